@@ -1,0 +1,28 @@
+// Lint rules, including the rules of direction from ARCHITECTURE.md.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const restrict = (patterns) => ({ 'no-restricted-imports': ['error', { patterns }] });
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'data/**', '.tmp/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  { files: ['machines/**/*.ts'], rules: restrict([{ group: ['../src/*', '../actors/*', '../store/*', 'node:*'], message: 'machines/ is pure and imports nothing of ours.' }]) },
+  { files: ['actors/**/*.ts'], rules: restrict([{ group: ['../src/*', '../store/embedded/*', '../store/mongo/*'], message: 'actors/ use machines/ and store ports only.' }]) },
+  { files: ['store/embedded/**/*.ts', 'store/mongo/**/*.ts'], rules: restrict([{ group: ['../../src/*', '../../actors/*', '../../machines/*'], message: 'store adapters import their ports only.' }]) },
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/main.ts'],
+    rules: restrict([
+      { group: ['**/store/embedded/*', '**/store/mongo/*'], message: 'Only src/main.ts picks adapters.' },
+      { group: ['uWebSockets.js'], message: 'Only src/http/uws.ts imports uWebSockets.js.' },
+    ]),
+  },
+  { files: ['src/http/uws.ts', 'test/**/*.ts'], rules: { 'no-restricted-imports': 'off' } },
+);

@@ -1,0 +1,71 @@
+// Resolves the credential a request carries into an Identity, failing closed when the store
+// cannot answer. Secrets are looked up by their sha256 only.
+import { createHash, randomBytes } from 'node:crypto';
+import { AppError } from '../errors/app-error.js';
+import type { Store } from '../../store/ports/store.js';
+import type { AuthKind } from '../http/route.js';
+import type { Identity } from './identity.js';
+
+export const SESSION_COOKIE = 'board_session';
+export const TOKEN_PREFIX = 'agb_';
+
+export const sha256 = (value: string): string => createHash('sha256').update(value).digest('hex');
+export const newSecret = (bytes = 32): string => randomBytes(bytes).toString('base64url');
+
+type AuthPorts = Pick<Store, 'sessions' | 'tokens' | 'accounts'>;
+
+export class Authenticator {
+  constructor(private readonly store: AuthPorts) {}
+
+  /** Returns the identity the route needs, null where none is needed or present, or throws. */
+  async authenticate(kind: AuthKind, headers: Record<string, string>, cookies: Record<string, string>, now: number): Promise<Identity | null> {
+    if (kind === 'none') return null;
+    const bearer = kind === 'bearer-or-session' ? bearerOf(headers['authorization']) : null;
+    if (bearer !== null) return this.fromToken(bearer, now);
+    const cookie = cookies[SESSION_COOKIE];
+    const session = cookie ? await this.fromSession(cookie, now) : null;
+    if (session || kind === 'session-optional') return session;
+    if (kind === 'bearer-or-session' && !cookie) throw new AppError('AUTH_REQUIRED');
+    throw new AppError('UNAUTHENTICATED');
+  }
+
+  private async fromSession(cookie: string, now: number): Promise<Identity | null> {
+    const session = await guard(() => this.store.sessions.get(sha256(cookie)));
+    if (!session || session.revoked || session.expiresAt <= now) return null;
+    return { kind: 'session', principal: `user:${session.accountId}`, accountId: session.accountId, sessionId: session._id };
+  }
+
+  private async fromToken(secret: string, now: number): Promise<Identity> {
+    if (!secret.startsWith(TOKEN_PREFIX)) throw new AppError('INVALID_SERVICE_TOKEN');
+    const token = await guard(() => this.store.tokens.findOne({ secretHash: sha256(secret) }));
+    if (!token || token.revoked) throw new AppError('INVALID_SERVICE_TOKEN');
+    if (token.expiresAt !== null && token.expiresAt <= now) throw new AppError('EXPIRED_TOKEN');
+    return {
+      kind: 'token',
+      principal: `agent:${token.agentId}`,
+      accountId: token.accountId,
+      tokenId: token._id,
+      agentId: token.agentId,
+      scope: token.scope,
+      prefix: token.prefix,
+      boardId: token.boardId,
+      role: token.role,
+    };
+  }
+}
+
+/** "Bearer x" gives x; a malformed Authorization header gives "" (an invalid token). */
+function bearerOf(header: string | undefined): string | null {
+  if (header === undefined) return null;
+  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
+  return m ? m[1]! : '';
+}
+
+/** Any store failure while authenticating fails closed. */
+export async function guard<T>(op: () => Promise<T>): Promise<T> {
+  try {
+    return await op();
+  } catch (e) {
+    throw new AppError('AUTH_UNAVAILABLE', undefined, undefined, undefined, e);
+  }
+}

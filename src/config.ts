@@ -1,0 +1,81 @@
+// Configuration from the environment, validated once at start; a bad value names its variable.
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(0).max(65535);
+const bool = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v === 'true');
+
+const EnvSchema = z.object({
+  PORT: port.default(8080),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  STORE: z.enum(['embedded', 'mongo']).default('embedded'),
+  DATA_DIR: z.string().min(1).default('./data'),
+  MONGODB_URI: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must start with mongodb:// or mongodb+srv://').optional(),
+  MONGODB_DB: z.string().min(1).default('board'),
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').optional(),
+  PUBLIC_URL: z.url().default('http://localhost:8080'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(256 * 1024),
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
+  COOKIE_SECURE: bool.optional(),
+  STRIPE_SECRET_KEY: z.string().min(1).optional(),
+  STRIPE_WEBHOOK_SECRET: z.string().min(1).optional(),
+  STRIPE_API_BASE: z.url().optional(),
+  STRIPE_PRICE_MONTHLY: z.string().min(1).optional(),
+  STRIPE_PRICE_YEARLY: z.string().min(1).optional(),
+});
+
+export type Env = z.infer<typeof EnvSchema>;
+
+export interface Config {
+  port: number;
+  host: string;
+  store: { kind: 'embedded'; dataDir: string } | { kind: 'mongo'; uri: string; db: string };
+  redisUrl: string | undefined;
+  publicUrl: string;
+  logLevel: Env['LOG_LEVEL'];
+  bodyLimitBytes: number;
+  shutdownGraceMs: number;
+  cookieSecure: boolean;
+  stripe: {
+    secretKey: string | undefined;
+    webhookSecret: string | undefined;
+    apiBase: string | undefined;
+    priceMonthly: string | undefined;
+    priceYearly: string | undefined;
+  };
+}
+
+export class ConfigError extends Error {}
+
+/** Parses the environment; throws ConfigError with one line naming the first bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = EnvSchema.safeParse(present);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const name = String(issue.path[0] ?? 'environment');
+    throw new ConfigError(`invalid configuration: ${name}: ${issue.message}`);
+  }
+  const e = parsed.data;
+  if (e.STORE === 'mongo' && !e.MONGODB_URI) {
+    throw new ConfigError('invalid configuration: MONGODB_URI: required when STORE=mongo');
+  }
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    store: e.STORE === 'mongo' ? { kind: 'mongo', uri: e.MONGODB_URI!, db: e.MONGODB_DB } : { kind: 'embedded', dataDir: e.DATA_DIR },
+    redisUrl: e.REDIS_URL,
+    publicUrl: e.PUBLIC_URL.replace(/\/$/, ''),
+    logLevel: e.LOG_LEVEL,
+    bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    cookieSecure: e.COOKIE_SECURE ?? e.PUBLIC_URL.startsWith('https:'),
+    stripe: {
+      secretKey: e.STRIPE_SECRET_KEY,
+      webhookSecret: e.STRIPE_WEBHOOK_SECRET,
+      apiBase: e.STRIPE_API_BASE,
+      priceMonthly: e.STRIPE_PRICE_MONTHLY,
+      priceYearly: e.STRIPE_PRICE_YEARLY,
+    },
+  };
+}

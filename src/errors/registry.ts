@@ -1,0 +1,109 @@
+// Every error code the service can answer with: status, meaning, fix, and the operations the
+// contract and DOMAIN.md say raise it. The OpenAPI document and GET /api/errors come from here.
+
+interface ErrorSpec {
+  readonly status: number;
+  readonly meaning: string;
+  readonly fix: string;
+  /** Operations ("METHOD /path" or a named group) specified to raise this code. */
+  readonly raisedBy: readonly string[];
+}
+
+const AUTHENTICATED = 'every authenticated operation';
+const JSON_WRITES = 'every operation that takes a JSON body';
+const BOARD_SURFACES = [
+  'GET /api/status', 'POST /api/status/heartbeat', 'GET /api/agents', 'GET /api/doctrine', 'POST /api/doctrine',
+  'GET /api/spec', 'POST /api/spec', 'GET /api/shouts', 'POST /api/shouts', 'GET /api/activity', 'GET /api/metrics',
+  'POST /api/items', 'POST /api/items/batch', 'POST /api/claim', 'POST /api/lease', 'POST /api/submit',
+  'POST /api/supersede', 'POST /api/verify', 'POST /api/history/query', 'POST /api/feedback',
+];
+const PROJECT_SELECTED = [
+  'GET /api/account/profile', 'PATCH /api/account/profile', 'GET /api/account/billing',
+  'POST /api/account/billing/checkout', 'POST /api/account/billing/portal', 'POST /api/account/billing/annual',
+  'GET /api/account/rewind', 'POST /api/account/rewind', 'GET /api/projects',
+];
+const BILLING_PROVIDER_CALLS = ['POST /api/account/billing/checkout', 'POST /api/account/billing/portal', 'POST /api/account/billing/annual'];
+const REWIND = ['GET /api/account/rewind', 'POST /api/account/rewind'];
+const WEBHOOK = ['POST /api/billing/webhook'];
+const VERIFY = ['POST /api/verify'];
+const LEASED = ['POST /api/lease', 'POST /api/submit', 'POST /api/items/{workId}/progress', 'POST /api/supersede'];
+
+export const ERRORS = {
+  INVALID_EMAIL: { status: 400, meaning: 'The email address is not a valid address.', fix: 'Send a syntactically valid email address.', raisedBy: ['POST /api/auth/signup', 'POST /api/account/email'] },
+  INVALID_INPUT: { status: 400, meaning: 'The body or query failed validation: a property is unknown, missing, or of the wrong type or size.', fix: 'Read `message` for the field at fault, correct it, and resend.', raisedBy: [JSON_WRITES] },
+  INVALID_JSON: { status: 400, meaning: 'The body is not well-formed JSON.', fix: 'Send a well-formed JSON document.', raisedBy: [JSON_WRITES] },
+  INVALID_PASSWORD: { status: 400, meaning: 'The password is not 12 to 128 characters long.', fix: 'Choose a password of 12 to 128 characters.', raisedBy: ['POST /api/auth/signup', 'POST /api/auth/change-password', 'POST /api/auth/reset-password'] },
+  REFERRAL_CODE_INVALID: { status: 400, meaning: 'The referral code does not exist. No account was created.', fix: 'Check the code, or sign up without one.', raisedBy: ['POST /api/auth/signup'] },
+  INVALID_PROJECT_ID: { status: 400, meaning: 'The project selection is not a usable project id.', fix: 'Pass the id of one of your projects as listed by GET /api/projects.', raisedBy: [...PROJECT_SELECTED] },
+  INVALID_DISPLAY_NAME: { status: 400, meaning: 'The display name is longer than 80 characters or not a string.', fix: 'Send a string of at most 80 characters, or null to clear it.', raisedBy: ['PATCH /api/account/profile'] },
+  INVALID_REWIND_POINT: { status: 400, meaning: 'The restore point id is not 1 to 181 characters.', fix: 'Use a restorePointId from the rewind preview.', raisedBy: REWIND },
+  INVALID_REWIND_SLICE: { status: 400, meaning: 'The restore point does not hold a usable board slice.', fix: 'Choose another restore point from the preview.', raisedBy: ['POST /api/account/rewind'] },
+  REWIND_CONFIRMATION_REQUIRED: { status: 400, meaning: 'Rewind needs `confirm` set to exactly REWIND_SERVICE_BOARD.', fix: 'Send confirm: "REWIND_SERVICE_BOARD".', raisedBy: ['POST /api/account/rewind'] },
+  REWIND_VERSION_REQUIRED: { status: 400, meaning: 'Rewind needs the current board fingerprint as optimistic-concurrency proof.', fix: 'Send expectedFingerprint from the preview (sha256:<64 hex>).', raisedBy: ['POST /api/account/rewind'] },
+  INVALID_BILLING_INTERVAL: { status: 400, meaning: 'The billing interval is not `month` or `year`.', fix: 'Send interval "month" or "year".', raisedBy: ['POST /api/account/billing/checkout'] },
+  INVALID_CURSOR: { status: 400, meaning: 'The cursor is not a usable string.', fix: 'Pass pagination.nextCursor exactly as received, or omit it.', raisedBy: ['GET /api/projects', 'GET /api/shouts', 'GET /api/activity'] },
+  INVALID_PROJECT_NAME: { status: 400, meaning: 'The project name is empty, too long, or contains control characters.', fix: 'Send a name of 1 to 80 printable characters.', raisedBy: ['POST /api/projects', 'PATCH /api/projects/{projectId}', 'POST /api/boards', 'PATCH /api/boards/{projectId}'] },
+  PROVIDER_EVENT_ACCOUNT_MISMATCH: { status: 400, meaning: 'The provider event names a customer that belongs to another account or project.', fix: 'Nothing to do as a client; the provider configuration needs checking.', raisedBy: WEBHOOK },
+  PROVIDER_EVENT_INVALID: { status: 400, meaning: 'The provider event is not one this service accepts, or is malformed.', fix: 'Send only the subscription events this service documents.', raisedBy: WEBHOOK },
+  PROVIDER_SIGNATURE_INVALID: { status: 400, meaning: 'The provider signature header is missing, empty, or does not verify over the raw body.', fix: 'Deliver the event exactly as signed, with its signature header.', raisedBy: WEBHOOK },
+  ACCOUNT_DELETE_CONFIRM_MISMATCH: { status: 400, meaning: 'Account deletion requires the exact account email as confirmation and it did not match.', fix: 'Re-read the signed-in email and resubmit the exact string.', raisedBy: ['DELETE /api/account', 'POST /api/admin/users/{userId}/purge'] },
+  COMMIT_ID_FORBIDDEN: { status: 400, meaning: 'A commit id was sent on an operation or in a state that does not take one.', fix: 'Send commit ids only on submit, supersede and verify.', raisedBy: ['POST /api/items', 'PATCH /api/items/{workId}', 'POST /api/claim', 'POST /api/items/{workId}/progress'] },
+  CONFLICTING_DEPENDENCIES: { status: 400, meaning: 'The dependencies form a cycle, a self-dependency, or a dependency on an own ancestor or descendant.', fix: 'Remove the dependency that closes the cycle.', raisedBy: ['POST /api/items', 'POST /api/items/batch', 'PATCH /api/items/{workId}'] },
+  CROSS_PROJECT_FOLD: { status: 400, meaning: 'A dependency names an item of another board.', fix: 'Depend only on items of the same board.', raisedBy: ['POST /api/items', 'POST /api/items/batch', 'PATCH /api/items/{workId}'] },
+  CROSS_PROJECT_PARENT: { status: 400, meaning: 'The parent is an item of another board.', fix: 'Choose a parent on the same board.', raisedBy: ['POST /api/items', 'POST /api/items/batch', 'PATCH /api/items/{workId}'] },
+  DOCTRINE_LINK_NOT_FOUND: { status: 400, meaning: 'A doctrine slug on the item does not exist on this board.', fix: 'Link only slugs listed by GET /api/doctrine.', raisedBy: ['POST /api/items', 'POST /api/items/batch', 'PATCH /api/items/{workId}'] },
+  EVIDENCE_EXISTS: { status: 400, meaning: 'This verifier already recorded evidence for this head.', fix: 'Nothing to resend; a new head needs a new verification.', raisedBy: VERIFY },
+  EXPIRED_TOKEN: { status: 400, meaning: 'The service token (or single-use link token) has expired.', fix: 'Reissue the token, or request a new link.', raisedBy: [AUTHENTICATED, 'POST /api/auth/reset-password', 'POST /api/auth/verify-email'] },
+  FINDING_REQUIRED: { status: 400, meaning: 'A failing verdict needs a finding digest.', fix: 'Send finding as sha256:<64 hex> with verdict "fail".', raisedBy: VERIFY },
+  AUTH_REQUIRED: { status: 401, meaning: 'The request reached an authenticated surface with no usable workspace credential.', fix: 'Send the Bearer token, or sign in for browser calls, and retry.', raisedBy: [...BOARD_SURFACES, 'GET /api/whoami'] },
+  INVALID_SERVICE_TOKEN: { status: 401, meaning: 'The Bearer token is unknown, malformed or revoked.', fix: 'Use a current token; issue a new one if it was revoked.', raisedBy: [...BOARD_SURFACES, 'GET /api/whoami', 'POST /api/projects'] },
+  UNAUTHENTICATED: { status: 401, meaning: 'No session cookie, or the session has expired or been revoked.', fix: 'Sign in again.', raisedBy: ['GET /api/auth/me', 'POST /api/auth/change-password', 'POST /api/account/email', ...PROJECT_SELECTED, 'GET /api/whoami', 'POST /api/projects'] },
+  INVALID_CREDENTIALS: { status: 401, meaning: 'The email and password do not match an account.', fix: 'Check both and retry, or reset the password.', raisedBy: ['POST /api/auth/login'] },
+  INVALID_CURRENT_PASSWORD: { status: 401, meaning: 'The current password given for re-authentication is wrong.', fix: 'Send the account’s current password.', raisedBy: ['POST /api/auth/change-password', 'POST /api/account/email', 'DELETE /api/account'] },
+  CSRF_REJECTED: { status: 403, meaning: 'A cookie-session write came from a foreign origin.', fix: 'Send writes from the service’s own origin, or use a Bearer token.', raisedBy: ['every cookie-session write'] },
+  PROJECT_SCOPE_DENIED: { status: 403, meaning: 'The credential cannot reach that project, or its scope cannot act on account structure.', fix: 'Select a project you own or accepted, or use an account-scoped credential.', raisedBy: [...PROJECT_SELECTED, 'POST /api/projects'] },
+  FREE_PROJECT_LIMIT: { status: 403, meaning: 'The plan’s project limit is reached.', fix: 'Delete a project or upgrade to Pro.', raisedBy: ['POST /api/projects', 'POST /api/boards'] },
+  VERIFY_NOT_INDEPENDENT: { status: 403, meaning: 'The verifier is the submitter or held a work lease on the item since it last became ready.', fix: 'Let a different agent verify.', raisedBy: ['POST /api/verify', 'POST /api/claim'] },
+  ROLE_REQUIRED: { status: 403, meaning: 'Your role on this board does not allow the operation.', fix: 'Ask the board owner for a higher role.', raisedBy: ['every board operation above viewer'] },
+  NOT_FOUND: { status: 404, meaning: 'No such route or resource.', fix: 'Check the method and path against /docs/openapi.json.', raisedBy: ['any unknown path'] },
+  REWIND_POINT_NOT_FOUND: { status: 404, meaning: 'No retained restore point has that id on this board.', fix: 'Pick a restorePointId from the preview listing.', raisedBy: REWIND },
+  EMAIL_TAKEN: { status: 409, meaning: 'Another account already uses that email.', fix: 'Sign in, or use a different email.', raisedBy: ['POST /api/auth/signup', 'POST /api/account/email'] },
+  PROJECT_REQUIRED: { status: 409, meaning: 'No project was selected and the account has no starred default.', fix: 'Pass projectId, or star a default project in the profile.', raisedBy: PROJECT_SELECTED },
+  BILLING_PRO_REQUIRED: { status: 409, meaning: 'The operation needs the Pro plan on the selected project.', fix: 'Upgrade the project to Pro.', raisedBy: [...REWIND, 'POST /api/account/billing/annual'] },
+  BILLING_CUSTOMER_CONFLICT: { status: 409, meaning: 'The project is already attached to a different provider customer.', fix: 'Contact the operator to reconcile the billing record.', raisedBy: ['POST /api/account/billing/checkout'] },
+  BILLING_CUSTOMER_REQUIRED: { status: 409, meaning: 'The project never started a subscription, so it has no provider customer.', fix: 'Start a checkout first.', raisedBy: ['POST /api/account/billing/portal'] },
+  BILLING_INTERVAL_UNSUPPORTED: { status: 409, meaning: 'The subscription’s interval cannot be moved to yearly.', fix: 'Manage the subscription in the billing portal.', raisedBy: ['POST /api/account/billing/annual'] },
+  BILLING_SUBSCRIPTION_CONFLICT: { status: 409, meaning: 'The subscription changed at the provider while we switched it.', fix: 'Reload billing state and retry.', raisedBy: ['POST /api/account/billing/annual'] },
+  BILLING_SUBSCRIPTION_REQUIRED: { status: 409, meaning: 'The project has no active subscription.', fix: 'Start a checkout first.', raisedBy: ['POST /api/account/billing/annual'] },
+  REWIND_VERSION_MISMATCH: { status: 409, meaning: 'The board changed since the fingerprint was read.', fix: 'Preview again and send the new fingerprint.', raisedBy: ['POST /api/account/rewind'] },
+  HEAD_MISMATCH: { status: 409, meaning: 'The verdict names a head other than the current submission’s head.', fix: 'Verify the head commit the item currently carries.', raisedBy: VERIFY },
+  INVALID_TRANSITION: { status: 409, meaning: 'The item’s lifecycle does not accept that event in its current state.', fix: 'Read `details.state` and `details.allowed`, and send one of the allowed events.', raisedBy: ['POST /api/items/{workId}/state', 'POST /api/items/{workId}/override', 'POST /api/submit', 'POST /api/supersede', 'POST /api/verify'] },
+  LEASE_NOT_HELD: { status: 409, meaning: 'The lease id is stale or belongs to someone else.', fix: 'Stop work on the item; claim it again if it is ready.', raisedBy: LEASED },
+  LEASE_EXPIRED: { status: 409, meaning: 'The lease has expired.', fix: 'Stop work on the item; claim it again if it is ready.', raisedBy: LEASED },
+  NOTHING_READY: { status: 409, meaning: 'No item is ready for this principal to claim.', fix: 'Wait for a lease.expired or item event, then claim again.', raisedBy: ['POST /api/claim'] },
+  ITEM_NOT_READY: { status: 409, meaning: 'The named item is not claimable in its current state.', fix: 'Read `details.state`; claim a ready item instead.', raisedBy: ['POST /api/claim'] },
+  VERSION_MISMATCH: { status: 409, meaning: 'The record changed since the version you sent.', fix: 'Read it again and resend with the current version.', raisedBy: ['PATCH /api/spec/{clauseId}', 'PATCH /api/items/{workId}'] },
+  BODY_TOO_LARGE: { status: 413, meaning: 'The request body is larger than the configured limit.', fix: 'Send a smaller body; split batches.', raisedBy: [JSON_WRITES] },
+  JSON_REQUIRED: { status: 415, meaning: 'A write must carry Content-Type: application/json.', fix: 'Set Content-Type: application/json and send a JSON body.', raisedBy: [JSON_WRITES] },
+  REWIND_SLICE_INTEGRITY: { status: 422, meaning: 'The stored restore point does not match its fingerprint.', fix: 'Choose another restore point; report this one.', raisedBy: ['POST /api/account/rewind'] },
+  REWIND_SLICE_SCOPE: { status: 422, meaning: 'The restore point belongs to another board.', fix: 'Choose a restore point of the selected board.', raisedBy: ['POST /api/account/rewind'] },
+  RATE_LIMITED: { status: 429, meaning: 'The rate budget for this window is spent.', fix: 'Wait until the X-RateLimit-*-Reset time (Retry-After seconds) and retry.', raisedBy: ['POST /api/auth/signup', 'POST /api/auth/login', 'POST /api/auth/change-password', 'POST /api/account/email', 'POST /api/account/billing/checkout', 'POST /api/account/billing/portal', 'POST /api/projects', ...BOARD_SURFACES] },
+  FEEDBACK_LIMIT: { status: 429, meaning: 'Too many open feedback entries for this principal or board.', fix: 'Wait for operators to triage open feedback.', raisedBy: ['POST /api/feedback'] },
+  INTERNAL: { status: 500, meaning: 'The service failed unexpectedly. Nothing about the failure is disclosed.', fix: 'Retry; report the requestId if it persists.', raisedBy: ['every operation'] },
+  PROVIDER_REQUEST_FAILED: { status: 502, meaning: 'The payment provider refused the request.', fix: 'Retry later; report the requestId if it persists.', raisedBy: BILLING_PROVIDER_CALLS },
+  PROVIDER_RESPONSE_INVALID: { status: 502, meaning: 'The payment provider answered with something unusable.', fix: 'Retry later; report the requestId if it persists.', raisedBy: BILLING_PROVIDER_CALLS },
+  PROVIDER_UNAVAILABLE: { status: 502, meaning: 'The payment provider could not be reached.', fix: 'Retry later with backoff.', raisedBy: [...BILLING_PROVIDER_CALLS, 'DELETE /api/account', 'POST /api/admin/webhooks/{eventId}/replay', 'POST /api/admin/users/{userId}/subscription', 'POST /api/admin/users/{userId}/refund'] },
+  AUTH_UNAVAILABLE: { status: 503, meaning: 'The authentication store is unavailable, so authenticated surfaces fail closed.', fix: 'Stop and report. No credential works until the operator restores auth.', raisedBy: [AUTHENTICATED, 'POST /api/auth/signup', 'POST /api/auth/login'] },
+  REFERRAL_UNAVAILABLE: { status: 503, meaning: 'The referral ledger is unavailable, so a referral code cannot be resolved.', fix: 'Retry later, or sign up without a code.', raisedBy: ['POST /api/auth/signup'] },
+  BILLING_UNAVAILABLE: { status: 503, meaning: 'Billing is not configured on this deployment, or its store is unavailable.', fix: 'Everything else works; ask the operator to configure billing.', raisedBy: [...BILLING_PROVIDER_CALLS, 'POST /api/billing/webhook'] },
+  SNAPSHOT_UNAVAILABLE: { status: 503, meaning: 'Restore points cannot be read right now.', fix: 'Retry later.', raisedBy: REWIND },
+  BOARD_BUSY: { status: 503, meaning: 'The board’s command queue is full.', fix: 'Retry after the Retry-After seconds.', raisedBy: [...BOARD_SURFACES] },
+  SERVICE_UNAVAILABLE: { status: 503, meaning: 'The service is starting or shutting down, or its store does not answer.', fix: 'Retry on another node or after a short wait.', raisedBy: ['every operation'] },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof ERRORS;
+export const ERROR_CODES = Object.keys(ERRORS) as ErrorCode[];
+
+export function errorSpec(code: ErrorCode): ErrorSpec {
+  return ERRORS[code];
+}

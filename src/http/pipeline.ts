@@ -1,0 +1,168 @@
+// The request pipeline of ARCHITECTURE.md, independent of the transport: a RawRequest in,
+// a RawResponse out, every convention of the contract's Part 4 applied in one order.
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Logger } from 'pino';
+import { SESSION_COOKIE, type Authenticator } from '../auth/authenticator.js';
+import { isCrossSite } from '../auth/csrf.js';
+import { workspaceOf, type Identity } from '../auth/identity.js';
+import { AppError, isAppError } from '../errors/app-error.js';
+import { errorEnvelope, errorRecord } from '../errors/envelope.js';
+import type { ResolutionObserver } from '../errors/observed-resolution.js';
+import type { ErrorCode } from '../errors/registry.js';
+import { applyRateBudget } from '../ratelimit/budgets.js';
+import type { RateLimiter } from '../ratelimit/limiter.js';
+import { parseCookies, serializeCookie } from './cookies.js';
+import { operationOf, type Reply, type RequestContext, type Route, type SetCookie } from './route.js';
+import { parseWith } from './validation.js';
+
+export interface RawRequest {
+  method: string;
+  path: string;
+  query: string;
+  headers: Record<string, string>;
+  params: string[];
+  remoteAddress: string;
+  body: Buffer;
+}
+
+export interface RawResponse {
+  status: number;
+  headers: [string, string][];
+  body: string | Buffer;
+  /** Close the connection after writing (a body we refused to read). */
+  close?: boolean;
+}
+
+export interface PipelineDeps {
+  authenticator: Authenticator;
+  limiter: RateLimiter;
+  observer: ResolutionObserver;
+  logger: Logger;
+  publicUrl: string;
+  cookieSecure: boolean;
+  clock: () => number;
+}
+
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+export class Pipeline {
+  private readonly allowedOrigins: ReadonlySet<string>;
+
+  constructor(private readonly deps: PipelineDeps) {
+    this.allowedOrigins = new Set([new URL(deps.publicUrl).origin]);
+  }
+
+  requestIdOf(headers: Record<string, string>): string {
+    const given = headers['x-request-id'];
+    return given && REQUEST_ID.test(given) ? given : randomUUID();
+  }
+
+  /** Runs one request through every stage; never throws. */
+  async run(route: Route, raw: RawRequest, requestId: string): Promise<RawResponse> {
+    const started = performance.now();
+    const cookies = parseCookies(raw.headers['cookie'] ?? '');
+    const ctx: RequestContext = {
+      requestId,
+      method: route.method,
+      operation: operationOf(route),
+      path: raw.path,
+      params: Object.fromEntries(paramNames(route.path).map((name, i) => [name, decodeParam(raw.params[i] ?? '')])),
+      headers: raw.headers,
+      remoteAddress: raw.remoteAddress,
+      cookies,
+      identity: null,
+      now: this.deps.clock(),
+    };
+    let response: RawResponse;
+    try {
+      const reply = await this.stages(route, raw, ctx);
+      if (ctx.identity) this.deps.observer.succeeded(workspaceOf(ctx.identity), ctx.operation);
+      response = this.toResponse(reply, requestId);
+    } catch (e) {
+      response = this.failure(e, ctx);
+    }
+    this.deps.logger.info({ reqId: requestId, route: ctx.operation, status: response.status, durationMs: Math.round((performance.now() - started) * 100) / 100 }, 'request');
+    return response;
+  }
+
+  private async stages(route: Route, raw: RawRequest, ctx: RequestContext): Promise<Reply> {
+    const body = this.parseBody(route, raw);
+    const query = route.query ? parseWith(route.query, Object.fromEntries(new URLSearchParams(raw.query)), 'query') : undefined;
+    ctx.identity = await this.deps.authenticator.authenticate(route.auth, raw.headers, ctx.cookies, ctx.now);
+    // Browser writes (cookie sessions, and signup/login which set one) must be same-origin;
+    // token calls carry no ambient credential and signed webhooks come from the provider.
+    if (isWrite(route) && route.bodyKind !== 'raw' && ctx.identity?.kind !== 'token' && isCrossSite(raw.headers, this.allowedOrigins)) {
+      throw new AppError('CSRF_REJECTED');
+    }
+    const rate = await applyRateBudget(this.deps.limiter, { rate: route.rate, identity: ctx.identity, remoteAddress: ctx.remoteAddress, plan: 'free', now: ctx.now });
+    const reply = await route.handler({ ctx, body, query, raw: raw.body });
+    if (route.rateHeaders) reply.headers = { ...rate.headers, ...reply.headers };
+    return reply;
+  }
+
+  private parseBody(route: Route, raw: RawRequest): unknown {
+    if (route.bodyKind === 'none' || route.bodyKind === 'raw') return undefined;
+    const empty = raw.body.length === 0;
+    if (route.bodyKind === 'optional-json' && empty) return route.body ? parseWith(route.body, undefined, 'body') : undefined;
+    if (!JSON_TYPE.test(raw.headers['content-type'] ?? '')) throw new AppError('JSON_REQUIRED');
+    let value: unknown;
+    try {
+      value = JSON.parse(raw.body.toString('utf8'));
+    } catch {
+      throw new AppError('INVALID_JSON', empty ? 'The body is empty; send a JSON document.' : 'The body is not well-formed JSON.');
+    }
+    return route.body ? parseWith(route.body, value, 'body') : value;
+  }
+
+  /** An error reply for a request that never reached a route (404, 405, 413, draining). */
+  reject(code: ErrorCode, requestId: string, message?: string, headers: Record<string, string> = {}): RawResponse {
+    return this.errorResponse(new AppError(code, message, undefined, headers), requestId, null, {});
+  }
+
+  private failure(e: unknown, ctx: RequestContext): RawResponse {
+    const error = isAppError(e) ? e : new AppError('INTERNAL');
+    if (!isAppError(e) || error.code === 'INTERNAL' || error.status >= 500) {
+      this.deps.logger.error({ reqId: ctx.requestId, route: ctx.operation, err: e }, 'request failed');
+    }
+    if (ctx.identity) this.deps.observer.failed(workspaceOf(ctx.identity), error.code);
+    return this.errorResponse(error, ctx.requestId, ctx.identity, ctx.cookies);
+  }
+
+  private errorResponse(error: AppError, requestId: string, _identity: Identity | null, cookies: Record<string, string>): RawResponse {
+    const record = errorRecord(error.code, this.deps.publicUrl, this.deps.observer.resolution(error.code));
+    const message = error.code === 'INTERNAL' ? record.meaning : error.message;
+    const clear: SetCookie[] = error.code === 'UNAUTHENTICATED' && cookies[SESSION_COOKIE] !== undefined ? [{ name: SESSION_COOKIE, value: '', maxAge: 0 }] : [];
+    return this.toResponse({ status: error.status, body: errorEnvelope(record, message, requestId, error.details), headers: error.headers, cookies: clear }, requestId);
+  }
+
+  private toResponse(reply: Reply, requestId: string): RawResponse {
+    const headers: [string, string][] = [['x-request-id', requestId], ['cache-control', 'no-store']];
+    for (const [k, v] of Object.entries(reply.headers ?? {})) headers.push([k, v]);
+    for (const c of reply.cookies ?? []) headers.push(['set-cookie', serializeCookie(c, this.deps.cookieSecure)]);
+    if (reply.body === undefined) return { status: reply.status, headers, body: '' };
+    if (reply.contentType) {
+      headers.push(['content-type', reply.contentType]);
+      return { status: reply.status, headers, body: reply.body as string };
+    }
+    headers.push(['content-type', 'application/json; charset=utf-8']);
+    return { status: reply.status, headers, body: JSON.stringify(reply.body) };
+  }
+}
+
+export const statusLine = (status: number): string => `${status} ${STATUS_CODES[status] ?? 'Unknown'}`;
+
+const isWrite = (route: Route): boolean => route.method !== 'get';
+
+export function paramNames(path: string): string[] {
+  return [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+}
+
+function decodeParam(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}

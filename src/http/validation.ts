@@ -1,0 +1,19 @@
+// Turns zod failures into one INVALID_INPUT message that names the field at fault.
+import type { z } from 'zod';
+import { AppError } from '../errors/app-error.js';
+
+export function describeIssue(issue: z.core.$ZodIssue, root: string): string {
+  const path = [root, ...issue.path.map(String)].join('.');
+  if (issue.code === 'unrecognized_keys') {
+    const keys = issue.keys.map((k) => `${path}.${k}`).join(', ');
+    return `unknown propert${issue.keys.length > 1 ? 'ies' : 'y'}: ${keys}`;
+  }
+  return `${path}: ${issue.message}`;
+}
+
+export function parseWith<T>(schema: z.ZodType<T>, value: unknown, root: 'body' | 'query'): T {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const first = result.error.issues[0]!;
+  throw new AppError('INVALID_INPUT', describeIssue(first, root), { field: [root, ...first.path.map(String)].join('.') });
+}

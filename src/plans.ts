@@ -1,0 +1,24 @@
+// Plan numbers in one place (DOMAIN.md "Plans"); nothing else hard-codes them.
+
+export type PlanName = 'free' | 'pro';
+
+export interface Plan {
+  name: PlanName;
+  boardsPerAccount: number;
+  verificationIncluded: boolean;
+  historyRetentionDays: number;
+  rewind: boolean;
+  requestsPerMinute: number;
+  writesPerMinute: number;
+}
+
+export const PLANS: Record<PlanName, Plan> = {
+  free: { name: 'free', boardsPerAccount: 3, verificationIncluded: true, historyRetentionDays: 7, rewind: false, requestsPerMinute: 600, writesPerMinute: 120 },
+  pro: { name: 'pro', boardsPerAccount: 100, verificationIncluded: true, historyRetentionDays: 180, rewind: true, requestsPerMinute: 6000, writesPerMinute: 1200 },
+};
+
+/** The board budgets' fixed window. */
+export const BOARD_WINDOW_MS = 60_000;
+
+/** Per socket address, for signup, login, change-password and change-email. */
+export const ADDRESS_BUDGET = { limit: 30, windowMs: 60_000 } as const;

@@ -1,0 +1,75 @@
+// The rate stage: which budgets a request draws on, and the nine X-RateLimit-* headers.
+import { AppError } from '../errors/app-error.js';
+import type { Identity } from '../auth/identity.js';
+import type { RateClass } from '../http/route.js';
+import { ADDRESS_BUDGET, BOARD_WINDOW_MS, PLANS, type PlanName } from '../plans.js';
+import type { Budget, RateLimiter } from './limiter.js';
+
+export interface RateOutcome {
+  headers: Record<string, string>;
+}
+
+const NONE: RateOutcome = { headers: {} };
+
+function nineHeaders(request: Budget, write: Budget, general: Budget): Record<string, string> {
+  const h: Record<string, string> = {};
+  const put = (prefix: string, b: Budget) => {
+    h[`X-RateLimit-${prefix}Limit`] = String(b.limit);
+    h[`X-RateLimit-${prefix}Remaining`] = String(b.remaining);
+    h[`X-RateLimit-${prefix}Reset`] = String(b.resetAt);
+  };
+  put('', general);
+  put('Request-', request);
+  put('Write-', write);
+  return h;
+}
+
+export interface RateStageInput {
+  rate: RateClass;
+  identity: Identity | null;
+  remoteAddress: string;
+  plan: PlanName;
+  /** Lifecycle writes (claim, lease, submit, supersede, verify) pass after the write budget is spent. */
+  lifecycle?: boolean;
+  now: number;
+}
+
+/** Consumes what the request class draws on; throws RATE_LIMITED (with headers) when denied. */
+export async function applyRateBudget(limiter: RateLimiter, input: RateStageInput): Promise<RateOutcome> {
+  const { rate, identity, now } = input;
+  if (rate === 'none') return NONE;
+  if (rate === 'address') {
+    const b = await limiter.consume({ key: `addr:${input.remoteAddress}`, ...ADDRESS_BUDGET }, now);
+    if (!b.allowed) throw denied(b, {}, now);
+    return NONE;
+  }
+  if (!identity) return NONE;
+  const plan = PLANS[input.plan];
+  const requestSpec = { key: `req:${identity.principal}`, limit: plan.requestsPerMinute, windowMs: BOARD_WINDOW_MS };
+  const writeSpec = { key: `write:${identity.principal}`, limit: plan.writesPerMinute, windowMs: BOARD_WINDOW_MS };
+  if (rate === 'identity') {
+    const [request, write] = await Promise.all([limiter.peek(requestSpec, now), limiter.peek(writeSpec, now)]);
+    return { headers: nineHeaders(request, write, request) };
+  }
+  const request = await limiter.consume(requestSpec, now);
+  if (rate === 'read' || input.lifecycle) {
+    const write = await limiter.peek(writeSpec, now);
+    const headers = nineHeaders(request, write, request);
+    if (!request.allowed) throw denied(request, headers, now);
+    return { headers };
+  }
+  if (!request.allowed) {
+    const write = await limiter.peek(writeSpec, now);
+    throw denied(request, nineHeaders(request, write, request), now);
+  }
+  const write = await limiter.consume(writeSpec, now);
+  const general = write.remaining < request.remaining ? write : request;
+  const headers = nineHeaders(request, write, general);
+  if (!write.allowed) throw denied(write, headers, now);
+  return { headers };
+}
+
+function denied(b: Budget, headers: Record<string, string>, now: number): AppError {
+  const retryAfter = Math.max(1, b.resetAt - Math.floor(now / 1000));
+  return new AppError('RATE_LIMITED', undefined, { limit: b.limit, resetAt: b.resetAt }, { ...headers, 'Retry-After': String(retryAfter) });
+}

@@ -1,0 +1,47 @@
+// Fixed-window counters in this process; stale windows are swept as they are touched.
+import { windowStart, type Budget, type RateLimiter, type WindowSpec } from './limiter.js';
+
+interface Window {
+  start: number;
+  end: number;
+  used: number;
+}
+
+const SWEEP_EVERY_MS = 10_000;
+
+export class MemoryRateLimiter implements RateLimiter {
+  private readonly windows = new Map<string, Window>();
+  private sweptAt = 0;
+
+  async consume(spec: WindowSpec, now: number): Promise<Budget & { allowed: boolean }> {
+    const w = this.window(spec, now);
+    const allowed = w.used < spec.limit;
+    if (allowed) w.used += 1;
+    return { ...this.budget(spec, w), allowed };
+  }
+
+  async peek(spec: WindowSpec, now: number): Promise<Budget> {
+    return this.budget(spec, this.window(spec, now));
+  }
+
+  private window(spec: WindowSpec, now: number): Window {
+    this.sweep(now);
+    const start = windowStart(now, spec.windowMs);
+    let w = this.windows.get(spec.key);
+    if (!w || w.start !== start) {
+      w = { start, end: start + spec.windowMs, used: 0 };
+      this.windows.set(spec.key, w);
+    }
+    return w;
+  }
+
+  private budget(spec: WindowSpec, w: Window): Budget {
+    return { limit: spec.limit, remaining: Math.max(0, spec.limit - w.used), resetAt: Math.ceil(w.end / 1000) };
+  }
+
+  private sweep(now: number): void {
+    if (now - this.sweptAt < SWEEP_EVERY_MS) return;
+    this.sweptAt = now;
+    for (const [key, w] of this.windows) if (w.end <= now) this.windows.delete(key);
+  }
+}

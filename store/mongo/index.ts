@@ -1,0 +1,52 @@
+// The MongoDB store: one driver collection per port collection, indexes ensured at start.
+import { MongoClient, type Db, type Document } from 'mongodb';
+import { COLLECTION_NAMES, SCHEMA, StoreUnavailableError, type Collections, type Store } from '../ports/store.js';
+import { MongoCollection } from './mongo-collection.js';
+
+export interface MongoStoreOptions {
+  uri: string;
+  db: string;
+  /** Prefix for collection names, so parallel test suites stay apart. */
+  prefix?: string;
+}
+
+export async function openMongoStore(options: MongoStoreOptions): Promise<Store> {
+  const client = new MongoClient(options.uri, { serverSelectionTimeoutMS: 5000, connectTimeoutMS: 5000, retryWrites: false });
+  try {
+    await client.connect();
+  } catch (e) {
+    throw new StoreUnavailableError(e);
+  }
+  const db = client.db(options.db);
+  const prefix = options.prefix ?? '';
+  const guards = (await needsCommitGuards(db)) ? { driver: db.collection<Document>(`${prefix}commit_guards`), staleAfterMs: 30_000 } : null;
+  const entries = await Promise.all(
+    COLLECTION_NAMES.map(async (name) => {
+      const driver = db.collection<Document>(`${prefix}${name}`);
+      for (const index of SCHEMA[name]) {
+        await driver.createIndex(Object.fromEntries(index.fields.map((f) => [f, 1])), { name: index.name, unique: index.unique });
+      }
+      return [name, new MongoCollection(name, SCHEMA[name], driver, guards)] as const;
+    }),
+  );
+  return {
+    ...(Object.fromEntries(entries) as unknown as Collections),
+    kind: 'mongo',
+    async ping() {
+      try {
+        await db.command({ ping: 1 });
+      } catch (e) {
+        throw new StoreUnavailableError(e);
+      }
+    },
+    async close() {
+      await client.close();
+    },
+  };
+}
+
+/** MongoDB applies a conditional update atomically; FerretDB 1.x does not (see MongoCollection). */
+async function needsCommitGuards(db: Db): Promise<boolean> {
+  const info = await db.admin().command({ buildInfo: 1 });
+  return 'ferretdbVersion' in info;
+}

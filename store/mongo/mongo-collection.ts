@@ -1,0 +1,131 @@
+// One collection on MongoDB: conditional updates filtered on `version`, driver errors mapped to
+// the port's errors so callers see the same failures as on the embedded store.
+import { MongoError, MongoServerError, type Collection as Driver, type Document } from 'mongodb';
+import { DuplicateKeyError, StoreUnavailableError, type Changes, type Collection, type Doc, type Filter, type FindOptions, type IndexSpec } from '../ports/store.js';
+
+/**
+ * Wire servers that evaluate a conditional update's filter apart from its write (FerretDB 1.x
+ * lets several "winners" through) get commits serialized by a guard: inserting the unique id
+ * `<collection>/<id>/<version>` is atomic everywhere, so one writer per version proceeds.
+ */
+export interface CommitGuards {
+  driver: Driver<Document>;
+  /** A guard older than this belongs to a committer that died; it may be taken over. */
+  staleAfterMs: number;
+}
+
+export class MongoCollection<T extends Doc> implements Collection<T> {
+  constructor(
+    private readonly name: string,
+    private readonly indexes: readonly IndexSpec[],
+    private readonly driver: Driver<Document>,
+    private readonly guards: CommitGuards | null = null,
+  ) {}
+
+  get(id: string): Promise<T | null> {
+    return this.run(() => this.driver.findOne({ _id: id } as Document) as Promise<T | null>);
+  }
+
+  findOne(filter: Filter<T>): Promise<T | null> {
+    return this.run(() => this.driver.findOne(filter as Document) as Promise<T | null>);
+  }
+
+  find(filter: Filter<T>, options: FindOptions<T> = {}): Promise<T[]> {
+    return this.run(() => {
+      let cursor = this.driver.find(filter as Document).sort(Object.fromEntries(options.sort ?? [['_id', 1]]));
+      if (options.skip) cursor = cursor.skip(options.skip);
+      if (options.limit !== undefined) cursor = cursor.limit(options.limit);
+      return cursor.toArray() as unknown as Promise<T[]>;
+    });
+  }
+
+  count(filter: Filter<T>): Promise<number> {
+    return this.run(() => this.driver.countDocuments(filter as Document));
+  }
+
+  async insert(doc: T): Promise<void> {
+    await this.run(() => this.driver.insertOne(doc as Document), doc as unknown as Record<string, unknown>);
+  }
+
+  update(id: string, expectedVersion: number, changes: Changes<T>, unset: ReadonlyArray<keyof Changes<T>> = []): Promise<T | null> {
+    const update: Document = { $inc: { version: 1 } };
+    if (Object.keys(changes).length) update.$set = changes;
+    if (unset.length) update.$unset = Object.fromEntries(unset.map((f) => [f, '']));
+    return this.guarded(id, expectedVersion, null, () =>
+      this.run(
+        () => this.driver.findOneAndUpdate({ _id: id, version: expectedVersion } as Document, update, { returnDocument: 'after' }) as Promise<T | null>,
+        { _id: id, ...changes },
+      ),
+    );
+  }
+
+  async delete(id: string, expectedVersion?: number): Promise<boolean> {
+    const filter: Document = expectedVersion === undefined ? { _id: id } : { _id: id, version: expectedVersion };
+    if (expectedVersion === undefined) return (await this.run(() => this.driver.deleteOne(filter))).deletedCount === 1;
+    return this.guarded(id, expectedVersion, false, async () => (await this.run(() => this.driver.deleteOne(filter))).deletedCount === 1);
+  }
+
+  /** Runs a version-conditional write, holding the version's guard where the server needs one. */
+  private async guarded<R>(id: string, version: number, lost: R, write: () => Promise<R>): Promise<R> {
+    if (!this.guards) return write();
+    const guards = this.guards;
+    const guardId = `${this.name}/${id}/${version}`;
+    if (!(await this.takeGuard(guardId))) return lost;
+    try {
+      return await write();
+    } finally {
+      await guards.driver.deleteOne({ _id: guardId } as Document).catch(() => undefined);
+    }
+  }
+
+  private async takeGuard(guardId: string): Promise<boolean> {
+    const guards = this.guards!;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        await guards.driver.insertOne({ _id: guardId, at: Date.now() } as Document);
+        return true;
+      } catch (e) {
+        if (!isDuplicateKey(e)) throw e instanceof MongoError && !(e instanceof MongoServerError) ? new StoreUnavailableError(e) : e;
+      }
+      const held = await guards.driver.findOne({ _id: guardId } as Document);
+      if (!held || Date.now() - Number(held.at) < guards.staleAfterMs) return false;
+      await guards.driver.deleteOne({ _id: guardId, at: held.at } as Document);
+    }
+    return false;
+  }
+
+  async deleteMany(filter: Filter<T>): Promise<number> {
+    const result = await this.run(() => this.driver.deleteMany(filter as Document));
+    return result.deletedCount;
+  }
+
+  /** Runs a driver call; `attempted` is the document written, to name a violated unique index. */
+  private async run<R>(op: () => Promise<R>, attempted?: Record<string, unknown>): Promise<R> {
+    try {
+      return await op();
+    } catch (e) {
+      if (isDuplicateKey(e)) throw new DuplicateKeyError(this.name, await this.violatedIndex(e, attempted));
+      if (e instanceof MongoError && !(e instanceof MongoServerError)) throw new StoreUnavailableError(e);
+      throw e;
+    }
+  }
+
+  /** MongoDB names the index in keyPattern; other wire servers only in the message, or not at all. */
+  private async violatedIndex(e: MongoServerError, attempted?: Record<string, unknown>): Promise<string> {
+    const fields = Object.keys((e.keyPattern as Document | undefined) ?? {});
+    if (fields.length) return this.indexes.find((i) => i.fields.join() === fields.join())?.name ?? '_id';
+    const named = this.indexes.find((i) => new RegExp(`(index: |_)${i.name}\\b`).test(e.message));
+    if (named) return named.name;
+    if (!attempted) return '_id';
+    for (const index of this.indexes.filter((i) => i.unique)) {
+      const probe = Object.fromEntries(index.fields.map((f) => [f, attempted[f] ?? null]));
+      const owner = await this.driver.findOne(probe, { projection: { _id: 1 } }).catch(() => null);
+      if (owner && owner._id !== attempted._id) return index.name;
+    }
+    return '_id';
+  }
+}
+
+function isDuplicateKey(e: unknown): e is MongoServerError {
+  return e instanceof MongoServerError && (e.code === 11000 || /duplicate key|UNIQUE constraint failed/i.test(e.message));
+}

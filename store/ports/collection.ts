@@ -1,0 +1,60 @@
+// The storage primitive both adapters implement: a collection of versioned documents with
+// unique indexes and compare-and-set updates on `version`.
+
+export interface Doc {
+  _id: string;
+  version: number;
+}
+
+type Scalar = string | number | boolean | null;
+export type FieldCondition<V> =
+  | V
+  | { $in: readonly V[] }
+  | { $gt?: V; $gte?: V; $lt?: V; $lte?: V }
+  | { $exists: boolean };
+
+/** Conditions on top-level fields, all of which must hold. */
+export type Filter<T> = { [K in keyof T]?: T[K] extends Scalar | undefined ? FieldCondition<T[K]> : never };
+
+export interface FindOptions<T> {
+  sort?: ReadonlyArray<readonly [keyof T & string, 1 | -1]>;
+  skip?: number;
+  limit?: number;
+}
+
+export type Changes<T> = Partial<Omit<T, '_id' | 'version'>>;
+
+export interface Collection<T extends Doc> {
+  get(id: string): Promise<T | null>;
+  findOne(filter: Filter<T>): Promise<T | null>;
+  find(filter: Filter<T>, options?: FindOptions<T>): Promise<T[]>;
+  count(filter: Filter<T>): Promise<number>;
+  /** Fails with DuplicateKeyError when `_id` or a unique index is taken. */
+  insert(doc: T): Promise<void>;
+  /**
+   * Sets `changes` (and removes `unset`) only when the stored version equals `expectedVersion`;
+   * bumps the version. Returns the new document, or null when missing or the version moved.
+   */
+  update(id: string, expectedVersion: number, changes: Changes<T>, unset?: ReadonlyArray<keyof Changes<T>>): Promise<T | null>;
+  /** Deletes when present (and, if given, at `expectedVersion`). */
+  delete(id: string, expectedVersion?: number): Promise<boolean>;
+  deleteMany(filter: Filter<T>): Promise<number>;
+}
+
+export class DuplicateKeyError extends Error {
+  constructor(
+    readonly collection: string,
+    readonly index: string,
+  ) {
+    super(`duplicate key in ${collection} on ${index}`);
+    this.name = 'DuplicateKeyError';
+  }
+}
+
+/** The store could not be reached or failed; callers fail closed. */
+export class StoreUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super('store unavailable', { cause });
+    this.name = 'StoreUnavailableError';
+  }
+}

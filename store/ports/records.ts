@@ -1,0 +1,81 @@
+// What each aggregate stores. Secrets are stored only as hashes.
+import type { Doc } from './collection.js';
+
+export interface AccountRecord extends Doc {
+  email: string;
+  passwordHash: string;
+  displayName: string | null;
+  defaultProjectId: string | null;
+  emailVerified: boolean;
+  referralCode: string;
+  referredBy: string | null;
+  referralMonths: number;
+  createdAt: number;
+}
+
+export interface SessionRecord extends Doc {
+  /** _id is the sha256 of the cookie value. */
+  accountId: string;
+  createdAt: number;
+  expiresAt: number;
+  revoked: boolean;
+}
+
+export interface TokenRecord extends Doc {
+  accountId: string;
+  agentId: string;
+  secretHash: string;
+  prefix: string;
+  name: string;
+  scope: 'account' | 'workspace' | 'resource';
+  boardId: string | null;
+  role: 'admin' | 'member' | 'viewer' | null;
+  resources: string[] | null;
+  expiresAt: number | null;
+  lastUsedAt: number | null;
+  revoked: boolean;
+  createdAt: number;
+}
+
+export interface ProjectRecord extends Doc {
+  name: string;
+  ownerId: string;
+  plan: 'free' | 'pro';
+  createdAt: number;
+  lastActivityAt: number;
+}
+
+export interface MemberRecord extends Doc {
+  /** _id is `${projectId}:${accountId}`. */
+  projectId: string;
+  accountId: string;
+  role: 'owner' | 'admin' | 'member' | 'viewer';
+  acceptedAt: number;
+}
+
+export interface BoardRecord extends Doc {
+  /** _id is the project id; `version` is the board version every mutation checks. */
+  nextWorkSeq: number;
+  nextFencingToken: number;
+  lastSeq: number;
+  items: Record<string, unknown>;
+}
+
+export interface EventRecord extends Doc {
+  /** _id is `${boardId}:${seq}`. */
+  boardId: string;
+  seq: number;
+  type: string;
+  actor: string;
+  workId: string | null;
+  at: number;
+  data: Record<string, unknown>;
+}
+
+export interface AuditRecord extends Doc {
+  at: number;
+  actor: string;
+  action: string;
+  projectId: string | null;
+  data: Record<string, unknown>;
+}

@@ -1,0 +1,37 @@
+// The collections of the store and their indexes, declared once for both adapters.
+import type { Collection } from './collection.js';
+import type { AccountRecord, AuditRecord, BoardRecord, EventRecord, MemberRecord, ProjectRecord, SessionRecord, TokenRecord } from './records.js';
+
+export interface IndexSpec {
+  name: string;
+  fields: readonly string[];
+  unique: boolean;
+}
+
+export interface Collections {
+  accounts: Collection<AccountRecord>;
+  sessions: Collection<SessionRecord>;
+  tokens: Collection<TokenRecord>;
+  projects: Collection<ProjectRecord>;
+  members: Collection<MemberRecord>;
+  boards: Collection<BoardRecord>;
+  events: Collection<EventRecord>;
+  audit: Collection<AuditRecord>;
+}
+
+export type CollectionName = keyof Collections;
+
+const idx = (fields: string[], unique = false): IndexSpec => ({ name: fields.join('_'), fields, unique });
+
+export const SCHEMA: Record<CollectionName, readonly IndexSpec[]> = {
+  accounts: [idx(['email'], true), idx(['referralCode'], true)],
+  sessions: [idx(['accountId'])],
+  tokens: [idx(['secretHash'], true), idx(['accountId']), idx(['agentId'])],
+  projects: [idx(['ownerId'])],
+  members: [idx(['accountId']), idx(['projectId'])],
+  boards: [],
+  events: [idx(['boardId', 'seq'], true)],
+  audit: [idx(['projectId', 'at'])],
+};
+
+export const COLLECTION_NAMES = Object.keys(SCHEMA) as CollectionName[];

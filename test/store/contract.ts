@@ -1,0 +1,159 @@
+// The store contract: every adapter must pass these, so callers see one behaviour.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DuplicateKeyError, type AccountRecord, type EventRecord, type Store } from '../../store/ports/store.js';
+import { unique } from '../support/temp.js';
+
+export interface StoreHarness {
+  open(): Promise<Store>;
+  /** Closes and opens again on the same data. */
+  reopen?(store: Store): Promise<Store>;
+  cleanup(store: Store): Promise<void>;
+}
+
+const account = (over: Partial<AccountRecord> = {}): AccountRecord => ({
+  _id: unique('acc'),
+  version: 1,
+  email: `${unique('u')}@example.com`,
+  passwordHash: 'hash',
+  displayName: null,
+  defaultProjectId: null,
+  emailVerified: false,
+  referralCode: unique('ref'),
+  referredBy: null,
+  referralMonths: 0,
+  createdAt: Date.now(),
+  ...over,
+});
+
+const event = (boardId: string, seq: number): EventRecord => ({
+  _id: `${boardId}:${seq}`, version: 1, boardId, seq, type: 'item.created', actor: 'user:x', workId: `W-${seq}`, at: 1000 + seq, data: { n: seq },
+});
+
+export function storeContract(name: string, harness: StoreHarness): void {
+  describe(`store contract: ${name}`, () => {
+    let store: Store;
+    beforeEach(async () => {
+      store = await harness.open();
+    });
+    afterEach(async () => {
+      await harness.cleanup(store);
+    });
+
+    it('inserts and reads back a copy of a document', async () => {
+      const a = account();
+      await store.accounts.insert(a);
+      const got = await store.accounts.get(a._id);
+      expect(got).toEqual(a);
+      got!.email = 'mutated@example.com';
+      expect((await store.accounts.get(a._id))!.email).toBe(a.email);
+      expect(await store.accounts.get('missing')).toBeNull();
+    });
+
+    it('refuses a duplicate id and a duplicate unique key, changing nothing', async () => {
+      const a = account();
+      await store.accounts.insert(a);
+      await expect(store.accounts.insert({ ...account(), _id: a._id })).rejects.toBeInstanceOf(DuplicateKeyError);
+      const dup = account({ email: a.email });
+      const err = await store.accounts.insert(dup).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(DuplicateKeyError);
+      expect((err as DuplicateKeyError).index).toBe('email');
+      expect(await store.accounts.get(dup._id)).toBeNull();
+    });
+
+    it('updates only at the expected version and bumps it', async () => {
+      const a = account();
+      await store.accounts.insert(a);
+      const next = await store.accounts.update(a._id, 1, { displayName: 'Ada' });
+      expect(next).toMatchObject({ displayName: 'Ada', version: 2, email: a.email });
+      expect(await store.accounts.update(a._id, 1, { displayName: 'Stale' })).toBeNull();
+      expect((await store.accounts.get(a._id))!.displayName).toBe('Ada');
+      expect(await store.accounts.update('missing', 1, { displayName: 'x' })).toBeNull();
+    });
+
+    it('unsets fields on update', async () => {
+      const a = account();
+      await store.accounts.insert(a);
+      const next = await store.accounts.update(a._id, 1, {}, ['displayName']);
+      expect(next).not.toHaveProperty('displayName');
+      expect(next!.version).toBe(2);
+    });
+
+    it('keeps unique keys on update: moving onto a taken key fails, a freed key can be reused', async () => {
+      const a = account();
+      const b = account();
+      await store.accounts.insert(a);
+      await store.accounts.insert(b);
+      await expect(store.accounts.update(b._id, 1, { email: a.email })).rejects.toBeInstanceOf(DuplicateKeyError);
+      expect((await store.accounts.get(b._id))!.version).toBe(1);
+      const moved = `${unique('moved')}@example.com`;
+      await store.accounts.update(a._id, 1, { email: moved });
+      await store.accounts.update(b._id, 1, { email: a.email });
+      expect((await store.accounts.findOne({ email: a.email }))!._id).toBe(b._id);
+    });
+
+    it('lets exactly one of many concurrent compare-and-set updates win, round after round', async () => {
+      const a = account();
+      await store.accounts.insert(a);
+      for (let version = 1; version <= 10; version++) {
+        const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.accounts.update(a._id, version, { displayName: `v${version}n${i}` })));
+        const winners = results.filter((r) => r !== null);
+        expect(winners).toHaveLength(1);
+        const stored = (await store.accounts.get(a._id))!;
+        expect(stored.version).toBe(version + 1);
+        expect(stored.displayName).toBe(winners[0]!.displayName);
+      }
+    });
+
+    it('finds with equality, $in, ranges, sort, skip and limit, and counts', async () => {
+      const board = unique('board');
+      for (let seq = 1; seq <= 10; seq++) await store.events.insert(event(board, seq));
+      await store.events.insert(event(unique('other'), 1));
+      expect(await store.events.count({ boardId: board })).toBe(10);
+      const page = await store.events.find({ boardId: board, seq: { $gt: 3 } }, { sort: [['seq', -1]], skip: 1, limit: 3 });
+      expect(page.map((e) => e.seq)).toEqual([9, 8, 7]);
+      const some = await store.events.find({ boardId: board, seq: { $in: [2, 5, 11] } }, { sort: [['seq', 1]] });
+      expect(some.map((e) => e.seq)).toEqual([2, 5]);
+      const range = await store.events.find({ boardId: board, at: { $gte: 1004, $lte: 1006 } }, { sort: [['at', 1]] });
+      expect(range.map((e) => e.seq)).toEqual([4, 5, 6]);
+      expect((await store.events.findOne({ boardId: board, seq: 7 }))!._id).toBe(`${board}:7`);
+    });
+
+    it('enforces compound unique indexes', async () => {
+      const board = unique('board');
+      await store.events.insert(event(board, 1));
+      await expect(store.events.insert({ ...event(board, 1), _id: unique('ev') })).rejects.toBeInstanceOf(DuplicateKeyError);
+    });
+
+    it('deletes one (optionally at a version) and many', async () => {
+      const a = account();
+      await store.accounts.insert(a);
+      expect(await store.accounts.delete(a._id, 5)).toBe(false);
+      expect(await store.accounts.delete(a._id, 1)).toBe(true);
+      expect(await store.accounts.delete(a._id)).toBe(false);
+      await store.accounts.insert(account({ email: a.email }));
+      const board = unique('board');
+      for (let seq = 1; seq <= 4; seq++) await store.events.insert(event(board, seq));
+      expect(await store.events.deleteMany({ boardId: board, seq: { $lte: 2 } })).toBe(2);
+      expect(await store.events.count({ boardId: board })).toBe(2);
+    });
+
+    it('answers ping while open', async () => {
+      await expect(store.ping()).resolves.toBeUndefined();
+    });
+
+    if (harness.reopen) {
+      it('keeps every acknowledged write across a reopen', async () => {
+        const a = account();
+        await store.accounts.insert(a);
+        await store.accounts.update(a._id, 1, { displayName: 'Kept' });
+        const gone = account();
+        await store.accounts.insert(gone);
+        await store.accounts.delete(gone._id);
+        store = await harness.reopen!(store);
+        expect(await store.accounts.get(a._id)).toMatchObject({ displayName: 'Kept', version: 2 });
+        expect(await store.accounts.get(gone._id)).toBeNull();
+        await expect(store.accounts.insert(account({ email: a.email }))).rejects.toBeInstanceOf(DuplicateKeyError);
+      });
+    }
+  });
+}
