@@ -1,5 +1,5 @@
-// Resolves the credential a request carries into an Identity, failing closed when the store
-// cannot answer. Secrets are looked up by their sha256 only.
+// Resolves the credential a request carries into an Identity. Secrets are looked up by their
+// sha256 only; a store that cannot answer fails the request closed (see the pipeline).
 import { createHash, randomBytes } from 'node:crypto';
 import { AppError } from '../errors/app-error.js';
 import type { Store } from '../../store/ports/store.js';
@@ -30,14 +30,14 @@ export class Authenticator {
   }
 
   private async fromSession(cookie: string, now: number): Promise<Identity | null> {
-    const session = await guard(() => this.store.sessions.get(sha256(cookie)));
+    const session = await this.store.sessions.get(sha256(cookie));
     if (!session || session.revoked || session.expiresAt <= now) return null;
     return { kind: 'session', principal: `user:${session.accountId}`, accountId: session.accountId, sessionId: session._id };
   }
 
   private async fromToken(secret: string, now: number): Promise<Identity> {
     if (!secret.startsWith(TOKEN_PREFIX)) throw new AppError('INVALID_SERVICE_TOKEN');
-    const token = await guard(() => this.store.tokens.findOne({ secretHash: sha256(secret) }));
+    const token = await this.store.tokens.findOne({ secretHash: sha256(secret) });
     if (!token || token.revoked) throw new AppError('INVALID_SERVICE_TOKEN');
     if (token.expiresAt !== null && token.expiresAt <= now) throw new AppError('EXPIRED_TOKEN');
     return {
@@ -59,13 +59,4 @@ function bearerOf(header: string | undefined): string | null {
   if (header === undefined) return null;
   const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
   return m ? m[1]! : '';
-}
-
-/** Any store failure while authenticating fails closed. */
-export async function guard<T>(op: () => Promise<T>): Promise<T> {
-  try {
-    return await op();
-  } catch (e) {
-    throw new AppError('AUTH_UNAVAILABLE', undefined, undefined, undefined, e);
-  }
 }

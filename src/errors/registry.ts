@@ -66,6 +66,7 @@ export const ERRORS = {
   VERIFY_NOT_INDEPENDENT: { status: 403, meaning: 'The verifier is the submitter or held a work lease on the item since it last became ready.', fix: 'Let a different agent verify.', raisedBy: ['POST /api/verify', 'POST /api/claim'] },
   ROLE_REQUIRED: { status: 403, meaning: 'Your role on this board does not allow the operation.', fix: 'Ask the board owner for a higher role.', raisedBy: ['every board operation above viewer'] },
   NOT_FOUND: { status: 404, meaning: 'No such route or resource.', fix: 'Check the method and path against /docs/openapi.json.', raisedBy: ['any unknown path'] },
+  METHOD_NOT_ALLOWED: { status: 405, meaning: 'The path exists but not with this method.', fix: 'Use a method named in the Allow header.', raisedBy: ['any known path with another method'] },
   REWIND_POINT_NOT_FOUND: { status: 404, meaning: 'No retained restore point has that id on this board.', fix: 'Pick a restorePointId from the preview listing.', raisedBy: REWIND },
   EMAIL_TAKEN: { status: 409, meaning: 'Another account already uses that email.', fix: 'Sign in, or use a different email.', raisedBy: ['POST /api/auth/signup', 'POST /api/account/email'] },
   PROJECT_REQUIRED: { status: 409, meaning: 'No project was selected and the account has no starred default.', fix: 'Pass projectId, or star a default project in the profile.', raisedBy: PROJECT_SELECTED },

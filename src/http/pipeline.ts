@@ -15,6 +15,7 @@ import type { RateLimiter } from '../ratelimit/limiter.js';
 import { parseCookies, serializeCookie } from './cookies.js';
 import { operationOf, type Reply, type RequestContext, type Route, type SetCookie } from './route.js';
 import { parseWith } from './validation.js';
+import { StoreUnavailableError } from '../../store/ports/store.js';
 
 export interface RawRequest {
   method: string;
@@ -122,8 +123,9 @@ export class Pipeline {
   }
 
   private failure(e: unknown, ctx: RequestContext): RawResponse {
-    const error = isAppError(e) ? e : new AppError('INTERNAL');
-    if (!isAppError(e) || error.code === 'INTERNAL' || error.status >= 500) {
+    // Authentication depends on the store: when it cannot answer, every surface fails closed.
+    const error = isAppError(e) ? e : e instanceof StoreUnavailableError ? new AppError('AUTH_UNAVAILABLE') : new AppError('INTERNAL');
+    if (!isAppError(e) || error.status >= 500) {
       this.deps.logger.error({ reqId: ctx.requestId, route: ctx.operation, err: e }, 'request failed');
     }
     if (ctx.identity) this.deps.observer.failed(workspaceOf(ctx.identity), error.code);

@@ -15,5 +15,6 @@ export function parseWith<T>(schema: z.ZodType<T>, value: unknown, root: 'body' 
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const first = result.error.issues[0]!;
-  throw new AppError('INVALID_INPUT', describeIssue(first, root), { field: [root, ...first.path.map(String)].join('.') });
+  const path = [root, ...first.path.map(String), ...(first.code === 'unrecognized_keys' ? first.keys.slice(0, 1) : [])];
+  throw new AppError('INVALID_INPUT', describeIssue(first, root), { field: path.join('.') });
 }

@@ -4,6 +4,7 @@
 // (one JSON line per atomic batch of operations after that snapshot).
 import { open, readdir, readFile, rename, rm, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { StoreUnavailableError } from '../ports/collection.js';
 
 /** [collection, id, document or null for a delete] */
 export type JournalOp = readonly [string, string, unknown];
@@ -102,12 +103,12 @@ export class Journal {
         this.bytes += Buffer.byteLength(data);
         for (const p of batch) p.resolve();
       } catch (e) {
-        this.failure = e;
-        for (const p of [...batch, ...this.queue]) p.reject(e);
+        this.failure = new StoreUnavailableError(e);
+        for (const p of [...batch, ...this.queue]) p.reject(this.failure);
         this.queue = [];
         break;
       }
-      if (this.bytes > Math.max(COMPACT_MIN_BYTES, 2 * this.snapshotBytes)) await this.compact().catch((e: unknown) => (this.failure = e));
+      if (this.bytes > Math.max(COMPACT_MIN_BYTES, 2 * this.snapshotBytes)) await this.compact().catch((e: unknown) => (this.failure = new StoreUnavailableError(e)));
     }
     this.flushing = null;
   }

@@ -1,0 +1,106 @@
+// Account and session rules shared by the account routes: signup with referral and default
+// project, login, sessions. Store failures surface as StoreUnavailableError (fail closed).
+import { randomBytes, randomUUID } from 'node:crypto';
+import { AppError } from '../errors/app-error.js';
+import { newSecret, sha256, SESSION_COOKIE } from '../auth/authenticator.js';
+import type { PasswordHasher } from '../auth/passwords.js';
+import type { SetCookie } from '../http/route.js';
+import { DuplicateKeyError, type AccountRecord, type Store } from '../../store/ports/store.js';
+import { provisionProject } from './projects.js';
+
+export const SESSION_TTL_SECONDS = 30 * 24 * 3600;
+export const PASSWORD_MIN = 12;
+export const PASSWORD_MAX = 128;
+const REFERRAL_ALPHABET = '0123456789bcdfghjkmnpqrstvwxyz';
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+export const canonicalEmail = (email: string): string => email.trim().toLowerCase();
+
+export function checkEmail(email: string): string {
+  const canonical = canonicalEmail(email);
+  if (canonical.length > 254 || !EMAIL.test(canonical)) throw new AppError('INVALID_EMAIL', 'The email address is not valid.');
+  return canonical;
+}
+
+export function checkPassword(password: string): void {
+  const length = [...password].length;
+  if (length < PASSWORD_MIN || length > PASSWORD_MAX) throw new AppError('INVALID_PASSWORD', `The password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters.`);
+}
+
+export function publicAccount(a: AccountRecord) {
+  return { id: a._id, email: a.email, displayName: a.displayName, emailVerified: a.emailVerified, defaultProjectId: a.defaultProjectId, createdAt: new Date(a.createdAt).toISOString() };
+}
+
+const newReferralCode = (): string => [...randomBytes(12)].map((b) => REFERRAL_ALPHABET[b % REFERRAL_ALPHABET.length]).join('');
+
+export class AccountService {
+  constructor(
+    private readonly store: Store,
+    private readonly passwords: PasswordHasher,
+  ) {}
+
+  /** Resolves the referral before anything is written; creates account, default project and session. */
+  async signup(input: { email: string; password: string; referralCode?: string }, now: number): Promise<{ account: AccountRecord; cookie: SetCookie }> {
+    const email = checkEmail(input.email);
+    checkPassword(input.password);
+    const referrer = input.referralCode ? await this.store.accounts.findOne({ referralCode: input.referralCode }) : null;
+    if (input.referralCode && !referrer) throw new AppError('REFERRAL_CODE_INVALID', 'No account has that referral code; no account was created.');
+    const account: AccountRecord = {
+      _id: randomUUID(),
+      version: 1,
+      email,
+      passwordHash: await this.passwords.hash(input.password),
+      displayName: null,
+      defaultProjectId: null,
+      emailVerified: false,
+      referralCode: newReferralCode(),
+      referredBy: referrer?._id ?? null,
+      referralMonths: referrer ? 1 : 0,
+      createdAt: now,
+    };
+    try {
+      await this.store.accounts.insert(account);
+    } catch (e) {
+      if (e instanceof DuplicateKeyError && e.index === 'email') throw new AppError('EMAIL_TAKEN');
+      throw e;
+    }
+    try {
+      const project = await provisionProject(this.store, account._id, 'My board', now);
+      const starred = await this.store.accounts.update(account._id, account.version, { defaultProjectId: project._id });
+      if (starred) Object.assign(account, starred);
+      if (referrer) await this.grantReferralMonth(referrer._id);
+    } catch (e) {
+      await this.store.accounts.delete(account._id).catch(() => undefined);
+      throw e;
+    }
+    return { account, cookie: await this.openSession(account._id, now) };
+  }
+
+  async login(input: { email: string; password: string }, now: number): Promise<{ account: AccountRecord; cookie: SetCookie }> {
+    const account = await this.store.accounts.findOne({ email: canonicalEmail(input.email) });
+    const ok = await this.passwords.verify(input.password, account?.passwordHash ?? null);
+    if (!account || !ok) throw new AppError('INVALID_CREDENTIALS');
+    return { account, cookie: await this.openSession(account._id, now) };
+  }
+
+  async openSession(accountId: string, now: number): Promise<SetCookie> {
+    const secret = newSecret();
+    await this.store.sessions.insert({ _id: sha256(secret), version: 1, accountId, createdAt: now, expiresAt: now + SESSION_TTL_SECONDS * 1000, revoked: false });
+    return { name: SESSION_COOKIE, value: secret, maxAge: SESSION_TTL_SECONDS };
+  }
+
+  /** Idempotent: a missing or dead session is already revoked. */
+  async revokeSession(sessionId: string): Promise<void> {
+    await this.store.sessions.delete(sessionId);
+  }
+
+  private async grantReferralMonth(accountId: string): Promise<void> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const current = await this.store.accounts.get(accountId);
+      if (!current) return;
+      if (await this.store.accounts.update(accountId, current.version, { referralMonths: current.referralMonths + 1 })) return;
+    }
+  }
+}
+
+export const clearSessionCookie: SetCookie = { name: SESSION_COOKIE, value: '', maxAge: 0 };

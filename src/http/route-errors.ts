@@ -1,0 +1,21 @@
+// Which codes a route can answer with: its own, plus those its pipeline stages raise.
+import type { ErrorCode } from '../errors/registry.js';
+import type { Route } from './route.js';
+
+export function routeErrors(route: Route): ErrorCode[] {
+  const codes = new Set<ErrorCode>(route.errors);
+  if (route.bodyKind === 'json' || route.bodyKind === 'optional-json') {
+    for (const c of ['INVALID_INPUT', 'INVALID_JSON', 'JSON_REQUIRED', 'BODY_TOO_LARGE'] as const) codes.add(c);
+  }
+  if (route.bodyKind === 'raw') codes.add('BODY_TOO_LARGE');
+  if (route.query) codes.add('INVALID_INPUT');
+  if (route.auth === 'session') for (const c of ['UNAUTHENTICATED', 'AUTH_UNAVAILABLE'] as const) codes.add(c);
+  if (route.auth === 'session-optional') codes.add('AUTH_UNAVAILABLE');
+  if (route.auth === 'bearer-or-session') {
+    for (const c of ['AUTH_REQUIRED', 'INVALID_SERVICE_TOKEN', 'EXPIRED_TOKEN', 'UNAUTHENTICATED', 'AUTH_UNAVAILABLE'] as const) codes.add(c);
+  }
+  if (route.method !== 'get' && route.bodyKind !== 'raw') codes.add('CSRF_REJECTED');
+  if (route.rate === 'address' || route.rate === 'read' || route.rate === 'write') codes.add('RATE_LIMITED');
+  codes.add('INTERNAL');
+  return [...codes];
+}

@@ -1,0 +1,134 @@
+// Every uWebSockets.js detail lives here: abort guards set before any await, request fields
+// copied synchronously, body chunks copied as they arrive under a size cap, and each response
+// written in one cork. Nothing is written to a response whose client went away.
+import uWS from 'uWebSockets.js';
+import type { Route } from './route.js';
+import { statusLine, type RawRequest, type RawResponse } from './pipeline.js';
+
+export interface HttpHandlers {
+  /** The route's pipeline run. */
+  dispatch(route: Route, raw: RawRequest, requestId: string): Promise<RawResponse>;
+  /** A response for a request no route takes (404 or 405), or one refused before reading (413, draining). */
+  refuse(reason: RefusalReason, requestId: string, allow?: string[]): RawResponse;
+  requestIdOf(headers: Record<string, string>): string;
+  /** False while draining: new requests are refused. */
+  accepting(): boolean;
+  started(): void;
+  finished(): void;
+}
+
+export type RefusalReason = 'not-found' | 'method-not-allowed' | 'too-large' | 'draining' | 'internal';
+
+export interface HttpServer {
+  listen(host: string, port: number): Promise<number>;
+  /** Stops accepting connections; open requests continue. */
+  stopListening(): void;
+}
+
+const UWS_METHOD = { get: 'get', post: 'post', patch: 'patch', put: 'put', delete: 'del' } as const;
+
+export function createHttpServer(routes: readonly Route[], handlers: HttpHandlers, bodyLimit: number): HttpServer {
+  const app = uWS.App();
+  const matchers = routes.map((r) => ({ route: r, pattern: new RegExp(`^${r.path.replace(/\{\w+\}/g, '[^/]+')}/?$`) }));
+
+  for (const route of routes) {
+    const uwsPath = route.path.replace(/\{(\w+)\}/g, ':$1');
+    app[UWS_METHOD[route.method]](uwsPath, (res, req) => serve(res, req, (raw, id) => handlers.dispatch(route, raw, id)));
+  }
+  app.any('/*', (res, req) => {
+    serve(res, req, async (raw, id) => {
+      const allow = matchers.filter((m) => m.pattern.test(raw.path)).map((m) => m.route.method.toUpperCase());
+      return allow.length ? handlers.refuse('method-not-allowed', id, allow) : handlers.refuse('not-found', id);
+    });
+  });
+
+  function serve(res: uWS.HttpResponse, req: uWS.HttpRequest, run: (raw: RawRequest, id: string) => Promise<RawResponse>): void {
+    let aborted = false;
+    res.onAborted(() => {
+      aborted = true;
+    });
+    const headers: Record<string, string> = {};
+    req.forEach((k, v) => {
+      headers[k] = k in headers ? `${headers[k]}, ${v}` : v;
+    });
+    const params: string[] = [];
+    for (let i = 0; ; i++) {
+      const p = req.getParameter(i);
+      if (p === undefined || p === '') break;
+      params.push(p);
+    }
+    const method = req.getMethod();
+    const raw: Omit<RawRequest, 'body'> = {
+      method,
+      path: req.getUrl(),
+      query: req.getQuery() ?? '',
+      headers,
+      params,
+      remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
+    };
+    const requestId = handlers.requestIdOf(headers);
+    const write = (response: RawResponse) => {
+      if (aborted) return;
+      aborted = true; // one response only
+      res.cork(() => {
+        res.writeStatus(statusLine(response.status));
+        for (const [k, v] of response.headers) res.writeHeader(k, v);
+        res.end(response.body, response.close ?? false);
+      });
+    };
+    if (!handlers.accepting()) {
+      write(handlers.refuse('draining', requestId));
+      return;
+    }
+    const declared = Number(headers['content-length'] ?? 0);
+    if (declared > bodyLimit) {
+      write({ ...handlers.refuse('too-large', requestId), close: true });
+      return;
+    }
+    handlers.started();
+    readBody(res, method, bodyLimit)
+      .then((body) => (body === null ? { ...handlers.refuse('too-large', requestId), close: true } : run({ ...raw, body }, requestId)))
+      .then(write, () => write(handlers.refuse('internal', requestId)))
+      .finally(() => handlers.finished());
+  }
+
+  let listenSocket: uWS.us_listen_socket | null = null;
+  return {
+    listen(host, port) {
+      return new Promise((resolve, reject) => {
+        app.listen(host, port, (socket) => {
+          if (!socket) return reject(new Error(`cannot listen on ${host}:${port}`));
+          listenSocket = socket;
+          resolve(uWS.us_socket_local_port(socket));
+        });
+      });
+    },
+    stopListening() {
+      if (listenSocket) uWS.us_listen_socket_close(listenSocket);
+      listenSocket = null;
+    },
+  };
+}
+
+/** Reads the whole body; null when it passes the cap (the rest is not buffered). */
+function readBody(res: uWS.HttpResponse, method: string, limit: number): Promise<Buffer | null> {
+  if (method === 'get' || method === 'head') return Promise.resolve(Buffer.alloc(0));
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    res.onData((chunk, isLast) => {
+      if (!over) {
+        size += chunk.byteLength;
+        if (size > limit) {
+          over = true;
+          chunks.length = 0;
+          resolve(null);
+          return;
+        }
+        chunks.push(Buffer.from(chunk.slice(0)));
+      }
+      if (isLast && !over) resolve(Buffer.concat(chunks, size));
+    });
+  });
+}

@@ -1,0 +1,146 @@
+// The OpenAPI 3.1 document, generated from the route table, its zod schemas and the error registry.
+import { z } from 'zod';
+import { ERRORS, type ErrorCode } from '../errors/registry.js';
+import { routeErrors } from '../http/route-errors.js';
+import { operationOf, type Route } from '../http/route.js';
+import { SESSION_COOKIE } from '../auth/authenticator.js';
+
+export const API_VERSION = '0.0.0-demo';
+
+const RATE_HEADERS = ['', 'Request-', 'Write-'].flatMap((p) => ['Limit', 'Remaining', 'Reset'].map((k) => `X-RateLimit-${p}${k}`));
+
+const jsonSchema = (schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> => {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
+  return rest;
+};
+
+const SECURITY: Record<Route['auth'], Record<string, string[]>[] | undefined> = {
+  none: [],
+  'session-optional': [{}, { session: [] }],
+  session: [{ session: [] }],
+  'bearer-or-session': [{ bearer: [] }, { session: [] }],
+};
+
+function errorResponses(codes: ErrorCode[]): Record<string, unknown> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of codes) byStatus.set(ERRORS[code].status, [...(byStatus.get(ERRORS[code].status) ?? []), code]);
+  const out: Record<string, unknown> = {};
+  for (const [status, list] of [...byStatus].sort((a, b) => a[0] - b[0])) {
+    out[String(status)] = {
+      description: list.map((c) => `${c}: ${ERRORS[c].meaning}`).join('\n'),
+      headers: { 'x-request-id': { $ref: '#/components/headers/RequestId' } },
+      content: {
+        'application/json': {
+          schema: {
+            allOf: [{ $ref: '#/components/schemas/ErrorEnvelope' }, { type: 'object', properties: { error: { type: 'object', properties: { code: { enum: list } } } } }],
+          },
+        },
+      },
+    };
+  }
+  return out;
+}
+
+function operation(route: Route): Record<string, unknown> {
+  const parameters: Record<string, unknown>[] = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+  if (route.query) {
+    const schema = jsonSchema(route.query, 'input') as { properties?: Record<string, unknown>; required?: string[] };
+    for (const [name, s] of Object.entries(schema.properties ?? {})) parameters.push({ name, in: 'query', required: schema.required?.includes(name) ?? false, schema: s });
+  }
+  const responses: Record<string, unknown> = {};
+  for (const [status, spec] of Object.entries(route.responses)) {
+    const headers: Record<string, unknown> = { 'x-request-id': { $ref: '#/components/headers/RequestId' } };
+    if (route.rateHeaders) for (const h of RATE_HEADERS) headers[h] = { $ref: `#/components/headers/${h}` };
+    responses[status] = {
+      description: spec.description,
+      headers,
+      ...(spec.schema || spec.contentType ? { content: { [spec.contentType ?? 'application/json']: { schema: spec.schema ? jsonSchema(spec.schema, 'output') : { type: 'string' } } } } : {}),
+    };
+  }
+  Object.assign(responses, errorResponses(routeErrors(route)));
+  const body =
+    route.bodyKind === 'json' || route.bodyKind === 'optional-json'
+      ? { requestBody: { required: route.bodyKind === 'json', content: { 'application/json': { schema: route.body ? jsonSchema(route.body, 'input') : {} } } } }
+      : route.bodyKind === 'raw'
+        ? { requestBody: { required: true, content: { 'application/json': { schema: { type: 'string', description: 'The raw body exactly as signed.' } } } } }
+        : {};
+  return {
+    operationId: operationOf(route).replace(/[^A-Za-z0-9]+/g, '_').replace(/^_|_$/g, ''),
+    summary: route.summary,
+    ...(route.description ? { description: route.description } : {}),
+    tags: [route.group],
+    security: SECURITY[route.auth],
+    ...(parameters.length ? { parameters } : {}),
+    ...body,
+    responses,
+  };
+}
+
+export function buildOpenApi(routes: readonly Route[], publicUrl: string): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) (paths[route.path] ??= {})[route.method] = operation(route);
+  const headers: Record<string, unknown> = {
+    RequestId: { description: 'Echoes a valid incoming x-request-id, or a new UUID.', schema: { type: 'string' } },
+  };
+  for (const h of RATE_HEADERS) headers[h] = { description: h.endsWith('Reset') ? 'Unix epoch seconds when the window resets.' : `Integer budget figure (${h}).`, schema: { type: 'integer', minimum: h.endsWith('Limit') ? 1 : 0 } };
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Agent coordination board',
+      version: API_VERSION,
+      description:
+        'A hosted work board for fleets of AI coding agents. Errors share one envelope; every code, its meaning and fix are listed at GET /api/errors. ' +
+        'CSRF: cookie-session writes (and signup/login) must be same-origin: a cross-site Origin or Sec-Fetch-Site gives 403 CSRF_REJECTED, and writes must be application/json. ' +
+        'Bodies over the configured cap (256 KiB by default) give 413 BODY_TOO_LARGE.',
+    },
+    servers: [{ url: publicUrl }],
+    tags: [...new Set(routes.map((r) => r.group))].map((name) => ({ name })),
+    paths,
+    components: {
+      securitySchemes: {
+        session: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE },
+        bearer: { type: 'http', scheme: 'bearer', description: 'A service token (agb_…).' },
+      },
+      headers,
+      schemas: {
+        ErrorEnvelope: {
+          type: 'object',
+          required: ['error'],
+          properties: {
+            error: {
+              type: 'object',
+              required: ['code', 'status', 'message', 'meaning', 'fix', 'example', 'links', 'observedResolution', 'requestId'],
+              properties: {
+                code: { type: 'string', enum: Object.keys(ERRORS) },
+                status: { type: 'integer' },
+                message: { type: 'string' },
+                meaning: { type: 'string' },
+                fix: { type: 'string' },
+                example: { type: 'null' },
+                links: { type: 'object', properties: { contract: { type: 'string' }, changelog: { type: 'string' }, blog: { type: 'string' } } },
+                observedResolution: { $ref: '#/components/schemas/ObservedResolution' },
+                requestId: { type: 'string' },
+                details: { type: 'object' },
+              },
+            },
+          },
+        },
+        ObservedResolution: {
+          type: 'object',
+          required: ['code', 'source', 'scope', 'correlationWindowHours', 'minimumDistinctWorkspaces', 'status', 'observations', 'distinctWorkspaces', 'path'],
+          properties: {
+            code: { type: 'string' },
+            source: { type: 'string' },
+            scope: { type: 'string' },
+            correlationWindowHours: { type: 'integer' },
+            minimumDistinctWorkspaces: { type: 'integer' },
+            status: { enum: ['insufficient-aggregate', 'observed'] },
+            observations: { type: ['integer', 'null'] },
+            distinctWorkspaces: { type: ['integer', 'null'] },
+            path: { type: ['string', 'null'] },
+          },
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,125 @@
+// Account and session operations: signup, login, logout, me, whoami.
+import { z } from 'zod';
+import { AccountService, clearSessionCookie, publicAccount } from '../accounts/service.js';
+import { AppError } from '../errors/app-error.js';
+import { defineRoute, type Route } from '../http/route.js';
+import type { RouteDeps } from './deps.js';
+
+const REFERRAL_CODE = /^[0-9bcdfghjkmnpqrstvwxyz]{12}$/;
+
+const SignupBody = z.strictObject({ email: z.string(), password: z.string(), referralCode: z.string().regex(REFERRAL_CODE, 'must be 12 characters of 0-9 and consonants b-z').optional() });
+const LoginBody = z.strictObject({ email: z.string(), password: z.string() });
+const LogoutBody = z.strictObject({}).optional();
+
+const PublicAccount = z.object({ id: z.string(), email: z.string(), displayName: z.string().nullable(), emailVerified: z.boolean(), defaultProjectId: z.string().nullable(), createdAt: z.string() });
+const AuthSessionResponse = z.object({ account: PublicAccount });
+const AuthMeResponse = z.object({ user: PublicAccount, referral: z.object({ code: z.string(), months: z.number().int(), referred: z.boolean() }).nullable() });
+const WhoamiResponse = z.object({
+  principal: z.string(),
+  account: z.object({ id: z.string(), email: z.string().nullable() }),
+  workspace: z.object({ projectId: z.string() }).nullable(),
+  token: z.object({ id: z.string(), scope: z.enum(['account', 'workspace', 'resource']), prefix: z.string(), role: z.string().nullable() }).nullable(),
+});
+
+export function authRoutes(deps: RouteDeps): Route[] {
+  const accounts = new AccountService(deps.store, deps.passwords);
+  const group = 'accounts';
+
+  return [
+    defineRoute<z.infer<typeof SignupBody>, undefined>({
+      method: 'post',
+      path: '/api/auth/signup',
+      group,
+      summary: 'Create an account, its default project, and a session.',
+      description: 'A referral code is resolved before the account exists; an unknown one creates nothing. Rate limited per socket address.',
+      auth: 'none',
+      bodyKind: 'json',
+      body: SignupBody,
+      rate: 'address',
+      errors: ['INVALID_EMAIL', 'INVALID_PASSWORD', 'REFERRAL_CODE_INVALID', 'EMAIL_TAKEN', 'AUTH_UNAVAILABLE', 'REFERRAL_UNAVAILABLE'],
+      responses: { 201: { description: 'Signed up; the session cookie is set.', schema: AuthSessionResponse } },
+      async handler({ ctx, body }) {
+        const { account, cookie } = await accounts.signup(body, ctx.now);
+        return { status: 201, body: { account: publicAccount(account) }, cookies: [cookie] };
+      },
+    }),
+    defineRoute<z.infer<typeof LoginBody>, undefined>({
+      method: 'post',
+      path: '/api/auth/login',
+      group,
+      summary: 'Sign in; a fresh session cookie is set.',
+      description: 'The password comparison is timing-safe, also for unknown emails. Rate limited per socket address.',
+      auth: 'none',
+      bodyKind: 'json',
+      body: LoginBody,
+      rate: 'address',
+      errors: ['INVALID_CREDENTIALS', 'AUTH_UNAVAILABLE'],
+      responses: { 200: { description: 'Signed in.', schema: AuthSessionResponse } },
+      async handler({ ctx, body }) {
+        const { account, cookie } = await accounts.login(body, ctx.now);
+        return { status: 200, body: { account: publicAccount(account) }, cookies: [cookie] };
+      },
+    }),
+    defineRoute<z.infer<typeof LogoutBody>, undefined>({
+      method: 'post',
+      path: '/api/auth/logout',
+      group,
+      summary: 'Revoke the session (idempotent) and clear the cookie.',
+      auth: 'session-optional',
+      bodyKind: 'optional-json',
+      body: LogoutBody,
+      rate: 'none',
+      errors: [],
+      responses: { 204: { description: 'Signed out.' } },
+      async handler({ ctx }) {
+        if (ctx.identity?.kind === 'session') await accounts.revokeSession(ctx.identity.sessionId);
+        return { status: 204, cookies: [clearSessionCookie] };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/auth/me',
+      group,
+      summary: 'The signed-in user and their referral standing.',
+      auth: 'session',
+      bodyKind: 'none',
+      rate: 'none',
+      errors: [],
+      responses: { 200: { description: 'The signed-in user.', schema: AuthMeResponse } },
+      async handler({ ctx }) {
+        const account = await deps.store.accounts.get(ctx.identity!.accountId);
+        if (!account) throw new AppError('UNAUTHENTICATED');
+        return { status: 200, body: { user: publicAccount(account), referral: { code: account.referralCode, months: account.referralMonths, referred: account.referredBy !== null } } };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/whoami',
+      group,
+      summary: 'Who this credential is: account, workspace, token scope and secret-free prefix.',
+      description: 'An identity read: it reports the rate budgets in the nine headers and is never rate-denied.',
+      auth: 'bearer-or-session',
+      bodyKind: 'none',
+      rate: 'identity',
+      rateHeaders: true,
+      errors: [],
+      responses: { 200: { description: 'The caller.', schema: WhoamiResponse } },
+      async handler({ ctx }) {
+        const identity = ctx.identity!;
+        const account = await deps.store.accounts.get(identity.accountId);
+        if (!account) throw new AppError(identity.kind === 'token' ? 'INVALID_SERVICE_TOKEN' : 'UNAUTHENTICATED');
+        const token = identity.kind === 'token' ? { id: identity.tokenId, scope: identity.scope, prefix: identity.prefix, role: identity.role } : null;
+        const projectId = identity.kind === 'token' ? identity.boardId : account.defaultProjectId;
+        return {
+          status: 200,
+          body: {
+            principal: identity.principal,
+            account: { id: account._id, email: identity.kind === 'session' || identity.scope === 'account' ? account.email : null },
+            workspace: projectId ? { projectId } : null,
+            token,
+          },
+        };
+      },
+    }),
+  ];
+}

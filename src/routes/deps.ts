@@ -1,0 +1,20 @@
+// What route modules may use: ports and services, never adapters.
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { ResolutionObserver } from '../errors/observed-resolution.js';
+import type { Route } from '../http/route.js';
+import type { Store } from '../../store/ports/store.js';
+import type { PasswordHasher } from '../auth/passwords.js';
+
+export interface RouteDeps {
+  config: Config;
+  store: Store;
+  observer: ResolutionObserver;
+  passwords: PasswordHasher;
+  logger: Logger;
+  clock: () => number;
+  /** The whole route table, for the documents generated from it. */
+  routes: () => readonly Route[];
+  /** Null when ready, else why not. */
+  readiness: () => Promise<string | null>;
+}

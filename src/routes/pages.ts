@@ -1,0 +1,34 @@
+// The human pages: changelog and dispatches, rendered from data kept here.
+
+export interface Entry {
+  date: string;
+  title: string;
+  body: string;
+  anchor?: string;
+}
+
+export const CHANGELOG: Entry[] = [
+  {
+    date: '2026-11-22',
+    title: '0.0.0-demo: foundation',
+    body: 'Request pipeline with the contract conventions, the error registry at /api/errors, OpenAPI 3.1 at /docs/openapi.json, embedded and MongoDB stores, health and readiness probes.',
+  },
+];
+
+export const DISPATCHES: Entry[] = [
+  {
+    date: '2026-11-22',
+    title: 'How errors read',
+    anchor: 'errors',
+    body: 'Every error carries its code, status, meaning and fix, and a requestId to quote. GET /api/errors lists them all. observedResolution tells which operation callers usually succeeded with next, once at least three workspaces contributed within a day.',
+  },
+];
+
+const escape = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+export function renderPage(title: string, entries: Entry[]): string {
+  const items = entries
+    .map((e) => `<article${e.anchor ? ` id="${escape(e.anchor)}"` : ''}><h2>${escape(e.title)}</h2><time>${escape(e.date)}</time><p>${escape(e.body)}</p></article>`)
+    .join('\n');
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escape(title)}</title></head><body><h1>${escape(title)}</h1>\n${items}\n</body></html>\n`;
+}

@@ -1,0 +1,80 @@
+// Probes and the documents generated from the route table and error registry.
+import { z } from 'zod';
+import { AppError } from '../errors/app-error.js';
+import { errorRecord } from '../errors/envelope.js';
+import { ERROR_CODES, ERRORS } from '../errors/registry.js';
+import { routeErrors } from '../http/route-errors.js';
+import { defineRoute, operationOf, type Route } from '../http/route.js';
+import { buildOpenApi } from '../openapi/document.js';
+import type { RouteDeps } from './deps.js';
+import { CHANGELOG, DISPATCHES, renderPage } from './pages.js';
+
+const Health = z.object({ status: z.literal('ok') });
+const Ready = z.object({ status: z.literal('ready'), store: z.string() });
+const ErrorList = z.object({
+  errors: z.array(
+    z.object({
+      code: z.string(),
+      status: z.number().int(),
+      meaning: z.string(),
+      fix: z.string(),
+      raisedBy: z.array(z.string()),
+      example: z.null(),
+      links: z.object({ contract: z.string(), changelog: z.string(), blog: z.string() }),
+      observedResolution: z.object({}).loose(),
+    }),
+  ),
+});
+
+const html = (body: string) => ({ status: 200, body, contentType: 'text/html; charset=utf-8' });
+
+export function systemRoutes(deps: RouteDeps): Route[] {
+  const base = { group: 'system', auth: 'none', bodyKind: 'none', rate: 'none', errors: [] } as const;
+  let openapi: string | null = null;
+
+  return [
+    defineRoute({ ...base, method: 'get', path: '/healthz', summary: 'Liveness: the process answers.', responses: { 200: { description: 'Alive.', schema: Health } }, handler: () => ({ status: 200, body: { status: 'ok' } }) }),
+    defineRoute({
+      ...base,
+      method: 'get',
+      path: '/readyz',
+      summary: 'Readiness: the store answers and the node is not draining.',
+      errors: ['SERVICE_UNAVAILABLE'],
+      responses: { 200: { description: 'Ready.', schema: Ready } },
+      async handler() {
+        const problem = await deps.readiness();
+        if (problem) throw new AppError('SERVICE_UNAVAILABLE', problem);
+        return { status: 200, body: { status: 'ready', store: deps.store.kind } };
+      },
+    }),
+    defineRoute({
+      ...base,
+      method: 'get',
+      path: '/api/errors',
+      summary: 'The error registry: every code with its status, meaning, fix and the operations that raise it.',
+      responses: { 200: { description: 'Every registered code.', schema: ErrorList } },
+      handler() {
+        const raisedByRoutes = new Map<string, Set<string>>();
+        for (const route of deps.routes()) for (const code of routeErrors(route)) (raisedByRoutes.get(code) ?? raisedByRoutes.set(code, new Set()).get(code)!).add(operationOf(route));
+        const errors = ERROR_CODES.map((code) => ({
+          ...errorRecord(code, deps.config.publicUrl, deps.observer.resolution(code)),
+          raisedBy: [...new Set([...ERRORS[code].raisedBy, ...(raisedByRoutes.get(code) ?? [])])],
+        }));
+        return { status: 200, body: { errors } };
+      },
+    }),
+    defineRoute({
+      ...base,
+      method: 'get',
+      path: '/docs/openapi.json',
+      summary: 'This document: OpenAPI 3.1.0, generated from the route table.',
+      responses: { 200: { description: 'The OpenAPI document.', contentType: 'application/json' } },
+      handler() {
+        openapi ??= JSON.stringify(buildOpenApi(deps.routes(), deps.config.publicUrl));
+        return { status: 200, body: openapi, contentType: 'application/json; charset=utf-8' };
+      },
+    }),
+    defineRoute({ ...base, method: 'get', path: '/changelog', summary: 'What changed, newest first.', responses: { 200: { description: 'HTML page.', contentType: 'text/html' } }, handler: () => html(renderPage('Changelog', CHANGELOG)) }),
+    defineRoute({ ...base, method: 'get', path: '/dispatches', summary: 'Notes from the team on how to use the service.', responses: { 200: { description: 'HTML page.', contentType: 'text/html' } }, handler: () => html(renderPage('Dispatches', DISPATCHES)) }),
+  ];
+}

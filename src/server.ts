@@ -1,0 +1,97 @@
+// Builds a running node from its parts: route table, pipeline, transport, drain on shutdown.
+// Adapters are chosen by the caller (src/main.ts, or a test), never here.
+import type { Logger } from 'pino';
+import { Authenticator } from './auth/authenticator.js';
+import type { PasswordHasher } from './auth/passwords.js';
+import type { Config } from './config.js';
+import { ResolutionObserver } from './errors/observed-resolution.js';
+import { Pipeline } from './http/pipeline.js';
+import { createHttpServer, type RefusalReason } from './http/uws.js';
+import type { RateLimiter } from './ratelimit/limiter.js';
+import { routeTable } from './routes/index.js';
+import type { ErrorCode } from './errors/registry.js';
+import type { Store } from '../store/ports/store.js';
+
+export interface ServerParts {
+  config: Config;
+  store: Store;
+  limiter: RateLimiter;
+  passwords: PasswordHasher;
+  logger: Logger;
+  clock?: () => number;
+}
+
+export interface RunningServer {
+  port: number;
+  /** Stops accepting, lets in-flight requests finish (up to the grace period), closes the store. */
+  shutdown(): Promise<void>;
+}
+
+const REFUSAL: Record<RefusalReason, ErrorCode> = {
+  'not-found': 'NOT_FOUND',
+  'method-not-allowed': 'METHOD_NOT_ALLOWED',
+  'too-large': 'BODY_TOO_LARGE',
+  draining: 'SERVICE_UNAVAILABLE',
+  internal: 'INTERNAL',
+};
+
+export async function startServer(parts: ServerParts): Promise<RunningServer> {
+  const { config, store, logger } = parts;
+  const clock = parts.clock ?? Date.now;
+  const observer = new ResolutionObserver(clock);
+  let draining = false;
+  let inFlight = 0;
+  let idle: (() => void) | null = null;
+
+  const readiness = async (): Promise<string | null> => {
+    if (draining) return 'draining';
+    try {
+      await Promise.race([store.ping(), new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000).unref())]);
+      return null;
+    } catch {
+      return 'the store does not answer';
+    }
+  };
+
+  const routes = routeTable({ config, store, observer, passwords: parts.passwords, logger, clock, readiness });
+  const pipeline = new Pipeline({ authenticator: new Authenticator(store), limiter: parts.limiter, observer, logger, publicUrl: config.publicUrl, cookieSecure: config.cookieSecure, clock });
+
+  const http = createHttpServer(
+    routes,
+    {
+      dispatch: (route, raw, requestId) => pipeline.run(route, raw, requestId),
+      refuse(reason, requestId, allow) {
+        const code = REFUSAL[reason];
+        const message = reason === 'too-large' ? `The body is larger than ${config.bodyLimitBytes} bytes.` : undefined;
+        const headers: Record<string, string> = allow ? { allow: allow.join(', ') } : reason === 'draining' ? { connection: 'close', 'retry-after': '1' } : {};
+        return pipeline.reject(code, requestId, message, headers);
+      },
+      requestIdOf: (headers) => pipeline.requestIdOf(headers),
+      accepting: () => !draining,
+      started: () => void inFlight++,
+      finished() {
+        inFlight--;
+        if (inFlight === 0) idle?.();
+      },
+    },
+    config.bodyLimitBytes,
+  );
+  const port = await http.listen(config.host, config.port);
+
+  return {
+    port,
+    async shutdown() {
+      if (draining) return;
+      draining = true;
+      http.stopListening();
+      if (inFlight > 0) {
+        await new Promise<void>((resolve) => {
+          idle = resolve;
+          setTimeout(resolve, config.shutdownGraceMs).unref();
+        });
+      }
+      await store.close();
+      logger.info({ inFlight }, 'drained');
+    },
+  };
+}
