@@ -83,6 +83,18 @@ export class AccountService {
     return { account, cookie: await this.openSession(account._id, now) };
   }
 
+  /** Re-authenticates, stores the new hash, revokes every session of the account, opens a fresh one. */
+  async changePassword(accountId: string, input: { currentPassword: string; newPassword: string }, now: number): Promise<{ account: AccountRecord; cookie: SetCookie }> {
+    const account = await this.store.accounts.get(accountId);
+    if (!account) throw new AppError('UNAUTHENTICATED');
+    if (!(await this.passwords.verify(input.currentPassword, account.passwordHash))) throw new AppError('INVALID_CURRENT_PASSWORD');
+    checkPassword(input.newPassword);
+    const updated = await this.store.accounts.update(account._id, account.version, { passwordHash: await this.passwords.hash(input.newPassword) });
+    if (!updated) throw new AppError('INVALID_CURRENT_PASSWORD', 'The account changed meanwhile; re-authenticate and retry.');
+    await this.store.sessions.deleteMany({ accountId });
+    return { account: updated, cookie: await this.openSession(accountId, now) };
+  }
+
   async openSession(accountId: string, now: number): Promise<SetCookie> {
     const secret = newSecret();
     await this.store.sessions.insert({ _id: sha256(secret), version: 1, accountId, createdAt: now, expiresAt: now + SESSION_TTL_SECONDS * 1000, revoked: false });

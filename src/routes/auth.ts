@@ -9,6 +9,7 @@ const REFERRAL_CODE = /^[0-9bcdfghjkmnpqrstvwxyz]{12}$/;
 
 const SignupBody = z.strictObject({ email: z.string(), password: z.string(), referralCode: z.string().regex(REFERRAL_CODE, 'must be 12 characters of 0-9 and consonants b-z').optional() });
 const LoginBody = z.strictObject({ email: z.string(), password: z.string() });
+const ChangePasswordBody = z.strictObject({ currentPassword: z.string(), newPassword: z.string() });
 const LogoutBody = z.strictObject({}).optional();
 
 const PublicAccount = z.object({ id: z.string(), email: z.string(), displayName: z.string().nullable(), emailVerified: z.boolean(), defaultProjectId: z.string().nullable(), createdAt: z.string() });
@@ -74,6 +75,22 @@ export function authRoutes(deps: RouteDeps): Route[] {
       async handler({ ctx }) {
         if (ctx.identity?.kind === 'session') await accounts.revokeSession(ctx.identity.sessionId);
         return { status: 204, cookies: [clearSessionCookie] };
+      },
+    }),
+    defineRoute<z.infer<typeof ChangePasswordBody>, undefined>({
+      method: 'post',
+      path: '/api/auth/change-password',
+      group,
+      summary: 'Change the password after re-authenticating; every session is revoked and the cookie rotated.',
+      auth: 'session',
+      bodyKind: 'json',
+      body: ChangePasswordBody,
+      rate: 'address',
+      errors: ['INVALID_PASSWORD', 'INVALID_CURRENT_PASSWORD'],
+      responses: { 200: { description: 'Changed; a fresh session cookie is set.', schema: AuthSessionResponse } },
+      async handler({ ctx, body }) {
+        const { account, cookie } = await accounts.changePassword(ctx.identity!.accountId, body, ctx.now);
+        return { status: 200, body: { account: publicAccount(account) }, cookies: [cookie] };
       },
     }),
     defineRoute({

@@ -1,6 +1,8 @@
 // Finds the external components once per run and hands their addresses to the suites.
 // A missing component is announced in one loud line; with REQUIRE_SERVICES=1 it fails the run.
+import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
 
 declare module 'vitest' {
@@ -28,17 +30,26 @@ let stopMemoryServer: (() => Promise<unknown>) | null = null;
 
 async function findMongo(): Promise<string | null> {
   if (process.env.MONGODB_URI) return process.env.MONGODB_URI;
-  try {
-    const { MongoMemoryServer } = await import('mongodb-memory-server-core');
-    const server = await Promise.race([
-      MongoMemoryServer.create(),
-      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timed out obtaining mongod')), 20_000)),
-    ]);
-    stopMemoryServer = () => server.stop();
-    return server.getUri();
-  } catch (e) {
-    return loudSkip('MongoDB', `set MONGODB_URI (mongodb-memory-server could not obtain a mongod: ${(e as Error).message.split('\n')[0]})`);
+  const child = spawn(process.execPath, [fileURLToPath(new URL('./mongo-memory.mjs', import.meta.url))], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let errors = '';
+  child.stderr.on('data', (d: Buffer) => (errors += d.toString()));
+  const uri = await new Promise<string | null>((resolve) => {
+    const timer = setTimeout(() => resolve(null), 30_000);
+    child.stdout.once('data', (d: Buffer) => {
+      clearTimeout(timer);
+      resolve(d.toString().trim());
+    });
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve(null);
+    });
+  });
+  if (uri) {
+    stopMemoryServer = () => new Promise((resolve) => (child.once('exit', resolve), child.kill('SIGTERM')));
+    return uri;
   }
+  child.kill('SIGKILL');
+  return loudSkip('MongoDB', `set MONGODB_URI (mongodb-memory-server could not obtain a mongod: ${errors.trim().split('\n')[0] || 'timed out'})`);
 }
 
 async function findRedis(): Promise<string | null> {

@@ -1,0 +1,88 @@
+// Starts a real node on an ephemeral port over a throwaway embedded store (or a given store),
+// and a small HTTP client that keeps cookies like a browser would.
+import { pino } from 'pino';
+import { bcryptHasher } from '../../src/auth/passwords.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { MemoryRateLimiter } from '../../src/ratelimit/memory.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+import { openEmbeddedStore } from '../../store/embedded/index.js';
+import type { Store } from '../../store/ports/store.js';
+import { tempDir, unique } from './temp.js';
+
+export interface TestServer {
+  url: string;
+  store: Store;
+  server: RunningServer;
+  stop(): Promise<void>;
+}
+
+const passwords = bcryptHasher(4);
+
+export async function startTestServer(env: Record<string, string> = {}, store?: Store): Promise<TestServer> {
+  const dir = store ? null : await tempDir();
+  const config: Config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dir?.path ?? '/nonexistent', PUBLIC_URL: 'http://board.test', LOG_LEVEL: 'silent', ...env });
+  const theStore = store ?? (await openEmbeddedStore(dir!.path));
+  const server = await startServer({ config, store: theStore, limiter: new MemoryRateLimiter(), passwords, logger: pino({ level: 'silent' }) });
+  return {
+    url: `http://127.0.0.1:${server.port}`,
+    store: theStore,
+    server,
+    async stop() {
+      await server.shutdown();
+      await dir?.remove();
+    },
+  };
+}
+
+export interface Res {
+  status: number;
+  headers: Headers;
+  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  text: string;
+}
+
+/** A client with a cookie jar; `json` sets the content type, `raw` sends bytes as given. */
+export class Client {
+  cookies = new Map<string, string>();
+  constructor(
+    readonly base: string,
+    readonly defaults: Record<string, string> = {},
+  ) {}
+
+  async request(method: string, path: string, opts: { json?: unknown; raw?: string | Buffer; headers?: Record<string, string> } = {}): Promise<Res> {
+    const headers: Record<string, string> = { ...this.defaults, ...opts.headers };
+    if (this.cookies.size) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    let body: string | Buffer | undefined = opts.raw;
+    if (opts.json !== undefined) {
+      body = JSON.stringify(opts.json);
+      headers['content-type'] ??= 'application/json';
+    }
+    const res = await fetch(`${this.base}${path}`, { method, headers, body });
+    for (const line of res.headers.getSetCookie()) {
+      const [pair, ...attrs] = line.split(';');
+      const [name, value] = pair!.split('=');
+      if (attrs.some((a) => a.trim() === 'Max-Age=0')) this.cookies.delete(name!.trim());
+      else this.cookies.set(name!.trim(), value!.trim());
+    }
+    const text = await res.text();
+    let parsed: unknown = undefined;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    return { status: res.status, headers: res.headers, body: parsed, text };
+  }
+
+  get = (path: string, headers?: Record<string, string>) => this.request('GET', path, { headers });
+  post = (path: string, json?: unknown, headers?: Record<string, string>) => this.request('POST', path, { json, headers });
+}
+
+export async function signedUp(base: string): Promise<{ client: Client; email: string; password: string; accountId: string }> {
+  const client = new Client(base);
+  const email = `${unique('user')}@example.com`;
+  const password = 'correct horse battery staple';
+  const res = await client.post('/api/auth/signup', { email, password });
+  if (res.status !== 201) throw new Error(`signup failed: ${res.status} ${res.text}`);
+  return { client, email, password, accountId: res.body.account.id };
+}
