@@ -1,5 +1,6 @@
 // Configuration from the environment, validated once at start; a bad value names its variable.
 import { z } from 'zod';
+import { ADDRESS_BUDGET } from './plans.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const bool = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v === 'true');
@@ -15,6 +16,7 @@ const EnvSchema = z.object({
   PUBLIC_URL: z.url().default('http://localhost:8080'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(256 * 1024),
+  ADDRESS_RATE_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(ADDRESS_BUDGET.limit),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
   COOKIE_SECURE: bool.optional(),
   STRIPE_SECRET_KEY: z.string().min(1).optional(),
@@ -35,6 +37,8 @@ export interface Config {
   logLevel: Env['LOG_LEVEL'];
   bodyLimitBytes: number;
   shutdownGraceMs: number;
+  /** Signup, login, change-password and change-email per socket address per minute. */
+  addressRatePerMinute: number;
   cookieSecure: boolean;
   stripe: {
     secretKey: string | undefined;
@@ -69,6 +73,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    addressRatePerMinute: e.ADDRESS_RATE_PER_MINUTE,
     cookieSecure: e.COOKIE_SECURE ?? e.PUBLIC_URL.startsWith('https:'),
     stripe: {
       secretKey: e.STRIPE_SECRET_KEY,

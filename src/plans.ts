@@ -20,5 +20,5 @@ export const PLANS: Record<PlanName, Plan> = {
 /** The board budgets' fixed window. */
 export const BOARD_WINDOW_MS = 60_000;
 
-/** Per socket address, for signup, login, change-password and change-email. */
+/** Per socket address, for signup, login, change-password and change-email (limit: the default of ADDRESS_RATE_PER_MINUTE). */
 export const ADDRESS_BUDGET = { limit: 30, windowMs: 60_000 } as const;

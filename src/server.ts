@@ -54,7 +54,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   };
 
   const routes = routeTable({ config, store, observer, passwords: parts.passwords, logger, clock, readiness });
-  const pipeline = new Pipeline({ authenticator: new Authenticator(store), limiter: parts.limiter, observer, logger, publicUrl: config.publicUrl, cookieSecure: config.cookieSecure, clock });
+  const pipeline = new Pipeline({ authenticator: new Authenticator(store), limiter: parts.limiter, observer, logger, publicUrl: config.publicUrl, cookieSecure: config.cookieSecure, addressRatePerMinute: config.addressRatePerMinute, clock });
 
   const http = createHttpServer(
     routes,

@@ -42,6 +42,7 @@ export interface PipelineDeps {
   logger: Logger;
   publicUrl: string;
   cookieSecure: boolean;
+  addressRatePerMinute: number;
   clock: () => number;
 }
 
@@ -97,7 +98,7 @@ export class Pipeline {
     if (isWrite(route) && route.bodyKind !== 'raw' && ctx.identity?.kind !== 'token' && isCrossSite(raw.headers, this.allowedOrigins)) {
       throw new AppError('CSRF_REJECTED');
     }
-    const rate = await applyRateBudget(this.deps.limiter, { rate: route.rate, identity: ctx.identity, remoteAddress: ctx.remoteAddress, plan: 'free', now: ctx.now });
+    const rate = await applyRateBudget(this.deps.limiter, { rate: route.rate, identity: ctx.identity, remoteAddress: ctx.remoteAddress, plan: 'free', addressLimit: this.deps.addressRatePerMinute, now: ctx.now });
     const reply = await route.handler({ ctx, body, query, raw: raw.body });
     if (route.rateHeaders) reply.headers = { ...rate.headers, ...reply.headers };
     return reply;

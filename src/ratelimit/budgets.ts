@@ -31,6 +31,7 @@ export interface RateStageInput {
   plan: PlanName;
   /** Lifecycle writes (claim, lease, submit, supersede, verify) pass after the write budget is spent. */
   lifecycle?: boolean;
+  addressLimit: number;
   now: number;
 }
 
@@ -39,7 +40,7 @@ export async function applyRateBudget(limiter: RateLimiter, input: RateStageInpu
   const { rate, identity, now } = input;
   if (rate === 'none') return NONE;
   if (rate === 'address') {
-    const b = await limiter.consume({ key: `addr:${input.remoteAddress}`, ...ADDRESS_BUDGET }, now);
+    const b = await limiter.consume({ key: `addr:${input.remoteAddress}`, limit: input.addressLimit, windowMs: ADDRESS_BUDGET.windowMs }, now);
     if (!b.allowed) throw denied(b, {}, now);
     return NONE;
   }
