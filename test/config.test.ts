@@ -1,0 +1,33 @@
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+describe('config', () => {
+  it('defaults to the embedded store on port 8080', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({ port: 8080, host: '0.0.0.0', store: { kind: 'embedded', dataDir: './data' }, bodyLimitBytes: 256 * 1024, logLevel: 'info', redisUrl: undefined });
+  });
+
+  it.each([
+    [{ PORT: 'eighty' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ STORE: 'postgres' }, 'STORE'],
+    [{ STORE: 'mongo' }, 'MONGODB_URI'],
+    [{ MONGODB_URI: 'http://x' }, 'MONGODB_URI'],
+    [{ REDIS_URL: 'localhost:6379' }, 'REDIS_URL'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ PUBLIC_URL: 'not a url' }, 'PUBLIC_URL'],
+    [{ BODY_LIMIT_BYTES: '-1' }, 'BODY_LIMIT_BYTES'],
+  ])('names the bad variable in %o', (env, name) => {
+    expect(() => loadConfig(env as NodeJS.ProcessEnv)).toThrow(ConfigError);
+    expect(() => loadConfig(env as NodeJS.ProcessEnv)).toThrow(new RegExp(`^invalid configuration: ${name}: `));
+  });
+
+  it('stops the process with one clear line naming the variable', () => {
+    const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
+    const run = spawnSync(process.execPath, ['--import', 'tsx', main], { env: { PATH: process.env.PATH, PORT: 'eighty' }, encoding: 'utf8', timeout: 20_000 });
+    expect(run.status).toBe(1);
+    expect(run.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^invalid configuration: PORT: /)]);
+  });
+});
