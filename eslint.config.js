@@ -13,14 +13,23 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
-  { files: ['machines/**/*.ts'], rules: restrict([{ group: ['../src/*', '../actors/*', '../store/*', 'node:*'], message: 'machines/ is pure and imports nothing of ours.' }]) },
-  { files: ['actors/**/*.ts'], rules: restrict([{ group: ['../src/*', '../store/embedded/*', '../store/mongo/*'], message: 'actors/ use machines/ and store ports only.' }]) },
-  { files: ['store/embedded/**/*.ts', 'store/mongo/**/*.ts'], rules: restrict([{ group: ['../../src/*', '../../actors/*', '../../machines/*'], message: 'store adapters import their ports only.' }]) },
+  { files: ['**/*.mjs', '**/*.js'], languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } } },
+  { files: ['machines/**/*.ts'], rules: restrict([{ group: ['**/src/**', '**/actors/**', '**/store/**', 'node:*'], message: 'machines/ is pure: no I/O and nothing of ours.' }]) },
+  { files: ['actors/**/*.ts'], rules: restrict([{ group: ['**/src/**', '**/store/embedded/**', '**/store/mongo/**'], message: 'actors/ use machines/ and store ports only.' }]) },
+  { files: ['store/**/*.ts'], rules: restrict([{ group: ['**/src/**', '**/actors/**', '**/machines/**'], message: 'store/ knows nothing of the server.' }]) },
+  {
+    files: ['store/embedded/**/*.ts'],
+    rules: restrict([{ group: ['**/src/**', '**/actors/**', '**/machines/**', '**/mongo/**'], message: 'store adapters import their ports only.' }]),
+  },
+  {
+    files: ['store/mongo/**/*.ts'],
+    rules: restrict([{ group: ['**/src/**', '**/actors/**', '**/machines/**', '**/embedded/**'], message: 'store adapters import their ports only.' }]),
+  },
   {
     files: ['src/**/*.ts'],
     ignores: ['src/main.ts'],
     rules: restrict([
-      { group: ['**/store/embedded/*', '**/store/mongo/*'], message: 'Only src/main.ts picks adapters.' },
+      { group: ['**/store/embedded/**', '**/store/mongo/**'], message: 'Only src/main.ts picks adapters.' },
       { group: ['uWebSockets.js'], message: 'Only src/http/uws.ts imports uWebSockets.js.' },
     ]),
   },
