@@ -34,8 +34,8 @@ describe('GET /docs/openapi.json', () => {
     expect(res.body.openapi).toBe('3.1.0');
     expect(res.body.info.version).toBe('0.0.0-demo');
     const result = await validate(structuredClone(res.body));
-    expect(result.errors ?? [], JSON.stringify(result.errors ?? []).slice(0, 2000)).toEqual([]);
-    expect(result.valid).toBe(true);
+    expect(result.valid ? [] : result.errors, JSON.stringify(result).slice(0, 2000)).toEqual([]);
+    expect(result.specification).toBe('OpenAPI');
   });
 
   it('covers every route of the table, with its error codes', async () => {

@@ -1,0 +1,73 @@
+// The Stripe adapter: the SDK behind the BillingProvider port, its failures mapped to our codes.
+import Stripe from 'stripe';
+import { AppError } from '../errors/app-error.js';
+import type { BillingProvider, ProviderEvent } from './provider.js';
+
+export interface StripeSettings {
+  secretKey: string;
+  webhookSecret: string | undefined;
+  /** For tests and stripe-mock: e.g. http://127.0.0.1:12111 */
+  apiBase?: string;
+}
+
+export function createStripeProvider(settings: StripeSettings): BillingProvider {
+  const base = settings.apiBase ? new URL(settings.apiBase) : null;
+  const stripe = new Stripe(settings.secretKey, {
+    maxNetworkRetries: 1,
+    timeout: 10_000,
+    ...(base ? { host: base.hostname, port: Number(base.port || (base.protocol === 'https:' ? 443 : 80)), protocol: base.protocol.replace(':', '') as 'http' | 'https' } : {}),
+  });
+
+  return {
+    async createCustomer({ email, accountId, projectId }) {
+      const customer = await call(() => stripe.customers.create({ email, metadata: { accountId, projectId } }));
+      return { customerId: requireString(customer.id) };
+    },
+    async createCheckoutSession({ customerId, priceId, projectId, successUrl, cancelUrl }) {
+      const session = await call(() =>
+        stripe.checkout.sessions.create({
+          mode: 'subscription',
+          customer: customerId,
+          line_items: [{ price: priceId, quantity: 1 }],
+          client_reference_id: projectId,
+          subscription_data: { metadata: { projectId } },
+          success_url: successUrl,
+          cancel_url: cancelUrl,
+        }),
+      );
+      return { url: requireString(session.url) };
+    },
+    async createPortalSession({ customerId, returnUrl }) {
+      const session = await call(() => stripe.billingPortal.sessions.create({ customer: customerId, return_url: returnUrl }));
+      return { url: requireString(session.url) };
+    },
+    verifyEvent(rawBody, signature) {
+      if (!signature || !settings.webhookSecret) throw new AppError('PROVIDER_SIGNATURE_INVALID');
+      let event: Stripe.Event;
+      try {
+        event = stripe.webhooks.constructEvent(rawBody, signature, settings.webhookSecret);
+      } catch (e) {
+        if (e instanceof Stripe.errors.StripeSignatureVerificationError) throw new AppError('PROVIDER_SIGNATURE_INVALID');
+        throw new AppError('PROVIDER_EVENT_INVALID');
+      }
+      const object = (event.data as { object?: unknown } | undefined)?.object;
+      if (typeof event.id !== 'string' || typeof event.type !== 'string' || typeof object !== 'object' || object === null) throw new AppError('PROVIDER_EVENT_INVALID');
+      return { id: event.id, type: event.type, object: object as Record<string, unknown> } satisfies ProviderEvent;
+    },
+  };
+}
+
+async function call<T>(op: () => Promise<T>): Promise<T> {
+  try {
+    return await op();
+  } catch (e) {
+    if (e instanceof Stripe.errors.StripeConnectionError) throw new AppError('PROVIDER_UNAVAILABLE', undefined, undefined, undefined, e);
+    if (e instanceof Stripe.errors.StripeError) throw new AppError('PROVIDER_REQUEST_FAILED', undefined, { providerCode: e.code ?? null }, undefined, e);
+    throw new AppError('PROVIDER_RESPONSE_INVALID', undefined, undefined, undefined, e);
+  }
+}
+
+function requireString(value: unknown): string {
+  if (typeof value !== 'string' || !value) throw new AppError('PROVIDER_RESPONSE_INVALID');
+  return value;
+}

@@ -1,0 +1,44 @@
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
+import { unique } from '../support/temp.js';
+import { limiterContract } from './contract.js';
+
+const url = inject('redisUrl');
+const clients: Redis[] = [];
+afterAll(async () => {
+  for (const c of clients) await c.quit();
+});
+
+describe.skipIf(!url)('redis limiter', () => {
+  const connect = () => {
+    const c = new Redis(url!, { lazyConnect: false, maxRetriesPerRequest: 1 });
+    clients.push(c);
+    return c;
+  };
+  limiterContract('redis', () => new RedisRateLimiter(connect(), `${unique('test')}:`));
+
+  it('shares one budget between two nodes (two connections)', async () => {
+    const prefix = `${unique('shared')}:`;
+    const nodeA = new RedisRateLimiter(connect(), prefix);
+    const nodeB = new RedisRateLimiter(connect(), prefix);
+    const spec = { key: 'principal', limit: 10, windowMs: 60_000 };
+    const now = Date.now();
+    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => (i % 2 ? nodeA : nodeB).consume(spec, now)));
+    expect(results.filter((r) => r.allowed)).toHaveLength(10);
+    expect(await nodeA.peek(spec, now)).toMatchObject({ remaining: 0 });
+  });
+
+  it('lets the window key expire with the window', async () => {
+    const redis = connect();
+    const prefix = `${unique('ttl')}:`;
+    const limiter = new RedisRateLimiter(redis, prefix);
+    const now = Date.now();
+    await limiter.consume({ key: 'k', limit: 5, windowMs: 60_000 }, now);
+    const keys = await redis.keys(`${prefix}*`);
+    expect(keys).toHaveLength(1);
+    const ttl = await redis.pttl(keys[0]!);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(61_000);
+  });
+});

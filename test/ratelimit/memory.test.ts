@@ -1,0 +1,4 @@
+import { MemoryRateLimiter } from '../../src/ratelimit/memory.js';
+import { limiterContract } from './contract.js';
+
+limiterContract('memory', () => new MemoryRateLimiter());
