@@ -2,7 +2,10 @@
 import { bcryptHasher } from './auth/passwords.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger } from './log.js';
+import { Redis } from 'ioredis';
+import type { RateLimiter } from './ratelimit/limiter.js';
 import { MemoryRateLimiter } from './ratelimit/memory.js';
+import { RedisRateLimiter } from './ratelimit/redis.js';
 import { startServer } from './server.js';
 import { openEmbeddedStore } from '../store/embedded/index.js';
 import { openMongoStore } from '../store/mongo/index.js';
@@ -10,6 +13,11 @@ import type { Store } from '../store/ports/store.js';
 
 function openStore(config: Config): Promise<Store> {
   return config.store.kind === 'mongo' ? openMongoStore({ uri: config.store.uri, db: config.store.db }) : openEmbeddedStore(config.store.dataDir);
+}
+
+/** With REDIS_URL, budgets are shared by every node; without it they are this node's own. */
+function openLimiter(config: Config): RateLimiter {
+  return config.redisUrl ? new RedisRateLimiter(new Redis(config.redisUrl, { maxRetriesPerRequest: 2 })) : new MemoryRateLimiter();
 }
 
 async function main(): Promise<void> {
@@ -25,7 +33,7 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config.logLevel);
   const store = await openStore(config);
-  const server = await startServer({ config, store, limiter: new MemoryRateLimiter(), passwords: bcryptHasher(Number(process.env.BCRYPT_ROUNDS ?? 12)), logger });
+  const server = await startServer({ config, store, limiter: openLimiter(config), passwords: bcryptHasher(Number(process.env.BCRYPT_ROUNDS ?? 12)), logger });
   logger.info({ port: server.port, store: store.kind }, 'listening');
 
   const stop = (signal: string) => {
