@@ -23,6 +23,8 @@ export interface ServerParts {
 
 export interface RunningServer {
   port: number;
+  /** Requests accepted and not yet answered or abandoned. */
+  inFlight(): number;
   /** Stops accepting, lets in-flight requests finish (up to the grace period), closes the store. */
   shutdown(): Promise<void>;
 }
@@ -80,6 +82,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
 
   return {
     port,
+    inFlight: () => inFlight,
     async shutdown() {
       if (draining) return;
       draining = true;

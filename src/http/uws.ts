@@ -44,8 +44,10 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
 
   function serve(res: uWS.HttpResponse, req: uWS.HttpRequest, run: (raw: RawRequest, id: string) => Promise<RawResponse>): void {
     let aborted = false;
+    let cancelBody: (() => void) | null = null;
     res.onAborted(() => {
       aborted = true;
+      cancelBody?.(); // a client gone mid-body must not stay in flight
     });
     const headers: Record<string, string> = {};
     req.forEach((k, v) => {
@@ -86,9 +88,12 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
       return;
     }
     handlers.started();
-    readBody(res, method, bodyLimit)
-      .then((body) => (body === null ? { ...handlers.refuse('too-large', requestId), close: true } : run({ ...raw, body }, requestId)))
-      .then(write, () => write(handlers.refuse('internal', requestId)))
+    readBody(res, method, bodyLimit, (cancel) => (cancelBody = cancel))
+      .then((body) => {
+        if (body === ABORTED) return null;
+        return body === TOO_LARGE ? { ...handlers.refuse('too-large', requestId), close: true } : run({ ...raw, body }, requestId);
+      })
+      .then((response) => response && write(response), () => write(handlers.refuse('internal', requestId)))
       .finally(() => handlers.finished());
   }
 
@@ -110,25 +115,28 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
   };
 }
 
-/** Reads the whole body; null when it passes the cap (the rest is not buffered). */
-function readBody(res: uWS.HttpResponse, method: string, limit: number): Promise<Buffer | null> {
+const TOO_LARGE = Symbol('too large');
+const ABORTED = Symbol('aborted');
+
+/** Reads the whole body, copying each chunk (uWS reuses its buffer); past the cap nothing more is kept. */
+function readBody(res: uWS.HttpResponse, method: string, limit: number, onCancel: (cancel: () => void) => void): Promise<Buffer | typeof TOO_LARGE | typeof ABORTED> {
   if (method === 'get' || method === 'head') return Promise.resolve(Buffer.alloc(0));
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let over = false;
+    onCancel(() => resolve(ABORTED));
     res.onData((chunk, isLast) => {
-      if (!over) {
-        size += chunk.byteLength;
-        if (size > limit) {
-          over = true;
-          chunks.length = 0;
-          resolve(null);
-          return;
-        }
-        chunks.push(Buffer.from(chunk.slice(0)));
+      if (over) return;
+      size += chunk.byteLength;
+      if (size > limit) {
+        over = true;
+        chunks.length = 0;
+        resolve(TOO_LARGE);
+        return;
       }
-      if (isLast && !over) resolve(Buffer.concat(chunks, size));
+      chunks.push(Buffer.from(chunk.slice(0)));
+      if (isLast) resolve(Buffer.concat(chunks, size));
     });
   });
 }
