@@ -1,0 +1,104 @@
+// npm run bench [-- seconds concurrency]: throughput and latency of the running server (its own
+// process, embedded store) on a probe, an authenticated identity read, a bcrypt login, and durable
+// store writes. GET cases use wrk when installed (apt-get install wrk); fetch would be the bottleneck.
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openEmbeddedStore } from '../store/embedded/index.js';
+
+const seconds = Number(process.argv[2] ?? 5);
+const concurrency = Number(process.argv[3] ?? 32);
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function startNode(dataDir: string): Promise<{ url: string; stop: () => void }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', BCRYPT_ROUNDS: '4', ADDRESS_RATE_PER_MINUTE: '1000000' },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    if (await fetch(`${url}/readyz`).then((r) => r.ok, () => false)) break;
+    if (i > 200) throw new Error('server did not become ready');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { url, stop: () => child.kill('SIGTERM') };
+}
+
+const hasWrk = spawnSync('wrk', ['--version']).error === undefined;
+
+/** GET load from wrk (a separate native client) when installed, so the client is not the limit. */
+async function loadGet(name: string, url: string, headers: Record<string, string> = {}): Promise<void> {
+  if (!hasWrk) return load(`${name} (fetch client)`, () => fetch(url, { headers }));
+  const args = ['-t1', `-c${concurrency}`, `-d${seconds}s`, '--latency', ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), url];
+  const out = spawnSync('wrk', args, { encoding: 'utf8' }).stdout;
+  const rps = /Requests\/sec:\s+([\d.]+)/.exec(out)?.[1];
+  const p50 = /50%\s+([\d.]+\w+)/.exec(out)?.[1];
+  const p99 = /99%\s+([\d.]+\w+)/.exec(out)?.[1];
+  const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? '0';
+  console.log(`${`${name} (wrk)`.padEnd(34)} ${Number(rps).toFixed(0).padStart(7)} req/s   p50 ${p50}   p99 ${p99}   errors ${non2xx}`);
+}
+
+async function load(name: string, request: () => Promise<Response>): Promise<void> {
+  const latencies: number[] = [];
+  let errors = 0;
+  const end = performance.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < end) {
+        const t = performance.now();
+        const res = await request();
+        await res.arrayBuffer();
+        if (!res.ok) errors++;
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  latencies.sort((a, b) => a - b);
+  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))]!.toFixed(2);
+  console.log(`${name.padEnd(34)} ${(latencies.length / seconds).toFixed(0).padStart(7)} req/s   p50 ${pct(0.5)} ms   p99 ${pct(0.99)} ms   errors ${errors}`);
+}
+
+async function storeWrites(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'bench-store-'));
+  const store = await openEmbeddedStore(dir);
+  let n = 0;
+  const end = performance.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < end) {
+        const seq = n++;
+        await store.events.insert({ _id: `b:${seq}`, version: 1, boardId: 'b', seq, type: 'item.created', actor: 'agent:x', workId: `W-${seq}`, at: Date.now(), data: { title: 'x'.repeat(100) } });
+      }
+    }),
+  );
+  console.log(`${'embedded store: durable inserts'.padEnd(34)} ${(n / seconds).toFixed(0).padStart(7)} writes/s (${concurrency} writers, fdatasync per group commit)`);
+  await store.close();
+  await rm(dir, { recursive: true, force: true });
+}
+
+const dataDir = await mkdtemp(join(tmpdir(), 'bench-node-'));
+const node = await startNode(dataDir);
+try {
+  const signup = await fetch(`${node.url}/api/auth/signup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'bench@example.com', password: 'bench password 123' }) });
+  const cookie = signup.headers.getSetCookie()[0]!.split(';')[0]!;
+  console.log(`${seconds}s per case, ${concurrency} concurrent clients, node ${process.version}`);
+  await loadGet('GET /healthz', `${node.url}/healthz`);
+  await loadGet('GET /api/whoami (session)', `${node.url}/api/whoami`, { cookie });
+  await load('POST /api/auth/login (bcrypt 4)', () =>
+    fetch(`${node.url}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"email":"bench@example.com","password":"bench password 123"}' }),
+  );
+  await storeWrites();
+} finally {
+  node.stop();
+  await rm(dataDir, { recursive: true, force: true });
+}

@@ -1,0 +1,48 @@
+// What the real process logs: one structured line per request, and never a credential.
+import { afterEach, describe, expect, it } from 'vitest';
+import { Client } from '../support/server.js';
+import { startMain, type NodeProcess } from '../support/process.js';
+import { tempDir, unique } from '../support/temp.js';
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+describe('logs', () => {
+  it('record request id, route, status and duration, and no password, token or cookie', async () => {
+    const dir = await tempDir();
+    cleanups.push(dir.remove);
+    const node: NodeProcess = await startMain({ DATA_DIR: dir.path });
+    cleanups.push(async () => {
+      node.child.kill('SIGKILL');
+      await node.exited;
+    });
+    const password = `pw-${unique('secret')}-long`;
+    const client = new Client(node.url);
+    await client.post('/api/auth/signup', { email: `${unique('log')}@example.com`, password });
+    await client.post('/api/auth/login', { email: 'nobody@example.com', password });
+    await client.post('/api/auth/change-password', { currentPassword: password, newPassword: `${password}-2` });
+    const bearer = `agb_${unique('tokensecret')}`;
+    await client.get('/api/whoami', { authorization: `Bearer ${bearer}` });
+    const me = await client.get('/api/auth/me', { 'x-request-id': 'log-probe-1' });
+    expect(me.status).toBe(200);
+    const cookie = client.cookies.get('board_session')!;
+
+    node.child.kill('SIGTERM');
+    await node.exited;
+    const lines = node
+      .output()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const probe = lines.find((l) => l.reqId === 'log-probe-1');
+    expect(probe).toMatchObject({ route: 'GET /api/auth/me', status: 200, msg: 'request' });
+    expect(typeof probe!.durationMs).toBe('number');
+    expect(lines.filter((l) => l.msg === 'request').map((l) => l.status)).toEqual([201, 401, 200, 401, 200]);
+    const all = node.output();
+    expect(all).not.toContain(password);
+    expect(all).not.toContain(bearer);
+    expect(all).not.toContain(cookie);
+  });
+});
