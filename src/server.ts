@@ -2,6 +2,8 @@
 // Adapters are chosen by the caller (src/main.ts, or a test), never here.
 import type { Logger } from 'pino';
 import { Authenticator } from './auth/authenticator.js';
+import { ProjectSelector } from './auth/project-selection.js';
+import { logMailer, type Mailer } from './mail/mailer.js';
 import type { PasswordHasher } from './auth/passwords.js';
 import type { Config } from './config.js';
 import { ResolutionObserver } from './errors/observed-resolution.js';
@@ -17,6 +19,8 @@ export interface ServerParts {
   store: Store;
   limiter: RateLimiter;
   passwords: PasswordHasher;
+  /** Defaults to writing mail to the log. */
+  mailer?: Mailer;
   logger: Logger;
   clock?: () => number;
 }
@@ -55,8 +59,10 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     }
   };
 
-  const routes = routeTable({ config, store, observer, passwords: parts.passwords, logger, clock, readiness });
-  const pipeline = new Pipeline({ authenticator: new Authenticator(store), limiter: parts.limiter, observer, logger, publicUrl: config.publicUrl, cookieSecure: config.cookieSecure, addressRatePerMinute: config.addressRatePerMinute, clock });
+  const selector = new ProjectSelector(store);
+  const mailer = parts.mailer ?? logMailer(logger);
+  const routes = routeTable({ config, store, observer, passwords: parts.passwords, mailer, selector, logger, clock, readiness });
+  const pipeline = new Pipeline({ authenticator: new Authenticator(store), selector, limiter: parts.limiter, observer, logger, publicUrl: config.publicUrl, cookieSecure: config.cookieSecure, addressRatePerMinute: config.addressRatePerMinute, clock });
 
   const http = createHttpServer(
     routes,

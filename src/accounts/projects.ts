@@ -1,6 +1,37 @@
-// Creating a project: its record, the owner's membership and an empty board.
+// Projects (boards) of an account: provisioning, the plan limit, listing with the contract's
+// cursor rules, summaries, renaming and deletion.
 import { randomUUID } from 'node:crypto';
-import type { ProjectRecord, Store } from '../../store/ports/store.js';
+import { AppError } from '../errors/app-error.js';
+import { PLANS } from '../plans.js';
+import type { Role } from '../auth/identity.js';
+import type { BoardRecord, MemberRecord, ProjectRecord, Store } from '../../store/ports/store.js';
+
+export const PROJECT_NAME_MAX = 80;
+export const LIST_DEFAULT = 50;
+export const LIST_MAX = 200;
+
+export interface ProjectSummary {
+  projectId: string;
+  name: string;
+  itemCount: number;
+  verifyCount: number;
+  blockedCount: number;
+  agentCount: number;
+  lastActivityAt: string;
+  owned: boolean;
+  role: Role;
+  starred: boolean;
+}
+
+/** Trimmed, 1 to 80 characters, no control characters. */
+export function checkProjectName(name: string): string {
+  const trimmed = name.trim();
+  // eslint-disable-next-line no-control-regex
+  if (!trimmed || [...trimmed].length > PROJECT_NAME_MAX || /[\u0000-\u001f\u007f]/.test(trimmed)) {
+    throw new AppError('INVALID_PROJECT_NAME', `A project name is 1 to ${PROJECT_NAME_MAX} printable characters.`);
+  }
+  return trimmed;
+}
 
 export async function provisionProject(store: Store, ownerId: string, name: string, now: number): Promise<ProjectRecord> {
   const project: ProjectRecord = { _id: randomUUID(), version: 1, name, ownerId, plan: 'free', createdAt: now, lastActivityAt: now };
@@ -8,4 +39,106 @@ export async function provisionProject(store: Store, ownerId: string, name: stri
   await store.members.insert({ _id: `${project._id}:${ownerId}`, version: 1, projectId: project._id, accountId: ownerId, role: 'owner', acceptedAt: now });
   await store.boards.insert({ _id: project._id, version: 1, nextWorkSeq: 1, nextFencingToken: 1, lastSeq: 0, items: {} });
   return project;
+}
+
+/** The account's board limit: Pro's when it owns a Pro board, else Free's. */
+async function boardLimit(store: Store, ownerId: string): Promise<number> {
+  const pro = await store.projects.count({ ownerId, plan: 'pro' });
+  return PLANS[pro > 0 ? 'pro' : 'free'].boardsPerAccount;
+}
+
+export async function createProject(store: Store, ownerId: string, name: string, now: number): Promise<ProjectRecord> {
+  const checked = checkProjectName(name);
+  const [owned, limit] = await Promise.all([store.projects.count({ ownerId }), boardLimit(store, ownerId)]);
+  if (owned >= limit) throw new AppError('FREE_PROJECT_LIMIT', `This account may own ${limit} projects on its plan.`, { limit });
+  return provisionProject(store, ownerId, checked, now);
+}
+
+export async function renameProject(store: Store, projectId: string, name: string): Promise<ProjectRecord> {
+  const checked = checkProjectName(name);
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const project = await store.projects.get(projectId);
+    if (!project) throw new AppError('PROJECT_SCOPE_DENIED');
+    const renamed = await store.projects.update(project._id, project.version, { name: checked });
+    if (renamed) return renamed;
+  }
+  throw new AppError('INTERNAL');
+}
+
+/** Removes the board and everything bound to it: memberships, its tokens, its events. */
+export async function deleteProject(store: Store, projectId: string): Promise<void> {
+  await store.tokens.deleteMany({ boardId: projectId });
+  await store.members.deleteMany({ projectId });
+  await store.events.deleteMany({ boardId: projectId });
+  await store.boards.delete(projectId);
+  await store.projects.delete(projectId);
+}
+
+export async function summarize(store: Store, project: ProjectRecord, member: MemberRecord, starredId: string | null): Promise<ProjectSummary> {
+  const [board, agents] = await Promise.all([store.boards.get(project._id), store.tokens.find({ boardId: project._id, revoked: false })]);
+  const counts = countItems(board);
+  return {
+    projectId: project._id,
+    name: project.name,
+    ...counts,
+    agentCount: new Set(agents.map((t) => t.agentId)).size,
+    lastActivityAt: new Date(project.lastActivityAt).toISOString(),
+    owned: project.ownerId === member.accountId,
+    role: member.role,
+    starred: project._id === starredId,
+  };
+}
+
+function countItems(board: BoardRecord | null): Pick<ProjectSummary, 'itemCount' | 'verifyCount' | 'blockedCount'> {
+  const items = Object.values(board?.items ?? {}) as { state?: string }[];
+  return {
+    itemCount: items.length,
+    verifyCount: items.filter((i) => i.state === 'awaiting_verify' || i.state === 'verifying').length,
+    blockedCount: items.filter((i) => i.state === 'blocked').length,
+  };
+}
+
+interface Cursor {
+  offset: number;
+  limit: number;
+  total: number;
+}
+
+const encodeCursor = (c: Cursor): string => Buffer.from(JSON.stringify([c.offset, c.limit, c.total])).toString('base64url');
+
+function decodeCursor(raw: string): Cursor | null {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
+    if (!Array.isArray(value) || value.length !== 3 || !value.every((n) => Number.isInteger(n) && n >= 0)) return null;
+    const [offset, limit, total] = value as number[];
+    return { offset: offset!, limit: limit!, total: total! };
+  } catch {
+    return null;
+  }
+}
+
+/** Any other value than an integer 1..200 falls back to the default. */
+export function pageSize(raw: string | undefined): number {
+  if (raw === undefined || !/^\d+$/.test(raw)) return LIST_DEFAULT;
+  const n = Number(raw);
+  return n >= 1 && n <= LIST_MAX ? n : LIST_DEFAULT;
+}
+
+/**
+ * Owned and accepted shared boards, oldest membership first. A cursor that is malformed, or
+ * whose page size or project count no longer matches, restarts at the first page.
+ */
+export async function listProjects(store: Store, accountId: string, starredId: string | null, limit: number, cursor: string | undefined) {
+  const total = await store.members.count({ accountId });
+  const decoded = cursor === undefined ? null : decodeCursor(cursor);
+  const usable = decoded !== null && decoded.limit === limit && decoded.total === total && decoded.offset < Math.max(total, 1);
+  const offset = usable ? decoded.offset : 0;
+  const members = await store.members.find({ accountId }, { sort: [['acceptedAt', 1], ['_id', 1]], skip: offset, limit });
+  const projects = await Promise.all(members.map((m) => store.projects.get(m.projectId)));
+  const summaries = await Promise.all(members.flatMap((m, i) => (projects[i] ? [summarize(store, projects[i]!, m, starredId)] : [])));
+  const next = offset + limit;
+  return {
+    projects: summaries,
+    pagination: { nextCursor: next < total ? encodeCursor({ offset: next, limit, total }) : null, cursorReset: cursor !== undefined && !usable },
+  };
 }

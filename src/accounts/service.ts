@@ -6,7 +6,7 @@ import { newSecret, sha256, SESSION_COOKIE } from '../auth/authenticator.js';
 import type { PasswordHasher } from '../auth/passwords.js';
 import type { SetCookie } from '../http/route.js';
 import { DuplicateKeyError, type AccountRecord, type Store } from '../../store/ports/store.js';
-import { provisionProject } from './projects.js';
+import { deleteProject, provisionProject } from './projects.js';
 
 export const SESSION_TTL_SECONDS = 30 * 24 * 3600;
 export const PASSWORD_MIN = 12;
@@ -85,14 +85,49 @@ export class AccountService {
 
   /** Re-authenticates, stores the new hash, revokes every session of the account, opens a fresh one. */
   async changePassword(accountId: string, input: { currentPassword: string; newPassword: string }, now: number): Promise<{ account: AccountRecord; cookie: SetCookie }> {
-    const account = await this.store.accounts.get(accountId);
-    if (!account) throw new AppError('UNAUTHENTICATED');
-    if (!(await this.passwords.verify(input.currentPassword, account.passwordHash))) throw new AppError('INVALID_CURRENT_PASSWORD');
+    const account = await this.reauthenticate(accountId, input.currentPassword);
     checkPassword(input.newPassword);
     const updated = await this.store.accounts.update(account._id, account.version, { passwordHash: await this.passwords.hash(input.newPassword) });
     if (!updated) throw new AppError('INVALID_CURRENT_PASSWORD', 'The account changed meanwhile; re-authenticate and retry.');
     await this.store.sessions.deleteMany({ accountId });
     return { account: updated, cookie: await this.openSession(accountId, now) };
+  }
+
+  /** Re-authenticates, moves the account to the new address (unverified), revokes every session, opens a fresh one. */
+  async changeEmail(accountId: string, input: { currentPassword: string; newEmail: string }, now: number): Promise<{ account: AccountRecord; cookie: SetCookie }> {
+    const account = await this.reauthenticate(accountId, input.currentPassword);
+    const email = checkEmail(input.newEmail);
+    let updated: AccountRecord | null;
+    try {
+      updated = await this.store.accounts.update(account._id, account.version, { email, emailVerified: email === account.email && account.emailVerified });
+    } catch (e) {
+      if (e instanceof DuplicateKeyError && e.index === 'email') throw new AppError('EMAIL_TAKEN');
+      throw e;
+    }
+    if (!updated) throw new AppError('INVALID_CURRENT_PASSWORD', 'The account changed meanwhile; re-authenticate and retry.');
+    await this.store.sessions.deleteMany({ accountId });
+    return { account: updated, cookie: await this.openSession(accountId, now) };
+  }
+
+  /** Deletes the account, the boards it owns, its memberships, tokens, sessions and links. */
+  async deleteAccount(accountId: string, input: { confirmEmail: string; currentPassword: string }): Promise<void> {
+    const account = await this.store.accounts.get(accountId);
+    if (!account) throw new AppError('UNAUTHENTICATED');
+    if (input.confirmEmail !== account.email) throw new AppError('ACCOUNT_DELETE_CONFIRM_MISMATCH');
+    await this.reauthenticate(accountId, input.currentPassword);
+    for (const project of await this.store.projects.find({ ownerId: accountId })) await deleteProject(this.store, project._id);
+    await this.store.members.deleteMany({ accountId });
+    await this.store.tokens.deleteMany({ accountId });
+    await this.store.linkTokens.deleteMany({ accountId });
+    await this.store.sessions.deleteMany({ accountId });
+    await this.store.accounts.delete(accountId);
+  }
+
+  private async reauthenticate(accountId: string, currentPassword: string): Promise<AccountRecord> {
+    const account = await this.store.accounts.get(accountId);
+    if (!account) throw new AppError('UNAUTHENTICATED');
+    if (!(await this.passwords.verify(currentPassword, account.passwordHash))) throw new AppError('INVALID_CURRENT_PASSWORD');
+    return account;
   }
 
   async openSession(accountId: string, now: number): Promise<SetCookie> {

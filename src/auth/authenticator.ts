@@ -8,6 +8,7 @@ import type { Identity } from './identity.js';
 
 export const SESSION_COOKIE = 'board_session';
 export const TOKEN_PREFIX = 'agb_';
+const LAST_USE_RESOLUTION_MS = 60_000;
 
 export const sha256 = (value: string): string => createHash('sha256').update(value).digest('hex');
 export const newSecret = (bytes = 32): string => randomBytes(bytes).toString('base64url');
@@ -40,6 +41,10 @@ export class Authenticator {
     const token = await this.store.tokens.findOne({ secretHash: sha256(secret) });
     if (!token || token.revoked) throw new AppError('INVALID_SERVICE_TOKEN');
     if (token.expiresAt !== null && token.expiresAt <= now) throw new AppError('EXPIRED_TOKEN');
+    if (token.lastUsedAt === null || now - token.lastUsedAt >= LAST_USE_RESOLUTION_MS) {
+      // Off the request path and at most once a minute per token: a lost race only loses a timestamp.
+      this.store.tokens.update(token._id, token.version, { lastUsedAt: now }).catch(() => undefined);
+    }
     return {
       kind: 'token',
       principal: `agent:${token.agentId}`,

@@ -5,6 +5,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Logger } from 'pino';
 import { SESSION_COOKIE, type Authenticator } from '../auth/authenticator.js';
 import { isCrossSite } from '../auth/csrf.js';
+import type { ProjectSelector } from '../auth/project-selection.js';
 import { workspaceOf, type Identity } from '../auth/identity.js';
 import { AppError, isAppError } from '../errors/app-error.js';
 import { errorEnvelope, errorRecord } from '../errors/envelope.js';
@@ -37,6 +38,7 @@ export interface RawResponse {
 
 export interface PipelineDeps {
   authenticator: Authenticator;
+  selector: ProjectSelector;
   limiter: RateLimiter;
   observer: ResolutionObserver;
   logger: Logger;
@@ -75,6 +77,7 @@ export class Pipeline {
       remoteAddress: raw.remoteAddress,
       cookies,
       identity: null,
+      project: null,
       now: this.deps.clock(),
     };
     let response: RawResponse;
@@ -91,14 +94,22 @@ export class Pipeline {
 
   private async stages(route: Route, raw: RawRequest, ctx: RequestContext): Promise<Reply> {
     const body = this.parseBody(route, raw);
-    const query = route.query ? parseWith(route.query, Object.fromEntries(new URLSearchParams(raw.query)), 'query') : undefined;
+    const params = Object.fromEntries(new URLSearchParams(raw.query));
+    const requestedProject = route.project ? params.projectId : undefined;
+    if (route.project) delete params.projectId;
+    const query = route.query ? parseWith(route.query, params, 'query') : undefined;
     ctx.identity = await this.deps.authenticator.authenticate(route.auth, raw.headers, ctx.cookies, ctx.now);
+    if (route.accountScope && ctx.identity?.kind === 'token' && ctx.identity.scope !== 'account') {
+      throw new AppError('PROJECT_SCOPE_DENIED', 'Workspace and resource tokens cannot act on account structure; use a session or an account-scoped token.');
+    }
     // Browser writes (cookie sessions, and signup/login which set one) must be same-origin;
     // token calls carry no ambient credential and signed webhooks come from the provider.
     if (isWrite(route) && route.bodyKind !== 'raw' && ctx.identity?.kind !== 'token' && isCrossSite(raw.headers, this.allowedOrigins)) {
       throw new AppError('CSRF_REJECTED');
     }
-    const rate = await applyRateBudget(this.deps.limiter, { rate: route.rate, identity: ctx.identity, remoteAddress: ctx.remoteAddress, plan: 'free', addressLimit: this.deps.addressRatePerMinute, now: ctx.now });
+    if (route.project && ctx.identity) ctx.project = await this.deps.selector.select(ctx.identity, requestedProject, route.project);
+    const plan = ctx.project?.plan ?? 'free';
+    const rate = await applyRateBudget(this.deps.limiter, { rate: route.rate, identity: ctx.identity, remoteAddress: ctx.remoteAddress, plan, addressLimit: this.deps.addressRatePerMinute, now: ctx.now });
     const reply = await route.handler({ ctx, body, query, raw: raw.body });
     if (route.rateHeaders) reply.headers = { ...rate.headers, ...reply.headers };
     return reply;

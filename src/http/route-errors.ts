@@ -14,6 +14,9 @@ export function routeErrors(route: Route): ErrorCode[] {
   if (route.auth === 'bearer-or-session') {
     for (const c of ['AUTH_REQUIRED', 'INVALID_SERVICE_TOKEN', 'EXPIRED_TOKEN', 'UNAUTHENTICATED', 'AUTH_UNAVAILABLE'] as const) codes.add(c);
   }
+  if (route.accountScope) codes.add('PROJECT_SCOPE_DENIED');
+  if (route.project) for (const c of ['INVALID_PROJECT_ID', 'PROJECT_SCOPE_DENIED'] as const) codes.add(c);
+  if (route.project === 'required') codes.add('PROJECT_REQUIRED');
   if (route.method !== 'get' && route.bodyKind !== 'raw') codes.add('CSRF_REJECTED');
   if (route.rate === 'address' || route.rate === 'read' || route.rate === 'write') codes.add('RATE_LIMITED');
   codes.add('INTERNAL');

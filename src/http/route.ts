@@ -3,6 +3,7 @@
 import type { z } from 'zod';
 import type { ErrorCode } from '../errors/registry.js';
 import type { Identity } from '../auth/identity.js';
+import type { SelectedProject, SelectionMode } from '../auth/project-selection.js';
 
 export type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 
@@ -29,6 +30,8 @@ export interface RequestContext {
   remoteAddress: string;
   cookies: Record<string, string>;
   identity: Identity | null;
+  /** The selected project, on routes that select one. */
+  project: SelectedProject | null;
   now: number;
 }
 
@@ -76,6 +79,10 @@ export interface Route<B = unknown, Q = unknown> {
   /** Route-specific error codes; the pipeline adds those its stages can raise. */
   errors: readonly ErrorCode[];
   responses: Record<number, ResponseSpec>;
+  /** Selects a project from `?projectId=` or the credential's default (see project-selection.ts). */
+  project?: SelectionMode;
+  /** Account structure: workspace- and resource-scoped tokens are refused (PROJECT_SCOPE_DENIED). */
+  accountScope?: boolean;
   /** Emits the nine X-RateLimit-* headers on success. */
   rateHeaders?: boolean;
   handler(input: HandlerInput<B, Q>): Promise<Reply> | Reply;

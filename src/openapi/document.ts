@@ -43,6 +43,15 @@ function errorResponses(codes: ErrorCode[]): Record<string, unknown> {
 
 function operation(route: Route): Record<string, unknown> {
   const parameters: Record<string, unknown>[] = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+  if (route.project) {
+    parameters.push({
+      name: 'projectId',
+      in: 'query',
+      required: false,
+      description: 'The project (board) to act on. Defaults to the token’s own board, else the account’s starred default project.',
+      schema: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]{1,64}$' },
+    });
+  }
   if (route.query) {
     const schema = jsonSchema(route.query, 'input') as { properties?: Record<string, unknown>; required?: string[] };
     for (const [name, s] of Object.entries(schema.properties ?? {})) parameters.push({ name, in: 'query', required: schema.required?.includes(name) ?? false, schema: s });

@@ -4,6 +4,8 @@ import { AccountService, clearSessionCookie, publicAccount } from '../accounts/s
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
+import { AuthSessionResponse, PublicAccount } from './schemas.js';
+import { Recovery } from '../accounts/recovery.js';
 
 const REFERRAL_CODE = /^[0-9bcdfghjkmnpqrstvwxyz]{12}$/;
 
@@ -12,8 +14,10 @@ const LoginBody = z.strictObject({ email: z.string(), password: z.string() });
 const ChangePasswordBody = z.strictObject({ currentPassword: z.string(), newPassword: z.string() });
 const LogoutBody = z.strictObject({}).optional();
 
-const PublicAccount = z.object({ id: z.string(), email: z.string(), displayName: z.string().nullable(), emailVerified: z.boolean(), defaultProjectId: z.string().nullable(), createdAt: z.string() });
-const AuthSessionResponse = z.object({ account: PublicAccount });
+const ForgotBody = z.strictObject({ email: z.string() });
+const ResetBody = z.strictObject({ token: z.string().min(1), newPassword: z.string() });
+const VerifyBody = z.strictObject({ token: z.string().min(1) });
+const Accepted = z.object({ status: z.literal('accepted') });
 const AuthMeResponse = z.object({ user: PublicAccount, referral: z.object({ code: z.string(), months: z.number().int(), referred: z.boolean() }).nullable() });
 const WhoamiResponse = z.object({
   principal: z.string(),
@@ -24,6 +28,7 @@ const WhoamiResponse = z.object({
 
 export function authRoutes(deps: RouteDeps): Route[] {
   const accounts = new AccountService(deps.store, deps.passwords);
+  const recovery = new Recovery(deps.store, deps.mailer, deps.passwords, deps.config.publicUrl);
   const group = 'accounts';
 
   return [
@@ -41,6 +46,7 @@ export function authRoutes(deps: RouteDeps): Route[] {
       responses: { 201: { description: 'Signed up; the session cookie is set.', schema: AuthSessionResponse } },
       async handler({ ctx, body }) {
         const { account, cookie } = await accounts.signup(body, ctx.now);
+        await recovery.sendVerification(account, ctx.now).catch((e: unknown) => deps.logger.warn({ err: e }, 'verification mail failed'));
         return { status: 201, body: { account: publicAccount(account) }, cookies: [cookie] };
       },
     }),
@@ -91,6 +97,55 @@ export function authRoutes(deps: RouteDeps): Route[] {
       async handler({ ctx, body }) {
         const { account, cookie } = await accounts.changePassword(ctx.identity!.accountId, body, ctx.now);
         return { status: 200, body: { account: publicAccount(account) }, cookies: [cookie] };
+      },
+    }),
+    defineRoute<z.infer<typeof ForgotBody>, undefined>({
+      method: 'post',
+      path: '/api/auth/forgot-password',
+      group,
+      summary: 'Mail a single-use password-reset link (valid one hour) when the address has an account.',
+      description: 'Answers the same, 202, whether or not the address has an account. Rate limited per socket address.',
+      auth: 'none',
+      bodyKind: 'json',
+      body: ForgotBody,
+      rate: 'address',
+      errors: [],
+      responses: { 202: { description: 'Accepted; a mail goes out if the address is known.', schema: Accepted } },
+      async handler({ ctx, body }) {
+        // Not awaited: the answer's timing must not tell whether the address exists.
+        recovery.forgotPassword(body.email, ctx.now).catch((e: unknown) => deps.logger.error({ err: e }, 'forgot-password failed'));
+        return { status: 202, body: { status: 'accepted' } };
+      },
+    }),
+    defineRoute<z.infer<typeof ResetBody>, undefined>({
+      method: 'post',
+      path: '/api/auth/reset-password',
+      group,
+      summary: 'Set a new password with a reset link’s token; every session of the account is revoked.',
+      auth: 'none',
+      bodyKind: 'json',
+      body: ResetBody,
+      rate: 'address',
+      errors: ['INVALID_PASSWORD', 'INVALID_LINK_TOKEN', 'EXPIRED_TOKEN'],
+      responses: { 204: { description: 'The password is set; sign in with it.' } },
+      async handler({ ctx, body }) {
+        await recovery.resetPassword(body.token, body.newPassword, ctx.now);
+        return { status: 204 };
+      },
+    }),
+    defineRoute<z.infer<typeof VerifyBody>, undefined>({
+      method: 'post',
+      path: '/api/auth/verify-email',
+      group,
+      summary: 'Confirm the account’s email address with a verification link’s token.',
+      auth: 'none',
+      bodyKind: 'json',
+      body: VerifyBody,
+      rate: 'address',
+      errors: ['INVALID_LINK_TOKEN', 'EXPIRED_TOKEN'],
+      responses: { 200: { description: 'Verified.', schema: z.object({ account: PublicAccount }) } },
+      async handler({ ctx, body }) {
+        return { status: 200, body: { account: publicAccount(await recovery.verifyEmail(body.token, ctx.now)) } };
       },
     }),
     defineRoute({

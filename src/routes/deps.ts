@@ -5,12 +5,16 @@ import type { ResolutionObserver } from '../errors/observed-resolution.js';
 import type { Route } from '../http/route.js';
 import type { Store } from '../../store/ports/store.js';
 import type { PasswordHasher } from '../auth/passwords.js';
+import type { ProjectSelector } from '../auth/project-selection.js';
+import type { Mailer } from '../mail/mailer.js';
 
 export interface RouteDeps {
   config: Config;
   store: Store;
   observer: ResolutionObserver;
   passwords: PasswordHasher;
+  mailer: Mailer;
+  selector: ProjectSelector;
   logger: Logger;
   clock: () => number;
   /** The whole route table, for the documents generated from it. */

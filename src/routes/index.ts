@@ -1,12 +1,15 @@
 // The route table: every operation group, in one list.
 import type { Route } from '../http/route.js';
+import { accountRoutes } from './account.js';
 import { authRoutes } from './auth.js';
+import { projectRoutes } from './projects.js';
+import { tokenRoutes } from './tokens.js';
 import type { RouteDeps } from './deps.js';
 import { systemRoutes } from './system.js';
 
 export function routeTable(deps: Omit<RouteDeps, 'routes'>): Route[] {
   const table: Route[] = [];
   const full: RouteDeps = { ...deps, routes: () => table };
-  table.push(...systemRoutes(full), ...authRoutes(full));
+  table.push(...systemRoutes(full), ...authRoutes(full), ...accountRoutes(full), ...tokenRoutes(full), ...projectRoutes(full));
   return table;
 }

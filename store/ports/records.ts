@@ -72,6 +72,16 @@ export interface EventRecord extends Doc {
   data: Record<string, unknown>;
 }
 
+export interface LinkTokenRecord extends Doc {
+  /** _id is the sha256 of the token sent by mail; the token itself is never stored. */
+  accountId: string;
+  purpose: 'reset-password' | 'verify-email';
+  /** The address a verification was sent to; a later email change voids it. */
+  email: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
 export interface AuditRecord extends Doc {
   at: number;
   actor: string;

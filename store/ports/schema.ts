@@ -1,6 +1,6 @@
 // The collections of the store and their indexes, declared once for both adapters.
 import type { Collection } from './collection.js';
-import type { AccountRecord, AuditRecord, BoardRecord, EventRecord, MemberRecord, ProjectRecord, SessionRecord, TokenRecord } from './records.js';
+import type { AccountRecord, AuditRecord, BoardRecord, EventRecord, LinkTokenRecord, MemberRecord, ProjectRecord, SessionRecord, TokenRecord } from './records.js';
 
 export interface IndexSpec {
   name: string;
@@ -17,6 +17,7 @@ export interface Collections {
   boards: Collection<BoardRecord>;
   events: Collection<EventRecord>;
   audit: Collection<AuditRecord>;
+  linkTokens: Collection<LinkTokenRecord>;
 }
 
 export type CollectionName = keyof Collections;
@@ -26,12 +27,13 @@ const idx = (fields: string[], unique = false): IndexSpec => ({ name: fields.joi
 export const SCHEMA: Record<CollectionName, readonly IndexSpec[]> = {
   accounts: [idx(['email'], true), idx(['referralCode'], true)],
   sessions: [idx(['accountId'])],
-  tokens: [idx(['secretHash'], true), idx(['accountId']), idx(['agentId'])],
+  tokens: [idx(['secretHash'], true), idx(['accountId']), idx(['agentId']), idx(['boardId'])],
   projects: [idx(['ownerId'])],
-  members: [idx(['accountId']), idx(['projectId'])],
+  members: [idx(['accountId', 'acceptedAt']), idx(['projectId'])],
   boards: [],
   events: [idx(['boardId', 'seq'], true)],
   audit: [idx(['projectId', 'at'])],
+  linkTokens: [idx(['accountId'])],
 };
 
 export const COLLECTION_NAMES = Object.keys(SCHEMA) as CollectionName[];

@@ -1,0 +1,83 @@
+// Mailed single-use links: password reset and email verification. Only the token's sha256 is
+// stored; consuming it is one conditional delete, so a link works once even under a race.
+import { AppError } from '../errors/app-error.js';
+import { newSecret, sha256 } from '../auth/authenticator.js';
+import type { Mailer } from '../mail/mailer.js';
+import type { AccountRecord, LinkTokenRecord, Store } from '../../store/ports/store.js';
+import { canonicalEmail, checkPassword } from './service.js';
+import type { PasswordHasher } from '../auth/passwords.js';
+
+export const RESET_TTL_MS = 60 * 60_000;
+export const VERIFY_TTL_MS = 48 * 60 * 60_000;
+
+type Purpose = LinkTokenRecord['purpose'];
+
+export class Recovery {
+  constructor(
+    private readonly store: Store,
+    private readonly mailer: Mailer,
+    private readonly passwords: PasswordHasher,
+    private readonly publicUrl: string,
+  ) {}
+
+  /** Mails a reset link when the address has an account; says nothing either way. */
+  async forgotPassword(email: string, now: number): Promise<void> {
+    const account = await this.store.accounts.findOne({ email: canonicalEmail(email) });
+    if (!account) return;
+    const token = await this.issue(account, 'reset-password', now);
+    await this.mailer.send({
+      to: account.email,
+      subject: 'Reset your board password',
+      text: `Reset your password within an hour: ${this.publicUrl}/reset-password#token=${token}\nIf you did not ask for this, ignore this mail.`,
+    });
+  }
+
+  async sendVerification(account: AccountRecord, now: number): Promise<void> {
+    const token = await this.issue(account, 'verify-email', now);
+    await this.mailer.send({ to: account.email, subject: 'Verify your email', text: `Confirm this address within 48 hours: ${this.publicUrl}/verify-email#token=${token}` });
+  }
+
+  /** Sets the new password and revokes every session of the account. */
+  async resetPassword(token: string, newPassword: string, now: number): Promise<void> {
+    checkPassword(newPassword);
+    const link = await this.consume(token, 'reset-password', now);
+    const passwordHash = await this.passwords.hash(newPassword);
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const account = await this.store.accounts.get(link.accountId);
+      if (!account) throw new AppError('INVALID_LINK_TOKEN');
+      if (await this.store.accounts.update(account._id, account.version, { passwordHash })) {
+        await this.store.sessions.deleteMany({ accountId: account._id });
+        return;
+      }
+    }
+    throw new AppError('INTERNAL');
+  }
+
+  async verifyEmail(token: string, now: number): Promise<AccountRecord> {
+    const link = await this.consume(token, 'verify-email', now);
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const account = await this.store.accounts.get(link.accountId);
+      if (!account || account.email !== link.email) throw new AppError('INVALID_LINK_TOKEN', 'The link was sent to an address the account no longer uses.');
+      const verified = await this.store.accounts.update(account._id, account.version, { emailVerified: true });
+      if (verified) return verified;
+    }
+    throw new AppError('INTERNAL');
+  }
+
+  private async issue(account: AccountRecord, purpose: Purpose, now: number): Promise<string> {
+    const token = newSecret();
+    const ttl = purpose === 'reset-password' ? RESET_TTL_MS : VERIFY_TTL_MS;
+    await this.store.linkTokens.insert({ _id: sha256(token), version: 1, accountId: account._id, purpose, email: account.email, createdAt: now, expiresAt: now + ttl });
+    return token;
+  }
+
+  private async consume(token: string, purpose: Purpose, now: number): Promise<LinkTokenRecord> {
+    const id = sha256(token);
+    const link = await this.store.linkTokens.get(id);
+    if (!link || link.purpose !== purpose) throw new AppError('INVALID_LINK_TOKEN');
+    const mine = await this.store.linkTokens.delete(id, link.version);
+    if (!mine) throw new AppError('INVALID_LINK_TOKEN');
+    if (link.expiresAt <= now) throw new AppError('EXPIRED_TOKEN', 'The link has expired; ask for a new one.');
+    return link;
+  }
+}

@@ -1,0 +1,140 @@
+// Service tokens: the secret is shown once and stored as a sha256; the agent principal
+// (`agent:<agentId>`) is stable across reissues, so an agent's history stays its own.
+import { randomUUID } from 'node:crypto';
+import { AppError } from '../errors/app-error.js';
+import { newSecret, sha256, TOKEN_PREFIX } from '../auth/authenticator.js';
+import { atLeast, type ProjectSelector } from '../auth/project-selection.js';
+import type { Identity, Role, TokenScope } from '../auth/identity.js';
+import type { Store, TokenRecord } from '../../store/ports/store.js';
+
+export const SHOWN_PREFIX_LENGTH = TOKEN_PREFIX.length + 8;
+export const MAX_TOKENS_PER_ACCOUNT = 500;
+
+export interface IssueInput {
+  name: string;
+  scope: TokenScope;
+  projectId?: string;
+  role?: 'admin' | 'member' | 'viewer';
+  resources?: string[];
+  expiresAt?: string | null;
+}
+
+export interface PublicToken {
+  id: string;
+  name: string;
+  prefix: string;
+  scope: TokenScope;
+  projectId: string | null;
+  role: Role | null;
+  resources: string[] | null;
+  agentId: string;
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+  createdAt: string;
+}
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+export function publicToken(t: TokenRecord): PublicToken {
+  return { id: t._id, name: t.name, prefix: t.prefix, scope: t.scope, projectId: t.boardId, role: t.role, resources: t.resources, agentId: t.agentId, expiresAt: iso(t.expiresAt), lastUsedAt: iso(t.lastUsedAt), createdAt: new Date(t.createdAt).toISOString() };
+}
+
+const mintSecret = (): { secret: string; secretHash: string; prefix: string } => {
+  const secret = `${TOKEN_PREFIX}${newSecret(30)}`;
+  return { secret, secretHash: sha256(secret), prefix: secret.slice(0, SHOWN_PREFIX_LENGTH) };
+};
+
+function expiryOf(raw: string | null | undefined, now: number): number | null {
+  if (raw === undefined || raw === null) return null;
+  const at = Date.parse(raw);
+  if (Number.isNaN(at)) throw new AppError('INVALID_INPUT', 'body.expiresAt: must be an ISO 8601 date-time', { field: 'body.expiresAt' });
+  if (at <= now) throw new AppError('INVALID_INPUT', 'body.expiresAt: must be in the future', { field: 'body.expiresAt' });
+  return at;
+}
+
+export class ServiceTokens {
+  constructor(
+    private readonly store: Store,
+    private readonly selector: ProjectSelector,
+  ) {}
+
+  async issue(issuer: Identity, input: IssueInput, now: number): Promise<{ token: PublicToken; secret: string }> {
+    const { boardId, role, resources } = await this.bindingFor(issuer, input);
+    if ((await this.store.tokens.count({ accountId: issuer.accountId })) >= MAX_TOKENS_PER_ACCOUNT) {
+      throw new AppError('INVALID_INPUT', `An account holds at most ${MAX_TOKENS_PER_ACCOUNT} tokens; revoke unused ones.`);
+    }
+    const minted = mintSecret();
+    const record: TokenRecord = {
+      _id: randomUUID(),
+      version: 1,
+      accountId: issuer.accountId,
+      agentId: randomUUID(),
+      ...minted,
+      name: input.name,
+      scope: input.scope,
+      boardId,
+      role,
+      resources,
+      expiresAt: expiryOf(input.expiresAt, now),
+      lastUsedAt: null,
+      revoked: false,
+      createdAt: now,
+    };
+    await this.store.tokens.insert(record);
+    return { token: publicToken(record), secret: minted.secret };
+  }
+
+  async list(accountId: string): Promise<PublicToken[]> {
+    const tokens = await this.store.tokens.find({ accountId, revoked: false }, { sort: [['createdAt', 1], ['_id', 1]], limit: MAX_TOKENS_PER_ACCOUNT });
+    return tokens.map(publicToken);
+  }
+
+  async update(accountId: string, tokenId: string, changes: { name?: string; expiresAt?: string | null }, now: number): Promise<PublicToken> {
+    return publicToken(
+      await this.mutate(accountId, tokenId, () => ({
+        ...(changes.name !== undefined ? { name: changes.name } : {}),
+        ...(changes.expiresAt !== undefined ? { expiresAt: expiryOf(changes.expiresAt, now) } : {}),
+      })),
+    );
+  }
+
+  /** A new secret for the same token id and agent; the old secret stops working at once. */
+  async reissue(accountId: string, tokenId: string): Promise<{ token: PublicToken; secret: string }> {
+    const minted = mintSecret();
+    const record = await this.mutate(accountId, tokenId, () => ({ secretHash: minted.secretHash, prefix: minted.prefix }));
+    return { token: publicToken(record), secret: minted.secret };
+  }
+
+  async revoke(accountId: string, tokenId: string): Promise<void> {
+    await this.mutate(accountId, tokenId, () => ({ revoked: true }));
+  }
+
+  private async mutate(accountId: string, tokenId: string, changes: () => Partial<TokenRecord>): Promise<TokenRecord> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const token = await this.store.tokens.get(tokenId);
+      if (!token || token.accountId !== accountId || token.revoked) throw new AppError('TOKEN_NOT_FOUND');
+      const updated = await this.store.tokens.update(token._id, token.version, changes());
+      if (updated) return updated;
+    }
+    throw new AppError('INTERNAL');
+  }
+
+  /** Workspace and resource tokens bind to one board the issuer administers, at no higher role. */
+  private async bindingFor(issuer: Identity, input: IssueInput): Promise<Pick<TokenRecord, 'boardId' | 'role' | 'resources'>> {
+    if (input.scope === 'account') {
+      if (input.projectId !== undefined || input.role !== undefined || input.resources !== undefined) {
+        throw new AppError('INVALID_INPUT', 'An account-scoped token takes no projectId, role or resources.');
+      }
+      return { boardId: null, role: null, resources: null };
+    }
+    if (input.projectId === undefined) throw new AppError('INVALID_INPUT', `body.projectId: required for a ${input.scope} token`, { field: 'body.projectId' });
+    if (input.scope === 'resource' && !input.resources?.length) throw new AppError('INVALID_INPUT', 'body.resources: a resource token names at least one work id or operation group', { field: 'body.resources' });
+    if (input.scope === 'workspace' && input.resources !== undefined) throw new AppError('INVALID_INPUT', 'body.resources: only resource tokens take resources', { field: 'body.resources' });
+    const project = await this.selector.reachable(issuer, input.projectId);
+    if (!project) throw new AppError('PROJECT_SCOPE_DENIED');
+    const role = input.role ?? 'member';
+    if (!atLeast(project.role, 'admin')) throw new AppError('ROLE_REQUIRED', 'Issuing board tokens needs the admin or owner role on the board.');
+    if (!atLeast(project.role, role)) throw new AppError('ROLE_REQUIRED', `You cannot issue a token above your own role (${project.role}).`);
+    return { boardId: project.id, role, resources: input.scope === 'resource' ? [...new Set(input.resources)] : null };
+  }
+}

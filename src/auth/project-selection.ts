@@ -1,0 +1,59 @@
+// Project selection for project-scoped operations: `?projectId=`, else the credential's own board
+// (workspace and resource tokens), else the account's starred default. Checked against accepted
+// membership: a malformed id is INVALID_PROJECT_ID, an unreachable one PROJECT_SCOPE_DENIED.
+import { AppError } from '../errors/app-error.js';
+import type { PlanName } from '../plans.js';
+import type { Store } from '../../store/ports/store.js';
+import type { Identity, Role } from './identity.js';
+
+export const PROJECT_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+export interface SelectedProject {
+  id: string;
+  name: string;
+  role: Role;
+  plan: PlanName;
+  owned: boolean;
+}
+
+export type SelectionMode = 'required' | 'optional';
+
+type SelectionPorts = Pick<Store, 'accounts' | 'projects' | 'members'>;
+
+export class ProjectSelector {
+  constructor(private readonly store: SelectionPorts) {}
+
+  async select(identity: Identity, requested: string | undefined, mode: SelectionMode): Promise<SelectedProject | null> {
+    if (requested !== undefined) {
+      if (!PROJECT_ID.test(requested)) throw new AppError('INVALID_PROJECT_ID', 'projectId must be 1 to 64 letters, digits, "-" or "_".');
+      const project = await this.reachable(identity, requested);
+      if (!project) throw new AppError('PROJECT_SCOPE_DENIED', 'That project does not exist or this credential cannot reach it.');
+      return project;
+    }
+    const fallback = await this.fallback(identity);
+    const project = fallback ? await this.reachable(identity, fallback) : null;
+    if (!project && mode === 'required') throw new AppError('PROJECT_REQUIRED', 'Pass projectId, or star a default project in the profile.');
+    return project;
+  }
+
+  /** The project as this credential may see it, or null. */
+  async reachable(identity: Identity, projectId: string): Promise<SelectedProject | null> {
+    if (identity.kind === 'token' && identity.scope !== 'account' && identity.boardId !== projectId) return null;
+    const [project, member] = await Promise.all([this.store.projects.get(projectId), this.store.members.get(`${projectId}:${identity.accountId}`)]);
+    if (!project || !member) return null;
+    const role = identity.kind === 'token' && identity.scope !== 'account' ? lower(identity.role ?? 'member', member.role) : member.role;
+    return { id: project._id, name: project.name, role, plan: project.plan, owned: project.ownerId === identity.accountId };
+  }
+
+  private async fallback(identity: Identity): Promise<string | null> {
+    if (identity.kind === 'token' && identity.scope !== 'account') return identity.boardId;
+    return (await this.store.accounts.get(identity.accountId))?.defaultProjectId ?? null;
+  }
+}
+
+const RANK: Record<Role, number> = { viewer: 0, member: 1, admin: 2, owner: 3 };
+
+export const atLeast = (role: Role, needed: Role): boolean => RANK[role] >= RANK[needed];
+
+/** A token never acts above the role its account holds on the board. */
+const lower = (a: Role, b: Role): Role => (RANK[a] <= RANK[b] ? a : b);

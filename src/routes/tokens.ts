@@ -1,0 +1,113 @@
+// Service tokens of the account: issue (secret shown once), list, rename or re-expire, revoke, reissue.
+import { z } from 'zod';
+import { ServiceTokens } from '../accounts/service-tokens.js';
+import { defineRoute, type Route } from '../http/route.js';
+import type { RouteDeps } from './deps.js';
+
+const RESOURCE = /^(W-\d{1,9}|items|claims|shouts|status|doctrine|spec|feedback|history)$/;
+
+const IssueBody = z.strictObject({
+  name: z.string().min(1).max(80),
+  scope: z.enum(['account', 'workspace', 'resource']),
+  projectId: z.string().min(1).max(64).optional(),
+  role: z.enum(['admin', 'member', 'viewer']).optional(),
+  resources: z.array(z.string().regex(RESOURCE, 'must be a work id (W-<n>) or an operation group')).min(1).max(100).optional(),
+  expiresAt: z.iso.datetime({ offset: true }).nullable().optional(),
+});
+const PatchBody = z.strictObject({ name: z.string().min(1).max(80).optional(), expiresAt: z.iso.datetime({ offset: true }).nullable().optional() });
+
+const PublicToken = z.object({
+  id: z.string(),
+  name: z.string(),
+  prefix: z.string(),
+  scope: z.enum(['account', 'workspace', 'resource']),
+  projectId: z.string().nullable(),
+  role: z.string().nullable(),
+  resources: z.array(z.string()).nullable(),
+  agentId: z.string(),
+  expiresAt: z.string().nullable(),
+  lastUsedAt: z.string().nullable(),
+  createdAt: z.string(),
+});
+const WithSecret = z.object({ token: PublicToken, secret: z.string() });
+
+export function tokenRoutes(deps: RouteDeps): Route[] {
+  const tokens = new ServiceTokens(deps.store, deps.selector);
+  const base = { group: 'tokens', auth: 'bearer-or-session', accountScope: true, rateHeaders: true } as const;
+  const one = '/api/accounts/tokens/{tokenId}';
+
+  return [
+    defineRoute<z.infer<typeof IssueBody>, undefined>({
+      ...base,
+      method: 'post',
+      path: '/api/accounts/tokens',
+      summary: 'Issue a service token; the secret is in this response only.',
+      description:
+        'Scopes: `account` (acts for the account; may create projects and issue tokens), `workspace` (one board, as `role`, member by default), `resource` (one board, limited to the work ids or operation groups in `resources`). ' +
+        'Board tokens need the admin or owner role on the board and never exceed the issuer’s role. Each token carries a stable agent principal (`agent:<agentId>`) that survives reissue.',
+      bodyKind: 'json',
+      body: IssueBody,
+      rate: 'write',
+      errors: ['PROJECT_SCOPE_DENIED', 'ROLE_REQUIRED'],
+      responses: { 201: { description: 'Issued.', schema: WithSecret } },
+      async handler({ ctx, body }) {
+        return { status: 201, body: await tokens.issue(ctx.identity!, body, ctx.now) };
+      },
+    }),
+    defineRoute({
+      ...base,
+      method: 'get',
+      path: '/api/accounts/tokens',
+      summary: 'The account’s live tokens: secret-free prefix, scope, board and last use.',
+      bodyKind: 'none',
+      rate: 'read',
+      errors: [],
+      responses: { 200: { description: 'Tokens, oldest first.', schema: z.object({ tokens: z.array(PublicToken) }) } },
+      async handler({ ctx }) {
+        return { status: 200, body: { tokens: await tokens.list(ctx.identity!.accountId) } };
+      },
+    }),
+    defineRoute<z.infer<typeof PatchBody>, undefined>({
+      ...base,
+      method: 'patch',
+      path: one,
+      summary: 'Rename a token or change its expiry (null: never expires).',
+      bodyKind: 'json',
+      body: PatchBody,
+      rate: 'write',
+      errors: ['TOKEN_NOT_FOUND'],
+      responses: { 200: { description: 'Updated.', schema: z.object({ token: PublicToken }) } },
+      async handler({ ctx, body }) {
+        return { status: 200, body: { token: await tokens.update(ctx.identity!.accountId, ctx.params.tokenId!, body, ctx.now) } };
+      },
+    }),
+    defineRoute({
+      ...base,
+      method: 'delete',
+      path: one,
+      summary: 'Revoke a token at once.',
+      bodyKind: 'none',
+      rate: 'write',
+      errors: ['TOKEN_NOT_FOUND'],
+      responses: { 204: { description: 'Revoked.' } },
+      async handler({ ctx }) {
+        await tokens.revoke(ctx.identity!.accountId, ctx.params.tokenId!);
+        return { status: 204 };
+      },
+    }),
+    defineRoute({
+      ...base,
+      method: 'post',
+      path: `${one}/reissue`,
+      summary: 'A new secret for the same token and agent principal; the old secret stops working at once.',
+      bodyKind: 'optional-json',
+      body: z.strictObject({}).optional(),
+      rate: 'write',
+      errors: ['TOKEN_NOT_FOUND'],
+      responses: { 200: { description: 'Reissued; the new secret is in this response only.', schema: WithSecret } },
+      async handler({ ctx }) {
+        return { status: 200, body: await tokens.reissue(ctx.identity!.accountId, ctx.params.tokenId!) };
+      },
+    }),
+  ];
+}
