@@ -10,6 +10,7 @@ import { ResolutionObserver } from './errors/observed-resolution.js';
 import { Pipeline } from './http/pipeline.js';
 import { createHttpServer, type RefusalReason } from './http/uws.js';
 import type { RateLimiter } from './ratelimit/limiter.js';
+import type { Route } from './http/route.js';
 import { routeTable } from './routes/index.js';
 import type { ErrorCode } from './errors/registry.js';
 import type { Store } from '../store/ports/store.js';
@@ -27,6 +28,8 @@ export interface ServerParts {
 
 export interface RunningServer {
   port: number;
+  /** The route table this node serves. */
+  routes: readonly Route[];
   /** Requests accepted and not yet answered or abandoned. */
   inFlight(): number;
   /** Stops accepting, lets in-flight requests finish (up to the grace period), closes the store. */
@@ -88,6 +91,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
 
   return {
     port,
+    routes,
     inFlight: () => inFlight,
     async shutdown() {
       if (draining) return;

@@ -18,15 +18,19 @@ type AuthPorts = Pick<Store, 'sessions' | 'tokens' | 'accounts'>;
 export class Authenticator {
   constructor(private readonly store: AuthPorts) {}
 
-  /** Returns the identity the route needs, null where none is needed or present, or throws. */
-  async authenticate(kind: AuthKind, headers: Record<string, string>, cookies: Record<string, string>, now: number): Promise<Identity | null> {
+  /**
+   * Returns the identity the route needs, null where none is needed or present, or throws.
+   * `anonymous` is the answer to no credential at all on a Bearer-or-session route: board
+   * surfaces say AUTH_REQUIRED, account structure says UNAUTHENTICATED (contract Part 4).
+   */
+  async authenticate(kind: AuthKind, headers: Record<string, string>, cookies: Record<string, string>, now: number, anonymous: 'AUTH_REQUIRED' | 'UNAUTHENTICATED' = 'AUTH_REQUIRED'): Promise<Identity | null> {
     if (kind === 'none') return null;
     const bearer = kind === 'bearer-or-session' ? bearerOf(headers['authorization']) : null;
     if (bearer !== null) return this.fromToken(bearer, now);
     const cookie = cookies[SESSION_COOKIE];
     const session = cookie ? await this.fromSession(cookie, now) : null;
     if (session || kind === 'session-optional') return session;
-    if (kind === 'bearer-or-session' && !cookie) throw new AppError('AUTH_REQUIRED');
+    if (kind === 'bearer-or-session' && !cookie) throw new AppError(anonymous);
     throw new AppError('UNAUTHENTICATED');
   }
 

@@ -98,7 +98,7 @@ export class Pipeline {
     const requestedProject = route.project ? params.projectId : undefined;
     if (route.project) delete params.projectId;
     const query = route.query ? parseWith(route.query, params, 'query') : undefined;
-    ctx.identity = await this.deps.authenticator.authenticate(route.auth, raw.headers, ctx.cookies, ctx.now);
+    ctx.identity = await this.deps.authenticator.authenticate(route.auth, raw.headers, ctx.cookies, ctx.now, route.accountScope ? 'UNAUTHENTICATED' : 'AUTH_REQUIRED');
     if (route.accountScope && ctx.identity?.kind === 'token' && ctx.identity.scope !== 'account') {
       throw new AppError('PROJECT_SCOPE_DENIED', 'Workspace and resource tokens cannot act on account structure; use a session or an account-scoped token.');
     }

@@ -12,7 +12,8 @@ export function routeErrors(route: Route): ErrorCode[] {
   if (route.auth === 'session') for (const c of ['UNAUTHENTICATED', 'AUTH_UNAVAILABLE'] as const) codes.add(c);
   if (route.auth === 'session-optional') codes.add('AUTH_UNAVAILABLE');
   if (route.auth === 'bearer-or-session') {
-    for (const c of ['AUTH_REQUIRED', 'INVALID_SERVICE_TOKEN', 'EXPIRED_TOKEN', 'UNAUTHENTICATED', 'AUTH_UNAVAILABLE'] as const) codes.add(c);
+    for (const c of ['INVALID_SERVICE_TOKEN', 'EXPIRED_TOKEN', 'UNAUTHENTICATED', 'AUTH_UNAVAILABLE'] as const) codes.add(c);
+    if (!route.accountScope) codes.add('AUTH_REQUIRED');
   }
   if (route.accountScope) codes.add('PROJECT_SCOPE_DENIED');
   if (route.project) for (const c of ['INVALID_PROJECT_ID', 'PROJECT_SCOPE_DENIED'] as const) codes.add(c);

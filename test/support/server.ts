@@ -7,13 +7,44 @@ import { MemoryRateLimiter } from '../../src/ratelimit/memory.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { openEmbeddedStore } from '../../store/embedded/index.js';
 import type { Store } from '../../store/ports/store.js';
+import type { MailMessage, Mailer } from '../../src/mail/mailer.js';
 import { tempDir, unique } from './temp.js';
 
 export interface TestServer {
   url: string;
   store: Store;
   server: RunningServer;
+  mail: CaptureMailer;
+  /** Moves the server's clock forward. */
+  advance(ms: number): void;
   stop(): Promise<void>;
+}
+
+/** The test mail transport: keeps every message, and waits for the next one to an address. */
+export class CaptureMailer implements Mailer {
+  readonly sent: MailMessage[] = [];
+  private waiters: { to: string; resolve: (m: MailMessage) => void }[] = [];
+
+  async send(message: MailMessage): Promise<void> {
+    this.sent.push(message);
+    for (const w of this.waiters.filter((w) => w.to === message.to)) w.resolve(message);
+    this.waiters = this.waiters.filter((w) => w.to !== message.to);
+  }
+
+  /** The latest message to `to` matching `subject`, waiting up to 5 s for it. */
+  async next(to: string, subject: RegExp): Promise<MailMessage> {
+    const found = [...this.sent].reverse().find((m) => m.to === to && subject.test(m.subject));
+    if (found) return found;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no mail to ${to}`)), 5000);
+      this.waiters.push({ to, resolve: (m) => (clearTimeout(timer), resolve(m)) });
+    });
+  }
+
+  /** The link token in a message. */
+  static tokenOf(message: MailMessage): string {
+    return /#token=([\w-]+)/.exec(message.text)![1]!;
+  }
 }
 
 const passwords = bcryptHasher(4);
@@ -22,11 +53,16 @@ export async function startTestServer(env: Record<string, string> = {}, store?: 
   const dir = store ? null : await tempDir();
   const config: Config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dir?.path ?? '/nonexistent', PUBLIC_URL: 'http://board.test', LOG_LEVEL: 'silent', ...env });
   const theStore = store ?? (await openEmbeddedStore(dir!.path));
-  const server = await startServer({ config, store: theStore, limiter: new MemoryRateLimiter(), passwords, logger: pino({ level: 'silent' }) });
+  const mail = new CaptureMailer();
+  let offset = 0;
+  const clock = () => Date.now() + offset;
+  const server = await startServer({ config, store: theStore, limiter: new MemoryRateLimiter(), passwords, mailer: mail, logger: pino({ level: 'silent' }), clock });
   return {
     url: `http://127.0.0.1:${server.port}`,
     store: theStore,
     server,
+    mail,
+    advance: (ms) => void (offset += ms),
     async stop() {
       await server.shutdown();
       await dir?.remove();
