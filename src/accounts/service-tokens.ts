@@ -63,13 +63,14 @@ export class ServiceTokens {
     if ((await this.store.tokens.count({ accountId: issuer.accountId })) >= MAX_TOKENS_PER_ACCOUNT) {
       throw new AppError('INVALID_INPUT', `An account holds at most ${MAX_TOKENS_PER_ACCOUNT} tokens; revoke unused ones.`);
     }
-    const minted = mintSecret();
+    const { secret, secretHash, prefix } = mintSecret();
     const record: TokenRecord = {
       _id: randomUUID(),
       version: 1,
       accountId: issuer.accountId,
       agentId: randomUUID(),
-      ...minted,
+      secretHash,
+      prefix,
       name: input.name,
       scope: input.scope,
       boardId,
@@ -81,7 +82,7 @@ export class ServiceTokens {
       createdAt: now,
     };
     await this.store.tokens.insert(record);
-    return { token: publicToken(record), secret: minted.secret };
+    return { token: publicToken(record), secret };
   }
 
   async list(accountId: string): Promise<PublicToken[]> {
