@@ -5,7 +5,7 @@ import { AppError } from '../errors/app-error.js';
 import { newSecret, sha256, SESSION_COOKIE } from '../auth/authenticator.js';
 import type { PasswordHasher } from '../auth/passwords.js';
 import type { SetCookie } from '../http/route.js';
-import { DuplicateKeyError, type AccountRecord, type Store } from '../../store/ports/store.js';
+import { DuplicateKeyError, StoreUnavailableError, type AccountRecord, type Store } from '../../store/ports/store.js';
 import { deleteProject, provisionProject } from './projects.js';
 
 export const SESSION_TTL_SECONDS = 30 * 24 * 3600;
@@ -43,7 +43,7 @@ export class AccountService {
   async signup(input: { email: string; password: string; referralCode?: string }, now: number): Promise<{ account: AccountRecord; cookie: SetCookie }> {
     const email = checkEmail(input.email);
     checkPassword(input.password);
-    const referrer = input.referralCode ? await this.store.accounts.findOne({ referralCode: input.referralCode }) : null;
+    const referrer = input.referralCode ? await this.resolveReferral(input.referralCode) : null;
     if (input.referralCode && !referrer) throw new AppError('REFERRAL_CODE_INVALID', 'No account has that referral code; no account was created.');
     const account: AccountRecord = {
       _id: randomUUID(),
@@ -81,6 +81,16 @@ export class AccountService {
     const ok = await this.passwords.verify(input.password, account?.passwordHash ?? null);
     if (!account || !ok) throw new AppError('INVALID_CREDENTIALS');
     return { account, cookie: await this.openSession(account._id, now) };
+  }
+
+  /** The referring account; a ledger that cannot answer is REFERRAL_UNAVAILABLE, and nothing is created. */
+  private async resolveReferral(code: string): Promise<AccountRecord | null> {
+    try {
+      return await this.store.accounts.findOne({ referralCode: code });
+    } catch (e) {
+      if (e instanceof StoreUnavailableError) throw new AppError('REFERRAL_UNAVAILABLE', undefined, undefined, undefined, e);
+      throw e;
+    }
   }
 
   /** Re-authenticates, stores the new hash, revokes every session of the account, opens a fresh one. */

@@ -1,0 +1,88 @@
+// The remaining account rules over real HTTP: per-address rate limits, referral failures, input shapes.
+import { afterEach, describe, expect, it } from 'vitest';
+import { openEmbeddedStore } from '../../store/embedded/index.js';
+import { StoreUnavailableError, type Store } from '../../store/ports/store.js';
+import { Client, signedUp, startTestServer, type TestServer } from '../support/server.js';
+import { expectError } from '../support/expect-error.js';
+import { tempDir, unique } from '../support/temp.js';
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function serve(env: Record<string, string> = {}, store?: Store): Promise<TestServer> {
+  const srv = await startTestServer(env, store);
+  cleanups.push(() => srv.stop());
+  return srv;
+}
+
+describe('per-address rate limits', () => {
+  it('deny signup, login, change-password and change-email past the address budget, with Retry-After and no mutation', async () => {
+    const srv = await serve({ ADDRESS_RATE_PER_MINUTE: '4' });
+    const user = await signedUp(srv.url); // 1
+    const c = new Client(srv.url);
+    expect((await c.post('/api/auth/login', { email: user.email, password: user.password })).status).toBe(200); // 2
+    expectError(await c.post('/api/auth/login', { email: user.email, password: 'wrong password 00' }), 401, 'INVALID_CREDENTIALS'); // 3
+    expect((await user.client.post('/api/account/email', { currentPassword: 'nope nope nope', newEmail: 'x@example.com' })).status).toBe(401); // 4
+    const denied = await c.post('/api/auth/login', { email: user.email, password: user.password });
+    expectError(denied, 429, 'RATE_LIMITED');
+    expect(Number(denied.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expectError(await user.client.post('/api/auth/change-password', { currentPassword: user.password, newPassword: 'never applied 123' }), 429, 'RATE_LIMITED');
+    const email = `${unique('late')}@example.com`;
+    expectError(await new Client(srv.url).post('/api/auth/signup', { email, password: 'a long enough password' }), 429, 'RATE_LIMITED');
+    expect(await srv.store.accounts.findOne({ email })).toBeNull();
+    srv.advance(60_000);
+    expect((await c.post('/api/auth/login', { email: user.email, password: user.password })).status).toBe(200);
+  });
+});
+
+describe('signup input', () => {
+  it('refuses unknown properties and a referral code outside the alphabet or length', async () => {
+    const srv = await serve();
+    const c = new Client(srv.url);
+    const base = { email: `${unique('s')}@example.com`, password: 'a long enough password' };
+    for (const referralCode of ['short', 'aaaaaaaaaaaa', 'BBBBBBBBBBBB', 'bbbbbbbbbbbbb']) {
+      const res = await c.post('/api/auth/signup', { ...base, referralCode });
+      expectError(res, 400, 'INVALID_INPUT');
+      expect(res.body.error.message).toContain('body.referralCode');
+    }
+    expectError(await c.post('/api/auth/signup', { ...base, plan: 'pro' }), 400, 'INVALID_INPUT');
+    expect(await srv.store.accounts.findOne({ email: base.email })).toBeNull();
+  });
+
+  it('answers REFERRAL_UNAVAILABLE when the referral ledger cannot answer, and creates nothing', async () => {
+    const dir = await tempDir();
+    cleanups.push(dir.remove);
+    const real = await openEmbeddedStore(dir.path);
+    let down = false;
+    const accounts = new Proxy(real.accounts, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver);
+        if (prop !== 'findOne' || typeof value !== 'function') return value;
+        return (...args: unknown[]) => (down ? Promise.reject(new StoreUnavailableError(new Error('ledger down'))) : value.apply(target, args));
+      },
+    });
+    const srv = await serve({}, { ...real, accounts, ping: real.ping, close: real.close });
+    const email = `${unique('r')}@example.com`;
+    down = true;
+    expectError(await new Client(srv.url).post('/api/auth/signup', { email, password: 'a long enough password', referralCode: 'bcdfghjkmnpq' }), 503, 'REFERRAL_UNAVAILABLE');
+    down = false;
+    expect(await srv.store.accounts.findOne({ email })).toBeNull();
+  });
+});
+
+describe('session-only operations', () => {
+  it('answer UNAUTHENTICATED without a session, Bearer or not', async () => {
+    const srv = await serve();
+    const { client } = await signedUp(srv.url);
+    const secret = (await client.post('/api/accounts/tokens', { name: 'a', scope: 'account' })).body.secret;
+    for (const c of [new Client(srv.url), new Client(srv.url, { authorization: `Bearer ${secret}` })]) {
+      expectError(await c.post('/api/auth/change-password', { currentPassword: 'x', newPassword: 'y' }), 401, 'UNAUTHENTICATED');
+      expectError(await c.post('/api/account/email', { currentPassword: 'x', newEmail: 'y@example.com' }), 401, 'UNAUTHENTICATED');
+      expectError(await c.get('/api/auth/me'), 401, 'UNAUTHENTICATED');
+      expectError(await c.get('/api/projects'), 401, 'UNAUTHENTICATED');
+      expectError(await c.request('PATCH', '/api/account/profile', { json: {} }), 401, 'UNAUTHENTICATED');
+    }
+  });
+});
