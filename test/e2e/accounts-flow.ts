@@ -66,6 +66,25 @@ export function accountsFlow(name: string, open: () => Promise<{ store: Store; d
       expect((await referrer.get('/api/auth/me')).body.referral).toMatchObject({ months: 1, referred: false });
     });
 
+    it('creates, lists, shares tokens for and deletes projects', async () => {
+      const c = new Client(srv.url);
+      await c.post('/api/auth/signup', { email: `${unique('proj')}@example.com`, password: 'project password 1' });
+      const second = await c.post('/api/projects', { name: 'Second' });
+      expect(second.status).toBe(201);
+      const issued = await c.post('/api/accounts/tokens', { name: 'agent', scope: 'workspace', projectId: second.body.projectId });
+      expect(issued.status).toBe(201);
+      const bearer = new Client(srv.url, { authorization: `Bearer ${issued.body.secret}` });
+      expect((await bearer.get('/api/whoami')).body.workspace).toEqual({ projectId: second.body.projectId });
+      const page1 = await c.get('/api/projects?limit=1');
+      expect(page1.body.projects).toHaveLength(1);
+      const page2 = await c.get(`/api/projects?limit=1&cursor=${page1.body.pagination.nextCursor}`);
+      expect(page2.body.projects[0]).toMatchObject({ projectId: second.body.projectId, agentCount: 1, starred: false });
+      expect(page2.body.pagination).toEqual({ nextCursor: null, cursorReset: false });
+      expect((await c.request('DELETE', `/api/projects/${second.body.projectId}`)).status).toBe(204);
+      expect((await bearer.get('/api/whoami')).body.error.code).toBe('INVALID_SERVICE_TOKEN');
+      expect((await c.get('/api/projects')).body.projects).toHaveLength(1);
+    });
+
     it('answers INVALID_EMAIL and INVALID_PASSWORD on signup', async () => {
       const c = new Client(srv.url);
       expect((await c.post('/api/auth/signup', { email: 'not-an-email', password: 'long enough password' })).body.error.code).toBe('INVALID_EMAIL');
