@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError } from '../errors/app-error.js';
 import { PLANS } from '../plans.js';
 import type { Role } from '../auth/identity.js';
-import type { BoardRecord, MemberRecord, ProjectRecord, Store } from '../../store/ports/store.js';
+import { modify, type BoardRecord, type MemberRecord, type ProjectRecord, type Store } from '../../store/ports/store.js';
 
 export const PROJECT_NAME_MAX = 80;
 export const LIST_DEFAULT = 50;
@@ -56,13 +56,9 @@ export async function createProject(store: Store, ownerId: string, name: string,
 
 export async function renameProject(store: Store, projectId: string, name: string): Promise<ProjectRecord> {
   const checked = checkProjectName(name);
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const project = await store.projects.get(projectId);
-    if (!project) throw new AppError('PROJECT_SCOPE_DENIED');
-    const renamed = await store.projects.update(project._id, project.version, { name: checked });
-    if (renamed) return renamed;
-  }
-  throw new AppError('INTERNAL');
+  const renamed = await modify(store.projects, projectId, () => ({ name: checked }));
+  if (!renamed) throw new AppError('PROJECT_SCOPE_DENIED');
+  return renamed;
 }
 
 /** Removes the board and everything bound to it: memberships, its tokens, its events. */

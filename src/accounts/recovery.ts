@@ -3,7 +3,7 @@
 import { AppError } from '../errors/app-error.js';
 import { newSecret, sha256 } from '../auth/authenticator.js';
 import type { Mailer } from '../mail/mailer.js';
-import type { AccountRecord, LinkTokenRecord, Store } from '../../store/ports/store.js';
+import { modify, type AccountRecord, type LinkTokenRecord, type Store } from '../../store/ports/store.js';
 import { canonicalEmail, checkPassword } from './service.js';
 import type { PasswordHasher } from '../auth/passwords.js';
 
@@ -42,26 +42,18 @@ export class Recovery {
     checkPassword(newPassword);
     const link = await this.consume(token, 'reset-password', now);
     const passwordHash = await this.passwords.hash(newPassword);
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const account = await this.store.accounts.get(link.accountId);
-      if (!account) throw new AppError('INVALID_LINK_TOKEN');
-      if (await this.store.accounts.update(account._id, account.version, { passwordHash })) {
-        await this.store.sessions.deleteMany({ accountId: account._id });
-        return;
-      }
-    }
-    throw new AppError('INTERNAL');
+    if (!(await modify(this.store.accounts, link.accountId, () => ({ passwordHash })))) throw new AppError('INVALID_LINK_TOKEN');
+    await this.store.sessions.deleteMany({ accountId: link.accountId });
   }
 
   async verifyEmail(token: string, now: number): Promise<AccountRecord> {
     const link = await this.consume(token, 'verify-email', now);
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const account = await this.store.accounts.get(link.accountId);
-      if (!account || account.email !== link.email) throw new AppError('INVALID_LINK_TOKEN', 'The link was sent to an address the account no longer uses.');
-      const verified = await this.store.accounts.update(account._id, account.version, { emailVerified: true });
-      if (verified) return verified;
-    }
-    throw new AppError('INTERNAL');
+    const verified = await modify(this.store.accounts, link.accountId, (account) => {
+      if (account.email !== link.email) throw new AppError('INVALID_LINK_TOKEN', 'The link was sent to an address the account no longer uses.');
+      return { emailVerified: true };
+    });
+    if (!verified) throw new AppError('INVALID_LINK_TOKEN');
+    return verified;
   }
 
   private async issue(account: AccountRecord, purpose: Purpose, now: number): Promise<string> {

@@ -5,7 +5,7 @@ import { AppError } from '../errors/app-error.js';
 import { newSecret, sha256, TOKEN_PREFIX } from '../auth/authenticator.js';
 import { atLeast, type ProjectSelector } from '../auth/project-selection.js';
 import type { Identity, Role, TokenScope } from '../auth/identity.js';
-import type { Store, TokenRecord } from '../../store/ports/store.js';
+import { modify, type Store, type TokenRecord } from '../../store/ports/store.js';
 
 export const SHOWN_PREFIX_LENGTH = TOKEN_PREFIX.length + 8;
 export const MAX_TOKENS_PER_ACCOUNT = 500;
@@ -111,13 +111,12 @@ export class ServiceTokens {
   }
 
   private async mutate(accountId: string, tokenId: string, changes: () => Partial<TokenRecord>): Promise<TokenRecord> {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const token = await this.store.tokens.get(tokenId);
-      if (!token || token.accountId !== accountId || token.revoked) throw new AppError('TOKEN_NOT_FOUND');
-      const updated = await this.store.tokens.update(token._id, token.version, changes());
-      if (updated) return updated;
-    }
-    throw new AppError('INTERNAL');
+    const updated = await modify(this.store.tokens, tokenId, (token) => {
+      if (token.accountId !== accountId || token.revoked) throw new AppError('TOKEN_NOT_FOUND');
+      return changes();
+    });
+    if (!updated) throw new AppError('TOKEN_NOT_FOUND');
+    return updated;
   }
 
   /** Workspace and resource tokens bind to one board the issuer administers, at no higher role. */

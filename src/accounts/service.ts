@@ -5,7 +5,7 @@ import { AppError } from '../errors/app-error.js';
 import { newSecret, sha256, SESSION_COOKIE } from '../auth/authenticator.js';
 import type { PasswordHasher } from '../auth/passwords.js';
 import type { SetCookie } from '../http/route.js';
-import { DuplicateKeyError, StoreUnavailableError, type AccountRecord, type Store } from '../../store/ports/store.js';
+import { DuplicateKeyError, modify, StoreUnavailableError, type AccountRecord, type Store } from '../../store/ports/store.js';
 import { deleteProject, provisionProject } from './projects.js';
 
 export const SESSION_TTL_SECONDS = 30 * 24 * 3600;
@@ -152,11 +152,7 @@ export class AccountService {
   }
 
   private async grantReferralMonth(accountId: string): Promise<void> {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const current = await this.store.accounts.get(accountId);
-      if (!current) return;
-      if (await this.store.accounts.update(accountId, current.version, { referralMonths: current.referralMonths + 1 })) return;
-    }
+    await modify(this.store.accounts, accountId, (current) => ({ referralMonths: current.referralMonths + 1 }));
   }
 }
 

@@ -1,13 +1,14 @@
 // The signed-in account: profile (with the selected project's plan), email change, deletion.
 import { z } from 'zod';
-import { AccountService, clearSessionCookie, publicAccount } from '../accounts/service.js';
+import { AccountService, clearSessionCookie } from '../accounts/service.js';
 import { Recovery } from '../accounts/recovery.js';
 import { PROJECT_ID } from '../auth/project-selection.js';
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type RequestContext, type Route } from '../http/route.js';
 import { PLANS } from '../plans.js';
 import type { RouteDeps } from './deps.js';
-import { AuthSessionResponse } from './schemas.js';
+import { modify } from '../../store/ports/store.js';
+import { AuthSessionResponse, authSessionReply } from './schemas.js';
 
 export const DISPLAY_NAME_MAX = 80;
 
@@ -83,11 +84,7 @@ export function accountRoutes(deps: RouteDeps): Route[] {
           if (!(await deps.selector.reachable(ctx.identity!, body.defaultProjectId))) throw new AppError('PROJECT_SCOPE_DENIED', 'defaultProjectId must be a project you can reach.');
         }
         if (body.defaultProjectId !== undefined) changes.defaultProjectId = body.defaultProjectId;
-        for (let attempt = 0; Object.keys(changes).length && attempt < 5; attempt++) {
-          const account = await deps.store.accounts.get(ctx.identity!.accountId);
-          if (!account) throw new AppError('UNAUTHENTICATED');
-          if (await deps.store.accounts.update(account._id, account.version, changes)) break;
-        }
+        if (Object.keys(changes).length && !(await modify(deps.store.accounts, ctx.identity!.accountId, () => changes))) throw new AppError('UNAUTHENTICATED');
         return profile(ctx);
       },
     }),
@@ -104,9 +101,9 @@ export function accountRoutes(deps: RouteDeps): Route[] {
       errors: ['INVALID_EMAIL', 'INVALID_CURRENT_PASSWORD', 'EMAIL_TAKEN'],
       responses: { 200: { description: 'Changed; a fresh session cookie is set.', schema: AuthSessionResponse } },
       async handler({ ctx, body }) {
-        const { account, cookie } = await accounts.changeEmail(ctx.identity!.accountId, body, ctx.now);
-        if (!account.emailVerified) await recovery.sendVerification(account, ctx.now).catch((e: unknown) => deps.logger.warn({ err: e }, 'verification mail failed'));
-        return { status: 200, body: { account: publicAccount(account) }, cookies: [cookie] };
+        const session = await accounts.changeEmail(ctx.identity!.accountId, body, ctx.now);
+        if (!session.account.emailVerified) await recovery.sendVerification(session.account, ctx.now).catch((e: unknown) => deps.logger.warn({ err: e }, 'verification mail failed'));
+        return authSessionReply(200, session);
       },
     }),
     defineRoute<z.infer<typeof DeleteBody>, undefined>({

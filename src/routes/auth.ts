@@ -4,7 +4,7 @@ import { AccountService, clearSessionCookie, publicAccount } from '../accounts/s
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
-import { AuthSessionResponse, PublicAccount } from './schemas.js';
+import { AuthSessionResponse, authSessionReply, PublicAccount } from './schemas.js';
 import { Recovery } from '../accounts/recovery.js';
 
 const REFERRAL_CODE = /^[0-9bcdfghjkmnpqrstvwxyz]{12}$/;
@@ -45,9 +45,9 @@ export function authRoutes(deps: RouteDeps): Route[] {
       errors: ['INVALID_EMAIL', 'INVALID_PASSWORD', 'REFERRAL_CODE_INVALID', 'EMAIL_TAKEN', 'AUTH_UNAVAILABLE', 'REFERRAL_UNAVAILABLE'],
       responses: { 201: { description: 'Signed up; the session cookie is set.', schema: AuthSessionResponse } },
       async handler({ ctx, body }) {
-        const { account, cookie } = await accounts.signup(body, ctx.now);
-        await recovery.sendVerification(account, ctx.now).catch((e: unknown) => deps.logger.warn({ err: e }, 'verification mail failed'));
-        return { status: 201, body: { account: publicAccount(account) }, cookies: [cookie] };
+        const session = await accounts.signup(body, ctx.now);
+        await recovery.sendVerification(session.account, ctx.now).catch((e: unknown) => deps.logger.warn({ err: e }, 'verification mail failed'));
+        return authSessionReply(201, session);
       },
     }),
     defineRoute<z.infer<typeof LoginBody>, undefined>({
@@ -63,8 +63,7 @@ export function authRoutes(deps: RouteDeps): Route[] {
       errors: ['INVALID_CREDENTIALS', 'AUTH_UNAVAILABLE'],
       responses: { 200: { description: 'Signed in.', schema: AuthSessionResponse } },
       async handler({ ctx, body }) {
-        const { account, cookie } = await accounts.login(body, ctx.now);
-        return { status: 200, body: { account: publicAccount(account) }, cookies: [cookie] };
+        return authSessionReply(200, await accounts.login(body, ctx.now));
       },
     }),
     defineRoute<z.infer<typeof LogoutBody>, undefined>({
@@ -95,8 +94,7 @@ export function authRoutes(deps: RouteDeps): Route[] {
       errors: ['INVALID_PASSWORD', 'INVALID_CURRENT_PASSWORD'],
       responses: { 200: { description: 'Changed; a fresh session cookie is set.', schema: AuthSessionResponse } },
       async handler({ ctx, body }) {
-        const { account, cookie } = await accounts.changePassword(ctx.identity!.accountId, body, ctx.now);
-        return { status: 200, body: { account: publicAccount(account) }, cookies: [cookie] };
+        return authSessionReply(200, await accounts.changePassword(ctx.identity!.accountId, body, ctx.now));
       },
     }),
     defineRoute<z.infer<typeof ForgotBody>, undefined>({

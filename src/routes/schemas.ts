@@ -1,5 +1,8 @@
 // Response shapes shared by several route modules (documented in OpenAPI from these schemas).
 import { z } from 'zod';
+import { publicAccount } from '../accounts/service.js';
+import type { Reply, SetCookie } from '../http/route.js';
+import type { AccountRecord } from '../../store/ports/store.js';
 
 export const PublicAccount = z.object({
   id: z.string(),
@@ -23,4 +26,11 @@ export const ProjectSummary = z.object({
   owned: z.boolean(),
   role: z.enum(['owner', 'admin', 'member', 'viewer']),
   starred: z.boolean(),
+});
+
+/** An AuthSessionResponse with its session cookie. */
+export const authSessionReply = (status: number, session: { account: AccountRecord; cookie: SetCookie }): Reply => ({
+  status,
+  body: { account: publicAccount(session.account) },
+  cookies: [session.cookie],
 });

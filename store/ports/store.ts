@@ -12,3 +12,4 @@ export interface Store extends Collections {
 export * from './collection.js';
 export * from './records.js';
 export * from './schema.js';
+export * from './modify.js';
