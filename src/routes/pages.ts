@@ -10,6 +10,11 @@ export interface Entry {
 export const CHANGELOG: Entry[] = [
   {
     date: '2026-11-22',
+    title: '0.0.0-demo: accounts, tokens and projects',
+    body: 'Signup with referral codes and a starred default project, login, logout, password and email change, password reset and email verification by single-use links, account deletion, profile with project selection, service tokens (account, workspace and resource scopes; reissue keeps the agent principal), and projects under /api/projects and /api/boards with cursor pagination.',
+  },
+  {
+    date: '2026-11-22',
     title: '0.0.0-demo: foundation',
     body: 'Request pipeline with the contract conventions, the error registry at /api/errors, OpenAPI 3.1 at /docs/openapi.json, embedded and MongoDB stores, health and readiness probes.',
   },

@@ -1,6 +1,6 @@
 // The store contract: every adapter must pass these, so callers see one behaviour.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DuplicateKeyError, type AccountRecord, type EventRecord, type Store } from '../../store/ports/store.js';
+import { DuplicateKeyError, modify, type AccountRecord, type EventRecord, type Store } from '../../store/ports/store.js';
 import { unique } from '../support/temp.js';
 
 export interface StoreHarness {
@@ -135,6 +135,20 @@ export function storeContract(name: string, harness: StoreHarness): void {
       for (let seq = 1; seq <= 4; seq++) await store.events.insert(event(board, seq));
       expect(await store.events.deleteMany({ boardId: board, seq: { $lte: 2 } })).toBe(2);
       expect(await store.events.count({ boardId: board })).toBe(2);
+    });
+
+    it('modify: read-modify-write lands every concurrent change once, refuses by throwing, and reports a missing document', async () => {
+      const a = account({ referralMonths: 0 });
+      await store.accounts.insert(a);
+      await Promise.all(Array.from({ length: 5 }, () => modify(store.accounts, a._id, (cur) => ({ referralMonths: cur.referralMonths + 1 }))));
+      expect((await store.accounts.get(a._id))!.referralMonths).toBe(5);
+      await expect(
+        modify(store.accounts, a._id, () => {
+          throw new Error('refused');
+        }),
+      ).rejects.toThrow('refused');
+      expect((await store.accounts.get(a._id))!.version).toBe(6);
+      expect(await modify(store.accounts, 'missing', () => ({ displayName: 'x' }))).toBeNull();
     });
 
     it('answers ping while open', async () => {
