@@ -1,0 +1,92 @@
+// The item lifecycle's data: what the machine keeps per item, the events it takes, what it emits.
+
+export const ITEM_STATES = ['pending', 'ready', 'claimed', 'awaiting_verify', 'verifying', 'done', 'blocked', 'cancelled'] as const;
+export type ItemState = (typeof ITEM_STATES)[number];
+
+export interface Lease {
+  leaseId: string;
+  holder: string;
+  purpose: 'work' | 'verify';
+  fencingToken: number;
+  grantedAt: number;
+  expiresAt: number;
+  /** Renewals never pass this: 24 h from the grant. */
+  hardExpiresAt: number;
+  ttlMs: number;
+  /** Set once the 20% warning went out for this lease. */
+  warned: boolean;
+}
+
+export interface Submission {
+  head: string;
+  by: string;
+  at: number;
+}
+
+export interface Verification {
+  by: string;
+  head: string;
+  verdict: 'pass' | 'fail';
+  finding: string | null;
+  at: number;
+}
+
+/** The lifecycle part of an item: the machine's context. */
+export interface ItemLife {
+  verify: 'none' | 'required';
+  attempts: number;
+  maxAttempts: number;
+  lease: Lease | null;
+  submission: Submission | null;
+  verifications: Verification[];
+  /** Principals that held a work lease since the item last became ready (independence). */
+  workHolders: string[];
+  finding: string | null;
+  overridden: { by: string; reason: string; at: number } | null;
+  blockedReason: string | null;
+}
+
+export const HARD_LEASE_CAP_MS = 24 * 3600_000;
+
+export type ItemEvent =
+  | { type: 'DEPS_DONE' }
+  | { type: 'DEP_REOPENED' }
+  | { type: 'CLAIM'; principal: string; purpose: 'work' | 'verify'; leaseId: string; fencingToken: number; ttlMs: number; now: number }
+  | { type: 'RENEW'; leaseId: string; ttlMs: number; now: number }
+  | { type: 'PROGRESS'; leaseId: string; now: number }
+  | { type: 'RELEASE'; leaseId: string; now: number }
+  | { type: 'EXPIRE'; now: number }
+  | { type: 'SUBMIT'; leaseId: string; head: string; now: number }
+  | { type: 'SUPERSEDE'; principal: string; head: string; now: number }
+  | { type: 'VERIFY'; principal: string; head: string; verdict: 'pass' | 'fail'; finding: string | null; now: number }
+  | { type: 'BLOCK'; reason: string; now: number }
+  | { type: 'UNBLOCK'; depsDone: boolean; now: number }
+  | { type: 'CANCEL'; reason: string; now: number }
+  | { type: 'REOPEN'; depsDone: boolean; now: number }
+  | { type: 'OVERRIDE'; principal: string; reason: string; now: number };
+
+export type ItemEventType = ItemEvent['type'];
+
+/** Codes the machine refuses with; the registry gives each its status, meaning and fix. */
+export type RefusalCode =
+  | 'LEASE_NOT_HELD'
+  | 'LEASE_EXPIRED'
+  | 'ITEM_NOT_READY'
+  | 'VERIFY_NOT_INDEPENDENT'
+  | 'HEAD_MISMATCH'
+  | 'EVIDENCE_EXISTS'
+  | 'FINDING_REQUIRED'
+  | 'NOT_SUBMITTER';
+
+/** What the machine emits: board events, or a refusal. */
+export type ItemEmitted =
+  | { type: 'lease.granted'; lease: Lease }
+  | { type: 'lease.renewed'; lease: Lease }
+  | { type: 'lease.released'; lease: Lease }
+  | { type: 'lease.expired'; lease: Lease }
+  | { type: 'lease.revoked'; lease: Lease; reason: string }
+  | { type: 'item.submitted'; head: string; by: string }
+  | { type: 'item.superseded'; head: string; previous: string; by: string }
+  | { type: 'item.verified'; verification: Verification }
+  | { type: 'item.overridden'; by: string; reason: string }
+  | { type: 'refused'; code: RefusalCode };
