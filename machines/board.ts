@@ -25,6 +25,8 @@ export interface BoardItem extends ItemFields {
   state: ItemState;
   life: ItemLife;
   progress: { note: string; by: string; at: number } | null;
+  /** The last few expired lease ids, so a late holder hears LEASE_EXPIRED rather than LEASE_NOT_HELD. */
+  expiredLeases: string[];
   createdAt: number;
   updatedAt: number;
   /** Bumps on every change of the item. */
@@ -98,7 +100,7 @@ export function addItems(board: Board, fields: Record<string, ItemFields>, now: 
   const items = { ...board.items };
   const lastRank = Math.max(0, ...Object.values(board.items).map((i) => i.rank));
   const created = Object.entries(fields).map(([workId, f], i): BoardItem => {
-    const item: BoardItem = { ...f, workId, rank: lastRank + i + 1, state: 'pending', life: initialLife(f.verify, f.maxAttempts), progress: null, createdAt: now, updatedAt: now, version: 1 };
+    const item: BoardItem = { ...f, workId, rank: lastRank + i + 1, state: 'pending', life: initialLife(f.verify, f.maxAttempts), progress: null, expiredLeases: [], createdAt: now, updatedAt: now, version: 1 };
     items[workId] = item;
     return item;
   });

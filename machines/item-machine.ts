@@ -32,14 +32,14 @@ export const itemMachine = setup({
   actions: {
     grantLease: assign(({ context, event }) => {
       const e = event as Of<'CLAIM'>;
-      const lease = { leaseId: e.leaseId, holder: e.principal, purpose: e.purpose, fencingToken: e.fencingToken, grantedAt: e.now, expiresAt: e.now + e.ttlMs, hardExpiresAt: e.now + HARD_LEASE_CAP_MS, ttlMs: e.ttlMs, warned: false };
+      const lease = { leaseId: e.leaseId, holder: e.principal, purpose: e.purpose, fencingToken: e.fencingToken, grantedAt: e.now, expiresAt: e.now + e.ttlMs, hardExpiresAt: e.now + HARD_LEASE_CAP_MS, ttlMs: e.ttlMs };
       return { lease, workHolders: e.purpose === 'work' && !context.workHolders.includes(e.principal) ? [...context.workHolders, e.principal] : context.workHolders };
     }),
     extendLease: assign(({ context, event }) => {
       const e = event as Of<'RENEW'> | Of<'PROGRESS'>;
       const lease = context.lease!;
       const ttl = e.type === 'RENEW' ? e.ttlMs : lease.ttlMs;
-      return { lease: { ...lease, ttlMs: ttl, expiresAt: Math.min(e.now + ttl, lease.hardExpiresAt), warned: false } };
+      return { lease: { ...lease, ttlMs: ttl, expiresAt: Math.min(e.now + ttl, lease.hardExpiresAt) } };
     }),
     emitGranted: emit(({ context }) => ({ type: 'lease.granted', lease: context.lease! }) as ItemEmitted),
     emitRenewed: emit(({ context }) => ({ type: 'lease.renewed', lease: context.lease! }) as ItemEmitted),

@@ -13,8 +13,6 @@ export interface Lease {
   /** Renewals never pass this: 24 h from the grant. */
   hardExpiresAt: number;
   ttlMs: number;
-  /** Set once the 20% warning went out for this lease. */
-  warned: boolean;
 }
 
 export interface Submission {

@@ -3,6 +3,8 @@
 import type { Logger } from 'pino';
 import { Authenticator } from './auth/authenticator.js';
 import { ProjectSelector } from './auth/project-selection.js';
+import { BoardAccess } from './board/board-access.js';
+import { BoardRegistry } from '../actors/registry.js';
 import { logMailer, type Mailer } from './mail/mailer.js';
 import type { PasswordHasher } from './auth/passwords.js';
 import type { Config } from './config.js';
@@ -63,8 +65,11 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   };
 
   const selector = new ProjectSelector(store);
+  const registry = new BoardRegistry(store, { clock });
+  registry.start();
+  const boards = new BoardAccess(registry);
   const mailer = parts.mailer ?? logMailer(logger);
-  const routes = routeTable({ config, store, observer, passwords: parts.passwords, mailer, selector, logger, clock, readiness });
+  const routes = routeTable({ config, store, observer, passwords: parts.passwords, mailer, selector, boards, logger, clock, readiness });
   const pipeline = new Pipeline({ authenticator: new Authenticator(store), selector, limiter: parts.limiter, observer, logger, publicUrl: config.publicUrl, cookieSecure: config.cookieSecure, addressRatePerMinute: config.addressRatePerMinute, clock });
 
   const http = createHttpServer(
@@ -103,6 +108,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
           setTimeout(resolve, config.shutdownGraceMs).unref();
         });
       }
+      await registry.stop();
       await store.close();
       logger.info({ inFlight }, 'drained');
     },

@@ -59,6 +59,7 @@ export class Authenticator {
       prefix: token.prefix,
       boardId: token.boardId,
       role: token.role,
+      resources: token.resources,
     };
   }
 }

@@ -21,6 +21,8 @@ export interface TokenIdentity {
   prefix: string;
   boardId: string | null;
   role: Role | null;
+  /** Resource tokens: the work ids and operation groups they may touch. */
+  resources: string[] | null;
 }
 
 export type Identity = SessionIdentity | TokenIdentity;

@@ -19,7 +19,7 @@ export function routeErrors(route: Route): ErrorCode[] {
   if (route.project) for (const c of ['INVALID_PROJECT_ID', 'PROJECT_SCOPE_DENIED'] as const) codes.add(c);
   if (route.project === 'required') codes.add('PROJECT_REQUIRED');
   if (route.method !== 'get' && route.bodyKind !== 'raw') codes.add('CSRF_REJECTED');
-  if (route.rate === 'address' || route.rate === 'read' || route.rate === 'write') codes.add('RATE_LIMITED');
+  if (route.rate !== 'none' && route.rate !== 'identity') codes.add('RATE_LIMITED');
   codes.add('INTERNAL');
   return [...codes];
 }

@@ -13,8 +13,12 @@ export type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
  */
 export type AuthKind = 'none' | 'session-optional' | 'session' | 'bearer-or-session';
 
-/** identity: budgets reported, never denied. read/write: per-principal budgets. address: per socket address. */
-export type RateClass = 'none' | 'identity' | 'read' | 'write' | 'address';
+/**
+ * identity: budgets reported, never denied. read/write: per-principal budgets. lifecycle: the
+ * claim/lease/submit/supersede/verify writes, which draw on the request budget only, so they stay
+ * available after the write budget is spent. address: per socket address.
+ */
+export type RateClass = 'none' | 'identity' | 'read' | 'write' | 'lifecycle' | 'address';
 
 /** json: a JSON body is required. optional-json: a body, when present, must be JSON. raw: bytes as sent. */
 export type BodyKind = 'none' | 'json' | 'optional-json' | 'raw';

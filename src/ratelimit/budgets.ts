@@ -29,8 +29,6 @@ export interface RateStageInput {
   identity: Identity | null;
   remoteAddress: string;
   plan: PlanName;
-  /** Lifecycle writes (claim, lease, submit, supersede, verify) pass after the write budget is spent. */
-  lifecycle?: boolean;
   addressLimit: number;
   now: number;
 }
@@ -53,7 +51,7 @@ export async function applyRateBudget(limiter: RateLimiter, input: RateStageInpu
     return { headers: nineHeaders(request, write, request) };
   }
   const request = await limiter.consume(requestSpec, now);
-  if (rate === 'read' || input.lifecycle) {
+  if (rate === 'read' || rate === 'lifecycle') {
     const write = await limiter.peek(writeSpec, now);
     const headers = nineHeaders(request, write, request);
     if (!request.allowed) throw denied(request, headers, now);

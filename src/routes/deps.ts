@@ -7,6 +7,7 @@ import type { Store } from '../../store/ports/store.js';
 import type { PasswordHasher } from '../auth/passwords.js';
 import type { ProjectSelector } from '../auth/project-selection.js';
 import type { Mailer } from '../mail/mailer.js';
+import type { BoardAccess } from '../board/board-access.js';
 
 export interface RouteDeps {
   config: Config;
@@ -15,6 +16,7 @@ export interface RouteDeps {
   passwords: PasswordHasher;
   mailer: Mailer;
   selector: ProjectSelector;
+  boards: BoardAccess;
   logger: Logger;
   clock: () => number;
   /** The whole route table, for the documents generated from it. */

@@ -59,6 +59,14 @@ export interface BoardRecord extends Doc {
   nextFencingToken: number;
   lastSeq: number;
   items: Record<string, unknown>;
+  /** The nearest lease expiry on the board, so any node can find boards whose leases are due. */
+  nextDeadline: number | null;
+  /**
+   * Events committed with this version, copied to the events collection after the commit.
+   * Committing them in the same atomic update keeps the log gapless across crashes: whoever
+   * loads the board next copies what is still here (inserts by _id are idempotent).
+   */
+  outbox?: Omit<EventRecord, 'version'>[];
 }
 
 export interface EventRecord extends Doc {

@@ -30,7 +30,7 @@ export const SCHEMA: Record<CollectionName, readonly IndexSpec[]> = {
   tokens: [idx(['secretHash'], true), idx(['accountId']), idx(['agentId']), idx(['boardId'])],
   projects: [idx(['ownerId'])],
   members: [idx(['accountId', 'acceptedAt']), idx(['projectId'])],
-  boards: [],
+  boards: [idx(['nextDeadline'])],
   events: [idx(['boardId', 'seq'], true)],
   audit: [idx(['projectId', 'at'])],
   linkTokens: [idx(['accountId'])],

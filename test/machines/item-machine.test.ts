@@ -8,7 +8,7 @@ const T0 = 1_000_000;
 const HEAD = 'a1b2c3d';
 const NEW_HEAD = 'e4f5a6b7';
 const lease = (holder: string, purpose: 'work' | 'verify' = 'work', over: Partial<NonNullable<ItemLife['lease']>> = {}) => ({
-  leaseId: `L-${holder}`, holder, purpose, fencingToken: 7, grantedAt: T0, expiresAt: T0 + 60_000, hardExpiresAt: T0 + 24 * 3600_000, ttlMs: 60_000, warned: false, ...over,
+  leaseId: `L-${holder}`, holder, purpose, fencingToken: 7, grantedAt: T0, expiresAt: T0 + 60_000, hardExpiresAt: T0 + 24 * 3600_000, ttlMs: 60_000, ...over,
 });
 
 /** A stored item in `state`, as the lifecycle would have left it. */

@@ -1,0 +1,68 @@
+// The board actors of this node: activated on demand, passivated when idle and holding no lease,
+// and woken by a sweep for boards whose lease deadline is near, so expiry fires with no request
+// arriving, after a restart, and on whichever node sweeps first (the version check makes it once).
+import { BoardActor, type BoardPorts } from './board-actor.js';
+import { LeaseScheduler } from './lease-scheduler.js';
+
+export interface RegistryOptions {
+  clock: () => number;
+  /** Idle actors with no lease are dropped after this long. */
+  idleMs?: number;
+  /** How often to look for boards with due leases. */
+  sweepMs?: number;
+}
+
+export class BoardRegistry {
+  private readonly actors = new Map<string, BoardActor>();
+  private readonly scheduler: LeaseScheduler;
+  private sweeper: NodeJS.Timeout | null = null;
+  private readonly idleMs: number;
+
+  constructor(
+    private readonly ports: BoardPorts,
+    private readonly options: RegistryOptions,
+  ) {
+    this.idleMs = options.idleMs ?? 5 * 60_000;
+    this.scheduler = new LeaseScheduler(options.clock);
+  }
+
+  get(boardId: string): BoardActor {
+    let actor = this.actors.get(boardId);
+    if (!actor) {
+      actor = new BoardActor(boardId, this.ports, this.options.clock);
+      actor.subscribe((_, board) => this.scheduler.plan(actor!, board));
+      this.actors.set(boardId, actor);
+    }
+    return actor;
+  }
+
+  /** Starts the periodic sweep for due leases and idle actors. */
+  start(): void {
+    const every = this.options.sweepMs ?? 500;
+    this.sweeper = setInterval(() => void this.sweep().catch(() => undefined), every);
+    this.sweeper.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.scheduler.stopAll();
+    this.actors.clear();
+  }
+
+  get size(): number {
+    return this.actors.size;
+  }
+
+  private async sweep(): Promise<void> {
+    const now = this.options.clock();
+    const due = await this.ports.boards.find({ nextDeadline: { $lte: now + 1000 } }, { limit: 1000 });
+    for (const record of due) {
+      const actor = this.get(record._id);
+      const { board } = await actor.read();
+      this.scheduler.plan(actor, board);
+    }
+    for (const [id, actor] of this.actors) {
+      if (actor.idle && !this.scheduler.has(id) && now - actor.lastUsed > this.idleMs) this.actors.delete(id);
+    }
+  }
+}

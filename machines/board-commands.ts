@@ -1,0 +1,194 @@
+// The board's commands as pure decisions: each takes the board and the time and returns the next
+// board, the events to log and the reply, or throws BoardError with a registry code.
+import { addItems, applyEvent, checkGraph, pullNext, workIdOf, type Board, type BoardItem, type ItemChange, type ItemFields } from './board.js';
+import type { Decide, NewEvent } from './board-decision.js';
+import { BoardError } from './board-error.js';
+import type { ItemEvent, Lease } from './item-types.js';
+
+/** A lease as its holder sees it (the lease id is the holder's capability: never in events). */
+export interface LeaseGrant {
+  workId: string;
+  leaseId: string;
+  purpose: 'work' | 'verify';
+  fencingToken: number;
+  expiresAt: string;
+  renewBy: string;
+  hardExpiresAt: string;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export function grantOf(workId: string, lease: Lease): LeaseGrant {
+  return {
+    workId,
+    leaseId: lease.leaseId,
+    purpose: lease.purpose,
+    fencingToken: lease.fencingToken,
+    expiresAt: iso(lease.expiresAt),
+    renewBy: iso(lease.expiresAt - Math.floor(lease.ttlMs / 2)),
+    hardExpiresAt: iso(lease.hardExpiresAt),
+  };
+}
+
+const publicLease = (lease: Lease) => ({ holder: lease.holder, purpose: lease.purpose, fencingToken: lease.fencingToken, expiresAt: iso(lease.expiresAt) });
+
+/** Log entries for a set of item changes: the state move, then what the machine emitted. */
+export function eventsOf(changes: ItemChange[], actor: string): NewEvent[] {
+  return changes.flatMap((c) => [
+    ...c.emitted.map((e): NewEvent => {
+      const { type, ...rest } = e;
+      const data = 'lease' in rest ? { ...rest, lease: publicLease(rest.lease) } : rest;
+      return { type, actor, workId: c.workId, data };
+    }),
+    ...(c.from !== c.to ? [{ type: 'item.state', actor, workId: c.workId, data: { from: c.from, to: c.to } }] : []),
+  ]);
+}
+
+function refusal(item: BoardItem, kind: 'refused' | 'invalid', code: string, allowed?: string[]): BoardError {
+  if (kind === 'invalid') return new BoardError('INVALID_TRANSITION', `${item.workId} is ${item.state}, which does not take that event.`, { workId: item.workId, state: item.state, allowed });
+  const lease = item.life.lease;
+  const holder = lease ? { holder: lease.holder, expiresAt: iso(lease.expiresAt) } : {};
+  return new BoardError(code, `${item.workId} (${item.state}): ${code}`, { workId: item.workId, state: item.state, ...holder });
+}
+
+function itemOr404(board: Board, workId: string): BoardItem {
+  const item = board.items[workId];
+  if (!item) throw new BoardError('ITEM_NOT_FOUND', `No item ${workId} on this board.`, { workId });
+  return item;
+}
+
+/** Applies one event to one item; refusals become BoardErrors. */
+function move(board: Board, workId: string, event: ItemEvent, actor: string): { board: Board; events: NewEvent[] } {
+  const item = itemOr404(board, workId);
+  const r = applyEvent(board, workId, event);
+  if (!r.ok) {
+    if (r.result.kind === 'unchanged') return { board, events: [] };
+    throw r.result.kind === 'invalid' ? refusal(item, 'invalid', 'INVALID_TRANSITION', r.result.allowed) : refusal(item, 'refused', r.result.code);
+  }
+  return { board: r.board, events: eventsOf(r.changes, actor) };
+}
+
+/** The item a lease id belongs to; a lease that expired is told apart from a foreign one. */
+function leased(board: Board, leaseId: string, principal: string): BoardItem {
+  const item = Object.values(board.items).find((i) => i.life.lease?.leaseId === leaseId);
+  if (item && item.life.lease!.holder === principal) return item;
+  if (!item && Object.values(board.items).some((i) => i.expiredLeases.includes(leaseId))) throw new BoardError('LEASE_EXPIRED', 'That lease has expired; stop work on the item.', {});
+  throw new BoardError('LEASE_NOT_HELD', 'That lease is not held by you (stale or foreign).', {});
+}
+
+/** Remembers the last few expired lease ids per item, so their holders hear LEASE_EXPIRED. */
+function rememberExpired(board: Board, events: NewEvent[], before: Board): Board {
+  let next = board;
+  for (const e of events) {
+    if (e.type !== 'lease.expired' || !e.workId) continue;
+    const leaseId = before.items[e.workId]?.life.lease?.leaseId;
+    const item = next.items[e.workId];
+    if (!leaseId || !item) continue;
+    next = { ...next, items: { ...next.items, [e.workId]: { ...item, expiredLeases: [...item.expiredLeases, leaseId].slice(-5) } } };
+  }
+  return next;
+}
+
+export function expireDue(): Decide<number> {
+  return (board, now) => {
+    let next = board;
+    const events: NewEvent[] = [];
+    for (const item of Object.values(board.items)) {
+      if (!item.life.lease || item.life.lease.expiresAt > now) continue;
+      const r = move(next, item.workId, { type: 'EXPIRE', now }, 'system:lease-scheduler');
+      next = rememberExpired(r.board, r.events, next);
+      events.push(...r.events);
+    }
+    return { board: next, events, reply: events.length };
+  };
+}
+
+export interface ClaimInput {
+  principal: string;
+  workId: string | null;
+  purpose: 'work' | 'verify';
+  ttlMs: number;
+  leaseId: string;
+}
+
+export function claim(input: ClaimInput): Decide<LeaseGrant> {
+  return (board, now) => {
+    const target = input.workId === null ? pullNext(board, input.principal, input.purpose) : itemOr404(board, input.workId);
+    if (!target) throw new BoardError('NOTHING_READY', `Nothing is ready for ${input.purpose}.`, { purpose: input.purpose });
+    const held = target.life.lease;
+    if (held && held.holder === input.principal && held.purpose === input.purpose && held.expiresAt > now) return { board, events: [], reply: grantOf(target.workId, held) };
+    const r = move(board, target.workId, { type: 'CLAIM', principal: input.principal, purpose: input.purpose, leaseId: input.leaseId, fencingToken: 0, ttlMs: input.ttlMs, now }, input.principal);
+    return { ...r, reply: grantOf(target.workId, r.board.items[target.workId]!.life.lease!) };
+  };
+}
+
+export interface LeaseReply {
+  workId: string;
+  action: 'renew' | 'release';
+  lease: LeaseGrant | null;
+}
+
+export function leaseAction(input: { principal: string; leaseId: string; action: 'renew' | 'release'; ttlMs: number | null }): Decide<LeaseReply> {
+  return (board, now) => {
+    const item = leased(board, input.leaseId, input.principal);
+    const event: ItemEvent = input.action === 'renew' ? { type: 'RENEW', leaseId: input.leaseId, ttlMs: input.ttlMs ?? item.life.lease!.ttlMs, now } : { type: 'RELEASE', leaseId: input.leaseId, now };
+    const r = move(board, item.workId, event, input.principal);
+    const lease = r.board.items[item.workId]!.life.lease;
+    return { ...r, reply: { workId: item.workId, action: input.action, lease: lease ? grantOf(item.workId, lease) : null } };
+  };
+}
+
+export function submit(input: { principal: string; leaseId: string; head: string }): Decide<{ workId: string; state: string }> {
+  return (board, now) => {
+    const item = leased(board, input.leaseId, input.principal);
+    const r = move(board, item.workId, { type: 'SUBMIT', leaseId: input.leaseId, head: input.head, now }, input.principal);
+    return { ...r, reply: { workId: item.workId, state: r.board.items[item.workId]!.state } };
+  };
+}
+
+export function progress(input: { principal: string; workId: string; leaseId: string; note: string }): Decide<{ workId: string; lease: LeaseGrant }> {
+  return (board, now) => {
+    const item = leased(board, input.leaseId, input.principal);
+    if (item.workId !== input.workId) throw new BoardError('LEASE_NOT_HELD', `That lease is for ${item.workId}, not ${input.workId}.`, {});
+    const r = move(board, item.workId, { type: 'PROGRESS', leaseId: input.leaseId, now }, input.principal);
+    const updated = { ...r.board.items[item.workId]!, progress: { note: input.note, by: input.principal, at: now } };
+    const next = { ...r.board, items: { ...r.board.items, [item.workId]: updated } };
+    return { board: next, events: [...r.events, { type: 'item.progress', actor: input.principal, workId: item.workId, data: { note: input.note } }], reply: { workId: item.workId, lease: grantOf(item.workId, updated.life.lease!) } };
+  };
+}
+
+/** Supersede, verify, and the operator moves: one event for one named item. */
+export function itemEvent(workId: string, actor: string, event: (now: number) => ItemEvent): Decide<{ workId: string; state: string }> {
+  return (board, now) => {
+    const r = move(board, workId, event(now), actor);
+    return { ...r, reply: { workId, state: r.board.items[workId]!.state } };
+  };
+}
+
+export interface NewItem extends ItemFields {
+  /** A client reference that other items of the same batch may name in dependsOn or parentId. */
+  ref?: string;
+}
+
+/** Creates items atomically (all or none), wiring batch refs to the work ids they receive. */
+export function createItems(inputs: NewItem[], actor: string): Decide<BoardItem[]> {
+  return (board, now) => {
+    const byRef = new Map<string, string>();
+    inputs.forEach((input, i) => {
+      if (input.ref === undefined) return;
+      if (byRef.has(input.ref)) throw new BoardError('INVALID_INPUT', `ref ${input.ref} is used twice in the batch.`, { field: `body.items.${i}.ref` });
+      byRef.set(input.ref, workIdOf(board.nextWorkSeq + i));
+    });
+    const resolve = (id: string) => byRef.get(id) ?? id;
+    const fields: Record<string, ItemFields> = {};
+    inputs.forEach((input, i) => {
+      const { ref: _ref, ...rest } = input;
+      fields[workIdOf(board.nextWorkSeq + i)] = { ...rest, dependsOn: [...new Set(rest.dependsOn.map(resolve))], parentId: rest.parentId === null ? null : resolve(rest.parentId) };
+    });
+    const problem = checkGraph(board, fields);
+    if (problem) throw new BoardError(problem.code, problem.message, {});
+    const { board: next, created } = addItems({ ...board, nextWorkSeq: board.nextWorkSeq + inputs.length }, fields, now);
+    const events = created.map((item): NewEvent => ({ type: 'item.created', actor, workId: item.workId, data: { title: item.title, state: item.state, dependsOn: item.dependsOn } }));
+    return { board: next, events, reply: created };
+  };
+}

@@ -1,0 +1,55 @@
+// Board surfaces: which board a request acts on, whether its role suffices, whether a resource
+// token covers the operation, and the one mapping from actor outcomes to registry errors.
+import { BoardBusyError, BoardMissingError, type BoardActor } from '../../actors/board-actor.js';
+import type { BoardRegistry } from '../../actors/registry.js';
+import { BoardError } from '../../machines/board-error.js';
+import type { Decide } from '../../machines/board-decision.js';
+import { atLeast } from '../auth/project-selection.js';
+import type { Role } from '../auth/identity.js';
+import { AppError } from '../errors/app-error.js';
+import { ERRORS, type ErrorCode } from '../errors/registry.js';
+import type { RequestContext } from '../http/route.js';
+
+/** The operation groups a resource token may name. */
+export type BoardGroup = 'items' | 'claims' | 'shouts' | 'status' | 'doctrine' | 'spec' | 'feedback' | 'history';
+
+export interface BoardCall {
+  actor: BoardActor;
+  boardId: string;
+  principal: string;
+  role: Role;
+}
+
+export class BoardAccess {
+  constructor(private readonly registry: BoardRegistry) {}
+
+  /** The selected board's actor, after the role and resource-token checks. */
+  enter(ctx: RequestContext, need: Role, group: BoardGroup, workId?: string): BoardCall {
+    const project = ctx.project!;
+    const identity = ctx.identity!;
+    if (!atLeast(project.role, need)) throw new AppError('ROLE_REQUIRED', `This needs the ${need} role on the board; you have ${project.role}.`, { role: project.role, needed: need });
+    if (identity.kind === 'token' && identity.scope === 'resource') {
+      const resources = identity.resources ?? [];
+      if (!resources.includes(group) && !(workId && resources.includes(workId))) {
+        throw new AppError('PROJECT_SCOPE_DENIED', `This resource token covers ${resources.join(', ')}; not ${workId ?? group}.`);
+      }
+    }
+    return { actor: this.registry.get(project.id), boardId: project.id, principal: identity.principal, role: project.role };
+  }
+
+  /** Runs a decision on the board, mapping refusals to their registry codes. */
+  async ask<R>(call: BoardCall, decide: Decide<R>): Promise<R> {
+    try {
+      return await call.actor.ask(decide);
+    } catch (e) {
+      throw toAppError(e);
+    }
+  }
+}
+
+export function toAppError(e: unknown): unknown {
+  if (e instanceof BoardError) return new AppError(e.code in ERRORS ? (e.code as ErrorCode) : 'INTERNAL', e.message, e.details);
+  if (e instanceof BoardBusyError) return new AppError('BOARD_BUSY', undefined, undefined, { 'retry-after': '1' });
+  if (e instanceof BoardMissingError) return new AppError('PROJECT_SCOPE_DENIED');
+  return e;
+}

@@ -1,0 +1,83 @@
+// Inputs and views shared by the board surfaces.
+import { z } from 'zod';
+import type { BoardItem } from '../../machines/board.js';
+
+export const WORK_ID = /^W-\d{1,9}$/;
+export const COMMIT_ID = /^[0-9a-f]{7,64}$/;
+export const DIGEST = /^sha256:[a-f0-9]{64}$/;
+
+export const WorkId = z.string().regex(WORK_ID, 'must be a work id like W-12');
+export const CommitId = z.string().regex(COMMIT_ID, 'must be a commit id: 7 to 64 lowercase hex characters');
+export const Digest = z.string().regex(DIGEST, 'must be a digest: sha256:<64 lowercase hex>');
+
+/** Accepted only to refuse precisely: a commit id where the operation takes none. */
+export const ForbiddenHead = z.string().optional();
+
+export const ItemInput = z.strictObject({
+  title: z.string().trim().min(1).max(200),
+  description: z.string().max(4000).default(''),
+  type: z.enum(['task', 'bug', 'chore', 'epic']).default('task'),
+  priority: z.number().int().min(0).max(4).default(2),
+  parentId: z.string().min(1).max(64).nullable().default(null),
+  dependsOn: z.array(z.string().min(1).max(64)).max(100).default([]),
+  verify: z.enum(['none', 'required']).default('none'),
+  maxAttempts: z.number().int().min(1).max(20).default(3),
+  criteria: z.array(Digest).max(50).default([]),
+  doctrine: z.array(z.string().regex(/^[a-z0-9-]{1,64}$/)).max(20).default([]),
+  spec: z.array(z.string().min(1).max(64)).max(20).default([]),
+  labels: z.array(z.string().min(1).max(40)).max(20).default([]),
+  head: ForbiddenHead,
+});
+
+const Lease = z.object({ holder: z.string(), purpose: z.enum(['work', 'verify']), fencingToken: z.number().int(), expiresAt: z.string() }).nullable();
+
+export const ItemView = z.object({
+  workId: z.string(),
+  title: z.string(),
+  description: z.string(),
+  type: z.string(),
+  priority: z.number().int(),
+  rank: z.number(),
+  parentId: z.string().nullable(),
+  dependsOn: z.array(z.string()),
+  verify: z.enum(['none', 'required']),
+  criteria: z.array(z.string()),
+  doctrine: z.array(z.string()),
+  spec: z.array(z.string()),
+  labels: z.array(z.string()),
+  state: z.string(),
+  attempts: z.number().int(),
+  maxAttempts: z.number().int(),
+  lease: Lease,
+  submission: z.object({ head: z.string(), by: z.string(), at: z.string() }).nullable(),
+  verifications: z.array(z.object({ by: z.string(), head: z.string(), verdict: z.enum(['pass', 'fail']), finding: z.string().nullable(), at: z.string() })),
+  finding: z.string().nullable(),
+  overridden: z.object({ by: z.string(), reason: z.string(), at: z.string() }).nullable(),
+  blockedReason: z.string().nullable(),
+  progress: z.object({ note: z.string(), by: z.string(), at: z.string() }).nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  version: z.number().int(),
+});
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** The item as callers see it: never its lease id. */
+export function itemView(item: BoardItem): z.infer<typeof ItemView> {
+  const { life } = item;
+  return {
+    workId: item.workId, title: item.title, description: item.description, type: item.type, priority: item.priority, rank: item.rank, parentId: item.parentId,
+    dependsOn: item.dependsOn, verify: item.verify, criteria: item.criteria, doctrine: item.doctrine, spec: item.spec, labels: item.labels, state: item.state,
+    attempts: life.attempts, maxAttempts: life.maxAttempts,
+    lease: life.lease ? { holder: life.lease.holder, purpose: life.lease.purpose, fencingToken: life.lease.fencingToken, expiresAt: iso(life.lease.expiresAt) } : null,
+    submission: life.submission ? { ...life.submission, at: iso(life.submission.at) } : null,
+    verifications: life.verifications.map((v) => ({ ...v, at: iso(v.at) })),
+    finding: life.finding,
+    overridden: life.overridden ? { ...life.overridden, at: iso(life.overridden.at) } : null,
+    blockedReason: life.blockedReason,
+    progress: item.progress ? { ...item.progress, at: iso(item.progress.at) } : null,
+    createdAt: iso(item.createdAt), updatedAt: iso(item.updatedAt), version: item.version,
+  };
+}
+
+export const LeaseGrant = z.object({ workId: z.string(), leaseId: z.string(), purpose: z.enum(['work', 'verify']), fencingToken: z.number().int(), expiresAt: z.string(), renewBy: z.string(), hardExpiresAt: z.string() });

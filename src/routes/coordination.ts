@@ -1,0 +1,105 @@
+// Coordination: claim (named or pull-next, for work or verification), lease renew/release,
+// submit, supersede, verify. These draw on the request budget only (rate class lifecycle).
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { claim, itemEvent, leaseAction, submit } from '../../machines/board-commands.js';
+import { AppError } from '../errors/app-error.js';
+import { defineRoute, type Route } from '../http/route.js';
+import type { RouteDeps } from './deps.js';
+import { CommitId, Digest, ForbiddenHead, LeaseGrant, WorkId } from './board-schemas.js';
+
+export const TTL_DEFAULT_S = 900;
+export const TTL_MIN_S = 30;
+export const TTL_MAX_S = 86_400;
+
+const Ttl = z.number().int().min(TTL_MIN_S).max(TTL_MAX_S);
+const ClaimInput = z.strictObject({ workId: WorkId.optional(), purpose: z.enum(['work', 'verify']).default('work'), ttlSeconds: Ttl.default(TTL_DEFAULT_S), head: ForbiddenHead });
+const LeaseInput = z.strictObject({ leaseId: z.string().min(1).max(100), action: z.enum(['renew', 'release']), ttlSeconds: Ttl.optional() });
+const SubmitInput = z.strictObject({ leaseId: z.string().min(1).max(100), head: CommitId });
+const SupersedeInput = z.strictObject({ workId: WorkId, head: CommitId });
+const VerifyInput = z.strictObject({ workId: WorkId, head: CommitId, verdict: z.enum(['pass', 'fail']), finding: Digest.optional(), evidence: z.array(Digest).max(20).optional() });
+
+const StateReply = z.object({ workId: z.string(), state: z.string() });
+const base = { group: 'coordination', auth: 'bearer-or-session', project: 'required', rateHeaders: true, rate: 'lifecycle', bodyKind: 'json' } as const;
+
+export function coordinationRoutes(deps: RouteDeps): Route[] {
+  const { boards } = deps;
+  return [
+    defineRoute<z.infer<typeof ClaimInput>, undefined>({
+      ...base,
+      method: 'post',
+      path: '/api/claim',
+      summary: 'Claim an item under an exclusive lease: the named one, or the head of the priority chain (pull-next).',
+      description:
+        '`purpose` work (ready items) or verify (items awaiting verification, by a principal independent of the submitter and of every work-lease holder since it last became ready). ' +
+        `ttlSeconds ${TTL_MIN_S}..${TTL_MAX_S}, default ${TTL_DEFAULT_S}. The grant carries leaseId (keep it private), a fencing token strictly increasing per item, expiresAt, and renewBy (half the lease). ` +
+        'A claim repeated by the current holder returns its lease unchanged; a refused claim names the holder and its expiry.',
+      body: ClaimInput,
+      errors: ['COMMIT_ID_FORBIDDEN', 'ITEM_NOT_FOUND', 'ITEM_NOT_READY', 'NOTHING_READY', 'VERIFY_NOT_INDEPENDENT', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_BUSY'],
+      responses: { 200: { description: 'The lease.', schema: LeaseGrant } },
+      async handler({ ctx, body }) {
+        if (body.head !== undefined) throw new AppError('COMMIT_ID_FORBIDDEN', 'A claim takes no commit id.');
+        const call = boards.enter(ctx, 'member', 'claims', body.workId);
+        const grant = await boards.ask(call, claim({ principal: call.principal, workId: body.workId ?? null, purpose: body.purpose, ttlMs: body.ttlSeconds * 1000, leaseId: `lease_${randomUUID()}` }));
+        return { status: 200, body: grant };
+      },
+    }),
+    defineRoute<z.infer<typeof LeaseInput>, undefined>({
+      ...base,
+      method: 'post',
+      path: '/api/lease',
+      summary: 'Renew or release a held lease.',
+      description: 'Renewals never pass 24 h from the grant. A stale or foreign lease id is LEASE_NOT_HELD, an expired one LEASE_EXPIRED; neither changes anything.',
+      body: LeaseInput,
+      errors: ['LEASE_NOT_HELD', 'LEASE_EXPIRED', 'ROLE_REQUIRED', 'BOARD_BUSY'],
+      responses: { 200: { description: 'The renewed lease, or null after a release.', schema: z.object({ workId: z.string(), action: z.enum(['renew', 'release']), lease: LeaseGrant.nullable() }) } },
+      async handler({ ctx, body }) {
+        const call = boards.enter(ctx, 'member', 'claims');
+        return { status: 200, body: await boards.ask(call, leaseAction({ principal: call.principal, leaseId: body.leaseId, action: body.action, ttlMs: body.ttlSeconds === undefined ? null : body.ttlSeconds * 1000 })) };
+      },
+    }),
+    defineRoute<z.infer<typeof SubmitInput>, undefined>({
+      ...base,
+      method: 'post',
+      path: '/api/submit',
+      summary: 'Submit the exact head commit produced under the lease; the lease ends.',
+      description: 'Items with verify none are done; verify required go to awaiting_verify for an independent verifier.',
+      body: SubmitInput,
+      errors: ['LEASE_NOT_HELD', 'LEASE_EXPIRED', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_BUSY'],
+      responses: { 200: { description: 'The item’s new state.', schema: StateReply } },
+      async handler({ ctx, body }) {
+        const call = boards.enter(ctx, 'member', 'claims');
+        return { status: 200, body: await boards.ask(call, submit({ principal: call.principal, leaseId: body.leaseId, head: body.head })) };
+      },
+    }),
+    defineRoute<z.infer<typeof SupersedeInput>, undefined>({
+      ...base,
+      method: 'post',
+      path: '/api/supersede',
+      summary: 'Replace the submitted head with a newer one (the submitter only); any verify lease is voided.',
+      body: SupersedeInput,
+      errors: ['ITEM_NOT_FOUND', 'NOT_SUBMITTER', 'HEAD_MISMATCH', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_BUSY'],
+      responses: { 200: { description: 'Awaiting verification of the new head.', schema: StateReply } },
+      async handler({ ctx, body }) {
+        const call = boards.enter(ctx, 'member', 'claims', body.workId);
+        return { status: 200, body: await boards.ask(call, itemEvent(body.workId, call.principal, (now) => ({ type: 'SUPERSEDE', principal: call.principal, head: body.head, now }))) };
+      },
+    }),
+    defineRoute<z.infer<typeof VerifyInput>, undefined>({
+      ...base,
+      method: 'post',
+      path: '/api/verify',
+      summary: 'Record an independent verdict on the exact current head: pass completes the item, fail (with a finding digest) sends it back to ready.',
+      body: VerifyInput,
+      errors: ['ITEM_NOT_FOUND', 'VERIFY_NOT_INDEPENDENT', 'HEAD_MISMATCH', 'EVIDENCE_EXISTS', 'FINDING_REQUIRED', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_BUSY'],
+      responses: { 200: { description: 'The item’s new state.', schema: StateReply } },
+      async handler({ ctx, body }) {
+        const call = boards.enter(ctx, 'member', 'claims', body.workId);
+        return {
+          status: 200,
+          body: await boards.ask(call, itemEvent(body.workId, call.principal, (now) => ({ type: 'VERIFY', principal: call.principal, head: body.head, verdict: body.verdict, finding: body.finding ?? null, now }))),
+        };
+      },
+    }),
+  ];
+}

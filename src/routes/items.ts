@@ -1,0 +1,147 @@
+// Items: create (one or an atomic batch), read, operator moves, override, progress.
+import { z } from 'zod';
+import { createItems, itemEvent, progress, type NewItem } from '../../machines/board-commands.js';
+import { AppError } from '../errors/app-error.js';
+import { defineRoute, type Route } from '../http/route.js';
+import type { RouteDeps } from './deps.js';
+import { ForbiddenHead, ItemInput, itemView, ItemView, LeaseGrant, WORK_ID } from './board-schemas.js';
+
+const BatchInput = z.strictObject({ items: z.array(ItemInput.extend({ ref: z.string().min(1).max(64).optional() })).min(1).max(500) });
+const StateInput = z.strictObject({ action: z.enum(['block', 'unblock', 'cancel', 'reopen']), reason: z.string().min(1).max(500).optional() });
+const OverrideInput = z.strictObject({ reason: z.string().min(1).max(500) });
+const ProgressInput = z.strictObject({ leaseId: z.string().min(1).max(100), note: z.string().max(2000).default(''), head: ForbiddenHead });
+
+const STATE_EVENT = { block: 'BLOCK', unblock: 'UNBLOCK', cancel: 'CANCEL', reopen: 'REOPEN' } as const;
+
+const base = { group: 'items', auth: 'bearer-or-session', project: 'required', rateHeaders: true } as const;
+
+/** Doctrine entries arrive with their own issue; until then no slug exists, and links are refused. */
+function checkDoctrine(items: { doctrine: string[] }[]): void {
+  const slug = items.flatMap((i) => i.doctrine)[0];
+  if (slug !== undefined) throw new AppError('DOCTRINE_LINK_NOT_FOUND', `No doctrine entry "${slug}" on this board.`, { slug });
+}
+
+function checkNoHead(items: { head?: string }[]): void {
+  if (items.some((i) => i.head !== undefined)) throw new AppError('COMMIT_ID_FORBIDDEN', 'Items take no commit id; submit one with POST /api/submit.');
+}
+
+function workIdParam(raw: string | undefined): string {
+  if (!raw || !WORK_ID.test(raw)) throw new AppError('ITEM_NOT_FOUND', 'Work ids look like W-12.', { workId: raw ?? null });
+  return raw;
+}
+
+export function itemRoutes(deps: RouteDeps): Route[] {
+  const { boards } = deps;
+  const newItems = (inputs: z.infer<typeof ItemInput>[]): NewItem[] => inputs.map(({ head: _head, ...rest }) => rest);
+
+  return [
+    defineRoute<z.infer<typeof ItemInput>, undefined>({
+      ...base,
+      method: 'post',
+      path: '/api/items',
+      summary: 'Create an item (member).',
+      description: 'Dependencies and the parent stay on this board; cycles, self-dependencies and dependencies on an own ancestor or descendant are refused. The item starts ready when every dependency is done, else pending.',
+      bodyKind: 'json',
+      body: ItemInput,
+      rate: 'write',
+      errors: ['COMMIT_ID_FORBIDDEN', 'CONFLICTING_DEPENDENCIES', 'CROSS_PROJECT_FOLD', 'CROSS_PROJECT_PARENT', 'DOCTRINE_LINK_NOT_FOUND', 'ROLE_REQUIRED', 'BOARD_BUSY'],
+      responses: { 201: { description: 'Created.', schema: ItemView } },
+      async handler({ ctx, body }) {
+        checkNoHead([body]);
+        checkDoctrine([body]);
+        const call = boards.enter(ctx, 'member', 'items');
+        const [created] = await boards.ask(call, createItems(newItems([body]), call.principal));
+        return { status: 201, body: itemView(created!) };
+      },
+    }),
+    defineRoute<z.infer<typeof BatchInput>, undefined>({
+      ...base,
+      method: 'post',
+      path: '/api/items/batch',
+      summary: 'Create up to 500 items atomically; `ref`s wire dependencies among the new items.',
+      bodyKind: 'json',
+      body: BatchInput,
+      rate: 'write',
+      errors: ['COMMIT_ID_FORBIDDEN', 'CONFLICTING_DEPENDENCIES', 'CROSS_PROJECT_FOLD', 'CROSS_PROJECT_PARENT', 'DOCTRINE_LINK_NOT_FOUND', 'ROLE_REQUIRED', 'BOARD_BUSY'],
+      responses: { 201: { description: 'All created, in order.', schema: z.object({ items: z.array(ItemView) }) } },
+      async handler({ ctx, body }) {
+        checkNoHead(body.items);
+        checkDoctrine(body.items);
+        const call = boards.enter(ctx, 'member', 'items');
+        const created = await boards.ask(call, createItems(body.items.map(({ head: _head, ...rest }) => rest), call.principal));
+        return { status: 201, body: { items: created.map(itemView) } };
+      },
+    }),
+    defineRoute({
+      ...base,
+      method: 'get',
+      path: '/api/items/{workId}',
+      summary: 'Read one item (viewer).',
+      bodyKind: 'none',
+      rate: 'read',
+      errors: ['ITEM_NOT_FOUND', 'ROLE_REQUIRED'],
+      responses: { 200: { description: 'The item.', schema: ItemView } },
+      async handler({ ctx }) {
+        const workId = workIdParam(ctx.params.workId);
+        const call = boards.enter(ctx, 'viewer', 'items', workId);
+        const item = (await call.actor.read()).board.items[workId];
+        if (!item) throw new AppError('ITEM_NOT_FOUND', `No item ${workId} on this board.`, { workId });
+        return { status: 200, body: itemView(item) };
+      },
+    }),
+    defineRoute<z.infer<typeof StateInput>, undefined>({
+      ...base,
+      method: 'post',
+      path: '/api/items/{workId}/state',
+      summary: 'Operator moves (admin): block (releases leases), unblock, cancel, reopen.',
+      description: 'Unblock and reopen land on ready when every dependency is done, else pending; reopening sends dependents not yet claimed back to pending.',
+      bodyKind: 'json',
+      body: StateInput,
+      rate: 'write',
+      errors: ['ITEM_NOT_FOUND', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_BUSY'],
+      responses: { 200: { description: 'The item’s new state.', schema: z.object({ workId: z.string(), state: z.string() }) } },
+      async handler({ ctx, body }) {
+        const workId = workIdParam(ctx.params.workId);
+        const call = boards.enter(ctx, 'admin', 'items', workId);
+        const reason = body.reason ?? body.action;
+        const type = STATE_EVENT[body.action];
+        return { status: 200, body: await boards.ask(call, itemEvent(workId, call.principal, (now) => ({ type, reason, depsDone: false, now }))) };
+      },
+    }),
+    defineRoute<z.infer<typeof OverrideInput>, undefined>({
+      ...base,
+      method: 'post',
+      path: '/api/items/{workId}/override',
+      summary: 'Pass an item through the verify gate without verification (admin); audited, and the item says so.',
+      bodyKind: 'json',
+      body: OverrideInput,
+      rate: 'write',
+      errors: ['ITEM_NOT_FOUND', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_BUSY'],
+      responses: { 200: { description: 'Done, marked as overridden.', schema: z.object({ workId: z.string(), state: z.string() }) } },
+      async handler({ ctx, body }) {
+        const workId = workIdParam(ctx.params.workId);
+        const call = boards.enter(ctx, 'admin', 'items', workId);
+        const result = await boards.ask(call, itemEvent(workId, call.principal, (now) => ({ type: 'OVERRIDE', principal: call.principal, reason: body.reason, now })));
+        await deps.store.audit.insert({ _id: `${call.boardId}:${ctx.requestId}`, version: 1, at: ctx.now, actor: call.principal, action: 'item.override', projectId: call.boardId, data: { workId, reason: body.reason } });
+        return { status: 200, body: result };
+      },
+    }),
+    defineRoute<z.infer<typeof ProgressInput>, undefined>({
+      ...base,
+      method: 'post',
+      path: '/api/items/{workId}/progress',
+      summary: 'Report progress on a held item; extends the lease like a renewal.',
+      bodyKind: 'json',
+      body: ProgressInput,
+      rate: 'lifecycle',
+      errors: ['COMMIT_ID_FORBIDDEN', 'LEASE_NOT_HELD', 'LEASE_EXPIRED', 'ROLE_REQUIRED', 'BOARD_BUSY'],
+      responses: { 200: { description: 'Recorded; the renewed lease.', schema: z.object({ workId: z.string(), lease: LeaseGrant }) } },
+      async handler({ ctx, body }) {
+        checkNoHead([body]);
+        const workId = workIdParam(ctx.params.workId);
+        const call = boards.enter(ctx, 'member', 'items', workId);
+        return { status: 200, body: await boards.ask(call, progress({ principal: call.principal, workId, leaseId: body.leaseId, note: body.note })) };
+      },
+    }),
+  ];
+}
