@@ -113,7 +113,10 @@ export interface ClaimInput {
 
 export function claim(input: ClaimInput): Decide<LeaseGrant> {
   return (board, now) => {
-    const target = input.workId === null ? pullNext(board, input.principal, input.purpose) : itemOr404(board, input.workId);
+    // A pull-next repeated by an agent that already holds a lease for this purpose (say, its
+    // response was lost) gets that lease back rather than a second item.
+    const holding = (i: BoardItem) => i.life.lease?.holder === input.principal && i.life.lease.purpose === input.purpose && i.life.lease.expiresAt > now;
+    const target = input.workId === null ? (Object.values(board.items).find(holding) ?? pullNext(board, input.principal, input.purpose)) : itemOr404(board, input.workId);
     if (!target) throw new BoardError('NOTHING_READY', `Nothing is ready for ${input.purpose}.`, { purpose: input.purpose });
     const held = target.life.lease;
     if (held && held.holder === input.principal && held.purpose === input.purpose && held.expiresAt > now) return { board, events: [], reply: grantOf(target.workId, held) };
