@@ -104,14 +104,16 @@ export class BoardActor {
       const decision = decide(current.board, now);
       if (decision.board === current.board && decision.events.length === 0) return decision.reply;
       const events = decision.events.map((e, i): CommittedEvent => ({ ...e, boardId: this.boardId, seq: current.record.lastSeq + 1 + i, at: now }));
-      const updated = await this.ports.boards.update(this.boardId, current.record.version, {
-        items: decision.board.items,
+      // Only the items the decision replaced travel to the store (decisions copy what they change).
+      const set: Record<string, unknown> = {
         nextWorkSeq: decision.board.nextWorkSeq,
         nextFencingToken: decision.board.nextFencingToken,
         lastSeq: current.record.lastSeq + events.length,
         nextDeadline: nextDeadline(decision.board),
         outbox: events.map((e) => ({ _id: `${e.boardId}:${e.seq}`, ...e })),
-      });
+      };
+      for (const [workId, item] of Object.entries(decision.board.items)) if (current.board.items[workId] !== item) set[`items.${workId}`] = item;
+      const updated = await this.ports.boards.patch(this.boardId, current.record.version, set);
       if (!updated) {
         this.current = null; // another node committed first: reload and decide again
         continue;
@@ -135,11 +137,14 @@ export class BoardActor {
   /** Copies the committed outbox to the event log; on failure the next command reloads and retries. */
   private async copyToLog(record: BoardRecord): Promise<void> {
     try {
-      for (const event of record.outbox ?? []) {
-        await this.ports.events.insert({ ...event, version: 1 }).catch((e: unknown) => {
-          if (!(e instanceof DuplicateKeyError)) throw e;
-        });
-      }
+      // Together, so they share one group commit; a duplicate means it was copied before.
+      await Promise.all(
+        (record.outbox ?? []).map((event) =>
+          this.ports.events.insert({ ...event, version: 1 }).catch((e: unknown) => {
+            if (!(e instanceof DuplicateKeyError)) throw e;
+          }),
+        ),
+      );
     } catch {
       this.current = null;
     }

@@ -55,9 +55,10 @@ export class BoardRegistry {
 
   private async sweep(): Promise<void> {
     const now = this.options.clock();
-    const due = await this.ports.boards.find({ nextDeadline: { $lte: now + 1000 } }, { limit: 1000 });
-    for (const record of due) {
-      const actor = this.get(record._id);
+    const due = await this.ports.boards.select({ nextDeadline: { $lte: now + 1000 } }, ['nextDeadline'], { limit: 1000 });
+    for (const { _id } of due) {
+      if (this.scheduler.has(_id)) continue; // this node already times it
+      const actor = this.get(_id);
       const { board } = await actor.read();
       this.scheduler.plan(actor, board);
     }

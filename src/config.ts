@@ -17,6 +17,7 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(256 * 1024),
   ADDRESS_RATE_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(ADDRESS_BUDGET.limit),
+  LEASE_MIN_TTL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(30),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
   COOKIE_SECURE: bool.optional(),
   STRIPE_SECRET_KEY: z.string().min(1).optional(),
@@ -37,6 +38,8 @@ export interface Config {
   logLevel: Env['LOG_LEVEL'];
   bodyLimitBytes: number;
   shutdownGraceMs: number;
+  /** The shortest lease a claim may ask for (the board's lower TTL bound). */
+  leaseMinTtlSeconds: number;
   /** Signup, login, change-password and change-email per socket address per minute. */
   addressRatePerMinute: number;
   cookieSecure: boolean;
@@ -73,6 +76,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    leaseMinTtlSeconds: e.LEASE_MIN_TTL_SECONDS,
     addressRatePerMinute: e.ADDRESS_RATE_PER_MINUTE,
     cookieSecure: e.COOKIE_SECURE ?? e.PUBLIC_URL.startsWith('https:'),
     stripe: {

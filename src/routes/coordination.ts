@@ -9,12 +9,13 @@ import type { RouteDeps } from './deps.js';
 import { CommitId, Digest, ForbiddenHead, LeaseGrant, WorkId } from './board-schemas.js';
 
 export const TTL_DEFAULT_S = 900;
-export const TTL_MIN_S = 30;
 export const TTL_MAX_S = 86_400;
 
-const Ttl = z.number().int().min(TTL_MIN_S).max(TTL_MAX_S);
-const ClaimInput = z.strictObject({ workId: WorkId.optional(), purpose: z.enum(['work', 'verify']).default('work'), ttlSeconds: Ttl.default(TTL_DEFAULT_S), head: ForbiddenHead });
-const LeaseInput = z.strictObject({ leaseId: z.string().min(1).max(100), action: z.enum(['renew', 'release']), ttlSeconds: Ttl.optional() });
+const claimInput = (minTtl: number) =>
+  z.strictObject({ workId: WorkId.optional(), purpose: z.enum(['work', 'verify']).default('work'), ttlSeconds: z.number().int().min(minTtl).max(TTL_MAX_S).default(TTL_DEFAULT_S), head: ForbiddenHead });
+const leaseInput = (minTtl: number) => z.strictObject({ leaseId: z.string().min(1).max(100), action: z.enum(['renew', 'release']), ttlSeconds: z.number().int().min(minTtl).max(TTL_MAX_S).optional() });
+type ClaimInput = z.infer<ReturnType<typeof claimInput>>;
+type LeaseInput = z.infer<ReturnType<typeof leaseInput>>;
 const SubmitInput = z.strictObject({ leaseId: z.string().min(1).max(100), head: CommitId });
 const SupersedeInput = z.strictObject({ workId: WorkId, head: CommitId });
 const VerifyInput = z.strictObject({ workId: WorkId, head: CommitId, verdict: z.enum(['pass', 'fail']), finding: Digest.optional(), evidence: z.array(Digest).max(20).optional() });
@@ -24,15 +25,18 @@ const base = { group: 'coordination', auth: 'bearer-or-session', project: 'requi
 
 export function coordinationRoutes(deps: RouteDeps): Route[] {
   const { boards } = deps;
+  const minTtl = deps.config.leaseMinTtlSeconds;
+  const ClaimInput = claimInput(minTtl);
+  const LeaseInput = leaseInput(minTtl);
   return [
-    defineRoute<z.infer<typeof ClaimInput>, undefined>({
+    defineRoute<ClaimInput, undefined>({
       ...base,
       method: 'post',
       path: '/api/claim',
       summary: 'Claim an item under an exclusive lease: the named one, or the head of the priority chain (pull-next).',
       description:
         '`purpose` work (ready items) or verify (items awaiting verification, by a principal independent of the submitter and of every work-lease holder since it last became ready). ' +
-        `ttlSeconds ${TTL_MIN_S}..${TTL_MAX_S}, default ${TTL_DEFAULT_S}. The grant carries leaseId (keep it private), a fencing token strictly increasing per item, expiresAt, and renewBy (half the lease). ` +
+        `ttlSeconds ${minTtl}..${TTL_MAX_S}, default ${TTL_DEFAULT_S}. The grant carries leaseId (keep it private), a fencing token strictly increasing per item, expiresAt, and renewBy (half the lease). ` +
         'A claim repeated by the current holder (named, or pull-next while it holds a lease for that purpose) returns its lease unchanged; a refused claim names the holder and its expiry.',
       body: ClaimInput,
       errors: ['COMMIT_ID_FORBIDDEN', 'ITEM_NOT_FOUND', 'ITEM_NOT_READY', 'NOTHING_READY', 'VERIFY_NOT_INDEPENDENT', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_BUSY'],
@@ -44,7 +48,7 @@ export function coordinationRoutes(deps: RouteDeps): Route[] {
         return { status: 200, body: grant };
       },
     }),
-    defineRoute<z.infer<typeof LeaseInput>, undefined>({
+    defineRoute<LeaseInput, undefined>({
       ...base,
       method: 'post',
       path: '/api/lease',

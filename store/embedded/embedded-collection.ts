@@ -1,11 +1,32 @@
 // One collection held in memory; every change is journaled and acknowledged only once durable.
-import { DuplicateKeyError, type Changes, type Collection, type Doc, type Filter, type FindOptions, type IndexSpec } from '../ports/store.js';
+import { DuplicateKeyError, type Changes, type Collection, type Doc, type Filter, type FindOptions, type IndexSpec, type Selected } from '../ports/store.js';
 import type { JournalOp } from './journal.js';
 import { matches, order } from './query.js';
 
 export interface JournalSink {
   append(ops: readonly JournalOp[]): Promise<void>;
   settled(): Promise<void>;
+}
+
+export interface JournalPatch {
+  set: Record<string, unknown>;
+  version: number;
+}
+
+/** A copy of `doc` with each dotted path set; only the objects along each path are copied. */
+function applyPatch<T extends Doc>(doc: T, set: Record<string, unknown>, version: number): T {
+  const next = { ...doc, version } as unknown as Record<string, unknown>;
+  for (const [path, value] of Object.entries(set)) {
+    const keys = path.split('.');
+    let at = next;
+    for (const key of keys.slice(0, -1)) {
+      const child = at[key];
+      at[key] = child && typeof child === 'object' ? { ...(child as Record<string, unknown>) } : {};
+      at = at[key] as Record<string, unknown>;
+    }
+    at[keys.at(-1)!] = value;
+  }
+  return next as unknown as T;
 }
 
 export class EmbeddedCollection<T extends Doc> implements Collection<T> {
@@ -35,6 +56,11 @@ export class EmbeddedCollection<T extends Doc> implements Collection<T> {
     return order(this.scan(filter), options).map((d) => structuredClone(d));
   }
 
+  async select<K extends keyof T & string>(filter: Filter<T>, fields: readonly K[], options?: FindOptions<T>): Promise<Selected<T, K>[]> {
+    await this.sink.settled();
+    return order(this.scan(filter), options).map((d) => structuredClone(Object.fromEntries(['_id', ...fields].map((f) => [f, (d as Record<string, unknown>)[f]]))) as Selected<T, K>);
+  }
+
   async count(filter: Filter<T>): Promise<number> {
     await this.sink.settled();
     return this.scan(filter).length;
@@ -57,6 +83,16 @@ export class EmbeddedCollection<T extends Doc> implements Collection<T> {
     return structuredClone(next);
   }
 
+  async patch(id: string, expectedVersion: number, set: Record<string, unknown>): Promise<T | null> {
+    const current = this.docs.get(id);
+    if (!current || current.version !== expectedVersion) return null;
+    const values = structuredClone(set);
+    const next = applyPatch(current, values, current.version + 1);
+    this.put(next, current);
+    await this.sink.append([[this.name, id, null, { set: values, version: next.version }]]);
+    return structuredClone(next);
+  }
+
   async delete(id: string, expectedVersion?: number): Promise<boolean> {
     const current = this.docs.get(id);
     if (!current || (expectedVersion !== undefined && current.version !== expectedVersion)) return false;
@@ -74,8 +110,12 @@ export class EmbeddedCollection<T extends Doc> implements Collection<T> {
   }
 
   /** Applies a recovered operation without journaling it. */
-  replay(id: string, doc: T | null): void {
+  replay(id: string, doc: T | null, patch?: JournalPatch): void {
     const current = this.docs.get(id) ?? null;
+    if (patch) {
+      if (current) this.put(applyPatch(current, patch.set, patch.version), current);
+      return;
+    }
     if (current) this.remove(current);
     if (doc) this.put(doc, null);
   }

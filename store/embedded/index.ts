@@ -24,7 +24,7 @@ export async function openEmbeddedStore(dataDir: string): Promise<Store> {
     for (const name of COLLECTION_NAMES) for (const doc of (s.collections[name] ?? []) as Doc[]) collections[name].replay(doc._id, doc);
   };
   const replay = (ops: readonly JournalOp[]) => {
-    for (const [name, id, doc] of ops) collections[name as CollectionName]?.replay(id, doc as Doc | null);
+    for (const [name, id, doc, patch] of ops) collections[name as CollectionName]?.replay(id, doc as Doc | null, patch);
   };
   journal = await Journal.open(dataDir, replay, snapshot, load);
 

@@ -6,8 +6,8 @@ import { open, readdir, readFile, rename, rm, writeFile, type FileHandle } from 
 import { join } from 'node:path';
 import { StoreUnavailableError } from '../ports/collection.js';
 
-/** [collection, id, document or null for a delete] */
-export type JournalOp = readonly [string, string, unknown];
+/** [collection, id, document or null for a delete] or [collection, id, null, patch] */
+export type JournalOp = readonly [string, string, unknown] | readonly [string, string, null, { set: Record<string, unknown>; version: number }];
 
 export interface Snapshot {
   collections: Record<string, unknown[]>;

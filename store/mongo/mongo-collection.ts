@@ -1,7 +1,7 @@
 // One collection on MongoDB: conditional updates filtered on `version`, driver errors mapped to
 // the port's errors so callers see the same failures as on the embedded store.
 import { MongoError, MongoServerError, type Collection as Driver, type Document } from 'mongodb';
-import { DuplicateKeyError, StoreUnavailableError, type Changes, type Collection, type Doc, type Filter, type FindOptions, type IndexSpec } from '../ports/store.js';
+import { DuplicateKeyError, StoreUnavailableError, type Changes, type Collection, type Doc, type Filter, type FindOptions, type IndexSpec, type Selected } from '../ports/store.js';
 
 /**
  * Wire servers that evaluate a conditional update's filter apart from its write (FerretDB 1.x
@@ -39,6 +39,15 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     });
   }
 
+  select<K extends keyof T & string>(filter: Filter<T>, fields: readonly K[], options: FindOptions<T> = {}): Promise<Selected<T, K>[]> {
+    return this.run(() => {
+      let cursor = this.driver.find(filter as Document, { projection: Object.fromEntries(fields.map((f) => [f, 1])) }).sort(Object.fromEntries(options.sort ?? [['_id', 1]]));
+      if (options.skip) cursor = cursor.skip(options.skip);
+      if (options.limit !== undefined) cursor = cursor.limit(options.limit);
+      return cursor.toArray() as unknown as Promise<Selected<T, K>[]>;
+    });
+  }
+
   count(filter: Filter<T>): Promise<number> {
     return this.run(() => this.driver.countDocuments(filter as Document));
   }
@@ -56,6 +65,12 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
         () => this.driver.findOneAndUpdate({ _id: id, version: expectedVersion } as Document, update, { returnDocument: 'after' }) as Promise<T | null>,
         { _id: id, ...changes },
       ),
+    );
+  }
+
+  patch(id: string, expectedVersion: number, set: Record<string, unknown>): Promise<T | null> {
+    return this.guarded(id, expectedVersion, null, () =>
+      this.run(() => this.driver.findOneAndUpdate({ _id: id, version: expectedVersion } as Document, { $set: set, $inc: { version: 1 } }, { returnDocument: 'after' }) as Promise<T | null>),
     );
   }
 

@@ -22,12 +22,16 @@ export interface FindOptions<T> {
   limit?: number;
 }
 
+/** Reads only `_id` and the named fields of each match (cheap for large documents). */
+export type Selected<T extends Doc, K extends keyof T> = Pick<T, '_id' | K>;
+
 export type Changes<T> = Partial<Omit<T, '_id' | 'version'>>;
 
 export interface Collection<T extends Doc> {
   get(id: string): Promise<T | null>;
   findOne(filter: Filter<T>): Promise<T | null>;
   find(filter: Filter<T>, options?: FindOptions<T>): Promise<T[]>;
+  select<K extends keyof T & string>(filter: Filter<T>, fields: readonly K[], options?: FindOptions<T>): Promise<Selected<T, K>[]>;
   count(filter: Filter<T>): Promise<number>;
   /** Fails with DuplicateKeyError when `_id` or a unique index is taken. */
   insert(doc: T): Promise<void>;
@@ -36,6 +40,11 @@ export interface Collection<T extends Doc> {
    * bumps the version. Returns the new document, or null when missing or the version moved.
    */
   update(id: string, expectedVersion: number, changes: Changes<T>, unset?: ReadonlyArray<keyof Changes<T>>): Promise<T | null>;
+  /**
+   * Like update, but sets dotted paths (`items.W-5`) so a large document is changed in place:
+   * only what changed travels and is journaled. Paths must not contain `$`.
+   */
+  patch(id: string, expectedVersion: number, set: Record<string, unknown>): Promise<T | null>;
   /** Deletes when present (and, if given, at `expectedVersion`). */
   delete(id: string, expectedVersion?: number): Promise<boolean>;
   deleteMany(filter: Filter<T>): Promise<number>;

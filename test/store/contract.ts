@@ -116,6 +116,8 @@ export function storeContract(name: string, harness: StoreHarness): void {
       const range = await store.events.find({ boardId: board, at: { $gte: 1004, $lte: 1006 } }, { sort: [['at', 1]] });
       expect(range.map((e) => e.seq)).toEqual([4, 5, 6]);
       expect((await store.events.findOne({ boardId: board, seq: 7 }))!._id).toBe(`${board}:7`);
+      const selected = await store.events.select({ boardId: board, seq: { $lte: 2 } }, ['seq'], { sort: [['seq', 1]] });
+      expect(selected).toEqual([{ _id: `${board}:1`, seq: 1 }, { _id: `${board}:2`, seq: 2 }]);
     });
 
     it('enforces compound unique indexes', async () => {
@@ -151,6 +153,18 @@ export function storeContract(name: string, harness: StoreHarness): void {
       expect(await modify(store.accounts, 'missing', () => ({ displayName: 'x' }))).toBeNull();
     });
 
+    it('patches dotted paths at the expected version, leaving the rest of the document as it was', async () => {
+      const boardId = unique('board');
+      await store.boards.insert({ _id: boardId, version: 1, nextWorkSeq: 1, nextFencingToken: 1, lastSeq: 0, items: { 'W-1': { title: 'one' }, 'W-2': { title: 'two' } }, nextDeadline: null });
+      const patched = await store.boards.patch(boardId, 1, { 'items.W-2': { title: 'TWO' }, 'items.W-3': { title: 'three' }, lastSeq: 4 });
+      expect(patched).toMatchObject({ version: 2, lastSeq: 4, items: { 'W-1': { title: 'one' }, 'W-2': { title: 'TWO' }, 'W-3': { title: 'three' } } });
+      expect(await store.boards.patch(boardId, 1, { lastSeq: 9 })).toBeNull();
+      expect(await store.boards.get(boardId)).toEqual(patched);
+      const results = await Promise.all(Array.from({ length: 10 }, (_, i) => store.boards.patch(boardId, 2, { [`items.W-${i + 10}`]: { title: String(i) } })));
+      expect(results.filter((r) => r !== null)).toHaveLength(1);
+      expect(Object.keys((await store.boards.get(boardId))!.items)).toHaveLength(4);
+    });
+
     it('answers ping while open', async () => {
       await expect(store.ping()).resolves.toBeUndefined();
     });
@@ -163,7 +177,10 @@ export function storeContract(name: string, harness: StoreHarness): void {
         const gone = account();
         await store.accounts.insert(gone);
         await store.accounts.delete(gone._id);
+        await store.boards.insert({ _id: 'b-reopen', version: 1, nextWorkSeq: 1, nextFencingToken: 1, lastSeq: 0, items: { 'W-1': { title: 'kept' } }, nextDeadline: null });
+        await store.boards.patch('b-reopen', 1, { 'items.W-2': { title: 'patched' } });
         store = await harness.reopen!(store);
+        expect((await store.boards.get('b-reopen'))!.items).toEqual({ 'W-1': { title: 'kept' }, 'W-2': { title: 'patched' } });
         expect(await store.accounts.get(a._id)).toMatchObject({ displayName: 'Kept', version: 2 });
         expect(await store.accounts.get(gone._id)).toBeNull();
         await expect(store.accounts.insert(account({ email: a.email }))).rejects.toBeInstanceOf(DuplicateKeyError);
