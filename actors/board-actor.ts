@@ -73,6 +73,18 @@ export class BoardActor {
     return { board: boardOf(record), record };
   }
 
+  /**
+   * Makes the event log hold everything committed so far: the last commit's outbox may still be
+   * on its way (it is copied just after the commit, possibly by another node).
+   */
+  async syncLog(): Promise<void> {
+    const record = await this.ports.boards.get(this.boardId);
+    const outbox = record?.outbox ?? [];
+    if (!outbox.length) return;
+    const copied = await this.ports.events.count({ boardId: this.boardId, seq: { $gte: outbox[0]!.seq, $lte: outbox.at(-1)!.seq } });
+    if (copied < outbox.length) await this.copyToLog(record!);
+  }
+
   subscribe(listener: BoardListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);

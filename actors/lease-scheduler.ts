@@ -10,7 +10,7 @@ export const WARN_AT_REMAINING = 0.2;
 export type WarningListener = (boardId: string, warning: { workId: string; holder: string; expiresAt: number }) => void;
 
 export class LeaseScheduler {
-  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly timers = new Map<string, { timer: NodeJS.Timeout; at: number }>();
   private readonly warned = new Set<string>();
   private readonly warningListeners = new Set<WarningListener>();
 
@@ -24,10 +24,15 @@ export class LeaseScheduler {
     return this.timers.has(boardId);
   }
 
+  /** When the board's timer is meant to fire, by the clock; null without one. */
+  plannedAt(boardId: string): number | null {
+    return this.timers.get(boardId)?.at ?? null;
+  }
+
   /** (Re)arms the board's timer for its nearest warning or expiry. */
   plan(actor: BoardActor, board: Board): void {
     const existing = this.timers.get(actor.boardId);
-    if (existing) clearTimeout(existing);
+    if (existing) clearTimeout(existing.timer);
     this.timers.delete(actor.boardId);
     let at: number | null = null;
     for (const item of Object.values(board.items)) {
@@ -40,11 +45,11 @@ export class LeaseScheduler {
     if (at === null) return;
     const timer = setTimeout(() => void this.fire(actor, board), Math.max(0, at - this.clock()));
     timer.unref();
-    this.timers.set(actor.boardId, timer);
+    this.timers.set(actor.boardId, { timer, at });
   }
 
   stopAll(): void {
-    for (const timer of this.timers.values()) clearTimeout(timer);
+    for (const { timer } of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
   }
 

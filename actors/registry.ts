@@ -57,7 +57,10 @@ export class BoardRegistry {
     const now = this.options.clock();
     const due = await this.ports.boards.select({ nextDeadline: { $lte: now + 1000 } }, ['nextDeadline'], { limit: 1000 });
     for (const { _id } of due) {
-      if (this.scheduler.has(_id)) continue; // this node already times it
+      // A timer this node armed is trusted until the clock passes its time: a clock step or a
+      // stalled event loop must not delay an expiry, so then the board is planned again.
+      const planned = this.scheduler.plannedAt(_id);
+      if (planned !== null && planned > now) continue;
       const actor = this.get(_id);
       const { board } = await actor.read();
       this.scheduler.plan(actor, board);

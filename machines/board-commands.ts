@@ -195,3 +195,62 @@ export function createItems(inputs: NewItem[], actor: string): Decide<BoardItem[
     return { board: next, events, reply: created };
   };
 }
+
+export type ItemPatch = Partial<Pick<ItemFields, 'title' | 'description' | 'type' | 'priority' | 'labels' | 'criteria' | 'spec' | 'doctrine' | 'dependsOn' | 'parentId' | 'verify'>>;
+
+/**
+ * Edits an item's fields at its expected version. New dependencies obey the graph rules and move
+ * the item between pending and ready as they require; the verify gate changes only before work.
+ */
+export function patchItem(workId: string, changes: ItemPatch, expectedVersion: number | undefined, actor: string): Decide<BoardItem> {
+  return (board, now) => {
+    const item = itemOr404(board, workId);
+    if (expectedVersion !== undefined && expectedVersion !== item.version) throw new BoardError('VERSION_MISMATCH', `${workId} is at version ${item.version}.`, { workId, version: item.version });
+    if (changes.verify !== undefined && changes.verify !== item.verify && !['pending', 'ready', 'blocked'].includes(item.state)) {
+      throw new BoardError('INVALID_TRANSITION', `The verify gate of ${workId} cannot change while it is ${item.state}.`, { workId, state: item.state, allowed: [] });
+    }
+    const dependsOn = changes.dependsOn ? [...new Set(changes.dependsOn)] : item.dependsOn;
+    const parentId = changes.parentId === undefined ? item.parentId : changes.parentId;
+    if (changes.dependsOn !== undefined || changes.parentId !== undefined) {
+      const others = { ...board, items: Object.fromEntries(Object.entries(board.items).filter(([id]) => id !== workId)) };
+      const problem = checkGraph(others, { [workId]: { dependsOn, parentId } });
+      if (problem) throw new BoardError(problem.code, problem.message, {});
+    }
+    const life = changes.verify !== undefined ? { ...item.life, verify: changes.verify } : item.life;
+    let edited: BoardItem = { ...item, ...changes, dependsOn, parentId, life, updatedAt: now, version: item.version + 1 };
+    let next: Board = { ...board, items: { ...board.items, [workId]: edited } };
+    const events: NewEvent[] = [{ type: 'item.updated', actor, workId, data: { fields: Object.keys(changes) } }];
+    const done = dependsOn.every((d) => next.items[d]?.state === 'done');
+    const relock = item.state === 'ready' && !done ? 'DEP_REOPENED' : item.state === 'pending' && done ? 'DEPS_DONE' : null;
+    if (relock) {
+      const r = applyEvent(next, workId, { type: relock });
+      if (r.ok) {
+        next = r.board;
+        edited = next.items[workId]!;
+        events.push(...eventsOf(r.changes, actor));
+      }
+    }
+    return { board: next, events, reply: edited };
+  };
+}
+
+/** A comment is an event on the item: ordered with everything else, never a change of state. */
+export function comment(workId: string, text: string, actor: string): Decide<{ workId: string }> {
+  return (board) => {
+    itemOr404(board, workId);
+    return { board, events: [{ type: 'item.comment', actor, workId, data: { text } }], reply: { workId } };
+  };
+}
+
+/** Puts the named items at the head of the priority chain, in the given order. */
+export function reorder(workIds: string[], actor: string): Decide<{ order: string[] }> {
+  return (board, now) => {
+    for (const id of workIds) itemOr404(board, id);
+    const firstRank = Math.min(0, ...Object.values(board.items).map((i) => i.rank)) - workIds.length;
+    const items = { ...board.items };
+    workIds.forEach((id, i) => {
+      items[id] = { ...items[id]!, rank: firstRank + i, updatedAt: now, version: items[id]!.version + 1 };
+    });
+    return { board: { ...board, items }, events: [{ type: 'items.reordered', actor, workId: null, data: { order: workIds } }], reply: { order: workIds } };
+  };
+}

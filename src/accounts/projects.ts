@@ -66,6 +66,8 @@ export async function deleteProject(store: Store, projectId: string): Promise<vo
   await store.tokens.deleteMany({ boardId: projectId });
   await store.members.deleteMany({ projectId });
   await store.events.deleteMany({ boardId: projectId });
+  await store.shouts.deleteMany({ boardId: projectId });
+  await store.presence.deleteMany({ boardId: projectId });
   await store.boards.delete(projectId);
   await store.projects.delete(projectId);
 }

@@ -4,6 +4,7 @@ import { accountRoutes } from './account.js';
 import { authRoutes } from './auth.js';
 import { coordinationRoutes } from './coordination.js';
 import { itemRoutes } from './items.js';
+import { shoutRoutes } from './shouts.js';
 import { statusRoutes } from './status.js';
 import { projectRoutes } from './projects.js';
 import { tokenRoutes } from './tokens.js';
@@ -13,6 +14,6 @@ import { systemRoutes } from './system.js';
 export function routeTable(deps: Omit<RouteDeps, 'routes'>): Route[] {
   const table: Route[] = [];
   const full: RouteDeps = { ...deps, routes: () => table };
-  table.push(...systemRoutes(full), ...authRoutes(full), ...accountRoutes(full), ...tokenRoutes(full), ...projectRoutes(full), ...itemRoutes(full), ...coordinationRoutes(full), ...statusRoutes(full));
+  table.push(...systemRoutes(full), ...authRoutes(full), ...accountRoutes(full), ...tokenRoutes(full), ...projectRoutes(full), ...itemRoutes(full), ...coordinationRoutes(full), ...shoutRoutes(full), ...statusRoutes(full));
   return table;
 }

@@ -1,6 +1,6 @@
 // Items: create (one or an atomic batch), read, operator moves, override, progress.
 import { z } from 'zod';
-import { createItems, itemEvent, progress, type NewItem } from '../../machines/board-commands.js';
+import { comment, createItems, itemEvent, patchItem, progress, reorder, type NewItem } from '../../machines/board-commands.js';
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
@@ -10,6 +10,14 @@ const BatchInput = z.strictObject({ items: z.array(ItemInput.extend({ ref: z.str
 const StateInput = z.strictObject({ action: z.enum(['block', 'unblock', 'cancel', 'reopen']), reason: z.string().min(1).max(500).optional() });
 const OverrideInput = z.strictObject({ reason: z.string().min(1).max(500) });
 const ProgressInput = z.strictObject({ leaseId: z.string().min(1).max(100), note: z.string().max(2000).default(''), head: ForbiddenHead });
+
+const PatchInput = ItemInput.omit({ maxAttempts: true })
+  .partial()
+  .extend({ expectedVersion: z.number().int().min(1).optional() })
+  .strict();
+const CommentInput = z.strictObject({ text: z.string().trim().min(1).max(2000), head: ForbiddenHead });
+const ReorderInput = z.strictObject({ workIds: z.array(z.string().regex(WORK_ID)).min(1).max(500) });
+const Comment = z.object({ seq: z.number().int(), by: z.string(), text: z.string(), at: z.string() });
 
 const STATE_EVENT = { block: 'BLOCK', unblock: 'UNBLOCK', cancel: 'CANCEL', reopen: 'REOPEN' } as const;
 
@@ -87,6 +95,75 @@ export function itemRoutes(deps: RouteDeps): Route[] {
         const item = (await call.actor.read()).board.items[workId];
         if (!item) throw new AppError('ITEM_NOT_FOUND', `No item ${workId} on this board.`, { workId });
         return { status: 200, body: itemView(item) };
+      },
+    }),
+    defineRoute<z.infer<typeof PatchInput>, undefined>({
+      ...base,
+      method: 'patch',
+      path: '/api/items/{workId}',
+      summary: 'Edit an item’s fields (member); pass expectedVersion to refuse a stale edit.',
+      description: 'New dependencies follow the graph rules and move the item between pending and ready as they require. The verify gate changes only while the item is pending, ready or blocked.',
+      bodyKind: 'json',
+      body: PatchInput,
+      rate: 'write',
+      errors: ['ITEM_NOT_FOUND', 'VERSION_MISMATCH', 'COMMIT_ID_FORBIDDEN', 'CONFLICTING_DEPENDENCIES', 'CROSS_PROJECT_FOLD', 'CROSS_PROJECT_PARENT', 'DOCTRINE_LINK_NOT_FOUND', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_BUSY'],
+      responses: { 200: { description: 'The edited item.', schema: ItemView } },
+      async handler({ ctx, body }) {
+        const workId = workIdParam(ctx.params.workId);
+        const { head, expectedVersion, ...changes } = body;
+        checkNoHead([{ head }]);
+        checkDoctrine([{ doctrine: changes.doctrine ?? [] }]);
+        const call = boards.enter(ctx, 'member', 'items', workId);
+        return { status: 200, body: itemView(await boards.ask(call, patchItem(workId, changes, expectedVersion, call.principal))) };
+      },
+    }),
+    defineRoute<z.infer<typeof CommentInput>, undefined>({
+      ...base,
+      method: 'post',
+      path: '/api/items/{workId}/comments',
+      summary: 'Comment on an item (member): coordination text, logged with the board’s events.',
+      bodyKind: 'json',
+      body: CommentInput,
+      rate: 'write',
+      errors: ['ITEM_NOT_FOUND', 'COMMIT_ID_FORBIDDEN', 'ROLE_REQUIRED', 'BOARD_BUSY'],
+      responses: { 201: { description: 'Recorded.', schema: z.object({ workId: z.string() }) } },
+      async handler({ ctx, body }) {
+        checkNoHead([body]);
+        const workId = workIdParam(ctx.params.workId);
+        const call = boards.enter(ctx, 'member', 'items', workId);
+        return { status: 201, body: await boards.ask(call, comment(workId, body.text, call.principal)) };
+      },
+    }),
+    defineRoute({
+      ...base,
+      method: 'get',
+      path: '/api/items/{workId}/comments',
+      summary: 'An item’s comments, oldest first (viewer).',
+      bodyKind: 'none',
+      rate: 'read',
+      errors: ['ITEM_NOT_FOUND', 'ROLE_REQUIRED'],
+      responses: { 200: { description: 'Comments.', schema: z.object({ comments: z.array(Comment) }) } },
+      async handler({ ctx }) {
+        const workId = workIdParam(ctx.params.workId);
+        const call = boards.enter(ctx, 'viewer', 'items', workId);
+        if (!(await call.actor.read()).board.items[workId]) throw new AppError('ITEM_NOT_FOUND', `No item ${workId} on this board.`, { workId });
+        const events = await deps.store.events.find({ boardId: call.boardId, workId, type: 'item.comment' }, { sort: [['seq', 1]], limit: 1000 });
+        return { status: 200, body: { comments: events.map((e) => ({ seq: e.seq, by: e.actor, text: String(e.data.text), at: new Date(e.at).toISOString() })) } };
+      },
+    }),
+    defineRoute<z.infer<typeof ReorderInput>, undefined>({
+      ...base,
+      method: 'post',
+      path: '/api/items/reorder',
+      summary: 'Put the named items at the head of the priority chain, in this order (admin).',
+      bodyKind: 'json',
+      body: ReorderInput,
+      rate: 'write',
+      errors: ['ITEM_NOT_FOUND', 'ROLE_REQUIRED', 'BOARD_BUSY'],
+      responses: { 200: { description: 'The new head of the chain.', schema: z.object({ order: z.array(z.string()) }) } },
+      async handler({ ctx, body }) {
+        const call = boards.enter(ctx, 'admin', 'items');
+        return { status: 200, body: await boards.ask(call, reorder([...new Set(body.workIds)], call.principal)) };
       },
     }),
     defineRoute<z.infer<typeof StateInput>, undefined>({

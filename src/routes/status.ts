@@ -4,6 +4,8 @@ import { priorityChain, stalled } from '../../machines/board.js';
 import { ITEM_STATES } from '../../machines/item-types.js';
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type Route } from '../http/route.js';
+import { PLANS } from '../plans.js';
+import type { EventRecord } from '../../store/ports/store.js';
 import type { RouteDeps } from './deps.js';
 
 const ActivityQuery = z.object({ before: z.string().regex(/^\d{1,12}$/).optional(), limit: z.string().optional() });
@@ -20,9 +22,39 @@ const Status = z.object({
   stalled: z.array(z.string()),
 });
 
+const HeartbeatInput = z.strictObject({ status: z.enum(['idle', 'working', 'blocked', 'offline']).default('working'), note: z.string().max(500).default(''), workId: z.string().regex(/^W-\d{1,9}$/).optional() });
+const Agent = z.object({ principal: z.string(), status: z.string().nullable(), note: z.string().nullable(), workId: z.string().nullable(), lastSeenAt: z.string().nullable(), online: z.boolean(), leases: z.array(z.string()) });
+const HistoryInput = z.strictObject({
+  workId: z.string().regex(/^W-\d{1,9}$/).optional(),
+  actor: z.string().min(1).max(100).optional(),
+  types: z.array(z.string().min(1).max(64)).max(30).optional(),
+  from: z.iso.datetime({ offset: true }).optional(),
+  to: z.iso.datetime({ offset: true }).optional(),
+  before: z.number().int().min(1).optional(),
+  limit: z.number().int().min(1).max(500).default(100),
+});
+const Metrics = z.object({
+  counts: z.record(z.string(), z.number().int()),
+  throughputPerDay: z.array(z.object({ day: z.string(), done: z.number().int() })),
+  medianReadyToDoneSeconds: z.number().nullable(),
+  verifyPassRate: z.number().nullable(),
+  leaseExpiryRate: z.number().nullable(),
+  agentsActiveLastHour: z.number().int(),
+});
+
+export const ONLINE_WITHIN_MS = 120_000;
+const DAY_MS = 86_400_000;
 const ACTIVITY_DEFAULT = 50;
 const ACTIVITY_MAX = 200;
-const base = { group: 'status', auth: 'bearer-or-session', project: 'required', rateHeaders: true, bodyKind: 'none', rate: 'read' } as const;
+const base = { group: 'board', auth: 'bearer-or-session', project: 'required', rateHeaders: true, bodyKind: 'none', rate: 'read' } as const;
+const eventView = (e: EventRecord) => ({ seq: e.seq, type: e.type, actor: e.actor, workId: e.workId, at: new Date(e.at).toISOString(), data: e.data });
+
+function median(values: number[]): number | null {
+  if (!values.length) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
 
 export function statusRoutes(deps: RouteDeps): Route[] {
   const { boards, store } = deps;
@@ -69,13 +101,133 @@ export function statusRoutes(deps: RouteDeps): Route[] {
         const call = boards.enter(ctx, 'viewer', 'history');
         const limit = query.limit && /^\d+$/.test(query.limit) && Number(query.limit) >= 1 && Number(query.limit) <= ACTIVITY_MAX ? Number(query.limit) : ACTIVITY_DEFAULT;
         if (query.before === '0') throw new AppError('INVALID_CURSOR', 'before must be a seq of at least 1.');
+        await call.actor.syncLog();
         const filter = query.before ? { boardId: call.boardId, seq: { $lt: Number(query.before) } } : { boardId: call.boardId };
         const events = await store.events.find(filter, { sort: [['seq', -1]], limit });
+        return { status: 200, body: { events: events.map(eventView), nextBefore: events.length === limit ? events.at(-1)!.seq : null } };
+      },
+    }),
+    defineRoute<z.infer<typeof HistoryInput>, undefined>({
+      ...base,
+      method: 'post',
+      path: '/api/history/query',
+      summary: 'Filter the event log by work id, actor, types and time range, newest first, within the plan’s history retention (viewer).',
+      bodyKind: 'json',
+      body: HistoryInput,
+      errors: ['ROLE_REQUIRED'],
+      responses: { 200: { description: 'Matching events, newest first.', schema: z.object({ events: z.array(z.object({}).loose()), nextBefore: z.number().int().nullable() }) } },
+      async handler({ ctx, body }) {
+        const call = boards.enter(ctx, 'viewer', 'history', body.workId);
+        const oldest = ctx.now - PLANS[ctx.project!.plan].historyRetentionDays * DAY_MS;
+        const from = Math.max(oldest, body.from ? Date.parse(body.from) : oldest);
+        const to = body.to ? Date.parse(body.to) : ctx.now;
+        await call.actor.syncLog();
+        const events = await store.events.find(
+          {
+            boardId: call.boardId,
+            at: { $gte: from, $lte: to },
+            ...(body.before ? { seq: { $lt: body.before } } : {}),
+            ...(body.workId ? { workId: body.workId } : {}),
+            ...(body.actor ? { actor: body.actor } : {}),
+            ...(body.types ? { type: { $in: body.types } } : {}),
+          },
+          { sort: [['seq', -1]], limit: body.limit },
+        );
+        return { status: 200, body: { events: events.map(eventView), nextBefore: events.length === body.limit ? events.at(-1)!.seq : null } };
+      },
+    }),
+    defineRoute<z.infer<typeof HeartbeatInput>, undefined>({
+      ...base,
+      method: 'post',
+      path: '/api/status/heartbeat',
+      summary: `Record presence (member): status, note, the item worked on. An agent is online when seen within ${ONLINE_WITHIN_MS / 1000} s.`,
+      description: 'Draws on the request budget only, like the claim/lease lifecycle.',
+      bodyKind: 'json',
+      body: HeartbeatInput,
+      rate: 'lifecycle',
+      errors: ['ROLE_REQUIRED'],
+      responses: { 200: { description: 'Recorded.', schema: z.object({ principal: z.string(), seenAt: z.string() }) } },
+      async handler({ ctx, body }) {
+        const call = boards.enter(ctx, 'member', 'status', body.workId);
+        const id = `${call.boardId}|${call.principal}`;
+        const fields = { status: body.status, note: body.note, workId: body.workId ?? null, seenAt: ctx.now };
+        const existing = await store.presence.get(id);
+        if (!existing || !(await store.presence.update(id, existing.version, fields))) {
+          await store.presence.insert({ _id: id, version: 1, boardId: call.boardId, principal: call.principal, ...fields }).catch(async () => {
+            const raced = await store.presence.get(id);
+            if (raced) await store.presence.update(id, raced.version, fields);
+          });
+        }
+        return { status: 200, body: { principal: call.principal, seenAt: new Date(ctx.now).toISOString() } };
+      },
+    }),
+    defineRoute({
+      ...base,
+      method: 'get',
+      path: '/api/agents',
+      summary: 'The roster: every agent seen or holding a lease, with last seen, online flag and leases held (viewer).',
+      errors: ['ROLE_REQUIRED'],
+      responses: { 200: { description: 'Agents, most recently seen first.', schema: z.object({ agents: z.array(Agent) }) } },
+      async handler({ ctx }) {
+        const call = boards.enter(ctx, 'viewer', 'status');
+        const [{ board }, seen] = await Promise.all([call.actor.read(), store.presence.find({ boardId: call.boardId }, { sort: [['seenAt', -1]], limit: 1000 })]);
+        const leases = new Map<string, string[]>();
+        for (const item of Object.values(board.items)) if (item.life.lease) leases.set(item.life.lease.holder, [...(leases.get(item.life.lease.holder) ?? []), item.workId]);
+        const agents = seen.map((p) => ({ principal: p.principal, status: p.status, note: p.note, workId: p.workId, lastSeenAt: new Date(p.seenAt).toISOString(), online: ctx.now - p.seenAt < ONLINE_WITHIN_MS, leases: leases.get(p.principal) ?? [] }));
+        for (const [principal, held] of leases) {
+          if (!agents.some((a) => a.principal === principal)) agents.push({ principal, status: null, note: null, workId: null, lastSeenAt: null, online: false, leases: held } as never);
+        }
+        return { status: 200, body: { agents } };
+      },
+    }),
+    defineRoute({
+      ...base,
+      method: 'get',
+      path: '/api/metrics',
+      summary: 'Counts by state, throughput per day, median ready-to-done time, verify pass rate, lease expiry rate, agents active in the last hour (viewer).',
+      description: 'Computed from the event log within the plan’s history retention.',
+      errors: ['ROLE_REQUIRED'],
+      responses: { 200: { description: 'The metrics.', schema: Metrics } },
+      async handler({ ctx }) {
+        const call = boards.enter(ctx, 'viewer', 'history');
+        const since = ctx.now - PLANS[ctx.project!.plan].historyRetentionDays * DAY_MS;
+        const [{ board }, events] = await Promise.all([call.actor.read(), store.events.find({ boardId: call.boardId, at: { $gte: since } }, { sort: [['seq', 1]], limit: 100_000 })]);
+        const counts = Object.fromEntries(ITEM_STATES.map((s) => [s, Object.values(board.items).filter((i) => i.state === s).length]));
+        const perDay = new Map<string, number>();
+        const readyAt = new Map<string, number>();
+        const readyToDone: number[] = [];
+        let passes = 0;
+        let verdicts = 0;
+        let grants = 0;
+        let expiries = 0;
+        const active = new Set<string>();
+        for (const e of events) {
+          if (e.at >= ctx.now - 3600_000 && e.actor.startsWith('agent:')) active.add(e.actor);
+          if (e.type === 'item.created' && e.data.state === 'ready') readyAt.set(e.workId!, e.at);
+          if (e.type === 'item.state' && e.data.to === 'ready' && !readyAt.has(e.workId!)) readyAt.set(e.workId!, e.at);
+          if (e.type === 'item.state' && e.data.to === 'done') {
+            const day = new Date(e.at).toISOString().slice(0, 10);
+            perDay.set(day, (perDay.get(day) ?? 0) + 1);
+            const start = readyAt.get(e.workId!);
+            if (start !== undefined) readyToDone.push((e.at - start) / 1000);
+            readyAt.delete(e.workId!);
+          }
+          if (e.type === 'item.verified') {
+            verdicts++;
+            if ((e.data.verification as { verdict?: string }).verdict === 'pass') passes++;
+          }
+          if (e.type === 'lease.granted') grants++;
+          if (e.type === 'lease.expired') expiries++;
+        }
         return {
           status: 200,
           body: {
-            events: events.map((e) => ({ seq: e.seq, type: e.type, actor: e.actor, workId: e.workId, at: new Date(e.at).toISOString(), data: e.data })),
-            nextBefore: events.length === limit ? events.at(-1)!.seq : null,
+            counts,
+            throughputPerDay: [...perDay].map(([day, done]) => ({ day, done })),
+            medianReadyToDoneSeconds: median(readyToDone),
+            verifyPassRate: verdicts ? passes / verdicts : null,
+            leaseExpiryRate: grants ? expiries / grants : null,
+            agentsActiveLastHour: active.size,
           },
         };
       },

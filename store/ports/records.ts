@@ -90,6 +90,30 @@ export interface LinkTokenRecord extends Doc {
   expiresAt: number;
 }
 
+export interface ShoutRecord extends Doc {
+  /** _id is `<boardId>:<time, base36, padded>:<random>`, so ids sort in posting order. */
+  boardId: string;
+  from: string;
+  text: string;
+  kind: 'info' | 'warn' | 'request' | 'handoff';
+  workId: string | null;
+  /** A direct shout's addressee. */
+  to: string | null;
+  at: number;
+  /** When the addressee first received it (fetched, or delivered to a live socket). */
+  deliveredAt: number | null;
+}
+
+export interface PresenceRecord extends Doc {
+  /** _id is `<boardId>|<principal>`. */
+  boardId: string;
+  principal: string;
+  status: 'idle' | 'working' | 'blocked' | 'offline';
+  note: string;
+  workId: string | null;
+  seenAt: number;
+}
+
 export interface AuditRecord extends Doc {
   at: number;
   actor: string;

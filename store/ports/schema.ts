@@ -1,6 +1,6 @@
 // The collections of the store and their indexes, declared once for both adapters.
 import type { Collection } from './collection.js';
-import type { AccountRecord, AuditRecord, BoardRecord, EventRecord, LinkTokenRecord, MemberRecord, ProjectRecord, SessionRecord, TokenRecord } from './records.js';
+import type { AccountRecord, AuditRecord, BoardRecord, EventRecord, LinkTokenRecord, MemberRecord, PresenceRecord, ProjectRecord, SessionRecord, ShoutRecord, TokenRecord } from './records.js';
 
 export interface IndexSpec {
   name: string;
@@ -18,6 +18,8 @@ export interface Collections {
   events: Collection<EventRecord>;
   audit: Collection<AuditRecord>;
   linkTokens: Collection<LinkTokenRecord>;
+  shouts: Collection<ShoutRecord>;
+  presence: Collection<PresenceRecord>;
 }
 
 export type CollectionName = keyof Collections;
@@ -34,6 +36,8 @@ export const SCHEMA: Record<CollectionName, readonly IndexSpec[]> = {
   events: [idx(['boardId', 'seq'], true)],
   audit: [idx(['projectId', 'at'])],
   linkTokens: [idx(['accountId'])],
+  shouts: [idx(['boardId', 'at'])],
+  presence: [idx(['boardId', 'seenAt'])],
 };
 
 export const COLLECTION_NAMES = Object.keys(SCHEMA) as CollectionName[];

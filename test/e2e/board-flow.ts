@@ -140,18 +140,20 @@ export function boardFlow(name: string, open: () => Promise<{ store: Store; drop
       expect(activity.body.events.filter((e: { type: string }) => e.type === 'lease.granted')).toHaveLength(1);
     });
 
-    it('refuses a zombie holder after expiry, and changes nothing; expiry fires with no request arriving', async () => {
+    it('refuses a zombie holder after expiry, and changes nothing; expiry fires with no request arriving', { timeout: 120_000 }, async () => {
       const board = await newBoard(srv.url);
       const zombie = await board.agent('zombie');
       const fresh = await board.agent('fresh');
       await zombie.post('/api/items', { title: 'slow' });
       const old = (await zombie.post('/api/claim', { ttlSeconds: 30 })).body;
       srv.advance(31_000);
+      // Reads never expire anything: only the scheduler can. How fast it fires is a benchmark
+      // matter (a busy CI machine is slow); that it fires with no write arriving is asserted here.
       let leases = [];
-      for (let i = 0; i < 100; i++) {
+      for (let i = 0; i < 600; i++) {
         leases = (await board.owner.get(`/api/status?projectId=${board.projectId}`)).body.leases;
         if (leases.length === 0) break;
-        await new Promise((r) => setTimeout(r, 50));
+        await new Promise((r) => setTimeout(r, 100));
       }
       expect(leases).toEqual([]);
       const events = (await board.owner.get(`/api/activity?projectId=${board.projectId}`)).body.events;
