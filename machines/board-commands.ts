@@ -68,25 +68,23 @@ function move(board: Board, workId: string, event: ItemEvent, actor: string): { 
   return { board: r.board, events: eventsOf(r.changes, actor) };
 }
 
-/** The item a lease id belongs to; a lease that expired is told apart from a foreign one. */
+/** How a lease that is no longer on its item ended, if the board still remembers. */
+function endedLease(board: Board, leaseId: string): { workId: string; reason: string } | null {
+  for (const item of Object.values(board.items)) {
+    const ended = item.endedLeases.find((l) => l.leaseId === leaseId);
+    if (ended) return { workId: item.workId, reason: ended.reason };
+  }
+  return null;
+}
+
+/** The item a lease id belongs to; an expired or revoked lease is told apart from a foreign one. */
 function leased(board: Board, leaseId: string, principal: string): BoardItem {
   const item = Object.values(board.items).find((i) => i.life.lease?.leaseId === leaseId);
   if (item && item.life.lease!.holder === principal) return item;
-  if (!item && Object.values(board.items).some((i) => i.expiredLeases.includes(leaseId))) throw new BoardError('LEASE_EXPIRED', 'That lease has expired; stop work on the item.', {});
+  const ended = item ? null : endedLease(board, leaseId);
+  if (ended?.reason === 'expired') throw new BoardError('LEASE_EXPIRED', 'That lease has expired; stop work on the item.', { workId: ended.workId });
+  if (ended) throw new BoardError('LEASE_NOT_HELD', `That lease was revoked (${ended.reason}); stop work on the item.`, { workId: ended.workId, revoked: true, reason: ended.reason });
   throw new BoardError('LEASE_NOT_HELD', 'That lease is not held by you (stale or foreign).', {});
-}
-
-/** Remembers the last few expired lease ids per item, so their holders hear LEASE_EXPIRED. */
-function rememberExpired(board: Board, events: NewEvent[], before: Board): Board {
-  let next = board;
-  for (const e of events) {
-    if (e.type !== 'lease.expired' || !e.workId) continue;
-    const leaseId = before.items[e.workId]?.life.lease?.leaseId;
-    const item = next.items[e.workId];
-    if (!leaseId || !item) continue;
-    next = { ...next, items: { ...next.items, [e.workId]: { ...item, expiredLeases: [...item.expiredLeases, leaseId].slice(-5) } } };
-  }
-  return next;
 }
 
 export function expireDue(): Decide<number> {
@@ -96,7 +94,7 @@ export function expireDue(): Decide<number> {
     for (const item of Object.values(board.items)) {
       if (!item.life.lease || item.life.lease.expiresAt > now) continue;
       const r = move(next, item.workId, { type: 'EXPIRE', now }, 'system:lease-scheduler');
-      next = rememberExpired(r.board, r.events, next);
+      next = r.board;
       events.push(...r.events);
     }
     return { board: next, events, reply: events.length };
@@ -129,10 +127,15 @@ export interface LeaseReply {
   workId: string;
   action: 'renew' | 'release';
   lease: LeaseGrant | null;
+  /** The item was blocked, cancelled, superseded or overridden under the holder: stop work. */
+  revoked?: true;
+  reason?: string;
 }
 
 export function leaseAction(input: { principal: string; leaseId: string; action: 'renew' | 'release'; ttlMs: number | null }): Decide<LeaseReply> {
   return (board, now) => {
+    const ended = Object.values(board.items).some((i) => i.life.lease?.leaseId === input.leaseId) ? null : endedLease(board, input.leaseId);
+    if (ended && ended.reason !== 'expired') return { board, events: [], reply: { workId: ended.workId, action: input.action, lease: null, revoked: true, reason: ended.reason } };
     const item = leased(board, input.leaseId, input.principal);
     const event: ItemEvent = input.action === 'renew' ? { type: 'RENEW', leaseId: input.leaseId, ttlMs: input.ttlMs ?? item.life.lease!.ttlMs, now } : { type: 'RELEASE', leaseId: input.leaseId, now };
     const r = move(board, item.workId, event, input.principal);

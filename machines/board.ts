@@ -25,8 +25,8 @@ export interface BoardItem extends ItemFields {
   state: ItemState;
   life: ItemLife;
   progress: { note: string; by: string; at: number } | null;
-  /** The last few expired lease ids, so a late holder hears LEASE_EXPIRED rather than LEASE_NOT_HELD. */
-  expiredLeases: string[];
+  /** Recently ended leases, so a late holder learns why: expired, or revoked (blocked, cancelled, superseded, overridden). */
+  endedLeases: { leaseId: string; reason: string }[];
   createdAt: number;
   updatedAt: number;
   /** Bumps on every change of the item. */
@@ -49,6 +49,8 @@ export interface ItemChange {
 }
 
 export type GraphError = { code: 'CONFLICTING_DEPENDENCIES' | 'CROSS_PROJECT_FOLD' | 'CROSS_PROJECT_PARENT'; message: string };
+
+export const ENDED_LEASES_KEPT = 5;
 
 export const workIdOf = (seq: number): string => `W-${seq}`;
 
@@ -100,7 +102,7 @@ export function addItems(board: Board, fields: Record<string, ItemFields>, now: 
   const items = { ...board.items };
   const lastRank = Math.max(0, ...Object.values(board.items).map((i) => i.rank));
   const created = Object.entries(fields).map(([workId, f], i): BoardItem => {
-    const item: BoardItem = { ...f, workId, rank: lastRank + i + 1, state: 'pending', life: initialLife(f.verify, f.maxAttempts), progress: null, expiredLeases: [], createdAt: now, updatedAt: now, version: 1 };
+    const item: BoardItem = { ...f, workId, rank: lastRank + i + 1, state: 'pending', life: initialLife(f.verify, f.maxAttempts), progress: null, endedLeases: [], createdAt: now, updatedAt: now, version: 1 };
     items[workId] = item;
     return item;
   });
@@ -122,7 +124,9 @@ export function applyEvent(board: Board, workId: string, event: ItemEvent): { ok
     event.type === 'CLAIM' ? { ...event, fencingToken: board.nextFencingToken } : event.type === 'UNBLOCK' || event.type === 'REOPEN' ? { ...event, depsDone: depsDone(board, item) } : event;
   const result = step(item.state, item.life, resolved);
   if (result.kind !== 'moved') return { ok: false, result };
-  const items = { ...board.items, [workId]: { ...item, state: result.state, life: result.life, updatedAt: 'now' in event ? event.now : item.updatedAt, version: item.version + 1 } };
+  const ended = result.emitted.flatMap((e) => (e.type === 'lease.expired' ? [{ leaseId: e.lease.leaseId, reason: 'expired' }] : e.type === 'lease.revoked' ? [{ leaseId: e.lease.leaseId, reason: e.reason }] : []));
+  const endedLeases = ended.length ? [...item.endedLeases, ...ended].slice(-ENDED_LEASES_KEPT) : item.endedLeases;
+  const items = { ...board.items, [workId]: { ...item, state: result.state, life: result.life, endedLeases, updatedAt: 'now' in event ? event.now : item.updatedAt, version: item.version + 1 } };
   let next: Board = { ...board, items, nextFencingToken: board.nextFencingToken + (result.emitted.some((e) => e.type === 'lease.granted') ? 1 : 0) };
   const changes: ItemChange[] = [{ workId, from: item.state, to: result.state, emitted: result.emitted }];
   const cascade = (kind: 'DEPS_DONE' | 'DEP_REOPENED', from: ItemState, when: (d: BoardItem) => boolean) => {

@@ -6,6 +6,8 @@ import { HARD_LEASE_CAP_MS, type ItemEmitted, type ItemEvent, type ItemLife } fr
 
 type Of<T extends ItemEvent['type']> = Extract<ItemEvent, { type: T }>;
 
+const REVOKED_BY: Partial<Record<ItemEvent['type'], string>> = { BLOCK: 'blocked', CANCEL: 'cancelled', SUPERSEDE: 'superseded', OVERRIDE: 'overridden' };
+
 export const itemMachine = setup({
   types: { context: {} as ItemLife, events: {} as ItemEvent, emitted: {} as ItemEmitted },
   guards: {
@@ -45,7 +47,7 @@ export const itemMachine = setup({
     emitRenewed: emit(({ context }) => ({ type: 'lease.renewed', lease: context.lease! }) as ItemEmitted),
     emitReleased: emit(({ context }) => ({ type: 'lease.released', lease: context.lease! }) as ItemEmitted),
     emitExpired: emit(({ context }) => ({ type: 'lease.expired', lease: context.lease! }) as ItemEmitted),
-    emitRevoked: emit(({ context, event }) => ({ type: 'lease.revoked', lease: context.lease!, reason: event.type.toLowerCase() }) as ItemEmitted),
+    emitRevoked: emit(({ context, event }) => ({ type: 'lease.revoked', lease: context.lease!, reason: REVOKED_BY[event.type] ?? event.type.toLowerCase() }) as ItemEmitted),
     clearLease: assign({ lease: null }),
     becameReady: assign({ lease: null, workHolders: [] }),
     countAttempt: assign(({ context }) => ({ attempts: context.attempts + 1 })),

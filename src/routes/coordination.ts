@@ -56,7 +56,12 @@ export function coordinationRoutes(deps: RouteDeps): Route[] {
       description: 'Renewals never pass 24 h from the grant. A stale or foreign lease id is LEASE_NOT_HELD, an expired one LEASE_EXPIRED; neither changes anything.',
       body: LeaseInput,
       errors: ['LEASE_NOT_HELD', 'LEASE_EXPIRED', 'ROLE_REQUIRED', 'BOARD_BUSY'],
-      responses: { 200: { description: 'The renewed lease, or null after a release.', schema: z.object({ workId: z.string(), action: z.enum(['renew', 'release']), lease: LeaseGrant.nullable() }) } },
+      responses: {
+        200: {
+          description: 'The renewed lease, or null after a release; `revoked: true` with the reason when the item was blocked, cancelled, superseded or overridden under the holder.',
+          schema: z.object({ workId: z.string(), action: z.enum(['renew', 'release']), lease: LeaseGrant.nullable(), revoked: z.literal(true).optional(), reason: z.string().optional() }),
+        },
+      },
       async handler({ ctx, body }) {
         const call = boards.enter(ctx, 'member', 'claims');
         return { status: 200, body: await boards.ask(call, leaseAction({ principal: call.principal, leaseId: body.leaseId, action: body.action, ttlMs: body.ttlSeconds === undefined ? null : body.ttlSeconds * 1000 })) };

@@ -51,6 +51,23 @@ describe('editing, comments, reordering', () => {
   });
 });
 
+describe('revoked leases', () => {
+  it('tell a working holder at its next renew that the item was blocked under it, and refuse its submit', async () => {
+    const board = await newBoard(srv.url);
+    const a = await board.agent('a');
+    await a.post('/api/items', { title: 'doomed' });
+    const lease = (await a.post('/api/claim', {})).body;
+    await board.owner.post(`/api/items/W-1/state?projectId=${board.projectId}`, { action: 'block', reason: 'wrong approach' });
+    const renew = await a.post('/api/lease', { leaseId: lease.leaseId, action: 'renew' });
+    expect(renew.status).toBe(200);
+    expect(renew.body).toEqual({ workId: 'W-1', action: 'renew', lease: null, revoked: true, reason: 'blocked' });
+    const submit = await a.post('/api/submit', { leaseId: lease.leaseId, head: head(5) });
+    expectError(submit, 409, 'LEASE_NOT_HELD');
+    expect(submit.body.error.details).toMatchObject({ revoked: true, reason: 'blocked', workId: 'W-1' });
+    expect((await a.get('/api/items/W-1')).body).toMatchObject({ state: 'blocked', blockedReason: 'wrong approach', submission: null });
+  });
+});
+
 describe('shouts', () => {
   it('posts broadcasts and item shouts, pages with since, and keeps direct shouts between their parties', async () => {
     const board = await newBoard(srv.url);

@@ -120,6 +120,32 @@ describe('item lifecycle: DOMAIN.md table', () => {
   });
 });
 
+describe('item lifecycle: the whole state x event matrix', () => {
+  // From DOMAIN.md's table. Beyond it, on purpose: CLAIM is taken (to refuse with ITEM_NOT_READY
+  // or VERIFY_NOT_INDEPENDENT, not INVALID_TRANSITION) wherever a claim can be attempted, and a
+  // verifier may RENEW or RELEASE its verify lease.
+  const EXPECTED: Record<ItemState, string[]> = {
+    pending: ['DEPS_DONE', 'CLAIM', 'BLOCK', 'CANCEL'],
+    ready: ['DEP_REOPENED', 'CLAIM', 'BLOCK', 'CANCEL'],
+    claimed: ['CLAIM', 'RENEW', 'PROGRESS', 'RELEASE', 'SUBMIT', 'EXPIRE', 'BLOCK', 'CANCEL'],
+    awaiting_verify: ['CLAIM', 'SUPERSEDE', 'VERIFY', 'OVERRIDE', 'BLOCK', 'CANCEL'],
+    verifying: ['CLAIM', 'RENEW', 'RELEASE', 'EXPIRE', 'SUPERSEDE', 'VERIFY', 'OVERRIDE', 'BLOCK', 'CANCEL'],
+    done: ['REOPEN'],
+    blocked: ['UNBLOCK', 'CANCEL'],
+    cancelled: ['REOPEN'],
+  };
+  const ALL_EVENTS = ['DEPS_DONE', 'DEP_REOPENED', 'CLAIM', 'RENEW', 'PROGRESS', 'RELEASE', 'EXPIRE', 'SUBMIT', 'SUPERSEDE', 'VERIFY', 'BLOCK', 'UNBLOCK', 'CANCEL', 'REOPEN', 'OVERRIDE'] as const;
+
+  it.each(ITEM_STATES.map((s) => [s] as const))('%s takes exactly the events of the table', (state) => {
+    expect([...acceptedEvents(state)].sort()).toEqual([...EXPECTED[state]].sort());
+    for (const type of ALL_EVENTS) {
+      const result = step(state, item(state).life, { type, now: T0 } as unknown as ItemEvent);
+      if (EXPECTED[state].includes(type)) expect(result.kind, `${state} ${type}`).not.toBe('invalid');
+      else expect(result, `${state} ${type}`).toMatchObject({ kind: 'invalid', state });
+    }
+  });
+});
+
 describe('item lifecycle: what each move leaves behind', () => {
   it('a claim grants the lease with the given fencing token and records the work holder', () => {
     const r = step('ready', item('ready').life, claim('agent:w'));
