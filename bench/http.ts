@@ -22,7 +22,7 @@ async function freePort(): Promise<number> {
 async function startNode(dataDir: string): Promise<{ url: string; stop: () => void }> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', BCRYPT_ROUNDS: '4', ADDRESS_RATE_PER_MINUTE: '1000000' },
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', BCRYPT_ROUNDS: '4', ADDRESS_RATE_PER_MINUTE: '1000000', LEASE_MIN_TTL_SECONDS: '1' },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
@@ -86,6 +86,26 @@ async function storeWrites(): Promise<void> {
   await rm(dir, { recursive: true, force: true });
 }
 
+/** How late lease expiry fires with no request arriving: the log's lease.expired time minus expiresAt. */
+async function expiryLatency(url: string, cookie: string): Promise<void> {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const post = (path: string, body: unknown, auth: Record<string, string>): Promise<any> => fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body: JSON.stringify(body) }).then((r) => r.json());
+  const projectId = ((await fetch(`${url}/api/projects`, { headers: { cookie } }).then((r) => r.json())) as { projects: { projectId: string }[] }).projects[0]!.projectId;
+  const agent = { authorization: `Bearer ${(await post('/api/accounts/tokens', { name: 'expiry', scope: 'workspace', projectId }, { cookie })).secret}` };
+  const samples = 20;
+  await post('/api/items/batch', { items: Array.from({ length: samples }, (_, i) => ({ title: `expiring ${i}` })) }, agent);
+  const grants: { workId: string; expiresAt: string }[] = [];
+  for (let i = 0; i < samples; i++) grants.push(await post('/api/claim', { ttlSeconds: 1 + (i % 3) }, agent));
+  await new Promise((r) => setTimeout(r, 5000));
+  const log = (await fetch(`${url}/api/activity?projectId=${projectId}&limit=200`, { headers: { cookie } }).then((r) => r.json())) as { events: { type: string; workId: string; at: string }[] };
+  const late = grants.map((g) => {
+    const expired = log.events.find((e: { type: string; workId: string }) => e.type === 'lease.expired' && e.workId === g.workId);
+    return expired ? Date.parse(expired.at) - Date.parse(g.expiresAt) : Number.POSITIVE_INFINITY;
+  });
+  late.sort((a, b) => a - b);
+  console.log(`${'lease expiry with no request'.padEnd(34)} ${samples} leases: median ${late[samples >> 1]} ms after expiresAt, max ${late.at(-1)} ms`);
+}
+
 const dataDir = await mkdtemp(join(tmpdir(), 'bench-node-'));
 const node = await startNode(dataDir);
 try {
@@ -98,6 +118,7 @@ try {
     fetch(`${node.url}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"email":"bench@example.com","password":"bench password 123"}' }),
   );
   await storeWrites();
+  await expiryLatency(node.url, cookie);
 } finally {
   node.stop();
   await rm(dataDir, { recursive: true, force: true });

@@ -10,6 +10,11 @@ export interface Entry {
 export const CHANGELOG: Entry[] = [
   {
     date: '2026-11-22',
+    title: '0.0.0-demo: the board',
+    body: 'Items in a dependency graph with a strict lifecycle, claims under exclusive leases with fencing tokens, submit and the two-key verify gate, supersede, operator moves and override, comments, reordering, shouts with direct delivery receipts, presence, status, activity, history, metrics, and per-principal rate budgets.',
+  },
+  {
+    date: '2026-11-22',
     title: '0.0.0-demo: accounts, tokens and projects',
     body: 'Signup with referral codes and a starred default project, login, logout, password and email change, password reset and email verification by single-use links, account deletion, profile with project selection, service tokens (account, workspace and resource scopes; reissue keeps the agent principal), and projects under /api/projects and /api/boards with cursor pagination.',
   },
