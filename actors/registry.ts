@@ -1,7 +1,7 @@
 // The board actors of this node: activated on demand, passivated when idle and holding no lease,
 // and woken by a sweep for boards whose lease deadline is near, so expiry fires with no request
 // arriving, after a restart, and on whichever node sweeps first (the version check makes it once).
-import { BoardActor, type BoardPorts } from './board-actor.js';
+import { BoardActor, type BoardPorts, type CommittedEvent } from './board-actor.js';
 import { LeaseScheduler } from './lease-scheduler.js';
 
 export interface RegistryOptions {
@@ -10,6 +10,8 @@ export interface RegistryOptions {
   idleMs?: number;
   /** How often to look for boards with due leases. */
   sweepMs?: number;
+  /** Told of every committed batch, after it is in the log (the bus publishes it). */
+  onCommit?: (boardId: string, events: CommittedEvent[]) => void;
 }
 
 export class BoardRegistry {
@@ -30,7 +32,10 @@ export class BoardRegistry {
     let actor = this.actors.get(boardId);
     if (!actor) {
       actor = new BoardActor(boardId, this.ports, this.options.clock);
-      actor.subscribe((_, board) => this.scheduler.plan(actor!, board));
+      actor.subscribe((events, board) => {
+        this.scheduler.plan(actor!, board);
+        this.options.onCommit?.(boardId, events);
+      });
       this.actors.set(boardId, actor);
     }
     return actor;

@@ -6,11 +6,16 @@ import { ProjectSelector } from './auth/project-selection.js';
 import { BoardAccess } from './board/board-access.js';
 import { BoardRegistry } from '../actors/registry.js';
 import { logMailer, type Mailer } from './mail/mailer.js';
+import { MemoryBus, type Bus } from './bus/bus.js';
+import { Hub } from './ws/hub.js';
+import { CLOSE } from './ws/protocol.js';
+import { parseCookies } from './http/cookies.js';
+import { AppError } from './errors/app-error.js';
 import type { PasswordHasher } from './auth/passwords.js';
 import type { Config } from './config.js';
 import { ResolutionObserver } from './errors/observed-resolution.js';
 import { Pipeline } from './http/pipeline.js';
-import { createHttpServer, type RefusalReason } from './http/uws.js';
+import { createHttpServer, type RefusalReason, type SocketHandlers } from './http/uws.js';
 import type { RateLimiter } from './ratelimit/limiter.js';
 import type { Route } from './http/route.js';
 import { routeTable } from './routes/index.js';
@@ -22,6 +27,8 @@ export interface ServerParts {
   store: Store;
   limiter: RateLimiter;
   passwords: PasswordHasher;
+  /** Defaults to the in-process bus (one node). */
+  bus?: Bus;
   /** Defaults to writing mail to the log. */
   mailer?: Mailer;
   logger: Logger;
@@ -65,12 +72,36 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   };
 
   const selector = new ProjectSelector(store);
-  const registry = new BoardRegistry(store, { clock });
+  const bus: Bus = parts.bus ?? new MemoryBus();
+  const registry = new BoardRegistry(store, { clock, onCommit: (boardId, events) => bus.publish(boardId, events) });
   registry.start();
   const boards = new BoardAccess(registry);
   const mailer = parts.mailer ?? logMailer(logger);
   const routes = routeTable({ config, store, observer, passwords: parts.passwords, mailer, selector, boards, logger, clock, readiness });
   const pipeline = new Pipeline({ authenticator: new Authenticator(store), selector, limiter: parts.limiter, observer, logger, publicUrl: config.publicUrl, cookieSecure: config.cookieSecure, addressRatePerMinute: config.addressRatePerMinute, clock });
+
+  const authenticator = new Authenticator(store);
+  const hub = new Hub({ selector, store, observer, publicUrl: config.publicUrl, syncLog: (boardId) => registry.get(boardId).syncLog() });
+  bus.subscribe((boardId, events) => hub.deliver(boardId, events));
+  const sockets: SocketHandlers = {
+    path: '/api/ws',
+    maxPayloadLength: 64 * 1024,
+    maxBackpressure: 1024 * 1024,
+    idleTimeoutSeconds: 60,
+    async authenticate(headers, requestId) {
+      if (pipeline.crossSite(headers)) return { refuse: pipeline.reject('CSRF_REJECTED', requestId, 'A browser socket must come from the service’s own origin.') };
+      try {
+        const identity = await authenticator.authenticate('bearer-or-session', headers, parseCookies(headers.cookie ?? ''), clock());
+        return { identity: identity! };
+      } catch (e) {
+        const error = e instanceof AppError ? e : new AppError('AUTH_UNAVAILABLE');
+        return { refuse: pipeline.reject(error.code, requestId, error.message) };
+      }
+    },
+    open: (conn) => hub.open(conn),
+    message: (conn, text) => void hub.message(conn, text).catch((e: unknown) => logger.error({ err: e }, 'socket message failed')),
+    close: (conn) => hub.close(conn),
+  };
 
   const http = createHttpServer(
     routes,
@@ -91,6 +122,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
       },
     },
     config.bodyLimitBytes,
+    sockets,
   );
   const port = await http.listen(config.host, config.port);
 
@@ -108,7 +140,9 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
           setTimeout(resolve, config.shutdownGraceMs).unref();
         });
       }
+      hub.closeAll(CLOSE.shutdown, 'the node is shutting down');
       await registry.stop();
+      await bus.close();
       await store.close();
       logger.info({ inFlight }, 'drained');
     },

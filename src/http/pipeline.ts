@@ -58,6 +58,11 @@ export class Pipeline {
     this.allowedOrigins = new Set([new URL(deps.publicUrl).origin]);
   }
 
+  /** The one origin rule, for writes here and for socket upgrades. */
+  crossSite(headers: Record<string, string>): boolean {
+    return isCrossSite(headers, this.allowedOrigins);
+  }
+
   requestIdOf(headers: Record<string, string>): string {
     const given = headers['x-request-id'];
     return given && REQUEST_ID.test(given) ? given : randomUUID();
@@ -104,7 +109,7 @@ export class Pipeline {
     }
     // Browser writes (cookie sessions, and signup/login which set one) must be same-origin;
     // token calls carry no ambient credential and signed webhooks come from the provider.
-    if (isWrite(route) && route.bodyKind !== 'raw' && ctx.identity?.kind !== 'token' && isCrossSite(raw.headers, this.allowedOrigins)) {
+    if (isWrite(route) && route.bodyKind !== 'raw' && ctx.identity?.kind !== 'token' && this.crossSite(raw.headers)) {
       throw new AppError('CSRF_REJECTED');
     }
     if (route.project && ctx.identity) ctx.project = await this.deps.selector.select(ctx.identity, requestedProject, route.project);

@@ -3,6 +3,8 @@
 // written in one cork. Nothing is written to a response whose client went away.
 import uWS from 'uWebSockets.js';
 import type { Route } from './route.js';
+import type { Identity } from '../auth/identity.js';
+import type { Connection } from '../ws/hub.js';
 import { statusLine, type RawRequest, type RawResponse } from './pipeline.js';
 
 export interface HttpHandlers {
@@ -17,6 +19,19 @@ export interface HttpHandlers {
   finished(): void;
 }
 
+/** The WebSocket endpoint: authenticated like REST at the upgrade, then messages to a hub. */
+export interface SocketHandlers {
+  path: string;
+  /** The identity for an upgrade, or the HTTP response refusing it. */
+  authenticate(headers: Record<string, string>, requestId: string): Promise<{ identity: Identity } | { refuse: RawResponse }>;
+  open(conn: Connection): void;
+  message(conn: Connection, text: string): void;
+  close(conn: Connection): void;
+  maxPayloadLength: number;
+  maxBackpressure: number;
+  idleTimeoutSeconds: number;
+}
+
 export type RefusalReason = 'not-found' | 'method-not-allowed' | 'too-large' | 'draining' | 'internal';
 
 export interface HttpServer {
@@ -27,8 +42,14 @@ export interface HttpServer {
 
 const UWS_METHOD = { get: 'get', post: 'post', patch: 'patch', put: 'put', delete: 'del' } as const;
 
-export function createHttpServer(routes: readonly Route[], handlers: HttpHandlers, bodyLimit: number): HttpServer {
+interface SocketData {
+  identity: Identity;
+  conn?: Connection & { closed: boolean };
+}
+
+export function createHttpServer(routes: readonly Route[], handlers: HttpHandlers, bodyLimit: number, sockets?: SocketHandlers): HttpServer {
   const app = uWS.App();
+  if (sockets) mountSockets(app, sockets, handlers);
   const matchers = routes.map((r) => ({ route: r, pattern: new RegExp(`^${r.path.replace(/\{\w+\}/g, '[^/]+')}/?$`) }));
 
   for (const route of routes) {
@@ -113,6 +134,70 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
       listenSocket = null;
     },
   };
+}
+
+let nextConnectionId = 1;
+
+function mountSockets(app: uWS.TemplatedApp, sockets: SocketHandlers, handlers: HttpHandlers): void {
+  app.ws<SocketData>(sockets.path, {
+    maxPayloadLength: sockets.maxPayloadLength,
+    maxBackpressure: sockets.maxBackpressure,
+    closeOnBackpressureLimit: 1,
+    idleTimeout: sockets.idleTimeoutSeconds,
+    sendPingsAutomatically: true,
+    upgrade(res, req, context) {
+      let aborted = false;
+      res.onAborted(() => {
+        aborted = true;
+      });
+      const headers: Record<string, string> = {};
+      req.forEach((k, v) => {
+        headers[k] = v;
+      });
+      const requestId = handlers.requestIdOf(headers);
+      const [key, protocol, extensions] = ['sec-websocket-key', 'sec-websocket-protocol', 'sec-websocket-extensions'].map((h) => headers[h] ?? '');
+      sockets.authenticate(headers, requestId).then(
+        (result) => {
+          if (aborted) return;
+          res.cork(() => {
+            if ('identity' in result) return res.upgrade<SocketData>({ identity: result.identity }, key!, protocol!, extensions!, context);
+            res.writeStatus(statusLine(result.refuse.status));
+            for (const [k, v] of result.refuse.headers) res.writeHeader(k, v);
+            res.end(result.refuse.body);
+          });
+        },
+        () => {
+          if (!aborted) res.cork(() => res.writeStatus(statusLine(500)).end());
+        },
+      );
+    },
+    open(ws) {
+      const data = ws.getUserData();
+      const conn = {
+        id: nextConnectionId++,
+        identity: data.identity,
+        closed: false,
+        send: (text: string) => !conn.closed && ws.send(text) !== 2,
+        close(code: number, reason: string) {
+          if (conn.closed) return;
+          conn.closed = true;
+          ws.end(code, reason);
+        },
+      };
+      data.conn = conn;
+      sockets.open(conn);
+    },
+    message(ws, message) {
+      const conn = ws.getUserData().conn;
+      if (conn) sockets.message(conn, Buffer.from(message).toString('utf8'));
+    },
+    close(ws) {
+      const conn = ws.getUserData().conn;
+      if (!conn) return;
+      conn.closed = true; // uWS frees the socket after this callback: never touch it again
+      sockets.close(conn);
+    },
+  });
 }
 
 const TOO_LARGE = Symbol('too large');

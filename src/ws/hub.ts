@@ -1,0 +1,155 @@
+// The sockets of this node and their board subscriptions. A subscription starts from the log
+// (`since`) or from the board's current seq, then goes live; every event is sent once and in
+// seq order: events older than what was sent are dropped, and a hole (a lost bus message) is
+// filled from the log before anything after it goes out.
+import type { CommittedEvent } from '../../actors/board-actor.js';
+import type { Identity } from '../auth/identity.js';
+import type { ProjectSelector } from '../auth/project-selection.js';
+import { errorEnvelope, errorRecord } from '../errors/envelope.js';
+import type { ResolutionObserver } from '../errors/observed-resolution.js';
+import type { ErrorCode } from '../errors/registry.js';
+import { describeIssue } from '../http/validation.js';
+import type { Store } from '../../store/ports/store.js';
+import { CLOSE, ClientMessage, topicOf, type Topic } from './protocol.js';
+
+export interface Connection {
+  readonly id: number;
+  readonly identity: Identity;
+  /** False when the message was dropped for backpressure. */
+  send(text: string): boolean;
+  close(code: number, reason: string): void;
+}
+
+interface Subscription {
+  topics: Set<Topic>;
+  /** The last seq sent (or skipped by topic); -1 until the start point is known. */
+  lastSeq: number;
+  /** Live events held while the log is being read; null when live. */
+  held: CommittedEvent[] | null;
+}
+
+export interface HubDeps {
+  selector: ProjectSelector;
+  store: Pick<Store, 'boards' | 'events'>;
+  /** Copies a board's last commit into the log if it is not there yet. */
+  syncLog(boardId: string): Promise<void>;
+  observer: ResolutionObserver;
+  publicUrl: string;
+}
+
+const REPLAY_PAGE = 500;
+
+export class Hub {
+  private readonly connections = new Map<Connection, Map<string, Subscription>>();
+  private errors = 0;
+
+  constructor(private readonly deps: HubDeps) {}
+
+  open(conn: Connection): void {
+    this.connections.set(conn, new Map());
+  }
+
+  close(conn: Connection): void {
+    this.connections.delete(conn);
+  }
+
+  get size(): number {
+    return this.connections.size;
+  }
+
+  /** Closes every socket of a principal (revoked token, logout). */
+  closePrincipal(principal: string, reason: string): void {
+    for (const conn of [...this.connections.keys()]) if (conn.identity.principal === principal) conn.close(CLOSE.revoked, reason);
+  }
+
+  closeAll(code: number, reason: string): void {
+    for (const conn of [...this.connections.keys()]) conn.close(code, reason);
+  }
+
+  async message(conn: Connection, text: string): Promise<void> {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      return this.error(conn, 'INVALID_JSON', 'The message is not well-formed JSON.');
+    }
+    const result = ClientMessage.safeParse(parsed);
+    if (!result.success) return this.error(conn, 'INVALID_INPUT', describeIssue(result.error.issues[0]!, 'message'));
+    const msg = result.data;
+    if (msg.type === 'ping') return void conn.send(JSON.stringify({ type: 'pong' }));
+    if (msg.type === 'unsubscribe') {
+      this.connections.get(conn)?.delete(msg.boardId);
+      return void conn.send(JSON.stringify({ type: 'unsubscribed', boardId: msg.boardId }));
+    }
+    await this.subscribe(conn, msg.boardId, new Set(msg.topics), msg.since);
+  }
+
+  /** A committed batch from the bus. */
+  deliver(boardId: string, events: CommittedEvent[]): void {
+    for (const [conn, subs] of this.connections) {
+      const sub = subs.get(boardId);
+      if (!sub) continue;
+      if (sub.held) sub.held.push(...events);
+      else this.push(conn, boardId, sub, events);
+    }
+  }
+
+  private async subscribe(conn: Connection, boardId: string, topics: Set<Topic>, since: number | undefined): Promise<void> {
+    const project = await this.deps.selector.reachable(conn.identity, boardId);
+    if (!project) return this.error(conn, 'PROJECT_SCOPE_DENIED', 'That board does not exist or this credential cannot reach it.', { boardId });
+    const subs = this.connections.get(conn);
+    if (!subs) return;
+    const sub: Subscription = { topics, lastSeq: -1, held: [] }; // hold live events from now on
+    subs.set(boardId, sub);
+    await this.deps.syncLog(boardId);
+    const head = (await this.deps.store.boards.get(boardId))?.lastSeq ?? 0;
+    const oldest = (await this.deps.store.events.select({ boardId }, ['seq'], { sort: [['seq', 1]], limit: 1 }))[0]?.seq ?? head + 1;
+    let resync = false;
+    if (since === undefined || since > head) sub.lastSeq = head;
+    else if (since + 1 < oldest) {
+      resync = true; // the log no longer holds what was missed: reload status, then go live
+      sub.lastSeq = head;
+    } else sub.lastSeq = since;
+    conn.send(JSON.stringify({ type: 'subscribed', boardId, topics: [...topics], seq: sub.lastSeq, role: project.role }));
+    if (resync) conn.send(JSON.stringify({ type: 'resync', boardId, seq: head, reason: 'Events since that seq are no longer retained; reload GET /api/status.' }));
+    await this.catchUp(conn, boardId, sub);
+  }
+
+  /** Sends from the log everything after lastSeq, then what was held meanwhile. */
+  private async catchUp(conn: Connection, boardId: string, sub: Subscription): Promise<void> {
+    for (;;) {
+      const page = await this.deps.store.events.find({ boardId, seq: { $gt: sub.lastSeq } }, { sort: [['seq', 1]], limit: REPLAY_PAGE });
+      for (const e of page) this.send(conn, boardId, sub, e);
+      if (page.length < REPLAY_PAGE) break;
+    }
+    const held = sub.held ?? [];
+    sub.held = null;
+    this.push(conn, boardId, sub, held);
+  }
+
+  private push(conn: Connection, boardId: string, sub: Subscription, events: CommittedEvent[]): void {
+    const ordered = [...events].sort((a, b) => a.seq - b.seq);
+    for (let i = 0; i < ordered.length; i++) {
+      const e = ordered[i]!;
+      if (e.seq <= sub.lastSeq) continue;
+      if (e.seq > sub.lastSeq + 1) {
+        sub.held = ordered.slice(i); // a hole: fill it from the log first
+        void this.catchUp(conn, boardId, sub).catch(() => conn.close(CLOSE.shutdown, 'the event log cannot be read'));
+        return;
+      }
+      this.send(conn, boardId, sub, e);
+    }
+  }
+
+  private send(conn: Connection, boardId: string, sub: Subscription, e: CommittedEvent): void {
+    sub.lastSeq = e.seq;
+    if (!sub.topics.has('activity') && !sub.topics.has(topicOf(e.type))) return;
+    const sent = conn.send(JSON.stringify({ type: 'event', boardId, seq: e.seq, event: { type: e.type, actor: e.actor, workId: e.workId, at: new Date(e.at).toISOString(), data: e.data } }));
+    if (!sent) conn.close(CLOSE.slowConsumer, 'slow consumer: messages were dropped; reconnect with since');
+  }
+
+  private error(conn: Connection, code: ErrorCode, message: string, details?: Record<string, unknown>): void {
+    const record = errorRecord(code, this.deps.publicUrl, this.deps.observer.resolution(code));
+    conn.send(JSON.stringify({ type: 'error', ...errorEnvelope(record, message, `ws-${conn.id}-${++this.errors}`, details) }));
+  }
+}

@@ -1,0 +1,102 @@
+// The WebSocket endpoint over a real socket: authentication, role checks, topics, and resume
+// with `since` (every missed event once, in order, then live).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { head, newBoard } from '../support/board.js';
+import { signedUp, startTestServer, type TestServer } from '../support/server.js';
+import { openSocket } from '../support/socket.js';
+
+let srv: TestServer;
+beforeAll(async () => {
+  srv = await startTestServer();
+});
+afterAll(async () => {
+  await srv.stop();
+});
+
+const bearerOf = (client: { defaults: Record<string, string> }) => ({ authorization: client.defaults.authorization! });
+
+describe('GET /api/ws', () => {
+  it('refuses an upgrade without a credential, with a bad one, or from a foreign browser origin', async () => {
+    await expect(openSocket(srv.url)).rejects.toMatchObject({ status: 401 });
+    await expect(openSocket(srv.url, { authorization: 'Bearer agb_nope' })).rejects.toMatchObject({ status: 401 });
+    const { client } = await signedUp(srv.url);
+    const cookie = `board_session=${client.cookies.get('board_session')}`;
+    await expect(openSocket(srv.url, { cookie, origin: 'https://evil.example' })).rejects.toMatchObject({ status: 403 });
+    const ok = await openSocket(srv.url, { cookie, origin: 'http://board.test' });
+    ok.ws.close();
+  });
+
+  it('pushes a board’s events to subscribers with their seq, filtered by topic', async () => {
+    const board = await newBoard(srv.url);
+    const agent = await board.agent('a');
+    const all = await openSocket(srv.url, bearerOf(agent));
+    const leasesOnly = await openSocket(srv.url, bearerOf(agent));
+    all.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity'] });
+    leasesOnly.send({ type: 'subscribe', boardId: board.projectId, topics: ['leases'] });
+    expect(await all.next((m) => m.type === 'subscribed')).toMatchObject({ boardId: board.projectId, seq: 0, role: 'member' });
+    await leasesOnly.next((m) => m.type === 'subscribed');
+
+    await agent.post('/api/items', { title: 'live' });
+    await agent.post('/api/claim', {});
+    const created = await all.next((m) => m.type === 'event');
+    expect(created).toMatchObject({ boardId: board.projectId, seq: 1, event: { type: 'item.created', workId: 'W-1', actor: agent.principal } });
+    const granted = await all.next((m) => m.type === 'event');
+    expect(granted).toMatchObject({ seq: 2, event: { type: 'lease.granted', data: { lease: { holder: agent.principal } } } });
+    expect(JSON.stringify(granted)).not.toContain('lease_');
+    expect(await leasesOnly.next((m) => m.type === 'event')).toMatchObject({ seq: 2, event: { type: 'lease.granted' } });
+    all.send({ type: 'ping' });
+    expect(await all.next((m) => m.type === 'pong')).toEqual({ type: 'pong' });
+    all.ws.close();
+    leasesOnly.ws.close();
+  });
+
+  it('lets a viewer subscribe and tells a stranger PROJECT_SCOPE_DENIED and nothing else', async () => {
+    const board = await newBoard(srv.url);
+    const viewer = await board.agent('v', 'viewer');
+    const stranger = await (await newBoard(srv.url)).agent('s');
+    const v = await openSocket(srv.url, bearerOf(viewer));
+    v.send({ type: 'subscribe', boardId: board.projectId, topics: ['items'] });
+    expect(await v.next()).toMatchObject({ type: 'subscribed', role: 'viewer' });
+    const s = await openSocket(srv.url, bearerOf(stranger));
+    s.send({ type: 'subscribe', boardId: board.projectId, topics: ['items'] });
+    expect(await s.next()).toMatchObject({ type: 'error', error: { code: 'PROJECT_SCOPE_DENIED', status: 403 } });
+    const member = await board.agent('m');
+    await member.post('/api/items', { title: 'private' });
+    expect(await v.next((m) => m.type === 'event')).toMatchObject({ event: { type: 'item.created' } });
+    await expect(s.next((m) => m.type === 'event', 500)).rejects.toThrow(/no matching message/);
+    s.send({ type: 'subscribe', boardId: board.projectId, topics: ['nope'] });
+    expect(await s.next()).toMatchObject({ type: 'error', error: { code: 'INVALID_INPUT' } });
+    v.ws.close();
+    s.ws.close();
+  });
+
+  it('resumes with since: every missed event once and in order, then live', async () => {
+    const board = await newBoard(srv.url);
+    const agent = await board.agent('a');
+    const verifier = await board.agent('v');
+    await agent.post('/api/items/batch', { items: [{ title: 'one', verify: 'required' }, { title: 'two' }] });
+    const first = await openSocket(srv.url, bearerOf(agent));
+    first.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity'], since: 0 });
+    await first.next((m) => m.type === 'subscribed');
+    const seen = [(await first.next((m) => m.type === 'event')).seq, (await first.next((m) => m.type === 'event')).seq];
+    expect(seen).toEqual([1, 2]);
+    first.ws.close();
+    await first.closed;
+
+    const lease = (await agent.post('/api/claim', { workId: 'W-1' })).body;
+    await agent.post('/api/submit', { leaseId: lease.leaseId, head: head(1) });
+    const missedUpTo = (await agent.get('/api/status')).body.lastSeq;
+    expect(missedUpTo).toBeGreaterThan(2);
+
+    const again = await openSocket(srv.url, bearerOf(agent));
+    again.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity'], since: 2 });
+    expect(await again.next((m) => m.type === 'subscribed')).toMatchObject({ seq: 2 });
+    const replayed: number[] = [];
+    while (replayed.length < missedUpTo - 2) replayed.push((await again.next((m) => m.type === 'event')).seq);
+    expect(replayed).toEqual(Array.from({ length: missedUpTo - 2 }, (_, i) => i + 3));
+    await verifier.post('/api/verify', { workId: 'W-1', head: head(1), verdict: 'pass' });
+    const live = await again.next((m) => m.type === 'event');
+    expect(live.seq).toBe(missedUpTo + 1);
+    again.ws.close();
+  });
+});
