@@ -85,9 +85,28 @@ function operation(route: Route): Record<string, unknown> {
   };
 }
 
+/** The WebSocket endpoint is not a route of the table; its protocol is described here. */
+const SOCKET_OPERATION = {
+  operationId: 'GET_api_ws',
+  summary: 'WebSocket: live board events.',
+  description:
+    'Upgrade with a session cookie or `Authorization: Bearer`; a browser upgrade from a foreign Origin is refused (403 CSRF_REJECTED). JSON messages. ' +
+    'Client: `{type: "subscribe", boardId, topics: [items|leases|shouts|activity], since?}`, `{type: "unsubscribe", boardId}`, `{type: "ping"}`. ' +
+    'Server: `{type: "subscribed", boardId, topics, seq, role}`, `{type: "event", boardId, seq, event: {type, actor, workId, at, data}}` (every event once, in seq order; with `since` the missed ones are replayed from the log first), ' +
+    '`{type: "resync", boardId, seq}` when `since` is older than the retained log (reload GET /api/status), `{type: "pong"}`, and `{type: "error", error}` with the REST error envelope (e.g. PROJECT_SCOPE_DENIED for a board the credential cannot reach). ' +
+    'A consumer too slow to read is closed with code 4008 and should reconnect with `since`; idle sockets are pinged.',
+  tags: ['realtime'],
+  security: [{ bearer: [] }, { session: [] }],
+  responses: {
+    '101': { description: 'Switching protocols.' },
+    ...errorResponses(['AUTH_REQUIRED', 'INVALID_SERVICE_TOKEN', 'EXPIRED_TOKEN', 'UNAUTHENTICATED', 'CSRF_REJECTED', 'AUTH_UNAVAILABLE']),
+  },
+};
+
 export function buildOpenApi(routes: readonly Route[], publicUrl: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) (paths[route.path] ??= {})[route.method] = operation(route);
+  paths['/api/ws'] = { get: SOCKET_OPERATION };
   const headers: Record<string, unknown> = {
     RequestId: { description: 'Echoes a valid incoming x-request-id, or a new UUID.', schema: { type: 'string' } },
   };
@@ -103,7 +122,7 @@ export function buildOpenApi(routes: readonly Route[], publicUrl: string): Recor
         'Bodies over the configured cap (256 KiB by default) give 413 BODY_TOO_LARGE.',
     },
     servers: [{ url: publicUrl }],
-    tags: [...new Set(routes.map((r) => r.group))].map((name) => ({ name })),
+    tags: [...new Set([...routes.map((r) => r.group), 'realtime'])].map((name) => ({ name })),
     paths,
     components: {
       securitySchemes: {

@@ -52,6 +52,7 @@ describe('GET /docs/openapi.json', () => {
     expect(signup.requestBody.content['application/json'].schema.additionalProperties).toBe(false);
     expect(Object.keys(signup.responses)).toEqual(expect.arrayContaining(['201', '400', '403', '409', '413', '415', '429', '500', '503']));
     expect(doc.paths['/api/whoami'].get.responses['200'].headers).toHaveProperty('X-RateLimit-Write-Reset');
+    expect(doc.paths['/api/ws'].get.responses).toHaveProperty('101');
   });
 });
 
