@@ -1,7 +1,9 @@
 // Composition root: reads config, picks adapters, starts the node, drains on SIGTERM.
 import { bcryptHasher } from './auth/passwords.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { createLogger } from './log.js';
+import { createLogger, type Logger } from './log.js';
+import { MemoryBus, type Bus } from './bus/bus.js';
+import { RedisBus } from './bus/redis.js';
 import { Redis } from 'ioredis';
 import type { RateLimiter } from './ratelimit/limiter.js';
 import { MemoryRateLimiter } from './ratelimit/memory.js';
@@ -13,6 +15,11 @@ import type { Store } from '../store/ports/store.js';
 
 function openStore(config: Config): Promise<Store> {
   return config.store.kind === 'mongo' ? openMongoStore({ uri: config.store.uri, db: config.store.db }) : openEmbeddedStore(config.store.dataDir);
+}
+
+/** With REDIS_URL, events reach every node's sockets; without it, this node's only. */
+function openBus(config: Config, logger: Logger): Bus {
+  return config.redisUrl ? new RedisBus(config.redisUrl, (e) => logger.warn({ err: e }, 'bus: redis unavailable')) : new MemoryBus();
 }
 
 /** With REDIS_URL, budgets are shared by every node; without it they are this node's own. */
@@ -33,7 +40,7 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config.logLevel);
   const store = await openStore(config);
-  const server = await startServer({ config, store, limiter: openLimiter(config), passwords: bcryptHasher(Number(process.env.BCRYPT_ROUNDS ?? 12)), logger });
+  const server = await startServer({ config, store, bus: openBus(config, logger), limiter: openLimiter(config), passwords: bcryptHasher(Number(process.env.BCRYPT_ROUNDS ?? 12)), logger });
   logger.info({ port: server.port, store: store.kind }, 'listening');
 
   const stop = (signal: string) => {

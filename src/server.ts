@@ -77,7 +77,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   registry.start();
   const boards = new BoardAccess(registry);
   const mailer = parts.mailer ?? logMailer(logger);
-  const routes = routeTable({ config, store, observer, passwords: parts.passwords, mailer, selector, boards, logger, clock, readiness });
+  const routes = routeTable({ config, store, observer, passwords: parts.passwords, mailer, selector, boards, logger, clock, readiness, busHealth: () => bus.health });
   const pipeline = new Pipeline({ authenticator: new Authenticator(store), selector, limiter: parts.limiter, observer, logger, publicUrl: config.publicUrl, cookieSecure: config.cookieSecure, addressRatePerMinute: config.addressRatePerMinute, clock });
 
   const authenticator = new Authenticator(store);

@@ -5,6 +5,8 @@ import type { CommittedEvent } from '../../actors/board-actor.js';
 export type BusHandler = (boardId: string, events: CommittedEvent[]) => void;
 
 export interface Bus {
+  /** local: this node only; ok: connected across nodes; degraded: cross-node delivery is down. */
+  readonly health: 'local' | 'ok' | 'degraded';
   /** Called once per commit, after the events are in the log. */
   publish(boardId: string, events: CommittedEvent[]): void;
   subscribe(handler: BusHandler): () => void;
@@ -12,6 +14,7 @@ export interface Bus {
 }
 
 export class MemoryBus implements Bus {
+  readonly health = 'local' as const;
   private readonly handlers = new Set<BusHandler>();
 
   publish(boardId: string, events: CommittedEvent[]): void {

@@ -23,4 +23,5 @@ export interface RouteDeps {
   routes: () => readonly Route[];
   /** Null when ready, else why not. */
   readiness: () => Promise<string | null>;
+  busHealth: () => 'local' | 'ok' | 'degraded';
 }

@@ -8,6 +8,7 @@ import { startServer, type RunningServer } from '../../src/server.js';
 import { openEmbeddedStore } from '../../store/embedded/index.js';
 import type { Store } from '../../store/ports/store.js';
 import type { MailMessage, Mailer } from '../../src/mail/mailer.js';
+import type { Bus } from '../../src/bus/bus.js';
 import { tempDir, unique } from './temp.js';
 
 export interface TestServer {
@@ -49,14 +50,14 @@ export class CaptureMailer implements Mailer {
 
 const passwords = bcryptHasher(4);
 
-export async function startTestServer(env: Record<string, string> = {}, store?: Store): Promise<TestServer> {
+export async function startTestServer(env: Record<string, string> = {}, store?: Store, bus?: Bus): Promise<TestServer> {
   const dir = store ? null : await tempDir();
   const config: Config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dir?.path ?? '/nonexistent', PUBLIC_URL: 'http://board.test', LOG_LEVEL: 'silent', ...env });
   const theStore = store ?? (await openEmbeddedStore(dir!.path));
   const mail = new CaptureMailer();
   let offset = 0;
   const clock = () => Date.now() + offset;
-  const server = await startServer({ config, store: theStore, limiter: new MemoryRateLimiter(), passwords, mailer: mail, logger: pino({ level: 'silent' }), clock });
+  const server = await startServer({ config, store: theStore, bus, limiter: new MemoryRateLimiter(), passwords, mailer: mail, logger: pino({ level: 'silent' }), clock });
   return {
     url: `http://127.0.0.1:${server.port}`,
     store: theStore,

@@ -1,0 +1,65 @@
+// The bus across nodes: each commit is delivered to this node's sockets at once and published on
+// the board's Redis channel; every other node delivers what it receives. A message lost while
+// Redis is away leaves a hole that the hub fills from the log when the next event arrives.
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { CommittedEvent } from '../../actors/board-actor.js';
+import type { Bus, BusHandler } from './bus.js';
+
+const CHANNEL = 'board:';
+
+export class RedisBus implements Bus {
+  private readonly node = randomUUID();
+  private readonly handlers = new Set<BusHandler>();
+  private readonly pub: Redis;
+  private readonly sub: Redis;
+
+  constructor(url: string, private readonly onError: (e: unknown) => void = () => undefined) {
+    const options = { maxRetriesPerRequest: 1, enableOfflineQueue: false, retryStrategy: (times: number) => Math.min(times * 200, 2000) };
+    this.pub = new Redis(url, options);
+    this.sub = new Redis(url, { ...options, enableOfflineQueue: true });
+    for (const client of [this.pub, this.sub]) client.on('error', (e) => this.onError(e));
+    this.sub.on('pmessage', (_pattern, _channel, message) => this.receive(message));
+    void this.sub.psubscribe(`${CHANNEL}*`).catch((e: unknown) => this.onError(e));
+  }
+
+  /** Connected to Redis for both publishing and receiving. */
+  get healthy(): boolean {
+    return this.pub.status === 'ready' && this.sub.status === 'ready';
+  }
+
+  get health(): 'ok' | 'degraded' {
+    return this.healthy ? 'ok' : 'degraded';
+  }
+
+  publish(boardId: string, events: CommittedEvent[]): void {
+    this.deliver(boardId, events);
+    this.pub.publish(`${CHANNEL}${boardId}`, JSON.stringify({ node: this.node, boardId, events })).catch((e: unknown) => this.onError(e));
+  }
+
+  subscribe(handler: BusHandler): () => void {
+    this.handlers.add(handler);
+    return () => this.handlers.delete(handler);
+  }
+
+  async close(): Promise<void> {
+    this.handlers.clear();
+    this.pub.disconnect();
+    this.sub.disconnect();
+  }
+
+  private receive(message: string): void {
+    let parsed: { node?: string; boardId?: string; events?: CommittedEvent[] };
+    try {
+      parsed = JSON.parse(message);
+    } catch {
+      return;
+    }
+    if (parsed.node === this.node || typeof parsed.boardId !== 'string' || !Array.isArray(parsed.events)) return;
+    this.deliver(parsed.boardId, parsed.events);
+  }
+
+  private deliver(boardId: string, events: CommittedEvent[]): void {
+    for (const handler of this.handlers) handler(boardId, events);
+  }
+}

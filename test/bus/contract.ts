@@ -1,0 +1,29 @@
+// The bus contract, run against memory and Redis: what a node publishes reaches its own handlers
+// once, at once.
+import { describe, expect, it } from 'vitest';
+import type { CommittedEvent } from '../../actors/board-actor.js';
+import type { Bus } from '../../src/bus/bus.js';
+
+export const batch = (boardId: string, from: number, n = 2): CommittedEvent[] =>
+  Array.from({ length: n }, (_, i) => ({ boardId, seq: from + i, type: 'item.created', actor: 'agent:x', workId: `W-${from + i}`, at: 1, data: {} }));
+
+export function busContract(name: string, make: () => Promise<Bus>): void {
+  describe(`bus contract: ${name}`, () => {
+    it('delivers a published batch to every handler of the node, once, synchronously', async () => {
+      const bus = await make();
+      const a: CommittedEvent[][] = [];
+      const b: CommittedEvent[][] = [];
+      bus.subscribe((_, events) => a.push(events));
+      const off = bus.subscribe((_, events) => b.push(events));
+      bus.publish('board-1', batch('board-1', 1));
+      expect(a).toEqual([batch('board-1', 1)]);
+      expect(b).toEqual([batch('board-1', 1)]);
+      off();
+      bus.publish('board-1', batch('board-1', 3));
+      await new Promise((r) => setTimeout(r, 100));
+      expect(a).toHaveLength(2);
+      expect(b).toHaveLength(1);
+      await bus.close();
+    });
+  });
+}

@@ -1,0 +1,62 @@
+// Two nodes on one store and one Redis: each node's sockets see the other's commits, and a claim
+// race across nodes has one winner.
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { RedisBus } from '../../src/bus/redis.js';
+import { openEmbeddedStore } from '../../store/embedded/index.js';
+import { Client } from '../support/server.js';
+import { newBoard } from '../support/board.js';
+import { openSocket } from '../support/socket.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { tempDir } from '../support/temp.js';
+
+const url = inject('redisUrl');
+
+describe.skipIf(!url)('two nodes with the Redis bus', () => {
+  let a: TestServer;
+  let b: TestServer;
+  let remove: () => Promise<void>;
+  beforeAll(async () => {
+    const dir = await tempDir();
+    remove = dir.remove;
+    const store = await openEmbeddedStore(dir.path);
+    a = await startTestServer({}, store, new RedisBus(url!));
+    b = await startTestServer({}, store, new RedisBus(url!));
+    for (const node of [a, b]) for (let i = 0; i < 100 && (await new Client(node.url).get('/readyz')).body.bus !== 'ok'; i++) await new Promise((r) => setTimeout(r, 20));
+  });
+  afterAll(async () => {
+    await a.stop();
+    await b.stop();
+    await remove();
+  });
+
+  it('reports the bus ok, and pushes a commit on one node to sockets on the other', async () => {
+    expect((await new Client(b.url).get('/readyz')).body).toMatchObject({ bus: 'ok' });
+    const board = await newBoard(a.url);
+    const agentOnA = await board.agent('a');
+    const socketOnB = await openSocket(b.url, { authorization: agentOnA.defaults.authorization! });
+    socketOnB.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity'] });
+    await socketOnB.next((m) => m.type === 'subscribed');
+    await new Promise((r) => setTimeout(r, 100)); // the other node's pattern subscription is live
+    await agentOnA.post('/api/items', { title: 'made on A' });
+    expect(await socketOnB.next((m) => m.type === 'event')).toMatchObject({ seq: 1, event: { type: 'item.created' } });
+    await agentOnA.post('/api/claim', {});
+    expect(await socketOnB.next((m) => m.type === 'event')).toMatchObject({ seq: 2, event: { type: 'lease.granted' } });
+    socketOnB.ws.close();
+  });
+
+  it('gives a claim race across both nodes exactly one winner, round after round', async () => {
+    const board = await newBoard(a.url);
+    const agents = await Promise.all(Array.from({ length: 10 }, (_, i) => board.agent(`racer-${i}`)));
+    const rounds = 20;
+    await agents[0]!.post('/api/items/batch', { items: Array.from({ length: rounds }, (_, i) => ({ title: `contested ${i}` })) });
+    for (let round = 1; round <= rounds; round++) {
+      const results = await Promise.all(agents.map((agent, i) => new Client(i % 2 ? a.url : b.url, agent.defaults).post('/api/claim', { workId: `W-${round}` })));
+      expect(results.filter((r) => r.status === 200), `round ${round}`).toHaveLength(1);
+      expect(results.filter((r) => r.status === 409)).toHaveLength(agents.length - 1);
+    }
+    const log = await new Client(a.url, agents[0]!.defaults).get('/api/activity?limit=200');
+    const granted = log.body.events.filter((e: { type: string }) => e.type === 'lease.granted');
+    expect(new Set(granted.map((e: { workId: string }) => e.workId)).size).toBe(rounds);
+    expect(granted).toHaveLength(rounds);
+  });
+});
