@@ -2,7 +2,7 @@
 // and woken by a sweep for boards whose lease deadline is near, so expiry fires with no request
 // arriving, after a restart, and on whichever node sweeps first (the version check makes it once).
 import { BoardActor, type BoardPorts, type CommittedEvent } from './board-actor.js';
-import { LeaseScheduler } from './lease-scheduler.js';
+import { LeaseScheduler, type WarningListener } from './lease-scheduler.js';
 
 export interface RegistryOptions {
   clock: () => number;
@@ -10,6 +10,8 @@ export interface RegistryOptions {
   idleMs?: number;
   /** How often to look for boards with due leases. */
   sweepMs?: number;
+  /** Told when a lease has 20% left (the bus carries it to the holder's sockets). */
+  onWarning?: WarningListener;
   /** Told of every committed batch, after it is in the log (the bus publishes it). */
   onCommit?: (boardId: string, events: CommittedEvent[]) => void;
 }
@@ -26,6 +28,7 @@ export class BoardRegistry {
   ) {
     this.idleMs = options.idleMs ?? 5 * 60_000;
     this.scheduler = new LeaseScheduler(options.clock);
+    if (options.onWarning) this.scheduler.onWarning(options.onWarning);
   }
 
   get(boardId: string): BoardActor {

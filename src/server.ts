@@ -73,16 +73,21 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
 
   const selector = new ProjectSelector(store);
   const bus: Bus = parts.bus ?? new MemoryBus();
-  const registry = new BoardRegistry(store, { clock, onCommit: (boardId, events) => bus.publish(boardId, events) });
+  const registry = new BoardRegistry(store, {
+    clock,
+    onCommit: (boardId, events) => bus.publish(boardId, events),
+    onWarning: (boardId, w) => bus.notify({ kind: 'lease.expiring', boardId, workId: w.workId, holder: w.holder, expiresAt: w.expiresAt }),
+  });
   registry.start();
   const boards = new BoardAccess(registry);
   const mailer = parts.mailer ?? logMailer(logger);
-  const routes = routeTable({ config, store, observer, passwords: parts.passwords, mailer, selector, boards, logger, clock, readiness, busHealth: () => bus.health });
+  const routes = routeTable({ config, store, observer, passwords: parts.passwords, mailer, selector, boards, logger, clock, readiness, busHealth: () => bus.health, revoke: (notice) => bus.notify(notice) });
   const pipeline = new Pipeline({ authenticator: new Authenticator(store), selector, limiter: parts.limiter, observer, logger, publicUrl: config.publicUrl, cookieSecure: config.cookieSecure, addressRatePerMinute: config.addressRatePerMinute, clock });
 
   const authenticator = new Authenticator(store);
   const hub = new Hub({ selector, store, observer, publicUrl: config.publicUrl, syncLog: (boardId) => registry.get(boardId).syncLog() });
   bus.subscribe((boardId, events) => hub.deliver(boardId, events));
+  bus.onNotice((notice) => hub.notice(notice));
   const sockets: SocketHandlers = {
     path: '/api/ws',
     maxPayloadLength: 64 * 1024,

@@ -37,13 +37,14 @@ export class Recovery {
     await this.mailer.send({ to: account.email, subject: 'Verify your email', text: `Confirm this address within 48 hours: ${this.publicUrl}/verify-email#token=${token}` });
   }
 
-  /** Sets the new password and revokes every session of the account. */
-  async resetPassword(token: string, newPassword: string, now: number): Promise<void> {
+  /** Sets the new password and revokes every session of the account, whose id it returns. */
+  async resetPassword(token: string, newPassword: string, now: number): Promise<string> {
     checkPassword(newPassword);
     const link = await this.consume(token, 'reset-password', now);
     const passwordHash = await this.passwords.hash(newPassword);
     if (!(await modify(this.store.accounts, link.accountId, () => ({ passwordHash })))) throw new AppError('INVALID_LINK_TOKEN');
     await this.store.sessions.deleteMany({ accountId: link.accountId });
+    return link.accountId;
   }
 
   async verifyEmail(token: string, now: number): Promise<AccountRecord> {

@@ -4,18 +4,40 @@ import type { CommittedEvent } from '../../actors/board-actor.js';
 
 export type BusHandler = (boardId: string, events: CommittedEvent[]) => void;
 
+/** What nodes tell each other besides committed events. */
+export type Notice =
+  /** Close the sockets of a revoked credential: one session, all of an account's sessions, one token, or a whole account. */
+  | { kind: 'revoked'; sessionId?: string; accountSessions?: string; tokenId?: string; accountId?: string }
+  /** A lease has 20% left: tell its holder. */
+  | { kind: 'lease.expiring'; boardId: string; workId: string; holder: string; expiresAt: number };
+
+export type NoticeHandler = (notice: Notice) => void;
+
 export interface Bus {
   /** local: this node only; ok: connected across nodes; degraded: cross-node delivery is down. */
   readonly health: 'local' | 'ok' | 'degraded';
   /** Called once per commit, after the events are in the log. */
   publish(boardId: string, events: CommittedEvent[]): void;
   subscribe(handler: BusHandler): () => void;
+  /** Tells every node, this one included. */
+  notify(notice: Notice): void;
+  onNotice(handler: NoticeHandler): () => void;
   close(): Promise<void>;
 }
 
 export class MemoryBus implements Bus {
   readonly health = 'local' as const;
   private readonly handlers = new Set<BusHandler>();
+  private readonly noticeHandlers = new Set<NoticeHandler>();
+
+  notify(notice: Notice): void {
+    for (const handler of this.noticeHandlers) handler(notice);
+  }
+
+  onNotice(handler: NoticeHandler): () => void {
+    this.noticeHandlers.add(handler);
+    return () => this.noticeHandlers.delete(handler);
+  }
 
   publish(boardId: string, events: CommittedEvent[]): void {
     for (const handler of this.handlers) handler(boardId, events);
@@ -28,5 +50,6 @@ export class MemoryBus implements Bus {
 
   async close(): Promise<void> {
     this.handlers.clear();
+    this.noticeHandlers.clear();
   }
 }

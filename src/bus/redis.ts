@@ -4,13 +4,15 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { CommittedEvent } from '../../actors/board-actor.js';
-import type { Bus, BusHandler } from './bus.js';
+import type { Bus, BusHandler, Notice, NoticeHandler } from './bus.js';
 
 const CHANNEL = 'board:';
+const NOTICES = 'notices';
 
 export class RedisBus implements Bus {
   private readonly node = randomUUID();
   private readonly handlers = new Set<BusHandler>();
+  private readonly noticeHandlers = new Set<NoticeHandler>();
   private readonly pub: Redis;
   private readonly sub: Redis;
 
@@ -20,7 +22,9 @@ export class RedisBus implements Bus {
     this.sub = new Redis(url, { ...options, enableOfflineQueue: true });
     for (const client of [this.pub, this.sub]) client.on('error', (e) => this.onError(e));
     this.sub.on('pmessage', (_pattern, _channel, message) => this.receive(message));
+    this.sub.on('message', (_channel, message) => this.receiveNotice(message));
     void this.sub.psubscribe(`${CHANNEL}*`).catch((e: unknown) => this.onError(e));
+    void this.sub.subscribe(NOTICES).catch((e: unknown) => this.onError(e));
   }
 
   /** Connected to Redis for both publishing and receiving. */
@@ -42,8 +46,29 @@ export class RedisBus implements Bus {
     return () => this.handlers.delete(handler);
   }
 
+  notify(notice: Notice): void {
+    for (const handler of this.noticeHandlers) handler(notice);
+    this.pub.publish(NOTICES, JSON.stringify({ node: this.node, notice })).catch((e: unknown) => this.onError(e));
+  }
+
+  onNotice(handler: NoticeHandler): () => void {
+    this.noticeHandlers.add(handler);
+    return () => this.noticeHandlers.delete(handler);
+  }
+
+  private receiveNotice(message: string): void {
+    try {
+      const parsed = JSON.parse(message) as { node?: string; notice?: Notice };
+      if (parsed.node === this.node || !parsed.notice) return;
+      for (const handler of this.noticeHandlers) handler(parsed.notice);
+    } catch {
+      // not ours
+    }
+  }
+
   async close(): Promise<void> {
     this.handlers.clear();
+    this.noticeHandlers.clear();
     this.pub.disconnect();
     this.sub.disconnect();
   }

@@ -102,6 +102,7 @@ export function accountRoutes(deps: RouteDeps): Route[] {
       responses: { 200: { description: 'Changed; a fresh session cookie is set.', schema: AuthSessionResponse } },
       async handler({ ctx, body }) {
         const session = await accounts.changeEmail(ctx.identity!.accountId, body, ctx.now);
+        deps.revoke({ kind: 'revoked', accountSessions: session.account._id });
         if (!session.account.emailVerified) await recovery.sendVerification(session.account, ctx.now).catch((e: unknown) => deps.logger.warn({ err: e }, 'verification mail failed'));
         return authSessionReply(200, session);
       },
@@ -119,6 +120,7 @@ export function accountRoutes(deps: RouteDeps): Route[] {
       responses: { 204: { description: 'Deleted; the cookie is cleared.' } },
       async handler({ ctx, body }) {
         await accounts.deleteAccount(ctx.identity!.accountId, body);
+        deps.revoke({ kind: 'revoked', accountId: ctx.identity!.accountId });
         return { status: 204, cookies: [clearSessionCookie] };
       },
     }),

@@ -78,7 +78,10 @@ export function authRoutes(deps: RouteDeps): Route[] {
       errors: [],
       responses: { 204: { description: 'Signed out.' } },
       async handler({ ctx }) {
-        if (ctx.identity?.kind === 'session') await accounts.revokeSession(ctx.identity.sessionId);
+        if (ctx.identity?.kind === 'session') {
+          await accounts.revokeSession(ctx.identity.sessionId);
+          deps.revoke({ kind: 'revoked', sessionId: ctx.identity.sessionId });
+        }
         return { status: 204, cookies: [clearSessionCookie] };
       },
     }),
@@ -94,7 +97,9 @@ export function authRoutes(deps: RouteDeps): Route[] {
       errors: ['INVALID_PASSWORD', 'INVALID_CURRENT_PASSWORD'],
       responses: { 200: { description: 'Changed; a fresh session cookie is set.', schema: AuthSessionResponse } },
       async handler({ ctx, body }) {
-        return authSessionReply(200, await accounts.changePassword(ctx.identity!.accountId, body, ctx.now));
+        const session = await accounts.changePassword(ctx.identity!.accountId, body, ctx.now);
+        deps.revoke({ kind: 'revoked', accountSessions: session.account._id });
+        return authSessionReply(200, session);
       },
     }),
     defineRoute<z.infer<typeof ForgotBody>, undefined>({
@@ -127,7 +132,8 @@ export function authRoutes(deps: RouteDeps): Route[] {
       errors: ['INVALID_PASSWORD', 'INVALID_LINK_TOKEN', 'EXPIRED_TOKEN'],
       responses: { 204: { description: 'The password is set; sign in with it.' } },
       async handler({ ctx, body }) {
-        await recovery.resetPassword(body.token, body.newPassword, ctx.now);
+        const accountId = await recovery.resetPassword(body.token, body.newPassword, ctx.now);
+        deps.revoke({ kind: 'revoked', accountSessions: accountId });
         return { status: 204 };
       },
     }),

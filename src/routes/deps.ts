@@ -8,6 +8,7 @@ import type { PasswordHasher } from '../auth/passwords.js';
 import type { ProjectSelector } from '../auth/project-selection.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { BoardAccess } from '../board/board-access.js';
+import type { Notice } from '../bus/bus.js';
 
 export interface RouteDeps {
   config: Config;
@@ -24,4 +25,6 @@ export interface RouteDeps {
   /** Null when ready, else why not. */
   readiness: () => Promise<string | null>;
   busHealth: () => 'local' | 'ok' | 'degraded';
+  /** Tells every node to close a revoked credential's sockets. */
+  revoke: (notice: Extract<Notice, { kind: 'revoked' }>) => void;
 }

@@ -92,6 +92,7 @@ export function tokenRoutes(deps: RouteDeps): Route[] {
       responses: { 204: { description: 'Revoked.' } },
       async handler({ ctx }) {
         await tokens.revoke(ctx.identity!.accountId, ctx.params.tokenId!);
+        deps.revoke({ kind: 'revoked', tokenId: ctx.params.tokenId! });
         return { status: 204 };
       },
     }),
@@ -106,7 +107,9 @@ export function tokenRoutes(deps: RouteDeps): Route[] {
       errors: ['TOKEN_NOT_FOUND'],
       responses: { 200: { description: 'Reissued; the new secret is in this response only.', schema: WithSecret } },
       async handler({ ctx }) {
-        return { status: 200, body: await tokens.reissue(ctx.identity!.accountId, ctx.params.tokenId!) };
+        const reissued = await tokens.reissue(ctx.identity!.accountId, ctx.params.tokenId!);
+        deps.revoke({ kind: 'revoked', tokenId: ctx.params.tokenId! });
+        return { status: 200, body: reissued };
       },
     }),
   ];

@@ -11,6 +11,7 @@ import type { ErrorCode } from '../errors/registry.js';
 import { describeIssue } from '../http/validation.js';
 import type { Store } from '../../store/ports/store.js';
 import { CLOSE, ClientMessage, topicOf, type Topic } from './protocol.js';
+import type { Notice } from '../bus/bus.js';
 
 export interface Connection {
   readonly id: number;
@@ -57,9 +58,21 @@ export class Hub {
     return this.connections.size;
   }
 
-  /** Closes every socket of a principal (revoked token, logout). */
-  closePrincipal(principal: string, reason: string): void {
-    for (const conn of [...this.connections.keys()]) if (conn.identity.principal === principal) conn.close(CLOSE.revoked, reason);
+  /** A notice from any node: close revoked credentials' sockets, or warn a lease holder. */
+  notice(notice: Notice): void {
+    if (notice.kind === 'lease.expiring') {
+      const message = JSON.stringify({ type: 'event', boardId: notice.boardId, seq: null, event: { type: 'lease.expiring', actor: 'system:lease-scheduler', workId: notice.workId, at: new Date().toISOString(), data: { holder: notice.holder, expiresAt: new Date(notice.expiresAt).toISOString() } } });
+      for (const conn of this.connections.keys()) if (conn.identity.principal === notice.holder) conn.send(message);
+      return;
+    }
+    for (const conn of [...this.connections.keys()]) {
+      const id = conn.identity;
+      const revoked =
+        (id.kind === 'session' && (id.sessionId === notice.sessionId || id.accountId === notice.accountSessions)) ||
+        (id.kind === 'token' && id.tokenId === notice.tokenId) ||
+        id.accountId === notice.accountId;
+      if (revoked) conn.close(CLOSE.revoked, 'the credential was revoked');
+    }
   }
 
   closeAll(code: number, reason: string): void {
@@ -88,9 +101,18 @@ export class Hub {
   deliver(boardId: string, events: CommittedEvent[]): void {
     for (const [conn, subs] of this.connections) {
       const sub = subs.get(boardId);
-      if (!sub) continue;
-      if (sub.held) sub.held.push(...events);
-      else this.push(conn, boardId, sub, events);
+      if (sub) {
+        if (sub.held) sub.held.push(...events);
+        else this.push(conn, boardId, sub, events);
+      }
+      // A holder hears its own lease ending even when it watches nothing of the board's leases.
+      if (sub?.topics.has('leases') || sub?.topics.has('activity')) continue;
+      for (const e of events) {
+        const holder = (e.data as { lease?: { holder?: string } }).lease?.holder;
+        if ((e.type === 'lease.expired' || e.type === 'lease.revoked') && holder === conn.identity.principal) {
+          conn.send(JSON.stringify({ type: 'event', boardId, seq: e.seq, event: { type: e.type, actor: e.actor, workId: e.workId, at: new Date(e.at).toISOString(), data: e.data } }));
+        }
+      }
     }
   }
 

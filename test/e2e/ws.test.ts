@@ -100,3 +100,40 @@ describe('GET /api/ws', () => {
     again.ws.close();
   });
 });
+
+describe('sockets and credentials, and a holder’s own leases', () => {
+  it('closes a socket when its token is revoked or reissued, or its session logs out, and leaves others open', async () => {
+    const board = await newBoard(srv.url);
+    const revoked = await board.owner.post('/api/accounts/tokens', { name: 'r', scope: 'workspace', projectId: board.projectId });
+    const reissued = await board.owner.post('/api/accounts/tokens', { name: 'i', scope: 'workspace', projectId: board.projectId });
+    const byRevoked = await openSocket(srv.url, { authorization: `Bearer ${revoked.body.secret}` });
+    const byReissued = await openSocket(srv.url, { authorization: `Bearer ${reissued.body.secret}` });
+    const ownerCookie = `board_session=${board.owner.cookies.get('board_session')}`;
+    const other = await signedUp(srv.url);
+    const bySession = await openSocket(srv.url, { cookie: ownerCookie });
+    const byOtherSession = await openSocket(srv.url, { cookie: `board_session=${other.client.cookies.get('board_session')}` });
+
+    await board.owner.request('DELETE', `/api/accounts/tokens/${revoked.body.token.id}`);
+    expect(await byRevoked.closed).toEqual({ code: 4001, reason: 'the credential was revoked' });
+    await board.owner.post(`/api/accounts/tokens/${reissued.body.token.id}/reissue`);
+    expect((await byReissued.closed).code).toBe(4001);
+    await board.owner.post('/api/auth/logout');
+    expect((await bySession.closed).code).toBe(4001);
+    byOtherSession.send({ type: 'ping' });
+    expect(await byOtherSession.next((m) => m.type === 'pong')).toEqual({ type: 'pong' });
+    byOtherSession.ws.close();
+  });
+
+  it('tells a holder of its lease expiring and expired, though it subscribed to nothing', async () => {
+    const board = await newBoard(srv.url);
+    const holder = await board.agent('holder');
+    await holder.post('/api/items', { title: 'slow work' });
+    const socket = await openSocket(srv.url, bearerOf(holder));
+    await holder.post('/api/claim', { ttlSeconds: 30 });
+    srv.advance(25_000); // 20% of the lease left
+    expect(await socket.next((m) => m.type === 'event', 30_000)).toMatchObject({ boardId: board.projectId, seq: null, event: { type: 'lease.expiring', workId: 'W-1', data: { holder: holder.principal } } });
+    srv.advance(6_000);
+    expect(await socket.next((m) => m.type === 'event', 30_000)).toMatchObject({ boardId: board.projectId, event: { type: 'lease.expired', workId: 'W-1' } });
+    socket.ws.close();
+  }, 90_000);
+});
