@@ -85,6 +85,11 @@ export class BoardActor {
     if (copied < outbox.length) await this.copyToLog(record!);
   }
 
+  /** Another node committed up to `seq`: a cached board older than that is reloaded before the next command. */
+  saw(seq: number): void {
+    if (this.current && this.current.record.lastSeq < seq) this.current = null;
+  }
+
   subscribe(listener: BoardListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);

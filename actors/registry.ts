@@ -57,6 +57,11 @@ export class BoardRegistry {
     this.actors.clear();
   }
 
+  /** Events seen on the bus: an active actor holding an older board drops its cache. */
+  saw(boardId: string, seq: number): void {
+    this.actors.get(boardId)?.saw(seq);
+  }
+
   get size(): number {
     return this.actors.size;
   }

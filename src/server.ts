@@ -86,7 +86,10 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
 
   const authenticator = new Authenticator(store);
   const hub = new Hub({ selector, store, observer, publicUrl: config.publicUrl, syncLog: (boardId) => registry.get(boardId).syncLog() });
-  bus.subscribe((boardId, events) => hub.deliver(boardId, events));
+  bus.subscribe((boardId, events) => {
+    registry.saw(boardId, events.at(-1)?.seq ?? 0);
+    hub.deliver(boardId, events);
+  });
   bus.onNotice((notice) => hub.notice(notice));
   const sockets: SocketHandlers = {
     path: '/api/ws',

@@ -1,0 +1,87 @@
+// Redis goes away in the middle of work and comes back: REST keeps working, readiness says the
+// bus is degraded, and a socket on the other node ends up with every event, once and in order.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { RedisBus } from '../../src/bus/redis.js';
+import { openEmbeddedStore } from '../../store/embedded/index.js';
+import { newBoard } from '../support/board.js';
+import { openSocket } from '../support/socket.js';
+import { Client, startTestServer, type TestServer } from '../support/server.js';
+import { tempDir } from '../support/temp.js';
+
+const haveRedis = inject('redisUrl') !== null && spawnSync('redis-server', ['--version']).status === 0;
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address() as AddressInfo;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+const until = async (check: () => Promise<boolean>, ms = 20_000) => {
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) if (await check()) return;
+  throw new Error('condition not reached');
+};
+
+describe.skipIf(!haveRedis)('a Redis outage', () => {
+  let port: number;
+  let redis: ChildProcess;
+  let a: TestServer;
+  let b: TestServer;
+  let remove: () => Promise<void>;
+  const startRedis = async () => {
+    redis = spawn('redis-server', ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    await until(async () => spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout?.toString().includes('PONG') ?? false);
+  };
+  const busOf = async (node: TestServer) => (await new Client(node.url).get('/readyz')).body.bus;
+
+  beforeAll(async () => {
+    port = await freePort();
+    await startRedis();
+    const dir = await tempDir();
+    remove = dir.remove;
+    const store = await openEmbeddedStore(dir.path);
+    a = await startTestServer({}, store, new RedisBus(`redis://127.0.0.1:${port}`));
+    b = await startTestServer({}, store, new RedisBus(`redis://127.0.0.1:${port}`));
+    await until(async () => (await busOf(a)) === 'ok' && (await busOf(b)) === 'ok');
+  });
+  afterAll(async () => {
+    redis.kill('SIGKILL');
+    await a.stop();
+    await b.stop();
+    await remove();
+  });
+
+  it('loses no event for subscribers across the outage', async () => {
+    const board = await newBoard(a.url);
+    const agent = await board.agent('a');
+    const onB = await openSocket(b.url, { authorization: agent.defaults.authorization! });
+    onB.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity'] });
+    await onB.next((m) => m.type === 'subscribed');
+    await new Promise((r) => setTimeout(r, 100));
+    await agent.post('/api/items', { title: 'before' });
+    expect((await onB.next((m) => m.type === 'event')).seq).toBe(1);
+
+    redis.kill('SIGKILL');
+    await until(async () => (await busOf(a)) === 'degraded');
+    for (let i = 0; i < 5; i++) expect((await agent.post('/api/items', { title: `during ${i}` })).status).toBe(201);
+
+    await startRedis();
+    await until(async () => (await busOf(a)) === 'ok' && (await busOf(b)) === 'ok');
+    await new Promise((r) => setTimeout(r, 200)); // subscriptions are restored on reconnect
+    await agent.post('/api/items', { title: 'after' });
+    const seqs: number[] = [];
+    while (seqs.length < 6) seqs.push((await onB.next((m) => m.type === 'event', 20_000)).seq);
+    expect(seqs).toEqual([2, 3, 4, 5, 6, 7]);
+
+    const resumed = await openSocket(b.url, { authorization: agent.defaults.authorization! });
+    resumed.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity'], since: 1 });
+    const replayed: number[] = [];
+    while (replayed.length < 6) replayed.push((await resumed.next((m) => m.type === 'event')).seq);
+    expect(replayed).toEqual([2, 3, 4, 5, 6, 7]);
+    onB.ws.close();
+    resumed.ws.close();
+  }, 120_000);
+});
