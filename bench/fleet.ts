@@ -2,20 +2,15 @@
 // store), printing claims per second and checking the event log's invariants.
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runFleet } from './fleet-sim.js';
+import { freePort } from './free-port.js';
 
 const agents = Number(process.argv[2] ?? 20);
 const items = Number(process.argv[3] ?? 300);
 
-const port = await new Promise<number>((resolve) => {
-  const s = createServer().listen(0, '127.0.0.1', () => {
-    const { port } = s.address() as AddressInfo;
-    s.close(() => resolve(port));
-  });
-});
+const port = await freePort();
 const dataDir = await mkdtemp(join(tmpdir(), 'fleet-'));
 const env = { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', BCRYPT_ROUNDS: '4', LEASE_MIN_TTL_SECONDS: '1' };
 const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env, stdio: ['ignore', 'inherit', 'inherit'] });

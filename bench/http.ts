@@ -2,22 +2,14 @@
 // process, embedded store) on a probe, an authenticated identity read, a bcrypt login, and durable
 // store writes. GET cases use wrk when installed (apt-get install wrk); fetch would be the bottleneck.
 import { spawn, spawnSync } from 'node:child_process';
-import { createServer, type AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openEmbeddedStore } from '../store/embedded/index.js';
+import { freePort } from './free-port.js';
 
 const seconds = Number(process.argv[2] ?? 5);
 const concurrency = Number(process.argv[3] ?? 32);
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 async function startNode(dataDir: string): Promise<{ url: string; stop: () => void }> {
   const port = await freePort();

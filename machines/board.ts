@@ -2,7 +2,7 @@
 // lifecycle event with its automatic cascade (dependents unlocked or re-locked in the same
 // change), and the priority chain. No I/O, no clock: `now` arrives with each call.
 import { initialLife, step, type BoardEmitted, type StepResult } from './item-step.js';
-import type { ItemEvent, ItemLife, ItemState } from './item-types.js';
+import { ITEM_STATES, type ItemEvent, type ItemLife, type ItemState } from './item-types.js';
 
 export interface ItemFields {
   title: string;
@@ -155,6 +155,13 @@ export function priorityChain(board: Board, state: ItemState = 'ready'): BoardIt
 export function pullNext(board: Board, principal: string, purpose: 'work' | 'verify'): BoardItem | null {
   if (purpose === 'work') return priorityChain(board, 'ready')[0] ?? null;
   return priorityChain(board, 'awaiting_verify').find((i) => i.life.submission?.by !== principal && !i.life.workHolders.includes(principal)) ?? null;
+}
+
+/** How many items are in each state (every state present, zero or not). */
+export function countsByState(board: Board): Record<ItemState, number> {
+  const counts = Object.fromEntries(ITEM_STATES.map((s) => [s, 0])) as Record<ItemState, number>;
+  for (const item of Object.values(board.items)) counts[item.state]++;
+  return counts;
 }
 
 /** Dependents whose dependency was cancelled: reported as stalled until an operator re-points them. */

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../errors/app-error.js';
 import { PLANS } from '../plans.js';
+import { intInRange } from '../http/query.js';
 import type { Role } from '../auth/identity.js';
 import { modify, type BoardRecord, type MemberRecord, type ProjectRecord, type Store } from '../../store/ports/store.js';
 
@@ -116,11 +117,7 @@ function decodeCursor(raw: string): Cursor | null {
 }
 
 /** Any other value than an integer 1..200 falls back to the default. */
-export function pageSize(raw: string | undefined): number {
-  if (raw === undefined || !/^\d+$/.test(raw)) return LIST_DEFAULT;
-  const n = Number(raw);
-  return n >= 1 && n <= LIST_MAX ? n : LIST_DEFAULT;
-}
+export const pageSize = (raw: string | undefined): number => intInRange(raw, 1, LIST_MAX, LIST_DEFAULT);
 
 /**
  * Owned and accepted shared boards, oldest membership first. A cursor that is malformed, or

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { atLeast } from '../auth/project-selection.js';
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type Route } from '../http/route.js';
+import { intInRange } from '../http/query.js';
 import { PLANS } from '../plans.js';
 import type { ShoutRecord } from '../../store/ports/store.js';
 import type { RouteDeps } from './deps.js';
@@ -74,7 +75,7 @@ export function shoutRoutes(deps: RouteDeps): Route[] {
       async handler({ ctx, query }) {
         const call = boards.enter(ctx, 'viewer', 'shouts', query.workId);
         if (query.since !== undefined && !query.since.startsWith(`${call.boardId}:`)) throw new AppError('INVALID_CURSOR', 'since must be a shout id from this board.');
-        const limit = query.limit && /^\d+$/.test(query.limit) && Number(query.limit) >= 1 && Number(query.limit) <= LIST_MAX ? Number(query.limit) : LIST_DEFAULT;
+        const limit = intInRange(query.limit, 1, LIST_MAX, LIST_DEFAULT);
         const operator = atLeast(call.role, 'admin');
         const shouts: ShoutRecord[] = [];
         // Direct shouts of others are skipped, so read in pages until the answer is full.

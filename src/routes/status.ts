@@ -1,9 +1,9 @@
 // Board reads: the status snapshot and the activity log (newest first).
 import { z } from 'zod';
-import { priorityChain, stalled } from '../../machines/board.js';
-import { ITEM_STATES } from '../../machines/item-types.js';
+import { countsByState, priorityChain, stalled } from '../../machines/board.js';
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type Route } from '../http/route.js';
+import { intInRange } from '../http/query.js';
 import { PLANS } from '../plans.js';
 import type { EventRecord } from '../../store/ports/store.js';
 import type { RouteDeps } from './deps.js';
@@ -71,7 +71,6 @@ export function statusRoutes(deps: RouteDeps): Route[] {
         const call = boards.enter(ctx, 'viewer', 'status');
         const { board, record } = await call.actor.read();
         const items = Object.values(board.items);
-        const counts = Object.fromEntries(ITEM_STATES.map((s) => [s, items.filter((i) => i.state === s).length]));
         return {
           status: 200,
           body: {
@@ -79,7 +78,7 @@ export function statusRoutes(deps: RouteDeps): Route[] {
             name: ctx.project!.name,
             version: record.version,
             lastSeq: record.lastSeq,
-            counts,
+            counts: countsByState(board),
             chainHead: priorityChain(board).slice(0, 10).map((i) => ({ workId: i.workId, title: i.title, priority: i.priority })),
             leases: items.flatMap((i) => (i.life.lease ? [{ workId: i.workId, holder: i.life.lease.holder, purpose: i.life.lease.purpose, fencingToken: i.life.lease.fencingToken, expiresAt: new Date(i.life.lease.expiresAt).toISOString() }] : [])),
             awaitingVerification: items.filter((i) => i.state === 'awaiting_verify').map((i) => i.workId),
@@ -99,7 +98,7 @@ export function statusRoutes(deps: RouteDeps): Route[] {
       responses: { 200: { description: 'Events, newest first.', schema: z.object({ events: z.array(Event), nextBefore: z.number().int().nullable() }) } },
       async handler({ ctx, query }) {
         const call = boards.enter(ctx, 'viewer', 'history');
-        const limit = query.limit && /^\d+$/.test(query.limit) && Number(query.limit) >= 1 && Number(query.limit) <= ACTIVITY_MAX ? Number(query.limit) : ACTIVITY_DEFAULT;
+        const limit = intInRange(query.limit, 1, ACTIVITY_MAX, ACTIVITY_DEFAULT);
         if (query.before === '0') throw new AppError('INVALID_CURSOR', 'before must be a seq of at least 1.');
         await call.actor.syncLog();
         const filter = query.before ? { boardId: call.boardId, seq: { $lt: Number(query.before) } } : { boardId: call.boardId };
@@ -192,7 +191,6 @@ export function statusRoutes(deps: RouteDeps): Route[] {
         const call = boards.enter(ctx, 'viewer', 'history');
         const since = ctx.now - PLANS[ctx.project!.plan].historyRetentionDays * DAY_MS;
         const [{ board }, events] = await Promise.all([call.actor.read(), store.events.find({ boardId: call.boardId, at: { $gte: since } }, { sort: [['seq', 1]], limit: 100_000 })]);
-        const counts = Object.fromEntries(ITEM_STATES.map((s) => [s, Object.values(board.items).filter((i) => i.state === s).length]));
         const perDay = new Map<string, number>();
         const readyAt = new Map<string, number>();
         const readyToDone: number[] = [];
@@ -222,7 +220,7 @@ export function statusRoutes(deps: RouteDeps): Route[] {
         return {
           status: 200,
           body: {
-            counts,
+            counts: countsByState(board),
             throughputPerDay: [...perDay].map(([day, done]) => ({ day, done })),
             medianReadyToDoneSeconds: median(readyToDone),
             verifyPassRate: verdicts ? passes / verdicts : null,

@@ -1,22 +1,9 @@
 import { describe, inject } from 'vitest';
-import { openMongoStore } from '../../store/mongo/index.js';
-import { unique } from '../support/temp.js';
+import { mongoStore } from '../support/stores.js';
 import { boardFlow } from './board-flow.js';
 
 const uri = inject('mongoUri');
 
 describe.skipIf(!uri)('mongo', () => {
-  boardFlow('mongo', async () => {
-    const db = unique('e2e');
-    const store = await openMongoStore({ uri: uri!, db });
-    return {
-      store,
-      drop: async () => {
-        const { MongoClient } = await import('mongodb');
-        const client = await MongoClient.connect(uri!);
-        await client.db(db).dropDatabase();
-        await client.close();
-      },
-    };
-  });
+  boardFlow('mongo', mongoStore(uri!));
 });

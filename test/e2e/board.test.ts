@@ -1,8 +1,4 @@
-import { openEmbeddedStore } from '../../store/embedded/index.js';
-import { tempDir } from '../support/temp.js';
+import { embeddedStore } from '../support/stores.js';
 import { boardFlow } from './board-flow.js';
 
-boardFlow('embedded', async () => {
-  const dir = await tempDir();
-  return { store: await openEmbeddedStore(dir.path), drop: dir.remove };
-});
+boardFlow('embedded', embeddedStore);

@@ -1,8 +1,4 @@
-import { openEmbeddedStore } from '../../store/embedded/index.js';
-import { tempDir } from '../support/temp.js';
+import { embeddedStore } from '../support/stores.js';
 import { fleetFlow } from './fleet-flow.js';
 
-fleetFlow('embedded', async () => {
-  const dir = await tempDir();
-  return { store: await openEmbeddedStore(dir.path), drop: dir.remove };
-});
+fleetFlow('embedded', embeddedStore);

@@ -1,9 +1,9 @@
 // Redis goes away in the middle of work and comes back: REST keeps working, readiness says the
 // bus is degraded, and a socket on the other node ends up with every event, once and in order.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { RedisBus } from '../../src/bus/redis.js';
+import { freePort } from '../../bench/free-port.js';
 import { openEmbeddedStore } from '../../store/embedded/index.js';
 import { newBoard } from '../support/board.js';
 import { openSocket } from '../support/socket.js';
@@ -11,14 +11,6 @@ import { Client, startTestServer, type TestServer } from '../support/server.js';
 import { tempDir } from '../support/temp.js';
 
 const haveRedis = inject('redisUrl') !== null && spawnSync('redis-server', ['--version']).status === 0;
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 const until = async (check: () => Promise<boolean>, ms = 20_000) => {
   for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) if (await check()) return;
