@@ -82,9 +82,9 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   const boards = new BoardAccess(registry);
   const mailer = parts.mailer ?? logMailer(logger);
   const routes = routeTable({ config, store, observer, passwords: parts.passwords, mailer, selector, boards, logger, clock, readiness, busHealth: () => bus.health, revoke: (notice) => bus.notify(notice) });
-  const pipeline = new Pipeline({ authenticator: new Authenticator(store), selector, limiter: parts.limiter, observer, logger, publicUrl: config.publicUrl, cookieSecure: config.cookieSecure, addressRatePerMinute: config.addressRatePerMinute, clock });
-
   const authenticator = new Authenticator(store);
+  const pipeline = new Pipeline({ authenticator, selector, limiter: parts.limiter, observer, logger, publicUrl: config.publicUrl, cookieSecure: config.cookieSecure, addressRatePerMinute: config.addressRatePerMinute, clock });
+
   const hub = new Hub({ selector, store, observer, publicUrl: config.publicUrl, syncLog: (boardId) => registry.get(boardId).syncLog() });
   bus.subscribe((boardId, events) => {
     registry.saw(boardId, events.at(-1)?.seq ?? 0);

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { SESSION_COOKIE, type Authenticator } from '../auth/authenticator.js';
 import { isCrossSite } from '../auth/csrf.js';
 import type { ProjectSelector } from '../auth/project-selection.js';
-import { workspaceOf, type Identity } from '../auth/identity.js';
+import { workspaceOf } from '../auth/identity.js';
 import { AppError, isAppError } from '../errors/app-error.js';
 import { errorEnvelope, errorRecord } from '../errors/envelope.js';
 import type { ResolutionObserver } from '../errors/observed-resolution.js';
@@ -136,7 +136,7 @@ export class Pipeline {
 
   /** An error reply for a request that never reached a route (404, 405, 413, draining). */
   reject(code: ErrorCode, requestId: string, message?: string, headers: Record<string, string> = {}): RawResponse {
-    return this.errorResponse(new AppError(code, message, undefined, headers), requestId, null, {});
+    return this.errorResponse(new AppError(code, message, undefined, headers), requestId, {});
   }
 
   private failure(e: unknown, ctx: RequestContext): RawResponse {
@@ -146,10 +146,10 @@ export class Pipeline {
       this.deps.logger.error({ reqId: ctx.requestId, route: ctx.operation, err: e }, 'request failed');
     }
     if (ctx.identity) this.deps.observer.failed(workspaceOf(ctx.identity), error.code);
-    return this.errorResponse(error, ctx.requestId, ctx.identity, ctx.cookies);
+    return this.errorResponse(error, ctx.requestId, ctx.cookies);
   }
 
-  private errorResponse(error: AppError, requestId: string, _identity: Identity | null, cookies: Record<string, string>): RawResponse {
+  private errorResponse(error: AppError, requestId: string, cookies: Record<string, string>): RawResponse {
     const record = errorRecord(error.code, this.deps.publicUrl, this.deps.observer.resolution(error.code));
     const message = error.code === 'INTERNAL' ? record.meaning : error.message;
     const clear: SetCookie[] = error.code === 'UNAUTHENTICATED' && cookies[SESSION_COOKIE] !== undefined ? [{ name: SESSION_COOKIE, value: '', maxAge: 0 }] : [];
