@@ -8,6 +8,8 @@ export type BusHandler = (boardId: string, events: CommittedEvent[]) => void;
 export type Notice =
   /** Close the sockets of a revoked credential: one session, all of an account's sessions, one token, or a whole account. */
   | { kind: 'revoked'; sessionId?: string; accountSessions?: string; tokenId?: string; accountId?: string }
+  /** A shout was posted: push it to the board's subscribers that may see it. */
+  | { kind: 'shout'; boardId: string; shout: { id: string; from: string; text: string; kind: string; workId: string | null; to: string | null; at: number } }
   /** A lease has 20% left: tell its holder. */
   | { kind: 'lease.expiring'; boardId: string; workId: string; holder: string; expiresAt: number };
 

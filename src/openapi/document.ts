@@ -93,6 +93,7 @@ const SOCKET_OPERATION = {
     'Upgrade with a session cookie or `Authorization: Bearer`; a browser upgrade from a foreign Origin is refused (403 CSRF_REJECTED). JSON messages. ' +
     'Client: `{type: "subscribe", boardId, topics: [items|leases|shouts|activity], since?}`, `{type: "unsubscribe", boardId}`, `{type: "ping"}`. ' +
     'Server: `{type: "subscribed", boardId, topics, seq, role}`, `{type: "event", boardId, seq, event: {type, actor, workId, at, data}}` (every event once, in seq order; with `since` the missed ones are replayed from the log first), ' +
+    '`{type: "shout", boardId, shout}` for shouts (direct ones only to sender, addressee and operators; reaching the addressee sets deliveredAt), ' +
     '`{type: "resync", boardId, seq}` when `since` is older than the retained log (reload GET /api/status), `{type: "pong"}`, and `{type: "error", error}` with the REST error envelope (e.g. PROJECT_SCOPE_DENIED for a board the credential cannot reach). ' +
     'A consumer too slow to read is closed with code 4008 and should reconnect with `since`; idle sockets are pinged.',
   tags: ['realtime'],

@@ -27,4 +27,6 @@ export interface RouteDeps {
   busHealth: () => 'local' | 'ok' | 'degraded';
   /** Tells every node to close a revoked credential's sockets. */
   revoke: (notice: Extract<Notice, { kind: 'revoked' }>) => void;
+  /** Tells every node's sockets (shouts). */
+  notify: (notice: Extract<Notice, { kind: 'shout' }>) => void;
 }

@@ -57,6 +57,7 @@ export function shoutRoutes(deps: RouteDeps): Route[] {
         const id = `${call.boardId}:${ctx.now.toString(36).padStart(10, '0')}:${randomBytes(4).toString('hex')}`;
         const shout: ShoutRecord = { _id: id, version: 1, boardId: call.boardId, from: call.principal, text: body.text, kind: body.kind, workId: body.workId ?? null, to: body.to ?? null, at: ctx.now, deliveredAt: null };
         await store.shouts.insert(shout);
+        deps.notify({ kind: 'shout', boardId: call.boardId, shout: { id, from: shout.from, text: shout.text, kind: shout.kind, workId: shout.workId, to: shout.to, at: shout.at } });
         await trim(call.boardId, ctx.now, PLANS[ctx.project!.plan].historyRetentionDays);
         return { status: 201, body: view(shout) };
       },

@@ -23,6 +23,8 @@ export interface Connection {
 
 interface Subscription {
   topics: Set<Topic>;
+  /** Operators (admin, owner) see every direct shout. */
+  operator: boolean;
   /** The last seq sent (or skipped by topic); -1 until the start point is known. */
   lastSeq: number;
   /** Live events held while the log is being read; null when live. */
@@ -31,11 +33,12 @@ interface Subscription {
 
 export interface HubDeps {
   selector: ProjectSelector;
-  store: Pick<Store, 'boards' | 'events'>;
+  store: Pick<Store, 'boards' | 'events' | 'shouts'>;
   /** Copies a board's last commit into the log if it is not there yet. */
   syncLog(boardId: string): Promise<void>;
   observer: ResolutionObserver;
   publicUrl: string;
+  clock: () => number;
 }
 
 const REPLAY_PAGE = 500;
@@ -60,8 +63,9 @@ export class Hub {
 
   /** A notice from any node: close revoked credentials' sockets, or warn a lease holder. */
   notice(notice: Notice): void {
+    if (notice.kind === 'shout') return this.shout(notice.boardId, notice.shout);
     if (notice.kind === 'lease.expiring') {
-      const message = JSON.stringify({ type: 'event', boardId: notice.boardId, seq: null, event: { type: 'lease.expiring', actor: 'system:lease-scheduler', workId: notice.workId, at: new Date().toISOString(), data: { holder: notice.holder, expiresAt: new Date(notice.expiresAt).toISOString() } } });
+      const message = JSON.stringify({ type: 'event', boardId: notice.boardId, seq: null, event: { type: 'lease.expiring', actor: 'system:lease-scheduler', workId: notice.workId, at: new Date(this.deps.clock()).toISOString(), data: { holder: notice.holder, expiresAt: new Date(notice.expiresAt).toISOString() } } });
       for (const conn of this.connections.keys()) if (conn.identity.principal === notice.holder) conn.send(message);
       return;
     }
@@ -116,12 +120,31 @@ export class Hub {
     }
   }
 
+  /** Pushes a shout to the board's subscribers allowed to see it; reaching its addressee is its delivery. */
+  private shout(boardId: string, shout: Extract<Notice, { kind: 'shout' }>['shout']): void {
+    const message = JSON.stringify({ type: 'shout', boardId, shout: { ...shout, at: new Date(shout.at).toISOString() } });
+    let delivered = false;
+    for (const [conn, subs] of this.connections) {
+      const sub = subs.get(boardId);
+      if (!sub || (!sub.topics.has('shouts') && !sub.topics.has('activity'))) continue;
+      const principal = conn.identity.principal;
+      if (shout.to !== null && !sub.operator && principal !== shout.to && principal !== shout.from) continue;
+      if (conn.send(message) && principal === shout.to) delivered = true;
+    }
+    if (delivered) {
+      void this.deps.store.shouts
+        .get(shout.id)
+        .then((s) => (s && s.deliveredAt === null ? this.deps.store.shouts.update(s._id, s.version, { deliveredAt: this.deps.clock() }) : null))
+        .catch(() => undefined);
+    }
+  }
+
   private async subscribe(conn: Connection, boardId: string, topics: Set<Topic>, since: number | undefined): Promise<void> {
     const project = await this.deps.selector.reachable(conn.identity, boardId);
     if (!project) return this.error(conn, 'PROJECT_SCOPE_DENIED', 'That board does not exist or this credential cannot reach it.', { boardId });
     const subs = this.connections.get(conn);
     if (!subs) return;
-    const sub: Subscription = { topics, lastSeq: -1, held: [] }; // hold live events from now on
+    const sub: Subscription = { topics, operator: project.role === 'admin' || project.role === 'owner', lastSeq: -1, held: [] }; // hold live events from now on
     subs.set(boardId, sub);
     await this.deps.syncLog(boardId);
     const head = (await this.deps.store.boards.get(boardId))?.lastSeq ?? 0;

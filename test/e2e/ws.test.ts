@@ -137,3 +137,33 @@ describe('sockets and credentials, and a holder’s own leases', () => {
     socket.ws.close();
   }, 90_000);
 });
+
+describe('shouts over sockets', () => {
+  it('pushes broadcasts to subscribers and direct shouts only to sender, addressee and operators, with a delivery receipt', async () => {
+    const board = await newBoard(srv.url);
+    const a = await board.agent('a');
+    const b = await board.agent('b');
+    const c = await board.agent('c');
+    const sockets = await Promise.all([a, b, c].map((agent) => openSocket(srv.url, bearerOf(agent))));
+    const owner = await openSocket(srv.url, { cookie: `board_session=${board.owner.cookies.get('board_session')}` });
+    for (const s of [...sockets, owner]) {
+      s.send({ type: 'subscribe', boardId: board.projectId, topics: ['shouts'] });
+      await s.next((m) => m.type === 'subscribed');
+    }
+    const [onA, onB, onC] = sockets as [typeof owner, typeof owner, typeof owner];
+    await a.post('/api/shouts', { text: 'hello all' });
+    for (const s of [onA, onB, onC, owner]) expect(await s.next((m) => m.type === 'shout')).toMatchObject({ shout: { text: 'hello all', from: a.principal, to: null } });
+    const direct = await a.post('/api/shouts', { text: 'just you', to: b.principal, kind: 'handoff' });
+    expect(await onB.next((m) => m.type === 'shout')).toMatchObject({ shout: { text: 'just you', to: b.principal } });
+    expect(await onA.next((m) => m.type === 'shout')).toMatchObject({ shout: { text: 'just you' } });
+    expect(await owner.next((m) => m.type === 'shout')).toMatchObject({ shout: { text: 'just you' } });
+    await expect(onC.next((m) => m.type === 'shout', 500)).rejects.toThrow(/no matching message/);
+    let receipt = null;
+    for (let i = 0; i < 100 && !receipt; i++) {
+      receipt = (await a.get('/api/shouts')).body.shouts.find((s: { id: string }) => s.id === direct.body.id).deliveredAt;
+      if (!receipt) await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(receipt).toEqual(expect.any(String));
+    for (const s of [...sockets, owner]) s.ws.close();
+  });
+});
