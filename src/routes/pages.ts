@@ -10,6 +10,11 @@ export interface Entry {
 export const CHANGELOG: Entry[] = [
   {
     date: '2026-11-22',
+    title: '0.0.0-demo: live boards',
+    body: 'GET /api/ws: subscribe to a board’s events with resume from any seq, shouts pushed as they are posted, lease warnings to their holders, sockets closed when their credential is revoked; Redis carries all of it across nodes.',
+  },
+  {
+    date: '2026-11-22',
     title: '0.0.0-demo: the board',
     body: 'Items in a dependency graph with a strict lifecycle, claims under exclusive leases with fencing tokens, submit and the two-key verify gate, supersede, operator moves and override, comments, reordering, shouts with direct delivery receipts, presence, status, activity, history, metrics, and per-principal rate budgets.',
   },
