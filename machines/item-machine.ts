@@ -8,6 +8,22 @@ type Of<T extends ItemEvent['type']> = Extract<ItemEvent, { type: T }>;
 
 const REVOKED_BY: Partial<Record<ItemEvent['type'], string>> = { BLOCK: 'blocked', CANCEL: 'cancelled', SUPERSEDE: 'superseded', OVERRIDE: 'overridden' };
 
+/** Every holder operation first refuses a stale or foreign lease id, then an expired lease. */
+const HELD = [
+  { guard: not('holds'), actions: 'refuseNotHeld' },
+  { guard: 'leaseExpired', actions: 'refuseExpired' },
+] as const;
+
+/** A verdict, from awaiting_verify or verifying: the rules refuse first, then pass or fail. */
+const VERIFY = [
+  { guard: not('independent'), actions: 'refuseNotIndependent' },
+  { guard: not('sameHead'), actions: 'refuseHead' },
+  { guard: 'evidenceExists', actions: 'refuseEvidence' },
+  { guard: 'missingFinding', actions: 'refuseFinding' },
+  { guard: 'passes', target: 'done', actions: ['recordVerification', 'emitVerified'] },
+  { target: 'ready', actions: ['recordVerification', 'countAttempt', 'emitVerified', 'becameReady'] },
+] as const;
+
 export const itemMachine = setup({
   types: { context: {} as ItemLife, events: {} as ItemEvent, emitted: {} as ItemEmitted },
   guards: {
@@ -110,23 +126,19 @@ export const itemMachine = setup({
       on: {
         CLAIM: { actions: 'refuseNotReady' },
         RENEW: [
-          { guard: not('holds'), actions: 'refuseNotHeld' },
-          { guard: 'leaseExpired', actions: 'refuseExpired' },
+          ...HELD,
           { actions: ['extendLease', 'emitRenewed'] },
         ],
         PROGRESS: [
-          { guard: not('holds'), actions: 'refuseNotHeld' },
-          { guard: 'leaseExpired', actions: 'refuseExpired' },
+          ...HELD,
           { actions: ['extendLease', 'emitRenewed'] },
         ],
         RELEASE: [
-          { guard: not('holds'), actions: 'refuseNotHeld' },
-          { guard: 'leaseExpired', actions: 'refuseExpired' },
+          ...HELD,
           { target: 'ready', actions: ['emitReleased', 'becameReady'] },
         ],
         SUBMIT: [
-          { guard: not('holds'), actions: 'refuseNotHeld' },
-          { guard: 'leaseExpired', actions: 'refuseExpired' },
+          ...HELD,
           { guard: 'verifyRequired', target: 'awaiting_verify', actions: ['recordSubmission', 'emitSubmitted'] },
           { target: 'done', actions: ['recordSubmission', 'emitSubmitted'] },
         ],
@@ -150,14 +162,7 @@ export const itemMachine = setup({
           { guard: 'sameHead', actions: 'refuseHead' },
           { target: 'awaiting_verify', reenter: true, actions: ['emitSuperseded', 'supersede'] },
         ],
-        VERIFY: [
-          { guard: not('independent'), actions: 'refuseNotIndependent' },
-          { guard: not('sameHead'), actions: 'refuseHead' },
-          { guard: 'evidenceExists', actions: 'refuseEvidence' },
-          { guard: 'missingFinding', actions: 'refuseFinding' },
-          { guard: 'passes', target: 'done', actions: ['recordVerification', 'emitVerified'] },
-          { target: 'ready', actions: ['recordVerification', 'countAttempt', 'emitVerified', 'becameReady'] },
-        ],
+        VERIFY: VERIFY,
         OVERRIDE: { target: 'done', actions: ['override', 'emitOverridden'] },
         BLOCK: { target: 'blocked', actions: 'block' },
         CANCEL: { target: 'cancelled' },
@@ -167,13 +172,11 @@ export const itemMachine = setup({
       on: {
         CLAIM: { actions: 'refuseNotReady' },
         RENEW: [
-          { guard: not('holds'), actions: 'refuseNotHeld' },
-          { guard: 'leaseExpired', actions: 'refuseExpired' },
+          ...HELD,
           { actions: ['extendLease', 'emitRenewed'] },
         ],
         RELEASE: [
-          { guard: not('holds'), actions: 'refuseNotHeld' },
-          { guard: 'leaseExpired', actions: 'refuseExpired' },
+          ...HELD,
           { target: 'awaiting_verify', actions: ['emitReleased', 'clearLease'] },
         ],
         EXPIRE: { guard: 'leaseExpired', target: 'awaiting_verify', actions: ['emitExpired', 'clearLease'] },
@@ -182,14 +185,7 @@ export const itemMachine = setup({
           { guard: 'sameHead', actions: 'refuseHead' },
           { target: 'awaiting_verify', actions: ['emitRevoked', 'emitSuperseded', 'supersede'] },
         ],
-        VERIFY: [
-          { guard: not('independent'), actions: 'refuseNotIndependent' },
-          { guard: not('sameHead'), actions: 'refuseHead' },
-          { guard: 'evidenceExists', actions: 'refuseEvidence' },
-          { guard: 'missingFinding', actions: 'refuseFinding' },
-          { guard: 'passes', target: 'done', actions: ['recordVerification', 'emitVerified'] },
-          { target: 'ready', actions: ['recordVerification', 'countAttempt', 'emitVerified', 'becameReady'] },
-        ],
+        VERIFY: VERIFY,
         OVERRIDE: { target: 'done', actions: ['emitRevoked', 'override', 'emitOverridden'] },
         BLOCK: { target: 'blocked', actions: ['emitRevoked', 'block'] },
         CANCEL: { target: 'cancelled', actions: ['emitRevoked', 'clearLease'] },
