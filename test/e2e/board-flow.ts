@@ -1,26 +1,16 @@
 // The board over real HTTP, run on each store adapter.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Store } from '../../store/ports/store.js';
+import { describe, expect, it } from 'vitest';
+import { serveStore, type OpenedStore } from '../support/stores.js';
 import { digest, head, newBoard } from '../support/board.js';
 import { expectError } from '../support/expect-error.js';
-import { Client, startTestServer, type TestServer } from '../support/server.js';
+import { Client } from '../support/server.js';
 
-export function boardFlow(name: string, open: () => Promise<{ store: Store; drop: () => Promise<void> }>): void {
+export function boardFlow(name: string, open: () => Promise<OpenedStore>): void {
   describe(`board on the ${name} store`, () => {
-    let srv: TestServer;
-    let drop: () => Promise<void>;
-    beforeAll(async () => {
-      const opened = await open();
-      drop = opened.drop;
-      srv = await startTestServer({}, opened.store);
-    });
-    afterAll(async () => {
-      await srv.stop();
-      await drop();
-    });
+    const served = serveStore(open);
 
     it('runs the two-key flow: batch, pull-next, submit, independent verify, dependents unlocked, gapless log', async () => {
-      const board = await newBoard(srv.url);
+      const board = await newBoard(served.srv.url);
       const worker = await board.agent('worker');
       const verifier = await board.agent('verifier');
       const batch = await worker.post('/api/items/batch', {
@@ -68,7 +58,7 @@ export function boardFlow(name: string, open: () => Promise<{ store: Store; drop
     });
 
     it('answers the graph and input codes', async () => {
-      const board = await newBoard(srv.url);
+      const board = await newBoard(served.srv.url);
       const agent = await board.agent('a');
       await agent.post('/api/items', { title: 'one' });
       expectError(await agent.post('/api/items', { title: 'x', dependsOn: ['W-99'] }), 400, 'CROSS_PROJECT_FOLD');
@@ -86,7 +76,7 @@ export function boardFlow(name: string, open: () => Promise<{ store: Store; drop
     });
 
     it('answers the lease and lifecycle codes', async () => {
-      const board = await newBoard(srv.url);
+      const board = await newBoard(served.srv.url);
       const a = await board.agent('a');
       const b = await board.agent('b');
       const c = await board.agent('c');
@@ -113,21 +103,21 @@ export function boardFlow(name: string, open: () => Promise<{ store: Store; drop
     });
 
     it('checks credentials and roles on board surfaces', async () => {
-      const board = await newBoard(srv.url);
+      const board = await newBoard(served.srv.url);
       const viewer = await board.agent('watcher', 'viewer');
-      expectError(await new Client(srv.url).get('/api/status'), 401, 'AUTH_REQUIRED');
-      expectError(await new Client(srv.url, { authorization: 'Bearer agb_nope' }).get('/api/status'), 401, 'INVALID_SERVICE_TOKEN');
-      expectError(await new Client(srv.url, { cookie: 'board_session=dead' }).get('/api/status'), 401, 'UNAUTHENTICATED');
+      expectError(await new Client(served.srv.url).get('/api/status'), 401, 'AUTH_REQUIRED');
+      expectError(await new Client(served.srv.url, { authorization: 'Bearer agb_nope' }).get('/api/status'), 401, 'INVALID_SERVICE_TOKEN');
+      expectError(await new Client(served.srv.url, { cookie: 'board_session=dead' }).get('/api/status'), 401, 'UNAUTHENTICATED');
       const expiring = await board.owner.post('/api/accounts/tokens', { name: 'x', scope: 'workspace', projectId: board.projectId, expiresAt: new Date(Date.now() + 60_000).toISOString() });
-      srv.advance(61_000);
-      expectError(await new Client(srv.url, { authorization: `Bearer ${expiring.body.secret}` }).get('/api/status'), 400, 'EXPIRED_TOKEN');
+      served.srv.advance(61_000);
+      expectError(await new Client(served.srv.url, { authorization: `Bearer ${expiring.body.secret}` }).get('/api/status'), 400, 'EXPIRED_TOKEN');
       expect((await viewer.get('/api/status')).status).toBe(200);
       expectError(await viewer.post('/api/items', { title: 'no' }), 403, 'ROLE_REQUIRED');
       expectError(await viewer.post('/api/claim', {}), 403, 'ROLE_REQUIRED');
     });
 
     it('gives one grant and 99 refusals to 100 concurrent claims of one item', async () => {
-      const board = await newBoard(srv.url);
+      const board = await newBoard(served.srv.url);
       const agents = await Promise.all(Array.from({ length: 100 }, (_, i) => board.agent(`racer-${i}`)));
       await agents[0]!.post('/api/items', { title: 'contested' });
       const results = await Promise.all(agents.map((a) => a.post('/api/claim', { workId: 'W-1' })));
@@ -141,12 +131,12 @@ export function boardFlow(name: string, open: () => Promise<{ store: Store; drop
     });
 
     it('refuses a zombie holder after expiry, and changes nothing; expiry fires with no request arriving', { timeout: 120_000 }, async () => {
-      const board = await newBoard(srv.url);
+      const board = await newBoard(served.srv.url);
       const zombie = await board.agent('zombie');
       const fresh = await board.agent('fresh');
       await zombie.post('/api/items', { title: 'slow' });
       const old = (await zombie.post('/api/claim', { ttlSeconds: 30 })).body;
-      srv.advance(31_000);
+      served.srv.advance(31_000);
       // Reads never expire anything: only the scheduler can. How fast it fires is a benchmark
       // matter (a busy CI machine is slow); that it fires with no write arriving is asserted here.
       let leases = [];

@@ -1,25 +1,14 @@
 // The fleet simulation as a test: 20 agents, 300 items, real HTTP, checked from the event log.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Store } from '../../store/ports/store.js';
+import { describe, expect, it } from 'vitest';
+import { serveStore, type OpenedStore } from '../support/stores.js';
 import { runFleet } from '../../bench/fleet-sim.js';
-import { startTestServer, type TestServer } from '../support/server.js';
 
-export function fleetFlow(name: string, open: () => Promise<{ store: Store; drop: () => Promise<void> }>): void {
+export function fleetFlow(name: string, open: () => Promise<OpenedStore>): void {
   describe(`fleet on the ${name} store`, () => {
-    let srv: TestServer;
-    let drop: () => Promise<void>;
-    beforeAll(async () => {
-      const opened = await open();
-      drop = opened.drop;
-      srv = await startTestServer({ LEASE_MIN_TTL_SECONDS: '1' }, opened.store);
-    });
-    afterAll(async () => {
-      await srv.stop();
-      await drop();
-    });
+    const served = serveStore(open, { LEASE_MIN_TTL_SECONDS: '1' });
 
     it('20 agents finish a 300-item random graph with expiries, releases, supersedes and failed verifications, and the log holds every invariant', { timeout: 600_000 }, async () => {
-      const report = await runFleet({ baseUrl: srv.url, agents: 20, items: 300, seed: 20261122, timeoutMs: 540_000 });
+      const report = await runFleet({ baseUrl: served.srv.url, agents: 20, items: 300, seed: 20261122, timeoutMs: 540_000 });
       expect(report.violations).toEqual([]);
       expect(report.events).toBeGreaterThan(300 * 3);
       for (const happened of ['expiries', 'releases', 'supersedes', 'failedVerifications'] as const) expect(report[happened], happened).toBeGreaterThan(0);

@@ -1,5 +1,7 @@
 // Throwaway stores for suites that run on each adapter.
+import { afterAll, beforeAll } from 'vitest';
 import type { Store } from '../../store/ports/store.js';
+import { startTestServer, type TestServer } from './server.js';
 import { openEmbeddedStore } from '../../store/embedded/index.js';
 import { openMongoStore } from '../../store/mongo/index.js';
 import { tempDir, unique } from './temp.js';
@@ -31,3 +33,19 @@ export function mongoStore(uri: string): () => Promise<OpenedStore> {
   };
 }
 
+
+/** Serves a fresh store of `open` for the enclosing suite: started before it, stopped and dropped after. */
+export function serveStore(open: () => Promise<OpenedStore>, env: Record<string, string> = {}): { srv: TestServer } {
+  const served = {} as { srv: TestServer };
+  let drop: () => Promise<void>;
+  beforeAll(async () => {
+    const opened = await open();
+    drop = opened.drop;
+    served.srv = await startTestServer(env, opened.store);
+  });
+  afterAll(async () => {
+    await served.srv.stop();
+    await drop();
+  });
+  return served;
+}
