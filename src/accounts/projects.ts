@@ -3,6 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../errors/app-error.js';
 import { PLANS } from '../plans.js';
+import { countsByState } from '../../machines/board.js';
+import { boardOf } from '../../actors/board-actor.js';
 import { intInRange } from '../http/query.js';
 import type { Role } from '../auth/identity.js';
 import { modify, type BoardRecord, type MemberRecord, type ProjectRecord, type Store } from '../../store/ports/store.js';
@@ -88,13 +90,10 @@ export async function summarize(store: Store, project: ProjectRecord, member: Me
   };
 }
 
-function countItems(board: BoardRecord | null): Pick<ProjectSummary, 'itemCount' | 'verifyCount' | 'blockedCount'> {
-  const items = Object.values(board?.items ?? {}) as { state?: string }[];
-  return {
-    itemCount: items.length,
-    verifyCount: items.filter((i) => i.state === 'awaiting_verify' || i.state === 'verifying').length,
-    blockedCount: items.filter((i) => i.state === 'blocked').length,
-  };
+function countItems(record: BoardRecord | null): Pick<ProjectSummary, 'itemCount' | 'verifyCount' | 'blockedCount'> {
+  if (!record) return { itemCount: 0, verifyCount: 0, blockedCount: 0 };
+  const counts = countsByState(boardOf(record));
+  return { itemCount: Object.keys(record.items).length, verifyCount: counts.awaiting_verify + counts.verifying, blockedCount: counts.blocked };
 }
 
 interface Cursor {

@@ -37,6 +37,8 @@ export function boardFlow(name: string, open: () => Promise<OpenedStore>): void 
       expectError(await worker.post('/api/claim', { workId: 'W-1', purpose: 'verify' }), 403, 'VERIFY_NOT_INDEPENDENT');
       expectError(await worker.post('/api/verify', { workId: 'W-1', head: head(1), verdict: 'pass' }), 403, 'VERIFY_NOT_INDEPENDENT');
 
+      const summary = (await board.owner.get('/api/projects')).body.projects.find((p: { projectId: string }) => p.projectId === board.projectId);
+      expect(summary).toMatchObject({ itemCount: 2, verifyCount: 1, blockedCount: 0, agentCount: 2 });
       const verifyLease = await verifier.post('/api/claim', { purpose: 'verify' });
       expect(verifyLease.body).toMatchObject({ workId: 'W-1', purpose: 'verify', fencingToken: 2 });
       expectError(await verifier.post('/api/verify', { workId: 'W-1', head: head(2), verdict: 'pass' }), 409, 'HEAD_MISMATCH');
