@@ -11,7 +11,9 @@ export type Notice =
   /** A shout was posted: push it to the board's subscribers that may see it. */
   | { kind: 'shout'; boardId: string; shout: { id: string; from: string; text: string; kind: string; workId: string | null; to: string | null; at: number } }
   /** A lease has 20% left: tell its holder. */
-  | { kind: 'lease.expiring'; boardId: string; workId: string; holder: string; expiresAt: number };
+  | { kind: 'lease.expiring'; boardId: string; workId: string; holder: string; expiresAt: number }
+  /** Cross-node messages may have been lost (the bus reconnected): bring every subscription up to the log. */
+  | { kind: 'catch-up' };
 
 export type NoticeHandler = (notice: Notice) => void;
 

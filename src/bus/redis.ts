@@ -1,6 +1,7 @@
 // The bus across nodes: each commit is delivered to this node's sockets at once and published on
-// the board's Redis channel; every other node delivers what it receives. A message lost while
-// Redis is away leaves a hole that the hub fills from the log when the next event arrives.
+// the board's Redis channel; every other node delivers what it receives. What is lost while Redis
+// is away is read back from the log: when the receiving connection is back (and subscribed again)
+// this node catches up, and when the publishing connection is back it tells the other nodes to.
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { CommittedEvent } from '../../actors/board-actor.js';
@@ -23,6 +24,11 @@ export class RedisBus implements Bus {
     for (const client of [this.pub, this.sub]) client.on('error', (e) => this.onError(e));
     this.sub.on('pmessage', (_pattern, _channel, message) => this.receive(message));
     this.sub.on('message', (_channel, message) => this.receiveNotice(message));
+    this.onReconnect(this.sub, () => {
+      // ioredis subscribes again right after 'ready'; a ping answered after that means we hear again.
+      setImmediate(() => void this.sub.ping().then(() => this.noticeLocally({ kind: 'catch-up' }), this.onError));
+    });
+    this.onReconnect(this.pub, () => this.pub.publish(NOTICES, JSON.stringify({ node: this.node, notice: { kind: 'catch-up' } })).catch(this.onError));
     void this.sub.psubscribe(`${CHANNEL}*`).catch((e: unknown) => this.onError(e));
     void this.sub.subscribe(NOTICES).catch((e: unknown) => this.onError(e));
   }
@@ -47,7 +53,7 @@ export class RedisBus implements Bus {
   }
 
   notify(notice: Notice): void {
-    for (const handler of this.noticeHandlers) handler(notice);
+    this.noticeLocally(notice);
     this.pub.publish(NOTICES, JSON.stringify({ node: this.node, notice })).catch((e: unknown) => this.onError(e));
   }
 
@@ -60,7 +66,7 @@ export class RedisBus implements Bus {
     try {
       const parsed = JSON.parse(message) as { node?: string; notice?: Notice };
       if (parsed.node === this.node || !parsed.notice) return;
-      for (const handler of this.noticeHandlers) handler(parsed.notice);
+      this.noticeLocally(parsed.notice);
     } catch {
       // not ours
     }
@@ -71,6 +77,19 @@ export class RedisBus implements Bus {
     this.noticeHandlers.clear();
     this.pub.disconnect();
     this.sub.disconnect();
+  }
+
+  private noticeLocally(notice: Notice): void {
+    for (const handler of this.noticeHandlers) handler(notice);
+  }
+
+  /** Runs `then` each time `client` is ready again after its first connection. */
+  private onReconnect(client: Redis, then: () => void): void {
+    let connected = false;
+    client.on('ready', () => {
+      if (connected) then();
+      connected = true;
+    });
   }
 
   private receive(message: string): void {

@@ -64,6 +64,7 @@ export class Hub {
   /** A notice from any node: close revoked credentials' sockets, or warn a lease holder. */
   notice(notice: Notice): void {
     if (notice.kind === 'shout') return this.shout(notice.boardId, notice.shout);
+    if (notice.kind === 'catch-up') return void this.catchUpAll();
     if (notice.kind === 'lease.expiring') {
       const message = JSON.stringify({ type: 'event', boardId: notice.boardId, seq: null, event: { type: 'lease.expiring', actor: 'system:lease-scheduler', workId: notice.workId, at: new Date(this.deps.clock()).toISOString(), data: { holder: notice.holder, expiresAt: new Date(notice.expiresAt).toISOString() } } });
       for (const conn of this.connections.keys()) if (conn.identity.principal === notice.holder) conn.send(message);
@@ -116,6 +117,29 @@ export class Hub {
         if ((e.type === 'lease.expired' || e.type === 'lease.revoked') && holder === conn.identity.principal) {
           conn.send(JSON.stringify({ type: 'event', boardId, seq: e.seq, event: { type: e.type, actor: e.actor, workId: e.workId, at: new Date(e.at).toISOString(), data: e.data } }));
         }
+      }
+    }
+  }
+
+  /** Brings every live subscription up to the log: one read per board, from its furthest-behind socket. */
+  private async catchUpAll(): Promise<void> {
+    const behind = new Map<string, number>();
+    for (const subs of this.connections.values()) {
+      for (const [boardId, sub] of subs) if (!sub.held) behind.set(boardId, Math.min(behind.get(boardId) ?? Infinity, sub.lastSeq));
+    }
+    for (const [boardId, from] of behind) {
+      try {
+        for (let after = from; ; ) {
+          const page = await this.deps.store.events.find({ boardId, seq: { $gt: after } }, { sort: [['seq', 1]], limit: REPLAY_PAGE });
+          for (const [conn, subs] of this.connections) {
+            const sub = subs.get(boardId);
+            if (sub && !sub.held) this.push(conn, boardId, sub, page);
+          }
+          if (page.length < REPLAY_PAGE) break;
+          after = page.at(-1)!.seq;
+        }
+      } catch {
+        for (const [conn, subs] of this.connections) if (subs.has(boardId)) conn.close(CLOSE.shutdown, 'the event log cannot be read');
       }
     }
   }
