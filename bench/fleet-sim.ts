@@ -5,12 +5,36 @@
 // item passed by an independent agent on its final head, and no gap in seq.
 
 export interface FleetOptions {
-  baseUrl: string;
+  /** The nodes: agents are spread over them in turn; the owner uses the first. */
+  baseUrls: string[];
   agents: number;
   items: number;
   seed?: number;
   /** Give up after this long. */
   timeoutMs?: number;
+  /** Called once the agents have their tokens, before the first item exists. */
+  beforeWork?: (fleet: FleetSetup) => Promise<void>;
+}
+
+export interface FleetAgent {
+  auth: Record<string, string>;
+  principal: string;
+  /** The node this agent talks to. */
+  baseUrl: string;
+}
+
+export interface FleetSetup {
+  projectId: string;
+  owner: Record<string, string>;
+  agents: FleetAgent[];
+}
+
+export interface LoggedEvent {
+  seq: number;
+  type: string;
+  actor: string;
+  workId: string | null;
+  data: any; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
 export interface FleetReport {
@@ -23,6 +47,8 @@ export interface FleetReport {
   supersedes: number;
   releases: number;
   violations: string[];
+  /** The whole event log, oldest first. */
+  log: LoggedEvent[];
 }
 
 interface Res {
@@ -56,7 +82,7 @@ async function call(base: string, method: string, path: string, headers: Record<
 
 export async function runFleet(options: FleetOptions): Promise<FleetReport> {
   const random = rng(options.seed ?? Date.now());
-  const base = options.baseUrl;
+  const base = options.baseUrls[0]!;
   const stats = { claims: 0, expiries: 0, failedVerifications: 0, supersedes: 0, releases: 0 };
 
   // An owner with a board, and one workspace token per agent.
@@ -66,11 +92,12 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
   const owner = { cookie };
   const projects = await call(base, 'GET', '/api/projects', owner);
   const projectId = projects.body.projects[0].projectId as string;
-  const agents: { auth: Record<string, string>; principal: string }[] = [];
+  const agents: FleetAgent[] = [];
   for (let i = 0; i < options.agents; i++) {
     const t = await call(base, 'POST', '/api/accounts/tokens', owner, { name: `agent-${i}`, scope: 'workspace', projectId });
-    agents.push({ auth: { authorization: `Bearer ${t.body.secret}` }, principal: `agent:${t.body.token.agentId}` });
+    agents.push({ auth: { authorization: `Bearer ${t.body.secret}` }, principal: `agent:${t.body.token.agentId}`, baseUrl: options.baseUrls[i % options.baseUrls.length]! });
   }
+  await options.beforeWork?.({ projectId, owner, agents });
 
   // A random DAG: each item depends on up to three earlier ones; a third need verification.
   const items = Array.from({ length: options.items }, (_, i) => ({
@@ -82,7 +109,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
     dependsOn: i === 0 ? [] : [...new Set(Array.from({ length: Math.floor(random() * 4) }, () => `r${Math.floor(random() * i)}`))],
   }));
   for (let i = 0; i < items.length; i += 500) {
-    const created = await call(base, 'POST', '/api/items/batch', agents[0]!.auth, { items: items.slice(i, i + 500) });
+    const created = await call(agents[0]!.baseUrl, 'POST', '/api/items/batch', agents[0]!.auth, { items: items.slice(i, i + 500) });
     if (created.status !== 201) throw new Error(`batch: ${JSON.stringify(created.body)}`);
   }
 
@@ -91,7 +118,8 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
   let finished = false;
   const hex = () => Array.from({ length: 12 }, () => Math.floor(random() * 16).toString(16)).join('');
 
-  const agentLoop = async (agent: (typeof agents)[number]) => {
+  const agentLoop = async (agent: FleetAgent) => {
+    const base = agent.baseUrl;
     let idle = 0;
     while (!finished && Date.now() < deadline) {
       const purpose = random() < 0.5 ? 'verify' : 'work';
@@ -154,7 +182,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
   if (!finished) throw new Error(`the fleet did not finish within ${options.timeoutMs ?? 300_000} ms`);
 
   // Read the whole log, oldest first.
-  const events: { seq: number; type: string; actor: string; workId: string | null; data: any }[] = []; // eslint-disable-line @typescript-eslint/no-explicit-any
+  const events: LoggedEvent[] = [];
   for (let before: number | null = null; ; ) {
     const page: Res = await call(base, 'GET', `/api/activity?projectId=${projectId}&limit=200${before ? `&before=${before}` : ''}`, owner);
     events.push(...page.body.events);
@@ -162,11 +190,11 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
     before = page.body.nextBefore;
   }
   events.reverse();
-  return { ...stats, seconds, claimsPerSecond: stats.claims / seconds, events: events.length, violations: checkLog(events, agents.map((a) => a.principal)) };
+  return { ...stats, seconds, claimsPerSecond: stats.claims / seconds, events: events.length, violations: checkLog(events), log: events };
 }
 
 /** The invariants, read from the event log alone. */
-export function checkLog(events: { seq: number; type: string; actor: string; workId: string | null; data: any }[], _principals: string[]): string[] { // eslint-disable-line @typescript-eslint/no-explicit-any
+export function checkLog(events: LoggedEvent[]): string[] {
   const violations: string[] = [];
   events.forEach((e, i) => {
     if (e.seq !== i + 1) violations.push(`gap: expected seq ${i + 1}, found ${e.seq}`);

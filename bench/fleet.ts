@@ -20,7 +20,7 @@ try {
     if (i > 200) throw new Error('server did not start');
     await new Promise((r) => setTimeout(r, 100));
   }
-  const report = await runFleet({ baseUrl: url, agents, items, timeoutMs: 600_000 });
+  const report = await runFleet({ baseUrls: [url], agents, items, timeoutMs: 600_000 });
   console.log(`${agents} agents, ${items} items: ${report.claims} claims in ${report.seconds.toFixed(1)} s = ${report.claimsPerSecond.toFixed(1)} claims/s`);
   console.log(`events ${report.events}, expiries ${report.expiries}, releases ${report.releases}, supersedes ${report.supersedes}, failed verifications ${report.failedVerifications}`);
   console.log(report.violations.length ? `VIOLATIONS:\n${report.violations.slice(0, 20).join('\n')}` : 'invariants hold: no overlapping holders, dependencies first, independent passes on final heads, no gap');

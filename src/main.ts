@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import type { RateLimiter } from './ratelimit/limiter.js';
 import { MemoryRateLimiter } from './ratelimit/memory.js';
 import { RedisRateLimiter } from './ratelimit/redis.js';
+import { FallbackRateLimiter } from './ratelimit/fallback.js';
 import { startServer } from './server.js';
 import { openEmbeddedStore } from '../store/embedded/index.js';
 import { openMongoStore } from '../store/mongo/index.js';
@@ -19,12 +20,21 @@ function openStore(config: Config): Promise<Store> {
 
 /** With REDIS_URL, events reach every node's sockets; without it, this node's only. */
 function openBus(config: Config, logger: Logger): Bus {
-  return config.redisUrl ? new RedisBus(config.redisUrl, (e) => logger.warn({ err: e }, 'bus: redis unavailable')) : new MemoryBus();
+  if (!config.redisUrl) return new MemoryBus();
+  return new RedisBus(config.redisUrl, (health, cause) =>
+    health === 'degraded' ? logger.warn({ err: cause }, 'bus: redis unavailable, events reach this node’s sockets only') : logger.info('bus: redis is back, sockets catch up from the log'),
+  );
 }
 
-/** With REDIS_URL, budgets are shared by every node; without it they are this node's own. */
-function openLimiter(config: Config): RateLimiter {
-  return config.redisUrl ? new RedisRateLimiter(new Redis(config.redisUrl, { maxRetriesPerRequest: 2 })) : new MemoryRateLimiter();
+/** With REDIS_URL, budgets are shared by every node (this node's own while Redis is away); without it they are this node's own. */
+function openLimiter(config: Config, logger: Logger): RateLimiter {
+  if (!config.redisUrl) return new MemoryRateLimiter();
+  // Fail fast rather than queue: a request should not wait for Redis to come back.
+  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, commandTimeout: 1000 });
+  redis.on('error', () => undefined); // reported once per outage below
+  return new FallbackRateLimiter(new RedisRateLimiter(redis), new MemoryRateLimiter(), (scope, cause) =>
+    scope === 'node' ? logger.warn({ err: cause }, 'rate budgets: redis unavailable, counting on this node') : logger.info('rate budgets: shared through redis again'),
+  );
 }
 
 async function main(): Promise<void> {
@@ -40,7 +50,7 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config.logLevel);
   const store = await openStore(config);
-  const server = await startServer({ config, store, bus: openBus(config, logger), limiter: openLimiter(config), passwords: bcryptHasher(Number(process.env.BCRYPT_ROUNDS ?? 12)), logger });
+  const server = await startServer({ config, store, bus: openBus(config, logger), limiter: openLimiter(config, logger), passwords: bcryptHasher(Number(process.env.BCRYPT_ROUNDS ?? 12)), logger });
   logger.info({ port: server.port, store: store.kind }, 'listening');
 
   const stop = (signal: string) => {

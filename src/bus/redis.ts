@@ -17,20 +17,23 @@ export class RedisBus implements Bus {
   private readonly pub: Redis;
   private readonly sub: Redis;
 
-  constructor(url: string, private readonly onError: (e: unknown) => void = () => undefined) {
+  private reportedDown = false;
+
+  /** `onHealth` hears once when cross-node delivery goes down and once when it is back. */
+  constructor(url: string, private readonly onHealth: (health: 'ok' | 'degraded', cause?: unknown) => void = () => undefined) {
     const options = { maxRetriesPerRequest: 1, enableOfflineQueue: false, retryStrategy: (times: number) => Math.min(times * 200, 2000) };
     this.pub = new Redis(url, options);
     this.sub = new Redis(url, { ...options, enableOfflineQueue: true });
-    for (const client of [this.pub, this.sub]) client.on('error', (e) => this.onError(e));
+    for (const client of [this.pub, this.sub]) client.on('error', (e) => this.failed(e));
     this.sub.on('pmessage', (_pattern, _channel, message) => this.receive(message));
     this.sub.on('message', (_channel, message) => this.receiveNotice(message));
     this.onReconnect(this.sub, () => {
       // ioredis subscribes again right after 'ready'; a ping answered after that means we hear again.
-      setImmediate(() => void this.sub.ping().then(() => this.noticeLocally({ kind: 'catch-up' }), this.onError));
+      setImmediate(() => void this.sub.ping().then(() => this.noticeLocally({ kind: 'catch-up' }), (e: unknown) => this.failed(e)));
     });
-    this.onReconnect(this.pub, () => this.pub.publish(NOTICES, JSON.stringify({ node: this.node, notice: { kind: 'catch-up' } })).catch(this.onError));
-    void this.sub.psubscribe(`${CHANNEL}*`).catch((e: unknown) => this.onError(e));
-    void this.sub.subscribe(NOTICES).catch((e: unknown) => this.onError(e));
+    this.onReconnect(this.pub, () => this.pub.publish(NOTICES, JSON.stringify({ node: this.node, notice: { kind: 'catch-up' } })).catch((e: unknown) => this.failed(e)));
+    void this.sub.psubscribe(`${CHANNEL}*`).catch((e: unknown) => this.failed(e));
+    void this.sub.subscribe(NOTICES).catch((e: unknown) => this.failed(e));
   }
 
   /** Connected to Redis for both publishing and receiving. */
@@ -44,7 +47,7 @@ export class RedisBus implements Bus {
 
   publish(boardId: string, events: CommittedEvent[]): void {
     this.deliver(boardId, events);
-    this.pub.publish(`${CHANNEL}${boardId}`, JSON.stringify({ node: this.node, boardId, events })).catch((e: unknown) => this.onError(e));
+    this.pub.publish(`${CHANNEL}${boardId}`, JSON.stringify({ node: this.node, boardId, events })).catch((e: unknown) => this.failed(e));
   }
 
   subscribe(handler: BusHandler): () => void {
@@ -54,7 +57,7 @@ export class RedisBus implements Bus {
 
   notify(notice: Notice): void {
     this.noticeLocally(notice);
-    this.pub.publish(NOTICES, JSON.stringify({ node: this.node, notice })).catch((e: unknown) => this.onError(e));
+    this.pub.publish(NOTICES, JSON.stringify({ node: this.node, notice })).catch((e: unknown) => this.failed(e));
   }
 
   onNotice(handler: NoticeHandler): () => void {
@@ -89,7 +92,17 @@ export class RedisBus implements Bus {
     client.on('ready', () => {
       if (connected) then();
       connected = true;
+      if (this.reportedDown && this.healthy) {
+        this.reportedDown = false;
+        this.onHealth('ok');
+      }
     });
+  }
+
+  private failed(cause: unknown): void {
+    if (this.reportedDown) return;
+    this.reportedDown = true;
+    this.onHealth('degraded', cause);
   }
 
   private receive(message: string): void {

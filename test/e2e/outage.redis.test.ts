@@ -1,47 +1,35 @@
 // Redis goes away in the middle of work and comes back: REST keeps working, readiness says the
 // bus is degraded, and a socket on the other node ends up with every event, once and in order,
 // even when nothing new is committed after Redis is back.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { RedisBus } from '../../src/bus/redis.js';
-import { freePort } from '../../bench/free-port.js';
 import { openEmbeddedStore } from '../../store/embedded/index.js';
 import { newBoard } from '../support/board.js';
 import { openSocket } from '../support/socket.js';
 import { Client, startTestServer, type TestServer } from '../support/server.js';
 import { tempDir } from '../support/temp.js';
+import { canRunRedis, ownRedis, until, type OwnRedis } from '../support/redis-server.js';
 
-const haveRedis = inject('redisUrl') !== null && spawnSync('redis-server', ['--version']).status === 0;
-
-const until = async (check: () => Promise<boolean>, ms = 20_000) => {
-  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) if (await check()) return;
-  throw new Error('condition not reached');
-};
+const haveRedis = inject('redisUrl') !== null && canRunRedis;
 
 describe.skipIf(!haveRedis)('a Redis outage', () => {
-  let port: number;
-  let redis: ChildProcess;
+  let redis: OwnRedis;
   let a: TestServer;
   let b: TestServer;
   let remove: () => Promise<void>;
-  const startRedis = async () => {
-    redis = spawn('redis-server', ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    await until(async () => spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout?.toString().includes('PONG') ?? false);
-  };
   const busOf = async (node: TestServer) => (await new Client(node.url).get('/readyz')).body.bus;
 
   beforeAll(async () => {
-    port = await freePort();
-    await startRedis();
+    redis = await ownRedis();
     const dir = await tempDir();
     remove = dir.remove;
     const store = await openEmbeddedStore(dir.path);
-    a = await startTestServer({}, store, new RedisBus(`redis://127.0.0.1:${port}`));
-    b = await startTestServer({}, store, new RedisBus(`redis://127.0.0.1:${port}`));
+    a = await startTestServer({}, store, new RedisBus(redis.url));
+    b = await startTestServer({}, store, new RedisBus(redis.url));
     await until(async () => (await busOf(a)) === 'ok' && (await busOf(b)) === 'ok');
   });
   afterAll(async () => {
-    redis.kill('SIGKILL');
+    redis.kill();
     await a.stop();
     await b.stop();
     await remove();
@@ -57,11 +45,11 @@ describe.skipIf(!haveRedis)('a Redis outage', () => {
     await agent.post('/api/items', { title: 'before' });
     expect((await onB.next((m) => m.type === 'event')).seq).toBe(1);
 
-    redis.kill('SIGKILL');
+    redis.kill();
     await until(async () => (await busOf(a)) === 'degraded');
     for (let i = 0; i < 5; i++) expect((await agent.post('/api/items', { title: `during ${i}` })).status).toBe(201);
 
-    await startRedis();
+    await redis.start();
     // Nothing new is committed: B reads what it missed from the log once its bus is back.
     const seqs: number[] = [];
     while (seqs.length < 5) seqs.push((await onB.next((m) => m.type === 'event', 20_000)).seq);
