@@ -119,18 +119,20 @@ export class AccountService {
     return { account: updated, cookie: await this.openSession(accountId, now) };
   }
 
-  /** Deletes the account, the boards it owns, its memberships, tokens, sessions and links. */
-  async deleteAccount(accountId: string, input: { confirmEmail: string; currentPassword: string }): Promise<void> {
+  /** Deletes the account, the boards it owns, its memberships, tokens, sessions and links; answers the deleted boards' ids. */
+  async deleteAccount(accountId: string, input: { confirmEmail: string; currentPassword: string }): Promise<string[]> {
     const account = await this.store.accounts.get(accountId);
     if (!account) throw new AppError('UNAUTHENTICATED');
     if (input.confirmEmail !== account.email) throw new AppError('ACCOUNT_DELETE_CONFIRM_MISMATCH');
     await this.reauthenticate(accountId, input.currentPassword);
-    for (const project of await this.store.projects.find({ ownerId: accountId })) await deleteProject(this.store, project._id);
+    const owned = await this.store.projects.find({ ownerId: accountId });
+    for (const project of owned) await deleteProject(this.store, project._id);
     await this.store.members.deleteMany({ accountId });
     await this.store.tokens.deleteMany({ accountId });
     await this.store.linkTokens.deleteMany({ accountId });
     await this.store.sessions.deleteMany({ accountId });
     await this.store.accounts.delete(accountId);
+    return owned.map((p) => p._id);
   }
 
   private async reauthenticate(accountId: string, currentPassword: string): Promise<AccountRecord> {

@@ -6,8 +6,8 @@ export type BusHandler = (boardId: string, events: CommittedEvent[]) => void;
 
 /** What nodes tell each other besides committed events. */
 export type Notice =
-  /** Close the sockets of a revoked credential: one session, all of an account's sessions, one token, or a whole account. */
-  | { kind: 'revoked'; sessionId?: string; accountSessions?: string; tokenId?: string; accountId?: string }
+  /** Close the sockets of a revoked credential: one session, all of an account's sessions, one token, a whole account, or every token of a deleted board. */
+  | { kind: 'revoked'; sessionId?: string; accountSessions?: string; tokenId?: string; accountId?: string; boardId?: string }
   /** A shout was posted: push it to the board's subscribers that may see it. */
   | { kind: 'shout'; boardId: string; shout: { id: string; from: string; text: string; kind: string; workId: string | null; to: string | null; at: number } }
   /** A lease has 20% left: tell its holder. */

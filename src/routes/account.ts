@@ -119,8 +119,9 @@ export function accountRoutes(deps: RouteDeps): Route[] {
       errors: ['ACCOUNT_DELETE_CONFIRM_MISMATCH', 'INVALID_CURRENT_PASSWORD'],
       responses: { 204: { description: 'Deleted; the cookie is cleared.' } },
       async handler({ ctx, body }) {
-        await accounts.deleteAccount(ctx.identity!.accountId, body);
+        const boards = await accounts.deleteAccount(ctx.identity!.accountId, body);
         deps.revoke({ kind: 'revoked', accountId: ctx.identity!.accountId });
+        for (const boardId of boards) deps.revoke({ kind: 'revoked', boardId });
         return { status: 204, cookies: [clearSessionCookie] };
       },
     }),

@@ -104,6 +104,7 @@ export function projectRoutes(deps: RouteDeps): Route[] {
       async handler({ ctx }) {
         const project = await target(ctx.identity!, ctx.params.projectId!, 'owner');
         await deleteProject(store, project.id);
+        deps.revoke({ kind: 'revoked', boardId: project.id });
         return { status: 204 };
       },
     }),

@@ -70,13 +70,16 @@ export class Hub {
       for (const conn of this.connections.keys()) if (conn.identity.principal === notice.holder) conn.send(message);
       return;
     }
-    for (const conn of [...this.connections.keys()]) {
+    for (const [conn, subs] of [...this.connections]) {
       const id = conn.identity;
       const revoked =
         (id.kind === 'session' && (id.sessionId === notice.sessionId || id.accountId === notice.accountSessions)) ||
-        (id.kind === 'token' && id.tokenId === notice.tokenId) ||
+        (id.kind === 'token' && (id.tokenId === notice.tokenId || (notice.boardId !== undefined && id.boardId === notice.boardId))) ||
         id.accountId === notice.accountId;
       if (revoked) conn.close(CLOSE.revoked, 'the credential was revoked');
+      else if (notice.boardId !== undefined && subs.delete(notice.boardId)) {
+        conn.send(JSON.stringify({ type: 'unsubscribed', boardId: notice.boardId, reason: 'The board was deleted.' }));
+      }
     }
   }
 

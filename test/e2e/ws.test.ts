@@ -124,6 +124,28 @@ describe('sockets and credentials, and a holder’s own leases', () => {
     byOtherSession.ws.close();
   });
 
+  it('closes the sockets of a deleted board’s tokens and unsubscribes the sessions that watched it', async () => {
+    const board = await newBoard(srv.url);
+    const created = await board.owner.post('/api/projects', { name: 'short-lived' });
+    const boardId = created.body.projectId as string;
+    const token = await board.owner.post('/api/accounts/tokens', { name: 'doomed', scope: 'workspace', projectId: boardId });
+    const elsewhere = await board.agent('elsewhere');
+    const byToken = await openSocket(srv.url, { authorization: `Bearer ${token.body.secret}` });
+    const byOwner = await openSocket(srv.url, { cookie: `board_session=${board.owner.cookies.get('board_session')}` });
+    const byOtherBoardToken = await openSocket(srv.url, bearerOf(elsewhere));
+    byOwner.send({ type: 'subscribe', boardId, topics: ['activity'] });
+    await byOwner.next((m) => m.type === 'subscribed');
+
+    expect((await board.owner.request('DELETE', `/api/projects/${boardId}`)).status).toBe(204);
+    expect(await byToken.closed).toEqual({ code: 4001, reason: 'the credential was revoked' });
+    expect(await byOwner.next((m) => m.type === 'unsubscribed')).toEqual({ type: 'unsubscribed', boardId, reason: 'The board was deleted.' });
+    for (const open of [byOwner, byOtherBoardToken]) {
+      open.send({ type: 'ping' });
+      expect(await open.next((m) => m.type === 'pong')).toEqual({ type: 'pong' });
+      open.ws.close();
+    }
+  });
+
   it('tells a holder of its lease expiring and expired, though it subscribed to nothing', async () => {
     const board = await newBoard(srv.url);
     const holder = await board.agent('holder');
