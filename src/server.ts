@@ -81,7 +81,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   registry.start();
   const boards = new BoardAccess(registry);
   const mailer = parts.mailer ?? logMailer(logger);
-  const routes = routeTable({ config, store, observer, passwords: parts.passwords, mailer, selector, boards, logger, clock, readiness, busHealth: () => bus.health, revoke: (notice) => bus.notify(notice), notify: (notice) => bus.notify(notice) });
+  const routes = routeTable({ config, store, observer, passwords: parts.passwords, mailer, selector, boards, logger, clock, readiness, busHealth: () => bus.health, sockets: () => hub.size, revoke: (notice) => bus.notify(notice), notify: (notice) => bus.notify(notice) });
   const authenticator = new Authenticator(store);
   const pipeline = new Pipeline({ authenticator, selector, limiter: parts.limiter, observer, logger, publicUrl: config.publicUrl, cookieSecure: config.cookieSecure, addressRatePerMinute: config.addressRatePerMinute, clock });
 

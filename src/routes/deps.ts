@@ -25,6 +25,8 @@ export interface RouteDeps {
   /** Null when ready, else why not. */
   readiness: () => Promise<string | null>;
   busHealth: () => 'local' | 'ok' | 'degraded';
+  /** WebSocket connections open on this node. */
+  sockets: () => number;
   /** Tells every node to close a revoked credential's sockets. */
   revoke: (notice: Extract<Notice, { kind: 'revoked' }>) => void;
   /** Tells every node's sockets (shouts). */

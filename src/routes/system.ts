@@ -10,7 +10,7 @@ import type { RouteDeps } from './deps.js';
 import { CHANGELOG, DISPATCHES, renderPage } from './pages.js';
 
 const Health = z.object({ status: z.literal('ok') });
-const Ready = z.object({ status: z.literal('ready'), store: z.string(), bus: z.enum(['local', 'ok', 'degraded']) });
+const Ready = z.object({ status: z.literal('ready'), store: z.string(), bus: z.enum(['local', 'ok', 'degraded']), sockets: z.number().int() });
 const ErrorList = z.object({
   errors: z.array(
     z.object({
@@ -39,13 +39,13 @@ export function systemRoutes(deps: RouteDeps): Route[] {
       method: 'get',
       path: '/readyz',
       summary: 'Readiness: the store answers and the node is not draining.',
-      description: '`bus` says how events reach other nodes: local (single node), ok, or degraded (Redis away: REST and this node’s sockets keep working; clients catch up with since).',
+      description: '`bus` says how events reach other nodes: local (single node), ok, or degraded (Redis away: REST and this node’s sockets keep working; clients catch up with since). `sockets` counts the WebSocket connections open on this node.',
       errors: ['SERVICE_UNAVAILABLE'],
       responses: { 200: { description: 'Ready.', schema: Ready } },
       async handler() {
         const problem = await deps.readiness();
         if (problem) throw new AppError('SERVICE_UNAVAILABLE', problem);
-        return { status: 200, body: { status: 'ready', store: deps.store.kind, bus: deps.busHealth() } };
+        return { status: 200, body: { status: 'ready', store: deps.store.kind, bus: deps.busHealth(), sockets: deps.sockets() } };
       },
     }),
     defineRoute({

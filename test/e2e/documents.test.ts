@@ -65,6 +65,6 @@ describe('pages and probes', () => {
       expect(res.text).toContain('<h1>');
     }
     expect((await client.get('/healthz')).body).toEqual({ status: 'ok' });
-    expect((await client.get('/readyz')).body).toEqual({ status: 'ready', store: 'embedded', bus: 'local' });
+    expect((await client.get('/readyz')).body).toEqual({ status: 'ready', store: 'embedded', bus: 'local', sockets: 0 });
   });
 });

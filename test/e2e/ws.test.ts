@@ -22,7 +22,9 @@ describe('GET /api/ws', () => {
     const { client } = await signedUp(srv.url);
     const cookie = `board_session=${client.cookies.get('board_session')}`;
     await expect(openSocket(srv.url, { cookie, origin: 'https://evil.example' })).rejects.toMatchObject({ status: 403 });
+    const before = (await fetch(`${srv.url}/readyz`).then((r) => r.json())) as { sockets: number };
     const ok = await openSocket(srv.url, { cookie, origin: 'http://board.test' });
+    expect(await fetch(`${srv.url}/readyz`).then((r) => r.json())).toMatchObject({ sockets: before.sockets + 1 });
     ok.ws.close();
   });
 
