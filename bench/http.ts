@@ -1,30 +1,15 @@
 // npm run bench [-- seconds concurrency]: throughput and latency of the running server (its own
 // process, embedded store) on a probe, an authenticated identity read, a bcrypt login, and durable
 // store writes. GET cases use wrk when installed (apt-get install wrk); fetch would be the bottleneck.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openEmbeddedStore } from '../store/embedded/index.js';
-import { freePort } from './free-port.js';
+import { startNode } from './node.js';
 
 const seconds = Number(process.argv[2] ?? 5);
 const concurrency = Number(process.argv[3] ?? 32);
-
-async function startNode(dataDir: string): Promise<{ url: string; stop: () => void }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', BCRYPT_ROUNDS: '4', ADDRESS_RATE_PER_MINUTE: '1000000', LEASE_MIN_TTL_SECONDS: '1' },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    if (await fetch(`${url}/readyz`).then((r) => r.ok, () => false)) break;
-    if (i > 200) throw new Error('server did not become ready');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { url, stop: () => child.kill('SIGTERM') };
-}
 
 const hasWrk = spawnSync('wrk', ['--version']).error === undefined;
 
@@ -78,28 +63,7 @@ async function storeWrites(): Promise<void> {
   await rm(dir, { recursive: true, force: true });
 }
 
-/** How late lease expiry fires with no request arriving: the log's lease.expired time minus expiresAt. */
-async function expiryLatency(url: string, cookie: string): Promise<void> {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  const post = (path: string, body: unknown, auth: Record<string, string>): Promise<any> => fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body: JSON.stringify(body) }).then((r) => r.json());
-  const projectId = ((await fetch(`${url}/api/projects`, { headers: { cookie } }).then((r) => r.json())) as { projects: { projectId: string }[] }).projects[0]!.projectId;
-  const agent = { authorization: `Bearer ${(await post('/api/accounts/tokens', { name: 'expiry', scope: 'workspace', projectId }, { cookie })).secret}` };
-  const samples = 20;
-  await post('/api/items/batch', { items: Array.from({ length: samples }, (_, i) => ({ title: `expiring ${i}` })) }, agent);
-  const grants: { workId: string; expiresAt: string }[] = [];
-  for (let i = 0; i < samples; i++) grants.push(await post('/api/claim', { ttlSeconds: 1 + (i % 3) }, agent));
-  await new Promise((r) => setTimeout(r, 5000));
-  const log = (await fetch(`${url}/api/activity?projectId=${projectId}&limit=200`, { headers: { cookie } }).then((r) => r.json())) as { events: { type: string; workId: string; at: string }[] };
-  const late = grants.map((g) => {
-    const expired = log.events.find((e: { type: string; workId: string }) => e.type === 'lease.expired' && e.workId === g.workId);
-    return expired ? Date.parse(expired.at) - Date.parse(g.expiresAt) : Number.POSITIVE_INFINITY;
-  });
-  late.sort((a, b) => a - b);
-  console.log(`${'lease expiry with no request'.padEnd(34)} ${samples} leases: median ${late[samples >> 1]} ms after expiresAt, max ${late.at(-1)} ms`);
-}
-
-const dataDir = await mkdtemp(join(tmpdir(), 'bench-node-'));
-const node = await startNode(dataDir);
+const node = await startNode();
 try {
   const signup = await fetch(`${node.url}/api/auth/signup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'bench@example.com', password: 'bench password 123' }) });
   const cookie = signup.headers.getSetCookie()[0]!.split(';')[0]!;
@@ -110,8 +74,6 @@ try {
     fetch(`${node.url}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"email":"bench@example.com","password":"bench password 123"}' }),
   );
   await storeWrites();
-  await expiryLatency(node.url, cookie);
 } finally {
-  node.stop();
-  await rm(dataDir, { recursive: true, force: true });
+  await node.stop();
 }

@@ -28,6 +28,7 @@ export interface SocketHandlers {
   message(conn: Connection, text: string): void;
   close(conn: Connection): void;
   maxPayloadLength: number;
+  /** Bytes a socket may have waiting to go out; a send beyond it is refused (the caller closes the socket). */
   maxBackpressure: number;
   idleTimeoutSeconds: number;
 }
@@ -137,11 +138,14 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
 }
 
 let nextConnectionId = 1;
+const CLOSE_FRAME_ROOM = 4096;
 
 function mountSockets(app: uWS.TemplatedApp, sockets: SocketHandlers, handlers: HttpHandlers): void {
   app.ws<SocketData>(sockets.path, {
     maxPayloadLength: sockets.maxPayloadLength,
-    maxBackpressure: sockets.maxBackpressure,
+    // Our cap is checked before each send (below), so the close frame that follows still fits;
+    // uWS's own limit, just above it, is the last resort.
+    maxBackpressure: sockets.maxBackpressure + CLOSE_FRAME_ROOM,
     closeOnBackpressureLimit: 1,
     idleTimeout: sockets.idleTimeoutSeconds,
     sendPingsAutomatically: true,
@@ -177,7 +181,7 @@ function mountSockets(app: uWS.TemplatedApp, sockets: SocketHandlers, handlers: 
         id: nextConnectionId++,
         identity: data.identity,
         closed: false,
-        send: (text: string) => !conn.closed && ws.send(text) !== 2,
+        send: (text: string) => !conn.closed && ws.getBufferedAmount() + Buffer.byteLength(text) <= sockets.maxBackpressure && ws.send(text) !== 2,
         close(code: number, reason: string) {
           if (conn.closed) return;
           conn.closed = true;

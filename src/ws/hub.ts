@@ -46,6 +46,7 @@ const REPLAY_PAGE = 500;
 export class Hub {
   private readonly connections = new Map<Connection, Map<string, Subscription>>();
   private errors = 0;
+  private readonly frames = new WeakMap<CommittedEvent, string>();
 
   constructor(private readonly deps: HubDeps) {}
 
@@ -67,7 +68,7 @@ export class Hub {
     if (notice.kind === 'catch-up') return void this.catchUpAll();
     if (notice.kind === 'lease.expiring') {
       const message = JSON.stringify({ type: 'event', boardId: notice.boardId, seq: null, event: { type: 'lease.expiring', actor: 'system:lease-scheduler', workId: notice.workId, at: new Date(this.deps.clock()).toISOString(), data: { holder: notice.holder, expiresAt: new Date(notice.expiresAt).toISOString() } } });
-      for (const conn of this.connections.keys()) if (conn.identity.principal === notice.holder) conn.send(message);
+      for (const conn of this.connections.keys()) if (conn.identity.principal === notice.holder) this.transmit(conn, message);
       return;
     }
     for (const [conn, subs] of [...this.connections]) {
@@ -78,7 +79,7 @@ export class Hub {
         id.accountId === notice.accountId;
       if (revoked) conn.close(CLOSE.revoked, 'the credential was revoked');
       else if (notice.boardId !== undefined && subs.delete(notice.boardId)) {
-        conn.send(JSON.stringify({ type: 'unsubscribed', boardId: notice.boardId, reason: 'The board was deleted.' }));
+        this.transmit(conn, JSON.stringify({ type: 'unsubscribed', boardId: notice.boardId, reason: 'The board was deleted.' }));
       }
     }
   }
@@ -97,16 +98,17 @@ export class Hub {
     const result = ClientMessage.safeParse(parsed);
     if (!result.success) return this.error(conn, 'INVALID_INPUT', describeIssue(result.error.issues[0]!, 'message'));
     const msg = result.data;
-    if (msg.type === 'ping') return void conn.send(JSON.stringify({ type: 'pong' }));
+    if (msg.type === 'ping') return void this.transmit(conn, JSON.stringify({ type: 'pong' }));
     if (msg.type === 'unsubscribe') {
       this.connections.get(conn)?.delete(msg.boardId);
-      return void conn.send(JSON.stringify({ type: 'unsubscribed', boardId: msg.boardId }));
+      return void this.transmit(conn, JSON.stringify({ type: 'unsubscribed', boardId: msg.boardId }));
     }
     await this.subscribe(conn, msg.boardId, new Set(msg.topics), msg.since);
   }
 
   /** A committed batch from the bus. */
-  deliver(boardId: string, events: CommittedEvent[]): void {
+  deliver(boardId: string, batch: CommittedEvent[]): void {
+    const events = inSeqOrder(batch);
     for (const [conn, subs] of this.connections) {
       const sub = subs.get(boardId);
       if (sub) {
@@ -118,7 +120,7 @@ export class Hub {
       for (const e of events) {
         const holder = (e.data as { lease?: { holder?: string } }).lease?.holder;
         if ((e.type === 'lease.expired' || e.type === 'lease.revoked') && holder === conn.identity.principal) {
-          conn.send(JSON.stringify({ type: 'event', boardId, seq: e.seq, event: { type: e.type, actor: e.actor, workId: e.workId, at: new Date(e.at).toISOString(), data: e.data } }));
+          this.transmit(conn, this.frame(boardId, e));
         }
       }
     }
@@ -156,7 +158,7 @@ export class Hub {
       if (!sub || (!sub.topics.has('shouts') && !sub.topics.has('activity'))) continue;
       const principal = conn.identity.principal;
       if (shout.to !== null && !sub.operator && principal !== shout.to && principal !== shout.from) continue;
-      if (conn.send(message) && principal === shout.to) delivered = true;
+      if (this.transmit(conn, message) && principal === shout.to) delivered = true;
     }
     if (delivered) {
       void this.deps.store.shouts
@@ -182,8 +184,8 @@ export class Hub {
       resync = true; // the log no longer holds what was missed: reload status, then go live
       sub.lastSeq = head;
     } else sub.lastSeq = since;
-    conn.send(JSON.stringify({ type: 'subscribed', boardId, topics: [...topics], seq: sub.lastSeq, role: project.role }));
-    if (resync) conn.send(JSON.stringify({ type: 'resync', boardId, seq: head, reason: 'Events since that seq are no longer retained; reload GET /api/status.' }));
+    this.transmit(conn, JSON.stringify({ type: 'subscribed', boardId, topics: [...topics], seq: sub.lastSeq, role: project.role }));
+    if (resync) this.transmit(conn, JSON.stringify({ type: 'resync', boardId, seq: head, reason: 'Events since that seq are no longer retained; reload GET /api/status.' }));
     await this.catchUp(conn, boardId, sub);
   }
 
@@ -194,13 +196,13 @@ export class Hub {
       for (const e of page) this.send(conn, boardId, sub, e);
       if (page.length < REPLAY_PAGE) break;
     }
-    const held = sub.held ?? [];
+    const held = inSeqOrder(sub.held ?? []);
     sub.held = null;
     this.push(conn, boardId, sub, held);
   }
 
-  private push(conn: Connection, boardId: string, sub: Subscription, events: CommittedEvent[]): void {
-    const ordered = [...events].sort((a, b) => a.seq - b.seq);
+  /** Sends `ordered` (in seq order) after what the socket has had; a hole is filled from the log first. */
+  private push(conn: Connection, boardId: string, sub: Subscription, ordered: CommittedEvent[]): void {
     for (let i = 0; i < ordered.length; i++) {
       const e = ordered[i]!;
       if (e.seq <= sub.lastSeq) continue;
@@ -216,12 +218,30 @@ export class Hub {
   private send(conn: Connection, boardId: string, sub: Subscription, e: CommittedEvent): void {
     sub.lastSeq = e.seq;
     if (!sub.topics.has('activity') && !sub.topics.has(topicOf(e.type))) return;
-    const sent = conn.send(JSON.stringify({ type: 'event', boardId, seq: e.seq, event: { type: e.type, actor: e.actor, workId: e.workId, at: new Date(e.at).toISOString(), data: e.data } }));
+    this.transmit(conn, this.frame(boardId, e));
+  }
+
+  /** Sends one message; one dropped for backpressure ends the connection, so a client never misses a message unknowingly. */
+  private transmit(conn: Connection, text: string): boolean {
+    const sent = conn.send(text);
     if (!sent) conn.close(CLOSE.slowConsumer, 'slow consumer: messages were dropped; reconnect with since');
+    return sent;
+  }
+
+  /** An event's message, serialized once however many sockets it goes to. */
+  private frame(boardId: string, e: CommittedEvent): string {
+    let text = this.frames.get(e);
+    if (text === undefined) {
+      text = JSON.stringify({ type: 'event', boardId, seq: e.seq, event: { type: e.type, actor: e.actor, workId: e.workId, at: new Date(e.at).toISOString(), data: e.data } });
+      this.frames.set(e, text);
+    }
+    return text;
   }
 
   private error(conn: Connection, code: ErrorCode, message: string, details?: Record<string, unknown>): void {
     const record = errorRecord(code, this.deps.publicUrl, this.deps.observer.resolution(code));
-    conn.send(JSON.stringify({ type: 'error', ...errorEnvelope(record, message, `ws-${conn.id}-${++this.errors}`, details) }));
+    this.transmit(conn, JSON.stringify({ type: 'error', ...errorEnvelope(record, message, `ws-${conn.id}-${++this.errors}`, details) }));
   }
 }
+
+const inSeqOrder = (events: CommittedEvent[]): CommittedEvent[] => (events.every((e, i) => i === 0 || events[i - 1]!.seq < e.seq) ? events : [...events].sort((a, b) => a.seq - b.seq));

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { head, newBoard } from '../support/board.js';
 import { signedUp, startTestServer, type TestServer } from '../support/server.js';
 import { openSocket } from '../support/socket.js';
+import { closeFrame, stalledSocket } from '../../bench/raw-socket.js';
 
 let srv: TestServer;
 beforeAll(async () => {
@@ -189,5 +190,32 @@ describe('shouts over sockets', () => {
     }
     expect(receipt).toEqual(expect.any(String));
     for (const s of [...sockets, owner]) s.ws.close();
+  });
+});
+
+describe('a consumer that stops reading', () => {
+  it('is cut off with 4008 once its backlog passes the cap, while a reading socket keeps everything', { timeout: 120_000 }, async () => {
+    const board = await newBoard(srv.url);
+    const shouters = await Promise.all(Array.from({ length: 50 }, (_, i) => board.agent(`shouter-${i}`))); // each within its write budget
+    const reader = await openSocket(srv.url, bearerOf(shouters[0]!));
+    reader.send({ type: 'subscribe', boardId: board.projectId, topics: ['shouts'] });
+    await reader.next((m) => m.type === 'subscribed');
+    const stalled = await stalledSocket(srv.url, bearerOf(shouters[0]!), { type: 'subscribe', boardId: board.projectId, topics: ['shouts'] });
+    const open = async () => ((await fetch(`${srv.url}/readyz`).then((r) => r.json())) as { sockets: number }).sockets;
+    const withStalled = await open();
+
+    // 2 KB shouts, fifty agents at a time, until the node has let the stalled socket go (or 11 MB went out).
+    let sent = 0;
+    while ((await open()) === withStalled && sent < 5500) {
+      const posted = await Promise.all(shouters.map((s, i) => s.post('/api/shouts', { text: `${sent + i} `.padEnd(2000, 'x') })));
+      expect(posted.filter((p) => p.status !== 201)).toEqual([]);
+      sent += shouters.length;
+    }
+    expect(await open()).toBe(withStalled - 1);
+    expect(await closeFrame(stalled)).toEqual({ code: 4008, reason: 'slow consumer: messages were dropped; reconnect with since' });
+    let received = 0;
+    while (received < sent) if ((await reader.next((m) => m.type === 'shout')).shout) received++;
+    expect(received).toBe(sent);
+    reader.ws.close();
   });
 });

@@ -1,0 +1,55 @@
+// Starts src/main.ts as its own process on a free port, as `npm start` would, for the benches.
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from './free-port.js';
+
+export interface BenchNode {
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/** A node on a throwaway embedded store unless `env` names another (STORE=mongo ...). */
+export async function startNode(env: Record<string, string> = {}): Promise<BenchNode> {
+  const port = await freePort();
+  const dataDir = await mkdtemp(join(tmpdir(), 'bench-node-'));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', BCRYPT_ROUNDS: '4', ADDRESS_RATE_PER_MINUTE: '1000000', LEASE_MIN_TTL_SECONDS: '1', ...env },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; !(await fetch(`${url}/readyz`).then((r) => r.ok, () => false)); i++) {
+    if (i > 300 || child.exitCode !== null) throw new Error('server did not become ready');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    pid: child.pid!,
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** An owner's session cookie and a workspace token on its default board. */
+export async function ownerAndAgent(url: string, email = `bench-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`): Promise<{ cookie: string; projectId: string; agent: Record<string, string>; principal: string }> {
+  const signup = await fetch(`${url}/api/auth/signup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password: 'bench password 123' }) });
+  const cookie = signup.headers.getSetCookie()[0]!.split(';')[0]!;
+  const projectId = ((await fetch(`${url}/api/projects`, { headers: { cookie } }).then((r) => r.json())) as { projects: { projectId: string }[] }).projects[0]!.projectId;
+  const token = await issueToken(url, cookie, projectId, 'bench');
+  return { cookie, projectId, agent: { authorization: `Bearer ${token.secret}` }, principal: `agent:${token.token.agentId}` };
+}
+
+/** Another agent's workspace token on the board, as request headers. */
+export async function tokenFor(url: string, cookie: string, projectId: string, name: string): Promise<Record<string, string>> {
+  return { authorization: `Bearer ${(await issueToken(url, cookie, projectId, name)).secret}` };
+}
+
+function issueToken(url: string, cookie: string, projectId: string, name: string): Promise<{ secret: string; token: { agentId: string } }> {
+  return fetch(`${url}/api/accounts/tokens`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify({ name, scope: 'workspace', projectId }) }).then((r) => r.json()) as Promise<{ secret: string; token: { agentId: string } }>;
+}

@@ -1,0 +1,140 @@
+// npm run bench (second part): WebSocket timing and memory on server processes of their own.
+// With MONGODB_URI and REDIS_URL set it runs two nodes on them (claims on one, sockets on the
+// other); otherwise one node on the embedded store.
+//  1. Lease expiry pushed to its holder: a socket subscribed to nothing, leases of 1-3 s claimed
+//     and left to run out; lease.expiring and lease.expired receipt against expiresAt (goal: the
+//     expiry within 1.5 s).
+//  2. 1,000 sockets on one board: 800 read its lease events, 200 subscribe to everything and
+//     never read a byte, while 8 MB of shouts go out: the nodes' memory, how many stalled sockets
+//     were cut off, and whether every reading socket got every lease event.
+import { readFileSync } from 'node:fs';
+import type { Socket } from 'node:net';
+import WebSocket from 'ws';
+import { stalledSocket } from './raw-socket.js';
+import { ownerAndAgent, startNode, tokenFor, type BenchNode } from './node.js';
+
+const READERS = Number(process.env.READERS ?? 800);
+const STALLED = Number(process.env.STALLED ?? 200);
+const GOAL_MS = 1500;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+const wsUrl = (url: string) => `${url.replace(/^http/, 'ws')}/api/ws`;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const post = (url: string, path: string, body: unknown, auth: Record<string, string>): Promise<any> =>
+  fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body: JSON.stringify(body) }).then((r) => r.json());
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? NaN;
+}
+
+async function expiryPushes(claimOn: BenchNode, socketOn: BenchNode): Promise<void> {
+  const { agent, principal } = await ownerAndAgent(claimOn.url);
+  const ws = new WebSocket(wsUrl(socketOn.url), { headers: agent });
+  const received: { type: string; workId: string; at: number }[] = [];
+  ws.on('message', (data) => {
+    const m = JSON.parse(data.toString());
+    if (m.type !== 'event') return;
+    const holder = m.event.data.holder ?? m.event.data.lease?.holder;
+    if (holder === principal) received.push({ type: m.event.type, workId: m.event.workId, at: Date.now() });
+  });
+  await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
+  const samples = 30;
+  await post(claimOn.url, '/api/items/batch', { items: Array.from({ length: samples }, (_, i) => ({ title: `expiring ${i}` })) }, agent);
+  const grants: { workId: string; expiresAt: string; ttl: number }[] = [];
+  for (let i = 0; i < samples; i++) {
+    const ttl = 1 + (i % 3);
+    grants.push({ ...(await post(claimOn.url, '/api/claim', { ttlSeconds: ttl }, agent)), ttl });
+    await sleep(37); // spread the deadlines
+  }
+  await sleep(5000);
+  ws.close();
+  const lateness = (type: string, due: (g: (typeof grants)[number]) => number) =>
+    grants.map((g) => {
+      const got = received.find((r) => r.type === type && r.workId === g.workId);
+      return got ? got.at - due(g) : Number.POSITIVE_INFINITY;
+    });
+  const expired = lateness('lease.expired', (g) => Date.parse(g.expiresAt));
+  const expiring = lateness('lease.expiring', (g) => Date.parse(g.expiresAt) - g.ttl * 200);
+  const line = (name: string, late: number[]) => `${name.padEnd(34)} ${samples} leases: median ${percentile(late, 0.5)} ms, p95 ${percentile(late, 0.95)} ms, max ${Math.max(...late)} ms after due`;
+  console.log(line('push lease.expiring (at 80%)', expiring));
+  console.log(line('push lease.expired', expired));
+  console.log(`${''.padEnd(34)} goal: expired pushed within ${GOAL_MS} ms of expiresAt: ${Math.max(...expired) <= GOAL_MS ? 'met' : 'MISSED'}`);
+}
+
+async function manySockets(nodes: BenchNode[]): Promise<void> {
+  const { agent, projectId, cookie } = await ownerAndAgent(nodes[0]!.url);
+  const memory = () => nodes.map((n) => rssMb(n.pid));
+  const fmt = (mb: number[]) => mb.map((m) => `${m.toFixed(0)} MB`).join(' + ');
+  const before = memory();
+
+  const readers: { seen: number; last: number; closed: number | null }[] = [];
+  for (let i = 0; i < READERS; i++) {
+    const ws = new WebSocket(wsUrl(nodes[i % nodes.length]!.url), { headers: agent });
+    const r = { seen: 0, last: 0, closed: null as number | null };
+    ws.on('message', (data) => {
+      const m = JSON.parse(data.toString());
+      if (m.type === 'event') {
+        r.seen++;
+        r.last = m.seq;
+      }
+    });
+    ws.on('close', (code) => (r.closed = code));
+    await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
+    ws.send(JSON.stringify({ type: 'subscribe', boardId: projectId, topics: ['leases'] }));
+    readers.push(r);
+  }
+  const stalled: Socket[] = [];
+  for (let i = 0; i < STALLED; i++) stalled.push(await stalledSocket(nodes[i % nodes.length]!.url, agent, { type: 'subscribe', boardId: projectId, topics: ['activity'] }));
+  await sleep(1000);
+  const connected = memory();
+
+  // 4,000 shouts of 2 KB (8 MB) from 40 agents: far more than a stalled socket's kernel buffers and
+  // backpressure cap, without growing the board itself.
+  let peak = connected;
+  const sampler = setInterval(() => (peak = memory().map((m, i) => Math.max(m, peak[i]!))), 50);
+  const shouters = await Promise.all(Array.from({ length: 40 }, (_, i) => tokenFor(nodes[0]!.url, cookie, projectId, `shouter-${i}`)));
+  const started = performance.now();
+  const shouts = shouters.length * 100;
+  await Promise.all(
+    shouters.map(async (auth, i) => {
+      for (let n = 0; n < 100; n++) {
+        const res = await post(nodes[i % nodes.length]!.url, '/api/shouts', { text: `${i}-${n} `.padEnd(2000, 'x') }, auth);
+        if (!res.id) throw new Error(`shout refused: ${JSON.stringify(res)}`);
+      }
+    }),
+  );
+  const shoutSeconds = (performance.now() - started) / 1000;
+  // Then lease events for the readers: claims and releases.
+  const cycles = 25;
+  await post(nodes[0]!.url, '/api/items/batch', { items: Array.from({ length: cycles }, (_, i) => ({ title: `leased ${i}` })) }, agent);
+  for (let i = 0; i < cycles; i++) {
+    const grant = await post(nodes[0]!.url, '/api/claim', {}, agent);
+    await post(nodes[0]!.url, '/api/lease', { leaseId: grant.leaseId, action: 'release' }, agent);
+  }
+  const leaseEvents = cycles * 2;
+  for (const end = Date.now() + 60_000; Date.now() < end && readers.some((r) => r.seen < leaseEvents && r.closed === null); ) await sleep(100);
+  const seconds = (performance.now() - started) / 1000;
+  clearInterval(sampler);
+  await sleep(500);
+  const after = memory();
+  const open = await Promise.all(nodes.map(async (n) => ((await fetch(`${n.url}/readyz`).then((r) => r.json())) as { sockets: number }).sockets));
+  const complete = readers.filter((r) => r.seen === leaseEvents && r.closed === null).length;
+  const cut = READERS + STALLED - open.reduce((a, b) => a + b, 0);
+
+  console.log(`${'1,000 sockets, 200 never read'.padEnd(34)} ${shouts} shouts of 2 KB to the 200 in ${shoutSeconds.toFixed(1)} s, then ${leaseEvents} lease events to all, in ${seconds.toFixed(1)} s in all (${nodes.length} node${nodes.length > 1 ? 's' : ''})`);
+  console.log(`${''.padEnd(34)} RSS: idle ${fmt(before)}, 1,000 connected ${fmt(connected)}, peak ${fmt(peak)}, after ${fmt(after)}`);
+  console.log(`${''.padEnd(34)} readers with every lease event: ${complete}/${READERS}; sockets cut off as slow consumers: ${cut} (of ${STALLED} stalled)`);
+  for (const s of stalled) s.destroy();
+}
+
+const shared = process.env.MONGODB_URI && process.env.REDIS_URL ? { STORE: 'mongo', MONGODB_DB: `bench-${Date.now()}` } : null;
+const nodes = shared ? [await startNode(shared), await startNode(shared)] : [await startNode()];
+try {
+  console.log(`sockets: ${nodes.length === 2 ? 'two nodes on MongoDB and Redis (claims on the first, sockets on the second)' : 'one node, embedded store'}`);
+  await expiryPushes(nodes[0]!, nodes.at(-1)!);
+  await manySockets(nodes);
+} finally {
+  await Promise.all(nodes.map((n) => n.stop()));
+}
