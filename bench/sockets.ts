@@ -126,7 +126,11 @@ async function manySockets(nodes: BenchNode[]): Promise<void> {
   console.log(`${'1,000 sockets, 200 never read'.padEnd(34)} ${shouts} shouts of 2 KB to the 200 in ${shoutSeconds.toFixed(1)} s, then ${leaseEvents} lease events to all, in ${seconds.toFixed(1)} s in all (${nodes.length} node${nodes.length > 1 ? 's' : ''})`);
   console.log(`${''.padEnd(34)} RSS: idle ${fmt(before)}, 1,000 connected ${fmt(connected)}, peak ${fmt(peak)}, after ${fmt(after)}`);
   console.log(`${''.padEnd(34)} readers with every lease event: ${complete}/${READERS}; sockets cut off as slow consumers: ${cut} (of ${STALLED} stalled)`);
+  await sleep(15_000);
+  console.log(`${''.padEnd(34)} RSS 15 s later, the stalled clients still connected: ${fmt(memory())}; open sockets ${(await Promise.all(nodes.map(async (n) => ((await fetch(`${n.url}/readyz`).then((r) => r.json())) as { sockets: number }).sockets))).join(' + ')}`);
   for (const s of stalled) s.destroy();
+  await sleep(2000);
+  console.log(`${''.padEnd(34)} RSS once they hung up: ${fmt(memory())}`);
 }
 
 const shared = process.env.MONGODB_URI && process.env.REDIS_URL ? { STORE: 'mongo', MONGODB_DB: `bench-${Date.now()}` } : null;
@@ -135,6 +139,7 @@ try {
   console.log(`sockets: ${nodes.length === 2 ? 'two nodes on MongoDB and Redis (claims on the first, sockets on the second)' : 'one node, embedded store'}`);
   await expiryPushes(nodes[0]!, nodes.at(-1)!);
   await manySockets(nodes);
+  for (let i = 1; i < Number(process.env.ROUNDS ?? 1); i++) await manySockets(nodes);
 } finally {
   await Promise.all(nodes.map((n) => n.stop()));
 }

@@ -45,7 +45,7 @@ const UWS_METHOD = { get: 'get', post: 'post', patch: 'patch', put: 'put', delet
 
 interface SocketData {
   identity: Identity;
-  conn?: Connection & { closed: boolean };
+  conn?: Connection & { closed: boolean; onDrain: () => void };
 }
 
 export function createHttpServer(routes: readonly Route[], handlers: HttpHandlers, bodyLimit: number, sockets?: SocketHandlers): HttpServer {
@@ -177,15 +177,25 @@ function mountSockets(app: uWS.TemplatedApp, sockets: SocketHandlers, handlers: 
     },
     open(ws) {
       const data = ws.getUserData();
+      let waiting: (() => void)[] = [];
       const conn = {
         id: nextConnectionId++,
         identity: data.identity,
         closed: false,
         send: (text: string) => !conn.closed && ws.getBufferedAmount() + Buffer.byteLength(text) <= sockets.maxBackpressure && ws.send(text) !== 2,
+        backlog: () => (conn.closed ? 0 : ws.getBufferedAmount()),
+        drained: () => (conn.closed || ws.getBufferedAmount() === 0 ? Promise.resolve() : new Promise<void>((resolve) => waiting.push(resolve))),
+        onDrain() {
+          if (!conn.closed && ws.getBufferedAmount() > 0) return;
+          const ready = waiting;
+          waiting = [];
+          for (const resolve of ready) resolve();
+        },
         close(code: number, reason: string) {
           if (conn.closed) return;
           conn.closed = true;
           ws.end(code, reason);
+          conn.onDrain();
         },
       };
       data.conn = conn;
@@ -195,10 +205,14 @@ function mountSockets(app: uWS.TemplatedApp, sockets: SocketHandlers, handlers: 
       const conn = ws.getUserData().conn;
       if (conn) sockets.message(conn, Buffer.from(message).toString('utf8'));
     },
+    drain(ws) {
+      ws.getUserData().conn?.onDrain();
+    },
     close(ws) {
       const conn = ws.getUserData().conn;
       if (!conn) return;
       conn.closed = true; // uWS frees the socket after this callback: never touch it again
+      conn.onDrain();
       sockets.close(conn);
     },
   });

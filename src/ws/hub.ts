@@ -18,6 +18,10 @@ export interface Connection {
   readonly identity: Identity;
   /** False when the message was dropped for backpressure. */
   send(text: string): boolean;
+  /** Bytes waiting to go out. */
+  backlog(): number;
+  /** Resolves once the backlog has gone out (or the connection closed). */
+  drained(): Promise<void>;
   close(code: number, reason: string): void;
 }
 
@@ -42,6 +46,8 @@ export interface HubDeps {
 }
 
 const REPLAY_PAGE = 500;
+/** A replay waits for the client to read once this much is waiting to go out (well under the slow-consumer cap). */
+const REPLAY_BACKLOG = 256 * 1024;
 
 export class Hub {
   private readonly connections = new Map<Connection, Map<string, Subscription>>();
@@ -189,11 +195,15 @@ export class Hub {
     await this.catchUp(conn, boardId, sub);
   }
 
-  /** Sends from the log everything after lastSeq, then what was held meanwhile. */
+  /** Sends from the log everything after lastSeq, at the pace the client reads, then what was held meanwhile. */
   private async catchUp(conn: Connection, boardId: string, sub: Subscription): Promise<void> {
     for (;;) {
       const page = await this.deps.store.events.find({ boardId, seq: { $gt: sub.lastSeq } }, { sort: [['seq', 1]], limit: REPLAY_PAGE });
-      for (const e of page) this.send(conn, boardId, sub, e);
+      for (const e of page) {
+        if (conn.backlog() > REPLAY_BACKLOG) await conn.drained();
+        if (!this.connections.has(conn)) return;
+        this.send(conn, boardId, sub, e);
+      }
       if (page.length < REPLAY_PAGE) break;
     }
     const held = inSeqOrder(sub.held ?? []);
