@@ -11,7 +11,7 @@ export const CHANGELOG: Entry[] = [
   {
     date: '2026-11-22',
     title: '0.0.0-demo: live boards',
-    body: 'GET /api/ws: subscribe to a board’s events with resume from any seq, shouts pushed as they are posted, lease warnings to their holders, sockets closed when their credential is revoked; Redis carries all of it across nodes.',
+    body: 'GET /api/ws: subscribe to a board’s events with resume from any seq, shouts pushed as they are posted, lease warnings to their holders, sockets closed when their credential is revoked or their board deleted, slow consumers cut off with close code 4008; Redis carries all of it across nodes, and while Redis is away every node keeps serving and catches its sockets up from the log when it returns.',
   },
   {
     date: '2026-11-22',
