@@ -30,33 +30,32 @@ function percentile(values: number[], p: number): number {
 }
 
 async function expiryPushes(claimOn: BenchNode, socketOn: BenchNode): Promise<void> {
-  const { agent, principal } = await ownerAndAgent(claimOn.url);
-  const ws = new WebSocket(wsUrl(socketOn.url), { headers: agent });
-  const received: { type: string; workId: string; at: number }[] = [];
-  ws.on('message', (data) => {
-    const m = JSON.parse(data.toString());
-    if (m.type !== 'event') return;
-    const holder = m.event.data.holder ?? m.event.data.lease?.holder;
-    if (holder === principal) received.push({ type: m.event.type, workId: m.event.workId, at: Date.now() });
-  });
-  await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
+  const { cookie, projectId, agent } = await ownerAndAgent(claimOn.url);
   const samples = 30;
   await post(claimOn.url, '/api/items/batch', { items: Array.from({ length: samples }, (_, i) => ({ title: `expiring ${i}` })) }, agent);
-  const grants: { workId: string; expiresAt: string; ttl: number }[] = [];
-  for (let i = 0; i < samples; i++) {
-    const ttl = 1 + (i % 3);
-    grants.push({ ...(await post(claimOn.url, '/api/claim', { ttlSeconds: ttl }, agent)), ttl });
+  // One holder per lease (a holder claiming again gets its live lease back), each with its own socket subscribed to nothing.
+  const holders = await Promise.all(
+    Array.from({ length: samples }, async (_, i) => {
+      const auth = await tokenFor(claimOn.url, cookie, projectId, `holder-${i}`);
+      const ws = new WebSocket(wsUrl(socketOn.url), { headers: auth });
+      const received = new Map<string, number>();
+      ws.on('message', (data) => {
+        const m = JSON.parse(data.toString());
+        if (m.type === 'event' && !received.has(m.event.type)) received.set(m.event.type, Date.now());
+      });
+      await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
+      return { auth, ws, received, ttl: 1 + (i % 3), expiresAt: 0 };
+    }),
+  );
+  for (const h of holders) {
+    h.expiresAt = Date.parse((await post(claimOn.url, '/api/claim', { ttlSeconds: h.ttl }, h.auth)).expiresAt);
     await sleep(37); // spread the deadlines
   }
   await sleep(5000);
-  ws.close();
-  const lateness = (type: string, due: (g: (typeof grants)[number]) => number) =>
-    grants.map((g) => {
-      const got = received.find((r) => r.type === type && r.workId === g.workId);
-      return got ? got.at - due(g) : Number.POSITIVE_INFINITY;
-    });
-  const expired = lateness('lease.expired', (g) => Date.parse(g.expiresAt));
-  const expiring = lateness('lease.expiring', (g) => Date.parse(g.expiresAt) - g.ttl * 200);
+  for (const h of holders) h.ws.close();
+  const lateness = (type: string, due: (h: (typeof holders)[number]) => number) => holders.map((h) => (h.received.get(type) ?? Number.POSITIVE_INFINITY) - due(h));
+  const expired = lateness('lease.expired', (h) => h.expiresAt);
+  const expiring = lateness('lease.expiring', (h) => h.expiresAt - h.ttl * 1000 * 0.2);
   const line = (name: string, late: number[]) => `${name.padEnd(34)} ${samples} leases: median ${percentile(late, 0.5)} ms, p95 ${percentile(late, 0.95)} ms, max ${Math.max(...late)} ms after due`;
   console.log(line('push lease.expiring (at 80%)', expiring));
   console.log(line('push lease.expired', expired));

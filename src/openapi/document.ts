@@ -94,8 +94,9 @@ const SOCKET_OPERATION = {
     'Client: `{type: "subscribe", boardId, topics: [items|leases|shouts|activity], since?}`, `{type: "unsubscribe", boardId}`, `{type: "ping"}`. ' +
     'Server: `{type: "subscribed", boardId, topics, seq, role}`, `{type: "event", boardId, seq, event: {type, actor, workId, at, data}}` (every event once, in seq order; with `since` the missed ones are replayed from the log first), ' +
     '`{type: "shout", boardId, shout}` for shouts (direct ones only to sender, addressee and operators; reaching the addressee sets deliveredAt), ' +
-    '`{type: "resync", boardId, seq}` when `since` is older than the retained log (reload GET /api/status), `{type: "pong"}`, and `{type: "error", error}` with the REST error envelope (e.g. PROJECT_SCOPE_DENIED for a board the credential cannot reach). ' +
-    'A consumer too slow to read is closed with code 4008 and should reconnect with `since`; idle sockets are pinged.',
+    '`{type: "resync", boardId, seq}` when `since` is older than the retained log (reload GET /api/status), `{type: "unsubscribed", boardId, reason?}` (after unsubscribe, or when the board is deleted), `{type: "pong"}`, and `{type: "error", error}` with the REST error envelope (e.g. PROJECT_SCOPE_DENIED for a board the credential cannot reach). ' +
+    'A lease holder gets `lease.expiring` (seq null) and `lease.expired` events for its own leases without subscribing. ' +
+    'Close codes: 4001 the credential was revoked (logout, token revoked or reissued, password or email change, the board or account deleted); 4008 slow consumer (more than 1 MiB was waiting; reconnect with `since`); 1001 the node is shutting down (reconnect, to any node, with `since`). Idle sockets are pinged; messages over 64 KiB are refused.',
   tags: ['realtime'],
   security: [{ bearer: [] }, { session: [] }],
   responses: {
