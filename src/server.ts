@@ -45,6 +45,9 @@ export interface RunningServer {
   shutdown(): Promise<void>;
 }
 
+/** How often sockets' credentials are checked again (expiry; revocations a node missed while the bus was down). */
+const REVALIDATE_SOCKETS_MS = 60_000;
+
 const REFUSAL: Record<RefusalReason, ErrorCode> = {
   'not-found': 'NOT_FOUND',
   'method-not-allowed': 'METHOD_NOT_ALLOWED',
@@ -85,7 +88,9 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   const authenticator = new Authenticator(store);
   const pipeline = new Pipeline({ authenticator, selector, limiter: parts.limiter, observer, logger, publicUrl: config.publicUrl, cookieSecure: config.cookieSecure, addressRatePerMinute: config.addressRatePerMinute, clock });
 
-  const hub = new Hub({ selector, store, observer, publicUrl: config.publicUrl, clock, syncLog: (boardId) => registry.get(boardId).syncLog() });
+  const hub = new Hub({ selector, store, observer, publicUrl: config.publicUrl, clock, syncLog: (boardId) => registry.get(boardId).syncLog(), stillValid: (identity) => authenticator.stillValid(identity, clock()) });
+  const revalidation = setInterval(() => void hub.revalidate(), REVALIDATE_SOCKETS_MS);
+  revalidation.unref();
   bus.subscribe((boardId, events) => {
     registry.saw(boardId, events.at(-1)?.seq ?? 0);
     hub.deliver(boardId, events);
@@ -148,6 +153,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
           setTimeout(resolve, config.shutdownGraceMs).unref();
         });
       }
+      clearInterval(revalidation);
       hub.closeAll(CLOSE.shutdown, 'the node is shutting down');
       await registry.stop();
       await bus.close();

@@ -34,6 +34,17 @@ export class Authenticator {
     throw new AppError('UNAUTHENTICATED');
   }
 
+  /** Whether the credential behind an identity still stands (a socket outlives the request that opened it). */
+  async stillValid(identity: Identity, now: number): Promise<boolean> {
+    if (identity.kind === 'session') {
+      const session = await this.store.sessions.get(identity.sessionId);
+      return session !== null && !session.revoked && session.expiresAt > now;
+    }
+    const token = await this.store.tokens.get(identity.tokenId);
+    // A reissued token keeps its id but not its secret, whose prefix is in the identity.
+    return token !== null && !token.revoked && (token.expiresAt === null || token.expiresAt > now) && token.prefix === identity.prefix;
+  }
+
   private async fromSession(cookie: string, now: number): Promise<Identity | null> {
     const session = await this.store.sessions.get(sha256(cookie));
     if (!session || session.revoked || session.expiresAt <= now) return null;

@@ -40,6 +40,8 @@ export interface HubDeps {
   store: Pick<Store, 'boards' | 'events' | 'shouts'>;
   /** Copies a board's last commit into the log if it is not there yet. */
   syncLog(boardId: string): Promise<void>;
+  /** Whether a socket's credential still stands. */
+  stillValid(identity: Identity): Promise<boolean>;
   observer: ResolutionObserver;
   publicUrl: string;
   clock: () => number;
@@ -71,7 +73,7 @@ export class Hub {
   /** A notice from any node: close revoked credentials' sockets, or warn a lease holder. */
   notice(notice: Notice): void {
     if (notice.kind === 'shout') return this.shout(notice.boardId, notice.shout);
-    if (notice.kind === 'catch-up') return void this.catchUpAll();
+    if (notice.kind === 'catch-up') return void Promise.all([this.catchUpAll(), this.revalidate()]);
     if (notice.kind === 'lease.expiring') {
       const message = JSON.stringify({ type: 'event', boardId: notice.boardId, seq: null, event: { type: 'lease.expiring', actor: 'system:lease-scheduler', workId: notice.workId, at: new Date(this.deps.clock()).toISOString(), data: { holder: notice.holder, expiresAt: new Date(notice.expiresAt).toISOString() } } });
       for (const conn of this.connections.keys()) if (conn.identity.principal === notice.holder) this.transmit(conn, message);
@@ -129,6 +131,23 @@ export class Hub {
           this.transmit(conn, this.frame(boardId, e));
         }
       }
+    }
+  }
+
+  /**
+   * Closes the sockets whose credential no longer stands: one that expired, or a revocation this
+   * node did not hear of (the bus was down). One store read per credential.
+   */
+  async revalidate(): Promise<void> {
+    const byCredential = new Map<string, Connection[]>();
+    for (const conn of this.connections.keys()) {
+      const id = conn.identity;
+      const key = id.kind === 'session' ? `s:${id.sessionId}` : `t:${id.tokenId}:${id.prefix}`;
+      (byCredential.get(key) ?? byCredential.set(key, []).get(key)!).push(conn);
+    }
+    for (const conns of byCredential.values()) {
+      const valid = await this.deps.stillValid(conns[0]!.identity).catch(() => true); // a store hiccup closes nothing
+      if (!valid) for (const conn of conns) conn.close(CLOSE.revoked, 'the credential was revoked');
     }
   }
 

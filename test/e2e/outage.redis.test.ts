@@ -1,6 +1,7 @@
 // Redis goes away in the middle of work and comes back: REST keeps working, readiness says the
 // bus is degraded, and a socket on the other node ends up with every event, once and in order,
-// even when nothing new is committed after Redis is back.
+// even when nothing new is committed after Redis is back; a token revoked meanwhile loses its
+// socket on the node that did not hear of it.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { RedisBus } from '../../src/bus/redis.js';
 import { openEmbeddedStore } from '../../store/embedded/index.js';
@@ -45,9 +46,14 @@ describe.skipIf(!haveRedis)('a Redis outage', () => {
     await agent.post('/api/items', { title: 'before' });
     expect((await onB.next((m) => m.type === 'event')).seq).toBe(1);
 
+    const doomed = await board.owner.post('/api/accounts/tokens', { name: 'doomed', scope: 'workspace', projectId: board.projectId });
+    const doomedOnB = await openSocket(b.url, { authorization: `Bearer ${doomed.body.secret}` });
+
     redis.kill();
     await until(async () => (await busOf(a)) === 'degraded');
     for (let i = 0; i < 5; i++) expect((await agent.post('/api/items', { title: `during ${i}` })).status).toBe(201);
+    // Revoked on A while B cannot hear it: B checks its sockets' credentials once the bus is back.
+    expect((await board.owner.request('DELETE', `/api/accounts/tokens/${doomed.body.token.id}`)).status).toBe(204);
 
     await redis.start();
     // Nothing new is committed: B reads what it missed from the log once its bus is back.
@@ -55,6 +61,9 @@ describe.skipIf(!haveRedis)('a Redis outage', () => {
     while (seqs.length < 5) seqs.push((await onB.next((m) => m.type === 'event', 20_000)).seq);
     expect(seqs).toEqual([2, 3, 4, 5, 6]);
     await until(async () => (await busOf(a)) === 'ok' && (await busOf(b)) === 'ok');
+    // Well before the periodic check (a minute) would find it.
+    const closedSoon = await Promise.race([doomedOnB.closed, new Promise((r) => setTimeout(() => r('still open after 20 s'), 20_000))]);
+    expect(closedSoon).toEqual({ code: 4001, reason: 'the credential was revoked' });
     await agent.post('/api/items', { title: 'after' });
     expect((await onB.next((m) => m.type === 'event')).seq).toBe(7);
 
