@@ -1,0 +1,204 @@
+// The deployment the README describes, proved end to end: two server processes (src/main.ts) on
+// one Redis and one MongoDB-wire store. 50 agents split across them run the fleet simulation
+// while each agent, and the owner on each node, holds a socket on the board; Redis is SIGKILLed in
+// the middle of the run and started again, and some agents reconnect meanwhile to the other node
+// with `since`. Every socket ends with every event of the log exactly once, in seq order. Then a
+// claim race on one item from both nodes at once has exactly one winner, 200 times over.
+import WebSocket from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runFleet, type LoggedEvent } from '../../bench/fleet-sim.js';
+import { freePort } from '../../bench/free-port.js';
+import { newBoard } from '../support/board.js';
+import { runMain } from '../support/process.js';
+import { ownRedis, until, type OwnRedis } from '../support/redis-server.js';
+import { Client } from '../support/server.js';
+import { unique } from '../support/temp.js';
+
+interface Node {
+  url: string;
+  stop(): Promise<void>;
+}
+
+async function startNode(env: Record<string, string>): Promise<Node> {
+  const port = await freePort();
+  const run = runMain({ ...env, PORT: String(port), LOG_LEVEL: 'warn' });
+  const url = `http://127.0.0.1:${port}`;
+  let exited = false;
+  void run.exited.then(() => (exited = true));
+  await until(async () => {
+    if (exited) throw new Error(`node exited:\n${run.output()}`);
+    return fetch(`${url}/readyz`).then((r) => r.ok, () => false);
+  }, 30_000);
+  return {
+    url,
+    async stop() {
+      run.child.kill('SIGTERM');
+      await run.exited;
+    },
+  };
+}
+
+/** A socket that records the board events it is sent, resumable on another node with `since`. */
+class Watcher {
+  readonly seqs: number[] = [];
+  readonly types = new Map<number, string>();
+  readonly problems: string[] = [];
+  private ws: WebSocket | null = null;
+
+  constructor(
+    readonly name: string,
+    private readonly headers: Record<string, string>,
+    private readonly boardId: string,
+  ) {}
+
+  get last(): number {
+    return this.seqs.at(-1) ?? 0;
+  }
+
+  /** Connects to `url` and subscribes to everything, from `since` when given; resolves once subscribed. */
+  async connect(url: string, since?: number): Promise<void> {
+    const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/api/ws`, { headers: this.headers });
+    this.ws = ws;
+    await new Promise<void>((resolve, reject) => {
+      ws.once('error', reject);
+      ws.on('message', (data) => {
+        const m = JSON.parse(data.toString());
+        if (m.type === 'subscribed') resolve();
+        else if (m.type === 'event' && m.seq !== null) {
+          this.seqs.push(m.seq);
+          this.types.set(m.seq, m.event.type);
+        } else if (m.type === 'error' || m.type === 'resync') this.problems.push(JSON.stringify(m));
+      });
+      ws.on('close', (code, reason) => {
+        if (this.ws === ws) this.problems.push(`closed ${code} ${reason.toString()}`);
+      });
+      ws.once('open', () => ws.send(JSON.stringify({ type: 'subscribe', boardId: this.boardId, topics: ['activity'], ...(since === undefined ? {} : { since }) })));
+    });
+  }
+
+  /** Hangs up (as a client losing its network would) and returns the last seq it saw. */
+  hangUp(): number {
+    const ws = this.ws!;
+    this.ws = null;
+    ws.close();
+    return this.last;
+  }
+
+  close(): void {
+    const ws = this.ws;
+    this.ws = null;
+    ws?.close();
+  }
+
+  /** What is wrong with what this socket received, measured against the log. */
+  differences(log: LoggedEvent[]): string[] {
+    const wrong = [...this.problems];
+    const firstOff = this.seqs.findIndex((seq, i) => seq !== i + 1);
+    if (firstOff >= 0) wrong.push(`position ${firstOff} holds seq ${this.seqs[firstOff]}: ${this.seqs.slice(Math.max(0, firstOff - 3), firstOff + 3).join(',')}`);
+    if (this.seqs.length !== log.length) wrong.push(`received ${this.seqs.length} events, the log holds ${log.length}`);
+    const mistyped = log.find((e) => this.types.has(e.seq) && this.types.get(e.seq) !== e.type);
+    if (mistyped) wrong.push(`seq ${mistyped.seq} arrived as ${this.types.get(mistyped.seq)}, logged as ${mistyped.type}`);
+    return wrong.map((w) => `${this.name}: ${w}`);
+  }
+}
+
+/** The two-node proof against the MongoDB-wire server at `uri`, with a Redis of its own. */
+export function nodesFlow(uri: string): void {
+  describe('two server processes on one Redis and one MongoDB-wire store', () => {
+    let redis: OwnRedis;
+    let nodes: Node[] = [];
+    const db = unique('nodes');
+    const busOf = async (node: Node) => ((await fetch(`${node.url}/readyz`).then((r) => r.json())) as { bus: string }).bus;
+
+    beforeAll(async () => {
+      redis = await ownRedis();
+      const env = { STORE: 'mongo', MONGODB_URI: uri, MONGODB_DB: db, REDIS_URL: redis.url, LEASE_MIN_TTL_SECONDS: '1' };
+      nodes = await Promise.all([startNode(env), startNode(env)]);
+      await until(async () => (await Promise.all(nodes.map(busOf))).every((b) => b === 'ok'));
+    }, 120_000);
+
+    afterAll(async () => {
+      await Promise.all(nodes.map((n) => n.stop()));
+      redis?.kill();
+      const { MongoClient } = await import('mongodb');
+      const client = await MongoClient.connect(uri);
+      await client.db(db).dropDatabase();
+      await client.close();
+    }, 60_000);
+
+    it('50 agents on both nodes finish the fleet through a Redis outage; every socket gets every event once, in order', { timeout: 900_000 }, async () => {
+      const items = 120;
+      const watchers: Watcher[] = [];
+      const nodeOf = new Map<Watcher, number>();
+      const fleet = runFleet({
+        baseUrls: nodes.map((n) => n.url),
+        agents: 50,
+        items,
+        seed: 5_2026,
+        timeoutMs: 780_000,
+        async beforeWork({ projectId, owner, agents }) {
+          const sockets = [
+            ...nodes.map((_, i) => ({ name: `owner on node ${i}`, headers: owner, node: i })),
+            ...agents.map((a, i) => ({ name: `agent ${i} on node ${i % nodes.length}`, headers: a.auth, node: i % nodes.length })),
+          ];
+          for (const s of sockets) {
+            const w = new Watcher(s.name, s.headers, projectId);
+            await w.connect(nodes[s.node]!.url);
+            watchers.push(w);
+            nodeOf.set(w, s.node);
+          }
+        },
+      });
+
+      // Once work is well under way: Redis dies; a few agents lose their socket and come back on the
+      // other node with `since`; REST goes on answering; then Redis returns.
+      const outage = async () => {
+        const owner = () => watchers[0]!;
+        await until(() => watchers.length === 52 && owner().last >= items + 150, 300_000);
+        redis.kill();
+        await until(async () => (await Promise.all(nodes.map(busOf))).every((b) => b === 'degraded'));
+        const movers = watchers.slice(2, 12);
+        const resumeFrom = movers.map((w) => w.hangUp());
+        const progress = owner().last;
+        await until(() => owner().last >= progress + 20, 120_000); // commits keep landing without Redis
+        await Promise.all(movers.map((w, i) => w.connect(nodes[1 - nodeOf.get(w)!]!.url, resumeFrom[i])));
+        await redis.start();
+        await until(async () => (await Promise.all(nodes.map(busOf))).every((b) => b === 'ok'));
+      };
+      const [report] = await Promise.all([fleet, outage()]);
+      expect(report.violations).toEqual([]);
+      expect(report.events).toBeGreaterThan(items * 3);
+      await until(() => watchers.every((w) => w.last >= report.events), 60_000).catch(() => undefined);
+      for (const w of watchers) w.close();
+      expect(watchers.flatMap((w) => w.differences(report.log))).toEqual([]);
+      expect(watchers).toHaveLength(52);
+    });
+
+    it('gives a claim race on one item from both nodes exactly one winner, 200 times', { timeout: 600_000 }, async () => {
+      const rounds = 200;
+      const board = await newBoard(nodes[0]!.url);
+      const agents = await Promise.all(Array.from({ length: 6 }, (_, i) => board.agent(`racer-${i}`)));
+      const racers = agents.map((a, i) => new Client(nodes[i % 2]!.url, a.defaults));
+      const created = await racers[0]!.post('/api/items/batch', { items: Array.from({ length: rounds }, (_, i) => ({ title: `contested ${i}` })) });
+      expect(created.status).toBe(201);
+      const winners: number[] = [];
+      const refusals = new Set<string>();
+      for (let round = 1; round <= rounds; round++) {
+        const results = await Promise.all(racers.map((r) => r.post('/api/claim', { workId: `W-${round}` })));
+        winners.push(results.filter((r) => r.status === 200).length);
+        for (const r of results) if (r.status !== 200) refusals.add(`${r.status} ${r.body?.error?.code}`);
+      }
+      expect(winners.filter((n) => n !== 1)).toEqual([]);
+      expect([...refusals]).toEqual(['409 ITEM_NOT_READY']);
+      const granted: { workId: string }[] = [];
+      for (let before: number | null = null; ; ) {
+        const page = await board.owner.get(`/api/activity?projectId=${board.projectId}&limit=200${before ? `&before=${before}` : ''}`);
+        granted.push(...page.body.events.filter((e: { type: string }) => e.type === 'lease.granted'));
+        if (page.body.nextBefore === null) break;
+        before = page.body.nextBefore;
+      }
+      expect(granted).toHaveLength(rounds);
+      expect(new Set(granted.map((e) => e.workId)).size).toBe(rounds);
+    });
+  });
+}
