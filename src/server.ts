@@ -59,7 +59,6 @@ const REFUSAL: Record<RefusalReason, ErrorCode> = {
 export async function startServer(parts: ServerParts): Promise<RunningServer> {
   const { config, store, logger } = parts;
   const clock = parts.clock ?? Date.now;
-  const observer = new ResolutionObserver(clock);
   let draining = false;
   let inFlight = 0;
   let idle: (() => void) | null = null;
@@ -76,6 +75,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
 
   const selector = new ProjectSelector(store);
   const bus: Bus = parts.bus ?? new MemoryBus();
+  const observer = new ResolutionObserver(clock, (note) => bus.notify(note));
   const registry = new BoardRegistry(store, {
     clock,
     onCommit: (boardId, events) => bus.publish(boardId, events),
@@ -95,7 +95,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     registry.saw(boardId, events.at(-1)?.seq ?? 0);
     hub.deliver(boardId, events);
   });
-  bus.onNotice((notice) => hub.notice(notice));
+  bus.onNotice((notice) => (notice.kind === 'resolution.failed' || notice.kind === 'resolution.observed' ? observer.hear(notice) : hub.notice(notice)));
   const sockets: SocketHandlers = {
     path: '/api/ws',
     maxPayloadLength: 64 * 1024,

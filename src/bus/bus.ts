@@ -1,6 +1,7 @@
 // The bus port: committed event batches travel from the node that committed them to every node's
 // sockets. Memory here; Redis pub/sub carries them across nodes.
 import type { CommittedEvent } from '../../actors/board-actor.js';
+import type { ResolutionNote } from '../errors/observed-resolution.js';
 
 export type BusHandler = (boardId: string, events: CommittedEvent[]) => void;
 
@@ -13,7 +14,9 @@ export type Notice =
   /** A lease has 20% left: tell its holder. */
   | { kind: 'lease.expiring'; boardId: string; workId: string; holder: string; expiresAt: number }
   /** Cross-node messages may have been lost (the bus reconnected): bring every subscription up to the log. */
-  | { kind: 'catch-up' };
+  | { kind: 'catch-up' }
+  /** An error and what the workspace did next, for GET /api/errors' observedResolution. */
+  | ResolutionNote;
 
 export type NoticeHandler = (notice: Notice) => void;
 

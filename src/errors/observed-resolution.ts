@@ -24,28 +24,42 @@ interface Observation {
   at: number;
 }
 
-/** In-memory per node for now; the clock is injected so tests move time. */
+/** What one node tells every node (itself included), so a failure on one node and the success after it on another still correlate. */
+export type ResolutionNote =
+  | { kind: 'resolution.failed'; workspace: string; code: ErrorCode; at: number }
+  | { kind: 'resolution.observed'; workspace: string; code: ErrorCode; operation: string; at: number };
+
+/** Kept in memory on each node; with several nodes `share` carries every note to all of them. The clock is injected so tests move time. */
 export class ResolutionObserver {
   private readonly pending = new Map<string, { code: ErrorCode; at: number }>();
   private readonly observed = new Map<ErrorCode, Observation[]>();
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly share: (note: ResolutionNote) => void = (note) => this.hear(note),
+  ) {}
 
   /** A request from `workspace` failed with `code`. */
   failed(workspace: string, code: ErrorCode): void {
-    this.pending.set(workspace, { code, at: this.now() });
+    this.share({ kind: 'resolution.failed', workspace, code, at: this.now() });
   }
 
   /** A request from `workspace` succeeded on `operation` ("METHOD /path"). */
   succeeded(workspace: string, operation: string): void {
     const failure = this.pending.get(workspace);
     if (!failure) return;
-    this.pending.delete(workspace);
     const at = this.now();
-    if (at - failure.at > WINDOW_MS) return;
-    const list = this.observed.get(failure.code) ?? [];
-    list.push({ workspace, operation, at });
-    this.observed.set(failure.code, list);
+    if (at - failure.at > WINDOW_MS) return void this.pending.delete(workspace);
+    this.share({ kind: 'resolution.observed', workspace, code: failure.code, operation, at });
+  }
+
+  /** A note from any node. */
+  hear(note: ResolutionNote): void {
+    if (note.kind === 'resolution.failed') return void this.pending.set(note.workspace, { code: note.code, at: note.at });
+    this.pending.delete(note.workspace);
+    const list = this.observed.get(note.code) ?? [];
+    list.push({ workspace: note.workspace, operation: note.operation, at: note.at });
+    this.observed.set(note.code, list);
   }
 
   resolution(code: ErrorCode): ObservedResolution {

@@ -6,7 +6,7 @@ import type { CommittedEvent } from '../../actors/board-actor.js';
 import type { Identity } from '../auth/identity.js';
 import type { ProjectSelector } from '../auth/project-selection.js';
 import { errorEnvelope, errorRecord } from '../errors/envelope.js';
-import type { ResolutionObserver } from '../errors/observed-resolution.js';
+import type { ResolutionNote, ResolutionObserver } from '../errors/observed-resolution.js';
 import type { ErrorCode } from '../errors/registry.js';
 import { describeIssue } from '../http/validation.js';
 import type { Store } from '../../store/ports/store.js';
@@ -70,8 +70,8 @@ export class Hub {
     return this.connections.size;
   }
 
-  /** A notice from any node: close revoked credentials' sockets, or warn a lease holder. */
-  notice(notice: Notice): void {
+  /** A notice from any node about sockets: a shout, a lease warning, revoked credentials, or a catch-up after the bus was down. */
+  notice(notice: Exclude<Notice, ResolutionNote>): void {
     if (notice.kind === 'shout') return this.shout(notice.boardId, notice.shout);
     if (notice.kind === 'catch-up') return void Promise.all([this.catchUpAll(), this.revalidate()]);
     if (notice.kind === 'lease.expiring') {
@@ -79,6 +79,11 @@ export class Hub {
       for (const conn of this.connections.keys()) if (conn.identity.principal === notice.holder) this.transmit(conn, message);
       return;
     }
+    this.revoked(notice);
+  }
+
+  /** Closes a revoked credential's sockets; a deleted board's watchers are unsubscribed. */
+  private revoked(notice: Extract<Notice, { kind: 'revoked' }>): void {
     for (const [conn, subs] of [...this.connections]) {
       const id = conn.identity;
       const revoked =

@@ -8,6 +8,7 @@ import { newBoard } from '../support/board.js';
 import { openSocket } from '../support/socket.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { tempDir } from '../support/temp.js';
+import { until } from '../support/redis-server.js';
 
 const url = inject('redisUrl');
 
@@ -58,5 +59,22 @@ describe.skipIf(!url)('two nodes with the Redis bus', () => {
     const granted = log.body.events.filter((e: { type: string }) => e.type === 'lease.granted');
     expect(new Set(granted.map((e: { workId: string }) => e.workId)).size).toBe(rounds);
     expect(granted).toHaveLength(rounds);
+  });
+
+  it('learns observedResolution across nodes: a failure on one node, the success after it on the other', async () => {
+    for (let i = 0; i < 3; i++) {
+      const agent = await (await newBoard(a.url)).agent(`learner-${i}`);
+      expect((await new Client(a.url, agent.defaults).get('/api/items/W-404')).status).toBe(404);
+      await new Promise((r) => setTimeout(r, 50)); // the failure's note crosses Redis
+      expect((await new Client(b.url, agent.defaults).get('/api/status')).status).toBe(200);
+    }
+    for (const node of [a, b]) {
+      await until(async () => {
+        const listed = (await new Client(node.url).get('/api/errors')).body.errors.find((e: { code: string }) => e.code === 'ITEM_NOT_FOUND');
+        return listed.observedResolution.status === 'observed';
+      });
+      const listed = (await new Client(node.url).get('/api/errors')).body.errors.find((e: { code: string }) => e.code === 'ITEM_NOT_FOUND');
+      expect(listed.observedResolution).toMatchObject({ status: 'observed', distinctWorkspaces: 3, observations: 3, path: 'GET /api/status' });
+    }
   });
 });
