@@ -4,7 +4,7 @@
 // of the board and the time; the actor does the I/O.
 import type { Board, BoardItem } from '../machines/board.js';
 import type { Decide } from '../machines/board-decision.js';
-import { DuplicateKeyError, type BoardRecord, type EventRecord, type Store } from '../store/ports/store.js';
+import type { BoardRecord, EventRecord, Store } from '../store/ports/store.js';
 
 export type CommittedEvent = Omit<EventRecord, 'version' | '_id'>;
 
@@ -151,17 +151,14 @@ export class BoardActor {
     return this.current;
   }
 
-  /** Copies the committed outbox to the event log; on failure the next command reloads and retries. */
+  /**
+   * Copies the committed outbox to the event log in seq order (a reader of the log never sees a
+   * later event without the earlier ones); what was copied before is skipped. On failure the next
+   * command reloads and retries.
+   */
   private async copyToLog(record: BoardRecord): Promise<void> {
     try {
-      // Together, so they share one group commit; a duplicate means it was copied before.
-      await Promise.all(
-        (record.outbox ?? []).map((event) =>
-          this.ports.events.insert({ ...event, version: 1 }).catch((e: unknown) => {
-            if (!(e instanceof DuplicateKeyError)) throw e;
-          }),
-        ),
-      );
+      await this.ports.events.insertMissing((record.outbox ?? []).map((event) => ({ ...event, version: 1 })));
     } catch {
       this.current = null;
     }

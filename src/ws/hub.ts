@@ -50,6 +50,9 @@ export interface HubDeps {
 const REPLAY_PAGE = 500;
 /** A replay waits for the client to read once this much is waiting to go out (well under the slow-consumer cap). */
 const REPLAY_BACKLOG = 256 * 1024;
+/** A gap in the log is waited out this many times, this long each, before the socket is told to reconnect. */
+const LOG_GAP_WAITS = 40;
+const LOG_GAP_WAIT_MS = 50;
 
 export class Hub {
   private readonly connections = new Map<Connection, Map<string, Subscription>>();
@@ -221,12 +224,20 @@ export class Hub {
 
   /** Sends from the log everything after lastSeq, at the pace the client reads, then what was held meanwhile. */
   private async catchUp(conn: Connection, boardId: string, sub: Subscription): Promise<void> {
-    for (;;) {
+    for (let gaps = 0; ; ) {
       const page = await this.deps.store.events.find({ boardId, seq: { $gt: sub.lastSeq } }, { sort: [['seq', 1]], limit: REPLAY_PAGE });
-      for (const e of page) {
+      const contiguous = page.findIndex((e, i) => e.seq !== sub.lastSeq + 1 + i);
+      for (const e of contiguous < 0 ? page : page.slice(0, contiguous)) {
         if (conn.backlog() > REPLAY_BACKLOG) await conn.drained();
         if (!this.connections.has(conn)) return;
         this.send(conn, boardId, sub, e);
+      }
+      if (contiguous >= 0) {
+        // An event the log does not hold yet (its commit is still being copied): never skip it.
+        if (++gaps > LOG_GAP_WAITS) return conn.close(CLOSE.shutdown, 'the event log is incomplete; reconnect with since');
+        await this.deps.syncLog(boardId);
+        await new Promise((r) => setTimeout(r, LOG_GAP_WAIT_MS));
+        continue;
       }
       if (page.length < REPLAY_PAGE) break;
     }

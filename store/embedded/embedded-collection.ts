@@ -73,6 +73,17 @@ export class EmbeddedCollection<T extends Doc> implements Collection<T> {
     await this.sink.append([[this.name, copy._id, copy]]);
   }
 
+  async insertMissing(docs: readonly T[]): Promise<void> {
+    const entries: [string, string, T][] = [];
+    for (const doc of docs) {
+      if (this.docs.has(doc._id)) continue;
+      const copy = structuredClone(doc);
+      this.put(copy, null);
+      entries.push([this.name, copy._id, copy]);
+    }
+    if (entries.length) await this.sink.append(entries);
+  }
+
   async update(id: string, expectedVersion: number, changes: Changes<T>, unset: ReadonlyArray<keyof Changes<T>> = []): Promise<T | null> {
     const current = this.docs.get(id);
     if (!current || current.version !== expectedVersion) return null;

@@ -1,6 +1,6 @@
 // One collection on MongoDB: conditional updates filtered on `version`, driver errors mapped to
 // the port's errors so callers see the same failures as on the embedded store.
-import { MongoError, MongoServerError, type Collection as Driver, type Document } from 'mongodb';
+import { MongoBulkWriteError, MongoError, MongoServerError, type Collection as Driver, type Document } from 'mongodb';
 import { DuplicateKeyError, StoreUnavailableError, type Changes, type Collection, type Doc, type Filter, type FindOptions, type IndexSpec, type Selected } from '../ports/store.js';
 
 /**
@@ -54,6 +54,20 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
 
   async insert(doc: T): Promise<void> {
     await this.run(() => this.driver.insertOne(doc as Document), doc as unknown as Record<string, unknown>);
+  }
+
+  async insertMissing(docs: readonly T[]): Promise<void> {
+    // An ordered insertMany stops at its first failure; one on an id already stored is skipped past.
+    for (let rest = docs; rest.length; ) {
+      try {
+        await this.driver.insertMany(rest as unknown as Document[], { ordered: true });
+        return;
+      } catch (e) {
+        const at = firstDuplicateAt(e);
+        if (at === null) return void (await this.run(() => Promise.reject(e)));
+        rest = rest.slice(at + 1);
+      }
+    }
   }
 
   update(id: string, expectedVersion: number, changes: Changes<T>, unset: ReadonlyArray<keyof Changes<T>> = []): Promise<T | null> {
@@ -139,6 +153,14 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     }
     return '_id';
   }
+}
+
+/** The index of the document an ordered insertMany stopped at, when it stopped on a duplicate key. */
+function firstDuplicateAt(e: unknown): number | null {
+  if (!(e instanceof MongoBulkWriteError)) return null;
+  const first = [e.writeErrors].flat()[0];
+  if (!first || !(first.code === 11000 || /duplicate key|UNIQUE constraint failed/i.test(first.errmsg ?? ''))) return null;
+  return first.index;
 }
 
 function isDuplicateKey(e: unknown): e is MongoServerError {

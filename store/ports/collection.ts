@@ -36,6 +36,12 @@ export interface Collection<T extends Doc> {
   /** Fails with DuplicateKeyError when `_id` or a unique index is taken. */
   insert(doc: T): Promise<void>;
   /**
+   * Inserts those of `docs` whose `_id` is not stored yet, one after another in the given order,
+   * so a reader never sees one of them without those before it (copying a board's outbox into
+   * the event log, possibly again).
+   */
+  insertMissing(docs: readonly T[]): Promise<void>;
+  /**
    * Sets `changes` (and removes `unset`) only when the stored version equals `expectedVersion`;
    * bumps the version. Returns the new document, or null when missing or the version moved.
    */

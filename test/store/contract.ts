@@ -126,6 +126,17 @@ export function storeContract(name: string, harness: StoreHarness): void {
       await expect(store.events.insert({ ...event(board, 1), _id: unique('ev') })).rejects.toBeInstanceOf(DuplicateKeyError);
     });
 
+    it('inserts the missing ones of a list in order, leaving those already stored as they were', async () => {
+      const board = unique('board');
+      await store.events.insert({ ...event(board, 2), data: { kept: true } });
+      await store.events.insertMissing([event(board, 1), event(board, 2), event(board, 3), event(board, 4)]);
+      const all = await store.events.find({ boardId: board }, { sort: [['seq', 1]] });
+      expect(all.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+      expect(all[1]!.data).toEqual({ kept: true });
+      await store.events.insertMissing([event(board, 3), event(board, 4)]);
+      expect(await store.events.count({ boardId: board })).toBe(4);
+    });
+
     it('deletes one (optionally at a version) and many', async () => {
       const a = account();
       await store.accounts.insert(a);
