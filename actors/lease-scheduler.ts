@@ -29,8 +29,12 @@ export class LeaseScheduler {
     return this.timers.get(boardId)?.at ?? null;
   }
 
-  /** (Re)arms the board's timer for its nearest warning or expiry. */
-  plan(actor: BoardActor, board: Board): void {
+  /**
+   * (Re)arms the board's timer for its nearest warning or expiry, `lagMs` after it: a node that
+   * did not commit the board's last change arms a backup timer that lags, so the node that did
+   * acts first and the nodes do not race for every deadline.
+   */
+  plan(actor: BoardActor, board: Board, lagMs = 0): void {
     const existing = this.timers.get(actor.boardId);
     if (existing) clearTimeout(existing.timer);
     this.timers.delete(actor.boardId);
@@ -43,6 +47,7 @@ export class LeaseScheduler {
       if (at === null || next < at) at = next;
     }
     if (at === null) return;
+    at += lagMs;
     const timer = setTimeout(() => void this.fire(actor, board), Math.max(0, at - this.clock()));
     timer.unref();
     this.timers.set(actor.boardId, { timer, at });

@@ -16,6 +16,9 @@ export interface RegistryOptions {
   onCommit?: (boardId: string, events: CommittedEvent[]) => void;
 }
 
+/** How far behind the deadline a node that did not commit the board's last change acts on it. */
+export const BACKUP_LAG_MS = 250;
+
 export class BoardRegistry {
   private readonly actors = new Map<string, BoardActor>();
   private readonly scheduler: LeaseScheduler;
@@ -76,7 +79,7 @@ export class BoardRegistry {
       if (planned !== null && planned > now) continue;
       const actor = this.get(_id);
       const { board } = await actor.read();
-      this.scheduler.plan(actor, board);
+      this.scheduler.plan(actor, board, BACKUP_LAG_MS);
     }
     for (const [id, actor] of this.actors) {
       if (actor.idle && !this.scheduler.has(id) && now - actor.lastUsed > this.idleMs) this.actors.delete(id);

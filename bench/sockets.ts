@@ -137,8 +137,14 @@ const nodes = shared ? [await startNode(shared), await startNode(shared)] : [awa
 try {
   console.log(`sockets: ${nodes.length === 2 ? 'two nodes on MongoDB and Redis (claims on the first, sockets on the second)' : 'one node, embedded store'}`);
   await expiryPushes(nodes[0]!, nodes.at(-1)!);
-  await manySockets(nodes);
+  if (READERS + STALLED > 0) await manySockets(nodes);
   for (let i = 1; i < Number(process.env.ROUNDS ?? 1); i++) await manySockets(nodes);
 } finally {
   await Promise.all(nodes.map((n) => n.stop()));
+  if (shared) {
+    const { MongoClient } = await import('mongodb');
+    const client = await MongoClient.connect(process.env.MONGODB_URI!);
+    await client.db(shared.MONGODB_DB).dropDatabase();
+    await client.close();
+  }
 }

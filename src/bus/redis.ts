@@ -18,6 +18,7 @@ export class RedisBus implements Bus {
   private readonly sub: Redis;
 
   private reportedDown = false;
+  private closing = false;
 
   /** `onHealth` hears once when cross-node delivery goes down and once when it is back. */
   constructor(url: string, private readonly onHealth: (health: 'ok' | 'degraded', cause?: unknown) => void = () => undefined) {
@@ -76,6 +77,7 @@ export class RedisBus implements Bus {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     this.handlers.clear();
     this.noticeHandlers.clear();
     this.pub.disconnect();
@@ -100,7 +102,7 @@ export class RedisBus implements Bus {
   }
 
   private failed(cause: unknown): void {
-    if (this.reportedDown) return;
+    if (this.reportedDown || this.closing) return;
     this.reportedDown = true;
     this.onHealth('degraded', cause);
   }
