@@ -2,8 +2,9 @@
 // one Redis and one MongoDB-wire store. 50 agents split across them run the fleet simulation
 // while each agent, and the owner on each node, holds a socket on the board; Redis is SIGKILLed in
 // the middle of the run and started again, and some agents reconnect meanwhile to the other node
-// with `since`. Every socket ends with every event of the log exactly once, in seq order. Then a
-// claim race on one item from both nodes at once has exactly one winner, 200 times over.
+// with `since`. Every socket ends with every event of the log exactly once, in seq order. A lease
+// holder's socket on the other node hears its lease expiring and expired. Then a claim race on
+// one item from both nodes at once has exactly one winner, 200 times over.
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runFleet, type LoggedEvent } from '../../bench/fleet-sim.js';
@@ -12,6 +13,7 @@ import { newBoard } from '../support/board.js';
 import { runMain } from '../support/process.js';
 import { ownRedis, until, type OwnRedis } from '../support/redis-server.js';
 import { Client } from '../support/server.js';
+import { openSocket } from '../support/socket.js';
 import { unique } from '../support/temp.js';
 
 interface Node {
@@ -172,6 +174,21 @@ export function nodesFlow(uri: string): void {
       for (const w of watchers) w.close();
       expect(watchers.flatMap((w) => w.differences(report.log))).toEqual([]);
       expect(watchers).toHaveLength(52);
+    });
+
+    it('pushes lease.expiring and lease.expired to a holder whose socket is on the other node and watches nothing', { timeout: 60_000 }, async () => {
+      const board = await newBoard(nodes[0]!.url);
+      const holder = await board.agent('holder');
+      expect((await holder.post('/api/items', { title: 'short lease' })).status).toBe(201);
+      const socket = await openSocket(nodes[1]!.url, { authorization: holder.defaults.authorization! });
+      const grant = await holder.post('/api/claim', { ttlSeconds: 1 });
+      expect(grant.status).toBe(200);
+      const expiring = await socket.next((m) => m.type === 'event' && m.event.type === 'lease.expiring', 20_000);
+      expect(expiring).toMatchObject({ boardId: board.projectId, seq: null, event: { workId: grant.body.workId, data: { holder: holder.principal, expiresAt: grant.body.expiresAt } } });
+      const expired = await socket.next((m) => m.type === 'event' && m.event.type === 'lease.expired', 20_000);
+      expect(expired).toMatchObject({ boardId: board.projectId, event: { workId: grant.body.workId } });
+      expect(expired.seq).toBeGreaterThan(0);
+      socket.ws.close();
     });
 
     it('gives a claim race on one item from both nodes exactly one winner, 200 times', { timeout: 600_000 }, async () => {
