@@ -88,11 +88,11 @@ export class RedisBus implements Bus {
     for (const handler of this.noticeHandlers) handler(notice);
   }
 
-  /** Runs `then` each time `client` is ready again after its first connection. */
+  /** Runs `then` each time `client` is ready again after its first connection, or after an outage that began before it. */
   private onReconnect(client: Redis, then: () => void): void {
     let connected = false;
     client.on('ready', () => {
-      if (connected) then();
+      if (connected || this.reportedDown) then();
       connected = true;
       if (this.reportedDown && this.healthy) {
         this.reportedDown = false;

@@ -1,6 +1,8 @@
 import { describe, expect, inject, it } from 'vitest';
 import type { CommittedEvent } from '../../actors/board-actor.js';
+import type { Notice } from '../../src/bus/bus.js';
 import { RedisBus } from '../../src/bus/redis.js';
+import { canRunRedis, ownRedis, until } from '../support/redis-server.js';
 import { unique } from '../support/temp.js';
 import { batch, busContract } from './contract.js';
 
@@ -32,4 +34,28 @@ describe.skipIf(!url)('redis bus', () => {
     await one.close();
     await two.close();
   });
+});
+
+describe.skipIf(!url || !canRunRedis)('redis bus across outages', () => {
+  it('asks this node to catch up each time Redis comes back, also when it was away from the start', async () => {
+    const redis = await ownRedis();
+    redis.kill();
+    const bus = new RedisBus(redis.url);
+    const catchUps: Notice[] = [];
+    bus.onNotice((n) => n.kind === 'catch-up' && catchUps.push(n));
+    try {
+      await new Promise((r) => setTimeout(r, 300));
+      expect(bus.health).toBe('degraded');
+      await redis.start();
+      await until(() => catchUps.length === 1);
+      await until(() => bus.health === 'ok');
+      redis.kill();
+      await until(() => bus.health === 'degraded');
+      await redis.start();
+      await until(() => catchUps.length === 2);
+    } finally {
+      await bus.close();
+      redis.kill();
+    }
+  }, 60_000);
 });
