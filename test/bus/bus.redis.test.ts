@@ -2,7 +2,8 @@ import { describe, expect, inject, it } from 'vitest';
 import type { CommittedEvent } from '../../actors/board-actor.js';
 import type { Notice } from '../../src/bus/bus.js';
 import { RedisBus } from '../../src/bus/redis.js';
-import { canRunRedis, ownRedis, until } from '../support/redis-server.js';
+import { canRunRedis, ownRedis } from '../support/redis-server.js';
+import { until } from '../support/until.js';
 import { unique } from '../support/temp.js';
 import { batch, busContract } from './contract.js';
 

@@ -8,10 +8,10 @@
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runFleet, type LoggedEvent } from '../../bench/fleet-sim.js';
-import { freePort } from '../../bench/free-port.js';
 import { newBoard } from '../support/board.js';
-import { runMain } from '../support/process.js';
-import { ownRedis, until, type OwnRedis } from '../support/redis-server.js';
+import { startMain } from '../support/process.js';
+import { ownRedis, type OwnRedis } from '../support/redis-server.js';
+import { until } from '../support/until.js';
 import { Client } from '../support/server.js';
 import { openSocket } from '../support/socket.js';
 import { unique } from '../support/temp.js';
@@ -22,20 +22,12 @@ interface Node {
 }
 
 async function startNode(env: Record<string, string>): Promise<Node> {
-  const port = await freePort();
-  const run = runMain({ ...env, PORT: String(port), LOG_LEVEL: 'warn' });
-  const url = `http://127.0.0.1:${port}`;
-  let exited = false;
-  void run.exited.then(() => (exited = true));
-  await until(async () => {
-    if (exited) throw new Error(`node exited:\n${run.output()}`);
-    return fetch(`${url}/readyz`).then((r) => r.ok, () => false);
-  }, 30_000);
+  const node = await startMain(env);
   return {
-    url,
+    url: node.url,
     async stop() {
-      run.child.kill('SIGTERM');
-      await run.exited;
+      node.child.kill('SIGTERM');
+      await node.exited;
     },
   };
 }

@@ -8,7 +8,7 @@ import { newBoard } from '../support/board.js';
 import { openSocket } from '../support/socket.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { tempDir } from '../support/temp.js';
-import { until } from '../support/redis-server.js';
+import { until } from '../support/until.js';
 
 const url = inject('redisUrl');
 

@@ -9,7 +9,8 @@ import { newBoard } from '../support/board.js';
 import { openSocket } from '../support/socket.js';
 import { Client, startTestServer, type TestServer } from '../support/server.js';
 import { tempDir } from '../support/temp.js';
-import { canRunRedis, ownRedis, until, type OwnRedis } from '../support/redis-server.js';
+import { canRunRedis, ownRedis, type OwnRedis } from '../support/redis-server.js';
+import { until } from '../support/until.js';
 
 const haveRedis = inject('redisUrl') !== null && canRunRedis;
 

@@ -5,7 +5,8 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { FallbackRateLimiter, type BudgetScope } from '../../src/ratelimit/fallback.js';
 import { MemoryRateLimiter } from '../../src/ratelimit/memory.js';
 import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
-import { canRunRedis, ownRedis, until, type OwnRedis } from '../support/redis-server.js';
+import { canRunRedis, ownRedis, type OwnRedis } from '../support/redis-server.js';
+import { until } from '../support/until.js';
 
 describe.skipIf(inject('redisUrl') === null || !canRunRedis)('rate budgets across a Redis outage', () => {
   let redis: OwnRedis;

@@ -1,6 +1,7 @@
 // A redis-server of the test's own, on a free port, that the test may kill and start again.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { freePort } from '../../bench/free-port.js';
+import { until } from './until.js';
 
 export const canRunRedis = spawnSync('redis-server', ['--version']).status === 0;
 
@@ -9,11 +10,6 @@ export interface OwnRedis {
   start(): Promise<void>;
   /** SIGKILL: connections drop at once, nothing is saved. */
   kill(): void;
-}
-
-export async function until(check: () => Promise<boolean> | boolean, ms = 20_000): Promise<void> {
-  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) if (await check()) return;
-  throw new Error('condition not reached');
 }
 
 export async function ownRedis(): Promise<OwnRedis> {
