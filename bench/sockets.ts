@@ -7,6 +7,8 @@
 //  2. 1,000 sockets on one board: 800 read its lease events, 200 subscribe to everything and
 //     never read a byte, while 8 MB of shouts go out: the nodes' memory, how many stalled sockets
 //     were cut off, and whether every reading socket got every lease event.
+// READERS and STALLED change those counts (both 0 skips part 2); ROUNDS repeats part 2 on the same
+// nodes, to see whether memory grows round over round.
 import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import WebSocket from 'ws';
@@ -23,6 +25,9 @@ const wsUrl = (url: string) => `${url.replace(/^http/, 'ws')}/api/ws`;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const post = (url: string, path: string, body: unknown, auth: Record<string, string>): Promise<any> =>
   fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body: JSON.stringify(body) }).then((r) => r.json());
+
+/** Each node's open sockets, as its /readyz counts them. */
+const openSockets = (nodes: BenchNode[]): Promise<number[]> => Promise.all(nodes.map(async (n) => ((await fetch(`${n.url}/readyz`).then((r) => r.json())) as { sockets: number }).sockets));
 
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -118,15 +123,15 @@ async function manySockets(nodes: BenchNode[]): Promise<void> {
   clearInterval(sampler);
   await sleep(500);
   const after = memory();
-  const open = await Promise.all(nodes.map(async (n) => ((await fetch(`${n.url}/readyz`).then((r) => r.json())) as { sockets: number }).sockets));
+  const open = await openSockets(nodes);
   const complete = readers.filter((r) => r.seen === leaseEvents && r.closed === null).length;
   const cut = READERS + STALLED - open.reduce((a, b) => a + b, 0);
 
-  console.log(`${'1,000 sockets, 200 never read'.padEnd(34)} ${shouts} shouts of 2 KB to the 200 in ${shoutSeconds.toFixed(1)} s, then ${leaseEvents} lease events to all, in ${seconds.toFixed(1)} s in all (${nodes.length} node${nodes.length > 1 ? 's' : ''})`);
-  console.log(`${''.padEnd(34)} RSS: idle ${fmt(before)}, 1,000 connected ${fmt(connected)}, peak ${fmt(peak)}, after ${fmt(after)}`);
+  console.log(`${`${READERS + STALLED} sockets, ${STALLED} never read`.padEnd(34)} ${shouts} shouts of 2 KB to the 200 in ${shoutSeconds.toFixed(1)} s, then ${leaseEvents} lease events to all, in ${seconds.toFixed(1)} s in all (${nodes.length} node${nodes.length > 1 ? 's' : ''})`);
+  console.log(`${''.padEnd(34)} RSS: idle ${fmt(before)}, all connected ${fmt(connected)}, peak ${fmt(peak)}, after ${fmt(after)}`);
   console.log(`${''.padEnd(34)} readers with every lease event: ${complete}/${READERS}; sockets cut off as slow consumers: ${cut} (of ${STALLED} stalled)`);
   await sleep(15_000);
-  console.log(`${''.padEnd(34)} RSS 15 s later, the stalled clients still connected: ${fmt(memory())}; open sockets ${(await Promise.all(nodes.map(async (n) => ((await fetch(`${n.url}/readyz`).then((r) => r.json())) as { sockets: number }).sockets))).join(' + ')}`);
+  console.log(`${''.padEnd(34)} RSS 15 s later, the stalled clients still connected: ${fmt(memory())}; open sockets ${(await openSockets(nodes)).join(' + ')}`);
   for (const s of stalled) s.destroy();
   await sleep(2000);
   console.log(`${''.padEnd(34)} RSS once they hung up: ${fmt(memory())}`);
