@@ -127,7 +127,7 @@ async function manySockets(nodes: BenchNode[]): Promise<void> {
   const complete = readers.filter((r) => r.seen === leaseEvents && r.closed === null).length;
   const cut = READERS + STALLED - open.reduce((a, b) => a + b, 0);
 
-  console.log(`${`${READERS + STALLED} sockets, ${STALLED} never read`.padEnd(34)} ${shouts} shouts of 2 KB to the 200 in ${shoutSeconds.toFixed(1)} s, then ${leaseEvents} lease events to all, in ${seconds.toFixed(1)} s in all (${nodes.length} node${nodes.length > 1 ? 's' : ''})`);
+  console.log(`${`${READERS + STALLED} sockets, ${STALLED} never read`.padEnd(34)} ${shouts} shouts of 2 KB to the ${STALLED} in ${shoutSeconds.toFixed(1)} s, then ${leaseEvents} lease events to all, in ${seconds.toFixed(1)} s in all (${nodes.length} node${nodes.length > 1 ? 's' : ''})`);
   console.log(`${''.padEnd(34)} RSS: idle ${fmt(before)}, all connected ${fmt(connected)}, peak ${fmt(peak)}, after ${fmt(after)}`);
   console.log(`${''.padEnd(34)} readers with every lease event: ${complete}/${READERS}; sockets cut off as slow consumers: ${cut} (of ${STALLED} stalled)`);
   await sleep(15_000);
