@@ -4,7 +4,7 @@
 // of the board and the time; the actor does the I/O.
 import type { Board, BoardItem } from '../machines/board.js';
 import type { Decide } from '../machines/board-decision.js';
-import type { BoardRecord, EventRecord, Store } from '../store/ports/store.js';
+import type { BoardRecord, EventRecord, Header, Store } from '../store/ports/store.js';
 
 export type CommittedEvent = Omit<EventRecord, 'version' | '_id'>;
 
@@ -45,7 +45,8 @@ export function nextDeadline(board: Board): number | null {
 export class BoardActor {
   private readonly mailbox: (() => Promise<void>)[] = [];
   private running = false;
-  private current: { record: BoardRecord; board: Board } | null = null;
+  /** The board as this node last committed or loaded it; the record without its items (they are in `board`). */
+  private current: { record: Header<BoardRecord>; board: Board } | null = null;
   private readonly listeners = new Set<BoardListener>();
   lastUsed = 0;
 
@@ -78,11 +79,11 @@ export class BoardActor {
    * on its way (it is copied just after the commit, possibly by another node).
    */
   async syncLog(): Promise<void> {
-    const record = await this.ports.boards.get(this.boardId);
+    const [record] = await this.ports.boards.select({ _id: this.boardId }, ['outbox']);
     const outbox = record?.outbox ?? [];
     if (!outbox.length) return;
     const copied = await this.ports.events.count({ boardId: this.boardId, seq: { $gte: outbox[0]!.seq, $lte: outbox.at(-1)!.seq } });
-    if (copied < outbox.length) await this.copyToLog(record!);
+    if (copied < outbox.length) await this.copyToLog(outbox);
   }
 
   /** Another node committed up to `seq`: a cached board older than that is reloaded before the next command. */
@@ -136,17 +137,17 @@ export class BoardActor {
         continue;
       }
       this.current = { record: updated, board: decision.board };
-      await this.copyToLog(updated);
+      await this.copyToLog(updated.outbox);
       for (const listener of this.listeners) listener(events, decision.board);
       return decision.reply;
     }
     throw new BoardBusyError(this.boardId);
   }
 
-  private async load(): Promise<{ record: BoardRecord; board: Board }> {
+  private async load(): Promise<{ record: Header<BoardRecord>; board: Board }> {
     const record = await this.ports.boards.get(this.boardId);
     if (!record) throw new BoardMissingError(this.boardId);
-    await this.copyToLog(record);
+    await this.copyToLog(record.outbox);
     this.current = { record, board: boardOf(record) };
     return this.current;
   }
@@ -156,9 +157,9 @@ export class BoardActor {
    * later event without the earlier ones); what was copied before is skipped. On failure the next
    * command reloads and retries.
    */
-  private async copyToLog(record: BoardRecord): Promise<void> {
+  private async copyToLog(outbox: BoardRecord['outbox']): Promise<void> {
     try {
-      await this.ports.events.insertMissing((record.outbox ?? []).map((event) => ({ ...event, version: 1 })));
+      await this.ports.events.insertMissing((outbox ?? []).map((event) => ({ ...event, version: 1 })));
     } catch {
       this.current = null;
     }

@@ -1,69 +1,57 @@
-// The embedded store: every collection in memory, made durable by one journal under DATA_DIR.
-import { mkdir, open, readFile, rm } from 'node:fs/promises';
-import { join } from 'node:path';
-import { COLLECTION_NAMES, SCHEMA, StoreUnavailableError, type CollectionName, type Collections, type Doc, type Store } from '../ports/store.js';
-import { EmbeddedCollection } from './embedded-collection.js';
-import { Journal, type JournalOp, type Snapshot } from './journal.js';
+// The embedded store: LMDB under DATA_DIR (data.mdb and lock.mdb), one database per collection,
+// per index and per field stored apart, all in one environment so a write spans them atomically.
+// One process holds the directory at a time (see dir-lock.ts).
+import { mkdir, readdir } from 'node:fs/promises';
+import { open, type Database, type Key } from 'lmdb';
+import { COLLECTION_NAMES, SCHEMA, STORED_APART, StoreUnavailableError, type CollectionName, type Collections, type Store } from '../ports/store.js';
+import { lockDir } from './dir-lock.js';
+import { LmdbCollection, type CollectionDbs } from './lmdb-collection.js';
+import { Writer } from './writer.js';
+
+/** What the hand-written journal of earlier versions left in a data directory. */
+const OLD_FORMAT = /^(?:journal-\d+\.log|snapshot-\d+\.json)$/;
 
 export async function openEmbeddedStore(dataDir: string): Promise<Store> {
   await mkdir(dataDir, { recursive: true });
-  const lockPath = join(dataDir, 'LOCK');
-  await takeLock(lockPath);
+  const old = (await readdir(dataDir)).find((f) => OLD_FORMAT.test(f));
+  if (old) throw new Error(`DATA_DIR ${dataDir} holds the old journal format (${old}); this version keeps LMDB files there: move the directory aside and start again`);
+  const lock = await lockDir(dataDir);
 
-  let journal: Journal | null = null;
-  const sink = {
-    append: (ops: readonly JournalOp[]) => journal!.append(ops),
-    settled: () => journal!.settled(),
-  };
-  const collections = Object.fromEntries(COLLECTION_NAMES.map((name) => [name, new EmbeddedCollection<Doc>(name, SCHEMA[name], sink)])) as unknown as Record<CollectionName, EmbeddedCollection<Doc>>;
-
-  const snapshot = (): Snapshot => ({
-    collections: Object.fromEntries(COLLECTION_NAMES.map((name) => [name, [...collections[name].docs.values()]])),
+  const env = open({
+    path: dataDir,
+    maxDbs: 256,
+    // A commit's promise resolves only once it is synced, and readers see it no earlier.
+    overlappingSync: false,
+    // Batches form from whatever is queued while a commit is in flight (group commit), not per
+    // event turn; lmdb-js's event-turn batch leaves a rejected promise unhandled on a failed commit.
+    eventTurnBatching: false,
   });
-  const load = (s: Snapshot) => {
-    for (const name of COLLECTION_NAMES) for (const doc of (s.collections[name] ?? []) as Doc[]) collections[name].replay(doc._id, doc);
-  };
-  const replay = (ops: readonly JournalOp[]) => {
-    for (const [name, id, doc, patch] of ops) collections[name as CollectionName]?.replay(id, doc as Doc | null, patch);
-  };
-  journal = await Journal.open(dataDir, replay, snapshot, load);
+  const writer = new Writer(env, env.openDB({ name: '_meta' }));
+  const collections = Object.fromEntries(
+    COLLECTION_NAMES.map((name) => {
+      const apart = STORED_APART[name];
+      const dbs: CollectionDbs = {
+        docs: env.openDB({ name }),
+        indexes: SCHEMA[name].map((spec) => ({ spec, db: env.openDB({ name: `${name}.${spec.name}` }) as Database<string, Key[]> })),
+        apart: apart ? { field: apart, db: env.openDB({ name: `${name}.${apart}` }) } : null,
+      };
+      return [name, new LmdbCollection(name, dbs, writer)];
+    }),
+  ) as unknown as Record<CollectionName, LmdbCollection<never>>;
 
   let closed = false;
   return {
     ...(collections as unknown as Collections),
     kind: 'embedded',
     async ping() {
-      if (closed || !journal!.healthy) throw new StoreUnavailableError(new Error(closed ? 'store closed' : 'journal write failed'));
+      if (!writer.healthy) throw new StoreUnavailableError(new Error(closed ? 'store closed' : 'the last write failed; waiting for the disk to take writes again'));
     },
     async close() {
       if (closed) return;
       closed = true;
-      await journal!.close();
-      await rm(lockPath, { force: true });
+      await writer.close();
+      await env.close();
+      await lock.release();
     },
   };
-}
-
-/** One process per data directory: a second would interleave journal writes. */
-async function takeLock(lockPath: string): Promise<void> {
-  try {
-    const holder = Number((await readFile(lockPath, 'utf8')).trim());
-    if (holder && holder !== process.pid && isAlive(holder)) {
-      throw new Error(`DATA_DIR is in use by process ${holder} (${lockPath})`);
-    }
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-  }
-  const fh = await open(lockPath, 'w');
-  await fh.writeFile(String(process.pid));
-  await fh.close();
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

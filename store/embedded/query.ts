@@ -1,5 +1,5 @@
 // Filter matching and ordering over plain documents, with the same semantics as the Mongo adapter.
-import type { Filter, FindOptions } from '../ports/collection.js';
+import type { FindOptions } from '../ports/collection.js';
 
 type Condition = Record<string, unknown>;
 
@@ -25,7 +25,7 @@ function matchesField(value: unknown, cond: unknown): boolean {
   return true;
 }
 
-export function matches<T>(doc: T, filter: Filter<T>): boolean {
+export function matches(doc: object, filter: object): boolean {
   const rec = doc as Record<string, unknown>;
   return Object.entries(filter).every(([field, cond]) => matchesField(rec[field], cond));
 }

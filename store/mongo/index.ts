@@ -1,6 +1,6 @@
 // The MongoDB store: one driver collection per port collection, indexes ensured at start.
 import { MongoClient, type Db, type Document } from 'mongodb';
-import { COLLECTION_NAMES, SCHEMA, StoreUnavailableError, type Collections, type Store } from '../ports/store.js';
+import { COLLECTION_NAMES, SCHEMA, STORED_APART, StoreUnavailableError, type Collections, type Store } from '../ports/store.js';
 import { MongoCollection } from './mongo-collection.js';
 
 export interface MongoStoreOptions {
@@ -26,7 +26,7 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
       for (const index of SCHEMA[name]) {
         await driver.createIndex(Object.fromEntries(index.fields.map((f) => [f, 1])), { name: index.name, unique: index.unique });
       }
-      return [name, new MongoCollection(name, SCHEMA[name], driver, guards)] as const;
+      return [name, new MongoCollection(name, SCHEMA[name], driver, guards, STORED_APART[name] ?? null)] as const;
     }),
   );
   return {

@@ -1,7 +1,7 @@
 // One collection on MongoDB: conditional updates filtered on `version`, driver errors mapped to
 // the port's errors so callers see the same failures as on the embedded store.
 import { MongoBulkWriteError, MongoError, MongoServerError, type Collection as Driver, type Document } from 'mongodb';
-import { DuplicateKeyError, StoreUnavailableError, type Changes, type Collection, type Doc, type Filter, type FindOptions, type IndexSpec, type Selected } from '../ports/store.js';
+import { DuplicateKeyError, StoreUnavailableError, type ApartField, type Changes, type Collection, type Doc, type Filter, type FindOptions, type Header, type IndexSpec, type Selected } from '../ports/store.js';
 
 /**
  * Wire servers that evaluate a conditional update's filter apart from its write (FerretDB 1.x
@@ -20,10 +20,19 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     private readonly indexes: readonly IndexSpec[],
     private readonly driver: Driver<Document>,
     private readonly guards: CommitGuards | null = null,
+    /** The field stored apart: a path in the document here, left out of what patch returns. */
+    private readonly apart: ApartField | null = null,
   ) {}
 
   get(id: string): Promise<T | null> {
     return this.run(() => this.driver.findOne({ _id: id } as Document) as Promise<T | null>);
+  }
+
+  async getEntry(id: string, key: string): Promise<unknown> {
+    if (!this.apart) throw new Error(`${this.name} stores no field apart`);
+    const path = `${this.apart}.${key}`;
+    const doc = await this.run(() => this.driver.findOne({ _id: id } as Document, { projection: { [path]: 1 } }));
+    return (doc?.[this.apart] as Record<string, unknown> | undefined)?.[key] ?? null;
   }
 
   findOne(filter: Filter<T>): Promise<T | null> {
@@ -82,9 +91,12 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     );
   }
 
-  patch(id: string, expectedVersion: number, set: Record<string, unknown>): Promise<T | null> {
+  patch(id: string, expectedVersion: number, set: Record<string, unknown>): Promise<Header<T> | null> {
+    const projection = this.apart ? { [this.apart]: 0 } : undefined;
     return this.guarded(id, expectedVersion, null, () =>
-      this.run(() => this.driver.findOneAndUpdate({ _id: id, version: expectedVersion } as Document, { $set: set, $inc: { version: 1 } }, { returnDocument: 'after' }) as Promise<T | null>),
+      this.run(
+        () => this.driver.findOneAndUpdate({ _id: id, version: expectedVersion } as Document, { $set: set, $inc: { version: 1 } }, { returnDocument: 'after', projection }) as Promise<Header<T> | null>,
+      ),
     );
   }
 

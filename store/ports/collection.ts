@@ -25,10 +25,16 @@ export interface FindOptions<T> {
 /** Reads only `_id` and the named fields of each match (cheap for large documents). */
 export type Selected<T extends Doc, K extends keyof T> = Pick<T, '_id' | K>;
 
+/** The field name a collection may keep apart (STORED_APART), and a document without it. */
+export type ApartField = 'items';
+export type Header<T> = Omit<T, ApartField>;
+
 export type Changes<T> = Partial<Omit<T, '_id' | 'version'>>;
 
 export interface Collection<T extends Doc> {
   get(id: string): Promise<T | null>;
+  /** One entry of the collection's field stored apart (STORED_APART), or null; nothing else is read. */
+  getEntry(id: string, key: string): Promise<unknown>;
   findOne(filter: Filter<T>): Promise<T | null>;
   find(filter: Filter<T>, options?: FindOptions<T>): Promise<T[]>;
   select<K extends keyof T & string>(filter: Filter<T>, fields: readonly K[], options?: FindOptions<T>): Promise<Selected<T, K>[]>;
@@ -48,9 +54,10 @@ export interface Collection<T extends Doc> {
   update(id: string, expectedVersion: number, changes: Changes<T>, unset?: ReadonlyArray<keyof Changes<T>>): Promise<T | null>;
   /**
    * Like update, but sets dotted paths (`items.W-5`) so a large document is changed in place:
-   * only what changed travels and is journaled. Paths must not contain `$`.
+   * only what changed travels and is written. Paths must not contain `$`. Returns the new
+   * document without its field stored apart (STORED_APART), so a commit never reads it whole.
    */
-  patch(id: string, expectedVersion: number, set: Record<string, unknown>): Promise<T | null>;
+  patch(id: string, expectedVersion: number, set: Record<string, unknown>): Promise<Header<T> | null>;
   /** Deletes when present (and, if given, at `expectedVersion`). */
   delete(id: string, expectedVersion?: number): Promise<boolean>;
   deleteMany(filter: Filter<T>): Promise<number>;

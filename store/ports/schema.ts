@@ -1,5 +1,5 @@
 // The collections of the store and their indexes, declared once for both adapters.
-import type { Collection } from './collection.js';
+import type { ApartField, Collection } from './collection.js';
 import type { AccountRecord, AuditRecord, BoardRecord, EventRecord, LinkTokenRecord, MemberRecord, PresenceRecord, ProjectRecord, SessionRecord, ShoutRecord, TokenRecord } from './records.js';
 
 export interface IndexSpec {
@@ -28,16 +28,23 @@ const idx = (fields: string[], unique = false): IndexSpec => ({ name: fields.joi
 
 export const SCHEMA: Record<CollectionName, readonly IndexSpec[]> = {
   accounts: [idx(['email'], true), idx(['referralCode'], true)],
-  sessions: [idx(['accountId'])],
+  sessions: [idx(['accountId']), idx(['expiresAt'])],
   tokens: [idx(['secretHash'], true), idx(['accountId']), idx(['agentId']), idx(['boardId'])],
   projects: [idx(['ownerId'])],
   members: [idx(['accountId', 'acceptedAt']), idx(['projectId'])],
   boards: [idx(['nextDeadline'])],
   events: [idx(['boardId', 'seq'], true)],
   audit: [idx(['projectId', 'at'])],
-  linkTokens: [idx(['accountId'])],
+  linkTokens: [idx(['accountId']), idx(['expiresAt'])],
   shouts: [idx(['boardId', 'at'])],
   presence: [idx(['boardId', 'seenAt'])],
 };
+
+/**
+ * A map field a collection keeps apart from the rest of its document, one entry per key where the
+ * adapter can (a board's items): `patch` writes only the entries it names, reads that do not ask
+ * for the field skip it, and `getEntry` reads one entry alone.
+ */
+export const STORED_APART: Partial<Record<CollectionName, ApartField>> = { boards: 'items' };
 
 export const COLLECTION_NAMES = Object.keys(SCHEMA) as CollectionName[];

@@ -166,14 +166,48 @@ export function storeContract(name: string, harness: StoreHarness): void {
 
     it('patches dotted paths at the expected version, leaving the rest of the document as it was', async () => {
       const boardId = unique('board');
-      await store.boards.insert({ _id: boardId, version: 1, nextWorkSeq: 1, nextFencingToken: 1, lastSeq: 0, items: { 'W-1': { title: 'one' }, 'W-2': { title: 'two' } }, nextDeadline: null });
-      const patched = await store.boards.patch(boardId, 1, { 'items.W-2': { title: 'TWO' }, 'items.W-3': { title: 'three' }, lastSeq: 4 });
-      expect(patched).toMatchObject({ version: 2, lastSeq: 4, items: { 'W-1': { title: 'one' }, 'W-2': { title: 'TWO' }, 'W-3': { title: 'three' } } });
+      await store.boards.insert({ _id: boardId, version: 1, nextWorkSeq: 1, nextFencingToken: 1, lastSeq: 0, items: { 'W-1': { title: 'one', n: 1 }, 'W-2': { title: 'two' } }, nextDeadline: null });
+      const patched = await store.boards.patch(boardId, 1, { 'items.W-2': { title: 'TWO' }, 'items.W-3': { title: 'three' }, 'items.W-1.title': 'uno', lastSeq: 4 });
+      // What patch returns leaves out the field stored apart, so a commit never reads a board whole.
+      expect(patched).toEqual({ _id: boardId, version: 2, nextWorkSeq: 1, nextFencingToken: 1, lastSeq: 4, nextDeadline: null });
       expect(await store.boards.patch(boardId, 1, { lastSeq: 9 })).toBeNull();
-      expect(await store.boards.get(boardId)).toEqual(patched);
+      expect(await store.boards.get(boardId)).toEqual({ ...patched, items: { 'W-1': { title: 'uno', n: 1 }, 'W-2': { title: 'TWO' }, 'W-3': { title: 'three' } } });
       const results = await Promise.all(Array.from({ length: 10 }, (_, i) => store.boards.patch(boardId, 2, { [`items.W-${i + 10}`]: { title: String(i) } })));
       expect(results.filter((r) => r !== null)).toHaveLength(1);
       expect(Object.keys((await store.boards.get(boardId))!.items)).toHaveLength(4);
+    });
+
+    it('reads one entry of a field stored apart, or the document without it', async () => {
+      const boardId = unique('board');
+      await store.boards.insert({ _id: boardId, version: 1, nextWorkSeq: 3, nextFencingToken: 1, lastSeq: 7, items: { 'W-1': { title: 'one' }, 'W-2': { title: 'two' } }, nextDeadline: 50 });
+      expect(await store.boards.getEntry(boardId, 'W-2')).toEqual({ title: 'two' });
+      expect(await store.boards.getEntry(boardId, 'W-9')).toBeNull();
+      expect(await store.boards.getEntry('missing', 'W-1')).toBeNull();
+      expect(await store.boards.select({ _id: boardId }, ['lastSeq', 'nextDeadline'])).toEqual([{ _id: boardId, lastSeq: 7, nextDeadline: 50 }]);
+      await store.boards.update(boardId, 1, { items: { 'W-5': { title: 'five' } } });
+      expect((await store.boards.get(boardId))!.items).toEqual({ 'W-5': { title: 'five' } });
+      expect(await store.boards.getEntry(boardId, 'W-1')).toBeNull();
+      expect(await store.boards.delete(boardId)).toBe(true);
+      expect(await store.boards.getEntry(boardId, 'W-5')).toBeNull();
+    });
+
+    it('reads index ranges in either direction, past other keys, with or without the documents', async () => {
+      const board = unique('board');
+      const other = unique('board');
+      for (let seq = 1; seq <= 30; seq++) await store.events.insert(event(board, seq));
+      for (let seq = 1; seq <= 5; seq++) await store.events.insert(event(other, seq));
+      const newest = await store.events.find({ boardId: board, seq: { $lte: 20 } }, { sort: [['seq', -1]], limit: 4 });
+      expect(newest.map((e) => e.seq)).toEqual([20, 19, 18, 17]);
+      const oldest = await store.events.select({ boardId: board, seq: { $gte: 28 } }, ['seq'], { sort: [['seq', 1]] });
+      expect(oldest).toEqual([28, 29, 30].map((seq) => ({ _id: `${board}:${seq}`, seq })));
+      expect(await store.events.count({ boardId: board, seq: { $gt: 10, $lt: 15 } })).toBe(4);
+      expect(await store.events.count({ boardId: other })).toBe(5);
+      // A condition on a field the index does not hold, sorted by one it does not order.
+      const byData = await store.events.find({ boardId: board, type: 'item.created', workId: { $in: ['W-3', 'W-12'] } }, { sort: [['at', -1]] });
+      expect(byData.map((e) => e.seq)).toEqual([12, 3]);
+      expect(await store.events.find({ boardId: board, workId: { $exists: false } })).toEqual([]);
+      const ids = await store.events.find({ _id: { $gt: `${board}:3`, $lte: `${board}:5` } });
+      expect(ids.map((e) => e._id)).toEqual([`${board}:30`, `${board}:4`, `${board}:5`]);
     });
 
     it('answers ping while open', async () => {

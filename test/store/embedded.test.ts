@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { readdir, stat } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { openEmbeddedStore } from '../../store/embedded/index.js';
 import type { Store } from '../../store/ports/store.js';
-import { tempDir, unique } from '../support/temp.js';
+import { tempDir } from '../support/temp.js';
 import { storeContract } from './contract.js';
 
 const dirs = new Map<Store, () => Promise<void>>();
@@ -31,58 +31,35 @@ storeContract('embedded', {
   },
 });
 
-describe('embedded journal', () => {
+describe('embedded store on LMDB', () => {
   const cleanups: (() => Promise<void>)[] = [];
   afterEach(async () => {
     for (const c of cleanups.splice(0)) await c();
   });
 
-  it('refuses a second process-level open of the same directory while the first holds it', async () => {
+  it('holds its directory alone: a second open is refused, naming the holder, until the first closes', async () => {
     const dir = await tempDir();
     cleanups.push(dir.remove);
     const store = await openEmbeddedStore(dir.path);
-    cleanups.unshift(() => store.close());
-    // The lock names this very process, which is allowed to reopen (tests reopen in-process);
-    // a foreign live pid is refused.
-    const { writeFile } = await import('node:fs/promises');
-    await writeFile(`${dir.path}/LOCK`, String(process.ppid));
-    await expect(openEmbeddedStore(dir.path)).rejects.toThrow(/in use by process/);
+    await expect(openEmbeddedStore(dir.path)).rejects.toThrow(`DATA_DIR ${dir.path} is in use by process ${process.pid}`);
+    await store.close();
+    const again = await openEmbeddedStore(dir.path);
+    await again.close();
   });
 
-  it('compacts into a snapshot and keeps everything after restart', async () => {
+  it('refuses a directory in the old journal format with one line naming it', async () => {
     const dir = await tempDir();
     cleanups.push(dir.remove);
-    let store = await openEmbeddedStore(dir.path);
-    const board = unique('board');
-    const payload = 'x'.repeat(20_000);
-    // ~10 MB of journal crosses the compaction threshold (8 MiB).
-    await Promise.all(
-      Array.from({ length: 500 }, (_, i) =>
-        store.events.insert({ _id: `${board}:${i}`, version: 1, boardId: board, seq: i, type: 't', actor: 'a', workId: null, at: i, data: { payload } }),
-      ),
-    );
-    await store.close(); // waits for the background compaction
-    const files = await readdir(dir.path);
-    const journals = files.filter((f) => f.startsWith('journal-'));
-    expect(journals).toHaveLength(1);
-    expect(Number(journals[0]!.slice(8, -4))).toBeGreaterThan(1);
-    expect((await stat(`${dir.path}/${journals[0]}`)).size).toBeLessThan(8 * 1024 * 1024);
-    store = await openEmbeddedStore(dir.path);
-    cleanups.unshift(() => store.close());
-    expect(await store.events.count({ boardId: board })).toBe(500);
+    await writeFile(`${dir.path}/journal-3.log`, '[]\n');
+    await expect(openEmbeddedStore(dir.path)).rejects.toThrow(/^DATA_DIR .* holds the old journal format \(journal-3\.log\)/);
   });
 
-  it('groups concurrent writes into fewer syncs than writes', async () => {
+  it('fails every call closed once closed', async () => {
     const dir = await tempDir();
     cleanups.push(dir.remove);
     const store = await openEmbeddedStore(dir.path);
-    cleanups.unshift(() => store.close());
-    const board = unique('board');
-    await Promise.all(Array.from({ length: 200 }, (_, i) => store.events.insert({ _id: `${board}:${i}`, version: 1, boardId: board, seq: i, type: 't', actor: 'a', workId: null, at: i, data: {} })));
-    const { readFile } = await import('node:fs/promises');
-    const journal = (await readdir(dir.path)).find((f) => f.startsWith('journal-'))!;
-    const lines = (await readFile(`${dir.path}/${journal}`, 'utf8')).trim().split('\n');
-    expect(lines).toHaveLength(200);
-    expect(await store.events.count({ boardId: board })).toBe(200);
+    await store.close();
+    await expect(store.ping()).rejects.toThrow('store unavailable');
+    await expect(store.accounts.get('x')).rejects.toThrow('store unavailable');
   });
 });

@@ -1,0 +1,274 @@
+// One collection on LMDB. Documents live in their own database keyed by _id; each declared index
+// is an ordered key space ([...values] → _id when unique, [...values, _id] → _id otherwise)
+// written in the same transaction as its document, so finds read a key range instead of
+// scanning. A field stored apart (a board's items) keeps one entry per key ([_id, key] → value):
+// a write touches only the entries it changes, and a read that does not ask for the field never
+// decodes it.
+import type { Database, Key as LmdbKey } from 'lmdb';
+import { DuplicateKeyError, type Changes, type Collection, type Doc, type Filter, type FindOptions, type Header, type ApartField, type IndexSpec, type Selected } from '../ports/store.js';
+import { HIGH, keyValue, planFor, type Plan } from './plan.js';
+import { setPath } from './paths.js';
+import { matches, order } from './query.js';
+import type { Writer } from './writer.js';
+
+type Row = Record<string, unknown>;
+type Key = LmdbKey[];
+
+export interface CollectionDbs {
+  docs: Database<Row, string>;
+  indexes: { spec: IndexSpec; db: Database<string, Key> }[];
+  /** The field stored apart, one entry per key, if the collection has one. */
+  apart: { field: ApartField; db: Database<unknown, Key> } | null;
+}
+
+const DELETE_CHUNK = 500;
+
+const indexKey = (spec: IndexSpec, doc: Row): Key => {
+  const values = spec.fields.map((f) => keyValue(doc[f]));
+  return spec.unique ? values : [...values, doc._id as string];
+};
+const sameKey = (a: Key, b: Key): boolean => a.length === b.length && a.every((v, i) => v === b[i]);
+
+export class LmdbCollection<T extends Doc> implements Collection<T> {
+  constructor(
+    private readonly name: string,
+    private readonly dbs: CollectionDbs,
+    private readonly writer: Writer,
+  ) {}
+
+  async get(id: string): Promise<T | null> {
+    this.writer.check();
+    return this.load(id) as T | null;
+  }
+
+  async getEntry(id: string, key: string): Promise<unknown> {
+    this.writer.check();
+    if (!this.dbs.apart) throw new Error(`${this.name} stores no field apart`);
+    return this.dbs.apart.db.get([id, key]) ?? null;
+  }
+
+  async findOne(filter: Filter<T>): Promise<T | null> {
+    return (await this.find(filter, { limit: 1 }))[0] ?? null;
+  }
+
+  async find(filter: Filter<T>, options: FindOptions<T> = {}): Promise<T[]> {
+    this.writer.check();
+    return this.query(filter, options, null) as T[];
+  }
+
+  async select<K extends keyof T & string>(filter: Filter<T>, fields: readonly K[], options: FindOptions<T> = {}): Promise<Selected<T, K>[]> {
+    this.writer.check();
+    return this.query(filter, options, fields) as Selected<T, K>[];
+  }
+
+  async count(filter: Filter<T>): Promise<number> {
+    this.writer.check();
+    const plan = planFor(filter, this.specs);
+    if (plan.kind === 'index' && plan.exact) return this.indexDb(plan.index).getKeysCount({ start: plan.start, end: plan.end });
+    let n = 0;
+    for (const _match of this.matching(plan, filter as Row)) n++;
+    return n;
+  }
+
+  async insert(doc: T): Promise<void> {
+    const row = structuredClone(doc) as unknown as Row;
+    await this.writer.write(() => {
+      if (this.dbs.docs.doesExist(row._id as string)) throw new DuplicateKeyError(this.name, '_id');
+      this.store(row, null);
+    });
+  }
+
+  async insertMissing(docs: readonly T[]): Promise<void> {
+    const rows = structuredClone(docs) as unknown as Row[];
+    await this.writer.write(() => {
+      for (const row of rows) {
+        if (this.dbs.docs.doesExist(row._id as string) || this.takenIndex(row)) continue;
+        this.store(row, null);
+      }
+    });
+  }
+
+  update(id: string, expectedVersion: number, changes: Changes<T>, unset: ReadonlyArray<keyof Changes<T>> = []): Promise<T | null> {
+    const set = structuredClone(changes) as Row;
+    return this.writer.write(() => {
+      const current = this.dbs.docs.get(id);
+      if (!current || current.version !== expectedVersion) return null;
+      const next: Row = { ...current, ...set, version: expectedVersion + 1 };
+      for (const field of unset) delete next[field as string];
+      this.store(next, current, unset.includes(this.dbs.apart?.field as keyof Changes<T>));
+      return this.load(id) as T;
+    });
+  }
+
+  patch(id: string, expectedVersion: number, set: Record<string, unknown>): Promise<Header<T> | null> {
+    const values = structuredClone(set);
+    return this.writer.write(() => {
+      const current = this.dbs.docs.get(id);
+      if (!current || current.version !== expectedVersion) return null;
+      const next: Row = { ...current, version: expectedVersion + 1 };
+      const apart = this.dbs.apart;
+      for (const [path, value] of Object.entries(values)) {
+        const keys = path.split('.');
+        if (!apart || keys[0] !== apart.field) setPath(next, keys, value);
+        else if (keys.length === 1) next[apart.field] = value;
+        else {
+          const entry = keys.length === 2 ? value : (apart.db.get([id, keys[1]!]) ?? {});
+          if (keys.length > 2) setPath(entry as Row, keys.slice(2), value);
+          apart.db.put([id, keys[1]!], entry);
+        }
+      }
+      this.store(next, current);
+      return next as Header<T>;
+    });
+  }
+
+  delete(id: string, expectedVersion?: number): Promise<boolean> {
+    return this.writer.write(() => {
+      const current = this.dbs.docs.get(id);
+      if (!current || (expectedVersion !== undefined && current.version !== expectedVersion)) return false;
+      this.remove(current);
+      return true;
+    });
+  }
+
+  async deleteMany(filter: Filter<T>): Promise<number> {
+    this.writer.check();
+    const ids = [...this.matching(planFor(filter, this.specs), filter as Row)].map((m) => m.id);
+    let deleted = 0;
+    for (let i = 0; i < ids.length; i += DELETE_CHUNK) {
+      deleted += await this.writer.write(() => {
+        let n = 0;
+        for (const id of ids.slice(i, i + DELETE_CHUNK)) {
+          const current = this.dbs.docs.get(id);
+          if (current && matches(current, filter as Row)) n += (this.remove(current), 1);
+        }
+        return n;
+      });
+    }
+    return deleted;
+  }
+
+  private get specs(): IndexSpec[] {
+    return this.dbs.indexes.map((i) => i.spec);
+  }
+
+  private indexDb(spec: IndexSpec): Database<string, Key> {
+    return this.dbs.indexes.find((i) => i.spec === spec)!.db;
+  }
+
+  /** The document with its apart field assembled, unless `fields` leaves that field out. */
+  private load(id: string, fields?: readonly string[] | null): Row | null {
+    const row = this.dbs.docs.get(id);
+    return row ? this.withApart(id, row, fields) : null;
+  }
+
+  private withApart(id: string, row: Row, fields?: readonly string[] | null): Row {
+    const apart = this.dbs.apart;
+    if (!apart || (fields && !fields.includes(apart.field))) return row;
+    const entries: Row = {};
+    for (const { key, value } of apart.db.getRange({ start: [id], end: [id, HIGH] })) entries[key[1] as string] = value;
+    row[apart.field] = entries;
+    return row;
+  }
+
+  /**
+   * The matching documents in plan order, each with what was read to decide: the stored
+   * document (`whole`), or, when the index holds every filtered field, only the key's fields.
+   */
+  private *matching(plan: Plan, filter: Row): Generator<{ id: string; row: Row; whole: boolean }> {
+    if (plan.kind === 'ids') {
+      for (const id of plan.ids) {
+        const row = this.dbs.docs.get(id);
+        if (row && matches(row, filter)) yield { id, row, whole: true };
+      }
+      return;
+    }
+    if (plan.kind === 'primary') {
+      const range = plan.reverse ? { start: plan.end ?? HIGH, end: plan.start, reverse: true } : { start: plan.start, end: plan.end };
+      for (const { key, value } of this.dbs.docs.getRange(range)) if (matches(value, filter)) yield { id: key, row: value, whole: true };
+      return;
+    }
+    const { index } = plan;
+    const fromKey = Object.keys(filter).every((f) => f === '_id' || index.fields.includes(f));
+    const range = plan.reverse ? { start: plan.end, end: plan.start, reverse: true, inclusiveEnd: true, exclusiveStart: true } : { start: plan.start, end: plan.end };
+    for (const { key, value: id } of this.indexDb(index).getRange(range)) {
+      if (fromKey) {
+        // LMDB's key encoding reads a one-element array back as its element.
+        const parts = Array.isArray(key) ? key : [key];
+        const partial: Row = { _id: id };
+        index.fields.forEach((f, i) => (partial[f] = parts[i]));
+        if (matches(partial, filter)) yield { id, row: partial, whole: false };
+      } else {
+        const row = this.dbs.docs.get(id);
+        if (row && matches(row, filter)) yield { id, row, whole: true };
+      }
+    }
+  }
+
+  /** find (`fields` null) and select: skip and limit are applied while reading when the plan's order is the one asked for. */
+  private query(filter: Filter<T>, options: FindOptions<T>, fields: readonly string[] | null): Row[] {
+    const plan = planFor(filter, this.specs, options);
+    const sortFields = plan.ordered ? [] : (options.sort ?? [['_id', 1]]).map(([f]) => f as string);
+    const need = fields && [...fields, ...sortFields];
+    const read = ({ id, row, whole }: { id: string; row: Row; whole: boolean }): Row => {
+      if (whole) return this.withApart(id, row, need);
+      return need && need.every((f) => f in row) ? row : this.load(id, need)!;
+    };
+    const pick = (row: Row): Row => (fields ? Object.fromEntries(['_id', ...fields].filter((f) => f in row).map((f) => [f, row[f]])) : row);
+    const skip = options.skip ?? 0;
+    const limit = options.limit ?? Infinity;
+    if (!plan.ordered) {
+      const rows = [...this.matching(plan, filter as Row)].map(read);
+      return order(rows, options as FindOptions<Row>).map(pick);
+    }
+    const out: Row[] = [];
+    let seen = 0;
+    for (const match of this.matching(plan, filter as Row)) {
+      if (out.length >= limit) break;
+      if (seen++ >= skip) out.push(pick(read(match)));
+    }
+    return out;
+  }
+
+  /** The name of a unique index another document already holds `row`'s key in, if any. */
+  private takenIndex(row: Row): string | null {
+    for (const { spec, db } of this.dbs.indexes) {
+      if (!spec.unique) continue;
+      const owner = db.get(indexKey(spec, row));
+      if (owner !== undefined && owner !== row._id) return spec.name;
+    }
+    return null;
+  }
+
+  /**
+   * Writes `row` over `previous`: unique keys are checked before anything is written (a refusal
+   * throws and the transaction aborts), index keys that moved are replaced, and the apart field,
+   * when `row` carries it, replaces the stored entries.
+   */
+  private store(row: Row, previous: Row | null, dropApart = false): void {
+    const taken = this.takenIndex(row);
+    if (taken) throw new DuplicateKeyError(this.name, taken);
+    const apart = this.dbs.apart;
+    const id = row._id as string;
+    if (apart && (apart.field in row || dropApart)) {
+      if (previous) for (const key of apart.db.getKeys({ start: [id], end: [id, HIGH] })) apart.db.remove(key);
+      for (const [key, value] of Object.entries((row[apart.field] ?? {}) as Row)) apart.db.put([id, key], value);
+      delete row[apart.field];
+    }
+    for (const { spec, db } of this.dbs.indexes) {
+      const next = indexKey(spec, row);
+      const before = previous && indexKey(spec, previous);
+      if (before && sameKey(before, next)) continue;
+      if (before) db.remove(before);
+      db.put(next, id);
+    }
+    this.dbs.docs.put(id, row);
+  }
+
+  private remove(row: Row): void {
+    const id = row._id as string;
+    for (const { spec, db } of this.dbs.indexes) db.remove(indexKey(spec, row));
+    if (this.dbs.apart) for (const key of this.dbs.apart.db.getKeys({ start: [id], end: [id, HIGH] })) this.dbs.apart.db.remove(key);
+    this.dbs.docs.remove(id);
+  }
+}
