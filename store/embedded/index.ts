@@ -19,6 +19,8 @@ export async function openEmbeddedStore(dataDir: string): Promise<Store> {
 
   const env = open({
     path: dataDir,
+    // A directory, even when its name has a dot (lmdb-js would otherwise take it for a file).
+    noSubdir: false,
     maxDbs: 256,
     // A commit's promise resolves only once it is synced, and readers see it no earlier.
     overlappingSync: false,

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { writeFile } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import { openEmbeddedStore } from '../../store/embedded/index.js';
 import type { Store } from '../../store/ports/store.js';
 import { tempDir } from '../support/temp.js';
@@ -45,6 +45,15 @@ describe('embedded store on LMDB', () => {
     await store.close();
     const again = await openEmbeddedStore(dir.path);
     await again.close();
+  });
+
+  it('keeps its files inside DATA_DIR even when the directory name looks like a file name', async () => {
+    const dir = await tempDir();
+    cleanups.push(dir.remove);
+    const store = await openEmbeddedStore(`${dir.path}/board.data`);
+    await store.accounts.insert({ _id: 'a1', version: 1, email: 'a@example.com', passwordHash: 'h', displayName: null, defaultProjectId: null, emailVerified: false, referralCode: 'r1', referredBy: null, referralMonths: 0, createdAt: 1 });
+    await store.close();
+    expect((await readdir(`${dir.path}/board.data`)).sort()).toEqual(['data.mdb', 'lock.mdb']);
   });
 
   it('refuses a directory in the old journal format with one line naming it', async () => {
