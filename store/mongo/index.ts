@@ -19,14 +19,15 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
   }
   const db = client.db(options.db);
   const prefix = options.prefix ?? '';
-  const guards = (await needsCommitGuards(db)) ? { driver: db.collection<Document>(`${prefix}commit_guards`), staleAfterMs: 30_000 } : null;
+  const ferret = await isFerretDb(db);
+  const guards = ferret ? { driver: db.collection<Document>(`${prefix}commit_guards`), staleAfterMs: 30_000 } : null;
   const entries = await Promise.all(
     COLLECTION_NAMES.map(async (name) => {
       const driver = db.collection<Document>(`${prefix}${name}`);
       for (const index of SCHEMA[name]) {
         await driver.createIndex(Object.fromEntries(index.fields.map((f) => [f, 1])), { name: index.name, unique: index.unique });
       }
-      return [name, new MongoCollection(name, SCHEMA[name], driver, guards, STORED_APART[name] ?? null)] as const;
+      return [name, new MongoCollection(name, SCHEMA[name], driver, guards, STORED_APART[name] ?? null, !ferret)] as const;
     }),
   );
   return {
@@ -45,8 +46,8 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
   };
 }
 
-/** MongoDB applies a conditional update atomically; FerretDB 1.x does not (see MongoCollection). */
-async function needsCommitGuards(db: Db): Promise<boolean> {
+/** FerretDB 1.x does not apply a conditional update atomically (see MongoCollection), nor project findAndModify. */
+async function isFerretDb(db: Db): Promise<boolean> {
   const info = await db.admin().command({ buildInfo: 1 });
   return 'ferretdbVersion' in info;
 }

@@ -22,6 +22,8 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     private readonly guards: CommitGuards | null = null,
     /** The field stored apart: a path in the document here, left out of what patch returns. */
     private readonly apart: ApartField | null = null,
+    /** Whether findAndModify takes a projection (FerretDB 1.x refuses one). */
+    private readonly projects = true,
   ) {}
 
   get(id: string): Promise<T | null> {
@@ -92,12 +94,12 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
   }
 
   patch(id: string, expectedVersion: number, set: Record<string, unknown>): Promise<Header<T> | null> {
-    const projection = this.apart ? { [this.apart]: 0 } : undefined;
-    return this.guarded(id, expectedVersion, null, () =>
-      this.run(
-        () => this.driver.findOneAndUpdate({ _id: id, version: expectedVersion } as Document, { $set: set, $inc: { version: 1 } }, { returnDocument: 'after', projection }) as Promise<Header<T> | null>,
-      ),
-    );
+    const projection = this.apart && this.projects ? { [this.apart]: 0 } : undefined;
+    return this.guarded(id, expectedVersion, null, async () => {
+      const doc = await this.run(() => this.driver.findOneAndUpdate({ _id: id, version: expectedVersion } as Document, { $set: set, $inc: { version: 1 } }, { returnDocument: 'after', projection }));
+      if (doc && this.apart) delete doc[this.apart];
+      return doc as Header<T> | null;
+    });
   }
 
   async delete(id: string, expectedVersion?: number): Promise<boolean> {
