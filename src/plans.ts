@@ -22,3 +22,8 @@ export const BOARD_WINDOW_MS = 60_000;
 
 /** Per socket address, for signup, login, change-password and change-email (limit: the default of ADDRESS_RATE_PER_MINUTE). */
 export const ADDRESS_BUDGET = { limit: 30, windowMs: 60_000 } as const;
+
+export const DAY_MS = 86_400_000;
+
+/** The oldest time a board on `plan` still keeps history from (events, shouts, presence, audit). */
+export const historySince = (plan: PlanName, now: number): number => now - PLANS[plan].historyRetentionDays * DAY_MS;

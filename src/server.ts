@@ -19,6 +19,7 @@ import { createHttpServer, type RefusalReason, type SocketHandlers } from './htt
 import type { RateLimiter } from './ratelimit/limiter.js';
 import type { Route } from './http/route.js';
 import { routeTable } from './routes/index.js';
+import { schedulePurges } from './board/retention.js';
 import type { ErrorCode } from './errors/registry.js';
 import type { Store } from '../store/ports/store.js';
 
@@ -82,6 +83,10 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     onWarning: (boardId, w) => bus.notify({ kind: 'lease.expiring', boardId, workId: w.workId, holder: w.holder, expiresAt: w.expiresAt }),
   });
   registry.start();
+  const stopPurges = schedulePurges(store, clock, (purged, error) => {
+    if (error) logger.warn({ err: error }, 'retention: purge failed, retried on the next round');
+    else if (purged && Object.values(purged).some((n) => n > 0)) logger.info({ purged }, 'retention: purged what aged out');
+  });
   const boards = new BoardAccess(registry);
   const mailer = parts.mailer ?? logMailer(logger);
   const routes = routeTable({ config, store, observer, passwords: parts.passwords, mailer, selector, boards, logger, clock, readiness, busHealth: () => bus.health, sockets: () => hub.size, revoke: (notice) => bus.notify(notice), notify: (notice) => bus.notify(notice) });
@@ -154,6 +159,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
         });
       }
       clearInterval(revalidation);
+      stopPurges();
       hub.closeAll(CLOSE.shutdown, 'the node is shutting down');
       await registry.stop();
       await bus.close();

@@ -6,7 +6,7 @@ import { atLeast } from '../auth/project-selection.js';
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type Route } from '../http/route.js';
 import { intInRange } from '../http/query.js';
-import { PLANS } from '../plans.js';
+import { historySince } from '../plans.js';
 import type { ShoutRecord } from '../../store/ports/store.js';
 import type { RouteDeps } from './deps.js';
 import { WorkId } from './board-schemas.js';
@@ -31,8 +31,8 @@ export function shoutRoutes(deps: RouteDeps): Route[] {
   const { boards, store } = deps;
 
   /** Keeps the newest 5,000 and nothing older than the plan's history retention. */
-  async function trim(boardId: string, now: number, retentionDays: number): Promise<void> {
-    await store.shouts.deleteMany({ boardId, at: { $lt: now - retentionDays * 86_400_000 } });
+  async function trim(boardId: string, since: number): Promise<void> {
+    await store.shouts.deleteMany({ boardId, at: { $lt: since } });
     const excess = (await store.shouts.count({ boardId })) - SHOUTS_KEPT_PER_BOARD;
     if (excess > 0) {
       const oldest = await store.shouts.select({ boardId }, ['at'], { sort: [['_id', 1]], limit: excess });
@@ -58,7 +58,7 @@ export function shoutRoutes(deps: RouteDeps): Route[] {
         const shout: ShoutRecord = { _id: id, version: 1, boardId: call.boardId, from: call.principal, text: body.text, kind: body.kind, workId: body.workId ?? null, to: body.to ?? null, at: ctx.now, deliveredAt: null };
         await store.shouts.insert(shout);
         deps.notify({ kind: 'shout', boardId: call.boardId, shout: { id, from: shout.from, text: shout.text, kind: shout.kind, workId: shout.workId, to: shout.to, at: shout.at } });
-        await trim(call.boardId, ctx.now, PLANS[ctx.project!.plan].historyRetentionDays);
+        await trim(call.boardId, historySince(ctx.project!.plan, ctx.now));
         return { status: 201, body: view(shout) };
       },
     }),

@@ -4,7 +4,7 @@ import { countsByState, priorityChain, stalled } from '../../machines/board.js';
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type Route } from '../http/route.js';
 import { intInRange } from '../http/query.js';
-import { PLANS } from '../plans.js';
+import { historySince } from '../plans.js';
 import type { EventRecord } from '../../store/ports/store.js';
 import type { RouteDeps } from './deps.js';
 
@@ -43,7 +43,6 @@ const Metrics = z.object({
 });
 
 export const ONLINE_WITHIN_MS = 120_000;
-const DAY_MS = 86_400_000;
 const ACTIVITY_DEFAULT = 50;
 const ACTIVITY_MAX = 200;
 const base = { group: 'board', auth: 'bearer-or-session', project: 'required', rateHeaders: true, bodyKind: 'none', rate: 'read' } as const;
@@ -117,7 +116,7 @@ export function statusRoutes(deps: RouteDeps): Route[] {
       responses: { 200: { description: 'Matching events, newest first.', schema: z.object({ events: z.array(z.object({}).loose()), nextBefore: z.number().int().nullable() }) } },
       async handler({ ctx, body }) {
         const call = boards.enter(ctx, 'viewer', 'history', body.workId);
-        const oldest = ctx.now - PLANS[ctx.project!.plan].historyRetentionDays * DAY_MS;
+        const oldest = historySince(ctx.project!.plan, ctx.now);
         const from = Math.max(oldest, body.from ? Date.parse(body.from) : oldest);
         const to = body.to ? Date.parse(body.to) : ctx.now;
         await call.actor.syncLog();
@@ -189,7 +188,7 @@ export function statusRoutes(deps: RouteDeps): Route[] {
       responses: { 200: { description: 'The metrics.', schema: Metrics } },
       async handler({ ctx }) {
         const call = boards.enter(ctx, 'viewer', 'history');
-        const since = ctx.now - PLANS[ctx.project!.plan].historyRetentionDays * DAY_MS;
+        const since = historySince(ctx.project!.plan, ctx.now);
         const [{ board }, events] = await Promise.all([call.actor.read(), store.events.find({ boardId: call.boardId, at: { $gte: since } }, { sort: [['seq', 1]], limit: 100_000 })]);
         const perDay = new Map<string, number>();
         const readyAt = new Map<string, number>();

@@ -1,0 +1,62 @@
+// Retention: a board's events, shouts, presence and audit rows older than its plan's history
+// retention, and expired sessions and link tokens, are deleted through index ranges (by board and
+// seq or time, by expiry), so the work is proportional to what ages out, never a collection scan.
+// Every node may run it; deleting what is already gone is harmless.
+import { DAY_MS, historySince, PLANS } from '../plans.js';
+import type { Store } from '../../store/ports/store.js';
+
+export const PURGE_EVERY_MS = 10 * 60_000;
+const PROJECT_PAGE = 200;
+
+export type RetentionPorts = Pick<Store, 'projects' | 'events' | 'shouts' | 'presence' | 'audit' | 'sessions' | 'linkTokens'>;
+
+export interface Purged {
+  events: number;
+  shouts: number;
+  presence: number;
+  audit: number;
+  sessions: number;
+  linkTokens: number;
+}
+
+/** Deletes everything past its retention at `now`, and says how much. */
+export async function purgeExpired(store: RetentionPorts, now: number): Promise<Purged> {
+  const purged: Purged = { events: 0, shouts: 0, presence: 0, audit: 0, sessions: 0, linkTokens: 0 };
+  purged.sessions = await store.sessions.deleteMany({ expiresAt: { $lt: now } });
+  purged.linkTokens = await store.linkTokens.deleteMany({ expiresAt: { $lt: now } });
+  for (let after = ''; ; ) {
+    const page = await store.projects.select({ _id: { $gt: after } }, ['plan'], { sort: [['_id', 1]], limit: PROJECT_PAGE });
+    for (const { _id: boardId, plan } of page) {
+      const cutoff = historySince(plan, now);
+      // seq grows with time, so what ages out of the log is a prefix of it.
+      const [kept] = await store.events.select({ boardId, at: { $gte: cutoff } }, ['seq'], { sort: [['seq', 1]], limit: 1 });
+      purged.events += await store.events.deleteMany(kept ? { boardId, seq: { $lt: kept.seq } } : { boardId });
+      purged.shouts += await store.shouts.deleteMany({ boardId, at: { $lt: cutoff } });
+      purged.presence += await store.presence.deleteMany({ boardId, seenAt: { $lt: cutoff } });
+      purged.audit += await store.audit.deleteMany({ projectId: boardId, at: { $lt: cutoff } });
+    }
+    if (page.length < PROJECT_PAGE) break;
+    after = page.at(-1)!._id;
+  }
+  // Account-level audit rows belong to no board: they are kept as long as the longest plan keeps history.
+  const longest = Math.max(...Object.values(PLANS).map((p) => p.historyRetentionDays));
+  purged.audit += await store.audit.deleteMany({ projectId: null, at: { $lt: now - longest * DAY_MS } });
+  return purged;
+}
+
+/** Purges a minute after start and then every PURGE_EVERY_MS; returns the stop. */
+export function schedulePurges(store: RetentionPorts, clock: () => number, report: (purged: Purged | null, error?: unknown) => void): () => void {
+  const run = () =>
+    purgeExpired(store, clock()).then(
+      (purged) => report(purged),
+      (e: unknown) => report(null, e),
+    );
+  const first = setTimeout(run, 60_000);
+  const every = setInterval(run, PURGE_EVERY_MS);
+  first.unref();
+  every.unref();
+  return () => {
+    clearTimeout(first);
+    clearInterval(every);
+  };
+}
