@@ -1,11 +1,7 @@
 // npm run bench [-- seconds concurrency]: throughput and latency of the running server (its own
-// process, embedded store) on a probe, an authenticated identity read, a bcrypt login, and durable
-// store writes. GET cases use wrk when installed (apt-get install wrk); fetch would be the bottleneck.
+// process, embedded store) on a probe, an authenticated identity read and a bcrypt login (the
+// store's own figures are bench/store.ts). GET cases use wrk when installed (apt-get install wrk); fetch would be the bottleneck.
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { openEmbeddedStore } from '../store/embedded/index.js';
 import { startNode } from './node.js';
 
 const seconds = Number(process.argv[2] ?? 5);
@@ -45,24 +41,6 @@ async function load(name: string, request: () => Promise<Response>): Promise<voi
   console.log(`${name.padEnd(34)} ${(latencies.length / seconds).toFixed(0).padStart(7)} req/s   p50 ${pct(0.5)} ms   p99 ${pct(0.99)} ms   errors ${errors}`);
 }
 
-async function storeWrites(): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), 'bench-store-'));
-  const store = await openEmbeddedStore(dir);
-  let n = 0;
-  const end = performance.now() + seconds * 1000;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (performance.now() < end) {
-        const seq = n++;
-        await store.events.insert({ _id: `b:${seq}`, version: 1, boardId: 'b', seq, type: 'item.created', actor: 'agent:x', workId: `W-${seq}`, at: Date.now(), data: { title: 'x'.repeat(100) } });
-      }
-    }),
-  );
-  console.log(`${'embedded store: durable inserts'.padEnd(34)} ${(n / seconds).toFixed(0).padStart(7)} writes/s (${concurrency} writers, fdatasync per group commit)`);
-  await store.close();
-  await rm(dir, { recursive: true, force: true });
-}
-
 const node = await startNode();
 try {
   const signup = await fetch(`${node.url}/api/auth/signup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'bench@example.com', password: 'bench password 123' }) });
@@ -73,7 +51,6 @@ try {
   await load('POST /api/auth/login (bcrypt 4)', () =>
     fetch(`${node.url}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"email":"bench@example.com","password":"bench password 123"}' }),
   );
-  await storeWrites();
 } finally {
   await node.stop();
 }

@@ -10,6 +10,11 @@ export interface Entry {
 export const CHANGELOG: Entry[] = [
   {
     date: '2026-11-22',
+    title: '0.0.0-demo: the embedded store on LMDB',
+    body: 'The default store is now LMDB under DATA_DIR: a write is acknowledged only once synced and a refused one is seen by nobody; a full disk answers 503 and the store recovers by itself once space is freed; indexed lookups and per-item board storage keep reads and commits independent of how much else is stored; one process per DATA_DIR with a lock the kernel releases; history, shouts, presence, audit, expired sessions and links are purged per plan retention. A DATA_DIR of the old journal format is refused at start.',
+  },
+  {
+    date: '2026-11-22',
     title: '0.0.0-demo: live boards',
     body: 'GET /api/ws: subscribe to a board’s events with resume from any seq, shouts pushed as they are posted, lease warnings to their holders, sockets closed when their credential is revoked or their board deleted, slow consumers cut off with close code 4008; Redis carries all of it across nodes, and while Redis is away every node keeps serving and catches its sockets up from the log when it returns.',
   },

@@ -1,5 +1,5 @@
 // Durability of the embedded store through the real process: SIGKILL in the middle of a write
-// load loses no acknowledged write; SIGTERM drains in-flight requests and flushes the journal.
+// load loses no acknowledged write; SIGTERM drains in-flight requests and closes the store.
 import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '../support/server.js';
