@@ -1,9 +1,12 @@
-// One board's actor on this node: a bounded mailbox that runs one decision at a time, commits it
-// with the board-version check (reloading and re-deciding when another node won the race),
-// copies the committed events to the log, and tells its listeners. Decisions are pure functions
-// of the board and the time; the actor does the I/O.
-import type { Board, BoardItem } from '../machines/board.js';
-import type { Decide } from '../machines/board-decision.js';
+// One board's actor on this node. Commands wait in a bounded mailbox; whatever is waiting when
+// the actor gets to it is decided one command after another on the evolving board and committed
+// in one version-checked write (group commit), and each caller gets its own reply or refusal only
+// once that write is durable. A lost race (another node committed first) reloads and decides the
+// batch again. Decisions are pure functions of the board and the time; the actor does the I/O.
+// Committed boards are immutable, so reads are served from the one this node holds whenever the
+// store's version says it is still the latest.
+import { boardFrom, nextExpiry, type Board, type BoardItem } from '../machines/board.js';
+import type { Decide, NewEvent } from '../machines/board-decision.js';
 import type { BoardRecord, EventRecord, Header, Store } from '../store/ports/store.js';
 
 export type CommittedEvent = Omit<EventRecord, 'version' | '_id'>;
@@ -27,26 +30,30 @@ export class BoardMissingError extends Error {
 }
 
 export const MAILBOX_LIMIT = 1000;
+/** Commands decided into one commit at most (bounds one write and its outbox). */
+export const BATCH_LIMIT = 128;
 const COMMIT_ATTEMPTS = 16;
 
-export function boardOf(record: BoardRecord): Board {
-  return { items: record.items as Record<string, BoardItem>, nextWorkSeq: record.nextWorkSeq, nextFencingToken: record.nextFencingToken };
+export interface Committed {
+  board: Board;
+  /** The stored board without its items (they are in `board`). */
+  record: Header<BoardRecord>;
 }
 
-export function nextDeadline(board: Board): number | null {
-  let min: number | null = null;
-  for (const item of Object.values(board.items)) {
-    const at = item.life.lease?.expiresAt;
-    if (at !== undefined && (min === null || at < min)) min = at;
-  }
-  return min;
+interface Pending {
+  decide: Decide<unknown>;
+  resolve: (reply: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+export function boardOf(record: BoardRecord): Board {
+  return boardFrom(Object.values(record.items as Record<string, BoardItem>), record.nextWorkSeq, record.nextFencingToken);
 }
 
 export class BoardActor {
-  private readonly mailbox: (() => Promise<void>)[] = [];
+  private readonly mailbox: Pending[] = [];
   private running = false;
-  /** The board as this node last committed or loaded it; the record without its items (they are in `board`). */
-  private current: { record: Header<BoardRecord>; board: Board } | null = null;
+  private current: Committed | null = null;
   private readonly listeners = new Set<BoardListener>();
   lastUsed = 0;
 
@@ -54,6 +61,8 @@ export class BoardActor {
     readonly boardId: string,
     private readonly ports: BoardPorts,
     private readonly clock: () => number,
+    /** Told when a listener throws: a committed command still gets its reply. */
+    private readonly onListenerError: (error: unknown) => void = () => undefined,
   ) {}
 
   /** Runs `decide` after every earlier command, commits it, and resolves with its reply. */
@@ -61,17 +70,27 @@ export class BoardActor {
     this.lastUsed = this.clock();
     if (this.mailbox.length >= MAILBOX_LIMIT) return Promise.reject(new BoardBusyError(this.boardId));
     return new Promise<R>((resolve, reject) => {
-      this.mailbox.push(() => this.handle(decide).then(resolve, reject));
+      this.mailbox.push({ decide, resolve: resolve as (reply: unknown) => void, reject });
       void this.drain();
     });
   }
 
-  /** The committed board as the store has it now (fresh across nodes). */
-  async read(): Promise<{ board: Board; record: BoardRecord }> {
+  /**
+   * The latest committed board. The one this node holds is used when the store's version (one
+   * small read, no items) says nobody committed since; otherwise the board is loaded again.
+   */
+  async read(): Promise<Committed> {
     this.lastUsed = this.clock();
-    const record = await this.ports.boards.get(this.boardId);
-    if (!record) throw new BoardMissingError(this.boardId);
-    return { board: boardOf(record), record };
+    const [head] = await this.ports.boards.select({ _id: this.boardId }, ['version']);
+    if (!head) throw new BoardMissingError(this.boardId);
+    const held = this.current;
+    if (held && held.record.version >= head.version) return held;
+    return this.load();
+  }
+
+  /** The board this node last committed or loaded, without asking the store (may be behind another node). */
+  get held(): Committed | null {
+    return this.current;
   }
 
   /**
@@ -86,7 +105,7 @@ export class BoardActor {
     if (copied < outbox.length) await this.copyToLog(outbox);
   }
 
-  /** Another node committed up to `seq`: a cached board older than that is reloaded before the next command. */
+  /** Another node committed up to `seq`: a held board older than that is reloaded before the next command. */
   saw(seq: number): void {
     if (this.current && this.current.record.lastSeq < seq) this.current = null;
   }
@@ -109,46 +128,93 @@ export class BoardActor {
     if (this.running) return;
     this.running = true;
     try {
-      for (let next = this.mailbox.shift(); next; next = this.mailbox.shift()) await next();
+      while (this.mailbox.length) await this.commit(this.mailbox.splice(0, BATCH_LIMIT));
     } finally {
       this.running = false;
     }
   }
 
-  private async handle<R>(decide: Decide<R>): Promise<R> {
-    for (let attempt = 0; attempt < COMMIT_ATTEMPTS; attempt++) {
-      const current = this.current ?? (await this.load());
-      const now = this.clock();
-      const decision = decide(current.board, now);
-      if (decision.board === current.board && decision.events.length === 0) return decision.reply;
-      const events = decision.events.map((e, i): CommittedEvent => ({ ...e, boardId: this.boardId, seq: current.record.lastSeq + 1 + i, at: now }));
-      // Only the items the decision replaced travel to the store (decisions copy what they change).
-      const set: Record<string, unknown> = {
-        nextWorkSeq: decision.board.nextWorkSeq,
-        nextFencingToken: decision.board.nextFencingToken,
-        lastSeq: current.record.lastSeq + events.length,
-        nextDeadline: nextDeadline(decision.board),
-        outbox: events.map((e) => ({ _id: `${e.boardId}:${e.seq}`, ...e })),
-      };
-      for (const [workId, item] of Object.entries(decision.board.items)) if (current.board.items[workId] !== item) set[`items.${workId}`] = item;
-      const updated = await this.ports.boards.patch(this.boardId, current.record.version, set);
-      if (!updated) {
-        this.current = null; // another node committed first: reload and decide again
-        continue;
+  /** Decides `batch` in order on the held board and commits it in one write; settles each caller. */
+  private async commit(batch: Pending[]): Promise<void> {
+    try {
+      for (let attempt = 0; attempt < COMMIT_ATTEMPTS; attempt++) {
+        const current = this.current ?? (await this.load());
+        const now = this.clock();
+        const outcomes: ({ ok: true; reply: unknown } | { ok: false; error: unknown })[] = [];
+        const events: CommittedEvent[] = [];
+        const changed = new Set<string>();
+        let board = current.board;
+        for (const { decide } of batch) {
+          try {
+            const decision = decide(board, now);
+            if (decision.board !== board) for (const id of decision.board.changed) changed.add(id);
+            board = decision.board;
+            for (const e of decision.events) events.push(this.logged(e, current.record.lastSeq + events.length + 1, now));
+            outcomes.push({ ok: true, reply: decision.reply });
+          } catch (error) {
+            outcomes.push({ ok: false, error });
+          }
+        }
+        if (board !== current.board || events.length) {
+          const record = await this.write(current, board, changed, events);
+          if (!record) {
+            this.current = null; // another node committed first: reload and decide again
+            continue;
+          }
+          this.current = { record, board };
+          await this.copyToLog(record.outbox);
+          this.tell(events, board);
+        }
+        batch.forEach((p, i) => {
+          const outcome = outcomes[i]!;
+          if (outcome.ok) p.resolve(outcome.reply);
+          else p.reject(outcome.error);
+        });
+        return;
       }
-      this.current = { record: updated, board: decision.board };
-      await this.copyToLog(updated.outbox);
-      for (const listener of this.listeners) listener(events, decision.board);
-      return decision.reply;
+      throw new BoardBusyError(this.boardId);
+    } catch (error) {
+      // The store failed (or the board kept moving): nothing was committed for these callers.
+      for (const p of batch) p.reject(error);
     }
-    throw new BoardBusyError(this.boardId);
   }
 
-  private async load(): Promise<{ record: Header<BoardRecord>; board: Board }> {
-    const record = await this.ports.boards.get(this.boardId);
-    if (!record) throw new BoardMissingError(this.boardId);
-    await this.copyToLog(record.outbox);
-    this.current = { record, board: boardOf(record) };
+  private logged(e: NewEvent, seq: number, at: number): CommittedEvent {
+    return { ...e, boardId: this.boardId, seq, at };
+  }
+
+  /** One version-checked write of what the batch changed: the changed items, the counters, the outbox. */
+  private write(current: Committed, board: Board, changed: ReadonlySet<string>, events: CommittedEvent[]): Promise<Header<BoardRecord> | null> {
+    const set: Record<string, unknown> = {
+      nextWorkSeq: board.nextWorkSeq,
+      nextFencingToken: board.nextFencingToken,
+      lastSeq: current.record.lastSeq + events.length,
+      nextDeadline: nextExpiry(board),
+      outbox: events.map((e) => ({ _id: `${e.boardId}:${e.seq}`, ...e })),
+    };
+    for (const workId of changed) set[`items.${workId}`] = board.items.get(workId);
+    return this.ports.boards.patch(this.boardId, current.record.version, set);
+  }
+
+  /** Listeners run after the commit; one that throws is reported and never undoes the reply. */
+  private tell(events: CommittedEvent[], board: Board): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(events, board);
+      } catch (e) {
+        this.onListenerError(e);
+      }
+    }
+  }
+
+  private async load(): Promise<Committed> {
+    const stored = await this.ports.boards.get(this.boardId);
+    if (!stored) throw new BoardMissingError(this.boardId);
+    await this.copyToLog(stored.outbox);
+    const { items: _items, ...record } = stored;
+    const loaded: Committed = { record, board: boardOf(stored) };
+    // A commit that finished while this load was reading is newer: keep it.
+    if (!this.current || this.current.record.version < record.version) this.current = loaded;
     return this.current;
   }
 

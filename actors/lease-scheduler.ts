@@ -1,17 +1,17 @@
-// One timer per board, set for its nearest lease event: the 20% warning or the expiry. Expiry is
-// a command through the actor (so it commits once, with the version check, on whichever node);
-// the warning is only told to listeners.
-import type { Board } from '../machines/board.js';
+// One timer per board, set for its nearest lease event read from the board's deadline indexes:
+// the next warning (20% of a lease's time left) or the next expiry. When it fires, every warning
+// due is told to listeners and every lease due expires in one command through the actor (so it
+// commits once, with the version check, on whichever node), with no read of the whole board.
+import { nextExpiry, type Board } from '../machines/board.js';
 import { expireDue } from '../machines/board-commands.js';
 import type { BoardActor } from './board-actor.js';
-
-export const WARN_AT_REMAINING = 0.2;
 
 export type WarningListener = (boardId: string, warning: { workId: string; holder: string; expiresAt: number }) => void;
 
 export class LeaseScheduler {
   private readonly timers = new Map<string, { timer: NodeJS.Timeout; at: number }>();
-  private readonly warned = new Set<string>();
+  /** Per board, the time up to which warnings were told (each lease's warning is told once). */
+  private readonly warnedUntil = new Map<string, number>();
   private readonly warningListeners = new Set<WarningListener>();
 
   constructor(private readonly clock: () => number) {}
@@ -38,19 +38,26 @@ export class LeaseScheduler {
     const existing = this.timers.get(actor.boardId);
     if (existing) clearTimeout(existing.timer);
     this.timers.delete(actor.boardId);
-    let at: number | null = null;
-    for (const item of Object.values(board.items)) {
-      const lease = item.life.lease;
-      if (!lease) continue;
-      const warnAt = lease.expiresAt - lease.ttlMs * WARN_AT_REMAINING;
-      const next = this.warned.has(lease.leaseId) || warnAt >= lease.expiresAt ? lease.expiresAt : warnAt;
-      if (at === null || next < at) at = next;
+    const warnedUntil = this.warnedUntil.get(actor.boardId) ?? -Infinity;
+    const warning = board.index.warnings.nextHigherKey([warnedUntil, '\uffff'])?.[0] ?? null;
+    const expiry = nextExpiry(board);
+    if (warning === null && expiry === null) {
+      this.warnedUntil.delete(actor.boardId);
+      return;
     }
-    if (at === null) return;
-    at += lagMs;
-    const timer = setTimeout(() => void this.fire(actor, board), Math.max(0, at - this.clock()));
+    const at = Math.min(warning ?? Infinity, expiry ?? Infinity) + lagMs;
+    const timer = setTimeout(() => void this.fire(actor), Math.max(0, at - this.clock()));
     timer.unref();
     this.timers.set(actor.boardId, { timer, at });
+  }
+
+  /** Fires the board's timer now if the clock has passed its time (a stalled loop or a clock step). */
+  fireIfDue(actor: BoardActor): boolean {
+    const planned = this.timers.get(actor.boardId);
+    if (!planned || planned.at > this.clock()) return false;
+    clearTimeout(planned.timer);
+    void this.fire(actor);
+    return true;
   }
 
   stopAll(): void {
@@ -58,20 +65,22 @@ export class LeaseScheduler {
     this.timers.clear();
   }
 
-  private async fire(actor: BoardActor, board: Board): Promise<void> {
+  private async fire(actor: BoardActor): Promise<void> {
     this.timers.delete(actor.boardId);
     const now = this.clock();
-    for (const item of Object.values(board.items)) {
-      const lease = item.life.lease;
-      if (!lease || this.warned.has(lease.leaseId) || now < lease.expiresAt - lease.ttlMs * WARN_AT_REMAINING) continue;
-      this.warned.add(lease.leaseId);
-      if (now < lease.expiresAt) for (const l of this.warningListeners) l(actor.boardId, { workId: item.workId, holder: lease.holder, expiresAt: lease.expiresAt });
-    }
     try {
-      await actor.ask(expireDue());
-      this.plan(actor, (await actor.read()).board);
+      const { board } = await actor.read();
+      const from = this.warnedUntil.get(actor.boardId) ?? -Infinity;
+      board.index.warnings.forRange([from, '\uffff'], [now, '\uffff'], true, (_key, workId) => {
+        const lease = board.items.get(workId)!.life.lease!;
+        if (now < lease.expiresAt) for (const l of this.warningListeners) l(actor.boardId, { workId, holder: lease.holder, expiresAt: lease.expiresAt });
+      });
+      this.warnedUntil.set(actor.boardId, now);
+      const due = nextExpiry(board);
+      if (due !== null && due <= now) await actor.ask(expireDue());
+      this.plan(actor, actor.held?.board ?? board);
     } catch {
-      // The sweep re-plans the board on its next pass.
+      // The sweep plans the board again on its next pass.
     }
   }
 }

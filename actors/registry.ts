@@ -14,6 +14,8 @@ export interface RegistryOptions {
   onWarning?: WarningListener;
   /** Told of every committed batch, after it is in the log (the bus publishes it). */
   onCommit?: (boardId: string, events: CommittedEvent[]) => void;
+  /** Told when something listening to commits threw (the command was committed all the same). */
+  onListenerError?: (error: unknown) => void;
 }
 
 /** How far behind the deadline a node that did not commit the board's last change acts on it. */
@@ -37,7 +39,7 @@ export class BoardRegistry {
   get(boardId: string): BoardActor {
     let actor = this.actors.get(boardId);
     if (!actor) {
-      actor = new BoardActor(boardId, this.ports, this.options.clock);
+      actor = new BoardActor(boardId, this.ports, this.options.clock, this.options.onListenerError);
       actor.subscribe((events, board) => {
         this.scheduler.plan(actor!, board);
         this.options.onCommit?.(boardId, events);
@@ -73,11 +75,12 @@ export class BoardRegistry {
     const now = this.options.clock();
     const due = await this.ports.boards.select({ nextDeadline: { $lte: now + 1000 } }, ['nextDeadline'], { limit: 1000 });
     for (const { _id } of due) {
-      // A timer this node armed is trusted until the clock passes its time: a clock step or a
-      // stalled event loop must not delay an expiry, so then the board is planned again.
+      // A timer this node armed is trusted until the clock passes its time; then (a clock step,
+      // a stalled event loop) it fires at once rather than being armed again later.
       const planned = this.scheduler.plannedAt(_id);
       if (planned !== null && planned > now) continue;
       const actor = this.get(_id);
+      if (this.scheduler.fireIfDue(actor)) continue;
       const { board } = await actor.read();
       this.scheduler.plan(actor, board, BACKUP_LAG_MS);
     }

@@ -1,6 +1,6 @@
 // The board's commands as pure decisions: each takes the board and the time and returns the next
 // board, the events to log and the reply, or throws BoardError with a registry code.
-import { addItems, applyEvent, checkGraph, pullNext, workIdOf, type Board, type BoardItem, type ItemChange, type ItemFields } from './board.js';
+import { addItems, applyEvent, BoardDraft, checkGraph, heldBy, pullNext, rankBounds, workIdOf, type Board, type BoardItem, type ItemChange, type ItemFields } from './board.js';
 import type { Decide, NewEvent } from './board-decision.js';
 import { BoardError } from './board-error.js';
 import type { ItemEvent, Lease } from './item-types.js';
@@ -52,34 +52,34 @@ function refusal(item: BoardItem, kind: 'refused' | 'invalid', code: string, all
 }
 
 function itemOr404(board: Board, workId: string): BoardItem {
-  const item = board.items[workId];
+  const item = board.items.get(workId);
   if (!item) throw new BoardError('ITEM_NOT_FOUND', `No item ${workId} on this board.`, { workId });
   return item;
 }
 
-/** Applies one event to one item; refusals become BoardErrors. */
-function move(board: Board, workId: string, event: ItemEvent, actor: string): { board: Board; events: NewEvent[] } {
-  const item = itemOr404(board, workId);
-  const r = applyEvent(board, workId, event);
+/** Applies one event to one item of the draft; refusals become BoardErrors (and change nothing). */
+function move(draft: BoardDraft, workId: string, event: ItemEvent, actor: string): NewEvent[] {
+  const item = itemOr404(draft, workId);
+  const r = applyEvent(draft, workId, event);
   if (!r.ok) {
-    if (r.result.kind === 'unchanged') return { board, events: [] };
+    if (r.result.kind === 'unchanged') return [];
     throw r.result.kind === 'invalid' ? refusal(item, 'invalid', 'INVALID_TRANSITION', r.result.allowed) : refusal(item, 'refused', r.result.code);
   }
-  return { board: r.board, events: eventsOf(r.changes, actor) };
+  return eventsOf(r.changes, actor);
 }
 
 /** How a lease that is no longer on its item ended, if the board still remembers. */
-function endedLease(board: Board, leaseId: string): { workId: string; reason: string } | null {
-  for (const item of Object.values(board.items)) {
-    const ended = item.endedLeases.find((l) => l.leaseId === leaseId);
-    if (ended) return { workId: item.workId, reason: ended.reason };
-  }
-  return null;
+const endedLease = (board: Board, leaseId: string): { workId: string; reason: string } | null => board.index.ended.get(leaseId) ?? null;
+
+/** The item holding a live lease, by its id. */
+function liveLease(board: Board, leaseId: string): BoardItem | undefined {
+  const workId = board.index.leases.get(leaseId);
+  return workId === undefined ? undefined : board.items.get(workId);
 }
 
 /** The item a lease id belongs to; an expired or revoked lease is told apart from a foreign one. */
 function leased(board: Board, leaseId: string, principal: string): BoardItem {
-  const item = Object.values(board.items).find((i) => i.life.lease?.leaseId === leaseId);
+  const item = liveLease(board, leaseId);
   if (item && item.life.lease!.holder === principal) return item;
   const ended = item ? null : endedLease(board, leaseId);
   if (ended?.reason === 'expired') throw new BoardError('LEASE_EXPIRED', 'That lease has expired; stop work on the item.', { workId: ended.workId });
@@ -87,17 +87,15 @@ function leased(board: Board, leaseId: string, principal: string): BoardItem {
   throw new BoardError('LEASE_NOT_HELD', 'That lease is not held by you (stale or foreign).', {});
 }
 
+/** Expires every lease due at `now`, read from the deadline index (nothing else is visited). */
 export function expireDue(): Decide<number> {
   return (board, now) => {
-    let next = board;
-    const events: NewEvent[] = [];
-    for (const item of Object.values(board.items)) {
-      if (!item.life.lease || item.life.lease.expiresAt > now) continue;
-      const r = move(next, item.workId, { type: 'EXPIRE', now }, 'system:lease-scheduler');
-      next = r.board;
-      events.push(...r.events);
-    }
-    return { board: next, events, reply: events.length };
+    const due: string[] = [];
+    board.index.expiries.forRange([-Infinity, ''], [now, '\uffff'], true, (_k, workId) => void due.push(workId));
+    if (!due.length) return { board, events: [], reply: 0 };
+    const draft = new BoardDraft(board);
+    const events = due.flatMap((workId) => move(draft, workId, { type: 'EXPIRE', now }, 'system:lease-scheduler'));
+    return { board: draft.finish(), events, reply: events.length };
   };
 }
 
@@ -113,13 +111,14 @@ export function claim(input: ClaimInput): Decide<LeaseGrant> {
   return (board, now) => {
     // A pull-next repeated by an agent that already holds a lease for this purpose (say, its
     // response was lost) gets that lease back rather than a second item.
-    const holding = (i: BoardItem) => i.life.lease?.holder === input.principal && i.life.lease.purpose === input.purpose && i.life.lease.expiresAt > now;
-    const target = input.workId === null ? (Object.values(board.items).find(holding) ?? pullNext(board, input.principal, input.purpose)) : itemOr404(board, input.workId);
+    const holding = (i: BoardItem) => i.life.lease!.purpose === input.purpose && i.life.lease!.expiresAt > now;
+    const target = input.workId === null ? (heldBy(board, input.principal).find(holding) ?? pullNext(board, input.principal, input.purpose)) : itemOr404(board, input.workId);
     if (!target) throw new BoardError('NOTHING_READY', `Nothing is ready for ${input.purpose}.`, { purpose: input.purpose });
     const held = target.life.lease;
     if (held && held.holder === input.principal && held.purpose === input.purpose && held.expiresAt > now) return { board, events: [], reply: grantOf(target.workId, held) };
-    const r = move(board, target.workId, { type: 'CLAIM', principal: input.principal, purpose: input.purpose, leaseId: input.leaseId, fencingToken: 0, ttlMs: input.ttlMs, now }, input.principal);
-    return { ...r, reply: grantOf(target.workId, r.board.items[target.workId]!.life.lease!) };
+    const draft = new BoardDraft(board);
+    const events = move(draft, target.workId, { type: 'CLAIM', principal: input.principal, purpose: input.purpose, leaseId: input.leaseId, fencingToken: 0, ttlMs: input.ttlMs, now }, input.principal);
+    return { board: draft.finish(), events, reply: grantOf(target.workId, draft.items.get(target.workId)!.life.lease!) };
   };
 }
 
@@ -134,21 +133,23 @@ export interface LeaseReply {
 
 export function leaseAction(input: { principal: string; leaseId: string; action: 'renew' | 'release'; ttlMs: number | null }): Decide<LeaseReply> {
   return (board, now) => {
-    const ended = Object.values(board.items).some((i) => i.life.lease?.leaseId === input.leaseId) ? null : endedLease(board, input.leaseId);
+    const ended = liveLease(board, input.leaseId) ? null : endedLease(board, input.leaseId);
     if (ended && ended.reason !== 'expired') return { board, events: [], reply: { workId: ended.workId, action: input.action, lease: null, revoked: true, reason: ended.reason } };
     const item = leased(board, input.leaseId, input.principal);
     const event: ItemEvent = input.action === 'renew' ? { type: 'RENEW', leaseId: input.leaseId, ttlMs: input.ttlMs ?? item.life.lease!.ttlMs, now } : { type: 'RELEASE', leaseId: input.leaseId, now };
-    const r = move(board, item.workId, event, input.principal);
-    const lease = r.board.items[item.workId]!.life.lease;
-    return { ...r, reply: { workId: item.workId, action: input.action, lease: lease ? grantOf(item.workId, lease) : null } };
+    const draft = new BoardDraft(board);
+    const events = move(draft, item.workId, event, input.principal);
+    const lease = draft.items.get(item.workId)!.life.lease;
+    return { board: draft.finish(), events, reply: { workId: item.workId, action: input.action, lease: lease ? grantOf(item.workId, lease) : null } };
   };
 }
 
 export function submit(input: { principal: string; leaseId: string; head: string }): Decide<{ workId: string; state: string }> {
   return (board, now) => {
     const item = leased(board, input.leaseId, input.principal);
-    const r = move(board, item.workId, { type: 'SUBMIT', leaseId: input.leaseId, head: input.head, now }, input.principal);
-    return { ...r, reply: { workId: item.workId, state: r.board.items[item.workId]!.state } };
+    const draft = new BoardDraft(board);
+    const events = move(draft, item.workId, { type: 'SUBMIT', leaseId: input.leaseId, head: input.head, now }, input.principal);
+    return { board: draft.finish(), events, reply: { workId: item.workId, state: draft.items.get(item.workId)!.state } };
   };
 }
 
@@ -156,18 +157,20 @@ export function progress(input: { principal: string; workId: string; leaseId: st
   return (board, now) => {
     const item = leased(board, input.leaseId, input.principal);
     if (item.workId !== input.workId) throw new BoardError('LEASE_NOT_HELD', `That lease is for ${item.workId}, not ${input.workId}.`, {});
-    const r = move(board, item.workId, { type: 'PROGRESS', leaseId: input.leaseId, now }, input.principal);
-    const updated = { ...r.board.items[item.workId]!, progress: { note: input.note, by: input.principal, at: now } };
-    const next = { ...r.board, items: { ...r.board.items, [item.workId]: updated } };
-    return { board: next, events: [...r.events, { type: 'item.progress', actor: input.principal, workId: item.workId, data: { note: input.note } }], reply: { workId: item.workId, lease: grantOf(item.workId, updated.life.lease!) } };
+    const draft = new BoardDraft(board);
+    const events = move(draft, item.workId, { type: 'PROGRESS', leaseId: input.leaseId, now }, input.principal);
+    const updated = { ...draft.items.get(item.workId)!, progress: { note: input.note, by: input.principal, at: now } };
+    draft.put(updated);
+    return { board: draft.finish(), events: [...events, { type: 'item.progress', actor: input.principal, workId: item.workId, data: { note: input.note } }], reply: { workId: item.workId, lease: grantOf(item.workId, updated.life.lease!) } };
   };
 }
 
 /** Supersede, verify, and the operator moves: one event for one named item. */
 export function itemEvent(workId: string, actor: string, event: (now: number) => ItemEvent): Decide<{ workId: string; state: string }> {
   return (board, now) => {
-    const r = move(board, workId, event(now), actor);
-    return { ...r, reply: { workId, state: r.board.items[workId]!.state } };
+    const draft = new BoardDraft(board);
+    const events = move(draft, workId, event(now), actor);
+    return { board: draft.finish(), events, reply: { workId, state: draft.items.get(workId)!.state } };
   };
 }
 
@@ -193,9 +196,11 @@ export function createItems(inputs: NewItem[], actor: string): Decide<BoardItem[
     });
     const problem = checkGraph(board, fields);
     if (problem) throw new BoardError(problem.code, problem.message, {});
-    const { board: next, created } = addItems({ ...board, nextWorkSeq: board.nextWorkSeq + inputs.length }, fields, now);
+    const draft = new BoardDraft(board);
+    draft.nextWorkSeq += inputs.length;
+    const created = addItems(draft, fields, now);
     const events = created.map((item): NewEvent => ({ type: 'item.created', actor, workId: item.workId, data: { title: item.title, state: item.state, dependsOn: item.dependsOn } }));
-    return { board: next, events, reply: created };
+    return { board: draft.finish(), events, reply: created };
   };
 }
 
@@ -215,25 +220,20 @@ export function patchItem(workId: string, changes: ItemPatch, expectedVersion: n
     const dependsOn = changes.dependsOn ? [...new Set(changes.dependsOn)] : item.dependsOn;
     const parentId = changes.parentId === undefined ? item.parentId : changes.parentId;
     if (changes.dependsOn !== undefined || changes.parentId !== undefined) {
-      const others = { ...board, items: Object.fromEntries(Object.entries(board.items).filter(([id]) => id !== workId)) };
-      const problem = checkGraph(others, { [workId]: { dependsOn, parentId } });
+      const problem = checkGraph(board, { [workId]: { dependsOn, parentId } });
       if (problem) throw new BoardError(problem.code, problem.message, {});
     }
     const life = changes.verify !== undefined ? { ...item.life, verify: changes.verify } : item.life;
-    let edited: BoardItem = { ...item, ...changes, dependsOn, parentId, life, updatedAt: now, version: item.version + 1 };
-    let next: Board = { ...board, items: { ...board.items, [workId]: edited } };
+    const draft = new BoardDraft(board);
+    draft.put({ ...item, ...changes, dependsOn, parentId, life, updatedAt: now, version: item.version + 1 });
     const events: NewEvent[] = [{ type: 'item.updated', actor, workId, data: { fields: Object.keys(changes) } }];
-    const done = dependsOn.every((d) => next.items[d]?.state === 'done');
+    const done = dependsOn.every((d) => draft.items.get(d)?.state === 'done');
     const relock = item.state === 'ready' && !done ? 'DEP_REOPENED' : item.state === 'pending' && done ? 'DEPS_DONE' : null;
     if (relock) {
-      const r = applyEvent(next, workId, { type: relock });
-      if (r.ok) {
-        next = r.board;
-        edited = next.items[workId]!;
-        events.push(...eventsOf(r.changes, actor));
-      }
+      const r = applyEvent(draft, workId, { type: relock });
+      if (r.ok) events.push(...eventsOf(r.changes, actor));
     }
-    return { board: next, events, reply: edited };
+    return { board: draft.finish(), events, reply: draft.items.get(workId)! };
   };
 }
 
@@ -249,11 +249,12 @@ export function comment(workId: string, text: string, actor: string): Decide<{ w
 export function reorder(workIds: string[], actor: string): Decide<{ order: string[] }> {
   return (board, now) => {
     for (const id of workIds) itemOr404(board, id);
-    const firstRank = Math.min(0, ...Object.values(board.items).map((i) => i.rank)) - workIds.length;
-    const items = { ...board.items };
+    const firstRank = Math.min(0, rankBounds(board).min) - workIds.length;
+    const draft = new BoardDraft(board);
     workIds.forEach((id, i) => {
-      items[id] = { ...items[id]!, rank: firstRank + i, updatedAt: now, version: items[id]!.version + 1 };
+      const item = draft.items.get(id)!;
+      draft.put({ ...item, rank: firstRank + i, updatedAt: now, version: item.version + 1 });
     });
-    return { board: { ...board, items }, events: [{ type: 'items.reordered', actor, workId: null, data: { order: workIds } }], reply: { order: workIds } };
+    return { board: draft.finish(), events: [{ type: 'items.reordered', actor, workId: null, data: { order: workIds } }], reply: { order: workIds } };
   };
 }

@@ -1,43 +1,23 @@
 // The board's work graph as pure functions: creating items under the graph rules, applying one
 // lifecycle event with its automatic cascade (dependents unlocked or re-locked in the same
 // change), and the priority chain. No I/O, no clock: `now` arrives with each call.
+// A board is never changed in place: decisions change a BoardDraft (copy-on-write trees) and
+// finish it into the next board, so every operation costs what it changes, not the board's size.
+import { BTree, cloneIndex, emptyIndex, indexOf, reindex, seqOf, type BoardIndex, type Tree } from './board-index.js';
+import type { BoardItem, ItemFields } from './board-item.js';
 import { initialLife, step, type BoardEmitted, type StepResult } from './item-step.js';
-import { ITEM_STATES, type ItemEvent, type ItemLife, type ItemState } from './item-types.js';
+import type { ItemEvent, ItemState } from './item-types.js';
 
-export interface ItemFields {
-  title: string;
-  description: string;
-  type: 'task' | 'bug' | 'chore' | 'epic';
-  priority: number;
-  parentId: string | null;
-  dependsOn: string[];
-  verify: 'none' | 'required';
-  maxAttempts: number;
-  criteria: string[];
-  doctrine: string[];
-  spec: string[];
-  labels: string[];
-}
-
-export interface BoardItem extends ItemFields {
-  workId: string;
-  rank: number;
-  state: ItemState;
-  life: ItemLife;
-  progress: { note: string; by: string; at: number } | null;
-  /** Recently ended leases, so a late holder learns why: expired, or revoked (blocked, cancelled, superseded, overridden). */
-  endedLeases: { leaseId: string; reason: string }[];
-  createdAt: number;
-  updatedAt: number;
-  /** Bumps on every change of the item. */
-  version: number;
-}
+export type { BoardItem, ItemFields } from './board-item.js';
 
 export interface Board {
-  items: Record<string, BoardItem>;
-  nextWorkSeq: number;
+  readonly items: Tree<string, BoardItem>;
+  readonly nextWorkSeq: number;
   /** Board-wide and never restored by a rewind, so fencing tokens never go backwards. */
-  nextFencingToken: number;
+  readonly nextFencingToken: number;
+  readonly index: BoardIndex;
+  /** The work ids this board changed relative to the board it was drafted from. */
+  readonly changed: ReadonlySet<string>;
 }
 
 /** One item's move, with what the machine emitted. */
@@ -54,36 +34,104 @@ export const ENDED_LEASES_KEPT = 5;
 
 export const workIdOf = (seq: number): string => `W-${seq}`;
 
-const depsDone = (board: Board, item: Pick<ItemFields, 'dependsOn'>): boolean => item.dependsOn.every((d) => board.items[d]?.state === 'done');
+const NOTHING_CHANGED: ReadonlySet<string> = new Set();
+
+/** A board built from stored items; its indexes computed once. */
+export function boardFrom(items: Iterable<BoardItem>, nextWorkSeq: number, nextFencingToken: number): Board {
+  const list = [...items];
+  return {
+    items: new BTree<string, BoardItem>(
+      list.map((i) => [i.workId, i]),
+      (a, b) => seqOf(a) - seqOf(b),
+    ),
+    nextWorkSeq,
+    nextFencingToken,
+    index: indexOf(list),
+    changed: NOTHING_CHANGED,
+  };
+}
+
+export const emptyBoard = (nextWorkSeq = 1, nextFencingToken = 1): Board => ({
+  items: new BTree<string, BoardItem>(undefined, (a, b) => seqOf(a) - seqOf(b)),
+  nextWorkSeq,
+  nextFencingToken,
+  index: emptyIndex(),
+  changed: NOTHING_CHANGED,
+});
+
+/** A board being changed by one decision: reads see its own writes; `finish` makes the next board. */
+export class BoardDraft implements Board {
+  readonly items: Tree<string, BoardItem>;
+  readonly index: ReturnType<typeof cloneIndex>;
+  readonly changed = new Set<string>();
+  nextWorkSeq: number;
+  nextFencingToken: number;
+  private finished = false;
+
+  constructor(readonly base: Board) {
+    this.items = base.items.clone();
+    this.index = cloneIndex(base.index);
+    this.nextWorkSeq = base.nextWorkSeq;
+    this.nextFencingToken = base.nextFencingToken;
+  }
+
+  /** Stores `item` (new or replacing its earlier self) and moves it in every index. */
+  put(item: BoardItem): void {
+    if (this.finished) throw new Error('a finished draft is read-only');
+    reindex(this.index, this.items.get(item.workId) ?? null, item);
+    this.items.set(item.workId, item);
+    this.changed.add(item.workId);
+  }
+
+  /** The next board, or the base itself when nothing changed. */
+  finish(): Board {
+    this.finished = true;
+    if (!this.changed.size && this.nextWorkSeq === this.base.nextWorkSeq && this.nextFencingToken === this.base.nextFencingToken) return this.base;
+    return { items: this.items, index: this.index, nextWorkSeq: this.nextWorkSeq, nextFencingToken: this.nextFencingToken, changed: this.changed };
+  }
+}
+
+export const itemOf = (board: Board, workId: string): BoardItem | undefined => board.items.get(workId);
+
+const depsDone = (board: Board, item: Pick<ItemFields, 'dependsOn'>): boolean => item.dependsOn.every((d) => board.items.get(d)?.state === 'done');
+
+/** The work ids that depend on `workId`. */
+export function dependentsOf(board: Board, workId: string): string[] {
+  const out: string[] = [];
+  board.index.dependents.forRange([workId, ''], [workId, '\uffff'], true, (k) => void out.push(k[1]));
+  return out;
+}
+
+type GraphNode = Pick<BoardItem, 'dependsOn' | 'parentId'>;
 
 /** Ancestors through parentId, nearest first. */
-function ancestors(items: Record<string, Pick<BoardItem, 'parentId'>>, workId: string): string[] {
+function ancestors(node: (id: string) => GraphNode | undefined, workId: string): string[] {
   const out: string[] = [];
-  for (let at = items[workId]?.parentId ?? null; at && !out.includes(at); at = items[at]?.parentId ?? null) out.push(at);
+  for (let at = node(workId)?.parentId ?? null; at && !out.includes(at); at = node(at)?.parentId ?? null) out.push(at);
   return out;
 }
 
 /** Checks dependencies and parents of `candidates` against the board plus the candidates themselves. */
-export function checkGraph(board: Board, candidates: Record<string, Pick<BoardItem, 'dependsOn' | 'parentId'>>): GraphError | null {
-  const all: Record<string, Pick<BoardItem, 'dependsOn' | 'parentId'>> = { ...board.items, ...candidates };
+export function checkGraph(board: Board, candidates: Record<string, GraphNode>, without?: string): GraphError | null {
+  const node = (id: string): GraphNode | undefined => (id === without && !(id in candidates) ? undefined : (candidates[id] ?? board.items.get(id)));
   for (const [workId, item] of Object.entries(candidates)) {
-    if (item.parentId !== null && !(item.parentId in all)) return { code: 'CROSS_PROJECT_PARENT', message: `${workId}: parent ${item.parentId} is not on this board.` };
+    if (item.parentId !== null && !node(item.parentId)) return { code: 'CROSS_PROJECT_PARENT', message: `${workId}: parent ${item.parentId} is not on this board.` };
     for (const dep of item.dependsOn) {
-      if (!(dep in all)) return { code: 'CROSS_PROJECT_FOLD', message: `${workId}: dependency ${dep} is not on this board.` };
+      if (!node(dep)) return { code: 'CROSS_PROJECT_FOLD', message: `${workId}: dependency ${dep} is not on this board.` };
       if (dep === workId) return { code: 'CONFLICTING_DEPENDENCIES', message: `${workId} depends on itself.` };
-      if (ancestors(all, workId).includes(dep) || ancestors(all, dep).includes(workId)) {
+      if (ancestors(node, workId).includes(dep) || ancestors(node, dep).includes(workId)) {
         return { code: 'CONFLICTING_DEPENDENCIES', message: `${workId} cannot depend on its own ancestor or descendant ${dep}.` };
       }
     }
-    if (ancestors(all, workId).includes(workId)) return { code: 'CONFLICTING_DEPENDENCIES', message: `${workId}'s parents form a cycle.` };
+    if (ancestors(node, workId).includes(workId)) return { code: 'CONFLICTING_DEPENDENCIES', message: `${workId}'s parents form a cycle.` };
   }
-  // A cycle anywhere among the dependencies (depth-first, colouring).
+  // A cycle anywhere among the dependencies reachable from the candidates (depth-first, colouring).
   const colour = new Map<string, 1 | 2>();
   const visit = (id: string): string | null => {
     if (colour.get(id) === 2) return null;
     if (colour.get(id) === 1) return id;
     colour.set(id, 1);
-    for (const dep of all[id]?.dependsOn ?? []) {
+    for (const dep of node(id)?.dependsOn ?? []) {
       const cycle = visit(dep);
       if (cycle) return cycle;
     }
@@ -97,76 +145,106 @@ export function checkGraph(board: Board, candidates: Record<string, Pick<BoardIt
   return null;
 }
 
+/** The lowest and highest rank on the board (0 and 0 when empty). */
+export function rankBounds(board: Board): { min: number; max: number } {
+  return { min: board.index.ranks.minKey()?.[0] ?? 0, max: board.index.ranks.maxKey()?.[0] ?? 0 };
+}
+
 /** Adds items (already given work ids) as pending or ready; the caller checked the graph. */
-export function addItems(board: Board, fields: Record<string, ItemFields>, now: number): { board: Board; created: BoardItem[] } {
-  const items = { ...board.items };
-  const lastRank = Math.max(0, ...Object.values(board.items).map((i) => i.rank));
+export function addItems(draft: BoardDraft, fields: Record<string, ItemFields>, now: number): BoardItem[] {
+  const lastRank = Math.max(0, rankBounds(draft).max);
   const created = Object.entries(fields).map(([workId, f], i): BoardItem => {
     const item: BoardItem = { ...f, workId, rank: lastRank + i + 1, state: 'pending', life: initialLife(f.verify, f.maxAttempts), progress: null, endedLeases: [], createdAt: now, updatedAt: now, version: 1 };
-    items[workId] = item;
+    draft.put(item);
     return item;
   });
-  const next = { ...board, items };
-  for (const item of created) if (depsDone(next, item)) item.state = 'ready';
-  return { board: next, created };
+  return created.map((item) => {
+    if (!depsDone(draft, item)) return item;
+    const ready: BoardItem = { ...item, state: 'ready' };
+    draft.put(ready);
+    return ready;
+  });
 }
 
 /**
  * Applies one lifecycle event to one item and cascades to its dependents in the same change:
  * an item reaching done unlocks pending dependents whose dependencies are all done; an item
  * leaving done sends ready dependents back to pending. A CLAIM takes the next fencing token.
+ * Nothing is written to the draft when the event is refused.
  */
-export function applyEvent(board: Board, workId: string, event: ItemEvent): { ok: true; board: Board; changes: ItemChange[] } | { ok: false; result: Exclude<StepResult, { kind: 'moved' }> } {
-  const item = board.items[workId];
+export function applyEvent(draft: BoardDraft, workId: string, event: ItemEvent): { ok: true; changes: ItemChange[] } | { ok: false; result: Exclude<StepResult, { kind: 'moved' }> } {
+  const item = draft.items.get(workId);
   if (!item) throw new Error(`no item ${workId}`);
   // The board supplies what only it knows: the next fencing token, whether dependencies are done.
   const resolved: ItemEvent =
-    event.type === 'CLAIM' ? { ...event, fencingToken: board.nextFencingToken } : event.type === 'UNBLOCK' || event.type === 'REOPEN' ? { ...event, depsDone: depsDone(board, item) } : event;
+    event.type === 'CLAIM' ? { ...event, fencingToken: draft.nextFencingToken } : event.type === 'UNBLOCK' || event.type === 'REOPEN' ? { ...event, depsDone: depsDone(draft, item) } : event;
   const result = step(item.state, item.life, resolved);
   if (result.kind !== 'moved') return { ok: false, result };
   const ended = result.emitted.flatMap((e) => (e.type === 'lease.expired' ? [{ leaseId: e.lease.leaseId, reason: 'expired' }] : e.type === 'lease.revoked' ? [{ leaseId: e.lease.leaseId, reason: e.reason }] : []));
   const endedLeases = ended.length ? [...item.endedLeases, ...ended].slice(-ENDED_LEASES_KEPT) : item.endedLeases;
-  const items = { ...board.items, [workId]: { ...item, state: result.state, life: result.life, endedLeases, updatedAt: 'now' in event ? event.now : item.updatedAt, version: item.version + 1 } };
-  let next: Board = { ...board, items, nextFencingToken: board.nextFencingToken + (result.emitted.some((e) => e.type === 'lease.granted') ? 1 : 0) };
+  draft.put({ ...item, state: result.state, life: result.life, endedLeases, updatedAt: 'now' in event ? event.now : item.updatedAt, version: item.version + 1 });
+  if (result.emitted.some((e) => e.type === 'lease.granted')) draft.nextFencingToken++;
   const changes: ItemChange[] = [{ workId, from: item.state, to: result.state, emitted: result.emitted }];
   const cascade = (kind: 'DEPS_DONE' | 'DEP_REOPENED', from: ItemState, when: (d: BoardItem) => boolean) => {
-    for (const dependent of Object.values(next.items)) {
-      if (dependent.state !== from || !dependent.dependsOn.includes(workId) || !when(dependent)) continue;
+    for (const id of dependentsOf(draft, workId)) {
+      const dependent = draft.items.get(id)!;
+      if (dependent.state !== from || !when(dependent)) continue;
       const moved = step(dependent.state, dependent.life, { type: kind });
       if (moved.kind !== 'moved') continue;
-      next = { ...next, items: { ...next.items, [dependent.workId]: { ...dependent, state: moved.state, life: moved.life, version: dependent.version + 1 } } };
+      draft.put({ ...dependent, state: moved.state, life: moved.life, version: dependent.version + 1 });
       changes.push({ workId: dependent.workId, from: dependent.state, to: moved.state, emitted: moved.emitted });
     }
   };
-  if (result.state === 'done' && item.state !== 'done') cascade('DEPS_DONE', 'pending', (d) => depsDone(next, d));
+  if (result.state === 'done' && item.state !== 'done') cascade('DEPS_DONE', 'pending', (d) => depsDone(draft, d));
   if (item.state === 'done' && result.state !== 'done') cascade('DEP_REOPENED', 'ready', () => true);
-  return { ok: true, board: next, changes };
+  return { ok: true, changes };
 }
 
-/** Ready items by rank, then priority, then creation: the order agents pull in. */
-export function priorityChain(board: Board, state: ItemState = 'ready'): BoardItem[] {
-  const seq = (id: string) => Number(id.slice(2));
-  return Object.values(board.items)
-    .filter((i) => i.state === state)
-    .sort((a, b) => a.rank - b.rank || a.priority - b.priority || seq(a.workId) - seq(b.workId));
+/** Ready (or awaiting-verify) items in pull order: rank, then priority, then creation. */
+export function* chain(board: Board, state: 'ready' | 'awaiting_verify' = 'ready'): Generator<BoardItem> {
+  for (const workId of (state === 'ready' ? board.index.ready : board.index.awaiting).values()) yield board.items.get(workId)!;
+}
+
+/** The first `limit` items of the chain. */
+export function priorityChain(board: Board, state: 'ready' | 'awaiting_verify' = 'ready', limit = Infinity): BoardItem[] {
+  const out: BoardItem[] = [];
+  for (const item of chain(board, state)) {
+    if (out.length >= limit) break;
+    out.push(item);
+  }
+  return out;
 }
 
 /** The first item this principal may take for `purpose`, or null. */
 export function pullNext(board: Board, principal: string, purpose: 'work' | 'verify'): BoardItem | null {
-  if (purpose === 'work') return priorityChain(board, 'ready')[0] ?? null;
-  return priorityChain(board, 'awaiting_verify').find((i) => i.life.submission?.by !== principal && !i.life.workHolders.includes(principal)) ?? null;
+  if (purpose === 'work') return chain(board, 'ready').next().value ?? null;
+  for (const item of chain(board, 'awaiting_verify')) if (item.life.submission?.by !== principal && !item.life.workHolders.includes(principal)) return item;
+  return null;
 }
 
 /** How many items are in each state (every state present, zero or not). */
 export function countsByState(board: Board): Record<ItemState, number> {
-  const counts = Object.fromEntries(ITEM_STATES.map((s) => [s, 0])) as Record<ItemState, number>;
-  for (const item of Object.values(board.items)) counts[item.state]++;
-  return counts;
+  return { ...board.index.counts };
 }
+
+/** Items holding a live lease of `principal`. */
+export function heldBy(board: Board, principal: string): BoardItem[] {
+  const out: BoardItem[] = [];
+  board.index.holders.forRange([principal, ''], [principal, '\uffff'], true, (k) => void out.push(board.items.get(k[1])!));
+  return out;
+}
+
+/** Every live lease, soonest expiry first. */
+export function liveLeases(board: Board): BoardItem[] {
+  return board.index.expiries.valuesArray().map((workId) => board.items.get(workId)!);
+}
+
+/** The nearest lease expiry on the board. */
+export const nextExpiry = (board: Board): number | null => board.index.expiries.minKey()?.[0] ?? null;
 
 /** Dependents whose dependency was cancelled: reported as stalled until an operator re-points them. */
 export function stalled(board: Board): string[] {
-  return Object.values(board.items)
-    .filter((i) => i.state === 'pending' && i.dependsOn.some((d) => board.items[d]?.state === 'cancelled'))
-    .map((i) => i.workId);
+  const out = new Set<string>();
+  for (const cancelled of board.index.cancelled.keys()) for (const id of dependentsOf(board, cancelled)) if (board.items.get(id)!.state === 'pending') out.add(id);
+  return [...out].sort((a, b) => seqOf(a) - seqOf(b));
 }

@@ -1,6 +1,6 @@
 // Board reads: the status snapshot and the activity log (newest first).
 import { z } from 'zod';
-import { countsByState, priorityChain, stalled } from '../../machines/board.js';
+import { chain, countsByState, liveLeases, priorityChain, stalled } from '../../machines/board.js';
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type Route } from '../http/route.js';
 import { intInRange } from '../http/query.js';
@@ -69,7 +69,6 @@ export function statusRoutes(deps: RouteDeps): Route[] {
       async handler({ ctx }) {
         const call = boards.enter(ctx, 'viewer', 'status');
         const { board, record } = await call.actor.read();
-        const items = Object.values(board.items);
         return {
           status: 200,
           body: {
@@ -78,9 +77,9 @@ export function statusRoutes(deps: RouteDeps): Route[] {
             version: record.version,
             lastSeq: record.lastSeq,
             counts: countsByState(board),
-            chainHead: priorityChain(board).slice(0, 10).map((i) => ({ workId: i.workId, title: i.title, priority: i.priority })),
-            leases: items.flatMap((i) => (i.life.lease ? [{ workId: i.workId, holder: i.life.lease.holder, purpose: i.life.lease.purpose, fencingToken: i.life.lease.fencingToken, expiresAt: new Date(i.life.lease.expiresAt).toISOString() }] : [])),
-            awaitingVerification: items.filter((i) => i.state === 'awaiting_verify').map((i) => i.workId),
+            chainHead: priorityChain(board, 'ready', 10).map((i) => ({ workId: i.workId, title: i.title, priority: i.priority })),
+            leases: liveLeases(board).map((i) => ({ workId: i.workId, holder: i.life.lease!.holder, purpose: i.life.lease!.purpose, fencingToken: i.life.lease!.fencingToken, expiresAt: new Date(i.life.lease!.expiresAt).toISOString() })),
+            awaitingVerification: [...chain(board, 'awaiting_verify')].map((i) => i.workId),
             stalled: stalled(board),
           },
         };
@@ -170,7 +169,7 @@ export function statusRoutes(deps: RouteDeps): Route[] {
         const call = boards.enter(ctx, 'viewer', 'status');
         const [{ board }, seen] = await Promise.all([call.actor.read(), store.presence.find({ boardId: call.boardId }, { sort: [['seenAt', -1]], limit: 1000 })]);
         const leases = new Map<string, string[]>();
-        for (const item of Object.values(board.items)) if (item.life.lease) leases.set(item.life.lease.holder, [...(leases.get(item.life.lease.holder) ?? []), item.workId]);
+        for (const item of liveLeases(board)) leases.set(item.life.lease!.holder, [...(leases.get(item.life.lease!.holder) ?? []), item.workId]);
         const agents = seen.map((p) => ({ principal: p.principal, status: p.status, note: p.note, workId: p.workId, lastSeenAt: new Date(p.seenAt).toISOString(), online: ctx.now - p.seenAt < ONLINE_WITHIN_MS, leases: leases.get(p.principal) ?? [] }));
         for (const [principal, held] of leases) {
           if (!agents.some((a) => a.principal === principal)) agents.push({ principal, status: null, note: null, workId: null, lastSeenAt: null, online: false, leases: held } as never);

@@ -2,7 +2,11 @@
 // time, the lifecycle's invariants hold.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { addItems, applyEvent, pullNext, type Board, type ItemChange, type ItemFields } from '../../machines/board.js';
+import { addItems, applyEvent, BoardDraft, emptyBoard, pullNext, type Board, type ItemChange, type ItemFields } from '../../machines/board.js';
+import { indexOf } from '../../machines/board-index.js';
+import { createItems, expireDue, patchItem, reorder } from '../../machines/board-commands.js';
+import type { Decide } from '../../machines/board-decision.js';
+import { BoardError } from '../../machines/board-error.js';
 import type { ItemEvent } from '../../machines/item-types.js';
 
 const AGENTS = ['agent:a', 'agent:b', 'agent:c', 'agent:d'];
@@ -25,39 +29,65 @@ const commandArb = fc.oneof(
   { weight: 2, arbitrary: fc.record({ op: fc.constant('lease' as const), agent: fc.nat(3), item: fc.nat(9), action: fc.constantFrom('RENEW', 'RELEASE', 'PROGRESS') }) },
   { weight: 3, arbitrary: fc.record({ op: fc.constant('tick' as const), ms: fc.integer({ min: 1, max: 90_000 }) }) },
   { weight: 2, arbitrary: fc.record({ op: fc.constant('operator' as const), item: fc.nat(9), action: fc.constantFrom('BLOCK', 'UNBLOCK', 'CANCEL', 'REOPEN', 'OVERRIDE') }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('reorder' as const), items: fc.array(fc.nat(9), { minLength: 1, maxLength: 3 }) }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('edit' as const), item: fc.nat(9), deps: fc.array(fc.nat(9), { maxLength: 3 }), priority: fc.nat(4) }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('create' as const), deps: fc.array(fc.nat(9), { maxLength: 2 }) }) },
 );
+
+/** Runs a board command as the actor would: a refusal leaves the board as it was. */
+function run(board: Board, decide: Decide<unknown>, now: number): Board {
+  try {
+    return decide(board, now).board;
+  } catch (e) {
+    if (e instanceof BoardError) return board;
+    throw e;
+  }
+}
+
+/** The maintained indexes equal the ones computed from the items alone. */
+function expectIndexesRebuilt(board: Board): void {
+  const rebuilt = indexOf(board.items.values());
+  for (const [name, tree] of Object.entries(board.index)) {
+    const fresh = rebuilt[name as keyof typeof rebuilt];
+    if (name === 'counts') expect(tree, name).toEqual(fresh);
+    else expect((tree as { toArray(): unknown[] }).toArray(), name).toEqual((fresh as { toArray(): unknown[] }).toArray());
+  }
+}
 
 describe('board invariants under random fleets', () => {
   it('one holder, rising fencing tokens, only done unlocks, no unverified done through the gate', () => {
     fc.assert(
       fc.property(graphArb, fc.array(commandArb, { maxLength: 150 }), (graph, commands) => {
         let now = 1_000_000;
-        let board: Board = { items: {}, nextWorkSeq: graph.length + 1, nextFencingToken: 1 };
+        let board: Board = emptyBoard(graph.length + 1);
         const ids = graph.map((_, i) => `W-${i + 1}`);
-        board = addItems(board, Object.fromEntries(graph.map(([deps, verify], i) => [ids[i]!, fields(deps.map((d) => ids[d]!), verify)])), now).board;
-        for (const item of Object.values(board.items)) if (item.state === 'ready') expect(item.dependsOn.every((d) => board.items[d]!.state === 'done')).toBe(true);
+        const created = new BoardDraft(board);
+        addItems(created, Object.fromEntries(graph.map(([deps, verify], i) => [ids[i]!, fields(deps.map((d) => ids[d]!), verify)])), now);
+        board = created.finish();
+        for (const item of board.items.values()) if (item.state === 'ready') expect(item.dependsOn.every((d) => board.items.get(d)!.state === 'done')).toBe(true);
 
         const leasesHeld = new Map<string, string>(); // agent|item -> leaseId the agent believes it holds
         let lastToken = 0;
         const apply = (workId: string, event: ItemEvent) => {
           const before = board;
-          const r = applyEvent(board, workId, event);
+          const draft = new BoardDraft(board);
+          const r = applyEvent(draft, workId, event);
           if (!r.ok) return;
-          board = r.board;
+          board = draft.finish();
           for (const change of r.changes) check(before, change);
         };
         const check = (before: Board, change: ItemChange) => {
-          const item = board.items[change.workId]!;
+          const item = board.items.get(change.workId)!;
           for (const e of change.emitted) {
             if (e.type === 'lease.granted') {
               expect(e.lease.fencingToken).toBeGreaterThan(lastToken);
               lastToken = e.lease.fencingToken;
             }
           }
-          if (change.from === 'pending' && change.to === 'ready') expect(item.dependsOn.every((d) => board.items[d]!.state === 'done')).toBe(true);
+          if (change.from === 'pending' && change.to === 'ready') expect(item.dependsOn.every((d) => board.items.get(d)!.state === 'done')).toBe(true);
           if (change.to === 'done' && item.verify === 'required' && change.from !== 'claimed' && !item.life.overridden) {
             const last = item.life.verifications.at(-1)!;
-            const prior = before.items[change.workId]!.life;
+            const prior = before.items.get(change.workId)!.life;
             expect(last.verdict).toBe('pass');
             expect(last.head).toBe(item.life.submission!.head);
             expect(last.by).not.toBe(item.life.submission!.by);
@@ -69,7 +99,25 @@ describe('board invariants under random fleets', () => {
         for (const c of commands) {
           if (c.op === 'tick') {
             now += c.ms;
-            for (const item of Object.values(board.items)) if (item.life.lease && item.life.lease.expiresAt <= now) apply(item.workId, { type: 'EXPIRE', now });
+            board = run(board, expireDue(), now);
+            expect(board.index.expiries.minKey()?.[0] ?? Infinity).toBeGreaterThan(now);
+            expectIndexesRebuilt(board);
+            continue;
+          }
+          if (c.op === 'reorder') {
+            board = run(board, reorder([...new Set(c.items.map((i) => ids[i % ids.length]!))], 'user:op'), now);
+            expectIndexesRebuilt(board);
+            continue;
+          }
+          if (c.op === 'edit') {
+            const workId = ids[c.item % ids.length]!;
+            board = run(board, patchItem(workId, { dependsOn: c.deps.map((d) => ids[d % ids.length]!), priority: c.priority }, undefined, 'user:op'), now);
+            expectIndexesRebuilt(board);
+            continue;
+          }
+          if (c.op === 'create') {
+            board = run(board, createItems([{ ...fields(c.deps.map((d) => ids[d % ids.length]!), false) }], 'user:op'), now);
+            expectIndexesRebuilt(board);
             continue;
           }
           if (c.op === 'operator') {
@@ -85,7 +133,7 @@ describe('board invariants under random fleets', () => {
             if (!target) continue;
             const leaseId = `L${now}-${agent}-${Math.random()}`;
             apply(target, { type: 'CLAIM', principal: agent, purpose, leaseId, fencingToken: 0, ttlMs: 60_000, now });
-            if (board.items[target]!.life.lease?.leaseId === leaseId) leasesHeld.set(`${agent}|${target}`, leaseId);
+            if (board.items.get(target)!.life.lease?.leaseId === leaseId) leasesHeld.set(`${agent}|${target}`, leaseId);
             continue;
           }
           // Agents mostly act on what they hold, as real ones do; the rest of the time on anything.
@@ -97,7 +145,8 @@ describe('board invariants under random fleets', () => {
           if (c.op === 'supersede') apply(workId, { type: 'SUPERSEDE', principal: agent, head: HEADS[c.head]!, now });
           if (c.op === 'verify') apply(workId, { type: 'VERIFY', principal: agent, head: HEADS[c.head]!, verdict: c.pass ? 'pass' : 'fail', finding: c.finding ? FINDING : null, now });
 
-          for (const item of Object.values(board.items)) {
+          expectIndexesRebuilt(board);
+          for (const item of board.items.values()) {
             const lease = item.life.lease;
             expect(lease !== null).toBe(item.state === 'claimed' || item.state === 'verifying');
             if (item.state === 'claimed') expect(lease!.purpose).toBe('work');

@@ -1,0 +1,31 @@
+// An item on the board: the fields people set and what the lifecycle keeps.
+import type { ItemLife, ItemState } from './item-types.js';
+
+export interface ItemFields {
+  title: string;
+  description: string;
+  type: 'task' | 'bug' | 'chore' | 'epic';
+  priority: number;
+  parentId: string | null;
+  dependsOn: string[];
+  verify: 'none' | 'required';
+  maxAttempts: number;
+  criteria: string[];
+  doctrine: string[];
+  spec: string[];
+  labels: string[];
+}
+
+export interface BoardItem extends ItemFields {
+  workId: string;
+  rank: number;
+  state: ItemState;
+  life: ItemLife;
+  progress: { note: string; by: string; at: number } | null;
+  /** Recently ended leases, so a late holder learns why: expired, or revoked (blocked, cancelled, superseded, overridden). */
+  endedLeases: { leaseId: string; reason: string }[];
+  createdAt: number;
+  updatedAt: number;
+  /** Bumps on every change of the item. */
+  version: number;
+}
