@@ -17,6 +17,7 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(256 * 1024),
   ADDRESS_RATE_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(ADDRESS_BUDGET.limit),
+  BOARD_RATE_SCALE: z.coerce.number().int().min(1).max(10_000).default(1),
   LEASE_MIN_TTL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(30),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
   COOKIE_SECURE: bool.optional(),
@@ -42,6 +43,8 @@ export interface Config {
   leaseMinTtlSeconds: number;
   /** Signup, login, change-password and change-email per socket address per minute. */
   addressRatePerMinute: number;
+  /** Multiplies every plan's per-principal request and write budgets. */
+  boardRateScale: number;
   cookieSecure: boolean;
   stripe: {
     secretKey: string | undefined;
@@ -78,6 +81,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     leaseMinTtlSeconds: e.LEASE_MIN_TTL_SECONDS,
     addressRatePerMinute: e.ADDRESS_RATE_PER_MINUTE,
+    boardRateScale: e.BOARD_RATE_SCALE,
     cookieSecure: e.COOKIE_SECURE ?? e.PUBLIC_URL.startsWith('https:'),
     stripe: {
       secretKey: e.STRIPE_SECRET_KEY,

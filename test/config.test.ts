@@ -19,6 +19,8 @@ describe('config', () => {
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ PUBLIC_URL: 'not a url' }, 'PUBLIC_URL'],
     [{ BODY_LIMIT_BYTES: '-1' }, 'BODY_LIMIT_BYTES'],
+    [{ BOARD_RATE_SCALE: '0' }, 'BOARD_RATE_SCALE'],
+    [{ BOARD_RATE_SCALE: 'lots' }, 'BOARD_RATE_SCALE'],
   ])('names the bad variable in %o', (env, name) => {
     expect(() => loadConfig(env as NodeJS.ProcessEnv)).toThrow(ConfigError);
     expect(() => loadConfig(env as NodeJS.ProcessEnv)).toThrow(new RegExp(`^invalid configuration: ${name}: `));

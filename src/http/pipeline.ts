@@ -45,6 +45,7 @@ export interface PipelineDeps {
   publicUrl: string;
   cookieSecure: boolean;
   addressRatePerMinute: number;
+  boardRateScale: number;
   clock: () => number;
 }
 
@@ -114,7 +115,7 @@ export class Pipeline {
     }
     if (route.project && ctx.identity) ctx.project = await this.deps.selector.select(ctx.identity, requestedProject, route.project);
     const plan = ctx.project?.plan ?? 'free';
-    const rate = await applyRateBudget(this.deps.limiter, { rate: route.rate, identity: ctx.identity, remoteAddress: ctx.remoteAddress, plan, addressLimit: this.deps.addressRatePerMinute, now: ctx.now });
+    const rate = await applyRateBudget(this.deps.limiter, { rate: route.rate, identity: ctx.identity, remoteAddress: ctx.remoteAddress, plan, addressLimit: this.deps.addressRatePerMinute, scale: this.deps.boardRateScale, now: ctx.now });
     const reply = await route.handler({ ctx, body, query, raw: raw.body });
     if (route.rateHeaders) reply.headers = { ...rate.headers, ...reply.headers };
     return reply;

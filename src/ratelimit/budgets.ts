@@ -30,6 +30,8 @@ export interface RateStageInput {
   remoteAddress: string;
   plan: PlanName;
   addressLimit: number;
+  /** Multiplies the plan's budgets (BOARD_RATE_SCALE). */
+  scale: number;
   now: number;
 }
 
@@ -44,8 +46,8 @@ export async function applyRateBudget(limiter: RateLimiter, input: RateStageInpu
   }
   if (!identity) return NONE;
   const plan = PLANS[input.plan];
-  const requestSpec = { key: `req:${identity.principal}`, limit: plan.requestsPerMinute, windowMs: BOARD_WINDOW_MS };
-  const writeSpec = { key: `write:${identity.principal}`, limit: plan.writesPerMinute, windowMs: BOARD_WINDOW_MS };
+  const requestSpec = { key: `req:${identity.principal}`, limit: plan.requestsPerMinute * input.scale, windowMs: BOARD_WINDOW_MS };
+  const writeSpec = { key: `write:${identity.principal}`, limit: plan.writesPerMinute * input.scale, windowMs: BOARD_WINDOW_MS };
   if (rate === 'identity') {
     const [request, write] = await Promise.all([limiter.peek(requestSpec, now), limiter.peek(writeSpec, now)]);
     return { headers: nineHeaders(request, write, request) };

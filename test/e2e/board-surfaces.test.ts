@@ -170,3 +170,21 @@ describe('rate budgets on board responses', () => {
     expect((await a.post('/api/shouts', { text: 'a new window' })).status).toBe(201);
   });
 });
+
+describe('BOARD_RATE_SCALE', () => {
+  it('multiplies every plan budget, in the headers and in what is allowed', async () => {
+    const scaled = await startTestServer({ BOARD_RATE_SCALE: '3' });
+    try {
+      const board = await newBoard(scaled.url);
+      const a = await board.agent('a');
+      const status = await a.get('/api/status');
+      expect(status.headers.get('x-ratelimit-write-limit')).toBe('360');
+      expect(status.headers.get('x-ratelimit-request-limit')).toBe('1800');
+      let writes = 0;
+      while ((await a.post('/api/shouts', { text: 'spend' })).status === 201) writes++;
+      expect(writes).toBe(360);
+    } finally {
+      await scaled.stop();
+    }
+  });
+});
