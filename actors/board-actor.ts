@@ -54,6 +54,8 @@ export class BoardActor {
   private readonly mailbox: Pending[] = [];
   private running = false;
   private current: Committed | null = null;
+  /** The copy of the last committed outbox to the log (copies run one after another). */
+  private logged: Promise<void> = Promise.resolve();
   private readonly listeners = new Set<BoardListener>();
   lastUsed = 0;
 
@@ -149,27 +151,37 @@ export class BoardActor {
             const decision = decide(board, now);
             if (decision.board !== board) for (const id of decision.board.changed) changed.add(id);
             board = decision.board;
-            for (const e of decision.events) events.push(this.logged(e, current.record.lastSeq + events.length + 1, now));
+            for (const e of decision.events) events.push(this.numbered(e, current.record.lastSeq + events.length + 1, now));
             outcomes.push({ ok: true, reply: decision.reply });
           } catch (error) {
             outcomes.push({ ok: false, error });
           }
         }
+        let record: Header<BoardRecord> | null = null;
         if (board !== current.board || events.length) {
-          const record = await this.write(current, board, changed, events);
+          record = await this.write(current, board, changed, events);
           if (!record) {
             this.current = null; // another node committed first: reload and decide again
             continue;
           }
           this.current = { record, board };
-          await this.copyToLog(record.outbox);
-          this.tell(events, board);
         }
+        // Durable now (the events with it, in the board's outbox): the callers have their answers
+        // while the outbox is copied to the log (readers of the log copy it first themselves).
         batch.forEach((p, i) => {
           const outcome = outcomes[i]!;
           if (outcome.ok) p.resolve(outcome.reply);
           else p.reject(outcome.error);
         });
+        if (record) {
+          // Copied in commit order, off the mailbox's path: the next batch's write can share a
+          // commit with this copy. Listeners hear of a batch once it is in the log.
+          const outbox = record.outbox;
+          this.logged = this.logged.then(async () => {
+            await this.copyToLog(outbox);
+            this.tell(events, board);
+          });
+        }
         return;
       }
       throw new BoardBusyError(this.boardId);
@@ -179,7 +191,7 @@ export class BoardActor {
     }
   }
 
-  private logged(e: NewEvent, seq: number, at: number): CommittedEvent {
+  private numbered(e: NewEvent, seq: number, at: number): CommittedEvent {
     return { ...e, boardId: this.boardId, seq, at };
   }
 

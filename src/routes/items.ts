@@ -147,6 +147,7 @@ export function itemRoutes(deps: RouteDeps): Route[] {
         const workId = workIdParam(ctx.params.workId);
         const call = boards.enter(ctx, 'viewer', 'items', workId);
         if (!(await call.actor.read()).board.items.has(workId)) throw new AppError('ITEM_NOT_FOUND', `No item ${workId} on this board.`, { workId });
+        await call.actor.syncLog();
         const events = await deps.store.events.find({ boardId: call.boardId, workId, type: 'item.comment' }, { sort: [['seq', 1]], limit: 1000 });
         return { status: 200, body: { comments: events.map((e) => ({ seq: e.seq, by: e.actor, text: String(e.data.text), at: new Date(e.at).toISOString() })) } };
       },

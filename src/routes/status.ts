@@ -188,6 +188,7 @@ export function statusRoutes(deps: RouteDeps): Route[] {
       async handler({ ctx }) {
         const call = boards.enter(ctx, 'viewer', 'history');
         const since = historySince(ctx.project!.plan, ctx.now);
+        await call.actor.syncLog();
         const [{ board }, events] = await Promise.all([call.actor.read(), store.events.find({ boardId: call.boardId, at: { $gte: since } }, { sort: [['seq', 1]], limit: 100_000 })]);
         const perDay = new Map<string, number>();
         const readyAt = new Map<string, number>();

@@ -1,0 +1,161 @@
+// The board under load, over real HTTP against a server process of its own (embedded store):
+//  1. claim (pull-next) → submit cycles per second with 32 agents on a 5,000-item board;
+//  2. claim latency (one agent, claim then submit) on boards of 100, 1,000, 10,000 and 50,000 items;
+//  3. lease expiry with 10,000 active leases (20 boards × 500, 1-3 s): lateness of lease.expired
+//     at the boards' sockets against expiresAt, and /healthz latency during the storm.
+// Exports each as a function for bench/compare.ts; `npx tsx bench/board.ts [--quick]` prints them.
+import { Agent, request } from 'node:http';
+import WebSocket from 'ws';
+import { ownerAndAgent, startNode, tokenFor, type BenchNode } from './node.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? NaN;
+}
+
+/** A keep-alive JSON client (fetch costs more than the server here). */
+export function client(url: string, headers: Record<string, string>) {
+  const { hostname, port } = new URL(url);
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  return (method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> =>
+    new Promise((resolve, reject) => {
+      const payload = body === undefined ? undefined : JSON.stringify(body);
+      const req = request({ hostname, port, method, path, agent, headers: { ...headers, ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}) } }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode!, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} }));
+      });
+      req.on('error', reject);
+      req.end(payload);
+    });
+}
+
+export const nodeForBoards = (): Promise<BenchNode> => startNode({ BOARD_RATE_SCALE: '10000', LEASE_MIN_TTL_SECONDS: '1' });
+
+async function fillBoard(node: BenchNode, items: number): Promise<{ cookie: string; projectId: string; agent: Record<string, string> }> {
+  const owner = await ownerAndAgent(node.url);
+  const call = client(node.url, owner.agent);
+  for (let made = 0; made < items; made += 500) {
+    const n = Math.min(500, items - made);
+    const res = await call('POST', '/api/items/batch', { items: Array.from({ length: n }, (_, i) => ({ title: `item ${made + i}`, priority: (made + i) % 5 })) });
+    if (res.status !== 201) throw new Error(`batch: ${res.status} ${JSON.stringify(res.body)}`);
+  }
+  return owner;
+}
+
+/** 32 agents pull and submit until the board is empty (or `seconds` pass): cycles per second and claim latency. */
+export async function claimSubmitCycles(node: BenchNode, items = 5000, agents = 32, seconds = 60): Promise<{ cyclesPerSecond: number; cycles: number; claimP50: number; claimP99: number }> {
+  const owner = await fillBoard(node, items);
+  const calls = await Promise.all(Array.from({ length: agents }, async (_, i) => client(node.url, await tokenFor(node.url, owner.cookie, owner.projectId, `cycler-${i}`))));
+  const claims: number[] = [];
+  let cycles = 0;
+  const start = performance.now();
+  const end = start + seconds * 1000;
+  await Promise.all(
+    calls.map(async (call) => {
+      while (performance.now() < end) {
+        const t = performance.now();
+        const lease = await call('POST', '/api/claim', {});
+        if (lease.status === 409) return; // NOTHING_READY: the board is done
+        if (lease.status !== 200) throw new Error(`claim: ${lease.status} ${JSON.stringify(lease.body)}`);
+        claims.push(performance.now() - t);
+        const done = await call('POST', '/api/submit', { leaseId: lease.body.leaseId, head: 'abcdef1' });
+        if (done.status !== 200) throw new Error(`submit: ${done.status} ${JSON.stringify(done.body)}`);
+        cycles++;
+      }
+    }),
+  );
+  const elapsed = (performance.now() - start) / 1000;
+  return { cyclesPerSecond: cycles / elapsed, cycles, claimP50: percentile(claims, 0.5), claimP99: percentile(claims, 0.99) };
+}
+
+/** One agent claims and submits `rounds` times on a board of `items`: claim latency. */
+export async function claimLatency(node: BenchNode, items: number, rounds = 200): Promise<{ p50: number; p99: number }> {
+  const owner = await fillBoard(node, items);
+  const call = client(node.url, owner.agent);
+  const samples: number[] = [];
+  for (let i = 0; i < rounds; i++) {
+    const t = performance.now();
+    const lease = await call('POST', '/api/claim', {});
+    samples.push(performance.now() - t);
+    if (lease.status !== 200) throw new Error(`claim: ${lease.status}`);
+    await call('POST', '/api/submit', { leaseId: lease.body.leaseId, head: 'abcdef1' });
+  }
+  return { p50: percentile(samples, 0.5), p99: percentile(samples, 0.99) };
+}
+
+/**
+ * `boards` boards with `perBoard` leases of 1-3 s each, claimed by name by one agent per board,
+ * watched by one socket per board: lease.expired lateness at the socket, and the probe meanwhile.
+ */
+export async function expiryStorm(node: BenchNode, boards = 20, perBoard = 500): Promise<{ leases: number; received: number; p50: number; p99: number; max: number; probeMax: number; probeP99: number }> {
+  const lateness: number[] = [];
+  const expected: number[] = [];
+  const sockets: WebSocket[] = [];
+  const setups = [];
+  for (let b = 0; b < boards; b++) setups.push(await fillBoard(node, perBoard));
+  const deadlines = new Map<string, number>();
+  for (const [b, owner] of setups.entries()) {
+    const ws = new WebSocket(`${node.url.replace(/^http/, 'ws')}/api/ws`, { headers: owner.agent });
+    await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
+    ws.send(JSON.stringify({ type: 'subscribe', boardId: owner.projectId, topics: ['leases'] }));
+    ws.on('message', (data) => {
+      const m = JSON.parse(data.toString()) as { type: string; event?: { type: string; workId: string } };
+      if (m.type !== 'event' || m.event!.type !== 'lease.expired') return;
+      const due = deadlines.get(`${b}:${m.event!.workId}`);
+      if (due !== undefined) lateness.push(Date.now() - due);
+    });
+    sockets.push(ws);
+  }
+  await sleep(200);
+  // Claim every item by name (one holder per board may hold many leases), deadlines spread over 1-3 s.
+  await Promise.all(
+    setups.map(async (owner, b) => {
+      const call = client(node.url, owner.agent);
+      for (let i = 1; i <= perBoard; i++) {
+        const lease = await call('POST', '/api/claim', { workId: `W-${i}`, ttlSeconds: 1 + (i % 3) });
+        if (lease.status !== 200) throw new Error(`claim: ${lease.status} ${JSON.stringify(lease.body)}`);
+        deadlines.set(`${b}:W-${i}`, Date.parse(lease.body.expiresAt as string));
+        expected.push(1);
+      }
+    }),
+  );
+  const probes: number[] = [];
+  const until = Math.max(...deadlines.values()) + 3000;
+  while (Date.now() < until && lateness.length < expected.length) {
+    const t = performance.now();
+    await fetch(`${node.url}/healthz`);
+    probes.push(performance.now() - t);
+    await sleep(10);
+  }
+  for (const ws of sockets) ws.close();
+  return { leases: expected.length, received: lateness.length, p50: percentile(lateness, 0.5), p99: percentile(lateness, 0.99), max: Math.max(...lateness), probeMax: Math.max(...probes), probeP99: percentile(probes, 0.99) };
+}
+
+async function main(): Promise<void> {
+  const quick = process.argv.includes('--quick');
+  const fmt = (n: number) => n.toFixed(1);
+  let node = await nodeForBoards();
+  try {
+    const c = await claimSubmitCycles(node, quick ? 1000 : 5000);
+    console.log(`claim→submit, 32 agents, ${quick ? 1000 : 5000} items: ${c.cyclesPerSecond.toFixed(0)} cycles/s (${c.cycles} cycles), claim p50 ${fmt(c.claimP50)} ms p99 ${fmt(c.claimP99)} ms`);
+    for (const size of quick ? [100, 1000] : [100, 1000, 10_000, 50_000]) {
+      const l = await claimLatency(node, size, quick ? 50 : 200);
+      console.log(`claim latency, ${size} items: p50 ${fmt(l.p50)} ms p99 ${fmt(l.p99)} ms`);
+    }
+  } finally {
+    await node.stop();
+  }
+  node = await nodeForBoards();
+  try {
+    const s = await expiryStorm(node, quick ? 4 : 20, quick ? 250 : 500);
+    console.log(`lease expiry, ${s.leases} leases: ${s.received} pushed; lateness p50 ${s.p50} ms p99 ${s.p99} ms max ${s.max} ms; /healthz during the storm p99 ${fmt(s.probeP99)} ms max ${fmt(s.probeMax)} ms`);
+  } finally {
+    await node.stop();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await main();
