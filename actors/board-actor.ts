@@ -6,6 +6,7 @@
 // Committed boards are immutable, so reads are served from the one this node holds whenever the
 // store's version says it is still the latest.
 import { boardFrom, nextExpiry, type Board, type BoardItem } from '../machines/board.js';
+import { foldStats, type BoardStats } from '../machines/board-stats.js';
 import type { Decide, NewEvent } from '../machines/board-decision.js';
 import type { BoardRecord, EventRecord, Header, Store } from '../store/ports/store.js';
 
@@ -203,6 +204,7 @@ export class BoardActor {
       lastSeq: current.record.lastSeq + events.length,
       nextDeadline: nextExpiry(board),
       outbox: events.map((e) => ({ _id: `${e.boardId}:${e.seq}`, ...e })),
+      stats: foldStats(current.record.stats as BoardStats | undefined, events, board),
     };
     for (const workId of changed) set[`items.${workId}`] = board.items.get(workId);
     return this.ports.boards.patch(this.boardId, current.record.version, set);

@@ -135,27 +135,38 @@ export async function expiryStorm(node: BenchNode, boards = 20, perBoard = 500):
   return { leases: expected.length, received: lateness.length, p50: percentile(lateness, 0.5), p99: percentile(lateness, 0.99), max: Math.max(...lateness), probeMax: Math.max(...probes), probeP99: percentile(probes, 0.99) };
 }
 
-async function main(): Promise<void> {
-  const quick = process.argv.includes('--quick');
+export interface BoardReport {
+  cycles: Awaited<ReturnType<typeof claimSubmitCycles>>;
+  latency: { items: number; p50: number; p99: number }[];
+  storm: Awaited<ReturnType<typeof expiryStorm>>;
+}
+
+/** Every board measurement, printed as it is taken. */
+export async function main(quick = process.argv.includes('--quick')): Promise<BoardReport> {
   const fmt = (n: number) => n.toFixed(1);
   let node = await nodeForBoards();
+  const latency: BoardReport['latency'] = [];
+  let cycles: BoardReport['cycles'];
   try {
-    const c = await claimSubmitCycles(node, quick ? 1000 : 5000);
-    console.log(`claim→submit, 32 agents, ${quick ? 1000 : 5000} items: ${c.cyclesPerSecond.toFixed(0)} cycles/s (${c.cycles} cycles), claim p50 ${fmt(c.claimP50)} ms p99 ${fmt(c.claimP99)} ms`);
-    for (const size of quick ? [100, 1000] : [100, 1000, 10_000, 50_000]) {
-      const l = await claimLatency(node, size, quick ? 50 : 200);
-      console.log(`claim latency, ${size} items: p50 ${fmt(l.p50)} ms p99 ${fmt(l.p99)} ms`);
+    cycles = await claimSubmitCycles(node, quick ? 1000 : 5000);
+    console.log(`claim→submit, 32 agents, ${quick ? 1000 : 5000} items: ${cycles.cyclesPerSecond.toFixed(0)} cycles/s (${cycles.cycles} cycles), claim p50 ${fmt(cycles.claimP50)} ms p99 ${fmt(cycles.claimP99)} ms`);
+    for (const items of quick ? [100, 1000] : [100, 1000, 10_000, 50_000]) {
+      const l = await claimLatency(node, items, quick ? 50 : 200);
+      latency.push({ items, ...l });
+      console.log(`claim latency, ${items} items: p50 ${fmt(l.p50)} ms p99 ${fmt(l.p99)} ms`);
     }
   } finally {
     await node.stop();
   }
   node = await nodeForBoards();
+  let storm: BoardReport['storm'];
   try {
-    const s = await expiryStorm(node, quick ? 4 : 20, quick ? 250 : 500);
-    console.log(`lease expiry, ${s.leases} leases: ${s.received} pushed; lateness p50 ${s.p50} ms p99 ${s.p99} ms max ${s.max} ms; /healthz during the storm p99 ${fmt(s.probeP99)} ms max ${fmt(s.probeMax)} ms`);
+    storm = await expiryStorm(node, quick ? 4 : 20, quick ? 250 : 500);
+    console.log(`lease expiry, ${storm.leases} leases: ${storm.received} pushed; lateness p50 ${storm.p50} ms p99 ${storm.p99} ms max ${storm.max} ms; /healthz during the storm p99 ${fmt(storm.probeP99)} ms max ${fmt(storm.probeMax)} ms`);
   } finally {
     await node.stop();
   }
+  return { cycles, latency, storm };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await main();

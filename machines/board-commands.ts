@@ -232,6 +232,8 @@ export function patchItem(workId: string, changes: ItemPatch, expectedVersion: n
     if (relock) {
       const r = applyEvent(draft, workId, { type: relock });
       if (r.ok) events.push(...eventsOf(r.changes, actor));
+      const moved = draft.items.get(workId)!;
+      if (moved.state === 'ready' && item.state !== 'ready') draft.put({ ...moved, readyAt: now });
     }
     return { board: draft.finish(), events, reply: draft.items.get(workId)! };
   };

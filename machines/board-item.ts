@@ -26,6 +26,8 @@ export interface BoardItem extends ItemFields {
   endedLeases: { leaseId: string; reason: string }[];
   createdAt: number;
   updatedAt: number;
+  /** When it last became ready (for ready-to-done times); absent when unknown. */
+  readyAt?: number;
   /** Bumps on every change of the item. */
   version: number;
 }

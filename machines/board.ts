@@ -160,7 +160,7 @@ export function addItems(draft: BoardDraft, fields: Record<string, ItemFields>, 
   });
   return created.map((item) => {
     if (!depsDone(draft, item)) return item;
-    const ready: BoardItem = { ...item, state: 'ready' };
+    const ready: BoardItem = { ...item, state: 'ready', readyAt: now };
     draft.put(ready);
     return ready;
   });
@@ -182,7 +182,9 @@ export function applyEvent(draft: BoardDraft, workId: string, event: ItemEvent):
   if (result.kind !== 'moved') return { ok: false, result };
   const ended = result.emitted.flatMap((e) => (e.type === 'lease.expired' ? [{ leaseId: e.lease.leaseId, reason: 'expired' }] : e.type === 'lease.revoked' ? [{ leaseId: e.lease.leaseId, reason: e.reason }] : []));
   const endedLeases = ended.length ? [...item.endedLeases, ...ended].slice(-ENDED_LEASES_KEPT) : item.endedLeases;
-  draft.put({ ...item, state: result.state, life: result.life, endedLeases, updatedAt: 'now' in event ? event.now : item.updatedAt, version: item.version + 1 });
+  const at = 'now' in event ? event.now : undefined;
+  const readyAt = (state: ItemState, was: BoardItem) => (state === 'ready' && was.state !== 'ready' ? at : was.readyAt);
+  draft.put({ ...item, state: result.state, life: result.life, endedLeases, updatedAt: at ?? item.updatedAt, readyAt: readyAt(result.state, item), version: item.version + 1 });
   if (result.emitted.some((e) => e.type === 'lease.granted')) draft.nextFencingToken++;
   const changes: ItemChange[] = [{ workId, from: item.state, to: result.state, emitted: result.emitted }];
   const cascade = (kind: 'DEPS_DONE' | 'DEP_REOPENED', from: ItemState, when: (d: BoardItem) => boolean) => {
@@ -191,7 +193,7 @@ export function applyEvent(draft: BoardDraft, workId: string, event: ItemEvent):
       if (dependent.state !== from || !when(dependent)) continue;
       const moved = step(dependent.state, dependent.life, { type: kind });
       if (moved.kind !== 'moved') continue;
-      draft.put({ ...dependent, state: moved.state, life: moved.life, version: dependent.version + 1 });
+      draft.put({ ...dependent, state: moved.state, life: moved.life, readyAt: readyAt(moved.state, dependent), version: dependent.version + 1 });
       changes.push({ workId: dependent.workId, from: dependent.state, to: moved.state, emitted: moved.emitted });
     }
   };

@@ -1,0 +1,127 @@
+// The board's metrics as running aggregates, folded from each commit's events (never by reading
+// the log back): per day, items done, leases granted and expired, verdicts and passes, and a
+// histogram of ready-to-done times; and when each agent last acted. Kept with the board, bounded
+// by days and active agents, not by the board's size. Pure: time arrives with the events.
+import type { Board } from './board.js';
+
+export const STATS_DAYS_KEPT = 180;
+export const ACTIVE_WINDOW_MS = 3600_000;
+/** Ready-to-done times go in buckets a quarter of an octave wide (the median is within ~9%). */
+const BUCKETS_PER_OCTAVE = 4;
+
+export interface DayStats {
+  done: number;
+  grants: number;
+  expiries: number;
+  verdicts: number;
+  passes: number;
+  /** Bucket index → how many ready-to-done times fell in it (bucket b starts at 2^(b/4) - 1 s). */
+  readyToDone: Record<string, number>;
+}
+
+export interface BoardStats {
+  /** By UTC day, `YYYY-MM-DD`. */
+  days: Record<string, DayStats>;
+  /** Agent principal → when it last acted. */
+  active: Record<string, number>;
+}
+
+export interface StatEvent {
+  type: string;
+  actor: string;
+  workId: string | null;
+  at: number;
+  data: Record<string, unknown>;
+}
+
+export interface Metrics {
+  throughputPerDay: { day: string; done: number }[];
+  medianReadyToDoneSeconds: number | null;
+  verifyPassRate: number | null;
+  leaseExpiryRate: number | null;
+  agentsActiveLastHour: number;
+}
+
+export const emptyStats = (): BoardStats => ({ days: {}, active: {} });
+
+const dayOf = (at: number): string => new Date(at).toISOString().slice(0, 10);
+const bucketOf = (seconds: number): number => Math.floor(Math.log2(1 + Math.max(0, seconds)) * BUCKETS_PER_OCTAVE);
+const bucketMiddle = (bucket: number): number => (2 ** (bucket / BUCKETS_PER_OCTAVE) + 2 ** ((bucket + 1) / BUCKETS_PER_OCTAVE)) / 2 - 1;
+
+/**
+ * The stats after `events` (one commit's, in order) on the board they produced. An item reaching
+ * done counts the time since it last became ready (its `readyAt`), when known.
+ */
+export function foldStats(stats: BoardStats | undefined, events: readonly StatEvent[], board: Board): BoardStats {
+  const days = { ...(stats?.days ?? {}) };
+  const active = { ...(stats?.active ?? {}) };
+  const touched = new Map<string, DayStats>();
+  const day = (at: number): DayStats => {
+    const key = dayOf(at);
+    let d = touched.get(key);
+    if (!d) {
+      const was = days[key];
+      d = was ? { ...was, readyToDone: { ...was.readyToDone } } : { done: 0, grants: 0, expiries: 0, verdicts: 0, passes: 0, readyToDone: {} };
+      touched.set(key, d);
+      days[key] = d;
+    }
+    return d;
+  };
+  let latest = 0;
+  for (const e of events) {
+    latest = Math.max(latest, e.at);
+    if (e.actor.startsWith('agent:')) active[e.actor] = e.at;
+    if (e.type === 'lease.granted') day(e.at).grants++;
+    if (e.type === 'lease.expired') day(e.at).expiries++;
+    if (e.type === 'item.verified') {
+      const d = day(e.at);
+      d.verdicts++;
+      if ((e.data.verification as { verdict?: string } | undefined)?.verdict === 'pass') d.passes++;
+    }
+    if (e.type === 'item.state' && e.data.to === 'done') {
+      const d = day(e.at);
+      d.done++;
+      const readyAt = e.workId ? board.items.get(e.workId)?.readyAt : undefined;
+      if (typeof readyAt === 'number') {
+        const bucket = String(bucketOf((e.at - readyAt) / 1000));
+        d.readyToDone[bucket] = (d.readyToDone[bucket] ?? 0) + 1;
+      }
+    }
+  }
+  if (!events.length) return stats ?? emptyStats();
+  const oldestDay = dayOf(latest - STATS_DAYS_KEPT * 86_400_000);
+  for (const key of Object.keys(days)) if (key < oldestDay) delete days[key];
+  for (const [principal, at] of Object.entries(active)) if (latest - at >= ACTIVE_WINDOW_MS) delete active[principal];
+  return { days, active };
+}
+
+/** The metrics from the stats: days from `since` on, agents active in the hour before `now`. */
+export function metricsOf(stats: BoardStats | undefined, now: number, since: number): Metrics {
+  const first = dayOf(since);
+  const days = Object.entries(stats?.days ?? {})
+    .filter(([day]) => day >= first)
+    .sort(([a], [b]) => (a < b ? -1 : 1));
+  const sum = (f: (d: DayStats) => number) => days.reduce((n, [, d]) => n + f(d), 0);
+  const histogram = new Map<number, number>();
+  for (const [, d] of days) for (const [b, n] of Object.entries(d.readyToDone)) histogram.set(Number(b), (histogram.get(Number(b)) ?? 0) + n);
+  const verdicts = sum((d) => d.verdicts);
+  const grants = sum((d) => d.grants);
+  return {
+    throughputPerDay: days.filter(([, d]) => d.done > 0).map(([day, d]) => ({ day, done: d.done })),
+    medianReadyToDoneSeconds: medianOf(histogram),
+    verifyPassRate: verdicts ? sum((d) => d.passes) / verdicts : null,
+    leaseExpiryRate: grants ? sum((d) => d.expiries) / grants : null,
+    agentsActiveLastHour: Object.values(stats?.active ?? {}).filter((at) => now - at < ACTIVE_WINDOW_MS).length,
+  };
+}
+
+function medianOf(histogram: Map<number, number>): number | null {
+  const total = [...histogram.values()].reduce((a, b) => a + b, 0);
+  if (!total) return null;
+  let seen = 0;
+  for (const bucket of [...histogram.keys()].sort((a, b) => a - b)) {
+    seen += histogram.get(bucket)!;
+    if (seen * 2 >= total) return Math.round(bucketMiddle(bucket) * 10) / 10;
+  }
+  return null;
+}
