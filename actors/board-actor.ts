@@ -84,10 +84,10 @@ export class BoardActor {
    */
   async read(): Promise<Committed> {
     this.lastUsed = this.clock();
-    const [head] = await this.ports.boards.select({ _id: this.boardId }, ['version']);
-    if (!head) throw new BoardMissingError(this.boardId);
+    const version = await this.ports.boards.versionOf(this.boardId);
+    if (version === null) throw new BoardMissingError(this.boardId);
     const held = this.current;
-    if (held && held.record.version >= head.version) return held;
+    if (held && held.record.version >= version) return held;
     return this.load();
   }
 

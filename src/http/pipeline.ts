@@ -69,11 +69,50 @@ export class Pipeline {
     return given && REQUEST_ID.test(given) ? given : randomUUID();
   }
 
-  /** Runs one request through every stage; never throws. */
-  async run(route: Route, raw: RawRequest, requestId: string): Promise<RawResponse> {
+  /**
+   * Runs one request through every stage; never throws. A route with no credential, budget,
+   * project, body or query whose handler answers at once is answered synchronously (no promise
+   * in the way of the response).
+   */
+  run(route: Route, raw: RawRequest, requestId: string): RawResponse | Promise<RawResponse> {
+    if (!(route.auth === 'none' && route.rate === 'none' && !route.project && route.bodyKind === 'none' && !route.query)) return this.runStages(route, raw, requestId);
     const started = performance.now();
+    const ctx = this.context(route, raw, requestId);
+    let reply: Reply | Promise<Reply>;
+    try {
+      reply = route.handler({ ctx, body: undefined, query: undefined, raw: raw.body });
+    } catch (e) {
+      return this.logged(ctx, started, this.failure(e, ctx));
+    }
+    if (!(reply instanceof Promise)) return this.logged(ctx, started, this.toResponse(reply, requestId));
+    return reply.then(
+      (r) => this.logged(ctx, started, this.toResponse(r, requestId)),
+      (e: unknown) => this.logged(ctx, started, this.failure(e, ctx)),
+    );
+  }
+
+  private async runStages(route: Route, raw: RawRequest, requestId: string): Promise<RawResponse> {
+    const started = performance.now();
+    const ctx = this.context(route, raw, requestId);
+    let response: RawResponse;
+    try {
+      const reply = await this.stages(route, raw, ctx);
+      if (ctx.identity) this.deps.observer.succeeded(workspaceOf(ctx.identity), ctx.operation);
+      response = this.toResponse(reply, requestId);
+    } catch (e) {
+      response = this.failure(e, ctx);
+    }
+    return this.logged(ctx, started, response);
+  }
+
+  private logged(ctx: RequestContext, started: number, response: RawResponse): RawResponse {
+    this.deps.logger.info({ reqId: ctx.requestId, route: ctx.operation, status: response.status, durationMs: Math.round((performance.now() - started) * 100) / 100 }, 'request');
+    return response;
+  }
+
+  private context(route: Route, raw: RawRequest, requestId: string): RequestContext {
     const cookies = parseCookies(raw.headers['cookie'] ?? '');
-    const ctx: RequestContext = {
+    return {
       requestId,
       method: route.method,
       operation: operationOf(route),
@@ -86,16 +125,6 @@ export class Pipeline {
       project: null,
       now: this.deps.clock(),
     };
-    let response: RawResponse;
-    try {
-      const reply = await this.stages(route, raw, ctx);
-      if (ctx.identity) this.deps.observer.succeeded(workspaceOf(ctx.identity), ctx.operation);
-      response = this.toResponse(reply, requestId);
-    } catch (e) {
-      response = this.failure(e, ctx);
-    }
-    this.deps.logger.info({ reqId: requestId, route: ctx.operation, status: response.status, durationMs: Math.round((performance.now() - started) * 100) / 100 }, 'request');
-    return response;
   }
 
   private async stages(route: Route, raw: RawRequest, ctx: RequestContext): Promise<Reply> {

@@ -9,7 +9,7 @@ import { statusLine, type RawRequest, type RawResponse } from './pipeline.js';
 
 export interface HttpHandlers {
   /** The route's pipeline run. */
-  dispatch(route: Route, raw: RawRequest, requestId: string): Promise<RawResponse>;
+  dispatch(route: Route, raw: RawRequest, requestId: string): RawResponse | Promise<RawResponse>;
   /** A response for a request no route takes (404 or 405), or one refused before reading (413, draining). */
   refuse(reason: RefusalReason, requestId: string, allow?: string[]): RawResponse;
   requestIdOf(headers: Record<string, string>): string;
@@ -64,13 +64,16 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
     });
   });
 
-  function serve(res: uWS.HttpResponse, req: uWS.HttpRequest, run: (raw: RawRequest, id: string) => Promise<RawResponse>): void {
+  function serve(res: uWS.HttpResponse, req: uWS.HttpRequest, run: (raw: RawRequest, id: string) => RawResponse | Promise<RawResponse>): void {
     let aborted = false;
     let cancelBody: (() => void) | null = null;
-    res.onAborted(() => {
-      aborted = true;
-      cancelBody?.(); // a client gone mid-body must not stay in flight
-    });
+    // Needed only by a response that outlives this callback: set before the first await, or
+    // right after learning the response is not ready (still inside this callback).
+    const guard = () =>
+      res.onAborted(() => {
+        aborted = true;
+        cancelBody?.(); // a client gone mid-body must not stay in flight
+      });
     const headers: Record<string, string> = {};
     req.forEach((k, v) => {
       headers[k] = k in headers ? `${headers[k]}, ${v}` : v;
@@ -110,7 +113,25 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
       return;
     }
     handlers.started();
-    readBody(res, method, bodyLimit, (cancel) => (cancelBody = cancel))
+    if (method === 'get' || method === 'head') {
+      // No body to wait for: a response ready at once goes out inside this callback.
+      let response: RawResponse | Promise<RawResponse>;
+      try {
+        response = run({ ...raw, body: NO_BODY }, requestId);
+      } catch {
+        response = handlers.refuse('internal', requestId);
+      }
+      if (!(response instanceof Promise)) {
+        write(response);
+        handlers.finished();
+        return;
+      }
+      guard();
+      response.then(write, () => write(handlers.refuse('internal', requestId))).finally(() => handlers.finished());
+      return;
+    }
+    guard();
+    readBody(res, bodyLimit, (cancel) => (cancelBody = cancel))
       .then((body) => {
         if (body === ABORTED) return null;
         return body === TOO_LARGE ? { ...handlers.refuse('too-large', requestId), close: true } : run({ ...raw, body }, requestId);
@@ -222,8 +243,9 @@ const TOO_LARGE = Symbol('too large');
 const ABORTED = Symbol('aborted');
 
 /** Reads the whole body, copying each chunk (uWS reuses its buffer); past the cap nothing more is kept. */
-function readBody(res: uWS.HttpResponse, method: string, limit: number, onCancel: (cancel: () => void) => void): Promise<Buffer | typeof TOO_LARGE | typeof ABORTED> {
-  if (method === 'get' || method === 'head') return Promise.resolve(Buffer.alloc(0));
+const NO_BODY = Buffer.alloc(0);
+
+function readBody(res: uWS.HttpResponse, limit: number, onCancel: (cancel: () => void) => void): Promise<Buffer | typeof TOO_LARGE | typeof ABORTED> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;

@@ -33,7 +33,7 @@ export async function openEmbeddedStore(dataDir: string): Promise<Store> {
     COLLECTION_NAMES.map((name) => {
       const apart = STORED_APART[name];
       const dbs: CollectionDbs = {
-        docs: env.openDB({ name }),
+        docs: env.openDB({ name, useVersions: true }),
         indexes: SCHEMA[name].map((spec) => ({ spec, db: env.openDB({ name: `${name}.${spec.name}` }) as Database<string, Key[]> })),
         apart: apart ? { field: apart, db: env.openDB({ name: `${name}.${apart}` }) } : null,
       };

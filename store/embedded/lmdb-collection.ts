@@ -4,7 +4,7 @@
 // scanning. A field stored apart (a board's items) keeps one entry per key ([_id, key] → value):
 // a write touches only the entries it changes, and a read that does not ask for the field never
 // decodes it.
-import type { Database, Key as LmdbKey } from 'lmdb';
+import { getLastVersion, type Database, type Key as LmdbKey } from 'lmdb';
 import { DuplicateKeyError, type Changes, type Collection, type Doc, type Filter, type FindOptions, type Header, type ApartField, type IndexSpec, type Selected } from '../ports/store.js';
 import { HIGH, keyValue, planFor, type Plan } from './plan.js';
 import { setPath } from './paths.js';
@@ -39,6 +39,12 @@ export class LmdbCollection<T extends Doc> implements Collection<T> {
   async get(id: string): Promise<T | null> {
     this.writer.check();
     return this.load(id) as T | null;
+  }
+
+  async versionOf(id: string): Promise<number | null> {
+    this.writer.check();
+    // The version rides in LMDB's entry header: nothing is decoded.
+    return this.dbs.docs.getBinaryFast(id) === undefined ? null : getLastVersion();
   }
 
   async getEntry(id: string, key: string): Promise<unknown> {
@@ -262,7 +268,7 @@ export class LmdbCollection<T extends Doc> implements Collection<T> {
       if (before) db.remove(before);
       db.put(next, id);
     }
-    this.dbs.docs.put(id, row);
+    this.dbs.docs.put(id, row, row.version as number);
   }
 
   private remove(row: Row): void {

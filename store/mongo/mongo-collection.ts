@@ -30,6 +30,11 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     return this.run(() => this.driver.findOne({ _id: id } as Document) as Promise<T | null>);
   }
 
+  async versionOf(id: string): Promise<number | null> {
+    const doc = await this.run(() => this.driver.findOne({ _id: id } as Document, { projection: { version: 1 } }));
+    return typeof doc?.version === 'number' ? doc.version : null;
+  }
+
   async getEntry(id: string, key: string): Promise<unknown> {
     if (!this.apart) throw new Error(`${this.name} stores no field apart`);
     const path = `${this.apart}.${key}`;

@@ -33,6 +33,8 @@ export type Changes<T> = Partial<Omit<T, '_id' | 'version'>>;
 
 export interface Collection<T extends Doc> {
   get(id: string): Promise<T | null>;
+  /** The stored document's version, or null when there is none; the document itself is not read. */
+  versionOf(id: string): Promise<number | null>;
   /** One entry of the collection's field stored apart (STORED_APART), or null; nothing else is read. */
   getEntry(id: string, key: string): Promise<unknown>;
   findOne(filter: Filter<T>): Promise<T | null>;

@@ -181,14 +181,18 @@ export function storeContract(name: string, harness: StoreHarness): void {
       const boardId = unique('board');
       await store.boards.insert({ _id: boardId, version: 1, nextWorkSeq: 3, nextFencingToken: 1, lastSeq: 7, items: { 'W-1': { title: 'one' }, 'W-2': { title: 'two' } }, nextDeadline: 50 });
       expect(await store.boards.getEntry(boardId, 'W-2')).toEqual({ title: 'two' });
+      expect(await store.boards.versionOf(boardId)).toBe(1);
+      expect(await store.boards.versionOf('missing')).toBeNull();
       expect(await store.boards.getEntry(boardId, 'W-9')).toBeNull();
       expect(await store.boards.getEntry('missing', 'W-1')).toBeNull();
       expect(await store.boards.select({ _id: boardId }, ['lastSeq', 'nextDeadline'])).toEqual([{ _id: boardId, lastSeq: 7, nextDeadline: 50 }]);
       await store.boards.update(boardId, 1, { items: { 'W-5': { title: 'five' } } });
+      expect(await store.boards.versionOf(boardId)).toBe(2);
       expect((await store.boards.get(boardId))!.items).toEqual({ 'W-5': { title: 'five' } });
       expect(await store.boards.getEntry(boardId, 'W-1')).toBeNull();
       expect(await store.boards.delete(boardId)).toBe(true);
       expect(await store.boards.getEntry(boardId, 'W-5')).toBeNull();
+      expect(await store.boards.versionOf(boardId)).toBeNull();
     });
 
     it('reads index ranges in either direction, past other keys, with or without the documents', async () => {
