@@ -4,11 +4,17 @@
 //  3. lease expiry with 10,000 active leases (20 boards × 500, 1-3 s): lateness of lease.expired
 //     at the boards' sockets against expiresAt, and /healthz latency during the storm.
 // Exports each as a function for bench/compare.ts; `npx tsx bench/board.ts [--quick]` prints them.
+import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import WebSocket from 'ws';
 import { ownerAndAgent, startNode, tokenFor, type BenchNode } from './node.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A process's CPU time so far (user + system), in microseconds, from /proc. */
+const cpuMicros = (pid: number): number => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
+};
 
 export function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -47,11 +53,12 @@ async function fillBoard(node: BenchNode, items: number): Promise<{ cookie: stri
 }
 
 /** 32 agents pull and submit until the board is empty (or `seconds` pass): cycles per second and claim latency. */
-export async function claimSubmitCycles(node: BenchNode, items = 5000, agents = 32, seconds = 60): Promise<{ cyclesPerSecond: number; cycles: number; claimP50: number; claimP99: number }> {
+export async function claimSubmitCycles(node: BenchNode, items = 5000, agents = 32, seconds = 60): Promise<{ cyclesPerSecond: number; cycles: number; claimP50: number; claimP99: number; serverCpuMicrosPerCycle: number }> {
   const owner = await fillBoard(node, items);
   const calls = await Promise.all(Array.from({ length: agents }, async (_, i) => client(node.url, await tokenFor(node.url, owner.cookie, owner.projectId, `cycler-${i}`))));
   const claims: number[] = [];
   let cycles = 0;
+  const cpuBefore = cpuMicros(node.pid);
   const start = performance.now();
   const end = start + seconds * 1000;
   await Promise.all(
@@ -69,7 +76,8 @@ export async function claimSubmitCycles(node: BenchNode, items = 5000, agents = 
     }),
   );
   const elapsed = (performance.now() - start) / 1000;
-  return { cyclesPerSecond: cycles / elapsed, cycles, claimP50: percentile(claims, 0.5), claimP99: percentile(claims, 0.99) };
+  const serverCpuMicrosPerCycle = (cpuMicros(node.pid) - cpuBefore) / cycles;
+  return { cyclesPerSecond: cycles / elapsed, cycles, claimP50: percentile(claims, 0.5), claimP99: percentile(claims, 0.99), serverCpuMicrosPerCycle };
 }
 
 /** One agent claims and submits `rounds` times on a board of `items`: claim latency. */
@@ -149,7 +157,7 @@ export async function main(quick = process.argv.includes('--quick')): Promise<Bo
   let cycles: BoardReport['cycles'];
   try {
     cycles = await claimSubmitCycles(node, quick ? 1000 : 5000);
-    console.log(`claim→submit, 32 agents, ${quick ? 1000 : 5000} items: ${cycles.cyclesPerSecond.toFixed(0)} cycles/s (${cycles.cycles} cycles), claim p50 ${fmt(cycles.claimP50)} ms p99 ${fmt(cycles.claimP99)} ms`);
+    console.log(`claim→submit, 32 agents, ${quick ? 1000 : 5000} items: ${cycles.cyclesPerSecond.toFixed(0)} cycles/s (${cycles.cycles} cycles), claim p50 ${fmt(cycles.claimP50)} ms p99 ${fmt(cycles.claimP99)} ms, server CPU ${cycles.serverCpuMicrosPerCycle.toFixed(0)} µs per cycle`);
     for (const items of quick ? [100, 1000] : [100, 1000, 10_000, 50_000]) {
       const l = await claimLatency(node, items, quick ? 50 : 200);
       latency.push({ items, ...l });

@@ -1,5 +1,5 @@
 // Starts src/main.ts as its own process on a free port, as `npm start` would, for the benches.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,10 +21,7 @@ export async function startNode(env: Record<string, string> = {}): Promise<Bench
   });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; !(await fetch(`${url}/readyz`).then((r) => r.ok, () => false)); i++) {
-    if (i > 300 || child.exitCode !== null) throw new Error('server did not become ready');
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await untilAnswers(`${url}/readyz`, child, 'server');
   return {
     url,
     pid: child.pid!,
@@ -34,6 +31,14 @@ export async function startNode(env: Record<string, string> = {}): Promise<Bench
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Polls `url` until it answers 2xx; fails when `child` exits first or 30 s pass. */
+export async function untilAnswers(url: string, child: ChildProcess, what: string): Promise<void> {
+  for (let i = 0; !(await fetch(url).then((r) => r.ok, () => false)); i++) {
+    if (i > 300 || child.exitCode !== null) throw new Error(`${what} did not become ready`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /** An owner's session cookie and a workspace token on its default board. */

@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 import { freePort } from './free-port.js';
-import { ownerAndAgent, startNode, tokenFor, type BenchNode } from './node.js';
+import { ownerAndAgent, startNode, tokenFor, untilAnswers, type BenchNode } from './node.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const CLK_TCK = 100; // Linux USER_HZ: /proc/<pid>/stat counts CPU in hundredths of a second
@@ -123,10 +123,7 @@ async function startPeer(kind: PeerKind): Promise<Peer> {
   const child = track(spawn(process.execPath, ['--import', 'tsx', SELF, '--serve', kind, String(port)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
   const exited = new Promise((resolve) => child.once('exit', resolve));
   const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; !(await fetch(`${url}/x`).then((r) => r.ok, () => false)); i++) {
-    if (i > 300 || child.exitCode !== null) throw new Error(`peer ${kind} did not start`);
-    await sleep(100);
-  }
+  await untilAnswers(`${url}/x`, child, `peer ${kind}`);
   return {
     url,
     pid: child.pid!,
