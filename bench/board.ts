@@ -6,8 +6,13 @@
 // Exports each as a function for bench/compare.ts; `npx tsx bench/board.ts [--quick]` prints them.
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import WebSocket from 'ws';
+import { openEmbeddedStore } from '../store/embedded/index.js';
 import { ownerAndAgent, startNode, tokenFor, type BenchNode } from './node.js';
+import { wrk } from './peers.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** A process's CPU time so far (user + system), in microseconds, from /proc. */
@@ -143,10 +148,37 @@ export async function expiryStorm(node: BenchNode, boards = 20, perBoard = 500):
   return { leases: expected.length, received: lateness.length, p50: percentile(lateness, 0.5), p99: percentile(lateness, 0.99), max: Math.max(...lateness), probeMax: Math.max(...probes), probeP99: percentile(probes, 0.99) };
 }
 
+/**
+ * GET /api/whoami with a token, on a store holding `others` other accounts' tokens besides:
+ * the lookup by secret hash is an index read, so the figure should not move with `others`.
+ */
+export async function whoamiAmongTokens(others: number, seconds = 4): Promise<number> {
+  const dir = await mkdtemp(join(tmpdir(), 'bench-tokens-'));
+  const store = await openEmbeddedStore(dir);
+  for (let i = 0; i < others; i += 500) {
+    await Promise.all(
+      Array.from({ length: Math.min(500, others - i) }, (_, j) =>
+        store.tokens.insert({ _id: `tok_${i + j}`, version: 1, accountId: `acc_${(i + j) % 997}`, agentId: `ag_${i + j}`, secretHash: `${(i + j).toString(16).padStart(64, '0')}`, prefix: 'agb_xxxxxxxx', name: 'other', scope: 'account', boardId: null, role: null, resources: null, expiresAt: null, lastUsedAt: null, revoked: false, createdAt: 0 }),
+      ),
+    );
+  }
+  await store.close();
+  const node = await startNode({ DATA_DIR: dir, BOARD_RATE_SCALE: '10000' });
+  try {
+    const { agent } = await ownerAndAgent(node.url);
+    return (await wrk(`${node.url}/api/whoami`, { seconds, connections: 32, headers: agent })).requestsPerSecond;
+  } finally {
+    await node.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 export interface BoardReport {
   cycles: Awaited<ReturnType<typeof claimSubmitCycles>>;
   latency: { items: number; p50: number; p99: number }[];
   storm: Awaited<ReturnType<typeof expiryStorm>>;
+  /** GET /api/whoami req/s with 1 other token in the store and with 10,000. */
+  whoami: { one: number; many: number };
 }
 
 /** Every board measurement, printed as it is taken. */
@@ -174,7 +206,9 @@ export async function main(quick = process.argv.includes('--quick')): Promise<Bo
   } finally {
     await node.stop();
   }
-  return { cycles, latency, storm };
+  const whoami = { one: await whoamiAmongTokens(1, quick ? 2 : 4), many: await whoamiAmongTokens(10_000, quick ? 2 : 4) };
+  console.log(`GET /api/whoami (token): ${whoami.one.toFixed(0)} req/s with 1 other token stored, ${whoami.many.toFixed(0)} with 10,000`);
+  return { cycles, latency, storm, whoami };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await main();

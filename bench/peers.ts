@@ -237,18 +237,21 @@ export interface HttpFigure {
 export interface HttpOptions {
   seconds?: number;
   connections?: number;
+  /** Sent with every request. */
+  headers?: Record<string, string>;
 }
 
 const toMs = (value: string, unit: string): number => Number(value) * (unit === 'us' ? 1e-3 : unit === 's' ? 1e3 : unit === 'm' ? 6e4 : 1);
 
 /** wrk against `url`, after a one-second run that is not counted (JIT, connection pools). */
-async function wrk(url: string, options: HttpOptions, script?: string): Promise<HttpFigure> {
+/** wrk after one uncounted warm-up second. */
+export async function wrk(url: string, options: HttpOptions, script?: string): Promise<HttpFigure> {
   await wrkOnce(url, { ...options, seconds: 1 }, script);
   return wrkOnce(url, options, script);
 }
 
-async function wrkOnce(url: string, { seconds = 5, connections = 32 }: HttpOptions, script?: string): Promise<HttpFigure> {
-  const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', ...(script ? ['-s', script] : []), url];
+async function wrkOnce(url: string, { seconds = 5, connections = 32, headers = {} }: HttpOptions, script?: string): Promise<HttpFigure> {
+  const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), ...(script ? ['-s', script] : []), url];
   const child = track(spawn('wrk', args, { stdio: ['ignore', 'pipe', 'inherit'] }));
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
