@@ -81,6 +81,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     clock,
     onCommit: (boardId, events) => bus.publish(boardId, events),
     onWarning: (boardId, w) => bus.notify({ kind: 'lease.expiring', boardId, workId: w.workId, holder: w.holder, expiresAt: w.expiresAt }),
+    onListenerError: (e) => logger.error({ err: e }, 'a commit listener failed; the command itself was committed'),
   });
   registry.start();
   const stopPurges = schedulePurges(store, clock, (purged, error) => {

@@ -1,0 +1,66 @@
+// The board actor on a real embedded store: commands waiting together share one commit, each
+// caller gets its own reply or refusal, and a listener that throws never undoes a reply.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { BoardActor } from '../../actors/board-actor.js';
+import { claim, createItems, submit } from '../../machines/board-commands.js';
+import type { NewItem } from '../../machines/board-commands.js';
+import type { Store } from '../../store/ports/store.js';
+import { embeddedStore, type OpenedStore } from '../support/stores.js';
+
+const item = (title: string): NewItem => ({ title, description: '', type: 'task', priority: 2, parentId: null, dependsOn: [], verify: 'none', maxAttempts: 3, criteria: [], doctrine: [], spec: [], labels: [] });
+
+describe('board actor', () => {
+  let opened: OpenedStore;
+  let store: Store;
+  let patches = 0;
+  beforeEach(async () => {
+    opened = await embeddedStore();
+    store = opened.store;
+    await store.boards.insert({ _id: 'b', version: 1, nextWorkSeq: 1, nextFencingToken: 1, lastSeq: 0, items: {}, nextDeadline: null });
+    const patch = store.boards.patch.bind(store.boards);
+    patches = 0;
+    store.boards.patch = (...args) => (patches++, patch(...args));
+  });
+  afterEach(async () => {
+    await store.close();
+    await opened.drop();
+  });
+
+  it('decides what waits in the mailbox into one commit, answering each caller apart', async () => {
+    const actor = new BoardActor('b', store, Date.now);
+    await actor.ask(createItems([item('one'), item('two')], 'user:a'));
+    const before = patches;
+    const asks = [
+      actor.ask(claim({ principal: 'agent:1', workId: null, purpose: 'work', ttlMs: 60_000, leaseId: 'L1' })),
+      actor.ask(claim({ principal: 'agent:2', workId: null, purpose: 'work', ttlMs: 60_000, leaseId: 'L2' })),
+      actor.ask(claim({ principal: 'agent:3', workId: null, purpose: 'work', ttlMs: 60_000, leaseId: 'L3' })),
+      actor.ask(submit({ principal: 'agent:1', leaseId: 'L1', head: 'abcdef1' })),
+    ];
+    const results = await Promise.allSettled(asks);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    expect((results[2] as PromiseRejectedResult).reason.code).toBe('NOTHING_READY');
+    expect([(results[0] as PromiseFulfilledResult<{ workId: string }>).value.workId, (results[1] as PromiseFulfilledResult<{ workId: string }>).value.workId]).toEqual(['W-1', 'W-2']);
+    // Everything waiting behind the first claim went out together: at most two commits for four commands.
+    expect(patches - before).toBeLessThanOrEqual(2);
+    const stored = (await store.boards.get('b'))!;
+    expect((stored.items['W-1'] as { state: string }).state).toBe('done');
+    expect((stored.items['W-2'] as { state: string }).state).toBe('claimed');
+    await actor.syncLog();
+    const seqs = (await store.events.select({ boardId: 'b' }, ['seq'], { sort: [['seq', 1]] })).map((e) => e.seq);
+    expect(seqs).toEqual(seqs.map((_, i) => i + 1));
+  });
+
+  it('answers a committed command even when a listener throws, and reports the listener', async () => {
+    const reported: unknown[] = [];
+    const actor = new BoardActor('b', store, Date.now, (e) => reported.push(e));
+    actor.subscribe(() => {
+      throw new Error('fan-out broke');
+    });
+    const created = await actor.ask(createItems([item('kept')], 'user:a'));
+    expect(created.map((i) => i.workId)).toEqual(['W-1']);
+    await actor.syncLog();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(reported.map((e) => (e as Error).message)).toEqual(['fan-out broke']);
+    expect(Object.keys((await store.boards.get('b'))!.items)).toEqual(['W-1']);
+  });
+});
