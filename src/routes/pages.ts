@@ -10,6 +10,11 @@ export interface Entry {
 export const CHANGELOG: Entry[] = [
   {
     date: '2026-11-22',
+    title: '0.0.0-demo: boards cost what changes',
+    body: 'Every board operation now works on maintained indexes (the pull order, lease deadlines, dependents, counts), so a claim costs the same on a board of 100 items as on one of 50,000; commands waiting on a board are committed together in one durable write, each caller still answered on its own; reads are served from the board a node holds while the store says it is the latest; metrics are kept as running aggregates; BOARD_RATE_SCALE lets a self-hosted node raise every budget. npm run bench compares the service with bare uWebSockets.js, Fastify, node:http, BullMQ and ws.',
+  },
+  {
+    date: '2026-11-22',
     title: '0.0.0-demo: the embedded store on LMDB',
     body: 'The default store is now LMDB under DATA_DIR: a write is acknowledged only once synced and a refused one is seen by nobody; a full disk answers 503 and the store recovers by itself once space is freed; indexed lookups and per-item board storage keep reads and commits independent of how much else is stored; one process per DATA_DIR with a lock the kernel releases; history, shouts, presence, audit, expired sessions and links are purged per plan retention. A DATA_DIR of the old journal format is refused at start.',
   },
