@@ -87,6 +87,7 @@ export async function claimSubmitCycles(node: BenchNode, items = 5000, agents = 
 
 /** One agent claims and submits `rounds` times on a board of `items`: claim latency. */
 export async function claimLatency(node: BenchNode, items: number, rounds = 200): Promise<{ p50: number; p99: number }> {
+  rounds = Math.min(rounds, items);
   const owner = await fillBoard(node, items);
   const call = client(node.url, owner.agent);
   const samples: number[] = [];
