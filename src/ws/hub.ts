@@ -209,7 +209,7 @@ export class Hub {
     const sub: Subscription = { topics, operator: project.role === 'admin' || project.role === 'owner', lastSeq: -1, held: [] }; // hold live events from now on
     subs.set(boardId, sub);
     await this.deps.syncLog(boardId);
-    const head = (await this.deps.store.boards.get(boardId))?.lastSeq ?? 0;
+    const head = (await this.deps.store.boards.select({ _id: boardId }, ['lastSeq']))[0]?.lastSeq ?? 0;
     const oldest = (await this.deps.store.events.select({ boardId }, ['seq'], { sort: [['seq', 1]], limit: 1 }))[0]?.seq ?? head + 1;
     let resync = false;
     if (since === undefined || since > head) sub.lastSeq = head;
