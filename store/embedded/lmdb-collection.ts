@@ -190,7 +190,7 @@ export class LmdbCollection<T extends Doc> implements Collection<T> {
       return;
     }
     if (plan.kind === 'primary') {
-      const range = plan.reverse ? { start: plan.end ?? HIGH, end: plan.start, reverse: true } : { start: plan.start, end: plan.end };
+      const range = plan.reverse ? { start: plan.end ?? HIGH, end: plan.start, reverse: true, inclusiveEnd: true } : { start: plan.start, end: plan.end };
       for (const { key, value } of this.dbs.docs.getRange(range)) if (matches(value, filter)) yield { id: key, row: value, whole: true };
       return;
     }

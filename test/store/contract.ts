@@ -212,6 +212,8 @@ export function storeContract(name: string, harness: StoreHarness): void {
       expect(await store.events.find({ boardId: board, workId: { $exists: false } })).toEqual([]);
       const ids = await store.events.find({ _id: { $gt: `${board}:3`, $lte: `${board}:5` } });
       expect(ids.map((e) => e._id)).toEqual([`${board}:30`, `${board}:4`, `${board}:5`]);
+      const down = await store.events.find({ _id: { $gte: `${board}:4`, $lte: `${board}:5` } }, { sort: [['_id', -1]] });
+      expect(down.map((e) => e._id)).toEqual([`${board}:5`, `${board}:4`]);
     });
 
     it('answers ping while open', async () => {
