@@ -19,16 +19,20 @@ export async function startNode(env: Record<string, string> = {}): Promise<Bench
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', BCRYPT_ROUNDS: '4', ADDRESS_RATE_PER_MINUTE: '1000000', LEASE_MIN_TTL_SECONDS: '1', ...env },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
+  return served(child, `http://127.0.0.1:${port}`, '/readyz', 'server', () => rm(dataDir, { recursive: true, force: true }));
+}
+
+/** A started server process, once `readyPath` answers; stop() ends it with SIGTERM, then runs `after`. */
+export async function served(child: ChildProcess, url: string, readyPath: string, what: string, after: () => Promise<void> = async () => undefined): Promise<BenchNode> {
   const exited = new Promise((resolve) => child.once('exit', resolve));
-  const url = `http://127.0.0.1:${port}`;
-  await untilAnswers(`${url}/readyz`, child, 'server');
+  await untilAnswers(`${url}${readyPath}`, child, what);
   return {
     url,
     pid: child.pid!,
     async stop() {
       child.kill('SIGTERM');
       await exited;
-      await rm(dataDir, { recursive: true, force: true });
+      await after();
     },
   };
 }

@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 import { freePort } from './free-port.js';
-import { ownerAndAgent, startNode, tokenFor, untilAnswers, type BenchNode } from './node.js';
+import { ownerAndAgent, served, startNode, tokenFor, type BenchNode } from './node.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const CLK_TCK = 100; // Linux USER_HZ: /proc/<pid>/stat counts CPU in hundredths of a second
@@ -112,26 +112,11 @@ export type PeerKind = 'uws' | 'fastify' | 'node-http' | 'ws';
 const PEER_BOARD = 'p-0123456789abcdef01234567';
 const SMALL_JSON = '{"ok":true}';
 
-interface Peer {
-  url: string;
-  pid: number;
-  stop(): Promise<void>;
-}
 
-async function startPeer(kind: PeerKind): Promise<Peer> {
+async function startPeer(kind: PeerKind): Promise<BenchNode> {
   const port = await freePort();
   const child = track(spawn(process.execPath, ['--import', 'tsx', SELF, '--serve', kind, String(port)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  const url = `http://127.0.0.1:${port}`;
-  await untilAnswers(`${url}/x`, child, `peer ${kind}`);
-  return {
-    url,
-    pid: child.pid!,
-    async stop() {
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
+  return served(child, `http://127.0.0.1:${port}`, '/x', `peer ${kind}`);
 }
 
 let published = 0;
