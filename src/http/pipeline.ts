@@ -115,9 +115,9 @@ export class Pipeline {
     return {
       requestId,
       method: route.method,
-      operation: operationOf(route),
+      operation: shapeOf(route).operation,
       path: raw.path,
-      params: Object.fromEntries(paramNames(route.path).map((name, i) => [name, decodeParam(raw.params[i] ?? '')])),
+      params: Object.fromEntries(shapeOf(route).params.map((name, i) => [name, decodeParam(raw.params[i] ?? '')])),
       headers: raw.headers,
       remoteAddress: raw.remoteAddress,
       cookies,
@@ -129,7 +129,7 @@ export class Pipeline {
 
   private async stages(route: Route, raw: RawRequest, ctx: RequestContext): Promise<Reply> {
     const body = this.parseBody(route, raw);
-    const params = Object.fromEntries(new URLSearchParams(raw.query));
+    const params = raw.query ? Object.fromEntries(new URLSearchParams(raw.query)) : {};
     const requestedProject = route.project ? params.projectId : undefined;
     if (route.project) delete params.projectId;
     const query = route.query ? parseWith(route.query, params, 'query') : undefined;
@@ -203,6 +203,14 @@ export class Pipeline {
 export const statusLine = (status: number): string => `${status} ${STATUS_CODES[status] ?? 'Unknown'}`;
 
 const isWrite = (route: Route): boolean => route.method !== 'get';
+
+/** What every request of a route needs from its definition, worked out once per route. */
+const shapes = new WeakMap<Route, { operation: string; params: string[] }>();
+function shapeOf(route: Route): { operation: string; params: string[] } {
+  let shape = shapes.get(route);
+  if (!shape) shapes.set(route, (shape = { operation: operationOf(route), params: paramNames(route.path) }));
+  return shape;
+}
 
 export function paramNames(path: string): string[] {
   return [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
