@@ -28,13 +28,19 @@ const indexKey = (spec: IndexSpec, doc: Row): Key => {
   return spec.unique ? values : [...values, doc._id as string];
 };
 const sameKey = (a: Key, b: Key): boolean => a.length === b.length && a.every((v, i) => v === b[i]);
+/** Every entry of one document's apart field. */
+const apartOf = (id: string) => ({ start: [id], end: [id, HIGH] });
 
 export class LmdbCollection<T extends Doc> implements Collection<T> {
+  private readonly specs: IndexSpec[];
+
   constructor(
     private readonly name: string,
     private readonly dbs: CollectionDbs,
     private readonly writer: Writer,
-  ) {}
+  ) {
+    this.specs = dbs.indexes.map((i) => i.spec);
+  }
 
   async get(id: string): Promise<T | null> {
     this.writer.check();
@@ -89,7 +95,7 @@ export class LmdbCollection<T extends Doc> implements Collection<T> {
     await this.writer.write(() => {
       for (const row of rows) {
         if (this.dbs.docs.doesExist(row._id as string) || this.takenIndex(row)) continue;
-        this.store(row, null);
+        this.put(row, null);
       }
     });
   }
@@ -154,10 +160,6 @@ export class LmdbCollection<T extends Doc> implements Collection<T> {
     return deleted;
   }
 
-  private get specs(): IndexSpec[] {
-    return this.dbs.indexes.map((i) => i.spec);
-  }
-
   private indexDb(spec: IndexSpec): Database<string, Key> {
     return this.dbs.indexes.find((i) => i.spec === spec)!.db;
   }
@@ -172,7 +174,7 @@ export class LmdbCollection<T extends Doc> implements Collection<T> {
     const apart = this.dbs.apart;
     if (!apart || (fields && !fields.includes(apart.field))) return row;
     const entries: Row = {};
-    for (const { key, value } of apart.db.getRange({ start: [id], end: [id, HIGH] })) entries[key[1] as string] = value;
+    for (const { key, value } of apart.db.getRange(apartOf(id))) entries[key[1] as string] = value;
     row[apart.field] = entries;
     return row;
   }
@@ -246,18 +248,22 @@ export class LmdbCollection<T extends Doc> implements Collection<T> {
     return null;
   }
 
-  /**
-   * Writes `row` over `previous`: unique keys are checked before anything is written (a refusal
-   * throws and the transaction aborts), index keys that moved are replaced, and the apart field,
-   * when `row` carries it, replaces the stored entries.
-   */
+  /** Writes `row` over `previous` once no other document holds one of its unique keys (else throws: the transaction aborts). */
   private store(row: Row, previous: Row | null, dropApart = false): void {
     const taken = this.takenIndex(row);
     if (taken) throw new DuplicateKeyError(this.name, taken);
+    this.put(row, previous, dropApart);
+  }
+
+  /**
+   * Writes `row` over `previous`, unique keys already checked: index keys that moved are replaced,
+   * and the apart field, when `row` carries it, replaces the stored entries.
+   */
+  private put(row: Row, previous: Row | null, dropApart = false): void {
     const apart = this.dbs.apart;
     const id = row._id as string;
     if (apart && (apart.field in row || dropApart)) {
-      if (previous) for (const key of apart.db.getKeys({ start: [id], end: [id, HIGH] })) apart.db.remove(key);
+      if (previous) this.clearApart(id);
       for (const [key, value] of Object.entries((row[apart.field] ?? {}) as Row)) apart.db.put([id, key], value);
       delete row[apart.field];
     }
@@ -274,7 +280,12 @@ export class LmdbCollection<T extends Doc> implements Collection<T> {
   private remove(row: Row): void {
     const id = row._id as string;
     for (const { spec, db } of this.dbs.indexes) db.remove(indexKey(spec, row));
-    if (this.dbs.apart) for (const key of this.dbs.apart.db.getKeys({ start: [id], end: [id, HIGH] })) this.dbs.apart.db.remove(key);
+    this.clearApart(id);
     this.dbs.docs.remove(id);
+  }
+
+  private clearApart(id: string): void {
+    const apart = this.dbs.apart;
+    if (apart) for (const key of apart.db.getKeys(apartOf(id))) apart.db.remove(key);
   }
 }
