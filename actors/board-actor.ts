@@ -47,7 +47,7 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
-export function boardOf(record: BoardRecord): Board {
+function boardOf(record: BoardRecord): Board {
   return boardFrom(Object.values(record.items as Record<string, BoardItem>), record.nextWorkSeq, record.nextFencingToken);
 }
 
@@ -120,11 +120,6 @@ export class BoardActor {
 
   get idle(): boolean {
     return !this.running && this.mailbox.length === 0;
-  }
-
-  /** The nearest lease deadline this node knows of, for the scheduler. */
-  get deadline(): number | null {
-    return this.current ? this.current.record.nextDeadline : null;
   }
 
   private async drain(): Promise<void> {
@@ -204,6 +199,7 @@ export class BoardActor {
       lastSeq: current.record.lastSeq + events.length,
       nextDeadline: nextExpiry(board),
       outbox: events.map((e) => ({ _id: `${e.boardId}:${e.seq}`, ...e })),
+      counts: { ...board.index.counts },
       stats: foldStats(current.record.stats as BoardStats | undefined, events, board),
     };
     for (const workId of changed) set[`items.${workId}`] = board.items.get(workId);

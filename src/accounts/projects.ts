@@ -3,11 +3,9 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../errors/app-error.js';
 import { PLANS } from '../plans.js';
-import { countsByState } from '../../machines/board.js';
-import { boardOf } from '../../actors/board-actor.js';
 import { intInRange } from '../http/query.js';
 import type { Role } from '../auth/identity.js';
-import { modify, type BoardRecord, type MemberRecord, type ProjectRecord, type Store } from '../../store/ports/store.js';
+import { modify, type MemberRecord, type ProjectRecord, type Store } from '../../store/ports/store.js';
 
 export const PROJECT_NAME_MAX = 80;
 export const LIST_DEFAULT = 50;
@@ -76,8 +74,9 @@ export async function deleteProject(store: Store, projectId: string): Promise<vo
 }
 
 export async function summarize(store: Store, project: ProjectRecord, member: MemberRecord, starredId: string | null): Promise<ProjectSummary> {
-  const [board, agents] = await Promise.all([store.boards.get(project._id), store.tokens.find({ boardId: project._id, revoked: false })]);
-  const counts = countItems(board);
+  // The board's header carries its counts: its items are not read.
+  const [[board], agents] = await Promise.all([store.boards.select({ _id: project._id }, ['counts']), store.tokens.find({ boardId: project._id, revoked: false })]);
+  const counts = countItems(board?.counts ?? {});
   return {
     projectId: project._id,
     name: project.name,
@@ -90,10 +89,9 @@ export async function summarize(store: Store, project: ProjectRecord, member: Me
   };
 }
 
-function countItems(record: BoardRecord | null): Pick<ProjectSummary, 'itemCount' | 'verifyCount' | 'blockedCount'> {
-  if (!record) return { itemCount: 0, verifyCount: 0, blockedCount: 0 };
-  const counts = countsByState(boardOf(record));
-  return { itemCount: Object.keys(record.items).length, verifyCount: counts.awaiting_verify + counts.verifying, blockedCount: counts.blocked };
+function countItems(counts: Record<string, number>): Pick<ProjectSummary, 'itemCount' | 'verifyCount' | 'blockedCount'> {
+  const of = (state: string) => counts[state] ?? 0;
+  return { itemCount: Object.values(counts).reduce((a, b) => a + b, 0), verifyCount: of('awaiting_verify') + of('verifying'), blockedCount: of('blocked') };
 }
 
 interface Cursor {

@@ -67,6 +67,8 @@ export interface BoardRecord extends Doc {
    * loads the board next copies what is still here (inserts by _id are idempotent).
    */
   outbox?: Omit<EventRecord, 'version'>[];
+  /** Items per state as of this version, kept with every commit (absent on a board never written to). */
+  counts?: Record<string, number>;
   /** Running metrics the board layer folds from each commit's events (bounded; opaque here). */
   stats?: Record<string, unknown>;
 }
