@@ -1,7 +1,7 @@
 // The board's commands as pure decisions: each takes the board and the time and returns the next
 // board, the events to log and the reply, or throws BoardError with a registry code.
 import { addItems, applyEvent, BoardDraft, checkGraph, heldBy, pullNext, rankBounds, workIdOf, type Board, type BoardItem, type ItemChange, type ItemFields } from './board.js';
-import type { Decide, NewEvent } from './board-decision.js';
+import type { Decide, Decision, NewEvent } from './board-decision.js';
 import { BoardError } from './board-error.js';
 import type { ItemEvent, Lease } from './item-types.js';
 
@@ -68,6 +68,13 @@ function move(draft: BoardDraft, workId: string, event: ItemEvent, actor: string
   return eventsOf(r.changes, actor);
 }
 
+/** One event on one item as a whole decision; the reply is read from the item as it ends up. */
+function moved<R>(board: Board, workId: string, event: ItemEvent, actor: string, reply: (item: BoardItem) => R): Decision<R> {
+  const draft = new BoardDraft(board);
+  const events = move(draft, workId, event, actor);
+  return { board: draft.finish(), events, reply: reply(draft.items.get(workId)!) };
+}
+
 /** How a lease that is no longer on its item ended, if the board still remembers. */
 const endedLease = (board: Board, leaseId: string): { workId: string; reason: string } | null => board.index.ended.get(leaseId) ?? null;
 
@@ -116,9 +123,8 @@ export function claim(input: ClaimInput): Decide<LeaseGrant> {
     if (!target) throw new BoardError('NOTHING_READY', `Nothing is ready for ${input.purpose}.`, { purpose: input.purpose });
     const held = target.life.lease;
     if (held && held.holder === input.principal && held.purpose === input.purpose && held.expiresAt > now) return { board, events: [], reply: grantOf(target.workId, held) };
-    const draft = new BoardDraft(board);
-    const events = move(draft, target.workId, { type: 'CLAIM', principal: input.principal, purpose: input.purpose, leaseId: input.leaseId, fencingToken: 0, ttlMs: input.ttlMs, now }, input.principal);
-    return { board: draft.finish(), events, reply: grantOf(target.workId, draft.items.get(target.workId)!.life.lease!) };
+    const claim: ItemEvent = { type: 'CLAIM', principal: input.principal, purpose: input.purpose, leaseId: input.leaseId, fencingToken: 0, ttlMs: input.ttlMs, now };
+    return moved(board, target.workId, claim, input.principal, (item) => grantOf(item.workId, item.life.lease!));
   };
 }
 
@@ -137,19 +143,14 @@ export function leaseAction(input: { principal: string; leaseId: string; action:
     if (ended && ended.reason !== 'expired') return { board, events: [], reply: { workId: ended.workId, action: input.action, lease: null, revoked: true, reason: ended.reason } };
     const item = leased(board, input.leaseId, input.principal);
     const event: ItemEvent = input.action === 'renew' ? { type: 'RENEW', leaseId: input.leaseId, ttlMs: input.ttlMs ?? item.life.lease!.ttlMs, now } : { type: 'RELEASE', leaseId: input.leaseId, now };
-    const draft = new BoardDraft(board);
-    const events = move(draft, item.workId, event, input.principal);
-    const lease = draft.items.get(item.workId)!.life.lease;
-    return { board: draft.finish(), events, reply: { workId: item.workId, action: input.action, lease: lease ? grantOf(item.workId, lease) : null } };
+    return moved(board, item.workId, event, input.principal, (after) => ({ workId: after.workId, action: input.action, lease: after.life.lease ? grantOf(after.workId, after.life.lease) : null }));
   };
 }
 
 export function submit(input: { principal: string; leaseId: string; head: string }): Decide<{ workId: string; state: string }> {
   return (board, now) => {
     const item = leased(board, input.leaseId, input.principal);
-    const draft = new BoardDraft(board);
-    const events = move(draft, item.workId, { type: 'SUBMIT', leaseId: input.leaseId, head: input.head, now }, input.principal);
-    return { board: draft.finish(), events, reply: { workId: item.workId, state: draft.items.get(item.workId)!.state } };
+    return moved(board, item.workId, { type: 'SUBMIT', leaseId: input.leaseId, head: input.head, now }, input.principal, (after) => ({ workId: after.workId, state: after.state }));
   };
 }
 
@@ -168,9 +169,7 @@ export function progress(input: { principal: string; workId: string; leaseId: st
 /** Supersede, verify, and the operator moves: one event for one named item. */
 export function itemEvent(workId: string, actor: string, event: (now: number) => ItemEvent): Decide<{ workId: string; state: string }> {
   return (board, now) => {
-    const draft = new BoardDraft(board);
-    const events = move(draft, workId, event(now), actor);
-    return { board: draft.finish(), events, reply: { workId, state: draft.items.get(workId)!.state } };
+    return moved(board, workId, event(now), actor, (after) => ({ workId, state: after.state }));
   };
 }
 

@@ -3,7 +3,7 @@
 // change), and the priority chain. No I/O, no clock: `now` arrives with each call.
 // A board is never changed in place: decisions change a BoardDraft (copy-on-write trees) and
 // finish it into the next board, so every operation costs what it changes, not the board's size.
-import { BTree, cloneIndex, emptyIndex, indexOf, reindex, seqOf, type BoardIndex, type Tree } from './board-index.js';
+import { BTree, cloneIndex, indexOf, reindex, seqOf, type BoardIndex, type Tree } from './board-index.js';
 import type { BoardItem, ItemFields } from './board-item.js';
 import { initialLife, step, type BoardEmitted, type StepResult } from './item-step.js';
 import type { ItemEvent, ItemState } from './item-types.js';
@@ -51,13 +51,7 @@ export function boardFrom(items: Iterable<BoardItem>, nextWorkSeq: number, nextF
   };
 }
 
-export const emptyBoard = (nextWorkSeq = 1, nextFencingToken = 1): Board => ({
-  items: new BTree<string, BoardItem>(undefined, (a, b) => seqOf(a) - seqOf(b)),
-  nextWorkSeq,
-  nextFencingToken,
-  index: emptyIndex(),
-  changed: NOTHING_CHANGED,
-});
+export const emptyBoard = (nextWorkSeq = 1, nextFencingToken = 1): Board => boardFrom([], nextWorkSeq, nextFencingToken);
 
 /** A board being changed by one decision: reads see its own writes; `finish` makes the next board. */
 export class BoardDraft implements Board {
@@ -90,8 +84,6 @@ export class BoardDraft implements Board {
     return { items: this.items, index: this.index, nextWorkSeq: this.nextWorkSeq, nextFencingToken: this.nextFencingToken, changed: this.changed };
   }
 }
-
-export const itemOf = (board: Board, workId: string): BoardItem | undefined => board.items.get(workId);
 
 const depsDone = (board: Board, item: Pick<ItemFields, 'dependsOn'>): boolean => item.dependsOn.every((d) => board.items.get(d)?.state === 'done');
 
