@@ -103,6 +103,9 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
         res.end(response.body, response.close ?? false);
       });
     };
+    /** Writes a response that was not ready inside this callback (null: the client went away). */
+    const answerLater = (pending: Promise<RawResponse | null>) =>
+      pending.then((response) => response && write(response), () => write(handlers.refuse('internal', requestId))).finally(() => handlers.finished());
     if (!handlers.accepting()) {
       write(handlers.refuse('draining', requestId));
       return;
@@ -127,17 +130,16 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
         return;
       }
       guard();
-      response.then(write, () => write(handlers.refuse('internal', requestId))).finally(() => handlers.finished());
+      void answerLater(response);
       return;
     }
     guard();
-    readBody(res, bodyLimit, (cancel) => (cancelBody = cancel))
-      .then((body) => {
+    void answerLater(
+      readBody(res, bodyLimit, (cancel) => (cancelBody = cancel)).then((body) => {
         if (body === ABORTED) return null;
         return body === TOO_LARGE ? { ...handlers.refuse('too-large', requestId), close: true } : run({ ...raw, body }, requestId);
-      })
-      .then((response) => response && write(response), () => write(handlers.refuse('internal', requestId)))
-      .finally(() => handlers.finished());
+      }),
+    );
   }
 
   let listenSocket: uWS.us_listen_socket | null = null;
