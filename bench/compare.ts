@@ -18,6 +18,7 @@ const rows: [string, string, string, boolean][] = [
   ['GET /api/status ÷ Fastify small JSON', (p.smallJson.status.requestsPerSecond / p.smallJson.fastify.requestsPerSecond).toFixed(3), '≥ 1', p.smallJson.status.requestsPerSecond >= p.smallJson.fastify.requestsPerSecond],
   ['fan-out deliveries/s ÷ uWS publish', (p.fanOut.ours.deliveriesPerSecond / p.fanOut.uws.deliveriesPerSecond).toFixed(3), '≥ 0.9', p.fanOut.ours.deliveriesPerSecond / p.fanOut.uws.deliveriesPerSecond >= 0.9],
   ['memory per idle socket ÷ bare uWS', (p.memory.ours.bytesPerSocket / p.memory.uws.bytesPerSocket).toFixed(2), '≤ 2', p.memory.ours.bytesPerSocket / p.memory.uws.bytesPerSocket <= 2],
+  ['  the same, node --max-semi-space-size=1', (p.memory.oursRetained.bytesPerSocket / p.memory.uws.bytesPerSocket).toFixed(2), '≤ 2', p.memory.oursRetained.bytesPerSocket / p.memory.uws.bytesPerSocket <= 2],
   ['whoami with 10,000 tokens ÷ with 1', (b.whoami.many / b.whoami.one).toFixed(2), '≈ 1 (flat)', b.whoami.many / b.whoami.one >= 0.8],
   [`lease.expired p99 lateness (${b.storm.leases} leases)`, `${b.storm.p99} ms`, '≤ 1,000 ms', b.storm.p99 <= 1000],
   ['/healthz max during the expiry storm', `${b.storm.probeMax.toFixed(1)} ms`, '≤ 50 ms', b.storm.probeMax <= 50],

@@ -11,11 +11,15 @@ export interface BenchNode {
   stop(): Promise<void>;
 }
 
-/** A node on a throwaway embedded store unless `env` names another (STORE=mongo ...). */
-export async function startNode(env: Record<string, string> = {}): Promise<BenchNode> {
+/**
+ * A node on a throwaway embedded store unless `env` names another (STORE=mongo ...).
+ * BENCH_NODE_ARGS adds node flags to it, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` for a profile.
+ */
+export async function startNode(env: Record<string, string> = {}, nodeFlags: string[] = []): Promise<BenchNode> {
   const port = await freePort();
   const dataDir = await mkdtemp(join(tmpdir(), 'bench-node-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const flags = [...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...nodeFlags];
+  const child = spawn(process.execPath, [...flags, '--import', 'tsx', 'src/main.ts'], {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', BCRYPT_ROUNDS: '4', ADDRESS_RATE_PER_MINUTE: '1000000', LEASE_MIN_TTL_SECONDS: '1', ...env },
     stdio: ['ignore', 'inherit', 'inherit'],
   });

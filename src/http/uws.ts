@@ -5,6 +5,7 @@ import uWS from 'uWebSockets.js';
 import type { Route } from './route.js';
 import type { Identity } from '../auth/identity.js';
 import type { Connection } from '../ws/hub.js';
+import { CLOSE } from '../ws/protocol.js';
 import { statusLine, type RawRequest, type RawResponse } from './pipeline.js';
 
 export interface HttpHandlers {
@@ -45,7 +46,7 @@ const UWS_METHOD = { get: 'get', post: 'post', patch: 'patch', put: 'put', delet
 
 interface SocketData {
   identity: Identity;
-  conn?: Connection & { closed: boolean; onDrain: () => void };
+  conn?: SocketConnection;
 }
 
 export function createHttpServer(routes: readonly Route[], handlers: HttpHandlers, bodyLimit: number, sockets?: SocketHandlers): HttpServer {
@@ -200,29 +201,8 @@ function mountSockets(app: uWS.TemplatedApp, sockets: SocketHandlers, handlers: 
     },
     open(ws) {
       const data = ws.getUserData();
-      let waiting: (() => void)[] = [];
-      const conn = {
-        id: nextConnectionId++,
-        identity: data.identity,
-        closed: false,
-        send: (text: string) => !conn.closed && ws.getBufferedAmount() + Buffer.byteLength(text) <= sockets.maxBackpressure && ws.send(text) !== 2,
-        backlog: () => (conn.closed ? 0 : ws.getBufferedAmount()),
-        drained: () => (conn.closed || ws.getBufferedAmount() === 0 ? Promise.resolve() : new Promise<void>((resolve) => waiting.push(resolve))),
-        onDrain() {
-          if (!conn.closed && ws.getBufferedAmount() > 0) return;
-          const ready = waiting;
-          waiting = [];
-          for (const resolve of ready) resolve();
-        },
-        close(code: number, reason: string) {
-          if (conn.closed) return;
-          conn.closed = true;
-          ws.end(code, reason);
-          conn.onDrain();
-        },
-      };
-      data.conn = conn;
-      sockets.open(conn);
+      data.conn = new SocketConnection(ws, data.identity, sockets.maxBackpressure);
+      sockets.open(data.conn);
     },
     message(ws, message) {
       const conn = ws.getUserData().conn;
@@ -234,11 +214,96 @@ function mountSockets(app: uWS.TemplatedApp, sockets: SocketHandlers, handlers: 
     close(ws) {
       const conn = ws.getUserData().conn;
       if (!conn) return;
-      conn.closed = true; // uWS frees the socket after this callback: never touch it again
-      conn.onDrain();
+      conn.ended(); // uWS frees the socket after this callback: never touch it again
       sockets.close(conn);
     },
   });
+}
+
+/** Sockets with messages waiting for the end of this turn of the event loop. */
+const unflushed = new Set<SocketConnection>();
+
+function flushSockets(): void {
+  const due = [...unflushed];
+  unflushed.clear();
+  for (const conn of due) conn.flush();
+}
+
+/**
+ * One socket. What is sent during a turn of the event loop goes out corked at its end, so a
+ * socket hearing many messages at once costs one write, not one each; the cap counts both what
+ * waits here and what uWS holds.
+ */
+class SocketConnection implements Connection {
+  readonly id = nextConnectionId++;
+  private closed = false;
+  private pending: (string | Uint8Array)[] = [];
+  private pendingBytes = 0;
+  private waiting: (() => void)[] = [];
+
+  constructor(
+    private readonly ws: uWS.WebSocket<SocketData>,
+    readonly identity: Identity,
+    private readonly cap: number,
+  ) {}
+
+  send(message: string | Uint8Array): boolean {
+    if (this.closed) return false;
+    const size = typeof message === 'string' ? Buffer.byteLength(message) : message.byteLength;
+    if (this.ws.getBufferedAmount() + this.pendingBytes + size > this.cap) return false;
+    if (this.pending.length === 0 && unflushed.add(this).size === 1) setImmediate(flushSockets);
+    this.pending.push(message);
+    this.pendingBytes += size;
+    return true;
+  }
+
+  /** Writes what waits, in order, in one corked batch. */
+  flush(): void {
+    if (this.closed || this.pending.length === 0) return;
+    const out = this.pending;
+    this.pending = [];
+    this.pendingBytes = 0;
+    let dropped = false;
+    this.ws.cork(() => {
+      for (const message of out) dropped ||= this.ws.send(message, false) === 2;
+    });
+    if (dropped) return this.close(CLOSE.slowConsumer, 'slow consumer: messages were dropped; reconnect with since');
+    this.onDrain();
+  }
+
+  backlog(): number {
+    return this.closed ? 0 : this.ws.getBufferedAmount() + this.pendingBytes;
+  }
+
+  drained(): Promise<void> {
+    return this.backlog() === 0 ? Promise.resolve() : new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  /** uWS wrote some of what it held (or the socket ended): wake the readers waiting for an empty backlog. */
+  onDrain(): void {
+    if (this.backlog() > 0) return;
+    const ready = this.waiting;
+    this.waiting = [];
+    for (const resolve of ready) resolve();
+  }
+
+  close(code: number, reason: string): void {
+    if (this.closed) return;
+    this.flush(); // what was accepted goes out before the close frame
+    if (this.closed) return;
+    this.closed = true;
+    this.ws.end(code, reason);
+    this.onDrain();
+  }
+
+  /** The socket is gone (uWS frees it after its close callback). */
+  ended(): void {
+    this.closed = true;
+    this.pending = [];
+    this.pendingBytes = 0;
+    unflushed.delete(this);
+    this.onDrain();
+  }
 }
 
 const TOO_LARGE = Symbol('too large');

@@ -16,8 +16,8 @@ import type { Notice } from '../bus/bus.js';
 export interface Connection {
   readonly id: number;
   readonly identity: Identity;
-  /** False when the message was dropped for backpressure. */
-  send(text: string): boolean;
+  /** False when the message was dropped for backpressure. A frame is a text message already encoded as UTF-8. */
+  send(message: string | Uint8Array): boolean;
   /** Bytes waiting to go out. */
   backlog(): number;
   /** Resolves once the backlog has gone out (or the connection closed). */
@@ -55,18 +55,40 @@ const LOG_GAP_WAITS = 40;
 const LOG_GAP_WAIT_MS = 50;
 
 export class Hub {
+  /** Each socket's subscriptions by board. */
   private readonly connections = new Map<Connection, Map<string, Subscription>>();
+  /** The same subscriptions by board, so a board's event touches only its own watchers. */
+  private readonly watchers = new Map<string, Map<Connection, Subscription>>();
+  /** Sockets by principal, for what goes to one holder whatever it watches. */
+  private readonly principals = new Map<string, Set<Connection>>();
   private errors = 0;
-  private readonly frames = new WeakMap<CommittedEvent, string>();
+  private readonly frames = new WeakMap<CommittedEvent, Uint8Array>();
 
   constructor(private readonly deps: HubDeps) {}
 
   open(conn: Connection): void {
     this.connections.set(conn, new Map());
+    const principal = conn.identity.principal;
+    (this.principals.get(principal) ?? this.principals.set(principal, new Set()).get(principal)!).add(conn);
   }
 
   close(conn: Connection): void {
+    for (const boardId of this.connections.get(conn)?.keys() ?? []) this.unwatch(conn, boardId);
     this.connections.delete(conn);
+    const same = this.principals.get(conn.identity.principal);
+    if (same?.delete(conn) && same.size === 0) this.principals.delete(conn.identity.principal);
+  }
+
+  private watch(conn: Connection, boardId: string, sub: Subscription): void {
+    this.connections.get(conn)?.set(boardId, sub);
+    (this.watchers.get(boardId) ?? this.watchers.set(boardId, new Map()).get(boardId)!).set(conn, sub);
+  }
+
+  /** Ends a socket's subscription to a board; false when there was none. */
+  private unwatch(conn: Connection, boardId: string): boolean {
+    const board = this.watchers.get(boardId);
+    if (board?.delete(conn) && board.size === 0) this.watchers.delete(boardId);
+    return this.connections.get(conn)?.delete(boardId) ?? false;
   }
 
   get size(): number {
@@ -79,7 +101,7 @@ export class Hub {
     if (notice.kind === 'catch-up') return void Promise.all([this.catchUpAll(), this.revalidate()]);
     if (notice.kind === 'lease.expiring') {
       const message = JSON.stringify({ type: 'event', boardId: notice.boardId, seq: null, event: { type: 'lease.expiring', actor: 'system:lease-scheduler', workId: notice.workId, at: new Date(this.deps.clock()).toISOString(), data: { holder: notice.holder, expiresAt: new Date(notice.expiresAt).toISOString() } } });
-      for (const conn of this.connections.keys()) if (conn.identity.principal === notice.holder) this.transmit(conn, message);
+      for (const conn of this.principals.get(notice.holder) ?? []) this.transmit(conn, message);
       return;
     }
     this.revoked(notice);
@@ -87,14 +109,14 @@ export class Hub {
 
   /** Closes a revoked credential's sockets; a deleted board's watchers are unsubscribed. */
   private revoked(notice: Extract<Notice, { kind: 'revoked' }>): void {
-    for (const [conn, subs] of [...this.connections]) {
+    for (const conn of [...this.connections.keys()]) {
       const id = conn.identity;
       const revoked =
         (id.kind === 'session' && (id.sessionId === notice.sessionId || id.accountId === notice.accountSessions)) ||
         (id.kind === 'token' && (id.tokenId === notice.tokenId || (notice.boardId !== undefined && id.boardId === notice.boardId))) ||
         id.accountId === notice.accountId;
       if (revoked) conn.close(CLOSE.revoked, 'the credential was revoked');
-      else if (notice.boardId !== undefined && subs.delete(notice.boardId)) {
+      else if (notice.boardId !== undefined && this.unwatch(conn, notice.boardId)) {
         this.transmit(conn, JSON.stringify({ type: 'unsubscribed', boardId: notice.boardId, reason: 'The board was deleted.' }));
       }
     }
@@ -116,7 +138,7 @@ export class Hub {
     const msg = result.data;
     if (msg.type === 'ping') return void this.transmit(conn, JSON.stringify({ type: 'pong' }));
     if (msg.type === 'unsubscribe') {
-      this.connections.get(conn)?.delete(msg.boardId);
+      this.unwatch(conn, msg.boardId);
       return void this.transmit(conn, JSON.stringify({ type: 'unsubscribed', boardId: msg.boardId }));
     }
     await this.subscribe(conn, msg.boardId, new Set(msg.topics), msg.since);
@@ -125,19 +147,17 @@ export class Hub {
   /** A committed batch from the bus. */
   deliver(boardId: string, batch: CommittedEvent[]): void {
     const events = inSeqOrder(batch);
-    for (const [conn, subs] of this.connections) {
-      const sub = subs.get(boardId);
-      if (sub) {
-        if (sub.held) sub.held.push(...events);
-        else this.push(conn, boardId, sub, events);
-      }
-      // A holder hears its own lease ending even when it watches nothing of the board's leases.
-      if (sub?.topics.has('leases') || sub?.topics.has('activity')) continue;
-      for (const e of events) {
-        const holder = (e.data as { lease?: { holder?: string } }).lease?.holder;
-        if ((e.type === 'lease.expired' || e.type === 'lease.revoked') && holder === conn.identity.principal) {
-          this.transmit(conn, this.frame(boardId, e));
-        }
+    for (const [conn, sub] of this.watchers.get(boardId) ?? []) {
+      if (sub.held) sub.held.push(...events);
+      else this.push(conn, boardId, sub, events);
+    }
+    // A holder hears its own lease ending even when it watches nothing of the board's leases.
+    for (const e of events) {
+      if (e.type !== 'lease.expired' && e.type !== 'lease.revoked') continue;
+      const holder = (e.data as { lease?: { holder?: string } }).lease?.holder;
+      for (const conn of (holder !== undefined && this.principals.get(holder)) || []) {
+        const sub = this.watchers.get(boardId)?.get(conn);
+        if (!sub?.topics.has('leases') && !sub?.topics.has('activity')) this.transmit(conn, this.frame(boardId, e));
       }
     }
   }
@@ -169,26 +189,22 @@ export class Hub {
       try {
         for (let after = from; ; ) {
           const page = await this.deps.store.events.find({ boardId, seq: { $gt: after } }, { sort: [['seq', 1]], limit: REPLAY_PAGE });
-          for (const [conn, subs] of this.connections) {
-            const sub = subs.get(boardId);
-            if (sub && !sub.held) this.push(conn, boardId, sub, page);
-          }
+          for (const [conn, sub] of this.watchers.get(boardId) ?? []) if (!sub.held) this.push(conn, boardId, sub, page);
           if (page.length < REPLAY_PAGE) break;
           after = page.at(-1)!.seq;
         }
       } catch {
-        for (const [conn, subs] of this.connections) if (subs.has(boardId)) conn.close(CLOSE.shutdown, 'the event log cannot be read');
+        for (const conn of [...(this.watchers.get(boardId)?.keys() ?? [])]) conn.close(CLOSE.shutdown, 'the event log cannot be read');
       }
     }
   }
 
   /** Pushes a shout to the board's subscribers allowed to see it; reaching its addressee is its delivery. */
   private shout(boardId: string, shout: Extract<Notice, { kind: 'shout' }>['shout']): void {
-    const message = JSON.stringify({ type: 'shout', boardId, shout: { ...shout, at: new Date(shout.at).toISOString() } });
+    const message = Buffer.from(JSON.stringify({ type: 'shout', boardId, shout: { ...shout, at: new Date(shout.at).toISOString() } }));
     let delivered = false;
-    for (const [conn, subs] of this.connections) {
-      const sub = subs.get(boardId);
-      if (!sub || (!sub.topics.has('shouts') && !sub.topics.has('activity'))) continue;
+    for (const [conn, sub] of this.watchers.get(boardId) ?? []) {
+      if (!sub.topics.has('shouts') && !sub.topics.has('activity')) continue;
       const principal = conn.identity.principal;
       if (shout.to !== null && !sub.operator && principal !== shout.to && principal !== shout.from) continue;
       if (this.transmit(conn, message) && principal === shout.to) delivered = true;
@@ -204,10 +220,9 @@ export class Hub {
   private async subscribe(conn: Connection, boardId: string, topics: Set<Topic>, since: number | undefined): Promise<void> {
     const project = await this.deps.selector.reachable(conn.identity, boardId);
     if (!project) return this.error(conn, 'PROJECT_SCOPE_DENIED', 'That board does not exist or this credential cannot reach it.', { boardId });
-    const subs = this.connections.get(conn);
-    if (!subs) return;
+    if (!this.connections.has(conn)) return;
     const sub: Subscription = { topics, operator: project.role === 'admin' || project.role === 'owner', lastSeq: -1, held: [] }; // hold live events from now on
-    subs.set(boardId, sub);
+    this.watch(conn, boardId, sub);
     await this.deps.syncLog(boardId);
     const head = (await this.deps.store.boards.select({ _id: boardId }, ['lastSeq']))[0]?.lastSeq ?? 0;
     const oldest = (await this.deps.store.events.select({ boardId }, ['seq'], { sort: [['seq', 1]], limit: 1 }))[0]?.seq ?? head + 1;
@@ -267,20 +282,20 @@ export class Hub {
   }
 
   /** Sends one message; one dropped for backpressure ends the connection, so a client never misses a message unknowingly. */
-  private transmit(conn: Connection, text: string): boolean {
-    const sent = conn.send(text);
+  private transmit(conn: Connection, message: string | Uint8Array): boolean {
+    const sent = conn.send(message);
     if (!sent) conn.close(CLOSE.slowConsumer, 'slow consumer: messages were dropped; reconnect with since');
     return sent;
   }
 
-  /** An event's message, serialized once however many sockets it goes to. */
-  private frame(boardId: string, e: CommittedEvent): string {
-    let text = this.frames.get(e);
-    if (text === undefined) {
-      text = JSON.stringify({ type: 'event', boardId, seq: e.seq, event: { type: e.type, actor: e.actor, workId: e.workId, at: new Date(e.at).toISOString(), data: e.data } });
-      this.frames.set(e, text);
+  /** An event's message, serialized and encoded once however many sockets it goes to. */
+  private frame(boardId: string, e: CommittedEvent): Uint8Array {
+    let bytes = this.frames.get(e);
+    if (bytes === undefined) {
+      bytes = Buffer.from(JSON.stringify({ type: 'event', boardId, seq: e.seq, event: { type: e.type, actor: e.actor, workId: e.workId, at: new Date(e.at).toISOString(), data: e.data } }));
+      this.frames.set(e, bytes);
     }
-    return text;
+    return bytes;
   }
 
   private error(conn: Connection, code: ErrorCode, message: string, details?: Record<string, unknown>): void {
