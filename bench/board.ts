@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { openEmbeddedStore } from '../store/embedded/index.js';
-import { ownerAndAgent, startNode, tokenFor, type BenchNode } from './node.js';
+import { ownerAndAgent, startNode, tokenFor, type BenchNode, type OwnerSession } from './node.js';
 import { wrk } from './peers.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -46,7 +46,7 @@ export function client(url: string, headers: Record<string, string>) {
 
 export const nodeForBoards = (): Promise<BenchNode> => startNode({ BOARD_RATE_SCALE: '10000', LEASE_MIN_TTL_SECONDS: '1' });
 
-async function fillBoard(node: BenchNode, items: number): Promise<{ cookie: string; projectId: string; agent: Record<string, string> }> {
+async function fillBoard(node: BenchNode, items: number): Promise<OwnerSession & { projectId: string; agent: Record<string, string> }> {
   const owner = await ownerAndAgent(node.url);
   const call = client(node.url, owner.agent);
   for (let made = 0; made < items; made += 500) {
@@ -60,7 +60,7 @@ async function fillBoard(node: BenchNode, items: number): Promise<{ cookie: stri
 /** 32 agents pull and submit until the board is empty (or `seconds` pass): cycles per second and claim latency. */
 export async function claimSubmitCycles(node: BenchNode, items = 5000, agents = 32, seconds = 60): Promise<{ cyclesPerSecond: number; cycles: number; claimP50: number; claimP99: number; serverCpuMicrosPerCycle: number }> {
   const owner = await fillBoard(node, items);
-  const calls = await Promise.all(Array.from({ length: agents }, async (_, i) => client(node.url, await tokenFor(node.url, owner.cookie, owner.projectId, `cycler-${i}`))));
+  const calls = await Promise.all(Array.from({ length: agents }, async (_, i) => client(node.url, await tokenFor(node.url, owner, owner.projectId, `cycler-${i}`))));
   const claims: number[] = [];
   let cycles = 0;
   const cpuBefore = cpuMicros(node.pid);

@@ -89,7 +89,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
   const email = `fleet-${Date.now()}-${Math.floor(random() * 1e9)}@example.com`;
   const signup = await fetch(`${base}/api/auth/signup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password: 'fleet password 123' }) });
   const cookie = signup.headers.getSetCookie()[0]!.split(';')[0]!;
-  const owner = { cookie };
+  const owner = { cookie, 'x-csrf-token': ((await signup.json()) as { csrfToken: string }).csrfToken };
   const projects = await call(base, 'GET', '/api/projects', owner);
   const projectId = projects.body.projects[0].projectId as string;
   const agents: FleetAgent[] = [];

@@ -20,7 +20,7 @@ export async function startNode(env: Record<string, string> = {}, nodeFlags: str
   const dataDir = await mkdtemp(join(tmpdir(), 'bench-node-'));
   const flags = [...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...nodeFlags];
   const child = spawn(process.execPath, [...flags, '--import', 'tsx', 'src/main.ts'], {
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', BCRYPT_ROUNDS: '4', ADDRESS_RATE_PER_MINUTE: '1000000', LEASE_MIN_TTL_SECONDS: '1', ...env },
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', BCRYPT_ROUNDS: '4', ADDRESS_RATE_PER_MINUTE: '1000000', LEASE_MIN_TTL_SECONDS: '1', SECRET_KEY: 'bench-secret-key-of-at-least-32-characters', ...env },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   return served(child, `http://127.0.0.1:${port}`, '/readyz', 'server', () => rm(dataDir, { recursive: true, force: true }));
@@ -50,19 +50,36 @@ export async function untilAnswers(url: string, child: ChildProcess, what: strin
 }
 
 /** An owner's session cookie and a workspace token on its default board. */
-export async function ownerAndAgent(url: string, email = `bench-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`): Promise<{ cookie: string; projectId: string; agent: Record<string, string>; principal: string }> {
-  const signup = await fetch(`${url}/api/auth/signup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password: 'bench password 123' }) });
-  const cookie = signup.headers.getSetCookie()[0]!.split(';')[0]!;
-  const projectId = ((await fetch(`${url}/api/projects`, { headers: { cookie } }).then((r) => r.json())) as { projects: { projectId: string }[] }).projects[0]!.projectId;
-  const token = await issueToken(url, cookie, projectId, 'bench');
-  return { cookie, projectId, agent: { authorization: `Bearer ${token.secret}` }, principal: `agent:${token.token.agentId}` };
+/** A signed-in owner: the session cookie, and the CSRF token its writes send back. */
+export interface OwnerSession {
+  cookie: string;
+  csrfToken: string;
+}
+
+/** Headers for a write made with an owner's session. */
+export const sessionWrite = (owner: OwnerSession): Record<string, string> => ({ cookie: owner.cookie, 'x-csrf-token': owner.csrfToken, 'content-type': 'application/json' });
+
+/** Signs up a new account; its session. */
+export async function signupOwner(url: string, email: string, password = 'bench password 123'): Promise<OwnerSession> {
+  const res = await fetch(`${url}/api/auth/signup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
+  const cookie = res.headers.getSetCookie().find((c) => c.startsWith('board_session='));
+  const body = (await res.json()) as { csrfToken?: string };
+  if (!cookie || !body.csrfToken) throw new Error(`signup answered ${res.status}: ${JSON.stringify(body)}`);
+  return { cookie: cookie.split(';')[0]!, csrfToken: body.csrfToken };
+}
+
+export async function ownerAndAgent(url: string, email = `bench-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`): Promise<OwnerSession & { projectId: string; agent: Record<string, string>; principal: string }> {
+  const owner = await signupOwner(url, email);
+  const projectId = ((await fetch(`${url}/api/projects`, { headers: { cookie: owner.cookie } }).then((r) => r.json())) as { projects: { projectId: string }[] }).projects[0]!.projectId;
+  const token = await issueToken(url, owner, projectId, 'bench');
+  return { ...owner, projectId, agent: { authorization: `Bearer ${token.secret}` }, principal: `agent:${token.token.agentId}` };
 }
 
 /** Another agent's workspace token on the board, as request headers. */
-export async function tokenFor(url: string, cookie: string, projectId: string, name: string): Promise<Record<string, string>> {
-  return { authorization: `Bearer ${(await issueToken(url, cookie, projectId, name)).secret}` };
+export async function tokenFor(url: string, owner: OwnerSession, projectId: string, name: string): Promise<Record<string, string>> {
+  return { authorization: `Bearer ${(await issueToken(url, owner, projectId, name)).secret}` };
 }
 
-function issueToken(url: string, cookie: string, projectId: string, name: string): Promise<{ secret: string; token: { agentId: string } }> {
-  return fetch(`${url}/api/accounts/tokens`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify({ name, scope: 'workspace', projectId }) }).then((r) => r.json()) as Promise<{ secret: string; token: { agentId: string } }>;
+function issueToken(url: string, owner: OwnerSession, projectId: string, name: string): Promise<{ secret: string; token: { agentId: string } }> {
+  return fetch(`${url}/api/accounts/tokens`, { method: 'POST', headers: sessionWrite(owner), body: JSON.stringify({ name, scope: 'workspace', projectId }) }).then((r) => r.json()) as Promise<{ secret: string; token: { agentId: string } }>;
 }

@@ -564,8 +564,9 @@ export async function oursFanOut(options: FanOutOptions = {}): Promise<FanOutFig
   const perSender = options.messagesPerSender ?? 100;
   if (perSender > 110) throw new Error('the Free plan allows 120 writes per principal per minute: use more senders');
   return withOurs(async (node) => {
-    const { cookie, projectId, agent } = await ownerAndAgent(node.url);
-    const tokens = [agent, ...(await Promise.all(Array.from({ length: senders - 1 }, (_, i) => tokenFor(node.url, cookie, projectId, `peers-shouter-${i}`))))];
+    const owner = await ownerAndAgent(node.url);
+    const { cookie, projectId, agent } = owner;
+    const tokens = [agent, ...(await Promise.all(Array.from({ length: senders - 1 }, (_, i) => tokenFor(node.url, owner, projectId, `peers-shouter-${i}`))))];
     if (tokens.some((t) => !/^Bearer agb_/.test(t.authorization ?? ''))) throw new Error('a workspace token was not issued');
     const subscribe = JSON.stringify({ type: 'subscribe', boardId: projectId, topics: ['shouts'] });
     return fanOutRun(node.pid, `${node.url.replace(/^http/, 'ws')}/api/ws`, { cookie }, subscribe, (s, _n, text) => postJson(`${node.url}/api/shouts`, { text }, tokens[s]!), { ...options, senders });

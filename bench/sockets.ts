@@ -35,13 +35,14 @@ function percentile(values: number[], p: number): number {
 }
 
 async function expiryPushes(claimOn: BenchNode, socketOn: BenchNode): Promise<void> {
-  const { cookie, projectId, agent } = await ownerAndAgent(claimOn.url);
+  const owner = await ownerAndAgent(claimOn.url);
+  const { projectId, agent } = owner;
   const samples = 30;
   await post(claimOn.url, '/api/items/batch', { items: Array.from({ length: samples }, (_, i) => ({ title: `expiring ${i}` })) }, agent);
   // One holder per lease (a holder claiming again gets its live lease back), each with its own socket subscribed to nothing.
   const holders = await Promise.all(
     Array.from({ length: samples }, async (_, i) => {
-      const auth = await tokenFor(claimOn.url, cookie, projectId, `holder-${i}`);
+      const auth = await tokenFor(claimOn.url, owner, projectId, `holder-${i}`);
       const ws = new WebSocket(wsUrl(socketOn.url), { headers: auth });
       const received = new Map<string, number>();
       ws.on('message', (data) => {
@@ -68,7 +69,8 @@ async function expiryPushes(claimOn: BenchNode, socketOn: BenchNode): Promise<vo
 }
 
 async function manySockets(nodes: BenchNode[]): Promise<void> {
-  const { agent, projectId, cookie } = await ownerAndAgent(nodes[0]!.url);
+  const owner = await ownerAndAgent(nodes[0]!.url);
+  const { agent, projectId } = owner;
   const memory = () => nodes.map((n) => rssMb(n.pid));
   const fmt = (mb: number[]) => mb.map((m) => `${m.toFixed(0)} MB`).join(' + ');
   const before = memory();
@@ -98,7 +100,7 @@ async function manySockets(nodes: BenchNode[]): Promise<void> {
   // backpressure cap, without growing the board itself.
   let peak = connected;
   const sampler = setInterval(() => (peak = memory().map((m, i) => Math.max(m, peak[i]!))), 50);
-  const shouters = await Promise.all(Array.from({ length: 40 }, (_, i) => tokenFor(nodes[0]!.url, cookie, projectId, `shouter-${i}`)));
+  const shouters = await Promise.all(Array.from({ length: 40 }, (_, i) => tokenFor(nodes[0]!.url, owner, projectId, `shouter-${i}`)));
   const started = performance.now();
   const shouts = shouters.length * 100;
   await Promise.all(

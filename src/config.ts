@@ -21,6 +21,10 @@ const EnvSchema = z.object({
   LEASE_MIN_TTL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(30),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
   COOKIE_SECURE: bool.optional(),
+  /** Keys the password pre-hash and the CSRF token (at least 32 characters); required on MongoDB, where nodes must share it. */
+  SECRET_KEY: z.string().min(32, 'must be at least 32 characters').max(1024).optional(),
+  /** bcrypt's cost: 10..15 in production; tests go down to 4. */
+  BCRYPT_ROUNDS: z.coerce.number().int('must be an integer from 4 to 15').min(4, 'must be an integer from 4 to 15').max(15, 'must be an integer from 4 to 15').default(12),
   STRIPE_SECRET_KEY: z.string().min(1).optional(),
   STRIPE_WEBHOOK_SECRET: z.string().min(1).optional(),
   STRIPE_API_BASE: z.url().optional(),
@@ -46,6 +50,9 @@ export interface Config {
   /** Multiplies every plan's per-principal request and write budgets. */
   boardRateScale: number;
   cookieSecure: boolean;
+  /** The server secret as configured; without it the embedded store keeps one in DATA_DIR (src/secret.ts). */
+  secretKey: string | undefined;
+  bcryptRounds: number;
   stripe: {
     secretKey: string | undefined;
     webhookSecret: string | undefined;
@@ -70,6 +77,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.STORE === 'mongo' && !e.MONGODB_URI) {
     throw new ConfigError('invalid configuration: MONGODB_URI: required when STORE=mongo');
   }
+  if (e.STORE === 'mongo' && !e.SECRET_KEY) {
+    throw new ConfigError('invalid configuration: SECRET_KEY: required when STORE=mongo (every node must share it)');
+  }
   return {
     port: e.PORT,
     host: e.HOST,
@@ -83,6 +93,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     addressRatePerMinute: e.ADDRESS_RATE_PER_MINUTE,
     boardRateScale: e.BOARD_RATE_SCALE,
     cookieSecure: e.COOKIE_SECURE ?? e.PUBLIC_URL.startsWith('https:'),
+    secretKey: e.SECRET_KEY,
+    bcryptRounds: e.BCRYPT_ROUNDS,
     stripe: {
       secretKey: e.STRIPE_SECRET_KEY,
       webhookSecret: e.STRIPE_WEBHOOK_SECRET,

@@ -1,5 +1,7 @@
 // Composition root: reads config, picks adapters, starts the node, drains on SIGTERM.
 import { bcryptHasher } from './auth/passwords.js';
+import { deriveKeys } from './auth/keys.js';
+import { serverSecret } from './server-secret.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
 import { MemoryBus, type Bus } from './bus/bus.js';
@@ -49,8 +51,10 @@ async function main(): Promise<void> {
     throw e;
   }
   const logger = createLogger(config.logLevel);
+  const keys = deriveKeys(await serverSecret(config));
   const store = await openStore(config);
-  const server = await startServer({ config, store, bus: openBus(config, logger), limiter: openLimiter(config, logger), passwords: bcryptHasher(Number(process.env.BCRYPT_ROUNDS ?? 12)), logger });
+  const passwords = bcryptHasher(config.bcryptRounds, keys.pepper);
+  const server = await startServer({ config, store, bus: openBus(config, logger), limiter: openLimiter(config, logger), passwords, keys, logger });
   logger.info({ port: server.port, store: store.kind }, 'listening');
 
   const stop = (signal: string) => {

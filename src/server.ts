@@ -12,6 +12,8 @@ import { CLOSE } from './ws/protocol.js';
 import { parseCookies } from './http/cookies.js';
 import { AppError } from './errors/app-error.js';
 import type { PasswordHasher } from './auth/passwords.js';
+import { csrfTokenFor } from './auth/csrf.js';
+import type { ServerKeys } from './auth/keys.js';
 import type { Config } from './config.js';
 import { ResolutionObserver } from './errors/observed-resolution.js';
 import { Pipeline } from './http/pipeline.js';
@@ -28,6 +30,8 @@ export interface ServerParts {
   store: Store;
   limiter: RateLimiter;
   passwords: PasswordHasher;
+  /** Derived from the server secret (src/server-secret.ts). */
+  keys: ServerKeys;
   /** Defaults to the in-process bus (one node). */
   bus?: Bus;
   /** Defaults to writing mail to the log. */
@@ -90,9 +94,9 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   });
   const boards = new BoardAccess(registry);
   const mailer = parts.mailer ?? logMailer(logger);
-  const routes = routeTable({ config, store, observer, passwords: parts.passwords, mailer, selector, boards, logger, clock, readiness, busHealth: () => bus.health, sockets: () => hub.size, revoke: (notice) => bus.notify(notice), notify: (notice) => bus.notify(notice) });
+  const routes = routeTable({ config, store, observer, passwords: parts.passwords, mailer, selector, boards, logger, clock, readiness, busHealth: () => bus.health, sockets: () => hub.size, revoke: (notice) => bus.notify(notice), notify: (notice) => bus.notify(notice), csrfToken: (sessionId) => csrfTokenFor(parts.keys.csrf, sessionId) });
   const authenticator = new Authenticator(store);
-  const pipeline = new Pipeline({ authenticator, selector, limiter: parts.limiter, observer, logger, publicUrl: config.publicUrl, cookieSecure: config.cookieSecure, addressRatePerMinute: config.addressRatePerMinute, boardRateScale: config.boardRateScale, clock });
+  const pipeline = new Pipeline({ authenticator, selector, limiter: parts.limiter, observer, logger, publicUrl: config.publicUrl, csrfKey: parts.keys.csrf, cookieSecure: config.cookieSecure, addressRatePerMinute: config.addressRatePerMinute, boardRateScale: config.boardRateScale, clock });
 
   const hub = new Hub({ selector, store, observer, publicUrl: config.publicUrl, clock, syncLog: (boardId) => registry.get(boardId).syncLog(), stillValid: (identity) => authenticator.stillValid(identity, clock()) });
   const revalidation = setInterval(() => void hub.revalidate(), REVALIDATE_SOCKETS_MS);

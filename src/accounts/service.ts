@@ -33,14 +33,22 @@ export function publicAccount(a: AccountRecord) {
 
 const newReferralCode = (): string => [...randomBytes(12)].map((b) => REFERRAL_ALPHABET[b % REFERRAL_ALPHABET.length]).join('');
 
+export interface OpenedSession {
+  account: AccountRecord;
+  cookie: SetCookie;
+  csrfToken: string;
+}
+
 export class AccountService {
   constructor(
     private readonly store: Store,
     private readonly passwords: PasswordHasher,
+    /** The CSRF token of a session id (src/auth/csrf.ts). */
+    private readonly csrfToken: (sessionId: string) => string,
   ) {}
 
   /** Resolves the referral before anything is written; creates account, default project and session. */
-  async signup(input: { email: string; password: string; referralCode?: string }, now: number): Promise<{ account: AccountRecord; cookie: SetCookie }> {
+  async signup(input: { email: string; password: string; referralCode?: string }, now: number): Promise<OpenedSession> {
     const email = checkEmail(input.email);
     checkPassword(input.password);
     const referrer = input.referralCode ? await this.resolveReferral(input.referralCode) : null;
@@ -73,14 +81,21 @@ export class AccountService {
       await this.store.accounts.delete(account._id).catch(() => undefined);
       throw e;
     }
-    return { account, cookie: await this.openSession(account._id, now) };
+    return { account, ...(await this.openSession(account._id, now)) };
   }
 
-  async login(input: { email: string; password: string }, now: number): Promise<{ account: AccountRecord; cookie: SetCookie }> {
+  async login(input: { email: string; password: string }, now: number): Promise<OpenedSession> {
     const account = await this.store.accounts.findOne({ email: canonicalEmail(input.email) });
     const ok = await this.passwords.verify(input.password, account?.passwordHash ?? null);
     if (!account || !ok) throw new AppError('INVALID_CREDENTIALS');
-    return { account, cookie: await this.openSession(account._id, now) };
+    const upgraded = await this.upgradeHash(account, input.password);
+    return { account: upgraded, ...(await this.openSession(account._id, now)) };
+  }
+
+  /** Replaces a hash of an older scheme now that the password is known; a concurrent change wins. */
+  private async upgradeHash(account: AccountRecord, password: string): Promise<AccountRecord> {
+    if (!this.passwords.outdated(account.passwordHash)) return account;
+    return (await this.store.accounts.update(account._id, account.version, { passwordHash: await this.passwords.hash(password) })) ?? account;
   }
 
   /** The referring account; a ledger that cannot answer is REFERRAL_UNAVAILABLE, and nothing is created. */
@@ -94,17 +109,17 @@ export class AccountService {
   }
 
   /** Re-authenticates, stores the new hash, revokes every session of the account, opens a fresh one. */
-  async changePassword(accountId: string, input: { currentPassword: string; newPassword: string }, now: number): Promise<{ account: AccountRecord; cookie: SetCookie }> {
+  async changePassword(accountId: string, input: { currentPassword: string; newPassword: string }, now: number): Promise<OpenedSession> {
     const account = await this.reauthenticate(accountId, input.currentPassword);
     checkPassword(input.newPassword);
     const updated = await this.store.accounts.update(account._id, account.version, { passwordHash: await this.passwords.hash(input.newPassword) });
     if (!updated) throw new AppError('INVALID_CURRENT_PASSWORD', 'The account changed meanwhile; re-authenticate and retry.');
     await this.store.sessions.deleteMany({ accountId });
-    return { account: updated, cookie: await this.openSession(accountId, now) };
+    return { account: updated, ...(await this.openSession(accountId, now)) };
   }
 
   /** Re-authenticates, moves the account to the new address (unverified), revokes every session, opens a fresh one. */
-  async changeEmail(accountId: string, input: { currentPassword: string; newEmail: string }, now: number): Promise<{ account: AccountRecord; cookie: SetCookie }> {
+  async changeEmail(accountId: string, input: { currentPassword: string; newEmail: string }, now: number): Promise<OpenedSession> {
     const account = await this.reauthenticate(accountId, input.currentPassword);
     const email = checkEmail(input.newEmail);
     let updated: AccountRecord | null;
@@ -116,7 +131,7 @@ export class AccountService {
     }
     if (!updated) throw new AppError('INVALID_CURRENT_PASSWORD', 'The account changed meanwhile; re-authenticate and retry.');
     await this.store.sessions.deleteMany({ accountId });
-    return { account: updated, cookie: await this.openSession(accountId, now) };
+    return { account: updated, ...(await this.openSession(accountId, now)) };
   }
 
   /** Deletes the account, the boards it owns, its memberships, tokens, sessions and links; answers the deleted boards' ids. */
@@ -142,10 +157,12 @@ export class AccountService {
     return account;
   }
 
-  async openSession(accountId: string, now: number): Promise<SetCookie> {
+  /** A new session: its cookie, and the CSRF token its page sends back. */
+  async openSession(accountId: string, now: number): Promise<Omit<OpenedSession, 'account'>> {
     const secret = newSecret();
-    await this.store.sessions.insert({ _id: sha256(secret), version: 1, accountId, createdAt: now, expiresAt: now + SESSION_TTL_SECONDS * 1000, revoked: false });
-    return { name: SESSION_COOKIE, value: secret, maxAge: SESSION_TTL_SECONDS };
+    const sessionId = sha256(secret);
+    await this.store.sessions.insert({ _id: sessionId, version: 1, accountId, createdAt: now, expiresAt: now + SESSION_TTL_SECONDS * 1000, revoked: false });
+    return { cookie: { name: SESSION_COOKIE, value: secret, maxAge: SESSION_TTL_SECONDS }, csrfToken: this.csrfToken(sessionId) };
   }
 
   /** Idempotent: a missing or dead session is already revoked. */

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Logger } from 'pino';
 import { SESSION_COOKIE, type Authenticator } from '../auth/authenticator.js';
-import { isCrossSite } from '../auth/csrf.js';
+import { CSRF_HEADER, csrfTokenMatches, isCrossSite } from '../auth/csrf.js';
 import type { ProjectSelector } from '../auth/project-selection.js';
 import { workspaceOf } from '../auth/identity.js';
 import { AppError, isAppError } from '../errors/app-error.js';
@@ -43,6 +43,8 @@ export interface PipelineDeps {
   observer: ResolutionObserver;
   logger: Logger;
   publicUrl: string;
+  /** Signs the CSRF tokens of cookie sessions. */
+  csrfKey: Buffer;
   cookieSecure: boolean;
   addressRatePerMinute: number;
   boardRateScale: number;
@@ -50,6 +52,41 @@ export interface PipelineDeps {
 }
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+const CHARSET = /;\s*charset\s*=\s*("?[^;\s]*"?)/i;
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+/** A code point that is half of a surrogate pair on its own (a `\ud800` escape with no partner). */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * A JSON body exactly as sent: invalid UTF-8 or a lone surrogate escape is refused, never
+ * replaced by U+FFFD (two different invalid inputs must not become the same value).
+ */
+export function parseJson(body: Buffer): unknown {
+  if (body.length === 0) throw new AppError('INVALID_JSON', 'The body is empty; send a JSON document.');
+  let text: string;
+  try {
+    text = UTF8.decode(body);
+  } catch {
+    throw new AppError('INVALID_JSON', 'The body is not valid UTF-8.');
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new AppError('INVALID_JSON', 'The body is not well-formed JSON.');
+  }
+  // Only a \u escape can make a lone surrogate out of valid UTF-8.
+  if (text.includes('\\u') && holdsLoneSurrogate(value)) throw new AppError('INVALID_JSON', 'The body holds a lone surrogate (\\uD800-\\uDFFF without its pair).');
+  return value;
+}
+
+function holdsLoneSurrogate(value: unknown): boolean {
+  if (typeof value === 'string') return LONE_SURROGATE.test(value);
+  if (value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value)) return value.some(holdsLoneSurrogate);
+  return Object.entries(value).some(([k, v]) => LONE_SURROGATE.test(k) || holdsLoneSurrogate(v));
+}
+
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 export class Pipeline {
@@ -137,11 +174,7 @@ export class Pipeline {
     if (route.accountScope && ctx.identity?.kind === 'token' && ctx.identity.scope !== 'account') {
       throw new AppError('PROJECT_SCOPE_DENIED', 'Workspace and resource tokens cannot act on account structure; use a session or an account-scoped token.');
     }
-    // Browser writes (cookie sessions, and signup/login which set one) must be same-origin;
-    // token calls carry no ambient credential and signed webhooks come from the provider.
-    if (isWrite(route) && route.bodyKind !== 'raw' && ctx.identity?.kind !== 'token' && this.crossSite(raw.headers)) {
-      throw new AppError('CSRF_REJECTED');
-    }
+    this.checkCsrf(route, raw, ctx);
     if (route.project && ctx.identity) ctx.project = await this.deps.selector.select(ctx.identity, requestedProject, route.project);
     const plan = ctx.project?.plan ?? 'free';
     const rate = await applyRateBudget(this.deps.limiter, { rate: route.rate, identity: ctx.identity, remoteAddress: ctx.remoteAddress, plan, addressLimit: this.deps.addressRatePerMinute, scale: this.deps.boardRateScale, now: ctx.now });
@@ -150,18 +183,30 @@ export class Pipeline {
     return reply;
   }
 
+  /**
+   * Browser writes must come from a configured origin, and a cookie session's writes must also
+   * carry its CSRF token (src/auth/csrf.ts). Signup, login and the other credential-free writes
+   * need only the origin; a Bearer call without a cookie carries no ambient credential; signed
+   * webhooks (raw bodies) come from the provider.
+   */
+  private checkCsrf(route: Route, raw: RawRequest, ctx: RequestContext): void {
+    if (!isWrite(route) || route.bodyKind === 'raw') return;
+    if (ctx.identity?.kind === 'token' && ctx.cookies[SESSION_COOKIE] === undefined) return;
+    if (this.crossSite(raw.headers)) throw new AppError('CSRF_REJECTED', 'A browser write must come from the service’s own origin.');
+    if (ctx.identity?.kind === 'session' && !csrfTokenMatches(this.deps.csrfKey, ctx.identity.sessionId, raw.headers[CSRF_HEADER])) {
+      throw new AppError('CSRF_REJECTED', 'A write with a session cookie needs the session’s csrfToken (from login, signup or GET /api/auth/me) in X-CSRF-Token.');
+    }
+  }
+
   private parseBody(route: Route, raw: RawRequest): unknown {
     if (route.bodyKind === 'none' || route.bodyKind === 'raw') return undefined;
     const empty = raw.body.length === 0;
     if (route.bodyKind === 'optional-json' && empty) return route.body ? parseWith(route.body, undefined, 'body') : undefined;
-    if (!JSON_TYPE.test(raw.headers['content-type'] ?? '')) throw new AppError('JSON_REQUIRED');
-    let value: unknown;
-    try {
-      value = JSON.parse(raw.body.toString('utf8'));
-    } catch {
-      throw new AppError('INVALID_JSON', empty ? 'The body is empty; send a JSON document.' : 'The body is not well-formed JSON.');
-    }
-    return route.body ? parseWith(route.body, value, 'body') : value;
+    const contentType = raw.headers['content-type'] ?? '';
+    if (!JSON_TYPE.test(contentType)) throw new AppError('JSON_REQUIRED');
+    const charset = CHARSET.exec(contentType)?.[1];
+    if (charset !== undefined && !/^"?utf-8"?$/i.test(charset)) throw new AppError('INVALID_JSON', `The body must be UTF-8 JSON; charset=${charset.slice(0, 40)} is not accepted.`);
+    return route.body ? parseWith(route.body, parseJson(raw.body), 'body') : parseJson(raw.body);
   }
 
   /** An error reply for a request that never reached a route (404, 405, 413, draining). */

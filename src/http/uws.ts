@@ -49,7 +49,22 @@ interface SocketData {
   conn?: SocketConnection;
 }
 
+/**
+ * The installable uWebSockets.js (package.json names it, under the alias `uWebSockets.js`, so a
+ * newer build replaces it there) falls back silently to a slow JavaScript server on a Node
+ * version it has no binary for. Refuse to start instead.
+ */
+export function assertNativeBinding(): void {
+  if (!/\[native code\]/.test(Function.prototype.toString.call(uWS.App))) {
+    throw new Error(
+      `uWebSockets.js has no native binary for Node ${process.version} (ABI ${process.versions.modules}) on ${process.platform}-${process.arch}; ` +
+        'it would fall back to a slow JavaScript server. Use a Node version package.json "engines" allows.',
+    );
+  }
+}
+
 export function createHttpServer(routes: readonly Route[], handlers: HttpHandlers, bodyLimit: number, sockets?: SocketHandlers): HttpServer {
+  assertNativeBinding();
   const app = uWS.App();
   if (sockets) mountSockets(app, sockets, handlers);
   const matchers = routes.map((r) => ({ route: r, pattern: new RegExp(`^${r.path.replace(/\{\w+\}/g, '[^/]+')}/?$`) }));
@@ -57,15 +72,22 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
   for (const route of routes) {
     const uwsPath = route.path.replace(/\{(\w+)\}/g, ':$1');
     app[UWS_METHOD[route.method]](uwsPath, (res, req) => serve(res, req, (raw, id) => handlers.dispatch(route, raw, id)));
+    // HEAD answers as GET would, headers only.
+    if (route.method === 'get') app.head(uwsPath, (res, req) => serve(res, req, (raw, id) => handlers.dispatch(route, { ...raw, method: 'get' }, id), true));
   }
   app.any('/*', (res, req) => {
-    serve(res, req, async (raw, id) => {
-      const allow = matchers.filter((m) => m.pattern.test(raw.path)).map((m) => m.route.method.toUpperCase());
-      return allow.length ? handlers.refuse('method-not-allowed', id, allow) : handlers.refuse('not-found', id);
-    });
+    serve(
+      res,
+      req,
+      async (raw, id) => {
+        const allow = matchers.filter((m) => m.pattern.test(raw.path)).flatMap((m) => (m.route.method === 'get' ? ['GET', 'HEAD'] : [m.route.method.toUpperCase()]));
+        return allow.length ? handlers.refuse('method-not-allowed', id, allow) : handlers.refuse('not-found', id);
+      },
+      req.getMethod() === 'head',
+    );
   });
 
-  function serve(res: uWS.HttpResponse, req: uWS.HttpRequest, run: (raw: RawRequest, id: string) => RawResponse | Promise<RawResponse>): void {
+  function serve(res: uWS.HttpResponse, req: uWS.HttpRequest, run: (raw: RawRequest, id: string) => RawResponse | Promise<RawResponse>, headOnly = false): void {
     let aborted = false;
     let cancelBody: (() => void) | null = null;
     // Needed only by a response that outlives this callback: set before the first await, or
@@ -101,7 +123,8 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
       res.cork(() => {
         res.writeStatus(statusLine(response.status));
         for (const [k, v] of response.headers) res.writeHeader(k, v);
-        res.end(response.body, response.close ?? false);
+        if (headOnly) res.endWithoutBody(Buffer.byteLength(response.body), response.close ?? false);
+        else res.end(response.body, response.close ?? false);
       });
     };
     /** Writes a response that was not ready inside this callback (null: the client went away). */
@@ -117,7 +140,7 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
       return;
     }
     handlers.started();
-    if (method === 'get' || method === 'head') {
+    if (method === 'get' || headOnly) {
       // No body to wait for: a response ready at once goes out inside this callback.
       let response: RawResponse | Promise<RawResponse>;
       try {
@@ -163,10 +186,13 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
 
 let nextConnectionId = 1;
 const CLOSE_FRAME_ROOM = 4096;
+const TRANSPORT_PAYLOAD_LIMIT = 4 * 1024 * 1024;
 
 function mountSockets(app: uWS.TemplatedApp, sockets: SocketHandlers, handlers: HttpHandlers): void {
   app.ws<SocketData>(sockets.path, {
-    maxPayloadLength: sockets.maxPayloadLength,
+    // Our own limit is checked per message (closing with 1009 and a reason); uWS's, well above
+    // it, only stops a peer sending megabytes (it drops the connection without a close frame).
+    maxPayloadLength: Math.max(sockets.maxPayloadLength, TRANSPORT_PAYLOAD_LIMIT),
     // Our cap is checked before each send (below), so the close frame that follows still fits;
     // uWS's own limit, just above it, is the last resort.
     maxBackpressure: sockets.maxBackpressure + CLOSE_FRAME_ROOM,
@@ -206,7 +232,9 @@ function mountSockets(app: uWS.TemplatedApp, sockets: SocketHandlers, handlers: 
     },
     message(ws, message) {
       const conn = ws.getUserData().conn;
-      if (conn) sockets.message(conn, Buffer.from(message).toString('utf8'));
+      if (!conn) return;
+      if (message.byteLength > sockets.maxPayloadLength) return conn.close(CLOSE.tooBig, `message too big: at most ${sockets.maxPayloadLength} bytes`);
+      sockets.message(conn, Buffer.from(message).toString('utf8'));
     },
     drain(ws) {
       ws.getUserData().conn?.onDrain();

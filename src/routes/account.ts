@@ -8,11 +8,14 @@ import { defineRoute, type RequestContext, type Route } from '../http/route.js';
 import { PLANS } from '../plans.js';
 import type { RouteDeps } from './deps.js';
 import { modify } from '../../store/ports/store.js';
-import { AuthSessionResponse, authSessionReply } from './schemas.js';
+import { AuthSessionResponse, authSessionReply, nonEmptyString } from './schemas.js';
 
 export const DISPLAY_NAME_MAX = 80;
 
-const ProfilePatch = z.strictObject({ displayName: z.string().nullable().optional(), defaultProjectId: z.string().nullable().optional() });
+const ProfilePatch = z.strictObject({
+  displayName: z.string().nullable().optional(),
+  defaultProjectId: nonEmptyString('INVALID_PROJECT_ID', 'defaultProjectId must be a project id.').nullable().optional(),
+});
 const EmailBody = z.strictObject({ currentPassword: z.string(), newEmail: z.string() });
 const DeleteBody = z.strictObject({ confirmEmail: z.string(), currentPassword: z.string() });
 
@@ -25,7 +28,7 @@ const AccountProfileResponse = z.object({
 });
 
 export function accountRoutes(deps: RouteDeps): Route[] {
-  const accounts = new AccountService(deps.store, deps.passwords);
+  const accounts = new AccountService(deps.store, deps.passwords, deps.csrfToken);
   const recovery = new Recovery(deps.store, deps.mailer, deps.passwords, deps.config.publicUrl);
   const group = 'accounts';
 

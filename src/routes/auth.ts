@@ -4,6 +4,7 @@ import { AccountService, clearSessionCookie, publicAccount } from '../accounts/s
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
+import type { SessionIdentity } from '../auth/identity.js';
 import { AuthSessionResponse, authSessionReply, PublicAccount } from './schemas.js';
 import { Recovery } from '../accounts/recovery.js';
 
@@ -18,7 +19,7 @@ const ForgotBody = z.strictObject({ email: z.string() });
 const ResetBody = z.strictObject({ token: z.string().min(1), newPassword: z.string() });
 const VerifyBody = z.strictObject({ token: z.string().min(1) });
 const Accepted = z.object({ status: z.literal('accepted') });
-const AuthMeResponse = z.object({ user: PublicAccount, referral: z.object({ code: z.string(), months: z.number().int(), referred: z.boolean() }).nullable() });
+const AuthMeResponse = z.object({ user: PublicAccount, csrfToken: z.string().describe('Send it back in X-CSRF-Token on every write made with this session.'), referral: z.object({ code: z.string(), months: z.number().int(), referred: z.boolean() }).nullable() });
 const WhoamiResponse = z.object({
   principal: z.string(),
   account: z.object({ id: z.string(), email: z.string().nullable() }),
@@ -27,7 +28,7 @@ const WhoamiResponse = z.object({
 });
 
 export function authRoutes(deps: RouteDeps): Route[] {
-  const accounts = new AccountService(deps.store, deps.passwords);
+  const accounts = new AccountService(deps.store, deps.passwords, deps.csrfToken);
   const recovery = new Recovery(deps.store, deps.mailer, deps.passwords, deps.config.publicUrl);
   const group = 'accounts';
 
@@ -165,7 +166,7 @@ export function authRoutes(deps: RouteDeps): Route[] {
       async handler({ ctx }) {
         const account = await deps.store.accounts.get(ctx.identity!.accountId);
         if (!account) throw new AppError('UNAUTHENTICATED');
-        return { status: 200, body: { user: publicAccount(account), referral: { code: account.referralCode, months: account.referralMonths, referred: account.referredBy !== null } } };
+        return { status: 200, body: { user: publicAccount(account), csrfToken: deps.csrfToken((ctx.identity as SessionIdentity).sessionId), referral: { code: account.referralCode, months: account.referralMonths, referred: account.referredBy !== null } } };
       },
     }),
     defineRoute({

@@ -29,6 +29,8 @@ export interface RouteDeps {
   sockets: () => number;
   /** Tells every node to close a revoked credential's sockets. */
   revoke: (notice: Extract<Notice, { kind: 'revoked' }>) => void;
+  /** The CSRF token of a session (by session id), which its page sends back on every write. */
+  csrfToken: (sessionId: string) => string;
   /** Tells every node's sockets (shouts). */
   notify: (notice: Extract<Notice, { kind: 'shout' }>) => void;
 }

@@ -2,7 +2,28 @@
 import { z } from 'zod';
 import { publicAccount } from '../accounts/service.js';
 import type { Reply, SetCookie } from '../http/route.js';
+import { AppError } from '../errors/app-error.js';
+import type { ErrorCode } from '../errors/registry.js';
+import { refusedInputs } from '../openapi/document.js';
 import type { AccountRecord } from '../../store/ports/store.js';
+
+/** Accepted only to refuse precisely (400 COMMIT_ID_FORBIDDEN); the document shows it as never allowed. */
+export const ForbiddenHead = z
+  .string()
+  .register(refusedInputs, { description: 'Refused with 400 COMMIT_ID_FORBIDDEN: this operation takes no commit id (submit one with POST /api/submit).' })
+  .optional();
+
+/**
+ * A string of at least one character whose empty value is refused with the contract's own code
+ * rather than INVALID_INPUT; documented with `minLength: 1`, so the document and validation agree.
+ */
+export const nonEmptyString = (code: ErrorCode, message: string) =>
+  z
+    .string()
+    .check((ctx) => {
+      if (ctx.value === '') throw new AppError(code, message);
+    })
+    .meta({ minLength: 1 });
 
 export const PublicAccount = z.object({
   id: z.string(),
@@ -13,7 +34,7 @@ export const PublicAccount = z.object({
   createdAt: z.string(),
 });
 
-export const AuthSessionResponse = z.object({ account: PublicAccount });
+export const AuthSessionResponse = z.object({ account: PublicAccount, csrfToken: z.string().describe('Send it back in X-CSRF-Token on every write made with this session.') });
 
 export const ProjectSummary = z.object({
   projectId: z.string(),
@@ -29,8 +50,8 @@ export const ProjectSummary = z.object({
 });
 
 /** An AuthSessionResponse with its session cookie. */
-export const authSessionReply = (status: number, session: { account: AccountRecord; cookie: SetCookie }): Reply => ({
+export const authSessionReply = (status: number, session: { account: AccountRecord; cookie: SetCookie; csrfToken: string }): Reply => ({
   status,
-  body: { account: publicAccount(session.account) },
+  body: { account: publicAccount(session.account), csrfToken: session.csrfToken },
   cookies: [session.cookie],
 });

@@ -10,7 +10,7 @@ import type { ResolutionNote, ResolutionObserver } from '../errors/observed-reso
 import type { ErrorCode } from '../errors/registry.js';
 import { describeIssue } from '../http/validation.js';
 import type { Store } from '../../store/ports/store.js';
-import { CLOSE, ClientMessage, topicOf, type Topic } from './protocol.js';
+import { CLOSE, ClientMessage, SOCKET_BUDGET, topicOf, type Topic } from './protocol.js';
 import type { Notice } from '../bus/bus.js';
 
 export interface Connection {
@@ -35,6 +35,16 @@ interface Subscription {
   held: CommittedEvent[] | null;
 }
 
+/** A socket's subscriptions and what it has spent of its budget. */
+interface SocketState {
+  subs: Map<string, Subscription>;
+  /** Start of the current message window, and messages in it. */
+  windowStart: number;
+  used: number;
+  /** The replay running per board (at most one per socket and board). */
+  replays: Map<string, Promise<void>>;
+}
+
 export interface HubDeps {
   selector: ProjectSelector;
   store: Pick<Store, 'boards' | 'events' | 'shouts'>;
@@ -55,8 +65,8 @@ const LOG_GAP_WAITS = 40;
 const LOG_GAP_WAIT_MS = 50;
 
 export class Hub {
-  /** Each socket's subscriptions by board. */
-  private readonly connections = new Map<Connection, Map<string, Subscription>>();
+  /** Each socket's subscriptions by board, and its budget. */
+  private readonly connections = new Map<Connection, SocketState>();
   /** The same subscriptions by board, so a board's event touches only its own watchers. */
   private readonly watchers = new Map<string, Map<Connection, Subscription>>();
   /** Sockets by principal, for what goes to one holder whatever it watches. */
@@ -67,20 +77,20 @@ export class Hub {
   constructor(private readonly deps: HubDeps) {}
 
   open(conn: Connection): void {
-    this.connections.set(conn, new Map());
+    this.connections.set(conn, { subs: new Map(), windowStart: this.deps.clock(), used: 0, replays: new Map() });
     const principal = conn.identity.principal;
     (this.principals.get(principal) ?? this.principals.set(principal, new Set()).get(principal)!).add(conn);
   }
 
   close(conn: Connection): void {
-    for (const boardId of this.connections.get(conn)?.keys() ?? []) this.unwatch(conn, boardId);
+    for (const boardId of this.connections.get(conn)?.subs.keys() ?? []) this.unwatch(conn, boardId);
     this.connections.delete(conn);
     const same = this.principals.get(conn.identity.principal);
     if (same?.delete(conn) && same.size === 0) this.principals.delete(conn.identity.principal);
   }
 
   private watch(conn: Connection, boardId: string, sub: Subscription): void {
-    this.connections.get(conn)?.set(boardId, sub);
+    this.connections.get(conn)?.subs.set(boardId, sub);
     (this.watchers.get(boardId) ?? this.watchers.set(boardId, new Map()).get(boardId)!).set(conn, sub);
   }
 
@@ -88,7 +98,7 @@ export class Hub {
   private unwatch(conn: Connection, boardId: string): boolean {
     const board = this.watchers.get(boardId);
     if (board?.delete(conn) && board.size === 0) this.watchers.delete(boardId);
-    return this.connections.get(conn)?.delete(boardId) ?? false;
+    return this.connections.get(conn)?.subs.delete(boardId) ?? false;
   }
 
   get size(): number {
@@ -127,6 +137,7 @@ export class Hub {
   }
 
   async message(conn: Connection, text: string): Promise<void> {
+    if (!this.withinBudget(conn)) return conn.close(CLOSE.overBudget, `message budget spent: at most ${SOCKET_BUDGET.messages} messages per ${SOCKET_BUDGET.windowMs / 1000} s`);
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
@@ -142,6 +153,18 @@ export class Hub {
       return void this.transmit(conn, JSON.stringify({ type: 'unsubscribed', boardId: msg.boardId }));
     }
     await this.subscribe(conn, msg.boardId, new Set(msg.topics), msg.since);
+  }
+
+  /** Counts one message against the socket's budget; false once it is spent. */
+  private withinBudget(conn: Connection): boolean {
+    const state = this.connections.get(conn);
+    if (!state) return false;
+    const now = this.deps.clock();
+    if (now - state.windowStart >= SOCKET_BUDGET.windowMs) {
+      state.windowStart = now;
+      state.used = 0;
+    }
+    return ++state.used <= SOCKET_BUDGET.messages;
   }
 
   /** A committed batch from the bus. */
@@ -182,7 +205,7 @@ export class Hub {
   /** Brings every live subscription up to the log: one read per board, from its furthest-behind socket. */
   private async catchUpAll(): Promise<void> {
     const behind = new Map<string, number>();
-    for (const subs of this.connections.values()) {
+    for (const { subs } of this.connections.values()) {
       for (const [boardId, sub] of subs) if (!sub.held) behind.set(boardId, Math.min(behind.get(boardId) ?? Infinity, sub.lastSeq));
     }
     for (const [boardId, from] of behind) {
@@ -217,12 +240,38 @@ export class Hub {
     }
   }
 
+  /**
+   * Starts watching a board: from `since` through the log, then live. A repeated subscribe to a
+   * board the socket already watches merges its topics into that subscription (no second replay).
+   */
   private async subscribe(conn: Connection, boardId: string, topics: Set<Topic>, since: number | undefined): Promise<void> {
+    const state = this.connections.get(conn);
+    if (!state) return;
+    const existing = state.subs.get(boardId);
+    if (existing) {
+      for (const topic of topics) existing.topics.add(topic);
+      return void this.transmit(conn, JSON.stringify({ type: 'subscribed', boardId, topics: [...existing.topics], seq: Math.max(existing.lastSeq, 0), merged: true }));
+    }
+    if (state.subs.size >= SOCKET_BUDGET.subscriptions) {
+      return this.error(conn, 'SUBSCRIPTION_LIMIT', `One socket watches at most ${SOCKET_BUDGET.subscriptions} boards; unsubscribe from one first.`, { boardId });
+    }
     const project = await this.deps.selector.reachable(conn.identity, boardId);
     if (!project) return this.error(conn, 'PROJECT_SCOPE_DENIED', 'That board does not exist or this credential cannot reach it.', { boardId });
-    if (!this.connections.has(conn)) return;
+    if (!this.connections.has(conn) || state.subs.has(boardId)) return; // closed, or subscribed meanwhile
     const sub: Subscription = { topics, operator: project.role === 'admin' || project.role === 'owner', lastSeq: -1, held: [] }; // hold live events from now on
     this.watch(conn, boardId, sub);
+    // An earlier subscription's replay (since unsubscribed) ends at its next page; wait for it.
+    await state.replays.get(boardId);
+    const replay = this.startFrom(conn, boardId, sub, project.role, since);
+    state.replays.set(boardId, replay);
+    try {
+      await replay;
+    } finally {
+      if (state.replays.get(boardId) === replay) state.replays.delete(boardId);
+    }
+  }
+
+  private async startFrom(conn: Connection, boardId: string, sub: Subscription, role: string, since: number | undefined): Promise<void> {
     await this.deps.syncLog(boardId);
     const head = (await this.deps.store.boards.select({ _id: boardId }, ['lastSeq']))[0]?.lastSeq ?? 0;
     const oldest = (await this.deps.store.events.select({ boardId }, ['seq'], { sort: [['seq', 1]], limit: 1 }))[0]?.seq ?? head + 1;
@@ -232,7 +281,7 @@ export class Hub {
       resync = true; // the log no longer holds what was missed: reload status, then go live
       sub.lastSeq = head;
     } else sub.lastSeq = since;
-    this.transmit(conn, JSON.stringify({ type: 'subscribed', boardId, topics: [...topics], seq: sub.lastSeq, role: project.role }));
+    this.transmit(conn, JSON.stringify({ type: 'subscribed', boardId, topics: [...sub.topics], seq: sub.lastSeq, role }));
     if (resync) this.transmit(conn, JSON.stringify({ type: 'resync', boardId, seq: head, reason: 'Events since that seq are no longer retained; reload GET /api/status.' }));
     await this.catchUp(conn, boardId, sub);
   }
@@ -240,11 +289,12 @@ export class Hub {
   /** Sends from the log everything after lastSeq, at the pace the client reads, then what was held meanwhile. */
   private async catchUp(conn: Connection, boardId: string, sub: Subscription): Promise<void> {
     for (let gaps = 0; ; ) {
+      if (!this.current(conn, boardId, sub)) return;
       const page = await this.deps.store.events.find({ boardId, seq: { $gt: sub.lastSeq } }, { sort: [['seq', 1]], limit: REPLAY_PAGE });
       const contiguous = page.findIndex((e, i) => e.seq !== sub.lastSeq + 1 + i);
       for (const e of contiguous < 0 ? page : page.slice(0, contiguous)) {
         if (conn.backlog() > REPLAY_BACKLOG) await conn.drained();
-        if (!this.connections.has(conn)) return;
+        if (!this.current(conn, boardId, sub)) return;
         this.send(conn, boardId, sub, e);
       }
       if (contiguous >= 0) {
@@ -259,6 +309,11 @@ export class Hub {
     const held = inSeqOrder(sub.held ?? []);
     sub.held = null;
     this.push(conn, boardId, sub, held);
+  }
+
+  /** Whether `sub` is still the socket's subscription to the board (not closed, unsubscribed or replaced). */
+  private current(conn: Connection, boardId: string, sub: Subscription): boolean {
+    return this.watchers.get(boardId)?.get(conn) === sub;
   }
 
   /** Sends `ordered` (in seq order) after what the socket has had; a hole is filled from the log first. */

@@ -19,4 +19,7 @@ export function topicOf(type: string): Topic {
 }
 
 /** Close codes the server uses. */
-export const CLOSE = { slowConsumer: 4008, revoked: 4001, shutdown: 1001 } as const;
+export const CLOSE = { slowConsumer: 4008, revoked: 4001, overBudget: 4029, shutdown: 1001, tooBig: 1009 } as const;
+
+/** What one socket may cost: messages per window, boards watched at once. */
+export const SOCKET_BUDGET = { messages: 100, windowMs: 10_000, subscriptions: 50 } as const;

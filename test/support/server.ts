@@ -2,6 +2,7 @@
 // and a small HTTP client that keeps cookies like a browser would.
 import { pino } from 'pino';
 import { bcryptHasher } from '../../src/auth/passwords.js';
+import { deriveKeys } from '../../src/auth/keys.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { MemoryRateLimiter } from '../../src/ratelimit/memory.js';
 import { startServer, type RunningServer } from '../../src/server.js';
@@ -48,7 +49,9 @@ export class CaptureMailer implements Mailer {
   }
 }
 
-const passwords = bcryptHasher(4);
+export const TEST_SECRET = 'test-secret-key-of-at-least-32-characters';
+const keys = deriveKeys(TEST_SECRET);
+const passwords = bcryptHasher(4, keys.pepper);
 
 export async function startTestServer(env: Record<string, string> = {}, store?: Store, bus?: Bus): Promise<TestServer> {
   const dir = store ? null : await tempDir();
@@ -57,7 +60,7 @@ export async function startTestServer(env: Record<string, string> = {}, store?: 
   const mail = new CaptureMailer();
   let offset = 0;
   const clock = () => Date.now() + offset;
-  const server = await startServer({ config, store: theStore, bus, limiter: new MemoryRateLimiter(), passwords, mailer: mail, logger: pino({ level: 'silent' }), clock });
+  const server = await startServer({ config, store: theStore, bus, limiter: new MemoryRateLimiter(), passwords, keys, mailer: mail, logger: pino({ level: 'silent' }), clock });
   return {
     url: `http://127.0.0.1:${server.port}`,
     store: theStore,
@@ -78,9 +81,14 @@ export interface Res {
   text: string;
 }
 
-/** A client with a cookie jar; `json` sets the content type, `raw` sends bytes as given. */
+/**
+ * A client with a cookie jar, like a browser page: it keeps the csrfToken a session response
+ * hands out and sends it back in X-CSRF-Token on writes that carry the cookie. `json` sets the
+ * content type, `raw` sends bytes as given.
+ */
 export class Client {
   cookies = new Map<string, string>();
+  csrfToken: string | null = null;
   constructor(
     readonly base: string,
     readonly defaults: Record<string, string> = {},
@@ -89,6 +97,7 @@ export class Client {
   async request(method: string, path: string, opts: { json?: unknown; raw?: string | Buffer; headers?: Record<string, string> } = {}): Promise<Res> {
     const headers: Record<string, string> = { ...this.defaults, ...opts.headers };
     if (this.cookies.size) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    if (this.cookies.size && this.csrfToken && method !== 'GET' && method !== 'HEAD') headers['x-csrf-token'] ??= this.csrfToken;
     let body: string | Buffer | undefined = opts.raw;
     if (opts.json !== undefined) {
       body = JSON.stringify(opts.json);
@@ -108,6 +117,8 @@ export class Client {
     } catch {
       parsed = undefined;
     }
+    const token = (parsed as { csrfToken?: unknown } | undefined)?.csrfToken;
+    if (typeof token === 'string') this.csrfToken = token;
     return { status: res.status, headers: res.headers, body: parsed, text };
   }
 

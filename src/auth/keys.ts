@@ -1,0 +1,15 @@
+// The keys derived from the server secret (SECRET_KEY, or the one the embedded store keeps):
+// one per purpose, so no value computed for one use is valid for another.
+import { createHmac } from 'node:crypto';
+
+export interface ServerKeys {
+  /** Pre-hashes passwords before bcrypt (src/auth/passwords.ts). */
+  pepper: Buffer;
+  /** Signs the CSRF double-submit token (src/auth/csrf.ts). */
+  csrf: Buffer;
+}
+
+export function deriveKeys(secret: string): ServerKeys {
+  const derive = (purpose: string) => createHmac('sha256', secret).update(`agent-board/${purpose}`).digest();
+  return { pepper: derive('password-pepper'), csrf: derive('csrf') };
+}
