@@ -52,14 +52,32 @@ function expiryOf(raw: string | null | undefined, now: number): number | null {
   return at;
 }
 
+/** An expiry for a token made or changed by `acting` (null: a session), never later than the acting token's own. */
+function boundedExpiry(acting: TokenRecord | null, raw: string | null | undefined, now: number): number | null {
+  const asked = expiryOf(raw, now);
+  if (acting === null || acting.expiresAt === null) return asked;
+  if (raw === undefined) return acting.expiresAt;
+  if (asked === null || asked > acting.expiresAt) {
+    throw new AppError('TOKEN_SCOPE_EXCEEDED', `A token cannot make a token that outlives it: expiresAt must be no later than ${new Date(acting.expiresAt).toISOString()}.`, { field: 'body.expiresAt' });
+  }
+  return asked;
+}
+
 export class ServiceTokens {
   constructor(
     private readonly store: Store,
     private readonly selector: ProjectSelector,
   ) {}
 
+  /**
+   * A token acting on tokens is bounded by itself: what it issues expires no later than it does
+   * (by default when it does), and it manages only the tokens it issued (and may revoke itself).
+   * A session manages every token of its account.
+   */
   async issue(issuer: Identity, input: IssueInput, now: number): Promise<{ token: PublicToken; secret: string }> {
+    const acting = await this.actingToken(issuer);
     const { boardId, role, resources } = await this.bindingFor(issuer, input);
+    const expiresAt = boundedExpiry(acting, input.expiresAt, now);
     if ((await this.store.tokens.count({ accountId: issuer.accountId })) >= MAX_TOKENS_PER_ACCOUNT) {
       throw new AppError('INVALID_INPUT', `An account holds at most ${MAX_TOKENS_PER_ACCOUNT} tokens; revoke unused ones.`);
     }
@@ -76,47 +94,63 @@ export class ServiceTokens {
       boardId,
       role,
       resources,
-      expiresAt: expiryOf(input.expiresAt, now),
+      expiresAt,
       lastUsedAt: null,
       revoked: false,
       createdAt: now,
+      issuedBy: acting?._id ?? null,
     };
     await this.store.tokens.insert(record);
     return { token: publicToken(record), secret };
   }
 
-  async list(accountId: string): Promise<PublicToken[]> {
-    const tokens = await this.store.tokens.find({ accountId, revoked: false }, { sort: [['createdAt', 1], ['_id', 1]], limit: MAX_TOKENS_PER_ACCOUNT });
+  /** The account's live tokens; a token sees the ones it issued. */
+  async list(actor: Identity): Promise<PublicToken[]> {
+    const filter = actor.kind === 'token' ? { accountId: actor.accountId, revoked: false, issuedBy: actor.tokenId } : { accountId: actor.accountId, revoked: false };
+    const tokens = await this.store.tokens.find(filter, { sort: [['createdAt', 1], ['_id', 1]], limit: MAX_TOKENS_PER_ACCOUNT });
     return tokens.map(publicToken);
   }
 
-  async update(accountId: string, tokenId: string, changes: { name?: string; expiresAt?: string | null }, now: number): Promise<PublicToken> {
+  async update(actor: Identity, tokenId: string, changes: { name?: string; expiresAt?: string | null }, now: number): Promise<PublicToken> {
+    const acting = await this.actingToken(actor);
+    const expiresAt = changes.expiresAt !== undefined ? boundedExpiry(acting, changes.expiresAt, now) : undefined;
     return publicToken(
-      await this.mutate(accountId, tokenId, () => ({
+      await this.mutate(actor, tokenId, 'manage', () => ({
         ...(changes.name !== undefined ? { name: changes.name } : {}),
-        ...(changes.expiresAt !== undefined ? { expiresAt: expiryOf(changes.expiresAt, now) } : {}),
+        ...(expiresAt !== undefined ? { expiresAt } : {}),
       })),
     );
   }
 
   /** A new secret for the same token id and agent; the old secret stops working at once. */
-  async reissue(accountId: string, tokenId: string): Promise<{ token: PublicToken; secret: string }> {
+  async reissue(actor: Identity, tokenId: string): Promise<{ token: PublicToken; secret: string }> {
     const minted = mintSecret();
-    const record = await this.mutate(accountId, tokenId, () => ({ secretHash: minted.secretHash, prefix: minted.prefix }));
+    const record = await this.mutate(actor, tokenId, 'manage', () => ({ secretHash: minted.secretHash, prefix: minted.prefix }));
     return { token: publicToken(record), secret: minted.secret };
   }
 
-  async revoke(accountId: string, tokenId: string): Promise<void> {
-    await this.mutate(accountId, tokenId, () => ({ revoked: true }));
+  async revoke(actor: Identity, tokenId: string): Promise<void> {
+    await this.mutate(actor, tokenId, 'revoke', () => ({ revoked: true }));
   }
 
-  private async mutate(accountId: string, tokenId: string, changes: () => Partial<TokenRecord>): Promise<TokenRecord> {
+  private async mutate(actor: Identity, tokenId: string, what: 'manage' | 'revoke', changes: () => Partial<TokenRecord>): Promise<TokenRecord> {
     const updated = await modify(this.store.tokens, tokenId, (token) => {
-      if (token.accountId !== accountId || token.revoked) throw new AppError('TOKEN_NOT_FOUND');
+      if (token.accountId !== actor.accountId || token.revoked) throw new AppError('TOKEN_NOT_FOUND');
+      if (actor.kind === 'token' && token.issuedBy !== actor.tokenId && !(what === 'revoke' && token._id === actor.tokenId)) {
+        throw new AppError('TOKEN_SCOPE_EXCEEDED', token._id === actor.tokenId ? 'A token cannot change itself (it may only revoke itself); use a session.' : 'A token manages only the tokens it issued; use a session for the others.');
+      }
       return changes();
     });
     if (!updated) throw new AppError('TOKEN_NOT_FOUND');
     return updated;
+  }
+
+  /** The acting token's record when a token acts (null for a session). */
+  private async actingToken(actor: Identity): Promise<TokenRecord | null> {
+    if (actor.kind !== 'token') return null;
+    const token = await this.store.tokens.get(actor.tokenId);
+    if (!token || token.revoked) throw new AppError('INVALID_SERVICE_TOKEN');
+    return token;
   }
 
   /** Workspace and resource tokens bind to one board the issuer administers, at no higher role. */

@@ -44,11 +44,12 @@ export function tokenRoutes(deps: RouteDeps): Route[] {
       summary: 'Issue a service token; the secret is in this response only.',
       description:
         'Scopes: `account` (acts for the account; may create projects and issue tokens), `workspace` (one board, as `role`, member by default), `resource` (one board, limited to the work ids or operation groups in `resources`). ' +
-        'Board tokens need the admin or owner role on the board and never exceed the issuer’s role. Each token carries a stable agent principal (`agent:<agentId>`) that survives reissue.',
+        'Board tokens need the admin or owner role on the board and never exceed the issuer’s role. Each token carries a stable agent principal (`agent:<agentId>`) that survives reissue. ' +
+        'A token issuing a token cannot make one that outlives it: without `expiresAt` the new token expires with its issuer, and a later (or null) expiry is 403 TOKEN_SCOPE_EXCEEDED. A token lists, changes, reissues and revokes only the tokens it issued (and may revoke itself).',
       bodyKind: 'json',
       body: IssueBody,
       rate: 'write',
-      errors: ['PROJECT_SCOPE_DENIED', 'ROLE_REQUIRED'],
+      errors: ['PROJECT_SCOPE_DENIED', 'ROLE_REQUIRED', 'TOKEN_SCOPE_EXCEEDED'],
       responses: { 201: { description: 'Issued.', schema: WithSecret } },
       async handler({ ctx, body }) {
         return { status: 201, body: await tokens.issue(ctx.identity!, body, ctx.now) };
@@ -64,7 +65,7 @@ export function tokenRoutes(deps: RouteDeps): Route[] {
       errors: [],
       responses: { 200: { description: 'Tokens, oldest first.', schema: z.object({ tokens: z.array(PublicToken) }) } },
       async handler({ ctx }) {
-        return { status: 200, body: { tokens: await tokens.list(ctx.identity!.accountId) } };
+        return { status: 200, body: { tokens: await tokens.list(ctx.identity!) } };
       },
     }),
     defineRoute<z.infer<typeof PatchBody>, undefined>({
@@ -75,10 +76,10 @@ export function tokenRoutes(deps: RouteDeps): Route[] {
       bodyKind: 'json',
       body: PatchBody,
       rate: 'write',
-      errors: ['TOKEN_NOT_FOUND'],
+      errors: ['TOKEN_NOT_FOUND', 'TOKEN_SCOPE_EXCEEDED'],
       responses: { 200: { description: 'Updated.', schema: z.object({ token: PublicToken }) } },
       async handler({ ctx, body }) {
-        return { status: 200, body: { token: await tokens.update(ctx.identity!.accountId, ctx.params.tokenId!, body, ctx.now) } };
+        return { status: 200, body: { token: await tokens.update(ctx.identity!, ctx.params.tokenId!, body, ctx.now) } };
       },
     }),
     defineRoute({
@@ -88,10 +89,10 @@ export function tokenRoutes(deps: RouteDeps): Route[] {
       summary: 'Revoke a token at once.',
       bodyKind: 'none',
       rate: 'write',
-      errors: ['TOKEN_NOT_FOUND'],
+      errors: ['TOKEN_NOT_FOUND', 'TOKEN_SCOPE_EXCEEDED'],
       responses: { 204: { description: 'Revoked.' } },
       async handler({ ctx }) {
-        await tokens.revoke(ctx.identity!.accountId, ctx.params.tokenId!);
+        await tokens.revoke(ctx.identity!, ctx.params.tokenId!);
         deps.revoke({ kind: 'revoked', tokenId: ctx.params.tokenId! });
         return { status: 204 };
       },
@@ -104,10 +105,10 @@ export function tokenRoutes(deps: RouteDeps): Route[] {
       bodyKind: 'optional-json',
       body: z.strictObject({}).optional(),
       rate: 'write',
-      errors: ['TOKEN_NOT_FOUND'],
+      errors: ['TOKEN_NOT_FOUND', 'TOKEN_SCOPE_EXCEEDED'],
       responses: { 200: { description: 'Reissued; the new secret is in this response only.', schema: WithSecret } },
       async handler({ ctx }) {
-        const reissued = await tokens.reissue(ctx.identity!.accountId, ctx.params.tokenId!);
+        const reissued = await tokens.reissue(ctx.identity!, ctx.params.tokenId!);
         deps.revoke({ kind: 'revoked', tokenId: ctx.params.tokenId! });
         return { status: 200, body: reissued };
       },

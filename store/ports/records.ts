@@ -35,6 +35,8 @@ export interface TokenRecord extends Doc {
   lastUsedAt: number | null;
   revoked: boolean;
   createdAt: number;
+  /** The token that issued this one; null or absent when a session did. */
+  issuedBy?: string | null;
 }
 
 export interface ProjectRecord extends Doc {

@@ -71,7 +71,10 @@ describe('issuing and listing', () => {
     expectError(await bearer(ws).post('/api/accounts/tokens', { name: 'escalate', scope: 'account' }), 403, 'PROJECT_SCOPE_DENIED');
     expectError(await new Client(srv.url).get('/api/accounts/tokens'), 401, 'UNAUTHENTICATED');
     const acct = (await client.post('/api/accounts/tokens', { name: 'a', scope: 'account' })).body.secret;
-    expect((await bearer(acct).get('/api/accounts/tokens')).body.tokens).toHaveLength(2);
+    // An account token lists what it issued (the hardening issue: a token manages only its own issue).
+    expect((await bearer(acct).get('/api/accounts/tokens')).body.tokens).toHaveLength(0);
+    expect((await bearer(acct).post('/api/accounts/tokens', { name: 'child', scope: 'workspace', projectId })).status).toBe(201);
+    expect((await bearer(acct).get('/api/accounts/tokens')).body.tokens.map((t: { name: string }) => t.name)).toEqual(['child']);
   });
 });
 
