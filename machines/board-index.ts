@@ -13,8 +13,13 @@ const loaded = sortedBtree as unknown as BTreeClass | { default: BTreeClass };
 export const BTree: BTreeClass = typeof loaded === 'function' ? loaded : loaded.default;
 export type Tree<K, V> = import('sorted-btree').default<K, V>;
 
-/** Where a ready (or awaiting-verify) item stands in the chain: rank, then priority, then creation. */
+/**
+ * Where a ready (or awaiting-verify) item stands in the chain (DOMAIN.md "Priority chain"):
+ * ranked items first, lowest rank first; then priority, 0 first; then creation.
+ */
 export type ChainKey = readonly [rank: number, priority: number, seq: number];
+/** The rank slot of an unranked item: after every ranked one. */
+const UNRANKED = Number.MAX_SAFE_INTEGER;
 /** [time, workId]: lease deadlines and warnings in time order. */
 export type TimeKey = readonly [at: number, workId: string];
 /** [a, b] pairs of strings: (holder, workId) and (dependency, dependent). */
@@ -23,7 +28,7 @@ export type PairKey = readonly [string, string];
 export const WARN_AT_REMAINING = 0.2;
 
 export const seqOf = (workId: string): number => Number(workId.slice(2));
-export const chainKey = (item: BoardItem): ChainKey => [item.rank, item.priority, seqOf(item.workId)];
+export const chainKey = (item: BoardItem): ChainKey => [item.rank ?? UNRANKED, item.priority, seqOf(item.workId)];
 /** When a live lease's holder is told it is running out: 20% of its time left. */
 export const warnAt = (lease: { expiresAt: number; ttlMs: number }): number => lease.expiresAt - lease.ttlMs * WARN_AT_REMAINING;
 
@@ -37,7 +42,7 @@ export interface BoardIndex {
   readonly ready: Tree<ChainKey, string>;
   /** Items awaiting verification in pull order. */
   readonly awaiting: Tree<ChainKey, string>;
-  /** Every item by [rank, 0, seq], for the lowest and highest rank. */
+  /** Every ranked item by [rank, 0, seq], for the lowest and highest rank. */
   readonly ranks: Tree<ChainKey, string>;
   /** Live leases by expiry. */
   readonly expiries: Tree<TimeKey, string>;
@@ -100,7 +105,7 @@ export function reindex(index: ReturnType<typeof cloneIndex>, before: BoardItem 
     if (before.state === 'ready') index.ready.delete(chainKey(before));
     if (before.state === 'awaiting_verify') index.awaiting.delete(chainKey(before));
     if (before.state === 'cancelled') index.cancelled.delete(before.workId);
-    index.ranks.delete([before.rank, 0, seqOf(before.workId)]);
+    if (before.rank !== null) index.ranks.delete([before.rank, 0, seqOf(before.workId)]);
     const lease = before.life.lease;
     if (lease) {
       index.expiries.delete([lease.expiresAt, before.workId]);
@@ -117,7 +122,7 @@ export function reindex(index: ReturnType<typeof cloneIndex>, before: BoardItem 
     if (after.state === 'ready') index.ready.set(chainKey(after), after.workId);
     if (after.state === 'awaiting_verify') index.awaiting.set(chainKey(after), after.workId);
     if (after.state === 'cancelled') index.cancelled.set(after.workId, true);
-    index.ranks.set([after.rank, 0, seqOf(after.workId)], after.workId);
+    if (after.rank !== null) index.ranks.set([after.rank, 0, seqOf(after.workId)], after.workId);
     const lease = after.life.lease;
     if (lease) {
       index.expiries.set([lease.expiresAt, after.workId], after.workId);

@@ -18,7 +18,8 @@ export interface ItemFields {
 
 export interface BoardItem extends ItemFields {
   workId: string;
-  rank: number;
+  /** Set by a reorder (lowest first); null for an item never reordered (DOMAIN.md "Priority chain"). */
+  rank: number | null;
   state: ItemState;
   life: ItemLife;
   progress: { note: string; by: string; at: number } | null;

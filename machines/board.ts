@@ -137,16 +137,15 @@ export function checkGraph(board: Board, candidates: Record<string, GraphNode>, 
   return null;
 }
 
-/** The lowest and highest rank on the board (0 and 0 when empty). */
+/** The lowest and highest rank of the ranked items (0 and 0 when none is ranked). */
 export function rankBounds(board: Board): { min: number; max: number } {
   return { min: board.index.ranks.minKey()?.[0] ?? 0, max: board.index.ranks.maxKey()?.[0] ?? 0 };
 }
 
 /** Adds items (already given work ids) as pending or ready; the caller checked the graph. */
 export function addItems(draft: BoardDraft, fields: Record<string, ItemFields>, now: number): BoardItem[] {
-  const lastRank = Math.max(0, rankBounds(draft).max);
-  const created = Object.entries(fields).map(([workId, f], i): BoardItem => {
-    const item: BoardItem = { ...f, workId, rank: lastRank + i + 1, state: 'pending', life: initialLife(f.verify, f.maxAttempts), progress: null, endedLeases: [], createdAt: now, updatedAt: now, version: 1 };
+  const created = Object.entries(fields).map(([workId, f]): BoardItem => {
+    const item: BoardItem = { ...f, workId, rank: null, state: 'pending', life: initialLife(f.verify, f.maxAttempts), progress: null, endedLeases: [], createdAt: now, updatedAt: now, version: 1 };
     draft.put(item);
     return item;
   });
