@@ -132,14 +132,30 @@ export class Pipeline {
     const started = performance.now();
     const ctx = this.context(route, raw, requestId);
     let response: RawResponse;
+    const rate: { headers?: Record<string, string> } = {};
     try {
-      const reply = await this.stages(route, raw, ctx);
+      const reply = await this.stages(route, raw, ctx, rate);
       if (ctx.identity) this.deps.observer.succeeded(workspaceOf(ctx.identity), ctx.operation);
       response = this.toResponse(reply, requestId);
     } catch (e) {
-      response = this.failure(e, ctx);
+      response = this.failure(e, ctx, route.rateHeaders ? await this.refusalRateHeaders(route, ctx, rate.headers) : undefined);
     }
     return this.logged(ctx, started, response);
+  }
+
+  /**
+   * The nine rate headers for a refusal on a board surface: the budget as this request left it,
+   * or, for one refused before it drew on the budget, the budget as it stands (nothing counted).
+   * None without a principal to count against.
+   */
+  private async refusalRateHeaders(route: Route, ctx: RequestContext, drawn: Record<string, string> | undefined): Promise<Record<string, string> | undefined> {
+    if (drawn) return drawn;
+    if (route.rate === 'none' || route.rate === 'address') return undefined;
+    // Refused before authentication (a malformed body): whose budget it is still counts.
+    const identity = ctx.identity ?? (await this.deps.authenticator.authenticate(route.auth, ctx.headers, ctx.cookies, ctx.now).catch(() => null));
+    if (!identity) return undefined;
+    const peek = { rate: 'identity' as const, identity, remoteAddress: ctx.remoteAddress, plan: ctx.project?.plan ?? 'free', addressLimit: this.deps.addressRatePerMinute, scale: this.deps.boardRateScale, now: ctx.now };
+    return (await applyRateBudget(this.deps.limiter, peek).catch(() => undefined))?.headers;
   }
 
   private logged(ctx: RequestContext, started: number, response: RawResponse): RawResponse {
@@ -164,7 +180,7 @@ export class Pipeline {
     };
   }
 
-  private async stages(route: Route, raw: RawRequest, ctx: RequestContext): Promise<Reply> {
+  private async stages(route: Route, raw: RawRequest, ctx: RequestContext, drawn: { headers?: Record<string, string> }): Promise<Reply> {
     const body = this.parseBody(route, raw);
     const params = raw.query ? Object.fromEntries(new URLSearchParams(raw.query)) : {};
     const requestedProject = route.project ? params.projectId : undefined;
@@ -178,6 +194,7 @@ export class Pipeline {
     if (route.project && ctx.identity) ctx.project = await this.deps.selector.select(ctx.identity, requestedProject, route.project);
     const plan = ctx.project?.plan ?? 'free';
     const rate = await applyRateBudget(this.deps.limiter, { rate: route.rate, identity: ctx.identity, remoteAddress: ctx.remoteAddress, plan, addressLimit: this.deps.addressRatePerMinute, scale: this.deps.boardRateScale, now: ctx.now });
+    drawn.headers = rate.headers;
     const reply = await route.handler({ ctx, body, query, raw: raw.body });
     if (route.rateHeaders) reply.headers = { ...rate.headers, ...reply.headers };
     return reply;
@@ -214,14 +231,14 @@ export class Pipeline {
     return this.errorResponse(new AppError(code, message, undefined, headers), requestId, {});
   }
 
-  private failure(e: unknown, ctx: RequestContext): RawResponse {
+  private failure(e: unknown, ctx: RequestContext, rateHeaders?: Record<string, string>): RawResponse {
     // Authentication depends on the store: when it cannot answer, every surface fails closed.
     const error = isAppError(e) ? e : e instanceof StoreUnavailableError ? new AppError('AUTH_UNAVAILABLE') : new AppError('INTERNAL');
     if (!isAppError(e) || error.status >= 500) {
       this.deps.logger.error({ reqId: ctx.requestId, route: ctx.operation, err: e }, 'request failed');
     }
     if (ctx.identity) this.deps.observer.failed(workspaceOf(ctx.identity), error.code);
-    return this.errorResponse(error, ctx.requestId, ctx.cookies);
+    return this.errorResponse(rateHeaders ? new AppError(error.code, error.message, error.details, { ...rateHeaders, ...error.headers }) : error, ctx.requestId, ctx.cookies);
   }
 
   private errorResponse(error: AppError, requestId: string, cookies: Record<string, string>): RawResponse {
