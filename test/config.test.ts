@@ -21,9 +21,21 @@ describe('config', () => {
     [{ BODY_LIMIT_BYTES: '-1' }, 'BODY_LIMIT_BYTES'],
     [{ BOARD_RATE_SCALE: '0' }, 'BOARD_RATE_SCALE'],
     [{ BOARD_RATE_SCALE: 'lots' }, 'BOARD_RATE_SCALE'],
+    [{ BCRYPT_ROUNDS: 'abc' }, 'BCRYPT_ROUNDS'],
+    [{ BCRYPT_ROUNDS: '40' }, 'BCRYPT_ROUNDS'],
+    [{ BCRYPT_ROUNDS: '3' }, 'BCRYPT_ROUNDS'],
+    [{ BCRYPT_ROUNDS: '10.5' }, 'BCRYPT_ROUNDS'],
+    [{ SECRET_KEY: 'too-short' }, 'SECRET_KEY'],
+    [{ STORE: 'mongo', MONGODB_URI: 'mongodb://localhost' }, 'SECRET_KEY'],
   ])('names the bad variable in %o', (env, name) => {
     expect(() => loadConfig(env as NodeJS.ProcessEnv)).toThrow(ConfigError);
     expect(() => loadConfig(env as NodeJS.ProcessEnv)).toThrow(new RegExp(`^invalid configuration: ${name}: `));
+  });
+
+  it('reads BCRYPT_ROUNDS (default 12) and SECRET_KEY into the validated configuration', () => {
+    expect(loadConfig({}).bcryptRounds).toBe(12);
+    expect(loadConfig({ BCRYPT_ROUNDS: '10' }).bcryptRounds).toBe(10);
+    expect(loadConfig({ SECRET_KEY: 'k'.repeat(32) }).secretKey).toBe('k'.repeat(32));
   });
 
   it('stops the process with one clear line naming the variable', () => {

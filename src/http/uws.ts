@@ -123,7 +123,8 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
       res.cork(() => {
         res.writeStatus(statusLine(response.status));
         for (const [k, v] of response.headers) res.writeHeader(k, v);
-        if (headOnly) res.endWithoutBody(Buffer.byteLength(response.body), response.close ?? false);
+        // This build's endWithoutBody(length) never ends the response: name the length ourselves.
+        if (headOnly) res.writeHeader('content-length', String(Buffer.byteLength(response.body))).endWithoutBody();
         else res.end(response.body, response.close ?? false);
       });
     };

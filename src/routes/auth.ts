@@ -1,6 +1,6 @@
 // Account and session operations: signup, login, logout, me, whoami.
 import { z } from 'zod';
-import { AccountService, clearSessionCookie, publicAccount } from '../accounts/service.js';
+import { AccountService, clearSessionCookie, PASSWORD_MAX, PASSWORD_MIN, publicAccount } from '../accounts/service.js';
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
@@ -10,13 +10,15 @@ import { Recovery } from '../accounts/recovery.js';
 
 const REFERRAL_CODE = /^[0-9bcdfghjkmnpqrstvwxyz]{12}$/;
 
-const SignupBody = z.strictObject({ email: z.string(), password: z.string(), referralCode: z.string().regex(REFERRAL_CODE, 'must be 12 characters of 0-9 and consonants b-z').optional() });
+/** Documented as 12..128 characters (code points); checked by checkPassword, whose refusal is INVALID_PASSWORD. */
+const NewPassword = z.string().meta({ minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX, description: `${PASSWORD_MIN} to ${PASSWORD_MAX} characters; every character counts.` });
+const SignupBody = z.strictObject({ email: z.string(), password: NewPassword, referralCode: z.string().regex(REFERRAL_CODE, 'must be 12 characters of 0-9 and consonants b-z').optional() });
 const LoginBody = z.strictObject({ email: z.string(), password: z.string() });
-const ChangePasswordBody = z.strictObject({ currentPassword: z.string(), newPassword: z.string() });
+const ChangePasswordBody = z.strictObject({ currentPassword: z.string(), newPassword: NewPassword });
 const LogoutBody = z.strictObject({}).optional();
 
 const ForgotBody = z.strictObject({ email: z.string() });
-const ResetBody = z.strictObject({ token: z.string().min(1), newPassword: z.string() });
+const ResetBody = z.strictObject({ token: z.string().min(1), newPassword: NewPassword });
 const VerifyBody = z.strictObject({ token: z.string().min(1) });
 const Accepted = z.object({ status: z.literal('accepted') });
 const AuthMeResponse = z.object({ user: PublicAccount, csrfToken: z.string().describe('Send it back in X-CSRF-Token on every write made with this session.'), referral: z.object({ code: z.string(), months: z.number().int(), referred: z.boolean() }).nullable() });

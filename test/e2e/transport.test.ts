@@ -1,0 +1,62 @@
+// What the transport answers (hardening issue): HEAD on every GET route, and a start-up that
+// refuses uWebSockets.js's slow JavaScript fallback.
+import { spawnSync } from 'node:child_process';
+import { request } from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newBoard } from '../support/board.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+let srv: TestServer;
+beforeAll(async () => {
+  srv = await startTestServer();
+});
+afterAll(async () => {
+  await srv.stop();
+});
+
+/** A HEAD over node:http, which reads no body after HEAD (fetch would hide a body sent anyway). */
+function head(path: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; bodyBytes: number }> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${srv.url}${path}`, { method: 'HEAD', headers }, (res) => {
+      let bodyBytes = 0;
+      res.on('data', (c: Buffer) => (bodyBytes += c.length));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, bodyBytes }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('HEAD', () => {
+  it('answers every GET route as GET would, without the body', async () => {
+    const probe = await head('/healthz');
+    expect(probe.status).toBe(200);
+    expect(probe.headers['content-length']).toBe(String(Buffer.byteLength((await (await fetch(`${srv.url}/healthz`)).text()))));
+    expect(probe.bodyBytes).toBe(0);
+    const board = await newBoard(srv.url);
+    const agent = await board.agent('header-reader');
+    const status = await head('/api/status', { authorization: agent.defaults.authorization! });
+    expect(status.status).toBe(200);
+    expect(status.headers['x-ratelimit-request-remaining']).toMatch(/^\d+$/);
+    expect(status.bodyBytes).toBe(0);
+    expect((await head('/api/status')).status).toBe(401);
+  });
+
+  it('is 405 with Allow on a route that takes only writes, and 404 where nothing is', async () => {
+    const post = await head('/api/claim');
+    expect(post.status).toBe(405);
+    expect(post.headers['allow']).toBe('POST');
+    expect(post.bodyBytes).toBe(0);
+    expect((await head('/no/such/route')).status).toBe(404);
+  });
+});
+
+describe('start-up', () => {
+  it('refuses to run on uWebSockets.js’s JavaScript fallback, with a clear message', () => {
+    const main = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+    const run = spawnSync(process.execPath, ['--import', 'tsx', main], { env: { PATH: process.env.PATH, PORT: '0', UWS_USE_FALLBACK: '1', SECRET_KEY: 'k'.repeat(32), DATA_DIR: fileURLToPath(new URL('../../.tmp/fallback-start', import.meta.url)) }, encoding: 'utf8', timeout: 20_000 });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(/uWebSockets\.js has no native binary for Node .* slow JavaScript server/);
+  });
+});
