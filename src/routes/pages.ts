@@ -10,6 +10,11 @@ export interface Entry {
 export const CHANGELOG: Entry[] = [
   {
     date: '2026-11-22',
+    title: '0.0.0-demo: hardening',
+    body: 'Cookie-session writes now need the session’s CSRF token in X-CSRF-Token (csrfToken in the signup, login, change-password and change-email responses and in GET /api/auth/me), and browser writes are accepted only from PUBLIC_URL’s origin (Referer is checked when Origin is absent). Every character of a password counts (keyed pre-hash before bcrypt; older hashes are upgraded at the next login). Bodies that are not valid UTF-8, hold a lone surrogate or declare another charset are 400 INVALID_JSON. A token cannot outlive the token that issued it and manages only the tokens it issued (403 TOKEN_SCOPE_EXCEEDED). New items have no rank: ready items go by rank, then priority, then creation. Board refusals carry the nine rate headers. Sockets: at most 100 messages per 10 s (close 4029), 50 boards, one replay per board; a repeated subscribe merges its topics; messages over 64 KiB close with 1009. HEAD works on every GET route.',
+  },
+  {
+    date: '2026-11-22',
     title: '0.0.0-demo: boards cost what changes',
     body: 'Every board operation now works on maintained indexes (the pull order, lease deadlines, dependents, counts), so a claim costs the same on a board of 100 items as on one of 50,000; commands waiting on a board are committed together in one durable write, each caller still answered on its own; reads are served from the board a node holds while the store says it is the latest; metrics are kept as running aggregates; BOARD_RATE_SCALE lets a self-hosted node raise every budget. npm run bench compares the service with bare uWebSockets.js, Fastify, node:http, BullMQ and ws.',
   },
