@@ -3,6 +3,13 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 const restrict = (patterns) => ({ 'no-restricted-imports': ['error', { patterns }] });
+// One config object's no-restricted-imports replaces another's, so the src/ rules are shared values.
+const ADAPTERS = { group: ['**/store/embedded/**', '**/store/mongo/**'], message: 'Only src/main.ts picks adapters.' };
+const UWS = { group: ['uWebSockets.js'], message: 'Only src/http/uws.ts imports uWebSockets.js.' };
+const ABOVE = {
+  group: ['**/http/**', '**/routes/**'],
+  message: 'Layers below the server (auth, ratelimit, ws, bus, errors, accounts, board, billing, mail) never import src/http or src/routes; shared names live in src/request-context.ts.',
+};
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'data/**', '.tmp/**'] },
@@ -28,10 +35,8 @@ export default tseslint.config(
   {
     files: ['src/**/*.ts'],
     ignores: ['src/main.ts'],
-    rules: restrict([
-      { group: ['**/store/embedded/**', '**/store/mongo/**'], message: 'Only src/main.ts picks adapters.' },
-      { group: ['uWebSockets.js'], message: 'Only src/http/uws.ts imports uWebSockets.js.' },
-    ]),
+    rules: restrict([ADAPTERS, UWS]),
   },
+  { files: ['src/{auth,ratelimit,ws,bus,errors,accounts,board,billing,mail}/**/*.ts'], rules: restrict([ADAPTERS, UWS, ABOVE]) },
   { files: ['src/http/uws.ts', 'test/**/*.ts'], rules: { 'no-restricted-imports': 'off' } },
 );

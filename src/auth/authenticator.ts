@@ -3,7 +3,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { AppError } from '../errors/app-error.js';
 import type { Store } from '../../store/ports/store.js';
-import type { AuthKind } from '../http/route.js';
+import type { AuthKind } from '../request-context.js';
 import type { Identity } from './identity.js';
 
 export const SESSION_COOKIE = 'board_session';

@@ -8,7 +8,7 @@ import { atLeast } from '../auth/project-selection.js';
 import type { Role } from '../auth/identity.js';
 import { AppError } from '../errors/app-error.js';
 import { ERRORS, type ErrorCode } from '../errors/registry.js';
-import type { RequestContext } from '../http/route.js';
+import type { RequestContext } from '../request-context.js';
 
 /** The operation groups a resource token may name. */
 export type BoardGroup = 'items' | 'claims' | 'shouts' | 'status' | 'doctrine' | 'spec' | 'feedback' | 'history';

@@ -1,8 +1,2 @@
-// Query-string numbers: lenient by contract (a bad page size falls back to the default).
-
-/** The integer in `raw` when it is one within [min, max], else `fallback`. */
-export function intInRange(raw: string | undefined, min: number, max: number, fallback: number): number {
-  if (raw === undefined || !/^\d+$/.test(raw)) return fallback;
-  const n = Number(raw);
-  return n >= min && n <= max ? n : fallback;
-}
+// Query-string numbers live in src/int-in-range.ts, below http; this name stays for its importers.
+export { intInRange } from '../int-in-range.js';

@@ -2,49 +2,15 @@
 // the OpenAPI document and the error registry's operation lists are all read from these objects.
 import type { z } from 'zod';
 import type { ErrorCode } from '../errors/registry.js';
-import type { Identity } from '../auth/identity.js';
-import type { SelectedProject, SelectionMode } from '../auth/project-selection.js';
+import type { SelectionMode } from '../auth/project-selection.js';
+import type { AuthKind, Method, RateClass, RequestContext, SetCookie } from '../request-context.js';
 
-export type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
-
-/**
- * none: no credential read (signup, login, webhook). session-optional: uses a live session when
- * present (logout). session: cookie session required. bearer-or-session: either credential.
- */
-export type AuthKind = 'none' | 'session-optional' | 'session' | 'bearer-or-session';
-
-/**
- * identity: budgets reported, never denied. read/write: per-principal budgets. lifecycle: the
- * claim/lease/submit/supersede/verify writes, which draw on the request budget only, so they stay
- * available after the write budget is spent. address: per socket address.
- */
-export type RateClass = 'none' | 'identity' | 'read' | 'write' | 'lifecycle' | 'address';
+// The request's own names live below http (auth, budgets and board access read them); the route
+// layer's importers keep finding them here.
+export type { AuthKind, Method, RateClass, RequestContext, SetCookie };
 
 /** json: a JSON body is required. optional-json: a body, when present, must be JSON. raw: bytes as sent. */
 export type BodyKind = 'none' | 'json' | 'optional-json' | 'raw';
-
-export interface RequestContext {
-  requestId: string;
-  method: Method;
-  /** "METHOD /path/{param}" as in the route table. */
-  operation: string;
-  path: string;
-  params: Record<string, string>;
-  headers: Record<string, string>;
-  remoteAddress: string;
-  cookies: Record<string, string>;
-  identity: Identity | null;
-  /** The selected project, on routes that select one. */
-  project: SelectedProject | null;
-  now: number;
-}
-
-export interface SetCookie {
-  name: string;
-  value: string;
-  /** Seconds; 0 clears the cookie. */
-  maxAge: number;
-}
 
 export interface Reply {
   status: number;

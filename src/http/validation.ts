@@ -1,15 +1,10 @@
 // Turns zod failures into one INVALID_INPUT message that names the field at fault.
 import type { z } from 'zod';
 import { AppError } from '../errors/app-error.js';
+import { describeIssue } from '../errors/validation-issue.js';
 
-export function describeIssue(issue: z.core.$ZodIssue, root: string): string {
-  const path = [root, ...issue.path.map(String)].join('.');
-  if (issue.code === 'unrecognized_keys') {
-    const keys = issue.keys.map((k) => `${path}.${k}`).join(', ');
-    return `unknown propert${issue.keys.length > 1 ? 'ies' : 'y'}: ${keys}`;
-  }
-  return `${path}: ${issue.message}`;
-}
+// Kept for src/ws/hub.ts until it imports from src/errors/validation-issue.ts itself.
+export { describeIssue };
 
 export function parseWith<T>(schema: z.ZodType<T>, value: unknown, root: 'body' | 'query'): T {
   const result = schema.safeParse(value);

@@ -1,7 +1,7 @@
 // The rate stage: which budgets a request draws on, and the nine X-RateLimit-* headers.
 import { AppError } from '../errors/app-error.js';
 import type { Identity } from '../auth/identity.js';
-import type { RateClass } from '../http/route.js';
+import type { RateClass } from '../request-context.js';
 import { ADDRESS_BUDGET, BOARD_WINDOW_MS, PLANS, type PlanName } from '../plans.js';
 import type { Budget, RateLimiter } from './limiter.js';
 

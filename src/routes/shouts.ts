@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { atLeast } from '../auth/project-selection.js';
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type Route } from '../http/route.js';
-import { intInRange } from '../http/query.js';
+import { intInRange } from '../int-in-range.js';
 import { historySince } from '../plans.js';
 import type { ShoutRecord } from '../../store/ports/store.js';
 import type { RouteDeps } from './deps.js';

@@ -4,7 +4,7 @@ import { chain, countsByState, liveLeases, priorityChain, stalled } from '../../
 import { metricsOf, type BoardStats } from '../../machines/board-stats.js';
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type Route } from '../http/route.js';
-import { intInRange } from '../http/query.js';
+import { intInRange } from '../int-in-range.js';
 import { historySince } from '../plans.js';
 import type { EventRecord } from '../../store/ports/store.js';
 import type { RouteDeps } from './deps.js';
