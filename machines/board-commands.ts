@@ -3,7 +3,7 @@
 import { addItems, applyEvent, BoardDraft, checkGraph, heldBy, pullNext, rankBounds, workIdOf, type Board, type BoardItem, type ItemChange, type ItemFields } from './board.js';
 import type { Decide, Decision, NewEvent } from './board-decision.js';
 import { BoardError } from './board-error.js';
-import type { ItemEvent, Lease } from './item-types.js';
+import type { ItemEvent, Lease, RefusalCode } from './item-types.js';
 
 /** A lease as its holder sees it (the lease id is the holder's capability: never in events). */
 export interface LeaseGrant {
@@ -44,7 +44,7 @@ export function eventsOf(changes: ItemChange[], actor: string): NewEvent[] {
   ]);
 }
 
-function refusal(item: BoardItem, kind: 'refused' | 'invalid', code: string, allowed?: string[]): BoardError {
+function refusal(item: BoardItem, kind: 'refused' | 'invalid', code: RefusalCode | 'INVALID_TRANSITION', allowed?: string[]): BoardError {
   if (kind === 'invalid') return new BoardError('INVALID_TRANSITION', `${item.workId} is ${item.state}, which does not take that event.`, { workId: item.workId, state: item.state, allowed });
   const lease = item.life.lease;
   const holder = lease ? { holder: lease.holder, expiresAt: iso(lease.expiresAt) } : {};

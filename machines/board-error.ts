@@ -1,8 +1,23 @@
-// A refusal from the board's pure decisions: a registry code, a message, and details for the caller.
+// A refusal from the board's pure decisions: a code, a message, and details for the caller. The
+// codes form one union so src/board/board-access.ts can check at compile time that each of them
+// is in the error registry (machines/ cannot import it).
+import type { GraphError } from './board.js';
+import type { RefusalCode } from './item-types.js';
+
+/** Every code a board decision refuses with: the item machine's, the graph rules', and the commands' own. */
+export type BoardErrorCode =
+  | RefusalCode
+  | GraphError['code']
+  | 'INVALID_INPUT'
+  | 'INVALID_TRANSITION'
+  | 'ITEM_NOT_FOUND'
+  | 'NOTHING_READY'
+  | 'VERSION_MISMATCH'
+  | 'PROJECT_SCOPE_DENIED';
 
 export class BoardError extends Error {
   constructor(
-    readonly code: string,
+    readonly code: BoardErrorCode,
     message: string,
     readonly details?: Record<string, unknown>,
   ) {

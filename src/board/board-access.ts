@@ -2,12 +2,12 @@
 // token covers the operation, and the one mapping from actor outcomes to registry errors.
 import { BoardBusyError, BoardMissingError, type BoardActor } from '../../actors/board-actor.js';
 import type { BoardRegistry } from '../../actors/registry.js';
-import { BoardError } from '../../machines/board-error.js';
+import { BoardError, type BoardErrorCode } from '../../machines/board-error.js';
 import type { Decide } from '../../machines/board-decision.js';
 import { atLeast } from '../auth/project-selection.js';
 import type { Role } from '../auth/identity.js';
 import { AppError } from '../errors/app-error.js';
-import { ERRORS, type ErrorCode } from '../errors/registry.js';
+import type { ErrorCode } from '../errors/registry.js';
 import type { RequestContext } from '../request-context.js';
 
 /** The operation groups a resource token may name. */
@@ -47,8 +47,11 @@ export class BoardAccess {
   }
 }
 
+/** Every code the board refuses with is a registry code: adding one the registry lacks fails to compile here. */
+const registered = (code: BoardErrorCode): ErrorCode => code;
+
 export function toAppError(e: unknown): unknown {
-  if (e instanceof BoardError) return new AppError(e.code in ERRORS ? (e.code as ErrorCode) : 'INTERNAL', e.message, e.details);
+  if (e instanceof BoardError) return new AppError(registered(e.code), e.message, e.details);
   if (e instanceof BoardBusyError) return new AppError('BOARD_BUSY', undefined, undefined, { 'retry-after': '1' });
   if (e instanceof BoardMissingError) return new AppError('PROJECT_SCOPE_DENIED');
   return e;
