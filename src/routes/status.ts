@@ -1,7 +1,9 @@
 // Board reads: the status snapshot and the activity log (newest first).
 import { z } from 'zod';
-import { chain, countsByState, liveLeases, priorityChain, stalled } from '../../machines/board.js';
-import { metricsOf, type BoardStats } from '../../machines/board-stats.js';
+import type { BoardStats } from '../../machines/board-stats.js';
+import { boardMetrics } from '../board/metrics.js';
+import { agentsOnline, ONLINE_WITHIN_MS, recordHeartbeat, rosterOf, seenOn } from '../board/presence.js';
+import { lastActivityOf, statusOf } from '../board/status.js';
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type Route } from '../http/route.js';
 import { intInRange } from '../int-in-range.js';
@@ -21,6 +23,8 @@ const Status = z.object({
   leases: z.array(z.object({ workId: z.string(), holder: z.string(), purpose: z.string(), fencingToken: z.number().int(), expiresAt: z.string() })),
   awaitingVerification: z.array(z.string()),
   stalled: z.array(z.string()),
+  agentsOnline: z.number().int().describe(`Agents that sent a heartbeat within the last ${ONLINE_WITHIN_MS / 1000} s.`),
+  lastActivityAt: z.string().nullable().describe('When the newest event of the board’s log was appended (any accepted change); null before the first.'),
 });
 
 const HeartbeatInput = z.strictObject({ status: z.enum(['idle', 'working', 'blocked', 'offline']).default('working'), note: z.string().max(500).default(''), workId: z.string().regex(/^W-\d{1,9}$/).optional() });
@@ -43,7 +47,6 @@ const Metrics = z.object({
   agentsActiveLastHour: z.number().int(),
 });
 
-export const ONLINE_WITHIN_MS = 120_000;
 const ACTIVITY_DEFAULT = 50;
 const ACTIVITY_MAX = 200;
 const base = { group: 'board', auth: 'bearer-or-session', project: 'required', rateHeaders: true, bodyKind: 'none', rate: 'read' } as const;
@@ -56,27 +59,15 @@ export function statusRoutes(deps: RouteDeps): Route[] {
       ...base,
       method: 'get',
       path: '/api/status',
-      summary: 'The board at a glance: counts by state, the head of the priority chain, active leases, items awaiting verification, stalled items.',
-      description: 'Stalled items depend on a cancelled item and wait for an operator to re-point them.',
+      summary: 'The board at a glance: counts by state, the head of the priority chain, active leases, items awaiting verification, stalled items, agents online, last activity.',
+      description: `Stalled items depend on a cancelled item and wait for an operator to re-point them. agentsOnline counts the agents that sent a heartbeat within ${ONLINE_WITHIN_MS / 1000} s; lastActivityAt is when the board last accepted a change (its newest event), null before the first.`,
       errors: ['ROLE_REQUIRED'],
       responses: { 200: { description: 'The snapshot.', schema: Status } },
       async handler({ ctx }) {
         const call = boards.enter(ctx, 'viewer', 'status');
-        const { board, record } = await call.actor.read();
-        return {
-          status: 200,
-          body: {
-            projectId: call.boardId,
-            name: ctx.project!.name,
-            version: record.version,
-            lastSeq: record.lastSeq,
-            counts: countsByState(board),
-            chainHead: priorityChain(board, 'ready', 10).map((i) => ({ workId: i.workId, title: i.title, priority: i.priority })),
-            leases: liveLeases(board).map((i) => ({ workId: i.workId, holder: i.life.lease!.holder, purpose: i.life.lease!.purpose, fencingToken: i.life.lease!.fencingToken, expiresAt: new Date(i.life.lease!.expiresAt).toISOString() })),
-            awaitingVerification: [...chain(board, 'awaiting_verify')].map((i) => i.workId),
-            stalled: stalled(board),
-          },
-        };
+        const [{ board, record }, online] = await Promise.all([call.actor.read(), agentsOnline(store, call.boardId, ctx.now)]);
+        const lastActivityAt = await lastActivityOf(store, call.boardId, record);
+        return { status: 200, body: statusOf({ projectId: call.boardId, name: ctx.project!.name, board, record, agentsOnline: online, lastActivityAt }) };
       },
     }),
     defineRoute<undefined, z.infer<typeof ActivityQuery>>({
@@ -140,15 +131,7 @@ export function statusRoutes(deps: RouteDeps): Route[] {
       responses: { 200: { description: 'Recorded.', schema: z.object({ principal: z.string(), seenAt: z.string() }) } },
       async handler({ ctx, body }) {
         const call = boards.enter(ctx, 'member', 'status', body.workId);
-        const id = `${call.boardId}|${call.principal}`;
-        const fields = { status: body.status, note: body.note, workId: body.workId ?? null, seenAt: ctx.now };
-        const existing = await store.presence.get(id);
-        if (!existing || !(await store.presence.update(id, existing.version, fields))) {
-          await store.presence.insert({ _id: id, version: 1, boardId: call.boardId, principal: call.principal, ...fields }).catch(async () => {
-            const raced = await store.presence.get(id);
-            if (raced) await store.presence.update(id, raced.version, fields);
-          });
-        }
+        await recordHeartbeat(store, call.boardId, call.principal, { status: body.status, note: body.note, workId: body.workId ?? null }, ctx.now);
         return { status: 200, body: { principal: call.principal, seenAt: new Date(ctx.now).toISOString() } };
       },
     }),
@@ -161,14 +144,8 @@ export function statusRoutes(deps: RouteDeps): Route[] {
       responses: { 200: { description: 'Agents, most recently seen first.', schema: z.object({ agents: z.array(Agent) }) } },
       async handler({ ctx }) {
         const call = boards.enter(ctx, 'viewer', 'status');
-        const [{ board }, seen] = await Promise.all([call.actor.read(), store.presence.find({ boardId: call.boardId }, { sort: [['seenAt', -1]], limit: 1000 })]);
-        const leases = new Map<string, string[]>();
-        for (const item of liveLeases(board)) leases.set(item.life.lease!.holder, [...(leases.get(item.life.lease!.holder) ?? []), item.workId]);
-        const agents = seen.map((p) => ({ principal: p.principal, status: p.status, note: p.note, workId: p.workId, lastSeenAt: new Date(p.seenAt).toISOString(), online: ctx.now - p.seenAt < ONLINE_WITHIN_MS, leases: leases.get(p.principal) ?? [] }));
-        for (const [principal, held] of leases) {
-          if (!agents.some((a) => a.principal === principal)) agents.push({ principal, status: null, note: null, workId: null, lastSeenAt: null, online: false, leases: held } as never);
-        }
-        return { status: 200, body: { agents } };
+        const [{ board }, seen] = await Promise.all([call.actor.read(), seenOn(store, call.boardId)]);
+        return { status: 200, body: { agents: rosterOf(seen, board, ctx.now) } };
       },
     }),
     defineRoute({
@@ -182,7 +159,7 @@ export function statusRoutes(deps: RouteDeps): Route[] {
       async handler({ ctx }) {
         const call = boards.enter(ctx, 'viewer', 'history');
         const { board, record } = await call.actor.read();
-        return { status: 200, body: { counts: countsByState(board), ...metricsOf(record.stats as BoardStats | undefined, ctx.now, historySince(ctx.project!.plan, ctx.now)) } };
+        return { status: 200, body: boardMetrics(board, record.stats as BoardStats | undefined, ctx.project!.plan, ctx.now) };
       },
     }),
   ];

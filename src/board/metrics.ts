@@ -1,0 +1,14 @@
+// The board's metrics as one pure function of the board, its running stats, its plan and the time:
+// counts by state now, and the aggregates over the plan's history retention.
+import { countsByState, type Board } from '../../machines/board.js';
+import { metricsOf, type BoardStats, type Metrics } from '../../machines/board-stats.js';
+import { historySince, type PlanName } from '../plans.js';
+
+export interface BoardMetrics extends Metrics {
+  counts: Record<string, number>;
+}
+
+/** What GET /api/metrics answers: counts by state, then the stats from the plan's retention on. */
+export function boardMetrics(board: Board, stats: BoardStats | undefined, plan: PlanName, now: number): BoardMetrics {
+  return { counts: countsByState(board), ...metricsOf(stats, now, historySince(plan, now)) };
+}

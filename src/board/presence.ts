@@ -1,0 +1,70 @@
+// Presence on a board: a heartbeat records an agent's status, note and item; an agent is online
+// when seen within ONLINE_WITHIN_MS; the roster joins what was seen with the leases agents hold.
+import { liveLeases, type Board } from '../../machines/board.js';
+import type { PresenceRecord, Store } from '../../store/ports/store.js';
+
+export const ONLINE_WITHIN_MS = 120_000;
+/** Presence rows read for one roster, most recently seen first. */
+export const ROSTER_MAX = 1000;
+
+export type PresencePorts = Pick<Store, 'presence'>;
+export type Heartbeat = Pick<PresenceRecord, 'status' | 'note' | 'workId'>;
+
+export interface RosterEntry {
+  principal: string;
+  status: PresenceRecord['status'] | null;
+  note: string | null;
+  workId: string | null;
+  /** Null for an agent holding a lease that never sent a heartbeat. */
+  lastSeenAt: string | null;
+  online: boolean;
+  leases: string[];
+}
+
+export const isOnline = (seenAt: number, now: number): boolean => now - seenAt < ONLINE_WITHIN_MS;
+
+/** Records `principal` as seen at `now` with its heartbeat; the row is one per board and principal. */
+export async function recordHeartbeat(store: PresencePorts, boardId: string, principal: string, beat: Heartbeat, now: number): Promise<void> {
+  const id = `${boardId}|${principal}`;
+  const fields = { ...beat, seenAt: now };
+  const existing = await store.presence.get(id);
+  if (existing && (await store.presence.update(id, existing.version, fields))) return;
+  // First heartbeat, or a concurrent one won the version: insert, else update what is there now.
+  await store.presence.insert({ _id: id, version: 1, boardId, principal, ...fields }).catch(async () => {
+    const raced = await store.presence.get(id);
+    if (raced) await store.presence.update(id, raced.version, fields);
+  });
+}
+
+/** How many agents sent a heartbeat within ONLINE_WITHIN_MS of `now`. */
+export function agentsOnline(store: PresencePorts, boardId: string, now: number): Promise<number> {
+  return store.presence.count({ boardId, seenAt: { $gt: now - ONLINE_WITHIN_MS } });
+}
+
+/** The board's presence rows, most recently seen first. */
+export function seenOn(store: PresencePorts, boardId: string): Promise<PresenceRecord[]> {
+  return store.presence.find({ boardId }, { sort: [['seenAt', -1]], limit: ROSTER_MAX });
+}
+
+/** The roster: every agent seen (most recently first), then lease holders never seen, each with the items it holds. */
+export function rosterOf(seen: readonly PresenceRecord[], board: Board, now: number): RosterEntry[] {
+  const leases = new Map<string, string[]>();
+  for (const item of liveLeases(board)) {
+    const holder = item.life.lease!.holder;
+    leases.set(holder, [...(leases.get(holder) ?? []), item.workId]);
+  }
+  const agents: RosterEntry[] = seen.map((p) => ({
+    principal: p.principal,
+    status: p.status,
+    note: p.note,
+    workId: p.workId,
+    lastSeenAt: new Date(p.seenAt).toISOString(),
+    online: isOnline(p.seenAt, now),
+    leases: leases.get(p.principal) ?? [],
+  }));
+  const listed = new Set(agents.map((a) => a.principal));
+  for (const [principal, held] of leases) {
+    if (!listed.has(principal)) agents.push({ principal, status: null, note: null, workId: null, lastSeenAt: null, online: false, leases: held });
+  }
+  return agents;
+}

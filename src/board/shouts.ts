@@ -1,0 +1,63 @@
+// Shouts on a board: posting (then trimming to what the plan keeps: its history retention, and the
+// newest SHOUTS_KEPT_PER_BOARD), who may read a direct shout, and its delivery receipt.
+import { randomBytes } from 'node:crypto';
+import { historySince, type PlanName } from '../plans.js';
+import type { ShoutRecord, Store } from '../../store/ports/store.js';
+
+export const SHOUTS_KEPT_PER_BOARD = 5000;
+
+export type ShoutPorts = Pick<Store, 'shouts'>;
+export type NewShout = Pick<ShoutRecord, 'from' | 'text' | 'kind' | 'workId' | 'to'>;
+
+export interface Reader {
+  principal: string;
+  /** Admins and owners read every direct shout. */
+  operator: boolean;
+}
+
+/** Stores a shout (ids sort in posting order), then trims the board's shouts to what its plan keeps. */
+export async function postShout(store: ShoutPorts, boardId: string, plan: PlanName, shout: NewShout, now: number): Promise<ShoutRecord> {
+  const id = `${boardId}:${now.toString(36).padStart(10, '0')}:${randomBytes(4).toString('hex')}`;
+  const record: ShoutRecord = { _id: id, version: 1, boardId, ...shout, at: now, deliveredAt: null };
+  await store.shouts.insert(record);
+  await trimShouts(store, boardId, plan, now);
+  return record;
+}
+
+/** Deletes the board's shouts older than the plan's history retention, then all but the newest `keep`; says how many went. */
+export async function trimShouts(store: ShoutPorts, boardId: string, plan: PlanName, now: number, keep = SHOUTS_KEPT_PER_BOARD): Promise<number> {
+  let deleted = await store.shouts.deleteMany({ boardId, at: { $lt: historySince(plan, now) } });
+  const excess = (await store.shouts.count({ boardId })) - keep;
+  if (excess > 0) {
+    const oldest = await store.shouts.select({ boardId }, ['at'], { sort: [['_id', 1]], limit: excess });
+    deleted += await store.shouts.deleteMany({ _id: { $in: oldest.map((s) => s._id) } });
+  }
+  return deleted;
+}
+
+/** A direct shout is seen by its sender, its addressee and operators; every other shout by all. */
+export const sees = (reader: Reader, shout: Pick<ShoutRecord, 'from' | 'to'>): boolean =>
+  shout.to === null || reader.operator || shout.to === reader.principal || shout.from === reader.principal;
+
+/**
+ * Up to `limit` shouts after the id `since` (oldest first) that the reader may see, about
+ * `workId` when given. Those addressed to the reader are marked delivered at `now`.
+ */
+export async function readShouts(store: ShoutPorts, boardId: string, reader: Reader, page: { since?: string; workId?: string; limit: number }, now: number): Promise<ShoutRecord[]> {
+  const shouts: ShoutRecord[] = [];
+  // Direct shouts of others are skipped, so read in pages until the answer is full.
+  for (let after = page.since; shouts.length < page.limit; ) {
+    const found = await store.shouts.find({ boardId, ...(after ? { _id: { $gt: after } } : {}), ...(page.workId ? { workId: page.workId } : {}) }, { sort: [['_id', 1]], limit: page.limit });
+    shouts.push(...found.filter((s) => sees(reader, s)));
+    if (found.length < page.limit) break;
+    after = found.at(-1)!._id;
+  }
+  const answer = shouts.slice(0, page.limit);
+  for (const s of answer) {
+    if (s.to === reader.principal && s.deliveredAt === null) {
+      s.deliveredAt = now;
+      await store.shouts.update(s._id, s.version, { deliveredAt: now });
+    }
+  }
+  return answer;
+}

@@ -1,0 +1,54 @@
+// The status snapshot as a pure function of the committed board, and where its last activity is read.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lastActivityOf, statusOf } from '../../src/board/status.js';
+import type { Store } from '../../store/ports/store.js';
+import { embeddedStore, type OpenedStore } from '../support/stores.js';
+import { unique } from '../support/temp.js';
+import { boardWith } from './build.js';
+
+const NOW = Date.UTC(2026, 10, 22, 12);
+
+describe('statusOf', () => {
+  it('snapshots the board with the agents online and the last activity', () => {
+    const board = boardWith(NOW, 3, 2, 1);
+    const status = statusOf({ projectId: 'p', name: 'Board', board, record: { version: 7, lastSeq: 9 }, agentsOnline: 2, lastActivityAt: NOW - 5000 });
+    expect(status).toMatchObject({
+      projectId: 'p',
+      name: 'Board',
+      version: 7,
+      lastSeq: 9,
+      counts: { ready: 1, claimed: 1, done: 1 },
+      chainHead: [{ workId: 'W-3', title: 'item 3', priority: 2 }],
+      leases: [{ workId: 'W-2', holder: 'agent:a', purpose: 'work', expiresAt: new Date(NOW + 60_000).toISOString() }],
+      awaitingVerification: [],
+      stalled: [],
+      agentsOnline: 2,
+      lastActivityAt: new Date(NOW - 5000).toISOString(),
+    });
+    expect(statusOf({ projectId: 'p', name: 'B', board, record: { version: 1, lastSeq: 0 }, agentsOnline: 0, lastActivityAt: null }).lastActivityAt).toBeNull();
+  });
+});
+
+describe('lastActivityOf', () => {
+  let opened: OpenedStore;
+  let store: Store;
+  beforeAll(async () => {
+    opened = await embeddedStore();
+    store = opened.store;
+  });
+  afterAll(async () => {
+    await store.close();
+    await opened.drop();
+  });
+
+  const event = (boardId: string, seq: number, at: number) => ({ _id: `${boardId}:${seq}`, boardId, seq, type: 'item.created', actor: 'user:o', workId: `W-${seq}`, at, data: {} });
+
+  it('is null before the first event, the held outbox’s newest, else the log’s event at lastSeq', async () => {
+    const boardId = unique('board');
+    expect(await lastActivityOf(store, boardId, { lastSeq: 0, outbox: [] })).toBeNull();
+    expect(await lastActivityOf(store, boardId, { lastSeq: 2, outbox: [event(boardId, 1, NOW - 10), event(boardId, 2, NOW - 5)] })).toBe(NOW - 5);
+    await store.events.insertMissing([event(boardId, 1, NOW - 10), event(boardId, 2, NOW - 5), event(boardId, 3, NOW - 1)].map((e) => ({ ...e, version: 1 })));
+    expect(await lastActivityOf(store, boardId, { lastSeq: 3, outbox: [] })).toBe(NOW - 1);
+    expect(await lastActivityOf(store, boardId, { lastSeq: 3 })).toBe(NOW - 1);
+  });
+});
