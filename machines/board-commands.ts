@@ -1,6 +1,7 @@
 // The board's commands as pure decisions: each takes the board and the time and returns the next
 // board, the events to log and the reply, or throws BoardError with a registry code.
 import { addItems, applyEvent, BoardDraft, checkGraph, heldBy, pullNext, rankBounds, workIdOf, type Board, type BoardItem, type ItemChange, type ItemFields } from './board.js';
+import { chainKey } from './board-index.js';
 import type { Decide, Decision, NewEvent } from './board-decision.js';
 import { BoardError } from './board-error.js';
 import type { ItemEvent, Lease, RefusalCode } from './item-types.js';
@@ -84,10 +85,36 @@ function liveLease(board: Board, leaseId: string): BoardItem | undefined {
   return workId === undefined ? undefined : board.items.get(workId);
 }
 
+/**
+ * Work ids a principal is limited to (a resource token naming items), or null for the whole board.
+ * A limited principal claims, renews, releases, progresses and submits those items only.
+ */
+export type Within = readonly string[] | null;
+
+function keepWithin(within: Within | undefined, workId: string): void {
+  if (within && !within.includes(workId)) throw new BoardError('PROJECT_SCOPE_DENIED', `This credential covers ${within.join(', ')}; not ${workId}.`, { workId });
+}
+
+/** The first item of the priority chain among `within` that the principal may take for `purpose`. */
+function pullNextWithin(board: Board, principal: string, purpose: 'work' | 'verify', within: readonly string[]): BoardItem | null {
+  const state = purpose === 'work' ? 'ready' : 'awaiting_verify';
+  // As pullNext: a verifier takes only items it neither submitted nor worked on since they became ready.
+  const takes = (i: BoardItem) => i.state === state && (purpose === 'work' || (i.life.submission?.by !== principal && !i.life.workHolders.includes(principal)));
+  const candidates = within.map((id) => board.items.get(id)).filter((i): i is BoardItem => i !== undefined && takes(i));
+  const order = (a: BoardItem, b: BoardItem) => {
+    const [x, y] = [chainKey(a), chainKey(b)];
+    return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
+  };
+  return candidates.sort(order)[0] ?? null;
+}
+
 /** The item a lease id belongs to; an expired or revoked lease is told apart from a foreign one. */
-function leased(board: Board, leaseId: string, principal: string): BoardItem {
+function leased(board: Board, leaseId: string, principal: string, within: Within = null): BoardItem {
   const item = liveLease(board, leaseId);
-  if (item && item.life.lease!.holder === principal) return item;
+  if (item && item.life.lease!.holder === principal) {
+    keepWithin(within, item.workId);
+    return item;
+  }
   const ended = item ? null : endedLease(board, leaseId);
   if (ended?.reason === 'expired') throw new BoardError('LEASE_EXPIRED', 'That lease has expired; stop work on the item.', { workId: ended.workId });
   if (ended) throw new BoardError('LEASE_NOT_HELD', `That lease was revoked (${ended.reason}); stop work on the item.`, { workId: ended.workId, revoked: true, reason: ended.reason });
@@ -112,6 +139,7 @@ export interface ClaimInput {
   purpose: 'work' | 'verify';
   ttlMs: number;
   leaseId: string;
+  within?: Within;
 }
 
 export function claim(input: ClaimInput): Decide<LeaseGrant> {
@@ -119,7 +147,11 @@ export function claim(input: ClaimInput): Decide<LeaseGrant> {
     // A pull-next repeated by an agent that already holds a lease for this purpose (say, its
     // response was lost) gets that lease back rather than a second item.
     const holding = (i: BoardItem) => i.life.lease!.purpose === input.purpose && i.life.lease!.expiresAt > now;
-    const target = input.workId === null ? (heldBy(board, input.principal).find(holding) ?? pullNext(board, input.principal, input.purpose)) : itemOr404(board, input.workId);
+    const within = input.within;
+    const mine = (i: BoardItem) => holding(i) && (!within || within.includes(i.workId));
+    if (input.workId !== null) keepWithin(within, input.workId);
+    const next = () => (within ? pullNextWithin(board, input.principal, input.purpose, within) : pullNext(board, input.principal, input.purpose));
+    const target = input.workId === null ? (heldBy(board, input.principal).find(mine) ?? next()) : itemOr404(board, input.workId);
     if (!target) throw new BoardError('NOTHING_READY', `Nothing is ready for ${input.purpose}.`, { purpose: input.purpose });
     const held = target.life.lease;
     if (held && held.holder === input.principal && held.purpose === input.purpose && held.expiresAt > now) return { board, events: [], reply: grantOf(target.workId, held) };
@@ -137,19 +169,20 @@ export interface LeaseReply {
   reason?: string;
 }
 
-export function leaseAction(input: { principal: string; leaseId: string; action: 'renew' | 'release'; ttlMs: number | null }): Decide<LeaseReply> {
+export function leaseAction(input: { principal: string; leaseId: string; action: 'renew' | 'release'; ttlMs: number | null; within?: Within }): Decide<LeaseReply> {
   return (board, now) => {
     const ended = liveLease(board, input.leaseId) ? null : endedLease(board, input.leaseId);
+    if (ended) keepWithin(input.within, ended.workId);
     if (ended && ended.reason !== 'expired') return { board, events: [], reply: { workId: ended.workId, action: input.action, lease: null, revoked: true, reason: ended.reason } };
-    const item = leased(board, input.leaseId, input.principal);
+    const item = leased(board, input.leaseId, input.principal, input.within);
     const event: ItemEvent = input.action === 'renew' ? { type: 'RENEW', leaseId: input.leaseId, ttlMs: input.ttlMs ?? item.life.lease!.ttlMs, now } : { type: 'RELEASE', leaseId: input.leaseId, now };
     return moved(board, item.workId, event, input.principal, (after) => ({ workId: after.workId, action: input.action, lease: after.life.lease ? grantOf(after.workId, after.life.lease) : null }));
   };
 }
 
-export function submit(input: { principal: string; leaseId: string; head: string }): Decide<{ workId: string; state: string }> {
+export function submit(input: { principal: string; leaseId: string; head: string; within?: Within }): Decide<{ workId: string; state: string }> {
   return (board, now) => {
-    const item = leased(board, input.leaseId, input.principal);
+    const item = leased(board, input.leaseId, input.principal, input.within);
     return moved(board, item.workId, { type: 'SUBMIT', leaseId: input.leaseId, head: input.head, now }, input.principal, (after) => ({ workId: after.workId, state: after.state }));
   };
 }

@@ -18,23 +18,46 @@ export interface BoardCall {
   boardId: string;
   principal: string;
   role: Role;
+  /**
+   * The work ids a resource token limits this call to (it names items, not the operation's group);
+   * null when the call may touch the whole board. Decisions that find their item pass it on.
+   */
+  within: readonly string[] | null;
 }
+
+const WORK_ID = /^W-\d+$/;
 
 export class BoardAccess {
   constructor(private readonly registry: BoardRegistry) {}
 
-  /** The selected board's actor, after the role and resource-token checks. */
+  /** The selected board's actor, after the role and resource-token checks, for an operation on `workId` or on the group. */
   enter(ctx: RequestContext, need: Role, group: BoardGroup, workId?: string): BoardCall {
+    return this.check(ctx, need, group, workId, false);
+  }
+
+  /**
+   * For operations that find their item on the board: pull-next, and renew, release and submit by
+   * lease id. A resource token naming work ids (not the group) enters limited to them, in `within`,
+   * and the decision refuses any other item.
+   */
+  enterWithin(ctx: RequestContext, need: Role, group: BoardGroup): BoardCall {
+    return this.check(ctx, need, group, undefined, true);
+  }
+
+  private check(ctx: RequestContext, need: Role, group: BoardGroup, workId: string | undefined, findsItem: boolean): BoardCall {
     const project = ctx.project!;
     const identity = ctx.identity!;
     if (!atLeast(project.role, need)) throw new AppError('ROLE_REQUIRED', `This needs the ${need} role on the board; you have ${project.role}.`, { role: project.role, needed: need });
+    let within: string[] | null = null;
     if (identity.kind === 'token' && identity.scope === 'resource') {
       const resources = identity.resources ?? [];
-      if (!resources.includes(group) && !(workId && resources.includes(workId))) {
-        throw new AppError('PROJECT_SCOPE_DENIED', `This resource token covers ${resources.join(', ')}; not ${workId ?? group}.`);
+      if (!resources.includes(group)) {
+        within = resources.filter((r) => WORK_ID.test(r));
+        const covered = workId !== undefined ? within.includes(workId) : findsItem && within.length > 0;
+        if (!covered) throw new AppError('PROJECT_SCOPE_DENIED', `This resource token covers ${resources.join(', ')}; not ${workId ?? group}.`);
       }
     }
-    return { actor: this.registry.get(project.id), boardId: project.id, principal: identity.principal, role: project.role };
+    return { actor: this.registry.get(project.id), boardId: project.id, principal: identity.principal, role: project.role, within };
   }
 
   /** Runs a decision on the board, mapping refusals to their registry codes. */

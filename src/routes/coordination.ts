@@ -43,8 +43,8 @@ export function coordinationRoutes(deps: RouteDeps): Route[] {
       responses: { 200: { description: 'The lease.', schema: LeaseGrant } },
       async handler({ ctx, body }) {
         if (body.head !== undefined) throw new AppError('COMMIT_ID_FORBIDDEN', 'A claim takes no commit id.');
-        const call = boards.enter(ctx, 'member', 'claims', body.workId);
-        const grant = await boards.ask(call, claim({ principal: call.principal, workId: body.workId ?? null, purpose: body.purpose, ttlMs: body.ttlSeconds * 1000, leaseId: `lease_${randomUUID()}` }));
+        const call = body.workId === undefined ? boards.enterWithin(ctx, 'member', 'claims') : boards.enter(ctx, 'member', 'claims', body.workId);
+        const grant = await boards.ask(call, claim({ principal: call.principal, workId: body.workId ?? null, purpose: body.purpose, ttlMs: body.ttlSeconds * 1000, leaseId: `lease_${randomUUID()}`, within: call.within }));
         return { status: 200, body: grant };
       },
     }),
@@ -63,8 +63,8 @@ export function coordinationRoutes(deps: RouteDeps): Route[] {
         },
       },
       async handler({ ctx, body }) {
-        const call = boards.enter(ctx, 'member', 'claims');
-        return { status: 200, body: await boards.ask(call, leaseAction({ principal: call.principal, leaseId: body.leaseId, action: body.action, ttlMs: body.ttlSeconds === undefined ? null : body.ttlSeconds * 1000 })) };
+        const call = boards.enterWithin(ctx, 'member', 'claims');
+        return { status: 200, body: await boards.ask(call, leaseAction({ principal: call.principal, leaseId: body.leaseId, action: body.action, ttlMs: body.ttlSeconds === undefined ? null : body.ttlSeconds * 1000, within: call.within })) };
       },
     }),
     defineRoute<z.infer<typeof SubmitInput>, undefined>({
@@ -77,8 +77,8 @@ export function coordinationRoutes(deps: RouteDeps): Route[] {
       errors: ['LEASE_NOT_HELD', 'LEASE_EXPIRED', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_BUSY'],
       responses: { 200: { description: 'The item’s new state.', schema: StateReply } },
       async handler({ ctx, body }) {
-        const call = boards.enter(ctx, 'member', 'claims');
-        return { status: 200, body: await boards.ask(call, submit({ principal: call.principal, leaseId: body.leaseId, head: body.head })) };
+        const call = boards.enterWithin(ctx, 'member', 'claims');
+        return { status: 200, body: await boards.ask(call, submit({ principal: call.principal, leaseId: body.leaseId, head: body.head, within: call.within })) };
       },
     }),
     defineRoute<z.infer<typeof SupersedeInput>, undefined>({
