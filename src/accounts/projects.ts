@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../errors/app-error.js';
 import { PLANS } from '../plans.js';
-import { intInRange } from '../http/query.js';
+import { intInRange } from '../int-in-range.js';
 import type { Role } from '../auth/identity.js';
 import { modify, type MemberRecord, type ProjectRecord, type Store } from '../../store/ports/store.js';
 

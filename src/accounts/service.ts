@@ -4,7 +4,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { AppError } from '../errors/app-error.js';
 import { newSecret, sha256, SESSION_COOKIE } from '../auth/authenticator.js';
 import type { PasswordHasher } from '../auth/passwords.js';
-import type { SetCookie } from '../http/route.js';
+import type { SetCookie } from '../request-context.js';
 import { DuplicateKeyError, modify, StoreUnavailableError, type AccountRecord, type Store } from '../../store/ports/store.js';
 import { deleteProject, provisionProject } from './projects.js';
 

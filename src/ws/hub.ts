@@ -8,7 +8,7 @@ import type { ProjectSelector } from '../auth/project-selection.js';
 import { errorEnvelope, errorRecord } from '../errors/envelope.js';
 import type { ResolutionNote, ResolutionObserver } from '../errors/observed-resolution.js';
 import type { ErrorCode } from '../errors/registry.js';
-import { describeIssue } from '../http/validation.js';
+import { describeIssue } from '../errors/validation-issue.js';
 import type { Store } from '../../store/ports/store.js';
 import { CLOSE, ClientMessage, SOCKET_BUDGET, topicOf, type Topic } from './protocol.js';
 import type { Notice } from '../bus/bus.js';
