@@ -37,7 +37,7 @@ export const ItemView = z.object({
   description: z.string(),
   type: z.string(),
   priority: z.number().int(),
-  rank: z.number(),
+  rank: z.number().nullable().describe('Position given by a reorder (lowest first); null until then. Ready items go ranked first, then by priority, then by creation.'),
   parentId: z.string().nullable(),
   dependsOn: z.array(z.string()),
   verify: z.enum(['none', 'required']),
