@@ -1,7 +1,6 @@
 // The board's commands as pure decisions: each takes the board and the time and returns the next
 // board, the events to log and the reply, or throws BoardError with a registry code.
 import { addItems, applyEvent, BoardDraft, checkGraph, heldBy, pullNext, rankBounds, workIdOf, type Board, type BoardItem, type ItemChange, type ItemFields } from './board.js';
-import { chainKey } from './board-index.js';
 import type { Decide, Decision, NewEvent } from './board-decision.js';
 import { BoardError } from './board-error.js';
 import type { ItemEvent, Lease, RefusalCode } from './item-types.js';
@@ -95,19 +94,6 @@ function keepWithin(within: Within | undefined, workId: string): void {
   if (within && !within.includes(workId)) throw new BoardError('PROJECT_SCOPE_DENIED', `This credential covers ${within.join(', ')}; not ${workId}.`, { workId });
 }
 
-/** The first item of the priority chain among `within` that the principal may take for `purpose`. */
-function pullNextWithin(board: Board, principal: string, purpose: 'work' | 'verify', within: readonly string[]): BoardItem | null {
-  const state = purpose === 'work' ? 'ready' : 'awaiting_verify';
-  // As pullNext: a verifier takes only items it neither submitted nor worked on since they became ready.
-  const takes = (i: BoardItem) => i.state === state && (purpose === 'work' || (i.life.submission?.by !== principal && !i.life.workHolders.includes(principal)));
-  const candidates = within.map((id) => board.items.get(id)).filter((i): i is BoardItem => i !== undefined && takes(i));
-  const order = (a: BoardItem, b: BoardItem) => {
-    const [x, y] = [chainKey(a), chainKey(b)];
-    return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
-  };
-  return candidates.sort(order)[0] ?? null;
-}
-
 /** The item a lease id belongs to; an expired or revoked lease is told apart from a foreign one. */
 function leased(board: Board, leaseId: string, principal: string, within: Within = null): BoardItem {
   const item = liveLease(board, leaseId);
@@ -150,7 +136,7 @@ export function claim(input: ClaimInput): Decide<LeaseGrant> {
     const within = input.within;
     const mine = (i: BoardItem) => holding(i) && (!within || within.includes(i.workId));
     if (input.workId !== null) keepWithin(within, input.workId);
-    const next = () => (within ? pullNextWithin(board, input.principal, input.purpose, within) : pullNext(board, input.principal, input.purpose));
+    const next = () => pullNext(board, input.principal, input.purpose, within ?? null);
     const target = input.workId === null ? (heldBy(board, input.principal).find(mine) ?? next()) : itemOr404(board, input.workId);
     if (!target) throw new BoardError('NOTHING_READY', `Nothing is ready for ${input.purpose}.`, { purpose: input.purpose });
     const held = target.life.lease;

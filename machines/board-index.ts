@@ -33,6 +33,8 @@ export const chainKey = (item: BoardItem): ChainKey => [item.rank ?? UNRANKED, i
 export const warnAt = (lease: { expiresAt: number; ttlMs: number }): number => lease.expiresAt - lease.ttlMs * WARN_AT_REMAINING;
 
 const byNumbers = (a: readonly number[], b: readonly number[]): number => a[0]! - b[0]! || a[1]! - b[1]! || a[2]! - b[2]!;
+/** Chain order of two chain keys. */
+export const compareChainKeys: (a: ChainKey, b: ChainKey) => number = byNumbers;
 const byTime = (a: TimeKey, b: TimeKey): number => a[0] - b[0] || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0);
 const byPair = (a: PairKey, b: PairKey): number => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0);
 const byString = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

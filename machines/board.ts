@@ -3,7 +3,7 @@
 // change), and the priority chain. No I/O, no clock: `now` arrives with each call.
 // A board is never changed in place: decisions change a BoardDraft (copy-on-write trees) and
 // finish it into the next board, so every operation costs what it changes, not the board's size.
-import { BTree, cloneIndex, indexOf, reindex, seqOf, type BoardIndex, type Tree } from './board-index.js';
+import { BTree, chainKey, cloneIndex, compareChainKeys, indexOf, reindex, seqOf, type BoardIndex, type Tree } from './board-index.js';
 import type { BoardItem, ItemFields } from './board-item.js';
 import { initialLife, step, type BoardEmitted, type StepResult } from './item-step.js';
 import type { ItemEvent, ItemState } from './item-types.js';
@@ -208,10 +208,17 @@ export function priorityChain(board: Board, state: 'ready' | 'awaiting_verify' =
   return out;
 }
 
-/** The first item this principal may take for `purpose`, or null. */
-export function pullNext(board: Board, principal: string, purpose: 'work' | 'verify'): BoardItem | null {
-  if (purpose === 'work') return chain(board, 'ready').next().value ?? null;
-  for (const item of chain(board, 'awaiting_verify')) if (item.life.submission?.by !== principal && !item.life.workHolders.includes(principal)) return item;
+/** The first item of the priority chain this principal may take for `purpose` (among `within` only, for a resource token naming items), or null. */
+export function pullNext(board: Board, principal: string, purpose: 'work' | 'verify', within: readonly string[] | null = null): BoardItem | null {
+  const state = purpose === 'work' ? 'ready' : 'awaiting_verify';
+  // A verifier takes only items it neither submitted nor worked on since they last became ready.
+  const takes = (item: BoardItem) => purpose === 'work' || (item.life.submission?.by !== principal && !item.life.workHolders.includes(principal));
+  if (within) {
+    // A resource token's few items: order them by their chain keys rather than walk the chain.
+    const candidates = within.map((id) => board.items.get(id)).filter((i): i is BoardItem => i?.state === state && takes(i));
+    return candidates.sort((a, b) => compareChainKeys(chainKey(a), chainKey(b)))[0] ?? null;
+  }
+  for (const item of chain(board, state)) if (takes(item)) return item;
   return null;
 }
 
