@@ -3,9 +3,6 @@ import type { z } from 'zod';
 import { AppError } from '../errors/app-error.js';
 import { describeIssue } from '../errors/validation-issue.js';
 
-// Kept for src/ws/hub.ts until it imports from src/errors/validation-issue.ts itself.
-export { describeIssue };
-
 export function parseWith<T>(schema: z.ZodType<T>, value: unknown, root: 'body' | 'query'): T {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
