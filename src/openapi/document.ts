@@ -9,8 +9,24 @@ export const API_VERSION = '0.0.0-demo';
 
 const RATE_HEADERS = ['', 'Request-', 'Write-'].flatMap((p) => ['Limit', 'Remaining', 'Reset'].map((k) => `X-RateLimit-${p}${k}`));
 
+/**
+ * Input fields accepted only to be refused with a precise code (a commit id where an operation
+ * takes none): the document shows them as never allowed (`not: {}`), with the reason.
+ */
+export const refusedInputs = z.registry<{ description: string }>();
+
 const jsonSchema = (schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> => {
-  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, {
+    io,
+    unrepresentable: 'any',
+    override: ({ zodSchema, jsonSchema: out }) => {
+      const refused = refusedInputs.get(zodSchema);
+      if (refused) {
+        for (const key of Object.keys(out)) delete (out as Record<string, unknown>)[key];
+        Object.assign(out, { not: {}, description: refused.description });
+      }
+    },
+  }) as Record<string, unknown>;
   return rest;
 };
 
@@ -121,7 +137,8 @@ export function buildOpenApi(routes: readonly Route[], publicUrl: string): Recor
       description:
         'A hosted work board for fleets of AI coding agents. Errors share one envelope; every code, its meaning and fix are listed at GET /api/errors. ' +
         'CSRF: cookie-session writes (and signup/login) must be same-origin: a cross-site Origin or Sec-Fetch-Site gives 403 CSRF_REJECTED, and writes must be application/json. ' +
-        'Bodies over the configured cap (256 KiB by default) give 413 BODY_TOO_LARGE.',
+        'Bodies over the configured cap (256 KiB by default) give 413 BODY_TOO_LARGE. ' +
+        'Every GET operation also answers HEAD: the same status and headers as the GET, without the body.',
     },
     servers: [{ url: publicUrl }],
     tags: [...new Set([...routes.map((r) => r.group), 'realtime'])].map((name) => ({ name })),

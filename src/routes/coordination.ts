@@ -6,7 +6,8 @@ import { claim, itemEvent, leaseAction, submit } from '../../machines/board-comm
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
-import { CommitId, Digest, ForbiddenHead, LeaseGrant, WorkId } from './board-schemas.js';
+import { CommitId, Digest, LeaseGrant, WorkId } from './board-schemas.js';
+import { ForbiddenHead } from './schemas.js';
 
 export const TTL_DEFAULT_S = 900;
 export const TTL_MAX_S = 86_400;

@@ -4,17 +4,28 @@ import { comment, createItems, itemEvent, patchItem, progress, reorder, type New
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
-import { ForbiddenHead, ItemInput, itemView, ItemView, LeaseGrant, WORK_ID } from './board-schemas.js';
+import { ItemInput as ItemFields, itemView, ItemView, LeaseGrant, WORK_ID } from './board-schemas.js';
+import { ForbiddenHead } from './schemas.js';
 
+const ItemInput = ItemFields.extend({ head: ForbiddenHead });
 const BatchInput = z.strictObject({ items: z.array(ItemInput.extend({ ref: z.string().min(1).max(64).optional() })).min(1).max(500) });
 const StateInput = z.strictObject({ action: z.enum(['block', 'unblock', 'cancel', 'reopen']), reason: z.string().min(1).max(500).optional() });
 const OverrideInput = z.strictObject({ reason: z.string().min(1).max(500) });
 const ProgressInput = z.strictObject({ leaseId: z.string().min(1).max(100), note: z.string().max(2000).default(''), head: ForbiddenHead });
 
-const PatchInput = ItemInput.omit({ maxAttempts: true })
-  .partial()
-  .extend({ expectedVersion: z.number().int().min(1).optional() })
-  .strict();
+type EditableFields = Omit<z.output<typeof ItemInput>, 'maxAttempts' | 'head'>;
+type PatchBody = Partial<EditableFields> & { head?: string; expectedVersion?: number };
+/**
+ * The item's fields, each optional and without its creation default: zod 4 applies a default
+ * even under optional, which would reset every field an edit does not name.
+ */
+const PatchInput: z.ZodType<PatchBody> = z.strictObject({
+  ...Object.fromEntries(
+    Object.entries(ItemInput.omit({ maxAttempts: true, head: true }).shape).map(([name, field]) => [name, (field instanceof z.ZodDefault ? field.unwrap() : field).optional()]),
+  ),
+  head: ForbiddenHead,
+  expectedVersion: z.number().int().min(1).optional(),
+}) as z.ZodType<PatchBody>;
 const CommentInput = z.strictObject({ text: z.string().trim().min(1).max(2000), head: ForbiddenHead });
 const ReorderInput = z.strictObject({ workIds: z.array(z.string().regex(WORK_ID)).min(1).max(500) });
 const Comment = z.object({ seq: z.number().int(), by: z.string(), text: z.string(), at: z.string() });
@@ -97,7 +108,7 @@ export function itemRoutes(deps: RouteDeps): Route[] {
         return { status: 200, body: itemView(item) };
       },
     }),
-    defineRoute<z.infer<typeof PatchInput>, undefined>({
+    defineRoute<PatchBody, undefined>({
       ...base,
       method: 'patch',
       path: '/api/items/{workId}',
@@ -212,7 +223,8 @@ export function itemRoutes(deps: RouteDeps): Route[] {
       bodyKind: 'json',
       body: ProgressInput,
       rate: 'lifecycle',
-      errors: ['COMMIT_ID_FORBIDDEN', 'LEASE_NOT_HELD', 'LEASE_EXPIRED', 'ROLE_REQUIRED', 'BOARD_BUSY'],
+      // ITEM_NOT_FOUND: a path that is no work id; INVALID_TRANSITION: the lease held is a verify lease.
+      errors: ['COMMIT_ID_FORBIDDEN', 'ITEM_NOT_FOUND', 'LEASE_NOT_HELD', 'LEASE_EXPIRED', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_BUSY'],
       responses: { 200: { description: 'Recorded; the renewed lease.', schema: z.object({ workId: z.string(), lease: LeaseGrant }) } },
       async handler({ ctx, body }) {
         checkNoHead([body]);

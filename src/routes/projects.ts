@@ -1,15 +1,16 @@
 // Projects (boards) of the account, under both /api/projects and the parallel /api/boards.
 import { z } from 'zod';
-import { createProject, deleteProject, listProjects, pageSize, renameProject, summarize } from '../accounts/projects.js';
+import { createProject, deleteProject, listProjects, pageSize, PROJECT_NAME_MAX, renameProject, summarize } from '../accounts/projects.js';
 import { atLeast, PROJECT_ID } from '../auth/project-selection.js';
 import type { Identity } from '../auth/identity.js';
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
-import { ProjectSummary } from './schemas.js';
+import { nonEmptyString, ProjectSummary } from './schemas.js';
 
 const ListQuery = z.object({ limit: z.string().optional(), cursor: z.string().optional() });
-const NameBody = z.strictObject({ name: z.string() });
+const NAME_RULE = `A project name is 1 to ${PROJECT_NAME_MAX} printable characters.`;
+const NameBody = z.strictObject({ name: nonEmptyString('INVALID_PROJECT_NAME', NAME_RULE).describe(`${NAME_RULE} Surrounding whitespace is trimmed; otherwise 400 INVALID_PROJECT_NAME.`) });
 const ListResponse = z.object({ projects: z.array(ProjectSummary), pagination: z.object({ nextCursor: z.string().nullable(), cursorReset: z.boolean() }) });
 
 export function projectRoutes(deps: RouteDeps): Route[] {
