@@ -1,10 +1,10 @@
 // Presence: heartbeats recorded one row per agent, agents online within 120 s, and the roster as
 // a table of (rows seen, leases held, time) -> entries.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { emptyBoard, type Board } from '../../machines/board.js';
 import { agentsOnline, ONLINE_WITHIN_MS, recordHeartbeat, rosterOf, seenOn, type RosterEntry } from '../../src/board/presence.js';
-import type { PresenceRecord, Store } from '../../store/ports/store.js';
-import { embeddedStore, type OpenedStore } from '../support/stores.js';
+import type { PresenceRecord } from '../../store/ports/store.js';
+import { useStore } from '../support/stores.js';
 import { unique } from '../support/temp.js';
 import { boardWith } from './build.js';
 
@@ -41,37 +41,28 @@ describe('rosterOf', () => {
 });
 
 describe('heartbeats on a store', () => {
-  let opened: OpenedStore;
-  let store: Store;
-  beforeAll(async () => {
-    opened = await embeddedStore();
-    store = opened.store;
-  });
-  afterAll(async () => {
-    await store.close();
-    await opened.drop();
-  });
+  const used = useStore();
 
   it('keeps one row per agent, the latest heartbeat, and counts who is online', async () => {
     const board = unique('board');
-    await recordHeartbeat(store, board, 'agent:a', { status: 'idle', note: 'waiting', workId: null }, NOW - 200_000);
-    await recordHeartbeat(store, board, 'agent:b', { status: 'working', note: '', workId: 'W-2' }, NOW - 60_000);
-    await recordHeartbeat(store, board, 'agent:a', { status: 'working', note: 'reading', workId: 'W-1' }, NOW - 1000);
-    await recordHeartbeat(store, unique('other'), 'agent:c', { status: 'working', note: '', workId: null }, NOW);
-    const rows = await seenOn(store, board);
+    await recordHeartbeat(used.store, board, 'agent:a', { status: 'idle', note: 'waiting', workId: null }, NOW - 200_000);
+    await recordHeartbeat(used.store, board, 'agent:b', { status: 'working', note: '', workId: 'W-2' }, NOW - 60_000);
+    await recordHeartbeat(used.store, board, 'agent:a', { status: 'working', note: 'reading', workId: 'W-1' }, NOW - 1000);
+    await recordHeartbeat(used.store, unique('other'), 'agent:c', { status: 'working', note: '', workId: null }, NOW);
+    const rows = await seenOn(used.store, board);
     expect(rows.map((r) => [r.principal, r.status, r.note, r.workId, r.seenAt])).toEqual([
       ['agent:a', 'working', 'reading', 'W-1', NOW - 1000],
       ['agent:b', 'working', '', 'W-2', NOW - 60_000],
     ]);
-    expect(await agentsOnline(store, board, NOW)).toBe(2);
-    expect(await agentsOnline(store, board, NOW + 60_000)).toBe(1);
-    expect(await agentsOnline(store, board, NOW + ONLINE_WITHIN_MS)).toBe(0);
+    expect(await agentsOnline(used.store, board, NOW)).toBe(2);
+    expect(await agentsOnline(used.store, board, NOW + 60_000)).toBe(1);
+    expect(await agentsOnline(used.store, board, NOW + ONLINE_WITHIN_MS)).toBe(0);
   });
 
   it('records concurrent first heartbeats of one agent once', async () => {
     const board = unique('board');
-    await Promise.all([1, 2, 3].map((i) => recordHeartbeat(store, board, 'agent:a', { status: 'working', note: `n${i}`, workId: null }, NOW + i)));
-    const rows = await seenOn(store, board);
+    await Promise.all([1, 2, 3].map((i) => recordHeartbeat(used.store, board, 'agent:a', { status: 'working', note: `n${i}`, workId: null }, NOW + i)));
+    const rows = await seenOn(used.store, board);
     expect(rows).toHaveLength(1);
   });
 });

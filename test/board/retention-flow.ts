@@ -1,9 +1,9 @@
 // Retention on a store: what ages out by plan or expiry is deleted, and nothing younger.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { purgeExpired } from '../../src/board/retention.js';
 import { DAY_MS } from '../../src/plans.js';
-import type { EventRecord, Store } from '../../store/ports/store.js';
-import type { OpenedStore } from '../support/stores.js';
+import type { EventRecord } from '../../store/ports/store.js';
+import { useStore, type OpenedStore } from '../support/stores.js';
 import { unique } from '../support/temp.js';
 
 const NOW = Date.UTC(2026, 10, 22);
@@ -11,27 +11,18 @@ const daysAgo = (d: number) => NOW - d * DAY_MS;
 
 export function retentionFlow(name: string, open: () => Promise<OpenedStore>): void {
   describe(`retention on ${name}`, () => {
-    let opened: OpenedStore;
-    let store: Store;
-    beforeAll(async () => {
-      opened = await open();
-      store = opened.store;
-    });
-    afterAll(async () => {
-      await store.close();
-      await opened.drop();
-    });
+    const used = useStore(open);
 
     const project = async (plan: 'free' | 'pro') => {
       const id = unique('p');
-      await store.projects.insert({ _id: id, version: 1, name: id, ownerId: 'acc', plan, createdAt: daysAgo(400), lastActivityAt: NOW });
+      await used.store.projects.insert({ _id: id, version: 1, name: id, ownerId: 'acc', plan, createdAt: daysAgo(400), lastActivityAt: NOW });
       return id;
     };
     const events = async (boardId: string, ages: number[]) => {
       const docs: EventRecord[] = ages.map((age, i) => ({ _id: `${boardId}:${i + 1}`, version: 1, boardId, seq: i + 1, type: 'item.created', actor: 'user:a', workId: `W-${i + 1}`, at: daysAgo(age), data: {} }));
-      await store.events.insertMissing(docs);
+      await used.store.events.insertMissing(docs);
     };
-    const seqs = async (boardId: string) => (await store.events.select({ boardId }, ['seq'], { sort: [['seq', 1]] })).map((e) => e.seq);
+    const seqs = async (boardId: string) => (await used.store.events.select({ boardId }, ['seq'], { sort: [['seq', 1]] })).map((e) => e.seq);
 
     it('deletes by plan retention and expiry, keeping everything younger', async () => {
       const free = await project('free');
@@ -41,41 +32,41 @@ export function retentionFlow(name: string, open: () => Promise<OpenedStore>): v
       await events(pro, [200, 179, 30, 1]);
       await events(quiet, [60, 50]);
       for (const [boardId, age] of [[free, 8], [free, 1], [pro, 8]] as const) {
-        await store.shouts.insert({ _id: `${boardId}:${age}`, version: 1, boardId, from: 'user:a', text: 'hi', kind: 'info', workId: null, to: null, at: daysAgo(age), deliveredAt: null });
-        await store.presence.insert({ _id: `${boardId}|agent:${age}`, version: 1, boardId, principal: `agent:${age}`, status: 'idle', note: '', workId: null, seenAt: daysAgo(age) });
-        await store.audit.insert({ _id: unique('audit'), version: 1, at: daysAgo(age), actor: 'user:a', action: 'override', projectId: boardId, data: {} });
+        await used.store.shouts.insert({ _id: `${boardId}:${age}`, version: 1, boardId, from: 'user:a', text: 'hi', kind: 'info', workId: null, to: null, at: daysAgo(age), deliveredAt: null });
+        await used.store.presence.insert({ _id: `${boardId}|agent:${age}`, version: 1, boardId, principal: `agent:${age}`, status: 'idle', note: '', workId: null, seenAt: daysAgo(age) });
+        await used.store.audit.insert({ _id: unique('audit'), version: 1, at: daysAgo(age), actor: 'user:a', action: 'override', projectId: boardId, data: {} });
       }
       const accountAudit = [unique('old'), unique('kept')];
-      await store.audit.insert({ _id: accountAudit[0]!, version: 1, at: daysAgo(181), actor: 'user:a', action: 'login', projectId: null, data: {} });
-      await store.audit.insert({ _id: accountAudit[1]!, version: 1, at: daysAgo(100), actor: 'user:a', action: 'login', projectId: null, data: {} });
+      await used.store.audit.insert({ _id: accountAudit[0]!, version: 1, at: daysAgo(181), actor: 'user:a', action: 'login', projectId: null, data: {} });
+      await used.store.audit.insert({ _id: accountAudit[1]!, version: 1, at: daysAgo(100), actor: 'user:a', action: 'login', projectId: null, data: {} });
       const account = unique('acc');
-      await store.sessions.insert({ _id: unique('s'), version: 1, accountId: account, createdAt: daysAgo(31), expiresAt: NOW - 1, revoked: false });
-      await store.sessions.insert({ _id: unique('s'), version: 1, accountId: account, createdAt: daysAgo(1), expiresAt: NOW + DAY_MS, revoked: false });
-      await store.linkTokens.insert({ _id: unique('l'), version: 1, accountId: account, purpose: 'reset-password', email: 'a@example.com', createdAt: daysAgo(1), expiresAt: NOW - 1 });
-      await store.linkTokens.insert({ _id: unique('l'), version: 1, accountId: account, purpose: 'verify-email', email: 'a@example.com', createdAt: NOW, expiresAt: NOW + DAY_MS });
+      await used.store.sessions.insert({ _id: unique('s'), version: 1, accountId: account, createdAt: daysAgo(31), expiresAt: NOW - 1, revoked: false });
+      await used.store.sessions.insert({ _id: unique('s'), version: 1, accountId: account, createdAt: daysAgo(1), expiresAt: NOW + DAY_MS, revoked: false });
+      await used.store.linkTokens.insert({ _id: unique('l'), version: 1, accountId: account, purpose: 'reset-password', email: 'a@example.com', createdAt: daysAgo(1), expiresAt: NOW - 1 });
+      await used.store.linkTokens.insert({ _id: unique('l'), version: 1, accountId: account, purpose: 'verify-email', email: 'a@example.com', createdAt: NOW, expiresAt: NOW + DAY_MS });
 
-      const purged = await purgeExpired(store, NOW);
+      const purged = await purgeExpired(used.store, NOW);
 
       expect(await seqs(free)).toEqual([5, 6, 7]);
       expect(await seqs(pro)).toEqual([2, 3, 4]);
       expect(await seqs(quiet)).toEqual([]);
-      expect((await store.shouts.select({ boardId: free }, ['at'])).map((s) => s._id)).toEqual([`${free}:1`]);
-      expect(await store.shouts.count({ boardId: pro })).toBe(1);
-      expect((await store.presence.select({ boardId: free }, ['seenAt'])).map((p) => p._id)).toEqual([`${free}|agent:1`]);
-      expect(await store.audit.count({ projectId: free })).toBe(1);
-      expect(await store.audit.count({ projectId: pro })).toBe(1);
-      expect(await store.audit.get(accountAudit[0]!)).toBeNull();
-      expect(await store.audit.get(accountAudit[1]!)).not.toBeNull();
-      expect((await store.sessions.select({ accountId: account }, ['expiresAt'])).map((s) => s.expiresAt)).toEqual([NOW + DAY_MS]);
-      expect((await store.linkTokens.select({ accountId: account }, ['purpose'])).map((l) => l.purpose)).toEqual(['verify-email']);
-      // Other suites share the store, so the totals are at least this suite's own.
+      expect((await used.store.shouts.select({ boardId: free }, ['at'])).map((s) => s._id)).toEqual([`${free}:1`]);
+      expect(await used.store.shouts.count({ boardId: pro })).toBe(1);
+      expect((await used.store.presence.select({ boardId: free }, ['seenAt'])).map((p) => p._id)).toEqual([`${free}|agent:1`]);
+      expect(await used.store.audit.count({ projectId: free })).toBe(1);
+      expect(await used.store.audit.count({ projectId: pro })).toBe(1);
+      expect(await used.store.audit.get(accountAudit[0]!)).toBeNull();
+      expect(await used.store.audit.get(accountAudit[1]!)).not.toBeNull();
+      expect((await used.store.sessions.select({ accountId: account }, ['expiresAt'])).map((s) => s.expiresAt)).toEqual([NOW + DAY_MS]);
+      expect((await used.store.linkTokens.select({ accountId: account }, ['purpose'])).map((l) => l.purpose)).toEqual(['verify-email']);
+      // Other suites share the used.store, so the totals are at least this suite's own.
       expect(purged.events).toBeGreaterThanOrEqual(4 + 1 + 2);
       expect(purged.shouts).toBeGreaterThanOrEqual(1);
       expect(purged.sessions).toBeGreaterThanOrEqual(1);
       expect(purged.linkTokens).toBeGreaterThanOrEqual(1);
 
       // A second pass finds nothing more of these.
-      await purgeExpired(store, NOW);
+      await purgeExpired(used.store, NOW);
       expect(await seqs(free)).toEqual([5, 6, 7]);
     });
   });

@@ -1,27 +1,17 @@
 // Shouts on a store: retention (plan history, the newest 5,000 per board), who reads a direct
 // shout, and the delivery receipt when its addressee fetches it.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { postShout, readShouts, sees, SHOUTS_KEPT_PER_BOARD, trimShouts } from '../../src/board/shouts.js';
 import { DAY_MS } from '../../src/plans.js';
-import type { Store } from '../../store/ports/store.js';
-import { embeddedStore, type OpenedStore } from '../support/stores.js';
+import { useStore } from '../support/stores.js';
 import { unique } from '../support/temp.js';
 
 const NOW = Date.UTC(2026, 10, 22, 12);
 const shout = (text: string, over: { to?: string; from?: string; workId?: string } = {}) => ({ from: over.from ?? 'agent:a', text, kind: 'info' as const, workId: over.workId ?? null, to: over.to ?? null });
 
-let opened: OpenedStore;
-let store: Store;
-beforeAll(async () => {
-  opened = await embeddedStore();
-  store = opened.store;
-});
-afterAll(async () => {
-  await store.close();
-  await opened.drop();
-});
+const used = useStore();
 
-const texts = async (boardId: string) => (await store.shouts.find({ boardId }, { sort: [['_id', 1]] })).map((s) => s.text);
+const texts = async (boardId: string) => (await used.store.shouts.find({ boardId }, { sort: [['_id', 1]] })).map((s) => s.text);
 
 describe('shout retention', () => {
   it('keeps the newest 5,000 per board', () => {
@@ -32,11 +22,11 @@ describe('shout retention', () => {
     const free = unique('free');
     const pro = unique('pro');
     for (const board of [free, pro]) {
-      await postShout(store, board, 'pro', shout('8 days old'), NOW - 8 * DAY_MS);
-      await postShout(store, board, 'pro', shout('6 days old'), NOW - 6 * DAY_MS);
+      await postShout(used.store, board, 'pro', shout('8 days old'), NOW - 8 * DAY_MS);
+      await postShout(used.store, board, 'pro', shout('6 days old'), NOW - 6 * DAY_MS);
     }
-    await postShout(store, free, 'free', shout('now'), NOW);
-    await postShout(store, pro, 'pro', shout('now'), NOW);
+    await postShout(used.store, free, 'free', shout('now'), NOW);
+    await postShout(used.store, pro, 'pro', shout('now'), NOW);
     expect(await texts(free)).toEqual(['6 days old', 'now']);
     expect(await texts(pro)).toEqual(['8 days old', '6 days old', 'now']);
   });
@@ -44,9 +34,9 @@ describe('shout retention', () => {
   it('keeps only the newest `keep`, oldest first to go, on that board only', async () => {
     const board = unique('board');
     const other = unique('other');
-    for (let i = 1; i <= 5; i++) await postShout(store, board, 'free', shout(`s${i}`), NOW + i);
-    await postShout(store, other, 'free', shout('elsewhere'), NOW);
-    expect(await trimShouts(store, board, 'free', NOW + 10, 3)).toBe(2);
+    for (let i = 1; i <= 5; i++) await postShout(used.store, board, 'free', shout(`s${i}`), NOW + i);
+    await postShout(used.store, other, 'free', shout('elsewhere'), NOW);
+    expect(await trimShouts(used.store, board, 'free', NOW + 10, 3)).toBe(2);
     expect(await texts(board)).toEqual(['s3', 's4', 's5']);
     expect(await texts(other)).toEqual(['elsewhere']);
   });
@@ -62,14 +52,14 @@ describe('reading shouts', () => {
   it('pages past others’ direct shouts, filters by item, and marks the reader’s own delivered', async () => {
     const board = unique('board');
     const posted = [];
-    for (let i = 1; i <= 6; i++) posted.push(await postShout(store, board, 'free', shout(`s${i}`, i % 2 ? { to: 'agent:x' } : { workId: i === 4 ? 'W-4' : undefined }), NOW + i));
-    posted.push(await postShout(store, board, 'free', shout('for c', { to: 'agent:c' }), NOW + 7));
+    for (let i = 1; i <= 6; i++) posted.push(await postShout(used.store, board, 'free', shout(`s${i}`, i % 2 ? { to: 'agent:x' } : { workId: i === 4 ? 'W-4' : undefined }), NOW + i));
+    posted.push(await postShout(used.store, board, 'free', shout('for c', { to: 'agent:c' }), NOW + 7));
     const c = { principal: 'agent:c', operator: false };
-    const page = await readShouts(store, board, c, { limit: 2 }, NOW + 100);
+    const page = await readShouts(used.store, board, c, { limit: 2 }, NOW + 100);
     expect(page.map((s) => s.text)).toEqual(['s2', 's4']);
-    const rest = await readShouts(store, board, c, { since: page.at(-1)!._id, limit: 10 }, NOW + 100);
+    const rest = await readShouts(used.store, board, c, { since: page.at(-1)!._id, limit: 10 }, NOW + 100);
     expect(rest.map((s) => [s.text, s.deliveredAt])).toEqual([['s6', null], ['for c', NOW + 100]]);
-    expect((await store.shouts.get(posted.at(-1)!._id))!.deliveredAt).toBe(NOW + 100);
-    expect((await readShouts(store, board, c, { workId: 'W-4', limit: 10 }, NOW)).map((s) => s.text)).toEqual(['s4']);
+    expect((await used.store.shouts.get(posted.at(-1)!._id))!.deliveredAt).toBe(NOW + 100);
+    expect((await readShouts(used.store, board, c, { workId: 'W-4', limit: 10 }, NOW)).map((s) => s.text)).toEqual(['s4']);
   });
 });

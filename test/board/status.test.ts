@@ -1,8 +1,7 @@
 // The status snapshot as a pure function of the committed board, and where its last activity is read.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { lastActivityOf, statusOf } from '../../src/board/status.js';
-import type { Store } from '../../store/ports/store.js';
-import { embeddedStore, type OpenedStore } from '../support/stores.js';
+import { useStore } from '../support/stores.js';
 import { unique } from '../support/temp.js';
 import { boardWith } from './build.js';
 
@@ -30,25 +29,16 @@ describe('statusOf', () => {
 });
 
 describe('lastActivityOf', () => {
-  let opened: OpenedStore;
-  let store: Store;
-  beforeAll(async () => {
-    opened = await embeddedStore();
-    store = opened.store;
-  });
-  afterAll(async () => {
-    await store.close();
-    await opened.drop();
-  });
+  const used = useStore();
 
   const event = (boardId: string, seq: number, at: number) => ({ _id: `${boardId}:${seq}`, boardId, seq, type: 'item.created', actor: 'user:o', workId: `W-${seq}`, at, data: {} });
 
   it('is null before the first event, the held outbox’s newest, else the log’s event at lastSeq', async () => {
     const boardId = unique('board');
-    expect(await lastActivityOf(store, boardId, { lastSeq: 0, outbox: [] })).toBeNull();
-    expect(await lastActivityOf(store, boardId, { lastSeq: 2, outbox: [event(boardId, 1, NOW - 10), event(boardId, 2, NOW - 5)] })).toBe(NOW - 5);
-    await store.events.insertMissing([event(boardId, 1, NOW - 10), event(boardId, 2, NOW - 5), event(boardId, 3, NOW - 1)].map((e) => ({ ...e, version: 1 })));
-    expect(await lastActivityOf(store, boardId, { lastSeq: 3, outbox: [] })).toBe(NOW - 1);
-    expect(await lastActivityOf(store, boardId, { lastSeq: 3 })).toBe(NOW - 1);
+    expect(await lastActivityOf(used.store, boardId, { lastSeq: 0, outbox: [] })).toBeNull();
+    expect(await lastActivityOf(used.store, boardId, { lastSeq: 2, outbox: [event(boardId, 1, NOW - 10), event(boardId, 2, NOW - 5)] })).toBe(NOW - 5);
+    await used.store.events.insertMissing([event(boardId, 1, NOW - 10), event(boardId, 2, NOW - 5), event(boardId, 3, NOW - 1)].map((e) => ({ ...e, version: 1 })));
+    expect(await lastActivityOf(used.store, boardId, { lastSeq: 3, outbox: [] })).toBe(NOW - 1);
+    expect(await lastActivityOf(used.store, boardId, { lastSeq: 3 })).toBe(NOW - 1);
   });
 });

@@ -33,6 +33,21 @@ export function mongoStore(uri: string): () => Promise<OpenedStore> {
   };
 }
 
+/** A fresh store of `open` for the enclosing suite: opened before it, closed and dropped after. */
+export function useStore(open: () => Promise<OpenedStore> = embeddedStore): { store: Store } {
+  const held = {} as { store: Store };
+  let drop: () => Promise<void>;
+  beforeAll(async () => {
+    const opened = await open();
+    drop = opened.drop;
+    held.store = opened.store;
+  });
+  afterAll(async () => {
+    await held.store.close();
+    await drop();
+  });
+  return held;
+}
 
 /** Serves a fresh store of `open` for the enclosing suite: started before it, stopped and dropped after. */
 export function serveStore(open: () => Promise<OpenedStore>, env: Record<string, string> = {}): { srv: TestServer } {
