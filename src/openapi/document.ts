@@ -57,15 +57,23 @@ function errorResponses(codes: ErrorCode[]): Record<string, unknown> {
   return out;
 }
 
+const PROJECT_ID_SCHEMA = { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]{1,64}$' };
+
+/** Path parameters whose form the server checks (anything else: 400 INVALID_PROJECT_ID, 404 ITEM_NOT_FOUND). */
+const PATH_PARAMETER_SCHEMAS: Record<string, Record<string, unknown>> = {
+  projectId: PROJECT_ID_SCHEMA,
+  workId: { type: 'string', pattern: '^W-\\d{1,9}$' },
+};
+
 function operation(route: Route): Record<string, unknown> {
-  const parameters: Record<string, unknown>[] = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+  const parameters: Record<string, unknown>[] = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: PATH_PARAMETER_SCHEMAS[m[1]!] ?? { type: 'string' } }));
   if (route.project) {
     parameters.push({
       name: 'projectId',
       in: 'query',
       required: false,
       description: 'The project (board) to act on. Defaults to the token’s own board, else the account’s starred default project.',
-      schema: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]{1,64}$' },
+      schema: PROJECT_ID_SCHEMA,
     });
   }
   if (route.query) {
@@ -106,7 +114,7 @@ const SOCKET_OPERATION = {
   operationId: 'GET_api_ws',
   summary: 'WebSocket: live board events.',
   description:
-    'Upgrade with a session cookie or `Authorization: Bearer`; a browser upgrade from a foreign Origin is refused (403 CSRF_REJECTED). JSON messages. ' +
+    'Upgrade with a session cookie or `Authorization: Bearer`; a browser upgrade from a foreign Origin is refused (403 CSRF_REJECTED). A GET that asks for no upgrade (no Sec-WebSocket-Key) answers 404 NOT_FOUND. JSON messages. ' +
     'Client: `{type: "subscribe", boardId, topics: [items|leases|shouts|activity], since?}`, `{type: "unsubscribe", boardId}`, `{type: "ping"}`. ' +
     'Server: `{type: "subscribed", boardId, topics, seq, role}`, `{type: "event", boardId, seq, event: {type, actor, workId, at, data}}` (every event once, in seq order; with `since` the missed ones are replayed from the log first), ' +
     '`{type: "shout", boardId, shout}` for shouts (direct ones only to sender, addressee and operators; reaching the addressee sets deliveredAt), ' +
@@ -117,7 +125,7 @@ const SOCKET_OPERATION = {
   security: [{ bearer: [] }, { session: [] }],
   responses: {
     '101': { description: 'Switching protocols.' },
-    ...errorResponses(['AUTH_REQUIRED', 'INVALID_SERVICE_TOKEN', 'EXPIRED_TOKEN', 'UNAUTHENTICATED', 'CSRF_REJECTED', 'AUTH_UNAVAILABLE']),
+    ...errorResponses(['AUTH_REQUIRED', 'INVALID_SERVICE_TOKEN', 'EXPIRED_TOKEN', 'UNAUTHENTICATED', 'CSRF_REJECTED', 'NOT_FOUND', 'AUTH_UNAVAILABLE']),
   },
 };
 

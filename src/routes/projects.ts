@@ -8,9 +8,12 @@ import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
 import { nonEmptyString, ProjectSummary } from './schemas.js';
 
-const ListQuery = z.object({ limit: z.string().optional(), cursor: z.string().optional() });
+const ListQuery = z.object({ limit: z.string().optional(), cursor: nonEmptyString('INVALID_CURSOR', 'cursor must be at least 1 character; omit it for the first page.').optional() });
 const NAME_RULE = `A project name is 1 to ${PROJECT_NAME_MAX} printable characters.`;
-const NameBody = z.strictObject({ name: nonEmptyString('INVALID_PROJECT_NAME', NAME_RULE).describe(`${NAME_RULE} Surrounding whitespace is trimmed; otherwise 400 INVALID_PROJECT_NAME.`) });
+// Code points, as the JSON Schema counts them and checkProjectName does (past surrounding whitespace, which is trimmed).
+const NameBody = z.strictObject({
+  name: nonEmptyString('INVALID_PROJECT_NAME', NAME_RULE).meta({ maxLength: PROJECT_NAME_MAX, description: `${NAME_RULE} Surrounding whitespace is trimmed; otherwise 400 INVALID_PROJECT_NAME.` }),
+});
 const ListResponse = z.object({ projects: z.array(ProjectSummary), pagination: z.object({ nextCursor: z.string().nullable(), cursorReset: z.boolean() }) });
 
 export function projectRoutes(deps: RouteDeps): Route[] {
@@ -48,7 +51,6 @@ export function projectRoutes(deps: RouteDeps): Route[] {
       errors: ['INVALID_CURSOR'],
       responses: { 200: { description: 'A page of project summaries.', schema: ListResponse } },
       async handler({ ctx, query }) {
-        if (query.cursor === '') throw new AppError('INVALID_CURSOR', 'cursor must be at least 1 character; omit it for the first page.');
         const account = await store.accounts.get(ctx.identity!.accountId);
         if (!account) throw new AppError('UNAUTHENTICATED');
         return { status: 200, body: await listProjects(store, account._id, account.defaultProjectId, pageSize(query.limit), query.cursor) };
