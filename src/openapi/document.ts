@@ -120,7 +120,7 @@ const SOCKET_OPERATION = {
     '`{type: "shout", boardId, shout}` for shouts (direct ones only to sender, addressee and operators; reaching the addressee sets deliveredAt), ' +
     '`{type: "resync", boardId, seq}` when `since` is older than the retained log (reload GET /api/status), `{type: "unsubscribed", boardId, reason?}` (after unsubscribe, or when the board is deleted), `{type: "pong"}`, and `{type: "error", error}` with the REST error envelope (e.g. PROJECT_SCOPE_DENIED for a board the credential cannot reach). ' +
     'A lease holder gets `lease.expiring` (seq null) and `lease.expired` events for its own leases without subscribing. ' +
-    'Close codes: 4001 the credential was revoked (logout, token revoked or reissued, password or email change, the board or account deleted); 4008 slow consumer (more than 1 MiB was waiting; reconnect with `since`); 1001 the node is shutting down (reconnect, to any node, with `since`). Idle sockets are pinged; messages over 64 KiB are refused.',
+    'Close codes: 4001 the credential was revoked (logout, token revoked or reissued, password or email change, the board or account deleted); 4008 slow consumer (more than 1 MiB was waiting; reconnect with `since`); 4029 over budget (more than 100 messages in 10 s); 1009 a message over 64 KiB; 1001 the node is shutting down (reconnect, to any node, with `since`). Idle sockets are pinged. One socket watches at most 50 boards (an error SUBSCRIPTION_LIMIT beyond); a subscribe to a board the socket already watches merges its topics into that subscription (`merged: true`, no second replay).',
   tags: ['realtime'],
   security: [{ bearer: [] }, { session: [] }],
   responses: {

@@ -10,9 +10,6 @@ export const WorkId = z.string().regex(WORK_ID, 'must be a work id like W-12');
 export const CommitId = z.string().regex(COMMIT_ID, 'must be a commit id: 7 to 64 lowercase hex characters');
 export const Digest = z.string().regex(DIGEST, 'must be a digest: sha256:<64 lowercase hex>');
 
-/** Accepted only to refuse precisely: a commit id where the operation takes none. */
-export const ForbiddenHead = z.string().optional();
-
 export const ItemInput = z.strictObject({
   title: z.string().trim().min(1).max(200),
   description: z.string().max(4000).default(''),
@@ -26,7 +23,6 @@ export const ItemInput = z.strictObject({
   doctrine: z.array(z.string().regex(/^[a-z0-9-]{1,64}$/)).max(20).default([]),
   spec: z.array(z.string().min(1).max(64)).max(20).default([]),
   labels: z.array(z.string().min(1).max(40)).max(20).default([]),
-  head: ForbiddenHead,
 });
 
 const Lease = z.object({ holder: z.string(), purpose: z.enum(['work', 'verify']), fencingToken: z.number().int(), expiresAt: z.string() }).nullable();

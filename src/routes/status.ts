@@ -11,7 +11,7 @@ import { historySince } from '../plans.js';
 import type { EventRecord } from '../../store/ports/store.js';
 import type { RouteDeps } from './deps.js';
 
-const ActivityQuery = z.object({ before: z.string().regex(/^\d{1,12}$/).optional(), limit: z.string().optional() });
+const ActivityQuery = z.object({ before: z.string().regex(/^\d{1,12}$/).optional().describe('A seq of at least 1 (0 is 400 INVALID_CURSOR): events older than it.'), limit: z.string().optional() });
 const Event = z.object({ seq: z.number().int(), type: z.string(), actor: z.string(), workId: z.string().nullable(), at: z.string(), data: z.record(z.string(), z.unknown()) });
 const Status = z.object({
   projectId: z.string(),
