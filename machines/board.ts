@@ -222,6 +222,24 @@ export function pullNext(board: Board, principal: string, purpose: 'work' | 'ver
   return null;
 }
 
+/**
+ * Up to `limit` items after the work id `after` (in the items' key order), only those in `state`
+ * when given, and the cursor of the next page (null on the last).
+ */
+export function listItems(board: Board, options: { state?: ItemState; after?: string; limit: number }): { items: BoardItem[]; next: string | null } {
+  const items: BoardItem[] = [];
+  let last: string | undefined;
+  for (const [workId, item] of board.items.entries(options.after)) {
+    if (workId === options.after) continue;
+    last = workId;
+    if (options.state !== undefined && item.state !== options.state) continue;
+    items.push(item);
+    if (items.length === options.limit) break;
+  }
+  const more = last !== undefined && board.items.nextHigherKey(last) !== undefined;
+  return { items, next: items.length === options.limit && more ? last! : null };
+}
+
 /** How many items are in each state (every state present, zero or not). */
 export function countsByState(board: Board): Record<ItemState, number> {
   return { ...board.index.counts };

@@ -249,7 +249,8 @@ export class Pipeline {
   }
 
   private toResponse(reply: Reply, requestId: string): RawResponse {
-    const headers: [string, string][] = [['x-request-id', requestId], ['cache-control', 'no-store']];
+    const headers: [string, string][] = [['x-request-id', requestId]];
+    if (reply.headers?.['cache-control'] === undefined) headers.push(['cache-control', 'no-store']);
     for (const [k, v] of Object.entries(reply.headers ?? {})) headers.push([k, v]);
     for (const c of reply.cookies ?? []) headers.push(['set-cookie', serializeCookie(c, this.deps.cookieSecure)]);
     if (reply.body === undefined) return { status: reply.status, headers, body: '' };

@@ -171,7 +171,11 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
   return {
     listen(host, port) {
       return new Promise((resolve, reject) => {
-        app.listen(host, port, (socket) => {
+        // Exclusive: uWS listens with SO_REUSEPORT otherwise, and a second node started on a port in
+        // use would silently share it instead of failing. (The native call takes host, port,
+        // options, callback; this build's typings lack that overload.)
+        const listen = app.listen as unknown as (host: string, port: number, options: number, cb: (socket: uWS.us_listen_socket | false) => void) => void;
+        listen.call(app, host, port, LISTEN_EXCLUSIVE_PORT, (socket) => {
           if (!socket) return reject(new Error(`cannot listen on ${host}:${port}`));
           listenSocket = socket;
           resolve(uWS.us_socket_local_port(socket));
@@ -187,6 +191,8 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
 
 let nextConnectionId = 1;
 const CLOSE_FRAME_ROOM = 4096;
+/** uSockets' LIBUS_LISTEN_EXCLUSIVE_PORT (a const enum member in the typings, so not a value at run time). */
+const LISTEN_EXCLUSIVE_PORT = 1;
 const TRANSPORT_PAYLOAD_LIMIT = 4 * 1024 * 1024;
 
 function mountSockets(app: uWS.TemplatedApp, sockets: SocketHandlers, handlers: HttpHandlers): void {

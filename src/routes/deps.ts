@@ -9,6 +9,7 @@ import type { ProjectSelector } from '../auth/project-selection.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { BoardAccess } from '../board/board-access.js';
 import type { Notice } from '../bus/bus.js';
+import type { WebBundle } from '../web/bundle.js';
 
 export interface RouteDeps {
   config: Config;
@@ -29,6 +30,8 @@ export interface RouteDeps {
   sockets: () => number;
   /** Tells every node to close a revoked credential's sockets. */
   revoke: (notice: Extract<Notice, { kind: 'revoked' }>) => void;
+  /** The browser board's build. */
+  web: WebBundle;
   /** The CSRF token of a session (by session id), which its page sends back on every write. */
   csrfToken: (sessionId: string) => string;
   /** Tells every node's sockets (shouts). */

@@ -10,10 +10,11 @@ import { projectRoutes } from './projects.js';
 import { tokenRoutes } from './tokens.js';
 import type { RouteDeps } from './deps.js';
 import { systemRoutes } from './system.js';
+import { webRoutes } from './web.js';
 
 export function routeTable(deps: Omit<RouteDeps, 'routes'>): Route[] {
   const table: Route[] = [];
   const full: RouteDeps = { ...deps, routes: () => table };
-  table.push(...systemRoutes(full), ...authRoutes(full), ...accountRoutes(full), ...tokenRoutes(full), ...projectRoutes(full), ...itemRoutes(full), ...coordinationRoutes(full), ...shoutRoutes(full), ...statusRoutes(full));
+  table.push(...systemRoutes(full), ...authRoutes(full), ...accountRoutes(full), ...tokenRoutes(full), ...projectRoutes(full), ...itemRoutes(full), ...coordinationRoutes(full), ...shoutRoutes(full), ...statusRoutes(full), ...webRoutes(full.web));
   return table;
 }

@@ -1,6 +1,8 @@
 // Items: create (one or an atomic batch), read, operator moves, override, progress.
 import { z } from 'zod';
 import { comment, createItems, itemEvent, patchItem, progress, reorder, type NewItem } from '../../machines/board-commands.js';
+import { listItems } from '../../machines/board.js';
+import { ITEM_STATES } from '../../machines/item-types.js';
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
@@ -33,6 +35,14 @@ const Comment = z.object({ seq: z.number().int(), by: z.string(), text: z.string
 const STATE_EVENT = { block: 'BLOCK', unblock: 'UNBLOCK', cancel: 'CANCEL', reopen: 'REOPEN' } as const;
 
 const base = { group: 'items', auth: 'bearer-or-session', project: 'required', rateHeaders: true } as const;
+const LIST_DEFAULT = 200;
+const LIST_MAX = 1000;
+const ListQuery = z.object({
+  state: z.enum(ITEM_STATES).optional(),
+  after: z.string().regex(WORK_ID, 'must be a work id like W-12').optional().describe('The `next` of the previous page.'),
+  limit: z.string().regex(/^\d{1,4}$/, 'must be an integer').optional().describe(`1 to ${LIST_MAX}, default ${LIST_DEFAULT}.`),
+});
+const ListResponse = z.object({ items: z.array(ItemView), next: z.string().nullable() });
 
 /** Doctrine entries arrive with their own issue; until then no slug exists, and links are refused. */
 function checkDoctrine(items: { doctrine: string[] }[]): void {
@@ -106,6 +116,24 @@ export function itemRoutes(deps: RouteDeps): Route[] {
         const item = (await call.actor.read()).board.items.get(workId);
         if (!item) throw new AppError('ITEM_NOT_FOUND', `No item ${workId} on this board.`, { workId });
         return { status: 200, body: itemView(item) };
+      },
+    }),
+    defineRoute<undefined, z.infer<typeof ListQuery>>({
+      ...base,
+      method: 'get',
+      path: '/api/items',
+      summary: 'List the board’s items (viewer), optionally in one state, a page at a time.',
+      description: 'Pages follow the items’ key order; pass `next` as `after` for the next page (null on the last). The browser board reads its columns with it.',
+      bodyKind: 'none',
+      query: ListQuery,
+      rate: 'read',
+      errors: ['ROLE_REQUIRED'],
+      responses: { 200: { description: 'A page of items.', schema: ListResponse } },
+      async handler({ ctx, query }) {
+        const call = boards.enter(ctx, 'viewer', 'items');
+        const limit = Math.min(LIST_MAX, Math.max(1, Number(query.limit ?? LIST_DEFAULT)));
+        const page = listItems((await call.actor.read()).board, { state: query.state, after: query.after, limit });
+        return { status: 200, body: { items: page.items.map(itemView), next: page.next } };
       },
     }),
     defineRoute<PatchBody, undefined>({

@@ -60,3 +60,11 @@ describe('start-up', () => {
     expect(run.stderr).toMatch(/uWebSockets\.js has no native binary for Node .* slow JavaScript server/);
   });
 });
+
+describe('listening', () => {
+  it('refuses a port another node already listens on, instead of sharing it', async () => {
+    const port = new URL(srv.url).port;
+    await expect(startTestServer({ PORT: port })).rejects.toThrow(/cannot listen/);
+    expect((await fetch(`${srv.url}/healthz`)).status).toBe(200);
+  });
+});

@@ -1,6 +1,7 @@
 // Finds the external components once per run and hands their addresses to the suites.
 // A missing component is announced in one loud line; with REQUIRE_SERVICES=1 it fails the run.
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
@@ -10,6 +11,8 @@ declare module 'vitest' {
     mongoUri: string | null;
     redisUrl: string | null;
     stripeBase: string | null;
+    /** Debian's Chromium for the browser tests, or null. */
+    chromium: string | null;
   }
 }
 
@@ -64,6 +67,12 @@ async function findStripe(): Promise<string | null> {
   return loudSkip('stripe-mock', 'set STRIPE_API_BASE or run stripe-mock on 127.0.0.1:12111');
 }
 
+const CHROMIUM = '/usr/bin/chromium';
+function findChromium(): string | null {
+  if (existsSync(process.env.CHROMIUM_PATH ?? CHROMIUM)) return process.env.CHROMIUM_PATH ?? CHROMIUM;
+  return loudSkip('Chromium', 'apt-get install chromium (Debian), or set CHROMIUM_PATH');
+}
+
 const missing: string[] = [];
 function loudSkip(name: string, how: string): null {
   missing.push(name);
@@ -72,13 +81,18 @@ function loudSkip(name: string, how: string): null {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  // The servers the suites start serve the browser board from dist/web: build it if it is missing or stale.
+  const { buildWeb } = (await import(fileURLToPath(new URL('../../scripts/build-web.mjs', import.meta.url)))) as { buildWeb: (o: { quiet: boolean }) => Promise<unknown> };
+  await buildWeb({ quiet: true });
   const [mongoUri, redisUrl, stripeBase] = await Promise.all([findMongo(), findRedis(), findStripe()]);
+  const chromium = findChromium();
   if (process.env.REQUIRE_SERVICES === '1' && missing.length) {
     throw new Error(`REQUIRE_SERVICES=1 but these components are missing: ${missing.join(', ')}`);
   }
   project.provide('mongoUri', mongoUri);
   project.provide('redisUrl', redisUrl);
   project.provide('stripeBase', stripeBase);
+  project.provide('chromium', chromium);
   return async () => {
     await stopMemoryServer?.();
   };

@@ -1,0 +1,203 @@
+// One item: its fields, lease, submission and verifications, its history from the log, comments,
+// and the operator moves the person's role allows, each behind a confirmation. Live from /api/ws.
+import type { ComponentChildren } from 'preact';
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { api, onBoard } from '../api.js';
+import { BoardFeed, type BoardEvent } from '../live.js';
+import type { Item } from '../types.js';
+import { ago, ConfirmButton, Countdown, ErrorNote, Field, Form, useAction, who } from '../ui/kit.js';
+
+interface Comment {
+  seq: number;
+  by: string;
+  text: string;
+  at: string;
+}
+
+const OPERATOR = ['admin', 'owner'];
+const MOVES: { action: 'block' | 'unblock' | 'cancel' | 'reopen'; label: string; when: (state: string) => boolean }[] = [
+  { action: 'block', label: 'Block', when: (s) => !['blocked', 'done', 'cancelled'].includes(s) },
+  { action: 'unblock', label: 'Unblock', when: (s) => s === 'blocked' },
+  { action: 'cancel', label: 'Cancel', when: (s) => !['done', 'cancelled'].includes(s) },
+  { action: 'reopen', label: 'Reopen', when: (s) => s === 'done' || s === 'cancelled' },
+];
+
+export function ItemPage({ projectId, workId }: { projectId: string; workId: string }) {
+  const [item, setItem] = useState<Item | null>(null);
+  const [history, setHistory] = useState<BoardEvent[]>([]);
+  const [comments, setComments] = useState<Comment[]>([]);
+  const load = useAction(async () => {
+    const [it, hist, com] = await Promise.all([
+      api<Item>('GET', onBoard(projectId, `/api/items/${workId}`)),
+      api<{ events: BoardEvent[] }>('POST', onBoard(projectId, '/api/history/query'), { workId, limit: 100 }),
+      api<{ comments: Comment[] }>('GET', onBoard(projectId, `/api/items/${workId}/comments`)),
+    ]);
+    setItem(it);
+    setHistory(hist.events);
+    setComments(com.comments);
+  });
+  useEffect(() => {
+    void load.go();
+  }, [projectId, workId]);
+  // Live: any event about this item reloads it; the subscription also says the person's role.
+  const feed = useMemo(() => new BoardFeed(projectId, null, { event: (e) => e.workId === workId && void load.go(), shout: () => undefined, resync: () => void load.go() }), [projectId, workId]);
+  useEffect(() => () => feed.stop(), [feed]);
+  const role = feed.role.value;
+
+  const operator = role !== null && OPERATOR.includes(role);
+  const member = role !== null && role !== 'viewer';
+  const after = () => void load.go();
+
+  return (
+    <>
+      <p>
+        <a href={`/boards/${projectId}`}>← Board</a>
+      </p>
+      <ErrorNote error={load.error} />
+      {item ? (
+        <div class="board-layout">
+          <div class="side">
+            <section class="panel">
+              <h1>
+                {item.workId} · {item.title}
+              </h1>
+              <p class="muted">
+                {item.state.replace('_', ' ')} · P{item.priority} · {item.type} · rank {item.rank ?? 'none'} · attempt {item.attempts}/{item.maxAttempts} · verify {item.verify} · version {item.version}
+              </p>
+              {item.description ? <p>{item.description}</p> : null}
+              <dl class="facts">
+                <Fact name="Depends on" value={item.dependsOn.length ? item.dependsOn.map((d) => <a key={d} href={`/boards/${projectId}/items/${d}`}>{d} </a>) : '—'} />
+                <Fact name="Labels" value={item.labels.join(', ') || '—'} />
+                <Fact
+                  name="Lease"
+                  value={
+                    item.lease ? (
+                      <>
+                        {item.lease.purpose} by <span title={item.lease.holder}>{who(item.lease.holder)}</span>, fencing {item.lease.fencingToken}, <Countdown until={item.lease.expiresAt} />
+                      </>
+                    ) : (
+                      'none'
+                    )
+                  }
+                />
+                <Fact name="Submission" value={item.submission ? <><code>{item.submission.head}</code> by {who(item.submission.by)} {ago(item.submission.at)}</> : '—'} />
+                <Fact name="Progress" value={item.progress ? `${item.progress.note} (${who(item.progress.by)}, ${ago(item.progress.at)})` : '—'} />
+                {item.blockedReason ? <Fact name="Blocked because" value={item.blockedReason} /> : null}
+                {item.overridden ? <Fact name="Overridden" value={`${item.overridden.reason} (${who(item.overridden.by)})`} /> : null}
+              </dl>
+              <h2>Verifications</h2>
+              {item.verifications.length === 0 ? <p class="muted">None yet.</p> : null}
+              <ul class="feed">
+                {item.verifications.map((v) => (
+                  <li key={v.at}>
+                    <strong>{v.verdict}</strong> of <code>{v.head.slice(0, 12)}</code> by {who(v.by)} {ago(v.at)}
+                    {v.finding ? <div class="at">{v.finding}</div> : null}
+                  </li>
+                ))}
+              </ul>
+            </section>
+            {operator ? <OperatorMoves projectId={projectId} item={item} done={after} /> : null}
+            <Comments projectId={projectId} workId={workId} comments={comments} canWrite={member} done={after} />
+          </div>
+          <aside class="side">
+            <section class="panel" aria-label="History">
+              <h2>History</h2>
+              <ul class="feed">
+                {history.map((e) => (
+                  <li key={e.seq}>
+                    {e.type} <span class="muted">{who(e.actor)}</span>
+                    <div class="at">
+                      #{e.seq} · {ago(e.at)}
+                    </div>
+                  </li>
+                ))}
+              </ul>
+            </section>
+          </aside>
+        </div>
+      ) : load.pending ? (
+        <p class="muted">Loading…</p>
+      ) : null}
+    </>
+  );
+}
+
+function Fact({ name, value }: { name: string; value: ComponentChildren }) {
+  return (
+    <div class="row">
+      <dt class="muted">{name}</dt>
+      <dd style={{ margin: 0 }}>{value}</dd>
+    </div>
+  );
+}
+
+function OperatorMoves({ projectId, item, done }: { projectId: string; item: Item; done: () => void }) {
+  const [reason, setReason] = useState('');
+  const move = useAction(async (action: string) => {
+    await api('POST', onBoard(projectId, `/api/items/${item.workId}/state`), { action, ...(reason ? { reason } : {}) });
+    done();
+    return `${action} done.`;
+  });
+  const override = useAction(async () => {
+    await api('POST', onBoard(projectId, `/api/items/${item.workId}/override`), { reason });
+    done();
+    return 'Passed through the verify gate.';
+  });
+  const reorder = useAction(async () => {
+    await api('POST', onBoard(projectId, '/api/items/reorder'), { workIds: [item.workId] });
+    done();
+    return 'Moved to the head of the chain.';
+  });
+  const error = move.error ?? override.error ?? reorder.error;
+  const ok = move.done ?? override.done ?? reorder.done;
+  return (
+    <section class="panel" aria-label="Operator moves">
+      <h2>Operator moves</h2>
+      <Field label="Reason" name="reason" value={reason} onInput={setReason} maxLength={500} hint="Recorded with the move; an override needs one." />
+      <div class="row" style={{ marginTop: '0.5rem' }}>
+        {MOVES.filter((m) => m.when(item.state)).map((m) => (
+          <ConfirmButton key={m.action} label={m.label} danger={m.action === 'cancel'} question={`${m.label} ${item.workId}?`} onConfirm={() => void move.go(m.action)} disabled={move.pending} />
+        ))}
+        {item.verify === 'required' && ['awaiting_verify', 'verifying'].includes(item.state) ? (
+          <ConfirmButton label="Override" question={`Pass ${item.workId} without verification?`} onConfirm={() => void override.go()} disabled={!reason || override.pending} />
+        ) : null}
+        <ConfirmButton label="Move to top" question={`Put ${item.workId} at the head of the chain?`} onConfirm={() => void reorder.go()} disabled={reorder.pending} />
+      </div>
+      <ErrorNote error={error} />
+      {ok ? (
+        <div class="note ok" role="status">
+          {ok}
+        </div>
+      ) : null}
+    </section>
+  );
+}
+
+function Comments({ projectId, workId, comments, canWrite, done }: { projectId: string; workId: string; comments: Comment[]; canWrite: boolean; done: () => void }) {
+  const [text, setText] = useState('');
+  const add = useAction(async () => {
+    await api('POST', onBoard(projectId, `/api/items/${workId}/comments`), { text });
+    setText('');
+    done();
+  });
+  return (
+    <section class="panel" aria-label="Comments">
+      <h2>Comments</h2>
+      <ul class="feed">
+        {comments.map((c) => (
+          <li key={c.seq}>
+            {c.text}
+            <div class="at">
+              {who(c.by)} · {ago(c.at)}
+            </div>
+          </li>
+        ))}
+      </ul>
+      {canWrite ? (
+        <Form onSubmit={() => void add.go()} pending={add.pending} error={add.error} submit="Add comment">
+          <Field label="Comment" name="comment" value={text} onInput={setText} required maxLength={2000} />
+        </Form>
+      ) : null}
+    </section>
+  );
+}

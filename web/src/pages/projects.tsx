@@ -1,0 +1,149 @@
+// The boards a person can open: summaries (counts, agents, last activity, role, starred), create,
+// rename, delete, star as default, and cursor paging.
+import { useEffect, useState } from 'preact/hooks';
+import { api } from '../api.js';
+import { me, signedIn, type Account } from '../session.js';
+import { ago, ConfirmButton, ErrorNote, Field, Form, useAction } from '../ui/kit.js';
+
+export interface ProjectSummary {
+  projectId: string;
+  name: string;
+  itemCount: number;
+  verifyCount: number;
+  blockedCount: number;
+  agentCount: number;
+  lastActivityAt: string;
+  owned: boolean;
+  role: 'owner' | 'admin' | 'member' | 'viewer';
+  starred: boolean;
+}
+
+interface Page {
+  projects: ProjectSummary[];
+  pagination: { nextCursor: string | null; cursorReset: boolean };
+}
+
+const PAGE = 25;
+
+export function ProjectsPage() {
+  const [cursors, setCursors] = useState<string[]>([]);
+  const [page, setPage] = useState<Page | null>(null);
+  const load = useAction(async (cursor?: string) => {
+    const res = await api<Page>('GET', `/api/projects?limit=${PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    setPage(res);
+    return res;
+  });
+  const reload = () => void load.go(cursors.at(-1));
+  useEffect(reload, [cursors]);
+
+  const [name, setName] = useState('');
+  const create = useAction(async () => {
+    await api('POST', '/api/projects', { name: name.trim() });
+    setName('');
+    reload();
+    return `Board “${name.trim()}” created.`;
+  });
+
+  return (
+    <>
+      <div class="row">
+        <h1 class="grow">Your boards</h1>
+      </div>
+      <ErrorNote error={load.error} />
+      <table class="list">
+        <thead>
+          <tr>
+            <th>Board</th>
+            <th>Items</th>
+            <th>Awaiting verify</th>
+            <th>Blocked</th>
+            <th>Agents</th>
+            <th>Last activity</th>
+            <th>Role</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>{page?.projects.map((p) => <ProjectRow key={p.projectId} project={p} changed={reload} />)}</tbody>
+      </table>
+      {page && page.projects.length === 0 ? <p class="muted">No boards yet: create one below.</p> : null}
+      <div class="row" style={{ marginTop: '0.5rem' }}>
+        <button type="button" disabled={cursors.length === 0} onClick={() => setCursors(cursors.slice(0, -1))}>
+          Previous
+        </button>
+        <button type="button" disabled={!page?.pagination.nextCursor} onClick={() => setCursors([...cursors, page!.pagination.nextCursor!])}>
+          Next
+        </button>
+        {page?.pagination.cursorReset ? <span class="muted">The list changed; showing the first page.</span> : null}
+      </div>
+      <section class="panel" style={{ marginTop: '1rem', maxWidth: '480px' }}>
+        <h2>New board</h2>
+        <Form onSubmit={() => void create.go()} pending={create.pending} error={create.error} submit="Create board" success={create.done}>
+          <Field label="Board name" name="board-name" value={name} onInput={setName} required maxLength={80} />
+        </Form>
+      </section>
+    </>
+  );
+}
+
+function ProjectRow({ project, changed }: { project: ProjectSummary; changed: () => void }) {
+  const [renaming, setRenaming] = useState(false);
+  const [name, setName] = useState(project.name);
+  const rename = useAction(async () => {
+    await api('PATCH', `/api/projects/${project.projectId}`, { name: name.trim() });
+    setRenaming(false);
+    changed();
+  });
+  const remove = useAction(async () => {
+    await api('DELETE', `/api/projects/${project.projectId}`);
+    changed();
+  });
+  const star = useAction(async () => {
+    const res = await api<Pick<Account, 'displayName' | 'defaultProjectId'>>('PATCH', '/api/account/profile', { defaultProjectId: project.projectId });
+    if (me.value) signedIn({ ...me.value, displayName: res.displayName, defaultProjectId: res.defaultProjectId });
+    changed();
+  });
+  return (
+    <tr>
+      <td>
+        {renaming ? (
+          <form class="row" onSubmit={(e) => (e.preventDefault(), void rename.go())}>
+            <input aria-label="New name" value={name} maxLength={80} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+            <button type="submit" class="primary" disabled={rename.pending}>
+              Save
+            </button>
+            <button type="button" onClick={() => setRenaming(false)}>
+              Cancel
+            </button>
+          </form>
+        ) : (
+          <a href={`/boards/${project.projectId}`}>
+            {project.starred ? '★ ' : ''}
+            {project.name}
+          </a>
+        )}
+        <ErrorNote error={rename.error ?? remove.error ?? star.error} />
+      </td>
+      <td>{project.itemCount}</td>
+      <td>{project.verifyCount}</td>
+      <td>{project.blockedCount}</td>
+      <td>{project.agentCount}</td>
+      <td>{ago(project.lastActivityAt)}</td>
+      <td>{project.role}</td>
+      <td class="row">
+        {!project.starred ? (
+          <button type="button" disabled={star.pending} onClick={() => void star.go()} title="Open this board by default">
+            Star
+          </button>
+        ) : null}
+        {project.owned ? (
+          <>
+            <button type="button" onClick={() => setRenaming(true)}>
+              Rename
+            </button>
+            <ConfirmButton label="Delete" danger question={`Delete “${project.name}” and everything on it?`} disabled={remove.pending} onConfirm={() => void remove.go()} />
+          </>
+        ) : null}
+      </td>
+    </tr>
+  );
+}

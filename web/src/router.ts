@@ -1,0 +1,41 @@
+// History-API routing: the path is a signal; links and navigate() push state without a reload.
+import { signal } from '@preact/signals';
+
+export const path = signal(location.pathname + location.search);
+
+export function navigate(to: string, replace = false): void {
+  if (to === path.value) return;
+  history[replace ? 'replaceState' : 'pushState'](null, '', to);
+  path.value = to;
+  window.scrollTo(0, 0);
+}
+
+addEventListener('popstate', () => {
+  path.value = location.pathname + location.search;
+});
+
+/** Same-origin link clicks route in the page (modifier clicks open a tab as usual). */
+addEventListener('click', (event) => {
+  const a = (event.target as Element | null)?.closest?.('a');
+  if (!a || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || a.target) return;
+  const url = new URL(a.href, location.href);
+  if (url.origin !== location.origin || url.pathname.startsWith('/api/') || url.pathname.startsWith('/docs/')) return;
+  event.preventDefault();
+  navigate(url.pathname + url.search);
+});
+
+/** The params of `pattern` (e.g. /boards/:id) in the current path, or null. */
+export function match(pattern: string, current: string = path.value): Record<string, string> | null {
+  const [pathname] = current.split('?');
+  const want = pattern.split('/');
+  const got = (pathname ?? '').replace(/\/$/, '').split('/');
+  if (want.length !== got.length && !(pattern === '/' && pathname === '/')) return null;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < want.length; i++) {
+    if (want[i]!.startsWith(':')) params[want[i]!.slice(1)] = decodeURIComponent(got[i]!);
+    else if (want[i] !== got[i]) return null;
+  }
+  return params;
+}
+
+export const queryParam = (name: string): string | null => new URLSearchParams(path.value.split('?')[1] ?? '').get(name);

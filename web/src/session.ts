@@ -1,0 +1,39 @@
+// Who is signed in: loaded once from GET /api/auth/me, cleared on sign-out.
+import { signal } from '@preact/signals';
+import { api, ApiError, csrfToken } from './api.js';
+
+export interface Account {
+  id: string;
+  email: string;
+  displayName: string | null;
+  emailVerified: boolean;
+  defaultProjectId: string | null;
+  createdAt: string;
+}
+
+/** undefined while loading, null when signed out. */
+export const me = signal<Account | null | undefined>(undefined);
+
+export async function loadSession(): Promise<void> {
+  try {
+    const res = await api<{ user: Account; csrfToken: string }>('GET', '/api/auth/me');
+    me.value = res.user;
+  } catch (e) {
+    if (e instanceof ApiError && (e.status === 401 || e.status === 403)) me.value = null;
+    else throw e;
+  }
+}
+
+export function signedIn(account: Account): void {
+  me.value = account;
+}
+
+export async function signOut(): Promise<void> {
+  await api('POST', '/api/auth/logout');
+  csrfToken.value = null;
+  me.value = null;
+}
+
+/** The time, ticking once a second, for countdowns and "ago" labels. */
+export const now = signal(Date.now());
+setInterval(() => (now.value = Date.now()), 1000);

@@ -1,0 +1,136 @@
+// Small pieces every page uses: errors as message and fix, forms whose pending, success and
+// failure show, confirmations, and time labels.
+import type { ComponentChildren } from 'preact';
+import { useState } from 'preact/hooks';
+import { ApiError } from '../api.js';
+import { me, now } from '../session.js';
+
+export function ErrorNote({ error }: { error: unknown }) {
+  if (!error) return null;
+  const e = error instanceof ApiError ? error : new ApiError(0, 'INTERNAL', String((error as Error).message ?? error), 'Reload the page and retry.');
+  return (
+    <div class="note error" role="alert">
+      <strong>{e.message}</strong>
+      <span>{e.fix}</span>
+      <code>{e.code}</code>
+    </div>
+  );
+}
+
+/** Runs an async action with its pending state and error; the result is kept for a success note. */
+export function useAction<A extends unknown[], R>(run: (...args: A) => Promise<R>) {
+  const [pending, setPending] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const [done, setDone] = useState<R | null>(null);
+  const go = async (...args: A): Promise<R | undefined> => {
+    setPending(true);
+    setError(null);
+    setDone(null);
+    try {
+      const result = await run(...args);
+      setDone(result);
+      return result;
+    } catch (e) {
+      setError(e);
+      return undefined;
+    } finally {
+      setPending(false);
+    }
+  };
+  return { go, pending, error, done, reset: () => (setError(null), setDone(null)) };
+}
+
+/** A form that submits through `onSubmit` (never a navigation), with its error and pending state. */
+export function Form(props: { onSubmit: () => void; pending: boolean; error: unknown; submit: string; children: ComponentChildren; class?: string; success?: string | null }) {
+  const submit = (e: Event) => {
+    e.preventDefault();
+    if (!props.pending) props.onSubmit();
+  };
+  return (
+    <form class={`form ${props.class ?? ''}`} onSubmit={submit} aria-busy={props.pending}>
+      {props.children}
+      <ErrorNote error={props.error} />
+      {props.success ? (
+        <div class="note ok" role="status">
+          {props.success}
+        </div>
+      ) : null}
+      <button type="submit" class="primary" disabled={props.pending}>
+        {props.pending ? 'Working…' : props.submit}
+      </button>
+    </form>
+  );
+}
+
+export function Field(props: { label: string; value: string; onInput: (v: string) => void; type?: 'text' | 'email' | 'password' | 'date' | 'number' | 'search'; name?: string; required?: boolean; minLength?: number; maxLength?: number; autocomplete?: string; placeholder?: string; hint?: string }) {
+  return (
+    <label class="field">
+      <span>{props.label}</span>
+      <input
+        type={(props.type ?? 'text') as 'text'}
+        name={props.name}
+        value={props.value}
+        required={props.required}
+        minLength={props.minLength}
+        maxLength={props.maxLength}
+        autocomplete={props.autocomplete}
+        placeholder={props.placeholder}
+        onInput={(e) => props.onInput((e.target as HTMLInputElement).value)}
+      />
+      {props.hint ? <small>{props.hint}</small> : null}
+    </label>
+  );
+}
+
+/** A button that asks before it acts. */
+export function ConfirmButton(props: { label: string; question: string; onConfirm: () => void; danger?: boolean; disabled?: boolean }) {
+  const [asking, setAsking] = useState(false);
+  if (!asking) {
+    return (
+      <button type="button" class={props.danger ? 'danger' : ''} disabled={props.disabled} onClick={() => setAsking(true)}>
+        {props.label}
+      </button>
+    );
+  }
+  return (
+    <span class="confirm" role="group" aria-label={props.question}>
+      <span>{props.question}</span>
+      <button type="button" class={props.danger ? 'danger' : 'primary'} onClick={() => (setAsking(false), props.onConfirm())} autoFocus>
+        Yes, {props.label.toLowerCase()}
+      </button>
+      <button type="button" onClick={() => setAsking(false)}>
+        Cancel
+      </button>
+    </span>
+  );
+}
+
+export function ago(iso: string | null): string {
+  if (!iso) return 'never';
+  const s = Math.max(0, Math.round((now.value - Date.parse(iso)) / 1000));
+  if (s < 60) return `${s}s ago`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h ago`;
+  return `${Math.floor(s / 86400)}d ago`;
+}
+
+/** Time left until `iso`, as m:ss (or h:mm:ss), ticking. */
+export function Countdown({ until }: { until: string }) {
+  const left = Math.round((Date.parse(until) - now.value) / 1000);
+  if (left <= 0) return <span class="countdown late">expiring</span>;
+  const h = Math.floor(left / 3600);
+  const m = Math.floor((left % 3600) / 60);
+  const s = String(left % 60).padStart(2, '0');
+  return (
+    <span class={`countdown ${left < 60 ? 'soon' : ''}`} title={`lease expires ${new Date(until).toLocaleTimeString()}`}>
+      {h ? `${h}:${String(m).padStart(2, '0')}:${s}` : `${m}:${s}`}
+    </span>
+  );
+}
+
+/** `agent:…` / `user:…` shortened for a card; the signed-in person is "you". */
+export function who(principal: string | null | undefined): string {
+  if (!principal) return '—';
+  if (me.value && principal === `user:${me.value.id}`) return 'you';
+  return principal.replace(/^(agent|user):/, '').slice(0, 8);
+}
