@@ -10,6 +10,11 @@ export interface Entry {
 export const CHANGELOG: Entry[] = [
   {
     date: '2026-11-22',
+    title: '0.0.0-demo: the browser board',
+    body: 'Open the service’s root in a browser: sign up or in, list, create, rename, star and delete boards, and watch a board live: columns by state with holders and lease countdowns, the agents online and what they hold, shouts (broadcast, direct or about an item) with a composer, the activity stream and the dependency graph; items one by one or pasted in bulk; item detail with history, comments and the operator moves your role allows; account profile, email and password, service tokens and deletion. GET /api/items lists a board’s items a page at a time.',
+  },
+  {
+    date: '2026-11-22',
     title: '0.0.0-demo: hardening',
     body: 'Cookie-session writes now need the session’s CSRF token in X-CSRF-Token (csrfToken in the signup, login, change-password and change-email responses and in GET /api/auth/me), and browser writes are accepted only from PUBLIC_URL’s origin (Referer is checked when Origin is absent). Every character of a password counts (keyed pre-hash before bcrypt; older hashes are upgraded at the next login). Bodies that are not valid UTF-8, hold a lone surrogate or declare another charset are 400 INVALID_JSON. A token cannot outlive the token that issued it and manages only the tokens it issued (403 TOKEN_SCOPE_EXCEEDED). New items have no rank: ready items go by rank, then priority, then creation. Board refusals carry the nine rate headers. Sockets: at most 100 messages per 10 s (close 4029), 50 boards, one replay per board; a repeated subscribe merges its topics; messages over 64 KiB close with 1009. HEAD works on every GET route.',
   },
