@@ -20,7 +20,7 @@ const ShoutInput = z.strictObject({
   to: z.string().regex(/^(user|agent):[\w-]{1,64}$/, 'must be a principal: user:<id> or agent:<id>').optional(),
 });
 const ShoutQuery = z.object({ since: z.string().optional().describe('A shout id from this board (anything else is 400 INVALID_CURSOR): shouts after it.'), limit: z.string().optional(), workId: z.string().optional() });
-const Shout = z.object({ id: z.string(), from: z.string(), text: z.string(), kind: z.string(), workId: z.string().nullable(), to: z.string().nullable(), at: z.string(), deliveredAt: z.string().nullable() });
+export const Shout = z.object({ id: z.string(), from: z.string(), text: z.string(), kind: z.string(), workId: z.string().nullable(), to: z.string().nullable(), at: z.string(), deliveredAt: z.string().nullable() });
 
 const view = (s: ShoutRecord) => ({ id: s._id, from: s.from, text: s.text, kind: s.kind, workId: s.workId, to: s.to, at: new Date(s.at).toISOString(), deliveredAt: s.deliveredAt === null ? null : new Date(s.deliveredAt).toISOString() });
 const base = { group: 'shouts', auth: 'bearer-or-session', project: 'required', rateHeaders: true } as const;

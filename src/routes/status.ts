@@ -12,8 +12,8 @@ import type { EventRecord } from '../../store/ports/store.js';
 import type { RouteDeps } from './deps.js';
 
 const ActivityQuery = z.object({ before: z.string().regex(/^\d{1,12}$/).optional().describe('A seq of at least 1 (0 is 400 INVALID_CURSOR): events older than it.'), limit: z.string().optional() });
-const Event = z.object({ seq: z.number().int(), type: z.string(), actor: z.string(), workId: z.string().nullable(), at: z.string(), data: z.record(z.string(), z.unknown()) });
-const Status = z.object({
+export const Event = z.object({ seq: z.number().int(), type: z.string(), actor: z.string(), workId: z.string().nullable(), at: z.string(), data: z.record(z.string(), z.unknown()) });
+export const Status = z.object({
   projectId: z.string(),
   name: z.string(),
   version: z.number().int(),
@@ -28,7 +28,7 @@ const Status = z.object({
 });
 
 const HeartbeatInput = z.strictObject({ status: z.enum(['idle', 'working', 'blocked', 'offline']).default('working'), note: z.string().max(500).default(''), workId: z.string().regex(/^W-\d{1,9}$/).optional() });
-const Agent = z.object({ principal: z.string(), status: z.string().nullable(), note: z.string().nullable(), workId: z.string().nullable(), lastSeenAt: z.string().nullable(), online: z.boolean(), leases: z.array(z.string()) });
+export const Agent = z.object({ principal: z.string(), status: z.string().nullable(), note: z.string().nullable(), workId: z.string().nullable(), lastSeenAt: z.string().nullable(), online: z.boolean(), leases: z.array(z.string()) });
 const HistoryInput = z.strictObject({
   workId: z.string().regex(/^W-\d{1,9}$/).optional(),
   actor: z.string().min(1).max(100).optional(),

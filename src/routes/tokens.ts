@@ -16,7 +16,7 @@ const IssueBody = z.strictObject({
 });
 const PatchBody = z.strictObject({ name: z.string().min(1).max(80).optional(), expiresAt: z.iso.datetime({ offset: true }).nullable().optional() });
 
-const PublicToken = z.object({
+export const PublicToken = z.object({
   id: z.string(),
   name: z.string(),
   prefix: z.string(),

@@ -2,14 +2,9 @@
 import { signal } from '@preact/signals';
 import { api, ApiError, csrfToken } from './api.js';
 
-export interface Account {
-  id: string;
-  email: string;
-  displayName: string | null;
-  emailVerified: boolean;
-  defaultProjectId: string | null;
-  createdAt: string;
-}
+import type { Account } from './types.js';
+
+export type { Account };
 
 /** undefined while loading, null when signed out. */
 export const me = signal<Account | null | undefined>(undefined);

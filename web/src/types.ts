@@ -2,9 +2,21 @@
 // of the server reaches the bundle).
 import type { z } from 'zod';
 import type { ItemView, LeaseGrant } from '../../src/routes/board-schemas.js';
+import type { ProjectSummary as ProjectSummarySchema, PublicAccount } from '../../src/routes/schemas.js';
+import type { Agent as AgentSchema, Event, Status as StatusSchema } from '../../src/routes/status.js';
+import type { Shout as ShoutSchema } from '../../src/routes/shouts.js';
+import type { PublicToken } from '../../src/routes/tokens.js';
 import type { ClientMessage, Topic } from '../../src/ws/protocol.js';
 
+export type Account = z.infer<typeof PublicAccount>;
+export type ProjectSummary = z.infer<typeof ProjectSummarySchema>;
+export type Token = z.infer<typeof PublicToken>;
 export type Item = z.infer<typeof ItemView>;
 export type Grant = z.infer<typeof LeaseGrant>;
+export type Status = z.infer<typeof StatusSchema>;
+export type Agent = z.infer<typeof AgentSchema>;
+export type Shout = z.infer<typeof ShoutSchema>;
+/** A board event as the log and the socket carry it (`seq` null for a lease warning, which is not logged). */
+export type BoardEvent = Omit<z.infer<typeof Event>, 'seq'> & { seq: number | null };
 export type SocketMessage = ClientMessage;
 export type { Topic };

@@ -6,6 +6,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, csrfToken, onBoard } from '../api.js';
 import { navigate } from '../router.js';
 import { me, signedIn, type Account } from '../session.js';
+import type { ProjectSummary, Token } from '../types.js';
 import { ago, ConfirmButton, ErrorNote, Field, Form, useAction } from '../ui/kit.js';
 import { charCount, checkNewPassword, NewPasswordFields, refuse } from './recovery.js';
 
@@ -37,11 +38,6 @@ function useLoad<T>(load: () => Promise<T>) {
   return { data, error, reload: () => setVersion((v) => v + 1) };
 }
 
-interface ProjectSummary {
-  projectId: string;
-  name: string;
-  role: 'owner' | 'admin' | 'member' | 'viewer';
-}
 
 /** Every board of the account (the list is paginated; follow the cursor, with a bound). */
 async function allProjects(): Promise<ProjectSummary[]> {
@@ -217,17 +213,6 @@ function ChangePassword() {
 type Scope = 'account' | 'workspace' | 'resource';
 type BoardRole = 'admin' | 'member' | 'viewer';
 
-interface Token {
-  id: string;
-  name: string;
-  prefix: string;
-  scope: Scope;
-  projectId: string | null;
-  role: string | null;
-  resources: string[] | null;
-  expiresAt: string | null;
-  lastUsedAt: string | null;
-}
 
 interface Issued {
   token: Token;

@@ -2,21 +2,10 @@
 // rename, delete, star as default, and cursor paging.
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { me, signedIn, type Account } from '../session.js';
+import { me, signedIn } from '../session.js';
+import type { Account, ProjectSummary } from '../types.js';
 import { ago, ConfirmButton, ErrorNote, Field, Form, useAction } from '../ui/kit.js';
 
-export interface ProjectSummary {
-  projectId: string;
-  name: string;
-  itemCount: number;
-  verifyCount: number;
-  blockedCount: number;
-  agentCount: number;
-  lastActivityAt: string;
-  owned: boolean;
-  role: 'owner' | 'admin' | 'member' | 'viewer';
-  starred: boolean;
-}
 
 interface Page {
   projects: ProjectSummary[];
