@@ -301,7 +301,7 @@ describe.skipIf(!chromium)('the live board (Chromium)', () => {
     await moves.getByRole('button', { name: 'Yes, block' }).waitFor();
     expect((await owner.get(onBoard(projectId, '/api/items/W-1'))).body.state).toBe('ready');
     await moves.getByRole('button', { name: 'Yes, block' }).click();
-    await moves.getByText('block done.').waitFor();
+    await moves.getByText('Blocked W-1.').waitFor();
     await page.getByText('Blocked because').waitFor();
     await moves.getByRole('button', { name: 'Unblock', exact: true }).waitFor();
     expect((await owner.get(onBoard(projectId, '/api/items/W-1'))).body).toMatchObject({ state: 'blocked', blockedReason: 'waiting on the vendor' });

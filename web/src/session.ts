@@ -9,10 +9,19 @@ export type { Account };
 /** undefined while loading, null when signed out. */
 export const me = signal<Account | null | undefined>(undefined);
 
+/** The names of the account's own tokens by agent principal, so the board shows "builder-1" rather than an id. */
+export const agentNames = signal<ReadonlyMap<string, string>>(new Map());
+
+async function loadAgentNames(): Promise<void> {
+  const res = await api<{ tokens: { agentId: string; name: string }[] }>('GET', '/api/accounts/tokens');
+  agentNames.value = new Map(res.tokens.map((t) => [`agent:${t.agentId}`, t.name]));
+}
+
 export async function loadSession(): Promise<void> {
   try {
     const res = await api<{ user: Account; csrfToken: string }>('GET', '/api/auth/me');
     me.value = res.user;
+    void loadAgentNames().catch(() => undefined); // names are a nicety: ids still show without them
   } catch (e) {
     if (e instanceof ApiError && (e.status === 401 || e.status === 403)) me.value = null;
     else throw e;

@@ -6,8 +6,9 @@ import { lazy, Suspense } from 'preact/compat';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, onBoard } from '../api.js';
 import { BoardFeed, type BoardEvent, type Shout } from '../live.js';
+import { chainOrder, seqOf } from '../chain.js';
 import type { Item } from '../types.js';
-import { ago, Countdown, ErrorNote, Field, Form, useAction, who } from '../ui/kit.js';
+import { ago, Countdown, describeEvent, ErrorNote, Field, Form, useAction, who } from '../ui/kit.js';
 
 const Graph = lazy(() => import('./graph.js'));
 
@@ -80,7 +81,8 @@ class BoardModel {
 
   /** An event: into the stream, and the items it names re-read (coalesced per frame). */
   private heard(e: BoardEvent): void {
-    this.activity.value = [e, ...this.activity.value].slice(0, ACTIVITY_KEPT);
+    // An event the first read already held (it landed between the status and activity reads) is not listed twice.
+    if (e.seq === null || !this.activity.value.some((x) => x.seq === e.seq)) this.activity.value = [e, ...this.activity.value].slice(0, ACTIVITY_KEPT);
     if (e.seq !== null && this.status.value) this.status.value = { ...this.status.value, lastSeq: e.seq };
     if (e.workId) this.stale.add(e.workId);
     else if (e.seq !== null) this.everything = true;
@@ -113,9 +115,6 @@ class BoardModel {
   }
 }
 
-const seqOf = (workId: string) => Number(workId.slice(2));
-/** The chain's order for ready items: ranked first, then priority, then creation. */
-const chainOrder = (a: Item, b: Item) => (a.rank ?? Infinity) - (b.rank ?? Infinity) || a.priority - b.priority || seqOf(a.workId) - seqOf(b.workId);
 
 export function BoardPage({ projectId }: { projectId: string }) {
   const model = useMemo(() => new BoardModel(projectId), [projectId]);
@@ -145,7 +144,7 @@ export function BoardPage({ projectId }: { projectId: string }) {
         </div>
       </div>
       <ErrorNote error={model.error.value} />
-      <div class="board-layout">
+      <div class="board-layout board">
         <div>
           {view === 'columns' ? (
             <Columns projectId={projectId} items={model.items} />
@@ -156,7 +155,7 @@ export function BoardPage({ projectId }: { projectId: string }) {
           )}
           {canWrite ? <NewItems projectId={projectId} /> : null}
         </div>
-        <aside class="side">
+        <aside class="side board-side">
           <Roster agents={model.agents.value} />
           <Shouts projectId={projectId} shouts={model.shouts.value} agents={model.agents.value} canWrite={canWrite} />
           <Activity events={model.activity.value} />
@@ -241,7 +240,7 @@ function Roster({ agents }: { agents: Agent[] }) {
             <span class={`dot ${a.online ? 'on' : ''}`} aria-label={a.online ? 'online' : 'offline'} />
             <strong title={a.principal}>{who(a.principal)}</strong> <span class="muted">{a.status ?? ''}</span>
             <div class="at">
-              seen {ago(a.lastSeenAt)}
+              {a.lastSeenAt ? `seen ${ago(a.lastSeenAt)}` : 'no heartbeat yet'}
               {a.leases.length ? ` · holds ${a.leases.join(', ')}` : ''}
             </div>
           </li>
@@ -300,12 +299,6 @@ function Shouts({ projectId, shouts, agents, canWrite }: { projectId: string; sh
   );
 }
 
-function describe(e: BoardEvent): string {
-  const data = e.data as { from?: string; to?: string; lease?: { holder?: string } };
-  const move = data.from && data.to ? ` ${data.from} → ${data.to}` : '';
-  return `${e.type}${e.workId ? ` ${e.workId}` : ''}${move}`;
-}
-
 function Activity({ events }: { events: BoardEvent[] }) {
   return (
     <section class="panel" aria-label="Activity">
@@ -313,7 +306,7 @@ function Activity({ events }: { events: BoardEvent[] }) {
       <ul class="feed">
         {events.map((e, i) => (
           <li key={e.seq ?? `x${i}`} data-seq={e.seq ?? ''}>
-            {describe(e)}
+            {describeEvent(e)}
             <div class="at">
               {who(e.actor)} · {ago(e.at)}
               {e.seq !== null ? ` · #${e.seq}` : ''}

@@ -4,8 +4,9 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, onBoard } from '../api.js';
 import { BoardFeed, type BoardEvent } from '../live.js';
+import { moveInChain } from '../chain.js';
 import type { Item } from '../types.js';
-import { ago, ConfirmButton, Countdown, ErrorNote, Field, Form, useAction, who } from '../ui/kit.js';
+import { ago, ConfirmButton, Countdown, describeEvent, ErrorNote, Field, Form, useAction, who } from '../ui/kit.js';
 
 interface Comment {
   seq: number;
@@ -15,11 +16,11 @@ interface Comment {
 }
 
 const OPERATOR = ['admin', 'owner'];
-const MOVES: { action: 'block' | 'unblock' | 'cancel' | 'reopen'; label: string; when: (state: string) => boolean }[] = [
-  { action: 'block', label: 'Block', when: (s) => !['blocked', 'done', 'cancelled'].includes(s) },
-  { action: 'unblock', label: 'Unblock', when: (s) => s === 'blocked' },
-  { action: 'cancel', label: 'Cancel', when: (s) => !['done', 'cancelled'].includes(s) },
-  { action: 'reopen', label: 'Reopen', when: (s) => s === 'done' || s === 'cancelled' },
+const MOVES: { action: 'block' | 'unblock' | 'cancel' | 'reopen'; label: string; done: string; when: (state: string) => boolean }[] = [
+  { action: 'block', label: 'Block', done: 'Blocked', when: (s) => !['blocked', 'done', 'cancelled'].includes(s) },
+  { action: 'unblock', label: 'Unblock', done: 'Unblocked', when: (s) => s === 'blocked' },
+  { action: 'cancel', label: 'Cancel item', done: 'Cancelled', when: (s) => !['done', 'cancelled'].includes(s) },
+  { action: 'reopen', label: 'Reopen', done: 'Reopened', when: (s) => s === 'done' || s === 'cancelled' },
 ];
 
 export function ItemPage({ projectId, workId }: { projectId: string; workId: string }) {
@@ -105,7 +106,7 @@ export function ItemPage({ projectId, workId }: { projectId: string; workId: str
               <ul class="feed">
                 {history.map((e) => (
                   <li key={e.seq}>
-                    {e.type} <span class="muted">{who(e.actor)}</span>
+                    {describeEvent(e)} <span class="muted">{who(e.actor)}</span>
                     <div class="at">
                       #{e.seq} · {ago(e.at)}
                     </div>
@@ -133,20 +134,27 @@ function Fact({ name, value }: { name: string; value: ComponentChildren }) {
 
 function OperatorMoves({ projectId, item, done }: { projectId: string; item: Item; done: () => void }) {
   const [reason, setReason] = useState('');
-  const move = useAction(async (action: string) => {
-    await api('POST', onBoard(projectId, `/api/items/${item.workId}/state`), { action, ...(reason ? { reason } : {}) });
+  const move = useAction(async (m: (typeof MOVES)[number]) => {
+    await api('POST', onBoard(projectId, `/api/items/${item.workId}/state`), { action: m.action, ...(reason ? { reason } : {}) });
     done();
-    return `${action} done.`;
+    return `${m.done} ${item.workId}.`;
   });
   const override = useAction(async () => {
     await api('POST', onBoard(projectId, `/api/items/${item.workId}/override`), { reason });
     done();
     return 'Passed through the verify gate.';
   });
-  const reorder = useAction(async () => {
-    await api('POST', onBoard(projectId, '/api/items/reorder'), { workIds: [item.workId] });
+  const reorder = useAction(async (how: 'top' | -1 | 1) => {
+    let workIds = [item.workId];
+    if (how !== 'top') {
+      const chain = await api<{ items: Item[] }>('GET', onBoard(projectId, `/api/items?state=${item.state}&limit=500`));
+      const moved = moveInChain(chain.items, item.workId, how);
+      if (!moved) return how === -1 ? 'Already first in the chain.' : 'Already last in the chain.';
+      workIds = moved;
+    }
+    await api('POST', onBoard(projectId, '/api/items/reorder'), { workIds });
     done();
-    return 'Moved to the head of the chain.';
+    return how === 'top' ? 'Moved to the head of the chain.' : how === -1 ? 'Moved up one place.' : 'Moved down one place.';
   });
   const error = move.error ?? override.error ?? reorder.error;
   const ok = move.done ?? override.done ?? reorder.done;
@@ -156,12 +164,18 @@ function OperatorMoves({ projectId, item, done }: { projectId: string; item: Ite
       <Field label="Reason" name="reason" value={reason} onInput={setReason} maxLength={500} hint="Recorded with the move; an override needs one." />
       <div class="row" style={{ marginTop: '0.5rem' }}>
         {MOVES.filter((m) => m.when(item.state)).map((m) => (
-          <ConfirmButton key={m.action} label={m.label} danger={m.action === 'cancel'} question={`${m.label} ${item.workId}?`} onConfirm={() => void move.go(m.action)} disabled={move.pending} />
+          <ConfirmButton key={m.action} label={m.label} danger={m.action === 'cancel'} question={`${m.label} ${item.workId}?`} onConfirm={() => void move.go(m)} disabled={move.pending} />
         ))}
         {item.verify === 'required' && ['awaiting_verify', 'verifying'].includes(item.state) ? (
           <ConfirmButton label="Override" question={`Pass ${item.workId} without verification?`} onConfirm={() => void override.go()} disabled={!reason || override.pending} />
         ) : null}
-        <ConfirmButton label="Move to top" question={`Put ${item.workId} at the head of the chain?`} onConfirm={() => void reorder.go()} disabled={reorder.pending} />
+        <ConfirmButton label="Move to top" question={`Put ${item.workId} at the head of the chain?`} onConfirm={() => void reorder.go('top')} disabled={reorder.pending} />
+        {item.state === 'ready' ? (
+          <>
+            <ConfirmButton label="Move up" question={`Move ${item.workId} one place up the chain?`} onConfirm={() => void reorder.go(-1)} disabled={reorder.pending} />
+            <ConfirmButton label="Move down" question={`Move ${item.workId} one place down the chain?`} onConfirm={() => void reorder.go(1)} disabled={reorder.pending} />
+          </>
+        ) : null}
       </div>
       <ErrorNote error={error} />
       {ok ? (

@@ -3,7 +3,8 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { ApiError } from '../api.js';
-import { me, now } from '../session.js';
+import { agentNames, me, now } from '../session.js';
+import type { BoardEvent } from '../types.js';
 
 export function ErrorNote({ error }: { error: unknown }) {
   if (!error) return null;
@@ -128,9 +129,16 @@ export function Countdown({ until }: { until: string }) {
   );
 }
 
-/** `agent:…` / `user:…` shortened for a card; the signed-in person is "you". */
+/** `agent:…` / `user:…` as a person reads it: "you", a token's name when it is one of yours, else a short id. */
 export function who(principal: string | null | undefined): string {
   if (!principal) return '—';
   if (me.value && principal === `user:${me.value.id}`) return 'you';
-  return principal.replace(/^(agent|user):/, '').slice(0, 8);
+  return agentNames.value.get(principal) ?? principal.replace(/^(agent|user):/, '').slice(0, 8);
+}
+
+/** One line for a board event: its type, item, and the move it made. */
+export function describeEvent(e: BoardEvent): string {
+  const data = e.data as { from?: string; to?: string };
+  const move = data.from && data.to ? ` ${data.from.replace('_', ' ')} → ${data.to.replace('_', ' ')}` : '';
+  return `${e.type}${e.workId ? ` ${e.workId}` : ''}${move}`;
 }

@@ -1,0 +1,25 @@
+// The page's priority chain and its one-place moves (web/src/chain.ts), as a table.
+import { describe, expect, it } from 'vitest';
+import { chainOrder, moveInChain } from '../../web/src/chain.js';
+import type { Item } from '../../web/src/types.js';
+
+const item = (workId: string, priority: number, rank: number | null = null) => ({ workId, priority, rank }) as Item;
+const chain = [item('W-1', 2), item('W-2', 0), item('W-3', 2, 5), item('W-4', 0), item('W-10', 2)];
+
+describe('the chain in the page', () => {
+  it('orders ranked first, then priority, then creation (W-10 after W-4, not before W-2)', () => {
+    expect([...chain].sort(chainOrder).map((i) => i.workId)).toEqual(['W-3', 'W-2', 'W-4', 'W-1', 'W-10']);
+  });
+
+  it.each([
+    ['W-4', -1, ['W-3', 'W-4', 'W-2']],
+    ['W-4', 1, ['W-3', 'W-2', 'W-1', 'W-4']],
+    ['W-3', 1, ['W-2', 'W-3']],
+    ['W-10', -1, ['W-3', 'W-2', 'W-4', 'W-10', 'W-1']],
+    ['W-3', -1, null],
+    ['W-10', 1, null],
+    ['W-99', 1, null],
+  ] as const)('moves %s by %i as the reorder %o', (workId, by, expected) => {
+    expect(moveInChain(chain, workId, by)).toEqual(expected);
+  });
+});
