@@ -2,6 +2,7 @@
 import { bcryptHasher } from './auth/passwords.js';
 import { deriveKeys } from './auth/keys.js';
 import { serverSecret } from './server-secret.js';
+import { billingSetupFrom } from './billing/setup.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
 import { MemoryBus, type Bus } from './bus/bus.js';
@@ -54,7 +55,7 @@ async function main(): Promise<void> {
   const keys = deriveKeys(await serverSecret(config));
   const store = await openStore(config);
   const passwords = bcryptHasher(config.bcryptRounds, keys.pepper);
-  const server = await startServer({ config, store, bus: openBus(config, logger), limiter: openLimiter(config, logger), passwords, keys, logger });
+  const server = await startServer({ config, store, bus: openBus(config, logger), limiter: openLimiter(config, logger), passwords, keys, billing: billingSetupFrom(config), logger });
   logger.info({ port: server.port, store: store.kind }, 'listening');
 
   const stop = (signal: string) => {

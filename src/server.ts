@@ -15,6 +15,7 @@ import type { PasswordHasher } from './auth/passwords.js';
 import { csrfTokenFor } from './auth/csrf.js';
 import type { ServerKeys } from './auth/keys.js';
 import { loadWebBundle, type WebBundle } from './web/bundle.js';
+import { BillingService, type BillingSetup } from './billing/service.js';
 import type { Config } from './config.js';
 import { ResolutionObserver } from './errors/observed-resolution.js';
 import { Pipeline } from './http/pipeline.js';
@@ -35,6 +36,8 @@ export interface ServerParts {
   keys: ServerKeys;
   /** Defaults to the in-process bus (one node). */
   bus?: Bus;
+  /** The payment provider and prices; null or absent: billing answers 503 BILLING_UNAVAILABLE. */
+  billing?: BillingSetup | null;
   /** Defaults to the build in dist/web. */
   web?: WebBundle;
   /** Defaults to writing mail to the log. */
@@ -97,7 +100,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   });
   const boards = new BoardAccess(registry);
   const mailer = parts.mailer ?? logMailer(logger);
-  const routes = routeTable({ config, store, observer, passwords: parts.passwords, mailer, selector, boards, logger, clock, readiness, busHealth: () => bus.health, sockets: () => hub.size, revoke: (notice) => bus.notify(notice), notify: (notice) => bus.notify(notice), csrfToken: (sessionId) => csrfTokenFor(parts.keys.csrf, sessionId), web: parts.web ?? loadWebBundle() });
+  const routes = routeTable({ config, store, observer, passwords: parts.passwords, mailer, selector, boards, logger, clock, readiness, busHealth: () => bus.health, sockets: () => hub.size, revoke: (notice) => bus.notify(notice), notify: (notice) => bus.notify(notice), csrfToken: (sessionId) => csrfTokenFor(parts.keys.csrf, sessionId), web: parts.web ?? loadWebBundle(), billing: new BillingService(store, parts.billing ?? null, logger) });
   const authenticator = new Authenticator(store);
   const pipeline = new Pipeline({ authenticator, selector, limiter: parts.limiter, observer, logger, publicUrl: config.publicUrl, csrfKey: parts.keys.csrf, cookieSecure: config.cookieSecure, addressRatePerMinute: config.addressRatePerMinute, boardRateScale: config.boardRateScale, clock });
 

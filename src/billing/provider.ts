@@ -3,14 +3,50 @@
 export interface ProviderEvent {
   id: string;
   type: string;
+  /** When the provider created the event (ms): the order of subscription changes. */
+  created: number;
   /** The event's object (subscription, checkout session, invoice). */
   object: Record<string, unknown>;
+}
+
+/** What we keep of a provider subscription (from an event's object or a fetch). */
+export interface SubscriptionState {
+  id: string;
+  customerId: string;
+  status: string;
+  priceId: string | null;
+  currentPeriodEnd: number | null;
+  cancelAtPeriodEnd: boolean;
+  /** metadata.projectId, set by our checkout. */
+  projectId: string | null;
+}
+
+/** Reads a provider subscription object (Stripe's shape; the period end moved onto items in newer API versions). */
+export function subscriptionState(object: Record<string, unknown>): SubscriptionState | null {
+  const id = object.id;
+  const customer = typeof object.customer === 'string' ? object.customer : (object.customer as { id?: unknown } | null)?.id;
+  if (typeof id !== 'string' || typeof customer !== 'string' || typeof object.status !== 'string') return null;
+  const item = ((object.items as { data?: Record<string, unknown>[] } | undefined)?.data ?? [])[0];
+  const price = (item?.price as { id?: unknown } | undefined)?.id;
+  const periodEnd = object.current_period_end ?? item?.current_period_end;
+  const metadata = (object.metadata ?? {}) as Record<string, unknown>;
+  return {
+    id,
+    customerId: customer,
+    status: object.status,
+    priceId: typeof price === 'string' ? price : null,
+    currentPeriodEnd: typeof periodEnd === 'number' ? periodEnd * 1000 : null,
+    cancelAtPeriodEnd: object.cancel_at_period_end === true,
+    projectId: typeof metadata.projectId === 'string' ? metadata.projectId : null,
+  };
 }
 
 export interface BillingProvider {
   createCustomer(input: { email: string; accountId: string; projectId: string }): Promise<{ customerId: string }>;
   createCheckoutSession(input: { customerId: string; priceId: string; projectId: string; successUrl: string; cancelUrl: string }): Promise<{ url: string }>;
   createPortalSession(input: { customerId: string; returnUrl: string }): Promise<{ url: string }>;
+  /** A subscription as the provider holds it now. */
+  getSubscription(subscriptionId: string): Promise<SubscriptionState>;
   /** Verifies the signature over the exact raw body; throws PROVIDER_SIGNATURE_INVALID or PROVIDER_EVENT_INVALID. */
   verifyEvent(rawBody: Buffer, signature: string | undefined): ProviderEvent;
 }

@@ -1,7 +1,7 @@
 // The Stripe adapter: the SDK behind the BillingProvider port, its failures mapped to our codes.
 import Stripe from 'stripe';
 import { AppError } from '../errors/app-error.js';
-import type { BillingProvider, ProviderEvent } from './provider.js';
+import { subscriptionState, type BillingProvider, type ProviderEvent } from './provider.js';
 
 export interface StripeSettings {
   secretKey: string;
@@ -37,6 +37,12 @@ export function createStripeProvider(settings: StripeSettings): BillingProvider 
       );
       return { url: requireString(session.url) };
     },
+    async getSubscription(subscriptionId) {
+      const subscription = await call(() => stripe.subscriptions.retrieve(subscriptionId));
+      const state = subscriptionState(subscription as unknown as Record<string, unknown>);
+      if (!state) throw new AppError('PROVIDER_RESPONSE_INVALID');
+      return state;
+    },
     async createPortalSession({ customerId, returnUrl }) {
       const session = await call(() => stripe.billingPortal.sessions.create({ customer: customerId, return_url: returnUrl }));
       return { url: requireString(session.url) };
@@ -52,7 +58,7 @@ export function createStripeProvider(settings: StripeSettings): BillingProvider 
       }
       const object = (event.data as { object?: unknown } | undefined)?.object;
       if (typeof event.id !== 'string' || typeof event.type !== 'string' || typeof object !== 'object' || object === null) throw new AppError('PROVIDER_EVENT_INVALID');
-      return { id: event.id, type: event.type, object: object as Record<string, unknown> } satisfies ProviderEvent;
+      return { id: event.id, type: event.type, created: (event.created ?? 0) * 1000, object: object as Record<string, unknown> } satisfies ProviderEvent;
     },
   };
 }

@@ -10,6 +10,7 @@ import type { Mailer } from '../mail/mailer.js';
 import type { BoardAccess } from '../board/board-access.js';
 import type { Notice } from '../bus/bus.js';
 import type { WebBundle } from '../web/bundle.js';
+import type { BillingService } from '../billing/service.js';
 
 export interface RouteDeps {
   config: Config;
@@ -30,6 +31,8 @@ export interface RouteDeps {
   sockets: () => number;
   /** Tells every node to close a revoked credential's sockets. */
   revoke: (notice: Extract<Notice, { kind: 'revoked' }>) => void;
+  /** Billing rules and the provider, when configured. */
+  billing: BillingService;
   /** The browser board's build. */
   web: WebBundle;
   /** The CSRF token of a session (by session id), which its page sends back on every write. */

@@ -120,6 +120,30 @@ export interface PresenceRecord extends Doc {
   seenAt: number;
 }
 
+/** A project's billing with the payment provider; `_id` is the project id. Created when a customer is attached. */
+export interface BillingRecord extends Doc {
+  accountId: string;
+  customerId: string;
+  subscriptionId: string | null;
+  /** The provider's subscription status (active, trialing, past_due, canceled, …); null before one exists. */
+  status: string | null;
+  interval: 'month' | 'year' | null;
+  priceId: string | null;
+  currentPeriodEnd: number | null;
+  cancelAtPeriodEnd: boolean;
+  /** Provider time of the last applied subscription change: an older event never overwrites it. */
+  changedAt: number | null;
+  /** When the subscription last became past_due (Pro for 7 days from then); null otherwise. */
+  pastDueSince: number | null;
+}
+
+/** A provider event whose effects were applied; `_id` is the provider's event id. */
+export interface BillingEventRecord extends Doc {
+  projectId: string;
+  type: string;
+  at: number;
+}
+
 export interface AuditRecord extends Doc {
   at: number;
   actor: string;

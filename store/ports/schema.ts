@@ -1,6 +1,6 @@
 // The collections of the store and their indexes, declared once for both adapters.
 import type { ApartField, Collection } from './collection.js';
-import type { AccountRecord, AuditRecord, BoardRecord, EventRecord, LinkTokenRecord, MemberRecord, PresenceRecord, ProjectRecord, SessionRecord, ShoutRecord, TokenRecord } from './records.js';
+import type { AccountRecord, AuditRecord, BillingEventRecord, BillingRecord, BoardRecord, EventRecord, LinkTokenRecord, MemberRecord, PresenceRecord, ProjectRecord, SessionRecord, ShoutRecord, TokenRecord } from './records.js';
 
 export interface IndexSpec {
   name: string;
@@ -20,6 +20,8 @@ export interface Collections {
   linkTokens: Collection<LinkTokenRecord>;
   shouts: Collection<ShoutRecord>;
   presence: Collection<PresenceRecord>;
+  billing: Collection<BillingRecord>;
+  billingEvents: Collection<BillingEventRecord>;
 }
 
 export type CollectionName = keyof Collections;
@@ -38,6 +40,8 @@ export const SCHEMA: Record<CollectionName, readonly IndexSpec[]> = {
   linkTokens: [idx(['accountId']), idx(['expiresAt'])],
   shouts: [idx(['boardId', 'at'])],
   presence: [idx(['boardId', 'seenAt'])],
+  billing: [idx(['customerId'], true), idx(['accountId']), idx(['status'])],
+  billingEvents: [idx(['projectId', 'at'])],
 };
 
 /**

@@ -162,6 +162,21 @@ export function storeContract(name: string, harness: StoreHarness): void {
       ).rejects.toThrow('refused');
       expect((await store.accounts.get(a._id))!.version).toBe(6);
       expect(await modify(store.accounts, 'missing', () => ({ displayName: 'x' }))).toBeNull();
+      // A change that answers null leaves the document as it is and returns it.
+      expect((await modify(store.accounts, a._id, () => null))!.version).toBe(6);
+      expect((await store.accounts.get(a._id))!.version).toBe(6);
+    });
+
+    it('keeps billing records one per project and one per provider customer, and applied provider events once', async () => {
+      const record = (projectId: string, customerId: string) => ({ _id: projectId, version: 1, accountId: 'acc', customerId, subscriptionId: null, status: null, interval: null, priceId: null, currentPeriodEnd: null, cancelAtPeriodEnd: false, changedAt: null, pastDueSince: null });
+      const [p1, p2, c1] = [unique('proj'), unique('proj'), unique('cus')];
+      await store.billing.insert(record(p1, c1));
+      await expect(store.billing.insert(record(p2, c1))).rejects.toBeInstanceOf(DuplicateKeyError);
+      await expect(store.billing.insert(record(p1, unique('cus')))).rejects.toBeInstanceOf(DuplicateKeyError);
+      expect((await store.billing.findOne({ customerId: c1 }))!._id).toBe(p1);
+      const evt = { _id: unique('evt'), version: 1, projectId: p1, type: 'customer.subscription.updated', at: 1 };
+      await store.billingEvents.insert(evt);
+      await expect(store.billingEvents.insert(evt)).rejects.toBeInstanceOf(DuplicateKeyError);
     });
 
     it('patches dotted paths at the expected version, leaving the rest of the document as it was', async () => {

@@ -3,6 +3,7 @@
 import { pino } from 'pino';
 import { bcryptHasher } from '../../src/auth/passwords.js';
 import { deriveKeys } from '../../src/auth/keys.js';
+import { billingSetupFrom } from '../../src/billing/setup.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { MemoryRateLimiter } from '../../src/ratelimit/memory.js';
 import { startServer, type RunningServer } from '../../src/server.js';
@@ -60,7 +61,7 @@ export async function startTestServer(env: Record<string, string> = {}, store?: 
   const mail = new CaptureMailer();
   let offset = 0;
   const clock = () => Date.now() + offset;
-  const server = await startServer({ config, store: theStore, bus, limiter: new MemoryRateLimiter(), passwords, keys, mailer: mail, logger: pino({ level: 'silent' }), clock });
+  const server = await startServer({ config, store: theStore, bus, limiter: new MemoryRateLimiter(), passwords, keys, billing: billingSetupFrom(config), mailer: mail, logger: pino({ level: 'silent' }), clock });
   return {
     url: `http://127.0.0.1:${server.port}`,
     store: theStore,

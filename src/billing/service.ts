@@ -1,0 +1,177 @@
+// Billing rules (DOMAIN.md "Billing"): a project's billing state, and the provider's webhook with
+// its signature check, foreign-event refusal, once-per-event effects, no regression by older
+// events, and a pending and a terminal audit row for every valid delivery.
+import type { Logger } from 'pino';
+import { AppError } from '../errors/app-error.js';
+import type { PlanName } from '../plans.js';
+import { DuplicateKeyError, modify, type BillingRecord, type Store } from '../../store/ports/store.js';
+import { billingPlan } from './plan.js';
+import { subscriptionState, type BillingProvider, type ProviderEvent, type SubscriptionState } from './provider.js';
+
+export interface Prices {
+  monthly: string;
+  yearly: string;
+}
+
+/** The configured provider and our two Pro prices; null when billing is not configured here. */
+export interface BillingSetup {
+  provider: BillingProvider;
+  prices: Prices;
+}
+
+export interface AccountBilling {
+  projectId: string;
+  plan: PlanName;
+  subscription: { status: string; interval: 'month' | 'year' | null; currentPeriodEnd: string | null; cancelAtPeriodEnd: boolean } | null;
+  providerAvailable: boolean;
+  upgradeOptions: { plan: 'pro'; interval: 'month' | 'year' }[];
+}
+
+export type WebhookOutcome = 'applied' | 'duplicate' | 'ignored' | 'failed';
+
+const HANDLED = new Set(['checkout.session.completed', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'invoice.paid', 'invoice.payment_failed']);
+const UPGRADES = [
+  { plan: 'pro', interval: 'month' },
+  { plan: 'pro', interval: 'year' },
+] as const;
+
+export class BillingService {
+  constructor(
+    private readonly store: Store,
+    private readonly setup: BillingSetup | null,
+    private readonly logger: Pick<Logger, 'warn'>,
+  ) {}
+
+  get available(): boolean {
+    return this.setup !== null;
+  }
+
+  /** The setup, or 503 BILLING_UNAVAILABLE. */
+  private configured(): BillingSetup {
+    if (!this.setup) throw new AppError('BILLING_UNAVAILABLE');
+    return this.setup;
+  }
+
+  private intervalOf(priceId: string | null): 'month' | 'year' | null {
+    if (!this.setup || !priceId) return null;
+    return priceId === this.setup.prices.monthly ? 'month' : priceId === this.setup.prices.yearly ? 'year' : null;
+  }
+
+  /** GET /api/account/billing: a missing interval is refreshed from the provider when it answers. */
+  async state(projectId: string, now: number): Promise<AccountBilling> {
+    let record = await this.store.billing.get(projectId);
+    if (record?.subscriptionId && record.interval === null && this.setup) {
+      try {
+        const fresh = await this.setup.provider.getSubscription(record.subscriptionId);
+        record = (await modify(this.store.billing, projectId, () => ({ priceId: fresh.priceId, interval: this.intervalOf(fresh.priceId) }))) ?? record;
+      } catch (e) {
+        this.logger.warn({ err: e, projectId }, 'billing: the subscription interval could not be refreshed; answering without it');
+      }
+    }
+    return {
+      projectId,
+      plan: billingPlan(record, now),
+      subscription: record?.status ? { status: record.status, interval: record.interval, currentPeriodEnd: record.currentPeriodEnd === null ? null : new Date(record.currentPeriodEnd).toISOString(), cancelAtPeriodEnd: record.cancelAtPeriodEnd } : null,
+      providerAvailable: this.available,
+      upgradeOptions: [...UPGRADES],
+    };
+  }
+
+  /**
+   * POST /api/billing/webhook. The signature is checked over the raw body before anything is
+   * written; then a pending audit row, the effect (once per event id), and the terminal row.
+   */
+  async webhook(raw: Buffer, signature: string | undefined, requestId: string, now: number): Promise<{ received: true; handled: boolean }> {
+    const event = this.configured().provider.verifyEvent(raw, signature);
+    const handled = HANDLED.has(event.type);
+    // Reading which project the event is about changes nothing; a foreign one is refused after its rows.
+    const target = handled ? await this.projectOf(event).catch((e: unknown) => e as Error) : null;
+    const projectId = target instanceof Error ? null : (target?._id ?? null);
+    await this.audit(event, projectId, 'pending', requestId, now);
+    let outcome: WebhookOutcome = 'failed';
+    try {
+      if (!handled) {
+        outcome = 'ignored';
+        return { received: true, handled: false };
+      }
+      if (target instanceof Error) throw target;
+      outcome = await this.applyOnce(event, target!, now);
+      return { received: true, handled: true };
+    } finally {
+      await this.audit(event, projectId, outcome, requestId, now);
+    }
+  }
+
+  /** The billing record the event is about; a customer of none of our projects, or a projectId that disagrees, is foreign. */
+  private async projectOf(event: ProviderEvent): Promise<BillingRecord> {
+    const o = event.object;
+    const customer = typeof o.customer === 'string' ? o.customer : (o.customer as { id?: unknown } | null)?.id;
+    const metadataProject = ((o.metadata ?? {}) as { projectId?: unknown }).projectId;
+    const claimed = typeof o.client_reference_id === 'string' ? o.client_reference_id : typeof metadataProject === 'string' ? metadataProject : null;
+    const record = typeof customer === 'string' ? await this.store.billing.findOne({ customerId: customer }) : null;
+    if (!record || (claimed !== null && claimed !== record._id)) {
+      throw new AppError('PROVIDER_EVENT_ACCOUNT_MISMATCH', 'The event’s customer is attached to none of this service’s projects, or names another project.');
+    }
+    return record;
+  }
+
+  /** Applies the event unless its id was applied before; an event older than the last applied change is ignored. */
+  private async applyOnce(event: ProviderEvent, record: BillingRecord, now: number): Promise<WebhookOutcome> {
+    try {
+      await this.store.billingEvents.insert({ _id: event.id, version: 1, projectId: record._id, type: event.type, at: now });
+    } catch (e) {
+      if (e instanceof DuplicateKeyError) return 'duplicate';
+      throw e;
+    }
+    try {
+      const changes = this.effectOf(event, record);
+      if (!changes) return 'ignored';
+      const updated = await modify(this.store.billing, record._id, (current) => (current.changedAt !== null && event.created < current.changedAt ? null : { ...changes, changedAt: event.created }));
+      if (!updated || updated.changedAt !== event.created) return 'ignored';
+      await this.settlePlan(updated, now);
+      return 'applied';
+    } catch (e) {
+      // Not applied: let a redelivery try again.
+      await this.store.billingEvents.delete(event.id).catch(() => undefined);
+      throw e;
+    }
+  }
+
+  /** What an event changes on the record, or null when it changes nothing. */
+  private effectOf(event: ProviderEvent, record: BillingRecord): Partial<BillingRecord> | null {
+    const o = event.object;
+    if (event.type === 'checkout.session.completed') {
+      return typeof o.subscription === 'string' ? { subscriptionId: o.subscription } : null;
+    }
+    if (event.type.startsWith('customer.subscription.')) {
+      const sub = subscriptionState(o);
+      if (!sub) throw new AppError('PROVIDER_EVENT_INVALID', 'The subscription in the event lacks its id, customer or status.');
+      return this.fromSubscription(sub, record, event.type === 'customer.subscription.deleted' ? 'canceled' : sub.status, event.created);
+    }
+    if (event.type === 'invoice.payment_failed') return record.status === 'past_due' ? null : { status: 'past_due', pastDueSince: event.created };
+    if (event.type === 'invoice.paid') return record.status === 'past_due' ? { status: 'active', pastDueSince: null } : null;
+    return null;
+  }
+
+  private fromSubscription(sub: SubscriptionState, record: BillingRecord, status: string, at: number): Partial<BillingRecord> {
+    return {
+      subscriptionId: sub.id,
+      status,
+      priceId: sub.priceId,
+      interval: this.intervalOf(sub.priceId),
+      currentPeriodEnd: sub.currentPeriodEnd,
+      cancelAtPeriodEnd: sub.cancelAtPeriodEnd,
+      pastDueSince: status === 'past_due' ? (record.pastDueSince ?? at) : null,
+    };
+  }
+
+  /** Keeps the project's plan (read by selection, limits and retention) equal to what its billing derives. */
+  async settlePlan(record: Pick<BillingRecord, '_id' | 'status' | 'pastDueSince'>, now: number): Promise<void> {
+    const plan = billingPlan(record, now);
+    await modify(this.store.projects, record._id, (project) => (project.plan === plan ? null : { plan }));
+  }
+
+  private async audit(event: ProviderEvent, projectId: string | null, outcome: 'pending' | WebhookOutcome, requestId: string, now: number): Promise<void> {
+    await this.store.audit.insert({ _id: `${requestId}:${outcome}`, version: 1, at: now, actor: 'provider', action: 'billing.webhook', projectId, data: { eventId: event.id, type: event.type, outcome, requestId } });
+  }
+}
