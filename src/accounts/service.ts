@@ -134,12 +134,17 @@ export class AccountService {
     return { account: updated, ...(await this.openSession(accountId, now)) };
   }
 
-  /** Deletes the account, the boards it owns, its memberships, tokens, sessions and links; answers the deleted boards' ids. */
-  async deleteAccount(accountId: string, input: { confirmEmail: string; currentPassword: string }): Promise<string[]> {
+  /**
+   * Deletes the account, the boards it owns, its memberships, tokens, sessions and links; answers
+   * the deleted boards' ids. `first` runs once the request is confirmed and before anything is
+   * deleted (billing cancels live subscriptions there); when it throws, nothing is deleted.
+   */
+  async deleteAccount(accountId: string, input: { confirmEmail: string; currentPassword: string }, first: () => Promise<void> = async () => undefined): Promise<string[]> {
     const account = await this.store.accounts.get(accountId);
     if (!account) throw new AppError('UNAUTHENTICATED');
     if (input.confirmEmail !== account.email) throw new AppError('ACCOUNT_DELETE_CONFIRM_MISMATCH');
     await this.reauthenticate(accountId, input.currentPassword);
+    await first();
     const owned = await this.store.projects.find({ ownerId: accountId });
     for (const project of owned) await deleteProject(this.store, project._id);
     await this.store.members.deleteMany({ accountId });

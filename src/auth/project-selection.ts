@@ -16,7 +16,8 @@ export interface SelectedProject {
   owned: boolean;
 }
 
-export type SelectionMode = 'required' | 'optional';
+/** required: a project must be selected; owned: and the caller must own it (billing); optional: none is fine. */
+export type SelectionMode = 'required' | 'owned' | 'optional';
 
 type SelectionPorts = Pick<Store, 'accounts' | 'projects' | 'members'>;
 
@@ -24,15 +25,18 @@ export class ProjectSelector {
   constructor(private readonly store: SelectionPorts) {}
 
   async select(identity: Identity, requested: string | undefined, mode: SelectionMode): Promise<SelectedProject | null> {
+    let project: SelectedProject | null;
     if (requested !== undefined) {
       if (!PROJECT_ID.test(requested)) throw new AppError('INVALID_PROJECT_ID', 'projectId must be 1 to 64 letters, digits, "-" or "_".');
-      const project = await this.reachable(identity, requested);
+      project = await this.reachable(identity, requested);
       if (!project) throw new AppError('PROJECT_SCOPE_DENIED', 'That project does not exist or this credential cannot reach it.');
-      return project;
+    } else {
+      const fallback = await this.fallback(identity);
+      project = fallback ? await this.reachable(identity, fallback) : null;
+      if (!project && mode !== 'optional') throw new AppError('PROJECT_REQUIRED', 'Pass projectId, or star a default project in the profile.');
     }
-    const fallback = await this.fallback(identity);
-    const project = fallback ? await this.reachable(identity, fallback) : null;
-    if (!project && mode === 'required') throw new AppError('PROJECT_REQUIRED', 'Pass projectId, or star a default project in the profile.');
+    // Billing treats a project the caller does not own as unreachable (DOMAIN.md "Billing").
+    if (project && mode === 'owned' && !project.owned) throw new AppError('PROJECT_SCOPE_DENIED', 'Only the board’s owner handles its billing.');
     return project;
   }
 

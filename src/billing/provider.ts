@@ -47,6 +47,10 @@ export interface BillingProvider {
   createPortalSession(input: { customerId: string; returnUrl: string }): Promise<{ url: string }>;
   /** A subscription as the provider holds it now. */
   getSubscription(subscriptionId: string): Promise<SubscriptionState>;
+  /** Moves the subscription's item to another price, prorated. */
+  changePrice(subscriptionId: string, priceId: string): Promise<SubscriptionState>;
+  /** Ends the subscription now. */
+  cancelSubscription(subscriptionId: string): Promise<void>;
   /** Verifies the signature over the exact raw body; throws PROVIDER_SIGNATURE_INVALID or PROVIDER_EVENT_INVALID. */
   verifyEvent(rawBody: Buffer, signature: string | undefined): ProviderEvent;
 }

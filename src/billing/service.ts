@@ -29,6 +29,8 @@ export interface AccountBilling {
 
 export type WebhookOutcome = 'applied' | 'duplicate' | 'ignored' | 'failed';
 
+/** Statuses under which a subscription is live: a second one is refused, account deletion cancels them. */
+const LIVE = new Set(['active', 'trialing']);
 const HANDLED = new Set(['checkout.session.completed', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'invoice.paid', 'invoice.payment_failed']);
 const UPGRADES = [
   { plan: 'pro', interval: 'month' },
@@ -75,6 +77,69 @@ export class BillingService {
       providerAvailable: this.available,
       upgradeOptions: [...UPGRADES],
     };
+  }
+
+  /**
+   * POST /api/account/billing/checkout (after the budget): the customer is created and attached
+   * first when absent (a concurrent attach: 409 BILLING_CUSTOMER_CONFLICT, the first one stays),
+   * then a subscription checkout session for the project at `interval`.
+   */
+  async checkout(projectId: string, owner: { id: string; email: string }, interval: 'month' | 'year', returnUrl: string): Promise<{ url: string }> {
+    const { provider, prices } = this.configured();
+    let record = await this.store.billing.get(projectId);
+    if (record?.status && LIVE.has(record.status)) throw new AppError('BILLING_SUBSCRIPTION_CONFLICT', 'This board already has a live subscription; manage it in the portal.');
+    record ??= await this.attachCustomer(provider, projectId, owner);
+    return provider.createCheckoutSession({
+      customerId: record.customerId,
+      priceId: interval === 'month' ? prices.monthly : prices.yearly,
+      projectId,
+      successUrl: `${returnUrl}?checkout=success`,
+      cancelUrl: `${returnUrl}?checkout=cancelled`,
+    });
+  }
+
+  private async attachCustomer(provider: BillingProvider, projectId: string, owner: { id: string; email: string }): Promise<BillingRecord> {
+    const { customerId } = await provider.createCustomer({ email: owner.email, accountId: owner.id, projectId });
+    const record: BillingRecord = { _id: projectId, version: 1, accountId: owner.id, customerId, subscriptionId: null, status: null, interval: null, priceId: null, currentPeriodEnd: null, cancelAtPeriodEnd: false, changedAt: null, pastDueSince: null };
+    try {
+      await this.store.billing.insert(record);
+    } catch (e) {
+      if (e instanceof DuplicateKeyError) throw new AppError('BILLING_CUSTOMER_CONFLICT', 'Another request attached a provider customer to this board meanwhile; retry.');
+      throw e;
+    }
+    return record;
+  }
+
+  /** POST /api/account/billing/portal (after the budget): only for a project with a provider customer. */
+  async portal(projectId: string, returnUrl: string): Promise<{ url: string }> {
+    const { provider } = this.configured();
+    const record = await this.store.billing.get(projectId);
+    if (!record) throw new AppError('BILLING_CUSTOMER_REQUIRED', 'This board never started a subscription; start one with checkout.');
+    return provider.createPortalSession({ customerId: record.customerId, returnUrl });
+  }
+
+  /** POST /api/account/billing/annual: idempotent move of a live monthly Pro subscription to the yearly price. */
+  async annual(projectId: string, now: number): Promise<{ changed: boolean }> {
+    const { provider, prices } = this.configured();
+    const record = await this.store.billing.get(projectId);
+    if (!record?.subscriptionId) throw new AppError('BILLING_SUBSCRIPTION_REQUIRED', 'This board has no subscription; start one with checkout.');
+    if (billingPlan(record, now) !== 'pro') throw new AppError('BILLING_PRO_REQUIRED', 'This board is not on Pro.');
+    if (!record.status || !LIVE.has(record.status)) throw new AppError('BILLING_SUBSCRIPTION_CONFLICT', `The subscription is ${record.status}; settle it in the portal first.`);
+    if (record.priceId === prices.yearly) return { changed: false };
+    if (record.priceId !== prices.monthly) throw new AppError('BILLING_INTERVAL_UNSUPPORTED', 'The subscription is on a price this service does not offer; change it in the portal.');
+    await provider.changePrice(record.subscriptionId, prices.yearly);
+    // The provider accepted the move; its subscription.updated event confirms it later.
+    await modify(this.store.billing, projectId, () => ({ priceId: prices.yearly, interval: 'year' as const }));
+    return { changed: true };
+  }
+
+  /** Before an account is deleted: its live subscriptions end (a provider that cannot be reached stops the deletion). */
+  async cancelLiveSubscriptions(accountId: string): Promise<void> {
+    const live = (await this.store.billing.find({ accountId })).filter((r) => r.subscriptionId && r.status && (LIVE.has(r.status) || r.status === 'past_due'));
+    if (live.length === 0) return;
+    if (!this.setup) throw new AppError('PROVIDER_UNAVAILABLE', 'This account has live subscriptions and the payment provider is not configured here to cancel them.');
+    const { provider } = this.setup;
+    for (const record of live) await provider.cancelSubscription(record.subscriptionId!);
   }
 
   /**

@@ -43,6 +43,18 @@ export function createStripeProvider(settings: StripeSettings): BillingProvider 
       if (!state) throw new AppError('PROVIDER_RESPONSE_INVALID');
       return state;
     },
+    async changePrice(subscriptionId, priceId) {
+      const current = await call(() => stripe.subscriptions.retrieve(subscriptionId));
+      const item = current.items?.data?.[0]?.id;
+      if (typeof item !== 'string') throw new AppError('PROVIDER_RESPONSE_INVALID');
+      const updated = await call(() => stripe.subscriptions.update(subscriptionId, { items: [{ id: item, price: priceId }], proration_behavior: 'create_prorations' }));
+      const state = subscriptionState(updated as unknown as Record<string, unknown>);
+      if (!state) throw new AppError('PROVIDER_RESPONSE_INVALID');
+      return state;
+    },
+    async cancelSubscription(subscriptionId) {
+      await call(() => stripe.subscriptions.cancel(subscriptionId));
+    },
     async createPortalSession({ customerId, returnUrl }) {
       const session = await call(() => stripe.billingPortal.sessions.create({ customer: customerId, return_url: returnUrl }));
       return { url: requireString(session.url) };

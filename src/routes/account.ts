@@ -119,10 +119,10 @@ export function accountRoutes(deps: RouteDeps): Route[] {
       bodyKind: 'json',
       body: DeleteBody,
       rate: 'address',
-      errors: ['ACCOUNT_DELETE_CONFIRM_MISMATCH', 'INVALID_CURRENT_PASSWORD'],
+      errors: ['ACCOUNT_DELETE_CONFIRM_MISMATCH', 'INVALID_CURRENT_PASSWORD', 'PROVIDER_UNAVAILABLE', 'PROVIDER_REQUEST_FAILED', 'PROVIDER_RESPONSE_INVALID'],
       responses: { 204: { description: 'Deleted; the cookie is cleared.' } },
       async handler({ ctx, body }) {
-        const boards = await accounts.deleteAccount(ctx.identity!.accountId, body);
+        const boards = await accounts.deleteAccount(ctx.identity!.accountId, body, () => deps.billing.cancelLiveSubscriptions(ctx.identity!.accountId));
         deps.revoke({ kind: 'revoked', accountId: ctx.identity!.accountId });
         for (const boardId of boards) deps.revoke({ kind: 'revoked', boardId });
         return { status: 204, cookies: [clearSessionCookie] };

@@ -14,21 +14,80 @@ export const AccountBillingResponse = z.object({
   providerAvailable: z.boolean(),
   upgradeOptions: z.array(z.object({ plan: z.literal('pro'), interval: Interval })),
 });
+/** `interval` is required (INVALID_INPUT when absent); any value but month or year is INVALID_BILLING_INTERVAL, refused before the budget is drawn. */
+const CheckoutBody = z.strictObject({
+  interval: z
+    .string()
+    .check((ctx) => {
+      if (ctx.value !== 'month' && ctx.value !== 'year') throw new AppError('INVALID_BILLING_INTERVAL', 'interval must be month or year.');
+    })
+    .meta({ enum: ['month', 'year'] }),
+});
+const NoBody = z.strictObject({}).optional();
+const BillingUrlResponse = z.object({ url: z.string() });
+const AnnualBillingResponse = z.object({ changed: z.boolean() });
+const PROVIDER_ERRORS = ['PROVIDER_REQUEST_FAILED', 'PROVIDER_RESPONSE_INVALID', 'PROVIDER_UNAVAILABLE', 'BILLING_UNAVAILABLE'] as const;
 const BillingWebhookResponse = z.object({ received: z.literal(true), handled: z.boolean() });
 const BillingAuditResponse = z.object({
   events: z.array(z.object({ eventId: z.string(), type: z.string(), outcome: z.enum(['pending', 'applied', 'duplicate', 'ignored', 'failed']), requestId: z.string(), at: z.string() })),
 });
 
-/** Billing treats a project the caller does not own as unreachable (DOMAIN.md). */
-function ownedProject(ctx: RequestContext): string {
-  if (!ctx.project!.owned) throw new AppError('PROJECT_SCOPE_DENIED', 'Only the board’s owner handles its billing.');
-  return ctx.project!.id;
-}
 
 export function billingRoutes(deps: RouteDeps, billing: BillingService): Route[] {
   const group = 'billing';
-  const account = { group, auth: 'session', project: 'required', bodyKind: 'none', rate: 'none' } as const;
+  const account = { group, auth: 'session', project: 'owned', bodyKind: 'none', rate: 'none' } as const;
+  /** Checkout and portal draw on the shared board bucket (write class, `user:<id>`, the project's plan) after validation, CSRF, session and project, and before the provider. */
+  const providerCall = { group, auth: 'session', project: 'owned', rate: 'write', rateHeaders: true } as const;
+  const returnUrl = `${deps.config.publicUrl}/account/billing`;
+  const owner = async (ctx: RequestContext) => {
+    const account = await deps.store.accounts.get(ctx.identity!.accountId);
+    if (!account) throw new AppError('UNAUTHENTICATED');
+    return { id: account._id, email: account.email };
+  };
   return [
+    defineRoute<z.infer<typeof CheckoutBody>, undefined>({
+      ...providerCall,
+      method: 'post',
+      path: '/api/account/billing/checkout',
+      summary: 'A provider-hosted checkout URL for Pro at `interval` (owner only).',
+      description: 'The provider customer is created and attached first when absent (another attached meanwhile: 409 BILLING_CUSTOMER_CONFLICT). A board with a live subscription gets 409 BILLING_SUBSCRIPTION_CONFLICT. No idempotency key: each accepted call may create a provider session.',
+      bodyKind: 'json',
+      body: CheckoutBody,
+      errors: ['INVALID_BILLING_INTERVAL', 'INVALID_PROJECT_ID', 'PROJECT_SCOPE_DENIED', 'PROJECT_REQUIRED', 'BILLING_CUSTOMER_CONFLICT', 'BILLING_SUBSCRIPTION_CONFLICT', ...PROVIDER_ERRORS],
+      responses: { 201: { description: 'Open `url` to pay.', schema: BillingUrlResponse } },
+      async handler({ ctx, body }) {
+        return { status: 201, body: await billing.checkout(ctx.project!.id, await owner(ctx), body.interval as 'month' | 'year', returnUrl) };
+      },
+    }),
+    defineRoute<z.infer<typeof NoBody>, undefined>({
+      ...providerCall,
+      method: 'post',
+      path: '/api/account/billing/portal',
+      summary: 'A provider-hosted customer-portal URL (owner only; the board must have a provider customer).',
+      bodyKind: 'optional-json',
+      body: NoBody,
+      errors: ['INVALID_PROJECT_ID', 'PROJECT_SCOPE_DENIED', 'PROJECT_REQUIRED', 'BILLING_CUSTOMER_REQUIRED', ...PROVIDER_ERRORS],
+      responses: { 201: { description: 'Open `url` to manage the subscription.', schema: BillingUrlResponse } },
+      async handler({ ctx }) {
+        return { status: 201, body: await billing.portal(ctx.project!.id, returnUrl) };
+      },
+    }),
+    defineRoute<z.infer<typeof NoBody>, undefined>({
+      group,
+      auth: 'session',
+      project: 'owned',
+      rate: 'none',
+      method: 'post',
+      path: '/api/account/billing/annual',
+      summary: 'Move a live monthly Pro subscription to the yearly price (idempotent: already yearly is `changed: false`, with no provider call).',
+      bodyKind: 'optional-json',
+      body: NoBody,
+      errors: ['INVALID_PROJECT_ID', 'PROJECT_SCOPE_DENIED', 'PROJECT_REQUIRED', 'BILLING_SUBSCRIPTION_REQUIRED', 'BILLING_PRO_REQUIRED', 'BILLING_SUBSCRIPTION_CONFLICT', 'BILLING_INTERVAL_UNSUPPORTED', ...PROVIDER_ERRORS],
+      responses: { 200: { description: 'Whether the price changed.', schema: AnnualBillingResponse } },
+      async handler({ ctx }) {
+        return { status: 200, body: await billing.annual(ctx.project!.id, ctx.now) };
+      },
+    }),
     defineRoute({
       ...account,
       method: 'get',
@@ -38,7 +97,7 @@ export function billingRoutes(deps: RouteDeps, billing: BillingService): Route[]
       errors: ['INVALID_PROJECT_ID', 'PROJECT_SCOPE_DENIED', 'PROJECT_REQUIRED'],
       responses: { 200: { description: 'Billing state.', schema: AccountBillingResponse } },
       async handler({ ctx }) {
-        return { status: 200, body: await billing.state(ownedProject(ctx), ctx.now) };
+        return { status: 200, body: await billing.state(ctx.project!.id, ctx.now) };
       },
     }),
     defineRoute({
@@ -49,7 +108,7 @@ export function billingRoutes(deps: RouteDeps, billing: BillingService): Route[]
       errors: ['INVALID_PROJECT_ID', 'PROJECT_SCOPE_DENIED', 'PROJECT_REQUIRED'],
       responses: { 200: { description: 'Audit rows.', schema: BillingAuditResponse } },
       async handler({ ctx }) {
-        const rows = await deps.store.audit.find({ projectId: ownedProject(ctx), action: 'billing.webhook' }, { sort: [['at', -1]], limit: 200 });
+        const rows = await deps.store.audit.find({ projectId: ctx.project!.id, action: 'billing.webhook' }, { sort: [['at', -1]], limit: 200 });
         return { status: 200, body: { events: rows.map((r) => ({ ...(r.data as { eventId: string; type: string; outcome: 'pending'; requestId: string }), at: new Date(r.at).toISOString() })) } };
       },
     }),

@@ -1,0 +1,197 @@
+// Checkout, portal, annual and account deletion over real HTTP against stripe-mock (contract Part 4
+// "Billing", DOMAIN.md), and a provider that is down or answers garbage.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { newBoard } from '../support/board.js';
+import { signedUp, startTestServer, type TestServer } from '../support/server.js';
+import { expectError } from '../support/expect-error.js';
+import { unique } from '../support/temp.js';
+
+const stripeBase = inject('stripeBase');
+const PRICES = { month: 'price_pro_monthly', year: 'price_pro_yearly' };
+const billingEnv = (apiBase: string) => ({ STRIPE_SECRET_KEY: 'sk_test_123', STRIPE_WEBHOOK_SECRET: 'whsec_x', STRIPE_PRICE_MONTHLY: PRICES.month, STRIPE_PRICE_YEARLY: PRICES.year, STRIPE_API_BASE: apiBase });
+
+/** A local HTTP server standing in for the provider: counts requests and answers with `answer`. */
+async function fakeProvider(answer: (path: string) => { status: number; body: string }): Promise<{ url: string; requests: string[]; close: () => Promise<void> }> {
+  const requests: string[] = [];
+  const server: Server = createServer((req, res) => {
+    requests.push(`${req.method} ${req.url}`);
+    req.resume();
+    const { status, body } = answer(req.url ?? '');
+    res.writeHead(status, { 'content-type': 'application/json' }).end(body);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests, close: () => new Promise((r) => server.close(() => r())) };
+}
+
+const record = (projectId: string, accountId: string, over: Record<string, unknown> = {}) => ({ _id: projectId, version: 1, accountId, customerId: `cus_${unique('c')}`, subscriptionId: null, status: null, interval: null, priceId: null, currentPeriodEnd: null, cancelAtPeriodEnd: false, changedAt: null, pastDueSince: null, ...over });
+
+async function owned(srv: TestServer) {
+  const board = await newBoard(srv.url);
+  const accountId = (await board.owner.get('/api/auth/me')).body.user.id as string;
+  return { ...board, accountId, q: `?projectId=${board.projectId}` };
+}
+
+describe.skipIf(!stripeBase)('checkout, portal and annual (stripe-mock)', () => {
+  let srv: TestServer;
+  beforeAll(async () => {
+    srv = await startTestServer(billingEnv(stripeBase!));
+  });
+  afterAll(async () => {
+    await srv.stop();
+  });
+
+  it('checkout attaches a customer first, answers a hosted URL with the nine headers, and reuses the customer', async () => {
+    const b = await owned(srv);
+    const res = await b.owner.post(`/api/account/billing/checkout${b.q}`, { interval: 'month' });
+    expect(res.status, res.text).toBe(201);
+    expect(res.body.url).toMatch(/^https?:\/\//);
+    expect(res.headers.get('x-ratelimit-write-remaining')).toMatch(/^\d+$/);
+    const attached = (await srv.store.billing.get(b.projectId))!;
+    expect(attached).toMatchObject({ accountId: b.accountId, customerId: expect.stringMatching(/^cus_/) });
+    expect((await b.owner.post(`/api/account/billing/checkout${b.q}`, { interval: 'year' })).status).toBe(201);
+    expect((await srv.store.billing.get(b.projectId))!.customerId).toBe(attached.customerId);
+  });
+
+  it('refuses a bad interval before drawing on the budget, a missing one as INVALID_INPUT, a member, and a second live subscription', async () => {
+    const b = await owned(srv);
+    const remaining = async () => Number((await b.owner.get(`/api/status${b.q}`)).headers.get('x-ratelimit-write-remaining'));
+    const before = await remaining();
+    expectError(await b.owner.post(`/api/account/billing/checkout${b.q}`, { interval: 'week' }), 400, 'INVALID_BILLING_INTERVAL');
+    expectError(await b.owner.post(`/api/account/billing/checkout${b.q}`, {}), 400, 'INVALID_INPUT');
+    expect(await remaining()).toBe(before);
+    expect(await srv.store.billing.get(b.projectId)).toBeNull();
+    const member = await signedUp(srv.url);
+    await srv.store.members.insert({ _id: `${b.projectId}:${member.accountId}`, version: 1, projectId: b.projectId, accountId: member.accountId, role: 'admin', acceptedAt: Date.now() });
+    expectError(await member.client.post(`/api/account/billing/checkout${b.q}`, { interval: 'month' }), 403, 'PROJECT_SCOPE_DENIED');
+    await srv.store.billing.insert(record(b.projectId, b.accountId, { subscriptionId: 'sub_live', status: 'active', priceId: PRICES.month, interval: 'month' }));
+    expectError(await b.owner.post(`/api/account/billing/checkout${b.q}`, { interval: 'year' }), 409, 'BILLING_SUBSCRIPTION_CONFLICT');
+  });
+
+  it('leaves exactly one customer attached when checkouts race', async () => {
+    const b = await owned(srv);
+    const answers = await Promise.all(Array.from({ length: 4 }, () => b.owner.post(`/api/account/billing/checkout${b.q}`, { interval: 'month' })));
+    const statuses = answers.map((r) => r.status);
+    expect(statuses.every((s) => s === 201 || s === 409)).toBe(true);
+    expect(statuses).toContain(201);
+    for (const r of answers.filter((a) => a.status === 409)) expect(r.body.error.code).toBe('BILLING_CUSTOMER_CONFLICT');
+    expect(await srv.store.billing.count({ _id: b.projectId })).toBe(1);
+  });
+
+  it('denies checkout with 429 once the board bucket is spent, with no mutation and no provider call', async () => {
+    const b = await owned(srv);
+    // The shared bucket is the account user's write budget (Free: 120 a minute): spend it.
+    for (let i = 0; i < 120; i++) {
+      const r = await b.owner.post(`/api/shouts${b.q}`, { text: `spend ${i}` });
+      if (r.status === 429) break;
+    }
+    const denied = await b.owner.post(`/api/account/billing/checkout${b.q}`, { interval: 'month' });
+    expectError(denied, 429, 'RATE_LIMITED');
+    expect(denied.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(await srv.store.billing.get(b.projectId)).toBeNull(); // the customer would have been attached first
+  });
+
+  it('portal needs a customer (409, nothing created) and answers a hosted URL with one', async () => {
+    const b = await owned(srv);
+    expectError(await b.owner.post(`/api/account/billing/portal${b.q}`), 409, 'BILLING_CUSTOMER_REQUIRED');
+    expect(await srv.store.billing.get(b.projectId)).toBeNull();
+    await srv.store.billing.insert(record(b.projectId, b.accountId));
+    const res = await b.owner.post(`/api/account/billing/portal${b.q}`);
+    expect(res.status, res.text).toBe(201);
+    expect(res.body.url).toMatch(/^https?:\/\//);
+  });
+
+  it('annual answers each refusal in the order DOMAIN.md gives, then moves a monthly Pro subscription to yearly', async () => {
+    const b = await owned(srv);
+    const annual = () => b.owner.post(`/api/account/billing/annual${b.q}`);
+    expectError(await annual(), 409, 'BILLING_SUBSCRIPTION_REQUIRED');
+    await srv.store.billing.insert(record(b.projectId, b.accountId, { subscriptionId: 'sub_123', status: 'canceled', priceId: PRICES.month }));
+    const set = async (changes: Record<string, unknown>) => {
+      const current = (await srv.store.billing.get(b.projectId))!;
+      await srv.store.billing.update(b.projectId, current.version, changes);
+    };
+    expectError(await annual(), 409, 'BILLING_PRO_REQUIRED');
+    await set({ status: 'past_due', pastDueSince: Date.now() - 1000 });
+    expectError(await annual(), 409, 'BILLING_SUBSCRIPTION_CONFLICT');
+    await set({ status: 'active', pastDueSince: null, priceId: 'price_someone_elses' });
+    expectError(await annual(), 409, 'BILLING_INTERVAL_UNSUPPORTED');
+    await set({ priceId: PRICES.month, interval: 'month' });
+    const moved = await annual();
+    expect(moved.status, moved.text).toBe(200);
+    expect(moved.body).toEqual({ changed: true });
+    expect((await srv.store.billing.get(b.projectId))!).toMatchObject({ priceId: PRICES.year, interval: 'year' });
+  });
+});
+
+describe('a provider that is down, or answers garbage', () => {
+  let garbage: Awaited<ReturnType<typeof fakeProvider>>;
+  let down: TestServer;
+  let odd: TestServer;
+  beforeAll(async () => {
+    garbage = await fakeProvider(() => ({ status: 200, body: '{}' }));
+    [down, odd] = await Promise.all([startTestServer(billingEnv('http://127.0.0.1:1')), startTestServer(billingEnv(garbage.url))]);
+  });
+  afterAll(async () => {
+    await Promise.all([down.stop(), odd.stop(), garbage.close()]);
+  });
+
+  it('maps an unreachable provider to 502 PROVIDER_UNAVAILABLE and an unusable answer to 502 PROVIDER_RESPONSE_INVALID, attaching nothing', async () => {
+    const a = await owned(down);
+    expectError(await a.owner.post(`/api/account/billing/checkout${a.q}`, { interval: 'month' }), 502, 'PROVIDER_UNAVAILABLE');
+    expect(await down.store.billing.get(a.projectId)).toBeNull();
+    const b = await owned(odd);
+    expectError(await b.owner.post(`/api/account/billing/checkout${b.q}`, { interval: 'month' }), 502, 'PROVIDER_RESPONSE_INVALID');
+    expect(await odd.store.billing.get(b.projectId)).toBeNull();
+  });
+
+  it('still answers GET billing when only the interval refresh fails', async () => {
+    const a = await owned(down);
+    await down.store.billing.insert(record(a.projectId, a.accountId, { subscriptionId: 'sub_x', status: 'active', priceId: null, interval: null }));
+    const res = await a.owner.get(`/api/account/billing${a.q}`);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ plan: 'pro', subscription: { status: 'active', interval: null } });
+  });
+
+  it('keeps an account with a live subscription when the provider cannot cancel it (502, nothing deleted)', async () => {
+    const { client, email, password, accountId } = await signedUp(down.url);
+    const projectId = (await client.get('/api/projects')).body.projects[0].projectId as string;
+    await down.store.billing.insert(record(projectId, accountId, { subscriptionId: 'sub_live', status: 'active', priceId: PRICES.month }));
+    expectError(await client.request('DELETE', '/api/account', { json: { confirmEmail: email, currentPassword: password } }), 502, 'PROVIDER_UNAVAILABLE');
+    expect(await down.store.accounts.get(accountId)).not.toBeNull();
+    expect(await down.store.projects.get(projectId)).not.toBeNull();
+  });
+
+  it('never calls the provider when the subscription is already yearly', async () => {
+    const counted = await fakeProvider(() => ({ status: 500, body: '{}' }));
+    const srv = await startTestServer(billingEnv(counted.url));
+    try {
+      const b = await owned(srv);
+      await srv.store.billing.insert(record(b.projectId, b.accountId, { subscriptionId: 'sub_y', status: 'active', priceId: PRICES.year, interval: 'year' }));
+      const res = await b.owner.post(`/api/account/billing/annual${b.q}`);
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ changed: false });
+      expect(counted.requests).toEqual([]);
+    } finally {
+      await srv.stop();
+      await counted.close();
+    }
+  });
+});
+
+describe.skipIf(!stripeBase)('account deletion with a subscription (stripe-mock)', () => {
+  it('cancels the live subscription, then deletes', async () => {
+    const srv = await startTestServer(billingEnv(stripeBase!));
+    try {
+      const { client, email, password, accountId } = await signedUp(srv.url);
+      const projectId = (await client.get('/api/projects')).body.projects[0].projectId as string;
+      await srv.store.billing.insert(record(projectId, accountId, { subscriptionId: 'sub_live', status: 'active', priceId: PRICES.month }));
+      const res = await client.request('DELETE', '/api/account', { json: { confirmEmail: email, currentPassword: password } });
+      expect(res.status, res.text).toBeLessThan(300);
+      expect(await srv.store.accounts.get(accountId)).toBeNull();
+    } finally {
+      await srv.stop();
+    }
+  });
+});
+
