@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { newBoard } from '../support/board.js';
-import { signedUp, startTestServer, type TestServer } from '../support/server.js';
+import { Client, signedUp, startTestServer, type TestServer } from '../support/server.js';
 import { expectError } from '../support/expect-error.js';
 import { unique } from '../support/temp.js';
 
@@ -195,3 +195,49 @@ describe.skipIf(!stripeBase)('account deletion with a subscription (stripe-mock)
   });
 });
 
+
+describe('the codes every billing operation shares', () => {
+  let srv: TestServer;
+  let bare: TestServer;
+  let refusing: Awaited<ReturnType<typeof fakeProvider>>;
+  let refused: TestServer;
+  beforeAll(async () => {
+    refusing = await fakeProvider(() => ({ status: 400, body: JSON.stringify({ error: { type: 'invalid_request_error', message: 'No such price', code: 'resource_missing' } }) }));
+    [srv, bare, refused] = await Promise.all([startTestServer(billingEnv('http://127.0.0.1:1')), startTestServer(), startTestServer(billingEnv(refusing.url))]);
+  });
+  afterAll(async () => {
+    await Promise.all([srv.stop(), bare.stop(), refused.stop(), refusing.close()]);
+  });
+
+  const OPERATIONS = [
+    ['POST', '/api/account/billing/checkout', { interval: 'month' }],
+    ['POST', '/api/account/billing/portal', {}],
+    ['POST', '/api/account/billing/annual', {}],
+  ] as const;
+
+  it.each(OPERATIONS)('%s %s: INVALID_JSON, JSON_REQUIRED, BODY_TOO_LARGE, INVALID_PROJECT_ID, CSRF_REJECTED, UNAUTHENTICATED, PROJECT_REQUIRED', async (method, path, body) => {
+    const b = await owned(srv);
+    const raw = (data: string, headers: Record<string, string>) => b.owner.request(method, `${path}${b.q}`, { raw: data, headers });
+    expectError(await raw('{"interval":', { 'content-type': 'application/json' }), 400, 'INVALID_JSON');
+    expectError(await raw(JSON.stringify(body), { 'content-type': 'text/plain' }), 415, 'JSON_REQUIRED');
+    expectError(await raw(JSON.stringify({ pad: 'x'.repeat(300 * 1024) }), { 'content-type': 'application/json' }), 413, 'BODY_TOO_LARGE');
+    expectError(await b.owner.request(method, `${path}?projectId=${encodeURIComponent('not a project!')}`, { json: body }), 400, 'INVALID_PROJECT_ID');
+    expectError(await b.owner.request(method, `${path}${b.q}`, { json: body, headers: { 'x-csrf-token': 'forged' } }), 403, 'CSRF_REJECTED');
+    expectError(await new Client(srv.url).request(method, `${path}${b.q}`, { json: body }), 401, 'UNAUTHENTICATED');
+    expect((await b.owner.request('PATCH', '/api/account/profile', { json: { defaultProjectId: null } })).status).toBe(200);
+    expectError(await b.owner.request(method, path, { json: body }), 409, 'PROJECT_REQUIRED');
+  });
+
+  it('answers 503 BILLING_UNAVAILABLE for checkout, portal and annual when no provider is configured', async () => {
+    const b = await owned(bare);
+    for (const [method, path, body] of OPERATIONS) expectError(await b.owner.request(method, `${path}${b.q}`, { json: body }), 503, 'BILLING_UNAVAILABLE');
+    expect((await b.owner.get(`/api/account/billing${b.q}`)).body.providerAvailable).toBe(false);
+  });
+
+  it('maps a request the provider refuses to 502 PROVIDER_REQUEST_FAILED', async () => {
+    const b = await owned(refused);
+    expectError(await b.owner.post(`/api/account/billing/checkout${b.q}`, { interval: 'month' }), 502, 'PROVIDER_REQUEST_FAILED');
+    await refused.store.billing.insert(record(b.projectId, b.accountId));
+    expectError(await b.owner.post(`/api/account/billing/portal${b.q}`), 502, 'PROVIDER_REQUEST_FAILED');
+  });
+});
