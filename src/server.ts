@@ -56,6 +56,9 @@ export interface RunningServer {
   shutdown(): Promise<void>;
 }
 
+/** How often boards whose past_due grace ran out are turned Free. */
+const BILLING_SWEEP_MS = 3_600_000;
+
 /** How often sockets' credentials are checked again (expiry; revocations a node missed while the bus was down). */
 const REVALIDATE_SOCKETS_MS = 60_000;
 
@@ -94,13 +97,16 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     onListenerError: (e) => logger.error({ err: e }, 'a commit listener failed; the command itself was committed'),
   });
   registry.start();
+  const billing = new BillingService(store, parts.billing ?? null, logger);
+  const graceSweep = setInterval(() => void billing.settleLapsedGrace(clock()).catch((e: unknown) => logger.warn({ err: e }, 'billing: the past_due sweep failed; retried next hour')), BILLING_SWEEP_MS);
+  graceSweep.unref();
   const stopPurges = schedulePurges(store, clock, (purged, error) => {
     if (error) logger.warn({ err: error }, 'retention: purge failed, retried on the next round');
     else if (purged && Object.values(purged).some((n) => n > 0)) logger.info({ purged }, 'retention: purged what aged out');
   });
   const boards = new BoardAccess(registry);
   const mailer = parts.mailer ?? logMailer(logger);
-  const routes = routeTable({ config, store, observer, passwords: parts.passwords, mailer, selector, boards, logger, clock, readiness, busHealth: () => bus.health, sockets: () => hub.size, revoke: (notice) => bus.notify(notice), notify: (notice) => bus.notify(notice), csrfToken: (sessionId) => csrfTokenFor(parts.keys.csrf, sessionId), web: parts.web ?? loadWebBundle(), billing: new BillingService(store, parts.billing ?? null, logger) });
+  const routes = routeTable({ config, store, observer, passwords: parts.passwords, mailer, selector, boards, logger, clock, readiness, busHealth: () => bus.health, sockets: () => hub.size, revoke: (notice) => bus.notify(notice), notify: (notice) => bus.notify(notice), csrfToken: (sessionId) => csrfTokenFor(parts.keys.csrf, sessionId), web: parts.web ?? loadWebBundle(), billing });
   const authenticator = new Authenticator(store);
   const pipeline = new Pipeline({ authenticator, selector, limiter: parts.limiter, observer, logger, publicUrl: config.publicUrl, csrfKey: parts.keys.csrf, cookieSecure: config.cookieSecure, addressRatePerMinute: config.addressRatePerMinute, boardRateScale: config.boardRateScale, clock });
 
@@ -170,6 +176,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
         });
       }
       clearInterval(revalidation);
+      clearInterval(graceSweep);
       stopPurges();
       hub.closeAll(CLOSE.shutdown, 'the node is shutting down');
       await registry.stop();

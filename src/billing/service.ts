@@ -230,6 +230,16 @@ export class BillingService {
     };
   }
 
+  /**
+   * Boards whose past_due grace ran out since their last event turn Free: no provider event
+   * marks that moment, so a periodic sweep settles them (through the status index).
+   */
+  async settleLapsedGrace(now: number): Promise<number> {
+    const lapsed = (await this.store.billing.find({ status: 'past_due' })).filter((r) => billingPlan(r, now) === 'free');
+    for (const record of lapsed) await this.settlePlan(record, now);
+    return lapsed.length;
+  }
+
   /** Keeps the project's plan (read by selection, limits and retention) equal to what its billing derives. */
   async settlePlan(record: Pick<BillingRecord, '_id' | 'status' | 'pastDueSince'>, now: number): Promise<void> {
     const plan = billingPlan(record, now);

@@ -38,11 +38,11 @@ describe.skipIf(!base)('stripe adapter (stripe-mock)', () => {
 
 describe('stripe webhook verification', () => {
   const provider = createStripeProvider(settings);
-  const payload = JSON.stringify({ id: 'evt_1', object: 'event', type: 'customer.subscription.updated', data: { object: { id: 'sub_1', object: 'subscription' } } });
+  const payload = JSON.stringify({ id: 'evt_1', object: 'event', type: 'customer.subscription.updated', created: 1_700_000_000, data: { object: { id: 'sub_1', object: 'subscription' } } });
   const sign = (body: string, secret = settings.webhookSecret) => Stripe.webhooks.generateTestHeaderString({ payload: body, secret });
 
   it('accepts an event signed over the exact raw body', () => {
-    expect(provider.verifyEvent(Buffer.from(payload), sign(payload))).toEqual({ id: 'evt_1', type: 'customer.subscription.updated', object: { id: 'sub_1', object: 'subscription' } });
+    expect(provider.verifyEvent(Buffer.from(payload), sign(payload))).toEqual({ id: 'evt_1', type: 'customer.subscription.updated', created: 1_700_000_000_000, object: { id: 'sub_1', object: 'subscription' } });
   });
 
   it('rejects a missing, empty, foreign or tampered signature', () => {

@@ -1,0 +1,30 @@
+// A board past_due beyond its 7-day grace turns Free at the next sweep, with no provider event.
+import { describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { BillingService } from '../../src/billing/service.js';
+import { PAST_DUE_GRACE_MS } from '../../src/billing/plan.js';
+import { useStore } from '../support/stores.js';
+import { unique } from '../support/temp.js';
+
+const used = useStore();
+const NOW = Date.UTC(2026, 10, 22);
+
+describe('the past_due sweep', () => {
+  it('turns Free the boards whose grace ran out, and only those', async () => {
+    const { store } = used;
+    const board = async (status: string, pastDueSince: number | null) => {
+      const id = unique('proj');
+      await store.projects.insert({ _id: id, version: 1, name: id, ownerId: 'acc', plan: 'pro', createdAt: NOW, lastActivityAt: NOW });
+      await store.billing.insert({ _id: id, version: 1, accountId: 'acc', customerId: unique('cus'), subscriptionId: 'sub', status, interval: 'month', priceId: 'p', currentPeriodEnd: null, cancelAtPeriodEnd: false, changedAt: null, pastDueSince });
+      return id;
+    };
+    const lapsed = await board('past_due', NOW - PAST_DUE_GRACE_MS - 1);
+    const inGrace = await board('past_due', NOW - 1000);
+    const active = await board('active', null);
+    const billing = new BillingService(store, null, pino({ level: 'silent' }));
+    expect(await billing.settleLapsedGrace(NOW)).toBe(1);
+    expect((await store.projects.get(lapsed))!.plan).toBe('free');
+    expect((await store.projects.get(inGrace))!.plan).toBe('pro');
+    expect((await store.projects.get(active))!.plan).toBe('pro');
+  });
+});
