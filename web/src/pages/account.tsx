@@ -9,11 +9,14 @@ import { me, signedIn, type Account } from '../session.js';
 import type { ProjectSummary, Token } from '../types.js';
 import { ago, ConfirmButton, ErrorNote, Field, Form, useAction } from '../ui/kit.js';
 import { charCount, checkNewPassword, NewPasswordFields, refuse } from './recovery.js';
+import { BillingSection } from './billing.js';
+import { allProjects, useLoad } from '../ui/load.js';
 
 const SECTIONS = [
   { id: 'profile', label: 'Profile' },
   { id: 'security', label: 'Security' },
   { id: 'tokens', label: 'Tokens' },
+  { id: 'billing', label: 'Billing' },
   { id: 'delete', label: 'Delete account' },
 ] as const;
 
@@ -21,37 +24,6 @@ const NAME_MAX = 80;
 
 // ---------------------------------------------------------------------------------------------
 // Local helpers: loading, projects, selects, sections.
-
-/** Loads on mount (and on reload()); keeps the last data while reloading. */
-function useLoad<T>(load: () => Promise<T>) {
-  const [data, setData] = useState<T | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [version, setVersion] = useState(0);
-  useEffect(() => {
-    let live = true;
-    load().then(
-      (d) => live && (setData(d), setError(null)),
-      (e: unknown) => live && setError(e),
-    );
-    return () => void (live = false);
-  }, [version]);
-  return { data, error, reload: () => setVersion((v) => v + 1) };
-}
-
-
-/** Every board of the account (the list is paginated; follow the cursor, with a bound). */
-async function allProjects(): Promise<ProjectSummary[]> {
-  const out: ProjectSummary[] = [];
-  let cursor: string | null = null;
-  for (let page = 0; page < 20; page++) {
-    const query: string = cursor ? `&cursor=${encodeURIComponent(cursor)}` : '';
-    const res = await api<{ projects: ProjectSummary[]; pagination: { nextCursor: string | null } }>('GET', `/api/projects?limit=200${query}`);
-    out.push(...res.projects);
-    cursor = res.pagination.nextCursor;
-    if (!cursor) break;
-  }
-  return out;
-}
 
 interface Option {
   value: string;
@@ -112,6 +84,7 @@ export function AccountPage({ section }: { section: string }) {
       {section === 'profile' ? <ProfileSection account={account} /> : null}
       {section === 'security' ? <SecuritySection account={account} /> : null}
       {section === 'tokens' ? <TokensSection /> : null}
+      {section === 'billing' ? <BillingSection /> : null}
       {section === 'delete' ? <DeleteSection account={account} /> : null}
       {known ? null : <ErrorNote error={refuse('NOT_FOUND', `There is no account section “${section}”.`, 'Pick one of the tabs above.')} />}
     </div>

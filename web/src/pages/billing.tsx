@@ -1,0 +1,139 @@
+// The account's Billing section: per board you own, its plan and subscription, upgrade to Pro
+// monthly or yearly (the provider's hosted checkout), manage it in the provider's portal, switch
+// a monthly subscription to yearly, and the provider deliveries recorded for the board.
+import { useEffect, useState } from 'preact/hooks';
+import { api, onBoard } from '../api.js';
+import { queryParam } from '../router.js';
+import { ago, ConfirmButton, ErrorNote, useAction } from '../ui/kit.js';
+import type { ProjectSummary } from '../types.js';
+import { allProjects, useLoad } from '../ui/load.js';
+
+interface Billing {
+  projectId: string;
+  plan: 'free' | 'pro';
+  subscription: { status: string; interval: 'month' | 'year' | null; currentPeriodEnd: string | null; cancelAtPeriodEnd: boolean } | null;
+  providerAvailable: boolean;
+  upgradeOptions: { plan: 'pro'; interval: 'month' | 'year' }[];
+}
+
+interface Delivery {
+  eventId: string;
+  type: string;
+  outcome: string;
+  at: string;
+}
+
+const CHECKOUT_NOTE: Record<string, string> = {
+  success: 'Payment received by the provider: the board turns Pro as soon as its confirmation arrives (usually within seconds).',
+  cancelled: 'Checkout was cancelled; nothing changed.',
+};
+
+export function BillingSection() {
+  const projects = useLoad(allProjects);
+  const mine = (projects.data ?? []).filter((p: ProjectSummary) => p.owned);
+  const [projectId, setProjectId] = useState<string | null>(null);
+  useEffect(() => {
+    if (!projectId && mine[0]) setProjectId(mine[0].projectId);
+  }, [projects.data]);
+  const checkout = queryParam('checkout');
+  return (
+    <section class="panel form" aria-labelledby="billing">
+      <h2 id="billing">Billing</h2>
+      {checkout && CHECKOUT_NOTE[checkout] ? (
+        <div class="note ok" role="status">
+          {CHECKOUT_NOTE[checkout]}
+        </div>
+      ) : null}
+      <ErrorNote error={projects.error} />
+      {projects.data && mine.length === 0 ? <p class="muted">You own no board: billing is the owner’s.</p> : null}
+      {mine.length > 1 ? (
+        <label class="field">
+          <span>Board</span>
+          <select name="billing-board" value={projectId ?? ''} onChange={(e) => setProjectId((e.target as HTMLSelectElement).value)}>
+            {mine.map((p) => (
+              <option key={p.projectId} value={p.projectId}>
+                {p.name}
+              </option>
+            ))}
+          </select>
+        </label>
+      ) : null}
+      {projectId ? <BoardBilling projectId={projectId} key={projectId} /> : null}
+    </section>
+  );
+}
+
+function BoardBilling({ projectId }: { projectId: string }) {
+  const state = useLoad(() => api<Billing>('GET', onBoard(projectId, '/api/account/billing')));
+  const deliveries = useLoad(() => api<{ events: Delivery[] }>('GET', onBoard(projectId, '/api/account/billing/events')).then((r) => r.events));
+  const go = useAction(async (path: string, body: unknown) => {
+    const res = await api<{ url: string }>('POST', onBoard(projectId, path), body);
+    location.assign(res.url);
+    return 'Opening the payment provider…';
+  });
+  const annual = useAction(async () => {
+    const res = await api<{ changed: boolean }>('POST', onBoard(projectId, '/api/account/billing/annual'));
+    state.reload();
+    return res.changed ? 'Switched to yearly billing (prorated).' : 'Already billed yearly.';
+  });
+  const b = state.data;
+  if (!b) return <ErrorNote error={state.error} />;
+  const sub = b.subscription;
+  const live = sub !== null && ['active', 'trialing', 'past_due'].includes(sub.status);
+  return (
+    <>
+      <dl class="facts">
+        <div class="row">
+          <dt class="muted">Plan</dt>
+          <dd>
+            <strong>{b.plan === 'pro' ? 'Pro' : 'Free'}</strong>
+          </dd>
+        </div>
+        <div class="row">
+          <dt class="muted">Subscription</dt>
+          <dd>{sub ? `${sub.status}${sub.interval ? `, billed ${sub.interval === 'year' ? 'yearly' : 'monthly'}` : ''}` : 'none'}</dd>
+        </div>
+        {sub?.currentPeriodEnd ? (
+          <div class="row">
+            <dt class="muted">{sub.cancelAtPeriodEnd ? 'Ends on' : 'Renews on'}</dt>
+            <dd>{new Date(sub.currentPeriodEnd).toLocaleDateString()}</dd>
+          </div>
+        ) : null}
+      </dl>
+      {!b.providerAvailable ? <p class="muted">Billing is not configured on this deployment; every board works on the Free plan.</p> : null}
+      {b.providerAvailable ? (
+        <div class="row">
+          {!live
+            ? b.upgradeOptions.map((o) => (
+                <button key={o.interval} type="button" class="primary" disabled={go.pending} onClick={() => void go.go('/api/account/billing/checkout', { interval: o.interval })}>
+                  Upgrade to Pro, {o.interval === 'year' ? 'yearly' : 'monthly'}
+                </button>
+              ))
+            : null}
+          <button type="button" disabled={go.pending} onClick={() => void go.go('/api/account/billing/portal', {})}>
+            Manage in portal
+          </button>
+          {live && sub?.interval === 'month' ? <ConfirmButton label="Switch to yearly" question="Move this subscription to yearly billing, prorated?" disabled={annual.pending} onConfirm={() => void annual.go()} /> : null}
+        </div>
+      ) : null}
+      <ErrorNote error={go.error ?? annual.error} />
+      {go.done ?? annual.done ? (
+        <div class="note ok" role="status">
+          {go.done ?? annual.done}
+        </div>
+      ) : null}
+      <h2>Provider deliveries</h2>
+      {deliveries.data?.length === 0 ? <p class="muted">None yet.</p> : null}
+      <ul class="feed">
+        {(deliveries.data ?? []).map((d, i) => (
+          <li key={`${d.eventId}-${i}`}>
+            {d.type} <span class="label">{d.outcome}</span>
+            <div class="at">
+              {d.eventId} · {ago(d.at)}
+            </div>
+          </li>
+        ))}
+      </ul>
+    </>
+  );
+}
