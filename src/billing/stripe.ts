@@ -66,6 +66,8 @@ export function createStripeProvider(settings: StripeSettings): BillingProvider 
         event = stripe.webhooks.constructEvent(rawBody, signature, settings.webhookSecret);
       } catch (e) {
         if (e instanceof Stripe.errors.StripeSignatureVerificationError) throw new AppError('PROVIDER_SIGNATURE_INVALID');
+        // The signature held over a body that is not JSON.
+        if (e instanceof SyntaxError) throw new AppError('INVALID_JSON', 'The signed body is not well-formed JSON.');
         throw new AppError('PROVIDER_EVENT_INVALID');
       }
       const object = (event.data as { object?: unknown } | undefined)?.object;

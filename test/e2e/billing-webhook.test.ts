@@ -129,6 +129,14 @@ describe('POST /api/billing/webhook', () => {
     expect((await srv.store.billing.get(board.projectId))!.status).toBeNull();
   });
 
+  it('refuses a signed body that is not JSON as INVALID_JSON, writing nothing', async () => {
+    const body = '{"id":"evt_broken",';
+    const before = await srv.store.audit.count({ action: 'billing.webhook' });
+    const signature = Stripe.webhooks.generateTestHeaderString({ payload: body, secret: SECRET });
+    expectError(await new Client(srv.url).request('POST', '/api/billing/webhook', { raw: body, headers: { 'content-type': 'application/json', 'stripe-signature': signature } }), 400, 'INVALID_JSON');
+    expect(await srv.store.audit.count({ action: 'billing.webhook' })).toBe(before);
+  });
+
   it('acknowledges a type it does not handle, and refuses an event without an object', async () => {
     const res = await deliver(event('customer.created', { id: 'cus_x', object: 'customer' }));
     expect(res.status).toBe(200);

@@ -90,6 +90,8 @@ describe.skipIf(!stripeBase)('checkout, portal and annual (stripe-mock)', () => 
     expectError(denied, 429, 'RATE_LIMITED');
     expect(denied.headers.get('retry-after')).toMatch(/^\d+$/);
     expect(await srv.store.billing.get(b.projectId)).toBeNull(); // the customer would have been attached first
+    await srv.store.billing.insert(record(b.projectId, b.accountId));
+    expectError(await b.owner.post(`/api/account/billing/portal${b.q}`), 429, 'RATE_LIMITED'); // the same bucket
   });
 
   it('portal needs a customer (409, nothing created) and answers a hosted URL with one', async () => {
@@ -143,6 +145,13 @@ describe('a provider that is down, or answers garbage', () => {
     const b = await owned(odd);
     expectError(await b.owner.post(`/api/account/billing/checkout${b.q}`, { interval: 'month' }), 502, 'PROVIDER_RESPONSE_INVALID');
     expect(await odd.store.billing.get(b.projectId)).toBeNull();
+  });
+
+  it('answers annual with 502 when the provider cannot move the price, changing nothing', async () => {
+    const a = await owned(down);
+    await down.store.billing.insert(record(a.projectId, a.accountId, { subscriptionId: 'sub_m', status: 'active', priceId: PRICES.month, interval: 'month' }));
+    expectError(await a.owner.post(`/api/account/billing/annual${a.q}`), 502, 'PROVIDER_UNAVAILABLE');
+    expect((await down.store.billing.get(a.projectId))!).toMatchObject({ priceId: PRICES.month, interval: 'month' });
   });
 
   it('still answers GET billing when only the interval refresh fails', async () => {
