@@ -237,6 +237,14 @@ describe('the codes every billing operation shares', () => {
     expectError(await b.owner.request(method, path, { json: body }), 409, 'PROJECT_REQUIRED');
   });
 
+  it('GET /api/account/billing: INVALID_PROJECT_ID, UNAUTHENTICATED, PROJECT_REQUIRED', async () => {
+    const b = await owned(srv);
+    expectError(await b.owner.get(`/api/account/billing?projectId=${encodeURIComponent('not a project!')}`), 400, 'INVALID_PROJECT_ID');
+    expectError(await new Client(srv.url).get(`/api/account/billing${b.q}`), 401, 'UNAUTHENTICATED');
+    expect((await b.owner.request('PATCH', '/api/account/profile', { json: { defaultProjectId: null } })).status).toBe(200);
+    expectError(await b.owner.get('/api/account/billing'), 409, 'PROJECT_REQUIRED');
+  });
+
   it('answers 503 BILLING_UNAVAILABLE for checkout, portal and annual when no provider is configured', async () => {
     const b = await owned(bare);
     for (const [method, path, body] of OPERATIONS) expectError(await b.owner.request(method, `${path}${b.q}`, { json: body }), 503, 'BILLING_UNAVAILABLE');
