@@ -77,6 +77,16 @@ export class BoardDraft implements Board {
     this.changed.add(item.workId);
   }
 
+  /** Takes `workId` off the board and out of every index (a rewind removing an item); it stays in `changed`. */
+  remove(workId: string): void {
+    if (this.finished) throw new Error('a finished draft is read-only');
+    const item = this.items.get(workId);
+    if (!item) return;
+    reindex(this.index, item, null);
+    this.items.delete(workId);
+    this.changed.add(workId);
+  }
+
   /** The next board, or the base itself when nothing changed. */
   finish(): Board {
     this.finished = true;
