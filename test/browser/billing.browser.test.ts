@@ -4,7 +4,7 @@
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Browser } from 'playwright-core';
-import { landOn, launchChromium, openPage, screenshot, startBrowserServer } from '../support/browser.js';
+import { launchChromium, openPage, screenshot, startBrowserServer, signUpInPage } from '../support/browser.js';
 import { Client, type TestServer } from '../support/server.js';
 import { unique } from '../support/temp.js';
 
@@ -31,11 +31,7 @@ describe.skipIf(!chromium || !stripeBase)('the Billing section (Chromium, stripe
     const tab = await openPage(browser, server);
     const { page } = tab;
     const email = `${unique('billing')}@example.com`;
-    await page.goto('/signup');
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill('correct horse battery staple');
-    await page.getByRole('button', { name: 'Create account' }).click();
-    await landOn(page, '/projects');
+    await signUpInPage(page, email);
 
     await page.goto('/account/billing');
     const section = page.locator('section[aria-labelledby="billing"]');

@@ -6,7 +6,7 @@
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { landOn, launchChromium, openPage, screenshot, startBrowserServer, type BrowserPage } from '../support/browser.js';
+import { launchChromium, openPage, screenshot, startBrowserServer, type BrowserPage, signUpInPage } from '../support/browser.js';
 import { Client, signedUp, type TestServer } from '../support/server.js';
 import { head, newBoard } from '../support/board.js';
 import { unique } from '../support/temp.js';
@@ -134,11 +134,7 @@ describe.skipIf(!chromium)('the live board (Chromium)', () => {
     const { page, problems } = await tab();
     const email = `${unique('owner')}@example.com`;
     const password = 'correct horse battery staple';
-    await page.goto('/signup');
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Create account' }).click();
-    await landOn(page, '/projects');
+    await signUpInPage(page, email, password);
     await page.locator('main a[href^="/boards/"]').first().click();
     await expect.poll(() => new URL(page.url()).pathname).toMatch(/^\/boards\/[^/]+$/);
     const projectId = new URL(page.url()).pathname.split('/')[2]!;

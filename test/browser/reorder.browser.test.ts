@@ -2,7 +2,7 @@
 // confirmation, and the chain the server pulls from follows.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Browser } from 'playwright-core';
-import { landOn, launchChromium, openPage, startBrowserServer } from '../support/browser.js';
+import { launchChromium, openPage, startBrowserServer, signUpInPage } from '../support/browser.js';
 import { Client, type TestServer } from '../support/server.js';
 import { unique } from '../support/temp.js';
 
@@ -23,11 +23,7 @@ describe.skipIf(!chromium)('reordering the chain from the item page (Chromium)',
     const tab = await openPage(browser, server);
     const { page } = tab;
     const email = `${unique('reorder')}@example.com`;
-    await page.goto('/signup');
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill('correct horse battery staple');
-    await page.getByRole('button', { name: 'Create account' }).click();
-    await landOn(page, '/projects');
+    await signUpInPage(page, email);
     const owner = new Client(server.url);
     await owner.post('/api/auth/login', { email, password: 'correct horse battery staple' });
     const projectId = (await owner.get('/api/projects')).body.projects[0].projectId as string;

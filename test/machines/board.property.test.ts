@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { addItems, applyEvent, BoardDraft, emptyBoard, pullNext, type Board, type ItemChange, type ItemFields } from '../../machines/board.js';
-import { indexOf } from '../../machines/board-index.js';
+import { expectIndexesRebuilt } from './indexes.js';
 import { createItems, expireDue, patchItem, reorder } from '../../machines/board-commands.js';
 import type { Decide } from '../../machines/board-decision.js';
 import { BoardError } from '../../machines/board-error.js';
@@ -44,15 +44,6 @@ function run(board: Board, decide: Decide<unknown>, now: number): Board {
   }
 }
 
-/** The maintained indexes equal the ones computed from the items alone. */
-function expectIndexesRebuilt(board: Board): void {
-  const rebuilt = indexOf(board.items.values());
-  for (const [name, tree] of Object.entries(board.index)) {
-    const fresh = rebuilt[name as keyof typeof rebuilt];
-    if (name === 'counts') expect(tree, name).toEqual(fresh);
-    else expect((tree as { toArray(): unknown[] }).toArray(), name).toEqual((fresh as { toArray(): unknown[] }).toArray());
-  }
-}
 
 describe('board invariants under random fleets', () => {
   it('one holder, rising fencing tokens, only done unlocks, no unverified done through the gate', () => {

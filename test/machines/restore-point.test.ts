@@ -3,7 +3,7 @@
 // board's own commands.
 import { describe, expect, it } from 'vitest';
 import { emptyBoard, type Board } from '../../machines/board.js';
-import { indexOf } from '../../machines/board-index.js';
+import { expectIndexesRebuilt } from './indexes.js';
 import { claim, createItems, itemEvent, leaseAction, patchItem, progress, reorder, submit, type ItemPatch, type NewItem } from '../../machines/board-commands.js';
 import type { Decide, Decision } from '../../machines/board-decision.js';
 import { canonicalJson, checkSlice, diffGraphs, graphOf, rewind, RewindError, sliceOf, type RestoreGraph, type RestoreItem } from '../../machines/restore-point.js';
@@ -52,15 +52,6 @@ class Fleet {
 const item = (title: string, over: Partial<NewItem> = {}): NewItem => fields(title, over);
 const json = (board: Board) => canonicalJson(graphOf(board));
 
-/** The maintained indexes equal the ones computed from the items alone (as in board.property.test.ts). */
-function expectIndexesRebuilt(board: Board): void {
-  const rebuilt = indexOf(board.items.values());
-  for (const [name, tree] of Object.entries(board.index)) {
-    const fresh = rebuilt[name as keyof typeof rebuilt];
-    if (name === 'counts') expect(tree, name).toEqual(fresh);
-    else expect((tree as { toArray(): unknown[] }).toArray(), name).toEqual((fresh as { toArray(): unknown[] }).toArray());
-  }
-}
 
 /** Every object's keys in reverse order, arrays kept: the same value written another way. */
 const reversedKeys = (value: unknown): unknown =>

@@ -117,3 +117,12 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   await page.screenshot({ path, fullPage: true });
   return path;
 }
+
+/** Signs up through the page's form and waits for the boards listing. */
+export async function signUpInPage(page: Page, email: string, password = 'correct horse battery staple'): Promise<void> {
+  await page.goto('/signup');
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Create account' }).click();
+  await landOn(page, '/projects');
+}
