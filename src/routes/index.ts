@@ -12,10 +12,11 @@ import type { RouteDeps } from './deps.js';
 import { systemRoutes } from './system.js';
 import { webRoutes } from './web.js';
 import { billingRoutes } from './billing.js';
+import { rewindRoutes } from './rewind.js';
 
 export function routeTable(deps: Omit<RouteDeps, 'routes'>): Route[] {
   const table: Route[] = [];
   const full: RouteDeps = { ...deps, routes: () => table };
-  table.push(...systemRoutes(full), ...authRoutes(full), ...accountRoutes(full), ...tokenRoutes(full), ...projectRoutes(full), ...itemRoutes(full), ...coordinationRoutes(full), ...shoutRoutes(full), ...statusRoutes(full), ...billingRoutes(full, full.billing), ...webRoutes(full.web));
+  table.push(...systemRoutes(full), ...authRoutes(full), ...accountRoutes(full), ...tokenRoutes(full), ...projectRoutes(full), ...itemRoutes(full), ...coordinationRoutes(full), ...shoutRoutes(full), ...statusRoutes(full), ...billingRoutes(full, full.billing), ...rewindRoutes(full), ...webRoutes(full.web));
   return table;
 }

@@ -4,6 +4,7 @@ import { comment, createItems, itemEvent, patchItem, progress, reorder, type New
 import { listItems } from '../../machines/board.js';
 import { ITEM_STATES } from '../../machines/item-types.js';
 import { AppError } from '../errors/app-error.js';
+import { captureBefore } from '../board/restore-points.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
 import { ItemInput as ItemFields, itemView, ItemView, LeaseGrant, WORK_ID } from './board-schemas.js';
@@ -97,6 +98,7 @@ export function itemRoutes(deps: RouteDeps): Route[] {
         checkNoHead(body.items);
         checkDoctrine(body.items);
         const call = boards.enter(ctx, 'member', 'items');
+        await captureBefore(deps.store, call, ctx.project!.plan, 'batch', ctx.now);
         const created = await boards.ask(call, createItems(body.items.map(({ head: _head, ...rest }) => rest), call.principal));
         return { status: 201, body: { items: created.map(itemView) } };
       },
@@ -222,6 +224,7 @@ export function itemRoutes(deps: RouteDeps): Route[] {
         const call = boards.enter(ctx, 'admin', 'items', workId);
         const reason = body.reason ?? body.action;
         const type = STATE_EVENT[body.action];
+        await captureBefore(deps.store, call, ctx.project!.plan, body.action === 'reopen' ? 'reopen' : 'state', ctx.now);
         return { status: 200, body: await boards.ask(call, itemEvent(workId, call.principal, (now) => ({ type, reason, depsDone: false, now }))) };
       },
     }),
@@ -238,6 +241,7 @@ export function itemRoutes(deps: RouteDeps): Route[] {
       async handler({ ctx, body }) {
         const workId = workIdParam(ctx.params.workId);
         const call = boards.enter(ctx, 'admin', 'items', workId);
+        await captureBefore(deps.store, call, ctx.project!.plan, 'override', ctx.now);
         const result = await boards.ask(call, itemEvent(workId, call.principal, (now) => ({ type: 'OVERRIDE', principal: call.principal, reason: body.reason, now })));
         await deps.store.audit.insert({ _id: `${call.boardId}:${ctx.requestId}`, version: 1, at: ctx.now, actor: call.principal, action: 'item.override', projectId: call.boardId, data: { workId, reason: body.reason } });
         return { status: 200, body: result };

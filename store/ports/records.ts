@@ -144,6 +144,20 @@ export interface BillingEventRecord extends Doc {
   at: number;
 }
 
+/** A board's work graph at some commit (DOMAIN.md "Restore points and rewind"); `_id` is `rp_<boardId>_<seq>`. */
+export interface RestorePointRecord extends Doc {
+  boardId: string;
+  /** The board's seq when captured. */
+  seq: number;
+  capturedAt: number;
+  reason: string;
+  itemCount: number;
+  /** `sha256:<hex>` of `content`. */
+  fingerprint: string;
+  /** The canonical JSON of the graph (machines/restore-point.ts). */
+  content: string;
+}
+
 export interface AuditRecord extends Doc {
   at: number;
   actor: string;

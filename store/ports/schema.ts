@@ -1,6 +1,6 @@
 // The collections of the store and their indexes, declared once for both adapters.
 import type { ApartField, Collection } from './collection.js';
-import type { AccountRecord, AuditRecord, BillingEventRecord, BillingRecord, BoardRecord, EventRecord, LinkTokenRecord, MemberRecord, PresenceRecord, ProjectRecord, SessionRecord, ShoutRecord, TokenRecord } from './records.js';
+import type { AccountRecord, AuditRecord, BillingEventRecord, BillingRecord, BoardRecord, RestorePointRecord, EventRecord, LinkTokenRecord, MemberRecord, PresenceRecord, ProjectRecord, SessionRecord, ShoutRecord, TokenRecord } from './records.js';
 
 export interface IndexSpec {
   name: string;
@@ -22,6 +22,7 @@ export interface Collections {
   presence: Collection<PresenceRecord>;
   billing: Collection<BillingRecord>;
   billingEvents: Collection<BillingEventRecord>;
+  restorePoints: Collection<RestorePointRecord>;
 }
 
 export type CollectionName = keyof Collections;
@@ -42,6 +43,7 @@ export const SCHEMA: Record<CollectionName, readonly IndexSpec[]> = {
   presence: [idx(['boardId', 'seenAt'])],
   billing: [idx(['customerId'], true), idx(['accountId']), idx(['status'])],
   billingEvents: [idx(['projectId', 'at'])],
+  restorePoints: [idx(['boardId', 'seq'], true), idx(['boardId', 'capturedAt'])],
 };
 
 /**

@@ -167,6 +167,15 @@ export function storeContract(name: string, harness: StoreHarness): void {
       expect((await store.accounts.get(a._id))!.version).toBe(6);
     });
 
+    it('keeps restore points once per board seq, and reads them newest first past the ones to keep', async () => {
+      const boardId = unique('board');
+      const point = (seq: number) => ({ _id: `rp_${boardId}_${seq}`, version: 1, boardId, seq, capturedAt: seq, reason: 'batch', itemCount: seq, fingerprint: `sha256:${'0'.repeat(64)}`, content: '{"items":[]}' });
+      for (const seq of [3, 1, 2]) await store.restorePoints.insert(point(seq));
+      await expect(store.restorePoints.insert({ ...point(2), _id: `other-${boardId}` })).rejects.toBeInstanceOf(DuplicateKeyError);
+      expect((await store.restorePoints.select({ boardId }, ['seq'], { sort: [['seq', -1]], skip: 1 })).map((p) => p.seq)).toEqual([2, 1]);
+      expect(await store.restorePoints.deleteMany({ boardId, capturedAt: { $lt: 2 } })).toBe(1);
+    });
+
     it('keeps billing records one per project and one per provider customer, and applied provider events once', async () => {
       const record = (projectId: string, customerId: string) => ({ _id: projectId, version: 1, accountId: 'acc', customerId, subscriptionId: null, status: null, interval: null, priceId: null, currentPeriodEnd: null, cancelAtPeriodEnd: false, changedAt: null, pastDueSince: null });
       const [p1, p2, c1] = [unique('proj'), unique('proj'), unique('cus')];

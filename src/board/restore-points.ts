@@ -1,0 +1,64 @@
+// Restore points (DOMAIN.md "Restore points and rewind"): a board's work graph as some commit left
+// it, fingerprinted over its canonical JSON, kept per the plan's history retention and at most the
+// newest 500 per board. Captured on Pro boards before the moves DOMAIN.md lists.
+import { createHash } from 'node:crypto';
+import { canonicalJson, graphOf, type RestoreGraph } from '../../machines/restore-point.js';
+import type { Committed } from '../../actors/board-actor.js';
+import { historySince, type PlanName } from '../plans.js';
+import { DuplicateKeyError, type RestorePointRecord, type Store } from '../../store/ports/store.js';
+
+export const POINTS_KEPT = 500;
+export const POINT_ID = /^rp_([\w-]{1,64})_(\d{1,12})$/;
+
+export type CaptureReason = 'batch' | 'override' | 'reopen' | 'state' | 'rewind' | 'quiet';
+
+export const fingerprintOf = (content: string): string => `sha256:${createHash('sha256').update(content).digest('hex')}`;
+
+export const pointIdOf = (boardId: string, seq: number): string => `rp_${boardId}_${seq}`;
+
+/** The current graph's fingerprint. */
+export const currentFingerprint = (committed: Committed): string => fingerprintOf(canonicalJson(graphOf(committed.board)));
+
+/**
+ * Stores the graph `committed` holds as a point (once per board seq: a second capture at the same
+ * seq is the same graph), then drops what retention and the 500 cap no longer keep.
+ */
+export async function capturePoint(store: Pick<Store, 'restorePoints'>, boardId: string, committed: Committed, reason: CaptureReason, plan: PlanName, now: number): Promise<RestorePointRecord> {
+  const graph = graphOf(committed.board);
+  const content = canonicalJson(graph);
+  const seq = committed.record.lastSeq;
+  const point: RestorePointRecord = { _id: pointIdOf(boardId, seq), version: 1, boardId, seq, capturedAt: now, reason, itemCount: graph.items.length, fingerprint: fingerprintOf(content), content };
+  try {
+    await store.restorePoints.insert(point);
+  } catch (e) {
+    if (!(e instanceof DuplicateKeyError)) throw e;
+  }
+  await trimPoints(store, boardId, plan, now);
+  return point;
+}
+
+async function trimPoints(store: Pick<Store, 'restorePoints'>, boardId: string, plan: PlanName, now: number): Promise<void> {
+  await store.restorePoints.deleteMany({ boardId, capturedAt: { $lt: historySince(plan, now) } });
+  const beyond = await store.restorePoints.select({ boardId }, ['seq'], { sort: [['seq', -1]], skip: POINTS_KEPT });
+  for (const old of beyond) await store.restorePoints.delete(old._id);
+}
+
+/**
+ * Before a move DOMAIN.md lists (batch, override, reopen, an operator's state move, rewind), a Pro
+ * board's current graph becomes a point. Free boards have no rewind, so nothing is kept for them.
+ */
+export async function captureBefore(store: Pick<Store, 'restorePoints'>, call: { boardId: string; actor: { read(): Promise<Committed> } }, plan: PlanName, reason: CaptureReason, now: number): Promise<void> {
+  if (plan !== 'pro') return;
+  await capturePoint(store, call.boardId, await call.actor.read(), reason, plan, now);
+}
+
+/** The board's points, newest first, without their content. */
+export async function listPoints(store: Pick<Store, 'restorePoints'>, boardId: string) {
+  return store.restorePoints.select({ boardId }, ['seq', 'capturedAt', 'reason', 'itemCount', 'fingerprint', 'boardId'], { sort: [['seq', -1]], limit: POINTS_KEPT });
+}
+
+/** A point's graph, or 'altered' when its stored content no longer hashes to its fingerprint. */
+export function graphOfPoint(point: RestorePointRecord): RestoreGraph | 'altered' {
+  if (fingerprintOf(point.content) !== point.fingerprint) return 'altered';
+  return JSON.parse(point.content) as RestoreGraph;
+}
