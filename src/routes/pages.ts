@@ -10,6 +10,11 @@ export interface Entry {
 export const CHANGELOG: Entry[] = [
   {
     date: '2026-11-22',
+    title: '0.0.0-demo: Pro through Stripe, and restore points',
+    body: 'A board’s owner can take it Pro through Stripe (GET /api/account/billing, checkout, portal, annual, and the signed webhook at /api/billing/webhook); the plan, its budgets and rate headers, board limit and retention follow the subscription at once, and a past_due subscription stays Pro for 7 days. Deleting an account cancels its live subscriptions first. Pro boards keep restore points of their work graph before every batch and operator move; GET /api/account/rewind lists them and previews what applying one would change (applying comes next). The account page has a Billing section.',
+  },
+  {
+    date: '2026-11-22',
     title: '0.0.0-demo: the browser board',
     body: 'Open the service’s root in a browser: sign up or in, list, create, rename, star and delete boards, and watch a board live: columns by state with holders and lease countdowns, the agents online and what they hold, shouts (broadcast, direct or about an item) with a composer, the activity stream and the dependency graph; items one by one or pasted in bulk; item detail with history, comments and the operator moves your role allows; account profile, email and password, service tokens and deletion. GET /api/items lists a board’s items a page at a time.',
   },
