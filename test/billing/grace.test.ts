@@ -5,6 +5,7 @@ import { BillingService } from '../../src/billing/service.js';
 import { PAST_DUE_GRACE_MS } from '../../src/billing/plan.js';
 import { useStore } from '../support/stores.js';
 import { unique } from '../support/temp.js';
+import { billingRecord } from '../support/billing.js';
 
 const used = useStore();
 const NOW = Date.UTC(2026, 10, 22);
@@ -15,7 +16,7 @@ describe('the past_due sweep', () => {
     const board = async (status: string, pastDueSince: number | null) => {
       const id = unique('proj');
       await store.projects.insert({ _id: id, version: 1, name: id, ownerId: 'acc', plan: 'pro', createdAt: NOW, lastActivityAt: NOW });
-      await store.billing.insert({ _id: id, version: 1, accountId: 'acc', customerId: unique('cus'), subscriptionId: 'sub', status, interval: 'month', priceId: 'p', currentPeriodEnd: null, cancelAtPeriodEnd: false, changedAt: null, pastDueSince });
+      await store.billing.insert(billingRecord(id, 'acc', { subscriptionId: 'sub', status, interval: 'month', priceId: 'p', pastDueSince }));
       return id;
     };
     const lapsed = await board('past_due', NOW - PAST_DUE_GRACE_MS - 1);

@@ -7,6 +7,7 @@ import { BillingService } from '../../src/billing/service.js';
 import { createStripeProvider } from '../../src/billing/stripe.js';
 import { useStore } from '../support/stores.js';
 import { unique } from '../support/temp.js';
+import { billingRecord } from '../support/billing.js';
 
 const used = useStore();
 
@@ -17,7 +18,7 @@ describe('the billing state', () => {
     const provider = createStripeProvider({ secretKey: 'sk_test_123', webhookSecret: 'whsec_x', apiBase: 'http://127.0.0.1:1' });
     const billing = new BillingService(used.store, { provider, prices: { monthly: 'pm', yearly: 'py' } }, logger);
     const projectId = unique('proj');
-    await used.store.billing.insert({ _id: projectId, version: 1, accountId: 'acc', customerId: unique('cus'), subscriptionId: 'sub_1', status: 'active', interval: null, priceId: null, currentPeriodEnd: null, cancelAtPeriodEnd: false, changedAt: null, pastDueSince: null });
+    await used.store.billing.insert(billingRecord(projectId, 'acc', { subscriptionId: 'sub_1', status: 'active' }));
     const state = await billing.state(projectId, Date.now());
     expect(state).toMatchObject({ plan: 'pro', subscription: { status: 'active', interval: null }, providerAvailable: true });
     expect(lines.map((l) => JSON.parse(l) as { msg: string; projectId: string })).toEqual([expect.objectContaining({ msg: expect.stringMatching(/interval could not be refreshed/), projectId })]);

@@ -1,12 +1,12 @@
 // The account's Billing section in Chromium against stripe-mock: Free with both upgrades, the
 // checkout button going to the provider's hosted page, and Pro (after a signed webhook) with the
 // switch to yearly.
-import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { launchChromium, openPage, screenshot, startBrowserServer, signUpInPage } from '../support/browser.js';
 import { Client, type TestServer } from '../support/server.js';
 import { unique } from '../support/temp.js';
+import { deliverSigned } from '../support/billing.js';
 
 const chromium = inject('chromium');
 const stripeBase = inject('stripeBase');
@@ -48,7 +48,7 @@ describe.skipIf(!chromium || !stripeBase)('the Billing section (Chromium, stripe
     const projectId = (await owner.get('/api/projects')).body.projects[0].projectId as string;
     const customer = (await server.store.billing.get(projectId))!.customerId;
     const body = JSON.stringify({ id: `evt_${unique('b')}`, object: 'event', type: 'customer.subscription.created', created: Math.floor(Date.now() / 1000), data: { object: { id: 'sub_browser', object: 'subscription', customer, status: 'active', cancel_at_period_end: false, current_period_end: Math.floor(Date.now() / 1000) + 30 * 86400, metadata: { projectId }, items: { data: [{ price: { id: PRICES.month } }] } } } });
-    const delivered = await new Client(server.url).request('POST', '/api/billing/webhook', { raw: body, headers: { 'content-type': 'application/json', 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload: body, secret: SECRET }) } });
+    const delivered = await deliverSigned(server.url, body, SECRET);
     expect(delivered.status).toBe(200);
 
     await page.goto('/account/billing?checkout=success');

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { newBoard, type TestBoard } from '../support/board.js';
 import { Client, startTestServer, type TestServer } from '../support/server.js';
 import { expectError } from '../support/expect-error.js';
+import { billingRecord, deliverSigned } from '../support/billing.js';
 import { unique } from '../support/temp.js';
 
 const SECRET = 'whsec_test_board_secret';
@@ -37,8 +38,8 @@ function subscription(customer: string, status: string, price: string, projectId
 
 async function deliver(payload: unknown, headers?: Record<string, string>) {
   const body = JSON.stringify(payload);
-  const signature = Stripe.webhooks.generateTestHeaderString({ payload: body, secret: SECRET });
-  return new Client(srv.url).request('POST', '/api/billing/webhook', { raw: body, headers: { 'content-type': 'application/json', ...(headers ?? { 'stripe-signature': signature }) } });
+  if (!headers) return deliverSigned(srv.url, body, SECRET);
+  return new Client(srv.url).request('POST', '/api/billing/webhook', { raw: body, headers: { 'content-type': 'application/json', ...headers } });
 }
 
 /** A board whose billing record has a customer attached (checkout attaches it; that operation comes with its own issue slice). */
@@ -46,7 +47,7 @@ async function billedBoard(): Promise<TestBoard & { customer: string }> {
   const board = await newBoard(srv.url);
   const customer = `cus_${unique('c')}`;
   const owner = (await board.owner.get('/api/auth/me')).body.user.id as string;
-  await srv.store.billing.insert({ _id: board.projectId, version: 1, accountId: owner, customerId: customer, subscriptionId: null, status: null, interval: null, priceId: null, currentPeriodEnd: null, cancelAtPeriodEnd: false, changedAt: null, pastDueSince: null });
+  await srv.store.billing.insert(billingRecord(board.projectId, owner, { customerId: customer }));
   return { ...board, customer };
 }
 
@@ -132,8 +133,7 @@ describe('POST /api/billing/webhook', () => {
   it('refuses a signed body that is not JSON as INVALID_JSON, writing nothing', async () => {
     const body = '{"id":"evt_broken",';
     const before = await srv.store.audit.count({ action: 'billing.webhook' });
-    const signature = Stripe.webhooks.generateTestHeaderString({ payload: body, secret: SECRET });
-    expectError(await new Client(srv.url).request('POST', '/api/billing/webhook', { raw: body, headers: { 'content-type': 'application/json', 'stripe-signature': signature } }), 400, 'INVALID_JSON');
+    expectError(await deliverSigned(srv.url, body, SECRET), 400, 'INVALID_JSON');
     expect(await srv.store.audit.count({ action: 'billing.webhook' })).toBe(before);
   });
 
@@ -142,8 +142,7 @@ describe('POST /api/billing/webhook', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ received: true, handled: false });
     const body = JSON.stringify({ id: 'evt_no_object', object: 'event', type: 'customer.subscription.updated', created: 1, data: {} });
-    const signature = Stripe.webhooks.generateTestHeaderString({ payload: body, secret: SECRET });
-    expectError(await new Client(srv.url).request('POST', '/api/billing/webhook', { raw: body, headers: { 'content-type': 'application/json', 'stripe-signature': signature } }), 400, 'PROVIDER_EVENT_INVALID');
+    expectError(await deliverSigned(srv.url, body, SECRET), 400, 'PROVIDER_EVENT_INVALID');
   });
 });
 

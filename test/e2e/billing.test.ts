@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { newBoard } from '../support/board.js';
 import { Client, signedUp, startTestServer, type TestServer } from '../support/server.js';
 import { expectError } from '../support/expect-error.js';
-import { unique } from '../support/temp.js';
+import { billingRecord as record } from '../support/billing.js';
 
 const stripeBase = inject('stripeBase');
 const PRICES = { month: 'price_pro_monthly', year: 'price_pro_yearly' };
@@ -25,7 +25,6 @@ async function fakeProvider(answer: (path: string) => { status: number; body: st
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests, close: () => new Promise((r) => server.close(() => r())) };
 }
 
-const record = (projectId: string, accountId: string, over: Record<string, unknown> = {}) => ({ _id: projectId, version: 1, accountId, customerId: `cus_${unique('c')}`, subscriptionId: null, status: null, interval: null, priceId: null, currentPeriodEnd: null, cancelAtPeriodEnd: false, changedAt: null, pastDueSince: null, ...over });
 
 async function owned(srv: TestServer) {
   const board = await newBoard(srv.url);

@@ -1,11 +1,11 @@
 // Restore points and the rewind preview over real HTTP (DOMAIN.md "Restore points and rewind"):
 // captured on Pro boards before a batch and an operator's move, listed newest first, previewed
 // as added, removed and changed items without writing anything.
-import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newBoard, type TestBoard } from '../support/board.js';
-import { Client, signedUp, startTestServer, type TestServer } from '../support/server.js';
+import { signedUp, startTestServer, type TestServer } from '../support/server.js';
 import { expectError } from '../support/expect-error.js';
+import { billingRecord, deliverSigned } from '../support/billing.js';
 import { unique } from '../support/temp.js';
 
 const SECRET = 'whsec_rewind_tests';
@@ -21,9 +21,9 @@ afterAll(async () => {
 async function makePro(board: TestBoard): Promise<void> {
   const customer = `cus_${unique('rw')}`;
   const accountId = (await board.owner.get('/api/auth/me')).body.user.id as string;
-  await srv.store.billing.insert({ _id: board.projectId, version: 1, accountId, customerId: customer, subscriptionId: null, status: null, interval: null, priceId: null, currentPeriodEnd: null, cancelAtPeriodEnd: false, changedAt: null, pastDueSince: null });
+  await srv.store.billing.insert(billingRecord(board.projectId, accountId, { customerId: customer }));
   const body = JSON.stringify({ id: `evt_${unique('rw')}`, object: 'event', type: 'customer.subscription.created', created: Math.floor(Date.now() / 1000), data: { object: { id: `sub_${customer}`, object: 'subscription', customer, status: 'active', cancel_at_period_end: false, metadata: { projectId: board.projectId }, items: { data: [{ price: { id: 'price_m' } }] } } } });
-  const res = await new Client(srv.url).request('POST', '/api/billing/webhook', { raw: body, headers: { 'content-type': 'application/json', 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload: body, secret: SECRET }) } });
+  const res = await deliverSigned(srv.url, body, SECRET);
   expect(res.status, res.text).toBe(200);
 }
 
