@@ -1,7 +1,7 @@
 // One item: its fields, lease, submission and verifications, its history from the log, comments,
 // and the operator moves the person's role allows, each behind a confirmation. Live from /api/ws.
 import type { ComponentChildren } from 'preact';
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, onBoard } from '../api.js';
 import { BoardFeed, type BoardEvent } from '../live.js';
 import { moveInChain } from '../chain.js';
@@ -41,9 +41,13 @@ export function ItemPage({ projectId, workId }: { projectId: string; workId: str
     void load.go();
   }, [projectId, workId]);
   // Live: any event about this item reloads it; the subscription also says the person's role.
-  const feed = useMemo(() => new BoardFeed(projectId, null, { event: (e) => e.workId === workId && void load.go(), shout: () => undefined, resync: () => void load.go() }), [projectId, workId]);
-  useEffect(() => () => feed.stop(), [feed]);
-  const role = feed.role.value;
+  const [feed, setFeed] = useState<BoardFeed | null>(null);
+  useEffect(() => {
+    const opened = new BoardFeed(projectId, null, { event: (e) => e.workId === workId && void load.go(), shout: () => undefined, resync: () => void load.go() });
+    setFeed(opened);
+    return () => opened.stop();
+  }, [projectId, workId]);
+  const role = feed?.role.value ?? null;
 
   const operator = role !== null && OPERATOR.includes(role);
   const member = role !== null && role !== 'viewer';
