@@ -24,9 +24,12 @@ export const currentFingerprint = (committed: Committed): string => fingerprintO
  * seq is the same graph), then drops what retention and the 500 cap no longer keep.
  */
 export async function capturePoint(store: Pick<Store, 'restorePoints'>, boardId: string, committed: Committed, reason: CaptureReason, plan: PlanName, now: number): Promise<RestorePointRecord> {
+  const seq = committed.record.lastSeq;
+  // The graph at this seq is already kept (a refused move changed nothing): no second copy of it.
+  const kept = await store.restorePoints.get(pointIdOf(boardId, seq));
+  if (kept) return kept;
   const graph = graphOf(committed.board);
   const content = canonicalJson(graph);
-  const seq = committed.record.lastSeq;
   const point: RestorePointRecord = { _id: pointIdOf(boardId, seq), version: 1, boardId, seq, capturedAt: now, reason, itemCount: graph.items.length, fingerprint: fingerprintOf(content), content };
   try {
     await store.restorePoints.insert(point);
