@@ -109,7 +109,7 @@ function restoreItemOf(item: BoardItem): RestoreItem {
   };
 }
 
-/** The board's work graph as a restore point holds it, in work-id order. */
+/** The board's work graph as a restore point holds it (in the items' key order; canonicalJson orders them by number). */
 export function graphOf(board: Board): RestoreGraph {
   return { items: [...board.items.values()].map(restoreItemOf) };
 }
