@@ -31,6 +31,8 @@ export class BoardMissingError extends Error {
 }
 
 export const MAILBOX_LIMIT = 1000;
+/** A commit this long after the one before it ends a quiet spell (a restore point of the quiet board is due). */
+export const QUIET_MS = 10 * 60_000;
 /** Commands decided into one commit at most (bounds one write and its outbox). */
 export const BATCH_LIMIT = 128;
 const COMMIT_ATTEMPTS = 16;
@@ -45,6 +47,12 @@ interface Pending {
   decide: Decide<unknown>;
   resolve: (reply: unknown) => void;
   reject: (error: unknown) => void;
+}
+
+/** Whether a commit at `now` comes QUIET_MS or more after the one that left `before` (whose events are its outbox). */
+function endsQuiet(before: Committed, now: number): boolean {
+  const last = before.record.outbox?.at(-1)?.at;
+  return last !== undefined && now - last >= QUIET_MS;
 }
 
 function boardOf(record: BoardRecord): Board {
@@ -66,6 +74,8 @@ export class BoardActor {
     private readonly clock: () => number,
     /** Told when a listener throws: a committed command still gets its reply. */
     private readonly onListenerError: (error: unknown) => void = () => undefined,
+    /** Told, once the commit is durable, of the board as it stood before a commit that ended a quiet spell. */
+    private readonly onQuiet: (before: Committed) => void = () => undefined,
   ) {}
 
   /** Runs `decide` after every earlier command, commits it, and resolves with its reply. */
@@ -161,6 +171,7 @@ export class BoardActor {
             continue;
           }
           this.current = { record, board };
+          if (endsQuiet(current, now)) this.onQuiet(current);
         }
         // Durable now (the events with it, in the board's outbox): the callers have their answers
         // while the outbox is copied to the log (readers of the log copy it first themselves).
@@ -191,7 +202,7 @@ export class BoardActor {
     return { ...e, boardId: this.boardId, seq, at };
   }
 
-  /** One version-checked write of what the batch changed: the changed items, the counters, the outbox. */
+  /** One version-checked write of what the batch changed: the changed (or removed) items, the counters, the outbox. */
   private write(current: Committed, board: Board, changed: ReadonlySet<string>, events: CommittedEvent[]): Promise<Header<BoardRecord> | null> {
     const set: Record<string, unknown> = {
       nextWorkSeq: board.nextWorkSeq,
@@ -202,8 +213,13 @@ export class BoardActor {
       counts: { ...board.index.counts },
       stats: foldStats(current.record.stats as BoardStats | undefined, events, board),
     };
-    for (const workId of changed) set[`items.${workId}`] = board.items.get(workId);
-    return this.ports.boards.patch(this.boardId, current.record.version, set);
+    const removed: string[] = [];
+    for (const workId of changed) {
+      const item = board.items.get(workId);
+      if (item) set[`items.${workId}`] = item;
+      else removed.push(`items.${workId}`);
+    }
+    return this.ports.boards.patch(this.boardId, current.record.version, set, removed);
   }
 
   /** Listeners run after the commit; one that throws is reported and never undoes the reply. */

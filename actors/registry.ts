@@ -1,7 +1,7 @@
 // The board actors of this node: activated on demand, passivated when idle and holding no lease,
 // and woken by a sweep for boards whose lease deadline is near, so expiry fires with no request
 // arriving, after a restart, and on whichever node sweeps first (the version check makes it once).
-import { BoardActor, type BoardPorts, type CommittedEvent } from './board-actor.js';
+import { BoardActor, type BoardPorts, type Committed, type CommittedEvent } from './board-actor.js';
 import { LeaseScheduler, type WarningListener } from './lease-scheduler.js';
 
 export interface RegistryOptions {
@@ -16,6 +16,8 @@ export interface RegistryOptions {
   onCommit?: (boardId: string, events: CommittedEvent[]) => void;
   /** Told when something listening to commits threw (the command was committed all the same). */
   onListenerError?: (error: unknown) => void;
+  /** Told of the board as a quiet spell left it, when a commit ends the spell (restore points). */
+  onQuiet?: (boardId: string, before: Committed) => void;
 }
 
 /** How far behind the deadline a node that did not commit the board's last change acts on it. */
@@ -39,7 +41,8 @@ export class BoardRegistry {
   get(boardId: string): BoardActor {
     let actor = this.actors.get(boardId);
     if (!actor) {
-      actor = new BoardActor(boardId, this.ports, this.options.clock, this.options.onListenerError);
+      const onQuiet = this.options.onQuiet;
+      actor = new BoardActor(boardId, this.ports, this.options.clock, this.options.onListenerError, onQuiet && ((before) => onQuiet(boardId, before)));
       actor.subscribe((events, board) => {
         this.scheduler.plan(actor!, board);
         this.options.onCommit?.(boardId, events);

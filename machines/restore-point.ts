@@ -57,14 +57,15 @@ export interface RevokedLease {
 }
 
 /**
- * A rewind refused: 400 INVALID_REWIND_SLICE (the point does not hold the slice's root) or 422
- * REWIND_SLICE_SCOPE (the slice does not fit the current graph). Kept apart from BoardError so
+ * A rewind refused: 400 INVALID_REWIND_SLICE (the point does not hold the slice's root), 422
+ * REWIND_SLICE_SCOPE (the slice does not fit the current graph) or 409 REWIND_VERSION_MISMATCH
+ * (the graph is no longer the one the caller saw). Kept apart from BoardError so
  * that union (checked against the registry) is left as it is; the caller maps it to the registry
  * code of the same name.
  */
 export class RewindError extends Error {
   constructor(
-    readonly code: 'INVALID_REWIND_SLICE' | 'REWIND_SLICE_SCOPE',
+    readonly code: 'INVALID_REWIND_SLICE' | 'REWIND_SLICE_SCOPE' | 'REWIND_VERSION_MISMATCH',
     message: string,
     readonly details: Record<string, unknown>,
   ) {
@@ -284,11 +285,17 @@ function settle(draft: BoardDraft, now: number): void {
  * remembered on the item so a renew says so), pending and ready follow the dependencies again,
  * and the work-id and fencing counters never go backwards. A replaced item whose graph is
  * unchanged and holds no lease is left as it is. The board's `changed` names removed work ids
- * too: for those `items.get` is undefined.
+ * too: for those `items.get` is undefined. With `expected` (the canonical JSON of the graph the
+ * caller checked and kept as its undo point) a board whose graph moved since is refused, so the
+ * undo point is exactly the graph this swap replaces. The reply holds the new graph's canonical
+ * JSON (`after`), which the caller fingerprints.
  */
-export function rewind(graph: RestoreGraph, input: { actor: string; restorePointId: string; slice?: string }): Decide<{ revokedLeases: RevokedLease[] }> {
+export function rewind(graph: RestoreGraph, input: { actor: string; restorePointId: string; slice?: string; expected?: string }): Decide<{ revokedLeases: RevokedLease[]; after: string }> {
   return (board, now) => {
     const before = graphOf(board);
+    if (input.expected !== undefined && canonicalJson(before) !== input.expected) {
+      throw new RewindError('REWIND_VERSION_MISMATCH', 'The board changed since its fingerprint was read; preview again and retry.', { restorePointId: input.restorePointId });
+    }
     let restored = graph;
     let replaced: Set<string>;
     if (input.slice === undefined) replaced = new Set([...board.items.keys(), ...graph.items.map((i) => i.workId)]);
@@ -304,11 +311,12 @@ export function rewind(graph: RestoreGraph, input: { actor: string; restorePoint
     const draft = new BoardDraft(board);
     const changes: ItemChange[] = [];
     const revokedLeases: RevokedLease[] = [];
+    const ended = new Map<string, ItemChange['emitted']>();
     for (const workId of [...replaced].sort(bySeq)) {
       const was = board.items.get(workId);
       const lease = was?.life.lease;
       if (was && lease) {
-        changes.push({ workId, from: was.state, to: was.state, emitted: [{ type: 'lease.revoked', lease, reason: 'rewound' }] });
+        ended.set(workId, [{ type: 'lease.revoked', lease, reason: 'rewound' }]);
         revokedLeases.push({ workId, holder: lease.holder, purpose: lease.purpose });
       }
       const item = incoming.get(workId);
@@ -316,12 +324,19 @@ export function rewind(graph: RestoreGraph, input: { actor: string; restorePoint
       else if (!was || lease || canonical(restoreItemOf(was)) !== canonical(item)) draft.put(itemFrom(item, was, now));
     }
     settle(draft, now);
+    // The log tells each kept item's lease ending and state move, as any other move does.
+    for (const workId of [...draft.changed].sort(bySeq)) {
+      const was = board.items.get(workId);
+      const is = draft.items.get(workId);
+      if (was && is && (ended.has(workId) || was.state !== is.state)) changes.push({ workId, from: was.state, to: is.state, emitted: ended.get(workId) ?? [] });
+      else if (was && ended.has(workId)) changes.push({ workId, from: was.state, to: was.state, emitted: ended.get(workId)! });
+    }
     const highest = restored.items.reduce((max, i) => Math.max(max, seqOf(i.workId)), 0);
     draft.nextWorkSeq = Math.max(draft.nextWorkSeq, highest + 1);
     const next = draft.finish();
     const diff = diffGraphs(before, graphOf(next));
     const counts = { added: diff.added.length, removed: diff.removed.length, changed: diff.changed.length, revokedLeases: revokedLeases.length };
     const rewound = { type: 'board.rewound', actor: input.actor, workId: null, data: { restorePointId: input.restorePointId, slice: input.slice ?? null, counts } };
-    return { board: next, events: [...eventsOf(changes, input.actor), rewound], reply: { revokedLeases } };
+    return { board: next, events: [...eventsOf(changes, input.actor), rewound], reply: { revokedLeases, after: canonicalJson(graphOf(next)) } };
   };
 }

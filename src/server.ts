@@ -24,6 +24,7 @@ import type { RateLimiter } from './ratelimit/limiter.js';
 import type { Route } from './http/route.js';
 import { routeTable } from './routes/index.js';
 import { schedulePurges } from './board/retention.js';
+import { captureQuiet } from './board/restore-points.js';
 import type { ErrorCode } from './errors/registry.js';
 import type { Store } from '../store/ports/store.js';
 
@@ -95,6 +96,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     onCommit: (boardId, events) => bus.publish(boardId, events),
     onWarning: (boardId, w) => bus.notify({ kind: 'lease.expiring', boardId, workId: w.workId, holder: w.holder, expiresAt: w.expiresAt }),
     onListenerError: (e) => logger.error({ err: e }, 'a commit listener failed; the command itself was committed'),
+    onQuiet: (boardId, before) => void captureQuiet(store, boardId, before, clock()).catch((e: unknown) => logger.warn({ err: e, boardId }, 'restore points: the quiet-spell point was not kept')),
   });
   registry.start();
   const billing = new BillingService(store, parts.billing ?? null, logger);

@@ -4,6 +4,7 @@ import { BoardBusyError, BoardMissingError, type BoardActor } from '../../actors
 import type { BoardRegistry } from '../../actors/registry.js';
 import { BoardError, type BoardErrorCode } from '../../machines/board-error.js';
 import type { Decide } from '../../machines/board-decision.js';
+import { RewindError } from '../../machines/restore-point.js';
 import { atLeast } from '../auth/project-selection.js';
 import type { Role } from '../auth/identity.js';
 import { AppError } from '../errors/app-error.js';
@@ -75,6 +76,7 @@ const registered = (code: BoardErrorCode): ErrorCode => code;
 
 export function toAppError(e: unknown): unknown {
   if (e instanceof BoardError) return new AppError(registered(e.code), e.message, e.details);
+  if (e instanceof RewindError) return new AppError(e.code, e.message, e.details);
   if (e instanceof BoardBusyError) return new AppError('BOARD_BUSY', undefined, undefined, { 'retry-after': '1' });
   if (e instanceof BoardMissingError) return new AppError('PROJECT_SCOPE_DENIED');
   return e;

@@ -55,6 +55,17 @@ export async function captureBefore(store: Pick<Store, 'restorePoints'>, call: {
   await capturePoint(store, call.boardId, await call.actor.read(), reason, plan, now);
 }
 
+/**
+ * A commit ended a quiet spell (QUIET_MS without one): the board as the spell left it becomes a
+ * point, when the board is Pro. `before` is an immutable committed board, so when this runs does
+ * not matter.
+ */
+export async function captureQuiet(store: Pick<Store, 'restorePoints' | 'projects'>, boardId: string, before: Committed, now: number): Promise<void> {
+  const project = await store.projects.get(boardId);
+  if (project?.plan !== 'pro') return;
+  await capturePoint(store, boardId, before, 'quiet', 'pro', now);
+}
+
 /** The board's points, newest first, without their content. */
 export async function listPoints(store: Pick<Store, 'restorePoints'>, boardId: string) {
   return store.restorePoints.select({ boardId }, ['seq', 'capturedAt', 'reason', 'itemCount', 'fingerprint', 'boardId'], { sort: [['seq', -1]], limit: POINTS_KEPT });

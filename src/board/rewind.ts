@@ -1,19 +1,38 @@
 // Rewind's rules (DOMAIN.md "Restore points and rewind", Pro only): which point an id names (and
-// which slice), and the preview of applying it, which writes nothing. Applying comes next.
-import { diffGraphs, graphOf, sliceOf, type RestoreDiff, type RestoreGraph } from '../../machines/restore-point.js';
+// which slice), the preview of applying it, which writes nothing, and the apply: its checks in
+// DOMAIN.md's order, the undo point, then one version-checked swap through the board actor.
+import type { Logger } from 'pino';
+import { canonicalJson, checkSlice, diffGraphs, graphOf, rewind, sliceOf, type RestoreDiff, type RestoreGraph, type RevokedLease } from '../../machines/restore-point.js';
 import { AppError } from '../errors/app-error.js';
-import { StoreUnavailableError, type Store } from '../../store/ports/store.js';
-import type { BoardCall } from './board-access.js';
-import { currentFingerprint, graphOfPoint, listPoints, POINT_ID } from './restore-points.js';
+import type { PlanName } from '../plans.js';
+import { StoreUnavailableError, type RestorePointRecord, type Store } from '../../store/ports/store.js';
+import type { BoardAccess, BoardCall } from './board-access.js';
+import { capturePoint, currentFingerprint, fingerprintOf, graphOfPoint, listPoints, POINT_ID } from './restore-points.js';
 
 const MAX_POINT_ID = 181;
 const SLICE = /^~(W-\d{1,9})$/;
+const FINGERPRINT = /^sha256:[a-f0-9]{64}$/;
+/** What `confirm` must say, exactly. */
+export const REWIND_CONFIRMATION = 'REWIND_SERVICE_BOARD';
 
 export interface RewindPreview {
   projectId: string;
   currentFingerprint: string;
   points: { restorePointId: string; capturedAt: string; reason: string; itemCount: number; fingerprint: string }[];
   preview?: { restorePointId: string; fingerprint: string } & RestoreDiff;
+}
+
+export interface RewindApplied {
+  projectId: string;
+  restorePointId: string;
+  undoPointId: string;
+  fingerprint: string;
+  revokedLeases: RevokedLease[];
+}
+
+export interface ApplyInput {
+  restorePointId: string;
+  expectedFingerprint: string;
 }
 
 /** `rp_<board>_<seq>` with an optional `~W-<n>` slice: the point's id and the slice's root. */
@@ -28,7 +47,27 @@ export function parsePointId(raw: string): { pointId: string; slice: string | nu
   return { pointId, slice };
 }
 
-/** Restore points cannot be read: 503 SNAPSHOT_UNAVAILABLE, nothing changed. */
+/**
+ * The apply body's checks in DOMAIN.md's order, before anything is read: `confirm`, then
+ * `expectedFingerprint`, then the form of `restorePointId`.
+ */
+export function applyInput(body: Record<string, unknown>): ApplyInput {
+  if (body.confirm !== REWIND_CONFIRMATION) throw new AppError('REWIND_CONFIRMATION_REQUIRED', `confirm must be exactly ${REWIND_CONFIRMATION}.`);
+  const { expectedFingerprint, restorePointId } = body;
+  if (typeof expectedFingerprint !== 'string' || !FINGERPRINT.test(expectedFingerprint)) {
+    throw new AppError('REWIND_VERSION_REQUIRED', 'expectedFingerprint must be the currentFingerprint the preview gave (sha256:<64 hex>).');
+  }
+  if (typeof restorePointId !== 'string') throw new AppError('INVALID_REWIND_POINT', 'restorePointId must be a string of 1 to 181 characters.');
+  parsePointId(restorePointId);
+  return { restorePointId, expectedFingerprint };
+}
+
+/** Rewind is Pro only: 409 BILLING_PRO_REQUIRED on a Free board (which keeps no points either). */
+export function requirePro(plan: PlanName): void {
+  if (plan !== 'pro') throw new AppError('BILLING_PRO_REQUIRED', 'Rewind is a Pro feature; upgrade this board.');
+}
+
+/** Restore points cannot be read or kept: 503 SNAPSHOT_UNAVAILABLE, nothing changed. */
 async function readable<T>(read: () => Promise<T>): Promise<T> {
   try {
     return await read();
@@ -39,18 +78,31 @@ async function readable<T>(read: () => Promise<T>): Promise<T> {
 }
 
 export class Rewind {
-  constructor(private readonly store: Pick<Store, 'restorePoints'>) {}
+  constructor(
+    private readonly store: Pick<Store, 'restorePoints' | 'audit'>,
+    private readonly boards: BoardAccess,
+    private readonly logger: Pick<Logger, 'error'>,
+  ) {}
 
-  /** The point (whole or sliced) an id names on this board, checked against its fingerprint. */
-  async pointGraph(boardId: string, raw: string): Promise<{ graph: RestoreGraph; fingerprint: string; altered: boolean; slice: string | null }> {
-    const { pointId, slice } = parsePointId(raw);
+  /** The point an id names on this board (404 when another board's or gone). */
+  private async point(boardId: string, pointId: string): Promise<RestorePointRecord> {
     const point = await readable(() => this.store.restorePoints.get(pointId));
     if (!point || point.boardId !== boardId) throw new AppError('REWIND_POINT_NOT_FOUND', `No retained restore point ${pointId} on this board.`);
-    const whole = graphOfPoint(point);
-    if (whole === 'altered') return { graph: { items: [] }, fingerprint: point.fingerprint, altered: true, slice };
-    const graph = slice ? sliceOf(whole, slice) : whole;
-    if (!graph) throw new AppError('INVALID_REWIND_SLICE', `The restore point holds no ${slice}.`);
-    return { graph, fingerprint: point.fingerprint, altered: false, slice };
+    return point;
+  }
+
+  /** The point's whole graph, refused with 422 REWIND_SLICE_INTEGRITY when its content no longer hashes to its fingerprint. */
+  private intact(point: RestorePointRecord): RestoreGraph {
+    const graph = graphOfPoint(point);
+    if (graph === 'altered') throw new AppError('REWIND_SLICE_INTEGRITY', 'The stored restore point no longer matches its fingerprint.', { restorePointId: point._id });
+    return graph;
+  }
+
+  /** The slice of `graph` rooted at `slice` (400 INVALID_REWIND_SLICE when the point does not hold it). */
+  private sliced(graph: RestoreGraph, slice: string): RestoreGraph {
+    const part = sliceOf(graph, slice);
+    if (!part) throw new AppError('INVALID_REWIND_SLICE', `The restore point holds no ${slice}.`, { slice });
+    return part;
   }
 
   /** GET /api/account/rewind: the points, newest first, and with an id what applying it would do. Writes nothing. */
@@ -63,11 +115,48 @@ export class Rewind {
       points: points.map((p) => ({ restorePointId: p._id, capturedAt: new Date(p.capturedAt).toISOString(), reason: p.reason, itemCount: p.itemCount, fingerprint: p.fingerprint })),
     };
     if (restorePointId === undefined) return answer;
-    const point = await this.pointGraph(call.boardId, restorePointId);
-    if (point.altered) throw new AppError('REWIND_SLICE_INTEGRITY', 'The stored restore point no longer matches its fingerprint.');
+    const { pointId, slice } = parsePointId(restorePointId);
+    const point = await this.point(call.boardId, pointId);
+    const whole = this.intact(point);
     const current = graphOf(committed.board);
     // A slice replaces the current subtree of its root; the rest of the board is not compared.
-    const against = point.slice ? (sliceOf(current, point.slice) ?? { items: [] }) : current;
-    return { ...answer, preview: { restorePointId, fingerprint: point.fingerprint, ...diffGraphs(against, point.graph) } };
+    const [against, then] = slice ? [sliceOf(current, slice) ?? { items: [] }, this.sliced(whole, slice)] : [current, whole];
+    return { ...answer, preview: { restorePointId, fingerprint: point.fingerprint, ...diffGraphs(against, then) } };
+  }
+
+  /**
+   * POST /api/account/rewind, after applyInput: the point exists (404), is intact (422), the board
+   * is still the one the caller saw (409 REWIND_VERSION_MISMATCH), a slice fits (422
+   * REWIND_SLICE_SCOPE); nothing is written until then. The undo point is kept next, then the swap
+   * is one version-checked commit that refuses a board whose graph moved meanwhile, so the undo
+   * point is exactly the graph it replaced. The audit row follows the commit.
+   */
+  async apply(call: BoardCall, input: ApplyInput, plan: PlanName, now: number, requestId: string): Promise<RewindApplied> {
+    const { pointId, slice } = parsePointId(input.restorePointId);
+    const whole = this.intact(await this.point(call.boardId, pointId));
+    const part = slice ? this.sliced(whole, slice) : null;
+    const committed = await call.actor.read();
+    const current = graphOf(committed.board);
+    const before = canonicalJson(current);
+    if (fingerprintOf(before) !== input.expectedFingerprint) {
+      throw new AppError('REWIND_VERSION_MISMATCH', 'The board changed since its fingerprint was read; preview again and retry.', { currentFingerprint: fingerprintOf(before) });
+    }
+    const problem = part && checkSlice(current, part);
+    if (problem) throw new AppError('REWIND_SLICE_SCOPE', problem, { restorePointId: input.restorePointId });
+    const undo = await readable(() => capturePoint(this.store, call.boardId, committed, 'rewind', plan, now));
+    const swapped = await this.boards.ask(call, rewind(whole, { actor: call.principal, restorePointId: input.restorePointId, expected: before, ...(slice ? { slice } : {}) }));
+    const applied: RewindApplied = { projectId: call.boardId, restorePointId: input.restorePointId, undoPointId: undo._id, fingerprint: fingerprintOf(swapped.after), revokedLeases: swapped.revokedLeases };
+    await this.audit(call, applied, input.expectedFingerprint, now, requestId);
+    return applied;
+  }
+
+  /** The audit row of an applied rewind. The swap is committed (and its board.rewound event is in the log): a failed row is reported, not answered. */
+  private async audit(call: BoardCall, applied: RewindApplied, from: string, now: number, requestId: string): Promise<void> {
+    const data = { restorePointId: applied.restorePointId, undoPointId: applied.undoPointId, from, to: applied.fingerprint, revokedLeases: applied.revokedLeases.length };
+    try {
+      await this.store.audit.insert({ _id: `${call.boardId}:${requestId}`, version: 1, at: now, actor: call.principal, action: 'board.rewind', projectId: call.boardId, data });
+    } catch (e) {
+      this.logger.error({ err: e, boardId: call.boardId, ...data }, 'rewind: applied, but its audit row was not written');
+    }
   }
 }

@@ -1,9 +1,8 @@
-// Rewind (contract Part 4 "Rewind", Pro only): the board's restore points and the preview of
-// applying one. Rules live in src/board/rewind.ts.
+// Rewind (contract Part 4 "Rewind", Pro only): the board's restore points, the preview of applying
+// one, and the apply. Rules live in src/board/rewind.ts.
 import { z } from 'zod';
-import { AppError } from '../errors/app-error.js';
 import { defineRoute, type Route } from '../http/route.js';
-import { Rewind } from '../board/rewind.js';
+import { applyInput, Rewind, REWIND_CONFIRMATION, requirePro } from '../board/rewind.js';
 import type { RouteDeps } from './deps.js';
 
 const PreviewQuery = z.object({ restorePointId: z.string().optional().describe('rp_<boardId>_<seq>, optionally ~W-<n> for that item and its subtree (1 to 181 characters).') });
@@ -16,8 +15,30 @@ const RewindPreviewResponse = z.object({
     .optional(),
 });
 
+/**
+ * Each field is checked in DOMAIN.md's order by applyInput, so a missing or wrong one gets its own
+ * code (REWIND_CONFIRMATION_REQUIRED, REWIND_VERSION_REQUIRED, INVALID_REWIND_POINT) rather than
+ * INVALID_INPUT; the documented shapes are what it accepts.
+ */
+const ApplyBody = z
+  .object({
+    restorePointId: z.unknown().meta({ type: 'string', minLength: 1, maxLength: 181, description: 'A restorePointId from the preview, optionally ~W-<n> to restore that item and its subtree only.' }),
+    confirm: z.unknown().meta({ type: 'string', enum: [REWIND_CONFIRMATION] }),
+    expectedFingerprint: z.unknown().meta({ type: 'string', pattern: '^sha256:[a-f0-9]{64}$', description: 'The currentFingerprint the preview gave.' }),
+  })
+  .meta({ required: ['restorePointId', 'confirm', 'expectedFingerprint'] })
+  .transform((body) => applyInput(body));
+const RevokedLease = z.object({ workId: z.string(), holder: z.string(), purpose: z.enum(['work', 'verify']) });
+const RewindApplyResponse = z.object({
+  projectId: z.string(),
+  restorePointId: z.string(),
+  undoPointId: z.string().describe('An ordinary restore point holding the graph this rewind replaced: applying it undoes the rewind.'),
+  fingerprint: z.string().describe('The board’s fingerprint after the rewind.'),
+  revokedLeases: z.array(RevokedLease).describe('The leases the rewind ended (their holders hear lease.revoked with reason rewound).'),
+});
+
 export function rewindRoutes(deps: RouteDeps): Route[] {
-  const rewind = new Rewind(deps.store);
+  const rewind = new Rewind(deps.store, deps.boards, deps.logger);
   return [
     defineRoute<undefined, z.infer<typeof PreviewQuery>>({
       method: 'get',
@@ -33,9 +54,30 @@ export function rewindRoutes(deps: RouteDeps): Route[] {
       errors: ['INVALID_REWIND_POINT', 'INVALID_REWIND_SLICE', 'REWIND_POINT_NOT_FOUND', 'REWIND_SLICE_INTEGRITY', 'BILLING_PRO_REQUIRED', 'ROLE_REQUIRED', 'SNAPSHOT_UNAVAILABLE'],
       responses: { 200: { description: 'Points and, when asked, the preview.', schema: RewindPreviewResponse } },
       async handler({ ctx, query }) {
-        if (ctx.project!.plan !== 'pro') throw new AppError('BILLING_PRO_REQUIRED', 'Rewind is a Pro feature; upgrade this board.');
         const call = deps.boards.enter(ctx, 'admin', 'history');
+        requirePro(ctx.project!.plan);
         return { status: 200, body: await rewind.preview(call, query.restorePointId) };
+      },
+    }),
+    defineRoute<z.output<typeof ApplyBody>, undefined>({
+      method: 'post',
+      path: '/api/account/rewind',
+      group: 'rewind',
+      summary: 'Swap the board’s work graph (or one subtree of it) for a restore point’s, undoably. Owner, Pro.',
+      description:
+        'Checked in this order: confirm, expectedFingerprint, restorePointId’s form, the point exists, its content still hashes to its fingerprint, the board’s fingerprint is still expectedFingerprint, a slice fits the current graph. Then an undo point is kept and the swap is one version-checked commit: leases on replaced items end (lease.revoked, reason rewound), claimed and verifying items without their lease return to ready and awaiting_verify, board.rewound goes to the board’s sockets, an audit row is appended. Work ids and fencing tokens never go backwards; no other board changes.',
+      auth: 'session',
+      bodyKind: 'json',
+      body: ApplyBody,
+      project: 'required',
+      rate: 'write',
+      rateHeaders: true,
+      errors: ['INVALID_REWIND_POINT', 'INVALID_REWIND_SLICE', 'REWIND_CONFIRMATION_REQUIRED', 'REWIND_VERSION_REQUIRED', 'REWIND_POINT_NOT_FOUND', 'BILLING_PRO_REQUIRED', 'REWIND_VERSION_MISMATCH', 'REWIND_SLICE_INTEGRITY', 'REWIND_SLICE_SCOPE', 'ROLE_REQUIRED', 'BOARD_BUSY', 'SNAPSHOT_UNAVAILABLE'],
+      responses: { 200: { description: 'Rewound; the undo point and the leases ended.', schema: RewindApplyResponse } },
+      async handler({ ctx, body }) {
+        const call = deps.boards.enter(ctx, 'owner', 'history');
+        requirePro(ctx.project!.plan);
+        return { status: 200, body: await rewind.apply(call, body, ctx.project!.plan, ctx.now, ctx.requestId) };
       },
     }),
   ];

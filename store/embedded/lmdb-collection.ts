@@ -7,7 +7,7 @@
 import { getLastVersion, type Database, type Key as LmdbKey } from 'lmdb';
 import { DuplicateKeyError, type Changes, type Collection, type Doc, type Filter, type FindOptions, type Header, type ApartField, type IndexSpec, type Selected } from '../ports/store.js';
 import { HIGH, keyValue, planFor, type Plan } from './plan.js';
-import { setPath } from './paths.js';
+import { setPath, unsetPath } from './paths.js';
 import { matches, order } from './query.js';
 import type { Writer } from './writer.js';
 
@@ -112,7 +112,7 @@ export class LmdbCollection<T extends Doc> implements Collection<T> {
     });
   }
 
-  patch(id: string, expectedVersion: number, set: Record<string, unknown>): Promise<Header<T> | null> {
+  patch(id: string, expectedVersion: number, set: Record<string, unknown>, unset: readonly string[] = []): Promise<Header<T> | null> {
     const values = structuredClone(set);
     return this.writer.write(() => {
       const current = this.dbs.docs.get(id);
@@ -128,6 +128,12 @@ export class LmdbCollection<T extends Doc> implements Collection<T> {
           if (keys.length > 2) setPath(entry as Row, keys.slice(2), value);
           apart.db.put([id, keys[1]!], entry);
         }
+      }
+      for (const path of unset) {
+        const keys = path.split('.');
+        if (!apart || keys[0] !== apart.field) unsetPath(next, keys);
+        else if (keys.length === 2) apart.db.remove([id, keys[1]!]);
+        else throw new Error(`unset reaches only whole entries of ${apart.field}`);
       }
       this.store(next, current);
       return next as Header<T>;

@@ -98,10 +98,12 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     );
   }
 
-  patch(id: string, expectedVersion: number, set: Record<string, unknown>): Promise<Header<T> | null> {
+  patch(id: string, expectedVersion: number, set: Record<string, unknown>, unset: readonly string[] = []): Promise<Header<T> | null> {
     const projection = this.apart && this.projects ? { [this.apart]: 0 } : undefined;
+    const update: Document = { $set: set, $inc: { version: 1 } };
+    if (unset.length) update.$unset = Object.fromEntries(unset.map((path) => [path, '']));
     return this.guarded(id, expectedVersion, null, async () => {
-      const doc = await this.run(() => this.driver.findOneAndUpdate({ _id: id, version: expectedVersion } as Document, { $set: set, $inc: { version: 1 } }, { returnDocument: 'after', projection }));
+      const doc = await this.run(() => this.driver.findOneAndUpdate({ _id: id, version: expectedVersion } as Document, update, { returnDocument: 'after', projection }));
       if (doc && this.apart) delete doc[this.apart];
       return doc as Header<T> | null;
     });

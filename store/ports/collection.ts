@@ -58,8 +58,9 @@ export interface Collection<T extends Doc> {
    * Like update, but sets dotted paths (`items.W-5`) so a large document is changed in place:
    * only what changed travels and is written. Paths must not contain `$`. Returns the new
    * document without its field stored apart (STORED_APART), so a commit never reads it whole.
+   * `unset` names dotted paths removed in the same write (an item a rewind takes away).
    */
-  patch(id: string, expectedVersion: number, set: Record<string, unknown>): Promise<Header<T> | null>;
+  patch(id: string, expectedVersion: number, set: Record<string, unknown>, unset?: readonly string[]): Promise<Header<T> | null>;
   /** Deletes when present (and, if given, at `expectedVersion`). */
   delete(id: string, expectedVersion?: number): Promise<boolean>;
   deleteMany(filter: Filter<T>): Promise<number>;

@@ -255,10 +255,11 @@ describe('the rewind decision', () => {
     const token = fleet.board.nextFencingToken;
 
     const decision = fleet.do(rewind(point, { actor: 'user:o', restorePointId: 'rp_b_3', slice: 'W-1' }));
-    expect(decision.reply).toEqual({ revokedLeases: [{ workId: 'W-2', holder: 'agent:a', purpose: 'work' }] });
-    const [revoked, rewound, ...rest] = decision.events;
+    expect(decision.reply).toEqual({ revokedLeases: [{ workId: 'W-2', holder: 'agent:a', purpose: 'work' }], after: canonicalJson(graphOf(fleet.board)) });
+    const [revoked, moved, rewound, ...rest] = decision.events;
     expect(rest).toEqual([]);
     expect(revoked).toEqual({ type: 'lease.revoked', actor: 'user:o', workId: 'W-2', data: { lease: { ...(blocked.data.lease as object) }, reason: 'rewound' } });
+    expect(moved).toEqual({ type: 'item.state', actor: 'user:o', workId: 'W-2', data: { from: 'claimed', to: 'ready' } });
     expect(rewound).toEqual({ type: 'board.rewound', actor: 'user:o', workId: null, data: { restorePointId: 'rp_b_3', slice: 'W-1', counts: { added: 0, removed: 0, changed: 1, revokedLeases: 1 } } });
     expect(JSON.stringify(decision.events)).not.toContain('lease-');
 
@@ -286,7 +287,12 @@ describe('the rewind decision', () => {
       { workId: 'W-2', holder: 'agent:v', purpose: 'verify' },
       { workId: 'W-7', holder: 'agent:a', purpose: 'work' },
     ]);
-    expect(decision.events.map((e) => [e.type, e.workId])).toEqual([['lease.revoked', 'W-2'], ['lease.revoked', 'W-7'], ['board.rewound', null]]);
+    expect(decision.events.map((e) => [e.type, e.workId, e.data.to])).toEqual([
+      ['lease.revoked', 'W-2', undefined],
+      ['item.state', 'W-2', 'ready'],
+      ['lease.revoked', 'W-7', undefined],
+      ['board.rewound', null, undefined],
+    ]);
     expect(decision.events.at(-1)!.data.counts).toEqual({ added: 0, removed: 2, changed: 1, revokedLeases: 2 });
     expect([...fleet.board.changed]).toEqual(expect.arrayContaining(['W-7', 'W-8']));
     expect([fleet.board.items.has('W-7'), fleet.board.items.has('W-8')]).toEqual([false, false]);
@@ -321,5 +327,19 @@ describe('the rewind decision', () => {
     expect(fleet.state('W-3')).toBe('pending'); // ready in the point, but W-5 is no longer done
     expect(fleet.state('W-6')).toBe('pending'); // untouched, but its dependency is no longer done
     expectIndexesRebuilt(fleet.board);
+  });
+
+  it('refuses a board whose graph moved since the caller checked it, and takes a lease change as no move', () => {
+    const fleet = tree();
+    const point = graphOf(fleet.board);
+    fleet.patch('W-3', { title: 'changed' });
+    const seen = canonicalJson(graphOf(fleet.board));
+    fleet.claim('W-5', 'agent:a'); // a claim does not change the graph a fingerprint covers
+    const decision = fleet.do(rewind(point, { actor: 'user:o', restorePointId: 'rp_b_1', expected: seen }));
+    expect(decision.reply.revokedLeases).toEqual([{ workId: 'W-5', holder: 'agent:a', purpose: 'work' }]);
+    fleet.patch('W-3', { title: 'changed again' });
+    const stale = seen;
+    const board = fleet.board;
+    expect(refusal(() => rewind(point, { actor: 'user:o', restorePointId: 'rp_b_1', expected: stale })(board, fleet.now))).toMatchObject({ code: 'REWIND_VERSION_MISMATCH' });
   });
 });

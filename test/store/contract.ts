@@ -201,6 +201,16 @@ export function storeContract(name: string, harness: StoreHarness): void {
       expect(Object.keys((await store.boards.get(boardId))!.items)).toHaveLength(4);
     });
 
+    it('removes dotted paths in the same version-checked patch (an item a rewind takes away)', async () => {
+      const boardId = unique('board');
+      await store.boards.insert({ _id: boardId, version: 1, nextWorkSeq: 4, nextFencingToken: 1, lastSeq: 0, items: { 'W-1': { title: 'one' }, 'W-2': { title: 'two' }, 'W-3': { title: 'three' } }, nextDeadline: null, counts: { ready: 3 } });
+      expect(await store.boards.patch(boardId, 7, { lastSeq: 1 }, ['items.W-2'])).toBeNull();
+      const patched = await store.boards.patch(boardId, 1, { 'items.W-1': { title: 'ONE' }, lastSeq: 2 }, ['items.W-2', 'items.W-9', 'counts.ready']);
+      expect(patched).toEqual({ _id: boardId, version: 2, nextWorkSeq: 4, nextFencingToken: 1, lastSeq: 2, nextDeadline: null, counts: {} });
+      expect((await store.boards.get(boardId))!.items).toEqual({ 'W-1': { title: 'ONE' }, 'W-3': { title: 'three' } });
+      expect(await store.boards.getEntry(boardId, 'W-2')).toBeNull();
+    });
+
     it('reads one entry of a field stored apart, or the document without it', async () => {
       const boardId = unique('board');
       await store.boards.insert({ _id: boardId, version: 1, nextWorkSeq: 3, nextFencingToken: 1, lastSeq: 7, items: { 'W-1': { title: 'one' }, 'W-2': { title: 'two' } }, nextDeadline: 50 });

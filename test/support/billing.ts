@@ -1,7 +1,7 @@
 // Billing fixtures for tests: a project's billing record as checkout leaves it, and a webhook
 // delivery signed with the Stripe SDK's test-header helper, as Stripe would send it.
 import Stripe from 'stripe';
-import type { BillingRecord } from '../../store/ports/store.js';
+import type { BillingRecord, Store } from '../../store/ports/store.js';
 import { Client, type Res } from './server.js';
 import { unique } from './temp.js';
 
@@ -14,4 +14,18 @@ export function billingRecord(projectId: string, accountId: string, over: Partia
 export function deliverSigned(baseUrl: string, body: string, secret: string): Promise<Res> {
   const signature = Stripe.webhooks.generateTestHeaderString({ payload: body, secret });
   return new Client(baseUrl).request('POST', '/api/billing/webhook', { raw: body, headers: { 'content-type': 'application/json', 'stripe-signature': signature } });
+}
+
+/**
+ * Makes the board Pro the way production does: a customer attached to it (as checkout leaves it),
+ * then a signed customer.subscription.created event for that customer, active on `price`.
+ */
+export async function makePro(baseUrl: string, store: Pick<Store, 'billing'>, board: { owner: Client; projectId: string }, secret: string, price = 'price_m'): Promise<void> {
+  const customer = `cus_${unique('pro')}`;
+  const accountId = (await board.owner.get('/api/auth/me')).body.user.id as string;
+  await store.billing.insert(billingRecord(board.projectId, accountId, { customerId: customer }));
+  const subscription = { id: `sub_${customer}`, object: 'subscription', customer, status: 'active', cancel_at_period_end: false, metadata: { projectId: board.projectId }, items: { data: [{ price: { id: price } }] } };
+  const body = JSON.stringify({ id: `evt_${unique('pro')}`, object: 'event', type: 'customer.subscription.created', created: Math.floor(Date.now() / 1000), data: { object: subscription } });
+  const res = await deliverSigned(baseUrl, body, secret);
+  if (res.status !== 200) throw new Error(`webhook: ${res.status} ${res.text}`);
 }
