@@ -22,9 +22,9 @@ const RewindPreviewResponse = z.object({
  */
 const ApplyBody = z
   .object({
-    restorePointId: z.unknown().meta({ type: 'string', minLength: 1, maxLength: 181, description: 'A restorePointId from the preview, optionally ~W-<n> to restore that item and its subtree only.' }),
-    confirm: z.unknown().meta({ type: 'string', enum: [REWIND_CONFIRMATION] }),
-    expectedFingerprint: z.unknown().meta({ type: 'string', pattern: '^sha256:[a-f0-9]{64}$', description: 'The currentFingerprint the preview gave.' }),
+    restorePointId: z.unknown().optional().meta({ type: 'string', minLength: 1, maxLength: 181, description: 'A restorePointId from the preview, optionally ~W-<n> to restore that item and its subtree only.' }),
+    confirm: z.unknown().optional().meta({ type: 'string', enum: [REWIND_CONFIRMATION] }),
+    expectedFingerprint: z.unknown().optional().meta({ type: 'string', pattern: '^sha256:[a-f0-9]{64}$', description: 'The currentFingerprint the preview gave.' }),
   })
   .meta({ required: ['restorePointId', 'confirm', 'expectedFingerprint'] })
   .transform((body) => applyInput(body));

@@ -4,7 +4,8 @@
 // the middle of the run and started again, and some agents reconnect meanwhile to the other node
 // with `since`. Every socket ends with every event of the log exactly once, in seq order. A lease
 // holder's socket on the other node hears its lease expiring and expired. Then a claim race on
-// one item from both nodes at once has exactly one winner, 200 times over.
+// one item from both nodes at once has exactly one winner, 200 times over, and a rewind on one node
+// racing 20 agents on both leaves no lease from before it alive and the log gapless.
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runFleet, type LoggedEvent } from '../../bench/fleet-sim.js';
@@ -15,6 +16,11 @@ import { until } from '../support/until.js';
 import { Client } from '../support/server.js';
 import { openSocket } from '../support/socket.js';
 import { unique } from '../support/temp.js';
+import { makePro } from '../support/billing.js';
+import { openMongoStore } from '../../store/mongo/index.js';
+import { rewindRace } from './rewind-race.js';
+
+const WEBHOOK_SECRET = 'whsec_nodes';
 
 interface Node {
   url: string;
@@ -106,7 +112,8 @@ export function nodesFlow(uri: string): void {
 
     beforeAll(async () => {
       redis = await ownRedis();
-      const env = { STORE: 'mongo', MONGODB_URI: uri, MONGODB_DB: db, REDIS_URL: redis.url, LEASE_MIN_TTL_SECONDS: '1' };
+      const stripe = { STRIPE_SECRET_KEY: 'sk_test_nodes', STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET, STRIPE_PRICE_MONTHLY: 'price_m', STRIPE_PRICE_YEARLY: 'price_y', STRIPE_API_BASE: 'http://127.0.0.1:1' };
+      const env = { STORE: 'mongo', MONGODB_URI: uri, MONGODB_DB: db, REDIS_URL: redis.url, LEASE_MIN_TTL_SECONDS: '1', ...stripe };
       nodes = await Promise.all([startNode(env), startNode(env)]);
       await until(async () => (await Promise.all(nodes.map(busOf))).every((b) => b === 'ok'));
     }, 120_000);
@@ -208,6 +215,17 @@ export function nodesFlow(uri: string): void {
       }
       expect(granted).toHaveLength(rounds);
       expect(new Set(granted.map((e) => e.workId)).size).toBe(rounds);
+    });
+
+    it('keeps the log gapless and every lease fenced when a rewind on one node races 20 agents on both', { timeout: 180_000 }, async () => {
+      const board = await newBoard(nodes[0]!.url);
+      const store = await openMongoStore({ uri, db });
+      try {
+        await makePro(nodes[1]!.url, store, board, WEBHOOK_SECRET);
+      } finally {
+        await store.close();
+      }
+      await rewindRace(nodes.map((n) => n.url), board);
     });
   });
 }

@@ -1,5 +1,5 @@
 // The signed-in account, one section per tab: profile, security (email and password), service
-// tokens (secrets shown once), and deletion.
+// tokens (secrets shown once), billing, rewind, and deletion.
 import { batch } from '@preact/signals';
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
@@ -10,6 +10,7 @@ import type { ProjectSummary, Token } from '../types.js';
 import { ago, ConfirmButton, ErrorNote, Field, Form, useAction } from '../ui/kit.js';
 import { charCount, checkNewPassword, NewPasswordFields, refuse } from './recovery.js';
 import { BillingSection } from './billing.js';
+import { RewindSection } from './rewind.js';
 import { allProjects, useLoad } from '../ui/load.js';
 
 const SECTIONS = [
@@ -17,6 +18,7 @@ const SECTIONS = [
   { id: 'security', label: 'Security' },
   { id: 'tokens', label: 'Tokens' },
   { id: 'billing', label: 'Billing' },
+  { id: 'rewind', label: 'Rewind' },
   { id: 'delete', label: 'Delete account' },
 ] as const;
 
@@ -85,6 +87,7 @@ export function AccountPage({ section }: { section: string }) {
       {section === 'security' ? <SecuritySection account={account} /> : null}
       {section === 'tokens' ? <TokensSection /> : null}
       {section === 'billing' ? <BillingSection /> : null}
+      {section === 'rewind' ? <RewindSection /> : null}
       {section === 'delete' ? <DeleteSection account={account} /> : null}
       {known ? null : <ErrorNote error={refuse('NOT_FOUND', `There is no account section “${section}”.`, 'Pick one of the tabs above.')} />}
     </div>

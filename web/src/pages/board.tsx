@@ -4,7 +4,7 @@
 import { signal, type Signal } from '@preact/signals';
 import { lazy, Suspense } from 'preact/compat';
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { api, onBoard } from '../api.js';
+import { api, ApiError, onBoard } from '../api.js';
 import { BoardFeed, type BoardEvent, type Shout } from '../live.js';
 import { chainOrder, seqOf } from '../chain.js';
 import type { Item } from '../types.js';
@@ -40,6 +40,8 @@ class BoardModel {
   readonly shouts = signal<Shout[]>([]);
   readonly activity = signal<BoardEvent[]>([]);
   readonly error = signal<unknown>(null);
+  /** The last board.rewound heard while the page is open, for its notice. */
+  readonly rewound = signal<BoardEvent | null>(null);
   feed: BoardFeed | null = null;
   private stale = new Set<string>();
   private everything = false;
@@ -86,6 +88,8 @@ class BoardModel {
     if (e.seq !== null && this.status.value) this.status.value = { ...this.status.value, lastSeq: e.seq };
     if (e.workId) this.stale.add(e.workId);
     else if (e.seq !== null) this.everything = true;
+    // A rewind removes items without an event of their own: only a full read drops them.
+    if (e.type === 'board.rewound') this.rewound.value = e;
     this.flushing ??= new Promise<void>((r) => requestAnimationFrame(() => r())).then(() => this.refresh());
   }
 
@@ -101,8 +105,12 @@ class BoardModel {
     try {
       const next = everything ? await this.allItems() : new Map(this.items.value);
       if (!everything) {
-        const read = await Promise.all(ids.map((id) => this.get<Item>(`/api/items/${id}`).catch(() => null)));
-        for (const item of read) if (item) next.set(item.workId, item);
+        // An item gone (404) leaves the board; any other failure keeps what the page had.
+        const read = await Promise.all(ids.map((id) => this.get<Item>(`/api/items/${id}`).then((item): [string, Item | 'gone' | null] => [id, item], (e: unknown): [string, 'gone' | null] => [id, e instanceof ApiError && e.status === 404 ? 'gone' : null])));
+        for (const [id, got] of read) {
+          if (got === 'gone') next.delete(id);
+          else if (got) next.set(id, got);
+        }
       }
       this.items.value = next;
       this.agents.value = (await this.get<{ agents: Agent[] }>('/api/agents')).agents;
@@ -144,6 +152,7 @@ export function BoardPage({ projectId }: { projectId: string }) {
         </div>
       </div>
       <ErrorNote error={model.error.value} />
+      {model.rewound.value ? <RewoundNotice event={model.rewound.value} manage={role === 'owner' || role === 'admin'} onDismiss={() => (model.rewound.value = null)} /> : null}
       <div class="board-layout board">
         <div>
           {view === 'columns' ? (
@@ -172,6 +181,36 @@ function ConnectionBadge({ feed }: { feed: BoardFeed | null }) {
     <span class={`conn ${state}`} role="status" aria-live="polite" data-state={state}>
       {label}
     </span>
+  );
+}
+
+/** "Board rewound to point #12 by you": what a rewind did, until dismissed; owners and admins get the way to the points. */
+function RewoundNotice({ event, manage, onDismiss }: { event: BoardEvent; manage: boolean; onDismiss: () => void }) {
+  const data = event.data as { restorePointId?: string; slice?: string | null; counts?: { added: number; removed: number; changed: number; revokedLeases: number } };
+  const id = (data.restorePointId ?? '').split('~')[0]!;
+  const point = `#${id.slice(id.lastIndexOf('_') + 1)}`;
+  const c = data.counts;
+  const counted: [number, string][] = c ? [[c.removed, 'removed'], [c.added, 'restored'], [c.changed, 'changed'], [c.revokedLeases, c.revokedLeases === 1 ? 'lease ended' : 'leases ended']] : [];
+  const parts = counted.filter(([n]) => n > 0).map(([n, what]) => `${n} ${what}`);
+  return (
+    <div class="note info notice" role="status" data-rewound={data.restorePointId}>
+      <span>
+        <strong>
+          Board rewound to restore point {point}
+          {data.slice ? ` (${data.slice} and its subtree)` : ''} by {who(event.actor)}
+        </strong>{' '}
+        <span class="muted">
+          {ago(event.at)}
+          {parts.length ? ` · ${parts.join(', ')}` : ''}
+        </span>
+      </span>
+      <span class="row">
+        {manage ? <a href="/account/rewind">Restore points</a> : null}
+        <button type="button" class="link" onClick={onDismiss}>
+          Dismiss
+        </button>
+      </span>
+    </div>
   );
 }
 

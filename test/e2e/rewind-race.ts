@@ -1,0 +1,138 @@
+// A rewind racing a working fleet (issue 14 "Concurrency"): 20 agents claim and submit on one Pro
+// board, spread over the given nodes, while its owner rewinds it. Afterwards the log alone must
+// show no lease from before the swap outliving it, no fencing token handed out twice, no submit
+// without the submitter's live lease, and no gap.
+import { expect } from 'vitest';
+import { head, type TestBoard } from '../support/board.js';
+import { Client } from '../support/server.js';
+
+interface Logged {
+  seq: number;
+  type: string;
+  workId: string | null;
+  data: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The board's whole log, oldest first, read from /api/activity a page at a time. */
+export async function readLog(owner: Client, projectId: string): Promise<Logged[]> {
+  const events: Logged[] = [];
+  for (let before: number | null = null; ; ) {
+    const page = await owner.get(`/api/activity?projectId=${projectId}&limit=200${before ? `&before=${before}` : ''}`);
+    expect(page.status, page.text).toBe(200);
+    events.push(...page.body.events);
+    if (page.body.nextBefore === null) break;
+    before = page.body.nextBefore;
+  }
+  return events.reverse();
+}
+
+/** What is wrong with the log around the rewind at `rewoundSeq`. */
+function violations(log: Logged[], rewoundSeq: number): string[] {
+  const wrong: string[] = [];
+  log.forEach((e, i) => {
+    if (e.seq !== i + 1) wrong.push(`gap: expected seq ${i + 1}, found ${e.seq}`);
+  });
+  const live = new Map<string, { holder: string; token: number; seq: number }>();
+  const tokens = new Set<number>();
+  let highestBefore = 0;
+  for (const e of log) {
+    const id = e.workId!;
+    switch (e.type) {
+      case 'lease.granted': {
+        const { holder, fencingToken } = e.data.lease;
+        if (tokens.has(fencingToken)) wrong.push(`seq ${e.seq}: fencing token ${fencingToken} handed out again`);
+        tokens.add(fencingToken);
+        if (e.seq < rewoundSeq) highestBefore = Math.max(highestBefore, fencingToken);
+        else if (fencingToken <= highestBefore) wrong.push(`seq ${e.seq}: token ${fencingToken} after the rewind is not above ${highestBefore}`);
+        if (live.has(id)) wrong.push(`seq ${e.seq}: ${id} granted while a lease on it lives`);
+        live.set(id, { holder, token: fencingToken, seq: e.seq });
+        break;
+      }
+      case 'lease.released':
+      case 'lease.expired':
+      case 'lease.revoked':
+        live.delete(id);
+        break;
+      case 'item.submitted': {
+        const lease = live.get(id);
+        if (!lease || lease.holder !== e.data.by) wrong.push(`seq ${e.seq}: ${id} submitted by ${e.data.by} without its live lease`);
+        live.delete(id);
+        break;
+      }
+      case 'board.rewound':
+        for (const [workId, lease] of live) wrong.push(`seq ${e.seq}: ${workId} kept the lease granted at seq ${lease.seq} through the rewind`);
+        break;
+    }
+  }
+  return wrong;
+}
+
+/**
+ * Runs the race on `board` (already Pro) with agents spread over `nodes`: 200 ready items and a
+ * restore point of them, 20 agents claiming, working 1 to 2.5 s under the lease and submitting,
+ * and the owner rewinding to that point (preview, apply, again on REWIND_VERSION_MISMATCH) once the
+ * work is under way.
+ */
+export async function rewindRace(nodes: string[], board: TestBoard): Promise<void> {
+  const feeder = await board.agent('feeder');
+  expect((await feeder.post('/api/items/batch', { items: Array.from({ length: 200 }, (_, i) => ({ title: `race ${i}` })) })).status).toBe(201);
+  expect((await feeder.post('/api/items/batch', { items: [{ title: 'after the point' }] })).status).toBe(201);
+  const listed = await board.owner.get(`/api/account/rewind?projectId=${board.projectId}`);
+  const point = (listed.body.points as { restorePointId: string; itemCount: number; reason: string }[]).find((p) => p.reason === 'batch' && p.itemCount === 200)!;
+  expect(point).toBeDefined();
+
+  const tokens = await Promise.all(Array.from({ length: 20 }, (_, i) => board.agent(`racer-${i}`)));
+  const agents = tokens.map((a, i) => new Client(nodes[i % nodes.length]!, a.defaults));
+  let stop = false;
+  let submits = 0;
+  const refusedSubmits = new Map<string, number>();
+  const work = async (agent: Client, n: number) => {
+    for (let round = 0; !stop; round++) {
+      const grant = await agent.post('/api/claim', {});
+      if (grant.status !== 200) {
+        await pause(5);
+        continue;
+      }
+      await pause(1000 + ((n * 137 + round * 311) % 1500)); // the work itself, under the lease
+      const submitted = await agent.post('/api/submit', { leaseId: grant.body.leaseId, head: head(n * 10_000 + round) });
+      if (submitted.status === 200) submits++;
+      else refusedSubmits.set(submitted.body?.error?.code, (refusedSubmits.get(submitted.body?.error?.code) ?? 0) + 1);
+    }
+  };
+  const rewindOnce = async () => {
+    while (submits < 5) await pause(5);
+    for (let attempt = 1; attempt <= 500; attempt++) {
+      const seen = await board.owner.get(`/api/account/rewind?projectId=${board.projectId}`);
+      const applied = await board.owner.post(`/api/account/rewind?projectId=${board.projectId}`, { restorePointId: point.restorePointId, confirm: 'REWIND_SERVICE_BOARD', expectedFingerprint: seen.body.currentFingerprint });
+      if (applied.status === 200) {
+        await pause(300); // the fleet goes on after the swap
+        stop = true;
+        return applied.body as { fingerprint: string; revokedLeases: unknown[] };
+      }
+      expect(applied.body.error.code, applied.text).toBe('REWIND_VERSION_MISMATCH');
+    }
+    stop = true;
+    throw new Error('the rewind never found the board still for long enough');
+  };
+  const [applied] = await Promise.all([rewindOnce(), ...agents.map(work)]);
+
+  const log = await readLog(board.owner, board.projectId);
+  const rewound = log.filter((e) => e.type === 'board.rewound');
+  expect(rewound).toHaveLength(1);
+  expect(violations(log, rewound[0]!.seq)).toEqual([]);
+  // The leases the reply names are the ones the log revoked in the rewind's commit.
+  const revoked = log.filter((e) => e.type === 'lease.revoked' && e.data.reason === 'rewound');
+  expect(revoked).toHaveLength(applied.revokedLeases.length);
+  // Whatever still holds a lease got it after the swap.
+  const grantedBefore = log.filter((e) => e.type === 'lease.granted' && e.seq < rewound[0]!.seq).map((e) => e.data.lease.fencingToken as number);
+  const items = await board.owner.get(`/api/items?projectId=${board.projectId}&limit=1000`);
+  for (const item of items.body.items as { workId: string; lease: { fencingToken: number } | null }[]) {
+    if (item.lease) expect(item.lease.fencingToken, item.workId).toBeGreaterThan(Math.max(0, ...grantedBefore));
+  }
+  expect(submits).toBeGreaterThan(5);
+  // The swap landed while agents held leases (200 items keep them busy for many seconds past it).
+  expect(applied.revokedLeases.length).toBeGreaterThan(0);
+  expect([...refusedSubmits.keys()].filter((code) => code !== 'LEASE_NOT_HELD')).toEqual([]);
+}

@@ -1,0 +1,9 @@
+import { describe, inject } from 'vitest';
+import { mongoStore } from '../support/stores.js';
+import { rewindFlow } from './rewind-flow.js';
+
+const uri = inject('mongoUri');
+
+describe.skipIf(!uri)('mongo', () => {
+  rewindFlow('mongo', mongoStore(uri!));
+});

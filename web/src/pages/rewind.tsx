@@ -1,0 +1,418 @@
+// The account's Rewind section (Pro): a board's restore points, the preview of applying one (or
+// one item's subtree of it), and the apply behind a typed confirmation, with its undo.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, ApiError, onBoard } from '../api.js';
+import type { Item, ProjectSummary } from '../types.js';
+import { ago, ErrorNote, useAction, who } from '../ui/kit.js';
+import { allProjects, useLoad } from '../ui/load.js';
+import { refuse } from './recovery.js';
+
+/** What the server wants typed, exactly (src/board/rewind.ts REWIND_CONFIRMATION). */
+const CONFIRMATION = 'REWIND_SERVICE_BOARD';
+const SLICE_ROOT = /^W-\d{1,9}$/;
+
+interface Point {
+  restorePointId: string;
+  capturedAt: string;
+  reason: string;
+  itemCount: number;
+  fingerprint: string;
+}
+
+interface Preview {
+  restorePointId: string;
+  fingerprint: string;
+  added: string[];
+  removed: string[];
+  changed: { workId: string; fields: string[] }[];
+}
+
+interface RewindState {
+  projectId: string;
+  currentFingerprint: string;
+  points: Point[];
+  preview?: Preview;
+}
+
+/** A preview as read, with the board's items of that moment (their titles and leases). */
+interface Previewed extends RewindState {
+  preview: Preview;
+  items: ReadonlyMap<string, Item>;
+}
+
+interface Applied {
+  restorePointId: string;
+  undoPointId: string;
+  fingerprint: string;
+  revokedLeases: { workId: string; holder: string; purpose: 'work' | 'verify' }[];
+}
+
+const REASON: Record<string, string> = {
+  batch: 'Before a batch of new items',
+  override: 'Before an operator override',
+  reopen: 'Before a reopen',
+  state: 'Before an operator’s state move',
+  rewind: 'Before a rewind (its undo point)',
+  quiet: 'After 10 quiet minutes',
+};
+
+/** `rp_<board>_<seq>[~W-n]` as a person reads it: "point #12", "point #12, W-3 and its subtree". */
+function pointLabel(id: string): string {
+  const [point = id, slice] = id.split('~');
+  return `point ${pointNumber(point)}${slice ? `, ${slice} and its subtree` : ''}`;
+}
+
+/** A point's board seq, `#12`: how the list and the notes name it. */
+const pointNumber = (pointId: string): string => `#${pointId.slice(pointId.lastIndexOf('_') + 1)}`;
+
+/** `sha256:` and the first 12 hex digits: enough to tell two board states apart at a glance. */
+const shortPrint = (fingerprint: string): string => `${fingerprint.slice(0, 19)}…`;
+
+/** The board's items now, for the titles and leases a preview names (pages followed, with a bound). */
+async function boardItems(projectId: string): Promise<Map<string, Item>> {
+  const all = new Map<string, Item>();
+  let after: string | null = null;
+  for (let page = 0; page < 20; page++) {
+    const res: { items: Item[]; next: string | null } = await api('GET', onBoard(projectId, `/api/items?limit=1000${after ? `&after=${after}` : ''}`));
+    for (const item of res.items) all.set(item.workId, item);
+    after = res.next;
+    if (!after) break;
+  }
+  return all;
+}
+
+/** Whether `workId`'s parent chain reaches `root` (the item itself included). */
+function under(items: ReadonlyMap<string, Item>, workId: string, root: string): boolean {
+  for (let id: string | null = workId, hops = 0; id !== null && hops <= items.size; id = items.get(id)?.parentId ?? null, hops++) if (id === root) return true;
+  return false;
+}
+
+/** The leases applying `previewed` ends: every one on the board, or for a slice those in its root's subtree. */
+function leasesEnding(previewed: Previewed): Item[] {
+  const root = previewed.preview.restorePointId.split('~')[1];
+  return [...previewed.items.values()].filter((i) => i.lease && (!root || under(previewed.items, i.workId, root)));
+}
+
+export function RewindSection() {
+  const projects = useLoad(allProjects);
+  const boards = (projects.data ?? []).filter((p: ProjectSummary) => p.role === 'owner' || p.role === 'admin');
+  const [projectId, setProjectId] = useState<string | null>(null);
+  useEffect(() => {
+    if (!projectId && boards[0]) setProjectId(boards[0].projectId);
+  }, [projects.data]);
+  const board = boards.find((p) => p.projectId === projectId);
+  return (
+    <section class="panel form" aria-labelledby="rewind">
+      <h2 id="rewind">Rewind</h2>
+      <p class="muted" style={{ margin: 0 }}>
+        Put a board’s work graph back as it was at a restore point. Leases on replaced items end; shouts and history stay. A rewind can itself be undone.
+      </p>
+      <ErrorNote error={projects.error} />
+      {projects.data && boards.length === 0 ? <p class="muted">You own or administer no board: rewind is for owners and admins.</p> : null}
+      {boards.length > 1 ? (
+        <label class="field">
+          <span>Board</span>
+          <select name="rewind-board" value={projectId ?? ''} onChange={(e) => setProjectId((e.target as HTMLSelectElement).value)}>
+            {boards.map((p) => (
+              <option key={p.projectId} value={p.projectId}>
+                {p.name}
+              </option>
+            ))}
+          </select>
+        </label>
+      ) : null}
+      {board ? <BoardRewind projectId={board.projectId} name={board.name} owner={board.role === 'owner'} key={board.projectId} /> : null}
+    </section>
+  );
+}
+
+function BoardRewind({ projectId, name, owner }: { projectId: string; name: string; owner: boolean }) {
+  const read = (restorePointId?: string) => api<RewindState>('GET', onBoard(projectId, `/api/account/rewind${restorePointId ? `?restorePointId=${encodeURIComponent(restorePointId)}` : ''}`));
+  const state = useLoad(() => read());
+  const [chosen, setChosen] = useState<string | null>(null);
+  const [sliceRoot, setSliceRoot] = useState('');
+  // The last preview read: kept while it is read again, so the apply's error stays beside it.
+  const [shown, setShown] = useState<Previewed | null>(null);
+  const [applied, setApplied] = useState<Applied | null>(null);
+  const preview = useAction(async (id: string) => {
+    const root = id.split('~')[1];
+    if (root !== undefined && !SLICE_ROOT.test(root)) throw refuse('INVALID_REWIND_SLICE', `“${root}” is not a work id.`, 'Type a work id such as W-12, or leave it empty for the whole board.');
+    // The titles are a help, not the preview: a board that cannot be listed still previews.
+    const [answer, items] = await Promise.all([read(id), boardItems(projectId).catch(() => new Map<string, Item>())]);
+    const next: Previewed = { ...answer, preview: answer.preview!, items };
+    setShown(next);
+    state.reload();
+    return next;
+  });
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => heading.current?.focus(), [chosen]);
+  const choose = (pointId: string) => {
+    setChosen(pointId);
+    setSliceRoot('');
+    setShown(null);
+    void preview.go(pointId);
+  };
+  const previewChosen = () => {
+    const root = sliceRoot.trim().toUpperCase();
+    setShown(null);
+    void preview.go(root ? `${chosen}~${root}` : chosen!);
+  };
+
+  if (state.error instanceof ApiError && state.error.code === 'BILLING_PRO_REQUIRED') return <ProNote owner={owner} />;
+  const s = state.data;
+  if (!s) return state.error ? <ErrorNote error={state.error} /> : <p class="muted">Loading restore points…</p>;
+  const target = shown?.preview;
+  return (
+    <>
+      <dl class="facts">
+        <div class="row">
+          <dt class="muted">Board</dt>
+          <dd>
+            <a href={`/boards/${projectId}`}>{name}</a> {owner ? null : <span class="muted">(you are admin: you may preview, the owner applies)</span>}
+          </dd>
+        </div>
+        <div class="row">
+          <dt class="muted">Fingerprint now</dt>
+          <dd>
+            <code title={s.currentFingerprint} data-fingerprint={s.currentFingerprint}>
+              {shortPrint(s.currentFingerprint)}
+            </code>
+          </dd>
+        </div>
+      </dl>
+      <ErrorNote error={state.error} />
+      {applied ? <Rewound applied={applied} onUndo={() => choose(applied.undoPointId)} /> : null}
+      <Points points={s.points} chosen={chosen} onChoose={choose} />
+      {chosen ? (
+        <section class="panel form" aria-labelledby="rewind-preview">
+          <h2 id="rewind-preview" ref={heading} tabIndex={-1}>
+            Preview: {pointLabel(target?.restorePointId ?? chosen)}
+          </h2>
+          <form
+            class="row"
+            style={{ alignItems: 'end' }}
+            onSubmit={(e) => {
+              e.preventDefault();
+              previewChosen();
+            }}
+          >
+            <label class="field grow">
+              <span>Only this item and its subtree (optional)</span>
+              <input name="slice" value={sliceRoot} placeholder="W-12" autocomplete="off" onInput={(e) => setSliceRoot((e.target as HTMLInputElement).value)} />
+            </label>
+            <button type="submit" disabled={preview.pending}>
+              {preview.pending ? 'Previewing…' : 'Preview'}
+            </button>
+          </form>
+          <ErrorNote error={preview.error} />
+          {!target && preview.pending ? <p class="muted">Comparing the point with the board…</p> : null}
+          {shown ? <Diff previewed={shown} /> : null}
+          {target && owner ? (
+            <Apply
+              key={target.restorePointId}
+              projectId={projectId}
+              previewed={shown!}
+              onStale={() => void preview.go(target.restorePointId)}
+              onApplied={(res) => {
+                setApplied(res);
+                setChosen(null);
+                setShown(null);
+                state.reload();
+              }}
+            />
+          ) : null}
+          {target && !owner ? <p class="muted">Only the board’s owner can apply a rewind; as an admin you may preview.</p> : null}
+        </section>
+      ) : null}
+    </>
+  );
+}
+
+/** The last rewind applied here: where the board went, the leases it ended, and its undo. */
+function Rewound({ applied, onUndo }: { applied: Applied; onUndo: () => void }) {
+  const leases = applied.revokedLeases;
+  return (
+    <div class="note ok" role="status">
+      <strong>Rewound to {pointLabel(applied.restorePointId)}.</strong>
+      <span>
+        The board now reads <code>{shortPrint(applied.fingerprint)}</code>; the graph it replaced is kept as undo point {pointNumber(applied.undoPointId)} (<code data-undo-point={applied.undoPointId}>{applied.undoPointId}</code>).
+      </span>
+      <span>{leases.length ? `Leases ended: ${leases.map((l) => `${l.workId} (${who(l.holder)}, ${l.purpose})`).join(', ')}.` : 'No lease was held on a replaced item.'}</span>
+      <div class="row">
+        <button type="button" onClick={onUndo}>
+          Undo this rewind
+        </button>
+      </div>
+    </div>
+  );
+}
+
+function ProNote({ owner }: { owner: boolean }) {
+  return (
+    <div class="note info" role="note">
+      <strong>Rewind is a Pro feature.</strong>
+      <span>
+        This board is on the Free plan, so it keeps no restore points.{' '}
+        {owner ? (
+          <>
+            Upgrade it in <a href="/account/billing">Billing</a>; points are kept from then on.
+          </>
+        ) : (
+          'Ask its owner to upgrade it to Pro.'
+        )}
+      </span>
+    </div>
+  );
+}
+
+function Points({ points, chosen, onChoose }: { points: Point[]; chosen: string | null; onChoose: (id: string) => void }) {
+  if (points.length === 0) return <p class="muted">No restore points yet: one is kept before each batch, override, reopen, operator state move and rewind.</p>;
+  return (
+    <div style={{ overflowX: 'auto' }}>
+      <table class="list" aria-label="Restore points">
+        <thead>
+          <tr>
+            <th scope="col">Point</th>
+            <th scope="col">Captured</th>
+            <th scope="col">Why</th>
+            <th scope="col">Items</th>
+            <th scope="col">
+              <span class="visually-hidden">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {points.map((p) => (
+            <tr key={p.restorePointId} data-point-id={p.restorePointId} class={chosen?.split('~')[0] === p.restorePointId ? 'chosen' : ''}>
+              <td>
+                <code title={p.restorePointId}>{pointNumber(p.restorePointId)}</code>
+              </td>
+              <td title={p.capturedAt}>
+                {new Date(p.capturedAt).toLocaleString()} <small class="muted">({ago(p.capturedAt)})</small>
+              </td>
+              <td>{REASON[p.reason] ?? p.reason}</td>
+              <td>{p.itemCount}</td>
+              <td>
+                <button type="button" onClick={() => onChoose(p.restorePointId)} aria-label={`Preview ${pointLabel(p.restorePointId)}`}>
+                  Preview
+                </button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** What applying the previewed point would do, as three lists. */
+function Diff({ previewed }: { previewed: Previewed }) {
+  const { preview, items } = previewed;
+  const { added, removed, changed } = preview;
+  if (!added.length && !removed.length && !changed.length) {
+    return (
+      <div class="note ok" role="status">
+        Nothing would change: the board already matches {pointLabel(preview.restorePointId)}.
+      </div>
+    );
+  }
+  return (
+    <div class="diff" aria-label="What the rewind would change">
+      <DiffList title="Come back" hint="in the point, not on the board now" ids={added} kind="added" items={items} />
+      <DiffList title="Disappear" hint="on the board now, not in the point" ids={removed} kind="removed" items={items} />
+      <section aria-label="Changed" class="changed">
+        <h3>
+          Change <span class="muted">({changed.length})</span>
+        </h3>
+        {changed.length ? (
+          <ul>
+            {changed.map((c) => (
+              <li key={c.workId} data-work-id={c.workId}>
+                <code>{c.workId}</code> {items.get(c.workId)?.title ?? ''}
+                <div class="muted">{c.fields.join(', ')}</div>
+              </li>
+            ))}
+          </ul>
+        ) : (
+          <p class="muted">none</p>
+        )}
+      </section>
+    </div>
+  );
+}
+
+function DiffList({ title, hint, ids, kind, items }: { title: string; hint: string; ids: string[]; kind: 'added' | 'removed'; items: ReadonlyMap<string, Item> }) {
+  return (
+    <section aria-label={kind === 'added' ? 'Added' : 'Removed'} class={kind}>
+      <h3>
+        {title} <span class="muted">({ids.length})</span>
+      </h3>
+      <small class="muted">{hint}</small>
+      {ids.length ? (
+        <ul>
+          {ids.map((id) => (
+            <li key={id} data-work-id={id}>
+              <code>{id}</code> {items.get(id)?.title ?? ''}
+            </li>
+          ))}
+        </ul>
+      ) : (
+        <p class="muted">none</p>
+      )}
+    </section>
+  );
+}
+
+/**
+ * The apply: only what was previewed, against the fingerprint the preview read, after the owner
+ * types the confirmation. A board that moved since answers REWIND_VERSION_MISMATCH: the registry's
+ * message shows and the preview is read again.
+ */
+function Apply(props: { projectId: string; previewed: Previewed; onApplied: (res: Applied) => void; onStale: () => void }) {
+  const target = props.previewed.preview.restorePointId;
+  const leases = leasesEnding(props.previewed);
+  const [typed, setTyped] = useState('');
+  const apply = useAction(async () => {
+    try {
+      const res = await api<Applied>('POST', onBoard(props.projectId, '/api/account/rewind'), { restorePointId: target, confirm: CONFIRMATION, expectedFingerprint: props.previewed.currentFingerprint });
+      props.onApplied(res);
+      return res;
+    } catch (e) {
+      // The board moved: what is applied must be re-read and re-confirmed, never applied on a stale yes.
+      if (e instanceof ApiError && e.code === 'REWIND_VERSION_MISMATCH') {
+        setTyped('');
+        props.onStale();
+      }
+      throw e;
+    }
+  });
+  const stale = apply.error instanceof ApiError && apply.error.code === 'REWIND_VERSION_MISMATCH';
+  return (
+    <form
+      class="form"
+      aria-busy={apply.pending}
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (typed === CONFIRMATION && !apply.pending) void apply.go();
+      }}
+    >
+      <label class="field">
+        <span>
+          Type <code>{CONFIRMATION}</code> to rewind the board to {pointLabel(target)}
+        </span>
+        <input name="confirm" value={typed} autocomplete="off" spellcheck={false} onInput={(e) => setTyped((e.target as HTMLInputElement).value)} />
+        <small>
+          {leases.length ? `These leases end at once: ${leases.map((i) => `${i.workId} (${who(i.lease!.holder)}, ${i.lease!.purpose})`).join(', ')}. ` : 'No lease is held on an item this replaces. '}
+          Applies only while the board still reads <code>{shortPrint(props.previewed.currentFingerprint)}</code>
+        </small>
+      </label>
+      <ErrorNote error={apply.error} />
+      {stale ? <p class="muted">The preview above was read again against the board as it is now: check it, then type the confirmation again.</p> : null}
+      <div class="row">
+        <button type="submit" class="danger" disabled={typed !== CONFIRMATION || apply.pending}>
+          {apply.pending ? 'Rewinding…' : 'Rewind the board'}
+        </button>
+      </div>
+    </form>
+  );
+}
