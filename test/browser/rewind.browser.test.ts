@@ -155,6 +155,8 @@ describe.skipIf(!chromium)('the Rewind section and the live board (Chromium)', (
     await cardIn(board, 'blocked', 'W-2');
     await notice.getByText(`Board rewound to restore point #${undoPointId.split('_').at(-1)} by you`).waitFor();
     expect(await board.evaluate('window.__marker')).toBe('still here');
+    // The notice leads its owner to this board's restore points.
+    expect(await notice.getByRole('link', { name: 'Restore points' }).getAttribute('href')).toBe(`/account/rewind?projectId=${projectId}`);
 
     expect(boardTab.problems).toEqual([]);
     expect(accountTab.problems).toEqual([]);

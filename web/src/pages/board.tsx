@@ -152,7 +152,7 @@ export function BoardPage({ projectId }: { projectId: string }) {
         </div>
       </div>
       <ErrorNote error={model.error.value} />
-      {model.rewound.value ? <RewoundNotice event={model.rewound.value} manage={role === 'owner' || role === 'admin'} onDismiss={() => (model.rewound.value = null)} /> : null}
+      {model.rewound.value ? <RewoundNotice event={model.rewound.value} manage={role === 'owner' || role === 'admin' ? `/account/rewind?projectId=${encodeURIComponent(projectId)}` : null} onDismiss={() => (model.rewound.value = null)} /> : null}
       <div class="board-layout board">
         <div>
           {view === 'columns' ? (
@@ -185,7 +185,7 @@ function ConnectionBadge({ feed }: { feed: BoardFeed | null }) {
 }
 
 /** "Board rewound to point #12 by you": what a rewind did, until dismissed; owners and admins get the way to the points. */
-function RewoundNotice({ event, manage, onDismiss }: { event: BoardEvent; manage: boolean; onDismiss: () => void }) {
+function RewoundNotice({ event, manage, onDismiss }: { event: BoardEvent; manage: string | null; onDismiss: () => void }) {
   const data = event.data as { restorePointId?: string; slice?: string | null; counts?: { added: number; removed: number; changed: number; revokedLeases: number } };
   const id = (data.restorePointId ?? '').split('~')[0]!;
   const point = `#${id.slice(id.lastIndexOf('_') + 1)}`;
@@ -205,7 +205,7 @@ function RewoundNotice({ event, manage, onDismiss }: { event: BoardEvent; manage
         </span>
       </span>
       <span class="row">
-        {manage ? <a href="/account/rewind">Restore points</a> : null}
+        {manage ? <a href={manage}>Restore points</a> : null}
         <button type="button" class="link" onClick={onDismiss}>
           Dismiss
         </button>

@@ -4,6 +4,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, onBoard } from '../api.js';
 import type { Item, ProjectSummary } from '../types.js';
 import { ago, ErrorNote, useAction, who } from '../ui/kit.js';
+import { queryParam } from '../router.js';
 import { allProjects, useLoad } from '../ui/load.js';
 import { refuse } from './recovery.js';
 
@@ -96,9 +97,10 @@ function leasesEnding(previewed: Previewed): Item[] {
 export function RewindSection() {
   const projects = useLoad(allProjects);
   const boards = (projects.data ?? []).filter((p: ProjectSummary) => p.role === 'owner' || p.role === 'admin');
-  const [projectId, setProjectId] = useState<string | null>(null);
+  // The board's notice links here with ?projectId= so the board it came from is the one shown.
+  const [projectId, setProjectId] = useState<string | null>(queryParam('projectId'));
   useEffect(() => {
-    if (!projectId && boards[0]) setProjectId(boards[0].projectId);
+    if (projects.data && !boards.some((p) => p.projectId === projectId) && boards[0]) setProjectId(boards[0].projectId);
   }, [projects.data]);
   const board = boards.find((p) => p.projectId === projectId);
   return (
