@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson, graphOf, type RestoreGraph } from '../../machines/restore-point.js';
 import type { Committed } from '../../actors/board-actor.js';
-import { historySince, type PlanName } from '../plans.js';
+import { historySince, PLANS, type PlanName } from '../plans.js';
 import { DuplicateKeyError, type RestorePointRecord, type Store } from '../../store/ports/store.js';
 
 export const POINTS_KEPT = 500;
@@ -47,11 +47,11 @@ async function trimPoints(store: Pick<Store, 'restorePoints'>, boardId: string, 
 }
 
 /**
- * Before a move DOMAIN.md lists (batch, override, reopen, an operator's state move, rewind), a Pro
- * board's current graph becomes a point. Free boards have no rewind, so nothing is kept for them.
+ * Before a move DOMAIN.md lists (batch, override, reopen, an operator's state move), a board's
+ * current graph becomes a point when its plan has rewind (Pro); Free boards keep none.
  */
 export async function captureBefore(store: Pick<Store, 'restorePoints'>, call: { boardId: string; actor: { read(): Promise<Committed> } }, plan: PlanName, reason: CaptureReason, now: number): Promise<void> {
-  if (plan !== 'pro') return;
+  if (!PLANS[plan].rewind) return;
   await capturePoint(store, call.boardId, await call.actor.read(), reason, plan, now);
 }
 
@@ -62,8 +62,8 @@ export async function captureBefore(store: Pick<Store, 'restorePoints'>, call: {
  */
 export async function captureQuiet(store: Pick<Store, 'restorePoints' | 'projects'>, boardId: string, before: Committed, now: number): Promise<void> {
   const project = await store.projects.get(boardId);
-  if (project?.plan !== 'pro') return;
-  await capturePoint(store, boardId, before, 'quiet', 'pro', now);
+  if (!project || !PLANS[project.plan].rewind) return;
+  await capturePoint(store, boardId, before, 'quiet', project.plan, now);
 }
 
 /** The board's points, newest first, without their content. */

@@ -1,5 +1,6 @@
-// Retention: a board's events, shouts, presence and audit rows older than its plan's history
-// retention, and expired sessions and link tokens, are deleted through index ranges (by board and
+// Retention: a board's events, shouts, presence, audit rows and restore points older than its
+// plan's history retention (a board that dropped to Free keeps its points only as long as Free keeps
+// history), and expired sessions and link tokens, are deleted through index ranges (by board and
 // seq or time, by expiry), so the work is proportional to what ages out, never a collection scan.
 // Every node may run it; deleting what is already gone is harmless.
 import { DAY_MS, historySince, PLANS } from '../plans.js';
@@ -8,20 +9,21 @@ import type { Store } from '../../store/ports/store.js';
 export const PURGE_EVERY_MS = 10 * 60_000;
 const PROJECT_PAGE = 200;
 
-export type RetentionPorts = Pick<Store, 'projects' | 'events' | 'shouts' | 'presence' | 'audit' | 'sessions' | 'linkTokens'>;
+export type RetentionPorts = Pick<Store, 'projects' | 'events' | 'shouts' | 'presence' | 'audit' | 'restorePoints' | 'sessions' | 'linkTokens'>;
 
 export interface Purged {
   events: number;
   shouts: number;
   presence: number;
   audit: number;
+  restorePoints: number;
   sessions: number;
   linkTokens: number;
 }
 
 /** Deletes everything past its retention at `now`, and says how much. */
 export async function purgeExpired(store: RetentionPorts, now: number): Promise<Purged> {
-  const purged: Purged = { events: 0, shouts: 0, presence: 0, audit: 0, sessions: 0, linkTokens: 0 };
+  const purged: Purged = { events: 0, shouts: 0, presence: 0, audit: 0, restorePoints: 0, sessions: 0, linkTokens: 0 };
   purged.sessions = await store.sessions.deleteMany({ expiresAt: { $lt: now } });
   purged.linkTokens = await store.linkTokens.deleteMany({ expiresAt: { $lt: now } });
   for (let after = ''; ; ) {
@@ -34,6 +36,7 @@ export async function purgeExpired(store: RetentionPorts, now: number): Promise<
       purged.shouts += await store.shouts.deleteMany({ boardId, at: { $lt: cutoff } });
       purged.presence += await store.presence.deleteMany({ boardId, seenAt: { $lt: cutoff } });
       purged.audit += await store.audit.deleteMany({ projectId: boardId, at: { $lt: cutoff } });
+      purged.restorePoints += await store.restorePoints.deleteMany({ boardId, capturedAt: { $lt: cutoff } });
     }
     if (page.length < PROJECT_PAGE) break;
     after = page.at(-1)!._id;

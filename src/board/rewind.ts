@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import { canonicalJson, checkSlice, diffGraphs, graphOf, rewind, sliceOf, type RestoreDiff, type RestoreGraph, type RevokedLease } from '../../machines/restore-point.js';
 import { AppError } from '../errors/app-error.js';
-import type { PlanName } from '../plans.js';
+import { PLANS, type PlanName } from '../plans.js';
 import { StoreUnavailableError, type RestorePointRecord, type Store } from '../../store/ports/store.js';
 import type { BoardAccess, BoardCall } from './board-access.js';
 import { capturePoint, currentFingerprint, fingerprintOf, graphOfPoint, listPoints, POINT_ID } from './restore-points.js';
@@ -64,7 +64,7 @@ export function applyInput(body: Record<string, unknown>): ApplyInput {
 
 /** Rewind is Pro only: 409 BILLING_PRO_REQUIRED on a Free board (which keeps no points either). */
 export function requirePro(plan: PlanName): void {
-  if (plan !== 'pro') throw new AppError('BILLING_PRO_REQUIRED', 'Rewind is a Pro feature; upgrade this board.');
+  if (!PLANS[plan].rewind) throw new AppError('BILLING_PRO_REQUIRED', 'Rewind is a Pro feature; upgrade this board.');
 }
 
 /** Restore points cannot be read or kept: 503 SNAPSHOT_UNAVAILABLE, nothing changed. */

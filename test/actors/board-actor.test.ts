@@ -1,7 +1,7 @@
 // The board actor on a real embedded store: commands waiting together share one commit, each
 // caller gets its own reply or refusal, and a listener that throws never undoes a reply.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BoardActor } from '../../actors/board-actor.js';
+import { BoardActor, QUIET_MS } from '../../actors/board-actor.js';
 import { claim, createItems, submit } from '../../machines/board-commands.js';
 import type { NewItem } from '../../machines/board-commands.js';
 import type { Store } from '../../store/ports/store.js';
@@ -48,6 +48,22 @@ describe('board actor', () => {
     await actor.syncLog();
     const seqs = (await store.events.select({ boardId: 'b' }, ['seq'], { sort: [['seq', 1]] })).map((e) => e.seq);
     expect(seqs).toEqual(seqs.map((_, i) => i + 1));
+  });
+
+  it('tells of the board as a quiet spell left it when a commit ends ten quiet minutes, and only then', async () => {
+    let now = Date.UTC(2026, 10, 22, 12);
+    const quiet: { lastSeq: number; titles: string[] }[] = [];
+    const actor = new BoardActor('b', store, () => now, undefined, (before) => quiet.push({ lastSeq: before.record.lastSeq, titles: [...before.board.items.values()].map((i) => i.title) }));
+    await actor.ask(createItems([item('one')], 'user:a'));
+    now += QUIET_MS - 1;
+    await actor.ask(createItems([item('two')], 'user:a'));
+    expect(quiet).toEqual([]);
+    now += QUIET_MS;
+    await actor.ask(createItems([item('three')], 'user:a'));
+    expect(quiet).toEqual([{ lastSeq: 2, titles: ['one', 'two'] }]);
+    now += QUIET_MS;
+    await expect(actor.ask(claim({ principal: 'agent:1', workId: 'W-9', purpose: 'work', ttlMs: 60_000, leaseId: 'L9' }))).rejects.toMatchObject({ code: 'ITEM_NOT_FOUND' });
+    expect(quiet).toHaveLength(1); // a refused command commits nothing, so it ends no spell
   });
 
   it('answers a committed command even when a listener throws, and reports the listener', async () => {

@@ -45,6 +45,9 @@ export function retentionFlow(name: string, open: () => Promise<OpenedStore>): v
       await used.store.linkTokens.insert({ _id: unique('l'), version: 1, accountId: account, purpose: 'reset-password', email: 'a@example.com', createdAt: daysAgo(1), expiresAt: NOW - 1 });
       await used.store.linkTokens.insert({ _id: unique('l'), version: 1, accountId: account, purpose: 'verify-email', email: 'a@example.com', createdAt: NOW, expiresAt: NOW + DAY_MS });
 
+      const point = (boardId: string, seq: number, age: number) => ({ _id: `rp_${boardId}_${seq}`, version: 1, boardId, seq, capturedAt: daysAgo(age), reason: 'batch', itemCount: 0, fingerprint: 'sha256:x', content: '{"items":[]}' });
+      for (const [boardId, seq, age] of [[free, 1, 30], [free, 2, 1], [pro, 1, 181], [pro, 2, 30]] as const) await used.store.restorePoints.insert(point(boardId, seq, age));
+
       const purged = await purgeExpired(used.store, NOW);
 
       expect(await seqs(free)).toEqual([5, 6, 7]);
@@ -55,6 +58,9 @@ export function retentionFlow(name: string, open: () => Promise<OpenedStore>): v
       expect((await used.store.presence.select({ boardId: free }, ['seenAt'])).map((p) => p._id)).toEqual([`${free}|agent:1`]);
       expect(await used.store.audit.count({ projectId: free })).toBe(1);
       expect(await used.store.audit.count({ projectId: pro })).toBe(1);
+      // A board that dropped to Free keeps its points only as long as Free keeps history.
+      expect((await used.store.restorePoints.select({ boardId: free }, ['seq'])).map((p) => p.seq)).toEqual([2]);
+      expect((await used.store.restorePoints.select({ boardId: pro }, ['seq'])).map((p) => p.seq)).toEqual([2]);
       expect(await used.store.audit.get(accountAudit[0]!)).toBeNull();
       expect(await used.store.audit.get(accountAudit[1]!)).not.toBeNull();
       expect((await used.store.sessions.select({ accountId: account }, ['expiresAt'])).map((s) => s.expiresAt)).toEqual([NOW + DAY_MS]);
@@ -62,6 +68,7 @@ export function retentionFlow(name: string, open: () => Promise<OpenedStore>): v
       // Other suites share the used.store, so the totals are at least this suite's own.
       expect(purged.events).toBeGreaterThanOrEqual(4 + 1 + 2);
       expect(purged.shouts).toBeGreaterThanOrEqual(1);
+      expect(purged.restorePoints).toBeGreaterThanOrEqual(2);
       expect(purged.sessions).toBeGreaterThanOrEqual(1);
       expect(purged.linkTokens).toBeGreaterThanOrEqual(1);
 

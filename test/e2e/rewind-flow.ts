@@ -11,6 +11,8 @@ import { openSocket } from '../support/socket.js';
 import { serveStore, type OpenedStore } from '../support/stores.js';
 import { StoreUnavailableError } from '../../store/ports/store.js';
 import { readLog, rewindRace } from './rewind-race.js';
+import { until } from '../support/until.js';
+import { QUIET_MS } from '../../actors/board-actor.js';
 
 const SECRET = 'whsec_rewind_tests';
 const STRIPE = { STRIPE_SECRET_KEY: 'sk_test_123', STRIPE_WEBHOOK_SECRET: SECRET, STRIPE_PRICE_MONTHLY: 'price_m', STRIPE_PRICE_YEARLY: 'price_y', STRIPE_API_BASE: 'http://127.0.0.1:1' };
@@ -79,6 +81,19 @@ export function rewindFlow(name: string, open: () => Promise<OpenedStore>): void
       expect(slice.preview).toMatchObject({ added: [], removed: [], changed: [{ workId: 'W-2' }] });
       expect(await versionOf(board)).toBe(version); // nothing written
       expect((await listing(board)).points).toHaveLength(4);
+    });
+
+    it('keeps a point of the board as it stood at the first commit after ten quiet minutes', async () => {
+      const board = await proBoard();
+      const agent = await board.agent('builder');
+      await agent.post('/api/items', { title: 'steady' });
+      await agent.request('PATCH', '/api/items/W-1', { json: { title: 'steady, edited' } }); // a commit soon after: no point
+      const quietFingerprint = (await listing(board)).currentFingerprint;
+      expect((await listing(board)).points).toEqual([]);
+      served.srv.advance(QUIET_MS + 1000);
+      await agent.request('PATCH', '/api/items/W-1', { json: { title: 'changed after the quiet spell' } });
+      await until(async () => (await listing(board)).points.length === 1);
+      expect((await listing(board)).points[0]).toMatchObject({ reason: 'quiet', itemCount: 1, fingerprint: quietFingerprint });
     });
 
     it('answers every refusal DOMAIN.md lists, in its order, and changes nothing', async () => {

@@ -1,0 +1,39 @@
+// Restore points kept on a store: one per board seq, the newest 500 at most, and none for a plan
+// without rewind.
+import { describe, expect, it } from 'vitest';
+import { captureBefore, capturePoint, captureQuiet, POINTS_KEPT } from '../../src/board/restore-points.js';
+import { emptyBoard } from '../../machines/board.js';
+import type { Committed } from '../../actors/board-actor.js';
+import { useStore } from '../support/stores.js';
+import { unique } from '../support/temp.js';
+
+const NOW = Date.UTC(2026, 10, 22);
+const committedAt = (lastSeq: number): Committed => ({ board: emptyBoard(), record: { _id: 'b', version: lastSeq + 1, nextWorkSeq: 1, nextFencingToken: 1, lastSeq, nextDeadline: null } });
+
+describe('restore points on a store', () => {
+  const used = useStore();
+
+  it('keeps one point per board seq and only the newest 500 of a board', async () => {
+    const boardId = unique('b');
+    const other = unique('b');
+    await capturePoint(used.store, other, committedAt(1), 'batch', 'pro', NOW);
+    for (let seq = 1; seq <= POINTS_KEPT + 3; seq++) await capturePoint(used.store, boardId, committedAt(seq), 'batch', 'pro', NOW + seq);
+    const again = await capturePoint(used.store, boardId, committedAt(POINTS_KEPT + 3), 'state', 'pro', NOW + 10_000);
+    expect(again).toMatchObject({ _id: `rp_${boardId}_${POINTS_KEPT + 3}`, reason: 'batch' }); // the same seq is the same graph: not kept twice
+    const seqs = (await used.store.restorePoints.select({ boardId }, ['seq'], { sort: [['seq', 1]] })).map((p) => p.seq);
+    expect(seqs).toHaveLength(POINTS_KEPT);
+    expect(seqs[0]).toBe(4);
+    expect(await used.store.restorePoints.count({ boardId: other })).toBe(1); // another board's points are its own
+  });
+
+  it('keeps nothing for a plan without rewind, before a move or after a quiet spell', async () => {
+    const free = unique('p');
+    const pro = unique('p');
+    for (const [id, plan] of [[free, 'free'], [pro, 'pro']] as const) await used.store.projects.insert({ _id: id, version: 1, name: id, ownerId: 'acc', plan, createdAt: NOW, lastActivityAt: NOW });
+    await captureBefore(used.store, { boardId: free, actor: { read: async () => committedAt(3) } }, 'free', 'batch', NOW);
+    await captureQuiet(used.store, free, committedAt(4), NOW);
+    await captureQuiet(used.store, pro, committedAt(4), NOW);
+    expect(await used.store.restorePoints.count({ boardId: free })).toBe(0);
+    expect(await used.store.restorePoints.select({ boardId: pro }, ['reason', 'seq'])).toEqual([expect.objectContaining({ reason: 'quiet', seq: 4 })]);
+  });
+});
