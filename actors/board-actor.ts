@@ -56,7 +56,7 @@ function endsQuiet(before: Committed, now: number): boolean {
 }
 
 function boardOf(record: BoardRecord): Board {
-  return boardFrom(Object.values(record.items as Record<string, BoardItem>), record.nextWorkSeq, record.nextFencingToken);
+  return boardFrom(Object.values(record.items as Record<string, BoardItem>), record.nextWorkSeq, record.nextFencingToken, record.retiredLeases ?? []);
 }
 
 export class BoardActor {
@@ -213,6 +213,7 @@ export class BoardActor {
       counts: { ...board.index.counts },
       stats: foldStats(current.record.stats as BoardStats | undefined, events, board),
     };
+    if (board.retired !== current.board.retired) set.retiredLeases = board.retired;
     const removed: string[] = [];
     for (const workId of changed) {
       const item = board.items.get(workId);

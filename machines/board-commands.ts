@@ -76,7 +76,7 @@ function moved<R>(board: Board, workId: string, event: ItemEvent, actor: string,
 }
 
 /** How a lease that is no longer on its item ended, if the board still remembers. */
-const endedLease = (board: Board, leaseId: string): { workId: string; reason: string } | null => board.index.ended.get(leaseId) ?? null;
+const endedLease = (board: Board, leaseId: string): { workId: string; reason: string } | null => board.index.ended.get(leaseId) ?? board.retired.find((r) => r.leaseId === leaseId) ?? null;
 
 /** The item holding a live lease, by its id. */
 function liveLease(board: Board, leaseId: string): BoardItem | undefined {

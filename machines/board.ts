@@ -18,6 +18,14 @@ export interface Board {
   readonly index: BoardIndex;
   /** The work ids this board changed relative to the board it was drafted from. */
   readonly changed: ReadonlySet<string>;
+  /** Leases whose item a rewind took off the board, newest last, so a late holder still learns why. */
+  readonly retired: readonly RetiredLease[];
+}
+
+export interface RetiredLease {
+  leaseId: string;
+  workId: string;
+  reason: string;
 }
 
 /** One item's move, with what the machine emitted. */
@@ -31,13 +39,15 @@ export interface ItemChange {
 export type GraphError = { code: 'CONFLICTING_DEPENDENCIES' | 'CROSS_PROJECT_FOLD' | 'CROSS_PROJECT_PARENT'; message: string };
 
 export const ENDED_LEASES_KEPT = 5;
+/** Leases of removed items a board remembers. */
+export const RETIRED_LEASES_KEPT = 200;
 
 export const workIdOf = (seq: number): string => `W-${seq}`;
 
 const NOTHING_CHANGED: ReadonlySet<string> = new Set();
 
 /** A board built from stored items; its indexes computed once. */
-export function boardFrom(items: Iterable<BoardItem>, nextWorkSeq: number, nextFencingToken: number): Board {
+export function boardFrom(items: Iterable<BoardItem>, nextWorkSeq: number, nextFencingToken: number, retired: readonly RetiredLease[] = []): Board {
   const list = [...items];
   return {
     items: new BTree<string, BoardItem>(
@@ -48,6 +58,7 @@ export function boardFrom(items: Iterable<BoardItem>, nextWorkSeq: number, nextF
     nextFencingToken,
     index: indexOf(list),
     changed: NOTHING_CHANGED,
+    retired,
   };
 }
 
@@ -60,6 +71,7 @@ export class BoardDraft implements Board {
   readonly changed = new Set<string>();
   nextWorkSeq: number;
   nextFencingToken: number;
+  retired: readonly RetiredLease[];
   private finished = false;
 
   constructor(readonly base: Board) {
@@ -67,6 +79,7 @@ export class BoardDraft implements Board {
     this.index = cloneIndex(base.index);
     this.nextWorkSeq = base.nextWorkSeq;
     this.nextFencingToken = base.nextFencingToken;
+    this.retired = base.retired;
   }
 
   /** Stores `item` (new or replacing its earlier self) and moves it in every index. */
@@ -77,11 +90,17 @@ export class BoardDraft implements Board {
     this.changed.add(item.workId);
   }
 
-  /** Takes `workId` off the board and out of every index (a rewind removing an item); it stays in `changed`. */
-  remove(workId: string): void {
+  /**
+   * Takes `workId` off the board and out of every index (a rewind removing an item); it stays in
+   * `changed`. Its ended leases, and its live one ended for `reason`, are remembered in `retired`.
+   */
+  remove(workId: string, reason: string): void {
     if (this.finished) throw new Error('a finished draft is read-only');
     const item = this.items.get(workId);
     if (!item) return;
+    const lease = item.life.lease;
+    const ended = [...item.endedLeases, ...(lease ? [{ leaseId: lease.leaseId, reason }] : [])].map((e) => ({ ...e, workId }));
+    if (ended.length) this.retired = [...this.retired, ...ended].slice(-RETIRED_LEASES_KEPT);
     reindex(this.index, item, null);
     this.items.delete(workId);
     this.changed.add(workId);
@@ -91,7 +110,7 @@ export class BoardDraft implements Board {
   finish(): Board {
     this.finished = true;
     if (!this.changed.size && this.nextWorkSeq === this.base.nextWorkSeq && this.nextFencingToken === this.base.nextFencingToken) return this.base;
-    return { items: this.items, index: this.index, nextWorkSeq: this.nextWorkSeq, nextFencingToken: this.nextFencingToken, changed: this.changed };
+    return { items: this.items, index: this.index, nextWorkSeq: this.nextWorkSeq, nextFencingToken: this.nextFencingToken, changed: this.changed, retired: this.retired };
   }
 }
 

@@ -320,7 +320,7 @@ export function rewind(graph: RestoreGraph, input: { actor: string; restorePoint
         revokedLeases.push({ workId, holder: lease.holder, purpose: lease.purpose });
       }
       const item = incoming.get(workId);
-      if (!item) draft.remove(workId);
+      if (!item) draft.remove(workId, 'rewound');
       else if (!was || lease || canonical(restoreItemOf(was)) !== canonical(item)) draft.put(itemFrom(item, was, now));
     }
     settle(draft, now);

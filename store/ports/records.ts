@@ -73,6 +73,8 @@ export interface BoardRecord extends Doc {
   counts?: Record<string, number>;
   /** Running metrics the board layer folds from each commit's events (bounded; opaque here). */
   stats?: Record<string, unknown>;
+  /** Leases of items a rewind removed (machines/board.ts RetiredLease), so late holders learn why. */
+  retiredLeases?: { leaseId: string; workId: string; reason: string }[];
 }
 
 export interface EventRecord extends Doc {

@@ -157,6 +157,9 @@ export function rewindFlow(name: string, open: () => Promise<OpenedStore>): void
       expect((await board.owner.post(`/api/items/W-1/override?projectId=${board.projectId}`, { reason: 'agent says so' })).status).toBe(200);
       const grant = await holder.post('/api/claim', { workId: 'W-2' });
       expect(grant.status, grant.text).toBe(200);
+      const junker = await board.agent('junker');
+      const junk = await junker.post('/api/claim', { workId: 'W-3' });
+      expect(junk.status, junk.text).toBe(200);
       const holderSocket = await openSocket(url(), { authorization: holder.defaults.authorization! });
       const watcher = await openSocket(url(), { authorization: builder.defaults.authorization! });
       watcher.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity'] });
@@ -166,7 +169,15 @@ export function rewindFlow(name: string, open: () => Promise<OpenedStore>): void
       const target = points.find((p) => p.reason === 'batch' && p.itemCount === 2)!;
       const applied = await apply(board, { restorePointId: target.restorePointId, confirm: CONFIRM, expectedFingerprint: wrecked });
       expect(applied.status, applied.text).toBe(200);
-      expect(applied.body).toMatchObject({ projectId: board.projectId, restorePointId: target.restorePointId, fingerprint: target.fingerprint, revokedLeases: [{ workId: 'W-2', holder: holder.principal, purpose: 'work' }] });
+      expect(applied.body).toMatchObject({
+        projectId: board.projectId,
+        restorePointId: target.restorePointId,
+        fingerprint: target.fingerprint,
+        revokedLeases: [
+          { workId: 'W-2', holder: holder.principal, purpose: 'work' },
+          { workId: 'W-3', holder: junker.principal, purpose: 'work' },
+        ],
+      });
       expect(applied.body.undoPointId).toMatch(new RegExp(`^rp_${board.projectId}_\\d+$`));
       expect((await listing(board)).currentFingerprint).toBe(target.fingerprint);
       expect(await titles(board)).toEqual(good);
@@ -179,8 +190,12 @@ export function rewindFlow(name: string, open: () => Promise<OpenedStore>): void
       expect(submit.body.error.details).toMatchObject({ revoked: true, reason: 'rewound' });
       const renew = await holder.post('/api/lease', { leaseId: grant.body.leaseId, action: 'renew' });
       expect(renew.body).toMatchObject({ revoked: true, reason: 'rewound' });
+      // W-3 is gone from the board; its holder still learns its lease was revoked by the rewind.
+      expect((await junker.post('/api/lease', { leaseId: junk.body.leaseId, action: 'renew' })).body).toEqual({ workId: 'W-3', action: 'renew', lease: null, revoked: true, reason: 'rewound' });
+      expectError(await junker.post('/api/submit', { leaseId: junk.body.leaseId, head: head(3) }), 409, 'LEASE_NOT_HELD');
+      expect((await store().boards.get(board.projectId))!.retiredLeases).toEqual([expect.objectContaining({ workId: 'W-3', reason: 'rewound' })]);
       const pushed = await watcher.next((m) => m.type === 'event' && m.event.type === 'board.rewound');
-      expect(pushed.event.data).toMatchObject({ restorePointId: target.restorePointId, slice: null, counts: { removed: 2, revokedLeases: 1 } });
+      expect(pushed.event.data).toMatchObject({ restorePointId: target.restorePointId, slice: null, counts: { removed: 2, revokedLeases: 2 } });
 
       // Counters never go backwards: the next item is W-5, the next lease's token is above the revoked one.
       expect((await builder.post('/api/items', { title: 'after' })).body.workId).toBe('W-5');

@@ -276,7 +276,7 @@ describe('the rewind decision', () => {
     const fleet = tree();
     const point = graphOf(fleet.board);
     fleet.create(item('later'), item('later too'));
-    fleet.claim('W-7', 'agent:a');
+    const removedLease = fleet.claim('W-7', 'agent:a');
     fleet.finish('W-2');
     const verify = fleet.claim('W-2', 'agent:v', 'verify');
     const { nextWorkSeq, nextFencingToken } = fleet.board;
@@ -298,6 +298,9 @@ describe('the rewind decision', () => {
     expect([fleet.board.items.has('W-7'), fleet.board.items.has('W-8')]).toEqual([false, false]);
     expect([fleet.board.nextWorkSeq, fleet.board.nextFencingToken]).toEqual([nextWorkSeq, nextFencingToken]);
     expect(fleet.do(leaseAction({ principal: 'agent:v', leaseId: verify, action: 'renew', ttlMs: null })).reply).toMatchObject({ revoked: true, reason: 'rewound' });
+    // The removed item's holder learns why too, from the board's memory of removed items' leases.
+    expect(fleet.board.retired).toEqual([{ leaseId: removedLease, workId: 'W-7', reason: 'rewound' }]);
+    expect(fleet.do(leaseAction({ principal: 'agent:a', leaseId: removedLease, action: 'renew', ttlMs: null })).reply).toEqual({ workId: 'W-7', action: 'renew', lease: null, revoked: true, reason: 'rewound' });
     expectIndexesRebuilt(fleet.board);
 
     expect(fleet.create(item('after the rewind'))).toEqual(['W-9']);
