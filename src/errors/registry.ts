@@ -24,6 +24,9 @@ const PROJECT_SELECTED = [
 ];
 const BILLING_PROVIDER_CALLS = ['POST /api/account/billing/checkout', 'POST /api/account/billing/portal', 'POST /api/account/billing/annual'];
 const REWIND = ['GET /api/account/rewind', 'POST /api/account/rewind'];
+const ACCEPT_INVITATION = ['POST /api/boards/invitations/{invitationId}/accept'];
+const MEMBER_CHANGES = ['POST /api/boards/{projectId}/members/{userId}/role', 'DELETE /api/boards/{projectId}/members/{userId}'];
+const DEVICE_POLL = ['POST /api/auth/device/poll'];
 const WEBHOOK = ['POST /api/billing/webhook'];
 const VERIFY = ['POST /api/verify'];
 const LEASED = ['POST /api/lease', 'POST /api/submit', 'POST /api/items/{workId}/progress', 'POST /api/supersede'];
@@ -54,8 +57,12 @@ export const ERRORS = {
   DOCTRINE_LINK_NOT_FOUND: { status: 400, meaning: 'A doctrine slug on the item does not exist on this board.', fix: 'Link only slugs listed by GET /api/doctrine.', raisedBy: ['POST /api/items', 'POST /api/items/batch', 'PATCH /api/items/{workId}'] },
   EVIDENCE_EXISTS: { status: 400, meaning: 'This verifier already recorded evidence for this head.', fix: 'Nothing to resend; a new head needs a new verification.', raisedBy: VERIFY },
   EXPIRED_TOKEN: { status: 400, meaning: 'The service token (or single-use link token) has expired.', fix: 'Reissue the token, or request a new link.', raisedBy: [AUTHENTICATED, 'POST /api/auth/reset-password', 'POST /api/auth/verify-email'] },
-  INVALID_LINK_TOKEN: { status: 400, meaning: 'The emailed link is unknown, already used, or no longer matches the account.', fix: 'Ask for a new link.', raisedBy: ['POST /api/auth/reset-password', 'POST /api/auth/verify-email'] },
+  INVALID_LINK_TOKEN: { status: 400, meaning: 'The emailed link (or single-use code) is unknown, already used, revoked, replaced by a newer one, or no longer matches the account.', fix: 'Ask for a new link or code.', raisedBy: ['POST /api/auth/reset-password', 'POST /api/auth/verify-email', ...ACCEPT_INVITATION, 'POST /api/projects/enroll', 'POST /api/projects/{projectId}/claim', 'POST /api/accounts/claim-anonymous'] },
   FINDING_REQUIRED: { status: 400, meaning: 'A failing verdict needs a finding digest.', fix: 'Send finding as sha256:<64 hex> with verdict "fail".', raisedBy: VERIFY },
+  AUTHORIZATION_PENDING: { status: 400, meaning: 'The device code is not approved yet (RFC 8628 authorization_pending).', fix: 'Poll again after `interval` seconds.', raisedBy: DEVICE_POLL },
+  SLOW_DOWN: { status: 400, meaning: 'The device code was polled faster than its interval (RFC 8628 slow_down).', fix: 'Wait `interval` seconds (it grew by 5) between polls.', raisedBy: DEVICE_POLL },
+  ACCESS_DENIED: { status: 400, meaning: 'The person asked to approve the device denied it (RFC 8628 access_denied).', fix: 'Start a new device flow if this was a mistake.', raisedBy: DEVICE_POLL },
+  INVALID_DEVICE_CODE: { status: 400, meaning: 'The device code is unknown, or its token was already delivered (RFC 8628 invalid_grant).', fix: 'Start a new device flow with POST /api/auth/device/start.', raisedBy: DEVICE_POLL },
   AUTH_REQUIRED: { status: 401, meaning: 'The request reached an authenticated surface with no usable workspace credential.', fix: 'Send the Bearer token, or sign in for browser calls, and retry.', raisedBy: [...BOARD_SURFACES, 'GET /api/whoami'] },
   INVALID_SERVICE_TOKEN: { status: 401, meaning: 'The Bearer token is unknown, malformed or revoked.', fix: 'Use a current token; issue a new one if it was revoked.', raisedBy: [...BOARD_SURFACES, 'GET /api/whoami', 'POST /api/projects'] },
   UNAUTHENTICATED: { status: 401, meaning: 'No session cookie, or the session has expired or been revoked.', fix: 'Sign in again.', raisedBy: ['GET /api/auth/me', 'POST /api/auth/change-password', 'POST /api/account/email', ...PROJECT_SELECTED, 'GET /api/whoami', 'POST /api/projects'] },
@@ -67,9 +74,14 @@ export const ERRORS = {
   VERIFY_NOT_INDEPENDENT: { status: 403, meaning: 'The verifier is the submitter or held a work lease on the item since it last became ready.', fix: 'Let a different agent verify.', raisedBy: ['POST /api/verify', 'POST /api/claim'] },
   NOT_SUBMITTER: { status: 403, meaning: 'Only the agent that submitted the item may supersede its submission.', fix: 'Let the submitter supersede, or claim the item again once it is ready.', raisedBy: ['POST /api/supersede'] },
   TOKEN_SCOPE_EXCEEDED: { status: 403, meaning: 'A token may not make or change a token that outlives or exceeds it, nor manage tokens it did not issue.', fix: 'Give the new token an expiry no later than the issuing token’s, and manage other tokens with a session.', raisedBy: ['POST /api/accounts/tokens', 'GET /api/accounts/tokens', 'PATCH /api/accounts/tokens/{tokenId}', 'DELETE /api/accounts/tokens/{tokenId}', 'POST /api/accounts/tokens/{tokenId}/reissue'] },
+  INVITATION_EMAIL_MISMATCH: { status: 403, meaning: 'The invitation was sent to another email address than the signed-in account’s.', fix: 'Sign in with the invited address, or ask for an invitation to yours.', raisedBy: ACCEPT_INVITATION },
   ROLE_REQUIRED: { status: 403, meaning: 'Your role on this board does not allow the operation.', fix: 'Ask the board owner for a higher role.', raisedBy: ['every board operation above viewer'] },
   ITEM_NOT_FOUND: { status: 404, meaning: 'No item on this board has that work id.', fix: 'Read the board with GET /api/status or GET /api/activity.', raisedBy: ['GET /api/items/{workId}', 'POST /api/claim', 'POST /api/supersede', 'POST /api/verify', 'POST /api/items/{workId}/state', 'POST /api/items/{workId}/override'] },
   TOKEN_NOT_FOUND: { status: 404, meaning: 'No service token of this account has that id.', fix: 'List tokens with GET /api/accounts/tokens.', raisedBy: ['PATCH /api/accounts/tokens/{tokenId}', 'DELETE /api/accounts/tokens/{tokenId}', 'POST /api/accounts/tokens/{tokenId}/reissue'] },
+  INVITATION_NOT_FOUND: { status: 404, meaning: 'No invitation of this board has that id.', fix: 'List the board’s invitations with GET /api/boards/{projectId}/invitations.', raisedBy: [...ACCEPT_INVITATION, 'POST /api/boards/{projectId}/invitations/{invitationId}/revoke', 'POST /api/boards/{projectId}/invitations/{invitationId}/resend'] },
+  MEMBER_NOT_FOUND: { status: 404, meaning: 'That account is not an accepted member of the board.', fix: 'List the members with GET /api/boards/{projectId}/members.', raisedBy: [...MEMBER_CHANGES, 'POST /api/boards/{projectId}/transfers'] },
+  TRANSFER_NOT_FOUND: { status: 404, meaning: 'No open transfer with that id is addressed to you.', fix: 'Ask the owner to open the transfer again.', raisedBy: ['POST /api/boards/transfers/{transferId}/accept'] },
+  DEVICE_CODE_NOT_FOUND: { status: 404, meaning: 'No pending device request has that user code.', fix: 'Check the code the agent shows (XXXX-XXXX); it expires after 10 minutes.', raisedBy: ['POST /api/auth/device/approve'] },
   NOT_FOUND: { status: 404, meaning: 'No such route or resource.', fix: 'Check the method and path against /docs/openapi.json.', raisedBy: ['any unknown path'] },
   METHOD_NOT_ALLOWED: { status: 405, meaning: 'The path exists but not with this method.', fix: 'Use a method named in the Allow header.', raisedBy: ['any known path with another method'] },
   REWIND_POINT_NOT_FOUND: { status: 404, meaning: 'No retained restore point has that id on this board.', fix: 'Pick a restorePointId from the preview listing.', raisedBy: REWIND },
@@ -89,6 +101,8 @@ export const ERRORS = {
   NOTHING_READY: { status: 409, meaning: 'No item is ready for this principal to claim.', fix: 'Wait for a lease.expired or item event, then claim again.', raisedBy: ['POST /api/claim'] },
   ITEM_NOT_READY: { status: 409, meaning: 'The named item is not claimable in its current state.', fix: 'Read `details.state`; claim a ready item instead.', raisedBy: ['POST /api/claim'] },
   VERSION_MISMATCH: { status: 409, meaning: 'The record changed since the version you sent.', fix: 'Read it again and resend with the current version.', raisedBy: ['PATCH /api/spec/{clauseId}', 'PATCH /api/items/{workId}'] },
+  ALREADY_MEMBER: { status: 409, meaning: 'The invited address already belongs to a member of the board.', fix: 'Change the member’s role instead.', raisedBy: ['POST /api/boards/{projectId}/invitations', ...ACCEPT_INVITATION] },
+  OWNER_IMMUTABLE: { status: 409, meaning: 'The board’s owner cannot be demoted or removed.', fix: 'Transfer the board first (POST /api/boards/{projectId}/transfers).', raisedBy: MEMBER_CHANGES },
   BODY_TOO_LARGE: { status: 413, meaning: 'The request body is larger than the configured limit.', fix: 'Send a smaller body; split batches.', raisedBy: [JSON_WRITES] },
   JSON_REQUIRED: { status: 415, meaning: 'A write must carry Content-Type: application/json.', fix: 'Set Content-Type: application/json and send a JSON body.', raisedBy: [JSON_WRITES] },
   REWIND_SLICE_INTEGRITY: { status: 422, meaning: 'The stored restore point does not match its fingerprint.', fix: 'Choose another restore point; report this one.', raisedBy: ['POST /api/account/rewind'] },

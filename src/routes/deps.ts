@@ -39,4 +39,6 @@ export interface RouteDeps {
   csrfToken: (sessionId: string) => string;
   /** Tells every node's sockets (shouts). */
   notify: (notice: Extract<Notice, { kind: 'shout' }>) => void;
+  /** Tells every node that an account's role on a board changed or ended (its sockets there are unsubscribed). */
+  membership: (notice: Extract<Notice, { kind: 'membership' }>) => void;
 }

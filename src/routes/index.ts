@@ -13,10 +13,13 @@ import { systemRoutes } from './system.js';
 import { webRoutes } from './web.js';
 import { billingRoutes } from './billing.js';
 import { rewindRoutes } from './rewind.js';
+import { sharingRoutes } from './sharing.js';
+import { onboardingRoutes } from './onboarding.js';
+import { deviceRoutes } from './device.js';
 
 export function routeTable(deps: Omit<RouteDeps, 'routes'>): Route[] {
   const table: Route[] = [];
   const full: RouteDeps = { ...deps, routes: () => table };
-  table.push(...systemRoutes(full), ...authRoutes(full), ...accountRoutes(full), ...tokenRoutes(full), ...projectRoutes(full), ...itemRoutes(full), ...coordinationRoutes(full), ...shoutRoutes(full), ...statusRoutes(full), ...billingRoutes(full, full.billing), ...rewindRoutes(full), ...webRoutes(full.web));
+  table.push(...systemRoutes(full), ...authRoutes(full), ...accountRoutes(full), ...tokenRoutes(full), ...projectRoutes(full), ...itemRoutes(full), ...coordinationRoutes(full), ...shoutRoutes(full), ...statusRoutes(full), ...billingRoutes(full, full.billing), ...rewindRoutes(full), ...sharingRoutes(full), ...onboardingRoutes(full), ...deviceRoutes(full), ...webRoutes(full.web));
   return table;
 }

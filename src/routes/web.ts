@@ -15,6 +15,10 @@ export const PAGE_PATHS = [
   '/projects',
   '/boards/{projectId}',
   '/boards/{projectId}/items/{workId}',
+  '/boards/{projectId}/members',
+  '/boards/{projectId}/claim',
+  '/invitations/{invitationId}',
+  '/device',
   '/account',
   '/account/{section}',
 ] as const;

@@ -114,7 +114,17 @@ export class Hub {
       for (const conn of this.principals.get(notice.holder) ?? []) this.transmit(conn, message);
       return;
     }
+    if (notice.kind === 'membership') return this.membershipChanged(notice);
     this.revoked(notice);
+  }
+
+  /** A member's role changed or they left: their sockets stop watching the board (a new subscribe is checked under the new role). */
+  private membershipChanged(notice: Extract<Notice, { kind: 'membership' }>): void {
+    const reason = notice.role === null ? 'You are no longer a member of this board.' : `Your role on this board is now ${notice.role}; subscribe again.`;
+    for (const conn of [...this.connections.keys()]) {
+      if (conn.identity.accountId !== notice.accountId) continue;
+      if (this.unwatch(conn, notice.boardId)) this.transmit(conn, JSON.stringify({ type: 'unsubscribed', boardId: notice.boardId, reason }));
+    }
   }
 
   /** Closes a revoked credential's sockets; a deleted board's watchers are unsubscribed. */

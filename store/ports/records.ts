@@ -167,3 +167,73 @@ export interface AuditRecord extends Doc {
   projectId: string | null;
   data: Record<string, unknown>;
 }
+
+/** A board invitation (DOMAIN.md "Sharing"). */
+export interface InvitationRecord extends Doc {
+  /** _id is a random id, named in the accept link beside the token. */
+  projectId: string;
+  /** The invited address, canonical (as accounts store theirs). */
+  email: string;
+  role: 'admin' | 'member' | 'viewer';
+  /** sha256 of the link's token (32 random bytes); a resend replaces it, so the old link dies. */
+  tokenHash: string;
+  invitedBy: string;
+  createdAt: number;
+  expiresAt: number;
+  status: 'pending' | 'accepted' | 'revoked';
+  acceptedBy: string | null;
+  acceptedAt: number | null;
+}
+
+/** A board's ownership offered to one of its members (DOMAIN.md "Sharing"). */
+export interface TransferRecord extends Doc {
+  projectId: string;
+  fromAccountId: string;
+  toAccountId: string;
+  createdAt: number;
+  expiresAt: number;
+  status: 'pending' | 'accepted' | 'cancelled';
+}
+
+/** An enrollment code (DOMAIN.md "Agent onboarding"): _id is the sha256 of the code, shown once. */
+export interface EnrollmentRecord extends Doc {
+  projectId: string;
+  role: 'admin' | 'member' | 'viewer';
+  /** Uses left; a redemption is a version-checked decrement, so the last use goes to one caller. */
+  usesLeft: number;
+  createdBy: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/** One device-flow grant (RFC 8628): _id is the sha256 of the device code. */
+export interface DeviceGrantRecord extends Doc {
+  /** sha256 of the normalised user code (XXXXXXXX, upper case). */
+  userCodeHash: string;
+  clientName: string;
+  /** The board the agent asked for, if any; the approver picks the board in the end. */
+  projectId: string | null;
+  status: 'pending' | 'approved' | 'denied' | 'delivered';
+  approvedBy: string | null;
+  approvedProjectId: string | null;
+  createdAt: number;
+  expiresAt: number;
+  lastPolledAt: number | null;
+}
+
+/** A single-use nonce to take one anonymous board over: _id is the sha256 of the nonce. */
+export interface ClaimNonceRecord extends Doc {
+  projectId: string;
+  createdBy: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/** An anonymous account not yet claimed: _id is the account id; deleted after expiresAt by a sweep. */
+export interface AnonymousAccountRecord extends Doc {
+  /** sha256 of the claim secret handed out once at provisioning. */
+  claimSecretHash: string;
+  createdAt: number;
+  expiresAt: number;
+}
+

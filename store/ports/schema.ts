@@ -1,6 +1,9 @@
 // The collections of the store and their indexes, declared once for both adapters.
 import type { ApartField, Collection } from './collection.js';
-import type { AccountRecord, AuditRecord, BillingEventRecord, BillingRecord, BoardRecord, RestorePointRecord, EventRecord, LinkTokenRecord, MemberRecord, PresenceRecord, ProjectRecord, SessionRecord, ShoutRecord, TokenRecord } from './records.js';
+import type {
+  AccountRecord, AnonymousAccountRecord, AuditRecord, BillingEventRecord, BillingRecord, BoardRecord, ClaimNonceRecord, DeviceGrantRecord, EnrollmentRecord, EventRecord, InvitationRecord,
+  LinkTokenRecord, MemberRecord, PresenceRecord, ProjectRecord, RestorePointRecord, SessionRecord, ShoutRecord, TokenRecord, TransferRecord,
+} from './records.js';
 
 export interface IndexSpec {
   name: string;
@@ -23,6 +26,12 @@ export interface Collections {
   billing: Collection<BillingRecord>;
   billingEvents: Collection<BillingEventRecord>;
   restorePoints: Collection<RestorePointRecord>;
+  invitations: Collection<InvitationRecord>;
+  transfers: Collection<TransferRecord>;
+  enrollments: Collection<EnrollmentRecord>;
+  deviceGrants: Collection<DeviceGrantRecord>;
+  claimNonces: Collection<ClaimNonceRecord>;
+  anonymousAccounts: Collection<AnonymousAccountRecord>;
 }
 
 export type CollectionName = keyof Collections;
@@ -44,6 +53,12 @@ export const SCHEMA: Record<CollectionName, readonly IndexSpec[]> = {
   billing: [idx(['customerId'], true), idx(['accountId']), idx(['status'])],
   billingEvents: [idx(['projectId', 'at'])],
   restorePoints: [idx(['boardId', 'seq'], true), idx(['boardId', 'capturedAt'])],
+  invitations: [idx(['tokenHash'], true), idx(['projectId', 'createdAt']), idx(['expiresAt'])],
+  transfers: [idx(['projectId']), idx(['toAccountId'])],
+  enrollments: [idx(['projectId']), idx(['expiresAt'])],
+  deviceGrants: [idx(['userCodeHash'], true), idx(['expiresAt'])],
+  claimNonces: [idx(['projectId']), idx(['expiresAt'])],
+  anonymousAccounts: [idx(['expiresAt'])],
 };
 
 /**

@@ -10,6 +10,9 @@ import { ProjectsPage } from './pages/projects.js';
 import { BoardPage } from './pages/board.js';
 import { ItemPage } from './pages/item.js';
 import { AccountPage } from './pages/account.js';
+import { InvitationPage, MembersPage } from './pages/sharing.js';
+import { ClaimBoardPage } from './pages/onboarding.js';
+import { DevicePage } from './pages/device.js';
 
 /** Pages anyone may open; every other page needs a session. */
 const PUBLIC = ['/signin', '/signup', '/forgot-password', '/reset-password', '/verify-email'];
@@ -29,7 +32,14 @@ function Page() {
   if (pathname === '/reset-password') return <ResetPage />;
   if (pathname === '/verify-email') return <VerifyPage />;
   if (pathname === '/' || pathname === '/projects') return <ProjectsPage />;
-  let params = match('/boards/:projectId/items/:workId');
+  if (pathname === '/device') return <DevicePage />;
+  let params = match('/invitations/:invitationId');
+  if (params) return <InvitationPage invitationId={params.invitationId!} />;
+  params = match('/boards/:projectId/members');
+  if (params) return <MembersPage projectId={params.projectId!} />;
+  params = match('/boards/:projectId/claim');
+  if (params) return <ClaimBoardPage projectId={params.projectId!} />;
+  params = match('/boards/:projectId/items/:workId');
   if (params) return <ItemPage projectId={params.projectId!} workId={params.workId!} />;
   params = match('/boards/:projectId');
   if (params) return <BoardPage projectId={params.projectId!} />;
