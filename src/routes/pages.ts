@@ -10,6 +10,11 @@ export interface Entry {
 export const CHANGELOG: Entry[] = [
   {
     date: '2026-11-22',
+    title: '0.0.0-demo: rewind',
+    body: 'POST /api/account/rewind puts a Pro board’s work graph (or one subtree of it, with ~W-<n>) back as a restore point held it, after an exact confirmation and the fingerprint you previewed: one version-checked write that keeps an undo point, ends the leases on replaced or removed items (their holders hear lease.revoked, reason rewound; a renew says so), returns claimed and verifying items to ready and awaiting_verify, keeps work ids and fencing tokens counting up, pushes board.rewound to every node’s sockets and writes an audit row. Points are now also kept after ten quiet minutes, and are purged with the plan’s history retention. The account page has a Rewind section, and an open board reloads when it is rewound.',
+  },
+  {
+    date: '2026-11-22',
     title: '0.0.0-demo: Pro through Stripe, and restore points',
     body: 'A board’s owner can take it Pro through Stripe (GET /api/account/billing, checkout, portal, annual, and the signed webhook at /api/billing/webhook); the plan, its budgets and rate headers, board limit and retention follow the subscription at once, and a past_due subscription stays Pro for 7 days. Deleting an account cancels its live subscriptions first. Pro boards keep restore points of their work graph before every batch and operator move; GET /api/account/rewind lists them and previews what applying one would change (applying comes next). The account page has a Billing section.',
   },
