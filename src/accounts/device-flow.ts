@@ -1,0 +1,175 @@
+// The device flow (RFC 8628, DOMAIN.md "Agent onboarding"): an agent starts a grant, a person who
+// administers a board approves or denies it by its user code, and the agent's poll receives one
+// workspace token for a new agent on that board. Codes are stored as sha256 only; every move of a
+// grant is a version-checked update, and the token is minted only by the poll that moved the grant
+// from approved to delivered, so it goes out once and its secret is never stored.
+import { AppError, isAppError } from '../errors/app-error.js';
+import { atLeast, type ProjectSelector } from '../auth/project-selection.js';
+import type { SessionIdentity } from '../auth/identity.js';
+import { DuplicateKeyError, modify, type Changes, type DeviceGrantRecord, type Store } from '../../store/ports/store.js';
+import type { PublicToken, ServiceTokens } from './service-tokens.js';
+import { codeHash, newDeviceCode, newUserCode, normalUserCode, sameHash, shownUserCode } from './device-codes.js';
+
+export const DEVICE_INTERVAL_S = 5;
+export const DEVICE_TTL_MS = 600_000;
+/** RFC 8628 §3.5: each slow_down adds 5 s to the grant's interval; we stop growing it at a minute. */
+export const SLOW_DOWN_STEP_S = 5;
+export const MAX_INTERVAL_S = 60;
+/** A grant is kept this long past its expiry, so a late poll still hears EXPIRED_TOKEN; then purged. */
+export const PURGE_AFTER_MS = 60 * 60_000;
+const USER_CODE_ATTEMPTS = 5;
+const POLL_ATTEMPTS = 8;
+
+/** The stored grant and the interval its slow-downs grew (absent: DEVICE_INTERVAL_S). */
+type Grant = DeviceGrantRecord & { interval?: number };
+
+export interface StartInput {
+  clientName: string;
+  projectId?: string;
+}
+
+export interface StartReply {
+  deviceCode: string;
+  userCode: string;
+  verificationUri: string;
+  verificationUriComplete: string;
+  interval: number;
+  expiresIn: number;
+}
+
+export interface ApproveInput {
+  userCode: string;
+  projectId: string;
+  approve: boolean;
+}
+
+export interface PendingRequest {
+  userCode: string;
+  clientName: string;
+  requestedProjectId: string | null;
+  expiresAt: string;
+}
+
+const notFound = () => new AppError('DEVICE_CODE_NOT_FOUND');
+
+export class DeviceFlow {
+  constructor(
+    private readonly store: Store,
+    private readonly selector: ProjectSelector,
+    private readonly tokens: ServiceTokens,
+    private readonly publicUrl: string,
+  ) {}
+
+  /** A new pending grant; the requested board is only a hint for the approver (nothing about it is checked or revealed). */
+  async start(input: StartInput, now: number): Promise<StartReply> {
+    await purgeDeviceGrants(this.store, now);
+    const deviceCode = newDeviceCode();
+    for (let attempt = 1; ; attempt++) {
+      const userCode = newUserCode();
+      const grant: Grant = {
+        _id: codeHash(deviceCode),
+        version: 1,
+        userCodeHash: codeHash(userCode),
+        clientName: input.clientName,
+        projectId: input.projectId ?? null,
+        status: 'pending',
+        approvedBy: null,
+        approvedProjectId: null,
+        createdAt: now,
+        expiresAt: now + DEVICE_TTL_MS,
+        lastPolledAt: null,
+        interval: DEVICE_INTERVAL_S,
+      };
+      try {
+        await this.store.deviceGrants.insert(grant);
+      } catch (e) {
+        // A user code still held by a live grant: draw another.
+        if (e instanceof DuplicateKeyError && attempt < USER_CODE_ATTEMPTS) continue;
+        throw e;
+      }
+      const verificationUri = `${this.publicUrl}/device`;
+      return { deviceCode, userCode: shownUserCode(userCode), verificationUri, verificationUriComplete: `${verificationUri}?code=${shownUserCode(userCode)}`, interval: DEVICE_INTERVAL_S, expiresIn: DEVICE_TTL_MS / 1000 };
+    }
+  }
+
+  /** What a pending user code asks for, so the person approving sees which agent it is. */
+  async lookup(userCode: string, now: number): Promise<PendingRequest> {
+    const grant = await this.pending(userCode, now);
+    return { userCode: shownUserCode(normalUserCode(userCode)!), clientName: grant.clientName, requestedProjectId: grant.projectId, expiresAt: new Date(grant.expiresAt).toISOString() };
+  }
+
+  /**
+   * Approves or denies a pending grant for `projectId`, where the person must be allowed to issue
+   * agent tokens (admin or owner). The board is checked before the code.
+   */
+  async approve(person: SessionIdentity, input: ApproveInput, now: number, requestId: string): Promise<{ status: 'approved' | 'denied'; clientName: string; projectId: string }> {
+    const project = await this.selector.reachable(person, input.projectId);
+    if (!project) throw new AppError('PROJECT_SCOPE_DENIED', 'That board does not exist or you cannot reach it.');
+    if (!atLeast(project.role, 'admin')) throw new AppError('ROLE_REQUIRED', 'Approving an agent issues it a token on the board: that needs the admin or owner role there.');
+    const found = await this.pending(input.userCode, now);
+    const status: 'approved' | 'denied' = input.approve ? 'approved' : 'denied';
+    const decided = await modify(this.store.deviceGrants, found._id, (grant) => {
+      if (grant.status !== 'pending' || now >= grant.expiresAt) throw notFound();
+      return { status, approvedBy: person.accountId, approvedProjectId: project.id };
+    });
+    if (!decided) throw notFound();
+    await this.store.audit.insert({ _id: `${project.id}:${requestId}`, version: 1, at: now, actor: person.principal, action: `device.${status}`, projectId: project.id, data: { clientName: decided.clientName, requestedProjectId: decided.projectId } });
+    return { status, clientName: decided.clientName, projectId: project.id };
+  }
+
+  /** RFC 8628 §3.5: pending, slow down, denied, expired, or (once) the token. */
+  async poll(deviceCode: string, now: number): Promise<{ token: PublicToken; secret: string }> {
+    const id = codeHash(deviceCode);
+    for (let attempt = 0; attempt < POLL_ATTEMPTS; attempt++) {
+      const grant = (await this.store.deviceGrants.get(id)) as Grant | null;
+      if (!grant || !sameHash(grant._id, id) || grant.status === 'delivered') throw new AppError('INVALID_DEVICE_CODE');
+      if (grant.status === 'denied') throw new AppError('ACCESS_DENIED');
+      if (now >= grant.expiresAt) throw new AppError('EXPIRED_TOKEN', 'The device code has expired (10 minutes); start a new device flow.');
+      if (grant.status === 'approved') {
+        const won = await this.store.deviceGrants.update(id, grant.version, { status: 'delivered', lastPolledAt: now });
+        if (won) return this.deliver(won, now);
+        continue; // another poll moved it first: read what it left
+      }
+      const interval = grant.interval ?? DEVICE_INTERVAL_S;
+      const tooSoon = grant.lastPolledAt !== null && now - grant.lastPolledAt < interval * 1000;
+      const next = tooSoon ? Math.min(interval + SLOW_DOWN_STEP_S, MAX_INTERVAL_S) : interval;
+      const changes: Changes<DeviceGrantRecord> & { interval: number } = { lastPolledAt: now, interval: next };
+      // A concurrent poll or an approval moved the version: read again (a concurrent poll makes this one too soon).
+      if (!(await this.store.deviceGrants.update(id, grant.version, changes))) continue;
+      const details = { interval: next, expiresIn: Math.ceil((grant.expiresAt - now) / 1000) };
+      if (tooSoon) throw new AppError('SLOW_DOWN', `Polled faster than every ${interval} s: wait ${next} s between polls from now on.`, details);
+      throw new AppError('AUTHORIZATION_PENDING', `Not approved yet: poll again in ${next} s.`, details);
+    }
+    throw new AppError('SLOW_DOWN', 'This device code is being polled concurrently: poll from one place, at the interval.', { interval: DEVICE_INTERVAL_S });
+  }
+
+  /**
+   * Mints the token on behalf of the approver, as their session would: ServiceTokens checks their
+   * role on the board again now. A right lost since the approval turns the grant into a denial.
+   */
+  private async deliver(grant: DeviceGrantRecord, now: number): Promise<{ token: PublicToken; secret: string }> {
+    // No session is involved at poll time: nothing below reads sessionId.
+    const approver: SessionIdentity = { kind: 'session', principal: `user:${grant.approvedBy!}`, accountId: grant.approvedBy!, sessionId: 'device-approval' };
+    try {
+      return await this.tokens.issue(approver, { name: grant.clientName, scope: 'workspace', projectId: grant.approvedProjectId!, role: 'member' }, now);
+    } catch (e) {
+      if (!isAppError(e) || !['PROJECT_SCOPE_DENIED', 'ROLE_REQUIRED', 'INVALID_INPUT'].includes(e.code)) throw e;
+      await this.store.deviceGrants.update(grant._id, grant.version, { status: 'denied' }).catch(() => null);
+      throw new AppError('ACCESS_DENIED', `The approver can no longer issue a token on that board: ${e.message}`);
+    }
+  }
+
+  private async pending(userCode: string, now: number): Promise<DeviceGrantRecord> {
+    const code = normalUserCode(userCode);
+    if (code === null) throw notFound();
+    const hash = codeHash(code);
+    const grant = await this.store.deviceGrants.findOne({ userCodeHash: hash });
+    if (!grant || !sameHash(grant.userCodeHash, hash) || grant.status !== 'pending' || now >= grant.expiresAt) throw notFound();
+    return grant;
+  }
+}
+
+/** Deletes grants expired more than PURGE_AFTER_MS ago (an index range on expiresAt); returns how many. */
+export function purgeDeviceGrants(store: Pick<Store, 'deviceGrants'>, now: number): Promise<number> {
+  return store.deviceGrants.deleteMany({ expiresAt: { $lt: now - PURGE_AFTER_MS } });
+}

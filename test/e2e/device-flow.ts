@@ -1,0 +1,191 @@
+// The device flow (RFC 8628) over real HTTP, run on each store adapter: an agent with no credential
+// starts, polls, and receives its token exactly once after a person approves.
+import { describe, expect, it } from 'vitest';
+import { sha256 } from '../../src/auth/authenticator.js';
+import { PURGE_AFTER_MS } from '../../src/accounts/device-flow.js';
+import { serveStore, type OpenedStore } from '../support/stores.js';
+import { newBoard } from '../support/board.js';
+import { expectError } from '../support/expect-error.js';
+import { Client, signedUp, type Res } from '../support/server.js';
+import { unique } from '../support/temp.js';
+
+const USER_CODE = /^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/;
+
+export function deviceFlow(name: string, open: () => Promise<OpenedStore>): void {
+  describe(`device flow on the ${name} store`, () => {
+    // Signups and polls all come from 127.0.0.1: the per-address budget is the last suite's subject.
+    const served = serveStore(open, { ADDRESS_RATE_PER_MINUTE: '100000' });
+    const agent = () => new Client(served.srv.url);
+    const start = async (clientName = unique('agent'), projectId?: string) => {
+      const res = await agent().post('/api/auth/device/start', { clientName, ...(projectId ? { projectId } : {}) });
+      expect(res.status, res.text).toBe(200);
+      return { ...(res.body as { deviceCode: string; userCode: string; verificationUri: string; verificationUriComplete: string; interval: number; expiresIn: number }), clientName };
+    };
+    const poll = (deviceCode: string): Promise<Res> => agent().post('/api/auth/device/poll', { deviceCode });
+    const approve = (person: Client, userCode: string, projectId: string, yes = true): Promise<Res> => person.post('/api/auth/device/approve', { userCode, projectId, approve: yes });
+
+    it('polls pending, slows a fast poller down, and after an approval over HTTP hands out one working token', async () => {
+      const board = await newBoard(served.srv.url);
+      const grant = await start('builder-7', board.projectId);
+      expect(grant).toMatchObject({ userCode: expect.stringMatching(USER_CODE), verificationUri: 'http://board.test/device', interval: 5, expiresIn: 600 });
+      expect(grant.verificationUriComplete).toBe(`http://board.test/device?code=${grant.userCode}`);
+      expect(grant.deviceCode.length).toBeGreaterThanOrEqual(43);
+      // Stored as hashes only.
+      const stored = await served.srv.store.deviceGrants.get(sha256(grant.deviceCode));
+      expect(stored).toMatchObject({ status: 'pending', clientName: 'builder-7', projectId: board.projectId, userCodeHash: sha256(grant.userCode.replace('-', '')) });
+      expect(JSON.stringify(stored)).not.toContain(grant.deviceCode);
+      expect(JSON.stringify(stored)).not.toContain(grant.userCode.replace('-', ''));
+
+      const pending = await poll(grant.deviceCode);
+      expectError(pending, 400, 'AUTHORIZATION_PENDING');
+      expect(pending.body.error.details).toMatchObject({ interval: 5 });
+      const fast = await poll(grant.deviceCode);
+      expectError(fast, 400, 'SLOW_DOWN');
+      expect(fast.body.error.details).toMatchObject({ interval: 10 });
+      served.srv.advance(5_000); // the old interval is no longer enough for this grant
+      const stillFast = await poll(grant.deviceCode);
+      expectError(stillFast, 400, 'SLOW_DOWN');
+      expect(stillFast.body.error.details).toMatchObject({ interval: 15 });
+      served.srv.advance(15_000);
+      expectError(await poll(grant.deviceCode), 400, 'AUTHORIZATION_PENDING');
+
+      // The page's look-up, then the approval, with the code typed in lower case and without its dash.
+      const typed = grant.userCode.replace('-', '').toLowerCase();
+      expect((await board.owner.get(`/api/auth/device/lookup?userCode=${typed}`)).body).toEqual({ userCode: grant.userCode, clientName: 'builder-7', requestedProjectId: board.projectId, expiresAt: expect.any(String) });
+      expect((await approve(board.owner, typed, board.projectId)).body).toEqual({ status: 'approved', clientName: 'builder-7', projectId: board.projectId });
+      expectError(await approve(board.owner, grant.userCode, board.projectId), 404, 'DEVICE_CODE_NOT_FOUND'); // decided already
+
+      const delivered = await poll(grant.deviceCode);
+      expect(delivered.status, delivered.text).toBe(200);
+      expect(delivered.body.token).toMatchObject({ name: 'builder-7', scope: 'workspace', projectId: board.projectId, role: 'member' });
+      expect(delivered.body.secret).toMatch(/^agb_/);
+      expectError(await poll(grant.deviceCode), 400, 'INVALID_DEVICE_CODE'); // exactly once
+
+      const token = new Client(served.srv.url, { authorization: `Bearer ${delivered.body.secret}` });
+      expect((await token.get('/api/whoami')).body).toMatchObject({ principal: `agent:${delivered.body.token.agentId}`, workspace: { projectId: board.projectId } });
+      const item = await token.post('/api/items', { title: 'made by a device-flow agent' });
+      expect(item.status, item.text).toBe(201);
+      expect((await board.owner.get('/api/accounts/tokens')).body.tokens.map((t: { name: string }) => t.name)).toContain('builder-7');
+      // No secret at rest: the grant keeps no token, the token only its hash.
+      const rest = JSON.stringify([await served.srv.store.deviceGrants.get(sha256(grant.deviceCode)), await served.srv.store.tokens.get(delivered.body.token.id)]);
+      expect(rest).not.toContain(delivered.body.secret);
+      expect((await served.srv.store.audit.find({ projectId: board.projectId, action: 'device.approved' })).map((r) => r.data)).toEqual([{ clientName: 'builder-7', requestedProjectId: board.projectId }]);
+    });
+
+    it('refuses a denied code with ACCESS_DENIED, every time', async () => {
+      const board = await newBoard(served.srv.url);
+      const grant = await start();
+      expect((await approve(board.owner, grant.userCode, board.projectId, false)).body).toMatchObject({ status: 'denied' });
+      expectError(await poll(grant.deviceCode), 400, 'ACCESS_DENIED');
+      expectError(await poll(grant.deviceCode), 400, 'ACCESS_DENIED');
+      expect(await served.srv.store.tokens.count({ name: grant.clientName })).toBe(0);
+    });
+
+    it('gives two concurrent polls of an approved code exactly one token', async () => {
+      const board = await newBoard(served.srv.url);
+      for (let round = 0; round < 5; round++) {
+        const grant = await start();
+        await approve(board.owner, grant.userCode, board.projectId);
+        const answers = await Promise.all([poll(grant.deviceCode), poll(grant.deviceCode), poll(grant.deviceCode)]);
+        const won = answers.filter((a) => a.status === 200);
+        expect(won, answers.map((a) => a.text).join('\n')).toHaveLength(1);
+        for (const lost of answers.filter((a) => a.status !== 200)) expectError(lost, 400, 'INVALID_DEVICE_CODE');
+        expect(await served.srv.store.tokens.count({ name: grant.clientName })).toBe(1);
+      }
+    });
+
+    it('lets only an admin or owner of a reachable board approve, and checks the approver’s role again at delivery', async () => {
+      const board = await newBoard(served.srv.url);
+      const person = await signedUp(served.srv.url);
+      const other = await newBoard(served.srv.url);
+      const grant = await start();
+      const member = { _id: `${board.projectId}:${person.accountId}`, version: 1, projectId: board.projectId, accountId: person.accountId, role: 'viewer' as const, acceptedAt: Date.now() };
+      await served.srv.store.members.insert(member);
+      expectError(await approve(person.client, grant.userCode, board.projectId), 403, 'ROLE_REQUIRED');
+      await served.srv.store.members.update(member._id, 1, { role: 'member' });
+      expectError(await approve(person.client, grant.userCode, board.projectId), 403, 'ROLE_REQUIRED');
+      expectError(await approve(person.client, grant.userCode, board.projectId, false), 403, 'ROLE_REQUIRED'); // denying needs the same right
+      expectError(await approve(person.client, grant.userCode, other.projectId), 403, 'PROJECT_SCOPE_DENIED');
+      expectError(await approve(person.client, grant.userCode, 'no-such-board'), 403, 'PROJECT_SCOPE_DENIED');
+      expectError(await poll(grant.deviceCode), 400, 'AUTHORIZATION_PENDING'); // nothing decided
+
+      // An admin may approve; the token is issued on the admin's behalf, on that board.
+      await served.srv.store.members.update(member._id, 2, { role: 'admin' });
+      expect((await approve(person.client, grant.userCode, board.projectId)).status).toBe(200);
+      const delivered = await poll(grant.deviceCode);
+      expect(delivered.body.token).toMatchObject({ projectId: board.projectId, role: 'member' });
+      expect((await served.srv.store.tokens.get(delivered.body.token.id))!.accountId).toBe(person.accountId);
+
+      // An approver demoted between the approval and the poll: the agent hears a denial, and no token exists.
+      const late = await start();
+      expect((await approve(person.client, late.userCode, board.projectId)).status).toBe(200);
+      await served.srv.store.members.update(member._id, 3, { role: 'member' });
+      expectError(await poll(late.deviceCode), 400, 'ACCESS_DENIED');
+      expectError(await poll(late.deviceCode), 400, 'ACCESS_DENIED');
+      expect(await served.srv.store.tokens.count({ name: late.clientName })).toBe(0);
+    });
+
+    it('answers unknown, malformed and unauthenticated requests with their codes', async () => {
+      const board = await newBoard(served.srv.url);
+      const grant = await start();
+      expectError(await approve(board.owner, 'BCDF-GHJK', board.projectId), 404, 'DEVICE_CODE_NOT_FOUND');
+      expectError(await approve(board.owner, 'AEIO-UAEI', board.projectId), 404, 'DEVICE_CODE_NOT_FOUND'); // letters the codes never use
+      expectError(await board.owner.get('/api/auth/device/lookup?userCode=BCDF-GHJK'), 404, 'DEVICE_CODE_NOT_FOUND');
+      expectError(await approve(board.owner, '1234-5678', board.projectId), 400, 'INVALID_INPUT');
+      expectError(await poll('not-a-device-code'), 400, 'INVALID_DEVICE_CODE');
+      expectError(await poll('x'.repeat(129)), 400, 'INVALID_INPUT');
+      expectError(await agent().post('/api/auth/device/start', { clientName: 'bad\u202ename' }), 400, 'INVALID_INPUT');
+      expectError(await agent().post('/api/auth/device/start', { clientName: 'a', scope: 'account' }), 400, 'INVALID_INPUT');
+      expectError(await agent().post('/api/auth/device/approve', { userCode: grant.userCode, projectId: board.projectId, approve: true }), 401, 'UNAUTHENTICATED');
+      expectError(await board.owner.post('/api/auth/device/approve', { userCode: grant.userCode, projectId: board.projectId, approve: true }, { 'x-csrf-token': 'forged' }), 403, 'CSRF_REJECTED');
+      expectError(await agent().get(`/api/auth/device/lookup?userCode=${grant.userCode}`), 401, 'UNAUTHENTICATED');
+      expectError(await poll(grant.deviceCode), 400, 'AUTHORIZATION_PENDING'); // none of that touched the grant
+    });
+
+    it('expires a code after 600 s (EXPIRED_TOKEN, no longer approvable) and purges it an hour later', async () => {
+      const board = await newBoard(served.srv.url);
+      const grant = await start();
+      served.srv.advance(599_000);
+      expectError(await poll(grant.deviceCode), 400, 'AUTHORIZATION_PENDING');
+      served.srv.advance(1_000);
+      expectError(await poll(grant.deviceCode), 400, 'EXPIRED_TOKEN');
+      expectError(await approve(board.owner, grant.userCode, board.projectId), 404, 'DEVICE_CODE_NOT_FOUND');
+      expectError(await board.owner.get(`/api/auth/device/lookup?userCode=${grant.userCode}`), 404, 'DEVICE_CODE_NOT_FOUND');
+      served.srv.advance(PURGE_AFTER_MS);
+      expect(await served.srv.store.deviceGrants.get(sha256(grant.deviceCode))).not.toBeNull();
+      await start(); // a start sweeps what expired long enough ago
+      expect(await served.srv.store.deviceGrants.get(sha256(grant.deviceCode))).toBeNull();
+      expectError(await poll(grant.deviceCode), 400, 'INVALID_DEVICE_CODE');
+    });
+
+    describe('per-address budget (the default, 30 a minute)', () => {
+      const limited = serveStore(open);
+
+      it('lets an agent poll at the interval, and refuses a faster caller with 429', async () => {
+        let offset = 0; // this server's clock is Date.now() + offset
+        const advance = (ms: number) => void ((offset += ms), limited.srv.advance(ms));
+        const client = new Client(limited.srv.url);
+        const started = await client.post('/api/auth/device/start', { clientName: 'patient' });
+        expect(started.status).toBe(200);
+        for (let i = 0; i < 24; i++) {
+          advance(5_000);
+          expectError(await client.post('/api/auth/device/poll', { deviceCode: started.body.deviceCode }), 400, 'AUTHORIZATION_PENDING');
+        }
+        // The budget is a fixed minute window: burst from just after a window opens, so it cannot roll over mid-burst.
+        advance(60_000 - ((Date.now() + offset) % 60_000) + 100);
+        let refused: Res | null = null;
+        for (let i = 0; i < 31 && !refused; i++) {
+          const res = await client.post('/api/auth/device/poll', { deviceCode: started.body.deviceCode });
+          if (res.status === 429) refused = res;
+          else expect([res.status, res.body.error.code]).toEqual([400, i === 0 ? expect.stringMatching(/^(SLOW_DOWN|AUTHORIZATION_PENDING)$/) : 'SLOW_DOWN']);
+        }
+        expect(refused, 'no 429 within 31 fast polls').not.toBeNull();
+        expectError(refused!, 429, 'RATE_LIMITED');
+        expect(Number(refused!.headers.get('retry-after'))).toBeGreaterThan(0);
+        expectError(await client.post('/api/auth/device/start', { clientName: 'another' }), 429, 'RATE_LIMITED');
+        advance(60_000);
+        expect((await client.post('/api/auth/device/start', { clientName: 'later' })).status).toBe(200);
+      });
+    });
+  });
+}
