@@ -42,9 +42,12 @@ export async function provisionProject(store: Store, ownerId: string, name: stri
   return project;
 }
 
-/** The account's board limit: Pro's when it owns a Pro board, else Free's. */
-async function boardLimit(store: Store, ownerId: string): Promise<number> {
-  const pro = await store.projects.count({ ownerId, plan: 'pro' });
+/**
+ * The account's board limit: Pro's when it owns a Pro board, else Free's. `incomingPro`: a Pro
+ * board about to become the account's (a transfer) counts as owned.
+ */
+export async function boardLimit(store: Store, ownerId: string, incomingPro = false): Promise<number> {
+  const pro = incomingPro ? 1 : await store.projects.count({ ownerId, plan: 'pro' });
   return PLANS[pro > 0 ? 'pro' : 'free'].boardsPerAccount;
 }
 
@@ -62,9 +65,11 @@ export async function renameProject(store: Store, projectId: string, name: strin
   return renamed;
 }
 
-/** Removes the board and everything bound to it: memberships, its tokens, its events. */
+/** Removes the board and everything bound to it: memberships, invitations, transfers, its tokens, its events. */
 export async function deleteProject(store: Store, projectId: string): Promise<void> {
   await store.tokens.deleteMany({ boardId: projectId });
+  await store.invitations.deleteMany({ projectId });
+  await store.transfers.deleteMany({ projectId });
   await store.members.deleteMany({ projectId });
   await store.events.deleteMany({ boardId: projectId });
   await store.shouts.deleteMany({ boardId: projectId });

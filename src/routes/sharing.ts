@@ -1,7 +1,226 @@
-// Board sharing (DOMAIN.md "Sharing"): invitations, members and transfers. Rules live in src/accounts/sharing.ts.
-import type { Route } from '../http/route.js';
+// Board sharing (DOMAIN.md "Sharing"): invitations, members and transfers. Rules live in
+// src/accounts/invitations.ts, members.ts and transfers.ts; these routes only map HTTP to them.
+import { z } from 'zod';
+import { Invitations } from '../accounts/invitations.js';
+import { Members } from '../accounts/members.js';
+import { Transfers } from '../accounts/transfers.js';
+import type { SharingPorts } from '../accounts/sharing.js';
+import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
 
-export function sharingRoutes(_deps: RouteDeps): Route[] {
-  return [];
+const Role = z.enum(['owner', 'admin', 'member', 'viewer']);
+const GrantedRole = z.enum(['admin', 'member', 'viewer']);
+const NoBody = z.strictObject({}).optional();
+
+const InviteBody = z.strictObject({
+  email: z.string().min(1).max(254).describe('The address to invite; compared canonically (trimmed, lower case) with the accepting account’s.'),
+  role: GrantedRole.default('member').describe('admin (only the owner invites admins), member (default) or viewer.'),
+});
+const AcceptBody = z.strictObject({ token: z.string().min(1).max(128).describe('The token from the mailed link (the part after #token=).') });
+const RoleBody = z.strictObject({ role: GrantedRole.describe('The new role. Ownership moves only by transfer.') });
+const TransferBody = z.strictObject({ toUserId: z.string().min(1).max(64).describe('An accepted member of the board, as listed by GET /api/boards/{projectId}/members.') });
+
+export const Invitation = z.object({
+  invitationId: z.string(),
+  projectId: z.string(),
+  email: z.string(),
+  role: GrantedRole,
+  status: z.enum(['pending', 'accepted', 'revoked', 'expired']),
+  invitedBy: z.string().describe('The inviting account’s id.'),
+  createdAt: z.string(),
+  expiresAt: z.string().describe('When the current link stops working (a resend restarts the 7 days).'),
+  acceptedBy: z.string().nullable(),
+  acceptedAt: z.string().nullable(),
+});
+export const Member = z.object({ userId: z.string(), email: z.string(), displayName: z.string().nullable(), role: Role, acceptedAt: z.string() });
+export const Transfer = z.object({
+  transferId: z.string(),
+  projectId: z.string(),
+  fromUserId: z.string(),
+  toUserId: z.string(),
+  status: z.enum(['pending', 'accepted', 'cancelled', 'expired']),
+  createdAt: z.string(),
+  expiresAt: z.string(),
+});
+export const MemberListing = z.object({
+  projectId: z.string(),
+  name: z.string(),
+  role: Role.describe('Your own role on the board.'),
+  members: z.array(Member),
+  transfer: z.object({ transferId: z.string(), fromUserId: z.string(), toUserId: z.string(), expiresAt: z.string() }).nullable().describe('The open ownership transfer, if any.'),
+});
+const Accepted = z.object({ invitationId: z.string(), projectId: z.string(), name: z.string(), role: GrantedRole });
+
+const BOARD = '/api/boards/{projectId}';
+const ONE_INVITATION = `${BOARD}/invitations/{invitationId}`;
+const ONE_MEMBER = `${BOARD}/members/{userId}`;
+
+export function sharingRoutes(deps: RouteDeps): Route[] {
+  const ports: SharingPorts = { store: deps.store, selector: deps.selector, mailer: deps.mailer, publicUrl: deps.config.publicUrl, membership: deps.membership, revoke: deps.revoke };
+  const invitations = new Invitations(ports);
+  const members = new Members(ports);
+  const transfers = new Transfers(ports);
+  const group = 'sharing';
+  /** Account structure: a session or an account-scoped token; workspace and resource tokens are refused. */
+  const managed = { group, auth: 'bearer-or-session', accountScope: true, rateHeaders: true } as const;
+  /** A person's own step (accepting): a cookie session only. */
+  const personal = { group, auth: 'session', rate: 'write', rateHeaders: true } as const;
+
+  return [
+    defineRoute({
+      ...managed,
+      method: 'get',
+      path: `${BOARD}/members`,
+      summary: 'Who is on the board, with their roles, and the open ownership transfer (any member).',
+      bodyKind: 'none',
+      rate: 'read',
+      errors: ['INVALID_PROJECT_ID'],
+      responses: { 200: { description: 'Members, owner first, then by role and joining order.', schema: MemberListing } },
+      async handler({ ctx }) {
+        return { status: 200, body: await members.list(ctx.identity!, ctx.params.projectId!, ctx.now) };
+      },
+    }),
+    defineRoute({
+      ...managed,
+      method: 'get',
+      path: `${BOARD}/invitations`,
+      summary: 'The board’s invitations with their status (admin or owner), newest first, at most 200.',
+      description: 'Status is pending, accepted, revoked or expired (a pending one past its expiry). Pending invitations are not memberships: they give no access and never appear in project listings.',
+      bodyKind: 'none',
+      rate: 'read',
+      errors: ['INVALID_PROJECT_ID', 'ROLE_REQUIRED'],
+      responses: { 200: { description: 'Invitations.', schema: z.object({ invitations: z.array(Invitation) }) } },
+      async handler({ ctx }) {
+        return { status: 200, body: { invitations: await invitations.list(ctx.identity!, ctx.params.projectId!, ctx.now) } };
+      },
+    }),
+    defineRoute<z.infer<typeof InviteBody>, undefined>({
+      ...managed,
+      method: 'post',
+      path: `${BOARD}/invitations`,
+      summary: 'Invite an address to the board: a single-use accept link (7 days) is mailed to it.',
+      description:
+        'Admins invite members and viewers; only the owner invites admins (403 ROLE_REQUIRED). The link is `/invitations/{invitationId}#token=<token>` (32 random bytes; only its sha256 is stored). ' +
+        'An earlier pending invitation of the same address is revoked (its link dies). An address that is already a member: 409 ALREADY_MEMBER. ' +
+        'A board holds at most 100 pending invitations and 500 members, and one address is mailed at most once a minute per board (429 INVITATION_LIMIT with Retry-After).',
+      bodyKind: 'json',
+      body: InviteBody,
+      rate: 'write',
+      errors: ['INVALID_PROJECT_ID', 'ROLE_REQUIRED', 'INVALID_EMAIL', 'ALREADY_MEMBER', 'INVITATION_LIMIT'],
+      responses: { 201: { description: 'Invited and mailed.', schema: z.object({ invitation: Invitation }) } },
+      async handler({ ctx, body }) {
+        return { status: 201, body: { invitation: await invitations.invite(ctx.identity!, ctx.params.projectId!, body, ctx.now) } };
+      },
+    }),
+    defineRoute<z.infer<typeof AcceptBody>, undefined>({
+      ...personal,
+      method: 'post',
+      path: '/api/boards/invitations/{invitationId}/accept',
+      summary: 'Accept an invitation with its link’s token, signed in as the invited address; the membership starts at once.',
+      description:
+        'Refusals in this order: no such invitation (404 INVITATION_NOT_FOUND); a token that is not the current link’s (a resend replaced it), a revoked or an already accepted invitation (400 INVALID_LINK_TOKEN); ' +
+        'an expired link (400 EXPIRED_TOKEN); a session whose canonical email is not the invited one (403 INVITATION_EMAIL_MISMATCH); already a member (409 ALREADY_MEMBER). ' +
+        'The invitation is taken with a version check: of two concurrent accepts exactly one succeeds.',
+      bodyKind: 'json',
+      body: AcceptBody,
+      errors: ['INVITATION_NOT_FOUND', 'INVALID_LINK_TOKEN', 'EXPIRED_TOKEN', 'INVITATION_EMAIL_MISMATCH', 'ALREADY_MEMBER'],
+      responses: { 200: { description: 'Accepted: the board, and your role on it.', schema: Accepted } },
+      async handler({ ctx, body }) {
+        return { status: 200, body: await invitations.accept(ctx.identity!, ctx.params.invitationId!, body.token, ctx.now) };
+      },
+    }),
+    defineRoute<z.infer<typeof NoBody>, undefined>({
+      ...managed,
+      method: 'post',
+      path: `${ONE_INVITATION}/revoke`,
+      summary: 'Revoke an invitation: its link stops working at once (idempotent).',
+      description: 'Admin invitations are managed by the owner only. An accepted invitation cannot be revoked (409 INVITATION_CLOSED): remove the member instead.',
+      bodyKind: 'optional-json',
+      body: NoBody,
+      rate: 'write',
+      errors: ['INVALID_PROJECT_ID', 'ROLE_REQUIRED', 'INVITATION_NOT_FOUND', 'INVITATION_CLOSED'],
+      responses: { 200: { description: 'Revoked.', schema: z.object({ invitation: Invitation }) } },
+      async handler({ ctx }) {
+        return { status: 200, body: { invitation: await invitations.revoke(ctx.identity!, ctx.params.projectId!, ctx.params.invitationId!, ctx.now) } };
+      },
+    }),
+    defineRoute<z.infer<typeof NoBody>, undefined>({
+      ...managed,
+      method: 'post',
+      path: `${ONE_INVITATION}/resend`,
+      summary: 'Mail a new link for a pending or expired invitation: the old link dies and the 7 days restart.',
+      description: 'Accepted or revoked invitations are closed (409 INVITATION_CLOSED). At most one mail a minute per address and board (429 INVITATION_LIMIT).',
+      bodyKind: 'optional-json',
+      body: NoBody,
+      rate: 'write',
+      errors: ['INVALID_PROJECT_ID', 'ROLE_REQUIRED', 'INVITATION_NOT_FOUND', 'INVITATION_CLOSED', 'INVITATION_LIMIT'],
+      responses: { 200: { description: 'Resent.', schema: z.object({ invitation: Invitation }) } },
+      async handler({ ctx }) {
+        return { status: 200, body: { invitation: await invitations.resend(ctx.identity!, ctx.params.projectId!, ctx.params.invitationId!, ctx.now) } };
+      },
+    }),
+    defineRoute<z.infer<typeof RoleBody>, undefined>({
+      ...managed,
+      method: 'post',
+      path: `${ONE_MEMBER}/role`,
+      summary: 'Change a member’s role: the owner for changes to or from admin, admins for member and viewer.',
+      description:
+        'The owner’s role never changes (409 OWNER_IMMUTABLE; ownership moves by transfer). The change holds from the next request on every node. A lower role narrows the member’s tokens for this board to it, ' +
+        'and their sockets on the board are unsubscribed (an `unsubscribed` message): a new subscribe is checked under the new role.',
+      bodyKind: 'json',
+      body: RoleBody,
+      rate: 'write',
+      errors: ['INVALID_PROJECT_ID', 'ROLE_REQUIRED', 'MEMBER_NOT_FOUND', 'OWNER_IMMUTABLE'],
+      responses: { 200: { description: 'The member with the new role.', schema: z.object({ member: Member }) } },
+      async handler({ ctx, body }) {
+        return { status: 200, body: { member: await members.setRole(ctx.identity!, ctx.params.projectId!, ctx.params.userId!, body.role) } };
+      },
+    }),
+    defineRoute({
+      ...managed,
+      method: 'delete',
+      path: ONE_MEMBER,
+      summary: 'Remove a member: admins remove lower roles, anyone may remove themselves; never the owner.',
+      description: 'Takes effect on the next request on every node: the member’s tokens for this board are revoked (their sockets close), their other sockets are unsubscribed from the board, and an open transfer to them is cancelled.',
+      bodyKind: 'none',
+      rate: 'write',
+      errors: ['INVALID_PROJECT_ID', 'ROLE_REQUIRED', 'MEMBER_NOT_FOUND', 'OWNER_IMMUTABLE'],
+      responses: { 204: { description: 'Removed.' } },
+      async handler({ ctx }) {
+        await members.remove(ctx.identity!, ctx.params.projectId!, ctx.params.userId!);
+        return { status: 204 };
+      },
+    }),
+    defineRoute<z.infer<typeof TransferBody>, undefined>({
+      ...personal,
+      method: 'post',
+      path: `${BOARD}/transfers`,
+      summary: 'Offer the board to an accepted member for 7 days (owner); the recipient is mailed.',
+      description: 'A new offer cancels the open one. The recipient accepts with POST /api/boards/transfers/{transferId}/accept (the id is also on GET /api/boards/{projectId}/members).',
+      bodyKind: 'json',
+      body: TransferBody,
+      errors: ['INVALID_PROJECT_ID', 'PROJECT_SCOPE_DENIED', 'ROLE_REQUIRED', 'MEMBER_NOT_FOUND'],
+      responses: { 201: { description: 'Offered.', schema: z.object({ transfer: Transfer }) } },
+      async handler({ ctx, body }) {
+        return { status: 201, body: { transfer: await transfers.open(ctx.identity!, ctx.params.projectId!, body.toUserId, ctx.now) } };
+      },
+    }),
+    defineRoute<z.infer<typeof NoBody>, undefined>({
+      ...personal,
+      method: 'post',
+      path: '/api/boards/transfers/{transferId}/accept',
+      summary: 'Take over a board offered to you: you become owner, the previous owner becomes admin.',
+      description:
+        'Only the recipient, while the offer is open, the sender still owns the board and the recipient is still a member (else 404 TRANSFER_NOT_FOUND); within the recipient’s board limit (403 FREE_PROJECT_LIMIT, counting the incoming board’s plan). ' +
+        'Accepted once, with a version check. The board’s billing (customer, subscription, plan) stays with the board; the new owner manages it.',
+      bodyKind: 'optional-json',
+      body: NoBody,
+      errors: ['TRANSFER_NOT_FOUND', 'FREE_PROJECT_LIMIT'],
+      responses: { 200: { description: 'Accepted.', schema: z.object({ transfer: Transfer, name: z.string() }) } },
+      async handler({ ctx }) {
+        const { name, ...transfer } = await transfers.accept(ctx.identity!, ctx.params.transferId!, ctx.now);
+        return { status: 200, body: { transfer, name } };
+      },
+    }),
+  ];
 }

@@ -4,7 +4,7 @@
 // filled from the log before anything after it goes out.
 import type { CommittedEvent } from '../../actors/board-actor.js';
 import type { Identity } from '../auth/identity.js';
-import type { ProjectSelector } from '../auth/project-selection.js';
+import type { ProjectSelector, SelectedProject } from '../auth/project-selection.js';
 import { errorEnvelope, errorRecord } from '../errors/envelope.js';
 import type { ResolutionNote, ResolutionObserver } from '../errors/observed-resolution.js';
 import type { ErrorCode } from '../errors/registry.js';
@@ -47,7 +47,7 @@ interface SocketState {
 
 export interface HubDeps {
   selector: ProjectSelector;
-  store: Pick<Store, 'boards' | 'events' | 'shouts'>;
+  store: Pick<Store, 'boards' | 'events' | 'shouts' | 'tokens'>;
   /** Copies a board's last commit into the log if it is not there yet. */
   syncLog(boardId: string): Promise<void>;
   /** Whether a socket's credential still stands. */
@@ -63,6 +63,15 @@ const REPLAY_BACKLOG = 256 * 1024;
 /** A gap in the log is waited out this many times, this long each, before the socket is told to reconnect. */
 const LOG_GAP_WAITS = 40;
 const LOG_GAP_WAIT_MS = 50;
+/** A subscribe whose membership read raced a membership change reads again, at most this often. */
+const MEMBERSHIP_READS = 4;
+
+/** A subscribe between its membership read and its watch: a membership notice meanwhile makes it read again. */
+interface Probe {
+  conn: Connection;
+  boardId: string;
+  stale: boolean;
+}
 
 export class Hub {
   /** Each socket's subscriptions by board, and its budget. */
@@ -73,6 +82,7 @@ export class Hub {
   private readonly principals = new Map<string, Set<Connection>>();
   private errors = 0;
   private readonly frames = new WeakMap<CommittedEvent, Uint8Array>();
+  private readonly probes = new Set<Probe>();
 
   constructor(private readonly deps: HubDeps) {}
 
@@ -121,6 +131,7 @@ export class Hub {
   /** A member's role changed or they left: their sockets stop watching the board (a new subscribe is checked under the new role). */
   private membershipChanged(notice: Extract<Notice, { kind: 'membership' }>): void {
     const reason = notice.role === null ? 'You are no longer a member of this board.' : `Your role on this board is now ${notice.role}; subscribe again.`;
+    for (const probe of this.probes) if (probe.boardId === notice.boardId && probe.conn.identity.accountId === notice.accountId) probe.stale = true;
     for (const conn of [...this.connections.keys()]) {
       if (conn.identity.accountId !== notice.accountId) continue;
       if (this.unwatch(conn, notice.boardId)) this.transmit(conn, JSON.stringify({ type: 'unsubscribed', boardId: notice.boardId, reason }));
@@ -265,7 +276,7 @@ export class Hub {
     if (state.subs.size >= SOCKET_BUDGET.subscriptions) {
       return this.error(conn, 'SUBSCRIPTION_LIMIT', `One socket watches at most ${SOCKET_BUDGET.subscriptions} boards; unsubscribe from one first.`, { boardId });
     }
-    const project = await this.deps.selector.reachable(conn.identity, boardId);
+    const project = await this.membership(conn, boardId);
     if (!project) return this.error(conn, 'PROJECT_SCOPE_DENIED', 'That board does not exist or this credential cannot reach it.', { boardId });
     if (!this.connections.has(conn) || state.subs.has(boardId)) return; // closed, or subscribed meanwhile
     const sub: Subscription = { topics, operator: project.role === 'admin' || project.role === 'owner', lastSeq: -1, held: [] }; // hold live events from now on
@@ -279,6 +290,32 @@ export class Hub {
     } finally {
       if (state.replays.get(boardId) === replay) state.replays.delete(boardId);
     }
+  }
+
+  /**
+   * The socket's role on the board as it stands now. A token's role is read again (a lowered
+   * member's tokens are narrowed while the socket stays open), and a membership change that lands
+   * during the read makes it read again, so no subscribe slips in under a role just taken away.
+   */
+  private async membership(conn: Connection, boardId: string): Promise<SelectedProject | null> {
+    for (let reads = 1; ; reads++) {
+      const probe: Probe = { conn, boardId, stale: false };
+      this.probes.add(probe);
+      let project: SelectedProject | null;
+      try {
+        project = await this.reachable(conn.identity, boardId);
+      } finally {
+        this.probes.delete(probe);
+      }
+      if (!probe.stale || reads >= MEMBERSHIP_READS) return project;
+    }
+  }
+
+  private async reachable(identity: Identity, boardId: string): Promise<SelectedProject | null> {
+    if (identity.kind !== 'token') return this.deps.selector.reachable(identity, boardId);
+    const token = await this.deps.store.tokens.get(identity.tokenId);
+    if (!token || token.revoked || token.prefix !== identity.prefix) return null;
+    return this.deps.selector.reachable({ ...identity, role: token.role }, boardId);
   }
 
   private async startFrom(conn: Connection, boardId: string, sub: Subscription, role: string, since: number | undefined): Promise<void> {

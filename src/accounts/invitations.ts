@@ -1,0 +1,208 @@
+// Board invitations (DOMAIN.md "Sharing"): an admin or the owner invites an address with a role
+// (only the owner invites admins); the mail carries a single-use link (32 random bytes, only its
+// sha256 kept, 7 days); the invited person accepts it signed in under that address. Accepting is a
+// version-checked write on the invitation, so of two accepts exactly one succeeds. A pending
+// invitation is not a membership: it gives no access and lists no board.
+import { randomUUID } from 'node:crypto';
+import { AppError } from '../errors/app-error.js';
+import { newSecret, sha256 } from '../auth/authenticator.js';
+import type { Identity } from '../auth/identity.js';
+import { DuplicateKeyError, modify, type InvitationRecord } from '../../store/ports/store.js';
+import { checkEmail } from './service.js';
+import { boardFor, iso, KEEP_CLOSED_MS, RECORD_ID, sameSecret, SHARING_TTL_MS, type SharingPorts } from './sharing.js';
+
+/** Pending invitations one board may hold at once, and members it may have. */
+export const MAX_PENDING_INVITATIONS = 100;
+export const MAX_MEMBERS = 500;
+/** One address is mailed at most once a minute per board (an invitation or a resend). */
+export const MAIL_INTERVAL_MS = 60_000;
+const LIST_LIMIT = 200;
+
+export type InvitedRole = InvitationRecord['role'];
+export type InvitationStatus = 'pending' | 'accepted' | 'revoked' | 'expired';
+
+export interface InvitationView {
+  invitationId: string;
+  projectId: string;
+  email: string;
+  role: InvitedRole;
+  status: InvitationStatus;
+  invitedBy: string;
+  createdAt: string;
+  /** When the current link stops working. */
+  expiresAt: string;
+  acceptedBy: string | null;
+  acceptedAt: string | null;
+}
+
+export interface Accepted {
+  invitationId: string;
+  projectId: string;
+  name: string;
+  role: InvitedRole;
+}
+
+export const statusOf = (i: InvitationRecord, now: number): InvitationStatus => (i.status === 'pending' && i.expiresAt <= now ? 'expired' : i.status);
+
+export function invitationView(i: InvitationRecord, now: number): InvitationView {
+  return {
+    invitationId: i._id,
+    projectId: i.projectId,
+    email: i.email,
+    role: i.role,
+    status: statusOf(i, now),
+    invitedBy: i.invitedBy,
+    createdAt: new Date(i.createdAt).toISOString(),
+    expiresAt: new Date(i.expiresAt).toISOString(),
+    acceptedBy: i.acceptedBy,
+    acceptedAt: iso(i.acceptedAt),
+  };
+}
+
+/** When the current link was mailed: every mail starts the seven days again. */
+const mailedAt = (i: InvitationRecord): number => i.expiresAt - SHARING_TTL_MS;
+
+export class Invitations {
+  constructor(private readonly ports: SharingPorts) {}
+
+  /** The board's invitations, newest first (admins and the owner). */
+  async list(identity: Identity, projectId: string, now: number): Promise<InvitationView[]> {
+    const board = await boardFor(this.ports, identity, projectId, 'admin');
+    const rows = await this.ports.store.invitations.find({ projectId: board.id }, { sort: [['createdAt', -1], ['_id', 1]], limit: LIST_LIMIT });
+    return rows.map((i) => invitationView(i, now));
+  }
+
+  /**
+   * Mails `email` a link to join the board as `role`. An earlier pending invitation of the same
+   * address is revoked (its link dies): one address holds one live link per board.
+   */
+  async invite(identity: Identity, projectId: string, input: { email: string; role: InvitedRole }, now: number): Promise<InvitationView> {
+    const board = await boardFor(this.ports, identity, projectId, 'admin');
+    if (input.role === 'admin' && board.role !== 'owner') throw new AppError('ROLE_REQUIRED', 'Only the board’s owner invites admins.', { role: board.role, needed: 'owner' });
+    const email = checkEmail(input.email);
+    const { store } = this.ports;
+    const account = await store.accounts.findOne({ email });
+    if (account && (await store.members.get(`${board.id}:${account._id}`))) throw new AppError('ALREADY_MEMBER', 'That address belongs to a member of this board; change their role instead.');
+    await store.invitations.deleteMany({ projectId: board.id, expiresAt: { $lt: now - KEEP_CLOSED_MS } });
+    const pending = (await store.invitations.find({ projectId: board.id, status: 'pending' })).filter((i) => i.expiresAt > now);
+    const earlier = pending.filter((i) => i.email === email);
+    this.mailBudget(earlier, now);
+    if (pending.length - earlier.length >= MAX_PENDING_INVITATIONS) throw new AppError('INVITATION_LIMIT', `A board holds at most ${MAX_PENDING_INVITATIONS} pending invitations; revoke unused ones.`, { limit: MAX_PENDING_INVITATIONS });
+    if ((await store.members.count({ projectId: board.id })) >= MAX_MEMBERS) throw new AppError('INVITATION_LIMIT', `A board has at most ${MAX_MEMBERS} members.`, { limit: MAX_MEMBERS });
+    for (const old of earlier) await modify(store.invitations, old._id, (i) => (i.status === 'pending' ? { status: 'revoked' as const } : null));
+
+    const token = newSecret(32);
+    const record: InvitationRecord = {
+      _id: randomUUID(),
+      version: 1,
+      projectId: board.id,
+      email,
+      role: input.role,
+      tokenHash: sha256(token),
+      invitedBy: identity.accountId,
+      createdAt: now,
+      expiresAt: now + SHARING_TTL_MS,
+      status: 'pending',
+      acceptedBy: null,
+      acceptedAt: null,
+    };
+    await store.invitations.insert(record);
+    await this.mail(record, board.name, token, identity.accountId);
+    return invitationView(record, now);
+  }
+
+  /** Kills the link. Revoking twice is fine; an accepted invitation is closed (remove the member instead). */
+  async revoke(identity: Identity, projectId: string, invitationId: string, now: number): Promise<InvitationView> {
+    const board = await boardFor(this.ports, identity, projectId, 'admin');
+    const updated = await modify(this.ports.store.invitations, this.existing(invitationId), (i) => {
+      this.manageable(i, board.id, board.role);
+      if (i.status === 'revoked') return null;
+      if (i.status === 'accepted') throw new AppError('INVITATION_CLOSED', 'This invitation was accepted; remove the member instead.');
+      return { status: 'revoked' as const };
+    });
+    if (!updated) throw new AppError('INVITATION_NOT_FOUND');
+    return invitationView(updated, now);
+  }
+
+  /** A new link for a pending (or expired) invitation: the old link dies, the seven days restart. */
+  async resend(identity: Identity, projectId: string, invitationId: string, now: number): Promise<InvitationView> {
+    const board = await boardFor(this.ports, identity, projectId, 'admin');
+    const token = newSecret(32);
+    const updated = await modify(this.ports.store.invitations, this.existing(invitationId), (i) => {
+      this.manageable(i, board.id, board.role);
+      if (i.status !== 'pending') throw new AppError('INVITATION_CLOSED', `This invitation was ${i.status}; send a new one.`);
+      this.mailBudget([i], now);
+      return { tokenHash: sha256(token), expiresAt: now + SHARING_TTL_MS };
+    });
+    if (!updated) throw new AppError('INVITATION_NOT_FOUND');
+    await this.mail(updated, board.name, token, identity.accountId);
+    return invitationView(updated, now);
+  }
+
+  /**
+   * Accepts with the link's token, signed in as the invited address. Refusals in this order:
+   * unknown invitation, wrong or replaced token, revoked or used link, expired link, another
+   * address, already a member. The invitation is taken with a version check before the
+   * membership is written, so a second accept of the same link finds it used.
+   */
+  async accept(identity: Identity, invitationId: string, token: string, now: number): Promise<Accepted> {
+    const { store } = this.ports;
+    const invitation = await store.invitations.get(this.existing(invitationId));
+    if (!invitation) throw new AppError('INVITATION_NOT_FOUND');
+    if (!sameSecret(sha256(token), invitation.tokenHash)) throw new AppError('INVALID_LINK_TOKEN', 'This link is not the invitation’s current one (a newer one was sent, or it was mistyped).');
+    if (invitation.status === 'revoked') throw new AppError('INVALID_LINK_TOKEN', 'This invitation was revoked.');
+    if (invitation.status === 'accepted') throw new AppError('INVALID_LINK_TOKEN', 'This invitation was already accepted.');
+    if (invitation.expiresAt <= now) throw new AppError('EXPIRED_TOKEN', 'This invitation link has expired; ask for a new one.');
+    const [account, project] = await Promise.all([store.accounts.get(identity.accountId), store.projects.get(invitation.projectId)]);
+    if (!account) throw new AppError('UNAUTHENTICATED');
+    if (!project) throw new AppError('INVITATION_NOT_FOUND', 'The board of this invitation no longer exists.');
+    if (account.email !== invitation.email) {
+      throw new AppError('INVITATION_EMAIL_MISMATCH', `This invitation was sent to another address than the one you are signed in with (${account.email}). Sign out and sign in with the invited address.`);
+    }
+    const memberId = `${project._id}:${account._id}`;
+    if (await store.members.get(memberId)) throw new AppError('ALREADY_MEMBER', 'You are already a member of this board.');
+    const taken = await store.invitations.update(invitation._id, invitation.version, { status: 'accepted', acceptedBy: account._id, acceptedAt: now });
+    if (!taken) throw new AppError('INVALID_LINK_TOKEN', 'This invitation was accepted, revoked or resent meanwhile.');
+    try {
+      await store.members.insert({ _id: memberId, version: 1, projectId: project._id, accountId: account._id, role: invitation.role, acceptedAt: now });
+    } catch (e) {
+      if (e instanceof DuplicateKeyError) throw new AppError('ALREADY_MEMBER', 'You are already a member of this board.');
+      throw e;
+    }
+    return { invitationId: invitation._id, projectId: project._id, name: project.name, role: invitation.role };
+  }
+
+  /** An id of ours, or nothing to find. */
+  private existing(invitationId: string): string {
+    if (!RECORD_ID.test(invitationId)) throw new AppError('INVITATION_NOT_FOUND');
+    return invitationId;
+  }
+
+  /** The invitation belongs to this board, and the caller may make it (admin invitations are the owner's). */
+  private manageable(i: InvitationRecord, projectId: string, role: string): void {
+    if (i.projectId !== projectId) throw new AppError('INVITATION_NOT_FOUND');
+    if (i.role === 'admin' && role !== 'owner') throw new AppError('ROLE_REQUIRED', 'Only the board’s owner manages admin invitations.', { role, needed: 'owner' });
+  }
+
+  /** One mail a minute per address and board, so sharing cannot be turned into a mail flood. */
+  private mailBudget(invitations: InvitationRecord[], now: number): void {
+    const last = Math.max(0, ...invitations.map(mailedAt));
+    if (now - last < MAIL_INTERVAL_MS) {
+      const wait = Math.ceil((MAIL_INTERVAL_MS - (now - last)) / 1000);
+      throw new AppError('INVITATION_LIMIT', `This address was mailed an invitation to this board less than a minute ago; retry in ${wait} s.`, { retryAfterSeconds: wait }, { 'retry-after': String(wait) });
+    }
+  }
+
+  private async mail(i: InvitationRecord, boardName: string, token: string, inviterId: string): Promise<void> {
+    const inviter = await this.ports.store.accounts.get(inviterId);
+    const link = `${this.ports.publicUrl}/invitations/${i._id}#token=${token}`;
+    await this.ports.mailer.send({
+      to: i.email,
+      subject: `Invitation to the board “${boardName}”`,
+      text:
+        `${inviter?.email ?? 'A board owner'} invites you to the board “${boardName}” as ${i.role}.\n` +
+        `Accept within 7 days, signed in as ${i.email}: ${link}\n` +
+        'The link works once. If you did not expect this, ignore this mail.',
+    });
+  }
+}

@@ -1,0 +1,134 @@
+// A board's members (DOMAIN.md "Sharing"): who is on it with which role (any member reads it), role
+// changes (the owner for changes to or from admin, admins for member and viewer) and removal
+// (admins remove lower roles, anyone may leave; the owner stays). A change takes effect on the next
+// request, since membership is read fresh every time; what outlives a request follows at once:
+// the member's board tokens are revoked (removal) or narrowed (a lower role), and every node
+// unsubscribes the member's sockets from the board.
+import { AppError } from '../errors/app-error.js';
+import { atLeast } from '../auth/project-selection.js';
+import type { Identity, Role } from '../auth/identity.js';
+import { modify, type MemberRecord, type TokenRecord } from '../../store/ports/store.js';
+import { below, boardFor, iso, RECORD_ID, type SharingPorts } from './sharing.js';
+
+/** Members one listing shows (invitations stop well before: MAX_MEMBERS). */
+const LIST_LIMIT = 1000;
+const ORDER: Record<Role, number> = { owner: 0, admin: 1, member: 2, viewer: 3 };
+const REMOVE_ATTEMPTS = 8;
+
+export type MemberRole = Exclude<Role, 'owner'>;
+
+export interface MemberView {
+  userId: string;
+  email: string;
+  displayName: string | null;
+  role: Role;
+  acceptedAt: string;
+}
+
+export interface OpenTransfer {
+  transferId: string;
+  fromUserId: string;
+  toUserId: string;
+  expiresAt: string;
+}
+
+export interface MemberListing {
+  projectId: string;
+  name: string;
+  /** The caller's own role. */
+  role: Role;
+  members: MemberView[];
+  /** The board's open ownership transfer, if any. */
+  transfer: OpenTransfer | null;
+}
+
+export class Members {
+  constructor(private readonly ports: SharingPorts) {}
+
+  /** Everyone on the board with their role: owner first, then by role, then by who joined first. */
+  async list(identity: Identity, projectId: string, now: number): Promise<MemberListing> {
+    const board = await boardFor(this.ports, identity, projectId, 'viewer');
+    const { store } = this.ports;
+    const [rows, transfers] = await Promise.all([store.members.find({ projectId: board.id }, { sort: [['acceptedAt', 1], ['_id', 1]], limit: LIST_LIMIT }), store.transfers.find({ projectId: board.id, status: 'pending' })]);
+    const accounts = await Promise.all(rows.map((m) => store.accounts.get(m.accountId)));
+    const members = rows.flatMap((m, i) => (accounts[i] ? [{ userId: m.accountId, email: accounts[i]!.email, displayName: accounts[i]!.displayName, role: m.role, acceptedAt: iso(m.acceptedAt)! }] : []));
+    members.sort((a, b) => ORDER[a.role] - ORDER[b.role]);
+    const open = transfers.filter((t) => t.expiresAt > now).sort((a, b) => b.createdAt - a.createdAt)[0];
+    return {
+      projectId: board.id,
+      name: board.name,
+      role: board.role,
+      members,
+      transfer: open ? { transferId: open._id, fromUserId: open.fromAccountId, toUserId: open.toAccountId, expiresAt: iso(open.expiresAt)! } : null,
+    };
+  }
+
+  /** Changes a member's role; a lower role narrows their tokens for the board. */
+  async setRole(identity: Identity, projectId: string, userId: string, role: MemberRole): Promise<MemberView> {
+    const board = await boardFor(this.ports, identity, projectId, 'admin');
+    const { store } = this.ports;
+    let before: Role = role;
+    const updated = await modify(store.members, this.memberId(board.id, userId), (m) => {
+      if (m.role === 'owner') throw new AppError('OWNER_IMMUTABLE', 'The owner’s role does not change; transfer the board to make someone else owner.');
+      if ((m.role === 'admin' || role === 'admin') && board.role !== 'owner') throw new AppError('ROLE_REQUIRED', 'Only the board’s owner makes or unmakes admins.', { role: board.role, needed: 'owner' });
+      before = m.role;
+      return m.role === role ? null : { role };
+    });
+    if (!updated) throw new AppError('MEMBER_NOT_FOUND');
+    if (before !== role) {
+      if (below(role, before)) await this.narrowTokens(board.id, userId, role);
+      this.ports.membership({ kind: 'membership', boardId: board.id, accountId: userId, role });
+    }
+    return this.view(updated);
+  }
+
+  /** Removes a member (or the caller themselves): their board tokens are revoked, their sockets leave the board. */
+  async remove(identity: Identity, projectId: string, userId: string): Promise<void> {
+    const self = userId === identity.accountId;
+    const board = await boardFor(this.ports, identity, projectId, self ? 'viewer' : 'admin');
+    const { store } = this.ports;
+    const id = this.memberId(board.id, userId);
+    for (let attempt = 0; ; attempt++) {
+      const member = await store.members.get(id);
+      if (!member) throw new AppError('MEMBER_NOT_FOUND');
+      if (member.role === 'owner') throw new AppError('OWNER_IMMUTABLE', 'The owner cannot be removed; transfer the board first.');
+      if (!self && !below(member.role, board.role)) throw new AppError('ROLE_REQUIRED', `Admins remove members of a lower role only; this one is ${member.role}.`, { role: board.role, needed: member.role === 'admin' ? 'owner' : 'admin' });
+      if (await store.members.delete(id, member.version)) break;
+      if (attempt >= REMOVE_ATTEMPTS) throw new AppError('MEMBER_NOT_FOUND', 'The membership kept changing; read the members again.');
+    }
+    await this.revokeTokens(board.id, userId);
+    this.ports.membership({ kind: 'membership', boardId: board.id, accountId: userId, role: null });
+    for (const t of await store.transfers.find({ projectId: board.id, status: 'pending' })) {
+      if (t.toAccountId === userId) await modify(store.transfers, t._id, (c) => (c.status === 'pending' ? { status: 'cancelled' as const } : null));
+    }
+    await modify(store.accounts, userId, (a) => (a.defaultProjectId === board.id ? { defaultProjectId: null } : null));
+  }
+
+  private memberId(projectId: string, userId: string): string {
+    if (!RECORD_ID.test(userId)) throw new AppError('MEMBER_NOT_FOUND');
+    return `${projectId}:${userId}`;
+  }
+
+  private async boardTokens(projectId: string, accountId: string): Promise<TokenRecord[]> {
+    return this.ports.store.tokens.find({ accountId, boardId: projectId, revoked: false });
+  }
+
+  private async revokeTokens(projectId: string, accountId: string): Promise<void> {
+    for (const token of await this.boardTokens(projectId, accountId)) {
+      await modify(this.ports.store.tokens, token._id, (t) => (t.revoked ? null : { revoked: true }));
+      this.ports.revoke({ kind: 'revoked', tokenId: token._id });
+    }
+  }
+
+  /** A token never acts above its account's role; a lowered member's tokens are lowered with it. */
+  private async narrowTokens(projectId: string, accountId: string, role: MemberRole): Promise<void> {
+    for (const token of await this.boardTokens(projectId, accountId)) {
+      await modify(this.ports.store.tokens, token._id, (t) => (t.revoked || atLeast(role, t.role ?? 'member') ? null : { role }));
+    }
+  }
+
+  private async view(m: MemberRecord): Promise<MemberView> {
+    const account = await this.ports.store.accounts.get(m.accountId);
+    return { userId: m.accountId, email: account?.email ?? '', displayName: account?.displayName ?? null, role: m.role, acceptedAt: iso(m.acceptedAt)! };
+  }
+}

@@ -1,0 +1,54 @@
+// Board sharing (DOMAIN.md "Sharing"): what invitations, members and transfers have in common: the
+// board as the caller reaches it (read fresh on every call, never cached), the forms of ids, the
+// seven-day window, and the notices that make a member's change take effect on every node.
+import { timingSafeEqual } from 'node:crypto';
+import { AppError } from '../errors/app-error.js';
+import { atLeast, PROJECT_ID, type ProjectSelector, type SelectedProject } from '../auth/project-selection.js';
+import type { Identity, Role } from '../auth/identity.js';
+import type { Notice } from '../bus/bus.js';
+import type { Mailer } from '../mail/mailer.js';
+import type { Store } from '../../store/ports/store.js';
+
+/** Invitation links and transfers stay open this long (a resend restarts it). */
+export const SHARING_TTL_MS = 7 * 24 * 3600_000;
+/** Closed invitations and transfers are kept this long past their expiry, then pruned. */
+export const KEEP_CLOSED_MS = 30 * 24 * 3600_000;
+/** The form of the server's own ids (invitations, transfers, accounts): anything else names nothing. */
+export const RECORD_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+export type MembershipNotice = Extract<Notice, { kind: 'membership' }>;
+export type RevokedNotice = Extract<Notice, { kind: 'revoked' }>;
+
+/** What the sharing rules need: the store, the selector, mail, and the cross-node notices. */
+export interface SharingPorts {
+  store: Store;
+  selector: Pick<ProjectSelector, 'reachable'>;
+  mailer: Mailer;
+  /** Where links in mail point (no trailing slash). */
+  publicUrl: string;
+  /** Every node unsubscribes the account's sockets from the board. */
+  membership: (notice: MembershipNotice) => void;
+  /** Every node closes the revoked token's sockets. */
+  revoke: (notice: RevokedNotice) => void;
+}
+
+/** The board named in a path, as the credential reaches it now, with at least `need`. */
+export async function boardFor(ports: Pick<SharingPorts, 'selector'>, identity: Identity, projectId: string, need: Role): Promise<SelectedProject> {
+  if (!PROJECT_ID.test(projectId)) throw new AppError('INVALID_PROJECT_ID', 'projectId must be 1 to 64 letters, digits, "-" or "_".');
+  const project = await ports.selector.reachable(identity, projectId);
+  if (!project) throw new AppError('PROJECT_SCOPE_DENIED', 'That board does not exist or this credential cannot reach it.');
+  if (!atLeast(project.role, need)) throw new AppError('ROLE_REQUIRED', `This needs the ${need} role on the board; you have ${project.role}.`, { role: project.role, needed: need });
+  return project;
+}
+
+/** Equal strings, compared in constant time for strings of one length (hex digests). */
+export function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'utf8');
+  const y = Buffer.from(b, 'utf8');
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+export const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+/** Whether `role` sits strictly below `than`. */
+export const below = (role: Role, than: Role): boolean => !atLeast(role, than);

@@ -1,0 +1,311 @@
+// Board sharing over real HTTP and WebSocket (DOMAIN.md "Sharing"), run on each store adapter:
+// invitations mailed and accepted by the right account only (expired, revoked and replaced links
+// refused), the listing before and after, role changes and removal taking effect on the next
+// request and on sockets and tokens, transfers within the recipient's board limit, and two
+// accepts of one link racing.
+import { describe, expect, it } from 'vitest';
+import { sha256 } from '../../src/auth/authenticator.js';
+import { SHARING_TTL_MS } from '../../src/accounts/sharing.js';
+import { newBoard, type TestBoard } from '../support/board.js';
+import { billingRecord } from '../support/billing.js';
+import { expectError } from '../support/expect-error.js';
+import { CaptureMailer, Client, signedUp, type Res } from '../support/server.js';
+import { openSocket, type TestSocket } from '../support/socket.js';
+import { serveStore, type OpenedStore } from '../support/stores.js';
+
+const PUBLIC_URL = 'http://board.test';
+
+type Person = Awaited<ReturnType<typeof signedUp>>;
+
+export function sharingFlow(name: string, open: () => Promise<OpenedStore>): void {
+  describe(`sharing on the ${name} store`, () => {
+    const served = serveStore(open, { PUBLIC_URL });
+    const url = () => served.srv.url;
+    const srv = () => served.srv;
+
+    const invite = (by: Client, projectId: string, email: string, role = 'member') => by.post(`/api/boards/${projectId}/invitations`, { email, role });
+    /** The link last mailed to `email`: its invitation id and token. */
+    const linkFor = async (email: string) => {
+      const mail = await srv().mail.next(email, /^Invitation to the board/);
+      const m = /\/invitations\/([\w-]+)#token=/.exec(mail.text);
+      return { invitationId: m![1]!, token: CaptureMailer.tokenOf(mail), mail };
+    };
+    const accept = (by: Client, link: { invitationId: string; token: string }) => by.post(`/api/boards/invitations/${link.invitationId}/accept`, { token: link.token });
+    const listed = async (client: Client, projectId: string) => ((await client.get('/api/projects?limit=200')).body.projects as { projectId: string; role: string; owned: boolean }[]).find((p) => p.projectId === projectId);
+    /** `person` invited with `role` and accepted. */
+    const join = async (board: TestBoard, person: Person, role = 'member', by: Client = board.owner) => {
+      expect((await invite(by, board.projectId, person.email, role)).status).toBe(201);
+      const res = await accept(person.client, await linkFor(person.email));
+      expect(res.status, res.text).toBe(200);
+    };
+    const setRole = (by: Client, projectId: string, userId: string, role: string) => by.post(`/api/boards/${projectId}/members/${userId}/role`, { role });
+    const remove = (by: Client, projectId: string, userId: string) => by.request('DELETE', `/api/boards/${projectId}/members/${userId}`);
+    const cookieOf = (client: Client) => ({ cookie: `board_session=${client.cookies.get('board_session')}` });
+    const subscribed = async (socket: TestSocket, boardId: string) => {
+      socket.send({ type: 'subscribe', boardId, topics: ['activity'] });
+      return socket.next((m) => (m.type === 'subscribed' || m.type === 'error') && (m.boardId === boardId || m.error));
+    };
+    const statusOf = (res: Res) => res.status;
+
+    it('mails a single-use link; only the invited account accepts it, and the board is listed only then, with its role', async () => {
+      const board = await newBoard(url());
+      const invitee = await signedUp(url());
+      const stranger = await signedUp(url());
+
+      const created = await invite(board.owner, board.projectId, `  ${invitee.email.toUpperCase()} `, 'member');
+      expect(created.status, created.text).toBe(201);
+      expect(created.body.invitation).toMatchObject({ projectId: board.projectId, email: invitee.email, role: 'member', status: 'pending', acceptedAt: null });
+      expect(Date.parse(created.body.invitation.expiresAt) - Date.parse(created.body.invitation.createdAt)).toBe(SHARING_TTL_MS);
+      const link = await linkFor(invitee.email);
+      expect(link.invitationId).toBe(created.body.invitation.invitationId);
+      expect(link.mail.text).toContain(`${PUBLIC_URL}/invitations/${link.invitationId}#token=${link.token}`);
+      expect(Buffer.from(link.token, 'base64url')).toHaveLength(32);
+      const stored = (await srv().store.invitations.get(link.invitationId))!;
+      expect(stored.tokenHash).toBe(sha256(link.token));
+      expect(JSON.stringify(stored)).not.toContain(link.token);
+      expect(created.text).not.toContain(link.token);
+
+      // Pending: no listing, no access.
+      expect(await listed(invitee.client, board.projectId)).toBeUndefined();
+      expectError(await invitee.client.get(`/api/status?projectId=${board.projectId}`), 403, 'PROJECT_SCOPE_DENIED');
+      expectError(await invitee.client.get(`/api/boards/${board.projectId}/members`), 403, 'PROJECT_SCOPE_DENIED');
+
+      expectError(await accept(stranger.client, link), 403, 'INVITATION_EMAIL_MISMATCH');
+      expectError(await accept(invitee.client, { ...link, token: `${link.token.slice(0, -2)}xx` }), 400, 'INVALID_LINK_TOKEN');
+      expectError(await accept(invitee.client, { ...link, invitationId: 'no-such-invitation' }), 404, 'INVITATION_NOT_FOUND');
+      expectError(await new Client(url()).post(`/api/boards/invitations/${link.invitationId}/accept`, { token: link.token }), 401, 'UNAUTHENTICATED');
+
+      const accepted = await accept(invitee.client, link);
+      expect(accepted.status, accepted.text).toBe(200);
+      expect(accepted.body).toEqual({ invitationId: link.invitationId, projectId: board.projectId, name: 'My board', role: 'member' });
+      expect(await listed(invitee.client, board.projectId)).toMatchObject({ role: 'member', owned: false });
+      expect((await invitee.client.get(`/api/status?projectId=${board.projectId}`)).status).toBe(200);
+      expectError(await accept(invitee.client, link), 400, 'INVALID_LINK_TOKEN');
+
+      const invitations = (await board.owner.get(`/api/boards/${board.projectId}/invitations`)).body.invitations;
+      expect(invitations).toEqual([expect.objectContaining({ invitationId: link.invitationId, status: 'accepted', acceptedBy: invitee.accountId })]);
+      expectError(await invite(board.owner, board.projectId, invitee.email), 409, 'ALREADY_MEMBER');
+
+      const members = await invitee.client.get(`/api/boards/${board.projectId}/members`);
+      expect(members.status).toBe(200);
+      expect(members.body).toMatchObject({ projectId: board.projectId, role: 'member', transfer: null });
+      expect(members.body.members.map((m: { email: string; role: string }) => m.role)).toEqual(['owner', 'member']);
+      expect(members.body.members[1]).toMatchObject({ userId: invitee.accountId, email: invitee.email });
+
+      // A member neither reads nor sends invitations; nobody invites an address that is not one.
+      expectError(await invitee.client.get(`/api/boards/${board.projectId}/invitations`), 403, 'ROLE_REQUIRED');
+      expectError(await invite(invitee.client, board.projectId, stranger.email), 403, 'ROLE_REQUIRED');
+      expectError(await invite(board.owner, board.projectId, 'not an address'), 400, 'INVALID_EMAIL');
+      // Workspace tokens never reach account structure.
+      const agent = await board.agent('builder', 'admin');
+      expectError(await agent.get(`/api/boards/${board.projectId}/members`), 403, 'PROJECT_SCOPE_DENIED');
+      expectError(await invite(agent, board.projectId, stranger.email), 403, 'PROJECT_SCOPE_DENIED');
+    });
+
+    it('refuses an expired link, a revoked one and a resent one’s old link; closed invitations stay closed', async () => {
+      const board = await newBoard(url());
+      const late = await signedUp(url());
+      const revoked = await signedUp(url());
+
+      expect((await invite(board.owner, board.projectId, late.email)).status).toBe(201);
+      const first = await linkFor(late.email);
+      srv().advance(SHARING_TTL_MS + 1000);
+      expectError(await accept(late.client, first), 400, 'EXPIRED_TOKEN');
+      const listing = (await board.owner.get(`/api/boards/${board.projectId}/invitations`)).body.invitations;
+      expect(listing[0]).toMatchObject({ invitationId: first.invitationId, status: 'expired' });
+
+      const resent = await board.owner.post(`/api/boards/${board.projectId}/invitations/${first.invitationId}/resend`);
+      expect(resent.status, resent.text).toBe(200);
+      expect(resent.body.invitation).toMatchObject({ status: 'pending' });
+      const second = await linkFor(late.email);
+      expect(second.invitationId).toBe(first.invitationId);
+      expect(second.token).not.toBe(first.token);
+      expectError(await board.owner.post(`/api/boards/${board.projectId}/invitations/${first.invitationId}/resend`), 429, 'INVITATION_LIMIT');
+      expectError(await accept(late.client, first), 400, 'INVALID_LINK_TOKEN');
+      expect((await accept(late.client, second)).status).toBe(200);
+      expectError(await board.owner.post(`/api/boards/${board.projectId}/invitations/${first.invitationId}/resend`), 409, 'INVITATION_CLOSED');
+      expectError(await board.owner.post(`/api/boards/${board.projectId}/invitations/${first.invitationId}/revoke`), 409, 'INVITATION_CLOSED');
+
+      expect((await invite(board.owner, board.projectId, revoked.email, 'viewer')).status).toBe(201);
+      const link = await linkFor(revoked.email);
+      expectError(await invite(board.owner, board.projectId, revoked.email, 'viewer'), 429, 'INVITATION_LIMIT');
+      const revoking = await board.owner.post(`/api/boards/${board.projectId}/invitations/${link.invitationId}/revoke`, {});
+      expect(revoking.body.invitation).toMatchObject({ status: 'revoked' });
+      expect((await board.owner.post(`/api/boards/${board.projectId}/invitations/${link.invitationId}/revoke`)).status).toBe(200);
+      expectError(await accept(revoked.client, link), 400, 'INVALID_LINK_TOKEN');
+      expectError(await board.owner.post(`/api/boards/${board.projectId}/invitations/${link.invitationId}/resend`), 409, 'INVITATION_CLOSED');
+      expectError(await board.owner.post(`/api/boards/${board.projectId}/invitations/nope/revoke`), 404, 'INVITATION_NOT_FOUND');
+      expect(await listed(revoked.client, board.projectId)).toBeUndefined();
+
+      // Re-inviting an address replaces its pending link, once the minute has passed.
+      srv().advance(61_000);
+      expect((await invite(board.owner, board.projectId, revoked.email, 'viewer')).status).toBe(201);
+      const again = await linkFor(revoked.email);
+      srv().advance(61_000);
+      expect((await invite(board.owner, board.projectId, revoked.email, 'member')).status).toBe(201);
+      const newest = await linkFor(revoked.email);
+      expectError(await accept(revoked.client, again), 400, 'INVALID_LINK_TOKEN');
+      expect((await accept(revoked.client, newest)).body).toMatchObject({ role: 'member' });
+    });
+
+    it('lets only the owner make admins, and admins manage members and viewers only', async () => {
+      const board = await newBoard(url());
+      const [admin, other, member] = await Promise.all([signedUp(url()), signedUp(url()), signedUp(url())]);
+      await join(board, admin, 'admin');
+      const ownerId = (await board.owner.get('/api/auth/me')).body.user.id as string;
+
+      expectError(await invite(admin.client, board.projectId, other.email, 'admin'), 403, 'ROLE_REQUIRED');
+      await join(board, member, 'member', admin.client);
+      await join(board, other, 'admin');
+      expectError(await setRole(admin.client, board.projectId, other.accountId, 'member'), 403, 'ROLE_REQUIRED');
+      expectError(await setRole(admin.client, board.projectId, member.accountId, 'admin'), 403, 'ROLE_REQUIRED');
+      expectError(await remove(admin.client, board.projectId, other.accountId), 403, 'ROLE_REQUIRED');
+      expectError(await setRole(admin.client, board.projectId, ownerId, 'viewer'), 409, 'OWNER_IMMUTABLE');
+      expectError(await remove(admin.client, board.projectId, ownerId), 409, 'OWNER_IMMUTABLE');
+      expectError(await remove(board.owner, board.projectId, ownerId), 409, 'OWNER_IMMUTABLE');
+      expectError(await setRole(board.owner, board.projectId, ownerId, 'admin'), 409, 'OWNER_IMMUTABLE');
+      expectError(await setRole(board.owner, board.projectId, 'nobody', 'viewer'), 404, 'MEMBER_NOT_FOUND');
+      expectError(await setRole(board.owner, board.projectId, member.accountId, 'owner'), 400, 'INVALID_INPUT');
+      expectError(await remove(member.client, board.projectId, admin.accountId), 403, 'ROLE_REQUIRED');
+
+      expect((await setRole(admin.client, board.projectId, member.accountId, 'viewer')).body.member).toMatchObject({ userId: member.accountId, role: 'viewer' });
+      expect((await setRole(board.owner, board.projectId, other.accountId, 'member')).body.member.role).toBe('member');
+      expect(statusOf(await remove(admin.client, board.projectId, other.accountId))).toBe(204);
+      expectError(await remove(admin.client, board.projectId, other.accountId), 404, 'MEMBER_NOT_FOUND');
+      // Anyone may leave.
+      expect(statusOf(await remove(member.client, board.projectId, member.accountId))).toBe(204);
+      expect(statusOf(await remove(admin.client, board.projectId, admin.accountId))).toBe(204);
+      expect(await listed(admin.client, board.projectId)).toBeUndefined();
+      expect((await board.owner.get(`/api/boards/${board.projectId}/members`)).body.members.map((m: { role: string }) => m.role)).toEqual(['owner']);
+    });
+
+    it('applies a lower role and a removal on the next request: tokens narrowed then revoked, sockets unsubscribed and closed', async () => {
+      const board = await newBoard(url());
+      const alice = await signedUp(url());
+      await join(board, alice, 'admin');
+      const boardPath = (path: string) => `${path}?projectId=${board.projectId}`;
+      const issue = async (role?: string) => {
+        const res = await alice.client.post('/api/accounts/tokens', { name: `agent-${role ?? 'default'}`, scope: 'workspace', projectId: board.projectId, ...(role ? { role } : {}) });
+        expect(res.status, res.text).toBe(201);
+        return { id: res.body.token.id as string, client: new Client(url(), { authorization: `Bearer ${res.body.secret}` }) };
+      };
+      const adminToken = await issue('admin');
+      const memberToken = await issue();
+      expect((await adminToken.client.post('/api/items', { title: 'first' })).status).toBe(201);
+      expect((await adminToken.client.post('/api/items/reorder', { workIds: ['W-1'] })).status).toBe(200);
+
+      const sessionSocket = await openSocket(url(), cookieOf(alice.client));
+      const tokenSocket = await openSocket(url(), { authorization: adminToken.client.defaults.authorization! });
+      expect(await subscribed(sessionSocket, board.projectId)).toMatchObject({ type: 'subscribed', role: 'admin' });
+      expect(await subscribed(tokenSocket, board.projectId)).toMatchObject({ type: 'subscribed', role: 'admin' });
+
+      // admin → member
+      expect((await setRole(board.owner, board.projectId, alice.accountId, 'member')).status).toBe(200);
+      for (const socket of [sessionSocket, tokenSocket]) {
+        expect(await socket.next((m) => m.type === 'unsubscribed')).toMatchObject({ boardId: board.projectId, reason: expect.stringContaining('member') });
+      }
+      expectError(await alice.client.get(`/api/boards/${board.projectId}/invitations`), 403, 'ROLE_REQUIRED');
+      expectError(await adminToken.client.post('/api/items/reorder', { workIds: ['W-1'] }), 403, 'ROLE_REQUIRED');
+      expect((await srv().store.tokens.get(adminToken.id))!.role).toBe('member');
+      expect((await alice.client.get(boardPath('/api/status'))).status).toBe(200);
+      expect(await listed(alice.client, board.projectId)).toMatchObject({ role: 'member' });
+      expect(await subscribed(tokenSocket, board.projectId)).toMatchObject({ type: 'subscribed', role: 'member' });
+
+      // member → viewer: both tokens narrowed to viewer
+      expect((await setRole(board.owner, board.projectId, alice.accountId, 'viewer')).status).toBe(200);
+      await tokenSocket.next((m) => m.type === 'unsubscribed');
+      expectError(await memberToken.client.post('/api/items', { title: 'second' }), 403, 'ROLE_REQUIRED');
+      expect((await memberToken.client.get('/api/status')).status).toBe(200);
+      expect((await srv().store.tokens.find({ accountId: alice.accountId, boardId: board.projectId })).map((t) => t.role)).toEqual(['viewer', 'viewer']);
+      // A raise gives tokens nothing back: they stay as narrowed.
+      expect((await setRole(board.owner, board.projectId, alice.accountId, 'member')).status).toBe(200);
+      expectError(await memberToken.client.post('/api/items', { title: 'third' }), 403, 'ROLE_REQUIRED');
+      expect(await subscribed(sessionSocket, board.projectId)).toMatchObject({ type: 'subscribed', role: 'member' });
+
+      // removal
+      expect((await remove(board.owner, board.projectId, alice.accountId)).status).toBe(204);
+      expect(await sessionSocket.next((m) => m.type === 'unsubscribed')).toMatchObject({ boardId: board.projectId, reason: expect.stringContaining('no longer') });
+      expect((await tokenSocket.closed).code).toBe(4001);
+      expectError(await alice.client.get(boardPath('/api/status')), 403, 'PROJECT_SCOPE_DENIED');
+      expectError(await memberToken.client.get('/api/status'), 401, 'INVALID_SERVICE_TOKEN');
+      expect((await srv().store.tokens.find({ accountId: alice.accountId, boardId: board.projectId })).every((t) => t.revoked)).toBe(true);
+      expect(await listed(alice.client, board.projectId)).toBeUndefined();
+      expect(await subscribed(sessionSocket, board.projectId)).toMatchObject({ type: 'error', error: { code: 'PROJECT_SCOPE_DENIED' } });
+      sessionSocket.ws.close();
+    });
+
+    it('transfers a board: the recipient becomes owner within their board limit, the previous owner admin, billing stays with the board', async () => {
+      const board = await newBoard(url());
+      const ownerId = (await board.owner.get('/api/auth/me')).body.user.id as string;
+      const [heir, outsider] = await Promise.all([signedUp(url()), signedUp(url())]);
+      await join(board, heir, 'member');
+      const offer = (to: string, by = board.owner) => by.post(`/api/boards/${board.projectId}/transfers`, { toUserId: to });
+      const take = (transferId: string, by: Client) => by.post(`/api/boards/transfers/${transferId}/accept`);
+
+      expectError(await offer(outsider.accountId), 404, 'MEMBER_NOT_FOUND');
+      expectError(await offer(ownerId), 400, 'INVALID_INPUT');
+      expectError(await offer(ownerId, heir.client), 403, 'ROLE_REQUIRED');
+      const record = billingRecord(board.projectId, ownerId, { subscriptionId: 'sub_kept', status: 'active', interval: 'month', priceId: 'price_m' });
+      await srv().store.billing.insert(record);
+
+      const opened = await offer(heir.accountId);
+      expect(opened.status, opened.text).toBe(201);
+      const transferId = opened.body.transfer.transferId as string;
+      expect(opened.body.transfer).toMatchObject({ projectId: board.projectId, fromUserId: ownerId, toUserId: heir.accountId, status: 'pending' });
+      const mail = await srv().mail.next(heir.email, /^Take over the board/);
+      expect(mail.text).toContain(`${PUBLIC_URL}/boards/${board.projectId}/members`);
+      expect((await heir.client.get(`/api/boards/${board.projectId}/members`)).body.transfer).toMatchObject({ transferId, toUserId: heir.accountId });
+      expectError(await take(transferId, outsider.client), 404, 'TRANSFER_NOT_FOUND');
+      expectError(await take(transferId, board.owner), 404, 'TRANSFER_NOT_FOUND');
+
+      // The heir owns their own default board; two more reach the Free limit of 3.
+      const extra = [];
+      for (const n of [1, 2]) extra.push((await heir.client.post('/api/projects', { name: `heir ${n}` })).body.projectId as string);
+      expectError(await take(transferId, heir.client), 403, 'FREE_PROJECT_LIMIT');
+      expect(await listed(heir.client, board.projectId)).toMatchObject({ role: 'member', owned: false });
+      expect((await heir.client.request('DELETE', `/api/projects/${extra[0]}`)).status).toBe(204);
+
+      const taken = await take(transferId, heir.client);
+      expect(taken.status, taken.text).toBe(200);
+      expect(taken.body).toMatchObject({ name: 'My board', transfer: { transferId, status: 'accepted' } });
+      expect(await listed(heir.client, board.projectId)).toMatchObject({ role: 'owner', owned: true });
+      expect(await listed(board.owner, board.projectId)).toMatchObject({ role: 'admin', owned: false });
+      expectError(await take(transferId, heir.client), 404, 'TRANSFER_NOT_FOUND');
+      const roles = (await board.owner.get(`/api/boards/${board.projectId}/members`)).body;
+      expect(roles.members.map((m: { userId: string; role: string }) => [m.userId, m.role])).toEqual([[heir.accountId, 'owner'], [ownerId, 'admin']]);
+      expect(roles.transfer).toBeNull();
+
+      // Billing stays with the board and answers to its new owner.
+      expect(await srv().store.billing.get(board.projectId)).toMatchObject({ accountId: heir.accountId, customerId: record.customerId, subscriptionId: 'sub_kept', status: 'active' });
+      expect((await heir.client.get(`/api/account/billing?projectId=${board.projectId}`)).body).toMatchObject({ projectId: board.projectId, subscription: { status: 'active' } });
+      expectError(await board.owner.get(`/api/account/billing?projectId=${board.projectId}`), 403, 'PROJECT_SCOPE_DENIED');
+      // The previous owner is an admin now: the owner is out of their reach.
+      expectError(await remove(board.owner, board.projectId, heir.accountId), 409, 'OWNER_IMMUTABLE');
+      expectError(await offer(heir.accountId), 403, 'ROLE_REQUIRED');
+
+      // An offer lapses after 7 days.
+      const back = await offer(ownerId, heir.client);
+      expect(back.status).toBe(201);
+      srv().advance(SHARING_TTL_MS + 1000);
+      expectError(await take(back.body.transfer.transferId, board.owner), 404, 'TRANSFER_NOT_FOUND');
+    });
+
+    it('lets exactly one of two concurrent accepts of one invitation succeed', async () => {
+      for (let round = 0; round < 3; round++) {
+        const board = await newBoard(url());
+        const invitee = await signedUp(url());
+        const second = new Client(url());
+        expect((await second.post('/api/auth/login', { email: invitee.email, password: invitee.password })).status).toBe(200);
+        expect((await invite(board.owner, board.projectId, invitee.email)).status).toBe(201);
+        const link = await linkFor(invitee.email);
+        const results = await Promise.all([accept(invitee.client, link), accept(second, link)]);
+        expect(results.map(statusOf).sort()).toEqual([200, expect.any(Number)]);
+        const losers = results.filter((r) => r.status !== 200);
+        expect(losers).toHaveLength(1);
+        expect(['INVALID_LINK_TOKEN', 'ALREADY_MEMBER']).toContain(losers[0]!.body.error.code);
+        expect(await srv().store.members.count({ projectId: board.projectId })).toBe(2);
+        expect((await srv().store.invitations.get(link.invitationId))!.status).toBe('accepted');
+      }
+    });
+  });
+}
