@@ -25,6 +25,7 @@ import type { Route } from './http/route.js';
 import { routeTable } from './routes/index.js';
 import { schedulePurges } from './board/retention.js';
 import { captureQuiet } from './board/restore-points.js';
+import { sweepAnonymous, type SweepResult } from './accounts/anonymous.js';
 import type { ErrorCode } from './errors/registry.js';
 import type { Store } from '../store/ports/store.js';
 
@@ -53,12 +54,17 @@ export interface RunningServer {
   routes: readonly Route[];
   /** Requests accepted and not yet answered or abandoned. */
   inFlight(): number;
+  /** Runs the anonymous-account sweep now, at the server's clock (it also runs every hour). */
+  sweepAnonymous(): Promise<SweepResult>;
   /** Stops accepting, lets in-flight requests finish (up to the grace period), closes the store. */
   shutdown(): Promise<void>;
 }
 
 /** How often boards whose past_due grace ran out are turned Free. */
 const BILLING_SWEEP_MS = 3_600_000;
+
+/** How often anonymous accounts past their 7 days are deleted (and expired codes and nonces). */
+const ANONYMOUS_SWEEP_MS = 3_600_000;
 
 /** How often sockets' credentials are checked again (expiry; revocations a node missed while the bus was down). */
 const REVALIDATE_SOCKETS_MS = 60_000;
@@ -102,6 +108,15 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   const billing = new BillingService(store, parts.billing ?? null, logger);
   const graceSweep = setInterval(() => void billing.settleLapsedGrace(clock()).catch((e: unknown) => logger.warn({ err: e }, 'billing: the past_due sweep failed; retried next hour')), BILLING_SWEEP_MS);
   graceSweep.unref();
+  const anonymousSweep = async (): Promise<SweepResult> => {
+    const swept = await sweepAnonymous(store, clock());
+    for (const accountId of swept.accounts) bus.notify({ kind: 'revoked', accountId });
+    for (const boardId of swept.boards) bus.notify({ kind: 'revoked', boardId });
+    if (swept.accounts.length) logger.info({ accounts: swept.accounts.length, boards: swept.boards.length }, 'onboarding: deleted anonymous accounts left unclaimed');
+    return swept;
+  };
+  const anonSweep = setInterval(() => void anonymousSweep().catch((e: unknown) => logger.warn({ err: e }, 'onboarding: the anonymous-account sweep failed; retried next hour')), ANONYMOUS_SWEEP_MS);
+  anonSweep.unref();
   const stopPurges = schedulePurges(store, clock, (purged, error) => {
     if (error) logger.warn({ err: error }, 'retention: purge failed, retried on the next round');
     else if (purged && Object.values(purged).some((n) => n > 0)) logger.info({ purged }, 'retention: purged what aged out');
@@ -167,6 +182,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     port,
     routes,
     inFlight: () => inFlight,
+    sweepAnonymous: anonymousSweep,
     async shutdown() {
       if (draining) return;
       draining = true;
@@ -179,6 +195,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
       }
       clearInterval(revalidation);
       clearInterval(graceSweep);
+      clearInterval(anonSweep);
       stopPurges();
       hub.closeAll(CLOSE.shutdown, 'the node is shutting down');
       await registry.stop();

@@ -31,7 +31,7 @@ export function publicAccount(a: AccountRecord) {
   return { id: a._id, email: a.email, displayName: a.displayName, emailVerified: a.emailVerified, defaultProjectId: a.defaultProjectId, createdAt: new Date(a.createdAt).toISOString() };
 }
 
-const newReferralCode = (): string => [...randomBytes(12)].map((b) => REFERRAL_ALPHABET[b % REFERRAL_ALPHABET.length]).join('');
+export const newReferralCode = (): string => [...randomBytes(12)].map((b) => REFERRAL_ALPHABET[b % REFERRAL_ALPHABET.length]).join('');
 
 export interface OpenedSession {
   account: AccountRecord;
@@ -145,14 +145,7 @@ export class AccountService {
     if (input.confirmEmail !== account.email) throw new AppError('ACCOUNT_DELETE_CONFIRM_MISMATCH');
     await this.reauthenticate(accountId, input.currentPassword);
     await first();
-    const owned = await this.store.projects.find({ ownerId: accountId });
-    for (const project of owned) await deleteProject(this.store, project._id);
-    await this.store.members.deleteMany({ accountId });
-    await this.store.tokens.deleteMany({ accountId });
-    await this.store.linkTokens.deleteMany({ accountId });
-    await this.store.sessions.deleteMany({ accountId });
-    await this.store.accounts.delete(accountId);
-    return owned.map((p) => p._id);
+    return purgeAccount(this.store, accountId);
   }
 
   private async reauthenticate(accountId: string, currentPassword: string): Promise<AccountRecord> {
@@ -178,6 +171,22 @@ export class AccountService {
   private async grantReferralMonth(accountId: string): Promise<void> {
     await modify(this.store.accounts, accountId, (current) => ({ referralMonths: current.referralMonths + 1 }));
   }
+}
+
+/**
+ * Deletes an account outright: the boards it owns, its memberships, tokens, sessions and links.
+ * Answers the deleted boards' ids (their sockets are the caller's to close). Checks nothing:
+ * account deletion confirms first, the anonymous-account sweep decides by age.
+ */
+export async function purgeAccount(store: Store, accountId: string): Promise<string[]> {
+  const owned = await store.projects.find({ ownerId: accountId });
+  for (const project of owned) await deleteProject(store, project._id);
+  await store.members.deleteMany({ accountId });
+  await store.tokens.deleteMany({ accountId });
+  await store.linkTokens.deleteMany({ accountId });
+  await store.sessions.deleteMany({ accountId });
+  await store.accounts.delete(accountId);
+  return owned.map((p) => p._id);
 }
 
 export const clearSessionCookie: SetCookie = { name: SESSION_COOKIE, value: '', maxAge: 0 };

@@ -1,0 +1,121 @@
+// Anonymous boards (DOMAIN.md "Agent onboarding"): an agent with no person behind it provisions
+// an account with one Free board; a person takes it over with the claim secret; an account left
+// unclaimed for 7 days is deleted by the sweep.
+import { randomUUID } from 'node:crypto';
+import { AppError } from '../errors/app-error.js';
+import { newSecret, sha256 } from '../auth/authenticator.js';
+import type { ProjectSelector } from '../auth/project-selection.js';
+import { DAY_MS } from '../plans.js';
+import type { AccountRecord, Store } from '../../store/ports/store.js';
+import { checkProjectName, provisionProject } from './projects.js';
+import { newReferralCode, purgeAccount } from './service.js';
+import { ServiceTokens, type PublicToken } from './service-tokens.js';
+import { actingAs } from './onboarding.js';
+import { CLAIMED, claimable, ensureRoom, holdForClaim, retireWhenEmpty, sameDigest, takeBoard } from './claim-board.js';
+
+export const ANONYMOUS_TTL_MS = 7 * DAY_MS;
+/** Not a password hash of any scheme: no password verifies against it, so nobody signs in as an anonymous account. */
+const NO_PASSWORD = '!anonymous';
+const SWEEP_BATCH = 200;
+
+export interface AnonymousBoard {
+  accountId: string;
+  projectId: string;
+  token: PublicToken;
+  secret: string;
+  claimSecret: string;
+  expiresAt: string;
+}
+
+export class AnonymousBoards {
+  private readonly tokens: ServiceTokens;
+
+  constructor(
+    private readonly store: Store,
+    selector: ProjectSelector,
+  ) {
+    this.tokens = new ServiceTokens(store, selector);
+  }
+
+  /**
+   * An anonymous account, its one Free board and a workspace token for its agent. The claim
+   * secret is `<accountId>.<random>`: looked up by id, its hash compared in constant time.
+   */
+  async provision(input: { projectName?: string; agentName?: string }, now: number): Promise<AnonymousBoard> {
+    const name = checkProjectName(input.projectName ?? 'Agent board');
+    const accountId = randomUUID();
+    const claimSecret = `${accountId}.${newSecret(32)}`;
+    const expiresAt = now + ANONYMOUS_TTL_MS;
+    // The record first: whatever a crash leaves half made below, the sweep finds and removes.
+    await this.store.anonymousAccounts.insert({ _id: accountId, version: 1, claimSecretHash: sha256(claimSecret), createdAt: now, expiresAt });
+    const account: AccountRecord = {
+      _id: accountId,
+      version: 1,
+      email: `anonymous-${accountId}@anonymous.invalid`,
+      passwordHash: NO_PASSWORD,
+      displayName: null,
+      defaultProjectId: null,
+      emailVerified: false,
+      referralCode: newReferralCode(),
+      referredBy: null,
+      referralMonths: 0,
+      createdAt: now,
+    };
+    await this.store.accounts.insert(account);
+    const project = await provisionProject(this.store, accountId, name, now);
+    await this.store.accounts.update(accountId, account.version, { defaultProjectId: project._id });
+    const issued = await this.tokens.issue(actingAs(accountId), { name: input.agentName ?? 'agent', scope: 'workspace', projectId: project._id }, now);
+    return { accountId, projectId: project._id, ...issued, claimSecret, expiresAt: new Date(expiresAt).toISOString() };
+  }
+
+  /**
+   * The person takes every board of the anonymous account over (within their board limit); the
+   * account then ceases to exist. Answers the boards' ids.
+   */
+  async claim(claimerId: string, claimSecret: string, now: number): Promise<string[]> {
+    const dot = claimSecret.indexOf('.');
+    const record = dot > 0 ? await this.store.anonymousAccounts.get(claimSecret.slice(0, dot)) : null;
+    if (!record || !sameDigest(sha256(claimSecret), record.claimSecretHash)) throw new AppError('INVALID_LINK_TOKEN', 'No anonymous account has that claim secret (or it was claimed already).');
+    if (!claimable(record, now)) throw new AppError('INVALID_LINK_TOKEN', 'The anonymous account was claimed already, or its 7 days ran out.');
+    const boards = await this.store.projects.find({ ownerId: record._id }, { sort: [['createdAt', 1], ['_id', 1]] });
+    await ensureRoom(this.store, claimerId, boards.length);
+    await holdForClaim(this.store, record, now, true);
+    for (const board of boards) await takeBoard(this.store, board._id, record._id, claimerId, now, 'claim-secret');
+    await retireWhenEmpty(this.store, record._id);
+    return boards.map((b) => b._id);
+  }
+}
+
+export interface SweepResult {
+  accounts: string[];
+  boards: string[];
+}
+
+/**
+ * Deletes the anonymous accounts unclaimed past their 7 days (with their boards, through the
+ * account deletion), and spent enrollment codes and claim nonces whose time ran out. A claim
+ * under way holds its account (a version-checked write), so a sweep never deletes it.
+ */
+export async function sweepAnonymous(store: Store, now: number): Promise<SweepResult> {
+  const result: SweepResult = { accounts: [], boards: [] };
+  for (let round = 0; round < 50; round++) {
+    const due = await store.anonymousAccounts.find({ expiresAt: { $lte: now } }, { sort: [['expiresAt', 1], ['_id', 1]], limit: SWEEP_BATCH });
+    for (const record of due) {
+      // Marked first: a crash after this leaves it due, and the next sweep finishes the job.
+      const held = await store.anonymousAccounts.update(record._id, record.version, { claimSecretHash: CLAIMED });
+      if (!held) continue;
+      const boards = await purgeAccount(store, record._id);
+      for (const projectId of boards) {
+        await store.enrollments.deleteMany({ projectId });
+        await store.claimNonces.deleteMany({ projectId });
+      }
+      await store.anonymousAccounts.delete(record._id);
+      result.accounts.push(record._id);
+      result.boards.push(...boards);
+    }
+    if (due.length < SWEEP_BATCH) break;
+  }
+  await store.enrollments.deleteMany({ expiresAt: { $lte: now } });
+  await store.claimNonces.deleteMany({ expiresAt: { $lte: now } });
+  return result;
+}

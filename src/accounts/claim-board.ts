@@ -1,0 +1,77 @@
+// Taking an anonymous account's board over (DOMAIN.md "Agent onboarding"): the person becomes its
+// owner, and the board's tokens move with it so its agents keep working under the new owner.
+import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { AppError } from '../errors/app-error.js';
+import { PLANS } from '../plans.js';
+import { DuplicateKeyError, modify, type AnonymousAccountRecord, type Store } from '../../store/ports/store.js';
+import { purgeAccount } from './service.js';
+
+/** How long a claim under way keeps its anonymous account from the sweep. */
+export const CLAIM_GRACE_MS = 60 * 60_000;
+
+/** The claim secret hash of an account whose claim-anonymous was accepted: no secret hashes to it. */
+export const CLAIMED = 'claimed';
+
+/** Hex digests compared in constant time (a length mismatch is simply unequal). */
+export function sameDigest(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'hex');
+  const y = Buffer.from(b, 'hex');
+  return x.length === y.length && x.length > 0 && timingSafeEqual(x, y);
+}
+
+/** Whether an anonymous account can still be taken over at `now` (not claimed, not past its 7 days). */
+export const claimable = (record: AnonymousAccountRecord | null, now: number): record is AnonymousAccountRecord => record !== null && record.claimSecretHash !== CLAIMED && record.expiresAt > now;
+
+/** Refuses with FREE_PROJECT_LIMIT unless `accountId` may own `more` boards beyond those it owns. */
+export async function ensureRoom(store: Store, accountId: string, more: number): Promise<void> {
+  // The limit is the account's: Pro's when it owns a Pro board, else Free's (as src/accounts/projects.ts counts it).
+  const [owned, pro] = await Promise.all([store.projects.count({ ownerId: accountId }), store.projects.count({ ownerId: accountId, plan: 'pro' })]);
+  const limit = PLANS[pro > 0 ? 'pro' : 'free'].boardsPerAccount;
+  if (owned + more > limit) {
+    throw new AppError('FREE_PROJECT_LIMIT', `Taking this over would make ${owned + more} boards; this account may own ${limit} on its plan. Delete a board or upgrade to Pro first.`, { limit });
+  }
+}
+
+/**
+ * Holds an anonymous account for a claim: one version-checked write, so of a claim and the sweep
+ * (or two claims), exactly one goes on; it also spends the claim secret when `spendSecret`.
+ */
+export async function holdForClaim(store: Store, record: AnonymousAccountRecord, now: number, spendSecret: boolean): Promise<void> {
+  const held = await store.anonymousAccounts.update(record._id, record.version, {
+    expiresAt: Math.max(record.expiresAt, now + CLAIM_GRACE_MS),
+    ...(spendSecret ? { claimSecretHash: CLAIMED } : {}),
+  });
+  if (!held) throw new AppError('INVALID_LINK_TOKEN', 'This board was claimed meanwhile, or is no longer claimable.');
+}
+
+/**
+ * Moves one board from the anonymous account to the person: ownership (a version-checked flip,
+ * so a board has one taker), the owner's membership, and the board's tokens, which keep their
+ * ids, secrets and agent principals. Items, events and shouts are the board's and stay as they are.
+ */
+export async function takeBoard(store: Store, projectId: string, fromId: string, toId: string, now: number, via: 'nonce' | 'claim-secret'): Promise<void> {
+  const moved = await modify(store.projects, projectId, (project) => {
+    if (project.ownerId !== fromId) throw new AppError('INVALID_LINK_TOKEN', 'This board was claimed meanwhile.');
+    return { ownerId: toId };
+  });
+  if (!moved) throw new AppError('INVALID_LINK_TOKEN', 'This board no longer exists.');
+  try {
+    await store.members.insert({ _id: `${projectId}:${toId}`, version: 1, projectId, accountId: toId, role: 'owner', acceptedAt: now });
+  } catch (e) {
+    if (!(e instanceof DuplicateKeyError)) throw e;
+    await modify(store.members, `${projectId}:${toId}`, (m) => (m.role === 'owner' ? null : { role: 'owner' as const }));
+  }
+  await store.members.delete(`${projectId}:${fromId}`);
+  for (const token of await store.tokens.find({ accountId: fromId, boardId: projectId })) {
+    await modify(store.tokens, token._id, (t) => (t.accountId === fromId ? { accountId: toId } : null));
+  }
+  await store.audit.insert({ _id: `claim:${projectId}:${randomUUID()}`, version: 1, at: now, actor: `user:${toId}`, action: 'board.claimed', projectId, data: { from: fromId, via } });
+}
+
+/** Ends an anonymous account that has given all its boards away: its record, then the account itself. */
+export async function retireWhenEmpty(store: Store, anonymousId: string): Promise<boolean> {
+  if ((await store.projects.count({ ownerId: anonymousId })) > 0) return false;
+  await store.anonymousAccounts.delete(anonymousId);
+  await purgeAccount(store, anonymousId);
+  return true;
+}

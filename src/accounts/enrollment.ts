@@ -1,0 +1,121 @@
+// Enrollment codes (DOMAIN.md "Agent onboarding"): an admin mints a code good for a few agents;
+// an agent with nothing but the code gets a workspace token, issued as the code's creator would.
+import { AppError, isAppError } from '../errors/app-error.js';
+import { newSecret, sha256 } from '../auth/authenticator.js';
+import { atLeast, type ProjectSelector } from '../auth/project-selection.js';
+import type { Identity, TokenIdentity } from '../auth/identity.js';
+import type { EnrollmentRecord, Store } from '../../store/ports/store.js';
+import { ServiceTokens, type PublicToken } from './service-tokens.js';
+import { actingAs } from './onboarding.js';
+
+export const ENROLL_CODE_PREFIX = 'agb_enroll_';
+/** Live codes a board may hold at once. */
+export const MAX_CODES_PER_BOARD = 100;
+/** Version-checked attempts at taking a use; each loser re-reads, so this bounds a crowd of redeemers. */
+const TAKE_ATTEMPTS = 64;
+
+type EnrollRole = EnrollmentRecord['role'];
+
+export interface MintedCode {
+  code: string;
+  projectId: string;
+  role: EnrollRole;
+  uses: number;
+  expiresAt: string;
+}
+
+const invalid = (why = 'The enrollment code is unknown, spent or expired; ask the board’s admin for a new one.') => new AppError('INVALID_LINK_TOKEN', why);
+
+export class Enrollments {
+  private readonly tokens: ServiceTokens;
+
+  constructor(
+    private readonly store: Store,
+    private readonly selector: ProjectSelector,
+  ) {
+    this.tokens = new ServiceTokens(store, selector);
+  }
+
+  /** A code (shown once; its sha256 is the record's id), by an admin or owner, for agents at no higher role. */
+  async mint(identity: Identity, projectId: string, input: { role?: EnrollRole; uses: number; ttlSeconds: number }, now: number): Promise<MintedCode> {
+    const project = await this.selector.reachable(identity, projectId);
+    if (!project) throw new AppError('PROJECT_SCOPE_DENIED');
+    const role = input.role ?? 'member';
+    if (!atLeast(project.role, 'admin')) throw new AppError('ROLE_REQUIRED', 'Enrolling agents needs the admin or owner role on the board.');
+    if (!atLeast(project.role, role)) throw new AppError('ROLE_REQUIRED', `You cannot enroll agents above your own role (${project.role}).`);
+    if ((await this.store.enrollments.count({ projectId, expiresAt: { $gt: now } })) >= MAX_CODES_PER_BOARD) {
+      throw new AppError('INVALID_INPUT', `A board holds at most ${MAX_CODES_PER_BOARD} live enrollment codes; let some expire first.`);
+    }
+    // A token's code lives no longer than the token (what it issues would expire with it anyway).
+    const acting = identity.kind === 'token' ? await this.store.tokens.get(identity.tokenId) : null;
+    const expiresAt = Math.min(now + input.ttlSeconds * 1000, acting?.expiresAt ?? Infinity);
+    const code = `${ENROLL_CODE_PREFIX}${newSecret(32)}`;
+    const createdBy = identity.kind === 'token' ? `token:${identity.tokenId}` : `user:${identity.accountId}`;
+    await this.store.enrollments.insert({ _id: sha256(code), version: 1, projectId, role, usesLeft: input.uses, createdBy, createdAt: now, expiresAt });
+    return { code, projectId, role, uses: input.uses, expiresAt: new Date(expiresAt).toISOString() };
+  }
+
+  /**
+   * Spends one use and issues a workspace token named `name` at the code's role. The use is a
+   * version-checked decrement (the last one a version-checked delete), so of two redemptions of
+   * the last use exactly one gets a token.
+   */
+  async redeem(code: string, name: string, now: number): Promise<{ token: PublicToken; secret: string }> {
+    const id = sha256(code);
+    const record = await this.store.enrollments.get(id);
+    if (!record) throw invalid();
+    if (record.expiresAt <= now) {
+      await this.store.enrollments.delete(id, record.version);
+      throw invalid('The enrollment code has expired; ask the board’s admin for a new one.');
+    }
+    const issuer = await this.creatorOf(record, now);
+    await this.takeUse(id, now);
+    try {
+      return await this.tokens.issue(issuer, { name, scope: 'workspace', projectId: record.projectId, role: record.role }, now);
+    } catch (e) {
+      await this.giveBack(record).catch(() => undefined);
+      if (isAppError(e) && ['ROLE_REQUIRED', 'PROJECT_SCOPE_DENIED', 'INVALID_SERVICE_TOKEN', 'TOKEN_SCOPE_EXCEEDED'].includes(e.code)) throw invalid('Whoever made this code can no longer admit agents to the board; ask its admin for a new one.');
+      throw e;
+    }
+  }
+
+  /** The creator as it stands now: a person, or an account token still live. */
+  private async creatorOf(record: EnrollmentRecord, now: number): Promise<Identity> {
+    if (record.createdBy.startsWith('user:')) return actingAs(record.createdBy.slice('user:'.length));
+    const token = await this.store.tokens.get(record.createdBy.slice('token:'.length));
+    if (!token || token.revoked || (token.expiresAt !== null && token.expiresAt <= now)) throw invalid('The token that made this code was revoked or has expired; ask the board’s admin for a new code.');
+    const identity: TokenIdentity = {
+      kind: 'token',
+      principal: `agent:${token.agentId}`,
+      accountId: token.accountId,
+      tokenId: token._id,
+      agentId: token.agentId,
+      scope: token.scope,
+      prefix: token.prefix,
+      boardId: token.boardId,
+      role: token.role,
+      resources: token.resources,
+    };
+    return identity;
+  }
+
+  private async takeUse(id: string, now: number): Promise<void> {
+    for (let attempt = 0; attempt < TAKE_ATTEMPTS; attempt++) {
+      const current = await this.store.enrollments.get(id);
+      if (!current || current.usesLeft < 1) throw invalid('The enrollment code has no uses left; ask the board’s admin for a new one.');
+      if (current.expiresAt <= now) throw invalid('The enrollment code has expired; ask the board’s admin for a new one.');
+      const taken = current.usesLeft === 1 ? await this.store.enrollments.delete(id, current.version) : (await this.store.enrollments.update(id, current.version, { usesLeft: current.usesLeft - 1 })) !== null;
+      if (taken) return;
+    }
+    throw new AppError('BOARD_BUSY', 'Too many agents are redeeming this code at once; retry in a moment.', undefined, { 'retry-after': '1' });
+  }
+
+  /** A use taken for a token that was then refused goes back to the code. */
+  private async giveBack(record: EnrollmentRecord): Promise<void> {
+    for (let attempt = 0; attempt < TAKE_ATTEMPTS; attempt++) {
+      const current = await this.store.enrollments.get(record._id);
+      if (!current) return void (await this.store.enrollments.insert({ ...record, version: 1, usesLeft: 1 }));
+      if (await this.store.enrollments.update(record._id, current.version, { usesLeft: current.usesLeft + 1 })) return;
+    }
+  }
+}

@@ -1,0 +1,9 @@
+import { describe, inject } from 'vitest';
+import { mongoStore } from '../support/stores.js';
+import { onboardingFlow } from './onboarding-flow.js';
+
+const uri = inject('mongoUri');
+
+describe.skipIf(!uri)('mongo', () => {
+  onboardingFlow('mongo', mongoStore(uri!));
+});
