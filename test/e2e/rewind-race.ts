@@ -15,6 +15,15 @@ interface Logged {
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** POSTs as a well-behaved agent does: a 503 BOARD_BUSY (two nodes contending for one board) is retried after its Retry-After. */
+async function post(agent: Client, path: string, body: unknown) {
+  for (let attempt = 1; ; attempt++) {
+    const res = await agent.post(path, body);
+    if (res.status !== 503 || attempt === 20) return res;
+    await pause(Number(res.headers.get('retry-after') ?? 1) * 100);
+  }
+}
+
 /** The board's whole log, oldest first, read from /api/activity a page at a time. */
 export async function readLog(owner: Client, projectId: string): Promise<Logged[]> {
   const events: Logged[] = [];
@@ -70,17 +79,17 @@ function violations(log: Logged[], rewoundSeq: number): string[] {
 }
 
 /**
- * Runs the race on `board` (already Pro) with agents spread over `nodes`: 200 ready items and a
+ * Runs the race on `board` (already Pro) with agents spread over `nodes`: `itemCount` ready items and a
  * restore point of them, 20 agents claiming, working 1 to 2.5 s under the lease and submitting,
  * and the owner rewinding to that point (preview, apply, again on REWIND_VERSION_MISMATCH) once the
  * work is under way.
  */
-export async function rewindRace(nodes: string[], board: TestBoard): Promise<void> {
+export async function rewindRace(nodes: string[], board: TestBoard, itemCount = 400): Promise<void> {
   const feeder = await board.agent('feeder');
-  expect((await feeder.post('/api/items/batch', { items: Array.from({ length: 200 }, (_, i) => ({ title: `race ${i}` })) })).status).toBe(201);
+  expect((await feeder.post('/api/items/batch', { items: Array.from({ length: itemCount }, (_, i) => ({ title: `race ${i}` })) })).status).toBe(201);
   expect((await feeder.post('/api/items/batch', { items: [{ title: 'after the point' }] })).status).toBe(201);
   const listed = await board.owner.get(`/api/account/rewind?projectId=${board.projectId}`);
-  const point = (listed.body.points as { restorePointId: string; itemCount: number; reason: string }[]).find((p) => p.reason === 'batch' && p.itemCount === 200)!;
+  const point = (listed.body.points as { restorePointId: string; itemCount: number; reason: string }[]).find((p) => p.reason === 'batch' && p.itemCount === itemCount)!;
   expect(point).toBeDefined();
 
   const tokens = await Promise.all(Array.from({ length: 20 }, (_, i) => board.agent(`racer-${i}`)));
@@ -90,13 +99,13 @@ export async function rewindRace(nodes: string[], board: TestBoard): Promise<voi
   const refusedSubmits = new Map<string, number>();
   const work = async (agent: Client, n: number) => {
     for (let round = 0; !stop; round++) {
-      const grant = await agent.post('/api/claim', {});
+      const grant = await post(agent, '/api/claim', {});
       if (grant.status !== 200) {
         await pause(5);
         continue;
       }
       await pause(1000 + ((n * 137 + round * 311) % 1500)); // the work itself, under the lease
-      const submitted = await agent.post('/api/submit', { leaseId: grant.body.leaseId, head: head(n * 10_000 + round) });
+      const submitted = await post(agent, '/api/submit', { leaseId: grant.body.leaseId, head: head(n * 10_000 + round) });
       if (submitted.status === 200) submits++;
       else refusedSubmits.set(submitted.body?.error?.code, (refusedSubmits.get(submitted.body?.error?.code) ?? 0) + 1);
     }
@@ -105,7 +114,7 @@ export async function rewindRace(nodes: string[], board: TestBoard): Promise<voi
     while (submits < 5) await pause(5);
     for (let attempt = 1; attempt <= 500; attempt++) {
       const seen = await board.owner.get(`/api/account/rewind?projectId=${board.projectId}`);
-      const applied = await board.owner.post(`/api/account/rewind?projectId=${board.projectId}`, { restorePointId: point.restorePointId, confirm: 'REWIND_SERVICE_BOARD', expectedFingerprint: seen.body.currentFingerprint });
+      const applied = await post(board.owner, `/api/account/rewind?projectId=${board.projectId}`, { restorePointId: point.restorePointId, confirm: 'REWIND_SERVICE_BOARD', expectedFingerprint: seen.body.currentFingerprint });
       if (applied.status === 200) {
         await pause(300); // the fleet goes on after the swap
         stop = true;
@@ -132,7 +141,7 @@ export async function rewindRace(nodes: string[], board: TestBoard): Promise<voi
     if (item.lease) expect(item.lease.fencingToken, item.workId).toBeGreaterThan(Math.max(0, ...grantedBefore));
   }
   expect(submits).toBeGreaterThan(5);
-  // The swap landed while agents held leases (200 items keep them busy for many seconds past it).
+  // The swap landed while agents held leases (enough items keep them busy well past it).
   expect(applied.revokedLeases.length).toBeGreaterThan(0);
   expect([...refusedSubmits.keys()].filter((code) => code !== 'LEASE_NOT_HELD')).toEqual([]);
 }
