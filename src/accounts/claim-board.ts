@@ -28,7 +28,7 @@ export async function ensureRoom(store: Store, accountId: string, more: number):
   const [owned, pro] = await Promise.all([store.projects.count({ ownerId: accountId }), store.projects.count({ ownerId: accountId, plan: 'pro' })]);
   const limit = PLANS[pro > 0 ? 'pro' : 'free'].boardsPerAccount;
   if (owned + more > limit) {
-    throw new AppError('FREE_PROJECT_LIMIT', `Taking this over would make ${owned + more} boards; this account may own ${limit} on its plan. Delete a board or upgrade to Pro first.`, { limit });
+    throw new AppError('FREE_PROJECT_LIMIT', `Taking this over would make ${owned + more} boards; this account may own ${limit} on its plan.`, { limit });
   }
 }
 

@@ -44,8 +44,8 @@ export class ClaimNonces {
   async claim(claimerId: string, projectId: string, nonce: string, now: number, preview: boolean): Promise<BoardGlance> {
     const id = sha256(nonce);
     const record = await this.store.claimNonces.get(id);
-    if (!record || record.projectId !== projectId) throw new AppError('INVALID_LINK_TOKEN', 'This claim link is unknown or was used already; ask the board’s agent for a new one.');
-    if (record.expiresAt <= now) throw new AppError('INVALID_LINK_TOKEN', 'This claim link has expired (they last 15 minutes); ask the board’s agent for a new one.');
+    if (!record || record.projectId !== projectId) throw new AppError('INVALID_LINK_TOKEN', 'This claim link is unknown, or was used already.');
+    if (record.expiresAt <= now) throw new AppError('INVALID_LINK_TOKEN', 'This claim link has expired (claim links last 15 minutes).');
     const project = await this.store.projects.get(projectId);
     const anonymous = project ? await this.store.anonymousAccounts.get(project.ownerId) : null;
     if (!project || !claimable(anonymous, now)) throw new AppError('INVALID_LINK_TOKEN', 'This board was taken over already, or is no longer claimable.');

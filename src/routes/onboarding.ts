@@ -43,7 +43,7 @@ const ClaimBody = z.strictObject({
   preview: z.boolean().optional().describe('Check everything (nonce, board, your board limit) and show the board, spending and changing nothing.'),
 });
 const BoardGlance = z.object({ projectId: z.string(), name: z.string(), itemCount: z.number().int(), agentCount: z.number().int(), lastActivityAt: z.string() });
-const ClaimResponse = z.object({
+export const ClaimResponse = z.object({
   claimed: z.boolean().describe('false for a preview.'),
   board: BoardGlance.describe('The board as it was before the claim.'),
   project: ProjectSummary.nullable().describe('The board as you now list it; null for a preview.'),

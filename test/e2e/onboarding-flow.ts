@@ -14,7 +14,8 @@ const bearer = (base: string, secret: string) => new Client(base, { authorizatio
 const statuses = (results: Res[]) => results.map((r) => r.status).sort();
 
 export function onboardingFlow(name: string, open: () => Promise<OpenedStore>): void {
-  describe(`agent onboarding on the ${name} store`, () => {
+  // FerretDB answers some of these in seconds: room beyond the default 30 s.
+  describe(`agent onboarding on the ${name} store`, { timeout: 90_000 }, () => {
     // Every test here signs up and redeems from one address: the per-address budget has its own test.
     const served = serveStore(open, { ADDRESS_RATE_PER_MINUTE: '100000' });
     const url = () => served.srv.url;
