@@ -3,6 +3,7 @@
 // workspace token for a new agent on that board. Codes are stored as sha256 only; every move of a
 // grant is a version-checked update, and the token is minted only by the poll that moved the grant
 // from approved to delivered, so it goes out once and its secret is never stored.
+import { randomUUID } from 'node:crypto';
 import { AppError, isAppError } from '../errors/app-error.js';
 import { atLeast, type ProjectSelector } from '../auth/project-selection.js';
 import type { SessionIdentity } from '../auth/identity.js';
@@ -113,7 +114,8 @@ export class DeviceFlow {
       return { status, approvedBy: person.accountId, approvedProjectId: project.id };
     });
     if (!decided) throw notFound();
-    await this.store.audit.insert({ _id: `${project.id}:${requestId}`, version: 1, at: now, actor: person.principal, action: `device.${status}`, projectId: project.id, data: { clientName: decided.clientName, requestedProjectId: decided.projectId } });
+    // Keyed by a fresh id: a caller may send the same X-Request-Id twice, and the decision is already made.
+    await this.store.audit.insert({ _id: `${project.id}:device:${randomUUID()}`, version: 1, at: now, actor: person.principal, action: `device.${status}`, projectId: project.id, data: { clientName: decided.clientName, requestedProjectId: decided.projectId, requestId } });
     return { status, clientName: decided.clientName, projectId: project.id };
   }
 

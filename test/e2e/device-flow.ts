@@ -69,7 +69,7 @@ export function deviceFlow(name: string, open: () => Promise<OpenedStore>): void
       // No secret at rest: the grant keeps no token, the token only its hash.
       const rest = JSON.stringify([await served.srv.store.deviceGrants.get(sha256(grant.deviceCode)), await served.srv.store.tokens.get(delivered.body.token.id)]);
       expect(rest).not.toContain(delivered.body.secret);
-      expect((await served.srv.store.audit.find({ projectId: board.projectId, action: 'device.approved' })).map((r) => r.data)).toEqual([{ clientName: 'builder-7', requestedProjectId: board.projectId }]);
+      expect((await served.srv.store.audit.find({ projectId: board.projectId, action: 'device.approved' })).map((r) => r.data)).toEqual([{ clientName: 'builder-7', requestedProjectId: board.projectId, requestId: expect.any(String) }]);
     });
 
     it('refuses a denied code with ACCESS_DENIED, every time', async () => {
@@ -79,6 +79,12 @@ export function deviceFlow(name: string, open: () => Promise<OpenedStore>): void
       expectError(await poll(grant.deviceCode), 400, 'ACCESS_DENIED');
       expectError(await poll(grant.deviceCode), 400, 'ACCESS_DENIED');
       expect(await served.srv.store.tokens.count({ name: grant.clientName })).toBe(0);
+      // A caller reusing its X-Request-Id still gets each decision recorded (the audit row is not keyed by it).
+      const again = await start();
+      expect((await board.owner.post('/api/auth/device/approve', { userCode: again.userCode, projectId: board.projectId, approve: false }, { 'x-request-id': 'same-id' })).status).toBe(200);
+      const third = await start();
+      expect((await board.owner.post('/api/auth/device/approve', { userCode: third.userCode, projectId: board.projectId, approve: false }, { 'x-request-id': 'same-id' })).status).toBe(200);
+      expect(await served.srv.store.audit.count({ projectId: board.projectId, action: 'device.denied' })).toBe(3);
     });
 
     it('gives two concurrent polls of an approved code exactly one token', async () => {
