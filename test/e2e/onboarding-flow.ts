@@ -7,6 +7,7 @@ import { newBoard } from '../support/board.js';
 import { expectError } from '../support/expect-error.js';
 import { Client, signedUp, type Res } from '../support/server.js';
 import { unique } from '../support/temp.js';
+import { openSocket } from '../support/socket.js';
 
 const DAY = 86_400_000;
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -24,7 +25,7 @@ export function onboardingFlow(name: string, open: () => Promise<OpenedStore>): 
     async function anonymousBoard(body?: unknown) {
       const res = await new Client(url()).post('/api/accounts/anon-provision', body);
       expect(res.status, res.text).toBe(201);
-      return { agent: bearer(url(), res.body.secret), ...(res.body as { accountId: string; projectId: string; claimSecret: string; expiresAt: string; token: { agentId: string } }) };
+      return { agent: bearer(url(), res.body.secret), ...(res.body as { accountId: string; projectId: string; secret: string; claimSecret: string; expiresAt: string; token: { agentId: string } }) };
     }
 
     it('gives an agent with nothing but an enrollment code a token that claims work, until the code’s uses run out', async () => {
@@ -144,6 +145,11 @@ export function onboardingFlow(name: string, open: () => Promise<OpenedStore>): 
       expectError(await agent.post('/api/accounts/provision', { projectName: 'more', agents: [] }), 403, 'PROJECT_SCOPE_DENIED');
       expectError(await agent.post('/api/projects/enroll', { code: 'agb_enroll_x', name: 'y' }), 400, 'INVALID_LINK_TOKEN'); // (no credential needed, none used)
 
+      // The agent watches its board live across the claim.
+      const socket = await openSocket(url(), { authorization: `Bearer ${anon.secret}` });
+      socket.send({ type: 'subscribe', boardId: anon.projectId, topics: ['activity'] });
+      expect(await socket.next((m) => m.type === 'subscribed')).toMatchObject({ boardId: anon.projectId, role: 'member' });
+
       const person = await signedUp(url());
       expectError(await person.client.post('/api/accounts/claim-anonymous', { claimSecret: `${anon.accountId}.wrong` }), 400, 'INVALID_LINK_TOKEN');
       expectError(await person.client.post('/api/accounts/claim-anonymous', { claimSecret: 'no-dot-at-all' }), 400, 'INVALID_LINK_TOKEN');
@@ -171,6 +177,13 @@ export function onboardingFlow(name: string, open: () => Promise<OpenedStore>): 
       expect(now.slice(-before.length)).toEqual(before); // the log goes on from where it was, gapless
       expect(now.map((e) => e.seq)).toEqual(Array.from({ length: now.length }, (_, i) => now.length - i));
       expect((await person.client.get('/api/accounts/tokens')).body.tokens).toContainEqual(expect.objectContaining({ name: 'night-agent', projectId: anon.projectId }));
+      // Its socket was not closed and still hears the board; a new one subscribes as before.
+      expect(await socket.next((m) => m.type === 'event' && m.event.type === 'item.created' && m.seq === now[0]!.seq)).toMatchObject({ boardId: anon.projectId });
+      const fresh = await openSocket(url(), { authorization: `Bearer ${anon.secret}` });
+      fresh.send({ type: 'subscribe', boardId: anon.projectId, topics: ['items'] });
+      expect(await fresh.next((m) => m.type === 'subscribed')).toMatchObject({ boardId: anon.projectId, role: 'member' });
+      socket.ws.close();
+      fresh.ws.close();
     });
 
     it('hands one anonymous board over with a claim nonce: link, preview, one of two claims, spent and expired nonces refused', async () => {
