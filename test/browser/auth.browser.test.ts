@@ -98,6 +98,20 @@ describe.skipIf(!chromium)('signing up, out and in (Chromium)', () => {
     expect(tab.problems).toEqual([]);
   });
 
+  it('a person who signs up on the way is sent on to the page they asked for', async () => {
+    await page.context().clearCookies();
+    await page.goto('/account/tokens');
+    await landOn(page, '/signin');
+    await page.getByRole('link', { name: 'Create an account' }).click();
+    await landOn(page, '/signup');
+    expect(new URL(page.url()).searchParams.get('next')).toBe('/account/tokens');
+    await page.getByLabel('Email').fill(`${unique('browser')}@example.com`);
+    await page.getByLabel('Password').fill('correct horse battery staple');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await landOn(page, '/account/tokens');
+    expect(tab.problems).toEqual([]);
+  });
+
   it('the harness does see a CSP violation (an injected inline script)', async () => {
     await page.goto('/signin');
     await page.getByRole('button', { name: 'Sign in' }).waitFor();

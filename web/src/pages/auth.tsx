@@ -1,4 +1,5 @@
-// Sign in and sign up: on success the session's CSRF token is kept (api.ts) and the page moves on.
+// Sign in and sign up: on success the session's CSRF token is kept (api.ts) and the page moves on
+// to where the person was going (`?next=`, kept across the switch between the two pages).
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { navigate, queryParam } from '../router.js';
@@ -27,7 +28,7 @@ export function SignInPage() {
         <Field label="Password" type="password" name="password" value={password} onInput={setPassword} required autocomplete="current-password" />
       </Form>
       <p class="row">
-        <a href="/signup">Create an account</a>
+        <a href={queryParam('next') ? `/signup?next=${encodeURIComponent(next())}` : '/signup'}>Create an account</a>
         <span class="grow" />
         <a href="/forgot-password">Forgot your password?</a>
       </p>
@@ -41,7 +42,7 @@ export function SignUpPage() {
   const action = useAction(async () => {
     const res = await api<{ account: Account }>('POST', '/api/auth/signup', { email, password });
     signedIn(res.account);
-    navigate('/projects');
+    navigate(next());
   });
   return (
     <div class="narrow panel">
@@ -51,7 +52,7 @@ export function SignUpPage() {
         <Field label="Password" type="password" name="password" value={password} onInput={setPassword} required minLength={12} maxLength={128} autocomplete="new-password" hint="12 to 128 characters; every one counts." />
       </Form>
       <p>
-        Already have one? <a href="/signin">Sign in</a>
+        Already have one? <a href={queryParam('next') ? `/signin?next=${encodeURIComponent(next())}` : '/signin'}>Sign in</a>
       </p>
     </div>
   );
