@@ -42,6 +42,18 @@ export interface Accepted {
   role: InvitedRole;
 }
 
+/** What the invited person sees of their invitation before accepting it. */
+export interface InvitationPreview {
+  invitationId: string;
+  projectId: string;
+  name: string;
+  role: InvitedRole;
+  email: string;
+  invitedBy: string | null;
+  status: InvitationStatus;
+  expiresAt: string;
+}
+
 export const statusOf = (i: InvitationRecord, now: number): InvitationStatus => (i.status === 'pending' && i.expiresAt <= now ? 'expired' : i.status);
 
 export function invitationView(i: InvitationRecord, now: number): InvitationView {
@@ -140,6 +152,21 @@ export class Invitations {
   }
 
   /**
+   * The invitation as its invited address sees it (board name, role, who invited, status), so the
+   * page can say what accepting does; any other account gets INVITATION_EMAIL_MISMATCH.
+   */
+  async preview(identity: Identity, invitationId: string, now: number): Promise<InvitationPreview> {
+    const { store } = this.ports;
+    const invitation = await store.invitations.get(this.existing(invitationId));
+    const project = invitation ? await store.projects.get(invitation.projectId) : null;
+    if (!invitation || !project) throw new AppError('INVITATION_NOT_FOUND');
+    const [account, inviter] = await Promise.all([store.accounts.get(identity.accountId), store.accounts.get(invitation.invitedBy)]);
+    if (!account) throw new AppError('UNAUTHENTICATED');
+    if (account.email !== invitation.email) throw new AppError('INVITATION_EMAIL_MISMATCH', `This invitation was sent to another address than the one you are signed in with (${account.email}).`);
+    return { invitationId: invitation._id, projectId: project._id, name: project.name, role: invitation.role, email: invitation.email, invitedBy: inviter?.email ?? null, status: statusOf(invitation, now), expiresAt: new Date(invitation.expiresAt).toISOString() };
+  }
+
+  /**
    * Accepts with the link's token, signed in as the invited address. Refusals in this order:
    * unknown invitation, wrong or replaced token, revoked or used link, expired link, another
    * address, already a member. The invitation is taken with a version check before the
@@ -157,7 +184,7 @@ export class Invitations {
     if (!account) throw new AppError('UNAUTHENTICATED');
     if (!project) throw new AppError('INVITATION_NOT_FOUND', 'The board of this invitation no longer exists.');
     if (account.email !== invitation.email) {
-      throw new AppError('INVITATION_EMAIL_MISMATCH', `This invitation was sent to another address than the one you are signed in with (${account.email}). Sign out and sign in with the invited address.`);
+      throw new AppError('INVITATION_EMAIL_MISMATCH', `This invitation was sent to another address than the one you are signed in with (${account.email}).`);
     }
     const memberId = `${project._id}:${account._id}`;
     if (await store.members.get(memberId)) throw new AppError('ALREADY_MEMBER', 'You are already a member of this board.');

@@ -49,6 +49,16 @@ export const MemberListing = z.object({
   members: z.array(Member),
   transfer: z.object({ transferId: z.string(), fromUserId: z.string(), toUserId: z.string(), expiresAt: z.string() }).nullable().describe('The open ownership transfer, if any.'),
 });
+export const InvitationPreview = z.object({
+  invitationId: z.string(),
+  projectId: z.string(),
+  name: z.string().describe('The board’s name.'),
+  role: GrantedRole,
+  email: z.string().describe('The invited address (yours).'),
+  invitedBy: z.string().nullable().describe('The inviting account’s email, null when it no longer exists.'),
+  status: z.enum(['pending', 'accepted', 'revoked', 'expired']),
+  expiresAt: z.string(),
+});
 const Accepted = z.object({ invitationId: z.string(), projectId: z.string(), name: z.string(), role: GrantedRole });
 
 const BOARD = '/api/boards/{projectId}';
@@ -110,6 +120,22 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       responses: { 201: { description: 'Invited and mailed.', schema: z.object({ invitation: Invitation }) } },
       async handler({ ctx, body }) {
         return { status: 201, body: { invitation: await invitations.invite(ctx.identity!, ctx.params.projectId!, body, ctx.now) } };
+      },
+    }),
+    defineRoute({
+      group,
+      auth: 'session',
+      rate: 'read',
+      rateHeaders: true,
+      method: 'get',
+      path: '/api/boards/invitations/{invitationId}',
+      summary: 'Your invitation before you accept it: the board’s name, the role, who invited you, its status.',
+      description: 'For the invited address only (another account: 403 INVITATION_EMAIL_MISMATCH, so the page can say so before anything is tried). Needs no token and gives no access; accepting needs the link’s token.',
+      bodyKind: 'none',
+      errors: ['INVITATION_NOT_FOUND', 'INVITATION_EMAIL_MISMATCH'],
+      responses: { 200: { description: 'The invitation.', schema: InvitationPreview } },
+      async handler({ ctx }) {
+        return { status: 200, body: await invitations.preview(ctx.identity!, ctx.params.invitationId!, ctx.now) };
       },
     }),
     defineRoute<z.infer<typeof AcceptBody>, undefined>({

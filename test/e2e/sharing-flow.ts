@@ -70,6 +70,13 @@ export function sharingFlow(name: string, open: () => Promise<OpenedStore>): voi
       expectError(await invitee.client.get(`/api/status?projectId=${board.projectId}`), 403, 'PROJECT_SCOPE_DENIED');
       expectError(await invitee.client.get(`/api/boards/${board.projectId}/members`), 403, 'PROJECT_SCOPE_DENIED');
 
+      // The invited address may look at its invitation (no token needed, no access given); nobody else may.
+      const ownerEmail = (await board.owner.get('/api/auth/me')).body.user.email as string;
+      expect((await invitee.client.get(`/api/boards/invitations/${link.invitationId}`)).body).toEqual({
+        invitationId: link.invitationId, projectId: board.projectId, name: 'My board', role: 'member', email: invitee.email, invitedBy: ownerEmail, status: 'pending', expiresAt: created.body.invitation.expiresAt,
+      });
+      expectError(await stranger.client.get(`/api/boards/invitations/${link.invitationId}`), 403, 'INVITATION_EMAIL_MISMATCH');
+      expectError(await invitee.client.get('/api/boards/invitations/no-such-invitation'), 404, 'INVITATION_NOT_FOUND');
       expectError(await accept(stranger.client, link), 403, 'INVITATION_EMAIL_MISMATCH');
       expectError(await accept(invitee.client, { ...link, token: `${link.token.slice(0, -2)}xx` }), 400, 'INVALID_LINK_TOKEN');
       expectError(await accept(invitee.client, { ...link, invitationId: 'no-such-invitation' }), 404, 'INVITATION_NOT_FOUND');
@@ -81,6 +88,7 @@ export function sharingFlow(name: string, open: () => Promise<OpenedStore>): voi
       expect(await listed(invitee.client, board.projectId)).toMatchObject({ role: 'member', owned: false });
       expect((await invitee.client.get(`/api/status?projectId=${board.projectId}`)).status).toBe(200);
       expectError(await accept(invitee.client, link), 400, 'INVALID_LINK_TOKEN');
+      expect((await invitee.client.get(`/api/boards/invitations/${link.invitationId}`)).body.status).toBe('accepted');
 
       const invitations = (await board.owner.get(`/api/boards/${board.projectId}/invitations`)).body.invitations;
       expect(invitations).toEqual([expect.objectContaining({ invitationId: link.invitationId, status: 'accepted', acceptedBy: invitee.accountId })]);

@@ -1,10 +1,11 @@
 // The boards a person can open: summaries (counts, agents, last activity, role, starred), create,
-// rename, delete, star as default, and cursor paging.
+// rename, delete, star as default, each board's members page, and cursor paging.
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { me, signedIn } from '../session.js';
 import type { Account, ProjectSummary } from '../types.js';
 import { ago, ConfirmButton, ErrorNote, Field, Form, useAction } from '../ui/kit.js';
+import { pendingInvitation } from './sharing.js';
 
 
 interface Page {
@@ -38,6 +39,7 @@ export function ProjectsPage() {
       <div class="row">
         <h1 class="grow">Your boards</h1>
       </div>
+      <InvitationReminder />
       <ErrorNote error={load.error} />
       <table class="list">
         <thead>
@@ -71,6 +73,18 @@ export function ProjectsPage() {
         </Form>
       </section>
     </>
+  );
+}
+
+/** An invitation link opened in this tab before signing up or in: the way back to it. */
+function InvitationReminder() {
+  const link = pendingInvitation();
+  if (!link) return null;
+  return (
+    <div class="note info notice" role="status">
+      <span>You opened an invitation to a board in this tab and have not accepted it yet.</span>
+      <a href={`/invitations/${link.invitationId}`}>Continue to the invitation</a>
+    </div>
   );
 }
 
@@ -118,20 +132,25 @@ function ProjectRow({ project, changed }: { project: ProjectSummary; changed: ()
       <td>{project.agentCount}</td>
       <td>{ago(project.lastActivityAt)}</td>
       <td>{project.role}</td>
-      <td class="row">
-        {!project.starred ? (
-          <button type="button" disabled={star.pending} onClick={() => void star.go()} title="Open this board by default">
-            Star
-          </button>
-        ) : null}
-        {project.owned ? (
-          <>
-            <button type="button" onClick={() => setRenaming(true)}>
-              Rename
+      <td>
+        <div class="row">
+          <a href={`/boards/${project.projectId}/members`} title="Who is on this board, invitations and roles">
+            Members
+          </a>
+          {!project.starred ? (
+            <button type="button" disabled={star.pending} onClick={() => void star.go()} title="Open this board by default">
+              Star
             </button>
-            <ConfirmButton label="Delete" danger question={`Delete “${project.name}” and everything on it?`} disabled={remove.pending} onConfirm={() => void remove.go()} />
-          </>
-        ) : null}
+          ) : null}
+          {project.owned ? (
+            <>
+              <button type="button" onClick={() => setRenaming(true)}>
+                Rename
+              </button>
+              <ConfirmButton label="Delete" danger question={`Delete “${project.name}” and everything on it?`} disabled={remove.pending} onConfirm={() => void remove.go()} />
+            </>
+          ) : null}
+        </div>
       </td>
     </tr>
   );

@@ -1,0 +1,106 @@
+// Sharing a board in Chromium: the owner invites from the members page; the invitee opens the
+// mailed link in another browser, is sent to sign in, first with the wrong account (the page says
+// so and offers to switch), then with the invited one, accepts and finds the board in their
+// listing; the owner changes the member's role and removes them.
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Browser } from 'playwright-core';
+import { landOn, launchChromium, openPage, screenshot, signUpInPage, startBrowserServer } from '../support/browser.js';
+import { signedUp, type TestServer } from '../support/server.js';
+import { unique } from '../support/temp.js';
+
+const chromium = inject('chromium');
+const BOARD = 'Fleet alpha';
+
+describe.skipIf(!chromium)('sharing a board (Chromium)', () => {
+  let browser: Browser;
+  let server: TestServer;
+  beforeAll(async () => {
+    [browser, server] = await Promise.all([launchChromium(chromium!), startBrowserServer()]);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  it('invites by mail, the invitee accepts in their own browser, the owner changes their role and removes them', async () => {
+    const [invitee, stranger] = await Promise.all([signedUp(server.url), signedUp(server.url)]);
+    const owner = await openPage(browser, server);
+    await signUpInPage(owner.page, `${unique('owner')}@example.com`);
+    await owner.page.getByLabel('Board name').fill(BOARD);
+    await owner.page.getByRole('button', { name: 'Create board' }).click();
+    await owner.page.locator('tr', { hasText: BOARD }).getByRole('link', { name: 'Members' }).click();
+    await owner.page.getByRole('heading', { name: `Members of “${BOARD}”` }).waitFor();
+    const projectId = new URL(owner.page.url()).pathname.split('/')[2]!;
+    await landOn(owner.page, `/boards/${projectId}/members`);
+
+    await owner.page.getByLabel('Email').fill(invitee.email);
+    await owner.page.locator('select[name="invite-role"]').selectOption('member');
+    await owner.page.getByRole('button', { name: 'Send invitation' }).click();
+    await owner.page.getByText(`Invitation mailed to ${invitee.email} as member`).waitFor();
+    await owner.page.locator('tr', { hasText: invitee.email }).getByText(/^pending, expires in 7 days$/).waitFor();
+
+    const mail = await server.mail.next(invitee.email, /^Invitation to the board/);
+    const link = /(https?:\/\/\S+\/invitations\/\S+)/.exec(mail.text)![1]!;
+    expect(link.startsWith(`${server.url}/invitations/`)).toBe(true);
+
+    // The invitee's browser: not signed in, so the link goes through sign-in, first as someone else.
+    const guest = await openPage(browser, server);
+    await guest.page.goto(link);
+    await landOn(guest.page, '/signin');
+    expect(guest.page.url()).not.toContain('token');
+    const signIn = async (who: { email: string; password: string }) => {
+      await guest.page.getByLabel('Email').fill(who.email);
+      await guest.page.getByLabel('Password').fill(who.password);
+      await guest.page.getByRole('button', { name: 'Sign in' }).click();
+    };
+    const invitationPath = new URL(link).pathname;
+    await signIn(stranger);
+    await guest.page.waitForURL((u) => u.pathname === invitationPath);
+    // The wrong account is told before it tries, and offered the way to the right one.
+    await guest.page.getByRole('alert').getByText('INVITATION_EMAIL_MISMATCH').waitFor();
+    expect(await guest.page.getByRole('button', { name: /^Accept/ }).count()).toBe(0);
+    await screenshot(guest.page, 'invitation-mismatch');
+    await guest.page.getByRole('button', { name: 'Sign out and switch account' }).click();
+    await guest.page.waitForURL((u) => u.pathname === '/signin');
+    await signIn(invitee);
+    await landOn(guest.page, invitationPath);
+    await guest.page.getByRole('heading', { name: `Join “${BOARD}”` }).waitFor();
+    await guest.page.getByText(`invites you to the board “${BOARD}” as member`).waitFor();
+    await screenshot(guest.page, 'invitation');
+    await guest.page.getByRole('button', { name: 'Accept and join as member' }).click();
+    await guest.page.getByText(`You joined “${BOARD}” as member.`).waitFor();
+    await screenshot(guest.page, 'invitation-accepted');
+    await guest.page.getByRole('link', { name: 'Your boards' }).click();
+    const row = guest.page.locator('tr', { hasText: BOARD });
+    await row.getByRole('cell', { name: 'member', exact: true }).waitFor();
+    await screenshot(guest.page, 'projects-shared');
+
+    // The owner sees the member, and the invitation accepted.
+    await owner.page.reload();
+    const memberRow = owner.page.locator('tr', { hasText: invitee.email }).filter({ has: owner.page.getByRole('combobox') });
+    await memberRow.waitFor();
+    await owner.page.locator('tr', { hasText: invitee.email }).getByText(/^accepted/).waitFor();
+    await memberRow.getByRole('combobox', { name: `Role of ${invitee.email}` }).selectOption('viewer');
+    await memberRow.getByRole('button', { name: 'Change role' }).click();
+    await memberRow.getByRole('button', { name: 'Yes, change role' }).click();
+    await expect.poll(async () => (await server.store.members.get(`${projectId}:${invitee.accountId}`))?.role).toBe('viewer');
+    await memberRow.getByRole('button', { name: 'Change role' }).waitFor({ state: 'detached' });
+    await screenshot(owner.page, 'members');
+
+    await guest.page.reload();
+    await row.getByRole('cell', { name: 'viewer', exact: true }).waitFor();
+
+    await memberRow.getByRole('button', { name: 'Remove' }).click();
+    await memberRow.getByRole('button', { name: 'Yes, remove' }).click();
+    await memberRow.waitFor({ state: 'detached' });
+    expect(await server.store.members.get(`${projectId}:${invitee.accountId}`)).toBeNull();
+    await guest.page.reload();
+    await guest.page.locator('tr', { hasText: 'My board' }).waitFor();
+    expect(await guest.page.locator('tr', { hasText: BOARD }).count()).toBe(0);
+
+    expect(owner.problems).toEqual([]);
+    expect(guest.problems).toEqual([]);
+    await owner.close();
+    await guest.close();
+  });
+});
