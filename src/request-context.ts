@@ -17,7 +17,7 @@ export type AuthKind = 'none' | 'session-optional' | 'session' | 'bearer-or-sess
  * claim/lease/submit/supersede/verify writes, which draw on the request budget only, so they stay
  * available after the write budget is spent. address: per socket address.
  */
-export type RateClass = 'none' | 'identity' | 'read' | 'write' | 'lifecycle' | 'address';
+export type RateClass = 'none' | 'identity' | 'read' | 'write' | 'lifecycle' | 'address' | 'poll';
 
 export interface RequestContext {
   requestId: string;

@@ -21,8 +21,6 @@ export const PURGE_AFTER_MS = 60 * 60_000;
 const USER_CODE_ATTEMPTS = 5;
 const POLL_ATTEMPTS = 8;
 
-/** The stored grant and the interval its slow-downs grew (absent: DEVICE_INTERVAL_S). */
-type Grant = DeviceGrantRecord & { interval?: number };
 
 export interface StartInput {
   clientName: string;
@@ -67,7 +65,7 @@ export class DeviceFlow {
     const deviceCode = newDeviceCode();
     for (let attempt = 1; ; attempt++) {
       const userCode = newUserCode();
-      const grant: Grant = {
+      const grant: DeviceGrantRecord = {
         _id: codeHash(deviceCode),
         version: 1,
         userCodeHash: codeHash(userCode),
@@ -123,7 +121,7 @@ export class DeviceFlow {
   async poll(deviceCode: string, now: number): Promise<{ token: PublicToken; secret: string }> {
     const id = codeHash(deviceCode);
     for (let attempt = 0; attempt < POLL_ATTEMPTS; attempt++) {
-      const grant = (await this.store.deviceGrants.get(id)) as Grant | null;
+      const grant = await this.store.deviceGrants.get(id);
       if (!grant || !sameHash(grant._id, id) || grant.status === 'delivered') throw new AppError('INVALID_DEVICE_CODE');
       if (grant.status === 'denied') throw new AppError('ACCESS_DENIED');
       if (now >= grant.expiresAt) throw new AppError('EXPIRED_TOKEN', 'The device code has expired (10 minutes); start a new device flow.');
@@ -132,10 +130,10 @@ export class DeviceFlow {
         if (won) return this.deliver(won, now);
         continue; // another poll moved it first: read what it left
       }
-      const interval = grant.interval ?? DEVICE_INTERVAL_S;
+      const interval = grant.interval;
       const tooSoon = grant.lastPolledAt !== null && now - grant.lastPolledAt < interval * 1000;
       const next = tooSoon ? Math.min(interval + SLOW_DOWN_STEP_S, MAX_INTERVAL_S) : interval;
-      const changes: Changes<DeviceGrantRecord> & { interval: number } = { lastPolledAt: now, interval: next };
+      const changes: Changes<DeviceGrantRecord> = { lastPolledAt: now, interval: next };
       // A concurrent poll or an approval moved the version: read again (a concurrent poll makes this one too soon).
       if (!(await this.store.deviceGrants.update(id, grant.version, changes))) continue;
       const details = { interval: next, expiresIn: Math.ceil((grant.expiresAt - now) / 1000) };

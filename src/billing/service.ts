@@ -3,6 +3,7 @@
 // events, and a pending and a terminal audit row for every valid delivery.
 import type { Logger } from 'pino';
 import { AppError } from '../errors/app-error.js';
+import { auditRow } from '../audit-row.js';
 import type { PlanName } from '../plans.js';
 import { DuplicateKeyError, modify, type BillingRecord, type Store } from '../../store/ports/store.js';
 import { billingPlan } from './plan.js';
@@ -247,6 +248,6 @@ export class BillingService {
   }
 
   private async audit(event: ProviderEvent, projectId: string | null, outcome: 'pending' | WebhookOutcome, requestId: string, now: number): Promise<void> {
-    await this.store.audit.insert({ _id: `${requestId}:${outcome}`, version: 1, at: now, actor: 'provider', action: 'billing.webhook', projectId, data: { eventId: event.id, type: event.type, outcome, requestId } });
+    await this.store.audit.insert(auditRow({ at: now, actor: 'provider', action: 'billing.webhook', projectId, requestId, data: { eventId: event.id, type: event.type, outcome } }));
   }
 }

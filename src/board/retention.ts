@@ -1,15 +1,17 @@
 // Retention: a board's events, shouts, presence, audit rows and restore points older than its
-// plan's history retention (a board that dropped to Free keeps its points only as long as Free keeps
-// history), and expired sessions and link tokens, are deleted through index ranges (by board and
-// seq or time, by expiry), so the work is proportional to what ages out, never a collection scan.
+// plan's history retention (a board that dropped to Free keeps its points only as long as Free
+// keeps history), and expired sessions, link tokens and device-flow grants, are deleted through
+// index ranges (by board and seq or time, by expiry), so the work is proportional to what ages
+// out, never a collection scan.
 // Every node may run it; deleting what is already gone is harmless.
 import { DAY_MS, historySince, PLANS } from '../plans.js';
 import type { Store } from '../../store/ports/store.js';
+import { purgeDeviceGrants } from '../accounts/device-flow.js';
 
 export const PURGE_EVERY_MS = 10 * 60_000;
 const PROJECT_PAGE = 200;
 
-export type RetentionPorts = Pick<Store, 'projects' | 'events' | 'shouts' | 'presence' | 'audit' | 'restorePoints' | 'sessions' | 'linkTokens'>;
+export type RetentionPorts = Pick<Store, 'projects' | 'events' | 'shouts' | 'presence' | 'audit' | 'restorePoints' | 'sessions' | 'linkTokens' | 'deviceGrants'>;
 
 export interface Purged {
   events: number;
@@ -19,13 +21,15 @@ export interface Purged {
   restorePoints: number;
   sessions: number;
   linkTokens: number;
+  deviceGrants: number;
 }
 
 /** Deletes everything past its retention at `now`, and says how much. */
 export async function purgeExpired(store: RetentionPorts, now: number): Promise<Purged> {
-  const purged: Purged = { events: 0, shouts: 0, presence: 0, audit: 0, restorePoints: 0, sessions: 0, linkTokens: 0 };
+  const purged: Purged = { events: 0, shouts: 0, presence: 0, audit: 0, restorePoints: 0, sessions: 0, linkTokens: 0, deviceGrants: 0 };
   purged.sessions = await store.sessions.deleteMany({ expiresAt: { $lt: now } });
   purged.linkTokens = await store.linkTokens.deleteMany({ expiresAt: { $lt: now } });
+  purged.deviceGrants = await purgeDeviceGrants(store, now);
   for (let after = ''; ; ) {
     const page = await store.projects.select({ _id: { $gt: after } }, ['plan'], { sort: [['_id', 1]], limit: PROJECT_PAGE });
     for (const { _id: boardId, plan } of page) {

@@ -4,6 +4,7 @@
 import type { Logger } from 'pino';
 import { canonicalJson, checkSlice, diffGraphs, graphOf, rewind, sliceOf, type RestoreDiff, type RestoreGraph, type RevokedLease } from '../../machines/restore-point.js';
 import { AppError } from '../errors/app-error.js';
+import { auditRow } from '../audit-row.js';
 import { PLANS, type PlanName } from '../plans.js';
 import { StoreUnavailableError, type RestorePointRecord, type Store } from '../../store/ports/store.js';
 import type { BoardAccess, BoardCall } from './board-access.js';
@@ -154,7 +155,7 @@ export class Rewind {
   private async audit(call: BoardCall, applied: RewindApplied, from: string, now: number, requestId: string): Promise<void> {
     const data = { restorePointId: applied.restorePointId, undoPointId: applied.undoPointId, from, to: applied.fingerprint, revokedLeases: applied.revokedLeases.length };
     try {
-      await this.store.audit.insert({ _id: `${call.boardId}:${requestId}`, version: 1, at: now, actor: call.principal, action: 'board.rewind', projectId: call.boardId, data });
+      await this.store.audit.insert(auditRow({ at: now, actor: call.principal, action: 'board.rewind', projectId: call.boardId, requestId, data }));
     } catch (e) {
       this.logger.error({ err: e, boardId: call.boardId, ...data }, 'rewind: applied, but its audit row was not written');
     }

@@ -150,7 +150,7 @@ export class Pipeline {
    */
   private async refusalRateHeaders(route: Route, ctx: RequestContext, drawn: Record<string, string> | undefined): Promise<Record<string, string> | undefined> {
     if (drawn) return drawn;
-    if (route.rate === 'none' || route.rate === 'address') return undefined;
+    if (route.rate === 'none' || route.rate === 'address' || route.rate === 'poll') return undefined;
     // Refused before authentication (a malformed body): whose budget it is still counts.
     const identity = ctx.identity ?? (await this.deps.authenticator.authenticate(route.auth, ctx.headers, ctx.cookies, ctx.now).catch(() => null));
     if (!identity) return undefined;

@@ -2,7 +2,7 @@
 import { AppError } from '../errors/app-error.js';
 import type { Identity } from '../auth/identity.js';
 import type { RateClass } from '../request-context.js';
-import { ADDRESS_BUDGET, BOARD_WINDOW_MS, PLANS, type PlanName } from '../plans.js';
+import { ADDRESS_BUDGET, BOARD_WINDOW_MS, PLANS, POLL_BUDGET_FACTOR, type PlanName } from '../plans.js';
 import type { Budget, RateLimiter } from './limiter.js';
 
 export interface RateOutcome {
@@ -39,8 +39,9 @@ export interface RateStageInput {
 export async function applyRateBudget(limiter: RateLimiter, input: RateStageInput): Promise<RateOutcome> {
   const { rate, identity, now } = input;
   if (rate === 'none') return NONE;
-  if (rate === 'address') {
-    const b = await limiter.consume({ key: `addr:${input.remoteAddress}`, limit: input.addressLimit, windowMs: ADDRESS_BUDGET.windowMs }, now);
+  if (rate === 'address' || rate === 'poll') {
+    const [key, limit] = rate === 'address' ? [`addr:${input.remoteAddress}`, input.addressLimit] : [`poll:${input.remoteAddress}`, input.addressLimit * POLL_BUDGET_FACTOR];
+    const b = await limiter.consume({ key, limit, windowMs: ADDRESS_BUDGET.windowMs }, now);
     if (!b.allowed) throw denied(b, {}, now);
     return NONE;
   }

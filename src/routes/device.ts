@@ -95,13 +95,13 @@ export function deviceRoutes(deps: RouteDeps): Route[] {
       group,
       summary: 'Poll a device flow: pending, slow down, denied, expired, or (exactly once) the new agent’s workspace token.',
       description:
-        `No credential; rate limited per socket address. Errors are RFC 8628’s: AUTHORIZATION_PENDING (poll again after \`details.interval\` seconds); SLOW_DOWN (polled within the interval: it grows by ${SLOW_DOWN_STEP_S} s for this code, to at most ${MAX_INTERVAL_S} s, and \`details.interval\` says the new one); ` +
+        `No credential; rate limited per socket address on a budget of its own (four times the address budget), so several agents behind one address can poll at the interval. Errors are RFC 8628’s: AUTHORIZATION_PENDING (poll again after \`details.interval\` seconds); SLOW_DOWN (polled within the interval: it grows by ${SLOW_DOWN_STEP_S} s for this code, to at most ${MAX_INTERVAL_S} s, and \`details.interval\` says the new one); ` +
         'ACCESS_DENIED (the person denied it, or can no longer issue tokens on the board); EXPIRED_TOKEN (past its 10 minutes); INVALID_DEVICE_CODE (unknown, or its token was already delivered). ' +
         `Start polling at ${DEVICE_INTERVAL_S} s. The token (a new agent named clientName, role member, on the approved board) is in the one successful answer only: a second poll, even a concurrent one, gets INVALID_DEVICE_CODE.`,
       auth: 'none',
       bodyKind: 'json',
       body: PollBody,
-      rate: 'address',
+      rate: 'poll',
       errors: ['AUTHORIZATION_PENDING', 'SLOW_DOWN', 'ACCESS_DENIED', 'EXPIRED_TOKEN', 'INVALID_DEVICE_CODE', 'AUTH_UNAVAILABLE'],
       responses: { 200: { description: 'Approved: the token, once.', schema: PollResponse } },
       async handler({ ctx, body }) {

@@ -4,6 +4,7 @@ import { comment, createItems, itemEvent, patchItem, progress, reorder, type New
 import { listItems } from '../../machines/board.js';
 import { ITEM_STATES } from '../../machines/item-types.js';
 import { AppError } from '../errors/app-error.js';
+import { auditRow } from '../audit-row.js';
 import { captureBefore } from '../board/restore-points.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
@@ -243,7 +244,7 @@ export function itemRoutes(deps: RouteDeps): Route[] {
         const call = boards.enter(ctx, 'admin', 'items', workId);
         await captureBefore(deps.store, call, ctx.project!.plan, 'override', ctx.now);
         const result = await boards.ask(call, itemEvent(workId, call.principal, (now) => ({ type: 'OVERRIDE', principal: call.principal, reason: body.reason, now })));
-        await deps.store.audit.insert({ _id: `${call.boardId}:${ctx.requestId}`, version: 1, at: ctx.now, actor: call.principal, action: 'item.override', projectId: call.boardId, data: { workId, reason: body.reason } });
+        await deps.store.audit.insert(auditRow({ at: ctx.now, actor: call.principal, action: 'item.override', projectId: call.boardId, requestId: ctx.requestId, data: { workId, reason: body.reason } }));
         return { status: 200, body: result };
       },
     }),

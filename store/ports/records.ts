@@ -219,6 +219,8 @@ export interface DeviceGrantRecord extends Doc {
   createdAt: number;
   expiresAt: number;
   lastPolledAt: number | null;
+  /** Seconds between polls: 5, grown by each slow_down (RFC 8628 §3.5). */
+  interval: number;
 }
 
 /** A single-use nonce to take one anonymous board over: _id is the sha256 of the nonce. */

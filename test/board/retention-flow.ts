@@ -48,6 +48,11 @@ export function retentionFlow(name: string, open: () => Promise<OpenedStore>): v
       const point = (boardId: string, seq: number, age: number) => ({ _id: `rp_${boardId}_${seq}`, version: 1, boardId, seq, capturedAt: daysAgo(age), reason: 'batch', itemCount: 0, fingerprint: 'sha256:x', content: '{"items":[]}' });
       for (const [boardId, seq, age] of [[free, 1, 30], [free, 2, 1], [pro, 1, 181], [pro, 2, 30]] as const) await used.store.restorePoints.insert(point(boardId, seq, age));
 
+      const grant = (id: string, expiresAt: number) => ({ _id: id, version: 1, userCodeHash: id, clientName: 'agent', projectId: null, status: 'pending' as const, approvedBy: null, approvedProjectId: null, createdAt: expiresAt - 600_000, expiresAt, lastPolledAt: null, interval: 5 });
+      const grants = [unique('g'), unique('g')];
+      await used.store.deviceGrants.insert(grant(grants[0]!, NOW - 2 * 3_600_000));
+      await used.store.deviceGrants.insert(grant(grants[1]!, NOW + 600_000));
+
       const purged = await purgeExpired(used.store, NOW);
 
       expect(await seqs(free)).toEqual([5, 6, 7]);
@@ -61,6 +66,7 @@ export function retentionFlow(name: string, open: () => Promise<OpenedStore>): v
       // A board that dropped to Free keeps its points only as long as Free keeps history.
       expect((await used.store.restorePoints.select({ boardId: free }, ['seq'])).map((p) => p.seq)).toEqual([2]);
       expect((await used.store.restorePoints.select({ boardId: pro }, ['seq'])).map((p) => p.seq)).toEqual([2]);
+      expect([await used.store.deviceGrants.get(grants[0]!), await used.store.deviceGrants.get(grants[1]!)].map((g) => g !== null)).toEqual([false, true]);
       expect(await used.store.audit.get(accountAudit[0]!)).toBeNull();
       expect(await used.store.audit.get(accountAudit[1]!)).not.toBeNull();
       expect((await used.store.sessions.select({ accountId: account }, ['expiresAt'])).map((s) => s.expiresAt)).toEqual([NOW + DAY_MS]);

@@ -164,31 +164,39 @@ export function deviceFlow(name: string, open: () => Promise<OpenedStore>): void
       expectError(await poll(grant.deviceCode), 400, 'INVALID_DEVICE_CODE');
     });
 
-    describe('per-address budget (the default, 30 a minute)', () => {
+    describe('per-address budgets: polls have their own, four times the address budget (120 a minute by default)', () => {
       const limited = serveStore(open);
 
-      it('lets an agent poll at the interval, and refuses a faster caller with 429', async () => {
+      it('lets six agents behind one address poll at the interval, refuses a faster caller with 429, and leaves start its own budget', async () => {
         let offset = 0; // this server's clock is Date.now() + offset
         const advance = (ms: number) => void ((offset += ms), limited.srv.advance(ms));
         const client = new Client(limited.srv.url);
-        const started = await client.post('/api/auth/device/start', { clientName: 'patient' });
-        expect(started.status).toBe(200);
-        for (let i = 0; i < 24; i++) {
+        // The budgets are fixed minute windows: begin just after one opens, so none rolls over mid-test.
+        advance(60_000 - ((Date.now() + offset) % 60_000) + 100);
+        const agents = [];
+        for (let i = 0; i < 6; i++) agents.push((await client.post('/api/auth/device/start', { clientName: `patient-${i}` })).body.deviceCode as string);
+        for (let round = 0; round < 11; round++) {
           advance(5_000);
-          expectError(await client.post('/api/auth/device/poll', { deviceCode: started.body.deviceCode }), 400, 'AUTHORIZATION_PENDING');
+          for (const deviceCode of agents) expectError(await client.post('/api/auth/device/poll', { deviceCode }), 400, 'AUTHORIZATION_PENDING');
         }
-        // The budget is a fixed minute window: burst from just after a window opens, so it cannot roll over mid-burst.
         advance(60_000 - ((Date.now() + offset) % 60_000) + 100);
         let refused: Res | null = null;
-        for (let i = 0; i < 31 && !refused; i++) {
-          const res = await client.post('/api/auth/device/poll', { deviceCode: started.body.deviceCode });
+        for (let i = 0; i < 121 && !refused; i++) {
+          const res = await client.post('/api/auth/device/poll', { deviceCode: agents[0] });
           if (res.status === 429) refused = res;
           else expect([res.status, res.body.error.code]).toEqual([400, i === 0 ? expect.stringMatching(/^(SLOW_DOWN|AUTHORIZATION_PENDING)$/) : 'SLOW_DOWN']);
         }
-        expect(refused, 'no 429 within 31 fast polls').not.toBeNull();
+        expect(refused, 'no 429 within 121 fast polls').not.toBeNull();
         expectError(refused!, 429, 'RATE_LIMITED');
         expect(Number(refused!.headers.get('retry-after'))).toBeGreaterThan(0);
-        expectError(await client.post('/api/auth/device/start', { clientName: 'another' }), 429, 'RATE_LIMITED');
+        // Spent polls leave the address budget (start, signup, login) alone, and it has its own end.
+        expect((await client.post('/api/auth/device/start', { clientName: 'another' })).status).toBe(200);
+        let startRefused: Res | null = null;
+        for (let i = 0; i < 31 && !startRefused; i++) {
+          const res = await client.post('/api/auth/device/start', { clientName: `burst-${i}` });
+          if (res.status === 429) startRefused = res;
+        }
+        expectError(startRefused!, 429, 'RATE_LIMITED');
         advance(60_000);
         expect((await client.post('/api/auth/device/start', { clientName: 'later' })).status).toBe(200);
       });

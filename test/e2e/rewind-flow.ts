@@ -285,15 +285,22 @@ export function rewindFlow(name: string, open: () => Promise<OpenedStore>): void
       await rewindRace([url()], await proBoard());
     });
 
-    it('answers the log in order with the rewind in it', async () => {
+    it('answers the log in order with the rewind in it, and audits each rewind even under a repeated X-Request-Id', async () => {
       const board = await proBoard();
       const agent = await board.agent('builder');
       await agent.post('/api/items/batch', { items: [{ title: 'one' }] });
       await agent.post('/api/items/batch', { items: [{ title: 'two' }] });
       const { currentFingerprint, points } = await listing(board);
-      expect((await apply(board, { restorePointId: points[0]!.restorePointId, confirm: CONFIRM, expectedFingerprint: currentFingerprint })).status).toBe(200);
+      const sameId = { 'x-request-id': `req-${board.projectId}` };
+      const first = await board.owner.post(`/api/account/rewind?projectId=${board.projectId}`, { restorePointId: points[0]!.restorePointId, confirm: CONFIRM, expectedFingerprint: currentFingerprint }, sameId);
+      expect(first.status, first.text).toBe(200);
+      const undo = await board.owner.post(`/api/account/rewind?projectId=${board.projectId}`, { restorePointId: first.body.undoPointId, confirm: CONFIRM, expectedFingerprint: first.body.fingerprint }, sameId);
+      expect(undo.status, undo.text).toBe(200);
+      const rows = await store().audit.find({ projectId: board.projectId, action: 'board.rewind' });
+      expect(rows.map((r) => r.data.requestId)).toEqual([sameId['x-request-id'], sameId['x-request-id']]);
       const log = await readLog(board.owner, board.projectId);
       expect(log.map((e) => e.seq)).toEqual(log.map((_, i) => i + 1));
+      expect(log.filter((e) => e.type === 'board.rewound')).toHaveLength(2);
       expect(log.at(-1)).toMatchObject({ type: 'board.rewound', workId: null });
     });
   });
