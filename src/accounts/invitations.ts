@@ -14,8 +14,11 @@ import { boardFor, iso, KEEP_CLOSED_MS, RECORD_ID, sameSecret, SHARING_TTL_MS, t
 /** Pending invitations one board may hold at once, and members it may have. */
 export const MAX_PENDING_INVITATIONS = 100;
 export const MAX_MEMBERS = 500;
-/** One address is mailed at most once a minute per board (an invitation or a resend). */
+/** One address is mailed at most once a minute per board (an invitation or a resend)... */
 export const MAIL_INTERVAL_MS = 60_000;
+/** ...and a board sends at most this many invitation mails an hour, whoever they go to. */
+export const MAILS_PER_HOUR = 50;
+const HOUR_MS = 3600_000;
 const LIST_LIMIT = 200;
 
 export type InvitedRole = InvitationRecord['role'];
@@ -100,6 +103,7 @@ export class Invitations {
     const earlier = pending.filter((i) => i.email === email);
     this.mailBudget(earlier, now);
     if (pending.length - earlier.length >= MAX_PENDING_INVITATIONS) throw new AppError('INVITATION_LIMIT', `A board holds at most ${MAX_PENDING_INVITATIONS} pending invitations; revoke unused ones.`, { limit: MAX_PENDING_INVITATIONS });
+    await this.hourlyBudget(board.id, now);
     if ((await store.members.count({ projectId: board.id })) >= MAX_MEMBERS) throw new AppError('INVITATION_LIMIT', `A board has at most ${MAX_MEMBERS} members.`, { limit: MAX_MEMBERS });
     for (const old of earlier) await modify(store.invitations, old._id, (i) => (i.status === 'pending' ? { status: 'revoked' as const } : null));
 
@@ -139,6 +143,7 @@ export class Invitations {
   /** A new link for a pending (or expired) invitation: the old link dies, the seven days restart. */
   async resend(identity: Identity, projectId: string, invitationId: string, now: number): Promise<InvitationView> {
     const board = await boardFor(this.ports, identity, projectId, 'admin');
+    await this.hourlyBudget(board.id, now);
     const token = newSecret(32);
     const updated = await modify(this.ports.store.invitations, this.existing(invitationId), (i) => {
       this.manageable(i, board.id, board.role);
@@ -217,6 +222,14 @@ export class Invitations {
     if (now - last < MAIL_INTERVAL_MS) {
       const wait = Math.ceil((MAIL_INTERVAL_MS - (now - last)) / 1000);
       throw new AppError('INVITATION_LIMIT', `This address was mailed an invitation to this board less than a minute ago; retry in ${wait} s.`, { retryAfterSeconds: wait }, { 'retry-after': String(wait) });
+    }
+  }
+
+  /** Every mail restarts its invitation's seven days, so the mails of the last hour are the invitations whose expiry is that recent. */
+  private async hourlyBudget(projectId: string, now: number): Promise<void> {
+    const sent = await this.ports.store.invitations.count({ projectId, expiresAt: { $gt: now - HOUR_MS + SHARING_TTL_MS } });
+    if (sent >= MAILS_PER_HOUR) {
+      throw new AppError('INVITATION_LIMIT', `A board sends at most ${MAILS_PER_HOUR} invitation mails an hour; retry later.`, { limit: MAILS_PER_HOUR }, { 'retry-after': '600' });
     }
   }
 

@@ -112,7 +112,7 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       description:
         'Admins invite members and viewers; only the owner invites admins (403 ROLE_REQUIRED). The link is `/invitations/{invitationId}#token=<token>` (32 random bytes; only its sha256 is stored). ' +
         'An earlier pending invitation of the same address is revoked (its link dies). An address that is already a member: 409 ALREADY_MEMBER. ' +
-        'A board holds at most 100 pending invitations and 500 members, and one address is mailed at most once a minute per board (429 INVITATION_LIMIT with Retry-After).',
+        'A board holds at most 100 pending invitations and 500 members, sends at most 50 invitation mails an hour, and mails one address at most once a minute (429 INVITATION_LIMIT with Retry-After).',
       bodyKind: 'json',
       body: InviteBody,
       rate: 'write',
@@ -175,7 +175,7 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       method: 'post',
       path: `${ONE_INVITATION}/resend`,
       summary: 'Mail a new link for a pending or expired invitation: the old link dies and the 7 days restart.',
-      description: 'Accepted or revoked invitations are closed (409 INVITATION_CLOSED). At most one mail a minute per address and board (429 INVITATION_LIMIT).',
+      description: 'Accepted or revoked invitations are closed (409 INVITATION_CLOSED). At most one mail a minute per address and 50 an hour per board (429 INVITATION_LIMIT).',
       bodyKind: 'optional-json',
       body: NoBody,
       rate: 'write',

@@ -156,6 +156,18 @@ export function sharingFlow(name: string, open: () => Promise<OpenedStore>): voi
       expect((await accept(revoked.client, newest)).body).toMatchObject({ role: 'member' });
     });
 
+    it('caps the invitation mail a board sends: 50 an hour, whoever they go to', async () => {
+      const board = await newBoard(url());
+      for (let n = 0; n < 50; n++) expect((await invite(board.owner, board.projectId, `crowd-${n}-${board.projectId}@example.com`)).status).toBe(201);
+      const refused = await invite(board.owner, board.projectId, `one-more-${board.projectId}@example.com`);
+      expectError(refused, 429, 'INVITATION_LIMIT');
+      expect(refused.headers.get('retry-after')).toBe('600');
+      const sent = (await board.owner.get(`/api/boards/${board.projectId}/invitations`)).body.invitations as { invitationId: string }[];
+      expectError(await board.owner.post(`/api/boards/${board.projectId}/invitations/${sent[0]!.invitationId}/resend`), 429, 'INVITATION_LIMIT');
+      srv().advance(3600_000 + 1000);
+      expect((await invite(board.owner, board.projectId, `one-more-${board.projectId}@example.com`)).status).toBe(201);
+    });
+
     it('lets only the owner make admins, and admins manage members and viewers only', async () => {
       const board = await newBoard(url());
       const [admin, other, member] = await Promise.all([signedUp(url()), signedUp(url()), signedUp(url())]);
