@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { landOn, launchChromium, openPage, screenshot, signUpInPage, startBrowserServer } from '../support/browser.js';
-import { signedUp, type TestServer } from '../support/server.js';
+import { CaptureMailer, Client, signedUp, type TestServer } from '../support/server.js';
 import { unique } from '../support/temp.js';
 
 const chromium = inject('chromium');
@@ -102,5 +102,49 @@ describe.skipIf(!chromium)('sharing a board (Chromium)', () => {
     expect(guest.problems).toEqual([]);
     await owner.close();
     await guest.close();
+  });
+
+  it('offers the board to a member, who takes it over from the members page', async () => {
+    const heir = await signedUp(server.url);
+    const ownerEmail = `${unique('owner')}@example.com`;
+    const owner = await openPage(browser, server);
+    await signUpInPage(owner.page, ownerEmail);
+    // The heir joins over HTTP; the handover is what this test watches.
+    const api = new Client(server.url);
+    await api.post('/api/auth/login', { email: ownerEmail, password: 'correct horse battery staple' });
+    const projectId = (await api.get('/api/projects')).body.projects[0].projectId as string;
+    expect((await api.post(`/api/boards/${projectId}/invitations`, { email: heir.email, role: 'admin' })).status).toBe(201);
+    const mail = await server.mail.next(heir.email, /^Invitation/);
+    expect((await heir.client.post(`/api/boards/invitations/${/\/invitations\/([\w-]+)#/.exec(mail.text)![1]}/accept`, { token: CaptureMailer.tokenOf(mail) })).status).toBe(200);
+
+    await owner.page.goto(`/boards/${projectId}/members`);
+    const heirRow = owner.page.locator('tr', { hasText: heir.email }).filter({ has: owner.page.getByRole('combobox') });
+    await heirRow.getByRole('button', { name: 'Transfer ownership' }).click();
+    await heirRow.getByRole('button', { name: 'Yes, transfer ownership' }).click();
+    await owner.page.getByText(`Ownership is offered to ${heir.email}`).waitFor();
+    await server.mail.next(heir.email, /^Take over the board/);
+
+    const tab = await openPage(browser, server);
+    await tab.page.goto('/signin');
+    await tab.page.getByLabel('Email').fill(heir.email);
+    await tab.page.getByLabel('Password').fill(heir.password);
+    await tab.page.getByRole('button', { name: 'Sign in' }).click();
+    await landOn(tab.page, '/projects');
+    await tab.page.goto(`/boards/${projectId}/members`);
+    await tab.page.getByText('The owner offers you this board').waitFor();
+    await screenshot(tab.page, 'members-transfer');
+    await tab.page.getByRole('button', { name: 'Accept ownership' }).click();
+    await tab.page.getByRole('button', { name: 'Yes, accept ownership' }).click();
+    await tab.page.getByText('Your role: owner').waitFor();
+    await tab.page.locator('tr', { hasText: ownerEmail }).getByRole('combobox').waitFor();
+    expect(await server.store.projects.get(projectId)).toMatchObject({ ownerId: heir.accountId });
+
+    await owner.page.reload();
+    await owner.page.getByText('Your role: admin').waitFor();
+    expect(await owner.page.getByRole('button', { name: 'Transfer ownership' }).count()).toBe(0);
+    expect(owner.problems).toEqual([]);
+    expect(tab.problems).toEqual([]);
+    await owner.close();
+    await tab.close();
   });
 });

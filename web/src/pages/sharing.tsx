@@ -213,7 +213,7 @@ function TransferNote({ listing, changed }: { listing: Listing; changed: () => v
     return (
       <div class="note info notice" role="status">
         <span>
-          The owner offers you this board (open {left(t.expiresAt)}). As owner you answer for its members, billing and deletion; they stay on as admin.
+          The owner offers you this board (the offer expires {left(t.expiresAt)}). As owner you answer for its members, billing and deletion; the current owner stays on as admin.
         </span>
         <ConfirmButton label="Accept ownership" question={`Become the owner of “${listing.name}”?`} disabled={accept.pending} onConfirm={() => void accept.go()} />
         <ErrorNote error={accept.error} />
@@ -223,7 +223,7 @@ function TransferNote({ listing, changed }: { listing: Listing; changed: () => v
   return (
     <div class="note info notice" role="status">
       <span>
-        Ownership is offered to {to ? nameOf(to) : 'a member'} until they accept (open {left(t.expiresAt)}).
+        Ownership is offered to {to ? nameOf(to) : 'a member'}; it moves when they accept (the offer expires {left(t.expiresAt)}).
       </span>
     </div>
   );
