@@ -4,6 +4,7 @@ import type { Identity } from '../auth/identity.js';
 import type { RateClass } from '../request-context.js';
 import { ADDRESS_BUDGET, BOARD_WINDOW_MS, PLANS, POLL_BUDGET_FACTOR, type PlanName } from '../plans.js';
 import type { Budget, RateLimiter } from './limiter.js';
+import { addressKey } from './address-key.js';
 
 export interface RateOutcome {
   headers: Record<string, string>;
@@ -40,7 +41,8 @@ export async function applyRateBudget(limiter: RateLimiter, input: RateStageInpu
   const { rate, identity, now } = input;
   if (rate === 'none') return NONE;
   if (rate === 'address' || rate === 'poll') {
-    const [key, limit] = rate === 'address' ? [`addr:${input.remoteAddress}`, input.addressLimit] : [`poll:${input.remoteAddress}`, input.addressLimit * POLL_BUDGET_FACTOR];
+    const where = addressKey(input.remoteAddress);
+    const [key, limit] = rate === 'address' ? [`addr:${where}`, input.addressLimit] : [`poll:${where}`, input.addressLimit * POLL_BUDGET_FACTOR];
     const b = await limiter.consume({ key, limit, windowMs: ADDRESS_BUDGET.windowMs }, now);
     if (!b.allowed) throw denied(b, {}, now);
     return NONE;
