@@ -311,11 +311,12 @@ export class Hub {
     }
   }
 
+  /** A token is read afresh: its role may have narrowed, and a board takeover moves it to the new owner's account. */
   private async reachable(identity: Identity, boardId: string): Promise<SelectedProject | null> {
     if (identity.kind !== 'token') return this.deps.selector.reachable(identity, boardId);
     const token = await this.deps.store.tokens.get(identity.tokenId);
     if (!token || token.revoked || token.prefix !== identity.prefix) return null;
-    return this.deps.selector.reachable({ ...identity, role: token.role }, boardId);
+    return this.deps.selector.reachable({ ...identity, role: token.role, accountId: token.accountId }, boardId);
   }
 
   private async startFrom(conn: Connection, boardId: string, sub: Subscription, role: string, since: number | undefined): Promise<void> {
