@@ -1,8 +1,10 @@
 // A board's live feed over /api/ws: subscribes from the last seq it saw, so a drop resumes with
-// nothing missed; an event at or below that seq is never passed on twice.
+// nothing missed; an event at or below that seq is never passed on twice. When the person's role
+// on the board changes the server unsubscribes the socket: the feed subscribes again under the new
+// role, and a refusal then means they are no longer a member.
 import { signal } from '@preact/signals';
 
-export type FeedState = 'connecting' | 'live' | 'reconnecting' | 'closed';
+export type FeedState = 'connecting' | 'live' | 'reconnecting' | 'closed' | 'removed';
 
 export interface BoardEvent {
   seq: number | null;
@@ -37,7 +39,11 @@ export class BoardFeed {
   readonly state = signal<FeedState>('connecting');
   /** This person's role on the board, as the server told the subscription. */
   readonly role = signal<string | null>(null);
+  /** Why the board can no longer be watched (the person lost access), or null. */
+  readonly ended = signal<string | null>(null);
   private socket: WebSocket | null = null;
+  /** Set while subscribing again after the server unsubscribed the board: why it did. */
+  private resubscribing: string | null = null;
   private attempts = 0;
   private stopped = false;
   private timer: ReturnType<typeof setTimeout> | null = null;
@@ -70,7 +76,7 @@ export class BoardFeed {
   private open(): void {
     const socket = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/api/ws`);
     this.socket = socket;
-    socket.onopen = () => socket.send(JSON.stringify({ type: 'subscribe', boardId: this.boardId, topics: ['activity'], ...(this.lastSeq === null ? {} : { since: this.lastSeq }) }));
+    socket.onopen = () => this.subscribe(socket);
     socket.onmessage = (m) => this.message(JSON.parse(String(m.data)) as Record<string, unknown>);
     socket.onclose = () => {
       if (this.socket !== socket || this.stopped) return;
@@ -79,8 +85,23 @@ export class BoardFeed {
     };
   }
 
+  private subscribe(socket: WebSocket): void {
+    socket.send(JSON.stringify({ type: 'subscribe', boardId: this.boardId, topics: ['activity'], ...(this.lastSeq === null ? {} : { since: this.lastSeq }) }));
+  }
+
   private message(m: Record<string, unknown>): void {
-    if (m.type === 'subscribed') {
+    if (m.type === 'unsubscribed' && m.boardId === this.boardId && this.socket) {
+      this.resubscribing = typeof m.reason === 'string' ? m.reason : 'Your access to this board changed.';
+      this.state.value = 'connecting';
+      this.subscribe(this.socket);
+    } else if (m.type === 'error' && this.resubscribing !== null) {
+      this.ended.value = this.resubscribing.includes('no longer') ? this.resubscribing : ((m.error as { message?: string } | undefined)?.message ?? 'You can no longer watch this board.');
+      this.role.value = null;
+      this.stopped = true;
+      this.socket?.close(1000, 'no access');
+      this.state.value = 'removed';
+    } else if (m.type === 'subscribed') {
+      this.resubscribing = null;
       this.attempts = 0;
       if (typeof m.role === 'string') this.role.value = m.role;
       this.lastSeq ??= m.seq as number;

@@ -141,6 +141,7 @@ export function BoardPage({ projectId }: { projectId: string }) {
         <h1>{status?.name ?? 'Board'}</h1>
         <ConnectionBadge feed={model.feed} />
         {role ? <span class="muted">you are {role}</span> : null}
+        <a href={`/boards/${encodeURIComponent(projectId)}/members`}>Members</a>
         <span class="grow" />
         <div class="tabs" role="tablist">
           <a href="#columns" role="tab" class={view === 'columns' ? 'active' : ''} aria-selected={view === 'columns'} onClick={(e) => (e.preventDefault(), setView('columns'))}>
@@ -152,6 +153,11 @@ export function BoardPage({ projectId }: { projectId: string }) {
         </div>
       </div>
       <ErrorNote error={model.error.value} />
+      {model.feed?.ended.value ? (
+        <div class="note error" role="alert" data-ended>
+          {model.feed.ended.value} <a href="/projects">Your boards</a>
+        </div>
+      ) : null}
       {model.rewound.value ? <RewoundNotice event={model.rewound.value} manage={role === 'owner' || role === 'admin' ? `/account/rewind?projectId=${encodeURIComponent(projectId)}` : null} onDismiss={() => (model.rewound.value = null)} /> : null}
       <div class="board-layout board">
         <div>
@@ -176,7 +182,7 @@ export function BoardPage({ projectId }: { projectId: string }) {
 
 function ConnectionBadge({ feed }: { feed: BoardFeed | null }) {
   const state = feed?.state.value ?? 'connecting';
-  const label = { connecting: 'connecting…', live: 'live', reconnecting: 'reconnecting…', closed: 'offline' }[state];
+  const label = { connecting: 'connecting…', live: 'live', reconnecting: 'reconnecting…', closed: 'offline', removed: 'no access' }[state];
   return (
     <span class={`conn ${state}`} role="status" aria-live="polite" data-state={state}>
       {label}
