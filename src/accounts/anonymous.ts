@@ -80,9 +80,10 @@ export class AnonymousBoards {
     const boards = await this.store.projects.find({ ownerId: record._id }, { sort: [['createdAt', 1], ['_id', 1]] });
     await ensureRoom(this.store, claimerId, boards.length);
     await holdForClaim(this.store, record, now, true);
-    for (const board of boards) await takeBoard(this.store, board._id, record._id, claimerId, now, 'claim-secret');
+    const moved: string[] = [];
+    for (const board of boards) if (await takeBoard(this.store, board._id, record._id, claimerId, now, 'claim-secret')) moved.push(board._id);
     await retireWhenEmpty(this.store, record._id);
-    return boards.map((b) => b._id);
+    return moved;
   }
 }
 

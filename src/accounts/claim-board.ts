@@ -1,6 +1,6 @@
 // Taking an anonymous account's board over (DOMAIN.md "Agent onboarding"): the person becomes its
 // owner, and the board's tokens move with it so its agents keep working under the new owner.
-import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import { AppError } from '../errors/app-error.js';
 import { PLANS } from '../plans.js';
 import { DuplicateKeyError, modify, type AnonymousAccountRecord, type Store } from '../../store/ports/store.js';
@@ -45,27 +45,48 @@ export async function holdForClaim(store: Store, record: AnonymousAccountRecord,
 }
 
 /**
- * Moves one board from the anonymous account to the person: ownership (a version-checked flip,
- * so a board has one taker), the owner's membership, and the board's tokens, which keep their
- * ids, secrets and agent principals. Items, events and shouts are the board's and stay as they are.
+ * Moves one board from the anonymous account to the person, in an order that leaves the board
+ * reachable by its agents and by the person after a failure at any step, and safe to run again:
+ * the person's owner membership first, then the owner (a version-checked change; already the
+ * person's: carry on), then the board's tokens (they keep their ids, secrets and agent
+ * principals), and last the anonymous account's membership, which is what let the tokens act
+ * until they moved. Items, events and shouts are the board's and stay as they are. Answers false,
+ * changing nothing, when the board is gone or belongs to someone else.
  */
-export async function takeBoard(store: Store, projectId: string, fromId: string, toId: string, now: number, via: 'nonce' | 'claim-secret'): Promise<void> {
-  const moved = await modify(store.projects, projectId, (project) => {
-    if (project.ownerId !== fromId) throw new AppError('INVALID_LINK_TOKEN', 'This board was claimed meanwhile.');
-    return { ownerId: toId };
-  });
-  if (!moved) throw new AppError('INVALID_LINK_TOKEN', 'This board no longer exists.');
+export async function takeBoard(store: Store, projectId: string, fromId: string, toId: string, now: number, via: 'nonce' | 'claim-secret'): Promise<boolean> {
+  const before = await store.projects.get(projectId);
+  if (!before || (before.ownerId !== fromId && before.ownerId !== toId)) return false;
+  const memberId = `${projectId}:${toId}`;
+  let inserted = false;
   try {
-    await store.members.insert({ _id: `${projectId}:${toId}`, version: 1, projectId, accountId: toId, role: 'owner', acceptedAt: now });
+    await store.members.insert({ _id: memberId, version: 1, projectId, accountId: toId, role: 'owner', acceptedAt: now });
+    inserted = true;
   } catch (e) {
     if (!(e instanceof DuplicateKeyError)) throw e;
-    await modify(store.members, `${projectId}:${toId}`, (m) => (m.role === 'owner' ? null : { role: 'owner' as const }));
+    await modify(store.members, memberId, (m) => (m.role === 'owner' ? null : { role: 'owner' as const }));
   }
-  await store.members.delete(`${projectId}:${fromId}`);
+  let taken = true;
+  const moved = await modify(store.projects, projectId, (project) => {
+    if (project.ownerId === toId) return null;
+    if (project.ownerId === fromId) return { ownerId: toId };
+    taken = false;
+    return null;
+  });
+  if (!moved || !taken) {
+    if (inserted) await store.members.delete(memberId);
+    return false;
+  }
   for (const token of await store.tokens.find({ accountId: fromId, boardId: projectId })) {
     await modify(store.tokens, token._id, (t) => (t.accountId === fromId ? { accountId: toId } : null));
   }
-  await store.audit.insert({ _id: `claim:${projectId}:${randomUUID()}`, version: 1, at: now, actor: `user:${toId}`, action: 'board.claimed', projectId, data: { from: fromId, via } });
+  await store.members.delete(`${projectId}:${fromId}`);
+  try {
+    // One row per hand-over, however many times it is run.
+    await store.audit.insert({ _id: `claim:${projectId}:${fromId}`, version: 1, at: now, actor: `user:${toId}`, action: 'board.claimed', projectId, data: { from: fromId, via } });
+  } catch (e) {
+    if (!(e instanceof DuplicateKeyError)) throw e;
+  }
+  return true;
 }
 
 /** Ends an anonymous account that has given all its boards away: its record, then the account itself. */

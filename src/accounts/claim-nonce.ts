@@ -54,7 +54,7 @@ export class ClaimNonces {
     if (preview) return glance;
     if (!(await this.store.claimNonces.delete(id, record.version))) throw new AppError('INVALID_LINK_TOKEN', 'This claim link was used meanwhile.');
     await holdForClaim(this.store, anonymous, now, false);
-    await takeBoard(this.store, projectId, anonymous._id, claimerId, now, 'nonce');
+    if (!(await takeBoard(this.store, projectId, anonymous._id, claimerId, now, 'nonce'))) throw new AppError('INVALID_LINK_TOKEN', 'This board was claimed meanwhile.');
     await retireWhenEmpty(this.store, anonymous._id);
     return glance;
   }

@@ -177,12 +177,19 @@ export class AccountService {
  * Deletes an account outright: the boards it owns, its memberships, tokens, sessions and links.
  * Answers the deleted boards' ids (their sockets are the caller's to close). Checks nothing:
  * account deletion confirms first, the anonymous-account sweep decides by age.
+ *
+ * Tokens on a board a person now owns while this account still holds its owner's membership (an
+ * anonymous board whose claim has not moved them yet, src/accounts/claim-board.ts) are the
+ * board's agents: they are left for the claim to move, never deleted with the account.
  */
 export async function purgeAccount(store: Store, accountId: string): Promise<string[]> {
   const owned = await store.projects.find({ ownerId: accountId });
   for (const project of owned) await deleteProject(store, project._id);
+  // Its owned boards' memberships went with them: an owner's membership left is on a board handed over.
+  const handedOver = new Set((await store.members.find({ accountId, role: 'owner' })).map((m) => m.projectId));
   await store.members.deleteMany({ accountId });
-  await store.tokens.deleteMany({ accountId });
+  if (handedOver.size === 0) await store.tokens.deleteMany({ accountId });
+  else for (const token of await store.tokens.select({ accountId }, ['boardId'])) if (token.boardId === null || !handedOver.has(token.boardId)) await store.tokens.delete(token._id);
   await store.linkTokens.deleteMany({ accountId });
   await store.sessions.deleteMany({ accountId });
   await store.accounts.delete(accountId);

@@ -8,11 +8,22 @@ import { expectError } from '../support/expect-error.js';
 import { Client, signedUp, type Res } from '../support/server.js';
 import { unique } from '../support/temp.js';
 import { openSocket } from '../support/socket.js';
+import { purgeAccount } from '../../src/accounts/service.js';
+import { StoreUnavailableError } from '../../store/ports/store.js';
 
 const DAY = 86_400_000;
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 const bearer = (base: string, secret: string) => new Client(base, { authorization: `Bearer ${secret}` });
 const statuses = (results: Res[]) => results.map((r) => r.status).sort();
+
+/** The next call of `method` fails as an unreachable store would; the calls after it go through. */
+function failOnce<T extends object, K extends keyof T>(target: T, method: K): void {
+  const original = target[method];
+  target[method] = (async () => {
+    target[method] = original;
+    throw new StoreUnavailableError(new Error('failed once, on purpose'));
+  }) as T[K];
+}
 
 export function onboardingFlow(name: string, open: () => Promise<OpenedStore>): void {
   // FerretDB answers some of these in seconds: room beyond the default 30 s.
@@ -247,6 +258,28 @@ export function onboardingFlow(name: string, open: () => Promise<OpenedStore>): 
       expect((await person.client.request('DELETE', `/api/projects/${extra[0]}`)).status).toBe(204);
       const claimed = await person.client.post(`/api/projects/${anon.projectId}/claim`, { nonce });
       expect(claimed.status, claimed.text).toBe(200);
+    });
+
+    it('moves a board in an order that leaves it reachable when a claim is cut short, and never deletes its agents with the anonymous account', async () => {
+      const { store } = served.srv;
+      // The person's membership cannot be written: nothing else changed either.
+      const first = await anonymousBoard();
+      const person = await signedUp(url());
+      failOnce(store.members, 'insert');
+      expectError(await person.client.post('/api/accounts/claim-anonymous', { claimSecret: first.claimSecret }), 503, 'AUTH_UNAVAILABLE');
+      expect(await store.projects.get(first.projectId)).toMatchObject({ ownerId: first.accountId });
+      expect((await first.agent.post('/api/items', { title: 'nothing moved' })).status).toBe(201);
+
+      // The tokens cannot be moved: the person owns the board and reaches it, and its agent still works on it.
+      const anon = await anonymousBoard();
+      failOnce(store.tokens, 'update');
+      expectError(await person.client.post('/api/accounts/claim-anonymous', { claimSecret: anon.claimSecret }), 503, 'AUTH_UNAVAILABLE');
+      expect(await store.projects.get(anon.projectId)).toMatchObject({ ownerId: person.accountId });
+      expect((await person.client.get(`/api/status?projectId=${anon.projectId}`)).status).toBe(200);
+      expect((await anon.agent.post('/api/items', { title: 'while the claim is cut short' })).status).toBe(201);
+      // Deleting the anonymous account meanwhile (as the sweep deletes one) spares the tokens of the board it handed over.
+      await purgeAccount(store, anon.accountId);
+      expect(await store.tokens.count({ boardId: anon.projectId })).toBe(1);
     });
 
     it('deletes anonymous accounts left unclaimed for 7 days, and keeps the claimed ones', async () => {
