@@ -6,6 +6,7 @@ import { PLANS } from '../plans.js';
 import { intInRange } from '../int-in-range.js';
 import type { Role } from '../auth/identity.js';
 import { modify, type MemberRecord, type ProjectRecord, type Store } from '../../store/ports/store.js';
+import { withAccountLock } from './account-lock.js';
 
 export const PROJECT_NAME_MAX = 80;
 export const LIST_DEFAULT = 50;
@@ -51,11 +52,19 @@ export async function boardLimit(store: Store, ownerId: string, incomingPro = fa
   return PLANS[pro > 0 ? 'pro' : 'free'].boardsPerAccount;
 }
 
+/** Refuses with 403 FREE_PROJECT_LIMIT when `ownerId` owns its limit already; call it holding the account's lock. */
+export async function ensureRoom(store: Store, ownerId: string, incomingPro = false): Promise<void> {
+  const [owned, limit] = await Promise.all([store.projects.count({ ownerId }), boardLimit(store, ownerId, incomingPro)]);
+  if (owned >= limit) throw new AppError('FREE_PROJECT_LIMIT', `This account may own ${limit} boards on its plan.`, { limit });
+}
+
+/** A new board, within the account's limit even when several are created at once (on any node). */
 export async function createProject(store: Store, ownerId: string, name: string, now: number): Promise<ProjectRecord> {
   const checked = checkProjectName(name);
-  const [owned, limit] = await Promise.all([store.projects.count({ ownerId }), boardLimit(store, ownerId)]);
-  if (owned >= limit) throw new AppError('FREE_PROJECT_LIMIT', `This account may own ${limit} projects on its plan.`, { limit });
-  return provisionProject(store, ownerId, checked, now);
+  return withAccountLock(store, ownerId, async () => {
+    await ensureRoom(store, ownerId);
+    return provisionProject(store, ownerId, checked, now);
+  });
 }
 
 export async function renameProject(store: Store, projectId: string, name: string): Promise<ProjectRecord> {
@@ -65,11 +74,14 @@ export async function renameProject(store: Store, projectId: string, name: strin
   return renamed;
 }
 
-/** Removes the board and everything bound to it: memberships, invitations, transfers, its tokens, its events. */
+/** Removes the board and everything bound to it: memberships, invitations, transfers, enrollment codes, claim nonces, restore points, its tokens, its events. */
 export async function deleteProject(store: Store, projectId: string): Promise<void> {
   await store.tokens.deleteMany({ boardId: projectId });
   await store.invitations.deleteMany({ projectId });
   await store.transfers.deleteMany({ projectId });
+  await store.enrollments.deleteMany({ projectId });
+  await store.claimNonces.deleteMany({ projectId });
+  await store.restorePoints.deleteMany({ boardId: projectId });
   await store.members.deleteMany({ projectId });
   await store.events.deleteMany({ boardId: projectId });
   await store.shouts.deleteMany({ boardId: projectId });

@@ -5,8 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../errors/app-error.js';
 import type { Identity } from '../auth/identity.js';
-import { modify, type TransferRecord } from '../../store/ports/store.js';
-import { boardLimit } from './projects.js';
+import { modify, type MemberRecord, type ProjectRecord, type TransferRecord } from '../../store/ports/store.js';
+import { ensureRoom } from './projects.js';
+import { withAccountLock } from './account-lock.js';
 import { boardFor, iso, KEEP_CLOSED_MS, RECORD_ID, SHARING_TTL_MS, type SharingPorts } from './sharing.js';
 
 export interface TransferView {
@@ -72,9 +73,15 @@ export class Transfers {
     if (transfer.expiresAt <= now) throw new AppError('TRANSFER_NOT_FOUND', 'This transfer expired; ask the owner to offer the board again.');
     const [project, member] = await Promise.all([store.projects.get(transfer.projectId), store.members.get(`${transfer.projectId}:${identity.accountId}`)]);
     if (!project || project.ownerId !== transfer.fromAccountId || !member) throw new AppError('TRANSFER_NOT_FOUND', 'The board changed hands or members since this transfer was offered.');
-    const [owned, limit] = await Promise.all([store.projects.count({ ownerId: identity.accountId }), boardLimit(store, identity.accountId, project.plan === 'pro')]);
-    if (owned >= limit) throw new AppError('FREE_PROJECT_LIMIT', `You may own ${limit} boards on your plan; delete or transfer one first.`, { limit });
+    return withAccountLock(store, identity.accountId, async () => {
+      await ensureRoom(store, identity.accountId, project.plan === 'pro');
+      return this.take(identity, transfer, project, member, now);
+    });
+  }
 
+  /** The move itself, under the recipient's account lock and within their limit. */
+  private async take(identity: Identity, transfer: TransferRecord, project: ProjectRecord, member: MemberRecord, now: number): Promise<TransferView & { name: string }> {
+    const { store } = this.ports;
     const taken = await store.transfers.update(transfer._id, transfer.version, { status: 'accepted' });
     if (!taken) throw new AppError('TRANSFER_NOT_FOUND', 'This transfer was accepted or cancelled meanwhile.');
     const moved = await modify(store.projects, project._id, (p) => (p.ownerId === transfer.fromAccountId ? { ownerId: identity.accountId } : null));

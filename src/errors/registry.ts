@@ -121,6 +121,7 @@ export const ERRORS = {
   REFERRAL_UNAVAILABLE: { status: 503, meaning: 'The referral ledger is unavailable, so a referral code cannot be resolved.', fix: 'Retry later, or sign up without a code.', raisedBy: ['POST /api/auth/signup'] },
   BILLING_UNAVAILABLE: { status: 503, meaning: 'Billing is not configured on this deployment, or its store is unavailable.', fix: 'Everything else works; ask the operator to configure billing.', raisedBy: [...BILLING_PROVIDER_CALLS, 'POST /api/billing/webhook'] },
   SNAPSHOT_UNAVAILABLE: { status: 503, meaning: 'Restore points cannot be read right now.', fix: 'Retry later.', raisedBy: REWIND },
+  ACCOUNT_BUSY: { status: 503, meaning: 'Another change to what this account owns (a new board, a transfer or a takeover) is still in progress.', fix: 'Retry after the Retry-After seconds.', raisedBy: ['POST /api/projects', 'POST /api/boards', 'POST /api/boards/transfers/{transferId}/accept', 'POST /api/accounts/claim-anonymous', 'POST /api/projects/{projectId}/claim'] },
   BOARD_BUSY: { status: 503, meaning: 'The board’s command queue is full.', fix: 'Retry after the Retry-After seconds.', raisedBy: [...BOARD_SURFACES] },
   SERVICE_UNAVAILABLE: { status: 503, meaning: 'The service is starting or shutting down, or its store does not answer.', fix: 'Retry on another node or after a short wait.', raisedBy: ['every operation'] },
 } as const satisfies Record<string, ErrorSpec>;

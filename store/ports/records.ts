@@ -239,3 +239,11 @@ export interface AnonymousAccountRecord extends Doc {
   expiresAt: number;
 }
 
+/** One owner-changing operation of an account at a time (src/accounts/account-lock.ts): _id is the account id. */
+export interface AccountLockRecord extends Doc {
+  /** Who holds it: a random id per holder. */
+  holder: string;
+  /** After this (wall clock) a waiter may take it over: its holder crashed. */
+  until: number;
+}
+

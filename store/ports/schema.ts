@@ -1,7 +1,7 @@
 // The collections of the store and their indexes, declared once for both adapters.
 import type { ApartField, Collection } from './collection.js';
 import type {
-  AccountRecord, AnonymousAccountRecord, AuditRecord, BillingEventRecord, BillingRecord, BoardRecord, ClaimNonceRecord, DeviceGrantRecord, EnrollmentRecord, EventRecord, InvitationRecord,
+  AccountLockRecord, AccountRecord, AnonymousAccountRecord, AuditRecord, BillingEventRecord, BillingRecord, BoardRecord, ClaimNonceRecord, DeviceGrantRecord, EnrollmentRecord, EventRecord, InvitationRecord,
   LinkTokenRecord, MemberRecord, PresenceRecord, ProjectRecord, RestorePointRecord, SessionRecord, ShoutRecord, TokenRecord, TransferRecord,
 } from './records.js';
 
@@ -32,6 +32,7 @@ export interface Collections {
   deviceGrants: Collection<DeviceGrantRecord>;
   claimNonces: Collection<ClaimNonceRecord>;
   anonymousAccounts: Collection<AnonymousAccountRecord>;
+  accountLocks: Collection<AccountLockRecord>;
 }
 
 export type CollectionName = keyof Collections;
@@ -59,6 +60,7 @@ export const SCHEMA: Record<CollectionName, readonly IndexSpec[]> = {
   deviceGrants: [idx(['userCodeHash'], true), idx(['expiresAt'])],
   claimNonces: [idx(['projectId']), idx(['expiresAt'])],
   anonymousAccounts: [idx(['expiresAt'])],
+  accountLocks: [],
 };
 
 /**

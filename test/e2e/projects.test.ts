@@ -122,6 +122,14 @@ describe('POST /api/projects', () => {
     expect((await client.get('/api/projects')).body.projects).toHaveLength(3);
   });
 
+  it('keeps the limit when boards are created at once: of 6 concurrent creations on a Free account owning 1, exactly 2 succeed', async () => {
+    const { client } = await signedUp(srv.url);
+    const results = await Promise.all(Array.from({ length: 6 }, (_, i) => client.post('/api/projects', { name: `Rush ${i}` })));
+    expect(results.map((r) => r.status).sort()).toEqual([201, 201, 403, 403, 403, 403]);
+    for (const r of results.filter((r) => r.status === 403)) expect(r.body.error.code).toBe('FREE_PROJECT_LIMIT');
+    expect((await client.get('/api/projects')).body.projects).toHaveLength(3);
+  });
+
   it('checks the name', async () => {
     const { client } = await signedUp(srv.url);
     for (const name of ['', '   ', 'x'.repeat(81), 'tab\there']) expectError(await client.post('/api/projects', { name }), 400, 'INVALID_PROJECT_NAME');
