@@ -8,10 +8,10 @@ import type { ProjectSelector } from '../auth/project-selection.js';
 import { DAY_MS } from '../plans.js';
 import type { AccountRecord, Store } from '../../store/ports/store.js';
 import { checkProjectName, provisionProject } from './projects.js';
-import { newReferralCode, purgeAccount } from './service.js';
+import { newReferralCode } from './service.js';
 import { ServiceTokens, type PublicToken } from './service-tokens.js';
 import { actingAs } from './onboarding.js';
-import { CLAIMED, claimable, ensureRoom, holdForClaim, retireWhenEmpty, sameDigest, takeBoard } from './claim-board.js';
+import { CLAIMED, claimable, ensureRoom, holdForClaim, retireAnonymous, retireWhenEmpty, sameDigest, takeBoard } from './claim-board.js';
 
 export const ANONYMOUS_TTL_MS = 7 * DAY_MS;
 /** Not a password hash of any scheme: no password verifies against it, so nobody signs in as an anonymous account. */
@@ -105,12 +105,7 @@ export async function sweepAnonymous(store: Store, now: number): Promise<SweepRe
       // Marked first: a crash after this leaves it due, and the next sweep finishes the job.
       const held = await store.anonymousAccounts.update(record._id, record.version, { claimSecretHash: CLAIMED });
       if (!held) continue;
-      const boards = await purgeAccount(store, record._id);
-      for (const projectId of boards) {
-        await store.enrollments.deleteMany({ projectId });
-        await store.claimNonces.deleteMany({ projectId });
-      }
-      await store.anonymousAccounts.delete(record._id);
+      const boards = await retireAnonymous(store, record._id);
       result.accounts.push(record._id);
       result.boards.push(...boards);
     }

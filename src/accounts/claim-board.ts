@@ -89,10 +89,24 @@ export async function takeBoard(store: Store, projectId: string, fromId: string,
   return true;
 }
 
-/** Ends an anonymous account that has given all its boards away: its record, then the account itself. */
+/** Ends an anonymous account that has given all its boards away (retireAnonymous); false while it still owns one. */
 export async function retireWhenEmpty(store: Store, anonymousId: string): Promise<boolean> {
   if ((await store.projects.count({ ownerId: anonymousId })) > 0) return false;
-  await store.anonymousAccounts.delete(anonymousId);
-  await purgeAccount(store, anonymousId);
+  await retireAnonymous(store, anonymousId);
   return true;
+}
+
+/**
+ * Deletes an anonymous account with whatever it still owns (purgeAccount), and its record last:
+ * a failure part-way leaves the record, so the sweep finds the account and finishes the job.
+ * Answers the deleted boards' ids.
+ */
+export async function retireAnonymous(store: Store, anonymousId: string): Promise<string[]> {
+  const boards = await purgeAccount(store, anonymousId);
+  for (const projectId of boards) {
+    await store.enrollments.deleteMany({ projectId });
+    await store.claimNonces.deleteMany({ projectId });
+  }
+  await store.anonymousAccounts.delete(anonymousId);
+  return boards;
 }

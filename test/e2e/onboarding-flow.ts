@@ -282,6 +282,23 @@ export function onboardingFlow(name: string, open: () => Promise<OpenedStore>): 
       expect(await store.tokens.count({ boardId: anon.projectId })).toBe(1);
     });
 
+    it('retires the anonymous account a claim emptied with its record last, so a failure part-way leaves it for the sweep', async () => {
+      const { store } = served.srv;
+      const anon = await anonymousBoard();
+      const person = await signedUp(url());
+      failOnce(store.accounts, 'delete'); // the account itself, the last thing purgeAccount deletes
+      expectError(await person.client.post('/api/accounts/claim-anonymous', { claimSecret: anon.claimSecret }), 503, 'AUTH_UNAVAILABLE');
+      expect(await store.projects.get(anon.projectId)).toMatchObject({ ownerId: person.accountId });
+      expect(await store.accounts.get(anon.accountId)).not.toBeNull();
+      expect(await store.anonymousAccounts.get(anon.accountId)).not.toBeNull(); // still findable
+      served.srv.advance(8 * DAY);
+      await served.srv.server.sweepAnonymous();
+      expect(await store.accounts.get(anon.accountId)).toBeNull();
+      expect(await store.anonymousAccounts.get(anon.accountId)).toBeNull();
+      expect(await store.projects.get(anon.projectId)).toMatchObject({ ownerId: person.accountId });
+      expect((await anon.agent.post('/api/items', { title: 'the board is the person’s' })).status).toBe(201);
+    });
+
     it('deletes anonymous accounts left unclaimed for 7 days, and keeps the claimed ones', async () => {
       const left = await anonymousBoard();
       const kept = await anonymousBoard();
