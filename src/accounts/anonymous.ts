@@ -11,7 +11,7 @@ import { checkProjectName, provisionProject } from './projects.js';
 import { newReferralCode } from './service.js';
 import { ServiceTokens, type PublicToken } from './service-tokens.js';
 import { actingAs } from './onboarding.js';
-import { CLAIMED, claimable, ensureRoom, holdForClaim, retireAnonymous, retireWhenEmpty, sameDigest, takeBoard } from './claim-board.js';
+import { CLAIMED, claimable, ensureRoom, finishClaim, holdForClaim, retireAnonymous, sameDigest } from './claim-board.js';
 
 export const ANONYMOUS_TTL_MS = 7 * DAY_MS;
 /** Not a password hash of any scheme: no password verifies against it, so nobody signs in as an anonymous account. */
@@ -70,40 +70,48 @@ export class AnonymousBoards {
 
   /**
    * The person takes every board of the anonymous account over (within their board limit); the
-   * account then ceases to exist. Answers the boards' ids.
+   * account then ceases to exist. Answers the boards' ids. A claim of this person's that was
+   * accepted and cut short (a store failure) is finished by calling again with the same secret.
    */
   async claim(claimerId: string, claimSecret: string, now: number): Promise<string[]> {
     const dot = claimSecret.indexOf('.');
     const record = dot > 0 ? await this.store.anonymousAccounts.get(claimSecret.slice(0, dot)) : null;
     if (!record || !sameDigest(sha256(claimSecret), record.claimSecretHash)) throw new AppError('INVALID_LINK_TOKEN', 'No anonymous account has that claim secret (or it was claimed already).');
+    if (record.claim?.by === claimerId) return finishClaim(this.store, record._id, record.claim, now);
     if (!claimable(record, now)) throw new AppError('INVALID_LINK_TOKEN', 'The anonymous account was claimed already, or its 7 days ran out.');
-    const boards = await this.store.projects.find({ ownerId: record._id }, { sort: [['createdAt', 1], ['_id', 1]] });
+    const boards = (await this.store.projects.find({ ownerId: record._id }, { sort: [['createdAt', 1], ['_id', 1]] })).map((b) => b._id);
     await ensureRoom(this.store, claimerId, boards.length);
-    await holdForClaim(this.store, record, now, true);
-    const moved: string[] = [];
-    for (const board of boards) if (await takeBoard(this.store, board._id, record._id, claimerId, now, 'claim-secret')) moved.push(board._id);
-    await retireWhenEmpty(this.store, record._id);
-    return moved;
+    const claim = await holdForClaim(this.store, record, { by: claimerId, boards, via: 'claim-secret' }, now);
+    return finishClaim(this.store, record._id, claim, now);
   }
 }
 
 export interface SweepResult {
+  /** Anonymous accounts deleted with their boards. */
   accounts: string[];
   boards: string[];
+  /** Anonymous accounts whose accepted claim the sweep finished for the person. */
+  finished: string[];
 }
 
 /**
  * Deletes the anonymous accounts unclaimed past their 7 days (with their boards, through the
- * account deletion), and spent enrollment codes and claim nonces whose time ran out. A claim
- * under way holds its account (a version-checked write), so a sweep never deletes it.
+ * account deletion), and spent enrollment codes and claim nonces whose time ran out. An accepted
+ * claim holds its account for an hour (a version-checked write, so a sweep never deletes it);
+ * one its person did not finish by then, the sweep finishes for them.
  */
 export async function sweepAnonymous(store: Store, now: number): Promise<SweepResult> {
-  const result: SweepResult = { accounts: [], boards: [] };
+  const result: SweepResult = { accounts: [], boards: [], finished: [] };
   for (let round = 0; round < 50; round++) {
     const due = await store.anonymousAccounts.find({ expiresAt: { $lte: now } }, { sort: [['expiresAt', 1], ['_id', 1]], limit: SWEEP_BATCH });
     for (const record of due) {
-      // Marked first: a crash after this leaves it due, and the next sweep finishes the job.
-      const held = await store.anonymousAccounts.update(record._id, record.version, { claimSecretHash: CLAIMED });
+      if (record.claim && (await store.accounts.get(record.claim.by))) {
+        await finishClaim(store, record._id, record.claim, now);
+        result.finished.push(record._id);
+        continue;
+      }
+      // Marked first (and a claim whose person is gone dropped): a crash after this leaves it due, and the next sweep finishes the job.
+      const held = await store.anonymousAccounts.update(record._id, record.version, { claimSecretHash: CLAIMED }, ['claim']);
       if (!held) continue;
       const boards = await retireAnonymous(store, record._id);
       result.accounts.push(record._id);

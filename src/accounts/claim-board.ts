@@ -3,14 +3,16 @@
 import { timingSafeEqual } from 'node:crypto';
 import { AppError } from '../errors/app-error.js';
 import { PLANS } from '../plans.js';
-import { DuplicateKeyError, modify, type AnonymousAccountRecord, type Store } from '../../store/ports/store.js';
+import { DuplicateKeyError, modify, type AnonymousAccountRecord, type ProjectRecord, type Store } from '../../store/ports/store.js';
 import { purgeAccount } from './service.js';
 
-/** How long a claim under way keeps its anonymous account from the sweep. */
+/** How long a claim accepted keeps its anonymous account from the sweep, for the person to finish it; then the sweep finishes it. */
 export const CLAIM_GRACE_MS = 60 * 60_000;
 
-/** The claim secret hash of an account whose claim-anonymous was accepted: no secret hashes to it. */
+/** The claim secret hash of an account the sweep is deleting: no secret hashes to it. */
 export const CLAIMED = 'claimed';
+
+export type AnonymousClaim = NonNullable<AnonymousAccountRecord['claim']>;
 
 /** Hex digests compared in constant time (a length mismatch is simply unequal). */
 export function sameDigest(a: string, b: string): boolean {
@@ -19,8 +21,9 @@ export function sameDigest(a: string, b: string): boolean {
   return x.length === y.length && x.length > 0 && timingSafeEqual(x, y);
 }
 
-/** Whether an anonymous account can still be taken over at `now` (not claimed, not past its 7 days). */
-export const claimable = (record: AnonymousAccountRecord | null, now: number): record is AnonymousAccountRecord => record !== null && record.claimSecretHash !== CLAIMED && record.expiresAt > now;
+/** Whether an anonymous account can still be taken over at `now` (no claim accepted, not being swept, not past its 7 days). */
+export const claimable = (record: AnonymousAccountRecord | null, now: number): record is AnonymousAccountRecord =>
+  record !== null && record.claim === undefined && record.claimSecretHash !== CLAIMED && record.expiresAt > now;
 
 /** Refuses with FREE_PROJECT_LIMIT unless `accountId` may own `more` boards beyond those it owns. */
 export async function ensureRoom(store: Store, accountId: string, more: number): Promise<void> {
@@ -33,15 +36,48 @@ export async function ensureRoom(store: Store, accountId: string, more: number):
 }
 
 /**
- * Holds an anonymous account for a claim: one version-checked write, so of a claim and the sweep
- * (or two claims), exactly one goes on; it also spends the claim secret when `spendSecret`.
+ * Accepts a claim: one version-checked write naming the person and the boards, so of two claims
+ * (by secret or nonce) and the sweep exactly one goes on. The claim secret is kept: with it, or
+ * with the board's nonce, only that person can finish the claim if it is cut short.
  */
-export async function holdForClaim(store: Store, record: AnonymousAccountRecord, now: number, spendSecret: boolean): Promise<void> {
-  const held = await store.anonymousAccounts.update(record._id, record.version, {
-    expiresAt: Math.max(record.expiresAt, now + CLAIM_GRACE_MS),
-    ...(spendSecret ? { claimSecretHash: CLAIMED } : {}),
-  });
+export async function holdForClaim(store: Store, record: AnonymousAccountRecord, claim: AnonymousClaim, now: number): Promise<AnonymousClaim> {
+  const held = await store.anonymousAccounts.update(record._id, record.version, { expiresAt: Math.max(record.expiresAt, now + CLAIM_GRACE_MS), claim });
   if (!held) throw new AppError('INVALID_LINK_TOKEN', 'This board was claimed meanwhile, or is no longer claimable.');
+  return claim;
+}
+
+/**
+ * Finishes an accepted claim: moves each of its boards to the person, then retires the anonymous
+ * account when it has no board left, or else lifts the hold (a nonce took one of several boards).
+ * Every step may be run again, so the person's retry or the sweep finishes a claim cut short
+ * anywhere. Answers the boards moved.
+ */
+export async function finishClaim(store: Store, anonymousId: string, claim: AnonymousClaim, now: number): Promise<string[]> {
+  const moved: string[] = [];
+  for (const projectId of claim.boards) if (await takeBoard(store, projectId, anonymousId, claim.by, now, claim.via)) moved.push(projectId);
+  if (!(await retireWhenEmpty(store, anonymousId))) {
+    const current = await store.anonymousAccounts.get(anonymousId);
+    // A hold changed meanwhile stays: finishing it again is harmless.
+    if (current?.claim) await store.anonymousAccounts.update(anonymousId, current.version, {}, ['claim']);
+  }
+  // The boards are no longer anonymous: their claim links are spent.
+  for (const projectId of moved) await store.claimNonces.deleteMany({ projectId });
+  return moved;
+}
+
+/**
+ * The anonymous account a board is being taken from: its owner, or, once an accepted claim made a
+ * person the owner, the account still holding the owner's membership (it lets go last).
+ */
+export async function anonymousOwnerOf(store: Store, project: ProjectRecord): Promise<AnonymousAccountRecord | null> {
+  const owner = await store.anonymousAccounts.get(project.ownerId);
+  if (owner) return owner;
+  for (const member of await store.members.find({ projectId: project._id, role: 'owner' })) {
+    if (member.accountId === project.ownerId) continue;
+    const previous = await store.anonymousAccounts.get(member.accountId);
+    if (previous) return previous;
+  }
+  return null;
 }
 
 /**

@@ -4,8 +4,8 @@ import { AppError } from '../errors/app-error.js';
 import { newSecret, sha256 } from '../auth/authenticator.js';
 import type { Identity } from '../auth/identity.js';
 import type { ProjectSelector } from '../auth/project-selection.js';
-import type { Store } from '../../store/ports/store.js';
-import { claimable, ensureRoom, holdForClaim, retireWhenEmpty, takeBoard } from './claim-board.js';
+import type { AnonymousAccountRecord, ProjectRecord, Store } from '../../store/ports/store.js';
+import { anonymousOwnerOf, claimable, ensureRoom, finishClaim, holdForClaim } from './claim-board.js';
 import { glanceOf, type BoardGlance } from './onboarding.js';
 
 export const NONCE_TTL_MS = 15 * 60_000;
@@ -40,22 +40,28 @@ export class ClaimNonces {
   /**
    * The person takes the board over (within their board limit), spending the nonce; with
    * `preview`, everything is checked and nothing spent or changed. Answers the board as it was.
+   * A claim of this person's that was accepted and cut short (a store failure) is finished by
+   * calling again.
    */
   async claim(claimerId: string, projectId: string, nonce: string, now: number, preview: boolean): Promise<BoardGlance> {
-    const id = sha256(nonce);
-    const record = await this.store.claimNonces.get(id);
-    if (!record || record.projectId !== projectId) throw new AppError('INVALID_LINK_TOKEN', 'This claim link is unknown, or was used already.');
-    if (record.expiresAt <= now) throw new AppError('INVALID_LINK_TOKEN', 'This claim link has expired (claim links last 15 minutes).');
     const project = await this.store.projects.get(projectId);
-    const anonymous = project ? await this.store.anonymousAccounts.get(project.ownerId) : null;
-    if (!project || !claimable(anonymous, now)) throw new AppError('INVALID_LINK_TOKEN', 'This board was taken over already, or is no longer claimable.');
-    await ensureRoom(this.store, claimerId, 1);
+    const anonymous = project ? await anonymousOwnerOf(this.store, project) : null;
+    const resumed = anonymous?.claim?.by === claimerId && anonymous.claim.boards.includes(projectId) ? { from: anonymous, claim: anonymous.claim } : null;
+    const from = resumed?.from ?? (await this.checked(claimerId, project, anonymous, nonce, now));
     const glance = await glanceOf(this.store, projectId);
     if (preview) return glance;
-    if (!(await this.store.claimNonces.delete(id, record.version))) throw new AppError('INVALID_LINK_TOKEN', 'This claim link was used meanwhile.');
-    await holdForClaim(this.store, anonymous, now, false);
-    if (!(await takeBoard(this.store, projectId, anonymous._id, claimerId, now, 'nonce'))) throw new AppError('INVALID_LINK_TOKEN', 'This board was claimed meanwhile.');
-    await retireWhenEmpty(this.store, anonymous._id);
+    const claim = resumed?.claim ?? (await holdForClaim(this.store, from, { by: claimerId, boards: [projectId], via: 'nonce' }, now));
+    if (!(await finishClaim(this.store, from._id, claim, now)).includes(projectId)) throw new AppError('INVALID_LINK_TOKEN', 'This board was claimed meanwhile.');
     return glance;
+  }
+
+  /** The nonce is live and for this board, the board still anonymous and claimable, and the person has room for it: answers its anonymous account. */
+  private async checked(claimerId: string, project: ProjectRecord | null, anonymous: AnonymousAccountRecord | null, nonce: string, now: number): Promise<AnonymousAccountRecord> {
+    const record = await this.store.claimNonces.get(sha256(nonce));
+    if (!project || !record || record.projectId !== project._id) throw new AppError('INVALID_LINK_TOKEN', 'This claim link is unknown, or was used already.');
+    if (record.expiresAt <= now) throw new AppError('INVALID_LINK_TOKEN', 'This claim link has expired (claim links last 15 minutes).');
+    if (!claimable(anonymous, now) || project.ownerId !== anonymous._id) throw new AppError('INVALID_LINK_TOKEN', 'This board was taken over already, or is no longer claimable.');
+    await ensureRoom(this.store, claimerId, 1);
+    return anonymous;
   }
 }

@@ -237,6 +237,11 @@ export interface AnonymousAccountRecord extends Doc {
   claimSecretHash: string;
   createdAt: number;
   expiresAt: number;
+  /**
+   * A claim accepted and not yet finished (src/accounts/claim-board.ts): the person taking the
+   * boards, which boards, and how. Only that person may finish it; the sweep finishes it for them.
+   */
+  claim?: { by: string; boards: string[]; via: 'nonce' | 'claim-secret' };
 }
 
 /** One owner-changing operation of an account at a time (src/accounts/account-lock.ts): _id is the account id. */

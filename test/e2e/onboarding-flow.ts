@@ -280,6 +280,64 @@ export function onboardingFlow(name: string, open: () => Promise<OpenedStore>): 
       // Deleting the anonymous account meanwhile (as the sweep deletes one) spares the tokens of the board it handed over.
       await purgeAccount(store, anon.accountId);
       expect(await store.tokens.count({ boardId: anon.projectId })).toBe(1);
+      // The person's retry with the same secret moves them: the agent works under the person's account.
+      expect((await person.client.post('/api/accounts/claim-anonymous', { claimSecret: anon.claimSecret })).status).toBe(200);
+      expect((await anon.agent.get('/api/whoami')).body).toMatchObject({ principal: `agent:${anon.token.agentId}`, account: { id: person.accountId } });
+    });
+
+    it('lets the person whose claim was cut short finish it with the same secret or nonce, and nobody else', async () => {
+      const { store } = served.srv;
+      const [person, other] = await Promise.all([signedUp(url()), signedUp(url())]);
+      // By secret: the claim was accepted, then the store failed as the tokens moved.
+      const bySecret = await anonymousBoard();
+      failOnce(store.tokens, 'update');
+      expectError(await person.client.post('/api/accounts/claim-anonymous', { claimSecret: bySecret.claimSecret }), 503, 'AUTH_UNAVAILABLE');
+      expectError(await other.client.post('/api/accounts/claim-anonymous', { claimSecret: bySecret.claimSecret }), 400, 'INVALID_LINK_TOKEN');
+      expectError(await bySecret.agent.post(`/api/projects/${bySecret.projectId}/claim-nonce`), 403, 'ROLE_REQUIRED'); // its account no longer owns it
+      const finished = await person.client.post('/api/accounts/claim-anonymous', { claimSecret: bySecret.claimSecret });
+      expect(finished.status, finished.text).toBe(200);
+      expect(finished.body.projects).toEqual([expect.objectContaining({ projectId: bySecret.projectId, owned: true, role: 'owner', agentCount: 1 })]);
+      expect((await bySecret.agent.get('/api/whoami')).body).toMatchObject({ account: { id: person.accountId } });
+      expect(await store.anonymousAccounts.get(bySecret.accountId)).toBeNull();
+      expect(await store.accounts.get(bySecret.accountId)).toBeNull();
+      expectError(await person.client.post('/api/accounts/claim-anonymous', { claimSecret: bySecret.claimSecret }), 400, 'INVALID_LINK_TOKEN'); // done: spent
+
+      // By nonce: the store failed as the anonymous account let go of the board.
+      const byNonce = await anonymousBoard();
+      const nonce = (await byNonce.agent.post(`/api/projects/${byNonce.projectId}/claim-nonce`)).body.nonce as string;
+      failOnce(store.members, 'delete');
+      expectError(await person.client.post(`/api/projects/${byNonce.projectId}/claim`, { nonce }), 503, 'AUTH_UNAVAILABLE');
+      expectError(await other.client.post(`/api/projects/${byNonce.projectId}/claim`, { nonce }), 400, 'INVALID_LINK_TOKEN');
+      expectError(await other.client.post('/api/accounts/claim-anonymous', { claimSecret: byNonce.claimSecret }), 400, 'INVALID_LINK_TOKEN');
+      expect((await byNonce.agent.post('/api/items', { title: 'still working' })).status).toBe(201);
+      const again = await person.client.post(`/api/projects/${byNonce.projectId}/claim`, { nonce });
+      expect(again.status, again.text).toBe(200);
+      expect(again.body).toMatchObject({ claimed: true, project: { projectId: byNonce.projectId, owned: true, role: 'owner', itemCount: 1 } });
+      expect(await store.members.get(`${byNonce.projectId}:${byNonce.accountId}`)).toBeNull();
+      expect(await store.anonymousAccounts.get(byNonce.accountId)).toBeNull();
+      expectError(await person.client.post(`/api/projects/${byNonce.projectId}/claim`, { nonce }), 400, 'INVALID_LINK_TOKEN'); // done: spent
+      expect((await other.client.get(`/api/status?projectId=${byNonce.projectId}`)).status).toBe(403);
+    });
+
+    it('gives an anonymous board to exactly one of a claim by secret and a claim by nonce racing for it', async () => {
+      const { store } = served.srv;
+      for (let round = 0; round < 3; round++) {
+        const anon = await anonymousBoard();
+        const nonce = (await anon.agent.post(`/api/projects/${anon.projectId}/claim-nonce`)).body.nonce as string;
+        const [bySecret, byNonce] = await Promise.all([signedUp(url()), signedUp(url())]);
+        const results = await Promise.all([
+          bySecret.client.post('/api/accounts/claim-anonymous', { claimSecret: anon.claimSecret }),
+          byNonce.client.post(`/api/projects/${anon.projectId}/claim`, { nonce }),
+        ]);
+        expect(statuses(results), results.map((r) => r.text).join('\n')).toEqual([200, 400]);
+        expectError(results.find((r) => r.status === 400)!, 400, 'INVALID_LINK_TOKEN');
+        const [winner, loser] = results[0]!.status === 200 ? [bySecret, byNonce] : [byNonce, bySecret];
+        expect(await store.projects.get(anon.projectId)).toMatchObject({ ownerId: winner.accountId });
+        expect(await store.members.get(`${anon.projectId}:${loser.accountId}`)).toBeNull();
+        expect(await store.tokens.count({ boardId: anon.projectId, accountId: winner.accountId })).toBe(1);
+        expect(await store.anonymousAccounts.get(anon.accountId)).toBeNull();
+        expect((await anon.agent.get('/api/status')).status).toBe(200);
+      }
     });
 
     it('retires the anonymous account a claim emptied with its record last, so a failure part-way leaves it for the sweep', async () => {
@@ -299,13 +357,17 @@ export function onboardingFlow(name: string, open: () => Promise<OpenedStore>): 
       expect((await anon.agent.post('/api/items', { title: 'the board is the person’s' })).status).toBe(201);
     });
 
-    it('deletes anonymous accounts left unclaimed for 7 days, and keeps the claimed ones', async () => {
+    it('deletes anonymous accounts left unclaimed for 7 days, and finishes for its person a claim cut short', async () => {
+      const { store } = served.srv;
       const left = await anonymousBoard();
       const kept = await anonymousBoard();
       await left.agent.post('/api/items', { title: 'nobody came' });
       await kept.agent.post('/api/items', { title: 'somebody came' });
       const person = await signedUp(url());
-      expect((await person.client.post('/api/accounts/claim-anonymous', { claimSecret: kept.claimSecret })).status).toBe(200);
+      // The claim was accepted and cut short (the tokens did not move), and the person never came back.
+      failOnce(store.tokens, 'update');
+      expectError(await person.client.post('/api/accounts/claim-anonymous', { claimSecret: kept.claimSecret }), 503, 'AUTH_UNAVAILABLE');
+      expect(await store.anonymousAccounts.get(kept.accountId)).toMatchObject({ claim: { by: person.accountId, boards: [kept.projectId] } });
       const code = (await person.client.post(`/api/projects/${kept.projectId}/agents/enroll`, { uses: 1, ttlSeconds: 3600 })).body.code as string;
 
       served.srv.advance(6 * DAY);
@@ -319,18 +381,23 @@ export function onboardingFlow(name: string, open: () => Promise<OpenedStore>): 
       expect(swept.accounts).toContain(left.accountId);
       expect(swept.boards).toContain(left.projectId);
       expect(swept.accounts).not.toContain(kept.accountId);
-      const { store } = served.srv;
+      expect(swept.finished).toContain(kept.accountId);
       expect(await store.accounts.get(left.accountId)).toBeNull();
       expect(await store.anonymousAccounts.get(left.accountId)).toBeNull();
       expect(await store.projects.get(left.projectId)).toBeNull();
       expect(await store.boards.get(left.projectId)).toBeNull();
       expect(await store.tokens.count({ accountId: left.accountId })).toBe(0);
       expectError(await left.agent.get('/api/status'), 401, 'INVALID_SERVICE_TOKEN');
-      // The claimed board is the person's and stays; expired codes are cleared away.
+      // The claimed board is the person's, its agent works under the person's account, and the anonymous account is gone.
       expect((await kept.agent.get('/api/status')).body.counts.ready).toBe(1);
+      expect((await kept.agent.get('/api/whoami')).body).toMatchObject({ account: { id: person.accountId } });
       expect(await store.projects.get(kept.projectId)).toMatchObject({ ownerId: person.accountId });
+      expect(await store.members.get(`${kept.projectId}:${kept.accountId}`)).toBeNull();
+      expect(await store.accounts.get(kept.accountId)).toBeNull();
+      expect(await store.anonymousAccounts.get(kept.accountId)).toBeNull();
+      // Expired codes are cleared away.
       expect(await store.enrollments.get(sha256(code))).toBeNull();
-      expect((await served.srv.server.sweepAnonymous()).accounts).toEqual([]);
+      expect(await served.srv.server.sweepAnonymous()).toEqual({ accounts: [], boards: [], finished: [] });
     });
 
     it('provisions a board with a token per agent for an account token, and refuses a workspace token', async () => {
