@@ -154,7 +154,10 @@ export function onboardingFlow(name: string, open: () => Promise<OpenedStore>): 
       const { email } = (await served.srv.store.accounts.get(anon.accountId))!;
       expectError(await new Client(url()).post('/api/auth/login', { email, password: 'anything at all 1' }), 401, 'INVALID_CREDENTIALS');
       expectError(await agent.post('/api/accounts/provision', { projectName: 'more', agents: [] }), 403, 'PROJECT_SCOPE_DENIED');
-      expectError(await agent.post('/api/projects/enroll', { code: 'agb_enroll_x', name: 'y' }), 400, 'INVALID_LINK_TOKEN'); // (no credential needed, none used)
+      // Nor does it admit more agents: no enrollment codes, no tokens of its own making.
+      expectError(await agent.post(`/api/projects/${anon.projectId}/agents/enroll`, { uses: 1, ttlSeconds: 60 }), 403, 'PROJECT_SCOPE_DENIED');
+      expectError(await agent.post('/api/accounts/tokens', { name: 'second', scope: 'workspace', projectId: anon.projectId }), 403, 'PROJECT_SCOPE_DENIED');
+      expect(await served.srv.store.tokens.count({ boardId: anon.projectId })).toBe(1);
 
       // The agent watches its board live across the claim.
       const socket = await openSocket(url(), { authorization: `Bearer ${anon.secret}` });
