@@ -14,7 +14,10 @@ export const MAX_CODES_PER_BOARD = 100;
 /** Version-checked attempts at taking a use; each loser re-reads, so this bounds a crowd of redeemers. */
 const TAKE_ATTEMPTS = 64;
 
-type EnrollRole = EnrollmentRecord['role'];
+/** What an enrolled agent may be: whoever holds a code is nobody in particular, so never an admin. */
+type EnrollRole = 'member' | 'viewer';
+/** The role a code's tokens get: its own, never above member (a code stored before the cap said admin). */
+const cappedRole = (role: EnrollmentRecord['role']): EnrollRole => (role === 'viewer' ? 'viewer' : 'member');
 
 export interface MintedCode {
   code: string;
@@ -36,11 +39,12 @@ export class Enrollments {
     this.tokens = new ServiceTokens(store, selector);
   }
 
-  /** A code (shown once; its sha256 is the record's id), by an admin or owner, for agents at no higher role. */
-  async mint(identity: Identity, projectId: string, input: { role?: EnrollRole; uses: number; ttlSeconds: number }, now: number): Promise<MintedCode> {
+  /** A code (shown once; its sha256 is the record's id), by an admin or owner, for member or viewer agents. */
+  async mint(identity: Identity, projectId: string, input: { role?: EnrollmentRecord['role']; uses: number; ttlSeconds: number }, now: number): Promise<MintedCode> {
     const project = await this.selector.reachable(identity, projectId);
     if (!project) throw new AppError('PROJECT_SCOPE_DENIED');
     const role = input.role ?? 'member';
+    if (role === 'admin') throw new AppError('INVALID_INPUT', 'body.role: an enrollment code admits members or viewers only', { field: 'body.role' });
     if (!atLeast(project.role, 'admin')) throw new AppError('ROLE_REQUIRED', 'Enrolling agents needs the admin or owner role on the board.');
     if (!atLeast(project.role, role)) throw new AppError('ROLE_REQUIRED', `You cannot enroll agents above your own role (${project.role}).`);
     if ((await this.store.enrollments.count({ projectId, expiresAt: { $gt: now } })) >= MAX_CODES_PER_BOARD) {
@@ -71,7 +75,7 @@ export class Enrollments {
     const issuer = await this.creatorOf(record, now);
     await this.takeUse(id, now);
     try {
-      return await this.tokens.issue(issuer, { name, scope: 'workspace', projectId: record.projectId, role: record.role }, now);
+      return await this.tokens.issue(issuer, { name, scope: 'workspace', projectId: record.projectId, role: cappedRole(record.role) }, now);
     } catch (e) {
       await this.giveBack(record).catch(() => undefined);
       if (isAppError(e) && ['ROLE_REQUIRED', 'PROJECT_SCOPE_DENIED', 'INVALID_SERVICE_TOKEN', 'TOKEN_SCOPE_EXCEEDED'].includes(e.code)) throw invalid('Whoever made this code can no longer admit agents to the board; ask its admin for a new one.');

@@ -14,12 +14,13 @@ import type { RouteDeps } from './deps.js';
 import { nonEmptyString, ProjectSummary } from './schemas.js';
 import { PublicToken } from './tokens.js';
 
-const Role = z.enum(['admin', 'member', 'viewer']);
+/** An enrolled agent acts as a member at most (DOMAIN.md: a workspace token acts as member unless issued lower): whoever holds the code is nobody in particular. */
+const Role = z.enum(['member', 'viewer']);
 const AgentName = z.string().min(1).max(80);
 const Secret = z.string().min(1).max(200);
 
 const EnrollBody = z.strictObject({
-  role: Role.optional().describe('The role of the agents enrolled with the code (default member); at most your own.'),
+  role: Role.optional().describe('The role of the agents enrolled with the code: member (the default) or viewer. Admin tokens are issued one by one, by a signed-in person (POST /api/accounts/tokens).'),
   uses: z.number().int().min(1).max(100).describe('How many agents may enroll with the code.'),
   ttlSeconds: z.number().int().min(60).max(86_400).describe('How long the code stays good.'),
 });

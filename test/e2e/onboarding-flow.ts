@@ -88,9 +88,16 @@ export function onboardingFlow(name: string, open: () => Promise<OpenedStore>): 
       const other = await newBoard(url());
       expectError(await other.owner.post(`/api/projects/${board.projectId}/agents/enroll`, { uses: 1, ttlSeconds: 60 }), 403, 'PROJECT_SCOPE_DENIED');
       expectError(await board.owner.post('/api/projects/not%20an%20id/agents/enroll', { uses: 1, ttlSeconds: 60 }), 400, 'INVALID_PROJECT_ID');
-      for (const bad of [{ uses: 0, ttlSeconds: 60 }, { uses: 101, ttlSeconds: 60 }, { uses: 1, ttlSeconds: 59 }, { uses: 1, ttlSeconds: 86_401 }, { uses: 1, ttlSeconds: 60, role: 'owner' }, { uses: 1.5, ttlSeconds: 60 }, { ttlSeconds: 60 }]) {
+      for (const bad of [{ uses: 0, ttlSeconds: 60 }, { uses: 101, ttlSeconds: 60 }, { uses: 1, ttlSeconds: 59 }, { uses: 1, ttlSeconds: 86_401 }, { uses: 1, ttlSeconds: 60, role: 'owner' }, { uses: 1, ttlSeconds: 60, role: 'admin' }, { uses: 1.5, ttlSeconds: 60 }, { ttlSeconds: 60 }]) {
         expectError(await board.owner.post(`/api/projects/${board.projectId}/agents/enroll`, bad), 400, 'INVALID_INPUT');
       }
+      // Whoever holds a code is nobody in particular: never an admin, even by a code stored as one (before the cap).
+      const stale = 'agb_enroll_stored-before-the-cap';
+      await served.srv.store.enrollments.insert({ _id: sha256(stale), version: 1, projectId: board.projectId, role: 'admin', usesLeft: 1, createdBy: `user:${(await served.srv.store.projects.get(board.projectId))!.ownerId}`, createdAt: Date.now(), expiresAt: Date.now() + 3_600_000 });
+      const capped = await new Client(url()).post('/api/projects/enroll', { code: stale, name: 'not-an-admin' });
+      expect(capped.status, capped.text).toBe(201);
+      expect(capped.body.token.role).toBe('member');
+      expectError(await bearer(url(), capped.body.secret).post('/api/items/reorder', { workIds: ['W-1'] }), 403, 'ROLE_REQUIRED');
       expectError(await new Client(url()).post('/api/projects/enroll', { code: short }), 400, 'INVALID_INPUT');
       expectError(await new Client(url()).post('/api/projects/enroll', { code: short, name: 'x', role: 'admin' }), 400, 'INVALID_INPUT');
 
