@@ -9,6 +9,8 @@ import { anonymousOwnerOf, claimable, ensureRoom, finishClaim, holdForClaim } fr
 import { glanceOf, type BoardGlance } from './onboarding.js';
 
 export const NONCE_TTL_MS = 15 * 60_000;
+/** Claim links a board holds at once; a new one replaces the oldest, so an agent asking again and again stores nothing more. */
+export const MAX_NONCES_PER_BOARD = 5;
 
 export interface MintedNonce {
   projectId: string;
@@ -24,7 +26,7 @@ export class ClaimNonces {
     private readonly publicUrl: string,
   ) {}
 
-  /** A nonce for a board of an anonymous account, asked by its owner's credential (its agent's token). */
+  /** A nonce for a board of an anonymous account, asked by its owner's credential (its agent's token); the board's oldest goes past MAX_NONCES_PER_BOARD. */
   async mint(identity: Identity, projectId: string, now: number): Promise<MintedNonce> {
     const project = await this.selector.reachable(identity, projectId);
     if (!project) throw new AppError('PROJECT_SCOPE_DENIED');
@@ -33,7 +35,11 @@ export class ClaimNonces {
     if (!claimable(anonymous, now)) throw new AppError('BOARD_NOT_ANONYMOUS');
     const nonce = newSecret(32);
     const expiresAt = now + NONCE_TTL_MS;
-    await this.store.claimNonces.insert({ _id: sha256(nonce), version: 1, projectId, createdBy: identity.principal, createdAt: now, expiresAt });
+    const id = sha256(nonce);
+    await this.store.claimNonces.insert({ _id: id, version: 1, projectId, createdBy: identity.principal, createdAt: now, expiresAt });
+    // Oldest first, the new one aside (concurrent mints may share a millisecond): what lies beyond the newest others goes.
+    const others = (await this.store.claimNonces.select({ projectId }, ['createdAt'], { sort: [['createdAt', 1], ['_id', 1]] })).filter((n) => n._id !== id);
+    for (const old of others.slice(0, Math.max(0, others.length - (MAX_NONCES_PER_BOARD - 1)))) await this.store.claimNonces.delete(old._id);
     return { projectId, nonce, link: `${this.publicUrl}/boards/${projectId}/claim#${nonce}`, expiresAt: new Date(expiresAt).toISOString() };
   }
 

@@ -125,7 +125,7 @@ export function onboardingRoutes(deps: RouteDeps): Route[] {
       summary: 'A single-use link (15 minutes) for a person to take this anonymous board over.',
       description:
         'Called by the board’s own agent token (or another credential of its owner). Only boards of an anonymous account (POST /api/accounts/anon-provision) can be handed over this way: others are 409 BOARD_NOT_ANONYMOUS. ' +
-        'Hand `link` to the person; they open it signed in and claim the board (POST /api/projects/{projectId}/claim).',
+        'Hand `link` to the person; they open it signed in and claim the board (POST /api/projects/{projectId}/claim). A board holds at most 5 live links: a sixth replaces the oldest.',
       auth: 'bearer-or-session',
       bodyKind: 'optional-json',
       body: z.strictObject({}).optional(),

@@ -254,6 +254,22 @@ export function onboardingFlow(name: string, open: () => Promise<OpenedStore>): 
       expectError(await a.client.post(`/api/projects/${other.projectId}/claim`, { nonce: late, preview: true }), 400, 'INVALID_LINK_TOKEN');
     });
 
+    it('keeps at most 5 live claim links per board: a sixth replaces the oldest', async () => {
+      const anon = await anonymousBoard();
+      const nonces: string[] = [];
+      for (let i = 0; i < 7; i++) {
+        const minted = await anon.agent.post(`/api/projects/${anon.projectId}/claim-nonce`);
+        expect(minted.status, minted.text).toBe(201);
+        nonces.push(minted.body.nonce as string);
+        served.srv.advance(1_000);
+      }
+      expect(await served.srv.store.claimNonces.count({ projectId: anon.projectId })).toBe(5);
+      const person = await signedUp(url());
+      const preview = (nonce: string) => person.client.post(`/api/projects/${anon.projectId}/claim`, { nonce, preview: true });
+      for (const replaced of nonces.slice(0, 2)) expectError(await preview(replaced), 400, 'INVALID_LINK_TOKEN');
+      for (const live of nonces.slice(2)) expect((await preview(live)).status).toBe(200);
+    });
+
     it('keeps a person within their board limit, moving nothing when it would be passed', async () => {
       const anon = await anonymousBoard();
       const nonce = (await anon.agent.post(`/api/projects/${anon.projectId}/claim-nonce`)).body.nonce as string;
