@@ -145,7 +145,9 @@ export class DeviceFlow {
 
   /**
    * Mints the token on behalf of the approver, as their session would: ServiceTokens checks their
-   * role on the board again now. A right lost since the approval turns the grant into a denial.
+   * role on the board again now. A right lost since the approval turns the grant into a denial; a
+   * failure to mint moves it back from delivered to approved (version-checked: only this poll
+   * moved it), so the next poll delivers.
    */
   private async deliver(grant: DeviceGrantRecord, now: number): Promise<{ token: PublicToken; secret: string }> {
     // No session is involved at poll time: nothing below reads sessionId.
@@ -153,7 +155,11 @@ export class DeviceFlow {
     try {
       return await this.tokens.issue(approver, { name: grant.clientName, scope: 'workspace', projectId: grant.approvedProjectId!, role: 'member' }, now);
     } catch (e) {
-      if (!isAppError(e) || !['PROJECT_SCOPE_DENIED', 'ROLE_REQUIRED', 'INVALID_INPUT'].includes(e.code)) throw e;
+      if (!isAppError(e) || !['PROJECT_SCOPE_DENIED', 'ROLE_REQUIRED', 'INVALID_INPUT'].includes(e.code)) {
+        // Not minted (the store failed): the grant goes back to approved, so the agent's next poll delivers.
+        await this.store.deviceGrants.update(grant._id, grant.version, { status: 'approved' }).catch(() => null);
+        throw e;
+      }
       await this.store.deviceGrants.update(grant._id, grant.version, { status: 'denied' }).catch(() => null);
       throw new AppError('ACCESS_DENIED', `The approver can no longer issue a token on that board: ${e.message}`);
     }

@@ -6,6 +6,7 @@ import { PURGE_AFTER_MS } from '../../src/accounts/device-flow.js';
 import { serveStore, type OpenedStore } from '../support/stores.js';
 import { newBoard } from '../support/board.js';
 import { expectError } from '../support/expect-error.js';
+import { failOnce } from '../support/fail-once.js';
 import { Client, signedUp, type Res } from '../support/server.js';
 import { unique } from '../support/temp.js';
 
@@ -85,6 +86,20 @@ export function deviceFlow(name: string, open: () => Promise<OpenedStore>): void
       const third = await start();
       expect((await board.owner.post('/api/auth/device/approve', { userCode: third.userCode, projectId: board.projectId, approve: false }, { 'x-request-id': 'same-id' })).status).toBe(200);
       expect(await served.srv.store.audit.count({ projectId: board.projectId, action: 'device.denied' })).toBe(3);
+    });
+
+    it('delivers on the next poll when minting the token failed (the grant is not stranded)', async () => {
+      const board = await newBoard(served.srv.url);
+      const grant = await start();
+      await approve(board.owner, grant.userCode, board.projectId);
+      failOnce(served.srv.store.tokens, 'insert');
+      expectError(await poll(grant.deviceCode), 503, 'AUTH_UNAVAILABLE');
+      expect(await served.srv.store.deviceGrants.get(sha256(grant.deviceCode))).toMatchObject({ status: 'approved' });
+      const delivered = await poll(grant.deviceCode);
+      expect(delivered.status, delivered.text).toBe(200);
+      expect(delivered.body.token).toMatchObject({ name: grant.clientName, projectId: board.projectId, role: 'member' });
+      expectError(await poll(grant.deviceCode), 400, 'INVALID_DEVICE_CODE');
+      expect(await served.srv.store.tokens.count({ name: grant.clientName })).toBe(1);
     });
 
     it('gives two concurrent polls of an approved code exactly one token', async () => {

@@ -9,21 +9,12 @@ import { Client, signedUp, type Res } from '../support/server.js';
 import { unique } from '../support/temp.js';
 import { openSocket } from '../support/socket.js';
 import { purgeAccount } from '../../src/accounts/service.js';
-import { StoreUnavailableError } from '../../store/ports/store.js';
+import { failOnce } from '../support/fail-once.js';
 
 const DAY = 86_400_000;
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 const bearer = (base: string, secret: string) => new Client(base, { authorization: `Bearer ${secret}` });
 const statuses = (results: Res[]) => results.map((r) => r.status).sort();
-
-/** The next call of `method` fails as an unreachable store would; the calls after it go through. */
-function failOnce<T extends object, K extends keyof T>(target: T, method: K): void {
-  const original = target[method];
-  target[method] = (async () => {
-    target[method] = original;
-    throw new StoreUnavailableError(new Error('failed once, on purpose'));
-  }) as T[K];
-}
 
 export function onboardingFlow(name: string, open: () => Promise<OpenedStore>): void {
   // FerretDB answers some of these in seconds: room beyond the default 30 s.
