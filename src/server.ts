@@ -26,6 +26,7 @@ import { routeTable } from './routes/index.js';
 import { schedulePurges } from './board/retention.js';
 import { captureQuiet } from './board/restore-points.js';
 import { sweepAnonymous, type SweepResult } from './accounts/anonymous.js';
+import { userCodeDigest } from './accounts/device-codes.js';
 import type { ErrorCode } from './errors/registry.js';
 import type { Store } from '../store/ports/store.js';
 
@@ -123,7 +124,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   });
   const boards = new BoardAccess(registry);
   const mailer = parts.mailer ?? logMailer(logger);
-  const routes = routeTable({ config, store, observer, passwords: parts.passwords, mailer, selector, boards, logger, clock, readiness, busHealth: () => bus.health, sockets: () => hub.size, revoke: (notice) => bus.notify(notice), notify: (notice) => bus.notify(notice), membership: (notice) => bus.notify(notice), csrfToken: (sessionId) => csrfTokenFor(parts.keys.csrf, sessionId), web: parts.web ?? loadWebBundle(), billing });
+  const routes = routeTable({ config, store, observer, passwords: parts.passwords, mailer, selector, boards, logger, clock, readiness, busHealth: () => bus.health, sockets: () => hub.size, revoke: (notice) => bus.notify(notice), notify: (notice) => bus.notify(notice), membership: (notice) => bus.notify(notice), csrfToken: (sessionId) => csrfTokenFor(parts.keys.csrf, sessionId), userCodeDigest: (userCode) => userCodeDigest(parts.keys.userCode, userCode), web: parts.web ?? loadWebBundle(), billing });
   const authenticator = new Authenticator(store);
   const pipeline = new Pipeline({ authenticator, selector, limiter: parts.limiter, observer, logger, publicUrl: config.publicUrl, csrfKey: parts.keys.csrf, cookieSecure: config.cookieSecure, addressRatePerMinute: config.addressRatePerMinute, boardRateScale: config.boardRateScale, clock });
 

@@ -1,6 +1,8 @@
 // The device flow's two codes (RFC 8628 §6.1): a high-entropy device code only the agent holds,
-// and a short user code a person reads off the agent and types. Both are stored as sha256 only.
-import { randomInt, timingSafeEqual } from 'node:crypto';
+// and a short user code a person reads off the agent and types. Neither is stored: the device
+// code as its sha256, the user code as an HMAC under a server key (about 34 bits: its plain
+// sha256 would be reversed offline in seconds by whoever reads the store).
+import { createHmac, randomInt, timingSafeEqual } from 'node:crypto';
 import { newSecret, sha256 } from '../auth/authenticator.js';
 
 /** RFC 8628's own example alphabet: consonants only, so no 0/O or 1/I to confuse and no words spelled. */
@@ -29,7 +31,11 @@ export function normalUserCode(input: string): string | null {
   return [...code].every((c) => USER_CODE_ALPHABET.includes(c)) ? code : null;
 }
 
-export const codeHash = (code: string): string => sha256(code);
+/** The stored form of a device code (the grant's id). */
+export const deviceCodeHash = (code: string): string => sha256(code);
+
+/** The stored form of a normalised user code, keyed by the server's user-code key (src/auth/keys.ts). */
+export const userCodeDigest = (key: Buffer, code: string): string => createHmac('sha256', key).update(code).digest('hex');
 
 /** Two sha256 hex digests compared in constant time. */
 export function sameHash(a: string, b: string): boolean {

@@ -1,15 +1,15 @@
 // The device flow (RFC 8628, DOMAIN.md "Agent onboarding"): an agent starts a grant, a person who
 // administers a board approves or denies it by its user code, and the agent's poll receives one
-// workspace token for a new agent on that board. Codes are stored as sha256 only; every move of a
-// grant is a version-checked update, and the token is minted only by the poll that moved the grant
-// from approved to delivered, so it goes out once and its secret is never stored.
+// workspace token for a new agent on that board. Codes are stored only as digests (device-codes.ts);
+// every move of a grant is a version-checked update, and the token is minted only by the poll that
+// moved the grant from approved to delivered, so it goes out once and its secret is never stored.
 import { randomUUID } from 'node:crypto';
 import { AppError, isAppError } from '../errors/app-error.js';
 import { atLeast, type ProjectSelector } from '../auth/project-selection.js';
 import type { SessionIdentity } from '../auth/identity.js';
 import { DuplicateKeyError, modify, type Changes, type DeviceGrantRecord, type Store } from '../../store/ports/store.js';
 import type { PublicToken, ServiceTokens } from './service-tokens.js';
-import { codeHash, newDeviceCode, newUserCode, normalUserCode, sameHash, shownUserCode } from './device-codes.js';
+import { deviceCodeHash, newDeviceCode, newUserCode, normalUserCode, sameHash, shownUserCode } from './device-codes.js';
 
 export const DEVICE_INTERVAL_S = 5;
 export const DEVICE_TTL_MS = 600_000;
@@ -57,6 +57,8 @@ export class DeviceFlow {
     private readonly selector: ProjectSelector,
     private readonly tokens: ServiceTokens,
     private readonly publicUrl: string,
+    /** The stored form of a normalised user code (an HMAC under a server key). */
+    private readonly userCodeDigest: (userCode: string) => string,
   ) {}
 
   /** A new pending grant; the requested board is only a hint for the approver (nothing about it is checked or revealed). */
@@ -66,9 +68,9 @@ export class DeviceFlow {
     for (let attempt = 1; ; attempt++) {
       const userCode = newUserCode();
       const grant: DeviceGrantRecord = {
-        _id: codeHash(deviceCode),
+        _id: deviceCodeHash(deviceCode),
         version: 1,
-        userCodeHash: codeHash(userCode),
+        userCodeHash: this.userCodeDigest(userCode),
         clientName: input.clientName,
         projectId: input.projectId ?? null,
         status: 'pending',
@@ -119,7 +121,7 @@ export class DeviceFlow {
 
   /** RFC 8628 §3.5: pending, slow down, denied, expired, or (once) the token. */
   async poll(deviceCode: string, now: number): Promise<{ token: PublicToken; secret: string }> {
-    const id = codeHash(deviceCode);
+    const id = deviceCodeHash(deviceCode);
     for (let attempt = 0; attempt < POLL_ATTEMPTS; attempt++) {
       const grant = await this.store.deviceGrants.get(id);
       if (!grant || !sameHash(grant._id, id) || grant.status === 'delivered') throw new AppError('INVALID_DEVICE_CODE');
@@ -168,7 +170,7 @@ export class DeviceFlow {
   private async pending(userCode: string, now: number): Promise<DeviceGrantRecord> {
     const code = normalUserCode(userCode);
     if (code === null) throw notFound();
-    const hash = codeHash(code);
+    const hash = this.userCodeDigest(code);
     const grant = await this.store.deviceGrants.findOne({ userCodeHash: hash });
     if (!grant || !sameHash(grant.userCodeHash, hash) || grant.status !== 'pending' || now >= grant.expiresAt) throw notFound();
     return grant;

@@ -7,9 +7,11 @@ export interface ServerKeys {
   pepper: Buffer;
   /** Signs the CSRF double-submit token (src/auth/csrf.ts). */
   csrf: Buffer;
+  /** Keys the stored form of device-flow user codes (src/accounts/device-codes.ts): a plain hash of ~34 bits reverses offline. */
+  userCode: Buffer;
 }
 
 export function deriveKeys(secret: string): ServerKeys {
   const derive = (purpose: string) => createHmac('sha256', secret).update(`agent-board/${purpose}`).digest();
-  return { pepper: derive('password-pepper'), csrf: derive('csrf') };
+  return { pepper: derive('password-pepper'), csrf: derive('csrf'), userCode: derive('device-user-code') };
 }

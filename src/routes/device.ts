@@ -34,7 +34,7 @@ const PollBody = z.strictObject({ deviceCode: z.string().min(1).max(128) });
 const PollResponse = z.object({ token: PublicToken, secret: z.string().describe('The agent’s Bearer token: in this response only, and only once.') });
 
 export function deviceRoutes(deps: RouteDeps): Route[] {
-  const flow = new DeviceFlow(deps.store, deps.selector, new ServiceTokens(deps.store, deps.selector), deps.config.publicUrl);
+  const flow = new DeviceFlow(deps.store, deps.selector, new ServiceTokens(deps.store, deps.selector), deps.config.publicUrl, deps.userCodeDigest);
   const group = 'onboarding';
 
   return [
@@ -44,7 +44,7 @@ export function deviceRoutes(deps: RouteDeps): Route[] {
       group,
       summary: 'Start a device flow (RFC 8628): a device code for the agent to poll with, a user code for a person to approve.',
       description:
-        `No credential; rate limited per socket address. The codes live ${DEVICE_TTL_MS / 60_000} minutes; only their sha256 is stored. ` +
+        `No credential; rate limited per socket address. The codes live ${DEVICE_TTL_MS / 60_000} minutes; neither is stored (the device code as its sha256, the user code as an HMAC under a server key). ` +
         'Show `userCode` and `verificationUriComplete` to a person: signed in at that page, they pick a board they administer and approve. Meanwhile poll POST /api/auth/device/poll every `interval` seconds.',
       auth: 'none',
       bodyKind: 'json',
@@ -61,10 +61,11 @@ export function deviceRoutes(deps: RouteDeps): Route[] {
       path: '/api/auth/device/lookup',
       group,
       summary: 'What a pending user code asks for (the agent’s name and the board it asked for), so the person approving knows which agent it is.',
+      description: 'Rate limited per socket address, on the budget sign-up and sign-in draw on (not the board budgets), so user codes cannot be guessed by the thousand.',
       auth: 'session',
       bodyKind: 'none',
       query: LookupQuery,
-      rate: 'read',
+      rate: 'address',
       errors: ['DEVICE_CODE_NOT_FOUND'],
       responses: { 200: { description: 'The pending request.', schema: LookupResponse } },
       async handler({ ctx, query }) {
@@ -78,11 +79,12 @@ export function deviceRoutes(deps: RouteDeps): Route[] {
       summary: 'Approve or deny a device flow’s user code for one of your boards (admin or owner: approving issues the agent a token there).',
       description:
         'The board is checked first (unreachable: PROJECT_SCOPE_DENIED; below admin: ROLE_REQUIRED), then the code (unknown, expired or already decided: DEVICE_CODE_NOT_FOUND). ' +
-        'On approval the agent’s next poll receives a workspace token, role member, issued on your behalf (your role is checked again then). Each decision is kept as an audit row of the board.',
+        'On approval the agent’s next poll receives a workspace token, role member, issued on your behalf (your role is checked again then). Each decision is kept as an audit row of the board. ' +
+        'Rate limited per socket address, on the budget sign-up and sign-in draw on (not the board budgets), so user codes cannot be guessed by the thousand.',
       auth: 'session',
       bodyKind: 'json',
       body: ApproveBody,
-      rate: 'write',
+      rate: 'address',
       errors: ['DEVICE_CODE_NOT_FOUND', 'PROJECT_SCOPE_DENIED', 'ROLE_REQUIRED'],
       responses: { 200: { description: 'Decided.', schema: ApproveResponse } },
       async handler({ ctx, body }) {

@@ -1,13 +1,15 @@
 // The device flow (RFC 8628) over real HTTP, run on each store adapter: an agent with no credential
 // starts, polls, and receives its token exactly once after a person approves.
 import { describe, expect, it } from 'vitest';
+import { createHmac } from 'node:crypto';
+import { deriveKeys } from '../../src/auth/keys.js';
 import { sha256 } from '../../src/auth/authenticator.js';
 import { PURGE_AFTER_MS } from '../../src/accounts/device-flow.js';
 import { serveStore, type OpenedStore } from '../support/stores.js';
 import { newBoard } from '../support/board.js';
 import { expectError } from '../support/expect-error.js';
 import { failOnce } from '../support/fail-once.js';
-import { Client, signedUp, type Res } from '../support/server.js';
+import { Client, signedUp, TEST_SECRET, type Res } from '../support/server.js';
 import { unique } from '../support/temp.js';
 
 const USER_CODE = /^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/;
@@ -31,11 +33,14 @@ export function deviceFlow(name: string, open: () => Promise<OpenedStore>): void
       expect(grant).toMatchObject({ userCode: expect.stringMatching(USER_CODE), verificationUri: 'http://board.test/device', interval: 5, expiresIn: 600 });
       expect(grant.verificationUriComplete).toBe(`http://board.test/device?code=${grant.userCode}`);
       expect(grant.deviceCode.length).toBeGreaterThanOrEqual(43);
-      // Stored as hashes only.
+      // Neither code is stored: the device code as its sha256 (the grant's id), the user code as an
+      // HMAC under the server's key, since the plain sha256 of ~34 bits reverses offline in seconds.
+      const typedCode = grant.userCode.replace('-', '');
       const stored = await served.srv.store.deviceGrants.get(sha256(grant.deviceCode));
-      expect(stored).toMatchObject({ status: 'pending', clientName: 'builder-7', projectId: board.projectId, userCodeHash: sha256(grant.userCode.replace('-', '')) });
+      expect(stored).toMatchObject({ status: 'pending', clientName: 'builder-7', projectId: board.projectId, userCodeHash: createHmac('sha256', deriveKeys(TEST_SECRET).userCode).update(typedCode).digest('hex') });
+      expect(stored!.userCodeHash).not.toBe(sha256(typedCode));
       expect(JSON.stringify(stored)).not.toContain(grant.deviceCode);
-      expect(JSON.stringify(stored)).not.toContain(grant.userCode.replace('-', ''));
+      expect(JSON.stringify(stored)).not.toContain(typedCode);
 
       const pending = await poll(grant.deviceCode);
       expectError(pending, 400, 'AUTHORIZATION_PENDING');
@@ -214,6 +219,23 @@ export function deviceFlow(name: string, open: () => Promise<OpenedStore>): void
         expectError(startRefused!, 429, 'RATE_LIMITED');
         advance(60_000);
         expect((await client.post('/api/auth/device/start', { clientName: 'later' })).status).toBe(200);
+      });
+
+      it('puts looking up and approving user codes on the address budget sign-up draws on, so codes cannot be guessed by the thousand', async () => {
+        // Begin just after a window of the server's clock opens (its time is on the grant it stores).
+        const probe = await new Client(limited.srv.url).post('/api/auth/device/start', { clientName: 'probe' });
+        const serverNow = (await limited.srv.store.deviceGrants.get(sha256(probe.body.deviceCode as string)))!.createdAt;
+        limited.srv.advance(60_000 - (serverNow % 60_000) + 100);
+        const board = await newBoard(limited.srv.url); // a sign-up: one of the 30
+        const guess = (i: number) => (i % 2 ? board.owner.get('/api/auth/device/lookup?userCode=BCDF-GHJK') : approve(board.owner, 'BCDF-GHJK', board.projectId));
+        for (let i = 0; i < 29; i++) expectError(await guess(i), 404, 'DEVICE_CODE_NOT_FOUND');
+        const refused = await guess(29);
+        expectError(refused, 429, 'RATE_LIMITED');
+        expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+        expectError(await guess(30), 429, 'RATE_LIMITED');
+        expectError(await new Client(limited.srv.url).post('/api/auth/signup', { email: `${unique('late')}@example.com`, password: 'correct horse battery staple' }), 429, 'RATE_LIMITED');
+        limited.srv.advance(60_000);
+        expectError(await guess(0), 404, 'DEVICE_CODE_NOT_FOUND');
       });
     });
   });
