@@ -78,7 +78,9 @@ export class Enrollments {
       return await this.tokens.issue(issuer, { name, scope: 'workspace', projectId: record.projectId, role: cappedRole(record.role) }, now);
     } catch (e) {
       await this.giveBack(record).catch(() => undefined);
+      // The redeemer holds nothing but the code: the maker's circumstances (role, token, token count) are not theirs to read.
       if (isAppError(e) && ['ROLE_REQUIRED', 'PROJECT_SCOPE_DENIED', 'INVALID_SERVICE_TOKEN', 'TOKEN_SCOPE_EXCEEDED'].includes(e.code)) throw invalid('Whoever made this code can no longer admit agents to the board; ask its admin for a new one.');
+      if (isAppError(e) && e.code === 'INVALID_INPUT') throw invalid('This code cannot admit more agents right now; ask the board’s admin.');
       throw e;
     }
   }

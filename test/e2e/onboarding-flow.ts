@@ -1,7 +1,7 @@
 // Agent onboarding over real HTTP, run on each store adapter: enrollment codes, anonymous boards
 // and their claim (by secret and by nonce), the 7-day sweep, provisioning, and the races.
 import { describe, expect, it } from 'vitest';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { serveStore, type OpenedStore } from '../support/stores.js';
 import { newBoard } from '../support/board.js';
 import { expectError } from '../support/expect-error.js';
@@ -10,11 +10,19 @@ import { unique } from '../support/temp.js';
 import { openSocket } from '../support/socket.js';
 import { purgeAccount } from '../../src/accounts/service.js';
 import { failOnce } from '../support/fail-once.js';
+import type { Store, TokenRecord } from '../../store/ports/store.js';
 
 const DAY = 86_400_000;
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 const bearer = (base: string, secret: string) => new Client(base, { authorization: `Bearer ${secret}` });
 const statuses = (results: Res[]) => results.map((r) => r.status).sort();
+
+/** Gives an account `n` more (revoked) tokens, written straight to the store: the per-account cap counts them all. */
+async function holdTokens(store: Store, accountId: string, n: number): Promise<void> {
+  const at = Date.now();
+  const filler = (i: number): TokenRecord => ({ _id: randomUUID(), version: 1, accountId, agentId: randomUUID(), secretHash: sha256(randomUUID()), prefix: 'agb_filler', name: `filler-${i}`, scope: 'account', boardId: null, role: null, resources: null, expiresAt: null, lastUsedAt: null, revoked: true, createdAt: at });
+  for (let i = 0; i < n; i += 50) await Promise.all(Array.from({ length: Math.min(50, n - i) }, (_, j) => store.tokens.insert(filler(i + j))));
+}
 
 export function onboardingFlow(name: string, open: () => Promise<OpenedStore>): void {
   // FerretDB answers some of these in seconds: room beyond the default 30 s.
@@ -109,6 +117,15 @@ export function onboardingFlow(name: string, open: () => Promise<OpenedStore>): 
       expect(fromToken.body.token.expiresAt).toBe(expiresAt);
       expect((await board.owner.request('DELETE', `/api/accounts/tokens/${account.body.token.id}`)).status).toBe(204);
       expectError(await new Client(url()).post('/api/projects/enroll', { code: byToken.body.code, name: 'too late' }), 400, 'INVALID_LINK_TOKEN');
+
+      // A code whose maker holds as many tokens as an account may: refused as the code's, the maker's count not told, the use kept.
+      const full = await newBoard(url());
+      const fullCode = (await full.owner.post(`/api/projects/${full.projectId}/agents/enroll`, { uses: 1, ttlSeconds: 600 })).body.code as string;
+      await holdTokens(served.srv.store, (await served.srv.store.projects.get(full.projectId))!.ownerId, 500);
+      const overCap = await new Client(url()).post('/api/projects/enroll', { code: fullCode, name: 'one too many' });
+      expectError(overCap, 400, 'INVALID_LINK_TOKEN');
+      expect(overCap.body.error.message).not.toMatch(/500|tokens/);
+      expect(await served.srv.store.enrollments.get(sha256(fullCode))).toMatchObject({ usesLeft: 1 });
 
       // A code whose maker lost the admin role can no longer admit agents, and its use is not lost.
       await served.srv.store.members.update(`${board.projectId}:${member.accountId}`, 1, { role: 'admin' });
