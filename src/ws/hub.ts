@@ -27,6 +27,8 @@ export interface Connection {
 
 interface Subscription {
   topics: Set<Topic>;
+  /** The socket's role on the board when it subscribed; a later change ends the subscription. */
+  role: string;
   /** Operators (admin, owner) see every direct shout. */
   operator: boolean;
   /** The last seq sent (or skipped by topic); -1 until the start point is known. */
@@ -43,6 +45,8 @@ interface SocketState {
   used: number;
   /** The replay running per board (at most one per socket and board). */
   replays: Map<string, Promise<void>>;
+  /** The account the credential acts for now: a token moves with a board takeover. */
+  accountId: string;
 }
 
 export interface HubDeps {
@@ -87,7 +91,7 @@ export class Hub {
   constructor(private readonly deps: HubDeps) {}
 
   open(conn: Connection): void {
-    this.connections.set(conn, { subs: new Map(), windowStart: this.deps.clock(), used: 0, replays: new Map() });
+    this.connections.set(conn, { subs: new Map(), windowStart: this.deps.clock(), used: 0, replays: new Map(), accountId: conn.identity.accountId });
     const principal = conn.identity.principal;
     (this.principals.get(principal) ?? this.principals.set(principal, new Set()).get(principal)!).add(conn);
   }
@@ -131,11 +135,19 @@ export class Hub {
   /** A member's role changed or they left: their sockets stop watching the board (a new subscribe is checked under the new role). */
   private membershipChanged(notice: Extract<Notice, { kind: 'membership' }>): void {
     const reason = notice.role === null ? 'You are no longer a member of this board.' : `Your role on this board is now ${notice.role}; subscribe again.`;
-    for (const probe of this.probes) if (probe.boardId === notice.boardId && probe.conn.identity.accountId === notice.accountId) probe.stale = true;
+    for (const probe of this.probes) if (probe.boardId === notice.boardId && this.accountOf(probe.conn) === notice.accountId) probe.stale = true;
     for (const conn of [...this.connections.keys()]) {
-      if (conn.identity.accountId !== notice.accountId) continue;
-      if (this.unwatch(conn, notice.boardId)) this.transmit(conn, JSON.stringify({ type: 'unsubscribed', boardId: notice.boardId, reason }));
+      if (this.accountOf(conn) === notice.accountId) this.drop(conn, notice.boardId, reason);
     }
+  }
+
+  /** Ends a subscription the server took away, and tells the socket why. */
+  private drop(conn: Connection, boardId: string, reason: string): void {
+    if (this.unwatch(conn, boardId)) this.transmit(conn, JSON.stringify({ type: 'unsubscribed', boardId, reason }));
+  }
+
+  private accountOf(conn: Connection): string {
+    return this.connections.get(conn)?.accountId ?? conn.identity.accountId;
   }
 
   /** Closes a revoked credential's sockets; a deleted board's watchers are unsubscribed. */
@@ -220,6 +232,25 @@ export class Hub {
     for (const conns of byCredential.values()) {
       const valid = await this.deps.stillValid(conns[0]!.identity).catch(() => true); // a store hiccup closes nothing
       if (!valid) for (const conn of conns) conn.close(CLOSE.revoked, 'the credential was revoked');
+      else await this.recheckRoles(conns);
+    }
+  }
+
+  /**
+   * A membership change this node did not hear of (the bus was down, or the change crashed before
+   * its notice): each board the credential's sockets watch is checked again, once per credential
+   * and board, and a lost or changed role ends the subscription.
+   */
+  private async recheckRoles(conns: Connection[]): Promise<void> {
+    const boards = new Set(conns.flatMap((conn) => [...(this.connections.get(conn)?.subs.keys() ?? [])]));
+    for (const boardId of boards) {
+      const project = await this.reachable(conns[0]!, boardId).catch(() => undefined); // a store hiccup ends nothing
+      if (project === undefined) continue;
+      for (const conn of conns) {
+        const sub = this.connections.get(conn)?.subs.get(boardId);
+        if (!sub || sub.lastSeq < 0 || project?.role === sub.role) continue; // (a subscription still starting checked its role just now)
+        this.drop(conn, boardId, project === null ? 'You are no longer a member of this board.' : `Your role on this board is now ${project.role}; subscribe again.`);
+      }
     }
   }
 
@@ -276,11 +307,18 @@ export class Hub {
     if (state.subs.size >= SOCKET_BUDGET.subscriptions) {
       return this.error(conn, 'SUBSCRIPTION_LIMIT', `One socket watches at most ${SOCKET_BUDGET.subscriptions} boards; unsubscribe from one first.`, { boardId });
     }
-    const project = await this.membership(conn, boardId);
-    if (!project) return this.error(conn, 'PROJECT_SCOPE_DENIED', 'That board does not exist or this credential cannot reach it.', { boardId });
-    if (!this.connections.has(conn) || state.subs.has(boardId)) return; // closed, or subscribed meanwhile
-    const sub: Subscription = { topics, operator: project.role === 'admin' || project.role === 'owner', lastSeq: -1, held: [] }; // hold live events from now on
-    this.watch(conn, boardId, sub);
+    const { project, probe } = await this.membership(conn, boardId);
+    let sub: Subscription;
+    try {
+      if (!project) return this.error(conn, 'PROJECT_SCOPE_DENIED', 'That board does not exist or this credential cannot reach it.', { boardId });
+      if (!this.connections.has(conn) || state.subs.has(boardId)) return; // closed, or subscribed meanwhile
+      sub = { topics, role: project.role, operator: project.role === 'admin' || project.role === 'owner', lastSeq: -1, held: [] }; // hold live events from now on
+      this.watch(conn, boardId, sub);
+    } finally {
+      this.probes.delete(probe);
+    }
+    // A membership change that landed after the last read but before the watch began.
+    if (probe.stale) return this.drop(conn, boardId, 'Your access to this board changed; subscribe again.');
     // An earlier subscription's replay (since unsubscribed) ends at its next page; wait for it.
     await state.replays.get(boardId);
     const replay = this.startFrom(conn, boardId, sub, project.role, since);
@@ -297,25 +335,31 @@ export class Hub {
    * member's tokens are narrowed while the socket stays open), and a membership change that lands
    * during the read makes it read again, so no subscribe slips in under a role just taken away.
    */
-  private async membership(conn: Connection, boardId: string): Promise<SelectedProject | null> {
+  private async membership(conn: Connection, boardId: string): Promise<{ project: SelectedProject | null; probe: Probe }> {
     for (let reads = 1; ; reads++) {
+      // The probe stays registered for the caller, which removes it once the subscription is in place.
       const probe: Probe = { conn, boardId, stale: false };
       this.probes.add(probe);
       let project: SelectedProject | null;
       try {
-        project = await this.reachable(conn.identity, boardId);
-      } finally {
+        project = await this.reachable(conn, boardId);
+      } catch (e) {
         this.probes.delete(probe);
+        throw e;
       }
-      if (!probe.stale || reads >= MEMBERSHIP_READS) return project;
+      if (!probe.stale || reads >= MEMBERSHIP_READS) return { project, probe };
+      this.probes.delete(probe);
     }
   }
 
   /** A token is read afresh: its role may have narrowed, and a board takeover moves it to the new owner's account. */
-  private async reachable(identity: Identity, boardId: string): Promise<SelectedProject | null> {
+  private async reachable(conn: Connection, boardId: string): Promise<SelectedProject | null> {
+    const identity = conn.identity;
     if (identity.kind !== 'token') return this.deps.selector.reachable(identity, boardId);
     const token = await this.deps.store.tokens.get(identity.tokenId);
     if (!token || token.revoked || token.prefix !== identity.prefix) return null;
+    const state = this.connections.get(conn);
+    if (state) state.accountId = token.accountId;
     return this.deps.selector.reachable({ ...identity, role: token.role, accountId: token.accountId }, boardId);
   }
 
