@@ -130,6 +130,17 @@ describe('POST /api/projects', () => {
     expect((await client.get('/api/projects')).body.projects).toHaveLength(3);
   });
 
+  it('answers 503 ACCOUNT_BUSY with Retry-After when another change to the account’s boards holds it too long, creating nothing', async () => {
+    const { client, accountId } = await signedUp(srv.url);
+    await srv.store.accountLocks.insert({ _id: accountId, version: 1, holder: 'a slow creation elsewhere', until: Date.now() + 60_000 });
+    const busy = await client.post('/api/projects', { name: 'Waits' });
+    expectError(busy, 503, 'ACCOUNT_BUSY');
+    expect(busy.headers.get('retry-after')).toBe('1');
+    expect((await client.get('/api/projects')).body.projects).toHaveLength(1);
+    await srv.store.accountLocks.delete(accountId);
+    expect((await client.post('/api/projects', { name: 'Goes through' })).status).toBe(201);
+  });
+
   it('checks the name', async () => {
     const { client } = await signedUp(srv.url);
     for (const name of ['', '   ', 'x'.repeat(81), 'tab\there']) expectError(await client.post('/api/projects', { name }), 400, 'INVALID_PROJECT_NAME');
