@@ -8,14 +8,13 @@ import type { SessionIdentity } from '../auth/identity.js';
 import { defineRoute, type Route } from '../http/route.js';
 import { PublicToken } from './tokens.js';
 import type { RouteDeps } from './deps.js';
+import { AgentName } from './schemas.js';
 
-/** Printable: no control, zero-width or bidi-override characters, so the approver reads what the agent sent. */
-const PRINTABLE = /^[^\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]+$/; // eslint-disable-line no-control-regex
 const ProjectId = z.string().regex(PROJECT_ID, 'must be 1 to 64 letters, digits, "-" or "_"');
 const UserCode = z.string().min(8).max(9).regex(USER_CODE_SHAPE, 'must be the 8-letter code the agent shows, XXXX-XXXX').describe('The code the agent shows, `XXXX-XXXX`; any case, the dash optional.');
 
 const StartBody = z.strictObject({
-  clientName: z.string().min(1).max(80).regex(PRINTABLE, 'must be printable characters').describe('The new agent’s name, shown to the person approving and given to its token.'),
+  clientName: AgentName.describe('The new agent’s name, shown to the person approving and given to its token.'),
   projectId: ProjectId.optional().describe('The board the agent asks for: preselected on the approval page; the person approving picks the board in the end.'),
 });
 const StartResponse = z.object({

@@ -11,12 +11,11 @@ import { PROJECT_ID } from '../auth/project-selection.js';
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
-import { nonEmptyString, ProjectSummary } from './schemas.js';
+import { AgentName, nonEmptyString, ProjectSummary } from './schemas.js';
 import { PublicToken } from './tokens.js';
 
 /** An enrolled agent acts as a member at most (DOMAIN.md: a workspace token acts as member unless issued lower): whoever holds the code is nobody in particular. */
 const Role = z.enum(['member', 'viewer']);
-const AgentName = z.string().min(1).max(80);
 const Secret = z.string().min(1).max(200);
 
 const EnrollBody = z.strictObject({

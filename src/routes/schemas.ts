@@ -25,6 +25,12 @@ export const nonEmptyString = (code: ErrorCode, message: string) =>
     })
     .meta({ minLength: 1 });
 
+/** Printable: no control, zero-width or bidi-override characters, so a person reads what was sent. */
+const PRINTABLE = /^[^\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]+$/; // eslint-disable-line no-control-regex
+
+/** A new agent's name (its token's), shown to people on the board: 1 to 80 printable characters. */
+export const AgentName = z.string().min(1).max(80).regex(PRINTABLE, 'must be 1 to 80 printable characters');
+
 export const PublicAccount = z.object({
   id: z.string(),
   email: z.string(),

@@ -99,6 +99,9 @@ export function onboardingFlow(name: string, open: () => Promise<OpenedStore>): 
       expectError(await bearer(url(), capped.body.secret).post('/api/items/reorder', { workIds: ['W-1'] }), 403, 'ROLE_REQUIRED');
       expectError(await new Client(url()).post('/api/projects/enroll', { code: short }), 400, 'INVALID_INPUT');
       expectError(await new Client(url()).post('/api/projects/enroll', { code: short, name: 'x', role: 'admin' }), 400, 'INVALID_INPUT');
+      // Agent names are printable, on every route that takes one (as the device flow's clientName).
+      expectError(await new Client(url()).post('/api/projects/enroll', { code: short, name: 'report\u202efdp.exe' }), 400, 'INVALID_INPUT');
+      expectError(await new Client(url()).post('/api/accounts/anon-provision', { agentName: 'two\nlines' }), 400, 'INVALID_INPUT');
 
       // A member (memberships are inserted directly: sharing is another module) may not enroll agents.
       const member = await signedUp(url());
@@ -455,6 +458,7 @@ export function onboardingFlow(name: string, open: () => Promise<OpenedStore>): 
       expectError(await ci.post('/api/accounts/provision', { projectName: '', agents: [] }), 400, 'INVALID_PROJECT_NAME');
       expectError(await ci.post('/api/accounts/provision', { projectName: 'x', agents: Array.from({ length: 51 }, (_, i) => `a${i}`) }), 400, 'INVALID_INPUT');
       expectError(await ci.post('/api/accounts/provision', { projectName: 'x', agents: [''] }), 400, 'INVALID_INPUT');
+      expectError(await ci.post('/api/accounts/provision', { projectName: 'x', agents: ['zero\u200bwidth'] }), 400, 'INVALID_INPUT');
       expect((await ci.post('/api/accounts/provision', { projectName: 'third', agents: [] })).status).toBe(201);
       expectError(await ci.post('/api/accounts/provision', { projectName: 'fourth', agents: ['x'] }), 403, 'FREE_PROJECT_LIMIT');
     });
