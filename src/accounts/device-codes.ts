@@ -2,7 +2,7 @@
 // and a short user code a person reads off the agent and types. Neither is stored: the device
 // code as its sha256, the user code as an HMAC under a server key (about 34 bits: its plain
 // sha256 would be reversed offline in seconds by whoever reads the store).
-import { createHmac, randomInt, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomInt } from 'node:crypto';
 import { newSecret, sha256 } from '../auth/authenticator.js';
 
 /** RFC 8628's own example alphabet: consonants only, so no 0/O or 1/I to confuse and no words spelled. */
@@ -36,10 +36,3 @@ export const deviceCodeHash = (code: string): string => sha256(code);
 
 /** The stored form of a normalised user code, keyed by the server's user-code key (src/auth/keys.ts). */
 export const userCodeDigest = (key: Buffer, code: string): string => createHmac('sha256', key).update(code).digest('hex');
-
-/** Two sha256 hex digests compared in constant time. */
-export function sameHash(a: string, b: string): boolean {
-  const x = Buffer.from(a, 'hex');
-  const y = Buffer.from(b, 'hex');
-  return x.length === 32 && y.length === 32 && timingSafeEqual(x, y);
-}

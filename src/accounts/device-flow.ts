@@ -9,7 +9,7 @@ import { atLeast, type ProjectSelector } from '../auth/project-selection.js';
 import type { SessionIdentity } from '../auth/identity.js';
 import { DuplicateKeyError, modify, type Changes, type DeviceGrantRecord, type Store } from '../../store/ports/store.js';
 import type { PublicToken, ServiceTokens } from './service-tokens.js';
-import { deviceCodeHash, newDeviceCode, newUserCode, normalUserCode, sameHash, shownUserCode } from './device-codes.js';
+import { deviceCodeHash, newDeviceCode, newUserCode, normalUserCode, shownUserCode } from './device-codes.js';
 
 export const DEVICE_INTERVAL_S = 5;
 export const DEVICE_TTL_MS = 600_000;
@@ -124,7 +124,7 @@ export class DeviceFlow {
     const id = deviceCodeHash(deviceCode);
     for (let attempt = 0; attempt < POLL_ATTEMPTS; attempt++) {
       const grant = await this.store.deviceGrants.get(id);
-      if (!grant || !sameHash(grant._id, id) || grant.status === 'delivered') throw new AppError('INVALID_DEVICE_CODE');
+      if (!grant || grant.status === 'delivered') throw new AppError('INVALID_DEVICE_CODE');
       if (grant.status === 'denied') throw new AppError('ACCESS_DENIED');
       if (now >= grant.expiresAt) throw new AppError('EXPIRED_TOKEN', 'The device code has expired (10 minutes); start a new device flow.');
       if (grant.status === 'approved') {
@@ -170,9 +170,8 @@ export class DeviceFlow {
   private async pending(userCode: string, now: number): Promise<DeviceGrantRecord> {
     const code = normalUserCode(userCode);
     if (code === null) throw notFound();
-    const hash = this.userCodeDigest(code);
-    const grant = await this.store.deviceGrants.findOne({ userCodeHash: hash });
-    if (!grant || !sameHash(grant.userCodeHash, hash) || grant.status !== 'pending' || now >= grant.expiresAt) throw notFound();
+    const grant = await this.store.deviceGrants.findOne({ userCodeHash: this.userCodeDigest(code) });
+    if (!grant || grant.status !== 'pending' || now >= grant.expiresAt) throw notFound();
     return grant;
   }
 }
