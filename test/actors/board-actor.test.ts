@@ -1,7 +1,8 @@
 // The board actor on a real embedded store: commands waiting together share one commit, each
 // caller gets its own reply or refusal, and a listener that throws never undoes a reply.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BoardActor, QUIET_MS } from '../../actors/board-actor.js';
+import { BoardActor, BoardBusyError, MAILBOX_LIMIT, QUIET_MS } from '../../actors/board-actor.js';
+import { toAppError } from '../../src/board/board-access.js';
 import { claim, createItems, submit } from '../../machines/board-commands.js';
 import type { NewItem } from '../../machines/board-commands.js';
 import type { Store } from '../../store/ports/store.js';
@@ -64,6 +65,21 @@ describe('board actor', () => {
     now += QUIET_MS;
     await expect(actor.ask(claim({ principal: 'agent:1', workId: 'W-9', purpose: 'work', ttlMs: 60_000, leaseId: 'L9' }))).rejects.toMatchObject({ code: 'ITEM_NOT_FOUND' });
     expect(quiet).toHaveLength(1); // a refused command commits nothing, so it ends no spell
+  });
+
+  it('refuses a command beyond a full mailbox at once, as 503 BOARD_BUSY with Retry-After, and decides the rest', async () => {
+    const actor = new BoardActor('b', store, Date.now);
+    const patch = store.boards.patch.bind(store.boards);
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    store.boards.patch = async (...args) => (await held, patch(...args)); // the store is slow: commands pile up
+    const asks = Array.from({ length: MAILBOX_LIMIT + 2 }, (_, i) => actor.ask(createItems([item(`item ${i}`)], 'user:a')));
+    const refused = await asks.at(-1)!.then(() => null, (e: unknown) => e);
+    expect(refused).toBeInstanceOf(BoardBusyError);
+    expect(toAppError(refused)).toMatchObject({ code: 'BOARD_BUSY', headers: { 'retry-after': '1' } });
+    release();
+    const settled = await Promise.allSettled(asks.slice(0, -1));
+    expect(settled.filter((r) => r.status === 'fulfilled').length).toBe(MAILBOX_LIMIT + 1);
   });
 
   it('answers a committed command even when a listener throws, and reports the listener', async () => {
