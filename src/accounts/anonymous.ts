@@ -80,7 +80,7 @@ export class AnonymousBoards {
     if (record.claim?.by === claimerId) return finishClaim(this.store, record._id, record.claim, now);
     if (!claimable(record, now)) throw new AppError('INVALID_LINK_TOKEN', 'The anonymous account was claimed already, or its 7 days ran out.');
     const boards = (await this.store.projects.find({ ownerId: record._id }, { sort: [['createdAt', 1], ['_id', 1]] })).map((b) => b._id);
-    await ensureRoom(this.store, claimerId, boards.length);
+    await ensureRoom(this.store, claimerId, record._id, boards);
     const claim = await holdForClaim(this.store, record, { by: claimerId, boards, via: 'claim-secret' }, now);
     return finishClaim(this.store, record._id, claim, now);
   }

@@ -5,6 +5,7 @@ import { AppError } from '../errors/app-error.js';
 import { PLANS } from '../plans.js';
 import { DuplicateKeyError, modify, type AnonymousAccountRecord, type ProjectRecord, type Store } from '../../store/ports/store.js';
 import { purgeAccount } from './service.js';
+import { MAX_TOKENS_PER_ACCOUNT } from './service-tokens.js';
 
 /** How long a claim accepted keeps its anonymous account from the sweep, for the person to finish it; then the sweep finishes it. */
 export const CLAIM_GRACE_MS = 60 * 60_000;
@@ -25,13 +26,24 @@ export function sameDigest(a: string, b: string): boolean {
 export const claimable = (record: AnonymousAccountRecord | null, now: number): record is AnonymousAccountRecord =>
   record !== null && record.claim === undefined && record.claimSecretHash !== CLAIMED && record.expiresAt > now;
 
-/** Refuses with FREE_PROJECT_LIMIT unless `accountId` may own `more` boards beyond those it owns. */
-export async function ensureRoom(store: Store, accountId: string, more: number): Promise<void> {
+/**
+ * Refuses unless the person may own `boards` too, and hold their tokens (which move with them):
+ * FREE_PROJECT_LIMIT past the account's board limit, INVALID_INPUT past MAX_TOKENS_PER_ACCOUNT.
+ */
+export async function ensureRoom(store: Store, accountId: string, fromId: string, boards: readonly string[]): Promise<void> {
+  const [owned, pro, held, moving] = await Promise.all([
+    store.projects.count({ ownerId: accountId }),
+    store.projects.count({ ownerId: accountId, plan: 'pro' }),
+    store.tokens.count({ accountId }),
+    boards.length ? store.tokens.count({ accountId: fromId, boardId: { $in: boards } }) : 0,
+  ]);
   // The limit is the account's: Pro's when it owns a Pro board, else Free's (as src/accounts/projects.ts counts it).
-  const [owned, pro] = await Promise.all([store.projects.count({ ownerId: accountId }), store.projects.count({ ownerId: accountId, plan: 'pro' })]);
   const limit = PLANS[pro > 0 ? 'pro' : 'free'].boardsPerAccount;
-  if (owned + more > limit) {
-    throw new AppError('FREE_PROJECT_LIMIT', `Taking this over would make ${owned + more} boards; this account may own ${limit} on its plan.`, { limit });
+  if (owned + boards.length > limit) {
+    throw new AppError('FREE_PROJECT_LIMIT', `Taking this over would make ${owned + boards.length} boards; this account may own ${limit} on its plan.`, { limit });
+  }
+  if (held + moving > MAX_TOKENS_PER_ACCOUNT) {
+    throw new AppError('INVALID_INPUT', `Taking this over would give your account ${held + moving} tokens (the board’s agents’ tokens come with it); an account holds at most ${MAX_TOKENS_PER_ACCOUNT}. Revoke unused tokens first.`, { limit: MAX_TOKENS_PER_ACCOUNT });
   }
 }
 

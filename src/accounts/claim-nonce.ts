@@ -61,13 +61,13 @@ export class ClaimNonces {
     return glance;
   }
 
-  /** The nonce is live and for this board, the board still anonymous and claimable, and the person has room for it: answers its anonymous account. */
+  /** The nonce is live and for this board, the board still anonymous and claimable, and the person has room for it and its tokens: answers its anonymous account. */
   private async checked(claimerId: string, project: ProjectRecord | null, anonymous: AnonymousAccountRecord | null, nonce: string, now: number): Promise<AnonymousAccountRecord> {
     const record = await this.store.claimNonces.get(sha256(nonce));
     if (!project || !record || record.projectId !== project._id) throw new AppError('INVALID_LINK_TOKEN', 'This claim link is unknown, or was used already.');
     if (record.expiresAt <= now) throw new AppError('INVALID_LINK_TOKEN', 'This claim link has expired (claim links last 15 minutes).');
     if (!claimable(anonymous, now) || project.ownerId !== anonymous._id) throw new AppError('INVALID_LINK_TOKEN', 'This board was taken over already, or is no longer claimable.');
-    await ensureRoom(this.store, claimerId, 1);
+    await ensureRoom(this.store, claimerId, anonymous._id, [project._id]);
     return anonymous;
   }
 }

@@ -142,7 +142,7 @@ export function onboardingRoutes(deps: RouteDeps): Route[] {
       group,
       summary: 'Take an anonymous board over with the nonce its agent handed you (signed-in person).',
       description:
-        'Spends the nonce and makes you the board’s owner, within your board limit (403 FREE_PROJECT_LIMIT). The board’s items, log and agent tokens stay as they are; the tokens now belong to your account. ' +
+        'Spends the nonce and makes you the board’s owner, within your board limit (403 FREE_PROJECT_LIMIT) and the 500 tokens an account holds, its agents’ tokens included (400 INVALID_INPUT; nothing moved). The board’s items, log and agent tokens stay as they are; the tokens now belong to your account. ' +
         'With `preview: true` nothing is spent or changed. A used, expired or unknown nonce is 400 INVALID_LINK_TOKEN; of two claims of the board (by nonce or claim secret) exactly one succeeds. ' +
         'A claim accepted and then cut short by a failure (503) is yours: call again to finish it; nobody else can take the board meanwhile, and otherwise the service finishes it for you later.',
       auth: 'session',
@@ -189,7 +189,7 @@ export function onboardingRoutes(deps: RouteDeps): Route[] {
       group,
       summary: 'Take every board of an anonymous account over with its claim secret (signed-in person).',
       description:
-        'Within your board limit (403 FREE_PROJECT_LIMIT, nothing moved). The boards keep their items, log and agent tokens, which now belong to your account; the anonymous account ceases to exist. ' +
+        'Within your board limit (403 FREE_PROJECT_LIMIT, nothing moved) and the 500 tokens an account holds, the boards’ agents’ tokens included (400 INVALID_INPUT, nothing moved). The boards keep their items, log and agent tokens, which now belong to your account; the anonymous account ceases to exist. ' +
         'An unknown, used or expired secret is 400 INVALID_LINK_TOKEN. A claim accepted and then cut short by a failure (503) is yours: call again with the same secret to finish it; nobody else can take the boards meanwhile, and otherwise the service finishes it for you later.',
       auth: 'session',
       bodyKind: 'json',

@@ -297,6 +297,31 @@ export function onboardingFlow(name: string, open: () => Promise<OpenedStore>): 
       expect(claimed.status, claimed.text).toBe(200);
     });
 
+    it('refuses a claim that would take the person past the 500 tokens an account holds, moving nothing', async () => {
+      const { store } = served.srv;
+      const anon = await anonymousBoard();
+      const nonce = (await anon.agent.post(`/api/projects/${anon.projectId}/claim-nonce`)).body.nonce as string;
+      const person = await signedUp(url());
+      await holdTokens(store, person.accountId, 500);
+      for (const refused of [
+        await person.client.post('/api/accounts/claim-anonymous', { claimSecret: anon.claimSecret }),
+        await person.client.post(`/api/projects/${anon.projectId}/claim`, { nonce, preview: true }),
+        await person.client.post(`/api/projects/${anon.projectId}/claim`, { nonce }),
+      ]) {
+        expectError(refused, 400, 'INVALID_INPUT');
+        expect(refused.body.error.message).toMatch(/at most 500/);
+      }
+      expect(await store.projects.get(anon.projectId)).toMatchObject({ ownerId: anon.accountId });
+      expect(await store.members.get(`${anon.projectId}:${person.accountId}`)).toBeNull();
+      expect((await store.anonymousAccounts.get(anon.accountId))!.claim).toBeUndefined();
+      expect(await store.tokens.count({ boardId: anon.projectId, accountId: anon.accountId })).toBe(1);
+      // One token fewer, and the board and its agent's token fit.
+      await store.tokens.delete((await store.tokens.findOne({ accountId: person.accountId }))!._id);
+      const claimed = await person.client.post(`/api/projects/${anon.projectId}/claim`, { nonce });
+      expect(claimed.status, claimed.text).toBe(200);
+      expect(await store.tokens.count({ accountId: person.accountId })).toBe(500);
+    });
+
     it('moves a board in an order that leaves it reachable when a claim is cut short, and never deletes its agents with the anonymous account', async () => {
       const { store } = served.srv;
       // The person's membership cannot be written: nothing else changed either.
