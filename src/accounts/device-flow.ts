@@ -63,7 +63,6 @@ export class DeviceFlow {
 
   /** A new pending grant; the requested board is only a hint for the approver (nothing about it is checked or revealed). */
   async start(input: StartInput, now: number): Promise<StartReply> {
-    await purgeDeviceGrants(this.store, now);
     const deviceCode = newDeviceCode();
     for (let attempt = 1; ; attempt++) {
       const userCode = newUserCode();
@@ -176,7 +175,7 @@ export class DeviceFlow {
   }
 }
 
-/** Deletes grants expired more than PURGE_AFTER_MS ago (an index range on expiresAt); returns how many. */
+/** Deletes grants expired more than PURGE_AFTER_MS ago (an index range on expiresAt); returns how many. Retention runs it (src/board/retention.ts). */
 export function purgeDeviceGrants(store: Pick<Store, 'deviceGrants'>, now: number): Promise<number> {
   return store.deviceGrants.deleteMany({ expiresAt: { $lt: now - PURGE_AFTER_MS } });
 }
