@@ -75,22 +75,37 @@ export class Transfers {
     if (!project || project.ownerId !== transfer.fromAccountId || !member) throw new AppError('TRANSFER_NOT_FOUND', 'The board changed hands or members since this transfer was offered.');
     return withAccountLock(store, identity.accountId, async () => {
       await ensureRoom(store, identity.accountId, project.plan === 'pro');
-      return this.take(identity, transfer, project, member, now);
+      return this.take(identity, transfer, project, now);
     });
   }
 
-  /** The move itself, under the recipient's account lock and within their limit. */
-  private async take(identity: Identity, transfer: TransferRecord, project: ProjectRecord, member: MemberRecord, now: number): Promise<TransferView & { name: string }> {
+  /**
+   * The move itself, under the recipient's account lock and within their limit. The recipient's
+   * membership becomes owner first, version-checked, so a removal racing the accept either lands
+   * first (the transfer is cancelled) or finds an owner it may not remove; only then does the board
+   * change owner, and the previous owner steps down to admin.
+   */
+  private async take(identity: Identity, transfer: TransferRecord, project: ProjectRecord, now: number): Promise<TransferView & { name: string }> {
     const { store } = this.ports;
     const taken = await store.transfers.update(transfer._id, transfer.version, { status: 'accepted' });
     if (!taken) throw new AppError('TRANSFER_NOT_FOUND', 'This transfer was accepted or cancelled meanwhile.');
+    const memberId = `${project._id}:${identity.accountId}`;
+    let before: MemberRecord['role'] = 'owner';
+    const promoted = await modify(store.members, memberId, (m) => {
+      before = m.role;
+      return m.role === 'owner' ? null : { role: 'owner' as const };
+    });
+    if (!promoted) {
+      await store.transfers.update(taken._id, taken.version, { status: 'cancelled' as const });
+      throw new AppError('TRANSFER_NOT_FOUND', 'You are no longer a member of this board.');
+    }
     const moved = await modify(store.projects, project._id, (p) => (p.ownerId === transfer.fromAccountId ? { ownerId: identity.accountId } : null));
     if (moved?.ownerId !== identity.accountId) {
+      await modify(store.members, memberId, (m) => (m.role === 'owner' && before !== 'owner' ? { role: before } : null));
       await store.transfers.update(taken._id, taken.version, { status: 'cancelled' as const });
       throw new AppError('TRANSFER_NOT_FOUND', 'The board changed hands meanwhile.');
     }
-    await modify(store.members, member._id, () => ({ role: 'owner' as const }));
-    await modify(store.members, `${project._id}:${transfer.fromAccountId}`, () => ({ role: 'admin' as const }));
+    await modify(store.members, `${project._id}:${transfer.fromAccountId}`, (m) => (m.role === 'owner' ? { role: 'admin' as const } : null));
     await modify(store.billing, project._id, (b) => (b.accountId === identity.accountId ? null : { accountId: identity.accountId }));
     this.ports.membership({ kind: 'membership', boardId: project._id, accountId: identity.accountId, role: 'owner' });
     this.ports.membership({ kind: 'membership', boardId: project._id, accountId: transfer.fromAccountId, role: 'admin' });

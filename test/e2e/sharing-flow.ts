@@ -310,6 +310,61 @@ export function sharingFlow(name: string, open: () => Promise<OpenedStore>): voi
       expectError(await take(back.body.transfer.transferId, board.owner), 404, 'TRANSFER_NOT_FOUND');
     });
 
+    /** A board whose owner offered it to `heir`, a member. */
+    const offered = async () => {
+      const board = await newBoard(url());
+      const ownerId = (await board.owner.get('/api/auth/me')).body.user.id as string;
+      const heir = await signedUp(url());
+      await join(board, heir, 'member');
+      const opened = await board.owner.post(`/api/boards/${board.projectId}/transfers`, { toUserId: heir.accountId });
+      expect(opened.status, opened.text).toBe(201);
+      return { board, ownerId, heir, transferId: opened.body.transfer.transferId as string };
+    };
+    const takeOver = (transferId: string, by: Client) => by.post(`/api/boards/transfers/${transferId}/accept`);
+
+    it('cancels a transfer whose recipient is removed before the accept makes them owner: the board keeps its owner', async () => {
+      const { board, ownerId, heir, transferId } = await offered();
+      // The removal lands between the accept's checks and its first membership write.
+      const members = srv().store.members;
+      const original = members.update;
+      let removal: Res | undefined;
+      members.update = async (...args: Parameters<typeof original>) => {
+        members.update = original;
+        removal = await remove(board.owner, board.projectId, heir.accountId);
+        return original.apply(members, args);
+      };
+      expectError(await takeOver(transferId, heir.client), 404, 'TRANSFER_NOT_FOUND');
+      expect(removal?.status).toBe(204);
+      expect(await srv().store.projects.get(board.projectId)).toMatchObject({ ownerId });
+      expect(await srv().store.members.get(`${board.projectId}:${ownerId}`)).toMatchObject({ role: 'owner' });
+      expect(await srv().store.members.get(`${board.projectId}:${heir.accountId}`)).toBeNull();
+      expect((await srv().store.transfers.get(transferId))!.status).toBe('cancelled');
+      const listing = (await board.owner.get(`/api/boards/${board.projectId}/members`)).body;
+      expect(listing).toMatchObject({ role: 'owner', transfer: null });
+      expect(listing.members.map((m: { userId: string; role: string }) => [m.userId, m.role])).toEqual([[ownerId, 'owner']]);
+      expect(await listed(heir.client, board.projectId)).toBeUndefined();
+    });
+
+    it('refuses to remove a recipient the accept already made owner (OWNER_IMMUTABLE), and the transfer completes', async () => {
+      const { board, ownerId, heir, transferId } = await offered();
+      // The removal lands once the recipient's membership says owner, before the board's owner moves.
+      const projects = srv().store.projects;
+      const original = projects.update;
+      let removal: Res | undefined;
+      projects.update = async (...args: Parameters<typeof original>) => {
+        projects.update = original;
+        removal = await remove(board.owner, board.projectId, heir.accountId);
+        return original.apply(projects, args);
+      };
+      const taken = await takeOver(transferId, heir.client);
+      expect(taken.status, taken.text).toBe(200);
+      expectError(removal!, 409, 'OWNER_IMMUTABLE');
+      expect(await srv().store.projects.get(board.projectId)).toMatchObject({ ownerId: heir.accountId });
+      expect(await srv().store.members.get(`${board.projectId}:${heir.accountId}`)).toMatchObject({ role: 'owner' });
+      expect(await srv().store.members.get(`${board.projectId}:${ownerId}`)).toMatchObject({ role: 'admin' });
+      expect(await listed(heir.client, board.projectId)).toMatchObject({ role: 'owner', owned: true });
+    });
+
     it('lets exactly one of two concurrent accepts of one invitation succeed', async () => {
       for (let round = 0; round < 3; round++) {
         const board = await newBoard(url());
