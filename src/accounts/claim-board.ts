@@ -110,8 +110,7 @@ export async function takeBoard(store: Store, projectId: string, fromId: string,
     await store.members.insert({ _id: memberId, version: 1, projectId, accountId: toId, role: 'owner', acceptedAt: now });
     inserted = true;
   } catch (e) {
-    if (!(e instanceof DuplicateKeyError)) throw e;
-    await modify(store.members, memberId, (m) => (m.role === 'owner' ? null : { role: 'owner' as const }));
+    if (!(e instanceof DuplicateKeyError)) throw e; // a run before this one wrote it
   }
   let taken = true;
   const moved = await modify(store.projects, projectId, (project) => {
@@ -124,6 +123,8 @@ export async function takeBoard(store: Store, projectId: string, fromId: string,
     if (inserted) await store.members.delete(memberId);
     return false;
   }
+  // A membership found in place rather than written is raised only now that the board is the person's.
+  if (!inserted) await modify(store.members, memberId, (m) => (m.role === 'owner' ? null : { role: 'owner' as const }));
   for (const token of await store.tokens.find({ accountId: fromId, boardId: projectId })) {
     await modify(store.tokens, token._id, (t) => (t.accountId === fromId ? { accountId: toId } : null));
   }
