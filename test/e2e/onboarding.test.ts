@@ -1,11 +1,13 @@
-// Agent onboarding on the embedded store, and the per-address budget of its credential-free operations.
+// Agent onboarding on the embedded store (and claims under failure), and the per-address budget of its credential-free operations.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { embeddedStore } from '../support/stores.js';
 import { expectError } from '../support/expect-error.js';
 import { Client, signedUp, startTestServer, type TestServer } from '../support/server.js';
 import { onboardingFlow } from './onboarding-flow.js';
+import { claimRecoveryFlow } from './claim-recovery-flow.js';
 
 onboardingFlow('embedded', embeddedStore);
+claimRecoveryFlow('embedded', embeddedStore);
 
 describe('the per-address budget of enrollment and anonymous provisioning', () => {
   let srv: TestServer;
