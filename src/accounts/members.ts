@@ -5,15 +5,16 @@
 // the member's board tokens are revoked (removal) or narrowed (a lower role), and every node
 // unsubscribes the member's sockets from the board.
 import { AppError } from '../errors/app-error.js';
-import { atLeast } from '../auth/project-selection.js';
+import { atLeast, roleOn } from '../auth/project-selection.js';
 import type { Identity, Role } from '../auth/identity.js';
-import { modify, type MemberRecord, type TokenRecord } from '../../store/ports/store.js';
+import { modify, type MemberRecord, type ProjectRecord, type TokenRecord } from '../../store/ports/store.js';
 import { below, boardFor, iso, RECORD_ID, type SharingPorts } from './sharing.js';
+import { takingOver } from './transfers.js';
 
 /** Members one listing shows (invitations stop well before: MAX_MEMBERS). */
 const LIST_LIMIT = 1000;
 const ORDER: Record<Role, number> = { owner: 0, admin: 1, member: 2, viewer: 3 };
-const REMOVE_ATTEMPTS = 8;
+const CHANGE_ATTEMPTS = 8;
 
 export type MemberRole = Exclude<Role, 'owner'>;
 
@@ -49,9 +50,13 @@ export class Members {
   async list(identity: Identity, projectId: string, now: number): Promise<MemberListing> {
     const board = await boardFor(this.ports, identity, projectId, 'viewer');
     const { store } = this.ports;
-    const [rows, transfers] = await Promise.all([store.members.find({ projectId: board.id }, { sort: [['acceptedAt', 1], ['_id', 1]], limit: LIST_LIMIT }), store.transfers.find({ projectId: board.id, status: 'pending' })]);
+    const [project, rows, transfers] = await Promise.all([
+      this.project(board.id),
+      store.members.find({ projectId: board.id }, { sort: [['acceptedAt', 1], ['_id', 1]], limit: LIST_LIMIT }),
+      store.transfers.find({ projectId: board.id, status: 'pending' }),
+    ]);
     const accounts = await Promise.all(rows.map((m) => store.accounts.get(m.accountId)));
-    const members = rows.flatMap((m, i) => (accounts[i] ? [{ userId: m.accountId, email: accounts[i]!.email, displayName: accounts[i]!.displayName, role: m.role, acceptedAt: iso(m.acceptedAt)! }] : []));
+    const members = rows.flatMap((m, i) => (accounts[i] ? [{ userId: m.accountId, email: accounts[i]!.email, displayName: accounts[i]!.displayName, role: roleOn(project, m.accountId, m)!, acceptedAt: iso(m.acceptedAt)! }] : []));
     members.sort((a, b) => ORDER[a.role] - ORDER[b.role]);
     const open = transfers.filter((t) => t.expiresAt > now).sort((a, b) => b.createdAt - a.createdAt)[0];
     return {
@@ -67,14 +72,18 @@ export class Members {
   async setRole(identity: Identity, projectId: string, userId: string, role: MemberRole): Promise<MemberView> {
     const board = await boardFor(this.ports, identity, projectId, 'admin');
     const { store } = this.ports;
+    const id = this.memberId(board.id, userId);
     let before: Role = role;
-    const updated = await modify(store.members, this.memberId(board.id, userId), (m) => {
-      if (m.role === 'owner') throw new AppError('OWNER_IMMUTABLE', 'The owner’s role does not change; transfer the board to make someone else owner.');
-      if ((m.role === 'admin' || role === 'admin') && board.role !== 'owner') throw new AppError('ROLE_REQUIRED', 'Only the board’s owner makes or unmakes admins.', { role: board.role, needed: 'owner' });
-      before = m.role;
-      return m.role === role ? null : { role };
-    });
-    if (!updated) throw new AppError('MEMBER_NOT_FOUND');
+    let updated: MemberRecord | null = null;
+    for (let attempt = 0; !updated; attempt++) {
+      const member = await store.members.get(id);
+      if (!member) throw new AppError('MEMBER_NOT_FOUND');
+      before = await this.standing(board.id, member);
+      if ((before === 'admin' || role === 'admin') && board.role !== 'owner') throw new AppError('ROLE_REQUIRED', 'Only the board’s owner makes or unmakes admins.', { role: board.role, needed: 'owner' });
+      if (member.role === role) return this.view(member);
+      updated = await store.members.update(id, member.version, { role });
+      if (!updated && attempt >= CHANGE_ATTEMPTS) throw new AppError('MEMBER_NOT_FOUND', 'The membership kept changing; read the members again.');
+    }
     if (before !== role) {
       if (below(role, before)) await this.narrowTokens(board.id, userId, role);
       this.ports.membership({ kind: 'membership', boardId: board.id, accountId: userId, role });
@@ -91,10 +100,10 @@ export class Members {
     for (let attempt = 0; ; attempt++) {
       const member = await store.members.get(id);
       if (!member) throw new AppError('MEMBER_NOT_FOUND');
-      if (member.role === 'owner') throw new AppError('OWNER_IMMUTABLE', 'The owner cannot be removed; transfer the board first.');
-      if (!self && !below(member.role, board.role)) throw new AppError('ROLE_REQUIRED', `Admins remove members of a lower role only; this one is ${member.role}.`, { role: board.role, needed: member.role === 'admin' ? 'owner' : 'admin' });
+      const role = await this.standing(board.id, member);
+      if (!self && !below(role, board.role)) throw new AppError('ROLE_REQUIRED', `Admins remove members of a lower role only; this one is ${role}.`, { role: board.role, needed: role === 'admin' ? 'owner' : 'admin' });
       if (await store.members.delete(id, member.version)) break;
-      if (attempt >= REMOVE_ATTEMPTS) throw new AppError('MEMBER_NOT_FOUND', 'The membership kept changing; read the members again.');
+      if (attempt >= CHANGE_ATTEMPTS) throw new AppError('MEMBER_NOT_FOUND', 'The membership kept changing; read the members again.');
     }
     await this.revokeTokens(board.id, userId);
     this.ports.membership({ kind: 'membership', boardId: board.id, accountId: userId, role: null });
@@ -102,6 +111,27 @@ export class Members {
       if (t.toAccountId === userId) await modify(store.transfers, t._id, (c) => (c.status === 'pending' ? { status: 'cancelled' as const } : null));
     }
     await modify(store.accounts, userId, (a) => (a.defaultProjectId === board.id ? { defaultProjectId: null } : null));
+  }
+
+  private async project(projectId: string): Promise<ProjectRecord> {
+    const project = await this.ports.store.projects.get(projectId);
+    if (!project) throw new AppError('PROJECT_SCOPE_DENIED', 'That board does not exist or this credential cannot reach it.');
+    return project;
+  }
+
+  /**
+   * The role a membership counts as (projects.ownerId alone says who owns), refusing the owner and
+   * a member part-way through taking the board over (a retried accept finishes that): neither is
+   * changed nor removed. A membership left saying owner by a transfer that will not finish is an admin's.
+   */
+  private async standing(projectId: string, member: MemberRecord): Promise<Role> {
+    const project = await this.project(projectId);
+    const role = roleOn(project, member.accountId, member)!;
+    if (role === 'owner') throw new AppError('OWNER_IMMUTABLE', 'The owner is neither demoted nor removed; transfer the board first.');
+    if (member.role === 'owner' && (await takingOver(this.ports.store, project, member.accountId))) {
+      throw new AppError('OWNER_IMMUTABLE', 'This member is taking the board over (an accepted transfer); they become its owner.');
+    }
+    return role;
   }
 
   private memberId(projectId: string, userId: string): string {

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../errors/app-error.js';
 import type { Identity } from '../auth/identity.js';
-import { modify, type MemberRecord, type ProjectRecord, type TransferRecord } from '../../store/ports/store.js';
+import { modify, type MemberRecord, type ProjectRecord, type Store, type TransferRecord } from '../../store/ports/store.js';
 import { ensureRoom } from './projects.js';
 import { withAccountLock } from './account-lock.js';
 import { boardFor, iso, KEEP_CLOSED_MS, RECORD_ID, SHARING_TTL_MS, type SharingPorts } from './sharing.js';
@@ -64,51 +64,98 @@ export class Transfers {
   /**
    * The recipient takes the board: within their board limit (403 FREE_PROJECT_LIMIT), only while
    * the offer is open, the sender still owns the board and the recipient is still a member. The
-   * transfer is taken with a version check first, so it is accepted once.
+   * transfer is taken with a version check first, so it is accepted once. An accepted transfer
+   * whose moves were cut short (a store failure part-way) is finished by the recipient accepting
+   * again: every move is idempotent, and a transfer no longer the board's newest is not finished.
    */
   async accept(identity: Identity, transferId: string, now: number): Promise<TransferView & { name: string }> {
     const { store } = this.ports;
-    const transfer = RECORD_ID.test(transferId) ? await store.transfers.get(transferId) : null;
-    if (!transfer || transfer.toAccountId !== identity.accountId || transfer.status !== 'pending') throw new AppError('TRANSFER_NOT_FOUND');
-    if (transfer.expiresAt <= now) throw new AppError('TRANSFER_NOT_FOUND', 'This transfer expired; ask the owner to offer the board again.');
-    const [project, member] = await Promise.all([store.projects.get(transfer.projectId), store.members.get(`${transfer.projectId}:${identity.accountId}`)]);
-    if (!project || project.ownerId !== transfer.fromAccountId || !member) throw new AppError('TRANSFER_NOT_FOUND', 'The board changed hands or members since this transfer was offered.');
+    const seen = RECORD_ID.test(transferId) ? await store.transfers.get(transferId) : null;
+    if (!seen || seen.toAccountId !== identity.accountId || seen.status === 'cancelled') throw new AppError('TRANSFER_NOT_FOUND');
     return withAccountLock(store, identity.accountId, async () => {
+      const transfer = await store.transfers.get(seen._id);
+      const project = transfer ? await store.projects.get(transfer.projectId) : null;
+      if (!transfer || !project) throw new AppError('TRANSFER_NOT_FOUND');
+      if (transfer.status === 'accepted') return this.resume(identity, transfer, project, now);
+      if (transfer.status !== 'pending') throw new AppError('TRANSFER_NOT_FOUND');
+      if (transfer.expiresAt <= now) throw new AppError('TRANSFER_NOT_FOUND', 'This transfer expired; ask the owner to offer the board again.');
+      const member = await store.members.get(`${project._id}:${identity.accountId}`);
+      if (project.ownerId !== transfer.fromAccountId || !member) throw new AppError('TRANSFER_NOT_FOUND', 'The board changed hands or members since this transfer was offered.');
       await ensureRoom(store, identity.accountId, project.plan === 'pro');
-      return this.take(identity, transfer, project, now);
+      const taken = await store.transfers.update(transfer._id, transfer.version, { status: 'accepted' });
+      if (!taken) throw new AppError('TRANSFER_NOT_FOUND', 'This transfer was accepted or cancelled meanwhile.');
+      return this.complete(identity, taken, project, now);
     });
   }
 
-  /**
-   * The move itself, under the recipient's account lock and within their limit. The recipient's
-   * membership becomes owner first, version-checked, so a removal racing the accept either lands
-   * first (the transfer is cancelled) or finds an owner it may not remove; only then does the board
-   * change owner, and the previous owner steps down to admin.
-   */
-  private async take(identity: Identity, transfer: TransferRecord, project: ProjectRecord, now: number): Promise<TransferView & { name: string }> {
+  /** An accepted transfer again: finished when cut short, else there is nothing left to accept. */
+  private async resume(identity: Identity, transfer: TransferRecord, project: ProjectRecord, now: number): Promise<TransferView & { name: string }> {
     const { store } = this.ports;
-    const taken = await store.transfers.update(transfer._id, transfer.version, { status: 'accepted' });
-    if (!taken) throw new AppError('TRANSFER_NOT_FOUND', 'This transfer was accepted or cancelled meanwhile.');
+    const to = `${project._id}:${identity.accountId}`;
+    if ((await newest(store, project._id))?._id !== transfer._id) {
+      // Another transfer came since: this one will not move anything any more.
+      if (project.ownerId !== identity.accountId) await modify(store.members, to, (m) => (m.role === 'owner' ? { role: 'admin' as const } : null));
+      throw new AppError('TRANSFER_NOT_FOUND', 'This transfer was overtaken by a newer one.');
+    }
+    if (project.ownerId === identity.accountId) {
+      const [mine, owners, billing] = await Promise.all([store.members.get(to), store.members.find({ projectId: project._id, role: 'owner' }), store.billing.get(project._id)]);
+      const done = mine?.role === 'owner' && owners.length === 1 && (!billing || billing.accountId === identity.accountId);
+      if (done) throw new AppError('TRANSFER_NOT_FOUND', 'This transfer was accepted already.');
+    } else if (project.ownerId === transfer.fromAccountId) {
+      await ensureRoom(store, identity.accountId, project.plan === 'pro');
+    }
+    return this.complete(identity, transfer, project, now);
+  }
+
+  /**
+   * The moves, under the recipient's account lock and within their limit, each one idempotent.
+   * The recipient's membership becomes owner first, version-checked, so a removal racing the
+   * accept either lands first (the transfer is cancelled) or finds an owner it may not remove;
+   * only then does projects.ownerId (which alone says who owns, src/auth/project-selection.ts)
+   * move; then every other membership saying owner steps down to admin, and billing follows.
+   */
+  private async complete(identity: Identity, taken: TransferRecord, project: ProjectRecord, now: number): Promise<TransferView & { name: string }> {
+    const { store } = this.ports;
     const memberId = `${project._id}:${identity.accountId}`;
-    let before: MemberRecord['role'] = 'owner';
+    const prior: { role: MemberRecord['role'] } = { role: 'owner' };
     const promoted = await modify(store.members, memberId, (m) => {
-      before = m.role;
+      prior.role = m.role;
       return m.role === 'owner' ? null : { role: 'owner' as const };
     });
     if (!promoted) {
       await store.transfers.update(taken._id, taken.version, { status: 'cancelled' as const });
       throw new AppError('TRANSFER_NOT_FOUND', 'You are no longer a member of this board.');
     }
-    const moved = await modify(store.projects, project._id, (p) => (p.ownerId === transfer.fromAccountId ? { ownerId: identity.accountId } : null));
+    const moved = await modify(store.projects, project._id, (p) => (p.ownerId === taken.fromAccountId ? { ownerId: identity.accountId } : null));
     if (moved?.ownerId !== identity.accountId) {
-      await modify(store.members, memberId, (m) => (m.role === 'owner' && before !== 'owner' ? { role: before } : null));
+      // Someone else owns it now: the membership goes back (a promotion left by an earlier attempt counted as admin).
+      const back = prior.role === 'owner' ? 'admin' : prior.role;
+      await modify(store.members, memberId, (m) => (m.role === 'owner' ? { role: back } : null));
       await store.transfers.update(taken._id, taken.version, { status: 'cancelled' as const });
       throw new AppError('TRANSFER_NOT_FOUND', 'The board changed hands meanwhile.');
     }
-    await modify(store.members, `${project._id}:${transfer.fromAccountId}`, (m) => (m.role === 'owner' ? { role: 'admin' as const } : null));
+    for (const m of await store.members.find({ projectId: project._id, role: 'owner' })) {
+      if (m.accountId !== identity.accountId) await modify(store.members, m._id, (c) => (c.role === 'owner' ? { role: 'admin' as const } : null));
+    }
     await modify(store.billing, project._id, (b) => (b.accountId === identity.accountId ? null : { accountId: identity.accountId }));
     this.ports.membership({ kind: 'membership', boardId: project._id, accountId: identity.accountId, role: 'owner' });
-    this.ports.membership({ kind: 'membership', boardId: project._id, accountId: transfer.fromAccountId, role: 'admin' });
+    this.ports.membership({ kind: 'membership', boardId: project._id, accountId: taken.fromAccountId, role: 'admin' });
     return { ...transferView(taken, now), name: project.name };
   }
+}
+
+/** The transfer offered last on a board: only that one may still move its ownership. */
+async function newest(store: Store, projectId: string): Promise<TransferRecord | undefined> {
+  return (await store.transfers.find({ projectId }, { sort: [['createdAt', -1], ['_id', -1]], limit: 1 }))[0];
+}
+
+/**
+ * Whether `accountId`, whose membership says owner while the board's owner is someone else, is
+ * taking the board over: the board's newest transfer is theirs and accepted, and a retried accept
+ * would finish it. Such a membership is not removed or changed meanwhile.
+ */
+export async function takingOver(store: Store, project: Pick<ProjectRecord, '_id' | 'ownerId'>, accountId: string): Promise<boolean> {
+  if (project.ownerId === accountId) return false;
+  const last = await newest(store, project._id);
+  return last?.toAccountId === accountId && last.status === 'accepted';
 }

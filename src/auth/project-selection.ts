@@ -1,9 +1,10 @@
 // Project selection for project-scoped operations: `?projectId=`, else the credential's own board
 // (workspace and resource tokens), else the account's starred default. Checked against accepted
 // membership: a malformed id is INVALID_PROJECT_ID, an unreachable one PROJECT_SCOPE_DENIED.
+// Who owns a board is projects.ownerId and nothing else (see roleOn).
 import { AppError } from '../errors/app-error.js';
 import type { PlanName } from '../plans.js';
-import type { Store } from '../../store/ports/store.js';
+import type { MemberRecord, ProjectRecord, Store } from '../../store/ports/store.js';
 import type { Identity, Role } from './identity.js';
 
 export const PROJECT_ID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -44,8 +45,9 @@ export class ProjectSelector {
   async reachable(identity: Identity, projectId: string): Promise<SelectedProject | null> {
     if (identity.kind === 'token' && identity.scope !== 'account' && identity.boardId !== projectId) return null;
     const [project, member] = await Promise.all([this.store.projects.get(projectId), this.store.members.get(`${projectId}:${identity.accountId}`)]);
-    if (!project || !member) return null;
-    const role = identity.kind === 'token' && identity.scope !== 'account' ? lower(identity.role ?? 'member', member.role) : member.role;
+    const held = project ? roleOn(project, identity.accountId, member) : null;
+    if (!project || !held) return null;
+    const role = identity.kind === 'token' && identity.scope !== 'account' ? lower(identity.role ?? 'member', held) : held;
     return { id: project._id, name: project.name, role, plan: project.plan, owned: project.ownerId === identity.accountId };
   }
 
@@ -53,6 +55,18 @@ export class ProjectSelector {
     if (identity.kind === 'token' && identity.scope !== 'account') return identity.boardId;
     return (await this.store.accounts.get(identity.accountId))?.defaultProjectId ?? null;
   }
+}
+
+/**
+ * The role `accountId` holds on `project`, or null when none. The owner is the account named by
+ * projects.ownerId, whatever its membership says; a membership that says owner for anyone else (a
+ * transfer cut short, src/accounts/transfers.ts) counts as admin. So a board never has two owners,
+ * and ownership moves in one write.
+ */
+export function roleOn(project: Pick<ProjectRecord, 'ownerId'>, accountId: string, member: Pick<MemberRecord, 'role'> | null): Role | null {
+  if (project.ownerId === accountId) return 'owner';
+  if (!member) return null;
+  return member.role === 'owner' ? 'admin' : member.role;
 }
 
 const RANK: Record<Role, number> = { viewer: 0, member: 1, admin: 2, owner: 3 };

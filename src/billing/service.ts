@@ -134,9 +134,15 @@ export class BillingService {
     return { changed: true };
   }
 
-  /** Before an account is deleted: its live subscriptions end (a provider that cannot be reached stops the deletion). */
+  /**
+   * Before an account is deleted: the live subscriptions of the boards it owns end (a provider that
+   * cannot be reached stops the deletion). The boards are found by projects.ownerId, the one record
+   * of who owns a board; a billing record's accountId may still name a previous owner.
+   */
   async cancelLiveSubscriptions(accountId: string): Promise<void> {
-    const live = (await this.store.billing.find({ accountId })).filter((r) => r.subscriptionId && r.status && (LIVE.has(r.status) || r.status === 'past_due'));
+    const owned = await this.store.projects.select({ ownerId: accountId }, ['plan']);
+    const records = await Promise.all(owned.map((p) => this.store.billing.get(p._id)));
+    const live = records.filter((r): r is BillingRecord => !!r?.subscriptionId && !!r.status && (LIVE.has(r.status) || r.status === 'past_due'));
     if (live.length === 0) return;
     if (!this.setup) throw new AppError('PROVIDER_UNAVAILABLE', 'This account has live subscriptions and the payment provider is not configured here to cancel them.');
     const { provider } = this.setup;

@@ -238,7 +238,9 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       summary: 'Take over a board offered to you: you become owner, the previous owner becomes admin.',
       description:
         'Only the recipient, while the offer is open, the sender still owns the board and the recipient is still a member (else 404 TRANSFER_NOT_FOUND); within the recipient’s board limit (403 FREE_PROJECT_LIMIT, counting the incoming board’s plan). ' +
-        'Accepted once, with a version check. The board’s billing (customer, subscription, plan) stays with the board; the new owner manages it.',
+        'Accepted once, with a version check. The board’s billing (customer, subscription, plan) stays with the board; the new owner manages it. ' +
+        'Ownership is projects.ownerId alone: the recipient’s membership becomes owner first (a removal after that is 409 OWNER_IMMUTABLE), then the board moves, then the previous owner steps down to admin. ' +
+        'An accept cut short by a failure part-way is finished by the recipient accepting again (200); once finished, 404 TRANSFER_NOT_FOUND.',
       bodyKind: 'optional-json',
       body: NoBody,
       errors: ['TRANSFER_NOT_FOUND', 'FREE_PROJECT_LIMIT'],

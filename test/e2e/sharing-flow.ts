@@ -6,9 +6,11 @@
 import { describe, expect, it } from 'vitest';
 import { sha256 } from '../../src/auth/authenticator.js';
 import { SHARING_TTL_MS } from '../../src/accounts/sharing.js';
+import { modify, StoreUnavailableError } from '../../store/ports/store.js';
 import { newBoard, type TestBoard } from '../support/board.js';
 import { billingRecord } from '../support/billing.js';
 import { expectError } from '../support/expect-error.js';
+import { failOnce } from '../support/fail-once.js';
 import { CaptureMailer, Client, signedUp, type Res } from '../support/server.js';
 import { openSocket, type TestSocket } from '../support/socket.js';
 import { serveStore, type OpenedStore } from '../support/stores.js';
@@ -363,6 +365,111 @@ export function sharingFlow(name: string, open: () => Promise<OpenedStore>): voi
       expect(await srv().store.members.get(`${board.projectId}:${heir.accountId}`)).toMatchObject({ role: 'owner' });
       expect(await srv().store.members.get(`${board.projectId}:${ownerId}`)).toMatchObject({ role: 'admin' });
       expect(await listed(heir.client, board.projectId)).toMatchObject({ role: 'owner', owned: true });
+    });
+
+    it('derives the owner from the board alone: a membership saying owner for anyone else counts as admin', async () => {
+      const board = await newBoard(url());
+      const ownerId = (await board.owner.get('/api/auth/me')).body.user.id as string;
+      const stray = await signedUp(url());
+      await join(board, stray, 'member');
+      // As a transfer cut short could leave them: the stray's membership says owner, the owner's says admin.
+      await modify(srv().store.members, `${board.projectId}:${stray.accountId}`, () => ({ role: 'owner' as const }));
+      await modify(srv().store.members, `${board.projectId}:${ownerId}`, () => ({ role: 'admin' as const }));
+
+      const seen = (await stray.client.get(`/api/boards/${board.projectId}/members`)).body;
+      expect(seen.role).toBe('admin');
+      expect(seen.members.map((m: { userId: string; role: string }) => [m.userId, m.role])).toEqual([[ownerId, 'owner'], [stray.accountId, 'admin']]);
+      expect((await stray.client.get(`/api/boards/${board.projectId}/invitations`)).status).toBe(200);
+      expectError(await stray.client.post(`/api/boards/${board.projectId}/transfers`, { toUserId: ownerId }), 403, 'ROLE_REQUIRED');
+      expectError(await stray.client.get(`/api/account/billing?projectId=${board.projectId}`), 403, 'PROJECT_SCOPE_DENIED');
+      expectError(await remove(stray.client, board.projectId, ownerId), 409, 'OWNER_IMMUTABLE');
+
+      expect((await board.owner.get(`/api/boards/${board.projectId}/members`)).body.role).toBe('owner');
+      expect((await board.owner.get(`/api/account/billing?projectId=${board.projectId}`)).status).toBe(200);
+      expectError(await setRole(board.owner, board.projectId, ownerId, 'member'), 409, 'OWNER_IMMUTABLE');
+      // No transfer of theirs is under way: the owner may set the stray's membership right.
+      expect((await setRole(board.owner, board.projectId, stray.accountId, 'member')).body.member).toMatchObject({ role: 'member' });
+      expect(statusOf(await remove(board.owner, board.projectId, stray.accountId))).toBe(204);
+    });
+
+    it('finishes a transfer cut short before the owner moved when the recipient accepts again; meanwhile the sender still owns the board', async () => {
+      const { board, ownerId, heir, transferId } = await offered();
+      await srv().store.billing.insert(billingRecord(board.projectId, ownerId, { subscriptionId: 'sub_cut', status: 'active', interval: 'month', priceId: 'price_m' }));
+      failOnce(srv().store.projects, 'update');
+      expectError(await takeOver(transferId, heir.client), 503, 'AUTH_UNAVAILABLE');
+      expect((await srv().store.transfers.get(transferId))!.status).toBe('accepted');
+      expect(await srv().store.projects.get(board.projectId)).toMatchObject({ ownerId });
+
+      // One owner meanwhile: the sender. The recipient's membership already says owner, which counts as admin, and cannot be removed.
+      expect((await board.owner.get(`/api/boards/${board.projectId}/members`)).body.members.map((m: { role: string }) => m.role)).toEqual(['owner', 'admin']);
+      expectError(await heir.client.post(`/api/boards/${board.projectId}/transfers`, { toUserId: ownerId }), 403, 'ROLE_REQUIRED');
+      expectError(await remove(board.owner, board.projectId, heir.accountId), 409, 'OWNER_IMMUTABLE');
+      expectError(await remove(heir.client, board.projectId, heir.accountId), 409, 'OWNER_IMMUTABLE');
+
+      const finished = await takeOver(transferId, heir.client);
+      expect(finished.status, finished.text).toBe(200);
+      expect(finished.body.transfer).toMatchObject({ transferId, status: 'accepted' });
+      expect(await srv().store.projects.get(board.projectId)).toMatchObject({ ownerId: heir.accountId });
+      expect(await srv().store.members.get(`${board.projectId}:${ownerId}`)).toMatchObject({ role: 'admin' });
+      expect(await srv().store.billing.get(board.projectId)).toMatchObject({ accountId: heir.accountId, subscriptionId: 'sub_cut' });
+      expect(await listed(heir.client, board.projectId)).toMatchObject({ role: 'owner', owned: true });
+      expect(await listed(board.owner, board.projectId)).toMatchObject({ role: 'admin', owned: false });
+      expectError(await takeOver(transferId, heir.client), 404, 'TRANSFER_NOT_FOUND');
+    });
+
+    it('finishes a transfer cut short after the owner moved; meanwhile the recipient alone owns the board, and account deletion follows projects.ownerId', async () => {
+      const { board, ownerId, heir, transferId } = await offered();
+      const ownerEmail = (await board.owner.get('/api/auth/me')).body.user.email as string;
+      await srv().store.billing.insert(billingRecord(board.projectId, ownerId, { subscriptionId: 'sub_half', status: 'active', interval: 'month', priceId: 'price_m' }));
+      // The previous owner's step down fails once: the board has moved, the memberships and billing not all.
+      const members = srv().store.members;
+      const original = members.update;
+      members.update = async (...args: Parameters<typeof original>) => {
+        if (args[0] !== `${board.projectId}:${ownerId}`) return original.apply(members, args);
+        members.update = original;
+        throw new StoreUnavailableError(new Error('once'));
+      };
+      expectError(await takeOver(transferId, heir.client), 503, 'AUTH_UNAVAILABLE');
+      expect(await srv().store.projects.get(board.projectId)).toMatchObject({ ownerId: heir.accountId });
+      expect(await srv().store.members.get(`${board.projectId}:${ownerId}`)).toMatchObject({ role: 'owner' });
+      expect(await srv().store.billing.get(board.projectId)).toMatchObject({ accountId: ownerId });
+
+      // The sender's leftover owner membership counts as admin; the recipient is the one owner.
+      expect((await board.owner.get(`/api/boards/${board.projectId}/members`)).body.role).toBe('admin');
+      expectError(await board.owner.post(`/api/boards/${board.projectId}/transfers`, { toUserId: heir.accountId }), 403, 'ROLE_REQUIRED');
+      expectError(await board.owner.get(`/api/account/billing?projectId=${board.projectId}`), 403, 'PROJECT_SCOPE_DENIED');
+      expect((await heir.client.get(`/api/account/billing?projectId=${board.projectId}`)).body).toMatchObject({ projectId: board.projectId, subscription: { status: 'active' } });
+      // Deleting the recipient's account must end the board's live subscription first (no provider here: refused, nothing deleted)...
+      expectError(await heir.client.request('DELETE', '/api/account', { json: { confirmEmail: heir.email, currentPassword: heir.password } }), 502, 'PROVIDER_UNAVAILABLE');
+      expect(await srv().store.projects.get(board.projectId)).toMatchObject({ ownerId: heir.accountId });
+      // ...while the sender's account no longer answers for it.
+      const other = new Client(url());
+      expect((await other.post('/api/auth/login', { email: ownerEmail, password: heir.password })).status).toBe(200);
+
+      const finished = await takeOver(transferId, heir.client);
+      expect(finished.status, finished.text).toBe(200);
+      expect(await srv().store.members.get(`${board.projectId}:${ownerId}`)).toMatchObject({ role: 'admin' });
+      expect(await srv().store.billing.get(board.projectId)).toMatchObject({ accountId: heir.accountId });
+      expectError(await takeOver(transferId, heir.client), 404, 'TRANSFER_NOT_FOUND');
+      const gone = await other.request('DELETE', '/api/account', { json: { confirmEmail: ownerEmail, currentPassword: heir.password } });
+      expect(gone.status, gone.text).toBe(204);
+      expect(await srv().store.projects.get(board.projectId)).toMatchObject({ ownerId: heir.accountId });
+    });
+
+    it('does not finish an accepted transfer a newer one overtook', async () => {
+      const { board, ownerId, heir, transferId } = await offered();
+      const other = await signedUp(url());
+      await join(board, other, 'member');
+      failOnce(srv().store.projects, 'update');
+      expectError(await takeOver(transferId, heir.client), 503, 'AUTH_UNAVAILABLE');
+      // The owner, still the owner, offers the board to someone else, who takes it.
+      const second = await board.owner.post(`/api/boards/${board.projectId}/transfers`, { toUserId: other.accountId });
+      expect(second.status, second.text).toBe(201);
+      expect((await takeOver(second.body.transfer.transferId, other.client)).status).toBe(200);
+      expectError(await takeOver(transferId, heir.client), 404, 'TRANSFER_NOT_FOUND');
+      expect(await srv().store.projects.get(board.projectId)).toMatchObject({ ownerId: other.accountId });
+      const roles = Object.fromEntries((await srv().store.members.find({ projectId: board.projectId })).map((m) => [m.accountId, m.role]));
+      expect(roles).toEqual({ [ownerId]: 'admin', [heir.accountId]: 'admin', [other.accountId]: 'owner' });
     });
 
     it('lets exactly one of two concurrent accepts of one invitation succeed', async () => {
