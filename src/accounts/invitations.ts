@@ -7,7 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { AppError } from '../errors/app-error.js';
 import { newSecret, sha256 } from '../auth/authenticator.js';
 import type { Identity } from '../auth/identity.js';
-import { DuplicateKeyError, modify, type InvitationRecord } from '../../store/ports/store.js';
+import { atLeast, roleOn } from '../auth/project-selection.js';
+import { DuplicateKeyError, modify, type InvitationRecord, type ProjectRecord, type Store } from '../../store/ports/store.js';
 import { checkEmail } from './service.js';
 import { boardFor, iso, KEEP_CLOSED_MS, RECORD_ID, sameSecret, SHARING_TTL_MS, type SharingPorts } from './sharing.js';
 
@@ -143,6 +144,12 @@ export class Invitations {
   /** A new link for a pending (or expired) invitation: the old link dies, the seven days restart. */
   async resend(identity: Identity, projectId: string, invitationId: string, now: number): Promise<InvitationView> {
     const board = await boardFor(this.ports, identity, projectId, 'admin');
+    const { store } = this.ports;
+    const current = await store.invitations.get(this.existing(invitationId));
+    const project = await store.projects.get(board.id);
+    if (!current || !project) throw new AppError('INVITATION_NOT_FOUND');
+    this.manageable(current, board.id, board.role);
+    if (current.status === 'pending' && !(await backed(store, current, project))) throw new AppError('INVALID_LINK_TOKEN', INVITER_GONE);
     await this.hourlyBudget(board.id, now);
     const token = newSecret(32);
     const updated = await modify(this.ports.store.invitations, this.existing(invitationId), (i) => {
@@ -191,6 +198,7 @@ export class Invitations {
     if (account.email !== invitation.email) {
       throw new AppError('INVITATION_EMAIL_MISMATCH', `This invitation was sent to another address than the one you are signed in with (${account.email}).`);
     }
+    if (!(await backed(store, invitation, project))) throw new AppError('INVALID_LINK_TOKEN', INVITER_GONE);
     const memberId = `${project._id}:${account._id}`;
     if (await store.members.get(memberId)) throw new AppError('ALREADY_MEMBER', 'You are already a member of this board.');
     const taken = await store.invitations.update(invitation._id, invitation.version, { status: 'accepted', acceptedBy: account._id, acceptedAt: now });
@@ -244,5 +252,23 @@ export class Invitations {
         `Accept within 7 days, signed in as ${i.email}: ${link}\n` +
         'The link works once. If you did not expect this, ignore this mail.',
     });
+  }
+}
+
+const INVITER_GONE = 'Whoever sent this invitation can no longer invite to this board (they left it, or their role was lowered); ask its admins for a new invitation.';
+
+/**
+ * Whether the invitation still speaks for the board: whoever sent it is still on it as an admin or
+ * the owner (the owner, for an admin invitation). A link outlives nobody's authority.
+ */
+async function backed(store: Pick<Store, 'members'>, i: InvitationRecord, project: Pick<ProjectRecord, 'ownerId'>): Promise<boolean> {
+  const role = roleOn(project, i.invitedBy, await store.members.get(`${i.projectId}:${i.invitedBy}`));
+  return role !== null && atLeast(role, i.role === 'admin' ? 'owner' : 'admin');
+}
+
+/** Revokes the pending invitations `accountId` sent on the board (of the given roles, else all): they left it or may no longer send them. */
+export async function revokeInvitationsOf(store: Pick<Store, 'invitations'>, projectId: string, accountId: string, roles?: readonly InvitedRole[]): Promise<void> {
+  for (const i of await store.invitations.find({ projectId, invitedBy: accountId, status: 'pending' })) {
+    if (!roles || roles.includes(i.role)) await modify(store.invitations, i._id, (c) => (c.status === 'pending' ? { status: 'revoked' as const } : null));
   }
 }

@@ -9,6 +9,7 @@ import { atLeast, roleOn } from '../auth/project-selection.js';
 import type { Identity, Role } from '../auth/identity.js';
 import { modify, type MemberRecord, type ProjectRecord, type TokenRecord } from '../../store/ports/store.js';
 import { below, boardFor, iso, RECORD_ID, type SharingPorts } from './sharing.js';
+import { revokeInvitationsOf } from './invitations.js';
 import { takingOver } from './transfers.js';
 
 /** Members one listing shows (invitations stop well before: MAX_MEMBERS). */
@@ -86,6 +87,7 @@ export class Members {
     }
     if (before !== role) {
       if (below(role, before)) await this.narrowTokens(board.id, userId, role);
+      if (below(role, 'admin')) await revokeInvitationsOf(store, board.id, userId);
       this.ports.membership({ kind: 'membership', boardId: board.id, accountId: userId, role });
     }
     return this.view(updated);
@@ -106,6 +108,7 @@ export class Members {
       if (attempt >= CHANGE_ATTEMPTS) throw new AppError('MEMBER_NOT_FOUND', 'The membership kept changing; read the members again.');
     }
     await this.revokeTokens(board.id, userId);
+    await revokeInvitationsOf(store, board.id, userId);
     this.ports.membership({ kind: 'membership', boardId: board.id, accountId: userId, role: null });
     for (const t of await store.transfers.find({ projectId: board.id, status: 'pending' })) {
       if (t.toAccountId === userId) await modify(store.transfers, t._id, (c) => (c.status === 'pending' ? { status: 'cancelled' as const } : null));

@@ -8,6 +8,7 @@ import type { Identity } from '../auth/identity.js';
 import { modify, type MemberRecord, type ProjectRecord, type Store, type TransferRecord } from '../../store/ports/store.js';
 import { ensureRoom } from './projects.js';
 import { withAccountLock } from './account-lock.js';
+import { revokeInvitationsOf } from './invitations.js';
 import { boardFor, iso, KEEP_CLOSED_MS, RECORD_ID, SHARING_TTL_MS, type SharingPorts } from './sharing.js';
 
 export interface TransferView {
@@ -137,6 +138,8 @@ export class Transfers {
     for (const m of await store.members.find({ projectId: project._id, role: 'owner' })) {
       if (m.accountId !== identity.accountId) await modify(store.members, m._id, (c) => (c.role === 'owner' ? { role: 'admin' as const } : null));
     }
+    // Admin invitations are the owner's to send: the previous owner's pending ones die with their ownership.
+    await revokeInvitationsOf(store, project._id, taken.fromAccountId, ['admin']);
     await modify(store.billing, project._id, (b) => (b.accountId === identity.accountId ? null : { accountId: identity.accountId }));
     this.ports.membership({ kind: 'membership', boardId: project._id, accountId: identity.accountId, role: 'owner' });
     this.ports.membership({ kind: 'membership', boardId: project._id, accountId: taken.fromAccountId, role: 'admin' });

@@ -145,7 +145,8 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       summary: 'Accept an invitation with its link’s token, signed in as the invited address; the membership starts at once.',
       description:
         'Refusals in this order: no such invitation (404 INVITATION_NOT_FOUND); a token that is not the current link’s (a resend replaced it), a revoked or an already accepted invitation (400 INVALID_LINK_TOKEN); ' +
-        'an expired link (400 EXPIRED_TOKEN); a session whose canonical email is not the invited one (403 INVITATION_EMAIL_MISMATCH); already a member (409 ALREADY_MEMBER). ' +
+        'an expired link (400 EXPIRED_TOKEN); a session whose canonical email is not the invited one (403 INVITATION_EMAIL_MISMATCH); ' +
+        'a sender who is no longer an admin of the board, or no longer its owner for an admin invitation (400 INVALID_LINK_TOKEN: a removed or demoted member’s invitations are revoked with them); already a member (409 ALREADY_MEMBER). ' +
         'The invitation is taken with a version check: of two concurrent accepts exactly one succeeds.',
       bodyKind: 'json',
       body: AcceptBody,
@@ -175,11 +176,13 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       method: 'post',
       path: `${ONE_INVITATION}/resend`,
       summary: 'Mail a new link for a pending or expired invitation: the old link dies and the 7 days restart.',
-      description: 'Accepted or revoked invitations are closed (409 INVITATION_CLOSED). At most one mail a minute per address and 50 an hour per board (429 INVITATION_LIMIT).',
+      description:
+        'Accepted or revoked invitations are closed (409 INVITATION_CLOSED). An invitation whose sender is no longer an admin of the board (the owner, for an admin invitation) is dead: 400 INVALID_LINK_TOKEN (send a new one). ' +
+        'At most one mail a minute per address and 50 an hour per board (429 INVITATION_LIMIT).',
       bodyKind: 'optional-json',
       body: NoBody,
       rate: 'write',
-      errors: ['INVALID_PROJECT_ID', 'ROLE_REQUIRED', 'INVITATION_NOT_FOUND', 'INVITATION_CLOSED', 'INVITATION_LIMIT'],
+      errors: ['INVALID_PROJECT_ID', 'ROLE_REQUIRED', 'INVITATION_NOT_FOUND', 'INVITATION_CLOSED', 'INVALID_LINK_TOKEN', 'INVITATION_LIMIT'],
       responses: { 200: { description: 'Resent.', schema: z.object({ invitation: Invitation }) } },
       async handler({ ctx }) {
         return { status: 200, body: { invitation: await invitations.resend(ctx.identity!, ctx.params.projectId!, ctx.params.invitationId!, ctx.now) } };
@@ -191,7 +194,7 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       path: `${ONE_MEMBER}/role`,
       summary: 'Change a member’s role: the owner for changes to or from admin, admins for member and viewer.',
       description:
-        'The owner’s role never changes (409 OWNER_IMMUTABLE; ownership moves by transfer). The change holds from the next request on every node. A lower role narrows the member’s tokens for this board to it, ' +
+        'The owner’s role never changes (409 OWNER_IMMUTABLE; ownership moves by transfer). The change holds from the next request on every node. A lower role narrows the member’s tokens for this board to it (below admin, the invitations they sent and are still pending are revoked), ' +
         'and their sockets on the board are unsubscribed (an `unsubscribed` message): a new subscribe is checked under the new role.',
       bodyKind: 'json',
       body: RoleBody,
@@ -207,7 +210,7 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       method: 'delete',
       path: ONE_MEMBER,
       summary: 'Remove a member: admins remove lower roles, anyone may remove themselves; never the owner.',
-      description: 'Takes effect on the next request on every node: the member’s tokens for this board are revoked (their sockets close), their other sockets are unsubscribed from the board, and an open transfer to them is cancelled.',
+      description: 'Takes effect on the next request on every node: the member’s tokens for this board are revoked (their sockets close), their other sockets are unsubscribed from the board, an open transfer to them is cancelled, and the invitations they sent and are still pending are revoked.',
       bodyKind: 'none',
       rate: 'write',
       errors: ['INVALID_PROJECT_ID', 'ROLE_REQUIRED', 'MEMBER_NOT_FOUND', 'OWNER_IMMUTABLE'],

@@ -170,6 +170,45 @@ export function sharingFlow(name: string, open: () => Promise<OpenedStore>): voi
       expect((await invite(board.owner, board.projectId, `one-more-${board.projectId}@example.com`)).status).toBe(201);
     });
 
+    it('kills the pending invitations of an admin who is removed or demoted, and any link whose sender is no longer an admin', async () => {
+      const board = await newBoard(url());
+      const [admin, demoted, x, y, z, w] = await Promise.all([signedUp(url()), signedUp(url()), signedUp(url()), signedUp(url()), signedUp(url()), signedUp(url())]);
+      await join(board, admin, 'admin');
+      await join(board, demoted, 'admin');
+      expect((await invite(admin.client, board.projectId, x.email)).status).toBe(201);
+      const fromRemoved = await linkFor(x.email);
+      expect((await invite(demoted.client, board.projectId, y.email, 'viewer')).status).toBe(201);
+      const fromDemoted = await linkFor(y.email);
+      expect((await invite(demoted.client, board.projectId, w.email)).status).toBe(201);
+      const racing = await linkFor(w.email);
+
+      expect(statusOf(await remove(board.owner, board.projectId, admin.accountId))).toBe(204);
+      expect((await setRole(board.owner, board.projectId, demoted.accountId, 'member')).status).toBe(200);
+      const statuses = Object.fromEntries(((await board.owner.get(`/api/boards/${board.projectId}/invitations`)).body.invitations as { email: string; status: string }[]).map((i) => [i.email, i.status]));
+      expect(statuses).toMatchObject({ [x.email]: 'revoked', [y.email]: 'revoked', [w.email]: 'revoked' });
+      expectError(await accept(x.client, fromRemoved), 400, 'INVALID_LINK_TOKEN');
+      expectError(await accept(y.client, fromDemoted), 400, 'INVALID_LINK_TOKEN');
+
+      // A link whose sender lost the role without the revocation reaching it (a removal racing the invite) dies at accept and at resend too.
+      await modify(srv().store.invitations, racing.invitationId, () => ({ status: 'pending' as const }));
+      expectError(await accept(w.client, racing), 400, 'INVALID_LINK_TOKEN');
+      expectError(await board.owner.post(`/api/boards/${board.projectId}/invitations/${racing.invitationId}/resend`), 400, 'INVALID_LINK_TOKEN');
+      expect(await listed(w.client, board.projectId)).toBeUndefined();
+
+      // The owner's admin invitations die with the ownership; their member invitations stand, as they stay admin.
+      const heir = await signedUp(url());
+      await join(board, heir, 'member');
+      expect((await invite(board.owner, board.projectId, z.email, 'admin')).status).toBe(201);
+      const asAdmin = await linkFor(z.email);
+      const stays = await signedUp(url());
+      expect((await invite(board.owner, board.projectId, stays.email, 'viewer')).status).toBe(201);
+      const asViewer = await linkFor(stays.email);
+      const offer = await board.owner.post(`/api/boards/${board.projectId}/transfers`, { toUserId: heir.accountId });
+      expect((await heir.client.post(`/api/boards/transfers/${offer.body.transfer.transferId}/accept`)).status).toBe(200);
+      expectError(await accept(z.client, asAdmin), 400, 'INVALID_LINK_TOKEN');
+      expect((await accept(stays.client, asViewer)).status).toBe(200);
+    });
+
     it('lets only the owner make admins, and admins manage members and viewers only', async () => {
       const board = await newBoard(url());
       const [admin, other, member] = await Promise.all([signedUp(url()), signedUp(url()), signedUp(url())]);
