@@ -12,6 +12,7 @@ import { newReferralCode } from './service.js';
 import { ServiceTokens, type PublicToken } from './service-tokens.js';
 import { actingAs } from './onboarding.js';
 import { CLAIMED, claimable, ensureRoom, finishClaim, holdForClaim, retireAnonymous, sameDigest } from './claim-board.js';
+import { withAccountLock } from './account-lock.js';
 
 export const ANONYMOUS_TTL_MS = 7 * DAY_MS;
 /** Not a password hash of any scheme: no password verifies against it, so nobody signs in as an anonymous account. */
@@ -77,12 +78,16 @@ export class AnonymousBoards {
     const dot = claimSecret.indexOf('.');
     const record = dot > 0 ? await this.store.anonymousAccounts.get(claimSecret.slice(0, dot)) : null;
     if (!record || !sameDigest(sha256(claimSecret), record.claimSecretHash)) throw new AppError('INVALID_LINK_TOKEN', 'No anonymous account has that claim secret (or it was claimed already).');
-    if (record.claim?.by === claimerId) return finishClaim(this.store, record._id, record.claim, now);
-    if (!claimable(record, now)) throw new AppError('INVALID_LINK_TOKEN', 'The anonymous account was claimed already, or its 7 days ran out.');
-    const boards = (await this.store.projects.find({ ownerId: record._id }, { sort: [['createdAt', 1], ['_id', 1]] })).map((b) => b._id);
-    await ensureRoom(this.store, claimerId, record._id, boards);
-    const claim = await holdForClaim(this.store, record, { by: claimerId, boards, via: 'claim-secret' }, now);
-    return finishClaim(this.store, record._id, claim, now);
+    // Under the person's account lock: a creation, transfer or other claim of theirs waits until
+    // the boards are theirs, so the room checked is the room there is.
+    return withAccountLock(this.store, claimerId, async () => {
+      if (record.claim?.by === claimerId) return finishClaim(this.store, record._id, record.claim, now);
+      if (!claimable(record, now)) throw new AppError('INVALID_LINK_TOKEN', 'The anonymous account was claimed already, or its 7 days ran out.');
+      const boards = (await this.store.projects.find({ ownerId: record._id }, { sort: [['createdAt', 1], ['_id', 1]] })).map((b) => b._id);
+      await ensureRoom(this.store, claimerId, record._id, boards);
+      const claim = await holdForClaim(this.store, record, { by: claimerId, boards, via: 'claim-secret' }, now);
+      return finishClaim(this.store, record._id, claim, now);
+    });
   }
 }
 

@@ -2,7 +2,7 @@
 // owner, and the board's tokens move with it so its agents keep working under the new owner.
 import { timingSafeEqual } from 'node:crypto';
 import { AppError } from '../errors/app-error.js';
-import { PLANS } from '../plans.js';
+import { boardLimit } from './projects.js';
 import { DuplicateKeyError, modify, type AnonymousAccountRecord, type ProjectRecord, type Store } from '../../store/ports/store.js';
 import { purgeAccount } from './service.js';
 import { MAX_TOKENS_PER_ACCOUNT } from './service-tokens.js';
@@ -29,16 +29,16 @@ export const claimable = (record: AnonymousAccountRecord | null, now: number): r
 /**
  * Refuses unless the person may own `boards` too, and hold their tokens (which move with them):
  * FREE_PROJECT_LIMIT past the account's board limit, INVALID_INPUT past MAX_TOKENS_PER_ACCOUNT.
+ * Call it holding the person's account lock (src/accounts/account-lock.ts), as every change to
+ * what an account owns is made, so concurrent creations, transfers and claims cannot pass it together.
  */
 export async function ensureRoom(store: Store, accountId: string, fromId: string, boards: readonly string[]): Promise<void> {
-  const [owned, pro, held, moving] = await Promise.all([
+  const [owned, limit, held, moving] = await Promise.all([
     store.projects.count({ ownerId: accountId }),
-    store.projects.count({ ownerId: accountId, plan: 'pro' }),
+    boardLimit(store, accountId),
     store.tokens.count({ accountId }),
     boards.length ? store.tokens.count({ accountId: fromId, boardId: { $in: boards } }) : 0,
   ]);
-  // The limit is the account's: Pro's when it owns a Pro board, else Free's (as src/accounts/projects.ts counts it).
-  const limit = PLANS[pro > 0 ? 'pro' : 'free'].boardsPerAccount;
   if (owned + boards.length > limit) {
     throw new AppError('FREE_PROJECT_LIMIT', `Taking this over would make ${owned + boards.length} boards; this account may own ${limit} on its plan.`, { limit });
   }

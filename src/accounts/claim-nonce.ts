@@ -6,6 +6,7 @@ import type { Identity } from '../auth/identity.js';
 import type { ProjectSelector } from '../auth/project-selection.js';
 import type { AnonymousAccountRecord, ProjectRecord, Store } from '../../store/ports/store.js';
 import { anonymousOwnerOf, claimable, ensureRoom, finishClaim, holdForClaim } from './claim-board.js';
+import { withAccountLock } from './account-lock.js';
 import { glanceOf, type BoardGlance } from './onboarding.js';
 
 export const NONCE_TTL_MS = 15 * 60_000;
@@ -50,6 +51,12 @@ export class ClaimNonces {
    * calling again.
    */
   async claim(claimerId: string, projectId: string, nonce: string, now: number, preview: boolean): Promise<BoardGlance> {
+    if (preview) return this.take(claimerId, projectId, nonce, now, true);
+    // Under the person's account lock, as every change to what an account owns (see AnonymousBoards.claim).
+    return withAccountLock(this.store, claimerId, () => this.take(claimerId, projectId, nonce, now, false));
+  }
+
+  private async take(claimerId: string, projectId: string, nonce: string, now: number, preview: boolean): Promise<BoardGlance> {
     const project = await this.store.projects.get(projectId);
     const anonymous = project ? await anonymousOwnerOf(this.store, project) : null;
     const resumed = anonymous?.claim?.by === claimerId && anonymous.claim.boards.includes(projectId) ? { from: anonymous, claim: anonymous.claim } : null;

@@ -6,7 +6,7 @@ import { expectError } from '../support/expect-error.js';
 
 let srv: TestServer;
 beforeAll(async () => {
-  srv = await startTestServer();
+  srv = await startTestServer({ ADDRESS_RATE_PER_MINUTE: '100000' }); // many signups here; the address budget is tested elsewhere
 });
 afterAll(async () => {
   await srv.stop();
@@ -128,6 +128,20 @@ describe('POST /api/projects', () => {
     expect(results.map((r) => r.status).sort()).toEqual([201, 201, 403, 403, 403, 403]);
     for (const r of results.filter((r) => r.status === 403)) expect(r.body.error.code).toBe('FREE_PROJECT_LIMIT');
     expect((await client.get('/api/projects')).body.projects).toHaveLength(3);
+  });
+
+  it('keeps the limit when a creation races a takeover of an anonymous board: one of the two goes through, 5 rounds', async () => {
+    for (let round = 0; round < 5; round++) {
+      const { client } = await signedUp(srv.url);
+      expect((await client.post('/api/projects', { name: 'Second' })).status).toBe(201);
+      const anon = await new Client(srv.url).post('/api/accounts/anon-provision', { projectName: `Night ${round}` });
+      expect(anon.status, anon.text).toBe(201);
+      const [created, claimed] = await Promise.all([client.post('/api/projects', { name: 'Third' }), client.post('/api/accounts/claim-anonymous', { claimSecret: anon.body.claimSecret })]);
+      const won = [created.status === 201, claimed.status === 200];
+      expect(won.filter(Boolean), `${created.text} ${claimed.text}`).toHaveLength(1);
+      expectError(won[0] ? claimed : created, 403, 'FREE_PROJECT_LIMIT');
+      expect((await client.get('/api/projects')).body.projects.filter((p: { owned: boolean }) => p.owned)).toHaveLength(3);
+    }
   });
 
   it('answers 503 ACCOUNT_BUSY with Retry-After when another change to the account’s boards holds it too long, creating nothing', async () => {
