@@ -9,17 +9,14 @@ import { newSecret, sha256 } from '../auth/authenticator.js';
 import type { Identity } from '../auth/identity.js';
 import { atLeast, roleOn } from '../auth/project-selection.js';
 import { DuplicateKeyError, modify, type InvitationRecord, type ProjectRecord, type Store } from '../../store/ports/store.js';
+import type { MailMessage } from '../mail/mailer.js';
 import { checkEmail } from './service.js';
+import type { SharingMail } from './sharing-mail.js';
 import { boardFor, iso, KEEP_CLOSED_MS, RECORD_ID, sameSecret, SHARING_TTL_MS, type SharingPorts } from './sharing.js';
 
 /** Pending invitations one board may hold at once, and members it may have. */
 export const MAX_PENDING_INVITATIONS = 100;
 export const MAX_MEMBERS = 500;
-/** One address is mailed at most once a minute per board (an invitation or a resend)... */
-export const MAIL_INTERVAL_MS = 60_000;
-/** ...and a board sends at most this many invitation mails an hour, whoever they go to. */
-export const MAILS_PER_HOUR = 50;
-const HOUR_MS = 3600_000;
 const LIST_LIMIT = 200;
 
 export type InvitedRole = InvitationRecord['role'];
@@ -75,11 +72,11 @@ export function invitationView(i: InvitationRecord, now: number): InvitationView
   };
 }
 
-/** When the current link was mailed: every mail starts the seven days again. */
-const mailedAt = (i: InvitationRecord): number => i.expiresAt - SHARING_TTL_MS;
-
 export class Invitations {
-  constructor(private readonly ports: SharingPorts) {}
+  constructor(
+    private readonly ports: SharingPorts,
+    private readonly mail: SharingMail,
+  ) {}
 
   /** The board's invitations, newest first (admins and the owner). */
   async list(identity: Identity, projectId: string, now: number): Promise<InvitationView[]> {
@@ -90,24 +87,15 @@ export class Invitations {
 
   /**
    * Mails `email` a link to join the board as `role`. An earlier pending invitation of the same
-   * address is revoked (its link dies): one address holds one live link per board.
+   * address is revoked (its link dies): one address holds one live link per board. The checks, the
+   * mail budget's slot and the writes are one step for the board (src/accounts/sharing-mail.ts).
    */
   async invite(identity: Identity, projectId: string, input: { email: string; role: InvitedRole }, now: number): Promise<InvitationView> {
     const board = await boardFor(this.ports, identity, projectId, 'admin');
     if (input.role === 'admin' && board.role !== 'owner') throw new AppError('ROLE_REQUIRED', 'Only the board’s owner invites admins.', { role: board.role, needed: 'owner' });
     const email = checkEmail(input.email);
     const { store } = this.ports;
-    const account = await store.accounts.findOne({ email });
-    if (account && (await store.members.get(`${board.id}:${account._id}`))) throw new AppError('ALREADY_MEMBER', 'That address belongs to a member of this board; change their role instead.');
-    await store.invitations.deleteMany({ projectId: board.id, expiresAt: { $lt: now - KEEP_CLOSED_MS } });
-    const pending = (await store.invitations.find({ projectId: board.id, status: 'pending' })).filter((i) => i.expiresAt > now);
-    const earlier = pending.filter((i) => i.email === email);
-    this.mailBudget(earlier, now);
-    if (pending.length - earlier.length >= MAX_PENDING_INVITATIONS) throw new AppError('INVITATION_LIMIT', `A board holds at most ${MAX_PENDING_INVITATIONS} pending invitations; revoke unused ones.`, { limit: MAX_PENDING_INVITATIONS });
-    await this.hourlyBudget(board.id, now);
-    if ((await store.members.count({ projectId: board.id })) >= MAX_MEMBERS) throw new AppError('INVITATION_LIMIT', `A board has at most ${MAX_MEMBERS} members.`, { limit: MAX_MEMBERS });
-    for (const old of earlier) await modify(store.invitations, old._id, (i) => (i.status === 'pending' ? { status: 'revoked' as const } : null));
-
+    const [account, inviter] = await Promise.all([store.accounts.findOne({ email }), store.accounts.get(identity.accountId)]);
     const token = newSecret(32);
     const record: InvitationRecord = {
       _id: randomUUID(),
@@ -123,8 +111,26 @@ export class Invitations {
       acceptedBy: null,
       acceptedAt: null,
     };
-    await store.invitations.insert(record);
-    await this.mail(record, board.name, token, identity.accountId);
+    let earlier: InvitationRecord[] = [];
+    await this.mail.send({
+      projectId: board.id,
+      kind: 'invitation',
+      to: email,
+      now,
+      check: async () => {
+        if (account && (await store.members.get(`${board.id}:${account._id}`))) throw new AppError('ALREADY_MEMBER', 'That address belongs to a member of this board; change their role instead.');
+        await store.invitations.deleteMany({ projectId: board.id, expiresAt: { $lt: now - KEEP_CLOSED_MS } });
+        const pending = (await store.invitations.find({ projectId: board.id, status: 'pending' })).filter((i) => i.expiresAt > now);
+        earlier = pending.filter((i) => i.email === email);
+        if (pending.length - earlier.length >= MAX_PENDING_INVITATIONS) throw new AppError('INVITATION_LIMIT', `A board holds at most ${MAX_PENDING_INVITATIONS} pending invitations; revoke unused ones.`, { limit: MAX_PENDING_INVITATIONS });
+        if ((await store.members.count({ projectId: board.id })) >= MAX_MEMBERS) throw new AppError('INVITATION_LIMIT', `A board has at most ${MAX_MEMBERS} members.`, { limit: MAX_MEMBERS });
+      },
+      write: async () => {
+        for (const old of earlier) await modify(store.invitations, old._id, (i) => (i.status === 'pending' ? { status: 'revoked' as const } : null));
+        await store.invitations.insert(record);
+      },
+      message: () => invitationMail(this.ports.publicUrl, record, board.name, token, inviter?.email),
+    });
     return invitationView(record, now);
   }
 
@@ -141,25 +147,36 @@ export class Invitations {
     return invitationView(updated, now);
   }
 
-  /** A new link for a pending (or expired) invitation: the old link dies, the seven days restart. */
+  /** A new link for a pending (or expired) invitation: the old link dies, the seven days restart. The mail counts like an invitation's. */
   async resend(identity: Identity, projectId: string, invitationId: string, now: number): Promise<InvitationView> {
     const board = await boardFor(this.ports, identity, projectId, 'admin');
     const { store } = this.ports;
-    const current = await store.invitations.get(this.existing(invitationId));
-    const project = await store.projects.get(board.id);
+    const id = this.existing(invitationId);
+    const [current, project, inviter] = await Promise.all([store.invitations.get(id), store.projects.get(board.id), store.accounts.get(identity.accountId)]);
     if (!current || !project) throw new AppError('INVITATION_NOT_FOUND');
-    this.manageable(current, board.id, board.role);
-    if (current.status === 'pending' && !(await backed(store, current, project))) throw new AppError('INVALID_LINK_TOKEN', INVITER_GONE);
-    await this.hourlyBudget(board.id, now);
     const token = newSecret(32);
-    const updated = await modify(this.ports.store.invitations, this.existing(invitationId), (i) => {
+    const open = (i: InvitationRecord): void => {
       this.manageable(i, board.id, board.role);
       if (i.status !== 'pending') throw new AppError('INVITATION_CLOSED', `This invitation was ${i.status}; send a new one.`);
-      this.mailBudget([i], now);
-      return { tokenHash: sha256(token), expiresAt: now + SHARING_TTL_MS };
+    };
+    const updated = await this.mail.send({
+      projectId: board.id,
+      kind: 'resend',
+      to: current.email,
+      now,
+      check: async () => {
+        const i = await store.invitations.get(id);
+        if (!i) throw new AppError('INVITATION_NOT_FOUND');
+        open(i);
+        if (!(await backed(store, i, project))) throw new AppError('INVALID_LINK_TOKEN', INVITER_GONE);
+      },
+      write: async () => {
+        const changed = await modify(store.invitations, id, (i) => (open(i), { tokenHash: sha256(token), expiresAt: now + SHARING_TTL_MS }));
+        if (!changed) throw new AppError('INVITATION_NOT_FOUND');
+        return changed;
+      },
+      message: (changed) => invitationMail(this.ports.publicUrl, changed, board.name, token, inviter?.email),
     });
-    if (!updated) throw new AppError('INVITATION_NOT_FOUND');
-    await this.mail(updated, board.name, token, identity.accountId);
     return invitationView(updated, now);
   }
 
@@ -223,36 +240,19 @@ export class Invitations {
     if (i.projectId !== projectId) throw new AppError('INVITATION_NOT_FOUND');
     if (i.role === 'admin' && role !== 'owner') throw new AppError('ROLE_REQUIRED', 'Only the board’s owner manages admin invitations.', { role, needed: 'owner' });
   }
+}
 
-  /** One mail a minute per address and board, so sharing cannot be turned into a mail flood. */
-  private mailBudget(invitations: InvitationRecord[], now: number): void {
-    const last = Math.max(0, ...invitations.map(mailedAt));
-    if (now - last < MAIL_INTERVAL_MS) {
-      const wait = Math.ceil((MAIL_INTERVAL_MS - (now - last)) / 1000);
-      throw new AppError('INVITATION_LIMIT', `This address was mailed an invitation to this board less than a minute ago; retry in ${wait} s.`, { retryAfterSeconds: wait }, { 'retry-after': String(wait) });
-    }
-  }
-
-  /** Every mail restarts its invitation's seven days, so the mails of the last hour are the invitations whose expiry is that recent. */
-  private async hourlyBudget(projectId: string, now: number): Promise<void> {
-    const sent = await this.ports.store.invitations.count({ projectId, expiresAt: { $gt: now - HOUR_MS + SHARING_TTL_MS } });
-    if (sent >= MAILS_PER_HOUR) {
-      throw new AppError('INVITATION_LIMIT', `A board sends at most ${MAILS_PER_HOUR} invitation mails an hour; retry later.`, { limit: MAILS_PER_HOUR }, { 'retry-after': '600' });
-    }
-  }
-
-  private async mail(i: InvitationRecord, boardName: string, token: string, inviterId: string): Promise<void> {
-    const inviter = await this.ports.store.accounts.get(inviterId);
-    const link = `${this.ports.publicUrl}/invitations/${i._id}#token=${token}`;
-    await this.ports.mailer.send({
-      to: i.email,
-      subject: `Invitation to the board “${boardName}”`,
-      text:
-        `${inviter?.email ?? 'A board owner'} invites you to the board “${boardName}” as ${i.role}.\n` +
-        `Accept within 7 days, signed in as ${i.email}: ${link}\n` +
-        'The link works once. If you did not expect this, ignore this mail.',
-    });
-  }
+/** The invitation's mail: who invites, to which board, as what, and the link with its token. */
+function invitationMail(publicUrl: string, i: InvitationRecord, boardName: string, token: string, inviterEmail: string | undefined): MailMessage {
+  const link = `${publicUrl}/invitations/${i._id}#token=${token}`;
+  return {
+    to: i.email,
+    subject: `Invitation to the board “${boardName}”`,
+    text:
+      `${inviterEmail ?? 'A board owner'} invites you to the board “${boardName}” as ${i.role}.\n` +
+      `Accept within 7 days, signed in as ${i.email}: ${link}\n` +
+      'The link works once. If you did not expect this, ignore this mail.',
+  };
 }
 
 const INVITER_GONE = 'Whoever sent this invitation can no longer invite to this board (they left it, or their role was lowered); ask its admins for a new invitation.';

@@ -9,6 +9,7 @@ import { modify, type MemberRecord, type ProjectRecord, type Store, type Transfe
 import { ensureRoom } from './projects.js';
 import { withAccountLock } from './account-lock.js';
 import { revokeInvitationsOf } from './invitations.js';
+import type { SharingMail } from './sharing-mail.js';
 import { boardFor, iso, KEEP_CLOSED_MS, RECORD_ID, SHARING_TTL_MS, type SharingPorts } from './sharing.js';
 
 export interface TransferView {
@@ -34,7 +35,10 @@ export function transferView(t: TransferRecord, now: number): TransferView {
 }
 
 export class Transfers {
-  constructor(private readonly ports: SharingPorts) {}
+  constructor(
+    private readonly ports: SharingPorts,
+    private readonly mail: SharingMail,
+  ) {}
 
   /** Offers the board to `toUserId`, an accepted member other than the owner; the recipient is mailed. */
   async open(identity: Identity, projectId: string, toUserId: string, now: number): Promise<TransferView> {
@@ -44,20 +48,29 @@ export class Transfers {
     const recipient = RECORD_ID.test(toUserId) ? await store.members.get(`${board.id}:${toUserId}`) : null;
     const account = recipient ? await store.accounts.get(toUserId) : null;
     if (!recipient || !account) throw new AppError('MEMBER_NOT_FOUND', 'The recipient must be an accepted member of the board.');
-    await store.transfers.deleteMany({ projectId: board.id, expiresAt: { $lt: now - KEEP_CLOSED_MS } });
-    for (const t of await store.transfers.find({ projectId: board.id, status: 'pending' })) {
-      await modify(store.transfers, t._id, (c) => (c.status === 'pending' ? { status: 'cancelled' as const } : null));
-    }
     const record: TransferRecord = { _id: randomUUID(), version: 1, projectId: board.id, fromAccountId: identity.accountId, toAccountId: toUserId, createdAt: now, expiresAt: now + SHARING_TTL_MS, status: 'pending' };
-    await store.transfers.insert(record);
     const owner = await store.accounts.get(identity.accountId);
-    await this.ports.mailer.send({
+    // An offer is mailed: it draws on the board's sharing-mail budget like an invitation.
+    await this.mail.send({
+      projectId: board.id,
+      kind: 'transfer',
       to: account.email,
-      subject: `Take over the board “${board.name}”`,
-      text:
-        `${owner?.email ?? 'The owner'} offers you ownership of the board “${board.name}”.\n` +
-        `Accept within 7 days on the board's members page: ${this.ports.publicUrl}/boards/${board.id}/members\n` +
-        'As owner you answer for its members, billing and deletion; the previous owner stays on as admin.',
+      now,
+      write: async () => {
+        await store.transfers.deleteMany({ projectId: board.id, expiresAt: { $lt: now - KEEP_CLOSED_MS } });
+        for (const t of await store.transfers.find({ projectId: board.id, status: 'pending' })) {
+          await modify(store.transfers, t._id, (c) => (c.status === 'pending' ? { status: 'cancelled' as const } : null));
+        }
+        await store.transfers.insert(record);
+      },
+      message: () => ({
+        to: account.email,
+        subject: `Take over the board “${board.name}”`,
+        text:
+          `${owner?.email ?? 'The owner'} offers you ownership of the board “${board.name}”.\n` +
+          `Accept within 7 days on the board's members page: ${this.ports.publicUrl}/boards/${board.id}/members\n` +
+          'As owner you answer for its members, billing and deletion; the previous owner stays on as admin.',
+      }),
     });
     return transferView(record, now);
   }

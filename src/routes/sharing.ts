@@ -5,6 +5,7 @@ import { Invitations } from '../accounts/invitations.js';
 import { Members } from '../accounts/members.js';
 import { Transfers } from '../accounts/transfers.js';
 import type { SharingPorts } from '../accounts/sharing.js';
+import { SharingMail } from '../accounts/sharing-mail.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
 
@@ -67,9 +68,10 @@ const ONE_MEMBER = `${BOARD}/members/{userId}`;
 
 export function sharingRoutes(deps: RouteDeps): Route[] {
   const ports: SharingPorts = { store: deps.store, selector: deps.selector, mailer: deps.mailer, publicUrl: deps.config.publicUrl, membership: deps.membership, revoke: deps.revoke };
-  const invitations = new Invitations(ports);
+  const mail = new SharingMail(deps.store, deps.mailer);
+  const invitations = new Invitations(ports, mail);
   const members = new Members(ports);
-  const transfers = new Transfers(ports);
+  const transfers = new Transfers(ports, mail);
   const group = 'sharing';
   /** Account structure: a session or an account-scoped token; workspace and resource tokens are refused. */
   const managed = { group, auth: 'bearer-or-session', accountScope: true, rateHeaders: true } as const;
@@ -112,11 +114,13 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       description:
         'Admins invite members and viewers; only the owner invites admins (403 ROLE_REQUIRED). The link is `/invitations/{invitationId}#token=<token>` (32 random bytes; only its sha256 is stored). ' +
         'An earlier pending invitation of the same address is revoked (its link dies). An address that is already a member: 409 ALREADY_MEMBER. ' +
-        'A board holds at most 100 pending invitations and 500 members, sends at most 50 invitation mails an hour, and mails one address at most once a minute (429 INVITATION_LIMIT with Retry-After).',
+        'A board holds at most 100 pending invitations and 500 members (429 INVITATION_LIMIT). Invitations, resends and transfer offers share one mail budget per board, counted by the mails sent: ' +
+        'at most 50 in any hour, whoever they go to, and one a minute per address, revoked invitations included (429 INVITATION_LIMIT with Retry-After). ' +
+        'Concurrent invitations of one board are taken one at a time on every node (one held too long: 503 SHARING_BUSY), so they never pass these limits together and an address never holds two live links.',
       bodyKind: 'json',
       body: InviteBody,
       rate: 'write',
-      errors: ['INVALID_PROJECT_ID', 'ROLE_REQUIRED', 'INVALID_EMAIL', 'ALREADY_MEMBER', 'INVITATION_LIMIT'],
+      errors: ['INVALID_PROJECT_ID', 'ROLE_REQUIRED', 'INVALID_EMAIL', 'ALREADY_MEMBER', 'INVITATION_LIMIT', 'SHARING_BUSY'],
       responses: { 201: { description: 'Invited and mailed.', schema: z.object({ invitation: Invitation }) } },
       async handler({ ctx, body }) {
         return { status: 201, body: { invitation: await invitations.invite(ctx.identity!, ctx.params.projectId!, body, ctx.now) } };
@@ -178,11 +182,11 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       summary: 'Mail a new link for a pending or expired invitation: the old link dies and the 7 days restart.',
       description:
         'Accepted or revoked invitations are closed (409 INVITATION_CLOSED). An invitation whose sender is no longer an admin of the board (the owner, for an admin invitation) is dead: 400 INVALID_LINK_TOKEN (send a new one). ' +
-        'At most one mail a minute per address and 50 an hour per board (429 INVITATION_LIMIT).',
+        'A resend is a mail of the board’s budget like an invitation: at most one a minute per address and 50 an hour per board (429 INVITATION_LIMIT with Retry-After).',
       bodyKind: 'optional-json',
       body: NoBody,
       rate: 'write',
-      errors: ['INVALID_PROJECT_ID', 'ROLE_REQUIRED', 'INVITATION_NOT_FOUND', 'INVITATION_CLOSED', 'INVALID_LINK_TOKEN', 'INVITATION_LIMIT'],
+      errors: ['INVALID_PROJECT_ID', 'ROLE_REQUIRED', 'INVITATION_NOT_FOUND', 'INVITATION_CLOSED', 'INVALID_LINK_TOKEN', 'INVITATION_LIMIT', 'SHARING_BUSY'],
       responses: { 200: { description: 'Resent.', schema: z.object({ invitation: Invitation }) } },
       async handler({ ctx }) {
         return { status: 200, body: { invitation: await invitations.resend(ctx.identity!, ctx.params.projectId!, ctx.params.invitationId!, ctx.now) } };
@@ -225,10 +229,12 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       method: 'post',
       path: `${BOARD}/transfers`,
       summary: 'Offer the board to an accepted member for 7 days (owner); the recipient is mailed.',
-      description: 'A new offer cancels the open one. The recipient accepts with POST /api/boards/transfers/{transferId}/accept (the id is also on GET /api/boards/{projectId}/members).',
+      description:
+        'A new offer cancels the open one. The recipient accepts with POST /api/boards/transfers/{transferId}/accept (the id is also on GET /api/boards/{projectId}/members). ' +
+        'The offer’s mail draws on the board’s sharing-mail budget, shared with invitations: 50 an hour, one a minute per address (429 INVITATION_LIMIT with Retry-After).',
       bodyKind: 'json',
       body: TransferBody,
-      errors: ['INVALID_PROJECT_ID', 'PROJECT_SCOPE_DENIED', 'ROLE_REQUIRED', 'MEMBER_NOT_FOUND'],
+      errors: ['INVALID_PROJECT_ID', 'PROJECT_SCOPE_DENIED', 'ROLE_REQUIRED', 'MEMBER_NOT_FOUND', 'INVITATION_LIMIT', 'SHARING_BUSY'],
       responses: { 201: { description: 'Offered.', schema: z.object({ transfer: Transfer }) } },
       async handler({ ctx, body }) {
         return { status: 201, body: { transfer: await transfers.open(ctx.identity!, ctx.params.projectId!, body.toUserId, ctx.now) } };

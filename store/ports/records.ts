@@ -252,3 +252,14 @@ export interface AccountLockRecord extends Doc {
   until: number;
 }
 
+/**
+ * One mail board sharing sent (an invitation, a resend, a transfer offer): the board's mail budget
+ * counts these (src/accounts/sharing-mail.ts); kept an hour.
+ */
+export interface SharingMailRecord extends Doc {
+  projectId: string;
+  /** sha256 of the canonical address mailed. */
+  to: string;
+  kind: 'invitation' | 'resend' | 'transfer';
+  at: number;
+}

@@ -2,7 +2,7 @@
 import type { ApartField, Collection } from './collection.js';
 import type {
   AccountLockRecord, AccountRecord, AnonymousAccountRecord, AuditRecord, BillingEventRecord, BillingRecord, BoardRecord, ClaimNonceRecord, DeviceGrantRecord, EnrollmentRecord, EventRecord, InvitationRecord,
-  LinkTokenRecord, MemberRecord, PresenceRecord, ProjectRecord, RestorePointRecord, SessionRecord, ShoutRecord, TokenRecord, TransferRecord,
+  LinkTokenRecord, MemberRecord, PresenceRecord, ProjectRecord, RestorePointRecord, SessionRecord, SharingMailRecord, ShoutRecord, TokenRecord, TransferRecord,
 } from './records.js';
 
 export interface IndexSpec {
@@ -33,6 +33,7 @@ export interface Collections {
   claimNonces: Collection<ClaimNonceRecord>;
   anonymousAccounts: Collection<AnonymousAccountRecord>;
   accountLocks: Collection<AccountLockRecord>;
+  sharingMails: Collection<SharingMailRecord>;
 }
 
 export type CollectionName = keyof Collections;
@@ -61,6 +62,7 @@ export const SCHEMA: Record<CollectionName, readonly IndexSpec[]> = {
   claimNonces: [idx(['projectId']), idx(['expiresAt'])],
   anonymousAccounts: [idx(['expiresAt'])],
   accountLocks: [],
+  sharingMails: [idx(['projectId', 'at']), idx(['projectId', 'to', 'at'])],
 };
 
 /**

@@ -116,6 +116,7 @@ describe.skipIf(!chromium)('sharing a board (Chromium)', () => {
     expect((await api.post(`/api/boards/${projectId}/invitations`, { email: heir.email, role: 'admin' })).status).toBe(201);
     const mail = await server.mail.next(heir.email, /^Invitation/);
     expect((await heir.client.post(`/api/boards/invitations/${/\/invitations\/([\w-]+)#/.exec(mail.text)![1]}/accept`, { token: CaptureMailer.tokenOf(mail) })).status).toBe(200);
+    server.advance(61_000); // the heir was mailed their invitation: one sharing mail a minute per address
 
     await owner.page.goto(`/boards/${projectId}/members`);
     const heirRow = owner.page.locator('tr', { hasText: heir.email }).filter({ has: owner.page.getByRole('combobox') });
