@@ -182,7 +182,8 @@ export class Invitations {
 
   /**
    * The invitation as its invited address sees it (board name, role, who invited, status), so the
-   * page can say what accepting does; any other account gets INVITATION_EMAIL_MISMATCH.
+   * page can say what accepting does; any other account gets INVITATION_EMAIL_MISMATCH, and the
+   * invited one EMAIL_NOT_VERIFIED until it confirmed its address.
    */
   async preview(identity: Identity, invitationId: string, now: number): Promise<InvitationPreview> {
     const { store } = this.ports;
@@ -192,13 +193,14 @@ export class Invitations {
     const [account, inviter] = await Promise.all([store.accounts.get(identity.accountId), store.accounts.get(invitation.invitedBy)]);
     if (!account) throw new AppError('UNAUTHENTICATED');
     if (account.email !== invitation.email) throw new AppError('INVITATION_EMAIL_MISMATCH', `This invitation was sent to another address than the one you are signed in with (${account.email}).`);
+    if (!account.emailVerified) throw new AppError('EMAIL_NOT_VERIFIED', NOT_VERIFIED(account.email));
     return { invitationId: invitation._id, projectId: project._id, name: project.name, role: invitation.role, email: invitation.email, invitedBy: inviter?.email ?? null, status: statusOf(invitation, now), expiresAt: new Date(invitation.expiresAt).toISOString() };
   }
 
   /**
-   * Accepts with the link's token, signed in as the invited address. Refusals in this order:
-   * unknown invitation, wrong or replaced token, revoked or used link, expired link, another
-   * address, already a member. The invitation is taken with a version check before the
+   * Accepts with the link's token, signed in as the invited address, confirmed. Refusals in this
+   * order: unknown invitation, wrong or replaced token, revoked or used link, expired link, another
+   * address, an unconfirmed address, a sender no longer entitled to invite, already a member. The invitation is taken with a version check before the
    * membership is written, so a second accept of the same link finds it used.
    */
   async accept(identity: Identity, invitationId: string, token: string, now: number): Promise<Accepted> {
@@ -215,6 +217,8 @@ export class Invitations {
     if (account.email !== invitation.email) {
       throw new AppError('INVITATION_EMAIL_MISMATCH', `This invitation was sent to another address than the one you are signed in with (${account.email}).`);
     }
+    // The link may have been forwarded: only someone who proved they read the invited address's mail joins as it.
+    if (!account.emailVerified) throw new AppError('EMAIL_NOT_VERIFIED', NOT_VERIFIED(account.email));
     if (!(await backed(store, invitation, project))) throw new AppError('INVALID_LINK_TOKEN', INVITER_GONE);
     const memberId = `${project._id}:${account._id}`;
     if (await store.members.get(memberId)) throw new AppError('ALREADY_MEMBER', 'You are already a member of this board.');
@@ -255,6 +259,7 @@ function invitationMail(publicUrl: string, i: InvitationRecord, boardName: strin
   };
 }
 
+const NOT_VERIFIED = (email: string): string => `Confirm your address first: open the confirmation link mailed to ${email} when you signed up (or last changed your email), then accept again.`;
 const INVITER_GONE = 'Whoever sent this invitation can no longer invite to this board (they left it, or their role was lowered); ask its admins for a new invitation.';
 
 /**

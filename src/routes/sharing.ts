@@ -134,9 +134,11 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       method: 'get',
       path: '/api/boards/invitations/{invitationId}',
       summary: 'Your invitation before you accept it: the board’s name, the role, who invited you, its status.',
-      description: 'For the invited address only (another account: 403 INVITATION_EMAIL_MISMATCH, so the page can say so before anything is tried). Needs no token and gives no access; accepting needs the link’s token.',
+      description:
+        'For the invited address only (another account: 403 INVITATION_EMAIL_MISMATCH, so the page can say so before anything is tried), once confirmed (403 EMAIL_NOT_VERIFIED until the account opened its confirmation link). ' +
+        'Needs no token and gives no access; accepting needs the link’s token.',
       bodyKind: 'none',
-      errors: ['INVITATION_NOT_FOUND', 'INVITATION_EMAIL_MISMATCH'],
+      errors: ['INVITATION_NOT_FOUND', 'INVITATION_EMAIL_MISMATCH', 'EMAIL_NOT_VERIFIED'],
       responses: { 200: { description: 'The invitation.', schema: InvitationPreview } },
       async handler({ ctx }) {
         return { status: 200, body: await invitations.preview(ctx.identity!, ctx.params.invitationId!, ctx.now) };
@@ -146,15 +148,15 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       ...personal,
       method: 'post',
       path: '/api/boards/invitations/{invitationId}/accept',
-      summary: 'Accept an invitation with its link’s token, signed in as the invited address; the membership starts at once.',
+      summary: 'Accept an invitation with its link’s token, signed in as the invited, confirmed address; the membership starts at once.',
       description:
         'Refusals in this order: no such invitation (404 INVITATION_NOT_FOUND); a token that is not the current link’s (a resend replaced it), a revoked or an already accepted invitation (400 INVALID_LINK_TOKEN); ' +
-        'an expired link (400 EXPIRED_TOKEN); a session whose canonical email is not the invited one (403 INVITATION_EMAIL_MISMATCH); ' +
+        'an expired link (400 EXPIRED_TOKEN); a session whose canonical email is not the invited one (403 INVITATION_EMAIL_MISMATCH); an account that has not confirmed its email (403 EMAIL_NOT_VERIFIED: a forwarded link is not enough to join as the invited address); ' +
         'a sender who is no longer an admin of the board, or no longer its owner for an admin invitation (400 INVALID_LINK_TOKEN: a removed or demoted member’s invitations are revoked with them); already a member (409 ALREADY_MEMBER). ' +
         'The invitation is taken with a version check: of two concurrent accepts exactly one succeeds.',
       bodyKind: 'json',
       body: AcceptBody,
-      errors: ['INVITATION_NOT_FOUND', 'INVALID_LINK_TOKEN', 'EXPIRED_TOKEN', 'INVITATION_EMAIL_MISMATCH', 'ALREADY_MEMBER'],
+      errors: ['INVITATION_NOT_FOUND', 'INVALID_LINK_TOKEN', 'EXPIRED_TOKEN', 'INVITATION_EMAIL_MISMATCH', 'EMAIL_NOT_VERIFIED', 'ALREADY_MEMBER'],
       responses: { 200: { description: 'Accepted: the board, and your role on it.', schema: Accepted } },
       async handler({ ctx, body }) {
         return { status: 200, body: await invitations.accept(ctx.identity!, ctx.params.invitationId!, body.token, ctx.now) };

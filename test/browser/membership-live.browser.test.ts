@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { landOn, launchChromium, openPage, screenshot, startBrowserServer } from '../support/browser.js';
 import { signedUp, type TestServer } from '../support/server.js';
+import { verifyEmail } from '../support/verify-email.js';
 
 const chromium = inject('chromium');
 
@@ -20,6 +21,7 @@ describe.skipIf(!chromium)('a member’s open board page (Chromium)', () => {
 
   it('follows a lowered role and a removal without a reload', async () => {
     const [owner, member] = await Promise.all([signedUp(server.url), signedUp(server.url)]);
+    await verifyEmail(server, member.email); // accepting an invitation takes a confirmed address
     const projectId = (await owner.client.get('/api/projects')).body.projects[0].projectId as string;
     // The member joins through an invitation, as a person would.
     expect((await owner.client.post(`/api/boards/${projectId}/invitations`, { email: member.email, role: 'member' })).status).toBe(201);

@@ -1,12 +1,14 @@
 // Sharing a board in Chromium: the owner invites from the members page; the invitee opens the
 // mailed link in another browser, is sent to sign in, first with the wrong account (the page says
-// so and offers to switch), then with the invited one, accepts and finds the board in their
-// listing; the owner changes the member's role and removes them.
+// so and offers to switch), then with the invited one, which must confirm its address first (the
+// page says how), accepts and finds the board in their listing; the owner changes the member's
+// role and removes them.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { landOn, launchChromium, openPage, screenshot, signUpInPage, startBrowserServer } from '../support/browser.js';
 import { CaptureMailer, Client, signedUp, type TestServer } from '../support/server.js';
 import { unique } from '../support/temp.js';
+import { verifyEmail } from '../support/verify-email.js';
 
 const chromium = inject('chromium');
 const BOARD = 'Fleet alpha';
@@ -64,6 +66,15 @@ describe.skipIf(!chromium)('sharing a board (Chromium)', () => {
     await guest.page.waitForURL((u) => u.pathname === '/signin');
     await signIn(invitee);
     await landOn(guest.page, invitationPath);
+    // Not confirmed yet: the page says what to do, and offers no accept.
+    await guest.page.getByRole('alert').getByText('Confirm your email address first.').waitFor();
+    await guest.page.getByText(`Find the mail “Verify your email” we sent to ${invitee.email}`).waitFor();
+    expect(await guest.page.getByRole('button', { name: /^Accept/ }).count()).toBe(0);
+    await screenshot(guest.page, 'invitation-unconfirmed');
+    await guest.page.getByRole('button', { name: 'I confirmed my address: check again' }).click();
+    await guest.page.getByText(`${invitee.email} is not confirmed yet`).waitFor();
+    await verifyEmail(server, invitee.email); // the link in the mail, opened elsewhere
+    await guest.page.getByRole('button', { name: 'I confirmed my address: check again' }).click();
     await guest.page.getByRole('heading', { name: `Join “${BOARD}”` }).waitFor();
     await guest.page.getByText(`invites you to the board “${BOARD}” as member`).waitFor();
     await screenshot(guest.page, 'invitation');
@@ -115,6 +126,7 @@ describe.skipIf(!chromium)('sharing a board (Chromium)', () => {
     const projectId = (await api.get('/api/projects')).body.projects[0].projectId as string;
     expect((await api.post(`/api/boards/${projectId}/invitations`, { email: heir.email, role: 'admin' })).status).toBe(201);
     const mail = await server.mail.next(heir.email, /^Invitation/);
+    await verifyEmail(server, heir.email);
     expect((await heir.client.post(`/api/boards/invitations/${/\/invitations\/([\w-]+)#/.exec(mail.text)![1]}/accept`, { token: CaptureMailer.tokenOf(mail) })).status).toBe(200);
     server.advance(61_000); // the heir was mailed their invitation: one sharing mail a minute per address
 

@@ -11,6 +11,7 @@ import { newBoard, type TestBoard } from '../support/board.js';
 import { billingRecord } from '../support/billing.js';
 import { expectError } from '../support/expect-error.js';
 import { failOnce } from '../support/fail-once.js';
+import { verifyEmail } from '../support/verify-email.js';
 import { CaptureMailer, Client, signedUp, type Res } from '../support/server.js';
 import { openSocket, type TestSocket } from '../support/socket.js';
 import { serveStore, type OpenedStore } from '../support/stores.js';
@@ -24,6 +25,12 @@ export function sharingFlow(name: string, open: () => Promise<OpenedStore>): voi
     const served = serveStore(open, { PUBLIC_URL });
     const url = () => served.srv.url;
     const srv = () => served.srv;
+    /** Someone signed up who opened the confirmation link mailed to them. */
+    const person = async (): Promise<Person> => {
+      const signed = await signedUp(url());
+      await verifyEmail(srv(), signed.email);
+      return signed;
+    };
 
     const invite = (by: Client, projectId: string, email: string, role = 'member') => by.post(`/api/boards/${projectId}/invitations`, { email, role });
     /** The link last mailed to `email`: its invitation id and token. */
@@ -51,8 +58,8 @@ export function sharingFlow(name: string, open: () => Promise<OpenedStore>): voi
 
     it('mails a single-use link; only the invited account accepts it, and the board is listed only then, with its role', async () => {
       const board = await newBoard(url());
-      const invitee = await signedUp(url());
-      const stranger = await signedUp(url());
+      const invitee = await person();
+      const stranger = await person();
 
       const created = await invite(board.owner, board.projectId, `  ${invitee.email.toUpperCase()} `, 'member');
       expect(created.status, created.text).toBe(201);
@@ -112,10 +119,33 @@ export function sharingFlow(name: string, open: () => Promise<OpenedStore>): voi
       expectError(await invite(agent, board.projectId, stranger.email), 403, 'PROJECT_SCOPE_DENIED');
     });
 
+    it('lets only a confirmed address see or accept its invitation: a forwarded link is not enough', async () => {
+      const board = await newBoard(url());
+      // Whoever got the forwarded link signs up as the invited address, without its mailbox.
+      const holder = await signedUp(url());
+      expect((await invite(board.owner, board.projectId, holder.email)).status).toBe(201);
+      const link = await linkFor(holder.email);
+      const preview = await holder.client.get(`/api/boards/invitations/${link.invitationId}`);
+      expectError(preview, 403, 'EMAIL_NOT_VERIFIED');
+      expect(preview.body.error.message).toContain(holder.email);
+      expectError(await accept(holder.client, link), 403, 'EMAIL_NOT_VERIFIED');
+      expect(await srv().store.members.get(`${board.projectId}:${holder.accountId}`)).toBeNull();
+      expect((await srv().store.invitations.get(link.invitationId))!.status).toBe('pending');
+      expect(await listed(holder.client, board.projectId)).toBeUndefined();
+      // Another account is still told it is the wrong one first.
+      const stranger = await signedUp(url());
+      expectError(await accept(stranger.client, link), 403, 'INVITATION_EMAIL_MISMATCH');
+
+      // Confirmed, the same link works.
+      await verifyEmail(srv(), holder.email);
+      expect((await holder.client.get(`/api/boards/invitations/${link.invitationId}`)).body).toMatchObject({ status: 'pending', email: holder.email });
+      expect((await accept(holder.client, link)).status).toBe(200);
+    });
+
     it('refuses an expired link, a revoked one and a resent one’s old link; closed invitations stay closed', async () => {
       const board = await newBoard(url());
-      const late = await signedUp(url());
-      const revoked = await signedUp(url());
+      const late = await person();
+      const revoked = await person();
 
       expect((await invite(board.owner, board.projectId, late.email)).status).toBe(201);
       const first = await linkFor(late.email);
@@ -174,7 +204,7 @@ export function sharingFlow(name: string, open: () => Promise<OpenedStore>): voi
 
     it('kills the pending invitations of an admin who is removed or demoted, and any link whose sender is no longer an admin', async () => {
       const board = await newBoard(url());
-      const [admin, demoted, x, y, z, w] = await Promise.all([signedUp(url()), signedUp(url()), signedUp(url()), signedUp(url()), signedUp(url()), signedUp(url())]);
+      const [admin, demoted, x, y, z, w] = await Promise.all([person(), person(), person(), person(), person(), person()]);
       await join(board, admin, 'admin');
       await join(board, demoted, 'admin');
       expect((await invite(admin.client, board.projectId, x.email)).status).toBe(201);
@@ -198,11 +228,11 @@ export function sharingFlow(name: string, open: () => Promise<OpenedStore>): voi
       expect(await listed(w.client, board.projectId)).toBeUndefined();
 
       // The owner's admin invitations die with the ownership; their member invitations stand, as they stay admin.
-      const heir = await signedUp(url());
+      const heir = await person();
       await join(board, heir, 'member');
       expect((await invite(board.owner, board.projectId, z.email, 'admin')).status).toBe(201);
       const asAdmin = await linkFor(z.email);
-      const stays = await signedUp(url());
+      const stays = await person();
       expect((await invite(board.owner, board.projectId, stays.email, 'viewer')).status).toBe(201);
       const asViewer = await linkFor(stays.email);
       srv().advance(61_000); // the heir was mailed their invitation: one mail a minute per address
@@ -280,7 +310,7 @@ export function sharingFlow(name: string, open: () => Promise<OpenedStore>): voi
 
     it('draws transfer offers on the same budget: the hour’s 50 mails and one a minute per address', async () => {
       const board = await newBoard(url());
-      const heir = await signedUp(url());
+      const heir = await person();
       await join(board, heir, 'member');
       const offer = () => board.owner.post(`/api/boards/${board.projectId}/transfers`, { toUserId: heir.accountId });
       // Their invitation was mailed a moment ago.
@@ -318,7 +348,7 @@ export function sharingFlow(name: string, open: () => Promise<OpenedStore>): voi
 
     it('lets only the owner make admins, and admins manage members and viewers only', async () => {
       const board = await newBoard(url());
-      const [admin, other, member] = await Promise.all([signedUp(url()), signedUp(url()), signedUp(url())]);
+      const [admin, other, member] = await Promise.all([person(), person(), person()]);
       await join(board, admin, 'admin');
       const ownerId = (await board.owner.get('/api/auth/me')).body.user.id as string;
 
@@ -349,7 +379,7 @@ export function sharingFlow(name: string, open: () => Promise<OpenedStore>): voi
 
     it('applies a lower role and a removal on the next request: tokens narrowed then revoked, sockets unsubscribed and closed', async () => {
       const board = await newBoard(url());
-      const alice = await signedUp(url());
+      const alice = await person();
       await join(board, alice, 'admin');
       const boardPath = (path: string) => `${path}?projectId=${board.projectId}`;
       const issue = async (role?: string) => {
@@ -405,7 +435,7 @@ export function sharingFlow(name: string, open: () => Promise<OpenedStore>): voi
     it('transfers a board: the recipient becomes owner within their board limit, the previous owner admin, billing stays with the board', async () => {
       const board = await newBoard(url());
       const ownerId = (await board.owner.get('/api/auth/me')).body.user.id as string;
-      const [heir, outsider] = await Promise.all([signedUp(url()), signedUp(url())]);
+      const [heir, outsider] = await Promise.all([person(), person()]);
       await join(board, heir, 'member');
       const offer = (to: string, by = board.owner) => by.post(`/api/boards/${board.projectId}/transfers`, { toUserId: to });
       const take = (transferId: string, by: Client) => by.post(`/api/boards/transfers/${transferId}/accept`);
@@ -463,7 +493,7 @@ export function sharingFlow(name: string, open: () => Promise<OpenedStore>): voi
     const offered = async () => {
       const board = await newBoard(url());
       const ownerId = (await board.owner.get('/api/auth/me')).body.user.id as string;
-      const heir = await signedUp(url());
+      const heir = await person();
       await join(board, heir, 'member');
       srv().advance(61_000); // the heir was mailed their invitation: one mail a minute per address
       const opened = await board.owner.post(`/api/boards/${board.projectId}/transfers`, { toUserId: heir.accountId });
@@ -518,7 +548,7 @@ export function sharingFlow(name: string, open: () => Promise<OpenedStore>): voi
     it('derives the owner from the board alone: a membership saying owner for anyone else counts as admin', async () => {
       const board = await newBoard(url());
       const ownerId = (await board.owner.get('/api/auth/me')).body.user.id as string;
-      const stray = await signedUp(url());
+      const stray = await person();
       await join(board, stray, 'member');
       // As a transfer cut short could leave them: the stray's membership says owner, the owner's says admin.
       await modify(srv().store.members, `${board.projectId}:${stray.accountId}`, () => ({ role: 'owner' as const }));
@@ -606,7 +636,7 @@ export function sharingFlow(name: string, open: () => Promise<OpenedStore>): voi
 
     it('does not finish an accepted transfer a newer one overtook', async () => {
       const { board, ownerId, heir, transferId } = await offered();
-      const other = await signedUp(url());
+      const other = await person();
       await join(board, other, 'member');
       failOnce(srv().store.projects, 'update');
       expectError(await takeOver(transferId, heir.client), 503, 'AUTH_UNAVAILABLE');
@@ -624,7 +654,7 @@ export function sharingFlow(name: string, open: () => Promise<OpenedStore>): voi
     it('lets exactly one of two concurrent accepts of one invitation succeed', async () => {
       for (let round = 0; round < 3; round++) {
         const board = await newBoard(url());
-        const invitee = await signedUp(url());
+        const invitee = await person();
         const second = new Client(url());
         expect((await second.post('/api/auth/login', { email: invitee.email, password: invitee.password })).status).toBe(200);
         expect((await invite(board.owner, board.projectId, invitee.email)).status).toBe(201);

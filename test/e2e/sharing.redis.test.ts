@@ -8,6 +8,7 @@ import { newBoard } from '../support/board.js';
 import { expectError } from '../support/expect-error.js';
 import { CaptureMailer, Client, signedUp, startTestServer, type TestServer } from '../support/server.js';
 import { openSocket } from '../support/socket.js';
+import { verifyEmail } from '../support/verify-email.js';
 import { tempDir } from '../support/temp.js';
 
 const url = inject('redisUrl');
@@ -33,6 +34,7 @@ describe.skipIf(!url)('sharing across two nodes with the Redis bus', () => {
   it('applies a role change and a removal made on one node to the member’s sockets and requests on the other', async () => {
     const board = await newBoard(a.url);
     const alice = await signedUp(a.url);
+    await verifyEmail(a, alice.email);
     expect((await board.owner.post(`/api/boards/${board.projectId}/invitations`, { email: alice.email, role: 'admin' })).status).toBe(201);
     const mail = await a.mail.next(alice.email, /^Invitation/);
     const invitationId = /\/invitations\/([\w-]+)#/.exec(mail.text)![1]!;

@@ -83,6 +83,13 @@ export function InvitationPage({ invitationId }: { invitationId: string }) {
     }
   });
   const failed = [preview.error, accept.error].find((e): e is ApiError => e instanceof ApiError) ?? null;
+  const unconfirmed = failed?.code === 'EMAIL_NOT_VERIFIED';
+  // After the person opened the confirmation link (often in another tab), this tab asks again.
+  const recheck = useAction(async () => {
+    await api<Preview>('GET', `/api/boards/invitations/${encodeURIComponent(invitationId)}`);
+    accept.reset();
+    preview.reload();
+  });
   const switchAccount = async () => {
     await signOut();
     navigate(`/signin?next=${encodeURIComponent(`/invitations/${invitationId}`)}`);
@@ -115,7 +122,12 @@ export function InvitationPage({ invitationId }: { invitationId: string }) {
           ) : !preview.error ? (
             <p class="muted">Loading the invitation…</p>
           ) : null}
-          <ErrorNote error={failed} />
+          {unconfirmed ? (
+            <ConfirmFirst email={me.value?.email ?? 'your address'} checking={recheck.pending} stillUnconfirmed={recheck.error instanceof ApiError && recheck.error.code === 'EMAIL_NOT_VERIFIED'} onCheck={() => void recheck.go()} />
+          ) : (
+            <ErrorNote error={failed} />
+          )}
+          {!unconfirmed && recheck.error ? <ErrorNote error={recheck.error} /> : null}
           {p && p.status !== 'pending' ? <ErrorNote error={new ApiError(0, 'INVALID_LINK_TOKEN', CLOSED[p.status]!, p.status === 'accepted' ? 'Open the board from your boards.' : 'Ask the board’s admins to send a new invitation.')} /> : null}
           {p?.status === 'pending' && !token ? (
             <ErrorNote error={new ApiError(0, 'INVALID_LINK_TOKEN', 'This link is incomplete: it carries no token.', 'Open the link from the invitation mail exactly as sent, or ask the board’s admins to resend it.')} />
@@ -127,7 +139,7 @@ export function InvitationPage({ invitationId }: { invitationId: string }) {
                 Sign out and switch account
               </button>
             </>
-          ) : p?.status === 'pending' && token ? (
+          ) : p?.status === 'pending' && token && !unconfirmed ? (
             <button type="button" class="primary" disabled={accept.pending} onClick={() => void accept.go()}>
               {accept.pending ? 'Working…' : `Accept and join as ${p.role}`}
             </button>
@@ -138,6 +150,33 @@ export function InvitationPage({ invitationId }: { invitationId: string }) {
         <a href="/projects">Your boards</a>
       </p>
     </div>
+  );
+}
+
+/** What to do when the invited account has not confirmed its address: the invitation waits in this tab meanwhile. */
+function ConfirmFirst({ email, checking, stillUnconfirmed, onCheck }: { email: string; checking: boolean; stillUnconfirmed: boolean; onCheck: () => void }) {
+  return (
+    <>
+      <div class="note error" role="alert">
+        <strong>Confirm your email address first.</strong>
+        <span>Joining a board as {email} takes proof that this address is yours, so a forwarded invitation link is not enough.</span>
+      </div>
+      <ol>
+        <li>
+          Find the mail “Verify your email” we sent to <strong>{email}</strong> when you signed up (or last changed your address), and open its link. It works for 48 hours.
+        </li>
+        <li>Come back to this tab: it keeps your invitation link.</li>
+        <li>Check again, then accept.</li>
+      </ol>
+      {stillUnconfirmed ? (
+        <p class="muted" role="status">
+          {email} is not confirmed yet: open the link in the mail first.
+        </p>
+      ) : null}
+      <button type="button" class="primary" disabled={checking} onClick={onCheck}>
+        {checking ? 'Checking…' : 'I confirmed my address: check again'}
+      </button>
+    </>
   );
 }
 
