@@ -1,4 +1,5 @@
-// A board's members (DOMAIN.md "Sharing"): who is on it with which role (any member reads it), role
+// A board's members (DOMAIN.md "Sharing"): who is on it with which role (any member reads it; only
+// admins and the owner read their addresses), role
 // changes (the owner for changes to or from admin, admins for member and viewer) and removal
 // (admins remove lower roles, anyone may leave; the owner stays). A change takes effect on the next
 // request, since membership is read fresh every time; what outlives a request follows at once:
@@ -7,7 +8,7 @@
 import { AppError } from '../errors/app-error.js';
 import { atLeast, roleOn } from '../auth/project-selection.js';
 import type { Identity, Role } from '../auth/identity.js';
-import { modify, type MemberRecord, type ProjectRecord, type TokenRecord } from '../../store/ports/store.js';
+import { modify, type AccountRecord, type MemberRecord, type ProjectRecord, type TokenRecord } from '../../store/ports/store.js';
 import { below, boardFor, iso, RECORD_ID, type SharingPorts } from './sharing.js';
 import { revokeInvitationsOf } from './invitations.js';
 import { takingOver } from './transfers.js';
@@ -21,8 +22,11 @@ export type MemberRole = Exclude<Role, 'owner'>;
 
 export interface MemberView {
   userId: string;
-  email: string;
+  /** Shown to admins and the owner (and to each member about themselves); null for everyone else. */
+  email: string | null;
   displayName: string | null;
+  /** How to call them: the display name, else the email where it is shown, else a short id that stays the same. */
+  name: string;
   role: Role;
   acceptedAt: string;
 }
@@ -57,7 +61,12 @@ export class Members {
       store.transfers.find({ projectId: board.id, status: 'pending' }),
     ]);
     const accounts = await Promise.all(rows.map((m) => store.accounts.get(m.accountId)));
-    const members = rows.flatMap((m, i) => (accounts[i] ? [{ userId: m.accountId, email: accounts[i]!.email, displayName: accounts[i]!.displayName, role: roleOn(project, m.accountId, m)!, acceptedAt: iso(m.acceptedAt)! }] : []));
+    // Addresses are for those who manage the board; the others know each other by name.
+    const operator = atLeast(board.role, 'admin');
+    const members = rows.flatMap((m, i) => {
+      const account = accounts[i];
+      return account ? [describe(m, account, roleOn(project, m.accountId, m)!, operator || m.accountId === identity.accountId)] : [];
+    });
     members.sort((a, b) => ORDER[a.role] - ORDER[b.role]);
     const open = transfers.filter((t) => t.expiresAt > now).sort((a, b) => b.createdAt - a.createdAt)[0];
     return {
@@ -160,8 +169,14 @@ export class Members {
     }
   }
 
+  /** A member as an admin or the owner sees them (role changes are theirs). */
   private async view(m: MemberRecord): Promise<MemberView> {
     const account = await this.ports.store.accounts.get(m.accountId);
-    return { userId: m.accountId, email: account?.email ?? '', displayName: account?.displayName ?? null, role: m.role, acceptedAt: iso(m.acceptedAt)! };
+    return describe(m, { email: account?.email ?? '', displayName: account?.displayName ?? null }, m.role, true);
   }
+}
+
+function describe(m: MemberRecord, account: Pick<AccountRecord, 'email' | 'displayName'>, role: Role, withEmail: boolean): MemberView {
+  const email = withEmail ? account.email : null;
+  return { userId: m.accountId, email, displayName: account.displayName, name: account.displayName ?? email ?? `member ${m.accountId.slice(0, 8)}`, role, acceptedAt: iso(m.acceptedAt)! };
 }

@@ -33,7 +33,14 @@ export const Invitation = z.object({
   acceptedBy: z.string().nullable(),
   acceptedAt: z.string().nullable(),
 });
-export const Member = z.object({ userId: z.string(), email: z.string(), displayName: z.string().nullable(), role: Role, acceptedAt: z.string() });
+export const Member = z.object({
+  userId: z.string(),
+  email: z.string().nullable().describe('The member’s address, shown to the board’s admins and owner (and to each member about themselves); null for everyone else.'),
+  displayName: z.string().nullable(),
+  name: z.string().describe('How to call the member: their display name, else their address where it is shown, else `member <first 8 characters of userId>`.'),
+  role: Role,
+  acceptedAt: z.string(),
+});
 export const Transfer = z.object({
   transferId: z.string(),
   projectId: z.string(),
@@ -83,7 +90,7 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       ...managed,
       method: 'get',
       path: `${BOARD}/members`,
-      summary: 'Who is on the board, with their roles, and the open ownership transfer (any member).',
+      summary: 'Who is on the board, with their roles, and the open ownership transfer (any member; addresses for admins and the owner only).',
       bodyKind: 'none',
       rate: 'read',
       errors: ['INVALID_PROJECT_ID'],

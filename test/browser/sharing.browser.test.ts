@@ -27,7 +27,8 @@ describe.skipIf(!chromium)('sharing a board (Chromium)', () => {
   it('invites by mail, the invitee accepts in their own browser, the owner changes their role and removes them', async () => {
     const [invitee, stranger] = await Promise.all([signedUp(server.url), signedUp(server.url)]);
     const owner = await openPage(browser, server);
-    await signUpInPage(owner.page, `${unique('owner')}@example.com`);
+    const ownerEmail = `${unique('owner')}@example.com`;
+    await signUpInPage(owner.page, ownerEmail);
     await owner.page.getByLabel('Board name').fill(BOARD);
     await owner.page.getByRole('button', { name: 'Create board' }).click();
     await owner.page.locator('tr', { hasText: BOARD }).getByRole('link', { name: 'Members' }).click();
@@ -81,7 +82,14 @@ describe.skipIf(!chromium)('sharing a board (Chromium)', () => {
     await guest.page.getByRole('button', { name: 'Accept and join as member' }).click();
     await guest.page.getByText(`You joined “${BOARD}” as member.`).waitFor();
     await screenshot(guest.page, 'invitation-accepted');
-    await guest.page.getByRole('link', { name: 'Your boards' }).click();
+    // A member sees who is on the board, not their addresses.
+    await guest.page.getByRole('link', { name: 'See its members' }).click();
+    await guest.page.getByText('Only the board’s admins and owner see members’ email addresses').waitFor();
+    await guest.page.locator('tr', { hasText: 'owner' }).getByText(/^member [0-9a-f-]{8}$/).waitFor();
+    expect(await guest.page.getByText(ownerEmail).count()).toBe(0);
+    await guest.page.locator('tr', { hasText: invitee.email }).getByText('(you)').waitFor();
+    await screenshot(guest.page, 'members-as-member');
+    await guest.page.getByRole('link', { name: 'Boards' }).first().click();
     const row = guest.page.locator('tr', { hasText: BOARD });
     await row.getByRole('cell', { name: 'member', exact: true }).waitFor();
     await screenshot(guest.page, 'projects-shared');

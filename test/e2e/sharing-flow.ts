@@ -346,6 +346,35 @@ export function sharingFlow(name: string, open: () => Promise<OpenedStore>): voi
       expect((await invite(board.owner, board.projectId, address)).status).toBe(201);
     });
 
+    it('shows members’ addresses to admins and the owner only; the others see display names or a short stable id', async () => {
+      const board = await newBoard(url());
+      const ownerId = (await board.owner.get('/api/auth/me')).body.user.id as string;
+      const [admin, member, viewer] = await Promise.all([person(), person(), person()]);
+      await join(board, admin, 'admin');
+      await join(board, member, 'member');
+      await join(board, viewer, 'viewer');
+      expect((await admin.client.request('PATCH', '/api/account/profile', { json: { displayName: 'Ada the admin' } })).status).toBe(200);
+      const seenBy = async (client: Client) => Object.fromEntries(((await client.get(`/api/boards/${board.projectId}/members`)).body.members as { userId: string }[]).map((m) => [m.userId, m]));
+
+      for (const [who, client] of [['viewer', viewer.client], ['member', member.client]] as const) {
+        const seen = await seenBy(client);
+        const self = who === 'viewer' ? viewer : member;
+        expect(seen[ownerId], who).toMatchObject({ email: null, displayName: null, name: `member ${ownerId.slice(0, 8)}`, role: 'owner' });
+        expect(seen[admin.accountId], who).toMatchObject({ email: null, displayName: 'Ada the admin', name: 'Ada the admin', role: 'admin' });
+        expect(seen[self.accountId], who).toMatchObject({ email: self.email, name: self.email });
+        const others = Object.values(seen).filter((m) => (m as { userId: string }).userId !== self.accountId);
+        expect(JSON.stringify(others), who).not.toMatch(/@example\.com/);
+      }
+      for (const client of [admin.client, board.owner]) {
+        const seen = await seenBy(client);
+        expect(seen[member.accountId]).toMatchObject({ email: member.email, name: member.email });
+        expect(seen[viewer.accountId]).toMatchObject({ email: viewer.email });
+        expect(seen[admin.accountId]).toMatchObject({ email: admin.email, name: 'Ada the admin' });
+      }
+      // The same member as the viewer saw them keeps their short id on the next read.
+      expect((await seenBy(viewer.client))[member.accountId]).toMatchObject({ name: `member ${member.accountId.slice(0, 8)}` });
+    });
+
     it('lets only the owner make admins, and admins manage members and viewers only', async () => {
       const board = await newBoard(url());
       const [admin, other, member] = await Promise.all([person(), person(), person()]);

@@ -194,7 +194,6 @@ function left(iso: string): string {
   return `in ${days} day${days === 1 ? '' : 's'}`;
 }
 
-const nameOf = (m: Pick<Member, 'displayName' | 'email'>): string => m.displayName ?? m.email;
 
 export function MembersPage({ projectId }: { projectId: string }) {
   const listing = useLoad(() => api<Listing>('GET', path(projectId, '/members')));
@@ -219,6 +218,7 @@ export function MembersPage({ projectId }: { projectId: string }) {
       <section class="panel" aria-labelledby="members">
         <h2 id="members">People on this board</h2>
         <p class="muted">{[OWNER_HELP, ...Object.values(ROLE_HELP)].join(' · ')}.</p>
+        {operator ? null : <p class="muted">Only the board’s admins and owner see members’ email addresses; members without a display name show as a short id.</p>}
         <table class="list">
           <thead>
             <tr>
@@ -262,7 +262,7 @@ function TransferNote({ listing, changed }: { listing: Listing; changed: () => v
   return (
     <div class="note info notice" role="status">
       <span>
-        Ownership is offered to {to ? nameOf(to) : 'a member'}; it moves when they accept (the offer expires {left(t.expiresAt)}).
+        Ownership is offered to {to ? to.name : 'a member'}; it moves when they accept (the offer expires {left(t.expiresAt)}).
       </span>
     </div>
   );
@@ -274,7 +274,7 @@ function MemberRow({ projectId, listing, member, changed }: { projectId: string;
   const choices: Granted[] = member.role === 'owner' ? [] : mine === 'owner' ? ['admin', 'member', 'viewer'] : mine === 'admin' && member.role !== 'admin' ? ['member', 'viewer'] : [];
   const removable = member.role !== 'owner' && (self || (RANK[mine] >= RANK.admin && RANK[member.role] < RANK[mine]));
   const [role, setRole] = useState<Granted>(member.role === 'owner' ? 'admin' : member.role);
-  const who = nameOf(member);
+  const who = member.name;
   const change = useAction(async () => {
     await api('POST', path(projectId, `/members/${encodeURIComponent(member.userId)}/role`), { role });
     changed();
@@ -293,7 +293,7 @@ function MemberRow({ projectId, listing, member, changed }: { projectId: string;
       <td>
         <strong>{who}</strong>
         {self ? <span class="muted"> (you)</span> : null}
-        {member.displayName ? <div class="muted">{member.email}</div> : null}
+        {member.displayName && member.email ? <div class="muted">{member.email}</div> : null}
         <ErrorNote error={change.error ?? remove.error ?? offer.error} />
       </td>
       <td>
