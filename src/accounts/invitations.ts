@@ -227,6 +227,8 @@ export class Invitations {
     try {
       await store.members.insert({ _id: memberId, version: 1, projectId: project._id, accountId: account._id, role: invitation.role, acceptedAt: now });
     } catch (e) {
+      // Nothing was given, so the link is not spent: it goes back to pending (version-checked against the take).
+      await store.invitations.update(taken._id, taken.version, { status: 'pending', acceptedBy: null, acceptedAt: null }).catch(() => null);
       if (e instanceof DuplicateKeyError) throw new AppError('ALREADY_MEMBER', 'You are already a member of this board.');
       throw e;
     }

@@ -680,6 +680,21 @@ export function sharingFlow(name: string, open: () => Promise<OpenedStore>): voi
       expect(roles).toEqual({ [ownerId]: 'admin', [heir.accountId]: 'admin', [other.accountId]: 'owner' });
     });
 
+    it('keeps the link alive when the membership cannot be written: the same link works on the next try', async () => {
+      const board = await newBoard(url());
+      const invitee = await person();
+      expect((await invite(board.owner, board.projectId, invitee.email)).status).toBe(201);
+      const link = await linkFor(invitee.email);
+      failOnce(srv().store.members, 'insert');
+      expectError(await accept(invitee.client, link), 503, 'AUTH_UNAVAILABLE');
+      expect(await srv().store.invitations.get(link.invitationId)).toMatchObject({ status: 'pending', acceptedBy: null, acceptedAt: null });
+      expect(await srv().store.members.get(`${board.projectId}:${invitee.accountId}`)).toBeNull();
+      const again = await accept(invitee.client, link);
+      expect(again.status, again.text).toBe(200);
+      expect(await srv().store.invitations.get(link.invitationId)).toMatchObject({ status: 'accepted', acceptedBy: invitee.accountId });
+      expect(await listed(invitee.client, board.projectId)).toMatchObject({ role: 'member' });
+    });
+
     it('lets exactly one of two concurrent accepts of one invitation succeed', async () => {
       for (let round = 0; round < 3; round++) {
         const board = await newBoard(url());
