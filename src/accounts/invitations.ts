@@ -123,7 +123,7 @@ export class Invitations {
         const pending = (await store.invitations.find({ projectId: board.id, status: 'pending' })).filter((i) => i.expiresAt > now);
         earlier = pending.filter((i) => i.email === email);
         if (pending.length - earlier.length >= MAX_PENDING_INVITATIONS) throw new AppError('INVITATION_LIMIT', `A board holds at most ${MAX_PENDING_INVITATIONS} pending invitations; revoke unused ones.`, { limit: MAX_PENDING_INVITATIONS });
-        if ((await store.members.count({ projectId: board.id })) >= MAX_MEMBERS) throw new AppError('INVITATION_LIMIT', `A board has at most ${MAX_MEMBERS} members.`, { limit: MAX_MEMBERS });
+        if ((await store.members.count({ projectId: board.id })) >= MAX_MEMBERS) throw membersFull();
       },
       write: async () => {
         for (const old of earlier) await modify(store.invitations, old._id, (i) => (i.status === 'pending' ? { status: 'revoked' as const } : null));
@@ -222,6 +222,8 @@ export class Invitations {
     if (!(await backed(store, invitation, project))) throw new AppError('INVALID_LINK_TOKEN', INVITER_GONE);
     const memberId = `${project._id}:${account._id}`;
     if (await store.members.get(memberId)) throw new AppError('ALREADY_MEMBER', 'You are already a member of this board.');
+    // Invitations are capped when sent, but many may be out at once: the cap holds when they are used.
+    if ((await store.members.count({ projectId: project._id })) >= MAX_MEMBERS) throw membersFull();
     const taken = await store.invitations.update(invitation._id, invitation.version, { status: 'accepted', acceptedBy: account._id, acceptedAt: now });
     if (!taken) throw new AppError('INVALID_LINK_TOKEN', 'This invitation was accepted, revoked or resent meanwhile.');
     try {
@@ -231,6 +233,12 @@ export class Invitations {
       await store.invitations.update(taken._id, taken.version, { status: 'pending', acceptedBy: null, acceptedAt: null }).catch(() => null);
       if (e instanceof DuplicateKeyError) throw new AppError('ALREADY_MEMBER', 'You are already a member of this board.');
       throw e;
+    }
+    if ((await store.members.count({ projectId: project._id })) > MAX_MEMBERS) {
+      // Concurrent accepts passed the count together: this one steps back (it may be retried).
+      await store.members.delete(memberId, 1);
+      await store.invitations.update(taken._id, taken.version, { status: 'pending', acceptedBy: null, acceptedAt: null }).catch(() => null);
+      throw membersFull();
     }
     return { invitationId: invitation._id, projectId: project._id, name: project.name, role: invitation.role };
   }
@@ -261,6 +269,7 @@ function invitationMail(publicUrl: string, i: InvitationRecord, boardName: strin
   };
 }
 
+const membersFull = (): AppError => new AppError('INVITATION_LIMIT', `A board has at most ${MAX_MEMBERS} members; ask its admins to make room.`, { limit: MAX_MEMBERS });
 const NOT_VERIFIED = (email: string): string => `Confirm your address first: open the confirmation link mailed to ${email} when you signed up (or last changed your email), then accept again.`;
 const INVITER_GONE = 'Whoever sent this invitation can no longer invite to this board (they left it, or their role was lowered); ask its admins for a new invitation.';
 

@@ -159,11 +159,12 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       description:
         'Refusals in this order: no such invitation (404 INVITATION_NOT_FOUND); a token that is not the current link’s (a resend replaced it), a revoked or an already accepted invitation (400 INVALID_LINK_TOKEN); ' +
         'an expired link (400 EXPIRED_TOKEN); a session whose canonical email is not the invited one (403 INVITATION_EMAIL_MISMATCH); an account that has not confirmed its email (403 EMAIL_NOT_VERIFIED: a forwarded link is not enough to join as the invited address); ' +
-        'a sender who is no longer an admin of the board, or no longer its owner for an admin invitation (400 INVALID_LINK_TOKEN: a removed or demoted member’s invitations are revoked with them); already a member (409 ALREADY_MEMBER). ' +
+        'a sender who is no longer an admin of the board, or no longer its owner for an admin invitation (400 INVALID_LINK_TOKEN: a removed or demoted member’s invitations are revoked with them); already a member (409 ALREADY_MEMBER); ' +
+        'a board with 500 members already (429 INVITATION_LIMIT; the link stays usable). ' +
         'The invitation is taken with a version check: of two concurrent accepts exactly one succeeds.',
       bodyKind: 'json',
       body: AcceptBody,
-      errors: ['INVITATION_NOT_FOUND', 'INVALID_LINK_TOKEN', 'EXPIRED_TOKEN', 'INVITATION_EMAIL_MISMATCH', 'EMAIL_NOT_VERIFIED', 'ALREADY_MEMBER'],
+      errors: ['INVITATION_NOT_FOUND', 'INVALID_LINK_TOKEN', 'EXPIRED_TOKEN', 'INVITATION_EMAIL_MISMATCH', 'EMAIL_NOT_VERIFIED', 'ALREADY_MEMBER', 'INVITATION_LIMIT'],
       responses: { 200: { description: 'Accepted: the board, and your role on it.', schema: Accepted } },
       async handler({ ctx, body }) {
         return { status: 200, body: await invitations.accept(ctx.identity!, ctx.params.invitationId!, body.token, ctx.now) };

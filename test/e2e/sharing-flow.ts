@@ -695,6 +695,35 @@ export function sharingFlow(name: string, open: () => Promise<OpenedStore>): voi
       expect(await listed(invitee.client, board.projectId)).toMatchObject({ role: 'member' });
     });
 
+    it('holds the 500-member cap when invitations are accepted, not only when they are sent', async () => {
+      const board = await newBoard(url());
+      const [first, second, third] = await Promise.all([person(), person(), person()]);
+      const links = [];
+      for (const p of [first, second, third]) {
+        expect((await invite(board.owner, board.projectId, p.email)).status).toBe(201);
+        links.push(await linkFor(p.email));
+      }
+      // Sent while there was room; then the board fills up (owner + 499).
+      const filler = Array.from({ length: 499 }, (_, n) => ({ _id: `${board.projectId}:filler-${n}`, version: 1, projectId: board.projectId, accountId: `filler-${n}`, role: 'viewer' as const, acceptedAt: 1 }));
+      for (let at = 0; at < filler.length; at += 50) await Promise.all(filler.slice(at, at + 50).map((m) => srv().store.members.insert(m)));
+      expect(await srv().store.members.count({ projectId: board.projectId })).toBe(500);
+
+      expectError(await accept(first.client, links[0]!), 429, 'INVITATION_LIMIT');
+      expect((await srv().store.invitations.get(links[0]!.invitationId))!.status).toBe('pending');
+      expect(await srv().store.members.count({ projectId: board.projectId })).toBe(500);
+
+      // Room for one, two accepts at once: never past the cap.
+      await srv().store.members.delete(`${board.projectId}:filler-0`);
+      const both = await Promise.all([accept(second.client, links[1]!), accept(third.client, links[2]!)]);
+      expect(both.filter((r) => r.status === 200).length).toBeLessThanOrEqual(1);
+      for (const r of both.filter((r) => r.status !== 200)) expectError(r, 429, 'INVITATION_LIMIT');
+      expect(await srv().store.members.count({ projectId: board.projectId })).toBeLessThanOrEqual(500);
+
+      // The refused link was kept: once there is room it works.
+      await srv().store.members.deleteMany({ projectId: board.projectId, role: 'viewer' });
+      expect((await accept(first.client, links[0]!)).status).toBe(200);
+    });
+
     it('lets exactly one of two concurrent accepts of one invitation succeed', async () => {
       for (let round = 0; round < 3; round++) {
         const board = await newBoard(url());
