@@ -200,8 +200,11 @@ export class Invitations {
   /**
    * Accepts with the link's token, signed in as the invited address, confirmed. Refusals in this
    * order: unknown invitation, wrong or replaced token, revoked or used link, expired link, another
-   * address, an unconfirmed address, a sender no longer entitled to invite, already a member. The invitation is taken with a version check before the
-   * membership is written, so a second accept of the same link finds it used.
+   * address, an unconfirmed address, a sender no longer entitled to invite, a full board. The
+   * invitation is then taken with a version check, and only that makes the link single-use: of
+   * two accepts of one link (one account on two sessions, or two accounts that held the invited
+   * address in turn) the second always finds it used, whatever became of the first's membership.
+   * The membership is written after; a failed write (already a member included) puts the link back.
    */
   async accept(identity: Identity, invitationId: string, token: string, now: number): Promise<Accepted> {
     const { store } = this.ports;
@@ -221,7 +224,6 @@ export class Invitations {
     if (!account.emailVerified) throw new AppError('EMAIL_NOT_VERIFIED', NOT_VERIFIED(account.email));
     if (!(await backed(store, invitation, project))) throw new AppError('INVALID_LINK_TOKEN', INVITER_GONE);
     const memberId = `${project._id}:${account._id}`;
-    if (await store.members.get(memberId)) throw new AppError('ALREADY_MEMBER', 'You are already a member of this board.');
     // Invitations are capped when sent, but many may be out at once: the cap holds when they are used.
     if ((await store.members.count({ projectId: project._id })) >= MAX_MEMBERS) throw membersFull();
     const taken = await store.invitations.update(invitation._id, invitation.version, { status: 'accepted', acceptedBy: account._id, acceptedAt: now });

@@ -159,9 +159,9 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       description:
         'Refusals in this order: no such invitation (404 INVITATION_NOT_FOUND); a token that is not the current link’s (a resend replaced it), a revoked or an already accepted invitation (400 INVALID_LINK_TOKEN); ' +
         'an expired link (400 EXPIRED_TOKEN); a session whose canonical email is not the invited one (403 INVITATION_EMAIL_MISMATCH); an account that has not confirmed its email (403 EMAIL_NOT_VERIFIED: a forwarded link is not enough to join as the invited address); ' +
-        'a sender who is no longer an admin of the board, or no longer its owner for an admin invitation (400 INVALID_LINK_TOKEN: a removed or demoted member’s invitations are revoked with them); already a member (409 ALREADY_MEMBER); ' +
-        'a board with 500 members already (429 INVITATION_LIMIT; the link stays usable). ' +
-        'The invitation is taken with a version check: of two concurrent accepts exactly one succeeds.',
+        'a sender who is no longer an admin of the board, or no longer its owner for an admin invitation (400 INVALID_LINK_TOKEN: a removed or demoted member’s invitations are revoked with them); ' +
+        'a board with 500 members already (429 INVITATION_LIMIT; the link stays usable); then the invitation is taken with a version check, which alone makes the link single-use: of two accepts of one link exactly one succeeds, the other is 400 INVALID_LINK_TOKEN; ' +
+        'already a member (409 ALREADY_MEMBER) or a membership that cannot be written puts the link back.',
       bodyKind: 'json',
       body: AcceptBody,
       errors: ['INVITATION_NOT_FOUND', 'INVALID_LINK_TOKEN', 'EXPIRED_TOKEN', 'INVITATION_EMAIL_MISMATCH', 'EMAIL_NOT_VERIFIED', 'ALREADY_MEMBER', 'INVITATION_LIMIT'],

@@ -79,8 +79,12 @@ describe.skipIf(!chromium)('sharing a board (Chromium)', () => {
     await guest.page.getByRole('heading', { name: `Join “${BOARD}”` }).waitFor();
     await guest.page.getByText(`invites you to the board “${BOARD}” as member`).waitFor();
     await screenshot(guest.page, 'invitation');
+    // The tab kept the link's token through both sign-ins, and drops it once the link is used.
+    const kept = () => guest.page.evaluate("sessionStorage.getItem('agent-board.invitation')") as Promise<string | null>;
+    expect(JSON.parse((await kept())!)).toEqual({ invitationId: invitationPath.split('/').at(-1), token: CaptureMailer.tokenOf(mail) });
     await guest.page.getByRole('button', { name: 'Accept and join as member' }).click();
     await guest.page.getByText(`You joined “${BOARD}” as member.`).waitFor();
+    expect(await kept()).toBeNull();
     await screenshot(guest.page, 'invitation-accepted');
     // A member sees who is on the board, not their addresses.
     await guest.page.getByRole('link', { name: 'See its members' }).click();
