@@ -11,7 +11,7 @@ import type { Identity, Role } from '../auth/identity.js';
 import { modify, type AccountRecord, type MemberRecord, type ProjectRecord, type TokenRecord } from '../../store/ports/store.js';
 import { below, boardFor, iso, RECORD_ID, type SharingPorts } from './sharing.js';
 import { revokeInvitationsOf } from './invitations.js';
-import { takingOver } from './transfers.js';
+import { lastTransfer, takingOver, unfinished } from './transfers.js';
 
 /** Members one listing shows (invitations stop well before: MAX_MEMBERS). */
 const LIST_LIMIT = 1000;
@@ -35,6 +35,8 @@ export interface OpenTransfer {
   transferId: string;
   fromUserId: string;
   toUserId: string;
+  /** accepted: the recipient accepted and a failure cut the move short; accepting again finishes it. */
+  status: 'pending' | 'accepted';
   expiresAt: string;
 }
 
@@ -55,10 +57,10 @@ export class Members {
   async list(identity: Identity, projectId: string, now: number): Promise<MemberListing> {
     const board = await boardFor(this.ports, identity, projectId, 'viewer');
     const { store } = this.ports;
-    const [project, rows, transfers] = await Promise.all([
+    const [project, rows, last] = await Promise.all([
       this.project(board.id),
       store.members.find({ projectId: board.id }, { sort: [['acceptedAt', 1], ['_id', 1]], limit: LIST_LIMIT }),
-      store.transfers.find({ projectId: board.id, status: 'pending' }),
+      lastTransfer(store, board.id),
     ]);
     const accounts = await Promise.all(rows.map((m) => store.accounts.get(m.accountId)));
     // Addresses are for those who manage the board; the others know each other by name.
@@ -68,13 +70,14 @@ export class Members {
       return account ? [describe(m, account, roleOn(project, m.accountId, m)!, operator || m.accountId === identity.accountId)] : [];
     });
     members.sort((a, b) => ORDER[a.role] - ORDER[b.role]);
-    const open = transfers.filter((t) => t.expiresAt > now).sort((a, b) => b.createdAt - a.createdAt)[0];
+    // An offer still open, or one accepted whose move a failure cut short (its recipient finishes it).
+    const open = last && ((last.status === 'pending' && last.expiresAt > now) || (await unfinished(store, project, last))) ? last : null;
     return {
       projectId: board.id,
       name: board.name,
       role: board.role,
       members,
-      transfer: open ? { transferId: open._id, fromUserId: open.fromAccountId, toUserId: open.toAccountId, expiresAt: iso(open.expiresAt)! } : null,
+      transfer: open ? { transferId: open._id, fromUserId: open.fromAccountId, toUserId: open.toAccountId, status: open.status === 'accepted' ? 'accepted' : 'pending', expiresAt: iso(open.expiresAt)! } : null,
     };
   }
 

@@ -106,18 +106,13 @@ export class Transfers {
   private async resume(identity: Identity, transfer: TransferRecord, project: ProjectRecord, now: number): Promise<TransferView & { name: string }> {
     const { store } = this.ports;
     const to = `${project._id}:${identity.accountId}`;
-    if ((await newest(store, project._id))?._id !== transfer._id) {
+    if ((await lastTransfer(store, project._id))?._id !== transfer._id) {
       // Another transfer came since: this one will not move anything any more.
       if (project.ownerId !== identity.accountId) await modify(store.members, to, (m) => (m.role === 'owner' ? { role: 'admin' as const } : null));
       throw new AppError('TRANSFER_NOT_FOUND', 'This transfer was overtaken by a newer one.');
     }
-    if (project.ownerId === identity.accountId) {
-      const [mine, owners, billing] = await Promise.all([store.members.get(to), store.members.find({ projectId: project._id, role: 'owner' }), store.billing.get(project._id)]);
-      const done = mine?.role === 'owner' && owners.length === 1 && (!billing || billing.accountId === identity.accountId);
-      if (done) throw new AppError('TRANSFER_NOT_FOUND', 'This transfer was accepted already.');
-    } else if (project.ownerId === transfer.fromAccountId) {
-      await ensureRoom(store, identity.accountId, project.plan === 'pro');
-    }
+    if (project.ownerId === identity.accountId && !(await unfinished(store, project, transfer))) throw new AppError('TRANSFER_NOT_FOUND', 'This transfer was accepted already.');
+    if (project.ownerId === transfer.fromAccountId) await ensureRoom(store, identity.accountId, project.plan === 'pro');
     return this.complete(identity, transfer, project, now);
   }
 
@@ -161,8 +156,17 @@ export class Transfers {
 }
 
 /** The transfer offered last on a board: only that one may still move its ownership. */
-async function newest(store: Store, projectId: string): Promise<TransferRecord | undefined> {
+export async function lastTransfer(store: Store, projectId: string): Promise<TransferRecord | undefined> {
   return (await store.transfers.find({ projectId }, { sort: [['createdAt', -1], ['_id', -1]], limit: 1 }))[0];
+}
+
+/** Whether an accepted transfer still has moves to make: a failure cut its accept short, and the recipient's next accept finishes it. */
+export async function unfinished(store: Store, project: Pick<ProjectRecord, '_id' | 'ownerId'>, t: TransferRecord): Promise<boolean> {
+  if (t.status !== 'accepted') return false;
+  if (project.ownerId === t.fromAccountId) return true;
+  if (project.ownerId !== t.toAccountId) return false;
+  const [owners, billing] = await Promise.all([store.members.find({ projectId: project._id, role: 'owner' }), store.billing.get(project._id)]);
+  return !(owners.length === 1 && owners[0]!.accountId === t.toAccountId && (!billing || billing.accountId === t.toAccountId));
 }
 
 /**
@@ -172,6 +176,6 @@ async function newest(store: Store, projectId: string): Promise<TransferRecord |
  */
 export async function takingOver(store: Store, project: Pick<ProjectRecord, '_id' | 'ownerId'>, accountId: string): Promise<boolean> {
   if (project.ownerId === accountId) return false;
-  const last = await newest(store, project._id);
+  const last = await lastTransfer(store, project._id);
   return last?.toAccountId === accountId && last.status === 'accepted';
 }

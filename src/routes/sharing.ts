@@ -55,7 +55,16 @@ export const MemberListing = z.object({
   name: z.string(),
   role: Role.describe('Your own role on the board.'),
   members: z.array(Member),
-  transfer: z.object({ transferId: z.string(), fromUserId: z.string(), toUserId: z.string(), expiresAt: z.string() }).nullable().describe('The open ownership transfer, if any.'),
+  transfer: z
+    .object({
+      transferId: z.string(),
+      fromUserId: z.string(),
+      toUserId: z.string(),
+      status: z.enum(['pending', 'accepted']).describe('pending: offered, waiting for the recipient; accepted: accepted, but a failure cut the move short: the recipient finishes it by accepting again.'),
+      expiresAt: z.string(),
+    })
+    .nullable()
+    .describe('The open ownership transfer, if any: an offer not yet accepted, or an accepted one not yet finished.'),
 });
 export const InvitationPreview = z.object({
   invitationId: z.string(),

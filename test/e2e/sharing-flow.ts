@@ -613,6 +613,10 @@ export function sharingFlow(name: string, open: () => Promise<OpenedStore>): voi
       expectError(await heir.client.post(`/api/boards/${board.projectId}/transfers`, { toUserId: ownerId }), 403, 'ROLE_REQUIRED');
       expectError(await remove(board.owner, board.projectId, heir.accountId), 409, 'OWNER_IMMUTABLE');
       expectError(await remove(heir.client, board.projectId, heir.accountId), 409, 'OWNER_IMMUTABLE');
+      // Both see the takeover under way, so the recipient knows to finish it.
+      for (const client of [board.owner, heir.client]) {
+        expect((await client.get(`/api/boards/${board.projectId}/members`)).body.transfer).toMatchObject({ transferId, toUserId: heir.accountId, status: 'accepted' });
+      }
 
       const finished = await takeOver(transferId, heir.client);
       expect(finished.status, finished.text).toBe(200);
@@ -622,6 +626,7 @@ export function sharingFlow(name: string, open: () => Promise<OpenedStore>): voi
       expect(await srv().store.billing.get(board.projectId)).toMatchObject({ accountId: heir.accountId, subscriptionId: 'sub_cut' });
       expect(await listed(heir.client, board.projectId)).toMatchObject({ role: 'owner', owned: true });
       expect(await listed(board.owner, board.projectId)).toMatchObject({ role: 'admin', owned: false });
+      expect((await heir.client.get(`/api/boards/${board.projectId}/members`)).body.transfer).toBeNull();
       expectError(await takeOver(transferId, heir.client), 404, 'TRANSFER_NOT_FOUND');
     });
 
@@ -647,6 +652,7 @@ export function sharingFlow(name: string, open: () => Promise<OpenedStore>): voi
       expectError(await board.owner.post(`/api/boards/${board.projectId}/transfers`, { toUserId: heir.accountId }), 403, 'ROLE_REQUIRED');
       expectError(await board.owner.get(`/api/account/billing?projectId=${board.projectId}`), 403, 'PROJECT_SCOPE_DENIED');
       expect((await heir.client.get(`/api/account/billing?projectId=${board.projectId}`)).body).toMatchObject({ projectId: board.projectId, subscription: { status: 'active' } });
+      expect((await heir.client.get(`/api/boards/${board.projectId}/members`)).body.transfer).toMatchObject({ transferId, status: 'accepted' });
       // Deleting the recipient's account must end the board's live subscription first (no provider here: refused, nothing deleted)...
       expectError(await heir.client.request('DELETE', '/api/account', { json: { confirmEmail: heir.email, currentPassword: heir.password } }), 502, 'PROVIDER_UNAVAILABLE');
       expect(await srv().store.projects.get(board.projectId)).toMatchObject({ ownerId: heir.accountId });

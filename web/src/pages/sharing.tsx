@@ -248,6 +248,22 @@ function TransferNote({ listing, changed }: { listing: Listing; changed: () => v
   });
   if (!t) return null;
   const to = listing.members.find((m) => m.userId === t.toUserId);
+  if (t.status === 'accepted') {
+    // Accepted, but a failure cut the move short: the recipient's next accept finishes it.
+    return t.toUserId === me.value?.id ? (
+      <div class="note info notice" role="status">
+        <span>You accepted this board, but taking it over did not finish: something failed part-way. Finish it now; nothing is lost meanwhile.</span>
+        <button type="button" class="primary" disabled={accept.pending} onClick={() => void accept.go()}>
+          {accept.pending ? 'Working…' : 'Finish taking over'}
+        </button>
+        <ErrorNote error={accept.error} />
+      </div>
+    ) : (
+      <div class="note info notice" role="status">
+        <span>Ownership is moving to {to ? to.name : 'a member'}: they accepted, and the move finishes when they accept again.</span>
+      </div>
+    );
+  }
   if (t.toUserId === me.value?.id) {
     return (
       <div class="note info notice" role="status">
@@ -271,8 +287,10 @@ function TransferNote({ listing, changed }: { listing: Listing; changed: () => v
 function MemberRow({ projectId, listing, member, changed }: { projectId: string; listing: Listing; member: Member; changed: () => void }) {
   const mine = listing.role;
   const self = member.userId === me.value?.id;
-  const choices: Granted[] = member.role === 'owner' ? [] : mine === 'owner' ? ['admin', 'member', 'viewer'] : mine === 'admin' && member.role !== 'admin' ? ['member', 'viewer'] : [];
-  const removable = member.role !== 'owner' && (self || (RANK[mine] >= RANK.admin && RANK[member.role] < RANK[mine]));
+  // Part-way through taking the board over: neither changed nor removed until that finishes.
+  const incoming = listing.transfer?.status === 'accepted' && listing.transfer.toUserId === member.userId;
+  const choices: Granted[] = member.role === 'owner' || incoming ? [] : mine === 'owner' ? ['admin', 'member', 'viewer'] : mine === 'admin' && member.role !== 'admin' ? ['member', 'viewer'] : [];
+  const removable = member.role !== 'owner' && !incoming && (self || (RANK[mine] >= RANK.admin && RANK[member.role] < RANK[mine]));
   const [role, setRole] = useState<Granted>(member.role === 'owner' ? 'admin' : member.role);
   const who = member.name;
   const change = useAction(async () => {
