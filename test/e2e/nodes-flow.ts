@@ -225,9 +225,7 @@ export function nodesFlow(uri: string): void {
       } finally {
         await store.close();
       }
-      // 100 items: two nodes taking turns on one board reload it from the wire store at almost every
-      // command, so the fleet runs slower here and fewer items keep it busy past the rewind.
-      await rewindRace(nodes.map((n) => n.url), board, 100);
+      await rewindRace(nodes.map((n) => n.url), board);
     });
   });
 }

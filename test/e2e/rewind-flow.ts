@@ -281,7 +281,7 @@ export function rewindFlow(name: string, open: () => Promise<OpenedStore>): void
       expect((await listing(board)).points).toHaveLength(points.length);
     });
 
-    it('keeps the log gapless and every lease fenced when a rewind races 20 agents claiming and submitting', { timeout: 120_000 }, async () => {
+    it('keeps the log gapless and every lease fenced when a rewind races 20 agents claiming and submitting', { timeout: 240_000 }, async () => {
       await rewindRace([url()], await proBoard());
     });
 

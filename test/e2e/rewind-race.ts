@@ -80,11 +80,13 @@ function violations(log: Logged[], rewoundSeq: number): string[] {
 
 /**
  * Runs the race on `board` (already Pro) with agents spread over `nodes`: `itemCount` ready items and a
- * restore point of them, 20 agents claiming, working 1 to 2.5 s under the lease and submitting,
+ * restore point of them, 20 agents claiming, working 2 to 4 s under the lease and submitting,
  * and the owner rewinding to that point (preview, apply, again on REWIND_VERSION_MISMATCH) once the
- * work is under way.
+ * work is under way. 100 items keep 20 agents busy well past the swap; a bigger board makes each
+ * preview-and-apply slower on a loaded wire store (and two nodes reload it at almost every command),
+ * so the swap would land only once the fleet ran out of work.
  */
-export async function rewindRace(nodes: string[], board: TestBoard, itemCount = 400): Promise<void> {
+export async function rewindRace(nodes: string[], board: TestBoard, itemCount = 100): Promise<void> {
   const feeder = await board.agent('feeder');
   expect((await feeder.post('/api/items/batch', { items: Array.from({ length: itemCount }, (_, i) => ({ title: `race ${i}` })) })).status).toBe(201);
   expect((await feeder.post('/api/items/batch', { items: [{ title: 'after the point' }] })).status).toBe(201);
@@ -104,7 +106,7 @@ export async function rewindRace(nodes: string[], board: TestBoard, itemCount = 
         await pause(5);
         continue;
       }
-      await pause(1000 + ((n * 137 + round * 311) % 1500)); // the work itself, under the lease
+      await pause(2000 + ((n * 137 + round * 311) % 2000)); // the work itself, under the lease
       const submitted = await post(agent, '/api/submit', { leaseId: grant.body.leaseId, head: head(n * 10_000 + round) });
       if (submitted.status === 200) submits++;
       else refusedSubmits.set(submitted.body?.error?.code, (refusedSubmits.get(submitted.body?.error?.code) ?? 0) + 1);
