@@ -7,6 +7,7 @@ import { intInRange } from '../int-in-range.js';
 import type { Role } from '../auth/identity.js';
 import { modify, type MemberRecord, type ProjectRecord, type Store } from '../../store/ports/store.js';
 import { withAccountLock } from './account-lock.js';
+import { roleOn } from '../auth/project-selection.js';
 
 export const PROJECT_NAME_MAX = 80;
 export const LIST_DEFAULT = 50;
@@ -82,6 +83,7 @@ export async function deleteProject(store: Store, projectId: string): Promise<vo
   await store.enrollments.deleteMany({ projectId });
   await store.claimNonces.deleteMany({ projectId });
   await store.restorePoints.deleteMany({ boardId: projectId });
+  await store.sharingMails.deleteMany({ projectId });
   await store.members.deleteMany({ projectId });
   await store.events.deleteMany({ boardId: projectId });
   await store.shouts.deleteMany({ boardId: projectId });
@@ -101,7 +103,8 @@ export async function summarize(store: Store, project: ProjectRecord, member: Me
     agentCount: new Set(agents.map((t) => t.agentId)).size,
     lastActivityAt: new Date(project.lastActivityAt).toISOString(),
     owned: project.ownerId === member.accountId,
-    role: member.role,
+    // The board's owner is its ownerId alone (a takeover cut short may leave a member row saying otherwise).
+    role: roleOn(project, member.accountId, member) ?? member.role,
     starred: project._id === starredId,
   };
 }

@@ -156,6 +156,25 @@ export function authRoutes(deps: RouteDeps): Route[] {
       },
     }),
     defineRoute({
+      method: 'post',
+      path: '/api/auth/verify-email/resend',
+      group,
+      summary: 'Mail the signed-in account a new confirmation link (an unconfirmed address cannot accept invitations).',
+      description: 'Nothing is sent when the address is confirmed already (`sent: false`). Draws on the per-address budget, as signup does.',
+      auth: 'session',
+      bodyKind: 'none',
+      rate: 'address',
+      errors: [],
+      responses: { 200: { description: 'Whether a link went out.', schema: z.object({ sent: z.boolean() }) } },
+      async handler({ ctx }) {
+        const account = await deps.store.accounts.get(ctx.identity!.accountId);
+        if (!account) throw new AppError('UNAUTHENTICATED');
+        if (account.emailVerified) return { status: 200, body: { sent: false } };
+        await recovery.sendVerification(account, ctx.now);
+        return { status: 200, body: { sent: true } };
+      },
+    }),
+    defineRoute({
       method: 'get',
       path: '/api/auth/me',
       group,

@@ -68,6 +68,20 @@ describe('email verification', () => {
     expectError(await new Client(srv.url).post('/api/auth/verify-email', { token }), 400, 'INVALID_LINK_TOKEN');
   });
 
+  it('mails a new confirmation link on request, which confirms; none once confirmed, and none without a session', async () => {
+    const user = await signedUp(srv.url);
+    const first = await srv.mail.next(user.email, /Verify/);
+    const resent = await user.client.post('/api/auth/verify-email/resend');
+    expect([resent.status, resent.body]).toEqual([200, { sent: true }]);
+    const second = await srv.mail.next(user.email, /Verify/);
+    expect(second).not.toBe(first);
+    expect((await new Client(srv.url).post('/api/auth/verify-email', { token: CaptureMailer.tokenOf(second) })).status).toBe(200);
+    const count = srv.mail.sent.length;
+    expect((await user.client.post('/api/auth/verify-email/resend')).body).toEqual({ sent: false });
+    expect(srv.mail.sent.length).toBe(count);
+    expectError(await new Client(srv.url).post('/api/auth/verify-email/resend'), 401, 'UNAUTHENTICATED');
+  });
+
   it('voids a link sent to an address the account has since left', async () => {
     const user = await signedUp(srv.url);
     const oldToken = CaptureMailer.tokenOf(await srv.mail.next(user.email, /Verify/));

@@ -155,6 +155,7 @@ export function InvitationPage({ invitationId }: { invitationId: string }) {
 
 /** What to do when the invited account has not confirmed its address: the invitation waits in this tab meanwhile. */
 function ConfirmFirst({ email, checking, stillUnconfirmed, onCheck }: { email: string; checking: boolean; stillUnconfirmed: boolean; onCheck: () => void }) {
+  const resend = useAction(() => api<{ sent: boolean }>('POST', '/api/auth/verify-email/resend'));
   return (
     <>
       <div class="note error" role="alert">
@@ -163,7 +164,7 @@ function ConfirmFirst({ email, checking, stillUnconfirmed, onCheck }: { email: s
       </div>
       <ol>
         <li>
-          Find the mail “Verify your email” we sent to <strong>{email}</strong> when you signed up (or last changed your address), and open its link. It works for 48 hours.
+          Find the mail “Verify your email” we sent to <strong>{email}</strong> when you signed up (or last changed your address), and open its link. It works for 48 hours; below you can have a new one sent.
         </li>
         <li>Come back to this tab: it keeps your invitation link.</li>
         <li>Check again, then accept.</li>
@@ -173,9 +174,20 @@ function ConfirmFirst({ email, checking, stillUnconfirmed, onCheck }: { email: s
           {email} is not confirmed yet: open the link in the mail first.
         </p>
       ) : null}
-      <button type="button" class="primary" disabled={checking} onClick={onCheck}>
-        {checking ? 'Checking…' : 'I confirmed my address: check again'}
-      </button>
+      <div class="row">
+        <button type="button" class="primary" disabled={checking} onClick={onCheck}>
+          {checking ? 'Checking…' : 'I confirmed my address: check again'}
+        </button>
+        <button type="button" disabled={resend.pending} onClick={() => void resend.go()}>
+          {resend.pending ? 'Sending…' : 'Mail me a new confirmation link'}
+        </button>
+      </div>
+      {resend.done ? (
+        <p class="muted" role="status">
+          {resend.done.sent ? `A new confirmation link is on its way to ${email}.` : 'Your address is confirmed already: check again.'}
+        </p>
+      ) : null}
+      <ErrorNote error={resend.error} />
     </>
   );
 }
