@@ -10,6 +10,11 @@ export interface Entry {
 export const CHANGELOG: Entry[] = [
   {
     date: '2026-11-22',
+    title: '0.0.0-demo: sharing boards and bringing agents aboard',
+    body: 'Owners and admins invite people by email (single-use links, 7 days, accepted by the invited and confirmed address), list members, change roles and remove members — on every node at once: tokens narrowed or revoked, sockets unsubscribed — and hand a board over with a transfer. Agents get tokens without anyone copying a secret: enrollment codes with a number of uses, the device flow (RFC 8628) with an approval page at /device, anonymous boards an agent starts alone and a person takes over later (with the claim secret, or a link the agent hands out), and provisioning for automation. Board limits hold under concurrent creations, transfers and takeovers. Pages: a board’s Members, the invitation page, device approval and board takeover.',
+  },
+  {
+    date: '2026-11-22',
     title: '0.0.0-demo: rewind',
     body: 'POST /api/account/rewind puts a Pro board’s work graph (or one subtree of it, with ~W-<n>) back as a restore point held it, after an exact confirmation and the fingerprint you previewed: one version-checked write that keeps an undo point, ends the leases on replaced or removed items (their holders hear lease.revoked, reason rewound; a renew says so), returns claimed and verifying items to ready and awaiting_verify, keeps work ids and fencing tokens counting up, pushes board.rewound to every node’s sockets and writes an audit row. Points are now also kept after ten quiet minutes, and are purged with the plan’s history retention. The account page has a Rewind section, and an open board reloads when it is rewound.',
   },
