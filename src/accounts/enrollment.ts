@@ -1,9 +1,9 @@
 // Enrollment codes (DOMAIN.md "Agent onboarding"): an admin mints a code good for a few agents;
 // an agent with nothing but the code gets a workspace token, issued as the code's creator would.
 import { AppError, isAppError } from '../errors/app-error.js';
-import { newSecret, sha256 } from '../auth/authenticator.js';
+import { newSecret, sha256, tokenIdentity } from '../auth/authenticator.js';
 import { atLeast, type ProjectSelector } from '../auth/project-selection.js';
-import type { Identity, TokenIdentity } from '../auth/identity.js';
+import type { Identity } from '../auth/identity.js';
 import type { EnrollmentRecord, Store } from '../../store/ports/store.js';
 import { ServiceTokens, type PublicToken } from './service-tokens.js';
 import { actingAs } from './onboarding.js';
@@ -90,19 +90,7 @@ export class Enrollments {
     if (record.createdBy.startsWith('user:')) return actingAs(record.createdBy.slice('user:'.length));
     const token = await this.store.tokens.get(record.createdBy.slice('token:'.length));
     if (!token || token.revoked || (token.expiresAt !== null && token.expiresAt <= now)) throw invalid('The token that made this code was revoked or has expired; ask the board’s admin for a new code.');
-    const identity: TokenIdentity = {
-      kind: 'token',
-      principal: `agent:${token.agentId}`,
-      accountId: token.accountId,
-      tokenId: token._id,
-      agentId: token.agentId,
-      scope: token.scope,
-      prefix: token.prefix,
-      boardId: token.boardId,
-      role: token.role,
-      resources: token.resources,
-    };
-    return identity;
+    return tokenIdentity(token);
   }
 
   private async takeUse(id: string, now: number): Promise<void> {

@@ -2,9 +2,9 @@
 // sha256 only; a store that cannot answer fails the request closed (see the pipeline).
 import { createHash, randomBytes } from 'node:crypto';
 import { AppError } from '../errors/app-error.js';
-import type { Store } from '../../store/ports/store.js';
+import type { Store, TokenRecord } from '../../store/ports/store.js';
 import type { AuthKind } from '../request-context.js';
-import type { Identity } from './identity.js';
+import type { Identity, TokenIdentity } from './identity.js';
 
 export const SESSION_COOKIE = 'board_session';
 export const TOKEN_PREFIX = 'agb_';
@@ -60,19 +60,24 @@ export class Authenticator {
       // Off the request path and at most once a minute per token: a lost race only loses a timestamp.
       this.store.tokens.update(token._id, token.version, { lastUsedAt: now }).catch(() => undefined);
     }
-    return {
-      kind: 'token',
-      principal: `agent:${token.agentId}`,
-      accountId: token.accountId,
-      tokenId: token._id,
-      agentId: token.agentId,
-      scope: token.scope,
-      prefix: token.prefix,
-      boardId: token.boardId,
-      role: token.role,
-      resources: token.resources,
-    };
+    return tokenIdentity(token);
   }
+}
+
+/** Who a service token acts as. */
+export function tokenIdentity(token: TokenRecord): TokenIdentity {
+  return {
+    kind: 'token',
+    principal: `agent:${token.agentId}`,
+    accountId: token.accountId,
+    tokenId: token._id,
+    agentId: token.agentId,
+    scope: token.scope,
+    prefix: token.prefix,
+    boardId: token.boardId,
+    role: token.role,
+    resources: token.resources,
+  };
 }
 
 /** "Bearer x" gives x; a malformed Authorization header gives "" (an invalid token). */

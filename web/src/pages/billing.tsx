@@ -4,7 +4,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, onBoard } from '../api.js';
 import { queryParam } from '../router.js';
-import { ago, ConfirmButton, ErrorNote, useAction } from '../ui/kit.js';
+import { ago, BoardPicker, ConfirmButton, ErrorNote, useAction } from '../ui/kit.js';
 import type { ProjectSummary } from '../types.js';
 import { allProjects, useLoad } from '../ui/load.js';
 
@@ -46,18 +46,7 @@ export function BillingSection() {
       ) : null}
       <ErrorNote error={projects.error} />
       {projects.data && mine.length === 0 ? <p class="muted">You own no board: billing is the owner’s.</p> : null}
-      {mine.length > 1 ? (
-        <label class="field">
-          <span>Board</span>
-          <select name="billing-board" value={projectId ?? ''} onChange={(e) => setProjectId((e.target as HTMLSelectElement).value)}>
-            {mine.map((p) => (
-              <option key={p.projectId} value={p.projectId}>
-                {p.name}
-              </option>
-            ))}
-          </select>
-        </label>
-      ) : null}
+      <BoardPicker name="billing-board" boards={mine} value={projectId} onChange={setProjectId} />
       {projectId ? <BoardBilling projectId={projectId} key={projectId} /> : null}
     </section>
   );

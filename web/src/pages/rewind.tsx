@@ -3,7 +3,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, onBoard } from '../api.js';
 import type { Item, ProjectSummary } from '../types.js';
-import { ago, ErrorNote, useAction, who } from '../ui/kit.js';
+import { ago, BoardPicker, ErrorNote, useAction, who } from '../ui/kit.js';
 import { queryParam } from '../router.js';
 import { allProjects, useLoad } from '../ui/load.js';
 import { refuse } from './recovery.js';
@@ -111,18 +111,7 @@ export function RewindSection() {
       </p>
       <ErrorNote error={projects.error} />
       {projects.data && boards.length === 0 ? <p class="muted">You own or administer no board: rewind is for owners and admins.</p> : null}
-      {boards.length > 1 ? (
-        <label class="field">
-          <span>Board</span>
-          <select name="rewind-board" value={projectId ?? ''} onChange={(e) => setProjectId((e.target as HTMLSelectElement).value)}>
-            {boards.map((p) => (
-              <option key={p.projectId} value={p.projectId}>
-                {p.name}
-              </option>
-            ))}
-          </select>
-        </label>
-      ) : null}
+      <BoardPicker name="rewind-board" boards={boards} value={projectId} onChange={setProjectId} />
       {board ? <BoardRewind projectId={board.projectId} name={board.name} owner={board.role === 'owner'} key={board.projectId} /> : null}
     </section>
   );

@@ -142,3 +142,20 @@ export function describeEvent(e: BoardEvent): string {
   const move = data.from && data.to ? ` ${data.from.replace('_', ' ')} → ${data.to.replace('_', ' ')}` : '';
   return `${e.type}${e.workId ? ` ${e.workId}` : ''}${move}`;
 }
+
+/** A choice among the person's boards, shown only when there is more than one. */
+export function BoardPicker({ name, boards, value, onChange }: { name: string; boards: readonly { projectId: string; name: string }[]; value: string | null; onChange: (projectId: string) => void }) {
+  if (boards.length < 2) return null;
+  return (
+    <label class="field">
+      <span>Board</span>
+      <select name={name} value={value ?? ''} onChange={(e) => onChange((e.target as HTMLSelectElement).value)}>
+        {boards.map((p) => (
+          <option key={p.projectId} value={p.projectId}>
+            {p.name}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
