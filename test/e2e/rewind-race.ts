@@ -14,6 +14,8 @@ interface Logged {
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** The fleet submits in waves this far apart (see work below). */
+const WAVE_MS = 4000;
 
 /** POSTs as a well-behaved agent does: a 503 BOARD_BUSY (two nodes contending for one board) is retried after its Retry-After. */
 async function post(agent: Client, path: string, body: unknown) {
@@ -80,7 +82,7 @@ function violations(log: Logged[], rewoundSeq: number): string[] {
 
 /**
  * Runs the race on `board` (already Pro) with agents spread over `nodes`: `itemCount` ready items and a
- * restore point of them, 20 agents claiming, working 2 to 4 s under the lease and submitting,
+ * restore point of them, 20 agents claiming, working under the lease and submitting in waves 4 s apart,
  * and the owner rewinding to that point (preview, apply, again on REWIND_VERSION_MISMATCH) once the
  * work is under way. 100 items keep 20 agents busy well past the swap; a bigger board makes each
  * preview-and-apply slower on a loaded wire store (and two nodes reload it at almost every command),
@@ -106,7 +108,10 @@ export async function rewindRace(nodes: string[], board: TestBoard, itemCount = 
         await pause(5);
         continue;
       }
-      await pause(2000 + ((n * 137 + round * 311) % 2000)); // the work itself, under the lease
+      // The work itself, under the lease, until the next wave: the fleet submits in waves (and claims
+      // again at once), so between waves every agent holds a lease and the graph stands still long
+      // enough for a preview and an apply, however slow the store is.
+      await pause(WAVE_MS - (Date.now() % WAVE_MS) + (n % 10) * 10);
       const submitted = await post(agent, '/api/submit', { leaseId: grant.body.leaseId, head: head(n * 10_000 + round) });
       if (submitted.status === 200) submits++;
       else refusedSubmits.set(submitted.body?.error?.code, (refusedSubmits.get(submitted.body?.error?.code) ?? 0) + 1);
@@ -118,7 +123,7 @@ export async function rewindRace(nodes: string[], board: TestBoard, itemCount = 
       const seen = await board.owner.get(`/api/account/rewind?projectId=${board.projectId}`);
       const applied = await post(board.owner, `/api/account/rewind?projectId=${board.projectId}`, { restorePointId: point.restorePointId, confirm: 'REWIND_SERVICE_BOARD', expectedFingerprint: seen.body.currentFingerprint });
       if (applied.status === 200) {
-        await pause(300); // the fleet goes on after the swap
+        await pause(WAVE_MS + 500); // the fleet goes on after the swap: its next wave submits leases the swap revoked
         stop = true;
         return applied.body as { fingerprint: string; revokedLeases: unknown[] };
       }
