@@ -41,6 +41,7 @@ describe.skipIf(!chromium || !stripeBase)('the Billing section (Chromium, stripe
     await page.route(/^https:\/\/(checkout|billing)\.stripe\.com\//, (route) => (hosted.push(route.request().url()), route.fulfill({ status: 200, contentType: 'text/html', body: '<title>provider</title>' })));
     await section.getByRole('button', { name: 'Upgrade to Pro, monthly' }).click();
     await expect.poll(() => hosted.length).toBe(1);
+    await page.waitForURL(/^https:\/\/checkout\.stripe\.com\//, { waitUntil: 'load' }); // landed there (a navigation cut short would count as a failed load)
 
     // The provider confirms: a signed subscription event for the customer checkout attached.
     const owner = new Client(server.url);
