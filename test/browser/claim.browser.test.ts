@@ -2,44 +2,22 @@
 // over HTTP and works on it, then hands a person its claim link; the person (signed up in the
 // page) sees the board's name and item count, takes it over and finds it among their boards, and
 // the agent's token keeps working. Also a spent link, the board limit, and signing in on the way.
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { Browser } from 'playwright-core';
-import { landOn, launchChromium, openPage, screenshot, signUpInPage, startBrowserServer, type BrowserPage } from '../support/browser.js';
-import { Client, signedUp, type TestServer } from '../support/server.js';
+import { describe, expect, inject, it } from 'vitest';
+import { landOn, screenshot, signUpInPage, useBrowserTabs } from '../support/browser.js';
+import { Client, signedUp } from '../support/server.js';
 import { unique } from '../support/temp.js';
 
 const chromium = inject('chromium');
 
 describe.skipIf(!chromium)('the claim-board page (Chromium)', () => {
-  let browser: Browser;
-  let server: TestServer;
-  let tabs: BrowserPage[] = [];
-  beforeAll(async () => {
-    [browser, server] = await Promise.all([launchChromium(chromium!), startBrowserServer({ ADDRESS_RATE_PER_MINUTE: '100000' })]);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
-  afterEach(async (ctx) => {
-    if (ctx.task.result?.state === 'fail') {
-      for (const [i, t] of tabs.entries()) await screenshot(t.page, `failed-claim-${i}`).catch(() => undefined);
-    }
-    await Promise.all(tabs.map((t) => t.close()));
-    tabs = [];
-  });
-
-  async function tab(): Promise<BrowserPage> {
-    const t = await openPage(browser, server);
-    tabs.push(t);
-    return t;
-  }
+  const suite = useBrowserTabs(chromium!, 'claim', { ADDRESS_RATE_PER_MINUTE: '100000' });
+  const { tab } = suite;
 
   /** An anonymous board whose agent filed a few items and asked for a claim link. */
   async function agentBoard(projectName: string) {
-    const provisioned = await new Client(server.url).post('/api/accounts/anon-provision', { projectName, agentName: 'night-agent' });
+    const provisioned = await new Client(suite.server.url).post('/api/accounts/anon-provision', { projectName, agentName: 'night-agent' });
     expect(provisioned.status, provisioned.text).toBe(201);
-    const agent = new Client(server.url, { authorization: `Bearer ${provisioned.body.secret}` });
+    const agent = new Client(suite.server.url, { authorization: `Bearer ${provisioned.body.secret}` });
     const batch = await agent.post('/api/items/batch', { items: [{ ref: 'a', title: 'Parse the feed' }, { ref: 'b', title: 'Store the rows', dependsOn: ['a'] }, { title: 'Write the report' }] });
     expect(batch.status, batch.text).toBe(201);
     expect((await agent.post('/api/claim', {})).status).toBe(200);
@@ -50,7 +28,7 @@ describe.skipIf(!chromium)('the claim-board page (Chromium)', () => {
 
   it('shows the board an agent hands over, takes it over, and lists it among the person’s boards; the agent keeps working', async () => {
     const { agent, projectId, link } = await agentBoard('Night shift');
-    expect(link.startsWith(`${server.url}/boards/${projectId}/claim#`)).toBe(true);
+    expect(link.startsWith(`${suite.server.url}/boards/${projectId}/claim#`)).toBe(true);
     const t = await tab();
     await signUpInPage(t.page, `${unique('claim')}@example.com`);
 
@@ -88,7 +66,7 @@ describe.skipIf(!chromium)('the claim-board page (Chromium)', () => {
 
   it('keeps the link through signing in, and says when the person has no room for another board', async () => {
     const { link } = await agentBoard('Weekend batch');
-    const person = await signedUp(server.url);
+    const person = await signedUp(suite.server.url);
     for (const name of ['Second', 'Third']) expect((await person.client.post('/api/projects', { name })).status).toBe(201);
 
     const t = await tab();

@@ -2,41 +2,19 @@
 // HTTP, a person opens its verificationUriComplete (signing in on the way), sees the agent's name,
 // picks a board and approves; the agent's poll then receives its token. Also a denial, and an
 // unknown code answered with the registry's message.
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { Browser } from 'playwright-core';
-import { landOn, launchChromium, openPage, screenshot, signUpInPage, startBrowserServer, type BrowserPage } from '../support/browser.js';
-import { Client, type TestServer } from '../support/server.js';
+import { describe, expect, inject, it } from 'vitest';
+import { type BrowserPage, landOn, screenshot, signUpInPage, useBrowserTabs } from '../support/browser.js';
+import { Client } from '../support/server.js';
 import { unique } from '../support/temp.js';
 
 const chromium = inject('chromium');
 const PASSWORD = 'correct horse battery staple';
 
 describe.skipIf(!chromium)('the device-approval page (Chromium)', () => {
-  let browser: Browser;
-  let server: TestServer;
-  let tabs: BrowserPage[] = [];
-  beforeAll(async () => {
-    [browser, server] = await Promise.all([launchChromium(chromium!), startBrowserServer({ ADDRESS_RATE_PER_MINUTE: '100000' })]);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
-  afterEach(async (ctx) => {
-    if (ctx.task.result?.state === 'fail') {
-      for (const [i, t] of tabs.entries()) await screenshot(t.page, `failed-device-${i}`).catch(() => undefined);
-    }
-    await Promise.all(tabs.map((t) => t.close()));
-    tabs = [];
-  });
+  const suite = useBrowserTabs(chromium!, 'device', { ADDRESS_RATE_PER_MINUTE: '100000' });
+  const { tab } = suite;
 
-  async function tab(): Promise<BrowserPage> {
-    const t = await openPage(browser, server);
-    tabs.push(t);
-    return t;
-  }
-
-  const agent = () => new Client(server.url);
+  const agent = () => new Client(suite.server.url);
   const start = async (clientName: string, projectId?: string) => {
     const res = await agent().post('/api/auth/device/start', { clientName, ...(projectId ? { projectId } : {}) });
     expect(res.status, res.text).toBe(200);
@@ -49,7 +27,7 @@ describe.skipIf(!chromium)('the device-approval page (Chromium)', () => {
     const t = await tab();
     const email = `${unique('device')}@example.com`;
     await signUpInPage(t.page, email, PASSWORD);
-    const owner = new Client(server.url);
+    const owner = new Client(suite.server.url);
     expect((await owner.post('/api/auth/login', { email, password: PASSWORD })).status).toBe(200);
     expect((await owner.post('/api/projects', { name: 'Release train' })).status).toBe(201);
     const boards = (await owner.get('/api/projects')).body.projects as { projectId: string; name: string }[];
@@ -91,7 +69,7 @@ describe.skipIf(!chromium)('the device-approval page (Chromium)', () => {
     const delivered = await poll(grant.deviceCode);
     expect(delivered.status, delivered.text).toBe(200);
     expect(delivered.body.token).toMatchObject({ name: 'builder-7', projectId: release.projectId, role: 'member', scope: 'workspace' });
-    const token = new Client(server.url, { authorization: `Bearer ${delivered.body.secret}` });
+    const token = new Client(suite.server.url, { authorization: `Bearer ${delivered.body.secret}` });
     expect((await token.post('/api/items', { title: 'first task of builder-7' })).status).toBe(201);
     expect((await poll(grant.deviceCode)).body.error.code).toBe('INVALID_DEVICE_CODE');
     expect(fresh.problems).toEqual([]);

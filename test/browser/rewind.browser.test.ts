@@ -2,10 +2,10 @@
 // a preview (what would come back, disappear and change), the apply behind the typed
 // confirmation (refused once because the board moved, then applied), the open board dropping the
 // removed items live with a notice, and the undo bringing them back. A Free board gets the Pro note.
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { landOn, launchChromium, openPage, screenshot, signUpInPage, startBrowserServer, type BrowserPage } from '../support/browser.js';
-import { Client, type TestServer } from '../support/server.js';
+import { describe, expect, inject, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { type BrowserPage, landOn, screenshot, signUpInPage, useBrowserTabs } from '../support/browser.js';
+import { Client } from '../support/server.js';
 import { makePro } from '../support/billing.js';
 import { unique } from '../support/temp.js';
 
@@ -16,36 +16,15 @@ const PASSWORD = 'correct horse battery staple';
 const STRIPE = { STRIPE_SECRET_KEY: 'sk_test_123', STRIPE_WEBHOOK_SECRET: SECRET, STRIPE_PRICE_MONTHLY: 'price_m', STRIPE_PRICE_YEARLY: 'price_y', STRIPE_API_BASE: 'http://127.0.0.1:1' };
 
 describe.skipIf(!chromium)('the Rewind section and the live board (Chromium)', () => {
-  let browser: Browser;
-  let server: TestServer;
-  let tabs: BrowserPage[] = [];
-  beforeAll(async () => {
-    [browser, server] = await Promise.all([launchChromium(chromium!), startBrowserServer(STRIPE)]);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
-  afterEach(async (ctx) => {
-    if (ctx.task.result?.state === 'fail') {
-      for (const [i, t] of tabs.entries()) await screenshot(t.page, `failed-rewind-${i}`).catch(() => undefined);
-    }
-    await Promise.all(tabs.map((t) => t.close()));
-    tabs = [];
-  });
-
-  async function tab(): Promise<BrowserPage> {
-    const t = await openPage(browser, server);
-    tabs.push(t);
-    return t;
-  }
+  const suite = useBrowserTabs(chromium!, 'rewind', STRIPE);
+  const { tab } = suite;
 
   /** Signs up in a tab, and logs the same account in from Node for the HTTP side. */
   async function ownerTab(): Promise<{ tab: BrowserPage; owner: Client; projectId: string }> {
     const t = await tab();
     const email = `${unique('rewind')}@example.com`;
     await signUpInPage(t.page, email, PASSWORD);
-    const owner = new Client(server.url);
+    const owner = new Client(suite.server.url);
     expect((await owner.post('/api/auth/login', { email, password: PASSWORD })).status).toBe(200);
     const projectId = (await owner.get('/api/projects')).body.projects[0].projectId as string;
     return { tab: t, owner, projectId };
@@ -58,10 +37,10 @@ describe.skipIf(!chromium)('the Rewind section and the live board (Chromium)', (
 
   it('previews a point, applies it behind the typed confirmation while the board drops the removed items live, then undoes it', async () => {
     const { tab: boardTab, owner, projectId } = await ownerTab();
-    await makePro(server.url, server.store, { owner, projectId }, SECRET);
+    await makePro(suite.server.url, suite.server.store, { owner, projectId }, SECRET);
     const issued = await owner.post('/api/accounts/tokens', { name: 'builder', scope: 'workspace', projectId, role: 'member' });
     expect(issued.status, issued.text).toBe(201);
-    const agent = new Client(server.url, { authorization: `Bearer ${issued.body.secret}` });
+    const agent = new Client(suite.server.url, { authorization: `Bearer ${issued.body.secret}` });
 
     // Two batches (a point is kept before each), then an operator's block (a point before it) and a claim.
     expect((await agent.post('/api/items/batch', { items: [{ title: 'Design the schema' }, { title: 'Write the migration' }] })).status).toBe(201);

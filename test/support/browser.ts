@@ -5,6 +5,7 @@
 import { mkdir } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { Store } from '../../store/ports/store.js';
 import { startTestServer, type TestServer } from './server.js';
@@ -126,4 +127,39 @@ export async function signUpInPage(page: Page, email: string, password = 'correc
   await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Create account' }).click();
   await landOn(page, '/projects');
+}
+
+/**
+ * A suite's Chromium and server (started with `env`), and `tab()`: a fresh context and page per
+ * call, all closed after each test and screenshotted first (failed-<label>-<i>.png) when it failed.
+ * Call inside the suite's describe.
+ */
+export function useBrowserTabs(executablePath: string, label: string, env: Record<string, string> = {}): { readonly server: TestServer; tab(): Promise<BrowserPage> } {
+  let browser: Browser | undefined;
+  let server: TestServer | undefined;
+  let tabs: BrowserPage[] = [];
+  beforeAll(async () => {
+    [browser, server] = await Promise.all([launchChromium(executablePath), startBrowserServer(env)]);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+  afterEach(async (ctx) => {
+    if (ctx.task.result?.state === 'fail') {
+      for (const [i, t] of tabs.entries()) await screenshot(t.page, `failed-${label}-${i}`).catch(() => undefined);
+    }
+    await Promise.all(tabs.map((t) => t.close()));
+    tabs = [];
+  });
+  return {
+    get server() {
+      return server!;
+    },
+    async tab() {
+      const t = await openPage(browser!, server!);
+      tabs.push(t);
+      return t;
+    },
+  };
 }
