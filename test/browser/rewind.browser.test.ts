@@ -6,17 +6,15 @@ import { describe, expect, inject, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { type BrowserPage, landOn, screenshot, signUpInPage, useBrowserTabs } from '../support/browser.js';
 import { Client } from '../support/server.js';
-import { makePro } from '../support/billing.js';
+import { makePro, webhookOnlyBilling } from '../support/billing.js';
 import { unique } from '../support/temp.js';
 
 const chromium = inject('chromium');
 const SECRET = 'whsec_browser_rewind';
 const PASSWORD = 'correct horse battery staple';
-// The webhook is all makePro needs of the provider: nothing here calls Stripe's API.
-const STRIPE = { STRIPE_SECRET_KEY: 'sk_test_123', STRIPE_WEBHOOK_SECRET: SECRET, STRIPE_PRICE_MONTHLY: 'price_m', STRIPE_PRICE_YEARLY: 'price_y', STRIPE_API_BASE: 'http://127.0.0.1:1' };
 
 describe.skipIf(!chromium)('the Rewind section and the live board (Chromium)', () => {
-  const suite = useBrowserTabs(chromium!, 'rewind', STRIPE);
+  const suite = useBrowserTabs(chromium!, 'rewind', webhookOnlyBilling(SECRET));
   const { tab } = suite;
 
   /** Signs up in a tab, and logs the same account in from Node for the HTTP side. */

@@ -16,7 +16,7 @@ import { until } from '../support/until.js';
 import { Client } from '../support/server.js';
 import { openSocket } from '../support/socket.js';
 import { unique } from '../support/temp.js';
-import { makePro } from '../support/billing.js';
+import { makePro, webhookOnlyBilling } from '../support/billing.js';
 import { openMongoStore } from '../../store/mongo/index.js';
 import { rewindRace } from './rewind-race.js';
 
@@ -112,8 +112,7 @@ export function nodesFlow(uri: string): void {
 
     beforeAll(async () => {
       redis = await ownRedis();
-      const stripe = { STRIPE_SECRET_KEY: 'sk_test_nodes', STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET, STRIPE_PRICE_MONTHLY: 'price_m', STRIPE_PRICE_YEARLY: 'price_y', STRIPE_API_BASE: 'http://127.0.0.1:1' };
-      const env = { STORE: 'mongo', MONGODB_URI: uri, MONGODB_DB: db, REDIS_URL: redis.url, LEASE_MIN_TTL_SECONDS: '1', ...stripe };
+      const env = { STORE: 'mongo', MONGODB_URI: uri, MONGODB_DB: db, REDIS_URL: redis.url, LEASE_MIN_TTL_SECONDS: '1', ...webhookOnlyBilling(WEBHOOK_SECRET) };
       nodes = await Promise.all([startNode(env), startNode(env)]);
       await until(async () => (await Promise.all(nodes.map(busOf))).every((b) => b === 'ok'));
     }, 120_000);

@@ -4,7 +4,7 @@
 // that cannot read points, and a rewind racing a fleet.
 import { describe, expect, it } from 'vitest';
 import { head, newBoard, type TestBoard } from '../support/board.js';
-import { makePro } from '../support/billing.js';
+import { makePro, webhookOnlyBilling } from '../support/billing.js';
 import { expectError } from '../support/expect-error.js';
 import { signedUp } from '../support/server.js';
 import { openSocket } from '../support/socket.js';
@@ -15,7 +15,6 @@ import { until } from '../support/until.js';
 import { QUIET_MS } from '../../actors/board-actor.js';
 
 const SECRET = 'whsec_rewind_tests';
-const STRIPE = { STRIPE_SECRET_KEY: 'sk_test_123', STRIPE_WEBHOOK_SECRET: SECRET, STRIPE_PRICE_MONTHLY: 'price_m', STRIPE_PRICE_YEARLY: 'price_y', STRIPE_API_BASE: 'http://127.0.0.1:1' };
 const CONFIRM = 'REWIND_SERVICE_BOARD';
 
 interface Point {
@@ -27,7 +26,7 @@ interface Point {
 
 export function rewindFlow(name: string, open: () => Promise<OpenedStore>): void {
   describe(`rewind on the ${name} store`, () => {
-    const served = serveStore(open, STRIPE);
+    const served = serveStore(open, webhookOnlyBilling(SECRET));
     const url = () => served.srv.url;
     const store = () => served.srv.store;
 

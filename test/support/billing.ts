@@ -17,6 +17,18 @@ export function deliverSigned(baseUrl: string, body: string, secret: string): Pr
 }
 
 /**
+ * Billing configured for makePro: the webhook secret and the two prices, and an API base nothing
+ * listens on (making a board Pro through the webhook never calls Stripe's API).
+ */
+export const webhookOnlyBilling = (webhookSecret: string): Record<string, string> => ({
+  STRIPE_SECRET_KEY: 'sk_test_webhook_only',
+  STRIPE_WEBHOOK_SECRET: webhookSecret,
+  STRIPE_PRICE_MONTHLY: 'price_m',
+  STRIPE_PRICE_YEARLY: 'price_y',
+  STRIPE_API_BASE: 'http://127.0.0.1:1',
+});
+
+/**
  * Makes the board Pro the way production does: a customer attached to it (as checkout leaves it),
  * then a signed customer.subscription.created event for that customer, active on `price`.
  */
