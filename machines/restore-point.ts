@@ -334,9 +334,10 @@ export function rewind(graph: RestoreGraph, input: { actor: string; restorePoint
     const highest = restored.items.reduce((max, i) => Math.max(max, seqOf(i.workId)), 0);
     draft.nextWorkSeq = Math.max(draft.nextWorkSeq, highest + 1);
     const next = draft.finish();
-    const diff = diffGraphs(before, graphOf(next));
+    const after = graphOf(next);
+    const diff = diffGraphs(before, after);
     const counts = { added: diff.added.length, removed: diff.removed.length, changed: diff.changed.length, revokedLeases: revokedLeases.length };
     const rewound = { type: 'board.rewound', actor: input.actor, workId: null, data: { restorePointId: input.restorePointId, slice: input.slice ?? null, counts } };
-    return { board: next, events: [...eventsOf(changes, input.actor), rewound], reply: { revokedLeases, after: canonicalJson(graphOf(next)) } };
+    return { board: next, events: [...eventsOf(changes, input.actor), rewound], reply: { revokedLeases, after: canonicalJson(after) } };
   };
 }

@@ -19,25 +19,30 @@ export const pointIdOf = (boardId: string, seq: number): string => `rp_${boardId
 /** The current graph's fingerprint. */
 export const currentFingerprint = (committed: Committed): string => fingerprintOf(canonicalJson(graphOf(committed.board)));
 
-/**
- * Stores the graph `committed` holds as a point (once per board seq: a second capture at the same
- * seq is the same graph), then drops what retention and the 500 cap no longer keep.
- */
-export async function capturePoint(store: Pick<Store, 'restorePoints'>, boardId: string, committed: Committed, reason: CaptureReason, plan: PlanName, now: number): Promise<RestorePointRecord> {
-  const seq = committed.record.lastSeq;
-  // The graph at this seq is already kept (a refused move changed nothing): no second copy of it.
-  const kept = await store.restorePoints.get(pointIdOf(boardId, seq));
-  if (kept) return kept;
-  const graph = graphOf(committed.board);
+/** `graph`, the board's graph at `seq`, as a point: serialised and fingerprinted once. */
+export function pointOf(boardId: string, seq: number, graph: RestoreGraph, reason: CaptureReason, now: number): RestorePointRecord {
   const content = canonicalJson(graph);
-  const point: RestorePointRecord = { _id: pointIdOf(boardId, seq), version: 1, boardId, seq, capturedAt: now, reason, itemCount: graph.items.length, fingerprint: fingerprintOf(content), content };
+  return { _id: pointIdOf(boardId, seq), version: 1, boardId, seq, capturedAt: now, reason, itemCount: graph.items.length, fingerprint: fingerprintOf(content), content };
+}
+
+/** Stores `point` (a second one at the same seq is the same graph), then drops what retention and the 500 cap no longer keep. */
+export async function keepPoint(store: Pick<Store, 'restorePoints'>, point: RestorePointRecord, plan: PlanName, now: number): Promise<RestorePointRecord> {
   try {
     await store.restorePoints.insert(point);
   } catch (e) {
     if (!(e instanceof DuplicateKeyError)) throw e;
   }
-  await trimPoints(store, boardId, plan, now);
+  await trimPoints(store, point.boardId, plan, now);
   return point;
+}
+
+/** Stores the graph `committed` holds as a point, once per board seq. */
+export async function capturePoint(store: Pick<Store, 'restorePoints'>, boardId: string, committed: Committed, reason: CaptureReason, plan: PlanName, now: number): Promise<RestorePointRecord> {
+  const seq = committed.record.lastSeq;
+  // The graph at this seq is already kept (a refused move changed nothing): no second copy of it.
+  const kept = await store.restorePoints.get(pointIdOf(boardId, seq));
+  if (kept) return kept;
+  return keepPoint(store, pointOf(boardId, seq, graphOf(committed.board), reason, now), plan, now);
 }
 
 async function trimPoints(store: Pick<Store, 'restorePoints'>, boardId: string, plan: PlanName, now: number): Promise<void> {

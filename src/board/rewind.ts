@@ -2,13 +2,13 @@
 // which slice), the preview of applying it, which writes nothing, and the apply: its checks in
 // DOMAIN.md's order, the undo point, then one version-checked swap through the board actor.
 import type { Logger } from 'pino';
-import { canonicalJson, checkSlice, diffGraphs, graphOf, rewind, sliceOf, type RestoreDiff, type RestoreGraph, type RevokedLease } from '../../machines/restore-point.js';
+import { checkSlice, diffGraphs, graphOf, rewind, sliceOf, type RestoreDiff, type RestoreGraph, type RevokedLease } from '../../machines/restore-point.js';
 import { AppError } from '../errors/app-error.js';
 import { auditRow } from '../audit-row.js';
 import { PLANS, type PlanName } from '../plans.js';
 import { StoreUnavailableError, type RestorePointRecord, type Store } from '../../store/ports/store.js';
 import type { BoardAccess, BoardCall } from './board-access.js';
-import { capturePoint, currentFingerprint, fingerprintOf, graphOfPoint, listPoints, POINT_ID } from './restore-points.js';
+import { currentFingerprint, fingerprintOf, graphOfPoint, keepPoint, listPoints, POINT_ID, pointOf } from './restore-points.js';
 
 const MAX_POINT_ID = 181;
 const SLICE = /^~(W-\d{1,9})$/;
@@ -138,14 +138,15 @@ export class Rewind {
     const part = slice ? this.sliced(whole, slice) : null;
     const committed = await call.actor.read();
     const current = graphOf(committed.board);
-    const before = canonicalJson(current);
-    if (fingerprintOf(before) !== input.expectedFingerprint) {
-      throw new AppError('REWIND_VERSION_MISMATCH', 'The board changed since its fingerprint was read; preview again and retry.', { currentFingerprint: fingerprintOf(before) });
+    // The undo point is the current graph, serialised once: its fingerprint is the one to match.
+    const undo = pointOf(call.boardId, committed.record.lastSeq, current, 'rewind', now);
+    if (undo.fingerprint !== input.expectedFingerprint) {
+      throw new AppError('REWIND_VERSION_MISMATCH', 'The board changed since its fingerprint was read; preview again and retry.', { currentFingerprint: undo.fingerprint });
     }
     const problem = part && checkSlice(current, part);
     if (problem) throw new AppError('REWIND_SLICE_SCOPE', problem, { restorePointId: input.restorePointId });
-    const undo = await readable(() => capturePoint(this.store, call.boardId, committed, 'rewind', plan, now));
-    const swapped = await this.boards.ask(call, rewind(whole, { actor: call.principal, restorePointId: input.restorePointId, expected: before, ...(slice ? { slice } : {}) }));
+    await readable(() => keepPoint(this.store, undo, plan, now));
+    const swapped = await this.boards.ask(call, rewind(whole, { actor: call.principal, restorePointId: input.restorePointId, expected: undo.content, ...(slice ? { slice } : {}) }));
     const applied: RewindApplied = { projectId: call.boardId, restorePointId: input.restorePointId, undoPointId: undo._id, fingerprint: fingerprintOf(swapped.after), revokedLeases: swapped.revokedLeases };
     await this.audit(call, applied, input.expectedFingerprint, now, requestId);
     return applied;
