@@ -3,7 +3,7 @@
 // unclaimed for 7 days is deleted by the sweep.
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../errors/app-error.js';
-import { newSecret, sha256 } from '../auth/authenticator.js';
+import { newSecret, sameDigest, sha256 } from '../auth/authenticator.js';
 import type { ProjectSelector } from '../auth/project-selection.js';
 import { DAY_MS } from '../plans.js';
 import type { AccountRecord, Store } from '../../store/ports/store.js';
@@ -11,7 +11,7 @@ import { checkProjectName, provisionProject } from './projects.js';
 import { newReferralCode } from './service.js';
 import { ServiceTokens, type PublicToken } from './service-tokens.js';
 import { actingAs } from './onboarding.js';
-import { CLAIMED, claimable, ensureRoom, finishClaim, holdForClaim, retireAnonymous, sameDigest } from './claim-board.js';
+import { CLAIMED, claimable, ensureRoom, finishClaim, holdForClaim, retireAnonymous } from './claim-board.js';
 import { withAccountLock } from './account-lock.js';
 
 export const ANONYMOUS_TTL_MS = 7 * DAY_MS;

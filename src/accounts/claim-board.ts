@@ -1,6 +1,5 @@
 // Taking an anonymous account's board over (DOMAIN.md "Agent onboarding"): the person becomes its
 // owner, and the board's tokens move with it so its agents keep working under the new owner.
-import { timingSafeEqual } from 'node:crypto';
 import { AppError } from '../errors/app-error.js';
 import { boardLimit } from './projects.js';
 import { DuplicateKeyError, modify, type AnonymousAccountRecord, type ProjectRecord, type Store } from '../../store/ports/store.js';
@@ -15,12 +14,6 @@ export const CLAIMED = 'claimed';
 
 export type AnonymousClaim = NonNullable<AnonymousAccountRecord['claim']>;
 
-/** Hex digests compared in constant time (a length mismatch is simply unequal). */
-export function sameDigest(a: string, b: string): boolean {
-  const x = Buffer.from(a, 'hex');
-  const y = Buffer.from(b, 'hex');
-  return x.length === y.length && x.length > 0 && timingSafeEqual(x, y);
-}
 
 /** Whether an anonymous account can still be taken over at `now` (no claim accepted, not being swept, not past its 7 days). */
 export const claimable = (record: AnonymousAccountRecord | null, now: number): record is AnonymousAccountRecord =>

@@ -5,14 +5,14 @@
 // invitation is not a membership: it gives no access and lists no board.
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../errors/app-error.js';
-import { newSecret, sha256 } from '../auth/authenticator.js';
+import { newSecret, sameDigest, sha256 } from '../auth/authenticator.js';
 import type { Identity } from '../auth/identity.js';
 import { atLeast, roleOn } from '../auth/project-selection.js';
 import { DuplicateKeyError, modify, type InvitationRecord, type ProjectRecord, type Store } from '../../store/ports/store.js';
 import type { MailMessage } from '../mail/mailer.js';
 import { checkEmail } from './service.js';
 import type { SharingMail } from './sharing-mail.js';
-import { boardFor, iso, KEEP_CLOSED_MS, RECORD_ID, sameSecret, SHARING_TTL_MS, type SharingPorts } from './sharing.js';
+import { boardFor, iso, KEEP_CLOSED_MS, RECORD_ID, SHARING_TTL_MS, type SharingPorts } from './sharing.js';
 
 /** Pending invitations one board may hold at once, and members it may have. */
 export const MAX_PENDING_INVITATIONS = 100;
@@ -210,7 +210,7 @@ export class Invitations {
     const { store } = this.ports;
     const invitation = await store.invitations.get(this.existing(invitationId));
     if (!invitation) throw new AppError('INVITATION_NOT_FOUND');
-    if (!sameSecret(sha256(token), invitation.tokenHash)) throw new AppError('INVALID_LINK_TOKEN', 'This link is not the invitation’s current one (a newer one was sent, or it was mistyped).');
+    if (!sameDigest(sha256(token), invitation.tokenHash)) throw new AppError('INVALID_LINK_TOKEN', 'This link is not the invitation’s current one (a newer one was sent, or it was mistyped).');
     if (invitation.status === 'revoked') throw new AppError('INVALID_LINK_TOKEN', 'This invitation was revoked.');
     if (invitation.status === 'accepted') throw new AppError('INVALID_LINK_TOKEN', 'This invitation was already accepted.');
     if (invitation.expiresAt <= now) throw new AppError('EXPIRED_TOKEN', 'This invitation link has expired; ask for a new one.');

@@ -1,7 +1,6 @@
 // Board sharing (DOMAIN.md "Sharing"): what invitations, members and transfers have in common: the
 // board as the caller reaches it (read fresh on every call, never cached), the forms of ids, the
 // seven-day window, and the notices that make a member's change take effect on every node.
-import { timingSafeEqual } from 'node:crypto';
 import { AppError } from '../errors/app-error.js';
 import { atLeast, PROJECT_ID, type ProjectSelector, type SelectedProject } from '../auth/project-selection.js';
 import type { Identity, Role } from '../auth/identity.js';
@@ -41,12 +40,6 @@ export async function boardFor(ports: Pick<SharingPorts, 'selector'>, identity: 
   return project;
 }
 
-/** Equal strings, compared in constant time for strings of one length (hex digests). */
-export function sameSecret(a: string, b: string): boolean {
-  const x = Buffer.from(a, 'utf8');
-  const y = Buffer.from(b, 'utf8');
-  return x.length === y.length && timingSafeEqual(x, y);
-}
 
 export const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 

@@ -1,6 +1,6 @@
 // Resolves the credential a request carries into an Identity. Secrets are looked up by their
 // sha256 only; a store that cannot answer fails the request closed (see the pipeline).
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../errors/app-error.js';
 import type { Store, TokenRecord } from '../../store/ports/store.js';
 import type { AuthKind } from '../request-context.js';
@@ -11,6 +11,13 @@ export const TOKEN_PREFIX = 'agb_';
 const LAST_USE_RESOLUTION_MS = 60_000;
 
 export const sha256 = (value: string): string => createHash('sha256').update(value).digest('hex');
+
+/** Two digests compared in constant time; digests of different lengths are simply unequal. */
+export function sameDigest(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'utf8');
+  const y = Buffer.from(b, 'utf8');
+  return x.length === y.length && timingSafeEqual(x, y);
+}
 export const newSecret = (bytes = 32): string => randomBytes(bytes).toString('base64url');
 
 type AuthPorts = Pick<Store, 'sessions' | 'tokens' | 'accounts'>;
