@@ -21,7 +21,7 @@ const RewindPreviewResponse = z.object({
  * INVALID_INPUT; the documented shapes are what it accepts.
  */
 const ApplyBody = z
-  .object({
+  .strictObject({
     restorePointId: z.unknown().optional().meta({ type: 'string', minLength: 1, maxLength: 181, description: 'A restorePointId from the preview, optionally ~W-<n> to restore that item and its subtree only.' }),
     confirm: z.unknown().optional().meta({ type: 'string', enum: [REWIND_CONFIRMATION] }),
     expectedFingerprint: z.unknown().optional().meta({ type: 'string', pattern: '^sha256:[a-f0-9]{64}$', description: 'The currentFingerprint the preview gave.' }),

@@ -106,6 +106,7 @@ export function rewindFlow(name: string, open: () => Promise<OpenedStore>): void
       const version = await versionOf(board);
 
       expectError(await apply(board, { ...good, confirm: 'yes' }), 400, 'REWIND_CONFIRMATION_REQUIRED');
+      expectError(await apply(board, { ...good, force: true }), 400, 'INVALID_INPUT'); // no property beyond the three
       expectError(await apply(board, { restorePointId: 'bad', expectedFingerprint: 'bad' }), 400, 'REWIND_CONFIRMATION_REQUIRED'); // confirm is checked first
       expectError(await apply(board, { ...good, expectedFingerprint: undefined }), 400, 'REWIND_VERSION_REQUIRED');
       expectError(await apply(board, { ...good, expectedFingerprint: 'sha256:ABC', restorePointId: 'bad' }), 400, 'REWIND_VERSION_REQUIRED');
