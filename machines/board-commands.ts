@@ -4,6 +4,7 @@ import { addItems, applyEvent, BoardDraft, checkGraph, heldBy, pullNext, rankBou
 import type { Decide, Decision, NewEvent } from './board-decision.js';
 import { BoardError } from './board-error.js';
 import type { ItemEvent, Lease, RefusalCode } from './item-types.js';
+import { itemDelta } from './item-view.js';
 
 /** A lease as its holder sees it (the lease id is the holder's capability: never in events). */
 export interface LeaseGrant {
@@ -43,6 +44,36 @@ export function eventsOf(changes: ItemChange[], actor: string): NewEvent[] {
     ...(c.from !== c.to ? [{ type: 'item.state', actor, workId: c.workId, data: { from: c.from, to: c.to } }] : []),
   ]);
 }
+
+/**
+ * Gives a decision's events what a watcher needs to apply them without reading the item back:
+ * each event naming an item carries `item`, that item's patch for the commit (workId, version,
+ * state and every changed field; machines/item-view.ts); an event naming none (a reorder) carries
+ * `items`, the patches of the items it changed. Nothing changed, nothing added.
+ */
+function withPatches<R>(base: Board, decision: Decision<R>): Decision<R> {
+  const next = decision.board;
+  if (next === base || !decision.events.length) return decision;
+  const patches = new Map<string, ReturnType<typeof itemDelta>>();
+  for (const workId of next.changed) {
+    const after = next.items.get(workId);
+    if (after) patches.set(workId, itemDelta(base.items.get(workId), after));
+  }
+  const named = new Set(decision.events.map((e) => e.workId));
+  const unnamed = [...patches.values()].filter((p) => !named.has(p.workId));
+  const events = decision.events.map((e): NewEvent => {
+    const patch = e.workId === null ? undefined : patches.get(e.workId);
+    if (patch) return { ...e, data: { ...e.data, item: patch } };
+    return e.workId === null && unnamed.length ? { ...e, data: { ...e.data, items: unnamed } } : e;
+  });
+  return { ...decision, events };
+}
+
+/** A decision whose events carry their items' patches. */
+const patched =
+  <R>(decide: Decide<R>): Decide<R> =>
+  (board, now) =>
+    withPatches(board, decide(board, now));
 
 function refusal(item: BoardItem, kind: 'refused' | 'invalid', code: RefusalCode | 'INVALID_TRANSITION', allowed?: string[]): BoardError {
   if (kind === 'invalid') return new BoardError('INVALID_TRANSITION', `${item.workId} is ${item.state}, which does not take that event.`, { workId: item.workId, state: item.state, allowed });
@@ -109,14 +140,14 @@ function leased(board: Board, leaseId: string, principal: string, within: Within
 
 /** Expires every lease due at `now`, read from the deadline index (nothing else is visited). */
 export function expireDue(): Decide<number> {
-  return (board, now) => {
+  return patched((board, now) => {
     const due: string[] = [];
     board.index.expiries.forRange([-Infinity, ''], [now, '\uffff'], true, (_k, workId) => void due.push(workId));
     if (!due.length) return { board, events: [], reply: 0 };
     const draft = new BoardDraft(board);
     const events = due.flatMap((workId) => move(draft, workId, { type: 'EXPIRE', now }, 'system:lease-scheduler'));
     return { board: draft.finish(), events, reply: events.length };
-  };
+  });
 }
 
 export interface ClaimInput {
@@ -129,7 +160,7 @@ export interface ClaimInput {
 }
 
 export function claim(input: ClaimInput): Decide<LeaseGrant> {
-  return (board, now) => {
+  return patched((board, now) => {
     // A pull-next repeated by an agent that already holds a lease for this purpose (say, its
     // response was lost) gets that lease back rather than a second item.
     const holding = (i: BoardItem) => i.life.lease!.purpose === input.purpose && i.life.lease!.expiresAt > now;
@@ -143,7 +174,7 @@ export function claim(input: ClaimInput): Decide<LeaseGrant> {
     if (held && held.holder === input.principal && held.purpose === input.purpose && held.expiresAt > now) return { board, events: [], reply: grantOf(target.workId, held) };
     const claim: ItemEvent = { type: 'CLAIM', principal: input.principal, purpose: input.purpose, leaseId: input.leaseId, fencingToken: 0, ttlMs: input.ttlMs, now };
     return moved(board, target.workId, claim, input.principal, (item) => grantOf(item.workId, item.life.lease!));
-  };
+  });
 }
 
 export interface LeaseReply {
@@ -156,25 +187,25 @@ export interface LeaseReply {
 }
 
 export function leaseAction(input: { principal: string; leaseId: string; action: 'renew' | 'release'; ttlMs: number | null; within?: Within }): Decide<LeaseReply> {
-  return (board, now) => {
+  return patched((board, now) => {
     const ended = liveLease(board, input.leaseId) ? null : endedLease(board, input.leaseId);
     if (ended) keepWithin(input.within, ended.workId);
     if (ended && ended.reason !== 'expired') return { board, events: [], reply: { workId: ended.workId, action: input.action, lease: null, revoked: true, reason: ended.reason } };
     const item = leased(board, input.leaseId, input.principal, input.within);
     const event: ItemEvent = input.action === 'renew' ? { type: 'RENEW', leaseId: input.leaseId, ttlMs: input.ttlMs ?? item.life.lease!.ttlMs, now } : { type: 'RELEASE', leaseId: input.leaseId, now };
     return moved(board, item.workId, event, input.principal, (after) => ({ workId: after.workId, action: input.action, lease: after.life.lease ? grantOf(after.workId, after.life.lease) : null }));
-  };
+  });
 }
 
 export function submit(input: { principal: string; leaseId: string; head: string; within?: Within }): Decide<{ workId: string; state: string }> {
-  return (board, now) => {
+  return patched((board, now) => {
     const item = leased(board, input.leaseId, input.principal, input.within);
     return moved(board, item.workId, { type: 'SUBMIT', leaseId: input.leaseId, head: input.head, now }, input.principal, (after) => ({ workId: after.workId, state: after.state }));
-  };
+  });
 }
 
 export function progress(input: { principal: string; workId: string; leaseId: string; note: string }): Decide<{ workId: string; lease: LeaseGrant }> {
-  return (board, now) => {
+  return patched((board, now) => {
     const item = leased(board, input.leaseId, input.principal);
     if (item.workId !== input.workId) throw new BoardError('LEASE_NOT_HELD', `That lease is for ${item.workId}, not ${input.workId}.`, {});
     const draft = new BoardDraft(board);
@@ -182,14 +213,14 @@ export function progress(input: { principal: string; workId: string; leaseId: st
     const updated = { ...draft.items.get(item.workId)!, progress: { note: input.note, by: input.principal, at: now } };
     draft.put(updated);
     return { board: draft.finish(), events: [...events, { type: 'item.progress', actor: input.principal, workId: item.workId, data: { note: input.note } }], reply: { workId: item.workId, lease: grantOf(item.workId, updated.life.lease!) } };
-  };
+  });
 }
 
 /** Supersede, verify, and the operator moves: one event for one named item. */
 export function itemEvent(workId: string, actor: string, event: (now: number) => ItemEvent): Decide<{ workId: string; state: string }> {
-  return (board, now) => {
+  return patched((board, now) => {
     return moved(board, workId, event(now), actor, (after) => ({ workId, state: after.state }));
-  };
+  });
 }
 
 export interface NewItem extends ItemFields {
@@ -199,7 +230,7 @@ export interface NewItem extends ItemFields {
 
 /** Creates items atomically (all or none), wiring batch refs to the work ids they receive. */
 export function createItems(inputs: NewItem[], actor: string): Decide<BoardItem[]> {
-  return (board, now) => {
+  return patched((board, now) => {
     const byRef = new Map<string, string>();
     inputs.forEach((input, i) => {
       if (input.ref === undefined) return;
@@ -219,7 +250,7 @@ export function createItems(inputs: NewItem[], actor: string): Decide<BoardItem[
     const created = addItems(draft, fields, now);
     const events = created.map((item): NewEvent => ({ type: 'item.created', actor, workId: item.workId, data: { title: item.title, state: item.state, dependsOn: item.dependsOn } }));
     return { board: draft.finish(), events, reply: created };
-  };
+  });
 }
 
 export type ItemPatch = Partial<Pick<ItemFields, 'title' | 'description' | 'type' | 'priority' | 'labels' | 'criteria' | 'spec' | 'doctrine' | 'dependsOn' | 'parentId' | 'verify'>>;
@@ -229,7 +260,7 @@ export type ItemPatch = Partial<Pick<ItemFields, 'title' | 'description' | 'type
  * the item between pending and ready as they require; the verify gate changes only before work.
  */
 export function patchItem(workId: string, changes: ItemPatch, expectedVersion: number | undefined, actor: string): Decide<BoardItem> {
-  return (board, now) => {
+  return patched((board, now) => {
     const item = itemOr404(board, workId);
     if (expectedVersion !== undefined && expectedVersion !== item.version) throw new BoardError('VERSION_MISMATCH', `${workId} is at version ${item.version}.`, { workId, version: item.version });
     if (changes.verify !== undefined && changes.verify !== item.verify && !['pending', 'ready', 'blocked'].includes(item.state)) {
@@ -254,7 +285,7 @@ export function patchItem(workId: string, changes: ItemPatch, expectedVersion: n
       if (moved.state === 'ready' && item.state !== 'ready') draft.put({ ...moved, readyAt: now });
     }
     return { board: draft.finish(), events, reply: draft.items.get(workId)! };
-  };
+  });
 }
 
 /** A comment is an event on the item: ordered with everything else, never a change of state. */
@@ -267,7 +298,7 @@ export function comment(workId: string, text: string, actor: string): Decide<{ w
 
 /** Puts the named items at the head of the priority chain, in the given order. */
 export function reorder(workIds: string[], actor: string): Decide<{ order: string[] }> {
-  return (board, now) => {
+  return patched((board, now) => {
     for (const id of workIds) itemOr404(board, id);
     const firstRank = Math.min(0, rankBounds(board).min) - workIds.length;
     const draft = new BoardDraft(board);
@@ -276,5 +307,5 @@ export function reorder(workIds: string[], actor: string): Decide<{ order: strin
       draft.put({ ...item, rank: firstRank + i, updatedAt: now, version: item.version + 1 });
     });
     return { board: draft.finish(), events: [{ type: 'items.reordered', actor, workId: null, data: { order: workIds } }], reply: { order: workIds } };
-  };
+  });
 }

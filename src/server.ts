@@ -128,7 +128,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   const authenticator = new Authenticator(store);
   const pipeline = new Pipeline({ authenticator, selector, limiter: parts.limiter, observer, logger, publicUrl: config.publicUrl, csrfKey: parts.keys.csrf, cookieSecure: config.cookieSecure, addressRatePerMinute: config.addressRatePerMinute, boardRateScale: config.boardRateScale, clock });
 
-  const hub = new Hub({ selector, store, observer, publicUrl: config.publicUrl, clock, syncLog: (boardId) => registry.get(boardId).syncLog(), stillValid: (identity) => authenticator.stillValid(identity, clock()) });
+  const hub = new Hub({ selector, store, observer, publicUrl: config.publicUrl, clock, syncLog: (boardId) => registry.get(boardId).syncLog(), readBoard: (boardId) => registry.get(boardId).read(), stillValid: (identity) => authenticator.stillValid(identity, clock()) });
   const revalidation = setInterval(() => void hub.revalidate(), REVALIDATE_SOCKETS_MS);
   revalidation.unref();
   bus.subscribe((boardId, events) => {

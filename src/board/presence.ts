@@ -23,6 +23,23 @@ export interface RosterEntry {
 
 export const isOnline = (seenAt: number, now: number): boolean => now - seenAt < ONLINE_WITHIN_MS;
 
+/** One agent's presence as watchers get it over the socket (the roster and each heartbeat); leases and online they work out themselves. */
+export interface PresenceView {
+  principal: string;
+  status: string;
+  note: string;
+  workId: string | null;
+  lastSeenAt: string;
+}
+
+export const presenceView = (p: Pick<PresenceRecord, 'principal' | 'note' | 'workId' | 'seenAt'> & { status: string }): PresenceView => ({
+  principal: p.principal,
+  status: p.status,
+  note: p.note,
+  workId: p.workId,
+  lastSeenAt: new Date(p.seenAt).toISOString(),
+});
+
 /** Records `principal` as seen at `now` with its heartbeat; the row is one per board and principal. */
 export async function recordHeartbeat(store: PresencePorts, boardId: string, principal: string, beat: Heartbeat, now: number): Promise<void> {
   const id = `${boardId}|${principal}`;

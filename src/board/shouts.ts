@@ -39,18 +39,44 @@ export async function trimShouts(store: ShoutPorts, boardId: string, plan: PlanN
 export const sees = (reader: Reader, shout: Pick<ShoutRecord, 'from' | 'to'>): boolean =>
   shout.to === null || reader.operator || shout.to === reader.principal || shout.from === reader.principal;
 
+/** A shout as readers get it (REST and socket): times as ISO strings. */
+export const shoutView = (s: Pick<ShoutRecord, '_id' | 'from' | 'text' | 'kind' | 'workId' | 'to' | 'at'> & { deliveredAt?: number | null }) => ({
+  id: s._id,
+  from: s.from,
+  text: s.text,
+  kind: s.kind,
+  workId: s.workId,
+  to: s.to,
+  at: new Date(s.at).toISOString(),
+  deliveredAt: s.deliveredAt === null || s.deliveredAt === undefined ? null : new Date(s.deliveredAt).toISOString(),
+});
+
+export interface ShoutPage {
+  /** Shouts after this id, oldest first. */
+  since?: string;
+  /** Shouts before this id, newest first (a feed scrolled back). */
+  before?: string;
+  /** Without since: the newest shouts, newest first. */
+  newest?: boolean;
+  workId?: string;
+  limit: number;
+}
+
 /**
- * Up to `limit` shouts after the id `since` (oldest first) that the reader may see, about
- * `workId` when given. Those addressed to the reader are marked delivered at `now`.
+ * Up to `limit` shouts the reader may see, about `workId` when given: after the id `since` oldest
+ * first, or (with `before` or `newest`) the newest before that id, newest first. Those addressed to
+ * the reader are marked delivered at `now`.
  */
-export async function readShouts(store: ShoutPorts, boardId: string, reader: Reader, page: { since?: string; workId?: string; limit: number }, now: number): Promise<ShoutRecord[]> {
+export async function readShouts(store: ShoutPorts, boardId: string, reader: Reader, page: ShoutPage, now: number): Promise<ShoutRecord[]> {
+  const back = page.since === undefined && (page.before !== undefined || page.newest === true);
   const shouts: ShoutRecord[] = [];
   // Direct shouts of others are skipped, so read in pages until the answer is full.
-  for (let after = page.since; shouts.length < page.limit; ) {
-    const found = await store.shouts.find({ boardId, ...(after ? { _id: { $gt: after } } : {}), ...(page.workId ? { workId: page.workId } : {}) }, { sort: [['_id', 1]], limit: page.limit });
+  for (let cursor = back ? page.before : page.since; shouts.length < page.limit; ) {
+    const range = cursor === undefined ? {} : { _id: back ? { $lt: cursor } : { $gt: cursor } };
+    const found = await store.shouts.find({ boardId, ...range, ...(page.workId ? { workId: page.workId } : {}) }, { sort: [['_id', back ? -1 : 1]], limit: page.limit });
     shouts.push(...found.filter((s) => sees(reader, s)));
     if (found.length < page.limit) break;
-    after = found.at(-1)!._id;
+    cursor = found.at(-1)!._id;
   }
   const answer = shouts.slice(0, page.limit);
   for (const s of answer) {

@@ -4,6 +4,7 @@ import { ERRORS, type ErrorCode } from '../errors/registry.js';
 import { routeErrors } from '../http/route-errors.js';
 import { operationOf, type Route } from '../http/route.js';
 import { SESSION_COOKIE } from '../auth/authenticator.js';
+import { SOCKET_DESCRIPTION } from '../ws/protocol.js';
 
 export const API_VERSION = '0.0.0-demo';
 
@@ -113,14 +114,7 @@ function operation(route: Route): Record<string, unknown> {
 const SOCKET_OPERATION = {
   operationId: 'GET_api_ws',
   summary: 'WebSocket: live board events.',
-  description:
-    'Upgrade with a session cookie or `Authorization: Bearer`; a browser upgrade from a foreign Origin is refused (403 CSRF_REJECTED). A GET that asks for no upgrade (no Sec-WebSocket-Key) answers 404 NOT_FOUND. JSON messages. ' +
-    'Client: `{type: "subscribe", boardId, topics: [items|leases|shouts|activity], since?}`, `{type: "unsubscribe", boardId}`, `{type: "ping"}`. ' +
-    'Server: `{type: "subscribed", boardId, topics, seq, role}`, `{type: "event", boardId, seq, event: {type, actor, workId, at, data}}` (every event once, in seq order; with `since` the missed ones are replayed from the log first), ' +
-    '`{type: "shout", boardId, shout}` for shouts (direct ones only to sender, addressee and operators; reaching the addressee sets deliveredAt), ' +
-    '`{type: "resync", boardId, seq}` when `since` is older than the retained log (reload GET /api/status), `{type: "unsubscribed", boardId, reason?}` (after unsubscribe, or when the board is deleted), `{type: "pong"}`, and `{type: "error", error}` with the REST error envelope (e.g. PROJECT_SCOPE_DENIED for a board the credential cannot reach). ' +
-    'A lease holder gets `lease.expiring` (seq null) and `lease.expired` events for its own leases without subscribing. ' +
-    'Close codes: 4001 the credential was revoked (logout, token revoked or reissued, password or email change, the board or account deleted); 4008 slow consumer (more than 1 MiB was waiting; reconnect with `since`); 4029 over budget (more than 100 messages in 10 s); 1009 a message over 64 KiB; 1001 the node is shutting down (reconnect, to any node, with `since`). Idle sockets are pinged. One socket watches at most 50 boards (an error SUBSCRIPTION_LIMIT beyond); a subscribe to a board the socket already watches merges its topics into that subscription (`merged: true`, no second replay).',
+  description: SOCKET_DESCRIPTION,
   tags: ['realtime'],
   security: [{ bearer: [] }, { session: [] }],
   responses: {

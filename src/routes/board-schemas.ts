@@ -1,6 +1,7 @@
 // Inputs and views shared by the board surfaces.
 import { z } from 'zod';
 import type { BoardItem } from '../../machines/board.js';
+import { publicItem } from '../../machines/item-view.js';
 
 export const WORK_ID = /^W-\d{1,9}$/;
 export const COMMIT_ID = /^[0-9a-f]{7,64}$/;
@@ -56,24 +57,9 @@ export const ItemView = z.object({
   version: z.number().int(),
 });
 
-const iso = (ms: number) => new Date(ms).toISOString();
-
-/** The item as callers see it: never its lease id. */
+/** The item as callers see it: never its lease id (one shape with the events' patches, machines/item-view.ts). */
 export function itemView(item: BoardItem): z.infer<typeof ItemView> {
-  const { life } = item;
-  return {
-    workId: item.workId, title: item.title, description: item.description, type: item.type, priority: item.priority, rank: item.rank, parentId: item.parentId,
-    dependsOn: item.dependsOn, verify: item.verify, criteria: item.criteria, doctrine: item.doctrine, spec: item.spec, labels: item.labels, state: item.state,
-    attempts: life.attempts, maxAttempts: life.maxAttempts,
-    lease: life.lease ? { holder: life.lease.holder, purpose: life.lease.purpose, fencingToken: life.lease.fencingToken, expiresAt: iso(life.lease.expiresAt) } : null,
-    submission: life.submission ? { ...life.submission, at: iso(life.submission.at) } : null,
-    verifications: life.verifications.map((v) => ({ ...v, at: iso(v.at) })),
-    finding: life.finding,
-    overridden: life.overridden ? { ...life.overridden, at: iso(life.overridden.at) } : null,
-    blockedReason: life.blockedReason,
-    progress: item.progress ? { ...item.progress, at: iso(item.progress.at) } : null,
-    createdAt: iso(item.createdAt), updatedAt: iso(item.updatedAt), version: item.version,
-  };
+  return publicItem(item);
 }
 
 export const LeaseGrant = z.object({ workId: z.string(), leaseId: z.string(), purpose: z.enum(['work', 'verify']), fencingToken: z.number().int(), expiresAt: z.string(), renewBy: z.string(), hardExpiresAt: z.string() });

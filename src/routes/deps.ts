@@ -39,8 +39,8 @@ export interface RouteDeps {
   csrfToken: (sessionId: string) => string;
   /** The stored form of a device-flow user code: an HMAC under a server key (src/accounts/device-codes.ts). */
   userCodeDigest: (userCode: string) => string;
-  /** Tells every node's sockets (shouts). */
-  notify: (notice: Extract<Notice, { kind: 'shout' }>) => void;
+  /** Tells every node's sockets (shouts, heartbeats). */
+  notify: (notice: Extract<Notice, { kind: 'shout' | 'presence' }>) => void;
   /** Tells every node that an account's role on a board changed or ended (its sockets there are unsubscribed). */
   membership: (notice: Extract<Notice, { kind: 'membership' }>) => void;
 }

@@ -2,11 +2,10 @@
 // direct (seen only by sender, addressee and operators, with a delivery receipt for the sender).
 import { z } from 'zod';
 import { atLeast } from '../auth/project-selection.js';
-import { postShout, readShouts, SHOUTS_KEPT_PER_BOARD } from '../board/shouts.js';
+import { postShout, readShouts, shoutView, SHOUTS_KEPT_PER_BOARD } from '../board/shouts.js';
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type Route } from '../http/route.js';
 import { intInRange } from '../int-in-range.js';
-import type { ShoutRecord } from '../../store/ports/store.js';
 import type { RouteDeps } from './deps.js';
 import { WorkId } from './board-schemas.js';
 
@@ -19,10 +18,15 @@ const ShoutInput = z.strictObject({
   workId: WorkId.optional(),
   to: z.string().regex(/^(user|agent):[\w-]{1,64}$/, 'must be a principal: user:<id> or agent:<id>').optional(),
 });
-const ShoutQuery = z.object({ since: z.string().optional().describe('A shout id from this board (anything else is 400 INVALID_CURSOR): shouts after it.'), limit: z.string().optional(), workId: z.string().optional() });
+const ShoutQuery = z.object({
+  since: z.string().optional().describe('A shout id from this board (anything else is 400 INVALID_CURSOR): shouts after it, oldest first.'),
+  before: z.string().optional().describe('A shout id from this board (anything else is 400 INVALID_CURSOR): the newest shouts before it, newest first (scrolling a feed back). Not with `since`.'),
+  order: z.enum(['oldest', 'newest']).optional().describe('Without a cursor: `oldest` (default) starts at the oldest shout kept, `newest` at the newest, newest first.'),
+  limit: z.string().optional(),
+  workId: z.string().optional(),
+});
 export const Shout = z.object({ id: z.string(), from: z.string(), text: z.string(), kind: z.string(), workId: z.string().nullable(), to: z.string().nullable(), at: z.string(), deliveredAt: z.string().nullable() });
 
-const view = (s: ShoutRecord) => ({ id: s._id, from: s.from, text: s.text, kind: s.kind, workId: s.workId, to: s.to, at: new Date(s.at).toISOString(), deliveredAt: s.deliveredAt === null ? null : new Date(s.deliveredAt).toISOString() });
 const base = { group: 'shouts', auth: 'bearer-or-session', project: 'required', rateHeaders: true } as const;
 
 export function shoutRoutes(deps: RouteDeps): Route[] {
@@ -43,15 +47,15 @@ export function shoutRoutes(deps: RouteDeps): Route[] {
         const call = boards.enter(ctx, 'member', 'shouts', body.workId);
         const shout = await postShout(store, call.boardId, ctx.project!.plan, { from: call.principal, text: body.text, kind: body.kind, workId: body.workId ?? null, to: body.to ?? null }, ctx.now);
         deps.notify({ kind: 'shout', boardId: call.boardId, shout: { id: shout._id, from: shout.from, text: shout.text, kind: shout.kind, workId: shout.workId, to: shout.to, at: shout.at } });
-        return { status: 201, body: view(shout) };
+        return { status: 201, body: shoutView(shout) };
       },
     }),
     defineRoute<undefined, z.infer<typeof ShoutQuery>>({
       ...base,
       method: 'get',
       path: '/api/shouts',
-      summary: 'Shouts after `since` (the last id you saw), oldest first (viewer).',
-      description: `Direct shouts appear only to their sender, their addressee and operators (admin and owner); fetching marks the ones addressed to you delivered. limit 1..${LIST_MAX}, default ${LIST_DEFAULT}.`,
+      summary: 'Shouts a page at a time (viewer): after `since` oldest first, or the newest (before `before`, or with order=newest) newest first.',
+      description: `Direct shouts appear only to their sender, their addressee and operators (admin and owner); fetching marks the ones addressed to you delivered. limit 1..${LIST_MAX}, default ${LIST_DEFAULT}. \`next\` is the cursor for the following page in the same direction: pass it as \`since\` (oldest first) or \`before\` (newest first); newest first, it is null when the page came back short (no older shout left).`,
       bodyKind: 'none',
       query: ShoutQuery,
       rate: 'read',
@@ -59,11 +63,14 @@ export function shoutRoutes(deps: RouteDeps): Route[] {
       responses: { 200: { description: 'Shouts.', schema: z.object({ shouts: z.array(Shout), next: z.string().nullable() }) } },
       async handler({ ctx, query }) {
         const call = boards.enter(ctx, 'viewer', 'shouts', query.workId);
-        if (query.since !== undefined && !query.since.startsWith(`${call.boardId}:`)) throw new AppError('INVALID_CURSOR', 'since must be a shout id from this board.');
+        for (const cursor of [query.since, query.before]) if (cursor !== undefined && !cursor.startsWith(`${call.boardId}:`)) throw new AppError('INVALID_CURSOR', 'since and before must be shout ids from this board.');
+        if (query.since !== undefined && query.before !== undefined) throw new AppError('INVALID_CURSOR', 'Page one way at a time: since (forward) or before (back), not both.');
         const limit = intInRange(query.limit, 1, LIST_MAX, LIST_DEFAULT);
         const reader = { principal: call.principal, operator: atLeast(call.role, 'admin') };
-        const answer = await readShouts(store, call.boardId, reader, { since: query.since, workId: query.workId, limit }, ctx.now);
-        return { status: 200, body: { shouts: answer.map(view), next: answer.length ? answer.at(-1)!._id : (query.since ?? null) } };
+        const back = query.before !== undefined || query.order === 'newest';
+        const answer = await readShouts(store, call.boardId, reader, { since: query.since, before: query.before, newest: back, workId: query.workId, limit }, ctx.now);
+        const next = back ? (answer.length === limit ? answer.at(-1)!._id : null) : answer.length ? answer.at(-1)!._id : (query.since ?? null);
+        return { status: 200, body: { shouts: answer.map(shoutView), next } };
       },
     }),
   ];

@@ -4,11 +4,11 @@ import type { BoardStats } from '../../machines/board-stats.js';
 import { boardMetrics } from '../board/metrics.js';
 import { agentsOnline, ONLINE_WITHIN_MS, recordHeartbeat, rosterOf, seenOn } from '../board/presence.js';
 import { lastActivityOf, statusOf } from '../board/status.js';
+import { eventView } from '../ws/board-view.js';
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type Route } from '../http/route.js';
 import { intInRange } from '../int-in-range.js';
 import { historySince } from '../plans.js';
-import type { EventRecord } from '../../store/ports/store.js';
 import type { RouteDeps } from './deps.js';
 
 const ActivityQuery = z.object({ before: z.string().regex(/^\d{1,12}$/).optional().describe('A seq of at least 1 (0 is 400 INVALID_CURSOR): events older than it.'), limit: z.string().optional() });
@@ -50,7 +50,6 @@ const Metrics = z.object({
 const ACTIVITY_DEFAULT = 50;
 const ACTIVITY_MAX = 200;
 const base = { group: 'board', auth: 'bearer-or-session', project: 'required', rateHeaders: true, bodyKind: 'none', rate: 'read' } as const;
-const eventView = (e: EventRecord) => ({ seq: e.seq, type: e.type, actor: e.actor, workId: e.workId, at: new Date(e.at).toISOString(), data: e.data });
 
 export function statusRoutes(deps: RouteDeps): Route[] {
   const { boards, store } = deps;
@@ -123,7 +122,7 @@ export function statusRoutes(deps: RouteDeps): Route[] {
       method: 'post',
       path: '/api/status/heartbeat',
       summary: `Record presence (member): status, note, the item worked on. An agent is online when seen within ${ONLINE_WITHIN_MS / 1000} s.`,
-      description: 'Draws on the request budget only, like the claim/lease lifecycle.',
+      description: 'Draws on the request budget only, like the claim/lease lifecycle. Pushed to the board’s sockets that watch the `presence` topic (not logged).',
       bodyKind: 'json',
       body: HeartbeatInput,
       rate: 'lifecycle',
@@ -131,7 +130,9 @@ export function statusRoutes(deps: RouteDeps): Route[] {
       responses: { 200: { description: 'Recorded.', schema: z.object({ principal: z.string(), seenAt: z.string() }) } },
       async handler({ ctx, body }) {
         const call = boards.enter(ctx, 'member', 'status', body.workId);
-        await recordHeartbeat(store, call.boardId, call.principal, { status: body.status, note: body.note, workId: body.workId ?? null }, ctx.now);
+        const beat = { status: body.status, note: body.note, workId: body.workId ?? null };
+        await recordHeartbeat(store, call.boardId, call.principal, beat, ctx.now);
+        deps.notify({ kind: 'presence', boardId: call.boardId, presence: { principal: call.principal, ...beat, seenAt: ctx.now } });
         return { status: 200, body: { principal: call.principal, seenAt: new Date(ctx.now).toISOString() } };
       },
     }),

@@ -1,8 +1,9 @@
 // The sockets of this node and their board subscriptions. A subscription starts from the log
 // (`since`) or from the board's current seq, then goes live; every event is sent once and in
 // seq order: events older than what was sent are dropped, and a hole (a lost bus message) is
-// filled from the log before anything after it goes out.
-import type { CommittedEvent } from '../../actors/board-actor.js';
+// filled from the log before anything after it goes out. A subscription may instead start from a
+// snapshot of the board (board-view.ts), and may watch the roster (`presence`).
+import type { Committed, CommittedEvent } from '../../actors/board-actor.js';
 import type { Identity } from '../auth/identity.js';
 import type { ProjectSelector, SelectedProject } from '../auth/project-selection.js';
 import { errorEnvelope, errorRecord } from '../errors/envelope.js';
@@ -12,6 +13,8 @@ import { describeIssue } from '../errors/validation-issue.js';
 import type { Store } from '../../store/ports/store.js';
 import { CLOSE, ClientMessage, SOCKET_BUDGET, topicOf, type Topic } from './protocol.js';
 import type { Notice } from '../bus/bus.js';
+import { presenceView } from '../board/presence.js';
+import { missedShouts, presenceMessage, rosterMessage, snapshotMessages } from './board-view.js';
 
 export interface Connection {
   readonly id: number;
@@ -51,7 +54,9 @@ interface SocketState {
 
 export interface HubDeps {
   selector: ProjectSelector;
-  store: Pick<Store, 'boards' | 'events' | 'shouts' | 'tokens'>;
+  store: Pick<Store, 'boards' | 'events' | 'shouts' | 'tokens' | 'presence'>;
+  /** The board as last committed, for a subscription that starts from a snapshot. */
+  readBoard(boardId: string): Promise<Committed>;
   /** Copies a board's last commit into the log if it is not there yet. */
   syncLog(boardId: string): Promise<void>;
   /** Whether a socket's credential still stands. */
@@ -129,6 +134,11 @@ export class Hub {
       return;
     }
     if (notice.kind === 'membership') return this.membershipChanged(notice);
+    if (notice.kind === 'presence') {
+      const message = presenceMessage(notice.boardId, presenceView(notice.presence));
+      for (const [conn, sub] of this.watchers.get(notice.boardId) ?? []) if (sub.topics.has('presence')) this.transmit(conn, message);
+      return;
+    }
     this.revoked(notice);
   }
 
@@ -185,7 +195,7 @@ export class Hub {
       this.unwatch(conn, msg.boardId);
       return void this.transmit(conn, JSON.stringify({ type: 'unsubscribed', boardId: msg.boardId }));
     }
-    await this.subscribe(conn, msg.boardId, new Set(msg.topics), msg.since);
+    await this.subscribe(conn, msg.boardId, new Set(msg.topics), { since: msg.since, snapshot: msg.snapshot === true, shoutsAfter: msg.shoutsAfter });
   }
 
   /** Counts one message against the socket's budget; false once it is spent. */
@@ -296,7 +306,7 @@ export class Hub {
    * Starts watching a board: from `since` through the log, then live. A repeated subscribe to a
    * board the socket already watches merges its topics into that subscription (no second replay).
    */
-  private async subscribe(conn: Connection, boardId: string, topics: Set<Topic>, since: number | undefined): Promise<void> {
+  private async subscribe(conn: Connection, boardId: string, topics: Set<Topic>, start: Start): Promise<void> {
     const state = this.connections.get(conn);
     if (!state) return;
     const existing = state.subs.get(boardId);
@@ -309,10 +319,12 @@ export class Hub {
     }
     const { project, probe } = await this.membership(conn, boardId);
     let sub: Subscription;
+    let name = '';
     try {
       if (!project) return this.error(conn, 'PROJECT_SCOPE_DENIED', 'That board does not exist or this credential cannot reach it.', { boardId });
       if (!this.connections.has(conn) || state.subs.has(boardId)) return; // closed, or subscribed meanwhile
       sub = { topics, role: project.role, operator: project.role === 'admin' || project.role === 'owner', lastSeq: -1, held: [] }; // hold live events from now on
+      name = project.name;
       this.watch(conn, boardId, sub);
     } finally {
       this.probes.delete(probe);
@@ -321,7 +333,7 @@ export class Hub {
     if (probe.stale) return this.drop(conn, boardId, 'Your access to this board changed; subscribe again.');
     // An earlier subscription's replay (since unsubscribed) ends at its next page; wait for it.
     await state.replays.get(boardId);
-    const replay = this.startFrom(conn, boardId, sub, project.role, since);
+    const replay = this.startFrom(conn, boardId, sub, { role: project.role, name }, start);
     state.replays.set(boardId, replay);
     try {
       await replay;
@@ -363,18 +375,31 @@ export class Hub {
     return this.deps.selector.reachable({ ...identity, role: token.role, accountId: token.accountId }, boardId);
   }
 
-  private async startFrom(conn: Connection, boardId: string, sub: Subscription, role: string, since: number | undefined): Promise<void> {
+  private async startFrom(conn: Connection, boardId: string, sub: Subscription, project: { role: string; name: string }, start: Start): Promise<void> {
+    // A snapshot's board is read before the log is synced, so the log holds every event up to its seq.
+    const committed = start.snapshot ? await this.deps.readBoard(boardId) : null;
     await this.deps.syncLog(boardId);
-    const head = (await this.deps.store.boards.select({ _id: boardId }, ['lastSeq']))[0]?.lastSeq ?? 0;
-    const oldest = (await this.deps.store.events.select({ boardId }, ['seq'], { sort: [['seq', 1]], limit: 1 }))[0]?.seq ?? head + 1;
+    const reader = { principal: conn.identity.principal, operator: sub.operator };
+    const shouts = sub.topics.has('shouts') || sub.topics.has('activity');
+    const snapshot = committed ? await snapshotMessages(this.deps.store, { boardId, name: project.name, committed, reader, shouts, now: this.deps.clock() }) : null;
+    const head = snapshot?.seq ?? (await this.deps.store.boards.select({ _id: boardId }, ['lastSeq']))[0]?.lastSeq ?? 0;
+    const oldest = snapshot ? 0 : ((await this.deps.store.events.select({ boardId }, ['seq'], { sort: [['seq', 1]], limit: 1 }))[0]?.seq ?? head + 1);
+    const since = snapshot ? undefined : start.since;
     let resync = false;
     if (since === undefined || since > head) sub.lastSeq = head;
     else if (since + 1 < oldest) {
       resync = true; // the log no longer holds what was missed: reload status, then go live
       sub.lastSeq = head;
     } else sub.lastSeq = since;
-    this.transmit(conn, JSON.stringify({ type: 'subscribed', boardId, topics: [...sub.topics], seq: sub.lastSeq, role }));
+    this.transmit(conn, JSON.stringify({ type: 'subscribed', boardId, topics: [...sub.topics], seq: sub.lastSeq, role: project.role }));
     if (resync) this.transmit(conn, JSON.stringify({ type: 'resync', boardId, seq: head, reason: 'Events since that seq are no longer retained; reload GET /api/status.' }));
+    for (const message of snapshot?.messages ?? []) {
+      if (conn.backlog() > REPLAY_BACKLOG) await conn.drained();
+      if (!this.current(conn, boardId, sub)) return;
+      this.transmit(conn, message);
+    }
+    if (sub.topics.has('presence')) this.transmit(conn, await rosterMessage(this.deps.store, boardId));
+    if (shouts && start.shoutsAfter !== undefined && !snapshot) for (const message of await missedShouts(this.deps.store, boardId, reader, start.shoutsAfter, this.deps.clock())) this.transmit(conn, message);
     await this.catchUp(conn, boardId, sub);
   }
 
@@ -449,6 +474,13 @@ export class Hub {
     const record = errorRecord(code, this.deps.publicUrl, this.deps.observer.resolution(code));
     this.transmit(conn, JSON.stringify({ type: 'error', ...errorEnvelope(record, message, `ws-${conn.id}-${++this.errors}`, details) }));
   }
+}
+
+/** Where a subscription starts: after `since`, or from a snapshot of the board; shouts after `shoutsAfter` first. */
+interface Start {
+  since?: number;
+  snapshot: boolean;
+  shoutsAfter?: string;
 }
 
 const inSeqOrder = (events: CommittedEvent[]): CommittedEvent[] => (events.every((e, i) => i === 0 || events[i - 1]!.seq < e.seq) ? events : [...events].sort((a, b) => a.seq - b.seq));

@@ -1,11 +1,22 @@
-// The WebSocket protocol (ARCHITECTURE.md): JSON messages, validated like every other input.
+// The WebSocket protocol (ARCHITECTURE.md): JSON messages, validated like every other input, and
+// its description for the OpenAPI document (kept here, beside what it describes).
 import { z } from 'zod';
 
-export const TOPICS = ['items', 'leases', 'shouts', 'activity'] as const;
+/** Board event topics; `presence` is no event topic: the roster on subscribe, then each heartbeat. */
+export const TOPICS = ['items', 'leases', 'shouts', 'activity', 'presence'] as const;
 export type Topic = (typeof TOPICS)[number];
 
 export const ClientMessage = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('subscribe'), boardId: z.string().min(1).max(64), topics: z.array(z.enum(TOPICS)).min(1).max(4).default(['activity']), since: z.number().int().min(0).optional() }),
+  z.strictObject({
+    type: z.literal('subscribe'),
+    boardId: z.string().min(1).max(64),
+    topics: z.array(z.enum(TOPICS)).min(1).max(TOPICS.length).default(['activity']),
+    since: z.number().int().min(0).optional(),
+    /** Start from the board as it stands (its items in pages, newest events and shouts) instead of from `since`. */
+    snapshot: z.boolean().optional(),
+    /** The last shout id the client has: the shouts after it are sent before live ones (shouts are not in the event log). */
+    shoutsAfter: z.string().min(1).max(200).optional(),
+  }),
   z.strictObject({ type: z.literal('unsubscribe'), boardId: z.string().min(1).max(64) }),
   z.strictObject({ type: z.literal('ping') }),
 ]);
@@ -23,3 +34,21 @@ export const CLOSE = { slowConsumer: 4008, revoked: 4001, overBudget: 4029, shut
 
 /** What one socket may cost: messages per window, boards watched at once. */
 export const SOCKET_BUDGET = { messages: 100, windowMs: 10_000, subscriptions: 50 } as const;
+
+/** Items per `snapshot` message, and the newest events and shouts its last page carries. */
+export const SNAPSHOT = { pageSize: 500, recent: 50 } as const;
+
+/** How GET /api/ws works, for the OpenAPI document. */
+export const SOCKET_DESCRIPTION =
+  'Upgrade with a session cookie or `Authorization: Bearer`; a browser upgrade from a foreign Origin is refused (403 CSRF_REJECTED). A GET that asks for no upgrade (no Sec-WebSocket-Key) answers 404 NOT_FOUND. JSON messages. ' +
+  'Client: `{type: "subscribe", boardId, topics: [items|leases|shouts|activity|presence], since?, snapshot?, shoutsAfter?}`, `{type: "unsubscribe", boardId}`, `{type: "ping"}`. ' +
+  'Server: `{type: "subscribed", boardId, topics, seq, role}`, `{type: "event", boardId, seq, event: {type, actor, workId, at, data}}` (every event once, in seq order; with `since` the missed ones are replayed from the log first), ' +
+  '`{type: "shout", boardId, shout}` for shouts (direct ones only to sender, addressee and operators; reaching the addressee sets deliveredAt), ' +
+  '`{type: "resync", boardId, seq}` when `since` is older than the retained log (reload GET /api/status, or subscribe again with `snapshot`), `{type: "unsubscribed", boardId, reason?}` (after unsubscribe, or when the board is deleted), `{type: "pong"}`, and `{type: "error", error}` with the REST error envelope (e.g. PROJECT_SCOPE_DENIED for a board the credential cannot reach). ' +
+  'An event about an item carries `data.item`: that item as the commit left it, as a patch over GET /api/items/{workId} (workId, version and state always, every changed field besides; all fields for a new item); a reorder carries `data.items`, the patches of the items it ranked. Apply a patch over an item of a lower version. No lease id is ever in an event. ' +
+  `\`snapshot: true\` starts from the board as it stands instead of from \`since\`: after \`subscribed\` come \`{type: "snapshot", boardId, seq, name, total, part, last, items}\` messages (${SNAPSHOT.pageSize} items each, card fields: the item without description, criteria, doctrine, spec and progress), the last one also with \`recent\` (the newest ${SNAPSHOT.recent} events, newest first) and, for the shouts or activity topic, \`shouts\` (the newest ${SNAPSHOT.recent} the subscriber may see, newest first); then every event after \`seq\`. ` +
+  '`shoutsAfter` (a shout id) sends the shouts posted after it before live ones, for a client resuming with `since`. ' +
+  'The `presence` topic sends `{type: "roster", boardId, agents: [{principal, status, note, workId, lastSeenAt}], onlineWithinMs}` on every subscribe and `{type: "presence", boardId, agent}` for each heartbeat (POST /api/status/heartbeat); an agent is online when seen within onlineWithinMs. ' +
+  'A lease holder gets `lease.expiring` (seq null) and `lease.expired` events for its own leases without subscribing. ' +
+  `Close codes: 4001 the credential was revoked (logout, token revoked or reissued, password or email change, the board or account deleted); 4008 slow consumer (more than 1 MiB was waiting; reconnect with \`since\`); 4029 over budget (more than ${SOCKET_BUDGET.messages} messages in ${SOCKET_BUDGET.windowMs / 1000} s); 1009 a message over 64 KiB; 1001 the node is shutting down (reconnect, to any node, with \`since\`). Idle sockets are pinged. One socket watches at most ${SOCKET_BUDGET.subscriptions} boards (an error SUBSCRIPTION_LIMIT beyond); a subscribe to a board the socket already watches merges its topics into that subscription (\`merged: true\`, no second replay). ` +
+  'Nothing read over the socket draws on the REST request budget; the socket has its own message budget.';
