@@ -4,11 +4,11 @@
 // once that write is durable. A lost race (another node committed first) reloads and decides the
 // batch again. Decisions are pure functions of the board and the time; the actor does the I/O.
 // Committed boards are immutable, so reads are served from the one this node holds whenever the
-// store's version says it is still the latest.
-import { boardFrom, nextExpiry, type Board, type BoardItem } from '../machines/board.js';
+// store's version says it is still the latest; when it is behind, only what changed since is read.
+import { boardFrom, nextExpiry, withStored, type Board, type BoardItem } from '../machines/board.js';
 import { foldStats, type BoardStats } from '../machines/board-stats.js';
 import type { Decide, NewEvent } from '../machines/board-decision.js';
-import type { BoardRecord, EventRecord, Header, Store } from '../store/ports/store.js';
+import type { BoardRecord, EventRecord, ItemWrites, LoadedBoard, Store } from '../store/ports/store.js';
 
 export type CommittedEvent = Omit<EventRecord, 'version' | '_id'>;
 
@@ -39,8 +39,8 @@ const COMMIT_ATTEMPTS = 16;
 
 export interface Committed {
   board: Board;
-  /** The stored board without its items (they are in `board`). */
-  record: Header<BoardRecord>;
+  /** The stored header (the items are in `board`). */
+  record: BoardRecord;
 }
 
 interface Pending {
@@ -55,14 +55,16 @@ function endsQuiet(before: Committed, now: number): boolean {
   return last !== undefined && now - last >= QUIET_MS;
 }
 
-function boardOf(record: BoardRecord): Board {
-  return boardFrom(Object.values(record.items as Record<string, BoardItem>), record.nextWorkSeq, record.nextFencingToken, record.retiredLeases ?? []);
+function boardOf({ record, items }: LoadedBoard): Board {
+  return boardFrom(items as BoardItem[], record.nextWorkSeq, record.nextFencingToken, record.retiredLeases ?? []);
 }
 
 export class BoardActor {
   private readonly mailbox: Pending[] = [];
   private running = false;
   private current: Committed | null = null;
+  /** Another node committed after `current`: it is brought up to date before the next decision. */
+  private behind = false;
   /** The copy of the last committed outbox to the log (copies run one after another). */
   private logged: Promise<void> = Promise.resolve();
   private readonly listeners = new Set<BoardListener>();
@@ -90,7 +92,7 @@ export class BoardActor {
 
   /**
    * The latest committed board. The one this node holds is used when the store's version (one
-   * small read, no items) says nobody committed since; otherwise the board is loaded again.
+   * small read, no items) says nobody committed since; otherwise what changed since is read.
    */
   async read(): Promise<Committed> {
     this.lastUsed = this.clock();
@@ -98,7 +100,7 @@ export class BoardActor {
     if (version === null) throw new BoardMissingError(this.boardId);
     const held = this.current;
     if (held && held.record.version >= version) return held;
-    return this.load();
+    return this.refresh();
   }
 
   /** The board this node last committed or loaded, without asking the store (may be behind another node). */
@@ -120,7 +122,7 @@ export class BoardActor {
 
   /** Another node committed up to `seq`: a held board older than that is reloaded before the next command. */
   saw(seq: number): void {
-    if (this.current && this.current.record.lastSeq < seq) this.current = null;
+    if (this.current && this.current.record.lastSeq < seq) this.behind = true;
   }
 
   subscribe(listener: BoardListener): () => void {
@@ -146,7 +148,7 @@ export class BoardActor {
   private async commit(batch: Pending[]): Promise<void> {
     try {
       for (let attempt = 0; attempt < COMMIT_ATTEMPTS; attempt++) {
-        const current = this.current ?? (await this.load());
+        const current = this.current && !this.behind ? this.current : await this.refresh();
         const now = this.clock();
         const outcomes: ({ ok: true; reply: unknown } | { ok: false; error: unknown })[] = [];
         const events: CommittedEvent[] = [];
@@ -163,11 +165,11 @@ export class BoardActor {
             outcomes.push({ ok: false, error });
           }
         }
-        let record: Header<BoardRecord> | null = null;
+        let record: BoardRecord | null = null;
         if (board !== current.board || events.length) {
           record = await this.write(current, board, changed, events);
           if (!record) {
-            this.current = null; // another node committed first: reload and decide again
+            this.behind = true; // another node committed first: catch up and decide again
             continue;
           }
           this.current = { record, board };
@@ -202,25 +204,26 @@ export class BoardActor {
     return { ...e, boardId: this.boardId, seq, at };
   }
 
-  /** One version-checked write of what the batch changed: the changed (or removed) items, the counters, the outbox. */
-  private write(current: Committed, board: Board, changed: ReadonlySet<string>, events: CommittedEvent[]): Promise<Header<BoardRecord> | null> {
-    const set: Record<string, unknown> = {
+  /** One version-checked commit of what the batch changed: the changed (or removed) items, the counters, the outbox. */
+  private async write(current: Committed, board: Board, changed: ReadonlySet<string>, events: CommittedEvent[]): Promise<BoardRecord | null> {
+    const set: Partial<BoardRecord> = {
       nextWorkSeq: board.nextWorkSeq,
       nextFencingToken: board.nextFencingToken,
       lastSeq: current.record.lastSeq + events.length,
       nextDeadline: nextExpiry(board),
       outbox: events.map((e) => ({ _id: `${e.boardId}:${e.seq}`, ...e })),
       counts: { ...board.index.counts },
-      stats: foldStats(current.record.stats as BoardStats | undefined, events, board),
+      stats: foldStats(current.record.stats as BoardStats | undefined, events, board) as unknown as Record<string, unknown>,
     };
-    if (board.retired !== current.board.retired) set.retiredLeases = board.retired;
-    const removed: string[] = [];
+    if (board.retired !== current.board.retired) set.retiredLeases = [...board.retired];
+    const writes: ItemWrites = { put: [], removed: [] };
     for (const workId of changed) {
       const item = board.items.get(workId);
-      if (item) set[`items.${workId}`] = item;
-      else removed.push(`items.${workId}`);
+      if (item) (writes.put as BoardItem[]).push(item);
+      else (writes.removed as string[]).push(workId);
     }
-    return this.ports.boards.patch(this.boardId, current.record.version, set, removed);
+    const landed = await this.ports.boards.commit(this.boardId, current.record.version, set, writes);
+    return landed ? { ...current.record, ...set, version: current.record.version + 1 } : null;
   }
 
   /** Listeners run after the commit; one that throws is reported and never undoes the reply. */
@@ -234,14 +237,25 @@ export class BoardActor {
     }
   }
 
-  private async load(): Promise<Committed> {
-    const stored = await this.ports.boards.get(this.boardId);
-    if (!stored) throw new BoardMissingError(this.boardId);
-    await this.copyToLog(stored.outbox);
-    const { items: _items, ...record } = stored;
-    const loaded: Committed = { record, board: boardOf(stored) };
-    // A commit that finished while this load was reading is newer: keep it.
-    if (!this.current || this.current.record.version < record.version) this.current = loaded;
+  /** The board as stored: what changed since the held one when there is one, else the whole board. */
+  private async refresh(): Promise<Committed> {
+    const held = this.current;
+    this.behind = false; // a notice of a later commit arriving meanwhile sets it again
+    let loaded: Committed;
+    if (held) {
+      const delta = await this.ports.boards.changesSince(this.boardId, held.record.version);
+      if (!delta) throw new BoardMissingError(this.boardId);
+      const { record } = delta;
+      const board = withStored(held.board, delta.items as BoardItem[], delta.removed, { nextWorkSeq: record.nextWorkSeq, nextFencingToken: record.nextFencingToken, retired: record.retiredLeases ?? [] });
+      loaded = { record, board };
+    } else {
+      const stored = await this.ports.boards.load(this.boardId);
+      if (!stored) throw new BoardMissingError(this.boardId);
+      loaded = { record: stored.record, board: boardOf(stored) };
+    }
+    await this.copyToLog(loaded.record.outbox);
+    // A commit that finished while this read was under way is newer: keep it.
+    if (!this.current || this.current.record.version <= loaded.record.version) this.current = loaded;
     return this.current;
   }
 
@@ -254,7 +268,7 @@ export class BoardActor {
     try {
       await this.ports.events.insertMissing((outbox ?? []).map((event) => ({ ...event, version: 1 })));
     } catch {
-      this.current = null;
+      this.behind = true;
     }
   }
 }

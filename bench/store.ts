@@ -119,10 +119,10 @@ function item(n: number, rev = 0): Record<string, unknown> {
 }
 
 function board(id: string, size: number): BoardRecord {
-  const items: Record<string, unknown> = {};
-  for (let n = 1; n <= size; n++) items[`W-${n}`] = item(n);
-  return { _id: id, version: 1, nextWorkSeq: size + 1, nextFencingToken: 1, lastSeq: 0, items, nextDeadline: null };
+  return { _id: id, version: 1, nextWorkSeq: size + 1, nextFencingToken: 1, lastSeq: 0, nextDeadline: null };
 }
+
+const itemsOf = (size: number) => Array.from({ length: size }, (_, i) => ({ workId: `W-${i + 1}`, ...item(i + 1) }));
 
 function account(i: number): AccountRecord {
   return {
@@ -193,24 +193,34 @@ async function boards(): Promise<void> {
   try {
     for (const size of BOARD_SIZES) {
       const id = projectId(size);
-      const [, insertMs] = await timed(() => store.boards.insert(board(id, size)));
+      const [, insertMs] = await timed(async () => {
+        await store.boards.insert(board(id, size));
+        await store.boards.commit(id, 1, { lastSeq: 1 }, { put: itemsOf(size), removed: [] });
+      });
       row('board', `insert board of ${size} items`, insertMs.toFixed(1), 'ms');
-      let version = 1;
+      let version = 2;
       const patchMs: number[] = [];
       for (let i = 0; i < PATCHES; i++) {
-        const [next, ms] = await timed(() => store.boards.patch(id, version, { 'items.W-7': item(7, i + 1), lastSeq: i + 1 }));
-        if (!next) throw new Error(`boards.patch lost its version on ${id}`);
-        version = next.version;
+        const [landed, ms] = await timed(() => store.boards.commit(id, version, { lastSeq: i + 2 }, { put: [{ workId: 'W-7', ...item(7, i + 1) }], removed: [] }));
+        if (!landed) throw new Error(`boards.commit lost its version on ${id}`);
+        version++;
         patchMs.push(ms);
       }
-      latencyRow('board', `patch one item, ${size} items`, patchMs);
+      latencyRow('board', `commit one item, ${size} items`, patchMs);
       const getMs: number[] = [];
       for (let i = 0; i < FULL_READS; i++) {
-        const [doc, ms] = await timed(() => store.boards.get(id));
-        if (!doc || Object.keys(doc.items).length !== size) throw new Error(`boards.get read a wrong board ${id}`);
+        const [doc, ms] = await timed(() => store.boards.load(id));
+        if (!doc || doc.items.length !== size) throw new Error(`boards.load read a wrong board ${id}`);
         getMs.push(ms);
       }
-      latencyRow('board', `get (full read), ${size} items`, getMs);
+      latencyRow('board', `load (full read), ${size} items`, getMs);
+      const sinceMs: number[] = [];
+      for (let i = 0; i < FULL_READS; i++) {
+        const [changes, ms] = await timed(() => store.boards.changesSince(id, version - 2));
+        if (changes?.items.length !== 1) throw new Error(`boards.changesSince read a wrong change on ${id}`);
+        sinceMs.push(ms);
+      }
+      latencyRow('board', `changes since two commits ago, ${size} items`, sinceMs);
     }
   } finally {
     await store.close();

@@ -62,6 +62,20 @@ export function boardFrom(items: Iterable<BoardItem>, nextWorkSeq: number, nextF
   };
 }
 
+/**
+ * `board` brought up to date with what another node committed since it was built: the items
+ * written since, the work ids removed since, and the stored counters and retired leases.
+ */
+export function withStored(board: Board, items: Iterable<BoardItem>, removed: Iterable<string>, stored: Pick<Board, 'nextWorkSeq' | 'nextFencingToken' | 'retired'>): Board {
+  const draft = new BoardDraft(board);
+  for (const item of items) draft.put(item);
+  for (const workId of removed) draft.remove(workId, 'removed');
+  draft.retired = stored.retired;
+  draft.nextWorkSeq = stored.nextWorkSeq;
+  draft.nextFencingToken = stored.nextFencingToken;
+  return draft.finish();
+}
+
 export const emptyBoard = (nextWorkSeq = 1, nextFencingToken = 1): Board => boardFrom([], nextWorkSeq, nextFencingToken);
 
 /** A board being changed by one decision: reads see its own writes; `finish` makes the next board. */

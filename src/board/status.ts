@@ -2,7 +2,7 @@
 // facts that live outside it read by the caller: how many agents are online, and when the board
 // last changed.
 import { chain, countsByState, liveLeases, priorityChain, stalled, type Board } from '../../machines/board.js';
-import type { BoardRecord, Header, Store } from '../../store/ports/store.js';
+import type { BoardRecord, Store } from '../../store/ports/store.js';
 
 export const CHAIN_HEAD_SIZE = 10;
 
@@ -10,7 +10,7 @@ export interface StatusInput {
   projectId: string;
   name: string;
   board: Board;
-  record: Pick<Header<BoardRecord>, 'version' | 'lastSeq'>;
+  record: Pick<BoardRecord, 'version' | 'lastSeq'>;
   agentsOnline: number;
   /** When the board's newest event was appended, or null before the first. */
   lastActivityAt: number | null;
@@ -42,7 +42,7 @@ export function statusOf(input: StatusInput) {
  * When the board last changed: its newest event (seq `lastSeq`), read from the last commit's
  * outbox the actor holds, else from the log; null on a board with no events yet.
  */
-export async function lastActivityOf(store: Pick<Store, 'events'>, boardId: string, record: Pick<Header<BoardRecord>, 'lastSeq' | 'outbox'>): Promise<number | null> {
+export async function lastActivityOf(store: Pick<Store, 'events'>, boardId: string, record: Pick<BoardRecord, 'lastSeq' | 'outbox'>): Promise<number | null> {
   if (record.lastSeq === 0) return null;
   const held = record.outbox?.at(-1);
   if (held?.seq === record.lastSeq) return held.at;

@@ -1,11 +1,12 @@
 // The embedded store: LMDB under DATA_DIR (data.mdb and lock.mdb), one database per collection,
-// per index and per field stored apart, all in one environment so a write spans them atomically.
+// per index, and for boards' items, all in one environment so a write spans them atomically.
 // One process holds the directory at a time (see dir-lock.ts).
 import { mkdir, readdir } from 'node:fs/promises';
-import { open, type Database, type Key } from 'lmdb';
-import { COLLECTION_NAMES, SCHEMA, STORED_APART, StoreUnavailableError, type CollectionName, type Collections, type Store } from '../ports/store.js';
+import { open, type Database } from 'lmdb';
+import { COLLECTION_NAMES, SCHEMA, StoreUnavailableError, type CollectionName, type Collections, type Store, type StoredItem } from '../ports/store.js';
 import { lockDir } from './dir-lock.js';
-import { LmdbCollection, type CollectionDbs } from './lmdb-collection.js';
+import { LmdbBoards } from './lmdb-boards.js';
+import { LmdbCollection, type CollectionDbs, type Key } from './lmdb-collection.js';
 import { Writer } from './writer.js';
 
 /** What the hand-written journal of earlier versions left in a data directory. */
@@ -29,17 +30,17 @@ export async function openEmbeddedStore(dataDir: string): Promise<Store> {
     eventTurnBatching: false,
   });
   const writer = new Writer(env, env.openDB({ name: '_meta' }));
-  const collections = Object.fromEntries(
-    COLLECTION_NAMES.map((name) => {
-      const apart = STORED_APART[name];
-      const dbs: CollectionDbs = {
-        docs: env.openDB({ name, useVersions: true }),
-        indexes: SCHEMA[name].map((spec) => ({ spec, db: env.openDB({ name: `${name}.${spec.name}` }) as Database<string, Key[]> })),
-        apart: apart ? { field: apart, db: env.openDB({ name: `${name}.${apart}` }) } : null,
-      };
-      return [name, new LmdbCollection(name, dbs, writer)];
-    }),
-  ) as unknown as Record<CollectionName, LmdbCollection<never>>;
+  const dbsOf = (name: CollectionName): CollectionDbs => ({
+    docs: env.openDB({ name, useVersions: true }),
+    indexes: SCHEMA[name].map((spec) => ({ spec, db: env.openDB({ name: `${name}.${spec.name}` }) as Database<string, Key> })),
+  });
+  const boards = new LmdbBoards(dbsOf('boards'), writer, { items: env.openDB({ name: 'boards.entries' }), versions: env.openDB({ name: 'boards.versions' }) });
+  // Earlier versions kept a board's items under `boards.items`, without the board version that wrote each.
+  await boards.migrate(env.openDB<StoredItem, Key>({ name: 'boards.items' }));
+  const collections = Object.fromEntries(COLLECTION_NAMES.map((name) => [name, name === 'boards' ? boards : new LmdbCollection(name, dbsOf(name), writer)])) as unknown as Record<
+    CollectionName,
+    LmdbCollection<never>
+  >;
 
   let closed = false;
   return {

@@ -1,24 +1,19 @@
 // One collection on LMDB. Documents live in their own database keyed by _id; each declared index
 // is an ordered key space ([...values] → _id when unique, [...values, _id] → _id otherwise)
 // written in the same transaction as its document, so finds read a key range instead of
-// scanning. A field stored apart (a board's items) keeps one entry per key ([_id, key] → value):
-// a write touches only the entries it changes, and a read that does not ask for the field never
-// decodes it.
+// scanning.
 import { getLastVersion, type Database, type Key as LmdbKey } from 'lmdb';
-import { DuplicateKeyError, type Changes, type Collection, type Doc, type Filter, type FindOptions, type Header, type ApartField, type IndexSpec, type Selected } from '../ports/store.js';
+import { DuplicateKeyError, type Changes, type Collection, type Doc, type Filter, type FindOptions, type IndexSpec, type Selected } from '../ports/store.js';
 import { HIGH, keyValue, planFor, type Plan } from './plan.js';
-import { setPath, unsetPath } from './paths.js';
 import { matches, order } from './query.js';
 import type { Writer } from './writer.js';
 
-type Row = Record<string, unknown>;
-type Key = LmdbKey[];
+export type Row = Record<string, unknown>;
+export type Key = LmdbKey[];
 
 export interface CollectionDbs {
   docs: Database<Row, string>;
   indexes: { spec: IndexSpec; db: Database<string, Key> }[];
-  /** The field stored apart, one entry per key, if the collection has one. */
-  apart: { field: ApartField; db: Database<unknown, Key> } | null;
 }
 
 const DELETE_CHUNK = 500;
@@ -28,35 +23,27 @@ const indexKey = (spec: IndexSpec, doc: Row): Key => {
   return spec.unique ? values : [...values, doc._id as string];
 };
 const sameKey = (a: Key, b: Key): boolean => a.length === b.length && a.every((v, i) => v === b[i]);
-/** Every entry of one document's apart field. */
-const apartOf = (id: string) => ({ start: [id], end: [id, HIGH] });
 
 export class LmdbCollection<T extends Doc> implements Collection<T> {
   private readonly specs: IndexSpec[];
 
   constructor(
-    private readonly name: string,
-    private readonly dbs: CollectionDbs,
-    private readonly writer: Writer,
+    protected readonly name: string,
+    protected readonly dbs: CollectionDbs,
+    protected readonly writer: Writer,
   ) {
     this.specs = dbs.indexes.map((i) => i.spec);
   }
 
   async get(id: string): Promise<T | null> {
     this.writer.check();
-    return this.load(id) as T | null;
+    return this.doc(id) as T | null;
   }
 
   async versionOf(id: string): Promise<number | null> {
     this.writer.check();
     // The version rides in LMDB's entry header: nothing is decoded.
     return this.dbs.docs.getBinaryFast(id) === undefined ? null : getLastVersion();
-  }
-
-  async getEntry(id: string, key: string): Promise<unknown> {
-    this.writer.check();
-    if (!this.dbs.apart) throw new Error(`${this.name} stores no field apart`);
-    return this.dbs.apart.db.get([id, key]) ?? null;
   }
 
   async findOne(filter: Filter<T>): Promise<T | null> {
@@ -107,36 +94,8 @@ export class LmdbCollection<T extends Doc> implements Collection<T> {
       if (!current || current.version !== expectedVersion) return null;
       const next: Row = { ...current, ...set, version: expectedVersion + 1 };
       for (const field of unset) delete next[field as string];
-      this.store(next, current, unset.includes(this.dbs.apart?.field as keyof Changes<T>));
-      return this.load(id) as T;
-    });
-  }
-
-  patch(id: string, expectedVersion: number, set: Record<string, unknown>, unset: readonly string[] = []): Promise<Header<T> | null> {
-    const values = structuredClone(set);
-    return this.writer.write(() => {
-      const current = this.dbs.docs.get(id);
-      if (!current || current.version !== expectedVersion) return null;
-      const next: Row = { ...current, version: expectedVersion + 1 };
-      const apart = this.dbs.apart;
-      for (const [path, value] of Object.entries(values)) {
-        const keys = path.split('.');
-        if (!apart || keys[0] !== apart.field) setPath(next, keys, value);
-        else if (keys.length === 1) next[apart.field] = value;
-        else {
-          const entry = keys.length === 2 ? value : (apart.db.get([id, keys[1]!]) ?? {});
-          if (keys.length > 2) setPath(entry as Row, keys.slice(2), value);
-          apart.db.put([id, keys[1]!], entry);
-        }
-      }
-      for (const path of unset) {
-        const keys = path.split('.');
-        if (!apart || keys[0] !== apart.field) unsetPath(next, keys);
-        else if (keys.length === 2) apart.db.remove([id, keys[1]!]);
-        else throw new Error(`unset reaches only whole entries of ${apart.field}`);
-      }
       this.store(next, current);
-      return next as Header<T>;
+      return next as T;
     });
   }
 
@@ -170,19 +129,8 @@ export class LmdbCollection<T extends Doc> implements Collection<T> {
     return this.dbs.indexes.find((i) => i.spec === spec)!.db;
   }
 
-  /** The document with its apart field assembled, unless `fields` leaves that field out. */
-  private load(id: string, fields?: readonly string[] | null): Row | null {
-    const row = this.dbs.docs.get(id);
-    return row ? this.withApart(id, row, fields) : null;
-  }
-
-  private withApart(id: string, row: Row, fields?: readonly string[] | null): Row {
-    const apart = this.dbs.apart;
-    if (!apart || (fields && !fields.includes(apart.field))) return row;
-    const entries: Row = {};
-    for (const { key, value } of apart.db.getRange(apartOf(id))) entries[key[1] as string] = value;
-    row[apart.field] = entries;
-    return row;
+  private doc(id: string): Row | null {
+    return this.dbs.docs.get(id) ?? null;
   }
 
   /**
@@ -225,8 +173,8 @@ export class LmdbCollection<T extends Doc> implements Collection<T> {
     const sortFields = plan.ordered ? [] : (options.sort ?? [['_id', 1]]).map(([f]) => f as string);
     const need = fields && [...fields, ...sortFields];
     const read = ({ id, row, whole }: { id: string; row: Row; whole: boolean }): Row => {
-      if (whole) return this.withApart(id, row, need);
-      return need && need.every((f) => f in row) ? row : this.load(id, need)!;
+      if (whole) return row;
+      return need && need.every((f) => f in row) ? row : this.doc(id)!;
     };
     const pick = (row: Row): Row => (fields ? Object.fromEntries(['_id', ...fields].filter((f) => f in row).map((f) => [f, row[f]])) : row);
     const skip = options.skip ?? 0;
@@ -255,24 +203,15 @@ export class LmdbCollection<T extends Doc> implements Collection<T> {
   }
 
   /** Writes `row` over `previous` once no other document holds one of its unique keys (else throws: the transaction aborts). */
-  private store(row: Row, previous: Row | null, dropApart = false): void {
+  protected store(row: Row, previous: Row | null): void {
     const taken = this.takenIndex(row);
     if (taken) throw new DuplicateKeyError(this.name, taken);
-    this.put(row, previous, dropApart);
+    this.put(row, previous);
   }
 
-  /**
-   * Writes `row` over `previous`, unique keys already checked: index keys that moved are replaced,
-   * and the apart field, when `row` carries it, replaces the stored entries.
-   */
-  private put(row: Row, previous: Row | null, dropApart = false): void {
-    const apart = this.dbs.apart;
+  /** Writes `row` over `previous`, unique keys already checked: index keys that moved are replaced. */
+  private put(row: Row, previous: Row | null): void {
     const id = row._id as string;
-    if (apart && (apart.field in row || dropApart)) {
-      if (previous) this.clearApart(id);
-      for (const [key, value] of Object.entries((row[apart.field] ?? {}) as Row)) apart.db.put([id, key], value);
-      delete row[apart.field];
-    }
     for (const { spec, db } of this.dbs.indexes) {
       const next = indexKey(spec, row);
       const before = previous && indexKey(spec, previous);
@@ -283,15 +222,9 @@ export class LmdbCollection<T extends Doc> implements Collection<T> {
     this.dbs.docs.put(id, row, row.version as number);
   }
 
-  private remove(row: Row): void {
-    const id = row._id as string;
+  /** Removes `row` and its index keys (inside a write); a collection with more beside its documents removes that too. */
+  protected remove(row: Row): void {
     for (const { spec, db } of this.dbs.indexes) db.remove(indexKey(spec, row));
-    this.clearApart(id);
-    this.dbs.docs.remove(id);
-  }
-
-  private clearApart(id: string): void {
-    const apart = this.dbs.apart;
-    if (apart) for (const key of apart.db.getKeys(apartOf(id))) apart.db.remove(key);
+    this.dbs.docs.remove(row._id as string);
   }
 }

@@ -1,6 +1,7 @@
 // The MongoDB store: one driver collection per port collection, indexes ensured at start.
 import { MongoClient, type Db, type Document } from 'mongodb';
-import { COLLECTION_NAMES, SCHEMA, STORED_APART, StoreUnavailableError, type Collections, type Store } from '../ports/store.js';
+import { COLLECTION_NAMES, SCHEMA, StoreUnavailableError, type Collections, type Store } from '../ports/store.js';
+import { MongoBoards } from './mongo-boards.js';
 import { MongoCollection } from './mongo-collection.js';
 
 export interface MongoStoreOptions {
@@ -21,13 +22,18 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
   const prefix = options.prefix ?? '';
   const ferret = await isFerretDb(db);
   const guards = ferret ? { driver: db.collection<Document>(`${prefix}commit_guards`), staleAfterMs: 30_000 } : null;
+  const ensure = async (name: string, indexes: readonly { name: string; fields: readonly string[]; unique: boolean }[]) => {
+    const driver = db.collection<Document>(`${prefix}${name}`);
+    for (const index of indexes) await driver.createIndex(Object.fromEntries(index.fields.map((f) => [f, 1])), { name: index.name, unique: index.unique });
+    return driver;
+  };
+  // A board's item versions and the staged parts of large commits (mongo-boards.ts) sit beside its header.
+  const log = await ensure('boardItems', [{ name: 'boardId_v', fields: ['boardId', 'v'], unique: false }]);
+  const staging = await ensure('boardStaging', [{ name: 'stage', fields: ['stage'], unique: false }, { name: 'boardId', fields: ['boardId'], unique: false }]);
   const entries = await Promise.all(
     COLLECTION_NAMES.map(async (name) => {
-      const driver = db.collection<Document>(`${prefix}${name}`);
-      for (const index of SCHEMA[name]) {
-        await driver.createIndex(Object.fromEntries(index.fields.map((f) => [f, 1])), { name: index.name, unique: index.unique });
-      }
-      return [name, new MongoCollection(name, SCHEMA[name], driver, guards, STORED_APART[name] ?? null, !ferret)] as const;
+      const driver = await ensure(name, SCHEMA[name]);
+      return [name, name === 'boards' ? new MongoBoards(driver, log, staging, guards) : new MongoCollection(name, SCHEMA[name], driver, guards)] as const;
     }),
   );
   return {
@@ -46,7 +52,7 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
   };
 }
 
-/** FerretDB 1.x does not apply a conditional update atomically (see MongoCollection), nor project findAndModify. */
+/** FerretDB 1.x does not apply a conditional update atomically (see MongoCollection). */
 async function isFerretDb(db: Db): Promise<boolean> {
   const info = await db.admin().command({ buildInfo: 1 });
   return 'ferretdbVersion' in info;

@@ -1,7 +1,7 @@
 // One collection on MongoDB: conditional updates filtered on `version`, driver errors mapped to
 // the port's errors so callers see the same failures as on the embedded store.
 import { MongoBulkWriteError, MongoError, MongoServerError, type Collection as Driver, type Document } from 'mongodb';
-import { DuplicateKeyError, StoreUnavailableError, type ApartField, type Changes, type Collection, type Doc, type Filter, type FindOptions, type Header, type IndexSpec, type Selected } from '../ports/store.js';
+import { DuplicateKeyError, StoreUnavailableError, type Changes, type Collection, type Doc, type Filter, type FindOptions, type IndexSpec, type Selected } from '../ports/store.js';
 
 /**
  * Wire servers that evaluate a conditional update's filter apart from its write (FerretDB 1.x
@@ -15,19 +15,21 @@ export interface CommitGuards {
 }
 
 export class MongoCollection<T extends Doc> implements Collection<T> {
+  /** Fields the adapter keeps in a document that the port never shows (a board header's commit intent). */
+  private readonly hidden: Document | undefined;
+
   constructor(
-    private readonly name: string,
+    protected readonly name: string,
     private readonly indexes: readonly IndexSpec[],
-    private readonly driver: Driver<Document>,
-    private readonly guards: CommitGuards | null = null,
-    /** The field stored apart: a path in the document here, left out of what patch returns. */
-    private readonly apart: ApartField | null = null,
-    /** Whether findAndModify takes a projection (FerretDB 1.x refuses one). */
-    private readonly projects = true,
-  ) {}
+    protected readonly driver: Driver<Document>,
+    protected readonly guards: CommitGuards | null = null,
+    hidden: readonly string[] = [],
+  ) {
+    this.hidden = hidden.length ? Object.fromEntries(hidden.map((f) => [f, 0])) : undefined;
+  }
 
   get(id: string): Promise<T | null> {
-    return this.run(() => this.driver.findOne({ _id: id } as Document) as Promise<T | null>);
+    return this.run(() => this.driver.findOne({ _id: id } as Document, { projection: this.hidden }) as Promise<T | null>);
   }
 
   async versionOf(id: string): Promise<number | null> {
@@ -35,20 +37,13 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     return typeof doc?.version === 'number' ? doc.version : null;
   }
 
-  async getEntry(id: string, key: string): Promise<unknown> {
-    if (!this.apart) throw new Error(`${this.name} stores no field apart`);
-    const path = `${this.apart}.${key}`;
-    const doc = await this.run(() => this.driver.findOne({ _id: id } as Document, { projection: { [path]: 1 } }));
-    return (doc?.[this.apart] as Record<string, unknown> | undefined)?.[key] ?? null;
-  }
-
   findOne(filter: Filter<T>): Promise<T | null> {
-    return this.run(() => this.driver.findOne(filter as Document) as Promise<T | null>);
+    return this.run(() => this.driver.findOne(filter as Document, { projection: this.hidden }) as Promise<T | null>);
   }
 
   find(filter: Filter<T>, options: FindOptions<T> = {}): Promise<T[]> {
     return this.run(() => {
-      let cursor = this.driver.find(filter as Document).sort(Object.fromEntries(options.sort ?? [['_id', 1]]));
+      let cursor = this.driver.find(filter as Document, { projection: this.hidden }).sort(Object.fromEntries(options.sort ?? [['_id', 1]]));
       if (options.skip) cursor = cursor.skip(options.skip);
       if (options.limit !== undefined) cursor = cursor.limit(options.limit);
       return cursor.toArray() as unknown as Promise<T[]>;
@@ -90,22 +85,11 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     const update: Document = { $inc: { version: 1 } };
     if (Object.keys(changes).length) update.$set = changes;
     if (unset.length) update.$unset = Object.fromEntries(unset.map((f) => [f, '']));
-    return this.guarded(id, expectedVersion, null, () =>
-      this.run(
-        () => this.driver.findOneAndUpdate({ _id: id, version: expectedVersion } as Document, update, { returnDocument: 'after' }) as Promise<T | null>,
-        { _id: id, ...changes },
-      ),
-    );
-  }
-
-  patch(id: string, expectedVersion: number, set: Record<string, unknown>, unset: readonly string[] = []): Promise<Header<T> | null> {
-    const projection = this.apart && this.projects ? { [this.apart]: 0 } : undefined;
-    const update: Document = { $set: set, $inc: { version: 1 } };
-    if (unset.length) update.$unset = Object.fromEntries(unset.map((path) => [path, '']));
     return this.guarded(id, expectedVersion, null, async () => {
-      const doc = await this.run(() => this.driver.findOneAndUpdate({ _id: id, version: expectedVersion } as Document, update, { returnDocument: 'after', projection }));
-      if (doc && this.apart) delete doc[this.apart];
-      return doc as Header<T> | null;
+      // FerretDB 1.x refuses a projection on findAndModify: hidden fields are dropped here instead.
+      const doc = await this.run(() => this.driver.findOneAndUpdate({ _id: id, version: expectedVersion } as Document, update, { returnDocument: 'after' }), { _id: id, ...changes });
+      for (const field of Object.keys(this.hidden ?? {})) delete doc?.[field];
+      return doc as T | null;
     });
   }
 
@@ -116,7 +100,7 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
   }
 
   /** Runs a version-conditional write, holding the version's guard where the server needs one. */
-  private async guarded<R>(id: string, version: number, lost: R, write: () => Promise<R>): Promise<R> {
+  protected async guarded<R>(id: string, version: number, lost: R, write: () => Promise<R>): Promise<R> {
     if (!this.guards) return write();
     const guards = this.guards;
     const guardId = `${this.name}/${id}/${version}`;
@@ -150,7 +134,7 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
   }
 
   /** Runs a driver call; `attempted` is the document written, to name a violated unique index. */
-  private async run<R>(op: () => Promise<R>, attempted?: Record<string, unknown>): Promise<R> {
+  protected async run<R>(op: () => Promise<R>, attempted?: Record<string, unknown>): Promise<R> {
     try {
       return await op();
     } catch (e) {

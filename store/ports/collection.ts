@@ -25,18 +25,12 @@ export interface FindOptions<T> {
 /** Reads only `_id` and the named fields of each match (cheap for large documents). */
 export type Selected<T extends Doc, K extends keyof T> = Pick<T, '_id' | K>;
 
-/** The field name a collection may keep apart (STORED_APART), and a document without it. */
-export type ApartField = 'items';
-export type Header<T> = Omit<T, ApartField>;
-
 export type Changes<T> = Partial<Omit<T, '_id' | 'version'>>;
 
 export interface Collection<T extends Doc> {
   get(id: string): Promise<T | null>;
   /** The stored document's version, or null when there is none; the document itself is not read. */
   versionOf(id: string): Promise<number | null>;
-  /** One entry of the collection's field stored apart (STORED_APART), or null; nothing else is read. */
-  getEntry(id: string, key: string): Promise<unknown>;
   findOne(filter: Filter<T>): Promise<T | null>;
   find(filter: Filter<T>, options?: FindOptions<T>): Promise<T[]>;
   select<K extends keyof T & string>(filter: Filter<T>, fields: readonly K[], options?: FindOptions<T>): Promise<Selected<T, K>[]>;
@@ -54,13 +48,6 @@ export interface Collection<T extends Doc> {
    * bumps the version. Returns the new document, or null when missing or the version moved.
    */
   update(id: string, expectedVersion: number, changes: Changes<T>, unset?: ReadonlyArray<keyof Changes<T>>): Promise<T | null>;
-  /**
-   * Like update, but sets dotted paths (`items.W-5`) so a large document is changed in place:
-   * only what changed travels and is written. Paths must not contain `$`. Returns the new
-   * document without its field stored apart (STORED_APART), so a commit never reads it whole.
-   * `unset` names dotted paths removed in the same write (an item a rewind takes away).
-   */
-  patch(id: string, expectedVersion: number, set: Record<string, unknown>, unset?: readonly string[]): Promise<Header<T> | null>;
   /** Deletes when present (and, if given, at `expectedVersion`). */
   delete(id: string, expectedVersion?: number): Promise<boolean>;
   deleteMany(filter: Filter<T>): Promise<number>;

@@ -55,12 +55,12 @@ export interface MemberRecord extends Doc {
   acceptedAt: number;
 }
 
+/** A board's header; its items are kept beside it (ports/boards.ts). */
 export interface BoardRecord extends Doc {
   /** _id is the project id; `version` is the board version every mutation checks. */
   nextWorkSeq: number;
   nextFencingToken: number;
   lastSeq: number;
-  items: Record<string, unknown>;
   /** The nearest lease expiry on the board, so any node can find boards whose leases are due. */
   nextDeadline: number | null;
   /**

@@ -1,7 +1,8 @@
 // The collections of the store and their indexes, declared once for both adapters.
-import type { ApartField, Collection } from './collection.js';
+import type { BoardCollection } from './boards.js';
+import type { Collection } from './collection.js';
 import type {
-  AccountLockRecord, AccountRecord, AnonymousAccountRecord, AuditRecord, BillingEventRecord, BillingRecord, BoardRecord, ClaimNonceRecord, DeviceGrantRecord, EnrollmentRecord, EventRecord, InvitationRecord,
+  AccountLockRecord, AccountRecord, AnonymousAccountRecord, AuditRecord, BillingEventRecord, BillingRecord, ClaimNonceRecord, DeviceGrantRecord, EnrollmentRecord, EventRecord, InvitationRecord,
   LinkTokenRecord, MemberRecord, PresenceRecord, ProjectRecord, RestorePointRecord, SessionRecord, SharingMailRecord, ShoutRecord, TokenRecord, TransferRecord,
 } from './records.js';
 
@@ -17,7 +18,7 @@ export interface Collections {
   tokens: Collection<TokenRecord>;
   projects: Collection<ProjectRecord>;
   members: Collection<MemberRecord>;
-  boards: Collection<BoardRecord>;
+  boards: BoardCollection;
   events: Collection<EventRecord>;
   audit: Collection<AuditRecord>;
   linkTokens: Collection<LinkTokenRecord>;
@@ -64,12 +65,5 @@ export const SCHEMA: Record<CollectionName, readonly IndexSpec[]> = {
   accountLocks: [],
   sharingMails: [idx(['projectId', 'at']), idx(['projectId', 'to', 'at'])],
 };
-
-/**
- * A map field a collection keeps apart from the rest of its document, one entry per key where the
- * adapter can (a board's items): `patch` writes only the entries it names, reads that do not ask
- * for the field skip it, and `getEntry` reads one entry alone.
- */
-export const STORED_APART: Partial<Record<CollectionName, ApartField>> = { boards: 'items' };
 
 export const COLLECTION_NAMES = Object.keys(SCHEMA) as CollectionName[];

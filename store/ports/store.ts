@@ -9,6 +9,7 @@ export interface Store extends Collections {
   close(): Promise<void>;
 }
 
+export * from './boards.js';
 export * from './collection.js';
 export * from './records.js';
 export * from './schema.js';

@@ -13,14 +13,15 @@ const item = (title: string): NewItem => ({ title, description: '', type: 'task'
 describe('board actor', () => {
   let opened: OpenedStore;
   let store: Store;
-  let patches = 0;
+  let commits = 0;
+  const itemsOf = async (id: string) => new Map(((await store.boards.load(id))?.items ?? []).map((i) => [i.workId, i as unknown as { state: string }]));
   beforeEach(async () => {
     opened = await embeddedStore();
     store = opened.store;
-    await store.boards.insert({ _id: 'b', version: 1, nextWorkSeq: 1, nextFencingToken: 1, lastSeq: 0, items: {}, nextDeadline: null });
-    const patch = store.boards.patch.bind(store.boards);
-    patches = 0;
-    store.boards.patch = (...args) => (patches++, patch(...args));
+    await store.boards.insert({ _id: 'b', version: 1, nextWorkSeq: 1, nextFencingToken: 1, lastSeq: 0, nextDeadline: null });
+    const commit = store.boards.commit.bind(store.boards);
+    commits = 0;
+    store.boards.commit = (...args) => (commits++, commit(...args));
   });
   afterEach(async () => {
     await store.close();
@@ -30,7 +31,7 @@ describe('board actor', () => {
   it('decides what waits in the mailbox into one commit, answering each caller apart', async () => {
     const actor = new BoardActor('b', store, Date.now);
     await actor.ask(createItems([item('one'), item('two')], 'user:a'));
-    const before = patches;
+    const before = commits;
     const asks = [
       actor.ask(claim({ principal: 'agent:1', workId: null, purpose: 'work', ttlMs: 60_000, leaseId: 'L1' })),
       actor.ask(claim({ principal: 'agent:2', workId: null, purpose: 'work', ttlMs: 60_000, leaseId: 'L2' })),
@@ -42,10 +43,10 @@ describe('board actor', () => {
     expect((results[2] as PromiseRejectedResult).reason.code).toBe('NOTHING_READY');
     expect([(results[0] as PromiseFulfilledResult<{ workId: string }>).value.workId, (results[1] as PromiseFulfilledResult<{ workId: string }>).value.workId]).toEqual(['W-1', 'W-2']);
     // Everything waiting behind the first claim went out together: at most two commits for four commands.
-    expect(patches - before).toBeLessThanOrEqual(2);
-    const stored = (await store.boards.get('b'))!;
-    expect((stored.items['W-1'] as { state: string }).state).toBe('done');
-    expect((stored.items['W-2'] as { state: string }).state).toBe('claimed');
+    expect(commits - before).toBeLessThanOrEqual(2);
+    const stored = await itemsOf('b');
+    expect(stored.get('W-1')!.state).toBe('done');
+    expect(stored.get('W-2')!.state).toBe('claimed');
     await actor.syncLog();
     const seqs = (await store.events.select({ boardId: 'b' }, ['seq'], { sort: [['seq', 1]] })).map((e) => e.seq);
     expect(seqs).toEqual(seqs.map((_, i) => i + 1));
@@ -69,10 +70,10 @@ describe('board actor', () => {
 
   it('refuses a command beyond a full mailbox at once, as 503 BOARD_BUSY with Retry-After, and decides the rest', async () => {
     const actor = new BoardActor('b', store, Date.now);
-    const patch = store.boards.patch.bind(store.boards);
+    const commit = store.boards.commit.bind(store.boards);
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
-    store.boards.patch = async (...args) => (await held, patch(...args)); // the store is slow: commands pile up
+    store.boards.commit = async (...args) => (await held, commit(...args)); // the store is slow: commands pile up
     const asks = Array.from({ length: MAILBOX_LIMIT + 2 }, (_, i) => actor.ask(createItems([item(`item ${i}`)], 'user:a')));
     const refused = await asks.at(-1)!.then(() => null, (e: unknown) => e);
     expect(refused).toBeInstanceOf(BoardBusyError);
@@ -93,6 +94,6 @@ describe('board actor', () => {
     await actor.syncLog();
     await new Promise((r) => setTimeout(r, 20));
     expect(reported.map((e) => (e as Error).message)).toEqual(['fan-out broke']);
-    expect(Object.keys((await store.boards.get('b'))!.items)).toEqual(['W-1']);
+    expect([...(await itemsOf('b')).keys()]).toEqual(['W-1']);
   });
 });

@@ -188,45 +188,82 @@ export function storeContract(name: string, harness: StoreHarness): void {
       await expect(store.billingEvents.insert(evt)).rejects.toBeInstanceOf(DuplicateKeyError);
     });
 
-    it('patches dotted paths at the expected version, leaving the rest of the document as it was', async () => {
+    const header = (boardId: string) => ({ _id: boardId, version: 1, nextWorkSeq: 1, nextFencingToken: 1, lastSeq: 0, nextDeadline: null });
+    const work = (n: number, title = `item ${n}`) => ({ workId: `W-${n}`, title, state: 'ready' });
+    const loaded = async (boardId: string) => {
+      const board = await store.boards.load(boardId);
+      return board && { version: board.record.version, lastSeq: board.record.lastSeq, items: Object.fromEntries(board.items.map((i) => [i.workId, i])) };
+    };
+
+    it('commits a header and only the items that changed, at the expected version, and reads what changed since a version', async () => {
       const boardId = unique('board');
-      await store.boards.insert({ _id: boardId, version: 1, nextWorkSeq: 1, nextFencingToken: 1, lastSeq: 0, items: { 'W-1': { title: 'one', n: 1 }, 'W-2': { title: 'two' } }, nextDeadline: null });
-      const patched = await store.boards.patch(boardId, 1, { 'items.W-2': { title: 'TWO' }, 'items.W-3': { title: 'three' }, 'items.W-1.title': 'uno', lastSeq: 4 });
-      // What patch returns leaves out the field stored apart, so a commit never reads a board whole.
-      expect(patched).toEqual({ _id: boardId, version: 2, nextWorkSeq: 1, nextFencingToken: 1, lastSeq: 4, nextDeadline: null });
-      expect(await store.boards.patch(boardId, 1, { lastSeq: 9 })).toBeNull();
-      expect(await store.boards.get(boardId)).toEqual({ ...patched, items: { 'W-1': { title: 'uno', n: 1 }, 'W-2': { title: 'TWO' }, 'W-3': { title: 'three' } } });
-      const results = await Promise.all(Array.from({ length: 10 }, (_, i) => store.boards.patch(boardId, 2, { [`items.W-${i + 10}`]: { title: String(i) } })));
-      expect(results.filter((r) => r !== null)).toHaveLength(1);
-      expect(Object.keys((await store.boards.get(boardId))!.items)).toHaveLength(4);
+      await store.boards.insert(header(boardId));
+      expect(await loaded(boardId)).toEqual({ version: 1, lastSeq: 0, items: {} });
+      expect(await store.boards.commit(boardId, 1, { lastSeq: 2, nextWorkSeq: 3 }, { put: [work(1), work(2)], removed: [] })).toBe(true);
+      expect(await store.boards.commit(boardId, 1, { lastSeq: 9 }, { put: [work(9)], removed: [] })).toBe(false);
+      expect(await store.boards.commit(unique('missing'), 1, { lastSeq: 9 }, { put: [work(9)], removed: [] })).toBe(false);
+      expect(await loaded(boardId)).toEqual({ version: 2, lastSeq: 2, items: { 'W-1': work(1), 'W-2': work(2) } });
+      expect(await store.boards.commit(boardId, 2, { lastSeq: 3 }, { put: [work(2, 'TWO')], removed: ['W-1'] })).toBe(true);
+      expect(await store.boards.commit(boardId, 3, { lastSeq: 4, nextWorkSeq: 4 }, { put: [work(3)], removed: [] })).toBe(true);
+      expect(await loaded(boardId)).toEqual({ version: 4, lastSeq: 4, items: { 'W-2': work(2, 'TWO'), 'W-3': work(3) } });
+      // What a node holding an older version reads: the items written after it, and those removed after it.
+      const since = async (version: number) => {
+        const changes = (await store.boards.changesSince(boardId, version))!;
+        return { version: changes.record.version, items: changes.items.map((i) => i.workId).sort(), removed: [...changes.removed].sort() };
+      };
+      expect(await since(4)).toEqual({ version: 4, items: [], removed: [] });
+      expect(await since(3)).toEqual({ version: 4, items: ['W-3'], removed: [] });
+      expect(await since(2)).toEqual({ version: 4, items: ['W-2', 'W-3'], removed: ['W-1'] });
+      expect(await since(1)).toEqual({ version: 4, items: ['W-2', 'W-3'], removed: ['W-1'] });
+      expect(await store.boards.changesSince(unique('missing'), 1)).toBeNull();
+      // An item taken off and put back.
+      expect(await store.boards.commit(boardId, 4, { lastSeq: 5 }, { put: [work(1, 'back')], removed: [] })).toBe(true);
+      expect(await since(4)).toEqual({ version: 5, items: ['W-1'], removed: [] });
+      expect((await loaded(boardId))!.items['W-1']).toEqual(work(1, 'back'));
     });
 
-    it('removes dotted paths in the same version-checked patch (an item a rewind takes away)', async () => {
+    it('lets exactly one of several commits at one version land, with its items and none of the others', async () => {
       const boardId = unique('board');
-      await store.boards.insert({ _id: boardId, version: 1, nextWorkSeq: 4, nextFencingToken: 1, lastSeq: 0, items: { 'W-1': { title: 'one' }, 'W-2': { title: 'two' }, 'W-3': { title: 'three' } }, nextDeadline: null, counts: { ready: 3 } });
-      expect(await store.boards.patch(boardId, 7, { lastSeq: 1 }, ['items.W-2'])).toBeNull();
-      const patched = await store.boards.patch(boardId, 1, { 'items.W-1': { title: 'ONE' }, lastSeq: 2 }, ['items.W-2', 'items.W-9', 'counts.ready']);
-      expect(patched).toEqual({ _id: boardId, version: 2, nextWorkSeq: 4, nextFencingToken: 1, lastSeq: 2, nextDeadline: null, counts: {} });
-      expect((await store.boards.get(boardId))!.items).toEqual({ 'W-1': { title: 'ONE' }, 'W-3': { title: 'three' } });
-      expect(await store.boards.getEntry(boardId, 'W-2')).toBeNull();
+      await store.boards.insert(header(boardId));
+      const results = await Promise.all(Array.from({ length: 10 }, (_, i) => store.boards.commit(boardId, 1, { lastSeq: i + 1 }, { put: [work(i + 10)], removed: [] })));
+      expect(results.filter(Boolean)).toHaveLength(1);
+      const winner = results.indexOf(true);
+      expect(await loaded(boardId)).toEqual({ version: 2, lastSeq: winner + 1, items: { [`W-${winner + 10}`]: work(winner + 10) } });
     });
 
-    it('reads one entry of a field stored apart, or the document without it', async () => {
+    it('commits and reads a large change whole (a rewind of a large board)', async () => {
       const boardId = unique('board');
-      await store.boards.insert({ _id: boardId, version: 1, nextWorkSeq: 3, nextFencingToken: 1, lastSeq: 7, items: { 'W-1': { title: 'one' }, 'W-2': { title: 'two' } }, nextDeadline: 50 });
-      expect(await store.boards.getEntry(boardId, 'W-2')).toEqual({ title: 'two' });
-      expect(await store.boards.versionOf(boardId)).toBe(1);
-      expect(await store.boards.versionOf('missing')).toBeNull();
-      expect(await store.boards.getEntry(boardId, 'W-9')).toBeNull();
-      expect(await store.boards.getEntry('missing', 'W-1')).toBeNull();
-      expect(await store.boards.select({ _id: boardId }, ['lastSeq', 'nextDeadline'])).toEqual([{ _id: boardId, lastSeq: 7, nextDeadline: 50 }]);
-      await store.boards.update(boardId, 1, { items: { 'W-5': { title: 'five' } } });
+      await store.boards.insert(header(boardId));
+      const many = Array.from({ length: 1200 }, (_, i) => work(i + 1));
+      expect(await store.boards.commit(boardId, 1, { lastSeq: 1 }, { put: many, removed: [] })).toBe(true);
+      expect(Object.keys((await loaded(boardId))!.items)).toHaveLength(1200);
+      const removed = many.slice(0, 700).map((i) => i.workId);
+      expect(await store.boards.commit(boardId, 2, { lastSeq: 2 }, { put: [work(1000, 'changed')], removed })).toBe(true);
+      const after = (await loaded(boardId))!;
+      expect(Object.keys(after.items)).toHaveLength(500);
+      expect(after.items['W-1000']).toEqual(work(1000, 'changed'));
+      expect(after.items['W-1']).toBeUndefined();
+      expect((await store.boards.changesSince(boardId, 3))!.removed).toEqual([]);
+      expect((await store.boards.changesSince(boardId, 2))!.removed).toHaveLength(700);
+    });
+
+    it('reads and updates a header without its items, and deletes the items with the board', async () => {
+      const boardId = unique('board');
+      await store.boards.insert({ ...header(boardId), lastSeq: 7, nextDeadline: 50 });
+      await store.boards.commit(boardId, 1, { lastSeq: 8 }, { put: [work(1)], removed: [] });
+      expect(await store.boards.get(boardId)).toEqual({ ...header(boardId), version: 2, lastSeq: 8, nextDeadline: 50 });
       expect(await store.boards.versionOf(boardId)).toBe(2);
-      expect((await store.boards.get(boardId))!.items).toEqual({ 'W-5': { title: 'five' } });
-      expect(await store.boards.getEntry(boardId, 'W-1')).toBeNull();
+      expect(await store.boards.versionOf('missing')).toBeNull();
+      expect(await store.boards.select({ _id: boardId }, ['lastSeq', 'nextDeadline'])).toEqual([{ _id: boardId, lastSeq: 8, nextDeadline: 50 }]);
+      expect(await store.boards.find({ nextDeadline: { $lte: 50 } })).toEqual([{ ...header(boardId), version: 2, lastSeq: 8, nextDeadline: 50 }]);
+      expect(await store.boards.update(boardId, 2, { nextDeadline: 60 })).toEqual({ ...header(boardId), version: 3, lastSeq: 8, nextDeadline: 60 });
+      expect((await loaded(boardId))!.items).toEqual({ 'W-1': work(1) });
       expect(await store.boards.delete(boardId)).toBe(true);
-      expect(await store.boards.getEntry(boardId, 'W-5')).toBeNull();
+      expect(await store.boards.load(boardId)).toBeNull();
       expect(await store.boards.versionOf(boardId)).toBeNull();
+      // A board made again under the id starts with no items.
+      await store.boards.insert(header(boardId));
+      expect(await loaded(boardId)).toEqual({ version: 1, lastSeq: 0, items: {} });
     });
 
     it('reads index ranges in either direction, past other keys, with or without the documents', async () => {
@@ -262,10 +299,12 @@ export function storeContract(name: string, harness: StoreHarness): void {
         const gone = account();
         await store.accounts.insert(gone);
         await store.accounts.delete(gone._id);
-        await store.boards.insert({ _id: 'b-reopen', version: 1, nextWorkSeq: 1, nextFencingToken: 1, lastSeq: 0, items: { 'W-1': { title: 'kept' } }, nextDeadline: null });
-        await store.boards.patch('b-reopen', 1, { 'items.W-2': { title: 'patched' } });
+        await store.boards.insert(header('b-reopen'));
+        await store.boards.commit('b-reopen', 1, { lastSeq: 1 }, { put: [work(1, 'kept'), work(2)], removed: [] });
+        await store.boards.commit('b-reopen', 2, { lastSeq: 2 }, { put: [work(2, 'changed')], removed: [] });
         store = await harness.reopen!(store);
-        expect((await store.boards.get('b-reopen'))!.items).toEqual({ 'W-1': { title: 'kept' }, 'W-2': { title: 'patched' } });
+        expect((await loaded('b-reopen'))!.items).toEqual({ 'W-1': work(1, 'kept'), 'W-2': work(2, 'changed') });
+        expect((await store.boards.changesSince('b-reopen', 2))!.items).toEqual([work(2, 'changed')]);
         expect(await store.accounts.get(a._id)).toMatchObject({ displayName: 'Kept', version: 2 });
         expect(await store.accounts.get(gone._id)).toBeNull();
         await expect(store.accounts.insert(account({ email: a.email }))).rejects.toBeInstanceOf(DuplicateKeyError);

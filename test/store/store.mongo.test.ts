@@ -1,6 +1,5 @@
 import { describe, inject } from 'vitest';
 import { openMongoStore } from '../../store/mongo/index.js';
-import { COLLECTION_NAMES } from '../../store/ports/store.js';
 import { unique } from '../support/temp.js';
 import { storeContract } from './contract.js';
 
@@ -20,7 +19,7 @@ describe.skipIf(!uri)('mongo adapter', () => {
       const { MongoClient } = await import('mongodb');
       const client = await MongoClient.connect(uri!);
       const db = client.db('board_test');
-      for (const name of COLLECTION_NAMES) await db.collection(`${prefix}${name}`).drop().catch(() => undefined);
+      for (const { name } of await db.listCollections({}, { nameOnly: true }).toArray()) if (name.startsWith(prefix)) await db.collection(name).drop().catch(() => undefined);
       await client.close();
       await store.close();
     },

@@ -1,0 +1,105 @@
+// Boards on LMDB: the header is a document like any other; each item is an entry of its own
+// ([boardId, workId] → { v, item }, item null once removed) with a key in a version index
+// ([boardId, v, workId]), all written in the commit's one transaction. Loading reads the board's
+// key range; a node that is behind reads the version index after the version it holds.
+import type { Database } from 'lmdb';
+import type { BoardChanges, BoardCollection, BoardRecord, Changes, ItemWrites, LoadedBoard, StoredItem } from '../ports/store.js';
+import { HIGH } from './plan.js';
+import { LmdbCollection, type CollectionDbs, type Key, type Row } from './lmdb-collection.js';
+import type { Writer } from './writer.js';
+
+interface Entry {
+  v: number;
+  item: StoredItem | null;
+}
+
+export interface BoardDbs {
+  items: Database<Entry, Key>;
+  versions: Database<true, Key>;
+}
+
+export class LmdbBoards extends LmdbCollection<BoardRecord> implements BoardCollection {
+  constructor(
+    dbs: CollectionDbs,
+    writer: Writer,
+    private readonly boardDbs: BoardDbs,
+  ) {
+    super('boards', dbs, writer);
+  }
+
+  async load(id: string): Promise<LoadedBoard | null> {
+    this.writer.check();
+    // Read in one turn of the event loop: lmdb-js keeps one read snapshot for it.
+    const record = this.dbs.docs.get(id) as BoardRecord | undefined;
+    if (!record) return null;
+    const items: StoredItem[] = [];
+    for (const { value } of this.boardDbs.items.getRange({ start: [id], end: [id, HIGH] })) if (value.item) items.push(value.item);
+    return { record, items };
+  }
+
+  async changesSince(id: string, version: number): Promise<BoardChanges | null> {
+    this.writer.check();
+    const record = this.dbs.docs.get(id) as BoardRecord | undefined;
+    if (!record) return null;
+    const items: StoredItem[] = [];
+    const removed: string[] = [];
+    for (const key of this.boardDbs.versions.getKeys({ start: [id, version + 1], end: [id, HIGH] })) {
+      const workId = (key as Key)[2] as string;
+      const entry = this.boardDbs.items.get([id, workId]);
+      if (entry?.item) items.push(entry.item);
+      else removed.push(workId);
+    }
+    return { record, items, removed };
+  }
+
+  commit(id: string, expectedVersion: number, set: Changes<BoardRecord>, writes: ItemWrites): Promise<boolean> {
+    const header = structuredClone(set);
+    const put = structuredClone(writes.put);
+    return this.writer.write(() => {
+      const current = this.dbs.docs.get(id);
+      if (!current || current.version !== expectedVersion) return false;
+      const v = expectedVersion + 1;
+      for (const item of put) this.putEntry(id, item.workId, { v, item });
+      for (const workId of writes.removed) if (this.boardDbs.items.get([id, workId])?.item) this.putEntry(id, workId, { v, item: null });
+      this.store({ ...current, ...header, version: v }, current);
+      return true;
+    });
+  }
+
+  /** Moves a board kept in the layout of earlier versions (`old`: [boardId, workId] → item) to entries of their own, one board per transaction. */
+  async migrate(old: Database<StoredItem, Key>): Promise<number> {
+    let boards = 0;
+    for (let next = firstBoard(old); next !== null; next = firstBoard(old)) {
+      const id = next;
+      await this.writer.write(() => {
+        const version = (this.dbs.docs.get(id)?.version as number | undefined) ?? 0;
+        for (const { key, value } of old.getRange({ start: [id], end: [id, HIGH] })) {
+          if (version) this.putEntry(id, key[1] as string, { v: version, item: value });
+          old.remove(key);
+        }
+      });
+      boards++;
+    }
+    return boards;
+  }
+
+  protected override remove(row: Row): void {
+    super.remove(row);
+    const id = row._id as string;
+    for (const key of this.boardDbs.items.getKeys({ start: [id], end: [id, HIGH] })) this.boardDbs.items.remove(key);
+    for (const key of this.boardDbs.versions.getKeys({ start: [id], end: [id, HIGH] })) this.boardDbs.versions.remove(key);
+  }
+
+  /** Writes one item's entry and moves its key in the version index (inside a write). */
+  private putEntry(id: string, workId: string, entry: Entry): void {
+    const before = this.boardDbs.items.get([id, workId]);
+    if (before) this.boardDbs.versions.remove([id, before.v, workId]);
+    this.boardDbs.items.put([id, workId], entry);
+    this.boardDbs.versions.put([id, entry.v, workId], true);
+  }
+}
+
+function firstBoard(old: Database<StoredItem, Key>): string | null {
+  for (const key of old.getKeys({ limit: 1 })) return (key as Key)[0] as string;
+  return null;
+}

@@ -1,0 +1,47 @@
+// The boards port: a board is a header (its version is the commit point every node checks, with
+// the counters, aggregates and outbox) and its items kept apart, each carrying the board version
+// that last wrote it. A commit costs what it changes; a board has no size ceiling; a reader never
+// sees half of a commit; a node that is behind reads only what changed since the version it holds.
+import type { Changes, Collection } from './collection.js';
+import type { BoardRecord } from './records.js';
+
+/** An item as the store keeps it: the store reads only its work id. */
+export interface StoredItem {
+  readonly workId: string;
+}
+
+/** What one commit does to the items: written whole, or taken off the board. */
+export interface ItemWrites {
+  put: readonly StoredItem[];
+  removed: readonly string[];
+}
+
+export interface LoadedBoard {
+  record: BoardRecord;
+  items: StoredItem[];
+}
+
+/** What changed after some version: items written since (whole) and work ids removed since. */
+export interface BoardChanges {
+  record: BoardRecord;
+  items: StoredItem[];
+  removed: string[];
+}
+
+/**
+ * The header collection with the items beside it. `get`, `find`, `select` and `update` see the
+ * header alone; `insert` makes a board with no items; `delete` and `deleteMany` take the items
+ * with the header.
+ */
+export interface BoardCollection extends Collection<BoardRecord> {
+  /** The header and every item as one commit left them, or null when there is no such board. */
+  load(id: string): Promise<LoadedBoard | null>;
+  /** The header and what changed after `version` (through an index on board and version), or null when there is no such board. */
+  changesSince(id: string, version: number): Promise<BoardChanges | null>;
+  /**
+   * One commit, only when the stored version is `expectedVersion`: the header's `set` and the
+   * items' writes land together or not at all, and the version moves to `expectedVersion + 1`.
+   * False when the board is missing or another commit came first (nothing written).
+   */
+  commit(id: string, expectedVersion: number, set: Changes<BoardRecord>, items: ItemWrites): Promise<boolean>;
+}
