@@ -1,6 +1,6 @@
 // The page's priority chain and its one-place moves (web/src/chain.ts), as a table.
 import { describe, expect, it } from 'vitest';
-import { chainOrder, moveInChain } from '../../web/src/chain.js';
+import { chainOrder, moveInChain, placeInChain, REORDER_MAX } from '../../web/src/chain.js';
 import type { Item } from '../../web/src/types.js';
 
 const item = (workId: string, priority: number, rank: number | null = null) => ({ workId, priority, rank }) as Item;
@@ -21,5 +21,25 @@ describe('the chain in the page', () => {
     ['W-99', 1, null],
   ] as const)('moves %s by %i as the reorder %o', (workId, by, expected) => {
     expect(moveInChain(chain, workId, by)).toEqual(expected);
+  });
+
+  // The chain is W-3, W-2, W-4, W-1, W-10: a drop before or after a card.
+  it.each([
+    ['W-10', 'W-2', false, ['W-3', 'W-10', 'W-2', 'W-4', 'W-1']],
+    ['W-10', 'W-3', false, ['W-10', 'W-3', 'W-2', 'W-4', 'W-1']],
+    ['W-3', 'W-1', true, ['W-2', 'W-4', 'W-1', 'W-3']],
+    ['W-2', 'W-4', true, ['W-3', 'W-4', 'W-2']],
+    ['W-2', 'W-4', false, null],
+    ['W-2', 'W-3', true, null],
+    ['W-2', 'W-2', false, null],
+    ['W-2', 'W-99', false, null],
+  ] as const)('drops %s next to %s (after: %s) as the reorder %o', (workId, target, after, expected) => {
+    expect(placeInChain(chain, workId, target, after)).toEqual(expected);
+  });
+
+  it('refuses a move whose reorder would name more work ids than a reorder takes', () => {
+    const long = Array.from({ length: REORDER_MAX + 2 }, (_, i) => item(`W-${i + 1}`, 2));
+    expect(placeInChain(long, `W-${REORDER_MAX + 2}`, 'W-1')).toBeNull();
+    expect(placeInChain(long, `W-${REORDER_MAX}`, 'W-1')).toHaveLength(REORDER_MAX);
   });
 });

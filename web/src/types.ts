@@ -7,6 +7,8 @@ import type { Agent as AgentSchema, Event, Status as StatusSchema } from '../../
 import type { Shout as ShoutSchema } from '../../src/routes/shouts.js';
 import type { PublicToken } from '../../src/routes/tokens.js';
 import type { ClientMessage, Topic } from '../../src/ws/protocol.js';
+import type { ItemDelta, PublicCard } from '../../machines/item-view.js';
+import type { PresenceView } from '../../src/board/presence.js';
 
 export type Account = z.infer<typeof PublicAccount>;
 export type ProjectSummary = z.infer<typeof ProjectSummarySchema>;
@@ -20,3 +22,9 @@ export type Shout = z.infer<typeof ShoutSchema>;
 export type BoardEvent = Omit<z.infer<typeof Event>, 'seq'> & { seq: number | null };
 export type SocketMessage = ClientMessage;
 export type { Topic };
+/** An item as a board card holds it (the socket's snapshot; events' patches keep it current). */
+export type Card = PublicCard;
+/** An event's patch of one item: workId, version, state and what the commit changed. */
+export type ItemPatch = ItemDelta;
+/** One agent's last heartbeat. */
+export type Presence = PresenceView;

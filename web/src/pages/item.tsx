@@ -5,7 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, onBoard } from '../api.js';
 import { BoardFeed, type BoardEvent } from '../live.js';
 import { moveInChain } from '../chain.js';
-import type { Item } from '../types.js';
+import type { Item, ItemPatch } from '../types.js';
 import { ago, ConfirmButton, Countdown, describeEvent, ErrorNote, Field, Form, useAction, who } from '../ui/kit.js';
 
 interface Comment {
@@ -40,10 +40,20 @@ export function ItemPage({ projectId, workId }: { projectId: string; workId: str
   useEffect(() => {
     void load.go();
   }, [projectId, workId]);
-  // Live: any event about this item reloads it; the subscription also says the person's role.
+  // Live: an event about this item is applied from its patch (no read back); what a patch cannot
+  // say (a rewind, a missed stretch) reloads. The subscription also says the person's role.
   const [feed, setFeed] = useState<BoardFeed | null>(null);
   useEffect(() => {
-    const opened = new BoardFeed(projectId, null, { event: (e) => e.workId === workId && void load.go(), shout: () => undefined, resync: () => void load.go() });
+    const heard = (e: BoardEvent) => {
+      if (e.type === 'board.rewound') return void load.go();
+      if (e.workId !== workId) return;
+      const patch = (e.data as { item?: ItemPatch }).item;
+      if (e.seq !== null) setHistory((h) => (h.some((x) => x.seq === e.seq) ? h : [e, ...h]));
+      if (e.type === 'item.comment' && e.seq !== null) setComments((c) => [...c, { seq: e.seq!, by: e.actor, text: String(e.data.text), at: e.at }]);
+      else if (patch) setItem((held) => (held && held.version < patch.version ? { ...held, ...patch } : held));
+      else if (e.seq !== null) void load.go();
+    };
+    const opened = new BoardFeed(projectId, { event: heard, shout: () => undefined, resync: () => void load.go() });
     setFeed(opened);
     return () => opened.stop();
   }, [projectId, workId]);

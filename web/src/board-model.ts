@@ -1,0 +1,184 @@
+// What the board page holds of one board, kept current by its feed alone: every card (from the
+// snapshot, then each event's patch), the columns in their order, the roster with each heartbeat,
+// shouts and activity. Changes are applied at once and shown at most once per frame, and only the
+// columns that changed are sorted again, so a busy fleet on a large board stays smooth.
+import { signal } from '@preact/signals';
+import { api, onBoard } from './api.js';
+import { chainOrder, seqOf } from './chain.js';
+import { BoardFeed, type BoardEvent, type Shout, type Snapshot } from './live.js';
+import type { Card, ItemPatch, Presence } from './types.js';
+
+export const STATES = ['pending', 'ready', 'claimed', 'awaiting_verify', 'verifying', 'done', 'blocked', 'cancelled'] as const;
+export type State = (typeof STATES)[number];
+const ACTIVITY_KEPT = 200;
+const SHOUT_PAGE = 50;
+
+const newestFirst = (a: Card, b: Card) => b.updatedAt.localeCompare(a.updatedAt) || seqOf(b.workId) - seqOf(a.workId);
+const soonestExpiry = (a: Card, b: Card) => (a.lease?.expiresAt ?? '').localeCompare(b.lease?.expiresAt ?? '') || chainOrder(a, b);
+/** Each column's most relevant card first: the chain where work is pulled from, the lease running out soonest while held, the newest where work has ended. */
+export const COLUMN_ORDER: Record<State, (a: Card, b: Card) => number> = {
+  pending: chainOrder,
+  ready: chainOrder,
+  claimed: soonestExpiry,
+  awaiting_verify: chainOrder,
+  verifying: soonestExpiry,
+  done: newestFirst,
+  blocked: newestFirst,
+  cancelled: newestFirst,
+};
+
+export interface Agent extends Partial<Presence> {
+  principal: string;
+  online: boolean;
+  leases: string[];
+}
+
+export class BoardModel {
+  readonly name = signal<string | null>(null);
+  /** Each state's cards in column order (a column's array is replaced only when it changed). */
+  readonly columns = signal<ReadonlyMap<State, readonly Card[]>>(new Map(STATES.map((s) => [s, []])));
+  readonly loaded = signal(false);
+  readonly presence = signal<ReadonlyMap<string, Presence>>(new Map());
+  readonly onlineWithinMs = signal(120_000);
+  /** Newest first. */
+  readonly shouts = signal<Shout[]>([]);
+  /** Whether older shouts than the oldest held may exist. */
+  readonly moreShouts = signal(false);
+  readonly activity = signal<BoardEvent[]>([]);
+  readonly error = signal<unknown>(null);
+  /** The last board.rewound heard while the page is open, for its notice. */
+  readonly rewound = signal<BoardEvent | null>(null);
+  readonly feed: BoardFeed;
+  private cards = new Map<string, Card>();
+  private byState = new Map<State, Map<string, Card>>(STATES.map((s) => [s, new Map()]));
+  private dirty = new Set<State>();
+  private frame = 0;
+
+  constructor(readonly projectId: string) {
+    this.feed = new BoardFeed(
+      projectId,
+      { snapshot: (s) => this.load(s), event: (e) => this.heard(e), shout: (s) => this.heardShout(s), roster: (a, within) => this.roster(a, within), presence: (a) => this.beat(a) },
+      () => this.shouts.value[0]?.id ?? null,
+    );
+  }
+
+  stop(): void {
+    this.feed.stop();
+    if (this.frame) cancelAnimationFrame(this.frame);
+  }
+
+  card(workId: string): Card | undefined {
+    return this.cards.get(workId);
+  }
+
+  /** Every card, for the dependency graph. */
+  all(): Card[] {
+    return [...this.cards.values()];
+  }
+
+  private load(s: Snapshot): void {
+    this.cards = new Map(s.cards.map((c) => [c.workId, c]));
+    this.byState = new Map(STATES.map((st) => [st, new Map()]));
+    for (const c of s.cards) this.byState.get(c.state as State)?.set(c.workId, c);
+    for (const st of STATES) this.dirty.add(st);
+    this.name.value = s.name;
+    const held = new Map(this.activity.value.map((e) => [e.seq, e]));
+    for (const e of s.recent) held.set(e.seq, e);
+    this.activity.value = [...held.values()].sort((a, b) => (b.seq ?? 0) - (a.seq ?? 0)).slice(0, ACTIVITY_KEPT);
+    this.mergeShouts(s.shouts);
+    if (this.shouts.value.length >= SHOUT_PAGE) this.moreShouts.value = true;
+    this.error.value = null;
+    this.flush();
+    this.loaded.value = true;
+  }
+
+  /** An event: into the stream, and its items' patches onto the cards. */
+  private heard(e: BoardEvent): void {
+    if (e.seq !== null) this.activity.value = [e, ...this.activity.value].slice(0, ACTIVITY_KEPT);
+    if (e.type === 'board.rewound') {
+      // A rewind removes and restores items without an event each: load the board again.
+      this.rewound.value = e;
+      return this.feed.reload();
+    }
+    const { item, items } = e.data as { item?: ItemPatch; items?: ItemPatch[] };
+    if (item) this.apply(item);
+    for (const p of items ?? []) this.apply(p);
+    this.schedule();
+  }
+
+  /** A patch over the card held at an older version; one for a card never seen must be a whole item, else the board is loaded again. */
+  private apply(patch: ItemPatch): void {
+    const held = this.cards.get(patch.workId);
+    if (held && held.version >= patch.version) return;
+    if (!held && patch.title === undefined) return this.feed.reload();
+    const { description: _d, criteria: _c, doctrine: _o, spec: _s, progress: _p, ...fields } = patch;
+    const card = { ...held, ...fields } as Card;
+    this.cards.set(card.workId, card);
+    if (held && held.state !== card.state) {
+      this.byState.get(held.state as State)?.delete(card.workId);
+      this.dirty.add(held.state as State);
+    }
+    this.byState.get(card.state as State)?.set(card.workId, card);
+    this.dirty.add(card.state as State);
+  }
+
+  private schedule(): void {
+    this.frame ||= requestAnimationFrame(() => this.flush());
+  }
+
+  private flush(): void {
+    this.frame = 0;
+    if (!this.dirty.size) return;
+    const next = new Map(this.columns.value);
+    for (const st of this.dirty) next.set(st, [...this.byState.get(st)!.values()].sort(COLUMN_ORDER[st]));
+    this.dirty.clear();
+    this.columns.value = next;
+  }
+
+  private heardShout(s: Shout): void {
+    this.mergeShouts([s]);
+  }
+
+  private mergeShouts(more: Shout[]): void {
+    const byId = new Map(this.shouts.value.map((s) => [s.id, s]));
+    for (const s of more) byId.set(s.id, s);
+    // Shout ids sort in posting order.
+    this.shouts.value = [...byId.values()].sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+  }
+
+  /** Older shouts, when the person scrolls the feed to its end (their own read: a page at a time). */
+  async olderShouts(): Promise<void> {
+    const oldest = this.shouts.value.at(-1)?.id;
+    if (!oldest || !this.moreShouts.value) return;
+    this.moreShouts.value = false;
+    try {
+      const page = await api<{ shouts: Shout[]; next: string | null }>('GET', onBoard(this.projectId, `/api/shouts?before=${encodeURIComponent(oldest)}&limit=${SHOUT_PAGE}`));
+      this.mergeShouts(page.shouts);
+      this.moreShouts.value = page.next !== null;
+    } catch (e) {
+      this.error.value = e;
+      this.moreShouts.value = true;
+    }
+  }
+
+  private roster(agents: Presence[], within: number): void {
+    this.onlineWithinMs.value = within;
+    this.presence.value = new Map(agents.map((a) => [a.principal, a]));
+  }
+
+  private beat(agent: Presence): void {
+    this.presence.value = new Map(this.presence.value).set(agent.principal, agent);
+  }
+
+  /** The roster: everyone seen (most recently first), then lease holders never seen, with the items each holds. */
+  agents(now: number): Agent[] {
+    const leases = new Map<string, string[]>();
+    for (const st of ['claimed', 'verifying'] as const) {
+      for (const c of this.columns.value.get(st) ?? []) if (c.lease) leases.set(c.lease.holder, [...(leases.get(c.lease.holder) ?? []), c.workId]);
+    }
+    const seen = [...this.presence.value.values()].sort((a, b) => b.lastSeenAt.localeCompare(a.lastSeenAt));
+    const agents: Agent[] = seen.map((p) => ({ ...p, online: now - Date.parse(p.lastSeenAt) < this.onlineWithinMs.value, leases: leases.get(p.principal) ?? [] }));
+    for (const [principal, held] of leases) if (!this.presence.value.has(principal)) agents.push({ principal, online: false, leases: held });
+    return agents;
+  }
+}
