@@ -44,7 +44,7 @@ export function client(url: string, headers: Record<string, string>) {
     });
 }
 
-export const nodeForBoards = (): Promise<BenchNode> => startNode({ BOARD_RATE_SCALE: '10000', LEASE_MIN_TTL_SECONDS: '1' });
+export const nodeForBoards = (env: Record<string, string> = {}): Promise<BenchNode> => startNode({ BOARD_RATE_SCALE: '10000', LEASE_MIN_TTL_SECONDS: '1', ...env });
 
 async function fillBoard(node: BenchNode, items: number): Promise<OwnerSession & { projectId: string; agent: Record<string, string> }> {
   const owner = await ownerAndAgent(node.url);

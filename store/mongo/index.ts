@@ -9,6 +9,8 @@ export interface MongoStoreOptions {
   db: string;
   /** Prefix for collection names, so parallel test suites stay apart. */
   prefix?: string;
+  /** After how long a commit guard left by a dead committer may be taken over (FerretDB only). */
+  guardStaleMs?: number;
 }
 
 export async function openMongoStore(options: MongoStoreOptions): Promise<Store> {
@@ -21,7 +23,7 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
   const db = client.db(options.db);
   const prefix = options.prefix ?? '';
   const ferret = await isFerretDb(db);
-  const guards = ferret ? { driver: db.collection<Document>(`${prefix}commit_guards`), staleAfterMs: 30_000 } : null;
+  const guards = ferret ? { driver: db.collection<Document>(`${prefix}commit_guards`), staleAfterMs: options.guardStaleMs ?? 30_000 } : null;
   const ensure = async (name: string, indexes: readonly { name: string; fields: readonly string[]; unique: boolean }[]) => {
     const driver = db.collection<Document>(`${prefix}${name}`);
     for (const index of indexes) await driver.createIndex(Object.fromEntries(index.fields.map((f) => [f, 1])), { name: index.name, unique: index.unique });

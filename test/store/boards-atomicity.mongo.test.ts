@@ -1,0 +1,139 @@
+// A board commit on the MongoDB wire server is atomic without transactions: a committer killed
+// (SIGKILL) or whose write fails at any step leaves a board that reloads either whole as it was or
+// whole as committed, and the next commit, by another process, finishes what was left.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { MongoClient } from 'mongodb';
+import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { openMongoStore } from '../../store/mongo/index.js';
+import type { BoardRecord, Store, StoredItem } from '../../store/ports/store.js';
+import { unique } from '../support/temp.js';
+import { until } from '../support/until.js';
+
+const uri = inject('mongoUri');
+const DB = 'board_test';
+const CHILD = fileURLToPath(new URL('../support/board-commit-child.ts', import.meta.url));
+
+type Work = StoredItem & { title: string };
+const work = (n: number, title: string): Work => ({ workId: `W-${n}`, title });
+const range = (from: number, to: number, title: string) => Array.from({ length: to - from + 1 }, (_, i) => work(from + i, title));
+
+/** The board before the commit, and two commits over it: one staged (past 500 items, inserted in two parts), one inline. */
+const OLD = range(1, 1200, 'old');
+const STAGED = { set: { lastSeq: 2 }, put: range(601, 2400, 'new'), removed: range(1, 100, '').map((i) => i.workId) };
+const INLINE = { set: { lastSeq: 2 }, put: range(1, 5, 'new'), removed: ['W-6'] };
+
+function after(change: typeof STAGED): Map<string, string> {
+  const board = new Map(OLD.map((i) => [i.workId, i.title]));
+  for (const workId of change.removed) board.delete(workId);
+  for (const item of change.put) board.set(item.workId, item.title);
+  return board;
+}
+
+function runChild(prefix: string, boardId: string, step: string, mode: string, change: typeof STAGED): Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, uri!, DB, prefix, boardId, '2', step, mode], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  child.stdin.end(JSON.stringify(change));
+  return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal, out })));
+}
+
+describe.skipIf(!uri)('board commits on the MongoDB wire server, under faults', () => {
+  let prefix: string;
+  const opened: Store[] = [];
+  const open = async () => {
+    const store = await openMongoStore({ uri: uri!, db: DB, prefix, guardStaleMs: 300 });
+    opened.push(store);
+    return store;
+  };
+  const titles = async (store: Store, boardId: string) => {
+    const board = (await store.boards.load(boardId))!;
+    return { version: board.record.version, items: new Map(board.items.map((i) => [i.workId, (i as Work).title])) };
+  };
+  const logged = async (boardId: string, v: number) => {
+    const client = await MongoClient.connect(uri!);
+    try {
+      return await client.db(DB).collection(`${prefix}boardItems`).countDocuments({ boardId, v });
+    } finally {
+      await client.close();
+    }
+  };
+
+  beforeEach(() => {
+    prefix = `${unique('atom')}_`;
+  });
+  afterEach(async () => {
+    for (const store of opened.splice(0)) await store.close().catch(() => undefined);
+    const client = await MongoClient.connect(uri!);
+    const db = client.db(DB);
+    for (const { name } of await db.listCollections({}, { nameOnly: true }).toArray()) if (name.startsWith(prefix)) await db.collection(name).drop().catch(() => undefined);
+    await client.close();
+  });
+
+  const cases: [string, 'kill' | 'fail', typeof STAGED, 'old' | 'new'][] = [
+    ['header', 'kill', STAGED, 'old'],
+    ['header', 'fail', STAGED, 'old'],
+    ['after-header', 'kill', STAGED, 'new'],
+    ['after-header', 'fail', STAGED, 'new'],
+    ['after-some-items', 'kill', STAGED, 'new'],
+    ['after-some-items', 'fail', STAGED, 'new'],
+    ['before-clear', 'kill', STAGED, 'new'],
+    ['before-clear', 'fail', STAGED, 'new'],
+    ['header', 'kill', INLINE, 'old'],
+    ['after-header', 'kill', INLINE, 'new'],
+    ['after-header', 'fail', INLINE, 'new'],
+  ];
+  for (const [step, mode, change, shows] of cases) {
+    const kind = change === STAGED ? 'a staged commit' : 'an inline commit';
+    it(`${kind}, ${mode === 'kill' ? 'killed' : 'failing'} at ${step}: a reload shows the whole ${shows} board, and the next commit finishes the job`, async () => {
+      const boardId = unique('board');
+      const store = await open();
+      const header: BoardRecord = { _id: boardId, version: 1, nextWorkSeq: 1201, nextFencingToken: 1, lastSeq: 0, nextDeadline: null };
+      await store.boards.insert(header);
+      expect(await store.boards.commit(boardId, 1, { lastSeq: 1 }, { put: OLD, removed: [] })).toBe(true);
+      await (store.boards as typeof store.boards & { settled(): Promise<void> }).settled();
+
+      const run = await runChild(prefix, boardId, step, mode, change);
+      if (mode === 'kill') expect(run.signal, run.out).toBe('SIGKILL');
+      else expect(run.code, run.out).toBe(0);
+
+      // Another process reads the board: all of one commit or all of the other, never a mix.
+      const expected = shows === 'old' ? new Map(OLD.map((i) => [i.workId, i.title])) : after(change);
+      const reader = await open();
+      const seen = await titles(reader, boardId);
+      expect(seen.version).toBe(shows === 'old' ? 2 : 3);
+      expect(seen.items).toEqual(expected);
+
+      // The next commit, from yet another process, lands (once a dead committer's guard is stale) and finishes the job.
+      const next = await open();
+      await until(async () => next.boards.commit(boardId, seen.version, { lastSeq: seen.version }, { put: [work(9999, 'next')], removed: [] }), 15_000);
+      await (next.boards as typeof next.boards & { settled(): Promise<void> }).settled();
+      expect(await logged(boardId, 3)).toBe(shows === 'old' ? 1 : change.put.length + change.removed.length);
+      const last = await titles(await open(), boardId);
+      expect(last.version).toBe(seen.version + 1);
+      expect(last.items).toEqual(new Map([...expected, ['W-9999', 'next']]));
+    });
+  }
+
+  it('moves a board kept whole in its header by an earlier version to the new layout on first load, losing nothing', async () => {
+    const boardId = unique('board');
+    const store = await open();
+    const client = await MongoClient.connect(uri!);
+    try {
+      const items = Object.fromEntries(range(1, 30, 'kept').map((i) => [i.workId, i]));
+      await client.db(DB).collection(`${prefix}boards`).insertOne({ _id: boardId, version: 7, nextWorkSeq: 31, nextFencingToken: 4, lastSeq: 12, nextDeadline: null, items } as never);
+      const seen = await titles(store, boardId);
+      expect(seen).toEqual({ version: 7, items: new Map(range(1, 30, 'kept').map((i) => [i.workId, i.title])) });
+      const raw = await client.db(DB).collection(`${prefix}boards`).findOne({ _id: boardId } as never);
+      expect(raw).not.toHaveProperty('items');
+      expect(await store.boards.get(boardId)).toEqual({ _id: boardId, version: 7, nextWorkSeq: 31, nextFencingToken: 4, lastSeq: 12, nextDeadline: null });
+      expect(await store.boards.commit(boardId, 7, { lastSeq: 13 }, { put: [work(2, 'changed')], removed: ['W-3'] })).toBe(true);
+      const later = await titles(await open(), boardId);
+      expect(later.items.size).toBe(29);
+      expect(later.items.get('W-2')).toBe('changed');
+    } finally {
+      await client.close();
+    }
+  });
+});
