@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { readdir, writeFile } from 'node:fs/promises';
+import { open } from 'lmdb';
 import { openEmbeddedStore } from '../../store/embedded/index.js';
 import type { Store } from '../../store/ports/store.js';
 import { tempDir } from '../support/temp.js';
@@ -70,5 +71,28 @@ describe('embedded store on LMDB', () => {
     await store.close();
     await expect(store.ping()).rejects.toThrow('store unavailable');
     await expect(store.accounts.get('x')).rejects.toThrow('store unavailable');
+  });
+
+  it('moves boards an earlier version kept under boards.items to entries of their own at first open, losing nothing', async () => {
+    const dir = await tempDir();
+    cleanups.push(dir.remove);
+    // The earlier layout: the header in `boards` (versioned entries), its items under [boardId, workId] in `boards.items`.
+    const env = open({ path: dir.path, noSubdir: false, maxDbs: 256 });
+    const header = { _id: 'old-board', version: 4, nextWorkSeq: 4, nextFencingToken: 2, lastSeq: 9, nextDeadline: null };
+    await env.openDB({ name: 'boards', useVersions: true }).put('old-board', header, 4);
+    const items = env.openDB({ name: 'boards.items' });
+    for (const n of [1, 2, 3]) await items.put(['old-board', `W-${n}`], { workId: `W-${n}`, title: `item ${n}` });
+    await env.close();
+
+    const store = await openEmbeddedStore(dir.path);
+    const board = (await store.boards.load('old-board'))!;
+    expect(board.record).toEqual(header);
+    expect(board.items).toEqual([1, 2, 3].map((n) => ({ workId: `W-${n}`, title: `item ${n}` })));
+    expect(await store.boards.commit('old-board', 4, { lastSeq: 10 }, { put: [{ workId: 'W-2', title: 'changed' } as never], removed: ['W-3'] })).toBe(true);
+    expect((await store.boards.changesSince('old-board', 4))!).toMatchObject({ items: [{ workId: 'W-2', title: 'changed' }], removed: ['W-3'] });
+    await store.close();
+    const again = await openEmbeddedStore(dir.path);
+    expect((await again.boards.load('old-board'))!.items.map((i) => i.workId)).toEqual(['W-1', 'W-2']);
+    await again.close();
   });
 });
