@@ -84,11 +84,11 @@ function violations(log: Logged[], rewoundSeq: number): string[] {
  * Runs the race on `board` (already Pro) with agents spread over `nodes`: `itemCount` ready items and a
  * restore point of them, 20 agents claiming, working under the lease and submitting in waves 4 s apart,
  * and the owner rewinding to that point (preview, apply, again on REWIND_VERSION_MISMATCH) once the
- * work is under way. 100 items keep 20 agents busy well past the swap; a bigger board makes each
- * preview-and-apply slower on a loaded wire store (and two nodes reload it at almost every command),
- * so the swap would land only once the fleet ran out of work.
+ * work is under way. 400 items keep 20 agents busy well past the swap; a node that did not make the
+ * board's last commit reads only what changed since the version it holds, so two nodes taking turns
+ * cost what they change.
  */
-export async function rewindRace(nodes: string[], board: TestBoard, itemCount = 100): Promise<void> {
+export async function rewindRace(nodes: string[], board: TestBoard, itemCount = 400): Promise<void> {
   const feeder = await board.agent('feeder');
   expect((await feeder.post('/api/items/batch', { items: Array.from({ length: itemCount }, (_, i) => ({ title: `race ${i}` })) })).status).toBe(201);
   expect((await feeder.post('/api/items/batch', { items: [{ title: 'after the point' }] })).status).toBe(201);
