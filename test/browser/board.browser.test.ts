@@ -3,65 +3,15 @@
 // no reload; a dropped socket resuming without losing or repeating an event; an operator move
 // reaching another context; a direct shout reaching only its addressee; and a viewer shown no
 // write control and refused when it forces one.
-import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium, openPage, screenshot, startBrowserServer, type BrowserPage, signUpInPage } from '../support/browser.js';
 import { Client, signedUp, type TestServer } from '../support/server.js';
 import { head, newBoard } from '../support/board.js';
 import { unique } from '../support/temp.js';
+import { startRelay, type Relay } from './relay.js';
 
 const chromium = inject('chromium');
-
-/**
- * A TCP relay in front of the server: the browser's origin, so that its connections can be cut
- * like a network would cut them. (Chromium's offline emulation, context.setOffline, fails new
- * requests but leaves an open WebSocket open.)
- */
-interface Relay {
-  origin: string;
-  to(url: string): void;
-  /** Severs every relayed connection and refuses new ones until restored. */
-  cut(): void;
-  restore(): void;
-  close(): Promise<void>;
-}
-
-async function startRelay(): Promise<Relay> {
-  const open = new Set<Socket>();
-  let target: URL | null = null;
-  let severed = false;
-  const relay = createServer((client) => {
-    if (severed || !target) return void client.destroy();
-    const upstream = connect(Number(target.port), target.hostname);
-    const end = () => {
-      client.destroy();
-      upstream.destroy();
-      open.delete(client);
-      open.delete(upstream);
-    };
-    for (const s of [client, upstream]) {
-      s.on('error', end).on('close', end);
-      open.add(s);
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  const host = `127.${1 + Math.floor(Math.random() * 254)}.${Math.floor(Math.random() * 256)}.${1 + Math.floor(Math.random() * 254)}`;
-  await new Promise<void>((resolve, reject) => relay.once('error', reject).listen(0, host, resolve));
-  return {
-    origin: `http://${host}:${(relay.address() as AddressInfo).port}`,
-    to: (url) => void (target = new URL(url)),
-    cut() {
-      severed = true;
-      for (const s of open) s.destroy();
-    },
-    restore: () => void (severed = false),
-    close() {
-      for (const s of open) s.destroy();
-      return new Promise((resolve) => relay.close(() => resolve()));
-    },
-  };
-}
 
 describe.skipIf(!chromium)('the live board (Chromium)', () => {
   let browser: Browser;

@@ -122,7 +122,7 @@ function Roster({ agents }: { agents: Agent[] }) {
         {agents.map((a) => (
           <li key={a.principal} data-principal={a.principal}>
             <span class={`dot ${a.online ? 'on' : ''}`} aria-label={a.online ? 'online' : 'offline'} />
-            <strong title={a.principal}>{who(a.principal)}</strong> <span class="muted">{a.status ?? ''}</span>
+            <strong title={a.principal}>{who(a.principal)}</strong> <span class="muted">{[a.status, a.workId, a.note].filter(Boolean).join(' · ')}</span>
             <div class="at">
               {a.lastSeenAt ? `seen ${ago(a.lastSeenAt)}` : 'no heartbeat yet'}
               {a.leases.length ? ` · holds ${a.leases.join(', ')}` : ''}
