@@ -45,7 +45,7 @@ async function readColumn(page: Page, state: string, count: number): Promise<{ w
     await column(page, state).locator('.column-cards').evaluate((el) => el.scrollTo(0, el.scrollHeight));
     await expect.poll(() => cards.count(), { timeout: 10_000 }).toBeGreaterThan(shown);
   }
-  return cards.evaluateAll((els) => els.map((el) => ({ workId: (el as HTMLElement).dataset.workId!, state: (el as HTMLElement).dataset.state!, holder: el.querySelector('.holder')?.getAttribute('title') ?? null })));
+  return cards.evaluateAll((els) => els.map((el) => ({ workId: el.getAttribute('data-work-id')!, state: el.getAttribute('data-state')!, holder: el.querySelector('.holder')?.getAttribute('title') ?? null })));
 }
 
 describe.skipIf(!chromium)('the live board beside a busy fleet (Chromium)', () => {
@@ -95,7 +95,7 @@ describe.skipIf(!chromium)('the live board beside a busy fleet (Chromium)', () =
     });
     const subscribes: { since?: number; snapshot?: boolean; shoutsAfter?: string }[] = [];
     page.on('websocket', (ws) => ws.on('framesent', (f) => {
-      const m = JSON.parse(String(f.payload)) as { type: string };
+      const m = JSON.parse(String(f.payload)) as { type: string; since?: number; snapshot?: boolean };
       if (m.type === 'subscribe') subscribes.push(m);
     }));
 
@@ -107,12 +107,12 @@ describe.skipIf(!chromium)('the live board beside a busy fleet (Chromium)', () =
 
     // The storm, with the page's socket cut a third of the way in until the board has moved on.
     const storm = runPacedFleet(server.url, agents.map((a) => ({ auth: { authorization: a.defaults.authorization! }, principal: a.principal })), { rate: PACE, ms: STORM_MS });
-    await expect.poll(async () => (await owner.get(onBoard(projectId, '/api/status'))).body.lastSeq, { timeout: 30_000, intervals: [500] }).toBeGreaterThan(ITEMS + 1500);
+    await expect.poll(async () => (await owner.get(onBoard(projectId, '/api/status'))).body.lastSeq, { timeout: 30_000, interval: 500 }).toBeGreaterThan(ITEMS + 1500);
     const seqAtCut = Number(await page.locator('.board-page').getAttribute('data-seq'));
     relay.cut();
     await page.locator('.conn[data-state="reconnecting"]').waitFor();
     const boardAtCut = (await owner.get(onBoard(projectId, '/api/status'))).body.lastSeq as number;
-    await expect.poll(async () => (await owner.get(onBoard(projectId, '/api/status'))).body.lastSeq, { timeout: 20_000, intervals: [250] }).toBeGreaterThan(boardAtCut + 200);
+    await expect.poll(async () => (await owner.get(onBoard(projectId, '/api/status'))).body.lastSeq, { timeout: 20_000, interval: 250 }).toBeGreaterThan(boardAtCut + 200);
     relay.restore();
     await page.locator('.conn[data-state="live"]').waitFor({ timeout: 20_000 });
     const run = await storm;
