@@ -83,6 +83,7 @@ export async function deleteProject(store: Store, projectId: string): Promise<vo
   await store.enrollments.deleteMany({ projectId });
   await store.claimNonces.deleteMany({ projectId });
   await store.restorePoints.deleteMany({ boardId: projectId });
+  await store.restorePointParts.deleteMany({ boardId: projectId });
   await store.sharingMails.deleteMany({ projectId });
   await store.members.deleteMany({ projectId });
   await store.events.deleteMany({ boardId: projectId });

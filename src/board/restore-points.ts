@@ -1,13 +1,25 @@
 // Restore points (DOMAIN.md "Restore points and rewind"): a board's work graph as some commit left
 // it, fingerprinted over its canonical JSON, kept per the plan's history retention and at most the
-// newest 500 per board. Captured on Pro boards before the moves DOMAIN.md lists.
+// newest 500 per board. Captured on Pro boards before the moves DOMAIN.md lists. The JSON is kept in
+// parts of PART_CHARS beside the point's record (written before it, deleted with it), so a point of
+// a 50,000-item board fits MongoDB's 16 MB documents.
 import { createHash } from 'node:crypto';
 import { canonicalJson, graphOf, type RestoreGraph } from '../../machines/restore-point.js';
 import type { Committed } from '../../actors/board-actor.js';
 import { historySince, PLANS, type PlanName } from '../plans.js';
-import { DuplicateKeyError, type RestorePointRecord, type Store } from '../../store/ports/store.js';
+import { DuplicateKeyError, type Filter, type RestorePointPartRecord, type RestorePointRecord, type Store } from '../../store/ports/store.js';
 
 export const POINTS_KEPT = 500;
+/** Characters of a point's JSON per stored part. */
+export const PART_CHARS = 1_000_000;
+
+export type PointPorts = Pick<Store, 'restorePoints' | 'restorePointParts'>;
+
+/** A point with its canonical JSON, as captured (the record holds its fingerprint; the parts hold the JSON). */
+export interface Point {
+  record: RestorePointRecord;
+  content: string;
+}
 export const POINT_ID = /^rp_([\w-]{1,64})_(\d{1,12})$/;
 
 export type CaptureReason = 'batch' | 'override' | 'reopen' | 'state' | 'rewind' | 'quiet';
@@ -20,24 +32,49 @@ export const pointIdOf = (boardId: string, seq: number): string => `rp_${boardId
 export const currentFingerprint = (committed: Committed): string => fingerprintOf(canonicalJson(graphOf(committed.board)));
 
 /** `graph`, the board's graph at `seq`, as a point: serialised and fingerprinted once. */
-export function pointOf(boardId: string, seq: number, graph: RestoreGraph, reason: CaptureReason, now: number): RestorePointRecord {
+export function pointOf(boardId: string, seq: number, graph: RestoreGraph, reason: CaptureReason, now: number): Point {
   const content = canonicalJson(graph);
-  return { _id: pointIdOf(boardId, seq), version: 1, boardId, seq, capturedAt: now, reason, itemCount: graph.items.length, fingerprint: fingerprintOf(content), content };
+  const parts = Math.max(1, Math.ceil(content.length / PART_CHARS));
+  return { record: { _id: pointIdOf(boardId, seq), version: 1, boardId, seq, capturedAt: now, reason, itemCount: graph.items.length, fingerprint: fingerprintOf(content), parts }, content };
 }
 
-/** Stores `point` (a second one at the same seq is the same graph), then drops what retention and the 500 cap no longer keep. */
-export async function keepPoint(store: Pick<Store, 'restorePoints'>, point: RestorePointRecord, plan: PlanName, now: number): Promise<RestorePointRecord> {
+/**
+ * Stores `point` (a second one at the same seq is the same graph): its parts first, so a point
+ * that can be listed can be read; then drops what retention and the 500 cap no longer keep.
+ */
+export async function keepPoint(store: PointPorts, point: Point, plan: PlanName, now: number): Promise<RestorePointRecord> {
+  const { record, content } = point;
+  const parts: RestorePointPartRecord[] = [];
+  for (let n = 0; n < record.parts; n++) {
+    parts.push({ _id: `${record._id}:${n}`, version: 1, pointId: record._id, boardId: record.boardId, n, text: content.slice(n * PART_CHARS, (n + 1) * PART_CHARS), capturedAt: record.capturedAt });
+  }
+  await store.restorePointParts.insertMissing(parts);
   try {
-    await store.restorePoints.insert(point);
+    await store.restorePoints.insert(record);
   } catch (e) {
     if (!(e instanceof DuplicateKeyError)) throw e;
   }
-  await trimPoints(store, point.boardId, plan, now);
-  return point;
+  await trimPoints(store, record.boardId, plan, now);
+  return record;
+}
+
+/** The point's canonical JSON, or null when a part is missing. */
+export async function contentOf(store: PointPorts, point: RestorePointRecord): Promise<string | null> {
+  const parts = await store.restorePointParts.find({ pointId: point._id }, { sort: [['n', 1]] });
+  if (parts.length !== point.parts || parts.some((p, n) => p.n !== n)) return null;
+  return parts.map((p) => p.text).join('');
+}
+
+/** Deletes the points `filter` names on one board, with their parts. */
+export async function dropPoints(store: PointPorts, filter: Filter<RestorePointRecord> & { boardId: string }): Promise<number> {
+  const dropped = await store.restorePoints.deleteMany(filter);
+  const { boardId, capturedAt } = filter;
+  await store.restorePointParts.deleteMany(capturedAt === undefined ? { boardId } : { boardId, capturedAt });
+  return dropped;
 }
 
 /** Stores the graph `committed` holds as a point, once per board seq. */
-export async function capturePoint(store: Pick<Store, 'restorePoints'>, boardId: string, committed: Committed, reason: CaptureReason, plan: PlanName, now: number): Promise<RestorePointRecord> {
+export async function capturePoint(store: PointPorts, boardId: string, committed: Committed, reason: CaptureReason, plan: PlanName, now: number): Promise<RestorePointRecord> {
   const seq = committed.record.lastSeq;
   // The graph at this seq is already kept (a refused move changed nothing): no second copy of it.
   const kept = await store.restorePoints.get(pointIdOf(boardId, seq));
@@ -45,17 +82,20 @@ export async function capturePoint(store: Pick<Store, 'restorePoints'>, boardId:
   return keepPoint(store, pointOf(boardId, seq, graphOf(committed.board), reason, now), plan, now);
 }
 
-async function trimPoints(store: Pick<Store, 'restorePoints'>, boardId: string, plan: PlanName, now: number): Promise<void> {
-  await store.restorePoints.deleteMany({ boardId, capturedAt: { $lt: historySince(plan, now) } });
+async function trimPoints(store: PointPorts, boardId: string, plan: PlanName, now: number): Promise<void> {
+  await dropPoints(store, { boardId, capturedAt: { $lt: historySince(plan, now) } });
   const beyond = await store.restorePoints.select({ boardId }, ['seq'], { sort: [['seq', -1]], skip: POINTS_KEPT });
-  for (const old of beyond) await store.restorePoints.delete(old._id);
+  for (const old of beyond) {
+    await store.restorePoints.delete(old._id);
+    await store.restorePointParts.deleteMany({ pointId: old._id });
+  }
 }
 
 /**
  * Before a move DOMAIN.md lists (batch, override, reopen, an operator's state move), a board's
  * current graph becomes a point when its plan has rewind (Pro); Free boards keep none.
  */
-export async function captureBefore(store: Pick<Store, 'restorePoints'>, call: { boardId: string; actor: { read(): Promise<Committed> } }, plan: PlanName, reason: CaptureReason, now: number): Promise<void> {
+export async function captureBefore(store: PointPorts, call: { boardId: string; actor: { read(): Promise<Committed> } }, plan: PlanName, reason: CaptureReason, now: number): Promise<void> {
   if (!PLANS[plan].rewind) return;
   await capturePoint(store, call.boardId, await call.actor.read(), reason, plan, now);
 }
@@ -65,19 +105,20 @@ export async function captureBefore(store: Pick<Store, 'restorePoints'>, call: {
  * point, when the board is Pro. `before` is an immutable committed board, so when this runs does
  * not matter.
  */
-export async function captureQuiet(store: Pick<Store, 'restorePoints' | 'projects'>, boardId: string, before: Committed, now: number): Promise<void> {
+export async function captureQuiet(store: PointPorts & Pick<Store, 'projects'>, boardId: string, before: Committed, now: number): Promise<void> {
   const project = await store.projects.get(boardId);
   if (!project || !PLANS[project.plan].rewind) return;
   await capturePoint(store, boardId, before, 'quiet', project.plan, now);
 }
 
 /** The board's points, newest first, without their content. */
-export async function listPoints(store: Pick<Store, 'restorePoints'>, boardId: string) {
+export async function listPoints(store: PointPorts, boardId: string) {
   return store.restorePoints.select({ boardId }, ['seq', 'capturedAt', 'reason', 'itemCount', 'fingerprint', 'boardId'], { sort: [['seq', -1]], limit: POINTS_KEPT });
 }
 
-/** A point's graph, or 'altered' when its stored content no longer hashes to its fingerprint. */
-export function graphOfPoint(point: RestorePointRecord): RestoreGraph | 'altered' {
-  if (fingerprintOf(point.content) !== point.fingerprint) return 'altered';
-  return JSON.parse(point.content) as RestoreGraph;
+/** A point's graph, or 'altered' when its stored content is incomplete or no longer hashes to its fingerprint. */
+export async function graphOfPoint(store: PointPorts, point: RestorePointRecord): Promise<RestoreGraph | 'altered'> {
+  const content = await contentOf(store, point);
+  if (content === null || fingerprintOf(content) !== point.fingerprint) return 'altered';
+  return JSON.parse(content) as RestoreGraph;
 }

@@ -7,11 +7,12 @@
 import { DAY_MS, historySince, PLANS } from '../plans.js';
 import type { Store } from '../../store/ports/store.js';
 import { purgeDeviceGrants } from '../accounts/device-flow.js';
+import { dropPoints } from './restore-points.js';
 
 export const PURGE_EVERY_MS = 10 * 60_000;
 const PROJECT_PAGE = 200;
 
-export type RetentionPorts = Pick<Store, 'projects' | 'events' | 'shouts' | 'presence' | 'audit' | 'restorePoints' | 'sessions' | 'linkTokens' | 'deviceGrants'>;
+export type RetentionPorts = Pick<Store, 'projects' | 'events' | 'shouts' | 'presence' | 'audit' | 'restorePoints' | 'restorePointParts' | 'sessions' | 'linkTokens' | 'deviceGrants'>;
 
 export interface Purged {
   events: number;
@@ -40,7 +41,7 @@ export async function purgeExpired(store: RetentionPorts, now: number): Promise<
       purged.shouts += await store.shouts.deleteMany({ boardId, at: { $lt: cutoff } });
       purged.presence += await store.presence.deleteMany({ boardId, seenAt: { $lt: cutoff } });
       purged.audit += await store.audit.deleteMany({ projectId: boardId, at: { $lt: cutoff } });
-      purged.restorePoints += await store.restorePoints.deleteMany({ boardId, capturedAt: { $lt: cutoff } });
+      purged.restorePoints += await dropPoints(store, { boardId, capturedAt: { $lt: cutoff } });
     }
     if (page.length < PROJECT_PAGE) break;
     after = page.at(-1)!._id;

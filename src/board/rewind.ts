@@ -80,7 +80,7 @@ async function readable<T>(read: () => Promise<T>): Promise<T> {
 
 export class Rewind {
   constructor(
-    private readonly store: Pick<Store, 'restorePoints' | 'audit'>,
+    private readonly store: Pick<Store, 'restorePoints' | 'restorePointParts' | 'audit'>,
     private readonly boards: BoardAccess,
     private readonly logger: Pick<Logger, 'error'>,
   ) {}
@@ -93,8 +93,8 @@ export class Rewind {
   }
 
   /** The point's whole graph, refused with 422 REWIND_SLICE_INTEGRITY when its content no longer hashes to its fingerprint. */
-  private intact(point: RestorePointRecord): RestoreGraph {
-    const graph = graphOfPoint(point);
+  private async intact(point: RestorePointRecord): Promise<RestoreGraph> {
+    const graph = await readable(() => graphOfPoint(this.store, point));
     if (graph === 'altered') throw new AppError('REWIND_SLICE_INTEGRITY', 'The stored restore point no longer matches its fingerprint.', { restorePointId: point._id });
     return graph;
   }
@@ -118,7 +118,7 @@ export class Rewind {
     if (restorePointId === undefined) return answer;
     const { pointId, slice } = parsePointId(restorePointId);
     const point = await this.point(call.boardId, pointId);
-    const whole = this.intact(point);
+    const whole = await this.intact(point);
     const current = graphOf(committed.board);
     // A slice replaces the current subtree of its root; the rest of the board is not compared.
     const [against, then] = slice ? [sliceOf(current, slice) ?? { items: [] }, this.sliced(whole, slice)] : [current, whole];
@@ -134,20 +134,20 @@ export class Rewind {
    */
   async apply(call: BoardCall, input: ApplyInput, plan: PlanName, now: number, requestId: string): Promise<RewindApplied> {
     const { pointId, slice } = parsePointId(input.restorePointId);
-    const whole = this.intact(await this.point(call.boardId, pointId));
+    const whole = await this.intact(await this.point(call.boardId, pointId));
     const part = slice ? this.sliced(whole, slice) : null;
     const committed = await call.actor.read();
     const current = graphOf(committed.board);
     // The undo point is the current graph, serialised once: its fingerprint is the one to match.
     const undo = pointOf(call.boardId, committed.record.lastSeq, current, 'rewind', now);
-    if (undo.fingerprint !== input.expectedFingerprint) {
-      throw new AppError('REWIND_VERSION_MISMATCH', 'The board changed since its fingerprint was read; preview again and retry.', { currentFingerprint: undo.fingerprint });
+    if (undo.record.fingerprint !== input.expectedFingerprint) {
+      throw new AppError('REWIND_VERSION_MISMATCH', 'The board changed since its fingerprint was read; preview again and retry.', { currentFingerprint: undo.record.fingerprint });
     }
     const problem = part && checkSlice(current, part);
     if (problem) throw new AppError('REWIND_SLICE_SCOPE', problem, { restorePointId: input.restorePointId });
     await readable(() => keepPoint(this.store, undo, plan, now));
     const swapped = await this.boards.ask(call, rewind(whole, { actor: call.principal, restorePointId: input.restorePointId, expected: undo.content, ...(slice ? { slice } : {}) }));
-    const applied: RewindApplied = { projectId: call.boardId, restorePointId: input.restorePointId, undoPointId: undo._id, fingerprint: fingerprintOf(swapped.after), revokedLeases: swapped.revokedLeases };
+    const applied: RewindApplied = { projectId: call.boardId, restorePointId: input.restorePointId, undoPointId: undo.record._id, fingerprint: fingerprintOf(swapped.after), revokedLeases: swapped.revokedLeases };
     await this.audit(call, applied, input.expectedFingerprint, now, requestId);
     return applied;
   }

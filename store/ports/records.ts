@@ -154,10 +154,20 @@ export interface RestorePointRecord extends Doc {
   capturedAt: number;
   reason: string;
   itemCount: number;
-  /** `sha256:<hex>` of `content`. */
+  /** `sha256:<hex>` of the canonical JSON of the graph (machines/restore-point.ts). */
   fingerprint: string;
-  /** The canonical JSON of the graph (machines/restore-point.ts). */
-  content: string;
+  /** How many parts hold that JSON (restorePointParts), so a point of a board of any size fits MongoDB's 16 MB documents. */
+  parts: number;
+}
+
+/** One part of a restore point's canonical JSON: _id is `<restorePointId>:<n>`, n from 0. */
+export interface RestorePointPartRecord extends Doc {
+  pointId: string;
+  boardId: string;
+  n: number;
+  text: string;
+  /** The point's, so retention deletes parts by board and age as it deletes points. */
+  capturedAt: number;
 }
 
 export interface AuditRecord extends Doc {

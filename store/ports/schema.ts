@@ -3,7 +3,7 @@ import type { BoardCollection } from './boards.js';
 import type { Collection } from './collection.js';
 import type {
   AccountLockRecord, AccountRecord, AnonymousAccountRecord, AuditRecord, BillingEventRecord, BillingRecord, ClaimNonceRecord, DeviceGrantRecord, EnrollmentRecord, EventRecord, InvitationRecord,
-  LinkTokenRecord, MemberRecord, PresenceRecord, ProjectRecord, RestorePointRecord, SessionRecord, SharingMailRecord, ShoutRecord, TokenRecord, TransferRecord,
+  LinkTokenRecord, MemberRecord, PresenceRecord, ProjectRecord, RestorePointPartRecord, RestorePointRecord, SessionRecord, SharingMailRecord, ShoutRecord, TokenRecord, TransferRecord,
 } from './records.js';
 
 export interface IndexSpec {
@@ -27,6 +27,7 @@ export interface Collections {
   billing: Collection<BillingRecord>;
   billingEvents: Collection<BillingEventRecord>;
   restorePoints: Collection<RestorePointRecord>;
+  restorePointParts: Collection<RestorePointPartRecord>;
   invitations: Collection<InvitationRecord>;
   transfers: Collection<TransferRecord>;
   enrollments: Collection<EnrollmentRecord>;
@@ -56,6 +57,7 @@ export const SCHEMA: Record<CollectionName, readonly IndexSpec[]> = {
   billing: [idx(['customerId'], true), idx(['accountId']), idx(['status'])],
   billingEvents: [idx(['projectId', 'at'])],
   restorePoints: [idx(['boardId', 'seq'], true), idx(['boardId', 'capturedAt'])],
+  restorePointParts: [idx(['pointId', 'n'], true), idx(['boardId', 'capturedAt'])],
   invitations: [idx(['tokenHash'], true), idx(['projectId', 'createdAt']), idx(['expiresAt'])],
   transfers: [idx(['projectId']), idx(['toAccountId'])],
   enrollments: [idx(['projectId']), idx(['expiresAt'])],

@@ -1,8 +1,9 @@
 // Restore points kept on a store: one per board seq, the newest 500 at most, and none for a plan
 // without rewind.
 import { describe, expect, it } from 'vitest';
-import { captureBefore, capturePoint, captureQuiet, POINTS_KEPT } from '../../src/board/restore-points.js';
-import { emptyBoard } from '../../machines/board.js';
+import { captureBefore, capturePoint, captureQuiet, graphOfPoint, PART_CHARS, POINTS_KEPT } from '../../src/board/restore-points.js';
+import { addItems, BoardDraft, emptyBoard } from '../../machines/board.js';
+import type { ItemFields } from '../../machines/board-item.js';
 import type { Committed } from '../../actors/board-actor.js';
 import { useStore } from '../support/stores.js';
 import { unique } from '../support/temp.js';
@@ -24,6 +25,25 @@ describe('restore points on a store', () => {
     expect(seqs).toHaveLength(POINTS_KEPT);
     expect(seqs[0]).toBe(4);
     expect(await used.store.restorePoints.count({ boardId: other })).toBe(1); // another board's points are its own
+    expect(await used.store.restorePointParts.count({ boardId })).toBe(POINTS_KEPT); // the trimmed points' parts went with them
+  });
+
+  it('keeps a point larger than one part in parts, reads it whole, and calls it altered when a part changed or is gone', async () => {
+    const boardId = unique('b');
+    const draft = new BoardDraft(emptyBoard());
+    const fields = (n: number): ItemFields => ({ title: `item ${n}`, description: 'd'.repeat(900), type: 'task', priority: 2, parentId: null, dependsOn: [], verify: 'none', maxAttempts: 3, criteria: [], doctrine: [], spec: [], labels: [] });
+    addItems(draft, Object.fromEntries(Array.from({ length: 2500 }, (_, i) => [`W-${i + 1}`, fields(i + 1)])), NOW);
+    const point = await capturePoint(used.store, boardId, { ...committedAt(7), board: draft.finish() }, 'batch', 'pro', NOW);
+    expect(point.parts).toBeGreaterThan(1);
+    const parts = await used.store.restorePointParts.find({ pointId: point._id }, { sort: [['n', 1]] });
+    expect(parts.map((p) => p.text.length).slice(0, -1)).toEqual(Array(point.parts - 1).fill(PART_CHARS));
+    const graph = await graphOfPoint(used.store, point);
+    expect(graph !== 'altered' && graph.items.map((i) => i.workId)).toEqual(Array.from({ length: 2500 }, (_, i) => `W-${i + 1}`));
+    const last = parts.at(-1)!;
+    await used.store.restorePointParts.update(last._id, last.version, { text: last.text.replace('item', 'itex') });
+    expect(await graphOfPoint(used.store, point)).toBe('altered');
+    await used.store.restorePointParts.delete(last._id);
+    expect(await graphOfPoint(used.store, point)).toBe('altered');
   });
 
   it('keeps nothing for a plan without rewind, before a move or after a quiet spell', async () => {

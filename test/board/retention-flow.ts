@@ -45,8 +45,11 @@ export function retentionFlow(name: string, open: () => Promise<OpenedStore>): v
       await used.store.linkTokens.insert({ _id: unique('l'), version: 1, accountId: account, purpose: 'reset-password', email: 'a@example.com', createdAt: daysAgo(1), expiresAt: NOW - 1 });
       await used.store.linkTokens.insert({ _id: unique('l'), version: 1, accountId: account, purpose: 'verify-email', email: 'a@example.com', createdAt: NOW, expiresAt: NOW + DAY_MS });
 
-      const point = (boardId: string, seq: number, age: number) => ({ _id: `rp_${boardId}_${seq}`, version: 1, boardId, seq, capturedAt: daysAgo(age), reason: 'batch', itemCount: 0, fingerprint: 'sha256:x', content: '{"items":[]}' });
-      for (const [boardId, seq, age] of [[free, 1, 30], [free, 2, 1], [pro, 1, 181], [pro, 2, 30]] as const) await used.store.restorePoints.insert(point(boardId, seq, age));
+      const point = (boardId: string, seq: number, age: number) => ({ _id: `rp_${boardId}_${seq}`, version: 1, boardId, seq, capturedAt: daysAgo(age), reason: 'batch', itemCount: 0, fingerprint: 'sha256:x', parts: 1 });
+      for (const [boardId, seq, age] of [[free, 1, 30], [free, 2, 1], [pro, 1, 181], [pro, 2, 30]] as const) {
+        await used.store.restorePoints.insert(point(boardId, seq, age));
+        await used.store.restorePointParts.insert({ _id: `rp_${boardId}_${seq}:0`, version: 1, pointId: `rp_${boardId}_${seq}`, boardId, n: 0, text: '{"items":[]}', capturedAt: daysAgo(age) });
+      }
 
       const grant = (id: string, expiresAt: number) => ({ _id: id, version: 1, userCodeHash: id, clientName: 'agent', projectId: null, status: 'pending' as const, approvedBy: null, approvedProjectId: null, createdAt: expiresAt - 600_000, expiresAt, lastPolledAt: null, interval: 5 });
       const grants = [unique('g'), unique('g')];
@@ -66,6 +69,9 @@ export function retentionFlow(name: string, open: () => Promise<OpenedStore>): v
       // A board that dropped to Free keeps its points only as long as Free keeps history.
       expect((await used.store.restorePoints.select({ boardId: free }, ['seq'])).map((p) => p.seq)).toEqual([2]);
       expect((await used.store.restorePoints.select({ boardId: pro }, ['seq'])).map((p) => p.seq)).toEqual([2]);
+      // Their parts go with them.
+      expect((await used.store.restorePointParts.select({ boardId: free }, ['pointId'])).map((p) => p.pointId)).toEqual([`rp_${free}_2`]);
+      expect((await used.store.restorePointParts.select({ boardId: pro }, ['pointId'])).map((p) => p.pointId)).toEqual([`rp_${pro}_2`]);
       expect([await used.store.deviceGrants.get(grants[0]!), await used.store.deviceGrants.get(grants[1]!)].map((g) => g !== null)).toEqual([false, true]);
       expect(await used.store.audit.get(accountAudit[0]!)).toBeNull();
       expect(await used.store.audit.get(accountAudit[1]!)).not.toBeNull();

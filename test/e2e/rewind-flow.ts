@@ -251,8 +251,8 @@ export function rewindFlow(name: string, open: () => Promise<OpenedStore>): void
       await agent.post('/api/items/batch', { items: [{ title: 'two' }] });
       const { currentFingerprint, points } = await listing(board);
       const id = points[0]!.restorePointId;
-      const stored = (await store().restorePoints.get(id))!;
-      await store().restorePoints.update(id, stored.version, { content: stored.content.replace('"one"', '"tampered"') });
+      const stored = (await store().restorePointParts.get(`${id}:0`))!;
+      await store().restorePointParts.update(stored._id, stored.version, { text: stored.text.replace('"one"', '"tampered"') });
       const version = await versionOf(board);
       expectError(await board.owner.get(`/api/account/rewind?projectId=${board.projectId}&restorePointId=${id}`), 422, 'REWIND_SLICE_INTEGRITY');
       expectError(await apply(board, { restorePointId: id, confirm: CONFIRM, expectedFingerprint: currentFingerprint }), 422, 'REWIND_SLICE_INTEGRITY');

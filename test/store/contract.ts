@@ -169,7 +169,7 @@ export function storeContract(name: string, harness: StoreHarness): void {
 
     it('keeps restore points once per board seq, and reads them newest first past the ones to keep', async () => {
       const boardId = unique('board');
-      const point = (seq: number) => ({ _id: `rp_${boardId}_${seq}`, version: 1, boardId, seq, capturedAt: seq, reason: 'batch', itemCount: seq, fingerprint: `sha256:${'0'.repeat(64)}`, content: '{"items":[]}' });
+      const point = (seq: number) => ({ _id: `rp_${boardId}_${seq}`, version: 1, boardId, seq, capturedAt: seq, reason: 'batch', itemCount: seq, fingerprint: `sha256:${'0'.repeat(64)}`, parts: 1 });
       for (const seq of [3, 1, 2]) await store.restorePoints.insert(point(seq));
       await expect(store.restorePoints.insert({ ...point(2), _id: `other-${boardId}` })).rejects.toBeInstanceOf(DuplicateKeyError);
       expect((await store.restorePoints.select({ boardId }, ['seq'], { sort: [['seq', -1]], skip: 1 })).map((p) => p.seq)).toEqual([2, 1]);
