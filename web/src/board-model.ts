@@ -2,7 +2,7 @@
 // snapshot, then each event's patch), the columns in their order, the roster with each heartbeat,
 // shouts and activity. Changes are applied at once and shown at most once per frame, and only the
 // columns that changed are sorted again, so a busy fleet on a large board stays smooth.
-import { signal } from '@preact/signals';
+import { batch, signal } from '@preact/signals';
 import { api, onBoard } from './api.js';
 import { chainOrder, seqOf } from './chain.js';
 import { BoardFeed, type BoardEvent, type Shout, type Snapshot } from './live.js';
@@ -10,8 +10,10 @@ import type { Card, ItemPatch, Presence } from './types.js';
 
 export const STATES = ['pending', 'ready', 'claimed', 'awaiting_verify', 'verifying', 'done', 'blocked', 'cancelled'] as const;
 export type State = (typeof STATES)[number];
-const ACTIVITY_KEPT = 200;
+const ACTIVITY_KEPT = 100;
 const SHOUT_PAGE = 50;
+/** What arrives is shown together, at most this often: a fleet's hundreds of events a second cost a few renders. */
+const FLUSH_MS = 100;
 
 const newestFirst = (a: Card, b: Card) => b.updatedAt.localeCompare(a.updatedAt) || seqOf(b.workId) - seqOf(a.workId);
 const soonestExpiry = (a: Card, b: Card) => (a.lease?.expiresAt ?? '').localeCompare(b.lease?.expiresAt ?? '') || chainOrder(a, b);
@@ -48,11 +50,16 @@ export class BoardModel {
   readonly error = signal<unknown>(null);
   /** The last board.rewound heard while the page is open, for its notice. */
   readonly rewound = signal<BoardEvent | null>(null);
+  /** The last event's seq the page shows. */
+  readonly seq = signal<number | null>(null);
   readonly feed: BoardFeed;
   private cards = new Map<string, Card>();
   private byState = new Map<State, Map<string, Card>>(STATES.map((s) => [s, new Map()]));
   private dirty = new Set<State>();
-  private frame = 0;
+  /** Events and heartbeats heard since the last flush. */
+  private heardEvents: BoardEvent[] = [];
+  private beats = new Map<string, Presence>();
+  private timer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(readonly projectId: string) {
     this.feed = new BoardFeed(
@@ -64,7 +71,7 @@ export class BoardModel {
 
   stop(): void {
     this.feed.stop();
-    if (this.frame) cancelAnimationFrame(this.frame);
+    if (this.timer) clearTimeout(this.timer);
   }
 
   card(workId: string): Card | undefined {
@@ -81,20 +88,20 @@ export class BoardModel {
     this.byState = new Map(STATES.map((st) => [st, new Map()]));
     for (const c of s.cards) this.byState.get(c.state as State)?.set(c.workId, c);
     for (const st of STATES) this.dirty.add(st);
-    this.name.value = s.name;
-    const held = new Map(this.activity.value.map((e) => [e.seq, e]));
-    for (const e of s.recent) held.set(e.seq, e);
-    this.activity.value = [...held.values()].sort((a, b) => (b.seq ?? 0) - (a.seq ?? 0)).slice(0, ACTIVITY_KEPT);
-    this.mergeShouts(s.shouts);
-    if (this.shouts.value.length >= SHOUT_PAGE) this.moreShouts.value = true;
-    this.error.value = null;
-    this.flush();
-    this.loaded.value = true;
+    this.heardEvents.push(...[...s.recent].reverse());
+    batch(() => {
+      this.name.value = s.name;
+      this.mergeShouts(s.shouts);
+      if (this.shouts.value.length >= SHOUT_PAGE) this.moreShouts.value = true;
+      this.error.value = null;
+      this.flush();
+      this.loaded.value = true;
+    });
   }
 
   /** An event: into the stream, and its items' patches onto the cards. */
   private heard(e: BoardEvent): void {
-    if (e.seq !== null) this.activity.value = [e, ...this.activity.value].slice(0, ACTIVITY_KEPT);
+    if (e.seq !== null) this.heardEvents.push(e);
     if (e.type === 'board.rewound') {
       // A rewind removes and restores items without an event each: load the board again.
       this.rewound.value = e;
@@ -123,16 +130,32 @@ export class BoardModel {
   }
 
   private schedule(): void {
-    this.frame ||= requestAnimationFrame(() => this.flush());
+    this.timer ??= setTimeout(() => batch(() => this.flush()), FLUSH_MS);
   }
 
+  /** Shows what was heard since the last flush: the columns that changed, the activity, the heartbeats. */
   private flush(): void {
-    this.frame = 0;
-    if (!this.dirty.size) return;
-    const next = new Map(this.columns.value);
-    for (const st of this.dirty) next.set(st, [...this.byState.get(st)!.values()].sort(COLUMN_ORDER[st]));
-    this.dirty.clear();
-    this.columns.value = next;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.dirty.size) {
+      const next = new Map(this.columns.value);
+      for (const st of this.dirty) next.set(st, [...this.byState.get(st)!.values()].sort(COLUMN_ORDER[st]));
+      this.dirty.clear();
+      this.columns.value = next;
+    }
+    if (this.heardEvents.length) {
+      // Newest first, each seq once (a reload's recent events may repeat what was shown).
+      const bySeq = new Map([...this.activity.value, ...this.heardEvents].map((e) => [e.seq, e]));
+      this.activity.value = [...bySeq.values()].sort((a, b) => (b.seq ?? 0) - (a.seq ?? 0)).slice(0, ACTIVITY_KEPT);
+      this.heardEvents = [];
+    }
+    if (this.beats.size) {
+      const next = new Map(this.presence.value);
+      for (const [principal, p] of this.beats) next.set(principal, p);
+      this.beats.clear();
+      this.presence.value = next;
+    }
+    this.seq.value = this.feed.seq;
   }
 
   private heardShout(s: Shout): void {
@@ -162,12 +185,16 @@ export class BoardModel {
   }
 
   private roster(agents: Presence[], within: number): void {
-    this.onlineWithinMs.value = within;
-    this.presence.value = new Map(agents.map((a) => [a.principal, a]));
+    this.beats.clear();
+    batch(() => {
+      this.onlineWithinMs.value = within;
+      this.presence.value = new Map(agents.map((a) => [a.principal, a]));
+    });
   }
 
   private beat(agent: Presence): void {
-    this.presence.value = new Map(this.presence.value).set(agent.principal, agent);
+    this.beats.set(agent.principal, agent);
+    this.schedule();
   }
 
   /** The roster: everyone seen (most recently first), then lease holders never seen, with the items each holds. */

@@ -24,7 +24,7 @@ export function BoardPage({ projectId }: { projectId: string }) {
   const operator = role === 'admin' || role === 'owner';
 
   return (
-    <div class="board-page" data-seq={feed.seq ?? ''} data-loads={feed.loads.value} data-gaps={feed.gaps.value}>
+    <div class="board-page" data-seq={model.seq.value ?? ''} data-loads={feed.loads.value} data-gaps={feed.gaps.value}>
       <div class="board-head">
         <h1>{model.name.value ?? 'Board'}</h1>
         <ConnectionBadge feed={feed} />
