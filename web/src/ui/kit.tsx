@@ -1,7 +1,7 @@
 // Small pieces every page uses: errors as message and fix, forms whose pending, success and
 // failure show, confirmations, and time labels.
 import type { ComponentChildren } from 'preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from '../api.js';
 import { agentNames, me, now } from '../session.js';
 import type { BoardEvent } from '../types.js';
@@ -86,6 +86,11 @@ export function Field(props: { label: string; value: string; onInput: (v: string
 /** A button that asks before it acts. */
 export function ConfirmButton(props: { label: string; question: string; onConfirm: () => void; danger?: boolean; disabled?: boolean }) {
   const [asking, setAsking] = useState(false);
+  const yes = useRef<HTMLButtonElement>(null);
+  // The question replaces the button that had the focus: the focus moves to its answer (autofocus acts only on page load).
+  useEffect(() => {
+    if (asking) yes.current?.focus();
+  }, [asking]);
   if (!asking) {
     return (
       <button type="button" class={props.danger ? 'danger' : ''} disabled={props.disabled} onClick={() => setAsking(true)}>
@@ -96,7 +101,7 @@ export function ConfirmButton(props: { label: string; question: string; onConfir
   return (
     <span class="confirm" role="group" aria-label={props.question}>
       <span>{props.question}</span>
-      <button type="button" class={props.danger ? 'danger' : 'primary'} onClick={() => (setAsking(false), props.onConfirm())} autoFocus>
+      <button type="button" ref={yes} class={props.danger ? 'danger' : 'primary'} onClick={() => (setAsking(false), props.onConfirm())}>
         Yes, {props.label.toLowerCase()}
       </button>
       <button type="button" onClick={() => setAsking(false)}>
