@@ -3,7 +3,7 @@
 // per item and board version that wrote it ({boardId, v} indexed).
 //
 // A commit is one version-checked update of the header that carries the commit's intent: the
-// changed items inline, or, past INLINE_ITEMS (a rewind of a large board), a reference to parts
+// changed items inline, or, past INLINE_ITEMS (a batch, a rewind of a large board), a reference to parts
 // staged before it. That update is the commit point. The intent's item versions are inserted next
 // (idempotent: a version's id is fixed, and inserting it twice changes nothing), and a header
 // moves on only once the intent before it is in the log. So a reader that takes the header at
@@ -16,8 +16,12 @@ import { MongoBulkWriteError, type Collection as Driver, type Document } from 'm
 import { ContentionError, SCHEMA, type BoardChanges, type BoardCollection, type BoardRecord, type Changes, type ItemWrites, type LoadedBoard, type StoredItem } from '../ports/store.js';
 import { MongoCollection, type CommitGuards } from './mongo-collection.js';
 
-/** Changed items a header carries itself; more are staged in parts of this size. */
-export const INLINE_ITEMS = 500;
+/**
+ * Changed items a header carries itself; more are staged in parts of PART_ITEMS. A wire server may
+ * decode the whole header on every read of it (FerretDB 1.x decodes about 1 MB/s), so it stays small.
+ */
+export const INLINE_ITEMS = 64;
+const PART_ITEMS = 500;
 const INSERT_CHUNK = 1000;
 /** A superseded item version is deleted this long after it was superseded, so a reader that is mid-way still finds it. */
 export const GC_GRACE_MS = 60_000;
@@ -252,8 +256,8 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
 
   private async stageParts(id: string, stage: string, writes: ItemWrites): Promise<number> {
     const parts: Document[] = [];
-    for (let i = 0; i < writes.put.length; i += INLINE_ITEMS) parts.push({ put: writes.put.slice(i, i + INLINE_ITEMS), removed: [] });
-    for (let i = 0; i < writes.removed.length; i += INLINE_ITEMS * 10) parts.push({ put: [], removed: writes.removed.slice(i, i + INLINE_ITEMS * 10) });
+    for (let i = 0; i < writes.put.length; i += PART_ITEMS) parts.push({ put: writes.put.slice(i, i + PART_ITEMS), removed: [] });
+    for (let i = 0; i < writes.removed.length; i += PART_ITEMS * 10) parts.push({ put: [], removed: writes.removed.slice(i, i + PART_ITEMS * 10) });
     const docs = parts.map((part, n) => ({ _id: `${stage}:${n}`, boardId: id, stage, at: this.clock(), ...part }));
     for (const doc of docs) await this.run(() => this.staging.insertOne(doc as Document));
     return docs.length;
