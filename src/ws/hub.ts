@@ -314,6 +314,11 @@ export class Hub {
       for (const topic of topics) existing.topics.add(topic);
       return void this.transmit(conn, JSON.stringify({ type: 'subscribed', boardId, topics: [...existing.topics], seq: Math.max(existing.lastSeq, 0), merged: true }));
     }
+    const id = conn.identity;
+    if (start.snapshot && id.kind === 'token' && id.scope === 'resource' && !(id.resources ?? []).includes('items')) {
+      // As GET /api/items: a resource token reads the board's items only when it names the items group.
+      return this.error(conn, 'PROJECT_SCOPE_DENIED', 'This resource token does not cover the board’s items; subscribe without snapshot.', { boardId });
+    }
     if (state.subs.size >= SOCKET_BUDGET.subscriptions) {
       return this.error(conn, 'SUBSCRIPTION_LIMIT', `One socket watches at most ${SOCKET_BUDGET.subscriptions} boards; unsubscribe from one first.`, { boardId });
     }

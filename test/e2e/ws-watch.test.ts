@@ -139,6 +139,24 @@ describe('watching a board over the socket', () => {
     socket.ws.close();
   });
 
+  it('gives a snapshot only to a credential that reads the board’s items (a resource token names the items group)', async () => {
+    const board = await newBoard(srv.url);
+    expect((await board.owner.post(onBoard(board.projectId, '/api/items'), { title: 'only' })).status).toBe(201);
+    const token = async (resources: string[]) => {
+      const res = await board.owner.post('/api/accounts/tokens', { name: 'narrow', scope: 'resource', projectId: board.projectId, resources });
+      expect(res.status).toBe(201);
+      return openSocket(srv.url, { authorization: `Bearer ${res.body.secret}` });
+    };
+    const narrow = await token(['W-1']);
+    narrow.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity'], snapshot: true });
+    expect(await narrow.next((m) => m.type === 'error' || m.type === 'snapshot')).toMatchObject({ type: 'error', error: { code: 'PROJECT_SCOPE_DENIED' } });
+    const wide = await token(['items']);
+    wide.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity'], snapshot: true });
+    expect((await readSnapshot(wide)).cards.size).toBe(1);
+    narrow.ws.close();
+    wide.ws.close();
+  });
+
   it('pushes the roster on subscribe and each heartbeat to presence watchers only', async () => {
     const board = await newBoard(srv.url);
     const [a, b] = [await board.agent('a'), await board.agent('b')];
