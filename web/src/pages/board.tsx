@@ -22,6 +22,10 @@ export function BoardPage({ projectId }: { projectId: string }) {
   const role = feed.role.value;
   const canWrite = role !== null && role !== 'viewer';
   const operator = role === 'admin' || role === 'owner';
+  const columns = model.columns.value;
+  // The graph is laid out again only when a column changed (not on every tick of the clock).
+  const all = useMemo(() => model.all() as Item[], [columns]);
+  const agents = model.agents(now.value);
 
   return (
     <div class="board-page" data-seq={model.seq.value ?? ''} data-loads={feed.loads.value} data-gaps={feed.gaps.value}>
@@ -52,17 +56,17 @@ export function BoardPage({ projectId }: { projectId: string }) {
           {!model.loaded.value ? (
             <p class="muted">Loading the board…</p>
           ) : view === 'columns' ? (
-            <Columns projectId={projectId} columns={model.columns.value} canReorder={operator} />
+            <Columns projectId={projectId} columns={columns} canReorder={operator} />
           ) : (
             <Suspense fallback={<p class="muted">Laying out the graph…</p>}>
-              <Graph projectId={projectId} items={model.all() as Item[]} />
+              <Graph projectId={projectId} items={all} />
             </Suspense>
           )}
           {canWrite ? <NewItems projectId={projectId} /> : null}
         </div>
         <aside class="side board-side">
-          <Roster agents={model.agents(now.value)} />
-          <Shouts projectId={projectId} model={model} canWrite={canWrite} agents={model.agents(now.value)} />
+          <Roster agents={agents} />
+          <Shouts projectId={projectId} model={model} canWrite={canWrite} agents={agents} />
           <Activity events={model.activity.value} />
         </aside>
       </div>
