@@ -11,7 +11,7 @@ import type { ResolutionNote, ResolutionObserver } from '../errors/observed-reso
 import type { ErrorCode } from '../errors/registry.js';
 import { describeIssue } from '../errors/validation-issue.js';
 import type { Store } from '../../store/ports/store.js';
-import { CLOSE, ClientMessage, SOCKET_BUDGET, topicOf, type Topic } from './protocol.js';
+import { CLOSE, ClientMessage, snapshotCost, SOCKET_BUDGET, topicOf, type Topic } from './protocol.js';
 import type { Notice } from '../bus/bus.js';
 import { presenceView } from '../board/presence.js';
 import { missedShouts, presenceMessage, rosterMessage, snapshotMessages } from './board-view.js';
@@ -198,8 +198,8 @@ export class Hub {
     await this.subscribe(conn, msg.boardId, new Set(msg.topics), { since: msg.since, snapshot: msg.snapshot === true, shoutsAfter: msg.shoutsAfter });
   }
 
-  /** Counts one message against the socket's budget; false once it is spent. */
-  private withinBudget(conn: Connection): boolean {
+  /** Counts `cost` messages against the socket's budget; false once it is spent. */
+  private withinBudget(conn: Connection, cost = 1): boolean {
     const state = this.connections.get(conn);
     if (!state) return false;
     const now = this.deps.clock();
@@ -207,7 +207,8 @@ export class Hub {
       state.windowStart = now;
       state.used = 0;
     }
-    return ++state.used <= SOCKET_BUDGET.messages;
+    state.used += cost;
+    return state.used <= SOCKET_BUDGET.messages;
   }
 
   /** A committed batch from the bus. */
@@ -383,6 +384,8 @@ export class Hub {
   private async startFrom(conn: Connection, boardId: string, sub: Subscription, project: { role: string; name: string }, start: Start): Promise<void> {
     // A snapshot's board is read before the log is synced, so the log holds every event up to its seq.
     const committed = start.snapshot ? await this.deps.readBoard(boardId) : null;
+    // A snapshot costs the socket what reading the items over REST would cost in requests, within limits (protocol.ts).
+    if (committed && !this.withinBudget(conn, snapshotCost(committed.board.items.size))) return conn.close(CLOSE.overBudget, 'message budget spent: a snapshot costs one message per 1,000 items');
     await this.deps.syncLog(boardId);
     const reader = { principal: conn.identity.principal, operator: sub.operator };
     const shouts = sub.topics.has('shouts') || sub.topics.has('activity');

@@ -38,6 +38,13 @@ export const SOCKET_BUDGET = { messages: 100, windowMs: 10_000, subscriptions: 5
 /** Items per `snapshot` message, and the newest events and shouts its last page carries. */
 export const SNAPSHOT = { pageSize: 500, recent: 50 } as const;
 
+/**
+ * What a snapshot draws on the socket's message budget: one message per 1,000 items (a page of
+ * GET /api/items), at least one and at most half the budget, so reloading a board is bounded like
+ * reading it over REST, and even the largest board loads.
+ */
+export const snapshotCost = (items: number): number => Math.min(SOCKET_BUDGET.messages / 2, Math.max(1, Math.ceil(items / 1000)));
+
 /** How GET /api/ws works, for the OpenAPI document. */
 export const SOCKET_DESCRIPTION =
   'Upgrade with a session cookie or `Authorization: Bearer`; a browser upgrade from a foreign Origin is refused (403 CSRF_REJECTED). A GET that asks for no upgrade (no Sec-WebSocket-Key) answers 404 NOT_FOUND. JSON messages. ' +
@@ -51,4 +58,4 @@ export const SOCKET_DESCRIPTION =
   'The `presence` topic sends `{type: "roster", boardId, agents: [{principal, status, note, workId, lastSeenAt}], onlineWithinMs}` on every subscribe and `{type: "presence", boardId, agent}` for each heartbeat (POST /api/status/heartbeat); an agent is online when seen within onlineWithinMs. ' +
   'A lease holder gets `lease.expiring` (seq null) and `lease.expired` events for its own leases without subscribing. ' +
   `Close codes: 4001 the credential was revoked (logout, token revoked or reissued, password or email change, the board or account deleted); 4008 slow consumer (more than 1 MiB was waiting; reconnect with \`since\`); 4029 over budget (more than ${SOCKET_BUDGET.messages} messages in ${SOCKET_BUDGET.windowMs / 1000} s); 1009 a message over 64 KiB; 1001 the node is shutting down (reconnect, to any node, with \`since\`). Idle sockets are pinged. One socket watches at most ${SOCKET_BUDGET.subscriptions} boards (an error SUBSCRIPTION_LIMIT beyond); a subscribe to a board the socket already watches merges its topics into that subscription (\`merged: true\`, no second replay). ` +
-  'Nothing read over the socket draws on the REST request budget; the socket has its own message budget.';
+  `Nothing read over the socket draws on the REST request budget; the socket has its own message budget, on which a snapshot costs one message per 1,000 items (at most ${SOCKET_BUDGET.messages / 2}).`;

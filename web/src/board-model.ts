@@ -118,8 +118,8 @@ export class BoardModel {
     const held = this.cards.get(patch.workId);
     if (held && held.version >= patch.version) return;
     if (!held && patch.title === undefined) return this.feed.reload();
-    const { description: _d, criteria: _c, doctrine: _o, spec: _s, progress: _p, ...fields } = patch;
-    const card = { ...held, ...fields } as Card;
+    // (A new item's patch is the whole item, its description too: kept, as a card has room for it.)
+    const card = { ...held, ...patch } as Card;
     this.cards.set(card.workId, card);
     if (held && held.state !== card.state) {
       this.byState.get(held.state as State)?.delete(card.workId);
