@@ -1,12 +1,14 @@
-// One process per data directory, held by a lock the kernel releases when the holder dies: a
-// Linux abstract-namespace socket named after the directory's device and inode. Binding it is
-// atomic, so of two processes starting at the same instant exactly one wins, and a restart right
-// after `kill -9` finds the name free at once. The holder answers a connection with its pid so
-// the refusal can name it. Elsewhere (no abstract sockets) the directory is opened unlocked:
-// LMDB itself stays consistent with several processes, but they would serve the same boards apart.
-import { createHash } from 'node:crypto';
-import { stat } from 'node:fs/promises';
-import { connect, createServer, type Server } from 'node:net';
+// One process per data directory, held by an advisory lock on DATA_DIR/serve.lock that the kernel
+// releases the moment the holder dies. It is an open-file-description lock (fcntl F_OFD_SETLK on
+// Linux, flock on macOS, through fs-native-extensions' prebuilt addon): it lives in the file
+// system, not in a network namespace, so two containers or hosts sharing one volume (NFS forwards
+// it as a POSIX lock) cannot both open the store, and a restart right after `kill -9` finds it
+// free at once. Taking it is atomic: of two processes starting at the same instant exactly one
+// wins. The holder writes its pid and host name into the file so a refusal can name it.
+import { closeSync, constants, ftruncateSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
 
 export interface DirLock {
   release(): Promise<void>;
@@ -19,36 +21,86 @@ export class DirInUseError extends Error {
   }
 }
 
+/** The lock file inside DATA_DIR (its content only names the holder; the lock is what counts). */
+export const LOCK_FILE = 'serve.lock';
+
+interface NativeLocks {
+  /** False when another open file description holds the lock. */
+  tryLock(fd: number): boolean;
+  unlock(fd: number): void;
+}
+
+let native: NativeLocks | undefined;
+function locks(): NativeLocks {
+  // Loaded on first use (CommonJS addon); its prebuilt binaries cover Linux, macOS and Windows.
+  native ??= createRequire(import.meta.url)('fs-native-extensions') as NativeLocks;
+  return native;
+}
+
 export async function lockDir(dir: string): Promise<DirLock> {
-  if (process.platform !== 'linux') return { release: async () => undefined };
-  const { dev, ino } = await stat(dir);
-  const name = `\0agent-board-data-dir:${createHash('sha256').update(`${dev}:${ino}`).digest('hex').slice(0, 32)}`;
-  const server = createServer((socket) => socket.end(`${process.pid}\n`));
+  const path = join(dir, LOCK_FILE);
+  // A plain fd, never a FileHandle: a FileHandle that is garbage-collected closes its fd, and
+  // with it the lock. Node opens it close-on-exec, so a child process never inherits the lock.
+  const fd = openSync(path, constants.O_RDWR | constants.O_CREAT, 0o600);
+  let held: boolean;
   try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen({ path: name }, resolve);
-    });
+    held = locks().tryLock(fd);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw e;
-    throw new DirInUseError(dir, await holderOf(name));
+    closeSync(fd);
+    const code = (e as NodeJS.ErrnoException).code ?? 'unknown';
+    throw new Error(`DATA_DIR ${dir}: cannot lock ${LOCK_FILE} (${code}); the file system must support advisory locks`, { cause: e });
   }
-  server.unref();
-  return { release: () => close(server) };
+  if (!held) {
+    closeSync(fd);
+    throw new DirInUseError(dir, await holderOf(path));
+  }
+  const me = `${process.pid} ${hostname()}\n`;
+  ftruncateSync(fd, 0);
+  writeSync(fd, me, 0);
+  let released = false;
+  return {
+    async release() {
+      if (released) return;
+      released = true;
+      locks().unlock(fd);
+      closeSync(fd);
+    },
+  };
 }
 
-function holderOf(name: string): Promise<string> {
-  return new Promise((resolve) => {
-    let said = '';
-    const socket = connect({ path: name });
-    const done = () => resolve(/^\d+\n$/.test(said) ? `process ${said.trim()}` : 'another process');
-    socket.setTimeout(500, () => socket.destroy());
-    socket.on('data', (d: Buffer) => (said += d.toString()));
-    socket.on('close', done);
-    socket.on('error', () => undefined);
-  });
+/**
+ * "process 1234" on this host, "process 1234 on host h" elsewhere. The holder writes its name just
+ * after taking the lock, so the file may still be empty or name the previous holder (a pid no
+ * longer alive on this host): read again for a moment before saying "another process".
+ */
+async function holderOf(path: string): Promise<string> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const named = nameIn(path);
+    if (named) return named;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return 'another process';
 }
 
-function close(server: Server): Promise<void> {
-  return new Promise((resolve) => server.close(() => resolve()));
+function nameIn(path: string): string | null {
+  let said = '';
+  try {
+    said = readFileSync(path, 'utf8');
+  } catch {
+    return null;
+  }
+  const m = /^(\d+) (\S+)\n$/.exec(said);
+  if (!m) return null;
+  const pid = Number(m[1]);
+  if (m[2] !== hostname()) return `process ${pid} on host ${m[2]}`;
+  return alive(pid) ? `process ${pid}` : null;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
