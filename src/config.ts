@@ -1,6 +1,8 @@
 // Configuration from the environment, validated once at start; a bad value names its variable.
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { ADDRESS_BUDGET } from './plans.js';
+import { parseProxyList, type ProxyList } from './http/trusted-proxies.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const bool = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v === 'true');
@@ -13,7 +15,28 @@ const EnvSchema = z.object({
   MONGODB_URI: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must start with mongodb:// or mongodb+srv://').optional(),
   MONGODB_DB: z.string().min(1).default('board'),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').optional(),
-  PUBLIC_URL: z.url().default('http://localhost:8080'),
+  /** Without it: http://localhost:PORT, and the page is accepted at localhost, 127.0.0.1 and [::1] (src/http/origins.ts). */
+  PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  /** More origins a browser may write from (a second hostname), comma-separated. */
+  ALLOWED_ORIGINS: z.string().optional().transform((v, ctx) => originList(v, ctx)),
+  /** Peers (addresses or CIDRs, comma-separated) whose forwarding header names the client. */
+  TRUSTED_PROXIES: z.string().optional().transform((v, ctx) => {
+    try {
+      return parseProxyList(v ?? '');
+    } catch (e) {
+      ctx.addIssue({ code: 'custom', message: (e as Error).message });
+      return z.NEVER;
+    }
+  }),
+  /** Which header the trusted proxies write; the other is ignored (a client could send it through). */
+  FORWARDED_HEADER: z.enum(['x-forwarded-for', 'forwarded']).default('x-forwarded-for'),
+  SMTP_URL: z.string().regex(/^smtps?:\/\/[^/\s]+/, 'must be smtp://[user:pass@]host[:port] or smtps://…').optional(),
+  MAIL_FROM: z.string().max(320).regex(/^(?:[^<>\r\n]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/, 'must be an address, or "Name <address>"').optional(),
+  /** Serves GET /metrics (Prometheus) on a port of its own; absent, there are no metrics. */
+  METRICS_PORT: port.optional(),
+  METRICS_HOST: z.string().min(1).optional(),
+  /** When set, a scrape must send Authorization: Bearer <token>. */
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').max(1024).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(256 * 1024),
   ADDRESS_RATE_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(ADDRESS_BUDGET.limit),
@@ -34,12 +57,47 @@ const EnvSchema = z.object({
 
 export type Env = z.infer<typeof EnvSchema>;
 
+/** no-reply@ the public host name (localhost when the public URL names an address). */
+function defaultSender(publicUrl: string): string {
+  const host = new URL(publicUrl).hostname.replace(/^\[|\]$/g, '');
+  return `Agent board <no-reply@${isIP(host) ? 'localhost' : host}>`;
+}
+
+/** ALLOWED_ORIGINS: each entry an http(s) origin, kept as its canonical origin string. */
+function originList(value: string | undefined, ctx: z.RefinementCtx): string[] {
+  const origins: string[] = [];
+  for (const entry of (value ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+    let url: URL | null = null;
+    try {
+      url = new URL(entry);
+    } catch {
+      url = null;
+    }
+    if (!url || !/^https?:$/.test(url.protocol) || (url.pathname !== '/' && url.pathname !== '') || url.search || url.hash) {
+      ctx.addIssue({ code: 'custom', message: `${entry.slice(0, 80)} is not an origin (scheme://host[:port])` });
+      return z.NEVER;
+    }
+    origins.push(url.origin);
+  }
+  return origins;
+}
+
 export interface Config {
   port: number;
   host: string;
   store: { kind: 'embedded'; dataDir: string } | { kind: 'mongo'; uri: string; db: string };
   redisUrl: string | undefined;
+  /** PUBLIC_URL, or http://localhost:PORT without it. */
   publicUrl: string;
+  /** Whether PUBLIC_URL was given: without it the loopback origins at the listening port are accepted. */
+  publicUrlGiven: boolean;
+  /** ALLOWED_ORIGINS: origins accepted beside the public one. */
+  extraOrigins: string[];
+  /** Peers whose forwarding header names the client; empty: the socket's peer is the client. */
+  trustedProxies: ProxyList;
+  forwardedHeader: 'x-forwarded-for' | 'forwarded';
+  mail: { smtpUrl: string | undefined; from: string };
+  metrics: { port: number; host: string; token: string | undefined } | null;
   logLevel: Env['LOG_LEVEL'];
   bodyLimitBytes: number;
   shutdownGraceMs: number;
@@ -80,19 +138,29 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.STORE === 'mongo' && !e.SECRET_KEY) {
     throw new ConfigError('invalid configuration: SECRET_KEY: required when STORE=mongo (every node must share it)');
   }
+  if (e.METRICS_PORT !== undefined && e.METRICS_PORT !== 0 && e.METRICS_PORT === e.PORT) {
+    throw new ConfigError('invalid configuration: METRICS_PORT: must differ from PORT (metrics stay off the public port)');
+  }
+  const publicUrl = (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/$/, '');
   return {
     port: e.PORT,
     host: e.HOST,
     store: e.STORE === 'mongo' ? { kind: 'mongo', uri: e.MONGODB_URI!, db: e.MONGODB_DB } : { kind: 'embedded', dataDir: e.DATA_DIR },
     redisUrl: e.REDIS_URL,
-    publicUrl: e.PUBLIC_URL.replace(/\/$/, ''),
+    publicUrl,
+    publicUrlGiven: e.PUBLIC_URL !== undefined,
+    extraOrigins: e.ALLOWED_ORIGINS,
+    trustedProxies: e.TRUSTED_PROXIES,
+    forwardedHeader: e.FORWARDED_HEADER,
+    mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM ?? defaultSender(publicUrl) },
+    metrics: e.METRICS_PORT === undefined ? null : { port: e.METRICS_PORT, host: e.METRICS_HOST ?? e.HOST, token: e.METRICS_TOKEN },
     logLevel: e.LOG_LEVEL,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     leaseMinTtlSeconds: e.LEASE_MIN_TTL_SECONDS,
     addressRatePerMinute: e.ADDRESS_RATE_PER_MINUTE,
     boardRateScale: e.BOARD_RATE_SCALE,
-    cookieSecure: e.COOKIE_SECURE ?? e.PUBLIC_URL.startsWith('https:'),
+    cookieSecure: e.COOKIE_SECURE ?? publicUrl.startsWith('https:'),
     secretKey: e.SECRET_KEY,
     bcryptRounds: e.BCRYPT_ROUNDS,
     stripe: {

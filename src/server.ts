@@ -28,6 +28,10 @@ import { captureQuiet } from './board/restore-points.js';
 import { sweepAnonymous, type SweepResult } from './accounts/anonymous.js';
 import { userCodeDigest } from './accounts/device-codes.js';
 import type { ErrorCode } from './errors/registry.js';
+import { allowedOrigins } from './http/origins.js';
+import { clientAddress } from './http/trusted-proxies.js';
+import { NodeMetrics, UNMATCHED } from './metrics/metrics.js';
+import { serveMetrics, type MetricsEndpoint } from './metrics/server.js';
 import type { Store } from '../store/ports/store.js';
 
 export interface ServerParts {
@@ -43,7 +47,7 @@ export interface ServerParts {
   billing?: BillingSetup | null;
   /** Defaults to the build in dist/web. */
   web?: WebBundle;
-  /** Defaults to writing mail to the log. */
+  /** Defaults to writing mail to the log (src/main.ts picks SMTP from the configuration). */
   mailer?: Mailer;
   logger: Logger;
   clock?: () => number;
@@ -51,6 +55,8 @@ export interface ServerParts {
 
 export interface RunningServer {
   port: number;
+  /** Where GET /metrics is served (METRICS_PORT), or null without it. */
+  metricsPort: number | null;
   /** The route table this node serves. */
   routes: readonly Route[];
   /** Requests accepted and not yet answered or abandoned. */
@@ -85,23 +91,34 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   let inFlight = 0;
   let idle: (() => void) | null = null;
 
-  const readiness = async (): Promise<string | null> => {
-    if (draining) return 'draining';
+  const storeAnswers = async (): Promise<boolean> => {
     try {
       await Promise.race([store.ping(), new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000).unref())]);
-      return null;
+      return true;
     } catch {
-      return 'the store does not answer';
+      return false;
     }
   };
+  const readiness = async (): Promise<string | null> => (draining ? 'draining' : (await storeAnswers()) ? null : 'the store does not answer');
+  const mailer = parts.mailer ?? logMailer(logger);
+  // Only with a metrics port: without one, requests pay nothing for metrics.
+  const metrics = config.metrics
+    ? new NodeMetrics({ actors: () => registry.size, sockets: () => hub.size, inFlight: () => inFlight, bus: () => bus.health, storeUp: storeAnswers, mail: () => mailer.stats?.() })
+    : null;
 
   const selector = new ProjectSelector(store);
   const bus: Bus = parts.bus ?? new MemoryBus();
   const observer = new ResolutionObserver(clock, (note) => bus.notify(note));
   const registry = new BoardRegistry(store, {
     clock,
-    onCommit: (boardId, events) => bus.publish(boardId, events),
-    onWarning: (boardId, w) => bus.notify({ kind: 'lease.expiring', boardId, workId: w.workId, holder: w.holder, expiresAt: w.expiresAt }),
+    onCommit: (boardId, events) => {
+      metrics?.committed(events);
+      bus.publish(boardId, events);
+    },
+    onWarning: (boardId, w) => {
+      metrics?.leaseWarning();
+      bus.notify({ kind: 'lease.expiring', boardId, workId: w.workId, holder: w.holder, expiresAt: w.expiresAt });
+    },
     onListenerError: (e) => logger.error({ err: e }, 'a commit listener failed; the command itself was committed'),
     onQuiet: (boardId, before) => void captureQuiet(store, boardId, before, clock()).catch((e: unknown) => logger.warn({ err: e, boardId }, 'restore points: the quiet-spell point was not kept')),
   });
@@ -123,10 +140,13 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     else if (purged && Object.values(purged).some((n) => n > 0)) logger.info({ purged }, 'retention: purged what aged out');
   });
   const boards = new BoardAccess(registry);
-  const mailer = parts.mailer ?? logMailer(logger);
   const routes = routeTable({ config, store, observer, passwords: parts.passwords, mailer, selector, boards, logger, clock, readiness, busHealth: () => bus.health, sockets: () => hub.size, revoke: (notice) => bus.notify(notice), notify: (notice) => bus.notify(notice), membership: (notice) => bus.notify(notice), csrfToken: (sessionId) => csrfTokenFor(parts.keys.csrf, sessionId), userCodeDigest: (userCode) => userCodeDigest(parts.keys.userCode, userCode), web: parts.web ?? loadWebBundle(), billing });
   const authenticator = new Authenticator(store);
-  const pipeline = new Pipeline({ authenticator, selector, limiter: parts.limiter, observer, logger, publicUrl: config.publicUrl, csrfKey: parts.keys.csrf, cookieSecure: config.cookieSecure, addressRatePerMinute: config.addressRatePerMinute, boardRateScale: config.boardRateScale, clock });
+  // Filled once the node listens: without PUBLIC_URL the accepted origins name the port taken.
+  const origins = new Set<string>();
+  const { trustedProxies, forwardedHeader } = config;
+  const observe = metrics && ((operation: string | null, status: number, seconds: number) => metrics.request(operation, status, seconds));
+  const pipeline = new Pipeline({ authenticator, selector, limiter: parts.limiter, observer, logger, publicUrl: config.publicUrl, allowedOrigins: origins, clientAddress: (peer, headers) => clientAddress(peer, headers, trustedProxies, forwardedHeader), ...(observe && { observe }), csrfKey: parts.keys.csrf, cookieSecure: config.cookieSecure, addressRatePerMinute: config.addressRatePerMinute, boardRateScale: config.boardRateScale, clock });
 
   const hub = new Hub({ selector, store, observer, publicUrl: config.publicUrl, clock, syncLog: (boardId) => registry.get(boardId).syncLog(), readBoard: (boardId) => registry.get(boardId).read(), stillValid: (identity) => authenticator.stillValid(identity, clock()) });
   const revalidation = setInterval(() => void hub.revalidate(), REVALIDATE_SOCKETS_MS);
@@ -164,7 +184,9 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
         const code = REFUSAL[reason];
         const message = reason === 'too-large' ? `The body is larger than ${config.bodyLimitBytes} bytes.` : undefined;
         const headers: Record<string, string> = allow ? { allow: allow.join(', ') } : reason === 'draining' ? { connection: 'close', 'retry-after': '1' } : {};
-        return pipeline.reject(code, requestId, message, headers);
+        const response = pipeline.reject(code, requestId, message, headers);
+        metrics?.request(UNMATCHED, response.status, 0);
+        return response;
       },
       requestIdOf: (headers) => pipeline.requestIdOf(headers),
       accepting: () => !draining,
@@ -178,9 +200,17 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     sockets,
   );
   const port = await http.listen(config.host, config.port);
+  for (const origin of allowedOrigins(config, port)) origins.add(origin);
+  if (trustedProxies.entries.length) logger.info({ trustedProxies: trustedProxies.entries, header: forwardedHeader }, 'client addresses: taken from the forwarding header of trusted proxies only');
+  let metricsEndpoint: MetricsEndpoint | null = null;
+  if (metrics && config.metrics) {
+    metricsEndpoint = await serveMetrics(metrics.registry, config.metrics, logger);
+    logger.info({ metricsPort: metricsEndpoint.port, token: config.metrics.token !== undefined }, 'metrics: GET /metrics served on its own port');
+  }
 
   return {
     port,
+    metricsPort: metricsEndpoint?.port ?? null,
     routes,
     inFlight: () => inFlight,
     sweepAnonymous: anonymousSweep,
@@ -200,6 +230,8 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
       stopPurges();
       hub.closeAll(CLOSE.shutdown, 'the node is shutting down');
       await registry.stop();
+      await mailer.close?.(Math.min(config.shutdownGraceMs, 5000));
+      await metricsEndpoint?.close();
       await bus.close();
       await store.close();
       logger.info({ inFlight }, 'drained');

@@ -43,6 +43,12 @@ export interface PipelineDeps {
   observer: ResolutionObserver;
   logger: Logger;
   publicUrl: string;
+  /** Origins browser writes may come from; filled once the node listens (src/http/origins.ts). */
+  allowedOrigins: ReadonlySet<string>;
+  /** The client's address from the socket's peer and the headers (src/http/trusted-proxies.ts). */
+  clientAddress: (peer: string, headers: Record<string, string>) => string;
+  /** Told of every response: route (operation, or null before any route), status, seconds taken. */
+  observe?: (operation: string | null, status: number, seconds: number) => void;
   /** Signs the CSRF tokens of cookie sessions. */
   csrfKey: Buffer;
   cookieSecure: boolean;
@@ -90,15 +96,11 @@ function holdsLoneSurrogate(value: unknown): boolean {
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 export class Pipeline {
-  private readonly allowedOrigins: ReadonlySet<string>;
-
-  constructor(private readonly deps: PipelineDeps) {
-    this.allowedOrigins = new Set([new URL(deps.publicUrl).origin]);
-  }
+  constructor(private readonly deps: PipelineDeps) {}
 
   /** The one origin rule, for writes here and for socket upgrades. */
   crossSite(headers: Record<string, string>): boolean {
-    return isCrossSite(headers, this.allowedOrigins);
+    return isCrossSite(headers, this.deps.allowedOrigins);
   }
 
   requestIdOf(headers: Record<string, string>): string {
@@ -159,7 +161,9 @@ export class Pipeline {
   }
 
   private logged(ctx: RequestContext, started: number, response: RawResponse): RawResponse {
-    this.deps.logger.info({ reqId: ctx.requestId, route: ctx.operation, status: response.status, durationMs: Math.round((performance.now() - started) * 100) / 100 }, 'request');
+    const ms = performance.now() - started;
+    this.deps.logger.info({ reqId: ctx.requestId, route: ctx.operation, status: response.status, durationMs: Math.round(ms * 100) / 100 }, 'request');
+    this.deps.observe?.(ctx.operation, response.status, ms / 1000);
     return response;
   }
 
@@ -172,7 +176,7 @@ export class Pipeline {
       path: raw.path,
       params: Object.fromEntries(shapeOf(route).params.map((name, i) => [name, decodeParam(raw.params[i] ?? '')])),
       headers: raw.headers,
-      remoteAddress: raw.remoteAddress,
+      remoteAddress: this.deps.clientAddress(raw.remoteAddress, raw.headers),
       cookies,
       identity: null,
       project: null,

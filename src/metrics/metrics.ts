@@ -1,0 +1,123 @@
+// What an operator's monitoring scrapes from a node, in prom-client's Prometheus registry (one per
+// node, never the process-global one: a test process may run several nodes). Request counts and
+// latencies are recorded as they happen through label children cached per route and status, so a
+// request costs two map lookups and two increments; everything else (actors, sockets, bus, store,
+// mail) is read only when scraped.
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { MailStats } from '../mail/mailer.js';
+
+export interface MetricSources {
+  /** Board actors active on this node. */
+  actors(): number;
+  /** WebSocket connections open on this node. */
+  sockets(): number;
+  /** Requests accepted and not yet answered. */
+  inFlight(): number;
+  bus(): 'local' | 'ok' | 'degraded';
+  /** Whether the store answers a ping (bounded by a timeout). */
+  storeUp(): Promise<boolean>;
+  mail(): MailStats | undefined;
+}
+
+/** The operation label of a request no route took (404, 405, 413, draining). */
+export const UNMATCHED = 'unmatched';
+const BUS_STATES = ['local', 'ok', 'degraded'] as const;
+
+export class NodeMetrics {
+  readonly registry = new Registry();
+  private readonly requests: Counter<'route' | 'status'>;
+  private readonly latency: Histogram<'route'>;
+  private readonly refusals: Counter<'route'>;
+  private readonly commits: Counter;
+  private readonly commitEvents: Histogram;
+  private readonly expiries: Counter;
+  private readonly warnings: Counter;
+  /** Per route: its latency child and its counter child per status. */
+  private readonly children = new Map<string, { latency: Histogram.Internal<'route'>; byStatus: Map<number, Counter.Internal> }>();
+
+  constructor(sources: MetricSources) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.requests = new Counter({ name: 'board_http_requests_total', help: 'HTTP responses by route (operation) and status.', labelNames: ['route', 'status'], registers });
+    this.latency = new Histogram({ name: 'board_http_request_duration_seconds', help: 'Time from a request read to its response, by route.', labelNames: ['route'], buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers });
+    this.refusals = new Counter({ name: 'board_rate_limit_refusals_total', help: 'Requests refused with 429 (a rate budget, or a mail budget), by route.', labelNames: ['route'], registers });
+    this.commits = new Counter({ name: 'board_commits_total', help: 'Board commits made by this node’s actors (each a batch of commands).', registers });
+    this.commitEvents = new Histogram({ name: 'board_commit_events', help: 'Events per board commit (how many commands a group commit carried shows here).', buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512], registers });
+    this.expiries = new Counter({ name: 'board_lease_expiries_total', help: 'Leases expired by this node’s timers (committed lease.expired events).', registers });
+    this.warnings = new Counter({ name: 'board_lease_warnings_total', help: 'Lease warnings (20% of the lease left) told to holders.', registers });
+    gauge(this.registry, 'board_actors_active', 'Board actors active on this node.', sources.actors);
+    gauge(this.registry, 'board_sockets_open', 'WebSocket connections open on this node.', sources.sockets);
+    gauge(this.registry, 'board_http_in_flight', 'Requests accepted and not yet answered.', sources.inFlight);
+    new Gauge({
+      name: 'board_bus_state',
+      help: 'The event bus: 1 for its current state (local: one node; ok: Redis; degraded: Redis unavailable).',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        const now = sources.bus();
+        for (const state of BUS_STATES) this.set({ state }, state === now ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'board_store_up',
+      help: 'Whether the store answered a ping at this scrape (1) or not (0).',
+      registers,
+      async collect() {
+        this.set((await sources.storeUp()) ? 1 : 0);
+      },
+    });
+    gauge(this.registry, 'board_mail_queued', 'Mail waiting for its first or next attempt.', () => sources.mail()?.queued ?? 0);
+    mailCounter(this.registry, 'board_mail_sent_total', 'Mail handed to the transport successfully.', () => sources.mail()?.sent ?? 0);
+    mailCounter(this.registry, 'board_mail_retries_total', 'Mail attempts that failed and were scheduled again.', () => sources.mail()?.retried ?? 0);
+    mailCounter(this.registry, 'board_mail_failed_total', 'Mail given up (refused permanently, attempts exhausted, or the node stopped first); each is logged at error level.', () => sources.mail()?.failed ?? 0);
+  }
+
+  /** One response: its route (null before any route took it), status and duration. */
+  request(operation: string | null, status: number, seconds: number): void {
+    const route = operation ?? UNMATCHED;
+    let child = this.children.get(route);
+    if (!child) this.children.set(route, (child = { latency: this.latency.labels(route), byStatus: new Map() }));
+    let count = child.byStatus.get(status);
+    if (!count) child.byStatus.set(status, (count = this.requests.labels(route, String(status))));
+    count.inc();
+    child.latency.observe(seconds);
+    if (status === 429) this.refusals.labels(route).inc();
+  }
+
+  /** A board commit made by this node, with the events it appended. */
+  committed(events: readonly { type: string }[]): void {
+    this.commits.inc();
+    this.commitEvents.observe(events.length);
+    let expired = 0;
+    for (const e of events) if (e.type === 'lease.expired') expired++;
+    if (expired) this.expiries.inc(expired);
+  }
+
+  leaseWarning(): void {
+    this.warnings.inc();
+  }
+}
+
+function gauge(registry: Registry, name: string, help: string, read: () => number): void {
+  new Gauge({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.set(read());
+    },
+  });
+}
+
+/** A total kept elsewhere (the mail queue counts its own), exposed as a counter at each scrape. */
+function mailCounter(registry: Registry, name: string, help: string, read: () => number): void {
+  new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(read());
+    },
+  });
+}
