@@ -37,9 +37,22 @@ export function parseProxyList(value: string): ProxyList {
   };
 }
 
-/** An IPv4 client reached over an IPv6 socket is its IPv4 address. */
+/**
+ * One spelling per address: IPv6 compressed and lower-case (uWebSockets.js gives all 8 hextets),
+ * and an IPv4 client reached over an IPv6 socket (::ffff:a.b.c.d) as its IPv4 address.
+ */
 export function plainAddress(address: string): string {
-  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address.toLowerCase();
+  if (!address.includes(':')) return address;
+  let host: string;
+  try {
+    host = new URL(`http://[${address}]/`).hostname.slice(1, -1);
+  } catch {
+    return address.toLowerCase();
+  }
+  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(host);
+  if (!mapped) return host;
+  const [hi, lo] = [parseInt(mapped[1]!, 16), parseInt(mapped[2]!, 16)];
+  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
 }
 
 /** Hops read at most from the right: a longer chain than this is not a proxy chain. */
