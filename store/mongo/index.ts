@@ -31,7 +31,7 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
   };
   // A board's item versions and the staged parts of large commits (mongo-boards.ts) sit beside its header.
   const log = await ensure('boardItems', [{ name: 'boardId_v', fields: ['boardId', 'v'], unique: false }]);
-  const staging = await ensure('boardStaging', [{ name: 'stage', fields: ['stage'], unique: false }, { name: 'boardId', fields: ['boardId'], unique: false }]);
+  const staging = await ensure('boardStaging', [{ name: 'stage', fields: ['stage'], unique: false }, { name: 'boardId_v', fields: ['boardId', 'v'], unique: false }]);
   const entries = await Promise.all(
     COLLECTION_NAMES.map(async (name) => {
       const driver = await ensure(name, SCHEMA[name]);

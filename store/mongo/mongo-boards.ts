@@ -1,27 +1,31 @@
 // Boards on MongoDB, without multi-document transactions: a header document per board (version,
-// counters, aggregates, outbox) and an insert-only log of item versions beside it, one document
-// per item and board version that wrote it ({boardId, v} indexed).
+// counters, aggregates) and an insert-only log of item versions beside it, one document per item
+// and board version that wrote it ({boardId, v} indexed).
 //
-// A commit is one version-checked update of the header that carries the commit's intent: the
-// changed items inline, or, past INLINE_ITEMS (a batch, a rewind of a large board), a reference to parts
-// staged before it. That update is the commit point. The intent's item versions are inserted next
-// (idempotent: a version's id is fixed, and inserting it twice changes nothing), and a header
-// moves on only once the intent before it is in the log. So a reader that takes the header at
-// version H, then the log, sees every version below H; it overlays H's intent, which may still be
-// on its way; a version above H means a commit landed meanwhile, and it reads again.
+// A commit is one version-checked update of the header that carries the commit's intent: what it
+// wrote (the changed items and its events, the board's outbox) inline when small, or a reference
+// to parts staged just before it. That update is the commit point. The intent's item versions are
+// inserted next (idempotent: a version's id is fixed, and inserting it twice changes nothing), and
+// a header moves on only once the intent before it is in the log. So a reader that takes the
+// header at version H, then the log, sees every version below H; it overlays H's intent, which may
+// still be on its way; a version above H means a commit landed meanwhile, and it reads again. The
+// intent stays until the next commit replaces it (its parts are deleted then), so the outbox of
+// the last commit is readable as long as the port promises.
 // Superseded versions are deleted a grace period after they were superseded, by the node that
 // holds the board.
 import { randomUUID } from 'node:crypto';
-import { MongoBulkWriteError, type Collection as Driver, type Document } from 'mongodb';
-import { ContentionError, SCHEMA, type BoardChanges, type BoardCollection, type BoardRecord, type Changes, type ItemWrites, type LoadedBoard, type StoredItem } from '../ports/store.js';
+import { BSON, MongoBulkWriteError, type Collection as Driver, type Document } from 'mongodb';
+import { ContentionError, SCHEMA, type BoardChanges, type BoardCollection, type BoardRecord, type Changes, type Filter, type FindOptions, type ItemWrites, type LoadedBoard, type Selected, type StoredItem } from '../ports/store.js';
 import { MongoCollection, type CommitGuards } from './mongo-collection.js';
 
 /**
- * Changed items a header carries itself; more are staged in parts of PART_ITEMS. A wire server may
- * decode the whole header on every read of it (FerretDB 1.x decodes about 1 MB/s), so it stays small.
+ * What a header carries inline at most: its items and events together. A wire server may decode
+ * the whole header on every read of it (FerretDB 1.x decodes about 1 MB/s), so it stays small;
+ * more is staged in parts of PART_ENTRIES.
  */
-export const INLINE_ITEMS = 64;
-const PART_ITEMS = 500;
+export const INLINE_ENTRIES = 64;
+export const INLINE_BYTES = 16 * 1024;
+const PART_ENTRIES = 500;
 const INSERT_CHUNK = 1000;
 /** A superseded item version is deleted this long after it was superseded, so a reader that is mid-way still finds it. */
 export const GC_GRACE_MS = 60_000;
@@ -36,7 +40,17 @@ interface ItemDoc {
   item: StoredItem | null;
 }
 
-type Intent = { v: number; put: StoredItem[]; removed: string[] } | { v: number; stage: string; parts: number; done?: boolean };
+type Outbox = NonNullable<BoardRecord['outbox']>;
+
+/** What one commit wrote: its items (whole, or removed) and its events, when it set any. */
+interface Written extends ItemWrites {
+  put: StoredItem[];
+  removed: string[];
+  events?: Outbox;
+}
+
+/** Inline, or staged: then `events` says whether the commit set an outbox (its events are in the parts). */
+type Intent = ({ v: number } & Written) | { v: number; stage: string; parts: number; events: boolean };
 
 interface HeaderDoc extends BoardRecord {
   /** 2 for this layout; absent on a board whose items an earlier version kept inside the header. */
@@ -51,6 +65,8 @@ interface Local {
   applied: number;
   /** The last commit's log inserts, which the next commit awaits. */
   pending: Promise<void>;
+  /** Whether parts of an intent older than the next commit may be left to delete. */
+  staged: boolean;
   /** The version each work id holds in the log, once a whole load told us (for deleting superseded ones). */
   versions: Map<string, number> | null;
   garbage: { id: string; at: number }[];
@@ -62,9 +78,13 @@ const docsOf = (boardId: string, v: number, writes: ItemWrites): ItemDoc[] => [
   ...writes.removed.map((workId) => ({ _id: versionId(boardId, workId, v), boardId, workId, v, item: null })),
 ];
 const liveCount = (header: BoardRecord): number | null => (header.counts ? Object.values(header.counts).reduce((a, b) => a + b, 0) : null);
+const fits = (written: Written): boolean =>
+  written.put.length + written.removed.length + (written.events?.length ?? 0) <= INLINE_ENTRIES && BSON.calculateObjectSize(written as unknown as Document) <= INLINE_BYTES;
 
-function strip(header: HeaderDoc): BoardRecord {
+/** The port's record: the header without what the adapter keeps in it, the outbox being the events of the last commit (a header of the earlier layout kept its own). */
+function recordOf(header: HeaderDoc, written: Written | null): BoardRecord {
   const { layout: _layout, intent: _intent, items: _items, ...record } = header;
+  if (written?.events) record.outbox = written.events;
   return record;
 }
 
@@ -85,6 +105,37 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
     return super.insert({ ...doc, layout: 2, intent: null } as BoardRecord);
   }
 
+  override async get(id: string): Promise<BoardRecord | null> {
+    return (await this.find({ _id: id }))[0] ?? null;
+  }
+
+  override async findOne(filter: Filter<BoardRecord>): Promise<BoardRecord | null> {
+    return (await this.find(filter, { limit: 1 }))[0] ?? null;
+  }
+
+  override async find(filter: Filter<BoardRecord>, options: FindOptions<BoardRecord> = {}): Promise<BoardRecord[]> {
+    const headers = (await this.run(() => {
+      let cursor = this.driver.find(filter as Document, { projection: { items: 0 } }).sort(Object.fromEntries(options.sort ?? [['_id', 1]]));
+      if (options.skip) cursor = cursor.skip(options.skip);
+      if (options.limit !== undefined) cursor = cursor.limit(options.limit);
+      return cursor.toArray();
+    })) as unknown as HeaderDoc[];
+    return Promise.all(headers.map(async (h) => recordOf(h, await this.writtenAt(h))));
+  }
+
+  /** The outbox, when asked for, is read from the intent that holds it. */
+  override async select<K extends keyof BoardRecord & string>(filter: Filter<BoardRecord>, fields: readonly K[], options: FindOptions<BoardRecord> = {}): Promise<Selected<BoardRecord, K>[]> {
+    if (!fields.includes('outbox' as K)) return super.select(filter, fields, options);
+    const rows = await super.select(filter, [...fields, 'version', 'intent' as K], options);
+    return Promise.all(
+      rows.map(async (row) => {
+        const header = row as unknown as HeaderDoc;
+        const record = recordOf(header, await this.writtenAt(header)) as unknown as Record<string, unknown>;
+        return Object.fromEntries(['_id', ...fields].filter((f) => f in record).map((f) => [f, record[f]])) as Selected<BoardRecord, K>;
+      }),
+    );
+  }
+
   override async delete(id: string, expectedVersion?: number): Promise<boolean> {
     const gone = await super.delete(id, expectedVersion);
     if (gone) {
@@ -96,9 +147,9 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
     return gone;
   }
 
-  override async deleteMany(filter: Parameters<MongoCollection<BoardRecord>['deleteMany']>[0]): Promise<number> {
+  override async deleteMany(filter: Filter<BoardRecord>): Promise<number> {
     let deleted = 0;
-    for (const { _id } of await this.select(filter, ['version'])) if (await this.delete(_id)) deleted++;
+    for (const { _id } of await super.select(filter, ['version'])) if (await this.delete(_id)) deleted++;
     return deleted;
   }
 
@@ -107,17 +158,17 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
       const header = await this.header(id);
       if (!header) return null;
       const docs = (await this.run(() => this.log.find({ boardId: id }).toArray())) as unknown as ItemDoc[];
-      const latest = await this.settle(header, docs, 0);
-      if (!latest) continue;
-      const items = [...latest.values()].flatMap((d) => (d.item ? [d.item] : []));
+      const read = await this.settle(header, docs, 0);
+      if (!read) continue;
+      const items = [...read.latest.values()].flatMap((d) => (d.item ? [d.item] : []));
       const expected = liveCount(header);
       if (expected !== null && items.length !== expected) continue; // a version superseded meanwhile: read again
-      await this.adopt(id, header);
+      await this.adopt(id, header, read.written);
       const local = this.localOf(id);
-      local.versions = new Map([...latest.values()].map((d) => [d.workId, d.v]));
+      local.versions = new Map([...read.latest.values()].map((d) => [d.workId, d.v]));
       const now = this.clock();
-      for (const doc of docs) if (doc.v < (latest.get(doc.workId)?.v ?? 0)) local.garbage.push({ id: doc._id, at: now });
-      return { record: strip(header), items };
+      for (const doc of docs) if (doc.v < (read.latest.get(doc.workId)?.v ?? 0)) local.garbage.push({ id: doc._id, at: now });
+      return { record: recordOf(header, read.written), items };
     }
     throw new ContentionError('boards', id);
   }
@@ -126,15 +177,15 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
     for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
       const header = await this.header(id);
       if (!header) return null;
-      if (header.version === version) return { record: strip(header), items: [], removed: [] };
+      if (header.version === version) return { record: recordOf(header, await this.writtenAt(header)), items: [], removed: [] };
       const docs = (await this.run(() => this.log.find({ boardId: id, v: { $gt: version } }).toArray())) as unknown as ItemDoc[];
-      const latest = await this.settle(header, docs, version);
-      if (!latest) continue;
-      await this.adopt(id, header);
+      const read = await this.settle(header, docs, version);
+      if (!read) continue;
+      await this.adopt(id, header, read.written);
       const versions = this.localOf(id).versions;
-      for (const d of latest.values()) versions?.set(d.workId, d.v);
-      const changed = [...latest.values()];
-      return { record: strip(header), items: changed.flatMap((d) => (d.item ? [d.item] : [])), removed: changed.filter((d) => !d.item).map((d) => d.workId) };
+      for (const d of read.latest.values()) versions?.set(d.workId, d.v);
+      const changed = [...read.latest.values()];
+      return { record: recordOf(header, read.written), items: changed.flatMap((d) => (d.item ? [d.item] : [])), removed: changed.filter((d) => !d.item).map((d) => d.workId) };
     }
     throw new ContentionError('boards', id);
   }
@@ -144,14 +195,16 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
     await local.pending;
     if (local.applied !== expectedVersion) await this.finish(id, expectedVersion);
     const v = expectedVersion + 1;
-    let intent: Intent = { v, put: [...writes.put], removed: [...writes.removed] };
+    const { outbox, ...header } = set;
+    const written: Written = { put: [...writes.put], removed: [...writes.removed], ...(outbox ? { events: outbox } : {}) };
+    let intent: Intent = { v, ...written };
     let stage: string | null = null;
-    if (writes.put.length + writes.removed.length > INLINE_ITEMS) {
+    if (!fits(written)) {
       stage = randomUUID();
-      intent = { v, stage, parts: await this.stageParts(id, stage, writes) };
+      intent = { v, stage, parts: await this.stageParts(id, v, stage, written), events: written.events !== undefined };
     }
     const landed = await this.guarded(id, expectedVersion, false, async () => {
-      const result = await this.run(() => this.driver.updateOne({ _id: id, version: expectedVersion } as Document, { $set: { ...set, intent }, $inc: { version: 1 } }));
+      const result = await this.run(() => this.driver.updateOne({ _id: id, version: expectedVersion } as Document, { $set: { ...header, intent }, $unset: { outbox: '' }, $inc: { version: 1 } }));
       return result.modifiedCount === 1;
     });
     if (!landed) {
@@ -160,10 +213,12 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
     }
     // Committed. The log inserts follow off the caller's path; the next commit waits for them, and
     // if they fail, whoever reads or commits next finishes them from the header.
-    local.pending = this.apply(id, intent, writes).then(
-      () => this.collect(id, writes),
-      () => void (local.applied = -1),
-    );
+    const dropParts = local.staged;
+    local.staged = stage !== null;
+    local.pending = this.apply(id, v, written)
+      .then(() => this.collect(id, written))
+      .then(() => (dropParts ? this.dropPartsBefore(id, v) : undefined))
+      .catch(() => void (local.applied = -1));
     return true;
   }
 
@@ -174,7 +229,7 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
 
   private localOf(id: string): Local {
     let local = this.local.get(id);
-    if (!local) this.local.set(id, (local = { applied: -1, pending: Promise.resolve(), versions: null, garbage: [] }));
+    if (!local) this.local.set(id, (local = { applied: -1, pending: Promise.resolve(), staged: false, versions: null, garbage: [] }));
     return local;
   }
 
@@ -190,59 +245,56 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
    * The latest version of each work id among `docs` as of the header's version, with the header's
    * own intent laid over them; null when a later commit landed meanwhile (read again).
    */
-  private async settle(header: HeaderDoc, docs: ItemDoc[], since: number): Promise<Map<string, ItemDoc> | null> {
+  private async settle(header: HeaderDoc, docs: ItemDoc[], since: number): Promise<{ latest: Map<string, ItemDoc>; written: Written | null } | null> {
     const latest = new Map<string, ItemDoc>();
     for (const doc of docs) {
       if (doc.v > header.version) return null;
       if ((latest.get(doc.workId)?.v ?? -1) < doc.v) latest.set(doc.workId, doc);
     }
     const intent = header.intent;
-    if (intent && intent.v === header.version && intent.v > since && !('done' in intent && intent.done)) {
-      const writes = await this.writesOf(header._id, intent);
-      if (!writes) return null;
-      for (const doc of docsOf(header._id, intent.v, writes)) latest.set(doc.workId, doc);
-    }
-    return latest;
+    if (!intent || intent.v !== header.version) return { latest, written: null };
+    const written = await this.writtenOf(header._id, intent);
+    if (!written) return null;
+    if (intent.v > since) for (const doc of docsOf(header._id, intent.v, written)) latest.set(doc.workId, doc);
+    return { latest, written };
   }
 
-  /** An intent's writes: inline, or read from its parts (null when they are gone: it was applied meanwhile). */
-  private async writesOf(boardId: string, intent: Intent): Promise<ItemWrites | null> {
+  /** What the commit that made the header's version wrote, or null when it left none (or its parts went: a later commit replaced it). */
+  private async writtenAt(header: HeaderDoc): Promise<Written | null> {
+    const intent = header.intent;
+    return intent && intent.v === header.version ? this.writtenOf(header._id, intent) : null;
+  }
+
+  /** An intent's writes: inline, or read from its parts (null when they are gone). */
+  private async writtenOf(boardId: string, intent: Intent): Promise<Written | null> {
     if (!('stage' in intent)) return intent;
-    const parts = (await this.run(() => this.staging.find({ stage: intent.stage }).toArray())) as unknown as (ItemWrites & { boardId: string })[];
+    const parts = (await this.run(() => this.staging.find({ stage: intent.stage }).toArray())) as unknown as (Written & { boardId: string; n: number })[];
     if (parts.length !== intent.parts || parts.some((p) => p.boardId !== boardId)) return null;
-    return { put: parts.flatMap((p) => p.put), removed: parts.flatMap((p) => p.removed) };
+    parts.sort((a, b) => a.n - b.n);
+    const events = parts.flatMap((p) => p.events ?? []);
+    return { put: parts.flatMap((p) => p.put), removed: parts.flatMap((p) => p.removed), ...(intent.events ? { events } : {}) };
   }
 
   /** A header read here: its intent goes into the log (if not known to be there) before this process commits over it. */
-  private async adopt(id: string, header: HeaderDoc): Promise<void> {
+  private async adopt(id: string, header: HeaderDoc, written: Written | null): Promise<void> {
     const local = this.localOf(id);
+    if (header.intent && 'stage' in header.intent) local.staged = true;
     if (local.applied === header.version) return;
-    const intent = header.intent;
-    if (intent && intent.v === header.version && !('done' in intent && intent.done)) {
-      const writes = await this.writesOf(id, intent);
-      if (writes) await this.apply(id, intent, writes);
-    }
+    if (written && header.intent?.v === header.version) await this.apply(id, header.version, written);
     local.applied = header.version;
   }
 
   /** Before committing over `version`: its intent is in the log, whoever committed it. */
   private async finish(id: string, version: number): Promise<void> {
     const header = await this.header(id);
-    if (header?.version === version) await this.adopt(id, header);
+    if (header?.version === version) await this.adopt(id, header, await this.writtenAt(header));
   }
 
-  /** Inserts an intent's item versions (those already there are skipped), then retires its parts. */
-  private async apply(id: string, intent: Intent, writes: ItemWrites): Promise<void> {
-    const docs = docsOf(id, intent.v, writes);
+  /** Inserts a commit's item versions; those already there are skipped. */
+  private async apply(id: string, v: number, writes: ItemWrites): Promise<void> {
+    const docs = docsOf(id, v, writes);
     for (let i = 0; i < docs.length; i += INSERT_CHUNK) await this.insertVersions(docs.slice(i, i + INSERT_CHUNK));
-    if ('stage' in intent) {
-      const marked = await this.guarded(id, intent.v, false, async () => {
-        const result = await this.run(() => this.driver.updateOne({ _id: id, version: intent.v, 'intent.stage': intent.stage } as Document, { $set: { 'intent.done': true } }));
-        return result.modifiedCount === 1;
-      });
-      if (marked) await this.run(() => this.staging.deleteMany({ stage: intent.stage }));
-    }
-    this.localOf(id).applied = intent.v;
+    this.localOf(id).applied = v;
   }
 
   private async insertVersions(docs: ItemDoc[]): Promise<void> {
@@ -254,13 +306,23 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
     }
   }
 
-  private async stageParts(id: string, stage: string, writes: ItemWrites): Promise<number> {
-    const parts: Document[] = [];
-    for (let i = 0; i < writes.put.length; i += PART_ITEMS) parts.push({ put: writes.put.slice(i, i + PART_ITEMS), removed: [] });
-    for (let i = 0; i < writes.removed.length; i += PART_ITEMS * 10) parts.push({ put: [], removed: writes.removed.slice(i, i + PART_ITEMS * 10) });
-    const docs = parts.map((part, n) => ({ _id: `${stage}:${n}`, boardId: id, stage, at: this.clock(), ...part }));
+  private async stageParts(id: string, v: number, stage: string, written: Written): Promise<number> {
+    const parts: Omit<Written, never>[] = [];
+    const chunk = <T>(list: T[], size: number, make: (slice: T[]) => Written) => {
+      for (let i = 0; i < list.length; i += size) parts.push(make(list.slice(i, i + size)));
+    };
+    chunk(written.put, PART_ENTRIES, (put) => ({ put, removed: [] }));
+    chunk(written.removed, PART_ENTRIES * 10, (removed) => ({ put: [], removed }));
+    chunk(written.events ?? [], PART_ENTRIES, (events) => ({ put: [], removed: [], events }));
+    if (!parts.length) parts.push({ put: [], removed: [] });
+    const docs = parts.map((part, n) => ({ _id: `${stage}:${n}`, boardId: id, v, stage, n, at: this.clock(), ...part }));
     for (const doc of docs) await this.run(() => this.staging.insertOne(doc as Document));
     return docs.length;
+  }
+
+  /** Parts of intents older than `v`: a later commit replaced them, so no reader needs them. */
+  private async dropPartsBefore(id: string, v: number): Promise<void> {
+    await this.run(() => this.staging.deleteMany({ boardId: id, v: { $lt: v } }));
   }
 
   /** Marks the versions this commit superseded, and deletes those superseded long enough ago. */
