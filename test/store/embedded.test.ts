@@ -54,7 +54,7 @@ describe('embedded store on LMDB', () => {
     const store = await openEmbeddedStore(`${dir.path}/board.data`);
     await store.accounts.insert({ _id: 'a1', version: 1, email: 'a@example.com', passwordHash: 'h', displayName: null, defaultProjectId: null, emailVerified: false, referralCode: 'r1', referredBy: null, referralMonths: 0, createdAt: 1 });
     await store.close();
-    expect((await readdir(`${dir.path}/board.data`)).sort()).toEqual(['data.mdb', 'lock.mdb']);
+    expect((await readdir(`${dir.path}/board.data`)).sort()).toEqual(['data.mdb', 'lock.mdb', 'serve.lock']);
   });
 
   it('refuses a directory in the old journal format with one line naming it', async () => {
