@@ -1,0 +1,149 @@
+// Real mail: the node picks SMTP from SMTP_URL (src/mail/from-config.ts, as src/main.ts does) and
+// sends to a real SMTP server in this process. The signup confirmation, an invitation and a
+// password reset arrive over SMTP from MAIL_FROM, and their links work; a server that refuses
+// (4xx) or is not there yet is retried with backoff until the mail goes through; a permanent
+// refusal (5xx) is logged at error level with its code; the operation that asked answers as
+// its contract says every time.
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { bcryptHasher } from '../../src/auth/passwords.js';
+import { deriveKeys } from '../../src/auth/keys.js';
+import { loadConfig } from '../../src/config.js';
+import { mailerFrom } from '../../src/mail/from-config.js';
+import { MemoryRateLimiter } from '../../src/ratelimit/memory.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+import { openEmbeddedStore } from '../../store/embedded/index.js';
+import { Client, signedUp, TEST_SECRET } from '../support/server.js';
+import { startSmtp, type TestSmtp } from '../support/smtp.js';
+import { tempDir, unique } from '../support/temp.js';
+
+const FROM = 'Board at test <board@mail.test>';
+const keys = deriveKeys(TEST_SECRET);
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+interface MailNode {
+  url: string;
+  server: RunningServer;
+  /** Every log line the node wrote, parsed. */
+  logs: Record<string, unknown>[];
+}
+
+/** A node configured as `npm start` would be with SMTP_URL and MAIL_FROM, retrying fast. */
+async function mailNode(smtpUrl: string): Promise<MailNode> {
+  const dir = await tempDir();
+  const logs: Record<string, unknown>[] = [];
+  const sink = new Writable({ write: (chunk: Buffer, _e, done) => (logs.push(JSON.parse(chunk.toString())), done()) });
+  const logger = pino({ level: 'info' }, sink);
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dir.path, PUBLIC_URL: 'http://board.test', SMTP_URL: smtpUrl, MAIL_FROM: FROM, ADDRESS_RATE_PER_MINUTE: '1000' });
+  const store = await openEmbeddedStore(dir.path);
+  const mailer = mailerFrom(config, logger, { baseDelayMs: 100, maxDelayMs: 400, maxAttempts: 30 });
+  const server = await startServer({ config, store, limiter: new MemoryRateLimiter(), passwords: bcryptHasher(4, keys.pepper), keys, mailer, logger });
+  cleanups.push(async () => {
+    await server.shutdown();
+    await dir.remove();
+  });
+  return { url: `http://127.0.0.1:${server.port}`, server, logs };
+}
+
+async function smtp(port?: number): Promise<TestSmtp> {
+  const s = await startSmtp(port);
+  cleanups.push(() => s.close());
+  return s;
+}
+
+const tokenIn = (body: string): string => /#token=([\w-]+)/.exec(body)![1]!;
+const logged = (node: MailNode, msg: string) => node.logs.filter((l) => l.msg === msg);
+
+describe('mail over SMTP', () => {
+  it('the signup confirmation, an invitation and a password reset arrive over SMTP from MAIL_FROM, and their links work', async () => {
+    const mta = await smtp();
+    const node = await mailNode(mta.url);
+
+    // Signup: 201, and the confirmation arrives; its link confirms the address.
+    const owner = await signedUp(node.url);
+    const confirm = await mta.next(owner.email, /^Verify your email/);
+    expect(confirm.from).toBe('board@mail.test');
+    expect(confirm.raw).toMatch(/^From: Board at test <board@mail\.test>$/im);
+    expect(confirm.body).toContain('http://board.test/verify-email#token=');
+    expect((await new Client(node.url).post('/api/auth/verify-email', { token: tokenIn(confirm.body) })).status).toBe(200);
+
+    // An invitation to the owner's board.
+    const projectId = (await owner.client.get('/api/projects')).body.projects[0].projectId as string;
+    const invitee = `${unique('invitee')}@example.com`;
+    const invited = await owner.client.post(`/api/boards/${projectId}/invitations`, { email: invitee, role: 'member' });
+    expect(invited.status, invited.text).toBe(201);
+    const invitation = await mta.next(invitee, /^Invitation to the board/);
+    expect(invitation.body).toMatch(new RegExp(`http://board\\.test/invitations/${invited.body.invitation.invitationId}#token=[\\w-]+`));
+
+    // A password reset: 202 as always, the link arrives and sets the new password.
+    expect((await new Client(node.url).post('/api/auth/forgot-password', { email: owner.email })).status).toBe(202);
+    const reset = await mta.next(owner.email, /^Reset your board password/);
+    expect((await new Client(node.url).post('/api/auth/reset-password', { token: tokenIn(reset.body), newPassword: 'a brand new password' })).status).toBe(204);
+    expect((await new Client(node.url).post('/api/auth/login', { email: owner.email, password: 'a brand new password' })).status).toBe(200);
+    expect(node.server.metricsPort).toBeNull();
+  });
+
+  it('a server that refuses (451) is retried with backoff until the mail goes through, each failure logged with its code', async () => {
+    const mta = await smtp();
+    const node = await mailNode(mta.url);
+    const { email } = await signedUp(node.url);
+    await mta.next(email, /^Verify your email/);
+    mta.refuse(451, 3);
+    expect((await new Client(node.url).post('/api/auth/forgot-password', { email })).status).toBe(202);
+    const reset = await mta.next(email, /^Reset your board password/);
+    expect(reset.body).toContain('/reset-password#token=');
+    expect(mta.refusals).toBe(3);
+    const retries = logged(node, 'mail not sent; retrying');
+    expect(retries).toHaveLength(3);
+    for (const r of retries) expect(r).toMatchObject({ level: 40, to: email, responseCode: 451, code: 'EENVELOPE' });
+    expect(retries.map((r) => r.text)).toEqual([undefined, undefined, undefined]); // the link never goes to the log
+    expect(logged(node, 'mail delivered after retrying')).toEqual([expect.objectContaining({ to: email, attempts: 4 })]);
+  });
+
+  it('a server not there yet is retried until it comes up', async () => {
+    const placeholder = await startSmtp();
+    const port = placeholder.port;
+    await placeholder.close();
+    const node = await mailNode(`smtp://127.0.0.1:${port}`);
+    // Signup answers 201 at once though no mail server answers.
+    const { email } = await signedUp(node.url);
+    await expect.poll(() => logged(node, 'mail not sent; retrying').length, { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
+    expect(logged(node, 'mail not sent; retrying')[0]).toMatchObject({ to: email, code: 'ESOCKET', reason: expect.stringContaining('ECONNREFUSED') });
+    const mta = await smtp(port);
+    await mta.next(email, /^Verify your email/);
+  });
+
+  it('a permanent refusal (550) is not retried and is logged at error level with its code; the signup still answers 201', async () => {
+    const mta = await smtp();
+    const node = await mailNode(mta.url);
+    mta.refuse(550, 1);
+    const { email } = await signedUp(node.url);
+    await expect.poll(() => logged(node, 'mail refused permanently by the server; not retried').length, { timeout: 10_000 }).toBe(1);
+    expect(logged(node, 'mail refused permanently by the server; not retried')[0]).toMatchObject({ level: 50, to: email, responseCode: 550, attempts: 1 });
+    expect(mta.refusals).toBe(1);
+    expect(mta.received.filter((m) => m.to.includes(email))).toHaveLength(0);
+  });
+
+  it('mail still waiting when the node stops is logged at error level, one line per message', async () => {
+    const placeholder = await startSmtp();
+    await placeholder.close();
+    const node = await mailNode(`smtp://127.0.0.1:${placeholder.port}`);
+    const { email } = await signedUp(node.url);
+    await expect.poll(() => logged(node, 'mail not sent; retrying').length, { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
+    await node.server.shutdown();
+    expect(logged(node, 'mail not delivered: the node stopped before it could be sent')).toEqual([expect.objectContaining({ level: 50, to: email, subject: 'Verify your email' })]);
+  });
+});
+
+describe('the log transport', () => {
+  it('is the default without SMTP_URL, and says so loudly at start', () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = pino({ level: 'info' }, new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(JSON.parse(chunk.toString())), done()) }));
+    mailerFrom(loadConfig({}), logger);
+    expect(lines).toEqual([expect.objectContaining({ level: 40, msg: expect.stringMatching(/^MAIL GOES TO THE LOG ONLY \(no SMTP_URL\)/) })]);
+  });
+});
