@@ -1,10 +1,11 @@
 // What an operator's monitoring scrapes from a node, in prom-client's Prometheus registry (one per
 // node, never the process-global one: a test process may run several nodes). Request counts and
-// latencies are recorded as they happen through label children cached per route and status, so a
-// request costs two map lookups and two increments; everything else (actors, sockets, bus, store,
-// mail) is read only when scraped.
+// latencies are kept in plain numbers as they happen (src/metrics/route-stats.ts: a request costs
+// a few map lookups and adds); everything else (actors, sockets, bus, store, mail) is read only
+// when scraped.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { MailStats } from '../mail/mailer.js';
+import { countSamples, histogramSamples, registerFamily, RouteStats } from './route-stats.js';
 
 export interface MetricSources {
   /** Board actors active on this node. */
@@ -25,22 +26,19 @@ const BUS_STATES = ['local', 'ok', 'degraded'] as const;
 
 export class NodeMetrics {
   readonly registry = new Registry();
-  private readonly requests: Counter<'route' | 'status'>;
-  private readonly latency: Histogram<'route'>;
-  private readonly refusals: Counter<'route'>;
+  private readonly routes = new RouteStats([0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]);
   private readonly commits: Counter;
   private readonly commitEvents: Histogram;
   private readonly expiries: Counter;
   private readonly warnings: Counter;
-  /** Per route: its latency child and its counter child per status. */
-  private readonly children = new Map<string, { latency: Histogram.Internal<'route'>; byStatus: Map<number, Counter.Internal> }>();
 
   constructor(sources: MetricSources) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
-    this.requests = new Counter({ name: 'board_http_requests_total', help: 'HTTP responses by route (operation) and status.', labelNames: ['route', 'status'], registers });
-    this.latency = new Histogram({ name: 'board_http_request_duration_seconds', help: 'Time from a request read to its response, by route.', labelNames: ['route'], buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers });
-    this.refusals = new Counter({ name: 'board_rate_limit_refusals_total', help: 'Requests refused with 429 (a rate budget, or a mail budget), by route.', labelNames: ['route'], registers });
+    const routes = this.routes;
+    registerFamily(this.registry, 'board_http_requests_total', 'HTTP responses by route (operation) and status.', 'counter', () => countSamples(routes, 'board_http_requests_total'));
+    registerFamily(this.registry, 'board_http_request_duration_seconds', 'Time from a request read to its response, by route.', 'histogram', () => histogramSamples(routes, 'board_http_request_duration_seconds'));
+    registerFamily(this.registry, 'board_rate_limit_refusals_total', 'Requests refused with 429 (a rate budget, or a mail budget), by route.', 'counter', () => countSamples(routes, 'board_rate_limit_refusals_total', (status) => status === 429, false));
     this.commits = new Counter({ name: 'board_commits_total', help: 'Board commits made by this node’s actors (each a batch of commands).', registers });
     this.commitEvents = new Histogram({ name: 'board_commit_events', help: 'Events per board commit (how many commands a group commit carried shows here).', buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512], registers });
     this.expiries = new Counter({ name: 'board_lease_expiries_total', help: 'Leases expired by this node’s timers (committed lease.expired events).', registers });
@@ -74,14 +72,7 @@ export class NodeMetrics {
 
   /** One response: its route (null before any route took it), status and duration. */
   request(operation: string | null, status: number, seconds: number): void {
-    const route = operation ?? UNMATCHED;
-    let child = this.children.get(route);
-    if (!child) this.children.set(route, (child = { latency: this.latency.labels(route), byStatus: new Map() }));
-    let count = child.byStatus.get(status);
-    if (!count) child.byStatus.set(status, (count = this.requests.labels(route, String(status))));
-    count.inc();
-    child.latency.observe(seconds);
-    if (status === 429) this.refusals.labels(route).inc();
+    this.routes.record(operation ?? UNMATCHED, status, seconds);
   }
 
   /** A board commit made by this node, with the events it appended. */

@@ -12,6 +12,9 @@ afterEach(async () => {
 async function node(env: Record<string, string>, base?: (port: number) => string): Promise<Client> {
   const s = await startTestServer({ ADDRESS_RATE_PER_MINUTE: '2', ...env });
   servers.push(s);
+  // Budgets are fixed one-minute windows: start the server's clock at the start of one, so a test
+  // never straddles two.
+  s.advance(60_000 - (Date.now() % 60_000) + 1);
   return new Client(base ? base(s.server.port) : s.url);
 }
 
