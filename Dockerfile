@@ -1,14 +1,14 @@
 # syntax=docker/dockerfile:1
-# Build: compile TypeScript with every dependency.
+# The build context is the whole tree less what .dockerignore leaves out, so a new source folder
+# (as web/ and scripts/ were) is built without touching this file. CI replays these steps on
+# exactly the files they copy and starts what they built (test/deploy/image.test.ts).
+
+# Build: compile TypeScript and the browser board with every dependency.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
-COPY src ./src
-COPY store ./store
-COPY machines ./machines
-COPY actors ./actors
+COPY . .
 RUN npm run build
 
 # Production dependencies only.
@@ -26,6 +26,7 @@ COPY package.json ./
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
+# 8080: the API, the board and its sockets. Metrics, when METRICS_PORT is set, on a port of their own.
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
