@@ -31,6 +31,12 @@ const INSERT_CHUNK = 1000;
 export const GC_GRACE_MS = 60_000;
 const GC_BATCH = 500;
 const READ_ATTEMPTS = 8;
+/**
+ * Boards whose log state this process keeps, the most recently used. Forgetting one is safe: its
+ * next commit reads the header and finishes the intent before it (finish); superseded versions it
+ * had marked wait for the board's next whole load to be found again.
+ */
+const LOCAL_KEPT = 2000;
 
 interface ItemDoc {
   _id: string;
@@ -228,8 +234,10 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
   }
 
   private localOf(id: string): Local {
-    let local = this.local.get(id);
-    if (!local) this.local.set(id, (local = { applied: -1, pending: Promise.resolve(), staged: false, versions: null, garbage: [] }));
+    const local = this.local.get(id) ?? { applied: -1, pending: Promise.resolve(), staged: false, versions: null, garbage: [] };
+    this.local.delete(id);
+    this.local.set(id, local); // the map's order is the order of use
+    if (this.local.size > LOCAL_KEPT) this.local.delete(this.local.keys().next().value!);
     return local;
   }
 
