@@ -66,5 +66,5 @@ describe('embedded store: one process per DATA_DIR', () => {
       client.cookies.set('board_session', w.cookie);
       expect((await client.get('/api/auth/me')).body.user?.email).toBe(w.email);
     }
-  }, 300_000);
+  }, 600_000); // 50 rounds of two process starts: about 160 s, more on a loaded machine
 });
