@@ -1,9 +1,8 @@
 // One timer per board, set for its nearest lease event read from the board's deadline indexes:
 // the next warning (20% of a lease's time left) or the next expiry. When it fires, every warning
-// due is told to listeners and every lease due expires in one command through the actor (so it
-// commits once, with the version check, on whichever node), with no read of the whole board.
+// due is told to listeners and every lease due expires in one command, decided where the board's
+// commands are (its home), committed once with the version check, with no read of the whole board.
 import { nextExpiry, type Board } from '../machines/board.js';
-import { expireDue } from '../machines/board-commands.js';
 import type { BoardActor } from './board-actor.js';
 
 export type WarningListener = (boardId: string, warning: { workId: string; holder: string; expiresAt: number }) => void;
@@ -14,7 +13,11 @@ export class LeaseScheduler {
   private readonly warnedUntil = new Map<string, number>();
   private readonly warningListeners = new Set<WarningListener>();
 
-  constructor(private readonly clock: () => number) {}
+  constructor(
+    private readonly clock: () => number,
+    /** Expires the board's due leases in one command (through the board's home). */
+    private readonly expire: (boardId: string) => Promise<unknown>,
+  ) {}
 
   onWarning(listener: WarningListener): void {
     this.warningListeners.add(listener);
@@ -77,7 +80,7 @@ export class LeaseScheduler {
       });
       this.warnedUntil.set(actor.boardId, now);
       const due = nextExpiry(board);
-      if (due !== null && due <= now) await actor.ask(expireDue());
+      if (due !== null && due <= now) await this.expire(actor.boardId);
       this.plan(actor, actor.held?.board ?? board);
     } catch {
       // The sweep plans the board again on its next pass.

@@ -3,6 +3,7 @@
 // arriving, after a restart, and on whichever node sweeps first (the version check makes it once).
 import { BoardActor, type BoardPorts, type Committed, type CommittedEvent } from './board-actor.js';
 import { LeaseScheduler, type WarningListener } from './lease-scheduler.js';
+import { expireDue } from '../machines/board-commands.js';
 
 export interface RegistryOptions {
   clock: () => number;
@@ -18,6 +19,11 @@ export interface RegistryOptions {
   onListenerError?: (error: unknown) => void;
   /** Told of the board as a quiet spell left it, when a commit ends the spell (restore points). */
   onQuiet?: (boardId: string, before: Committed) => void;
+  /**
+   * Expires the board's due leases in one command where its commands are decided (the board's
+   * home node when there are several); by default in this node's actor.
+   */
+  expire?: (boardId: string) => Promise<unknown>;
 }
 
 /** How far behind the deadline a node that did not commit the board's last change acts on it. */
@@ -34,7 +40,7 @@ export class BoardRegistry {
     private readonly options: RegistryOptions,
   ) {
     this.idleMs = options.idleMs ?? 5 * 60_000;
-    this.scheduler = new LeaseScheduler(options.clock);
+    this.scheduler = new LeaseScheduler(options.clock, options.expire ?? ((boardId) => this.get(boardId).ask(expireDue())));
     if (options.onWarning) this.scheduler.onWarning(options.onWarning);
   }
 
@@ -68,6 +74,11 @@ export class BoardRegistry {
   /** Events seen on the bus: an active actor holding an older board drops its cache. */
   saw(boardId: string, seq: number): void {
     this.actors.get(boardId)?.saw(seq);
+  }
+
+  /** Whether the board's actor is active on this node (not passivated). */
+  has(boardId: string): boolean {
+    return this.actors.has(boardId);
   }
 
   get size(): number {

@@ -1,5 +1,6 @@
 // Configuration from the environment, validated once at start; a bad value names its variable.
 import { isIP } from 'node:net';
+import { hostname } from 'node:os';
 import { z } from 'zod';
 import { ADDRESS_BUDGET } from './plans.js';
 import { parseProxyList, type ProxyList } from './http/trusted-proxies.js';
@@ -15,6 +16,10 @@ const EnvSchema = z.object({
   MONGODB_URI: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must start with mongodb:// or mongodb+srv://').optional(),
   MONGODB_DB: z.string().min(1).default('board'),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').optional(),
+  /** This node's name among its peers (several nodes, with REDIS_URL); defaults to <hostname>-<pid>. */
+  NODE_ID: z.string().regex(/^[\w.-]{1,64}$/, 'must be 1 to 64 letters, digits, dots, dashes or underscores').optional(),
+  /** How peers reach this node (an internal address); defaults to http://<this host's first IPv4 address>:PORT. */
+  NODE_URL: z.url({ protocol: /^https?$/ }).optional(),
   /** Without it: http://localhost:PORT, and the page is accepted at localhost, 127.0.0.1 and [::1] (src/http/origins.ts). */
   PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
   /** More origins a browser may write from (a second hostname), comma-separated. */
@@ -87,6 +92,10 @@ export interface Config {
   host: string;
   store: { kind: 'embedded'; dataDir: string } | { kind: 'mongo'; uri: string; db: string };
   redisUrl: string | undefined;
+  /** NODE_ID, or <hostname>-<pid>. */
+  nodeId: string;
+  /** NODE_URL as given (without it, the server names its own from the address and the port it listens on). */
+  nodeUrl: string | undefined;
   /** PUBLIC_URL, or http://localhost:PORT without it. */
   publicUrl: string;
   /** Whether PUBLIC_URL was given: without it the loopback origins at the listening port are accepted. */
@@ -147,6 +156,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: e.HOST,
     store: e.STORE === 'mongo' ? { kind: 'mongo', uri: e.MONGODB_URI!, db: e.MONGODB_DB } : { kind: 'embedded', dataDir: e.DATA_DIR },
     redisUrl: e.REDIS_URL,
+    nodeId: e.NODE_ID ?? `${hostname().replace(/[^\w.-]/g, '-').slice(0, 48)}-${process.pid}`,
+    nodeUrl: e.NODE_URL?.replace(/\/$/, ''),
     publicUrl,
     publicUrlGiven: e.PUBLIC_URL !== undefined,
     extraOrigins: e.ALLOWED_ORIGINS,

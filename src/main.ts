@@ -13,6 +13,7 @@ import { MemoryRateLimiter } from './ratelimit/memory.js';
 import { RedisRateLimiter } from './ratelimit/redis.js';
 import { FallbackRateLimiter } from './ratelimit/fallback.js';
 import { startServer } from './server.js';
+import { RedisHomes } from './cluster/redis-homes.js';
 import { mailerFrom } from './mail/from-config.js';
 import { openEmbeddedStore } from '../store/embedded/index.js';
 import { openMongoStore } from '../store/mongo/index.js';
@@ -56,7 +57,8 @@ async function main(): Promise<void> {
   const keys = deriveKeys(await serverSecret(config));
   const store = await openStore(config);
   const passwords = bcryptHasher(config.bcryptRounds, keys.pepper);
-  const server = await startServer({ config, store, bus: openBus(config, logger), limiter: openLimiter(config, logger), passwords, keys, billing: billingSetupFrom(config), mailer: mailerFrom(config, logger), logger });
+  const homes = config.redisUrl ? new RedisHomes(config.redisUrl) : undefined;
+  const server = await startServer({ config, store, bus: openBus(config, logger), ...(homes && { homes }), limiter: openLimiter(config, logger), passwords, keys, billing: billingSetupFrom(config), mailer: mailerFrom(config, logger), logger });
   logger.info({ port: server.port, store: store.kind }, 'listening');
 
   const stop = (signal: string) => {

@@ -33,6 +33,12 @@ import { clientAddress } from './http/trusted-proxies.js';
 import { NodeMetrics, UNMATCHED } from './metrics/metrics.js';
 import { serveMetrics, type MetricsEndpoint } from './metrics/server.js';
 import type { Store } from '../store/ports/store.js';
+import type { Homes } from './cluster/homes.js';
+import { BoardRouter } from './cluster/board-router.js';
+import { Forwarder } from './cluster/forwarder.js';
+import { forwardEndpoint } from './cluster/forward-endpoint.js';
+import { EnvelopeOpener } from './cluster/signed-envelope.js';
+import { defaultNodeUrl } from './cluster/node-url.js';
 
 export interface ServerParts {
   config: Config;
@@ -43,6 +49,8 @@ export interface ServerParts {
   keys: ServerKeys;
   /** Defaults to the in-process bus (one node). */
   bus?: Bus;
+  /** Board homes across nodes (src/cluster/); absent, this node decides every board (one node). */
+  homes?: Homes;
   /** The payment provider and prices; null or absent: billing answers 503 BILLING_UNAVAILABLE. */
   billing?: BillingSetup | null;
   /** Defaults to the build in dist/web. */
@@ -121,6 +129,21 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     },
     onListenerError: (e) => logger.error({ err: e }, 'a commit listener failed; the command itself was committed'),
     onQuiet: (boardId, before) => void captureQuiet(store, boardId, before, clock()).catch((e: unknown) => logger.warn({ err: e, boardId }, 'restore points: the quiet-spell point was not kept')),
+    expire: (boardId): Promise<unknown> => router.ask(boardId, { kind: 'expire' }),
+  });
+  const { homes } = parts;
+  const forwarder = homes ? new Forwarder(parts.keys.forward, config.nodeId, clock) : null;
+  let homesReportedAt = -Infinity;
+  const router: BoardRouter = new BoardRouter({
+    registry,
+    points: store,
+    clock,
+    ...(homes && forwarder && { cluster: { homes, forwarder } }),
+    onHomesUnavailable(e) {
+      if (clock() - homesReportedAt < 10_000) return;
+      homesReportedAt = clock();
+      logger.warn({ err: e }, 'board homes: redis unavailable, this node decides the commands that reach it (the version check keeps them right)');
+    },
   });
   registry.start();
   const billing = new BillingService(store, parts.billing ?? null, logger);
@@ -139,7 +162,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     if (error) logger.warn({ err: error }, 'retention: purge failed, retried on the next round');
     else if (purged && Object.values(purged).some((n) => n > 0)) logger.info({ purged }, 'retention: purged what aged out');
   });
-  const boards = new BoardAccess(registry);
+  const boards = new BoardAccess(registry, router);
   const routes = routeTable({ config, store, observer, passwords: parts.passwords, mailer, selector, boards, logger, clock, readiness, busHealth: () => bus.health, sockets: () => hub.size, revoke: (notice) => bus.notify(notice), notify: (notice) => bus.notify(notice), membership: (notice) => bus.notify(notice), csrfToken: (sessionId) => csrfTokenFor(parts.keys.csrf, sessionId), userCodeDigest: (userCode) => userCodeDigest(parts.keys.userCode, userCode), web: parts.web ?? loadWebBundle(), billing });
   const authenticator = new Authenticator(store);
   // Filled once the node listens: without PUBLIC_URL the accepted origins name the port taken.
@@ -198,9 +221,15 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     },
     config.bodyLimitBytes,
     sockets,
+    homes && forwardEndpoint(new EnvelopeOpener(parts.keys.forward, config.nodeId, clock), router, config.bodyLimitBytes * 4, (peer) => logger.warn({ peer }, 'board homes: refused a forwarded command that did not open (signature, addressee, stamp or reuse)')),
   );
   const port = await http.listen(config.host, config.port);
   for (const origin of allowedOrigins(config, port)) origins.add(origin);
+  if (homes) {
+    const self = { node: config.nodeId, url: config.nodeUrl ?? defaultNodeUrl(config.host, port) };
+    homes.start(self, (boardId) => registry.has(boardId));
+    logger.info(self, 'board homes: each board is decided on one node at a time; peers forward to it here');
+  }
   if (trustedProxies.entries.length) logger.info({ trustedProxies: trustedProxies.entries, header: forwardedHeader }, 'client addresses: taken from the forwarding header of trusted proxies only');
   let metricsEndpoint: MetricsEndpoint | null = null;
   if (metrics && config.metrics) {
@@ -224,6 +253,8 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
           setTimeout(resolve, config.shutdownGraceMs).unref();
         });
       }
+      await homes?.close();
+      forwarder?.close();
       clearInterval(revalidation);
       clearInterval(graceSweep);
       clearInterval(anonSweep);

@@ -9,9 +9,11 @@ export interface ServerKeys {
   csrf: Buffer;
   /** Keys the stored form of device-flow user codes (src/accounts/device-codes.ts): a plain hash of ~34 bits reverses offline. */
   userCode: Buffer;
+  /** Signs the board commands nodes forward to a board's home (src/cluster/signed-envelope.ts). */
+  forward: Buffer;
 }
 
 export function deriveKeys(secret: string): ServerKeys {
   const derive = (purpose: string) => createHmac('sha256', secret).update(`agent-board/${purpose}`).digest();
-  return { pepper: derive('password-pepper'), csrf: derive('csrf'), userCode: derive('device-user-code') };
+  return { pepper: derive('password-pepper'), csrf: derive('csrf'), userCode: derive('device-user-code'), forward: derive('node-forwarding') };
 }

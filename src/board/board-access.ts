@@ -3,13 +3,18 @@
 import { BoardBusyError, BoardMissingError, type BoardActor } from '../../actors/board-actor.js';
 import type { BoardRegistry } from '../../actors/registry.js';
 import { BoardError, type BoardErrorCode } from '../../machines/board-error.js';
-import type { Decide } from '../../machines/board-decision.js';
 import { RewindError } from '../../machines/restore-point.js';
 import { atLeast } from '../auth/project-selection.js';
 import type { Role } from '../auth/identity.js';
 import { AppError } from '../errors/app-error.js';
 import type { ErrorCode } from '../errors/registry.js';
 import type { RequestContext } from '../request-context.js';
+import type { BoardCommand, ReplyOf } from './commands.js';
+
+/** Where a board's commands are decided: this node's actor, or the board's home node (src/cluster/). */
+export interface CommandRoute {
+  ask(boardId: string, command: BoardCommand): Promise<unknown>;
+}
 
 /** The operation groups a resource token may name. */
 export type BoardGroup = 'items' | 'claims' | 'shouts' | 'status' | 'doctrine' | 'spec' | 'feedback' | 'history';
@@ -29,7 +34,10 @@ export interface BoardCall {
 const WORK_ID = /^W-\d+$/;
 
 export class BoardAccess {
-  constructor(private readonly registry: BoardRegistry) {}
+  constructor(
+    private readonly registry: BoardRegistry,
+    private readonly commands: CommandRoute,
+  ) {}
 
   /** The selected board's actor, after the role and resource-token checks, for an operation on `workId` or on the group. */
   enter(ctx: RequestContext, need: Role, group: BoardGroup, workId?: string): BoardCall {
@@ -61,10 +69,10 @@ export class BoardAccess {
     return { actor: this.registry.get(project.id), boardId: project.id, principal: identity.principal, role: project.role, within };
   }
 
-  /** Runs a decision on the board, mapping refusals to their registry codes. */
-  async ask<R>(call: BoardCall, decide: Decide<R>): Promise<R> {
+  /** Has the board decide a command (on its home), mapping refusals to their registry codes. */
+  async ask<C extends BoardCommand>(call: BoardCall, command: C): Promise<ReplyOf<C>> {
     try {
-      return await call.actor.ask(decide);
+      return (await this.commands.ask(call.boardId, command)) as ReplyOf<C>;
     } catch (e) {
       throw toAppError(e);
     }

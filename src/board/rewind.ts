@@ -2,13 +2,14 @@
 // which slice), the preview of applying it, which writes nothing, and the apply: its checks in
 // DOMAIN.md's order, the undo point, then one version-checked swap through the board actor.
 import type { Logger } from 'pino';
-import { checkSlice, diffGraphs, graphOf, rewind, sliceOf, type RestoreDiff, type RestoreGraph, type RevokedLease } from '../../machines/restore-point.js';
+import { checkSlice, diffGraphs, graphOf, sliceOf, type RestoreDiff, type RestoreGraph, type RevokedLease } from '../../machines/restore-point.js';
 import { AppError } from '../errors/app-error.js';
 import { auditRow } from '../audit-row.js';
 import { PLANS, type PlanName } from '../plans.js';
-import { StoreUnavailableError, type RestorePointRecord, type Store } from '../../store/ports/store.js';
+import type { Store } from '../../store/ports/store.js';
 import type { BoardAccess, BoardCall } from './board-access.js';
-import { currentFingerprint, fingerprintOf, graphOfPoint, keepPoint, listPoints, POINT_ID, pointOf } from './restore-points.js';
+import { currentFingerprint, keepPoint, listPoints, POINT_ID, pointOf } from './restore-points.js';
+import { intactGraph, pointOn, readable } from './rewind-decision.js';
 
 const MAX_POINT_ID = 181;
 const SLICE = /^~(W-\d{1,9})$/;
@@ -68,36 +69,12 @@ export function requirePro(plan: PlanName): void {
   if (!PLANS[plan].rewind) throw new AppError('BILLING_PRO_REQUIRED', 'Rewind is a Pro feature; upgrade this board.');
 }
 
-/** Restore points cannot be read or kept: 503 SNAPSHOT_UNAVAILABLE, nothing changed. */
-async function readable<T>(read: () => Promise<T>): Promise<T> {
-  try {
-    return await read();
-  } catch (e) {
-    if (e instanceof StoreUnavailableError) throw new AppError('SNAPSHOT_UNAVAILABLE', undefined, undefined, undefined, e);
-    throw e;
-  }
-}
-
 export class Rewind {
   constructor(
     private readonly store: Pick<Store, 'restorePoints' | 'restorePointParts' | 'audit'>,
     private readonly boards: BoardAccess,
     private readonly logger: Pick<Logger, 'error'>,
   ) {}
-
-  /** The point an id names on this board (404 when another board's or gone). */
-  private async point(boardId: string, pointId: string): Promise<RestorePointRecord> {
-    const point = await readable(() => this.store.restorePoints.get(pointId));
-    if (!point || point.boardId !== boardId) throw new AppError('REWIND_POINT_NOT_FOUND', `No retained restore point ${pointId} on this board.`);
-    return point;
-  }
-
-  /** The point's whole graph, refused with 422 REWIND_SLICE_INTEGRITY when its content no longer hashes to its fingerprint. */
-  private async intact(point: RestorePointRecord): Promise<RestoreGraph> {
-    const graph = await readable(() => graphOfPoint(this.store, point));
-    if (graph === 'altered') throw new AppError('REWIND_SLICE_INTEGRITY', 'The stored restore point no longer matches its fingerprint.', { restorePointId: point._id });
-    return graph;
-  }
 
   /** The slice of `graph` rooted at `slice` (400 INVALID_REWIND_SLICE when the point does not hold it). */
   private sliced(graph: RestoreGraph, slice: string): RestoreGraph {
@@ -117,8 +94,8 @@ export class Rewind {
     };
     if (restorePointId === undefined) return answer;
     const { pointId, slice } = parsePointId(restorePointId);
-    const point = await this.point(call.boardId, pointId);
-    const whole = await this.intact(point);
+    const point = await pointOn(this.store, call.boardId, pointId);
+    const whole = await intactGraph(this.store, point);
     const current = graphOf(committed.board);
     // A slice replaces the current subtree of its root; the rest of the board is not compared.
     const [against, then] = slice ? [sliceOf(current, slice) ?? { items: [] }, this.sliced(whole, slice)] : [current, whole];
@@ -134,7 +111,7 @@ export class Rewind {
    */
   async apply(call: BoardCall, input: ApplyInput, plan: PlanName, now: number, requestId: string): Promise<RewindApplied> {
     const { pointId, slice } = parsePointId(input.restorePointId);
-    const whole = await this.intact(await this.point(call.boardId, pointId));
+    const whole = await intactGraph(this.store, await pointOn(this.store, call.boardId, pointId));
     const part = slice ? this.sliced(whole, slice) : null;
     const committed = await call.actor.read();
     const current = graphOf(committed.board);
@@ -146,8 +123,8 @@ export class Rewind {
     const problem = part && checkSlice(current, part);
     if (problem) throw new AppError('REWIND_SLICE_SCOPE', problem, { restorePointId: input.restorePointId });
     await readable(() => keepPoint(this.store, undo, plan, now));
-    const swapped = await this.boards.ask(call, rewind(whole, { actor: call.principal, restorePointId: input.restorePointId, expected: undo.content, ...(slice ? { slice } : {}) }));
-    const applied: RewindApplied = { projectId: call.boardId, restorePointId: input.restorePointId, undoPointId: undo.record._id, fingerprint: fingerprintOf(swapped.after), revokedLeases: swapped.revokedLeases };
+    const swapped = await this.boards.ask(call, { kind: 'rewind', boardId: call.boardId, actor: call.principal, restorePointId: input.restorePointId, pointId, slice, undoPointId: undo.record._id });
+    const applied: RewindApplied = { projectId: call.boardId, restorePointId: input.restorePointId, undoPointId: undo.record._id, fingerprint: swapped.fingerprint, revokedLeases: swapped.revokedLeases };
     await this.audit(call, applied, input.expectedFingerprint, now, requestId);
     return applied;
   }

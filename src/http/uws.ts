@@ -34,6 +34,14 @@ export interface SocketHandlers {
   idleTimeoutSeconds: number;
 }
 
+/** A POST endpoint outside the route table (not in the OpenAPI document): nodes' forwarded board commands. */
+export interface InternalEndpoint {
+  path: string;
+  bodyLimit: number;
+  /** The response, or null to answer exactly as an unknown path would. */
+  handle(raw: RawRequest): Promise<RawResponse | null>;
+}
+
 export type RefusalReason = 'not-found' | 'method-not-allowed' | 'too-large' | 'draining' | 'internal';
 
 export interface HttpServer {
@@ -63,7 +71,7 @@ export function assertNativeBinding(): void {
   }
 }
 
-export function createHttpServer(routes: readonly Route[], handlers: HttpHandlers, bodyLimit: number, sockets?: SocketHandlers): HttpServer {
+export function createHttpServer(routes: readonly Route[], handlers: HttpHandlers, bodyLimit: number, sockets?: SocketHandlers, internal?: InternalEndpoint): HttpServer {
   assertNativeBinding();
   const app = uWS.App();
   if (sockets) mountSockets(app, sockets, handlers);
@@ -74,6 +82,9 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
     app[UWS_METHOD[route.method]](uwsPath, (res, req) => serve(res, req, (raw, id) => handlers.dispatch(route, raw, id)));
     // HEAD answers as GET would, headers only.
     if (route.method === 'get') app.head(uwsPath, (res, req) => serve(res, req, (raw, id) => handlers.dispatch(route, { ...raw, method: 'get' }, id), true));
+  }
+  if (internal) {
+    app.post(internal.path, (res, req) => serve(res, req, async (raw, id) => (await internal.handle(raw)) ?? handlers.refuse('not-found', id), false, internal.bodyLimit));
   }
   app.any('/*', (res, req) => {
     serve(
@@ -87,7 +98,7 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
     );
   });
 
-  function serve(res: uWS.HttpResponse, req: uWS.HttpRequest, run: (raw: RawRequest, id: string) => RawResponse | Promise<RawResponse>, headOnly = false): void {
+  function serve(res: uWS.HttpResponse, req: uWS.HttpRequest, run: (raw: RawRequest, id: string) => RawResponse | Promise<RawResponse>, headOnly = false, limit = bodyLimit): void {
     let aborted = false;
     let cancelBody: (() => void) | null = null;
     // Needed only by a response that outlives this callback: set before the first await, or
@@ -136,7 +147,7 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
       return;
     }
     const declared = Number(headers['content-length'] ?? 0);
-    if (declared > bodyLimit) {
+    if (declared > limit) {
       write({ ...handlers.refuse('too-large', requestId), close: true });
       return;
     }
@@ -160,7 +171,7 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
     }
     guard();
     void answerLater(
-      readBody(res, bodyLimit, (cancel) => (cancelBody = cancel)).then((body) => {
+      readBody(res, limit, (cancel) => (cancelBody = cancel)).then((body) => {
         if (body === ABORTED) return null;
         return body === TOO_LARGE ? { ...handlers.refuse('too-large', requestId), close: true } : run({ ...raw, body }, requestId);
       }),

@@ -2,7 +2,6 @@
 // submit, supersede, verify. These draw on the request budget only (rate class lifecycle).
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { claim, itemEvent, leaseAction, submit } from '../../machines/board-commands.js';
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
@@ -45,7 +44,7 @@ export function coordinationRoutes(deps: RouteDeps): Route[] {
       async handler({ ctx, body }) {
         if (body.head !== undefined) throw new AppError('COMMIT_ID_FORBIDDEN', 'A claim takes no commit id.');
         const call = body.workId === undefined ? boards.enterWithin(ctx, 'member', 'claims') : boards.enter(ctx, 'member', 'claims', body.workId);
-        const grant = await boards.ask(call, claim({ principal: call.principal, workId: body.workId ?? null, purpose: body.purpose, ttlMs: body.ttlSeconds * 1000, leaseId: `lease_${randomUUID()}`, within: call.within }));
+        const grant = await boards.ask(call, { kind: 'claim', input: { principal: call.principal, workId: body.workId ?? null, purpose: body.purpose, ttlMs: body.ttlSeconds * 1000, leaseId: `lease_${randomUUID()}`, within: call.within } });
         return { status: 200, body: grant };
       },
     }),
@@ -65,7 +64,7 @@ export function coordinationRoutes(deps: RouteDeps): Route[] {
       },
       async handler({ ctx, body }) {
         const call = boards.enterWithin(ctx, 'member', 'claims');
-        return { status: 200, body: await boards.ask(call, leaseAction({ principal: call.principal, leaseId: body.leaseId, action: body.action, ttlMs: body.ttlSeconds === undefined ? null : body.ttlSeconds * 1000, within: call.within })) };
+        return { status: 200, body: await boards.ask(call, { kind: 'lease', input: { principal: call.principal, leaseId: body.leaseId, action: body.action, ttlMs: body.ttlSeconds === undefined ? null : body.ttlSeconds * 1000, within: call.within } }) };
       },
     }),
     defineRoute<z.infer<typeof SubmitInput>, undefined>({
@@ -79,7 +78,7 @@ export function coordinationRoutes(deps: RouteDeps): Route[] {
       responses: { 200: { description: 'The item’s new state.', schema: StateReply } },
       async handler({ ctx, body }) {
         const call = boards.enterWithin(ctx, 'member', 'claims');
-        return { status: 200, body: await boards.ask(call, submit({ principal: call.principal, leaseId: body.leaseId, head: body.head, within: call.within })) };
+        return { status: 200, body: await boards.ask(call, { kind: 'submit', input: { principal: call.principal, leaseId: body.leaseId, head: body.head, within: call.within } }) };
       },
     }),
     defineRoute<z.infer<typeof SupersedeInput>, undefined>({
@@ -92,7 +91,7 @@ export function coordinationRoutes(deps: RouteDeps): Route[] {
       responses: { 200: { description: 'Awaiting verification of the new head.', schema: StateReply } },
       async handler({ ctx, body }) {
         const call = boards.enter(ctx, 'member', 'claims', body.workId);
-        return { status: 200, body: await boards.ask(call, itemEvent(body.workId, call.principal, (now) => ({ type: 'SUPERSEDE', principal: call.principal, head: body.head, now }))) };
+        return { status: 200, body: await boards.ask(call, { kind: 'event', workId: body.workId, actor: call.principal, event: { type: 'SUPERSEDE', principal: call.principal, head: body.head } }) };
       },
     }),
     defineRoute<z.infer<typeof VerifyInput>, undefined>({
@@ -107,7 +106,7 @@ export function coordinationRoutes(deps: RouteDeps): Route[] {
         const call = boards.enter(ctx, 'member', 'claims', body.workId);
         return {
           status: 200,
-          body: await boards.ask(call, itemEvent(body.workId, call.principal, (now) => ({ type: 'VERIFY', principal: call.principal, head: body.head, verdict: body.verdict, finding: body.finding ?? null, now }))),
+          body: await boards.ask(call, { kind: 'event', workId: body.workId, actor: call.principal, event: { type: 'VERIFY', principal: call.principal, head: body.head, verdict: body.verdict, finding: body.finding ?? null } }),
         };
       },
     }),

@@ -1,6 +1,7 @@
 // Items: create (one or an atomic batch), read, operator moves, override, progress.
 import { z } from 'zod';
-import { comment, createItems, itemEvent, patchItem, progress, reorder, type NewItem } from '../../machines/board-commands.js';
+import type { NewItem } from '../../machines/board-commands.js';
+import type { ItemEventInput } from '../board/commands.js';
 import { listItems } from '../../machines/board.js';
 import { ITEM_STATES } from '../../machines/item-types.js';
 import { AppError } from '../errors/app-error.js';
@@ -81,7 +82,7 @@ export function itemRoutes(deps: RouteDeps): Route[] {
         checkNoHead([body]);
         checkDoctrine([body]);
         const call = boards.enter(ctx, 'member', 'items');
-        const [created] = await boards.ask(call, createItems(newItems([body]), call.principal));
+        const [created] = await boards.ask(call, { kind: 'create', items: newItems([body]), actor: call.principal });
         return { status: 201, body: itemView(created!) };
       },
     }),
@@ -100,7 +101,7 @@ export function itemRoutes(deps: RouteDeps): Route[] {
         checkDoctrine(body.items);
         const call = boards.enter(ctx, 'member', 'items');
         await captureBefore(deps.store, call, ctx.project!.plan, 'batch', ctx.now);
-        const created = await boards.ask(call, createItems(body.items.map(({ head: _head, ...rest }) => rest), call.principal));
+        const created = await boards.ask(call, { kind: 'create', items: body.items.map(({ head: _head, ...rest }) => rest), actor: call.principal });
         return { status: 201, body: { items: created.map(itemView) } };
       },
     }),
@@ -156,7 +157,7 @@ export function itemRoutes(deps: RouteDeps): Route[] {
         checkNoHead([{ head }]);
         checkDoctrine([{ doctrine: changes.doctrine ?? [] }]);
         const call = boards.enter(ctx, 'member', 'items', workId);
-        return { status: 200, body: itemView(await boards.ask(call, patchItem(workId, changes, expectedVersion, call.principal))) };
+        return { status: 200, body: itemView(await boards.ask(call, { kind: 'patch', workId, changes, ...(expectedVersion === undefined ? {} : { expectedVersion }), actor: call.principal })) };
       },
     }),
     defineRoute<z.infer<typeof CommentInput>, undefined>({
@@ -173,7 +174,7 @@ export function itemRoutes(deps: RouteDeps): Route[] {
         checkNoHead([body]);
         const workId = workIdParam(ctx.params.workId);
         const call = boards.enter(ctx, 'member', 'items', workId);
-        return { status: 201, body: await boards.ask(call, comment(workId, body.text, call.principal)) };
+        return { status: 201, body: await boards.ask(call, { kind: 'comment', workId, text: body.text, actor: call.principal }) };
       },
     }),
     defineRoute({
@@ -206,7 +207,7 @@ export function itemRoutes(deps: RouteDeps): Route[] {
       responses: { 200: { description: 'The new head of the chain.', schema: z.object({ order: z.array(z.string()) }) } },
       async handler({ ctx, body }) {
         const call = boards.enter(ctx, 'admin', 'items');
-        return { status: 200, body: await boards.ask(call, reorder([...new Set(body.workIds)], call.principal)) };
+        return { status: 200, body: await boards.ask(call, { kind: 'reorder', workIds: [...new Set(body.workIds)], actor: call.principal }) };
       },
     }),
     defineRoute<z.infer<typeof StateInput>, undefined>({
@@ -226,7 +227,7 @@ export function itemRoutes(deps: RouteDeps): Route[] {
         const reason = body.reason ?? body.action;
         const type = STATE_EVENT[body.action];
         await captureBefore(deps.store, call, ctx.project!.plan, body.action === 'reopen' ? 'reopen' : 'state', ctx.now);
-        return { status: 200, body: await boards.ask(call, itemEvent(workId, call.principal, (now) => ({ type, reason, depsDone: false, now }))) };
+        return { status: 200, body: await boards.ask(call, { kind: 'event', workId, actor: call.principal, event: { type, reason, depsDone: false } as ItemEventInput }) };
       },
     }),
     defineRoute<z.infer<typeof OverrideInput>, undefined>({
@@ -243,7 +244,7 @@ export function itemRoutes(deps: RouteDeps): Route[] {
         const workId = workIdParam(ctx.params.workId);
         const call = boards.enter(ctx, 'admin', 'items', workId);
         await captureBefore(deps.store, call, ctx.project!.plan, 'override', ctx.now);
-        const result = await boards.ask(call, itemEvent(workId, call.principal, (now) => ({ type: 'OVERRIDE', principal: call.principal, reason: body.reason, now })));
+        const result = await boards.ask(call, { kind: 'event', workId, actor: call.principal, event: { type: 'OVERRIDE', principal: call.principal, reason: body.reason } });
         await deps.store.audit.insert(auditRow({ at: ctx.now, actor: call.principal, action: 'item.override', projectId: call.boardId, requestId: ctx.requestId, data: { workId, reason: body.reason } }));
         return { status: 200, body: result };
       },
@@ -263,7 +264,7 @@ export function itemRoutes(deps: RouteDeps): Route[] {
         checkNoHead([body]);
         const workId = workIdParam(ctx.params.workId);
         const call = boards.enter(ctx, 'member', 'items', workId);
-        return { status: 200, body: await boards.ask(call, progress({ principal: call.principal, workId, leaseId: body.leaseId, note: body.note })) };
+        return { status: 200, body: await boards.ask(call, { kind: 'progress', input: { principal: call.principal, workId, leaseId: body.leaseId, note: body.note } }) };
       },
     }),
   ];

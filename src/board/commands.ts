@@ -1,0 +1,83 @@
+// The board's commands as data: what a route asks of a board, in a form that can cross to the
+// board's home node (src/cluster/) and be decided there. `decisionOf` turns one into the pure
+// decision of machines/board-commands.ts the home's actor runs; every reply is plain JSON.
+import { claim, comment, createItems, expireDue, itemEvent, leaseAction, patchItem, progress, reorder, submit } from '../../machines/board-commands.js';
+import type { ClaimInput, ItemPatch, LeaseGrant, LeaseReply, NewItem, Within } from '../../machines/board-commands.js';
+import type { BoardItem } from '../../machines/board.js';
+import type { Decide } from '../../machines/board-decision.js';
+import type { ItemEvent } from '../../machines/item-types.js';
+import type { RevokedLease } from '../../machines/restore-point.js';
+import { rewindDecision, type RewindCommand } from './rewind-decision.js';
+import type { PointPorts } from './restore-points.js';
+
+type WithoutNow<E> = E extends unknown ? Omit<E, 'now'> : never;
+/** An item event as a route names it; the actor adds the time it decides at. */
+export type ItemEventInput = WithoutNow<ItemEvent>;
+
+export type BoardCommand =
+  | { kind: 'claim'; input: ClaimInput }
+  | { kind: 'lease'; input: { principal: string; leaseId: string; action: 'renew' | 'release'; ttlMs: number | null; within?: Within } }
+  | { kind: 'submit'; input: { principal: string; leaseId: string; head: string; within?: Within } }
+  | { kind: 'progress'; input: { principal: string; workId: string; leaseId: string; note: string } }
+  | { kind: 'event'; workId: string; actor: string; event: ItemEventInput }
+  | { kind: 'create'; items: NewItem[]; actor: string }
+  | { kind: 'patch'; workId: string; changes: ItemPatch; expectedVersion?: number; actor: string }
+  | { kind: 'comment'; workId: string; text: string; actor: string }
+  | { kind: 'reorder'; workIds: string[]; actor: string }
+  | { kind: 'expire' }
+  | RewindCommand;
+
+export type CommandKind = BoardCommand['kind'];
+
+/** What each command answers. */
+export interface Replies {
+  claim: LeaseGrant;
+  lease: LeaseReply;
+  submit: { workId: string; state: string };
+  progress: { workId: string; lease: LeaseGrant };
+  event: { workId: string; state: string };
+  create: BoardItem[];
+  patch: BoardItem;
+  comment: { workId: string };
+  reorder: { order: string[] };
+  expire: number;
+  rewind: { revokedLeases: RevokedLease[]; fingerprint: string };
+}
+
+export type ReplyOf<C extends BoardCommand> = Replies[C['kind']];
+
+const COMMAND_KINDS: ReadonlySet<string> = new Set<CommandKind>(['claim', 'lease', 'submit', 'progress', 'event', 'create', 'patch', 'comment', 'reorder', 'expire', 'rewind']);
+
+/** A command's shape as far as routing needs it (a forwarded one was validated on the node it entered, and is signed). */
+export const isBoardCommand = (value: unknown): value is BoardCommand =>
+  typeof value === 'object' && value !== null && COMMAND_KINDS.has((value as { kind?: unknown }).kind as string);
+
+/** The decision a command stands for. Only a rewind reads anything (its restore points) first. */
+export function decisionOf(command: BoardCommand, points: PointPorts): Decide<unknown> | Promise<Decide<unknown>> {
+  switch (command.kind) {
+    case 'claim':
+      return claim(command.input);
+    case 'lease':
+      return leaseAction(command.input);
+    case 'submit':
+      return submit(command.input);
+    case 'progress':
+      return progress(command.input);
+    case 'event': {
+      const { event } = command;
+      return itemEvent(command.workId, command.actor, (now) => ({ ...event, now }) as ItemEvent);
+    }
+    case 'create':
+      return createItems(command.items, command.actor);
+    case 'patch':
+      return patchItem(command.workId, command.changes, command.expectedVersion, command.actor);
+    case 'comment':
+      return comment(command.workId, command.text, command.actor);
+    case 'reorder':
+      return reorder(command.workIds, command.actor);
+    case 'expire':
+      return expireDue();
+    case 'rewind':
+      return rewindDecision(points, command);
+  }
+}

@@ -1,0 +1,112 @@
+// Board homes as leases in Redis: `home:<board>` holds "<node> <url>" with a TTL. A node takes a
+// free lease when a command for the board reaches it, renews it while the board's actor is active
+// here, and gives it up when the actor passivates or the node drains. A dead home's boards move
+// once its lease runs out (the TTL), to whichever node a command reaches next.
+import { Redis } from 'ioredis';
+import { SELF, type Home, type Homes, type NodeAddress } from './homes.js';
+
+/** How long a home lease lasts without renewal: a dead home's boards move after this. */
+export const HOME_LEASE_MS = 3000;
+/** Where another node is home is trusted this long before Redis is asked again. */
+const REMOTE_KEPT_MS = 1000;
+
+const KEY = 'home:';
+
+/** Takes the lease when it is free (renews it when it is ours already); answers the holder either way. */
+const TAKE = `local v = redis.call('get', KEYS[1]) if v and v ~= ARGV[1] then return v end redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2]) return ARGV[1]`;
+const RENEW = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end return 0`;
+const GIVE_UP = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`;
+
+type Scripted = Redis & {
+  homeTake(key: string, value: string, ttl: number): Promise<string>;
+  homeRenew(key: string, value: string, ttl: number): Promise<number>;
+  homeGiveUp(key: string, value: string): Promise<number>;
+};
+
+export interface RedisHomesOptions {
+  clock?: () => number;
+  leaseMs?: number;
+}
+
+export class RedisHomes implements Homes {
+  private readonly redis: Scripted;
+  /** Boards this node is home of, and until when (by this node's clock) the lease is surely ours. */
+  private readonly held = new Map<string, number>();
+  private readonly remote = new Map<string, { home: Home; until: number }>();
+  private self: NodeAddress | null = null;
+  private value = '';
+  private renewer: NodeJS.Timeout | null = null;
+  private active: (boardId: string) => boolean = () => false;
+  private readonly clock: () => number;
+  private readonly leaseMs: number;
+
+  constructor(url: string, options: RedisHomesOptions = {}) {
+    this.clock = options.clock ?? Date.now;
+    this.leaseMs = options.leaseMs ?? HOME_LEASE_MS;
+    // Fail fast: a command must not wait for Redis (without it, any node decides; the version check keeps that right).
+    this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, commandTimeout: 1000 }) as Scripted;
+    this.redis.on('error', () => undefined);
+    this.redis.defineCommand('homeTake', { numberOfKeys: 1, lua: TAKE });
+    this.redis.defineCommand('homeRenew', { numberOfKeys: 1, lua: RENEW });
+    this.redis.defineCommand('homeGiveUp', { numberOfKeys: 1, lua: GIVE_UP });
+  }
+
+  start(self: NodeAddress, active: (boardId: string) => boolean): void {
+    this.self = self;
+    this.active = active;
+    this.value = `${self.node} ${self.url}`;
+    this.renewer = setInterval(() => void this.renewAll(), Math.floor(this.leaseMs / 3));
+    this.renewer.unref();
+  }
+
+  async homeOf(boardId: string): Promise<Home> {
+    const now = this.clock();
+    const heldUntil = this.held.get(boardId);
+    if (heldUntil !== undefined && heldUntil > now) return SELF;
+    const known = this.remote.get(boardId);
+    if (known && known.until > now) return known.home;
+    if (!this.self) throw new Error('homes: not started');
+    const holder = await this.redis.homeTake(KEY + boardId, this.value, this.leaseMs);
+    if (holder === this.value) {
+      this.held.set(boardId, now + this.leaseMs);
+      this.remote.delete(boardId);
+      return SELF;
+    }
+    this.held.delete(boardId);
+    const space = holder.indexOf(' ');
+    const home: Home = { self: false, node: holder.slice(0, space), url: holder.slice(space + 1) };
+    this.remote.set(boardId, { home, until: now + REMOTE_KEPT_MS });
+    return home;
+  }
+
+  forget(boardId: string): void {
+    this.remote.delete(boardId);
+    this.held.delete(boardId);
+  }
+
+  async close(): Promise<void> {
+    if (this.renewer) clearInterval(this.renewer);
+    const boards = [...this.held.keys()];
+    this.held.clear();
+    await Promise.allSettled(boards.map((b) => this.redis.homeGiveUp(KEY + b, this.value)));
+    this.redis.disconnect();
+  }
+
+  /** Renews the homes whose actors are active, gives up the others; a lease found taken by another node is dropped. */
+  private async renewAll(): Promise<void> {
+    const started = this.clock();
+    await Promise.allSettled(
+      [...this.held.keys()].map(async (boardId) => {
+        if (!this.active(boardId)) {
+          this.held.delete(boardId);
+          await this.redis.homeGiveUp(KEY + boardId, this.value);
+          return;
+        }
+        const renewed = await this.redis.homeRenew(KEY + boardId, this.value, this.leaseMs);
+        if (renewed) this.held.set(boardId, started + this.leaseMs);
+        else this.held.delete(boardId);
+      }),
+    );
+    if (this.remote.size > 10_000) for (const [id, { until }] of this.remote) if (until <= started) this.remote.delete(id);
+  }
+}
