@@ -5,8 +5,13 @@
 // item passed by an independent agent on its final head, and no gap in seq.
 
 export interface FleetOptions {
-  /** The nodes: agents are spread over them in turn; the owner uses the first. */
+  /**
+   * The nodes: agents are spread over them in turn (or each request goes to the next, with
+   * `spread: 'request'`); the owner uses the first. A node taken out of this list meanwhile gets
+   * no new requests, as a load balancer drops a dead node.
+   */
   baseUrls: string[];
+  spread?: 'agent' | 'request';
   agents: number;
   items: number;
   seed?: number;
@@ -47,6 +52,8 @@ export interface FleetReport {
   supersedes: number;
   releases: number;
   violations: string[];
+  /** Writes the agents had a 200 for: each must be in the log (checked into `violations`). */
+  acknowledged: number;
   /** The whole event log, oldest first. */
   log: LoggedEvent[];
 }
@@ -68,9 +75,18 @@ function rng(seed: number): () => number {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function call(base: string, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<Res> {
+/** A request to `base` (or, when `base` is a function, to the node it names at each try), retried on 503 and on a connection that fails. */
+async function call(base: string | (() => string), method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<Res> {
   for (let attempt = 0; ; attempt++) {
-    const res = await fetch(`${base}${path}`, { method, headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const url = `${typeof base === 'string' ? base : base()}${path}`;
+    let res: Response;
+    try {
+      res = await fetch(url, { method, headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+    } catch (e) {
+      if (attempt >= 20) throw e;
+      await sleep(50 * (attempt + 1));
+      continue;
+    }
     const text = await res.text();
     if (res.status === 503 && attempt < 20) {
       await sleep(20 * (attempt + 1));
@@ -118,8 +134,11 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
   let finished = false;
   const hex = () => Array.from({ length: 12 }, () => Math.floor(random() * 16).toString(16)).join('');
 
-  const agentLoop = async (agent: FleetAgent) => {
-    const base = agent.baseUrl;
+  // Grants and submissions answered 200: the log must hold every one.
+  const acked: { workId: string; what: string; found: (e: LoggedEvent) => boolean }[] = [];
+  const agentLoop = async (agent: FleetAgent, index: number) => {
+    let turn = index;
+    const base = options.spread === 'request' ? () => options.baseUrls[turn++ % options.baseUrls.length]! : agent.baseUrl;
     let idle = 0;
     while (!finished && Date.now() < deadline) {
       const purpose = random() < 0.5 ? 'verify' : 'work';
@@ -133,6 +152,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
       idle = 0;
       stats.claims++;
       const lease = grant.body;
+      acked.push({ workId: lease.workId, what: `grant of ${lease.workId} at fencing ${lease.fencingToken} to ${agent.principal}`, found: (e) => e.type === 'lease.granted' && e.workId === lease.workId && e.data.lease.fencingToken === lease.fencingToken && e.data.lease.holder === agent.principal });
       const roll = random();
       if (lease.purpose === 'work') {
         if (roll < 0.04) {
@@ -151,7 +171,9 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
           stats.releases++;
           continue;
         }
-        const submitted = await call(base, 'POST', '/api/submit', agent.auth, { leaseId: lease.leaseId, head: hex() });
+        const head = hex();
+        const submitted = await call(base, 'POST', '/api/submit', agent.auth, { leaseId: lease.leaseId, head });
+        if (submitted.status === 200) acked.push({ workId: lease.workId, what: `submission of ${lease.workId} at ${head}`, found: (e) => e.type === 'item.submitted' && e.workId === lease.workId && e.data.head === head });
         if (submitted.status === 200 && submitted.body.state === 'awaiting_verify' && random() < 0.15) {
           const sup = await call(base, 'POST', '/api/supersede', agent.auth, { workId: lease.workId, head: hex() });
           if (sup.status === 200) stats.supersedes++;
@@ -170,27 +192,32 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
     }
   };
 
+  // The owner's node: the first one still in the list.
+  const ownerNode = () => options.baseUrls[0]!;
   const watcher = async () => {
     while (!finished && Date.now() < deadline) {
-      const status = await call(base, 'GET', `/api/status?projectId=${projectId}`, owner);
+      const status = await call(ownerNode, 'GET', `/api/status?projectId=${projectId}`, owner);
       if (status.body.counts.done === options.items) finished = true;
       else await sleep(250);
     }
   };
-  await Promise.all([watcher(), ...agents.map(agentLoop)]);
+  await Promise.all([watcher(), ...agents.map((a, i) => agentLoop(a, i))]);
   const seconds = (performance.now() - started) / 1000;
   if (!finished) throw new Error(`the fleet did not finish within ${options.timeoutMs ?? 300_000} ms`);
 
   // Read the whole log, oldest first.
   const events: LoggedEvent[] = [];
   for (let before: number | null = null; ; ) {
-    const page: Res = await call(base, 'GET', `/api/activity?projectId=${projectId}&limit=200${before ? `&before=${before}` : ''}`, owner);
+    const page: Res = await call(ownerNode, 'GET', `/api/activity?projectId=${projectId}&limit=200${before ? `&before=${before}` : ''}`, owner);
     events.push(...page.body.events);
     if (page.body.nextBefore === null) break;
     before = page.body.nextBefore;
   }
   events.reverse();
-  return { ...stats, seconds, claimsPerSecond: stats.claims / seconds, events: events.length, violations: checkLog(events), log: events };
+  const byItem = new Map<string | null, LoggedEvent[]>();
+  for (const e of events) byItem.set(e.workId, [...(byItem.get(e.workId) ?? []), e]);
+  const lost = acked.filter((a) => !byItem.get(a.workId)?.some(a.found)).map((a) => `acknowledged ${a.what}, not in the log`);
+  return { ...stats, seconds, claimsPerSecond: stats.claims / seconds, events: events.length, violations: [...checkLog(events), ...lost], acknowledged: acked.length, log: events };
 }
 
 /** The invariants, read from the event log alone. */
@@ -204,6 +231,7 @@ export function checkLog(events: LoggedEvent[]): string[] {
   const holder = new Map<string, string | null>();
   const workersSinceReady = new Map<string, Set<string>>();
   const lastHead = new Map<string, { head: string; by: string }>();
+  const fencing = new Map<string, number>();
   const passes = new Map<string, { by: string; head: string }>();
   for (const e of events) {
     const id = e.workId!;
@@ -220,6 +248,8 @@ export function checkLog(events: LoggedEvent[]): string[] {
       case 'lease.granted':
         if (holder.get(id)) violations.push(`seq ${e.seq}: ${id} granted to ${e.data.lease.holder} while ${holder.get(id)} held it`);
         holder.set(id, e.data.lease.holder);
+        if (e.data.lease.fencingToken <= (fencing.get(id) ?? 0)) violations.push(`seq ${e.seq}: ${id} granted at fencing ${e.data.lease.fencingToken}, not above ${fencing.get(id)}`);
+        fencing.set(id, e.data.lease.fencingToken);
         if (e.data.lease.purpose === 'work') {
           workersSinceReady.get(id)!.add(e.data.lease.holder);
           for (const d of deps.get(id) ?? []) if (state.get(d) !== 'done') violations.push(`seq ${e.seq}: ${id} claimed while its dependency ${d} was ${state.get(d)}`);

@@ -144,6 +144,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
       homesReportedAt = clock();
       logger.warn({ err: e }, 'board homes: redis unavailable, this node decides the commands that reach it (the version check keeps them right)');
     },
+    ...(homes && logger.isLevelEnabled('debug') && { onDecided: (boardId: string, command: string, forwarded: boolean) => logger.debug({ boardId, command, forwarded }, 'board command decided here') }),
   });
   registry.start();
   const billing = new BillingService(store, parts.billing ?? null, logger);

@@ -26,6 +26,8 @@ export interface RouterParts {
   cluster?: { homes: Homes; forwarder: Forwarder };
   /** Told when Redis could not say where a board's home is (the command is decided here). */
   onHomesUnavailable?: (error: unknown) => void;
+  /** Told of each command decided on this node, and whether a peer forwarded it (the e2e reads who decided what). */
+  onDecided?: (boardId: string, kind: BoardCommand['kind'], forwarded: boolean) => void;
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -41,7 +43,7 @@ export class BoardRouter implements CommandRoute {
   async decideForwarded(boardId: string, command: BoardCommand): Promise<Answer> {
     try {
       if (!(await this.isHome(boardId))) return { moved: true };
-      return { reply: await this.decideHere(boardId, command) };
+      return { reply: await this.decideHere(boardId, command, true) };
     } catch (e) {
       return refusalOf(e);
     }
@@ -56,7 +58,8 @@ export class BoardRouter implements CommandRoute {
     }
   }
 
-  private decideHere(boardId: string, command: BoardCommand): Promise<unknown> {
+  private decideHere(boardId: string, command: BoardCommand, forwarded = false): Promise<unknown> {
+    this.parts.onDecided?.(boardId, command.kind, forwarded);
     const decide = decisionOf(command, this.parts.points);
     const actor = this.parts.registry.get(boardId);
     return decide instanceof Promise ? decide.then((d) => actor.ask(d)) : actor.ask(decide);

@@ -15,7 +15,7 @@ export const SELF: Home = { self: true };
 export interface Homes {
   /** The board's home: this node when it holds the home lease or has just taken a free one, else the holder. */
   homeOf(boardId: string): Promise<Home>;
-  /** What this node believed about the board's home proved wrong (moved, unreachable): ask again next time. */
+  /** The home another node was believed to be proved wrong (moved, unreachable): ask again next time. */
   forget(boardId: string): void;
   /**
    * Starts renewing the leases of the boards this node is home of, while `active` says their

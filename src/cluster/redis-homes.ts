@@ -26,6 +26,8 @@ type Scripted = Redis & {
 export interface RedisHomesOptions {
   clock?: () => number;
   leaseMs?: number;
+  /** Told when this node takes a board's home, loses it to another node, or gives it up. */
+  onChange?: (boardId: string, change: 'taken' | 'lost' | 'given up') => void;
 }
 
 export class RedisHomes implements Homes {
@@ -40,7 +42,10 @@ export class RedisHomes implements Homes {
   private readonly clock: () => number;
   private readonly leaseMs: number;
 
-  constructor(url: string, options: RedisHomesOptions = {}) {
+  constructor(
+    url: string,
+    private readonly options: RedisHomesOptions = {},
+  ) {
     this.clock = options.clock ?? Date.now;
     this.leaseMs = options.leaseMs ?? HOME_LEASE_MS;
     // Fail fast: a command must not wait for Redis (without it, any node decides; the version check keeps that right).
@@ -68,11 +73,12 @@ export class RedisHomes implements Homes {
     if (!this.self) throw new Error('homes: not started');
     const holder = await this.redis.homeTake(KEY + boardId, this.value, this.leaseMs);
     if (holder === this.value) {
+      if (heldUntil === undefined) this.options.onChange?.(boardId, 'taken');
       this.held.set(boardId, now + this.leaseMs);
       this.remote.delete(boardId);
       return SELF;
     }
-    this.held.delete(boardId);
+    if (this.held.delete(boardId)) this.options.onChange?.(boardId, 'lost');
     const space = holder.indexOf(' ');
     const home: Home = { self: false, node: holder.slice(0, space), url: holder.slice(space + 1) };
     this.remote.set(boardId, { home, until: now + REMOTE_KEPT_MS });
@@ -81,7 +87,6 @@ export class RedisHomes implements Homes {
 
   forget(boardId: string): void {
     this.remote.delete(boardId);
-    this.held.delete(boardId);
   }
 
   async close(): Promise<void> {
@@ -99,12 +104,13 @@ export class RedisHomes implements Homes {
       [...this.held.keys()].map(async (boardId) => {
         if (!this.active(boardId)) {
           this.held.delete(boardId);
+          this.options.onChange?.(boardId, 'given up');
           await this.redis.homeGiveUp(KEY + boardId, this.value);
           return;
         }
         const renewed = await this.redis.homeRenew(KEY + boardId, this.value, this.leaseMs);
         if (renewed) this.held.set(boardId, started + this.leaseMs);
-        else this.held.delete(boardId);
+        else if (this.held.delete(boardId)) this.options.onChange?.(boardId, 'lost');
       }),
     );
     if (this.remote.size > 10_000) for (const [id, { until }] of this.remote) if (until <= started) this.remote.delete(id);

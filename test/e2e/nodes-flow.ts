@@ -39,7 +39,7 @@ async function startNode(env: Record<string, string>): Promise<Node> {
 }
 
 /** A socket that records the board events it is sent, resumable on another node with `since`. */
-class Watcher {
+export class Watcher {
   readonly seqs: number[] = [];
   readonly types = new Map<number, string>();
   readonly problems: string[] = [];

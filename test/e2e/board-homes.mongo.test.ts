@@ -1,0 +1,191 @@
+// Several nodes that add capacity (issue 22): three server processes on one Redis and one
+// MongoDB-wire store, each board decided on its one home node, the others forwarding to it.
+// Proved from the outside: the event log (one grant per lease, fencing increasing, no gap, every
+// acknowledged write present) and each node's debug log (which node decided each command).
+import { createHash } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { runFleet } from '../../bench/fleet-sim.js';
+import { deriveKeys } from '../../src/auth/keys.js';
+import { FORWARD_PATH } from '../../src/cluster/forwarder.js';
+import { HOME_LEASE_MS } from '../../src/cluster/redis-homes.js';
+import { seal, SIGNATURE_HEADER } from '../../src/cluster/signed-envelope.js';
+import { newBoard } from '../support/board.js';
+import { startMain, type NodeProcess } from '../support/process.js';
+import { canRunRedis, ownRedis, type OwnRedis } from '../support/redis-server.js';
+import { unique } from '../support/temp.js';
+import { until } from '../support/until.js';
+import { Watcher } from './nodes-flow.js';
+
+const uri = inject('mongoUri');
+const SECRET_KEY = 'homes-secret-key-of-at-least-32-characters';
+
+interface Decided {
+  node: number;
+  time: number;
+  forwarded: boolean;
+}
+
+/** The commands each node logged deciding for `boardId`, in time order. */
+function decisions(nodes: readonly NodeProcess[], boardId: string): Decided[] {
+  const all: Decided[] = [];
+  nodes.forEach((n, node) => {
+    for (const line of n.output().split('\n')) {
+      if (!line.includes('"board command decided here"') || !line.includes(boardId)) continue;
+      const entry = JSON.parse(line) as { time: number; boardId: string; forwarded: boolean };
+      if (entry.boardId === boardId) all.push({ node, time: entry.time, forwarded: entry.forwarded });
+    }
+  });
+  return all.sort((a, b) => a.time - b.time);
+}
+
+/** The runs of one node deciding in a row: one run per node means never two nodes at a time. */
+const runsOf = (decided: Decided[]) => decided.filter((d, i) => i === 0 || decided[i - 1]!.node !== d.node).map((d) => d.node);
+
+const tookHomeAt = (node: NodeProcess, boardId: string): number[] =>
+  node
+    .output()
+    .split('\n')
+    .filter((l) => l.includes('"board home"') && l.includes(boardId) && l.includes('"taken"'))
+    .map((l) => (JSON.parse(l) as { time: number }).time);
+
+describe.skipIf(!uri || inject('redisUrl') === null || !canRunRedis)('three nodes, one home per board', () => {
+  let redis: OwnRedis;
+  let nodes: NodeProcess[] = [];
+  let urls: string[] = [];
+  const db = unique('homes');
+
+  beforeAll(async () => {
+    redis = await ownRedis();
+    const env = { STORE: 'mongo', MONGODB_URI: uri!, MONGODB_DB: db, REDIS_URL: redis.url, LEASE_MIN_TTL_SECONDS: '1', LOG_LEVEL: 'debug', SECRET_KEY };
+    nodes = await Promise.all([0, 1, 2].map((i) => startMain({ ...env, NODE_ID: `node-${i}` })));
+    urls = nodes.map((n) => n.url);
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const n of nodes) n.child.kill('SIGTERM');
+    await Promise.all(nodes.map((n) => n.exited));
+    redis?.kill();
+    const { MongoClient } = await import('mongodb');
+    const client = await MongoClient.connect(uri!);
+    await client.db(db).dropDatabase();
+    await client.close();
+  }, 60_000);
+
+  it('30 agents, each request to the next node in turn: every command decided on the one home, one grant per lease, fencing increasing, no gap', { timeout: 600_000 }, async () => {
+    let boardId = '';
+    const report = await runFleet({ baseUrls: urls, spread: 'request', agents: 30, items: 90, seed: 22, timeoutMs: 540_000, beforeWork: async (f) => void (boardId = f.projectId) });
+    expect(report.violations).toEqual([]);
+    expect(report.acknowledged).toBeGreaterThan(90);
+    const decided = decisions(nodes, boardId);
+    expect(runsOf(decided)).toHaveLength(1);
+    // Two thirds of the requests entered elsewhere and were forwarded to the home.
+    expect(decided.filter((d) => d.forwarded).length).toBeGreaterThan(decided.length / 3);
+  });
+
+  it('still grants each lease once when two nodes believe they are home at once (the home lease deleted under a live home, again and again)', { timeout: 600_000 }, async () => {
+    const client = new Redis(redis.url);
+    let boardId = '';
+    let deleting = true;
+    let deleted = 0;
+    const deleter = (async () => {
+      while (deleting) {
+        if (boardId) deleted += await client.del(`home:${boardId}`);
+        await new Promise((r) => setTimeout(r, 150));
+      }
+    })();
+    try {
+      const report = await runFleet({ baseUrls: urls, spread: 'request', agents: 30, items: 60, seed: 2222, timeoutMs: 540_000, beforeWork: async (f) => void (boardId = f.projectId) });
+      expect(report.violations).toEqual([]);
+    } finally {
+      deleting = false;
+      await deleter;
+      client.disconnect();
+    }
+    expect(deleted).toBeGreaterThan(5);
+    // Homes changed under the fleet many times, and nodes decided interleaved (two homes at once).
+    expect(runsOf(decisions(nodes, boardId)).length).toBeGreaterThan(nodes.length);
+  });
+
+  it('refuses a forwarded command with a bad, misaddressed, stale or replayed seal as an unknown path, and changes nothing', { timeout: 60_000 }, async () => {
+    const board = await newBoard(urls[0]!);
+    expect((await board.owner.post('/api/items', { title: 'first' })).status).toBe(201); // node 0 is now the board's home
+    const key = deriveKeys(SECRET_KEY).forward;
+    const command = { kind: 'create', items: [{ title: 'forged', description: '', type: 'task', priority: 2, labels: [], criteria: [], spec: [], doctrine: [], dependsOn: [], parentId: null, verify: 'none', maxAttempts: 3 }], actor: 'agent:forger' };
+    const post = (body: string, signature?: string) =>
+      fetch(`${urls[0]}${FORWARD_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(signature && { [SIGNATURE_HEADER]: signature }) }, body });
+    const unknownPath = await fetch(`${urls[0]}/internal/no-such-thing`, { method: 'POST', body: '{}' });
+    const unknownBody = ((await unknownPath.json()) as { error: { code: string } }).error.code;
+    const items = async () => ((await board.owner.get(`/api/status?projectId=${board.projectId}`)).body as { counts: Record<string, number> }).counts;
+    const before = await items();
+
+    const sealed = (overrides: Record<string, unknown> = {}) => seal(key, { from: 'node-1', to: 'node-0', at: Date.now(), boardId: board.projectId, command: command as never, ...overrides });
+    const refusals = [
+      ['unsigned', () => post(sealed().body)],
+      ['signed with another key', () => post(sealed().body, seal(createHash('sha256').update('not the key').digest(), { from: 'node-1', to: 'node-0', at: Date.now(), boardId: board.projectId, command: command as never }).signature)],
+      ['altered after sealing', () => { const s = sealed(); return post(s.body.replace('forged', 'forgeD'), s.signature); }],
+      ['addressed to another node', () => { const s = sealed({ to: 'node-2' }); return post(s.body, s.signature); }],
+      ['stamped two minutes ago', () => { const s = sealed({ at: Date.now() - 120_000 }); return post(s.body, s.signature); }],
+    ] as const;
+    for (const [why, send] of refusals) {
+      const res = await send();
+      expect({ why, status: res.status }).toEqual({ why, status: 404 });
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe(unknownBody);
+    }
+    expect(await items()).toEqual(before);
+
+    // A good seal is decided once; the same envelope sent again is refused.
+    const good = sealed();
+    const first = await post(good.body, good.signature);
+    expect(first.status).toBe(200);
+    expect(((await first.json()) as { reply: { title: string }[] }).reply[0]!.title).toBe('forged');
+    const replayed = await post(good.body, good.signature);
+    expect(replayed.status).toBe(404);
+    const after = await items();
+    expect(Object.values(after).reduce((a, b) => a + b, 0)).toBe(Object.values(before).reduce((a, b) => a + b, 0) + 1);
+  });
+
+  it('moves the boards of a home killed mid-fleet within the lease TTL plus a second; nothing acknowledged is lost, no lease granted twice, and sockets on the other nodes get every event once, in order', { timeout: 600_000 }, async () => {
+    const live = [...urls];
+    const watchers: Watcher[] = [];
+    let boardId = '';
+    let killedAt = 0;
+    const fleet = runFleet({
+      baseUrls: live,
+      spread: 'request',
+      agents: 30,
+      items: 120,
+      seed: 2_2022,
+      timeoutMs: 540_000,
+      async beforeWork({ projectId, owner, agents }) {
+        boardId = projectId;
+        // Watchers on the two nodes that survive: the owner and a few agents, every event.
+        for (const [i, headers] of [owner, ...agents.slice(0, 3).map((a) => a.auth)].entries()) {
+          const w = new Watcher(`watcher ${i} on node ${1 + (i % 2)}`, headers, projectId);
+          await w.connect(urls[1 + (i % 2)]!);
+          watchers.push(w);
+        }
+      },
+    });
+    // The fleet's first command (its batch) enters on node 0, which becomes the home. Once work is
+    // well under way, node 0 leaves the balancer's list and is SIGKILLed.
+    const kill = async () => {
+      await until(() => watchers.length === 4 && watchers[0]!.last >= 200, 300_000);
+      expect(decisions(nodes, boardId).every((d) => d.node === 0)).toBe(true);
+      live.splice(0, 1);
+      killedAt = Date.now();
+      nodes[0]!.child.kill('SIGKILL');
+      await nodes[0]!.exited;
+    };
+    const [report] = await Promise.all([fleet, kill()]);
+    expect(report.violations).toEqual([]);
+    const taken = [1, 2].flatMap((i) => tookHomeAt(nodes[i]!, boardId)).filter((t) => t >= killedAt);
+    expect(taken.length).toBeGreaterThan(0);
+    expect(Math.min(...taken) - killedAt).toBeLessThanOrEqual(HOME_LEASE_MS + 1000);
+    // Before the kill node 0 decided everything; after it, one surviving node did.
+    expect(runsOf(decisions(nodes, boardId))).toEqual([0, expect.any(Number)]);
+    await until(() => watchers.every((w) => w.last >= report.events), 60_000).catch(() => undefined);
+    for (const w of watchers) w.close();
+    expect(watchers.flatMap((w) => w.differences(report.log))).toEqual([]);
+  });
+});
