@@ -1,13 +1,14 @@
-// Two nodes on one store and one Redis: each node's sockets see the other's commits, and a claim
-// race across nodes has one winner.
+// Two nodes on one store and one Redis, with board homes: each node's sockets see the other's
+// commits, and a claim race across nodes (one of them forwarding to the other) has one winner.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { RedisBus } from '../../src/bus/redis.js';
+import { RedisHomes } from '../../src/cluster/redis-homes.js';
 import { openEmbeddedStore } from '../../store/embedded/index.js';
 import { Client } from '../support/server.js';
 import { newBoard } from '../support/board.js';
 import { openSocket } from '../support/socket.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { tempDir } from '../support/temp.js';
+import { tempDir, unique } from '../support/temp.js';
 import { until } from '../support/until.js';
 
 const url = inject('redisUrl');
@@ -20,8 +21,8 @@ describe.skipIf(!url)('two nodes with the Redis bus', () => {
     const dir = await tempDir();
     remove = dir.remove;
     const store = await openEmbeddedStore(dir.path);
-    a = await startTestServer({}, store, new RedisBus(url!));
-    b = await startTestServer({}, store, new RedisBus(url!));
+    a = await startTestServer({ NODE_ID: unique('a') }, store, new RedisBus(url!), new RedisHomes(url!));
+    b = await startTestServer({ NODE_ID: unique('b') }, store, new RedisBus(url!), new RedisHomes(url!));
     for (const node of [a, b]) for (let i = 0; i < 100 && (await new Client(node.url).get('/readyz')).body.bus !== 'ok'; i++) await new Promise((r) => setTimeout(r, 20));
   });
   afterAll(async () => {

@@ -11,6 +11,7 @@ import { openEmbeddedStore } from '../../store/embedded/index.js';
 import type { Store } from '../../store/ports/store.js';
 import type { MailMessage, Mailer } from '../../src/mail/mailer.js';
 import type { Bus } from '../../src/bus/bus.js';
+import type { Homes } from '../../src/cluster/homes.js';
 import { tempDir, unique } from './temp.js';
 
 export interface TestServer {
@@ -54,14 +55,14 @@ export const TEST_SECRET = 'test-secret-key-of-at-least-32-characters';
 const keys = deriveKeys(TEST_SECRET);
 const passwords = bcryptHasher(4, keys.pepper);
 
-export async function startTestServer(env: Record<string, string> = {}, store?: Store, bus?: Bus): Promise<TestServer> {
+export async function startTestServer(env: Record<string, string> = {}, store?: Store, bus?: Bus, homes?: Homes): Promise<TestServer> {
   const dir = store ? null : await tempDir();
   const config: Config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dir?.path ?? '/nonexistent', PUBLIC_URL: 'http://board.test', LOG_LEVEL: 'silent', ...env });
   const theStore = store ?? (await openEmbeddedStore(dir!.path));
   const mail = new CaptureMailer();
   let offset = 0;
   const clock = () => Date.now() + offset;
-  const server = await startServer({ config, store: theStore, bus, limiter: new MemoryRateLimiter(), passwords, keys, billing: billingSetupFrom(config), mailer: mail, logger: pino({ level: 'silent' }), clock });
+  const server = await startServer({ config, store: theStore, bus, ...(homes && { homes }), limiter: new MemoryRateLimiter(), passwords, keys, billing: billingSetupFrom(config), mailer: mail, logger: pino({ level: 'silent' }), clock });
   return {
     url: `http://127.0.0.1:${server.port}`,
     store: theStore,
