@@ -1,0 +1,168 @@
+// Several nodes add capacity (issue 22): 16 agents doing claim → submit on one 1,000-item board,
+// on MongoDB and Redis, one node beside two nodes (each request to the next node in turn, or each
+// agent pinned to one), and two busy boards on one node beside two (each board homed on its own
+// node, requests round-robin), each layout on a fresh database, three rounds; then what one forwarding
+// hop adds to a claim (one agent, through the board's home and through the other node). Server
+// and store CPU per cycle are read from /proc. Needs MONGODB_URI and REDIS_URL.
+//   npx tsx bench/board-homes.ts        (HOMES_BENCH_SECONDS, default 15; HOMES_BENCH_ROUNDS, default 3)
+import { readdirSync, readFileSync } from 'node:fs';
+import { client, percentile } from './board.js';
+import { ownerAndAgent, startNode, tokenFor, type BenchNode } from './node.js';
+
+const uri = process.env.MONGODB_URI;
+const redisUrl = process.env.REDIS_URL;
+const SECONDS = Number(process.env.HOMES_BENCH_SECONDS ?? 15);
+const ROUNDS = Number(process.env.HOMES_BENCH_ROUNDS ?? 3);
+const AGENTS = 16;
+const ITEMS = 1000;
+
+type Layout = 'one node' | 'two nodes, round-robin' | 'two nodes, pinned' | 'two boards, one node' | 'two boards, two nodes';
+interface Run {
+  cyclesPerSecond: number;
+  claimP50: number;
+  claimP99: number;
+  serverCpuPerCycle: number;
+  storeCpuPerCycle: number;
+}
+
+/** utime + stime of a process, in µs. */
+const cpuMicros = (pid: number): number => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+};
+/** The local MongoDB-wire server's process, when it runs here (FerretDB or mongod), for its CPU. */
+const storePid = (): number | null => {
+  for (const p of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (/ferretdb|mongod/.test(readFileSync(`/proc/${p}/cmdline`, 'utf8'))) return Number(p);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return null;
+};
+
+async function withNodes<T>(count: number, use: (nodes: BenchNode[]) => Promise<T>): Promise<T> {
+  const db = `bench_homes_${Date.now()}_${Math.random().toString(36).slice(2, 8)}`;
+  const nodes: BenchNode[] = [];
+  try {
+    for (let i = 0; i < count; i++) nodes.push(await startNode({ STORE: 'mongo', MONGODB_URI: uri!, MONGODB_DB: db, REDIS_URL: redisUrl!, NODE_ID: `bench-${i}`, BOARD_RATE_SCALE: '10000', LOG_LEVEL: 'info' }));
+    return await use(nodes);
+  } finally {
+    for (const n of nodes) await n.stop();
+    const { MongoClient } = await import('mongodb');
+    const mongo = await MongoClient.connect(uri!);
+    await mongo.db(db).dropDatabase();
+    await mongo.close();
+  }
+}
+
+/** A board of ITEMS items, filled through `home` (so `home` becomes the board's home), and `agents` tokens. */
+async function boardOn(home: BenchNode, agents: number) {
+  const owner = await ownerAndAgent(home.url);
+  const call = client(home.url, owner.agent);
+  for (let made = 0; made < ITEMS; made += 500) {
+    const res = await call('POST', '/api/items/batch', { items: Array.from({ length: 500 }, (_, i) => ({ title: `item ${made + i}` })) });
+    if (res.status !== 201) throw new Error(`batch: ${res.status}`);
+  }
+  return Promise.all(Array.from({ length: agents }, (_, i) => tokenFor(home.url, owner, owner.projectId, `agent-${i}`)));
+}
+
+async function cycles(layout: Layout): Promise<Run> {
+  const nodeCount = layout === 'one node' || layout === 'two boards, one node' ? 1 : 2;
+  const boards = layout.startsWith('two boards') ? 2 : 1;
+  return withNodes(nodeCount, async (nodes) => {
+    // With two boards on two nodes, each board is filled through its own node, its home.
+    const tokens = (await Promise.all(Array.from({ length: boards }, (_, b) => boardOn(nodes[b % nodes.length]!, AGENTS)))).flat();
+    const clients = tokens.map((t) => nodes.map((n) => client(n.url, t)));
+    const store = storePid();
+    const claims: number[] = [];
+    let done = 0;
+    let turn = 0;
+    const cpuBefore = nodes.map((n) => cpuMicros(n.pid));
+    const storeBefore = store ? cpuMicros(store) : 0;
+    const start = performance.now();
+    const end = start + SECONDS * 1000;
+    await Promise.all(
+      clients.map(async (mine, k) => {
+        const next = () => (layout === 'two nodes, pinned' ? mine[k % mine.length]! : mine[turn++ % mine.length]!);
+        while (performance.now() < end) {
+          const t = performance.now();
+          const lease = await next()('POST', '/api/claim', {});
+          if (lease.status !== 200) throw new Error(`claim: ${lease.status} ${JSON.stringify(lease.body)}`);
+          claims.push(performance.now() - t);
+          const submitted = await next()('POST', '/api/submit', { leaseId: lease.body.leaseId, head: 'abcdef1' });
+          if (submitted.status !== 200) throw new Error(`submit: ${submitted.status} ${JSON.stringify(submitted.body)}`);
+          done++;
+        }
+      }),
+    );
+    const seconds = (performance.now() - start) / 1000;
+    const serverCpu = nodes.reduce((sum, n, i) => sum + cpuMicros(n.pid) - cpuBefore[i]!, 0);
+    return {
+      cyclesPerSecond: done / seconds,
+      claimP50: percentile(claims, 0.5),
+      claimP99: percentile(claims, 0.99),
+      serverCpuPerCycle: serverCpu / done,
+      storeCpuPerCycle: store ? (cpuMicros(store) - storeBefore) / done : NaN,
+    };
+  });
+}
+
+/** Claim p50 of one agent through the board's home, and through the other node (one forwarding hop). */
+async function hop(): Promise<{ home: number; forwarded: number }> {
+  return withNodes(2, async (nodes) => {
+    const [token] = await boardOn(nodes[0]!, 1);
+    const p50Through = async (node: BenchNode) => {
+      const call = client(node.url, token!);
+      const samples: number[] = [];
+      for (let i = 0; i < 150; i++) {
+        const t = performance.now();
+        const lease = await call('POST', '/api/claim', {});
+        samples.push(performance.now() - t);
+        await call('POST', '/api/submit', { leaseId: lease.body.leaseId, head: 'abcdef1' });
+      }
+      return percentile(samples, 0.5);
+    };
+    return { home: await p50Through(nodes[0]!), forwarded: await p50Through(nodes[1]!) };
+  });
+}
+
+const spread = (xs: number[], digits = 1): string => {
+  const s = [...xs].sort((a, b) => a - b);
+  return `${s[0]!.toFixed(digits)} / ${s[Math.floor(s.length / 2)]!.toFixed(digits)} / ${s.at(-1)!.toFixed(digits)}`;
+};
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+if (!uri || !redisUrl) {
+  console.log('bench/board-homes.ts: MONGODB_URI and REDIS_URL are needed; skipped.');
+  process.exit(0);
+}
+const layouts: Layout[] = ['one node', 'two nodes, round-robin', 'two nodes, pinned', 'two boards, one node', 'two boards, two nodes'];
+const rounds: Record<Layout, Run>[] = [];
+const hops: { home: number; forwarded: number }[] = [];
+for (let r = 0; r < ROUNDS; r++) {
+  const round = {} as Record<Layout, Run>;
+  for (const layout of layouts) round[layout] = await cycles(layout);
+  rounds.push(round);
+  hops.push(await hop());
+}
+
+console.log(`\n${AGENTS} agents, claim → submit, one ${ITEMS}-item board, ${SECONDS} s a layout, min / median / max of ${ROUNDS} rounds`);
+console.log('| layout | cycles/s | claim p50 ms | claim p99 ms | server CPU µs/cycle | store CPU µs/cycle |\n|---|---|---|---|---|---|');
+for (const layout of layouts) {
+  const runs = rounds.map((r) => r[layout]);
+  console.log(`| ${layout} | ${spread(runs.map((x) => x.cyclesPerSecond))} | ${spread(runs.map((x) => x.claimP50))} | ${spread(runs.map((x) => x.claimP99))} | ${spread(runs.map((x) => x.serverCpuPerCycle), 0)} | ${spread(runs.map((x) => x.storeCpuPerCycle), 0)} |`);
+}
+console.log(`\nOne forwarding hop, one agent: claim p50 through the home ${spread(hops.map((h) => h.home), 2)} ms, through the other node ${spread(hops.map((h) => h.forwarded), 2)} ms`);
+const ratio = (layout: Layout) => median(rounds.map((r) => r[layout].cyclesPerSecond / r['one node'].cyclesPerSecond));
+const cpu = (layout: Layout, base: Layout) => median(rounds.map((r) => r[layout].serverCpuPerCycle / r[base].serverCpuPerCycle));
+const twoBoards = median(rounds.map((r) => r['two boards, two nodes'].cyclesPerSecond / r['two boards, one node'].cyclesPerSecond));
+console.log('\nTargets (medians of the rounds\' ratios)');
+for (const [name, value, goal, met] of [
+  ['two nodes round-robin ÷ one node, cycles/s', ratio('two nodes, round-robin'), '≥ 0.9', ratio('two nodes, round-robin') >= 0.9],
+  ['two nodes pinned ÷ one node, cycles/s', ratio('two nodes, pinned'), '≥ 0.9', ratio('two nodes, pinned') >= 0.9],
+  ['two boards: two nodes ÷ one node, server CPU/cycle', cpu('two boards, two nodes', 'two boards, one node'), '≤ 1.2', cpu('two boards, two nodes', 'two boards, one node') <= 1.2],
+  ['two boards: two nodes ÷ one node, cycles/s', twoBoards, 'report', true],
+  ['hop: claim p50 added, ms', median(hops.map((h) => h.forwarded - h.home)), 'report', true],
+] as const) console.log(`  ${name.padEnd(52)} ${value.toFixed(2).padStart(8)}   goal ${goal.padEnd(6)} ${met ? (goal === 'report' ? '' : 'met') : 'NOT met'}`);
