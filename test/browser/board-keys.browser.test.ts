@@ -57,7 +57,7 @@ describe.skipIf(!chromium)('the board by hand (Chromium)', () => {
 
     // Tab from the top of the page until a card has the focus: one card is the tab stop, the chain's head.
     for (let i = 0; i < 30 && !(await page.evaluate<boolean>(`document.activeElement?.classList.contains('card') === true`)); i++) await page.keyboard.press('Tab');
-    expect(await focused(page)).toBe('W-1');
+    await expect.poll(() => focused(page)).toBe('W-1');
     const ring = await card(page, 'W-1').evaluate((el) => {
       const style = el.ownerDocument.defaultView!.getComputedStyle(el);
       return { style: style.outlineStyle, width: style.outlineWidth };
@@ -67,23 +67,23 @@ describe.skipIf(!chromium)('the board by hand (Chromium)', () => {
     expect(await column(page, 'ready').locator('a.card[tabindex="0"]').count()).toBe(1);
 
     await page.keyboard.press('ArrowDown');
-    expect(await focused(page)).toBe('W-2');
+    await expect.poll(() => focused(page)).toBe('W-2');
     await screenshot(page, 'board-keyboard-focus');
     await page.keyboard.press('ArrowRight'); // the next column with cards: Done
-    expect(await focused(page)).toBe('W-4');
+    await expect.poll(() => focused(page)).toBe('W-4');
     await page.keyboard.press('ArrowLeft');
-    expect(await focused(page)).toBe('W-1');
+    await expect.poll(() => focused(page)).toBe('W-1');
     await page.keyboard.press('End');
-    expect(await focused(page)).toBe('W-3');
+    await expect.poll(() => focused(page)).toBe('W-3');
 
     await page.keyboard.press('Alt+ArrowUp');
     await expect.poll(chain).toEqual(['W-1', 'W-3', 'W-2']);
     await expect.poll(() => readyOrder(page)).toEqual(['W-1', 'W-3', 'W-2']);
-    expect(await focused(page)).toBe('W-3');
+    await expect.poll(() => focused(page)).toBe('W-3');
     await page.keyboard.press('Alt+Home');
     await expect.poll(chain).toEqual(['W-3', 'W-1', 'W-2']);
     await expect.poll(() => readyOrder(page)).toEqual(['W-3', 'W-1', 'W-2']);
-    expect(await focused(page)).toBe('W-3');
+    await expect.poll(() => focused(page)).toBe('W-3');
 
     // Enter opens the card; on its page the operator blocks it with the keyboard alone.
     await page.keyboard.press('Enter');
@@ -92,7 +92,7 @@ describe.skipIf(!chromium)('the board by hand (Chromium)', () => {
     for (let i = 0; i < 40 && (await focused(page)) !== 'Block'; i++) await page.keyboard.press('Tab');
     expect(await focused(page)).toBe('Block');
     await page.keyboard.press('Enter');
-    expect(await focused(page)).toBe('Yes, block');
+    await expect.poll(() => focused(page)).toBe('Yes, block');
     await page.keyboard.press('Enter');
     await expect.poll(async () => (await board.owner.get(onBoard(board.projectId, '/api/items/W-3'))).body.state).toBe('blocked');
     await page.goBack();

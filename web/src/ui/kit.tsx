@@ -1,7 +1,7 @@
 // Small pieces every page uses: errors as message and fix, forms whose pending, success and
 // failure show, confirmations, and time labels.
 import type { ComponentChildren } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from '../api.js';
 import { agentNames, me, now } from '../session.js';
 import type { BoardEvent } from '../types.js';
@@ -87,8 +87,9 @@ export function Field(props: { label: string; value: string; onInput: (v: string
 export function ConfirmButton(props: { label: string; question: string; onConfirm: () => void; danger?: boolean; disabled?: boolean }) {
   const [asking, setAsking] = useState(false);
   const yes = useRef<HTMLButtonElement>(null);
-  // The question replaces the button that had the focus: the focus moves to its answer (autofocus acts only on page load).
-  useEffect(() => {
+  // The question replaces the button that had the focus: the focus moves to its answer (autofocus
+  // acts only on page load) in the same commit, so no key pressed meanwhile lands on the page.
+  useLayoutEffect(() => {
     if (asking) yes.current?.focus();
   }, [asking]);
   if (!asking) {
