@@ -8,7 +8,7 @@
 // ENV, serves the board page and its assets, and passes the HEALTHCHECK. A step the replay does
 // not know fails the test rather than pass unchecked. README "Deploying" says what this leaves out.
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -44,7 +44,9 @@ function installLikeNpmCi(cwd: string, omitDev: boolean): void {
     if (version !== entry.version) mismatched.push(`${path} ${version} ≠ ${entry.version}`);
   }
   if (mismatched.length) throw new Error(`node_modules does not match package-lock.json (run npm ci): ${mismatched.slice(0, 5).join('; ')}`);
-  const copy = spawnSync('cp', ['-al', join(ROOT, 'node_modules'), join(cwd, 'node_modules')]);
+  // The real folder, not a symlink to it (a worktree sharing the checkout's node_modules): the
+  // pruning below deletes from the copy, and through a copied symlink it would delete the original.
+  const copy = spawnSync('cp', ['-al', `${realpathSync(join(ROOT, 'node_modules'))}/.`, join(cwd, 'node_modules')]);
   if (copy.status !== 0) throw new Error(`cp -al node_modules: ${copy.stderr.toString()}`);
   // Packages installed by hand, not in the lockfile, would hide a missing dependency: npm ci has none.
   for (const name of readdirSync(join(cwd, 'node_modules'))) {
