@@ -194,10 +194,14 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
 
   // The owner's node: the first one still in the list.
   const ownerNode = () => options.baseUrls[0]!;
+  // A read may meet a failover: 503 BOARD_BUSY past call()'s retries is waited out; any other
+  // refusal of the owner's read is wrong and reported.
+  const wrongReads: string[] = [];
   const watcher = async () => {
     while (!finished && Date.now() < deadline) {
       const status = await call(ownerNode, 'GET', `/api/status?projectId=${projectId}`, owner);
-      if (status.body.counts.done === options.items) finished = true;
+      if (status.status !== 200 && status.status !== 503) wrongReads.push(`the owner's status read answered ${status.status} ${JSON.stringify(status.body)}`);
+      if (status.status === 200 && status.body.counts.done === options.items) finished = true;
       else await sleep(250);
     }
   };
@@ -217,7 +221,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
   const byItem = new Map<string | null, LoggedEvent[]>();
   for (const e of events) byItem.set(e.workId, [...(byItem.get(e.workId) ?? []), e]);
   const lost = acked.filter((a) => !byItem.get(a.workId)?.some(a.found)).map((a) => `acknowledged ${a.what}, not in the log`);
-  return { ...stats, seconds, claimsPerSecond: stats.claims / seconds, events: events.length, violations: [...checkLog(events), ...lost], acknowledged: acked.length, log: events };
+  return { ...stats, seconds, claimsPerSecond: stats.claims / seconds, events: events.length, violations: [...checkLog(events), ...lost, ...wrongReads], acknowledged: acked.length, log: events };
 }
 
 /** The invariants, read from the event log alone. */
