@@ -35,6 +35,12 @@ export const MAILBOX_LIMIT = 1000;
 export const QUIET_MS = 10 * 60_000;
 /** Commands decided into one commit at most (bounds one write and its outbox). */
 export const BATCH_LIMIT = 128;
+/**
+ * Events a commit's outbox may carry from earlier commits whose copy to the log is not yet known to
+ * have landed. Past it the commit first waits for the copies under way, and is refused as busy
+ * when the log still does not take them (the store is failing): the header never grows unbounded.
+ */
+export const CARRIED_LIMIT = 4096;
 const COMMIT_ATTEMPTS = 16;
 
 export interface Committed {
@@ -67,6 +73,12 @@ export class BoardActor {
   private behind = false;
   /** The copy of the last committed outbox to the log (copies run one after another). */
   private logged: Promise<void> = Promise.resolve();
+  /**
+   * Every event up to this seq is known to be in the log. A commit's outbox carries the earlier
+   * events not yet known to be there, so none is lost when the next commit replaces the header's
+   * outbox before the copy of the one before it landed (or when that copy failed, or the node died).
+   */
+  private copiedThrough = 0;
   private readonly listeners = new Set<BoardListener>();
   lastUsed = 0;
 
@@ -206,12 +218,18 @@ export class BoardActor {
 
   /** One version-checked commit of what the batch changed: the changed (or removed) items, the counters, the outbox. */
   private async write(current: Committed, board: Board, changed: ReadonlySet<string>, events: CommittedEvent[]): Promise<BoardRecord | null> {
+    let carried = this.notCopied(current.record.outbox);
+    if (carried.length > CARRIED_LIMIT) {
+      await this.logged;
+      carried = this.notCopied(current.record.outbox);
+      if (carried.length > CARRIED_LIMIT) throw new BoardBusyError(this.boardId);
+    }
     const set: Partial<BoardRecord> = {
       nextWorkSeq: board.nextWorkSeq,
       nextFencingToken: board.nextFencingToken,
       lastSeq: current.record.lastSeq + events.length,
       nextDeadline: nextExpiry(board),
-      outbox: events.map((e) => ({ _id: `${e.boardId}:${e.seq}`, ...e })),
+      outbox: [...carried, ...events.map((e) => ({ _id: `${e.boardId}:${e.seq}`, ...e }))],
       counts: { ...board.index.counts },
       stats: foldStats(current.record.stats as BoardStats | undefined, events, board) as unknown as Record<string, unknown>,
     };
@@ -224,6 +242,11 @@ export class BoardActor {
     }
     const landed = await this.ports.boards.commit(this.boardId, current.record.version, set, writes);
     return landed ? { ...current.record, ...set, version: current.record.version + 1 } : null;
+  }
+
+  /** The outbox's events not yet known to be in the log (in seq order, as the outbox keeps them). */
+  private notCopied(outbox: BoardRecord['outbox']): NonNullable<BoardRecord['outbox']> {
+    return (outbox ?? []).filter((e) => e.seq > this.copiedThrough);
   }
 
   /** Listeners run after the commit; one that throws is reported and never undoes the reply. */
@@ -265,8 +288,11 @@ export class BoardActor {
    * command reloads and retries.
    */
   private async copyToLog(outbox: BoardRecord['outbox']): Promise<void> {
+    const missing = this.notCopied(outbox);
+    if (!missing.length) return;
     try {
-      await this.ports.events.insertMissing((outbox ?? []).map((event) => ({ ...event, version: 1 })));
+      await this.ports.events.insertMissing(missing.map((event) => ({ ...event, version: 1 })));
+      this.copiedThrough = Math.max(this.copiedThrough, missing.at(-1)!.seq);
     } catch {
       this.behind = true;
     }

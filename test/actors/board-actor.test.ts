@@ -7,6 +7,7 @@ import { claim, createItems, submit } from '../../machines/board-commands.js';
 import type { NewItem } from '../../machines/board-commands.js';
 import type { Store } from '../../store/ports/store.js';
 import { embeddedStore, type OpenedStore } from '../support/stores.js';
+import { failOnce } from '../support/fail-once.js';
 
 const item = (title: string): NewItem => ({ title, description: '', type: 'task', priority: 2, parentId: null, dependsOn: [], verify: 'none', maxAttempts: 3, criteria: [], doctrine: [], spec: [], labels: [] });
 
@@ -50,6 +51,33 @@ describe('board actor', () => {
     await actor.syncLog();
     const seqs = (await store.events.select({ boardId: 'b' }, ['seq'], { sort: [['seq', 1]] })).map((e) => e.seq);
     expect(seqs).toEqual(seqs.map((_, i) => i + 1));
+  });
+
+  it('loses no event from the log when the copy of one commit fails and the next commit lands before anyone reads the log again', async () => {
+    const actor = new BoardActor('b', store, Date.now);
+    await actor.ask(createItems([item('one'), item('two')], 'user:a'));
+    failOnce(store.events, 'insertMissing');
+    await actor.ask(claim({ principal: 'agent:1', workId: null, purpose: 'work', ttlMs: 60_000, leaseId: 'L1' }));
+    // The claim's events are committed but not in the log; the next commit carries them in its outbox.
+    await actor.ask(claim({ principal: 'agent:2', workId: null, purpose: 'work', ttlMs: 60_000, leaseId: 'L2' }));
+    // Another node (a new actor) reads the header and copies its outbox: the log is whole.
+    await new BoardActor('b', store, Date.now).syncLog();
+    const logged = await store.events.select({ boardId: 'b' }, ['seq', 'type'], { sort: [['seq', 1]] });
+    const { record } = (await store.boards.load('b'))!;
+    expect(logged.map((e) => e.seq)).toEqual(Array.from({ length: record.lastSeq }, (_, i) => i + 1));
+    expect(logged.filter((e) => e.type === 'lease.granted')).toHaveLength(2);
+  });
+
+  it('keeps the stored outbox to the commits whose copy to the log is not yet known to have landed', async () => {
+    const actor = new BoardActor('b', store, Date.now);
+    await actor.ask(createItems(Array.from({ length: 40 }, (_, i) => item(`t${i}`)), 'user:a'));
+    for (let i = 1; i <= 40; i++) await actor.ask(claim({ principal: `agent:${i}`, workId: null, purpose: 'work', ttlMs: 60_000, leaseId: `L${i}` }));
+    const [header] = await store.boards.select({ _id: 'b' }, ['outbox', 'lastSeq']);
+    // Each claim's commit may carry the one before it (its copy runs after the reply), never the whole history.
+    expect(header!.outbox!.length).toBeLessThanOrEqual(4);
+    expect(header!.outbox!.at(-1)!.seq).toBe(header!.lastSeq);
+    await actor.syncLog();
+    expect(await store.events.count({ boardId: 'b' })).toBe(header!.lastSeq);
   });
 
   it('tells of the board as a quiet spell left it when a commit ends ten quiet minutes, and only then', async () => {

@@ -135,6 +135,13 @@ export function storeContract(name: string, harness: StoreHarness): void {
       expect(all[1]!.data).toEqual({ kept: true });
       await store.events.insertMissing([event(board, 3), event(board, 4)]);
       expect(await store.events.count({ boardId: board })).toBe(4);
+      // Stored ones scattered through the list (a copy repeated after a failover): each gap filled once.
+      await store.events.insert({ ...event(board, 6), data: { kept: 6 } });
+      await store.events.insert({ ...event(board, 8), data: { kept: 8 } });
+      await store.events.insertMissing([5, 6, 7, 8, 9].map((seq) => event(board, seq)));
+      const after = await store.events.find({ boardId: board }, { sort: [['seq', 1]] });
+      expect(after.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      expect([after[5]!.data, after[7]!.data]).toEqual([{ kept: 6 }, { kept: 8 }]);
     });
 
     it('deletes one (optionally at a version) and many', async () => {
