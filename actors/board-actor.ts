@@ -79,6 +79,8 @@ export class BoardActor {
    * outbox before the copy of the one before it landed (or when that copy failed, or the node died).
    */
   private copiedThrough = 0;
+  /** This node's commit on its way to the store: a read that finds the store ahead of `current` waits for it rather than reading back what it wrote. */
+  private writing: Promise<unknown> | null = null;
   private readonly listeners = new Set<BoardListener>();
   lastUsed = 0;
 
@@ -104,14 +106,18 @@ export class BoardActor {
 
   /**
    * The latest committed board. The one this node holds is used when the store's version (one
-   * small read, no items) says nobody committed since; otherwise what changed since is read.
+   * small read, no items) says nobody committed since, or once this node's own commit under way
+   * lands; otherwise what changed since is read.
    */
   async read(): Promise<Committed> {
     this.lastUsed = this.clock();
     const version = await this.ports.boards.versionOf(this.boardId);
     if (version === null) throw new BoardMissingError(this.boardId);
-    const held = this.current;
-    if (held && held.record.version >= version) return held;
+    if (this.current && this.current.record.version >= version) return this.current;
+    if (this.writing) {
+      await this.writing.catch(() => undefined);
+      if (this.current && this.current.record.version >= version) return this.current;
+    }
     return this.refresh();
   }
 
@@ -179,7 +185,13 @@ export class BoardActor {
         }
         let record: BoardRecord | null = null;
         if (board !== current.board || events.length) {
-          record = await this.write(current, board, changed, events);
+          const writing = this.write(current, board, changed, events);
+          this.writing = writing;
+          try {
+            record = await writing;
+          } finally {
+            this.writing = null;
+          }
           if (!record) {
             this.behind = true; // another node committed first: catch up and decide again
             continue;

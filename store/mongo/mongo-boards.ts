@@ -7,12 +7,12 @@
 // to parts staged just before it. That update is the commit point. The intent's item versions are
 // inserted next (idempotent: a version's id is fixed, and inserting it twice changes nothing), and
 // a header moves on only once the intent before it is in the log. So a reader that takes the
-// header at version H, then the log, sees every version below H; it overlays H's intent, which may
-// still be on its way; a version above H means a commit landed meanwhile, and it reads again. The
-// intent stays until the next commit replaces it (its parts are deleted then), so the outbox of
-// the last commit is readable as long as the port promises.
-// Superseded versions are deleted a grace period after they were superseded, by the node that
-// holds the board.
+// header at version H, then the log up to H, sees every version below H; it overlays H's intent,
+// which may still be on its way. Commits landing meanwhile do not disturb it: what they supersede
+// (item versions, a replaced intent's staged parts) stays for a grace period, so a busy board is
+// read in one try; it reads again only when it was slower than that. The intent stays until the
+// next commit replaces it, so the outbox of the last commit is readable as long as the port
+// promises. What was superseded is deleted by the node that commits the board.
 import { randomUUID } from 'node:crypto';
 import { BSON, MongoBulkWriteError, type Collection as Driver, type Document } from 'mongodb';
 import { ContentionError, SCHEMA, type BoardChanges, type BoardCollection, type BoardRecord, type Changes, type Filter, type FindOptions, type ItemWrites, type LoadedBoard, type Selected, type StoredItem } from '../ports/store.js';
@@ -29,6 +29,8 @@ const PART_ENTRIES = 500;
 const INSERT_CHUNK = 1000;
 /** A superseded item version is deleted this long after it was superseded, so a reader that is mid-way still finds it. */
 export const GC_GRACE_MS = 60_000;
+/** Likewise a replaced intent's staged parts: a reader takes the header, then the log, then the parts. */
+export const PARTS_GRACE_MS = 10_000;
 const GC_BATCH = 500;
 const READ_ATTEMPTS = 8;
 /**
@@ -71,8 +73,10 @@ interface Local {
   applied: number;
   /** The last commit's log inserts, which the next commit awaits. */
   pending: Promise<void>;
-  /** Whether parts of an intent older than the next commit may be left to delete. */
+  /** Whether the intent the next commit replaces was staged (or parts of older ones may be left). */
   staged: boolean;
+  /** Commits that replaced a staged intent, and when: the parts below `v` go once a reader mid-way is done with them. */
+  replaced: { v: number; at: number }[];
   /** The version each work id holds in the log, once a whole load told us (for deleting superseded ones). */
   versions: Map<string, number> | null;
   garbage: { id: string; at: number }[];
@@ -163,7 +167,7 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
     for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
       const header = await this.header(id);
       if (!header) return null;
-      const docs = (await this.run(() => this.log.find({ boardId: id }).toArray())) as unknown as ItemDoc[];
+      const docs = (await this.run(() => this.log.find({ boardId: id, v: { $lte: header.version } }).toArray())) as unknown as ItemDoc[];
       const read = await this.settle(header, docs, 0);
       if (!read) continue;
       const items = [...read.latest.values()].flatMap((d) => (d.item ? [d.item] : []));
@@ -184,7 +188,7 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
       const header = await this.header(id);
       if (!header) return null;
       if (header.version === version) return { record: recordOf(header, await this.writtenAt(header)), items: [], removed: [] };
-      const docs = (await this.run(() => this.log.find({ boardId: id, v: { $gt: version } }).toArray())) as unknown as ItemDoc[];
+      const docs = (await this.run(() => this.log.find({ boardId: id, v: { $gt: version, $lte: header.version } }).toArray())) as unknown as ItemDoc[];
       const read = await this.settle(header, docs, version);
       if (!read) continue;
       await this.adopt(id, header, read.written);
@@ -219,11 +223,11 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
     }
     // Committed. The log inserts follow off the caller's path; the next commit waits for them, and
     // if they fail, whoever reads or commits next finishes them from the header.
-    const dropParts = local.staged;
+    if (local.staged) local.replaced.push({ v, at: this.clock() });
     local.staged = stage !== null;
     local.pending = this.apply(id, v, written)
       .then(() => this.collect(id, written))
-      .then(() => (dropParts ? this.dropPartsBefore(id, v) : undefined))
+      .then(() => this.dropReplacedParts(id))
       .catch(() => void (local.applied = -1));
     return true;
   }
@@ -234,7 +238,7 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
   }
 
   private localOf(id: string): Local {
-    const local = this.local.get(id) ?? { applied: -1, pending: Promise.resolve(), staged: false, versions: null, garbage: [] };
+    const local = this.local.get(id) ?? { applied: -1, pending: Promise.resolve(), staged: false, replaced: [], versions: null, garbage: [] };
     this.local.delete(id);
     this.local.set(id, local); // the map's order is the order of use
     if (this.local.size > LOCAL_KEPT) this.local.delete(this.local.keys().next().value!);
@@ -328,9 +332,19 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
     return docs.length;
   }
 
-  /** Parts of intents older than `v`: a later commit replaced them, so no reader needs them. */
-  private async dropPartsBefore(id: string, v: number): Promise<void> {
-    await this.run(() => this.staging.deleteMany({ boardId: id, v: { $lt: v } }));
+  /**
+   * Parts of intents a later commit replaced a grace period ago: their items are in the log, and a
+   * reader that took their header before has had time to read them. Deleting at once would leave a
+   * reader of a board that commits staged intents back to back retrying until it gives up.
+   */
+  private async dropReplacedParts(id: string): Promise<void> {
+    const local = this.localOf(id);
+    const due = this.clock() - PARTS_GRACE_MS;
+    const replaced = local.replaced.filter((r) => r.at <= due);
+    if (!replaced.length) return;
+    local.replaced = local.replaced.filter((r) => r.at > due);
+    const below = Math.max(...replaced.map((r) => r.v));
+    await this.run(() => this.staging.deleteMany({ boardId: id, v: { $lt: below } }));
   }
 
   /** Marks the versions this commit superseded, and deletes those superseded long enough ago. */

@@ -80,6 +80,36 @@ describe('board actor', () => {
     expect(await store.events.count({ boardId: 'b' })).toBe(header!.lastSeq);
   });
 
+  it('answers a read that finds the store ahead with its own commit once that lands, reading nothing back', async () => {
+    const actor = new BoardActor('b', store, Date.now);
+    await actor.ask(createItems([item('one')], 'user:a'));
+    let reads = 0;
+    for (const name of ['load', 'changesSince'] as const) {
+      const read = store.boards[name].bind(store.boards) as (...args: unknown[]) => Promise<unknown>;
+      (store.boards as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => (reads++, read(...args));
+    }
+    // The commit lands in the store, and its answer is held back while a read comes in.
+    const commit = store.boards.commit.bind(store.boards);
+    let landed!: () => void;
+    const answered = new Promise<void>((resolve) => (landed = resolve));
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    store.boards.commit = async (...args) => {
+      const ok = await commit(...args);
+      landed();
+      await held;
+      return ok;
+    };
+    const claimed = actor.ask(claim({ principal: 'agent:1', workId: null, purpose: 'work', ttlMs: 60_000, leaseId: 'L1' }));
+    await answered;
+    const read = actor.read();
+    release();
+    const [{ board, record }] = await Promise.all([read, claimed]);
+    expect(record.version).toBe(3);
+    expect(board.items.get('W-1')!.state).toBe('claimed');
+    expect(reads).toBe(0);
+  });
+
   it('tells of the board as a quiet spell left it when a commit ends ten quiet minutes, and only then', async () => {
     let now = Date.UTC(2026, 10, 22, 12);
     const quiet: { lastSeq: number; titles: string[] }[] = [];

@@ -62,5 +62,6 @@ export async function runPacedFleet(base: string, agents: FleetAgent[], options:
     }
   };
   await Promise.all(agents.map(loop));
-  return { cycles, statuses, seconds: (Date.now() - started) / 1000 };
+  // Over the whole window: the last cycle may start just before its end and finish before it.
+  return { cycles, statuses, seconds: (Math.max(Date.now(), until) - started) / 1000 };
 }

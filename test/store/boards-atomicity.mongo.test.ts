@@ -4,7 +4,7 @@
 // commit's events (the board's outbox) travel in the same intent, so they are read whole too.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { MongoClient } from 'mongodb';
+import { FindCursor, MongoClient } from 'mongodb';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { openMongoStore } from '../../store/mongo/index.js';
 import type { BoardRecord, Store, StoredItem } from '../../store/ports/store.js';
@@ -74,6 +74,8 @@ describe.skipIf(!uri)('board commits on the MongoDB wire server, under faults', 
     await client.close();
   });
 
+  // Each case starts a committer process and moves 3,000 item versions on the shared wire server,
+  // beside the other suites: it gets more than the default 30 s on a busy machine.
   const cases: [string, 'kill' | 'fail', typeof STAGED, 'old' | 'new'][] = [
     ['header', 'kill', STAGED, 'old'],
     ['header', 'fail', STAGED, 'old'],
@@ -88,7 +90,7 @@ describe.skipIf(!uri)('board commits on the MongoDB wire server, under faults', 
   ];
   for (const [step, mode, change, shows] of cases) {
     const kind = change === STAGED ? 'a staged commit' : 'an inline commit';
-    it(`${kind}, ${mode === 'kill' ? 'killed' : 'failing'} at ${step}: a reload shows the whole ${shows} board, and the next commit finishes the job`, async () => {
+    it(`${kind}, ${mode === 'kill' ? 'killed' : 'failing'} at ${step}: a reload shows the whole ${shows} board, and the next commit finishes the job`, { timeout: 90_000 }, async () => {
       const boardId = unique('board');
       const store = await open();
       const header: BoardRecord = { _id: boardId, version: 1, nextWorkSeq: 1201, nextFencingToken: 1, lastSeq: 0, nextDeadline: null };
@@ -121,6 +123,54 @@ describe.skipIf(!uri)('board commits on the MongoDB wire server, under faults', 
       expect(last.items).toEqual(new Map([...expected, ['W-9999', 'next']]));
     });
   }
+
+  it('reads a board whose commits land between its header and its items in one try, as of the header, its staged parts included: a busy board is always readable', async () => {
+    const boardId = unique('board');
+    const writer = await open();
+    const reader = await open();
+    await writer.boards.insert({ _id: boardId, version: 1, nextWorkSeq: 101, nextFencingToken: 1, lastSeq: 0, nextDeadline: null });
+    expect(await writer.boards.commit(boardId, 1, { lastSeq: 1 }, { put: range(1, 100, 'v2'), removed: [] })).toBe(true);
+    await (writer.boards as typeof writer.boards & { settled(): Promise<void> }).settled();
+    expect((await reader.boards.load(boardId))!.record.version).toBe(2);
+
+    // Every read of the item log waits until another commit (every item changed, one removed: staged,
+    // past 64 entries, so the parts of the intent the reader took are replaced under it) landed.
+    let version = 2;
+    const racing = async () => {
+      const landed = await writer.boards.commit(boardId, version, { lastSeq: version }, { put: range(1, 99, `v${version + 1}`), removed: version === 2 ? ['W-100'] : [] });
+      expect(landed).toBe(true);
+      version++;
+      await (writer.boards as typeof writer.boards & { settled(): Promise<void> }).settled();
+    };
+    const toArray = FindCursor.prototype.toArray;
+    const read = async <T>(run: () => Promise<T>): Promise<T> => {
+      let raced = 0;
+      FindCursor.prototype.toArray = async function (this: FindCursor) {
+        if (this.namespace.collection === `${prefix}boardItems`) {
+          raced++;
+          await racing();
+        }
+        return toArray.call(this);
+      } as typeof toArray;
+      try {
+        const result = await run();
+        expect(raced).toBe(1); // one try
+        return result;
+      } finally {
+        FindCursor.prototype.toArray = toArray;
+      }
+    };
+
+    await racing(); // version 3: the reader, at 2, has changes to read
+    const changes = await read(() => reader.boards.changesSince(boardId, 2));
+    expect(changes!.record.version).toBe(3);
+    expect(changes!.items.map((i) => (i as Work).title)).toEqual(Array(99).fill('v3'));
+    expect(changes!.removed).toEqual(['W-100']);
+    const whole = await read(() => reader.boards.load(boardId));
+    expect(whole!.record.version).toBe(4);
+    expect(new Set(whole!.items.map((i) => (i as Work).title))).toEqual(new Set(['v4']));
+    expect(whole!.items).toHaveLength(99);
+  });
 
   it('moves a board kept whole in its header by an earlier version to the new layout on first load, losing nothing', async () => {
     const boardId = unique('board');

@@ -53,6 +53,8 @@ export class CaptureMailer implements Mailer {
 
 export const TEST_SECRET = 'test-secret-key-of-at-least-32-characters';
 const keys = deriveKeys(TEST_SECRET);
+/** The in-process servers' log: silent, or TEST_LOG_LEVEL (say `error`) to read what a failing test's server said, on stdout. */
+const TEST_LOG_LEVEL = process.env.TEST_LOG_LEVEL ?? 'silent';
 const passwords = bcryptHasher(4, keys.pepper);
 
 export async function startTestServer(env: Record<string, string> = {}, store?: Store, bus?: Bus, homes?: Homes): Promise<TestServer> {
@@ -62,7 +64,7 @@ export async function startTestServer(env: Record<string, string> = {}, store?: 
   const mail = new CaptureMailer();
   let offset = 0;
   const clock = () => Date.now() + offset;
-  const server = await startServer({ config, store: theStore, bus, ...(homes && { homes }), limiter: new MemoryRateLimiter(), passwords, keys, billing: billingSetupFrom(config), mailer: mail, logger: pino({ level: 'silent' }), clock });
+  const server = await startServer({ config, store: theStore, bus, ...(homes && { homes }), limiter: new MemoryRateLimiter(), passwords, keys, billing: billingSetupFrom(config), mailer: mail, logger: pino({ level: TEST_LOG_LEVEL }), clock });
   return {
     url: `http://127.0.0.1:${server.port}`,
     store: theStore,
