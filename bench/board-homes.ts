@@ -4,7 +4,8 @@
 // node, requests round-robin), each layout on a fresh database, three rounds; then what one forwarding
 // hop adds to a claim (one agent, through the board's home and through the other node). Server
 // and store CPU per cycle are read from /proc. Needs MONGODB_URI and REDIS_URL.
-//   npx tsx bench/board-homes.ts        (HOMES_BENCH_SECONDS, default 15; HOMES_BENCH_ROUNDS, default 3)
+//   npx tsx bench/board-homes.ts        (HOMES_BENCH_SECONDS, default 15; HOMES_BENCH_ROUNDS, default 3;
+//                                        HOMES_BENCH_LAYOUTS, some layouts by name, separated by ';')
 import { readdirSync, readFileSync } from 'node:fs';
 import { client, percentile } from './board.js';
 import { ownerAndAgent, startNode, tokenFor, type BenchNode } from './node.js';
@@ -141,14 +142,17 @@ if (!uri || !redisUrl) {
   console.log('bench/board-homes.ts: MONGODB_URI and REDIS_URL are needed; skipped.');
   process.exit(0);
 }
-const layouts: Layout[] = ['one node', 'two nodes, round-robin', 'two nodes, pinned', 'two boards, one node', 'two boards, two nodes'];
+const allLayouts: Layout[] = ['one node', 'two nodes, round-robin', 'two nodes, pinned', 'two boards, one node', 'two boards, two nodes'];
+/** HOMES_BENCH_LAYOUTS picks some layouts by name, separated by ';' (to profile one); the targets need them all. */
+const layouts = process.env.HOMES_BENCH_LAYOUTS ? allLayouts.filter((l) => process.env.HOMES_BENCH_LAYOUTS!.split(';').map((x) => x.trim()).includes(l)) : allLayouts;
+const whole = layouts.length === allLayouts.length;
 const rounds: Record<Layout, Run>[] = [];
 const hops: { home: number; forwarded: number }[] = [];
 for (let r = 0; r < ROUNDS; r++) {
   const round = {} as Record<Layout, Run>;
   for (const layout of layouts) round[layout] = await cycles(layout);
   rounds.push(round);
-  hops.push(await hop());
+  if (whole) hops.push(await hop());
 }
 
 console.log(`\n${AGENTS} agents, claim → submit, one ${ITEMS}-item board, ${SECONDS} s a layout, min / median / max of ${ROUNDS} rounds`);
@@ -157,15 +161,17 @@ for (const layout of layouts) {
   const runs = rounds.map((r) => r[layout]);
   console.log(`| ${layout} | ${spread(runs.map((x) => x.cyclesPerSecond))} | ${spread(runs.map((x) => x.claimP50))} | ${spread(runs.map((x) => x.claimP99))} | ${spread(runs.map((x) => x.serverCpuPerCycle), 0)} | ${spread(runs.map((x) => x.storeCpuPerCycle), 0)} |`);
 }
-console.log(`\nOne forwarding hop, one agent: claim p50 through the home ${spread(hops.map((h) => h.home), 2)} ms, through the other node ${spread(hops.map((h) => h.forwarded), 2)} ms`);
-const ratio = (layout: Layout) => median(rounds.map((r) => r[layout].cyclesPerSecond / r['one node'].cyclesPerSecond));
-const cpu = (layout: Layout, base: Layout) => median(rounds.map((r) => r[layout].serverCpuPerCycle / r[base].serverCpuPerCycle));
-const twoBoards = median(rounds.map((r) => r['two boards, two nodes'].cyclesPerSecond / r['two boards, one node'].cyclesPerSecond));
-console.log('\nTargets (medians of the rounds\' ratios)');
-for (const [name, value, goal, met] of [
-  ['two nodes round-robin ÷ one node, cycles/s', ratio('two nodes, round-robin'), '≥ 0.9', ratio('two nodes, round-robin') >= 0.9],
-  ['two nodes pinned ÷ one node, cycles/s', ratio('two nodes, pinned'), '≥ 0.9', ratio('two nodes, pinned') >= 0.9],
-  ['two boards: two nodes ÷ one node, server CPU/cycle', cpu('two boards, two nodes', 'two boards, one node'), '≤ 1.2', cpu('two boards, two nodes', 'two boards, one node') <= 1.2],
-  ['two boards: two nodes ÷ one node, cycles/s', twoBoards, 'report', true],
-  ['hop: claim p50 added, ms', median(hops.map((h) => h.forwarded - h.home)), 'report', true],
-] as const) console.log(`  ${name.padEnd(52)} ${value.toFixed(2).padStart(8)}   goal ${goal.padEnd(6)} ${met ? (goal === 'report' ? '' : 'met') : 'NOT met'}`);
+if (whole) {
+  console.log(`\nOne forwarding hop, one agent: claim p50 through the home ${spread(hops.map((h) => h.home), 2)} ms, through the other node ${spread(hops.map((h) => h.forwarded), 2)} ms`);
+  const ratio = (layout: Layout) => median(rounds.map((r) => r[layout].cyclesPerSecond / r['one node'].cyclesPerSecond));
+  const cpu = (layout: Layout, base: Layout) => median(rounds.map((r) => r[layout].serverCpuPerCycle / r[base].serverCpuPerCycle));
+  const twoBoards = median(rounds.map((r) => r['two boards, two nodes'].cyclesPerSecond / r['two boards, one node'].cyclesPerSecond));
+  console.log('\nTargets (medians of the rounds\' ratios)');
+  for (const [name, value, goal, met] of [
+    ['two nodes round-robin ÷ one node, cycles/s', ratio('two nodes, round-robin'), '≥ 0.9', ratio('two nodes, round-robin') >= 0.9],
+    ['two nodes pinned ÷ one node, cycles/s', ratio('two nodes, pinned'), '≥ 0.9', ratio('two nodes, pinned') >= 0.9],
+    ['two boards: two nodes ÷ one node, server CPU/cycle', cpu('two boards, two nodes', 'two boards, one node'), '≤ 1.2', cpu('two boards, two nodes', 'two boards, one node') <= 1.2],
+    ['two boards: two nodes ÷ one node, cycles/s', twoBoards, 'report', true],
+    ['hop: claim p50 added, ms', median(hops.map((h) => h.forwarded - h.home)), 'report', true],
+  ] as const) console.log(`  ${name.padEnd(52)} ${value.toFixed(2).padStart(8)}   goal ${goal.padEnd(6)} ${met ? (goal === 'report' ? '' : 'met') : 'NOT met'}`);
+}
