@@ -328,7 +328,8 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
     chunk(written.events ?? [], PART_ENTRIES, (events) => ({ put: [], removed: [], events }));
     if (!parts.length) parts.push({ put: [], removed: [] });
     const docs = parts.map((part, n) => ({ _id: `${stage}:${n}`, boardId: id, v, stage, n, at: this.clock(), ...part }));
-    for (const doc of docs) await this.run(() => this.staging.insertOne(doc as Document));
+    // One round trip for a commit's parts (the driver splits a batch past the wire's limits).
+    await this.run(() => this.staging.insertMany(docs as Document[]));
     return docs.length;
   }
 
