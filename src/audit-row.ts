@@ -1,18 +1,32 @@
 // One audit row, with an id of its own: a client's X-Request-Id may repeat, so it goes in the
 // row's data and never into its key (a repeated id would make the second insert fail after the
-// change it records was applied).
+// change it records was applied). The row says where the request came from: its id, and the
+// client's address as the per-address budgets see it (through trusted proxies only).
 import { randomUUID } from 'node:crypto';
+import type { RequestContext } from './request-context.js';
 import type { AuditRecord } from '../store/ports/store.js';
 
+/** The request behind an audited change. */
+export interface RequestOrigin {
+  requestId: string;
+  /** The client's address (src/http/trusted-proxies.ts), not a proxy's. */
+  address: string;
+}
+
+export const originOf = (ctx: Pick<RequestContext, 'requestId' | 'remoteAddress'>): RequestOrigin => ({ requestId: ctx.requestId, address: ctx.remoteAddress });
+
 export interface AuditInput {
+  /** A key of the row's own, when it must be one (e.g. `<board>:device:<uuid>`); a fresh uuid otherwise. */
+  id?: string;
   at: number;
   actor: string;
   action: string;
   projectId: string | null;
-  requestId: string;
+  origin: RequestOrigin;
   data?: Record<string, unknown>;
 }
 
 export function auditRow(input: AuditInput): AuditRecord {
-  return { _id: randomUUID(), version: 1, at: input.at, actor: input.actor, action: input.action, projectId: input.projectId, data: { ...input.data, requestId: input.requestId } };
+  const { requestId, address } = input.origin;
+  return { _id: input.id ?? randomUUID(), version: 1, at: input.at, actor: input.actor, action: input.action, projectId: input.projectId, data: { ...input.data, requestId, address } };
 }

@@ -3,6 +3,7 @@
 // workspace token for a new agent on that board. Codes are stored only as digests (device-codes.ts);
 // every move of a grant is a version-checked update, and the token is minted only by the poll that
 // moved the grant from approved to delivered, so it goes out once and its secret is never stored.
+import { auditRow, type RequestOrigin } from '../audit-row.js';
 import { randomUUID } from 'node:crypto';
 import { AppError, isAppError } from '../errors/app-error.js';
 import { atLeast, type ProjectSelector } from '../auth/project-selection.js';
@@ -102,7 +103,7 @@ export class DeviceFlow {
    * Approves or denies a pending grant for `projectId`, where the person must be allowed to issue
    * agent tokens (admin or owner). The board is checked before the code.
    */
-  async approve(person: SessionIdentity, input: ApproveInput, now: number, requestId: string): Promise<{ status: 'approved' | 'denied'; clientName: string; projectId: string }> {
+  async approve(person: SessionIdentity, input: ApproveInput, now: number, origin: RequestOrigin): Promise<{ status: 'approved' | 'denied'; clientName: string; projectId: string }> {
     const project = await this.selector.reachable(person, input.projectId);
     if (!project) throw new AppError('PROJECT_SCOPE_DENIED', 'That board does not exist or you cannot reach it.');
     if (!atLeast(project.role, 'admin')) throw new AppError('ROLE_REQUIRED', 'Approving an agent issues it a token on the board: that needs the admin or owner role there.');
@@ -114,7 +115,7 @@ export class DeviceFlow {
     });
     if (!decided) throw notFound();
     // Keyed by a fresh id: a caller may send the same X-Request-Id twice, and the decision is already made.
-    await this.store.audit.insert({ _id: `${project.id}:device:${randomUUID()}`, version: 1, at: now, actor: person.principal, action: `device.${status}`, projectId: project.id, data: { clientName: decided.clientName, requestedProjectId: decided.projectId, requestId } });
+    await this.store.audit.insert(auditRow({ id: `${project.id}:device:${randomUUID()}`, at: now, actor: person.principal, action: `device.${status}`, projectId: project.id, origin, data: { clientName: decided.clientName, requestedProjectId: decided.projectId } }));
     return { status, clientName: decided.clientName, projectId: project.id };
   }
 

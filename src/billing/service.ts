@@ -3,7 +3,7 @@
 // events, and a pending and a terminal audit row for every valid delivery.
 import type { Logger } from 'pino';
 import { AppError } from '../errors/app-error.js';
-import { auditRow } from '../audit-row.js';
+import { auditRow, type RequestOrigin } from '../audit-row.js';
 import type { PlanName } from '../plans.js';
 import { DuplicateKeyError, modify, type BillingRecord, type Store } from '../../store/ports/store.js';
 import { billingPlan } from './plan.js';
@@ -153,13 +153,13 @@ export class BillingService {
    * POST /api/billing/webhook. The signature is checked over the raw body before anything is
    * written; then a pending audit row, the effect (once per event id), and the terminal row.
    */
-  async webhook(raw: Buffer, signature: string | undefined, requestId: string, now: number): Promise<{ received: true; handled: boolean }> {
+  async webhook(raw: Buffer, signature: string | undefined, origin: RequestOrigin, now: number): Promise<{ received: true; handled: boolean }> {
     const event = this.configured().provider.verifyEvent(raw, signature);
     const handled = HANDLED.has(event.type);
     // Reading which project the event is about changes nothing; a foreign one is refused after its rows.
     const target = handled ? await this.projectOf(event).catch((e: unknown) => e as Error) : null;
     const projectId = target instanceof Error ? null : (target?._id ?? null);
-    await this.audit(event, projectId, 'pending', requestId, now);
+    await this.audit(event, projectId, 'pending', origin, now);
     let outcome: WebhookOutcome = 'failed';
     try {
       if (!handled) {
@@ -170,7 +170,7 @@ export class BillingService {
       outcome = await this.applyOnce(event, target!, now);
       return { received: true, handled: true };
     } finally {
-      await this.audit(event, projectId, outcome, requestId, now);
+      await this.audit(event, projectId, outcome, origin, now);
     }
   }
 
@@ -253,7 +253,7 @@ export class BillingService {
     await modify(this.store.projects, record._id, (project) => (project.plan === plan ? null : { plan }));
   }
 
-  private async audit(event: ProviderEvent, projectId: string | null, outcome: 'pending' | WebhookOutcome, requestId: string, now: number): Promise<void> {
-    await this.store.audit.insert(auditRow({ at: now, actor: 'provider', action: 'billing.webhook', projectId, requestId, data: { eventId: event.id, type: event.type, outcome } }));
+  private async audit(event: ProviderEvent, projectId: string | null, outcome: 'pending' | WebhookOutcome, origin: RequestOrigin, now: number): Promise<void> {
+    await this.store.audit.insert(auditRow({ at: now, actor: 'provider', action: 'billing.webhook', projectId, origin, data: { eventId: event.id, type: event.type, outcome } }));
   }
 }

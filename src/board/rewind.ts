@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import { checkSlice, diffGraphs, graphOf, sliceOf, type RestoreDiff, type RestoreGraph, type RevokedLease } from '../../machines/restore-point.js';
 import { AppError } from '../errors/app-error.js';
-import { auditRow } from '../audit-row.js';
+import { auditRow, type RequestOrigin } from '../audit-row.js';
 import { PLANS, type PlanName } from '../plans.js';
 import type { Store } from '../../store/ports/store.js';
 import type { BoardAccess, BoardCall } from './board-access.js';
@@ -109,7 +109,7 @@ export class Rewind {
    * is one version-checked commit that refuses a board whose graph moved meanwhile, so the undo
    * point is exactly the graph it replaced. The audit row follows the commit.
    */
-  async apply(call: BoardCall, input: ApplyInput, plan: PlanName, now: number, requestId: string): Promise<RewindApplied> {
+  async apply(call: BoardCall, input: ApplyInput, plan: PlanName, now: number, origin: RequestOrigin): Promise<RewindApplied> {
     const { pointId, slice } = parsePointId(input.restorePointId);
     const whole = await intactGraph(this.store, await pointOn(this.store, call.boardId, pointId));
     const part = slice ? this.sliced(whole, slice) : null;
@@ -125,15 +125,15 @@ export class Rewind {
     await readable(() => keepPoint(this.store, undo, plan, now));
     const swapped = await this.boards.ask(call, { kind: 'rewind', boardId: call.boardId, actor: call.principal, restorePointId: input.restorePointId, pointId, slice, undoPointId: undo.record._id });
     const applied: RewindApplied = { projectId: call.boardId, restorePointId: input.restorePointId, undoPointId: undo.record._id, fingerprint: swapped.fingerprint, revokedLeases: swapped.revokedLeases };
-    await this.audit(call, applied, input.expectedFingerprint, now, requestId);
+    await this.audit(call, applied, input.expectedFingerprint, now, origin);
     return applied;
   }
 
   /** The audit row of an applied rewind. The swap is committed (and its board.rewound event is in the log): a failed row is reported, not answered. */
-  private async audit(call: BoardCall, applied: RewindApplied, from: string, now: number, requestId: string): Promise<void> {
+  private async audit(call: BoardCall, applied: RewindApplied, from: string, now: number, origin: RequestOrigin): Promise<void> {
     const data = { restorePointId: applied.restorePointId, undoPointId: applied.undoPointId, from, to: applied.fingerprint, revokedLeases: applied.revokedLeases.length };
     try {
-      await this.store.audit.insert(auditRow({ at: now, actor: call.principal, action: 'board.rewind', projectId: call.boardId, requestId, data }));
+      await this.store.audit.insert(auditRow({ at: now, actor: call.principal, action: 'board.rewind', projectId: call.boardId, origin, data }));
     } catch (e) {
       this.logger.error({ err: e, boardId: call.boardId, ...data }, 'rewind: applied, but its audit row was not written');
     }

@@ -1,5 +1,6 @@
 // Billing operations (contract Part 4 "Billing"): the selected project's billing state and its
 // audit rows, and the provider's webhook. Rules live in src/billing/service.ts.
+import { originOf } from '../audit-row.js';
 import { z } from 'zod';
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type RequestContext, type Route } from '../http/route.js';
@@ -125,7 +126,7 @@ export function billingRoutes(deps: RouteDeps, billing: BillingService): Route[]
       errors: ['PROVIDER_SIGNATURE_INVALID', 'PROVIDER_EVENT_INVALID', 'PROVIDER_EVENT_ACCOUNT_MISMATCH', 'BILLING_UNAVAILABLE'],
       responses: { 200: { description: 'Received.', schema: BillingWebhookResponse } },
       async handler({ ctx, raw }) {
-        return { status: 200, body: await billing.webhook(raw, ctx.headers['stripe-signature'], ctx.requestId, ctx.now) };
+        return { status: 200, body: await billing.webhook(raw, ctx.headers['stripe-signature'], originOf(ctx), ctx.now) };
       },
     }),
   ];

@@ -1,4 +1,5 @@
 // The device flow (RFC 8628, DOMAIN.md "Agent onboarding"): start, look up, approve, poll. Rules live in src/accounts/device-flow.ts.
+import { originOf } from '../audit-row.js';
 import { z } from 'zod';
 import { DEVICE_INTERVAL_S, DEVICE_TTL_MS, DeviceFlow, MAX_INTERVAL_S, SLOW_DOWN_STEP_S } from '../accounts/device-flow.js';
 import { USER_CODE_SHAPE } from '../accounts/device-codes.js';
@@ -87,7 +88,7 @@ export function deviceRoutes(deps: RouteDeps): Route[] {
       errors: ['DEVICE_CODE_NOT_FOUND', 'PROJECT_SCOPE_DENIED', 'ROLE_REQUIRED'],
       responses: { 200: { description: 'Decided.', schema: ApproveResponse } },
       async handler({ ctx, body }) {
-        return { status: 200, body: await flow.approve(ctx.identity as SessionIdentity, body, ctx.now, ctx.requestId) };
+        return { status: 200, body: await flow.approve(ctx.identity as SessionIdentity, body, ctx.now, originOf(ctx)) };
       },
     }),
     defineRoute<z.infer<typeof PollBody>, undefined>({

@@ -5,7 +5,7 @@ import type { ItemEventInput } from '../board/commands.js';
 import { listItems } from '../../machines/board.js';
 import { ITEM_STATES } from '../../machines/item-types.js';
 import { AppError } from '../errors/app-error.js';
-import { auditRow } from '../audit-row.js';
+import { auditRow, originOf } from '../audit-row.js';
 import { captureBefore } from '../board/restore-points.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
@@ -245,7 +245,7 @@ export function itemRoutes(deps: RouteDeps): Route[] {
         const call = boards.enter(ctx, 'admin', 'items', workId);
         await captureBefore(deps.store, call, ctx.project!.plan, 'override', ctx.now);
         const result = await boards.ask(call, { kind: 'event', workId, actor: call.principal, event: { type: 'OVERRIDE', principal: call.principal, reason: body.reason } });
-        await deps.store.audit.insert(auditRow({ at: ctx.now, actor: call.principal, action: 'item.override', projectId: call.boardId, requestId: ctx.requestId, data: { workId, reason: body.reason } }));
+        await deps.store.audit.insert(auditRow({ at: ctx.now, actor: call.principal, action: 'item.override', projectId: call.boardId, origin: originOf(ctx), data: { workId, reason: body.reason } }));
         return { status: 200, body: result };
       },
     }),

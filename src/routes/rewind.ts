@@ -1,5 +1,6 @@
 // Rewind (contract Part 4 "Rewind", Pro only): the board's restore points, the preview of applying
 // one, and the apply. Rules live in src/board/rewind.ts.
+import { originOf } from '../audit-row.js';
 import { z } from 'zod';
 import { defineRoute, type Route } from '../http/route.js';
 import { applyInput, Rewind, REWIND_CONFIRMATION, requirePro } from '../board/rewind.js';
@@ -77,7 +78,7 @@ export function rewindRoutes(deps: RouteDeps): Route[] {
       async handler({ ctx, body }) {
         const call = deps.boards.enter(ctx, 'owner', 'history');
         requirePro(ctx.project!.plan);
-        return { status: 200, body: await rewind.apply(call, body, ctx.project!.plan, ctx.now, ctx.requestId) };
+        return { status: 200, body: await rewind.apply(call, body, ctx.project!.plan, ctx.now, originOf(ctx)) };
       },
     }),
   ];

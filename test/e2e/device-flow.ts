@@ -76,7 +76,7 @@ export function deviceFlow(name: string, open: () => Promise<OpenedStore>): void
       // No secret at rest: the grant keeps no token, the token only its hash.
       const rest = JSON.stringify([await served.srv.store.deviceGrants.get(sha256(grant.deviceCode)), await served.srv.store.tokens.get(delivered.body.token.id)]);
       expect(rest).not.toContain(delivered.body.secret);
-      expect((await served.srv.store.audit.find({ projectId: board.projectId, action: 'device.approved' })).map((r) => r.data)).toEqual([{ clientName: 'builder-7', requestedProjectId: board.projectId, requestId: expect.any(String) }]);
+      expect((await served.srv.store.audit.find({ projectId: board.projectId, action: 'device.approved' })).map((r) => r.data)).toEqual([{ clientName: 'builder-7', requestedProjectId: board.projectId, requestId: expect.any(String), address: '127.0.0.1' }]);
     });
 
     it('refuses a denied code with ACCESS_DENIED, every time', async () => {

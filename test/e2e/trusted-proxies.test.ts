@@ -3,6 +3,7 @@
 // which request is the first refused (429 RATE_LIMITED).
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client, startTestServer, type TestServer } from '../support/server.js';
+import { head, newBoard } from '../support/board.js';
 
 const servers: TestServer[] = [];
 afterEach(async () => {
@@ -68,5 +69,25 @@ describe('trusted proxies over HTTP', () => {
     expect(await login(client, { forwarded: 'for="[2001:db8:9:9::1]"' })).toBe(401);
     // With FORWARDED_HEADER=forwarded, an X-Forwarded-For the client sent through the proxy counts for nothing.
     expect(await login(client, { forwarded: 'for="[2001:db8:1:2::5]"', 'x-forwarded-for': '2001:db8:7:7::7' })).toBe(429);
+  });
+
+  it('writes the client address into audit rows: the forwarded client behind a trusted proxy, the peer itself otherwise', async () => {
+    const cases: [Record<string, string>, string][] = [
+      [{ TRUSTED_PROXIES: '127.0.0.1' }, '203.0.113.9'],
+      [{ TRUSTED_PROXIES: '10.0.0.0/8' }, '127.0.0.1'],
+    ];
+    for (const [env, address] of cases) {
+      const s = await startTestServer(env);
+      servers.push(s);
+      const board = await newBoard(s.url);
+      const agent = await board.agent('a');
+      await agent.post('/api/items', { title: 'gated', verify: 'required' });
+      const lease = (await agent.post('/api/claim', { workId: 'W-1' })).body;
+      await agent.post('/api/submit', { leaseId: lease.leaseId, head: head(1) });
+      const overridden = await board.owner.post(`/api/items/W-1/override?projectId=${board.projectId}`, { reason: 'hotfix' }, { 'x-forwarded-for': '203.0.113.9', 'x-request-id': 'req-override-1' });
+      expect(overridden.status).toBe(200);
+      const row = await s.store.audit.findOne({ projectId: board.projectId, action: 'item.override' });
+      expect(row!.data).toEqual({ workId: 'W-1', reason: 'hotfix', requestId: 'req-override-1', address });
+    }
   });
 });
