@@ -22,11 +22,12 @@ export interface AuditInput {
   actor: string;
   action: string;
   projectId: string | null;
-  origin: RequestOrigin;
+  /** Null where no request is known (a claim held by an earlier version, finished by the sweep). */
+  origin: RequestOrigin | null;
   data?: Record<string, unknown>;
 }
 
 export function auditRow(input: AuditInput): AuditRecord {
-  const { requestId, address } = input.origin;
-  return { _id: input.id ?? randomUUID(), version: 1, at: input.at, actor: input.actor, action: input.action, projectId: input.projectId, data: { ...input.data, requestId, address } };
+  const origin = input.origin && { requestId: input.origin.requestId, address: input.origin.address };
+  return { _id: input.id ?? randomUUID(), version: 1, at: input.at, actor: input.actor, action: input.action, projectId: input.projectId, data: { ...input.data, ...origin } };
 }

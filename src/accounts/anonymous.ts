@@ -1,6 +1,7 @@
 // Anonymous boards (DOMAIN.md "Agent onboarding"): an agent with no person behind it provisions
 // an account with one Free board; a person takes it over with the claim secret; an account left
 // unclaimed for 7 days is deleted by the sweep.
+import type { RequestOrigin } from '../audit-row.js';
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../errors/app-error.js';
 import { newSecret, sameDigest, sha256 } from '../auth/authenticator.js';
@@ -74,7 +75,7 @@ export class AnonymousBoards {
    * account then ceases to exist. Answers the boards' ids. A claim of this person's that was
    * accepted and cut short (a store failure) is finished by calling again with the same secret.
    */
-  async claim(claimerId: string, claimSecret: string, now: number): Promise<string[]> {
+  async claim(claimerId: string, claimSecret: string, now: number, origin: RequestOrigin): Promise<string[]> {
     const dot = claimSecret.indexOf('.');
     const record = dot > 0 ? await this.store.anonymousAccounts.get(claimSecret.slice(0, dot)) : null;
     if (!record || !sameDigest(sha256(claimSecret), record.claimSecretHash)) throw new AppError('INVALID_LINK_TOKEN', 'No anonymous account has that claim secret (or it was claimed already).');
@@ -85,7 +86,7 @@ export class AnonymousBoards {
       if (!claimable(record, now)) throw new AppError('INVALID_LINK_TOKEN', 'The anonymous account was claimed already, or its 7 days ran out.');
       const boards = (await this.store.projects.find({ ownerId: record._id }, { sort: [['createdAt', 1], ['_id', 1]] })).map((b) => b._id);
       await ensureRoom(this.store, claimerId, record._id, boards);
-      const claim = await holdForClaim(this.store, record, { by: claimerId, boards, via: 'claim-secret' }, now);
+      const claim = await holdForClaim(this.store, record, { by: claimerId, boards, via: 'claim-secret', origin }, now);
       return finishClaim(this.store, record._id, claim, now);
     });
   }

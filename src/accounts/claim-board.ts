@@ -1,5 +1,6 @@
 // Taking an anonymous account's board over (DOMAIN.md "Agent onboarding"): the person becomes its
 // owner, and the board's tokens move with it so its agents keep working under the new owner.
+import { auditRow } from '../audit-row.js';
 import { AppError } from '../errors/app-error.js';
 import { boardLimit } from './projects.js';
 import { DuplicateKeyError, modify, type AnonymousAccountRecord, type ProjectRecord, type Store } from '../../store/ports/store.js';
@@ -59,7 +60,7 @@ export async function holdForClaim(store: Store, record: AnonymousAccountRecord,
  */
 export async function finishClaim(store: Store, anonymousId: string, claim: AnonymousClaim, now: number): Promise<string[]> {
   const moved: string[] = [];
-  for (const projectId of claim.boards) if (await takeBoard(store, projectId, anonymousId, claim.by, now, claim.via)) moved.push(projectId);
+  for (const projectId of claim.boards) if (await takeBoard(store, projectId, anonymousId, now, claim)) moved.push(projectId);
   if (!(await retireWhenEmpty(store, anonymousId))) {
     const current = await store.anonymousAccounts.get(anonymousId);
     // A hold changed meanwhile stays: finishing it again is harmless.
@@ -94,7 +95,8 @@ export async function anonymousOwnerOf(store: Store, project: ProjectRecord): Pr
  * until they moved. Items, events and shouts are the board's and stay as they are. Answers false,
  * changing nothing, when the board is gone or belongs to someone else.
  */
-export async function takeBoard(store: Store, projectId: string, fromId: string, toId: string, now: number, via: 'nonce' | 'claim-secret'): Promise<boolean> {
+export async function takeBoard(store: Store, projectId: string, fromId: string, now: number, claim: AnonymousClaim): Promise<boolean> {
+  const toId = claim.by;
   const before = await store.projects.get(projectId);
   if (!before || (before.ownerId !== fromId && before.ownerId !== toId)) return false;
   const memberId = `${projectId}:${toId}`;
@@ -124,7 +126,7 @@ export async function takeBoard(store: Store, projectId: string, fromId: string,
   await store.members.delete(`${projectId}:${fromId}`);
   try {
     // One row per hand-over, however many times it is run.
-    await store.audit.insert({ _id: `claim:${projectId}:${fromId}`, version: 1, at: now, actor: `user:${toId}`, action: 'board.claimed', projectId, data: { from: fromId, via } });
+    await store.audit.insert(auditRow({ id: `claim:${projectId}:${fromId}`, at: now, actor: `user:${toId}`, action: 'board.claimed', projectId, origin: claim.origin ?? null, data: { from: fromId, via: claim.via } }));
   } catch (e) {
     if (!(e instanceof DuplicateKeyError)) throw e;
   }

@@ -1,5 +1,6 @@
 // Handing one anonymous board to a person (DOMAIN.md "Agent onboarding"): the board's agent asks
 // for a single-use nonce (15 minutes) and gives the person a link; the person's claim spends it.
+import type { RequestOrigin } from '../audit-row.js';
 import { AppError } from '../errors/app-error.js';
 import { newSecret, sha256 } from '../auth/authenticator.js';
 import type { Identity } from '../auth/identity.js';
@@ -50,20 +51,20 @@ export class ClaimNonces {
    * A claim of this person's that was accepted and cut short (a store failure) is finished by
    * calling again.
    */
-  async claim(claimerId: string, projectId: string, nonce: string, now: number, preview: boolean): Promise<BoardGlance> {
+  async claim(claimerId: string, projectId: string, nonce: string, now: number, preview: boolean, origin: RequestOrigin): Promise<BoardGlance> {
     if (preview) return this.take(claimerId, projectId, nonce, now, true);
     // Under the person's account lock, as every change to what an account owns (see AnonymousBoards.claim).
-    return withAccountLock(this.store, claimerId, () => this.take(claimerId, projectId, nonce, now, false));
+    return withAccountLock(this.store, claimerId, () => this.take(claimerId, projectId, nonce, now, false, origin));
   }
 
-  private async take(claimerId: string, projectId: string, nonce: string, now: number, preview: boolean): Promise<BoardGlance> {
+  private async take(claimerId: string, projectId: string, nonce: string, now: number, preview: boolean, origin?: RequestOrigin): Promise<BoardGlance> {
     const project = await this.store.projects.get(projectId);
     const anonymous = project ? await anonymousOwnerOf(this.store, project) : null;
     const resumed = anonymous?.claim?.by === claimerId && anonymous.claim.boards.includes(projectId) ? { from: anonymous, claim: anonymous.claim } : null;
     const from = resumed?.from ?? (await this.checked(claimerId, project, anonymous, nonce, now));
     const glance = await glanceOf(this.store, projectId);
     if (preview) return glance;
-    const claim = resumed?.claim ?? (await holdForClaim(this.store, from, { by: claimerId, boards: [projectId], via: 'nonce' }, now));
+    const claim = resumed?.claim ?? (await holdForClaim(this.store, from, { by: claimerId, boards: [projectId], via: 'nonce', ...(origin && { origin }) }, now));
     if (!(await finishClaim(this.store, from._id, claim, now)).includes(projectId)) throw new AppError('INVALID_LINK_TOKEN', 'This board was claimed meanwhile.');
     return glance;
   }

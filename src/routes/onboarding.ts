@@ -1,6 +1,7 @@
 // Agent onboarding (DOMAIN.md "Agent onboarding"): enrollment codes, claim nonces, provisioning and anonymous boards.
 // Rules live in src/accounts/: enrollment.ts, claim-nonce.ts, anonymous.ts, provision.ts (and claim-board.ts, onboarding.ts beneath them).
 import { z } from 'zod';
+import { originOf } from '../audit-row.js';
 import { AnonymousBoards } from '../accounts/anonymous.js';
 import { ClaimNonces } from '../accounts/claim-nonce.js';
 import { Enrollments } from '../accounts/enrollment.js';
@@ -156,7 +157,7 @@ export function onboardingRoutes(deps: RouteDeps): Route[] {
         const accountId = ctx.identity!.accountId;
         const projectId = checkedId(ctx.params.projectId!);
         const preview = body.preview === true;
-        const board = await nonces.claim(accountId, projectId, body.nonce, ctx.now, preview);
+        const board = await nonces.claim(accountId, projectId, body.nonce, ctx.now, preview, originOf(ctx));
         return { status: 200, body: { claimed: !preview, board, project: preview ? null : await summaryOf(store, accountId, projectId) } };
       },
     }),
@@ -200,7 +201,7 @@ export function onboardingRoutes(deps: RouteDeps): Route[] {
       responses: { 200: { description: 'The boards taken over, as you now list them.', schema: z.object({ projects: z.array(ProjectSummary) }) } },
       async handler({ ctx, body }) {
         const accountId = ctx.identity!.accountId;
-        const boards = await anonymous.claim(accountId, body.claimSecret, ctx.now);
+        const boards = await anonymous.claim(accountId, body.claimSecret, ctx.now, originOf(ctx));
         return { status: 200, body: { projects: await Promise.all(boards.map((id) => summaryOf(store, accountId, id))) } };
       },
     }),

@@ -251,7 +251,8 @@ export interface AnonymousAccountRecord extends Doc {
    * A claim accepted and not yet finished (src/accounts/claim-board.ts): the person taking the
    * boards, which boards, and how. Only that person may finish it; the sweep finishes it for them.
    */
-  claim?: { by: string; boards: string[]; via: 'nonce' | 'claim-secret' };
+  /** origin: the request that asked for the claim (its id and the client's address), for the audit row, whoever finishes it. */
+  claim?: { by: string; boards: string[]; via: 'nonce' | 'claim-secret'; origin?: { requestId: string; address: string } };
 }
 
 /** One owner-changing operation of an account at a time (src/accounts/account-lock.ts): _id is the account id. */

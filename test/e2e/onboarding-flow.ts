@@ -170,8 +170,10 @@ export function onboardingFlow(name: string, open: () => Promise<OpenedStore>): 
       expectError(await person.client.post('/api/accounts/claim-anonymous', { claimSecret: `${anon.accountId}.wrong` }), 400, 'INVALID_LINK_TOKEN');
       expectError(await person.client.post('/api/accounts/claim-anonymous', { claimSecret: 'no-dot-at-all' }), 400, 'INVALID_LINK_TOKEN');
       expectError(await new Client(url()).post('/api/accounts/claim-anonymous', { claimSecret: anon.claimSecret }), 401, 'UNAUTHENTICATED');
-      const claimed = await person.client.post('/api/accounts/claim-anonymous', { claimSecret: anon.claimSecret });
+      const claimed = await person.client.post('/api/accounts/claim-anonymous', { claimSecret: anon.claimSecret }, { 'x-request-id': 'req-claim-1' });
       expect(claimed.status, claimed.text).toBe(200);
+      // The hand-over is audited once, with the request that asked for it.
+      expect((await served.srv.store.audit.find({ projectId: anon.projectId, action: 'board.claimed' })).map((r) => r.data)).toEqual([{ from: anon.accountId, via: 'claim-secret', requestId: 'req-claim-1', address: '127.0.0.1' }]);
       expect(claimed.body.projects).toEqual([expect.objectContaining({ projectId: anon.projectId, name: 'Night shift', itemCount: 2, agentCount: 1, owned: true, role: 'owner' })]);
       expectError(await person.client.post('/api/accounts/claim-anonymous', { claimSecret: anon.claimSecret }), 400, 'INVALID_LINK_TOKEN');
 
