@@ -148,6 +148,11 @@ export class BoardActor {
     return () => this.listeners.delete(listener);
   }
 
+  /** Commands waiting behind the commit under way. */
+  get waiting(): number {
+    return this.mailbox.length;
+  }
+
   get idle(): boolean {
     return !this.running && this.mailbox.length === 0;
   }

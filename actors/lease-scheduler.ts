@@ -23,6 +23,11 @@ export class LeaseScheduler {
     this.warningListeners.add(listener);
   }
 
+  /** Boards with an expiry timer armed here. */
+  get size(): number {
+    return this.timers.size;
+  }
+
   has(boardId: string): boolean {
     return this.timers.has(boardId);
   }

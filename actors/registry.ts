@@ -85,6 +85,18 @@ export class BoardRegistry {
     return this.actors.size;
   }
 
+  /** Commands waiting in this node's mailboxes, behind the commits under way. */
+  get waiting(): number {
+    let waiting = 0;
+    for (const actor of this.actors.values()) waiting += actor.waiting;
+    return waiting;
+  }
+
+  /** Boards with a lease expiry timer armed on this node. */
+  get leaseTimers(): number {
+    return this.scheduler.size;
+  }
+
   private async sweep(): Promise<void> {
     const now = this.options.clock();
     const due = await this.ports.boards.select({ nextDeadline: { $lte: now + 1000 } }, ['nextDeadline'], { limit: 1000 });

@@ -111,7 +111,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   const mailer = parts.mailer ?? logMailer(logger);
   // Only with a metrics port: without one, requests pay nothing for metrics.
   const metrics = config.metrics
-    ? new NodeMetrics({ actors: () => registry.size, sockets: () => hub.size, inFlight: () => inFlight, bus: () => bus.health, storeUp: storeAnswers, mail: () => mailer.stats?.() })
+    ? new NodeMetrics({ actors: () => registry.size, mailboxes: () => registry.waiting, leaseTimers: () => registry.leaseTimers, sockets: () => hub.size, inFlight: () => inFlight, bus: () => bus.health, storeUp: storeAnswers, mail: () => mailer.stats?.() })
     : null;
 
   const selector = new ProjectSelector(store);

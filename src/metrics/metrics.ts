@@ -10,6 +10,10 @@ import { countSamples, histogramSamples, registerFamily, RouteStats } from './ro
 export interface MetricSources {
   /** Board actors active on this node. */
   actors(): number;
+  /** Commands waiting in this node's board actors' mailboxes. */
+  mailboxes(): number;
+  /** Boards with a lease expiry timer armed on this node. */
+  leaseTimers(): number;
   /** WebSocket connections open on this node. */
   sockets(): number;
   /** Requests accepted and not yet answered. */
@@ -44,6 +48,8 @@ export class NodeMetrics {
     this.expiries = new Counter({ name: 'board_lease_expiries_total', help: 'Leases expired by this node’s timers (committed lease.expired events).', registers });
     this.warnings = new Counter({ name: 'board_lease_warnings_total', help: 'Lease warnings (20% of the lease left) told to holders.', registers });
     gauge(this.registry, 'board_actors_active', 'Board actors active on this node.', sources.actors);
+    gauge(this.registry, 'board_mailbox_waiting', 'Commands waiting in this node’s board actors’ mailboxes, behind the commits under way.', sources.mailboxes);
+    gauge(this.registry, 'board_lease_timers', 'Boards with a lease expiry timer armed on this node.', sources.leaseTimers);
     gauge(this.registry, 'board_sockets_open', 'WebSocket connections open on this node.', sources.sockets);
     gauge(this.registry, 'board_http_in_flight', 'Requests accepted and not yet answered.', sources.inFlight);
     new Gauge({

@@ -102,12 +102,18 @@ describe('board actor', () => {
     };
     const claimed = actor.ask(claim({ principal: 'agent:1', workId: null, purpose: 'work', ttlMs: 60_000, leaseId: 'L1' }));
     await answered;
+    // Commands asked meanwhile wait behind the commit under way (the metrics' mailbox depth).
+    expect(actor.waiting).toBe(0);
+    const later = [actor.ask(createItems([item('two')], 'user:a')), actor.ask(createItems([item('three')], 'user:a'))];
+    expect(actor.waiting).toBe(2);
     const read = actor.read();
     release();
     const [{ board, record }] = await Promise.all([read, claimed]);
     expect(record.version).toBe(3);
     expect(board.items.get('W-1')!.state).toBe('claimed');
     expect(reads).toBe(0);
+    await Promise.all(later);
+    expect(actor.waiting).toBe(0);
   });
 
   it('tells of the board as a quiet spell left it when a commit ends ten quiet minutes, and only then', async () => {

@@ -53,6 +53,8 @@ describe('GET /metrics', () => {
     for (let i = 0; i < 3; i++) expect((await agent.post('/api/items', { title: `item ${i}` })).status).toBe(201);
     const claim = await agent.post('/api/claim', { ttlSeconds: 1 });
     expect(claim.status, claim.text).toBe(200);
+    // The lease's expiry timer is armed on this node (once the claim's events are in the log).
+    await expect.poll(async () => (await scrape(node.metricsPort, TOKEN)).value('board_lease_timers'), { timeout: 5_000, interval: 50 }).toBe(1);
     const socket = await openSocket(node.url, { authorization: agent.defaults.authorization! });
     // The per-address budget (3 a minute, the signup took one) runs out: the third login is refused.
     // (Budgets are fixed one-minute windows: the server's clock moves to the start of one first.)
@@ -84,6 +86,8 @@ describe('GET /metrics', () => {
     expect(m.series('board_http_request_duration_seconds', { route: 'GET /healthz' }).count).toBe(3);
 
     expect(m.value('board_actors_active')).toBe(1);
+    expect(m.value('board_lease_timers')).toBe(0); // the only lease expired
+    expect(m.value('board_mailbox_waiting')).toBe(0); // nothing asked meanwhile
     // Three creations, the claim and the expiry: at least five commits, each with its events.
     expect(m.value('board_commits_total')).toBeGreaterThanOrEqual(5);
     const perCommit = m.family('board_commit_events').metrics[0]!;
