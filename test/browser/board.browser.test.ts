@@ -256,6 +256,8 @@ describe.skipIf(!chromium)('the live board (Chromium)', () => {
 
     await cardIn(watcher.page, 'blocked', 'W-1');
     await cardIn(watcher.page, 'ready', 'W-2');
+    // The comment shows once, though both the reload after adding it and its live event bring it.
+    expect(await page.locator('section[aria-label="Comments"] li', { hasText: 'Vendor sandbox is down' }).count()).toBe(1);
     expect(navigated()).toBe(0);
     expect(mover.problems).toEqual([]);
     expect(watcher.problems).toEqual([]);

@@ -49,7 +49,8 @@ export function ItemPage({ projectId, workId }: { projectId: string; workId: str
       if (e.workId !== workId) return;
       const patch = (e.data as { item?: ItemPatch }).item;
       if (e.seq !== null) setHistory((h) => (h.some((x) => x.seq === e.seq) ? h : [e, ...h]));
-      if (e.type === 'item.comment' && e.seq !== null) setComments((c) => [...c, { seq: e.seq!, by: e.actor, text: String(e.data.text), at: e.at }]);
+      // Once: the person's own comment may already be in the list the reload after adding it read.
+      if (e.type === 'item.comment' && e.seq !== null) setComments((c) => (c.some((x) => x.seq === e.seq) ? c : [...c, { seq: e.seq!, by: e.actor, text: String(e.data.text), at: e.at }]));
       else if (patch) setItem((held) => (held && held.version < patch.version ? { ...held, ...patch } : held));
       else if (e.seq !== null) void load.go();
     };
