@@ -4,14 +4,9 @@
 // client's address as the per-address budgets see it (through trusted proxies only).
 import { randomUUID } from 'node:crypto';
 import type { RequestContext } from './request-context.js';
-import type { AuditRecord } from '../store/ports/store.js';
+import type { AuditRecord, RequestOrigin } from '../store/ports/store.js';
 
-/** The request behind an audited change. */
-export interface RequestOrigin {
-  requestId: string;
-  /** The client's address (src/http/trusted-proxies.ts), not a proxy's. */
-  address: string;
-}
+export type { RequestOrigin };
 
 export const originOf = (ctx: Pick<RequestContext, 'requestId' | 'remoteAddress'>): RequestOrigin => ({ requestId: ctx.requestId, address: ctx.remoteAddress });
 
@@ -28,6 +23,5 @@ export interface AuditInput {
 }
 
 export function auditRow(input: AuditInput): AuditRecord {
-  const origin = input.origin && { requestId: input.origin.requestId, address: input.origin.address };
-  return { _id: input.id ?? randomUUID(), version: 1, at: input.at, actor: input.actor, action: input.action, projectId: input.projectId, data: { ...input.data, ...origin } };
+  return { _id: input.id ?? randomUUID(), version: 1, at: input.at, actor: input.actor, action: input.action, projectId: input.projectId, data: { ...input.data, ...input.origin } };
 }

@@ -52,19 +52,19 @@ export class ClaimNonces {
    * calling again.
    */
   async claim(claimerId: string, projectId: string, nonce: string, now: number, preview: boolean, origin: RequestOrigin): Promise<BoardGlance> {
-    if (preview) return this.take(claimerId, projectId, nonce, now, true);
+    if (preview) return this.take(claimerId, projectId, nonce, now, true, origin);
     // Under the person's account lock, as every change to what an account owns (see AnonymousBoards.claim).
     return withAccountLock(this.store, claimerId, () => this.take(claimerId, projectId, nonce, now, false, origin));
   }
 
-  private async take(claimerId: string, projectId: string, nonce: string, now: number, preview: boolean, origin?: RequestOrigin): Promise<BoardGlance> {
+  private async take(claimerId: string, projectId: string, nonce: string, now: number, preview: boolean, origin: RequestOrigin): Promise<BoardGlance> {
     const project = await this.store.projects.get(projectId);
     const anonymous = project ? await anonymousOwnerOf(this.store, project) : null;
     const resumed = anonymous?.claim?.by === claimerId && anonymous.claim.boards.includes(projectId) ? { from: anonymous, claim: anonymous.claim } : null;
     const from = resumed?.from ?? (await this.checked(claimerId, project, anonymous, nonce, now));
     const glance = await glanceOf(this.store, projectId);
     if (preview) return glance;
-    const claim = resumed?.claim ?? (await holdForClaim(this.store, from, { by: claimerId, boards: [projectId], via: 'nonce', ...(origin && { origin }) }, now));
+    const claim = resumed?.claim ?? (await holdForClaim(this.store, from, { by: claimerId, boards: [projectId], via: 'nonce', origin }, now));
     if (!(await finishClaim(this.store, from._id, claim, now)).includes(projectId)) throw new AppError('INVALID_LINK_TOKEN', 'This board was claimed meanwhile.');
     return glance;
   }

@@ -249,10 +249,18 @@ export interface AnonymousAccountRecord extends Doc {
   expiresAt: number;
   /**
    * A claim accepted and not yet finished (src/accounts/claim-board.ts): the person taking the
-   * boards, which boards, and how. Only that person may finish it; the sweep finishes it for them.
+   * boards, which boards, how, and the request that asked (for the audit row, whoever finishes it;
+   * absent on claims held by an earlier version). Only that person may finish it; the sweep
+   * finishes it for them.
    */
-  /** origin: the request that asked for the claim (its id and the client's address), for the audit row, whoever finishes it. */
-  claim?: { by: string; boards: string[]; via: 'nonce' | 'claim-secret'; origin?: { requestId: string; address: string } };
+  claim?: { by: string; boards: string[]; via: 'nonce' | 'claim-secret'; origin?: RequestOrigin };
+}
+
+/** The request behind an audited change (src/audit-row.ts). */
+export interface RequestOrigin {
+  requestId: string;
+  /** The client's address (src/http/trusted-proxies.ts), not a proxy's. */
+  address: string;
 }
 
 /** One owner-changing operation of an account at a time (src/accounts/account-lock.ts): _id is the account id. */
