@@ -37,6 +37,8 @@ const EnvSchema = z.object({
   FORWARDED_HEADER: z.enum(['x-forwarded-for', 'forwarded']).default('x-forwarded-for'),
   SMTP_URL: z.string().regex(/^smtps?:\/\/[^/\s]+/, 'must be smtp://[user:pass@]host[:port] or smtps://…').optional(),
   MAIL_FROM: z.string().max(320).regex(/^(?:[^<>\r\n]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/, 'must be an address, or "Name <address>"').optional(),
+  /** How long past its due time a node keeps a message it holds before any other node may send it (its holder died). */
+  MAIL_TAKEOVER_SECONDS: z.coerce.number().int().min(1).max(86_400).default(120),
   /** Serves GET /metrics (Prometheus) on a port of its own; absent, there are no metrics. */
   METRICS_PORT: port.optional(),
   METRICS_HOST: z.string().min(1).optional(),
@@ -105,7 +107,7 @@ export interface Config {
   /** Peers whose forwarding header names the client; empty: the socket's peer is the client. */
   trustedProxies: ProxyList;
   forwardedHeader: 'x-forwarded-for' | 'forwarded';
-  mail: { smtpUrl: string | undefined; from: string };
+  mail: { smtpUrl: string | undefined; from: string; takeoverMs: number };
   metrics: { port: number; host: string; token: string | undefined } | null;
   logLevel: Env['LOG_LEVEL'];
   bodyLimitBytes: number;
@@ -163,7 +165,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     extraOrigins: e.ALLOWED_ORIGINS,
     trustedProxies: e.TRUSTED_PROXIES,
     forwardedHeader: e.FORWARDED_HEADER,
-    mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM ?? defaultSender(publicUrl) },
+    mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM ?? defaultSender(publicUrl), takeoverMs: e.MAIL_TAKEOVER_SECONDS * 1000 },
     metrics: e.METRICS_PORT === undefined ? null : { port: e.METRICS_PORT, host: e.METRICS_HOST ?? e.HOST, token: e.METRICS_TOKEN },
     logLevel: e.LOG_LEVEL,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,

@@ -58,7 +58,7 @@ async function main(): Promise<void> {
   const store = await openStore(config);
   const passwords = bcryptHasher(config.bcryptRounds, keys.pepper);
   const homes = config.redisUrl ? new RedisHomes(config.redisUrl, { onChange: (boardId, change) => logger.debug({ boardId, change }, 'board home') }) : undefined;
-  const server = await startServer({ config, store, bus: openBus(config, logger), ...(homes && { homes }), limiter: openLimiter(config, logger), passwords, keys, billing: billingSetupFrom(config), mailer: mailerFrom(config, logger), logger });
+  const server = await startServer({ config, store, bus: openBus(config, logger), ...(homes && { homes }), limiter: openLimiter(config, logger), passwords, keys, billing: billingSetupFrom(config), mailer: mailerFrom(config, { store, keys }, logger), logger });
   logger.info({ port: server.port, store: store.kind }, 'listening');
 
   const stop = (signal: string) => {

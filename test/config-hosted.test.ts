@@ -4,7 +4,11 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { deriveKeys } from '../src/auth/keys.js';
 import { mailerFrom } from '../src/mail/from-config.js';
+import { openEmbeddedStore } from '../store/embedded/index.js';
+import { TEST_SECRET } from './support/server.js';
+import { tempDir } from './support/temp.js';
 
 describe('hosted configuration', () => {
   it.each([
@@ -19,6 +23,7 @@ describe('hosted configuration', () => {
     [{ METRICS_PORT: '8080' }, 'METRICS_PORT'],
     [{ METRICS_TOKEN: 'short' }, 'METRICS_TOKEN'],
     [{ PUBLIC_URL: 'ftp://board.example' }, 'PUBLIC_URL'],
+    [{ MAIL_TAKEOVER_SECONDS: '0' }, 'MAIL_TAKEOVER_SECONDS'],
   ])('names the bad variable in %o', (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(new RegExp(`^invalid configuration: ${name}: `));
@@ -30,7 +35,7 @@ describe('hosted configuration', () => {
     expect(c.trustedProxies.trusts('172.17.0.1')).toBe(true);
     expect(c.trustedProxies.trusts('8.8.8.8')).toBe(false);
     expect(c.forwardedHeader).toBe('x-forwarded-for');
-    expect(c.mail).toEqual({ smtpUrl: 'smtps://u:p@mail.example.com:465', from: 'Board <board@example.com>' });
+    expect(c.mail).toEqual({ smtpUrl: 'smtps://u:p@mail.example.com:465', from: 'Board <board@example.com>', takeoverMs: 120_000 });
     expect(c.metrics).toEqual({ port: 9464, host: '0.0.0.0', token: 't'.repeat(16) });
     expect(loadConfig({ PUBLIC_URL: 'https://board.example.com' }).mail.from).toBe('Agent board <no-reply@board.example.com>');
     expect(loadConfig({}).metrics).toBeNull();
@@ -39,10 +44,14 @@ describe('hosted configuration', () => {
   it('never logs the SMTP password, only the server it names', async () => {
     const lines: string[] = [];
     const logger = pino({ level: 'trace' }, new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(chunk.toString()), done()) }));
-    const mailer = mailerFrom(loadConfig({ SMTP_URL: 'smtp://user:s3cret-pa55@127.0.0.1:1' }), logger, { baseDelayMs: 10, maxAttempts: 2 });
+    const dir = await tempDir();
+    const store = await openEmbeddedStore(dir.path);
+    const mailer = mailerFrom(loadConfig({ SMTP_URL: 'smtp://user:s3cret-pa55@127.0.0.1:1' }), { store, keys: deriveKeys(TEST_SECRET) }, logger, { baseDelayMs: 10, maxAttempts: 2 });
     await mailer.send({ to: 'a@example.com', subject: 'hello', text: 'link #token=abc' });
     await expect.poll(() => lines.some((l) => l.includes('mail given up')), { timeout: 10_000 }).toBe(true);
     await mailer.close?.(100);
+    await store.close();
+    await dir.remove();
     expect(lines.join('')).toContain('smtp://127.0.0.1:1');
     expect(lines.join('')).not.toContain('s3cret-pa55');
     expect(lines.join('')).not.toContain('#token=abc');

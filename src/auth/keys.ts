@@ -11,9 +11,11 @@ export interface ServerKeys {
   userCode: Buffer;
   /** Signs the board commands nodes forward to a board's home (src/cluster/signed-envelope.ts). */
   forward: Buffer;
+  /** Encrypts the mail waiting in the store's outbox (src/mail/sealed.ts): its links are secrets. */
+  mail: Buffer;
 }
 
 export function deriveKeys(secret: string): ServerKeys {
   const derive = (purpose: string) => createHmac('sha256', secret).update(`agent-board/${purpose}`).digest();
-  return { pepper: derive('password-pepper'), csrf: derive('csrf'), userCode: derive('device-user-code'), forward: derive('node-forwarding') };
+  return { pepper: derive('password-pepper'), csrf: derive('csrf'), userCode: derive('device-user-code'), forward: derive('node-forwarding'), mail: derive('mail-outbox') };
 }

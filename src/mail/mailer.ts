@@ -1,6 +1,6 @@
 // The mail port. Adapters: the log transport (development only: each message, link included, goes
-// to the log), SMTP through nodemailer behind a retrying queue (src/mail/smtp.ts, queue.ts), and
-// in tests a capturing one. `send` resolves once the message is accepted for delivery; what
+// to the log), SMTP through nodemailer behind the store's outbox (src/mail/smtp.ts, outbox.ts), and
+// in tests a capturing one. `send` resolves once the message is accepted for delivery (written to the outbox); what
 // happens to it afterwards is the adapter's to report (logs, stats).
 import type { Logger } from 'pino';
 
@@ -12,12 +12,12 @@ export interface MailMessage {
 
 /** Counts since start, for metrics. */
 export interface MailStats {
-  /** Waiting for their first or next attempt, or being sent. */
+  /** Held by this node: being sent, or waiting for their next attempt. */
   queued: number;
   sent: number;
   /** Attempts that failed and were scheduled again. */
   retried: number;
-  /** Messages given up (a permanent refusal, attempts exhausted, or the node stopped first). */
+  /** Messages given up (a permanent refusal, or attempts exhausted). */
   failed: number;
 }
 

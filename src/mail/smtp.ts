@@ -5,7 +5,7 @@
 import nodemailer from 'nodemailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
 import type { Logger } from 'pino';
-import type { Deliver } from './queue.js';
+import type { Deliver } from './outbox.js';
 
 export interface SmtpOptions {
   url: string;

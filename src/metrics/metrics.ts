@@ -70,10 +70,10 @@ export class NodeMetrics {
         this.set((await sources.storeUp()) ? 1 : 0);
       },
     });
-    gauge(this.registry, 'board_mail_queued', 'Mail waiting for its first or next attempt.', () => sources.mail()?.queued ?? 0);
+    gauge(this.registry, 'board_mail_queued', 'Mail this node holds: being sent, or waiting for its next attempt (the rest of the outbox is with other nodes).', () => sources.mail()?.queued ?? 0);
     mailCounter(this.registry, 'board_mail_sent_total', 'Mail handed to the transport successfully.', () => sources.mail()?.sent ?? 0);
     mailCounter(this.registry, 'board_mail_retries_total', 'Mail attempts that failed and were scheduled again.', () => sources.mail()?.retried ?? 0);
-    mailCounter(this.registry, 'board_mail_failed_total', 'Mail given up (refused permanently, attempts exhausted, or the node stopped first); each is logged at error level.', () => sources.mail()?.failed ?? 0);
+    mailCounter(this.registry, 'board_mail_failed_total', 'Mail given up (refused permanently, or attempts exhausted); each is logged at error level.', () => sources.mail()?.failed ?? 0);
   }
 
   /** One response: its route (null before any route took it), status and duration. */

@@ -282,3 +282,20 @@ export interface SharingMailRecord extends Doc {
   kind: 'invitation' | 'resend' | 'transfer';
   at: number;
 }
+
+/**
+ * One message waiting to be sent over SMTP (src/mail/outbox.ts). It stays until the server
+ * accepts it or refuses it for good, so a node that dies does not take its mail with it.
+ */
+export interface MailOutboxRecord extends Doc {
+  /** The message (recipient, subject, text), AES-256-GCM under a key derived from the server secret: reset links are secrets. */
+  sealed: string;
+  /** Attempts made so far. */
+  attempts: number;
+  /**
+   * Until then the node that holds it (sending it, or waiting for its next attempt) keeps it;
+   * after it, any node's sweep may take it over: its holder stopped.
+   */
+  heldUntil: number;
+  createdAt: number;
+}

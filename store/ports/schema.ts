@@ -3,7 +3,7 @@ import type { BoardCollection } from './boards.js';
 import type { Collection } from './collection.js';
 import type {
   AccountLockRecord, AccountRecord, AnonymousAccountRecord, AuditRecord, BillingEventRecord, BillingRecord, ClaimNonceRecord, DeviceGrantRecord, EnrollmentRecord, EventRecord, InvitationRecord,
-  LinkTokenRecord, MemberRecord, PresenceRecord, ProjectRecord, RestorePointPartRecord, RestorePointRecord, SessionRecord, SharingMailRecord, ShoutRecord, TokenRecord, TransferRecord,
+  LinkTokenRecord, MailOutboxRecord, MemberRecord, PresenceRecord, ProjectRecord, RestorePointPartRecord, RestorePointRecord, SessionRecord, SharingMailRecord, ShoutRecord, TokenRecord, TransferRecord,
 } from './records.js';
 
 export interface IndexSpec {
@@ -36,6 +36,7 @@ export interface Collections {
   anonymousAccounts: Collection<AnonymousAccountRecord>;
   accountLocks: Collection<AccountLockRecord>;
   sharingMails: Collection<SharingMailRecord>;
+  mailOutbox: Collection<MailOutboxRecord>;
 }
 
 export type CollectionName = keyof Collections;
@@ -66,6 +67,7 @@ export const SCHEMA: Record<CollectionName, readonly IndexSpec[]> = {
   anonymousAccounts: [idx(['expiresAt'])],
   accountLocks: [],
   sharingMails: [idx(['projectId', 'at']), idx(['projectId', 'to', 'at'])],
+  mailOutbox: [idx(['heldUntil'])],
 };
 
 export const COLLECTION_NAMES = Object.keys(SCHEMA) as CollectionName[];

@@ -3,7 +3,8 @@
 // password reset arrive over SMTP from MAIL_FROM, and their links work; a server that refuses
 // (4xx) or is not there yet is retried with backoff until the mail goes through; a permanent
 // refusal (5xx) is logged at error level with its code; the operation that asked answers as
-// its contract says every time.
+// its contract says every time. Mail waits in the store's outbox, sealed: a node that stops
+// cleanly, or is killed with -9, leaves it there, and the next start sends it.
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -11,13 +12,15 @@ import { bcryptHasher } from '../../src/auth/passwords.js';
 import { deriveKeys } from '../../src/auth/keys.js';
 import { loadConfig } from '../../src/config.js';
 import { mailerFrom } from '../../src/mail/from-config.js';
+import { openMail } from '../../src/mail/sealed.js';
 import { MemoryRateLimiter } from '../../src/ratelimit/memory.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { openEmbeddedStore } from '../../store/embedded/index.js';
+import { startMain } from '../support/process.js';
 import { Client, signedUp, TEST_SECRET } from '../support/server.js';
 import { scrape } from '../support/metrics.js';
 import { startSmtp, type TestSmtp } from '../support/smtp.js';
-import { tempDir, unique } from '../support/temp.js';
+import { tempDir, unique, type TempDir } from '../support/temp.js';
 
 const FROM = 'Board at test <board@mail.test>';
 const keys = deriveKeys(TEST_SECRET);
@@ -33,21 +36,26 @@ interface MailNode {
   logs: Record<string, unknown>[];
 }
 
-/** A node configured as `npm start` would be with SMTP_URL and MAIL_FROM, retrying fast. */
-async function mailNode(smtpUrl: string): Promise<MailNode> {
-  const dir = await tempDir();
+/** A node configured as `npm start` would be with SMTP_URL and MAIL_FROM, retrying fast; on `dir` when given (a restart). */
+async function mailNode(smtpUrl: string, given?: TempDir): Promise<MailNode> {
+  const dir = given ?? (await tempDir());
   const logs: Record<string, unknown>[] = [];
   const sink = new Writable({ write: (chunk: Buffer, _e, done) => (logs.push(JSON.parse(chunk.toString())), done()) });
   const logger = pino({ level: 'info' }, sink);
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dir.path, PUBLIC_URL: 'http://board.test', SMTP_URL: smtpUrl, MAIL_FROM: FROM, ADDRESS_RATE_PER_MINUTE: '1000', METRICS_PORT: '0' });
   const store = await openEmbeddedStore(dir.path);
-  const mailer = mailerFrom(config, logger, { baseDelayMs: 100, maxDelayMs: 400, maxAttempts: 30 });
+  const mailer = mailerFrom(config, { store, keys }, logger, { baseDelayMs: 100, maxDelayMs: 400, maxAttempts: 30 });
   const server = await startServer({ config, store, limiter: new MemoryRateLimiter(), passwords: bcryptHasher(4, keys.pepper), keys, mailer, logger });
+  let stopped = false;
   cleanups.push(async () => {
-    await server.shutdown();
-    await dir.remove();
+    if (!stopped) await server.shutdown();
+    if (!given) await dir.remove();
   });
-  return { url: `http://127.0.0.1:${server.port}`, server, logs };
+  return {
+    url: `http://127.0.0.1:${server.port}`,
+    server: { ...server, shutdown: async () => ((stopped = true), server.shutdown()) },
+    logs,
+  };
 }
 
 async function smtp(port?: number): Promise<TestSmtp> {
@@ -131,22 +139,65 @@ describe('mail over SMTP', () => {
     expect((await scrape(node.server.metricsPort!)).value('board_mail_failed_total')).toBe(1);
   });
 
-  it('mail still waiting when the node stops is logged at error level, one line per message', async () => {
+  it('mail still waiting when the node stops is handed back to the outbox, sealed, and the next start sends it', async () => {
     const placeholder = await startSmtp();
     await placeholder.close();
-    const node = await mailNode(`smtp://127.0.0.1:${placeholder.port}`);
+    const dir = await tempDir();
+    cleanups.push(dir.remove);
+    const node = await mailNode(`smtp://127.0.0.1:${placeholder.port}`, dir);
     const { email } = await signedUp(node.url);
     await expect.poll(() => logged(node, 'mail not sent; retrying').length, { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
     await node.server.shutdown();
-    expect(logged(node, 'mail not delivered: the node stopped before it could be sent')).toEqual([expect.objectContaining({ level: 50, to: email, subject: 'Verify your email' })]);
+    expect(logged(node, 'mail not sent before the node stopped; it waits in the outbox for another node or the next start')).toEqual([
+      expect.objectContaining({ level: 40, to: email, subject: 'Verify your email' }),
+    ]);
+
+    // At rest it is sealed: neither the address nor the link can be read from the store.
+    const store = await openEmbeddedStore(dir.path);
+    const waiting = await store.mailOutbox.find({});
+    await store.close();
+    expect(waiting).toHaveLength(1);
+    expect(waiting[0]!.sealed).not.toContain(email.split('@')[0]);
+    expect(waiting[0]!.heldUntil).toBeLessThanOrEqual(Date.now());
+    expect(openMail(keys.mail, waiting[0]!.sealed)).toMatchObject({ to: email, subject: 'Verify your email' });
+    expect(() => openMail(deriveKeys(`${TEST_SECRET}-another`).mail, waiting[0]!.sealed)).toThrow();
+
+    // The next start, with the mail server back, sends it, and its link works.
+    const mta = await smtp(placeholder.port);
+    const again = await mailNode(mta.url, dir);
+    const confirm = await mta.next(email, /^Verify your email/);
+    expect((await new Client(again.url).post('/api/auth/verify-email', { token: tokenIn(confirm.body) })).status).toBe(200);
+    expect(logged(again, 'mail taken over from the outbox: its holder stopped')).toEqual([expect.objectContaining({ to: email, attempts: expect.any(Number) })]);
   });
+
+  it('a node killed with -9 while its mail waits does not lose it: the next start sends it once the takeover delay has passed', async () => {
+    const placeholder = await startSmtp();
+    await placeholder.close();
+    const dir = await tempDir();
+    cleanups.push(dir.remove);
+    const env = { DATA_DIR: dir.path, SMTP_URL: `smtp://127.0.0.1:${placeholder.port}`, MAIL_FROM: FROM, PUBLIC_URL: 'http://board.test', MAIL_TAKEOVER_SECONDS: '1' };
+    const first = await startMain(env);
+    cleanups.push(async () => (first.child.exitCode === null && first.child.kill('SIGKILL'), first.exited));
+    const { email } = await signedUp(first.url);
+    await expect.poll(() => first.output().includes('mail not sent; retrying'), { timeout: 15_000 }).toBe(true);
+    first.child.kill('SIGKILL');
+    await first.exited;
+
+    const mta = await smtp(placeholder.port);
+    const second = await startMain(env);
+    cleanups.push(async () => (second.child.exitCode === null && second.child.kill('SIGKILL'), second.exited));
+    const confirm = await mta.next(email, /^Verify your email/, 30_000);
+    expect((await new Client(second.url).post('/api/auth/verify-email', { token: tokenIn(confirm.body) })).status).toBe(200);
+    expect(second.output()).toContain('mail taken over from the outbox: its holder stopped');
+    expect(mta.received.filter((m) => m.to.includes(email))).toHaveLength(1);
+  }, 90_000);
 });
 
 describe('the log transport', () => {
   it('is the default without SMTP_URL, and says so loudly at start', () => {
     const lines: Record<string, unknown>[] = [];
     const logger = pino({ level: 'info' }, new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(JSON.parse(chunk.toString())), done()) }));
-    mailerFrom(loadConfig({}), logger);
+    mailerFrom(loadConfig({}), { store: {} as never, keys }, logger);
     expect(lines).toEqual([expect.objectContaining({ level: 40, msg: expect.stringMatching(/^MAIL GOES TO THE LOG ONLY \(no SMTP_URL\)/) })]);
   });
 });

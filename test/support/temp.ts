@@ -6,7 +6,12 @@ import { randomBytes } from 'node:crypto';
 
 export const unique = (prefix: string): string => `${prefix}_${randomBytes(5).toString('hex')}`;
 
-export async function tempDir(): Promise<{ path: string; remove: () => Promise<void> }> {
+export interface TempDir {
+  path: string;
+  remove: () => Promise<void>;
+}
+
+export async function tempDir(): Promise<TempDir> {
   const path = await mkdtemp(join(tmpdir(), 'board-test-'));
   return { path, remove: () => rm(path, { recursive: true, force: true }) };
 }

@@ -1,0 +1,98 @@
+// The outbox across nodes sharing one store: mail whose holder died (its attempt never ends, its
+// timers never fire: what kill -9 leaves) is taken over after the takeover delay by exactly one of
+// the nodes still running, and sent once; a record that cannot be opened is left alone.
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { deriveKeys } from '../../src/auth/keys.js';
+import type { MailMessage } from '../../src/mail/mailer.js';
+import { OutboxMailer } from '../../src/mail/outbox.js';
+import type { OpenedStore } from '../support/stores.js';
+import { TEST_SECRET } from '../support/server.js';
+
+const key = deriveKeys(TEST_SECRET).mail;
+const TAKEOVER_MS = 400;
+
+export function outboxTakeover(name: string, open: () => Promise<OpenedStore>): void {
+  describe(`mail outbox takeover (${name})`, () => {
+    const cleanups: (() => Promise<unknown>)[] = [];
+    afterEach(async () => {
+      for (const c of cleanups.splice(0).reverse()) await c();
+    });
+
+    async function shared(): Promise<OpenedStore> {
+      const opened = await open();
+      cleanups.push(async () => (await opened.store.close(), await opened.drop()));
+      return opened;
+    }
+
+    /** A running node's outbox: it records what it delivers. */
+    function node(store: OpenedStore['store'], delivered: string[], nodeKey = key) {
+      const lines: Record<string, unknown>[] = [];
+      const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+      const mailer = new OutboxMailer(async (m) => void delivered.push(m.to), store.mailOutbox, nodeKey, logger, { takeoverMs: TAKEOVER_MS, sweepMs: 50 });
+      mailer.start();
+      cleanups.push(() => mailer.close(100));
+      return { mailer, lines };
+    }
+
+    it('mail held by a node that died is sent once, by one of the three still running, after the takeover delay', async () => {
+      const { store } = await shared();
+      // The dying node accepts three messages; its attempts never end.
+      const dying = new OutboxMailer(() => new Promise<void>(() => undefined), store.mailOutbox, key, pino({ level: 'silent' }), { takeoverMs: TAKEOVER_MS, sweepMs: 60_000 });
+      const messages: MailMessage[] = [1, 2, 3].map((n) => ({ to: `person${n}@example.com`, subject: `hello ${n}`, text: `link #token=secret${n}` }));
+      const acceptedAt = Date.now();
+      for (const m of messages) await dying.send(m);
+      expect(await store.mailOutbox.count({})).toBe(3);
+
+      const delivered: string[] = [];
+      const others = [node(store, delivered), node(store, delivered), node(store, delivered)];
+      await expect.poll(() => delivered.length, { timeout: 15_000 }).toBe(3);
+      expect(Date.now() - acceptedAt).toBeGreaterThanOrEqual(TAKEOVER_MS);
+      expect(delivered.sort()).toEqual(messages.map((m) => m.to));
+      await expect.poll(() => store.mailOutbox.count({}), { timeout: 5_000 }).toBe(0);
+      // A few more sweeps: nothing is sent twice.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(delivered).toHaveLength(3);
+      const takeovers = others.flatMap((o) => o.lines.filter((l) => l.msg === 'mail taken over from the outbox: its holder stopped'));
+      expect(takeovers).toHaveLength(3);
+    }, 30_000);
+
+    it('a node that holds mail keeps it while it lives: the others do not take it over before its hold lapses', async () => {
+      const { store } = await shared();
+      const attempts: number[] = [];
+      let refuse = true;
+      const holder = new OutboxMailer(
+        async () => {
+          attempts.push(Date.now());
+          if (refuse) throw Object.assign(new Error('try later'), { responseCode: 451 });
+        },
+        store.mailOutbox,
+        key,
+        pino({ level: 'silent' }),
+        { takeoverMs: TAKEOVER_MS, sweepMs: 50, baseDelayMs: 150, maxDelayMs: 150 },
+      );
+      holder.start();
+      cleanups.push(() => holder.close(100));
+      await holder.send({ to: 'kept@example.com', subject: 'kept', text: 'x' });
+      const delivered: string[] = [];
+      node(store, delivered);
+      await expect.poll(() => attempts.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(8);
+      expect(attempts.at(-1)! - attempts[0]!).toBeGreaterThan(TAKEOVER_MS); // held past one takeover delay, by renewing its hold
+      expect(delivered).toEqual([]);
+      refuse = false;
+      await expect.poll(() => store.mailOutbox.count({}), { timeout: 5_000 }).toBe(0);
+      expect(delivered).toEqual([]);
+    }, 30_000);
+
+    it('a record sealed under another secret is left in the outbox, logged, not sent', async () => {
+      const { store } = await shared();
+      const stranger = new OutboxMailer(() => new Promise<void>(() => undefined), store.mailOutbox, deriveKeys(`${TEST_SECRET}-another`).mail, pino({ level: 'silent' }), { takeoverMs: 1, sweepMs: 60_000 });
+      await stranger.send({ to: 'someone@example.com', subject: 'sealed elsewhere', text: 'x' });
+      const delivered: string[] = [];
+      const other = node(store, delivered);
+      await expect.poll(() => other.lines.filter((l) => l.msg === 'mail in the outbox cannot be opened (altered, or sealed under another SECRET_KEY); left there').length, { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
+      expect(delivered).toEqual([]);
+      expect(await store.mailOutbox.count({})).toBe(1);
+    }, 30_000);
+  });
+}
