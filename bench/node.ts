@@ -15,13 +15,13 @@ export interface BenchNode {
  * A node on a throwaway embedded store unless `env` names another (STORE=mongo ...).
  * BENCH_NODE_ARGS adds node flags to it, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` for a profile.
  */
-export async function startNode(env: Record<string, string> = {}, nodeFlags: string[] = []): Promise<BenchNode> {
+export async function startNode(env: Record<string, string> = {}, nodeFlags: string[] = [], output: 'inherit' | 'ignore' = 'inherit'): Promise<BenchNode> {
   const port = await freePort();
   const dataDir = await mkdtemp(join(tmpdir(), 'bench-node-'));
   const flags = [...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...nodeFlags];
   const child = spawn(process.execPath, [...flags, '--import', 'tsx', 'src/main.ts'], {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', BCRYPT_ROUNDS: '4', ADDRESS_RATE_PER_MINUTE: '1000000', LEASE_MIN_TTL_SECONDS: '1', SECRET_KEY: 'bench-secret-key-of-at-least-32-characters', ...env },
-    stdio: ['ignore', 'inherit', 'inherit'],
+    stdio: ['ignore', output, 'inherit'],
   });
   return served(child, `http://127.0.0.1:${port}`, '/readyz', 'server', () => rm(dataDir, { recursive: true, force: true }));
 }
