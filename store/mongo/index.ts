@@ -11,6 +11,8 @@ export interface MongoStoreOptions {
   prefix?: string;
   /** After how long a commit guard left by a dead committer may be taken over (FerretDB only). */
   guardStaleMs?: number;
+  /** The boards' clock for their clean-up delays (tests move it). */
+  clock?: () => number;
 }
 
 export async function openMongoStore(options: MongoStoreOptions): Promise<Store> {
@@ -35,7 +37,7 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
   const entries = await Promise.all(
     COLLECTION_NAMES.map(async (name) => {
       const driver = await ensure(name, SCHEMA[name]);
-      return [name, name === 'boards' ? new MongoBoards(driver, log, staging, guards) : new MongoCollection(name, SCHEMA[name], driver, guards)] as const;
+      return [name, name === 'boards' ? new MongoBoards(driver, log, staging, guards, options.clock) : new MongoCollection(name, SCHEMA[name], driver, guards)] as const;
     }),
   );
   return {

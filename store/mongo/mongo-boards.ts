@@ -32,6 +32,12 @@ export const GC_GRACE_MS = 60_000;
 /** Likewise a replaced intent's staged parts: a reader takes the header, then the log, then the parts. */
 export const PARTS_GRACE_MS = 10_000;
 const GC_BATCH = 500;
+/**
+ * A board's replaced parts are deleted at most this often. On a wire server that scans a whole
+ * collection for every delete (FerretDB 1.x), one delete per commit made the store's work grow
+ * with the staging collection times the commit rate.
+ */
+const PARTS_DROP_EVERY_MS = PARTS_GRACE_MS / 2;
 const READ_ATTEMPTS = 8;
 /**
  * Boards whose log state this process keeps, the most recently used. Forgetting one is safe: its
@@ -73,6 +79,10 @@ interface Local {
   applied: number;
   /** The last commit's log inserts, which the next commit awaits. */
   pending: Promise<void>;
+  /** Deleting what commits superseded (item versions, replaced parts): off the commit path, one at a time. */
+  cleanup: Promise<void>;
+  /** When this board's replaced parts were last deleted. */
+  partsDroppedAt: number;
   /** Whether the intent the next commit replaces was staged (or parts of older ones may be left). */
   staged: boolean;
   /** Commits that replaced a staged intent, and when: the parts below `v` go once a reader mid-way is done with them. */
@@ -225,20 +235,25 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
     // if they fail, whoever reads or commits next finishes them from the header.
     if (local.staged) local.replaced.push({ v, at: this.clock() });
     local.staged = stage !== null;
-    local.pending = this.apply(id, v, written)
-      .then(() => this.collect(id, written))
+    local.pending = this.apply(id, v, written).catch(() => void (local.applied = -1));
+    // Cleaning up waits for the inserts but the next commit does not wait for it: on a wire server
+    // a delete can take seconds, and a board whose commits queued behind it stalled with it.
+    const applied = local.pending;
+    local.cleanup = local.cleanup
+      .then(() => applied)
+      .then(() => this.collect(id, v, written))
       .then(() => this.dropReplacedParts(id))
-      .catch(() => void (local.applied = -1));
+      .catch(() => undefined);
     return true;
   }
 
-  /** Waits for this process's log inserts of every board (tests, and a clean close). */
+  /** Waits for this process's log inserts and clean-ups of every board (tests, and a clean close). */
   async settled(): Promise<void> {
-    await Promise.all([...this.local.values()].map((l) => l.pending));
+    await Promise.all([...this.local.values()].map((l) => Promise.all([l.pending, l.cleanup])));
   }
 
   private localOf(id: string): Local {
-    const local = this.local.get(id) ?? { applied: -1, pending: Promise.resolve(), staged: false, replaced: [], versions: null, garbage: [] };
+    const local = this.local.get(id) ?? { applied: -1, pending: Promise.resolve(), cleanup: Promise.resolve(), partsDroppedAt: 0, staged: false, replaced: [], versions: null, garbage: [] };
     this.local.delete(id);
     this.local.set(id, local); // the map's order is the order of use
     if (this.local.size > LOCAL_KEPT) this.local.delete(this.local.keys().next().value!);
@@ -340,23 +355,26 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
    */
   private async dropReplacedParts(id: string): Promise<void> {
     const local = this.localOf(id);
-    const due = this.clock() - PARTS_GRACE_MS;
+    const now = this.clock();
+    if (now - local.partsDroppedAt < PARTS_DROP_EVERY_MS) return;
+    const due = now - PARTS_GRACE_MS;
     const replaced = local.replaced.filter((r) => r.at <= due);
     if (!replaced.length) return;
+    local.partsDroppedAt = now;
     local.replaced = local.replaced.filter((r) => r.at > due);
     const below = Math.max(...replaced.map((r) => r.v));
     await this.run(() => this.staging.deleteMany({ boardId: id, v: { $lt: below } }));
   }
 
-  /** Marks the versions this commit superseded, and deletes those superseded long enough ago. */
-  private async collect(id: string, writes: ItemWrites): Promise<void> {
+  /** Marks the versions commit `v` superseded, and deletes those superseded long enough ago. */
+  private async collect(id: string, v: number, writes: ItemWrites): Promise<void> {
     const local = this.localOf(id);
     const now = this.clock();
     if (local.versions) {
       for (const workId of [...writes.put.map((i) => i.workId), ...writes.removed]) {
         const before = local.versions.get(workId);
-        if (before !== undefined && before < local.applied) local.garbage.push({ id: versionId(id, workId, before), at: now });
-        local.versions.set(workId, local.applied);
+        if (before !== undefined && before < v) local.garbage.push({ id: versionId(id, workId, before), at: now });
+        if (before === undefined || before < v) local.versions.set(workId, v);
       }
     }
     const due = local.garbage.filter((g) => g.at <= now - GC_GRACE_MS);
