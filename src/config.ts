@@ -39,6 +39,16 @@ const EnvSchema = z.object({
   MAIL_FROM: z.string().max(320).regex(/^(?:[^<>\r\n]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/, 'must be an address, or "Name <address>"').optional(),
   /** How long past its due time a node keeps a message it holds before any other node may send it (its holder died). */
   MAIL_TAKEOVER_SECONDS: z.coerce.number().int().min(1).max(86_400).default(120),
+  /** The service's operators (DOMAIN.md "Operators"): account emails, comma-separated; only their sessions reach /api/admin and /admin. */
+  OPERATOR_EMAILS: z.string().optional().transform((v, ctx) => {
+    const emails = (v ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
+    const bad = emails.find((e) => !/^[^\s@<>,]+@[^\s@<>,]+$/.test(e));
+    if (bad) {
+      ctx.addIssue({ code: 'custom', message: `${bad.slice(0, 80)} is not an email address` });
+      return z.NEVER;
+    }
+    return emails;
+  }),
   /** Serves GET /metrics (Prometheus) on a port of its own; absent, there are no metrics. */
   METRICS_PORT: port.optional(),
   METRICS_HOST: z.string().min(1).optional(),
@@ -108,6 +118,8 @@ export interface Config {
   trustedProxies: ProxyList;
   forwardedHeader: 'x-forwarded-for' | 'forwarded';
   mail: { smtpUrl: string | undefined; from: string; takeoverMs: number };
+  /** OPERATOR_EMAILS, canonical (trimmed, lower-case). */
+  operatorEmails: string[];
   metrics: { port: number; host: string; token: string | undefined } | null;
   logLevel: Env['LOG_LEVEL'];
   bodyLimitBytes: number;
@@ -165,6 +177,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     extraOrigins: e.ALLOWED_ORIGINS,
     trustedProxies: e.TRUSTED_PROXIES,
     forwardedHeader: e.FORWARDED_HEADER,
+    operatorEmails: e.OPERATOR_EMAILS,
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM ?? defaultSender(publicUrl), takeoverMs: e.MAIL_TAKEOVER_SECONDS * 1000 },
     metrics: e.METRICS_PORT === undefined ? null : { port: e.METRICS_PORT, host: e.METRICS_HOST ?? e.HOST, token: e.METRICS_TOKEN },
     logLevel: e.LOG_LEVEL,

@@ -23,6 +23,9 @@ export const BOARD_WINDOW_MS = 60_000;
 /** Per socket address, for signup, login, change-password and change-email (limit: the default of ADDRESS_RATE_PER_MINUTE). */
 export const ADDRESS_BUDGET = { limit: 30, windowMs: 60_000 } as const;
 
+/** Per operator (DOMAIN.md "Operators"): their own budget, apart from every board's. */
+export const OPERATOR_BUDGET = { limit: 600, windowMs: 60_000 } as const;
+
 /**
  * Per socket address, for polling without a credential (the device flow's poll): its own budget,
  * this many times the address budget, so agents behind one address can each poll every 5 s.

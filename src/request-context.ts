@@ -10,14 +10,16 @@ export type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
  * none: no credential read (signup, login, webhook). session-optional: uses a live session when
  * present (logout). session: cookie session required. bearer-or-session: either credential.
  */
-export type AuthKind = 'none' | 'session-optional' | 'session' | 'bearer-or-session';
+/** operator: an operator's own session only; anyone else is answered as an unknown path (src/admin/gate.ts). */
+export type AuthKind = 'none' | 'session-optional' | 'session' | 'bearer-or-session' | 'operator';
 
 /**
  * identity: budgets reported, never denied. read/write: per-principal budgets. lifecycle: the
  * claim/lease/submit/supersede/verify writes, which draw on the request budget only, so they stay
- * available after the write budget is spent. address: per socket address.
+ * available after the write budget is spent. address: per socket address. operator: an operator's
+ * own budget (OPERATOR_BUDGET), apart from any board's.
  */
-export type RateClass = 'none' | 'identity' | 'read' | 'write' | 'lifecycle' | 'address' | 'poll';
+export type RateClass = 'none' | 'identity' | 'read' | 'write' | 'lifecycle' | 'address' | 'poll' | 'operator';
 
 export interface RequestContext {
   requestId: string;

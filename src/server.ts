@@ -18,6 +18,7 @@ import { loadWebBundle, type WebBundle } from './web/bundle.js';
 import { BillingService, type BillingSetup } from './billing/service.js';
 import type { Config } from './config.js';
 import { ResolutionObserver } from './errors/observed-resolution.js';
+import { OperatorGate } from './admin/gate.js';
 import { Pipeline } from './http/pipeline.js';
 import { createHttpServer, type RefusalReason, type SocketHandlers } from './http/uws.js';
 import type { RateLimiter } from './ratelimit/limiter.js';
@@ -164,13 +165,14 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     else if (purged && Object.values(purged).some((n) => n > 0)) logger.info({ purged }, 'retention: purged what aged out');
   });
   const boards = new BoardAccess(registry, router);
-  const routes = routeTable({ config, store, observer, passwords: parts.passwords, mailer, selector, boards, logger, clock, readiness, busHealth: () => bus.health, sockets: () => hub.size, revoke: (notice) => bus.notify(notice), notify: (notice) => bus.notify(notice), membership: (notice) => bus.notify(notice), csrfToken: (sessionId) => csrfTokenFor(parts.keys.csrf, sessionId), userCodeDigest: (userCode) => userCodeDigest(parts.keys.userCode, userCode), web: parts.web ?? loadWebBundle(), billing });
   const authenticator = new Authenticator(store);
+  const operators = new OperatorGate(authenticator, store, config.operatorEmails);
+  const routes = routeTable({ config, store, observer, operators, passwords: parts.passwords, mailer, selector, boards, logger, clock, readiness, busHealth: () => bus.health, sockets: () => hub.size, revoke: (notice) => bus.notify(notice), notify: (notice) => bus.notify(notice), membership: (notice) => bus.notify(notice), csrfToken: (sessionId) => csrfTokenFor(parts.keys.csrf, sessionId), userCodeDigest: (userCode) => userCodeDigest(parts.keys.userCode, userCode), web: parts.web ?? loadWebBundle(), billing });
   // Filled once the node listens: without PUBLIC_URL the accepted origins name the port taken.
   const origins = new Set<string>();
   const { trustedProxies, forwardedHeader } = config;
   const observe = metrics && ((operation: string | null, status: number, seconds: number) => metrics.request(operation, status, seconds));
-  const pipeline = new Pipeline({ authenticator, selector, limiter: parts.limiter, observer, logger, publicUrl: config.publicUrl, allowedOrigins: origins, clientAddress: (peer, headers) => clientAddress(peer, headers, trustedProxies, forwardedHeader), ...(observe && { observe }), csrfKey: parts.keys.csrf, cookieSecure: config.cookieSecure, addressRatePerMinute: config.addressRatePerMinute, boardRateScale: config.boardRateScale, clock });
+  const pipeline = new Pipeline({ authenticator, operators, selector, limiter: parts.limiter, observer, logger, publicUrl: config.publicUrl, allowedOrigins: origins, clientAddress: (peer, headers) => clientAddress(peer, headers, trustedProxies, forwardedHeader), ...(observe && { observe }), csrfKey: parts.keys.csrf, cookieSecure: config.cookieSecure, addressRatePerMinute: config.addressRatePerMinute, boardRateScale: config.boardRateScale, clock });
 
   const hub = new Hub({ selector, store, observer, publicUrl: config.publicUrl, clock, syncLog: (boardId) => registry.get(boardId).syncLog(), readBoard: (boardId) => registry.get(boardId).read(), stillValid: (identity) => authenticator.stillValid(identity, clock()) });
   const revalidation = setInterval(() => void hub.revalidate(), REVALIDATE_SOCKETS_MS);

@@ -7,6 +7,7 @@ import { SESSION_COOKIE, type Authenticator } from '../auth/authenticator.js';
 import { CSRF_HEADER, csrfTokenMatches, isCrossSite } from '../auth/csrf.js';
 import type { ProjectSelector } from '../auth/project-selection.js';
 import { workspaceOf } from '../auth/identity.js';
+import type { OperatorGate } from '../admin/gate.js';
 import { AppError, isAppError } from '../errors/app-error.js';
 import { errorEnvelope, errorRecord } from '../errors/envelope.js';
 import type { ResolutionObserver } from '../errors/observed-resolution.js';
@@ -38,6 +39,8 @@ export interface RawResponse {
 
 export interface PipelineDeps {
   authenticator: Authenticator;
+  /** Admits operators to `auth: 'operator'` routes; everyone else gets 404 (src/admin/gate.ts). */
+  operators: Pick<OperatorGate, 'admit'>;
   selector: ProjectSelector;
   limiter: RateLimiter;
   observer: ResolutionObserver;
@@ -137,7 +140,8 @@ export class Pipeline {
     const rate: { headers?: Record<string, string> } = {};
     try {
       const reply = await this.stages(route, raw, ctx, rate);
-      if (ctx.identity) this.deps.observer.succeeded(workspaceOf(ctx.identity), ctx.operation);
+      // Operators' calls stay out of the public resolution aggregates (GET /api/errors names operations).
+      if (ctx.identity && route.auth !== 'operator') this.deps.observer.succeeded(workspaceOf(ctx.identity), ctx.operation);
       response = this.toResponse(reply, requestId);
     } catch (e) {
       response = this.failure(e, ctx, route.rateHeaders ? await this.refusalRateHeaders(route, ctx, rate.headers) : undefined);
@@ -185,12 +189,14 @@ export class Pipeline {
   }
 
   private async stages(route: Route, raw: RawRequest, ctx: RequestContext, drawn: { headers?: Record<string, string> }): Promise<Reply> {
+    // The operator gate comes first: to anyone else an operator route is an unknown path, whatever was sent.
+    if (route.auth === 'operator') ctx.identity = await this.deps.operators.admit(raw.headers, ctx.cookies, ctx.now);
     const body = this.parseBody(route, raw);
     const params = raw.query ? Object.fromEntries(new URLSearchParams(raw.query)) : {};
     const requestedProject = route.project ? params.projectId : undefined;
     if (route.project) delete params.projectId;
     const query = route.query ? parseWith(route.query, params, 'query') : undefined;
-    ctx.identity = await this.deps.authenticator.authenticate(route.auth, raw.headers, ctx.cookies, ctx.now, route.accountScope ? 'UNAUTHENTICATED' : 'AUTH_REQUIRED');
+    if (route.auth !== 'operator') ctx.identity = await this.deps.authenticator.authenticate(route.auth, raw.headers, ctx.cookies, ctx.now, route.accountScope ? 'UNAUTHENTICATED' : 'AUTH_REQUIRED');
     if (route.accountScope && ctx.identity?.kind === 'token' && ctx.identity.scope !== 'account') {
       throw new AppError('PROJECT_SCOPE_DENIED', 'Workspace and resource tokens cannot act on account structure; use a session or an account-scoped token.');
     }

@@ -11,6 +11,8 @@ export function routeErrors(route: Route): ErrorCode[] {
   if (route.query) codes.add('INVALID_INPUT');
   if (route.auth === 'session') for (const c of ['UNAUTHENTICATED', 'AUTH_UNAVAILABLE'] as const) codes.add(c);
   if (route.auth === 'session-optional') codes.add('AUTH_UNAVAILABLE');
+  // The operator gate answers anyone else as an unknown path (src/admin/gate.ts).
+  if (route.auth === 'operator') codes.add('NOT_FOUND');
   if (route.auth === 'bearer-or-session') {
     for (const c of ['INVALID_SERVICE_TOKEN', 'EXPIRED_TOKEN', 'UNAUTHENTICATED', 'AUTH_UNAVAILABLE'] as const) codes.add(c);
     if (!route.accountScope) codes.add('AUTH_REQUIRED');

@@ -36,6 +36,7 @@ const SECURITY: Record<Route['auth'], Record<string, string[]>[] | undefined> = 
   'session-optional': [{}, { session: [] }],
   session: [{ session: [] }],
   'bearer-or-session': [{ bearer: [] }, { session: [] }],
+  operator: [{ session: [] }],
 };
 
 function errorResponses(codes: ErrorCode[]): Record<string, unknown> {

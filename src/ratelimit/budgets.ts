@@ -2,7 +2,7 @@
 import { AppError } from '../errors/app-error.js';
 import type { Identity } from '../auth/identity.js';
 import type { RateClass } from '../request-context.js';
-import { ADDRESS_BUDGET, BOARD_WINDOW_MS, PLANS, POLL_BUDGET_FACTOR, type PlanName } from '../plans.js';
+import { ADDRESS_BUDGET, BOARD_WINDOW_MS, OPERATOR_BUDGET, PLANS, POLL_BUDGET_FACTOR, type PlanName } from '../plans.js';
 import type { Budget, RateLimiter } from './limiter.js';
 import { addressKey } from './address-key.js';
 
@@ -48,6 +48,11 @@ export async function applyRateBudget(limiter: RateLimiter, input: RateStageInpu
     return NONE;
   }
   if (!identity) return NONE;
+  if (rate === 'operator') {
+    const b = await limiter.consume({ key: `op:${identity.principal}`, ...OPERATOR_BUDGET }, now);
+    if (!b.allowed) throw denied(b, {}, now);
+    return NONE;
+  }
   const plan = PLANS[input.plan];
   const requestSpec = { key: `req:${identity.principal}`, limit: plan.requestsPerMinute * input.scale, windowMs: BOARD_WINDOW_MS };
   const writeSpec = { key: `write:${identity.principal}`, limit: plan.writesPerMinute * input.scale, windowMs: BOARD_WINDOW_MS };

@@ -11,11 +11,14 @@ import type { BoardAccess } from '../board/board-access.js';
 import type { Notice } from '../bus/bus.js';
 import type { WebBundle } from '../web/bundle.js';
 import type { BillingService } from '../billing/service.js';
+import type { OperatorGate } from '../admin/gate.js';
 
 export interface RouteDeps {
   config: Config;
   store: Store;
   observer: ResolutionObserver;
+  /** Who is an operator (the gate itself runs in the pipeline for `auth: 'operator'` routes). */
+  operators: OperatorGate;
   passwords: PasswordHasher;
   mailer: Mailer;
   selector: ProjectSelector;

@@ -11,6 +11,11 @@ export interface AccountRecord extends Doc {
   referredBy: string | null;
   referralMonths: number;
   createdAt: number;
+  /** Set when the account was deleted (by its owner or an operator): sign-in refused, data kept until purgeAfter (DOMAIN.md "Operators"). */
+  deletedAt?: number | null;
+  deletedBy?: 'owner' | 'operator' | null;
+  /** When the purge sweep removes what the deleted account held; restore is possible until then. */
+  purgeAfter?: number | null;
 }
 
 export interface SessionRecord extends Doc {
@@ -19,6 +24,8 @@ export interface SessionRecord extends Doc {
   createdAt: number;
   expiresAt: number;
   revoked: boolean;
+  /** An operator acting as this account (a session of its own, 30 minutes): marked on every response and audit row. */
+  impersonation?: { operatorId: string; operatorSessionId: string; reason: string } | null;
 }
 
 export interface TokenRecord extends Doc {
@@ -175,6 +182,8 @@ export interface AuditRecord extends Doc {
   actor: string;
   action: string;
   projectId: string | null;
+  /** What an operator action was done to (`account:<id>`, `board:<id>`, `token:<id>`, …), for the operators' audit filter. */
+  target?: string | null;
   data: Record<string, unknown>;
 }
 
@@ -298,4 +307,26 @@ export interface MailOutboxRecord extends Doc {
    */
   heldUntil: number;
   createdAt: number;
+}
+
+/** An entry operators exempt from the per-address budgets (DOMAIN.md "Operators", allowlist). */
+export interface AllowlistRecord extends Doc {
+  kind: 'address' | 'cidr' | 'domain';
+  /** The address, CIDR or email domain, canonical. */
+  value: string;
+  reason: string;
+  addedBy: string;
+  at: number;
+}
+
+/**
+ * Counters kept per day and subject for the operators' cost model and abuse ranking, bumped per
+ * request or commit (never computed by scanning data). _id is `<day>:<scope>:<key>`.
+ */
+export interface UsageRecord extends Doc {
+  /** YYYY-MM-DD (UTC). */
+  day: string;
+  scope: 'account' | 'board' | 'address' | 'principal';
+  key: string;
+  counts: Record<string, number>;
 }

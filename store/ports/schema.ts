@@ -3,7 +3,7 @@ import type { BoardCollection } from './boards.js';
 import type { Collection } from './collection.js';
 import type {
   AccountLockRecord, AccountRecord, AnonymousAccountRecord, AuditRecord, BillingEventRecord, BillingRecord, ClaimNonceRecord, DeviceGrantRecord, EnrollmentRecord, EventRecord, InvitationRecord,
-  LinkTokenRecord, MailOutboxRecord, MemberRecord, PresenceRecord, ProjectRecord, RestorePointPartRecord, RestorePointRecord, SessionRecord, SharingMailRecord, ShoutRecord, TokenRecord, TransferRecord,
+  AllowlistRecord, LinkTokenRecord, MailOutboxRecord, UsageRecord, MemberRecord, PresenceRecord, ProjectRecord, RestorePointPartRecord, RestorePointRecord, SessionRecord, SharingMailRecord, ShoutRecord, TokenRecord, TransferRecord,
 } from './records.js';
 
 export interface IndexSpec {
@@ -37,6 +37,8 @@ export interface Collections {
   accountLocks: Collection<AccountLockRecord>;
   sharingMails: Collection<SharingMailRecord>;
   mailOutbox: Collection<MailOutboxRecord>;
+  allowlist: Collection<AllowlistRecord>;
+  usage: Collection<UsageRecord>;
 }
 
 export type CollectionName = keyof Collections;
@@ -44,14 +46,14 @@ export type CollectionName = keyof Collections;
 const idx = (fields: string[], unique = false): IndexSpec => ({ name: fields.join('_'), fields, unique });
 
 export const SCHEMA: Record<CollectionName, readonly IndexSpec[]> = {
-  accounts: [idx(['email'], true), idx(['referralCode'], true)],
+  accounts: [idx(['email'], true), idx(['referralCode'], true), idx(['purgeAfter'])],
   sessions: [idx(['accountId']), idx(['expiresAt'])],
   tokens: [idx(['secretHash'], true), idx(['accountId']), idx(['agentId']), idx(['boardId'])],
   projects: [idx(['ownerId'])],
   members: [idx(['accountId', 'acceptedAt']), idx(['projectId'])],
   boards: [idx(['nextDeadline'])],
   events: [idx(['boardId', 'seq'], true)],
-  audit: [idx(['projectId', 'at'])],
+  audit: [idx(['projectId', 'at']), idx(['at']), idx(['actor', 'at']), idx(['target', 'at'])],
   linkTokens: [idx(['accountId']), idx(['expiresAt'])],
   shouts: [idx(['boardId', 'at'])],
   presence: [idx(['boardId', 'seenAt'])],
@@ -68,6 +70,8 @@ export const SCHEMA: Record<CollectionName, readonly IndexSpec[]> = {
   accountLocks: [],
   sharingMails: [idx(['projectId', 'at']), idx(['projectId', 'to', 'at'])],
   mailOutbox: [idx(['heldUntil'])],
+  allowlist: [idx(['kind', 'value'], true)],
+  usage: [idx(['day', 'scope'])],
 };
 
 export const COLLECTION_NAMES = Object.keys(SCHEMA) as CollectionName[];

@@ -1,0 +1,7 @@
+// Operator routes: data (DOMAIN.md "Operators"). Rules live in src/admin/; these only bind them.
+import type { Route } from '../http/route.js';
+import type { RouteDeps } from './deps.js';
+
+export function adminDataRoutes(_deps: RouteDeps): Route[] {
+  return [];
+}

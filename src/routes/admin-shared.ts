@@ -1,0 +1,12 @@
+// What every operator route shares: the gate (`auth: 'operator'`: 404 to all but an operator's
+// session, src/admin/gate.ts), the operators' own budget, the `admin` group (the OpenAPI tag), and
+// the `reason` destructive actions require.
+import { z } from 'zod';
+
+export const adminBase = { group: 'admin', auth: 'operator', rate: 'operator' } as const;
+
+/** Why an operator takes a destructive action; it goes into the audit row. */
+export const Reason = z.string().trim().min(3, 'say why (3 characters or more)').max(500);
+
+/** Listing pages: newest first, `cursor` from the previous page's `nextCursor` (INVALID_CURSOR otherwise). */
+export const PageQuery = z.strictObject({ cursor: z.string().max(200).optional(), limit: z.coerce.number().int().min(1).max(200).default(50) });
