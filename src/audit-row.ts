@@ -8,7 +8,10 @@ import type { AuditRecord, RequestOrigin } from '../store/ports/store.js';
 
 export type { RequestOrigin };
 
-export const originOf = (ctx: Pick<RequestContext, 'requestId' | 'remoteAddress'>): RequestOrigin => ({ requestId: ctx.requestId, address: ctx.remoteAddress });
+export const originOf = (ctx: Pick<RequestContext, 'requestId' | 'remoteAddress'> & Partial<Pick<RequestContext, 'identity'>>): RequestOrigin => {
+  const impersonation = ctx.identity?.kind === 'session' ? ctx.identity.impersonation : undefined;
+  return { requestId: ctx.requestId, address: ctx.remoteAddress, ...(impersonation && { impersonatedBy: impersonation.operatorId }) };
+};
 
 export interface AuditInput {
   /** A key of the row's own, when it must be one (e.g. `<board>:device:<uuid>`); a fresh uuid otherwise. */

@@ -55,7 +55,9 @@ export class Authenticator {
   private async fromSession(cookie: string, now: number): Promise<Identity | null> {
     const session = await this.store.sessions.get(sha256(cookie));
     if (!session || session.revoked || session.expiresAt <= now) return null;
-    return { kind: 'session', principal: `user:${session.accountId}`, accountId: session.accountId, sessionId: session._id };
+    const identity: Identity = { kind: 'session', principal: `user:${session.accountId}`, accountId: session.accountId, sessionId: session._id };
+    if (session.impersonation) identity.impersonation = { operatorId: session.impersonation.operatorId, operatorSessionId: session.impersonation.operatorSessionId };
+    return identity;
   }
 
   private async fromToken(secret: string, now: number): Promise<Identity> {

@@ -9,6 +9,8 @@ export interface SessionIdentity {
   principal: Principal;
   accountId: string;
   sessionId: string;
+  /** Set when an operator acts as this account through an impersonation session (DOMAIN.md "Operators"). */
+  impersonation?: { operatorId: string; operatorSessionId: string };
 }
 
 export interface TokenIdentity {

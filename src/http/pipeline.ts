@@ -52,6 +52,8 @@ export interface PipelineDeps {
   clientAddress: (peer: string, headers: Record<string, string>) => string;
   /** Told of every response: route (operation, or null before any route), status, seconds taken. */
   observe?: (operation: string | null, status: number, seconds: number) => void;
+  /** Told of every routed response with its context (who, from where, which board): the operators' usage counters. */
+  record?: (ctx: RequestContext, status: number) => void;
   /** Signs the CSRF tokens of cookie sessions. */
   csrfKey: Buffer;
   cookieSecure: boolean;
@@ -97,6 +99,9 @@ function holdsLoneSurrogate(value: unknown): boolean {
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+/** Names the operator on every response to a request made while impersonating. */
+export const IMPERSONATION_HEADER = 'x-impersonated-by';
 
 export class Pipeline {
   constructor(private readonly deps: PipelineDeps) {}
@@ -166,6 +171,9 @@ export class Pipeline {
 
   private logged(ctx: RequestContext, started: number, response: RawResponse): RawResponse {
     const ms = performance.now() - started;
+    // An operator acting as the account: every response says so (DOMAIN.md "Operators").
+    if (ctx.identity?.kind === 'session' && ctx.identity.impersonation) response.headers.push([IMPERSONATION_HEADER, ctx.identity.impersonation.operatorId]);
+    this.deps.record?.(ctx, response.status);
     this.deps.logger.info({ reqId: ctx.requestId, route: ctx.operation, status: response.status, durationMs: Math.round(ms * 100) / 100 }, 'request');
     this.deps.observe?.(ctx.operation, response.status, ms / 1000);
     return response;

@@ -270,6 +270,8 @@ export interface RequestOrigin {
   requestId: string;
   /** The client's address (src/http/trusted-proxies.ts), not a proxy's. */
   address: string;
+  /** The operator acting as the account, when the request came through an impersonation session. */
+  impersonatedBy?: string;
 }
 
 /** One owner-changing operation of an account at a time (src/accounts/account-lock.ts): _id is the account id. */

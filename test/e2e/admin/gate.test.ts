@@ -28,7 +28,7 @@ describe('the operator gate', () => {
   it('answers everyone else exactly as an unknown path', async () => {
     const unknown = shape(await new Client(srv.url).get('/api/admin/no-such-route'));
     expect(unknown.status).toBe(404);
-    expect(unknown.error.code).toBe('NOT_FOUND');
+    expect(unknown.error).toMatchObject({ code: 'NOT_FOUND' });
 
     const person = await signedUp(srv.url);
     const token = await person.client.post('/api/accounts/tokens', { name: 'agent', scope: 'account' });
