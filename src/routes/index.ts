@@ -20,10 +20,11 @@ import { adminWatchRoutes } from './admin-watch.js';
 import { adminPeopleRoutes } from './admin-people.js';
 import { adminMoneyRoutes } from './admin-money.js';
 import { adminDataRoutes } from './admin-data.js';
+import { adminAccessRoutes } from './admin-access.js';
 
 export function routeTable(deps: Omit<RouteDeps, 'routes'>): Route[] {
   const table: Route[] = [];
   const full: RouteDeps = { ...deps, routes: () => table };
-  table.push(...systemRoutes(full), ...authRoutes(full), ...accountRoutes(full), ...tokenRoutes(full), ...projectRoutes(full), ...itemRoutes(full), ...coordinationRoutes(full), ...shoutRoutes(full), ...statusRoutes(full), ...billingRoutes(full, full.billing), ...rewindRoutes(full), ...sharingRoutes(full), ...onboardingRoutes(full), ...deviceRoutes(full), ...adminWatchRoutes(full), ...adminPeopleRoutes(full), ...adminMoneyRoutes(full), ...adminDataRoutes(full), ...webRoutes(full.web));
+  table.push(...systemRoutes(full), ...authRoutes(full), ...accountRoutes(full), ...tokenRoutes(full), ...projectRoutes(full), ...itemRoutes(full), ...coordinationRoutes(full), ...shoutRoutes(full), ...statusRoutes(full), ...billingRoutes(full, full.billing), ...rewindRoutes(full), ...sharingRoutes(full), ...onboardingRoutes(full), ...deviceRoutes(full), ...adminWatchRoutes(full), ...adminPeopleRoutes(full), ...adminMoneyRoutes(full), ...adminDataRoutes(full), ...adminAccessRoutes(full), ...webRoutes(full.web));
   return table;
 }
