@@ -8,6 +8,9 @@ import { BoardRegistry } from '../actors/registry.js';
 import { logMailer, type Mailer } from './mail/mailer.js';
 import { MemoryBus, type Bus } from './bus/bus.js';
 import { Hub } from './ws/hub.js';
+import { OperatorAccess } from './ws/operator-access.js';
+import type { Identity } from './auth/identity.js';
+import type { RequestOrigin } from './audit-row.js';
 import { CLOSE } from './ws/protocol.js';
 import { parseCookies } from './http/cookies.js';
 import { AppError } from './errors/app-error.js';
@@ -174,7 +177,10 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   const observe = metrics && ((operation: string | null, status: number, seconds: number) => metrics.request(operation, status, seconds));
   const pipeline = new Pipeline({ authenticator, operators, selector, limiter: parts.limiter, observer, logger, publicUrl: config.publicUrl, allowedOrigins: origins, clientAddress: (peer, headers) => clientAddress(peer, headers, trustedProxies, forwardedHeader), ...(observe && { observe }), csrfKey: parts.keys.csrf, cookieSecure: config.cookieSecure, addressRatePerMinute: config.addressRatePerMinute, boardRateScale: config.boardRateScale, clock });
 
-  const hub = new Hub({ selector, store, observer, publicUrl: config.publicUrl, clock, syncLog: (boardId) => registry.get(boardId).syncLog(), readBoard: (boardId) => registry.get(boardId).read(), stillValid: (identity) => authenticator.stillValid(identity, clock()) });
+  /** The upgrade request behind each socket's credential, for the audit rows of operators' subscriptions. */
+  const socketOrigins = new WeakMap<Identity, RequestOrigin>();
+  const operatorSockets = new OperatorAccess({ store, isOperator: (accountId) => operators.isOperator(accountId), originOf: (identity) => socketOrigins.get(identity), clock });
+  const hub = new Hub({ selector, store, observer, publicUrl: config.publicUrl, clock, syncLog: (boardId) => registry.get(boardId).syncLog(), readBoard: (boardId) => registry.get(boardId).read(), stillValid: (identity) => authenticator.stillValid(identity, clock()), operators: operatorSockets });
   const revalidation = setInterval(() => void hub.revalidate(), REVALIDATE_SOCKETS_MS);
   revalidation.unref();
   bus.subscribe((boardId, events) => {
@@ -187,10 +193,11 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     maxPayloadLength: 64 * 1024,
     maxBackpressure: 1024 * 1024,
     idleTimeoutSeconds: 60,
-    async authenticate(headers, requestId) {
+    async authenticate(headers, requestId, peer) {
       if (pipeline.crossSite(headers)) return { refuse: pipeline.reject('CSRF_REJECTED', requestId, 'A browser socket must come from the service’s own origin.') };
       try {
         const identity = await authenticator.authenticate('bearer-or-session', headers, parseCookies(headers.cookie ?? ''), clock());
+        socketOrigins.set(identity!, { requestId, address: clientAddress(peer, headers, trustedProxies, forwardedHeader) });
         return { identity: identity! };
       } catch (e) {
         const error = e instanceof AppError ? e : new AppError('AUTH_UNAVAILABLE');

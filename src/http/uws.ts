@@ -23,8 +23,8 @@ export interface HttpHandlers {
 /** The WebSocket endpoint: authenticated like REST at the upgrade, then messages to a hub. */
 export interface SocketHandlers {
   path: string;
-  /** The identity for an upgrade, or the HTTP response refusing it. */
-  authenticate(headers: Record<string, string>, requestId: string): Promise<{ identity: Identity } | { refuse: RawResponse }>;
+  /** The identity for an upgrade (`peer`: the connecting address), or the HTTP response refusing it. */
+  authenticate(headers: Record<string, string>, requestId: string, peer: string): Promise<{ identity: Identity } | { refuse: RawResponse }>;
   open(conn: Connection): void;
   message(conn: Connection, text: string): void;
   close(conn: Connection): void;
@@ -228,7 +228,8 @@ function mountSockets(app: uWS.TemplatedApp, sockets: SocketHandlers, handlers: 
       });
       const requestId = handlers.requestIdOf(headers);
       const [key, protocol, extensions] = ['sec-websocket-key', 'sec-websocket-protocol', 'sec-websocket-extensions'].map((h) => headers[h] ?? '');
-      sockets.authenticate(headers, requestId).then(
+      const peer = Buffer.from(res.getRemoteAddressAsText()).toString();
+      sockets.authenticate(headers, requestId, peer).then(
         (result) => {
           if (aborted) return;
           res.cork(() => {

@@ -2,7 +2,8 @@
 // (`since`) or from the board's current seq, then goes live; every event is sent once and in
 // seq order: events older than what was sent are dropped, and a hole (a lost bus message) is
 // filled from the log before anything after it goes out. A subscription may instead start from a
-// snapshot of the board (board-view.ts), and may watch the roster (`presence`).
+// snapshot of the board (board-view.ts), and may watch the roster (`presence`). An operator's
+// socket may watch any board read-only and the firehose (operator-access.ts, firehose.ts).
 import type { Committed, CommittedEvent } from '../../actors/board-actor.js';
 import type { Identity } from '../auth/identity.js';
 import type { ProjectSelector, SelectedProject } from '../auth/project-selection.js';
@@ -11,7 +12,9 @@ import type { ResolutionNote, ResolutionObserver } from '../errors/observed-reso
 import type { ErrorCode } from '../errors/registry.js';
 import { describeIssue } from '../errors/validation-issue.js';
 import type { Store } from '../../store/ports/store.js';
-import { CLOSE, ClientMessage, snapshotCost, SOCKET_BUDGET, topicOf, type Topic } from './protocol.js';
+import { CLOSE, ClientMessage, FIREHOSE, FirehoseMessage, snapshotCost, SOCKET_BUDGET, topicOf, type Topic } from './protocol.js';
+import { Firehose } from './firehose.js';
+import type { OperatorAccess, OperatorView } from './operator-access.js';
 import type { Notice } from '../bus/bus.js';
 import { presenceView } from '../board/presence.js';
 import { missedShouts, presenceMessage, rosterMessage, snapshotMessages } from './board-view.js';
@@ -64,6 +67,8 @@ export interface HubDeps {
   observer: ResolutionObserver;
   publicUrl: string;
   clock: () => number;
+  /** Operators' sockets: any board read-only, and the firehose. Absent, no socket is an operator's. */
+  operators?: OperatorAccess;
 }
 
 const REPLAY_PAGE = 500;
@@ -92,8 +97,11 @@ export class Hub {
   private errors = 0;
   private readonly frames = new WeakMap<CommittedEvent, Uint8Array>();
   private readonly probes = new Set<Probe>();
+  private readonly firehose: Firehose<Connection>;
 
-  constructor(private readonly deps: HubDeps) {}
+  constructor(private readonly deps: HubDeps) {
+    this.firehose = new Firehose({ clock: deps.clock, transmit: (conn, message) => this.transmit(conn, message) });
+  }
 
   open(conn: Connection): void {
     this.connections.set(conn, { subs: new Map(), windowStart: this.deps.clock(), used: 0, replays: new Map(), accountId: conn.identity.accountId });
@@ -103,6 +111,7 @@ export class Hub {
 
   close(conn: Connection): void {
     for (const boardId of this.connections.get(conn)?.subs.keys() ?? []) this.unwatch(conn, boardId);
+    this.firehose.unwatch(conn);
     this.connections.delete(conn);
     const same = this.principals.get(conn.identity.principal);
     if (same?.delete(conn) && same.size === 0) this.principals.delete(conn.identity.principal);
@@ -188,7 +197,11 @@ export class Hub {
       return this.error(conn, 'INVALID_JSON', 'The message is not well-formed JSON.');
     }
     const result = ClientMessage.safeParse(parsed);
-    if (!result.success) return this.error(conn, 'INVALID_INPUT', describeIssue(result.error.issues[0]!, 'message'));
+    if (!result.success) {
+      const firehose = FirehoseMessage.safeParse(parsed);
+      if (firehose.success && (await this.deps.operators?.admits(conn.identity))) return this.firehoseMessage(conn, firehose.data);
+      return this.error(conn, 'INVALID_INPUT', describeIssue(result.error.issues[0]!, 'message'));
+    }
     const msg = result.data;
     if (msg.type === 'ping') return void this.transmit(conn, JSON.stringify({ type: 'pong' }));
     if (msg.type === 'unsubscribe') {
@@ -196,6 +209,22 @@ export class Hub {
       return void this.transmit(conn, JSON.stringify({ type: 'unsubscribed', boardId: msg.boardId }));
     }
     await this.subscribe(conn, msg.boardId, new Set(msg.topics), { since: msg.since, snapshot: msg.snapshot === true, shoutsAfter: msg.shoutsAfter });
+  }
+
+  /** An operator's firehose subscribe (audited when it starts; sent again, it changes the filter) or unsubscribe. */
+  private async firehoseMessage(conn: Connection, msg: FirehoseMessage): Promise<void> {
+    if (msg.type === 'unsubscribe') {
+      this.firehose.unwatch(conn);
+      return void this.transmit(conn, JSON.stringify({ type: 'unsubscribed', topics: ['firehose'] }));
+    }
+    const filter = { ...(msg.boards && { boards: msg.boards }), ...(msg.types && { types: msg.types }) };
+    if (!this.firehose.watching(conn)) {
+      const audited = await this.deps.operators!.audit(conn.identity, { action: 'firehose', target: 'firehose', data: { ...filter, socket: conn.id } }).then(() => true, () => false);
+      if (!audited) return this.error(conn, 'SERVICE_UNAVAILABLE', 'The audit row of this subscription could not be written; subscribe again.');
+      if (!this.connections.has(conn)) return; // closed meanwhile
+    }
+    this.firehose.watch(conn, filter);
+    this.transmit(conn, JSON.stringify({ type: 'subscribed', topics: ['firehose'], boards: msg.boards ?? null, types: msg.types ?? null, perSecond: FIREHOSE.perSecond }));
   }
 
   /** Counts `cost` messages against the socket's budget; false once it is spent. */
@@ -214,6 +243,7 @@ export class Hub {
   /** A committed batch from the bus. */
   deliver(boardId: string, batch: CommittedEvent[]): void {
     const events = inSeqOrder(batch);
+    this.firehose.deliver(boardId, events);
     for (const [conn, sub] of this.watchers.get(boardId) ?? []) {
       if (sub.held) sub.held.push(...events);
       else this.push(conn, boardId, sub, events);
@@ -244,6 +274,10 @@ export class Hub {
       const valid = await this.deps.stillValid(conns[0]!.identity).catch(() => true); // a store hiccup closes nothing
       if (!valid) for (const conn of conns) conn.close(CLOSE.revoked, 'the credential was revoked');
       else await this.recheckRoles(conns);
+    }
+    for (const conn of this.firehose.sockets()) {
+      const still = await this.deps.operators?.admits(conn.identity).catch(() => true); // a store hiccup ends nothing
+      if (!still && this.firehose.unwatch(conn)) this.transmit(conn, JSON.stringify({ type: 'unsubscribed', topics: ['firehose'], reason: 'This account is no longer an operator.' }));
     }
   }
 
@@ -328,8 +362,14 @@ export class Hub {
     let name = '';
     try {
       if (!project) return this.error(conn, 'PROJECT_SCOPE_DENIED', 'That board does not exist or this credential cannot reach it.', { boardId });
+      if (project.role === 'operator') {
+        if (!this.connections.has(conn) || state.subs.has(boardId)) return;
+        const audit = { action: 'subscribe', target: `board:${boardId}`, projectId: boardId, data: { topics: [...topics], socket: conn.id } } as const;
+        if (!(await this.deps.operators!.audit(conn.identity, audit).then(() => true, () => false))) return this.error(conn, 'SERVICE_UNAVAILABLE', 'The audit row of this subscription could not be written; subscribe again.', { boardId });
+      }
       if (!this.connections.has(conn) || state.subs.has(boardId)) return; // closed, or subscribed meanwhile
-      sub = { topics, role: project.role, operator: project.role === 'admin' || project.role === 'owner', lastSeq: -1, held: [] }; // hold live events from now on
+      // An operator (admin, owner, or a platform operator watching read-only) sees every direct shout.
+      sub = { topics, role: project.role, operator: project.role === 'admin' || project.role === 'owner' || project.role === 'operator', lastSeq: -1, held: [] }; // hold live events from now on
       name = project.name;
       this.watch(conn, boardId, sub);
     } finally {
@@ -353,12 +393,12 @@ export class Hub {
    * member's tokens are narrowed while the socket stays open), and a membership change that lands
    * during the read makes it read again, so no subscribe slips in under a role just taken away.
    */
-  private async membership(conn: Connection, boardId: string): Promise<{ project: SelectedProject | null; probe: Probe }> {
+  private async membership(conn: Connection, boardId: string): Promise<{ project: SelectedProject | OperatorView | null; probe: Probe }> {
     for (let reads = 1; ; reads++) {
       // The probe stays registered for the caller, which removes it once the subscription is in place.
       const probe: Probe = { conn, boardId, stale: false };
       this.probes.add(probe);
-      let project: SelectedProject | null;
+      let project: SelectedProject | OperatorView | null;
       try {
         project = await this.reachable(conn, boardId);
       } catch (e) {
@@ -370,10 +410,10 @@ export class Hub {
     }
   }
 
-  /** A token is read afresh: its role may have narrowed, and a board takeover moves it to the new owner's account. */
-  private async reachable(conn: Connection, boardId: string): Promise<SelectedProject | null> {
+  /** A token is read afresh: its role may have narrowed, and a board takeover moves it to the new owner's account. An operator's session reaches every board. */
+  private async reachable(conn: Connection, boardId: string): Promise<SelectedProject | OperatorView | null> {
     const identity = conn.identity;
-    if (identity.kind !== 'token') return this.deps.selector.reachable(identity, boardId);
+    if (identity.kind !== 'token') return (await this.deps.selector.reachable(identity, boardId)) ?? (await this.deps.operators?.board(identity, boardId)) ?? null;
     const token = await this.deps.store.tokens.get(identity.tokenId);
     if (!token || token.revoked || token.prefix !== identity.prefix) return null;
     const state = this.connections.get(conn);

@@ -22,6 +22,26 @@ export const ClientMessage = z.discriminatedUnion('type', [
 ]);
 export type ClientMessage = z.infer<typeof ClientMessage>;
 
+/**
+ * What only an operator's socket may send besides (DOMAIN.md "Operators"): the `firehose` topic,
+ * every board's events. It is read only when a message is no ClientMessage, so anyone else gets
+ * the very refusal a message naming an unknown topic got before it existed. `boards` and `types`
+ * (an event type, or a prefix ending in a dot, e.g. `lease.`) narrow it before it is sampled.
+ */
+export const FirehoseMessage = z.discriminatedUnion('type', [
+  z.strictObject({
+    type: z.literal('subscribe'),
+    topics: z.tuple([z.literal('firehose')]),
+    boards: z.array(z.string().min(1).max(64)).min(1).max(50).optional(),
+    types: z.array(z.string().min(1).max(64)).min(1).max(20).optional(),
+  }),
+  z.strictObject({ type: z.literal('unsubscribe'), topics: z.tuple([z.literal('firehose')]) }),
+]);
+export type FirehoseMessage = z.infer<typeof FirehoseMessage>;
+
+/** The firehose's pace: at most `perSecond` events in any second per socket; what was left out is counted every `reportMs`. */
+export const FIREHOSE = { perSecond: 200, reportMs: 1000 } as const;
+
 /** Which topic a board event belongs to (activity carries every event). */
 export function topicOf(type: string): Topic {
   if (type.startsWith('lease.')) return 'leases';
@@ -58,4 +78,6 @@ export const SOCKET_DESCRIPTION =
   'The `presence` topic sends `{type: "roster", boardId, agents: [{principal, status, note, workId, lastSeenAt}], onlineWithinMs}` on every subscribe and `{type: "presence", boardId, agent}` for each heartbeat (POST /api/status/heartbeat); an agent is online when seen within onlineWithinMs. ' +
   'A lease holder gets `lease.expiring` (seq null) and `lease.expired` events for its own leases without subscribing. ' +
   `Close codes: 4001 the credential was revoked (logout, token revoked or reissued, password or email change, the board or account deleted); 4008 slow consumer (more than 1 MiB was waiting; reconnect with \`since\`); 4029 over budget (more than ${SOCKET_BUDGET.messages} messages in ${SOCKET_BUDGET.windowMs / 1000} s); 1009 a message over 64 KiB; 1001 the node is shutting down (reconnect, to any node, with \`since\`). Idle sockets are pinged. One socket watches at most ${SOCKET_BUDGET.subscriptions} boards (an error SUBSCRIPTION_LIMIT beyond); a subscribe to a board the socket already watches merges its topics into that subscription (\`merged: true\`, no second replay). ` +
-  `Nothing read over the socket draws on the REST request budget; the socket has its own message budget, on which a snapshot costs one message per 1,000 items (at most ${SOCKET_BUDGET.messages / 2}).`;
+  `Nothing read over the socket draws on the REST request budget; the socket has its own message budget, on which a snapshot costs one message per 1,000 items (at most ${SOCKET_BUDGET.messages / 2}). ` +
+  'Operators (a socket opened with the session of an account in OPERATOR_EMAILS, not impersonating) may subscribe to any board read-only, member or not (`role: "operator"`, every shout; each such subscription is audited as `admin.live.subscribe`), and to the firehose: ' +
+  `\`{type: "subscribe", topics: ["firehose"], boards?, types?}\` (answered \`{type: "subscribed", topics: ["firehose"], boards, types, perSecond}\`, audited as \`admin.live.firehose\`; sent again, it replaces the filter) sends \`{type: "firehose", boardId, seq, event}\` for every board's events as they are committed on any node, in seq order per board, at most ${FIREHOSE.perSecond} in any second (a socket more than 256 KiB behind skips them too), and \`{type: "firehose.dropped", count}\` at most every ${FIREHOSE.reportMs / 1000} s for those left out; \`boards\` (ids) and \`types\` (event types, or prefixes ending in a dot) narrow it before it is sampled. \`{type: "unsubscribe", topics: ["firehose"]}\` ends it. To anyone else the firehose is an unknown topic.`;

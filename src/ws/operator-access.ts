@@ -1,0 +1,45 @@
+// An operator's socket (DOMAIN.md "Operators"): opened with the own session of an account in
+// OPERATOR_EMAILS (never a token, never an impersonation), it may watch any board read-only, member
+// or not, and the firehose. Each such subscription writes one audit row before anything flows.
+import type { Identity } from '../auth/identity.js';
+import { auditOperatorAction } from '../admin/audit.js';
+import type { RequestOrigin } from '../audit-row.js';
+import type { Store } from '../../store/ports/store.js';
+
+export interface OperatorAccessDeps {
+  store: Pick<Store, 'projects' | 'audit'>;
+  /** Whether the account is an operator now (src/admin/gate.ts). */
+  isOperator(accountId: string): Promise<boolean>;
+  /** The upgrade request that opened the socket of this credential, for its audit rows. */
+  originOf(identity: Identity): RequestOrigin | undefined;
+  clock: () => number;
+}
+
+/** How an operator watches a board it may not otherwise see. */
+export interface OperatorView {
+  name: string;
+  role: 'operator';
+}
+
+export class OperatorAccess {
+  constructor(private readonly deps: OperatorAccessDeps) {}
+
+  /** Whether the socket's credential is an operator's own session now. */
+  async admits(identity: Identity): Promise<boolean> {
+    return identity.kind === 'session' && !identity.impersonation && (await this.deps.isOperator(identity.accountId));
+  }
+
+  /** The board as an operator watches it; null for anyone else, and for a board that does not exist. */
+  async board(identity: Identity, boardId: string): Promise<OperatorView | null> {
+    if (!(await this.admits(identity))) return null;
+    const project = await this.deps.store.projects.get(boardId);
+    return project && { name: project.name, role: 'operator' };
+  }
+
+  /** The audit row of one subscription: `admin.live.subscribe` for a board, `admin.live.firehose`. */
+  async audit(identity: Identity, what: { action: 'subscribe' | 'firehose'; target: string; projectId?: string; data?: Record<string, unknown> }): Promise<void> {
+    const origin = this.deps.originOf(identity);
+    const ctx = { identity, requestId: origin?.requestId ?? 'ws', remoteAddress: origin?.address ?? 'unknown', now: this.deps.clock() };
+    await auditOperatorAction(this.deps.store, ctx, { action: `live.${what.action}`, target: what.target, projectId: what.projectId ?? null, ...(what.data && { data: what.data }) });
+  }
+}
