@@ -75,12 +75,14 @@ export interface RunningServer {
   inFlight(): number;
   /** Runs the anonymous-account sweep now, at the server's clock (it also runs every hour). */
   sweepAnonymous(): Promise<SweepResult>;
+  /** Runs the billing sweep now, at the server's clock (it also runs every minute): lapsed past_due grace, ended complimentary plans. */
+  sweepBilling(): Promise<{ lapsed: number; complimentaryEnded: string[] }>;
   /** Stops accepting, lets in-flight requests finish (up to the grace period), closes the store. */
   shutdown(): Promise<void>;
 }
 
-/** How often boards whose past_due grace ran out are turned Free. */
-const BILLING_SWEEP_MS = 3_600_000;
+/** How often boards whose past_due grace ran out are turned Free, and complimentary plans that ended fall back to billing's. */
+const BILLING_SWEEP_MS = 60_000;
 
 /** How often anonymous accounts past their 7 days are deleted (and expired codes and nonces). */
 const ANONYMOUS_SWEEP_MS = 3_600_000;
@@ -152,7 +154,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   });
   registry.start();
   const billing = new BillingService(store, parts.billing ?? null, logger);
-  const graceSweep = setInterval(() => void billing.settleLapsedGrace(clock()).catch((e: unknown) => logger.warn({ err: e }, 'billing: the past_due sweep failed; retried next hour')), BILLING_SWEEP_MS);
+  const graceSweep = setInterval(() => void billing.sweep(clock()).catch((e: unknown) => logger.warn({ err: e }, 'billing: the sweep (past_due grace, complimentary plans) failed; retried next minute')), BILLING_SWEEP_MS);
   graceSweep.unref();
   const anonymousSweep = async (): Promise<SweepResult> => {
     const swept = await sweepAnonymous(store, clock());
@@ -253,6 +255,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     routes,
     inFlight: () => inFlight,
     sweepAnonymous: anonymousSweep,
+    sweepBilling: () => billing.sweep(clock()),
     async shutdown() {
       if (draining) return;
       draining = true;

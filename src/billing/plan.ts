@@ -1,8 +1,10 @@
-// A project's plan, derived from its billing record (DOMAIN.md "Billing"): Pro while the
-// subscription is active or trialing, or past_due for at most 7 days; otherwise Free.
+// A project's plan (DOMAIN.md "Billing"): from its billing record, Pro while the subscription is
+// active or trialing, or past_due for at most 7 days; otherwise Free. A complimentary plan an
+// operator granted (DOMAIN.md "Operators", Money) lifts it to Pro until its end, then billing's
+// plan holds again.
 import type { PlanName } from '../plans.js';
 import { DAY_MS } from '../plans.js';
-import type { BillingRecord } from '../../store/ports/store.js';
+import type { BillingRecord, ProjectRecord } from '../../store/ports/store.js';
 
 export const PAST_DUE_GRACE_MS = 7 * DAY_MS;
 
@@ -11,4 +13,14 @@ export function billingPlan(record: Pick<BillingRecord, 'status' | 'pastDueSince
   if (record.status === 'active' || record.status === 'trialing') return 'pro';
   if (record.status === 'past_due') return record.pastDueSince !== null && now - record.pastDueSince <= PAST_DUE_GRACE_MS ? 'pro' : 'free';
   return 'free';
+}
+
+/** The complimentary plan in force at `now`, or null (none granted, or ended). */
+export function complimentaryPlan(project: Pick<ProjectRecord, 'compPlan' | 'compUntil'>, now: number): PlanName | null {
+  return project.compPlan && typeof project.compUntil === 'number' && now < project.compUntil ? project.compPlan : null;
+}
+
+/** The board's plan: billing's, lifted by a complimentary plan while it lasts. */
+export function boardPlan(project: Pick<ProjectRecord, 'compPlan' | 'compUntil'>, record: Pick<BillingRecord, 'status' | 'pastDueSince'> | null, now: number): PlanName {
+  return complimentaryPlan(project, now) === 'pro' ? 'pro' : billingPlan(record, now);
 }

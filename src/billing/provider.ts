@@ -41,6 +41,18 @@ export function subscriptionState(object: Record<string, unknown>): Subscription
   };
 }
 
+/** A refund the provider made of an invoice's payment. */
+export interface Refund {
+  refundId: string;
+  invoiceId: string;
+  /** In the smallest currency unit. */
+  amount: number;
+  currency: string;
+  status: string;
+  /** The refunded payment: a payment intent or a charge id. */
+  paymentId: string;
+}
+
 export interface BillingProvider {
   createCustomer(input: { email: string; accountId: string; projectId: string }): Promise<{ customerId: string }>;
   createCheckoutSession(input: { customerId: string; priceId: string; projectId: string; successUrl: string; cancelUrl: string }): Promise<{ url: string }>;
@@ -51,6 +63,14 @@ export interface BillingProvider {
   changePrice(subscriptionId: string, priceId: string): Promise<SubscriptionState>;
   /** Ends the subscription now. */
   cancelSubscription(subscriptionId: string): Promise<void>;
+  /** An event as the provider holds it (fetched again by id, for a replay). */
+  getEvent(eventId: string): Promise<ProviderEvent>;
+  /**
+   * Refunds the latest paid invoice of the subscription (all of it, or `amount`); throws
+   * BILLING_PAID_INVOICE_REQUIRED when the subscription has none. The idempotency key makes a
+   * retried request one refund.
+   */
+  refundLatestInvoice(input: { subscriptionId: string; amount: number | null; idempotencyKey: string; metadata: Record<string, string> }): Promise<Refund>;
   /** Verifies the signature over the exact raw body; throws PROVIDER_SIGNATURE_INVALID or PROVIDER_EVENT_INVALID. */
   verifyEvent(rawBody: Buffer, signature: string | undefined): ProviderEvent;
 }

@@ -1,13 +1,15 @@
 // Billing rules (DOMAIN.md "Billing"): a project's billing state, and the provider's webhook with
 // its signature check, foreign-event refusal, once-per-event effects, no regression by older
-// events, and a pending and a terminal audit row for every valid delivery.
+// events, and a pending and a terminal audit row for every valid delivery. The operators' money
+// actions (src/admin/money.ts) settle through the same paths: an event fetched again from the
+// provider, a subscription re-read, a refund, a complimentary plan and its end.
 import type { Logger } from 'pino';
 import { AppError } from '../errors/app-error.js';
 import { auditRow, type RequestOrigin } from '../audit-row.js';
 import type { PlanName } from '../plans.js';
 import { DuplicateKeyError, modify, type BillingRecord, type Store } from '../../store/ports/store.js';
-import { billingPlan } from './plan.js';
-import { subscriptionState, type BillingProvider, type ProviderEvent, type SubscriptionState } from './provider.js';
+import { billingPlan, boardPlan } from './plan.js';
+import { subscriptionState, type BillingProvider, type ProviderEvent, type Refund, type SubscriptionState } from './provider.js';
 
 export interface Prices {
   monthly: string;
@@ -29,6 +31,15 @@ export interface AccountBilling {
 }
 
 export type WebhookOutcome = 'applied' | 'duplicate' | 'ignored' | 'failed';
+
+/** What processing one provider event came to. */
+export interface EventProcessed {
+  eventId: string;
+  type: string;
+  projectId: string | null;
+  handled: boolean;
+  outcome: WebhookOutcome;
+}
 
 /** Statuses under which a subscription is live: a second one is refused, account deletion cancels them. */
 const LIVE = new Set(['active', 'trialing']);
@@ -71,9 +82,10 @@ export class BillingService {
         this.logger.warn({ err: e, projectId }, 'billing: the subscription interval could not be refreshed; answering without it');
       }
     }
+    const project = await this.store.projects.get(projectId);
     return {
       projectId,
-      plan: billingPlan(record, now),
+      plan: boardPlan(project ?? {}, record, now),
       subscription: record?.status ? { status: record.status, interval: record.interval, currentPeriodEnd: record.currentPeriodEnd === null ? null : new Date(record.currentPeriodEnd).toISOString(), cancelAtPeriodEnd: record.cancelAtPeriodEnd } : null,
       providerAvailable: this.available,
       upgradeOptions: [...UPGRADES],
@@ -155,23 +167,98 @@ export class BillingService {
    */
   async webhook(raw: Buffer, signature: string | undefined, origin: RequestOrigin, now: number): Promise<{ received: true; handled: boolean }> {
     const event = this.configured().provider.verifyEvent(raw, signature);
+    const { handled } = await this.process(event, origin, now, false);
+    return { received: true, handled };
+  }
+
+  /**
+   * An event as the provider holds it now (an operator's replay): fetched over the provider's
+   * authenticated API rather than verified by a signature. Nothing is written here, so a provider
+   * that cannot be reached (502 PROVIDER_UNAVAILABLE) changes nothing.
+   */
+  async fetchEvent(eventId: string): Promise<ProviderEvent> {
+    const event = await this.configured().provider.getEvent(eventId);
+    if (event.id !== eventId) throw new AppError('PROVIDER_RESPONSE_INVALID', 'The provider answered with another event than the one asked for.');
+    return event;
+  }
+
+  /** Applies a fetched event as a delivery would be, once per event id: replaying an event already applied changes nothing. */
+  replay(event: ProviderEvent, origin: RequestOrigin, now: number): Promise<EventProcessed> {
+    return this.process(event, origin, now, true);
+  }
+
+  /** A pending audit row, the effect (once per event id), and the terminal row; a foreign event is refused after its rows. */
+  private async process(event: ProviderEvent, origin: RequestOrigin, now: number, replay: boolean): Promise<EventProcessed> {
     const handled = HANDLED.has(event.type);
     // Reading which project the event is about changes nothing; a foreign one is refused after its rows.
     const target = handled ? await this.projectOf(event).catch((e: unknown) => e as Error) : null;
     const projectId = target instanceof Error ? null : (target?._id ?? null);
-    await this.audit(event, projectId, 'pending', origin, now);
+    await this.audit(event, projectId, 'pending', origin, now, replay);
     let outcome: WebhookOutcome = 'failed';
     try {
-      if (!handled) {
-        outcome = 'ignored';
-        return { received: true, handled: false };
+      if (!handled) outcome = 'ignored';
+      else {
+        if (target instanceof Error) throw target;
+        outcome = await this.applyOnce(event, target!, now);
       }
-      if (target instanceof Error) throw target;
-      outcome = await this.applyOnce(event, target!, now);
-      return { received: true, handled: true };
+      return { eventId: event.id, type: event.type, projectId, handled, outcome };
     } finally {
-      await this.audit(event, projectId, outcome, origin, now);
+      await this.audit(event, projectId, outcome, origin, now, replay);
     }
+  }
+
+  /**
+   * An operator's re-read: the project's subscription as the provider holds it now, settled as a
+   * subscription event would be (the record, then the board's plan). The provider is asked before
+   * anything is written. A subscription of another customer than the board's is refused.
+   */
+  async reread(projectId: string, now: number): Promise<{ before: BillingRecord; after: BillingRecord }> {
+    const { provider } = this.configured();
+    const before = await this.store.billing.get(projectId);
+    if (!before?.subscriptionId) throw new AppError('BILLING_SUBSCRIPTION_REQUIRED', 'This board has no subscription to re-read.');
+    const sub = await provider.getSubscription(before.subscriptionId);
+    if (sub.customerId !== before.customerId || (sub.projectId !== null && sub.projectId !== projectId)) {
+      throw new AppError('BILLING_CUSTOMER_CONFLICT', 'The provider holds this subscription under another customer or board than the one attached here; reconcile the billing record by hand.');
+    }
+    // The provider's state now is at least as new as any event created before it: later-delivered older events do not overwrite it.
+    const after = await modify(this.store.billing, projectId, (current) => ({ ...this.fromSubscription(sub, current, sub.status, now), changedAt: Math.max(current.changedAt ?? 0, now) }));
+    if (!after) throw new AppError('BILLING_SUBSCRIPTION_REQUIRED', 'The billing record of this board was removed meanwhile.');
+    await this.settlePlan(after, now);
+    return { before, after };
+  }
+
+  /** Refunds the latest paid invoice of the project's subscription through the provider (all of it, or `amount` in the smallest currency unit). */
+  async refund(projectId: string, input: { amount: number | null; idempotencyKey: string; metadata: Record<string, string> }): Promise<Refund> {
+    const { provider } = this.configured();
+    const record = await this.store.billing.get(projectId);
+    if (!record?.subscriptionId) throw new AppError('BILLING_SUBSCRIPTION_REQUIRED', 'This board has no subscription, so no invoice to refund.');
+    return provider.refundLatestInvoice({ subscriptionId: record.subscriptionId, amount: input.amount, idempotencyKey: input.idempotencyKey, metadata: { ...input.metadata, projectId } });
+  }
+
+  /** Grants a complimentary plan until `until` (replacing one in force); the board's plan is settled with it. */
+  async grantPlan(projectId: string, plan: 'pro', until: number, now: number): Promise<{ plan: 'free' | 'pro'; billingPlan: 'free' | 'pro' } | null> {
+    const record = await this.store.billing.get(projectId);
+    const project = await modify(this.store.projects, projectId, () => ({ compPlan: plan, compUntil: until, plan: boardPlan({ compPlan: plan, compUntil: until }, record, now) }));
+    return project && { plan: project.plan, billingPlan: billingPlan(record, now) };
+  }
+
+  /**
+   * Complimentary plans whose end has come: each board's plan falls back to what its billing
+   * says (found through the compUntil index, never by reading every board).
+   */
+  async endComplimentary(now: number): Promise<string[]> {
+    const ended = await this.store.projects.select({ compUntil: { $gte: 1, $lte: now } }, ['compUntil']);
+    for (const { _id } of ended) {
+      const record = await this.store.billing.get(_id);
+      await modify(this.store.projects, _id, (project) => (typeof project.compUntil === 'number' && project.compUntil <= now ? { compPlan: null, compUntil: null, plan: billingPlan(record, now) } : null));
+    }
+    return ended.map((p) => p._id);
+  }
+
+  /** The periodic settlement: lapsed past_due grace and ended complimentary plans. */
+  async sweep(now: number): Promise<{ lapsed: number; complimentaryEnded: string[] }> {
+    const complimentaryEnded = await this.endComplimentary(now);
+    return { lapsed: await this.settleLapsedGrace(now), complimentaryEnded };
   }
 
   /** The billing record the event is about; a customer of none of our projects, or a projectId that disagrees, is foreign. */
@@ -233,7 +320,8 @@ export class BillingService {
       interval: this.intervalOf(sub.priceId),
       currentPeriodEnd: sub.currentPeriodEnd,
       cancelAtPeriodEnd: sub.cancelAtPeriodEnd,
-      pastDueSince: status === 'past_due' ? (record.pastDueSince ?? at) : null,
+      // Overdue since the first unpaid invoice: unpaid keeps it too (the operators' dunning list counts days from it).
+      pastDueSince: status === 'past_due' || status === 'unpaid' ? (record.pastDueSince ?? at) : null,
     };
   }
 
@@ -247,13 +335,15 @@ export class BillingService {
     return lapsed.length;
   }
 
-  /** Keeps the project's plan (read by selection, limits and retention) equal to what its billing derives. */
+  /** Keeps the project's plan (read by selection, limits and retention) equal to what its billing (and a complimentary plan in force) derives. */
   async settlePlan(record: Pick<BillingRecord, '_id' | 'status' | 'pastDueSince'>, now: number): Promise<void> {
-    const plan = billingPlan(record, now);
-    await modify(this.store.projects, record._id, (project) => (project.plan === plan ? null : { plan }));
+    await modify(this.store.projects, record._id, (project) => {
+      const plan = boardPlan(project, record, now);
+      return project.plan === plan ? null : { plan };
+    });
   }
 
-  private async audit(event: ProviderEvent, projectId: string | null, outcome: 'pending' | WebhookOutcome, origin: RequestOrigin, now: number): Promise<void> {
-    await this.store.audit.insert(auditRow({ at: now, actor: 'provider', action: 'billing.webhook', projectId, origin, data: { eventId: event.id, type: event.type, outcome } }));
+  private async audit(event: ProviderEvent, projectId: string | null, outcome: 'pending' | WebhookOutcome, origin: RequestOrigin, now: number, replay: boolean): Promise<void> {
+    await this.store.audit.insert(auditRow({ at: now, actor: 'provider', action: 'billing.webhook', projectId, origin, data: { eventId: event.id, type: event.type, outcome, ...(replay && { replay: true }) } }));
   }
 }

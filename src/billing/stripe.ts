@@ -59,6 +59,30 @@ export function createStripeProvider(settings: StripeSettings): BillingProvider 
       const session = await call(() => stripe.billingPortal.sessions.create({ customer: customerId, return_url: returnUrl }));
       return { url: requireString(session.url) };
     },
+    async getEvent(eventId) {
+      return providerEvent(await call(() => stripe.events.retrieve(eventId)));
+    },
+    async refundLatestInvoice({ subscriptionId, amount, idempotencyKey, metadata }) {
+      // Stripe lists newest first; `status: paid` leaves drafts, open and void invoices out.
+      const invoices = await call(() => stripe.invoices.list({ subscription: subscriptionId, status: 'paid', limit: 1 }));
+      const invoice = invoices.data[0];
+      if (!invoice) throw new AppError('BILLING_PAID_INVOICE_REQUIRED');
+      const invoiceId = requireString(invoice.id);
+      // Since API version 2025-03-31 an invoice names its payments, not a payment intent or charge of its own.
+      const payments = await call(() => stripe.invoicePayments.list({ invoice: invoiceId, status: 'paid', limit: 1, expand: ['data.payment.payment_intent', 'data.payment.charge'] }));
+      const payment = payments.data[0]?.payment;
+      const idOf = (v: unknown): string | null => (typeof v === 'string' ? v : typeof (v as { id?: unknown } | null)?.id === 'string' ? (v as { id: string }).id : null);
+      const paymentIntent = idOf(payment?.payment_intent);
+      const charge = paymentIntent ? null : idOf(payment?.charge);
+      if (!paymentIntent && !charge) throw new AppError('BILLING_PAID_INVOICE_REQUIRED', 'The latest paid invoice has no card payment to refund (paid out of band or by credit).');
+      const refund = await call(() =>
+        stripe.refunds.create(
+          { ...(paymentIntent ? { payment_intent: paymentIntent } : { charge: charge! }), ...(amount !== null && { amount }), reason: 'requested_by_customer', metadata: { ...metadata, invoiceId } },
+          { idempotencyKey },
+        ),
+      );
+      return { refundId: requireString(refund.id), invoiceId, amount: typeof refund.amount === 'number' ? refund.amount : 0, currency: typeof refund.currency === 'string' ? refund.currency : '', status: typeof refund.status === 'string' ? refund.status : 'unknown', paymentId: (paymentIntent ?? charge)! };
+    },
     verifyEvent(rawBody, signature) {
       if (!signature || !settings.webhookSecret) throw new AppError('PROVIDER_SIGNATURE_INVALID');
       let event: Stripe.Event;
@@ -70,11 +94,16 @@ export function createStripeProvider(settings: StripeSettings): BillingProvider 
         if (e instanceof SyntaxError) throw new AppError('INVALID_JSON', 'The signed body is not well-formed JSON.');
         throw new AppError('PROVIDER_EVENT_INVALID');
       }
-      const object = (event.data as { object?: unknown } | undefined)?.object;
-      if (typeof event.id !== 'string' || typeof event.type !== 'string' || typeof object !== 'object' || object === null) throw new AppError('PROVIDER_EVENT_INVALID');
-      return { id: event.id, type: event.type, created: (event.created ?? 0) * 1000, object: object as Record<string, unknown> } satisfies ProviderEvent;
+      return providerEvent(event);
     },
   };
+}
+
+/** What we keep of a Stripe event; one without id, type or object is PROVIDER_EVENT_INVALID. */
+function providerEvent(event: Stripe.Event): ProviderEvent {
+  const object = (event.data as { object?: unknown } | undefined)?.object;
+  if (typeof event.id !== 'string' || typeof event.type !== 'string' || typeof object !== 'object' || object === null) throw new AppError('PROVIDER_EVENT_INVALID');
+  return { id: event.id, type: event.type, created: (event.created ?? 0) * 1000, object: object as Record<string, unknown> };
 }
 
 async function call<T>(op: () => Promise<T>): Promise<T> {

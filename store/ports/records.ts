@@ -52,6 +52,9 @@ export interface ProjectRecord extends Doc {
   plan: 'free' | 'pro';
   createdAt: number;
   lastActivityAt: number;
+  /** A complimentary plan an operator granted (src/admin/money.ts), in force until `compUntil`; then the plan is billing's again. */
+  compPlan?: 'pro' | null;
+  compUntil?: number | null;
 }
 
 export interface MemberRecord extends Doc {
