@@ -32,8 +32,9 @@ const stripeEvent = (type: string, object: Record<string, unknown>, created = Ma
 const subscription = (customer: string, status: string, projectId: string, price = PRICES.month) => ({ id: `sub_${customer}`, object: 'subscription', customer, status, cancel_at_period_end: false, metadata: { projectId }, items: { data: [{ price: { id: price }, current_period_end: Math.floor(Date.now() / 1000) + 30 * 86400 }] } });
 
 /**
- * Stripe's events endpoint as a local HTTP server, for what stripe-mock cannot answer: stripe-mock
- * returns one fixed event (plan.created) for every id, so a handled event's replay needs its own.
+ * Stripe's events and invoices endpoints as a local HTTP server, for what stripe-mock cannot answer:
+ * stripe-mock returns one fixed event (plan.created) for every id, so a handled event's replay needs
+ * its own; and it always lists an invoice, so a subscription with no paid invoice needs an empty list.
  */
 async function eventsEndpoint(events: Map<string, unknown>): Promise<{ url: string; requests: string[]; close: () => Promise<void> }> {
   const requests: string[] = [];
@@ -42,7 +43,8 @@ async function eventsEndpoint(events: Map<string, unknown>): Promise<{ url: stri
     req.resume();
     const id = /^\/v1\/events\/([^/?]+)/.exec(req.url ?? '')?.[1];
     const event = id ? events.get(decodeURIComponent(id)) : undefined;
-    if (event) res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(event));
+    if (req.url?.startsWith('/v1/invoices')) res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: [], has_more: false, url: '/v1/invoices' }));
+    else if (event) res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(event));
     else res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { type: 'invalid_request_error', code: 'resource_missing', message: 'No such event' } }));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -293,10 +295,13 @@ export function moneyFlow(name: string, open: () => Promise<OpenedStore>): void 
     });
     afterAll(() => endpoint.close());
     const served = serveStore(open, env);
+    let op: Client;
+    beforeAll(async () => {
+      ({ client: op } = await operatorSession(served.srv.url, email));
+    });
 
     it('applies an event fetched again once per event id: replaying one already applied changes nothing', async () => {
       const srv = served.srv;
-      const { client: op } = await operatorSession(srv.url, email);
       const b = await owned(srv);
       const customer = `cus_${unique('r')}`;
       await srv.store.billing.insert(billingRecord(b.projectId, b.accountId, { customerId: customer }));
@@ -344,6 +349,25 @@ export function moneyFlow(name: string, open: () => Promise<OpenedStore>): void 
       const before = await srv.store.audit.count({});
       expectError(await replay('evt_unknown'), 502, 'PROVIDER_REQUEST_FAILED');
       expect(await srv.store.audit.count({})).toBe(before);
+
+      // An event of a customer attached to none of our boards: refused after its rows, the operator's row says so.
+      const foreign = stripeEvent('customer.subscription.updated', subscription(`cus_${unique('stranger')}`, 'active', b.projectId), now);
+      events.set(foreign.id, foreign);
+      expectError(await replay(foreign.id), 400, 'PROVIDER_EVENT_ACCOUNT_MISMATCH');
+      expect(await srv.store.billing.get(b.projectId)).toEqual(settled);
+      expect(await srv.store.audit.find({ target: `event:${foreign.id}` })).toEqual([expect.objectContaining({ action: 'admin.webhook.replay', data: expect.objectContaining({ outcome: 'failed', code: 'PROVIDER_EVENT_ACCOUNT_MISMATCH' }) })]);
+    });
+
+    it('refuses a refund when the subscription has no paid invoice (409, nothing written)', async () => {
+      const srv = served.srv;
+      const b = await owned(srv);
+      await srv.store.billing.insert(billingRecord(b.projectId, b.accountId, { customerId: `cus_${unique('n')}`, subscriptionId: 'sub_unpaid_so_far', status: 'incomplete' }));
+      expectError(await op.post(`/api/admin/users/${b.accountId}/refund`, { projectId: b.projectId, reason: 'asked for it' }), 409, 'BILLING_PAID_INVOICE_REQUIRED');
+      expect(endpoint.requests.some((r) => r.startsWith('GET /v1/invoices?') && r.includes('subscription=sub_unpaid_so_far') && r.includes('status=paid'))).toBe(true);
+      expect(await srv.store.audit.find({ target: `board:${b.projectId}` })).toEqual([]);
+      // Nor without a subscription at all.
+      const bare = await owned(srv);
+      expectError(await op.post(`/api/admin/users/${bare.accountId}/refund`, { projectId: bare.projectId, reason: 'asked for it' }), 409, 'BILLING_SUBSCRIPTION_REQUIRED');
     });
   });
 
