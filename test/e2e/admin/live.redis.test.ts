@@ -1,0 +1,68 @@
+// The operators' live view across two nodes on one store and one Redis: an operator's socket on
+// one node sees, in the firehose and in a board it is no member of, what commits on the other.
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { RedisBus } from '../../../src/bus/redis.js';
+import { RedisHomes } from '../../../src/cluster/redis-homes.js';
+import { openEmbeddedStore } from '../../../store/embedded/index.js';
+import { newBoard } from '../../support/board.js';
+import { operatorEmail, operatorSession } from '../../support/operators.js';
+import { Client, startTestServer, type TestServer } from '../../support/server.js';
+import { openSocket } from '../../support/socket.js';
+import { tempDir, unique } from '../../support/temp.js';
+import { cookieOf } from './live-flow.js';
+
+const url = inject('redisUrl');
+
+describe.skipIf(!url)('the operators’ live view on two nodes with the Redis bus', () => {
+  const opEmail = operatorEmail();
+  let a: TestServer;
+  let b: TestServer;
+  let remove: () => Promise<void>;
+  beforeAll(async () => {
+    const dir = await tempDir();
+    remove = dir.remove;
+    const store = await openEmbeddedStore(dir.path);
+    const env = { OPERATOR_EMAILS: opEmail, ADDRESS_RATE_PER_MINUTE: '100000' };
+    a = await startTestServer({ ...env, NODE_ID: unique('a') }, store, new RedisBus(url!), new RedisHomes(url!));
+    b = await startTestServer({ ...env, NODE_ID: unique('b') }, store, new RedisBus(url!), new RedisHomes(url!));
+    for (const node of [a, b]) for (let i = 0; i < 100 && (await new Client(node.url).get('/readyz')).body.bus !== 'ok'; i++) await new Promise((r) => setTimeout(r, 20));
+  });
+  afterAll(async () => {
+    await a.stop();
+    await b.stop();
+    await remove();
+  });
+
+  it('shows an operator on one node the firehose and a foreign board driven on the other, in order, audited once each', async () => {
+    const op = await operatorSession(a.url, opEmail);
+    const board = await newBoard(a.url);
+    const agent = await board.agent('on-a');
+    const socket = await openSocket(b.url, cookieOf(op.client));
+    // Redis carries every test's boards: the firehose is narrowed to this one (before it is sampled).
+    socket.send({ type: 'subscribe', topics: ['firehose'], boards: [board.projectId] });
+    expect(await socket.next((m) => m.type === 'subscribed' || m.type === 'error')).toMatchObject({ type: 'subscribed', topics: ['firehose'] });
+    socket.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity'] });
+    expect(await socket.next((m) => m.type === 'subscribed' || m.type === 'error')).toMatchObject({ type: 'subscribed', boardId: board.projectId, role: 'operator' });
+    await new Promise((r) => setTimeout(r, 100)); // node B's pattern subscription is live
+
+    for (let i = 0; i < 5; i++) expect((await agent.post('/api/items', { title: `on A ${i}` })).status).toBe(201);
+    expect((await agent.post('/api/claim', {})).status).toBe(200);
+    const log = ((await agent.get('/api/activity?limit=200')).body.events as { seq: number; type: string }[]).reverse();
+    const firehose: { boardId: string; seq: number; event: { type: string } }[] = [];
+    const direct: { seq: number; event: { type: string } }[] = [];
+    while (firehose.length < log.length || direct.length < log.length) {
+      const m = await socket.next((x) => x.type === 'firehose' || x.type === 'event');
+      (m.type === 'firehose' ? firehose : direct).push(m);
+    }
+    expect(firehose.every((f) => f.boardId === board.projectId)).toBe(true);
+    expect(firehose.map((f) => [f.seq, f.event.type])).toEqual(log.map((e) => [e.seq, e.type]));
+    expect(direct.map((f) => [f.seq, f.event.type])).toEqual(log.map((e) => [e.seq, e.type]));
+
+    const rows = await a.store.audit.find({ actor: `user:${op.accountId}` });
+    expect(rows.map((r) => [r.action, r.target]).sort()).toEqual([
+      ['admin.live.firehose', 'firehose'],
+      ['admin.live.subscribe', `board:${board.projectId}`],
+    ]);
+    socket.ws.close();
+  });
+});
