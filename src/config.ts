@@ -7,6 +7,8 @@ import { parseProxyList, type ProxyList } from './http/trusted-proxies.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const bool = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v === 'true');
+/** An amount in US dollars (a unit cost or a price). */
+const money = z.coerce.number().min(0).max(1_000_000);
 
 const EnvSchema = z.object({
   PORT: port.default(8080),
@@ -70,6 +72,14 @@ const EnvSchema = z.object({
   STRIPE_API_BASE: z.url().optional(),
   STRIPE_PRICE_MONTHLY: z.string().min(1).optional(),
   STRIPE_PRICE_YEARLY: z.string().min(1).optional(),
+  /** What the two Pro prices charge, in US dollars (the operators' revenue figures); unset, revenue is shown as unknown. */
+  REVENUE_PRO_MONTHLY_USD: money.optional(),
+  REVENUE_PRO_YEARLY_USD: money.optional(),
+  /** Unit costs of running the service, in US dollars, for the operators' cost model (GET /api/admin/costmodel). */
+  COST_STORED_GB_MONTH_USD: money.default(0.25),
+  COST_MILLION_EVENTS_USD: money.default(1),
+  COST_MILLION_REQUESTS_USD: money.default(0.4),
+  COST_THOUSAND_SOCKET_HOURS_USD: money.default(0.5),
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -141,6 +151,8 @@ export interface Config {
     priceMonthly: string | undefined;
     priceYearly: string | undefined;
   };
+  /** Unit costs and Pro prices (US dollars) for the operators' cost model and revenue figures. */
+  costs: { storedGbMonth: number; millionEvents: number; millionRequests: number; thousandSocketHours: number; proMonthly: number | null; proYearly: number | null };
 }
 
 export class ConfigError extends Error {}
@@ -195,6 +207,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       apiBase: e.STRIPE_API_BASE,
       priceMonthly: e.STRIPE_PRICE_MONTHLY,
       priceYearly: e.STRIPE_PRICE_YEARLY,
+    },
+    costs: {
+      storedGbMonth: e.COST_STORED_GB_MONTH_USD,
+      millionEvents: e.COST_MILLION_EVENTS_USD,
+      millionRequests: e.COST_MILLION_REQUESTS_USD,
+      thousandSocketHours: e.COST_THOUSAND_SOCKET_HOURS_USD,
+      proMonthly: e.REVENUE_PRO_MONTHLY_USD ?? null,
+      proYearly: e.REVENUE_PRO_YEARLY_USD ?? null,
     },
   };
 }

@@ -22,6 +22,7 @@ import { BillingService, type BillingSetup } from './billing/service.js';
 import type { Config } from './config.js';
 import { ResolutionObserver } from './errors/observed-resolution.js';
 import { OperatorGate } from './admin/gate.js';
+import { Watch } from './admin/watch.js';
 import { Pipeline } from './http/pipeline.js';
 import { createHttpServer, type RefusalReason, type SocketHandlers } from './http/uws.js';
 import type { RateLimiter } from './ratelimit/limiter.js';
@@ -99,8 +100,18 @@ const REFUSAL: Record<RefusalReason, ErrorCode> = {
 };
 
 export async function startServer(parts: ServerParts): Promise<RunningServer> {
-  const { config, store, logger } = parts;
+  const { config, logger } = parts;
   const clock = parts.clock ?? Date.now;
+  // The operators' usage counters and node figures (src/admin/watch.ts); board commits are timed through its store.
+  const watch: Watch = new Watch({
+    nodeId: config.nodeId,
+    store: parts.store,
+    clock,
+    logger,
+    publish: (figures) => bus.notify({ kind: 'node.figures', figures }),
+    sources: { boardsActive: () => registry.size, sockets: () => hub.size, inFlight: () => inFlight, leaseTimers: () => registry.leaseTimers, mailboxDepth: () => registry.waiting, bus: () => bus.health },
+  });
+  const store: Store = watch.store;
   let draining = false;
   let inFlight = 0;
   let idle: (() => void) | null = null;
@@ -127,6 +138,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     clock,
     onCommit: (boardId, events) => {
       metrics?.committed(events);
+      watch.committed(boardId, events.length);
       bus.publish(boardId, events);
     },
     onWarning: (boardId, w) => {
@@ -166,30 +178,31 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   const anonSweep = setInterval(() => void anonymousSweep().catch((e: unknown) => logger.warn({ err: e }, 'onboarding: the anonymous-account sweep failed; retried next hour')), ANONYMOUS_SWEEP_MS);
   anonSweep.unref();
   const stopPurges = schedulePurges(store, clock, (purged, error) => {
+    watch.purged(purged, error);
     if (error) logger.warn({ err: error }, 'retention: purge failed, retried on the next round');
     else if (purged && Object.values(purged).some((n) => n > 0)) logger.info({ purged }, 'retention: purged what aged out');
   });
   const boards = new BoardAccess(registry, router);
   const authenticator = new Authenticator(store);
   const operators = new OperatorGate(authenticator, store, config.operatorEmails);
-  const routes = routeTable({ config, store, observer, operators, passwords: parts.passwords, mailer, selector, boards, logger, clock, readiness, busHealth: () => bus.health, sockets: () => hub.size, revoke: (notice) => bus.notify(notice), notify: (notice) => bus.notify(notice), membership: (notice) => bus.notify(notice), csrfToken: (sessionId) => csrfTokenFor(parts.keys.csrf, sessionId), userCodeDigest: (userCode) => userCodeDigest(parts.keys.userCode, userCode), web: parts.web ?? loadWebBundle(), billing });
+  const routes = routeTable({ config, store, observer, operators, passwords: parts.passwords, mailer, selector, boards, logger, clock, readiness, busHealth: () => bus.health, sockets: () => hub.size, revoke: (notice) => bus.notify(notice), notify: (notice) => bus.notify(notice), membership: (notice) => bus.notify(notice), csrfToken: (sessionId) => csrfTokenFor(parts.keys.csrf, sessionId), userCodeDigest: (userCode) => userCodeDigest(parts.keys.userCode, userCode), web: parts.web ?? loadWebBundle(), billing, watch });
   // Filled once the node listens: without PUBLIC_URL the accepted origins name the port taken.
   const origins = new Set<string>();
   const { trustedProxies, forwardedHeader } = config;
   const observe = metrics && ((operation: string | null, status: number, seconds: number) => metrics.request(operation, status, seconds));
-  const pipeline = new Pipeline({ authenticator, operators, selector, limiter: parts.limiter, observer, logger, publicUrl: config.publicUrl, allowedOrigins: origins, clientAddress: (peer, headers) => clientAddress(peer, headers, trustedProxies, forwardedHeader), ...(observe && { observe }), csrfKey: parts.keys.csrf, cookieSecure: config.cookieSecure, addressRatePerMinute: config.addressRatePerMinute, boardRateScale: config.boardRateScale, clock });
+  const pipeline = new Pipeline({ authenticator, operators, selector, limiter: parts.limiter, observer, logger, publicUrl: config.publicUrl, allowedOrigins: origins, clientAddress: (peer, headers) => clientAddress(peer, headers, trustedProxies, forwardedHeader), ...(observe && { observe }), record: watch.record, csrfKey: parts.keys.csrf, cookieSecure: config.cookieSecure, addressRatePerMinute: config.addressRatePerMinute, boardRateScale: config.boardRateScale, clock });
 
   /** The upgrade request behind each socket's credential, for the audit rows of operators' subscriptions. */
   const socketOrigins = new WeakMap<Identity, RequestOrigin>();
   const operatorSockets = new OperatorAccess({ store, isOperator: (accountId) => operators.isOperator(accountId), originOf: (identity) => socketOrigins.get(identity), clock });
-  const hub = new Hub({ selector, store, observer, publicUrl: config.publicUrl, clock, syncLog: (boardId) => registry.get(boardId).syncLog(), readBoard: (boardId) => registry.get(boardId).read(), stillValid: (identity) => authenticator.stillValid(identity, clock()), operators: operatorSockets });
+  const hub = new Hub({ selector, store, observer, publicUrl: config.publicUrl, clock, syncLog: (boardId) => registry.get(boardId).syncLog(), readBoard: (boardId) => registry.get(boardId).read(), stillValid: (identity) => authenticator.stillValid(identity, clock()), onOverBudget: (identity) => watch.overBudget(identity), operators: operatorSockets });
   const revalidation = setInterval(() => void hub.revalidate(), REVALIDATE_SOCKETS_MS);
   revalidation.unref();
   bus.subscribe((boardId, events) => {
     registry.saw(boardId, events.at(-1)?.seq ?? 0);
     hub.deliver(boardId, events);
   });
-  bus.onNotice((notice) => (notice.kind === 'resolution.failed' || notice.kind === 'resolution.observed' ? observer.hear(notice) : hub.notice(notice)));
+  bus.onNotice((notice) => (notice.kind === 'resolution.failed' || notice.kind === 'resolution.observed' ? observer.hear(notice) : notice.kind === 'node.figures' ? watch.utilization.hear(notice.figures) : hub.notice(notice)));
   const sockets: SocketHandlers = {
     path: '/api/ws',
     maxPayloadLength: 64 * 1024,
@@ -206,9 +219,15 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
         return { refuse: pipeline.reject(error.code, requestId, error.message) };
       }
     },
-    open: (conn) => hub.open(conn),
+    open: (conn) => {
+      watch.socketOpened(conn, conn.identity);
+      hub.open(conn);
+    },
     message: (conn, text) => void hub.message(conn, text).catch((e: unknown) => logger.error({ err: e }, 'socket message failed')),
-    close: (conn) => hub.close(conn),
+    close: (conn) => {
+      watch.socketClosed(conn);
+      hub.close(conn);
+    },
   };
 
   const http = createHttpServer(
@@ -237,6 +256,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   );
   const port = await http.listen(config.host, config.port);
   for (const origin of allowedOrigins(config, port)) origins.add(origin);
+  watch.start();
   if (homes) {
     const self = { node: config.nodeId, url: config.nodeUrl ?? defaultNodeUrl(config.host, port) };
     homes.start(self, (boardId) => registry.has(boardId));
@@ -274,6 +294,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
       stopPurges();
       hub.closeAll(CLOSE.shutdown, 'the node is shutting down');
       await registry.stop();
+      await watch.stop();
       await mailer.close?.(Math.min(config.shutdownGraceMs, 5000));
       await metricsEndpoint?.close();
       await bus.close();

@@ -2,6 +2,7 @@
 // sockets. Memory here; Redis pub/sub carries them across nodes.
 import type { CommittedEvent } from '../../actors/board-actor.js';
 import type { ResolutionNote } from '../errors/observed-resolution.js';
+import type { NodeFigures } from '../admin/utilization.js';
 
 export type BusHandler = (boardId: string, events: CommittedEvent[]) => void;
 
@@ -19,6 +20,8 @@ export type Notice =
   | { kind: 'lease.expiring'; boardId: string; workId: string; holder: string; expiresAt: number }
   /** Cross-node messages may have been lost (the bus reconnected): bring every subscription up to the log. */
   | { kind: 'catch-up' }
+  /** A node's own figures, told every few seconds, for the operators' utilization view (src/admin/utilization.ts). */
+  | { kind: 'node.figures'; figures: NodeFigures }
   /** An error and what the workspace did next, for GET /api/errors' observedResolution. */
   | ResolutionNote;
 

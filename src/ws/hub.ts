@@ -67,6 +67,8 @@ export interface HubDeps {
   observer: ResolutionObserver;
   publicUrl: string;
   clock: () => number;
+  /** Told of each socket closed for spending its message budget (the operators' abuse view). */
+  onOverBudget?: (identity: Identity) => void;
   /** Operators' sockets: any board read-only, and the firehose. Absent, no socket is an operator's. */
   operators?: OperatorAccess;
 }
@@ -134,7 +136,7 @@ export class Hub {
   }
 
   /** A notice from any node about sockets: a shout, a lease warning, revoked credentials, or a catch-up after the bus was down. */
-  notice(notice: Exclude<Notice, ResolutionNote>): void {
+  notice(notice: Exclude<Notice, ResolutionNote | { kind: 'node.figures' }>): void {
     if (notice.kind === 'shout') return this.shout(notice.boardId, notice.shout);
     if (notice.kind === 'catch-up') return void Promise.all([this.catchUpAll(), this.revalidate()]);
     if (notice.kind === 'lease.expiring') {
@@ -189,7 +191,7 @@ export class Hub {
   }
 
   async message(conn: Connection, text: string): Promise<void> {
-    if (!this.withinBudget(conn)) return conn.close(CLOSE.overBudget, `message budget spent: at most ${SOCKET_BUDGET.messages} messages per ${SOCKET_BUDGET.windowMs / 1000} s`);
+    if (!this.withinBudget(conn)) return this.overBudget(conn, `message budget spent: at most ${SOCKET_BUDGET.messages} messages per ${SOCKET_BUDGET.windowMs / 1000} s`);
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
@@ -225,6 +227,11 @@ export class Hub {
     }
     this.firehose.watch(conn, filter);
     this.transmit(conn, JSON.stringify({ type: 'subscribed', topics: ['firehose'], boards: msg.boards ?? null, types: msg.types ?? null, perSecond: FIREHOSE.perSecond }));
+  }
+
+  private overBudget(conn: Connection, reason: string): void {
+    this.deps.onOverBudget?.(conn.identity);
+    conn.close(CLOSE.overBudget, reason);
   }
 
   /** Counts `cost` messages against the socket's budget; false once it is spent. */
@@ -425,7 +432,7 @@ export class Hub {
     // A snapshot's board is read before the log is synced, so the log holds every event up to its seq.
     const committed = start.snapshot ? await this.deps.readBoard(boardId) : null;
     // A snapshot costs the socket what reading the items over REST would cost in requests, within limits (protocol.ts).
-    if (committed && !this.withinBudget(conn, snapshotCost(committed.board.items.size))) return conn.close(CLOSE.overBudget, 'message budget spent: a snapshot costs one message per 1,000 items');
+    if (committed && !this.withinBudget(conn, snapshotCost(committed.board.items.size))) return this.overBudget(conn, 'message budget spent: a snapshot costs one message per 1,000 items');
     await this.deps.syncLog(boardId);
     const reader = { principal: conn.identity.principal, operator: sub.operator };
     const shouts = sub.topics.has('shouts') || sub.topics.has('activity');

@@ -53,7 +53,34 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
     async close() {
       await client.close();
     },
+    replication: () => replicationOf(db),
   };
+}
+
+/** What hello says of the replica set, and each member's state when replSetGetStatus is allowed (not on a standalone server, FerretDB, or without the role). */
+async function replicationOf(db: Db): Promise<Record<string, unknown>> {
+  const admin = db.admin();
+  const hello = await admin.command({ hello: 1 });
+  const state: Record<string, unknown> = {
+    setName: hello.setName ?? null,
+    isWritablePrimary: hello.isWritablePrimary ?? hello.ismaster ?? null,
+    primary: hello.primary ?? null,
+    hosts: Array.isArray(hello.hosts) ? hello.hosts : [],
+    members: null,
+  };
+  if (!hello.setName) return state;
+  try {
+    const status = await admin.command({ replSetGetStatus: 1 });
+    const members = (status.members as Document[] | undefined) ?? [];
+    const primaryAt = (members.find((m) => m.stateStr === 'PRIMARY')?.optimeDate as Date | undefined)?.getTime();
+    state.members = members.map((m) => {
+      const at = (m.optimeDate as Date | undefined)?.getTime();
+      return { name: m.name, state: m.stateStr, health: m.health, lagMs: primaryAt !== undefined && at !== undefined ? primaryAt - at : null };
+    });
+  } catch {
+    // not allowed here: hello is what there is
+  }
+  return state;
 }
 
 /** FerretDB 1.x does not apply a conditional update atomically (see MongoCollection). */

@@ -329,9 +329,9 @@ export interface AllowlistRecord extends Doc {
  * request or commit (never computed by scanning data). _id is `<day>:<scope>:<key>`.
  */
 export interface UsageRecord extends Doc {
-  /** YYYY-MM-DD (UTC). */
+  /** YYYY-MM-DD (UTC); YYYY-MM-DDTHH:MM for the ten-minute buckets the abuse ranking reads (src/admin/usage.ts). */
   day: string;
-  scope: 'account' | 'board' | 'address' | 'principal';
+  scope: 'account' | 'board' | 'address' | 'principal' | 'platform';
   key: string;
   counts: Record<string, number>;
 }

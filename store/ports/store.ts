@@ -5,6 +5,8 @@ export interface Store extends Collections {
   readonly kind: 'embedded' | 'mongo';
   /** Resolves when the store answers; rejects otherwise. */
   ping(): Promise<void>;
+  /** MongoDB: the deployment's replication as the server reports it (hello; replSetGetStatus where allowed). Absent on the embedded store. */
+  replication?(): Promise<Record<string, unknown>>;
   /** Flushes and releases everything; further calls fail. */
   close(): Promise<void>;
 }

@@ -1,0 +1,239 @@
+// The operators' usage counters (DOMAIN.md "Operators", Watching): each routed response, board
+// commit and socket adds to counters in memory (a few map operations), and every few seconds the
+// increments go to the `usage` collection, one version-checked update (or insert) per row touched.
+// Rows are per UTC day and subject (account, board, principal, client address, and one platform
+// row), plus ten-minute buckets per address and principal that only signals of abuse create
+// (refusals, sign-ups, anonymous boards, shouts, socket budget closures), so the abuse ranking reads
+// one small range per bucket. A row's first insert of a day counts its subject as active that day
+// on the platform row: nothing is ever counted by scanning.
+import type { Identity } from '../auth/identity.js';
+import type { RequestContext } from '../request-context.js';
+import { DuplicateKeyError, MODIFY_ATTEMPTS, ContentionError, type Store, type UsageRecord } from '../../store/ports/store.js';
+
+export type UsageScope = UsageRecord['scope'];
+export const PLATFORM_KEY = 'all';
+/** The abuse buckets' width. */
+export const BUCKET_MS = 10 * 60_000;
+/** Rows waiting for a flush beyond this are dropped (and counted): memory stays bounded under a flood of distinct addresses. */
+const MAX_PENDING_ROWS = 50_000;
+const FLUSH_PARALLEL = 8;
+const KEY_CHARS = 200;
+
+/** YYYY-MM-DD (UTC). */
+export const dayOf = (at: number): string => new Date(at).toISOString().slice(0, 10);
+/** YYYY-MM-DDTHH:MM (UTC) of the ten-minute bucket holding `at`: it sorts after its day's `YYYY-MM-DD` and before the next day. */
+export const bucketOf = (at: number): string => new Date(Math.floor(at / BUCKET_MS) * BUCKET_MS).toISOString().slice(0, 16);
+export const usageId = (day: string, scope: UsageScope, key: string): string => `${day}:${scope}:${key}`;
+
+/** The `days` UTC days ending with the one holding `now`, oldest first. */
+export function lastDays(now: number, days: number): string[] {
+  const out: string[] = [];
+  for (let i = days - 1; i >= 0; i--) out.push(dayOf(now - i * 86_400_000));
+  return out;
+}
+
+/** Operations whose success is a signal the abuse ranking follows. */
+const SIGNALS: Record<string, { counter: string; on: 'address' | 'principal' }> = {
+  'POST /api/auth/signup': { counter: 'signups', on: 'address' },
+  'POST /api/accounts/anon-provision': { counter: 'anonBoards', on: 'address' },
+  'POST /api/shouts': { counter: 'shouts', on: 'principal' },
+};
+
+interface Pending {
+  day: string;
+  scope: UsageScope;
+  key: string;
+  counts: Record<string, number>;
+}
+
+interface OpenSocket {
+  identity: Identity;
+  since: number;
+}
+
+export class UsageRecorder {
+  private pending = new Map<string, Pending>();
+  private readonly sockets = new Map<object, OpenSocket>();
+  private flushing: Promise<void> | null = null;
+  /** Increments lost: the pending map was full, or a flush failed and they could not be kept. */
+  dropped = 0;
+  lastFlush: { at: number; rows: number; error: string | null } | null = null;
+
+  constructor(
+    private readonly store: Pick<Store, 'usage'>,
+    private readonly clock: () => number,
+  ) {}
+
+  /** One routed response (PipelineDeps.record). */
+  record(ctx: RequestContext, status: number): void {
+    const day = dayOf(ctx.now);
+    const identity = ctx.identity;
+    const boardId = ctx.project?.id ?? (identity?.kind === 'token' ? identity.boardId : null);
+    const refusal = status === 401 || status === 403 || status === 429 ? `r${status}` : null;
+    const counters = refusal ? ['requests', refusal] : ['requests'];
+    this.add(day, 'platform', PLATFORM_KEY, counters);
+    this.add(day, 'address', ctx.remoteAddress, counters);
+    if (identity) {
+      this.add(day, 'principal', identity.principal, counters);
+      this.add(day, 'account', identity.accountId, counters);
+    }
+    if (boardId) this.add(day, 'board', boardId, counters);
+    const bucket = bucketOf(ctx.now);
+    if (refusal) {
+      this.add(bucket, 'address', ctx.remoteAddress, [refusal]);
+      if (identity) this.add(bucket, 'principal', identity.principal, [refusal]);
+    }
+    const signal = status < 300 ? SIGNALS[ctx.operation] : undefined;
+    if (signal) {
+      const key = signal.on === 'address' ? ctx.remoteAddress : identity?.principal;
+      if (key) {
+        this.add(bucket, signal.on, key, [signal.counter]);
+        this.add(day, signal.on, key, [signal.counter]);
+      }
+      this.add(day, 'platform', PLATFORM_KEY, [signal.counter]);
+    }
+  }
+
+  /** A commit of this node's board actors, with the events it appended. */
+  committed(boardId: string, events: number): void {
+    const day = dayOf(this.clock());
+    this.add(day, 'board', boardId, ['commits'], 1);
+    this.add(day, 'board', boardId, ['events'], events);
+    this.add(day, 'platform', PLATFORM_KEY, ['commits'], 1);
+    this.add(day, 'platform', PLATFORM_KEY, ['events'], events);
+  }
+
+  socketOpened(conn: object, identity: Identity): void {
+    this.sockets.set(conn, { identity, since: this.clock() });
+  }
+
+  socketClosed(conn: object): void {
+    const open = this.sockets.get(conn);
+    if (!open) return;
+    this.sockets.delete(conn);
+    this.accrue(open, this.clock());
+  }
+
+  /** A socket closed for spending its message budget (src/ws/hub.ts). */
+  overBudget(identity: Identity): void {
+    const now = this.clock();
+    this.add(bucketOf(now), 'principal', identity.principal, ['socketClosures']);
+    this.add(dayOf(now), 'principal', identity.principal, ['socketClosures']);
+  }
+
+  /** Writes what was counted since the last flush; concurrent callers share one flush. */
+  flush(): Promise<void> {
+    this.flushing ??= this.flushOnce().finally(() => (this.flushing = null));
+    return this.flushing;
+  }
+
+  get pendingRows(): number {
+    return this.pending.size;
+  }
+
+  private accrue(open: OpenSocket, now: number): void {
+    const seconds = Math.floor((now - open.since) / 1000);
+    if (seconds <= 0) return;
+    open.since += seconds * 1000;
+    const day = dayOf(now);
+    const { identity } = open;
+    this.add(day, 'account', identity.accountId, ['socketSeconds'], seconds);
+    this.add(day, 'principal', identity.principal, ['socketSeconds'], seconds);
+    if (identity.kind === 'token' && identity.boardId) this.add(day, 'board', identity.boardId, ['socketSeconds'], seconds);
+    this.add(day, 'platform', PLATFORM_KEY, ['socketSeconds'], seconds);
+  }
+
+  private add(day: string, scope: UsageScope, rawKey: string, counters: readonly string[], by = 1): void {
+    const key = rawKey.slice(0, KEY_CHARS);
+    const id = usageId(day, scope, key);
+    let row = this.pending.get(id);
+    if (!row) {
+      if (this.pending.size >= MAX_PENDING_ROWS) {
+        this.dropped += by;
+        return;
+      }
+      row = { day, scope, key, counts: {} };
+      this.pending.set(id, row);
+    }
+    for (const c of counters) row.counts[c] = (row.counts[c] ?? 0) + by;
+  }
+
+  private async flushOnce(): Promise<void> {
+    const now = this.clock();
+    for (const open of this.sockets.values()) this.accrue(open, now);
+    const rows = [...this.pending.entries()];
+    this.pending = new Map();
+    // Subjects first: their first insert of a day counts them active on the platform row, written last.
+    const platform = rows.filter(([, r]) => r.scope === 'platform');
+    const subjects = rows.filter(([, r]) => r.scope !== 'platform');
+    let failure: unknown = null;
+    const firsts = new Map<string, Record<string, number>>();
+    const write = async ([id, row]: [string, Pending]) => {
+      try {
+        const created = await bump(this.store.usage, id, row);
+        const active = created && row.day.length === 10 ? ACTIVE[row.scope]?.(row.key) : undefined;
+        if (active) {
+          const day = (firsts.get(row.day) ?? firsts.set(row.day, {}).get(row.day)!);
+          day[active] = (day[active] ?? 0) + 1;
+        }
+      } catch (e) {
+        failure = e;
+        this.keep(id, row);
+      }
+    };
+    for (let i = 0; i < subjects.length; i += FLUSH_PARALLEL) await Promise.all(subjects.slice(i, i + FLUSH_PARALLEL).map(write));
+    for (const [day, counts] of firsts) {
+      const id = usageId(day, 'platform', PLATFORM_KEY);
+      const held = platform.find(([pid]) => pid === id);
+      if (held) for (const [c, n] of Object.entries(counts)) held[1].counts[c] = (held[1].counts[c] ?? 0) + n;
+      else platform.push([id, { day, scope: 'platform', key: PLATFORM_KEY, counts }]);
+    }
+    for (const row of platform) await write(row);
+    this.lastFlush = { at: now, rows: rows.length, error: failure ? String((failure as Error).name ?? 'Error') : null };
+  }
+
+  /** Puts a row that could not be written back, to go out with the next flush. */
+  private keep(id: string, row: Pending): void {
+    const held = this.pending.get(id);
+    if (!held && this.pending.size >= MAX_PENDING_ROWS) {
+      this.dropped += Object.values(row.counts).reduce((a, b) => a + b, 0);
+      return;
+    }
+    if (!held) return void this.pending.set(id, row);
+    for (const [c, n] of Object.entries(row.counts)) held.counts[c] = (held.counts[c] ?? 0) + n;
+  }
+}
+
+/** Which platform counter a subject's first row of a day adds to. */
+const ACTIVE: Partial<Record<UsageScope, (key: string) => string | undefined>> = {
+  account: () => 'activeAccounts',
+  board: () => 'activeBoards',
+  principal: (key) => (key.startsWith('agent:') ? 'activeAgents' : undefined),
+};
+
+/** Adds `row.counts` to the stored row (version-checked), creating it when missing; true when this call created it. */
+export async function bump(usage: Store['usage'], id: string, row: Pending): Promise<boolean> {
+  for (let attempt = 0; attempt < MODIFY_ATTEMPTS; attempt++) {
+    const current = await usage.get(id);
+    if (!current) {
+      try {
+        await usage.insert({ _id: id, version: 1, day: row.day, scope: row.scope, key: row.key, counts: { ...row.counts } });
+        return true;
+      } catch (e) {
+        if (e instanceof DuplicateKeyError) continue;
+        throw e;
+      }
+    }
+    const counts = { ...current.counts };
+    for (const [c, n] of Object.entries(row.counts)) counts[c] = (counts[c] ?? 0) + n;
+    if (await usage.update(id, current.version, { counts })) return false;
+  }
+  throw new ContentionError('usage', id);
+}
+
+/** Sums the counts of rows (missing counters are 0). */
+export function sumCounts(rows: readonly Pick<UsageRecord, 'counts'>[]): Record<string, number> {
+  const total: Record<string, number> = {};
+  for (const row of rows) for (const [c, n] of Object.entries(row.counts)) total[c] = (total[c] ?? 0) + n;
+  return total;
+}
