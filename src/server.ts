@@ -22,6 +22,7 @@ import { BillingService, type BillingSetup } from './billing/service.js';
 import type { Config } from './config.js';
 import { ResolutionObserver } from './errors/observed-resolution.js';
 import { OperatorGate } from './admin/gate.js';
+import { AccountDeletion, type Swept } from './admin/deletion.js';
 import { Watch } from './admin/watch.js';
 import { Pipeline } from './http/pipeline.js';
 import { createHttpServer, type RefusalReason, type SocketHandlers } from './http/uws.js';
@@ -76,6 +77,8 @@ export interface RunningServer {
   inFlight(): number;
   /** Runs the anonymous-account sweep now, at the server's clock (it also runs every hour). */
   sweepAnonymous(): Promise<SweepResult>;
+  /** Runs the purge of deleted accounts past their 30 days now, at the server's clock (it also runs every hour). */
+  sweepDeleted(): Promise<Swept>;
   /** Runs the billing sweep now, at the server's clock (it also runs every minute): lapsed past_due grace, ended complimentary plans. */
   sweepBilling(): Promise<{ lapsed: number; complimentaryEnded: string[] }>;
   /** Stops accepting, lets in-flight requests finish (up to the grace period), closes the store. */
@@ -87,6 +90,9 @@ const BILLING_SWEEP_MS = 60_000;
 
 /** How often anonymous accounts past their 7 days are deleted (and expired codes and nonces). */
 const ANONYMOUS_SWEEP_MS = 3_600_000;
+
+/** How often deleted accounts past their 30 days are purged. */
+const DELETED_SWEEP_MS = 3_600_000;
 
 /** How often sockets' credentials are checked again (expiry; revocations a node missed while the bus was down). */
 const REVALIDATE_SOCKETS_MS = 60_000;
@@ -177,6 +183,16 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   };
   const anonSweep = setInterval(() => void anonymousSweep().catch((e: unknown) => logger.warn({ err: e }, 'onboarding: the anonymous-account sweep failed; retried next hour')), ANONYMOUS_SWEEP_MS);
   anonSweep.unref();
+  const deletion = new AccountDeletion(store, (accountId) => billing.cancelLiveSubscriptions(accountId));
+  const deletedSweep = async (): Promise<Swept> => {
+    const swept = await deletion.sweep(clock());
+    for (const accountId of swept.accounts) bus.notify({ kind: 'revoked', accountId });
+    for (const boardId of swept.boards) bus.notify({ kind: 'revoked', boardId });
+    if (swept.accounts.length) logger.info({ accounts: swept.accounts.length, boards: swept.boards.length }, 'accounts: purged deleted accounts past their 30 days');
+    return swept;
+  };
+  const purgeSweep = setInterval(() => void deletedSweep().catch((e: unknown) => logger.warn({ err: e }, 'accounts: the purge of deleted accounts failed; retried next hour')), DELETED_SWEEP_MS);
+  purgeSweep.unref();
   const stopPurges = schedulePurges(store, clock, (purged, error) => {
     watch.purged(purged, error);
     if (error) logger.warn({ err: error }, 'retention: purge failed, retried on the next round');
@@ -275,6 +291,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     routes,
     inFlight: () => inFlight,
     sweepAnonymous: anonymousSweep,
+    sweepDeleted: deletedSweep,
     sweepBilling: () => billing.sweep(clock()),
     async shutdown() {
       if (draining) return;
@@ -291,6 +308,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
       clearInterval(revalidation);
       clearInterval(graceSweep);
       clearInterval(anonSweep);
+      clearInterval(purgeSweep);
       stopPurges();
       hub.closeAll(CLOSE.shutdown, 'the node is shutting down');
       await registry.stop();

@@ -88,6 +88,8 @@ export class AccountService {
     const account = await this.store.accounts.findOne({ email: canonicalEmail(input.email) });
     const ok = await this.passwords.verify(input.password, account?.passwordHash ?? null);
     if (!account || !ok) throw new AppError('INVALID_CREDENTIALS');
+    // Said only to whoever knows the password: a deleted account is kept 30 days for a restore.
+    if (account.deletedAt != null) throw new AppError('ACCOUNT_DELETED', `This account was deleted; an operator can restore it until ${new Date(account.purgeAfter ?? account.deletedAt).toISOString()}.`);
     const upgraded = await this.upgradeHash(account, input.password);
     return { account: upgraded, ...(await this.openSession(account._id, now)) };
   }
@@ -135,17 +137,16 @@ export class AccountService {
   }
 
   /**
-   * Deletes the account, the boards it owns, its memberships, tokens, sessions and links; answers
-   * the deleted boards' ids. `first` runs once the request is confirmed and before anything is
-   * deleted (billing cancels live subscriptions there); when it throws, nothing is deleted.
+   * The owner's own deletion: confirms it (the exact email, the current password), then runs
+   * `remove`, the deletion itself (src/admin/deletion.ts: kept 30 days, then purged). Nothing is
+   * changed when the confirmation fails.
    */
-  async deleteAccount(accountId: string, input: { confirmEmail: string; currentPassword: string }, first: () => Promise<void> = async () => undefined): Promise<string[]> {
+  async deleteAccount<R>(accountId: string, input: { confirmEmail: string; currentPassword: string }, remove: () => Promise<R>): Promise<R> {
     const account = await this.store.accounts.get(accountId);
     if (!account) throw new AppError('UNAUTHENTICATED');
     if (input.confirmEmail !== account.email) throw new AppError('ACCOUNT_DELETE_CONFIRM_MISMATCH');
     await this.reauthenticate(accountId, input.currentPassword);
-    await first();
-    return purgeAccount(this.store, accountId);
+    return remove();
   }
 
   private async reauthenticate(accountId: string, currentPassword: string): Promise<AccountRecord> {
@@ -176,7 +177,8 @@ export class AccountService {
 /**
  * Deletes an account outright: the boards it owns, its memberships, tokens, sessions and links.
  * Answers the deleted boards' ids (their sockets are the caller's to close). Checks nothing:
- * account deletion confirms first, the anonymous-account sweep decides by age.
+ * the purge of a deleted account (src/admin/deletion.ts) confirms first or waits its 30 days, the
+ * anonymous-account sweep decides by age.
  *
  * Tokens on a board a person now owns while this account still holds its owner's membership (an
  * anonymous board whose claim has not moved them yet, src/accounts/claim-board.ts) are the

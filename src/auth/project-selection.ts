@@ -1,6 +1,7 @@
 // Project selection for project-scoped operations: `?projectId=`, else the credential's own board
 // (workspace and resource tokens), else the account's starred default. Checked against accepted
-// membership: a malformed id is INVALID_PROJECT_ID, an unreachable one PROJECT_SCOPE_DENIED.
+// membership: a malformed id is INVALID_PROJECT_ID, an unreachable one PROJECT_SCOPE_DENIED, and
+// one whose owner's account is deleted BOARD_CLOSED to whoever would reach it otherwise (see closed).
 // Who owns a board is projects.ownerId and nothing else (see roleOn).
 import { AppError } from '../errors/app-error.js';
 import type { PlanName } from '../plans.js';
@@ -29,11 +30,12 @@ export class ProjectSelector {
     let project: SelectedProject | null;
     if (requested !== undefined) {
       if (!PROJECT_ID.test(requested)) throw new AppError('INVALID_PROJECT_ID', 'projectId must be 1 to 64 letters, digits, "-" or "_".');
-      project = await this.reachable(identity, requested);
+      project = unlessClosed(await this.lookup(identity, requested));
       if (!project) throw new AppError('PROJECT_SCOPE_DENIED', 'That project does not exist or this credential cannot reach it.');
     } else {
       const fallback = await this.fallback(identity);
-      project = fallback ? await this.reachable(identity, fallback) : null;
+      const found = fallback ? await this.lookup(identity, fallback) : null;
+      project = found === CLOSED && mode === 'optional' ? null : unlessClosed(found);
       if (!project && mode !== 'optional') throw new AppError('PROJECT_REQUIRED', 'Pass projectId, or star a default project in the profile.');
     }
     // Billing treats a project the caller does not own as unreachable (DOMAIN.md "Billing").
@@ -41,12 +43,19 @@ export class ProjectSelector {
     return project;
   }
 
-  /** The project as this credential may see it, or null. */
+  /** The project as this credential may see it, or null (a closed board too: see select for its own code). */
   async reachable(identity: Identity, projectId: string): Promise<SelectedProject | null> {
+    const found = await this.lookup(identity, projectId);
+    return found === CLOSED ? null : found;
+  }
+
+  /** The project as this credential may see it; CLOSED when it would, but the board is closed; null when it cannot reach it at all. */
+  private async lookup(identity: Identity, projectId: string): Promise<SelectedProject | typeof CLOSED | null> {
     if (identity.kind === 'token' && identity.scope !== 'account' && identity.boardId !== projectId) return null;
     const [project, member] = await Promise.all([this.store.projects.get(projectId), this.store.members.get(`${projectId}:${identity.accountId}`)]);
     const held = project ? roleOn(project, identity.accountId, member) : null;
     if (!project || !held) return null;
+    if (closed(project)) return CLOSED;
     const role = identity.kind === 'token' && identity.scope !== 'account' ? lower(identity.role ?? 'member', held) : held;
     return { id: project._id, name: project.name, role, plan: project.plan, owned: project.ownerId === identity.accountId };
   }
@@ -56,6 +65,20 @@ export class ProjectSelector {
     return (await this.store.accounts.get(identity.accountId))?.defaultProjectId ?? null;
   }
 }
+
+const CLOSED = Symbol('closed');
+
+/** A found project, or BOARD_CLOSED for one the credential would reach but whose owner is deleted. */
+function unlessClosed(found: SelectedProject | typeof CLOSED | null): SelectedProject | null {
+  if (found === CLOSED) throw new AppError('BOARD_CLOSED', 'The board’s owner account was deleted, so the board is closed; it is kept 30 days for a restore, then purged.');
+  return found;
+}
+
+/**
+ * Whether the board is closed: its owner's account is deleted (src/admin/deletion.ts marks its
+ * boards). The mark names that owner, so a board that changed hands since is open to its new owner.
+ */
+export const closed = (project: Pick<ProjectRecord, 'ownerId' | 'deletedOwner'>): boolean => project.deletedOwner != null && project.deletedOwner === project.ownerId;
 
 /**
  * The role `accountId` holds on `project`, or null when none. The owner is the account named by

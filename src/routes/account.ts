@@ -8,6 +8,8 @@ import { defineRoute, type RequestContext, type Route } from '../http/route.js';
 import { PLANS } from '../plans.js';
 import type { RouteDeps } from './deps.js';
 import { modify } from '../../store/ports/store.js';
+import { AccountDeletion, DELETION_RETENTION_MS } from '../admin/deletion.js';
+import { auditRow, originOf } from '../audit-row.js';
 import { AuthSessionResponse, authSessionReply, nonEmptyString } from './schemas.js';
 
 export const DISPLAY_NAME_MAX = 80;
@@ -30,6 +32,7 @@ const AccountProfileResponse = z.object({
 export function accountRoutes(deps: RouteDeps): Route[] {
   const accounts = new AccountService(deps.store, deps.passwords, deps.csrfToken);
   const recovery = new Recovery(deps.store, deps.mailer, deps.passwords, deps.config.publicUrl);
+  const deletion = new AccountDeletion(deps.store, (accountId) => deps.billing.cancelLiveSubscriptions(accountId));
   const group = 'accounts';
 
   async function profile(ctx: RequestContext) {
@@ -115,16 +118,20 @@ export function accountRoutes(deps: RouteDeps): Route[] {
       path: '/api/account',
       group,
       summary: 'Delete the account and every board it owns; needs the exact email and the current password.',
+      description: `At once: live subscriptions are cancelled (when that fails, nothing changes), sign-in is refused (ACCOUNT_DELETED), every session and token is revoked, and the boards the account owns are closed to their members (BOARD_CLOSED). Everything is kept ${DELETION_RETENTION_MS / 86_400_000} days, in which an operator can restore the account, and then purged.`,
       auth: 'session',
       bodyKind: 'json',
       body: DeleteBody,
       rate: 'address',
       errors: ['ACCOUNT_DELETE_CONFIRM_MISMATCH', 'INVALID_CURRENT_PASSWORD', 'PROVIDER_UNAVAILABLE', 'PROVIDER_REQUEST_FAILED', 'PROVIDER_RESPONSE_INVALID'],
-      responses: { 204: { description: 'Deleted; the cookie is cleared.' } },
+      responses: { 204: { description: 'Deleted (kept 30 days, then purged); the cookie is cleared.' } },
       async handler({ ctx, body }) {
-        const boards = await accounts.deleteAccount(ctx.identity!.accountId, body, () => deps.billing.cancelLiveSubscriptions(ctx.identity!.accountId));
-        deps.revoke({ kind: 'revoked', accountId: ctx.identity!.accountId });
-        for (const boardId of boards) deps.revoke({ kind: 'revoked', boardId });
+        const accountId = ctx.identity!.accountId;
+        const deleted = await accounts.deleteAccount(accountId, body, () => deletion.delete(accountId, 'owner', ctx.now));
+        const row = auditRow({ at: ctx.now, actor: ctx.identity!.principal, action: 'account.delete', projectId: null, origin: originOf(ctx), data: { purgeAfter: deleted.account.purgeAfter, boards: deleted.boards } });
+        await deps.store.audit.insert({ ...row, target: `account:${accountId}` });
+        deps.revoke({ kind: 'revoked', accountId });
+        for (const boardId of deleted.boards) deps.revoke({ kind: 'revoked', boardId });
         return { status: 204, cookies: [clearSessionCookie] };
       },
     }),

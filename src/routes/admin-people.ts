@@ -1,7 +1,193 @@
 // Operator routes: people (DOMAIN.md "Operators"). Rules live in src/admin/; these only bind them.
-import type { Route } from '../http/route.js';
+// Every action (and every read of one account's data) writes an operator audit row whose target
+// is `account:<id>` or `token:<id>`; destructive ones need a reason.
+import { z } from 'zod';
+import { AccountsAdmin, revokeCredentials } from '../admin/accounts.js';
+import { auditOperatorAction } from '../admin/audit.js';
+import { AccountDeletion, DELETION_RETENTION_MS } from '../admin/deletion.js';
+import { defineRoute, type Route } from '../http/route.js';
+import { PublicToken } from './tokens.js';
 import type { RouteDeps } from './deps.js';
+import { adminBase, PageQuery, Reason } from './admin-shared.js';
 
-export function adminPeopleRoutes(_deps: RouteDeps): Route[] {
-  return [];
+const UsersQuery = PageQuery.extend({
+  q: z.string().trim().min(1).max(254).optional().describe('An email prefix (case-insensitive) or an account id.'),
+  status: z.enum(['active', 'deleted']).optional().describe('Only accounts in this state; `deleted` alone lists deleted accounts, most recently deleted first.'),
+});
+const TokensQuery = PageQuery.extend({ userId: z.string().min(1).max(64) });
+const ReasonBody = z.strictObject({ reason: Reason });
+const PurgeBody = z.strictObject({ reason: Reason, confirm: z.string().max(254).describe('The account’s exact email.') });
+
+const UserRow = z.object({
+  id: z.string(),
+  email: z.string(),
+  displayName: z.string().nullable(),
+  emailVerified: z.boolean(),
+  status: z.enum(['active', 'deleted']),
+  plan: z.enum(['free', 'pro']),
+  boards: z.object({ owned: z.number().int(), member: z.number().int() }),
+  createdAt: z.string(),
+  lastSignInAt: z.string().nullable(),
+  deletedAt: z.string().nullable(),
+  deletedBy: z.enum(['owner', 'operator']).nullable(),
+  purgeAfter: z.string().nullable(),
+});
+const AdminToken = PublicToken.extend({ revoked: z.boolean() });
+const AuditView = z.object({ id: z.string(), at: z.string(), actor: z.string(), action: z.string(), target: z.string().nullable(), projectId: z.string().nullable(), data: z.record(z.string(), z.unknown()) });
+const UserDetail = z.object({
+  user: UserRow,
+  boards: z.array(z.object({ projectId: z.string(), name: z.string(), role: z.string(), plan: z.enum(['free', 'pro']), owned: z.boolean(), closed: z.boolean() })),
+  tokens: z.array(AdminToken),
+  billing: z.array(z.object({ projectId: z.string(), status: z.string().nullable(), interval: z.enum(['month', 'year']).nullable(), currentPeriodEnd: z.string().nullable(), cancelAtPeriodEnd: z.boolean(), pastDueSince: z.string().nullable() })),
+  audit: z.object({ about: z.array(AuditView), by: z.array(AuditView) }),
+});
+const Revoked = z.object({ sessions: z.number().int(), tokens: z.number().int() });
+const Closed = z.object({ user: UserRow, boards: z.array(z.string()) });
+
+const DAYS = DELETION_RETENTION_MS / 86_400_000;
+
+export function adminPeopleRoutes(deps: RouteDeps): Route[] {
+  const accounts = new AccountsAdmin(deps.store);
+  const deletion = new AccountDeletion(deps.store, (accountId) => deps.billing.cancelLiveSubscriptions(accountId));
+  const user = '/api/admin/users/{userId}';
+  const target = (userId: string) => `account:${userId}`;
+
+  return [
+    defineRoute<undefined, z.infer<typeof UsersQuery>>({
+      ...adminBase,
+      method: 'get',
+      path: '/api/admin/users',
+      summary: 'Find accounts by email prefix or id (or list the deleted ones): plan, boards, created, last sign-in, status.',
+      description: 'With `q`: an account id finds that account; anything else is an email prefix, answered in email order. With `status=deleted` alone: deleted accounts, most recently deleted first. One of the two is needed. Pages with `cursor`/`limit`.',
+      bodyKind: 'none',
+      query: UsersQuery,
+      errors: ['INVALID_CURSOR'],
+      responses: { 200: { description: 'A page of accounts.', schema: z.object({ users: z.array(UserRow), nextCursor: z.string().nullable() }) } },
+      async handler({ query }) {
+        const page = await accounts.search(query);
+        return { status: 200, body: { users: page.items, nextCursor: page.nextCursor } };
+      },
+    }),
+    defineRoute({
+      ...adminBase,
+      method: 'get',
+      path: user,
+      summary: 'One account: its boards and roles, tokens (never secrets or hashes), billing records, and recent audit rows about it and by it.',
+      description: 'Reading an account’s data is audited (`admin.user.view`).',
+      bodyKind: 'none',
+      errors: [],
+      responses: { 200: { description: 'The account.', schema: UserDetail } },
+      async handler({ ctx }) {
+        const detail = await accounts.detail(ctx.params.userId!);
+        await auditOperatorAction(deps.store, ctx, { action: 'user.view', target: target(detail.user.id) });
+        return { status: 200, body: detail };
+      },
+    }),
+    defineRoute<z.infer<typeof ReasonBody>, undefined>({
+      ...adminBase,
+      method: 'post',
+      path: `${user}/revoke`,
+      summary: 'Revoke every session and token of the account; its sockets close on every node.',
+      bodyKind: 'json',
+      body: ReasonBody,
+      errors: [],
+      responses: { 200: { description: 'How many sessions and tokens were revoked.', schema: Revoked } },
+      async handler({ ctx, body }) {
+        const account = await accounts.account(ctx.params.userId!);
+        const revoked = await revokeCredentials(deps.store, account._id);
+        deps.revoke({ kind: 'revoked', accountId: account._id });
+        await auditOperatorAction(deps.store, ctx, { action: 'revoke', target: target(account._id), reason: body.reason, data: revoked });
+        return { status: 200, body: revoked };
+      },
+    }),
+    defineRoute<undefined, z.infer<typeof TokensQuery>>({
+      ...adminBase,
+      method: 'get',
+      path: '/api/admin/tokens',
+      summary: 'An account’s service tokens, revoked ones too, newest first (never secrets or hashes).',
+      description: 'Reading an account’s tokens is audited (`admin.tokens.view`).',
+      bodyKind: 'none',
+      query: TokensQuery,
+      errors: ['INVALID_CURSOR'],
+      responses: { 200: { description: 'A page of tokens.', schema: z.object({ tokens: z.array(AdminToken), nextCursor: z.string().nullable() }) } },
+      async handler({ ctx, query }) {
+        const page = await accounts.tokens(query.userId, query);
+        await auditOperatorAction(deps.store, ctx, { action: 'tokens.view', target: target(query.userId) });
+        return { status: 200, body: { tokens: page.items, nextCursor: page.nextCursor } };
+      },
+    }),
+    defineRoute<z.infer<typeof ReasonBody>, undefined>({
+      ...adminBase,
+      method: 'delete',
+      path: '/api/admin/tokens/{tokenId}',
+      summary: 'Revoke one service token; its sockets close on every node.',
+      description: 'A token revoked already answers as revoked (`already: true`), and the action is audited again.',
+      bodyKind: 'json',
+      body: ReasonBody,
+      errors: ['TOKEN_NOT_FOUND'],
+      responses: { 200: { description: 'The token, now revoked.', schema: z.object({ token: AdminToken, already: z.boolean() }) } },
+      async handler({ ctx, body }) {
+        const { token, accountId, already } = await accounts.revokeToken(ctx.params.tokenId!);
+        deps.revoke({ kind: 'revoked', tokenId: token.id });
+        await auditOperatorAction(deps.store, ctx, { action: 'token.revoke', target: `token:${token.id}`, reason: body.reason, data: { accountId, already } });
+        return { status: 200, body: { token, already } };
+      },
+    }),
+    defineRoute<z.infer<typeof ReasonBody>, undefined>({
+      ...adminBase,
+      method: 'post',
+      path: `${user}/delete`,
+      summary: `Delete the account as its own deletion does: sign-in refused, sessions and tokens revoked, subscriptions cancelled, its boards closed; the data is kept ${DAYS} days.`,
+      description: `Live subscriptions are cancelled first: when the provider cannot, nothing changes (502). After ${DAYS} days the purge sweep removes the data; POST .../restore undoes the deletion until then. Deleting a deleted account changes nothing more and answers it.`,
+      bodyKind: 'json',
+      body: ReasonBody,
+      errors: ['PROVIDER_UNAVAILABLE', 'PROVIDER_REQUEST_FAILED', 'PROVIDER_RESPONSE_INVALID'],
+      responses: { 200: { description: 'The deleted account and its closed boards.', schema: Closed } },
+      async handler({ ctx, body }) {
+        const account = await accounts.account(ctx.params.userId!);
+        const deleted = await deletion.delete(account._id, 'operator', ctx.now);
+        deps.revoke({ kind: 'revoked', accountId: account._id });
+        for (const boardId of deleted.boards) deps.revoke({ kind: 'revoked', boardId });
+        await auditOperatorAction(deps.store, ctx, { action: 'delete', target: target(account._id), reason: body.reason, data: { boards: deleted.boards, purgeAfter: deleted.account.purgeAfter, already: deleted.already } });
+        const detail = await accounts.detail(account._id);
+        return { status: 200, body: { user: detail.user, boards: deleted.boards } };
+      },
+    }),
+    defineRoute<z.infer<typeof ReasonBody>, undefined>({
+      ...adminBase,
+      method: 'post',
+      path: `${user}/restore`,
+      summary: `Undo a deletion within its ${DAYS} days: sign-in allowed again, boards open. Revoked sessions and tokens stay revoked; cancelled subscriptions stay cancelled.`,
+      bodyKind: 'json',
+      body: ReasonBody,
+      errors: ['ACCOUNT_NOT_RESTORABLE'],
+      responses: { 200: { description: 'The restored account and its reopened boards.', schema: Closed } },
+      async handler({ ctx, body }) {
+        const account = await accounts.account(ctx.params.userId!);
+        const restored = await deletion.restore(account._id, ctx.now);
+        await auditOperatorAction(deps.store, ctx, { action: 'restore', target: target(account._id), reason: body.reason, data: { boards: restored.boards } });
+        const detail = await accounts.detail(account._id);
+        return { status: 200, body: { user: detail.user, boards: restored.boards } };
+      },
+    }),
+    defineRoute<z.infer<typeof PurgeBody>, undefined>({
+      ...adminBase,
+      method: 'post',
+      path: `${user}/purge`,
+      summary: 'Remove the account’s data now: its boards, memberships, tokens, sessions and the account itself. `confirm` is the account’s exact email.',
+      description: 'An account not deleted yet has its live subscriptions cancelled first (502 when the provider cannot; nothing changes). Audit rows stay.',
+      bodyKind: 'json',
+      body: PurgeBody,
+      errors: ['ACCOUNT_DELETE_CONFIRM_MISMATCH', 'PROVIDER_UNAVAILABLE', 'PROVIDER_REQUEST_FAILED', 'PROVIDER_RESPONSE_INVALID'],
+      responses: { 200: { description: 'Purged: the boards deleted with it.', schema: z.object({ purged: z.literal(true), boards: z.array(z.string()) }) } },
+      async handler({ ctx, body }) {
+        const account = await accounts.account(ctx.params.userId!);
+        const purged = await deletion.purge(account._id, body.confirm, ctx.now);
+        deps.revoke({ kind: 'revoked', accountId: account._id });
+        for (const boardId of purged.boards) deps.revoke({ kind: 'revoked', boardId });
+        await auditOperatorAction(deps.store, ctx, { action: 'purge', target: target(account._id), reason: body.reason, data: { boards: purged.boards } });
+        return { status: 200, body: { purged: true, boards: purged.boards } };
+      },
+    }),
+  ];
 }

@@ -55,6 +55,8 @@ export interface ProjectRecord extends Doc {
   /** A complimentary plan an operator granted (src/admin/money.ts), in force until `compUntil`; then the plan is billing's again. */
   compPlan?: 'pro' | null;
   compUntil?: number | null;
+  /** The owner's account id while that account is deleted (src/admin/deletion.ts): while it still names the owner, the board is closed (BOARD_CLOSED). */
+  deletedOwner?: string | null;
 }
 
 export interface MemberRecord extends Doc {

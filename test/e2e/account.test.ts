@@ -101,7 +101,7 @@ describe('POST /api/account/email', () => {
 });
 
 describe('DELETE /api/account', () => {
-  it('needs the exact email and the current password, then removes the account, its boards, tokens and sessions', async () => {
+  it('needs the exact email and the current password, then closes the account (kept 30 days) and the sweep removes it, its boards, tokens and sessions', async () => {
     const user = await signedUp(srv.url);
     const projectId = (await user.client.get('/api/account/profile')).body.projectId;
     const issued = await user.client.post('/api/accounts/tokens', { name: 'agent', scope: 'workspace', projectId });
@@ -114,10 +114,22 @@ describe('DELETE /api/account', () => {
     const res = await del({ confirmEmail: user.email, currentPassword: user.password });
     expect(res.status).toBe(204);
     expect(user.client.cookies.size).toBe(0);
-    expectError(await new Client(srv.url).post('/api/auth/login', { email: user.email, password: user.password }), 401, 'INVALID_CREDENTIALS');
+    expectError(await new Client(srv.url).post('/api/auth/login', { email: user.email, password: user.password }), 403, 'ACCOUNT_DELETED');
+    expectError(await new Client(srv.url).post('/api/auth/login', { email: user.email, password: 'wrong password 000' }), 401, 'INVALID_CREDENTIALS');
     expectError(await new Client(srv.url).get('/api/whoami', { authorization: `Bearer ${issued.body.secret}` }), 401, 'INVALID_SERVICE_TOKEN');
+    // Kept for 30 days (an operator may restore it), its email still taken...
+    expect(await srv.store.projects.get(projectId)).toMatchObject({ deletedOwner: user.accountId });
+    expect(await srv.store.accounts.get(user.accountId)).toMatchObject({ deletedBy: 'owner' });
+    expectError(await new Client(srv.url).post('/api/auth/signup', { email: user.email, password: user.password }), 409, 'EMAIL_TAKEN');
+    // ...then purged by the sweep (the last test here: the clock moves on for good).
+    await srv.server.sweepDeleted();
+    expect(await srv.store.accounts.get(user.accountId)).not.toBeNull();
+    srv.advance(30 * 86_400_000 + 1000);
+    expect((await srv.server.sweepDeleted()).accounts).toContain(user.accountId);
+    expect(await srv.store.accounts.get(user.accountId)).toBeNull();
     expect(await srv.store.projects.get(projectId)).toBeNull();
     expect(await srv.store.boards.get(projectId)).toBeNull();
+    expect(await srv.store.tokens.get(issued.body.token.id)).toBeNull();
     expect((await new Client(srv.url).post('/api/auth/signup', { email: user.email, password: user.password })).status).toBe(201);
   });
 });

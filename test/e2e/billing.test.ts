@@ -177,6 +177,7 @@ describe('a provider that is down, or answers garbage', () => {
     await down.store.billing.insert(record(projectId, accountId, { subscriptionId: 'sub_live', status: 'active', priceId: PRICES.month }));
     expectError(await client.request('DELETE', '/api/account', { json: { confirmEmail: email, currentPassword: password } }), 502, 'PROVIDER_UNAVAILABLE');
     expect(await down.store.accounts.get(accountId)).not.toBeNull();
+    expect((await down.store.accounts.get(accountId))?.deletedAt ?? null).toBeNull();
     expect(await down.store.projects.get(projectId)).not.toBeNull();
   });
 
@@ -198,7 +199,7 @@ describe('a provider that is down, or answers garbage', () => {
 });
 
 describe.skipIf(!stripeBase)('account deletion with a subscription (stripe-mock)', () => {
-  it('cancels the live subscription, then deletes', async () => {
+  it('cancels the live subscription, then deletes (the account kept 30 days, closed)', async () => {
     const srv = await startTestServer(billingEnv(stripeBase!));
     try {
       const { client, email, password, accountId } = await signedUp(srv.url);
@@ -206,7 +207,7 @@ describe.skipIf(!stripeBase)('account deletion with a subscription (stripe-mock)
       await srv.store.billing.insert(record(projectId, accountId, { subscriptionId: 'sub_live', status: 'active', priceId: PRICES.month }));
       const res = await client.request('DELETE', '/api/account', { json: { confirmEmail: email, currentPassword: password } });
       expect(res.status, res.text).toBeLessThan(300);
-      expect(await srv.store.accounts.get(accountId)).toBeNull();
+      expect(await srv.store.accounts.get(accountId)).toMatchObject({ deletedBy: 'owner', deletedAt: expect.any(Number) });
     } finally {
       await srv.stop();
     }

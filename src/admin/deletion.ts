@@ -1,0 +1,121 @@
+// Account deletion for everyone (DOMAIN.md "Operators"): the owner's own DELETE /api/account and an
+// operator's delete do the same. At once: live subscriptions cancelled (first: when that fails,
+// nothing changes), the account marked deleted (sign-in refused), every session and token revoked,
+// and the boards it owns closed to their members (BOARD_CLOSED). The data is kept 30 days, in
+// which a restore undoes all of it but the revoked credentials; then the sweep purges it, as an
+// operator's purge does at once, with what account deletion always removed (purgeAccount).
+import { purgeAccount } from '../accounts/service.js';
+import { AppError } from '../errors/app-error.js';
+import { DAY_MS } from '../plans.js';
+import { modify, type AccountRecord, type Store } from '../../store/ports/store.js';
+import { revokeCredentials } from './accounts.js';
+
+export const DELETION_RETENTION_MS = 30 * DAY_MS;
+/** Marks an account whose purge has begun: due to the sweep at once (a purge cut short is finished), past any restore. */
+const PURGING = 0;
+const SWEEP_BATCH = 100;
+const SWEEP_ROUNDS = 50;
+
+export interface Deleted {
+  account: AccountRecord;
+  /** The boards it owns, now closed (their sockets are the caller's to unsubscribe). */
+  boards: string[];
+  /** Deleted before: this call only made sure of the rest (credentials revoked, boards closed). */
+  already: boolean;
+}
+
+export interface Swept {
+  /** The accounts purged. */
+  accounts: string[];
+  /** The boards deleted with them. */
+  boards: string[];
+}
+
+export interface Purged {
+  /** The boards deleted with the account. */
+  boards: string[];
+}
+
+export class AccountDeletion {
+  constructor(
+    private readonly store: Store,
+    /** Cancels the account's live subscriptions at the provider (BillingService.cancelLiveSubscriptions); throws to refuse. */
+    private readonly cancelSubscriptions: (accountId: string) => Promise<void>,
+  ) {}
+
+  /** Deletes the account as its owner or an operator; safe to run again (a run cut short is finished). */
+  async delete(accountId: string, by: 'owner' | 'operator', now: number): Promise<Deleted> {
+    const found = await this.store.accounts.get(accountId);
+    if (!found) throw new AppError('NOT_FOUND', 'No account has that id.');
+    const already = found.deletedAt != null;
+    if (!already) await this.cancelSubscriptions(accountId);
+    const account = await modify(this.store.accounts, accountId, (a) => (a.deletedAt != null ? null : { deletedAt: now, deletedBy: by, purgeAfter: now + DELETION_RETENTION_MS }));
+    if (!account) throw new AppError('NOT_FOUND', 'No account has that id.');
+    await revokeCredentials(this.store, accountId);
+    const boards = await this.markBoards(accountId, accountId);
+    return { account, boards, already };
+  }
+
+  /** Undoes a deletion within its 30 days: sign-in allowed, boards open. Revoked credentials stay revoked. */
+  async restore(accountId: string, now: number): Promise<{ account: AccountRecord; boards: string[] }> {
+    const found = await this.store.accounts.get(accountId);
+    if (!found) throw new AppError('NOT_FOUND', 'No account has that id.');
+    restorable(found, now);
+    // Boards first: a restore cut short leaves the account deleted (and restorable), never open boards behind a closed account's back.
+    const boards = await this.markBoards(accountId, null);
+    const account = await modify(this.store.accounts, accountId, (a) => {
+      restorable(a, now);
+      return { deletedAt: null, deletedBy: null, purgeAfter: null };
+    });
+    if (!account) throw new AppError('NOT_FOUND', 'No account has that id.');
+    return { account, boards };
+  }
+
+  /**
+   * Removes the account's data now. An account not deleted yet is deleted first (its subscriptions
+   * cancelled, or nothing happens). `confirm` must be the account's exact email.
+   */
+  async purge(accountId: string, confirm: string, now: number): Promise<Purged> {
+    const found = await this.store.accounts.get(accountId);
+    if (!found) throw new AppError('NOT_FOUND', 'No account has that id.');
+    if (confirm !== found.email) throw new AppError('ACCOUNT_DELETE_CONFIRM_MISMATCH', 'confirm must be the account’s exact email.');
+    if (found.deletedAt == null) await this.cancelSubscriptions(accountId);
+    const marked = await modify(this.store.accounts, accountId, (a) => (a.purgeAfter === PURGING ? null : { deletedAt: a.deletedAt ?? now, deletedBy: a.deletedBy ?? 'operator', purgeAfter: PURGING }));
+    if (!marked) throw new AppError('NOT_FOUND', 'No account has that id.');
+    return { boards: await purgeAccount(this.store, accountId) };
+  }
+
+  /** Purges every deleted account whose 30 days are over (and finishes purges cut short). */
+  async sweep(now: number): Promise<Swept> {
+    const result: Swept = { accounts: [], boards: [] };
+    for (let round = 0; round < SWEEP_ROUNDS; round++) {
+      const due = await this.store.accounts.find({ purgeAfter: { $gte: PURGING, $lte: now } }, { sort: [['purgeAfter', 1], ['_id', 1]], limit: SWEEP_BATCH });
+      let progressed = false;
+      for (const account of due) {
+        // Marked first, version-checked: a restore that landed since wins, and one after finds the purge begun.
+        const held = account.purgeAfter === PURGING ? account : await this.store.accounts.update(account._id, account.version, { purgeAfter: PURGING });
+        if (!held) continue;
+        result.boards.push(...(await purgeAccount(this.store, account._id)));
+        result.accounts.push(account._id);
+        progressed = true;
+      }
+      if (due.length < SWEEP_BATCH || !progressed) break;
+    }
+    return result;
+  }
+
+  /** Marks (or, with null, clears the mark of) every board the account owns; answers their ids. */
+  private async markBoards(accountId: string, deletedOwner: string | null): Promise<string[]> {
+    const owned = await this.store.projects.select({ ownerId: accountId }, ['deletedOwner']);
+    for (const p of owned) {
+      if ((p.deletedOwner ?? null) !== deletedOwner) await modify(this.store.projects, p._id, (cur) => (cur.ownerId !== accountId ? null : { deletedOwner }));
+    }
+    return owned.map((p) => p._id);
+  }
+}
+
+function restorable(account: AccountRecord, now: number): void {
+  if (account.deletedAt == null || account.purgeAfter == null || account.purgeAfter <= now) {
+    throw new AppError('ACCOUNT_NOT_RESTORABLE', account.deletedAt == null ? 'The account is not deleted.' : 'The account’s 30 days are over: its purge is due.');
+  }
+}
