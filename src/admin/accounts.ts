@@ -120,6 +120,11 @@ export class AccountsAdmin {
     return { items: await Promise.all(page.map((a) => this.row(a))), nextCursor: found.length > input.limit ? encodeCursor(keyOf(page.at(-1)!)) : null };
   }
 
+  /** One account's row, as the search answers it. */
+  async user(userId: string): Promise<UserRow> {
+    return this.row(await this.account(userId));
+  }
+
   async detail(userId: string): Promise<UserDetail> {
     const account = await this.account(userId);
     const [memberships, owned, tokens, billing, about, by] = await Promise.all([

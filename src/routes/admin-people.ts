@@ -149,8 +149,7 @@ export function adminPeopleRoutes(deps: RouteDeps): Route[] {
         deps.revoke({ kind: 'revoked', accountId: account._id });
         for (const boardId of deleted.boards) deps.revoke({ kind: 'revoked', boardId });
         await auditOperatorAction(deps.store, ctx, { action: 'delete', target: target(account._id), reason: body.reason, data: { boards: deleted.boards, purgeAfter: deleted.account.purgeAfter, already: deleted.already } });
-        const detail = await accounts.detail(account._id);
-        return { status: 200, body: { user: detail.user, boards: deleted.boards } };
+        return { status: 200, body: { user: await accounts.user(account._id), boards: deleted.boards } };
       },
     }),
     defineRoute<z.infer<typeof ReasonBody>, undefined>({
@@ -166,8 +165,7 @@ export function adminPeopleRoutes(deps: RouteDeps): Route[] {
         const account = await accounts.account(ctx.params.userId!);
         const restored = await deletion.restore(account._id, ctx.now);
         await auditOperatorAction(deps.store, ctx, { action: 'restore', target: target(account._id), reason: body.reason, data: { boards: restored.boards } });
-        const detail = await accounts.detail(account._id);
-        return { status: 200, body: { user: detail.user, boards: restored.boards } };
+        return { status: 200, body: { user: await accounts.user(account._id), boards: restored.boards } };
       },
     }),
     defineRoute<z.infer<typeof PurgeBody>, undefined>({
