@@ -4,9 +4,9 @@
 // estimate from the board's header (items per state, last seq) and the oldest event kept (one
 // indexed read), never from reading the board.
 import type { Config } from '../config.js';
-import { billingPlan } from '../billing/plan.js';
+import { billingPlan, complimentaryPlan } from '../billing/plan.js';
 import { AppError } from '../errors/app-error.js';
-import type { Store, UsageRecord } from '../../store/ports/store.js';
+import type { ProjectRecord, Store, UsageRecord } from '../../store/ports/store.js';
 import { lastDays, sumCounts, usageId, type UsageScope } from './usage.js';
 
 export const WINDOW_DAYS = 30;
@@ -37,7 +37,7 @@ async function usage30(store: Pick<Store, 'usage'>, scope: UsageScope, key: stri
   const c = sumCounts(rows);
   const n = (k: string) => c[k] ?? 0;
   return {
-    usage: { requests: n('requests'), refusals: n('r401') + n('r403') + n('r429'), events: n('events'), commits: n('commits'), socketMinutes: Math.round(n('socketSeconds') / 6) / 10 },
+    usage: { requests: n('requests'), refusals: n('r401') + n('r403') + n('r429'), events: n('events'), commits: n('commits'), socketMinutes: Math.round((n('socketSeconds') / 60) * 100) / 100 },
     socketSeconds: n('socketSeconds'),
   };
 }
@@ -47,7 +47,7 @@ function price(costs: Config['costs'], storedBytes: number, usage: Usage30, sock
   const eventsUsd = (usage.events / 1e6) * costs.millionEvents;
   const requestsUsd = (usage.requests / 1e6) * costs.millionRequests;
   const socketsUsd = (socketSeconds / 3600 / 1000) * costs.thousandSocketHours;
-  const r = (n: number) => Math.round(n * 1e6) / 1e6;
+  const r = (n: number) => Math.round(n * 1e8) / 1e8;
   return { storageUsd: r(storageUsd), eventsUsd: r(eventsUsd), requestsUsd: r(requestsUsd), socketsUsd: r(socketsUsd), totalUsd: r(storageUsd + eventsUsd + requestsUsd + socketsUsd) };
 }
 
@@ -61,19 +61,20 @@ async function storedEstimate(store: Pick<Store, 'boards' | 'events'>, boardId: 
   return { items, events, bytes: items * EST_ITEM_BYTES + events * EST_EVENT_BYTES };
 }
 
-/** The plan's monthly revenue from the board's billing record (null when the price is not configured). */
-async function revenueOf(store: Pick<Store, 'billing'>, costs: Config['costs'], boardId: string, now: number): Promise<{ plan: 'free' | 'pro'; interval: 'month' | 'year' | null; monthlyUsd: number | null }> {
+/** The plan's monthly revenue from the board's billing record (null when the price is not configured); a complimentary plan brings none. */
+async function revenueOf(store: Pick<Store, 'billing'>, costs: Config['costs'], project: ProjectRecord | null, boardId: string, now: number) {
   const record = await store.billing.get(boardId);
-  if (!record || billingPlan(record, now) !== 'pro') return { plan: 'free', interval: null, monthlyUsd: 0 };
+  const complimentary = project !== null && complimentaryPlan(project, now) === 'pro';
+  if (!record || billingPlan(record, now) !== 'pro') return { plan: complimentary ? ('pro' as const) : ('free' as const), complimentary, interval: null, monthlyUsd: 0 };
   const monthly = record.interval === 'year' ? (costs.proYearly === null ? null : costs.proYearly / 12) : costs.proMonthly;
-  return { plan: 'pro', interval: record.interval, monthlyUsd: monthly === null ? null : Math.round(monthly * 100) / 100 };
+  return { plan: 'pro' as const, complimentary, interval: record.interval, monthlyUsd: monthly === null ? null : Math.round(monthly * 100) / 100 };
 }
 
 /** One board's figures; `required`: an unknown board is 404 NOT_FOUND (else it is listed as gone: its counters outlive it). */
 export async function boardCost(store: Ports, costs: Config['costs'], boardId: string, now: number, required = false) {
   const project = await store.projects.get(boardId);
   if (!project && required) throw new AppError('NOT_FOUND', 'No board has that id.');
-  const [{ usage, socketSeconds }, stored, revenue] = await Promise.all([usage30(store, 'board', boardId, now), storedEstimate(store, boardId), revenueOf(store, costs, boardId, now)]);
+  const [{ usage, socketSeconds }, stored, revenue] = await Promise.all([usage30(store, 'board', boardId, now), storedEstimate(store, boardId), revenueOf(store, costs, project, boardId, now)]);
   const cost = price(costs, stored.bytes, usage, socketSeconds);
   return {
     boardId,
@@ -83,7 +84,7 @@ export async function boardCost(store: Ports, costs: Config['costs'], boardId: s
     stored: { items: stored.items, events: stored.events, estimatedBytes: stored.bytes },
     usage,
     cost,
-    revenue: { ...revenue, monthlyMarginUsd: revenue.monthlyUsd === null ? null : Math.round((revenue.monthlyUsd - cost.totalUsd) * 1e6) / 1e6 },
+    revenue: { ...revenue, monthlyMarginUsd: revenue.monthlyUsd === null ? null : Math.round((revenue.monthlyUsd - cost.totalUsd) * 1e8) / 1e8 },
   };
 }
 
@@ -97,7 +98,7 @@ export async function accountCost(store: Ports, costs: Config['costs'], accountI
   const [{ usage, socketSeconds }, boards] = await Promise.all([usage30(store, 'account', accountId, now), Promise.all(owned.map((p) => boardCost(store, costs, p._id, now)))]);
   const own = price(costs, 0, { ...usage, events: 0 }, socketSeconds);
   const sum = (f: (b: (typeof boards)[number]) => number) => boards.reduce((a, b) => a + f(b), 0);
-  const totalUsd = Math.round((own.totalUsd + sum((b) => b.cost.totalUsd)) * 1e6) / 1e6;
+  const totalUsd = Math.round((own.totalUsd + sum((b) => b.cost.totalUsd)) * 1e8) / 1e8;
   const revenues = boards.map((b) => b.revenue.monthlyUsd);
   const revenueUsd = revenues.some((r) => r === null) ? null : Math.round(revenues.reduce((a: number, b) => a + (b ?? 0), 0) * 100) / 100;
   return { accountId, email: account.email, usage, requestsAndSockets: own, boards, totalUsd, monthlyRevenueUsd: revenueUsd };

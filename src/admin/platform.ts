@@ -25,7 +25,7 @@ export interface PlatformDay {
   socketMinutes: number;
 }
 
-export async function platformMetrics(store: Pick<Store, 'usage' | 'billing'>, config: Pick<Config, 'costs'>, now: number, days: number) {
+export async function platformMetrics(store: Pick<Store, 'usage' | 'billing' | 'projects'>, config: Pick<Config, 'costs'>, now: number, days: number) {
   const dayNames = lastDays(now, days);
   const rows = await store.usage.find({ _id: { $in: dayNames.map((d) => usageId(d, 'platform', PLATFORM_KEY)) } });
   const byDay = new Map(rows.map((r) => [r.day, r.counts]));
@@ -43,7 +43,7 @@ export async function platformMetrics(store: Pick<Store, 'usage' | 'billing'>, c
       refusals: n('r401') + n('r403') + n('r429'),
       commits: n('commits'),
       events: n('events'),
-      socketMinutes: Math.round(n('socketSeconds') / 6) / 10,
+      socketMinutes: Math.round((n('socketSeconds') / 60) * 100) / 100,
     };
   });
 
@@ -54,11 +54,15 @@ export async function platformMetrics(store: Pick<Store, 'usage' | 'billing'>, c
   const { proMonthly, proYearly } = config.costs;
   const revenue = proMonthly === null || proYearly === null ? null : round2(monthly * proMonthly + (yearly * proYearly) / 12);
   const canceled = await store.billing.count({ status: 'canceled', changedAt: { $gte: now - CHURN_WINDOW_MS } });
+  // Complimentary Pro plans in force (the compUntil index), those not also paid for.
+  const paid = new Set(paying.map((r) => r._id));
+  const complimentary = (await store.projects.select({ compUntil: { $gt: now } }, ['compPlan'])).filter((p) => p.compPlan === 'pro' && !paid.has(p._id)).length;
   return {
     days: series,
     billing: {
-      /** Boards Pro through a subscription (complimentary plans are not billing's). */
-      proBoards: paying.length,
+      /** Boards Pro through a subscription or a complimentary plan. */
+      proBoards: paying.length + complimentary,
+      complimentary,
       subscriptions: { month: monthly, year: yearly, pastDue: live.filter((r) => r.status === 'past_due').length },
       monthlyRevenueUsd: revenue,
       churn: { canceledLast30Days: canceled, rate: canceled + paying.length === 0 ? 0 : round4(canceled / (canceled + paying.length)) },

@@ -12,6 +12,8 @@ import { openSocket } from '../../support/socket.js';
 import { failOnce } from '../../support/fail-once.js';
 import { expectError } from '../../support/expect-error.js';
 import { unique } from '../../support/temp.js';
+import { until } from '../../support/until.js';
+import { modify } from '../../../store/ports/store.js';
 import type { AuditRecord, BillingRecord } from '../../../store/ports/store.js';
 
 const DAY = 86_400_000;
@@ -86,7 +88,16 @@ export function watchFlow(name: string, open: () => Promise<OpenedStore>): void 
       const before = (await watch(`/api/admin/costmodel?projectId=${board.projectId}`)).board;
       for (let i = 0; i < 3; i++) expect((await agent.post('/api/items', { title: `cost ${i}` })).status).toBe(201);
       for (let i = 0; i < 4; i++) expect((await agent.get('/api/status')).status).toBe(200);
-      const { board: after, unitCosts } = await watch(`/api/admin/costmodel?projectId=${board.projectId}`);
+      // A socket held a second and a half: its time counts for the board (the token's) once it closes.
+      const socket = await openSocket(served.srv.url, agent.defaults);
+      await new Promise((r) => setTimeout(r, 1500));
+      socket.ws.close();
+      await socket.closed;
+      let after = before;
+      await until(async () => (after = (await watch(`/api/admin/costmodel?projectId=${board.projectId}`)).board).usage.socketMinutes > before.usage.socketMinutes);
+      expect(after.usage.socketMinutes - before.usage.socketMinutes).toBeLessThan(0.5);
+      expect(after.cost.socketsUsd).toBeGreaterThan(0);
+      const { unitCosts } = await watch(`/api/admin/costmodel?projectId=${board.projectId}`);
       expect(after.usage.requests - before.usage.requests).toBe(7);
       expect(after.usage.commits - before.usage.commits).toBe(3);
       expect(after.usage.events - before.usage.events).toBeGreaterThanOrEqual(3);
@@ -95,7 +106,7 @@ export function watchFlow(name: string, open: () => Promise<OpenedStore>): void 
       expect(unitCosts.millionRequests).toBe(1000);
       expect(after.cost.requestsUsd).toBeCloseTo((after.usage.requests / 1e6) * 1000, 6);
       expect(after.cost.totalUsd).toBeCloseTo(after.cost.storageUsd + after.cost.eventsUsd + after.cost.requestsUsd + after.cost.socketsUsd, 5);
-      expect(after.revenue).toMatchObject({ plan: 'free', monthlyUsd: 0 });
+      expect(after.revenue).toMatchObject({ plan: 'free', complimentary: false, monthlyUsd: 0 });
       expect(after.ownerId).toEqual(expect.any(String));
 
       const { account } = await watch(`/api/admin/costmodel?accountId=${after.ownerId}`);
@@ -149,6 +160,13 @@ export function watchFlow(name: string, open: () => Promise<OpenedStore>): void 
       expect(billing.subscriptions).toEqual({ month: 3, year: 1, pastDue: 1 });
       expect(billing.monthlyRevenueUsd).toBe(3 * 12 + 120 / 12);
       expect(billing.churn).toEqual({ canceledLast30Days: 1, rate: 0.2 });
+      expect(billing.complimentary).toBe(0);
+
+      // A complimentary Pro plan in force counts as a Pro board, and brings no revenue.
+      await modify(served.srv.store.projects, board.projectId, () => ({ compPlan: 'pro' as const, compUntil: now + DAY }));
+      const withComp = (await watch('/api/admin/metrics')).billing;
+      expect(withComp).toMatchObject({ proBoards: 5, complimentary: 1, monthlyRevenueUsd: 46 });
+      expect((await watch(`/api/admin/costmodel?projectId=${board.projectId}`)).board.revenue).toMatchObject({ plan: 'pro', complimentary: true, monthlyUsd: 0 });
       expectError(await (await operator()).get('/api/admin/metrics?days=91'), 400, 'INVALID_INPUT');
     });
 
