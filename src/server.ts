@@ -22,6 +22,9 @@ import { BillingService, type BillingSetup } from './billing/service.js';
 import type { Config } from './config.js';
 import { ResolutionObserver } from './errors/observed-resolution.js';
 import { OperatorGate } from './admin/gate.js';
+import { Allowlist, budgetSignInByEmail } from './admin/allowlist.js';
+import { noticeLapsed, refuseWhileImpersonating } from './admin/impersonation.js';
+import { withExemption } from './ratelimit/exempt.js';
 import { AccountDeletion, type Swept } from './admin/deletion.js';
 import { Watch } from './admin/watch.js';
 import { Pipeline } from './http/pipeline.js';
@@ -199,14 +202,19 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     else if (purged && Object.values(purged).some((n) => n > 0)) logger.info({ purged }, 'retention: purged what aged out');
   });
   const boards = new BoardAccess(registry, router);
-  const authenticator = new Authenticator(store);
+  const authenticator = new Authenticator(store, { impersonationLapsed: (session, now) => noticeLapsed(store, session, now) });
+  const allowlist = new Allowlist(store, logger);
+  await allowlist.start();
+  const limiter = withExemption(parts.limiter, allowlist);
   const operators = new OperatorGate(authenticator, store, config.operatorEmails);
-  const routes = routeTable({ config, store, observer, operators, passwords: parts.passwords, mailer, selector, boards, logger, clock, readiness, busHealth: () => bus.health, sockets: () => hub.size, revoke: (notice) => bus.notify(notice), notify: (notice) => bus.notify(notice), membership: (notice) => bus.notify(notice), csrfToken: (sessionId) => csrfTokenFor(parts.keys.csrf, sessionId), userCodeDigest: (userCode) => userCodeDigest(parts.keys.userCode, userCode), web: parts.web ?? loadWebBundle(), billing, watch });
+  const routes = routeTable({ config, store, observer, operators, allowlist, passwords: parts.passwords, mailer, selector, boards, logger, clock, readiness, busHealth: () => bus.health, sockets: () => hub.size, revoke: (notice) => bus.notify(notice), notify: (notice) => bus.notify(notice), membership: (notice) => bus.notify(notice), csrfToken: (sessionId) => csrfTokenFor(parts.keys.csrf, sessionId), userCodeDigest: (userCode) => userCodeDigest(parts.keys.userCode, userCode), web: parts.web ?? loadWebBundle(), billing, watch });
+  refuseWhileImpersonating(routes);
+  budgetSignInByEmail(routes, limiter, config.addressRatePerMinute);
   // Filled once the node listens: without PUBLIC_URL the accepted origins name the port taken.
   const origins = new Set<string>();
   const { trustedProxies, forwardedHeader } = config;
   const observe = metrics && ((operation: string | null, status: number, seconds: number) => metrics.request(operation, status, seconds));
-  const pipeline = new Pipeline({ authenticator, operators, selector, limiter: parts.limiter, observer, logger, publicUrl: config.publicUrl, allowedOrigins: origins, clientAddress: (peer, headers) => clientAddress(peer, headers, trustedProxies, forwardedHeader), ...(observe && { observe }), record: watch.record, csrfKey: parts.keys.csrf, cookieSecure: config.cookieSecure, addressRatePerMinute: config.addressRatePerMinute, boardRateScale: config.boardRateScale, clock });
+  const pipeline = new Pipeline({ authenticator, operators, selector, limiter, observer, logger, publicUrl: config.publicUrl, allowedOrigins: origins, clientAddress: (peer, headers) => clientAddress(peer, headers, trustedProxies, forwardedHeader), ...(observe && { observe }), record: watch.record, csrfKey: parts.keys.csrf, cookieSecure: config.cookieSecure, addressRatePerMinute: config.addressRatePerMinute, boardRateScale: config.boardRateScale, clock });
 
   /** The upgrade request behind each socket's credential, for the audit rows of operators' subscriptions. */
   const socketOrigins = new WeakMap<Identity, RequestOrigin>();
@@ -308,6 +316,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
       clearInterval(revalidation);
       clearInterval(graceSweep);
       clearInterval(anonSweep);
+      allowlist.stop();
       clearInterval(purgeSweep);
       stopPurges();
       hub.closeAll(CLOSE.shutdown, 'the node is shutting down');

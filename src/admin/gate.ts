@@ -3,8 +3,14 @@
 // operator's), a session of another account, no credential, or a credential the store cannot
 // check now, gets exactly what an unknown path gets: 404 NOT_FOUND with the same body. The gate
 // runs before anything else reads the request, so a malformed body tells nothing either.
+//
+// An impersonation session is never an operator's own, even of an operator's account: while an
+// operator acts as an account the console is shut to that browser. Their own session then waits
+// in OPERATOR_SESSION_COOKIE, which the browser sends only to the impersonation routes (its state
+// and its end, src/admin/impersonation.ts); the gate admits that cookie as the operator's session
+// too (it is one: whoever holds it is that operator anyway).
 import type { Store } from '../../store/ports/store.js';
-import type { Authenticator } from '../auth/authenticator.js';
+import { OPERATOR_SESSION_COOKIE, SESSION_COOKIE, type Authenticator } from '../auth/authenticator.js';
 import type { SessionIdentity } from '../auth/identity.js';
 import { AppError } from '../errors/app-error.js';
 
@@ -26,8 +32,13 @@ export class OperatorGate {
 
   /** The operator's session identity, or 404 NOT_FOUND as for an unknown path. */
   async admit(headers: Record<string, string>, cookies: Record<string, string>, now: number): Promise<SessionIdentity> {
-    const identity = this.emails.size && headers['authorization'] === undefined ? await this.authenticator.authenticate('session', headers, cookies, now).catch(() => null) : null;
-    if (identity?.kind === 'session' && (await this.isOperator(identity.accountId))) return identity;
+    if (this.emails.size && headers['authorization'] === undefined) {
+      for (const cookie of [cookies[SESSION_COOKIE], cookies[OPERATOR_SESSION_COOKIE]]) {
+        if (cookie === undefined) continue;
+        const identity = await this.authenticator.authenticate('session', headers, { [SESSION_COOKIE]: cookie }, now).catch(() => null);
+        if (identity?.kind === 'session' && !identity.impersonation && (await this.isOperator(identity.accountId))) return identity;
+      }
+    }
     throw new AppError('NOT_FOUND');
   }
 

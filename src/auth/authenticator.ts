@@ -2,11 +2,18 @@
 // sha256 only; a store that cannot answer fails the request closed (see the pipeline).
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../errors/app-error.js';
-import type { Store, TokenRecord } from '../../store/ports/store.js';
+import type { SessionRecord, Store, TokenRecord } from '../../store/ports/store.js';
 import type { AuthKind } from '../request-context.js';
 import type { Identity, TokenIdentity } from './identity.js';
 
 export const SESSION_COOKIE = 'board_session';
+/**
+ * While an operator acts as an account (src/admin/impersonation.ts), their own session waits in
+ * this cookie, sent by the browser only under IMPERSONATION_PATH: the console is shut meanwhile,
+ * and only the impersonation routes (its state, its end) are reached, as the operator.
+ */
+export const OPERATOR_SESSION_COOKIE = 'board_operator_session';
+export const IMPERSONATION_PATH = '/api/admin/impersonation';
 export const TOKEN_PREFIX = 'agb_';
 const LAST_USE_RESOLUTION_MS = 60_000;
 
@@ -22,8 +29,20 @@ export const newSecret = (bytes = 32): string => randomBytes(bytes).toString('ba
 
 type AuthPorts = Pick<Store, 'sessions' | 'tokens' | 'accounts'>;
 
+export interface AuthenticatorHooks {
+  /**
+   * An impersonation session was presented after its 30 minutes, not ended before: it ended by
+   * itself, and this is when it is noticed (the audit row; src/admin/impersonation.ts). Awaited,
+   * never failing the request (which is refused either way).
+   */
+  impersonationLapsed?(session: SessionRecord, now: number): Promise<void>;
+}
+
 export class Authenticator {
-  constructor(private readonly store: AuthPorts) {}
+  constructor(
+    private readonly store: AuthPorts,
+    private readonly hooks: AuthenticatorHooks = {},
+  ) {}
 
   /**
    * Returns the identity the route needs, null where none is needed or present, or throws.
@@ -45,6 +64,7 @@ export class Authenticator {
   async stillValid(identity: Identity, now: number): Promise<boolean> {
     if (identity.kind === 'session') {
       const session = await this.store.sessions.get(identity.sessionId);
+      if (session && !session.revoked && session.expiresAt <= now) await this.lapsed(session, now);
       return session !== null && !session.revoked && session.expiresAt > now;
     }
     const token = await this.store.tokens.get(identity.tokenId);
@@ -54,10 +74,18 @@ export class Authenticator {
 
   private async fromSession(cookie: string, now: number): Promise<Identity | null> {
     const session = await this.store.sessions.get(sha256(cookie));
-    if (!session || session.revoked || session.expiresAt <= now) return null;
+    if (!session || session.revoked) return null;
+    if (session.expiresAt <= now) {
+      await this.lapsed(session, now);
+      return null;
+    }
     const identity: Identity = { kind: 'session', principal: `user:${session.accountId}`, accountId: session.accountId, sessionId: session._id };
     if (session.impersonation) identity.impersonation = { operatorId: session.impersonation.operatorId, operatorSessionId: session.impersonation.operatorSessionId };
     return identity;
+  }
+
+  private async lapsed(session: SessionRecord, now: number): Promise<void> {
+    if (session.impersonation && this.hooks.impersonationLapsed) await this.hooks.impersonationLapsed(session, now).catch(() => undefined);
   }
 
   private async fromToken(secret: string, now: number): Promise<Identity> {

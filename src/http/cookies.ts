@@ -1,4 +1,5 @@
-// Cookie parsing and the one Set-Cookie serialiser (HttpOnly, SameSite=Lax, Path=/).
+// Cookie parsing and the one Set-Cookie serialiser (HttpOnly, SameSite=Lax, Path=/ unless a
+// narrower path is given: the operator's waiting session, src/admin/impersonation.ts).
 import type { SetCookie } from './route.js';
 
 export function parseCookies(header: string): Record<string, string> {
@@ -19,8 +20,8 @@ export function parseCookies(header: string): Record<string, string> {
   return out;
 }
 
-export function serializeCookie(cookie: SetCookie, secure: boolean): string {
-  const parts = [`${cookie.name}=${encodeURIComponent(cookie.value)}`, 'Path=/', 'HttpOnly', 'SameSite=Lax', `Max-Age=${cookie.maxAge}`];
+export function serializeCookie(cookie: SetCookie, secure: boolean, path = '/'): string {
+  const parts = [`${cookie.name}=${encodeURIComponent(cookie.value)}`, `Path=${path}`, 'HttpOnly', 'SameSite=Lax', `Max-Age=${cookie.maxAge}`];
   if (cookie.maxAge === 0) parts.push('Expires=Thu, 01 Jan 1970 00:00:00 GMT');
   if (secure) parts.push('Secure');
   return parts.join('; ');

@@ -29,6 +29,8 @@ export interface RateStageInput {
   rate: RateClass;
   identity: Identity | null;
   remoteAddress: string;
+  /** The email a sign-up or sign-in names (budgetSignInByEmail, src/admin/allowlist.ts): a listed domain's draws on its own budget. */
+  email?: string;
   plan: PlanName;
   addressLimit: number;
   /** Multiplies the plan's budgets (BOARD_RATE_SCALE). */
@@ -41,7 +43,10 @@ export async function applyRateBudget(limiter: RateLimiter, input: RateStageInpu
   const { rate, identity, now } = input;
   if (rate === 'none') return NONE;
   if (rate === 'address' || rate === 'poll') {
-    const where = addressKey(input.remoteAddress);
+    // The operators' allowlist: a listed address draws on nothing, a listed email domain on the email's own budget.
+    const exempt = limiter.exempt?.(input.remoteAddress, input.email) ?? null;
+    if (exempt === 'address') return NONE;
+    const where = exempt === 'domain' && input.email !== undefined ? `email:${input.email.trim().toLowerCase().slice(0, 320)}` : addressKey(input.remoteAddress);
     const [key, limit] = rate === 'address' ? [`addr:${where}`, input.addressLimit] : [`poll:${where}`, input.addressLimit * POLL_BUDGET_FACTOR];
     const b = await limiter.consume({ key, limit, windowMs: ADDRESS_BUDGET.windowMs }, now);
     if (!b.allowed) throw denied(b, {}, now);

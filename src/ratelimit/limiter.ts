@@ -18,6 +18,18 @@ export interface RateLimiter {
   consume(spec: WindowSpec, now: number): Promise<Budget & { allowed: boolean }>;
   /** Reports the budget without counting. */
   peek(spec: WindowSpec, now: number): Promise<Budget>;
+  /** Who the per-address budgets spare (withExemption, src/ratelimit/exempt.ts); absent, no one. */
+  exempt?: Exemption['exempt'];
+}
+
+/** The operators' allowlist as the per-address budgets see it (src/admin/allowlist.ts); answered from memory. */
+export interface Exemption {
+  /**
+   * 'address': the client address is listed, and draws on no per-address budget. 'domain': the
+   * email (of a sign-up or sign-in) is of a listed domain, and draws on a budget of its own
+   * instead of the address's. null: neither.
+   */
+  exempt(address: string, email?: string): 'address' | 'domain' | null;
 }
 
 export const windowStart = (now: number, windowMs: number): number => now - (now % windowMs);

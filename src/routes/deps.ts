@@ -12,6 +12,7 @@ import type { Notice } from '../bus/bus.js';
 import type { WebBundle } from '../web/bundle.js';
 import type { BillingService } from '../billing/service.js';
 import type { OperatorGate } from '../admin/gate.js';
+import type { Allowlist } from '../admin/allowlist.js';
 import type { Watch } from '../admin/watch.js';
 
 export interface RouteDeps {
@@ -20,6 +21,8 @@ export interface RouteDeps {
   observer: ResolutionObserver;
   /** Who is an operator (the gate itself runs in the pipeline for `auth: 'operator'` routes). */
   operators: OperatorGate;
+  /** The operators' allowlist, kept in memory on this node (src/admin/allowlist.ts). */
+  allowlist: Allowlist;
   /** The operators' usage counters, node figures and store health (src/admin/watch.ts). */
   watch: Watch;
   passwords: PasswordHasher;

@@ -1,0 +1,13 @@
+// The per-address budgets and the operators' allowlist (src/admin/allowlist.ts): a limiter is
+// given the list's answer, so every request of the `address` and `poll` classes asks it, from
+// memory, before counting (applyRateBudget).
+import type { Exemption, RateLimiter } from './limiter.js';
+
+/** The limiter, answering the per-address budgets' exemptions from `exemption`. */
+export function withExemption(limiter: RateLimiter, exemption: Exemption): RateLimiter {
+  return {
+    consume: (spec, now) => limiter.consume(spec, now),
+    peek: (spec, now) => limiter.peek(spec, now),
+    exempt: (address, email) => exemption.exempt(address, email),
+  };
+}
