@@ -19,8 +19,16 @@ const MAX_PENDING_ROWS = 50_000;
 const FLUSH_PARALLEL = 8;
 const KEY_CHARS = 200;
 
-/** YYYY-MM-DD (UTC). */
-export const dayOf = (at: number): string => new Date(at).toISOString().slice(0, 10);
+const DAY_MS = 86_400_000;
+let today = { start: 0, name: '1970-01-01' };
+/** YYYY-MM-DD (UTC); the day last asked for is kept, so a request pays no date formatting. */
+export function dayOf(at: number): string {
+  if (at >= today.start && at < today.start + DAY_MS) return today.name;
+  const start = Math.floor(at / DAY_MS) * DAY_MS;
+  const name = new Date(start).toISOString().slice(0, 10);
+  if (at >= today.start) today = { start, name };
+  return name;
+}
 /** YYYY-MM-DDTHH:MM (UTC) of the ten-minute bucket holding `at`: it sorts after its day's `YYYY-MM-DD` and before the next day. */
 export const bucketOf = (at: number): string => new Date(Math.floor(at / BUCKET_MS) * BUCKET_MS).toISOString().slice(0, 16);
 export const usageId = (day: string, scope: UsageScope, key: string): string => `${day}:${scope}:${key}`;
@@ -28,7 +36,7 @@ export const usageId = (day: string, scope: UsageScope, key: string): string => 
 /** The `days` UTC days ending with the one holding `now`, oldest first. */
 export function lastDays(now: number, days: number): string[] {
   const out: string[] = [];
-  for (let i = days - 1; i >= 0; i--) out.push(dayOf(now - i * 86_400_000));
+  for (let i = days - 1; i >= 0; i--) out.push(dayOf(now - i * DAY_MS));
   return out;
 }
 

@@ -14,6 +14,9 @@ import { expectError } from '../../support/expect-error.js';
 import { unique } from '../../support/temp.js';
 import { until } from '../../support/until.js';
 import { modify } from '../../../store/ports/store.js';
+import { pino } from 'pino';
+import { Watch } from '../../../src/admin/watch.js';
+import { dayOf } from '../../../src/admin/usage.js';
 import type { AuditRecord, BillingRecord } from '../../../store/ports/store.js';
 
 const DAY = 86_400_000;
@@ -245,6 +248,24 @@ export function watchFlow(name: string, open: () => Promise<OpenedStore>): void 
       expect(report.bus).toEqual({ state: 'local', peersHeard: 0 });
       expect(report.mail.outbox).toBe(0);
       expect(report.usageCounters.dropped).toBe(0);
+    });
+
+    it('deletes usage rows past their keeping: days after 400, abuse buckets after two days', async () => {
+      const now = Date.now();
+      const key = unique('subject');
+      const row = (day: string) => ({ _id: `${day}:account:${key}`, version: 1, day, scope: 'account' as const, key, counts: { requests: 1 } });
+      const kept = [row(dayOf(now - 399 * DAY)), row(dayOf(now - 3 * DAY)), row(`${dayOf(now - DAY)}T10:00`), row(`${dayOf(now)}T00:00`)];
+      const gone = [row(dayOf(now - 401 * DAY)), row(`${dayOf(now - 3 * DAY)}T10:00`), row(`${dayOf(now - 2 * DAY)}T23:50`)];
+      for (const r of [...kept, ...gone]) await served.srv.store.usage.insert(r);
+      const zero = () => 0;
+      const watcher = new Watch({ nodeId: unique('purger'), store: served.srv.store, sources: { boardsActive: zero, sockets: zero, inFlight: zero, leaseTimers: zero, mailboxDepth: zero, bus: () => 'local' }, publish: () => undefined, logger: pino({ level: 'silent' }), clock: () => now });
+      try {
+        expect(await watcher.purgeUsage()).toBeGreaterThanOrEqual(gone.length);
+      } finally {
+        watcher.utilization.stop();
+      }
+      for (const r of kept) expect(await served.srv.store.usage.get(r._id), r._id).not.toBe(null);
+      for (const r of gone) expect(await served.srv.store.usage.get(r._id), r._id).toBe(null);
     });
 
     it('shows this node’s utilization: boards, sockets, requests per minute, memory', async () => {
