@@ -31,6 +31,11 @@ export function publicAccount(a: AccountRecord) {
   return { id: a._id, email: a.email, displayName: a.displayName, emailVerified: a.emailVerified, defaultProjectId: a.defaultProjectId, createdAt: new Date(a.createdAt).toISOString() };
 }
 
+/** Said only to whoever knows the password: a deleted account is kept 30 days for a restore. */
+function refuseDeleted(account: AccountRecord): void {
+  if (account.deletedAt != null) throw new AppError('ACCOUNT_DELETED', `This account was deleted; an operator can restore it until ${new Date(account.purgeAfter || account.deletedAt).toISOString()}.`);
+}
+
 export const newReferralCode = (): string => [...randomBytes(12)].map((b) => REFERRAL_ALPHABET[b % REFERRAL_ALPHABET.length]).join('');
 
 export interface OpenedSession {
@@ -88,10 +93,16 @@ export class AccountService {
     const account = await this.store.accounts.findOne({ email: canonicalEmail(input.email) });
     const ok = await this.passwords.verify(input.password, account?.passwordHash ?? null);
     if (!account || !ok) throw new AppError('INVALID_CREDENTIALS');
-    // Said only to whoever knows the password: a deleted account is kept 30 days for a restore.
-    if (account.deletedAt != null) throw new AppError('ACCOUNT_DELETED', `This account was deleted; an operator can restore it until ${new Date(account.purgeAfter ?? account.deletedAt).toISOString()}.`);
+    refuseDeleted(account);
     const upgraded = await this.upgradeHash(account, input.password);
-    return { account: upgraded, ...(await this.openSession(account._id, now)) };
+    const session = await this.openSession(account._id, now);
+    // A deletion that landed meanwhile revoked the sessions it found, perhaps before this one: read again, and undo it.
+    const after = await this.store.accounts.get(account._id);
+    if (!after || after.deletedAt != null) {
+      await this.store.sessions.delete(sha256(session.cookie.value));
+      refuseDeleted(after ?? { ...account, deletedAt: now });
+    }
+    return { account: upgraded, ...session };
   }
 
   /** Replaces a hash of an older scheme now that the password is known; a concurrent change wins. */

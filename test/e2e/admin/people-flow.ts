@@ -204,6 +204,9 @@ export function peopleFlow(name: string, open: () => Promise<OpenedStore>): void
       expect((await member.client.get(status)).status).toBe(200);
       expect((await agent.agent.get('/api/status')).status).toBe(200);
       const ownerSocket = await openSocket(srv().url, { authorization: `Bearer ${ownerToken.secret}` });
+      const agentSocket = await openSocket(srv().url, { authorization: `Bearer ${agent.secret}` });
+      agentSocket.send({ type: 'subscribe', boardId: owner.projectId, topics: ['activity'] });
+      await agentSocket.next((m) => m.type === 'subscribed');
       const target = `account:${owner.accountId}`;
 
       expectError(await op.post(`/api/admin/users/${owner.accountId}/delete`, {}), 400, 'INVALID_INPUT');
@@ -213,6 +216,12 @@ export function peopleFlow(name: string, open: () => Promise<OpenedStore>): void
       expect(deleted.body).toMatchObject({ user: { id: owner.accountId, status: 'deleted', deletedBy: 'operator' }, boards: [owner.projectId] });
       expect(Date.parse(deleted.body.user.purgeAfter) - Date.parse(deleted.body.user.deletedAt)).toBe(30 * DAY);
       expect((await ownerSocket.closed).code).toBe(4001);
+      // The closed board's agents are cut off, and cannot watch it again until a restore.
+      expect((await agentSocket.closed).code).toBe(4001);
+      const watching = await openSocket(srv().url, { authorization: `Bearer ${agent.secret}` });
+      watching.send({ type: 'subscribe', boardId: owner.projectId, topics: ['activity'] });
+      expect(await watching.next((m) => m.type === 'error' || m.type === 'subscribed')).toMatchObject({ type: 'error', error: { code: 'PROJECT_SCOPE_DENIED' } });
+      watching.ws.close();
 
       // Sign-in refused (to whoever knows the password), sessions and tokens dead.
       expectError(await login(srv(), owner.email), 403, 'ACCOUNT_DELETED');
@@ -235,6 +244,10 @@ export function peopleFlow(name: string, open: () => Promise<OpenedStore>): void
       expect((await login(srv(), owner.email)).status).toBe(200);
       expect((await member.client.get(status)).status).toBe(200);
       expect((await agent.agent.get('/api/status')).status).toBe(200);
+      const back = await openSocket(srv().url, { authorization: `Bearer ${agent.secret}` });
+      back.send({ type: 'subscribe', boardId: owner.projectId, topics: ['activity'] });
+      expect(await back.next((m) => m.type === 'error' || m.type === 'subscribed')).toMatchObject({ type: 'subscribed', boardId: owner.projectId });
+      back.ws.close();
       // Revoked credentials stay revoked.
       expectError(await ownerToken.agent.get('/api/whoami'), 401, 'INVALID_SERVICE_TOKEN');
       expectError(await op.post(`/api/admin/users/${owner.accountId}/restore`, { reason: 'appeal accepted' }), 409, 'ACCOUNT_NOT_RESTORABLE');
