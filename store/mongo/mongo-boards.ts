@@ -235,10 +235,11 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
     // if they fail, whoever reads or commits next finishes them from the header.
     if (local.staged) local.replaced.push({ v, at: this.clock() });
     local.staged = stage !== null;
-    local.pending = this.apply(id, v, written).catch(() => void (local.applied = -1));
-    // Cleaning up waits for the inserts but the next commit does not wait for it: on a wire server
-    // a delete can take seconds, and a board whose commits queued behind it stalled with it.
-    const applied = local.pending;
+    const applied = this.apply(id, v, written);
+    local.pending = applied.catch(() => void (local.applied = -1));
+    // Cleaning up follows the inserts (and is skipped when they failed: what they supersede must
+    // stay until the intent is in the log), but the next commit does not wait for it: on a wire
+    // server a delete can take seconds, and a board whose commits queued behind it stalled with it.
     local.cleanup = local.cleanup
       .then(() => applied)
       .then(() => this.collect(id, v, written))
