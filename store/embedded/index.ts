@@ -29,7 +29,8 @@ export async function openEmbeddedStore(dataDir: string): Promise<Store> {
     // event turn; lmdb-js's event-turn batch leaves a rejected promise unhandled on a failed commit.
     eventTurnBatching: false,
   });
-  const writer = new Writer(env, env.openDB({ name: '_meta' }));
+  const meta = env.openDB({ name: '_meta' });
+  const writer = new Writer(env, meta);
   const dbsOf = (name: CollectionName): CollectionDbs => ({
     docs: env.openDB({ name, useVersions: true }),
     indexes: SCHEMA[name].map((spec) => ({ spec, db: env.openDB({ name: `${name}.${spec.name}` }) as Database<string, Key> })),
@@ -41,6 +42,9 @@ export async function openEmbeddedStore(dataDir: string): Promise<Store> {
     CollectionName,
     LmdbCollection<never>
   >;
+
+  // Indexes declared since this directory's documents were written are built from them now.
+  for (const collection of Object.values(collections)) await collection.buildMissingIndexes(meta, writer);
 
   let closed = false;
   return {

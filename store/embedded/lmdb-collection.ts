@@ -222,6 +222,37 @@ export class LmdbCollection<T extends Doc> implements Collection<T> {
     this.dbs.docs.put(id, row, row.version as number);
   }
 
+  /**
+   * Builds the indexes not yet marked built in `meta` from the stored documents (an index declared
+   * after its collection held documents would otherwise miss them), then marks them. Runs at open,
+   * before anything else writes.
+   */
+  async buildMissingIndexes(meta: Database, writer: Writer): Promise<string[]> {
+    const built: string[] = [];
+    for (const { spec, db } of this.dbs.indexes) {
+      const mark = `index:${this.name}.${spec.name}`;
+      if (meta.get(mark) === true) continue;
+      let chunk: Row[] = [];
+      let count = 0;
+      const flush = async () => {
+        const rows = chunk;
+        chunk = [];
+        await writer.write(() => {
+          for (const row of rows) db.put(indexKey(spec, row), row._id as string);
+        });
+      };
+      for (const { value } of this.dbs.docs.getRange({})) {
+        chunk.push(value);
+        count++;
+        if (chunk.length === DELETE_CHUNK) await flush();
+      }
+      await flush();
+      await writer.write(() => meta.put(mark, true));
+      if (count) built.push(`${this.name}.${spec.name}`);
+    }
+    return built;
+  }
+
   /** Removes `row` and its index keys (inside a write); a collection with more beside its documents removes that too. */
   protected remove(row: Row): void {
     for (const { spec, db } of this.dbs.indexes) db.remove(indexKey(spec, row));

@@ -1,0 +1,43 @@
+// An index declared after a data directory's documents were written is built from them when the
+// store opens: a find through it sees the old documents too (the operators' audit filters were
+// added over audit rows already stored).
+import { open } from 'lmdb';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openEmbeddedStore } from '../../store/embedded/index.js';
+import { tempDir, type TempDir } from '../support/temp.js';
+
+describe('embedded store indexes', () => {
+  const dirs: TempDir[] = [];
+  afterEach(async () => {
+    for (const d of dirs.splice(0)) await d.remove();
+  });
+
+  it('builds an index missing from an existing directory at open, from the documents already there', async () => {
+    const dir = await tempDir();
+    dirs.push(dir);
+    const first = await openEmbeddedStore(dir.path);
+    for (let i = 0; i < 1200; i++) await first.audit.insert({ _id: `row-${i}`, version: 1, at: i, actor: 'user:op', action: 'admin.revoke', projectId: null, target: `account:${i % 3}`, data: {} });
+    await first.close();
+
+    // As a directory written before the target index existed: its keys and its mark are gone.
+    const env = open({ path: dir.path, noSubdir: false, maxDbs: 256 });
+    const index = env.openDB({ name: 'audit.target_at' });
+    const meta = env.openDB({ name: '_meta' });
+    await env.transaction(() => {
+      for (const { key } of index.getRange({})) index.remove(key);
+      meta.remove('index:audit.target_at');
+    });
+    expect([...index.getRange({})]).toHaveLength(0);
+    await env.close();
+
+    const again = await openEmbeddedStore(dir.path);
+    try {
+      const rows = await again.audit.find({ target: 'account:1' }, { sort: [['at', -1]] });
+      expect(rows).toHaveLength(400);
+      expect(rows[0]!._id).toBe('row-1198');
+      expect(await again.audit.count({ target: 'account:2' })).toBe(400);
+    } finally {
+      await again.close();
+    }
+  }, 60_000);
+});
