@@ -9,9 +9,12 @@ import { describe, expect, it } from 'vitest';
 import { IMPERSONATION_PATH, OPERATOR_SESSION_COOKIE, SESSION_COOKIE } from '../../../src/auth/authenticator.js';
 import { REFUSED_WHILE_IMPERSONATING } from '../../../src/admin/impersonation.js';
 import { operationOf } from '../../../src/http/route.js';
+import { POLL_BUDGET_FACTOR } from '../../../src/plans.js';
 import { serveStore, type OpenedStore } from '../../support/stores.js';
 import { expectError } from '../../support/expect-error.js';
 import { head } from '../../support/board.js';
+import { openSocket } from '../../support/socket.js';
+import { CLOSE } from '../../../src/ws/protocol.js';
 import { Client, type Res } from '../../support/server.js';
 import { unique } from '../../support/temp.js';
 
@@ -111,6 +114,8 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
       expect(setCookies.find((c) => c.startsWith(`${SESSION_COOKIE}=`))).toMatch(/Path=\/;.*HttpOnly.*Max-Age=1800/);
       const impersonationCookie = op.client.cookies.get(SESSION_COOKIE)!;
       const operatorCsrf = started.body.operatorCsrfToken as string;
+      // A socket opened as the account closes when the impersonation ends.
+      const socket = await openSocket(served.srv.url, { cookie: `${SESSION_COOKIE}=${impersonationCookie}` });
 
       // The browser acts as the account now, and every response says who is behind it.
       const me = await op.client.get('/api/auth/me');
@@ -160,6 +165,7 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
       expect(ended.body).toEqual({ ended: true, accountId: person.accountId, csrfToken: operatorCsrf });
       expect(ended.headers.getSetCookie().find((c) => c.startsWith(`${OPERATOR_SESSION_COOKIE}=`))).toMatch(new RegExp(`Path=${IMPERSONATION_PATH};.*Max-Age=0`));
       expect(op.client.cookies.has(OPERATOR_SESSION_COOKIE)).toBe(false);
+      expect((await socket.closed).code).toBe(CLOSE.revoked);
 
       const console = await op.client.get('/api/admin/codebase');
       expect(console.status, console.text).toBe(200);
@@ -330,6 +336,16 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
       expect(await logins('203.0.113.15', ADDRESS_LIMIT + 1, () => `${unique('u')}@corp-2.example.org`)).toEqual(refusedAfter(401, ADDRESS_LIMIT));
       // ...so guessing one account's password is as slow as ever.
       expect(await logins('203.0.113.16', ADDRESS_LIMIT + 1, () => 'boss@corp-2.example')).toEqual(refusedAfter(401, ADDRESS_LIMIT));
+
+      // The device flow's poll budget (its own, larger) spares listed addresses too.
+      const polls = async (address: string, n: number) => {
+        const statuses: number[] = [];
+        for (let i = 0; i < n; i++) statuses.push((await browser(address).post('/api/auth/device/poll', { deviceCode: 'no-such-device-code' })).status);
+        return statuses;
+      };
+      const pollLimit = ADDRESS_LIMIT * POLL_BUDGET_FACTOR;
+      expect((await polls('203.0.113.17', pollLimit + 1)).at(-1)).toBe(429);
+      expect(await polls('203.0.113.129', pollLimit + 1)).not.toContain(429);
 
       // Removed: the address counts again, at once on this node.
       expect((await op.client.request('DELETE', '/api/admin/allowlist', { json: { value: '203.0.113.10', reason: 'load test over' } })).status).toBe(200);
