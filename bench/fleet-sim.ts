@@ -254,8 +254,9 @@ export function checkLog(events: LoggedEvent[]): string[] {
         holder.set(id, e.data.lease.holder);
         if (e.data.lease.fencingToken <= (fencing.get(id) ?? 0)) violations.push(`seq ${e.seq}: ${id} granted at fencing ${e.data.lease.fencingToken}, not above ${fencing.get(id)}`);
         fencing.set(id, e.data.lease.fencingToken);
+        if (!workersSinceReady.has(id)) violations.push(`seq ${e.seq}: ${id} granted but never created in the log`);
         if (e.data.lease.purpose === 'work') {
-          workersSinceReady.get(id)!.add(e.data.lease.holder);
+          workersSinceReady.get(id)?.add(e.data.lease.holder);
           for (const d of deps.get(id) ?? []) if (state.get(d) !== 'done') violations.push(`seq ${e.seq}: ${id} claimed while its dependency ${d} was ${state.get(d)}`);
         }
         break;
@@ -279,7 +280,7 @@ export function checkLog(events: LoggedEvent[]): string[] {
           const sub = lastHead.get(id);
           if (!sub || v.head !== sub.head) violations.push(`seq ${e.seq}: ${id} passed on ${v.head}, not its head ${sub?.head}`);
           if (sub && v.by === sub.by) violations.push(`seq ${e.seq}: ${id} verified by its submitter`);
-          if (workersSinceReady.get(id)!.has(v.by)) violations.push(`seq ${e.seq}: ${id} verified by a principal that worked on it`);
+          if (workersSinceReady.get(id)?.has(v.by)) violations.push(`seq ${e.seq}: ${id} verified by a principal that worked on it`);
           passes.set(id, v);
         }
         break;
