@@ -3,7 +3,9 @@
 // the device flow, enrollment). A client address inside an address or range entry draws on no
 // per-address budget. An email of a listed domain (or a subdomain of one) on sign-up or sign-in
 // draws on a budget of that email instead of the address's (the same limit), so a company behind
-// one address is not throttled as one client while guessing one account's password stays as slow.
+// one address is not throttled as one client while guessing one account's password stays as slow;
+// as the email is only the client's word, such requests still draw on ten times the address budget
+// (DOMAIN_BUDGET_FACTOR), so listing a domain never turns the address budget off for anyone.
 //
 // Each node keeps the list in memory and answers from it without a store read (every request of
 // those classes asks): read again every REFRESH_MS, and at once after a change made here, so
@@ -137,8 +139,10 @@ export class Allowlist implements Exemption {
   exempt(address: string, email?: string): 'address' | 'domain' | null {
     if (this.entries.length === 0) return null;
     if (this.ranges.trusts(plainAddress(address))) return 'address';
-    if (email !== undefined && this.domains.size > 0) {
-      let domain = email.trim().toLowerCase().split('@').at(-1) ?? '';
+    const at = email === undefined ? -1 : email.indexOf('@');
+    // An address as sign-up takes it (one @, something before it); anything else counts as the address's.
+    if (email !== undefined && this.domains.size > 0 && at > 0 && at === email.lastIndexOf('@') && email.length <= 254) {
+      let domain = email.slice(at + 1).trim().toLowerCase();
       // The domain itself or any parent: an entry example.com covers eu.example.com.
       for (let i = 0; domain.includes('.') && i < 10; i++) {
         if (this.domains.has(domain)) return 'domain';

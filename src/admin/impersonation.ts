@@ -137,6 +137,9 @@ export class Impersonation {
     if (account._id === operator.accountId) throw new AppError('INVALID_INPUT', 'That is your own account; you act as it already.');
     if (account.deletedAt) throw new AppError('NOT_FOUND', 'The account is deleted; restore it before acting as it.');
     const own = await this.ownSession(ctx, operator);
+    // One at a time: an impersonation this browser still holds ends here (a browser cannot get
+    // here holding one, a client sending both cookies can).
+    await this.endPresented(ctx, operator);
     const secret = newSecret();
     const sessionId = sha256(secret);
     const expiresAt = ctx.now + IMPERSONATION_MS;
@@ -158,12 +161,16 @@ export class Impersonation {
   async end(ctx: Ctx): Promise<Ended> {
     const operator = operatorOf(ctx);
     const own = await this.ownSession(ctx, operator);
+    return { ...(await this.endPresented(ctx, operator)), operator: { ...own, sessionId: operator.sessionId } };
+  }
+
+  private async endPresented(ctx: Ctx, operator: SessionIdentity): Promise<Pick<Ended, 'ended' | 'accountId'>> {
     const session = await this.presented(ctx, operator);
-    if (!session) return { ended: false, accountId: null, operator: { ...own, sessionId: operator.sessionId } };
-    if (session.revoked) return { ended: false, accountId: session.accountId, operator: { ...own, sessionId: operator.sessionId } };
+    if (!session) return { ended: false, accountId: null };
+    if (session.revoked) return { ended: false, accountId: session.accountId };
     if (session.expiresAt <= ctx.now) {
       await noticeLapsed(this.store, session, ctx.now, ctx);
-      return { ended: false, accountId: session.accountId, operator: { ...own, sessionId: operator.sessionId } };
+      return { ended: false, accountId: session.accountId };
     }
     let endedHere = false;
     await modify(this.store.sessions, session._id, (current) => {
@@ -176,7 +183,7 @@ export class Impersonation {
       await insertOnce(this.store, { ...row, _id: endRowId(session._id) });
       this.revoke({ kind: 'revoked', sessionId: session._id });
     }
-    return { ended: endedHere, accountId: session.accountId, operator: { ...own, sessionId: operator.sessionId } };
+    return { ended: endedHere, accountId: session.accountId };
   }
 
   /** Whether the browser holds a live impersonation session of this operator, and of whom. */

@@ -25,6 +25,13 @@ function nineHeaders(request: Budget, write: Budget, general: Budget): Record<st
   return h;
 }
 
+/**
+ * Sign-ups and sign-ins naming an email of an allowlisted domain draw on the email's budget, and
+ * on this many times the address budget per address: whoever sends them names the email, and each
+ * costs a password hash, so a listed domain never turns the address budget off for anyone.
+ */
+export const DOMAIN_BUDGET_FACTOR = 10;
+
 export interface RateStageInput {
   rate: RateClass;
   identity: Identity | null;
@@ -43,9 +50,14 @@ export async function applyRateBudget(limiter: RateLimiter, input: RateStageInpu
   const { rate, identity, now } = input;
   if (rate === 'none') return NONE;
   if (rate === 'address' || rate === 'poll') {
-    // The operators' allowlist: a listed address draws on nothing, a listed email domain on the email's own budget.
+    // The operators' allowlist: a listed address draws on nothing; an email of a listed domain on
+    // the email's own budget, and (the email being the client's word) on a wider one of the address.
     const exempt = limiter.exempt?.(input.remoteAddress, input.email) ?? null;
     if (exempt === 'address') return NONE;
+    if (exempt === 'domain' && input.email !== undefined) {
+      const widened = await limiter.consume({ key: `addr-domain:${addressKey(input.remoteAddress)}`, limit: input.addressLimit * DOMAIN_BUDGET_FACTOR, windowMs: ADDRESS_BUDGET.windowMs }, now);
+      if (!widened.allowed) throw denied(widened, {}, now);
+    }
     const where = exempt === 'domain' && input.email !== undefined ? `email:${input.email.trim().toLowerCase().slice(0, 320)}` : addressKey(input.remoteAddress);
     const [key, limit] = rate === 'address' ? [`addr:${where}`, input.addressLimit] : [`poll:${where}`, input.addressLimit * POLL_BUDGET_FACTOR];
     const b = await limiter.consume({ key, limit, windowMs: ADDRESS_BUDGET.windowMs }, now);

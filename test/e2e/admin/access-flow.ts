@@ -10,6 +10,7 @@ import { IMPERSONATION_PATH, OPERATOR_SESSION_COOKIE, SESSION_COOKIE } from '../
 import { REFUSED_WHILE_IMPERSONATING } from '../../../src/admin/impersonation.js';
 import { operationOf } from '../../../src/http/route.js';
 import { POLL_BUDGET_FACTOR } from '../../../src/plans.js';
+import { DOMAIN_BUDGET_FACTOR } from '../../../src/ratelimit/budgets.js';
 import { serveStore, type OpenedStore } from '../../support/stores.js';
 import { expectError } from '../../support/expect-error.js';
 import { head } from '../../support/board.js';
@@ -244,6 +245,28 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
       expect((await op.client.post(`${IMPERSONATION_PATH}/end`, undefined, { 'x-csrf-token': started.body.operatorCsrfToken })).body.ended).toBe(true);
     });
 
+    it('acts as one account at a time: starting another ends the one the client still holds', async () => {
+      const op = await operator();
+      const first = await signUp();
+      const second = await signUp();
+      const started = await op.client.post(`/api/admin/users/${first.accountId}/impersonate`, { reason: 'first ticket' });
+      expect(started.status, started.text).toBe(201);
+      const held = op.client.cookies.get(SESSION_COOKIE)!;
+      // Not a browser: it sends the operator's cookie everywhere, beside the impersonation.
+      const both = new Client(served.srv.url, {
+        'x-forwarded-for': nextAddress(),
+        cookie: `${SESSION_COOKIE}=${held}; ${OPERATOR_SESSION_COOKIE}=${op.client.cookies.get(OPERATOR_SESSION_COOKIE)}`,
+        'x-csrf-token': started.body.operatorCsrfToken,
+      });
+      const next = await both.post(`/api/admin/users/${second.accountId}/impersonate`, { reason: 'second ticket' });
+      expect(next.status, next.text).toBe(201);
+      expectError(await new Client(served.srv.url, { cookie: `${SESSION_COOKIE}=${held}` }).get('/api/auth/me'), 401, 'UNAUTHENTICATED');
+      const [end] = await rows({ action: 'admin.impersonation.end', target: `account:${first.accountId}` });
+      expect(end).toMatchObject({ actor: `user:${op.accountId}`, data: { automatic: false } });
+      const now = new Client(served.srv.url, { cookie: `${SESSION_COOKIE}=${both.cookies.get(SESSION_COOKIE)}` });
+      expect((await now.get('/api/auth/me')).body.user.id).toBe(second.accountId);
+    });
+
     it('guards every owner-only operation it names (a renamed route would go unguarded)', () => {
       const table = new Map(served.srv.server.routes.map((r) => [operationOf(r), r]));
       for (const operation of REFUSED_WHILE_IMPERSONATING) expect(table.get(operation)?.errors, operation).toContain('IMPERSONATION_FORBIDDEN');
@@ -334,8 +357,12 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
       expect(await logins('203.0.113.13', ADDRESS_LIMIT + 2, () => `u${n++}@corp-2.example`)).toEqual(Array(ADDRESS_LIMIT + 2).fill(401));
       expect(await signups('203.0.113.14', ADDRESS_LIMIT + 1, () => `${unique('u')}@eu.corp-2.example`)).toEqual(Array(ADDRESS_LIMIT + 1).fill(201));
       expect(await logins('203.0.113.15', ADDRESS_LIMIT + 1, () => `${unique('u')}@corp-2.example.org`)).toEqual(refusedAfter(401, ADDRESS_LIMIT));
-      // ...so guessing one account's password is as slow as ever.
+      // ...so guessing one account's password is as slow as ever, and as the email is only the
+      // client's word, one address still has a (wider) budget for them; a malformed one is no exemption.
       expect(await logins('203.0.113.16', ADDRESS_LIMIT + 1, () => 'boss@corp-2.example')).toEqual(refusedAfter(401, ADDRESS_LIMIT));
+      const wide = ADDRESS_LIMIT * DOMAIN_BUDGET_FACTOR;
+      expect(await logins('203.0.113.18', wide + 1, () => `${unique('u')}@corp-2.example`)).toEqual(refusedAfter(401, wide));
+      expect((await logins('203.0.113.19', ADDRESS_LIMIT + 1, () => `${unique('u')}@x@corp-2.example`)).at(-1)).toBe(429);
 
       // The device flow's poll budget (its own, larger) spares listed addresses too.
       const polls = async (address: string, n: number) => {
