@@ -16,7 +16,20 @@ function versionOf(pkg: string): string | null {
   }
 }
 
-const own = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { name: string; version: string };
+/** The service's own package.json: two levels up from src/admin when run from source, three from dist/src/admin when built. */
+function ownPackage(): { name: string; version: string } {
+  for (const up of ['../../package.json', '../../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(up, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name && pkg.version) return { name: pkg.name, version: pkg.version };
+    } catch {
+      // not there: one more level up
+    }
+  }
+  return { name: 'agent-board', version: 'unknown' };
+}
+
+const own = ownPackage();
 
 /** A URL with its user and password replaced. */
 export function withoutCredentials(url: string | undefined): string | null {
