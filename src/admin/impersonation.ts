@@ -142,19 +142,19 @@ export class Impersonation {
     await this.endPresented(ctx, operator);
     const secret = newSecret();
     const sessionId = sha256(secret);
-    const expiresAt = ctx.now + IMPERSONATION_MS;
+    // Never past the operator's own session: acting as an account needs the operator signed in.
+    const expiresAt = Math.min(ctx.now + IMPERSONATION_MS, own.expiresAt);
     await this.store.sessions.insert({
       _id: sessionId,
       version: 1,
       accountId: account._id,
       createdAt: ctx.now,
-      // Never past the operator's own session: acting as an account needs the operator signed in.
-      expiresAt: Math.min(expiresAt, own.expiresAt),
+      expiresAt,
       revoked: false,
       impersonation: { operatorId: operator.accountId, operatorSessionId: operator.sessionId, reason },
     });
-    await this.store.audit.insert(operatorAuditRow(ctx, { action: 'impersonate', target: `account:${account._id}`, reason, data: { expiresAt: Math.min(expiresAt, own.expiresAt) } }));
-    return { account, secret, sessionId, expiresAt: Math.min(expiresAt, own.expiresAt), operator: { ...own, sessionId: operator.sessionId } };
+    await this.store.audit.insert(operatorAuditRow(ctx, { action: 'impersonate', target: `account:${account._id}`, reason, data: { expiresAt } }));
+    return { account, secret, sessionId, expiresAt, operator: { ...own, sessionId: operator.sessionId } };
   }
 
   /** Ends the impersonation session the browser holds (if it is this operator's) and gives the operator their session back. */
