@@ -18,7 +18,7 @@ export function routeErrors(route: Route): ErrorCode[] {
     if (!route.accountScope) codes.add('AUTH_REQUIRED');
   }
   if (route.accountScope) codes.add('PROJECT_SCOPE_DENIED');
-  if (route.project) for (const c of ['INVALID_PROJECT_ID', 'PROJECT_SCOPE_DENIED'] as const) codes.add(c);
+  if (route.project) for (const c of ['INVALID_PROJECT_ID', 'PROJECT_SCOPE_DENIED', 'BOARD_CLOSED'] as const) codes.add(c);
   if (route.project === 'required' || route.project === 'owned') codes.add('PROJECT_REQUIRED');
   if (route.method !== 'get' && route.bodyKind !== 'raw') codes.add('CSRF_REJECTED');
   if (route.rate !== 'none' && route.rate !== 'identity') codes.add('RATE_LIMITED');

@@ -8,6 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { IMPERSONATION_PATH, OPERATOR_SESSION_COOKIE, SESSION_COOKIE } from '../../../src/auth/authenticator.js';
 import { REFUSED_WHILE_IMPERSONATING } from '../../../src/admin/impersonation.js';
+import { MAX_ENTRIES } from '../../../src/admin/allowlist.js';
 import { operationOf } from '../../../src/http/route.js';
 import { POLL_BUDGET_FACTOR } from '../../../src/plans.js';
 import { DOMAIN_BUDGET_FACTOR } from '../../../src/ratelimit/budgets.js';
@@ -328,6 +329,23 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
       expect(after).not.toContain('192.0.2.128/25');
       expect(after).toContain('192.0.2.1');
     });
+
+    it('refuses an entry past the 10,000 it may hold with 409 ALLOWLIST_LIMIT, writing nothing', async () => {
+      const op = await operator();
+      const store = served.srv.store;
+      const before = await store.allowlist.count({});
+      const filler = Array.from({ length: MAX_ENTRIES - before }, (_, i) => ({ _id: `address:198.18.${i >> 8}.${i & 255}`, version: 1, kind: 'address' as const, value: `198.18.${i >> 8}.${i & 255}`, reason: 'filler', addedBy: 'user:test', at: 1 }));
+      await store.allowlist.insertMissing(filler);
+      try {
+        const audited = (await rows({ action: 'admin.allowlist.add' })).length;
+        expectError(await op.client.post('/api/admin/allowlist', { value: '203.0.113.77', reason: 'one too many' }), 409, 'ALLOWLIST_LIMIT');
+        expect(await store.allowlist.count({})).toBe(MAX_ENTRIES);
+        expect(await store.allowlist.get('address:203.0.113.77')).toBeNull();
+        expect(await rows({ action: 'admin.allowlist.add' })).toHaveLength(audited);
+      } finally {
+        await store.allowlist.deleteMany({ addedBy: 'user:test' });
+      }
+    }, 120_000);
 
     it('spares listed addresses, ranges and email domains the per-address budgets, where an unlisted client is refused', async () => {
       const op = await operator();
