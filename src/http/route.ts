@@ -14,11 +14,27 @@ export type BodyKind = 'none' | 'json' | 'optional-json' | 'raw';
 
 export interface Reply {
   status: number;
+  /** A JSON value; with `contentType`, a string or Buffer sent as given, or a BodyStream. */
   body?: unknown;
-  /** Non-JSON bodies (HTML pages) are sent as given with their own content type. */
+  /** Non-JSON bodies (HTML pages, streamed exports) are sent as given with their own content type. */
   contentType?: string;
   headers?: Record<string, string>;
   cookies?: SetCookie[];
+}
+
+/**
+ * A body written as it is produced (src/http/uws.ts): each chunk goes out once the client has taken
+ * what was written before it, so a large export never sits whole in memory. A client that goes away
+ * ends the iteration (the source's `finally` runs); a source that throws mid-way cuts the connection,
+ * so the client sees a body that did not finish. Give it with a `contentType`.
+ */
+export type BodyStream = AsyncIterable<string | Uint8Array>;
+
+export const isBodyStream = (body: unknown): body is BodyStream => typeof body === 'object' && body !== null && Symbol.asyncIterator in body;
+
+export interface LargeBody {
+  limit: number;
+  admit(headers: Record<string, string>): Promise<boolean>;
 }
 
 export interface HandlerInput<B, Q> {
@@ -55,6 +71,12 @@ export interface Route<B = unknown, Q = unknown> {
   accountScope?: boolean;
   /** Emits the nine X-RateLimit-* headers on success. */
   rateHeaders?: boolean;
+  /**
+   * A body larger than the server's BODY_LIMIT_BYTES, up to `limit`, for callers `admit` lets in
+   * (asked before the body passes the server's limit). Anyone else meets the server's limit, with
+   * what any other path answers past it.
+   */
+  largeBody?: LargeBody;
   handler(input: HandlerInput<B, Q>): Promise<Reply> | Reply;
 }
 

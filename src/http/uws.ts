@@ -1,8 +1,9 @@
 // Every uWebSockets.js detail lives here: abort guards set before any await, request fields
 // copied synchronously, body chunks copied as they arrive under a size cap, and each response
-// written in one cork. Nothing is written to a response whose client went away.
+// written in one cork. Nothing is written to a response whose client went away. A streamed body
+// goes out chunk by chunk, each after uWS has sent what it held (backpressure).
 import uWS from 'uWebSockets.js';
-import type { Route } from './route.js';
+import { isBodyStream, type BodyStream, type LargeBody, type Route } from './route.js';
 import type { Identity } from '../auth/identity.js';
 import type { Connection } from '../ws/hub.js';
 import { CLOSE } from '../ws/protocol.js';
@@ -79,7 +80,7 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
 
   for (const route of routes) {
     const uwsPath = route.path.replace(/\{(\w+)\}/g, ':$1');
-    app[UWS_METHOD[route.method]](uwsPath, (res, req) => serve(res, req, (raw, id) => handlers.dispatch(route, raw, id)));
+    app[UWS_METHOD[route.method]](uwsPath, (res, req) => serve(res, req, (raw, id) => handlers.dispatch(route, raw, id), false, bodyLimit, route.largeBody));
     // HEAD answers as GET would, headers only.
     if (route.method === 'get') app.head(uwsPath, (res, req) => serve(res, req, (raw, id) => handlers.dispatch(route, { ...raw, method: 'get' }, id), true));
   }
@@ -98,14 +99,17 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
     );
   });
 
-  function serve(res: uWS.HttpResponse, req: uWS.HttpRequest, run: (raw: RawRequest, id: string) => RawResponse | Promise<RawResponse>, headOnly = false, limit = bodyLimit): void {
+  function serve(res: uWS.HttpResponse, req: uWS.HttpRequest, run: (raw: RawRequest, id: string) => RawResponse | Promise<RawResponse>, headOnly = false, limit = bodyLimit, larger?: LargeBody): void {
     let aborted = false;
     let cancelBody: (() => void) | null = null;
+    const client: Client = { gone: false, wake: null };
     // Needed only by a response that outlives this callback: set before the first await, or
     // right after learning the response is not ready (still inside this callback).
     const guard = () =>
       res.onAborted(() => {
         aborted = true;
+        client.gone = true;
+        client.wake?.(false); // a stream waiting for the client to take its chunks stops
         cancelBody?.(); // a client gone mid-body must not stay in flight
       });
     const headers: Record<string, string> = {};
@@ -128,9 +132,15 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
       remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
     };
     const requestId = handlers.requestIdOf(headers);
-    const write = (response: RawResponse) => {
-      if (aborted) return;
+    /** Writes the response; a streamed one resolves once its last chunk is written (or the client left). */
+    const write = (response: RawResponse): Promise<void> | undefined => {
+      const body: unknown = response.body; // the pipeline passes a BodyStream through as given
+      if (aborted) {
+        if (isBodyStream(body)) void body[Symbol.asyncIterator]().return?.();
+        return;
+      }
       aborted = true; // one response only
+      if (isBodyStream(body)) return pour(res, response, body, headOnly, client);
       res.cork(() => {
         res.writeStatus(statusLine(response.status));
         for (const [k, v] of response.headers) res.writeHeader(k, v);
@@ -141,13 +151,13 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
     };
     /** Writes a response that was not ready inside this callback (null: the client went away). */
     const answerLater = (pending: Promise<RawResponse | null>) =>
-      pending.then((response) => response && write(response), () => write(handlers.refuse('internal', requestId))).finally(() => handlers.finished());
+      pending.then((response) => (response ? write(response) : undefined), () => write(handlers.refuse('internal', requestId))).finally(() => handlers.finished());
     if (!handlers.accepting()) {
       write(handlers.refuse('draining', requestId));
       return;
     }
     const declared = Number(headers['content-length'] ?? 0);
-    if (declared > limit) {
+    if (declared > Math.max(limit, larger?.limit ?? 0)) {
       write({ ...handlers.refuse('too-large', requestId), close: true });
       return;
     }
@@ -161,8 +171,10 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
         response = handlers.refuse('internal', requestId);
       }
       if (!(response instanceof Promise)) {
-        write(response);
-        handlers.finished();
+        if (isBodyStream(response.body)) guard(); // it outlives this callback
+        const streaming = write(response);
+        if (streaming) void streaming.finally(() => handlers.finished());
+        else handlers.finished();
         return;
       }
       guard();
@@ -171,7 +183,7 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
     }
     guard();
     void answerLater(
-      readBody(res, limit, (cancel) => (cancelBody = cancel)).then((body) => {
+      readBody(res, { limit, ...(larger && { larger: { limit: larger.limit, admitted: larger.admit(headers).catch(() => false) } }) }, (cancel) => (cancelBody = cancel)).then((body) => {
         if (body === ABORTED) return null;
         return body === TOO_LARGE ? { ...handlers.refuse('too-large', requestId), close: true } : run({ ...raw, body }, requestId);
       }),
@@ -353,29 +365,106 @@ class SocketConnection implements Connection {
   }
 }
 
+/** What a streamed response knows of its client: gone, and how to wake a write waiting for it to read. */
+interface Client {
+  gone: boolean;
+  wake: ((writable: boolean) => void) | null;
+}
+
+/**
+ * Writes a streamed body: status and headers, then each chunk in its own cork. When uWS holds what
+ * the client has not read yet, the next chunk is asked for only once it is sent (onWritable). A
+ * client that goes away ends the iteration; a source that fails mid-way closes the connection (the
+ * status is already sent, so only a body cut short can tell the client). HEAD: headers only.
+ */
+async function pour(res: uWS.HttpResponse, response: RawResponse, body: BodyStream, headOnly: boolean, client: Client): Promise<void> {
+  res.cork(() => {
+    res.writeStatus(statusLine(response.status));
+    for (const [k, v] of response.headers) res.writeHeader(k, v);
+    if (headOnly) res.endWithoutBody();
+  });
+  if (headOnly) {
+    await body[Symbol.asyncIterator]().return?.();
+    return;
+  }
+  const writable = () =>
+    new Promise<boolean>((resolve) => {
+      client.wake = resolve;
+      res.onWritable(() => {
+        client.wake = null;
+        resolve(true);
+        return true;
+      });
+    });
+  try {
+    for await (const chunk of body) {
+      if (client.gone) return; // leaving the loop ends the source
+      if (chunk.length === 0) continue; // an empty write would end the chunked body
+      let sent = true;
+      res.cork(() => {
+        sent = res.write(chunk);
+      });
+      if (!sent && !(await writable())) return;
+    }
+    if (!client.gone) res.cork(() => res.end());
+  } catch {
+    if (client.gone) return;
+    client.gone = true;
+    res.close();
+  }
+}
+
 const TOO_LARGE = Symbol('too large');
 const ABORTED = Symbol('aborted');
 
-/** Reads the whole body, copying each chunk (uWS reuses its buffer); past the cap nothing more is kept. */
 const NO_BODY = Buffer.alloc(0);
 
-function readBody(res: uWS.HttpResponse, limit: number, onCancel: (cancel: () => void) => void): Promise<Buffer | typeof TOO_LARGE | typeof ABORTED> {
+/** The body a request may send: `limit`, or `larger.limit` once its caller is admitted. */
+interface BodyCap {
+  limit: number;
+  larger?: { limit: number; admitted: Promise<boolean> };
+}
+
+/**
+ * Reads the whole body, copying each chunk (uWS reuses its buffer); past the cap nothing more is
+ * kept. A body passing `limit` on a route with a larger one waits, paused, until the caller is
+ * known to be admitted to it.
+ */
+function readBody(res: uWS.HttpResponse, cap: BodyCap, onCancel: (cancel: () => void) => void): Promise<Buffer | typeof TOO_LARGE | typeof ABORTED> {
   return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
+    let chunks: Buffer[] = [];
     let size = 0;
-    let over = false;
-    onCancel(() => resolve(ABORTED));
+    let limit = cap.limit;
+    let last = false;
+    let done = false;
+    let deciding = false;
+    const finish = (outcome: Buffer | typeof TOO_LARGE | typeof ABORTED) => {
+      if (done) return;
+      done = true;
+      chunks = [];
+      resolve(outcome);
+    };
+    onCancel(() => finish(ABORTED));
+    const settle = () => {
+      if (size > limit) return finish(TOO_LARGE);
+      if (last) finish(Buffer.concat(chunks, size));
+    };
     res.onData((chunk, isLast) => {
-      if (over) return;
+      if (done) return;
       size += chunk.byteLength;
-      if (size > limit) {
-        over = true;
-        chunks.length = 0;
-        resolve(TOO_LARGE);
-        return;
-      }
+      last = isLast;
+      if (size > (cap.larger?.limit ?? limit)) return finish(TOO_LARGE);
       chunks.push(Buffer.from(chunk.slice(0)));
-      if (isLast) resolve(Buffer.concat(chunks, size));
+      if (size <= limit || !cap.larger || limit === cap.larger.limit) return settle();
+      if (deciding) return;
+      deciding = true;
+      res.pause();
+      void cap.larger.admitted.then((admitted) => {
+        if (done) return;
+        limit = admitted ? cap.larger!.limit : cap.limit;
+        res.resume(); // always: a body that ended while paused leaves the connection paused for the next request
+        settle();
+      });
     });
   });
 }

@@ -1,0 +1,206 @@
+// The operators' import (DOMAIN.md "Operators", Data): the lines of one board's export become a new
+// board of an account, within its plan's board limit. New board id, the same items and graph (work
+// ids kept), the event log kept as history (each event marked `imported`, then one board.imported
+// event), and none of the old credentials: no tokens, invitations or members besides the new owner,
+// and no live lease (a lease's id is its holder's capability and never leaves the old board, so an
+// item held then is as its lease would leave it: claimed counts as ready, verifying as awaiting_verify).
+import { z } from 'zod';
+import { boardFrom, checkGraph, nextExpiry, type BoardItem } from '../../machines/board.js';
+import type { BoardStats } from '../../machines/board-stats.js';
+import { seqOf } from '../../machines/board-index.js';
+import { ITEM_STATES } from '../../machines/item-types.js';
+import { checkProjectName, deleteProject, ensureRoom, provisionProject } from '../accounts/projects.js';
+import { withAccountLock } from '../accounts/account-lock.js';
+import { AppError } from '../errors/app-error.js';
+import { Digest, WorkId } from '../routes/board-schemas.js';
+import type { EventRecord, Store } from '../../store/ports/store.js';
+import { EXPORT_FORMAT } from './export.js';
+
+/** What one import may carry at most: the body (64 MiB) and its lines. */
+export const IMPORT_BODY_LIMIT = 64 * 1024 * 1024;
+export const IMPORT_ITEMS_MAX = 50_000;
+export const IMPORT_EVENTS_MAX = 250_000;
+export const IMPORT_LINES_MAX = 400_000;
+const EVENTS_PER_WRITE = 1000;
+
+const Id = z.string().min(1).max(100);
+const Principal = z.string().min(1).max(200);
+const Time = z.number().int().min(0).max(8.64e15);
+const Count = z.number().int().min(0).max(1e9);
+const Text = (max: number) => z.string().max(max);
+const ShortList = <T extends z.ZodType>(of: T, max: number) => z.array(of).max(max);
+const Bounded = <T extends z.ZodType>(of: T, max: number, what: string) => z.record(z.string().max(200), of).refine((r) => Object.keys(r).length <= max, `at most ${max} ${what}`);
+
+const Lease = z.strictObject({ holder: Principal, purpose: z.enum(['work', 'verify']), fencingToken: Count, grantedAt: Time, expiresAt: Time, hardExpiresAt: Time, ttlMs: Count });
+const Life = z.strictObject({
+  verify: z.enum(['none', 'required']),
+  attempts: Count,
+  maxAttempts: z.number().int().min(1).max(20),
+  lease: Lease.nullable(),
+  submission: z.strictObject({ head: Text(64), by: Principal, at: Time }).nullable(),
+  verifications: ShortList(z.strictObject({ by: Principal, head: Text(64), verdict: z.enum(['pass', 'fail']), finding: Text(100).nullable(), at: Time }), 1000),
+  workHolders: ShortList(Principal, 1000),
+  finding: Text(100).nullable(),
+  overridden: z.strictObject({ by: Principal, reason: Text(500), at: Time }).nullable(),
+  blockedReason: Text(500).nullable(),
+});
+
+/** An item as an export holds it (src/admin/export.ts: no lease id, no ended leases). */
+const Item = z.strictObject({
+  workId: WorkId,
+  title: z.string().min(1).max(200),
+  description: Text(4000),
+  type: z.enum(['task', 'bug', 'chore', 'epic']),
+  priority: z.number().int().min(0).max(4),
+  rank: z.number().min(-1e15).max(1e15).nullable(),
+  parentId: WorkId.nullable(),
+  dependsOn: ShortList(WorkId, 100),
+  verify: z.enum(['none', 'required']),
+  maxAttempts: z.number().int().min(1).max(20),
+  criteria: ShortList(Digest, 50),
+  doctrine: ShortList(Text(64), 20),
+  spec: ShortList(Text(64), 20),
+  labels: ShortList(Text(40), 20),
+  state: z.enum(ITEM_STATES),
+  life: Life,
+  progress: z.strictObject({ note: Text(2000), by: Principal, at: Time }).nullable(),
+  createdAt: Time,
+  updatedAt: Time,
+  readyAt: Time.optional(),
+  version: z.number().int().min(1).max(1e12),
+});
+
+const Event = z.strictObject({ seq: z.number().int().min(1).max(1e12), type: z.string().regex(/^[a-z][\w.-]{0,63}$/), actor: Principal, workId: WorkId.nullable(), at: Time, data: z.record(z.string().max(200), z.unknown()) });
+
+const DayStats = z.strictObject({ done: Count, grants: Count, expiries: Count, verdicts: Count, passes: Count, readyToDone: Bounded(Count, 400, 'buckets') });
+const Stats = z.strictObject({ days: Bounded(DayStats, 1000, 'days'), active: Bounded(Time, 100_000, 'agents') });
+
+const BoardLine = z.strictObject({
+  kind: z.literal('board'),
+  boardId: Id,
+  record: z.object({
+    project: z.object({ name: Text(200) }),
+    header: z.object({ nextWorkSeq: z.number().int().min(1).max(1e9), nextFencingToken: z.number().int().min(1).max(1e12), lastSeq: z.number().int().min(0).max(1e12), stats: Stats.nullable() }),
+  }),
+});
+
+/** Lines this import does not take: read past (the kinds an export writes beside a board's graph and log). */
+const OTHER_KINDS = ['account', 'membership', 'member', 'invitation', 'token', 'transfer', 'shout', 'restorePoint', 'billing', 'billingEvent', 'audit'] as const;
+
+const Line = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('export'), format: z.literal(EXPORT_FORMAT), scope: z.enum(['account', 'board']), id: Id, exportedAt: z.string().max(40), leftOut: z.unknown() }),
+  BoardLine,
+  z.strictObject({ kind: z.literal('item'), boardId: Id, record: Item }),
+  z.strictObject({ kind: z.literal('event'), boardId: Id, record: Event }),
+  z.strictObject({ kind: z.enum(OTHER_KINDS), boardId: Id.optional(), record: z.record(z.string().max(200), z.unknown()) }),
+  z.strictObject({ kind: z.literal('end'), lines: z.number().int().min(3).max(IMPORT_LINES_MAX) }),
+]);
+
+export const ImportInput = z.strictObject({
+  userId: Id,
+  /** The new board's name; the exported board's name by default. */
+  name: z.string().max(200).optional(),
+  lines: z.array(Line).min(3).max(IMPORT_LINES_MAX),
+});
+export type ImportInput = z.infer<typeof ImportInput>;
+
+type ExportedItem = z.infer<typeof Item>;
+type ExportedEvent = z.infer<typeof Event>;
+
+export interface ImportedBoard {
+  projectId: string;
+  name: string;
+  from: string;
+  items: number;
+  events: number;
+  /** Lines read past, by kind (what the export holds beside the graph and the log). */
+  skipped: Record<string, number>;
+}
+
+const invalid = (message: string, details?: Record<string, unknown>) => new AppError('INVALID_INPUT', message, details);
+
+/** The export's board, items and events, after the checks that make it one whole board. */
+function readExport(lines: ImportInput['lines']) {
+  const [first, last] = [lines[0]!, lines.at(-1)!];
+  if (first.kind !== 'export') throw invalid('The first line must be the export’s own (kind "export").', { field: 'body.lines.0' });
+  if (last.kind !== 'end' || !('lines' in last) || last.lines !== lines.length) throw invalid('The export is not whole: its last line (kind "end") must count every line given.', { field: `body.lines.${lines.length - 1}` });
+  const boards = lines.filter((l) => l.kind === 'board');
+  if (boards.length !== 1) throw invalid(`An import takes the export of one board; this holds ${boards.length}.`);
+  const board = boards[0] as z.infer<typeof BoardLine>;
+  const items: ExportedItem[] = [];
+  const events: ExportedEvent[] = [];
+  const skipped: Record<string, number> = {};
+  lines.forEach((line, i) => {
+    if (line.kind === 'item' || line.kind === 'event') {
+      if ((line as { boardId: string }).boardId !== board.boardId) throw invalid('An import takes the export of one board; this line is of another.', { field: `body.lines.${i}` });
+      if (line.kind === 'item') items.push((line as { record: ExportedItem }).record);
+      else events.push((line as { record: ExportedEvent }).record);
+    } else if (line.kind !== 'board' && line.kind !== 'export' && line.kind !== 'end') skipped[line.kind] = (skipped[line.kind] ?? 0) + 1;
+  });
+  if (items.length > IMPORT_ITEMS_MAX) throw invalid(`An import takes ${IMPORT_ITEMS_MAX} items at most.`);
+  if (events.length > IMPORT_EVENTS_MAX) throw invalid(`An import takes ${IMPORT_EVENTS_MAX} events at most.`);
+  if (new Set(items.map((i) => i.workId)).size !== items.length) throw invalid('Two items have one work id.');
+  const { header } = board.record;
+  for (let i = 0; i < events.length; i++) {
+    if (i > 0 && events[i]!.seq <= events[i - 1]!.seq) throw invalid('Events must come in increasing seq order, each once.');
+    if (events[i]!.seq > header.lastSeq) throw invalid(`Event ${events[i]!.seq} comes after the board's last seq (${header.lastSeq}).`);
+  }
+  return { board, items, events, skipped };
+}
+
+/** A board item from an exported one, as its lease would leave it: no lease survives the move. */
+function itemFrom(e: ExportedItem): BoardItem {
+  const state = e.state === 'claimed' ? 'ready' : e.state === 'verifying' ? 'awaiting_verify' : e.state;
+  const workHolders = e.state === 'claimed' ? [] : e.life.workHolders;
+  return { ...e, state, life: { ...e.life, lease: null, workHolders }, endedLeases: [] };
+}
+
+/** The graph rules (DOMAIN.md "Items") over the whole imported graph, as any new item meets them. */
+function checkItems(items: BoardItem[]): void {
+  let problem: ReturnType<typeof checkGraph>;
+  try {
+    problem = checkGraph(boardFrom([], 1, 1), Object.fromEntries(items.map((i) => [i.workId, i])));
+  } catch (e) {
+    if (e instanceof RangeError) throw invalid('The dependencies run too deep to check.');
+    throw e;
+  }
+  if (problem) throw new AppError(problem.code, problem.message);
+}
+
+/**
+ * Imports the export `input.lines` into `input.userId` as a new board. The account's board limit
+ * holds (403 FREE_PROJECT_LIMIT), checked with the new board made under the account's lock; the
+ * rest is written after, and a failure on the way deletes the new board again.
+ */
+export async function importBoard(store: Store, input: ImportInput, operator: string, now: number): Promise<ImportedBoard> {
+  const { board, items: exported, events, skipped } = readExport(input.lines);
+  const name = checkProjectName(input.name ?? board.record.project.name);
+  const items = exported.map(itemFrom).sort((a, b) => seqOf(a.workId) - seqOf(b.workId));
+  checkItems(items);
+  const account = await store.accounts.get(input.userId);
+  if (!account) throw new AppError('NOT_FOUND', 'No account has that id.');
+  if (account.deletedAt) throw new AppError('ACCOUNT_DELETED', 'The account is deleted; restore it before importing into it.');
+  const { header } = board.record;
+  const nextWorkSeq = items.reduce((next, i) => Math.max(next, seqOf(i.workId) + 1), header.nextWorkSeq);
+  const built = boardFrom(items, nextWorkSeq, header.nextFencingToken);
+  const project = await withAccountLock(store, input.userId, async () => {
+    await ensureRoom(store, input.userId);
+    return provisionProject(store, input.userId, name, now);
+  });
+  const boardId = project._id;
+  try {
+    for (let i = 0; i < events.length; i += EVENTS_PER_WRITE) {
+      const chunk = events.slice(i, i + EVENTS_PER_WRITE);
+      await store.events.insertMissing(chunk.map((e): EventRecord => ({ _id: `${boardId}:${e.seq}`, version: 1, boardId, ...e, data: { ...e.data, imported: true } })));
+    }
+    const seq = header.lastSeq + 1;
+    const marker = { _id: `${boardId}:${seq}`, boardId, seq, type: 'board.imported', actor: operator, workId: null, at: now, data: { from: board.boardId, items: items.length, events: events.length } };
+    const set = { nextWorkSeq, nextFencingToken: header.nextFencingToken, lastSeq: seq, nextDeadline: nextExpiry(built), outbox: [marker], counts: { ...built.index.counts }, ...(header.stats && { stats: header.stats as BoardStats as unknown as Record<string, unknown> }) };
+    if (!(await store.boards.commit(boardId, 1, set, { put: items, removed: [] }))) throw new AppError('BOARD_BUSY', 'The new board changed while it was imported; import again.', undefined, { 'retry-after': '1' });
+    await store.events.insertMissing([{ ...marker, version: 1 }]);
+  } catch (e) {
+    await deleteProject(store, boardId);
+    throw e;
+  }
+  return { projectId: boardId, name, from: board.boardId, items: items.length, events: events.length, skipped };
+}
