@@ -183,7 +183,7 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
     }
     guard();
     void answerLater(
-      readBody(res, { limit, ...(larger && { larger: { limit: larger.limit, admitted: larger.admit(headers).catch(() => false) } }) }, (cancel) => (cancelBody = cancel)).then((body) => {
+      readBody(res, { limit, ...(larger && { larger: { limit: larger.limit, admit: () => larger.admit(headers).catch(() => false) } }) }, (cancel) => (cancelBody = cancel)).then((body) => {
         if (body === ABORTED) return null;
         return body === TOO_LARGE ? { ...handlers.refuse('too-large', requestId), close: true } : run({ ...raw, body }, requestId);
       }),
@@ -422,7 +422,8 @@ const NO_BODY = Buffer.alloc(0);
 /** The body a request may send: `limit`, or `larger.limit` once its caller is admitted. */
 interface BodyCap {
   limit: number;
-  larger?: { limit: number; admitted: Promise<boolean> };
+  /** Asked only of a body that passes `limit`. */
+  larger?: { limit: number; admit: () => Promise<boolean> };
 }
 
 /**
@@ -459,7 +460,7 @@ function readBody(res: uWS.HttpResponse, cap: BodyCap, onCancel: (cancel: () => 
       if (deciding) return;
       deciding = true;
       res.pause();
-      void cap.larger.admitted.then((admitted) => {
+      void cap.larger.admit().then((admitted) => {
         if (done) return;
         limit = admitted ? cap.larger!.limit : cap.limit;
         res.resume(); // always: a body that ended while paused leaves the connection paused for the next request
