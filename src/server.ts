@@ -22,8 +22,8 @@ import { BillingService, type BillingSetup } from './billing/service.js';
 import type { Config } from './config.js';
 import { ResolutionObserver } from './errors/observed-resolution.js';
 import { OperatorGate } from './admin/gate.js';
-import { Allowlist, budgetSignInByEmail } from './admin/allowlist.js';
-import { noticeLapsed, refuseWhileImpersonating } from './admin/impersonation.js';
+import { Allowlist } from './admin/allowlist.js';
+import { noticeLapsed } from './admin/impersonation.js';
 import { withExemption } from './ratelimit/exempt.js';
 import { AccountDeletion, type Swept } from './admin/deletion.js';
 import { Watch } from './admin/watch.js';
@@ -208,8 +208,6 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   const limiter = withExemption(parts.limiter, allowlist);
   const operators = new OperatorGate(authenticator, store, config.operatorEmails);
   const routes = routeTable({ config, store, observer, operators, allowlist, passwords: parts.passwords, mailer, selector, boards, logger, clock, readiness, busHealth: () => bus.health, sockets: () => hub.size, revoke: (notice) => bus.notify(notice), notify: (notice) => bus.notify(notice), membership: (notice) => bus.notify(notice), csrfToken: (sessionId) => csrfTokenFor(parts.keys.csrf, sessionId), userCodeDigest: (userCode) => userCodeDigest(parts.keys.userCode, userCode), web: parts.web ?? loadWebBundle(), billing, watch });
-  refuseWhileImpersonating(routes);
-  budgetSignInByEmail(routes, limiter, config.addressRatePerMinute);
   // Filled once the node listens: without PUBLIC_URL the accepted origins name the port taken.
   const origins = new Set<string>();
   const { trustedProxies, forwardedHeader } = config;

@@ -17,9 +17,8 @@ import type { Logger } from 'pino';
 import { DuplicateKeyError, type AllowlistRecord, type Store } from '../../store/ports/store.js';
 import { AppError } from '../errors/app-error.js';
 import { parseProxyList, plainAddress, type ProxyList } from '../http/trusted-proxies.js';
-import { operationOf, type RequestContext, type Route } from '../http/route.js';
-import { applyRateBudget } from '../ratelimit/budgets.js';
-import type { Exemption, RateLimiter } from '../ratelimit/limiter.js';
+import type { RequestContext } from '../http/route.js';
+import type { Exemption } from '../ratelimit/limiter.js';
 import { auditOperatorAction } from './audit.js';
 
 export const REFRESH_MS = 10_000;
@@ -47,32 +46,6 @@ export function canonicalEntry(raw: string): { kind: AllowlistKind; value: strin
   const domain = value.startsWith('@') ? value.slice(1) : value;
   if (!DOMAIN.test(domain)) throw bad();
   return { kind: 'domain', value: domain };
-}
-
-/** The routes whose per-address budget an email of a listed domain is exempt from. */
-export const BUDGETED_BY_EMAIL: readonly string[] = ['POST /api/auth/signup', 'POST /api/auth/login'];
-
-/**
- * Sign-up and sign-in name an email, which the pipeline's rate stage does not read: this moves
- * their per-address budget (in place) from the rate stage into the route, drawn once the body is
- * parsed and before the handler runs (the same place in the order of stages), where a listed
- * email domain can be told apart. Returns the operations it found.
- */
-export function budgetSignInByEmail(routes: Route[], limiter: RateLimiter, addressLimit: number): string[] {
-  const found: string[] = [];
-  for (const route of routes) {
-    if (!BUDGETED_BY_EMAIL.includes(operationOf(route)) || route.rate !== 'address') continue;
-    const handler = route.handler.bind(route);
-    route.rate = 'none';
-    if (!route.errors.includes('RATE_LIMITED')) route.errors = [...route.errors, 'RATE_LIMITED'];
-    route.handler = async (input) => {
-      const email = (input.body as { email?: unknown } | undefined)?.email;
-      await applyRateBudget(limiter, { rate: 'address', identity: null, remoteAddress: input.ctx.remoteAddress, ...(typeof email === 'string' && { email }), plan: 'free', addressLimit, scale: 1, now: input.ctx.now });
-      return handler(input);
-    };
-    found.push(operationOf(route));
-  }
-  return found;
 }
 
 const idOf = (kind: AllowlistKind, value: string): string => `${kind}:${value}`;

@@ -20,49 +20,10 @@ import type { SessionIdentity } from '../auth/identity.js';
 import { auditRow } from '../audit-row.js';
 import type { Notice } from '../bus/bus.js';
 import { AppError } from '../errors/app-error.js';
-import type { RequestContext, Route } from '../http/route.js';
-import { operationOf } from '../http/route.js';
+import type { RequestContext } from '../http/route.js';
 import { operatorAuditRow } from './audit.js';
 
 export const IMPERSONATION_MS = 30 * 60_000;
-
-/** Operations refused to an impersonation session: the account's credentials, its agents' credentials, its money. */
-export const REFUSED_WHILE_IMPERSONATING: readonly string[] = [
-  'POST /api/auth/change-password',
-  'POST /api/account/email',
-  'DELETE /api/account',
-  'POST /api/accounts/tokens',
-  'POST /api/accounts/tokens/{tokenId}/reissue',
-  'POST /api/auth/device/approve',
-  'POST /api/projects/{projectId}/agents/enroll',
-  'POST /api/boards/{projectId}/agents/enroll',
-  'POST /api/accounts/provision',
-  'POST /api/account/billing/checkout',
-  'POST /api/account/billing/portal',
-  'POST /api/account/billing/annual',
-];
-
-/**
- * Wraps the handlers of REFUSED_WHILE_IMPERSONATING in `routes` (in place) so an impersonation
- * session is refused with 403 IMPERSONATION_FORBIDDEN, after its credential, CSRF and budget are
- * checked as for anyone. Returns the operations it found (a renamed route shows as missing).
- */
-export function refuseWhileImpersonating(routes: Route[]): string[] {
-  const found: string[] = [];
-  for (const route of routes) {
-    if (!REFUSED_WHILE_IMPERSONATING.includes(operationOf(route))) continue;
-    const handler = route.handler.bind(route);
-    route.handler = (input) => {
-      if (input.ctx.identity?.kind === 'session' && input.ctx.identity.impersonation) {
-        throw new AppError('IMPERSONATION_FORBIDDEN', 'An operator acting as this account cannot do this; the account’s owner does it, signed in as themselves.');
-      }
-      return handler(input);
-    };
-    if (!route.errors.includes('IMPERSONATION_FORBIDDEN')) route.errors = [...route.errors, 'IMPERSONATION_FORBIDDEN'];
-    found.push(operationOf(route));
-  }
-  return found;
-}
 
 type Ports = Pick<Store, 'accounts' | 'sessions' | 'audit'>;
 type Ctx = Pick<RequestContext, 'identity' | 'requestId' | 'remoteAddress' | 'now' | 'cookies'>;

@@ -15,7 +15,7 @@ import type { ErrorCode } from '../errors/registry.js';
 import { applyRateBudget } from '../ratelimit/budgets.js';
 import type { RateLimiter } from '../ratelimit/limiter.js';
 import { parseCookies, serializeCookie } from './cookies.js';
-import { operationOf, type Reply, type RequestContext, type Route, type SetCookie } from './route.js';
+import { operationOf, type BodyStream, type Reply, type RequestContext, type Route, type SetCookie } from './route.js';
 import { parseWith } from './validation.js';
 import { StoreUnavailableError } from '../../store/ports/store.js';
 
@@ -32,7 +32,8 @@ export interface RawRequest {
 export interface RawResponse {
   status: number;
   headers: [string, string][];
-  body: string | Buffer;
+  /** A stream is written chunk by chunk as its source yields (src/http/uws.ts). */
+  body: string | Buffer | BodyStream;
   /** Close the connection after writing (a body we refused to read). */
   close?: boolean;
 }
@@ -211,8 +212,12 @@ export class Pipeline {
     this.checkCsrf(route, raw, ctx);
     if (route.project && ctx.identity) ctx.project = await this.deps.selector.select(ctx.identity, requestedProject, route.project);
     const plan = ctx.project?.plan ?? 'free';
-    const rate = await applyRateBudget(this.deps.limiter, { rate: route.rate, identity: ctx.identity, remoteAddress: ctx.remoteAddress, plan, addressLimit: this.deps.addressRatePerMinute, scale: this.deps.boardRateScale, now: ctx.now });
+    const email = route.budgetsEmail ? (body as { email?: unknown } | undefined)?.email : undefined;
+    const rate = await applyRateBudget(this.deps.limiter, { rate: route.rate, identity: ctx.identity, remoteAddress: ctx.remoteAddress, ...(typeof email === 'string' && { email }), plan, addressLimit: this.deps.addressRatePerMinute, scale: this.deps.boardRateScale, now: ctx.now });
     drawn.headers = rate.headers;
+    if (route.refusedWhileImpersonating && ctx.identity?.kind === 'session' && ctx.identity.impersonation) {
+      throw new AppError('IMPERSONATION_FORBIDDEN', 'An operator acting as this account cannot do this; the account’s owner does it, signed in as themselves.');
+    }
     const reply = await route.handler({ ctx, body, query, raw: raw.body });
     if (route.rateHeaders) reply.headers = { ...rate.headers, ...reply.headers };
     return reply;
@@ -274,7 +279,7 @@ export class Pipeline {
     if (reply.body === undefined) return { status: reply.status, headers, body: '' };
     if (reply.contentType) {
       headers.push(['content-type', reply.contentType]);
-      return { status: reply.status, headers, body: reply.body as string };
+      return { status: reply.status, headers, body: reply.body as string | BodyStream };
     }
     headers.push(['content-type', 'application/json; charset=utf-8']);
     return { status: reply.status, headers, body: JSON.stringify(reply.body) };

@@ -22,6 +22,7 @@ export function routeErrors(route: Route): ErrorCode[] {
   if (route.project === 'required' || route.project === 'owned') codes.add('PROJECT_REQUIRED');
   if (route.method !== 'get' && route.bodyKind !== 'raw') codes.add('CSRF_REJECTED');
   if (route.rate !== 'none' && route.rate !== 'identity') codes.add('RATE_LIMITED');
+  if (route.refusedWhileImpersonating) codes.add('IMPERSONATION_FORBIDDEN');
   codes.add('INTERNAL');
   return [...codes];
 }

@@ -71,6 +71,10 @@ export interface Route<B = unknown, Q = unknown> {
   accountScope?: boolean;
   /** Emits the nine X-RateLimit-* headers on success. */
   rateHeaders?: boolean;
+  /** The per-address budget also reads the body's `email`: one of an allowlisted domain draws on a budget of its own (src/admin/allowlist.ts). */
+  budgetsEmail?: boolean;
+  /** Refused to an operator acting as the account (403 IMPERSONATION_FORBIDDEN): the account's credentials, its agents' and its money. */
+  refusedWhileImpersonating?: boolean;
   /**
    * A body larger than the server's BODY_LIMIT_BYTES, up to `limit`, for callers `admit` lets in
    * (asked before the body passes the server's limit). Anyone else meets the server's limit, with

@@ -134,7 +134,7 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
     const requestId = handlers.requestIdOf(headers);
     /** Writes the response; a streamed one resolves once its last chunk is written (or the client left). */
     const write = (response: RawResponse): Promise<void> | undefined => {
-      const body: unknown = response.body; // the pipeline passes a BodyStream through as given
+      const body = response.body;
       if (aborted) {
         if (isBodyStream(body)) void body[Symbol.asyncIterator]().return?.();
         return;
@@ -145,8 +145,8 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
         res.writeStatus(statusLine(response.status));
         for (const [k, v] of response.headers) res.writeHeader(k, v);
         // This build's endWithoutBody(length) never ends the response: name the length ourselves.
-        if (headOnly) res.writeHeader('content-length', String(Buffer.byteLength(response.body))).endWithoutBody();
-        else res.end(response.body, response.close ?? false);
+        if (headOnly) res.writeHeader('content-length', String(Buffer.byteLength(body))).endWithoutBody();
+        else res.end(body, response.close ?? false);
       });
     };
     /** Writes a response that was not ready inside this callback (null: the client went away). */
@@ -248,7 +248,7 @@ function mountSockets(app: uWS.TemplatedApp, sockets: SocketHandlers, handlers: 
             if ('identity' in result) return res.upgrade<SocketData>({ identity: result.identity }, key!, protocol!, extensions!, context);
             res.writeStatus(statusLine(result.refuse.status));
             for (const [k, v] of result.refuse.headers) res.writeHeader(k, v);
-            res.end(result.refuse.body);
+            res.end(result.refuse.body as string);
           });
         },
         () => {

@@ -36,7 +36,7 @@ export interface RateStageInput {
   rate: RateClass;
   identity: Identity | null;
   remoteAddress: string;
-  /** The email a sign-up or sign-in names (budgetSignInByEmail, src/admin/allowlist.ts): a listed domain's draws on its own budget. */
+  /** The email a sign-up or sign-in names (routes marked budgetsEmail): a listed domain's draws on its own budget. */
   email?: string;
   plan: PlanName;
   addressLimit: number;

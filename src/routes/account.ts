@@ -97,6 +97,7 @@ export function accountRoutes(deps: RouteDeps): Route[] {
     defineRoute<z.infer<typeof EmailBody>, undefined>({
       method: 'post',
       path: '/api/account/email',
+      refusedWhileImpersonating: true,
       group,
       summary: 'Change the email after re-authenticating; prior sessions are revoked and a fresh cookie issued.',
       description: 'The new address is canonicalised (trimmed, lower-cased) and must be verified again; a verification link is mailed to it. Rate limited per socket address.',
@@ -116,6 +117,7 @@ export function accountRoutes(deps: RouteDeps): Route[] {
     defineRoute<z.infer<typeof DeleteBody>, undefined>({
       method: 'delete',
       path: '/api/account',
+      refusedWhileImpersonating: true,
       group,
       summary: 'Delete the account and every board it owns; needs the exact email and the current password.',
       description: `At once: live subscriptions are cancelled (when that fails, nothing changes), sign-in is refused (ACCOUNT_DELETED), every session and token is revoked, and the boards the account owns are closed to their members (BOARD_CLOSED). Everything is kept ${DELETION_RETENTION_MS / 86_400_000} days, in which an operator can restore the account, and then purged.`,

@@ -38,6 +38,7 @@ export function authRoutes(deps: RouteDeps): Route[] {
     defineRoute<z.infer<typeof SignupBody>, undefined>({
       method: 'post',
       path: '/api/auth/signup',
+      budgetsEmail: true,
       group,
       summary: 'Create an account, its default project, and a session.',
       description: 'A referral code is resolved before the account exists; an unknown one creates nothing. Rate limited per socket address.',
@@ -56,6 +57,7 @@ export function authRoutes(deps: RouteDeps): Route[] {
     defineRoute<z.infer<typeof LoginBody>, undefined>({
       method: 'post',
       path: '/api/auth/login',
+      budgetsEmail: true,
       group,
       summary: 'Sign in; a fresh session cookie is set.',
       description: 'The password comparison is timing-safe, also for unknown emails. Rate limited per socket address.',
@@ -91,6 +93,7 @@ export function authRoutes(deps: RouteDeps): Route[] {
     defineRoute<z.infer<typeof ChangePasswordBody>, undefined>({
       method: 'post',
       path: '/api/auth/change-password',
+      refusedWhileImpersonating: true,
       group,
       summary: 'Change the password after re-authenticating; every session is revoked and the cookie rotated.',
       auth: 'session',

@@ -75,6 +75,7 @@ export function deviceRoutes(deps: RouteDeps): Route[] {
     defineRoute<z.infer<typeof ApproveBody>, undefined>({
       method: 'post',
       path: '/api/auth/device/approve',
+      refusedWhileImpersonating: true,
       group,
       summary: 'Approve or deny a device flow’s user code for one of your boards (admin or owner: approving issues the agent a token there).',
       description:

@@ -83,6 +83,7 @@ export function onboardingRoutes(deps: RouteDeps): Route[] {
     defineRoute<z.infer<typeof EnrollBody>, undefined>({
       method: 'post',
       path: `${base}/{projectId}/agents/enroll`,
+      refusedWhileImpersonating: true,
       group,
       summary: 'Mint an enrollment code: agents holding it get workspace tokens on this board (admin or owner).',
       description:
@@ -208,6 +209,7 @@ export function onboardingRoutes(deps: RouteDeps): Route[] {
     defineRoute<z.infer<typeof ProvisionBody>, undefined>({
       method: 'post',
       path: '/api/accounts/provision',
+      refusedWhileImpersonating: true,
       group,
       summary: 'Create a board and a workspace token for each named agent, in one call (for automation).',
       description:

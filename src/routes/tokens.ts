@@ -41,6 +41,7 @@ export function tokenRoutes(deps: RouteDeps): Route[] {
       ...base,
       method: 'post',
       path: '/api/accounts/tokens',
+      refusedWhileImpersonating: true,
       summary: 'Issue a service token; the secret is in this response only.',
       description:
         'Scopes: `account` (acts for the account; may create projects and issue tokens), `workspace` (one board, as `role`, member by default), `resource` (one board, limited to the work ids or operation groups in `resources`). ' +
@@ -101,6 +102,7 @@ export function tokenRoutes(deps: RouteDeps): Route[] {
       ...base,
       method: 'post',
       path: `${one}/reissue`,
+      refusedWhileImpersonating: true,
       summary: 'A new secret for the same token and agent principal; the old secret stops working at once.',
       bodyKind: 'optional-json',
       body: z.strictObject({}).optional(),
