@@ -2,7 +2,7 @@
 // session, an account named in OPERATOR_EMAILS. Everyone else, a token included (even an
 // operator's), a session of another account, no credential, or a credential the store cannot
 // check now, gets exactly what an unknown path gets: 404 NOT_FOUND with the same body. The gate
-// runs before anything else reads the request, so a malformed body tells nothing either.
+// runs before the body or query is parsed, so a malformed one tells nothing either.
 //
 // An impersonation session is never an operator's own, even of an operator's account: while an
 // operator acts as an account the console is shut to that browser. Their own session then waits
