@@ -1,7 +1,10 @@
 // The browser board's pages and assets (src/web/bundle.ts): every page path answers index.html,
 // which routes in the page; assets are immutable (their names carry their content hash).
+// The operator console's pages (/admin...) and its code (/admin/assets/..., a chunk the page loads
+// only there) pass the operator gate first: to anyone else they are an unknown path (404).
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type Reply, type Route } from '../http/route.js';
+import { adminBase } from './admin-shared.js';
 import { CONTENT_SECURITY_POLICY, type WebBundle } from '../web/bundle.js';
 
 /** The paths the page routes itself (README "The browser board"). */
@@ -22,6 +25,9 @@ export const PAGE_PATHS = [
   '/account',
   '/account/{section}',
 ] as const;
+
+/** The operator console's paths (web/src/admin), served only to an operator's own session. */
+export const ADMIN_PAGE_PATHS = ['/admin', '/admin/{section}', '/admin/users/{userId}'] as const;
 
 const PAGE_HEADERS = {
   'cache-control': 'no-cache',
@@ -48,6 +54,35 @@ export function webRoutes(bundle: WebBundle): Route[] {
         handler: page,
       }),
     ),
+    ...ADMIN_PAGE_PATHS.map((path) =>
+      defineRoute({
+        ...base,
+        ...adminBase,
+        group: 'pages',
+        method: 'get',
+        path,
+        summary: 'A page of the operator console (the browser board’s document; it loads the console’s code). To anyone but an operator, an unknown path.',
+        errors: ['SERVICE_UNAVAILABLE'],
+        responses: { 200: { description: 'HTML page.', contentType: 'text/html' } },
+        handler: page,
+      }),
+    ),
+    defineRoute({
+      ...base,
+      ...adminBase,
+      group: 'pages',
+      method: 'get',
+      path: '/admin/assets/{file}',
+      summary: 'A script or style sheet of the operator console, only for operators; named by its content hash.',
+      errors: [],
+      responses: { 200: { description: 'The file.', contentType: 'application/octet-stream' } },
+      handler: ({ ctx }) => {
+        const file = bundle.adminAssets?.get(ctx.params.file!);
+        if (!file) throw new AppError('NOT_FOUND', 'No such asset: the page may be older than this node’s build; reload it.');
+        // private: a shared cache must not hand an operator's file to anyone else.
+        return { status: 200, body: file.body, contentType: file.contentType, headers: { 'cache-control': 'private, max-age=31536000, immutable', 'x-content-type-options': 'nosniff' } };
+      },
+    }),
     defineRoute({
       ...base,
       method: 'get',

@@ -46,17 +46,22 @@ export interface WebBundle {
   index: string | null;
   /** Hashed files under assets/, by name. */
   assets: ReadonlyMap<string, WebFile>;
+  /** The operator console's hashed files (admin/assets/), sent only to operators. */
+  adminAssets?: ReadonlyMap<string, WebFile>;
 }
 
 export function loadWebBundle(dir: string = WEB_DIR): WebBundle {
   const indexFile = join(dir, 'index.html');
-  if (!existsSync(indexFile)) return { index: null, assets: new Map() };
+  if (!existsSync(indexFile)) return { index: null, assets: new Map(), adminAssets: new Map() };
+  return { index: readFileSync(indexFile, 'utf8'), assets: readAssets(join(dir, 'assets')), adminAssets: readAssets(join(dir, 'admin', 'assets')) };
+}
+
+function readAssets(assetDir: string): Map<string, WebFile> {
   const assets = new Map<string, WebFile>();
-  const assetDir = join(dir, 'assets');
   if (existsSync(assetDir)) {
     for (const name of readdirSync(assetDir)) {
       assets.set(name, { body: readFileSync(join(assetDir, name)), contentType: TYPES[extname(name)] ?? 'application/octet-stream' });
     }
   }
-  return { index: readFileSync(indexFile, 'utf8'), assets };
+  return assets;
 }

@@ -1,5 +1,6 @@
 // The browser board: one document, routed in the page (src/routes/web.ts serves it for every page path).
 import { render } from 'preact';
+import { lazy, Suspense } from 'preact/compat';
 import { useEffect } from 'preact/hooks';
 import './styles.css';
 import { match, navigate, path } from './router.js';
@@ -13,6 +14,10 @@ import { AccountPage } from './pages/account.js';
 import { InvitationPage, MembersPage } from './pages/sharing.js';
 import { ClaimBoardPage } from './pages/onboarding.js';
 import { DevicePage } from './pages/device.js';
+import { ImpersonationBanner } from './admin/banner.js';
+
+/** The operator console: its code is fetched only here (the server sends it to operators alone). */
+const Console = lazy(() => import('./admin/admin-console.js').then((m) => m.Console).catch(() => NotFound));
 
 /** Pages anyone may open; every other page needs a session. */
 const PUBLIC = ['/signin', '/signup', '/forgot-password', '/reset-password', '/verify-email'];
@@ -43,8 +48,20 @@ function Page() {
   if (params) return <ItemPage projectId={params.projectId!} workId={params.workId!} />;
   params = match('/boards/:projectId');
   if (params) return <BoardPage projectId={params.projectId!} />;
+  if (pathname === '/admin' || pathname.startsWith('/admin/')) {
+    return (
+      <Suspense fallback={<p class="muted">Loading…</p>}>
+        <Console />
+      </Suspense>
+    );
+  }
   params = match('/account/:section');
   if (params || pathname === '/account') return <AccountPage section={params?.section ?? 'profile'} />;
+  return <NotFound />;
+}
+
+function NotFound() {
+  const pathname = path.value.split('?')[0]!;
   return (
     <div class="narrow panel">
       <h1>Not found</h1>
@@ -81,6 +98,7 @@ function App() {
           <a href="/signin">Sign in</a>
         )}
       </header>
+      <ImpersonationBanner />
       <main>
         <Page />
       </main>

@@ -1,0 +1,148 @@
+// What the console's sections share: operator API calls, a destructive action's confirm step
+// (what it will do, and why, before it does it), and compact tables of whatever the routes answer.
+import type { ComponentChildren } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { api } from '../api.js';
+import { ErrorNote, useAction } from '../ui/kit.js';
+
+/** Loads `path` (GET) when it changes; `reload()` asks again. */
+export function useLoad<T>(path: string | null) {
+  const [data, setData] = useState<T | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    if (path === null) return;
+    let live = true;
+    setError(null);
+    api<T>('GET', path).then(
+      (d) => live && setData(d),
+      (e) => live && setError(e),
+    );
+    return () => void (live = false);
+  }, [path, tick]);
+  return { data, error, reload: () => setTick((t) => t + 1) };
+}
+
+/**
+ * A destructive action: the button opens a step that says what will happen and asks why (the
+ * reason goes into the audit row); only its second button acts. `confirmText`, when given, must be
+ * typed exactly (a purge: the account's email).
+ */
+export function Guarded(props: { label: string; effect: ComponentChildren; run: (reason: string, confirm: string) => Promise<unknown>; confirmText?: string; danger?: boolean; done?: (result: unknown) => void }) {
+  const [open, setOpen] = useState(false);
+  const [reason, setReason] = useState('');
+  const [confirm, setConfirm] = useState('');
+  const action = useAction(props.run);
+  if (!open) {
+    return (
+      <button type="button" class={props.danger === false ? '' : 'danger'} onClick={() => (setOpen(true), action.reset())}>
+        {props.label}
+      </button>
+    );
+  }
+  const ready = reason.trim().length >= 3 && (props.confirmText === undefined || confirm === props.confirmText);
+  return (
+    <div class="guard" role="group" aria-label={props.label}>
+      <strong>{props.label}</strong>
+      <div class="effect">{props.effect}</div>
+      <label class="field">
+        <span>Reason (kept in the audit log)</span>
+        <input name="reason" value={reason} maxLength={500} placeholder="ticket, report or why" onInput={(e) => setReason((e.target as HTMLInputElement).value)} />
+      </label>
+      {props.confirmText !== undefined ? (
+        <label class="field">
+          <span>
+            Type <code>{props.confirmText}</code> to confirm
+          </span>
+          <input name="confirm" value={confirm} onInput={(e) => setConfirm((e.target as HTMLInputElement).value)} />
+        </label>
+      ) : null}
+      <ErrorNote error={action.error} />
+      <div class="row">
+        <button
+          type="button"
+          class={props.danger === false ? 'primary' : 'danger solid'}
+          disabled={!ready || action.pending}
+          onClick={() =>
+            void action.go(reason.trim(), confirm).then((r) => {
+              if (r === undefined) return;
+              setOpen(false);
+              setReason('');
+              setConfirm('');
+              props.done?.(r);
+            })
+          }
+        >
+          {action.pending ? 'Working…' : `Yes, ${props.label.toLowerCase()}`}
+        </button>
+        <button type="button" onClick={() => setOpen(false)}>
+          Cancel
+        </button>
+      </div>
+    </div>
+  );
+}
+
+/** A value as one short cell: numbers grouped, nulls as a dash, objects as compact JSON. */
+export function cell(v: unknown): string {
+  if (v === null || v === undefined) return '—';
+  if (typeof v === 'number') return Number.isInteger(v) ? v.toLocaleString('en') : v.toLocaleString('en', { maximumFractionDigits: 2 });
+  if (typeof v === 'boolean') return v ? 'yes' : 'no';
+  if (typeof v === 'string') return v;
+  return JSON.stringify(v);
+}
+
+/** An object's leaves as dotted keys (arrays of scalars kept whole), for figures of any shape. */
+export function flatten(value: unknown, prefix = '', out: [string, unknown][] = []): [string, unknown][] {
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    for (const [k, v] of Object.entries(value)) flatten(v, prefix ? `${prefix}.${k}` : k, out);
+  } else out.push([prefix, value]);
+  return out;
+}
+
+/** Figures as a dense two-column list. */
+export function Facts({ value }: { value: unknown }) {
+  return (
+    <dl class="facts dense">
+      {flatten(value).map(([k, v]) => (
+        <div class="row" key={k}>
+          <dt>{k}</dt>
+          <dd>{cell(v)}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+/** Rows of objects as a table, columns from their keys (nested values as JSON). */
+export function Rows({ rows, empty, columns }: { rows: readonly Record<string, unknown>[]; empty: string; columns?: readonly string[] }) {
+  if (!rows.length) return <p class="muted">{empty}</p>;
+  const keys = columns ?? [...new Set(rows.flatMap((r) => Object.keys(r)))];
+  return (
+    <div class="scroll-x">
+      <table class="list dense">
+        <thead>
+          <tr>
+            {keys.map((k) => (
+              <th key={k}>{k}</th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r, i) => (
+            <tr key={i}>
+              {keys.map((k) => (
+                <td key={k}>{cell(r[k])}</td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+export const clock = (iso: string): string => {
+  const d = new Date(iso);
+  return `${d.toISOString().slice(11, 23)}`;
+};

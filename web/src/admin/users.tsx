@@ -1,0 +1,182 @@
+// Users: find an account by email prefix or id, and one account's detail (boards, tokens,
+// billing, audit) with the operator's actions on it, each destructive one behind a confirm step.
+import { useState } from 'preact/hooks';
+import type { UserDetail, UserRow } from '../../../src/admin/accounts.js';
+import { api } from '../api.js';
+import { navigate, queryParam } from '../router.js';
+import { ago, ErrorNote, Field, Form, useAction } from '../ui/kit.js';
+import { Guarded, Rows, useLoad } from './shared.js';
+
+export function UsersSection() {
+  const initial = queryParam('q') ?? '';
+  const [q, setQ] = useState(initial);
+  const [deleted, setDeleted] = useState(false);
+  const query = deleted ? 'status=deleted' : initial ? `q=${encodeURIComponent(initial)}` : null;
+  const found = useLoad<{ users: UserRow[]; nextCursor: string | null }>(query && `/api/admin/users?${query}&limit=50`);
+  return (
+    <section>
+      <form
+        class="row search"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setDeleted(false);
+          navigate(`/admin/users?q=${encodeURIComponent(q.trim())}`);
+        }}
+      >
+        <input type="search" name="q" aria-label="Email prefix or account id" class="grow" value={q} placeholder="email prefix or account id" onInput={(e) => setQ((e.target as HTMLInputElement).value)} />
+        <button type="submit" class="primary">
+          Search
+        </button>
+        <button type="button" aria-pressed={deleted} onClick={() => setDeleted(!deleted)}>
+          Deleted accounts
+        </button>
+      </form>
+      <ErrorNote error={found.error} />
+      {query === null ? (
+        <p class="muted">Search by the start of an email address, or paste an account id.</p>
+      ) : found.data ? (
+        found.data.users.length ? (
+          <table class="list dense">
+            <thead>
+              <tr>
+                <th>email</th>
+                <th>status</th>
+                <th>plan</th>
+                <th class="num">owned</th>
+                <th class="num">member</th>
+                <th>created</th>
+                <th>last sign-in</th>
+              </tr>
+            </thead>
+            <tbody>
+              {found.data.users.map((u) => (
+                <tr key={u.id}>
+                  <td>
+                    <a href={`/admin/users/${u.id}`}>{u.email}</a>
+                    {u.displayName ? <span class="muted"> · {u.displayName}</span> : null}
+                  </td>
+                  <td>
+                    <span class={`pill ${u.status}`}>{u.status}</span>
+                  </td>
+                  <td>{u.plan}</td>
+                  <td class="num">{u.boards.owned}</td>
+                  <td class="num">{u.boards.member}</td>
+                  <td>{ago(u.createdAt)}</td>
+                  <td>{ago(u.lastSignInAt)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        ) : (
+          <p class="muted">No account matches.</p>
+        )
+      ) : (
+        <p class="muted">Searching…</p>
+      )}
+    </section>
+  );
+}
+
+export function UserPage({ userId }: { userId: string }) {
+  const path = `/api/admin/users/${encodeURIComponent(userId)}`;
+  const detail = useLoad<UserDetail>(path);
+  const [note, setNote] = useState<string | null>(null);
+  if (detail.error) return <ErrorNote error={detail.error} />;
+  const d = detail.data;
+  if (!d) return <p class="muted">Loading…</p>;
+  const u = d.user;
+  const after = (text: string) => () => (setNote(text), detail.reload());
+  const post = (action: string, body: Record<string, unknown>) => api('POST', `${path}/${action}`, body);
+  return (
+    <section class="user">
+      <header class="user-head">
+        <div>
+          <h1>{u.email}</h1>
+          <div class="row muted">
+            <code>{u.id}</code>
+            <span class={`pill ${u.status}`}>{u.status}</span>
+            <span>{u.plan}</span>
+            <span>{u.emailVerified ? 'email verified' : 'email not verified'}</span>
+            <span>created {ago(u.createdAt)}</span>
+            <span>last sign-in {ago(u.lastSignInAt)}</span>
+            {u.deletedAt ? (
+              <span>
+                deleted {ago(u.deletedAt)} by {u.deletedBy}, purged after {u.purgeAfter?.slice(0, 10)}
+              </span>
+            ) : null}
+          </div>
+        </div>
+      </header>
+      {note ? (
+        <div class="note ok" role="status">
+          {note}
+        </div>
+      ) : null}
+      <div class="actions">
+        <Guarded label="Impersonate" danger={false} effect={<>This browser acts as {u.email} for 30 minutes; the console closes until you end it from the banner. Their password, email, deletion, tokens and billing stay out of reach.</>} run={(reason) => post('impersonate', { reason })} done={() => location.assign('/projects')} />
+        <Guarded label="Revoke sessions and tokens" effect={<>Every session and token of {u.email} is revoked ({d.tokens.filter((t) => !t.revoked).length} live tokens); their agents’ sockets close now. The account stays: they can sign in again.</>} run={(reason) => post('revoke', { reason })} done={(r) => after(`Revoked: ${JSON.stringify(r)}`)()} />
+        {u.status === 'active' ? (
+          <Guarded label="Delete account" effect={<>Sign-in is refused, sessions and tokens revoked, subscriptions cancelled, the {u.boards.owned} boards it owns closed to their members. Everything is kept 30 days and can be restored.</>} run={(reason) => post('delete', { reason })} done={after('Deleted; restorable for 30 days.')} />
+        ) : (
+          <>
+            <Guarded label="Restore account" danger={false} effect={<>Sign-in works again and its boards open. Revoked sessions and tokens stay revoked.</>} run={(reason) => post('restore', { reason })} done={after('Restored.')} />
+            <Guarded label="Purge now" confirmText={u.email} effect={<>Removes the account, the boards it owns with their items, events, tokens and restore points, its memberships and sessions, now and for good. Audit rows stay.</>} run={(reason, confirm) => post('purge', { reason, confirm })} done={() => navigate('/admin/users')} />
+          </>
+        )}
+        <Contact userId={u.id} />
+      </div>
+      <div class="grid2">
+        <section class="panel">
+          <h2>Boards ({d.boards.length})</h2>
+          <Rows rows={d.boards} empty="No boards." columns={['name', 'projectId', 'role', 'plan', 'owned', 'closed']} />
+        </section>
+        <section class="panel">
+          <h2>Billing</h2>
+          <Rows rows={d.billing} empty="No billing records." />
+        </section>
+      </div>
+      <section class="panel">
+        <h2>Tokens ({d.tokens.length})</h2>
+        <Rows rows={d.tokens as unknown as Record<string, unknown>[]} empty="No tokens." />
+      </section>
+      <div class="grid2">
+        <section class="panel">
+          <h2>Audit: about this account</h2>
+          <Rows rows={d.audit.about as unknown as Record<string, unknown>[]} empty="Nothing yet." columns={['at', 'actor', 'action', 'data']} />
+        </section>
+        <section class="panel">
+          <h2>Audit: by this account</h2>
+          <Rows rows={d.audit.by as unknown as Record<string, unknown>[]} empty="Nothing yet." columns={['at', 'action', 'target', 'projectId']} />
+        </section>
+      </div>
+    </section>
+  );
+}
+
+function Contact({ userId }: { userId: string }) {
+  const [open, setOpen] = useState(false);
+  const [subject, setSubject] = useState('');
+  const [text, setText] = useState('');
+  const send = useAction(() => api<{ to: string }>('POST', `/api/admin/users/${encodeURIComponent(userId)}/contact`, { subject, text }));
+  if (!open) {
+    return (
+      <button type="button" onClick={() => setOpen(true)}>
+        Contact
+      </button>
+    );
+  }
+  return (
+    <div class="guard">
+      <Form onSubmit={() => void send.go()} pending={send.pending} error={send.error} submit="Send mail" success={send.done ? `Sent to ${send.done.to}.` : null}>
+        <Field label="Subject" value={subject} onInput={setSubject} maxLength={200} required />
+        <label class="field">
+          <span>Text</span>
+          <textarea name="text" value={text} maxLength={10000} required onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
+        </label>
+      </Form>
+      <button type="button" onClick={() => setOpen(false)}>
+        Close
+      </button>
+    </div>
+  );
+}
