@@ -87,7 +87,7 @@ describe.skipIf(!chromium)('the operator console (Chromium)', () => {
     await page.getByText('builder').first().waitFor();
 
     await page.getByRole('button', { name: 'Revoke sessions and tokens' }).click();
-    await page.getByText('1 live tokens').waitFor(); // what it will do, before doing it
+    await page.getByText('1 live token)').waitFor(); // what it will do, before doing it
     const yes = page.getByRole('button', { name: 'Yes, revoke sessions and tokens' });
     expect(await yes.isDisabled()).toBe(true); // no reason yet
     await page.getByLabel('Reason (kept in the audit log)').fill('abuse report #12');
@@ -108,6 +108,18 @@ describe.skipIf(!chromium)('the operator console (Chromium)', () => {
     await banner.getByRole('button', { name: 'End' }).click();
     await page.getByRole('heading', { name: person.email }).waitFor();
     expect(await banner.count()).toBe(0);
+
+    // The audit section finds what was done, and the overview shows this node's figures.
+    await page.getByRole('link', { name: 'Audit' }).click();
+    await page.getByLabel('target').fill(`account:${person.accountId}`);
+    await page.getByRole('button', { name: 'Filter' }).click();
+    for (const action of ['admin.revoke', 'admin.impersonate', 'admin.impersonation.end']) await page.getByRole('cell', { name: action, exact: true }).waitFor();
+    await screenshot(page, 'admin-audit');
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await page.getByRole('heading', { name: 'Nodes' }).waitFor();
+    await page.locator('section.panel', { hasText: 'Nodes' }).getByText('(this node)').waitFor();
+    await page.locator('section.panel', { hasText: 'Durability' }).locator('dl.facts dt').first().waitFor();
+    await screenshot(page, 'admin-overview');
     expect(problems).toEqual([]);
   });
 

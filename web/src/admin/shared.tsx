@@ -100,6 +100,9 @@ export function flatten(value: unknown, prefix = '', out: [string, unknown][] = 
   return out;
 }
 
+/** A time given as epoch milliseconds under a key such as `at` or `startedAt`, as an ISO time. */
+const timed = (key: string, v: unknown): unknown => (typeof v === 'number' && v > 1e12 && /(^|\.)at$|At$/.test(key) ? new Date(v).toISOString() : v);
+
 /** Figures as a dense two-column list. */
 export function Facts({ value }: { value: unknown }) {
   return (
@@ -107,7 +110,7 @@ export function Facts({ value }: { value: unknown }) {
       {flatten(value).map(([k, v]) => (
         <div class="row" key={k}>
           <dt>{k}</dt>
-          <dd>{cell(v)}</dd>
+          <dd>{cell(timed(k, v))}</dd>
         </div>
       ))}
     </dl>
@@ -132,7 +135,9 @@ export function Rows({ rows, empty, columns }: { rows: readonly Record<string, u
           {rows.map((r, i) => (
             <tr key={i}>
               {keys.map((k) => (
-                <td key={k}>{cell(r[k])}</td>
+                <td key={k} title={cell(timed(k, r[k]))}>
+                  {cell(timed(k, r[k]))}
+                </td>
               ))}
             </tr>
           ))}

@@ -114,7 +114,7 @@ export function UserPage({ userId }: { userId: string }) {
       ) : null}
       <div class="actions">
         <Guarded label="Impersonate" danger={false} effect={<>This browser acts as {u.email} for 30 minutes; the console closes until you end it from the banner. Their password, email, deletion, tokens and billing stay out of reach.</>} run={(reason) => post('impersonate', { reason })} done={() => location.assign('/projects')} />
-        <Guarded label="Revoke sessions and tokens" effect={<>Every session and token of {u.email} is revoked ({d.tokens.filter((t) => !t.revoked).length} live tokens); their agents’ sockets close now. The account stays: they can sign in again.</>} run={(reason) => post('revoke', { reason })} done={(r) => after(`Revoked: ${JSON.stringify(r)}`)()} />
+        <Guarded label="Revoke sessions and tokens" effect={<>Every session and token of {u.email} is revoked ({plural(d.tokens.filter((t) => !t.revoked).length, 'live token')}); their agents’ sockets close now. The account stays: they can sign in again.</>} run={(reason) => post('revoke', { reason })} done={(r) => after(`Revoked: ${JSON.stringify(r)}`)()} />
         {u.status === 'active' ? (
           <Guarded label="Delete account" effect={<>Sign-in is refused, sessions and tokens revoked, subscriptions cancelled, the {u.boards.owned} boards it owns closed to their members. Everything is kept 30 days and can be restored.</>} run={(reason) => post('delete', { reason })} done={after('Deleted; restorable for 30 days.')} />
         ) : (
@@ -137,7 +137,7 @@ export function UserPage({ userId }: { userId: string }) {
       </div>
       <section class="panel">
         <h2>Tokens ({d.tokens.length})</h2>
-        <Rows rows={d.tokens as unknown as Record<string, unknown>[]} empty="No tokens." />
+        <Rows rows={d.tokens.map((t) => ({ ...t, createdAt: ago(t.createdAt), lastUsedAt: ago(t.lastUsedAt) }))} empty="No tokens." columns={['name', 'prefix', 'scope', 'role', 'projectId', 'revoked', 'createdAt', 'lastUsedAt', 'expiresAt', 'id']} />
       </section>
       <div class="grid2">
         <section class="panel">
@@ -152,6 +152,8 @@ export function UserPage({ userId }: { userId: string }) {
     </section>
   );
 }
+
+const plural = (n: number, what: string): string => `${n} ${what}${n === 1 ? '' : 's'}`;
 
 function Contact({ userId }: { userId: string }) {
   const [open, setOpen] = useState(false);

@@ -16,7 +16,16 @@ export function OverviewSection() {
       <section class="panel">
         <h2>Nodes</h2>
         <ErrorNote error={utilization.error} />
-        {utilization.data ? <Rows rows={rowsOf(utilization.data.nodes)} empty="No node heard from." /> : null}
+        {utilization.data
+          ? rowsOf(utilization.data.nodes).map((n) => (
+              <div key={String(n.nodeId)} class="node">
+                <h3>
+                  {String(n.nodeId)} {n.self ? '(this node)' : ''}
+                </h3>
+                <Facts value={n.figures ?? n} />
+              </div>
+            ))
+          : null}
       </section>
       <section class="panel">
         <h2>Durability</h2>
@@ -131,17 +140,19 @@ export function AbuseSection() {
 export function AuditSection() {
   const [form, setForm] = useState({ actor: '', target: '', action: '', projectId: '' });
   const [query, setQuery] = useState('');
-  const page = useLoad<{ rows?: Json[]; items?: Json[]; nextCursor: string | null } & Json>(`/api/admin/audit?limit=100${query}`);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const page = useLoad<{ rows?: Json[]; items?: Json[]; nextCursor: string | null } & Json>(`/api/admin/audit?limit=100${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
   const field = (k: keyof typeof form, placeholder: string) => (
     <input name={k} aria-label={k} class="grow" value={form[k]} placeholder={placeholder} onInput={(e) => setForm({ ...form, [k]: (e.target as HTMLInputElement).value })} />
   );
-  const rows = page.data ? rowsOf(Object.values(page.data).find(Array.isArray)) : [];
+  const rows = (page.data ? rowsOf(Object.values(page.data).find(Array.isArray)) : []).map((r) => ({ ...r, reason: (r.data as { reason?: unknown } | undefined)?.reason ?? null }));
   return (
     <section class="panel">
       <form
         class="row"
         onSubmit={(e) => {
           e.preventDefault();
+          setCursor(null);
           setQuery(
             Object.entries(form)
               .filter(([, v]) => v.trim())
@@ -159,7 +170,19 @@ export function AuditSection() {
         </button>
       </form>
       <ErrorNote error={page.error} />
-      <Rows rows={rows} empty="No rows." columns={['at', 'actor', 'action', 'target', 'projectId', 'data']} />
+      <Rows rows={rows} empty="No rows." columns={['at', 'actor', 'action', 'target', 'projectId', 'reason', 'data']} />
+      <div class="row pager">
+        {cursor ? (
+          <button type="button" onClick={() => setCursor(null)}>
+            Newest
+          </button>
+        ) : null}
+        {page.data?.nextCursor ? (
+          <button type="button" onClick={() => setCursor(page.data!.nextCursor)}>
+            Older
+          </button>
+        ) : null}
+      </div>
     </section>
   );
 }
