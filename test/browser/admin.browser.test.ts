@@ -123,6 +123,36 @@ describe.skipIf(!chromium)('the operator console (Chromium)', () => {
     expect(problems).toEqual([]);
   });
 
+  it('deletes an account and restores it, each after saying what it does; a purge waits for the exact email', async () => {
+    const { person } = await busyAccount();
+    const { page, problems } = await tabs.tab();
+    await asOperator(page);
+    await page.goto(`/admin/users/${person.accountId}`);
+    await page.getByRole('heading', { name: person.email }).waitFor();
+    await page.getByRole('button', { name: 'Delete account' }).click();
+    await page.getByText('Everything is kept 30 days').waitFor();
+    await page.getByLabel('Reason (kept in the audit log)').fill('asked by mail');
+    await page.getByRole('button', { name: 'Yes, delete account' }).click();
+    await page.getByRole('status').filter({ hasText: 'Deleted; restorable for 30 days.' }).waitFor();
+    await page.locator('.pill.deleted').first().waitFor();
+    expect((await new Client(tabs.server.url).post('/api/auth/login', { email: person.email, password: person.password })).status).toBe(403);
+
+    await page.getByRole('button', { name: 'Purge now' }).click();
+    await page.getByLabel('Reason (kept in the audit log)').fill('asked by mail');
+    const purge = page.getByRole('button', { name: 'Yes, purge now' });
+    await page.getByLabel(/^Type .* to confirm$/).fill('someone-else@example.com');
+    expect(await purge.isDisabled()).toBe(true);
+    await screenshot(page, 'admin-purge-confirm');
+    await page.getByRole('button', { name: 'Cancel' }).click();
+
+    await page.getByRole('button', { name: 'Restore account' }).click();
+    await page.getByLabel('Reason (kept in the audit log)').fill('mistake');
+    await page.getByRole('button', { name: 'Yes, restore account' }).click();
+    await page.getByRole('status').filter({ hasText: 'Restored.' }).waitFor();
+    expect((await new Client(tabs.server.url).post('/api/auth/login', { email: person.email, password: person.password })).status).toBe(200);
+    expect(problems).toEqual([]);
+  });
+
   it('gives anyone else the unknown path’s 404 at /admin and at the console’s code', async () => {
     const { page } = await tabs.tab();
     await signUpInPage(page, `someone-${Date.now()}@example.com`);
