@@ -100,6 +100,26 @@ export function flatten(value: unknown, prefix = '', out: [string, unknown][] = 
   return out;
 }
 
+/** A key as words: `projectId` → "project id", `latencyMs.p50` → "latency ms · p50". */
+export const words = (key: string): string =>
+  key
+    .split('.')
+    .map((part) => part.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase())
+    .join(' · ');
+
+/** A byte count under a key that says so (`…Bytes`, `memory.*`), in KiB, MiB or GiB. */
+const sized = (key: string, v: unknown): unknown => {
+  if (typeof v !== 'number' || !/Bytes$|^memory\./.test(key)) return v;
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let n = v;
+  let u = 0;
+  while (n >= 1024 && u < units.length - 1) {
+    n /= 1024;
+    u++;
+  }
+  return `${n.toFixed(u ? 1 : 0)} ${units[u]}`;
+};
+
 /** A time given as epoch milliseconds under a key such as `at` or `startedAt`, as an ISO time. */
 const timed = (key: string, v: unknown): unknown => (typeof v === 'number' && v > 1e12 && /(^|\.)at$|At$/.test(key) ? new Date(v).toISOString() : v);
 
@@ -109,8 +129,8 @@ export function Facts({ value }: { value: unknown }) {
     <dl class="facts dense">
       {flatten(value).map(([k, v]) => (
         <div class="row" key={k}>
-          <dt>{k}</dt>
-          <dd>{cell(timed(k, v))}</dd>
+          <dt>{words(k)}</dt>
+          <dd>{cell(sized(k, timed(k, v)))}</dd>
         </div>
       ))}
     </dl>
@@ -127,7 +147,7 @@ export function Rows({ rows, empty, columns }: { rows: readonly Record<string, u
         <thead>
           <tr>
             {keys.map((k) => (
-              <th key={k}>{k}</th>
+              <th key={k}>{words(k)}</th>
             ))}
           </tr>
         </thead>
