@@ -22,6 +22,7 @@ export function ImpersonationBanner() {
     let live = true;
     void (async () => {
       const res = await fetch('/api/auth/me', { credentials: 'same-origin' });
+      await res.arrayBuffer(); // read to the end: a body left unread keeps the request open in the browser
       if (!res.headers.get('x-impersonated-by')) return;
       const state = await fetch('/api/admin/impersonation', { credentials: 'same-origin' });
       if (!state.ok || !live) return;
