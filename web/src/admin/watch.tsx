@@ -71,13 +71,13 @@ export function MoneySection() {
           <table class="list dense">
             <tbody>
               {listOf(webhooks.data).map((w) => (
-                <tr key={String(w.eventId ?? w.id)}>
-                  <td>{String(w.eventId ?? w.id)}</td>
+                <tr key={String(w.eventId)}>
+                  <td>{String(w.eventId)}</td>
                   <td>{String(w.type ?? '')}</td>
-                  <td>{String(w.status ?? w.outcome ?? '')}</td>
-                  <td>{String(w.receivedAt ?? w.at ?? '')}</td>
+                  <td>{String(w.outcome)}</td>
+                  <td>{String(w.at)}</td>
                   <td>
-                    <Guarded label="Replay" danger={false} effect={<>Fetches the event again from the provider and applies it (once per event id).</>} run={(reason) => api('POST', `/api/admin/webhooks/${encodeURIComponent(String(w.eventId ?? w.id))}/replay`, { reason })} done={webhooks.reload} />
+                    <Guarded label="Replay" danger={false} effect={<>Fetches the event again from the provider and applies it (once per event id).</>} run={(reason) => api('POST', `/api/admin/webhooks/${encodeURIComponent(String(w.eventId))}/replay`, { reason })} done={webhooks.reload} />
                   </td>
                 </tr>
               ))}
