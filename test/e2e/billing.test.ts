@@ -70,11 +70,13 @@ describe.skipIf(!stripeBase)('checkout, portal and annual (stripe-mock)', () => 
 
   it('denies checkout with 429 once the board bucket is spent, with no mutation and no provider call', async () => {
     const b = await owned(srv);
-    // The shared bucket is the account user's write budget (Free: 120 a minute): spend it.
-    for (let i = 0; i < 120; i++) {
-      const r = await b.owner.post(`/api/shouts${b.q}`, { text: `spend ${i}` });
-      if (r.status === 429) break;
-    }
+    // The shared bucket is the account user's write budget (Free: 120 a minute): spend it. Budgets
+    // are fixed one-minute windows, so the server's clock moves to the start of one first: a window
+    // that turned over mid-loop or before the checkout would hand out a fresh budget.
+    srv.advance(60_000 - (srv.now() % 60_000) + 1);
+    let spent = false;
+    for (let i = 0; i < 121 && !spent; i++) spent = (await b.owner.post(`/api/shouts${b.q}`, { text: `spend ${i}` })).status === 429;
+    expect(spent).toBe(true);
     const denied = await b.owner.post(`/api/account/billing/checkout${b.q}`, { interval: 'month' });
     expectError(denied, 429, 'RATE_LIMITED');
     expect(denied.headers.get('retry-after')).toMatch(/^\d+$/);

@@ -21,6 +21,8 @@ export interface TestServer {
   mail: CaptureMailer;
   /** Moves the server's clock forward. */
   advance(ms: number): void;
+  /** The server's clock, advances included. */
+  now(): number;
   stop(): Promise<void>;
 }
 
@@ -71,6 +73,7 @@ export async function startTestServer(env: Record<string, string> = {}, store?: 
     server,
     mail,
     advance: (ms) => void (offset += ms),
+    now: clock,
     async stop() {
       await server.shutdown();
       await dir?.remove();
