@@ -56,6 +56,7 @@ describe('the operator gate', () => {
     const fresh = await operatorSession(srv.url, 'someone-else@ops.example.com');
     const notOperator = await operatorSession(srv.url, opEmail.replace('@', '+budget@'));
     const statuses: number[] = [];
+    srv.advance(60_000 - (srv.now() % 60_000) + 1); // budgets are fixed one-minute windows: start at one
     for (let i = 0; i < 601; i++) statuses.push((await fresh.client.get('/api/admin/codebase')).status);
     expect(statuses.slice(0, 600).every((s) => s === 200)).toBe(true);
     const refused = await fresh.client.get('/api/admin/codebase');
