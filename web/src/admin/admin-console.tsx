@@ -3,7 +3,8 @@
 // anyone else: src/routes/web.ts).
 import './admin.css';
 import { match, path } from '../router.js';
-import { AbuseSection, AuditSection, FeedbackSection, MoneySection, OverviewSection } from './watch.js';
+import { AbuseSection, AuditSection, FeedbackSection, OverviewSection } from './watch.js';
+import { MoneySection } from './money.js';
 import { LiveSection } from './live.js';
 import { UserPage, UsersSection } from './users.js';
 
@@ -20,7 +21,8 @@ const SECTIONS = [
 export function Console() {
   const pathname = path.value.split('?')[0]!;
   const user = match('/admin/users/:userId');
-  const section = user ? 'users' : (match('/admin/:section')?.section ?? 'live');
+  const payer = match('/admin/money/:userId');
+  const section = user ? 'users' : payer ? 'money' : (match('/admin/:section')?.section ?? 'live');
   return (
     <div class="console">
       <nav class="tabs console-nav" aria-label="Console">
@@ -40,7 +42,7 @@ export function Console() {
       ) : section === 'overview' ? (
         <OverviewSection />
       ) : section === 'money' ? (
-        <MoneySection />
+        <MoneySection userId={payer?.userId ?? null} />
       ) : section === 'abuse' ? (
         <AbuseSection />
       ) : section === 'audit' ? (

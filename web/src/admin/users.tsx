@@ -131,7 +131,9 @@ export function UserPage({ userId }: { userId: string }) {
           <Rows rows={d.boards} empty="No boards." columns={['name', 'projectId', 'role', 'plan', 'owned', 'closed']} />
         </section>
         <section class="panel">
-          <h2>Billing</h2>
+          <h2>
+            Billing <a class="small" href={`/admin/money/${u.id}`}>money actions</a>
+          </h2>
           <Rows rows={d.billing} empty="No billing records." />
         </section>
       </div>

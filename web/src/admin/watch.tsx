@@ -1,4 +1,4 @@
-// Overview, Money, Abuse, Audit and Feedback: read-mostly sections over the operators' routes.
+// Overview, Abuse, Audit and Feedback: read-mostly sections over the operators' routes.
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { ErrorNote } from '../ui/kit.js';
@@ -36,54 +36,6 @@ export function OverviewSection() {
         <h2>Last 14 days</h2>
         <ErrorNote error={metrics.error} />
         {metrics.data ? <Rows rows={rowsOf(metrics.data.days)} empty="No figures yet." /> : null}
-      </section>
-    </div>
-  );
-}
-
-export function MoneySection() {
-  const dunning = useLoad<{ boards?: Json[] } & Json>('/api/admin/billing/dunning');
-  const webhooks = useLoad<{ events?: Json[] } & Json>('/api/admin/webhooks?limit=50');
-  const [who, setWho] = useState('');
-  const [billingOf, setBillingOf] = useState<string | null>(null);
-  const billing = useLoad<Json>(billingOf && `/api/admin/billing/${encodeURIComponent(billingOf)}`);
-  const listOf = (d: Json | null): Json[] => (d ? rowsOf(Object.values(d).find(Array.isArray)) : []);
-  return (
-    <div class="stack">
-      <section class="panel">
-        <h2>Dunning</h2>
-        <ErrorNote error={dunning.error} />
-        {dunning.data ? <Rows rows={listOf(dunning.data)} empty="No board is past due." /> : null}
-      </section>
-      <section class="panel">
-        <h2>An account’s billing</h2>
-        <form class="row" onSubmit={(e) => (e.preventDefault(), setBillingOf(who.trim() || null))}>
-          <input name="userId" aria-label="Account id" class="grow" value={who} placeholder="account id" onInput={(e) => setWho((e.target as HTMLInputElement).value)} />
-          <button type="submit">Show</button>
-        </form>
-        <ErrorNote error={billing.error} />
-        {billingOf && billing.data ? <Facts value={billing.data} /> : null}
-      </section>
-      <section class="panel">
-        <h2>Webhooks received</h2>
-        <ErrorNote error={webhooks.error} />
-        {webhooks.data ? (
-          <table class="list dense">
-            <tbody>
-              {listOf(webhooks.data).map((w) => (
-                <tr key={String(w.eventId)}>
-                  <td>{String(w.eventId)}</td>
-                  <td>{String(w.type ?? '')}</td>
-                  <td>{String(w.outcome)}</td>
-                  <td>{String(w.at)}</td>
-                  <td>
-                    <Guarded label="Replay" danger={false} effect={<>Fetches the event again from the provider and applies it (once per event id).</>} run={(reason) => api('POST', `/api/admin/webhooks/${encodeURIComponent(String(w.eventId))}/replay`, { reason })} done={webhooks.reload} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        ) : null}
       </section>
     </div>
   );

@@ -1,0 +1,259 @@
+// Money: boards in dunning, one account's billing with the operator's actions on each board it
+// owns (re-read the subscription, a complimentary plan, a refund), and the provider's webhooks
+// with replay. Every action goes through a confirm step that says what it does and asks why.
+import { useState } from 'preact/hooks';
+import { api } from '../api.js';
+import { navigate } from '../router.js';
+import { ago, ErrorNote } from '../ui/kit.js';
+import { cell, Guarded, useLoad } from './shared.js';
+
+interface Billing {
+  customerId: string;
+  subscriptionId: string | null;
+  status: string | null;
+  interval: 'month' | 'year' | null;
+  currentPeriodEnd: string | null;
+  cancelAtPeriodEnd: boolean;
+  overdueSince: string | null;
+}
+interface ProviderEvent {
+  eventId: string;
+  type: string;
+  outcome: string;
+  projectId: string | null;
+  at: string;
+  replay: boolean;
+}
+interface DunningRow extends Billing {
+  projectId: string;
+  name: string | null;
+  ownerId: string | null;
+  billingPlan: string;
+  daysOverdue: number | null;
+}
+interface AccountBilling {
+  account: { id: string; email: string; deletedAt: string | null };
+  boards: { projectId: string; name: string | null; ownerId: string | null; plan: string | null; billingPlan: string; complimentary: { plan: 'pro'; until: string } | null; billing: Billing | null; events: ProviderEvent[] }[];
+}
+
+export function MoneySection({ userId }: { userId: string | null }) {
+  const [who, setWho] = useState(userId ?? '');
+  return (
+    <div class="stack">
+      <form class="row search" onSubmit={(e) => (e.preventDefault(), who.trim() && navigate(`/admin/money/${encodeURIComponent(who.trim())}`))}>
+        <input name="userId" aria-label="Account id" class="grow" value={who} placeholder="account id (from Users)" onInput={(e) => setWho((e.target as HTMLInputElement).value)} />
+        <button type="submit" class="primary">
+          Show billing
+        </button>
+      </form>
+      {userId ? <AccountMoney userId={userId} /> : null}
+      <Dunning />
+      <Webhooks />
+    </div>
+  );
+}
+
+function Dunning() {
+  const dunning = useLoad<{ boards: DunningRow[] }>('/api/admin/billing/dunning?limit=100');
+  return (
+    <section class="panel">
+      <h2>Dunning</h2>
+      <ErrorNote error={dunning.error} />
+      {!dunning.data ? null : dunning.data.boards.length ? (
+        <table class="list dense">
+          <thead>
+            <tr>
+              <th>board</th>
+              <th>status</th>
+              <th class="num">days overdue</th>
+              <th>interval</th>
+              <th>period ends</th>
+              <th>owner</th>
+            </tr>
+          </thead>
+          <tbody>
+            {dunning.data.boards.map((b) => (
+              <tr key={b.projectId}>
+                <td>
+                  {b.name ?? '—'} <code class="muted">{b.projectId}</code>
+                </td>
+                <td>
+                  <span class="pill deleted">{b.status}</span>
+                </td>
+                <td class="num">{cell(b.daysOverdue)}</td>
+                <td>{cell(b.interval)}</td>
+                <td>{day(b.currentPeriodEnd)}</td>
+                <td>{b.ownerId ? <a href={`/admin/money/${b.ownerId}`}>billing</a> : '—'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : (
+        <p class="muted">No board is past due.</p>
+      )}
+    </section>
+  );
+}
+
+function AccountMoney({ userId }: { userId: string }) {
+  const billing = useLoad<AccountBilling>(`/api/admin/billing/${encodeURIComponent(userId)}`);
+  const [note, setNote] = useState<string | null>(null);
+  if (billing.error) return <ErrorNote error={billing.error} />;
+  const d = billing.data;
+  if (!d) return <p class="muted">Loading…</p>;
+  const after = (text: string) => () => (setNote(text), billing.reload());
+  return (
+    <section class="stack" aria-label="Account billing">
+      <header class="user-head">
+        <h1>
+          <a href={`/admin/users/${d.account.id}`}>{d.account.email}</a>
+        </h1>
+        <div class="row muted">
+          <code>{d.account.id}</code>
+          {d.account.deletedAt ? <span class="pill deleted">deleted {ago(d.account.deletedAt)}</span> : null}
+          <span>
+            {d.boards.length} board{d.boards.length === 1 ? '' : 's'} owned or paid for
+          </span>
+        </div>
+      </header>
+      {note ? (
+        <div class="note ok" role="status">
+          {note}
+        </div>
+      ) : null}
+      {d.boards.length ? null : <p class="muted">This account owns and pays for no board.</p>}
+      {d.boards.map((b) => (
+        <BoardMoney key={b.projectId} userId={d.account.id} board={b} after={after} />
+      ))}
+    </section>
+  );
+}
+
+function BoardMoney({ userId, board: b, after }: { userId: string; board: AccountBilling['boards'][number]; after: (text: string) => () => void }) {
+  const [until, setUntil] = useState(inDays(30));
+  const [amount, setAmount] = useState('');
+  const owned = b.ownerId === userId;
+  const cents = amount.trim() ? Math.round(Number(amount) * 100) : null;
+  const s = b.billing;
+  return (
+    <section class="panel" aria-label={`Board ${b.name ?? b.projectId}`}>
+      <h2>
+        {b.name ?? '—'} <code class="muted">{b.projectId}</code>
+      </h2>
+      <div class="row muted">
+        <span>
+          plan <strong>{b.plan ?? '—'}</strong> (billing says {b.billingPlan})
+        </span>
+        {b.complimentary ? <span class="pill active">complimentary Pro until {day(b.complimentary.until)}</span> : null}
+        {owned ? null : <span>paid for by this account, owned by another</span>}
+      </div>
+      {s ? (
+        <dl class="facts dense">
+          {(
+            [
+              ['subscription', s.subscriptionId ?? 'none'],
+              ['status', s.status ?? '—'],
+              ['interval', s.interval ?? '—'],
+              ['period ends', day(s.currentPeriodEnd)],
+              ['cancels at period end', s.cancelAtPeriodEnd ? 'yes' : 'no'],
+              ['overdue since', day(s.overdueSince)],
+              ['customer', s.customerId],
+            ] as const
+          ).map(([k, v]) => (
+            <div class="row" key={k}>
+              <dt>{k}</dt>
+              <dd>{v}</dd>
+            </div>
+          ))}
+        </dl>
+      ) : (
+        <p class="muted">No billing record: the board never went to checkout.</p>
+      )}
+      {owned ? (
+        <div class="actions">
+          {s?.subscriptionId ? <Guarded label="Re-read subscription" danger={false} effect={<>Asks the provider for {s.subscriptionId} and settles the board’s billing record and plan from its answer, as a subscription event would. Nothing changes if the provider cannot be reached.</>} run={(reason) => api('POST', `/api/admin/users/${userId}/subscription`, { projectId: b.projectId, reason })} done={after(`Re-read the subscription of ${b.name ?? b.projectId}.`)} /> : null}
+          <span class="row">
+            <label class="field inline">
+              <span>Pro until</span>
+              <input type="date" name="until" value={until} min={inDays(1)} max={inDays(366)} onInput={(e) => setUntil((e.target as HTMLInputElement).value)} />
+            </label>
+            <Guarded label="Grant complimentary Pro" danger={false} effect={<>{b.name ?? b.projectId} is on Pro until {until} (end of day, UTC){b.complimentary ? `, replacing the grant until ${day(b.complimentary.until)}` : ''}; then its plan is what billing says ({b.billingPlan}).</>} run={(reason) => api('POST', '/api/admin/plan', { projectId: b.projectId, plan: 'pro', until: `${until}T23:59:59Z`, reason })} done={after(`Complimentary Pro for ${b.name ?? b.projectId} until ${until}.`)} />
+          </span>
+          {s?.subscriptionId ? (
+            <span class="row">
+              <label class="field inline">
+                <span>Amount</span>
+                <input name="amount" inputMode="decimal" value={amount} placeholder="all" size={8} onInput={(e) => setAmount((e.target as HTMLInputElement).value)} />
+              </label>
+              <Guarded label="Refund" effect={cents !== null && !(cents >= 1) ? <>The amount must be a positive sum, such as 12.50.</> : <>Refunds {cents === null ? 'the whole of' : `${(cents / 100).toFixed(2)} of`} the latest paid invoice of {s.subscriptionId} through the provider. The subscription itself is left as it is.</>} run={(reason) => api('POST', `/api/admin/users/${userId}/refund`, { projectId: b.projectId, reason, ...(cents !== null && { amount: cents }) })} done={(r) => after(`Refunded: ${refundText(r)}.`)()} />
+            </span>
+          ) : null}
+        </div>
+      ) : null}
+      {b.events.length ? (
+        <>
+          <h3>Provider events</h3>
+          <EventRows events={b.events} />
+        </>
+      ) : null}
+    </section>
+  );
+}
+
+function Webhooks() {
+  const webhooks = useLoad<{ events: ProviderEvent[] }>('/api/admin/webhooks?limit=50');
+  return (
+    <section class="panel">
+      <h2>Webhooks received</h2>
+      <ErrorNote error={webhooks.error} />
+      {!webhooks.data ? null : webhooks.data.events.length ? <EventRows events={webhooks.data.events} replay={webhooks.reload} /> : <p class="muted">No provider event received yet.</p>}
+    </section>
+  );
+}
+
+function EventRows({ events, replay }: { events: ProviderEvent[]; replay?: () => void }) {
+  return (
+    <table class="list dense">
+      <thead>
+        <tr>
+          <th>received</th>
+          <th>type</th>
+          <th>outcome</th>
+          <th>board</th>
+          <th>event</th>
+          {replay ? <th /> : null}
+        </tr>
+      </thead>
+      <tbody>
+        {events.map((w) => (
+          <tr key={`${w.eventId}:${w.at}`}>
+            <td title={w.at}>{ago(w.at)}</td>
+            <td>{w.type}</td>
+            <td>
+              <span class={`pill ${w.outcome === 'failed' ? 'deleted' : w.outcome === 'applied' ? 'active' : ''}`}>{w.outcome}</span>
+              {w.replay ? <span class="muted"> · replay</span> : null}
+            </td>
+            <td>
+              <code>{w.projectId ?? '—'}</code>
+            </td>
+            <td>
+              <code>{w.eventId}</code>
+            </td>
+            {replay ? (
+              <td>
+                <Guarded label="Replay" danger={false} effect={<>Fetches {w.eventId} again from the provider and applies it as a delivery would; an event applied before changes nothing.</>} run={(reason) => api('POST', `/api/admin/webhooks/${encodeURIComponent(w.eventId)}/replay`, { reason })} done={replay} />
+              </td>
+            ) : null}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+const day = (iso: string | null): string => (iso ? iso.slice(0, 10) : '—');
+const inDays = (n: number): string => new Date(Date.now() + n * 86_400_000).toISOString().slice(0, 10);
+const refundText = (r: unknown): string => {
+  const refund = (r as { refund?: { amount: number; currency: string; status: string } }).refund;
+  return refund ? `${(refund.amount / 100).toFixed(2)} ${refund.currency.toUpperCase()}, ${refund.status}` : 'done';
+};
