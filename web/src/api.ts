@@ -5,6 +5,9 @@ import { signal } from '@preact/signals';
 /** The session's CSRF token, from signup, login or GET /api/auth/me. */
 export const csrfToken = signal<string | null>(null);
 
+/** The operator acting as this account, when the last answer said so (X-Impersonated-By): the banner shows. */
+export const impersonatedBy = signal<string | null>(null);
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -29,6 +32,7 @@ export async function api<T>(method: Method, path: string, body?: unknown): Prom
   } catch {
     throw new ApiError(0, 'NETWORK', 'The service could not be reached.', 'Check your connection and retry.');
   }
+  impersonatedBy.value = res.headers.get('x-impersonated-by');
   const text = await res.text();
   const parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
   if (!res.ok) {

@@ -1,9 +1,10 @@
 // The impersonation banner, on every page of the board (so part of the main bundle, unlike the
-// console): every response to an impersonation session carries X-Impersonated-By, and then GET
-// /api/admin/impersonation (the operator's own session, kept in a cookie sent only there) names
-// the account; "End" gives the operator's session back and returns to the console.
+// console): every response to an impersonation session carries X-Impersonated-By (the page's api()
+// keeps it), and then GET /api/admin/impersonation (the operator's own session, kept in a cookie
+// sent only there) names the account; "End" gives the operator's session back and returns to the
+// console.
 import { useEffect, useState } from 'preact/hooks';
-import { me } from '../session.js';
+import { impersonatedBy } from '../api.js';
 import './banner.css';
 
 interface Acting {
@@ -16,21 +17,18 @@ interface Acting {
 export function ImpersonationBanner() {
   const [acting, setActing] = useState<Acting | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const accountId = me.value?.id;
+  const operator = impersonatedBy.value;
   useEffect(() => {
-    if (!accountId) return void setActing(null);
+    if (!operator) return void setActing(null);
     let live = true;
     void (async () => {
-      const res = await fetch('/api/auth/me', { credentials: 'same-origin' });
-      await res.arrayBuffer(); // read to the end: a body left unread keeps the request open in the browser
-      if (!res.headers.get('x-impersonated-by')) return;
       const state = await fetch('/api/admin/impersonation', { credentials: 'same-origin' });
       if (!state.ok || !live) return;
       const body = (await state.json()) as { impersonating: Omit<Acting, 'csrfToken'> | null; csrfToken: string };
       if (body.impersonating) setActing({ ...body.impersonating, csrfToken: body.csrfToken });
     })().catch(() => undefined);
     return () => void (live = false);
-  }, [accountId]);
+  }, [operator]);
   if (!acting) return null;
   const end = async () => {
     setError(null);
