@@ -1,8 +1,8 @@
-// Operator routes: data (DOMAIN.md "Operators"). Rules live in src/admin/; these only bind them.
+// Operator routes: data (DOMAIN.md "Operators"). Rules live in src/admin/data.ts; these only bind them.
 import { z } from 'zod';
-import { auditOperatorAction } from '../admin/audit.js';
-import { EXPORT_CONTENT_TYPE, LEFT_OUT, exportOf } from '../admin/export.js';
-import { IMPORT_BODY_LIMIT, IMPORT_EVENTS_MAX, IMPORT_ITEMS_MAX, IMPORT_LINES_MAX, ImportInput, importBoard } from '../admin/import.js';
+import { DataDesk } from '../admin/data.js';
+import { EXPORT_CONTENT_TYPE, LEFT_OUT } from '../admin/export.js';
+import { IMPORT_BODY_LIMIT, IMPORT_EVENTS_MAX, IMPORT_ITEMS_MAX, IMPORT_LINES_MAX, ImportInput } from '../admin/import.js';
 import { parseCookies } from '../http/cookies.js';
 import { defineRoute, type BodyStream, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
@@ -31,7 +31,7 @@ async function* reported(chunks: AsyncGenerator<string>, onError: (e: unknown) =
 }
 
 export function adminDataRoutes(deps: RouteDeps): Route[] {
-  const { store } = deps;
+  const data = new DataDesk(deps.store);
   return [
     defineRoute<undefined, z.infer<typeof ExportQuery>>({
       ...adminBase,
@@ -47,9 +47,7 @@ export function adminDataRoutes(deps: RouteDeps): Route[] {
       responses: { 200: { description: 'The export, one JSON document per line.', contentType: 'application/x-ndjson' } },
       async handler({ ctx, query }) {
         const scope = query.userId !== undefined ? { userId: query.userId } : { projectId: query.projectId! };
-        const chunks = await exportOf(store, scope, ctx.now);
-        const target = 'userId' in scope ? `account:${scope.userId}` : `board:${scope.projectId}`;
-        await auditOperatorAction(store, ctx, { action: 'export', target, projectId: 'projectId' in scope ? scope.projectId : null });
+        const { chunks, target } = await data.export(ctx, scope);
         const onError = (err: unknown) => deps.logger.error({ reqId: ctx.requestId, route: ctx.operation, err }, 'export failed after it started: the connection is cut');
         return {
           status: 200,
@@ -75,10 +73,7 @@ export function adminDataRoutes(deps: RouteDeps): Route[] {
       errors: ['NOT_FOUND', 'ACCOUNT_DELETED', 'FREE_PROJECT_LIMIT', 'ACCOUNT_BUSY', 'INVALID_PROJECT_NAME', 'CONFLICTING_DEPENDENCIES', 'CROSS_PROJECT_FOLD', 'CROSS_PROJECT_PARENT', 'BOARD_BUSY'],
       responses: { 201: { description: 'The new board.', schema: Imported } },
       async handler({ ctx, body }) {
-        const imported = await importBoard(store, body, ctx.identity!.principal, ctx.now);
-        const { projectId, from, items, events } = imported;
-        await auditOperatorAction(store, ctx, { action: 'import', target: `board:${projectId}`, projectId, data: { userId: body.userId, from, items, events } });
-        return { status: 201, body: imported };
+        return { status: 201, body: await data.import(ctx, body) };
       },
     }),
   ];

@@ -1,10 +1,9 @@
-// Operator routes: people (DOMAIN.md "Operators"). Rules live in src/admin/; these only bind them.
+// Operator routes: people (DOMAIN.md "Operators"). Rules live in src/admin/people.ts; these only bind them.
 // Every action (and every read of one account's data) writes an operator audit row whose target
 // is `account:<id>` or `token:<id>`; destructive ones need a reason.
 import { z } from 'zod';
-import { AccountsAdmin, revokeCredentials } from '../admin/accounts.js';
-import { auditOperatorAction } from '../admin/audit.js';
-import { AccountDeletion, DELETION_RETENTION_MS } from '../admin/deletion.js';
+import { DELETION_RETENTION_MS } from '../admin/deletion.js';
+import { PeopleDesk } from '../admin/people.js';
 import { defineRoute, type Route } from '../http/route.js';
 import { PublicToken } from './tokens.js';
 import type { RouteDeps } from './deps.js';
@@ -47,10 +46,8 @@ const Closed = z.object({ user: UserRow, boards: z.array(z.string()) });
 const DAYS = DELETION_RETENTION_MS / 86_400_000;
 
 export function adminPeopleRoutes(deps: RouteDeps): Route[] {
-  const accounts = new AccountsAdmin(deps.store);
-  const deletion = new AccountDeletion(deps.store, (accountId) => deps.billing.cancelLiveSubscriptions(accountId));
+  const people = new PeopleDesk(deps.store, (accountId) => deps.billing.cancelLiveSubscriptions(accountId), deps.revoke);
   const user = '/api/admin/users/{userId}';
-  const target = (userId: string) => `account:${userId}`;
 
   return [
     defineRoute<undefined, z.infer<typeof UsersQuery>>({
@@ -64,7 +61,7 @@ export function adminPeopleRoutes(deps: RouteDeps): Route[] {
       errors: ['INVALID_CURSOR'],
       responses: { 200: { description: 'A page of accounts.', schema: z.object({ users: z.array(UserRow), nextCursor: z.string().nullable() }) } },
       async handler({ query }) {
-        const page = await accounts.search(query);
+        const page = await people.search(query);
         return { status: 200, body: { users: page.items, nextCursor: page.nextCursor } };
       },
     }),
@@ -78,9 +75,7 @@ export function adminPeopleRoutes(deps: RouteDeps): Route[] {
       errors: [],
       responses: { 200: { description: 'The account.', schema: UserDetail } },
       async handler({ ctx }) {
-        const detail = await accounts.detail(ctx.params.userId!);
-        await auditOperatorAction(deps.store, ctx, { action: 'user.view', target: target(detail.user.id) });
-        return { status: 200, body: detail };
+        return { status: 200, body: await people.view(ctx, ctx.params.userId!) };
       },
     }),
     defineRoute<z.infer<typeof ReasonBody>, undefined>({
@@ -93,11 +88,7 @@ export function adminPeopleRoutes(deps: RouteDeps): Route[] {
       errors: [],
       responses: { 200: { description: 'How many sessions and tokens were revoked.', schema: Revoked } },
       async handler({ ctx, body }) {
-        const account = await accounts.account(ctx.params.userId!);
-        const revoked = await revokeCredentials(deps.store, account._id);
-        deps.revoke({ kind: 'revoked', accountId: account._id });
-        await auditOperatorAction(deps.store, ctx, { action: 'revoke', target: target(account._id), reason: body.reason, data: revoked });
-        return { status: 200, body: revoked };
+        return { status: 200, body: await people.revoke(ctx, ctx.params.userId!, body.reason) };
       },
     }),
     defineRoute<undefined, z.infer<typeof TokensQuery>>({
@@ -111,8 +102,7 @@ export function adminPeopleRoutes(deps: RouteDeps): Route[] {
       errors: ['INVALID_CURSOR'],
       responses: { 200: { description: 'A page of tokens.', schema: z.object({ tokens: z.array(AdminToken), nextCursor: z.string().nullable() }) } },
       async handler({ ctx, query }) {
-        const page = await accounts.tokens(query.userId, query);
-        await auditOperatorAction(deps.store, ctx, { action: 'tokens.view', target: target(query.userId) });
+        const page = await people.tokens(ctx, query.userId, query);
         return { status: 200, body: { tokens: page.items, nextCursor: page.nextCursor } };
       },
     }),
@@ -127,10 +117,7 @@ export function adminPeopleRoutes(deps: RouteDeps): Route[] {
       errors: ['TOKEN_NOT_FOUND'],
       responses: { 200: { description: 'The token, now revoked.', schema: z.object({ token: AdminToken, already: z.boolean() }) } },
       async handler({ ctx, body }) {
-        const { token, accountId, already } = await accounts.revokeToken(ctx.params.tokenId!);
-        deps.revoke({ kind: 'revoked', tokenId: token.id });
-        await auditOperatorAction(deps.store, ctx, { action: 'token.revoke', target: `token:${token.id}`, reason: body.reason, data: { accountId, already } });
-        return { status: 200, body: { token, already } };
+        return { status: 200, body: await people.revokeToken(ctx, ctx.params.tokenId!, body.reason) };
       },
     }),
     defineRoute<z.infer<typeof ReasonBody>, undefined>({
@@ -144,12 +131,7 @@ export function adminPeopleRoutes(deps: RouteDeps): Route[] {
       errors: ['PROVIDER_UNAVAILABLE', 'PROVIDER_REQUEST_FAILED', 'PROVIDER_RESPONSE_INVALID'],
       responses: { 200: { description: 'The deleted account and its closed boards.', schema: Closed } },
       async handler({ ctx, body }) {
-        const account = await accounts.account(ctx.params.userId!);
-        const deleted = await deletion.delete(account._id, 'operator', ctx.now);
-        deps.revoke({ kind: 'revoked', accountId: account._id });
-        for (const boardId of deleted.boards) deps.revoke({ kind: 'revoked', boardId });
-        await auditOperatorAction(deps.store, ctx, { action: 'delete', target: target(account._id), reason: body.reason, data: { boards: deleted.boards, purgeAfter: deleted.account.purgeAfter, already: deleted.already } });
-        return { status: 200, body: { user: await accounts.user(account._id), boards: deleted.boards } };
+        return { status: 200, body: await people.delete(ctx, ctx.params.userId!, body.reason) };
       },
     }),
     defineRoute<z.infer<typeof ReasonBody>, undefined>({
@@ -162,10 +144,7 @@ export function adminPeopleRoutes(deps: RouteDeps): Route[] {
       errors: ['ACCOUNT_NOT_RESTORABLE'],
       responses: { 200: { description: 'The restored account and its reopened boards.', schema: Closed } },
       async handler({ ctx, body }) {
-        const account = await accounts.account(ctx.params.userId!);
-        const restored = await deletion.restore(account._id, ctx.now);
-        await auditOperatorAction(deps.store, ctx, { action: 'restore', target: target(account._id), reason: body.reason, data: { boards: restored.boards } });
-        return { status: 200, body: { user: await accounts.user(account._id), boards: restored.boards } };
+        return { status: 200, body: await people.restore(ctx, ctx.params.userId!, body.reason) };
       },
     }),
     defineRoute<z.infer<typeof PurgeBody>, undefined>({
@@ -179,12 +158,7 @@ export function adminPeopleRoutes(deps: RouteDeps): Route[] {
       errors: ['ACCOUNT_DELETE_CONFIRM_MISMATCH', 'PROVIDER_UNAVAILABLE', 'PROVIDER_REQUEST_FAILED', 'PROVIDER_RESPONSE_INVALID'],
       responses: { 200: { description: 'Purged: the boards deleted with it.', schema: z.object({ purged: z.literal(true), boards: z.array(z.string()) }) } },
       async handler({ ctx, body }) {
-        const account = await accounts.account(ctx.params.userId!);
-        const purged = await deletion.purge(account._id, body.confirm, ctx.now);
-        deps.revoke({ kind: 'revoked', accountId: account._id });
-        for (const boardId of purged.boards) deps.revoke({ kind: 'revoked', boardId });
-        await auditOperatorAction(deps.store, ctx, { action: 'purge', target: target(account._id), reason: body.reason, data: { boards: purged.boards } });
-        return { status: 200, body: { purged: true, boards: purged.boards } };
+        return { status: 200, body: { purged: true, boards: await people.purge(ctx, ctx.params.userId!, body.confirm, body.reason) } };
       },
     }),
   ];
