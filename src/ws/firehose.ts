@@ -1,6 +1,6 @@
 // The operators' firehose (DOMAIN.md "Operators"): every board's events as this node hears them
 // from the bus (every node hears every board's), each tagged with its board, in seq order per
-// board, and sampled per socket: at most FIREHOSE.perSecond in any second, the rest counted and
+// board, named when its name is known, and sampled per socket: at most FIREHOSE.perSecond in any second, the rest counted and
 // reported in `firehose.dropped` messages. Nothing here ever reads the log: the firehose is a view,
 // not a record (a board's own subscription is the one that misses nothing).
 import type { CommittedEvent } from '../../actors/board-actor.js';
@@ -54,18 +54,27 @@ export interface FirehoseDeps<Connection extends FirehoseSocket> {
   clock: () => number;
   /** Sends one message the way the hub does (a message the transport cannot take closes the socket). */
   transmit(conn: Connection, message: string | Uint8Array): boolean;
+  /** A board's name, for the frames (null: a board deleted meanwhile). Absent, frames carry ids only. */
+  boardName?: (boardId: string) => Promise<string | null>;
 }
 
 /** A socket this far behind skips firehose events (counted as dropped) rather than being closed as a slow consumer. */
 const FIREHOSE_BACKLOG = 256 * 1024;
 /** Boards whose last seq is remembered for ordering; the oldest are forgotten beyond. */
 const BOARDS_REMEMBERED = 10_000;
+/** A board's name is read again this long after it was read (a rename shows within it). */
+const NAME_KEPT_MS = 60_000;
 
 export class Firehose<Connection extends FirehoseSocket> {
   private readonly watches = new Map<Connection, Watch>();
   /** The last seq passed on per board, so a late or repeated bus message never goes out of order. */
   private readonly lastSeq = new Map<string, number>();
   private readonly frames = new WeakMap<CommittedEvent, Uint8Array>();
+  /**
+   * Board names as last read, kept as long as the board's seq is (the same order of use). A board
+   * heard before its name is read goes out by id alone; its name follows on the next frames.
+   */
+  private readonly names = new Map<string, { name: string | null; at: number; reading: boolean }>();
   private reporter: ReturnType<typeof setInterval> | null = null;
 
   constructor(private readonly deps: FirehoseDeps<Connection>) {}
@@ -109,6 +118,7 @@ export class Firehose<Connection extends FirehoseSocket> {
     if (fresh.length === 0) return;
     this.remember(boardId, fresh.at(-1)!.seq);
     const now = this.deps.clock();
+    this.readName(boardId, now);
     for (const [conn, watch] of this.watches) {
       if (watch.boards && !watch.boards.has(boardId)) continue;
       for (const e of fresh) {
@@ -136,13 +146,31 @@ export class Firehose<Connection extends FirehoseSocket> {
   private remember(boardId: string, seq: number): void {
     this.lastSeq.delete(boardId); // re-inserted last: the Map's order is then least recently heard first
     this.lastSeq.set(boardId, seq);
-    if (this.lastSeq.size > BOARDS_REMEMBERED) this.lastSeq.delete(this.lastSeq.keys().next().value!);
+    if (this.lastSeq.size > BOARDS_REMEMBERED) {
+      const oldest = this.lastSeq.keys().next().value!;
+      this.lastSeq.delete(oldest);
+      this.names.delete(oldest);
+    }
+  }
+
+  /** Reads a board's name when it is not known or was read NAME_KEPT_MS ago, one read at a time. */
+  private readName(boardId: string, now: number): void {
+    const lookup = this.deps.boardName;
+    const known = this.names.get(boardId);
+    if (!lookup || known?.reading || (known && now - known.at < NAME_KEPT_MS)) return;
+    const entry = { name: known?.name ?? null, at: known?.at ?? 0, reading: true };
+    this.names.set(boardId, entry);
+    lookup(boardId).then(
+      (name) => Object.assign(entry, { name, at: this.deps.clock(), reading: false }),
+      () => Object.assign(entry, { at: this.deps.clock(), reading: false }), // the id stands in; read again later
+    );
   }
 
   private frame(boardId: string, e: CommittedEvent): Uint8Array {
     let bytes = this.frames.get(e);
     if (bytes === undefined) {
-      bytes = Buffer.from(JSON.stringify({ type: 'firehose', boardId, seq: e.seq, event: { type: e.type, actor: e.actor, workId: e.workId, at: new Date(e.at).toISOString(), data: e.data } }));
+      const boardName = this.names.get(boardId)?.name ?? null;
+      bytes = Buffer.from(JSON.stringify({ type: 'firehose', boardId, boardName, seq: e.seq, event: { type: e.type, actor: e.actor, workId: e.workId, at: new Date(e.at).toISOString(), data: e.data } }));
       this.frames.set(e, bytes);
     }
     return bytes;

@@ -102,7 +102,8 @@ export class Hub {
   private readonly firehose: Firehose<Connection>;
 
   constructor(private readonly deps: HubDeps) {
-    this.firehose = new Firehose({ clock: deps.clock, transmit: (conn, message) => this.transmit(conn, message) });
+    const operators = deps.operators;
+    this.firehose = new Firehose({ clock: deps.clock, transmit: (conn, message) => this.transmit(conn, message), ...(operators && { boardName: (boardId: string) => operators.boardName(boardId) }) });
   }
 
   open(conn: Connection): void {

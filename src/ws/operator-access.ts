@@ -36,6 +36,12 @@ export class OperatorAccess {
     return project && { name: project.name, role: 'operator' };
   }
 
+  /** A board's name as the firehose tags its events with it (null for a board that is gone). */
+  async boardName(boardId: string): Promise<string | null> {
+    const [project] = await this.deps.store.projects.select({ _id: boardId }, ['name']);
+    return project?.name ?? null;
+  }
+
   /** The audit row of one subscription: `admin.live.subscribe` for a board, `admin.live.firehose`. */
   async audit(identity: Identity, what: { action: 'subscribe' | 'firehose'; target: string; projectId?: string; data?: Record<string, unknown> }): Promise<void> {
     const origin = this.deps.originOf(identity);

@@ -7,19 +7,20 @@ import { Firehose, SlidingWindow } from '../../src/ws/firehose.js';
 import { FIREHOSE } from '../../src/ws/protocol.js';
 
 class Sink {
-  frames: { boardId: string; seq: number; type: string; at: number }[] = [];
+  frames: { boardId: string; boardName: string | null; seq: number; type: string; at: number }[] = [];
   reports: number[] = [];
   waiting = 0;
   backlog = () => this.waiting;
 }
 
-function rig() {
+function rig(boardName?: (boardId: string) => Promise<string | null>) {
   let now = 1_000_000;
   const firehose = new Firehose<Sink>({
     clock: () => now,
+    ...(boardName && { boardName }),
     transmit(conn, message) {
       const m = JSON.parse(typeof message === 'string' ? message : Buffer.from(message).toString());
-      if (m.type === 'firehose') conn.frames.push({ boardId: m.boardId, seq: m.seq, type: m.event.type, at: now });
+      if (m.type === 'firehose') conn.frames.push({ boardId: m.boardId, boardName: m.boardName, seq: m.seq, type: m.event.type, at: now });
       else conn.reports.push(m.count);
       return true;
     },
@@ -36,6 +37,32 @@ function rig() {
 }
 
 describe('the firehose', () => {
+  it('names each board once its name is read, one read at a time, and reads it again a minute later', async () => {
+    const reads: string[] = [];
+    let name = 'Payments';
+    const { firehose, commit, advance } = rig(async (boardId) => (reads.push(boardId), name));
+    const sink = new Sink();
+    firehose.watch(sink, {});
+    commit('b1', 2);
+    commit('b1', 1); // the read under way is not asked again
+    expect(sink.frames.map((f) => f.boardName)).toEqual([null, null, null]);
+    await Promise.resolve();
+    commit('b1', 1);
+    expect(sink.frames.at(-1)!.boardName).toBe('Payments');
+    expect(reads).toEqual(['b1']);
+    name = 'Payments v2';
+    advance(59_000);
+    commit('b1', 1);
+    expect(reads).toEqual(['b1']);
+    advance(1_000);
+    commit('b1', 1); // a minute on: read again, the old name meanwhile
+    expect(sink.frames.at(-1)!.boardName).toBe('Payments');
+    await Promise.resolve();
+    commit('b1', 1);
+    expect(sink.frames.at(-1)!.boardName).toBe('Payments v2');
+    expect(reads).toEqual(['b1', 'b1']);
+  });
+
   it('never lets more than the limit through in any window, across the edges of fixed windows too', () => {
     const window = new SlidingWindow(200, 1000);
     const taken: number[] = [];

@@ -159,7 +159,9 @@ export function liveFlow(name: string, open: () => Promise<OpenedStore>): void {
       await y.post('/api/claim', {});
       await y.post('/api/items', { title: 'two, watched' });
       // (the claim's lease and state events are of other types, the other board's item of another board)
-      expect(await socket.next((m) => m.type === 'firehose')).toMatchObject({ boardId: two.projectId, event: { type: 'item.created', data: { item: { title: 'two, watched' } } } });
+      // Tagged with the board's name too, read when its first events went by.
+      const twoName = (await srv.store.projects.get(two.projectId))!.name;
+      expect(await socket.next((m) => m.type === 'firehose')).toMatchObject({ boardId: two.projectId, boardName: twoName, event: { type: 'item.created', data: { item: { title: 'two, watched' } } } });
       expect(await srv.store.audit.find({ action: 'admin.live.firehose' })).toHaveLength(1);
       socket.send({ type: 'unsubscribe', topics: ['firehose'] });
       expect(await socket.next((m) => m.type === 'unsubscribed')).toEqual({ type: 'unsubscribed', topics: ['firehose'] });

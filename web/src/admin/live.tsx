@@ -8,6 +8,8 @@ import { clock } from './shared.js';
 
 interface Frame {
   boardId: string;
+  /** Null until the server has read the board's name. */
+  boardName: string | null;
   seq: number;
   event: { type: string; actor: string; workId: string | null; at: string; data: Record<string, unknown> };
 }
@@ -32,6 +34,8 @@ function useFirehose(filter: Filter, paused: boolean) {
   const [state, setState] = useState<State>('connecting');
   const [error, setError] = useState<string | null>(null);
   const socket = useRef<WebSocket | null>(null);
+  /** Board names as frames carried them: a board's earlier rows show its name too once one did. */
+  const names = useRef(new Map<string, string>());
   const pausedRef = useRef(paused);
   const filterRef = useRef(filter);
   pausedRef.current = paused;
@@ -55,6 +59,7 @@ function useFirehose(filter: Filter, paused: boolean) {
           setError(null);
         } else if (msg.type === 'firehose') {
           const frame = msg as Frame;
+          if (frame.boardName) names.current.set(frame.boardId, frame.boardName);
           const add = (list: Frame[]) => [frame, ...list].slice(0, KEEP);
           if (pausedRef.current) setHeld(add);
           else setRows(add);
@@ -90,7 +95,7 @@ function useFirehose(filter: Filter, paused: boolean) {
     }
   }, [paused]);
 
-  return { rows, held: held.length, dropped, state, error, clear: () => (setRows([]), setHeld([]), setDropped(0)) };
+  return { rows, held: held.length, dropped, state, error, nameOf: (boardId: string) => names.current.get(boardId) ?? null, clear: () => (setRows([]), setHeld([]), setDropped(0)) };
 }
 
 const list = (text: string): string[] =>
@@ -202,23 +207,26 @@ export function LiveSection() {
               </tr>
             </thead>
             <tbody>
-              {feed.rows.map((r) => (
-                <tr key={`${r.boardId}:${r.seq}`} data-board={r.boardId} data-seq={r.seq}>
-                  <td class="at">{clock(r.event.at)}</td>
-                  <td>
-                    <button type="button" class="link" title={`Watch only ${r.boardId}`} onClick={() => (setBoards(r.boardId), setFilter({ ...filter, boards: [r.boardId] }))}>
-                      {r.boardId.slice(0, 10)}
-                    </button>
-                  </td>
-                  <td class="num">{r.seq}</td>
-                  <td>
-                    <span class={`etype k-${kind(r.event.type)}`}>{r.event.type}</span>
-                  </td>
-                  <td>{r.event.workId ?? ''}</td>
-                  <td title={r.event.actor}>{r.event.actor.replace(/^(agent|user):/, (m) => (m === 'agent:' ? '⚙ ' : '👤 ')).slice(0, 18)}</td>
-                  <td class="detail">{summary(r.event)}</td>
-                </tr>
-              ))}
+              {feed.rows.map((r) => {
+                const name = feed.nameOf(r.boardId);
+                return (
+                  <tr key={`${r.boardId}:${r.seq}`} data-board={r.boardId} data-seq={r.seq}>
+                    <td class="at">{clock(r.event.at)}</td>
+                    <td>
+                      <button type="button" class="link board-name" title={`Watch only ${name ? `${name} (${r.boardId})` : r.boardId}`} onClick={() => (setBoards(r.boardId), setFilter({ ...filter, boards: [r.boardId] }))}>
+                        {name ?? r.boardId.slice(0, 10)}
+                      </button>
+                    </td>
+                    <td class="num">{r.seq}</td>
+                    <td>
+                      <span class={`etype k-${kind(r.event.type)}`}>{r.event.type}</span>
+                    </td>
+                    <td>{r.event.workId ?? ''}</td>
+                    <td title={r.event.actor}>{r.event.actor.replace(/^(agent|user):/, (m) => (m === 'agent:' ? '⚙ ' : '👤 ')).slice(0, 18)}</td>
+                    <td class="detail">{summary(r.event)}</td>
+                  </tr>
+                );
+              })}
             </tbody>
           </table>
         )}
