@@ -1,35 +1,23 @@
 // Two nodes on one store and one Redis, with board homes: each node's sockets see the other's
 // commits, and a claim race across nodes (one of them forwarding to the other) has one winner.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { RedisBus } from '../../src/bus/redis.js';
-import { RedisHomes } from '../../src/cluster/redis-homes.js';
-import { openEmbeddedStore } from '../../store/embedded/index.js';
-import { Client } from '../support/server.js';
+import { Client, type TestServer } from '../support/server.js';
 import { newBoard } from '../support/board.js';
+import { twoNodesOnRedis, type RedisNodes } from '../support/redis-nodes.js';
 import { openSocket } from '../support/socket.js';
-import { startTestServer, type TestServer } from '../support/server.js';
-import { tempDir, unique } from '../support/temp.js';
 import { until } from '../support/until.js';
 
 const url = inject('redisUrl');
 
 describe.skipIf(!url)('two nodes with the Redis bus', () => {
+  let nodes: RedisNodes | undefined;
   let a: TestServer;
   let b: TestServer;
-  let remove: () => Promise<void>;
   beforeAll(async () => {
-    const dir = await tempDir();
-    remove = dir.remove;
-    const store = await openEmbeddedStore(dir.path);
-    a = await startTestServer({ NODE_ID: unique('a') }, store, new RedisBus(url!), new RedisHomes(url!));
-    b = await startTestServer({ NODE_ID: unique('b') }, store, new RedisBus(url!), new RedisHomes(url!));
-    for (const node of [a, b]) for (let i = 0; i < 100 && (await new Client(node.url).get('/readyz')).body.bus !== 'ok'; i++) await new Promise((r) => setTimeout(r, 20));
+    nodes = await twoNodesOnRedis(url!, { homes: true });
+    ({ a, b } = nodes);
   });
-  afterAll(async () => {
-    await a.stop();
-    await b.stop();
-    await remove();
-  });
+  afterAll(() => nodes?.stop());
 
   it('reports the bus ok, and pushes a commit on one node to sockets on the other', async () => {
     expect((await new Client(b.url).get('/readyz')).body).toMatchObject({ bus: 'ok' });

@@ -2,34 +2,24 @@
 // unsubscribes their sockets on the other, closes their board tokens' sockets there, and the
 // other node's next request already sees the change.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { RedisBus } from '../../src/bus/redis.js';
-import { openEmbeddedStore } from '../../store/embedded/index.js';
 import { newBoard } from '../support/board.js';
 import { expectError } from '../support/expect-error.js';
-import { CaptureMailer, Client, signedUp, startTestServer, type TestServer } from '../support/server.js';
+import { twoNodesOnRedis, type RedisNodes } from '../support/redis-nodes.js';
+import { CaptureMailer, Client, signedUp, type TestServer } from '../support/server.js';
 import { openSocket } from '../support/socket.js';
 import { verifyEmail } from '../support/verify-email.js';
-import { tempDir } from '../support/temp.js';
 
 const url = inject('redisUrl');
 
 describe.skipIf(!url)('sharing across two nodes with the Redis bus', () => {
+  let nodes: RedisNodes | undefined;
   let a: TestServer;
   let b: TestServer;
-  let remove: () => Promise<void>;
   beforeAll(async () => {
-    const dir = await tempDir();
-    remove = dir.remove;
-    const store = await openEmbeddedStore(dir.path);
-    a = await startTestServer({}, store, new RedisBus(url!));
-    b = await startTestServer({}, store, new RedisBus(url!));
-    for (const node of [a, b]) for (let i = 0; i < 100 && (await new Client(node.url).get('/readyz')).body.bus !== 'ok'; i++) await new Promise((r) => setTimeout(r, 20));
+    nodes = await twoNodesOnRedis(url!);
+    ({ a, b } = nodes);
   });
-  afterAll(async () => {
-    await a.stop();
-    await b.stop();
-    await remove();
-  });
+  afterAll(() => nodes?.stop());
 
   it('applies a role change and a removal made on one node to the member’s sockets and requests on the other', async () => {
     const board = await newBoard(a.url);

@@ -1,37 +1,25 @@
 // The operators' live view across two nodes on one store and one Redis: an operator's socket on
 // one node sees, in the firehose and in a board it is no member of, what commits on the other.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { RedisBus } from '../../../src/bus/redis.js';
-import { RedisHomes } from '../../../src/cluster/redis-homes.js';
-import { openEmbeddedStore } from '../../../store/embedded/index.js';
 import { newBoard } from '../../support/board.js';
 import { operatorEmail, operatorSession } from '../../support/operators.js';
-import { Client, startTestServer, type TestServer } from '../../support/server.js';
+import { twoNodesOnRedis, type RedisNodes } from '../../support/redis-nodes.js';
+import type { TestServer } from '../../support/server.js';
 import { openSocket } from '../../support/socket.js';
-import { tempDir, unique } from '../../support/temp.js';
 import { cookieOf } from './live-flow.js';
 
 const url = inject('redisUrl');
 
 describe.skipIf(!url)('the operators’ live view on two nodes with the Redis bus', () => {
   const opEmail = operatorEmail();
+  let nodes: RedisNodes | undefined;
   let a: TestServer;
   let b: TestServer;
-  let remove: () => Promise<void>;
   beforeAll(async () => {
-    const dir = await tempDir();
-    remove = dir.remove;
-    const store = await openEmbeddedStore(dir.path);
-    const env = { OPERATOR_EMAILS: opEmail, ADDRESS_RATE_PER_MINUTE: '100000' };
-    a = await startTestServer({ ...env, NODE_ID: unique('a') }, store, new RedisBus(url!), new RedisHomes(url!));
-    b = await startTestServer({ ...env, NODE_ID: unique('b') }, store, new RedisBus(url!), new RedisHomes(url!));
-    for (const node of [a, b]) for (let i = 0; i < 100 && (await new Client(node.url).get('/readyz')).body.bus !== 'ok'; i++) await new Promise((r) => setTimeout(r, 20));
+    nodes = await twoNodesOnRedis(url!, { env: { OPERATOR_EMAILS: opEmail, ADDRESS_RATE_PER_MINUTE: '100000' }, homes: true });
+    ({ a, b } = nodes);
   });
-  afterAll(async () => {
-    await a.stop();
-    await b.stop();
-    await remove();
-  });
+  afterAll(() => nodes?.stop());
 
   it('shows an operator on one node the firehose and a foreign board driven on the other, in order, audited once each', async () => {
     const op = await operatorSession(a.url, opEmail);

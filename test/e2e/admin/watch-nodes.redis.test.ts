@@ -1,13 +1,11 @@
 // Utilization across nodes: two nodes on one store and one Redis each tell the other their figures
 // through the bus, so an operator asking either one sees both, with the other's own counts.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { RedisBus } from '../../../src/bus/redis.js';
-import { openEmbeddedStore } from '../../../store/embedded/index.js';
-import type { Store } from '../../../store/ports/store.js';
-import { Client, startTestServer, type TestServer } from '../../support/server.js';
+import { Client, type TestServer } from '../../support/server.js';
 import { operatorEmail, operatorSession } from '../../support/operators.js';
 import { newBoard } from '../../support/board.js';
-import { tempDir, unique } from '../../support/temp.js';
+import { twoNodesOnRedis, type RedisNodes } from '../../support/redis-nodes.js';
+import { unique } from '../../support/temp.js';
 import { until } from '../../support/until.js';
 
 const url = inject('redisUrl');
@@ -19,26 +17,18 @@ interface Listed {
 }
 
 describe.skipIf(!url)('utilization across two nodes on Redis', () => {
+  let nodes: RedisNodes | undefined;
   let a: TestServer;
   let b: TestServer;
-  let store: Store;
-  let remove: () => Promise<void>;
+  let idA: string;
+  let idB: string;
   const opEmail = operatorEmail();
-  const [idA, idB] = [unique('node-a'), unique('node-b')];
   beforeAll(async () => {
-    const dir = await tempDir();
-    remove = dir.remove;
-    store = await openEmbeddedStore(dir.path);
-    a = await startTestServer({ NODE_ID: idA, OPERATOR_EMAILS: opEmail }, store, new RedisBus(url!));
-    b = await startTestServer({ NODE_ID: idB, OPERATOR_EMAILS: opEmail }, store, new RedisBus(url!));
-    for (const node of [a, b]) await until(async () => (await new Client(node.url).get('/readyz')).body.bus === 'ok');
+    nodes = await twoNodesOnRedis(url!, { env: { OPERATOR_EMAILS: opEmail } });
+    ({ a, b } = nodes);
+    [idA, idB] = nodes.nodeIds;
   });
-  afterAll(async () => {
-    await a.stop();
-    await b.stop();
-    await store.close();
-    await remove();
-  });
+  afterAll(() => nodes?.stop());
 
   it('lists both nodes on either one, each with its own figures', async () => {
     const op = (await operatorSession(a.url, opEmail)).client;

@@ -1,0 +1,47 @@
+// Two nodes on one embedded store and one Redis, as several nodes run in production: each its own
+// Redis bus (and, when asked, its own board homes), both ready (bus ok) before a test starts.
+import { RedisBus } from '../../src/bus/redis.js';
+import { RedisHomes } from '../../src/cluster/redis-homes.js';
+import { openEmbeddedStore } from '../../store/embedded/index.js';
+import type { Store } from '../../store/ports/store.js';
+import { Client, startTestServer, type TestServer } from './server.js';
+import { tempDir, unique } from './temp.js';
+import { until } from './until.js';
+
+export interface RedisNodes {
+  a: TestServer;
+  b: TestServer;
+  /** The one store both nodes read and write. */
+  store: Store;
+  /** NODE_ID of a and of b, unique to this pair (other suites' nodes may share the Redis). */
+  nodeIds: [string, string];
+  /** Stops both nodes, closes the store and removes its directory. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the pair. `env` is both nodes' environment (NODE_ID is set per node); `homes` gives each
+ * node board homes in Redis, so a board command on one node may be forwarded to the other.
+ */
+export async function twoNodesOnRedis(redisUrl: string, options: { env?: Record<string, string>; homes?: boolean } = {}): Promise<RedisNodes> {
+  const dir = await tempDir();
+  const store = await openEmbeddedStore(dir.path);
+  const nodeIds: [string, string] = [unique('node-a'), unique('node-b')];
+  const started: TestServer[] = [];
+  const stop = async () => {
+    for (const node of started) await node.stop();
+    await store.close();
+    await dir.remove();
+  };
+  try {
+    for (const nodeId of nodeIds) {
+      started.push(await startTestServer({ ...options.env, NODE_ID: nodeId }, store, new RedisBus(redisUrl), options.homes ? new RedisHomes(redisUrl) : undefined));
+    }
+    for (const node of started) await until(async () => (await new Client(node.url).get('/readyz')).body.bus === 'ok');
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  const [a, b] = started as [TestServer, TestServer];
+  return { a, b, store, nodeIds, stop };
+}
