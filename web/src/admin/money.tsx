@@ -1,7 +1,7 @@
 // Money: boards in dunning, one account's billing with the operator's actions on each board it
 // owns (re-read the subscription, a complimentary plan, a refund), and the provider's webhooks
 // with replay. Every action goes through a confirm step that says what it does and asks why.
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { navigate } from '../router.js';
 import { ago, ErrorNote } from '../ui/kit.js';
@@ -38,6 +38,11 @@ interface AccountBilling {
 
 export function MoneySection({ userId }: { userId: string | null }) {
   const [who, setWho] = useState(userId ?? '');
+  // Dunning and the webhooks are shown beside an account too: an action there or a move between
+  // accounts asks them again, so a board just settled does not linger as overdue.
+  const [acted, setActed] = useState(0);
+  const fresh = `${userId}:${acted}`;
+  useEffect(() => setWho(userId ?? ''), [userId]);
   return (
     <div class="stack">
       <form class="row search" onSubmit={(e) => (e.preventDefault(), who.trim() && navigate(`/admin/money/${encodeURIComponent(who.trim())}`))}>
@@ -46,15 +51,25 @@ export function MoneySection({ userId }: { userId: string | null }) {
           Show billing
         </button>
       </form>
-      {userId ? <AccountMoney userId={userId} /> : null}
-      <Dunning />
-      <Webhooks />
+      {userId ? <AccountMoney key={userId} userId={userId} acted={() => setActed((n) => n + 1)} /> : null}
+      <Dunning fresh={fresh} />
+      <Webhooks fresh={fresh} />
     </div>
   );
 }
 
-function Dunning() {
+/** Calls `reload` when `signal` changes, not on the first render (the load itself runs then). */
+function useReloadOn(signal: string, reload: () => void): void {
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) first.current = false;
+    else reload();
+  }, [signal]);
+}
+
+function Dunning({ fresh }: { fresh: string }) {
   const dunning = useLoad<{ boards: DunningRow[] }>('/api/admin/billing/dunning?limit=100');
+  useReloadOn(fresh, dunning.reload);
   return (
     <section class="panel">
       <h2>Dunning</h2>
@@ -68,7 +83,7 @@ function Dunning() {
               <th class="num">days overdue</th>
               <th>interval</th>
               <th>period ends</th>
-              <th>owner</th>
+              <th />
             </tr>
           </thead>
           <tbody>
@@ -83,7 +98,7 @@ function Dunning() {
                 <td class="num">{cell(b.daysOverdue)}</td>
                 <td>{cell(b.interval)}</td>
                 <td>{day(b.currentPeriodEnd)}</td>
-                <td>{b.ownerId ? <a href={`/admin/money/${b.ownerId}`}>billing</a> : '—'}</td>
+                <td>{b.ownerId ? <a href={`/admin/money/${b.ownerId}`}>owner’s billing</a> : '—'}</td>
               </tr>
             ))}
           </tbody>
@@ -95,13 +110,13 @@ function Dunning() {
   );
 }
 
-function AccountMoney({ userId }: { userId: string }) {
+function AccountMoney({ userId, acted }: { userId: string; acted: () => void }) {
   const billing = useLoad<AccountBilling>(`/api/admin/billing/${encodeURIComponent(userId)}`);
   const [note, setNote] = useState<string | null>(null);
   if (billing.error) return <ErrorNote error={billing.error} />;
   const d = billing.data;
   if (!d) return <p class="muted">Loading…</p>;
-  const after = (text: string) => () => (setNote(text), billing.reload());
+  const after = (text: string) => () => (setNote(text), billing.reload(), acted());
   return (
     <section class="stack" aria-label="Account billing">
       <header class="user-head">
@@ -170,7 +185,7 @@ function BoardMoney({ userId, board: b, after }: { userId: string; board: Accoun
         <p class="muted">No billing record: the board never went to checkout.</p>
       )}
       {owned ? (
-        <div class="actions">
+        <div class="actions money-actions">
           {s?.subscriptionId ? <Guarded label="Re-read subscription" danger={false} effect={<>Asks the provider for {s.subscriptionId} and settles the board’s billing record and plan from its answer, as a subscription event would. Nothing changes if the provider cannot be reached.</>} run={(reason) => api('POST', `/api/admin/users/${userId}/subscription`, { projectId: b.projectId, reason })} done={after(`Re-read the subscription of ${b.name ?? b.projectId}.`)} /> : null}
           <span class="row">
             <label class="field inline">
@@ -193,15 +208,16 @@ function BoardMoney({ userId, board: b, after }: { userId: string; board: Accoun
       {b.events.length ? (
         <>
           <h3>Provider events</h3>
-          <EventRows events={b.events} />
+          <EventRows events={b.events} board={false} />
         </>
       ) : null}
     </section>
   );
 }
 
-function Webhooks() {
+function Webhooks({ fresh }: { fresh: string }) {
   const webhooks = useLoad<{ events: ProviderEvent[] }>('/api/admin/webhooks?limit=50');
+  useReloadOn(fresh, webhooks.reload);
   return (
     <section class="panel">
       <h2>Webhooks received</h2>
@@ -211,7 +227,7 @@ function Webhooks() {
   );
 }
 
-function EventRows({ events, replay }: { events: ProviderEvent[]; replay?: () => void }) {
+function EventRows({ events, replay, board = true }: { events: ProviderEvent[]; replay?: () => void; board?: boolean }) {
   return (
     <table class="list dense">
       <thead>
@@ -219,7 +235,7 @@ function EventRows({ events, replay }: { events: ProviderEvent[]; replay?: () =>
           <th>received</th>
           <th>type</th>
           <th>outcome</th>
-          <th>board</th>
+          {board ? <th>board</th> : null}
           <th>event</th>
           {replay ? <th /> : null}
         </tr>
@@ -233,9 +249,11 @@ function EventRows({ events, replay }: { events: ProviderEvent[]; replay?: () =>
               <span class={`pill ${w.outcome === 'failed' ? 'deleted' : w.outcome === 'applied' ? 'active' : ''}`}>{w.outcome}</span>
               {w.replay ? <span class="muted"> · replay</span> : null}
             </td>
-            <td>
-              <code>{w.projectId ?? '—'}</code>
-            </td>
+            {board ? (
+              <td>
+                <code>{w.projectId ?? '—'}</code>
+              </td>
+            ) : null}
             <td>
               <code>{w.eventId}</code>
             </td>

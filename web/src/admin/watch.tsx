@@ -1,7 +1,7 @@
 // Overview, Abuse, Audit and Feedback: read-mostly sections over the operators' routes.
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { ErrorNote } from '../ui/kit.js';
+import { ago, ErrorNote } from '../ui/kit.js';
 import { Facts, Guarded, Rows, useLoad } from './shared.js';
 
 type Json = Record<string, unknown>;
@@ -41,52 +41,140 @@ export function OverviewSection() {
   );
 }
 
+interface RankedRow {
+  key: string;
+  count: number;
+  detail: Record<string, number>;
+}
+interface Abuse {
+  window: { from: string; to: string };
+  partial: boolean;
+  refusals: { addresses: RankedRow[]; principals: RankedRow[] };
+  signupBursts: RankedRow[];
+  anonymousBoardBursts: RankedRow[];
+  shoutFloods: RankedRow[];
+  socketBudgetClosures: RankedRow[];
+}
+interface AllowEntry {
+  id: string;
+  kind: string;
+  value: string;
+  reason: string;
+  addedBy: string;
+  at: string;
+}
+
 export function AbuseSection() {
-  const abuse = useLoad<Json>('/api/admin/abuse?limit=20');
-  const allow = useLoad<{ entries: Json[] }>('/api/admin/allowlist?limit=200');
+  const abuse = useLoad<Abuse>('/api/admin/abuse?limit=20');
+  const allow = useLoad<{ entries: AllowEntry[] }>('/api/admin/allowlist?limit=200');
   const [value, setValue] = useState('');
+  const a = abuse.data;
+  // What each list ranks, by what, and whether its counts split by kind (the refusals, by HTTP status).
+  const signals: [string, string, RankedRow[], boolean][] = a
+    ? [
+        ['Refused requests, by address', 'refused', a.refusals.addresses, true],
+        ['Refused requests, by principal', 'refused', a.refusals.principals, true],
+        ['Sign-ups, by address', 'sign-ups', a.signupBursts, false],
+        ['Anonymous boards made, by address', 'boards', a.anonymousBoardBursts, false],
+        ['Shouts posted, by principal', 'shouts', a.shoutFloods, false],
+        ['Sockets closed over budget, by principal', 'closed', a.socketBudgetClosures, false],
+      ]
+    : [];
+  const quiet = signals.filter(([, , rows]) => !rows.length).map(([title]) => title.toLowerCase());
   return (
     <div class="grid2">
-      <section class="panel">
+      <section class="panel abuse">
         <h2>Last hour, ranked</h2>
         <ErrorNote error={abuse.error} />
-        {abuse.data
-          ? Object.entries(abuse.data)
-              .filter(([, v]) => Array.isArray(v))
-              .map(([k, v]) => (
-                <div key={k}>
-                  <h3>{k}</h3>
-                  <Rows rows={rowsOf(v)} empty="Nothing." />
-                </div>
-              ))
-          : null}
+        {a ? (
+          <p class="muted small">
+            {a.window.from.slice(11, 16)} to {a.window.to.slice(11, 16)} UTC{a.partial ? ' · partial: too many rows to read them all' : ''}
+          </p>
+        ) : null}
+        {signals
+          .filter(([, , rows]) => rows.length)
+          .map(([title, unit, rows, split]) => (
+            <div key={title}>
+              <h3>{title}</h3>
+              <table class="list dense ranked">
+                <thead>
+                  <tr>
+                    <th>{title.endsWith('address') ? 'address' : 'principal'}</th>
+                    <th class="num">{unit}</th>
+                    {split ? <th>by status</th> : null}
+                  </tr>
+                </thead>
+                <tbody>
+                  {rows.map((r) => (
+                    <tr key={r.key}>
+                      <td>
+                        <Who value={r.key} />
+                      </td>
+                      <td class="num">{r.count.toLocaleString('en')}</td>
+                      {split ? (
+                        <td class="muted">
+                          {Object.entries(r.detail)
+                            .map(([status, n]) => `${status} × ${n.toLocaleString('en')}`)
+                            .join(' · ')}
+                        </td>
+                      ) : null}
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          ))}
+        {a && quiet.length ? <p class="muted small">Nothing in the last hour: {quiet.join('; ')}.</p> : null}
       </section>
       <section class="panel">
         <h2>Allowlist</h2>
+        <p class="muted small">Addresses, ranges and email domains that draw on no per-address budget (sign-up, sign-in, recovery, device flow).</p>
         <ErrorNote error={allow.error} />
         <div class="row">
           <input name="value" aria-label="Address, CIDR range or email domain" class="grow" value={value} placeholder="203.0.113.7, 10.0.0.0/8 or example.com" onInput={(e) => setValue((e.target as HTMLInputElement).value)} />
-          <Guarded label="Add" danger={false} effect={<>{value || 'The value'} draws on no per-address budget (sign-up, sign-in, recovery, device flow).</>} run={(reason) => api('POST', '/api/admin/allowlist', { value: value.trim(), reason })} done={() => (setValue(''), allow.reload())} />
+          <Guarded label="Add" danger={false} effect={<>{value.trim() || 'The value'} draws on no per-address budget (sign-up, sign-in, recovery, device flow), on every node within 10 s.</>} run={(reason) => api('POST', '/api/admin/allowlist', { value: value.trim(), reason })} done={() => (setValue(''), allow.reload())} />
         </div>
-        {allow.data ? (
-          <table class="list dense">
+        {!allow.data ? null : allow.data.entries.length ? (
+          <table class="list dense allowlist">
+            <thead>
+              <tr>
+                <th>value</th>
+                <th>kind</th>
+                <th>reason</th>
+                <th>added</th>
+                <th />
+              </tr>
+            </thead>
             <tbody>
               {allow.data.entries.map((e) => (
-                <tr key={String(e.id)}>
-                  <td>{String(e.value)}</td>
-                  <td>{String(e.kind)}</td>
-                  <td class="muted">{String(e.reason)}</td>
+                <tr key={e.id}>
                   <td>
-                    <Guarded label="Remove" effect={<>{String(e.value)} draws on the per-address budgets again.</>} run={(reason) => api('DELETE', '/api/admin/allowlist', { value: e.value, reason })} done={allow.reload} />
+                    <code>{e.value}</code>
+                  </td>
+                  <td>{e.kind}</td>
+                  <td class="reason" title={e.reason}>
+                    {e.reason}
+                  </td>
+                  <td title={`${e.at} by ${e.addedBy}`}>{ago(e.at)}</td>
+                  <td>
+                    <Guarded label="Remove" effect={<>{e.value} draws on the per-address budgets again, on every node within 10 s.</>} run={(reason) => api('DELETE', '/api/admin/allowlist', { value: e.value, reason })} done={allow.reload} />
                   </td>
                 </tr>
               ))}
             </tbody>
           </table>
-        ) : null}
+        ) : (
+          <p class="muted">No entries: every address draws on the budgets.</p>
+        )}
       </section>
     </div>
   );
+}
+
+/** A ranked key: an account's principal links to its page; addresses and agents as they are. */
+function Who({ value }: { value: string }) {
+  const user = /^user:(.+)$/.exec(value)?.[1];
+  return user ? <a href={`/admin/users/${encodeURIComponent(user)}`}>{value}</a> : <code>{value}</code>;
 }
 
 export function AuditSection() {
