@@ -203,7 +203,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   });
   const boards = new BoardAccess(registry, router);
   const authenticator = new Authenticator(store, { impersonationLapsed: (session, now) => noticeLapsed(store, session, now) });
-  const allowlist = new Allowlist(store, logger);
+  const allowlist = new Allowlist(store, logger, () => bus.notify({ kind: 'allowlist.changed' }));
   await allowlist.start();
   const limiter = withExemption(parts.limiter, allowlist);
   const operators = new OperatorGate(authenticator, store, config.operatorEmails);
@@ -224,7 +224,12 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     registry.saw(boardId, events.at(-1)?.seq ?? 0);
     hub.deliver(boardId, events);
   });
-  bus.onNotice((notice) => (notice.kind === 'resolution.failed' || notice.kind === 'resolution.observed' ? observer.hear(notice) : notice.kind === 'node.figures' ? watch.utilization.hear(notice.figures) : hub.notice(notice)));
+  bus.onNotice((notice) => {
+    if (notice.kind === 'resolution.failed' || notice.kind === 'resolution.observed') observer.hear(notice);
+    else if (notice.kind === 'node.figures') watch.utilization.hear(notice.figures);
+    else if (notice.kind === 'allowlist.changed') void allowlist.refresh().catch((e: unknown) => logger.warn({ err: e }, 'allowlist: reading it after a change failed; read again within 10 s'));
+    else hub.notice(notice);
+  });
   const sockets: SocketHandlers = {
     path: '/api/ws',
     maxPayloadLength: 64 * 1024,

@@ -8,8 +8,9 @@
 // (DOMAIN_BUDGET_FACTOR), so listing a domain never turns the address budget off for anyone.
 //
 // Each node keeps the list in memory and answers from it without a store read (every request of
-// those classes asks): read again every REFRESH_MS, and at once after a change made here, so
-// another node follows a change within REFRESH_MS. The list is small by nature and capped
+// those classes asks): read again at once after a change made here, on every node told of it over
+// the bus (`allowlist.changed`), and every REFRESH_MS besides, so a node that missed the notice
+// (the bus down) still follows within REFRESH_MS. The list is small by nature and capped
 // (MAX_ENTRIES), so reading it whole is one bounded read. Address and range matching is
 // TRUSTED_PROXIES' own (src/http/trusted-proxies.ts).
 import { isIP } from 'node:net';
@@ -17,9 +18,8 @@ import type { Logger } from 'pino';
 import { DuplicateKeyError, type AllowlistRecord, type Store } from '../../store/ports/store.js';
 import { AppError } from '../errors/app-error.js';
 import { parseProxyList, plainAddress, type ProxyList } from '../http/trusted-proxies.js';
-import type { RequestContext } from '../http/route.js';
 import type { Exemption } from '../ratelimit/limiter.js';
-import { auditOperatorAction } from './audit.js';
+import { auditOperatorAction, type OperatorCtx } from './audit.js';
 
 export const REFRESH_MS = 10_000;
 export const MAX_ENTRIES = 10_000;
@@ -61,7 +61,7 @@ export interface AllowlistEntry {
 
 const entryOf = (r: AllowlistRecord): AllowlistEntry => ({ id: r._id, kind: r.kind, value: r.value, reason: r.reason, addedBy: r.addedBy, at: r.at });
 
-type Ctx = Pick<RequestContext, 'identity' | 'requestId' | 'remoteAddress' | 'now'>;
+type Ctx = OperatorCtx;
 
 export class Allowlist implements Exemption {
   /** Newest first. */
@@ -74,6 +74,8 @@ export class Allowlist implements Exemption {
   constructor(
     private readonly store: Pick<Store, 'allowlist' | 'audit'>,
     private readonly logger: Pick<Logger, 'warn'>,
+    /** Tells the other nodes the list changed (they call refresh()). */
+    private readonly announce: () => void = () => undefined,
   ) {}
 
   /** Reads the list now and then every REFRESH_MS until stop(). */
@@ -160,6 +162,7 @@ export class Allowlist implements Exemption {
     }
     await auditOperatorAction(this.store, ctx, { action: 'allowlist.add', target: `allowlist:${value}`, reason, data: { kind, value } });
     await this.reload();
+    this.announce();
     return { entry: entryOf(record), created: true };
   }
 
@@ -170,6 +173,7 @@ export class Allowlist implements Exemption {
     if (!existing || !(await this.store.allowlist.delete(existing._id))) throw new AppError('NOT_FOUND', 'No allowlist entry has that value.');
     await auditOperatorAction(this.store, ctx, { action: 'allowlist.remove', target: `allowlist:${value}`, reason, data: { kind, value, addedBy: existing.addedBy, addedAt: existing.at, addedReason: existing.reason } });
     await this.reload();
+    this.announce();
     return entryOf(existing);
   }
 }

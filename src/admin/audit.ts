@@ -5,6 +5,9 @@ import type { AuditRecord, Store } from '../../store/ports/store.js';
 import { auditRow, originOf } from '../audit-row.js';
 import type { RequestContext } from '../request-context.js';
 
+/** What an operator's action needs of its request: who, which request, from where, when. */
+export type OperatorCtx = Pick<RequestContext, 'identity' | 'requestId' | 'remoteAddress' | 'now'>;
+
 export interface OperatorAction {
   /** Without the `admin.` prefix, e.g. `revoke`, `impersonate`, `refund`. */
   action: string;
@@ -15,7 +18,7 @@ export interface OperatorAction {
   data?: Record<string, unknown>;
 }
 
-export function operatorAuditRow(ctx: Pick<RequestContext, 'identity' | 'requestId' | 'remoteAddress' | 'now'>, action: OperatorAction): AuditRecord {
+export function operatorAuditRow(ctx: OperatorCtx, action: OperatorAction): AuditRecord {
   const row = auditRow({
     at: ctx.now,
     actor: ctx.identity!.principal,
@@ -28,7 +31,7 @@ export function operatorAuditRow(ctx: Pick<RequestContext, 'identity' | 'request
 }
 
 /** Appends the row; an action whose row cannot be written has failed (callers write it before answering). */
-export async function auditOperatorAction(store: Pick<Store, 'audit'>, ctx: Pick<RequestContext, 'identity' | 'requestId' | 'remoteAddress' | 'now'>, action: OperatorAction): Promise<AuditRecord> {
+export async function auditOperatorAction(store: Pick<Store, 'audit'>, ctx: OperatorCtx, action: OperatorAction): Promise<AuditRecord> {
   const row = operatorAuditRow(ctx, action);
   await store.audit.insert(row);
   return row;

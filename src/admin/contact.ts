@@ -7,8 +7,7 @@ import { z } from 'zod';
 import type { Store } from '../../store/ports/store.js';
 import { AppError } from '../errors/app-error.js';
 import type { Mailer } from '../mail/mailer.js';
-import type { RequestContext } from '../request-context.js';
-import { auditOperatorAction } from './audit.js';
+import { auditOperatorAction, type OperatorCtx } from './audit.js';
 
 export const SUBJECT_MAX = 200;
 export const TEXT_MAX = 10_000;
@@ -28,7 +27,7 @@ export const ContactText = z
   .refine((t) => !/[^\P{Cc}\r\n\t]/u.test(t), 'may hold line breaks and tabs, no other control characters')
   .refine((t) => t.trim().length > 0, 'must say something');
 
-type Ctx = Pick<RequestContext, 'identity' | 'requestId' | 'remoteAddress' | 'now'>;
+type Ctx = OperatorCtx;
 
 export class Contact {
   constructor(

@@ -2,12 +2,11 @@
 // board's import into an account (src/admin/export.ts, src/admin/import.ts), each with its audit row
 // written before the answer: an export's once the scope is found, before its first byte is sent.
 import type { Store } from '../../store/ports/store.js';
-import type { RequestContext } from '../request-context.js';
-import { auditOperatorAction } from './audit.js';
+import { auditOperatorAction, type OperatorCtx } from './audit.js';
 import { exportOf, type ExportScope } from './export.js';
 import { importBoard, type ImportedBoard, type ImportInput } from './import.js';
 
-type Ctx = Pick<RequestContext, 'identity' | 'requestId' | 'remoteAddress' | 'now'>;
+type Ctx = OperatorCtx;
 
 export interface Export {
   chunks: AsyncGenerator<string>;

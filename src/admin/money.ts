@@ -11,10 +11,9 @@ import { billingPlan, complimentaryPlan } from '../billing/plan.js';
 import { originOf } from '../audit-row.js';
 import { AppError } from '../errors/app-error.js';
 import { DAY_MS } from '../plans.js';
-import type { RequestContext } from '../request-context.js';
-import { auditOperatorAction } from './audit.js';
+import { auditOperatorAction, type OperatorCtx } from './audit.js';
 
-type Ctx = Pick<RequestContext, 'identity' | 'requestId' | 'remoteAddress' | 'now'>;
+type Ctx = OperatorCtx;
 
 /** The statuses of a subscription whose invoice is overdue. */
 const DUNNING = ['past_due', 'unpaid'] as const;

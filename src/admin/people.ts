@@ -4,12 +4,11 @@
 // and writes the one audit row per action (target `account:<id>` or `token:<id>`) before answering.
 import type { Notice } from '../bus/bus.js';
 import type { Store } from '../../store/ports/store.js';
-import type { RequestContext } from '../request-context.js';
 import { AccountsAdmin, revokeCredentials, type AdminToken, type Page, type UserDetail, type UserRow } from './accounts.js';
-import { auditOperatorAction } from './audit.js';
+import { auditOperatorAction, type OperatorCtx } from './audit.js';
 import { AccountDeletion } from './deletion.js';
 
-type Ctx = Pick<RequestContext, 'identity' | 'requestId' | 'remoteAddress' | 'now'>;
+type Ctx = OperatorCtx;
 type Revoke = (notice: Extract<Notice, { kind: 'revoked' }>) => void;
 
 /** An account as an action left it, with the boards the action closed, reopened or removed. */

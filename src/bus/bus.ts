@@ -18,6 +18,8 @@ export type Notice =
   | { kind: 'membership'; boardId: string; accountId: string; role: 'owner' | 'admin' | 'member' | 'viewer' | null }
   /** A lease has 20% left: tell its holder. */
   | { kind: 'lease.expiring'; boardId: string; workId: string; holder: string; expiresAt: number }
+  /** An operator changed the allowlist: every node reads it again (src/admin/allowlist.ts). */
+  | { kind: 'allowlist.changed' }
   /** Cross-node messages may have been lost (the bus reconnected): bring every subscription up to the log. */
   | { kind: 'catch-up' }
   /** A node's own figures, told every few seconds, for the operators' utilization view (src/admin/utilization.ts). */
