@@ -5,6 +5,7 @@ import pino from 'pino';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { openEmbeddedStore } from '../../store/embedded/index.js';
 import { Allowlist } from '../../src/admin/allowlist.js';
+import type { OperatorCtx } from '../../src/admin/audit.js';
 import { RedisBus } from '../../src/bus/redis.js';
 import { tempDir } from '../support/temp.js';
 
@@ -31,7 +32,7 @@ describe.skipIf(!url)('the allowlist across nodes', () => {
       return list;
     };
     const [a, b] = [await node(), await node()];
-    const ctx = { identity: { principal: 'user:operator' }, requestId: 'r1', remoteAddress: '127.0.0.1', now: Date.now() } as Parameters<Allowlist['add']>[0];
+    const ctx: OperatorCtx = { identity: { kind: 'session', principal: 'user:operator', accountId: 'operator', sessionId: 's1' }, requestId: 'r1', remoteAddress: '127.0.0.1', now: Date.now() };
     expect(b.exempt('198.51.100.7')).toBeNull();
     await a.add(ctx, '198.51.100.0/24', 'office network');
     await expect.poll(() => b.exempt('198.51.100.7'), { timeout: 5000 }).toBe('address');

@@ -123,7 +123,7 @@ export function UserPage({ userId }: { userId: string }) {
             <Guarded label="Purge now" confirmText={u.email} effect={<>Removes the account, the boards it owns with their items, events, tokens and restore points, its memberships and sessions, now and for good. Audit rows stay.</>} run={(reason, confirm) => post('purge', { reason, confirm })} done={() => navigate('/admin/users')} />
           </>
         )}
-        <Contact userId={u.id} />
+        <Contact userId={u.id} email={u.email} sent={detail.reload} />
       </div>
       <div class="grid2">
         <section class="panel">
@@ -157,21 +157,31 @@ export function UserPage({ userId }: { userId: string }) {
 
 const plural = (n: number, what: string): string => `${n} ${what}${n === 1 ? '' : 's'}`;
 
-function Contact({ userId }: { userId: string }) {
+function Contact({ userId, email, sent }: { userId: string; email: string; sent: () => void }) {
   const [open, setOpen] = useState(false);
   const [subject, setSubject] = useState('');
   const [text, setText] = useState('');
   const send = useAction(() => api<{ to: string }>('POST', `/api/admin/users/${encodeURIComponent(userId)}/contact`, { subject, text }));
   if (!open) {
     return (
-      <button type="button" onClick={() => setOpen(true)}>
+      <button type="button" onClick={() => (setOpen(true), send.reset())}>
         Contact
       </button>
     );
   }
+  const go = async () => {
+    if (!(await send.go())) return;
+    // Sent: the form empties (a second click would mail them again) and the audit shows the row.
+    setSubject('');
+    setText('');
+    sent();
+  };
   return (
-    <div class="guard">
-      <Form onSubmit={() => void send.go()} pending={send.pending} error={send.error} submit="Send mail" success={send.done ? `Sent to ${send.done.to}.` : null}>
+    <div class="guard contact">
+      <p class="effect">
+        A mail to <strong>{email}</strong> from the service, kept in the audit log with its subject and text.
+      </p>
+      <Form onSubmit={() => void go()} pending={send.pending} error={send.error} submit="Send mail" success={send.done ? `Sent to ${send.done.to}.` : null}>
         <Field label="Subject" value={subject} onInput={setSubject} maxLength={200} required />
         <label class="field">
           <span>Text</span>
