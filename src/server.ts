@@ -207,7 +207,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   await allowlist.start();
   const limiter = withExemption(parts.limiter, allowlist);
   const operators = new OperatorGate(authenticator, store, config.operatorEmails);
-  const routes = routeTable({ config, store, observer, operators, allowlist, passwords: parts.passwords, mailer, selector, boards, logger, clock, readiness, busHealth: () => bus.health, sockets: () => hub.size, revoke: (notice) => bus.notify(notice), notify: (notice) => bus.notify(notice), membership: (notice) => bus.notify(notice), csrfToken: (sessionId) => csrfTokenFor(parts.keys.csrf, sessionId), userCodeDigest: (userCode) => userCodeDigest(parts.keys.userCode, userCode), web: parts.web ?? loadWebBundle(), billing, watch });
+  const routes = routeTable({ config, store, observer, operators, allowlist, passwords: parts.passwords, mailer, selector, boards, logger, clock, readiness, busHealth: () => bus.health, sockets: () => hub.size, revoke: (notice) => bus.notify(notice), notify: (notice) => bus.notify(notice), membership: (notice) => bus.notify(notice), csrfToken: (sessionId) => csrfTokenFor(parts.keys.csrf, sessionId), userCodeDigest: (userCode) => userCodeDigest(parts.keys.userCode, userCode), limiter, web: parts.web ?? loadWebBundle(), billing, watch });
   // Filled once the node listens: without PUBLIC_URL the accepted origins name the port taken.
   const origins = new Set<string>();
   const { trustedProxies, forwardedHeader } = config;

@@ -6,6 +6,7 @@
 import { auditRow, type RequestOrigin } from '../audit-row.js';
 import { randomUUID } from 'node:crypto';
 import { AppError, isAppError } from '../errors/app-error.js';
+import type { Budget, RateLimiter, WindowSpec } from '../ratelimit/limiter.js';
 import { atLeast, type ProjectSelector } from '../auth/project-selection.js';
 import type { SessionIdentity } from '../auth/identity.js';
 import { DuplicateKeyError, modify, type Changes, type DeviceGrantRecord, type Store } from '../../store/ports/store.js';
@@ -52,6 +53,14 @@ export interface PendingRequest {
 
 const notFound = () => new AppError('DEVICE_CODE_NOT_FOUND');
 
+/**
+ * User codes a signed-in account may get wrong in an hour, looking up or approving (RFC 8628
+ * §5.1): beyond, its lookups and approvals are refused until the window turns, right codes too,
+ * so a guesser learns nothing more. The per-address budget bounds a guesser across accounts.
+ */
+export const DEVICE_MISSES_PER_HOUR = 10;
+const missBudget = (accountId: string): WindowSpec => ({ key: `device-miss:${accountId}`, limit: DEVICE_MISSES_PER_HOUR, windowMs: 3_600_000 });
+
 export class DeviceFlow {
   constructor(
     private readonly store: Store,
@@ -60,6 +69,7 @@ export class DeviceFlow {
     private readonly publicUrl: string,
     /** The stored form of a normalised user code (an HMAC under a server key). */
     private readonly userCodeDigest: (userCode: string) => string,
+    private readonly limiter: RateLimiter,
   ) {}
 
   /** A new pending grant; the requested board is only a hint for the approver (nothing about it is checked or revealed). */
@@ -94,8 +104,8 @@ export class DeviceFlow {
   }
 
   /** What a pending user code asks for, so the person approving sees which agent it is. */
-  async lookup(userCode: string, now: number): Promise<PendingRequest> {
-    const grant = await this.pending(userCode, now);
+  async lookup(person: SessionIdentity, userCode: string, now: number): Promise<PendingRequest> {
+    const grant = await this.guessed(person, now, () => this.pending(userCode, now));
     return { userCode: shownUserCode(normalUserCode(userCode)!), clientName: grant.clientName, requestedProjectId: grant.projectId, expiresAt: new Date(grant.expiresAt).toISOString() };
   }
 
@@ -107,13 +117,16 @@ export class DeviceFlow {
     const project = await this.selector.reachable(person, input.projectId);
     if (!project) throw new AppError('PROJECT_SCOPE_DENIED', 'That board does not exist or you cannot reach it.');
     if (!atLeast(project.role, 'admin')) throw new AppError('ROLE_REQUIRED', 'Approving an agent issues it a token on the board: that needs the admin or owner role there.');
-    const found = await this.pending(input.userCode, now);
     const status: 'approved' | 'denied' = input.approve ? 'approved' : 'denied';
-    const decided = await modify(this.store.deviceGrants, found._id, (grant) => {
-      if (grant.status !== 'pending' || now >= grant.expiresAt) throw notFound();
-      return { status, approvedBy: person.accountId, approvedProjectId: project.id };
+    const decided = await this.guessed(person, now, async () => {
+      const found = await this.pending(input.userCode, now);
+      const made = await modify(this.store.deviceGrants, found._id, (grant) => {
+        if (grant.status !== 'pending' || now >= grant.expiresAt) throw notFound();
+        return { status, approvedBy: person.accountId, approvedProjectId: project.id };
+      });
+      if (!made) throw notFound();
+      return made;
     });
-    if (!decided) throw notFound();
     // Keyed by a fresh id: a caller may send the same X-Request-Id twice, and the decision is already made.
     await this.store.audit.insert(auditRow({ id: `${project.id}:device:${randomUUID()}`, at: now, actor: person.principal, action: `device.${status}`, projectId: project.id, origin, data: { clientName: decided.clientName, requestedProjectId: decided.projectId } }));
     return { status, clientName: decided.clientName, projectId: project.id };
@@ -167,6 +180,19 @@ export class DeviceFlow {
     }
   }
 
+  /** Runs a step that names a user code: refused while the account's misses are spent, a miss counted. */
+  private async guessed<T>(person: SessionIdentity, now: number, step: () => Promise<T>): Promise<T> {
+    const spec = missBudget(person.accountId);
+    const budget = await this.limiter.peek(spec, now);
+    if (budget.remaining <= 0) throw tooManyMisses(budget, now);
+    try {
+      return await step();
+    } catch (e) {
+      if (isAppError(e) && e.code === 'DEVICE_CODE_NOT_FOUND') await this.limiter.consume(spec, now);
+      throw e;
+    }
+  }
+
   private async pending(userCode: string, now: number): Promise<DeviceGrantRecord> {
     const code = normalUserCode(userCode);
     if (code === null) throw notFound();
@@ -174,6 +200,11 @@ export class DeviceFlow {
     if (!grant || grant.status !== 'pending' || now >= grant.expiresAt) throw notFound();
     return grant;
   }
+}
+
+function tooManyMisses(budget: Budget, now: number): AppError {
+  const retryAfter = Math.max(1, budget.resetAt - Math.floor(now / 1000));
+  return new AppError('RATE_LIMITED', `${DEVICE_MISSES_PER_HOUR} user codes not found within the hour from this account: retry in ${retryAfter} s, with the code exactly as the agent shows it.`, { limit: budget.limit, resetAt: budget.resetAt }, { 'Retry-After': String(retryAfter) });
 }
 
 /** Deletes grants expired more than PURGE_AFTER_MS ago (an index range on expiresAt); returns how many. Retention runs it (src/board/retention.ts). */

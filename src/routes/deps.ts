@@ -1,4 +1,5 @@
 // What route modules may use: ports and services, never adapters.
+import type { RateLimiter } from '../ratelimit/limiter.js';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { ResolutionObserver } from '../errors/observed-resolution.js';
@@ -46,6 +47,8 @@ export interface RouteDeps {
   web: WebBundle;
   /** The CSRF token of a session (by session id), which its page sends back on every write. */
   csrfToken: (sessionId: string) => string;
+  /** The rate budgets (the pipeline's, for the budgets an operation keeps itself: device-flow misses). */
+  limiter: RateLimiter;
   /** The stored form of a device-flow user code: an HMAC under a server key (src/accounts/device-codes.ts). */
   userCodeDigest: (userCode: string) => string;
   /** Tells every node's sockets (shouts, heartbeats). */

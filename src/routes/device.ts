@@ -1,7 +1,7 @@
 // The device flow (RFC 8628, DOMAIN.md "Agent onboarding"): start, look up, approve, poll. Rules live in src/accounts/device-flow.ts.
 import { originOf } from '../audit-row.js';
 import { z } from 'zod';
-import { DEVICE_INTERVAL_S, DEVICE_TTL_MS, DeviceFlow, MAX_INTERVAL_S, SLOW_DOWN_STEP_S } from '../accounts/device-flow.js';
+import { DEVICE_INTERVAL_S, DEVICE_MISSES_PER_HOUR, DEVICE_TTL_MS, DeviceFlow, MAX_INTERVAL_S, SLOW_DOWN_STEP_S } from '../accounts/device-flow.js';
 import { USER_CODE_SHAPE } from '../accounts/device-codes.js';
 import { ServiceTokens } from '../accounts/service-tokens.js';
 import { PROJECT_ID } from '../auth/project-selection.js';
@@ -34,7 +34,7 @@ const PollBody = z.strictObject({ deviceCode: z.string().min(1).max(128) });
 const PollResponse = z.object({ token: PublicToken, secret: z.string().describe('The agent’s Bearer token: in this response only, and only once.') });
 
 export function deviceRoutes(deps: RouteDeps): Route[] {
-  const flow = new DeviceFlow(deps.store, deps.selector, new ServiceTokens(deps.store, deps.selector), deps.config.publicUrl, deps.userCodeDigest);
+  const flow = new DeviceFlow(deps.store, deps.selector, new ServiceTokens(deps.store, deps.selector), deps.config.publicUrl, deps.userCodeDigest, deps.limiter);
   const group = 'onboarding';
 
   return [
@@ -61,7 +61,7 @@ export function deviceRoutes(deps: RouteDeps): Route[] {
       path: '/api/auth/device/lookup',
       group,
       summary: 'What a pending user code asks for (the agent’s name and the board it asked for), so the person approving knows which agent it is.',
-      description: 'Rate limited per socket address, on the budget sign-up and sign-in draw on (not the board budgets), so user codes cannot be guessed by the thousand.',
+      description: `Rate limited per socket address, on the budget sign-up and sign-in draw on (not the board budgets), and per account: ${DEVICE_MISSES_PER_HOUR} codes not found in an hour (here or approving) and its lookups and approvals answer 429 RATE_LIMITED until the hour turns, so user codes cannot be guessed.`,
       auth: 'session',
       bodyKind: 'none',
       query: LookupQuery,
@@ -69,7 +69,7 @@ export function deviceRoutes(deps: RouteDeps): Route[] {
       errors: ['DEVICE_CODE_NOT_FOUND'],
       responses: { 200: { description: 'The pending request.', schema: LookupResponse } },
       async handler({ ctx, query }) {
-        return { status: 200, body: await flow.lookup(query.userCode, ctx.now) };
+        return { status: 200, body: await flow.lookup(ctx.identity as SessionIdentity, query.userCode, ctx.now) };
       },
     }),
     defineRoute<z.infer<typeof ApproveBody>, undefined>({
@@ -81,7 +81,7 @@ export function deviceRoutes(deps: RouteDeps): Route[] {
       description:
         'The board is checked first (unreachable: PROJECT_SCOPE_DENIED; below admin: ROLE_REQUIRED), then the code (unknown, expired or already decided: DEVICE_CODE_NOT_FOUND). ' +
         'On approval the agent’s next poll receives a workspace token, role member, issued on your behalf (your role is checked again then). Each decision is kept as an audit row of the board. ' +
-        'Rate limited per socket address, on the budget sign-up and sign-in draw on (not the board budgets), so user codes cannot be guessed by the thousand.',
+        `Rate limited per socket address, on the budget sign-up and sign-in draw on (not the board budgets), and per account: ${DEVICE_MISSES_PER_HOUR} codes not found in an hour (here or looking up) and its lookups and approvals answer 429 RATE_LIMITED until the hour turns.`,
       auth: 'session',
       bodyKind: 'json',
       body: ApproveBody,

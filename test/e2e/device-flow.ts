@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createHmac } from 'node:crypto';
 import { deriveKeys } from '../../src/auth/keys.js';
 import { sha256 } from '../../src/auth/authenticator.js';
-import { PURGE_AFTER_MS } from '../../src/accounts/device-flow.js';
+import { DEVICE_MISSES_PER_HOUR, PURGE_AFTER_MS } from '../../src/accounts/device-flow.js';
 import { purgeExpired } from '../../src/board/retention.js';
 import { serveStore, type OpenedStore } from '../support/stores.js';
 import { newBoard } from '../support/board.js';
@@ -188,6 +188,28 @@ export function deviceFlow(name: string, open: () => Promise<OpenedStore>): void
       expectError(await poll(grant.deviceCode), 400, 'INVALID_DEVICE_CODE');
     });
 
+    it(`refuses an account that got ${DEVICE_MISSES_PER_HOUR} user codes wrong within the hour, right codes too, until the hour turns; other accounts go on`, async () => {
+      // The budget is a fixed hour window of the server's clock: begin just after one opens.
+      served.srv.advance(3_600_000 - (served.srv.now() % 3_600_000) + 100);
+      const board = await newBoard(served.srv.url);
+      const other = await newBoard(served.srv.url);
+      const grant = await start();
+      for (let i = 0; i < DEVICE_MISSES_PER_HOUR; i++) {
+        const wrong = i % 2 ? board.owner.get('/api/auth/device/lookup?userCode=BCDF-GHJK') : approve(board.owner, 'BCDF-GHJK', board.projectId);
+        expectError(await wrong, 404, 'DEVICE_CODE_NOT_FOUND');
+      }
+      const refused = await board.owner.get(`/api/auth/device/lookup?userCode=${grant.userCode}`);
+      expectError(refused, 429, 'RATE_LIMITED');
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(3000);
+      expectError(await approve(board.owner, grant.userCode, board.projectId), 429, 'RATE_LIMITED');
+      expectError(await poll(grant.deviceCode), 400, 'AUTHORIZATION_PENDING'); // nothing decided
+      // Right codes do not count: another account looks it up as often as it likes.
+      for (let i = 0; i < DEVICE_MISSES_PER_HOUR + 1; i++) expect((await other.owner.get(`/api/auth/device/lookup?userCode=${grant.userCode}`)).status).toBe(200);
+      served.srv.advance(3_600_000);
+      const later = await start(); // the first expired meanwhile (10 minutes)
+      expect((await approve(board.owner, later.userCode, board.projectId)).status).toBe(200);
+    });
+
     describe('per-address budgets: polls have their own, four times the address budget (120 a minute by default)', () => {
       const limited = serveStore(open);
 
@@ -230,13 +252,17 @@ export function deviceFlow(name: string, open: () => Promise<OpenedStore>): void
         const probe = await new Client(limited.srv.url).post('/api/auth/device/start', { clientName: 'probe' });
         const serverNow = (await limited.srv.store.deviceGrants.get(sha256(probe.body.deviceCode as string)))!.createdAt;
         limited.srv.advance(60_000 - (serverNow % 60_000) + 100);
-        const board = await newBoard(limited.srv.url); // a sign-up: one of the 30
-        const guess = (i: number) => (i % 2 ? board.owner.get('/api/auth/device/lookup?userCode=BCDF-GHJK') : approve(board.owner, 'BCDF-GHJK', board.projectId));
-        for (let i = 0; i < 29; i++) expectError(await guess(i), 404, 'DEVICE_CODE_NOT_FOUND');
-        const refused = await guess(29);
+        // Three sign-ups (three of the 30), so no account reaches its own budget of misses (10 an hour).
+        const boards = [await newBoard(limited.srv.url), await newBoard(limited.srv.url), await newBoard(limited.srv.url)];
+        const guess = (i: number) => {
+          const board = boards[i % 3]!;
+          return i % 2 ? board.owner.get('/api/auth/device/lookup?userCode=BCDF-GHJK') : approve(board.owner, 'BCDF-GHJK', board.projectId);
+        };
+        for (let i = 0; i < 27; i++) expectError(await guess(i), 404, 'DEVICE_CODE_NOT_FOUND');
+        const refused = await guess(27);
         expectError(refused, 429, 'RATE_LIMITED');
         expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
-        expectError(await guess(30), 429, 'RATE_LIMITED');
+        expectError(await guess(28), 429, 'RATE_LIMITED');
         expectError(await new Client(limited.srv.url).post('/api/auth/signup', { email: `${unique('late')}@example.com`, password: 'correct horse battery staple' }), 429, 'RATE_LIMITED');
         limited.srv.advance(60_000);
         expectError(await guess(0), 404, 'DEVICE_CODE_NOT_FOUND');
