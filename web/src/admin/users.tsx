@@ -139,7 +139,44 @@ export function UserPage({ userId }: { userId: string }) {
       </div>
       <section class="panel">
         <h2>Tokens ({d.tokens.length})</h2>
-        <Rows rows={d.tokens.map((t) => ({ ...t, createdAt: ago(t.createdAt), lastUsedAt: ago(t.lastUsedAt) }))} empty="No tokens." columns={['name', 'prefix', 'scope', 'role', 'projectId', 'revoked', 'createdAt', 'lastUsedAt', 'expiresAt', 'id']} />
+        {d.tokens.length ? (
+          <div class="scroll-x">
+            <table class="list dense">
+              <thead>
+                <tr>
+                  <th>name</th>
+                  <th>prefix</th>
+                  <th>scope</th>
+                  <th>role</th>
+                  <th>board</th>
+                  <th>created</th>
+                  <th>last used</th>
+                  <th>expires</th>
+                  <th />
+                </tr>
+              </thead>
+              <tbody>
+                {d.tokens.map((t) => (
+                  <tr key={t.id} class={t.revoked ? 'muted' : ''}>
+                    <td title={t.id}>{t.name}</td>
+                    <td>
+                      <code>{t.prefix}</code>
+                    </td>
+                    <td>{t.scope}</td>
+                    <td>{t.role ?? '—'}</td>
+                    <td>{t.projectId ? (d.boards.find((b) => b.projectId === t.projectId)?.name ?? t.projectId) : '—'}</td>
+                    <td>{ago(t.createdAt)}</td>
+                    <td>{ago(t.lastUsedAt)}</td>
+                    <td>{t.expiresAt ? t.expiresAt.slice(0, 10) : 'never'}</td>
+                    <td>{t.revoked ? 'revoked' : <Guarded label="Revoke" effect={<>The token {t.name} ({t.prefix}…) stops working now and its sockets close; the account’s other credentials stay.</>} run={(reason) => api('DELETE', `/api/admin/tokens/${encodeURIComponent(t.id)}`, { reason })} done={after(`Revoked the token ${t.name}.`)} />}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        ) : (
+          <p class="muted">No tokens.</p>
+        )}
       </section>
       <div class="grid2">
         <section class="panel">
