@@ -83,6 +83,8 @@ export interface BoardRecord extends Doc {
   outbox?: Omit<EventRecord, 'version'>[];
   /** Items per state as of this version, kept with every commit (absent on a board never written to). */
   counts?: Record<string, number>;
+  /** Every stored entry (items, doctrine entries, spec clauses) as of this version, kept with every commit; absent on a board no commit wrote it for (then `counts` sums the entries). */
+  entries?: number;
   /** Running metrics the board layer folds from each commit's events (bounded; opaque here). */
   stats?: Record<string, unknown>;
   /** Leases of items a rewind removed (machines/board.ts RetiredLease), so late holders learn why. */
@@ -122,6 +124,41 @@ export interface ShoutRecord extends Doc {
   at: number;
   /** When the addressee first received it (fetched, or delivered to a live socket). */
   deliveredAt: number | null;
+}
+
+/** Where a feedback entry stands: open until an operator triages it; `promoting` while its item is being made. */
+export type FeedbackStatus = 'open' | 'promoting' | 'resolved' | 'dismissed' | 'promoted';
+
+/** An agent's feedback about its working conditions on a board, held for the operators (DOMAIN.md "Feedback"). */
+export interface FeedbackRecord extends Doc {
+  /** _id is `fb_<time, base36, padded to 10><10 hex>`, so ids sort in posting order across boards. */
+  boardId: string;
+  /** The principal that posted it. */
+  from: string;
+  kind: 'problem' | 'suggestion' | 'question';
+  text: string;
+  workId: string | null;
+  status: FeedbackStatus;
+  at: number;
+  /** The triage that closed it (resolve, dismiss or promote): who, when, why. */
+  closedBy: string | null;
+  closedAt: number | null;
+  reason: string | null;
+  /**
+   * A promotion's claim, taken with the version check before the item is made (one operator's at
+   * a time); a claim older than its staleness bound belongs to a promotion that died and may be taken over.
+   */
+  promotion: { token: string; by: string; at: number } | null;
+  /** The item the promotion made, labelled `feedback:<_id>`. */
+  promotedWorkId: string | null;
+}
+
+/**
+ * A board's open feedback (_id is the board id): every entry that still counts against the limits,
+ * changed only with the version check, so concurrent posts on any node cannot pass them together.
+ */
+export interface FeedbackLedgerRecord extends Doc {
+  open: { id: string; from: string; at: number }[];
 }
 
 export interface PresenceRecord extends Doc {

@@ -3,7 +3,7 @@ import type { BoardCollection } from './boards.js';
 import type { Collection } from './collection.js';
 import type {
   AccountLockRecord, AccountRecord, AnonymousAccountRecord, AuditRecord, BillingEventRecord, BillingRecord, ClaimNonceRecord, DeviceGrantRecord, EnrollmentRecord, EventRecord, InvitationRecord,
-  AllowlistRecord, LinkTokenRecord, MailOutboxRecord, UsageRecord, MemberRecord, PresenceRecord, ProjectRecord, RestorePointPartRecord, RestorePointRecord, SessionRecord, SharingMailRecord, ShoutRecord, TokenRecord, TransferRecord,
+  AllowlistRecord, FeedbackLedgerRecord, FeedbackRecord, LinkTokenRecord, MailOutboxRecord, UsageRecord, MemberRecord, PresenceRecord, ProjectRecord, RestorePointPartRecord, RestorePointRecord, SessionRecord, SharingMailRecord, ShoutRecord, TokenRecord, TransferRecord,
 } from './records.js';
 
 export interface IndexSpec {
@@ -39,6 +39,8 @@ export interface Collections {
   mailOutbox: Collection<MailOutboxRecord>;
   allowlist: Collection<AllowlistRecord>;
   usage: Collection<UsageRecord>;
+  feedback: Collection<FeedbackRecord>;
+  feedbackLedgers: Collection<FeedbackLedgerRecord>;
 }
 
 export type CollectionName = keyof Collections;
@@ -72,6 +74,9 @@ export const SCHEMA: Record<CollectionName, readonly IndexSpec[]> = {
   mailOutbox: [idx(['heldUntil'])],
   allowlist: [idx(['kind', 'value'], true)],
   usage: [idx(['day', 'scope'])],
+  // Listings page newest first by _id: by board, by board and status, by status (the operators' filters).
+  feedback: [idx(['boardId']), idx(['boardId', 'status']), idx(['status'])],
+  feedbackLedgers: [],
 };
 
 export const COLLECTION_NAMES = Object.keys(SCHEMA) as CollectionName[];
