@@ -22,10 +22,11 @@ import { adminPeopleRoutes } from './admin-people.js';
 import { adminMoneyRoutes } from './admin-money.js';
 import { adminDataRoutes } from './admin-data.js';
 import { adminAccessRoutes } from './admin-access.js';
+import { adminFeedbackRoutes } from './admin-feedback.js';
 
 export function routeTable(deps: Omit<RouteDeps, 'routes'>): Route[] {
   const table: Route[] = [];
   const full: RouteDeps = { ...deps, routes: () => table };
-  table.push(...systemRoutes(full), ...authRoutes(full), ...accountRoutes(full), ...tokenRoutes(full), ...projectRoutes(full), ...itemRoutes(full), ...coordinationRoutes(full), ...shoutRoutes(full), ...feedbackRoutes(full), ...statusRoutes(full), ...billingRoutes(full, full.billing), ...rewindRoutes(full), ...sharingRoutes(full), ...onboardingRoutes(full), ...deviceRoutes(full), ...adminWatchRoutes(full), ...adminPeopleRoutes(full), ...adminMoneyRoutes(full), ...adminDataRoutes(full), ...adminAccessRoutes(full), ...webRoutes(full.web));
+  table.push(...systemRoutes(full), ...authRoutes(full), ...accountRoutes(full), ...tokenRoutes(full), ...projectRoutes(full), ...itemRoutes(full), ...coordinationRoutes(full), ...shoutRoutes(full), ...feedbackRoutes(full), ...statusRoutes(full), ...billingRoutes(full, full.billing), ...rewindRoutes(full), ...sharingRoutes(full), ...onboardingRoutes(full), ...deviceRoutes(full), ...adminWatchRoutes(full), ...adminPeopleRoutes(full), ...adminMoneyRoutes(full), ...adminDataRoutes(full), ...adminAccessRoutes(full), ...adminFeedbackRoutes(full), ...webRoutes(full.web));
   return table;
 }
