@@ -186,6 +186,13 @@ export interface BillingRecord extends Doc {
   changedAt: number | null;
   /** When the subscription last became past_due (Pro for 7 days from then); null otherwise. */
   pastDueSince: number | null;
+  /**
+   * The latest provider events applied here (newest last, a bounded window): the webhook's
+   * idempotence mark, written in the same version-checked update as their effect. Absent: none yet.
+   */
+  appliedEventIds?: string[];
+  /** When the reconcile pass or an operator's re-read last settled this record from the provider. */
+  reconciledAt?: number | null;
 }
 
 /** A provider event whose effects were applied; `_id` is the provider's event id. */
