@@ -3,7 +3,8 @@
 // anyone else: src/routes/web.ts).
 import './admin.css';
 import { match, path } from '../router.js';
-import { AbuseSection, AuditSection, FeedbackSection, OverviewSection } from './watch.js';
+import { AbuseSection, AuditSection, OverviewSection } from './watch.js';
+import { FeedbackSection } from './feedback.js';
 import { MoneySection } from './money.js';
 import { LiveSection } from './live.js';
 import { UserPage, UsersSection } from './users.js';

@@ -1,0 +1,142 @@
+// Feedback: agents' reports from every board, open ones first, to resolve, dismiss or promote into
+// an item on their board. Each action goes through a confirm step that says what it does and asks why.
+import { useState } from 'preact/hooks';
+import { api } from '../api.js';
+import { ago, ErrorNote } from '../ui/kit.js';
+import { Guarded, useLoad } from './shared.js';
+
+interface Entry {
+  id: string;
+  projectId: string;
+  from: string;
+  kind: 'problem' | 'suggestion' | 'question';
+  text: string;
+  workId: string | null;
+  status: 'open' | 'promoting' | 'resolved' | 'dismissed' | 'promoted';
+  at: string;
+  closedBy: string | null;
+  closedAt: string | null;
+  reason: string | null;
+  promotedWorkId: string | null;
+}
+interface Page {
+  feedback: Entry[];
+  nextCursor: string | null;
+}
+
+const STATUSES = ['open', 'promoting', 'promoted', 'resolved', 'dismissed', 'all'] as const;
+type Shown = (typeof STATUSES)[number];
+
+/** Open entries before the rest, each group newest first (the page came newest first). */
+const openFirst = (entries: readonly Entry[]): Entry[] => [...entries.filter((e) => e.status === 'open'), ...entries.filter((e) => e.status !== 'open')];
+
+export function FeedbackSection() {
+  const [status, setStatus] = useState<Shown>('open');
+  const [board, setBoard] = useState('');
+  const [projectId, setProjectId] = useState('');
+  const [cursor, setCursor] = useState<string | null>(null);
+  const query = `${status === 'all' ? '' : `&status=${status}`}${projectId ? `&projectId=${encodeURIComponent(projectId)}` : ''}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+  const page = useLoad<Page>(`/api/admin/feedback?limit=50${query}`);
+  return (
+    <section class="panel feedback">
+      <h2>Feedback</h2>
+      <form class="row search" onSubmit={(e) => (e.preventDefault(), setCursor(null), setProjectId(board.trim()))}>
+        <label class="field inline">
+          <span>Status</span>
+          <select name="status" value={status} onChange={(e) => (setCursor(null), setStatus((e.target as HTMLSelectElement).value as Shown))}>
+            {STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </label>
+        <input name="projectId" aria-label="Board id" class="grow" value={board} placeholder="board id (all boards when empty)" onInput={(e) => setBoard((e.target as HTMLInputElement).value)} />
+        <button type="submit" class="primary">
+          Filter
+        </button>
+      </form>
+      <ErrorNote error={page.error} />
+      {!page.data ? null : page.data.feedback.length ? (
+        <div class="stack">
+          {openFirst(page.data.feedback).map((entry) => (
+            <FeedbackEntry key={entry.id} entry={entry} changed={page.reload} />
+          ))}
+        </div>
+      ) : (
+        <p class="muted">{status === 'open' ? 'No open feedback: nothing to triage.' : 'No feedback here.'}</p>
+      )}
+      <div class="row pager">
+        {cursor ? (
+          <button type="button" onClick={() => setCursor(null)}>
+            Newest
+          </button>
+        ) : null}
+        {page.data?.nextCursor ? (
+          <button type="button" onClick={() => setCursor(page.data!.nextCursor)}>
+            Older
+          </button>
+        ) : null}
+      </div>
+    </section>
+  );
+}
+
+function FeedbackEntry({ entry, changed }: { entry: Entry; changed: () => void }) {
+  const act = (action: 'resolve' | 'dismiss' | 'promote') => (reason: string) => api('POST', `/api/admin/feedback/${encodeURIComponent(entry.id)}/${action}`, { reason });
+  const title = entry.text.split('\n')[0]!.slice(0, 200);
+  return (
+    <article class="panel" aria-label={`Feedback ${entry.id}`} data-status={entry.status}>
+      <div class="row small">
+        <span class={`pill ${entry.status === 'open' ? 'active' : ''}`}>{entry.status}</span>
+        <strong>{entry.kind}</strong>
+        <span class="muted" title={entry.at}>
+          {ago(entry.at)}
+        </span>
+        <span class="muted">
+          board <code>{entry.projectId}</code>
+          {entry.workId ? (
+            <>
+              {' '}
+              about <code>{entry.workId}</code>
+            </>
+          ) : null}
+        </span>
+        <span class="muted">
+          from <code>{entry.from}</code>
+        </span>
+      </div>
+      <p style={{ whiteSpace: 'pre-wrap', margin: '0.5rem 0' }}>{entry.text}</p>
+      {entry.status === 'open' ? (
+        <div class="actions">
+          <Guarded label="Resolve" danger={false} effect={<>The entry is marked resolved (fixed, or answered) and no longer counts against its board’s limits.</>} run={act('resolve')} done={changed} />
+          <Guarded label="Dismiss" effect={<>The entry is dismissed and no longer counts against its board’s limits; the reason is kept with it.</>} run={act('dismiss')} done={changed} />
+          <Guarded
+            label="Promote"
+            danger={false}
+            effect={
+              <>
+                One item is made on board <code>{entry.projectId}</code>, titled “{title}”, labelled <code>feedback</code> and <code>feedback:{entry.id}</code>; the entry becomes promoted.
+              </>
+            }
+            run={act('promote')}
+            done={changed}
+          />
+        </div>
+      ) : (
+        <p class="muted small">
+          {entry.status === 'promoting' ? 'Being promoted…' : `${entry.status[0]!.toUpperCase()}${entry.status.slice(1)}`}
+          {entry.closedBy ? ` by ${entry.closedBy}` : ''}
+          {entry.closedAt ? ` ${ago(entry.closedAt)}` : ''}
+          {entry.reason ? `: ${entry.reason}` : ''}
+          {entry.promotedWorkId ? (
+            <>
+              {' '}
+              · item <code>{entry.promotedWorkId}</code>
+            </>
+          ) : null}
+        </p>
+      )}
+    </article>
+  );
+}
