@@ -89,6 +89,8 @@ export async function deleteProject(store: Store, projectId: string): Promise<vo
   await store.events.deleteMany({ boardId: projectId });
   await store.shouts.deleteMany({ boardId: projectId });
   await store.presence.deleteMany({ boardId: projectId });
+  await store.feedback.deleteMany({ boardId: projectId });
+  await store.feedbackLedgers.delete(projectId);
   await store.boards.delete(projectId);
   await store.projects.delete(projectId);
 }

@@ -54,6 +54,25 @@ describe('GET /docs/openapi.json', () => {
     expect(doc.paths['/api/whoami'].get.responses['200'].headers).toHaveProperty('X-RateLimit-Write-Reset');
     expect(doc.paths['/api/ws'].get.responses).toHaveProperty('101');
   });
+
+  it('holds every operator route the contract names (DOMAIN.md "Operators" paths), each under the admin tag', async () => {
+    const doc = (await client.get('/docs/openapi.json')).body;
+    const named = [
+      'get /api/admin/codebase', 'get /api/admin/users', 'get /api/admin/users/{userId}', 'get /api/admin/costmodel', 'get /api/admin/feedback',
+      'post /api/admin/users/{userId}/contact', 'get /api/admin/utilization', 'get /api/admin/audit', 'get /api/admin/abuse', 'get /api/admin/metrics',
+      'get /api/admin/durability', 'get /api/admin/allowlist', 'post /api/admin/allowlist', 'delete /api/admin/allowlist', 'get /api/admin/webhooks',
+      'get /api/admin/export', 'post /api/admin/import', 'get /api/admin/billing/dunning', 'get /api/admin/billing/{userId}',
+      'post /api/admin/users/{userId}/subscription', 'post /api/admin/users/{userId}/refund', 'post /api/admin/plan', 'post /api/admin/users/{userId}/revoke',
+      'get /api/admin/tokens', 'delete /api/admin/tokens/{tokenId}', 'post /api/admin/users/{userId}/delete', 'post /api/admin/users/{userId}/purge',
+      'post /api/admin/users/{userId}/restore', 'post /api/admin/users/{userId}/impersonate', 'post /api/admin/impersonation/end',
+      'post /api/admin/webhooks/{eventId}/replay', 'post /api/admin/feedback/{id}/resolve', 'post /api/admin/feedback/{id}/dismiss', 'post /api/admin/feedback/{id}/promote',
+    ];
+    const missing = named.filter((r) => !doc.paths[r.split(' ')[1]!]?.[r.split(' ')[0]!]);
+    expect(missing).toEqual([]);
+    const adminOps = Object.entries(doc.paths as Record<string, Record<string, { tags: string[] }>>).flatMap(([path, ops]) => (path.startsWith('/api/admin/') ? Object.entries(ops).map(([method, op]) => ({ op: `${method} ${path}`, tags: op.tags })) : []));
+    expect(adminOps.length).toBeGreaterThanOrEqual(named.length);
+    expect(adminOps.filter((o) => o.tags.join() !== 'admin')).toEqual([]);
+  });
 });
 
 describe('pages and probes', () => {

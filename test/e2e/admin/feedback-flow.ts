@@ -212,7 +212,7 @@ export function adminFeedbackFlow(name: string, open: () => Promise<OpenedStore>
       expect(await itemsFor(board, half.id)).toHaveLength(1);
     }, 60_000);
 
-    it('leaves an entry open when its board is gone, so it can still be dismissed', async () => {
+    it('goes with its board: a deleted board leaves no feedback behind', async () => {
       const { client: owner } = await signedUp(srv().url);
       const created = await owner.post('/api/projects', { name: 'short-lived' });
       expect(created.status, created.text).toBe(201);
@@ -220,11 +220,12 @@ export function adminFeedbackFlow(name: string, open: () => Promise<OpenedStore>
       const token = await owner.post('/api/accounts/tokens', { name: 'agent', scope: 'workspace', projectId });
       const agent = new Client(srv().url, { authorization: `Bearer ${token.body.secret}` });
       const entry = (await agent.post('/api/feedback', { text: 'bye', kind: 'question' })).body;
+      expect(await srv().store.feedbackLedgers.get(projectId)).not.toBeNull();
       expect((await owner.request('DELETE', `/api/projects/${projectId}`)).status).toBe(204);
 
-      expectError(await op.post(`/api/admin/feedback/${entry.id}/promote`, { reason: 'too late' }), 404, 'NOT_FOUND');
-      expect((await srv().store.feedback.get(entry.id))!.status).toBe('open');
-      expect((await op.post(`/api/admin/feedback/${entry.id}/dismiss`, { reason: 'board deleted' })).status).toBe(200);
+      expect(await srv().store.feedback.get(entry.id)).toBeNull();
+      expect(await srv().store.feedbackLedgers.get(projectId)).toBeNull();
+      expectError(await op.post(`/api/admin/feedback/${entry.id}/promote`, { reason: 'too late' }), 404, 'FEEDBACK_NOT_FOUND');
     });
   });
 }
