@@ -1,4 +1,4 @@
-// Overview, Abuse, Audit and Feedback: read-mostly sections over the operators' routes.
+// Overview, Abuse and Audit: read-mostly sections over the operators' routes.
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { ago, ErrorNote } from '../ui/kit.js';
@@ -223,15 +223,6 @@ export function AuditSection() {
           </button>
         ) : null}
       </div>
-    </section>
-  );
-}
-
-export function FeedbackSection() {
-  return (
-    <section class="panel">
-      <h2>Feedback</h2>
-      <p class="muted">Nothing here yet: feedback arrives with doctrine/feedback.</p>
     </section>
   );
 }
