@@ -70,9 +70,13 @@ export class FeedbackDesk {
     private readonly clock: () => number,
   ) {}
 
+  /** A page of entries across boards, each with its board's name (null for a board gone meanwhile), read in one call. */
   async list(query: FeedbackQuery) {
     const page = await this.book.page(query);
-    return { feedback: page.entries.map(feedbackView), nextCursor: page.nextCursor };
+    const ids = [...new Set(page.entries.map((e) => e.boardId))];
+    const projects = ids.length ? await this.store.projects.select({ _id: { $in: ids } }, ['name']) : [];
+    const names = new Map(projects.map((p) => [p._id, p.name]));
+    return { feedback: page.entries.map((e) => ({ ...feedbackView(e), boardName: names.get(e.boardId) ?? null })), nextCursor: page.nextCursor };
   }
 
   /** Resolves or dismisses an open entry; one already triaged, or being promoted, is 409 FEEDBACK_CLOSED. */

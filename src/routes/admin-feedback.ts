@@ -7,7 +7,9 @@ import { FEEDBACK_STATUSES, FeedbackBook } from '../feedback/feedback.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
 import { adminBase, PageQuery, Reason } from './admin-shared.js';
-import { Feedback, FeedbackPage } from './feedback.js';
+import { Feedback } from './feedback.js';
+
+const AdminFeedbackPage = z.object({ feedback: z.array(Feedback.extend({ boardName: z.string().nullable().describe('The board’s name; null when the board is gone.') })), nextCursor: z.string().nullable() });
 
 const ListQuery = PageQuery.extend({
   status: z.enum(FEEDBACK_STATUSES).optional(),
@@ -34,7 +36,7 @@ export function adminFeedbackRoutes(deps: RouteDeps): Route[] {
       bodyKind: 'none',
       query: ListQuery,
       errors: ['INVALID_CURSOR', 'INVALID_INPUT'],
-      responses: { 200: { description: 'A page of entries.', schema: FeedbackPage } },
+      responses: { 200: { description: 'A page of entries, each with its board’s name.', schema: AdminFeedbackPage } },
       handler: async ({ query }) => ({ status: 200, body: await desk.list({ boardId: query.projectId, status: query.status, cursor: query.cursor, limit: query.limit }) }),
     }),
     defineRoute<z.infer<typeof ResolveBody>, undefined>({

@@ -215,4 +215,35 @@ describe.skipIf(!chromium || !stripeBase)('the operator console’s money, abuse
     await screenshot(page, 'admin-contact');
     expect(problems).toEqual([]);
   });
+  it('triages an agent’s feedback: open first with its board’s name, promoted into one item after a reason', async () => {
+    const owner = await signedUp(tabs.server.url);
+    const projectId = (await owner.client.get('/api/projects')).body.projects[0].projectId as string;
+    const name = `Payments ${unique('b')}`;
+    expect((await owner.client.request('PATCH', `/api/projects/${projectId}`, { json: { name } })).status).toBe(200);
+    const token = await owner.client.post('/api/accounts/tokens', { name: 'builder', scope: 'workspace', projectId, role: 'member' });
+    const agent = new Client(tabs.server.url, { authorization: `Bearer ${token.body.secret}` });
+    const text = `The spec clause on retries contradicts the checks ${unique('f')}.\nWhich one wins?`;
+    const posted = await agent.post('/api/feedback', { text, kind: 'problem' });
+    expect(posted.status, posted.text).toBe(201);
+    const { page, problems } = await tabs.tab();
+    await asOperator(page);
+    await page.goto('/admin/feedback');
+    const entry = page.getByRole('article', { name: `Feedback ${posted.body.id}` });
+    await entry.getByText(name).waitFor();
+    await entry.getByRole('button', { name: 'Promote', exact: true }).click();
+    await page.getByRole('group', { name: 'Promote' }).getByText(`One item is made on the board ${name}`).waitFor();
+    await screenshot(page, 'admin-feedback');
+    const step = page.getByRole('group', { name: 'Promote' });
+    await step.getByLabel(REASON).fill('a real contradiction');
+    await step.getByRole('button', { name: 'Yes, promote' }).click();
+    // Promoted, it leaves the open list; shown under promoted with its item.
+    await entry.waitFor({ state: 'detached' });
+    await page.locator('select[name="status"]').selectOption('promoted');
+    const promoted = page.getByRole('article', { name: `Feedback ${posted.body.id}` });
+    await promoted.getByText(/item W-\d+/).waitFor();
+    const items = (await agent.get('/api/items?limit=200')).body.items as { title: string; labels: string[] }[];
+    expect(items.filter((i) => i.labels.includes(`feedback:${posted.body.id}`))).toEqual([expect.objectContaining({ title: text.split('\n')[0] })]);
+    expect(await auditOf(page, `feedback:${posted.body.id}`)).toEqual([['admin.feedback.promote', 'a real contradiction']]);
+    expect(problems).toEqual([]);
+  });
 });

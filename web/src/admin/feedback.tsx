@@ -8,6 +8,7 @@ import { Guarded, useLoad } from './shared.js';
 interface Entry {
   id: string;
   projectId: string;
+  boardName: string | null;
   from: string;
   kind: 'problem' | 'suggestion' | 'question';
   text: string;
@@ -94,7 +95,7 @@ function FeedbackEntry({ entry, changed }: { entry: Entry; changed: () => void }
           {ago(entry.at)}
         </span>
         <span class="muted">
-          board <code>{entry.projectId}</code>
+          board <strong title={entry.projectId}>{entry.boardName ?? entry.projectId}</strong>
           {entry.workId ? (
             <>
               {' '}
@@ -116,7 +117,7 @@ function FeedbackEntry({ entry, changed }: { entry: Entry; changed: () => void }
             danger={false}
             effect={
               <>
-                One item is made on board <code>{entry.projectId}</code>, titled “{title}”, labelled <code>feedback</code> and <code>feedback:{entry.id}</code>; the entry becomes promoted.
+                One item is made on the board {entry.boardName ?? entry.projectId}, titled “{title}”, labelled <code>feedback</code> and <code>feedback:{entry.id}</code>; the entry becomes promoted.
               </>
             }
             run={act('promote')}
