@@ -5,7 +5,8 @@
 // batch again. Decisions are pure functions of the board and the time; the actor does the I/O.
 // Committed boards are immutable, so reads are served from the one this node holds whenever the
 // store's version says it is still the latest; when it is behind, only what changed since is read.
-import { boardFrom, nextExpiry, withStored, type Board, type BoardItem } from '../machines/board.js';
+import { boardFrom, entryCount, nextExpiry, storedEntry, withStored, type Board } from '../machines/board.js';
+import type { StoredEntry } from '../machines/board-entries.js';
 import { foldStats, type BoardStats } from '../machines/board-stats.js';
 import type { Decide, NewEvent } from '../machines/board-decision.js';
 import type { BoardRecord, EventRecord, ItemWrites, LoadedBoard, Store } from '../store/ports/store.js';
@@ -62,7 +63,7 @@ function endsQuiet(before: Committed, now: number): boolean {
 }
 
 function boardOf({ record, items }: LoadedBoard): Board {
-  return boardFrom(items as BoardItem[], record.nextWorkSeq, record.nextFencingToken, record.retiredLeases ?? []);
+  return boardFrom(items as StoredEntry[], record.nextWorkSeq, record.nextFencingToken, record.retiredLeases ?? []);
 }
 
 export class BoardActor {
@@ -233,7 +234,7 @@ export class BoardActor {
     return { ...e, boardId: this.boardId, seq, at };
   }
 
-  /** One version-checked commit of what the batch changed: the changed (or removed) items, the counters, the outbox. */
+  /** One version-checked commit of what the batch changed: the changed (or removed) entries, the counters, the outbox. */
   private async write(current: Committed, board: Board, changed: ReadonlySet<string>, events: CommittedEvent[]): Promise<BoardRecord | null> {
     let carried = this.notCopied(current.record.outbox);
     if (carried.length > CARRIED_LIMIT) {
@@ -248,14 +249,16 @@ export class BoardActor {
       nextDeadline: nextExpiry(board),
       outbox: [...carried, ...events.map((e) => ({ _id: `${e.boardId}:${e.seq}`, ...e }))],
       counts: { ...board.index.counts },
+      entries: entryCount(board),
       stats: foldStats(current.record.stats as BoardStats | undefined, events, board) as unknown as Record<string, unknown>,
     };
     if (board.retired !== current.board.retired) set.retiredLeases = [...board.retired];
     const writes: ItemWrites = { put: [], removed: [] };
-    for (const workId of changed) {
-      const item = board.items.get(workId);
-      if (item) (writes.put as BoardItem[]).push(item);
-      else (writes.removed as string[]).push(workId);
+    // A changed key names an item, a doctrine entry or a clause; one no longer on the board was removed (a rewind's items).
+    for (const key of changed) {
+      const entry = storedEntry(board, key);
+      if (entry) (writes.put as StoredEntry[]).push(entry);
+      else (writes.removed as string[]).push(key);
     }
     const landed = await this.ports.boards.commit(this.boardId, current.record.version, set, writes);
     return landed ? { ...current.record, ...set, version: current.record.version + 1 } : null;
@@ -286,7 +289,7 @@ export class BoardActor {
       const delta = await this.ports.boards.changesSince(this.boardId, held.record.version);
       if (!delta) throw new BoardMissingError(this.boardId);
       const { record } = delta;
-      const board = withStored(held.board, delta.items as BoardItem[], delta.removed, { nextWorkSeq: record.nextWorkSeq, nextFencingToken: record.nextFencingToken, retired: record.retiredLeases ?? [] });
+      const board = withStored(held.board, delta.items as StoredEntry[], delta.removed, { nextWorkSeq: record.nextWorkSeq, nextFencingToken: record.nextFencingToken, retired: record.retiredLeases ?? [] });
       loaded = { record, board };
     } else {
       const stored = await this.ports.boards.load(this.boardId);

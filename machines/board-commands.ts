@@ -3,6 +3,7 @@
 import { addItems, applyEvent, BoardDraft, checkGraph, heldBy, pullNext, rankBounds, workIdOf, type Board, type BoardItem, type ItemChange, type ItemFields } from './board.js';
 import type { Decide, Decision, NewEvent } from './board-decision.js';
 import { BoardError } from './board-error.js';
+import { missingDoctrine } from './doctrine-commands.js';
 import type { ItemEvent, Lease, RefusalCode } from './item-types.js';
 import { itemDelta } from './item-view.js';
 
@@ -228,9 +229,16 @@ export interface NewItem extends ItemFields {
   ref?: string;
 }
 
+/** Every doctrine slug linked must name an entry on the board (of any status: a rejected one stays and may be ratified again). */
+function checkDoctrine(board: Board, slugs: Iterable<string>): void {
+  const [slug] = missingDoctrine(board, slugs);
+  if (slug !== undefined) throw new BoardError('DOCTRINE_LINK_NOT_FOUND', `No doctrine entry "${slug}" on this board.`, { slug });
+}
+
 /** Creates items atomically (all or none), wiring batch refs to the work ids they receive. */
 export function createItems(inputs: NewItem[], actor: string): Decide<BoardItem[]> {
   return patched((board, now) => {
+    checkDoctrine(board, inputs.flatMap((i) => i.doctrine));
     const byRef = new Map<string, string>();
     inputs.forEach((input, i) => {
       if (input.ref === undefined) return;
@@ -263,6 +271,7 @@ export function patchItem(workId: string, changes: ItemPatch, expectedVersion: n
   return patched((board, now) => {
     const item = itemOr404(board, workId);
     if (expectedVersion !== undefined && expectedVersion !== item.version) throw new BoardError('VERSION_MISMATCH', `${workId} is at version ${item.version}.`, { workId, version: item.version });
+    if (changes.doctrine !== undefined) checkDoctrine(board, changes.doctrine);
     if (changes.verify !== undefined && changes.verify !== item.verify && !['pending', 'ready', 'blocked'].includes(item.state)) {
       throw new BoardError('INVALID_TRANSITION', `The verify gate of ${workId} cannot change while it is ${item.state}.`, { workId, state: item.state, allowed: [] });
     }

@@ -60,6 +60,8 @@ export interface BoardIndex {
   readonly dependents: Tree<PairKey, true>;
   /** Cancelled items (their pending dependents are stalled). */
   readonly cancelled: Tree<string, true>;
+  /** (clauseId, workId) for every spec clause an item links. */
+  readonly specLinks: Tree<PairKey, true>;
   readonly counts: Readonly<Record<ItemState, number>>;
 }
 
@@ -75,6 +77,7 @@ export function emptyIndex(): BoardIndex {
     holders: new BTree<PairKey, true>(undefined, byPair),
     dependents: new BTree<PairKey, true>(undefined, byPair),
     cancelled: new BTree<string, true>(undefined, byString),
+    specLinks: new BTree<PairKey, true>(undefined, byPair),
     counts: Object.fromEntries(ITEM_STATES.map((s) => [s, 0])) as Record<ItemState, number>,
   };
 }
@@ -92,6 +95,7 @@ export function cloneIndex(index: BoardIndex): { -readonly [K in keyof BoardInde
     holders: index.holders.clone(),
     dependents: index.dependents.clone(),
     cancelled: index.cancelled.clone(),
+    specLinks: index.specLinks.clone(),
     counts: { ...index.counts },
   };
 }
@@ -117,6 +121,7 @@ export function reindex(index: ReturnType<typeof cloneIndex>, before: BoardItem 
     }
     for (const ended of before.endedLeases) index.ended.delete(ended.leaseId);
     for (const dep of before.dependsOn) index.dependents.delete([dep, before.workId]);
+    for (const clause of before.spec) index.specLinks.delete([clause, before.workId]);
   }
   if (after) {
     const counts = index.counts as Record<ItemState, number>;
@@ -134,6 +139,7 @@ export function reindex(index: ReturnType<typeof cloneIndex>, before: BoardItem 
     }
     for (const ended of after.endedLeases) index.ended.set(ended.leaseId, { workId: after.workId, reason: ended.reason });
     for (const dep of after.dependsOn) index.dependents.set([dep, after.workId], true);
+    for (const clause of after.spec) index.specLinks.set([clause, after.workId], true);
   }
 }
 

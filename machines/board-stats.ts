@@ -1,6 +1,6 @@
 // The board's metrics as running aggregates, folded from each commit's events (never by reading
 // the log back): per day, items done, leases granted and expired, verdicts and passes, and a
-// histogram of ready-to-done times; and when each agent last acted. Kept with the board, bounded
+// histogram of ready-to-done times, and doctrine blind tests passed and failed; and when each agent last acted. Kept with the board, bounded
 // by days and active agents, not by the board's size. Pure: time arrives with the events.
 import type { Board } from './board.js';
 
@@ -17,6 +17,9 @@ export interface DayStats {
   passes: number;
   /** Bucket index → how many ready-to-done times fell in it (bucket b starts at 2^(b/4) - 1 s). */
   readyToDone: Record<string, number>;
+  /** Doctrine blind tests that passed and failed; absent on a day without any. */
+  blindPasses?: number;
+  blindFails?: number;
 }
 
 export interface BoardStats {
@@ -40,6 +43,8 @@ export interface Metrics {
   verifyPassRate: number | null;
   leaseExpiryRate: number | null;
   agentsActiveLastHour: number;
+  /** Doctrine blind tests over the same days, by result. */
+  blindTests: { pass: number; fail: number };
 }
 
 export const emptyStats = (): BoardStats => ({ days: {}, active: {} });
@@ -78,6 +83,11 @@ export function foldStats(stats: BoardStats | undefined, events: readonly StatEv
       d.verdicts++;
       if ((e.data.verification as { verdict?: string } | undefined)?.verdict === 'pass') d.passes++;
     }
+    if (e.type === 'doctrine.blind_test') {
+      const d = day(e.at);
+      if (e.data.result === 'pass') d.blindPasses = (d.blindPasses ?? 0) + 1;
+      else d.blindFails = (d.blindFails ?? 0) + 1;
+    }
     if (e.type === 'item.state' && e.data.to === 'done') {
       const d = day(e.at);
       d.done++;
@@ -112,6 +122,7 @@ export function metricsOf(stats: BoardStats | undefined, now: number, since: num
     verifyPassRate: verdicts ? sum((d) => d.passes) / verdicts : null,
     leaseExpiryRate: grants ? sum((d) => d.expiries) / grants : null,
     agentsActiveLastHour: Object.values(stats?.active ?? {}).filter((at) => now - at < ACTIVE_WINDOW_MS).length,
+    blindTests: { pass: sum((d) => d.blindPasses ?? 0), fail: sum((d) => d.blindFails ?? 0) },
   };
 }
 

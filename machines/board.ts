@@ -5,6 +5,7 @@
 // finish it into the next board, so every operation costs what it changes, not the board's size.
 import { BTree, chainKey, cloneIndex, compareChainKeys, indexOf, reindex, seqOf, type BoardIndex, type Tree } from './board-index.js';
 import type { BoardItem, ItemFields } from './board-item.js';
+import { compareClauseIds, doctrineKey, clauseKey, keyKind, splitStored, type DoctrineEntry, type SpecClause, type StoredEntry } from './board-entries.js';
 import { initialLife, step, type BoardEmitted, type StepResult } from './item-step.js';
 import type { ItemEvent, ItemState } from './item-types.js';
 
@@ -12,11 +13,15 @@ export type { BoardItem, ItemFields } from './board-item.js';
 
 export interface Board {
   readonly items: Tree<string, BoardItem>;
+  /** Doctrine entries by slug. */
+  readonly doctrine: Tree<string, DoctrineEntry>;
+  /** Spec clauses by clause id, in number order (never deleted, so the next id is `S-<size + 1>`). */
+  readonly spec: Tree<string, SpecClause>;
   readonly nextWorkSeq: number;
   /** Board-wide and never restored by a rewind, so fencing tokens never go backwards. */
   readonly nextFencingToken: number;
   readonly index: BoardIndex;
-  /** The work ids this board changed relative to the board it was drafted from. */
+  /** The store keys this board changed relative to the board it was drafted from: work ids, `doctrine:<slug>`, `spec:S-<n>`. */
   readonly changed: ReadonlySet<string>;
   /** Leases whose item a rewind took off the board, newest last, so a late holder still learns why. */
   readonly retired: readonly RetiredLease[];
@@ -46,14 +51,18 @@ export const workIdOf = (seq: number): string => `W-${seq}`;
 
 const NOTHING_CHANGED: ReadonlySet<string> = new Set();
 
-/** A board built from stored items; its indexes computed once. */
-export function boardFrom(items: Iterable<BoardItem>, nextWorkSeq: number, nextFencingToken: number, retired: readonly RetiredLease[] = []): Board {
-  const list = [...items];
+const byString = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** A board built from stored entries (items, doctrine entries, spec clauses); its indexes computed once. */
+export function boardFrom(stored: Iterable<StoredEntry>, nextWorkSeq: number, nextFencingToken: number, retired: readonly RetiredLease[] = []): Board {
+  const { items: list, doctrine, spec } = splitStored(stored);
   return {
     items: new BTree<string, BoardItem>(
       list.map((i) => [i.workId, i]),
       (a, b) => seqOf(a) - seqOf(b),
     ),
+    doctrine: new BTree<string, DoctrineEntry>(doctrine.map((e) => [e.slug, e]), byString),
+    spec: new BTree<string, SpecClause>(spec.map((c) => [c.clauseId, c]), compareClauseIds),
     nextWorkSeq,
     nextFencingToken,
     index: indexOf(list),
@@ -63,12 +72,15 @@ export function boardFrom(items: Iterable<BoardItem>, nextWorkSeq: number, nextF
 }
 
 /**
- * `board` brought up to date with what another node committed since it was built: the items
+ * `board` brought up to date with what another node committed since it was built: the entries
  * written since, the work ids removed since, and the stored counters and retired leases.
  */
-export function withStored(board: Board, items: Iterable<BoardItem>, removed: Iterable<string>, stored: Pick<Board, 'nextWorkSeq' | 'nextFencingToken' | 'retired'>): Board {
+export function withStored(board: Board, entries: Iterable<StoredEntry>, removed: Iterable<string>, stored: Pick<Board, 'nextWorkSeq' | 'nextFencingToken' | 'retired'>): Board {
   const draft = new BoardDraft(board);
+  const { items, doctrine, spec } = splitStored(entries);
   for (const item of items) draft.put(item);
+  for (const entry of doctrine) draft.putDoctrine(entry);
+  for (const clause of spec) draft.putClause(clause);
   for (const workId of removed) draft.remove(workId, 'removed');
   draft.retired = stored.retired;
   draft.nextWorkSeq = stored.nextWorkSeq;
@@ -81,6 +93,8 @@ export const emptyBoard = (nextWorkSeq = 1, nextFencingToken = 1): Board => boar
 /** A board being changed by one decision: reads see its own writes; `finish` makes the next board. */
 export class BoardDraft implements Board {
   readonly items: Tree<string, BoardItem>;
+  readonly doctrine: Tree<string, DoctrineEntry>;
+  readonly spec: Tree<string, SpecClause>;
   readonly index: ReturnType<typeof cloneIndex>;
   readonly changed = new Set<string>();
   nextWorkSeq: number;
@@ -90,6 +104,8 @@ export class BoardDraft implements Board {
 
   constructor(readonly base: Board) {
     this.items = base.items.clone();
+    this.doctrine = base.doctrine.clone();
+    this.spec = base.spec.clone();
     this.index = cloneIndex(base.index);
     this.nextWorkSeq = base.nextWorkSeq;
     this.nextFencingToken = base.nextFencingToken;
@@ -102,6 +118,20 @@ export class BoardDraft implements Board {
     reindex(this.index, this.items.get(item.workId) ?? null, item);
     this.items.set(item.workId, item);
     this.changed.add(item.workId);
+  }
+
+  /** Stores a doctrine entry (new or replacing its earlier self). */
+  putDoctrine(entry: DoctrineEntry): void {
+    if (this.finished) throw new Error('a finished draft is read-only');
+    this.doctrine.set(entry.slug, entry);
+    this.changed.add(doctrineKey(entry.slug));
+  }
+
+  /** Stores a spec clause (new or replacing its earlier self). */
+  putClause(clause: SpecClause): void {
+    if (this.finished) throw new Error('a finished draft is read-only');
+    this.spec.set(clause.clauseId, clause);
+    this.changed.add(clauseKey(clause.clauseId));
   }
 
   /**
@@ -124,9 +154,20 @@ export class BoardDraft implements Board {
   finish(): Board {
     this.finished = true;
     if (!this.changed.size && this.nextWorkSeq === this.base.nextWorkSeq && this.nextFencingToken === this.base.nextFencingToken) return this.base;
-    return { items: this.items, index: this.index, nextWorkSeq: this.nextWorkSeq, nextFencingToken: this.nextFencingToken, changed: this.changed, retired: this.retired };
+    return { items: this.items, doctrine: this.doctrine, spec: this.spec, index: this.index, nextWorkSeq: this.nextWorkSeq, nextFencingToken: this.nextFencingToken, changed: this.changed, retired: this.retired };
   }
 }
+
+/** The entry a store key names on the board (an item, a doctrine entry or a clause), or undefined when it is not there. */
+export function storedEntry(board: Board, key: string): StoredEntry | undefined {
+  const named = keyKind(key);
+  if (named.kind === 'doctrine') return board.doctrine.get(named.slug);
+  if (named.kind === 'spec') return board.spec.get(named.clauseId);
+  return board.items.get(key);
+}
+
+/** Every entry the board stores: items, doctrine entries and spec clauses. */
+export const entryCount = (board: Board): number => board.items.size + board.doctrine.size + board.spec.size;
 
 const depsDone = (board: Board, item: Pick<ItemFields, 'dependsOn'>): boolean => item.dependsOn.every((d) => board.items.get(d)?.state === 'done');
 

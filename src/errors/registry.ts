@@ -11,9 +11,11 @@ interface ErrorSpec {
 
 const AUTHENTICATED = 'every authenticated operation';
 const JSON_WRITES = 'every operation that takes a JSON body';
+const DOCTRINE_ACTIONS = ['POST /api/doctrine/{slug}/agree', 'POST /api/doctrine/{slug}/ratify', 'POST /api/doctrine/{slug}/reject', 'POST /api/doctrine/{slug}/level', 'POST /api/doctrine/{slug}/blind-test'];
+const SPEC_CLAUSE = ['GET /api/spec/{clauseId}', 'PATCH /api/spec/{clauseId}'];
 const BOARD_SURFACES = [
   'GET /api/status', 'POST /api/status/heartbeat', 'GET /api/agents', 'GET /api/doctrine', 'POST /api/doctrine',
-  'GET /api/spec', 'POST /api/spec', 'GET /api/shouts', 'POST /api/shouts', 'GET /api/activity', 'GET /api/metrics',
+  'GET /api/spec', 'POST /api/spec', ...DOCTRINE_ACTIONS, ...SPEC_CLAUSE, 'GET /api/shouts', 'POST /api/shouts', 'GET /api/activity', 'GET /api/metrics',
   'POST /api/items', 'POST /api/items/batch', 'POST /api/claim', 'POST /api/lease', 'POST /api/submit',
   'POST /api/supersede', 'POST /api/verify', 'POST /api/history/query', 'POST /api/feedback',
 ];
@@ -81,6 +83,8 @@ export const ERRORS = {
   INVITATION_EMAIL_MISMATCH: { status: 403, meaning: 'The invitation was sent to another email address than the signed-in account’s.', fix: 'Sign in with the invited address, or ask for an invitation to yours.', raisedBy: [...ACCEPT_INVITATION, 'GET /api/boards/invitations/{invitationId}'] },
   EMAIL_NOT_VERIFIED: { status: 403, meaning: 'The signed-in account has not confirmed its email address, and this needs it confirmed: joining a board as the invited address takes proof that you read its mail.', fix: 'Open the confirmation link mailed to your address at signup (or at your last email change), then retry.', raisedBy: [...ACCEPT_INVITATION, 'GET /api/boards/invitations/{invitationId}'] },
   ROLE_REQUIRED: { status: 403, meaning: 'Your role on this board does not allow the operation.', fix: 'Ask the board owner for a higher role.', raisedBy: ['every board operation above viewer'] },
+  DOCTRINE_NOT_FOUND: { status: 404, meaning: 'No doctrine entry on this board has that slug.', fix: 'List the entries with GET /api/doctrine, or propose one with POST /api/doctrine.', raisedBy: DOCTRINE_ACTIONS },
+  SPEC_CLAUSE_NOT_FOUND: { status: 404, meaning: 'No spec clause on this board has that id.', fix: 'List the clauses with GET /api/spec; clause ids look like S-3.', raisedBy: SPEC_CLAUSE },
   ITEM_NOT_FOUND: { status: 404, meaning: 'No item on this board has that work id.', fix: 'Read the board with GET /api/status or GET /api/activity.', raisedBy: ['GET /api/items/{workId}', 'POST /api/claim', 'POST /api/supersede', 'POST /api/verify', 'POST /api/items/{workId}/state', 'POST /api/items/{workId}/override', 'POST /api/feedback'] },
   FEEDBACK_NOT_FOUND: { status: 404, meaning: 'No feedback entry has that id.', fix: 'List the entries with GET /api/admin/feedback and use an id from there.', raisedBy: FEEDBACK_TRIAGE },
   TOKEN_NOT_FOUND: { status: 404, meaning: 'No service token of this account has that id.', fix: 'List tokens with GET /api/accounts/tokens.', raisedBy: ['PATCH /api/accounts/tokens/{tokenId}', 'DELETE /api/accounts/tokens/{tokenId}', 'POST /api/accounts/tokens/{tokenId}/reissue'] },
@@ -102,8 +106,10 @@ export const ERRORS = {
   BILLING_SUBSCRIPTION_REQUIRED: { status: 409, meaning: 'The project has no active subscription.', fix: 'Start a checkout first.', raisedBy: ['POST /api/account/billing/annual'] },
   BILLING_PAID_INVOICE_REQUIRED: { status: 409, meaning: 'The board’s subscription has no paid invoice with a payment to refund.', fix: 'Nothing to refund through the provider; settle it in the provider’s dashboard if money was taken otherwise.', raisedBy: ['POST /api/admin/users/{userId}/refund'] },
   REWIND_VERSION_MISMATCH: { status: 409, meaning: 'The board changed since the fingerprint was read.', fix: 'Preview again and send the new fingerprint.', raisedBy: ['POST /api/account/rewind'] },
+  DOCTRINE_EXISTS: { status: 409, meaning: 'A doctrine entry with that slug is already on this board (of any status: entries are never deleted). Nothing was written.', fix: 'Agree with the existing entry (POST /api/doctrine/{slug}/agree), or propose under another slug.', raisedBy: ['POST /api/doctrine'] },
+  DOCTRINE_BLIND_TEST_UNSET: { status: 409, meaning: 'The doctrine entry holds no expected answer digest, so a blind test has nothing to be checked against.', fix: 'Ask an admin to set expectedDigest (when proposing, or when ratifying a proposed or rejected entry).', raisedBy: ['POST /api/doctrine/{slug}/blind-test'] },
   HEAD_MISMATCH: { status: 409, meaning: 'The verdict names a head other than the current submission’s head.', fix: 'Verify the head commit the item currently carries.', raisedBy: VERIFY },
-  INVALID_TRANSITION: { status: 409, meaning: 'The item’s lifecycle does not accept that event in its current state.', fix: 'Read `details.state` and `details.allowed`, and send one of the allowed events.', raisedBy: ['POST /api/items/{workId}/state', 'POST /api/items/{workId}/override', 'POST /api/submit', 'POST /api/supersede', 'POST /api/verify'] },
+  INVALID_TRANSITION: { status: 409, meaning: 'The item’s (or the doctrine entry’s) lifecycle does not accept that event in its current state.', fix: 'Read `details.state` and `details.allowed`, and send one of the allowed events.', raisedBy: ['POST /api/items/{workId}/state', 'POST /api/items/{workId}/override', 'POST /api/submit', 'POST /api/supersede', 'POST /api/verify', ...DOCTRINE_ACTIONS] },
   LEASE_NOT_HELD: { status: 409, meaning: 'The lease id is stale or belongs to someone else.', fix: 'Stop work on the item; claim it again if it is ready.', raisedBy: LEASED },
   LEASE_EXPIRED: { status: 409, meaning: 'The lease has expired.', fix: 'Stop work on the item; claim it again if it is ready.', raisedBy: LEASED },
   NOTHING_READY: { status: 409, meaning: 'No item is ready for this principal to claim.', fix: 'Wait for a lease.expired or item event, then claim again.', raisedBy: ['POST /api/claim'] },

@@ -97,7 +97,8 @@ const docsOf = (boardId: string, v: number, writes: ItemWrites): ItemDoc[] => [
   ...writes.put.map((item) => ({ _id: versionId(boardId, item.workId, v), boardId, workId: item.workId, v, item })),
   ...writes.removed.map((workId) => ({ _id: versionId(boardId, workId, v), boardId, workId, v, item: null })),
 ];
-const liveCount = (header: BoardRecord): number | null => (header.counts ? Object.values(header.counts).reduce((a, b) => a + b, 0) : null);
+/** The entries a header says its board holds: `entries` (items, doctrine entries, spec clauses), else the items counted by state. */
+const liveCount = (header: BoardRecord): number | null => header.entries ?? (header.counts ? Object.values(header.counts).reduce((a, b) => a + b, 0) : null);
 const fits = (written: Written): boolean =>
   written.put.length + written.removed.length + (written.events?.length ?? 0) <= INLINE_ENTRIES && BSON.calculateObjectSize(written as unknown as Document) <= INLINE_BYTES;
 

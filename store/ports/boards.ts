@@ -1,16 +1,19 @@
 // The boards port: a board is a header (its version is the commit point every node checks, with
-// the counters, aggregates and outbox) and its items kept apart, each carrying the board version
-// that last wrote it. A commit costs what it changes; a board has no size ceiling; a reader never
+// the counters, aggregates and outbox) and its entries kept apart (each an item, a doctrine entry
+// or a spec clause), each carrying the board version that last wrote it. A commit costs what it changes; a board has no size ceiling; a reader never
 // sees half of a commit; a node that is behind reads only what changed since the version it holds.
 import type { Changes, Collection } from './collection.js';
 import type { BoardRecord } from './records.js';
 
-/** An item as the store keeps it: the store reads only its work id. */
+/**
+ * An entry as the store keeps it: an item, a doctrine entry or a spec clause. The store reads only
+ * its key, `workId`: a work id `W-<n>` for an item, `doctrine:<slug>` or `spec:S-<n>` for the others.
+ */
 export interface StoredItem {
   readonly workId: string;
 }
 
-/** What one commit does to the items: written whole, or taken off the board. */
+/** What one commit does to the entries: written whole, or taken off the board (by key). */
 export interface ItemWrites {
   put: readonly StoredItem[];
   removed: readonly string[];
@@ -21,7 +24,7 @@ export interface LoadedBoard {
   items: StoredItem[];
 }
 
-/** What changed after some version: items written since (whole) and work ids removed since. */
+/** What changed after some version: entries written since (whole) and keys removed since. */
 export interface BoardChanges {
   record: BoardRecord;
   items: StoredItem[];
@@ -34,7 +37,7 @@ export interface BoardChanges {
  * with the header.
  */
 export interface BoardCollection extends Collection<BoardRecord> {
-  /** The header and every item as one commit left them, or null when there is no such board. */
+  /** The header and every entry as one commit left them, or null when there is no such board. */
   load(id: string): Promise<LoadedBoard | null>;
   /** The header and what changed after `version` (through an index on board and version), or null when there is no such board. */
   changesSince(id: string, version: number): Promise<BoardChanges | null>;
