@@ -4,6 +4,8 @@
 import { claim, comment, createItems, expireDue, itemEvent, leaseAction, patchItem, progress, reorder, submit } from '../../machines/board-commands.js';
 import type { ClaimInput, ItemPatch, LeaseGrant, LeaseReply, NewItem, Within } from '../../machines/board-commands.js';
 import type { BoardItem } from '../../machines/board.js';
+import type { DoctrineView } from '../../machines/board-entries.js';
+import { createClause, doctrineAction, patchClause, proposeDoctrine, type ClausePatch, type DoctrineAction, type DoctrineProposal, type DoctrineReply, type LinkedClause } from '../../machines/doctrine-commands.js';
 import type { Decide } from '../../machines/board-decision.js';
 import type { ItemEvent } from '../../machines/item-types.js';
 import type { RevokedLease } from '../../machines/restore-point.js';
@@ -25,6 +27,10 @@ export type BoardCommand =
   | { kind: 'comment'; workId: string; text: string; actor: string }
   | { kind: 'reorder'; workIds: string[]; actor: string }
   | { kind: 'expire' }
+  | { kind: 'propose-doctrine'; input: DoctrineProposal; actor: string }
+  | { kind: 'doctrine'; slug: string; action: DoctrineAction; actor: string }
+  | { kind: 'create-clause'; input: { title: string; text: string }; actor: string }
+  | { kind: 'patch-clause'; input: ClausePatch; actor: string }
   | RewindCommand;
 
 export type CommandKind = BoardCommand['kind'];
@@ -41,12 +47,16 @@ export interface Replies {
   comment: { workId: string };
   reorder: { order: string[] };
   expire: number;
+  'propose-doctrine': DoctrineView;
+  doctrine: DoctrineReply;
+  'create-clause': LinkedClause;
+  'patch-clause': LinkedClause;
   rewind: { revokedLeases: RevokedLease[]; fingerprint: string };
 }
 
 export type ReplyOf<C extends BoardCommand> = Replies[C['kind']];
 
-const COMMAND_KINDS: ReadonlySet<string> = new Set<CommandKind>(['claim', 'lease', 'submit', 'progress', 'event', 'create', 'patch', 'comment', 'reorder', 'expire', 'rewind']);
+const COMMAND_KINDS: ReadonlySet<string> = new Set<CommandKind>(['claim', 'lease', 'submit', 'progress', 'event', 'create', 'patch', 'comment', 'reorder', 'expire', 'propose-doctrine', 'doctrine', 'create-clause', 'patch-clause', 'rewind']);
 
 /** A command's shape as far as routing needs it (a forwarded one was validated on the node it entered, and is signed). */
 export const isBoardCommand = (value: unknown): value is BoardCommand =>
@@ -77,6 +87,14 @@ export function decisionOf(command: BoardCommand, points: PointPorts): Decide<un
       return reorder(command.workIds, command.actor);
     case 'expire':
       return expireDue();
+    case 'propose-doctrine':
+      return proposeDoctrine(command.input, command.actor);
+    case 'doctrine':
+      return doctrineAction(command.slug, command.actor, command.action);
+    case 'create-clause':
+      return createClause(command.input, command.actor);
+    case 'patch-clause':
+      return patchClause(command.input, command.actor);
     case 'rewind':
       return rewindDecision(points, command);
   }

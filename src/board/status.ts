@@ -2,6 +2,7 @@
 // facts that live outside it read by the caller: how many agents are online, and when the board
 // last changed.
 import { chain, countsByState, liveLeases, priorityChain, stalled, type Board } from '../../machines/board.js';
+import { retiredSpecLinks } from '../../machines/doctrine-commands.js';
 import type { BoardRecord, Store } from '../../store/ports/store.js';
 
 export const CHAIN_HEAD_SIZE = 10;
@@ -33,6 +34,7 @@ export function statusOf(input: StatusInput) {
     }),
     awaitingVerification: [...chain(board, 'awaiting_verify')].map((i) => i.workId),
     stalled: stalled(board),
+    retiredSpecLinks: retiredSpecLinks(board),
     agentsOnline: input.agentsOnline,
     lastActivityAt: input.lastActivityAt === null ? null : iso(input.lastActivityAt),
   };

@@ -5,6 +5,8 @@ import { authRoutes } from './auth.js';
 import { coordinationRoutes } from './coordination.js';
 import { itemRoutes } from './items.js';
 import { shoutRoutes } from './shouts.js';
+import { doctrineRoutes } from './doctrine.js';
+import { specRoutes } from './spec.js';
 import { feedbackRoutes } from './feedback.js';
 import { statusRoutes } from './status.js';
 import { projectRoutes } from './projects.js';
@@ -27,6 +29,6 @@ import { adminFeedbackRoutes } from './admin-feedback.js';
 export function routeTable(deps: Omit<RouteDeps, 'routes'>): Route[] {
   const table: Route[] = [];
   const full: RouteDeps = { ...deps, routes: () => table };
-  table.push(...systemRoutes(full), ...authRoutes(full), ...accountRoutes(full), ...tokenRoutes(full), ...projectRoutes(full), ...itemRoutes(full), ...coordinationRoutes(full), ...shoutRoutes(full), ...feedbackRoutes(full), ...statusRoutes(full), ...billingRoutes(full, full.billing), ...rewindRoutes(full), ...sharingRoutes(full), ...onboardingRoutes(full), ...deviceRoutes(full), ...adminWatchRoutes(full), ...adminPeopleRoutes(full), ...adminMoneyRoutes(full), ...adminDataRoutes(full), ...adminAccessRoutes(full), ...adminFeedbackRoutes(full), ...webRoutes(full.web));
+  table.push(...systemRoutes(full), ...authRoutes(full), ...accountRoutes(full), ...tokenRoutes(full), ...projectRoutes(full), ...itemRoutes(full), ...coordinationRoutes(full), ...shoutRoutes(full), ...doctrineRoutes(full), ...specRoutes(full), ...feedbackRoutes(full), ...statusRoutes(full), ...billingRoutes(full, full.billing), ...rewindRoutes(full), ...sharingRoutes(full), ...onboardingRoutes(full), ...deviceRoutes(full), ...adminWatchRoutes(full), ...adminPeopleRoutes(full), ...adminMoneyRoutes(full), ...adminDataRoutes(full), ...adminAccessRoutes(full), ...adminFeedbackRoutes(full), ...webRoutes(full.web));
   return table;
 }

@@ -4,6 +4,8 @@ import type { NewItem } from '../../machines/board-commands.js';
 import type { ItemEventInput } from '../board/commands.js';
 import { listItems } from '../../machines/board.js';
 import { ITEM_STATES } from '../../machines/item-types.js';
+import { DOCTRINE_LEVELS, DOCTRINE_STATUSES } from '../../machines/doctrine-machine.js';
+import { doctrineLinksOf } from '../board/doctrine.js';
 import { AppError } from '../errors/app-error.js';
 import { auditRow, originOf } from '../audit-row.js';
 import { captureBefore } from '../board/restore-points.js';
@@ -46,12 +48,12 @@ const ListQuery = z.object({
   limit: z.string().regex(/^\d{1,4}$/, 'must be an integer').optional().describe(`1 to ${LIST_MAX}, default ${LIST_DEFAULT}.`),
 });
 const ListResponse = z.object({ items: z.array(ItemView), next: z.string().nullable() });
-
-/** Doctrine entries arrive with their own issue; until then no slug exists, and links are refused. */
-function checkDoctrine(items: { doctrine: string[] }[]): void {
-  const slug = items.flatMap((i) => i.doctrine)[0];
-  if (slug !== undefined) throw new AppError('DOCTRINE_LINK_NOT_FOUND', `No doctrine entry "${slug}" on this board.`, { slug });
-}
+const ItemDetail = ItemView.extend({
+  doctrineLinks: z
+    .array(z.object({ slug: z.string(), level: z.enum(DOCTRINE_LEVELS).nullable(), status: z.enum(DOCTRINE_STATUSES).nullable() }))
+    .describe('Each linked doctrine entry’s level and status, in the order of `doctrine` (null for a slug the board holds no entry for).'),
+});
+const LINKS = 'Every `doctrine` slug must name an entry on this board (GET /api/doctrine), whatever its status: a rejected entry stays and may be ratified again; a missing one is 400 DOCTRINE_LINK_NOT_FOUND, checked with the board’s own decision.';
 
 function checkNoHead(items: { head?: string }[]): void {
   if (items.some((i) => i.head !== undefined)) throw new AppError('COMMIT_ID_FORBIDDEN', 'Items take no commit id; submit one with POST /api/submit.');
@@ -72,7 +74,7 @@ export function itemRoutes(deps: RouteDeps): Route[] {
       method: 'post',
       path: '/api/items',
       summary: 'Create an item (member).',
-      description: 'Dependencies and the parent stay on this board; cycles, self-dependencies and dependencies on an own ancestor or descendant are refused. The item starts ready when every dependency is done, else pending.',
+      description: `Dependencies and the parent stay on this board; cycles, self-dependencies and dependencies on an own ancestor or descendant are refused. The item starts ready when every dependency is done, else pending. ${LINKS}`,
       bodyKind: 'json',
       body: ItemInput,
       rate: 'write',
@@ -80,7 +82,6 @@ export function itemRoutes(deps: RouteDeps): Route[] {
       responses: { 201: { description: 'Created.', schema: ItemView } },
       async handler({ ctx, body }) {
         checkNoHead([body]);
-        checkDoctrine([body]);
         const call = boards.enter(ctx, 'member', 'items');
         const [created] = await boards.ask(call, { kind: 'create', items: newItems([body]), actor: call.principal });
         return { status: 201, body: itemView(created!) };
@@ -91,6 +92,7 @@ export function itemRoutes(deps: RouteDeps): Route[] {
       method: 'post',
       path: '/api/items/batch',
       summary: 'Create up to 500 items atomically; `ref`s wire dependencies among the new items.',
+      description: LINKS,
       bodyKind: 'json',
       body: BatchInput,
       rate: 'write',
@@ -98,7 +100,6 @@ export function itemRoutes(deps: RouteDeps): Route[] {
       responses: { 201: { description: 'All created, in order.', schema: z.object({ items: z.array(ItemView) }) } },
       async handler({ ctx, body }) {
         checkNoHead(body.items);
-        checkDoctrine(body.items);
         const call = boards.enter(ctx, 'member', 'items');
         await captureBefore(deps.store, call, ctx.project!.plan, 'batch', ctx.now);
         const created = await boards.ask(call, { kind: 'create', items: body.items.map(({ head: _head, ...rest }) => rest), actor: call.principal });
@@ -109,17 +110,18 @@ export function itemRoutes(deps: RouteDeps): Route[] {
       ...base,
       method: 'get',
       path: '/api/items/{workId}',
-      summary: 'Read one item (viewer).',
+      summary: 'Read one item (viewer), with the level and status of each doctrine entry it links.',
       bodyKind: 'none',
       rate: 'read',
       errors: ['ITEM_NOT_FOUND', 'ROLE_REQUIRED'],
-      responses: { 200: { description: 'The item.', schema: ItemView } },
+      responses: { 200: { description: 'The item.', schema: ItemDetail } },
       async handler({ ctx }) {
         const workId = workIdParam(ctx.params.workId);
         const call = boards.enter(ctx, 'viewer', 'items', workId);
-        const item = (await call.actor.read()).board.items.get(workId);
+        const { board } = await call.actor.read();
+        const item = board.items.get(workId);
         if (!item) throw new AppError('ITEM_NOT_FOUND', `No item ${workId} on this board.`, { workId });
-        return { status: 200, body: itemView(item) };
+        return { status: 200, body: { ...itemView(item), doctrineLinks: doctrineLinksOf(board, item) } };
       },
     }),
     defineRoute<undefined, z.infer<typeof ListQuery>>({
@@ -145,7 +147,7 @@ export function itemRoutes(deps: RouteDeps): Route[] {
       method: 'patch',
       path: '/api/items/{workId}',
       summary: 'Edit an item’s fields (member); pass expectedVersion to refuse a stale edit.',
-      description: 'New dependencies follow the graph rules and move the item between pending and ready as they require. The verify gate changes only while the item is pending, ready or blocked.',
+      description: `New dependencies follow the graph rules and move the item between pending and ready as they require. The verify gate changes only while the item is pending, ready or blocked. ${LINKS}`,
       bodyKind: 'json',
       body: PatchInput,
       rate: 'write',
@@ -155,7 +157,6 @@ export function itemRoutes(deps: RouteDeps): Route[] {
         const workId = workIdParam(ctx.params.workId);
         const { head, expectedVersion, ...changes } = body;
         checkNoHead([{ head }]);
-        checkDoctrine([{ doctrine: changes.doctrine ?? [] }]);
         const call = boards.enter(ctx, 'member', 'items', workId);
         return { status: 200, body: itemView(await boards.ask(call, { kind: 'patch', workId, changes, ...(expectedVersion === undefined ? {} : { expectedVersion }), actor: call.principal })) };
       },

@@ -23,6 +23,7 @@ export const Status = z.object({
   leases: z.array(z.object({ workId: z.string(), holder: z.string(), purpose: z.string(), fencingToken: z.number().int(), expiresAt: z.string() })),
   awaitingVerification: z.array(z.string()),
   stalled: z.array(z.string()),
+  retiredSpecLinks: z.array(z.object({ workId: z.string(), clauseId: z.string() })).describe('Items linking a retired spec clause (their `spec` names it), clause by clause: re-point them or reopen the clause.'),
   agentsOnline: z.number().int().describe(`Agents that sent a heartbeat within the last ${ONLINE_WITHIN_MS / 1000} s.`),
   lastActivityAt: z.string().nullable().describe('When the newest event of the board’s log was appended (any accepted change); null before the first.'),
 });
@@ -45,6 +46,7 @@ const Metrics = z.object({
   verifyPassRate: z.number().nullable(),
   leaseExpiryRate: z.number().nullable(),
   agentsActiveLastHour: z.number().int(),
+  blindTests: z.object({ pass: z.number().int(), fail: z.number().int() }).describe('Doctrine blind tests taken over the same days, by result (POST /api/doctrine/{slug}/blind-test).'),
 });
 
 const ACTIVITY_DEFAULT = 50;
@@ -58,7 +60,7 @@ export function statusRoutes(deps: RouteDeps): Route[] {
       ...base,
       method: 'get',
       path: '/api/status',
-      summary: 'The board at a glance: counts by state, the head of the priority chain, active leases, items awaiting verification, stalled items, agents online, last activity.',
+      summary: 'The board at a glance: counts by state, the head of the priority chain, active leases, items awaiting verification, stalled items, items linking retired spec clauses, agents online, last activity.',
       description: `Stalled items depend on a cancelled item and wait for an operator to re-point them. agentsOnline counts the agents that sent a heartbeat within ${ONLINE_WITHIN_MS / 1000} s; lastActivityAt is when the board last accepted a change (its newest event), null before the first.`,
       errors: ['ROLE_REQUIRED'],
       responses: { 200: { description: 'The snapshot.', schema: Status } },
@@ -153,7 +155,7 @@ export function statusRoutes(deps: RouteDeps): Route[] {
       ...base,
       method: 'get',
       path: '/api/metrics',
-      summary: 'Counts by state, throughput per day, median ready-to-done time, verify pass rate, lease expiry rate, agents active in the last hour (viewer).',
+      summary: 'Counts by state, throughput per day, median ready-to-done time, verify pass rate, lease expiry rate, agents active in the last hour, doctrine blind tests passed and failed (viewer).',
       description: 'Running aggregates kept with the board (folded from each commit, never read back from the log), over the plan’s history retention; the median is within about 9%.',
       errors: ['ROLE_REQUIRED'],
       responses: { 200: { description: 'The metrics.', schema: Metrics } },
