@@ -72,6 +72,10 @@ const EnvSchema = z.object({
   STRIPE_API_BASE: z.url().optional(),
   STRIPE_PRICE_MONTHLY: z.string().min(1).optional(),
   STRIPE_PRICE_YEARLY: z.string().min(1).optional(),
+  /** How often billing records that could be stale are re-read from Stripe (also once at start); 0 turns the pass off. */
+  BILLING_RECONCILE_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(7 * 86_400).default(3600),
+  /** Stripe calls one reconcile pass may make; the rest waits for the next pass. */
+  BILLING_RECONCILE_MAX_CALLS: z.coerce.number().int().min(1).max(10_000).default(100),
   /** What the two Pro prices charge, in US dollars (the operators' revenue figures); unset, revenue is shown as unknown. */
   REVENUE_PRO_MONTHLY_USD: money.optional(),
   REVENUE_PRO_YEARLY_USD: money.optional(),
@@ -151,6 +155,8 @@ export interface Config {
     priceMonthly: string | undefined;
     priceYearly: string | undefined;
   };
+  /** The billing reconcile pass (src/billing/reconcile.ts): interval 0 is off. */
+  billingReconcile: { intervalMs: number; maxCalls: number };
   /** Unit costs and Pro prices (US dollars) for the operators' cost model and revenue figures. */
   costs: { storedGbMonth: number; millionEvents: number; millionRequests: number; thousandSocketHours: number; proMonthly: number | null; proYearly: number | null };
 }
@@ -208,6 +214,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       priceMonthly: e.STRIPE_PRICE_MONTHLY,
       priceYearly: e.STRIPE_PRICE_YEARLY,
     },
+    billingReconcile: { intervalMs: e.BILLING_RECONCILE_INTERVAL_SECONDS * 1000, maxCalls: e.BILLING_RECONCILE_MAX_CALLS },
     costs: {
       storedGbMonth: e.COST_STORED_GB_MONTH_USD,
       millionEvents: e.COST_MILLION_EVENTS_USD,

@@ -19,6 +19,8 @@ import { csrfTokenFor } from './auth/csrf.js';
 import type { ServerKeys } from './auth/keys.js';
 import { loadWebBundle, type WebBundle } from './web/bundle.js';
 import { BillingService, type BillingSetup } from './billing/service.js';
+import { BillingReconciler, type ReconcileCounts } from './billing/reconcile.js';
+import { registerReconcileMetrics } from './billing/reconcile-metrics.js';
 import type { Config } from './config.js';
 import { ResolutionObserver } from './errors/observed-resolution.js';
 import { OperatorGate } from './admin/gate.js';
@@ -84,6 +86,8 @@ export interface RunningServer {
   sweepDeleted(): Promise<Swept>;
   /** Runs the billing sweep now, at the server's clock (it also runs every minute): lapsed past_due grace, ended complimentary plans. */
   sweepBilling(): Promise<{ lapsed: number; complimentaryEnded: string[] }>;
+  /** Runs the billing reconcile pass now, at the server's clock (it also runs at start and every BILLING_RECONCILE_INTERVAL_SECONDS). */
+  reconcileBilling(): Promise<ReconcileCounts>;
   /** Stops accepting, lets in-flight requests finish (up to the grace period), closes the store. */
   shutdown(): Promise<void>;
 }
@@ -177,6 +181,9 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   const billing = new BillingService(store, parts.billing ?? null, logger);
   const graceSweep = setInterval(() => void billing.sweep(clock()).catch((e: unknown) => logger.warn({ err: e }, 'billing: the sweep (past_due grace, complimentary plans) failed; retried next minute')), BILLING_SWEEP_MS);
   graceSweep.unref();
+  const reconciler = new BillingReconciler(store, parts.billing ?? null, logger, config.billingReconcile);
+  if (metrics) registerReconcileMetrics(metrics.registry, reconciler);
+  reconciler.start(clock);
   const anonymousSweep = async (): Promise<SweepResult> => {
     const swept = await sweepAnonymous(store, clock());
     for (const accountId of swept.accounts) bus.notify({ kind: 'revoked', accountId });
@@ -304,6 +311,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     sweepAnonymous: anonymousSweep,
     sweepDeleted: deletedSweep,
     sweepBilling: () => billing.sweep(clock()),
+    reconcileBilling: () => reconciler.pass(clock()),
     async shutdown() {
       if (draining) return;
       draining = true;
@@ -318,6 +326,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
       forwarder?.close();
       clearInterval(revalidation);
       clearInterval(graceSweep);
+      await reconciler.stop();
       clearInterval(anonSweep);
       allowlist.stop();
       clearInterval(purgeSweep);

@@ -137,19 +137,22 @@ export class MoneyDesk {
     return { account: { id: account._id, email: account.email, deletedAt: iso(account.deletedAt) }, boards };
   }
 
-  /** Re-reads the board's subscription from the provider and settles its record and plan as a subscription event would. */
+  /**
+   * Re-reads the board's subscription from the provider and settles its record and plan with the
+   * reconcile pass's own settlement (src/billing/settle.ts), as a subscription event would.
+   */
   async reread(ctx: Ctx, userId: string, input: { projectId: string; reason?: string | undefined }) {
     await this.ownedBoard(userId, input.projectId);
-    const { before, after } = await this.billing.reread(input.projectId, ctx.now);
-    const project = await this.store.projects.get(input.projectId);
+    const { before, after, plan: settled } = await this.billing.reread(input.projectId, ctx.now);
+    const plan = settled?.after ?? null;
     await auditOperatorAction(this.store, ctx, {
       action: 'subscription',
       target: `board:${input.projectId}`,
       projectId: input.projectId,
       reason: input.reason ?? null,
-      data: { userId, subscriptionId: after.subscriptionId, before: { status: before.status, interval: before.interval }, after: { status: after.status, interval: after.interval }, plan: project?.plan ?? null },
+      data: { userId, subscriptionId: after.subscriptionId, before: { status: before.status, interval: before.interval }, after: { status: after.status, interval: after.interval }, plan, planBefore: settled?.before ?? null },
     });
-    return { projectId: input.projectId, plan: project?.plan ?? billingPlan(after, ctx.now), billing: billingView(after) };
+    return { projectId: input.projectId, plan: plan ?? billingPlan(after, ctx.now), billing: billingView(after) };
   }
 
   /** A complimentary plan until `until`: the board is Pro until then, then its plan is what billing says (the billing sweep ends it). */

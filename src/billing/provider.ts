@@ -59,6 +59,8 @@ export interface BillingProvider {
   createPortalSession(input: { customerId: string; returnUrl: string }): Promise<{ url: string }>;
   /** A subscription as the provider holds it now. */
   getSubscription(subscriptionId: string): Promise<SubscriptionState>;
+  /** The customer's subscriptions as the provider holds them now, newest first (a few; ended ones included). */
+  customerSubscriptions(customerId: string): Promise<SubscriptionState[]>;
   /** Moves the subscription's item to another price, prorated. */
   changePrice(subscriptionId: string, priceId: string): Promise<SubscriptionState>;
   /** Ends the subscription now. */
@@ -73,4 +75,15 @@ export interface BillingProvider {
   refundLatestInvoice(input: { subscriptionId: string; amount: number | null; idempotencyKey: string; metadata: Record<string, string> }): Promise<Refund>;
   /** Verifies the signature over the exact raw body; throws PROVIDER_SIGNATURE_INVALID or PROVIDER_EVENT_INVALID. */
   verifyEvent(rawBody: Buffer, signature: string | undefined): ProviderEvent;
+}
+
+export interface Prices {
+  monthly: string;
+  yearly: string;
+}
+
+/** The configured provider and our two Pro prices; null when billing is not configured here. */
+export interface BillingSetup {
+  provider: BillingProvider;
+  prices: Prices;
 }

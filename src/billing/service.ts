@@ -2,25 +2,20 @@
 // its signature check, foreign-event refusal, once-per-event effects, no regression by older
 // events, and a pending and a terminal audit row for every valid delivery. The operators' money
 // actions (src/admin/money.ts) settle through the same paths: an event fetched again from the
-// provider, a subscription re-read, a refund, a complimentary plan and its end.
+// provider, a subscription re-read (the reconcile pass's settlement), a refund, a complimentary
+// plan and its end. How an event is applied once, crash-safe: src/billing/apply-event.ts.
 import type { Logger } from 'pino';
 import { AppError } from '../errors/app-error.js';
 import { auditRow, type RequestOrigin } from '../audit-row.js';
 import type { PlanName } from '../plans.js';
 import { DuplicateKeyError, modify, type BillingRecord, type Store } from '../../store/ports/store.js';
 import { billingPlan, boardPlan } from './plan.js';
-import { subscriptionState, type BillingProvider, type ProviderEvent, type Refund, type SubscriptionState } from './provider.js';
+import type { BillingProvider, BillingSetup, ProviderEvent, Refund } from './provider.js';
+import { applyEvent } from './apply-event.js';
+import { crashPoint } from './crash-point.js';
+import { intervalOf, LIVE, settleFromProvider, settlePlan, type Settled } from './settle.js';
 
-export interface Prices {
-  monthly: string;
-  yearly: string;
-}
-
-/** The configured provider and our two Pro prices; null when billing is not configured here. */
-export interface BillingSetup {
-  provider: BillingProvider;
-  prices: Prices;
-}
+export type { BillingSetup, Prices } from './provider.js';
 
 export interface AccountBilling {
   projectId: string;
@@ -41,8 +36,6 @@ export interface EventProcessed {
   outcome: WebhookOutcome;
 }
 
-/** Statuses under which a subscription is live: a second one is refused, account deletion cancels them. */
-const LIVE = new Set(['active', 'trialing']);
 const HANDLED = new Set(['checkout.session.completed', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'invoice.paid', 'invoice.payment_failed']);
 const UPGRADES = [
   { plan: 'pro', interval: 'month' },
@@ -66,18 +59,13 @@ export class BillingService {
     return this.setup;
   }
 
-  private intervalOf(priceId: string | null): 'month' | 'year' | null {
-    if (!this.setup || !priceId) return null;
-    return priceId === this.setup.prices.monthly ? 'month' : priceId === this.setup.prices.yearly ? 'year' : null;
-  }
-
   /** GET /api/account/billing: a missing interval is refreshed from the provider when it answers. */
   async state(projectId: string, now: number): Promise<AccountBilling> {
     let record = await this.store.billing.get(projectId);
     if (record?.subscriptionId && record.interval === null && this.setup) {
       try {
         const fresh = await this.setup.provider.getSubscription(record.subscriptionId);
-        record = (await modify(this.store.billing, projectId, () => ({ priceId: fresh.priceId, interval: this.intervalOf(fresh.priceId) }))) ?? record;
+        record = (await modify(this.store.billing, projectId, () => ({ priceId: fresh.priceId, interval: intervalOf(this.setup!.prices, fresh.priceId) }))) ?? record;
       } catch (e) {
         this.logger.warn({ err: e, projectId }, 'billing: the subscription interval could not be refreshed; answering without it');
       }
@@ -164,6 +152,7 @@ export class BillingService {
   /**
    * POST /api/billing/webhook. The signature is checked over the raw body before anything is
    * written; then a pending audit row, the effect (once per event id), and the terminal row.
+   * A crash after any of these is healed by the provider's redelivery or the reconcile pass.
    */
   async webhook(raw: Buffer, signature: string | undefined, origin: RequestOrigin, now: number): Promise<{ received: true; handled: boolean }> {
     const event = this.configured().provider.verifyEvent(raw, signature);
@@ -194,12 +183,13 @@ export class BillingService {
     const target = handled ? await this.projectOf(event).catch((e: unknown) => e as Error) : null;
     const projectId = target instanceof Error ? null : (target?._id ?? null);
     await this.audit(event, projectId, 'pending', origin, now, replay);
+    crashPoint('webhook:after-pending');
     let outcome: WebhookOutcome = 'failed';
     try {
       if (!handled) outcome = 'ignored';
       else {
         if (target instanceof Error) throw target;
-        outcome = await this.applyOnce(event, target!, now);
+        outcome = await applyEvent(this.store, this.setup?.prices ?? null, event, target!._id, now);
       }
       return { eventId: event.id, type: event.type, projectId, handled, outcome };
     } finally {
@@ -208,23 +198,13 @@ export class BillingService {
   }
 
   /**
-   * An operator's re-read: the project's subscription as the provider holds it now, settled as a
-   * subscription event would be (the record, then the board's plan). The provider is asked before
-   * anything is written. A subscription of another customer than the board's is refused.
+   * An operator's re-read: the project's subscription as the provider holds it now, settled as the
+   * reconcile pass settles it (src/billing/settle.ts): the record, then the board's plan. The
+   * provider is asked before anything is written; a subscription of another customer than the
+   * board's is refused.
    */
-  async reread(projectId: string, now: number): Promise<{ before: BillingRecord; after: BillingRecord }> {
-    const { provider } = this.configured();
-    const before = await this.store.billing.get(projectId);
-    if (!before?.subscriptionId) throw new AppError('BILLING_SUBSCRIPTION_REQUIRED', 'This board has no subscription to re-read.');
-    const sub = await provider.getSubscription(before.subscriptionId);
-    if (sub.customerId !== before.customerId || (sub.projectId !== null && sub.projectId !== projectId)) {
-      throw new AppError('BILLING_CUSTOMER_CONFLICT', 'The provider holds this subscription under another customer or board than the one attached here; reconcile the billing record by hand.');
-    }
-    // The provider's state now is at least as new as any event created before it: later-delivered older events do not overwrite it.
-    const after = await modify(this.store.billing, projectId, (current) => ({ ...this.fromSubscription(sub, current, sub.status, now), changedAt: Math.max(current.changedAt ?? 0, now) }));
-    if (!after) throw new AppError('BILLING_SUBSCRIPTION_REQUIRED', 'The billing record of this board was removed meanwhile.');
-    await this.settlePlan(after, now);
-    return { before, after };
+  async reread(projectId: string, now: number): Promise<Settled> {
+    return settleFromProvider(this.store, this.configured(), projectId, now);
   }
 
   /** Refunds the latest paid invoice of the project's subscription through the provider (all of it, or `amount` in the smallest currency unit). */
@@ -274,73 +254,14 @@ export class BillingService {
     return record;
   }
 
-  /** Applies the event unless its id was applied before; an event older than the last applied change is ignored. */
-  private async applyOnce(event: ProviderEvent, record: BillingRecord, now: number): Promise<WebhookOutcome> {
-    try {
-      await this.store.billingEvents.insert({ _id: event.id, version: 1, projectId: record._id, type: event.type, at: now });
-    } catch (e) {
-      if (e instanceof DuplicateKeyError) return 'duplicate';
-      throw e;
-    }
-    try {
-      const changes = this.effectOf(event, record);
-      if (!changes) return 'ignored';
-      const updated = await modify(this.store.billing, record._id, (current) => (current.changedAt !== null && event.created < current.changedAt ? null : { ...changes, changedAt: event.created }));
-      if (!updated || updated.changedAt !== event.created) return 'ignored';
-      await this.settlePlan(updated, now);
-      return 'applied';
-    } catch (e) {
-      // Not applied: let a redelivery try again.
-      await this.store.billingEvents.delete(event.id).catch(() => undefined);
-      throw e;
-    }
-  }
-
-  /** What an event changes on the record, or null when it changes nothing. */
-  private effectOf(event: ProviderEvent, record: BillingRecord): Partial<BillingRecord> | null {
-    const o = event.object;
-    if (event.type === 'checkout.session.completed') {
-      return typeof o.subscription === 'string' ? { subscriptionId: o.subscription } : null;
-    }
-    if (event.type.startsWith('customer.subscription.')) {
-      const sub = subscriptionState(o);
-      if (!sub) throw new AppError('PROVIDER_EVENT_INVALID', 'The subscription in the event lacks its id, customer or status.');
-      return this.fromSubscription(sub, record, event.type === 'customer.subscription.deleted' ? 'canceled' : sub.status, event.created);
-    }
-    if (event.type === 'invoice.payment_failed') return record.status === 'past_due' ? null : { status: 'past_due', pastDueSince: event.created };
-    if (event.type === 'invoice.paid') return record.status === 'past_due' ? { status: 'active', pastDueSince: null } : null;
-    return null;
-  }
-
-  private fromSubscription(sub: SubscriptionState, record: BillingRecord, status: string, at: number): Partial<BillingRecord> {
-    return {
-      subscriptionId: sub.id,
-      status,
-      priceId: sub.priceId,
-      interval: this.intervalOf(sub.priceId),
-      currentPeriodEnd: sub.currentPeriodEnd,
-      cancelAtPeriodEnd: sub.cancelAtPeriodEnd,
-      // Overdue since the first unpaid invoice: unpaid keeps it too (the operators' dunning list counts days from it).
-      pastDueSince: status === 'past_due' || status === 'unpaid' ? (record.pastDueSince ?? at) : null,
-    };
-  }
-
   /**
    * Boards whose past_due grace ran out since their last event turn Free: no provider event
    * marks that moment, so a periodic sweep settles them (through the status index).
    */
   async settleLapsedGrace(now: number): Promise<number> {
     const lapsed = (await this.store.billing.find({ status: 'past_due' })).filter((r) => billingPlan(r, now) === 'free');
-    for (const record of lapsed) await this.settlePlan(record, now);
+    for (const record of lapsed) await settlePlan(this.store, record, now);
     return lapsed.length;
-  }
-
-  /** Keeps the project's plan (read by selection, limits and retention) equal to what its billing (and a complimentary plan in force) derives. */
-  async settlePlan(record: Pick<BillingRecord, '_id' | 'status' | 'pastDueSince'>, now: number): Promise<void> {
-    await modify(this.store.projects, record._id, (project) => {
-      const plan = boardPlan(project, record, now);
-      return project.plan === plan ? null : { plan };
-    });
   }
 
   private async audit(event: ProviderEvent, projectId: string | null, outcome: 'pending' | WebhookOutcome, origin: RequestOrigin, now: number, replay: boolean): Promise<void> {

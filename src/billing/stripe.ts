@@ -43,6 +43,10 @@ export function createStripeProvider(settings: StripeSettings): BillingProvider 
       if (!state) throw new AppError('PROVIDER_RESPONSE_INVALID');
       return state;
     },
+    async customerSubscriptions(customerId) {
+      const list = await call(() => stripe.subscriptions.list({ customer: customerId, status: 'all', limit: 10 }));
+      return list.data.map((s) => subscriptionState(s as unknown as Record<string, unknown>)).filter((s): s is NonNullable<typeof s> => s !== null);
+    },
     async changePrice(subscriptionId, priceId) {
       const current = await call(() => stripe.subscriptions.retrieve(subscriptionId));
       const item = current.items?.data?.[0]?.id;

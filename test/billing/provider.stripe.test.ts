@@ -25,6 +25,14 @@ describe.skipIf(!base)('stripe adapter (stripe-mock)', () => {
     expect(portal.url).toMatch(/^https?:\/\//);
   });
 
+  it('lists a customer’s subscriptions (the reconcile pass, when no event named one yet), each read as a retrieve reads it', async () => {
+    const subs = await provider.customerSubscriptions('cus_any');
+    expect(subs.length).toBeGreaterThan(0);
+    const [first] = subs;
+    expect(first).toMatchObject({ id: expect.stringMatching(/^sub_/), customerId: expect.stringMatching(/^cus_/), status: expect.any(String) });
+    expect(await provider.getSubscription(first!.id)).toMatchObject({ id: first!.id, customerId: first!.customerId, status: first!.status });
+  });
+
   it('maps an unreachable provider to PROVIDER_UNAVAILABLE', async () => {
     const down = createStripeProvider({ ...settings, apiBase: 'http://127.0.0.1:1' });
     expect(await codeOf(down.createCustomer({ email: 'x@example.com', accountId: 'a', projectId: 'p' }))).toBe('PROVIDER_UNAVAILABLE');

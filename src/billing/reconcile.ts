@@ -1,0 +1,213 @@
+// The reconcile pass: billing records whose state could be stale are re-read from the provider
+// and settled from its answer (src/billing/settle.ts, as the operators' re-read is), so a lost or
+// half-applied webhook never leaves a board on another plan than its subscription. It runs at
+// start and every BILLING_RECONCILE_INTERVAL_SECONDS, with at most BILLING_RECONCILE_MAX_CALLS
+// provider calls a pass; what it did is logged and counted (src/billing/reconcile-metrics.ts).
+import type { Logger } from 'pino';
+import { AppError } from '../errors/app-error.js';
+import { DAY_MS } from '../plans.js';
+import type { Store } from '../../store/ports/store.js';
+import type { BillingSetup } from './provider.js';
+import { LIVE, markReconciled, settleFromProvider, settlePlan } from './settle.js';
+
+/** How far back deliveries are looked at: Stripe retries a delivery for three days. */
+const RECENT_DELIVERIES_MS = 3 * DAY_MS;
+/** At most this many of the provider's newest audit rows are read a pass. */
+const DELIVERY_ROWS_READ = 10_000;
+/** A period ending within this is re-read once before it ends, and once more after. */
+const PERIOD_ENDING_MS = DAY_MS;
+/** Statuses waiting on a payment: whatever the provider settled since, an event may have been lost. */
+const PAYMENT_PENDING = ['past_due', 'unpaid', 'incomplete'] as const;
+/** The terminal outcomes that settled a delivery (a `failed` one did not). */
+const SETTLED = new Set(['applied', 'duplicate', 'ignored']);
+/** Answers after which a record is marked re-read: asking again would get the same one. */
+const MARKED = new Set(['BILLING_SUBSCRIPTION_REQUIRED', 'BILLING_CUSTOMER_CONFLICT', 'PROVIDER_REQUEST_FAILED', 'PROVIDER_RESPONSE_INVALID']);
+
+/** Why a record is re-read, in the order a bounded pass takes them. */
+type Reason = 'event' | 'period' | 'payment';
+const PRIORITY: Record<Reason, number> = { event: 0, period: 1, payment: 2 };
+
+interface Candidate {
+  projectId: string;
+  reason: Reason;
+  reconciledAt: number;
+}
+
+/** What one pass did. */
+export interface ReconcileCounts {
+  /** Records whose state could be stale. */
+  candidates: number;
+  /** Provider calls made (one per record re-read). */
+  reread: number;
+  /** Records the provider's answer changed. */
+  changed: number;
+  /** Boards whose plan changed with it. */
+  planChanged: number;
+  /** Subscriptions the provider holds under another customer or board: left for a person. */
+  conflicts: number;
+  /** Re-reads that failed (the provider unreachable, or refusing). */
+  failed: number;
+  /** Candidates left for the next pass: over the bound, or after the provider stopped answering. */
+  deferred: number;
+}
+
+export interface ReconcileSettings {
+  /** 0: no pass at all (neither at start nor on a schedule). */
+  intervalMs: number;
+  maxCalls: number;
+}
+
+const zero = (): ReconcileCounts => ({ candidates: 0, reread: 0, changed: 0, planChanged: 0, conflicts: 0, failed: 0, deferred: 0 });
+
+export class BillingReconciler {
+  /** Every pass's counts added up, and the passes made (for /metrics). */
+  readonly totals: ReconcileCounts & { passes: number } = { ...zero(), passes: 0 };
+  private running: Promise<ReconcileCounts> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly store: Store,
+    private readonly setup: BillingSetup | null,
+    private readonly logger: Pick<Logger, 'info' | 'warn' | 'debug'>,
+    private readonly settings: ReconcileSettings,
+  ) {}
+
+  /** Runs a pass now and then every interval (nothing without billing configured, or with an interval of 0). */
+  start(clock: () => number): void {
+    if (!this.setup || this.settings.intervalMs === 0) return;
+    const run = () => void this.pass(clock()).catch((e: unknown) => this.logger.warn({ err: e }, 'billing: the reconcile pass failed; retried at the next one'));
+    run();
+    this.timer = setInterval(run, this.settings.intervalMs);
+    this.timer.unref();
+  }
+
+  /** Stops the schedule and waits for a pass under way (it makes no further provider call). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.running?.catch(() => undefined);
+  }
+
+  /** One pass at `now`; a pass already under way is shared rather than doubled. */
+  pass(now: number): Promise<ReconcileCounts> {
+    this.running ??= this.run(now).finally(() => (this.running = null));
+    return this.running;
+  }
+
+  private async run(now: number): Promise<ReconcileCounts> {
+    const counts = zero();
+    if (!this.setup) return counts;
+    const due = await this.candidates(now);
+    counts.candidates = due.length;
+    let left = due.slice(0, this.settings.maxCalls);
+    counts.deferred = due.length - left.length;
+    while (left.length > 0 && !this.stopped) {
+      const [next, ...rest] = left as [Candidate, ...Candidate[]];
+      left = rest;
+      if (!(await this.settle(this.setup, next, now, counts))) break;
+    }
+    counts.deferred += left.length;
+    this.totals.passes++;
+    for (const k of Object.keys(counts) as (keyof ReconcileCounts)[]) this.totals[k] += counts[k];
+    const quiet = counts.candidates === 0;
+    this.logger[quiet ? 'debug' : 'info']({ ...counts, maxCalls: this.settings.maxCalls }, 'billing: reconcile pass');
+    return counts;
+  }
+
+  /** Re-reads one record and settles it; false when the provider cannot be reached (the pass stops there). */
+  private async settle(setup: BillingSetup, c: Candidate, now: number, counts: ReconcileCounts): Promise<boolean> {
+    counts.reread++;
+    try {
+      const settled = await settleFromProvider(this.store, setup, c.projectId, now);
+      const planChanged = settled.plan !== null && settled.plan.before !== settled.plan.after;
+      if (settled.changed) counts.changed++;
+      if (planChanged) counts.planChanged++;
+      if (settled.changed || planChanged) {
+        this.logger.info({ projectId: c.projectId, reason: c.reason, status: { before: settled.before.status, after: settled.after.status }, plan: settled.plan }, 'billing: reconcile settled a board from the provider');
+      }
+      return true;
+    } catch (e) {
+      const code = e instanceof AppError ? e.code : 'INTERNAL';
+      if (code === 'PROVIDER_UNAVAILABLE') {
+        counts.failed++;
+        counts.deferred++;
+        this.logger.warn({ projectId: c.projectId }, 'billing: reconcile could not reach the provider; the rest waits for the next pass');
+        return false;
+      }
+      if (code === 'BILLING_CUSTOMER_CONFLICT') counts.conflicts++;
+      else if (code !== 'BILLING_SUBSCRIPTION_REQUIRED') counts.failed++;
+      if (code !== 'BILLING_SUBSCRIPTION_REQUIRED') this.logger.warn({ err: e, projectId: c.projectId, reason: c.reason, code }, 'billing: reconcile could not settle a board from the provider');
+      // The provider's answer stands (no subscription: the board is what its record says), or a
+      // person must look (a conflict, a refusal): marked, so later passes do not ask again until
+      // something new happens. Anything else (the store failing) is tried again next pass.
+      if (!MARKED.has(code)) return true;
+      const record = await this.store.billing.get(c.projectId);
+      if (record) {
+        await markReconciled(this.store, c.projectId, now);
+        await settlePlan(this.store, record, now);
+      }
+      return true;
+    }
+  }
+
+  /** The records whose state could be stale, the most urgent and least recently re-read first. */
+  private async candidates(now: number): Promise<Candidate[]> {
+    const due = new Map<string, Candidate>();
+    const add = (c: Candidate) => {
+      const held = due.get(c.projectId);
+      if (!held || PRIORITY[c.reason] < PRIORITY[held.reason]) due.set(c.projectId, c);
+    };
+    for (const [projectId, seenAt] of await this.unsettledDeliveries(now)) {
+      const record = await this.store.billing.get(projectId);
+      const reconciledAt = record?.reconciledAt ?? 0;
+      if (record && reconciledAt < seenAt) add({ projectId, reason: 'event', reconciledAt });
+    }
+    for (const status of LIVE) {
+      for (const r of await this.store.billing.select({ status }, ['currentPeriodEnd', 'reconciledAt'])) {
+        if (periodDue(r.currentPeriodEnd, r.reconciledAt ?? 0, now)) add({ projectId: r._id, reason: 'period', reconciledAt: r.reconciledAt ?? 0 });
+      }
+    }
+    // Re-read at most about twice an interval, so several nodes' passes do not each ask again.
+    const recheck = now - this.settings.intervalMs / 2;
+    for (const status of PAYMENT_PENDING) {
+      for (const r of await this.store.billing.select({ status }, ['reconciledAt'])) {
+        if ((r.reconciledAt ?? 0) <= recheck) add({ projectId: r._id, reason: 'payment', reconciledAt: r.reconciledAt ?? 0 });
+      }
+    }
+    return [...due.values()].sort((a, b) => PRIORITY[a.reason] - PRIORITY[b.reason] || a.reconciledAt - b.reconciledAt);
+  }
+
+  /**
+   * Boards with a recent delivery seen (its pending audit row) and not settled (no applied,
+   * duplicate or ignored row after it: the process died, or the delivery failed), each with
+   * when the latest such delivery was seen.
+   */
+  private async unsettledDeliveries(now: number): Promise<Map<string, number>> {
+    const rows = await this.store.audit.select({ actor: 'provider', at: { $gte: now - RECENT_DELIVERIES_MS } }, ['action', 'projectId', 'data', 'at'], { sort: [['at', -1]], limit: DELIVERY_ROWS_READ });
+    const open = new Map<string, { projectId: string; open: number; seenAt: number }>();
+    for (const row of rows) {
+      if (row.action !== 'billing.webhook' || !row.projectId) continue;
+      const key = `${row.projectId}\n${String(row.data.eventId)}`;
+      const tally = open.get(key) ?? { projectId: row.projectId, open: 0, seenAt: 0 };
+      if (row.data.outcome === 'pending') {
+        tally.open++;
+        tally.seenAt = Math.max(tally.seenAt, row.at);
+      } else if (SETTLED.has(String(row.data.outcome))) tally.open--;
+      open.set(key, tally);
+    }
+    const boards = new Map<string, number>();
+    for (const t of open.values()) if (t.open > 0) boards.set(t.projectId, Math.max(boards.get(t.projectId) ?? 0, t.seenAt));
+    return boards;
+  }
+}
+
+/**
+ * A live period is re-read once when it comes within a day of its end (a cancellation or a
+ * renewal whose event was lost) and once after it ended; the re-read moves the period end on
+ * when the provider renewed it.
+ */
+function periodDue(periodEnd: number | null, reconciledAt: number, now: number): boolean {
+  if (periodEnd === null || now < periodEnd - PERIOD_ENDING_MS) return false;
+  return reconciledAt < (now >= periodEnd ? periodEnd : periodEnd - PERIOD_ENDING_MS);
+}

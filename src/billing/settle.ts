@@ -1,0 +1,96 @@
+// Settling a board from billing: a billing record from a provider subscription, and the board's
+// plan from its record. The webhook, the reconcile pass and the operators' re-read all land
+// through here, so a subscription read from the provider settles exactly as its event would.
+import { AppError } from '../errors/app-error.js';
+import type { PlanName } from '../plans.js';
+import { modify, type BillingRecord, type Store } from '../../store/ports/store.js';
+import { boardPlan } from './plan.js';
+import type { BillingSetup, Prices, SubscriptionState } from './provider.js';
+
+/** Statuses under which a subscription is live: a second one is refused, account deletion cancels them. */
+export const LIVE = new Set(['active', 'trialing']);
+
+export function intervalOf(prices: Prices | null, priceId: string | null): 'month' | 'year' | null {
+  if (!prices || !priceId) return null;
+  return priceId === prices.monthly ? 'month' : priceId === prices.yearly ? 'year' : null;
+}
+
+/** The record's fields as `sub` (with `status`) sets them; `at` starts an overdue period that has none yet. */
+export function subscriptionChanges(sub: SubscriptionState, record: BillingRecord, status: string, at: number, prices: Prices | null): Partial<BillingRecord> {
+  return {
+    subscriptionId: sub.id,
+    status,
+    priceId: sub.priceId,
+    interval: intervalOf(prices, sub.priceId),
+    currentPeriodEnd: sub.currentPeriodEnd,
+    cancelAtPeriodEnd: sub.cancelAtPeriodEnd,
+    // Overdue since the first unpaid invoice: unpaid keeps it too (the operators' dunning list counts days from it).
+    pastDueSince: status === 'past_due' || status === 'unpaid' ? (record.pastDueSince ?? at) : null,
+  };
+}
+
+/**
+ * Keeps the project's plan (read by selection, limits and retention) equal to what its billing
+ * (and a complimentary plan in force) derives. Idempotent: it writes only when they differ.
+ * Answers the plan before and after (null: no such project).
+ */
+export async function settlePlan(store: Store, record: Pick<BillingRecord, '_id' | 'status' | 'pastDueSince'>, now: number): Promise<{ before: PlanName; after: PlanName } | null> {
+  let before: PlanName | null = null;
+  const project = await modify(store.projects, record._id, (current) => {
+    before = current.plan;
+    const plan = boardPlan(current, record, now);
+    return current.plan === plan ? null : { plan };
+  });
+  return project && before ? { before, after: project.plan } : null;
+}
+
+/** What one settlement from the provider did. */
+export interface Settled {
+  before: BillingRecord;
+  after: BillingRecord;
+  /** Whether this settlement changed the record's subscription fields (reconciledAt aside). */
+  changed: boolean;
+  plan: { before: PlanName; after: PlanName } | null;
+}
+
+/** Of a customer's subscriptions (newest first), the one of this board: a live one first. */
+function pick(subs: SubscriptionState[], projectId: string): SubscriptionState | null {
+  const ours = subs.filter((s) => s.projectId === null || s.projectId === projectId);
+  return ours.find((s) => LIVE.has(s.status) || s.status === 'past_due') ?? ours[0] ?? null;
+}
+
+const SUBSCRIPTION_FIELDS = ['subscriptionId', 'status', 'priceId', 'interval', 'currentPeriodEnd', 'cancelAtPeriodEnd', 'pastDueSince'] as const;
+
+/**
+ * Re-reads the board's subscription from the provider (by its id, or among its customer's when
+ * no event named it yet) and settles the record, then the board's plan, from the answer. `now`
+ * is taken before the provider is asked: the answer is at least as new as every event created
+ * before it, so changedAt moves to it and an older event delivered later does not overwrite it;
+ * an event applied meanwhile with a later time is newer than the answer and is kept.
+ * Throws BILLING_SUBSCRIPTION_REQUIRED (no record, or the provider holds no subscription for it)
+ * or BILLING_CUSTOMER_CONFLICT (the subscription belongs to another customer or board), writing
+ * nothing; provider failures come back as their codes, writing nothing.
+ */
+export async function settleFromProvider(store: Store, setup: BillingSetup, projectId: string, now: number): Promise<Settled> {
+  const before = await store.billing.get(projectId);
+  if (!before) throw new AppError('BILLING_SUBSCRIPTION_REQUIRED', 'This board has no billing record to re-read.');
+  const sub = before.subscriptionId ? await setup.provider.getSubscription(before.subscriptionId) : pick(await setup.provider.customerSubscriptions(before.customerId), projectId);
+  if (!sub) throw new AppError('BILLING_SUBSCRIPTION_REQUIRED', 'The provider holds no subscription for this board.');
+  if (sub.customerId !== before.customerId || (sub.projectId !== null && sub.projectId !== projectId)) {
+    throw new AppError('BILLING_CUSTOMER_CONFLICT', 'The provider holds this subscription under another customer or board than the one attached here; reconcile the billing record by hand.');
+  }
+  let base = before;
+  const after = await modify(store.billing, projectId, (current) => {
+    base = current;
+    if (current.changedAt !== null && current.changedAt > now) return { reconciledAt: now };
+    return { ...subscriptionChanges(sub, current, sub.status, now, setup.prices), changedAt: Math.max(current.changedAt ?? 0, now), reconciledAt: now };
+  });
+  if (!after) throw new AppError('BILLING_SUBSCRIPTION_REQUIRED', 'The billing record of this board was removed meanwhile.');
+  const changed = SUBSCRIPTION_FIELDS.some((f) => base[f] !== after[f]);
+  return { before, after, changed, plan: await settlePlan(store, after, now) };
+}
+
+/** Marks the record as settled from the provider at `now` without changing what it says (a refusal the pass will not repeat every time). */
+export async function markReconciled(store: Store, projectId: string, now: number): Promise<void> {
+  await modify(store.billing, projectId, () => ({ reconciledAt: now }));
+}
