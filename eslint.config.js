@@ -38,5 +38,9 @@ export default tseslint.config(
     rules: restrict([ADAPTERS, UWS]),
   },
   { files: ['src/{auth,ratelimit,ws,bus,errors,accounts,board,billing,mail}/**/*.ts'], rules: restrict([ADAPTERS, UWS, ABOVE]) },
+  {
+    files: ['client/src/**/*.ts'],
+    rules: restrict([{ group: ['**/src/**', '**/machines/**', '**/actors/**', '**/store/**', '**/test/**', 'node:*'], message: 'client/src is a package of its own, for Node and browsers: nothing of the server, no node: module.' }]),
+  },
   { files: ['src/http/uws.ts', 'test/**/*.ts'], rules: { 'no-restricted-imports': 'off' } },
 );
