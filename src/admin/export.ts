@@ -3,6 +3,7 @@
 // hashes named in LEFT_OUT taken out. The first line says what the export is and what it leaves
 // out; the last line (`end`) counts the lines, so a reader can tell a whole export from a cut one.
 import type { BoardItem } from '../../machines/board.js';
+import { compareClauseIds, splitStored, type StoredEntry } from '../../machines/board-entries.js';
 import { AppError } from '../errors/app-error.js';
 import type { Collection, Doc, EventRecord, Filter, Store } from '../../store/ports/store.js';
 import { seqOf } from '../../machines/board-index.js';
@@ -25,6 +26,8 @@ export const LEFT_OUT = {
     invitation: ['tokenHash'],
     /** A lease id is its holder's capability (machines/item-view.ts); ended leases are only lease ids. */
     item: ['life.lease.leaseId', 'endedLeases'],
+    /** The answer a blind test must give is never shown to anyone (an imported entry has none until an admin sets it again). */
+    doctrine: ['life.expectedDigest'],
   },
   collections: {
     sessions: 'ids are hashes of session cookies',
@@ -118,16 +121,23 @@ interface Skip {
 
 const NO_SKIP: Skip = { token: () => false, audit: () => false };
 
-/** Everything one board holds: its project and header, items, members, invitations, tokens, transfers, log, shouts, restore points, billing, audit. */
+/** Everything one board holds: its project and header, items, doctrine entries, spec clauses, members, invitations, tokens, transfers, log, shouts, restore points, billing, audit. */
 async function* boardLines(store: Store, projectId: string, skip: Skip): AsyncGenerator<ExportLine[]> {
   const [project, loaded] = await Promise.all([store.projects.get(projectId), store.boards.load(projectId)]);
   if (!project || !loaded) return;
   const { record } = loaded;
   const header = { nextWorkSeq: record.nextWorkSeq, nextFencingToken: record.nextFencingToken, lastSeq: record.lastSeq, nextDeadline: record.nextDeadline, counts: record.counts ?? {}, stats: record.stats ?? null };
   yield [{ kind: 'board', boardId: projectId, record: { project, header } }];
-  const items = (loaded.items as BoardItem[]).sort((a, b) => seqOf(a.workId) - seqOf(b.workId));
+  // The store keeps doctrine entries and spec clauses beside the items (machines/board-entries.ts): each kind has its own lines.
+  const { items, doctrine, spec } = splitStored(loaded.items as StoredEntry[]);
+  loaded.items.length = 0;
+  items.sort((a, b) => seqOf(a.workId) - seqOf(b.workId));
   for (let i = 0; i < items.length; i += PAGE) yield items.slice(i, i + PAGE).map((item) => ({ kind: 'item', boardId: projectId, record: exportedItem(item) }));
   items.length = 0;
+  doctrine.sort((a, b) => (a.slug < b.slug ? -1 : 1));
+  for (let i = 0; i < doctrine.length; i += PAGE) yield doctrine.slice(i, i + PAGE).map((entry) => ({ kind: 'doctrine', boardId: projectId, record: redact('doctrine', entry) }));
+  spec.sort((a, b) => compareClauseIds(a.clauseId, b.clauseId));
+  for (let i = 0; i < spec.length; i += PAGE) yield spec.slice(i, i + PAGE).map((clause) => ({ kind: 'spec', boardId: projectId, record: { ...clause } }));
   const of = (kind: string) => (r: object): ExportLine => ({ kind, boardId: projectId, record: kind in LEFT_OUT.fields ? redact(kind as Kind, r) : { ...r } });
   yield* linesOf(pages(store.members, { projectId }, 'acceptedAt'), of('member'));
   yield* linesOf(pages(store.invitations, { projectId }, 'createdAt'), of('invitation'));

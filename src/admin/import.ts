@@ -1,11 +1,14 @@
 // The operators' import (DOMAIN.md "Operators", Data): the lines of one board's export become a new
 // board of an account, within its plan's board limit. New board id, the same items and graph (work
-// ids kept), the event log kept as history (each event marked `imported`, then one board.imported
+// ids kept), the same doctrine entries (with no expected blind-test digest: an export never holds
+// one) and spec clauses, the event log kept as history (each event marked `imported`, then one board.imported
 // event), and none of the old credentials: no tokens, invitations or members besides the new owner,
 // and no live lease (a lease's id is its holder's capability and never leaves the old board, so an
 // item held then is as its lease would leave it: claimed counts as ready, verifying as awaiting_verify).
 import { z } from 'zod';
-import { boardFrom, checkGraph, nextExpiry, type BoardItem } from '../../machines/board.js';
+import { boardFrom, checkGraph, entryCount, nextExpiry, type BoardItem } from '../../machines/board.js';
+import { clauseKey, doctrineKey, SPEC_STATUSES, type DoctrineEntry, type SpecClause } from '../../machines/board-entries.js';
+import { DOCTRINE_LEVELS, DOCTRINE_STATUSES } from '../../machines/doctrine-machine.js';
 import type { BoardStats } from '../../machines/board-stats.js';
 import { seqOf } from '../../machines/board-index.js';
 import { ITEM_STATES } from '../../machines/item-types.js';
@@ -70,9 +73,48 @@ const Item = z.strictObject({
   version: z.number().int().min(1).max(1e12),
 });
 
+const Slug = z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/);
+const ClauseId = z.string().regex(/^S-[1-9]\d{0,8}$/);
+
+/** A doctrine entry as an export holds it (src/admin/export.ts: no expected digest). */
+const Doctrine = z
+  .strictObject({
+    workId: z.string().max(80),
+    slug: Slug,
+    title: z.string().min(1).max(200),
+    text: z.string().min(1).max(4000),
+    status: z.enum(DOCTRINE_STATUSES),
+    life: z.strictObject({
+      level: z.enum(DOCTRINE_LEVELS),
+      agreements: ShortList(z.strictObject({ by: Principal, at: Time }), 100_000),
+      blindTests: z.strictObject({ pass: Count, fail: Count, recent: ShortList(z.strictObject({ by: Principal, result: z.enum(['pass', 'fail']), at: Time }), 20) }),
+      rejectedReason: Text(500).nullable(),
+    }),
+    proposedBy: Principal,
+    createdAt: Time,
+    updatedAt: Time,
+    version: z.number().int().min(1).max(1e12),
+  })
+  .refine((e) => e.workId === doctrineKey(e.slug), 'workId must be doctrine:<slug>');
+
+const Clause = z
+  .strictObject({
+    workId: z.string().max(80),
+    clauseId: ClauseId,
+    title: z.string().min(1).max(200),
+    text: z.string().min(1).max(4000),
+    status: z.enum(SPEC_STATUSES),
+    createdBy: Principal,
+    updatedBy: Principal,
+    createdAt: Time,
+    updatedAt: Time,
+    version: z.number().int().min(1).max(1e12),
+  })
+  .refine((c) => c.workId === clauseKey(c.clauseId), 'workId must be spec:<clauseId>');
+
 const Event = z.strictObject({ seq: z.number().int().min(1).max(1e12), type: z.string().regex(/^[a-z][\w.-]{0,63}$/), actor: Principal, workId: WorkId.nullable(), at: Time, data: z.record(z.string().max(200), z.unknown()) });
 
-const DayStats = z.strictObject({ done: Count, grants: Count, expiries: Count, verdicts: Count, passes: Count, readyToDone: Bounded(Count, 400, 'buckets') });
+const DayStats = z.strictObject({ done: Count, grants: Count, expiries: Count, verdicts: Count, passes: Count, readyToDone: Bounded(Count, 400, 'buckets'), blindPasses: Count.optional(), blindFails: Count.optional() });
 const Stats = z.strictObject({ days: Bounded(DayStats, 1000, 'days'), active: Bounded(Time, 100_000, 'agents') });
 
 const BoardLine = z.strictObject({
@@ -92,6 +134,8 @@ const Line = z.discriminatedUnion('kind', [
   BoardLine,
   z.strictObject({ kind: z.literal('item'), boardId: Id, record: Item }),
   z.strictObject({ kind: z.literal('event'), boardId: Id, record: Event }),
+  z.strictObject({ kind: z.literal('doctrine'), boardId: Id, record: Doctrine }),
+  z.strictObject({ kind: z.literal('spec'), boardId: Id, record: Clause }),
   z.strictObject({ kind: z.enum(OTHER_KINDS), boardId: Id.optional(), record: z.record(z.string().max(200), z.unknown()) }),
   z.strictObject({ kind: z.literal('end'), lines: z.number().int().min(3).max(IMPORT_LINES_MAX) }),
 ]);
@@ -106,6 +150,8 @@ export type ImportInput = z.infer<typeof ImportInput>;
 
 type ExportedItem = z.infer<typeof Item>;
 type ExportedEvent = z.infer<typeof Event>;
+type ExportedDoctrine = z.infer<typeof Doctrine>;
+type ExportedClause = z.infer<typeof Clause>;
 
 export interface ImportedBoard {
   projectId: string;
@@ -129,23 +175,31 @@ function readExport(lines: ImportInput['lines']) {
   const board = boards[0] as z.infer<typeof BoardLine>;
   const items: ExportedItem[] = [];
   const events: ExportedEvent[] = [];
+  const doctrine: ExportedDoctrine[] = [];
+  const spec: ExportedClause[] = [];
   const skipped: Record<string, number> = {};
   lines.forEach((line, i) => {
-    if (line.kind === 'item' || line.kind === 'event') {
+    if (line.kind === 'item' || line.kind === 'event' || line.kind === 'doctrine' || line.kind === 'spec') {
       if ((line as { boardId: string }).boardId !== board.boardId) throw invalid('An import takes the export of one board; this line is of another.', { field: `body.lines.${i}` });
       if (line.kind === 'item') items.push((line as { record: ExportedItem }).record);
+      else if (line.kind === 'doctrine') doctrine.push((line as { record: ExportedDoctrine }).record);
+      else if (line.kind === 'spec') spec.push((line as { record: ExportedClause }).record);
       else events.push((line as { record: ExportedEvent }).record);
     } else if (line.kind !== 'board' && line.kind !== 'export' && line.kind !== 'end') skipped[line.kind] = (skipped[line.kind] ?? 0) + 1;
   });
   if (items.length > IMPORT_ITEMS_MAX) throw invalid(`An import takes ${IMPORT_ITEMS_MAX} items at most.`);
   if (events.length > IMPORT_EVENTS_MAX) throw invalid(`An import takes ${IMPORT_EVENTS_MAX} events at most.`);
   if (new Set(items.map((i) => i.workId)).size !== items.length) throw invalid('Two items have one work id.');
+  if (new Set(doctrine.map((e) => e.slug)).size !== doctrine.length) throw invalid('Two doctrine entries have one slug.');
+  // Clause ids are assigned S-1, S-2, … and never deleted: the next one is S-<count + 1>.
+  const clauseIds = spec.map((c) => c.clauseId).sort((a, b) => Number(a.slice(2)) - Number(b.slice(2)));
+  if (clauseIds.some((id, i) => id !== `S-${i + 1}`)) throw invalid('Spec clauses must be S-1 to S-<n>, each once.');
   const { header } = board.record;
   for (let i = 0; i < events.length; i++) {
     if (i > 0 && events[i]!.seq <= events[i - 1]!.seq) throw invalid('Events must come in increasing seq order, each once.');
     if (events[i]!.seq > header.lastSeq) throw invalid(`Event ${events[i]!.seq} comes after the board's last seq (${header.lastSeq}).`);
   }
-  return { board, items, events, skipped };
+  return { board, items, events, doctrine, spec, skipped };
 }
 
 /** A board item from an exported one, as its lease would leave it: no lease survives the move. */
@@ -173,7 +227,7 @@ function checkItems(items: BoardItem[]): void {
  * rest is written after, and a failure on the way deletes the new board again.
  */
 export async function importBoard(store: Store, input: ImportInput, operator: string, now: number): Promise<ImportedBoard> {
-  const { board, items: exported, events, skipped } = readExport(input.lines);
+  const { board, items: exported, events, doctrine, spec, skipped } = readExport(input.lines);
   const name = checkProjectName(input.name ?? board.record.project.name);
   const items = exported.map(itemFrom).sort((a, b) => seqOf(a.workId) - seqOf(b.workId));
   checkItems(items);
@@ -182,7 +236,8 @@ export async function importBoard(store: Store, input: ImportInput, operator: st
   if (account.deletedAt) throw new AppError('ACCOUNT_DELETED', 'The account is deleted; restore it before importing into it.');
   const { header } = board.record;
   const nextWorkSeq = items.reduce((next, i) => Math.max(next, seqOf(i.workId) + 1), header.nextWorkSeq);
-  const built = boardFrom(items, nextWorkSeq, header.nextFencingToken);
+  const entries = [...doctrine.map((e): DoctrineEntry => ({ ...e, life: { ...e.life, expectedDigest: null } })), ...spec.map((c): SpecClause => c)];
+  const built = boardFrom([...items, ...entries], nextWorkSeq, header.nextFencingToken);
   const project = await withAccountLock(store, input.userId, async () => {
     await ensureRoom(store, input.userId);
     return provisionProject(store, input.userId, name, now);
@@ -195,8 +250,8 @@ export async function importBoard(store: Store, input: ImportInput, operator: st
     }
     const seq = header.lastSeq + 1;
     const marker = { _id: `${boardId}:${seq}`, boardId, seq, type: 'board.imported', actor: operator, workId: null, at: now, data: { from: board.boardId, items: items.length, events: events.length } };
-    const set = { nextWorkSeq, nextFencingToken: header.nextFencingToken, lastSeq: seq, nextDeadline: nextExpiry(built), outbox: [marker], counts: { ...built.index.counts }, ...(header.stats && { stats: header.stats as BoardStats as unknown as Record<string, unknown> }) };
-    if (!(await store.boards.commit(boardId, 1, set, { put: items, removed: [] }))) throw new AppError('BOARD_BUSY', 'The new board changed while it was imported; import again.', undefined, { 'retry-after': '1' });
+    const set = { nextWorkSeq, nextFencingToken: header.nextFencingToken, lastSeq: seq, nextDeadline: nextExpiry(built), outbox: [marker], counts: { ...built.index.counts }, entries: entryCount(built), ...(header.stats && { stats: header.stats as BoardStats as unknown as Record<string, unknown> }) };
+    if (!(await store.boards.commit(boardId, 1, set, { put: [...items, ...entries], removed: [] }))) throw new AppError('BOARD_BUSY', 'The new board changed while it was imported; import again.', undefined, { 'retry-after': '1' });
     await store.events.insertMissing([{ ...marker, version: 1 }]);
   } catch (e) {
     await deleteProject(store, boardId);
