@@ -599,7 +599,7 @@ export interface paths {
         };
         /**
          * Everything an account (userId) or a board (projectId) holds, as newline-delimited JSON, streamed as it is read.
-         * @description The first line (kind `export`) names the scope and lists what is left out; then one line per record: `account`, `token`, `membership`, `billing`, `audit` of an account, then per board `board` (project and header), `item`, `member`, `invitation`, `token`, `transfer`, `event`, `shout`, `restorePoint` (metadata), `billing`, `billingEvent`, `audit`; the last line (kind `end`) counts every line, so a cut export tells. Never exported: account.passwordHash, token.secretHash, invitation.tokenHash, item.life.lease.leaseId, item.endedLeases, and the collections sessions, linkTokens, enrollments, claimNonces, deviceGrants, anonymousAccounts, mailOutbox, restorePointParts, presence, sharingMails. Audited as admin.export.
+         * @description The first line (kind `export`) names the scope and lists what is left out; then one line per record: `account`, `token`, `membership`, `billing`, `audit` of an account, then per board `board` (project and header), `item`, `member`, `invitation`, `token`, `transfer`, `event`, `shout`, `restorePoint` (metadata), `billing`, `billingEvent`, `audit`; the last line (kind `end`) counts every line, so a cut export tells. Never exported: account.passwordHash, token.secretHash, invitation.tokenHash, item.life.lease.leaseId, item.endedLeases, doctrine.life.expectedDigest, and the collections sessions, linkTokens, enrollments, claimNonces, deviceGrants, anonymousAccounts, mailOutbox, restorePointParts, presence, sharingMails. Audited as admin.export.
          */
         get: operations["GET_api_admin_export"];
         put?: never;
@@ -8846,6 +8846,8 @@ export interface operations {
                                     };
                                     days: {
                                         [key: string]: {
+                                            blindFails?: number;
+                                            blindPasses?: number;
                                             done: number;
                                             expiries: number;
                                             grants: number;
@@ -8945,6 +8947,58 @@ export interface operations {
                             seq: number;
                             type: string;
                             workId: string | null;
+                        };
+                    } | {
+                        boardId: string;
+                        /** @constant */
+                        kind: "doctrine";
+                        record: {
+                            createdAt: number;
+                            life: {
+                                agreements: {
+                                    at: number;
+                                    by: string;
+                                }[];
+                                blindTests: {
+                                    fail: number;
+                                    pass: number;
+                                    recent: {
+                                        at: number;
+                                        by: string;
+                                        /** @enum {string} */
+                                        result: "pass" | "fail";
+                                    }[];
+                                };
+                                /** @enum {string} */
+                                level: "advisory" | "expected" | "required";
+                                rejectedReason: string | null;
+                            };
+                            proposedBy: string;
+                            slug: string;
+                            /** @enum {string} */
+                            status: "proposed" | "ratified" | "rejected";
+                            text: string;
+                            title: string;
+                            updatedAt: number;
+                            version: number;
+                            workId: string;
+                        };
+                    } | {
+                        boardId: string;
+                        /** @constant */
+                        kind: "spec";
+                        record: {
+                            clauseId: string;
+                            createdAt: number;
+                            createdBy: string;
+                            /** @enum {string} */
+                            status: "draft" | "accepted" | "retired";
+                            text: string;
+                            title: string;
+                            updatedAt: number;
+                            updatedBy: string;
+                            version: number;
+                            workId: string;
                         };
                     } | {
                         boardId?: string;
