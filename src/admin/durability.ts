@@ -6,6 +6,8 @@ import type { Config } from '../config.js';
 import type { MailStats } from '../mail/mailer.js';
 import type { Purged } from '../board/retention.js';
 import type { Store } from '../../store/ports/store.js';
+import { alertsOf } from './alerts.js';
+import type { NodeFigures } from './utilization.js';
 
 const SAMPLES = 1024;
 
@@ -84,6 +86,8 @@ export interface DurabilitySources {
   /** Other nodes heard on the bus recently. */
   peers(): number;
   usage(): { pendingRows: number; dropped: number; lastFlush: { at: number; rows: number; error: string | null } | null };
+  /** The nodes' figures as this node holds them (src/admin/utilization.ts), for the alerts. */
+  nodes(): { nodeId: string; figures: NodeFigures }[];
   clock: () => number;
 }
 
@@ -117,7 +121,7 @@ export async function durability(src: DurabilitySources) {
     timed(() => store.mailOutbox.count({}), 2000),
   ]);
   const purge = src.lastPurge();
-  return {
+  const report = {
     at: src.clock(),
     store: {
       kind: store.kind,
@@ -131,4 +135,5 @@ export async function durability(src: DurabilitySources) {
     bus: { state: src.bus(), peersHeard: src.peers() },
     usageCounters: src.usage(),
   };
+  return { ...report, alerts: alertsOf(report, src.nodes()) };
 }

@@ -114,8 +114,8 @@ export function adminWatchRoutes(deps: RouteDeps): Route[] {
     defineRoute({
       ...get,
       path: '/api/admin/durability',
-      summary: 'Store health (ping, commit latency, conflicts and failures, disk space, replication on MongoDB), the last retention purge, the mail queue, the bus.',
-      description: 'Commits, the purge and the mail figures are this node’s.',
+      summary: 'Store health (ping, commit latency, conflicts and failures, disk space, replication on MongoDB), the last retention purge, the mail queue, the bus, and the alerts they raise.',
+      description: 'Commits, the purge and the mail figures are this node’s. `alerts` (critical first) names what needs an operator now: the store unreachable or slow, a commit failure in the last 15 minutes, the disk over 90% full, the bus down, a mail backlog, usage counts lost, a node with a slow event loop or large memory (src/admin/alerts.ts).',
       errors: [],
       responses: { 200: { description: 'Health.', schema: Loose } },
       async handler() {
@@ -128,6 +128,7 @@ export function adminWatchRoutes(deps: RouteDeps): Route[] {
           bus: deps.busHealth,
           peers: () => watch.utilization.nodes().length - 1,
           usage: () => ({ pendingRows: watch.usage.pendingRows, dropped: watch.usage.dropped, lastFlush: watch.usage.lastFlush }),
+          nodes: () => watch.utilization.nodes(),
           clock: deps.clock,
         });
         return { status: 200, body: report };

@@ -248,6 +248,9 @@ export function watchFlow(name: string, open: () => Promise<OpenedStore>): void 
       expect(report.bus).toEqual({ state: 'local', peersHeard: 0 });
       expect(report.mail.outbox).toBe(0);
       expect(report.usageCounters.dropped).toBe(0);
+      // The failed commit is an alert for the next 15 minutes; before it there was none about commits.
+      expect(before.alerts.filter((a: { code: string }) => a.code === 'commits.failing')).toEqual([]);
+      expect(report.alerts).toContainEqual({ level: 'warning', code: 'commits.failing', message: expect.stringContaining('StoreUnavailableError') });
     });
 
     it('deletes usage rows past their keeping: days after 400, abuse buckets after two days', async () => {

@@ -7,12 +7,29 @@ import { Facts, Guarded, Rows, useLoad } from './shared.js';
 type Json = Record<string, unknown>;
 const rowsOf = (v: unknown): Json[] => (Array.isArray(v) ? (v as Json[]) : []);
 
+const withoutAlerts = ({ alerts: _alerts, ...rest }: Json): Json => rest;
+
 export function OverviewSection() {
   const utilization = useLoad<{ nodes?: Json[] } & Json>('/api/admin/utilization');
   const durability = useLoad<Json>('/api/admin/durability');
   const metrics = useLoad<{ days?: Json[] } & Json>('/api/admin/metrics?days=14');
+  const alerts = (durability.data?.alerts ?? null) as { level: 'critical' | 'warning'; code: string; message: string }[] | null;
   return (
     <div class="grid2">
+      <section class="panel wide" aria-label="Alerts">
+        <h2>Alerts</h2>
+        {alerts === null ? null : alerts.length ? (
+          <ul class="alerts">
+            {alerts.map((a) => (
+              <li key={a.code + a.message} class={`alert ${a.level}`}>
+                <strong>{a.level}</strong> {a.message} <code class="muted">{a.code}</code>
+              </li>
+            ))}
+          </ul>
+        ) : (
+          <p class="muted">Nothing needs you now: the store answers, commits land, the bus is up, mail flows.</p>
+        )}
+      </section>
       <section class="panel">
         <h2>Nodes</h2>
         <ErrorNote error={utilization.error} />
@@ -30,7 +47,7 @@ export function OverviewSection() {
       <section class="panel">
         <h2>Durability</h2>
         <ErrorNote error={durability.error} />
-        {durability.data ? <Facts value={durability.data} /> : null}
+        {durability.data ? <Facts value={withoutAlerts(durability.data)} /> : null}
       </section>
       <section class="panel wide">
         <h2>Last 14 days</h2>
