@@ -578,8 +578,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Store health (ping, commit latency, conflicts and failures, disk space, replication on MongoDB), the last retention purge, the mail queue, the bus.
-         * @description Commits, the purge and the mail figures are this node’s.
+         * Store health (ping, commit latency, conflicts and failures, disk space, replication on MongoDB), the last retention purge, the mail queue, the bus, and the alerts they raise.
+         * @description Commits, the purge and the mail figures are this node’s. `alerts` (critical first) names what needs an operator now: the store unreachable or slow, a commit failure in the last 15 minutes, the disk over 90% full, the bus down, a mail backlog, usage counts lost, a node with a slow event loop or large memory (src/admin/alerts.ts).
          */
         get: operations["GET_api_admin_durability"];
         put?: never;
