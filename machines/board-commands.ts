@@ -235,9 +235,29 @@ function checkDoctrine(board: Board, slugs: Iterable<string>): void {
   if (slug !== undefined) throw new BoardError('DOCTRINE_LINK_NOT_FOUND', `No doctrine entry "${slug}" on this board.`, { slug });
 }
 
-/** Creates items atomically (all or none), wiring batch refs to the work ids they receive. */
-export function createItems(inputs: NewItem[], actor: string): Decide<BoardItem[]> {
+/**
+ * The first item carrying `label`, a live one before a cancelled one. Reads every item: only a
+ * `once` create asks (an operator's promotion of feedback), never the agents' hot path.
+ */
+function labelled(board: Board, label: string): BoardItem | null {
+  let found: BoardItem | null = null;
+  for (const item of board.items.values()) {
+    if (!item.labels.includes(label)) continue;
+    if (!found || (found.state === 'cancelled' && item.state !== 'cancelled')) found = item;
+    if (found.state !== 'cancelled') break;
+  }
+  return found;
+}
+
+/**
+ * Creates items atomically (all or none), wiring batch refs to the work ids they receive. With
+ * `once` (a label the new items carry), nothing is created when an item already carries it: that
+ * item is the reply, so two creates racing for the same thing make one item.
+ */
+export function createItems(inputs: NewItem[], actor: string, once?: string): Decide<BoardItem[]> {
   return patched((board, now) => {
+    const existing = once === undefined ? null : labelled(board, once);
+    if (existing) return { board, events: [], reply: [existing] };
     checkDoctrine(board, inputs.flatMap((i) => i.doctrine));
     const byRef = new Map<string, string>();
     inputs.forEach((input, i) => {

@@ -10,16 +10,16 @@
 // it over and first looks on the board for an item the dead one made (by its label), so the item
 // is made once. A taken-over promotion that was only slow and made an item anyway cancels its own.
 import { randomUUID } from 'node:crypto';
+import { keyKind } from '../../machines/board-entries.js';
 import type { NewItem } from '../../machines/board-commands.js';
 import type { BoardItem } from '../../machines/board.js';
 import type { BoardAccess, BoardCall } from '../board/board-access.js';
 import { AppError } from '../errors/app-error.js';
 import { feedbackView, type FeedbackBook, type FeedbackQuery } from '../feedback/feedback.js';
-import type { RequestContext } from '../request-context.js';
 import type { FeedbackRecord, Store } from '../../store/ports/store.js';
-import { auditOperatorAction } from './audit.js';
+import { auditOperatorAction, type OperatorCtx } from './audit.js';
 
-type Ctx = Pick<RequestContext, 'identity' | 'requestId' | 'remoteAddress' | 'now'>;
+type Ctx = OperatorCtx;
 
 /** After this, a promotion's claim belongs to a promotion that died, and may be taken over. */
 export const PROMOTION_STALE_MS = 120_000;
@@ -125,7 +125,8 @@ export class FeedbackDesk {
         throw new AppError('NOT_FOUND', 'The board of this feedback no longer exists; resolve or dismiss it instead.', { projectId: entry.boardId });
       }
       try {
-        const [item] = await this.boards.ask(onBoard(entry.boardId, operator), { kind: 'create', items: [itemFromFeedback(entry)], actor: operator });
+        // `once`: a promotion too slow for its claim and the one that took it over make one item.
+        const [item] = await this.boards.ask(onBoard(entry.boardId, operator), { kind: 'create', items: [itemFromFeedback(entry)], actor: operator, once: feedbackLabel(entry._id) });
         workId = item!.workId;
       } catch (e) {
         // A refusal made nothing, so the entry is open again; any other failure may have made the
@@ -175,7 +176,8 @@ export class FeedbackDesk {
   private async itemOnBoard(entry: FeedbackRecord): Promise<string | null> {
     const board = await this.store.boards.load(entry.boardId);
     const label = feedbackLabel(entry._id);
-    const made = ((board?.items ?? []) as BoardItem[]).filter((i) => i.labels.includes(label));
+    // Items only: doctrine entries and spec clauses are stored beside them (machines/board-entries.ts).
+    const made = ((board?.items ?? []) as BoardItem[]).filter((i) => keyKind(i.workId).kind === 'item' && i.labels.includes(label));
     // A live item before a cancelled one (a second item a slow promotion cancelled), then the first made.
     const rank = (i: BoardItem) => (i.state === 'cancelled' ? 1e12 : 0) + Number(i.workId.slice(2));
     return made.sort((a, b) => rank(a) - rank(b))[0]?.workId ?? null;

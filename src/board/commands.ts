@@ -22,7 +22,8 @@ export type BoardCommand =
   | { kind: 'submit'; input: { principal: string; leaseId: string; head: string; within?: Within } }
   | { kind: 'progress'; input: { principal: string; workId: string; leaseId: string; note: string } }
   | { kind: 'event'; workId: string; actor: string; event: ItemEventInput }
-  | { kind: 'create'; items: NewItem[]; actor: string }
+  /** `once`: a label the items carry; when an item on the board has it already, that item is the reply and nothing is made. */
+  | { kind: 'create'; items: NewItem[]; actor: string; once?: string }
   | { kind: 'patch'; workId: string; changes: ItemPatch; expectedVersion?: number; actor: string }
   | { kind: 'comment'; workId: string; text: string; actor: string }
   | { kind: 'reorder'; workIds: string[]; actor: string }
@@ -78,7 +79,7 @@ export function decisionOf(command: BoardCommand, points: PointPorts): Decide<un
       return itemEvent(command.workId, command.actor, (now) => ({ ...event, now }) as ItemEvent);
     }
     case 'create':
-      return createItems(command.items, command.actor);
+      return createItems(command.items, command.actor, command.once);
     case 'patch':
       return patchItem(command.workId, command.changes, command.expectedVersion, command.actor);
     case 'comment':
