@@ -6,7 +6,7 @@ import { checkSlice, diffGraphs, graphOf, sliceOf, type RestoreDiff, type Restor
 import { AppError } from '../errors/app-error.js';
 import { auditRow, type RequestOrigin } from '../audit-row.js';
 import { PLANS, type PlanName } from '../plans.js';
-import type { Store } from '../../store/ports/store.js';
+import { DuplicateKeyError, type Store } from '../../store/ports/store.js';
 import type { BoardAccess, BoardCall } from './board-access.js';
 import { currentFingerprint, keepPoint, listPoints, POINT_ID, pointOf } from './restore-points.js';
 import { intactGraph, pointOn, readable } from './rewind-decision.js';
@@ -69,6 +69,10 @@ export function requirePro(plan: PlanName): void {
   if (!PLANS[plan].rewind) throw new AppError('BILLING_PRO_REQUIRED', 'Rewind is a Pro feature; upgrade this board.');
 }
 
+/** A rewind's audit row that failed is written again after this, doubling up to AUDIT_RETRY_MAX_MS. */
+export const AUDIT_RETRY_FIRST_MS = 1000;
+const AUDIT_RETRY_MAX_MS = 60_000;
+
 export class Rewind {
   constructor(
     private readonly store: Pick<Store, 'restorePoints' | 'restorePointParts' | 'audit'>,
@@ -107,7 +111,7 @@ export class Rewind {
    * is still the one the caller saw (409 REWIND_VERSION_MISMATCH), a slice fits (422
    * REWIND_SLICE_SCOPE); nothing is written until then. The undo point is kept next, then the swap
    * is one version-checked commit that refuses a board whose graph moved meanwhile, so the undo
-   * point is exactly the graph it replaced. The audit row follows the commit.
+   * point is exactly the graph it replaced. The audit row follows the commit, retried until written.
    */
   async apply(call: BoardCall, input: ApplyInput, plan: PlanName, now: number, origin: RequestOrigin): Promise<RewindApplied> {
     const { pointId, slice } = parsePointId(input.restorePointId);
@@ -129,13 +133,28 @@ export class Rewind {
     return applied;
   }
 
-  /** The audit row of an applied rewind. The swap is committed (and its board.rewound event is in the log): a failed row is reported, not answered. */
+  /**
+   * The audit row of an applied rewind. The swap is committed (its board.rewound event is in the
+   * log), so the row is written whatever it takes: tried now, and on failure again in the
+   * background, backing off to once a minute, until the store takes it. Its id is fixed by the
+   * undo point, so a retry that raced a slow first write writes nothing twice.
+   */
   private async audit(call: BoardCall, applied: RewindApplied, from: string, now: number, origin: RequestOrigin): Promise<void> {
     const data = { restorePointId: applied.restorePointId, undoPointId: applied.undoPointId, from, to: applied.fingerprint, revokedLeases: applied.revokedLeases.length };
-    try {
-      await this.store.audit.insert(auditRow({ at: now, actor: call.principal, action: 'board.rewind', projectId: call.boardId, origin, data }));
-    } catch (e) {
-      this.logger.error({ err: e, boardId: call.boardId, ...data }, 'rewind: applied, but its audit row was not written');
-    }
+    const row = auditRow({ id: `${call.boardId}:rewind:${applied.undoPointId}`, at: now, actor: call.principal, action: 'board.rewind', projectId: call.boardId, origin, data });
+    const write = async (): Promise<boolean> => {
+      try {
+        await this.store.audit.insert(row);
+        return true;
+      } catch (e) {
+        if (e instanceof DuplicateKeyError) return true;
+        this.logger.error({ err: e, boardId: call.boardId, ...data }, 'rewind: applied, but its audit row was not written yet; retrying');
+        return false;
+      }
+    };
+    if (await write()) return;
+    const retry = (delayMs: number) =>
+      setTimeout(() => void write().then((done) => done || retry(Math.min(delayMs * 2, AUDIT_RETRY_MAX_MS))), delayMs).unref();
+    retry(AUDIT_RETRY_FIRST_MS);
   }
 }

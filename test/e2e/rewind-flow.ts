@@ -12,6 +12,7 @@ import { serveStore, type OpenedStore } from '../support/stores.js';
 import { StoreUnavailableError } from '../../store/ports/store.js';
 import { readLog, rewindRace } from './rewind-race.js';
 import { until } from '../support/until.js';
+import { failOnce } from '../support/fail-once.js';
 import { QUIET_MS } from '../../actors/board-actor.js';
 
 const SECRET = 'whsec_rewind_tests';
@@ -302,6 +303,20 @@ export function rewindFlow(name: string, open: () => Promise<OpenedStore>): void
       expect(log.map((e) => e.seq)).toEqual(log.map((_, i) => i + 1));
       expect(log.filter((e) => e.type === 'board.rewound')).toHaveLength(2);
       expect(log.at(-1)).toMatchObject({ type: 'board.rewound', workId: null });
+    });
+
+    it('writes the audit row of an applied rewind even when the store refuses it the first time', async () => {
+      const board = await proBoard();
+      const agent = await board.agent('builder');
+      await agent.post('/api/items/batch', { items: [{ title: 'one' }] });
+      await agent.post('/api/items/batch', { items: [{ title: 'two' }] });
+      const { currentFingerprint, points } = await listing(board);
+      failOnce(store().audit, 'insert');
+      const applied = await board.owner.post(`/api/account/rewind?projectId=${board.projectId}`, { restorePointId: points[0]!.restorePointId, confirm: CONFIRM, expectedFingerprint: currentFingerprint });
+      expect(applied.status, applied.text).toBe(200); // the swap is committed: the answer says so
+      const rows = () => store().audit.find({ projectId: board.projectId, action: 'board.rewind' });
+      await until(async () => (await rows()).length === 1, 15_000);
+      expect((await rows())[0]!.data).toMatchObject({ undoPointId: applied.body.undoPointId, to: applied.body.fingerprint });
     });
   });
 }
