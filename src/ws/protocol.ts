@@ -3,7 +3,7 @@
 import { z } from 'zod';
 
 /** Board event topics; `presence` is no event topic: the roster on subscribe, then each heartbeat. */
-export const TOPICS = ['items', 'leases', 'shouts', 'activity', 'presence'] as const;
+export const TOPICS = ['items', 'leases', 'shouts', 'doctrine', 'activity', 'presence'] as const;
 export type Topic = (typeof TOPICS)[number];
 
 export const ClientMessage = z.discriminatedUnion('type', [
@@ -46,6 +46,8 @@ export const FIREHOSE = { perSecond: 200, reportMs: 1000 } as const;
 export function topicOf(type: string): Topic {
   if (type.startsWith('lease.')) return 'leases';
   if (type.startsWith('shout')) return 'shouts';
+  // Doctrine entries and spec clauses name no item: a watcher of the items need not hear them.
+  if (type.startsWith('doctrine.') || type.startsWith('spec.')) return 'doctrine';
   return 'items';
 }
 
@@ -68,7 +70,8 @@ export const snapshotCost = (items: number): number => Math.min(SOCKET_BUDGET.me
 /** How GET /api/ws works, for the OpenAPI document. */
 export const SOCKET_DESCRIPTION =
   'Upgrade with a session cookie or `Authorization: Bearer`; a browser upgrade from a foreign Origin is refused (403 CSRF_REJECTED). A GET that asks for no upgrade (no Sec-WebSocket-Key) answers 404 NOT_FOUND. JSON messages. ' +
-  'Client: `{type: "subscribe", boardId, topics: [items|leases|shouts|activity|presence], since?, snapshot?, shoutsAfter?}`, `{type: "unsubscribe", boardId}`, `{type: "ping"}`. ' +
+  'Client: `{type: "subscribe", boardId, topics: [items|leases|shouts|doctrine|activity|presence], since?, snapshot?, shoutsAfter?}`, `{type: "unsubscribe", boardId}`, `{type: "ping"}`. ' +
+  'Event topics: `leases` carries `lease.*` events, `shouts` shout events, `doctrine` the `doctrine.*` and `spec.*` events (workId null; the entry as GET /api/doctrine shows it in `data.entry`, never an expected digest; the clause in `data.clause`), `items` every other event (items, reorders, the board’s own), and `activity` every event of them all. ' +
   'Server: `{type: "subscribed", boardId, topics, seq, role}`, `{type: "event", boardId, seq, event: {type, actor, workId, at, data}}` (every event once, in seq order; with `since` the missed ones are replayed from the log first), ' +
   '`{type: "shout", boardId, shout}` for shouts (direct ones only to sender, addressee and operators; reaching the addressee sets deliveredAt), ' +
   '`{type: "resync", boardId, seq}` when `since` is older than the retained log (reload GET /api/status, or subscribe again with `snapshot`), `{type: "unsubscribed", boardId, reason?}` (after unsubscribe, or when the board is deleted), `{type: "pong"}`, and `{type: "error", error}` with the REST error envelope (e.g. PROJECT_SCOPE_DENIED for a board the credential cannot reach). ' +

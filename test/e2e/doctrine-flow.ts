@@ -177,6 +177,12 @@ export function doctrineFlow(name: string, open: () => Promise<OpenedStore>): vo
       const socket = await openSocket(served.srv.url, { authorization: member.defaults.authorization! });
       socket.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity'] });
       expect(await socket.next((m) => m.type === 'subscribed')).toMatchObject({ seq: 0 });
+      // The doctrine topic carries doctrine and spec events alone; the items topic no longer carries them.
+      const [doctrineOnly, itemsOnly] = await Promise.all([openSocket(served.srv.url, { authorization: member.defaults.authorization! }), openSocket(served.srv.url, { authorization: member.defaults.authorization! })]);
+      doctrineOnly.send({ type: 'subscribe', boardId: board.projectId, topics: ['doctrine'] });
+      itemsOnly.send({ type: 'subscribe', boardId: board.projectId, topics: ['items'] });
+      expect(await doctrineOnly.next((m) => m.type === 'subscribed')).toMatchObject({ seq: 0, topics: ['doctrine'] });
+      expect(await itemsOnly.next((m) => m.type === 'subscribed')).toMatchObject({ seq: 0, topics: ['items'] });
       await member.post('/api/items', { title: 'first' });
       await member.post('/api/doctrine', { slug: 'tests-first', title: 't', text: 'x' });
       await admin.post('/api/spec', { title: 'Auth', text: 'x' });
@@ -194,7 +200,22 @@ export function doctrineFlow(name: string, open: () => Promise<OpenedStore>): vo
       expect(seen[4]!.event.data).toMatchObject({ slug: 'tests-first', by: member.principal, entry: { agreements: 1 } });
       expect(seen[5]!.event.data).toMatchObject({ clauseId: 'S-1', fields: ['status'], clause: { status: 'accepted', version: 2 } });
       for (const m of seen.filter((m) => m.event.workId === null)) expect(m.event.data).not.toHaveProperty('item');
-      socket.ws.close();
+
+      const heard = async (s: typeof socket, n: number) => {
+        const out: [number, string][] = [];
+        while (out.length < n) {
+          const m = await s.next((m) => m.type === 'event');
+          out.push([m.seq as number, m.event.type as string]);
+        }
+        return out;
+      };
+      expect(await heard(doctrineOnly, 4)).toEqual([[2, 'doctrine.proposed'], [3, 'spec.created'], [5, 'doctrine.agreed'], [6, 'spec.updated']]);
+      // The items socket hears the items' events (the claim's lease.granted goes to leases), the doctrine socket none of them.
+      await member.post('/api/items', { title: 'third' });
+      await admin.post('/api/doctrine/tests-first/level', { level: 'required' });
+      expect(await heard(itemsOnly, 4)).toEqual([[1, 'item.created'], [4, 'item.created'], [8, 'item.state'], [9, 'item.created']]);
+      expect(await heard(doctrineOnly, 1)).toEqual([[10, 'doctrine.level']]);
+      for (const s of [socket, doctrineOnly, itemsOnly]) s.ws.close();
     });
   });
 }
