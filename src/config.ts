@@ -59,6 +59,7 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(256 * 1024),
   ADDRESS_RATE_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(ADDRESS_BUDGET.limit),
+  DEVICE_TOKEN_DAYS: z.coerce.number().int().min(0).max(3650).default(90),
   BOARD_RATE_SCALE: z.coerce.number().int().min(1).max(10_000).default(1),
   LEASE_MIN_TTL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(30),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
@@ -142,6 +143,8 @@ export interface Config {
   leaseMinTtlSeconds: number;
   /** Signup, login, change-password and change-email per socket address per minute. */
   addressRatePerMinute: number;
+  /** DEVICE_TOKEN_DAYS: how long a token the device flow issues works (null: until revoked). */
+  deviceTokenDays: number | null;
   /** Multiplies every plan's per-principal request and write budgets. */
   boardRateScale: number;
   cookieSecure: boolean;
@@ -203,6 +206,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     leaseMinTtlSeconds: e.LEASE_MIN_TTL_SECONDS,
     addressRatePerMinute: e.ADDRESS_RATE_PER_MINUTE,
+    deviceTokenDays: e.DEVICE_TOKEN_DAYS === 0 ? null : e.DEVICE_TOKEN_DAYS,
     boardRateScale: e.BOARD_RATE_SCALE,
     cookieSecure: e.COOKIE_SECURE ?? publicUrl.startsWith('https:'),
     secretKey: e.SECRET_KEY,

@@ -1151,7 +1151,7 @@ export interface paths {
         put?: never;
         /**
          * Poll a device flow: pending, slow down, denied, expired, or (exactly once) the new agent’s workspace token.
-         * @description No credential; rate limited per socket address on a budget of its own (four times the address budget), so several agents behind one address can poll at the interval. Errors are RFC 8628’s: AUTHORIZATION_PENDING (poll again after `details.interval` seconds); SLOW_DOWN (polled within the interval: it grows by 5 s for this code, to at most 60 s, and `details.interval` says the new one); ACCESS_DENIED (the person denied it, or can no longer issue tokens on the board); EXPIRED_TOKEN (past its 10 minutes); INVALID_DEVICE_CODE (unknown, or its token was already delivered). Start polling at 5 s. The token (a new agent named clientName, role member, on the approved board) is in the one successful answer only: a second poll, even a concurrent one, gets INVALID_DEVICE_CODE.
+         * @description No credential; rate limited per socket address on a budget of its own (four times the address budget), so several agents behind one address can poll at the interval. Errors are RFC 8628’s: AUTHORIZATION_PENDING (poll again after `details.interval` seconds); SLOW_DOWN (polled within the interval: it grows by 5 s for this code, to at most 60 s, and `details.interval` says the new one); ACCESS_DENIED (the person denied it, or can no longer issue tokens on the board); EXPIRED_TOKEN (past its 10 minutes); INVALID_DEVICE_CODE (unknown, or its token was already delivered). Start polling at 5 s. The token (a new agent named clientName, role member, on the approved board, working for DEVICE_TOKEN_DAYS days, 90 by default, until the approver extends or revokes it) is in the one successful answer only: a second poll, even a concurrent one, gets INVALID_DEVICE_CODE.
          */
         post: operations["POST_api_auth_device_poll"];
         delete?: never;
@@ -12194,6 +12194,8 @@ export interface operations {
                         clientName: string;
                         expiresAt: string;
                         requestedProjectId: string | null;
+                        /** @description How many days the agent’s token will work once issued (DEVICE_TOKEN_DAYS; null: until revoked). Extend it with PATCH /api/accounts/tokens/{tokenId} as the approver. */
+                        tokenLifetimeDays: number | null;
                         userCode: string;
                     };
                 };

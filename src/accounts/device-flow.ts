@@ -49,6 +49,8 @@ export interface PendingRequest {
   clientName: string;
   requestedProjectId: string | null;
   expiresAt: string;
+  /** Days the agent's token will work once issued (null: until revoked). */
+  tokenLifetimeDays: number | null;
 }
 
 const notFound = () => new AppError('DEVICE_CODE_NOT_FOUND');
@@ -70,6 +72,8 @@ export class DeviceFlow {
     /** The stored form of a normalised user code (an HMAC under a server key). */
     private readonly userCodeDigest: (userCode: string) => string,
     private readonly limiter: RateLimiter,
+    /** How long an issued token works, in days (null: until revoked); the approver extends or revokes it as any token they issued. */
+    private readonly tokenDays: number | null,
   ) {}
 
   /** A new pending grant; the requested board is only a hint for the approver (nothing about it is checked or revealed). */
@@ -106,7 +110,7 @@ export class DeviceFlow {
   /** What a pending user code asks for, so the person approving sees which agent it is. */
   async lookup(person: SessionIdentity, userCode: string, now: number): Promise<PendingRequest> {
     const grant = await this.guessed(person, now, () => this.pending(userCode, now));
-    return { userCode: shownUserCode(normalUserCode(userCode)!), clientName: grant.clientName, requestedProjectId: grant.projectId, expiresAt: new Date(grant.expiresAt).toISOString() };
+    return { userCode: shownUserCode(normalUserCode(userCode)!), clientName: grant.clientName, requestedProjectId: grant.projectId, expiresAt: new Date(grant.expiresAt).toISOString(), tokenLifetimeDays: this.tokenDays };
   }
 
   /**
@@ -168,7 +172,8 @@ export class DeviceFlow {
     // No session is involved at poll time: nothing below reads sessionId.
     const approver: SessionIdentity = { kind: 'session', principal: `user:${grant.approvedBy!}`, accountId: grant.approvedBy!, sessionId: 'device-approval' };
     try {
-      return await this.tokens.issue(approver, { name: grant.clientName, scope: 'workspace', projectId: grant.approvedProjectId!, role: 'member' }, now);
+      const expiresAt = this.tokenDays === null ? null : new Date(now + this.tokenDays * 86_400_000).toISOString();
+      return await this.tokens.issue(approver, { name: grant.clientName, scope: 'workspace', projectId: grant.approvedProjectId!, role: 'member', expiresAt }, now);
     } catch (e) {
       if (!isAppError(e) || !['PROJECT_SCOPE_DENIED', 'ROLE_REQUIRED', 'INVALID_INPUT'].includes(e.code)) {
         // Not minted (the store failed): the grant goes back to approved, so the agent's next poll delivers.

@@ -27,14 +27,20 @@ const StartResponse = z.object({
   expiresIn: z.number().int().describe('Seconds until the codes expire.'),
 });
 const LookupQuery = z.object({ userCode: UserCode });
-const LookupResponse = z.object({ userCode: z.string(), clientName: z.string(), requestedProjectId: z.string().nullable(), expiresAt: z.string() });
+const LookupResponse = z.object({
+  userCode: z.string(),
+  clientName: z.string(),
+  requestedProjectId: z.string().nullable(),
+  expiresAt: z.string(),
+  tokenLifetimeDays: z.number().int().nullable().describe('How many days the agent’s token will work once issued (DEVICE_TOKEN_DAYS; null: until revoked). Extend it with PATCH /api/accounts/tokens/{tokenId} as the approver.'),
+});
 const ApproveBody = z.strictObject({ userCode: UserCode, projectId: ProjectId.describe('The board the agent’s token will work on.'), approve: z.boolean().describe('false denies the request.') });
 const ApproveResponse = z.object({ status: z.enum(['approved', 'denied']), clientName: z.string(), projectId: z.string() });
 const PollBody = z.strictObject({ deviceCode: z.string().min(1).max(128) });
 const PollResponse = z.object({ token: PublicToken, secret: z.string().describe('The agent’s Bearer token: in this response only, and only once.') });
 
 export function deviceRoutes(deps: RouteDeps): Route[] {
-  const flow = new DeviceFlow(deps.store, deps.selector, new ServiceTokens(deps.store, deps.selector), deps.config.publicUrl, deps.userCodeDigest, deps.limiter);
+  const flow = new DeviceFlow(deps.store, deps.selector, new ServiceTokens(deps.store, deps.selector), deps.config.publicUrl, deps.userCodeDigest, deps.limiter, deps.config.deviceTokenDays);
   const group = 'onboarding';
 
   return [
@@ -100,7 +106,7 @@ export function deviceRoutes(deps: RouteDeps): Route[] {
       description:
         `No credential; rate limited per socket address on a budget of its own (four times the address budget), so several agents behind one address can poll at the interval. Errors are RFC 8628’s: AUTHORIZATION_PENDING (poll again after \`details.interval\` seconds); SLOW_DOWN (polled within the interval: it grows by ${SLOW_DOWN_STEP_S} s for this code, to at most ${MAX_INTERVAL_S} s, and \`details.interval\` says the new one); ` +
         'ACCESS_DENIED (the person denied it, or can no longer issue tokens on the board); EXPIRED_TOKEN (past its 10 minutes); INVALID_DEVICE_CODE (unknown, or its token was already delivered). ' +
-        `Start polling at ${DEVICE_INTERVAL_S} s. The token (a new agent named clientName, role member, on the approved board) is in the one successful answer only: a second poll, even a concurrent one, gets INVALID_DEVICE_CODE.`,
+        `Start polling at ${DEVICE_INTERVAL_S} s. The token (a new agent named clientName, role member, on the approved board, working for DEVICE_TOKEN_DAYS days, 90 by default, until the approver extends or revokes it) is in the one successful answer only: a second poll, even a concurrent one, gets INVALID_DEVICE_CODE.`,
       auth: 'none',
       bodyKind: 'json',
       body: PollBody,

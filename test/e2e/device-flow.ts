@@ -58,7 +58,7 @@ export function deviceFlow(name: string, open: () => Promise<OpenedStore>): void
 
       // The page's look-up, then the approval, with the code typed in lower case and without its dash.
       const typed = grant.userCode.replace('-', '').toLowerCase();
-      expect((await board.owner.get(`/api/auth/device/lookup?userCode=${typed}`)).body).toEqual({ userCode: grant.userCode, clientName: 'builder-7', requestedProjectId: board.projectId, expiresAt: expect.any(String) });
+      expect((await board.owner.get(`/api/auth/device/lookup?userCode=${typed}`)).body).toEqual({ userCode: grant.userCode, clientName: 'builder-7', requestedProjectId: board.projectId, expiresAt: expect.any(String), tokenLifetimeDays: 90 });
       expect((await approve(board.owner, typed, board.projectId)).body).toEqual({ status: 'approved', clientName: 'builder-7', projectId: board.projectId });
       expectError(await approve(board.owner, grant.userCode, board.projectId), 404, 'DEVICE_CODE_NOT_FOUND'); // decided already
 
@@ -67,6 +67,13 @@ export function deviceFlow(name: string, open: () => Promise<OpenedStore>): void
       expect(delivered.body.token).toMatchObject({ name: 'builder-7', scope: 'workspace', projectId: board.projectId, role: 'member' });
       expect(delivered.body.secret).toMatch(/^agb_/);
       expectError(await poll(grant.deviceCode), 400, 'INVALID_DEVICE_CODE'); // exactly once
+      // It works for 90 days from its delivery (DEVICE_TOKEN_DAYS), and its approver extends it as any token they issued.
+      const ninetyDays = served.srv.now() + 90 * 86_400_000;
+      expect(Math.abs(Date.parse(delivered.body.token.expiresAt) - ninetyDays)).toBeLessThan(60_000);
+      const later = new Date(ninetyDays + 30 * 86_400_000).toISOString();
+      const extended = await board.owner.request('PATCH', `/api/accounts/tokens/${delivered.body.token.id}`, { json: { expiresAt: later } });
+      expect(extended.status, extended.text).toBe(200);
+      expect(Date.parse(extended.body.token.expiresAt)).toBe(Date.parse(later));
 
       const token = new Client(served.srv.url, { authorization: `Bearer ${delivered.body.secret}` });
       expect((await token.get('/api/whoami')).body).toMatchObject({ principal: `agent:${delivered.body.token.agentId}`, workspace: { projectId: board.projectId } });

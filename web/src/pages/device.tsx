@@ -12,6 +12,7 @@ import { allProjects, useLoad } from '../ui/load.js';
 interface PendingRequest {
   userCode: string;
   clientName: string;
+  tokenLifetimeDays: number | null;
   requestedProjectId: string | null;
   expiresAt: string;
 }
@@ -103,7 +104,11 @@ function Approval({ request, other }: { request: PendingRequest; other: () => vo
           </dd>
         </div>
         <div class="row">
-          <dt class="muted">Expires</dt>
+          <dt class="muted">Its token</dt>
+          <dd>{request.tokenLifetimeDays === null ? 'works until you revoke it' : `works for ${request.tokenLifetimeDays} days, until ${new Date(now.value + request.tokenLifetimeDays * 86_400_000).toISOString().slice(0, 10)}; extend or revoke it under Tokens`}</dd>
+        </div>
+        <div class="row">
+          <dt class="muted">Code expires</dt>
           <dd>{secondsLeft > 0 ? `in ${Math.floor(secondsLeft / 60)}:${String(secondsLeft % 60).padStart(2, '0')}` : 'now: ask the agent to start again'}</dd>
         </div>
       </dl>
