@@ -34,6 +34,7 @@ import { createHttpServer, type RefusalReason, type SocketHandlers } from './htt
 import type { RateLimiter } from './ratelimit/limiter.js';
 import type { Route } from './http/route.js';
 import { routeTable } from './routes/index.js';
+import { mcpRoute } from './mcp/http.js';
 import { schedulePurges } from './board/retention.js';
 import { captureQuiet } from './board/restore-points.js';
 import { sweepAnonymous, type SweepResult } from './accounts/anonymous.js';
@@ -264,8 +265,10 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     },
   };
 
+  // POST /mcp: a route through the same pipeline, kept out of the route table (and so of the OpenAPI document: it speaks JSON-RPC).
+  const mcp = mcpRoute({ routes, run: (route, raw, requestId) => pipeline.run(route, raw, requestId), notFound: (requestId) => pipeline.reject('NOT_FOUND', requestId) });
   const http = createHttpServer(
-    routes,
+    [...routes, mcp],
     {
       dispatch: (route, raw, requestId) => pipeline.run(route, raw, requestId),
       refuse(reason, requestId, allow) {

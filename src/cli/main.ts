@@ -1,0 +1,49 @@
+// The agent-board command line (bin/agent-board.js runs it): a person's or a script's way onto a
+// board, and `agent-board mcp` for an agent. Exit codes follow the class of the error (exit-codes.ts).
+import { Command, CommanderError } from 'commander';
+import { SERVER_VERSION } from '../mcp/mcp-server.js';
+import { boardCommands } from './commands/board.js';
+import { leaseCommands } from './commands/lease.js';
+import { loginCommands } from './commands/login.js';
+import { mcpCommand } from './commands/mcp.js';
+import { shoutCommand } from './commands/shout.js';
+import { tokenCommands } from './commands/tokens.js';
+import { watchCommand } from './commands/watch.js';
+import { EXIT, exitCodeOf } from './exit-codes.js';
+import { Output } from './output.js';
+
+export function program(): Command {
+  const cli = new Command('agent-board')
+    .description('Work an agent board from a terminal, or serve it to an agent over MCP (agent-board mcp).')
+    .version(SERVER_VERSION)
+    .option('--url <url>', 'the board’s address (default: BOARD_URL, else the one you logged in to)')
+    .option('--token <token>', 'a service token (default: BOARD_TOKEN, else the one login stored)')
+    .option('--project <projectId>', 'the board, for a token that reaches several (default: BOARD_PROJECT)')
+    .option('--json', 'print the board’s answers as JSON (errors as JSON on stderr)')
+    .showHelpAfterError()
+    .exitOverride();
+  for (const add of [loginCommands, boardCommands, leaseCommands, shoutCommand, watchCommand, tokenCommands, mcpCommand]) add(cli);
+  // Every subcommand shares the exit override, so a usage error becomes exit 2 below.
+  cli.commands.forEach(function override(c: Command): void {
+    c.exitOverride();
+    c.commands.forEach(override);
+  });
+  return cli;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const cli = program();
+  try {
+    await cli.parseAsync(argv);
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Commander has said what was wrong (or shown the help or the version).
+      process.exitCode = error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+      return;
+    }
+    new Output(argv.includes('--json')).failure(error);
+    process.exitCode = exitCodeOf(error);
+  }
+}
+
+await main(process.argv);
