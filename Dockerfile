@@ -23,6 +23,8 @@ WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
+# The agent-board command (package.json "bin", `npx agent-board`): its launcher runs dist/src/cli/main.js here.
+COPY bin ./bin
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
