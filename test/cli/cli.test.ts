@@ -3,6 +3,8 @@
 // with --json parsed, watch printing events live and resuming by seq, tokens with an account token,
 // and exit codes that follow the class of the error.
 import { stat, readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { head, newBoard } from '../support/board.js';
@@ -70,6 +72,33 @@ describe('agent-board login', () => {
     const ended = await login.ended;
     expect(ended.code).toBe(3);
     expect(ended.stderr).toMatch(/error: ACCESS_DENIED \(400\)/);
+  }, 60_000);
+  it('waits longer after SLOW_DOWN, as long as the board asks, and keeps that interval', async () => {
+    // A stand-in board that answers the polls SLOW_DOWN (interval 3), AUTHORIZATION_PENDING, then the token.
+    const polls: number[] = [];
+    const refusal = (code: string, details: Record<string, unknown> | null) => ({ error: { code, status: 400, message: code, meaning: code, fix: 'poll slower', details, requestId: 'r' } });
+    const fake = createServer((req, res) => {
+      const send = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      req.resume();
+      if (req.url === '/api/auth/device/start') return send(200, { deviceCode: 'dev', userCode: 'ABCD-EFGH', verificationUri: 'http://fake/device', verificationUriComplete: 'http://fake/device?code=ABCD-EFGH', interval: 1, expiresIn: 600 });
+      polls.push(Date.now());
+      if (polls.length === 1) return send(400, refusal('SLOW_DOWN', { interval: 3 }));
+      if (polls.length === 2) return send(400, refusal('AUTHORIZATION_PENDING', null));
+      const token = { id: 't1', name: 'slow', prefix: 'agb_x', scope: 'workspace', projectId: 'p1', role: 'member', resources: null, agentId: 'a1', expiresAt: null, lastUsedAt: null, createdAt: new Date().toISOString() };
+      send(200, { token, secret: 'agb_secret_from_the_fake' });
+    });
+    await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
+    try {
+      const env = await home();
+      const ended = await run(['login', '--url', `http://127.0.0.1:${(fake.address() as AddressInfo).port}`, '--json'], env);
+      expect(ended.code).toBe(0);
+      expect(JSON.parse(ended.stdout)).toMatchObject({ principal: 'agent:a1', projectId: 'p1' });
+      expect(polls).toHaveLength(3);
+      expect(polls[1]! - polls[0]!).toBeGreaterThanOrEqual(2900); // 3 s after SLOW_DOWN, not the 1 s it started with
+      expect(polls[2]! - polls[1]!).toBeGreaterThanOrEqual(2900); // and from then on
+    } finally {
+      fake.close();
+    }
   }, 60_000);
 });
 

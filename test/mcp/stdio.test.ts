@@ -87,6 +87,11 @@ describe('agent-board mcp (stdio)', () => {
     expect(await agent.ok('claim_work', { ttlSeconds: 2 })).toMatchObject({ lease: { workId: 'W-1' } });
     // Quiet: after a lease length without a call the server stops renewing; the board expires it and says so.
     await expect.poll(() => agent.logged.find((l) => l.data.notice.kind === 'lease.lost'), { timeout: 20_000, interval: 200 }).toMatchObject({ level: 'error', data: { text: expect.stringContaining('LEASE LOST') } });
+    // Before it ran out, the warning that nothing renewed it.
+    const kinds = agent.logged.map((l) => l.data.notice.kind);
+    expect(kinds.indexOf('lease.expiring')).toBeGreaterThanOrEqual(0);
+    expect(kinds.indexOf('lease.expiring')).toBeLessThan(kinds.indexOf('lease.lost'));
+    expect(agent.logged.find((l) => l.data.notice.kind === 'lease.expiring')).toMatchObject({ level: 'warning', data: { text: expect.stringContaining('Any board tool call now renews it') } });
     const shout = await other.post(`/api/shouts`, { text: 'W-1 is mine now', to: quietAgent.principal });
     expect(shout.status).toBe(201);
     await expect.poll(() => agent.logged.find((l) => l.data.notice.kind === 'shout.direct'), { timeout: 10_000 }).toMatchObject({ level: 'info' });
