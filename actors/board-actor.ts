@@ -63,7 +63,7 @@ function endsQuiet(before: Committed, now: number): boolean {
 }
 
 function boardOf({ record, items }: LoadedBoard): Board {
-  return boardFrom(items as StoredEntry[], record.nextWorkSeq, record.nextFencingToken, record.retiredLeases ?? []);
+  return boardFrom(items as StoredEntry[], record.nextWorkSeq, record.nextFencingToken, record.retiredLeases ?? [], record.paused ?? null);
 }
 
 export class BoardActor {
@@ -253,6 +253,7 @@ export class BoardActor {
       stats: foldStats(current.record.stats as BoardStats | undefined, events, board) as unknown as Record<string, unknown>,
     };
     if (board.retired !== current.board.retired) set.retiredLeases = [...board.retired];
+    if (board.paused !== current.board.paused) set.paused = board.paused;
     const writes: ItemWrites = { put: [], removed: [] };
     // A changed key names an item, a doctrine entry or a clause; one no longer on the board was removed (a rewind's items).
     for (const key of changed) {
@@ -289,7 +290,7 @@ export class BoardActor {
       const delta = await this.ports.boards.changesSince(this.boardId, held.record.version);
       if (!delta) throw new BoardMissingError(this.boardId);
       const { record } = delta;
-      const board = withStored(held.board, delta.items as StoredEntry[], delta.removed, { nextWorkSeq: record.nextWorkSeq, nextFencingToken: record.nextFencingToken, retired: record.retiredLeases ?? [] });
+      const board = withStored(held.board, delta.items as StoredEntry[], delta.removed, { nextWorkSeq: record.nextWorkSeq, nextFencingToken: record.nextFencingToken, retired: record.retiredLeases ?? [], paused: record.paused ?? null });
       loaded = { record, board };
     } else {
       const stored = await this.ports.boards.load(this.boardId);

@@ -19,7 +19,8 @@ export type BoardErrorCode =
   | 'DOCTRINE_EXISTS'
   | 'DOCTRINE_NOT_FOUND'
   | 'DOCTRINE_LINK_NOT_FOUND'
-  | 'SPEC_CLAUSE_NOT_FOUND';
+  | 'SPEC_CLAUSE_NOT_FOUND'
+  | 'BOARD_PAUSED';
 
 export class BoardError extends Error {
   constructor(

@@ -25,6 +25,13 @@ export interface Board {
   readonly changed: ReadonlySet<string>;
   /** Leases whose item a rewind took off the board, newest last, so a late holder still learns why. */
   readonly retired: readonly RetiredLease[];
+  /** Who paused the board and when (machines/board-pause.ts), or null while it runs. Never touched by a rewind. */
+  readonly paused: PauseState | null;
+}
+
+export interface PauseState {
+  by: string;
+  at: number;
 }
 
 export interface RetiredLease {
@@ -54,7 +61,7 @@ const NOTHING_CHANGED: ReadonlySet<string> = new Set();
 const byString = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** A board built from stored entries (items, doctrine entries, spec clauses); its indexes computed once. */
-export function boardFrom(stored: Iterable<StoredEntry>, nextWorkSeq: number, nextFencingToken: number, retired: readonly RetiredLease[] = []): Board {
+export function boardFrom(stored: Iterable<StoredEntry>, nextWorkSeq: number, nextFencingToken: number, retired: readonly RetiredLease[] = [], paused: PauseState | null = null): Board {
   const { items: list, doctrine, spec } = splitStored(stored);
   return {
     items: new BTree<string, BoardItem>(
@@ -68,14 +75,16 @@ export function boardFrom(stored: Iterable<StoredEntry>, nextWorkSeq: number, ne
     index: indexOf(list),
     changed: NOTHING_CHANGED,
     retired,
+    paused,
   };
 }
 
 /**
  * `board` brought up to date with what another node committed since it was built: the entries
- * written since, the work ids removed since, and the stored counters and retired leases.
+ * written since, the work ids removed since, and the stored counters, retired leases and pause
+ * (kept as the board held it when `stored` does not say).
  */
-export function withStored(board: Board, entries: Iterable<StoredEntry>, removed: Iterable<string>, stored: Pick<Board, 'nextWorkSeq' | 'nextFencingToken' | 'retired'>): Board {
+export function withStored(board: Board, entries: Iterable<StoredEntry>, removed: Iterable<string>, stored: Pick<Board, 'nextWorkSeq' | 'nextFencingToken' | 'retired'> & { paused?: PauseState | null }): Board {
   const draft = new BoardDraft(board);
   const { items, doctrine, spec } = splitStored(entries);
   for (const item of items) draft.put(item);
@@ -85,6 +94,8 @@ export function withStored(board: Board, entries: Iterable<StoredEntry>, removed
   draft.retired = stored.retired;
   draft.nextWorkSeq = stored.nextWorkSeq;
   draft.nextFencingToken = stored.nextFencingToken;
+  const paused = stored.paused;
+  if (paused !== undefined && (paused?.by !== draft.paused?.by || paused?.at !== draft.paused?.at)) draft.paused = paused;
   return draft.finish();
 }
 
@@ -100,6 +111,7 @@ export class BoardDraft implements Board {
   nextWorkSeq: number;
   nextFencingToken: number;
   retired: readonly RetiredLease[];
+  paused: PauseState | null;
   private finished = false;
 
   constructor(readonly base: Board) {
@@ -110,6 +122,7 @@ export class BoardDraft implements Board {
     this.nextWorkSeq = base.nextWorkSeq;
     this.nextFencingToken = base.nextFencingToken;
     this.retired = base.retired;
+    this.paused = base.paused;
   }
 
   /** Stores `item` (new or replacing its earlier self) and moves it in every index. */
@@ -153,8 +166,9 @@ export class BoardDraft implements Board {
   /** The next board, or the base itself when nothing changed. */
   finish(): Board {
     this.finished = true;
-    if (!this.changed.size && this.nextWorkSeq === this.base.nextWorkSeq && this.nextFencingToken === this.base.nextFencingToken) return this.base;
-    return { items: this.items, doctrine: this.doctrine, spec: this.spec, index: this.index, nextWorkSeq: this.nextWorkSeq, nextFencingToken: this.nextFencingToken, changed: this.changed, retired: this.retired };
+    const same = this.nextWorkSeq === this.base.nextWorkSeq && this.nextFencingToken === this.base.nextFencingToken && this.paused === this.base.paused;
+    if (!this.changed.size && same) return this.base;
+    return { items: this.items, doctrine: this.doctrine, spec: this.spec, index: this.index, nextWorkSeq: this.nextWorkSeq, nextFencingToken: this.nextFencingToken, changed: this.changed, retired: this.retired, paused: this.paused };
   }
 }
 

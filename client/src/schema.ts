@@ -286,13 +286,13 @@ export interface paths {
         };
         /**
          * The board’s restore points, newest first; with restorePointId, what applying it would change (writes nothing). Owner or admin, Pro.
-         * @description Points are captured on Pro boards before a batch, an override, a reopen, an operator’s state move and a rewind, kept per the plan’s history retention and at most the newest 500.
+         * @description Points are captured before a batch, an override, a reopen, an operator’s state move and a rewind, kept per the plan’s history retention and at most the newest 500. A Free board keeps its newest 20 points of the last 24 hours all the same, so a board made Pro after a mishap can be restored: on a Free board this answers 409 BILLING_PRO_REQUIRED with those points in `error.details.points` (what Pro would restore). A paused board (PATCH /api/projects/{projectId} `paused`) stands still for preview and apply: pause, preview, apply, resume.
          */
         get: operations["GET_api_account_rewind"];
         put?: never;
         /**
          * Swap the board’s work graph (or one subtree of it) for a restore point’s, undoably. Owner, Pro.
-         * @description Checked in this order: confirm, expectedFingerprint, restorePointId’s form, the point exists, its content still hashes to its fingerprint, the board’s fingerprint is still expectedFingerprint, a slice fits the current graph. Then an undo point is kept and the swap is one version-checked commit: leases on replaced items end (lease.revoked, reason rewound), claimed and verifying items without their lease return to ready and awaiting_verify, board.rewound goes to the board’s sockets, an audit row is appended. Work ids and fencing tokens never go backwards; no other board changes.
+         * @description Checked in this order: confirm, expectedFingerprint, restorePointId’s form, the point exists, its content still hashes to its fingerprint, the board’s fingerprint is still expectedFingerprint, a slice fits the current graph. Then an undo point is kept and the swap is one version-checked commit: leases on replaced items end (lease.revoked, reason rewound), claimed and verifying items without their lease return to ready and awaiting_verify, board.rewound goes to the board’s sockets, an audit row is appended. Work ids and fencing tokens never go backwards; no other board changes. A paused board takes a rewind (and nothing else that changes its graph), so pausing first lets preview and apply land while a fleet works.
          */
         post: operations["POST_api_account_rewind"];
         delete?: never;
@@ -1386,7 +1386,10 @@ export interface paths {
         delete: operations["DELETE_api_boards_projectId"];
         options?: never;
         head?: never;
-        /** Rename a project (admin or owner). */
+        /**
+         * Rename a project, or pause or resume its board (admin or owner).
+         * @description `paused: true` pauses the board, `false` resumes it (DOMAIN.md "Pausing a board"; admin or owner). While it is paused, claims and every change to the work graph or an item’s state answer 409 BOARD_PAUSED: POST /api/claim, /api/submit, /api/supersede, /api/verify, /api/items, /api/items/batch, /api/items/reorder, /api/items/{workId}/state, /override and /progress, and PATCH /api/items/{workId}. Renew and release (POST /api/lease), heartbeats, shouts, comments, doctrine and spec (not part of the work graph a rewind swaps), and every read go on; leases keep their deadlines and expire as usual; a rewind is allowed (pause, preview, apply, resume). The pause is board state decided in the board’s own commit order on every node: a command decided after it commits is refused. Pausing a paused board (or resuming a running one) changes nothing and logs nothing; each change logs board.paused or board.resumed (pushed to sockets on the items and activity topics), is audited (board.pause, board.resume), and shows in GET /api/status.
+         */
         patch: operations["PATCH_api_boards_projectId"];
         trace?: never;
     };
@@ -2102,7 +2105,10 @@ export interface paths {
         delete: operations["DELETE_api_projects_projectId"];
         options?: never;
         head?: never;
-        /** Rename a project (admin or owner). */
+        /**
+         * Rename a project, or pause or resume its board (admin or owner).
+         * @description `paused: true` pauses the board, `false` resumes it (DOMAIN.md "Pausing a board"; admin or owner). While it is paused, claims and every change to the work graph or an item’s state answer 409 BOARD_PAUSED: POST /api/claim, /api/submit, /api/supersede, /api/verify, /api/items, /api/items/batch, /api/items/reorder, /api/items/{workId}/state, /override and /progress, and PATCH /api/items/{workId}. Renew and release (POST /api/lease), heartbeats, shouts, comments, doctrine and spec (not part of the work graph a rewind swaps), and every read go on; leases keep their deadlines and expire as usual; a rewind is allowed (pause, preview, apply, resume). The pause is board state decided in the board’s own commit order on every node: a command decided after it commits is refused. Pausing a paused board (or resuming a running one) changes nothing and logs nothing; each change logs board.paused or board.resumed (pushed to sockets on the items and activity topics), is audited (board.pause, board.resume), and shows in GET /api/status.
+         */
         patch: operations["PATCH_api_projects_projectId"];
         trace?: never;
     };
@@ -2260,7 +2266,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The board at a glance: counts by state, the head of the priority chain, active leases, items awaiting verification, stalled items, items linking retired spec clauses, agents online, last activity.
+         * The board at a glance: whether it is paused, counts by state, the head of the priority chain, active leases, items awaiting verification, stalled items, items linking retired spec clauses, agents online, last activity.
          * @description Stalled items depend on a cancelled item and wait for an operator to re-point them. agentsOnline counts the agents that sent a heartbeat within 120 s; lastActivityAt is when the board last accepted a change (its newest event), null before the first.
          */
         get: operations["GET_api_status"];
@@ -2702,7 +2708,7 @@ export interface components {
         ErrorEnvelope: {
             error: {
                 /** @enum {string} */
-                code: "INVALID_EMAIL" | "INVALID_INPUT" | "INVALID_JSON" | "INVALID_PASSWORD" | "REFERRAL_CODE_INVALID" | "INVALID_PROJECT_ID" | "INVALID_DISPLAY_NAME" | "INVALID_REWIND_POINT" | "INVALID_REWIND_SLICE" | "REWIND_CONFIRMATION_REQUIRED" | "REWIND_VERSION_REQUIRED" | "INVALID_BILLING_INTERVAL" | "INVALID_CURSOR" | "INVALID_PROJECT_NAME" | "PROVIDER_EVENT_ACCOUNT_MISMATCH" | "PROVIDER_EVENT_INVALID" | "PROVIDER_SIGNATURE_INVALID" | "ACCOUNT_DELETE_CONFIRM_MISMATCH" | "COMMIT_ID_FORBIDDEN" | "CONFLICTING_DEPENDENCIES" | "CROSS_PROJECT_FOLD" | "CROSS_PROJECT_PARENT" | "DOCTRINE_LINK_NOT_FOUND" | "EVIDENCE_EXISTS" | "EXPIRED_TOKEN" | "INVALID_LINK_TOKEN" | "FINDING_REQUIRED" | "AUTHORIZATION_PENDING" | "SLOW_DOWN" | "ACCESS_DENIED" | "INVALID_DEVICE_CODE" | "AUTH_REQUIRED" | "INVALID_SERVICE_TOKEN" | "UNAUTHENTICATED" | "INVALID_CREDENTIALS" | "INVALID_CURRENT_PASSWORD" | "CSRF_REJECTED" | "PROJECT_SCOPE_DENIED" | "BOARD_CLOSED" | "ACCOUNT_DELETED" | "FREE_PROJECT_LIMIT" | "VERIFY_NOT_INDEPENDENT" | "NOT_SUBMITTER" | "IMPERSONATION_FORBIDDEN" | "TOKEN_SCOPE_EXCEEDED" | "INVITATION_EMAIL_MISMATCH" | "EMAIL_NOT_VERIFIED" | "ROLE_REQUIRED" | "DOCTRINE_NOT_FOUND" | "SPEC_CLAUSE_NOT_FOUND" | "ITEM_NOT_FOUND" | "FEEDBACK_NOT_FOUND" | "TOKEN_NOT_FOUND" | "INVITATION_NOT_FOUND" | "MEMBER_NOT_FOUND" | "TRANSFER_NOT_FOUND" | "DEVICE_CODE_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REWIND_POINT_NOT_FOUND" | "ACCOUNT_NOT_RESTORABLE" | "EMAIL_TAKEN" | "PROJECT_REQUIRED" | "BILLING_PRO_REQUIRED" | "BILLING_CUSTOMER_CONFLICT" | "BILLING_CUSTOMER_REQUIRED" | "BILLING_INTERVAL_UNSUPPORTED" | "BILLING_SUBSCRIPTION_CONFLICT" | "BILLING_SUBSCRIPTION_REQUIRED" | "BILLING_PAID_INVOICE_REQUIRED" | "REWIND_VERSION_MISMATCH" | "DOCTRINE_EXISTS" | "DOCTRINE_BLIND_TEST_UNSET" | "HEAD_MISMATCH" | "INVALID_TRANSITION" | "LEASE_NOT_HELD" | "LEASE_EXPIRED" | "NOTHING_READY" | "ITEM_NOT_READY" | "VERSION_MISMATCH" | "ALREADY_MEMBER" | "INVITATION_CLOSED" | "OWNER_IMMUTABLE" | "BOARD_NOT_ANONYMOUS" | "FEEDBACK_CLOSED" | "ALLOWLIST_LIMIT" | "BODY_TOO_LARGE" | "JSON_REQUIRED" | "REWIND_SLICE_INTEGRITY" | "REWIND_SLICE_SCOPE" | "RATE_LIMITED" | "SUBSCRIPTION_LIMIT" | "INVITATION_LIMIT" | "FEEDBACK_LIMIT" | "INTERNAL" | "PROVIDER_REQUEST_FAILED" | "PROVIDER_RESPONSE_INVALID" | "PROVIDER_UNAVAILABLE" | "AUTH_UNAVAILABLE" | "REFERRAL_UNAVAILABLE" | "BILLING_UNAVAILABLE" | "SNAPSHOT_UNAVAILABLE" | "ACCOUNT_BUSY" | "SHARING_BUSY" | "FEEDBACK_BUSY" | "BOARD_BUSY" | "SERVICE_UNAVAILABLE";
+                code: "INVALID_EMAIL" | "INVALID_INPUT" | "INVALID_JSON" | "INVALID_PASSWORD" | "REFERRAL_CODE_INVALID" | "INVALID_PROJECT_ID" | "INVALID_DISPLAY_NAME" | "INVALID_REWIND_POINT" | "INVALID_REWIND_SLICE" | "REWIND_CONFIRMATION_REQUIRED" | "REWIND_VERSION_REQUIRED" | "INVALID_BILLING_INTERVAL" | "INVALID_CURSOR" | "INVALID_PROJECT_NAME" | "PROVIDER_EVENT_ACCOUNT_MISMATCH" | "PROVIDER_EVENT_INVALID" | "PROVIDER_SIGNATURE_INVALID" | "ACCOUNT_DELETE_CONFIRM_MISMATCH" | "COMMIT_ID_FORBIDDEN" | "CONFLICTING_DEPENDENCIES" | "CROSS_PROJECT_FOLD" | "CROSS_PROJECT_PARENT" | "DOCTRINE_LINK_NOT_FOUND" | "EVIDENCE_EXISTS" | "EXPIRED_TOKEN" | "INVALID_LINK_TOKEN" | "FINDING_REQUIRED" | "AUTHORIZATION_PENDING" | "SLOW_DOWN" | "ACCESS_DENIED" | "INVALID_DEVICE_CODE" | "AUTH_REQUIRED" | "INVALID_SERVICE_TOKEN" | "UNAUTHENTICATED" | "INVALID_CREDENTIALS" | "INVALID_CURRENT_PASSWORD" | "CSRF_REJECTED" | "PROJECT_SCOPE_DENIED" | "BOARD_CLOSED" | "ACCOUNT_DELETED" | "FREE_PROJECT_LIMIT" | "VERIFY_NOT_INDEPENDENT" | "NOT_SUBMITTER" | "IMPERSONATION_FORBIDDEN" | "TOKEN_SCOPE_EXCEEDED" | "INVITATION_EMAIL_MISMATCH" | "EMAIL_NOT_VERIFIED" | "ROLE_REQUIRED" | "DOCTRINE_NOT_FOUND" | "SPEC_CLAUSE_NOT_FOUND" | "ITEM_NOT_FOUND" | "FEEDBACK_NOT_FOUND" | "TOKEN_NOT_FOUND" | "INVITATION_NOT_FOUND" | "MEMBER_NOT_FOUND" | "TRANSFER_NOT_FOUND" | "DEVICE_CODE_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REWIND_POINT_NOT_FOUND" | "ACCOUNT_NOT_RESTORABLE" | "EMAIL_TAKEN" | "PROJECT_REQUIRED" | "BILLING_PRO_REQUIRED" | "BILLING_CUSTOMER_CONFLICT" | "BILLING_CUSTOMER_REQUIRED" | "BILLING_INTERVAL_UNSUPPORTED" | "BILLING_SUBSCRIPTION_CONFLICT" | "BILLING_SUBSCRIPTION_REQUIRED" | "BILLING_PAID_INVOICE_REQUIRED" | "REWIND_VERSION_MISMATCH" | "BOARD_PAUSED" | "DOCTRINE_EXISTS" | "DOCTRINE_BLIND_TEST_UNSET" | "HEAD_MISMATCH" | "INVALID_TRANSITION" | "LEASE_NOT_HELD" | "LEASE_EXPIRED" | "NOTHING_READY" | "ITEM_NOT_READY" | "VERSION_MISMATCH" | "ALREADY_MEMBER" | "INVITATION_CLOSED" | "OWNER_IMMUTABLE" | "BOARD_NOT_ANONYMOUS" | "FEEDBACK_CLOSED" | "ALLOWLIST_LIMIT" | "BODY_TOO_LARGE" | "JSON_REQUIRED" | "REWIND_SLICE_INTEGRITY" | "REWIND_SLICE_SCOPE" | "RATE_LIMITED" | "SUBSCRIPTION_LIMIT" | "INVITATION_LIMIT" | "FEEDBACK_LIMIT" | "INTERNAL" | "PROVIDER_REQUEST_FAILED" | "PROVIDER_RESPONSE_INVALID" | "PROVIDER_UNAVAILABLE" | "AUTH_UNAVAILABLE" | "REFERRAL_UNAVAILABLE" | "BILLING_UNAVAILABLE" | "SNAPSHOT_UNAVAILABLE" | "ACCOUNT_BUSY" | "SHARING_BUSY" | "FEEDBACK_BUSY" | "BOARD_BUSY" | "SERVICE_UNAVAILABLE";
                 details?: Record<string, never>;
                 example: null;
                 fix: string;
@@ -14138,12 +14144,14 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @description A project name is 1 to 80 printable characters. Surrounding whitespace is trimmed; otherwise 400 INVALID_PROJECT_NAME. */
-                    name: string;
+                    name?: string;
+                    /** @description true pauses the board, false resumes it (admin or owner; idempotent; audited). */
+                    paused?: boolean;
                 };
             };
         };
         responses: {
-            /** @description The renamed project’s summary. */
+            /** @description The project’s summary; with the pause when `paused` was sent. */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -14157,6 +14165,11 @@ export interface operations {
                         lastActivityAt: string;
                         name: string;
                         owned: boolean;
+                        /** @description Present when the request sent `paused`: whether the board is paused now. */
+                        paused?: boolean;
+                        pausedAt?: string | null;
+                        /** @description Who paused it (a principal), null while it runs. */
+                        pausedBy?: string | null;
                         projectId: string;
                         /** @enum {string} */
                         role: "owner" | "admin" | "member" | "viewer";
@@ -14283,7 +14296,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description AUTH_UNAVAILABLE: The authentication store is unavailable, so authenticated surfaces fail closed. */
+            /**
+             * @description BOARD_BUSY: The board’s command queue is full.
+             *     AUTH_UNAVAILABLE: The authentication store is unavailable, so authenticated surfaces fail closed.
+             */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -14293,7 +14309,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "AUTH_UNAVAILABLE";
+                            code?: "BOARD_BUSY" | "AUTH_UNAVAILABLE";
                         };
                     };
                 };
@@ -17238,6 +17254,7 @@ export interface operations {
              * @description ITEM_NOT_READY: The named item is not claimable in its current state.
              *     NOTHING_READY: No item is ready for this principal to claim.
              *     INVALID_TRANSITION: The item’s (or the doctrine entry’s) lifecycle does not accept that event in its current state.
+             *     BOARD_PAUSED: The board is paused by its owner or an admin: claims and changes to the work graph or an item’s state wait. Renew, release, heartbeats, shouts, comments and reads go on, and leases keep their deadlines. Nothing was written.
              *     PROJECT_REQUIRED: No project was selected and the account has no starred default.
              */
             409: {
@@ -17249,7 +17266,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "ITEM_NOT_READY" | "NOTHING_READY" | "INVALID_TRANSITION" | "PROJECT_REQUIRED";
+                            code?: "ITEM_NOT_READY" | "NOTHING_READY" | "INVALID_TRANSITION" | "BOARD_PAUSED" | "PROJECT_REQUIRED";
                         };
                     };
                 };
@@ -20017,7 +20034,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description PROJECT_REQUIRED: No project was selected and the account has no starred default. */
+            /**
+             * @description BOARD_PAUSED: The board is paused by its owner or an admin: claims and changes to the work graph or an item’s state wait. Renew, release, heartbeats, shouts, comments and reads go on, and leases keep their deadlines. Nothing was written.
+             *     PROJECT_REQUIRED: No project was selected and the account has no starred default.
+             */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -20027,7 +20047,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "PROJECT_REQUIRED";
+                            code?: "BOARD_PAUSED" | "PROJECT_REQUIRED";
                         };
                     };
                 };
@@ -20528,6 +20548,7 @@ export interface operations {
             /**
              * @description VERSION_MISMATCH: The record changed since the version you sent.
              *     INVALID_TRANSITION: The item’s (or the doctrine entry’s) lifecycle does not accept that event in its current state.
+             *     BOARD_PAUSED: The board is paused by its owner or an admin: claims and changes to the work graph or an item’s state wait. Renew, release, heartbeats, shouts, comments and reads go on, and leases keep their deadlines. Nothing was written.
              *     PROJECT_REQUIRED: No project was selected and the account has no starred default.
              */
             409: {
@@ -20539,7 +20560,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "VERSION_MISMATCH" | "INVALID_TRANSITION" | "PROJECT_REQUIRED";
+                            code?: "VERSION_MISMATCH" | "INVALID_TRANSITION" | "BOARD_PAUSED" | "PROJECT_REQUIRED";
                         };
                     };
                 };
@@ -21128,6 +21149,7 @@ export interface operations {
             };
             /**
              * @description INVALID_TRANSITION: The item’s (or the doctrine entry’s) lifecycle does not accept that event in its current state.
+             *     BOARD_PAUSED: The board is paused by its owner or an admin: claims and changes to the work graph or an item’s state wait. Renew, release, heartbeats, shouts, comments and reads go on, and leases keep their deadlines. Nothing was written.
              *     PROJECT_REQUIRED: No project was selected and the account has no starred default.
              */
             409: {
@@ -21139,7 +21161,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "INVALID_TRANSITION" | "PROJECT_REQUIRED";
+                            code?: "INVALID_TRANSITION" | "BOARD_PAUSED" | "PROJECT_REQUIRED";
                         };
                     };
                 };
@@ -21358,6 +21380,7 @@ export interface operations {
              * @description LEASE_NOT_HELD: The lease id is stale or belongs to someone else.
              *     LEASE_EXPIRED: The lease has expired.
              *     INVALID_TRANSITION: The item’s (or the doctrine entry’s) lifecycle does not accept that event in its current state.
+             *     BOARD_PAUSED: The board is paused by its owner or an admin: claims and changes to the work graph or an item’s state wait. Renew, release, heartbeats, shouts, comments and reads go on, and leases keep their deadlines. Nothing was written.
              *     PROJECT_REQUIRED: No project was selected and the account has no starred default.
              */
             409: {
@@ -21369,7 +21392,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "LEASE_NOT_HELD" | "LEASE_EXPIRED" | "INVALID_TRANSITION" | "PROJECT_REQUIRED";
+                            code?: "LEASE_NOT_HELD" | "LEASE_EXPIRED" | "INVALID_TRANSITION" | "BOARD_PAUSED" | "PROJECT_REQUIRED";
                         };
                     };
                 };
@@ -21574,6 +21597,7 @@ export interface operations {
             };
             /**
              * @description INVALID_TRANSITION: The item’s (or the doctrine entry’s) lifecycle does not accept that event in its current state.
+             *     BOARD_PAUSED: The board is paused by its owner or an admin: claims and changes to the work graph or an item’s state wait. Renew, release, heartbeats, shouts, comments and reads go on, and leases keep their deadlines. Nothing was written.
              *     PROJECT_REQUIRED: No project was selected and the account has no starred default.
              */
             409: {
@@ -21585,7 +21609,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "INVALID_TRANSITION" | "PROJECT_REQUIRED";
+                            code?: "INVALID_TRANSITION" | "BOARD_PAUSED" | "PROJECT_REQUIRED";
                         };
                     };
                 };
@@ -21860,7 +21884,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description PROJECT_REQUIRED: No project was selected and the account has no starred default. */
+            /**
+             * @description BOARD_PAUSED: The board is paused by its owner or an admin: claims and changes to the work graph or an item’s state wait. Renew, release, heartbeats, shouts, comments and reads go on, and leases keep their deadlines. Nothing was written.
+             *     PROJECT_REQUIRED: No project was selected and the account has no starred default.
+             */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -21870,7 +21897,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "PROJECT_REQUIRED";
+                            code?: "BOARD_PAUSED" | "PROJECT_REQUIRED";
                         };
                     };
                 };
@@ -22068,7 +22095,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description PROJECT_REQUIRED: No project was selected and the account has no starred default. */
+            /**
+             * @description BOARD_PAUSED: The board is paused by its owner or an admin: claims and changes to the work graph or an item’s state wait. Renew, release, heartbeats, shouts, comments and reads go on, and leases keep their deadlines. Nothing was written.
+             *     PROJECT_REQUIRED: No project was selected and the account has no starred default.
+             */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -22078,7 +22108,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "PROJECT_REQUIRED";
+                            code?: "BOARD_PAUSED" | "PROJECT_REQUIRED";
                         };
                     };
                 };
@@ -22985,12 +23015,14 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @description A project name is 1 to 80 printable characters. Surrounding whitespace is trimmed; otherwise 400 INVALID_PROJECT_NAME. */
-                    name: string;
+                    name?: string;
+                    /** @description true pauses the board, false resumes it (admin or owner; idempotent; audited). */
+                    paused?: boolean;
                 };
             };
         };
         responses: {
-            /** @description The renamed project’s summary. */
+            /** @description The project’s summary; with the pause when `paused` was sent. */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -23004,6 +23036,11 @@ export interface operations {
                         lastActivityAt: string;
                         name: string;
                         owned: boolean;
+                        /** @description Present when the request sent `paused`: whether the board is paused now. */
+                        paused?: boolean;
+                        pausedAt?: string | null;
+                        /** @description Who paused it (a principal), null while it runs. */
+                        pausedBy?: string | null;
                         projectId: string;
                         /** @enum {string} */
                         role: "owner" | "admin" | "member" | "viewer";
@@ -23130,7 +23167,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description AUTH_UNAVAILABLE: The authentication store is unavailable, so authenticated surfaces fail closed. */
+            /**
+             * @description BOARD_BUSY: The board’s command queue is full.
+             *     AUTH_UNAVAILABLE: The authentication store is unavailable, so authenticated surfaces fail closed.
+             */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -23140,7 +23180,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "AUTH_UNAVAILABLE";
+                            code?: "BOARD_BUSY" | "AUTH_UNAVAILABLE";
                         };
                     };
                 };
@@ -25084,6 +25124,12 @@ export interface operations {
                             workId: string;
                         }[];
                         name: string;
+                        /** @description Whether the board is paused (PATCH /api/projects/{projectId} `paused`): claims and changes to the work graph answer 409 BOARD_PAUSED meanwhile. */
+                        paused: boolean;
+                        /** @description When it was paused; null while it runs. */
+                        pausedAt: string | null;
+                        /** @description Who paused it (a principal); null while it runs. */
+                        pausedBy: string | null;
                         projectId: string;
                         /** @description Items linking a retired spec clause (their `spec` names it), clause by clause: re-point them or reopen the clause. */
                         retiredSpecLinks: {
@@ -25515,6 +25561,7 @@ export interface operations {
              * @description LEASE_NOT_HELD: The lease id is stale or belongs to someone else.
              *     LEASE_EXPIRED: The lease has expired.
              *     INVALID_TRANSITION: The item’s (or the doctrine entry’s) lifecycle does not accept that event in its current state.
+             *     BOARD_PAUSED: The board is paused by its owner or an admin: claims and changes to the work graph or an item’s state wait. Renew, release, heartbeats, shouts, comments and reads go on, and leases keep their deadlines. Nothing was written.
              *     PROJECT_REQUIRED: No project was selected and the account has no starred default.
              */
             409: {
@@ -25526,7 +25573,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "LEASE_NOT_HELD" | "LEASE_EXPIRED" | "INVALID_TRANSITION" | "PROJECT_REQUIRED";
+                            code?: "LEASE_NOT_HELD" | "LEASE_EXPIRED" | "INVALID_TRANSITION" | "BOARD_PAUSED" | "PROJECT_REQUIRED";
                         };
                     };
                 };
@@ -25730,6 +25777,7 @@ export interface operations {
             /**
              * @description HEAD_MISMATCH: The verdict names a head other than the current submission’s head.
              *     INVALID_TRANSITION: The item’s (or the doctrine entry’s) lifecycle does not accept that event in its current state.
+             *     BOARD_PAUSED: The board is paused by its owner or an admin: claims and changes to the work graph or an item’s state wait. Renew, release, heartbeats, shouts, comments and reads go on, and leases keep their deadlines. Nothing was written.
              *     PROJECT_REQUIRED: No project was selected and the account has no starred default.
              */
             409: {
@@ -25741,7 +25789,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "HEAD_MISMATCH" | "INVALID_TRANSITION" | "PROJECT_REQUIRED";
+                            code?: "HEAD_MISMATCH" | "INVALID_TRANSITION" | "BOARD_PAUSED" | "PROJECT_REQUIRED";
                         };
                     };
                 };
@@ -25951,6 +25999,7 @@ export interface operations {
             /**
              * @description HEAD_MISMATCH: The verdict names a head other than the current submission’s head.
              *     INVALID_TRANSITION: The item’s (or the doctrine entry’s) lifecycle does not accept that event in its current state.
+             *     BOARD_PAUSED: The board is paused by its owner or an admin: claims and changes to the work graph or an item’s state wait. Renew, release, heartbeats, shouts, comments and reads go on, and leases keep their deadlines. Nothing was written.
              *     PROJECT_REQUIRED: No project was selected and the account has no starred default.
              */
             409: {
@@ -25962,7 +26011,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "HEAD_MISMATCH" | "INVALID_TRANSITION" | "PROJECT_REQUIRED";
+                            code?: "HEAD_MISMATCH" | "INVALID_TRANSITION" | "BOARD_PAUSED" | "PROJECT_REQUIRED";
                         };
                     };
                 };

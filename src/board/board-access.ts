@@ -53,6 +53,11 @@ export class BoardAccess {
     return this.check(ctx, need, group, undefined, true);
   }
 
+  /** A board named in the path rather than selected (PATCH /api/projects/{projectId}), after the caller's role on it was checked. */
+  enterNamed(project: { id: string; role: Role }, principal: string): BoardCall {
+    return { actor: this.registry.get(project.id), boardId: project.id, principal, role: project.role, within: null };
+  }
+
   private check(ctx: RequestContext, need: Role, group: BoardGroup, workId: string | undefined, findsItem: boolean): BoardCall {
     const project = ctx.project!;
     const identity = ctx.identity!;

@@ -7,6 +7,7 @@ import type { BoardItem } from '../../machines/board.js';
 import type { DoctrineView } from '../../machines/board-entries.js';
 import { createClause, doctrineAction, patchClause, proposeDoctrine, type ClausePatch, type DoctrineAction, type DoctrineProposal, type DoctrineReply, type LinkedClause } from '../../machines/doctrine-commands.js';
 import type { Decide } from '../../machines/board-decision.js';
+import { setPaused, unlessPaused, type PauseReply } from '../../machines/board-pause.js';
 import type { ItemEvent } from '../../machines/item-types.js';
 import type { RevokedLease } from '../../machines/restore-point.js';
 import { rewindDecision, type RewindCommand } from './rewind-decision.js';
@@ -32,6 +33,8 @@ export type BoardCommand =
   | { kind: 'doctrine'; slug: string; action: DoctrineAction; actor: string }
   | { kind: 'create-clause'; input: { title: string; text: string }; actor: string }
   | { kind: 'patch-clause'; input: ClausePatch; actor: string }
+  /** Pauses (true) or resumes (false) the board; idempotent. */
+  | { kind: 'pause'; paused: boolean; actor: string }
   | RewindCommand;
 
 export type CommandKind = BoardCommand['kind'];
@@ -53,18 +56,32 @@ export interface Replies {
   'create-clause': LinkedClause;
   'patch-clause': LinkedClause;
   rewind: { revokedLeases: RevokedLease[]; fingerprint: string };
+  pause: PauseReply;
 }
 
 export type ReplyOf<C extends BoardCommand> = Replies[C['kind']];
 
-const COMMAND_KINDS: ReadonlySet<string> = new Set<CommandKind>(['claim', 'lease', 'submit', 'progress', 'event', 'create', 'patch', 'comment', 'reorder', 'expire', 'propose-doctrine', 'doctrine', 'create-clause', 'patch-clause', 'rewind']);
+const COMMAND_KINDS: ReadonlySet<string> = new Set<CommandKind>(['claim', 'lease', 'submit', 'progress', 'event', 'create', 'patch', 'comment', 'reorder', 'expire', 'propose-doctrine', 'doctrine', 'create-clause', 'patch-clause', 'pause', 'rewind']);
+
+/**
+ * What a paused board refuses with 409 BOARD_PAUSED (DOMAIN.md "Pausing a board"): claims and
+ * every change to the work graph or an item's state. Renew and release, comments, lease expiry,
+ * doctrine and spec (not part of the graph a rewind swaps), the pause itself and the rewind go on.
+ */
+export const REFUSED_WHILE_PAUSED: ReadonlySet<CommandKind> = new Set<CommandKind>(['claim', 'submit', 'progress', 'event', 'create', 'patch', 'reorder']);
 
 /** A command's shape as far as routing needs it (a forwarded one was validated on the node it entered, and is signed). */
 export const isBoardCommand = (value: unknown): value is BoardCommand =>
   typeof value === 'object' && value !== null && COMMAND_KINDS.has((value as { kind?: unknown }).kind as string);
 
-/** The decision a command stands for. Only a rewind reads anything (its restore points) first. */
+/** The decision a command stands for, refused on a paused board when REFUSED_WHILE_PAUSED names it. Only a rewind reads anything (its restore points) first. */
 export function decisionOf(command: BoardCommand, points: PointPorts): Decide<unknown> | Promise<Decide<unknown>> {
+  if (command.kind === 'rewind') return rewindDecision(points, command);
+  const decide = decisionFor(command);
+  return REFUSED_WHILE_PAUSED.has(command.kind) ? unlessPaused(decide) : decide;
+}
+
+function decisionFor(command: Exclude<BoardCommand, RewindCommand>): Decide<unknown> {
   switch (command.kind) {
     case 'claim':
       return claim(command.input);
@@ -96,7 +113,7 @@ export function decisionOf(command: BoardCommand, points: PointPorts): Decide<un
       return createClause(command.input, command.actor);
     case 'patch-clause':
       return patchClause(command.input, command.actor);
-    case 'rewind':
-      return rewindDecision(points, command);
+    case 'pause':
+      return setPaused(command.paused, command.actor);
   }
 }

@@ -6,7 +6,8 @@ import { checkSlice, diffGraphs, graphOf, sliceOf, type RestoreDiff, type Restor
 import { AppError } from '../errors/app-error.js';
 import { auditRow, type RequestOrigin } from '../audit-row.js';
 import { PLANS, type PlanName } from '../plans.js';
-import { DuplicateKeyError, type Store } from '../../store/ports/store.js';
+import type { RestorePointRecord, Store } from '../../store/ports/store.js';
+import { auditCommitted } from './committed-audit.js';
 import type { BoardAccess, BoardCall } from './board-access.js';
 import { currentFingerprint, keepPoint, listPoints, POINT_ID, pointOf } from './restore-points.js';
 import { intactGraph, pointOn, readable } from './rewind-decision.js';
@@ -64,14 +65,14 @@ export function applyInput(body: Record<string, unknown>): ApplyInput {
   return { restorePointId, expectedFingerprint };
 }
 
-/** Rewind is Pro only: 409 BILLING_PRO_REQUIRED on a Free board (which keeps no points either). */
+/** Rewind is Pro only: 409 BILLING_PRO_REQUIRED on a Free board. */
 export function requirePro(plan: PlanName): void {
   if (!PLANS[plan].rewind) throw new AppError('BILLING_PRO_REQUIRED', 'Rewind is a Pro feature; upgrade this board.');
 }
 
-/** A rewind's audit row that failed is written again after this, doubling up to AUDIT_RETRY_MAX_MS. */
-export const AUDIT_RETRY_FIRST_MS = 1000;
-const AUDIT_RETRY_MAX_MS = 60_000;
+type PointView = RewindPreview['points'][number];
+
+const pointView = (p: Pick<RestorePointRecord, '_id' | 'capturedAt' | 'reason' | 'itemCount' | 'fingerprint'>): PointView => ({ restorePointId: p._id, capturedAt: new Date(p.capturedAt).toISOString(), reason: p.reason, itemCount: p.itemCount, fingerprint: p.fingerprint });
 
 export class Rewind {
   constructor(
@@ -87,6 +88,17 @@ export class Rewind {
     return part;
   }
 
+  /**
+   * GET /api/account/rewind on a Free board: 409 BILLING_PRO_REQUIRED all the same, with the points
+   * the board keeps meanwhile (its newest 20 of the last day) in `details.points`: what Pro would
+   * restore. Points that cannot be read are left out rather than hiding the refusal.
+   */
+  async requirePro(call: BoardCall, plan: PlanName): Promise<void> {
+    if (PLANS[plan].rewind) return;
+    const points = await listPoints(this.store, call.boardId).catch(() => []);
+    throw new AppError('BILLING_PRO_REQUIRED', 'Rewind is a Pro feature; upgrade this board. Meanwhile it keeps its newest restore points of the last 24 hours (details.points): Pro can restore any of them.', { points: points.map(pointView) });
+  }
+
   /** GET /api/account/rewind: the points, newest first, and with an id what applying it would do. Writes nothing. */
   async preview(call: BoardCall, restorePointId: string | undefined): Promise<RewindPreview> {
     const committed = await call.actor.read();
@@ -94,7 +106,7 @@ export class Rewind {
     const answer: RewindPreview = {
       projectId: call.boardId,
       currentFingerprint: currentFingerprint(committed),
-      points: points.map((p) => ({ restorePointId: p._id, capturedAt: new Date(p.capturedAt).toISOString(), reason: p.reason, itemCount: p.itemCount, fingerprint: p.fingerprint })),
+      points: points.map(pointView),
     };
     if (restorePointId === undefined) return answer;
     const { pointId, slice } = parsePointId(restorePointId);
@@ -133,28 +145,10 @@ export class Rewind {
     return applied;
   }
 
-  /**
-   * The audit row of an applied rewind. The swap is committed (its board.rewound event is in the
-   * log), so the row is written whatever it takes: tried now, and on failure again in the
-   * background, backing off to once a minute, until the store takes it. Its id is fixed by the
-   * undo point, so a retry that raced a slow first write writes nothing twice.
-   */
+  /** The audit row of an applied rewind, retried until written (its id fixed by the undo point): the swap is committed. */
   private async audit(call: BoardCall, applied: RewindApplied, from: string, now: number, origin: RequestOrigin): Promise<void> {
     const data = { restorePointId: applied.restorePointId, undoPointId: applied.undoPointId, from, to: applied.fingerprint, revokedLeases: applied.revokedLeases.length };
     const row = auditRow({ id: `${call.boardId}:rewind:${applied.undoPointId}`, at: now, actor: call.principal, action: 'board.rewind', projectId: call.boardId, origin, data });
-    const write = async (): Promise<boolean> => {
-      try {
-        await this.store.audit.insert(row);
-        return true;
-      } catch (e) {
-        if (e instanceof DuplicateKeyError) return true;
-        this.logger.error({ err: e, boardId: call.boardId, ...data }, 'rewind: applied, but its audit row was not written yet; retrying');
-        return false;
-      }
-    };
-    if (await write()) return;
-    const retry = (delayMs: number) =>
-      setTimeout(() => void write().then((done) => done || retry(Math.min(delayMs * 2, AUDIT_RETRY_MAX_MS))), delayMs).unref();
-    retry(AUDIT_RETRY_FIRST_MS);
+    await auditCommitted(this.store, row, this.logger, 'rewind');
   }
 }

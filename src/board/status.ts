@@ -4,6 +4,7 @@
 import { chain, countsByState, liveLeases, priorityChain, stalled, type Board } from '../../machines/board.js';
 import { retiredSpecLinks } from '../../machines/doctrine-commands.js';
 import type { BoardRecord, Store } from '../../store/ports/store.js';
+import { pauseViewOf } from './pause.js';
 
 export const CHAIN_HEAD_SIZE = 10;
 
@@ -25,6 +26,7 @@ export function statusOf(input: StatusInput) {
     projectId: input.projectId,
     name: input.name,
     version: input.record.version,
+    ...pauseViewOf(board),
     lastSeq: input.record.lastSeq,
     counts: countsByState(board),
     chainHead: priorityChain(board, 'ready', CHAIN_HEAD_SIZE).map((i) => ({ workId: i.workId, title: i.title, priority: i.priority })),

@@ -33,6 +33,11 @@ const WEBHOOK = ['POST /api/billing/webhook'];
 const VERIFY = ['POST /api/verify'];
 const FEEDBACK_TRIAGE = ['POST /api/admin/feedback/{id}/resolve', 'POST /api/admin/feedback/{id}/dismiss', 'POST /api/admin/feedback/{id}/promote'];
 const LEASED = ['POST /api/lease', 'POST /api/submit', 'POST /api/items/{workId}/progress', 'POST /api/supersede'];
+/** What a paused board refuses (DOMAIN.md "Pausing a board"): claims and every change to the work graph or an item's state. */
+const PAUSED = [
+  'POST /api/claim', 'POST /api/submit', 'POST /api/supersede', 'POST /api/verify', 'POST /api/items', 'POST /api/items/batch', 'PATCH /api/items/{workId}',
+  'POST /api/items/reorder', 'POST /api/items/{workId}/state', 'POST /api/items/{workId}/override', 'POST /api/items/{workId}/progress',
+];
 
 export const ERRORS = {
   INVALID_EMAIL: { status: 400, meaning: 'The email address is not a valid address.', fix: 'Send a syntactically valid email address.', raisedBy: ['POST /api/auth/signup', 'POST /api/account/email', 'POST /api/boards/{projectId}/invitations'] },
@@ -106,6 +111,7 @@ export const ERRORS = {
   BILLING_SUBSCRIPTION_REQUIRED: { status: 409, meaning: 'The project has no active subscription.', fix: 'Start a checkout first.', raisedBy: ['POST /api/account/billing/annual'] },
   BILLING_PAID_INVOICE_REQUIRED: { status: 409, meaning: 'The board’s subscription has no paid invoice with a payment to refund.', fix: 'Nothing to refund through the provider; settle it in the provider’s dashboard if money was taken otherwise.', raisedBy: ['POST /api/admin/users/{userId}/refund'] },
   REWIND_VERSION_MISMATCH: { status: 409, meaning: 'The board changed since the fingerprint was read.', fix: 'Preview again and send the new fingerprint.', raisedBy: ['POST /api/account/rewind'] },
+  BOARD_PAUSED: { status: 409, meaning: 'The board is paused by its owner or an admin: claims and changes to the work graph or an item’s state wait. Renew, release, heartbeats, shouts, comments and reads go on, and leases keep their deadlines. Nothing was written.', fix: 'Keep renewing the leases you hold and retry once the board is resumed (a board.resumed event, or GET /api/status showing paused false); `details` names who paused it and when.', raisedBy: PAUSED },
   DOCTRINE_EXISTS: { status: 409, meaning: 'A doctrine entry with that slug is already on this board (of any status: entries are never deleted). Nothing was written.', fix: 'Agree with the existing entry (POST /api/doctrine/{slug}/agree), or propose under another slug.', raisedBy: ['POST /api/doctrine'] },
   DOCTRINE_BLIND_TEST_UNSET: { status: 409, meaning: 'The doctrine entry holds no expected answer digest, so a blind test has nothing to be checked against.', fix: 'Ask an admin to set expectedDigest (when proposing, or when ratifying a proposed or rejected entry).', raisedBy: ['POST /api/doctrine/{slug}/blind-test'] },
   HEAD_MISMATCH: { status: 409, meaning: 'The verdict names a head other than the current submission’s head.', fix: 'Verify the head commit the item currently carries.', raisedBy: VERIFY },
@@ -140,7 +146,7 @@ export const ERRORS = {
   ACCOUNT_BUSY: { status: 503, meaning: 'Another change to what this account owns (a new board, a transfer or a takeover) is still in progress.', fix: 'Retry after the Retry-After seconds.', raisedBy: ['POST /api/projects', 'POST /api/boards', 'POST /api/boards/transfers/{transferId}/accept', 'POST /api/accounts/claim-anonymous', 'POST /api/projects/{projectId}/claim'] },
   SHARING_BUSY: { status: 503, meaning: 'Another invitation, resend or transfer offer of this board is taking its mail budget (one at a time, on every node) and held it too long.', fix: 'Retry after the Retry-After seconds.', raisedBy: ['POST /api/boards/{projectId}/invitations', 'POST /api/boards/{projectId}/invitations/{invitationId}/resend', 'POST /api/boards/{projectId}/transfers'] },
   FEEDBACK_BUSY: { status: 503, meaning: 'Another request is changing the same feedback and did not finish in time: an operator’s promotion of this entry, or posts that kept changing the board’s feedback. Nothing was changed by this request.', fix: 'Retry after the Retry-After seconds; a promotion that died is taken over by the next promote after two minutes.', raisedBy: ['POST /api/feedback', 'POST /api/admin/feedback/{id}/promote'] },
-  BOARD_BUSY: { status: 503, meaning: 'The board’s command queue is full.', fix: 'Retry after the Retry-After seconds.', raisedBy: [...BOARD_SURFACES] },
+  BOARD_BUSY: { status: 503, meaning: 'The board’s command queue is full.', fix: 'Retry after the Retry-After seconds.', raisedBy: [...BOARD_SURFACES, 'PATCH /api/projects/{projectId}', 'PATCH /api/boards/{projectId}'] },
   SERVICE_UNAVAILABLE: { status: 503, meaning: 'The service is starting or shutting down, or its store does not answer.', fix: 'Retry on another node or after a short wait.', raisedBy: ['every operation'] },
 } as const satisfies Record<string, ErrorSpec>;
 

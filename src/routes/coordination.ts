@@ -39,7 +39,7 @@ export function coordinationRoutes(deps: RouteDeps): Route[] {
         `ttlSeconds ${minTtl}..${TTL_MAX_S}, default ${TTL_DEFAULT_S}. The grant carries leaseId (keep it private), a fencing token strictly increasing per item, expiresAt, and renewBy (half the lease). ` +
         'A claim repeated by the current holder (named, or pull-next while it holds a lease for that purpose) returns its lease unchanged; a refused claim names the holder and its expiry.',
       body: ClaimInput,
-      errors: ['COMMIT_ID_FORBIDDEN', 'ITEM_NOT_FOUND', 'ITEM_NOT_READY', 'NOTHING_READY', 'VERIFY_NOT_INDEPENDENT', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_BUSY'],
+      errors: ['COMMIT_ID_FORBIDDEN', 'ITEM_NOT_FOUND', 'ITEM_NOT_READY', 'NOTHING_READY', 'VERIFY_NOT_INDEPENDENT', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_PAUSED', 'BOARD_BUSY'],
       responses: { 200: { description: 'The lease.', schema: LeaseGrant } },
       async handler({ ctx, body }) {
         if (body.head !== undefined) throw new AppError('COMMIT_ID_FORBIDDEN', 'A claim takes no commit id.');
@@ -74,7 +74,7 @@ export function coordinationRoutes(deps: RouteDeps): Route[] {
       summary: 'Submit the exact head commit produced under the lease; the lease ends.',
       description: 'Items with verify none are done; verify required go to awaiting_verify for an independent verifier.',
       body: SubmitInput,
-      errors: ['LEASE_NOT_HELD', 'LEASE_EXPIRED', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_BUSY'],
+      errors: ['LEASE_NOT_HELD', 'LEASE_EXPIRED', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_PAUSED', 'BOARD_BUSY'],
       responses: { 200: { description: 'The item’s new state.', schema: StateReply } },
       async handler({ ctx, body }) {
         const call = boards.enterWithin(ctx, 'member', 'claims');
@@ -87,7 +87,7 @@ export function coordinationRoutes(deps: RouteDeps): Route[] {
       path: '/api/supersede',
       summary: 'Replace the submitted head with a newer one (the submitter only); any verify lease is voided.',
       body: SupersedeInput,
-      errors: ['ITEM_NOT_FOUND', 'NOT_SUBMITTER', 'HEAD_MISMATCH', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_BUSY'],
+      errors: ['ITEM_NOT_FOUND', 'NOT_SUBMITTER', 'HEAD_MISMATCH', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_PAUSED', 'BOARD_BUSY'],
       responses: { 200: { description: 'Awaiting verification of the new head.', schema: StateReply } },
       async handler({ ctx, body }) {
         const call = boards.enter(ctx, 'member', 'claims', body.workId);
@@ -100,7 +100,7 @@ export function coordinationRoutes(deps: RouteDeps): Route[] {
       path: '/api/verify',
       summary: 'Record an independent verdict on the exact current head: pass completes the item, fail (with a finding digest) sends it back to ready.',
       body: VerifyInput,
-      errors: ['ITEM_NOT_FOUND', 'VERIFY_NOT_INDEPENDENT', 'HEAD_MISMATCH', 'EVIDENCE_EXISTS', 'FINDING_REQUIRED', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_BUSY'],
+      errors: ['ITEM_NOT_FOUND', 'VERIFY_NOT_INDEPENDENT', 'HEAD_MISMATCH', 'EVIDENCE_EXISTS', 'FINDING_REQUIRED', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_PAUSED', 'BOARD_BUSY'],
       responses: { 200: { description: 'The item’s new state.', schema: StateReply } },
       async handler({ ctx, body }) {
         const call = boards.enter(ctx, 'member', 'claims', body.workId);

@@ -78,7 +78,7 @@ export function itemRoutes(deps: RouteDeps): Route[] {
       bodyKind: 'json',
       body: ItemInput,
       rate: 'write',
-      errors: ['COMMIT_ID_FORBIDDEN', 'CONFLICTING_DEPENDENCIES', 'CROSS_PROJECT_FOLD', 'CROSS_PROJECT_PARENT', 'DOCTRINE_LINK_NOT_FOUND', 'ROLE_REQUIRED', 'BOARD_BUSY'],
+      errors: ['COMMIT_ID_FORBIDDEN', 'CONFLICTING_DEPENDENCIES', 'CROSS_PROJECT_FOLD', 'CROSS_PROJECT_PARENT', 'DOCTRINE_LINK_NOT_FOUND', 'ROLE_REQUIRED', 'BOARD_PAUSED', 'BOARD_BUSY'],
       responses: { 201: { description: 'Created.', schema: ItemView } },
       async handler({ ctx, body }) {
         checkNoHead([body]);
@@ -96,7 +96,7 @@ export function itemRoutes(deps: RouteDeps): Route[] {
       bodyKind: 'json',
       body: BatchInput,
       rate: 'write',
-      errors: ['COMMIT_ID_FORBIDDEN', 'CONFLICTING_DEPENDENCIES', 'CROSS_PROJECT_FOLD', 'CROSS_PROJECT_PARENT', 'DOCTRINE_LINK_NOT_FOUND', 'ROLE_REQUIRED', 'BOARD_BUSY'],
+      errors: ['COMMIT_ID_FORBIDDEN', 'CONFLICTING_DEPENDENCIES', 'CROSS_PROJECT_FOLD', 'CROSS_PROJECT_PARENT', 'DOCTRINE_LINK_NOT_FOUND', 'ROLE_REQUIRED', 'BOARD_PAUSED', 'BOARD_BUSY'],
       responses: { 201: { description: 'All created, in order.', schema: z.object({ items: z.array(ItemView) }) } },
       async handler({ ctx, body }) {
         checkNoHead(body.items);
@@ -151,7 +151,7 @@ export function itemRoutes(deps: RouteDeps): Route[] {
       bodyKind: 'json',
       body: PatchInput,
       rate: 'write',
-      errors: ['ITEM_NOT_FOUND', 'VERSION_MISMATCH', 'COMMIT_ID_FORBIDDEN', 'CONFLICTING_DEPENDENCIES', 'CROSS_PROJECT_FOLD', 'CROSS_PROJECT_PARENT', 'DOCTRINE_LINK_NOT_FOUND', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_BUSY'],
+      errors: ['ITEM_NOT_FOUND', 'VERSION_MISMATCH', 'COMMIT_ID_FORBIDDEN', 'CONFLICTING_DEPENDENCIES', 'CROSS_PROJECT_FOLD', 'CROSS_PROJECT_PARENT', 'DOCTRINE_LINK_NOT_FOUND', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_PAUSED', 'BOARD_BUSY'],
       responses: { 200: { description: 'The edited item.', schema: ItemView } },
       async handler({ ctx, body }) {
         const workId = workIdParam(ctx.params.workId);
@@ -204,7 +204,7 @@ export function itemRoutes(deps: RouteDeps): Route[] {
       bodyKind: 'json',
       body: ReorderInput,
       rate: 'write',
-      errors: ['ITEM_NOT_FOUND', 'ROLE_REQUIRED', 'BOARD_BUSY'],
+      errors: ['ITEM_NOT_FOUND', 'ROLE_REQUIRED', 'BOARD_PAUSED', 'BOARD_BUSY'],
       responses: { 200: { description: 'The new head of the chain.', schema: z.object({ order: z.array(z.string()) }) } },
       async handler({ ctx, body }) {
         const call = boards.enter(ctx, 'admin', 'items');
@@ -220,7 +220,7 @@ export function itemRoutes(deps: RouteDeps): Route[] {
       bodyKind: 'json',
       body: StateInput,
       rate: 'write',
-      errors: ['ITEM_NOT_FOUND', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_BUSY'],
+      errors: ['ITEM_NOT_FOUND', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_PAUSED', 'BOARD_BUSY'],
       responses: { 200: { description: 'The item’s new state.', schema: z.object({ workId: z.string(), state: z.string() }) } },
       async handler({ ctx, body }) {
         const workId = workIdParam(ctx.params.workId);
@@ -239,7 +239,7 @@ export function itemRoutes(deps: RouteDeps): Route[] {
       bodyKind: 'json',
       body: OverrideInput,
       rate: 'write',
-      errors: ['ITEM_NOT_FOUND', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_BUSY'],
+      errors: ['ITEM_NOT_FOUND', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_PAUSED', 'BOARD_BUSY'],
       responses: { 200: { description: 'Done, marked as overridden.', schema: z.object({ workId: z.string(), state: z.string() }) } },
       async handler({ ctx, body }) {
         const workId = workIdParam(ctx.params.workId);
@@ -259,7 +259,7 @@ export function itemRoutes(deps: RouteDeps): Route[] {
       body: ProgressInput,
       rate: 'lifecycle',
       // ITEM_NOT_FOUND: a path that is no work id; INVALID_TRANSITION: the lease held is a verify lease.
-      errors: ['COMMIT_ID_FORBIDDEN', 'ITEM_NOT_FOUND', 'LEASE_NOT_HELD', 'LEASE_EXPIRED', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_BUSY'],
+      errors: ['COMMIT_ID_FORBIDDEN', 'ITEM_NOT_FOUND', 'LEASE_NOT_HELD', 'LEASE_EXPIRED', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_PAUSED', 'BOARD_BUSY'],
       responses: { 200: { description: 'Recorded; the renewed lease.', schema: z.object({ workId: z.string(), lease: LeaseGrant }) } },
       async handler({ ctx, body }) {
         checkNoHead([body]);

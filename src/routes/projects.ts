@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { createProject, deleteProject, listProjects, pageSize, PROJECT_NAME_MAX, renameProject, summarize } from '../accounts/projects.js';
 import { atLeast, PROJECT_ID } from '../auth/project-selection.js';
 import type { Identity } from '../auth/identity.js';
+import { originOf } from '../audit-row.js';
+import { setBoardPaused } from '../board/pause.js';
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
@@ -14,6 +16,24 @@ const NAME_RULE = `A project name is 1 to ${PROJECT_NAME_MAX} printable characte
 const NameBody = z.strictObject({
   name: nonEmptyString('INVALID_PROJECT_NAME', NAME_RULE).meta({ maxLength: PROJECT_NAME_MAX, description: `${NAME_RULE} Surrounding whitespace is trimmed; otherwise 400 INVALID_PROJECT_NAME.` }),
 });
+// DOMAIN.md "Pausing a board": the same PATCH pauses and resumes the board (`paused`).
+const PatchBody = z
+  .strictObject({
+    name: NameBody.shape.name.optional(),
+    paused: z.boolean().optional().describe('true pauses the board, false resumes it (admin or owner; idempotent; audited).'),
+  })
+  .refine((b) => b.name !== undefined || b.paused !== undefined, { message: 'Send name, paused, or both.' })
+  .meta({ minProperties: 1 });
+const PatchReply = ProjectSummary.extend({
+  paused: z.boolean().optional().describe('Present when the request sent `paused`: whether the board is paused now.'),
+  pausedBy: z.string().nullable().optional().describe('Who paused it (a principal), null while it runs.'),
+  pausedAt: z.string().nullable().optional(),
+});
+const PAUSING =
+  '`paused: true` pauses the board, `false` resumes it (DOMAIN.md "Pausing a board"; admin or owner). While it is paused, claims and every change to the work graph or an item’s state answer 409 BOARD_PAUSED: ' +
+  'POST /api/claim, /api/submit, /api/supersede, /api/verify, /api/items, /api/items/batch, /api/items/reorder, /api/items/{workId}/state, /override and /progress, and PATCH /api/items/{workId}. ' +
+  'Renew and release (POST /api/lease), heartbeats, shouts, comments, doctrine and spec (not part of the work graph a rewind swaps), and every read go on; leases keep their deadlines and expire as usual; a rewind is allowed (pause, preview, apply, resume). ' +
+  'The pause is board state decided in the board’s own commit order on every node: a command decided after it commits is refused. Pausing a paused board (or resuming a running one) changes nothing and logs nothing; each change logs board.paused or board.resumed (pushed to sockets on the items and activity topics), is audited (board.pause, board.resume), and shows in GET /api/status.';
 const ListResponse = z.object({ projects: z.array(ProjectSummary), pagination: z.object({ nextCursor: z.string().nullable(), cursorReset: z.boolean() }) });
 
 export function projectRoutes(deps: RouteDeps): Route[] {
@@ -75,22 +95,24 @@ export function projectRoutes(deps: RouteDeps): Route[] {
         return { status: 201, body: await summaryFor(ctx.identity!, project._id) };
       },
     }),
-    defineRoute<z.infer<typeof NameBody>, undefined>({
+    defineRoute<z.infer<typeof PatchBody>, undefined>({
       method: 'patch',
       path: `${base}/{projectId}`,
       group: 'projects',
-      summary: 'Rename a project (admin or owner).',
+      summary: 'Rename a project, or pause or resume its board (admin or owner).',
+      description: PAUSING,
       auth: 'bearer-or-session',
       accountScope: true,
       bodyKind: 'json',
-      body: NameBody,
+      body: PatchBody,
       rate: 'write',
-      errors: ['INVALID_PROJECT_NAME', 'INVALID_PROJECT_ID', 'PROJECT_SCOPE_DENIED', 'ROLE_REQUIRED'],
-      responses: { 200: { description: 'The renamed project’s summary.', schema: ProjectSummary } },
+      errors: ['INVALID_PROJECT_NAME', 'INVALID_PROJECT_ID', 'PROJECT_SCOPE_DENIED', 'ROLE_REQUIRED', 'BOARD_BUSY'],
+      responses: { 200: { description: 'The project’s summary; with the pause when `paused` was sent.', schema: PatchReply } },
       async handler({ ctx, body }) {
         const project = await target(ctx.identity!, ctx.params.projectId!, 'admin');
-        await renameProject(store, project.id, body.name);
-        return { status: 200, body: await summaryFor(ctx.identity!, project.id) };
+        if (body.name !== undefined) await renameProject(store, project.id, body.name);
+        const pause = body.paused === undefined ? {} : await setBoardPaused(deps, deps.boards.enterNamed(project, ctx.identity!.principal), body.paused, originOf(ctx));
+        return { status: 200, body: { ...(await summaryFor(ctx.identity!, project.id)), ...pause } };
       },
     }),
     defineRoute({

@@ -46,7 +46,10 @@ export function rewindRoutes(deps: RouteDeps): Route[] {
       path: '/api/account/rewind',
       group: 'rewind',
       summary: 'The board’s restore points, newest first; with restorePointId, what applying it would change (writes nothing). Owner or admin, Pro.',
-      description: 'Points are captured on Pro boards before a batch, an override, a reopen, an operator’s state move and a rewind, kept per the plan’s history retention and at most the newest 500.',
+      description:
+        'Points are captured before a batch, an override, a reopen, an operator’s state move and a rewind, kept per the plan’s history retention and at most the newest 500. ' +
+        'A Free board keeps its newest 20 points of the last 24 hours all the same, so a board made Pro after a mishap can be restored: on a Free board this answers 409 BILLING_PRO_REQUIRED with those points in `error.details.points` (what Pro would restore). ' +
+        'A paused board (PATCH /api/projects/{projectId} `paused`) stands still for preview and apply: pause, preview, apply, resume.',
       auth: 'session',
       bodyKind: 'none',
       project: 'required',
@@ -56,7 +59,7 @@ export function rewindRoutes(deps: RouteDeps): Route[] {
       responses: { 200: { description: 'Points and, when asked, the preview.', schema: RewindPreviewResponse } },
       async handler({ ctx, query }) {
         const call = deps.boards.enter(ctx, 'admin', 'history');
-        requirePro(ctx.project!.plan);
+        await rewind.requirePro(call, ctx.project!.plan);
         return { status: 200, body: await rewind.preview(call, query.restorePointId) };
       },
     }),
@@ -66,7 +69,7 @@ export function rewindRoutes(deps: RouteDeps): Route[] {
       group: 'rewind',
       summary: 'Swap the board’s work graph (or one subtree of it) for a restore point’s, undoably. Owner, Pro.',
       description:
-        'Checked in this order: confirm, expectedFingerprint, restorePointId’s form, the point exists, its content still hashes to its fingerprint, the board’s fingerprint is still expectedFingerprint, a slice fits the current graph. Then an undo point is kept and the swap is one version-checked commit: leases on replaced items end (lease.revoked, reason rewound), claimed and verifying items without their lease return to ready and awaiting_verify, board.rewound goes to the board’s sockets, an audit row is appended. Work ids and fencing tokens never go backwards; no other board changes.',
+        'Checked in this order: confirm, expectedFingerprint, restorePointId’s form, the point exists, its content still hashes to its fingerprint, the board’s fingerprint is still expectedFingerprint, a slice fits the current graph. Then an undo point is kept and the swap is one version-checked commit: leases on replaced items end (lease.revoked, reason rewound), claimed and verifying items without their lease return to ready and awaiting_verify, board.rewound goes to the board’s sockets, an audit row is appended. Work ids and fencing tokens never go backwards; no other board changes. A paused board takes a rewind (and nothing else that changes its graph), so pausing first lets preview and apply land while a fleet works.',
       auth: 'session',
       bodyKind: 'json',
       body: ApplyBody,

@@ -89,6 +89,8 @@ export interface BoardRecord extends Doc {
   stats?: Record<string, unknown>;
   /** Leases of items a rewind removed (machines/board.ts RetiredLease), so late holders learn why. */
   retiredLeases?: { leaseId: string; workId: string; reason: string }[];
+  /** Who paused the board and when (ms), or null (absent) while it runs (DOMAIN.md "Pausing a board"). */
+  paused?: { by: string; at: number } | null;
 }
 
 export interface EventRecord extends Doc {

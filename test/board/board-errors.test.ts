@@ -30,6 +30,7 @@ const STATUS: Record<BoardErrorCode, number> = {
   VERSION_MISMATCH: 409,
   DOCTRINE_EXISTS: 409,
   DOCTRINE_BLIND_TEST_UNSET: 409,
+  BOARD_PAUSED: 409,
 };
 
 describe('board refusal codes', () => {
