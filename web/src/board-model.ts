@@ -60,6 +60,7 @@ export class BoardModel {
   private heardEvents: BoardEvent[] = [];
   private beats = new Map<string, Presence>();
   private timer: ReturnType<typeof setTimeout> | null = null;
+  private listeners = new Set<(e: BoardEvent | null) => void>();
 
   constructor(readonly projectId: string) {
     this.feed = new BoardFeed(
@@ -72,6 +73,16 @@ export class BoardModel {
   stop(): void {
     this.feed.stop();
     if (this.timer) clearTimeout(this.timer);
+  }
+
+  /**
+   * Hears every event as it arrives, and `null` when the board was loaded again (events may have
+   * been missed: a resync, a gap, a rewind), for the sections that keep more than the cards
+   * (doctrine, spec). Returns the way to stop.
+   */
+  listen(fn: (e: BoardEvent | null) => void): () => void {
+    this.listeners.add(fn);
+    return () => void this.listeners.delete(fn);
   }
 
   card(workId: string): Card | undefined {
@@ -97,11 +108,13 @@ export class BoardModel {
       this.flush();
       this.loaded.value = true;
     });
+    if (this.feed.loads.value > 1) for (const fn of this.listeners) fn(null);
   }
 
   /** An event: into the stream, and its items' patches onto the cards. */
   private heard(e: BoardEvent): void {
     if (e.seq !== null) this.heardEvents.push(e);
+    for (const fn of this.listeners) fn(e);
     if (e.type === 'board.rewound') {
       // A rewind removes and restores items without an event each: load the board again.
       this.rewound.value = e;

@@ -9,6 +9,10 @@ import type { PublicToken } from '../../src/routes/tokens.js';
 import type { ClientMessage, Topic } from '../../src/ws/protocol.js';
 import type { ItemDelta, PublicCard } from '../../machines/item-view.js';
 import type { PresenceView } from '../../src/board/presence.js';
+import type { DoctrineView } from '../../src/routes/doctrine.js';
+import type { ClauseView } from '../../src/routes/spec.js';
+import type { Feedback as FeedbackSchema } from '../../src/routes/feedback.js';
+import type { DoctrineLink } from '../../src/board/doctrine.js';
 
 export type Account = z.infer<typeof PublicAccount>;
 export type ProjectSummary = z.infer<typeof ProjectSummarySchema>;
@@ -28,3 +32,12 @@ export type Card = PublicCard;
 export type ItemPatch = ItemDelta;
 /** One agent's last heartbeat. */
 export type Presence = PresenceView;
+/** A doctrine entry as GET /api/doctrine and the doctrine.* events show it (never the expected digest). */
+export type Doctrine = z.infer<typeof DoctrineView>;
+/** A spec clause with the work ids of the items linking it (GET /api/spec). */
+export type Clause = z.infer<typeof ClauseView>;
+/** A spec clause as spec.* events carry it: without the items linking it. */
+export type ClauseEvent = Omit<Clause, 'linkedBy'>;
+export type Feedback = z.infer<typeof FeedbackSchema>;
+/** GET /api/items/{workId}: the item with the level and status of each doctrine entry it links. */
+export type ItemDetail = Item & { doctrineLinks: DoctrineLink[] };

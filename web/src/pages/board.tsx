@@ -1,7 +1,8 @@
 // The live board: columns by state (counts, most relevant cards first, a page at a time), the
-// roster, shouts newest first with a composer, the activity stream, the dependency graph, and item
-// creation. Loaded once from the socket's snapshot, then kept current by its events alone: the
-// page reads nothing over REST to keep up (board-model.ts).
+// roster, shouts newest first with a composer, the activity stream, the dependency graph, item
+// creation, and the doctrine, spec and feedback sections. Loaded once from the socket's snapshot,
+// then kept current by its events alone: the page reads nothing over REST to keep up
+// (board-model.ts); a section reads its own list once when it opens.
 import { lazy, Suspense } from 'preact/compat';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, onBoard } from '../api.js';
@@ -13,11 +14,26 @@ import { ago, describeEvent, ErrorNote, Field, Form, useAction, who } from '../u
 import { Columns } from './columns.js';
 
 const Graph = lazy(() => import('./graph.js'));
+const DoctrineSection = lazy(() => import('./doctrine.js'));
+const SpecSection = lazy(() => import('./spec.js'));
+const FeedbackSection = lazy(() => import('./feedback.js'));
+
+const VIEWS = [
+  ['columns', 'Columns'],
+  ['graph', 'Dependencies'],
+  ['doctrine', 'Doctrine'],
+  ['spec', 'Spec'],
+  ['feedback', 'Feedback'],
+] as const;
+type View = (typeof VIEWS)[number][0];
+/** The view the address names (`#spec`), so a section can be linked to and survives a reload. */
+const viewOf = (hash: string): View => VIEWS.find(([v]) => `#${v}` === hash)?.[0] ?? 'columns';
 
 export function BoardPage({ projectId }: { projectId: string }) {
   const model = useMemo(() => new BoardModel(projectId), [projectId]);
   useEffect(() => () => model.stop(), [model]);
-  const [view, setView] = useState<'columns' | 'graph'>('columns');
+  const [view, setView] = useState<View>(() => viewOf(location.hash));
+  const open = (v: View) => (setView(v), history.replaceState(history.state, '', v === 'columns' ? location.pathname + location.search : `#${v}`));
   const feed = model.feed;
   const role = feed.role.value;
   const canWrite = role !== null && role !== 'viewer';
@@ -36,12 +52,11 @@ export function BoardPage({ projectId }: { projectId: string }) {
         <a href={`/boards/${encodeURIComponent(projectId)}/members`}>Members</a>
         <span class="grow" />
         <div class="tabs" role="tablist">
-          <a href="#columns" role="tab" class={view === 'columns' ? 'active' : ''} aria-selected={view === 'columns'} onClick={(e) => (e.preventDefault(), setView('columns'))}>
-            Columns
-          </a>
-          <a href="#graph" role="tab" class={view === 'graph' ? 'active' : ''} aria-selected={view === 'graph'} onClick={(e) => (e.preventDefault(), setView('graph'))}>
-            Dependencies
-          </a>
+          {VIEWS.map(([v, label]) => (
+            <a key={v} href={`#${v}`} role="tab" class={view === v ? 'active' : ''} aria-selected={view === v} onClick={(e) => (e.preventDefault(), open(v))}>
+              {label}
+            </a>
+          ))}
         </div>
       </div>
       <ErrorNote error={model.error.value} />
@@ -57,12 +72,18 @@ export function BoardPage({ projectId }: { projectId: string }) {
             <p class="muted">Loading the board…</p>
           ) : view === 'columns' ? (
             <Columns projectId={projectId} columns={columns} canReorder={operator} />
-          ) : (
+          ) : view === 'graph' ? (
             <Suspense fallback={<p class="muted">Laying out the graph…</p>}>
               <Graph projectId={projectId} items={all} />
             </Suspense>
+          ) : (
+            <Suspense fallback={<p class="muted">Loading…</p>}>
+              {view === 'doctrine' ? <DoctrineSection projectId={projectId} model={model} role={role} /> : null}
+              {view === 'spec' ? <SpecSection projectId={projectId} model={model} role={role} /> : null}
+              {view === 'feedback' ? <FeedbackSection projectId={projectId} role={role} /> : null}
+            </Suspense>
           )}
-          {canWrite ? <NewItems projectId={projectId} /> : null}
+          {canWrite && (view === 'columns' || view === 'graph') ? <NewItems projectId={projectId} /> : null}
         </div>
         <aside class="side board-side">
           <Roster agents={agents} />

@@ -1,11 +1,12 @@
-// One item: its fields, lease, submission and verifications, its history from the log, comments,
-// and the operator moves the person's role allows, each behind a confirmation. Live from /api/ws.
+// One item: its fields, lease, submission and verifications, the doctrine entries and spec clauses
+// it links (with their level and status), its history from the log, comments, and the operator
+// moves the person's role allows, each behind a confirmation. Live from /api/ws.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, onBoard } from '../api.js';
 import { BoardFeed, type BoardEvent } from '../live.js';
 import { moveInChain } from '../chain.js';
-import type { Item, ItemPatch } from '../types.js';
+import type { ClauseEvent, Doctrine, Item, ItemDetail, ItemPatch } from '../types.js';
 import { ago, ConfirmButton, Countdown, describeEvent, ErrorNote, Field, Form, useAction, who } from '../ui/kit.js';
 
 interface Comment {
@@ -24,18 +25,24 @@ const MOVES: { action: 'block' | 'unblock' | 'cancel' | 'reopen'; label: string;
 ];
 
 export function ItemPage({ projectId, workId }: { projectId: string; workId: string }) {
-  const [item, setItem] = useState<Item | null>(null);
+  const [item, setItem] = useState<ItemDetail | null>(null);
+  const [clauses, setClauses] = useState<ReadonlyMap<string, ClauseEvent>>(new Map());
   const [history, setHistory] = useState<BoardEvent[]>([]);
   const [comments, setComments] = useState<Comment[]>([]);
   const load = useAction(async () => {
     const [it, hist, com] = await Promise.all([
-      api<Item>('GET', onBoard(projectId, `/api/items/${workId}`)),
+      api<ItemDetail>('GET', onBoard(projectId, `/api/items/${workId}`)),
       api<{ events: BoardEvent[] }>('POST', onBoard(projectId, '/api/history/query'), { workId, limit: 100 }),
       api<{ comments: Comment[] }>('GET', onBoard(projectId, `/api/items/${workId}/comments`)),
     ]);
     setItem(it);
     setHistory(hist.events);
     setComments(com.comments);
+    // The clauses it links, with their status (a retired one is flagged); spec.* events keep them current.
+    if (it.spec.length) {
+      const spec = await api<{ clauses: ClauseEvent[] }>('GET', onBoard(projectId, '/api/spec'));
+      setClauses(new Map(spec.clauses.map((c) => [c.clauseId, c])));
+    }
   });
   useEffect(() => {
     void load.go();
@@ -46,14 +53,20 @@ export function ItemPage({ projectId, workId }: { projectId: string; workId: str
   useEffect(() => {
     const heard = (e: BoardEvent) => {
       if (e.type === 'board.rewound') return void load.go();
+      if (e.type.startsWith('doctrine.')) return heardEntry((e.data as { entry?: Doctrine }).entry);
+      if (e.type.startsWith('spec.')) return heardClause((e.data as { clause?: ClauseEvent }).clause);
       if (e.workId !== workId) return;
       const patch = (e.data as { item?: ItemPatch }).item;
       if (e.seq !== null) setHistory((h) => (h.some((x) => x.seq === e.seq) ? h : [e, ...h]));
       // Once: the person's own comment may already be in the list the reload after adding it read.
       if (e.type === 'item.comment' && e.seq !== null) setComments((c) => (c.some((x) => x.seq === e.seq) ? c : [...c, { seq: e.seq!, by: e.actor, text: String(e.data.text), at: e.at }]));
+      else if (patch?.doctrine || patch?.spec) void load.go(); // new links: their levels and statuses are read with the item
       else if (patch) setItem((held) => (held && held.version < patch.version ? { ...held, ...patch } : held));
       else if (e.seq !== null) void load.go();
     };
+    const heardEntry = (entry: Doctrine | undefined) =>
+      entry && setItem((held) => (held?.doctrine.includes(entry.slug) ? { ...held, doctrineLinks: held.doctrineLinks.map((l) => (l.slug === entry.slug ? { slug: l.slug, level: entry.level, status: entry.status } : l)) } : held));
+    const heardClause = (clause: ClauseEvent | undefined) => clause && setClauses((held) => ((held.get(clause.clauseId)?.version ?? 0) < clause.version ? new Map(held).set(clause.clauseId, clause) : held));
     const opened = new BoardFeed(projectId, { event: heard, shout: () => undefined, resync: () => void load.go() });
     setFeed(opened);
     return () => opened.stop();
@@ -84,6 +97,8 @@ export function ItemPage({ projectId, workId }: { projectId: string; workId: str
               <dl class="facts">
                 <Fact name="Depends on" value={item.dependsOn.length ? item.dependsOn.map((d) => <a key={d} href={`/boards/${projectId}/items/${d}`}>{d} </a>) : '—'} />
                 <Fact name="Labels" value={item.labels.join(', ') || '—'} />
+                <Fact name="Doctrine" value={item.doctrineLinks.length ? <DoctrineLinks links={item.doctrineLinks} /> : '—'} />
+                <Fact name="Spec" value={item.spec.length ? <SpecLinks ids={item.spec} clauses={clauses} /> : '—'} />
                 <Fact
                   name="Lease"
                   value={
@@ -135,6 +150,38 @@ export function ItemPage({ projectId, workId }: { projectId: string; workId: str
         <p class="muted">Loading…</p>
       ) : null}
     </>
+  );
+}
+
+function DoctrineLinks({ links }: { links: ItemDetail['doctrineLinks'] }) {
+  return (
+    <span class="chips">
+      {links.map((l) => (
+        <span key={l.slug} class="link-chip" data-doctrine={l.slug} data-level={l.level ?? ''} data-status={l.status ?? ''}>
+          <code>{l.slug}</code>
+          {l.level ? <span class={`pill l-${l.level}`}>{l.level}</span> : <span class="muted"> not on this board</span>}
+          {l.status ? <span class={`pill s-${l.status}`}>{l.status}</span> : null}
+        </span>
+      ))}
+    </span>
+  );
+}
+
+function SpecLinks({ ids, clauses }: { ids: string[]; clauses: ReadonlyMap<string, ClauseEvent> }) {
+  return (
+    <span class="chips">
+      {ids.map((id) => {
+        const c = clauses.get(id);
+        const retired = c?.status === 'retired';
+        return (
+          <span key={id} class={`link-chip ${retired ? 'flagged' : ''}`} data-clause-id={id} data-status={c?.status ?? ''} title={retired ? `${id} is retired: re-point this item or reopen the clause` : undefined}>
+            {retired ? '⚠ ' : ''}
+            <code>{id}</code> {c ? <span>{c.title}</span> : null}
+            {c ? <span class={`pill s-${c.status}`}>{c.status}</span> : null}
+          </span>
+        );
+      })}
+    </span>
   );
 }
 

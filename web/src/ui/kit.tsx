@@ -142,11 +142,13 @@ export function who(principal: string | null | undefined): string {
   return agentNames.value.get(principal) ?? principal.replace(/^(agent|user):/, '').slice(0, 8);
 }
 
-/** One line for a board event: its type, item, and the move it made. */
+/** One line for a board event: its type, item (or doctrine entry, or spec clause), and the move it made. */
 export function describeEvent(e: BoardEvent): string {
-  const data = e.data as { from?: string; to?: string };
+  const data = e.data as { from?: string; to?: string; slug?: string; clauseId?: string; result?: string; fields?: string[] };
   const move = data.from && data.to ? ` ${data.from.replace('_', ' ')} → ${data.to.replace('_', ' ')}` : '';
-  return `${e.type}${e.workId ? ` ${e.workId}` : ''}${move}`;
+  const subject = e.workId ?? data.slug ?? data.clauseId;
+  const more = data.result ? ` ${data.result}` : data.fields ? ` (${data.fields.join(', ')})` : '';
+  return `${e.type}${subject ? ` ${subject}` : ''}${move}${more}`;
 }
 
 /** A choice among the person's boards, shown only when there is more than one. */
