@@ -2,7 +2,7 @@
 // description as text, so these types are written here and the e2e tests hold them to the server).
 import type { paths } from './schema.js';
 
-export type Topic = 'items' | 'leases' | 'shouts' | 'activity' | 'presence';
+export type Topic = 'items' | 'leases' | 'shouts' | 'doctrine' | 'activity' | 'presence';
 
 /** A shout as GET /api/shouts lists it. */
 export type Shout = paths['/api/shouts']['get']['responses'][200]['content']['application/json']['shouts'][number];
@@ -69,5 +69,6 @@ export interface LeaseEnded {
 export function topicOf(type: string): Topic {
   if (type.startsWith('lease.')) return 'leases';
   if (type.startsWith('shout')) return 'shouts';
+  if (type.startsWith('doctrine.') || type.startsWith('spec.')) return 'doctrine';
   return 'items';
 }

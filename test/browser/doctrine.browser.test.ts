@@ -147,6 +147,10 @@ describe.skipIf(!chromium)('doctrine, spec and feedback on the board page (Chrom
       expect((await admin.post(`/api/doctrine/tests-first/level?projectId=${board.projectId}`, { level: 'expected' })).status).toBe(200);
       await page.locator('[data-doctrine="tests-first"][data-level="expected"]').waitFor();
       await screenshot(page, 'item-doctrine-links');
+      // A link opens the board on its Doctrine tab, in the page (no reload).
+      await page.locator('[data-doctrine="tests-first"] a').click();
+      await page.waitForURL(`**/boards/${board.projectId}#doctrine`);
+      await page.getByRole('tab', { name: 'Doctrine', selected: true }).waitFor();
       expect(problems).toEqual([]);
     } finally {
       expect(await work.stop()).toBeGreaterThan(0);

@@ -3,9 +3,20 @@ import { signal } from '@preact/signals';
 
 export const path = signal(location.pathname + location.search);
 
-export function navigate(to: string, replace = false): void {
-  if (to === path.value) return;
-  history[replace ? 'replaceState' : 'pushState'](null, '', to);
+/**
+ * Goes to `to` (path and query) in the page. A `hash` (`#spec`) goes into the address before the
+ * path signal moves, so the page it opens reads it; on the same page only the hash changes, told
+ * by a hashchange event.
+ */
+export function navigate(to: string, replace = false, hash = ''): void {
+  if (to === path.value) {
+    if (hash && hash !== location.hash) {
+      history.pushState(null, '', to + hash);
+      dispatchEvent(new HashChangeEvent('hashchange'));
+    }
+    return;
+  }
+  history[replace ? 'replaceState' : 'pushState'](null, '', to + hash);
   path.value = to;
   window.scrollTo(0, 0);
 }
@@ -21,7 +32,7 @@ addEventListener('click', (event) => {
   const url = new URL(a.href, location.href);
   if (url.origin !== location.origin || url.pathname.startsWith('/api/') || url.pathname.startsWith('/docs/')) return;
   event.preventDefault();
-  navigate(url.pathname + url.search);
+  navigate(url.pathname + url.search, false, url.hash);
 });
 
 /** The params of `pattern` (e.g. /boards/:id) in the current path, or null. */

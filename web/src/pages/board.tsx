@@ -33,6 +33,11 @@ export function BoardPage({ projectId }: { projectId: string }) {
   const model = useMemo(() => new BoardModel(projectId), [projectId]);
   useEffect(() => () => model.stop(), [model]);
   const [view, setView] = useState<View>(() => viewOf(location.hash));
+  useEffect(() => {
+    const follow = () => setView(viewOf(location.hash));
+    addEventListener('hashchange', follow);
+    return () => removeEventListener('hashchange', follow);
+  }, []);
   const open = (v: View) => (setView(v), history.replaceState(history.state, '', v === 'columns' ? location.pathname + location.search : `#${v}`));
   const feed = model.feed;
   const role = feed.role.value;

@@ -97,8 +97,8 @@ export function ItemPage({ projectId, workId }: { projectId: string; workId: str
               <dl class="facts">
                 <Fact name="Depends on" value={item.dependsOn.length ? item.dependsOn.map((d) => <a key={d} href={`/boards/${projectId}/items/${d}`}>{d} </a>) : '—'} />
                 <Fact name="Labels" value={item.labels.join(', ') || '—'} />
-                <Fact name="Doctrine" value={item.doctrineLinks.length ? <DoctrineLinks links={item.doctrineLinks} /> : '—'} />
-                <Fact name="Spec" value={item.spec.length ? <SpecLinks ids={item.spec} clauses={clauses} /> : '—'} />
+                <Fact name="Doctrine" value={item.doctrineLinks.length ? <DoctrineLinks projectId={projectId} links={item.doctrineLinks} /> : '—'} />
+                <Fact name="Spec" value={item.spec.length ? <SpecLinks projectId={projectId} ids={item.spec} clauses={clauses} /> : '—'} />
                 <Fact
                   name="Lease"
                   value={
@@ -153,12 +153,14 @@ export function ItemPage({ projectId, workId }: { projectId: string; workId: str
   );
 }
 
-function DoctrineLinks({ links }: { links: ItemDetail['doctrineLinks'] }) {
+function DoctrineLinks({ projectId, links }: { projectId: string; links: ItemDetail['doctrineLinks'] }) {
   return (
     <span class="chips">
       {links.map((l) => (
         <span key={l.slug} class="link-chip" data-doctrine={l.slug} data-level={l.level ?? ''} data-status={l.status ?? ''}>
-          <code>{l.slug}</code>
+          <a href={`/boards/${encodeURIComponent(projectId)}#doctrine`}>
+            <code>{l.slug}</code>
+          </a>
           {l.level ? <span class={`pill l-${l.level}`}>{l.level}</span> : <span class="muted"> not on this board</span>}
           {l.status ? <span class={`pill s-${l.status}`}>{l.status}</span> : null}
         </span>
@@ -167,7 +169,7 @@ function DoctrineLinks({ links }: { links: ItemDetail['doctrineLinks'] }) {
   );
 }
 
-function SpecLinks({ ids, clauses }: { ids: string[]; clauses: ReadonlyMap<string, ClauseEvent> }) {
+function SpecLinks({ projectId, ids, clauses }: { projectId: string; ids: string[]; clauses: ReadonlyMap<string, ClauseEvent> }) {
   return (
     <span class="chips">
       {ids.map((id) => {
@@ -176,7 +178,10 @@ function SpecLinks({ ids, clauses }: { ids: string[]; clauses: ReadonlyMap<strin
         return (
           <span key={id} class={`link-chip ${retired ? 'flagged' : ''}`} data-clause-id={id} data-status={c?.status ?? ''} title={retired ? `${id} is retired: re-point this item or reopen the clause` : undefined}>
             {retired ? '⚠ ' : ''}
-            <code>{id}</code> {c ? <span>{c.title}</span> : null}
+            <a href={`/boards/${encodeURIComponent(projectId)}#spec`}>
+              <code>{id}</code>
+            </a>{' '}
+            {c ? <span>{c.title}</span> : null}
             {c ? <span class={`pill s-${c.status}`}>{c.status}</span> : null}
           </span>
         );
