@@ -91,29 +91,17 @@ export class LeaseKeeper extends Emitter<LeaseKeeperEvents> {
     return (this.inFlight ??= this.renew().finally(() => (this.inFlight = null)));
   }
 
-  /** Submits the exact head under this lease, which ends it; a refusal is thrown (and a lost lease reported). */
-  async submit(head: string): Promise<Reply<'/api/submit', 'post'>> {
-    this.end();
-    try {
-      const reply = await this.options.client.post('/api/submit', { body: { leaseId: this.grant.leaseId, head }, ...this.project() });
-      this.phase = 'done';
-      return reply;
-    } catch (error) {
-      this.refused(error, 'submit');
-      throw error;
-    }
+  /**
+   * Submits the exact head under this lease, which ends it. A refusal is thrown; one that says the
+   * lease is gone is reported as lost, any other (a malformed head, a 5xx) leaves it kept.
+   */
+  submit(head: string): Promise<Reply<'/api/submit', 'post'>> {
+    return this.ending('submit', () => this.options.client.post('/api/submit', { body: { leaseId: this.grant.leaseId, head }, ...this.project() }));
   }
 
-  /** Gives the lease back; a refusal is thrown (and a lost lease reported). */
+  /** Gives the lease back; refusals as for submit. */
   async release(): Promise<void> {
-    this.end();
-    try {
-      await this.options.client.post('/api/lease', { body: { leaseId: this.grant.leaseId, action: 'release' }, ...this.project() });
-      this.phase = 'done';
-    } catch (error) {
-      this.refused(error, 'release');
-      throw error;
-    }
+    await this.ending('release', () => this.options.client.post('/api/lease', { body: { leaseId: this.grant.leaseId, action: 'release' }, ...this.project() }));
   }
 
   /** Stops renewing, leaving the lease to run out. */
@@ -165,10 +153,26 @@ export class LeaseKeeper extends Emitter<LeaseKeeperEvents> {
     return this.options.boardId === undefined ? {} : { params: { query: { projectId: this.options.boardId } } };
   }
 
-  private refused(error: unknown, source: 'submit' | 'release'): void {
-    const loss = lossOf(error, source);
-    if (loss) this.lose(loss);
-    else this.phase = 'done';
+  /** A call that ends the lease: no renewal races it; refused, the lease is lost or kept as the refusal says. */
+  private async ending<T>(source: 'submit' | 'release', call: () => Promise<T>): Promise<T> {
+    const wasKeeping = this.phase === 'keeping';
+    if (wasKeeping) this.phase = 'ending';
+    this.clearTimer();
+    try {
+      const reply = await call();
+      this.end();
+      this.phase = 'done';
+      return reply;
+    } catch (error) {
+      const loss = lossOf(error, source);
+      if (loss && loss.reason !== 'refused') this.lose(loss);
+      else if (wasKeeping && this.phase === 'ending') {
+        // Still held (the call was malformed, not allowed, or had no answer): keep it alive.
+        this.phase = 'keeping';
+        void this.renewNow();
+      }
+      throw error;
+    }
   }
 
   private end(): void {

@@ -63,6 +63,11 @@ describe('an agent’s round through the typed client', () => {
     expect(keeper.lease.fencingToken).toBe(grant.fencingToken);
     expect(Date.parse(keeper.lease.expiresAt)).toBeGreaterThan(Date.parse(grant.expiresAt) + 4000);
 
+    // A refused submit that leaves the lease held (a head that is no commit id) keeps it alive.
+    await expect(keeper.submit('not a commit')).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    expect(keeper.keeping).toBe(true);
+    const renewedAfter = renewals.length;
+    await expect.poll(() => renewals.length > renewedAfter, { timeout: 10_000, interval: 100 }).toBe(true);
     expect(await keeper.submit(head(1))).toEqual({ workId: 'W-1', state: 'awaiting_verify' });
     expect(keeper.keeping).toBe(false);
     const check = await verifier.client.post('/api/claim', { body: { purpose: 'verify' } });
