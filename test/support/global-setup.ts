@@ -2,6 +2,9 @@
 // A missing component is announced in one loud line; with REQUIRE_SERVICES=1 it fails the run.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
@@ -13,6 +16,8 @@ declare module 'vitest' {
     stripeBase: string | null;
     /** Debian's Chromium for the browser tests, or null. */
     chromium: string | null;
+    /** Where the workers note the error codes they are answered with (answered-codes.ts). */
+    answeredCodesDir: string | null;
   }
 }
 
@@ -93,7 +98,38 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('redisUrl', redisUrl);
   project.provide('stripeBase', stripeBase);
   project.provide('chromium', chromium);
+  const codesDir = await mkdtemp(join(tmpdir(), 'board-codes-'));
+  project.provide('answeredCodesDir', codesDir);
   return async () => {
     await stopMemoryServer?.();
+    try {
+      await checkAnsweredCodes(project, codesDir);
+    } finally {
+      await rm(codesDir, { recursive: true, force: true });
+    }
   };
+}
+
+/**
+ * Codes no suite's own client is answered with, and where they are answered instead. Every other
+ * registered code must reach a test's Client or socket in a whole run.
+ */
+const ANSWERED_ELSEWHERE: Record<string, string> = {};
+
+/**
+ * After a whole run (every test file, no name filter, every component present, nothing failed),
+ * or with CHECK_ANSWERED_CODES=1: each registered code was answered to a suite at least once, or
+ * the run fails naming those not.
+ */
+async function checkAnsweredCodes(project: TestProject, dir: string): Promise<void> {
+  const ran = project.vitest.state.getFiles();
+  const all = (await project.globTestFiles()).testFiles;
+  const whole = missing.length === 0 && !project.vitest.config.testNamePattern && ran.length === all.length && ran.every((f) => f.result?.state === 'pass');
+  if (!whole && process.env.CHECK_ANSWERED_CODES !== '1') return;
+  const answered = new Set((await Promise.all((await readdir(dir)).map((f) => readFile(join(dir, f), 'utf8')))).flatMap((t) => t.split('\n')).filter(Boolean));
+  const { ERROR_CODES } = await import('../../src/errors/registry.js');
+  const never = ERROR_CODES.filter((code) => !answered.has(code) && !(code in ANSWERED_ELSEWHERE));
+  console.log(`\nerror codes answered to the suites: ${answered.size} of ${ERROR_CODES.length}${never.length ? `; never: ${never.join(', ')}` : ''}`);
+  if (never.length) process.exitCode = 1; // a teardown's error is only printed; this fails the run
+  if (never.length) throw new Error(`These registered codes were never answered to a test in this whole run: ${never.join(', ')}. Reach each in an e2e test, or name where it is answered in ANSWERED_ELSEWHERE (test/support/global-setup.ts).`);
 }

@@ -12,6 +12,7 @@ import type { Store } from '../../store/ports/store.js';
 import type { MailMessage, Mailer } from '../../src/mail/mailer.js';
 import type { Bus } from '../../src/bus/bus.js';
 import type { Homes } from '../../src/cluster/homes.js';
+import { answered, codeOf } from './answered-codes.js';
 import { tempDir, unique } from './temp.js';
 
 export interface TestServer {
@@ -126,6 +127,7 @@ export class Client {
     }
     const token = (parsed as { csrfToken?: unknown } | undefined)?.csrfToken;
     if (typeof token === 'string') this.csrfToken = token;
+    if (res.status >= 400) answered(codeOf(parsed));
     return { status: res.status, headers: res.headers, body: parsed, text };
   }
 

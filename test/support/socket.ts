@@ -1,5 +1,6 @@
 // A WebSocket client that queues what the server sends, for awaiting messages in order.
 import WebSocket from 'ws';
+import { answered } from './answered-codes.js';
 
 export interface TestSocket {
   ws: WebSocket;
@@ -14,7 +15,9 @@ export function openSocket(url: string, headers: Record<string, string> = {}): P
   const queue: unknown[] = [];
   const waiters: (() => void)[] = [];
   ws.on('message', (data) => {
-    queue.push(JSON.parse(data.toString()));
+    const message = JSON.parse(data.toString()) as { type?: unknown; code?: unknown };
+    if (message.type === 'error') answered(message.code);
+    queue.push(message);
     waiters.splice(0).forEach((w) => w());
   });
   const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
