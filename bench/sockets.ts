@@ -7,6 +7,9 @@
 //  2. 1,000 sockets on one board: 800 read its lease events, 200 subscribe to everything and
 //     never read a byte, while 8 MB of shouts go out: the nodes' memory, how many stalled sockets
 //     were cut off, and whether every reading socket got every lease event.
+//  3. A subscribe flood: one socket sends 1,000 subscribes with since: 0 to a board of 1,500 events
+//     while /healthz is probed every 10 ms; the probe's worst latency (goal: under 100 ms; the
+//     e2e test test/e2e/ws-budget.test.ts only holds it under 500 ms, a margin a busy CI machine keeps).
 // READERS and STALLED change those counts (both 0 skips part 2); ROUNDS repeats part 2 on the same
 // nodes, to see whether memory grows round over round.
 import { readFileSync } from 'node:fs';
@@ -139,6 +142,36 @@ async function manySockets(nodes: BenchNode[]): Promise<void> {
   console.log(`${''.padEnd(34)} RSS once they hung up: ${fmt(memory())}`);
 }
 
+const FLOOD_GOAL_MS = 100;
+
+/** Part 3: the probe's worst /healthz latency while one socket floods the node with replaying subscribes. */
+async function subscribeFlood(node: BenchNode): Promise<void> {
+  const { projectId, agent } = await ownerAndAgent(node.url);
+  for (let made = 0; made < 1500; made += 500) await post(node.url, `/api/items/batch?projectId=${projectId}`, { items: Array.from({ length: 500 }, (_, i) => ({ title: `event ${made + i}` })) }, agent);
+  const probes: number[] = [];
+  let probing = true;
+  const prober = (async () => {
+    while (probing) {
+      const started = performance.now();
+      await fetch(`${node.url}/healthz`).then((r) => r.text());
+      probes.push(performance.now() - started);
+      await sleep(10);
+    }
+  })();
+  await sleep(200); // a few probes of the quiet node first
+  const ws = new WebSocket(wsUrl(node.url), { headers: agent });
+  await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)));
+  const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
+  for (let i = 0; i < 1000; i++) ws.send(JSON.stringify({ type: 'subscribe', boardId: projectId, since: 0 }));
+  const code = await Promise.race([closed, sleep(30_000).then(() => -1)]);
+  await sleep(300);
+  probing = false;
+  await prober;
+  const sorted = [...probes].sort((a, b) => a - b);
+  const worst = sorted.at(-1)!;
+  console.log(`${'subscribe flood, 1,500 events'.padEnd(34)} socket closed with ${code}; /healthz during it: ${probes.length} probes, p50 ${sorted[Math.floor(sorted.length / 2)]!.toFixed(1)} ms, worst ${worst.toFixed(1)} ms (goal < ${FLOOD_GOAL_MS} ms: ${worst < FLOOD_GOAL_MS ? 'met' : 'NOT met'})`);
+}
+
 const shared = process.env.MONGODB_URI && process.env.REDIS_URL ? { STORE: 'mongo', MONGODB_DB: `bench-${Date.now()}` } : null;
 const nodes = shared ? [await startNode(shared), await startNode(shared)] : [await startNode()];
 try {
@@ -146,6 +179,7 @@ try {
   await expiryPushes(nodes[0]!, nodes.at(-1)!);
   if (READERS + STALLED > 0) await manySockets(nodes);
   for (let i = 1; i < Number(process.env.ROUNDS ?? 1); i++) await manySockets(nodes);
+  await subscribeFlood(nodes.at(-1)!);
 } finally {
   await Promise.all(nodes.map((n) => n.stop()));
   if (shared) {
