@@ -39,6 +39,17 @@ export interface BoardClientOptions {
   /** Browsers: `include` to send the session cookie to another origin. */
   credentials?: 'include' | 'same-origin' | 'omit';
   fetch?: (request: Request) => Promise<Response>;
+  /**
+   * Hears every answer, a refusal's too, before the call returns or throws: a browser page keeps
+   * the csrfToken a login or GET /api/auth/me carries, or reads a header of its own.
+   */
+  onAnswer?: (answer: Answer) => void;
+}
+
+/** An answer as onAnswer hears it: the response (its body already read) and that body, parsed. */
+export interface Answer {
+  response: Response;
+  body: unknown;
 }
 
 /** The nine rate headers of an answer, or null when it has none. */
@@ -93,6 +104,7 @@ export class BoardClient {
   private async call<T>(method: Method, path: string, init: unknown): Promise<T> {
     const request = this.raw.request as unknown as (m: Method, p: string, i?: unknown) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
     const { data, error, response } = await request(method, path, init);
+    this.options.onAnswer?.({ response, body: response.ok ? data : error });
     if (!response.ok) throw BoardApiError.from(response.status, error, response.headers);
     return data as T;
   }

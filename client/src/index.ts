@@ -1,6 +1,6 @@
 // @agent-board/client: the board's REST operations typed from its OpenAPI document, its live
 // socket with resume, and a keeper for held leases. Runs in Node 20+ and in browsers.
-export { BoardClient, rateOf, type BoardClientOptions, type PathsWith, type RateBudget, type RateWindow, type Reply } from './board-client.js';
+export { BoardClient, rateOf, type Answer, type BoardClientOptions, type PathsWith, type RateBudget, type RateWindow, type Reply } from './board-client.js';
 export { BoardApiError, UNEXPECTED_RESPONSE, type ErrorCode } from './errors.js';
 export { Emitter } from './emitter.js';
 export type { components, operations, paths } from './schema.js';
