@@ -1,15 +1,24 @@
 // Restore points (DOMAIN.md "Restore points and rewind"): a board's work graph as some commit left
 // it, fingerprinted over its canonical JSON, kept per the plan's history retention and at most the
-// newest 500 per board. Captured on Pro boards before the moves DOMAIN.md lists. The JSON is kept in
+// newest 500 per board; a Free board keeps its newest 20 of the last 24 hours, so a board made Pro
+// after a mishap can be restored. Captured before the moves DOMAIN.md lists. The JSON is kept in
 // parts of PART_CHARS beside the point's record (written before it, deleted with it), so a point of
 // a 50,000-item board fits MongoDB's 16 MB documents.
 import { createHash } from 'node:crypto';
 import { canonicalJson, graphOf, type RestoreGraph } from '../../machines/restore-point.js';
 import type { Committed } from '../../actors/board-actor.js';
-import { historySince, PLANS, type PlanName } from '../plans.js';
+import { DAY_MS, historySince, PLANS, type PlanName } from '../plans.js';
 import { DuplicateKeyError, type Filter, type RestorePointPartRecord, type RestorePointRecord, type Store } from '../../store/ports/store.js';
 
 export const POINTS_KEPT = 500;
+/** What a plan without rewind (Free) keeps all the same: its newest points of the last day. */
+export const FREE_POINTS = { kept: 20, withinMs: DAY_MS } as const;
+
+/** How many points a board on `plan` keeps at most. */
+export const pointsKept = (plan: PlanName): number => (PLANS[plan].rewind ? POINTS_KEPT : FREE_POINTS.kept);
+
+/** The oldest capture time a board on `plan` still keeps a point from. */
+export const pointsSince = (plan: PlanName, now: number): number => (PLANS[plan].rewind ? historySince(plan, now) : Math.max(historySince(plan, now), now - FREE_POINTS.withinMs));
 /** Characters of a point's JSON per stored part. */
 export const PART_CHARS = 1_000_000;
 
@@ -83,8 +92,8 @@ export async function capturePoint(store: PointPorts, boardId: string, committed
 }
 
 async function trimPoints(store: PointPorts, boardId: string, plan: PlanName, now: number): Promise<void> {
-  await dropPoints(store, { boardId, capturedAt: { $lt: historySince(plan, now) } });
-  const beyond = await store.restorePoints.select({ boardId }, ['seq'], { sort: [['seq', -1]], skip: POINTS_KEPT });
+  await dropPoints(store, { boardId, capturedAt: { $lt: pointsSince(plan, now) } });
+  const beyond = await store.restorePoints.select({ boardId }, ['seq'], { sort: [['seq', -1]], skip: pointsKept(plan) });
   for (const old of beyond) {
     await store.restorePoints.delete(old._id);
     await store.restorePointParts.deleteMany({ pointId: old._id });
@@ -93,21 +102,23 @@ async function trimPoints(store: PointPorts, boardId: string, plan: PlanName, no
 
 /**
  * Before a move DOMAIN.md lists (batch, override, reopen, an operator's state move), a board's
- * current graph becomes a point when its plan has rewind (Pro); Free boards keep none.
+ * current graph becomes a point, kept as its plan keeps them (Free: the newest 20 of the last
+ * day). A paused board refuses those moves, so it keeps none for them.
  */
 export async function captureBefore(store: PointPorts, call: { boardId: string; actor: { read(): Promise<Committed> } }, plan: PlanName, reason: CaptureReason, now: number): Promise<void> {
-  if (!PLANS[plan].rewind) return;
-  await capturePoint(store, call.boardId, await call.actor.read(), reason, plan, now);
+  const committed = await call.actor.read();
+  if (committed.board.paused) return;
+  await capturePoint(store, call.boardId, committed, reason, plan, now);
 }
 
 /**
  * A commit ended a quiet spell (QUIET_MS without one): the board as the spell left it becomes a
- * point, when the board is Pro. `before` is an immutable committed board, so when this runs does
- * not matter.
+ * point, kept as its plan keeps them. `before` is an immutable committed board, so when this runs
+ * does not matter.
  */
 export async function captureQuiet(store: PointPorts & Pick<Store, 'projects'>, boardId: string, before: Committed, now: number): Promise<void> {
   const project = await store.projects.get(boardId);
-  if (!project || !PLANS[project.plan].rewind) return;
+  if (!project) return;
   await capturePoint(store, boardId, before, 'quiet', project.plan, now);
 }
 

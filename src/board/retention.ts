@@ -1,13 +1,13 @@
 // Retention: a board's events, shouts, presence, audit rows and restore points older than its
-// plan's history retention (a board that dropped to Free keeps its points only as long as Free
-// keeps history), and expired sessions, link tokens and device-flow grants, are deleted through
+// plan's history retention (restore points of a Free board, also one that dropped to Free, after
+// a day: src/board/restore-points.ts pointsSince), and expired sessions, link tokens and device-flow grants, are deleted through
 // index ranges (by board and seq or time, by expiry), so the work is proportional to what ages
 // out, never a collection scan.
 // Every node may run it; deleting what is already gone is harmless.
 import { DAY_MS, historySince, PLANS } from '../plans.js';
 import type { Store } from '../../store/ports/store.js';
 import { purgeDeviceGrants } from '../accounts/device-flow.js';
-import { dropPoints } from './restore-points.js';
+import { dropPoints, pointsSince } from './restore-points.js';
 
 export const PURGE_EVERY_MS = 10 * 60_000;
 const PROJECT_PAGE = 200;
@@ -41,7 +41,7 @@ export async function purgeExpired(store: RetentionPorts, now: number): Promise<
       purged.shouts += await store.shouts.deleteMany({ boardId, at: { $lt: cutoff } });
       purged.presence += await store.presence.deleteMany({ boardId, seenAt: { $lt: cutoff } });
       purged.audit += await store.audit.deleteMany({ projectId: boardId, at: { $lt: cutoff } });
-      purged.restorePoints += await dropPoints(store, { boardId, capturedAt: { $lt: cutoff } });
+      purged.restorePoints += await dropPoints(store, { boardId, capturedAt: { $lt: pointsSince(plan, now) } });
     }
     if (page.length < PROJECT_PAGE) break;
     after = page.at(-1)!._id;

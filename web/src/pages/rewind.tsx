@@ -1,8 +1,10 @@
-// The account's Rewind section (Pro): a board's restore points, the preview of applying one (or
-// one item's subtree of it), and the apply behind a typed confirmation, with its undo.
+// The account's Rewind section (Pro): a guided pause, preview, apply, resume; a board's restore
+// points, the preview of applying one (or one item's subtree of it), and the apply behind a typed
+// confirmation, with its undo. A Free board is shown the points it keeps and what Pro would restore.
+import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, onBoard } from '../api.js';
-import type { Item, ProjectSummary } from '../types.js';
+import type { Item, ProjectSummary, Status } from '../types.js';
 import { ago, BoardPicker, ErrorNote, useAction, who } from '../ui/kit.js';
 import { queryParam } from '../router.js';
 import { allProjects, useLoad } from '../ui/load.js';
@@ -120,6 +122,11 @@ export function RewindSection() {
 function BoardRewind({ projectId, name, owner }: { projectId: string; name: string; owner: boolean }) {
   const read = (restorePointId?: string) => api<RewindState>('GET', onBoard(projectId, `/api/account/rewind${restorePointId ? `?restorePointId=${encodeURIComponent(restorePointId)}` : ''}`));
   const state = useLoad(() => read());
+  const status = useLoad(() => api<Status>('GET', onBoard(projectId, '/api/status')));
+  const setPaused = useAction(async (paused: boolean) => {
+    await api('PATCH', `/api/projects/${encodeURIComponent(projectId)}`, { paused });
+    status.reload();
+  });
   const [chosen, setChosen] = useState<string | null>(null);
   const [sliceRoot, setSliceRoot] = useState('');
   // The last preview read: kept while it is read again, so the apply's error stays beside it.
@@ -149,10 +156,11 @@ function BoardRewind({ projectId, name, owner }: { projectId: string; name: stri
     void preview.go(root ? `${chosen}~${root}` : chosen!);
   };
 
-  if (state.error instanceof ApiError && state.error.code === 'BILLING_PRO_REQUIRED') return <ProNote owner={owner} />;
+  if (state.error instanceof ApiError && state.error.code === 'BILLING_PRO_REQUIRED') return <ProNote owner={owner} points={(state.error.details.points as Point[] | undefined) ?? []} />;
   const s = state.data;
   if (!s) return state.error ? <ErrorNote error={state.error} /> : <p class="muted">Loading restore points…</p>;
   const target = shown?.preview;
+  const paused = status.data?.paused ?? null;
   return (
     <>
       <dl class="facts">
@@ -171,6 +179,15 @@ function BoardRewind({ projectId, name, owner }: { projectId: string; name: stri
           </dd>
         </div>
       </dl>
+      <Steps
+        paused={status.data}
+        previewed={shown !== null}
+        applied={applied !== null}
+        owner={owner}
+        pending={setPaused.pending}
+        onPause={(p) => void setPaused.go(p)}
+      />
+      <ErrorNote error={setPaused.error ?? status.error} />
       <ErrorNote error={state.error} />
       {applied ? <Rewound applied={applied} onUndo={() => choose(applied.undoPointId)} /> : null}
       <Points points={s.points} chosen={chosen} onChoose={choose} />
@@ -203,12 +220,14 @@ function BoardRewind({ projectId, name, owner }: { projectId: string; name: stri
               key={target.restorePointId}
               projectId={projectId}
               previewed={shown!}
+              paused={paused}
               onStale={() => void preview.go(target.restorePointId)}
               onApplied={(res) => {
                 setApplied(res);
                 setChosen(null);
                 setShown(null);
                 state.reload();
+                status.reload();
               }}
             />
           ) : null}
@@ -238,25 +257,87 @@ function Rewound({ applied, onUndo }: { applied: Applied; onUndo: () => void }) 
   );
 }
 
-function ProNote({ owner }: { owner: boolean }) {
+function ProNote({ owner, points }: { owner: boolean; points: Point[] }) {
   return (
-    <div class="note info" role="note">
-      <strong>Rewind is a Pro feature.</strong>
-      <span>
-        This board is on the Free plan, so it keeps no restore points.{' '}
-        {owner ? (
-          <>
-            Upgrade it in <a href="/account/billing">Billing</a>; points are kept from then on.
-          </>
-        ) : (
-          'Ask its owner to upgrade it to Pro.'
-        )}
-      </span>
-    </div>
+    <>
+      <div class="note info" role="note">
+        <strong>Rewind is a Pro feature.</strong>
+        <span>
+          This board is on the Free plan. It keeps its newest 20 restore points of the last 24 hours all the same, so a board made Pro after a mishap can still be put back.{' '}
+          {owner ? <>Upgrade it in <a href="/account/billing">Billing</a> to restore one.</> : 'Ask its owner to upgrade it to Pro to restore one.'}
+        </span>
+      </div>
+      <section aria-labelledby="rewind-free-points">
+        <h3 id="rewind-free-points">What Pro would restore</h3>
+        <p class="muted">With Pro, the board could go back to any of these points: the work graph as it stood then (leases on replaced items end).</p>
+        <Points points={points} chosen={null} />
+      </section>
+    </>
   );
 }
 
-function Points({ points, chosen, onChoose }: { points: Point[]; chosen: string | null; onChoose: (id: string) => void }) {
+/** The guided rewind, its next step marked: pause (owners and admins), preview, apply (the owner), resume. */
+function Steps(props: { paused: Status | null; previewed: boolean; applied: boolean; owner: boolean; pending: boolean; onPause: (paused: boolean) => void }) {
+  const { paused: status, previewed, applied, owner, pending, onPause } = props;
+  const isPaused = status?.paused ?? false;
+  const wasPaused = useRef(false);
+  if (isPaused) wasPaused.current = true;
+  const done = { pause: wasPaused.current, preview: previewed || applied, apply: applied, resume: wasPaused.current && !isPaused };
+  const current = status === null ? null : !done.pause ? 'pause' : !done.preview ? 'preview' : !done.apply ? 'apply' : !done.resume ? 'resume' : null;
+  const step = (key: keyof typeof done, title: string, body: ComponentChildren) => (
+    <li data-step={key} data-done={done[key] ? 'yes' : 'no'} aria-current={current === key ? 'step' : undefined} class={current === key ? 'note info' : 'note'}>
+      <strong>{`${Object.keys(done).indexOf(key) + 1}. ${title}`} {done[key] ? <span class="ok-text">✓ done</span> : null}</strong>
+      {body}
+    </li>
+  );
+  return (
+    <section aria-labelledby="rewind-steps" class="form">
+      <h3 id="rewind-steps">Pause, preview, apply, resume</h3>
+      <ol aria-label="Rewind step by step" style={{ display: 'grid', gap: '0.4rem', margin: 0, padding: 0, listStyle: 'none' }}>
+        {step(
+          'pause',
+          'Pause the board',
+          isPaused ? (
+            <span data-paused-by={status!.pausedBy}>{`Paused by ${who(status!.pausedBy)} ${ago(status!.pausedAt)}.`} Claims and changes wait; the agents’ leases keep running and renew.</span>
+          ) : (
+            <>
+              <span>
+                {done.pause
+                  ? 'Paused for this rewind, and resumed since.'
+                  : 'While agents work the board moves with every submit, and a preview goes stale before it can be applied. Pausing holds their claims and changes (they are answered BOARD_PAUSED) while leases, renewals, heartbeats and shouts go on.'}
+              </span>
+              <div class="row">
+                <button type="button" onClick={() => onPause(true)} disabled={pending || status === null}>
+                  {pending ? 'Pausing…' : done.pause ? 'Pause again' : 'Pause the board'}
+                </button>
+              </div>
+            </>
+          ),
+        )}
+        {step('preview', 'Preview a restore point', <span>Choose a point below: the preview lists what would come back, disappear and change.</span>)}
+        {step('apply', 'Apply it', <span>{owner ? 'Type the confirmation under the preview. Leases on replaced items end at once.' : 'The board’s owner applies it; as an admin you may pause, preview and resume.'}</span>)}
+        {step(
+          'resume',
+          'Resume the board',
+          isPaused ? (
+            <>
+              <span>{applied ? 'The rewind landed: let the agents carry on.' : 'Resume when you are done, with or without a rewind.'}</span>
+              <div class="row">
+                <button type="button" onClick={() => onPause(false)} disabled={pending}>
+                  {pending ? 'Resuming…' : 'Resume the board'}
+                </button>
+              </div>
+            </>
+          ) : (
+            <span>{applied ? 'The board is running again.' : 'Agents carry on from the board as it is then.'}</span>
+          ),
+        )}
+      </ol>
+    </section>
+  );
+}
+
+function Points({ points, chosen, onChoose }: { points: Point[]; chosen: string | null; onChoose?: (id: string) => void }) {
   if (points.length === 0) return <p class="muted">No restore points yet: one is kept before each batch, override, reopen, operator state move and rewind.</p>;
   return (
     <div style={{ overflowX: 'auto' }}>
@@ -267,9 +348,11 @@ function Points({ points, chosen, onChoose }: { points: Point[]; chosen: string 
             <th scope="col">Captured</th>
             <th scope="col">Why</th>
             <th scope="col">Items</th>
-            <th scope="col">
-              <span class="visually-hidden">Actions</span>
-            </th>
+            {onChoose ? (
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            ) : null}
           </tr>
         </thead>
         <tbody>
@@ -283,11 +366,13 @@ function Points({ points, chosen, onChoose }: { points: Point[]; chosen: string 
               </td>
               <td>{REASON[p.reason] ?? p.reason}</td>
               <td>{p.itemCount}</td>
-              <td>
-                <button type="button" onClick={() => onChoose(p.restorePointId)} aria-label={`Preview ${pointLabel(p.restorePointId)}`}>
-                  Preview
-                </button>
-              </td>
+              {onChoose ? (
+                <td>
+                  <button type="button" onClick={() => onChoose(p.restorePointId)} aria-label={`Preview ${pointLabel(p.restorePointId)}`}>
+                    Preview
+                  </button>
+                </td>
+              ) : null}
             </tr>
           ))}
         </tbody>
@@ -359,7 +444,7 @@ function DiffList({ title, hint, ids, kind, items }: { title: string; hint: stri
  * types the confirmation. A board that moved since answers REWIND_VERSION_MISMATCH: the registry's
  * message shows and the preview is read again.
  */
-function Apply(props: { projectId: string; previewed: Previewed; onApplied: (res: Applied) => void; onStale: () => void }) {
+function Apply(props: { projectId: string; previewed: Previewed; paused: boolean | null; onApplied: (res: Applied) => void; onStale: () => void }) {
   const target = props.previewed.preview.restorePointId;
   const leases = leasesEnding(props.previewed);
   const [typed, setTyped] = useState('');
@@ -398,7 +483,7 @@ function Apply(props: { projectId: string; previewed: Previewed; onApplied: (res
         </small>
       </label>
       <ErrorNote error={apply.error} />
-      {stale ? <p class="muted">The preview above was read again against the board as it is now: check it, then type the confirmation again.</p> : null}
+      {stale ? <p class="muted">The preview above was read again against the board as it is now: check it, then type the confirmation again.{props.paused === false ? ' Agents are moving the board: pause it first (step 1) so the preview holds.' : ''}</p> : null}
       <div class="row">
         <button type="submit" class="danger" disabled={typed !== CONFIRMATION || apply.pending}>
           {apply.pending ? 'Rewinding…' : 'Rewind the board'}

@@ -1,0 +1,4 @@
+import { pauseFlow } from './pause-flow.js';
+import { embeddedStore } from '../support/stores.js';
+
+pauseFlow('embedded', embeddedStore);
