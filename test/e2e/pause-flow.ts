@@ -6,18 +6,21 @@ import { describe, expect, it } from 'vitest';
 import { head, newBoard, type TestBoard } from '../support/board.js';
 import { makePro, webhookOnlyBilling } from '../support/billing.js';
 import { expectError } from '../support/expect-error.js';
+import type { Client, Res } from '../support/server.js';
 import { openSocket } from '../support/socket.js';
 import { serveStore, type OpenedStore } from '../support/stores.js';
 import { until } from '../support/until.js';
 import { purgeExpired } from '../../src/board/retention.js';
 import { pauseFleet } from './pause-fleet.js';
+import { SHARING_ENV, sharingKit } from './sharing-kit.js';
 
 const SECRET = 'whsec_pause_tests';
 const HOUR = 3_600_000;
 
 export function pauseFlow(name: string, open: () => Promise<OpenedStore>): void {
   describe(`pausing a board on the ${name} store`, () => {
-    const served = serveStore(open, { ...webhookOnlyBilling(SECRET), LEASE_MIN_TTL_SECONDS: '1' });
+    const served = serveStore(open, { ...SHARING_ENV, ...webhookOnlyBilling(SECRET), LEASE_MIN_TTL_SECONDS: '1' });
+    const kit = sharingKit(served);
     const url = () => served.srv.url;
     const store = () => served.srv.store;
     const setPaused = (board: TestBoard, paused: boolean) => board.owner.request('PATCH', `/api/projects/${board.projectId}`, { json: { paused } });
@@ -50,7 +53,7 @@ export function pauseFlow(name: string, open: () => Promise<OpenedStore>): void 
       // Agents cannot pause or resume (account structure); neither can a workspace token of the owner's.
       expectError(await a.request('PATCH', `/api/projects/${board.projectId}`, { json: { paused: false } }), 403, 'PROJECT_SCOPE_DENIED');
 
-      const refused: [string, Promise<import('../support/server.js').Res>][] = [
+      const refused: [string, Promise<Res>][] = [
         ['pull-next claim', b.post('/api/claim', {})],
         ['named claim', b.post('/api/claim', { workId: 'W-4' })],
         ['verify claim', b.post('/api/claim', { workId: 'W-3', purpose: 'verify' })],
@@ -108,6 +111,27 @@ export function pauseFlow(name: string, open: () => Promise<OpenedStore>): void 
       const log = (await b.get('/api/activity?limit=200')).body.events as { type: string }[];
       expect(log.filter((e) => e.type === 'board.paused' || e.type === 'board.resumed')).toHaveLength(2);
       socket.ws.close();
+    });
+
+    it('lets admins pause and resume, and refuses members (ROLE_REQUIRED)', async () => {
+      const board = await newBoard(url());
+      const [admin, member] = [await kit.person(), await kit.person()];
+      await kit.join(board, admin, 'admin');
+      await kit.join(board, member, 'member');
+      const patch = (who: { client: Client }, paused: boolean) => who.client.request('PATCH', `/api/boards/${board.projectId}`, { json: { paused } });
+      expectError(await patch(member, true), 403, 'ROLE_REQUIRED');
+      expect((await status(board)).paused).toBe(false);
+      const paused = await patch(admin, true);
+      expect(paused.status, paused.text).toBe(200);
+      expect(paused.body).toMatchObject({ paused: true, pausedBy: `user:${admin.accountId}`, role: 'admin' });
+      expect(await status(board)).toMatchObject({ paused: true, pausedBy: `user:${admin.accountId}` });
+      expectError(await patch(member, false), 403, 'ROLE_REQUIRED');
+      expect((await patch(admin, false)).body).toMatchObject({ paused: false });
+      // A rename alone says nothing about the pause.
+      const renamed = await admin.client.request('PATCH', `/api/boards/${board.projectId}`, { json: { name: 'Renamed' } });
+      expect(renamed.status, renamed.text).toBe(200);
+      expect(renamed.body.name).toBe('Renamed');
+      expect('paused' in renamed.body).toBe(false);
     });
 
     it('keeps a Free board’s newest 20 restore points of the last 24 hours, shows them with the Pro refusal, and restores one once the board is Pro', async () => {
