@@ -1,7 +1,7 @@
-// Restore points kept on a store: one per board seq, the newest 500 at most, and none for a plan
-// without rewind.
+// Restore points kept on a store: one per board seq, the newest 500 at most, and for a plan
+// without rewind the newest 20 of the last day.
 import { describe, expect, it } from 'vitest';
-import { captureBefore, capturePoint, captureQuiet, graphOfPoint, PART_CHARS, POINTS_KEPT } from '../../src/board/restore-points.js';
+import { captureBefore, capturePoint, captureQuiet, FREE_POINTS, graphOfPoint, PART_CHARS, POINTS_KEPT } from '../../src/board/restore-points.js';
 import { addItems, BoardDraft, emptyBoard } from '../../machines/board.js';
 import type { ItemFields } from '../../machines/board-item.js';
 import type { Committed } from '../../actors/board-actor.js';
@@ -46,14 +46,18 @@ describe('restore points on a store', () => {
     expect(await graphOfPoint(used.store, point)).toBe('altered');
   });
 
-  it('keeps nothing for a plan without rewind, before a move or after a quiet spell', async () => {
+  it('keeps a Free board’s points too, before a move and after a quiet spell: its newest 20 of the last day', async () => {
     const free = unique('p');
     const pro = unique('p');
     for (const [id, plan] of [[free, 'free'], [pro, 'pro']] as const) await used.store.projects.insert({ _id: id, version: 1, name: id, ownerId: 'acc', plan, createdAt: NOW, lastActivityAt: NOW });
     await captureBefore(used.store, { boardId: free, actor: { read: async () => committedAt(3) } }, 'free', 'batch', NOW);
     await captureQuiet(used.store, free, committedAt(4), NOW);
     await captureQuiet(used.store, pro, committedAt(4), NOW);
-    expect(await used.store.restorePoints.count({ boardId: free })).toBe(0);
+    expect(await used.store.restorePoints.select({ boardId: free }, ['reason', 'seq'], { sort: [['seq', 1]] })).toEqual([expect.objectContaining({ reason: 'batch', seq: 3 }), expect.objectContaining({ reason: 'quiet', seq: 4 })]);
     expect(await used.store.restorePoints.select({ boardId: pro }, ['reason', 'seq'])).toEqual([expect.objectContaining({ reason: 'quiet', seq: 4 })]);
+    for (let seq = 5; seq <= 30; seq++) await capturePoint(used.store, free, committedAt(seq), 'batch', 'free', NOW + seq);
+    expect((await used.store.restorePoints.select({ boardId: free }, ['seq'], { sort: [['seq', 1]] })).map((p) => p.seq)).toEqual(Array.from({ length: FREE_POINTS.kept }, (_, i) => 11 + i));
+    await capturePoint(used.store, free, committedAt(31), 'batch', 'free', NOW + FREE_POINTS.withinMs + 20);
+    expect((await used.store.restorePoints.select({ boardId: free }, ['seq'], { sort: [['seq', 1]] })).map((p) => p.seq)).toEqual(Array.from({ length: 12 }, (_, i) => 20 + i)); // captured at NOW + 20 and later
   });
 });

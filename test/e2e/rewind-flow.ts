@@ -48,12 +48,15 @@ export function rewindFlow(name: string, open: () => Promise<OpenedStore>): void
       return Object.fromEntries((res.body.items as { workId: string; title: string; state: string }[]).map((i) => [i.workId, `${i.title}:${i.state}`]));
     };
 
-    it('refuses a Free board with 409 BILLING_PRO_REQUIRED on both operations and keeps no points for it', async () => {
+    it('refuses a Free board with 409 BILLING_PRO_REQUIRED on both operations, naming the points it keeps all the same', async () => {
       const board = await newBoard(url());
       await (await board.agent('builder')).post('/api/items/batch', { items: [{ title: 'free work' }] });
-      expectError(await board.owner.get(`/api/account/rewind?projectId=${board.projectId}`), 409, 'BILLING_PRO_REQUIRED');
+      const refused = await board.owner.get(`/api/account/rewind?projectId=${board.projectId}`);
+      expectError(refused, 409, 'BILLING_PRO_REQUIRED');
+      expect(refused.body.error.details.points).toMatchObject([{ reason: 'batch', itemCount: 0 }]);
       expectError(await apply(board, { restorePointId: `rp_${board.projectId}_1`, confirm: CONFIRM, expectedFingerprint: `sha256:${'0'.repeat(64)}` }), 409, 'BILLING_PRO_REQUIRED');
-      expect(await store().restorePoints.count({ boardId: board.projectId })).toBe(0);
+      // Free keeps its newest 20 points of the last day all the same (test/e2e/pause-flow.ts): here the one before the batch.
+      expect(await store().restorePoints.count({ boardId: board.projectId })).toBe(1);
     });
 
     it('captures points before batches and operator moves, lists them newest first, and previews one without writing', async () => {
