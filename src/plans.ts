@@ -34,5 +34,11 @@ export const POLL_BUDGET_FACTOR = 4;
 
 export const DAY_MS = 86_400_000;
 
+/**
+ * Restore points a plan without rewind still keeps (DOMAIN.md "Restore points and rewind"): its
+ * newest `kept` of the last `withinMs`, so a board upgraded after a mishap can be restored.
+ */
+export const FREE_POINTS = { kept: 20, withinMs: DAY_MS } as const;
+
 /** The oldest time a board on `plan` still keeps history from (events, shouts, presence, audit). */
 export const historySince = (plan: PlanName, now: number): number => now - PLANS[plan].historyRetentionDays * DAY_MS;

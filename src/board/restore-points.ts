@@ -7,18 +7,17 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson, graphOf, type RestoreGraph } from '../../machines/restore-point.js';
 import type { Committed } from '../../actors/board-actor.js';
-import { DAY_MS, historySince, PLANS, type PlanName } from '../plans.js';
+import { FREE_POINTS, historySince, PLANS, type PlanName } from '../plans.js';
 import { DuplicateKeyError, type Filter, type RestorePointPartRecord, type RestorePointRecord, type Store } from '../../store/ports/store.js';
 
 export const POINTS_KEPT = 500;
-/** What a plan without rewind (Free) keeps all the same: its newest points of the last day. */
-export const FREE_POINTS = { kept: 20, withinMs: DAY_MS } as const;
 
 /** How many points a board on `plan` keeps at most. */
 export const pointsKept = (plan: PlanName): number => (PLANS[plan].rewind ? POINTS_KEPT : FREE_POINTS.kept);
 
 /** The oldest capture time a board on `plan` still keeps a point from. */
 export const pointsSince = (plan: PlanName, now: number): number => (PLANS[plan].rewind ? historySince(plan, now) : Math.max(historySince(plan, now), now - FREE_POINTS.withinMs));
+
 /** Characters of a point's JSON per stored part. */
 export const PART_CHARS = 1_000_000;
 

@@ -1,7 +1,8 @@
 // Restore points kept on a store: one per board seq, the newest 500 at most, and for a plan
 // without rewind the newest 20 of the last day.
 import { describe, expect, it } from 'vitest';
-import { captureBefore, capturePoint, captureQuiet, FREE_POINTS, graphOfPoint, PART_CHARS, POINTS_KEPT } from '../../src/board/restore-points.js';
+import { captureBefore, capturePoint, captureQuiet, graphOfPoint, PART_CHARS, POINTS_KEPT } from '../../src/board/restore-points.js';
+import { FREE_POINTS } from '../../src/plans.js';
 import { addItems, BoardDraft, emptyBoard } from '../../machines/board.js';
 import type { ItemFields } from '../../machines/board-item.js';
 import type { Committed } from '../../actors/board-actor.js';
