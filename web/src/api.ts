@@ -1,6 +1,10 @@
-// The page's one way to the server: JSON over fetch with the session cookie, the CSRF token on
-// writes, and errors as the registry's message and fix (never a raw envelope).
+// The page's one way to the server: the typed client (@agent-board/client) over the session
+// cookie, with the CSRF token on writes. Refusals are the client's BoardApiError, shown as the
+// registry's message and fix (never a raw envelope).
 import { signal } from '@preact/signals';
+import { BoardApiError, BoardClient, type ErrorCode } from '@agent-board/client';
+
+export { BoardApiError };
 
 /** The session's CSRF token, from signup, login or GET /api/auth/me. */
 export const csrfToken = signal<string | null>(null);
@@ -8,6 +12,7 @@ export const csrfToken = signal<string | null>(null);
 /** The operator acting as this account, when the last answer said so (X-Impersonated-By): the banner shows. */
 export const impersonatedBy = signal<string | null>(null);
 
+/** A refusal the page makes itself (a check before sending, the network failing), shown like the server's. */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -20,28 +25,50 @@ export class ApiError extends Error {
   }
 }
 
-type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+const unreachable = () => new ApiError(0, 'NETWORK', 'The service could not be reached.', 'Check your connection and retry.');
 
-export async function api<T>(method: Method, path: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = { accept: 'application/json' };
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  if (method !== 'GET' && csrfToken.value) headers['x-csrf-token'] = csrfToken.value;
-  let res: Response;
-  try {
-    res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin' });
-  } catch {
-    throw new ApiError(0, 'NETWORK', 'The service could not be reached.', 'Check your connection and retry.');
+/** The board's REST operations, typed by its OpenAPI document; a refusal throws a BoardApiError. */
+export const client = new BoardClient({
+  baseUrl: location.origin,
+  credentials: 'same-origin',
+  csrfToken: () => csrfToken.value,
+  onAnswer: ({ response, body }) => {
+    impersonatedBy.value = response.headers.get('x-impersonated-by');
+    const token = (body as { csrfToken?: unknown } | null | undefined)?.csrfToken;
+    if (response.ok && typeof token === 'string') csrfToken.value = token;
+  },
+  fetch: (request) => fetch(request).catch(() => Promise.reject(unreachable())),
+});
+
+/** Whether `error` is the server refusing (with one of `codes`, when named). */
+export const refused = (error: unknown, ...codes: ErrorCode[]): error is BoardApiError => error instanceof BoardApiError && (codes.length === 0 || (codes as string[]).includes(error.code));
+
+/** What a failure shows: the registry's message, its fix and its code. */
+export function shown(error: unknown): { message: string; fix: string; code: string } {
+  if (error instanceof BoardApiError) {
+    const prefix = `${error.code}: `;
+    return { message: error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message, fix: error.fix, code: error.code };
   }
-  impersonatedBy.value = res.headers.get('x-impersonated-by');
-  const text = await res.text();
-  const parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
-  if (!res.ok) {
-    const e = (parsed.error ?? {}) as { code?: string; message?: string; fix?: string; details?: Record<string, unknown> };
-    throw new ApiError(res.status, e.code ?? 'INTERNAL', e.message ?? `The service answered ${res.status}.`, e.fix ?? 'Retry; if it persists, report the request id.', e.details ?? {});
-  }
-  if (typeof parsed.csrfToken === 'string') csrfToken.value = parsed.csrfToken;
-  return parsed as T;
+  if (error instanceof ApiError) return error;
+  return { message: String((error as Error | null)?.message ?? error), fix: 'Reload the page and retry.', code: 'INTERNAL' };
 }
 
-/** A board operation: the board is selected with ?projectId=. */
+type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+type Untyped = (path: string, init?: { body?: unknown }) => Promise<unknown>;
+
+/**
+ * Deprecated, for pages not yet moved to `board`: the same client with a path written out, its
+ * refusal as an ApiError. Use `board` (typed by path) instead.
+ */
+export async function api<T>(method: Method, path: string, body?: unknown): Promise<T> {
+  const call = client[method.toLowerCase() as 'get'] as unknown as Untyped;
+  try {
+    return (await call.call(client, path, body === undefined ? undefined : { body })) as T;
+  } catch (e) {
+    if (!(e instanceof BoardApiError)) throw e;
+    throw new ApiError(e.status, e.code, shown(e).message, e.fix, e.details ?? {});
+  }
+}
+
+/** For `api()`: a board operation's path with ?projectId=. */
 export const onBoard = (projectId: string, path: string): string => `${path}${path.includes('?') ? '&' : '?'}projectId=${encodeURIComponent(projectId)}`;

@@ -3,7 +3,7 @@
 // shouts and activity. Changes are applied at once and shown at most once per frame, and only the
 // columns that changed are sorted again, so a busy fleet on a large board stays smooth.
 import { batch, signal } from '@preact/signals';
-import { api, onBoard } from './api.js';
+import { client } from './api.js';
 import { chainOrder, seqOf } from './chain.js';
 import { BoardFeed, type BoardEvent, type Shout, type Snapshot } from './live.js';
 import type { Card, ItemPatch, Presence } from './types.js';
@@ -188,7 +188,7 @@ export class BoardModel {
     if (!oldest || !this.moreShouts.value) return;
     this.moreShouts.value = false;
     try {
-      const page = await api<{ shouts: Shout[]; next: string | null }>('GET', onBoard(this.projectId, `/api/shouts?before=${encodeURIComponent(oldest)}&limit=${SHOUT_PAGE}`));
+      const page = await client.get('/api/shouts', { params: { query: { projectId: this.projectId, before: oldest, limit: String(SHOUT_PAGE) } } });
       this.mergeShouts(page.shouts);
       this.moreShouts.value = page.next !== null;
     } catch (e) {

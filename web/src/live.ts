@@ -5,29 +5,11 @@
 // the snapshot once. When the person's role changes the server unsubscribes the socket: the feed
 // subscribes again under the new role, and a refusal then means they are no longer a member.
 import { signal } from '@preact/signals';
-import type { Card, Presence } from './types.js';
+import type { BoardEvent, Card, Presence, Shout } from './types.js';
 
 export type FeedState = 'connecting' | 'live' | 'reconnecting' | 'closed' | 'removed';
 
-export interface BoardEvent {
-  seq: number | null;
-  type: string;
-  actor: string;
-  workId: string | null;
-  at: string;
-  data: Record<string, unknown>;
-}
-
-export interface Shout {
-  id: string;
-  from: string;
-  text: string;
-  kind: string;
-  workId: string | null;
-  to: string | null;
-  at: string;
-  deliveredAt?: string | null;
-}
+export type { BoardEvent, Shout };
 
 /** The board as it stood at `seq`, put together from the snapshot's pages. */
 export interface Snapshot {

@@ -1,6 +1,6 @@
 // Who is signed in: loaded once from GET /api/auth/me, cleared on sign-out.
 import { signal } from '@preact/signals';
-import { api, ApiError, csrfToken } from './api.js';
+import { client, csrfToken, refused } from './api.js';
 
 import type { Account } from './types.js';
 
@@ -13,17 +13,17 @@ export const me = signal<Account | null | undefined>(undefined);
 export const agentNames = signal<ReadonlyMap<string, string>>(new Map());
 
 async function loadAgentNames(): Promise<void> {
-  const res = await api<{ tokens: { agentId: string; name: string }[] }>('GET', '/api/accounts/tokens');
+  const res = await client.get('/api/accounts/tokens');
   agentNames.value = new Map(res.tokens.map((t) => [`agent:${t.agentId}`, t.name]));
 }
 
 export async function loadSession(): Promise<void> {
   try {
-    const res = await api<{ user: Account; csrfToken: string }>('GET', '/api/auth/me');
+    const res = await client.get('/api/auth/me');
     me.value = res.user;
     void loadAgentNames().catch(() => undefined); // names are a nicety: ids still show without them
   } catch (e) {
-    if (e instanceof ApiError && (e.status === 401 || e.status === 403)) me.value = null;
+    if (refused(e) && (e.status === 401 || e.status === 403)) me.value = null;
     else throw e;
   }
 }
@@ -33,7 +33,7 @@ export function signedIn(account: Account): void {
 }
 
 export async function signOut(): Promise<void> {
-  await api('POST', '/api/auth/logout');
+  await client.post('/api/auth/logout');
   csrfToken.value = null;
   me.value = null;
 }

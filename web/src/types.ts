@@ -1,43 +1,37 @@
-// The server's reply shapes, taken from its own schemas rather than restated (type-only: nothing
-// of the server reaches the bundle).
-import type { z } from 'zod';
-import type { ItemView, LeaseGrant } from '../../src/routes/board-schemas.js';
-import type { ProjectSummary as ProjectSummarySchema, PublicAccount } from '../../src/routes/schemas.js';
-import type { Agent as AgentSchema, Event, Status as StatusSchema } from '../../src/routes/status.js';
-import type { Shout as ShoutSchema } from '../../src/routes/shouts.js';
-import type { PublicToken } from '../../src/routes/tokens.js';
-import type { ClientMessage, Topic } from '../../src/ws/protocol.js';
-import type { ItemDelta, PublicCard } from '../../machines/item-view.js';
-import type { PresenceView } from '../../src/board/presence.js';
-import type { DoctrineView } from '../../src/routes/doctrine.js';
-import type { ClauseView } from '../../src/routes/spec.js';
-import type { Feedback as FeedbackSchema } from '../../src/routes/feedback.js';
-import type { DoctrineLink } from '../../src/board/doctrine.js';
+// The server's shapes as the page uses them, from the typed client (@agent-board/client): REST
+// replies from its schema (generated from the served OpenAPI document), socket messages from its
+// own types. Type-only: nothing of them reaches the bundle.
+import type { BoardEvent as LoggedEvent, Reply } from '@agent-board/client';
 
-export type Account = z.infer<typeof PublicAccount>;
-export type ProjectSummary = z.infer<typeof ProjectSummarySchema>;
-export type Token = z.infer<typeof PublicToken>;
-export type Item = z.infer<typeof ItemView>;
-export type Grant = z.infer<typeof LeaseGrant>;
-export type Status = z.infer<typeof StatusSchema>;
-export type Agent = z.infer<typeof AgentSchema>;
-export type Shout = z.infer<typeof ShoutSchema>;
+export type Account = Reply<'/api/auth/me', 'get'>['user'];
+export type ProjectSummary = Reply<'/api/projects', 'get'>['projects'][number];
+export type Token = Reply<'/api/accounts/tokens', 'get'>['tokens'][number];
+/** GET /api/items/{workId}: the item with the level and status of each doctrine entry it links. */
+export type ItemDetail = Reply<'/api/items/{workId}', 'get'>;
+export type Item = Reply<'/api/items', 'get'>['items'][number];
+export type Status = Reply<'/api/status', 'get'>;
+export type Shout = Reply<'/api/shouts', 'get'>['shouts'][number];
 /** A board event as the log and the socket carry it (`seq` null for a lease warning, which is not logged). */
-export type BoardEvent = Omit<z.infer<typeof Event>, 'seq'> & { seq: number | null };
-export type SocketMessage = ClientMessage;
-export type { Topic };
-/** An item as a board card holds it (the socket's snapshot; events' patches keep it current). */
-export type Card = PublicCard;
-/** An event's patch of one item: workId, version, state and what the commit changed. */
-export type ItemPatch = ItemDelta;
-/** One agent's last heartbeat. */
-export type Presence = PresenceView;
+export type BoardEvent = LoggedEvent & { seq: number | null };
+/** An item as a board card holds it: the socket's snapshot leaves out the long texts (events' patches keep it current). */
+export type Card = Omit<Item, 'description' | 'criteria' | 'doctrine' | 'spec' | 'progress'>;
+/** An event's patch of one item: workId, version and state, and every field the commit changed. */
+export type ItemPatch = Pick<Item, 'workId' | 'version' | 'state'> & Partial<Item>;
+/**
+ * One agent's last heartbeat, as the socket's roster and presence messages carry it (the socket
+ * is described in the OpenAPI document as text only, and the client types no presence message).
+ */
+export interface Presence {
+  principal: string;
+  status: string;
+  note: string;
+  workId: string | null;
+  lastSeenAt: string;
+}
 /** A doctrine entry as GET /api/doctrine and the doctrine.* events show it (never the expected digest). */
-export type Doctrine = z.infer<typeof DoctrineView>;
+export type Doctrine = Reply<'/api/doctrine', 'get'>['entries'][number];
 /** A spec clause with the work ids of the items linking it (GET /api/spec). */
-export type Clause = z.infer<typeof ClauseView>;
+export type Clause = Reply<'/api/spec', 'get'>['clauses'][number];
 /** A spec clause as spec.* events carry it: without the items linking it. */
 export type ClauseEvent = Omit<Clause, 'linkedBy'>;
-export type Feedback = z.infer<typeof FeedbackSchema>;
-/** GET /api/items/{workId}: the item with the level and status of each doctrine entry it links. */
-export type ItemDetail = Item & { doctrineLinks: DoctrineLink[] };
+export type Feedback = Reply<'/api/feedback', 'get'>['feedback'][number];

@@ -1,18 +1,20 @@
 // The impersonation banner, on every page of the board (so part of the main bundle, unlike the
-// console): every response to an impersonation session carries X-Impersonated-By (the page's api()
-// keeps it), and then GET /api/admin/impersonation (the operator's own session, kept in a cookie
-// sent only there) names the account; "End" gives the operator's session back and returns to the
-// console.
+// console): every response to an impersonation session carries X-Impersonated-By (the page's
+// client keeps it), and then GET /api/admin/impersonation (the operator's own session, kept in a
+// cookie sent only there) names the account; "End" gives the operator's session back and returns
+// to the console.
 import { useEffect, useState } from 'preact/hooks';
+import { BoardClient, type Reply } from '@agent-board/client';
 import { impersonatedBy } from '../api.js';
 import './banner.css';
 
-interface Acting {
-  accountId: string;
-  email: string | null;
-  expiresAt: string;
-  csrfToken: string;
-}
+type Acting = NonNullable<Reply<'/api/admin/impersonation', 'get'>['impersonating']> & { csrfToken: string };
+
+/**
+ * The operator's own session speaks through a client of its own: its answers (the operator's CSRF
+ * token, no X-Impersonated-By) must not reach the page's, which acts as the account.
+ */
+const operatorSide = new BoardClient({ baseUrl: location.origin, credentials: 'same-origin' });
 
 export function ImpersonationBanner() {
   const [acting, setActing] = useState<Acting | null>(null);
@@ -22,18 +24,16 @@ export function ImpersonationBanner() {
     if (!operator) return void setActing(null);
     let live = true;
     void (async () => {
-      const state = await fetch('/api/admin/impersonation', { credentials: 'same-origin' });
-      if (!state.ok || !live) return;
-      const body = (await state.json()) as { impersonating: Omit<Acting, 'csrfToken'> | null; csrfToken: string };
-      if (body.impersonating) setActing({ ...body.impersonating, csrfToken: body.csrfToken });
+      const state = await operatorSide.get('/api/admin/impersonation');
+      if (live && state.impersonating) setActing({ ...state.impersonating, csrfToken: state.csrfToken });
     })().catch(() => undefined);
     return () => void (live = false);
   }, [operator]);
   if (!acting) return null;
   const end = async () => {
     setError(null);
-    const res = await fetch('/api/admin/impersonation/end', { method: 'POST', credentials: 'same-origin', headers: { 'x-csrf-token': acting.csrfToken } }).catch(() => null);
-    if (!res?.ok) return setError('Ending failed; retry.');
+    const ended = await operatorSide.post('/api/admin/impersonation/end', { headers: { 'x-csrf-token': acting.csrfToken } }).then(() => true, () => false);
+    if (!ended) return setError('Ending failed; retry.');
     location.assign(`/admin/users/${encodeURIComponent(acting.accountId)}`);
   };
   return (

@@ -1,29 +1,12 @@
 // Feedback: agents' reports from every board, open ones first, to resolve, dismiss or promote into
 // an item on their board. Each action goes through a confirm step that says what it does and asks why.
 import { useState } from 'preact/hooks';
-import { api } from '../api.js';
+import type { Reply } from '@agent-board/client';
+import { client } from '../api.js';
 import { ago, ErrorNote } from '../ui/kit.js';
 import { Guarded, useLoad } from './shared.js';
 
-interface Entry {
-  id: string;
-  projectId: string;
-  boardName: string | null;
-  from: string;
-  kind: 'problem' | 'suggestion' | 'question';
-  text: string;
-  workId: string | null;
-  status: 'open' | 'promoting' | 'resolved' | 'dismissed' | 'promoted';
-  at: string;
-  closedBy: string | null;
-  closedAt: string | null;
-  reason: string | null;
-  promotedWorkId: string | null;
-}
-interface Page {
-  feedback: Entry[];
-  nextCursor: string | null;
-}
+type Entry = Reply<'/api/admin/feedback', 'get'>['feedback'][number];
 
 const STATUSES = ['open', 'promoting', 'promoted', 'resolved', 'dismissed', 'all'] as const;
 type Shown = (typeof STATUSES)[number];
@@ -36,8 +19,8 @@ export function FeedbackSection() {
   const [board, setBoard] = useState('');
   const [projectId, setProjectId] = useState('');
   const [cursor, setCursor] = useState<string | null>(null);
-  const query = `${status === 'all' ? '' : `&status=${status}`}${projectId ? `&projectId=${encodeURIComponent(projectId)}` : ''}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
-  const page = useLoad<Page>(`/api/admin/feedback?limit=50${query}`);
+  const query = { limit: 50, ...(status !== 'all' && { status }), ...(projectId && { projectId }), ...(cursor && { cursor }) };
+  const page = useLoad(JSON.stringify(query), () => client.get('/api/admin/feedback', { params: { query } }));
   return (
     <section class="panel feedback">
       <h2>Feedback</h2>
@@ -84,7 +67,7 @@ export function FeedbackSection() {
 }
 
 function FeedbackEntry({ entry, changed }: { entry: Entry; changed: () => void }) {
-  const act = (action: 'resolve' | 'dismiss' | 'promote') => (reason: string) => api('POST', `/api/admin/feedback/${encodeURIComponent(entry.id)}/${action}`, { reason });
+  const act = (action: 'resolve' | 'dismiss' | 'promote') => (reason: string) => client.post(`/api/admin/feedback/{id}/${action}`, { params: { path: { id: entry.id } }, body: { reason } });
   const title = entry.text.split('\n')[0]!.slice(0, 200);
   return (
     <article class="panel" aria-label={`Feedback ${entry.id}`} data-status={entry.status}>

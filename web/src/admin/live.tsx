@@ -2,7 +2,7 @@
 // on top, narrowed by board, by an account's boards, or by event type (prefixes end with a dot).
 // Paused, the feed keeps listening and holds what arrives; resuming shows it.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api } from '../api.js';
+import { client } from '../api.js';
 import { ErrorNote } from '../ui/kit.js';
 import { clock } from './shared.js';
 
@@ -133,10 +133,10 @@ export function LiveSection() {
     let fromAccount = null as { label: string; ids: string[] } | null;
     if (account.trim()) {
       try {
-        const found = await api<{ users: { id: string; email: string }[] }>('GET', `/api/admin/users?q=${encodeURIComponent(account.trim())}&limit=2`);
+        const found = await client.get('/api/admin/users', { params: { query: { q: account.trim(), limit: 2 } } });
         const user = found.users.find((u) => u.id === account.trim() || u.email.toLowerCase() === account.trim().toLowerCase()) ?? (found.users.length === 1 ? found.users[0] : undefined);
         if (!user) throw new Error(found.users.length ? `“${account}” matches several accounts: give the full email or the id.` : `No account matches “${account}”.`);
-        const detail = await api<{ boards: { projectId: string }[] }>('GET', `/api/admin/users/${encodeURIComponent(user.id)}`);
+        const detail = await client.get('/api/admin/users/{userId}', { params: { path: { userId: user.id } } });
         fromAccount = { label: user.email, ids: detail.boards.map((b) => b.projectId) };
         if (!fromAccount.ids.length) throw new Error(`${user.email} has no boards.`);
         ids = [...new Set([...ids, ...fromAccount.ids])];

@@ -2,39 +2,14 @@
 // owns (re-read the subscription, a complimentary plan, a refund), and the provider's webhooks
 // with replay. Every action goes through a confirm step that says what it does and asks why.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api } from '../api.js';
+import type { Reply } from '@agent-board/client';
+import { client } from '../api.js';
 import { navigate } from '../router.js';
 import { ago, ErrorNote } from '../ui/kit.js';
 import { cell, Guarded, useLoad } from './shared.js';
 
-interface Billing {
-  customerId: string;
-  subscriptionId: string | null;
-  status: string | null;
-  interval: 'month' | 'year' | null;
-  currentPeriodEnd: string | null;
-  cancelAtPeriodEnd: boolean;
-  overdueSince: string | null;
-}
-interface ProviderEvent {
-  eventId: string;
-  type: string;
-  outcome: string;
-  projectId: string | null;
-  at: string;
-  replay: boolean;
-}
-interface DunningRow extends Billing {
-  projectId: string;
-  name: string | null;
-  ownerId: string | null;
-  billingPlan: string;
-  daysOverdue: number | null;
-}
-interface AccountBilling {
-  account: { id: string; email: string; deletedAt: string | null };
-  boards: { projectId: string; name: string | null; ownerId: string | null; plan: string | null; billingPlan: string; complimentary: { plan: 'pro'; until: string } | null; billing: Billing | null; events: ProviderEvent[] }[];
-}
+type AccountBilling = Reply<'/api/admin/billing/{userId}', 'get'>;
+type ProviderEvent = Reply<'/api/admin/webhooks', 'get'>['events'][number];
 
 export function MoneySection({ userId }: { userId: string | null }) {
   const [who, setWho] = useState(userId ?? '');
@@ -68,7 +43,7 @@ function useReloadOn(signal: string, reload: () => void): void {
 }
 
 function Dunning({ fresh }: { fresh: string }) {
-  const dunning = useLoad<{ boards: DunningRow[] }>('/api/admin/billing/dunning?limit=100');
+  const dunning = useLoad('dunning', () => client.get('/api/admin/billing/dunning', { params: { query: { limit: 100 } } }));
   useReloadOn(fresh, dunning.reload);
   return (
     <section class="panel">
@@ -111,7 +86,7 @@ function Dunning({ fresh }: { fresh: string }) {
 }
 
 function AccountMoney({ userId, acted }: { userId: string; acted: () => void }) {
-  const billing = useLoad<AccountBilling>(`/api/admin/billing/${encodeURIComponent(userId)}`);
+  const billing = useLoad(userId, () => client.get('/api/admin/billing/{userId}', { params: { path: { userId } } }));
   const [note, setNote] = useState<string | null>(null);
   if (billing.error) return <ErrorNote error={billing.error} />;
   const d = billing.data;
@@ -186,13 +161,13 @@ function BoardMoney({ userId, board: b, after }: { userId: string; board: Accoun
       )}
       {owned ? (
         <div class="actions money-actions">
-          {s?.subscriptionId ? <Guarded label="Re-read subscription" danger={false} effect={<>Asks the provider for {s.subscriptionId} and settles the board’s billing record and plan from its answer, as a subscription event would. Nothing changes if the provider cannot be reached.</>} run={(reason) => api('POST', `/api/admin/users/${userId}/subscription`, { projectId: b.projectId, reason })} done={after(`Re-read the subscription of ${b.name ?? b.projectId}.`)} /> : null}
+          {s?.subscriptionId ? <Guarded label="Re-read subscription" danger={false} effect={<>Asks the provider for {s.subscriptionId} and settles the board’s billing record and plan from its answer, as a subscription event would. Nothing changes if the provider cannot be reached.</>} run={(reason) => client.post('/api/admin/users/{userId}/subscription', { params: { path: { userId } }, body: { projectId: b.projectId, reason } })} done={after(`Re-read the subscription of ${b.name ?? b.projectId}.`)} /> : null}
           <span class="row">
             <label class="field inline">
               <span>Pro until</span>
               <input type="date" name="until" value={until} min={inDays(1)} max={inDays(366)} onInput={(e) => setUntil((e.target as HTMLInputElement).value)} />
             </label>
-            <Guarded label="Grant complimentary Pro" danger={false} effect={<>{b.name ?? b.projectId} is on Pro until {until} (end of day, UTC){b.complimentary ? `, replacing the grant until ${day(b.complimentary.until)}` : ''}; then its plan is what billing says ({b.billingPlan}).</>} run={(reason) => api('POST', '/api/admin/plan', { projectId: b.projectId, plan: 'pro', until: `${until}T23:59:59Z`, reason })} done={after(`Complimentary Pro for ${b.name ?? b.projectId} until ${until}.`)} />
+            <Guarded label="Grant complimentary Pro" danger={false} effect={<>{b.name ?? b.projectId} is on Pro until {until} (end of day, UTC){b.complimentary ? `, replacing the grant until ${day(b.complimentary.until)}` : ''}; then its plan is what billing says ({b.billingPlan}).</>} run={(reason) => client.post('/api/admin/plan', { body: { projectId: b.projectId, plan: 'pro', until: `${until}T23:59:59Z`, reason } })} done={after(`Complimentary Pro for ${b.name ?? b.projectId} until ${until}.`)} />
           </span>
           {s?.subscriptionId ? (
             <span class="row">
@@ -200,7 +175,7 @@ function BoardMoney({ userId, board: b, after }: { userId: string; board: Accoun
                 <span>Amount</span>
                 <input name="amount" inputMode="decimal" value={amount} placeholder="all" size={8} onInput={(e) => setAmount((e.target as HTMLInputElement).value)} />
               </label>
-              <Guarded label="Refund" effect={cents !== null && !(cents >= 1) ? <>The amount must be a positive sum, such as 12.50.</> : <>Refunds {cents === null ? 'the whole of' : `${(cents / 100).toFixed(2)} of`} the latest paid invoice of {s.subscriptionId} through the provider. The subscription itself is left as it is.</>} run={(reason) => api('POST', `/api/admin/users/${userId}/refund`, { projectId: b.projectId, reason, ...(cents !== null && { amount: cents }) })} done={(r) => after(`Refunded: ${refundText(r)}.`)()} />
+              <Guarded label="Refund" effect={cents !== null && !(cents >= 1) ? <>The amount must be a positive sum, such as 12.50.</> : <>Refunds {cents === null ? 'the whole of' : `${(cents / 100).toFixed(2)} of`} the latest paid invoice of {s.subscriptionId} through the provider. The subscription itself is left as it is.</>} run={(reason) => client.post('/api/admin/users/{userId}/refund', { params: { path: { userId } }, body: { projectId: b.projectId, reason, ...(cents !== null && { amount: cents }) } })} done={(r) => after(`Refunded: ${refundText(r)}.`)()} />
             </span>
           ) : null}
         </div>
@@ -216,7 +191,7 @@ function BoardMoney({ userId, board: b, after }: { userId: string; board: Accoun
 }
 
 function Webhooks({ fresh }: { fresh: string }) {
-  const webhooks = useLoad<{ events: ProviderEvent[] }>('/api/admin/webhooks?limit=50');
+  const webhooks = useLoad('webhooks', () => client.get('/api/admin/webhooks', { params: { query: { limit: 50 } } }));
   useReloadOn(fresh, webhooks.reload);
   return (
     <section class="panel">
@@ -259,7 +234,7 @@ function EventRows({ events, replay, board = true }: { events: ProviderEvent[]; 
             </td>
             {replay ? (
               <td>
-                <Guarded label="Replay" danger={false} effect={<>Fetches {w.eventId} again from the provider and applies it as a delivery would; an event applied before changes nothing.</>} run={(reason) => api('POST', `/api/admin/webhooks/${encodeURIComponent(w.eventId)}/replay`, { reason })} done={replay} />
+                <Guarded label="Replay" danger={false} effect={<>Fetches {w.eventId} again from the provider and applies it as a delivery would; an event applied before changes nothing.</>} run={(reason) => client.post('/api/admin/webhooks/{eventId}/replay', { params: { path: { eventId: w.eventId } }, body: { reason } })} done={replay} />
               </td>
             ) : null}
           </tr>

@@ -2,24 +2,24 @@
 // (what it will do, and why, before it does it), and compact tables of whatever the routes answer.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { api } from '../api.js';
+
 import { ErrorNote, useAction } from '../ui/kit.js';
 
-/** Loads `path` (GET) when it changes; `reload()` asks again. */
-export function useLoad<T>(path: string | null) {
+/** Runs `load` when `key` (what it reads: a path and its query) changes, never while it is null; `reload()` asks again. */
+export function useLoad<T>(key: string | null, load: () => Promise<T>) {
   const [data, setData] = useState<T | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [tick, setTick] = useState(0);
   useEffect(() => {
-    if (path === null) return;
+    if (key === null) return;
     let live = true;
     setError(null);
-    api<T>('GET', path).then(
+    load().then(
       (d) => live && setData(d),
       (e) => live && setError(e),
     );
     return () => void (live = false);
-  }, [path, tick]);
+  }, [key, tick]);
   return { data, error, reload: () => setTick((t) => t + 1) };
 }
 

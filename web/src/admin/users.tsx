@@ -1,8 +1,7 @@
 // Users: find an account by email prefix or id, and one account's detail (boards, tokens,
 // billing, audit) with the operator's actions on it, each destructive one behind a confirm step.
 import { useState } from 'preact/hooks';
-import type { UserDetail, UserRow } from '../../../src/admin/accounts.js';
-import { api } from '../api.js';
+import { client } from '../api.js';
 import { navigate, queryParam } from '../router.js';
 import { ago, ErrorNote, Field, Form, useAction } from '../ui/kit.js';
 import { Guarded, Rows, useLoad } from './shared.js';
@@ -11,8 +10,8 @@ export function UsersSection() {
   const initial = queryParam('q') ?? '';
   const [q, setQ] = useState(initial);
   const [deleted, setDeleted] = useState(false);
-  const query = deleted ? 'status=deleted' : initial ? `q=${encodeURIComponent(initial)}` : null;
-  const found = useLoad<{ users: UserRow[]; nextCursor: string | null }>(query && `/api/admin/users?${query}&limit=50`);
+  const query = deleted ? { status: 'deleted' as const } : initial ? { q: initial } : null;
+  const found = useLoad(query && JSON.stringify(query), () => client.get('/api/admin/users', { params: { query: { ...query, limit: 50 } } }));
   return (
     <section>
       <form
@@ -78,15 +77,14 @@ export function UsersSection() {
 }
 
 export function UserPage({ userId }: { userId: string }) {
-  const path = `/api/admin/users/${encodeURIComponent(userId)}`;
-  const detail = useLoad<UserDetail>(path);
+  const params = { path: { userId } };
+  const detail = useLoad(userId, () => client.get('/api/admin/users/{userId}', { params }));
   const [note, setNote] = useState<string | null>(null);
   if (detail.error) return <ErrorNote error={detail.error} />;
   const d = detail.data;
   if (!d) return <p class="muted">Loading…</p>;
   const u = d.user;
   const after = (text: string) => () => (setNote(text), detail.reload());
-  const post = (action: string, body: Record<string, unknown>) => api('POST', `${path}/${action}`, body);
   return (
     <section class="user">
       <header class="user-head">
@@ -113,14 +111,14 @@ export function UserPage({ userId }: { userId: string }) {
         </div>
       ) : null}
       <div class="actions">
-        <Guarded label="Impersonate" danger={false} effect={<>This browser acts as {u.email} for 30 minutes; the console closes until you end it from the banner. Their password, email, deletion, tokens and billing stay out of reach.</>} run={(reason) => post('impersonate', { reason })} done={() => location.assign('/projects')} />
-        <Guarded label="Revoke sessions and tokens" effect={<>Every session and token of {u.email} is revoked ({plural(d.tokens.filter((t) => !t.revoked).length, 'live token')}); their agents’ sockets close now. The account stays: they can sign in again.</>} run={(reason) => post('revoke', { reason })} done={(r) => after(`Revoked: ${JSON.stringify(r)}`)()} />
+        <Guarded label="Impersonate" danger={false} effect={<>This browser acts as {u.email} for 30 minutes; the console closes until you end it from the banner. Their password, email, deletion, tokens and billing stay out of reach.</>} run={(reason) => client.post('/api/admin/users/{userId}/impersonate', { params, body: { reason } })} done={() => location.assign('/projects')} />
+        <Guarded label="Revoke sessions and tokens" effect={<>Every session and token of {u.email} is revoked ({plural(d.tokens.filter((t) => !t.revoked).length, 'live token')}); their agents’ sockets close now. The account stays: they can sign in again.</>} run={(reason) => client.post('/api/admin/users/{userId}/revoke', { params, body: { reason } })} done={(r) => after(`Revoked: ${JSON.stringify(r)}`)()} />
         {u.status === 'active' ? (
-          <Guarded label="Delete account" effect={<>Sign-in is refused, sessions and tokens revoked, subscriptions cancelled, the {u.boards.owned} boards it owns closed to their members. Everything is kept 30 days and can be restored.</>} run={(reason) => post('delete', { reason })} done={after('Deleted; restorable for 30 days.')} />
+          <Guarded label="Delete account" effect={<>Sign-in is refused, sessions and tokens revoked, subscriptions cancelled, the {u.boards.owned} boards it owns closed to their members. Everything is kept 30 days and can be restored.</>} run={(reason) => client.post('/api/admin/users/{userId}/delete', { params, body: { reason } })} done={after('Deleted; restorable for 30 days.')} />
         ) : (
           <>
-            <Guarded label="Restore account" danger={false} effect={<>Sign-in works again and its boards open. Revoked sessions and tokens stay revoked.</>} run={(reason) => post('restore', { reason })} done={after('Restored.')} />
-            <Guarded label="Purge now" confirmText={u.email} effect={<>Removes the account, the boards it owns with their items, events, tokens and restore points, its memberships and sessions, now and for good. Audit rows stay.</>} run={(reason, confirm) => post('purge', { reason, confirm })} done={() => navigate('/admin/users')} />
+            <Guarded label="Restore account" danger={false} effect={<>Sign-in works again and its boards open. Revoked sessions and tokens stay revoked.</>} run={(reason) => client.post('/api/admin/users/{userId}/restore', { params, body: { reason } })} done={after('Restored.')} />
+            <Guarded label="Purge now" confirmText={u.email} effect={<>Removes the account, the boards it owns with their items, events, tokens and restore points, its memberships and sessions, now and for good. Audit rows stay.</>} run={(reason, confirm) => client.post('/api/admin/users/{userId}/purge', { params, body: { reason, confirm } })} done={() => navigate('/admin/users')} />
           </>
         )}
         <Contact userId={u.id} email={u.email} sent={detail.reload} />
@@ -168,7 +166,7 @@ export function UserPage({ userId }: { userId: string }) {
                     <td>{ago(t.createdAt)}</td>
                     <td>{ago(t.lastUsedAt)}</td>
                     <td>{t.expiresAt ? t.expiresAt.slice(0, 10) : 'never'}</td>
-                    <td>{t.revoked ? 'revoked' : <Guarded label="Revoke" effect={<>The token {t.name} ({t.prefix}…) stops working now and its sockets close; the account’s other credentials stay.</>} run={(reason) => api('DELETE', `/api/admin/tokens/${encodeURIComponent(t.id)}`, { reason })} done={after(`Revoked the token ${t.name}.`)} />}</td>
+                    <td>{t.revoked ? 'revoked' : <Guarded label="Revoke" effect={<>The token {t.name} ({t.prefix}…) stops working now and its sockets close; the account’s other credentials stay.</>} run={(reason) => client.delete('/api/admin/tokens/{tokenId}', { params: { path: { tokenId: t.id } }, body: { reason } })} done={after(`Revoked the token ${t.name}.`)} />}</td>
                   </tr>
                 ))}
               </tbody>
@@ -198,7 +196,7 @@ function Contact({ userId, email, sent }: { userId: string; email: string; sent:
   const [open, setOpen] = useState(false);
   const [subject, setSubject] = useState('');
   const [text, setText] = useState('');
-  const send = useAction(() => api<{ to: string }>('POST', `/api/admin/users/${encodeURIComponent(userId)}/contact`, { subject, text }));
+  const send = useAction(() => client.post('/api/admin/users/{userId}/contact', { params: { path: { userId } }, body: { subject, text } }));
   if (!open) {
     return (
       <button type="button" onClick={() => (setOpen(true), send.reset())}>

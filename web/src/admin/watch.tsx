@@ -1,6 +1,7 @@
 // Overview, Abuse and Audit: read-mostly sections over the operators' routes.
 import { useState } from 'preact/hooks';
-import { api } from '../api.js';
+import type { Reply } from '@agent-board/client';
+import { client } from '../api.js';
 import { ago, ErrorNote } from '../ui/kit.js';
 import { Facts, Guarded, Rows, useLoad } from './shared.js';
 
@@ -10,9 +11,9 @@ const rowsOf = (v: unknown): Json[] => (Array.isArray(v) ? (v as Json[]) : []);
 const withoutAlerts = ({ alerts: _alerts, ...rest }: Json): Json => rest;
 
 export function OverviewSection() {
-  const utilization = useLoad<{ nodes?: Json[] } & Json>('/api/admin/utilization');
-  const durability = useLoad<Json>('/api/admin/durability');
-  const metrics = useLoad<{ days?: Json[] } & Json>('/api/admin/metrics?days=14');
+  const utilization = useLoad('utilization', () => client.get('/api/admin/utilization'));
+  const durability = useLoad('durability', () => client.get('/api/admin/durability'));
+  const metrics = useLoad('metrics', () => client.get('/api/admin/metrics', { params: { query: { days: 14 } } }));
   const alerts = (durability.data?.alerts ?? null) as { level: 'critical' | 'warning'; code: string; message: string }[] | null;
   return (
     <div class="grid2">
@@ -58,32 +59,11 @@ export function OverviewSection() {
   );
 }
 
-interface RankedRow {
-  key: string;
-  count: number;
-  detail: Record<string, number>;
-}
-interface Abuse {
-  window: { from: string; to: string };
-  partial: boolean;
-  refusals: { addresses: RankedRow[]; principals: RankedRow[] };
-  signupBursts: RankedRow[];
-  anonymousBoardBursts: RankedRow[];
-  shoutFloods: RankedRow[];
-  socketBudgetClosures: RankedRow[];
-}
-interface AllowEntry {
-  id: string;
-  kind: string;
-  value: string;
-  reason: string;
-  addedBy: string;
-  at: string;
-}
+type RankedRow = Reply<'/api/admin/abuse', 'get'>['signupBursts'][number];
 
 export function AbuseSection() {
-  const abuse = useLoad<Abuse>('/api/admin/abuse?limit=20');
-  const allow = useLoad<{ entries: AllowEntry[] }>('/api/admin/allowlist?limit=200');
+  const abuse = useLoad('abuse', () => client.get('/api/admin/abuse', { params: { query: { limit: 20 } } }));
+  const allow = useLoad('allowlist', () => client.get('/api/admin/allowlist', { params: { query: { limit: 200 } } }));
   const [value, setValue] = useState('');
   const a = abuse.data;
   // What each list ranks, by what, and whether its counts split by kind (the refusals, by HTTP status).
@@ -149,7 +129,7 @@ export function AbuseSection() {
         <ErrorNote error={allow.error} />
         <div class="row">
           <input name="value" aria-label="Address, CIDR range or email domain" class="grow" value={value} placeholder="203.0.113.7, 10.0.0.0/8 or example.com" onInput={(e) => setValue((e.target as HTMLInputElement).value)} />
-          <Guarded label="Add" danger={false} effect={<>{value.trim() || 'The value'} draws on no per-address budget (sign-up, sign-in, recovery, device flow), on every node within 10 s.</>} run={(reason) => api('POST', '/api/admin/allowlist', { value: value.trim(), reason })} done={() => (setValue(''), allow.reload())} />
+          <Guarded label="Add" danger={false} effect={<>{value.trim() || 'The value'} draws on no per-address budget (sign-up, sign-in, recovery, device flow), on every node within 10 s.</>} run={(reason) => client.post('/api/admin/allowlist', { body: { value: value.trim(), reason } })} done={() => (setValue(''), allow.reload())} />
         </div>
         {!allow.data ? null : allow.data.entries.length ? (
           <table class="list dense allowlist">
@@ -174,7 +154,7 @@ export function AbuseSection() {
                   </td>
                   <td title={`${e.at} by ${e.addedBy}`}>{ago(e.at)}</td>
                   <td>
-                    <Guarded label="Remove" effect={<>{e.value} draws on the per-address budgets again, on every node within 10 s.</>} run={(reason) => api('DELETE', '/api/admin/allowlist', { value: e.value, reason })} done={allow.reload} />
+                    <Guarded label="Remove" effect={<>{e.value} draws on the per-address budgets again, on every node within 10 s.</>} run={(reason) => client.delete('/api/admin/allowlist', { body: { value: e.value, reason } })} done={allow.reload} />
                   </td>
                 </tr>
               ))}
@@ -196,13 +176,14 @@ function Who({ value }: { value: string }) {
 
 export function AuditSection() {
   const [form, setForm] = useState({ actor: '', target: '', action: '', projectId: '' });
-  const [query, setQuery] = useState('');
+  const [filter, setFilter] = useState<Partial<typeof form>>({});
   const [cursor, setCursor] = useState<string | null>(null);
-  const page = useLoad<{ rows?: Json[]; items?: Json[]; nextCursor: string | null } & Json>(`/api/admin/audit?limit=100${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+  const query = { limit: 100, ...filter, ...(cursor && { cursor }) };
+  const page = useLoad(JSON.stringify(query), () => client.get('/api/admin/audit', { params: { query } }));
   const field = (k: keyof typeof form, placeholder: string) => (
     <input name={k} aria-label={k} class="grow" value={form[k]} placeholder={placeholder} onInput={(e) => setForm({ ...form, [k]: (e.target as HTMLInputElement).value })} />
   );
-  const rows = (page.data ? rowsOf(Object.values(page.data).find(Array.isArray)) : []).map((r) => ({ ...r, reason: (r.data as { reason?: unknown } | undefined)?.reason ?? null }));
+  const rows = (page.data?.rows ?? []).map((r) => ({ ...r, reason: r.data.reason ?? null }));
   return (
     <section class="panel">
       <form
@@ -210,12 +191,7 @@ export function AuditSection() {
         onSubmit={(e) => {
           e.preventDefault();
           setCursor(null);
-          setQuery(
-            Object.entries(form)
-              .filter(([, v]) => v.trim())
-              .map(([k, v]) => `&${k}=${encodeURIComponent(v.trim())}`)
-              .join(''),
-          );
+          setFilter(Object.fromEntries(Object.entries(form).flatMap(([k, v]) => (v.trim() ? [[k, v.trim()]] : []))));
         }}
       >
         {field('actor', 'actor (user:…)')}

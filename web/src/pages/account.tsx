@@ -3,7 +3,8 @@
 import { batch } from '@preact/signals';
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, csrfToken, onBoard } from '../api.js';
+import type { Reply } from '@agent-board/client';
+import { client, csrfToken } from '../api.js';
 import { navigate } from '../router.js';
 import { me, signedIn, type Account } from '../session.js';
 import type { ProjectSummary, Token } from '../types.js';
@@ -106,8 +107,7 @@ function ProfileSection({ account }: { account: Account }) {
     if (charCount(name) > NAME_MAX) throw refuse('INVALID_DISPLAY_NAME', `The display name is at most ${NAME_MAX} characters.`, 'Shorten it, or leave it empty to clear it.');
     // The operation needs a selected project: the new default, else any board of the account.
     const selected = defaultProjectId || account.defaultProjectId || projects.data?.[0]?.projectId;
-    const path = selected ? onBoard(selected, '/api/account/profile') : '/api/account/profile';
-    const res = await api<{ displayName: string | null; defaultProjectId: string | null }>('PATCH', path, { displayName: name || null, defaultProjectId: defaultProjectId || null });
+    const res = await client.patch('/api/account/profile', { params: { query: { projectId: selected } }, body: { displayName: name || null, defaultProjectId: defaultProjectId || null } });
     signedIn({ ...account, displayName: res.displayName, defaultProjectId: res.defaultProjectId });
     setDisplayName(res.displayName ?? '');
     return 'Profile saved.';
@@ -143,7 +143,7 @@ function ChangeEmail({ account }: { account: Account }) {
   const [newEmail, setNewEmail] = useState('');
   const [currentPassword, setCurrentPassword] = useState('');
   const change = useAction(async () => {
-    const res = await api<{ account: Account }>('POST', '/api/account/email', { currentPassword, newEmail: newEmail.trim() });
+    const res = await client.post('/api/account/email', { body: { currentPassword, newEmail: newEmail.trim() } });
     signedIn(res.account);
     setNewEmail('');
     setCurrentPassword('');
@@ -166,7 +166,7 @@ function ChangePassword() {
   const [confirm, setConfirm] = useState('');
   const change = useAction(async () => {
     checkNewPassword(password, confirm);
-    const res = await api<{ account: Account }>('POST', '/api/auth/change-password', { currentPassword, newPassword: password });
+    const res = await client.post('/api/auth/change-password', { body: { currentPassword, newPassword: password } });
     signedIn(res.account);
     setCurrentPassword('');
     setPassword('');
@@ -190,17 +190,14 @@ type Scope = 'account' | 'workspace' | 'resource';
 type BoardRole = 'admin' | 'member' | 'viewer';
 
 
-interface Issued {
-  token: Token;
-  secret: string;
-}
+type Issued = Reply<'/api/accounts/tokens', 'post'>;
 
 const RESOURCE = /^(W-\d{1,9}|items|claims|shouts|status|doctrine|spec|feedback|history)$/;
 
-const tokenPath = (id: string, rest = ''): string => `/api/accounts/tokens/${encodeURIComponent(id)}${rest}`;
+const ofToken = (tokenId: string) => ({ params: { path: { tokenId } } });
 
 function TokensSection() {
-  const tokens = useLoad(() => api<{ tokens: Token[] }>('GET', '/api/accounts/tokens').then((r) => r.tokens));
+  const tokens = useLoad(() => client.get('/api/accounts/tokens').then((r) => r.tokens));
   const projects = useLoad(allProjects);
   const [shown, setShown] = useState<Issued | null>(null);
   const boardName = (id: string | null): string => (id ? (projects.data?.find((p) => p.projectId === id)?.name ?? id) : '—');
@@ -300,17 +297,17 @@ function TokenRow({ token, board, onChanged, onReissued }: { token: Token; board
   const [name, setName] = useState(token.name);
   const rename = useAction(async () => {
     const next = checkName(name, 'token name', NAME_MAX, 'INVALID_INPUT');
-    await api('PATCH', tokenPath(token.id), { name: next });
+    await client.patch('/api/accounts/tokens/{tokenId}', { ...ofToken(token.id), body: { name: next } });
     setRenaming(false);
     onChanged();
     return 'Renamed.';
   });
   const reissue = useAction(async () => {
-    onReissued(await api<Issued>('POST', tokenPath(token.id, '/reissue')));
+    onReissued(await client.post('/api/accounts/tokens/{tokenId}/reissue', ofToken(token.id)));
     return 'Reissued.';
   });
   const revoke = useAction(async () => {
-    await api('DELETE', tokenPath(token.id));
+    await client.delete('/api/accounts/tokens/{tokenId}', ofToken(token.id));
     onChanged();
     return 'Revoked.';
   });
@@ -392,15 +389,11 @@ function IssueToken({ boards, onIssued }: { boards: ProjectSummary[]; onIssued: 
   const [expires, setExpires] = useState('');
   const board = projectId || boards[0]?.projectId || '';
   const issue = useAction(async () => {
-    const body: Record<string, unknown> = { name: checkName(name, 'token name', NAME_MAX, 'INVALID_INPUT'), scope };
-    if (scope !== 'account') {
-      if (!board) throw refuse('PROJECT_REQUIRED', 'A board token needs a board.', 'Pick a board you administer; create one first if you have none.');
-      Object.assign(body, { projectId: board, role });
-    }
-    if (scope === 'resource') body.resources = resourcesFrom(resources);
+    const named = checkName(name, 'token name', NAME_MAX, 'INVALID_INPUT');
+    if (scope !== 'account' && !board) throw refuse('PROJECT_REQUIRED', 'A board token needs a board.', 'Pick a board you administer; create one first if you have none.');
+    const only = scope === 'resource' ? resourcesFrom(resources) : null;
     const expiresAt = expiryFrom(expires);
-    if (expiresAt) body.expiresAt = expiresAt;
-    const res = await api<Issued>('POST', '/api/accounts/tokens', body);
+    const res = await client.post('/api/accounts/tokens', { body: { name: named, scope, ...(scope !== 'account' && { projectId: board, role }), ...(only && { resources: only }), ...(expiresAt && { expiresAt }) } });
     onIssued(res);
     setName('');
     setResources('');
@@ -442,7 +435,7 @@ function DeleteSection({ account }: { account: Account }) {
   const [currentPassword, setCurrentPassword] = useState('');
   const remove = useAction(async () => {
     if (confirmEmail !== account.email) throw refuse('ACCOUNT_DELETE_CONFIRM_MISMATCH', 'The typed email does not match the account’s.', `Type ${account.email} exactly.`);
-    await api('DELETE', '/api/account', { confirmEmail, currentPassword });
+    await client.delete('/api/account', { body: { confirmEmail, currentPassword } });
     batch(() => {
       csrfToken.value = null;
       me.value = null;

@@ -1,9 +1,9 @@
 // Sign in and sign up: on success the session's CSRF token is kept (api.ts) and the page moves on
 // to where the person was going (`?next=`, kept across the switch between the two pages).
 import { useState } from 'preact/hooks';
-import { api } from '../api.js';
+import { client } from '../api.js';
 import { navigate, queryParam } from '../router.js';
-import { signedIn, type Account } from '../session.js';
+import { signedIn } from '../session.js';
 import { Field, Form, useAction } from '../ui/kit.js';
 
 /** Where to go after signing in: a same-site path only. */
@@ -16,7 +16,7 @@ export function SignInPage() {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const action = useAction(async () => {
-    const res = await api<{ account: Account }>('POST', '/api/auth/login', { email, password });
+    const res = await client.post('/api/auth/login', { body: { email, password } });
     signedIn(res.account);
     navigate(next());
   });
@@ -40,7 +40,7 @@ export function SignUpPage() {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const action = useAction(async () => {
-    const res = await api<{ account: Account }>('POST', '/api/auth/signup', { email, password });
+    const res = await client.post('/api/auth/signup', { body: { email, password } });
     signedIn(res.account);
     navigate(next());
   });

@@ -2,26 +2,11 @@
 // monthly or yearly (the provider's hosted checkout), manage it in the provider's portal, switch
 // a monthly subscription to yearly, and the provider deliveries recorded for the board.
 import { useEffect, useState } from 'preact/hooks';
-import { api, onBoard } from '../api.js';
+import { client } from '../api.js';
 import { queryParam } from '../router.js';
 import { ago, BoardPicker, ConfirmButton, ErrorNote, useAction } from '../ui/kit.js';
 import type { ProjectSummary } from '../types.js';
 import { allProjects, useLoad } from '../ui/load.js';
-
-interface Billing {
-  projectId: string;
-  plan: 'free' | 'pro';
-  subscription: { status: string; interval: 'month' | 'year' | null; currentPeriodEnd: string | null; cancelAtPeriodEnd: boolean } | null;
-  providerAvailable: boolean;
-  upgradeOptions: { plan: 'pro'; interval: 'month' | 'year' }[];
-}
-
-interface Delivery {
-  eventId: string;
-  type: string;
-  outcome: string;
-  at: string;
-}
 
 const CHECKOUT_NOTE: Record<string, string> = {
   success: 'Payment received by the provider: the board turns Pro as soon as its confirmation arrives (usually within seconds).',
@@ -53,15 +38,17 @@ export function BillingSection() {
 }
 
 function BoardBilling({ projectId }: { projectId: string }) {
-  const state = useLoad(() => api<Billing>('GET', onBoard(projectId, '/api/account/billing')));
-  const deliveries = useLoad(() => api<{ events: Delivery[] }>('GET', onBoard(projectId, '/api/account/billing/events')).then((r) => r.events));
-  const go = useAction(async (path: string, body: unknown) => {
-    const res = await api<{ url: string }>('POST', onBoard(projectId, path), body);
+  const params = { query: { projectId } };
+  const state = useLoad(() => client.get('/api/account/billing', { params }));
+  const deliveries = useLoad(() => client.get('/api/account/billing/events', { params }).then((r) => r.events));
+  /** To the provider's hosted checkout or portal. */
+  const go = useAction(async (open: () => Promise<{ url: string }>) => {
+    const res = await open();
     location.assign(res.url);
     return 'Opening the payment provider…';
   });
   const annual = useAction(async () => {
-    const res = await api<{ changed: boolean }>('POST', onBoard(projectId, '/api/account/billing/annual'));
+    const res = await client.post('/api/account/billing/annual', { params });
     state.reload();
     return res.changed ? 'Switched to yearly billing (prorated).' : 'Already billed yearly.';
   });
@@ -94,12 +81,12 @@ function BoardBilling({ projectId }: { projectId: string }) {
         <div class="row">
           {!live
             ? b.upgradeOptions.map((o) => (
-                <button key={o.interval} type="button" class="primary" disabled={go.pending} onClick={() => void go.go('/api/account/billing/checkout', { interval: o.interval })}>
+                <button key={o.interval} type="button" class="primary" disabled={go.pending} onClick={() => void go.go(() => client.post('/api/account/billing/checkout', { params, body: { interval: o.interval } }))}>
                   Upgrade to Pro, {o.interval === 'year' ? 'yearly' : 'monthly'}
                 </button>
               ))
             : null}
-          <button type="button" disabled={go.pending} onClick={() => void go.go('/api/account/billing/portal', {})}>
+          <button type="button" disabled={go.pending} onClick={() => void go.go(() => client.post('/api/account/billing/portal', { params, body: {} }))}>
             Manage in portal
           </button>
           {live && sub?.interval === 'month' ? <ConfirmButton label="Switch to yearly" question="Move this subscription to yearly billing, prorated?" disabled={annual.pending} onConfirm={() => void annual.go()} /> : null}

@@ -5,7 +5,7 @@
 // (board-model.ts); a section reads its own list once when it opens.
 import { lazy, Suspense } from 'preact/compat';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { api, onBoard } from '../api.js';
+import { client } from '../api.js';
 import { BoardModel, type Agent } from '../board-model.js';
 import type { BoardEvent, BoardFeed, Shout } from '../live.js';
 import { now } from '../session.js';
@@ -170,7 +170,7 @@ function Shouts({ projectId, model, agents, canWrite }: { projectId: string; mod
   const [to, setTo] = useState('');
   const [workId, setWorkId] = useState('');
   const send = useAction(async () => {
-    await api('POST', onBoard(projectId, '/api/shouts'), { text, ...(to ? { to } : {}), ...(workId ? { workId } : {}) });
+    await client.post('/api/shouts', { params: { query: { projectId } }, body: { text, ...(to ? { to } : {}), ...(workId ? { workId } : {}) } });
     setText('');
   });
   const shouts: Shout[] = model.shouts.value;
@@ -254,13 +254,13 @@ function NewItems({ projectId }: { projectId: string }) {
   const [priority, setPriority] = useState('2');
   const [bulk, setBulk] = useState('');
   const one = useAction(async () => {
-    const item = await api<Item>('POST', onBoard(projectId, '/api/items'), { title, priority: Number(priority) });
+    const item = await client.post('/api/items', { params: { query: { projectId } }, body: { title, priority: Number(priority) } });
     setTitle('');
     return `Created ${item.workId}.`;
   });
   const many = useAction(async () => {
     const items = parseBulk(bulk);
-    const res = await api<{ items: Item[] }>('POST', onBoard(projectId, '/api/items/batch'), { items });
+    const res = await client.post('/api/items/batch', { params: { query: { projectId } }, body: { items } });
     setBulk('');
     return `Created ${res.items.length} items (${res.items[0]?.workId}…${res.items.at(-1)?.workId}).`;
   });

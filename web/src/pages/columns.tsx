@@ -4,7 +4,7 @@
 // also drag ready cards to reorder the chain.
 import { memo } from 'preact/compat';
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { api, onBoard } from '../api.js';
+import { client } from '../api.js';
 import { moveInChain, placeInChain } from '../chain.js';
 import { STATES, type State } from '../board-model.js';
 import type { Card as CardData } from '../types.js';
@@ -57,7 +57,7 @@ export function Columns({ projectId, columns, canReorder }: { projectId: string;
     setError(null);
     refocus.current = keep;
     try {
-      await api('POST', onBoard(projectId, '/api/items/reorder'), { workIds });
+      await client.post('/api/items/reorder', { params: { query: { projectId } }, body: { workIds } });
     } catch (e) {
       setError(e);
     }

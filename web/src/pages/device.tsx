@@ -2,32 +2,21 @@
 // which agent shows the code, picks a board they administer, and approves or denies. The agent's
 // next poll then receives its token (or the denial).
 import { useEffect, useState } from 'preact/hooks';
-import { api } from '../api.js';
+import type { Reply } from '@agent-board/client';
+import { client } from '../api.js';
 import { queryParam } from '../router.js';
 import { now } from '../session.js';
 import type { ProjectSummary } from '../types.js';
 import { ConfirmButton, ErrorNote, Field, Form, useAction } from '../ui/kit.js';
 import { allProjects, useLoad } from '../ui/load.js';
 
-interface PendingRequest {
-  userCode: string;
-  clientName: string;
-  tokenLifetimeDays: number | null;
-  requestedProjectId: string | null;
-  expiresAt: string;
-}
-
-interface Decision {
-  status: 'approved' | 'denied';
-  clientName: string;
-  projectId: string;
-}
+type PendingRequest = Reply<'/api/auth/device/lookup', 'get'>;
 
 const administers = (p: ProjectSummary): boolean => p.role === 'owner' || p.role === 'admin';
 
 export function DevicePage() {
   const [code, setCode] = useState(queryParam('code') ?? '');
-  const lookup = useAction((userCode: string) => api<PendingRequest>('GET', `/api/auth/device/lookup?userCode=${encodeURIComponent(userCode.trim())}`));
+  const lookup = useAction((userCode: string) => client.get('/api/auth/device/lookup', { params: { query: { userCode: userCode.trim() } } }));
   useEffect(() => {
     if (code) void lookup.go(code);
   }, []);
@@ -57,7 +46,7 @@ function Approval({ request, other }: { request: PendingRequest; other: () => vo
     if (projectId || !boards[0]) return;
     setProjectId(boards.some((b) => b.projectId === request.requestedProjectId) ? request.requestedProjectId! : boards[0].projectId);
   }, [projects.data]);
-  const decide = useAction((approve: boolean) => api<Decision>('POST', '/api/auth/device/approve', { userCode: request.userCode, projectId, approve }));
+  const decide = useAction((approve: boolean) => client.post('/api/auth/device/approve', { body: { userCode: request.userCode, projectId, approve } }));
   const decision = decide.done;
   const boardName = (id: string) => boards.find((b) => b.projectId === id)?.name ?? id;
   const secondsLeft = Math.max(0, Math.round((Date.parse(request.expiresAt) - now.value) / 1000));

@@ -3,7 +3,7 @@
 // ratify, reject and set the level. Read once when the section opens, then kept current by the
 // board's doctrine.* events (each carries the entry as it now stands).
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import { api, onBoard } from '../api.js';
+import { client } from '../api.js';
 import type { BoardModel } from '../board-model.js';
 import type { Doctrine } from '../types.js';
 import { me } from '../session.js';
@@ -27,7 +27,7 @@ function useDoctrine(projectId: string, model: BoardModel) {
   useEffect(() => {
     let live = true;
     const read = () =>
-      api<{ entries: Doctrine[] }>('GET', onBoard(projectId, '/api/doctrine')).then(
+      client.get('/api/doctrine', { params: { query: { projectId } } }).then(
         (r) => live && (merge(r.entries), setLoaded(true), setError(null)),
         (e: unknown) => live && setError(e),
       );
@@ -83,7 +83,7 @@ function Propose({ projectId, admin, proposed }: { projectId: string; admin: boo
   const [digest, setDigest] = useState('');
   const [open, setOpen] = useState(false);
   const send = useAction(async () => {
-    const entry = await api<Doctrine>('POST', onBoard(projectId, '/api/doctrine'), { slug, title, text, ...(digest ? { expectedDigest: digest } : {}) });
+    const entry = await client.post('/api/doctrine', { params: { query: { projectId } }, body: { slug, title, text, ...(digest ? { expectedDigest: digest } : {}) } });
     proposed(entry);
     setOpen(false);
     setSlug('');
@@ -129,8 +129,9 @@ function Entry({ projectId, entry, member, admin, merged }: { projectId: string;
   const [open, setOpen] = useState<Open>(null);
   const [digest, setDigest] = useState('');
   const [reason, setReason] = useState('');
-  const act = useAction(async (done: string, action: string, body?: unknown) => {
-    const res = await api<{ entry: Doctrine; result?: 'pass' | 'fail'; already?: true }>('POST', onBoard(projectId, `/api/doctrine/${encodeURIComponent(entry.slug)}/${action}`), body);
+  const params = { path: { slug: entry.slug }, query: { projectId } };
+  const act = useAction(async (done: string, send: () => Promise<{ entry: Doctrine; result?: 'pass' | 'fail'; already?: boolean }>) => {
+    const res = await send();
     merged(res.entry);
     setOpen(null);
     setDigest('');
@@ -203,7 +204,7 @@ function Entry({ projectId, entry, member, admin, merged }: { projectId: string;
             mine ? (
               <span class="muted">You agreed.</span>
             ) : (
-              <button type="button" disabled={act.pending} onClick={() => void act.go(`You agreed with ${entry.slug}.`, 'agree')}>
+              <button type="button" disabled={act.pending} onClick={() => void act.go(`You agreed with ${entry.slug}.`, () => client.post('/api/doctrine/{slug}/agree', { params }))}>
                 Agree
               </button>
             )
@@ -226,7 +227,10 @@ function Entry({ projectId, entry, member, admin, merged }: { projectId: string;
           {admin && status !== 'rejected' ? (
             <label class="inline">
               <span class="muted">Level</span>
-              <select name="level" value={entry.level} disabled={act.pending} onChange={(e) => void act.go(`Level set to ${(e.target as HTMLSelectElement).value}.`, 'level', { level: (e.target as HTMLSelectElement).value })}>
+              <select name="level" value={entry.level} disabled={act.pending} onChange={(e) => {
+                  const level = (e.target as HTMLSelectElement).value as (typeof LEVELS)[number];
+                  void act.go(`Level set to ${level}.`, () => client.post('/api/doctrine/{slug}/level', { params, body: { level } }));
+                }}>
                 {LEVELS.map((l) => (
                   <option key={l} value={l}>
                     {l}
@@ -238,12 +242,12 @@ function Entry({ projectId, entry, member, admin, merged }: { projectId: string;
         </div>
       ) : null}
       {open === 'blind' ? (
-        <Form onSubmit={() => void act.go('', 'blind-test', { answerDigest: digest })} pending={act.pending} error={null} submit="Send the digest" class="inset">
+        <Form onSubmit={() => void act.go('', () => client.post('/api/doctrine/{slug}/blind-test', { params, body: { answerDigest: digest } }))} pending={act.pending} error={null} submit="Send the digest" class="inset">
           <DigestField label="Your answer’s digest" answerLabel="Your answer (without looking at the entry’s expected one)" name="answer-digest" value={digest} onChange={setDigest} required />
         </Form>
       ) : null}
       {open === 'ratify' ? (
-        <Form onSubmit={() => void act.go(`Ratified ${entry.slug}.`, 'ratify', digest ? { expectedDigest: digest } : undefined)} pending={act.pending} error={null} submit="Ratify" class="inset">
+        <Form onSubmit={() => void act.go(`Ratified ${entry.slug}.`, () => client.post('/api/doctrine/{slug}/ratify', { params, ...(digest && { body: { expectedDigest: digest } }) }))} pending={act.pending} error={null} submit="Ratify" class="inset">
           <DigestField
             label={entry.expectedDigestSet ? 'Expected answer digest (optional: replaces the one set)' : 'Expected answer digest (optional: blind tests need one)'}
             answerLabel="Expected answer"
@@ -254,7 +258,7 @@ function Entry({ projectId, entry, member, admin, merged }: { projectId: string;
         </Form>
       ) : null}
       {open === 'reject' ? (
-        <Form onSubmit={() => void act.go(`Rejected ${entry.slug}.`, 'reject', reason ? { reason } : undefined)} pending={act.pending} error={null} submit="Reject" class="inset">
+        <Form onSubmit={() => void act.go(`Rejected ${entry.slug}.`, () => client.post('/api/doctrine/{slug}/reject', { params, ...(reason && { body: { reason } }) }))} pending={act.pending} error={null} submit="Reject" class="inset">
           <Field label="Why (optional)" name="reject-reason" value={reason} onInput={setReason} maxLength={500} hint="Kept with the entry; it stays on the board and may be ratified later." />
         </Form>
       ) : null}

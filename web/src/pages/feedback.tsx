@@ -2,7 +2,7 @@
 // operators. Owners and admins read it here, newest first; feedback is no board event, so the list
 // is read when the section opens (and on Refresh), never pushed.
 import { useEffect, useState } from 'preact/hooks';
-import { api, onBoard } from '../api.js';
+import { client } from '../api.js';
 import type { Feedback } from '../types.js';
 import { ago, ErrorNote, useAction, who } from '../ui/kit.js';
 
@@ -30,8 +30,7 @@ function FeedbackList({ projectId }: { projectId: string }) {
   const [next, setNext] = useState<string | null>(null);
   const [readAt, setReadAt] = useState<string | null>(null);
   const read = useAction(async (cursor: string | null) => {
-    const query = `/api/feedback?limit=${PAGE}${shown === 'all' ? '' : `&status=${shown}`}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
-    const page = await api<{ feedback: Feedback[]; nextCursor: string | null }>('GET', onBoard(projectId, query));
+    const page = await client.get('/api/feedback', { params: { query: { projectId, limit: String(PAGE), ...(shown !== 'all' && { status: shown }), ...(cursor && { cursor }) } } });
     setEntries((held) => (cursor && held ? [...held, ...page.feedback] : page.feedback));
     setNext(page.nextCursor);
     if (!cursor) setReadAt(new Date().toISOString());

@@ -3,18 +3,15 @@
 // moves the person's role allows, each behind a confirmation. Live from /api/ws.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { api, onBoard } from '../api.js';
+import type { Reply } from '@agent-board/client';
+import { client } from '../api.js';
+import type { State } from '../board-model.js';
 import { BoardFeed, type BoardEvent } from '../live.js';
 import { moveInChain } from '../chain.js';
 import type { ClauseEvent, Doctrine, Item, ItemDetail, ItemPatch } from '../types.js';
 import { ago, ConfirmButton, Countdown, describeEvent, ErrorNote, Field, Form, useAction, who } from '../ui/kit.js';
 
-interface Comment {
-  seq: number;
-  by: string;
-  text: string;
-  at: string;
-}
+type Comment = Reply<'/api/items/{workId}/comments', 'get'>['comments'][number];
 
 const OPERATOR = ['admin', 'owner'];
 const MOVES: { action: 'block' | 'unblock' | 'cancel' | 'reopen'; label: string; done: string; when: (state: string) => boolean }[] = [
@@ -30,17 +27,19 @@ export function ItemPage({ projectId, workId }: { projectId: string; workId: str
   const [history, setHistory] = useState<BoardEvent[]>([]);
   const [comments, setComments] = useState<Comment[]>([]);
   const load = useAction(async () => {
+    const params = { path: { workId }, query: { projectId } };
     const [it, hist, com] = await Promise.all([
-      api<ItemDetail>('GET', onBoard(projectId, `/api/items/${workId}`)),
-      api<{ events: BoardEvent[] }>('POST', onBoard(projectId, '/api/history/query'), { workId, limit: 100 }),
-      api<{ comments: Comment[] }>('GET', onBoard(projectId, `/api/items/${workId}/comments`)),
+      client.get('/api/items/{workId}', { params }),
+      client.post('/api/history/query', { params: { query: { projectId } }, body: { workId, limit: 100 } }),
+      client.get('/api/items/{workId}/comments', { params }),
     ]);
     setItem(it);
-    setHistory(hist.events);
+    // The document leaves an event's shape open (each type has its own data): they are the socket's events.
+    setHistory(hist.events as unknown as BoardEvent[]);
     setComments(com.comments);
     // The clauses it links, with their status (a retired one is flagged); spec.* events keep them current.
     if (it.spec.length) {
-      const spec = await api<{ clauses: ClauseEvent[] }>('GET', onBoard(projectId, '/api/spec'));
+      const spec = await client.get('/api/spec', { params: { query: { projectId } } });
       setClauses(new Map(spec.clauses.map((c) => [c.clauseId, c])));
     }
   });
@@ -202,24 +201,24 @@ function Fact({ name, value }: { name: string; value: ComponentChildren }) {
 function OperatorMoves({ projectId, item, done }: { projectId: string; item: Item; done: () => void }) {
   const [reason, setReason] = useState('');
   const move = useAction(async (m: (typeof MOVES)[number]) => {
-    await api('POST', onBoard(projectId, `/api/items/${item.workId}/state`), { action: m.action, ...(reason ? { reason } : {}) });
+    await client.post('/api/items/{workId}/state', { params: { path: { workId: item.workId }, query: { projectId } }, body: { action: m.action, ...(reason ? { reason } : {}) } });
     done();
     return `${m.done} ${item.workId}.`;
   });
   const override = useAction(async () => {
-    await api('POST', onBoard(projectId, `/api/items/${item.workId}/override`), { reason });
+    await client.post('/api/items/{workId}/override', { params: { path: { workId: item.workId }, query: { projectId } }, body: { reason } });
     done();
     return 'Passed through the verify gate.';
   });
   const reorder = useAction(async (how: 'top' | -1 | 1) => {
     let workIds = [item.workId];
     if (how !== 'top') {
-      const chain = await api<{ items: Item[] }>('GET', onBoard(projectId, `/api/items?state=${item.state}&limit=500`));
+      const chain = await client.get('/api/items', { params: { query: { projectId, state: item.state as State, limit: '500' } } });
       const moved = moveInChain(chain.items, item.workId, how);
       if (!moved) return how === -1 ? 'Already first in the chain.' : 'Already last in the chain.';
       workIds = moved;
     }
-    await api('POST', onBoard(projectId, '/api/items/reorder'), { workIds });
+    await client.post('/api/items/reorder', { params: { query: { projectId } }, body: { workIds } });
     done();
     return how === 'top' ? 'Moved to the head of the chain.' : how === -1 ? 'Moved up one place.' : 'Moved down one place.';
   });
@@ -257,7 +256,7 @@ function OperatorMoves({ projectId, item, done }: { projectId: string; item: Ite
 function Comments({ projectId, workId, comments, canWrite, done }: { projectId: string; workId: string; comments: Comment[]; canWrite: boolean; done: () => void }) {
   const [text, setText] = useState('');
   const add = useAction(async () => {
-    await api('POST', onBoard(projectId, `/api/items/${workId}/comments`), { text });
+    await client.post('/api/items/{workId}/comments', { params: { path: { workId }, query: { projectId } }, body: { text } });
     setText('');
     done();
   });

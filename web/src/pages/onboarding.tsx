@@ -1,14 +1,10 @@
 // Taking an anonymous board over (/boards/{projectId}/claim#nonce): the link a board's agent hands
 // a person. The page previews the board (name, items, agents) with the nonce, spending nothing,
 // then claims it on the person's say.
-import type { z } from 'zod';
 import { useMemo } from 'preact/hooks';
-import { api, ApiError } from '../api.js';
+import { ApiError, client, refused } from '../api.js';
 import { ago, ErrorNote, Form, useAction } from '../ui/kit.js';
 import { useLoad } from '../ui/load.js';
-import type { ClaimResponse } from '../../../src/routes/onboarding.js';
-
-type Claim = z.infer<typeof ClaimResponse>;
 
 const stashKey = (projectId: string) => `claim-nonce:${projectId}`;
 
@@ -21,10 +17,10 @@ const NO_NONCE = new ApiError(400, 'INVALID_LINK_TOKEN', 'This link holds no cla
 
 export function ClaimBoardPage({ projectId }: { projectId: string }) {
   const nonce = useMemo(() => (location.hash.length > 1 ? location.hash.slice(1) : sessionStorage.getItem(stashKey(projectId))), [projectId]);
-  const claimPath = `/api/projects/${encodeURIComponent(projectId)}/claim`;
-  const preview = useLoad(() => (nonce ? api<Claim>('POST', claimPath, { nonce, preview: true }) : Promise.reject(NO_NONCE)));
+  const params = { path: { projectId } };
+  const preview = useLoad(() => (nonce ? client.post('/api/projects/{projectId}/claim', { params, body: { nonce, preview: true } }) : Promise.reject(NO_NONCE)));
   const claim = useAction(async () => {
-    const res = await api<Claim>('POST', claimPath, { nonce });
+    const res = await client.post('/api/projects/{projectId}/claim', { params, body: { nonce: nonce! } });
     sessionStorage.removeItem(stashKey(projectId));
     history.replaceState(null, '', location.pathname); // the spent nonce leaves the address bar
     return res;
@@ -49,7 +45,7 @@ export function ClaimBoardPage({ projectId }: { projectId: string }) {
   }
 
   if (preview.error) {
-    const limit = preview.error instanceof ApiError && preview.error.code === 'FREE_PROJECT_LIMIT';
+    const limit = refused(preview.error, 'FREE_PROJECT_LIMIT');
     return (
       <div class="narrow panel form">
         <h1 style={{ margin: 0 }}>{limit ? 'No room for another board' : 'This link cannot be used'}</h1>

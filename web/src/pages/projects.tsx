@@ -1,17 +1,15 @@
 // The boards a person can open: summaries (counts, agents, last activity, role, starred), create,
 // rename, delete, star as default, each board's members page, and cursor paging.
 import { useEffect, useState } from 'preact/hooks';
-import { api } from '../api.js';
+import type { Reply } from '@agent-board/client';
+import { client } from '../api.js';
 import { me, signedIn } from '../session.js';
-import type { Account, ProjectSummary } from '../types.js';
+import type { ProjectSummary } from '../types.js';
 import { ago, ConfirmButton, ErrorNote, Field, Form, useAction } from '../ui/kit.js';
 import { pendingInvitation } from './sharing.js';
 
 
-interface Page {
-  projects: ProjectSummary[];
-  pagination: { nextCursor: string | null; cursorReset: boolean };
-}
+type Page = Reply<'/api/projects', 'get'>;
 
 const PAGE = 25;
 
@@ -19,7 +17,7 @@ export function ProjectsPage() {
   const [cursors, setCursors] = useState<string[]>([]);
   const [page, setPage] = useState<Page | null>(null);
   const load = useAction(async (cursor?: string) => {
-    const res = await api<Page>('GET', `/api/projects?limit=${PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    const res = await client.get('/api/projects', { params: { query: { limit: String(PAGE), cursor } } });
     setPage(res);
     return res;
   });
@@ -28,7 +26,7 @@ export function ProjectsPage() {
 
   const [name, setName] = useState('');
   const create = useAction(async () => {
-    await api('POST', '/api/projects', { name: name.trim() });
+    await client.post('/api/projects', { body: { name: name.trim() } });
     setName('');
     reload();
     return `Board “${name.trim()}” created.`;
@@ -92,16 +90,16 @@ function ProjectRow({ project, changed }: { project: ProjectSummary; changed: ()
   const [renaming, setRenaming] = useState(false);
   const [name, setName] = useState(project.name);
   const rename = useAction(async () => {
-    await api('PATCH', `/api/projects/${project.projectId}`, { name: name.trim() });
+    await client.patch('/api/projects/{projectId}', { params: { path: { projectId: project.projectId } }, body: { name: name.trim() } });
     setRenaming(false);
     changed();
   });
   const remove = useAction(async () => {
-    await api('DELETE', `/api/projects/${project.projectId}`);
+    await client.delete('/api/projects/{projectId}', { params: { path: { projectId: project.projectId } } });
     changed();
   });
   const star = useAction(async () => {
-    const res = await api<Pick<Account, 'displayName' | 'defaultProjectId'>>('PATCH', '/api/account/profile', { defaultProjectId: project.projectId });
+    const res = await client.patch('/api/account/profile', { body: { defaultProjectId: project.projectId } });
     if (me.value) signedIn({ ...me.value, displayName: res.displayName, defaultProjectId: res.defaultProjectId });
     changed();
   });

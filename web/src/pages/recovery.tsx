@@ -1,8 +1,8 @@
 // Mailed links and the way to ask for one: forgot password, reset password, verify email. The
 // mailer puts the single-use token in the URL hash (`#token=…`), so it never reaches a server log.
 import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, csrfToken } from '../api.js';
-import { me, signedIn, type Account } from '../session.js';
+import { ApiError, client, csrfToken } from '../api.js';
+import { me, signedIn } from '../session.js';
 import { ErrorNote, Field, Form, useAction } from '../ui/kit.js';
 
 export const PASSWORD_MIN = 12;
@@ -59,7 +59,7 @@ function MissingToken({ title, again }: { title: string; again: { href: string; 
 export function ForgotPage() {
   const [email, setEmail] = useState('');
   const action = useAction(async () => {
-    await api('POST', '/api/auth/forgot-password', { email: email.trim() });
+    await client.post('/api/auth/forgot-password', { body: { email: email.trim() } });
     return 'If the address has an account, a link is on its way. It works once, within an hour.';
   });
   return (
@@ -82,7 +82,7 @@ export function ResetPage() {
   const [confirm, setConfirm] = useState('');
   const action = useAction(async () => {
     checkNewPassword(password, confirm);
-    await api('POST', '/api/auth/reset-password', { token, newPassword: password });
+    await client.post('/api/auth/reset-password', { body: { token: token!, newPassword: password } });
     forgetLinkToken();
     // Every session of the account is revoked, this browser's included.
     if (me.value) {
@@ -121,7 +121,7 @@ export function ResetPage() {
 export function VerifyPage() {
   const [token] = useState(linkToken);
   const action = useAction(async () => {
-    const res = await api<{ account: Account }>('POST', '/api/auth/verify-email', { token });
+    const res = await client.post('/api/auth/verify-email', { body: { token: token! } });
     forgetLinkToken();
     if (me.value && me.value.id === res.account.id) signedIn(res.account);
     return res.account;

@@ -2,18 +2,16 @@
 // invitation link opens (/invitations/{invitationId}#token=…). The link's token is kept for this tab
 // when the page loads, so signing in (which changes the address) does not lose it.
 import { useState } from 'preact/hooks';
-import type { z } from 'zod';
-import { api, ApiError } from '../api.js';
+import type { Reply } from '@agent-board/client';
+import { ApiError, client, refused } from '../api.js';
 import { navigate } from '../router.js';
 import { me, signOut } from '../session.js';
-import type { Invitation as InvitationSchema, InvitationPreview, MemberListing as ListingSchema, Member as MemberSchema } from '../../../src/routes/sharing.js';
 import { ago, ConfirmButton, ErrorNote, Field, Form, useAction } from '../ui/kit.js';
 import { useLoad } from '../ui/load.js';
 
-type Listing = z.infer<typeof ListingSchema>;
-type Member = z.infer<typeof MemberSchema>;
-type Invitation = z.infer<typeof InvitationSchema>;
-type Preview = z.infer<typeof InvitationPreview>;
+type Listing = Reply<'/api/boards/{projectId}/members', 'get'>;
+type Member = Listing['members'][number];
+type Invitation = Reply<'/api/boards/{projectId}/invitations', 'get'>['invitations'][number];
 type Role = Member['role'];
 type Granted = Exclude<Role, 'owner'>;
 
@@ -59,7 +57,7 @@ const forgetInvitation = (): void => sessionStorage.removeItem(KEPT);
 // ── /invitations/{invitationId} ─────────────────────────────────────────────────────────────────
 
 /** Refusals after which the link can never work: it is dropped (a mismatch keeps it for the right account). */
-const DEAD_LINK = ['INVALID_LINK_TOKEN', 'EXPIRED_TOKEN', 'INVITATION_NOT_FOUND', 'ALREADY_MEMBER'];
+const DEAD_LINK = ['INVALID_LINK_TOKEN', 'EXPIRED_TOKEN', 'INVITATION_NOT_FOUND', 'ALREADY_MEMBER'] as const;
 const CLOSED: Record<string, string> = {
   accepted: 'This invitation was already accepted.',
   revoked: 'This invitation was revoked by the board’s admins.',
@@ -71,22 +69,23 @@ export function InvitationPage({ invitationId }: { invitationId: string }) {
     const kept = pendingInvitation();
     return kept?.invitationId === invitationId ? kept.token : null;
   });
-  const preview = useLoad(() => api<Preview>('GET', `/api/boards/invitations/${encodeURIComponent(invitationId)}`));
+  const invitation = { params: { path: { invitationId } } };
+  const preview = useLoad(() => client.get('/api/boards/invitations/{invitationId}', invitation));
   const accept = useAction(async () => {
     try {
-      const res = await api<{ projectId: string; name: string; role: Granted }>('POST', `/api/boards/invitations/${encodeURIComponent(invitationId)}/accept`, { token });
+      const res = await client.post('/api/boards/invitations/{invitationId}/accept', { ...invitation, body: { token: token! } });
       forgetInvitation();
       return res;
     } catch (e) {
-      if (e instanceof ApiError && DEAD_LINK.includes(e.code)) forgetInvitation();
+      if (refused(e, ...DEAD_LINK)) forgetInvitation();
       throw e;
     }
   });
-  const failed = [preview.error, accept.error].find((e): e is ApiError => e instanceof ApiError) ?? null;
-  const unconfirmed = failed?.code === 'EMAIL_NOT_VERIFIED';
+  const failed = preview.error ?? accept.error;
+  const unconfirmed = refused(failed, 'EMAIL_NOT_VERIFIED');
   // After the person opened the confirmation link (often in another tab), this tab asks again.
   const recheck = useAction(async () => {
-    await api<Preview>('GET', `/api/boards/invitations/${encodeURIComponent(invitationId)}`);
+    await client.get('/api/boards/invitations/{invitationId}', invitation);
     accept.reset();
     preview.reload();
   });
@@ -123,7 +122,7 @@ export function InvitationPage({ invitationId }: { invitationId: string }) {
             <p class="muted">Loading the invitation…</p>
           ) : null}
           {unconfirmed ? (
-            <ConfirmFirst email={me.value?.email ?? 'your address'} checking={recheck.pending} stillUnconfirmed={recheck.error instanceof ApiError && recheck.error.code === 'EMAIL_NOT_VERIFIED'} onCheck={() => void recheck.go()} />
+            <ConfirmFirst email={me.value?.email ?? 'your address'} checking={recheck.pending} stillUnconfirmed={refused(recheck.error, 'EMAIL_NOT_VERIFIED')} onCheck={() => void recheck.go()} />
           ) : (
             <ErrorNote error={failed} />
           )}
@@ -132,7 +131,7 @@ export function InvitationPage({ invitationId }: { invitationId: string }) {
           {p?.status === 'pending' && !token ? (
             <ErrorNote error={new ApiError(0, 'INVALID_LINK_TOKEN', 'This link is incomplete: it carries no token.', 'Open the link from the invitation mail exactly as sent, or ask the board’s admins to resend it.')} />
           ) : null}
-          {failed?.code === 'INVITATION_EMAIL_MISMATCH' ? (
+          {refused(failed, 'INVITATION_EMAIL_MISMATCH') ? (
             <>
               <p>Sign in (or create an account) with the address the invitation was mailed to; this tab keeps the link meanwhile.</p>
               <button type="button" class="primary" onClick={() => void switchAccount()}>
@@ -155,7 +154,7 @@ export function InvitationPage({ invitationId }: { invitationId: string }) {
 
 /** What to do when the invited account has not confirmed its address: the invitation waits in this tab meanwhile. */
 function ConfirmFirst({ email, checking, stillUnconfirmed, onCheck }: { email: string; checking: boolean; stillUnconfirmed: boolean; onCheck: () => void }) {
-  const resend = useAction(() => api<{ sent: boolean }>('POST', '/api/auth/verify-email/resend'));
+  const resend = useAction(() => client.post('/api/auth/verify-email/resend'));
   return (
     <>
       <div class="note error" role="alert">
@@ -194,7 +193,6 @@ function ConfirmFirst({ email, checking, stillUnconfirmed, onCheck }: { email: s
 
 // ── /boards/{projectId}/members ─────────────────────────────────────────────────────────────────
 
-const path = (projectId: string, rest = '') => `/api/boards/${encodeURIComponent(projectId)}${rest}`;
 
 /** "in 6 days", "in 3 hours": how long an invitation or an offer stays open. */
 function left(iso: string): string {
@@ -208,7 +206,7 @@ function left(iso: string): string {
 
 
 export function MembersPage({ projectId }: { projectId: string }) {
-  const listing = useLoad(() => api<Listing>('GET', path(projectId, '/members')));
+  const listing = useLoad(() => client.get('/api/boards/{projectId}/members', { params: { path: { projectId } } }));
   const l = listing.data;
   if (!l) {
     return (
@@ -255,7 +253,7 @@ export function MembersPage({ projectId }: { projectId: string }) {
 function TransferNote({ listing, changed }: { listing: Listing; changed: () => void }) {
   const t = listing.transfer;
   const accept = useAction(async () => {
-    await api('POST', `/api/boards/transfers/${encodeURIComponent(t!.transferId)}/accept`);
+    await client.post('/api/boards/transfers/{transferId}/accept', { params: { path: { transferId: t!.transferId } } });
     changed();
   });
   if (!t) return null;
@@ -305,17 +303,18 @@ function MemberRow({ projectId, listing, member, changed }: { projectId: string;
   const removable = member.role !== 'owner' && !incoming && (self || (RANK[mine] >= RANK.admin && RANK[member.role] < RANK[mine]));
   const [role, setRole] = useState<Granted>(member.role === 'owner' ? 'admin' : member.role);
   const who = member.name;
+  const params = { path: { projectId, userId: member.userId } };
   const change = useAction(async () => {
-    await api('POST', path(projectId, `/members/${encodeURIComponent(member.userId)}/role`), { role });
+    await client.post('/api/boards/{projectId}/members/{userId}/role', { params, body: { role } });
     changed();
   });
   const remove = useAction(async () => {
-    await api('DELETE', path(projectId, `/members/${encodeURIComponent(member.userId)}`));
+    await client.delete('/api/boards/{projectId}/members/{userId}', { params });
     if (self) navigate('/projects');
     else changed();
   });
   const offer = useAction(async () => {
-    await api('POST', path(projectId, '/transfers'), { toUserId: member.userId });
+    await client.post('/api/boards/{projectId}/transfers', { params: { path: { projectId } }, body: { toUserId: member.userId } });
     changed();
   });
   return (
@@ -358,12 +357,12 @@ function MemberRow({ projectId, listing, member, changed }: { projectId: string;
 }
 
 function Invitations({ projectId, myRole }: { projectId: string; myRole: Role }) {
-  const list = useLoad(() => api<{ invitations: Invitation[] }>('GET', path(projectId, '/invitations')).then((r) => r.invitations));
+  const list = useLoad(() => client.get('/api/boards/{projectId}/invitations', { params: { path: { projectId } } }).then((r) => r.invitations));
   const roles: Granted[] = myRole === 'owner' ? ['member', 'viewer', 'admin'] : ['member', 'viewer'];
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<Granted>('member');
   const invite = useAction(async () => {
-    const res = await api<{ invitation: Invitation }>('POST', path(projectId, '/invitations'), { email: email.trim(), role });
+    const res = await client.post('/api/boards/{projectId}/invitations', { params: { path: { projectId } }, body: { email: email.trim(), role } });
     setEmail('');
     list.reload();
     return `Invitation mailed to ${res.invitation.email} as ${res.invitation.role}; the link works once, for 7 days.`;
@@ -416,14 +415,14 @@ function Invitations({ projectId, myRole }: { projectId: string; myRole: Role })
 }
 
 function InvitationRow({ projectId, invitation: i, mayManage, changed }: { projectId: string; invitation: Invitation; mayManage: boolean; changed: () => void }) {
-  const one = (verb: 'revoke' | 'resend') => path(projectId, `/invitations/${encodeURIComponent(i.invitationId)}/${verb}`);
+  const params = { path: { projectId, invitationId: i.invitationId } };
   const resend = useAction(async () => {
-    await api('POST', one('resend'));
+    await client.post('/api/boards/{projectId}/invitations/{invitationId}/resend', { params });
     changed();
     return 'A new link is mailed; the old one no longer works.';
   });
   const revoke = useAction(async () => {
-    await api('POST', one('revoke'));
+    await client.post('/api/boards/{projectId}/invitations/{invitationId}/revoke', { params });
     changed();
   });
   const open = i.status === 'pending' || i.status === 'expired';

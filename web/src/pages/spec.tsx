@@ -4,7 +4,7 @@
 // one made meanwhile is refused (VERSION_MISMATCH) instead of overwritten. Read once when the
 // section opens, then kept current by spec.* events and the items' patches (their `spec` links).
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import { api, ApiError, onBoard } from '../api.js';
+import { BoardApiError, client, refused } from '../api.js';
 import type { BoardModel } from '../board-model.js';
 import type { Clause, ClauseEvent, ItemPatch } from '../types.js';
 import { ago, ConfirmButton, ErrorNote, Field, Form, useAction, who } from '../ui/kit.js';
@@ -34,7 +34,7 @@ function useSpec(projectId: string, model: BoardModel) {
       const heard = new Map<string, string[]>();
       inFlight.add(heard);
       try {
-        const r = await api<{ clauses: Clause[] }>('GET', onBoard(projectId, '/api/spec'));
+        const r = await client.get('/api/spec', { params: { query: { projectId } } });
         if (!live) return;
         const read = new Map<string, string[]>();
         for (const c of r.clauses) for (const w of c.linkedBy) read.set(w, [...(read.get(w) ?? []), c.clauseId]);
@@ -129,7 +129,7 @@ function AddClause({ projectId, added }: { projectId: string; added: (c: Clause)
   const [text, setText] = useState('');
   const [open, setOpen] = useState(false);
   const send = useAction(async () => {
-    const clause = await api<Clause>('POST', onBoard(projectId, '/api/spec'), { title, text });
+    const clause = await client.post('/api/spec', { params: { query: { projectId } }, body: { title, text } });
     added(clause);
     setOpen(false);
     setTitle('');
@@ -167,16 +167,18 @@ interface Draft {
 
 /** What a refused edit says: a clause changed meanwhile is named with the version it is at now. */
 function refusal(e: unknown, clauseId: string): unknown {
-  if (!(e instanceof ApiError) || e.code !== 'VERSION_MISMATCH') return e;
-  const now = typeof e.details.version === 'number' ? ` (it is at version ${e.details.version} now)` : '';
-  return new ApiError(e.status, e.code, `${clauseId} changed meanwhile${now}: your edit was not saved.`, 'Reload the clause to see the change, then make your edit again.', e.details);
+  if (!refused(e, 'VERSION_MISMATCH')) return e;
+  const now = typeof e.details?.version === 'number' ? ` (it is at version ${e.details.version} now)` : '';
+  const { status, code, meaning, details, requestId } = e;
+  return new BoardApiError({ status, code, meaning, details, requestId, message: `${clauseId} changed meanwhile${now}: your edit was not saved.`, fix: 'Reload the clause to see the change, then make your edit again.' });
 }
 
 function ClauseCard({ projectId, clause, linkedBy, model, admin, merged }: { projectId: string; clause: ClauseEvent; linkedBy: string[]; model: BoardModel; admin: boolean; merged: (c: Clause) => void }) {
   const [draft, setDraft] = useState<Draft | null>(null);
+  const params = { path: { clauseId: clause.clauseId }, query: { projectId } };
   const patch = useAction(async (body: Partial<Draft> & { version: number }, done: string) => {
     try {
-      merged(await api<Clause>('PATCH', onBoard(projectId, `/api/spec/${clause.clauseId}`), body));
+      merged(await client.patch('/api/spec/{clauseId}', { params, body }));
     } catch (e) {
       throw refusal(e, clause.clauseId);
     }
@@ -186,11 +188,11 @@ function ClauseCard({ projectId, clause, linkedBy, model, admin, merged }: { pro
   const edit = (from: ClauseEvent = clause) => (patch.reset(), setDraft({ version: from.version, title: from.title, text: from.text, status: from.status }));
   // After a refusal: the clause as it is now (the page may not have heard the change yet), to edit again.
   const reload = useAction(async () => {
-    const now = await api<Clause>('GET', onBoard(projectId, `/api/spec/${clause.clauseId}`));
+    const now = await client.get('/api/spec/{clauseId}', { params });
     merged(now);
     edit(strip(now));
   });
-  const stale = patch.error instanceof ApiError && patch.error.code === 'VERSION_MISMATCH';
+  const stale = refused(patch.error, 'VERSION_MISMATCH');
   const retired = clause.status === 'retired';
   const move = (status: Status, done: string) => void patch.go({ version: clause.version, status }, done);
   return (

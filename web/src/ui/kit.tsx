@@ -2,13 +2,13 @@
 // failure show, confirmations, and time labels.
 import type { ComponentChildren } from 'preact';
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { ApiError } from '../api.js';
+import { shown } from '../api.js';
 import { agentNames, me, now } from '../session.js';
 import type { BoardEvent } from '../types.js';
 
 export function ErrorNote({ error }: { error: unknown }) {
   if (!error) return null;
-  const e = error instanceof ApiError ? error : new ApiError(0, 'INTERNAL', String((error as Error).message ?? error), 'Reload the page and retry.');
+  const e = shown(error);
   return (
     <div class="note error" role="alert">
       <strong>{e.message}</strong>

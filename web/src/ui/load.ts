@@ -1,6 +1,7 @@
 // Loading what a page shows: once on mount (again on reload()), and the account's boards.
 import { useEffect, useState } from 'preact/hooks';
-import { api } from '../api.js';
+import type { Reply } from '@agent-board/client';
+import { client } from '../api.js';
 import type { ProjectSummary } from '../types.js';
 
 /** Loads on mount (and on reload()); keeps the last data while reloading. */
@@ -25,8 +26,8 @@ export async function allProjects(): Promise<ProjectSummary[]> {
   const out: ProjectSummary[] = [];
   let cursor: string | null = null;
   for (let page = 0; page < 20; page++) {
-    const query: string = cursor ? `&cursor=${encodeURIComponent(cursor)}` : '';
-    const res = await api<{ projects: ProjectSummary[]; pagination: { nextCursor: string | null } }>('GET', `/api/projects?limit=200${query}`);
+    // Annotated: `cursor` is read back from the answer in the same loop.
+    const res: Reply<'/api/projects', 'get'> = await client.get('/api/projects', { params: { query: { limit: '200', ...(cursor && { cursor }) } } });
     out.push(...res.projects);
     cursor = res.pagination.nextCursor;
     if (!cursor) break;
