@@ -42,5 +42,9 @@ export default tseslint.config(
     files: ['client/src/**/*.ts'],
     rules: restrict([{ group: ['**/src/**', '**/machines/**', '**/actors/**', '**/store/**', '**/test/**', 'node:*'], message: 'client/src is a package of its own, for Node and browsers: nothing of the server, no node: module.' }]),
   },
+  {
+    files: ['web/src/**/*.{ts,tsx}'],
+    rules: restrict([{ group: ['**/src/**', '**/machines/**', '**/actors/**', '**/store/**', '**/client/**'], message: 'web/ knows the server through @agent-board/client alone (its types and its fetch wrapper), never by importing server code.' }]),
+  },
   { files: ['src/http/uws.ts', 'test/**/*.ts'], rules: { 'no-restricted-imports': 'off' } },
 );
