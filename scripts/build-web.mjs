@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Builds the browser board (web/) into dist/web with Vite, when the build is missing or was made
-// from other sources (a hash of web/ and package-lock.json kept beside it); --force always builds.
+// from other sources (a hash of web/, the typed client it compiles in, and package-lock.json, kept
+// beside it); --force always builds.
 // Then checks the bundle budget: what the board page loads, gzipped, must stay under BUDGET_BYTES.
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -21,7 +22,7 @@ function files(dir) {
 
 export function sourceHash() {
   const hash = createHash('sha256');
-  for (const file of [...files(WEB), join(ROOT, 'package-lock.json')].sort()) {
+  for (const file of [...files(WEB), ...files(join(ROOT, 'client', 'src')), join(ROOT, 'package-lock.json')].sort()) {
     hash.update(relative(ROOT, file)).update('\0').update(readFileSync(file)).update('\0');
   }
   return hash.digest('hex');

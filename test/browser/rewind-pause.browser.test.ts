@@ -146,4 +146,24 @@ describe.skipIf(!chromium)('the guided rewind: pause, preview, apply, resume (Ch
     await screenshot(page, 'account-rewind-free-points');
     expect(t.problems).toEqual([]);
   });
+  it('shows a paused board as paused on its page, live, and lets its owner resume it there', async () => {
+    const { t, owner, projectId, agent } = await ownerTab();
+    const worker = await agent('worker');
+    expect((await worker.post('/api/items', { title: 'waits while paused' })).status).toBe(201);
+    const pause = (paused: boolean) => owner.request('PATCH', `/api/projects/${projectId}`, { json: { paused } });
+    expect((await pause(true)).status).toBe(200);
+    await t.page.goto(`/boards/${projectId}`);
+    const banner = t.page.locator('[data-paused]');
+    await banner.getByText(/claims and changes to items wait/).waitFor();
+    await screenshot(t.page, 'board-paused');
+    // Resumed from the page: the banner goes, and the agent's claim goes through.
+    await banner.getByRole('button', { name: 'Resume' }).click();
+    await banner.waitFor({ state: 'detached' });
+    expect((await owner.get(`/api/status?projectId=${projectId}`)).body.paused).toBe(false);
+    expect((await worker.post('/api/claim', {})).status).toBe(200);
+    // Paused elsewhere: the page hears it without a reload.
+    expect((await pause(true)).status).toBe(200);
+    await banner.waitFor();
+    expect(t.problems).toEqual([]);
+  });
 });

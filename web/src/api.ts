@@ -52,23 +52,3 @@ export function shown(error: unknown): { message: string; fix: string; code: str
   if (error instanceof ApiError) return error;
   return { message: String((error as Error | null)?.message ?? error), fix: 'Reload the page and retry.', code: 'INTERNAL' };
 }
-
-type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
-type Untyped = (path: string, init?: { body?: unknown }) => Promise<unknown>;
-
-/**
- * Deprecated, for pages not yet moved to `board`: the same client with a path written out, its
- * refusal as an ApiError. Use `board` (typed by path) instead.
- */
-export async function api<T>(method: Method, path: string, body?: unknown): Promise<T> {
-  const call = client[method.toLowerCase() as 'get'] as unknown as Untyped;
-  try {
-    return (await call.call(client, path, body === undefined ? undefined : { body })) as T;
-  } catch (e) {
-    if (!(e instanceof BoardApiError)) throw e;
-    throw new ApiError(e.status, e.code, shown(e).message, e.fix, e.details ?? {});
-  }
-}
-
-/** For `api()`: a board operation's path with ?projectId=. */
-export const onBoard = (projectId: string, path: string): string => `${path}${path.includes('?') ? '&' : '?'}projectId=${encodeURIComponent(projectId)}`;

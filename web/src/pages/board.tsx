@@ -70,6 +70,7 @@ export function BoardPage({ projectId }: { projectId: string }) {
           {feed.ended.value} <a href="/projects">Your boards</a>
         </div>
       ) : null}
+      <PausedBanner model={model} projectId={projectId} operator={operator} />
       {model.rewound.value ? <RewoundNotice event={model.rewound.value} manage={operator ? `/account/rewind?projectId=${encodeURIComponent(projectId)}` : null} onDismiss={() => (model.rewound.value = null)} /> : null}
       <div class="board-layout board">
         <div>
@@ -306,4 +307,51 @@ export function parseBulk(text: string): { title: string; ref: string; dependsOn
     const deps = after.split(/[\s,]+/).filter(Boolean).map((d) => (/^\d+$/.test(d) ? `line-${d}` : d));
     return { title: title!.trim(), ref: `line-${i + 1}`, dependsOn: deps };
   });
+}
+
+interface Pause {
+  by: string;
+  at: string;
+}
+
+/**
+ * A paused board says so while it is: who paused it, since when, what waits and what goes on; owners
+ * and admins resume it here. Read from the status when the page loads (and again after a reload of
+ * the board), then kept by the board.paused and board.resumed events.
+ */
+function PausedBanner({ model, projectId, operator }: { model: BoardModel; projectId: string; operator: boolean }) {
+  const [pause, setPause] = useState<Pause | null>(null);
+  const resume = useAction(() => client.patch('/api/projects/{projectId}', { params: { path: { projectId } }, body: { paused: false } }));
+  useEffect(() => {
+    let live = true;
+    const read = () =>
+      void client.get('/api/status', { params: { query: { projectId } } }).then(
+        (s) => live && setPause(s.paused && s.pausedBy && s.pausedAt ? { by: s.pausedBy, at: s.pausedAt } : null),
+        () => undefined, // the board's own error note shows a board that cannot be read
+      );
+    read();
+    const stop = model.listen((e) => {
+      if (e === null) read();
+      else if (e.type === 'board.paused') setPause({ by: e.actor, at: e.at });
+      else if (e.type === 'board.resumed') setPause(null);
+    });
+    return () => ((live = false), stop());
+  }, [model, projectId]);
+  if (!pause) return null;
+  return (
+    <div class="note warn paused-banner" role="status" data-paused>
+      <span class="grow">
+        <strong>Paused</strong> by {who(pause.by)} {ago(pause.at)}: claims and changes to items wait (409 BOARD_PAUSED); leases keep running, and renewals, releases, shouts and reads go on.
+      </span>
+      {operator ? (
+        <>
+          <a href={`/account/rewind?projectId=${encodeURIComponent(projectId)}`}>Rewind…</a>
+          <button type="button" disabled={resume.pending} onClick={() => void resume.go()}>
+            {resume.pending ? 'Resuming…' : 'Resume'}
+          </button>
+        </>
+      ) : null}
+      <ErrorNote error={resume.error} />
+    </div>
+  );
 }

@@ -3,7 +3,8 @@
 // confirmation, with its undo. A Free board is shown the points it keeps and what Pro would restore.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, ApiError, onBoard } from '../api.js';
+import type { Reply } from '@agent-board/client';
+import { client, refused } from '../api.js';
 import type { Item, ProjectSummary, Status } from '../types.js';
 import { ago, BoardPicker, ErrorNote, useAction, who } from '../ui/kit.js';
 import { queryParam } from '../router.js';
@@ -14,28 +15,9 @@ import { refuse } from './recovery.js';
 const CONFIRMATION = 'REWIND_SERVICE_BOARD';
 const SLICE_ROOT = /^W-\d{1,9}$/;
 
-interface Point {
-  restorePointId: string;
-  capturedAt: string;
-  reason: string;
-  itemCount: number;
-  fingerprint: string;
-}
-
-interface Preview {
-  restorePointId: string;
-  fingerprint: string;
-  added: string[];
-  removed: string[];
-  changed: { workId: string; fields: string[] }[];
-}
-
-interface RewindState {
-  projectId: string;
-  currentFingerprint: string;
-  points: Point[];
-  preview?: Preview;
-}
+type RewindState = Reply<'/api/account/rewind', 'get'>;
+type Point = RewindState['points'][number];
+type Preview = NonNullable<RewindState['preview']>;
 
 /** A preview as read, with the board's items of that moment (their titles and leases). */
 interface Previewed extends RewindState {
@@ -43,12 +25,7 @@ interface Previewed extends RewindState {
   items: ReadonlyMap<string, Item>;
 }
 
-interface Applied {
-  restorePointId: string;
-  undoPointId: string;
-  fingerprint: string;
-  revokedLeases: { workId: string; holder: string; purpose: 'work' | 'verify' }[];
-}
+type Applied = Reply<'/api/account/rewind', 'post'>;
 
 const REASON: Record<string, string> = {
   batch: 'Before a batch of new items',
@@ -76,7 +53,7 @@ async function boardItems(projectId: string): Promise<Map<string, Item>> {
   const all = new Map<string, Item>();
   let after: string | null = null;
   for (let page = 0; page < 20; page++) {
-    const res: { items: Item[]; next: string | null } = await api('GET', onBoard(projectId, `/api/items?limit=1000${after ? `&after=${after}` : ''}`));
+    const res: Reply<'/api/items', 'get'> = await client.get('/api/items', { params: { query: { projectId, limit: '1000', ...(after && { after }) } } });
     for (const item of res.items) all.set(item.workId, item);
     after = res.next;
     if (!after) break;
@@ -120,11 +97,11 @@ export function RewindSection() {
 }
 
 function BoardRewind({ projectId, name, owner }: { projectId: string; name: string; owner: boolean }) {
-  const read = (restorePointId?: string) => api<RewindState>('GET', onBoard(projectId, `/api/account/rewind${restorePointId ? `?restorePointId=${encodeURIComponent(restorePointId)}` : ''}`));
+  const read = (restorePointId?: string): Promise<RewindState> => client.get('/api/account/rewind', { params: { query: { projectId, ...(restorePointId && { restorePointId }) } } });
   const state = useLoad(() => read());
-  const status = useLoad(() => api<Status>('GET', onBoard(projectId, '/api/status')));
+  const status = useLoad(() => client.get('/api/status', { params: { query: { projectId } } }));
   const setPaused = useAction(async (paused: boolean) => {
-    await api('PATCH', `/api/projects/${encodeURIComponent(projectId)}`, { paused });
+    await client.patch('/api/projects/{projectId}', { params: { path: { projectId } }, body: { paused } });
     status.reload();
   });
   const [chosen, setChosen] = useState<string | null>(null);
@@ -156,7 +133,7 @@ function BoardRewind({ projectId, name, owner }: { projectId: string; name: stri
     void preview.go(root ? `${chosen}~${root}` : chosen!);
   };
 
-  if (state.error instanceof ApiError && state.error.code === 'BILLING_PRO_REQUIRED') return <ProNote owner={owner} points={(state.error.details.points as Point[] | undefined) ?? []} />;
+  if (refused(state.error, 'BILLING_PRO_REQUIRED')) return <ProNote owner={owner} points={(state.error.details?.points as Point[] | undefined) ?? []} />;
   const s = state.data;
   if (!s) return state.error ? <ErrorNote error={state.error} /> : <p class="muted">Loading restore points…</p>;
   const target = shown?.preview;
@@ -450,19 +427,19 @@ function Apply(props: { projectId: string; previewed: Previewed; paused: boolean
   const [typed, setTyped] = useState('');
   const apply = useAction(async () => {
     try {
-      const res = await api<Applied>('POST', onBoard(props.projectId, '/api/account/rewind'), { restorePointId: target, confirm: CONFIRMATION, expectedFingerprint: props.previewed.currentFingerprint });
+      const res: Applied = await client.post('/api/account/rewind', { params: { query: { projectId: props.projectId } }, body: { restorePointId: target, confirm: CONFIRMATION, expectedFingerprint: props.previewed.currentFingerprint } });
       props.onApplied(res);
       return res;
     } catch (e) {
       // The board moved: what is applied must be re-read and re-confirmed, never applied on a stale yes.
-      if (e instanceof ApiError && e.code === 'REWIND_VERSION_MISMATCH') {
+      if (refused(e, 'REWIND_VERSION_MISMATCH')) {
         setTyped('');
         props.onStale();
       }
       throw e;
     }
   });
-  const stale = apply.error instanceof ApiError && apply.error.code === 'REWIND_VERSION_MISMATCH';
+  const stale = refused(apply.error, 'REWIND_VERSION_MISMATCH');
   return (
     <form
       class="form"
