@@ -36,9 +36,11 @@ export const DAY_MS = 86_400_000;
 
 /**
  * Restore points a plan without rewind still keeps (DOMAIN.md "Restore points and rewind"): its
- * newest `kept` of the last `withinMs`, so a board upgraded after a mishap can be restored.
+ * newest `kept` of the last `withinMs`, so a board upgraded after a mishap can be restored; before
+ * a move, at most one every `everyMs` (a burst of batches keeps the point before the burst), so a
+ * large Free board does not copy itself whole on every batch.
  */
-export const FREE_POINTS = { kept: 20, withinMs: DAY_MS } as const;
+export const FREE_POINTS = { kept: 20, withinMs: DAY_MS, everyMs: 60_000 } as const;
 
 /** The oldest time a board on `plan` still keeps history from (events, shouts, presence, audit). */
 export const historySince = (plan: PlanName, now: number): number => now - PLANS[plan].historyRetentionDays * DAY_MS;

@@ -107,6 +107,10 @@ async function trimPoints(store: PointPorts, boardId: string, plan: PlanName, no
 export async function captureBefore(store: PointPorts, call: { boardId: string; actor: { read(): Promise<Committed> } }, plan: PlanName, reason: CaptureReason, now: number): Promise<void> {
   const committed = await call.actor.read();
   if (committed.board.paused) return;
+  if (!PLANS[plan].rewind) {
+    const [newest] = await store.restorePoints.select({ boardId: call.boardId }, ['capturedAt'], { sort: [['seq', -1]], limit: 1 });
+    if (newest && now - newest.capturedAt < FREE_POINTS.everyMs) return;
+  }
   await capturePoint(store, call.boardId, committed, reason, plan, now);
 }
 

@@ -10,6 +10,7 @@ import { Client } from '../support/server.js';
 import { makePro, webhookOnlyBilling } from '../support/billing.js';
 import { unique } from '../support/temp.js';
 import { until } from '../support/until.js';
+import { FREE_POINTS } from '../../src/plans.js';
 
 const chromium = inject('chromium');
 const SECRET = 'whsec_browser_rewind_pause';
@@ -131,7 +132,10 @@ describe.skipIf(!chromium)('the guided rewind: pause, preview, apply, resume (Ch
   it('shows a Free board the restore points it keeps, as what Pro would restore', async () => {
     const { t, agent } = await ownerTab();
     const builder = await agent('builder');
-    for (let n = 1; n <= 3; n++) expect((await builder.post('/api/items/batch', { items: [{ title: `Batch ${n}` }] })).status).toBe(201);
+    for (let n = 1; n <= 3; n++) {
+      expect((await builder.post('/api/items/batch', { items: [{ title: `Batch ${n}` }] })).status).toBe(201);
+      suite.server.advance(FREE_POINTS.everyMs); // a Free board keeps at most one point a minute before its moves
+    }
     const { page } = t;
     await page.goto('/account/rewind');
     const section = page.locator('section[aria-labelledby="rewind"]');
@@ -146,6 +150,7 @@ describe.skipIf(!chromium)('the guided rewind: pause, preview, apply, resume (Ch
     await screenshot(page, 'account-rewind-free-points');
     expect(t.problems).toEqual([]);
   });
+
   it('shows a paused board as paused on its page, live, and lets its owner resume it there', async () => {
     const { t, owner, projectId, agent } = await ownerTab();
     const worker = await agent('worker');

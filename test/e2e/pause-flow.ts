@@ -2,6 +2,7 @@
 // adapter: what a paused board refuses and what goes on, status, sockets, audit, idempotence, who
 // may pause; a Free board's recent restore points (DOMAIN.md "Restore points and rewind"); and a
 // rewind landing while 20 agents work (pause-fleet.ts).
+import { FREE_POINTS } from '../../src/plans.js';
 import { describe, expect, it } from 'vitest';
 import { head, newBoard, type TestBoard } from '../support/board.js';
 import { makePro, webhookOnlyBilling } from '../support/billing.js';
@@ -137,7 +138,11 @@ export function pauseFlow(name: string, open: () => Promise<OpenedStore>): void 
     it('keeps a Free board’s newest 20 restore points of the last 24 hours, shows them with the Pro refusal, and restores one once the board is Pro', async () => {
       const board = await newBoard(url());
       const agent = await board.agent('builder');
-      for (let n = 1; n <= 23; n++) expect((await agent.post('/api/items/batch', { items: [{ title: `batch ${n}` }] })).status).toBe(201);
+      // A Free board keeps at most one point a minute before its moves: a minute apart, each batch keeps one.
+      for (let n = 1; n <= 23; n++) {
+        expect((await agent.post('/api/items/batch', { items: [{ title: `batch ${n}` }] })).status).toBe(201);
+        served.srv.advance(FREE_POINTS.everyMs);
+      }
       const refusal = await board.owner.get(`/api/account/rewind?projectId=${board.projectId}`);
       expectError(refusal, 409, 'BILLING_PRO_REQUIRED');
       const points = refusal.body.error.details.points as { restorePointId: string; itemCount: number; reason: string }[];
@@ -161,16 +166,23 @@ export function pauseFlow(name: string, open: () => Promise<OpenedStore>): void 
     it('lets a Free board’s points age out after 24 hours, at the next capture and in the retention sweep', async () => {
       const board = await newBoard(url());
       const agent = await board.agent('builder');
-      for (let n = 1; n <= 3; n++) expect((await agent.post('/api/items/batch', { items: [{ title: `batch ${n}` }] })).status).toBe(201);
+      for (let n = 1; n <= 3; n++) {
+        expect((await agent.post('/api/items/batch', { items: [{ title: `batch ${n}` }] })).status).toBe(201);
+        served.srv.advance(FREE_POINTS.everyMs);
+      }
       const count = () => store().restorePoints.count({ boardId: board.projectId });
       expect(await count()).toBe(3);
+      // Within a minute of the last, a batch keeps none.
+      expect((await agent.post('/api/items/batch', { items: [{ title: 'a burst' }] })).status).toBe(201);
+      expect((await agent.post('/api/items/batch', { items: [{ title: 'of two' }] })).status).toBe(201);
+      expect(await count()).toBe(4);
       served.srv.advance(23 * HOUR);
       await purgeExpired(store(), served.srv.now());
-      expect(await count()).toBe(3);
+      expect(await count()).toBe(4);
       served.srv.advance(2 * HOUR);
       expect((await agent.post('/api/items/batch', { items: [{ title: 'a day later' }] })).status).toBe(201);
       const kept = await store().restorePoints.find({ boardId: board.projectId });
-      expect(kept.map((p) => p.itemCount)).toEqual([3]);
+      expect(kept.map((p) => p.itemCount)).toEqual([5]);
       served.srv.advance(25 * HOUR);
       await purgeExpired(store(), served.srv.now());
       expect(await count()).toBe(0);
