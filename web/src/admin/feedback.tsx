@@ -4,7 +4,7 @@ import { useState } from 'preact/hooks';
 import type { Reply } from '@agent-board/client';
 import { client } from '../api.js';
 import { ago, ErrorNote } from '../ui/kit.js';
-import { Guarded, useLoad } from './shared.js';
+import { Guarded, useLoad, Pager } from './shared.js';
 
 type Entry = Reply<'/api/admin/feedback', 'get'>['feedback'][number];
 
@@ -50,18 +50,7 @@ export function FeedbackSection() {
       ) : (
         <p class="muted">{status === 'open' ? 'No open feedback: nothing to triage.' : 'No feedback here.'}</p>
       )}
-      <div class="row pager">
-        {cursor ? (
-          <button type="button" onClick={() => setCursor(null)}>
-            Newest
-          </button>
-        ) : null}
-        {page.data?.nextCursor ? (
-          <button type="button" onClick={() => setCursor(page.data!.nextCursor)}>
-            Older
-          </button>
-        ) : null}
-      </div>
+      <Pager cursor={cursor} next={page.data?.nextCursor ?? null} go={setCursor} />
     </section>
   );
 }

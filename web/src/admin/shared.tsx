@@ -171,3 +171,21 @@ export const clock = (iso: string): string => {
   const d = new Date(iso);
   return `${d.toISOString().slice(11, 23)}`;
 };
+
+/** A cursor-paged list's way back to the newest page and on to older ones. */
+export function Pager({ cursor, next, go }: { cursor: string | null; next: string | null; go: (cursor: string | null) => void }) {
+  return (
+    <div class="row pager">
+      {cursor ? (
+        <button type="button" onClick={() => go(null)}>
+          Newest
+        </button>
+      ) : null}
+      {next ? (
+        <button type="button" onClick={() => go(next)}>
+          Older
+        </button>
+      ) : null}
+    </div>
+  );
+}

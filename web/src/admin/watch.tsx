@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import type { Reply } from '@agent-board/client';
 import { client } from '../api.js';
 import { ago, ErrorNote } from '../ui/kit.js';
-import { Facts, Guarded, Rows, useLoad } from './shared.js';
+import { Facts, Guarded, Rows, useLoad, Pager } from './shared.js';
 
 type Json = Record<string, unknown>;
 const rowsOf = (v: unknown): Json[] => (Array.isArray(v) ? (v as Json[]) : []);
@@ -204,18 +204,7 @@ export function AuditSection() {
       </form>
       <ErrorNote error={page.error} />
       <Rows rows={rows} empty="No rows." columns={['at', 'actor', 'action', 'target', 'projectId', 'reason', 'data']} />
-      <div class="row pager">
-        {cursor ? (
-          <button type="button" onClick={() => setCursor(null)}>
-            Newest
-          </button>
-        ) : null}
-        {page.data?.nextCursor ? (
-          <button type="button" onClick={() => setCursor(page.data!.nextCursor)}>
-            Older
-          </button>
-        ) : null}
-      </div>
+      <Pager cursor={cursor} next={page.data?.nextCursor ?? null} go={setCursor} />
     </section>
   );
 }
