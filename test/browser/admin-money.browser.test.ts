@@ -4,7 +4,7 @@
 // webhook replayed; refusals ranked and an allowlist entry added and removed; a user mailed.
 import { describe, expect, inject, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { landOn, screenshot, signUpInPage, useBrowserTabs } from '../support/browser.js';
+import { landOn, screenshot, signerIn, useBrowserTabs } from '../support/browser.js';
 import { billingRecord, deliverSigned } from '../support/billing.js';
 import { operatorEmail } from '../support/operators.js';
 import { Client, signedUp } from '../support/server.js';
@@ -30,19 +30,7 @@ describe.skipIf(!chromium || !stripeBase)('the operator console’s money, abuse
     TRUSTED_PROXIES: '127.0.0.0/8',
   });
 
-  let operatorSignedUp = false;
-  /** Signs the page in as the operator (signing up the first time). */
-  async function asOperator(page: Page): Promise<void> {
-    if (!operatorSignedUp) {
-      operatorSignedUp = true;
-      return signUpInPage(page, OPERATOR);
-    }
-    await page.goto('/signin');
-    await page.getByLabel('Email').fill(OPERATOR);
-    await page.getByLabel('Password').fill('correct horse battery staple');
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await landOn(page, '/projects');
-  }
+  const asOperator = signerIn(OPERATOR);
 
   /** An operator route read with the page's own session. */
   async function adminGet<T>(page: Page, path: string): Promise<T> {

@@ -5,8 +5,7 @@
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, inject, it } from 'vitest';
-import type { Page } from 'playwright-core';
-import { landOn, screenshot, signUpInPage, useBrowserTabs } from '../support/browser.js';
+import { screenshot, signerIn, signUpInPage, useBrowserTabs } from '../support/browser.js';
 import { operatorEmail } from '../support/operators.js';
 import { Client, signedUp } from '../support/server.js';
 import { openSocket } from '../support/socket.js';
@@ -17,19 +16,7 @@ const OPERATOR = operatorEmail();
 describe.skipIf(!chromium)('the operator console (Chromium)', () => {
   const tabs = useBrowserTabs(chromium!, 'admin', { OPERATOR_EMAILS: OPERATOR });
 
-  let operatorSignedUp = false;
-  /** Signs the page in as the operator (signing up the first time). */
-  async function asOperator(page: Page): Promise<void> {
-    if (!operatorSignedUp) {
-      operatorSignedUp = true;
-      return signUpInPage(page, OPERATOR);
-    }
-    await page.goto('/signin');
-    await page.getByLabel('Email').fill(OPERATOR);
-    await page.getByLabel('Password').fill('correct horse battery staple');
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await landOn(page, '/projects');
-  }
+  const asOperator = signerIn(OPERATOR);
 
   async function busyAccount() {
     const person = await signedUp(tabs.server.url);

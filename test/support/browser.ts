@@ -163,3 +163,22 @@ export function useBrowserTabs(executablePath: string, label: string, env: Recor
     },
   };
 }
+
+/**
+ * Signs a page in as `email` (signing it up the first time it is asked), as a person would at
+ * /signin: for suites whose pages act as one account, an operator say.
+ */
+export function signerIn(email: string, password = 'correct horse battery staple'): (page: Page) => Promise<void> {
+  let signedUp = false;
+  return async (page) => {
+    if (!signedUp) {
+      signedUp = true;
+      return signUpInPage(page, email, password);
+    }
+    await page.goto('/signin');
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await landOn(page, '/projects');
+  };
+}
