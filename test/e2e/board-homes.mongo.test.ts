@@ -7,11 +7,13 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runFleet } from '../../bench/fleet-sim.js';
 import { deriveKeys } from '../../src/auth/keys.js';
+import { COMMAND_DEADLINE_MS } from '../../src/cluster/board-router.js';
 import { FORWARD_PATH } from '../../src/cluster/forwarder.js';
 import { HOME_LEASE_MS } from '../../src/cluster/redis-homes.js';
 import { seal, SIGNATURE_HEADER } from '../../src/cluster/signed-envelope.js';
 import { newBoard } from '../support/board.js';
 import { startMain, type NodeProcess } from '../support/process.js';
+import { Client, type Res } from '../support/server.js';
 import { canRunRedis, ownRedis, type OwnRedis } from '../support/redis-server.js';
 import { unique } from '../support/temp.js';
 import { until } from '../support/until.js';
@@ -143,6 +145,33 @@ describe.skipIf(!uri || inject('redisUrl') === null || !canRunRedis)('three node
     expect(replayed.status).toBe(404);
     const after = await items();
     expect(Object.values(after).reduce((a, b) => a + b, 0)).toBe(Object.values(before).reduce((a, b) => a + b, 0) + 1);
+  });
+
+  it('answers 503 BOARD_BUSY with Retry-After, within the command deadline, when the home stops answering (a frozen process); once it answers again the board goes on and nothing is decided twice', { timeout: 90_000 }, async () => {
+    const board = await newBoard(urls[0]!);
+    const agent = await board.agent('frozen-home');
+    expect((await agent.post('/api/items', { title: 'before' })).status).toBe(201); // node 0 is now the board's home
+    const elsewhere = new Client(urls[1]!, agent.defaults);
+    nodes[0]!.child.kill('SIGSTOP'); // the home keeps its connections open and answers nothing
+    let busy: Res;
+    const sentAt = Date.now();
+    try {
+      busy = await elsewhere.post('/api/items', { title: 'while frozen' });
+    } finally {
+      nodes[0]!.child.kill('SIGCONT');
+    }
+    const waited = Date.now() - sentAt;
+    expect(busy.status, busy.text).toBe(503);
+    expect(busy.body.error.code).toBe('BOARD_BUSY');
+    expect(busy.headers.get('retry-after')).toBe('1');
+    expect(waited).toBeLessThan(COMMAND_DEADLINE_MS + 3000);
+    // As an agent does after Retry-After: the board answers again, from either node.
+    await until(async () => (await elsewhere.post('/api/items', { title: 'after' })).status === 201, 30_000);
+    const titles = ((await board.owner.get(`/api/items?projectId=${board.projectId}&limit=100`)).body.items as { title: string }[]).map((i) => i.title);
+    expect(titles.filter((t) => t === 'before')).toHaveLength(1);
+    expect(titles.filter((t) => t === 'after').length).toBeGreaterThanOrEqual(1);
+    // The refused command's outcome was unknown to the caller: the resumed home may have decided it, but once at most.
+    expect(titles.filter((t) => t === 'while frozen').length).toBeLessThanOrEqual(1);
   });
 
   it('moves the boards of a home killed mid-fleet within the lease TTL plus a second; nothing acknowledged is lost, no lease granted twice, and sockets on the other nodes get every event once, in order', { timeout: 600_000 }, async () => {

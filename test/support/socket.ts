@@ -1,6 +1,6 @@
 // A WebSocket client that queues what the server sends, for awaiting messages in order.
 import WebSocket from 'ws';
-import { answered } from './answered-codes.js';
+import { answered, codeOf } from './answered-codes.js';
 
 export interface TestSocket {
   ws: WebSocket;
@@ -16,7 +16,7 @@ export function openSocket(url: string, headers: Record<string, string> = {}): P
   const waiters: (() => void)[] = [];
   ws.on('message', (data) => {
     const message = JSON.parse(data.toString()) as { type?: unknown; code?: unknown };
-    if (message.type === 'error') answered(message.code);
+    if (message.type === 'error') answered(codeOf(message) ?? message.code);
     queue.push(message);
     waiters.splice(0).forEach((w) => w());
   });
