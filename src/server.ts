@@ -2,6 +2,7 @@
 // Adapters are chosen by the caller (src/main.ts, or a test), never here.
 import type { Logger } from 'pino';
 import { Authenticator } from './auth/authenticator.js';
+import { IdentityCache, recordChanges } from './auth/identity-cache.js';
 import { ProjectSelector } from './auth/project-selection.js';
 import { BoardAccess } from './board/board-access.js';
 import { BoardRegistry } from '../actors/registry.js';
@@ -75,6 +76,8 @@ export interface ServerParts {
 
 export interface RunningServer {
   port: number;
+  /** The store as this node uses it: its writes to what credentials are read from are told to every node's identity cache. */
+  store: Store;
   /** Where GET /metrics is served (METRICS_PORT), or null without it. */
   metricsPort: number | null;
   /** The route table this node serves. */
@@ -116,6 +119,7 @@ const REFUSAL: Record<RefusalReason, ErrorCode> = {
 export async function startServer(parts: ServerParts): Promise<RunningServer> {
   const { config, logger } = parts;
   const clock = parts.clock ?? Date.now;
+  const bus: Bus = parts.bus ?? new MemoryBus();
   // The operators' usage counters and node figures (src/admin/watch.ts); board commits are timed through its store.
   const watch: Watch = new Watch({
     nodeId: config.nodeId,
@@ -125,7 +129,9 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     publish: (figures) => bus.notify({ kind: 'node.figures', figures }),
     sources: { boardsActive: () => registry.size, sockets: () => hub.size, inFlight: () => inFlight, leaseTimers: () => registry.leaseTimers, mailboxDepth: () => registry.waiting, bus: () => bus.health },
   });
-  const store: Store = watch.store;
+  // Every write to what credentials and project selection read tells every node, for their identity caches.
+  const store: Store = recordChanges(watch.store, (collection, ids) => bus.notify({ kind: 'records.changed', collection, ids }));
+  const identities = new IdentityCache(store, { hearsNotices: () => bus.health !== 'degraded', interruptions: () => bus.interruptions, clock });
   let draining = false;
   let inFlight = 0;
   let idle: (() => void) | null = null;
@@ -145,8 +151,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     ? new NodeMetrics({ actors: () => registry.size, mailboxes: () => registry.waiting, leaseTimers: () => registry.leaseTimers, sockets: () => hub.size, inFlight: () => inFlight, bus: () => bus.health, storeUp: storeAnswers, mail: () => mailer.stats?.() })
     : null;
 
-  const selector = new ProjectSelector(store);
-  const bus: Bus = parts.bus ?? new MemoryBus();
+  const selector = new ProjectSelector(identities);
   const observer = new ResolutionObserver(clock, (note) => bus.notify(note));
   const registry = new BoardRegistry(store, {
     clock,
@@ -210,7 +215,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     else if (purged && Object.values(purged).some((n) => n > 0)) logger.info({ purged }, 'retention: purged what aged out');
   });
   const boards = new BoardAccess(registry, router);
-  const authenticator = new Authenticator(store, { impersonationLapsed: (session, now) => noticeLapsed(store, session, now) });
+  const authenticator = new Authenticator(store, { impersonationLapsed: (session, now) => noticeLapsed(store, session, now) }, identities);
   const allowlist = new Allowlist(store, logger, () => bus.notify({ kind: 'allowlist.changed' }));
   await allowlist.start();
   const limiter = withExemption(parts.limiter, allowlist);
@@ -235,8 +240,12 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   bus.onNotice((notice) => {
     if (notice.kind === 'resolution.failed' || notice.kind === 'resolution.observed') observer.hear(notice);
     else if (notice.kind === 'node.figures') watch.utilization.hear(notice.figures);
+    else if (notice.kind === 'records.changed') identities.changed(notice.collection, notice.ids);
     else if (notice.kind === 'allowlist.changed') void allowlist.refresh().catch((e: unknown) => logger.warn({ err: e }, 'allowlist: reading it after a change failed; read again within 10 s'));
-    else hub.notice(notice);
+    else {
+      if (notice.kind === 'catch-up') identities.clear(); // notices may have been lost while the bus was away
+      hub.notice(notice);
+    }
   });
   const sockets: SocketHandlers = {
     path: '/api/ws',
@@ -307,6 +316,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   }
 
   return {
+    store,
     port,
     metricsPort: metricsEndpoint?.port ?? null,
     routes,

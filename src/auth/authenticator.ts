@@ -38,11 +38,22 @@ export interface AuthenticatorHooks {
   impersonationLapsed?(session: SessionRecord, now: number): Promise<void>;
 }
 
+/** Where a request's credential is looked up: the store, or a cache in front of it (src/auth/identity-cache.ts). */
+export interface CredentialReads {
+  tokenBySecretHash(secretHash: string): Promise<TokenRecord | null>;
+  sessions: Pick<AuthPorts['sessions'], 'get'>;
+}
+
 export class Authenticator {
+  private readonly reads: CredentialReads;
+
   constructor(
     private readonly store: AuthPorts,
     private readonly hooks: AuthenticatorHooks = {},
-  ) {}
+    reads?: CredentialReads,
+  ) {
+    this.reads = reads ?? { tokenBySecretHash: (secretHash) => store.tokens.findOne({ secretHash }), sessions: store.sessions };
+  }
 
   /**
    * Returns the identity the route needs, null where none is needed or present, or throws.
@@ -60,7 +71,7 @@ export class Authenticator {
     throw new AppError('UNAUTHENTICATED');
   }
 
-  /** Whether the credential behind an identity still stands (a socket outlives the request that opened it). */
+  /** Whether the credential behind an identity still stands (a socket outlives the request that opened it); read from the store itself. */
   async stillValid(identity: Identity, now: number): Promise<boolean> {
     if (identity.kind === 'session') {
       const session = await this.store.sessions.get(identity.sessionId);
@@ -73,7 +84,7 @@ export class Authenticator {
   }
 
   private async fromSession(cookie: string, now: number): Promise<Identity | null> {
-    const session = await this.store.sessions.get(sha256(cookie));
+    const session = await this.reads.sessions.get(sha256(cookie));
     if (!session || session.revoked) return null;
     if (session.expiresAt <= now) {
       await this.lapsed(session, now);
@@ -90,7 +101,7 @@ export class Authenticator {
 
   private async fromToken(secret: string, now: number): Promise<Identity> {
     if (!secret.startsWith(TOKEN_PREFIX)) throw new AppError('INVALID_SERVICE_TOKEN');
-    const token = await this.store.tokens.findOne({ secretHash: sha256(secret) });
+    const token = await this.reads.tokenBySecretHash(sha256(secret));
     if (!token || token.revoked) throw new AppError('INVALID_SERVICE_TOKEN');
     if (token.expiresAt !== null && token.expiresAt <= now) throw new AppError('EXPIRED_TOKEN');
     if (token.lastUsedAt === null || now - token.lastUsedAt >= LAST_USE_RESOLUTION_MS) {

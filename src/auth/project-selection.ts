@@ -21,7 +21,8 @@ export interface SelectedProject {
 /** required: a project must be selected; owned: and the caller must own it (billing); optional: none is fine. */
 export type SelectionMode = 'required' | 'owned' | 'optional';
 
-type SelectionPorts = Pick<Store, 'accounts' | 'projects' | 'members'>;
+/** Only reads by id: the store's, or the identity cache's in front of it (src/auth/identity-cache.ts). */
+type SelectionPorts = { [C in 'accounts' | 'projects' | 'members']: Pick<Store[C], 'get'> };
 
 export class ProjectSelector {
   constructor(private readonly store: SelectionPorts) {}

@@ -3,6 +3,7 @@
 import type { CommittedEvent } from '../../actors/board-actor.js';
 import type { ResolutionNote } from '../errors/observed-resolution.js';
 import type { NodeFigures } from '../admin/utilization.js';
+import type { CachedCollection } from '../auth/identity-cache.js';
 
 export type BusHandler = (boardId: string, events: CommittedEvent[]) => void;
 
@@ -18,6 +19,8 @@ export type Notice =
   | { kind: 'membership'; boardId: string; accountId: string; role: 'owner' | 'admin' | 'member' | 'viewer' | null }
   /** A lease has 20% left: tell its holder. */
   | { kind: 'lease.expiring'; boardId: string; workId: string; holder: string; expiresAt: number }
+  /** Records that credentials and project selection read were written (ids null: any of the collection's): identity caches drop them (src/auth/identity-cache.ts). */
+  | { kind: 'records.changed'; collection: CachedCollection; ids: string[] | null }
   /** An operator changed the allowlist: every node reads it again (src/admin/allowlist.ts). */
   | { kind: 'allowlist.changed' }
   /** Cross-node messages may have been lost (the bus reconnected): bring every subscription up to the log. */
@@ -32,6 +35,8 @@ export type NoticeHandler = (notice: Notice) => void;
 export interface Bus {
   /** local: this node only; ok: connected across nodes; degraded: cross-node delivery is down. */
   readonly health: 'local' | 'ok' | 'degraded';
+  /** How many times this node's receiving connection was lost: what it heard across one of them may be incomplete. */
+  readonly interruptions: number;
   /** Called once per commit, after the events are in the log. */
   publish(boardId: string, events: CommittedEvent[]): void;
   subscribe(handler: BusHandler): () => void;
@@ -43,6 +48,7 @@ export interface Bus {
 
 export class MemoryBus implements Bus {
   readonly health = 'local' as const;
+  readonly interruptions = 0;
   private readonly handlers = new Set<BusHandler>();
   private readonly noticeHandlers = new Set<NoticeHandler>();
 

@@ -17,6 +17,7 @@ export class RedisBus implements Bus {
   private readonly pub: Redis;
   private readonly sub: Redis;
 
+  private lost = 0;
   private reportedDown = false;
   private closing = false;
 
@@ -26,6 +27,7 @@ export class RedisBus implements Bus {
     this.pub = new Redis(url, options);
     this.sub = new Redis(url, { ...options, enableOfflineQueue: true });
     for (const client of [this.pub, this.sub]) client.on('error', (e) => this.failed(e));
+    this.sub.on('close', () => void this.lost++);
     this.sub.on('pmessage', (_pattern, _channel, message) => this.receive(message));
     this.sub.on('message', (_channel, message) => this.receiveNotice(message));
     this.onReconnect(this.sub, () => {
@@ -40,6 +42,10 @@ export class RedisBus implements Bus {
   /** Connected to Redis for both publishing and receiving. */
   get healthy(): boolean {
     return this.pub.status === 'ready' && this.sub.status === 'ready';
+  }
+
+  get interruptions(): number {
+    return this.lost;
   }
 
   get health(): 'ok' | 'degraded' {

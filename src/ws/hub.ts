@@ -137,7 +137,7 @@ export class Hub {
   }
 
   /** A notice from any node about sockets: a shout, a lease warning, revoked credentials, or a catch-up after the bus was down. */
-  notice(notice: Exclude<Notice, ResolutionNote | { kind: 'node.figures' } | { kind: 'allowlist.changed' }>): void {
+  notice(notice: Exclude<Notice, ResolutionNote | { kind: 'node.figures' } | { kind: 'allowlist.changed' } | { kind: 'records.changed' }>): void {
     if (notice.kind === 'shout') return this.shout(notice.boardId, notice.shout);
     if (notice.kind === 'catch-up') return void Promise.all([this.catchUpAll(), this.revalidate()]);
     if (notice.kind === 'lease.expiring') {

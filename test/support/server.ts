@@ -70,7 +70,7 @@ export async function startTestServer(env: Record<string, string> = {}, store?: 
   const server = await startServer({ config, store: theStore, bus, ...(homes && { homes }), limiter: new MemoryRateLimiter(), passwords, keys, billing: billingSetupFrom(config), mailer: mail, logger: pino({ level: TEST_LOG_LEVEL }), clock });
   return {
     url: `http://127.0.0.1:${server.port}`,
-    store: theStore,
+    store: server.store, // writes through it are told to the identity caches, as the node's own are
     server,
     mail,
     advance: (ms) => void (offset += ms),
