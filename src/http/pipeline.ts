@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Logger } from 'pino';
+import { requestLogger, type RequestLine } from '../log.js';
 import { SESSION_COOKIE, type Authenticator } from '../auth/authenticator.js';
 import { CSRF_HEADER, csrfTokenMatches, isCrossSite } from '../auth/csrf.js';
 import type { ProjectSelector } from '../auth/project-selection.js';
@@ -105,7 +106,11 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
 export const IMPERSONATION_HEADER = 'x-impersonated-by';
 
 export class Pipeline {
-  constructor(private readonly deps: PipelineDeps) {}
+  private readonly logRequest: (line: RequestLine) => void;
+
+  constructor(private readonly deps: PipelineDeps) {
+    this.logRequest = requestLogger(deps.logger);
+  }
 
   /** The one origin rule, for writes here and for socket upgrades. */
   crossSite(headers: Record<string, string>): boolean {
@@ -175,7 +180,7 @@ export class Pipeline {
     // An operator acting as the account: every response says so (DOMAIN.md "Operators").
     if (ctx.identity?.kind === 'session' && ctx.identity.impersonation) response.headers.push([IMPERSONATION_HEADER, ctx.identity.impersonation.operatorId]);
     this.deps.record?.(ctx, response.status);
-    this.deps.logger.info({ reqId: ctx.requestId, route: ctx.operation, status: response.status, durationMs: Math.round(ms * 100) / 100 }, 'request');
+    this.logRequest({ reqId: ctx.requestId, route: ctx.operation, status: response.status, durationMs: Math.round(ms * 100) / 100 });
     this.deps.observe?.(ctx.operation, response.status, ms / 1000);
     return response;
   }
