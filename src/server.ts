@@ -3,6 +3,7 @@
 import type { Logger } from 'pino';
 import { Authenticator } from './auth/authenticator.js';
 import { IdentityCache, recordChanges } from './auth/identity-cache.js';
+import { OnlineCounts } from './board/presence.js';
 import { ProjectSelector } from './auth/project-selection.js';
 import { BoardAccess } from './board/board-access.js';
 import { BoardRegistry } from '../actors/registry.js';
@@ -220,7 +221,8 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   await allowlist.start();
   const limiter = withExemption(parts.limiter, allowlist);
   const operators = new OperatorGate(authenticator, store, config.operatorEmails);
-  const routes = routeTable({ config, store, observer, operators, allowlist, passwords: parts.passwords, mailer, selector, boards, logger, clock, readiness, busHealth: () => bus.health, sockets: () => hub.size, revoke: (notice) => bus.notify(notice), notify: (notice) => bus.notify(notice), membership: (notice) => bus.notify(notice), csrfToken: (sessionId) => csrfTokenFor(parts.keys.csrf, sessionId), userCodeDigest: (userCode) => userCodeDigest(parts.keys.userCode, userCode), limiter, web: parts.web ?? loadWebBundle(), billing, watch });
+  const online = new OnlineCounts(store);
+  const routes = routeTable({ config, store, online, observer, operators, allowlist, passwords: parts.passwords, mailer, selector, boards, logger, clock, readiness, busHealth: () => bus.health, sockets: () => hub.size, revoke: (notice) => bus.notify(notice), notify: (notice) => bus.notify(notice), membership: (notice) => bus.notify(notice), csrfToken: (sessionId) => csrfTokenFor(parts.keys.csrf, sessionId), userCodeDigest: (userCode) => userCodeDigest(parts.keys.userCode, userCode), limiter, web: parts.web ?? loadWebBundle(), billing, watch });
   // Filled once the node listens: without PUBLIC_URL the accepted origins name the port taken.
   const origins = new Set<string>();
   const { trustedProxies, forwardedHeader } = config;
@@ -244,6 +246,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     else if (notice.kind === 'allowlist.changed') void allowlist.refresh().catch((e: unknown) => logger.warn({ err: e }, 'allowlist: reading it after a change failed; read again within 10 s'));
     else {
       if (notice.kind === 'catch-up') identities.clear(); // notices may have been lost while the bus was away
+      if (notice.kind === 'presence') online.heard(notice.boardId);
       hub.notice(notice);
     }
   });

@@ -58,6 +58,43 @@ export function agentsOnline(store: PresencePorts, boardId: string, now: number)
   return store.presence.count({ boardId, seenAt: { $gt: now - ONLINE_WITHIN_MS } });
 }
 
+/** How long a board's count of agents online is reused on a node without a heartbeat on the board. */
+export const ONLINE_COUNT_FRESH_MS = 1000;
+/** Boards whose counts a node keeps; past it they are all counted afresh. */
+const COUNTED_BOARDS = 10_000;
+
+/**
+ * Agents online per board for the status snapshot, counted at most once a second per node, and
+ * afresh at once after a heartbeat on the board anywhere (the presence notice, heard()). Only an
+ * agent going quiet is seen up to a second late, or a heartbeat on another node while the bus is
+ * down.
+ */
+export class OnlineCounts {
+  private readonly counts = new Map<string, { count: number; at: number; beats: number }>();
+  private readonly beats = new Map<string, number>();
+
+  constructor(private readonly store: PresencePorts) {}
+
+  async count(boardId: string, now: number): Promise<number> {
+    const beats = this.beats.get(boardId) ?? 0;
+    const known = this.counts.get(boardId);
+    if (known && known.beats === beats && now >= known.at && now - known.at < ONLINE_COUNT_FRESH_MS) return known.count;
+    const count = await agentsOnline(this.store, boardId, now);
+    // A heartbeat heard while the store counted may not be in the count: keep it only if none was.
+    if ((this.beats.get(boardId) ?? 0) === beats) {
+      if (this.counts.size >= COUNTED_BOARDS) this.counts.clear();
+      this.counts.set(boardId, { count, at: now, beats });
+    }
+    return count;
+  }
+
+  /** A heartbeat on the board, on any node. */
+  heard(boardId: string): void {
+    if (this.beats.size >= COUNTED_BOARDS) this.beats.clear();
+    this.beats.set(boardId, (this.beats.get(boardId) ?? 0) + 1);
+  }
+}
+
 /** The board's presence rows, most recently seen first. */
 export function seenOn(store: PresencePorts, boardId: string): Promise<PresenceRecord[]> {
   return store.presence.find({ boardId }, { sort: [['seenAt', -1]], limit: ROSTER_MAX });

@@ -21,13 +21,15 @@ export interface StatusInput {
 const iso = (ms: number) => new Date(ms).toISOString();
 
 export function statusOf(input: StatusInput) {
-  const { board } = input;
+  return { projectId: input.projectId, name: input.name, ...versionView(input.board, input.record), agentsOnline: input.agentsOnline, lastActivityAt: input.lastActivityAt === null ? null : iso(input.lastActivityAt) };
+}
+
+/** What the snapshot says that follows from one committed version alone. */
+function versionView(board: Board, record: StatusInput['record']) {
   return {
-    projectId: input.projectId,
-    name: input.name,
-    version: input.record.version,
+    version: record.version,
     ...pauseViewOf(board),
-    lastSeq: input.record.lastSeq,
+    lastSeq: record.lastSeq,
     counts: countsByState(board),
     chainHead: priorityChain(board, 'ready', CHAIN_HEAD_SIZE).map((i) => ({ workId: i.workId, title: i.title, priority: i.priority })),
     leases: liveLeases(board).map((i) => {
@@ -37,9 +39,21 @@ export function statusOf(input: StatusInput) {
     awaitingVerification: [...chain(board, 'awaiting_verify')].map((i) => i.workId),
     stalled: stalled(board),
     retiredSpecLinks: retiredSpecLinks(board),
-    agentsOnline: input.agentsOnline,
-    lastActivityAt: input.lastActivityAt === null ? null : iso(input.lastActivityAt),
   };
+}
+
+/**
+ * versionView as JSON members (no braces), by the committed record: a board actor hands out one
+ * record per version, so each version's are built once, on the first read after its commit.
+ */
+const serialized = new WeakMap<object, string>();
+
+/** GET /api/status's body as JSON: the version's part built once per commit, the name and the agents online per request. */
+export function statusJson(input: StatusInput): string {
+  let members = serialized.get(input.record);
+  if (members === undefined) serialized.set(input.record, (members = JSON.stringify(versionView(input.board, input.record)).slice(1, -1)));
+  const last = input.lastActivityAt === null ? 'null' : `"${iso(input.lastActivityAt)}"`;
+  return `{"projectId":${JSON.stringify(input.projectId)},"name":${JSON.stringify(input.name)},${members},"agentsOnline":${input.agentsOnline},"lastActivityAt":${last}}`;
 }
 
 /**
@@ -50,5 +64,12 @@ export async function lastActivityOf(store: Pick<Store, 'events'>, boardId: stri
   if (record.lastSeq === 0) return null;
   const held = record.outbox?.at(-1);
   if (held?.seq === record.lastSeq) return held.at;
-  return (await store.events.get(`${boardId}:${record.lastSeq}`))?.at ?? null;
+  const known = lastActivity.get(record);
+  if (known !== undefined) return known;
+  const at = (await store.events.get(`${boardId}:${record.lastSeq}`))?.at ?? null;
+  if (at !== null) lastActivity.set(record, at);
+  return at;
 }
+
+/** What the log said of a record's newest event, read once per record (the outbox had moved on). */
+const lastActivity = new WeakMap<object, number>();

@@ -16,7 +16,7 @@ import type { ErrorCode } from '../errors/registry.js';
 import { applyRateBudget } from '../ratelimit/budgets.js';
 import type { RateLimiter } from '../ratelimit/limiter.js';
 import { parseCookies, serializeCookie } from './cookies.js';
-import { operationOf, type BodyStream, type Reply, type RequestContext, type Route, type SetCookie } from './route.js';
+import { JSON_CONTENT_TYPE, operationOf, type BodyStream, type Reply, type RequestContext, type Route, type SetCookie } from './route.js';
 import { parseWith } from './validation.js';
 import { StoreUnavailableError } from '../../store/ports/store.js';
 
@@ -286,7 +286,7 @@ export class Pipeline {
       headers.push(['content-type', reply.contentType]);
       return { status: reply.status, headers, body: reply.body as string | BodyStream };
     }
-    headers.push(['content-type', 'application/json; charset=utf-8']);
+    headers.push(['content-type', JSON_CONTENT_TYPE]);
     return { status: reply.status, headers, body: JSON.stringify(reply.body) };
   }
 }

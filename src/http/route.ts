@@ -12,6 +12,9 @@ export type { AuthKind, Method, RateClass, RequestContext, SetCookie };
 /** json: a JSON body is required. optional-json: a body, when present, must be JSON. raw: bytes as sent. */
 export type BodyKind = 'none' | 'json' | 'optional-json' | 'raw';
 
+/** The content type of every JSON body; a route that serializes its own body sends it with this. */
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
 export interface Reply {
   status: number;
   /** A JSON value; with `contentType`, a string or Buffer sent as given, or a BodyStream. */

@@ -1,4 +1,5 @@
 // What route modules may use: ports and services, never adapters.
+import type { OnlineCounts } from '../board/presence.js';
 import type { RateLimiter } from '../ratelimit/limiter.js';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
@@ -24,6 +25,8 @@ export interface RouteDeps {
   operators: OperatorGate;
   /** The operators' allowlist, kept in memory on this node (src/admin/allowlist.ts). */
   allowlist: Allowlist;
+  /** Agents online per board, for the status snapshot (src/board/presence.ts). */
+  online: OnlineCounts;
   /** The operators' usage counters, node figures and store health (src/admin/watch.ts). */
   watch: Watch;
   passwords: PasswordHasher;

@@ -2,11 +2,11 @@
 import { z } from 'zod';
 import type { BoardStats } from '../../machines/board-stats.js';
 import { boardMetrics } from '../board/metrics.js';
-import { agentsOnline, ONLINE_WITHIN_MS, recordHeartbeat, rosterOf, seenOn } from '../board/presence.js';
-import { lastActivityOf, statusOf } from '../board/status.js';
+import { ONLINE_WITHIN_MS, recordHeartbeat, rosterOf, seenOn } from '../board/presence.js';
+import { lastActivityOf, statusJson } from '../board/status.js';
 import { eventView } from '../ws/board-view.js';
 import { AppError } from '../errors/app-error.js';
-import { defineRoute, type Route } from '../http/route.js';
+import { defineRoute, JSON_CONTENT_TYPE, type Route } from '../http/route.js';
 import { intInRange } from '../int-in-range.js';
 import { historySince } from '../plans.js';
 import type { RouteDeps } from './deps.js';
@@ -69,9 +69,9 @@ export function statusRoutes(deps: RouteDeps): Route[] {
       responses: { 200: { description: 'The snapshot.', schema: Status } },
       async handler({ ctx }) {
         const call = boards.enter(ctx, 'viewer', 'status');
-        const [{ board, record }, online] = await Promise.all([call.actor.read(), agentsOnline(store, call.boardId, ctx.now)]);
+        const [{ board, record }, online] = await Promise.all([call.actor.read(), deps.online.count(call.boardId, ctx.now)]);
         const lastActivityAt = await lastActivityOf(store, call.boardId, record);
-        return { status: 200, body: statusOf({ projectId: call.boardId, name: ctx.project!.name, board, record, agentsOnline: online, lastActivityAt }) };
+        return { status: 200, contentType: JSON_CONTENT_TYPE, body: statusJson({ projectId: call.boardId, name: ctx.project!.name, board, record, agentsOnline: online, lastActivityAt }) };
       },
     }),
     defineRoute<undefined, z.infer<typeof ActivityQuery>>({

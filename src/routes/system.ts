@@ -4,7 +4,7 @@ import { AppError } from '../errors/app-error.js';
 import { errorRecord } from '../errors/envelope.js';
 import { ERROR_CODES, ERRORS } from '../errors/registry.js';
 import { routeErrors } from '../http/route-errors.js';
-import { defineRoute, operationOf, type Route } from '../http/route.js';
+import { defineRoute, JSON_CONTENT_TYPE, operationOf, type Route } from '../http/route.js';
 import { buildOpenApi } from '../openapi/document.js';
 import type { RouteDeps } from './deps.js';
 import { CHANGELOG, DISPATCHES, renderPage } from './pages.js';
@@ -72,7 +72,7 @@ export function systemRoutes(deps: RouteDeps): Route[] {
       responses: { 200: { description: 'The OpenAPI document.', contentType: 'application/json' } },
       handler() {
         openapi ??= JSON.stringify(buildOpenApi(deps.routes(), deps.config.publicUrl));
-        return { status: 200, body: openapi, contentType: 'application/json; charset=utf-8' };
+        return { status: 200, body: openapi, contentType: JSON_CONTENT_TYPE };
       },
     }),
     defineRoute({ ...base, method: 'get', path: '/changelog', summary: 'What changed, newest first.', responses: { 200: { description: 'HTML page.', contentType: 'text/html' } }, handler: () => html(renderPage('Changelog', CHANGELOG)) }),

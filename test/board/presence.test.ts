@@ -2,7 +2,7 @@
 // a table of (rows seen, leases held, time) -> entries.
 import { describe, expect, it } from 'vitest';
 import { emptyBoard, type Board } from '../../machines/board.js';
-import { agentsOnline, ONLINE_WITHIN_MS, recordHeartbeat, rosterOf, seenOn, type RosterEntry } from '../../src/board/presence.js';
+import { agentsOnline, ONLINE_COUNT_FRESH_MS, OnlineCounts, ONLINE_WITHIN_MS, recordHeartbeat, rosterOf, seenOn, type RosterEntry } from '../../src/board/presence.js';
 import type { PresenceRecord } from '../../store/ports/store.js';
 import { useStore } from '../support/stores.js';
 import { unique } from '../support/temp.js';
@@ -57,6 +57,21 @@ describe('heartbeats on a store', () => {
     expect(await agentsOnline(used.store, board, NOW)).toBe(2);
     expect(await agentsOnline(used.store, board, NOW + 60_000)).toBe(1);
     expect(await agentsOnline(used.store, board, NOW + ONLINE_WITHIN_MS)).toBe(0);
+  });
+
+  it('counts agents online at most once a second per board, and afresh at once after a heartbeat is heard', async () => {
+    const board = unique('board');
+    const counts = new OnlineCounts(used.store);
+    await recordHeartbeat(used.store, board, 'agent:a', { status: 'idle', note: '', workId: null }, NOW);
+    expect(await counts.count(board, NOW)).toBe(1);
+    await recordHeartbeat(used.store, board, 'agent:b', { status: 'idle', note: '', workId: null }, NOW + 10);
+    expect(await counts.count(board, NOW + 500)).toBe(1); // unheard: the count of a moment ago
+    counts.heard(board);
+    expect(await counts.count(board, NOW + 500)).toBe(2);
+    await recordHeartbeat(used.store, board, 'agent:c', { status: 'idle', note: '', workId: null }, NOW + 20);
+    expect(await counts.count(board, NOW + 1499)).toBe(2);
+    expect(await counts.count(board, NOW + 500 + ONLINE_COUNT_FRESH_MS)).toBe(3); // a second on, counted again
+    expect(await counts.count(board, NOW + ONLINE_WITHIN_MS + 15)).toBe(1); // a and b went quiet
   });
 
   it('records concurrent first heartbeats of one agent once', async () => {

@@ -1,6 +1,6 @@
 // The status snapshot as a pure function of the committed board, and where its last activity is read.
 import { describe, expect, it } from 'vitest';
-import { lastActivityOf, statusOf } from '../../src/board/status.js';
+import { lastActivityOf, statusJson, statusOf } from '../../src/board/status.js';
 import { useStore } from '../support/stores.js';
 import { unique } from '../support/temp.js';
 import { boardWith } from './build.js';
@@ -25,6 +25,21 @@ describe('statusOf', () => {
       lastActivityAt: new Date(NOW - 5000).toISOString(),
     });
     expect(statusOf({ projectId: 'p', name: 'B', board, record: { version: 1, lastSeq: 0 }, agentsOnline: 0, lastActivityAt: null }).lastActivityAt).toBeNull();
+  });
+});
+
+describe('statusJson', () => {
+  it('is statusOf as JSON, key for key, with the version’s part built once per committed record', () => {
+    const board = boardWith(NOW, 3, 2, 1);
+    const record = { version: 7, lastSeq: 9 };
+    const input = { projectId: 'p', name: 'Board "one"', board, record, agentsOnline: 2, lastActivityAt: NOW - 5000 };
+    expect(statusJson(input)).toBe(JSON.stringify(statusOf(input)));
+    // The name and the agents online are the request's; the rest is the record's.
+    const renamed = { ...input, name: 'Two', agentsOnline: 0, lastActivityAt: null };
+    expect(statusJson(renamed)).toBe(JSON.stringify(statusOf(renamed)));
+    const later = boardWith(NOW, 5, 0, 0);
+    expect(statusJson({ ...input, board: later })).toBe(JSON.stringify(statusOf(input))); // same record: built once
+    expect(statusJson({ ...input, board: later, record: { version: 8, lastSeq: 10 } })).toBe(JSON.stringify(statusOf({ ...input, board: later, record: { version: 8, lastSeq: 10 } })));
   });
 });
 
