@@ -298,6 +298,8 @@ class SocketConnection implements Connection {
   private closed = false;
   private pending: (string | Uint8Array)[] = [];
   private pendingBytes = 0;
+  /** At least what uWS holds unsent for this socket (exact when last asked; only drains after). */
+  private heldByUws = 0;
   private waiting: (() => void)[] = [];
 
   constructor(
@@ -309,25 +311,34 @@ class SocketConnection implements Connection {
   send(message: string | Uint8Array): boolean {
     if (this.closed) return false;
     const size = typeof message === 'string' ? Buffer.byteLength(message) : message.byteLength;
-    if (this.ws.getBufferedAmount() + this.pendingBytes + size > this.cap) return false;
+    // uWS is asked what it holds only when the bound kept here says the message may not fit.
+    if (this.heldByUws + this.pendingBytes + size > this.cap) {
+      this.heldByUws = this.ws.getBufferedAmount();
+      if (this.heldByUws + this.pendingBytes + size > this.cap) return false;
+    }
     if (this.pending.length === 0 && unflushed.add(this).size === 1) setImmediate(flushSockets);
     this.pending.push(message);
     this.pendingBytes += size;
     return true;
   }
 
-  /** Writes what waits, in order, in one corked batch. */
+  /** Writes what waits, in order, in one corked batch (a lone message needs no cork). */
   flush(): void {
     if (this.closed || this.pending.length === 0) return;
     const out = this.pending;
+    const bytes = this.pendingBytes;
     this.pending = [];
     this.pendingBytes = 0;
     let dropped = false;
-    this.ws.cork(() => {
-      for (const message of out) dropped ||= this.ws.send(message, false) === 2;
-    });
+    if (out.length === 1) dropped = this.ws.send(out[0]!, false) === 2;
+    else {
+      this.ws.cork(() => {
+        for (const message of out) dropped ||= this.ws.send(message, false) === 2;
+      });
+    }
     if (dropped) return this.close(CLOSE.slowConsumer, 'slow consumer: messages were dropped; reconnect with since');
-    this.onDrain();
+    this.heldByUws += bytes; // at most: uWS may have written some of it out already
+    this.wakeIfEmpty();
   }
 
   backlog(): number {
@@ -338,9 +349,14 @@ class SocketConnection implements Connection {
     return this.backlog() === 0 ? Promise.resolve() : new Promise<void>((resolve) => this.waiting.push(resolve));
   }
 
-  /** uWS wrote some of what it held (or the socket ended): wake the readers waiting for an empty backlog. */
+  /** uWS wrote some of what it held: learn how much it holds now, and wake the readers waiting for an empty backlog. */
   onDrain(): void {
-    if (this.backlog() > 0) return;
+    if (!this.closed) this.heldByUws = this.ws.getBufferedAmount();
+    this.wakeIfEmpty();
+  }
+
+  private wakeIfEmpty(): void {
+    if (this.waiting.length === 0 || this.backlog() > 0) return;
     const ready = this.waiting;
     this.waiting = [];
     for (const resolve of ready) resolve();
@@ -352,7 +368,7 @@ class SocketConnection implements Connection {
     if (this.closed) return;
     this.closed = true;
     this.ws.end(code, reason);
-    this.onDrain();
+    this.wakeIfEmpty();
   }
 
   /** The socket is gone (uWS frees it after its close callback). */
@@ -361,7 +377,7 @@ class SocketConnection implements Connection {
     this.pending = [];
     this.pendingBytes = 0;
     unflushed.delete(this);
-    this.onDrain();
+    this.wakeIfEmpty();
   }
 }
 
