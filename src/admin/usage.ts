@@ -29,8 +29,15 @@ export function dayOf(at: number): string {
   if (at >= today.start) today = { start, name };
   return name;
 }
-/** YYYY-MM-DDTHH:MM (UTC) of the ten-minute bucket holding `at`: it sorts after its day's `YYYY-MM-DD` and before the next day. */
-export const bucketOf = (at: number): string => new Date(Math.floor(at / BUCKET_MS) * BUCKET_MS).toISOString().slice(0, 16);
+let thisBucket = { start: 0, name: '1970-01-01T00:00' };
+/** YYYY-MM-DDTHH:MM (UTC) of the ten-minute bucket holding `at`: it sorts after its day's `YYYY-MM-DD` and before the next day. The bucket last asked for is kept. */
+export function bucketOf(at: number): string {
+  if (at >= thisBucket.start && at < thisBucket.start + BUCKET_MS) return thisBucket.name;
+  const start = Math.floor(at / BUCKET_MS) * BUCKET_MS;
+  const name = new Date(start).toISOString().slice(0, 16);
+  if (at >= thisBucket.start) thisBucket = { start, name };
+  return name;
+}
 export const usageId = (day: string, scope: UsageScope, key: string): string => `${day}:${scope}:${key}`;
 
 /** The `days` UTC days ending with the one holding `now`, oldest first. */

@@ -70,7 +70,9 @@ export async function startTestServer(env: Record<string, string> = {}, store?: 
   const server = await startServer({ config, store: theStore, bus, ...(homes && { homes }), limiter: new MemoryRateLimiter(), passwords, keys, billing: billingSetupFrom(config), mailer: mail, logger: pino({ level: TEST_LOG_LEVEL }), clock });
   return {
     url: `http://127.0.0.1:${server.port}`,
-    store: server.store, // writes through it are told to the identity caches, as the node's own are
+    // Writes through it to what identities are read from are told to the identity caches, as the
+    // node's own are; its boards are the store's own, so a test may patch them under the node.
+    store: Object.assign(Object.create(Object.getPrototypeOf(server.store) as object) as Store, server.store, { boards: theStore.boards }),
     server,
     mail,
     advance: (ms) => void (offset += ms),
