@@ -3,7 +3,8 @@
 //  2. claim latency (one agent, claim then submit) on boards of 100, 1,000, 10,000 and 50,000 items;
 //  3. lease expiry with 10,000 active leases (20 boards × 500, 1-3 s): lateness of lease.expired
 //     at the boards' sockets against expiresAt, and /healthz latency during the storm.
-// Exports each as a function for bench/compare.ts; `npx tsx bench/board.ts [--quick]` prints them.
+// Exports each as a function for bench/engine.ts; `npx tsx bench/board.ts [--quick]` prints them.
+// The nodes run at the shipped LOG_LEVEL (info), their log written to a file (bench/node.ts).
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -11,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { openEmbeddedStore } from '../store/embedded/index.js';
-import { ownerAndAgent, startNode, tokenFor, type BenchNode, type OwnerSession } from './node.js';
+import { ownerAndAgent, startNode, tokenFor, type BenchNode, type NodeOutput, type OwnerSession } from './node.js';
 import { wrk } from './peers.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -44,7 +45,8 @@ export function client(url: string, headers: Record<string, string>) {
     });
 }
 
-export const nodeForBoards = (env: Record<string, string> = {}): Promise<BenchNode> => startNode({ BOARD_RATE_SCALE: '10000', LEASE_MIN_TTL_SECONDS: '1', ...env });
+/** A node whose plan budgets are scaled out of the load's way (BOARD_RATE_SCALE) and that allows 1 s leases. */
+export const nodeForBoards = (env: Record<string, string> = {}, output: NodeOutput = 'inherit'): Promise<BenchNode> => startNode({ BOARD_RATE_SCALE: '10000', LEASE_MIN_TTL_SECONDS: '1', ...env }, [], output);
 
 async function fillBoard(node: BenchNode, items: number): Promise<OwnerSession & { projectId: string; agent: Record<string, string> }> {
   const owner = await ownerAndAgent(node.url);
@@ -164,7 +166,7 @@ export async function whoamiAmongTokens(others: number, seconds = 4): Promise<nu
     );
   }
   await store.close();
-  const node = await startNode({ DATA_DIR: dir, BOARD_RATE_SCALE: '10000' });
+  const node = await startNode({ DATA_DIR: dir, BOARD_RATE_SCALE: '10000' }, [], 'file');
   try {
     const { agent } = await ownerAndAgent(node.url);
     return (await wrk(`${node.url}/api/whoami`, { seconds, connections: 32, headers: agent })).requestsPerSecond;
@@ -185,7 +187,7 @@ export interface BoardReport {
 /** Every board measurement, printed as it is taken. */
 export async function main(quick = process.argv.includes('--quick')): Promise<BoardReport> {
   const fmt = (n: number) => n.toFixed(1);
-  let node = await nodeForBoards();
+  let node = await nodeForBoards({}, 'file');
   const latency: BoardReport['latency'] = [];
   let cycles: BoardReport['cycles'];
   try {
@@ -196,7 +198,7 @@ export async function main(quick = process.argv.includes('--quick')): Promise<Bo
   }
   // A node of its own per size, so no size pays for the boards loaded before it.
   for (const items of quick ? [100, 1000] : [100, 1000, 10_000, 50_000]) {
-    node = await nodeForBoards();
+    node = await nodeForBoards({}, 'file');
     try {
       const l = await claimLatency(node, items, quick ? 50 : 200);
       latency.push({ items, ...l });
@@ -205,7 +207,7 @@ export async function main(quick = process.argv.includes('--quick')): Promise<Bo
       await node.stop();
     }
   }
-  node = await nodeForBoards();
+  node = await nodeForBoards({}, 'file');
   let storm: BoardReport['storm'];
   try {
     storm = await expiryStorm(node, quick ? 4 : 20, quick ? 250 : 500);

@@ -6,7 +6,7 @@ import { startNode } from './node.js';
 const agents = Number(process.argv[2] ?? 20);
 const items = Number(process.argv[3] ?? 300);
 
-const node = await startNode();
+const node = await startNode({ LOG_LEVEL: 'warn' }); // quiet: the fleet's figures are its invariants, not its speed
 try {
   const report = await runFleet({ baseUrls: [node.url], agents, items, timeoutMs: 600_000 });
   console.log(`${agents} agents, ${items} items: ${report.claims} claims in ${report.seconds.toFixed(1)} s = ${report.claimsPerSecond.toFixed(1)} claims/s`);

@@ -1,6 +1,7 @@
 // Starts src/main.ts as its own process on a free port, as `npm start` would, for the benches.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { closeSync, openSync } from 'node:fs';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './free-port.js';
@@ -12,18 +13,65 @@ export interface BenchNode {
 }
 
 /**
+ * Where a node's stdout (its log) goes: the terminal, nowhere, or a file in a temp dir of its own
+ * ('file': real writes, as a log collector would take them; removed on stop, its size counted in
+ * nodeLogBytes()).
+ */
+export type NodeOutput = 'inherit' | 'ignore' | 'file';
+
+let logBytes = 0;
+const running = new Set<ChildProcess>();
+
+/** Our nodes do not outlive the bench, however it exits (a signal handler that calls process.exit included). */
+function killOnExit(child: ChildProcess): void {
+  if (running.size === 0) process.removeListener('exit', killAll).once('exit', killAll);
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+}
+function killAll(): void {
+  for (const child of running) child.kill('SIGKILL');
+}
+
+/** Bytes of log that the nodes started with output 'file' wrote, over those stopped so far. */
+export const nodeLogBytes = (): number => logBytes;
+
+/**
  * A node on a throwaway embedded store unless `env` names another (STORE=mongo ...).
+ * LOG_LEVEL is the server's default (info: a line per request) unless `env` sets it; the other
+ * bench defaults below (cheap bcrypt, no address limit, 1 s leases allowed, a secret key) only
+ * keep setup quick and rate limits out of the way of the load.
  * BENCH_NODE_ARGS adds node flags to it, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` for a profile.
  */
-export async function startNode(env: Record<string, string> = {}, nodeFlags: string[] = [], output: 'inherit' | 'ignore' = 'inherit'): Promise<BenchNode> {
+export async function startNode(env: Record<string, string> = {}, nodeFlags: string[] = [], output: NodeOutput = 'inherit'): Promise<BenchNode> {
   const port = await freePort();
   const dataDir = await mkdtemp(join(tmpdir(), 'bench-node-'));
+  const logDir = output === 'file' ? await mkdtemp(join(tmpdir(), 'bench-node-log-')) : null;
+  const logFile = logDir ? join(logDir, 'stdout.log') : null;
+  const logFd = logFile ? openSync(logFile, 'a') : null;
   const flags = [...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...nodeFlags];
-  const child = spawn(process.execPath, [...flags, '--import', 'tsx', 'src/main.ts'], {
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', BCRYPT_ROUNDS: '4', ADDRESS_RATE_PER_MINUTE: '1000000', LEASE_MIN_TTL_SECONDS: '1', SECRET_KEY: 'bench-secret-key-of-at-least-32-characters', ...env },
-    stdio: ['ignore', output, 'inherit'],
-  });
-  return served(child, `http://127.0.0.1:${port}`, '/readyz', 'server', () => rm(dataDir, { recursive: true, force: true }));
+  const cleanUp = async () => {
+    if (logFile) logBytes += await stat(logFile).then((s) => s.size, () => 0);
+    await rm(dataDir, { recursive: true, force: true });
+    if (logDir) await rm(logDir, { recursive: true, force: true });
+  };
+  let child: ChildProcess;
+  try {
+    child = spawn(process.execPath, [...flags, '--import', 'tsx', 'src/main.ts'], {
+      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, BCRYPT_ROUNDS: '4', ADDRESS_RATE_PER_MINUTE: '1000000', LEASE_MIN_TTL_SECONDS: '1', SECRET_KEY: 'bench-secret-key-of-at-least-32-characters', ...env },
+      stdio: ['ignore', logFd ?? (output === 'file' ? 'ignore' : output), 'inherit'],
+    });
+  } finally {
+    if (logFd !== null) closeSync(logFd); // the child holds its own descriptor
+  }
+  killOnExit(child);
+  try {
+    return await served(child, `http://127.0.0.1:${port}`, '/readyz', 'server', cleanUp);
+  } catch (e) {
+    child.kill('SIGKILL');
+    const tail = logFile ? await readFile(logFile, 'utf8').then((t) => t.slice(-2000), () => '') : '';
+    await cleanUp();
+    throw tail ? new Error(`${(e as Error).message}; its log ended:\n${tail}`) : e;
+  }
 }
 
 /** A started server process, once `readyPath` answers; stop() ends it with SIGTERM, then runs `after`. */
@@ -49,7 +97,6 @@ export async function untilAnswers(url: string, child: ChildProcess, what: strin
   }
 }
 
-/** An owner's session cookie and a workspace token on its default board. */
 /** A signed-in owner: the session cookie, and the CSRF token its writes send back. */
 export interface OwnerSession {
   cookie: string;
