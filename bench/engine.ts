@@ -83,7 +83,7 @@ export async function main(argv: string[]): Promise<number> {
     jobs: quick ? 1000 : 5000,
     agents: 32,
     fan: { clients: quick ? 300 : 1000, senders: 10, messagesPerSender: quick ? 10 : 100, textBytes: 200 },
-    idle: 1000, // fewer moves RSS too little to read
+    idle: quick ? 2000 : 10_000, // RSS moves by a few hundred bytes a socket: 1,000 sockets are within its noise
     storm: quick ? { boards: 4, perBoard: 250 } : { boards: 20, perBoard: 500 },
     latency: quick ? { small: 100, large: 2000, claims: 50 } : { small: 100, large: 20_000, claims: 200 },
     whoami: quick ? { many: 2000, seconds: 2 } : { many: 10_000, seconds: 4 },

@@ -300,7 +300,8 @@ class SocketConnection implements Connection {
   private pendingBytes = 0;
   /** At least what uWS holds unsent for this socket (exact when last asked; only drains after). */
   private heldByUws = 0;
-  private waiting: (() => void)[] = [];
+  /** Readers waiting for an empty backlog; made when the first one waits. */
+  private waiting: (() => void)[] | null = null;
 
   constructor(
     private readonly ws: uWS.WebSocket<SocketData>,
@@ -346,7 +347,7 @@ class SocketConnection implements Connection {
   }
 
   drained(): Promise<void> {
-    return this.backlog() === 0 ? Promise.resolve() : new Promise<void>((resolve) => this.waiting.push(resolve));
+    return this.backlog() === 0 ? Promise.resolve() : new Promise<void>((resolve) => (this.waiting ??= []).push(resolve));
   }
 
   /** uWS wrote some of what it held: learn how much it holds now, and wake the readers waiting for an empty backlog. */
@@ -356,9 +357,9 @@ class SocketConnection implements Connection {
   }
 
   private wakeIfEmpty(): void {
-    if (this.waiting.length === 0 || this.backlog() > 0) return;
+    if (this.waiting === null || this.backlog() > 0) return;
     const ready = this.waiting;
-    this.waiting = [];
+    this.waiting = null;
     for (const resolve of ready) resolve();
   }
 

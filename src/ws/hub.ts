@@ -45,12 +45,13 @@ interface Subscription {
 
 /** A socket's subscriptions and what it has spent of its budget. */
 interface SocketState {
-  subs: Map<string, Subscription>;
+  /** The boards it watches; made on the first subscribe. */
+  subs: Map<string, Subscription> | null;
   /** Start of the current message window, and messages in it. */
   windowStart: number;
   used: number;
   /** The replay running per board (at most one per socket and board). */
-  replays: Map<string, Promise<void>>;
+  replays: Map<string, Promise<void>> | null;
   /** The account the credential acts for now: a token moves with a board takeover. */
   accountId: string;
 }
@@ -107,13 +108,13 @@ export class Hub {
   }
 
   open(conn: Connection): void {
-    this.connections.set(conn, { subs: new Map(), windowStart: this.deps.clock(), used: 0, replays: new Map(), accountId: conn.identity.accountId });
+    this.connections.set(conn, { subs: null, windowStart: this.deps.clock(), used: 0, replays: null, accountId: conn.identity.accountId }); // subs and replays: made on the first subscribe (an idle socket holds less)
     const principal = conn.identity.principal;
     (this.principals.get(principal) ?? this.principals.set(principal, new Set()).get(principal)!).add(conn);
   }
 
   close(conn: Connection): void {
-    for (const boardId of this.connections.get(conn)?.subs.keys() ?? []) this.unwatch(conn, boardId);
+    for (const boardId of this.connections.get(conn)?.subs?.keys() ?? []) this.unwatch(conn, boardId);
     this.firehose.unwatch(conn);
     this.connections.delete(conn);
     const same = this.principals.get(conn.identity.principal);
@@ -121,7 +122,8 @@ export class Hub {
   }
 
   private watch(conn: Connection, boardId: string, sub: Subscription): void {
-    this.connections.get(conn)?.subs.set(boardId, sub);
+    const state = this.connections.get(conn);
+    if (state) (state.subs ??= new Map()).set(boardId, sub);
     (this.watchers.get(boardId) ?? this.watchers.set(boardId, new Map()).get(boardId)!).set(conn, sub);
   }
 
@@ -129,7 +131,7 @@ export class Hub {
   private unwatch(conn: Connection, boardId: string): boolean {
     const board = this.watchers.get(boardId);
     if (board?.delete(conn) && board.size === 0) this.watchers.delete(boardId);
-    return this.connections.get(conn)?.subs.delete(boardId) ?? false;
+    return this.connections.get(conn)?.subs?.delete(boardId) ?? false;
   }
 
   get size(): number {
@@ -295,12 +297,12 @@ export class Hub {
    * and board, and a lost or changed role ends the subscription.
    */
   private async recheckRoles(conns: Connection[]): Promise<void> {
-    const boards = new Set(conns.flatMap((conn) => [...(this.connections.get(conn)?.subs.keys() ?? [])]));
+    const boards = new Set(conns.flatMap((conn) => [...(this.connections.get(conn)?.subs?.keys() ?? [])]));
     for (const boardId of boards) {
       const project = await this.reachable(conns[0]!, boardId).catch(() => undefined); // a store hiccup ends nothing
       if (project === undefined) continue;
       for (const conn of conns) {
-        const sub = this.connections.get(conn)?.subs.get(boardId);
+        const sub = this.connections.get(conn)?.subs?.get(boardId);
         if (!sub || sub.lastSeq < 0 || project?.role === sub.role) continue; // (a subscription still starting checked its role just now)
         this.drop(conn, boardId, project === null ? 'You are no longer a member of this board.' : `Your role on this board is now ${project.role}; subscribe again.`);
       }
@@ -311,7 +313,7 @@ export class Hub {
   private async catchUpAll(): Promise<void> {
     const behind = new Map<string, number>();
     for (const { subs } of this.connections.values()) {
-      for (const [boardId, sub] of subs) if (!sub.held) behind.set(boardId, Math.min(behind.get(boardId) ?? Infinity, sub.lastSeq));
+      for (const [boardId, sub] of subs ?? []) if (!sub.held) behind.set(boardId, Math.min(behind.get(boardId) ?? Infinity, sub.lastSeq));
     }
     for (const [boardId, from] of behind) {
       try {
@@ -352,7 +354,7 @@ export class Hub {
   private async subscribe(conn: Connection, boardId: string, topics: Set<Topic>, start: Start): Promise<void> {
     const state = this.connections.get(conn);
     if (!state) return;
-    const existing = state.subs.get(boardId);
+    const existing = state.subs?.get(boardId);
     if (existing) {
       for (const topic of topics) existing.topics.add(topic);
       return void this.transmit(conn, JSON.stringify({ type: 'subscribed', boardId, topics: [...existing.topics], seq: Math.max(existing.lastSeq, 0), merged: true }));
@@ -362,7 +364,7 @@ export class Hub {
       // As GET /api/items: a resource token reads the board's items only when it names the items group.
       return this.error(conn, 'PROJECT_SCOPE_DENIED', 'This resource token does not cover the board’s items; subscribe without snapshot.', { boardId });
     }
-    if (state.subs.size >= SOCKET_BUDGET.subscriptions) {
+    if ((state.subs?.size ?? 0) >= SOCKET_BUDGET.subscriptions) {
       return this.error(conn, 'SUBSCRIPTION_LIMIT', `One socket watches at most ${SOCKET_BUDGET.subscriptions} boards; unsubscribe from one first.`, { boardId });
     }
     const { project, probe } = await this.membership(conn, boardId);
@@ -371,11 +373,11 @@ export class Hub {
     try {
       if (!project) return this.error(conn, 'PROJECT_SCOPE_DENIED', 'That board does not exist or this credential cannot reach it.', { boardId });
       if (project.role === 'operator') {
-        if (!this.connections.has(conn) || state.subs.has(boardId)) return;
+        if (!this.connections.has(conn) || state.subs?.has(boardId)) return;
         const audit = { action: 'subscribe', target: `board:${boardId}`, projectId: boardId, data: { topics: [...topics], socket: conn.id } } as const;
         if (!(await this.deps.operators!.audit(conn.identity, audit).then(() => true, () => false))) return this.error(conn, 'SERVICE_UNAVAILABLE', 'The audit row of this subscription could not be written; subscribe again.', { boardId });
       }
-      if (!this.connections.has(conn) || state.subs.has(boardId)) return; // closed, or subscribed meanwhile
+      if (!this.connections.has(conn) || state.subs?.has(boardId)) return; // closed, or subscribed meanwhile
       // An operator (admin, owner, or a platform operator watching read-only) sees every direct shout.
       sub = { topics, role: project.role, operator: project.role === 'admin' || project.role === 'owner' || project.role === 'operator', lastSeq: -1, held: [] }; // hold live events from now on
       name = project.name;
@@ -386,13 +388,14 @@ export class Hub {
     // A membership change that landed after the last read but before the watch began.
     if (probe.stale) return this.drop(conn, boardId, 'Your access to this board changed; subscribe again.');
     // An earlier subscription's replay (since unsubscribed) ends at its next page; wait for it.
-    await state.replays.get(boardId);
+    await state.replays?.get(boardId);
     const replay = this.startFrom(conn, boardId, sub, { role: project.role, name }, start);
-    state.replays.set(boardId, replay);
+    const replays = (state.replays ??= new Map());
+    replays.set(boardId, replay);
     try {
       await replay;
     } finally {
-      if (state.replays.get(boardId) === replay) state.replays.delete(boardId);
+      if (replays.get(boardId) === replay) replays.delete(boardId);
     }
   }
 
