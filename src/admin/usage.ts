@@ -20,24 +20,26 @@ const FLUSH_PARALLEL = 8;
 const KEY_CHARS = 200;
 
 const DAY_MS = 86_400_000;
-let today = { start: 0, name: '1970-01-01' };
-/** YYYY-MM-DD (UTC); the day last asked for is kept, so a request pays no date formatting. */
-export function dayOf(at: number): string {
-  if (at >= today.start && at < today.start + DAY_MS) return today.name;
-  const start = Math.floor(at / DAY_MS) * DAY_MS;
-  const name = new Date(start).toISOString().slice(0, 10);
-  if (at >= today.start) today = { start, name };
-  return name;
+
+/**
+ * Names the period of `ms` holding a time by the first `chars` of its start's ISO form; the period
+ * last asked for is kept, so a request pays no date formatting.
+ */
+function periodNamer(ms: number, chars: number): (at: number) => string {
+  let kept = { start: 0, name: new Date(0).toISOString().slice(0, chars) };
+  return (at) => {
+    if (at >= kept.start && at < kept.start + ms) return kept.name;
+    const start = Math.floor(at / ms) * ms;
+    const name = new Date(start).toISOString().slice(0, chars);
+    if (at >= kept.start) kept = { start, name };
+    return name;
+  };
 }
-let thisBucket = { start: 0, name: '1970-01-01T00:00' };
-/** YYYY-MM-DDTHH:MM (UTC) of the ten-minute bucket holding `at`: it sorts after its day's `YYYY-MM-DD` and before the next day. The bucket last asked for is kept. */
-export function bucketOf(at: number): string {
-  if (at >= thisBucket.start && at < thisBucket.start + BUCKET_MS) return thisBucket.name;
-  const start = Math.floor(at / BUCKET_MS) * BUCKET_MS;
-  const name = new Date(start).toISOString().slice(0, 16);
-  if (at >= thisBucket.start) thisBucket = { start, name };
-  return name;
-}
+
+/** YYYY-MM-DD (UTC). */
+export const dayOf = periodNamer(DAY_MS, 10);
+/** YYYY-MM-DDTHH:MM (UTC) of the ten-minute bucket holding `at`: it sorts after its day's `YYYY-MM-DD` and before the next day. */
+export const bucketOf = periodNamer(BUCKET_MS, 16);
 export const usageId = (day: string, scope: UsageScope, key: string): string => `${day}:${scope}:${key}`;
 
 /** The `days` UTC days ending with the one holding `now`, oldest first. */

@@ -15,8 +15,8 @@ export function openSocket(url: string, headers: Record<string, string> = {}): P
   const queue: unknown[] = [];
   const waiters: (() => void)[] = [];
   ws.on('message', (data) => {
-    const message = JSON.parse(data.toString()) as { type?: unknown; code?: unknown };
-    if (message.type === 'error') answered(codeOf(message) ?? message.code);
+    const message = JSON.parse(data.toString()) as { type?: unknown };
+    if (message.type === 'error') answered(codeOf(message));
     queue.push(message);
     waiters.splice(0).forEach((w) => w());
   });
