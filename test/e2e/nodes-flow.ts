@@ -24,6 +24,8 @@ const WEBHOOK_SECRET = 'whsec_nodes';
 
 interface Node {
   url: string;
+  /** What the node logged about its bus and budgets (the lines of the outage), for a failure's message. */
+  redisLines(): string;
   stop(): Promise<void>;
 }
 
@@ -31,6 +33,7 @@ async function startNode(env: Record<string, string>): Promise<Node> {
   const node = await startMain(env);
   return {
     url: node.url,
+    redisLines: () => node.output().split('\n').filter((line) => /redis|"level":(40|50|60)/.test(line)).slice(-20).join('\n'),
     async stop() {
       node.child.kill('SIGTERM');
       await node.exited;
@@ -108,13 +111,28 @@ export function nodesFlow(uri: string): void {
     let redis: OwnRedis;
     let nodes: Node[] = [];
     const db = unique('nodes');
-    const busOf = async (node: Node) => ((await fetch(`${node.url}/readyz`).then((r) => r.json())) as { bus: string }).bus;
+    /** Each node's readiness: the bus's health, or why it is not ready. */
+    const readiness = (): Promise<string[]> =>
+      Promise.all(
+        nodes.map(async (node) => {
+          const response = await fetch(`${node.url}/readyz`);
+          const body = (await response.json()) as { bus?: string; error?: { message?: string } };
+          return response.ok ? String(body.bus) : `${response.status} ${body.error?.message ?? ''}`;
+        }),
+      );
+    /** Resolves once every node's bus is `health`; else fails saying what each node last answered and logged. */
+    const busesAre = async (health: 'ok' | 'degraded', ms?: number) => {
+      let last: string[] = [];
+      await until(async () => (last = await readiness()).every((b) => b === health), ms).catch((e: Error) => {
+        throw new Error(`${e.message}: buses ${health} expected, nodes answered ${JSON.stringify(last)}\n${nodes.map((n, i) => `node ${i} logged:\n${n.redisLines()}`).join('\n')}`);
+      });
+    };
 
     beforeAll(async () => {
       redis = await ownRedis();
       const env = { STORE: 'mongo', MONGODB_URI: uri, MONGODB_DB: db, REDIS_URL: redis.url, LEASE_MIN_TTL_SECONDS: '1', ...webhookOnlyBilling(WEBHOOK_SECRET) };
       nodes = await Promise.all([startNode(env), startNode(env)]);
-      await until(async () => (await Promise.all(nodes.map(busOf))).every((b) => b === 'ok'));
+      await busesAre('ok');
     }, 120_000);
 
     afterAll(async () => {
@@ -156,14 +174,14 @@ export function nodesFlow(uri: string): void {
         const owner = () => watchers[0]!;
         await until(() => watchers.length === 52 && owner().last >= items + 150, 300_000);
         redis.kill();
-        await until(async () => (await Promise.all(nodes.map(busOf))).every((b) => b === 'degraded'));
+        await busesAre('degraded');
         const movers = watchers.slice(2, 12);
         const resumeFrom = movers.map((w) => w.hangUp());
         const progress = owner().last;
         await until(() => owner().last >= progress + 20, 120_000); // commits keep landing without Redis
         await Promise.all(movers.map((w, i) => w.connect(nodes[1 - nodeOf.get(w)!]!.url, resumeFrom[i])));
         await redis.start();
-        await until(async () => (await Promise.all(nodes.map(busOf))).every((b) => b === 'ok'));
+        await busesAre('ok');
       };
       const [report] = await Promise.all([fleet, outage()]);
       expect(report.violations).toEqual([]);
