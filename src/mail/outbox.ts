@@ -120,13 +120,30 @@ export class OutboxMailer implements Mailer {
     for (const entry of [...this.held.values()].filter((e) => !e.sending)) await this.handBack(entry);
   }
 
-  private attempt(entry: Held): void {
+  /**
+   * One attempt, counted in flight until its outcome is written, so that close() waits for it.
+   * `renew`: this node's own next attempt renews the hold first (a slow attempt is not taken
+   * over); a node that began closing meanwhile hands the message back instead of sending it.
+   */
+  private attempt(entry: Held, renew = false): void {
     entry.timer = null;
     entry.sending = true;
-    const run = this.deliver(entry.message).then(
-      () => this.delivered(entry),
-      (e: unknown) => this.failed(entry, e),
-    );
+    const run = (async () => {
+      if (renew) {
+        const kept = await this.write(entry, { heldUntil: Date.now() + this.takeoverMs });
+        if (!kept || this.closed) {
+          entry.sending = false;
+          if (kept) await this.handBack(entry);
+          return;
+        }
+      }
+      try {
+        await this.deliver(entry.message);
+      } catch (e) {
+        return this.failed(entry, e);
+      }
+      return this.delivered(entry);
+    })();
     this.inFlight.add(run);
     void run.finally(() => this.inFlight.delete(run));
   }
@@ -166,15 +183,10 @@ export class OutboxMailer implements Mailer {
     if (!kept) return;
     this.counts.retried++;
     this.logger.warn({ ...about, retryInMs: delayMs }, 'mail not sent; retrying');
-    entry.timer = setTimeout(() => void this.retry(entry), delayMs);
+    entry.timer = setTimeout(() => {
+      if (!this.closed) this.attempt(entry, true);
+    }, delayMs);
     entry.timer.unref();
-  }
-
-  /** This node's own next attempt: the hold is renewed first, so a slow attempt is not taken over. */
-  private async retry(entry: Held): Promise<void> {
-    entry.timer = null;
-    if (this.closed) return;
-    if (await this.write(entry, { heldUntil: Date.now() + this.takeoverMs })) this.attempt(entry);
   }
 
   /**

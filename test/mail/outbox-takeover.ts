@@ -84,6 +84,40 @@ export function outboxTakeover(name: string, open: () => Promise<OpenedStore>): 
       expect(delivered).toEqual([]);
     }, 30_000);
 
+    it('a node that stops while it renews its hold for a retry hands the mail back rather than keeping it held or sending it', async () => {
+      const { store } = await shared();
+      // The store writes each change at once, but its answer to the renewal (a change of heldUntil
+      // alone) comes 300 ms late: the node stops while that answer is on its way.
+      let renewing: (() => void) | null = null;
+      const renewalWritten = new Promise<void>((resolve) => (renewing = resolve));
+      const outbox: typeof store.mailOutbox = Object.create(store.mailOutbox);
+      outbox.update = async (id, version, changes) => {
+        const updated = await store.mailOutbox.update(id, version, changes);
+        if (!('attempts' in changes)) {
+          renewing?.();
+          await new Promise((resolve) => setTimeout(resolve, 300));
+        }
+        return updated;
+      };
+      const attempts: number[] = [];
+      const holder = new OutboxMailer(
+        async () => {
+          attempts.push(Date.now());
+          throw Object.assign(new Error('try later'), { responseCode: 451 });
+        },
+        outbox,
+        key,
+        pino({ level: 'silent' }),
+        { takeoverMs: 60_000, sweepMs: 60_000, baseDelayMs: 50, maxDelayMs: 50 },
+      );
+      await holder.send({ to: 'handed@example.com', subject: 'handed back', text: 'x' });
+      await renewalWritten;
+      await holder.close(2_000);
+      const [record] = await store.mailOutbox.find({});
+      expect(record!.heldUntil).toBeLessThanOrEqual(Date.now()); // another node, or the next start, sends it at once
+      expect(attempts).toHaveLength(1); // the stopping node did not try again
+    }, 30_000);
+
     it('a record sealed under another secret is left in the outbox, logged, not sent', async () => {
       const { store } = await shared();
       const stranger = new OutboxMailer(() => new Promise<void>(() => undefined), store.mailOutbox, deriveKeys(`${TEST_SECRET}-another`).mail, pino({ level: 'silent' }), { takeoverMs: 1, sweepMs: 60_000 });
