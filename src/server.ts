@@ -283,6 +283,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     [...routes, mcp],
     {
       dispatch: (route, raw, requestId) => pipeline.run(route, raw, requestId),
+      answerFixed: (route, requestId) => pipeline.answerFixed(route, requestId),
       refuse(reason, requestId, allow) {
         const code = REFUSAL[reason];
         const message = reason === 'too-large' ? `The body is larger than ${config.bodyLimitBytes} bytes.` : undefined;

@@ -2569,7 +2569,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness: the process answers. */
+        /**
+         * Liveness: the process answers.
+         * @description Answered at once, without logging a request line.
+         */
         get: operations["GET_healthz"];
         put?: never;
         post?: never;

@@ -107,6 +107,8 @@ export const IMPERSONATION_HEADER = 'x-impersonated-by';
 
 export class Pipeline {
   private readonly logRequest: (line: RequestLine) => void;
+  /** Each fixed reply as a response, built once (its request id aside). */
+  private readonly fixedResponses = new WeakMap<Route, RawResponse>();
 
   constructor(private readonly deps: PipelineDeps) {
     this.logRequest = requestLogger(deps.logger);
@@ -142,6 +144,14 @@ export class Pipeline {
       (r) => this.logged(ctx, started, this.toResponse(r, requestId)),
       (e: unknown) => this.logged(ctx, started, this.failure(e, ctx)),
     );
+  }
+
+  /** The answer of a route with a fixed reply, counted in the metrics; no context, stage or request line. */
+  answerFixed(route: Route & { fixed: Reply }, requestId: string): RawResponse {
+    let fixed = this.fixedResponses.get(route);
+    if (!fixed) this.fixedResponses.set(route, (fixed = this.toResponse(route.fixed, '')));
+    this.deps.observe?.(shapeOf(route).operation, fixed.status, 0);
+    return { status: fixed.status, headers: [['x-request-id', requestId], ...fixed.headers.slice(1)], body: fixed.body };
   }
 
   private async runStages(route: Route, raw: RawRequest, requestId: string): Promise<RawResponse> {
@@ -291,7 +301,8 @@ export class Pipeline {
   }
 }
 
-export const statusLine = (status: number): string => `${status} ${STATUS_CODES[status] ?? 'Unknown'}`;
+const statusLines = new Map<number, string>();
+export const statusLine = (status: number): string => statusLines.get(status) ?? statusLines.set(status, `${status} ${STATUS_CODES[status] ?? 'Unknown'}`).get(status)!;
 
 const isWrite = (route: Route): boolean => route.method !== 'get';
 

@@ -84,6 +84,13 @@ export interface Route<B = unknown, Q = unknown> {
    * what any other path answers past it.
    */
   largeBody?: LargeBody;
+  /**
+   * A reply that never changes and needs nothing of the request (the liveness probe): the HTTP
+   * layer answers it inside uWS's callback with its request id, counted in the metrics, but with
+   * no request line in the log (a balancer probing every node every few seconds would fill it)
+   * and none of the stages. The handler must answer the same.
+   */
+  fixed?: Reply;
   handler(input: HandlerInput<B, Q>): Promise<Reply> | Reply;
 }
 

@@ -3,7 +3,7 @@
 // written in one cork. Nothing is written to a response whose client went away. A streamed body
 // goes out chunk by chunk, each after uWS has sent what it held (backpressure).
 import uWS from 'uWebSockets.js';
-import { isBodyStream, type BodyStream, type LargeBody, type Route } from './route.js';
+import { isBodyStream, type BodyStream, type LargeBody, type Reply, type Route } from './route.js';
 import type { Identity } from '../auth/identity.js';
 import type { Connection } from '../ws/hub.js';
 import { CLOSE } from '../ws/protocol.js';
@@ -12,6 +12,8 @@ import { statusLine, type RawRequest, type RawResponse } from './pipeline.js';
 export interface HttpHandlers {
   /** The route's pipeline run. */
   dispatch(route: Route, raw: RawRequest, requestId: string): RawResponse | Promise<RawResponse>;
+  /** The answer of a route with a fixed reply. */
+  answerFixed(route: Route & { fixed: Reply }, requestId: string): RawResponse;
   /** A response for a request no route takes (404 or 405), or one refused before reading (413, draining). */
   refuse(reason: RefusalReason, requestId: string, allow?: string[]): RawResponse;
   requestIdOf(headers: Record<string, string>): string;
@@ -72,6 +74,18 @@ export function assertNativeBinding(): void {
   }
 }
 
+/** A response whose body is at hand, in one cork. */
+function writeWhole(res: uWS.HttpResponse, response: RawResponse, headOnly: boolean): void {
+  const body = response.body as string | Buffer; // not a stream: pour() writes those
+  res.cork(() => {
+    if (response.status !== 200) res.writeStatus(statusLine(response.status)); // uWS writes 200 OK unless told otherwise
+    for (const [k, v] of response.headers) res.writeHeader(k, v);
+    // This build's endWithoutBody(length) never ends the response: name the length ourselves.
+    if (headOnly) res.writeHeader('content-length', String(Buffer.byteLength(body))).endWithoutBody();
+    else res.end(body, response.close ?? false);
+  });
+}
+
 export function createHttpServer(routes: readonly Route[], handlers: HttpHandlers, bodyLimit: number, sockets?: SocketHandlers, internal?: InternalEndpoint): HttpServer {
   assertNativeBinding();
   const app = uWS.App();
@@ -80,6 +94,12 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
 
   for (const route of routes) {
     const uwsPath = route.path.replace(/\{(\w+)\}/g, ':$1');
+    if (route.fixed && route.method === 'get') {
+      const fixed = route as Route & { fixed: Reply };
+      app.get(uwsPath, (res, req) => answerAtOnce(res, req, fixed, false));
+      app.head(uwsPath, (res, req) => answerAtOnce(res, req, fixed, true));
+      continue;
+    }
     app[UWS_METHOD[route.method]](uwsPath, (res, req) => serve(res, req, (raw, id) => handlers.dispatch(route, raw, id), false, bodyLimit, route.largeBody));
     // HEAD answers as GET would, headers only.
     if (route.method === 'get') app.head(uwsPath, (res, req) => serve(res, req, (raw, id) => handlers.dispatch(route, { ...raw, method: 'get' }, id), true));
@@ -98,6 +118,12 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
       req.getMethod() === 'head',
     );
   });
+
+  /** A fixed reply, written inside this callback: only the request id is read from the request. */
+  function answerAtOnce(res: uWS.HttpResponse, req: uWS.HttpRequest, route: Route & { fixed: Reply }, headOnly: boolean): void {
+    const requestId = handlers.requestIdOf({ 'x-request-id': req.getHeader('x-request-id') });
+    writeWhole(res, handlers.accepting() ? handlers.answerFixed(route, requestId) : handlers.refuse('draining', requestId), headOnly);
+  }
 
   function serve(res: uWS.HttpResponse, req: uWS.HttpRequest, run: (raw: RawRequest, id: string) => RawResponse | Promise<RawResponse>, headOnly = false, limit = bodyLimit, larger?: LargeBody): void {
     let aborted = false;
@@ -141,13 +167,7 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
       }
       aborted = true; // one response only
       if (isBodyStream(body)) return pour(res, response, body, headOnly, client);
-      res.cork(() => {
-        res.writeStatus(statusLine(response.status));
-        for (const [k, v] of response.headers) res.writeHeader(k, v);
-        // This build's endWithoutBody(length) never ends the response: name the length ourselves.
-        if (headOnly) res.writeHeader('content-length', String(Buffer.byteLength(body))).endWithoutBody();
-        else res.end(body, response.close ?? false);
-      });
+      writeWhole(res, response, headOnly);
     };
     /** Writes a response that was not ready inside this callback (null: the client went away). */
     const answerLater = (pending: Promise<RawResponse | null>) =>
@@ -396,7 +416,7 @@ interface Client {
  */
 async function pour(res: uWS.HttpResponse, response: RawResponse, body: BodyStream, headOnly: boolean, client: Client): Promise<void> {
   res.cork(() => {
-    res.writeStatus(statusLine(response.status));
+    if (response.status !== 200) res.writeStatus(statusLine(response.status)); // uWS writes 200 OK unless told otherwise
     for (const [k, v] of response.headers) res.writeHeader(k, v);
     if (headOnly) res.endWithoutBody();
   });

@@ -1,4 +1,4 @@
-// What the real process logs: one structured line per request, and never a credential.
+// What the real process logs: one structured line per request (liveness probes aside), and never a credential.
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '../support/server.js';
 import { startMain, type NodeProcess } from '../support/process.js';
@@ -27,6 +27,10 @@ describe('logs', () => {
     await client.get('/api/whoami', { authorization: `Bearer ${bearer}` });
     const me = await client.get('/api/auth/me', { 'x-request-id': 'log-probe-1' });
     expect(me.status).toBe(200);
+    // Liveness probes are answered, with their request id, but write no request line.
+    const alive = await client.get('/healthz', { 'x-request-id': 'liveness-probe-1' });
+    expect(alive.status).toBe(200);
+    expect(alive.headers.get('x-request-id')).toBe('liveness-probe-1');
     const cookie = client.cookies.get('board_session')!;
 
     node.child.kill('SIGTERM');
@@ -40,6 +44,7 @@ describe('logs', () => {
     expect(probe).toMatchObject({ route: 'GET /api/auth/me', status: 200, msg: 'request' });
     expect(typeof probe!.durationMs).toBe('number');
     expect(lines.filter((l) => l.msg === 'request').map((l) => l.status)).toEqual([201, 401, 200, 401, 200]);
+    expect(lines.filter((l) => l.reqId === 'liveness-probe-1')).toEqual([]);
     const all = node.output();
     expect(all).not.toContain(password);
     expect(all).not.toContain(bearer);

@@ -38,6 +38,7 @@ describe('streamed bodies over uWebSockets.js', () => {
     server = createHttpServer([route], {
       // The pipeline hands a BodyStream on as the reply's body, as given.
       dispatch: async () => ({ status: 200, headers: [['content-type', 'application/x-ndjson']], body: next!.body as unknown as RawResponse['body'] }),
+      answerFixed: () => ({ status: 200, headers: [], body: '' }),
       refuse: () => ({ status: 404, headers: [], body: '' }),
       requestIdOf: () => 'test',
       accepting: () => true,
