@@ -1,6 +1,6 @@
 // Resolves the credential a request carries into an Identity. Secrets are looked up by their
 // sha256 only; a store that cannot answer fails the request closed (see the pipeline).
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../errors/app-error.js';
 import type { SessionRecord, Store, TokenRecord } from '../../store/ports/store.js';
 import type { AuthKind } from '../request-context.js';
@@ -17,7 +17,8 @@ export const IMPERSONATION_PATH = '/api/admin/impersonation';
 export const TOKEN_PREFIX = 'agb_';
 const LAST_USE_RESOLUTION_MS = 60_000;
 
-export const sha256 = (value: string): string => createHash('sha256').update(value).digest('hex');
+/** One-shot (Node 20.12+): a third of createHash's cost, paid on every request with a credential. */
+export const sha256 = (value: string): string => hash('sha256', value, 'hex');
 
 /** Two digests compared in constant time; digests of different lengths are simply unequal. */
 export function sameDigest(a: string, b: string): boolean {
