@@ -148,10 +148,12 @@ export class Pipeline {
 
   /** The answer of a route with a fixed reply, counted in the metrics; no context, stage or request line. */
   answerFixed(route: Route & { fixed: Reply }, requestId: string): RawResponse {
+    const started = this.deps.observe && performance.now();
     let fixed = this.fixedResponses.get(route);
     if (!fixed) this.fixedResponses.set(route, (fixed = this.toResponse(route.fixed, '')));
-    this.deps.observe?.(shapeOf(route).operation, fixed.status, 0);
-    return { status: fixed.status, headers: [['x-request-id', requestId], ...fixed.headers.slice(1)], body: fixed.body };
+    const response: RawResponse = { status: fixed.status, headers: [['x-request-id', requestId], ...fixed.headers.slice(1)], body: fixed.body };
+    if (started !== undefined) this.deps.observe!(shapeOf(route).operation, fixed.status, (performance.now() - started) / 1000);
+    return response;
   }
 
   private async runStages(route: Route, raw: RawRequest, requestId: string): Promise<RawResponse> {
