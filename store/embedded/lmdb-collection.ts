@@ -78,7 +78,7 @@ export class LmdbCollection<T extends Doc> implements Collection<T> {
   }
 
   async insertMissing(docs: readonly T[]): Promise<void> {
-    const rows = structuredClone(docs) as unknown as Row[];
+    const rows = docs as unknown as readonly Row[]; // not copied: see the port
     await this.writer.write(() => {
       for (const row of rows) {
         if (this.dbs.docs.doesExist(row._id as string) || this.takenIndex(row)) continue;

@@ -44,7 +44,8 @@ export interface BoardCollection extends Collection<BoardRecord> {
   /**
    * One commit, only when the stored version is `expectedVersion`: the header's `set` and the
    * items' writes land together or not at all, and the version moves to `expectedVersion + 1`.
-   * False when the board is missing or another commit came first (nothing written).
+   * False when the board is missing or another commit came first (nothing written). The store
+   * may read `set` and `items` until the call resolves: the caller does not change them meanwhile.
    */
   commit(id: string, expectedVersion: number, set: Changes<BoardRecord>, items: ItemWrites): Promise<boolean>;
 }

@@ -40,7 +40,8 @@ export interface Collection<T extends Doc> {
   /**
    * Inserts those of `docs` whose `_id` is not stored yet, one after another in the given order,
    * so a reader never sees one of them without those before it (copying a board's outbox into
-   * the event log, possibly again).
+   * the event log, possibly again). The store may read `docs` until the call resolves: the caller
+   * does not change them meanwhile (the hot path's copy is not taken twice).
    */
   insertMissing(docs: readonly T[]): Promise<void>;
   /**
