@@ -205,8 +205,9 @@ export class BoardActor {
           this.current = { record, board };
           if (endsQuiet(current, now)) this.onQuiet(current);
         }
-        // Durable now (the events with it, in the board's outbox): the callers have their answers
-        // while the outbox is copied to the log (readers of the log copy it first themselves).
+        // Durable now, the events with it (in the log already where the store writes it in the
+        // commit, else in the board's outbox): the callers have their answers while the outbox is
+        // copied to the log (readers of the log copy it first themselves).
         batch.forEach((p, i) => {
           const outcome = outcomes[i]!;
           if (outcome.ok) p.resolve(outcome.reply);
@@ -242,12 +243,16 @@ export class BoardActor {
       carried = this.notCopied(current.record.outbox);
       if (carried.length > CARRIED_LIMIT) throw new BoardBusyError(this.boardId);
     }
+    const outbox = [...carried, ...events.map((e) => ({ _id: `${e.boardId}:${e.seq}`, ...e }))];
+    // A store that writes the log in the commit's own transaction is handed the events; the header
+    // then keeps only the newest (when the board last changed), and nothing waits to be copied.
+    const logs = this.ports.boards.logsInCommit === true;
     const set: Partial<BoardRecord> = {
       nextWorkSeq: board.nextWorkSeq,
       nextFencingToken: board.nextFencingToken,
       lastSeq: current.record.lastSeq + events.length,
       nextDeadline: nextExpiry(board),
-      outbox: [...carried, ...events.map((e) => ({ _id: `${e.boardId}:${e.seq}`, ...e }))],
+      outbox: logs ? outbox.slice(-1) : outbox,
       counts: { ...board.index.counts },
       entries: entryCount(board),
       stats: foldStats(current.record.stats as BoardStats | undefined, events, board) as unknown as Record<string, unknown>,
@@ -261,8 +266,10 @@ export class BoardActor {
       if (entry) (writes.put as StoredEntry[]).push(entry);
       else (writes.removed as string[]).push(key);
     }
-    const landed = await this.ports.boards.commit(this.boardId, current.record.version, set, writes);
-    return landed ? { ...current.record, ...set, version: current.record.version + 1 } : null;
+    const landed = await this.ports.boards.commit(this.boardId, current.record.version, set, writes, logs ? outbox.map((e) => ({ ...e, version: 1 })) : undefined);
+    if (!landed) return null;
+    if (logs && outbox.length) this.copiedThrough = Math.max(this.copiedThrough, outbox.at(-1)!.seq);
+    return { ...current.record, ...set, version: current.record.version + 1 };
   }
 
   /** The outbox's events not yet known to be in the log (in seq order, as the outbox keeps them). */

@@ -3,7 +3,7 @@
 // One process holds the directory at a time (see dir-lock.ts).
 import { mkdir, readdir } from 'node:fs/promises';
 import { open, type Database } from 'lmdb';
-import { COLLECTION_NAMES, SCHEMA, StoreUnavailableError, type CollectionName, type Collections, type Store, type StoredItem } from '../ports/store.js';
+import { COLLECTION_NAMES, SCHEMA, StoreUnavailableError, type CollectionName, type Collections, type EventRecord, type Store, type StoredItem } from '../ports/store.js';
 import { lockDir } from './dir-lock.js';
 import { LmdbBoards } from './lmdb-boards.js';
 import { LmdbCollection, type CollectionDbs, type Key } from './lmdb-collection.js';
@@ -35,10 +35,11 @@ export async function openEmbeddedStore(dataDir: string): Promise<Store> {
     docs: env.openDB({ name, useVersions: true }),
     indexes: SCHEMA[name].map((spec) => ({ spec, db: env.openDB({ name: `${name}.${spec.name}` }) as Database<string, Key> })),
   });
-  const boards = new LmdbBoards(dbsOf('boards'), writer, { items: env.openDB({ name: 'boards.entries' }), versions: env.openDB({ name: 'boards.versions' }) });
+  const events = new LmdbCollection<EventRecord>('events', dbsOf('events'), writer);
+  const boards = new LmdbBoards(dbsOf('boards'), writer, { items: env.openDB({ name: 'boards.entries' }), versions: env.openDB({ name: 'boards.versions' }) }, events);
   // Earlier versions kept a board's items under `boards.items`, without the board version that wrote each.
   await boards.migrate(env.openDB<StoredItem, Key>({ name: 'boards.items' }));
-  const collections = Object.fromEntries(COLLECTION_NAMES.map((name) => [name, name === 'boards' ? boards : new LmdbCollection(name, dbsOf(name), writer)])) as unknown as Record<
+  const collections = Object.fromEntries(COLLECTION_NAMES.map((name) => [name, name === 'boards' ? boards : name === 'events' ? events : new LmdbCollection(name, dbsOf(name), writer)])) as unknown as Record<
     CollectionName,
     LmdbCollection<never>
   >;

@@ -3,7 +3,7 @@
 // ([boardId, v, workId]), all written in the commit's one transaction. Loading reads the board's
 // key range; a node that is behind reads the version index after the version it holds.
 import type { Database } from 'lmdb';
-import type { BoardChanges, BoardCollection, BoardRecord, Changes, ItemWrites, LoadedBoard, StoredItem } from '../ports/store.js';
+import type { BoardChanges, BoardCollection, BoardRecord, Changes, EventRecord, ItemWrites, LoadedBoard, StoredItem } from '../ports/store.js';
 import { HIGH } from './plan.js';
 import { LmdbCollection, type CollectionDbs, type Key, type Row } from './lmdb-collection.js';
 import type { Writer } from './writer.js';
@@ -19,10 +19,14 @@ export interface BoardDbs {
 }
 
 export class LmdbBoards extends LmdbCollection<BoardRecord> implements BoardCollection {
+  /** A commit's events go to the log in its own transaction: one LMDB environment holds both. */
+  readonly logsInCommit = true;
+
   constructor(
     dbs: CollectionDbs,
     writer: Writer,
     private readonly boardDbs: BoardDbs,
+    private readonly log: LmdbCollection<EventRecord>,
   ) {
     super('boards', dbs, writer);
   }
@@ -52,7 +56,7 @@ export class LmdbBoards extends LmdbCollection<BoardRecord> implements BoardColl
     return { record, items, removed };
   }
 
-  commit(id: string, expectedVersion: number, set: Changes<BoardRecord>, writes: ItemWrites): Promise<boolean> {
+  commit(id: string, expectedVersion: number, set: Changes<BoardRecord>, writes: ItemWrites, log: readonly EventRecord[] = []): Promise<boolean> {
     // Not copied: the caller leaves them as they are until this resolves (the port says so), and
     // LMDB encodes them inside the transaction. A structured clone here was a tenth of a commit.
     return this.writer.write(() => {
@@ -62,6 +66,7 @@ export class LmdbBoards extends LmdbCollection<BoardRecord> implements BoardColl
       for (const item of writes.put) this.putEntry(id, item.workId, { v, item });
       for (const workId of writes.removed) if (this.boardDbs.items.get([id, workId])?.item) this.putEntry(id, workId, { v, item: null });
       this.store({ ...current, ...set, version: v }, current);
+      if (log.length) this.log.insertMissingWithin(log);
       return true;
     });
   }

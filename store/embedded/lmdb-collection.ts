@@ -78,13 +78,15 @@ export class LmdbCollection<T extends Doc> implements Collection<T> {
   }
 
   async insertMissing(docs: readonly T[]): Promise<void> {
-    const rows = docs as unknown as readonly Row[]; // not copied: see the port
-    await this.writer.write(() => {
-      for (const row of rows) {
-        if (this.dbs.docs.doesExist(row._id as string) || this.takenIndex(row)) continue;
-        this.put(row, null);
-      }
-    });
+    await this.writer.write(() => this.insertMissingWithin(docs)); // not copied: see the port
+  }
+
+  /** insertMissing's writes, inside a write transaction already open (a board commit that logs its events). */
+  insertMissingWithin(docs: readonly T[]): void {
+    for (const row of docs as unknown as readonly Row[]) {
+      if (this.dbs.docs.doesExist(row._id as string) || this.takenIndex(row)) continue;
+      this.put(row, null);
+    }
   }
 
   update(id: string, expectedVersion: number, changes: Changes<T>, unset: ReadonlyArray<keyof Changes<T>> = []): Promise<T | null> {

@@ -3,7 +3,7 @@
 // or a spec clause), each carrying the board version that last wrote it. A commit costs what it changes; a board has no size ceiling; a reader never
 // sees half of a commit; a node that is behind reads only what changed since the version it holds.
 import type { Changes, Collection } from './collection.js';
-import type { BoardRecord } from './records.js';
+import type { BoardRecord, EventRecord } from './records.js';
 
 /**
  * An entry as the store keeps it: an item, a doctrine entry or a spec clause. The store reads only
@@ -46,6 +46,13 @@ export interface BoardCollection extends Collection<BoardRecord> {
    * items' writes land together or not at all, and the version moves to `expectedVersion + 1`.
    * False when the board is missing or another commit came first (nothing written). The store
    * may read `set` and `items` until the call resolves: the caller does not change them meanwhile.
+   *
+   * `log`, only where `logsInCommit`: events appended to the event log in the same transaction
+   * (those already there skipped, as `insertMissing` does), so the header need not carry them in
+   * its outbox. A store without transactions across collections ignores it; its caller copies the
+   * outbox to the log after the commit.
    */
-  commit(id: string, expectedVersion: number, set: Changes<BoardRecord>, items: ItemWrites): Promise<boolean>;
+  commit(id: string, expectedVersion: number, set: Changes<BoardRecord>, items: ItemWrites, log?: readonly EventRecord[]): Promise<boolean>;
+  /** True when `commit` writes its `log` in the same transaction (the embedded store). */
+  readonly logsInCommit?: boolean;
 }

@@ -73,6 +73,28 @@ describe('embedded store on LMDB', () => {
     await expect(store.accounts.get('x')).rejects.toThrow('store unavailable');
   });
 
+  it('writes a commit’s events to the log in the commit’s own transaction: with it when it lands, neither when it loses the race', async () => {
+    const dir = await tempDir();
+    const store = await openEmbeddedStore(dir.path);
+    try {
+      expect(store.boards.logsInCommit).toBe(true);
+      await store.boards.insert({ _id: 'b1', version: 1, nextWorkSeq: 1, nextFencingToken: 1, lastSeq: 0, nextDeadline: null });
+      const event = (seq: number) => ({ _id: `b1:${seq}`, version: 1, boardId: 'b1', seq, type: 'item.created', actor: 'agent:a', workId: `W-${seq}`, data: {}, at: 1_000 + seq });
+      expect(await store.boards.commit('b1', 1, { lastSeq: 2 }, { put: [{ workId: 'W-1' }, { workId: 'W-2' }], removed: [] }, [event(1), event(2)])).toBe(true);
+      expect((await store.events.find({ boardId: 'b1' }, { sort: [['seq', 1]] })).map((e) => e.seq)).toEqual([1, 2]);
+      // A commit at a version already taken writes no entry, no header and no event.
+      expect(await store.boards.commit('b1', 1, { lastSeq: 3 }, { put: [{ workId: 'W-3' }], removed: [] }, [event(3)])).toBe(false);
+      expect(await store.events.count({ boardId: 'b1' })).toBe(2);
+      // Events already in the log are skipped, as insertMissing skips them.
+      expect(await store.boards.commit('b1', 2, { lastSeq: 3 }, { put: [{ workId: 'W-3' }], removed: [] }, [event(2), event(3)])).toBe(true);
+      expect((await store.events.find({ boardId: 'b1' }, { sort: [['seq', 1]] })).map((e) => e.seq)).toEqual([1, 2, 3]);
+      expect((await store.boards.load('b1'))!.items.map((i) => i.workId)).toEqual(['W-1', 'W-2', 'W-3']);
+    } finally {
+      await store.close();
+      await dir.remove();
+    }
+  });
+
   it('moves boards an earlier version kept under boards.items to entries of their own at first open, losing nothing', async () => {
     const dir = await tempDir();
     cleanups.push(dir.remove);
