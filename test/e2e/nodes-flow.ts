@@ -65,6 +65,7 @@ export class Watcher {
     await new Promise<void>((resolve, reject) => {
       ws.once('error', reject);
       ws.on('message', (data) => {
+        if (this.ws !== ws) return; // hung up: what was still on its way is not seen
         const m = JSON.parse(data.toString());
         if (m.type === 'subscribed') resolve();
         else if (m.type === 'event' && m.seq !== null) {
@@ -79,11 +80,14 @@ export class Watcher {
     });
   }
 
-  /** Hangs up (as a client losing its network would) and returns the last seq it saw. */
+  /**
+   * Hangs up (as a client losing its network would) and returns the last seq it saw: frames still
+   * on their way are not recorded (they arrived too late for the client, which resumes from here).
+   */
   hangUp(): number {
     const ws = this.ws!;
     this.ws = null;
-    ws.close();
+    ws.terminate();
     return this.last;
   }
 
