@@ -88,7 +88,14 @@ interface Probe {
   conn: Connection;
   boardId: string;
   stale: boolean;
+  /** The topics the subscribe under way asks for. */
+  topics: ReadonlySet<Topic>;
+  /** The holder's lease endings held back meanwhile: the subscription will carry them; sent if it does not come about. */
+  heldBack?: (string | Uint8Array)[];
 }
+
+/** Whether a subscription with `topics` carries a lease's end (its holder then needs no frame of its own). */
+const carriesLeaseEnds = (topics: ReadonlySet<Topic>): boolean => topics.has('leases') || topics.has('activity');
 
 export class Hub {
   /** Each socket's subscriptions by board, and its budget. */
@@ -264,7 +271,11 @@ export class Hub {
       const holder = (e.data as { lease?: { holder?: string } }).lease?.holder;
       for (const conn of (holder !== undefined && this.principals.get(holder)) || []) {
         const sub = this.watchers.get(boardId)?.get(conn);
-        if (!sub?.topics.has('leases') && !sub?.topics.has('activity')) this.transmit(conn, this.frame(boardId, e));
+        if (sub && carriesLeaseEnds(sub.topics)) continue;
+        // A subscribe under way that will carry it: a frame now would come again in its replay.
+        const probe = sub ? undefined : [...this.probes].find((p) => p.conn === conn && p.boardId === boardId && carriesLeaseEnds(p.topics));
+        if (probe) (probe.heldBack ??= []).push(this.frame(boardId, e));
+        else this.transmit(conn, this.frame(boardId, e));
       }
     }
   }
@@ -367,7 +378,7 @@ export class Hub {
     if ((state.subs?.size ?? 0) >= SOCKET_BUDGET.subscriptions) {
       return this.error(conn, 'SUBSCRIPTION_LIMIT', `One socket watches at most ${SOCKET_BUDGET.subscriptions} boards; unsubscribe from one first.`, { boardId });
     }
-    const { project, probe } = await this.membership(conn, boardId);
+    const { project, probe } = await this.membership(conn, boardId, topics);
     let sub: Subscription;
     let name = '';
     try {
@@ -384,6 +395,8 @@ export class Hub {
       this.watch(conn, boardId, sub);
     } finally {
       this.probes.delete(probe);
+      // No subscription came about (refused, or the socket closed): the lease endings held back go out now.
+      if (probe.heldBack && !this.watchers.get(boardId)?.has(conn)) for (const message of probe.heldBack) this.transmit(conn, message);
     }
     // A membership change that landed after the last read but before the watch began.
     if (probe.stale) return this.drop(conn, boardId, 'Your access to this board changed; subscribe again.');
@@ -404,20 +417,23 @@ export class Hub {
    * member's tokens are narrowed while the socket stays open), and a membership change that lands
    * during the read makes it read again, so no subscribe slips in under a role just taken away.
    */
-  private async membership(conn: Connection, boardId: string): Promise<{ project: SelectedProject | OperatorView | null; probe: Probe }> {
+  private async membership(conn: Connection, boardId: string, topics: ReadonlySet<Topic>): Promise<{ project: SelectedProject | OperatorView | null; probe: Probe }> {
+    let heldBack: (string | Uint8Array)[] | undefined;
     for (let reads = 1; ; reads++) {
       // The probe stays registered for the caller, which removes it once the subscription is in place.
-      const probe: Probe = { conn, boardId, stale: false };
+      const probe: Probe = { conn, boardId, stale: false, topics, ...(heldBack && { heldBack }) };
       this.probes.add(probe);
       let project: SelectedProject | OperatorView | null;
       try {
         project = await this.reachable(conn, boardId);
       } catch (e) {
         this.probes.delete(probe);
+        for (const message of probe.heldBack ?? []) this.transmit(conn, message);
         throw e;
       }
       if (!probe.stale || reads >= MEMBERSHIP_READS) return { project, probe };
       this.probes.delete(probe);
+      heldBack = probe.heldBack;
     }
   }
 

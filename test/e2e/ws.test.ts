@@ -161,6 +161,41 @@ describe('sockets and credentials, and a holder’s own leases', () => {
     expect(await socket.next((m) => m.type === 'event', 30_000)).toMatchObject({ boardId: board.projectId, event: { type: 'lease.expired', workId: 'W-1' } });
     socket.ws.close();
   }, 90_000);
+
+  it('gives a holder whose subscribe is under way as its lease expires that event once, in its place in the replay', async () => {
+    const board = await newBoard(srv.url);
+    const holder = await board.agent('holder');
+    await holder.post('/api/items', { title: 'slow work' });
+    expect((await holder.post('/api/claim', { ttlSeconds: 30 })).status).toBe(200);
+    const socket = await openSocket(srv.url, bearerOf(holder));
+    const seen: { type: string; seq?: number | null; event?: { type: string } }[] = [];
+    socket.ws.on('message', (data) => seen.push(JSON.parse(data.toString())));
+    // The subscribe reads the token afresh; that read waits until the lease has expired.
+    const tokens = srv.store.tokens;
+    const read = tokens.get.bind(tokens);
+    let reading = false;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    tokens.get = async (id) => ((reading = true), await gate, read(id));
+    try {
+      socket.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity'], since: 0 });
+      await expect.poll(() => reading).toBe(true);
+      srv.advance(31_000);
+      await expect.poll(async () => (await srv.store.events.find({ boardId: board.projectId, type: 'lease.expired' })).length, { timeout: 30_000 }).toBe(1);
+      await new Promise((resolve) => setTimeout(resolve, 200)); // time for a frame to reach the socket, were one sent
+    } finally {
+      tokens.get = read;
+      release();
+    }
+    await socket.next((m) => m.type === 'event' && m.event.type === 'lease.expired', 30_000);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const subscribedAt = seen.findIndex((m) => m.type === 'subscribed');
+    expect(seen.slice(0, subscribedAt).filter((m) => m.type === 'event')).toEqual([]);
+    const seqs = seen.filter((m) => m.type === 'event' && m.seq !== null).map((m) => m.seq);
+    expect(seqs).toEqual(seqs.map((_, i) => i + 1)); // every event once, in order
+    expect(seen.filter((m) => m.event?.type === 'lease.expired')).toHaveLength(1);
+    socket.ws.close();
+  }, 90_000);
 });
 
 describe('shouts over sockets', () => {
