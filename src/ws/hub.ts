@@ -273,7 +273,7 @@ export class Hub {
         const sub = this.watchers.get(boardId)?.get(conn);
         if (sub && carriesLeaseEnds(sub.topics)) continue;
         // A subscribe under way that will carry it: a frame now would come again in its replay.
-        const probe = sub ? undefined : [...this.probes].find((p) => p.conn === conn && p.boardId === boardId && carriesLeaseEnds(p.topics));
+        const probe = sub ? undefined : this.subscribeCarryingLeaseEnds(conn, boardId);
         if (probe) (probe.heldBack ??= []).push(this.frame(boardId, e));
         else this.transmit(conn, this.frame(boardId, e));
       }
@@ -394,9 +394,7 @@ export class Hub {
       name = project.name;
       this.watch(conn, boardId, sub);
     } finally {
-      this.probes.delete(probe);
-      // No subscription came about (refused, or the socket closed): the lease endings held back go out now.
-      if (probe.heldBack && !this.watchers.get(boardId)?.has(conn)) for (const message of probe.heldBack) this.transmit(conn, message);
+      this.endProbe(probe);
     }
     // A membership change that landed after the last read but before the watch began.
     if (probe.stale) return this.drop(conn, boardId, 'Your access to this board changed; subscribe again.');
@@ -427,14 +425,25 @@ export class Hub {
       try {
         project = await this.reachable(conn, boardId);
       } catch (e) {
-        this.probes.delete(probe);
-        for (const message of probe.heldBack ?? []) this.transmit(conn, message);
+        this.endProbe(probe);
         throw e;
       }
       if (!probe.stale || reads >= MEMBERSHIP_READS) return { project, probe };
       this.probes.delete(probe);
       heldBack = probe.heldBack;
     }
+  }
+
+  /** The subscribe under way of `conn` to the board whose subscription will carry lease endings, if any. */
+  private subscribeCarryingLeaseEnds(conn: Connection, boardId: string): Probe | undefined {
+    for (const probe of this.probes) if (probe.conn === conn && probe.boardId === boardId && carriesLeaseEnds(probe.topics)) return probe;
+    return undefined;
+  }
+
+  /** Ends a subscribe's probe; the lease endings it held back go out now unless a subscription to the board came about (refused, or the socket closed). */
+  private endProbe(probe: Probe): void {
+    this.probes.delete(probe);
+    if (probe.heldBack && !this.watchers.get(probe.boardId)?.has(probe.conn)) for (const message of probe.heldBack) this.transmit(probe.conn, message);
   }
 
   /** A token is read afresh: its role may have narrowed, and a board takeover moves it to the new owner's account. An operator's session reaches every board. */
