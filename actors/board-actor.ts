@@ -62,6 +62,9 @@ function endsQuiet(before: Committed, now: number): boolean {
   return last !== undefined && now - last >= QUIET_MS;
 }
 
+/** Outbox events as the log stores them (an event is written once, at version 1). */
+const logRecords = (outbox: NonNullable<BoardRecord['outbox']>): EventRecord[] => outbox.map((event) => ({ ...event, version: 1 }));
+
 function boardOf({ record, items }: LoadedBoard): Board {
   return boardFrom(items as StoredEntry[], record.nextWorkSeq, record.nextFencingToken, record.retiredLeases ?? [], record.paused ?? null);
 }
@@ -266,7 +269,7 @@ export class BoardActor {
       if (entry) (writes.put as StoredEntry[]).push(entry);
       else (writes.removed as string[]).push(key);
     }
-    const landed = await this.ports.boards.commit(this.boardId, current.record.version, set, writes, logs ? outbox.map((e) => ({ ...e, version: 1 })) : undefined);
+    const landed = await this.ports.boards.commit(this.boardId, current.record.version, set, writes, logs ? logRecords(outbox) : undefined);
     if (!landed) return null;
     if (logs && outbox.length) this.copiedThrough = Math.max(this.copiedThrough, outbox.at(-1)!.seq);
     return { ...current.record, ...set, version: current.record.version + 1 };
@@ -319,7 +322,7 @@ export class BoardActor {
     const missing = this.notCopied(outbox);
     if (!missing.length) return;
     try {
-      await this.ports.events.insertMissing(missing.map((event) => ({ ...event, version: 1 })));
+      await this.ports.events.insertMissing(logRecords(missing));
       this.copiedThrough = Math.max(this.copiedThrough, missing.at(-1)!.seq);
     } catch {
       this.behind = true;
