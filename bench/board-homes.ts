@@ -1,7 +1,8 @@
 // Several nodes add capacity (issue 22): 16 agents doing claim → submit on one 1,000-item board,
 // on MongoDB and Redis, one node beside two nodes (each request to the next node in turn, or each
 // agent pinned to one), and two busy boards on one node beside two (each board homed on its own
-// node, requests round-robin), each layout on a fresh database, three rounds; then what one forwarding
+// node, requests round-robin; and, for reference, each board's agents sent to its home, so
+// nothing is forwarded), each layout on a fresh database, three rounds; then what one forwarding
 // hop adds to a claim (one agent, through the board's home and through the other node). Server
 // and store CPU per cycle are read from /proc. Needs MONGODB_URI and REDIS_URL.
 //   npx tsx bench/board-homes.ts        (HOMES_BENCH_SECONDS, default 15; HOMES_BENCH_ROUNDS, default 3;
@@ -17,7 +18,7 @@ const ROUNDS = Number(process.env.HOMES_BENCH_ROUNDS ?? 3);
 const AGENTS = 16;
 const ITEMS = 1000;
 
-type Layout = 'one node' | 'two nodes, round-robin' | 'two nodes, pinned' | 'two boards, one node' | 'two boards, two nodes';
+type Layout = 'one node' | 'two nodes, round-robin' | 'two nodes, pinned' | 'two boards, one node' | 'two boards, two nodes' | 'two boards, two nodes, each at home';
 interface Run {
   cyclesPerSecond: number;
   claimP50: number;
@@ -87,7 +88,8 @@ async function cycles(layout: Layout): Promise<Run> {
     const end = start + SECONDS * 1000;
     await Promise.all(
       clients.map(async (mine, k) => {
-        const next = () => (layout === 'two nodes, pinned' ? mine[k % mine.length]! : mine[turn++ % mine.length]!);
+        // Agent k works on board ⌊k / AGENTS⌋, whose home is node ⌊k / AGENTS⌋ (it was filled there).
+        const next = () => (layout === 'two nodes, pinned' ? mine[k % mine.length]! : layout === 'two boards, two nodes, each at home' ? mine[Math.floor(k / AGENTS)]! : mine[turn++ % mine.length]!);
         while (performance.now() < end) {
           const t = performance.now();
           const lease = await next()('POST', '/api/claim', {});
@@ -142,7 +144,7 @@ if (!uri || !redisUrl) {
   console.log('bench/board-homes.ts: MONGODB_URI and REDIS_URL are needed; skipped.');
   process.exit(0);
 }
-const allLayouts: Layout[] = ['one node', 'two nodes, round-robin', 'two nodes, pinned', 'two boards, one node', 'two boards, two nodes'];
+const allLayouts: Layout[] = ['one node', 'two nodes, round-robin', 'two nodes, pinned', 'two boards, one node', 'two boards, two nodes', 'two boards, two nodes, each at home'];
 /** HOMES_BENCH_LAYOUTS picks some layouts by name, separated by ';' (to profile one); the targets need them all. */
 const layouts = process.env.HOMES_BENCH_LAYOUTS ? allLayouts.filter((l) => process.env.HOMES_BENCH_LAYOUTS!.split(';').map((x) => x.trim()).includes(l)) : allLayouts;
 const whole = layouts.length === allLayouts.length;
@@ -172,6 +174,7 @@ if (whole) {
     ['two nodes pinned ÷ one node, cycles/s', ratio('two nodes, pinned'), '≥ 0.9', ratio('two nodes, pinned') >= 0.9],
     ['two boards: two nodes ÷ one node, server CPU/cycle', cpu('two boards, two nodes', 'two boards, one node'), '≤ 1.2', cpu('two boards, two nodes', 'two boards, one node') <= 1.2],
     ['two boards: two nodes ÷ one node, cycles/s', twoBoards, 'report', true],
+    ['two boards, nothing forwarded: two nodes ÷ one node, server CPU/cycle', cpu('two boards, two nodes, each at home', 'two boards, one node'), 'report', true],
     ['hop: claim p50 added, ms', median(hops.map((h) => h.forwarded - h.home)), 'report', true],
-  ] as const) console.log(`  ${name.padEnd(52)} ${value.toFixed(2).padStart(8)}   goal ${goal.padEnd(6)} ${met ? (goal === 'report' ? '' : 'met') : 'NOT met'}`);
+  ] as const) console.log(`  ${name.padEnd(70)} ${value.toFixed(2).padStart(8)}   goal ${goal.padEnd(6)} ${met ? (goal === 'report' ? '' : 'met') : 'NOT met'}`);
 }

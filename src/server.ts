@@ -235,10 +235,15 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   const hub = new Hub({ selector, store, observer, publicUrl: config.publicUrl, clock, syncLog: (boardId) => registry.get(boardId).syncLog(), readBoard: (boardId) => registry.get(boardId).read(), stillValid: (identity) => authenticator.stillValid(identity, clock()), onOverBudget: (identity) => watch.overBudget(identity), operators: operatorSockets });
   const revalidation = setInterval(() => void hub.revalidate(), REVALIDATE_SOCKETS_MS);
   revalidation.unref();
-  bus.subscribe((boardId, events) => {
-    registry.saw(boardId, events.at(-1)?.seq ?? 0);
-    hub.deliver(boardId, events);
-  });
+  // Another node's commit matters here to this board's actor (it is behind now) and to sockets:
+  // any socket, as a lease's holder hears its end without watching the board.
+  bus.subscribe(
+    (boardId, events) => {
+      registry.saw(boardId, events.at(-1)?.seq ?? 0);
+      hub.deliver(boardId, events);
+    },
+    (boardId) => registry.has(boardId) || hub.size > 0,
+  );
   bus.onNotice((notice) => {
     if (notice.kind === 'resolution.failed' || notice.kind === 'resolution.observed') observer.hear(notice);
     else if (notice.kind === 'node.figures') watch.utilization.hear(notice.figures);
@@ -302,7 +307,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     },
     config.bodyLimitBytes,
     sockets,
-    homes && forwardEndpoint(new EnvelopeOpener(parts.keys.forward, config.nodeId, clock), router, config.bodyLimitBytes * 4, (peer) => logger.warn({ peer }, 'board homes: refused a forwarded command that did not open (signature, addressee, stamp or reuse)')),
+    homes && forwardEndpoint(parts.keys.forward, new EnvelopeOpener(parts.keys.forward, config.nodeId, clock), router, (peer, what) => logger.warn({ peer }, what === 'hello' ? 'board homes: refused a peer channel whose hello did not open (signature, addressee, stamp or reuse)' : 'board homes: closed a peer channel on a frame that did not open (signature, number or form)')),
   );
   const port = await http.listen(config.host, config.port);
   for (const origin of allowedOrigins(config, port)) origins.add(origin);

@@ -39,7 +39,11 @@ export interface Bus {
   readonly interruptions: number;
   /** Called once per commit, after the events are in the log. */
   publish(boardId: string, events: CommittedEvent[]): void;
-  subscribe(handler: BusHandler): () => void;
+  /**
+   * Hears every commit: this node's own, and other nodes' where `interested` says so (those of
+   * no interest are not even read: a node with no socket and no actor for a board skips its events).
+   */
+  subscribe(handler: BusHandler, interested?: (boardId: string) => boolean): () => void;
   /** Tells every node, this one included. */
   notify(notice: Notice): void;
   onNotice(handler: NoticeHandler): () => void;

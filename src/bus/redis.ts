@@ -12,7 +12,9 @@ const NOTICES = 'notices';
 
 export class RedisBus implements Bus {
   private readonly node = randomUUID();
-  private readonly handlers = new Set<BusHandler>();
+  private readonly handlers = new Map<BusHandler, (boardId: string) => boolean>();
+  /** How each message this node publishes begins: what it hears back of its own is dropped unread. */
+  private readonly ownPrefix = `{"node":${JSON.stringify(this.node)},`;
   private readonly noticeHandlers = new Set<NoticeHandler>();
   private readonly pub: Redis;
   private readonly sub: Redis;
@@ -28,7 +30,7 @@ export class RedisBus implements Bus {
     this.sub = new Redis(url, { ...options, enableOfflineQueue: true });
     for (const client of [this.pub, this.sub]) client.on('error', (e) => this.failed(e));
     this.sub.on('close', () => void this.lost++);
-    this.sub.on('pmessage', (_pattern, _channel, message) => this.receive(message));
+    this.sub.on('pmessage', (_pattern, channel, message) => this.receive(channel, message));
     this.sub.on('message', (_channel, message) => this.receiveNotice(message));
     this.onReconnect(this.sub, () => {
       // ioredis subscribes again right after 'ready'; a ping answered after that means we hear again.
@@ -57,8 +59,8 @@ export class RedisBus implements Bus {
     this.pub.publish(`${CHANNEL}${boardId}`, JSON.stringify({ node: this.node, boardId, events })).catch((e: unknown) => this.failed(e));
   }
 
-  subscribe(handler: BusHandler): () => void {
-    this.handlers.add(handler);
+  subscribe(handler: BusHandler, interested: (boardId: string) => boolean = () => true): () => void {
+    this.handlers.set(handler, interested);
     return () => this.handlers.delete(handler);
   }
 
@@ -113,7 +115,12 @@ export class RedisBus implements Bus {
     this.onHealth('degraded', cause);
   }
 
-  private receive(message: string): void {
+  private receive(channel: string, message: string): void {
+    if (message.startsWith(this.ownPrefix)) return; // delivered here when published
+    const board = channel.slice(CHANNEL.length);
+    let wanted = false;
+    for (const interested of this.handlers.values()) wanted ||= interested(board);
+    if (!wanted) return;
     let parsed: { node?: string; boardId?: string; events?: CommittedEvent[] };
     try {
       parsed = JSON.parse(message);
@@ -121,10 +128,10 @@ export class RedisBus implements Bus {
       return;
     }
     if (parsed.node === this.node || typeof parsed.boardId !== 'string' || !Array.isArray(parsed.events)) return;
-    this.deliver(parsed.boardId, parsed.events);
+    for (const [handler, interested] of this.handlers) if (interested(parsed.boardId)) handler(parsed.boardId, parsed.events);
   }
 
   private deliver(boardId: string, events: CommittedEvent[]): void {
-    for (const handler of this.handlers) handler(boardId, events);
+    for (const handler of this.handlers.keys()) handler(boardId, events);
   }
 }

@@ -1,23 +1,70 @@
-// The home node's side of forwarding: POST /internal/board-command, outside the route table and
-// the OpenAPI document. An envelope that does not open (signature, addressee, stamp, reuse) is
-// answered exactly as an unknown path; one that opens is decided as it would be on its entry node.
-import type { InternalEndpoint } from '../http/uws.js';
+// The home node's side of forwarding: the peers' channel at /internal/peer, outside the route
+// table and the OpenAPI document. A hello that does not open (signature, addressee, stamp, reuse)
+// is answered exactly as an unknown path; a frame that does not open (signature, number) closes
+// the channel with nothing of it decided. Each command is decided as it would be on its entry
+// node; the answers of one turn go back in one frame. While the node drains, commands are
+// answered `retry` undecided, so their entry node sends them to the board's next home.
+import { isBoardCommand, type BoardCommand } from '../board/commands.js';
+import type { PeerEndpoint, PeerLink } from '../http/uws.js';
 import type { BoardRouter } from './board-router.js';
-import { FORWARD_PATH } from './forwarder.js';
-import { SIGNATURE_HEADER, type EnvelopeOpener } from './signed-envelope.js';
+import { packFrames, PEER_MAX_PAYLOAD, PEER_PATH } from './forwarder.js';
+import { channelKey, HELLO_HEADER, openFrame, sealFrame, type EnvelopeOpener } from './signed-envelope.js';
+import type { Answer } from './wire.js';
 
-export function forwardEndpoint(opener: EnvelopeOpener, router: BoardRouter, bodyLimit: number, onRefused: (peer: string) => void): InternalEndpoint {
+const wellFormed = (entry: unknown): entry is [number, string, BoardCommand] =>
+  Array.isArray(entry) && entry.length === 3 && Number.isSafeInteger(entry[0]) && typeof entry[1] === 'string' && isBoardCommand(entry[2]);
+
+export function forwardEndpoint(forwardKey: Buffer, opener: EnvelopeOpener, router: BoardRouter, onRefused: (peer: string, what: 'hello' | 'frame') => void): PeerEndpoint {
   return {
-    path: FORWARD_PATH,
-    bodyLimit,
-    async handle(raw) {
-      const envelope = opener.open(raw.body, raw.headers[SIGNATURE_HEADER]);
-      if (!envelope) {
-        onRefused(raw.remoteAddress);
+    path: PEER_PATH,
+    maxPayloadLength: PEER_MAX_PAYLOAD,
+    admit(headers, peer) {
+      const hello = opener.open(headers[HELLO_HEADER]);
+      if (!hello) {
+        onRefused(peer, 'hello');
         return null;
       }
-      const answer = await router.decideForwarded(envelope.boardId, envelope.command);
-      return { status: 200, headers: [['content-type', 'application/json']], body: JSON.stringify(answer) };
+      const key = channelKey(forwardKey, hello.nonce);
+      let link: PeerLink | null = null;
+      let framesReceived = 0;
+      let framesSent = 0;
+      let answers: string[] = [];
+      const flush = () => {
+        const out = answers;
+        answers = [];
+        for (const text of packFrames(out)) link?.send(sealFrame(key, 'to-entry', ++framesSent, text));
+      };
+      const answer = (id: number, a: Answer) => {
+        if (answers.push(JSON.stringify([id, a])) === 1) setImmediate(flush);
+      };
+      return {
+        opened(l) {
+          link = l;
+        },
+        message(frame, accepting) {
+          const text = openFrame(key, 'to-home', ++framesReceived, frame);
+          let commands: unknown;
+          try {
+            commands = text === null ? null : JSON.parse(text);
+          } catch {
+            commands = null;
+          }
+          if (!Array.isArray(commands) || !commands.every(wellFormed)) {
+            onRefused(peer, 'frame');
+            link?.close();
+            return;
+          }
+          if (!accepting) {
+            for (const [id] of commands) answer(id, { retry: true });
+            return;
+          }
+          return Promise.all(commands.map(([id, boardId, command]) => router.decideForwarded(boardId, command).then((a) => answer(id, a)))).then(() => undefined);
+        },
+        closed() {
+          link = null;
+          answers = [];
+        },
+      };
     },
   };
 }

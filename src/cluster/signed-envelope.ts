@@ -1,36 +1,66 @@
-// A forwarded board command's envelope: signed with the nodes' shared key (derived from
-// SECRET_KEY), addressed from one node to one other, stamped and single-use. A captured envelope
-// can be neither replayed nor sent to another node; anything else answers as an unknown path.
+// The seals of the channel nodes forward board commands over (src/cluster/peer-channel.ts).
+//
+// A channel opens with a hello signed with the nodes' shared key (derived from SECRET_KEY),
+// addressed from one node to one other, stamped and single-use: a captured hello can be neither
+// replayed nor sent to another node, and anything else is answered as an unknown path. Every
+// frame on the channel is then signed with a key of that channel alone (derived from the hello's
+// nonce) and numbered in each direction: a frame replayed, reordered, altered or carried to
+// another channel (another connection, another peer) does not open, and the channel is closed.
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
-import { isBoardCommand, type BoardCommand } from '../board/commands.js';
 
-export const SIGNATURE_HEADER = 'x-board-signature';
-/** An envelope is accepted this long either side of its stamp (nodes' clocks must agree to within it). */
+export const HELLO_HEADER = 'x-board-peer';
+/** A hello is accepted this long either side of its stamp (nodes' clocks must agree to within it). */
 export const ENVELOPE_SKEW_MS = 30_000;
 
-export interface Envelope {
+export interface Hello {
   from: string;
   to: string;
   /** When it was sealed, by the sender's clock. */
   at: number;
   nonce: string;
-  boardId: string;
-  command: BoardCommand;
 }
 
-const sign = (key: Buffer, body: string | Buffer): string => createHmac('sha256', key).update(body).digest('base64url');
+const mac = (key: Buffer, text: string): string => createHmac('sha256', key).update(text).digest('base64url');
 
-export function seal(key: Buffer, envelope: Omit<Envelope, 'nonce'>): { body: string; signature: string } {
-  const body = JSON.stringify({ ...envelope, nonce: randomUUID() });
-  return { body, signature: sign(key, body) };
+/** The hello's header value: its body in base64url, a dot, the body's signature. */
+export function sealHello(key: Buffer, hello: Omit<Hello, 'nonce'>): { header: string; nonce: string } {
+  const nonce = randomUUID();
+  const body = Buffer.from(JSON.stringify({ ...hello, nonce })).toString('base64url');
+  return { header: `${body}.${mac(key, body)}`, nonce };
 }
 
-function wellFormed(value: unknown): value is Envelope {
-  const e = value as Envelope;
-  return typeof e === 'object' && e !== null && typeof e.from === 'string' && typeof e.to === 'string' && typeof e.at === 'number' && typeof e.nonce === 'string' && typeof e.boardId === 'string' && isBoardCommand(e.command);
+/** What signs one channel's frames: both ends derive it from the hello's nonce. */
+export const channelKey = (key: Buffer, nonce: string): Buffer => createHmac('sha256', key).update(`peer-channel:${nonce}`).digest();
+
+/** The direction a frame travels: to the home (commands) or back (answers); each has its own numbering. */
+export type Direction = 'to-home' | 'to-entry';
+
+/** A frame: its number, a dot, its signature, a dot, the text. */
+export function sealFrame(key: Buffer, direction: Direction, n: number, text: string): string {
+  return `${n}.${mac(key, `${direction}.${n}.${text}`)}.${text}`;
 }
 
-/** Opens envelopes addressed to one node, each once. */
+/** The frame's text when it is the one numbered `n` in `direction` under `key`; else null. */
+export function openFrame(key: Buffer, direction: Direction, n: number, frame: string): string | null {
+  const first = frame.indexOf('.');
+  const second = frame.indexOf('.', first + 1);
+  if (first < 0 || second < 0 || frame.slice(0, first) !== String(n)) return null;
+  const text = frame.slice(second + 1);
+  return equal(frame.slice(first + 1, second), mac(key, `${direction}.${n}.${text}`)) ? text : null;
+}
+
+function equal(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+function wellFormed(value: unknown): value is Hello {
+  const h = value as Hello;
+  return typeof h === 'object' && h !== null && typeof h.from === 'string' && typeof h.to === 'string' && typeof h.at === 'number' && typeof h.nonce === 'string';
+}
+
+/** Opens hellos addressed to one node, each once. */
 export class EnvelopeOpener {
   /** Nonces accepted in this period and the one before: together they outlast any stamp still accepted. */
   private current = new Set<string>();
@@ -45,29 +75,30 @@ export class EnvelopeOpener {
     this.rotatedAt = clock();
   }
 
-  /** The envelope, or null when the signature, the addressee, the stamp or the nonce is wrong. */
-  open(body: Buffer, signature: string | undefined): Envelope | null {
-    if (!signature) return null;
-    const expected = Buffer.from(sign(this.key, body));
-    const given = Buffer.from(signature);
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
-    let envelope: unknown;
+  /** The hello, or null when the signature, the addressee, the stamp or the nonce is wrong. */
+  open(header: string | undefined): Hello | null {
+    if (!header) return null;
+    const dot = header.lastIndexOf('.');
+    if (dot < 0) return null;
+    const body = header.slice(0, dot);
+    if (!equal(header.slice(dot + 1), mac(this.key, body))) return null;
+    let hello: unknown;
     try {
-      envelope = JSON.parse(body.toString('utf8'));
+      hello = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
     } catch {
       return null;
     }
-    if (!wellFormed(envelope) || envelope.to !== this.self) return null;
+    if (!wellFormed(hello) || hello.to !== this.self) return null;
     const now = this.clock();
-    if (Math.abs(now - envelope.at) > ENVELOPE_SKEW_MS) return null;
+    if (Math.abs(now - hello.at) > ENVELOPE_SKEW_MS) return null;
     this.rotate(now);
-    if (this.current.has(envelope.nonce) || this.previous.has(envelope.nonce)) return null;
-    this.current.add(envelope.nonce);
-    return envelope;
+    if (this.current.has(hello.nonce) || this.previous.has(hello.nonce)) return null;
+    this.current.add(hello.nonce);
+    return hello;
   }
 
   /**
-   * An envelope accepted at t has a stamp after t - SKEW, so it is refused by its stamp after
+   * A hello accepted at t has a stamp after t - SKEW, so it is refused by its stamp after
    * t + 2 SKEW at the latest; the two periods of 2 SKEW each keep its nonce at least that long.
    */
   private rotate(now: number): void {

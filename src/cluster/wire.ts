@@ -1,6 +1,6 @@
 // What a home node answers a forwarded command with, and how the entry node reads it back: the
 // reply, or the refusal the caller would have had on one node (the same registry code and
-// details), or `moved` when the node is not the board's home.
+// details), `moved` when the node is not the board's home, or `retry` when it took nothing.
 import { AppError, isAppError } from '../errors/app-error.js';
 import { ERRORS, type ErrorCode } from '../errors/registry.js';
 import { toAppError } from '../board/board-access.js';
@@ -10,7 +10,9 @@ export type Answer =
   | { reply: unknown }
   | { error: { code: ErrorCode; message: string; details?: Record<string, unknown>; headers?: Record<string, string> } }
   | { storeUnavailable: true }
-  | { moved: true };
+  | { moved: true }
+  /** Not decided (the home drains): the entry node may send it again, to the board's next home. */
+  | { retry: true };
 
 export function refusalOf(e: unknown): Answer {
   const error = toAppError(e);

@@ -37,12 +37,25 @@ export interface SocketHandlers {
   idleTimeoutSeconds: number;
 }
 
-/** A POST endpoint outside the route table (not in the OpenAPI document): nodes' forwarded board commands. */
-export interface InternalEndpoint {
+/** Nodes' channel for forwarded board commands (src/cluster/): a WebSocket outside the route table and the OpenAPI document. */
+export interface PeerEndpoint {
   path: string;
-  bodyLimit: number;
-  /** The response, or null to answer exactly as an unknown path would. */
-  handle(raw: RawRequest): Promise<RawResponse | null>;
+  maxPayloadLength: number;
+  /** The channel an upgrade with these headers opens, or null to answer exactly as an unknown path. */
+  admit(headers: Record<string, string>, peer: string): PeerSession | null;
+}
+
+/** One open channel, as its endpoint drives it. */
+export interface PeerSession {
+  opened(link: PeerLink): void;
+  /** A message; `accepting` false while the node drains. What it returns is waited for before the node stops. */
+  message(text: string, accepting: boolean): Promise<void> | void;
+  closed(): void;
+}
+
+export interface PeerLink {
+  send(text: string): void;
+  close(): void;
 }
 
 export type RefusalReason = 'not-found' | 'method-not-allowed' | 'too-large' | 'draining' | 'internal';
@@ -86,10 +99,11 @@ function writeWhole(res: uWS.HttpResponse, response: RawResponse, headOnly: bool
   });
 }
 
-export function createHttpServer(routes: readonly Route[], handlers: HttpHandlers, bodyLimit: number, sockets?: SocketHandlers, internal?: InternalEndpoint): HttpServer {
+export function createHttpServer(routes: readonly Route[], handlers: HttpHandlers, bodyLimit: number, sockets?: SocketHandlers, peers?: PeerEndpoint): HttpServer {
   assertNativeBinding();
   const app = uWS.App();
   if (sockets) mountSockets(app, sockets, handlers);
+  if (peers) mountPeers(app, peers, handlers);
   const matchers = routes.map((r) => ({ route: r, pattern: new RegExp(`^${r.path.replace(/\{\w+\}/g, '[^/]+')}/?$`) }));
 
   for (const route of routes) {
@@ -103,9 +117,6 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
     app[UWS_METHOD[route.method]](uwsPath, (res, req) => serve(res, req, (raw, id) => handlers.dispatch(route, raw, id), false, bodyLimit, route.largeBody));
     // HEAD answers as GET would, headers only.
     if (route.method === 'get') app.head(uwsPath, (res, req) => serve(res, req, (raw, id) => handlers.dispatch(route, { ...raw, method: 'get' }, id), true));
-  }
-  if (internal) {
-    app.post(internal.path, (res, req) => serve(res, req, async (raw, id) => (await internal.handle(raw)) ?? handlers.refuse('not-found', id), false, internal.bodyLimit));
   }
   app.any('/*', (res, req) => {
     serve(
@@ -295,6 +306,70 @@ function mountSockets(app: uWS.TemplatedApp, sockets: SocketHandlers, handlers: 
       if (!conn) return;
       conn.ended(); // uWS frees the socket after this callback: never touch it again
       sockets.close(conn);
+    },
+  });
+}
+
+interface PeerData {
+  session: PeerSession;
+  /** Open, and not yet closed: the socket may be written. */
+  live: boolean;
+}
+
+/** Writes a refusal in place of an upgrade. */
+function refuseUpgrade(res: uWS.HttpResponse, refusal: RawResponse): void {
+  res.cork(() => {
+    res.writeStatus(statusLine(refusal.status));
+    for (const [k, v] of refusal.headers) res.writeHeader(k, v);
+    res.end(refusal.body as string, refusal.close ?? false);
+  });
+}
+
+/**
+ * The peers' channel: admitted at the upgrade (synchronously: the hello is checked in place),
+ * refused as an unknown path otherwise, and while the node drains. Each message counts as a
+ * request in flight until its session has answered it, so a draining node answers what it took.
+ */
+function mountPeers(app: uWS.TemplatedApp, peers: PeerEndpoint, handlers: HttpHandlers): void {
+  app.ws<PeerData>(peers.path, {
+    maxPayloadLength: peers.maxPayloadLength,
+    maxBackpressure: peers.maxPayloadLength * 2,
+    closeOnBackpressureLimit: 1,
+    idleTimeout: 0,
+    upgrade(res, req, context) {
+      const headers: Record<string, string> = {};
+      req.forEach((k, v) => {
+        headers[k] = v;
+      });
+      const requestId = handlers.requestIdOf(headers);
+      if (!handlers.accepting()) return refuseUpgrade(res, handlers.refuse('draining', requestId));
+      const session = peers.admit(headers, Buffer.from(res.getRemoteAddressAsText()).toString());
+      if (!session) return refuseUpgrade(res, handlers.refuse('not-found', requestId));
+      res.upgrade<PeerData>({ session, live: false }, headers['sec-websocket-key']!, headers['sec-websocket-protocol'] ?? '', headers['sec-websocket-extensions'] ?? '', context);
+    },
+    open(ws) {
+      const data = ws.getUserData();
+      data.live = true;
+      const end = () => {
+        if (data.live) ws.end(1000);
+      };
+      data.session.opened({
+        send: (text) => {
+          if (data.live && ws.send(text, false) === 2) end(); // dropped: the peer's answers are incomplete, so the channel ends
+        },
+        close: end,
+      });
+    },
+    message(ws, message) {
+      const pending = ws.getUserData().session.message(Buffer.from(message).toString('utf8'), handlers.accepting());
+      if (!pending) return;
+      handlers.started();
+      void pending.finally(() => handlers.finished());
+    },
+    close(ws) {
+      const data = ws.getUserData();
+      data.live = false; // uWS frees the socket after this callback: never touch it again
+      data.session.closed();
     },
   });
 }

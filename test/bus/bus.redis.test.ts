@@ -35,6 +35,29 @@ describe.skipIf(!url)('redis bus', () => {
     await one.close();
     await two.close();
   });
+
+  it('hands another node’s commits only to a handler interested in their board, and its own always', async () => {
+    const [one, two] = await Promise.all([ready(new RedisBus(url!)), ready(new RedisBus(url!))]);
+    const [wanted, unwanted] = [unique('board'), unique('board')];
+    const heard: string[] = [];
+    const asked: string[] = [];
+    two.subscribe(
+      (id, events) => (id === wanted || id === unwanted) && heard.push(`${id}:${events[0]!.seq}`),
+      (id) => {
+        if (id === wanted || id === unwanted) asked.push(id);
+        return id === wanted;
+      },
+    );
+    one.publish(unwanted, batch(unwanted, 1));
+    one.publish(wanted, batch(wanted, 5));
+    two.publish(unwanted, batch(unwanted, 9)); // its own: delivered whatever the interest
+    await until(() => heard.length >= 2 && asked.includes(unwanted), 2000);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(heard).toEqual([`${unwanted}:9`, `${wanted}:5`]);
+    expect(asked).toContain(unwanted); // it was asked, and said no: the batch was never handed over
+    await one.close();
+    await two.close();
+  });
 });
 
 describe.skipIf(!url || !canRunRedis)('redis bus across outages', () => {

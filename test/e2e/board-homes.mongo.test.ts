@@ -8,9 +8,10 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runFleet } from '../../bench/fleet-sim.js';
 import { deriveKeys } from '../../src/auth/keys.js';
 import { COMMAND_DEADLINE_MS } from '../../src/cluster/board-router.js';
-import { FORWARD_PATH } from '../../src/cluster/forwarder.js';
+import { PEER_PATH } from '../../src/cluster/forwarder.js';
 import { HOME_LEASE_MS } from '../../src/cluster/redis-homes.js';
-import { seal, SIGNATURE_HEADER } from '../../src/cluster/signed-envelope.js';
+import { channelKey, HELLO_HEADER, openFrame, sealFrame, sealHello } from '../../src/cluster/signed-envelope.js';
+import WebSocket from 'ws';
 import { newBoard } from '../support/board.js';
 import { startMain, type NodeProcess } from '../support/process.js';
 import { Client, type Res } from '../support/server.js';
@@ -109,42 +110,59 @@ describe.skipIf(!uri || inject('redisUrl') === null || !canRunRedis)('three node
     expect(runsOf(decisions(nodes, boardId)).length).toBeGreaterThan(nodes.length);
   });
 
-  it('refuses a forwarded command with a bad, misaddressed, stale or replayed seal as an unknown path, and changes nothing', { timeout: 60_000 }, async () => {
+  it('refuses a peer channel with a bad, misaddressed, stale or replayed hello as an unknown path, closes one on a frame that does not open (altered, replayed, renumbered, from another channel), and decides nothing of them', { timeout: 60_000 }, async () => {
     const board = await newBoard(urls[0]!);
     expect((await board.owner.post('/api/items', { title: 'first' })).status).toBe(201); // node 0 is now the board's home
     const key = deriveKeys(SECRET_KEY).forward;
     const command = { kind: 'create', items: [{ title: 'forged', description: '', type: 'task', priority: 2, labels: [], criteria: [], spec: [], doctrine: [], dependsOn: [], parentId: null, verify: 'none', maxAttempts: 3 }], actor: 'agent:forger' };
-    const post = (body: string, signature?: string) =>
-      fetch(`${urls[0]}${FORWARD_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(signature && { [SIGNATURE_HEADER]: signature }) }, body });
-    const unknownPath = await fetch(`${urls[0]}/internal/no-such-thing`, { method: 'POST', body: '{}' });
-    const unknownBody = ((await unknownPath.json()) as { error: { code: string } }).error.code;
+    const unknownPath = await fetch(`${urls[0]}/internal/no-such-thing`);
+    const unknown = { status: unknownPath.status, code: ((await unknownPath.json()) as { error: { code: string } }).error.code };
     const items = async () => ((await board.owner.get(`/api/status?projectId=${board.projectId}`)).body as { counts: Record<string, number> }).counts;
+    const total = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
     const before = await items();
 
-    const sealed = (overrides: Record<string, unknown> = {}) => seal(key, { from: 'node-1', to: 'node-0', at: Date.now(), boardId: board.projectId, command: command as never, ...overrides });
+    const hello = (overrides: Record<string, unknown> = {}, withKey = key) => sealHello(withKey, { from: 'node-1', to: 'node-0', at: Date.now(), ...overrides });
     const refusals = [
-      ['unsigned', () => post(sealed().body)],
-      ['signed with another key', () => post(sealed().body, seal(createHash('sha256').update('not the key').digest(), { from: 'node-1', to: 'node-0', at: Date.now(), boardId: board.projectId, command: command as never }).signature)],
-      ['altered after sealing', () => { const s = sealed(); return post(s.body.replace('forged', 'forgeD'), s.signature); }],
-      ['addressed to another node', () => { const s = sealed({ to: 'node-2' }); return post(s.body, s.signature); }],
-      ['stamped two minutes ago', () => { const s = sealed({ at: Date.now() - 120_000 }); return post(s.body, s.signature); }],
+      ['no hello', undefined],
+      ['signed with another key', hello({}, createHash('sha256').update('not the key').digest()).header],
+      ['altered after sealing', (() => { const h = hello().header; const [body, sig] = h.split('.'); const json = JSON.parse(Buffer.from(body!, 'base64url').toString()) as Record<string, unknown>; return `${Buffer.from(JSON.stringify({ ...json, from: 'node-2' })).toString('base64url')}.${sig}`; })()],
+      ['addressed to another node', hello({ to: 'node-2' }).header],
+      ['stamped two minutes ago', hello({ at: Date.now() - 120_000 }).header],
     ] as const;
-    for (const [why, send] of refusals) {
-      const res = await send();
-      expect({ why, status: res.status }).toEqual({ why, status: 404 });
-      expect(((await res.json()) as { error: { code: string } }).error.code).toBe(unknownBody);
+    for (const [why, header] of refusals) expect({ why, ...(await refusedUpgrade(urls[0]!, header)) }).toEqual({ why, ...unknown });
+    // A hello that opened once does not open again.
+    const used = hello();
+    const first = await openChannel(urls[0]!, used.header);
+    first.close();
+    expect({ why: 'replayed hello', ...(await refusedUpgrade(urls[0]!, used.header)) }).toEqual({ why: 'replayed hello', ...unknown });
+
+    // On an open channel: a frame that does not open closes it, with nothing of it decided.
+    const frameOf = (nonce: string, n: number, id: number, withKey = key) => sealFrame(channelKey(withKey, nonce), 'to-home', n, JSON.stringify([[id, board.projectId, command]]));
+    const badFrames = [
+      ['signed with another key', (nonce: string) => frameOf(nonce, 1, 1, createHash('sha256').update('not the key').digest())],
+      ['numbered out of turn', (nonce: string) => frameOf(nonce, 2, 1)],
+      ['altered after sealing', (nonce: string) => frameOf(nonce, 1, 1).replace('forged', 'forgeD')],
+      ['from another channel', () => frameOf(hello().nonce, 1, 1)],
+    ] as const;
+    for (const [why, frame] of badFrames) {
+      const h = hello();
+      const channel = await openChannel(urls[0]!, h.header);
+      channel.send(frame(h.nonce));
+      expect({ why, closed: await channel.closed }).toEqual({ why, closed: true });
     }
     expect(await items()).toEqual(before);
 
-    // A good seal is decided once; the same envelope sent again is refused.
-    const good = sealed();
-    const first = await post(good.body, good.signature);
-    expect(first.status).toBe(200);
-    expect(((await first.json()) as { reply: { title: string }[] }).reply[0]!.title).toBe('forged');
-    const replayed = await post(good.body, good.signature);
-    expect(replayed.status).toBe(404);
-    const after = await items();
-    expect(Object.values(after).reduce((a, b) => a + b, 0)).toBe(Object.values(before).reduce((a, b) => a + b, 0) + 1);
+    // A good frame is decided once and answered in a frame that opens with the channel's key; the
+    // same frame sent again closes the channel and decides nothing.
+    const h = hello();
+    const channel = await openChannel(urls[0]!, h.header);
+    const good = frameOf(h.nonce, 1, 7);
+    channel.send(good);
+    const answer = openFrame(channelKey(key, h.nonce), 'to-entry', 1, await channel.next());
+    expect((JSON.parse(answer!) as [number, { reply: { title: string }[] }][])[0]).toMatchObject([7, { reply: [{ title: 'forged' }] }]);
+    channel.send(good);
+    expect(await channel.closed).toBe(true);
+    expect(total(await items())).toBe(total(before) + 1);
   });
 
   it('answers 503 BOARD_BUSY with Retry-After, within the command deadline, when the home stops answering (a frozen process); once it answers again the board goes on and nothing is decided twice', { timeout: 90_000 }, async () => {
@@ -218,3 +236,47 @@ describe.skipIf(!uri || inject('redisUrl') === null || !canRunRedis)('three node
     expect(watchers.flatMap((w) => w.differences(report.log))).toEqual([]);
   });
 });
+
+const peerUrl = (url: string) => `${url.replace(/^http/, 'ws')}${PEER_PATH}`;
+
+/** The status and error code a peer upgrade with this hello is refused with. */
+function refusedUpgrade(url: string, header: string | undefined): Promise<{ status: number; code: string }> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(peerUrl(url), { headers: header === undefined ? {} : { [HELLO_HEADER]: header } });
+    ws.on('open', () => reject(new Error('the channel opened')));
+    ws.on('unexpected-response', (_req, res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, code: (JSON.parse(body) as { error: { code: string } }).error.code }));
+    });
+    ws.on('error', () => undefined);
+  });
+}
+
+/** An open peer channel: frames sent raw, the next frame received, and whether the home closed it (within 10 s). */
+async function openChannel(url: string, header: string): Promise<{ send(frame: string): void; next(): Promise<string>; closed: Promise<boolean>; close(): void }> {
+  const ws = new WebSocket(peerUrl(url), { headers: { [HELLO_HEADER]: header } });
+  const received: string[] = [];
+  let wake: (() => void) | null = null;
+  ws.on('message', (data) => {
+    received.push(data.toString());
+    wake?.();
+  });
+  const closed = new Promise<boolean>((resolve) => {
+    ws.on('close', () => resolve(true));
+    setTimeout(() => resolve(false), 10_000).unref();
+  });
+  await new Promise<void>((resolve, reject) => {
+    ws.on('open', () => resolve());
+    ws.on('error', reject);
+  });
+  return {
+    send: (frame) => ws.send(frame),
+    async next() {
+      while (received.length === 0) await new Promise<void>((resolve) => (wake = resolve));
+      return received.shift()!;
+    },
+    closed,
+    close: () => ws.close(),
+  };
+}
