@@ -143,6 +143,11 @@ export class BoardActor {
   }
 
   /** Another node committed up to `seq`: a held board older than that is reloaded before the next command. */
+  /** Whether the board is loaded here: only then does another node's commit make it stale. */
+  get loaded(): boolean {
+    return this.current !== null;
+  }
+
   saw(seq: number): void {
     if (this.current && this.current.record.lastSeq < seq) this.behind = true;
   }

@@ -76,6 +76,11 @@ export class BoardRegistry {
     this.actors.get(boardId)?.saw(seq);
   }
 
+  /** Whether this node holds the board loaded (another node's commit makes it stale). */
+  holds(boardId: string): boolean {
+    return this.actors.get(boardId)?.loaded ?? false;
+  }
+
   /** Whether the board's actor is active on this node (not passivated). */
   has(boardId: string): boolean {
     return this.actors.has(boardId);

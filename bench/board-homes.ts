@@ -6,6 +6,7 @@
 // hop adds to a claim (one agent, through the board's home and through the other node). Server
 // and store CPU per cycle are read from /proc. Needs MONGODB_URI and REDIS_URL.
 //   npx tsx bench/board-homes.ts        (HOMES_BENCH_SECONDS, default 15; HOMES_BENCH_ROUNDS, default 3;
+//                                        HOMES_BENCH_WARM_UP_SECONDS, default 20;
 //                                        HOMES_BENCH_LAYOUTS, some layouts by name, separated by ';')
 import { readdirSync, readFileSync } from 'node:fs';
 import { client, percentile } from './board.js';
@@ -15,7 +16,8 @@ const uri = process.env.MONGODB_URI;
 const redisUrl = process.env.REDIS_URL;
 const SECONDS = Number(process.env.HOMES_BENCH_SECONDS ?? 15);
 const ROUNDS = Number(process.env.HOMES_BENCH_ROUNDS ?? 3);
-const AGENTS = 16;
+const WARM_UP_SECONDS = Number(process.env.HOMES_BENCH_WARM_UP_SECONDS ?? 20);
+const AGENTS = Number(process.env.HOMES_BENCH_AGENTS ?? 16);
 const ITEMS = 1000;
 
 type Layout = 'one node' | 'two nodes, round-robin' | 'two nodes, pinned' | 'two boards, one node' | 'two boards, two nodes' | 'two boards, two nodes, each at home';
@@ -59,11 +61,11 @@ async function withNodes<T>(count: number, use: (nodes: BenchNode[]) => Promise<
   }
 }
 
-/** A board of ITEMS items, filled through `home` (so `home` becomes the board's home), and `agents` tokens. */
-async function boardOn(home: BenchNode, agents: number) {
+/** A board of `items` items, filled through `home` (so `home` becomes the board's home), and `agents` tokens. */
+async function boardOn(home: BenchNode, agents: number, items = ITEMS) {
   const owner = await ownerAndAgent(home.url);
   const call = client(home.url, owner.agent);
-  for (let made = 0; made < ITEMS; made += 500) {
+  for (let made = 0; made < items; made += 500) {
     const res = await call('POST', '/api/items/batch', { items: Array.from({ length: 500 }, (_, i) => ({ title: `item ${made + i}` })) });
     if (res.status !== 201) throw new Error(`batch: ${res.status}`);
   }
@@ -74,6 +76,7 @@ async function cycles(layout: Layout): Promise<Run> {
   const nodeCount = layout === 'one node' || layout === 'two boards, one node' ? 1 : 2;
   const boards = layout.startsWith('two boards') ? 2 : 1;
   return withNodes(nodeCount, async (nodes) => {
+    await warmUp(nodes);
     // With two boards on two nodes, each board is filled through its own node, its home.
     const tokens = (await Promise.all(Array.from({ length: boards }, (_, b) => boardOn(nodes[b % nodes.length]!, AGENTS)))).flat();
     const clients = tokens.map((t) => nodes.map((n) => client(n.url, t)));
@@ -113,6 +116,29 @@ async function cycles(layout: Layout): Promise<Run> {
       storeCpuPerCycle: store ? (cpuMicros(store) - storeBefore) / done : NaN,
     };
   });
+}
+
+/**
+ * Before a layout's window: agents working through every node on a board homed on each node, for
+ * WARM_UP_SECONDS, so what is measured is the nodes' steady state. A fresh process spends its
+ * first seconds compiling the request path (V8's optimizing compiler took a fifth of a 15-second
+ * window's CPU, measured with perf), and two fresh processes compile it twice: without this the
+ * two-node layouts paid for their start-up in CPU per cycle.
+ */
+async function warmUp(nodes: BenchNode[]): Promise<void> {
+  const end = performance.now() + WARM_UP_SECONDS * 1000;
+  // Enough items for the warm-up not to run out: about 100 cycles a second per board here.
+  const tokens = (await Promise.all([0, 1].map((b) => boardOn(nodes[b % nodes.length]!, AGENTS / 2, Math.ceil((WARM_UP_SECONDS * 150) / 500) * 500)))).flat();
+  await Promise.all(
+    tokens.map(async (token, k) => {
+      const through = nodes.map((n) => client(n.url, token));
+      for (let turn = k; performance.now() < end; turn++) {
+        const lease = await through[turn % through.length]!('POST', '/api/claim', {});
+        if (lease.status !== 200) return; // the warm-up board is done
+        await through[(turn + 1) % through.length]!('POST', '/api/submit', { leaseId: lease.body.leaseId, head: 'abcdef1' });
+      }
+    }),
+  );
 }
 
 /** Claim p50 of one agent through the board's home, and through the other node (one forwarding hop). */

@@ -235,14 +235,14 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   const hub = new Hub({ selector, store, observer, publicUrl: config.publicUrl, clock, syncLog: (boardId) => registry.get(boardId).syncLog(), readBoard: (boardId) => registry.get(boardId).read(), stillValid: (identity) => authenticator.stillValid(identity, clock()), onOverBudget: (identity) => watch.overBudget(identity), operators: operatorSockets });
   const revalidation = setInterval(() => void hub.revalidate(), REVALIDATE_SOCKETS_MS);
   revalidation.unref();
-  // Another node's commit matters here to this board's actor (it is behind now) and to sockets:
-  // any socket, as a lease's holder hears its end without watching the board.
+  // Another node's commit matters here to this board when it is loaded (it is behind now) and to
+  // sockets: any socket, as a lease's holder hears its end without watching the board.
   bus.subscribe(
     (boardId, events) => {
       registry.saw(boardId, events.at(-1)?.seq ?? 0);
       hub.deliver(boardId, events);
     },
-    (boardId) => registry.has(boardId) || hub.size > 0,
+    (boardId) => registry.holds(boardId) || hub.size > 0,
   );
   bus.onNotice((notice) => {
     if (notice.kind === 'resolution.failed' || notice.kind === 'resolution.observed') observer.hear(notice);
