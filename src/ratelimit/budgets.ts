@@ -3,7 +3,7 @@ import { AppError } from '../errors/app-error.js';
 import type { Identity } from '../auth/identity.js';
 import type { RateClass } from '../request-context.js';
 import { ADDRESS_BUDGET, BOARD_WINDOW_MS, OPERATOR_BUDGET, PLANS, POLL_BUDGET_FACTOR, type PlanName } from '../plans.js';
-import type { Budget, RateLimiter } from './limiter.js';
+import type { Budget, Drawn, RateLimiter } from './limiter.js';
 import { addressKey } from './address-key.js';
 
 export interface RateOutcome {
@@ -71,24 +71,19 @@ export async function applyRateBudget(limiter: RateLimiter, input: RateStageInpu
     return NONE;
   }
   const plan = PLANS[input.plan];
-  const requestSpec = { key: `req:${identity.principal}`, limit: plan.requestsPerMinute * input.scale, windowMs: BOARD_WINDOW_MS };
-  const writeSpec = { key: `write:${identity.principal}`, limit: plan.writesPerMinute * input.scale, windowMs: BOARD_WINDOW_MS };
-  if (rate === 'identity') {
-    const [request, write] = await Promise.all([limiter.peek(requestSpec, now), limiter.peek(writeSpec, now)]);
-    return { headers: nineHeaders(request, write, request) };
-  }
-  const request = await limiter.consume(requestSpec, now);
-  if (rate === 'read' || rate === 'lifecycle') {
-    const write = await limiter.peek(writeSpec, now);
+  const specs = [
+    { key: `req:${identity.principal}`, limit: plan.requestsPerMinute * input.scale, windowMs: BOARD_WINDOW_MS },
+    { key: `write:${identity.principal}`, limit: plan.writesPerMinute * input.scale, windowMs: BOARD_WINDOW_MS },
+  ];
+  // Both budgets in one draw: identity reads only report them, reads and lifecycle calls consume
+  // the request budget, writes both (the write budget untouched when the request budget refuses).
+  const [request, write] = (await limiter.draw(specs, rate === 'identity' ? 0 : rate === 'read' || rate === 'lifecycle' ? 1 : 2, now)) as [Drawn, Drawn];
+  if (rate === 'identity') return { headers: nineHeaders(request, write, request) };
+  if (rate === 'read' || rate === 'lifecycle' || !request.allowed) {
     const headers = nineHeaders(request, write, request);
     if (!request.allowed) throw denied(request, headers, now);
     return { headers };
   }
-  if (!request.allowed) {
-    const write = await limiter.peek(writeSpec, now);
-    throw denied(request, nineHeaders(request, write, request), now);
-  }
-  const write = await limiter.consume(writeSpec, now);
   const general = write.remaining < request.remaining ? write : request;
   const headers = nineHeaders(request, write, general);
   if (!write.allowed) throw denied(write, headers, now);

@@ -1,7 +1,7 @@
 // Shared budgets that survive their store going away: while Redis cannot answer, this node counts
 // on its own (REST keeps working; budgets are per node until Redis is back), and says so once
 // when it falls back and once when it returns.
-import type { Budget, RateLimiter, WindowSpec } from './limiter.js';
+import type { Budget, Drawn, RateLimiter, WindowSpec } from './limiter.js';
 
 export type BudgetScope = 'shared' | 'node';
 
@@ -20,6 +20,10 @@ export class FallbackRateLimiter implements RateLimiter {
 
   peek(spec: WindowSpec, now: number): Promise<Budget> {
     return this.either((l) => l.peek(spec, now));
+  }
+
+  draw(specs: readonly WindowSpec[], consumed: number, now: number): Promise<Drawn[]> {
+    return this.either((l) => l.draw(specs, consumed, now));
   }
 
   private async either<T>(use: (limiter: RateLimiter) => Promise<T>): Promise<T> {

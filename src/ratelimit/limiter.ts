@@ -7,6 +7,8 @@ export interface Budget {
   resetAt: number;
 }
 
+export type Drawn = Budget & { allowed: boolean };
+
 export interface WindowSpec {
   key: string;
   limit: number;
@@ -18,6 +20,12 @@ export interface RateLimiter {
   consume(spec: WindowSpec, now: number): Promise<Budget & { allowed: boolean }>;
   /** Reports the budget without counting. */
   peek(spec: WindowSpec, now: number): Promise<Budget>;
+  /**
+   * Several budgets at once (one round trip where the counters are remote): the first `consumed`
+   * are consumed in order until one is denied, and the rest (those after a denial included) only
+   * reported, `allowed` then saying whether one more would be.
+   */
+  draw(specs: readonly WindowSpec[], consumed: number, now: number): Promise<Drawn[]>;
   /** Who the per-address budgets spare (withExemption, src/ratelimit/exempt.ts); absent, no one. */
   exempt?: Exemption['exempt'];
 }

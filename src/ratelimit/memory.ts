@@ -1,5 +1,5 @@
 // Fixed-window counters in this process; stale windows are swept as they are touched.
-import { windowStart, type Budget, type RateLimiter, type WindowSpec } from './limiter.js';
+import { windowStart, type Budget, type Drawn, type RateLimiter, type WindowSpec } from './limiter.js';
 
 interface Window {
   start: number;
@@ -22,6 +22,17 @@ export class MemoryRateLimiter implements RateLimiter {
 
   async peek(spec: WindowSpec, now: number): Promise<Budget> {
     return this.budget(spec, this.window(spec, now));
+  }
+
+  async draw(specs: readonly WindowSpec[], consumed: number, now: number): Promise<Drawn[]> {
+    let consuming = consumed;
+    return specs.map((spec, i) => {
+      const w = this.window(spec, now);
+      const allowed = w.used < spec.limit;
+      if (i < consuming && allowed) w.used += 1;
+      else if (i < consuming) consuming = i; // denied: the rest are only reported
+      return { ...this.budget(spec, w), allowed };
+    });
   }
 
   private window(spec: WindowSpec, now: number): Window {

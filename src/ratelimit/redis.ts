@@ -1,7 +1,8 @@
 // Fixed-window budgets in Redis, so every node draws on the same counters. One script per
-// call: a denied request never increments, and a window's key expires with the window.
+// call (a request's budgets together in one): a denied request never increments, and a window's
+// key expires with the window.
 import type { Redis } from 'ioredis';
-import { windowStart, type Budget, type RateLimiter, type WindowSpec } from './limiter.js';
+import { windowStart, type Budget, type Drawn, type RateLimiter, type WindowSpec } from './limiter.js';
 
 const CONSUME = `
 local used = tonumber(redis.call('GET', KEYS[1]) or '0')
@@ -11,6 +12,29 @@ if used < tonumber(ARGV[1]) then
   return {used, 1}
 end
 return {used, 0}
+`;
+
+/** KEYS: the budgets' windows; ARGV: how many to consume, then each one's limit and expiry. */
+const DRAW = `
+local consuming = tonumber(ARGV[1])
+local out = {}
+for i, key in ipairs(KEYS) do
+  local limit = tonumber(ARGV[2 * i])
+  local used = tonumber(redis.call('GET', key) or '0')
+  local allowed = 0
+  if used < limit then allowed = 1 end
+  if i <= consuming then
+    if allowed == 1 then
+      used = redis.call('INCR', key)
+      if used == 1 then redis.call('PEXPIREAT', key, ARGV[2 * i + 1]) end
+    else
+      consuming = i - 1
+    end
+  end
+  out[#out + 1] = used
+  out[#out + 1] = allowed
+end
+return out
 `;
 
 export class RedisRateLimiter implements RateLimiter {
@@ -23,6 +47,14 @@ export class RedisRateLimiter implements RateLimiter {
     const { key, end } = this.window(spec, now);
     const [used, allowed] = (await this.redis.eval(CONSUME, 1, key, spec.limit, end + 1000)) as [number, number];
     return { ...budget(spec, used, end), allowed: allowed === 1 };
+  }
+
+  async draw(specs: readonly WindowSpec[], consumed: number, now: number): Promise<Drawn[]> {
+    const windows = specs.map((spec) => this.window(spec, now));
+    const args: (string | number)[] = [consumed];
+    specs.forEach((spec, i) => args.push(spec.limit, windows[i]!.end + 1000));
+    const out = (await this.redis.eval(DRAW, specs.length, ...windows.map((w) => w.key), ...args)) as number[];
+    return specs.map((spec, i) => ({ ...budget(spec, out[2 * i]!, windows[i]!.end), allowed: out[2 * i + 1] === 1 }));
   }
 
   async peek(spec: WindowSpec, now: number): Promise<Budget> {
