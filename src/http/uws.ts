@@ -335,7 +335,9 @@ function mountPeers(app: uWS.TemplatedApp, peers: PeerEndpoint, handlers: HttpHa
     maxPayloadLength: peers.maxPayloadLength,
     maxBackpressure: peers.maxPayloadLength * 2,
     closeOnBackpressureLimit: 1,
-    idleTimeout: 0,
+    // A peer gone without a word (a host lost) is found by its missing pongs, and its session freed.
+    idleTimeout: 120,
+    sendPingsAutomatically: true,
     upgrade(res, req, context) {
       const headers: Record<string, string> = {};
       req.forEach((k, v) => {
