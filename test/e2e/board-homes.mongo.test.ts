@@ -235,6 +235,38 @@ describe.skipIf(!uri || inject('redisUrl') === null || !canRunRedis)('three node
     for (const w of watchers) w.close();
     expect(watchers.flatMap((w) => w.differences(report.log))).toEqual([]);
   });
+
+  // After the kill: nodes 1 and 2 are left.
+  it('hands a draining home’s board on to the next home: every request through another node succeeds, each decided once, on one node at a time', { timeout: 120_000 }, async () => {
+    const board = await newBoard(urls[1]!);
+    const agent = await board.agent('through-a-drain');
+    expect((await agent.post('/api/items', { title: 'drain-home' })).status).toBe(201); // node 1 is now the board's home
+    const entry = new Client(urls[2]!, agent.defaults);
+    const statuses: number[] = [];
+    let stop = false;
+    // Three writers on node 2, each a command at a time, through the drain and after it.
+    const writers = [0, 1, 2].map(async (w) => {
+      for (let i = 0; !stop; i++) {
+        const res = await entry.post('/api/items', { title: `drain ${w}-${i}` });
+        statuses.push(res.status);
+      }
+    });
+    await until(() => statuses.length >= 30, 30_000);
+    nodes[1]!.child.kill('SIGTERM');
+    await nodes[1]!.exited;
+    const atExit = statuses.length;
+    await until(() => statuses.length >= atExit + 30, 30_000);
+    stop = true;
+    await Promise.all(writers);
+    expect(statuses.filter((s) => s !== 201)).toEqual([]);
+    const listed = await entry.get(`/api/items?projectId=${board.projectId}&limit=500`);
+    expect(listed.status, listed.text).toBe(200);
+    const titles = (listed.body.items as { title: string }[]).map((i) => i.title).filter((t) => t.startsWith('drain '));
+    expect(titles).toHaveLength(statuses.length);
+    expect(new Set(titles).size).toBe(titles.length);
+    // Node 1 decided until it drained, then node 2, never the two in turn.
+    expect(runsOf(decisions(nodes, board.projectId))).toEqual([1, 2]);
+  });
 });
 
 const peerUrl = (url: string) => `${url.replace(/^http/, 'ws')}${PEER_PATH}`;
