@@ -142,12 +142,12 @@ export class BoardActor {
     if (copied < outbox.length) await this.copyToLog(outbox);
   }
 
-  /** Another node committed up to `seq`: a held board older than that is reloaded before the next command. */
   /** Whether the board is loaded here: only then does another node's commit make it stale. */
   get loaded(): boolean {
     return this.current !== null;
   }
 
+  /** Another node committed up to `seq`: a held board older than that is reloaded before the next command. */
   saw(seq: number): void {
     if (this.current && this.current.record.lastSeq < seq) this.behind = true;
   }
