@@ -14,7 +14,7 @@ export class FallbackRateLimiter implements RateLimiter {
     private readonly onScope: (scope: BudgetScope, cause?: unknown) => void = () => undefined,
   ) {}
 
-  consume(spec: WindowSpec, now: number): Promise<Budget & { allowed: boolean }> {
+  consume(spec: WindowSpec, now: number): Promise<Drawn> {
     return this.either((l) => l.consume(spec, now));
   }
 

@@ -17,7 +17,7 @@ export interface WindowSpec {
 
 export interface RateLimiter {
   /** Counts one use when the budget allows it; reports the budget either way. */
-  consume(spec: WindowSpec, now: number): Promise<Budget & { allowed: boolean }>;
+  consume(spec: WindowSpec, now: number): Promise<Drawn>;
   /** Reports the budget without counting. */
   peek(spec: WindowSpec, now: number): Promise<Budget>;
   /**

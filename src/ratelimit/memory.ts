@@ -13,11 +13,8 @@ export class MemoryRateLimiter implements RateLimiter {
   private readonly windows = new Map<string, Window>();
   private sweptAt = 0;
 
-  async consume(spec: WindowSpec, now: number): Promise<Budget & { allowed: boolean }> {
-    const w = this.window(spec, now);
-    const allowed = w.used < spec.limit;
-    if (allowed) w.used += 1;
-    return { ...this.budget(spec, w), allowed };
+  async consume(spec: WindowSpec, now: number): Promise<Drawn> {
+    return (await this.draw([spec], 1, now))[0]!;
   }
 
   async peek(spec: WindowSpec, now: number): Promise<Budget> {

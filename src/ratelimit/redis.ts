@@ -1,18 +1,8 @@
 // Fixed-window budgets in Redis, so every node draws on the same counters. One script per
-// call (a request's budgets together in one): a denied request never increments, and a window's
-// key expires with the window.
+// call, a request's budgets together: a denied request never increments, and a window's key
+// expires with the window.
 import type { Redis } from 'ioredis';
 import { windowStart, type Budget, type Drawn, type RateLimiter, type WindowSpec } from './limiter.js';
-
-const CONSUME = `
-local used = tonumber(redis.call('GET', KEYS[1]) or '0')
-if used < tonumber(ARGV[1]) then
-  used = redis.call('INCR', KEYS[1])
-  if used == 1 then redis.call('PEXPIREAT', KEYS[1], ARGV[2]) end
-  return {used, 1}
-end
-return {used, 0}
-`;
 
 /** KEYS: the budgets' windows; ARGV: how many to consume, then each one's limit and expiry. */
 const DRAW = `
@@ -43,10 +33,8 @@ export class RedisRateLimiter implements RateLimiter {
     private readonly prefix = 'rl:',
   ) {}
 
-  async consume(spec: WindowSpec, now: number): Promise<Budget & { allowed: boolean }> {
-    const { key, end } = this.window(spec, now);
-    const [used, allowed] = (await this.redis.eval(CONSUME, 1, key, spec.limit, end + 1000)) as [number, number];
-    return { ...budget(spec, used, end), allowed: allowed === 1 };
+  async consume(spec: WindowSpec, now: number): Promise<Drawn> {
+    return (await this.draw([spec], 1, now))[0]!;
   }
 
   async draw(specs: readonly WindowSpec[], consumed: number, now: number): Promise<Drawn[]> {
