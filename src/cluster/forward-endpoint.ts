@@ -7,8 +7,8 @@
 import { isBoardCommand, type BoardCommand } from '../board/commands.js';
 import type { PeerEndpoint, PeerLink } from '../http/uws.js';
 import type { BoardRouter } from './board-router.js';
-import { packFrames, PEER_MAX_PAYLOAD, PEER_PATH } from './forwarder.js';
-import { channelKey, HELLO_HEADER, openFrame, sealFrame, type EnvelopeOpener } from './signed-envelope.js';
+import { PEER_MAX_PAYLOAD, PEER_PATH } from './forwarder.js';
+import { ChannelEnd, channelKey, HELLO_HEADER, type EnvelopeOpener } from './signed-envelope.js';
 import type { Answer } from './wire.js';
 
 const wellFormed = (entry: unknown): entry is [number, string, BoardCommand] =>
@@ -24,15 +24,13 @@ export function forwardEndpoint(forwardKey: Buffer, opener: EnvelopeOpener, rout
         onRefused(peer, 'hello');
         return null;
       }
-      const key = channelKey(forwardKey, hello.nonce);
+      const frames = new ChannelEnd(channelKey(forwardKey, hello.nonce), 'to-entry');
       let link: PeerLink | null = null;
-      let framesReceived = 0;
-      let framesSent = 0;
       let answers: string[] = [];
       const flush = () => {
         const out = answers;
         answers = [];
-        for (const text of packFrames(out)) link?.send(sealFrame(key, 'to-entry', ++framesSent, text));
+        for (const frame of frames.seal(out)) link?.send(frame);
       };
       const answer = (id: number, a: Answer) => {
         if (answers.push(JSON.stringify([id, a])) === 1) setImmediate(flush);
@@ -42,14 +40,8 @@ export function forwardEndpoint(forwardKey: Buffer, opener: EnvelopeOpener, rout
           link = l;
         },
         message(frame, accepting) {
-          const text = openFrame(key, 'to-home', ++framesReceived, frame);
-          let commands: unknown;
-          try {
-            commands = text === null ? null : JSON.parse(text);
-          } catch {
-            commands = null;
-          }
-          if (!Array.isArray(commands) || !commands.every(wellFormed)) {
+          const commands = frames.open(frame);
+          if (!commands?.every(wellFormed)) {
             onRefused(peer, 'frame');
             link?.close();
             return;

@@ -6,13 +6,11 @@
 // as for any lost response.
 import WebSocket from 'ws';
 import type { BoardCommand } from '../board/commands.js';
-import { channelKey, HELLO_HEADER, openFrame, sealFrame, sealHello } from './signed-envelope.js';
+import { ChannelEnd, channelKey, HELLO_HEADER, sealHello } from './signed-envelope.js';
 import type { NodeAddress } from './homes.js';
 import type { Answer } from './wire.js';
 
 export const PEER_PATH = '/internal/peer';
-/** A frame's text at most (both ways): a turn's commands or answers beyond it go in further frames. */
-export const FRAME_TEXT_BYTES = 8 * 1024 * 1024;
 /** What a channel accepts in one message: a frame, with room for one command or answer larger than FRAME_TEXT_BYTES. */
 export const PEER_MAX_PAYLOAD = 64 * 1024 * 1024;
 
@@ -24,26 +22,8 @@ export type Forwarded =
   /** It may have been decided, and the answer is lost (the home died or timed out). */
   | { outcome: 'unknown' };
 
-/**
- * Packs JSON texts into frames' texts (`[a,b,…]`) of at most `limit` bytes each (one longer text
- * goes alone). Each command or answer is encoded once.
- */
-export function packFrames(entries: readonly string[], limit = FRAME_TEXT_BYTES): string[] {
-  const frames: string[] = [];
-  let batch: string[] = [];
-  let bytes = 0;
-  for (const entry of entries) {
-    if (batch.length > 0 && bytes + entry.length + 1 > limit) {
-      frames.push(`[${batch.join(',')}]`);
-      batch = [];
-      bytes = 0;
-    }
-    batch.push(entry);
-    bytes += entry.length + 1; // UTF-16 length: a bound on frames, not an exact byte count
-  }
-  if (batch.length > 0) frames.push(`[${batch.join(',')}]`);
-  return frames;
-}
+/** What came of a command whose answer will not come: decided perhaps, once written; else free to go again. */
+const unanswered = (w: Waiting): Forwarded => ({ outcome: w.sent ? 'unknown' : 'unreachable' });
 
 interface Waiting {
   resolve: (forwarded: Forwarded) => void;
@@ -55,11 +35,9 @@ interface Waiting {
 /** One channel to one peer, for as long as its connection lasts. */
 class Channel {
   private readonly ws: WebSocket;
-  private readonly key: Buffer;
+  private readonly frames: ChannelEnd;
   private open = false;
   private ended = false;
-  private framesSent = 0;
-  private framesReceived = 0;
   private nextId = 1;
   /** Commands waiting for the end of this turn (or for the channel to open), encoded. */
   private queued: { id: number; entry: string }[] = [];
@@ -73,7 +51,7 @@ class Channel {
     private readonly gone: (channel: Channel) => void,
   ) {
     const hello = sealHello(forwardKey, { from: self, to: to.node, at });
-    this.key = channelKey(forwardKey, hello.nonce);
+    this.frames = new ChannelEnd(channelKey(forwardKey, hello.nonce), 'to-home');
     this.ws = new WebSocket(`${to.url.replace(/^http/, 'ws')}${PEER_PATH}`, { headers: { [HELLO_HEADER]: hello.header }, perMessageDeflate: false, maxPayload: PEER_MAX_PAYLOAD, handshakeTimeout: 5000 });
     this.ws.on('open', () => {
       this.open = true;
@@ -108,18 +86,12 @@ class Channel {
       const w = this.waiting.get(id);
       if (w) w.sent = true;
     }
-    for (const text of packFrames(out.map((q) => q.entry))) this.ws.send(sealFrame(this.key, 'to-home', ++this.framesSent, text));
+    for (const frame of this.frames.seal(out.map((q) => q.entry))) this.ws.send(frame);
   }
 
   private answered(frame: string): void {
-    const text = openFrame(this.key, 'to-entry', ++this.framesReceived, frame);
-    let answers: unknown;
-    try {
-      answers = text === null ? null : JSON.parse(text);
-    } catch {
-      answers = null;
-    }
-    if (!Array.isArray(answers)) return this.close(); // not our peer's frame: nothing more on this channel is believed
+    const answers = this.frames.open(frame);
+    if (!answers) return this.close(); // not our peer's frame: nothing more on this channel is believed
     for (const pair of answers as [number, Answer][]) {
       if (!Array.isArray(pair) || typeof pair[1] !== 'object' || pair[1] === null) continue;
       const [id, answer] = pair;
@@ -132,7 +104,7 @@ class Channel {
     if (!w) return;
     // A command still queued is taken back: it will not be written after its caller gave up.
     if (!w.sent) this.queued = this.queued.filter((q) => q.id !== id);
-    this.settle(id, { outcome: w.sent ? 'unknown' : 'unreachable' });
+    this.settle(id, unanswered(w));
   }
 
   private settle(id: number, forwarded: Forwarded): void {
@@ -148,7 +120,7 @@ class Channel {
     this.ended = true;
     this.queued = [];
     this.gone(this);
-    for (const [id, w] of this.waiting) this.settle(id, { outcome: w.sent ? 'unknown' : 'unreachable' });
+    for (const [id, w] of this.waiting) this.settle(id, unanswered(w));
   }
 }
 

@@ -49,6 +49,60 @@ export function openFrame(key: Buffer, direction: Direction, n: number, frame: s
   return equal(frame.slice(first + 1, second), mac(key, `${direction}.${n}.${text}`)) ? text : null;
 }
 
+/** A frame's text at most (both ways): a turn's entries beyond it go in further frames. */
+export const FRAME_TEXT_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Packs JSON texts into frames' texts (`[a,b,…]`) of at most `limit` bytes each (one longer text
+ * goes alone). Each entry is encoded once.
+ */
+export function packFrames(entries: readonly string[], limit = FRAME_TEXT_BYTES): string[] {
+  const frames: string[] = [];
+  let batch: string[] = [];
+  let bytes = 0;
+  for (const entry of entries) {
+    if (batch.length > 0 && bytes + entry.length + 1 > limit) {
+      frames.push(`[${batch.join(',')}]`);
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(entry);
+    bytes += entry.length + 1; // UTF-16 length: a bound on frames, not an exact byte count
+  }
+  if (batch.length > 0) frames.push(`[${batch.join(',')}]`);
+  return frames;
+}
+
+/**
+ * One end of a channel: what it sends, a turn's entries packed into frames signed and numbered in
+ * its direction; what it receives, each frame in turn, opened and read as a JSON list.
+ */
+export class ChannelEnd {
+  private sent = 0;
+  private received = 0;
+
+  constructor(
+    private readonly key: Buffer,
+    private readonly sends: Direction,
+  ) {}
+
+  seal(entries: readonly string[]): string[] {
+    return packFrames(entries).map((text) => sealFrame(this.key, this.sends, ++this.sent, text));
+  }
+
+  /** The next frame's entries; null when it does not open or is not a JSON list. */
+  open(frame: string): unknown[] | null {
+    const text = openFrame(this.key, this.sends === 'to-home' ? 'to-entry' : 'to-home', ++this.received, frame);
+    if (text === null) return null;
+    try {
+      const entries: unknown = JSON.parse(text);
+      return Array.isArray(entries) ? entries : null;
+    } catch {
+      return null;
+    }
+  }
+}
+
 function equal(given: string, expected: string): boolean {
   const a = Buffer.from(given);
   const b = Buffer.from(expected);

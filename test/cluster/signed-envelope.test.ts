@@ -1,8 +1,7 @@
 // The peer channel's seals, without a server: which hellos open, for how long a nonce is
 // remembered as the periods rotate, and which frames open on a channel.
 import { describe, expect, it } from 'vitest';
-import { channelKey, ENVELOPE_SKEW_MS, EnvelopeOpener, openFrame, sealFrame, sealHello } from '../../src/cluster/signed-envelope.js';
-import { packFrames } from '../../src/cluster/forwarder.js';
+import { channelKey, ENVELOPE_SKEW_MS, EnvelopeOpener, openFrame, packFrames, sealFrame, sealHello } from '../../src/cluster/signed-envelope.js';
 
 const key = Buffer.alloc(32, 7);
 const hello = (at: number, to = 'home') => ({ from: 'entry', to, at });
