@@ -118,17 +118,16 @@ export class RedisBus implements Bus {
   private receive(channel: string, message: string): void {
     if (message.startsWith(this.ownPrefix)) return; // delivered here when published
     const board = channel.slice(CHANNEL.length);
-    let wanted = false;
-    for (const interested of this.handlers.values()) wanted ||= interested(board);
-    if (!wanted) return;
+    const wanted = [...this.handlers].filter(([, interested]) => interested(board));
+    if (!wanted.length) return;
     let parsed: { node?: string; boardId?: string; events?: CommittedEvent[] };
     try {
       parsed = JSON.parse(message);
     } catch {
       return;
     }
-    if (parsed.node === this.node || typeof parsed.boardId !== 'string' || !Array.isArray(parsed.events)) return;
-    for (const [handler, interested] of this.handlers) if (interested(parsed.boardId)) handler(parsed.boardId, parsed.events);
+    if (parsed.node === this.node || parsed.boardId !== board || !Array.isArray(parsed.events)) return;
+    for (const [handler] of wanted) handler(board, parsed.events);
   }
 
   private deliver(boardId: string, events: CommittedEvent[]): void {

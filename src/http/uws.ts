@@ -275,12 +275,8 @@ function mountSockets(app: uWS.TemplatedApp, sockets: SocketHandlers, handlers: 
       sockets.authenticate(headers, requestId, peer).then(
         (result) => {
           if (aborted) return;
-          res.cork(() => {
-            if ('identity' in result) return res.upgrade<SocketData>({ identity: result.identity }, key!, protocol!, extensions!, context);
-            res.writeStatus(statusLine(result.refuse.status));
-            for (const [k, v] of result.refuse.headers) res.writeHeader(k, v);
-            res.end(result.refuse.body as string);
-          });
+          if ('identity' in result) res.cork(() => res.upgrade<SocketData>({ identity: result.identity }, key!, protocol!, extensions!, context));
+          else writeWhole(res, result.refuse, false);
         },
         () => {
           if (!aborted) res.cork(() => res.writeStatus(statusLine(500)).end());
@@ -316,15 +312,6 @@ interface PeerData {
   live: boolean;
 }
 
-/** Writes a refusal in place of an upgrade. */
-function refuseUpgrade(res: uWS.HttpResponse, refusal: RawResponse): void {
-  res.cork(() => {
-    res.writeStatus(statusLine(refusal.status));
-    for (const [k, v] of refusal.headers) res.writeHeader(k, v);
-    res.end(refusal.body as string, refusal.close ?? false);
-  });
-}
-
 /**
  * The peers' channel: admitted at the upgrade (synchronously: the hello is checked in place),
  * refused as an unknown path otherwise, and while the node drains. Each message counts as a
@@ -344,9 +331,9 @@ function mountPeers(app: uWS.TemplatedApp, peers: PeerEndpoint, handlers: HttpHa
         headers[k] = v;
       });
       const requestId = handlers.requestIdOf(headers);
-      if (!handlers.accepting()) return refuseUpgrade(res, handlers.refuse('draining', requestId));
+      if (!handlers.accepting()) return writeWhole(res, handlers.refuse('draining', requestId), false);
       const session = peers.admit(headers, Buffer.from(res.getRemoteAddressAsText()).toString());
-      if (!session) return refuseUpgrade(res, handlers.refuse('not-found', requestId));
+      if (!session) return writeWhole(res, handlers.refuse('not-found', requestId), false);
       res.upgrade<PeerData>({ session, live: false }, headers['sec-websocket-key']!, headers['sec-websocket-protocol'] ?? '', headers['sec-websocket-extensions'] ?? '', context);
     },
     open(ws) {
