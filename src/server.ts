@@ -232,7 +232,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   /** The upgrade request behind each socket's credential, for the audit rows of operators' subscriptions. */
   const socketOrigins = new WeakMap<Identity, RequestOrigin>();
   const operatorSockets = new OperatorAccess({ store, isOperator: (accountId) => operators.isOperator(accountId), originOf: (identity) => socketOrigins.get(identity), clock });
-  const hub = new Hub({ selector, store, observer, publicUrl: config.publicUrl, clock, syncLog: (boardId) => registry.get(boardId).syncLog(), readBoard: (boardId) => registry.get(boardId).read(), stillValid: (identity) => authenticator.stillValid(identity, clock()), onOverBudget: (identity) => watch.overBudget(identity), operators: operatorSockets });
+  const hub = new Hub({ selector, store, observer, publicUrl: config.publicUrl, clock, publish: (topic, message) => http.publish(topic, message), syncLog: (boardId) => registry.get(boardId).syncLog(), readBoard: (boardId) => registry.get(boardId).read(), stillValid: (identity) => authenticator.stillValid(identity, clock()), onOverBudget: (identity) => watch.overBudget(identity), operators: operatorSockets });
   const revalidation = setInterval(() => void hub.revalidate(), REVALIDATE_SOCKETS_MS);
   revalidation.unref();
   // Another node's commit matters here to this board when it is loaded (it is behind now) and to

@@ -6,7 +6,7 @@ import uWS from 'uWebSockets.js';
 import { isBodyStream, type BodyStream, type LargeBody, type Reply, type Route } from './route.js';
 import type { Identity } from '../auth/identity.js';
 import type { Connection } from '../ws/hub.js';
-import { CLOSE } from '../ws/protocol.js';
+import { CLOSE, SLOW_CONSUMER_REASON } from '../ws/protocol.js';
 import { statusLine, type RawRequest, type RawResponse } from './pipeline.js';
 
 export interface HttpHandlers {
@@ -62,6 +62,12 @@ export type RefusalReason = 'not-found' | 'method-not-allowed' | 'too-large' | '
 
 export interface HttpServer {
   listen(host: string, port: number): Promise<number>;
+  /**
+   * One message to every socket joined to `topic`, sent by uWS (one call, however many sockets),
+   * after whatever each was sent before; a socket it leaves over its cap is closed as a slow
+   * consumer moments later.
+   */
+  publish(topic: string, message: string | Uint8Array): void;
   /** Stops accepting connections; open requests continue. */
   stopListening(): void;
 }
@@ -240,11 +246,30 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
       if (listenSocket) uWS.us_listen_socket_close(listenSocket);
       listenSocket = null;
     },
+    publish(topic, message) {
+      flushSockets(); // what was sent before goes out before it
+      app.publish(topic, message, false);
+      backlogCheck ??= setTimeout(checkBacklogs, PUBLISH_CHECK_MS);
+    },
   };
 }
 
 let nextConnectionId = 1;
 const CLOSE_FRAME_ROOM = 4096;
+/**
+ * uWS's own backpressure limit for a socket is this many times our cap. A publish goes out inside
+ * uWS, so a socket's backlog is checked against the cap only just after it: the room between is
+ * what a socket may be sent meanwhile.
+ */
+const PUBLISH_HEADROOM = 4;
+/** How soon after a publish the sockets that may have had it are checked against their cap. */
+const PUBLISH_CHECK_MS = 20;
+/**
+ * A topic no message is published to, joined by every socket that joins any: uWS 20.x frees a
+ * socket's queue of published messages, unsent, when it leaves its last topic (a message published
+ * just before an unsubscribe would be lost).
+ */
+const ANCHOR_TOPIC = '~anchor';
 /** uSockets' LIBUS_LISTEN_EXCLUSIVE_PORT (a const enum member in the typings, so not a value at run time). */
 const LISTEN_EXCLUSIVE_PORT = 1;
 const TRANSPORT_PAYLOAD_LIMIT = 4 * 1024 * 1024;
@@ -254,9 +279,9 @@ function mountSockets(app: uWS.TemplatedApp, sockets: SocketHandlers, handlers: 
     // Our own limit is checked per message (closing with 1009 and a reason); uWS's, well above
     // it, only stops a peer sending megabytes (it drops the connection without a close frame).
     maxPayloadLength: Math.max(sockets.maxPayloadLength, TRANSPORT_PAYLOAD_LIMIT),
-    // Our cap is checked before each send (below), so the close frame that follows still fits;
-    // uWS's own limit, just above it, is the last resort.
-    maxBackpressure: sockets.maxBackpressure + CLOSE_FRAME_ROOM,
+    // Our cap is checked before each send (below) and just after each publish, so the close frame
+    // that follows still fits; uWS's own limit, well above it, is the last resort.
+    maxBackpressure: sockets.maxBackpressure * PUBLISH_HEADROOM + CLOSE_FRAME_ROOM,
     closeOnBackpressureLimit: 1,
     idleTimeout: sockets.idleTimeoutSeconds,
     sendPingsAutomatically: true,
@@ -365,6 +390,14 @@ function mountPeers(app: uWS.TemplatedApp, peers: PeerEndpoint, handlers: HttpHa
 
 /** Sockets with messages waiting for the end of this turn of the event loop. */
 const unflushed = new Set<SocketConnection>();
+/** Sockets joined to a topic: what a publish leaves them is checked against their cap. */
+const joined = new Set<SocketConnection>();
+let backlogCheck: ReturnType<typeof setTimeout> | null = null;
+
+function checkBacklogs(): void {
+  backlogCheck = null;
+  for (const conn of joined) conn.checkBacklog();
+}
 
 function flushSockets(): void {
   const due = [...unflushed];
@@ -382,8 +415,12 @@ class SocketConnection implements Connection {
   private closed = false;
   private pending: (string | Uint8Array)[] = [];
   private pendingBytes = 0;
-  /** At least what uWS holds unsent for this socket (exact when last asked; only drains after). */
+  /**
+   * At least what uWS holds unsent of what this socket was sent itself (exact when last asked;
+   * only drains after). Published messages are not counted: a socket joined to a topic asks uWS.
+   */
   private heldByUws = 0;
+  private topics = false;
   /** Readers waiting for an empty backlog; made when the first one waits. */
   private waiting: (() => void)[] | null = null;
 
@@ -396,8 +433,9 @@ class SocketConnection implements Connection {
   send(message: string | Uint8Array): boolean {
     if (this.closed) return false;
     const size = typeof message === 'string' ? Buffer.byteLength(message) : message.byteLength;
-    // uWS is asked what it holds only when the bound kept here says the message may not fit.
-    if (this.heldByUws + this.pendingBytes + size > this.cap) {
+    // uWS is asked what it holds only when the bound kept here says the message may not fit (or
+    // may be wrong: a published message is not in it).
+    if (this.topics || this.heldByUws + this.pendingBytes + size > this.cap) {
       this.heldByUws = this.ws.getBufferedAmount();
       if (this.heldByUws + this.pendingBytes + size > this.cap) return false;
     }
@@ -421,13 +459,32 @@ class SocketConnection implements Connection {
         for (const message of out) dropped ||= this.ws.send(message, false) === 2;
       });
     }
-    if (dropped) return this.close(CLOSE.slowConsumer, 'slow consumer: messages were dropped; reconnect with since');
+    if (dropped) return this.close(CLOSE.slowConsumer, SLOW_CONSUMER_REASON);
     this.heldByUws += bytes; // at most: uWS may have written some of it out already
     this.wakeIfEmpty();
   }
 
   backlog(): number {
     return this.closed ? 0 : this.ws.getBufferedAmount() + this.pendingBytes;
+  }
+
+  join(topic: string): void {
+    if (this.closed) return;
+    if (!this.topics) {
+      this.topics = true;
+      this.ws.subscribe(ANCHOR_TOPIC);
+      joined.add(this);
+    }
+    this.ws.subscribe(topic);
+  }
+
+  leave(topic: string): void {
+    if (!this.closed) this.ws.unsubscribe(topic);
+  }
+
+  /** After a publish: a backlog past the cap is a slow consumer, as a send refused would be. */
+  checkBacklog(): void {
+    if (this.backlog() > this.cap) this.close(CLOSE.slowConsumer, SLOW_CONSUMER_REASON);
   }
 
   drained(): Promise<void> {
@@ -452,6 +509,7 @@ class SocketConnection implements Connection {
     this.flush(); // what was accepted goes out before the close frame
     if (this.closed) return;
     this.closed = true;
+    joined.delete(this);
     this.ws.end(code, reason);
     this.wakeIfEmpty();
   }
@@ -459,6 +517,7 @@ class SocketConnection implements Connection {
   /** The socket is gone (uWS frees it after its close callback). */
   ended(): void {
     this.closed = true;
+    joined.delete(this);
     this.pending = [];
     this.pendingBytes = 0;
     unflushed.delete(this);

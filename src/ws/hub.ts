@@ -12,7 +12,7 @@ import type { ResolutionNote, ResolutionObserver } from '../errors/observed-reso
 import type { ErrorCode } from '../errors/registry.js';
 import { describeIssue } from '../errors/validation-issue.js';
 import type { Store } from '../../store/ports/store.js';
-import { CLOSE, ClientMessage, FIREHOSE, FirehoseMessage, snapshotCost, SOCKET_BUDGET, topicOf, type Topic } from './protocol.js';
+import { CLOSE, ClientMessage, FIREHOSE, FirehoseMessage, SLOW_CONSUMER_REASON, snapshotCost, SOCKET_BUDGET, topicOf, type Topic } from './protocol.js';
 import { Firehose } from './firehose.js';
 import type { OperatorAccess, OperatorView } from './operator-access.js';
 import type { Notice } from '../bus/bus.js';
@@ -28,6 +28,9 @@ export interface Connection {
   backlog(): number;
   /** Resolves once the backlog has gone out (or the connection closed). */
   drained(): Promise<void>;
+  /** From now on the socket hears what is published to `topic` (HubDeps.publish), until it leaves it. */
+  join(topic: string): void;
+  leave(topic: string): void;
   close(code: number, reason: string): void;
 }
 
@@ -72,6 +75,8 @@ export interface HubDeps {
   onOverBudget?: (identity: Identity) => void;
   /** Operators' sockets: any board read-only, and the firehose. Absent, no socket is an operator's. */
   operators?: OperatorAccess;
+  /** One message to every socket joined to `topic`, after whatever each was sent before; a slow consumer among them is closed as a send would close it. */
+  publish(topic: string, message: string | Uint8Array): void;
 }
 
 const REPLAY_PAGE = 500;
@@ -96,6 +101,15 @@ interface Probe {
 
 /** Whether a subscription with `topics` carries a lease's end (its holder then needs no frame of its own). */
 const carriesLeaseEnds = (topics: ReadonlySet<Topic>): boolean => topics.has('leases') || topics.has('activity');
+/** Whether a subscription with `topics` hears the board's shouts. */
+const hearsShouts = (topics: ReadonlySet<Topic>): boolean => topics.has('shouts') || topics.has('activity');
+
+/**
+ * What goes alike to every watcher of a board with a topic is published once, to a topic of the
+ * engine's: the board's shouts to all (not direct ones), and its roster. Everything else is sent
+ * socket by socket (events keep each socket's own place in the log; direct shouts their readers).
+ */
+const broadcastTopics = (boardId: string, topics: ReadonlySet<Topic>): string[] => [...(hearsShouts(topics) ? [`shouts/${boardId}`] : []), ...(topics.has('presence') ? [`presence/${boardId}`] : [])];
 
 export class Hub {
   /** Each socket's subscriptions by board, and its budget. */
@@ -132,11 +146,14 @@ export class Hub {
     const state = this.connections.get(conn);
     if (state) (state.subs ??= new Map()).set(boardId, sub);
     (this.watchers.get(boardId) ?? this.watchers.set(boardId, new Map()).get(boardId)!).set(conn, sub);
+    for (const topic of broadcastTopics(boardId, sub.topics)) conn.join(topic);
   }
 
   /** Ends a socket's subscription to a board; false when there was none. */
   private unwatch(conn: Connection, boardId: string): boolean {
     const board = this.watchers.get(boardId);
+    const sub = board?.get(conn);
+    if (sub) for (const topic of broadcastTopics(boardId, sub.topics)) conn.leave(topic);
     if (board?.delete(conn) && board.size === 0) this.watchers.delete(boardId);
     return this.connections.get(conn)?.subs?.delete(boardId) ?? false;
   }
@@ -155,11 +172,7 @@ export class Hub {
       return;
     }
     if (notice.kind === 'membership') return this.membershipChanged(notice);
-    if (notice.kind === 'presence') {
-      const message = presenceMessage(notice.boardId, presenceView(notice.presence));
-      for (const [conn, sub] of this.watchers.get(notice.boardId) ?? []) if (sub.topics.has('presence')) this.transmit(conn, message);
-      return;
-    }
+    if (notice.kind === 'presence') return this.deps.publish(`presence/${notice.boardId}`, presenceMessage(notice.boardId, presenceView(notice.presence)));
     this.revoked(notice);
   }
 
@@ -343,11 +356,12 @@ export class Hub {
   /** Pushes a shout to the board's subscribers allowed to see it; reaching its addressee is its delivery. */
   private shout(boardId: string, shout: Extract<Notice, { kind: 'shout' }>['shout']): void {
     const message = Buffer.from(JSON.stringify({ type: 'shout', boardId, shout: { ...shout, at: new Date(shout.at).toISOString() } }));
+    if (shout.to === null) return this.deps.publish(`shouts/${boardId}`, message);
     let delivered = false;
     for (const [conn, sub] of this.watchers.get(boardId) ?? []) {
-      if (!sub.topics.has('shouts') && !sub.topics.has('activity')) continue;
+      if (!hearsShouts(sub.topics)) continue;
       const principal = conn.identity.principal;
-      if (shout.to !== null && !sub.operator && principal !== shout.to && principal !== shout.from) continue;
+      if (!sub.operator && principal !== shout.to && principal !== shout.from) continue;
       if (this.transmit(conn, message) && principal === shout.to) delivered = true;
     }
     if (delivered) {
@@ -367,7 +381,9 @@ export class Hub {
     if (!state) return;
     const existing = state.subs?.get(boardId);
     if (existing) {
+      const before = broadcastTopics(boardId, existing.topics);
       for (const topic of topics) existing.topics.add(topic);
+      for (const topic of broadcastTopics(boardId, existing.topics)) if (!before.includes(topic)) conn.join(topic);
       return void this.transmit(conn, JSON.stringify({ type: 'subscribed', boardId, topics: [...existing.topics], seq: Math.max(existing.lastSeq, 0), merged: true }));
     }
     const id = conn.identity;
@@ -464,7 +480,7 @@ export class Hub {
     if (committed && !this.withinBudget(conn, snapshotCost(committed.board.items.size))) return this.overBudget(conn, 'message budget spent: a snapshot costs one message per 1,000 items');
     await this.deps.syncLog(boardId);
     const reader = { principal: conn.identity.principal, operator: sub.operator };
-    const shouts = sub.topics.has('shouts') || sub.topics.has('activity');
+    const shouts = hearsShouts(sub.topics);
     const snapshot = committed ? await snapshotMessages(this.deps.store, { boardId, name: project.name, committed, reader, shouts, now: this.deps.clock() }) : null;
     const head = snapshot?.seq ?? (await this.deps.store.boards.select({ _id: boardId }, ['lastSeq']))[0]?.lastSeq ?? 0;
     const oldest = snapshot ? 0 : ((await this.deps.store.events.select({ boardId }, ['seq'], { sort: [['seq', 1]], limit: 1 }))[0]?.seq ?? head + 1);
@@ -540,7 +556,7 @@ export class Hub {
   /** Sends one message; one dropped for backpressure ends the connection, so a client never misses a message unknowingly. */
   private transmit(conn: Connection, message: string | Uint8Array): boolean {
     const sent = conn.send(message);
-    if (!sent) conn.close(CLOSE.slowConsumer, 'slow consumer: messages were dropped; reconnect with since');
+    if (!sent) conn.close(CLOSE.slowConsumer, SLOW_CONSUMER_REASON);
     return sent;
   }
 

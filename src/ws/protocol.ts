@@ -53,6 +53,8 @@ export function topicOf(type: string): Topic {
 
 /** Close codes the server uses. */
 export const CLOSE = { slowConsumer: 4008, revoked: 4001, overBudget: 4029, shutdown: 1001, tooBig: 1009 } as const;
+/** The reason a slow consumer's socket is closed with (CLOSE.slowConsumer). */
+export const SLOW_CONSUMER_REASON = 'slow consumer: messages were dropped; reconnect with since';
 
 /** What one socket may cost: messages per window, boards watched at once. */
 export const SOCKET_BUDGET = { messages: 100, windowMs: 10_000, subscriptions: 50 } as const;

@@ -226,6 +226,44 @@ describe('shouts over sockets', () => {
     expect(receipt).toEqual(expect.any(String));
     for (const s of [...sockets, owner]) s.ws.close();
   });
+
+  it('hears a board’s broadcasts only while its subscription carries shouts: merged in, unsubscribed, on that board alone, and in order with its other messages', async () => {
+    const board = await newBoard(srv.url);
+    const other = await newBoard(srv.url);
+    const a = await board.agent('a');
+    const elsewhere = await other.agent('x');
+    const s = await openSocket(srv.url, bearerOf(a));
+    s.send({ type: 'subscribe', boardId: board.projectId, topics: ['items'] });
+    await s.next((m) => m.type === 'subscribed');
+    await a.post('/api/shouts', { text: 'not yet' });
+    await expect(s.next((m) => m.type === 'shout', 300)).rejects.toThrow(/no matching message/);
+
+    // A second subscribe merges 'shouts' in: broadcasts come from then on, each after what the socket was sent before it.
+    s.send({ type: 'subscribe', boardId: board.projectId, topics: ['shouts'] });
+    expect(await s.next((m) => m.type === 'subscribed')).toMatchObject({ merged: true, topics: ['items', 'shouts'] });
+    await Promise.all([a.post('/api/shouts', { text: 'one' }), a.post('/api/shouts', { text: 'two' })]);
+    s.send({ type: 'ping' });
+    await elsewhere.post('/api/shouts', { text: 'on another board' });
+    const texts: string[] = [];
+    while (texts.length < 3) {
+      const m = await s.next((x) => x.type === 'shout' || x.type === 'pong');
+      texts.push(m.type === 'pong' ? 'pong' : m.shout.text);
+    }
+    expect(texts.slice(0, 2).sort()).toEqual(['one', 'two']);
+    expect(texts[2]).toBe('pong');
+
+    s.send({ type: 'unsubscribe', boardId: board.projectId });
+    await s.next((m) => m.type === 'unsubscribed');
+    await a.post('/api/shouts', { text: 'after unsubscribe' });
+    await expect(s.next((m) => m.type === 'shout', 300)).rejects.toThrow(/no matching message/);
+
+    // Subscribed again (the socket's topics were all left): broadcasts come again.
+    s.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity'] });
+    await s.next((m) => m.type === 'subscribed');
+    await a.post('/api/shouts', { text: 'back' });
+    expect(await s.next((m) => m.type === 'shout')).toMatchObject({ boardId: board.projectId, shout: { text: 'back' } });
+    s.ws.close();
+  });
 });
 
 describe('a consumer that stops reading', () => {
