@@ -3,7 +3,7 @@ import { AppError } from '../errors/app-error.js';
 import type { Identity } from '../auth/identity.js';
 import type { RateClass } from '../request-context.js';
 import { ADDRESS_BUDGET, BOARD_WINDOW_MS, OPERATOR_BUDGET, PLANS, POLL_BUDGET_FACTOR, type PlanName } from '../plans.js';
-import type { Budget, Drawn, RateLimiter } from './limiter.js';
+import type { Budget, Drawn, RateLimiter, WindowSpec } from './limiter.js';
 import { addressKey } from './address-key.js';
 
 export interface RateOutcome {
@@ -12,17 +12,35 @@ export interface RateOutcome {
 
 const NONE: RateOutcome = { headers: {} };
 
-function nineHeaders(request: Budget, write: Budget, general: Budget): Record<string, string> {
-  const h: Record<string, string> = {};
-  const put = (prefix: string, b: Budget) => {
-    h[`X-RateLimit-${prefix}Limit`] = String(b.limit);
-    h[`X-RateLimit-${prefix}Remaining`] = String(b.remaining);
-    h[`X-RateLimit-${prefix}Reset`] = String(b.resetAt);
-  };
-  put('', general);
-  put('Request-', request);
-  put('Write-', write);
-  return h;
+/** The nine headers, their names written out (no name is built per request). */
+const nineHeaders = (request: Budget, write: Budget, general: Budget): Record<string, string> => ({
+  'X-RateLimit-Limit': String(general.limit),
+  'X-RateLimit-Remaining': String(general.remaining),
+  'X-RateLimit-Reset': String(general.resetAt),
+  'X-RateLimit-Request-Limit': String(request.limit),
+  'X-RateLimit-Request-Remaining': String(request.remaining),
+  'X-RateLimit-Request-Reset': String(request.resetAt),
+  'X-RateLimit-Write-Limit': String(write.limit),
+  'X-RateLimit-Write-Remaining': String(write.remaining),
+  'X-RateLimit-Write-Reset': String(write.resetAt),
+});
+
+/** A principal's request and write budgets under a plan and scale, kept for its next request (the most recently used, up to BOARD_SPECS_KEPT principals). */
+const boardSpecs = new Map<string, { plan: PlanName; scale: number; specs: readonly [WindowSpec, WindowSpec] }>();
+const BOARD_SPECS_KEPT = 10_000;
+
+function boardSpecsOf(principal: string, planName: PlanName, scale: number): readonly [WindowSpec, WindowSpec] {
+  const kept = boardSpecs.get(principal);
+  if (kept && kept.plan === planName && kept.scale === scale) return kept.specs;
+  const plan = PLANS[planName];
+  const specs = [
+    { key: `req:${principal}`, limit: plan.requestsPerMinute * scale, windowMs: BOARD_WINDOW_MS },
+    { key: `write:${principal}`, limit: plan.writesPerMinute * scale, windowMs: BOARD_WINDOW_MS },
+  ] as const;
+  boardSpecs.delete(principal);
+  boardSpecs.set(principal, { plan: planName, scale, specs });
+  if (boardSpecs.size > BOARD_SPECS_KEPT) boardSpecs.delete(boardSpecs.keys().next().value!);
+  return specs;
 }
 
 /**
@@ -70,11 +88,7 @@ export async function applyRateBudget(limiter: RateLimiter, input: RateStageInpu
     if (!b.allowed) throw denied(b, {}, now);
     return NONE;
   }
-  const plan = PLANS[input.plan];
-  const specs = [
-    { key: `req:${identity.principal}`, limit: plan.requestsPerMinute * input.scale, windowMs: BOARD_WINDOW_MS },
-    { key: `write:${identity.principal}`, limit: plan.writesPerMinute * input.scale, windowMs: BOARD_WINDOW_MS },
-  ];
+  const specs = boardSpecsOf(identity.principal, input.plan, input.scale);
   // Both budgets in one draw: identity reads only report them, reads and lifecycle calls consume
   // the request budget, writes both (the write budget untouched when the request budget refuses).
   const [request, write] = (await limiter.draw(specs, rate === 'identity' ? 0 : rate === 'read' || rate === 'lifecycle' ? 1 : 2, now)) as [Drawn, Drawn];
