@@ -40,10 +40,23 @@ interface Subscription {
   role: string;
   /** Operators (admin, owner) see every direct shout. */
   operator: boolean;
-  /** The last seq sent (or skipped by topic); -1 until the start point is known. */
+  /** The last seq sent (or skipped by topic); -1 until the start point is known. While joined, the board stream's instead. */
   lastSeq: number;
   /** Live events held while the log is being read; null when live. */
   held: CommittedEvent[] | null;
+  /** On the board's event stream (its events published to the engine's topics), not sent one by one. */
+  joined: boolean;
+}
+
+/**
+ * A board's events published once to the engine's topics, for its subscriptions that are live and
+ * have had every event up to `published` (each joins when it is, see Hub.joinStream): the common
+ * case costs one publish per event and topic, not one send per socket.
+ */
+interface Stream {
+  /** The last seq published; every joined subscription has had each event up to it, in order. */
+  published: number;
+  joined: number;
 }
 
 /** A socket's subscriptions and what it has spent of its budget. */
@@ -111,6 +124,11 @@ const hearsShouts = (topics: ReadonlySet<Topic>): boolean => topics.has('shouts'
  */
 const broadcastTopics = (boardId: string, topics: ReadonlySet<Topic>): string[] => [...(hearsShouts(topics) ? [`shouts/${boardId}`] : []), ...(topics.has('presence') ? [`presence/${boardId}`] : [])];
 
+/** Each board event is published to its topic's and to activity's: a subscription joins activity's alone, or each of its event topics'. */
+const eventTopic = (boardId: string, topic: Topic): string => `events/${boardId}/${topic}`;
+const streamTopics = (boardId: string, topics: ReadonlySet<Topic>): string[] =>
+  topics.has('activity') ? [eventTopic(boardId, 'activity')] : [...topics].filter((t) => t !== 'presence').map((t) => eventTopic(boardId, t));
+
 export class Hub {
   /** Each socket's subscriptions by board, and its budget. */
   private readonly connections = new Map<Connection, SocketState>();
@@ -122,6 +140,8 @@ export class Hub {
   private readonly frames = new WeakMap<CommittedEvent, Uint8Array>();
   private readonly probes = new Set<Probe>();
   private readonly firehose: Firehose<Connection>;
+  /** Boards with subscriptions on their event stream. */
+  private readonly streams = new Map<string, Stream>();
 
   constructor(private readonly deps: HubDeps) {
     const operators = deps.operators;
@@ -153,7 +173,10 @@ export class Hub {
   private unwatch(conn: Connection, boardId: string): boolean {
     const board = this.watchers.get(boardId);
     const sub = board?.get(conn);
-    if (sub) for (const topic of broadcastTopics(boardId, sub.topics)) conn.leave(topic);
+    if (sub) {
+      for (const topic of broadcastTopics(boardId, sub.topics)) conn.leave(topic);
+      this.leaveStream(conn, boardId, sub);
+    }
     if (board?.delete(conn) && board.size === 0) this.watchers.delete(boardId);
     return this.connections.get(conn)?.subs?.delete(boardId) ?? false;
   }
@@ -274,7 +297,9 @@ export class Hub {
   deliver(boardId: string, batch: CommittedEvent[]): void {
     const events = inSeqOrder(batch);
     this.firehose.deliver(boardId, events);
+    this.publish(boardId, events);
     for (const [conn, sub] of this.watchers.get(boardId) ?? []) {
+      if (sub.joined) continue;
       if (sub.held) sub.held.push(...events);
       else this.push(conn, boardId, sub, events);
     }
@@ -335,6 +360,7 @@ export class Hub {
 
   /** Brings every live subscription up to the log: one read per board, from its furthest-behind socket. */
   private async catchUpAll(): Promise<void> {
+    for (const boardId of [...this.streams.keys()]) this.endStream(boardId);
     const behind = new Map<string, number>();
     for (const { subs } of this.connections.values()) {
       for (const [boardId, sub] of subs ?? []) if (!sub.held) behind.set(boardId, Math.min(behind.get(boardId) ?? Infinity, sub.lastSeq));
@@ -343,7 +369,9 @@ export class Hub {
       try {
         for (let after = from; ; ) {
           const page = await this.deps.store.events.find({ boardId, seq: { $gt: after } }, { sort: [['seq', 1]], limit: REPLAY_PAGE });
-          for (const [conn, sub] of this.watchers.get(boardId) ?? []) if (!sub.held) this.push(conn, boardId, sub, page);
+          // As a delivery: the stream's subscriptions (those that join it meanwhile included) have it published.
+          this.publish(boardId, page);
+          for (const [conn, sub] of this.watchers.get(boardId) ?? []) if (!sub.held && !sub.joined) this.push(conn, boardId, sub, page);
           if (page.length < REPLAY_PAGE) break;
           after = page.at(-1)!.seq;
         }
@@ -381,10 +409,12 @@ export class Hub {
     if (!state) return;
     const existing = state.subs?.get(boardId);
     if (existing) {
-      const before = broadcastTopics(boardId, existing.topics);
+      const before = [...broadcastTopics(boardId, existing.topics), ...(existing.joined ? streamTopics(boardId, existing.topics) : [])];
       for (const topic of topics) existing.topics.add(topic);
-      for (const topic of broadcastTopics(boardId, existing.topics)) if (!before.includes(topic)) conn.join(topic);
-      return void this.transmit(conn, JSON.stringify({ type: 'subscribed', boardId, topics: [...existing.topics], seq: Math.max(existing.lastSeq, 0), merged: true }));
+      const after = [...broadcastTopics(boardId, existing.topics), ...(existing.joined ? streamTopics(boardId, existing.topics) : [])];
+      for (const topic of before) if (!after.includes(topic)) conn.leave(topic);
+      for (const topic of after) if (!before.includes(topic)) conn.join(topic);
+      return void this.transmit(conn, JSON.stringify({ type: 'subscribed', boardId, topics: [...existing.topics], seq: Math.max(this.lastSeqOf(boardId, existing), 0), merged: true }));
     }
     const id = conn.identity;
     if (start.snapshot && id.kind === 'token' && id.scope === 'resource' && !(id.resources ?? []).includes('items')) {
@@ -406,7 +436,7 @@ export class Hub {
       }
       if (!this.connections.has(conn) || state.subs?.has(boardId)) return; // closed, or subscribed meanwhile
       // An operator (admin, owner, or a platform operator watching read-only) sees every direct shout.
-      sub = { topics, role: project.role, operator: project.role === 'admin' || project.role === 'owner' || project.role === 'operator', lastSeq: -1, held: [] }; // hold live events from now on
+      sub = { topics, role: project.role, operator: project.role === 'admin' || project.role === 'owner' || project.role === 'operator', lastSeq: -1, held: [], joined: false }; // hold live events from now on
       name = project.name;
       this.watch(conn, boardId, sub);
     } finally {
@@ -545,6 +575,52 @@ export class Hub {
       }
       this.send(conn, boardId, sub, e);
     }
+    this.joinStream(conn, boardId, sub);
+  }
+
+  /** Publishes the board's events to its stream's subscriptions; a hole ends the stream (each then fills it from the log, as push does). */
+  private publish(boardId: string, events: CommittedEvent[]): void {
+    const stream = this.streams.get(boardId);
+    if (!stream) return;
+    for (const e of events) {
+      if (e.seq <= stream.published) continue;
+      if (e.seq > stream.published + 1) return this.endStream(boardId);
+      const frame = this.frame(boardId, e);
+      this.deps.publish(eventTopic(boardId, topicOf(e.type)), frame);
+      this.deps.publish(eventTopic(boardId, 'activity'), frame);
+      stream.published = e.seq;
+    }
+  }
+
+  /** A live subscription that has had every event the board's stream has published (the first to join sets that) goes on the stream. */
+  private joinStream(conn: Connection, boardId: string, sub: Subscription): void {
+    if (sub.joined || sub.held || sub.lastSeq < 0 || !this.current(conn, boardId, sub)) return;
+    const stream = this.streams.get(boardId) ?? this.streams.set(boardId, { published: sub.lastSeq, joined: 0 }).get(boardId)!;
+    if (stream.published !== sub.lastSeq) return;
+    sub.joined = true;
+    stream.joined++;
+    for (const topic of streamTopics(boardId, sub.topics)) conn.join(topic);
+  }
+
+  /** Takes a subscription off the board's stream: from here on it is sent event by event, from where the stream was. */
+  private leaveStream(conn: Connection, boardId: string, sub: Subscription): void {
+    if (!sub.joined) return;
+    const stream = this.streams.get(boardId)!;
+    sub.joined = false;
+    sub.lastSeq = stream.published;
+    for (const topic of streamTopics(boardId, sub.topics)) conn.leave(topic);
+    if (--stream.joined === 0) this.streams.delete(boardId);
+  }
+
+  /** Every subscription of the board leaves its stream (a hole in what the bus brought, or the bus was down). */
+  private endStream(boardId: string): void {
+    for (const [conn, sub] of this.watchers.get(boardId) ?? []) this.leaveStream(conn, boardId, sub);
+    this.streams.delete(boardId);
+  }
+
+  /** The last seq a subscription has had. */
+  private lastSeqOf(boardId: string, sub: Subscription): number {
+    return sub.joined ? this.streams.get(boardId)!.published : sub.lastSeq;
   }
 
   private send(conn: Connection, boardId: string, sub: Subscription, e: CommittedEvent): void {

@@ -266,6 +266,54 @@ describe('shouts over sockets', () => {
   });
 });
 
+describe('a board’s events to many watchers', () => {
+  it('sends every event once and in order to each watcher on its topics: live ones, one resuming from since, one merging activity in mid-way', { timeout: 60_000 }, async () => {
+    const board = await newBoard(srv.url);
+    const agents = await Promise.all([0, 1, 2, 3].map((i) => board.agent(`worker-${i}`)));
+    expect((await agents[0]!.post('/api/items/batch', { items: Array.from({ length: 16 }, (_, i) => ({ title: `task ${i}` })) })).status).toBe(201);
+    const watch = async (topics: string[], extra: Record<string, unknown> = {}) => {
+      const s = await openSocket(srv.url, bearerOf(agents[0]!));
+      s.send({ type: 'subscribe', boardId: board.projectId, topics, ...extra });
+      return { s, topics, start: (await s.next((m) => m.type === 'subscribed')).seq as number };
+    };
+    const watchers = await Promise.all([watch(['activity']), watch(['activity']), watch(['items']), watch(['leases']), watch(['items', 'leases']), watch(['presence'])]);
+    const work = async (agent: (typeof agents)[number]) => {
+      for (;;) {
+        const lease = await agent.post('/api/claim', {});
+        if (lease.status !== 200) return;
+        expect((await agent.post('/api/submit', { leaseId: lease.body.leaseId, head: head(1) })).status).toBe(200);
+      }
+    };
+    const working = Promise.all(agents.map(work));
+    // Mid-way: a socket that replays the log from the start while events keep coming, and one whose items-only subscription takes in activity.
+    const resuming = await watch(['activity'], { since: 0 });
+    const merging = await watch(['items']);
+    merging.s.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity'] });
+    const mergedAt = (await merging.s.next((m) => m.type === 'subscribed' && m.merged)).seq as number;
+    await working;
+
+    const log: { seq: number; type: string }[] = [];
+    for (let before: number | null = null; ; ) {
+      const page = (await agents[0]!.get(`/api/activity?limit=100${before ? `&before=${before}` : ''}`)).body as { events: { seq: number; type: string }[]; nextBefore: number | null };
+      log.unshift(...page.events.reverse());
+      if ((before = page.nextBefore) === null) break;
+    }
+    expect(log.map((e) => e.seq)).toEqual(log.map((_, i) => i + 1));
+    const topicOf = (type: string) => (type.startsWith('lease.') ? 'leases' : type.startsWith('shout') ? 'shouts' : type.startsWith('doctrine.') || type.startsWith('spec.') ? 'doctrine' : 'items');
+    const expected = (w: { topics: string[]; start: number }, merged?: number) => log.filter((e) => e.seq > w.start && (w.topics.includes('activity') || w.topics.includes(topicOf(e.type)) || (merged !== undefined && e.seq > merged))).map((e) => e.seq);
+    const received = async (s: (typeof watchers)[number]['s'], count: number) => {
+      const seqs: number[] = [];
+      while (seqs.length < count) seqs.push((await s.next((m) => m.type === 'event' && m.seq !== null)).seq);
+      await expect(s.next((m) => m.type === 'event' && m.seq !== null, 300)).rejects.toThrow(/no matching message/);
+      return seqs;
+    };
+    for (const w of [...watchers, resuming]) expect(await received(w.s, expected(w).length), w.topics.join(',')).toEqual(expected(w));
+    expect(resuming.start).toBe(0);
+    expect(await received(merging.s, expected(merging, mergedAt).length)).toEqual(expected(merging, mergedAt));
+    for (const w of [...watchers, resuming, merging]) w.s.ws.close();
+  });
+});
+
 describe('a consumer that stops reading', () => {
   it('is cut off with 4008 once its backlog passes the cap, while a reading socket keeps everything', { timeout: 120_000 }, async () => {
     const board = await newBoard(srv.url);
