@@ -420,7 +420,8 @@ class SocketConnection implements Connection {
    * only drains after). Published messages are not counted: a socket joined to a topic asks uWS.
    */
   private heldByUws = 0;
-  private topics = false;
+  /** Joined to a topic (and so to the anchor): what uWS holds for it may include published messages. */
+  private onTopics = false;
   /** Readers waiting for an empty backlog; made when the first one waits. */
   private waiting: (() => void)[] | null = null;
 
@@ -435,7 +436,7 @@ class SocketConnection implements Connection {
     const size = typeof message === 'string' ? Buffer.byteLength(message) : message.byteLength;
     // uWS is asked what it holds only when the bound kept here says the message may not fit (or
     // may be wrong: a published message is not in it).
-    if (this.topics || this.heldByUws + this.pendingBytes + size > this.cap) {
+    if (this.onTopics || this.heldByUws + this.pendingBytes + size > this.cap) {
       this.heldByUws = this.ws.getBufferedAmount();
       if (this.heldByUws + this.pendingBytes + size > this.cap) return false;
     }
@@ -470,8 +471,8 @@ class SocketConnection implements Connection {
 
   join(topic: string): void {
     if (this.closed) return;
-    if (!this.topics) {
-      this.topics = true;
+    if (!this.onTopics) {
+      this.onTopics = true;
       this.ws.subscribe(ANCHOR_TOPIC);
       joined.add(this);
     }

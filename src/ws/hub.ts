@@ -56,6 +56,7 @@ interface Subscription {
 interface Stream {
   /** The last seq published; every joined subscription has had each event up to it, in order. */
   published: number;
+  /** Subscriptions on it; the stream ends with the last one. */
   joined: number;
 }
 
