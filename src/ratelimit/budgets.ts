@@ -25,7 +25,7 @@ const nineHeaders = (request: Budget, write: Budget, general: Budget): Record<st
   'X-RateLimit-Write-Reset': String(write.resetAt),
 });
 
-/** A principal's request and write budgets under a plan and scale, kept for its next request (the most recently used, up to BOARD_SPECS_KEPT principals). */
+/** A principal's request and write budgets under a plan and scale, kept for its next request (up to BOARD_SPECS_KEPT principals; the oldest made goes first). */
 const boardSpecs = new Map<string, { plan: PlanName; scale: number; specs: readonly [WindowSpec, WindowSpec] }>();
 const BOARD_SPECS_KEPT = 10_000;
 
