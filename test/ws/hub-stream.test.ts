@@ -1,0 +1,120 @@
+// The hub's event stream on a simulated bus, over a real embedded store's log: a subscription goes
+// on the board's stream once its replay is done (its events then come by publish, one per topic,
+// not by a send per socket), a lost bus message takes it back to the per-socket path, which fills
+// the hole from the log, and it joins the stream again once it has caught up. The sockets and the
+// engine's topics are simulated here (the e2e suites run them for real); what is checked is that
+// each socket gets every event once, in seq order, whichever path carried it.
+import { describe, expect, it } from 'vitest';
+import type { CommittedEvent } from '../../actors/board-actor.js';
+import type { Identity } from '../../src/auth/identity.js';
+import type { ProjectSelector } from '../../src/auth/project-selection.js';
+import type { ResolutionObserver } from '../../src/errors/observed-resolution.js';
+import { Hub, type Connection } from '../../src/ws/hub.js';
+import type { BoardRecord, EventRecord } from '../../store/ports/store.js';
+import { useStore } from '../support/stores.js';
+import { unique } from '../support/temp.js';
+import { until } from '../support/until.js';
+
+const used = useStore();
+
+/** A socket as the hub sees it: what it was sent, and by which path. */
+class FakeSocket implements Connection {
+  static next = 1;
+  readonly id = FakeSocket.next++;
+  readonly topics = new Set<string>();
+  readonly got: { seq: number | null; type: string; by: 'send' | 'publish' }[] = [];
+  constructor(readonly identity: Identity) {}
+  send(message: string | Uint8Array): boolean {
+    this.hear(message, 'send');
+    return true;
+  }
+  hear(message: string | Uint8Array, by: 'send' | 'publish'): void {
+    const m = JSON.parse(typeof message === 'string' ? message : Buffer.from(message).toString());
+    this.got.push({ seq: m.type === 'event' ? m.seq : null, type: m.type, by });
+  }
+  backlog = () => 0;
+  drained = () => Promise.resolve();
+  join = (topic: string) => void this.topics.add(topic);
+  leave = (topic: string) => void this.topics.delete(topic);
+  close(): void {
+    // nothing to close: no transport
+  }
+  events = () => this.got.filter((g) => g.type === 'event');
+}
+
+function rig(boardId: string) {
+  const sockets: FakeSocket[] = [];
+  let publishes = 0;
+  const hub = new Hub({
+    selector: { reachable: async () => ({ id: boardId, name: 'board', role: 'member', plan: 'free', owned: false }) } as unknown as ProjectSelector,
+    store: used.store,
+    readBoard: () => Promise.reject(new Error('no snapshots here')),
+    syncLog: async () => undefined,
+    stillValid: async () => true,
+    observer: { resolution: () => null } as unknown as ResolutionObserver,
+    publicUrl: 'http://board.test',
+    clock: () => Date.now(),
+    publish(topic, message) {
+      publishes++;
+      for (const s of sockets) if (s.topics.has(topic)) s.hear(message, 'publish');
+    },
+  });
+  const open = () => {
+    const s = new FakeSocket({ kind: 'session', principal: `user:${unique('u')}`, accountId: unique('acct'), sessionId: unique('sess') });
+    sockets.push(s);
+    hub.open(s);
+    return s;
+  };
+  return { hub, open, publishes: () => publishes };
+}
+
+describe('the board stream', () => {
+  it('carries a caught-up subscription by publish, hands it back to the log on a lost bus message, and takes it again once it has caught up: every event once, in order', async () => {
+    const boardId = unique('board');
+    const event = (seq: number, type = 'item.updated'): CommittedEvent => ({ boardId, seq, type, actor: 'agent:a', workId: 'W-1', at: 1_000 + seq, data: {} });
+    const log = async (...seqs: number[]) => {
+      await used.store.events.insertMissing(seqs.map((seq) => ({ _id: `${boardId}:${seq}`, version: 1, ...event(seq, seq % 3 === 0 ? 'lease.granted' : 'item.updated') }) as EventRecord));
+    };
+    // Only the board's lastSeq is read (a subscription's start): the one when it subscribes.
+    await used.store.boards.insert({ _id: boardId, version: 1, lastSeq: 3 } as unknown as BoardRecord);
+    await log(1, 2, 3);
+    const { hub, open, publishes } = rig(boardId);
+    const all = open();
+    const items = open();
+    await hub.message(all, JSON.stringify({ type: 'subscribe', boardId, topics: ['activity'], since: 0 }));
+    await hub.message(items, JSON.stringify({ type: 'subscribe', boardId, topics: ['items'], since: 0 }));
+    // Replayed from the log, one send each; then both are on the stream.
+    expect(all.events().map((g) => [g.seq, g.by])).toEqual([[1, 'send'], [2, 'send'], [3, 'send']]);
+    expect(all.topics).toEqual(new Set([`events/${boardId}/activity`, `shouts/${boardId}`]));
+    expect(items.topics).toEqual(new Set([`events/${boardId}/items`]));
+
+    // Live: published once per event and topic, whatever the number of sockets.
+    await log(4, 5);
+    hub.deliver(boardId, [event(4), event(5)]);
+    expect(publishes()).toBe(4);
+    expect(all.events().slice(3).map((g) => [g.seq, g.by])).toEqual([[4, 'publish'], [5, 'publish']]);
+
+    // Event 6 never came over the bus (7 did): both leave the stream and read 6 and 7 from the log.
+    await log(6, 7);
+    hub.deliver(boardId, [event(7)]);
+    await until(() => all.events().length === 7 && items.events().length === 5);
+    expect(all.events().slice(5).map((g) => [g.seq, g.by])).toEqual([[6, 'send'], [7, 'send']]);
+
+    // Caught up, they take the stream again; a late duplicate of 5 changes nothing.
+    await log(8);
+    hub.deliver(boardId, [event(5), event(8)]);
+    await until(() => all.events().length === 8);
+    expect(all.events().map((g) => g.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(all.events().at(-1)!.by).toBe('publish');
+    // The items watcher got the item events only (3 and 6 are lease events), each once.
+    expect(items.events().map((g) => g.seq)).toEqual([1, 2, 4, 5, 7, 8]);
+
+    // Merging activity in moves the items watcher to the whole stream: the next lease event reaches it once.
+    await hub.message(items, JSON.stringify({ type: 'subscribe', boardId, topics: ['activity'] }));
+    expect(items.topics).toEqual(new Set([`events/${boardId}/activity`, `shouts/${boardId}`]));
+    await log(9);
+    hub.deliver(boardId, [event(9, 'lease.granted')]);
+    expect(items.events().map((g) => g.seq)).toEqual([1, 2, 4, 5, 7, 8, 9]);
+    expect(all.events().map((g) => g.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  });
+});
