@@ -3,7 +3,10 @@
 // seq order: events older than what was sent are dropped, and a hole (a lost bus message) is
 // filled from the log before anything after it goes out. A subscription may instead start from a
 // snapshot of the board (board-view.ts), and may watch the roster (`presence`). An operator's
-// socket may watch any board read-only and the firehose (operator-access.ts, firehose.ts).
+// socket may watch any board read-only and the firehose (operator-access.ts, firehose.ts). What
+// every watcher of a board hears alike goes out as one publish to a topic of the engine's: its
+// events once a subscription has caught up (the board's stream, see Stream), its broadcast shouts
+// and its roster; the rest is sent socket by socket.
 import type { Committed, CommittedEvent } from '../../actors/board-actor.js';
 import type { Identity } from '../auth/identity.js';
 import type { ProjectSelector, SelectedProject } from '../auth/project-selection.js';
