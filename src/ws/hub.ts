@@ -121,14 +121,19 @@ const carriesLeaseEnds = (topics: ReadonlySet<Topic>): boolean => topics.has('le
 /** Whether a subscription with `topics` hears the board's shouts. */
 const hearsShouts = (topics: ReadonlySet<Topic>): boolean => topics.has('shouts') || topics.has('activity');
 
+/** The engine's topics of a board: its broadcast shouts (not direct ones), its roster. */
+const shoutsTopic = (boardId: string): string => `shouts/${boardId}`;
+const rosterTopic = (boardId: string): string => `presence/${boardId}`;
+
 /**
  * What goes alike to every watcher of a board with a topic is published once, to a topic of the
- * engine's: the board's shouts to all (not direct ones), and its roster. Everything else is sent
- * socket by socket (events keep each socket's own place in the log; direct shouts their readers).
+ * engine's: the board's shouts to all, and its roster, from the subscribe on; its events once the
+ * subscription has caught up (streamTopics). Direct shouts and a holder's own lease news are sent
+ * socket by socket.
  */
-const broadcastTopics = (boardId: string, topics: ReadonlySet<Topic>): string[] => [...(hearsShouts(topics) ? [`shouts/${boardId}`] : []), ...(topics.has('presence') ? [`presence/${boardId}`] : [])];
+const broadcastTopics = (boardId: string, topics: ReadonlySet<Topic>): string[] => [...(hearsShouts(topics) ? [shoutsTopic(boardId)] : []), ...(topics.has('presence') ? [rosterTopic(boardId)] : [])];
 
-/** Each board event is published to its topic's and to activity's: a subscription joins activity's alone, or each of its event topics'. */
+/** Each board event is published to its topic's and to activity's: a subscription joins activity's alone, or each of its event topics' (presence is no event topic). */
 const eventTopic = (boardId: string, topic: Topic): string => `events/${boardId}/${topic}`;
 const streamTopics = (boardId: string, topics: ReadonlySet<Topic>): string[] =>
   topics.has('activity') ? [eventTopic(boardId, 'activity')] : [...topics].filter((t) => t !== 'presence').map((t) => eventTopic(boardId, t));
@@ -199,7 +204,7 @@ export class Hub {
       return;
     }
     if (notice.kind === 'membership') return this.membershipChanged(notice);
-    if (notice.kind === 'presence') return this.deps.publish(`presence/${notice.boardId}`, presenceMessage(notice.boardId, presenceView(notice.presence)));
+    if (notice.kind === 'presence') return this.deps.publish(rosterTopic(notice.boardId), presenceMessage(notice.boardId, presenceView(notice.presence)));
     this.revoked(notice);
   }
 
@@ -388,7 +393,7 @@ export class Hub {
   /** Pushes a shout to the board's subscribers allowed to see it; reaching its addressee is its delivery. */
   private shout(boardId: string, shout: Extract<Notice, { kind: 'shout' }>['shout']): void {
     const message = Buffer.from(JSON.stringify({ type: 'shout', boardId, shout: { ...shout, at: new Date(shout.at).toISOString() } }));
-    if (shout.to === null) return this.deps.publish(`shouts/${boardId}`, message);
+    if (shout.to === null) return this.deps.publish(shoutsTopic(boardId), message);
     let delivered = false;
     for (const [conn, sub] of this.watchers.get(boardId) ?? []) {
       if (!hearsShouts(sub.topics)) continue;
