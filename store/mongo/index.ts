@@ -51,6 +51,7 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
       }
     },
     async close() {
+      await Promise.all(entries.map(([, collection]) => collection.releaseMoot()));
       await client.close();
     },
     replication: () => replicationOf(db),

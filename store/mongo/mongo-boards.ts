@@ -227,7 +227,7 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
     const landed = await this.guarded(id, expectedVersion, false, async () => {
       const result = await this.run(() => this.driver.updateOne({ _id: id, version: expectedVersion } as Document, { $set: { ...header, intent }, $unset: { outbox: '' }, $inc: { version: 1 } }));
       return result.modifiedCount === 1;
-    });
+    }, (landed) => landed);
     if (!landed) {
       if (stage) await this.staging.deleteMany({ stage }).catch(() => undefined);
       return false;
@@ -252,6 +252,7 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
   /** Waits for this process's log inserts and clean-ups of every board (tests, and a clean close). */
   async settled(): Promise<void> {
     await Promise.all([...this.local.values()].map((l) => Promise.all([l.pending, l.cleanup])));
+    await this.releaseMoot();
   }
 
   private localOf(id: string): Local {
