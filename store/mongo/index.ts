@@ -11,6 +11,8 @@ export interface MongoStoreOptions {
   prefix?: string;
   /** After how long a commit guard left by a dead committer may be taken over (FerretDB only). */
   guardStaleMs?: number;
+  /** How long moot commit guards wait to be deleted together (FerretDB only; tests lengthen it). */
+  guardReleaseMs?: number;
   /** The boards' clock for their clean-up delays (tests move it). */
   clock?: () => number;
 }
@@ -25,7 +27,7 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
   const db = client.db(options.db);
   const prefix = options.prefix ?? '';
   const ferret = await isFerretDb(db);
-  const guards = ferret ? { driver: db.collection<Document>(`${prefix}commit_guards`), staleAfterMs: options.guardStaleMs ?? 30_000 } : null;
+  const guards = ferret ? { driver: db.collection<Document>(`${prefix}commit_guards`), staleAfterMs: options.guardStaleMs ?? 30_000, ...(options.guardReleaseMs !== undefined && { mootReleaseMs: options.guardReleaseMs }) } : null;
   const ensure = async (name: string, indexes: readonly { name: string; fields: readonly string[]; unique: boolean }[]) => {
     const driver = db.collection<Document>(`${prefix}${name}`);
     for (const index of indexes) await driver.createIndex(Object.fromEntries(index.fields.map((f) => [f, 1])), { name: index.name, unique: index.unique });

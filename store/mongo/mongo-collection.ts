@@ -12,9 +12,11 @@ export interface CommitGuards {
   driver: Driver<Document>;
   /** A guard older than this belongs to a committer that died; it may be taken over. */
   staleAfterMs: number;
+  /** Moot guards are deleted this long after the first of them waits (MOOT_RELEASE_MS unless a test says). */
+  mootReleaseMs?: number;
 }
 
-/** Moot guards are deleted this long after the first of them, or once this many wait. */
+/** Moot guards are deleted this long after the first of them, or once MOOT_BATCH wait. */
 const MOOT_RELEASE_MS = 1000;
 const MOOT_BATCH = 100;
 
@@ -145,7 +147,7 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     this.moot.push(guardId);
     if (this.moot.length >= MOOT_BATCH) void this.releaseMoot();
     else if (!this.mootTimer) {
-      this.mootTimer = setTimeout(() => void this.releaseMoot(), MOOT_RELEASE_MS);
+      this.mootTimer = setTimeout(() => void this.releaseMoot(), this.guards!.mootReleaseMs ?? MOOT_RELEASE_MS);
       this.mootTimer.unref();
     }
   }
