@@ -125,12 +125,13 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     const guards = this.guards;
     const guardId = `${this.name}/${id}/${version}`;
     if (!(await this.takeGuard(guardId))) return lost;
-    let result: { value: R } | null = null;
+    let moot = false;
     try {
-      result = { value: await write() };
-      return result.value;
+      const result = await write();
+      moot = moved?.(result) ?? false;
+      return result;
     } finally {
-      if (result && moved?.(result.value)) this.releaseLater(guardId);
+      if (moot) this.releaseLater(guardId);
       else await guards.driver.deleteOne({ _id: guardId } as Document).catch(() => undefined);
     }
   }
