@@ -165,7 +165,7 @@ export class Pipeline {
       const reply = await this.stages(route, raw, ctx, rate);
       // Operators' calls stay out of the public resolution aggregates (GET /api/errors names operations).
       if (ctx.identity && route.auth !== 'operator') this.deps.observer.succeeded(workspaceOf(ctx.identity), ctx.operation);
-      response = this.toResponse(reply, requestId);
+      response = this.toResponse(reply, requestId, route.rateHeaders ? rate.headers : undefined);
     } catch (e) {
       response = this.failure(e, ctx, route.rateHeaders ? await this.refusalRateHeaders(route, ctx, rate.headers) : undefined);
     }
@@ -230,14 +230,12 @@ export class Pipeline {
     if (route.project && ctx.identity) ctx.project = await this.deps.selector.select(ctx.identity, requestedProject, route.project);
     const plan = ctx.project?.plan ?? 'free';
     const email = route.budgetsEmail ? (body as { email?: unknown } | undefined)?.email : undefined;
-    const rate = await applyRateBudget(this.deps.limiter, { rate: route.rate, identity: ctx.identity, remoteAddress: ctx.remoteAddress, ...(typeof email === 'string' && { email }), plan, addressLimit: this.deps.addressRatePerMinute, scale: this.deps.boardRateScale, now: ctx.now });
+    const rate = await applyRateBudget(this.deps.limiter, { rate: route.rate, identity: ctx.identity, remoteAddress: ctx.remoteAddress, email: typeof email === 'string' ? email : undefined, plan, addressLimit: this.deps.addressRatePerMinute, scale: this.deps.boardRateScale, now: ctx.now });
     drawn.headers = rate.headers;
     if (route.refusedWhileImpersonating && ctx.identity?.kind === 'session' && ctx.identity.impersonation) {
       throw new AppError('IMPERSONATION_FORBIDDEN', 'An operator acting as this account cannot do this; the account’s owner does it, signed in as themselves.');
     }
-    const reply = await route.handler({ ctx, body, query, raw: raw.body });
-    if (route.rateHeaders) reply.headers = { ...rate.headers, ...reply.headers };
-    return reply;
+    return route.handler({ ctx, body, query, raw: raw.body });
   }
 
   /**
@@ -288,10 +286,14 @@ export class Pipeline {
     return this.toResponse({ status: error.status, body: errorEnvelope(record, message, requestId, error.details), headers: error.headers, cookies: clear }, requestId);
   }
 
-  private toResponse(reply: Reply, requestId: string): RawResponse {
+  /** The reply as written: its own headers win over the rate headers of a route that sends them. */
+  private toResponse(reply: Reply, requestId: string, rateHeaders?: Record<string, string>): RawResponse {
     const headers: [string, string][] = [['x-request-id', requestId]];
-    if (reply.headers?.['cache-control'] === undefined) headers.push(['cache-control', 'no-store']);
-    for (const [k, v] of Object.entries(reply.headers ?? {})) headers.push([k, v]);
+    const own = reply.headers;
+    if (own?.['cache-control'] === undefined) headers.push(['cache-control', 'no-store']);
+    // for…in, not a spread or Object.entries: this runs for every response (V8 merges spreads slowly).
+    if (rateHeaders) for (const k in rateHeaders) if (own?.[k] === undefined) headers.push([k, rateHeaders[k]!]);
+    if (own) for (const k in own) headers.push([k, own[k]!]);
     for (const c of reply.cookies ?? []) headers.push(['set-cookie', serializeCookie(c, this.deps.cookieSecure)]);
     if (reply.body === undefined) return { status: reply.status, headers, body: '' };
     if (reply.contentType) {

@@ -55,7 +55,7 @@ export interface RateStageInput {
   identity: Identity | null;
   remoteAddress: string;
   /** The email a sign-up or sign-in names (routes marked budgetsEmail): a listed domain's draws on its own budget. */
-  email?: string;
+  email?: string | undefined;
   plan: PlanName;
   addressLimit: number;
   /** Multiplies the plan's budgets (BOARD_RATE_SCALE). */
