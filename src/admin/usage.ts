@@ -63,13 +63,19 @@ interface Pending {
   counts: Record<string, number>;
 }
 
+/** Rows waiting for the next flush by period (day or bucket), scope and key: a request finds its rows without building their ids. */
+type PendingRows = Map<string, Map<UsageScope, Map<string, Pending>>>;
+
+const REQUESTS = ['requests'] as const;
+
 interface OpenSocket {
   identity: Identity;
   since: number;
 }
 
 export class UsageRecorder {
-  private pending = new Map<string, Pending>();
+  private pending: PendingRows = new Map();
+  private pendingCount = 0;
   private readonly sockets = new Map<object, OpenSocket>();
   private flushing: Promise<void> | null = null;
   /** Increments lost: the pending map was full, or a flush failed and they could not be kept. */
@@ -87,7 +93,7 @@ export class UsageRecorder {
     const identity = ctx.identity;
     const boardId = ctx.project?.id ?? (identity?.kind === 'token' ? identity.boardId : null);
     const refusal = status === 401 || status === 403 || status === 429 ? `r${status}` : null;
-    const counters = refusal ? ['requests', refusal] : ['requests'];
+    const counters = refusal ? ['requests', refusal] : REQUESTS;
     this.add(day, 'platform', PLATFORM_KEY, counters);
     this.add(day, 'address', ctx.remoteAddress, counters);
     if (identity) {
@@ -95,12 +101,13 @@ export class UsageRecorder {
       this.add(day, 'account', identity.accountId, counters);
     }
     if (boardId) this.add(day, 'board', boardId, counters);
+    const signal = status < 300 ? SIGNALS[ctx.operation] : undefined;
+    if (!refusal && !signal) return;
     const bucket = bucketOf(ctx.now);
     if (refusal) {
       this.add(bucket, 'address', ctx.remoteAddress, [refusal]);
       if (identity) this.add(bucket, 'principal', identity.principal, [refusal]);
     }
-    const signal = status < 300 ? SIGNALS[ctx.operation] : undefined;
     if (signal) {
       const key = signal.on === 'address' ? ctx.remoteAddress : identity?.principal;
       if (key) {
@@ -145,7 +152,7 @@ export class UsageRecorder {
   }
 
   get pendingRows(): number {
-    return this.pending.size;
+    return this.pendingCount;
   }
 
   private accrue(open: OpenSocket, now: number): void {
@@ -162,24 +169,35 @@ export class UsageRecorder {
 
   private add(day: string, scope: UsageScope, rawKey: string, counters: readonly string[], by = 1): void {
     const key = rawKey.slice(0, KEY_CHARS);
-    const id = usageId(day, scope, key);
-    let row = this.pending.get(id);
+    const rows = this.rowsOf(day, scope);
+    let row = rows.get(key);
     if (!row) {
-      if (this.pending.size >= MAX_PENDING_ROWS) {
+      if (this.pendingCount >= MAX_PENDING_ROWS) {
         this.dropped += by;
         return;
       }
       row = { day, scope, key, counts: {} };
-      this.pending.set(id, row);
+      rows.set(key, row);
+      this.pendingCount++;
     }
     for (const c of counters) row.counts[c] = (row.counts[c] ?? 0) + by;
+  }
+
+  private rowsOf(day: string, scope: UsageScope): Map<string, Pending> {
+    let scopes = this.pending.get(day);
+    if (!scopes) this.pending.set(day, (scopes = new Map()));
+    let rows = scopes.get(scope);
+    if (!rows) scopes.set(scope, (rows = new Map()));
+    return rows;
   }
 
   private async flushOnce(): Promise<void> {
     const now = this.clock();
     for (const open of this.sockets.values()) this.accrue(open, now);
-    const rows = [...this.pending.entries()];
+    const rows: [string, Pending][] = [];
+    for (const scopes of this.pending.values()) for (const byKey of scopes.values()) for (const row of byKey.values()) rows.push([usageId(row.day, row.scope, row.key), row]);
     this.pending = new Map();
+    this.pendingCount = 0;
     // Subjects first: their first insert of a day counts them active on the platform row, written last.
     const platform = rows.filter(([, r]) => r.scope === 'platform');
     const subjects = rows.filter(([, r]) => r.scope !== 'platform');
@@ -195,7 +213,7 @@ export class UsageRecorder {
         }
       } catch (e) {
         failure = e;
-        this.keep(id, row);
+        this.keep(row);
       }
     };
     for (let i = 0; i < subjects.length; i += FLUSH_PARALLEL) await Promise.all(subjects.slice(i, i + FLUSH_PARALLEL).map(write));
@@ -210,13 +228,18 @@ export class UsageRecorder {
   }
 
   /** Puts a row that could not be written back, to go out with the next flush. */
-  private keep(id: string, row: Pending): void {
-    const held = this.pending.get(id);
-    if (!held && this.pending.size >= MAX_PENDING_ROWS) {
+  private keep(row: Pending): void {
+    const rows = this.rowsOf(row.day, row.scope);
+    const held = rows.get(row.key);
+    if (!held && this.pendingCount >= MAX_PENDING_ROWS) {
       this.dropped += Object.values(row.counts).reduce((a, b) => a + b, 0);
       return;
     }
-    if (!held) return void this.pending.set(id, row);
+    if (!held) {
+      rows.set(row.key, row);
+      this.pendingCount++;
+      return;
+    }
     for (const [c, n] of Object.entries(row.counts)) held.counts[c] = (held.counts[c] ?? 0) + n;
   }
 }

@@ -52,8 +52,14 @@ const serialized = new WeakMap<object, string>();
 export function statusJson(input: StatusInput): string {
   let members = serialized.get(input.record);
   if (members === undefined) serialized.set(input.record, (members = JSON.stringify(versionView(input.board, input.record)).slice(1, -1)));
-  const last = input.lastActivityAt === null ? 'null' : `"${iso(input.lastActivityAt)}"`;
-  return `{"projectId":${JSON.stringify(input.projectId)},"name":${JSON.stringify(input.name)},${members},"agentsOnline":${input.agentsOnline},"lastActivityAt":${last}}`;
+  return `{"projectId":${JSON.stringify(input.projectId)},"name":${JSON.stringify(input.name)},${members},"agentsOnline":${input.agentsOnline},"lastActivityAt":${activityJson(input.lastActivityAt)}}`;
+}
+
+/** The last activity as JSON, kept for the next request: it is the same until the board changes, and formatting a date costs more than the rest of the body. */
+let lastActivityJson = { at: null as number | null, json: 'null' };
+function activityJson(at: number | null): string {
+  if (at !== lastActivityJson.at) lastActivityJson = { at, json: at === null ? 'null' : `"${iso(at)}"` };
+  return lastActivityJson.json;
 }
 
 /**
