@@ -128,9 +128,11 @@ export function nodesFlow(uri: string): void {
     const busesAre = async (health: 'ok' | 'degraded', ms?: number) => {
       let last: string[] = [];
       await until(async () => (last = await readiness()).every((b) => b === health), ms).catch((e: Error) => {
-        throw new Error(`${e.message}: buses ${health} expected, nodes answered ${JSON.stringify(last)}\n${nodes.map((n, i) => `node ${i} logged:\n${n.redisLines()}`).join('\n')}`);
+        throw new Error(`${e.message}: buses ${health} expected, nodes answered ${JSON.stringify(last)}\n${nodeLogs()}`);
       });
     };
+    /** What each node logged of Redis, and its warnings and errors: a failed wait says why. */
+    const nodeLogs = (): string => nodes.map((n, i) => `node ${i} logged:\n${n.redisLines()}`).join('\n');
 
     beforeAll(async () => {
       redis = await ownRedis();
@@ -182,7 +184,10 @@ export function nodesFlow(uri: string): void {
         const movers = watchers.slice(2, 12);
         const resumeFrom = movers.map((w) => w.hangUp());
         const progress = owner().last;
-        await until(() => owner().last >= progress + 20, 120_000); // commits keep landing without Redis
+        // Commits keep landing without Redis (each node decides; the store's version check keeps that right).
+        await until(() => owner().last >= progress + 20, 120_000).catch((e: Error) => {
+          throw new Error(`${e.message}: 20 events after seq ${progress} expected without Redis, the owner's socket is at ${owner().last}\n${nodeLogs()}`);
+        });
         await Promise.all(movers.map((w, i) => w.connect(nodes[1 - nodeOf.get(w)!]!.url, resumeFrom[i])));
         await redis.start();
         // Each node reconnects within 2 s of Redis answering; a node under this load (and a store
