@@ -2,7 +2,7 @@
 // per index, and for boards' items, all in one environment so a write spans them atomically.
 // One process holds the directory at a time (see dir-lock.ts).
 import { mkdir, readdir } from 'node:fs/promises';
-import { open, type Database } from 'lmdb';
+import { open, type Database, type DatabaseOptions } from 'lmdb';
 import { COLLECTION_NAMES, SCHEMA, StoreUnavailableError, type CollectionName, type Collections, type EventRecord, type Store, type StoredItem } from '../ports/store.js';
 import { lockDir } from './dir-lock.js';
 import { LmdbBoards } from './lmdb-boards.js';
@@ -11,6 +11,15 @@ import { Writer } from './writer.js';
 
 /** What the hand-written journal of earlier versions left in a data directory. */
 const OLD_FORMAT = /^(?:journal-\d+\.log|snapshot-\d+\.json)$/;
+
+/**
+ * Values as plain msgpack maps. msgpackr's default record extension defines each object's shape
+ * inside every value (no shared structures here: a structure saved in a transaction that aborts
+ * would stay in the encoder and name nothing on disk), which cost more to write and read than the
+ * keys themselves for these small, varied documents. Values written either way read back alike.
+ * msgpackr takes the option through lmdb-js, whose types do not list it.
+ */
+const PLAIN_MAPS = { useRecords: false } as DatabaseOptions;
 
 export async function openEmbeddedStore(dataDir: string): Promise<Store> {
   await mkdir(dataDir, { recursive: true });
@@ -32,11 +41,11 @@ export async function openEmbeddedStore(dataDir: string): Promise<Store> {
   const meta = env.openDB({ name: '_meta' });
   const writer = new Writer(env, meta);
   const dbsOf = (name: CollectionName): CollectionDbs => ({
-    docs: env.openDB({ name, useVersions: true }),
+    docs: env.openDB({ name, useVersions: true, ...PLAIN_MAPS }),
     indexes: SCHEMA[name].map((spec) => ({ spec, db: env.openDB({ name: `${name}.${spec.name}` }) as Database<string, Key> })),
   });
   const events = new LmdbCollection<EventRecord>('events', dbsOf('events'), writer);
-  const boards = new LmdbBoards(dbsOf('boards'), writer, { items: env.openDB({ name: 'boards.entries' }), versions: env.openDB({ name: 'boards.versions' }) }, events);
+  const boards = new LmdbBoards(dbsOf('boards'), writer, { items: env.openDB({ name: 'boards.entries', ...PLAIN_MAPS }), versions: env.openDB({ name: 'boards.versions' }) }, events);
   // Earlier versions kept a board's items under `boards.items`, without the board version that wrote each.
   await boards.migrate(env.openDB<StoredItem, Key>({ name: 'boards.items' }));
   const collections = Object.fromEntries(COLLECTION_NAMES.map((name) => [name, name === 'boards' ? boards : name === 'events' ? events : new LmdbCollection(name, dbsOf(name), writer)])) as unknown as Record<

@@ -56,17 +56,24 @@ export class LmdbBoards extends LmdbCollection<BoardRecord> implements BoardColl
     return { record, items, removed };
   }
 
-  commit(id: string, expectedVersion: number, set: Changes<BoardRecord>, writes: ItemWrites, log: readonly EventRecord[] = []): Promise<boolean> {
+  commit(id: string, expectedVersion: number, set: Changes<BoardRecord>, writes: ItemWrites, log: readonly EventRecord[] = [], applied?: () => void): Promise<boolean> {
     // Not copied: the caller leaves them as they are until this resolves (the port says so), and
     // LMDB encodes them inside the transaction. A structured clone here was a tenth of a commit.
     return this.writer.write(() => {
+      // lmdb-js runs this on the main thread while its writer waits, then syncs without it.
+      if (applied) queueMicrotask(applied);
       const current = this.dbs.docs.get(id);
       if (!current || current.version !== expectedVersion) return false;
       const v = expectedVersion + 1;
       for (const item of writes.put) this.putEntry(id, item.workId, { v, item });
       for (const workId of writes.removed) if (this.boardDbs.items.get([id, workId])?.item) this.putEntry(id, workId, { v, item: null });
       this.store({ ...current, ...set, version: v }, current);
-      if (log.length) this.log.insertMissingWithin(log);
+      // The log holds no event past the header's lastSeq (only commits write there, and lastSeq
+      // only grows): this commit's own events are written without looking for them first.
+      const logged = current.lastSeq as number;
+      const isNew = (e: EventRecord) => e.boardId === id && e.seq > logged;
+      if (log.every(isNew)) this.log.insertNewWithin(log);
+      else this.log.insertMissingWithin(log);
       return true;
     });
   }

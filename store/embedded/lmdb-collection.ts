@@ -89,6 +89,11 @@ export class LmdbCollection<T extends Doc> implements Collection<T> {
     }
   }
 
+  /** Writes documents the caller knows are new (no _id nor unique key of theirs is stored), inside a write transaction already open: nothing is read first. */
+  insertNewWithin(docs: readonly T[]): void {
+    for (const row of docs as unknown as readonly Row[]) this.put(row, null);
+  }
+
   update(id: string, expectedVersion: number, changes: Changes<T>, unset: ReadonlyArray<keyof Changes<T>> = []): Promise<T | null> {
     const set = structuredClone(changes) as Row;
     return this.writer.write(() => {
