@@ -71,6 +71,20 @@ export function itemDelta(before: BoardItem | undefined, after: BoardItem): Item
   if (!before) return now;
   const was = publicItem(before) as unknown as Record<string, unknown>;
   const patch: Record<string, unknown> = { workId: now.workId, version: now.version, state: now.state };
-  for (const [key, value] of Object.entries(now)) if (JSON.stringify(value) !== JSON.stringify(was[key])) patch[key] = value;
+  for (const key in now) {
+    const value = (now as unknown as Record<string, unknown>)[key];
+    if (!same(value, was[key])) patch[key] = value;
+  }
   return patch as ItemDelta;
+}
+
+/** Whether two values of a public item (JSON: primitives, arrays, plain objects) are equal, as their JSON texts would be. */
+function same(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((v, i) => same(v, b[i]));
+  if (Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  return ka.length === kb.length && ka.every((k, i) => k === kb[i] && same((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
 }
