@@ -1,8 +1,9 @@
 // One board's actor on this node. Commands wait in a bounded mailbox; whatever is waiting when
 // the actor gets to it is decided one command after another on the evolving board and committed
 // in one version-checked write (group commit), and each caller gets its own reply or refusal only
-// once that write is durable. A lost race (another node committed first) reloads and decides the
-// batch again. Decisions are pure functions of the board and the time; the actor does the I/O.
+// once that write is durable. While a write is on its way, what came in meanwhile is decided on
+// the board it leaves, and written once it landed (pipelined). A lost race (another node committed
+// first) reloads and decides the batch, and what was decided on it, again. Decisions are pure functions of the board and the time; the actor does the I/O.
 // Committed boards are immutable, so reads are served from the one this node holds whenever the
 // store's version says it is still the latest; when it is behind, only what changed since is read.
 import { boardFrom, entryCount, nextExpiry, storedEntry, withStored, type Board } from '../machines/board.js';
@@ -54,6 +55,37 @@ interface Pending {
   decide: Decide<unknown>;
   resolve: (reply: unknown) => void;
   reject: (error: unknown) => void;
+  /** Writes of it that lost to another node's commit so far. */
+  attempts: number;
+}
+
+type Outcome = { ok: true; reply: unknown } | { ok: false; error: unknown };
+
+/** A batch decided on a board (`base`), not yet written. */
+interface Decided {
+  batch: Pending[];
+  base: Committed;
+  now: number;
+  board: Board;
+  events: CommittedEvent[];
+  changed: Set<string>;
+  /** Each caller's reply or refusal, in batch order. */
+  outcomes: Outcome[];
+}
+
+/** A commit on its way: the header it writes, whether it landed, and the last event it put in the log (a store that logs in the commit). */
+interface Written {
+  record: BoardRecord;
+  landed: Promise<boolean>;
+  loggedThrough: number | null;
+}
+
+function answer(batch: Pending[], outcomes: Outcome[]): void {
+  batch.forEach((p, i) => {
+    const outcome = outcomes[i]!;
+    if (outcome.ok) p.resolve(outcome.reply);
+    else p.reject(outcome.error);
+  });
 }
 
 /** Whether a commit at `now` comes QUIET_MS or more after the one that left `before` (whose events are its outbox). */
@@ -103,7 +135,7 @@ export class BoardActor {
     this.lastUsed = this.clock();
     if (this.mailbox.length >= MAILBOX_LIMIT) return Promise.reject(new BoardBusyError(this.boardId));
     return new Promise<R>((resolve, reject) => {
-      this.mailbox.push({ decide, resolve: resolve as (reply: unknown) => void, reject });
+      this.mailbox.push({ decide, resolve: resolve as (reply: unknown) => void, reject, attempts: 0 });
       void this.drain();
     });
   }
@@ -170,81 +202,128 @@ export class BoardActor {
     if (this.running) return;
     this.running = true;
     try {
-      while (this.mailbox.length) await this.commit(this.mailbox.splice(0, BATCH_LIMIT));
+      let ahead: Decided | null = null;
+      while (ahead || this.mailbox.length) {
+        let decided = ahead;
+        if (!decided) {
+          const batch = this.mailbox.splice(0, BATCH_LIMIT);
+          try {
+            decided = this.decideOn(await this.base(), batch);
+          } catch (error) {
+            // The board could not be read (the store failed, or the board is gone): nothing decided.
+            for (const p of batch) p.reject(error);
+            continue;
+          }
+        }
+        ahead = await this.commit(decided);
+      }
     } finally {
       this.running = false;
     }
   }
 
-  /** Decides `batch` in order on the held board and commits it in one write; settles each caller. */
-  private async commit(batch: Pending[]): Promise<void> {
-    try {
-      for (let attempt = 0; attempt < COMMIT_ATTEMPTS; attempt++) {
-        const current = this.current && !this.behind ? this.current : await this.refresh();
-        const now = this.clock();
-        const outcomes: ({ ok: true; reply: unknown } | { ok: false; error: unknown })[] = [];
-        const events: CommittedEvent[] = [];
-        const changed = new Set<string>();
-        let board = current.board;
-        for (const { decide } of batch) {
-          try {
-            const decision = decide(board, now);
-            if (decision.board !== board) for (const id of decision.board.changed) changed.add(id);
-            board = decision.board;
-            for (const e of decision.events) events.push(this.numbered(e, current.record.lastSeq + events.length + 1, now));
-            outcomes.push({ ok: true, reply: decision.reply });
-          } catch (error) {
-            outcomes.push({ ok: false, error });
-          }
-        }
-        let record: BoardRecord | null = null;
-        if (board !== current.board || events.length) {
-          const writing = this.write(current, board, changed, events);
-          this.writing = writing;
-          try {
-            record = await writing;
-          } finally {
-            this.writing = null;
-          }
-          if (!record) {
-            this.behind = true; // another node committed first: catch up and decide again
-            continue;
-          }
-          this.current = { record, board };
-          if (endsQuiet(current, now)) this.onQuiet(current);
-        }
-        // Durable now, the events with it (in the log already where the store writes it in the
-        // commit, else in the board's outbox): the callers have their answers while the outbox is
-        // copied to the log (readers of the log copy it first themselves).
-        batch.forEach((p, i) => {
-          const outcome = outcomes[i]!;
-          if (outcome.ok) p.resolve(outcome.reply);
-          else p.reject(outcome.error);
-        });
-        if (record) {
-          // Copied in commit order, off the mailbox's path: the next batch's write can share a
-          // commit with this copy. Listeners hear of a batch once it is in the log.
-          const outbox = record.outbox;
-          this.logged = this.logged.then(async () => {
-            await this.copyToLog(outbox);
-            this.tell(events, board);
-          });
-        }
-        return;
+  /** The board to decide on: the one held, unless another node committed since. */
+  private base(): Promise<Committed> | Committed {
+    return this.current && !this.behind ? this.current : this.refresh();
+  }
+
+  /** Decides `batch` in order on `base` (pure: nothing is written or answered). */
+  private decideOn(base: Committed, batch: Pending[]): Decided {
+    const now = this.clock();
+    const outcomes: Outcome[] = [];
+    const events: CommittedEvent[] = [];
+    const changed = new Set<string>();
+    let board = base.board;
+    for (const { decide } of batch) {
+      try {
+        const decision = decide(board, now);
+        if (decision.board !== board) for (const id of decision.board.changed) changed.add(id);
+        board = decision.board;
+        for (const e of decision.events) events.push(this.numbered(e, base.record.lastSeq + events.length + 1, now));
+        outcomes.push({ ok: true, reply: decision.reply });
+      } catch (error) {
+        outcomes.push({ ok: false, error });
       }
-      throw new BoardBusyError(this.boardId);
-    } catch (error) {
-      // The store failed (or the board kept moving): nothing was committed for these callers.
-      for (const p of batch) p.reject(error);
     }
+    return { batch, base, now, board, events, changed, outcomes };
+  }
+
+  /**
+   * Commits what `decided` changed in one version-checked write and answers its callers once it is
+   * durable. While that write is on its way, the commands that came in meanwhile are decided on the
+   * board it leaves (pipelined) and returned, to be committed next. Nothing decided ahead is written
+   * or answered before the write it stands on is durable, so the store's version check stays the
+   * one guard, on every store and across nodes: when that write loses (another node committed
+   * first) or fails, what was decided ahead goes back to the mailbox's front and is decided again.
+   */
+  private async commit(decided: Decided): Promise<Decided | null> {
+    const { batch, base, board, events } = decided;
+    if (board === base.board && !events.length) {
+      answer(batch, decided.outcomes); // nothing to write: refusals and reads of the board as it is
+      return null;
+    }
+    let ahead: Decided | null = null;
+    let written: Written;
+    let landed: boolean;
+    try {
+      let applied!: () => void;
+      const handedOver = new Promise<void>((resolve) => (applied = resolve));
+      const writing = this.write(base, board, decided.changed, events, applied);
+      this.writing = writing.then((w) => w.landed).catch(() => false); // read() waits on it, and the failure reaches the callers below
+      try {
+        written = await writing;
+        // Decided while the store syncs the write (or once it landed, on a store that does not say).
+        await Promise.race([handedOver, written.landed]);
+        if (this.mailbox.length) ahead = this.decideOn({ record: written.record, board }, this.mailbox.splice(0, BATCH_LIMIT));
+        landed = await written.landed;
+      } finally {
+        this.writing = null;
+      }
+    } catch (error) {
+      // The store failed: nothing was committed for these callers.
+      for (const p of batch) p.reject(error);
+      if (ahead) this.mailbox.unshift(...ahead.batch);
+      return null;
+    }
+    if (!landed) {
+      // Another node committed first: catch up and decide again, each command at most COMMIT_ATTEMPTS times.
+      this.behind = true;
+      const again = batch.filter((p) => {
+        if (++p.attempts < COMMIT_ATTEMPTS) return true;
+        p.reject(new BoardBusyError(this.boardId));
+        return false;
+      });
+      this.mailbox.unshift(...again, ...(ahead?.batch ?? []));
+      return null;
+    }
+    if (written.loggedThrough !== null) this.copiedThrough = Math.max(this.copiedThrough, written.loggedThrough);
+    const record = written.record;
+    this.current = { record, board };
+    if (endsQuiet(base, decided.now)) this.onQuiet(base);
+    // Durable now, the events with it (in the log already where the store writes it in the
+    // commit, else in the board's outbox): the callers have their answers while the outbox is
+    // copied to the log (readers of the log copy it first themselves).
+    answer(batch, decided.outcomes);
+    // Copied in commit order, off the mailbox's path: the next batch's write can share a
+    // commit with this copy. Listeners hear of a batch once it is in the log.
+    const outbox = record.outbox;
+    this.logged = this.logged.then(async () => {
+      await this.copyToLog(outbox);
+      this.tell(events, board);
+    });
+    return ahead;
   }
 
   private numbered(e: NewEvent, seq: number, at: number): CommittedEvent {
     return { ...e, boardId: this.boardId, seq, at };
   }
 
-  /** One version-checked commit of what the batch changed: the changed (or removed) entries, the counters, the outbox. */
-  private async write(current: Committed, board: Board, changed: ReadonlySet<string>, events: CommittedEvent[]): Promise<BoardRecord | null> {
+  /**
+   * Starts one version-checked commit of what the batch changed: the changed (or removed) entries,
+   * the counters, the outbox. Resolves with the header it writes as soon as the write is on its
+   * way; `landed` says whether it landed.
+   */
+  private async write(current: Committed, board: Board, changed: ReadonlySet<string>, events: CommittedEvent[], applied: () => void): Promise<Written> {
     let carried = this.notCopied(current.record.outbox);
     if (carried.length > CARRIED_LIMIT) {
       await this.logged;
@@ -274,10 +353,8 @@ export class BoardActor {
       if (entry) (writes.put as StoredEntry[]).push(entry);
       else (writes.removed as string[]).push(key);
     }
-    const landed = await this.ports.boards.commit(this.boardId, current.record.version, set, writes, logs ? logRecords(outbox) : undefined);
-    if (!landed) return null;
-    if (logs && outbox.length) this.copiedThrough = Math.max(this.copiedThrough, outbox.at(-1)!.seq);
-    return { ...current.record, ...set, version: current.record.version + 1 };
+    const landed = this.ports.boards.commit(this.boardId, current.record.version, set, writes, logs ? logRecords(outbox) : undefined, applied);
+    return { record: { ...current.record, ...set, version: current.record.version + 1 }, landed, loggedThrough: logs && outbox.length ? outbox.at(-1)!.seq : null };
   }
 
   /** The outbox's events not yet known to be in the log (in seq order, as the outbox keeps them). */

@@ -51,8 +51,12 @@ export interface BoardCollection extends Collection<BoardRecord> {
    * (those already there skipped, as `insertMissing` does), so the header need not carry them in
    * its outbox. A store without transactions across collections ignores it; its caller copies the
    * outbox to the log after the commit.
+   *
+   * `applied`, when given, is called once what is left of the write is the store's own (syncing it,
+   * a round trip): the caller may use this process meanwhile. It is called at most once, before the
+   * call resolves, whether the write then lands or not.
    */
-  commit(id: string, expectedVersion: number, set: Changes<BoardRecord>, items: ItemWrites, log?: readonly EventRecord[]): Promise<boolean>;
+  commit(id: string, expectedVersion: number, set: Changes<BoardRecord>, items: ItemWrites, log?: readonly EventRecord[], applied?: () => void): Promise<boolean>;
   /** True when `commit` writes its `log` in the same transaction (the embedded store). */
   readonly logsInCommit?: boolean;
 }

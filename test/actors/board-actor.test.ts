@@ -5,9 +5,18 @@ import { BoardActor, BoardBusyError, MAILBOX_LIMIT, QUIET_MS } from '../../actor
 import { toAppError } from '../../src/board/board-access.js';
 import { claim, createItems, submit } from '../../machines/board-commands.js';
 import type { NewItem } from '../../machines/board-commands.js';
+import type { Decide } from '../../machines/board-decision.js';
 import type { Store } from '../../store/ports/store.js';
 import { embeddedStore, type OpenedStore } from '../support/stores.js';
 import { failOnce } from '../support/fail-once.js';
+
+const claimAs = (n: number) => claim({ principal: `agent:${n}`, workId: null, purpose: 'work', ttlMs: 60_000, leaseId: `L${n}` });
+const until = async (done: () => boolean) => {
+  for (let i = 0; !done(); i++) {
+    if (i > 500) throw new Error(`timed out: ${String(done)}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+};
 
 const item = (title: string): NewItem => ({ title, description: '', type: 'task', priority: 2, parentId: null, dependsOn: [], verify: 'none', maxAttempts: 3, criteria: [], doctrine: [], spec: [], labels: [] });
 
@@ -145,6 +154,121 @@ describe('board actor', () => {
     release();
     const settled = await Promise.allSettled(asks.slice(0, -1));
     expect(settled.filter((r) => r.status === 'fulfilled').length).toBe(MAILBOX_LIMIT + 1);
+  });
+
+  describe('pipelined: what comes in while a commit is on its way is decided on the board it leaves', () => {
+    /** Each decision's name, in the order the actor made them. */
+    let decided: string[];
+    const named =
+      <R>(name: string, decide: Decide<R>): Decide<R> =>
+      (board, now) => (decided.push(name), decide(board, now));
+    /**
+     * Holds the actor's next commit before it reaches the store until the returned `start` is
+     * called, then runs `then`: it may write through to the store (which calls `applied` once its
+     * part is done, as the embedded store does), or call `applied` itself and do otherwise.
+     */
+    const holdNextCommit = (then: (commit: () => Promise<boolean>, applied: () => void) => Promise<boolean>) => {
+      const commit = store.boards.commit.bind(store.boards);
+      let start!: () => void;
+      const started = new Promise<void>((r) => (start = r));
+      let first = true;
+      store.boards.commit = async (...args) => {
+        if (!first) return commit(...args);
+        first = false;
+        await started;
+        return then(() => commit(...args), args[5]!);
+      };
+      return start;
+    };
+    beforeEach(() => {
+      decided = [];
+    });
+
+    it('writes it once that commit landed, answering nobody before their own commit is durable', async () => {
+      const actor = new BoardActor('b', store, Date.now);
+      await actor.ask(createItems([item('one'), item('two'), item('three')], 'user:a'));
+      const before = commits;
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      let landed = false;
+      const start = holdNextCommit(async (commit) => {
+        const ok = await commit(); // the embedded store tells the actor when its part of the write is done
+        landed = true;
+        await held; // durable, its answer held back
+        return ok;
+      });
+      const settled: string[] = [];
+      const ask = (n: number) => actor.ask(named(`${n}`, claimAs(n))).then((r) => (settled.push(`${n}`), r));
+      const asks = [ask(1)];
+      await until(() => decided.length === 1); // decided, and its commit held before the store
+      asks.push(ask(2), ask(3));
+      start();
+      await until(() => landed && decided.length === 3);
+      // The second and third claims were decided on the first's board before it was answered, and not written yet.
+      expect(decided).toEqual(['1', '2', '3']);
+      expect(commits - before).toBe(1);
+      await new Promise((r) => setTimeout(r, 20));
+      expect(settled).toEqual([]);
+      release();
+      const grants = await Promise.all(asks);
+      expect(grants.map((g) => g.workId)).toEqual(['W-1', 'W-2', 'W-3']);
+      expect(grants.map((g) => g.fencingToken)).toEqual([1, 2, 3]);
+      expect(commits - before).toBe(2);
+      expect(decided).toEqual(['1', '2', '3']); // each decided once
+      await actor.syncLog();
+      const { record } = (await store.boards.load('b'))!;
+      const seqs = (await store.events.select({ boardId: 'b' }, ['seq'], { sort: [['seq', 1]] })).map((e) => e.seq);
+      expect(seqs).toEqual(Array.from({ length: record.lastSeq }, (_, i) => i + 1));
+    });
+
+    it('decides it again when that commit loses to another node: no lease granted twice, the other node\'s change kept', async () => {
+      const actor = new BoardActor('b', store, Date.now);
+      await actor.ask(createItems([item('one'), item('two'), item('three')], 'user:a'));
+      let raced!: () => void;
+      const otherCommitted = new Promise<void>((r) => (raced = r));
+      let lost: boolean | null = null;
+      const start = holdNextCommit(async (commit) => {
+        await otherCommitted;
+        lost = !(await commit());
+        return !lost;
+      });
+      const asks = [actor.ask(named('1', claimAs(1)))];
+      await until(() => decided.length === 1); // decided, and its commit held before the store
+      asks.push(...[2, 3].map((n) => actor.ask(named(`${n}`, claimAs(n)))));
+      start();
+      // Another node (another actor on the same store) commits first.
+      await new BoardActor('b', store, Date.now).ask(createItems([item('four')], 'user:b'));
+      raced();
+      const grants = await Promise.all(asks);
+      expect(lost).toBe(true);
+      expect(grants.map((g) => g.workId)).toEqual(['W-1', 'W-2', 'W-3']);
+      expect(new Set(grants.map((g) => g.fencingToken)).size).toBe(3);
+      expect(decided.filter((d) => d === '1')).toHaveLength(2); // its commit lost: decided again
+      const stored = await itemsOf('b');
+      expect([...stored.entries()].map(([id, i]) => `${id}:${i.state}`)).toEqual(['W-1:claimed', 'W-2:claimed', 'W-3:claimed', 'W-4:ready']);
+      const granted = await store.events.select({ boardId: 'b', type: 'lease.granted' }, ['workId']);
+      expect(granted.map((e) => e.workId).sort()).toEqual(['W-1', 'W-2', 'W-3']);
+    });
+
+    it('decides it again when that commit fails, which answers only its own callers with the failure', async () => {
+      const actor = new BoardActor('b', store, Date.now);
+      await actor.ask(createItems([item('one'), item('two')], 'user:a'));
+      const start = holdNextCommit(async (_commit, applied) => {
+        applied();
+        await new Promise((r) => setTimeout(r, 20)); // the actor decides what waits meanwhile
+        throw new Error('the disk is gone');
+      });
+      const asks = [actor.ask(named('1', claimAs(1)))];
+      await until(() => decided.length === 1); // decided, and its commit held before the store
+      asks.push(...[2, 3].map((n) => actor.ask(named(`${n}`, claimAs(n)))));
+      start();
+      const settled = await Promise.allSettled(asks);
+      expect(settled[0]).toMatchObject({ status: 'rejected', reason: { message: 'the disk is gone' } });
+      expect(settled.slice(1).map((r) => r.status === 'fulfilled' && r.value.workId)).toEqual(['W-1', 'W-2']);
+      expect(decided).toEqual(['1', '2', '3', '2', '3']);
+      const stored = await itemsOf('b');
+      expect([...stored.values()].map((i) => i.state)).toEqual(['claimed', 'claimed']);
+    });
   });
 
   it('answers a committed command even when a listener throws, and reports the listener', async () => {
