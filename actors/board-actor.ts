@@ -10,7 +10,8 @@ import { boardFrom, entryCount, nextExpiry, storedEntry, withStored, type Board 
 import type { StoredEntry } from '../machines/board-entries.js';
 import { foldStats, type BoardStats } from '../machines/board-stats.js';
 import type { Decide, NewEvent } from '../machines/board-decision.js';
-import type { BoardRecord, EventRecord, ItemWrites, LoadedBoard, Store } from '../store/ports/store.js';
+import { randomUUID } from 'node:crypto';
+import type { BoardRecord, CommitOptions, EventRecord, ItemWrites, LoadedBoard, Store } from '../store/ports/store.js';
 
 export type CommittedEvent = Omit<EventRecord, 'version' | '_id'>;
 
@@ -71,6 +72,19 @@ interface Decided {
   changed: Set<string>;
   /** Each caller's reply or refusal, in batch order. */
   outcomes: Outcome[];
+  /** Its write, when queued while the one it stands on was under way. */
+  started?: Started;
+}
+
+type OutboxEvent = NonNullable<BoardRecord['outbox']>[number];
+
+/** Whether a decided batch changed anything to write. */
+const writes = (d: Decided): boolean => d.board !== d.base.board || d.events.length > 0;
+
+/** A write under way: the header it writes and whether it landed, and when the store no longer needs this process for it. */
+interface Started {
+  written: Promise<Written>;
+  handedOver: Promise<void>;
 }
 
 /** A commit on its way: the header it writes, whether it landed, and the last event it put in the log (a store that logs in the commit). */
@@ -94,8 +108,11 @@ function endsQuiet(before: Committed, now: number): boolean {
   return last !== undefined && now - last >= QUIET_MS;
 }
 
+/** A committed event as the header's outbox keeps it (written as literals: V8 copies a spread with more properties slowly). */
+const logged = (e: CommittedEvent): OutboxEvent => ({ _id: `${e.boardId}:${e.seq}`, boardId: e.boardId, seq: e.seq, type: e.type, actor: e.actor, workId: e.workId, at: e.at, data: e.data });
+
 /** Outbox events as the log stores them (an event is written once, at version 1). */
-const logRecords = (outbox: NonNullable<BoardRecord['outbox']>): EventRecord[] => outbox.map((event) => ({ ...event, version: 1 }));
+const logRecords = (outbox: readonly OutboxEvent[]): EventRecord[] => outbox.map((e) => ({ _id: e._id, boardId: e.boardId, seq: e.seq, type: e.type, actor: e.actor, workId: e.workId, at: e.at, data: e.data, version: 1 }));
 
 function boardOf({ record, items }: LoadedBoard): Board {
   return boardFrom(items as StoredEntry[], record.nextWorkSeq, record.nextFencingToken, record.retiredLeases ?? [], record.paused ?? null);
@@ -251,34 +268,32 @@ export class BoardActor {
   /**
    * Commits what `decided` changed in one version-checked write and answers its callers once it is
    * durable. While that write is on its way, the commands that came in meanwhile are decided on the
-   * board it leaves (pipelined) and returned, to be committed next. Nothing decided ahead is written
-   * or answered before the write it stands on is durable, so the store's version check stays the
-   * one guard, on every store and across nodes: when that write loses (another node committed
-   * first) or fails, what was decided ahead goes back to the mailbox's front and is decided again.
+   * board it leaves (pipelined) and returned, to be committed next; on a store that applies queued
+   * writes in order, their write is queued at once, standing on this one (it lands only on the
+   * commit it was decided on, whose id it names). Nothing decided ahead is answered before the write
+   * it stands on is durable, and nothing is written on a board it was not decided on, on every store
+   * and across nodes: when that write loses (another node committed first) or fails, what was decided
+   * ahead goes back to the mailbox's front and is decided again (a write of it already queued cannot land).
    */
   private async commit(decided: Decided): Promise<Decided | null> {
     const { batch, base, board, events } = decided;
-    if (board === base.board && !events.length) {
+    if (!writes(decided)) {
       answer(batch, decided.outcomes); // nothing to write: refusals and reads of the board as it is
       return null;
     }
+    const started = decided.started ?? this.start(decided);
     let ahead: Decided | null = null;
     let written: Written;
     let landed: boolean;
     try {
-      let applied!: () => void;
-      const handedOver = new Promise<void>((resolve) => (applied = resolve));
-      const writing = this.write(base, board, decided.changed, events, applied);
-      this.writing = writing.then((w) => w.landed).catch(() => false); // read() waits on it, and the failure reaches the callers below
-      try {
-        written = await writing;
-        // Decided while the store syncs the write (or once it landed, on a store that does not say).
-        await Promise.race([handedOver, written.landed]);
-        if (this.mailbox.length) ahead = this.decideOn({ record: written.record, board }, this.mailbox.splice(0, BATCH_LIMIT));
-        landed = await written.landed;
-      } finally {
-        this.writing = null;
+      written = await started.written;
+      // Decided while the store syncs the write (or once it landed, on a store that does not say).
+      await Promise.race([started.handedOver, written.landed]);
+      if (this.mailbox.length) {
+        ahead = this.decideOn({ record: written.record, board }, this.mailbox.splice(0, BATCH_LIMIT));
+        if (this.ports.boards.writesInOrder === true && writes(ahead)) ahead.started = this.start(ahead, written.record.commitId);
       }
+      landed = await written.landed;
     } catch (error) {
       // The store failed: nothing was committed for these callers.
       for (const p of batch) p.reject(error);
@@ -314,8 +329,22 @@ export class BoardActor {
     return ahead;
   }
 
+  /** Starts the write of `decided` (standing on the commit `after` names, when given). */
+  private start(decided: Decided, after?: string): Started {
+    let applied!: () => void;
+    const handedOver = new Promise<void>((resolve) => (applied = resolve));
+    const written = this.write(decided, { applied, ...(after === undefined ? {} : { after }) });
+    // read() waits on the latest write; a write given up on (it stood on one that failed) is handled here.
+    const landing = written.then((w) => w.landed).catch(() => false);
+    this.writing = landing;
+    void landing.then(() => {
+      if (this.writing === landing) this.writing = null;
+    });
+    return { written, handedOver };
+  }
+
   private numbered(e: NewEvent, seq: number, at: number): CommittedEvent {
-    return { ...e, boardId: this.boardId, seq, at };
+    return { type: e.type, actor: e.actor, workId: e.workId, data: e.data, boardId: this.boardId, seq, at };
   }
 
   /**
@@ -323,18 +352,21 @@ export class BoardActor {
    * the counters, the outbox. Resolves with the header it writes as soon as the write is on its
    * way; `landed` says whether it landed.
    */
-  private async write(current: Committed, board: Board, changed: ReadonlySet<string>, events: CommittedEvent[], applied: () => void): Promise<Written> {
-    let carried = this.notCopied(current.record.outbox);
+  private async write({ base: current, board, changed, events }: Decided, options: CommitOptions): Promise<Written> {
+    // A store that writes the log in the commit's own transaction is handed the events; the header
+    // then keeps only the newest (when the board last changed), and nothing waits to be copied.
+    const logs = this.ports.boards.logsInCommit === true;
+    // Standing on a commit still under way: its events go to the log with it, or nothing lands.
+    const copied = logs && options.after !== undefined ? current.record.lastSeq : this.copiedThrough;
+    let carried = this.notCopied(current.record.outbox, copied);
     if (carried.length > CARRIED_LIMIT) {
       await this.logged;
       carried = this.notCopied(current.record.outbox);
       if (carried.length > CARRIED_LIMIT) throw new BoardBusyError(this.boardId);
     }
-    const outbox = [...carried, ...events.map((e) => ({ _id: `${e.boardId}:${e.seq}`, ...e }))];
-    // A store that writes the log in the commit's own transaction is handed the events; the header
-    // then keeps only the newest (when the board last changed), and nothing waits to be copied.
-    const logs = this.ports.boards.logsInCommit === true;
+    const outbox = [...carried, ...events.map(logged)];
     const set: Partial<BoardRecord> = {
+      commitId: randomUUID(),
       nextWorkSeq: board.nextWorkSeq,
       nextFencingToken: board.nextFencingToken,
       lastSeq: current.record.lastSeq + events.length,
@@ -353,13 +385,13 @@ export class BoardActor {
       if (entry) (writes.put as StoredEntry[]).push(entry);
       else (writes.removed as string[]).push(key);
     }
-    const landed = this.ports.boards.commit(this.boardId, current.record.version, set, writes, logs ? logRecords(outbox) : undefined, applied);
+    const landed = this.ports.boards.commit(this.boardId, current.record.version, set, writes, logs ? logRecords(outbox) : undefined, options);
     return { record: { ...current.record, ...set, version: current.record.version + 1 }, landed, loggedThrough: logs && outbox.length ? outbox.at(-1)!.seq : null };
   }
 
   /** The outbox's events not yet known to be in the log (in seq order, as the outbox keeps them). */
-  private notCopied(outbox: BoardRecord['outbox']): NonNullable<BoardRecord['outbox']> {
-    return (outbox ?? []).filter((e) => e.seq > this.copiedThrough);
+  private notCopied(outbox: BoardRecord['outbox'], copied = this.copiedThrough): NonNullable<BoardRecord['outbox']> {
+    return (outbox ?? []).filter((e) => e.seq > copied);
   }
 
   /** Listeners run after the commit; one that throws is reported and never undoes the reply. */

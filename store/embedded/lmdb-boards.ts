@@ -3,7 +3,7 @@
 // ([boardId, v, workId]), all written in the commit's one transaction. Loading reads the board's
 // key range; a node that is behind reads the version index after the version it holds.
 import type { Database } from 'lmdb';
-import type { BoardChanges, BoardCollection, BoardRecord, Changes, EventRecord, ItemWrites, LoadedBoard, StoredItem } from '../ports/store.js';
+import type { BoardChanges, BoardCollection, BoardRecord, Changes, CommitOptions, EventRecord, ItemWrites, LoadedBoard, StoredItem } from '../ports/store.js';
 import { HIGH } from './plan.js';
 import { LmdbCollection, type CollectionDbs, type Key, type Row } from './lmdb-collection.js';
 import type { Writer } from './writer.js';
@@ -21,6 +21,8 @@ export interface BoardDbs {
 export class LmdbBoards extends LmdbCollection<BoardRecord> implements BoardCollection {
   /** A commit's events go to the log in its own transaction: one LMDB environment holds both. */
   readonly logsInCommit = true;
+  /** lmdb-js runs queued transactions in order, one process holds the directory, and `after` is checked. */
+  readonly writesInOrder = true;
 
   constructor(
     dbs: CollectionDbs,
@@ -56,14 +58,14 @@ export class LmdbBoards extends LmdbCollection<BoardRecord> implements BoardColl
     return { record, items, removed };
   }
 
-  commit(id: string, expectedVersion: number, set: Changes<BoardRecord>, writes: ItemWrites, log: readonly EventRecord[] = [], applied?: () => void): Promise<boolean> {
+  commit(id: string, expectedVersion: number, set: Changes<BoardRecord>, writes: ItemWrites, log: readonly EventRecord[] = [], { applied, after }: CommitOptions = {}): Promise<boolean> {
     // Not copied: the caller leaves them as they are until this resolves (the port says so), and
     // LMDB encodes them inside the transaction. A structured clone here was a tenth of a commit.
     return this.writer.write(() => {
       // lmdb-js runs this on the main thread while its writer waits, then syncs without it.
       if (applied) queueMicrotask(applied);
       const current = this.dbs.docs.get(id);
-      if (!current || current.version !== expectedVersion) return false;
+      if (!current || current.version !== expectedVersion || (after !== undefined && current.commitId !== after)) return false;
       const v = expectedVersion + 1;
       for (const item of writes.put) this.putEntry(id, item.workId, { v, item });
       for (const workId of writes.removed) if (this.boardDbs.items.get([id, workId])?.item) this.putEntry(id, workId, { v, item: null });

@@ -51,12 +51,25 @@ export interface BoardCollection extends Collection<BoardRecord> {
    * (those already there skipped, as `insertMissing` does), so the header need not carry them in
    * its outbox. A store without transactions across collections ignores it; its caller copies the
    * outbox to the log after the commit.
-   *
-   * `applied`, when given, is called once what is left of the write is the store's own (syncing it,
-   * a round trip): the caller may use this process meanwhile. It is called at most once, before the
-   * call resolves, whether the write then lands or not.
    */
-  commit(id: string, expectedVersion: number, set: Changes<BoardRecord>, items: ItemWrites, log?: readonly EventRecord[], applied?: () => void): Promise<boolean>;
+  commit(id: string, expectedVersion: number, set: Changes<BoardRecord>, items: ItemWrites, log?: readonly EventRecord[], options?: CommitOptions): Promise<boolean>;
   /** True when `commit` writes its `log` in the same transaction (the embedded store). */
   readonly logsInCommit?: boolean;
+  /**
+   * True when commits started one after another are applied in that order, each seeing the one
+   * before (the embedded store: one process, one writer), and `after` is checked: a commit may then
+   * be started while the one it stands on is still under way.
+   */
+  readonly writesInOrder?: boolean;
+}
+
+export interface CommitOptions {
+  /**
+   * Called once what is left of the write is the store's own (syncing it, a round trip): the
+   * caller may use this process meanwhile. At most once, before the commit resolves, whether it
+   * lands or not; a store without such a moment need not call it.
+   */
+  applied?: () => void;
+  /** Where `writesInOrder`: the commit lands only on the header the commit with this `commitId` wrote, besides the version check. */
+  after?: string;
 }

@@ -73,6 +73,8 @@ export interface BoardRecord extends Doc {
   nextWorkSeq: number;
   nextFencingToken: number;
   lastSeq: number;
+  /** The commit that wrote this version (a random id; absent before the first): a commit started while that one was under way names it and lands only on it. */
+  commitId?: string;
   /** The nearest lease expiry on the board, so any node can find boards whose leases are due. */
   nextDeadline: number | null;
   /**

@@ -95,6 +95,30 @@ describe('embedded store on LMDB', () => {
     }
   });
 
+  it('applies commits started one after another in order, and lands one standing on another commit only on the header that commit wrote', async () => {
+    const dir = await tempDir();
+    const store = await openEmbeddedStore(dir.path);
+    try {
+      expect(store.boards.writesInOrder).toBe(true);
+      await store.boards.insert({ _id: 'b1', version: 1, nextWorkSeq: 1, nextFencingToken: 1, lastSeq: 0, nextDeadline: null });
+      const event = (seq: number) => ({ _id: `b1:${seq}`, version: 1, boardId: 'b1', seq, type: 'item.created', actor: 'agent:a', workId: `W-${seq}`, data: {}, at: 1_000 + seq });
+      const commit = (version: number, id: string, seq: number, after?: string) =>
+        store.boards.commit('b1', version, { lastSeq: seq, commitId: id }, { put: [{ workId: `W-${seq}` }], removed: [] }, [event(seq)], after === undefined ? {} : { after });
+      // The second is started before the first lands, standing on it: both land, in order.
+      expect(await Promise.all([commit(1, 'one', 1), commit(2, 'two', 2, 'one')])).toEqual([true, true]);
+      // Another writer takes version 3; the commit this process meant for it loses, and the one started behind that one
+      // finds version 3 but not the commit it stood on: it writes nothing.
+      expect(await commit(3, 'foreign', 3, 'two')).toBe(true);
+      expect(await Promise.all([commit(3, 'mine', 4, 'two'), commit(4, 'behind-mine', 5, 'mine')])).toEqual([false, false]);
+      expect((await store.boards.load('b1'))!.items.map((i) => i.workId)).toEqual(['W-1', 'W-2', 'W-3']);
+      expect((await store.events.find({ boardId: 'b1' }, { sort: [['seq', 1]] })).map((e) => e.seq)).toEqual([1, 2, 3]);
+      expect(await commit(4, 'on-foreign', 4, 'foreign')).toBe(true);
+    } finally {
+      await store.close();
+      await dir.remove();
+    }
+  });
+
   it('moves boards an earlier version kept under boards.items to entries of their own at first open, losing nothing', async () => {
     const dir = await tempDir();
     cleanups.push(dir.remove);
