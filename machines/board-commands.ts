@@ -5,7 +5,7 @@ import type { Decide, Decision, NewEvent } from './board-decision.js';
 import { BoardError } from './board-error.js';
 import { missingDoctrine } from './doctrine-commands.js';
 import type { ItemEvent, Lease, RefusalCode } from './item-types.js';
-import { itemDelta } from './item-view.js';
+import { iso, itemDelta } from './item-view.js';
 
 /** A lease as its holder sees it (the lease id is the holder's capability: never in events). */
 export interface LeaseGrant {
@@ -18,7 +18,6 @@ export interface LeaseGrant {
   hardExpiresAt: string;
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
 
 export function grantOf(workId: string, lease: Lease): LeaseGrant {
   return {

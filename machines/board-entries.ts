@@ -3,6 +3,7 @@
 // a work id `W-<n>` for an item, `doctrine:<slug>` for a doctrine entry, `spec:S-<n>` for a clause.
 import type { BoardItem } from './board-item.js';
 import type { DoctrineLife, DoctrineStatus } from './doctrine-machine.js';
+import { iso } from './item-view.js';
 
 export interface DoctrineEntry {
   /** The store key, `doctrine:<slug>`. */
@@ -69,7 +70,6 @@ export function splitStored(stored: Iterable<StoredEntry>): { items: BoardItem[]
   return out;
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
 
 /** A doctrine entry as everyone sees it: never the expected digest, only whether one is set. */
 export interface DoctrineView {

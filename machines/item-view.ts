@@ -3,7 +3,19 @@
 // (work holders, ended leases). One shape, so an event's patch applies to what GET returned.
 import type { BoardItem } from './board-item.js';
 
-const iso = (ms: number) => new Date(ms).toISOString();
+/** Times formatted lately: an item's times are formatted again on every view of it, and formatting costs half a microsecond. */
+const formatted = new Map<number, string>();
+const FORMATTED_KEPT = 4096;
+
+/** A time (ms) as an ISO string, as `Date.prototype.toISOString` writes it. */
+export function iso(ms: number): string {
+  let text = formatted.get(ms);
+  if (text === undefined) {
+    if (formatted.size >= FORMATTED_KEPT) formatted.clear();
+    formatted.set(ms, (text = new Date(ms).toISOString()));
+  }
+  return text;
+}
 
 export interface PublicItem {
   workId: string;
