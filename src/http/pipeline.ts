@@ -108,7 +108,8 @@ export const IMPERSONATION_HEADER = 'x-impersonated-by';
 export class Pipeline {
   private readonly logRequest: (line: RequestLine) => void;
   /** Each fixed reply as a response, built once (its request id aside). */
-  private readonly fixedResponses = new WeakMap<Route, RawResponse>();
+  /** A fixed route's answer but for its request id (its first header). */
+  private readonly fixedResponses = new WeakMap<Route, { status: number; rest: RawResponse['headers']; body: RawResponse['body'] }>();
 
   constructor(private readonly deps: PipelineDeps) {
     this.logRequest = requestLogger(deps.logger);
@@ -150,8 +151,11 @@ export class Pipeline {
   answerFixed(route: Route & { fixed: Reply }, requestId: string): RawResponse {
     const started = this.deps.observe && performance.now();
     let fixed = this.fixedResponses.get(route);
-    if (!fixed) this.fixedResponses.set(route, (fixed = this.toResponse(route.fixed, '')));
-    const response: RawResponse = { status: fixed.status, headers: [['x-request-id', requestId], ...fixed.headers.slice(1)], body: fixed.body };
+    if (!fixed) {
+      const whole = this.toResponse(route.fixed, '');
+      this.fixedResponses.set(route, (fixed = { status: whole.status, rest: whole.headers.slice(1), body: whole.body }));
+    }
+    const response: RawResponse = { status: fixed.status, headers: [['x-request-id', requestId], ...fixed.rest], body: fixed.body };
     if (started !== undefined) this.deps.observe!(shapeOf(route).operation, fixed.status, (performance.now() - started) / 1000);
     return response;
   }
