@@ -79,7 +79,7 @@ interface Decided {
 type OutboxEvent = NonNullable<BoardRecord['outbox']>[number];
 
 /** Whether a decided batch changed anything to write. */
-const writes = (d: Decided): boolean => d.board !== d.base.board || d.events.length > 0;
+const changesAnything = (d: Decided): boolean => d.board !== d.base.board || d.events.length > 0;
 
 /** A write under way: the header it writes and whether it landed, and when the store no longer needs this process for it. */
 interface Started {
@@ -277,7 +277,7 @@ export class BoardActor {
    */
   private async commit(decided: Decided): Promise<Decided | null> {
     const { batch, base, board, events } = decided;
-    if (!writes(decided)) {
+    if (!changesAnything(decided)) {
       answer(batch, decided.outcomes); // nothing to write: refusals and reads of the board as it is
       return null;
     }
@@ -287,11 +287,13 @@ export class BoardActor {
     let landed: boolean;
     try {
       written = await started.written;
-      // Decided while the store syncs the write (or once it landed, on a store that does not say).
-      await Promise.race([started.handedOver, written.landed]);
-      if (this.mailbox.length) {
+      // Decided while the store syncs the write. A store that does not say when it no longer
+      // needs this process lands first; then the callers are answered first, and the next batch
+      // is decided on the board as it stands (another node may have committed meanwhile).
+      const meanwhile = await Promise.race([started.handedOver.then(() => true), written.landed.then(() => false)]);
+      if (meanwhile && !this.behind && this.mailbox.length) {
         ahead = this.decideOn({ record: written.record, board }, this.mailbox.splice(0, BATCH_LIMIT));
-        if (this.ports.boards.writesInOrder === true && writes(ahead)) ahead.started = this.start(ahead, written.record.commitId);
+        if (this.ports.boards.writesInOrder === true && changesAnything(ahead)) ahead.started = this.start(ahead, written.record.commitId);
       }
       landed = await written.landed;
     } catch (error) {
@@ -314,7 +316,17 @@ export class BoardActor {
     if (written.loggedThrough !== null) this.copiedThrough = Math.max(this.copiedThrough, written.loggedThrough);
     const record = written.record;
     this.current = { record, board };
-    if (endsQuiet(base, decided.now)) this.onQuiet(base);
+    if (ahead && !ahead.started && this.behind) {
+      // Another node committed while this write was on its way: what was decided ahead of it (not
+      // written) is decided again on the board as it now stands.
+      this.mailbox.unshift(...ahead.batch);
+      ahead = null;
+    }
+    try {
+      if (endsQuiet(base, decided.now)) this.onQuiet(base);
+    } catch (e) {
+      this.onListenerError(e); // a committed command still gets its reply
+    }
     // Durable now, the events with it (in the log already where the store writes it in the
     // commit, else in the board's outbox): the callers have their answers while the outbox is
     // copied to the log (readers of the log copy it first themselves).

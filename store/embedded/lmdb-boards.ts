@@ -70,8 +70,9 @@ export class LmdbBoards extends LmdbCollection<BoardRecord> implements BoardColl
       for (const item of writes.put) this.putEntry(id, item.workId, { v, item });
       for (const workId of writes.removed) if (this.boardDbs.items.get([id, workId])?.item) this.putEntry(id, workId, { v, item: null });
       this.store({ ...current, ...set, version: v }, current);
-      // The log holds no event past the header's lastSeq (only commits write there, and lastSeq
-      // only grows): this commit's own events are written without looking for them first.
+      // The log holds no event past the header's lastSeq (commits write there, lastSeq only grows,
+      // and an import writes a new board's log before its first commit, which then refuses any
+      // other): this commit's own events are written without looking for them first.
       const logged = current.lastSeq as number;
       const isNew = (e: EventRecord) => e.boardId === id && e.seq > logged;
       if (log.every(isNew)) this.log.insertNewWithin(log);

@@ -197,6 +197,17 @@ describe('board actor', () => {
         await held; // durable, its answer held back
         return ok;
       });
+      // The write after it lands too, its answer held back until told.
+      const through = store.boards.commit;
+      let calls = 0;
+      let releaseSecond!: () => void;
+      const heldSecond = new Promise<void>((r) => (releaseSecond = r));
+      store.boards.commit = async (...args) => {
+        const call = ++calls;
+        const ok = await through(...args);
+        if (call === 2) await heldSecond;
+        return ok;
+      };
       const settled: string[] = [];
       const ask = (n: number) => actor.ask(named(`${n}`, claimAs(n))).then((r) => (settled.push(`${n}`), r));
       const asks = [ask(1)];
@@ -211,6 +222,10 @@ describe('board actor', () => {
       await new Promise((r) => setTimeout(r, 20));
       expect(settled).toEqual([]);
       release();
+      await until(() => settled.length === 1);
+      await new Promise((r) => setTimeout(r, 20));
+      expect(settled).toEqual(['1']); // the second and third wait for their own commit
+      releaseSecond();
       const grants = await Promise.all(asks);
       expect(grants.map((g) => g.workId)).toEqual(['W-1', 'W-2', 'W-3']);
       expect(grants.map((g) => g.fencingToken)).toEqual([1, 2, 3]);
@@ -244,11 +259,39 @@ describe('board actor', () => {
       expect(lost).toBe(true);
       expect(grants.map((g) => g.workId)).toEqual(['W-1', 'W-2', 'W-3']);
       expect(new Set(grants.map((g) => g.fencingToken)).size).toBe(3);
-      expect(decided.filter((d) => d === '1')).toHaveLength(2); // its commit lost: decided again
+      // The second and third were decided on the first's board while it was on its way (and their
+      // write, standing on it, wrote nothing); all three were decided again once it lost.
+      expect(decided).toEqual(['1', '2', '3', '1', '2', '3']);
       const stored = await itemsOf('b');
       expect([...stored.entries()].map(([id, i]) => `${id}:${i.state}`)).toEqual(['W-1:claimed', 'W-2:claimed', 'W-3:claimed', 'W-4:ready']);
       const granted = await store.events.select({ boardId: 'b', type: 'lease.granted' }, ['workId']);
       expect(granted.map((e) => e.workId).sort()).toEqual(['W-1', 'W-2', 'W-3']);
+    });
+
+    it('on a store that does not say when it is done with this process, answers the commit first and then decides what came in, on the board as it then stands', async () => {
+      const actor = new BoardActor('b', store, Date.now);
+      await actor.ask(createItems([item('one'), item('two'), item('three')], 'user:a'));
+      // Such a store (MongoDB's adapter) calls no `applied` and does not apply queued writes in order.
+      Object.defineProperty(store.boards, 'writesInOrder', { value: false });
+      const start = holdNextCommit((commit) => commit());
+      const commit = store.boards.commit;
+      store.boards.commit = (id, v, set, items, log, options) => commit(id, v, set, items, log, { ...options, applied: undefined });
+      const order: string[] = [];
+      let reads = 0;
+      const changesSince = store.boards.changesSince.bind(store.boards);
+      store.boards.changesSince = (...args) => (reads++, changesSince(...args));
+      const claimed = (n: number): Decide<{ workId: string }> => (board, now) => (order.push(`decided ${n}`), claimAs(n)(board, now));
+      const ask = (n: number) => actor.ask(claimed(n)).then((r) => (order.push(`answered ${n}`), r));
+      const asks = [ask(1)];
+      await until(() => order.length === 1);
+      asks.push(ask(2), ask(3));
+      // Meanwhile the actor hears that another node committed: what comes next is decided on the board read again.
+      actor.saw(Number.MAX_SAFE_INTEGER);
+      start();
+      const grants = await Promise.all(asks);
+      expect(order).toEqual(['decided 1', 'answered 1', 'decided 2', 'decided 3', 'answered 2', 'answered 3']);
+      expect(reads).toBe(1);
+      expect(grants.map((g) => g.workId)).toEqual(['W-1', 'W-2', 'W-3']);
     });
 
     it('decides it again when that commit fails, which answers only its own callers with the failure', async () => {
