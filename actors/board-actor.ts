@@ -2,15 +2,17 @@
 // the actor gets to it is decided one command after another on the evolving board and committed
 // in one version-checked write (group commit), and each caller gets its own reply or refusal only
 // once that write is durable. While a write is on its way, what came in meanwhile is decided on
-// the board it leaves, and written once it landed (pipelined). A lost race (another node committed
-// first) reloads and decides the batch, and what was decided on it, again. Decisions are pure functions of the board and the time; the actor does the I/O.
+// the board it leaves (pipelined); where the store applies writes in order, that batch's write is
+// queued at once and names the commit it stands on (its commitId), landing only on it. A lost race
+// (another node committed first) reloads and decides the batch, and what was decided on it, again.
+// Decisions are pure functions of the board and the time; the actor does the I/O.
 // Committed boards are immutable, so reads are served from the one this node holds whenever the
 // store's version says it is still the latest; when it is behind, only what changed since is read.
+import { randomUUID } from 'node:crypto';
 import { boardFrom, entryCount, nextExpiry, storedEntry, withStored, type Board } from '../machines/board.js';
 import type { StoredEntry } from '../machines/board-entries.js';
 import { foldStats, type BoardStats } from '../machines/board-stats.js';
 import type { Decide, NewEvent } from '../machines/board-decision.js';
-import { randomUUID } from 'node:crypto';
 import type { BoardRecord, CommitOptions, EventRecord, ItemWrites, LoadedBoard, Store } from '../store/ports/store.js';
 
 export type CommittedEvent = Omit<EventRecord, 'version' | '_id'>;
