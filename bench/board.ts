@@ -59,8 +59,10 @@ async function fillBoard(node: BenchNode, items: number): Promise<OwnerSession &
   return owner;
 }
 
-/** 32 agents pull and submit until the board is empty (or `seconds` pass): cycles per second and claim latency. */
-/** `onStart` runs as the measured window opens (a profiler can cut its samples to it). */
+/**
+ * 32 agents pull and submit until the board is empty (or `seconds` pass): cycles per second and
+ * claim latency. `onStart` runs as the measured window opens (a profiler can cut its samples to it).
+ */
 export async function claimSubmitCycles(node: BenchNode, items = 5000, agents = 32, seconds = 60, onStart?: () => void): Promise<{ cyclesPerSecond: number; cycles: number; claimP50: number; claimP99: number; serverCpuMicrosPerCycle: number }> {
   const owner = await fillBoard(node, items);
   const calls = await Promise.all(Array.from({ length: agents }, async (_, i) => client(node.url, await tokenFor(node.url, owner, owner.projectId, `cycler-${i}`))));

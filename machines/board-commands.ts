@@ -18,7 +18,6 @@ export interface LeaseGrant {
   hardExpiresAt: string;
 }
 
-
 export function grantOf(workId: string, lease: Lease): LeaseGrant {
   return {
     workId,

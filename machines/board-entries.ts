@@ -70,7 +70,6 @@ export function splitStored(stored: Iterable<StoredEntry>): { items: BoardItem[]
   return out;
 }
 
-
 /** A doctrine entry as everyone sees it: never the expected digest, only whether one is set. */
 export interface DoctrineView {
   slug: string;

@@ -107,8 +107,7 @@ export const IMPERSONATION_HEADER = 'x-impersonated-by';
 
 export class Pipeline {
   private readonly logRequest: (line: RequestLine) => void;
-  /** Each fixed reply as a response, built once (its request id aside). */
-  /** A fixed route's answer but for its request id (its first header). */
+  /** Each fixed reply as a response, built once: all but its request id (the first header), which each answer puts first. */
   private readonly fixedResponses = new WeakMap<Route, { status: number; rest: RawResponse['headers']; body: RawResponse['body'] }>();
 
   constructor(private readonly deps: PipelineDeps) {
