@@ -1,5 +1,6 @@
 // Shouts on a board: posting (then trimming to what the plan keeps: its history retention, and the
-// newest SHOUTS_KEPT_PER_BOARD), who may read a direct shout, and its delivery receipt.
+// newest SHOUTS_KEPT_PER_BOARD, give or take a count's spacing), who may read a direct shout, and
+// its delivery receipt.
 import { randomBytes } from 'node:crypto';
 import { historySince, type PlanName } from '../plans.js';
 import type { ShoutRecord, Store } from '../../store/ports/store.js';
@@ -15,24 +16,55 @@ export interface Reader {
   operator: boolean;
 }
 
-/** Stores a shout (ids sort in posting order), then trims the board's shouts to what its plan keeps. */
-export async function postShout(store: ShoutPorts, boardId: string, plan: PlanName, shout: NewShout, now: number): Promise<ShoutRecord> {
+/**
+ * Stores a shout (ids sort in posting order), drops the board's shouts past its plan's history
+ * retention (an index range, empty on most posts), and, when `count` says so, all but the newest
+ * SHOUTS_KEPT_PER_BOARD (counting walks every shout of the board: ShoutCounts spaces it out).
+ */
+export async function postShout(store: ShoutPorts, boardId: string, plan: PlanName, shout: NewShout, now: number, count = true): Promise<ShoutRecord> {
   const id = `${boardId}:${now.toString(36).padStart(10, '0')}:${randomBytes(4).toString('hex')}`;
   const record: ShoutRecord = { _id: id, version: 1, boardId, ...shout, at: now, deliveredAt: null };
   await store.shouts.insert(record);
-  await trimShouts(store, boardId, plan, now);
+  await dropExpired(store, boardId, plan, now);
+  if (count) await dropExcess(store, boardId, SHOUTS_KEPT_PER_BOARD);
   return record;
 }
 
 /** Deletes the board's shouts older than the plan's history retention, then all but the newest `keep`; says how many went. */
 export async function trimShouts(store: ShoutPorts, boardId: string, plan: PlanName, now: number, keep = SHOUTS_KEPT_PER_BOARD): Promise<number> {
-  let deleted = await store.shouts.deleteMany({ boardId, at: { $lt: historySince(plan, now) } });
+  return (await dropExpired(store, boardId, plan, now)) + (await dropExcess(store, boardId, keep));
+}
+
+const dropExpired = (store: ShoutPorts, boardId: string, plan: PlanName, now: number): Promise<number> => store.shouts.deleteMany({ boardId, at: { $lt: historySince(plan, now) } });
+
+/** All but the newest `keep` of the board's shouts: one count, then the oldest in the (boardId, at) index's order. */
+async function dropExcess(store: ShoutPorts, boardId: string, keep: number): Promise<number> {
   const excess = (await store.shouts.count({ boardId })) - keep;
-  if (excess > 0) {
-    const oldest = await store.shouts.select({ boardId }, ['at'], { sort: [['_id', 1]], limit: excess });
-    deleted += await store.shouts.deleteMany({ _id: { $in: oldest.map((s) => s._id) } });
+  if (excess <= 0) return 0;
+  const oldest = await store.shouts.select({ boardId }, ['at'], { sort: [['at', 1], ['_id', 1]], limit: excess });
+  return store.shouts.deleteMany({ _id: { $in: oldest.map((s) => s._id) } });
+}
+
+/** Posts a node makes on a board from one count of its shouts to the next. */
+export const SHOUT_COUNT_EVERY = 100;
+/** Boards whose posts ShoutCounts follows at once; past it, it starts over (each board is then counted on its next post). */
+const FOLLOWED_BOARDS = 10_000;
+
+/**
+ * When a post on this node should count its board's shouts: on its first post here, then on every
+ * SHOUT_COUNT_EVERY-th. A board then holds at most SHOUTS_KEPT_PER_BOARD shouts plus, for each node
+ * posting to it, SHOUT_COUNT_EVERY − 1, and a post costs the same on a full board as on an empty one.
+ */
+export class ShoutCounts {
+  private readonly sinceCount = new Map<string, number>();
+
+  due(boardId: string): boolean {
+    const posts = this.sinceCount.get(boardId);
+    if (posts === undefined && this.sinceCount.size >= FOLLOWED_BOARDS) this.sinceCount.clear();
+    const due = posts === undefined || posts + 1 >= SHOUT_COUNT_EVERY;
+    this.sinceCount.set(boardId, due ? 0 : posts + 1);
+    return due;
   }
-  return deleted;
 }
 
 /** A direct shout is seen by its sender, its addressee and operators; every other shout by all. */

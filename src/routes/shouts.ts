@@ -2,7 +2,7 @@
 // direct (seen only by sender, addressee and operators, with a delivery receipt for the sender).
 import { z } from 'zod';
 import { atLeast } from '../auth/project-selection.js';
-import { postShout, readShouts, shoutView, SHOUTS_KEPT_PER_BOARD } from '../board/shouts.js';
+import { postShout, readShouts, SHOUT_COUNT_EVERY, ShoutCounts, shoutView, SHOUTS_KEPT_PER_BOARD } from '../board/shouts.js';
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type Route } from '../http/route.js';
 import { intInRange } from '../int-in-range.js';
@@ -31,13 +31,14 @@ const base = { group: 'shouts', auth: 'bearer-or-session', project: 'required', 
 
 export function shoutRoutes(deps: RouteDeps): Route[] {
   const { boards, store } = deps;
+  const counts = new ShoutCounts();
   return [
     defineRoute<z.infer<typeof ShoutInput>, undefined>({
       ...base,
       method: 'post',
       path: '/api/shouts',
       summary: 'Shout to the board (member): broadcast, about an item (`workId`), or to one principal (`to`).',
-      description: `Counts against the write budget. Kept per the plan's history retention and at most the last ${SHOUTS_KEPT_PER_BOARD} per board.`,
+      description: `Counts against the write budget. Kept per the plan's history retention and to the last ${SHOUTS_KEPT_PER_BOARD} per board, counted every ${SHOUT_COUNT_EVERY} posts a node makes there (up to ${SHOUT_COUNT_EVERY - 1} more per node in between).`,
       bodyKind: 'json',
       body: ShoutInput,
       rate: 'write',
@@ -45,7 +46,7 @@ export function shoutRoutes(deps: RouteDeps): Route[] {
       responses: { 201: { description: 'Posted.', schema: Shout } },
       async handler({ ctx, body }) {
         const call = boards.enter(ctx, 'member', 'shouts', body.workId);
-        const shout = await postShout(store, call.boardId, ctx.project!.plan, { from: call.principal, text: body.text, kind: body.kind, workId: body.workId ?? null, to: body.to ?? null }, ctx.now);
+        const shout = await postShout(store, call.boardId, ctx.project!.plan, { from: call.principal, text: body.text, kind: body.kind, workId: body.workId ?? null, to: body.to ?? null }, ctx.now, counts.due(call.boardId));
         deps.notify({ kind: 'shout', boardId: call.boardId, shout: { id: shout._id, from: shout.from, text: shout.text, kind: shout.kind, workId: shout.workId, to: shout.to, at: shout.at } });
         return { status: 201, body: shoutView(shout) };
       },
