@@ -120,9 +120,11 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
       app.head(uwsPath, (res, req) => answerAtOnce(res, req, fixed, true));
       continue;
     }
-    app[UWS_METHOD[route.method]](uwsPath, (res, req) => serve(res, req, (raw, id) => handlers.dispatch(route, raw, id), false, bodyLimit, route.largeBody));
+    const dispatch = (raw: RawRequest, id: string) => handlers.dispatch(route, raw, id);
+    app[UWS_METHOD[route.method]](uwsPath, (res, req) => serve(res, req, dispatch, false, bodyLimit, route.largeBody));
     // HEAD answers as GET would, headers only.
-    if (route.method === 'get') app.head(uwsPath, (res, req) => serve(res, req, (raw, id) => handlers.dispatch(route, { ...raw, method: 'get' }, id), true));
+    const dispatchHead = (raw: RawRequest, id: string) => handlers.dispatch(route, { ...raw, method: 'get' }, id);
+    if (route.method === 'get') app.head(uwsPath, (res, req) => serve(res, req, dispatchHead, true));
   }
   app.any('/*', (res, req) => {
     serve(
@@ -143,18 +145,6 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
   }
 
   function serve(res: uWS.HttpResponse, req: uWS.HttpRequest, run: (raw: RawRequest, id: string) => RawResponse | Promise<RawResponse>, headOnly = false, limit = bodyLimit, larger?: LargeBody): void {
-    let aborted = false;
-    let cancelBody: (() => void) | null = null;
-    const client: Client = { gone: false, wake: null };
-    // Needed only by a response that outlives this callback: set before the first await, or
-    // right after learning the response is not ready (still inside this callback).
-    const guard = () =>
-      res.onAborted(() => {
-        aborted = true;
-        client.gone = true;
-        client.wake?.(false); // a stream waiting for the client to take its chunks stops
-        cancelBody?.(); // a client gone mid-body must not stay in flight
-      });
     const headers: Record<string, string> = {};
     req.forEach((k, v) => {
       headers[k] = k in headers ? `${headers[k]}, ${v}` : v;
@@ -175,28 +165,15 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
       remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
       body: NO_BODY, // a body read below takes its place (set, not spread: a spread copy costs more than the rest of this copy)
     };
-    const requestId = handlers.requestIdOf(headers);
-    /** Writes the response; a streamed one resolves once its last chunk is written (or the client left). */
-    const write = (response: RawResponse): Promise<void> | undefined => {
-      const body = response.body;
-      if (aborted) {
-        if (isBodyStream(body)) void body[Symbol.asyncIterator]().return?.();
-        return;
-      }
-      aborted = true; // one response only
-      if (isBodyStream(body)) return pour(res, response, body, headOnly, client);
-      writeWhole(res, response, headOnly);
-    };
-    /** Writes a response that was not ready inside this callback (null: the client went away). */
-    const answerLater = (pending: Promise<RawResponse | null>) =>
-      pending.then((response) => (response ? write(response) : undefined), () => write(handlers.refuse('internal', requestId))).finally(() => handlers.finished());
+    const exchange = new Exchange(res, handlers, handlers.requestIdOf(headers), headOnly);
+    const requestId = exchange.requestId;
     if (!handlers.accepting()) {
-      write(handlers.refuse('draining', requestId));
+      exchange.write(handlers.refuse('draining', requestId));
       return;
     }
     const declared = Number(headers['content-length'] ?? 0);
     if (declared > Math.max(limit, larger?.limit ?? 0)) {
-      write({ ...handlers.refuse('too-large', requestId), close: true });
+      exchange.write({ ...handlers.refuse('too-large', requestId), close: true });
       return;
     }
     handlers.started();
@@ -209,19 +186,19 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
         response = handlers.refuse('internal', requestId);
       }
       if (!(response instanceof Promise)) {
-        if (isBodyStream(response.body)) guard(); // it outlives this callback
-        const streaming = write(response);
+        if (isBodyStream(response.body)) exchange.guard(); // it outlives this callback
+        const streaming = exchange.write(response);
         if (streaming) void streaming.finally(() => handlers.finished());
         else handlers.finished();
         return;
       }
-      guard();
-      void answerLater(response);
+      exchange.guard();
+      void exchange.answerLater(response);
       return;
     }
-    guard();
-    void answerLater(
-      readBody(res, { limit, ...(larger && { larger: { limit: larger.limit, admit: () => larger.admit(headers).catch(() => false) } }) }, (cancel) => (cancelBody = cancel)).then((body) => {
+    exchange.guard();
+    void exchange.answerLater(
+      readBody(res, { limit, ...(larger && { larger: { limit: larger.limit, admit: () => larger.admit(headers).catch(() => false) } }) }, (cancel) => (exchange.cancelBody = cancel)).then((body) => {
         if (body === ABORTED) return null;
         if (body === TOO_LARGE) return { ...handlers.refuse('too-large', requestId), close: true };
         raw.body = body;
@@ -533,6 +510,60 @@ class SocketConnection implements Connection {
 interface Client {
   gone: boolean;
   wake: ((writable: boolean) => void) | null;
+}
+
+/**
+ * One request's answer: written once, and never after its client went away. A class, not closures
+ * made per request: tsx (the shipped `npm start`) keeps function names by defining each closure's
+ * name as it is made, which cost more per request than the rest of this bookkeeping.
+ */
+class Exchange {
+  private aborted = false;
+  /** Stops reading a body still on its way. */
+  cancelBody: (() => void) | null = null;
+  private readonly client: Client = { gone: false, wake: null };
+
+  constructor(
+    private readonly res: uWS.HttpResponse,
+    private readonly handlers: HttpHandlers,
+    readonly requestId: string,
+    private readonly headOnly: boolean,
+  ) {}
+
+  /**
+   * Needed only by a response that outlives the uWS callback: set before the first await, or right
+   * after learning the response is not ready (still inside the callback).
+   */
+  guard(): void {
+    this.res.onAborted(() => {
+      this.aborted = true;
+      this.client.gone = true;
+      this.client.wake?.(false); // a stream waiting for the client to take its chunks stops
+      this.cancelBody?.(); // a client gone mid-body must not stay in flight
+    });
+  }
+
+  /** Writes the response; a streamed one resolves once its last chunk is written (or the client left). */
+  write(response: RawResponse): Promise<void> | undefined {
+    const body = response.body;
+    if (this.aborted) {
+      if (isBodyStream(body)) void body[Symbol.asyncIterator]().return?.();
+      return;
+    }
+    this.aborted = true; // one response only
+    if (isBodyStream(body)) return pour(this.res, response, body, this.headOnly, this.client);
+    writeWhole(this.res, response, this.headOnly);
+  }
+
+  /** Writes a response that was not ready inside the uWS callback (null: the client went away). */
+  answerLater(pending: Promise<RawResponse | null>): Promise<void> {
+    return pending
+      .then(
+        (response) => (response ? this.write(response) : undefined),
+        () => this.write(this.handlers.refuse('internal', this.requestId)),
+      )
+      .finally(() => this.handlers.finished());
+  }
 }
 
 /**
