@@ -46,8 +46,10 @@ export async function openEmbeddedStore(dataDir: string): Promise<Store> {
   });
   const events = new LmdbCollection<EventRecord>('events', dbsOf('events'), writer);
   const boards = new LmdbBoards(dbsOf('boards'), writer, { items: env.openDB({ name: 'boards.entries', ...PLAIN_MAPS }), versions: env.openDB({ name: 'boards.versions' }) }, events);
-  // Earlier versions kept a board's items under `boards.items`, without the board version that wrote each.
+  // Earlier versions kept a board's items under `boards.items`, without the board version that wrote each,
+  // and then an index of versions beside the entries.
   await boards.migrate(env.openDB<StoredItem, Key>({ name: 'boards.items' }));
+  await boards.dropVersionIndex();
   const collections = Object.fromEntries(COLLECTION_NAMES.map((name) => [name, name === 'boards' ? boards : name === 'events' ? events : new LmdbCollection(name, dbsOf(name), writer)])) as unknown as Record<
     CollectionName,
     LmdbCollection<never>

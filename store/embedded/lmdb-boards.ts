@@ -1,7 +1,9 @@
 // Boards on LMDB: the header is a document like any other; each item is an entry of its own
-// ([boardId, workId] → { v, item }, item null once removed) with a key in a version index
-// ([boardId, v, workId]), all written in the commit's one transaction. Loading reads the board's
-// key range; a node that is behind reads the version index after the version it holds.
+// ([boardId, workId] → { v, item }, item null once removed), all written in the commit's one
+// transaction. Loading reads the board's key range. What changed after a version is read from the
+// same range, by each entry's v: one process holds the directory and every commit there goes
+// through its board's actor, so an actor is behind only after an import or a failed copy to the
+// log, and no index of versions is kept up on every commit for it.
 import type { Database } from 'lmdb';
 import type { BoardChanges, BoardCollection, BoardRecord, Changes, CommitOptions, EventRecord, ItemWrites, LoadedBoard, StoredItem } from '../ports/store.js';
 import { HIGH } from './plan.js';
@@ -15,6 +17,7 @@ interface Entry {
 
 export interface BoardDbs {
   items: Database<Entry, Key>;
+  /** The index of versions earlier versions kept ([boardId, v, workId]): emptied at open, no longer written. */
   versions: Database<true, Key>;
 }
 
@@ -45,17 +48,24 @@ export class LmdbBoards extends LmdbCollection<BoardRecord> implements BoardColl
 
   async changesSince(id: string, version: number): Promise<BoardChanges | null> {
     this.writer.check();
+    // Read in one turn of the event loop, like load: one snapshot.
     const record = this.dbs.docs.get(id) as BoardRecord | undefined;
     if (!record) return null;
     const items: StoredItem[] = [];
     const removed: string[] = [];
-    for (const key of this.boardDbs.versions.getKeys({ start: [id, version + 1], end: [id, HIGH] })) {
-      const workId = (key as Key)[2] as string;
-      const entry = this.boardDbs.items.get([id, workId]);
-      if (entry?.item) items.push(entry.item);
-      else removed.push(workId);
+    for (const { key, value } of this.boardDbs.items.getRange({ start: [id], end: [id, HIGH] })) {
+      if (value.v <= version) continue;
+      if (value.item) items.push(value.item);
+      else removed.push((key as Key)[1] as string);
     }
     return { record, items, removed };
+  }
+
+  /** Empties the index of versions earlier versions kept (nothing reads it now); says whether there was one. */
+  async dropVersionIndex(): Promise<boolean> {
+    if (this.boardDbs.versions.getKeysCount({ limit: 1 }) === 0) return false;
+    await this.boardDbs.versions.clearAsync();
+    return true;
   }
 
   commit(id: string, expectedVersion: number, set: Changes<BoardRecord>, writes: ItemWrites, log: readonly EventRecord[] = [], { applied, after }: CommitOptions = {}): Promise<boolean> {
@@ -102,15 +112,11 @@ export class LmdbBoards extends LmdbCollection<BoardRecord> implements BoardColl
     super.remove(row);
     const id = row._id as string;
     for (const key of this.boardDbs.items.getKeys({ start: [id], end: [id, HIGH] })) this.boardDbs.items.remove(key);
-    for (const key of this.boardDbs.versions.getKeys({ start: [id], end: [id, HIGH] })) this.boardDbs.versions.remove(key);
   }
 
-  /** Writes one item's entry and moves its key in the version index (inside a write). */
+  /** Writes one item's entry (inside a write). */
   private putEntry(id: string, workId: string, entry: Entry): void {
-    const before = this.boardDbs.items.get([id, workId]);
-    if (before) this.boardDbs.versions.remove([id, before.v, workId]);
     this.boardDbs.items.put([id, workId], entry);
-    this.boardDbs.versions.put([id, entry.v, workId], true);
   }
 }
 

@@ -141,4 +141,34 @@ describe('embedded store on LMDB', () => {
     expect((await again.boards.load('old-board'))!.items.map((i) => i.workId)).toEqual(['W-1', 'W-2']);
     await again.close();
   });
+
+  it('empties the index of versions an earlier version kept beside the entries, and reads what changed from the entries alone', async () => {
+    const dir = await tempDir();
+    cleanups.push(dir.remove);
+    // The earlier layout: entries [boardId, workId] → { v, item } and a version index [boardId, v, workId].
+    const env = open({ path: dir.path, noSubdir: false, maxDbs: 256 });
+    await env.openDB({ name: 'boards', useVersions: true }).put('b', { _id: 'b', version: 3, nextWorkSeq: 3, nextFencingToken: 1, lastSeq: 3, nextDeadline: null }, 3);
+    const entries = env.openDB({ name: 'boards.entries' });
+    const versions = env.openDB({ name: 'boards.versions' });
+    await entries.put(['b', 'W-1'], { v: 2, item: { workId: 'W-1', title: 'one' } });
+    await entries.put(['b', 'W-2'], { v: 3, item: null });
+    await entries.put(['b', 'W-3'], { v: 3, item: { workId: 'W-3', title: 'three' } });
+    for (const [v, w] of [[2, 'W-1'], [3, 'W-2'], [3, 'W-3']] as const) await versions.put(['b', v, w], true);
+    await env.close();
+
+    const store = await openEmbeddedStore(dir.path);
+    const changed = async (version: number) => {
+      const c = (await store.boards.changesSince('b', version))!;
+      return { items: c.items.map((i) => i.workId), removed: c.removed };
+    };
+    expect(await changed(1)).toEqual({ items: ['W-1', 'W-3'], removed: ['W-2'] });
+    expect(await changed(2)).toEqual({ items: ['W-3'], removed: ['W-2'] });
+    expect(await changed(3)).toEqual({ items: [], removed: [] });
+    expect(await store.boards.commit('b', 3, { lastSeq: 4 }, { put: [{ workId: 'W-1', title: 'ONE' } as never], removed: [] })).toBe(true);
+    expect(await changed(3)).toEqual({ items: ['W-1'], removed: [] });
+    await store.close();
+    const after = open({ path: dir.path, noSubdir: false, maxDbs: 256 });
+    expect(after.openDB({ name: 'boards.versions' }).getKeysCount()).toBe(0);
+    await after.close();
+  });
 });
