@@ -11,7 +11,8 @@
 import { randomUUID } from 'node:crypto';
 import { boardFrom, entryCount, nextExpiry, storedEntry, withStored, type Board } from '../machines/board.js';
 import type { StoredEntry } from '../machines/board-entries.js';
-import { foldStats, type BoardStats } from '../machines/board-stats.js';
+import { closedDays, dayOf, foldStats, STATS_DAYS_KEPT, type BoardStats } from '../machines/board-stats.js';
+import { archiveDays } from './stats-archive.js';
 import type { Decide, NewEvent } from '../machines/board-decision.js';
 import type { BoardRecord, CommitOptions, EventRecord, ItemWrites, LoadedBoard, Store } from '../store/ports/store.js';
 
@@ -19,7 +20,7 @@ export type CommittedEvent = Omit<EventRecord, 'version' | '_id'>;
 
 export type BoardListener = (events: CommittedEvent[], board: Board) => void;
 
-export type BoardPorts = Pick<Store, 'boards' | 'events'>;
+export type BoardPorts = Pick<Store, 'boards' | 'events' | 'boardStatsDays'>;
 
 export class BoardBusyError extends Error {
   constructor(readonly boardId: string) {
@@ -366,7 +367,7 @@ export class BoardActor {
    * the counters, the outbox. Resolves with the header it writes as soon as the write is on its
    * way; `landed` says whether it landed.
    */
-  private async write({ base: current, board, changed, events }: Decided, options: CommitOptions): Promise<Written> {
+  private async write({ base: current, board, changed, events, now }: Decided, options: CommitOptions): Promise<Written> {
     // A store that writes the log in the commit's own transaction is handed the events; the header
     // then keeps only the newest (when the board last changed), and nothing waits to be copied.
     const logs = this.ports.boards.logsInCommit === true;
@@ -379,6 +380,9 @@ export class BoardActor {
       if (carried.length > CARRIED_LIMIT) throw new BoardBusyError(this.boardId);
     }
     const outbox = [...carried, ...events.map(logged)];
+    const { kept: stats, closed } = closedDays(foldStats(current.record.stats as BoardStats | undefined, events, board), now);
+    // Before the commit that drops them from the header: a day is always in one or the other.
+    if (closed.length) await archiveDays(this.ports, this.boardId, closed, current.record.version, dayOf(now - STATS_DAYS_KEPT * 86_400_000));
     const set: Partial<BoardRecord> = {
       commitId: randomUUID(),
       nextWorkSeq: board.nextWorkSeq,
@@ -388,7 +392,7 @@ export class BoardActor {
       outbox: logs ? outbox.slice(-1) : outbox,
       counts: { ...board.index.counts },
       entries: entryCount(board),
-      stats: foldStats(current.record.stats as BoardStats | undefined, events, board) as unknown as Record<string, unknown>,
+      stats: stats as unknown as Record<string, unknown>,
     };
     if (board.retired !== current.board.retired) set.retiredLeases = [...board.retired];
     if (board.paused !== current.board.paused) set.paused = board.paused;

@@ -49,7 +49,7 @@ export interface Metrics {
 
 export const emptyStats = (): BoardStats => ({ days: {}, active: {} });
 
-const dayOf = (at: number): string => new Date(at).toISOString().slice(0, 10);
+export const dayOf = (at: number): string => new Date(at).toISOString().slice(0, 10);
 const bucketOf = (seconds: number): number => Math.floor(Math.log2(1 + Math.max(0, seconds)) * BUCKETS_PER_OCTAVE);
 const bucketMiddle = (bucket: number): number => (2 ** (bucket / BUCKETS_PER_OCTAVE) + 2 ** ((bucket + 1) / BUCKETS_PER_OCTAVE)) / 2 - 1;
 
@@ -104,6 +104,28 @@ export function foldStats(stats: BoardStats | undefined, events: readonly StatEv
   for (const [principal, at] of Object.entries(active)) if (latest - at >= ACTIVE_WINDOW_MS) delete active[principal];
   return { days, active };
 }
+
+/** Days whose stats no event changes any more: those before the day before `now`'s (a day of slack for clocks that disagree). */
+export const HEADER_DAYS = 2;
+
+/**
+ * The stats a board's header keeps (the last HEADER_DAYS days, and the agents active), and the
+ * days before them, finished, which go to an archive of their own: the header is written whole on
+ * every commit, so it must not grow with the board's age (180 days of stats are about 35 KB).
+ */
+export function closedDays(stats: BoardStats, now: number): { kept: BoardStats; closed: [string, DayStats][] } {
+  const firstOpen = dayOf(now - (HEADER_DAYS - 1) * 86_400_000);
+  const closed = Object.entries(stats.days).filter(([day]) => day < firstOpen);
+  if (!closed.length) return { kept: stats, closed };
+  return { kept: { days: Object.fromEntries(Object.entries(stats.days).filter(([day]) => day >= firstOpen)), active: stats.active }, closed };
+}
+
+/** The header's stats with the archived days beside them (a day in both: the header's). */
+export const withArchived = (stats: BoardStats | undefined, archived: Iterable<[string, DayStats]>): BoardStats => {
+  const days: Record<string, DayStats> = {};
+  for (const [day, d] of archived) days[day] = d;
+  return { days: { ...days, ...(stats?.days ?? {}) }, active: stats?.active ?? {} };
+};
 
 /** The metrics from the stats: days from `since` on, agents active in the hour before `now`. */
 export function metricsOf(stats: BoardStats | undefined, now: number, since: number): Metrics {

@@ -75,7 +75,7 @@ export async function renameProject(store: Store, projectId: string, name: strin
   return renamed;
 }
 
-/** Removes the board and everything bound to it: memberships, invitations, transfers, enrollment codes, claim nonces, restore points, its tokens, its events. */
+/** Removes the board and everything bound to it: memberships, invitations, transfers, enrollment codes, claim nonces, restore points, its tokens, its events, its archived stats. */
 export async function deleteProject(store: Store, projectId: string): Promise<void> {
   await store.tokens.deleteMany({ boardId: projectId });
   await store.invitations.deleteMany({ projectId });
@@ -87,6 +87,7 @@ export async function deleteProject(store: Store, projectId: string): Promise<vo
   await store.sharingMails.deleteMany({ projectId });
   await store.members.deleteMany({ projectId });
   await store.events.deleteMany({ boardId: projectId });
+  await store.boardStatsDays.deleteMany({ boardId: projectId });
   await store.shouts.deleteMany({ boardId: projectId });
   await store.presence.deleteMany({ boardId: projectId });
   await store.feedback.deleteMany({ boardId: projectId });

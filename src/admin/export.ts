@@ -7,6 +7,8 @@ import { compareClauseIds, splitStored, type StoredEntry } from '../../machines/
 import { AppError } from '../errors/app-error.js';
 import type { Collection, Doc, EventRecord, Filter, Store } from '../../store/ports/store.js';
 import { seqOf } from '../../machines/board-index.js';
+import type { BoardStats } from '../../machines/board-stats.js';
+import { statsSince } from '../board/metrics.js';
 
 export const EXPORT_FORMAT = 1;
 export const EXPORT_CONTENT_TYPE = 'application/x-ndjson; charset=utf-8';
@@ -126,7 +128,7 @@ async function* boardLines(store: Store, projectId: string, skip: Skip): AsyncGe
   const [project, loaded] = await Promise.all([store.projects.get(projectId), store.boards.load(projectId)]);
   if (!project || !loaded) return;
   const { record } = loaded;
-  const header = { nextWorkSeq: record.nextWorkSeq, nextFencingToken: record.nextFencingToken, lastSeq: record.lastSeq, nextDeadline: record.nextDeadline, counts: record.counts ?? {}, stats: record.stats ?? null };
+  const header = { nextWorkSeq: record.nextWorkSeq, nextFencingToken: record.nextFencingToken, lastSeq: record.lastSeq, nextDeadline: record.nextDeadline, counts: record.counts ?? {}, stats: record.stats ? await statsSince(store, projectId, record.stats as unknown as BoardStats) : null };
   yield [{ kind: 'board', boardId: projectId, record: { project, header } }];
   // The store keeps doctrine entries and spec clauses beside the items (machines/board-entries.ts): each kind has its own lines.
   const { items, doctrine, spec } = splitStored(loaded.items as StoredEntry[]);

@@ -1,7 +1,7 @@
 // Board reads: the status snapshot and the activity log (newest first).
 import { z } from 'zod';
 import type { BoardStats } from '../../machines/board-stats.js';
-import { boardMetrics } from '../board/metrics.js';
+import { boardMetrics, statsSince } from '../board/metrics.js';
 import { ONLINE_WITHIN_MS, recordHeartbeat, rosterOf, seenOn } from '../board/presence.js';
 import { lastActivityOf, statusJson } from '../board/status.js';
 import { eventView } from '../ws/board-view.js';
@@ -165,7 +165,9 @@ export function statusRoutes(deps: RouteDeps): Route[] {
       async handler({ ctx }) {
         const call = boards.enter(ctx, 'viewer', 'history');
         const { board, record } = await call.actor.read();
-        return { status: 200, body: boardMetrics(board, record.stats as BoardStats | undefined, ctx.project!.plan, ctx.now) };
+        const plan = ctx.project!.plan;
+        const stats = await statsSince(store, call.boardId, record.stats as BoardStats | undefined, historySince(plan, ctx.now));
+        return { status: 200, body: boardMetrics(board, stats, plan, ctx.now) };
       },
     }),
   ];

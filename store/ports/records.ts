@@ -116,6 +116,19 @@ export interface LinkTokenRecord extends Doc {
   expiresAt: number;
 }
 
+/**
+ * A board's stats of one finished day, moved out of its header (machines/board-stats.ts
+ * closedDays). `_id` is `<boardId>:<day>`; `fromVersion` is the header version they were read from
+ * (a later one wins).
+ */
+export interface BoardStatsDayRecord extends Doc {
+  boardId: string;
+  /** UTC, YYYY-MM-DD. */
+  day: string;
+  stats: Record<string, unknown>;
+  fromVersion: number;
+}
+
 export interface ShoutRecord extends Doc {
   /** _id is `<boardId>:<time, base36, padded>:<random>`, so ids sort in posting order. */
   boardId: string;

@@ -3,7 +3,7 @@ import type { BoardCollection } from './boards.js';
 import type { Collection } from './collection.js';
 import type {
   AccountLockRecord, AccountRecord, AnonymousAccountRecord, AuditRecord, BillingEventRecord, BillingRecord, ClaimNonceRecord, DeviceGrantRecord, EnrollmentRecord, EventRecord, InvitationRecord,
-  AllowlistRecord, FeedbackLedgerRecord, FeedbackRecord, LinkTokenRecord, MailOutboxRecord, UsageRecord, MemberRecord, PresenceRecord, ProjectRecord, RestorePointPartRecord, RestorePointRecord, SessionRecord, SharingMailRecord, ShoutRecord, TokenRecord, TransferRecord,
+  AllowlistRecord, BoardStatsDayRecord, FeedbackLedgerRecord, FeedbackRecord, LinkTokenRecord, MailOutboxRecord, UsageRecord, MemberRecord, PresenceRecord, ProjectRecord, RestorePointPartRecord, RestorePointRecord, SessionRecord, SharingMailRecord, ShoutRecord, TokenRecord, TransferRecord,
 } from './records.js';
 
 export interface IndexSpec {
@@ -20,6 +20,7 @@ export interface Collections {
   members: Collection<MemberRecord>;
   boards: BoardCollection;
   events: Collection<EventRecord>;
+  boardStatsDays: Collection<BoardStatsDayRecord>;
   audit: Collection<AuditRecord>;
   linkTokens: Collection<LinkTokenRecord>;
   shouts: Collection<ShoutRecord>;
@@ -55,6 +56,7 @@ export const SCHEMA: Record<CollectionName, readonly IndexSpec[]> = {
   members: [idx(['accountId', 'acceptedAt']), idx(['projectId'])],
   boards: [idx(['nextDeadline'])],
   events: [idx(['boardId', 'seq'], true)],
+  boardStatsDays: [idx(['boardId', 'day'], true)],
   audit: [idx(['projectId', 'at']), idx(['at']), idx(['actor', 'at']), idx(['target', 'at'])],
   linkTokens: [idx(['accountId']), idx(['expiresAt'])],
   shouts: [idx(['boardId', 'at'])],

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { BoardDraft, emptyBoard } from '../../machines/board.js';
 import type { BoardItem } from '../../machines/board-item.js';
-import { foldStats, metricsOf, type BoardStats, type StatEvent } from '../../machines/board-stats.js';
+import { closedDays, foldStats, HEADER_DAYS, metricsOf, withArchived, type BoardStats, type StatEvent } from '../../machines/board-stats.js';
 import { initialLife } from '../../machines/item-step.js';
 
 const DAY = 86_400_000;
@@ -72,5 +72,26 @@ describe('board metrics from running aggregates', () => {
     const board = boardWith({});
     for (let d = 0; d < 400; d++) stats = foldStats(stats, [done('W-1', T0 + d * DAY)], board);
     expect(Object.keys(stats!.days).length).toBeLessThanOrEqual(181);
+  });
+});
+
+describe('the days a header keeps', () => {
+  const day = (done: number) => ({ done, grants: 0, expiries: 0, verdicts: 0, passes: 0, readyToDone: {} });
+  const stats: BoardStats = { days: { '2026-10-30': day(1), '2026-10-31': day(2), '2026-11-01': day(3) }, active: { 'agent:a': T0 } };
+
+  it('keeps the day of `now` and the one before; the days before those are closed', () => {
+    const { kept, closed } = closedDays(stats, T0 + 5);
+    expect(HEADER_DAYS).toBe(2);
+    expect(Object.keys(kept.days)).toEqual(['2026-10-31', '2026-11-01']);
+    expect(kept.active).toBe(stats.active);
+    expect(closed).toEqual([['2026-10-30', day(1)]]);
+    expect(closedDays(stats, T0 - DAY + 5)).toEqual({ kept: stats, closed: [] });
+    expect(Object.keys(closedDays(stats, T0 + 3 * DAY).kept.days)).toEqual([]);
+  });
+
+  it('reads the archived days beside the header’s, the header’s winning a day in both', () => {
+    const merged = withArchived({ days: { '2026-11-01': day(3) }, active: { 'agent:a': T0 } }, [['2026-10-30', day(1)], ['2026-11-01', day(99)]]);
+    expect(merged).toEqual({ days: { '2026-10-30': day(1), '2026-11-01': day(3) }, active: { 'agent:a': T0 } });
+    expect(withArchived(undefined, [['2026-10-30', day(1)]])).toEqual({ days: { '2026-10-30': day(1) }, active: {} });
   });
 });
