@@ -2207,7 +2207,7 @@ export interface paths {
         put?: never;
         /**
          * Shout to the board (member): broadcast, about an item (`workId`), or to one principal (`to`).
-         * @description Counts against the write budget. Kept per the plan's history retention and to the last 5000 per board, counted every 100 posts a node makes there (up to 99 more per node in between).
+         * @description Counts against the write budget. Kept per the plan's history retention and to the last 5000 per board, trimmed every 100 posts a node makes there (up to 99 more per node in between) and by the retention sweep every 10 minutes.
          */
         post: operations["POST_api_shouts"];
         delete?: never;

@@ -1,5 +1,5 @@
 // Shouts on a board: posting (then trimming to what the plan keeps: its history retention, and the
-// newest SHOUTS_KEPT_PER_BOARD, give or take a count's spacing), who may read a direct shout, and
+// newest SHOUTS_KEPT_PER_BOARD, give or take a trim's spacing), who may read a direct shout, and
 // its delivery receipt.
 import { randomBytes } from 'node:crypto';
 import { historySince, type PlanName } from '../plans.js';
@@ -17,25 +17,24 @@ export interface Reader {
 }
 
 /**
- * Stores a shout (ids sort in posting order), drops the board's shouts past its plan's history
- * retention (an index range, empty on most posts), and, when `count` says so, all but the newest
- * SHOUTS_KEPT_PER_BOARD (counting walks every shout of the board: ShoutCounts spaces it out).
+ * Stores a shout (ids sort in posting order) and, when `trim` says so, trims the board's shouts to
+ * what its plan keeps: its history retention and the newest SHOUTS_KEPT_PER_BOARD. Trimming walks
+ * the board's shouts and even an empty range costs a cursor, so ShoutCounts spaces it out; the
+ * retention sweep (src/board/retention.ts) drops what is past the retention meanwhile.
  */
-export async function postShout(store: ShoutPorts, boardId: string, plan: PlanName, shout: NewShout, now: number, count = true): Promise<ShoutRecord> {
+export async function postShout(store: ShoutPorts, boardId: string, plan: PlanName, shout: NewShout, now: number, trim = true): Promise<ShoutRecord> {
   const id = `${boardId}:${now.toString(36).padStart(10, '0')}:${randomBytes(4).toString('hex')}`;
   const record: ShoutRecord = { _id: id, version: 1, boardId, ...shout, at: now, deliveredAt: null };
   await store.shouts.insert(record);
-  await dropExpired(store, boardId, plan, now);
-  if (count) await dropExcess(store, boardId, SHOUTS_KEPT_PER_BOARD);
+  if (trim) await trimShouts(store, boardId, plan, now);
   return record;
 }
 
 /** Deletes the board's shouts older than the plan's history retention, then all but the newest `keep`; says how many went. */
 export async function trimShouts(store: ShoutPorts, boardId: string, plan: PlanName, now: number, keep = SHOUTS_KEPT_PER_BOARD): Promise<number> {
-  return (await dropExpired(store, boardId, plan, now)) + (await dropExcess(store, boardId, keep));
+  const expired = await store.shouts.deleteMany({ boardId, at: { $lt: historySince(plan, now) } });
+  return expired + (await dropExcess(store, boardId, keep));
 }
-
-const dropExpired = (store: ShoutPorts, boardId: string, plan: PlanName, now: number): Promise<number> => store.shouts.deleteMany({ boardId, at: { $lt: historySince(plan, now) } });
 
 /** All but the newest `keep` of the board's shouts: one count, then the oldest in the (boardId, at) index's order. */
 async function dropExcess(store: ShoutPorts, boardId: string, keep: number): Promise<number> {
@@ -45,13 +44,13 @@ async function dropExcess(store: ShoutPorts, boardId: string, keep: number): Pro
   return store.shouts.deleteMany({ _id: { $in: oldest.map((s) => s._id) } });
 }
 
-/** Posts a node makes on a board from one count of its shouts to the next. */
+/** Posts a node makes on a board from one trim of its shouts to the next. */
 export const SHOUT_COUNT_EVERY = 100;
 /** Boards whose posts ShoutCounts follows at once; past it, it starts over (each board is then counted on its next post). */
 const FOLLOWED_BOARDS = 10_000;
 
 /**
- * When a post on this node should count its board's shouts: on its first post here, then on every
+ * When a post on this node should trim its board's shouts: on its first post here, then on every
  * SHOUT_COUNT_EVERY-th. A board then holds at most SHOUTS_KEPT_PER_BOARD shouts plus, for each node
  * posting to it, SHOUT_COUNT_EVERY − 1, and a post costs the same on a full board as on an empty one.
  */

@@ -2,6 +2,7 @@
 // direct (seen only by sender, addressee and operators, with a delivery receipt for the sender).
 import { z } from 'zod';
 import { atLeast } from '../auth/project-selection.js';
+import { PURGE_EVERY_MS } from '../board/retention.js';
 import { postShout, readShouts, SHOUT_COUNT_EVERY, ShoutCounts, shoutView, SHOUTS_KEPT_PER_BOARD } from '../board/shouts.js';
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type Route } from '../http/route.js';
@@ -38,7 +39,7 @@ export function shoutRoutes(deps: RouteDeps): Route[] {
       method: 'post',
       path: '/api/shouts',
       summary: 'Shout to the board (member): broadcast, about an item (`workId`), or to one principal (`to`).',
-      description: `Counts against the write budget. Kept per the plan's history retention and to the last ${SHOUTS_KEPT_PER_BOARD} per board, counted every ${SHOUT_COUNT_EVERY} posts a node makes there (up to ${SHOUT_COUNT_EVERY - 1} more per node in between).`,
+      description: `Counts against the write budget. Kept per the plan's history retention and to the last ${SHOUTS_KEPT_PER_BOARD} per board, trimmed every ${SHOUT_COUNT_EVERY} posts a node makes there (up to ${SHOUT_COUNT_EVERY - 1} more per node in between) and by the retention sweep every ${PURGE_EVERY_MS / 60_000} minutes.`,
       bodyKind: 'json',
       body: ShoutInput,
       rate: 'write',

@@ -18,7 +18,16 @@ describe('shout retention', () => {
     expect(SHOUTS_KEPT_PER_BOARD).toBe(5000);
   });
 
-  it('drops what is older than the plan keeps, on each post', async () => {
+  it('drops what is older than the plan keeps on a post that trims, and only then', async () => {
+    const spaced = unique('spaced');
+    await postShout(used.store, spaced, 'free', shout('8 days old'), NOW - 8 * DAY_MS);
+    await postShout(used.store, spaced, 'free', shout('not trimmed'), NOW, false);
+    expect(await texts(spaced)).toEqual(['8 days old', 'not trimmed']);
+    await postShout(used.store, spaced, 'free', shout('trimmed'), NOW + 1);
+    expect(await texts(spaced)).toEqual(['not trimmed', 'trimmed']);
+  });
+
+  it('drops what is older than the plan keeps, on each post that trims', async () => {
     const free = unique('free');
     const pro = unique('pro');
     for (const board of [free, pro]) {
