@@ -105,7 +105,7 @@ export function foldStats(stats: BoardStats | undefined, events: readonly StatEv
   return { days, active };
 }
 
-/** Days whose stats no event changes any more: those before the day before `now`'s (a day of slack for clocks that disagree). */
+/** The days a header keeps: `now`'s and the one before (a day of slack for clocks that disagree). No event changes the days before those. */
 export const HEADER_DAYS = 2;
 
 /**

@@ -19,7 +19,7 @@ export interface Reader {
 /**
  * Stores a shout (ids sort in posting order) and, when `trim` says so, trims the board's shouts to
  * what its plan keeps: its history retention and the newest SHOUTS_KEPT_PER_BOARD. Trimming walks
- * the board's shouts and even an empty range costs a cursor, so ShoutCounts spaces it out; the
+ * the board's shouts and even an empty range costs a cursor, so ShoutTrims spaces it out; the
  * retention sweep (src/board/retention.ts) drops what is past the retention meanwhile.
  */
 export async function postShout(store: ShoutPorts, boardId: string, plan: PlanName, shout: NewShout, now: number, trim = true): Promise<ShoutRecord> {
@@ -45,23 +45,23 @@ async function dropExcess(store: ShoutPorts, boardId: string, keep: number): Pro
 }
 
 /** Posts a node makes on a board from one trim of its shouts to the next. */
-export const SHOUT_COUNT_EVERY = 100;
-/** Boards whose posts ShoutCounts follows at once; past it, it starts over (each board is then counted on its next post). */
+export const SHOUT_TRIM_EVERY = 100;
+/** Boards whose posts ShoutTrims follows at once; past it, it starts over (each board is then trimmed on its next post). */
 const FOLLOWED_BOARDS = 10_000;
 
 /**
  * When a post on this node should trim its board's shouts: on its first post here, then on every
- * SHOUT_COUNT_EVERY-th. A board then holds at most SHOUTS_KEPT_PER_BOARD shouts plus, for each node
- * posting to it, SHOUT_COUNT_EVERY − 1, and a post costs the same on a full board as on an empty one.
+ * SHOUT_TRIM_EVERY-th. A board then holds at most SHOUTS_KEPT_PER_BOARD shouts plus, for each node
+ * posting to it, SHOUT_TRIM_EVERY − 1, and a post costs the same on a full board as on an empty one.
  */
-export class ShoutCounts {
-  private readonly sinceCount = new Map<string, number>();
+export class ShoutTrims {
+  private readonly sinceTrim = new Map<string, number>();
 
   due(boardId: string): boolean {
-    const posts = this.sinceCount.get(boardId);
-    if (posts === undefined && this.sinceCount.size >= FOLLOWED_BOARDS) this.sinceCount.clear();
-    const due = posts === undefined || posts + 1 >= SHOUT_COUNT_EVERY;
-    this.sinceCount.set(boardId, due ? 0 : posts + 1);
+    const posts = this.sinceTrim.get(boardId);
+    if (posts === undefined && this.sinceTrim.size >= FOLLOWED_BOARDS) this.sinceTrim.clear();
+    const due = posts === undefined || posts + 1 >= SHOUT_TRIM_EVERY;
+    this.sinceTrim.set(boardId, due ? 0 : posts + 1);
     return due;
   }
 }

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { atLeast } from '../auth/project-selection.js';
 import { PURGE_EVERY_MS } from '../board/retention.js';
-import { postShout, readShouts, SHOUT_COUNT_EVERY, ShoutCounts, shoutView, SHOUTS_KEPT_PER_BOARD } from '../board/shouts.js';
+import { postShout, readShouts, SHOUT_TRIM_EVERY, ShoutTrims, shoutView, SHOUTS_KEPT_PER_BOARD } from '../board/shouts.js';
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type Route } from '../http/route.js';
 import { intInRange } from '../int-in-range.js';
@@ -32,14 +32,14 @@ const base = { group: 'shouts', auth: 'bearer-or-session', project: 'required', 
 
 export function shoutRoutes(deps: RouteDeps): Route[] {
   const { boards, store } = deps;
-  const counts = new ShoutCounts();
+  const trims = new ShoutTrims();
   return [
     defineRoute<z.infer<typeof ShoutInput>, undefined>({
       ...base,
       method: 'post',
       path: '/api/shouts',
       summary: 'Shout to the board (member): broadcast, about an item (`workId`), or to one principal (`to`).',
-      description: `Counts against the write budget. Kept per the plan's history retention and to the last ${SHOUTS_KEPT_PER_BOARD} per board, trimmed every ${SHOUT_COUNT_EVERY} posts a node makes there (up to ${SHOUT_COUNT_EVERY - 1} more per node in between) and by the retention sweep every ${PURGE_EVERY_MS / 60_000} minutes.`,
+      description: `Counts against the write budget. Kept per the plan's history retention and to the last ${SHOUTS_KEPT_PER_BOARD} per board, trimmed every ${SHOUT_TRIM_EVERY} posts a node makes there (up to ${SHOUT_TRIM_EVERY - 1} more per node in between) and by the retention sweep every ${PURGE_EVERY_MS / 60_000} minutes.`,
       bodyKind: 'json',
       body: ShoutInput,
       rate: 'write',
@@ -47,7 +47,7 @@ export function shoutRoutes(deps: RouteDeps): Route[] {
       responses: { 201: { description: 'Posted.', schema: Shout } },
       async handler({ ctx, body }) {
         const call = boards.enter(ctx, 'member', 'shouts', body.workId);
-        const shout = await postShout(store, call.boardId, ctx.project!.plan, { from: call.principal, text: body.text, kind: body.kind, workId: body.workId ?? null, to: body.to ?? null }, ctx.now, counts.due(call.boardId));
+        const shout = await postShout(store, call.boardId, ctx.project!.plan, { from: call.principal, text: body.text, kind: body.kind, workId: body.workId ?? null, to: body.to ?? null }, ctx.now, trims.due(call.boardId));
         deps.notify({ kind: 'shout', boardId: call.boardId, shout: { id: shout._id, from: shout.from, text: shout.text, kind: shout.kind, workId: shout.workId, to: shout.to, at: shout.at } });
         return { status: 201, body: shoutView(shout) };
       },

@@ -1,7 +1,7 @@
 // Shouts on a store: retention (plan history, the newest 5,000 per board), who reads a direct
 // shout, and the delivery receipt when its addressee fetches it.
 import { describe, expect, it } from 'vitest';
-import { postShout, readShouts, sees, SHOUT_COUNT_EVERY, ShoutCounts, SHOUTS_KEPT_PER_BOARD, trimShouts } from '../../src/board/shouts.js';
+import { postShout, readShouts, sees, SHOUT_TRIM_EVERY, ShoutTrims, SHOUTS_KEPT_PER_BOARD, trimShouts } from '../../src/board/shouts.js';
 import { DAY_MS } from '../../src/plans.js';
 import { useStore } from '../support/stores.js';
 import { unique } from '../support/temp.js';
@@ -50,24 +50,24 @@ describe('shout retention', () => {
     expect(await texts(other)).toEqual(['elsewhere']);
   });
 
-  it('counts a board on its first post on this node, then on every 100th, each board on its own', () => {
-    const counts = new ShoutCounts();
-    const due = (board: string, posts: number) => Array.from({ length: posts }, () => counts.due(board));
-    expect(SHOUT_COUNT_EVERY).toBe(100);
+  it('trims a board on its first post on this node, then on every 100th, each board on its own', () => {
+    const trims = new ShoutTrims();
+    const due = (board: string, posts: number) => Array.from({ length: posts }, () => trims.due(board));
+    expect(SHOUT_TRIM_EVERY).toBe(100);
     const a = due('a', 201);
     expect(a.flatMap((d, i) => (d ? [i] : []))).toEqual([0, 100, 200]);
     expect(due('b', 2)).toEqual([true, false]);
     expect(due('a', 1)).toEqual([false]);
   });
 
-  it('follows at most 10,000 boards: past that it starts over, and each board counts again on its next post', () => {
-    const counts = new ShoutCounts();
-    counts.due('first');
-    expect(counts.due('first')).toBe(false);
-    for (let i = 1; i < 10_000; i++) counts.due(`board-${i}`);
-    expect(counts.due('first')).toBe(false); // still followed: 10,000 boards
-    expect(counts.due('one-too-many')).toBe(true);
-    expect(counts.due('first')).toBe(true);
+  it('follows at most 10,000 boards: past that it starts over, and each board is trimmed again on its next post', () => {
+    const trims = new ShoutTrims();
+    trims.due('first');
+    expect(trims.due('first')).toBe(false);
+    for (let i = 1; i < 10_000; i++) trims.due(`board-${i}`);
+    expect(trims.due('first')).toBe(false); // still followed: 10,000 boards
+    expect(trims.due('one-too-many')).toBe(true);
+    expect(trims.due('first')).toBe(true);
   });
 });
 
