@@ -135,8 +135,12 @@ export class BoardActor {
    * outbox before the copy of the one before it landed (or when that copy failed, or the node died).
    */
   private copiedThrough = 0;
-  /** This node's commit on its way to the store: a read that finds the store ahead of `current` waits for it rather than reading back what it wrote. */
-  private writing: Promise<unknown> | null = null;
+  /**
+   * This node's commits on their way to the store, oldest first, each with the version it writes:
+   * a read that finds the store ahead of `current` waits for the one that wrote what it found
+   * (not for a later one queued behind it) rather than reading back what it wrote.
+   */
+  private readonly writing: { version: number; landing: Promise<boolean> }[] = [];
   private readonly listeners = new Set<BoardListener>();
   lastUsed = 0;
 
@@ -170,8 +174,9 @@ export class BoardActor {
     const version = await this.ports.boards.versionOf(this.boardId);
     if (version === null) throw new BoardMissingError(this.boardId);
     if (this.current && this.current.record.version >= version) return this.current;
-    if (this.writing) {
-      await this.writing.catch(() => undefined);
+    const mine = this.writing.find((w) => w.version >= version);
+    if (mine) {
+      await mine.landing;
       if (this.current && this.current.record.version >= version) return this.current;
     }
     return this.refresh();
@@ -349,11 +354,12 @@ export class BoardActor {
     let applied!: () => void;
     const handedOver = new Promise<void>((resolve) => (applied = resolve));
     const written = this.write(decided, { applied, ...(after === undefined ? {} : { after }) });
-    // read() waits on the latest write; a write given up on (it stood on one that failed) is handled here.
-    const landing = written.then((w) => w.landed).catch(() => false);
-    this.writing = landing;
-    void landing.then(() => {
-      if (this.writing === landing) this.writing = null;
+    // read() waits on the write of the version it found; a write given up on (it stood on one that failed) is handled here.
+    const on = { version: decided.base.record.version + 1, landing: written.then((w) => w.landed).catch(() => false) };
+    this.writing.push(on);
+    void on.landing.then(() => {
+      const at = this.writing.indexOf(on);
+      if (at >= 0) this.writing.splice(at, 1);
     });
     return { written, handedOver };
   }

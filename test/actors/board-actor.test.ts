@@ -237,6 +237,43 @@ describe('board actor', () => {
       expect(seqs).toEqual(Array.from({ length: record.lastSeq }, (_, i) => i + 1));
     });
 
+    it('lets a read that finds the store at a version wait for the write of that version only, not for one queued behind it', async () => {
+      const actor = new BoardActor('b', store, Date.now);
+      await actor.ask(createItems([item('one'), item('two')], 'user:a'));
+      const version = (await actor.read()).record.version;
+      const through = store.boards.commit;
+      let calls = 0;
+      let storeFirst!: () => void;
+      const firstMayStore = new Promise<void>((r) => (storeFirst = r));
+      let answerFirst!: () => void;
+      const firstAnswered = new Promise<void>((r) => (answerFirst = r));
+      let storeSecond!: () => void;
+      const secondStored = new Promise<void>((r) => (storeSecond = r));
+      store.boards.commit = async (...args) => {
+        const call = ++calls;
+        await (call === 1 ? firstMayStore : secondStored); // the second: queued behind the first, not in the store yet
+        const ok = await through(...args);
+        if (call === 1) await firstAnswered; // in the store, the actor not told yet
+        return ok;
+      };
+      const first = actor.ask(claimAs(1));
+      await until(() => calls === 1);
+      const second = actor.ask(claimAs(2)); // waits in the mailbox: decided once the first write is applied
+      storeFirst();
+      await until(() => calls === 2);
+      expect(await store.boards.versionOf('b')).toBe(version + 1);
+      let read: number | null = null;
+      const reading = actor.read().then((c) => (read = c.record.version));
+      await new Promise((r) => setTimeout(r, 20));
+      expect(read).toBeNull(); // the store is ahead of what the actor holds: it waits for its own write
+      answerFirst();
+      await reading;
+      expect(read).toBe(version + 1); // without waiting for the second, which is not even in the store
+      storeSecond();
+      expect((await Promise.all([first, second])).map((g) => g.workId)).toEqual(['W-1', 'W-2']);
+      expect((await actor.read()).record.version).toBe(version + 2);
+    });
+
     it('decides it again when that commit loses to another node: no lease granted twice, the other node\'s change kept', async () => {
       const actor = new BoardActor('b', store, Date.now);
       await actor.ask(createItems([item('one'), item('two'), item('three')], 'user:a'));
