@@ -64,8 +64,9 @@ export interface HttpServer {
   listen(host: string, port: number): Promise<number>;
   /**
    * One message to every socket joined to `topic`, sent by uWS (one call, however many sockets),
-   * after whatever each was sent before; a socket it leaves over its cap is closed as a slow
-   * consumer moments later.
+   * after whatever each was sent before and before whatever it is sent after; a socket it leaves
+   * over its cap is closed as a slow consumer moments later. It goes out within PUBLISH_WINDOW_MS,
+   * with what else is published meanwhile (see `defer`).
    */
   publish(topic: string, message: string | Uint8Array): void;
   /** Stops accepting connections; open requests continue. */
@@ -228,8 +229,7 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
     },
     publish(topic, message) {
       flushSockets(); // what was sent before goes out before it
-      app.publish(topic, message, false);
-      backlogCheck ??= setTimeout(checkBacklogs, PUBLISH_CHECK_MS);
+      defer({ kind: 'publish', app, topic, message });
     },
   };
 }
@@ -244,6 +244,13 @@ const CLOSE_FRAME_ROOM = 4096;
 const PUBLISH_HEADROOM = 4;
 /** How soon after a publish the sockets that may have had it are checked against their cap. */
 const PUBLISH_CHECK_MS = 20;
+/**
+ * How long a publish waits for others: uWS merges what is published to a socket's topics before it
+ * writes, so messages published together cost a socket one write. Measured on the fan-out bench
+ * (1,000 sockets, 10 senders): 0.41 writes a delivery published at once, 0.25 within 2 ms, and
+ * server CPU per delivery 1.62 → 1.24–1.34 µs.
+ */
+export const PUBLISH_WINDOW_MS = 2;
 /**
  * A topic no message is published to, joined by every socket that joins any: uWS 20.x frees a
  * socket's queue of published messages, unsent, when it leaves its last topic (a message published
@@ -379,6 +386,39 @@ function checkBacklogs(): void {
   for (const conn of joined) conn.checkBacklog();
 }
 
+/**
+ * What waits for the publish window, in the order it was asked for. While a publish waits, a
+ * socket's own sends and its joins and leaves of topics wait behind it too: each socket hears
+ * everything in the order it was sent, published or not, and a socket that joins a topic hears
+ * exactly what is published to it after the join.
+ */
+type Deferred =
+  | { kind: 'publish'; app: uWS.TemplatedApp; topic: string; message: string | Uint8Array }
+  | { kind: 'send'; conn: SocketConnection; message: string | Uint8Array; size: number }
+  | { kind: 'join' | 'leave'; conn: SocketConnection; topic: string };
+const deferred: Deferred[] = [];
+let publishWindow: ReturnType<typeof setTimeout> | null = null;
+
+function defer(op: Deferred): void {
+  deferred.push(op);
+  publishWindow ??= setTimeout(flushDeferred, PUBLISH_WINDOW_MS);
+}
+
+/** Runs what waits, in order; at the window's end, or at once before a socket closes. */
+function flushDeferred(): void {
+  if (publishWindow) clearTimeout(publishWindow);
+  publishWindow = null;
+  if (deferred.length === 0) return;
+  for (const op of deferred.splice(0)) {
+    if (op.kind !== 'publish') op.conn.apply(op);
+    else {
+      flushSockets(); // the sends queued before it go out before it
+      op.app.publish(op.topic, op.message, false);
+    }
+  }
+  backlogCheck ??= setTimeout(checkBacklogs, PUBLISH_CHECK_MS);
+}
+
 function flushSockets(): void {
   const due = [...unflushed];
   unflushed.clear();
@@ -395,6 +435,8 @@ class SocketConnection implements Connection {
   private closed = false;
   private pending: (string | Uint8Array)[] = [];
   private pendingBytes = 0;
+  /** Bytes of this socket's sends waiting behind a publish (`deferred`). */
+  private deferredBytes = 0;
   /**
    * At least what uWS holds unsent of what this socket was sent itself (exact when last asked;
    * only drains after). Published messages are not counted: a socket joined to a topic asks uWS.
@@ -416,14 +458,36 @@ class SocketConnection implements Connection {
     const size = typeof message === 'string' ? Buffer.byteLength(message) : message.byteLength;
     // uWS is asked what it holds only when the bound kept here says the message may not fit (or
     // may be wrong: a published message is not in it).
-    if (this.onTopics || this.heldByUws + this.pendingBytes + size > this.cap) {
+    const waiting = this.pendingBytes + this.deferredBytes;
+    if (this.onTopics || this.heldByUws + waiting + size > this.cap) {
       this.heldByUws = this.ws.getBufferedAmount();
-      if (this.heldByUws + this.pendingBytes + size > this.cap) return false;
+      if (this.heldByUws + waiting + size > this.cap) return false;
     }
+    if (deferred.length > 0) {
+      // A publish waits: this goes out after it.
+      this.deferredBytes += size;
+      defer({ kind: 'send', conn: this, message, size });
+      return true;
+    }
+    this.queue(message, size);
+    return true;
+  }
+
+  /** Queues a message for the end of this turn of the event loop. */
+  private queue(message: string | Uint8Array, size: number): void {
     if (this.pending.length === 0 && unflushed.add(this).size === 1) setImmediate(flushSockets);
     this.pending.push(message);
     this.pendingBytes += size;
-    return true;
+  }
+
+  /** Does what waited behind a publish, now that it went out. */
+  apply(op: Extract<Deferred, { conn: SocketConnection }>): void {
+    if (this.closed) return; // ended: its bytes were forgotten then
+    if (op.kind === 'send') {
+      this.deferredBytes -= op.size;
+      this.queue(op.message, op.size);
+    } else if (op.kind === 'join') this.joinNow(op.topic);
+    else this.ws.unsubscribe(op.topic);
   }
 
   /** Writes what waits, in order, in one corked batch (a lone message needs no cork). */
@@ -446,10 +510,15 @@ class SocketConnection implements Connection {
   }
 
   backlog(): number {
-    return this.closed ? 0 : this.ws.getBufferedAmount() + this.pendingBytes;
+    return this.closed ? 0 : this.ws.getBufferedAmount() + this.pendingBytes + this.deferredBytes;
   }
 
   join(topic: string): void {
+    if (deferred.length > 0) return defer({ kind: 'join', conn: this, topic });
+    this.joinNow(topic);
+  }
+
+  private joinNow(topic: string): void {
     if (this.closed) return;
     if (!this.onTopics) {
       this.onTopics = true;
@@ -460,6 +529,7 @@ class SocketConnection implements Connection {
   }
 
   leave(topic: string): void {
+    if (deferred.length > 0) return defer({ kind: 'leave', conn: this, topic });
     if (!this.closed) this.ws.unsubscribe(topic);
   }
 
@@ -487,7 +557,8 @@ class SocketConnection implements Connection {
 
   close(code: number, reason: string): void {
     if (this.closed) return;
-    this.flush(); // what was accepted goes out before the close frame
+    flushDeferred(); // what was accepted goes out before the close frame: what waits behind a publish,
+    this.flush(); // then what waits for the end of the turn
     if (this.closed) return;
     this.closed = true;
     joined.delete(this);
@@ -501,6 +572,7 @@ class SocketConnection implements Connection {
     joined.delete(this);
     this.pending = [];
     this.pendingBytes = 0;
+    this.deferredBytes = 0; // what waits behind a publish is skipped when it comes up
     unflushed.delete(this);
     this.wakeIfEmpty();
   }
