@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { boardFrom, entryCount, nextExpiry, storedEntry, withStored, type Board } from '../machines/board.js';
 import type { StoredEntry } from '../machines/board-entries.js';
-import { closedDays, dayOf, foldStats, STATS_DAYS_KEPT, type BoardStats } from '../machines/board-stats.js';
+import { closedDays, foldStats, oldestDayKept, type BoardStats } from '../machines/board-stats.js';
 import { archiveDays } from './stats-archive.js';
 import type { Decide, NewEvent } from '../machines/board-decision.js';
 import type { BoardRecord, CommitOptions, EventRecord, ItemWrites, LoadedBoard, Store } from '../store/ports/store.js';
@@ -388,7 +388,7 @@ export class BoardActor {
     const outbox = [...carried, ...events.map(logged)];
     const { kept: stats, closed } = closedDays(foldStats(current.record.stats as BoardStats | undefined, events, board), now);
     // Before the commit that drops them from the header: a day is always in one or the other.
-    if (closed.length) await archiveDays(this.ports, this.boardId, closed, current.record.version, dayOf(now - STATS_DAYS_KEPT * 86_400_000));
+    if (closed.length) await archiveDays(this.ports, this.boardId, closed, current.record.version, oldestDayKept(now));
     const set: Partial<BoardRecord> = {
       commitId: randomUUID(),
       nextWorkSeq: board.nextWorkSeq,

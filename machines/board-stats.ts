@@ -50,6 +50,8 @@ export interface Metrics {
 export const emptyStats = (): BoardStats => ({ days: {}, active: {} });
 
 export const dayOf = (at: number): string => new Date(at).toISOString().slice(0, 10);
+/** The first day of the STATS_DAYS_KEPT a board keeps, as of `at`: the header's and the archive's. */
+export const oldestDayKept = (at: number): string => dayOf(at - STATS_DAYS_KEPT * 86_400_000);
 const bucketOf = (seconds: number): number => Math.floor(Math.log2(1 + Math.max(0, seconds)) * BUCKETS_PER_OCTAVE);
 const bucketMiddle = (bucket: number): number => (2 ** (bucket / BUCKETS_PER_OCTAVE) + 2 ** ((bucket + 1) / BUCKETS_PER_OCTAVE)) / 2 - 1;
 
@@ -99,7 +101,7 @@ export function foldStats(stats: BoardStats | undefined, events: readonly StatEv
     }
   }
   if (!events.length) return stats ?? emptyStats();
-  const oldestDay = dayOf(latest - STATS_DAYS_KEPT * 86_400_000);
+  const oldestDay = oldestDayKept(latest);
   for (const key of Object.keys(days)) if (key < oldestDay) delete days[key];
   for (const [principal, at] of Object.entries(active)) if (latest - at >= ACTIVE_WINDOW_MS) delete active[principal];
   return { days, active };

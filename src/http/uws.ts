@@ -228,8 +228,7 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
       listenSocket = null;
     },
     publish(topic, message) {
-      flushSockets(); // what was sent before goes out before it
-      defer({ kind: 'publish', app, topic, message });
+      defer({ kind: 'publish', app, topic, message }); // what was sent before goes out before it (flushDeferred)
     },
   };
 }

@@ -44,6 +44,7 @@ describe('the publish window', () => {
   it('keeps each socket’s messages in the order sent, and a topic heard from its join to its leave', async () => {
     const { heard, code } = await session((conn) => {
       conn.join('t');
+      conn.send('d0'); // before any publish: out before p1
       server.publish('t', 'p1');
       expect(conn.send('d1')).toBe(true); // behind p1
       server.publish('t', 'p2');
@@ -60,7 +61,7 @@ describe('the publish window', () => {
       }, PUBLISH_WINDOW_MS * 5);
     });
     expect(code).toBe(4000);
-    expect(heard).toEqual(['p1', 'd1', 'p2', 'd2', 'q1', 'q2', 'd3']);
+    expect(heard).toEqual(['d0', 'p1', 'd1', 'p2', 'd2', 'q1', 'q2', 'd3']);
   });
 
   it('counts what waits behind a publish in the socket’s backlog until it goes out', async () => {
