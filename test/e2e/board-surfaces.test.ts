@@ -145,6 +145,34 @@ describe('presence, history, metrics', () => {
   });
 });
 
+describe('metrics across days', () => {
+  it('keeps counting a day once the header hands it to the archive: GET /api/metrics reads both', async () => {
+    const own = await startTestServer();
+    try {
+      const board = await newBoard(own.url);
+      const a = await board.agent('a');
+      await a.post('/api/items/batch', { items: [{ title: 'one' }, { title: 'two' }] });
+      const doneOne = async (workId: string) => {
+        const lease = (await a.post('/api/claim', { workId })).body;
+        expect((await a.post('/api/submit', { leaseId: lease.leaseId, head: head(1) })).status).toBe(200);
+      };
+      await doneOne('W-1');
+      const first = new Date(Date.now()).toISOString().slice(0, 10);
+      own.advance(3 * 86_400_000);
+      await doneOne('W-2'); // the first day is two days behind now: this commit moves it out of the header
+      const header = (await own.store.boards.get(board.projectId))!.stats as { days: Record<string, unknown> };
+      expect(Object.keys(header.days)).not.toContain(first);
+      expect((await own.store.boardStatsDays.find({ boardId: board.projectId })).map((r) => r.day)).toEqual([first]);
+      const metrics = (await a.get('/api/metrics')).body;
+      expect(metrics.throughputPerDay).toHaveLength(2);
+      expect(metrics.throughputPerDay[0]).toEqual({ day: first, done: 1 });
+      expect(metrics.throughputPerDay.reduce((n: number, d: { done: number }) => n + d.done, 0)).toBe(2);
+    } finally {
+      await own.stop();
+    }
+  });
+});
+
 describe('rate budgets on board responses', () => {
   it('reports the nine headers, denies writes past the write budget, and keeps reads and the lifecycle open', async () => {
     const board = await newBoard(srv.url);
