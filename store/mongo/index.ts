@@ -53,7 +53,9 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
       }
     },
     async close() {
-      await Promise.all(entries.map(([, collection]) => collection.releaseMoot()));
+      // Each collection finishes what it sent first: a server carries out what a closed client
+      // sent, so a write could otherwise land after close (in a database dropped meanwhile).
+      await Promise.all(entries.map(([, collection]) => collection.close()));
       await client.close();
     },
     replication: () => replicationOf(db),

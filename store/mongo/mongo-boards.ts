@@ -111,6 +111,8 @@ function recordOf(header: HeaderDoc, written: Written | null): BoardRecord {
 
 export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCollection {
   private readonly local = new Map<string, Local>();
+  /** Set by close: commits' clean-ups are skipped from then on. */
+  private closing = false;
 
   constructor(
     headers: Driver<Document>,
@@ -241,12 +243,24 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
     // Cleaning up follows the inserts (and is skipped when they failed: what they supersede must
     // stay until the intent is in the log), but the next commit does not wait for it: on a wire
     // server a delete can take seconds, and a board whose commits queued behind it stalled with it.
+    // A closing store lets the inserts finish and skips the clean-up (see close).
     local.cleanup = local.cleanup
       .then(() => applied)
-      .then(() => this.collect(id, v, written))
-      .then(() => this.dropReplacedParts(id))
+      .then(() => (this.closing ? undefined : this.collect(id, v, written)))
+      .then(() => (this.closing ? undefined : this.dropReplacedParts(id)))
       .catch(() => undefined);
     return true;
+  }
+
+  /**
+   * The store's close: this process's log inserts land first; clean-ups not yet begun are skipped,
+   * as a crash would skip them (a later load collects superseded versions). Closing the client does not stop what it already sent:
+   * the server carries it out after the client is gone.
+   */
+  override async close(): Promise<void> {
+    this.closing = true;
+    await this.settled();
+    await super.close();
   }
 
   /** Waits for this process's log inserts and clean-ups of every board (tests, and a clean close). */

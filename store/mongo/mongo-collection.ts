@@ -136,6 +136,11 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     }
   }
 
+  /** The store's close: the moot guards waiting go out now. */
+  close(): Promise<void> {
+    return this.releaseMoot();
+  }
+
   /** Deletes the moot guards waiting for it (those of versions writes moved past). */
   async releaseMoot(): Promise<void> {
     if (this.mootTimer) clearTimeout(this.mootTimer);

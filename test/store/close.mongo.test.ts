@@ -1,0 +1,42 @@
+// Closing the MongoDB store (store/mongo/index.ts): the log inserts of the last commit land before
+// close resolves, and nothing lands after it. A server carries out what a client sent before it
+// closed: the inserts used to land after close, into a database a test had dropped meanwhile,
+// which FerretDB (SQLite) then created again beside the old one's files, and crashed (SIGBUS).
+import { MongoClient } from 'mongodb';
+import { describe, expect, inject, it } from 'vitest';
+import { openMongoStore } from '../../store/mongo/index.js';
+import { StoreUnavailableError, type StoredItem } from '../../store/ports/store.js';
+import { unique } from '../support/temp.js';
+
+const uri = inject('mongoUri');
+
+/** 3,000 items: a staged commit whose log inserts take three round trips. */
+const ITEMS = 3000;
+const items = (title: string): StoredItem[] => Array.from({ length: ITEMS }, (_, i) => ({ workId: `W-${i + 1}`, title }) as StoredItem);
+
+describe.skipIf(!uri)('closing the MongoDB store', () => {
+  it('lands the last commit’s log inserts before close resolves, refuses every later call, and nothing lands after', async () => {
+    const db = unique('close');
+    const store = await openMongoStore({ uri: uri!, db });
+    const client = await MongoClient.connect(uri!);
+    try {
+      await store.boards.insert({ _id: 'b1', version: 1, nextWorkSeq: ITEMS + 1, nextFencingToken: 1, lastSeq: 0, nextDeadline: null });
+      expect(await store.boards.commit('b1', 1, { lastSeq: 1 }, { put: items('first'), removed: [] })).toBe(true);
+      expect(await store.boards.commit('b1', 2, { lastSeq: 2 }, { put: items('second'), removed: [] })).toBe(true);
+      await store.close(); // the second commit's log inserts were still under way
+
+      const log = client.db(db).collection('boardItems');
+      expect(await log.countDocuments({ boardId: 'b1', v: 3 })).toBe(ITEMS);
+      await expect(store.boards.get('b1')).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(store.tokens.insert({ _id: 't' } as never)).rejects.toBeInstanceOf(StoreUnavailableError);
+
+      await client.db(db).dropDatabase();
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const { databases } = await client.db().admin().listDatabases({ nameOnly: true });
+      expect(databases.map((d) => d.name)).not.toContain(db);
+    } finally {
+      await client.db(db).dropDatabase().catch(() => undefined);
+      await client.close();
+    }
+  });
+});
