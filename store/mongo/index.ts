@@ -53,8 +53,7 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
       }
     },
     async close() {
-      // Each collection finishes what it sent first: a server carries out what a closed client
-      // sent, so a write could otherwise land after close (in a database dropped meanwhile).
+      // Each collection waits for what it sent (MongoCollection.close).
       await Promise.all(entries.map(([, collection]) => collection.close()));
       await client.close();
     },

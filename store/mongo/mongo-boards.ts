@@ -231,7 +231,7 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
       return result.modifiedCount === 1;
     }, (landed) => landed);
     if (!landed) {
-      if (stage) await this.staging.deleteMany({ stage }).catch(() => undefined);
+      if (stage) await this.track(this.staging.deleteMany({ stage })).catch(() => undefined);
       return false;
     }
     // Committed. The log inserts follow off the caller's path; the next commit waits for them, and
@@ -343,7 +343,7 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
 
   private async insertVersions(docs: ItemDoc[]): Promise<void> {
     try {
-      await this.log.insertMany(docs as unknown as Document[], { ordered: false });
+      await this.track(this.log.insertMany(docs as unknown as Document[], { ordered: false }));
     } catch (e) {
       const errors = e instanceof MongoBulkWriteError ? [e.writeErrors].flat() : null;
       if (!errors?.length || !errors.every((w) => w.code === 11000 || /duplicate key|UNIQUE constraint failed/i.test(w.errmsg ?? ''))) await this.run(() => Promise.reject(e));

@@ -23,6 +23,8 @@ const MOOT_BATCH = 100;
 export class MongoCollection<T extends Doc> implements Collection<T> {
   private moot: string[] = [];
   private mootTimer: NodeJS.Timeout | null = null;
+  /** Calls sent to the server and not yet answered: close waits for them (see close). */
+  private readonly underWay = new Set<Promise<unknown>>();
   /** Fields the adapter keeps in a document that the port never shows (a board header's commit intent). */
   private readonly hidden: Document | undefined;
 
@@ -81,7 +83,7 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     // a failed copy holds many), so a retry costs two round trips rather than one per duplicate.
     for (let rest = docs; rest.length; ) {
       try {
-        await this.driver.insertMany(rest as unknown as Document[], { ordered: true });
+        await this.track(this.driver.insertMany(rest as unknown as Document[], { ordered: true }));
         return;
       } catch (e) {
         const at = firstDuplicateAt(e);
@@ -132,13 +134,27 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
       return result;
     } finally {
       if (moot) this.releaseLater(guardId);
-      else await guards.driver.deleteOne({ _id: guardId } as Document).catch(() => undefined);
+      else await this.track(guards.driver.deleteOne({ _id: guardId } as Document)).catch(() => undefined);
     }
   }
 
-  /** The store's close: the moot guards waiting go out now. */
-  close(): Promise<void> {
-    return this.releaseMoot();
+  /**
+   * The store's close: the moot guards waiting go out, and every call under way is answered first.
+   * A server carries out what a client sent before it closed, so a write no caller waited for (a
+   * token's last use, a clean-up) would otherwise land after close: in a test, after its database
+   * was dropped, which FerretDB (SQLite) then created again beside the dropped one's files.
+   */
+  async close(): Promise<void> {
+    await this.releaseMoot();
+    while (this.underWay.size) await Promise.allSettled([...this.underWay]);
+  }
+
+  /** A call to the server, counted until it is answered. */
+  protected track<R>(call: Promise<R>): Promise<R> {
+    this.underWay.add(call);
+    const answered = () => void this.underWay.delete(call);
+    call.then(answered, answered);
+    return call;
   }
 
   /** Deletes the moot guards waiting for it (those of versions writes moved past). */
@@ -146,7 +162,7 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     if (this.mootTimer) clearTimeout(this.mootTimer);
     this.mootTimer = null;
     const ids = this.moot.splice(0);
-    if (ids.length) await this.guards!.driver.deleteMany({ _id: { $in: ids } } as Document).catch(() => undefined);
+    if (ids.length) await this.track(this.guards!.driver.deleteMany({ _id: { $in: ids } } as Document)).catch(() => undefined);
   }
 
   private releaseLater(guardId: string): void {
@@ -162,14 +178,14 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     const guards = this.guards!;
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
-        await guards.driver.insertOne({ _id: guardId, at: Date.now() } as Document);
+        await this.track(guards.driver.insertOne({ _id: guardId, at: Date.now() } as Document));
         return true;
       } catch (e) {
         if (!isDuplicateKey(e)) throw e instanceof MongoError && !(e instanceof MongoServerError) ? new StoreUnavailableError(e) : e;
       }
-      const held = await guards.driver.findOne({ _id: guardId } as Document);
+      const held = await this.track(guards.driver.findOne({ _id: guardId } as Document));
       if (!held || Date.now() - Number(held.at) < guards.staleAfterMs) return false;
-      await guards.driver.deleteOne({ _id: guardId, at: held.at } as Document);
+      await this.track(guards.driver.deleteOne({ _id: guardId, at: held.at } as Document));
     }
     return false;
   }
@@ -182,7 +198,7 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
   /** Runs a driver call; `attempted` is the document written, to name a violated unique index. */
   protected async run<R>(op: () => Promise<R>, attempted?: Record<string, unknown>): Promise<R> {
     try {
-      return await op();
+      return await this.track(op());
     } catch (e) {
       if (isDuplicateKey(e)) throw new DuplicateKeyError(this.name, await this.violatedIndex(e, attempted));
       if (e instanceof MongoError && !(e instanceof MongoServerError)) throw new StoreUnavailableError(e);

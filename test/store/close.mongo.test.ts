@@ -1,5 +1,5 @@
-// Closing the MongoDB store (store/mongo/index.ts): the log inserts of the last commit land before
-// close resolves, and nothing lands after it. A server carries out what a client sent before it
+// Closing the MongoDB store (store/mongo/index.ts): the log inserts of the last commit, and any
+// call a caller did not wait for, land before close resolves, and nothing lands after it. A server carries out what a client sent before it
 // closed: the inserts used to land after close, into a database a test had dropped meanwhile,
 // which FerretDB (SQLite) then created again beside the old one's files, and crashed (SIGBUS).
 import { MongoClient } from 'mongodb';
@@ -34,6 +34,22 @@ describe.skipIf(!uri)('closing the MongoDB store', () => {
       await new Promise((resolve) => setTimeout(resolve, 1000));
       const { databases } = await client.db().admin().listDatabases({ nameOnly: true });
       expect(databases.map((d) => d.name)).not.toContain(db);
+    } finally {
+      await client.db(db).dropDatabase().catch(() => undefined);
+      await client.close();
+    }
+  });
+
+  it('lands a write no caller waited for before close resolves', async () => {
+    const db = unique('close');
+    const store = await openMongoStore({ uri: uri!, db });
+    const client = await MongoClient.connect(uri!);
+    try {
+      const events = Array.from({ length: ITEMS }, (_, i) => ({ _id: `b1:${i + 1}`, version: 1, boardId: 'b1', seq: i + 1, type: 'item.created', actor: 'user:a', workId: null, at: i, data: {} }));
+      void store.events.insertMissing(events).catch(() => undefined); // as a token's last use is written: nobody waits
+      await new Promise((resolve) => setImmediate(resolve)); // sent
+      await store.close();
+      expect(await client.db(db).collection('events').countDocuments({ boardId: 'b1' })).toBe(ITEMS);
     } finally {
       await client.db(db).dropDatabase().catch(() => undefined);
       await client.close();
