@@ -15,7 +15,12 @@ export interface MongoStoreOptions {
   guardReleaseMs?: number;
   /** The boards' clock for their clean-up delays (tests move it). */
   clock?: () => number;
+  /** How long close waits for the calls under way before it closes the client anyway (tests shorten it). */
+  closeWaitMs?: number;
 }
+
+/** How long close waits for the calls under way: a server that stopped answering must not hold up a node's shutdown. */
+const CLOSE_WAIT_MS = 10_000;
 
 export async function openMongoStore(options: MongoStoreOptions): Promise<Store> {
   const client = new MongoClient(options.uri, { serverSelectionTimeoutMS: 5000, connectTimeoutMS: 5000, retryWrites: false });
@@ -53,8 +58,11 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
       }
     },
     async close() {
-      // Each collection waits for what it sent (MongoCollection.close).
-      await Promise.all(entries.map(([, collection]) => collection.close()));
+      // Each collection waits for what it sent (MongoCollection.close), for a while.
+      let timer: NodeJS.Timeout | undefined;
+      const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, options.closeWaitMs ?? CLOSE_WAIT_MS)));
+      await Promise.race([Promise.all(entries.map(([, collection]) => collection.close())), waited]);
+      clearTimeout(timer);
       await client.close();
     },
     replication: () => replicationOf(db),

@@ -3,6 +3,7 @@
 // closed: the inserts used to land after close, into a database a test had dropped meanwhile,
 // which FerretDB (SQLite) then created again beside the old one's files, and crashed (SIGBUS).
 import { MongoClient } from 'mongodb';
+import { createServer, connect, type Socket } from 'node:net';
 import { describe, expect, inject, it } from 'vitest';
 import { openMongoStore } from '../../store/mongo/index.js';
 import { StoreUnavailableError, type StoredItem } from '../../store/ports/store.js';
@@ -51,6 +52,39 @@ describe.skipIf(!uri)('closing the MongoDB store', () => {
       await store.close();
       expect(await client.db(db).collection('events').countDocuments({ boardId: 'b1' })).toBe(ITEMS);
     } finally {
+      await client.db(db).dropDatabase().catch(() => undefined);
+      await client.close();
+    }
+  });
+
+  it('closes anyway, after a while, when the server stops answering what is under way', async () => {
+    // A proxy in front of the server that can stop passing its answers on.
+    const target = new URL(uri!);
+    let stalled = false;
+    const sockets: Socket[] = [];
+    const proxy = createServer((inbound) => {
+      const outbound = connect(Number(target.port), target.hostname);
+      sockets.push(inbound, outbound);
+      inbound.pipe(outbound);
+      outbound.on('data', (chunk: Buffer) => void (stalled || inbound.write(chunk)));
+      inbound.on('error', () => outbound.destroy());
+      outbound.on('error', () => inbound.destroy());
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const db = unique('close');
+    const store = await openMongoStore({ uri: `mongodb://127.0.0.1:${(proxy.address() as { port: number }).port}/?directConnection=true`, db, closeWaitMs: 500 });
+    try {
+      stalled = true;
+      const unanswered = store.events.count({ boardId: 'b1' }).catch((e: unknown) => e);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const started = performance.now();
+      await store.close();
+      expect(performance.now() - started).toBeLessThan(5000);
+      expect(await unanswered).toBeInstanceOf(StoreUnavailableError);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => proxy.close(resolve));
+      const client = await MongoClient.connect(uri!);
       await client.db(db).dropDatabase().catch(() => undefined);
       await client.close();
     }
