@@ -254,8 +254,7 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
 
   /**
    * The store's close: this process's log inserts land first; clean-ups not yet begun are skipped,
-   * as a crash would skip them (a later load collects superseded versions). Closing the client does not stop what it already sent:
-   * the server carries it out after the client is gone.
+   * as a crash would skip them (a later load collects superseded versions).
    */
   override async close(): Promise<void> {
     this.closing = true;
