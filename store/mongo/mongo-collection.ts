@@ -146,7 +146,12 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
    */
   async close(): Promise<void> {
     await this.releaseMoot();
-    while (this.underWay.size) await Promise.allSettled([...this.underWay]);
+    // An operation of several calls sends its next one once the last is answered: a turn of the
+    // event loop after they settle, whatever comes next is under way too, and is waited for.
+    while (this.underWay.size) {
+      await Promise.allSettled([...this.underWay]);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
   /** A call to the server, counted until it is answered. */
