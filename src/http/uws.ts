@@ -487,7 +487,7 @@ class SocketConnection implements Connection {
       this.deferredBytes -= op.size;
       this.queue(op.message, op.size);
     } else if (op.kind === 'join') this.joinNow(op.topic);
-    else this.ws.unsubscribe(op.topic);
+    else this.leaveNow(op.topic);
   }
 
   /** Writes what waits, in order, in one corked batch (a lone message needs no cork). */
@@ -530,6 +530,10 @@ class SocketConnection implements Connection {
 
   leave(topic: string): void {
     if (deferred.length > 0) return defer({ kind: 'leave', conn: this, topic });
+    this.leaveNow(topic);
+  }
+
+  private leaveNow(topic: string): void {
     if (!this.closed) this.ws.unsubscribe(topic);
   }
 
