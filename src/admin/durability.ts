@@ -60,11 +60,17 @@ export function timedCommits(store: Store, stats: CommitStats): Store {
       throw e;
     }
   };
+  // Each method bound once, on first use: every board read passes through here.
+  const bound = new Map<string | symbol, unknown>([['commit', commit]]);
   const timed = new Proxy(boards, {
     get(target, prop) {
-      if (prop === 'commit') return commit;
+      const known = bound.get(prop);
+      if (known !== undefined) return known;
       const value: unknown = Reflect.get(target, prop, target);
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      if (typeof value !== 'function') return value;
+      const method = (value as (...a: unknown[]) => unknown).bind(target);
+      bound.set(prop, method);
+      return method;
     },
   });
   return { ...store, boards: timed };

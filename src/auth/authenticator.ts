@@ -91,9 +91,7 @@ export class Authenticator {
       await this.lapsed(session, now);
       return null;
     }
-    const identity: Identity = { kind: 'session', principal: `user:${session.accountId}`, accountId: session.accountId, sessionId: session._id };
-    if (session.impersonation) identity.impersonation = { operatorId: session.impersonation.operatorId, operatorSessionId: session.impersonation.operatorSessionId };
-    return identity;
+    return sessionIdentity(session);
   }
 
   private async lapsed(session: SessionRecord, now: number): Promise<void> {
@@ -113,8 +111,31 @@ export class Authenticator {
   }
 }
 
+/**
+ * Identities as made from a record, kept while the record is: the identity cache hands out the same
+ * record until it changes, so a credential's requests share one identity (which nobody changes) and
+ * what is worked out per identity downstream (src/auth/project-selection.ts) is found again.
+ */
+const identities = new WeakMap<TokenRecord | SessionRecord, Identity>();
+
 /** Who a service token acts as. */
 export function tokenIdentity(token: TokenRecord): TokenIdentity {
+  let identity = identities.get(token) as TokenIdentity | undefined;
+  if (!identity) identities.set(token, (identity = newTokenIdentity(token)));
+  return identity;
+}
+
+/** Who a session acts as (an operator acting as its account included). */
+function sessionIdentity(session: SessionRecord): Identity {
+  let identity = identities.get(session);
+  if (identity) return identity;
+  identity = { kind: 'session', principal: `user:${session.accountId}`, accountId: session.accountId, sessionId: session._id };
+  if (session.impersonation) identity.impersonation = { operatorId: session.impersonation.operatorId, operatorSessionId: session.impersonation.operatorSessionId };
+  identities.set(session, identity);
+  return identity;
+}
+
+function newTokenIdentity(token: TokenRecord): TokenIdentity {
   return {
     kind: 'token',
     principal: `agent:${token.agentId}`,

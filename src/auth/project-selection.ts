@@ -24,7 +24,16 @@ export type SelectionMode = 'required' | 'owned' | 'optional';
 /** Only reads by id: the store's, or the identity cache's in front of it (src/auth/identity-cache.ts). */
 type SelectionPorts = { [C in 'accounts' | 'projects' | 'members']: Pick<Store[C], 'get'> };
 
+type Lookup = SelectedProject | typeof CLOSED | null;
+
 export class ProjectSelector {
+  /**
+   * Each identity's last lookup, with the records it was worked out from: while the identity cache
+   * hands out the same records (and the authenticator the same identity), a credential's requests
+   * to its board find their selection again instead of making it anew.
+   */
+  private readonly looked = new WeakMap<Identity, { projectId: string; project: ProjectRecord | null; member: MemberRecord | null; found: Lookup }>();
+
   constructor(private readonly store: SelectionPorts) {}
 
   async select(identity: Identity, requested: string | undefined, mode: SelectionMode): Promise<SelectedProject | null> {
@@ -51,9 +60,17 @@ export class ProjectSelector {
   }
 
   /** The project as this credential may see it; CLOSED when it would, but the board is closed; null when it cannot reach it at all. */
-  private async lookup(identity: Identity, projectId: string): Promise<SelectedProject | typeof CLOSED | null> {
+  private async lookup(identity: Identity, projectId: string): Promise<Lookup> {
     if (identity.kind === 'token' && identity.scope !== 'account' && identity.boardId !== projectId) return null;
     const [project, member] = await Promise.all([this.store.projects.get(projectId), this.store.members.get(`${projectId}:${identity.accountId}`)]);
+    const kept = this.looked.get(identity);
+    if (kept && kept.projectId === projectId && kept.project === project && kept.member === member) return kept.found;
+    const found = this.found(identity, project, member);
+    this.looked.set(identity, { projectId, project, member, found });
+    return found;
+  }
+
+  private found(identity: Identity, project: ProjectRecord | null, member: MemberRecord | null): Lookup {
     const held = project ? roleOn(project, identity.accountId, member) : null;
     if (!project || !held) return null;
     if (closed(project)) return CLOSED;
