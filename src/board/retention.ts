@@ -35,9 +35,7 @@ export async function purgeExpired(store: RetentionPorts, now: number): Promise<
     const page = await store.projects.select({ _id: { $gt: after } }, ['plan'], { sort: [['_id', 1]], limit: PROJECT_PAGE });
     for (const { _id: boardId, plan } of page) {
       const cutoff = historySince(plan, now);
-      // seq grows with time, so what ages out of the log is a prefix of it.
-      const [kept] = await store.events.select({ boardId, at: { $gte: cutoff } }, ['seq'], { sort: [['seq', 1]], limit: 1 });
-      purged.events += await store.events.deleteMany(kept ? { boardId, seq: { $lt: kept.seq } } : { boardId });
+      purged.events += await purgeLog(store, boardId, cutoff);
       purged.shouts += await store.shouts.deleteMany({ boardId, at: { $lt: cutoff } });
       purged.presence += await store.presence.deleteMany({ boardId, seenAt: { $lt: cutoff } });
       purged.audit += await store.audit.deleteMany({ projectId: boardId, at: { $lt: cutoff } });
@@ -50,6 +48,21 @@ export async function purgeExpired(store: RetentionPorts, now: number): Promise<
   const longest = Math.max(...Object.values(PLANS).map((p) => p.historyRetentionDays));
   purged.audit += await store.audit.deleteMany({ projectId: null, at: { $lt: now - longest * DAY_MS } });
   return purged;
+}
+
+/**
+ * Deletes a board's events older than `cutoff`. seq grows with time, so what ages out of the log is
+ * a prefix of it: up to the first event kept, or, when none is, up to the newest event there was
+ * before that was asked. The log is copied to while this runs (the first events of a new board
+ * among them), and an event copied after the newest was read has a higher seq (copies land in seq
+ * order): it is never in the range deleted.
+ */
+async function purgeLog(store: Pick<Store, 'events'>, boardId: string, cutoff: number): Promise<number> {
+  const [newest] = await store.events.select({ boardId }, ['seq'], { sort: [['seq', -1]], limit: 1 });
+  if (!newest) return 0;
+  const [kept] = await store.events.select({ boardId, at: { $gte: cutoff } }, ['seq'], { sort: [['seq', 1]], limit: 1 });
+  const end = kept ? kept.seq : newest.seq + 1;
+  return end > 1 ? store.events.deleteMany({ boardId, seq: { $lt: end } }) : 0;
 }
 
 /** Purges a minute after start and then every PURGE_EVERY_MS; returns the stop. */

@@ -88,5 +88,32 @@ export function retentionFlow(name: string, open: () => Promise<OpenedStore>): v
       await purgeExpired(used.store, NOW);
       expect(await seqs(free)).toEqual([5, 6, 7]);
     });
+
+    it('keeps the events copied to a log while it is purged: a new board’s first, and those after a quiet spell', async () => {
+      const fresh = await project('free'); // its first commit's events are on their way to the log
+      const quiet = await project('free'); // everything it logged has aged out; it starts again
+      await events(quiet, [60, 50]);
+      const copied = (boardId: string, from: number): EventRecord[] => [from, from + 1].map((seq) => ({ _id: `${boardId}:${seq}`, version: 1, boardId, seq, type: 'item.created', actor: 'user:a', workId: `W-${seq}`, at: NOW, data: {} }));
+      const landing = new Map([
+        [fresh, copied(fresh, 1)],
+        [quiet, copied(quiet, 3)],
+      ]);
+      // The copies land just after the purge's first look at the board's log.
+      const log = used.store.events;
+      const select: typeof log.select = async (filter, fields, options) => {
+        const found = await log.select(filter, fields, options);
+        const copy = landing.get(filter.boardId as string);
+        if (copy) {
+          landing.delete(filter.boardId as string);
+          await log.insertMissing(copy);
+        }
+        return found;
+      };
+      const racing = new Proxy(log, { get: (target, prop) => (prop === 'select' ? select : (Reflect.get(target, prop, target) as unknown)) });
+      await purgeExpired({ ...used.store, events: racing }, NOW);
+      expect(landing.size).toBe(0); // both landed mid-purge
+      expect(await seqs(fresh)).toEqual([1, 2]);
+      expect(await seqs(quiet)).toEqual([3, 4]);
+    });
   });
 }
