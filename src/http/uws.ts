@@ -247,10 +247,12 @@ const PUBLISH_CHECK_MS = 20;
  * How long a publish waits for others: uWS merges what is published to a socket's topics before it
  * writes, so messages published together cost a socket one write. Measured on the fan-out bench
  * (1,000 sockets, 10 senders), server CPU per delivery: 1.62 µs published at once (0.41 writes a
- * delivery), 1.22–1.31 within 2 ms (0.25 writes), 1.06–1.09 within 5 ms. Five milliseconds is well
- * under a frame of the live board, and under any agent's turn.
+ * delivery), 1.22–1.31 within 2 ms (0.25 writes), 1.06–1.09 within 5 ms. Measured again later, each
+ * beside bare uWS publishing at once in the same run (ours ÷ uWS, per run): 1.30–1.39 within 5 ms,
+ * 1.22–1.30 within 8 ms, 0.96–1.20 within 10 ms. Ten milliseconds is still under a frame of the
+ * live board (16.7 ms at 60 Hz), and far under any agent's turn.
  */
-export const PUBLISH_WINDOW_MS = 5;
+export const PUBLISH_WINDOW_MS = 10;
 /**
  * A topic no message is published to, joined by every socket that joins any: uWS 20.x frees a
  * socket's queue of published messages, unsent, when it leaves its last topic (a message published
