@@ -52,6 +52,34 @@ describe('HEAD', () => {
   });
 });
 
+describe('answers ready at once', () => {
+  // Whole responses not ready inside their uWS callback are written together at the end of the
+  // loop's turn (src/http/uws.ts): each must still reach its own request, on its own connection.
+  it('go each to its own request: 120 at once on two boards, reads and writes, each with its request id and its own board', async () => {
+    const boards = [await newBoard(srv.url), await newBoard(srv.url)];
+    const agents = await Promise.all(boards.map((b) => b.agent('together')));
+    const calls = Array.from({ length: 120 }, (_, i) => {
+      const b = i % 2;
+      const id = `together-${i}`;
+      const headers = { 'x-request-id': id };
+      const res = i % 3 === 0 ? agents[b]!.post('/api/items', { title: `together ${i}` }, headers) : i % 3 === 1 ? agents[b]!.get('/api/status', headers) : agents[b]!.get('/api/items?limit=500', headers);
+      return res.then((r) => ({ i, b, id, r }));
+    });
+    for (const { i, b, id, r } of await Promise.all(calls)) {
+      expect(r.status, r.text).toBe(i % 3 === 0 ? 201 : 200);
+      expect(r.headers.get('x-request-id')).toBe(id);
+      if (i % 3 === 0) expect(r.body.title).toBe(`together ${i}`);
+      else if (i % 3 === 1) expect(r.body.projectId).toBe(boards[b]!.projectId);
+      else expect((r.body.items as { title: string }[]).every((item) => Number(item.title.split(' ')[1]) % 2 === b)).toBe(true);
+    }
+    // Every write landed once, on its own board.
+    for (const b of [0, 1]) {
+      const titles = ((await agents[b]!.get('/api/items?limit=500')).body.items as { title: string }[]).map((item) => item.title).sort();
+      expect(titles).toEqual(Array.from({ length: 120 }, (_, i) => i).filter((i) => i % 3 === 0 && i % 2 === b).map((i) => `together ${i}`).sort());
+    }
+  });
+});
+
 describe('start-up', () => {
   it('refuses to run on uWebSockets.js’s JavaScript fallback, with a clear message', () => {
     const main = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
