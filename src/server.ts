@@ -229,7 +229,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   const observe = metrics && ((operation: string | null, status: number, seconds: number) => metrics.request(operation, status, seconds));
   const pipeline = new Pipeline({ authenticator, operators, selector, limiter, observer, logger, publicUrl: config.publicUrl, allowedOrigins: origins, clientAddress: (peer, headers) => clientAddress(peer, headers, trustedProxies, forwardedHeader), ...(observe && { observe }), record: watch.record, csrfKey: parts.keys.csrf, cookieSecure: config.cookieSecure, addressRatePerMinute: config.addressRatePerMinute, boardRateScale: config.boardRateScale, clock });
 
-  /** The upgrade request behind each socket's credential, for the audit rows of operators' subscriptions. */
+  /** The upgrade request behind each socket (by its own identity object), for the audit rows of operators' subscriptions. */
   const socketOrigins = new WeakMap<Identity, RequestOrigin>();
   const operatorSockets = new OperatorAccess({ store, isOperator: (accountId) => operators.isOperator(accountId), originOf: (identity) => socketOrigins.get(identity), clock });
   const hub = new Hub({ selector, store, observer, publicUrl: config.publicUrl, clock, publish: (topic, message) => http.publish(topic, message), syncLog: (boardId) => registry.get(boardId).syncLog(), readBoard: (boardId) => registry.get(boardId).read(), stillValid: (identity) => authenticator.stillValid(identity, clock()), onOverBudget: (identity) => watch.overBudget(identity), operators: operatorSockets });
@@ -263,9 +263,10 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     async authenticate(headers, requestId, peer) {
       if (pipeline.crossSite(headers)) return { refuse: pipeline.reject('CSRF_REJECTED', requestId, 'A browser socket must come from the service’s own origin.') };
       try {
-        const identity = await authenticator.authenticate('bearer-or-session', headers, parseCookies(headers.cookie ?? ''), clock());
-        socketOrigins.set(identity!, { requestId, address: clientAddress(peer, headers, trustedProxies, forwardedHeader) });
-        return { identity: identity! };
+        // The socket's own copy: requests with one credential share an identity (src/auth/authenticator.ts), and its origin is kept by it.
+        const identity = { ...(await authenticator.authenticate('bearer-or-session', headers, parseCookies(headers.cookie ?? ''), clock()))! };
+        socketOrigins.set(identity, { requestId, address: clientAddress(peer, headers, trustedProxies, forwardedHeader) });
+        return { identity };
       } catch (e) {
         const error = e instanceof AppError ? e : new AppError('AUTH_UNAVAILABLE');
         return { refuse: pipeline.reject(error.code, requestId, error.message) };

@@ -91,6 +91,23 @@ export function liveFlow(name: string, open: () => Promise<OpenedStore>): void {
       socket.ws.close();
     });
 
+    it('audits each socket’s subscription with its own upgrade’s request id, also for two sockets on one session', async () => {
+      const { srv } = served;
+      const board = await newBoard(srv.url);
+      const op = await operator();
+      // Both upgrades carry the same session: its identity is shared by the requests that present it.
+      const first = await openSocket(srv.url, { ...cookieOf(op.client), 'x-request-id': 'upgrade-first' });
+      const second = await openSocket(srv.url, { ...cookieOf(op.client), 'x-request-id': 'upgrade-second' });
+      first.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity'] });
+      expect(await first.next((m) => m.type === 'subscribed' || m.type === 'error')).toMatchObject({ type: 'subscribed', role: 'operator' });
+      second.send({ type: 'subscribe', boardId: board.projectId, topics: ['leases'] });
+      expect(await second.next((m) => m.type === 'subscribed' || m.type === 'error')).toMatchObject({ type: 'subscribed', role: 'operator' });
+      const rows = await srv.store.audit.find({ target: `board:${board.projectId}` });
+      expect(rows.map((r) => `${(r.data.topics as string[]).join()} ${r.data.requestId as string}`).sort()).toEqual(['activity upgrade-first', 'leases upgrade-second']);
+      first.ws.close();
+      second.ws.close();
+    });
+
     it('refuses anyone else a foreign board and the firehose, exactly as before it existed, and audits nothing', async () => {
       const { srv } = served;
       const board = await newBoard(srv.url);
