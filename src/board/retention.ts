@@ -61,7 +61,7 @@ async function purgeLog(store: Pick<Store, 'events'>, boardId: string, cutoff: n
   const [newest] = await store.events.select({ boardId }, ['seq'], { sort: [['seq', -1]], limit: 1 });
   if (!newest) return 0;
   const [kept] = await store.events.select({ boardId, at: { $gte: cutoff } }, ['seq'], { sort: [['seq', 1]], limit: 1 });
-  const end = kept ? kept.seq : newest.seq + 1;
+  const end = Math.min(kept ? kept.seq : Infinity, newest.seq + 1);
   return end > 1 ? store.events.deleteMany({ boardId, seq: { $lt: end } }) : 0;
 }
 

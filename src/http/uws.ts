@@ -641,10 +641,12 @@ class Exchange {
    * loop (see `ready`); a streamed one starts at once.
    */
   answerLater(pending: Promise<RawResponse | null>): void {
-    pending.then(
-      (response) => this.answer(response),
-      () => this.answer(this.handlers.refuse('internal', this.requestId)),
-    );
+    pending
+      .then(
+        (response) => this.answer(response),
+        () => this.answer(this.handlers.refuse('internal', this.requestId)),
+      )
+      .catch(() => this.handlers.finished()); // answer() threw before counting it: it still leaves flight
   }
 
   private answer(response: RawResponse | null): void {
