@@ -188,9 +188,7 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
       }
       if (!(response instanceof Promise)) {
         if (isBodyStream(response.body)) exchange.guard(); // it outlives this callback
-        const streaming = exchange.write(response);
-        if (streaming) void streaming.finally(() => handlers.finished());
-        else handlers.finished();
+        exchange.finish(response);
         return;
       }
       exchange.guard();
@@ -647,22 +645,23 @@ class Exchange {
     );
   }
 
-  private answer(response: RawResponse | null): void {
+  /**
+   * Writes the response, then counts the request finished: a streamed one once its last chunk is
+   * out, any other at once, also when the write throws (the error goes on to the caller).
+   */
+  finish(response: RawResponse): void {
+    let streaming: Promise<void> | undefined;
     try {
-      this.answerOrHold(response);
-    } catch {
-      this.handlers.finished(); // it threw before it was counted: it still leaves flight
+      streaming = this.write(response);
+    } finally {
+      if (streaming) void streaming.finally(() => this.handlers.finished());
+      else this.handlers.finished();
     }
   }
 
-  private answerOrHold(response: RawResponse | null): void {
+  private answer(response: RawResponse | null): void {
     if (response === null) return this.handlers.finished();
-    if (isBodyStream(response.body)) {
-      const streaming = this.write(response);
-      if (streaming) void streaming.finally(() => this.handlers.finished());
-      else this.handlers.finished();
-      return;
-    }
+    if (isBodyStream(response.body)) return this.finish(response);
     this.response = response;
     if (held.length === 0) setImmediate(writeAllHeld);
     held.push(this);
@@ -672,11 +671,7 @@ class Exchange {
   writeHeld(): void {
     const response = this.response!;
     this.response = null;
-    try {
-      this.write(response);
-    } finally {
-      this.handlers.finished();
-    }
+    this.finish(response);
   }
 }
 
