@@ -249,18 +249,23 @@ describe('board actor', () => {
       const firstAnswered = new Promise<void>((r) => (answerFirst = r));
       let storeSecond!: () => void;
       const secondStored = new Promise<void>((r) => (storeSecond = r));
+      let firstInStore = false;
       store.boards.commit = async (...args) => {
         const call = ++calls;
         await (call === 1 ? firstMayStore : secondStored); // the second: queued behind the first, not in the store yet
         const ok = await through(...args);
-        if (call === 1) await firstAnswered; // in the store, the actor not told yet
+        if (call === 1) {
+          firstInStore = true;
+          await firstAnswered; // in the store, the actor not told yet
+        }
         return ok;
       };
       const first = actor.ask(claimAs(1));
       await until(() => calls === 1);
       const second = actor.ask(claimAs(2)); // waits in the mailbox: decided once the first write is applied
       storeFirst();
-      await until(() => calls === 2);
+      // The second write starts once the first is applied, which can be before that one is synced.
+      await until(() => calls === 2 && firstInStore);
       expect(await store.boards.versionOf('b')).toBe(version + 1);
       let read: number | null = null;
       const reading = actor.read().then((c) => (read = c.record.version));
