@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { head, newBoard } from '../support/board.js';
 import { expectError } from '../support/expect-error.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { startOfBudgetWindow, startTestServer, type TestServer } from '../support/server.js';
 
 let srv: TestServer;
 beforeAll(async () => {
@@ -177,6 +177,7 @@ describe('rate budgets on board responses', () => {
   it('reports the nine headers, denies writes past the write budget, and keeps reads and the lifecycle open', async () => {
     const board = await newBoard(srv.url);
     const a = await board.agent('a');
+    startOfBudgetWindow(srv);
     await a.post('/api/items', { title: 'keep working' });
     let last = await a.post('/api/shouts', { text: 'spend' });
     while (last.status === 201) last = await a.post('/api/shouts', { text: 'spend' });

@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { newBoard } from '../support/board.js';
 import { scrape } from '../support/metrics.js';
-import { Client, startTestServer, type TestServer } from '../support/server.js';
+import { Client, startOfBudgetWindow, startTestServer, type TestServer } from '../support/server.js';
 import { openSocket } from '../support/socket.js';
 
 const TOKEN = 'metrics-token-for-the-test-0123456789';
@@ -56,9 +56,8 @@ describe('GET /metrics', () => {
     // The lease's expiry timer is armed on this node (once the claim's events are in the log).
     await expect.poll(async () => (await scrape(node.metricsPort, TOKEN)).value('board_lease_timers'), { timeout: 5_000, interval: 50 }).toBe(1);
     const socket = await openSocket(node.url, { authorization: agent.defaults.authorization! });
-    // The per-address budget (3 a minute, the signup took one) runs out: the third login is refused.
-    // (Budgets are fixed one-minute windows: the server's clock moves to the start of one first.)
-    node.advance(60_000 - (Date.now() % 60_000) + 1);
+    // The per-address budget (3 a minute) runs out in a fresh window: the fourth login is refused.
+    startOfBudgetWindow(node);
     const stranger = new Client(node.url);
     const logins: number[] = [];
     for (let i = 0; i < 4; i++) logins.push((await stranger.post('/api/auth/login', { email: 'nobody@example.com', password: 'wrong password here' })).status);

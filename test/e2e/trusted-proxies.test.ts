@@ -2,7 +2,7 @@
 // (ADDRESS_RATE_PER_MINUTE, here 2), so which address a request was counted against shows in
 // which request is the first refused (429 RATE_LIMITED).
 import { afterEach, describe, expect, it } from 'vitest';
-import { Client, startTestServer, type TestServer } from '../support/server.js';
+import { Client, startOfBudgetWindow, startTestServer, type TestServer } from '../support/server.js';
 import { head, newBoard } from '../support/board.js';
 
 const servers: TestServer[] = [];
@@ -13,9 +13,7 @@ afterEach(async () => {
 async function node(env: Record<string, string>, base?: (port: number) => string): Promise<Client> {
   const s = await startTestServer({ ADDRESS_RATE_PER_MINUTE: '2', ...env });
   servers.push(s);
-  // Budgets are fixed one-minute windows: start the server's clock at the start of one, so a test
-  // never straddles two.
-  s.advance(60_000 - (Date.now() % 60_000) + 1);
+  startOfBudgetWindow(s);
   return new Client(base ? base(s.server.port) : s.url);
 }
 

@@ -27,6 +27,15 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
+/**
+ * Rate budgets are fixed one-minute windows: moves the server's clock to just past the start of
+ * the next one, so a test that spends a budget never straddles two (a window that turns over
+ * mid-test hands out a fresh budget).
+ */
+export function startOfBudgetWindow(srv: Pick<TestServer, 'advance' | 'now'>): void {
+  srv.advance(60_000 - (srv.now() % 60_000) + 1);
+}
+
 /** The test mail transport: keeps every message, and waits for the next one to an address. */
 export class CaptureMailer implements Mailer {
   readonly sent: MailMessage[] = [];

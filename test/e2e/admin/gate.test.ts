@@ -2,7 +2,7 @@
 // A token (even one an operator issued), another account's session, no credential, a bad body or
 // a session of an account not named in OPERATOR_EMAILS gets exactly what an unknown path gets.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client, signedUp, startTestServer, type TestServer } from '../../support/server.js';
+import { Client, signedUp, startOfBudgetWindow, startTestServer, type TestServer } from '../../support/server.js';
 import { operatorEmail, operatorSession } from '../../support/operators.js';
 
 describe('the operator gate', () => {
@@ -56,7 +56,7 @@ describe('the operator gate', () => {
     const fresh = await operatorSession(srv.url, 'someone-else@ops.example.com');
     const notOperator = await operatorSession(srv.url, opEmail.replace('@', '+budget@'));
     const statuses: number[] = [];
-    srv.advance(60_000 - (srv.now() % 60_000) + 1); // budgets are fixed one-minute windows: start at one
+    startOfBudgetWindow(srv);
     for (let i = 0; i < 601; i++) statuses.push((await fresh.client.get('/api/admin/codebase')).status);
     expect(statuses.slice(0, 600).every((s) => s === 200)).toBe(true);
     const refused = await fresh.client.get('/api/admin/codebase');
