@@ -244,7 +244,9 @@ async function wrkOnce(url: string, { seconds = 5, connections = 32, headers = {
   const child = track(spawn('wrk', args, { stdio: ['ignore', 'pipe', 'inherit'] }));
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  const code = await new Promise<number | null>((resolve, reject) => (child.once('exit', resolve), child.once('error', reject)));
+  const code = await new Promise<number | null>((resolve, reject) =>
+    child.once('exit', resolve).once('error', (e: NodeJS.ErrnoException) => reject(e.code === 'ENOENT' ? new Error('wrk is not installed: the HTTP measures need it (apt-get install -y wrk)') : e)),
+  );
   if (code !== 0) throw new Error(`wrk exited ${code} (apt-get install -y wrk):\n${out}`);
   const pct = (p: string) => {
     const m = new RegExp(`\\s${p}%\\s+([\\d.]+)(us|ms|s|m)\\b`).exec(out);
