@@ -118,25 +118,16 @@ export class Authenticator {
  */
 const identities = new WeakMap<TokenRecord | SessionRecord, Identity>();
 
+/** The identity kept for `record`, made by `make` the first time. */
+function kept<I extends Identity>(record: TokenRecord | SessionRecord, make: () => I): I {
+  let identity = identities.get(record) as I | undefined;
+  if (!identity) identities.set(record, (identity = make()));
+  return identity;
+}
+
 /** Who a service token acts as. */
-export function tokenIdentity(token: TokenRecord): TokenIdentity {
-  let identity = identities.get(token) as TokenIdentity | undefined;
-  if (!identity) identities.set(token, (identity = newTokenIdentity(token)));
-  return identity;
-}
-
-/** Who a session acts as (an operator acting as its account included). */
-function sessionIdentity(session: SessionRecord): Identity {
-  let identity = identities.get(session);
-  if (identity) return identity;
-  identity = { kind: 'session', principal: `user:${session.accountId}`, accountId: session.accountId, sessionId: session._id };
-  if (session.impersonation) identity.impersonation = { operatorId: session.impersonation.operatorId, operatorSessionId: session.impersonation.operatorSessionId };
-  identities.set(session, identity);
-  return identity;
-}
-
-function newTokenIdentity(token: TokenRecord): TokenIdentity {
-  return {
+export const tokenIdentity = (token: TokenRecord): TokenIdentity =>
+  kept(token, () => ({
     kind: 'token',
     principal: `agent:${token.agentId}`,
     accountId: token.accountId,
@@ -147,8 +138,15 @@ function newTokenIdentity(token: TokenRecord): TokenIdentity {
     boardId: token.boardId,
     role: token.role,
     resources: token.resources,
-  };
-}
+  }));
+
+/** Who a session acts as (an operator acting as its account included). */
+const sessionIdentity = (session: SessionRecord): Identity =>
+  kept(session, () => {
+    const identity: Identity = { kind: 'session', principal: `user:${session.accountId}`, accountId: session.accountId, sessionId: session._id };
+    if (session.impersonation) identity.impersonation = { operatorId: session.impersonation.operatorId, operatorSessionId: session.impersonation.operatorSessionId };
+    return identity;
+  });
 
 /** "Bearer x" gives x; a malformed Authorization header gives "" (an invalid token). */
 function bearerOf(header: string | undefined): string | null {
