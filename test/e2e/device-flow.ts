@@ -10,7 +10,7 @@ import { serveStore, type OpenedStore } from '../support/stores.js';
 import { newBoard } from '../support/board.js';
 import { expectError } from '../support/expect-error.js';
 import { failOnce } from '../support/fail-once.js';
-import { Client, signedUp, TEST_SECRET, type Res } from '../support/server.js';
+import { Client, signedUp, startOfBudgetWindow, TEST_SECRET, type Res } from '../support/server.js';
 import { unique } from '../support/temp.js';
 
 const USER_CODE = /^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/;
@@ -221,18 +221,16 @@ export function deviceFlow(name: string, open: () => Promise<OpenedStore>): void
       const limited = serveStore(open);
 
       it('lets six agents behind one address poll at the interval, refuses a faster caller with 429, and leaves start its own budget', async () => {
-        let offset = 0; // this server's clock is Date.now() + offset
-        const advance = (ms: number) => void ((offset += ms), limited.srv.advance(ms));
+        const advance = (ms: number) => limited.srv.advance(ms);
         const client = new Client(limited.srv.url);
-        // The budgets are fixed minute windows: begin just after one opens, so none rolls over mid-test.
-        advance(60_000 - ((Date.now() + offset) % 60_000) + 100);
+        startOfBudgetWindow(limited.srv);
         const agents = [];
         for (let i = 0; i < 6; i++) agents.push((await client.post('/api/auth/device/start', { clientName: `patient-${i}` })).body.deviceCode as string);
         for (let round = 0; round < 11; round++) {
           advance(5_000);
           for (const deviceCode of agents) expectError(await client.post('/api/auth/device/poll', { deviceCode }), 400, 'AUTHORIZATION_PENDING');
         }
-        advance(60_000 - ((Date.now() + offset) % 60_000) + 100);
+        startOfBudgetWindow(limited.srv);
         let refused: Res | null = null;
         for (let i = 0; i < 121 && !refused; i++) {
           const res = await client.post('/api/auth/device/poll', { deviceCode: agents[0] });
@@ -255,10 +253,7 @@ export function deviceFlow(name: string, open: () => Promise<OpenedStore>): void
       });
 
       it('puts looking up and approving user codes on the address budget sign-up draws on, so codes cannot be guessed by the thousand', async () => {
-        // Begin just after a window of the server's clock opens (its time is on the grant it stores).
-        const probe = await new Client(limited.srv.url).post('/api/auth/device/start', { clientName: 'probe' });
-        const serverNow = (await limited.srv.store.deviceGrants.get(sha256(probe.body.deviceCode as string)))!.createdAt;
-        limited.srv.advance(60_000 - (serverNow % 60_000) + 100);
+        startOfBudgetWindow(limited.srv);
         // Three sign-ups (three of the 30), so no account reaches its own budget of misses (10 an hour).
         const boards = [await newBoard(limited.srv.url), await newBoard(limited.srv.url), await newBoard(limited.srv.url)];
         const guess = (i: number) => {

@@ -17,7 +17,7 @@ import { expectError } from '../../support/expect-error.js';
 import { head } from '../../support/board.js';
 import { openSocket } from '../../support/socket.js';
 import { CLOSE } from '../../../src/ws/protocol.js';
-import { Client, type Res } from '../../support/server.js';
+import { Client, startOfBudgetWindow, type Res } from '../../support/server.js';
 import { unique } from '../../support/temp.js';
 
 const ADDRESS_LIMIT = 4;
@@ -76,14 +76,8 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
     const opEmail = `${unique('operator')}@ops.example.com`;
     const otherOpEmail = `${unique('operator2')}@ops.example.com`;
     const served = serveStore(open, { OPERATOR_EMAILS: `${opEmail},${otherOpEmail}`, ADDRESS_RATE_PER_MINUTE: String(ADDRESS_LIMIT), TRUSTED_PROXIES: '127.0.0.1' });
-    /** How far the server's clock was moved here: its clock is Date.now() + advanced. */
-    let advanced = 0;
-    const advance = (ms: number) => {
-      advanced += ms;
-      served.srv.advance(ms);
-    };
-    /** Moves the clock to just past the start of a budget window (fixed one-minute windows), so a case never straddles two. */
-    const freshWindow = () => advance(60_000 - ((Date.now() + advanced) % 60_000) + 1);
+    const advance = (ms: number) => served.srv.advance(ms);
+    const freshWindow = () => startOfBudgetWindow(served.srv);
 
     const browser = (address = nextAddress()) => new Browser(served.srv.url, { 'x-forwarded-for': address });
     async function signUp(email = `${unique('user')}@example.com`): Promise<{ client: Browser; accountId: string; email: string }> {
@@ -125,8 +119,8 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
       const started = await op.client.post(`/api/admin/users/${person.accountId}/impersonate`, { reason: 'support ticket 42' });
       expect(started.status, started.text).toBe(201);
       expect(started.body).toMatchObject({ account: { id: person.accountId, email: person.email }, csrfToken: expect.any(String), operatorCsrfToken: expect.any(String) });
-      expect(Date.parse(started.body.expiresAt) - (Date.now() + advanced)).toBeGreaterThan(29 * 60_000);
-      expect(Date.parse(started.body.expiresAt) - (Date.now() + advanced)).toBeLessThanOrEqual(30 * 60_000);
+      expect(Date.parse(started.body.expiresAt) - served.srv.now()).toBeGreaterThan(29 * 60_000);
+      expect(Date.parse(started.body.expiresAt) - served.srv.now()).toBeLessThanOrEqual(30 * 60_000);
       const setCookies = started.headers.getSetCookie();
       expect(setCookies.find((c) => c.startsWith(`${OPERATOR_SESSION_COOKIE}=`))).toMatch(new RegExp(`Path=${IMPERSONATION_PATH};.*HttpOnly`));
       expect(setCookies.find((c) => c.startsWith(`${SESSION_COOKIE}=`))).toMatch(/Path=\/;.*HttpOnly.*Max-Age=1800/);
