@@ -15,6 +15,7 @@ import { closedDays, foldStats, oldestDayKept, type BoardStats } from '../machin
 import { archiveDays } from './stats-archive.js';
 import type { Decide, NewEvent } from '../machines/board-decision.js';
 import type { BoardRecord, CommitOptions, EventRecord, ItemWrites, LoadedBoard, Store } from '../store/ports/store.js';
+import { andThen, type Maybe } from '../store/ports/maybe.js';
 
 export type CommittedEvent = Omit<EventRecord, 'version' | '_id'>;
 
@@ -167,13 +168,20 @@ export class BoardActor {
   /**
    * The latest committed board. The one this node holds is used when the store's version (one
    * small read, no items) says nobody committed since, or once this node's own commit under way
-   * lands; otherwise what changed since is read.
+   * lands; otherwise what changed since is read. Answered now when the store answers the version
+   * now (the embedded store) and the board held is that version.
    */
-  async read(): Promise<Committed> {
+  read(): Maybe<Committed> {
     this.lastUsed = this.clock();
-    const version = await this.ports.boards.versionOf(this.boardId);
-    if (version === null) throw new BoardMissingError(this.boardId);
-    if (this.current && this.current.record.version >= version) return this.current;
+    return andThen(this.ports.boards.versionOf(this.boardId), (version) => {
+      if (version === null) throw new BoardMissingError(this.boardId);
+      if (this.current && this.current.record.version >= version) return this.current;
+      return this.catchUp(version);
+    });
+  }
+
+  /** The board at `version` or later, which this node does not hold yet. */
+  private async catchUp(version: number): Promise<Committed> {
     const mine = this.writing.find((w) => w.version >= version);
     if (mine) {
       await mine.landing;

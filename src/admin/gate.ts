@@ -13,6 +13,7 @@ import type { Store } from '../../store/ports/store.js';
 import { OPERATOR_SESSION_COOKIE, SESSION_COOKIE, type Authenticator } from '../auth/authenticator.js';
 import type { SessionIdentity } from '../auth/identity.js';
 import { AppError } from '../errors/app-error.js';
+import { orElse } from '../../store/ports/maybe.js';
 
 export class OperatorGate {
   private readonly emails: ReadonlySet<string>;
@@ -35,7 +36,7 @@ export class OperatorGate {
     if (this.emails.size && headers['authorization'] === undefined) {
       for (const cookie of [cookies[SESSION_COOKIE], cookies[OPERATOR_SESSION_COOKIE]]) {
         if (cookie === undefined) continue;
-        const identity = await this.authenticator.authenticate('session', headers, { [SESSION_COOKIE]: cookie }, now).catch(() => null);
+        const identity = await orElse(() => this.authenticator.authenticate('session', headers, { [SESSION_COOKIE]: cookie }, now), null);
         if (identity?.kind === 'session' && !identity.impersonation && (await this.isOperator(identity.accountId))) return identity;
       }
     }

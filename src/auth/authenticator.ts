@@ -5,6 +5,7 @@ import { AppError } from '../errors/app-error.js';
 import type { SessionRecord, Store, TokenRecord } from '../../store/ports/store.js';
 import type { AuthKind } from '../request-context.js';
 import type { Identity, TokenIdentity } from './identity.js';
+import { andThen, type Maybe } from '../../store/ports/maybe.js';
 
 export const SESSION_COOKIE = 'board_session';
 /**
@@ -41,8 +42,8 @@ export interface AuthenticatorHooks {
 
 /** Where a request's credential is looked up: the store, or a cache in front of it (src/auth/identity-cache.ts). */
 export interface CredentialReads {
-  tokenBySecretHash(secretHash: string): Promise<TokenRecord | null>;
-  sessions: Pick<AuthPorts['sessions'], 'get'>;
+  tokenBySecretHash(secretHash: string): Maybe<TokenRecord | null>;
+  sessions: { get(id: string): Maybe<SessionRecord | null> };
 }
 
 export class Authenticator {
@@ -61,15 +62,19 @@ export class Authenticator {
    * `anonymous` is the answer to no credential at all on a Bearer-or-session route: board
    * surfaces say AUTH_REQUIRED, account structure says UNAUTHENTICATED (contract Part 4).
    */
-  async authenticate(kind: AuthKind, headers: Record<string, string>, cookies: Record<string, string>, now: number, anonymous: 'AUTH_REQUIRED' | 'UNAUTHENTICATED' = 'AUTH_REQUIRED'): Promise<Identity | null> {
+  authenticate(kind: AuthKind, headers: Record<string, string>, cookies: Record<string, string>, now: number, anonymous: 'AUTH_REQUIRED' | 'UNAUTHENTICATED' = 'AUTH_REQUIRED'): Maybe<Identity | null> {
     if (kind === 'none') return null;
     const bearer = kind === 'bearer-or-session' ? bearerOf(headers['authorization']) : null;
     if (bearer !== null) return this.fromToken(bearer, now);
     const cookie = cookies[SESSION_COOKIE];
-    const session = cookie ? await this.fromSession(cookie, now) : null;
-    if (session || kind === 'session-optional') return session;
-    if (kind === 'bearer-or-session' && !cookie) throw new AppError(anonymous);
-    throw new AppError('UNAUTHENTICATED');
+    if (!cookie) {
+      if (kind === 'session-optional') return null;
+      throw new AppError(kind === 'bearer-or-session' ? anonymous : 'UNAUTHENTICATED');
+    }
+    return andThen(this.fromSession(cookie, now), (session) => {
+      if (session || kind === 'session-optional') return session;
+      throw new AppError('UNAUTHENTICATED');
+    });
   }
 
   /** Whether the credential behind an identity still stands (a socket outlives the request that opened it); read from the store itself. */
@@ -84,30 +89,29 @@ export class Authenticator {
     return token !== null && !token.revoked && (token.expiresAt === null || token.expiresAt > now) && token.prefix === identity.prefix;
   }
 
-  private async fromSession(cookie: string, now: number): Promise<Identity | null> {
-    const session = await this.reads.sessions.get(sha256(cookie));
-    if (!session || session.revoked) return null;
-    if (session.expiresAt <= now) {
-      await this.lapsed(session, now);
-      return null;
-    }
-    return sessionIdentity(session);
+  private fromSession(cookie: string, now: number): Maybe<Identity | null> {
+    return andThen(this.reads.sessions.get(sha256(cookie)), (session) => {
+      if (!session || session.revoked) return null;
+      if (session.expiresAt <= now) return this.lapsed(session, now).then(() => null);
+      return sessionIdentity(session);
+    });
   }
 
   private async lapsed(session: SessionRecord, now: number): Promise<void> {
     if (session.impersonation && this.hooks.impersonationLapsed) await this.hooks.impersonationLapsed(session, now).catch(() => undefined);
   }
 
-  private async fromToken(secret: string, now: number): Promise<Identity> {
+  private fromToken(secret: string, now: number): Maybe<Identity> {
     if (!secret.startsWith(TOKEN_PREFIX)) throw new AppError('INVALID_SERVICE_TOKEN');
-    const token = await this.reads.tokenBySecretHash(sha256(secret));
-    if (!token || token.revoked) throw new AppError('INVALID_SERVICE_TOKEN');
-    if (token.expiresAt !== null && token.expiresAt <= now) throw new AppError('EXPIRED_TOKEN');
-    if (token.lastUsedAt === null || now - token.lastUsedAt >= LAST_USE_RESOLUTION_MS) {
-      // Off the request path and at most once a minute per token: a lost race only loses a timestamp.
-      this.store.tokens.update(token._id, token.version, { lastUsedAt: now }).catch(() => undefined);
-    }
-    return tokenIdentity(token);
+    return andThen(this.reads.tokenBySecretHash(sha256(secret)), (token) => {
+      if (!token || token.revoked) throw new AppError('INVALID_SERVICE_TOKEN');
+      if (token.expiresAt !== null && token.expiresAt <= now) throw new AppError('EXPIRED_TOKEN');
+      if (token.lastUsedAt === null || now - token.lastUsedAt >= LAST_USE_RESOLUTION_MS) {
+        // Off the request path and at most once a minute per token: a lost race only loses a timestamp.
+        this.store.tokens.update(token._id, token.version, { lastUsedAt: now }).catch(() => undefined);
+      }
+      return tokenIdentity(token);
+    });
   }
 }
 

@@ -6,6 +6,7 @@
 // While the bus cannot carry notices here, the cache is bypassed (every read goes to the store),
 // and whenever this node's receiving connection was lost it is emptied: a notice missed meanwhile
 // never leaves a stale entry in use.
+import type { Maybe } from '../../store/ports/maybe.js';
 import type { AccountRecord, Collection, Doc, MemberRecord, ProjectRecord, SessionRecord, Store, TokenRecord } from '../../store/ports/store.js';
 
 export type CachedCollection = 'tokens' | 'sessions' | 'projects' | 'members' | 'accounts';
@@ -60,11 +61,11 @@ export class IdentityCache {
   private readonly tokenHashes = new Map<string, string>();
   private interruptions = 0;
 
-  /** Reads through the cache with the ports the authenticator and the selector use. */
-  readonly projects: Pick<Collection<ProjectRecord>, 'get'>;
-  readonly members: Pick<Collection<MemberRecord>, 'get'>;
-  readonly accounts: Pick<Collection<AccountRecord>, 'get'>;
-  readonly sessions: Pick<Collection<SessionRecord>, 'get'>;
+  /** Reads through the cache with the ports the authenticator and the selector use: a record held here is answered now. */
+  readonly projects: CachedReads<ProjectRecord>;
+  readonly members: CachedReads<MemberRecord>;
+  readonly accounts: CachedReads<AccountRecord>;
+  readonly sessions: CachedReads<SessionRecord>;
 
   constructor(
     private readonly store: Pick<Store, CachedCollection>,
@@ -78,7 +79,7 @@ export class IdentityCache {
   }
 
   /** The token whose secret hashes to `secretHash`, or null. */
-  tokenBySecretHash(secretHash: string): Promise<TokenRecord | null> {
+  tokenBySecretHash(secretHash: string): Maybe<TokenRecord | null> {
     return this.read('tokens', secretHash, () => this.store.tokens.findOne({ secretHash }), false, (token) => this.tokenHashes.set(token._id, secretHash));
   }
 
@@ -121,12 +122,16 @@ export class IdentityCache {
     return this.options.hearsNotices();
   }
 
-  private async read<C extends CachedCollection>(collection: C, key: string, load: () => Promise<Records[C] | null>, keepMissing = true, kept?: (value: Records[C]) => void): Promise<Records[C] | null> {
+  private read<C extends CachedCollection>(collection: C, key: string, load: () => Promise<Records[C] | null>, keepMissing = true, kept?: (value: Records[C]) => void): Maybe<Records[C] | null> {
     if (!this.usable()) return load();
     const shelf = this.shelves[collection] as Shelf<Records[C]>;
     const now = this.options.clock();
     const entry = shelf.entries.get(key);
     if (entry && now - entry.at < MAX_AGE_MS) return entry.value;
+    return this.fill(shelf, key, load, now, keepMissing, kept);
+  }
+
+  private async fill<T extends Doc>(shelf: Shelf<T>, key: string, load: () => Promise<T | null>, now: number, keepMissing: boolean, kept?: (value: T) => void): Promise<T | null> {
     const generation = shelf.generation;
     const value = await load();
     // A change heard while the store answered may be newer than what it said: keep nothing then.
@@ -136,6 +141,11 @@ export class IdentityCache {
     }
     return value;
   }
+}
+
+/** A collection's reads by id through the cache. */
+export interface CachedReads<T> {
+  get(id: string): Maybe<T | null>;
 }
 
 type Changed = (collection: CachedCollection, ids: string[] | null) => void;

@@ -5,8 +5,9 @@
 // Who owns a board is projects.ownerId and nothing else (see roleOn).
 import { AppError } from '../errors/app-error.js';
 import type { PlanName } from '../plans.js';
-import type { MemberRecord, ProjectRecord, Store } from '../../store/ports/store.js';
+import type { AccountRecord, MemberRecord, ProjectRecord } from '../../store/ports/store.js';
 import type { Identity, Role } from './identity.js';
+import { andThen, both, type Maybe } from '../../store/ports/maybe.js';
 
 export const PROJECT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -21,8 +22,13 @@ export interface SelectedProject {
 /** required: a project must be selected; owned: and the caller must own it (billing); optional: none is fine. */
 export type SelectionMode = 'required' | 'owned' | 'optional';
 
-/** Only reads by id: the store's, or the identity cache's in front of it (src/auth/identity-cache.ts). */
-type SelectionPorts = { [C in 'accounts' | 'projects' | 'members']: Pick<Store[C], 'get'> };
+/** Only reads by id: the store's, or the identity cache's in front of it (src/auth/identity-cache.ts), which answers now what it holds. */
+interface SelectionPorts {
+  accounts: ReadById<AccountRecord>;
+  projects: ReadById<ProjectRecord>;
+  members: ReadById<MemberRecord>;
+}
+type ReadById<T> = { get(id: string): Maybe<T | null> };
 
 type Lookup = SelectedProject | typeof CLOSED | null;
 
@@ -36,21 +42,28 @@ export class ProjectSelector {
 
   constructor(private readonly store: SelectionPorts) {}
 
-  async select(identity: Identity, requested: string | undefined, mode: SelectionMode): Promise<SelectedProject | null> {
-    let project: SelectedProject | null;
+  /** The selected project (now, when every record it needs is held), or throws the code that refuses it. */
+  select(identity: Identity, requested: string | undefined, mode: SelectionMode): Maybe<SelectedProject | null> {
+    // Billing treats a project the caller does not own as unreachable (DOMAIN.md "Billing").
+    const owned = (project: SelectedProject | null) => {
+      if (project && mode === 'owned' && !project.owned) throw new AppError('PROJECT_SCOPE_DENIED', 'Only the board’s owner handles its billing.');
+      return project;
+    };
     if (requested !== undefined) {
       if (!PROJECT_ID.test(requested)) throw new AppError('INVALID_PROJECT_ID', 'projectId must be 1 to 64 letters, digits, "-" or "_".');
-      project = unlessClosed(await this.lookup(identity, requested));
-      if (!project) throw new AppError('PROJECT_SCOPE_DENIED', 'That project does not exist or this credential cannot reach it.');
-    } else {
-      const fallback = await this.fallback(identity);
-      const found = fallback ? await this.lookup(identity, fallback) : null;
-      project = found === CLOSED && mode === 'optional' ? null : unlessClosed(found);
-      if (!project && mode !== 'optional') throw new AppError('PROJECT_REQUIRED', 'Pass projectId, or star a default project in the profile.');
+      return andThen(this.lookup(identity, requested), (found) => {
+        const project = unlessClosed(found);
+        if (!project) throw new AppError('PROJECT_SCOPE_DENIED', 'That project does not exist or this credential cannot reach it.');
+        return owned(project);
+      });
     }
-    // Billing treats a project the caller does not own as unreachable (DOMAIN.md "Billing").
-    if (project && mode === 'owned' && !project.owned) throw new AppError('PROJECT_SCOPE_DENIED', 'Only the board’s owner handles its billing.');
-    return project;
+    return andThen(this.fallback(identity), (fallback) =>
+      andThen(fallback ? this.lookup(identity, fallback) : null, (found) => {
+        const project = found === CLOSED && mode === 'optional' ? null : unlessClosed(found);
+        if (!project && mode !== 'optional') throw new AppError('PROJECT_REQUIRED', 'Pass projectId, or star a default project in the profile.');
+        return owned(project);
+      }),
+    );
   }
 
   /** The project as this credential may see it, or null (a closed board too: see select for its own code). */
@@ -60,14 +73,15 @@ export class ProjectSelector {
   }
 
   /** The project as this credential may see it; CLOSED when it would, but the board is closed; null when it cannot reach it at all. */
-  private async lookup(identity: Identity, projectId: string): Promise<Lookup> {
+  private lookup(identity: Identity, projectId: string): Maybe<Lookup> {
     if (identity.kind === 'token' && identity.scope !== 'account' && identity.boardId !== projectId) return null;
-    const [project, member] = await Promise.all([this.store.projects.get(projectId), this.store.members.get(`${projectId}:${identity.accountId}`)]);
-    const kept = this.looked.get(identity);
-    if (kept && kept.projectId === projectId && kept.project === project && kept.member === member) return kept.found;
-    const found = this.found(identity, project, member);
-    this.looked.set(identity, { projectId, project, member, found });
-    return found;
+    return andThen(both(this.store.projects.get(projectId), this.store.members.get(`${projectId}:${identity.accountId}`)), ([project, member]) => {
+      const kept = this.looked.get(identity);
+      if (kept && kept.projectId === projectId && kept.project === project && kept.member === member) return kept.found;
+      const found = this.found(identity, project, member);
+      this.looked.set(identity, { projectId, project, member, found });
+      return found;
+    });
   }
 
   private found(identity: Identity, project: ProjectRecord | null, member: MemberRecord | null): Lookup {
@@ -78,9 +92,9 @@ export class ProjectSelector {
     return { id: project._id, name: project.name, role, plan: project.plan, owned: project.ownerId === identity.accountId };
   }
 
-  private async fallback(identity: Identity): Promise<string | null> {
+  private fallback(identity: Identity): Maybe<string | null> {
     if (identity.kind === 'token' && identity.scope !== 'account') return identity.boardId;
-    return (await this.store.accounts.get(identity.accountId))?.defaultProjectId ?? null;
+    return andThen(this.store.accounts.get(identity.accountId), (account) => account?.defaultProjectId ?? null);
   }
 }
 

@@ -2,6 +2,7 @@
 // when seen within ONLINE_WITHIN_MS; the roster joins what was seen with the leases agents hold.
 import { liveLeases, type Board } from '../../machines/board.js';
 import type { PresenceRecord, Store } from '../../store/ports/store.js';
+import type { Maybe } from '../../store/ports/maybe.js';
 
 export const ONLINE_WITHIN_MS = 120_000;
 /** Presence rows read for one roster, most recently seen first. */
@@ -75,10 +76,15 @@ export class OnlineCounts {
 
   constructor(private readonly store: PresencePorts) {}
 
-  async count(boardId: string, now: number): Promise<number> {
+  /** The count, now when the one kept is fresh. */
+  count(boardId: string, now: number): Maybe<number> {
     const beats = this.beats.get(boardId) ?? 0;
     const known = this.counts.get(boardId);
     if (known && known.beats === beats && now >= known.at && now - known.at < ONLINE_COUNT_FRESH_MS) return known.count;
+    return this.recount(boardId, now, beats);
+  }
+
+  private async recount(boardId: string, now: number, beats: number): Promise<number> {
     const count = await agentsOnline(this.store, boardId, now);
     // A heartbeat heard while the store counted may not be in the count: keep it only if none was.
     if ((this.beats.get(boardId) ?? 0) === beats) {

@@ -9,6 +9,7 @@ import { canonicalJson, graphOf, type RestoreGraph } from '../../machines/restor
 import type { Committed } from '../../actors/board-actor.js';
 import { FREE_POINTS, historySince, PLANS, type PlanName } from '../plans.js';
 import { DuplicateKeyError, type Filter, type RestorePointPartRecord, type RestorePointRecord, type Store } from '../../store/ports/store.js';
+import type { Maybe } from '../../store/ports/maybe.js';
 
 export const POINTS_KEPT = 500;
 
@@ -104,7 +105,7 @@ async function trimPoints(store: PointPorts, boardId: string, plan: PlanName, no
  * current graph becomes a point, kept as its plan keeps them (Free: the newest 20 of the last
  * day). A paused board refuses those moves, so it keeps none for them.
  */
-export async function captureBefore(store: PointPorts, call: { boardId: string; actor: { read(): Promise<Committed> } }, plan: PlanName, reason: CaptureReason, now: number): Promise<void> {
+export async function captureBefore(store: PointPorts, call: { boardId: string; actor: { read(): Maybe<Committed> } }, plan: PlanName, reason: CaptureReason, now: number): Promise<void> {
   const committed = await call.actor.read();
   if (committed.board.paused) return;
   if (!PLANS[plan].rewind) {

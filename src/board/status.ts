@@ -5,6 +5,7 @@ import { chain, countsByState, liveLeases, priorityChain, stalled, type Board } 
 import { retiredSpecLinks } from '../../machines/doctrine-commands.js';
 import type { BoardRecord, Store } from '../../store/ports/store.js';
 import { pauseViewOf } from './pause.js';
+import type { Maybe } from '../../store/ports/maybe.js';
 
 export const CHAIN_HEAD_SIZE = 10;
 
@@ -42,17 +43,37 @@ function versionView(board: Board, record: StatusInput['record']) {
   };
 }
 
-/**
- * versionView as JSON members (no braces), by the committed record: a board actor hands out one
- * record per version, so each version's are built once, on the first read after its commit.
- */
-const serialized = new WeakMap<object, string>();
+/** A record's body as last sent, with the parts it was built from. */
+interface Sent {
+  /** versionView as JSON members (no braces): the record's own part, the same for every request. */
+  members: string;
+  projectId: string;
+  name: string;
+  agentsOnline: number;
+  lastActivityAt: number | null;
+  body: Buffer;
+}
 
-/** GET /api/status's body as JSON: the version's part built once per commit, the name and the agents online per request. */
-export function statusJson(input: StatusInput): string {
-  let members = serialized.get(input.record);
-  if (members === undefined) serialized.set(input.record, (members = JSON.stringify(versionView(input.board, input.record)).slice(1, -1)));
-  return `{"projectId":${JSON.stringify(input.projectId)},"name":${JSON.stringify(input.name)},${members},"agentsOnline":${input.agentsOnline},"lastActivityAt":${activityJson(input.lastActivityAt)}}`;
+/**
+ * By committed record: a board actor hands out one record per version, so each version's part is
+ * built once, on the first read after its commit, and the whole body again only when the name, the
+ * agents online or the last activity differ from the request before.
+ */
+const sent = new WeakMap<object, Sent>();
+
+/**
+ * GET /api/status's body as UTF-8 JSON. Bytes, not a string: uWS sends them as they are, where a
+ * string would be flattened, measured and encoded for every response. A fleet polling a quiet
+ * board is sent the same bytes each time.
+ */
+export function statusJson(input: StatusInput): Buffer {
+  const last = sent.get(input.record);
+  if (last && last.projectId === input.projectId && last.name === input.name && last.agentsOnline === input.agentsOnline && last.lastActivityAt === input.lastActivityAt) return last.body;
+  const members = last?.members ?? JSON.stringify(versionView(input.board, input.record)).slice(1, -1);
+  const json = `{"projectId":${JSON.stringify(input.projectId)},"name":${JSON.stringify(input.name)},${members},"agentsOnline":${input.agentsOnline},"lastActivityAt":${activityJson(input.lastActivityAt)}}`;
+  const body = Buffer.from(json);
+  sent.set(input.record, { members, projectId: input.projectId, name: input.name, agentsOnline: input.agentsOnline, lastActivityAt: input.lastActivityAt, body });
+  return body;
 }
 
 /** The last activity as JSON, kept for the next request: it is the same until the board changes, and formatting a date costs more than the rest of the body. */
@@ -66,15 +87,17 @@ function activityJson(at: number | null): string {
  * When the board last changed: its newest event (seq `lastSeq`), read from the last commit's
  * outbox the actor holds, else from the log; null on a board with no events yet.
  */
-export async function lastActivityOf(store: Pick<Store, 'events'>, boardId: string, record: Pick<BoardRecord, 'lastSeq' | 'outbox'>): Promise<number | null> {
+export function lastActivityOf(store: Pick<Store, 'events'>, boardId: string, record: Pick<BoardRecord, 'lastSeq' | 'outbox'>): Maybe<number | null> {
   if (record.lastSeq === 0) return null;
   const held = record.outbox?.at(-1);
   if (held?.seq === record.lastSeq) return held.at;
   const known = lastActivity.get(record);
   if (known !== undefined) return known;
-  const at = (await store.events.get(`${boardId}:${record.lastSeq}`))?.at ?? null;
-  if (at !== null) lastActivity.set(record, at);
-  return at;
+  return store.events.get(`${boardId}:${record.lastSeq}`).then((event) => {
+    const at = event?.at ?? null;
+    if (at !== null) lastActivity.set(record, at);
+    return at;
+  });
 }
 
 /** What the log said of a record's newest event, read once per record (the outbox had moved on). */

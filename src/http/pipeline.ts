@@ -6,19 +6,20 @@ import type { Logger } from 'pino';
 import { requestLogger, type RequestLine } from '../log.js';
 import { SESSION_COOKIE, type Authenticator } from '../auth/authenticator.js';
 import { CSRF_HEADER, csrfTokenMatches, isCrossSite } from '../auth/csrf.js';
-import type { ProjectSelector } from '../auth/project-selection.js';
-import { workspaceOf } from '../auth/identity.js';
+import type { ProjectSelector, SelectedProject } from '../auth/project-selection.js';
+import { workspaceOf, type Identity } from '../auth/identity.js';
 import type { OperatorGate } from '../admin/gate.js';
 import { AppError, isAppError } from '../errors/app-error.js';
 import { errorEnvelope, errorRecord } from '../errors/envelope.js';
 import type { ResolutionObserver } from '../errors/observed-resolution.js';
 import type { ErrorCode } from '../errors/registry.js';
-import { applyRateBudget } from '../ratelimit/budgets.js';
+import { applyRateBudget, type RateOutcome } from '../ratelimit/budgets.js';
 import type { RateLimiter } from '../ratelimit/limiter.js';
 import { parseCookies, serializeCookie } from './cookies.js';
 import { JSON_CONTENT_TYPE, operationOf, type BodyStream, type Reply, type RequestContext, type Route, type SetCookie } from './route.js';
 import { parseWith } from './validation.js';
 import { StoreUnavailableError } from '../../store/ports/store.js';
+import { orElse, run as runSteps } from '../../store/ports/maybe.js';
 
 export interface RawRequest {
   method: string;
@@ -159,20 +160,37 @@ export class Pipeline {
     return response;
   }
 
-  private async runStages(route: Route, raw: RawRequest, requestId: string): Promise<RawResponse> {
+  /**
+   * The stages, then the response: written out now when every stage answered from memory (the
+   * common case of a credential, a selection and a budget held on this node), else once they did.
+   */
+  private runStages(route: Route, raw: RawRequest, requestId: string): RawResponse | Promise<RawResponse> {
     const started = performance.now();
     const ctx = this.context(route, raw, requestId);
-    let response: RawResponse;
     const rate: { headers?: Record<string, string> } = {};
+    let reply: Reply | Promise<Reply>;
     try {
-      const reply = await this.stages(route, raw, ctx, rate);
-      // Operators' calls stay out of the public resolution aggregates (GET /api/errors names operations).
-      if (ctx.identity && route.auth !== 'operator') this.deps.observer.succeeded(workspaceOf(ctx.identity), ctx.operation);
-      response = this.toResponse(reply, requestId, route.rateHeaders ? rate.headers : undefined);
+      reply = runSteps(this.stages(route, raw, ctx, rate));
     } catch (e) {
-      response = this.failure(e, ctx, route.rateHeaders ? await this.refusalRateHeaders(route, ctx, rate.headers) : undefined);
+      return this.refused(e, route, ctx, rate, started);
     }
-    return this.logged(ctx, started, response);
+    if (reply instanceof Promise) {
+      return reply.then(
+        (r) => this.answered(r, route, ctx, rate, started),
+        (e: unknown) => this.refused(e, route, ctx, rate, started),
+      );
+    }
+    return this.answered(reply, route, ctx, rate, started);
+  }
+
+  private answered(reply: Reply, route: Route, ctx: RequestContext, rate: { headers?: Record<string, string> }, started: number): RawResponse {
+    // Operators' calls stay out of the public resolution aggregates (GET /api/errors names operations).
+    if (ctx.identity && route.auth !== 'operator') this.deps.observer.succeeded(workspaceOf(ctx.identity), ctx.operation);
+    return this.logged(ctx, started, this.toResponse(reply, ctx.requestId, route.rateHeaders ? rate.headers : undefined));
+  }
+
+  private async refused(e: unknown, route: Route, ctx: RequestContext, rate: { headers?: Record<string, string> }, started: number): Promise<RawResponse> {
+    return this.logged(ctx, started, this.failure(e, ctx, route.rateHeaders ? await this.refusalRateHeaders(route, ctx, rate.headers) : undefined));
   }
 
   /**
@@ -184,10 +202,10 @@ export class Pipeline {
     if (drawn) return drawn;
     if (route.rate === 'none' || route.rate === 'address' || route.rate === 'poll') return undefined;
     // Refused before authentication (a malformed body): whose budget it is still counts.
-    const identity = ctx.identity ?? (await this.deps.authenticator.authenticate(route.auth, ctx.headers, ctx.cookies, ctx.now).catch(() => null));
+    const identity = ctx.identity ?? (await orElse(() => this.deps.authenticator.authenticate(route.auth, ctx.headers, ctx.cookies, ctx.now), null));
     if (!identity) return undefined;
     const peek = { rate: 'identity' as const, identity, remoteAddress: ctx.remoteAddress, plan: ctx.project?.plan ?? 'free', addressLimit: this.deps.addressRatePerMinute, scale: this.deps.boardRateScale, now: ctx.now };
-    return (await applyRateBudget(this.deps.limiter, peek).catch(() => undefined))?.headers;
+    return (await orElse(() => applyRateBudget(this.deps.limiter, peek), undefined))?.headers;
   }
 
   private logged(ctx: RequestContext, started: number, response: RawResponse): RawResponse {
@@ -217,28 +235,29 @@ export class Pipeline {
     };
   }
 
-  private async stages(route: Route, raw: RawRequest, ctx: RequestContext, drawn: { headers?: Record<string, string> }): Promise<Reply> {
+  /** Each stage in turn, run by `runSteps`: every `yield` is a step that may answer now or later. */
+  private *stages(route: Route, raw: RawRequest, ctx: RequestContext, drawn: { headers?: Record<string, string> }): Generator<unknown, Reply, unknown> {
     // The operator gate comes first: to anyone else an operator route is an unknown path, whatever was sent.
-    if (route.auth === 'operator') ctx.identity = await this.deps.operators.admit(raw.headers, ctx.cookies, ctx.now);
+    if (route.auth === 'operator') ctx.identity = (yield this.deps.operators.admit(raw.headers, ctx.cookies, ctx.now)) as Identity;
     const body = this.parseBody(route, raw);
     const params = raw.query ? Object.fromEntries(new URLSearchParams(raw.query)) : {};
     const requestedProject = route.project ? params.projectId : undefined;
     if (route.project) delete params.projectId;
     const query = route.query ? parseWith(route.query, params, 'query') : undefined;
-    if (route.auth !== 'operator') ctx.identity = await this.deps.authenticator.authenticate(route.auth, raw.headers, ctx.cookies, ctx.now, route.accountScope ? 'UNAUTHENTICATED' : 'AUTH_REQUIRED');
+    if (route.auth !== 'operator') ctx.identity = (yield this.deps.authenticator.authenticate(route.auth, raw.headers, ctx.cookies, ctx.now, route.accountScope ? 'UNAUTHENTICATED' : 'AUTH_REQUIRED')) as Identity | null;
     if (route.accountScope && ctx.identity?.kind === 'token' && ctx.identity.scope !== 'account') {
       throw new AppError('PROJECT_SCOPE_DENIED', 'Workspace and resource tokens cannot act on account structure; use a session or an account-scoped token.');
     }
     this.checkCsrf(route, raw, ctx);
-    if (route.project && ctx.identity) ctx.project = await this.deps.selector.select(ctx.identity, requestedProject, route.project);
+    if (route.project && ctx.identity) ctx.project = (yield this.deps.selector.select(ctx.identity, requestedProject, route.project)) as SelectedProject | null;
     const plan = ctx.project?.plan ?? 'free';
     const email = route.budgetsEmail ? (body as { email?: unknown } | undefined)?.email : undefined;
-    const rate = await applyRateBudget(this.deps.limiter, { rate: route.rate, identity: ctx.identity, remoteAddress: ctx.remoteAddress, email: typeof email === 'string' ? email : undefined, plan, addressLimit: this.deps.addressRatePerMinute, scale: this.deps.boardRateScale, now: ctx.now });
+    const rate = (yield applyRateBudget(this.deps.limiter, { rate: route.rate, identity: ctx.identity, remoteAddress: ctx.remoteAddress, email: typeof email === 'string' ? email : undefined, plan, addressLimit: this.deps.addressRatePerMinute, scale: this.deps.boardRateScale, now: ctx.now })) as RateOutcome;
     drawn.headers = rate.headers;
     if (route.refusedWhileImpersonating && ctx.identity?.kind === 'session' && ctx.identity.impersonation) {
       throw new AppError('IMPERSONATION_FORBIDDEN', 'An operator acting as this account cannot do this; the account’s owner does it, signed in as themselves.');
     }
-    return route.handler({ ctx, body, query, raw: raw.body });
+    return (yield route.handler({ ctx, body, query, raw: raw.body })) as Reply;
   }
 
   /**

@@ -94,12 +94,28 @@ export function assertNativeBinding(): void {
   }
 }
 
+/**
+ * The status line (uWS writes 200 OK unless told otherwise) and the headers, the headers in one
+ * call: uWS writes each as `name: value` and CRLF, so the lines after the first ride in the first
+ * one's value. Each call copies its two strings out of V8 (flattened, measured, encoded); one call
+ * a response instead of one a header was a microsecond less a request on the status bench (15
+ * headers, 9 of them the rate headers). No value holds a CR or LF: each is made here or checked
+ * where it comes from the client (the request id), as it had to be with a call each.
+ */
+function writeHead(res: uWS.HttpResponse, response: RawResponse): void {
+  if (response.status !== 200) res.writeStatus(statusLine(response.status));
+  const headers = response.headers;
+  if (headers.length === 0) return;
+  let lines = headers[0]![1];
+  for (let i = 1; i < headers.length; i++) lines += `\r\n${headers[i]![0]}: ${headers[i]![1]}`;
+  res.writeHeader(headers[0]![0], lines);
+}
+
 /** A response whose body is at hand, in one cork. */
 function writeWhole(res: uWS.HttpResponse, response: RawResponse, headOnly: boolean): void {
   const body = response.body as string | Buffer; // not a stream: pour() writes those
   res.cork(() => {
-    if (response.status !== 200) res.writeStatus(statusLine(response.status)); // uWS writes 200 OK unless told otherwise
-    for (const [k, v] of response.headers) res.writeHeader(k, v);
+    writeHead(res, response);
     // This build's endWithoutBody(length) never ends the response: name the length ourselves.
     if (headOnly) res.writeHeader('content-length', String(Buffer.byteLength(body))).endWithoutBody();
     else res.end(body, response.close ?? false);
@@ -703,8 +719,7 @@ function writeAllHeld(): void {
  */
 async function pour(res: uWS.HttpResponse, response: RawResponse, body: BodyStream, headOnly: boolean, client: Client): Promise<void> {
   res.cork(() => {
-    if (response.status !== 200) res.writeStatus(statusLine(response.status)); // uWS writes 200 OK unless told otherwise
-    for (const [k, v] of response.headers) res.writeHeader(k, v);
+    writeHead(res, response);
     if (headOnly) res.endWithoutBody();
   });
   if (headOnly) {

@@ -5,6 +5,7 @@ import type { RateClass } from '../request-context.js';
 import { ADDRESS_BUDGET, BOARD_WINDOW_MS, OPERATOR_BUDGET, PLANS, POLL_BUDGET_FACTOR, type PlanName } from '../plans.js';
 import type { Budget, Drawn, RateLimiter, WindowSpec } from './limiter.js';
 import { addressKey } from './address-key.js';
+import { andThen, type Maybe } from '../../store/ports/maybe.js';
 
 export interface RateOutcome {
   headers: Record<string, string>;
@@ -63,10 +64,36 @@ export interface RateStageInput {
   now: number;
 }
 
-/** Consumes what the request class draws on; throws RATE_LIMITED (with headers) when denied. */
-export async function applyRateBudget(limiter: RateLimiter, input: RateStageInput): Promise<RateOutcome> {
+/**
+ * Consumes what the request class draws on; throws RATE_LIMITED (with headers) when denied. The
+ * board budgets are answered now when the limiter counts here.
+ */
+export function applyRateBudget(limiter: RateLimiter, input: RateStageInput): Maybe<RateOutcome> {
   const { rate, identity, now } = input;
   if (rate === 'none') return NONE;
+  if (rate === 'address' || rate === 'poll' || rate === 'operator') return applyOwnBudget(limiter, input);
+  if (!identity) return NONE;
+  const specs = boardSpecsOf(identity.principal, input.plan, input.scale);
+  // Both budgets in one draw: identity reads only report them, reads and lifecycle calls consume
+  // the request budget, writes both (the write budget untouched when the request budget refuses).
+  return andThen(limiter.draw(specs, rate === 'identity' ? 0 : rate === 'read' || rate === 'lifecycle' ? 1 : 2, now), (drawn) => {
+    const [request, write] = drawn as [Drawn, Drawn];
+    if (rate === 'identity') return { headers: nineHeaders(request, write, request) };
+    if (rate === 'read' || rate === 'lifecycle' || !request.allowed) {
+      const headers = nineHeaders(request, write, request);
+      if (!request.allowed) throw denied(request, headers, now);
+      return { headers };
+    }
+    const general = write.remaining < request.remaining ? write : request;
+    const headers = nineHeaders(request, write, general);
+    if (!write.allowed) throw denied(write, headers, now);
+    return { headers };
+  });
+}
+
+/** The per-address budgets and the operators': one budget each, and no headers. */
+async function applyOwnBudget(limiter: RateLimiter, input: RateStageInput): Promise<RateOutcome> {
+  const { rate, identity, now } = input;
   if (rate === 'address' || rate === 'poll') {
     // The operators' allowlist: a listed address draws on nothing; an email of a listed domain on
     // the email's own budget, and (the email being the client's word) on a wider one of the address.
@@ -83,25 +110,9 @@ export async function applyRateBudget(limiter: RateLimiter, input: RateStageInpu
     return NONE;
   }
   if (!identity) return NONE;
-  if (rate === 'operator') {
-    const b = await limiter.consume({ key: `op:${identity.principal}`, ...OPERATOR_BUDGET }, now);
-    if (!b.allowed) throw denied(b, {}, now);
-    return NONE;
-  }
-  const specs = boardSpecsOf(identity.principal, input.plan, input.scale);
-  // Both budgets in one draw: identity reads only report them, reads and lifecycle calls consume
-  // the request budget, writes both (the write budget untouched when the request budget refuses).
-  const [request, write] = (await limiter.draw(specs, rate === 'identity' ? 0 : rate === 'read' || rate === 'lifecycle' ? 1 : 2, now)) as [Drawn, Drawn];
-  if (rate === 'identity') return { headers: nineHeaders(request, write, request) };
-  if (rate === 'read' || rate === 'lifecycle' || !request.allowed) {
-    const headers = nineHeaders(request, write, request);
-    if (!request.allowed) throw denied(request, headers, now);
-    return { headers };
-  }
-  const general = write.remaining < request.remaining ? write : request;
-  const headers = nineHeaders(request, write, general);
-  if (!write.allowed) throw denied(write, headers, now);
-  return { headers };
+  const b = await limiter.consume({ key: `op:${identity.principal}`, ...OPERATOR_BUDGET }, now);
+  if (!b.allowed) throw denied(b, {}, now);
+  return NONE;
 }
 
 function denied(b: Budget, headers: Record<string, string>, now: number): AppError {

@@ -2,6 +2,7 @@
 // on its own (REST keeps working; budgets are per node until Redis is back), and says so once
 // when it falls back and once when it returns.
 import type { Budget, Drawn, RateLimiter, WindowSpec } from './limiter.js';
+import type { Maybe } from '../../store/ports/maybe.js';
 
 export type BudgetScope = 'shared' | 'node';
 
@@ -26,7 +27,7 @@ export class FallbackRateLimiter implements RateLimiter {
     return this.either((l) => l.draw(specs, consumed, now));
   }
 
-  private async either<T>(use: (limiter: RateLimiter) => Promise<T>): Promise<T> {
+  private async either<T>(use: (limiter: RateLimiter) => Maybe<T>): Promise<T> {
     try {
       const result = await use(this.shared);
       this.become('shared');

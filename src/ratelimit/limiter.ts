@@ -1,4 +1,5 @@
 // The rate-budget port: fixed windows counted per key. Memory now; Redis holds them across nodes.
+import type { Maybe } from '../../store/ports/maybe.js';
 
 export interface Budget {
   limit: number;
@@ -25,7 +26,7 @@ export interface RateLimiter {
    * are consumed in order until one is denied, and the rest (those after a denial included) only
    * reported, `allowed` then saying whether one more would be.
    */
-  draw(specs: readonly WindowSpec[], consumed: number, now: number): Promise<Drawn[]>;
+  draw(specs: readonly WindowSpec[], consumed: number, now: number): Maybe<Drawn[]>;
   /** Who the per-address budgets spare (withExemption, src/ratelimit/exempt.ts); absent, no one. */
   exempt?: Exemption['exempt'];
 }

@@ -10,6 +10,7 @@ import { defineRoute, JSON_CONTENT_TYPE, type Route } from '../http/route.js';
 import { intInRange } from '../int-in-range.js';
 import { historySince } from '../plans.js';
 import type { RouteDeps } from './deps.js';
+import { andThen, both } from '../../store/ports/maybe.js';
 
 const ActivityQuery = z.object({ before: z.string().regex(/^\d{1,12}$/).optional().describe('A seq of at least 1 (0 is 400 INVALID_CURSOR): events older than it.'), limit: z.string().optional() });
 export const Event = z.object({ seq: z.number().int(), type: z.string(), actor: z.string(), workId: z.string().nullable(), at: z.string(), data: z.record(z.string(), z.unknown()) });
@@ -67,11 +68,16 @@ export function statusRoutes(deps: RouteDeps): Route[] {
       description: `Stalled items depend on a cancelled item and wait for an operator to re-point them. agentsOnline counts the agents that sent a heartbeat within ${ONLINE_WITHIN_MS / 1000} s; lastActivityAt is when the board last accepted a change (its newest event), null before the first.`,
       errors: ['ROLE_REQUIRED'],
       responses: { 200: { description: 'The snapshot.', schema: Status } },
-      async handler({ ctx }) {
+      // Answered now when the board, the count and the last activity are all held (a fleet polling a board this node serves).
+      handler({ ctx }) {
         const call = boards.enter(ctx, 'viewer', 'status');
-        const [{ board, record }, online] = await Promise.all([call.actor.read(), deps.online.count(call.boardId, ctx.now)]);
-        const lastActivityAt = await lastActivityOf(store, call.boardId, record);
-        return { status: 200, contentType: JSON_CONTENT_TYPE, body: statusJson({ projectId: call.boardId, name: ctx.project!.name, board, record, agentsOnline: online, lastActivityAt }) };
+        return andThen(both(call.actor.read(), deps.online.count(call.boardId, ctx.now)), ([{ board, record }, online]) =>
+          andThen(lastActivityOf(store, call.boardId, record), (lastActivityAt) => ({
+            status: 200,
+            contentType: JSON_CONTENT_TYPE,
+            body: statusJson({ projectId: call.boardId, name: ctx.project!.name, board, record, agentsOnline: online, lastActivityAt }),
+          })),
+        );
       },
     }),
     defineRoute<undefined, z.infer<typeof ActivityQuery>>({

@@ -15,6 +15,7 @@ import type { ResolutionNote, ResolutionObserver } from '../errors/observed-reso
 import type { ErrorCode } from '../errors/registry.js';
 import { describeIssue } from '../errors/validation-issue.js';
 import type { Store } from '../../store/ports/store.js';
+import type { Maybe } from '../../store/ports/maybe.js';
 import { CLOSE, ClientMessage, FIREHOSE, FirehoseMessage, SLOW_CONSUMER_REASON, snapshotCost, SOCKET_BUDGET, topicOf, type Topic } from './protocol.js';
 import { Firehose } from './firehose.js';
 import type { OperatorAccess, OperatorView } from './operator-access.js';
@@ -80,7 +81,7 @@ export interface HubDeps {
   selector: ProjectSelector;
   store: Pick<Store, 'boards' | 'events' | 'shouts' | 'tokens' | 'presence'>;
   /** The board as last committed, for a subscription that starts from a snapshot. */
-  readBoard(boardId: string): Promise<Committed>;
+  readBoard(boardId: string): Maybe<Committed>;
   /** Copies a board's last commit into the log if it is not there yet. */
   syncLog(boardId: string): Promise<void>;
   /** Whether a socket's credential still stands. */

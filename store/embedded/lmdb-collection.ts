@@ -40,7 +40,7 @@ export class LmdbCollection<T extends Doc> implements Collection<T> {
     return this.doc(id) as T | null;
   }
 
-  async versionOf(id: string): Promise<number | null> {
+  versionOf(id: string): number | null {
     this.writer.check();
     // The version rides in LMDB's entry header: nothing is decoded.
     return this.dbs.docs.getBinaryFast(id) === undefined ? null : getLastVersion();

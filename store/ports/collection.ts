@@ -1,5 +1,6 @@
 // The storage primitive both adapters implement: a collection of versioned documents with
 // unique indexes and compare-and-set updates on `version`.
+import type { Maybe } from './maybe.js';
 
 export interface Doc {
   _id: string;
@@ -29,8 +30,11 @@ export type Changes<T> = Partial<Omit<T, '_id' | 'version'>>;
 
 export interface Collection<T extends Doc> {
   get(id: string): Promise<T | null>;
-  /** The stored document's version, or null when there is none; the document itself is not read. */
-  versionOf(id: string): Promise<number | null>;
+  /**
+   * The stored document's version, or null when there is none; the document itself is not read.
+   * Answered now by a store that reads its own file (the embedded one).
+   */
+  versionOf(id: string): Maybe<number | null>;
   findOne(filter: Filter<T>): Promise<T | null>;
   find(filter: Filter<T>, options?: FindOptions<T>): Promise<T[]>;
   select<K extends keyof T & string>(filter: Filter<T>, fields: readonly K[], options?: FindOptions<T>): Promise<Selected<T, K>[]>;

@@ -268,7 +268,7 @@ describe('board actor', () => {
       await until(() => calls === 2 && firstInStore);
       expect(await store.boards.versionOf('b')).toBe(version + 1);
       let read: number | null = null;
-      const reading = actor.read().then((c) => (read = c.record.version));
+      const reading = Promise.resolve(actor.read()).then((c) => (read = c.record.version));
       await new Promise((r) => setTimeout(r, 20));
       expect(read).toBeNull(); // the store is ahead of what the actor holds: it waits for its own write
       answerFirst();

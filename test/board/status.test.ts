@@ -29,17 +29,19 @@ describe('statusOf', () => {
 });
 
 describe('statusJson', () => {
-  it('is statusOf as JSON, key for key, with the version’s part built once per committed record', () => {
+  it('is statusOf as JSON, key for key, with the version’s part built once per committed record and the whole body kept for the next request alike', () => {
     const board = boardWith(NOW, 3, 2, 1);
     const record = { version: 7, lastSeq: 9 };
-    const input = { projectId: 'p', name: 'Board "one"', board, record, agentsOnline: 2, lastActivityAt: NOW - 5000 };
-    expect(statusJson(input)).toBe(JSON.stringify(statusOf(input)));
+    const input = { projectId: 'p', name: 'Board "one" — ✓', board, record, agentsOnline: 2, lastActivityAt: NOW - 5000 };
+    expect(statusJson(input).toString()).toBe(JSON.stringify(statusOf(input)));
+    expect(statusJson({ ...input })).toBe(statusJson(input)); // the same request again: the same bytes, not built anew
+    expect(statusJson({ ...input, agentsOnline: 3 }).toString()).toBe(JSON.stringify(statusOf({ ...input, agentsOnline: 3 })));
     // The name and the agents online are the request's; the rest is the record's.
     const renamed = { ...input, name: 'Two', agentsOnline: 0, lastActivityAt: null };
-    expect(statusJson(renamed)).toBe(JSON.stringify(statusOf(renamed)));
+    expect(statusJson(renamed).toString()).toBe(JSON.stringify(statusOf(renamed)));
     const later = boardWith(NOW, 5, 0, 0);
-    expect(statusJson({ ...input, board: later })).toBe(JSON.stringify(statusOf(input))); // same record: built once
-    expect(statusJson({ ...input, board: later, record: { version: 8, lastSeq: 10 } })).toBe(JSON.stringify(statusOf({ ...input, board: later, record: { version: 8, lastSeq: 10 } })));
+    expect(statusJson({ ...input, board: later }).toString()).toBe(JSON.stringify(statusOf(input))); // same record: built once
+    expect(statusJson({ ...input, board: later, record: { version: 8, lastSeq: 10 } }).toString()).toBe(JSON.stringify(statusOf({ ...input, board: later, record: { version: 8, lastSeq: 10 } })));
   });
 });
 
