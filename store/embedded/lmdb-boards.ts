@@ -10,6 +10,9 @@ import { HIGH } from './plan.js';
 import { LmdbCollection, type CollectionDbs, type Key, type Row } from './lmdb-collection.js';
 import type { Writer } from './writer.js';
 
+/** Boards whose versions are kept between writes; past it they are all read afresh. */
+const VERSIONS_KEPT = 10_000;
+
 interface Entry {
   v: number;
   item: StoredItem | null;
@@ -27,6 +30,12 @@ export class LmdbBoards extends LmdbCollection<BoardRecord> implements BoardColl
   /** lmdb-js runs queued transactions in order, one process holds the directory, and `after` is checked. */
   readonly writesInOrder = true;
 
+  /**
+   * Versions read while no write was under way, each with the writer's mark then: they stand until
+   * the next write (Writer.quiet), so a fleet polling a quiet board costs no read of the store.
+   */
+  private readonly versions = new Map<string, { version: number | null; mark: number }>();
+
   constructor(
     dbs: CollectionDbs,
     writer: Writer,
@@ -34,6 +43,19 @@ export class LmdbBoards extends LmdbCollection<BoardRecord> implements BoardColl
     private readonly log: LmdbCollection<EventRecord>,
   ) {
     super('boards', dbs, writer);
+  }
+
+  override versionOf(id: string): number | null {
+    this.writer.check();
+    const mark = this.writer.quiet;
+    const known = this.versions.get(id);
+    if (known !== undefined && known.mark === mark) return known.version;
+    const version = super.versionOf(id);
+    if (mark !== null) {
+      if (this.versions.size >= VERSIONS_KEPT) this.versions.clear();
+      this.versions.set(id, { version, mark });
+    }
+    return version;
   }
 
   async load(id: string): Promise<LoadedBoard | null> {

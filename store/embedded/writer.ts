@@ -11,6 +11,9 @@ export class Writer {
   private failure: StoreUnavailableError | null = null;
   private probe: NodeJS.Timeout | null = null;
   private closed = false;
+  /** Moves when a write starts and when it ends. */
+  private moves = 0;
+  private underWay = 0;
 
   constructor(
     private readonly env: RootDatabase,
@@ -21,6 +24,15 @@ export class Writer {
   check(): void {
     if (this.closed) throw new StoreUnavailableError(new Error('store closed'));
     if (this.failure) throw this.failure;
+  }
+
+  /**
+   * A mark of what is stored now, or null while a write is under way. One process holds the
+   * directory and every write goes through here, so a value read while no write was under way
+   * stays what is stored for as long as the mark is the same.
+   */
+  get quiet(): number | null {
+    return this.underWay === 0 ? this.moves : null;
   }
 
   get healthy(): boolean {
@@ -35,6 +47,8 @@ export class Writer {
   async write<R>(change: () => R): Promise<R> {
     this.check();
     let refused = false;
+    this.moves++;
+    this.underWay++;
     try {
       const result = await this.env.childTransaction(() => {
         try {
@@ -48,6 +62,9 @@ export class Writer {
     } catch (e) {
       if (refused) throw e;
       throw this.failed(e);
+    } finally {
+      this.underWay--;
+      this.moves++;
     }
   }
 

@@ -254,6 +254,27 @@ export function storeContract(name: string, harness: StoreHarness): void {
       expect((await store.boards.changesSince(boardId, 2))!.removed).toHaveLength(700);
     });
 
+    it('answers a board’s version as each write leaves it, however often it was read before or during the write', async () => {
+      const boardId = unique('board');
+      expect(await store.boards.versionOf(boardId)).toBeNull();
+      await store.boards.insert(header(boardId));
+      expect(await store.boards.versionOf(boardId)).toBe(1);
+      expect(await store.boards.versionOf(boardId)).toBe(1);
+      // Read while the commit is under way: whatever that read says, the read after it lands sees it.
+      const committing = store.boards.commit(boardId, 1, { lastSeq: 1 }, { put: [work(1)], removed: [] });
+      expect([1, 2]).toContain(await store.boards.versionOf(boardId));
+      expect(await committing).toBe(true);
+      expect(await store.boards.versionOf(boardId)).toBe(2);
+      expect(await store.boards.commit(boardId, 1, { lastSeq: 9 }, { put: [], removed: [] })).toBe(false); // refused: nothing moves
+      expect(await store.boards.versionOf(boardId)).toBe(2);
+      await store.boards.update(boardId, 2, { nextDeadline: 5 });
+      expect(await store.boards.versionOf(boardId)).toBe(3);
+      await store.boards.delete(boardId);
+      expect(await store.boards.versionOf(boardId)).toBeNull();
+      await store.boards.insert(header(boardId));
+      expect(await store.boards.versionOf(boardId)).toBe(1);
+    });
+
     it('reads and updates a header without its items, and deletes the items with the board', async () => {
       const boardId = unique('board');
       await store.boards.insert({ ...header(boardId), lastSeq: 7, nextDeadline: 50 });
