@@ -78,6 +78,12 @@ export class UsageRecorder {
   private pendingCount = 0;
   private readonly sockets = new Map<object, OpenSocket>();
   private flushing: Promise<void> | null = null;
+  /**
+   * The rows each credential's last plain request (counted, neither refused nor a signal) added to,
+   * with what picked them: a row stays in `pending` (a failed write is merged back into the row
+   * there, never replaces it) until a flush swaps the map.
+   */
+  private readonly lastRows = new WeakMap<Identity, { pending: PendingRows; day: string; address: string; boardId: string | null; rows: Pending[] }>();
   /** Increments lost: the pending map was full, or a flush failed and they could not be kept. */
   dropped = 0;
   lastFlush: { at: number; rows: number; error: string | null } | null = null;
@@ -93,15 +99,25 @@ export class UsageRecorder {
     const identity = ctx.identity;
     const boardId = ctx.project?.id ?? (identity?.kind === 'token' ? identity.boardId : null);
     const refusal = status === 401 || status === 403 || status === 429 ? `r${status}` : null;
-    const counters = refusal ? ['requests', refusal] : REQUESTS;
-    this.add(day, 'platform', PLATFORM_KEY, counters);
-    this.add(day, 'address', ctx.remoteAddress, counters);
-    if (identity) {
-      this.add(day, 'principal', identity.principal, counters);
-      this.add(day, 'account', identity.accountId, counters);
-    }
-    if (boardId) this.add(day, 'board', boardId, counters);
     const signal = status < 300 ? SIGNALS[ctx.operation] : undefined;
+    const plain = !refusal && !signal && identity !== null;
+    if (plain) {
+      // A credential's requests count on the same rows until a flush takes them or a subject
+      // changes: found again through the identity, not through four maps each.
+      const last = this.lastRows.get(identity);
+      if (last && last.pending === this.pending && last.day === day && last.address === ctx.remoteAddress && last.boardId === boardId) {
+        for (const row of last.rows) row.counts.requests = (row.counts.requests ?? 0) + 1;
+        return;
+      }
+    }
+    const counters = refusal ? ['requests', refusal] : REQUESTS;
+    const rows = [this.add(day, 'platform', PLATFORM_KEY, counters), this.add(day, 'address', ctx.remoteAddress, counters)];
+    if (identity) rows.push(this.add(day, 'principal', identity.principal, counters), this.add(day, 'account', identity.accountId, counters));
+    if (boardId) rows.push(this.add(day, 'board', boardId, counters));
+    if (plain) {
+      if (!rows.includes(null)) this.lastRows.set(identity, { pending: this.pending, day, address: ctx.remoteAddress, boardId, rows: rows as Pending[] }); // none dropped
+      return;
+    }
     if (!refusal && !signal) return;
     const bucket = bucketOf(ctx.now);
     if (refusal) {
@@ -167,20 +183,22 @@ export class UsageRecorder {
     this.add(day, 'platform', PLATFORM_KEY, ['socketSeconds'], seconds);
   }
 
-  private add(day: string, scope: UsageScope, rawKey: string, counters: readonly string[], by = 1): void {
+  /** Adds to a row; the row, or null when it was dropped (the pending rows are full). */
+  private add(day: string, scope: UsageScope, rawKey: string, counters: readonly string[], by = 1): Pending | null {
     const key = rawKey.slice(0, KEY_CHARS);
     const rows = this.rowsOf(day, scope);
     let row = rows.get(key);
     if (!row) {
       if (this.pendingCount >= MAX_PENDING_ROWS) {
         this.dropped += by;
-        return;
+        return null;
       }
       row = { day, scope, key, counts: {} };
       rows.set(key, row);
       this.pendingCount++;
     }
     for (const c of counters) row.counts[c] = (row.counts[c] ?? 0) + by;
+    return row;
   }
 
   private rowsOf(day: string, scope: UsageScope): Map<string, Pending> {

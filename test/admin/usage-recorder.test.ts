@@ -57,6 +57,32 @@ describe('usage counters', () => {
     }
   });
 
+  it('counts a credential’s requests on the rows of their own day, address and board, across a flush and a change of each', async () => {
+    let now = NOW;
+    const usage = new UsageRecorder(held.store, () => now);
+    const agent = { ...identity, principal: 'agent:poller', accountId: 'acct-3', boardId: 'board-3' };
+    const ctx = (over: Partial<RequestContext> = {}) => request({ identity: agent as never, project: { id: 'board-3' } as never, remoteAddress: '192.0.2.30', now, ...over });
+    for (let i = 0; i < 3; i++) usage.record(ctx(), 200);
+    await usage.flush();
+    usage.record(ctx(), 200); // after the flush: the rows are new ones
+    usage.record(ctx({ remoteAddress: '192.0.2.31' }), 200);
+    usage.record(ctx({ project: { id: 'board-4' } as never }), 200);
+    usage.record(ctx(), 200);
+    const today = dayOf(NOW);
+    now = NOW + 86_400_000;
+    usage.record(ctx({ now }), 200);
+    await usage.flush();
+    expect(await counts(today, 'principal', 'agent:poller')).toEqual({ requests: 7 });
+    expect(await counts(today, 'address', '192.0.2.30')).toEqual({ requests: 6 });
+    expect(await counts(today, 'address', '192.0.2.31')).toEqual({ requests: 1 });
+    expect(await counts(today, 'board', 'board-3')).toEqual({ requests: 6 });
+    expect(await counts(today, 'board', 'board-4')).toEqual({ requests: 1 });
+    const tomorrow = dayOf(now);
+    for (const [scope, key] of [['address', '192.0.2.30'], ['principal', 'agent:poller'], ['account', 'acct-3'], ['board', 'board-3']] as const) {
+      expect(await counts(tomorrow, scope, key), scope).toEqual({ requests: 1 });
+    }
+  });
+
   it('drops and counts increments past 50,000 waiting rows', async () => {
     const usage = new UsageRecorder(held.store, () => NOW);
     // Each request from a new address adds one row (no identity: platform and address rows only).
