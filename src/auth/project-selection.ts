@@ -38,7 +38,7 @@ export class ProjectSelector {
    * hands out the same records (and the authenticator the same identity), a credential's requests
    * to its board find their selection again instead of making it anew.
    */
-  private readonly looked = new WeakMap<Identity, { projectId: string; project: ProjectRecord | null; member: MemberRecord | null; found: Lookup }>();
+  private readonly looked = new WeakMap<Identity, { projectId: string; memberId: string; project: ProjectRecord | null; member: MemberRecord | null; found: Lookup }>();
 
   constructor(private readonly store: SelectionPorts) {}
 
@@ -75,11 +75,14 @@ export class ProjectSelector {
   /** The project as this credential may see it; CLOSED when it would, but the board is closed; null when it cannot reach it at all. */
   private lookup(identity: Identity, projectId: string): Maybe<Lookup> {
     if (identity.kind === 'token' && identity.scope !== 'account' && identity.boardId !== projectId) return null;
-    return andThen(both(this.store.projects.get(projectId), this.store.members.get(`${projectId}:${identity.accountId}`)), ([project, member]) => {
+    const before = this.looked.get(identity);
+    // The membership's id as made before: a string made anew would be hashed anew for the cache's map.
+    const memberId = before?.projectId === projectId ? before.memberId : `${projectId}:${identity.accountId}`;
+    return andThen(both(this.store.projects.get(projectId), this.store.members.get(memberId)), ([project, member]) => {
       const kept = this.looked.get(identity);
       if (kept && kept.projectId === projectId && kept.project === project && kept.member === member) return kept.found;
       const found = this.found(identity, project, member);
-      this.looked.set(identity, { projectId, project, member, found });
+      this.looked.set(identity, { projectId, memberId, project, member, found });
       return found;
     });
   }

@@ -225,7 +225,7 @@ export class Pipeline {
       method: route.method,
       operation: shapeOf(route).operation,
       path: raw.path,
-      params: Object.fromEntries(shapeOf(route).params.map((name, i) => [name, decodeParam(raw.params[i] ?? '')])),
+      params: paramsOf(shapeOf(route).params, raw.params),
       headers: raw.headers,
       remoteAddress: this.deps.clientAddress(raw.remoteAddress, raw.headers),
       cookies,
@@ -338,6 +338,13 @@ function shapeOf(route: Route): { operation: string; params: string[] } {
   let shape = shapes.get(route);
   if (!shape) shapes.set(route, (shape = { operation: operationOf(route), params: paramNames(route.path) }));
   return shape;
+}
+
+/** The path's parameters by name, decoded (a path without any gets a fresh empty record, not a map over nothing). */
+function paramsOf(names: readonly string[], values: readonly string[]): Record<string, string> {
+  const params: Record<string, string> = {};
+  for (let i = 0; i < names.length; i++) params[names[i]!] = decodeParam(values[i] ?? '');
+  return params;
 }
 
 export function paramNames(path: string): string[] {

@@ -111,15 +111,22 @@ function writeHead(res: uWS.HttpResponse, response: RawResponse): void {
   res.writeHeader(headers[0]![0], lines);
 }
 
-/** A response whose body is at hand, in one cork. */
-function writeWhole(res: uWS.HttpResponse, response: RawResponse, headOnly: boolean): void {
+/**
+ * A response whose body is at hand, in one cork: inside uWS's own callback for the request
+ * (`inCallback`) uWS has corked the socket already, and a cork of ours would only cost a call
+ * into uWS and back.
+ */
+function writeWhole(res: uWS.HttpResponse, response: RawResponse, headOnly: boolean, inCallback = false): void {
+  if (inCallback) writeCorked(res, response, headOnly);
+  else res.cork(() => writeCorked(res, response, headOnly));
+}
+
+function writeCorked(res: uWS.HttpResponse, response: RawResponse, headOnly: boolean): void {
   const body = response.body as string | Buffer; // not a stream: pour() writes those
-  res.cork(() => {
-    writeHead(res, response);
-    // This build's endWithoutBody(length) never ends the response: name the length ourselves.
-    if (headOnly) res.writeHeader('content-length', String(Buffer.byteLength(body))).endWithoutBody();
-    else res.end(body, response.close ?? false);
-  });
+  writeHead(res, response);
+  // This build's endWithoutBody(length) never ends the response: name the length ourselves.
+  if (headOnly) res.writeHeader('content-length', String(Buffer.byteLength(body))).endWithoutBody();
+  else res.end(body, response.close ?? false);
 }
 
 export function createHttpServer(routes: readonly Route[], handlers: HttpHandlers, bodyLimit: number, sockets?: SocketHandlers, peers?: PeerEndpoint): HttpServer {
@@ -158,7 +165,7 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
   /** A fixed reply, written inside this callback: only the request id is read from the request. */
   function answerAtOnce(res: uWS.HttpResponse, req: uWS.HttpRequest, route: Route & { fixed: Reply }, headOnly: boolean): void {
     const requestId = handlers.requestIdOf({ 'x-request-id': req.getHeader('x-request-id') });
-    writeWhole(res, handlers.accepting() ? handlers.answerFixed(route, requestId) : handlers.refuse('draining', requestId), headOnly);
+    writeWhole(res, handlers.accepting() ? handlers.answerFixed(route, requestId) : handlers.refuse('draining', requestId), headOnly, true);
   }
 
   function serve(res: uWS.HttpResponse, req: uWS.HttpRequest, run: (raw: RawRequest, id: string) => RawResponse | Promise<RawResponse>, headOnly = false, limit = bodyLimit, larger?: LargeBody): void {
@@ -185,12 +192,12 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
     const exchange = new Exchange(res, handlers, handlers.requestIdOf(headers), headOnly);
     const requestId = exchange.requestId;
     if (!handlers.accepting()) {
-      exchange.write(handlers.refuse('draining', requestId));
+      exchange.write(handlers.refuse('draining', requestId), true);
       return;
     }
     const declared = Number(headers['content-length'] ?? 0);
     if (declared > Math.max(limit, larger?.limit ?? 0)) {
-      exchange.write({ ...handlers.refuse('too-large', requestId), close: true });
+      exchange.write({ ...handlers.refuse('too-large', requestId), close: true }, true);
       return;
     }
     handlers.started();
@@ -204,7 +211,7 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
       }
       if (!(response instanceof Promise)) {
         if (isBodyStream(response.body)) exchange.guard(); // it outlives this callback
-        exchange.finish(response);
+        exchange.finish(response, true);
         return;
       }
       exchange.guard();
@@ -637,8 +644,11 @@ class Exchange {
     });
   }
 
-  /** Writes the response; a streamed one resolves once its last chunk is written (or the client left). */
-  write(response: RawResponse): Promise<void> | undefined {
+  /**
+   * Writes the response (`inCallback`: from inside uWS's callback for the request); a streamed one
+   * resolves once its last chunk is written (or the client left).
+   */
+  write(response: RawResponse, inCallback = false): Promise<void> | undefined {
     const body = response.body;
     if (this.aborted) {
       if (isBodyStream(body)) void body[Symbol.asyncIterator]().return?.();
@@ -646,7 +656,7 @@ class Exchange {
     }
     this.aborted = true; // one response only
     if (isBodyStream(body)) return pour(this.res, response, body, this.headOnly, this.client);
-    writeWhole(this.res, response, this.headOnly);
+    writeWhole(this.res, response, this.headOnly, inCallback);
   }
 
   /**
@@ -665,10 +675,10 @@ class Exchange {
    * Writes the response, then counts the request finished: a streamed one once its last chunk is
    * out, any other at once, also when the write throws (the error goes on to the caller).
    */
-  finish(response: RawResponse): void {
+  finish(response: RawResponse, inCallback = false): void {
     let streaming: Promise<void> | undefined;
     try {
-      streaming = this.write(response);
+      streaming = this.write(response, inCallback);
     } finally {
       if (streaming) void streaming.finally(() => this.handlers.finished());
       else this.handlers.finished();
