@@ -183,10 +183,17 @@ export class Pipeline {
     return this.answered(reply, route, ctx, rate, started);
   }
 
-  private answered(reply: Reply, route: Route, ctx: RequestContext, rate: { headers?: Record<string, string> }, started: number): RawResponse {
-    // Operators' calls stay out of the public resolution aggregates (GET /api/errors names operations).
-    if (ctx.identity && route.auth !== 'operator') this.deps.observer.succeeded(workspaceOf(ctx.identity), ctx.operation);
-    return this.logged(ctx, started, this.toResponse(reply, ctx.requestId, route.rateHeaders ? rate.headers : undefined));
+  /** The reply as a response; one that cannot be written as one (a body JSON cannot hold) is refused as any error is. */
+  private answered(reply: Reply, route: Route, ctx: RequestContext, rate: { headers?: Record<string, string> }, started: number): RawResponse | Promise<RawResponse> {
+    let response: RawResponse;
+    try {
+      // Operators' calls stay out of the public resolution aggregates (GET /api/errors names operations).
+      if (ctx.identity && route.auth !== 'operator') this.deps.observer.succeeded(workspaceOf(ctx.identity), ctx.operation);
+      response = this.toResponse(reply, ctx.requestId, route.rateHeaders ? rate.headers : undefined);
+    } catch (e) {
+      return this.refused(e, route, ctx, rate, started);
+    }
+    return this.logged(ctx, started, response);
   }
 
   private async refused(e: unknown, route: Route, ctx: RequestContext, rate: { headers?: Record<string, string> }, started: number): Promise<RawResponse> {
