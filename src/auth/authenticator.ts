@@ -2,7 +2,7 @@
 // sha256 only; a store that cannot answer fails the request closed (see the pipeline).
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../errors/app-error.js';
-import type { SessionRecord, Store, TokenRecord } from '../../store/ports/store.js';
+import type { ReadsById, SessionRecord, Store, TokenRecord } from '../../store/ports/store.js';
 import type { AuthKind } from '../request-context.js';
 import type { Identity, TokenIdentity } from './identity.js';
 import { andThen, type Maybe } from '../../store/ports/maybe.js';
@@ -43,7 +43,7 @@ export interface AuthenticatorHooks {
 /** Where a request's credential is looked up: the store, or a cache in front of it (src/auth/identity-cache.ts). */
 export interface CredentialReads {
   tokenBySecretHash(secretHash: string): Maybe<TokenRecord | null>;
-  sessions: { get(id: string): Maybe<SessionRecord | null> };
+  sessions: ReadsById<SessionRecord>;
 }
 
 export class Authenticator {

@@ -7,7 +7,7 @@
 // and whenever this node's receiving connection was lost it is emptied: a notice missed meanwhile
 // never leaves a stale entry in use.
 import type { Maybe } from '../../store/ports/maybe.js';
-import type { AccountRecord, Collection, Doc, MemberRecord, ProjectRecord, SessionRecord, Store, TokenRecord } from '../../store/ports/store.js';
+import type { AccountRecord, Collection, Doc, MemberRecord, ProjectRecord, ReadsById, SessionRecord, Store, TokenRecord } from '../../store/ports/store.js';
 
 export type CachedCollection = 'tokens' | 'sessions' | 'projects' | 'members' | 'accounts';
 export const CACHED_COLLECTIONS: readonly CachedCollection[] = ['tokens', 'sessions', 'projects', 'members', 'accounts'];
@@ -62,10 +62,10 @@ export class IdentityCache {
   private interruptions = 0;
 
   /** Reads through the cache with the ports the authenticator and the selector use: a record held here is answered now. */
-  readonly projects: CachedReads<ProjectRecord>;
-  readonly members: CachedReads<MemberRecord>;
-  readonly accounts: CachedReads<AccountRecord>;
-  readonly sessions: CachedReads<SessionRecord>;
+  readonly projects: ReadsById<ProjectRecord>;
+  readonly members: ReadsById<MemberRecord>;
+  readonly accounts: ReadsById<AccountRecord>;
+  readonly sessions: ReadsById<SessionRecord>;
 
   constructor(
     private readonly store: Pick<Store, CachedCollection>,
@@ -141,11 +141,6 @@ export class IdentityCache {
     }
     return value;
   }
-}
-
-/** A collection's reads by id through the cache. */
-export interface CachedReads<T> {
-  get(id: string): Maybe<T | null>;
 }
 
 type Changed = (collection: CachedCollection, ids: string[] | null) => void;

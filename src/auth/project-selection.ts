@@ -5,7 +5,7 @@
 // Who owns a board is projects.ownerId and nothing else (see roleOn).
 import { AppError } from '../errors/app-error.js';
 import type { PlanName } from '../plans.js';
-import type { AccountRecord, MemberRecord, ProjectRecord } from '../../store/ports/store.js';
+import type { AccountRecord, MemberRecord, ProjectRecord, ReadsById } from '../../store/ports/store.js';
 import type { Identity, Role } from './identity.js';
 import { andThen, both, type Maybe } from '../../store/ports/maybe.js';
 
@@ -24,11 +24,10 @@ export type SelectionMode = 'required' | 'owned' | 'optional';
 
 /** Only reads by id: the store's, or the identity cache's in front of it (src/auth/identity-cache.ts), which answers now what it holds. */
 interface SelectionPorts {
-  accounts: ReadById<AccountRecord>;
-  projects: ReadById<ProjectRecord>;
-  members: ReadById<MemberRecord>;
+  accounts: ReadsById<AccountRecord>;
+  projects: ReadsById<ProjectRecord>;
+  members: ReadsById<MemberRecord>;
 }
-type ReadById<T> = { get(id: string): Maybe<T | null> };
 
 type Lookup = SelectedProject | typeof CLOSED | null;
 

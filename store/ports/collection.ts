@@ -28,6 +28,14 @@ export type Selected<T extends Doc, K extends keyof T> = Pick<T, '_id' | K>;
 
 export type Changes<T> = Partial<Omit<T, '_id' | 'version'>>;
 
+/**
+ * Reads by id, and nothing else: a collection, or a cache in front of one that answers now what it
+ * holds (src/auth/identity-cache.ts).
+ */
+export interface ReadsById<T> {
+  get(id: string): Maybe<T | null>;
+}
+
 export interface Collection<T extends Doc> {
   get(id: string): Promise<T | null>;
   /**
