@@ -71,7 +71,9 @@ export function statusJson(input: StatusInput): Buffer {
   if (last && last.projectId === input.projectId && last.name === input.name && last.agentsOnline === input.agentsOnline && last.lastActivityAt === input.lastActivityAt) return last.body;
   const members = last?.members ?? JSON.stringify(versionView(input.board, input.record)).slice(1, -1);
   const json = `{"projectId":${JSON.stringify(input.projectId)},"name":${JSON.stringify(input.name)},${members},"agentsOnline":${input.agentsOnline},"lastActivityAt":${activityJson(input.lastActivityAt)}}`;
-  const body = Buffer.from(json);
+  // Its own memory, not a slice of Buffer's shared pool: a kept slice would keep the pool's whole 8 KB.
+  const body = Buffer.allocUnsafeSlow(Buffer.byteLength(json));
+  body.write(json);
   sent.set(input.record, { members, projectId: input.projectId, name: input.name, agentsOnline: input.agentsOnline, lastActivityAt: input.lastActivityAt, body });
   return body;
 }
