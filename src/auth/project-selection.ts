@@ -78,8 +78,8 @@ export class ProjectSelector {
     // The membership's id as made before: a string made anew would be hashed anew for the cache's map.
     const memberId = before?.projectId === projectId ? before.memberId : `${projectId}:${identity.accountId}`;
     return andThen(both(this.store.projects.get(projectId), this.store.members.get(memberId)), ([project, member]) => {
-      const kept = this.looked.get(identity);
-      if (kept && kept.projectId === projectId && kept.project === project && kept.member === member) return kept.found;
+      // `before` may be older than the map by now (a read that waited): it still says what these records gave.
+      if (before && before.projectId === projectId && before.project === project && before.member === member) return before.found;
       const found = this.found(identity, project, member);
       this.looked.set(identity, { projectId, memberId, project, member, found });
       return found;

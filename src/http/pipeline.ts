@@ -125,28 +125,6 @@ export class Pipeline {
     return given && REQUEST_ID.test(given) ? given : randomUUID();
   }
 
-  /**
-   * Runs one request through every stage; never throws. A route with no credential, budget,
-   * project, body or query whose handler answers at once is answered synchronously (no promise
-   * in the way of the response).
-   */
-  run(route: Route, raw: RawRequest, requestId: string): RawResponse | Promise<RawResponse> {
-    if (!(route.auth === 'none' && route.rate === 'none' && !route.project && route.bodyKind === 'none' && !route.query)) return this.runStages(route, raw, requestId);
-    const started = performance.now();
-    const ctx = this.context(route, raw, requestId);
-    let reply: Reply | Promise<Reply>;
-    try {
-      reply = route.handler({ ctx, body: undefined, query: undefined, raw: raw.body });
-    } catch (e) {
-      return this.logged(ctx, started, this.failure(e, ctx));
-    }
-    if (!(reply instanceof Promise)) return this.logged(ctx, started, this.toResponse(reply, requestId));
-    return reply.then(
-      (r) => this.logged(ctx, started, this.toResponse(r, requestId)),
-      (e: unknown) => this.logged(ctx, started, this.failure(e, ctx)),
-    );
-  }
-
   /** The answer of a route with a fixed reply, counted in the metrics; no context, stage or request line. */
   answerFixed(route: Route & { fixed: Reply }, requestId: string): RawResponse {
     const started = this.deps.observe && performance.now();
@@ -161,10 +139,12 @@ export class Pipeline {
   }
 
   /**
-   * The stages, then the response: written out now when every stage answered from memory (the
-   * common case of a credential, a selection and a budget held on this node), else once they did.
+   * Runs one request through every stage, then makes its response; never throws. The response is
+   * made now when every stage and the handler answered now (the common case: a credential, a
+   * selection and a budget held on this node, or a route that needs none of them), else once they
+   * did.
    */
-  private runStages(route: Route, raw: RawRequest, requestId: string): RawResponse | Promise<RawResponse> {
+  run(route: Route, raw: RawRequest, requestId: string): RawResponse | Promise<RawResponse> {
     const started = performance.now();
     const ctx = this.context(route, raw, requestId);
     const rate: { headers?: Record<string, string> } = {};
