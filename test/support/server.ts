@@ -6,6 +6,8 @@ import { deriveKeys } from '../../src/auth/keys.js';
 import { billingSetupFrom } from '../../src/billing/setup.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { MemoryRateLimiter } from '../../src/ratelimit/memory.js';
+import { windowStart } from '../../src/ratelimit/limiter.js';
+import { BOARD_WINDOW_MS } from '../../src/plans.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { openEmbeddedStore } from '../../store/embedded/index.js';
 import type { Store } from '../../store/ports/store.js';
@@ -33,7 +35,8 @@ export interface TestServer {
  * mid-test hands out a fresh budget).
  */
 export function startOfBudgetWindow(srv: Pick<TestServer, 'advance' | 'now'>): void {
-  srv.advance(60_000 - (srv.now() % 60_000) + 1);
+  const now = srv.now();
+  srv.advance(windowStart(now, BOARD_WINDOW_MS) + BOARD_WINDOW_MS + 1 - now); // the address budgets' windows are as long
 }
 
 /** The test mail transport: keeps every message, and waits for the next one to an address. */
