@@ -191,17 +191,26 @@ export const itemMachine = setup({
         CANCEL: { target: 'cancelled', actions: ['emitRevoked', 'clearLease'] },
       },
     },
+    // A claim naming an item no claim can take now is refused as not ready (DOMAIN.md "Claims and
+    // leases"), with the item's state, like every other state's: never INVALID_TRANSITION.
     done: {
-      on: { REOPEN: [{ guard: 'depsDone', target: 'ready', actions: 'reopen' }, { target: 'pending', actions: 'reopen' }] },
+      on: {
+        CLAIM: { actions: 'refuseNotReady' },
+        REOPEN: [{ guard: 'depsDone', target: 'ready', actions: 'reopen' }, { target: 'pending', actions: 'reopen' }],
+      },
     },
     blocked: {
       on: {
+        CLAIM: { actions: 'refuseNotReady' },
         UNBLOCK: [{ guard: 'depsDone', target: 'ready', actions: ['unblock', 'becameReady'] }, { target: 'pending', actions: 'unblock' }],
         CANCEL: { target: 'cancelled' },
       },
     },
     cancelled: {
-      on: { REOPEN: [{ guard: 'depsDone', target: 'ready', actions: 'reopen' }, { target: 'pending', actions: 'reopen' }] },
+      on: {
+        CLAIM: { actions: 'refuseNotReady' },
+        REOPEN: [{ guard: 'depsDone', target: 'ready', actions: 'reopen' }, { target: 'pending', actions: 'reopen' }],
+      },
     },
   },
 });

@@ -75,6 +75,12 @@ const REFUSALS: Row[] = [
   { from: 'pending', event: claim('agent:x'), to: { refused: 'ITEM_NOT_READY' } },
   { from: 'ready', event: claim('agent:x', 'verify'), to: { refused: 'ITEM_NOT_READY' } },
   { from: 'awaiting_verify', event: claim('agent:x', 'work'), to: { refused: 'ITEM_NOT_READY' } },
+  { from: 'verifying', event: claim('agent:x', 'verify'), to: { refused: 'ITEM_NOT_READY' } },
+  // A claim naming an item no claim can take is not ready, whatever the state (DOMAIN.md "Claims and leases").
+  ...(['done', 'blocked', 'cancelled'] as const).flatMap((from): Row[] => [
+    { from, event: claim('agent:x'), to: { refused: 'ITEM_NOT_READY' } },
+    { from, event: claim('agent:x', 'verify'), to: { refused: 'ITEM_NOT_READY' } },
+  ]),
   { from: 'awaiting_verify', event: claim('agent:w', 'verify'), to: { refused: 'VERIFY_NOT_INDEPENDENT' } },
   { from: 'awaiting_verify', over: { workHolders: ['agent:w', 'agent:h'] }, event: claim('agent:h', 'verify'), to: { refused: 'VERIFY_NOT_INDEPENDENT' } },
   { from: 'awaiting_verify', event: { type: 'VERIFY', principal: 'agent:w', head: HEAD, verdict: 'pass', finding: null, now: T0 }, to: { refused: 'VERIFY_NOT_INDEPENDENT' } },
@@ -106,14 +112,14 @@ describe('item lifecycle: DOMAIN.md table', () => {
     expect(result.emitted.map((e) => e.type)).toEqual(row.emits ?? []);
   });
 
-  it.each(REFUSALS.map((r) => [`${r.from} --${r.event.type}--> ${JSON.stringify(r.to)}`, r] as const))('%s', (_, row) => {
+  it.each(REFUSALS.map((r) => [`${r.from} --${r.event.type}${'purpose' in r.event ? `(${r.event.purpose})` : ''}--> ${JSON.stringify(r.to)}`, r] as const))('%s', (_, row) => {
     const result = run(row);
     if (row.to === 'unchanged') expect(result).toEqual({ kind: 'unchanged' });
     else expect(result).toEqual({ kind: 'refused', code: (row.to as { refused: string }).refused });
   });
 
   it('answers events a state does not take with the state and the events it does take', () => {
-    expect(step('done', item('done').life, claim('agent:x'))).toEqual({ kind: 'invalid', state: 'done', allowed: ['REOPEN'] });
+    expect(step('done', item('done').life, { type: 'SUBMIT', leaseId: 'x', head: HEAD, now: T0 })).toEqual({ kind: 'invalid', state: 'done', allowed: ['CLAIM', 'REOPEN'] });
     expect(step('pending', item('pending').life, { type: 'SUBMIT', leaseId: 'x', head: HEAD, now: T0 })).toMatchObject({ kind: 'invalid', allowed: expect.arrayContaining(['DEPS_DONE', 'CLAIM', 'BLOCK', 'CANCEL']) });
     for (const state of ['done', 'cancelled'] as const) expect(acceptedEvents(state)).not.toContain('BLOCK');
     for (const state of ITEM_STATES) expect(acceptedEvents(state).length).toBeGreaterThan(0);
@@ -121,18 +127,18 @@ describe('item lifecycle: DOMAIN.md table', () => {
 });
 
 describe('item lifecycle: the whole state x event matrix', () => {
-  // From DOMAIN.md's table. Beyond it, on purpose: CLAIM is taken (to refuse with ITEM_NOT_READY
-  // or VERIFY_NOT_INDEPENDENT, not INVALID_TRANSITION) wherever a claim can be attempted, and a
-  // verifier may RENEW or RELEASE its verify lease.
+  // From DOMAIN.md's table. Beyond it, on purpose: CLAIM is taken in every state (to refuse with
+  // ITEM_NOT_READY or VERIFY_NOT_INDEPENDENT, never INVALID_TRANSITION: a named item that cannot be
+  // claimed is not ready), and a verifier may RENEW or RELEASE its verify lease.
   const EXPECTED: Record<ItemState, string[]> = {
     pending: ['DEPS_DONE', 'CLAIM', 'BLOCK', 'CANCEL'],
     ready: ['DEP_REOPENED', 'CLAIM', 'BLOCK', 'CANCEL'],
     claimed: ['CLAIM', 'RENEW', 'PROGRESS', 'RELEASE', 'SUBMIT', 'EXPIRE', 'BLOCK', 'CANCEL'],
     awaiting_verify: ['CLAIM', 'SUPERSEDE', 'VERIFY', 'OVERRIDE', 'BLOCK', 'CANCEL'],
     verifying: ['CLAIM', 'RENEW', 'RELEASE', 'EXPIRE', 'SUPERSEDE', 'VERIFY', 'OVERRIDE', 'BLOCK', 'CANCEL'],
-    done: ['REOPEN'],
-    blocked: ['UNBLOCK', 'CANCEL'],
-    cancelled: ['REOPEN'],
+    done: ['CLAIM', 'REOPEN'],
+    blocked: ['CLAIM', 'UNBLOCK', 'CANCEL'],
+    cancelled: ['CLAIM', 'REOPEN'],
   };
   const ALL_EVENTS = ['DEPS_DONE', 'DEP_REOPENED', 'CLAIM', 'RENEW', 'PROGRESS', 'RELEASE', 'EXPIRE', 'SUBMIT', 'SUPERSEDE', 'VERIFY', 'BLOCK', 'UNBLOCK', 'CANCEL', 'REOPEN', 'OVERRIDE'] as const;
 
