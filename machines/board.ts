@@ -322,15 +322,16 @@ export function pullNext(board: Board, principal: string, purpose: 'work' | 'ver
 
 /**
  * Up to `limit` items after the work id `after` (in the items' key order), only those in `state`
- * when given, and the cursor of the next page (null on the last).
+ * and among `within` when given, and the cursor of the next page (null on the last).
  */
-export function listItems(board: Board, options: { state?: ItemState; after?: string; limit: number }): { items: BoardItem[]; next: string | null } {
+export function listItems(board: Board, options: { state?: ItemState; after?: string; limit: number; within?: ReadonlySet<string> | null }): { items: BoardItem[]; next: string | null } {
   const items: BoardItem[] = [];
   let last: string | undefined;
   for (const [workId, item] of board.items.entries(options.after)) {
     if (workId === options.after) continue;
     last = workId;
     if (options.state !== undefined && item.state !== options.state) continue;
+    if (options.within && !options.within.has(workId)) continue;
     items.push(item);
     if (items.length === options.limit) break;
   }

@@ -10,6 +10,7 @@ import { AppError } from '../errors/app-error.js';
 import type { ErrorCode } from '../errors/registry.js';
 import type { RequestContext } from '../request-context.js';
 import type { BoardCommand, ReplyOf } from './commands.js';
+import { boardViewOf, mayRead, type BoardRead, type BoardView } from './visibility.js';
 
 /** Where a board's commands are decided: this node's actor, or the board's home node (src/cluster/). */
 export interface CommandRoute {
@@ -51,6 +52,19 @@ export class BoardAccess {
    */
   enterWithin(ctx: RequestContext, need: Role, group: BoardGroup): BoardCall {
     return this.check(ctx, need, group, undefined, true);
+  }
+
+  /**
+   * The selected board for a read of its `what` (about `workId` when given), with what the caller
+   * may see of it: the one visibility rule (src/board/visibility.ts) that sockets ask too. A read
+   * the view takes nothing of is refused; the rest is answered as the view sees it.
+   */
+  look(ctx: RequestContext, what: BoardRead, workId?: string): BoardCall & { view: BoardView } {
+    const project = ctx.project!;
+    const identity = ctx.identity!;
+    const view = boardViewOf(identity, project.role);
+    if (!mayRead(view, what, workId)) throw new AppError('PROJECT_SCOPE_DENIED', `This resource token covers ${(identity.kind === 'token' && identity.resources?.join(', ')) || 'nothing'}; not ${workId ?? `the board's ${what}`}.`);
+    return { actor: this.registry.get(project.id), boardId: project.id, principal: identity.principal, role: project.role, within: null, view };
   }
 
   /** A board named in the path rather than selected (PATCH /api/projects/{projectId}), after the caller's role on it was checked. */

@@ -1,20 +1,15 @@
 // Shouts on a board: posting (then trimming to what the plan keeps: its history retention, and the
-// newest SHOUTS_KEPT_PER_BOARD, give or take a trim's spacing), who may read a direct shout, and
-// its delivery receipt.
+// newest SHOUTS_KEPT_PER_BOARD, give or take a trim's spacing), reading what a principal may see
+// of them (src/board/visibility.ts decides that), and a direct shout's delivery receipt.
 import { randomBytes } from 'node:crypto';
 import { historySince, type PlanName } from '../plans.js';
 import type { ShoutRecord, Store } from '../../store/ports/store.js';
+import { seesShout, type BoardView } from './visibility.js';
 
 export const SHOUTS_KEPT_PER_BOARD = 5000;
 
 export type ShoutPorts = Pick<Store, 'shouts'>;
 export type NewShout = Pick<ShoutRecord, 'from' | 'text' | 'kind' | 'workId' | 'to'>;
-
-export interface Reader {
-  principal: string;
-  /** Admins and owners read every direct shout. */
-  operator: boolean;
-}
 
 /**
  * Stores a shout (ids sort in posting order) and, when `trim` says so, trims the board's shouts to
@@ -66,10 +61,6 @@ export class ShoutTrims {
   }
 }
 
-/** A direct shout is seen by its sender, its addressee and operators; every other shout by all. */
-export const sees = (reader: Reader, shout: Pick<ShoutRecord, 'from' | 'to'>): boolean =>
-  shout.to === null || reader.operator || shout.to === reader.principal || shout.from === reader.principal;
-
 /** A shout as readers get it (REST and socket): times as ISO strings. */
 export const shoutView = (s: Pick<ShoutRecord, '_id' | 'from' | 'text' | 'kind' | 'workId' | 'to' | 'at'> & { deliveredAt?: number | null }) => ({
   id: s._id,
@@ -98,14 +89,14 @@ export interface ShoutPage {
  * first, or (with `before` or `newest`) the newest before that id, newest first. Those addressed to
  * the reader are marked delivered at `now`.
  */
-export async function readShouts(store: ShoutPorts, boardId: string, reader: Reader, page: ShoutPage, now: number): Promise<ShoutRecord[]> {
+export async function readShouts(store: ShoutPorts, boardId: string, reader: BoardView, page: ShoutPage, now: number): Promise<ShoutRecord[]> {
   const back = page.since === undefined && (page.before !== undefined || page.newest === true);
   const shouts: ShoutRecord[] = [];
-  // Direct shouts of others are skipped, so read in pages until the answer is full.
+  // What the reader may not see (direct shouts of others, shouts about others' items) is skipped, so read in pages until the answer is full.
   for (let cursor = back ? page.before : page.since; shouts.length < page.limit; ) {
     const range = cursor === undefined ? {} : { _id: back ? { $lt: cursor } : { $gt: cursor } };
     const found = await store.shouts.find({ boardId, ...range, ...(page.workId ? { workId: page.workId } : {}) }, { sort: [['_id', back ? -1 : 1]], limit: page.limit });
-    shouts.push(...found.filter((s) => sees(reader, s)));
+    shouts.push(...found.filter((s) => seesShout(reader, s)));
     if (found.length < page.limit) break;
     cursor = found.at(-1)!._id;
   }

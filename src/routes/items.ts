@@ -9,6 +9,7 @@ import { doctrineLinksOf } from '../board/doctrine.js';
 import { AppError } from '../errors/app-error.js';
 import { auditRow, originOf } from '../audit-row.js';
 import { captureBefore } from '../board/restore-points.js';
+import { RESOURCE_TOKEN_VIEW } from '../board/visibility.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
 import { ItemInput as ItemFields, itemView, ItemView, LeaseGrant, WORK_ID } from './board-schemas.js';
@@ -117,7 +118,7 @@ export function itemRoutes(deps: RouteDeps): Route[] {
       responses: { 200: { description: 'The item.', schema: ItemDetail } },
       async handler({ ctx }) {
         const workId = workIdParam(ctx.params.workId);
-        const call = boards.enter(ctx, 'viewer', 'items', workId);
+        const call = boards.look(ctx, 'items', workId);
         const { board } = await call.actor.read();
         const item = board.items.get(workId);
         if (!item) throw new AppError('ITEM_NOT_FOUND', `No item ${workId} on this board.`, { workId });
@@ -129,16 +130,16 @@ export function itemRoutes(deps: RouteDeps): Route[] {
       method: 'get',
       path: '/api/items',
       summary: 'List the board’s items (viewer), optionally in one state, a page at a time.',
-      description: 'Pages follow the items’ key order; pass `next` as `after` for the next page (null on the last). The browser board reads its columns with it.',
+      description: `Pages follow the items’ key order; pass \`next\` as \`after\` for the next page (null on the last). The browser board reads its columns with it. ${RESOURCE_TOKEN_VIEW}`,
       bodyKind: 'none',
       query: ListQuery,
       rate: 'read',
       errors: ['ROLE_REQUIRED'],
       responses: { 200: { description: 'A page of items.', schema: ListResponse } },
       async handler({ ctx, query }) {
-        const call = boards.enter(ctx, 'viewer', 'items');
+        const call = boards.look(ctx, 'items');
         const limit = Math.min(LIST_MAX, Math.max(1, Number(query.limit ?? LIST_DEFAULT)));
-        const page = listItems((await call.actor.read()).board, { state: query.state, after: query.after, limit });
+        const page = listItems((await call.actor.read()).board, { state: query.state, after: query.after, limit, within: call.view.items });
         return { status: 200, body: { items: page.items.map(itemView), next: page.next } };
       },
     }),
@@ -189,7 +190,7 @@ export function itemRoutes(deps: RouteDeps): Route[] {
       responses: { 200: { description: 'Comments.', schema: z.object({ comments: z.array(Comment) }) } },
       async handler({ ctx }) {
         const workId = workIdParam(ctx.params.workId);
-        const call = boards.enter(ctx, 'viewer', 'items', workId);
+        const call = boards.look(ctx, 'items', workId);
         if (!(await call.actor.read()).board.items.has(workId)) throw new AppError('ITEM_NOT_FOUND', `No item ${workId} on this board.`, { workId });
         await call.actor.syncLog();
         const events = await deps.store.events.find({ boardId: call.boardId, workId, type: 'item.comment' }, { sort: [['seq', 1]], limit: 1000 });

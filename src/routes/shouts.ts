@@ -1,9 +1,9 @@
 // Shouts: coordination messages between agents on a board. Broadcast, scoped to an item, or
 // direct (seen only by sender, addressee and operators, with a delivery receipt for the sender).
 import { z } from 'zod';
-import { atLeast } from '../auth/project-selection.js';
 import { PURGE_EVERY_MS } from '../board/retention.js';
 import { postShout, readShouts, SHOUT_TRIM_EVERY, ShoutTrims, shoutView, SHOUTS_KEPT_PER_BOARD } from '../board/shouts.js';
+import { RESOURCE_TOKEN_VIEW } from '../board/visibility.js';
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type Route } from '../http/route.js';
 import { intInRange } from '../int-in-range.js';
@@ -57,20 +57,19 @@ export function shoutRoutes(deps: RouteDeps): Route[] {
       method: 'get',
       path: '/api/shouts',
       summary: 'Shouts a page at a time (viewer): after `since` oldest first, or the newest (before `before`, or with order=newest) newest first.',
-      description: `Direct shouts appear only to their sender, their addressee and operators (admin and owner); fetching marks the ones addressed to you delivered. limit 1..${LIST_MAX}, default ${LIST_DEFAULT}. \`next\` is the cursor for the following page in the same direction: pass it as \`since\` (oldest first) or \`before\` (newest first); newest first, it is null when the page came back short (no older shout left).`,
+      description: `${RESOURCE_TOKEN_VIEW} Direct shouts appear only to their sender, their addressee and operators (admin and owner); fetching marks the ones addressed to you delivered. limit 1..${LIST_MAX}, default ${LIST_DEFAULT}. \`next\` is the cursor for the following page in the same direction: pass it as \`since\` (oldest first) or \`before\` (newest first); newest first, it is null when the page came back short (no older shout left).`,
       bodyKind: 'none',
       query: ShoutQuery,
       rate: 'read',
       errors: ['ROLE_REQUIRED', 'INVALID_CURSOR'],
       responses: { 200: { description: 'Shouts.', schema: z.object({ shouts: z.array(Shout), next: z.string().nullable() }) } },
       async handler({ ctx, query }) {
-        const call = boards.enter(ctx, 'viewer', 'shouts', query.workId);
+        const call = boards.look(ctx, 'shouts', query.workId);
         for (const cursor of [query.since, query.before]) if (cursor !== undefined && !cursor.startsWith(`${call.boardId}:`)) throw new AppError('INVALID_CURSOR', 'since and before must be shout ids from this board.');
         if (query.since !== undefined && query.before !== undefined) throw new AppError('INVALID_CURSOR', 'Page one way at a time: since (forward) or before (back), not both.');
         const limit = intInRange(query.limit, 1, LIST_MAX, LIST_DEFAULT);
-        const reader = { principal: call.principal, operator: atLeast(call.role, 'admin') };
         const back = query.before !== undefined || query.order === 'newest';
-        const answer = await readShouts(store, call.boardId, reader, { since: query.since, before: query.before, newest: back, workId: query.workId, limit }, ctx.now);
+        const answer = await readShouts(store, call.boardId, call.view, { since: query.since, before: query.before, newest: back, workId: query.workId, limit }, ctx.now);
         const next = back ? (answer.length === limit ? answer.at(-1)!._id : null) : answer.length ? answer.at(-1)!._id : (query.since ?? null);
         return { status: 200, body: { shouts: answer.map(shoutView), next } };
       },

@@ -5,6 +5,8 @@ import { boardMetrics, statsSince } from '../board/metrics.js';
 import { ONLINE_WITHIN_MS, recordHeartbeat, rosterOf, seenOn } from '../board/presence.js';
 import { lastActivityOf, statusJson } from '../board/status.js';
 import { eventView } from '../ws/board-view.js';
+import { readLog } from '../board/log-reads.js';
+import { RESOURCE_TOKEN_VIEW } from '../board/visibility.js';
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, JSON_CONTENT_TYPE, type Route } from '../http/route.js';
 import { intInRange } from '../int-in-range.js';
@@ -53,6 +55,9 @@ const Metrics = z.object({
   blindTests: z.object({ pass: z.number().int(), fail: z.number().int() }).describe('Doctrine blind tests taken over the same days, by result (POST /api/doctrine/{slug}/blind-test).'),
 });
 
+/** What a narrower credential's page of the log holds. */
+const LOG_AS_SEEN = `${RESOURCE_TOKEN_VIEW} Its pages skip what it may not see, so one may hold fewer than \`limit\`: go on with \`nextBefore\` until it is null.`;
+
 const ACTIVITY_DEFAULT = 50;
 const ACTIVITY_MAX = 200;
 const base = { group: 'board', auth: 'bearer-or-session', project: 'required', rateHeaders: true, bodyKind: 'none', rate: 'read' } as const;
@@ -85,18 +90,17 @@ export function statusRoutes(deps: RouteDeps): Route[] {
       method: 'get',
       path: '/api/activity',
       summary: 'The board’s event log, newest first; page with `before` = the last seq you saw.',
-      description: `Every accepted change appends events with a per-board seq, strictly increasing with no gaps. limit 1..${ACTIVITY_MAX}, default ${ACTIVITY_DEFAULT}.`,
+      description: `Every accepted change appends events with a per-board seq, strictly increasing with no gaps. limit 1..${ACTIVITY_MAX}, default ${ACTIVITY_DEFAULT}. ${LOG_AS_SEEN}`,
       query: ActivityQuery,
       errors: ['ROLE_REQUIRED', 'INVALID_CURSOR'],
       responses: { 200: { description: 'Events, newest first.', schema: z.object({ events: z.array(Event), nextBefore: z.number().int().nullable() }) } },
       async handler({ ctx, query }) {
-        const call = boards.enter(ctx, 'viewer', 'history');
+        const call = boards.look(ctx, 'log');
         const limit = intInRange(query.limit, 1, ACTIVITY_MAX, ACTIVITY_DEFAULT);
         if (query.before === '0') throw new AppError('INVALID_CURSOR', 'before must be a seq of at least 1.');
         await call.actor.syncLog();
-        const filter = query.before ? { boardId: call.boardId, seq: { $lt: Number(query.before) } } : { boardId: call.boardId };
-        const events = await store.events.find(filter, { sort: [['seq', -1]], limit });
-        return { status: 200, body: { events: events.map(eventView), nextBefore: events.length === limit ? events.at(-1)!.seq : null } };
+        const page = await readLog(store, call.boardId, call.view, { ...(query.before && { before: Number(query.before) }), limit });
+        return { status: 200, body: { events: page.events.map(eventView), nextBefore: page.nextBefore } };
       },
     }),
     defineRoute<z.infer<typeof HistoryInput>, undefined>({
@@ -104,28 +108,25 @@ export function statusRoutes(deps: RouteDeps): Route[] {
       method: 'post',
       path: '/api/history/query',
       summary: 'Filter the event log by work id, actor, types and time range, newest first, within the plan’s history retention (viewer).',
+      description: LOG_AS_SEEN,
       bodyKind: 'json',
       body: HistoryInput,
       errors: ['ROLE_REQUIRED'],
       responses: { 200: { description: 'Matching events, newest first.', schema: z.object({ events: z.array(z.object({}).loose()), nextBefore: z.number().int().nullable() }) } },
       async handler({ ctx, body }) {
-        const call = boards.enter(ctx, 'viewer', 'history', body.workId);
+        const call = boards.look(ctx, 'log', body.workId);
         const oldest = historySince(ctx.project!.plan, ctx.now);
         const from = Math.max(oldest, body.from ? Date.parse(body.from) : oldest);
         const to = body.to ? Date.parse(body.to) : ctx.now;
         await call.actor.syncLog();
-        const events = await store.events.find(
-          {
-            boardId: call.boardId,
-            at: { $gte: from, $lte: to },
-            ...(body.before ? { seq: { $lt: body.before } } : {}),
-            ...(body.workId ? { workId: body.workId } : {}),
-            ...(body.actor ? { actor: body.actor } : {}),
-            ...(body.types ? { type: { $in: body.types } } : {}),
-          },
-          { sort: [['seq', -1]], limit: body.limit },
-        );
-        return { status: 200, body: { events: events.map(eventView), nextBefore: events.length === body.limit ? events.at(-1)!.seq : null } };
+        const filter = {
+          at: { $gte: from, $lte: to },
+          ...(body.workId ? { workId: body.workId } : {}),
+          ...(body.actor ? { actor: body.actor } : {}),
+          ...(body.types ? { type: { $in: body.types } } : {}),
+        };
+        const page = await readLog(store, call.boardId, call.view, { filter, ...(body.before && { before: body.before }), limit: body.limit });
+        return { status: 200, body: { events: page.events.map(eventView), nextBefore: page.nextBefore } };
       },
     }),
     defineRoute<z.infer<typeof HeartbeatInput>, undefined>({
@@ -155,7 +156,7 @@ export function statusRoutes(deps: RouteDeps): Route[] {
       errors: ['ROLE_REQUIRED'],
       responses: { 200: { description: 'Agents, most recently seen first.', schema: z.object({ agents: z.array(Agent) }) } },
       async handler({ ctx }) {
-        const call = boards.enter(ctx, 'viewer', 'status');
+        const call = boards.look(ctx, 'roster');
         const [{ board }, seen] = await Promise.all([call.actor.read(), seenOn(store, call.boardId)]);
         return { status: 200, body: { agents: rosterOf(seen, board, ctx.now) } };
       },

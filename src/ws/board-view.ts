@@ -4,7 +4,9 @@
 import type { Committed } from '../../actors/board-actor.js';
 import { publicCard } from '../../machines/item-view.js';
 import { ONLINE_WITHIN_MS, presenceView, seenOn, type PresenceView } from '../board/presence.js';
-import { readShouts, shoutView, type Reader } from '../board/shouts.js';
+import { readShouts, shoutView } from '../board/shouts.js';
+import { readLog } from '../board/log-reads.js';
+import { seesItem, type BoardView } from '../board/visibility.js';
 import type { EventRecord, Store } from '../../store/ports/store.js';
 import { SNAPSHOT } from './protocol.js';
 
@@ -17,7 +19,8 @@ export interface SnapshotInput {
   boardId: string;
   name: string;
   committed: Committed;
-  reader: Reader;
+  /** What the subscriber may see: the snapshot holds only that. */
+  view: BoardView;
   /** Whether the subscription takes shouts (the last page then carries the newest ones). */
   shouts: boolean;
   now: number;
@@ -31,11 +34,13 @@ export interface SnapshotInput {
 export async function snapshotMessages(store: ViewPorts, input: SnapshotInput): Promise<{ seq: number; messages: Iterable<string> }> {
   const { board, record } = input.committed;
   const seq = record.lastSeq;
-  const [recent, shouts] = await Promise.all([
-    store.events.find({ boardId: input.boardId, seq: { $lte: seq } }, { sort: [['seq', -1]], limit: SNAPSHOT.recent }),
-    input.shouts ? readShouts(store, input.boardId, input.reader, { newest: true, limit: SNAPSHOT.recent }, input.now) : Promise.resolve([]),
+  const { view } = input;
+  const [{ events: recent }, shouts] = await Promise.all([
+    readLog(store, input.boardId, view, { before: seq + 1, limit: SNAPSHOT.recent }),
+    input.shouts ? readShouts(store, input.boardId, view, { newest: true, limit: SNAPSHOT.recent }, input.now) : Promise.resolve([]),
   ]);
-  const total = board.items.size;
+  const some = view.items === null ? null : [...board.items.values()].filter((item) => seesItem(view, item.workId));
+  const total = some?.length ?? board.items.size;
   const parts = Math.max(1, Math.ceil(total / SNAPSHOT.pageSize));
   function* messages(): Generator<string> {
     let page: ReturnType<typeof publicCard>[] = [];
@@ -44,7 +49,7 @@ export async function snapshotMessages(store: ViewPorts, input: SnapshotInput): 
       const tail = last ? { recent: recent.map(eventView), ...(input.shouts ? { shouts: shouts.map(shoutView) } : {}) } : {};
       return JSON.stringify({ type: 'snapshot', boardId: input.boardId, seq, name: input.name, total, part: part++, last, items: page, ...tail });
     };
-    for (const item of board.items.values()) {
+    for (const item of some ?? board.items.values()) {
       page.push(publicCard(item));
       if (page.length === SNAPSHOT.pageSize && part < parts - 1) {
         yield message(false);
@@ -65,7 +70,7 @@ export async function rosterMessage(store: ViewPorts, boardId: string): Promise<
 export const presenceMessage = (boardId: string, agent: PresenceView): string => JSON.stringify({ type: 'presence', boardId, agent });
 
 /** The shouts posted after `after` that the reader may see, oldest first, as `shout` messages. */
-export async function missedShouts(store: ViewPorts, boardId: string, reader: Reader, after: string, now: number): Promise<string[]> {
+export async function missedShouts(store: ViewPorts, boardId: string, reader: BoardView, after: string, now: number): Promise<string[]> {
   if (!after.startsWith(`${boardId}:`)) return [];
   const shouts = await readShouts(store, boardId, reader, { since: after, limit: 500 }, now);
   return shouts.map((s) => JSON.stringify({ type: 'shout', boardId, shout: shoutView(s) }));

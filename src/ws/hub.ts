@@ -22,6 +22,7 @@ import type { OperatorAccess, OperatorView } from './operator-access.js';
 import type { Notice } from '../bus/bus.js';
 import { presenceView } from '../board/presence.js';
 import { missedShouts, presenceMessage, rosterMessage, snapshotMessages } from './board-view.js';
+import { boardViewOf, eventAsSeen, mayRead, seesShout, seesWholeBoard, type BoardView } from '../board/visibility.js';
 
 export interface Connection {
   readonly id: number;
@@ -42,8 +43,10 @@ interface Subscription {
   topics: Set<Topic>;
   /** The socket's role on the board when it subscribed; a later change ends the subscription. */
   role: string;
-  /** Operators (admin, owner) see every direct shout. */
-  operator: boolean;
+  /** What the socket may see of the board (src/board/visibility.ts), as REST reads do. */
+  view: BoardView;
+  /** The view takes in the whole board: its events and broadcast shouts go out as publishes; else each is sent as the view sees it. */
+  whole: boolean;
   /** The last seq sent (or skipped by topic); -1 until the start point is known. While joined, the board stream's instead. */
   lastSeq: number;
   /** Live events held while the log is being read; null when live. */
@@ -129,10 +132,13 @@ const rosterTopic = (boardId: string): string => `presence/${boardId}`;
 /**
  * What goes alike to every watcher of a board with a topic is published once, to a topic of the
  * engine's: the board's shouts to all, and its roster, from the subscribe on; its events once the
- * subscription has caught up (streamTopics). Direct shouts and a holder's own lease news are sent
- * socket by socket.
+ * subscription has caught up (streamTopics). Direct shouts, a holder's own lease news and what a
+ * narrower view sees (a resource token's) are sent socket by socket.
  */
-const broadcastTopics = (boardId: string, topics: ReadonlySet<Topic>): string[] => [...(hearsShouts(topics) ? [shoutsTopic(boardId)] : []), ...(topics.has('presence') ? [rosterTopic(boardId)] : [])];
+const broadcastTopics = (boardId: string, sub: Pick<Subscription, 'topics' | 'whole'>): string[] => [
+  ...(sub.whole && hearsShouts(sub.topics) ? [shoutsTopic(boardId)] : []),
+  ...(sub.topics.has('presence') ? [rosterTopic(boardId)] : []),
+];
 
 /** Each board event is published to its topic's and to activity's: a subscription joins activity's alone, or each of its event topics' (presence is no event topic). */
 const eventTopic = (boardId: string, topic: Topic): string => `events/${boardId}/${topic}`;
@@ -152,6 +158,8 @@ export class Hub {
   private readonly firehose: Firehose<Connection>;
   /** Boards with subscriptions on their event stream. */
   private readonly streams = new Map<string, Stream>();
+  /** The subscriptions of narrower views by board: their broadcast shouts are sent one by one. */
+  private readonly narrow = new Map<string, Set<Connection>>();
 
   constructor(private readonly deps: HubDeps) {
     const operators = deps.operators;
@@ -176,7 +184,8 @@ export class Hub {
     const state = this.connections.get(conn);
     if (state) (state.subs ??= new Map()).set(boardId, sub);
     (this.watchers.get(boardId) ?? this.watchers.set(boardId, new Map()).get(boardId)!).set(conn, sub);
-    for (const topic of broadcastTopics(boardId, sub.topics)) conn.join(topic);
+    if (!sub.whole) (this.narrow.get(boardId) ?? this.narrow.set(boardId, new Set()).get(boardId)!).add(conn);
+    for (const topic of broadcastTopics(boardId, sub)) conn.join(topic);
   }
 
   /** Ends a socket's subscription to a board; false when there was none. */
@@ -184,8 +193,10 @@ export class Hub {
     const board = this.watchers.get(boardId);
     const sub = board?.get(conn);
     if (sub) {
-      for (const topic of broadcastTopics(boardId, sub.topics)) conn.leave(topic);
+      for (const topic of broadcastTopics(boardId, sub)) conn.leave(topic);
       this.leaveStream(conn, boardId, sub);
+      const narrow = this.narrow.get(boardId);
+      if (narrow?.delete(conn) && narrow.size === 0) this.narrow.delete(boardId);
     }
     if (board?.delete(conn) && board.size === 0) this.watchers.delete(boardId);
     return this.connections.get(conn)?.subs?.delete(boardId) ?? false;
@@ -394,13 +405,19 @@ export class Hub {
   /** Pushes a shout to the board's subscribers allowed to see it; reaching its addressee is its delivery. */
   private shout(boardId: string, shout: Extract<Notice, { kind: 'shout' }>['shout']): void {
     const message = Buffer.from(JSON.stringify({ type: 'shout', boardId, shout: { ...shout, at: new Date(shout.at).toISOString() } }));
-    if (shout.to === null) return this.deps.publish(shoutsTopic(boardId), message);
+    const watchers = this.watchers.get(boardId);
+    if (shout.to === null) {
+      this.deps.publish(shoutsTopic(boardId), message); // the whole views'
+      for (const conn of this.narrow.get(boardId) ?? []) {
+        const sub = watchers?.get(conn);
+        if (sub && hearsShouts(sub.topics) && seesShout(sub.view, shout)) this.transmit(conn, message);
+      }
+      return;
+    }
     let delivered = false;
-    for (const [conn, sub] of this.watchers.get(boardId) ?? []) {
-      if (!hearsShouts(sub.topics)) continue;
-      const principal = conn.identity.principal;
-      if (!sub.operator && principal !== shout.to && principal !== shout.from) continue;
-      if (this.transmit(conn, message) && principal === shout.to) delivered = true;
+    for (const [conn, sub] of watchers ?? []) {
+      if (!hearsShouts(sub.topics) || !seesShout(sub.view, shout)) continue;
+      if (this.transmit(conn, message) && conn.identity.principal === shout.to) delivered = true;
     }
     if (delivered) {
       void this.deps.store.shouts
@@ -419,34 +436,34 @@ export class Hub {
     if (!state) return;
     const existing = state.subs?.get(boardId);
     if (existing) {
-      const before = [...broadcastTopics(boardId, existing.topics), ...(existing.joined ? streamTopics(boardId, existing.topics) : [])];
+      if (topics.has('presence') && !mayRead(existing.view, 'roster')) return this.error(conn, 'PROJECT_SCOPE_DENIED', ROSTER_DENIED, { boardId });
+      const before = [...broadcastTopics(boardId, existing), ...(existing.joined ? streamTopics(boardId, existing.topics) : [])];
       for (const topic of topics) existing.topics.add(topic);
-      const after = [...broadcastTopics(boardId, existing.topics), ...(existing.joined ? streamTopics(boardId, existing.topics) : [])];
+      const after = [...broadcastTopics(boardId, existing), ...(existing.joined ? streamTopics(boardId, existing.topics) : [])];
       for (const topic of before) if (!after.includes(topic)) conn.leave(topic);
       for (const topic of after) if (!before.includes(topic)) conn.join(topic);
       return void this.transmit(conn, JSON.stringify({ type: 'subscribed', boardId, topics: [...existing.topics], seq: Math.max(this.lastSeqOf(boardId, existing), 0), merged: true }));
-    }
-    const id = conn.identity;
-    if (start.snapshot && id.kind === 'token' && id.scope === 'resource' && !(id.resources ?? []).includes('items')) {
-      // As GET /api/items: a resource token reads the board's items only when it names the items group.
-      return this.error(conn, 'PROJECT_SCOPE_DENIED', 'This resource token does not cover the board’s items; subscribe without snapshot.', { boardId });
     }
     if ((state.subs?.size ?? 0) >= SOCKET_BUDGET.subscriptions) {
       return this.error(conn, 'SUBSCRIPTION_LIMIT', `One socket watches at most ${SOCKET_BUDGET.subscriptions} boards; unsubscribe from one first.`, { boardId });
     }
     const { project, probe } = await this.membership(conn, boardId, topics);
     let sub: Subscription;
+    let view: BoardView;
     let name = '';
     try {
       if (!project) return this.error(conn, 'PROJECT_SCOPE_DENIED', 'That board does not exist or this credential cannot reach it.', { boardId });
+      // What the socket sees is decided as for REST reads: a snapshot as GET /api/items, the roster as GET /api/agents.
+      view = boardViewOf(conn.identity, project.role);
+      if (start.snapshot && !mayRead(view, 'items')) return this.error(conn, 'PROJECT_SCOPE_DENIED', 'This resource token sees none of the board’s items; subscribe without snapshot.', { boardId });
+      if (topics.has('presence') && !mayRead(view, 'roster')) return this.error(conn, 'PROJECT_SCOPE_DENIED', ROSTER_DENIED, { boardId });
       if (project.role === 'operator') {
         if (!this.connections.has(conn) || state.subs?.has(boardId)) return;
         const audit = { action: 'subscribe', target: `board:${boardId}`, projectId: boardId, data: { topics: [...topics], socket: conn.id } } as const;
         if (!(await this.deps.operators!.audit(conn.identity, audit).then(() => true, () => false))) return this.error(conn, 'SERVICE_UNAVAILABLE', 'The audit row of this subscription could not be written; subscribe again.', { boardId });
       }
       if (!this.connections.has(conn) || state.subs?.has(boardId)) return; // closed, or subscribed meanwhile
-      // An operator (admin, owner, or a platform operator watching read-only) sees every direct shout.
-      sub = { topics, role: project.role, operator: project.role === 'admin' || project.role === 'owner' || project.role === 'operator', lastSeq: -1, held: [], joined: false }; // hold live events from now on
+      sub = { topics, role: project.role, view, whole: seesWholeBoard(view), lastSeq: -1, held: [], joined: false }; // hold live events from now on
       name = project.name;
       this.watch(conn, boardId, sub);
     } finally {
@@ -519,9 +536,9 @@ export class Hub {
     // A snapshot costs the socket what reading the items over REST would cost in requests, within limits (protocol.ts).
     if (committed && !this.withinBudget(conn, snapshotCost(committed.board.items.size))) return this.overBudget(conn, 'message budget spent: a snapshot costs one message per 1,000 items');
     await this.deps.syncLog(boardId);
-    const reader = { principal: conn.identity.principal, operator: sub.operator };
+    const reader = sub.view;
     const shouts = hearsShouts(sub.topics);
-    const snapshot = committed ? await snapshotMessages(this.deps.store, { boardId, name: project.name, committed, reader, shouts, now: this.deps.clock() }) : null;
+    const snapshot = committed ? await snapshotMessages(this.deps.store, { boardId, name: project.name, committed, view: reader, shouts, now: this.deps.clock() }) : null;
     const head = snapshot?.seq ?? (await this.deps.store.boards.select({ _id: boardId }, ['lastSeq']))[0]?.lastSeq ?? 0;
     const oldest = snapshot ? 0 : ((await this.deps.store.events.select({ boardId }, ['seq'], { sort: [['seq', 1]], limit: 1 }))[0]?.seq ?? head + 1);
     const since = snapshot ? undefined : start.since;
@@ -604,7 +621,7 @@ export class Hub {
 
   /** A live subscription that has had every event the board's stream has published (the first to join sets that) goes on the stream. */
   private joinStream(conn: Connection, boardId: string, sub: Subscription): void {
-    if (sub.joined || sub.held || sub.lastSeq < 0 || !this.current(conn, boardId, sub)) return;
+    if (!sub.whole || sub.joined || sub.held || sub.lastSeq < 0 || !this.current(conn, boardId, sub)) return;
     const stream = this.streams.get(boardId) ?? this.streams.set(boardId, { published: sub.lastSeq, joined: 0 }).get(boardId)!;
     if (stream.published !== sub.lastSeq) return;
     sub.joined = true;
@@ -636,7 +653,8 @@ export class Hub {
   private send(conn: Connection, boardId: string, sub: Subscription, e: CommittedEvent): void {
     sub.lastSeq = e.seq;
     if (!sub.topics.has('activity') && !sub.topics.has(topicOf(e.type))) return;
-    this.transmit(conn, this.frame(boardId, e));
+    const seen = sub.whole ? e : eventAsSeen(sub.view, e);
+    if (seen) this.transmit(conn, seen === e ? this.frame(boardId, e) : eventFrame(boardId, seen));
   }
 
   /** Sends one message; one dropped for backpressure ends the connection, so a client never misses a message unknowingly. */
@@ -649,10 +667,7 @@ export class Hub {
   /** An event's message, serialized and encoded once however many sockets it goes to. */
   private frame(boardId: string, e: CommittedEvent): Uint8Array {
     let bytes = this.frames.get(e);
-    if (bytes === undefined) {
-      bytes = Buffer.from(JSON.stringify({ type: 'event', boardId, seq: e.seq, event: { type: e.type, actor: e.actor, workId: e.workId, at: new Date(e.at).toISOString(), data: e.data } }));
-      this.frames.set(e, bytes);
-    }
+    if (bytes === undefined) this.frames.set(e, (bytes = eventFrame(boardId, e)));
     return bytes;
   }
 
@@ -668,5 +683,10 @@ interface Start {
   snapshot: boolean;
   shoutsAfter?: string;
 }
+
+const ROSTER_DENIED = 'This resource token does not cover the board’s roster (the status group); subscribe without presence.';
+
+const eventFrame = (boardId: string, e: CommittedEvent): Uint8Array =>
+  Buffer.from(JSON.stringify({ type: 'event', boardId, seq: e.seq, event: { type: e.type, actor: e.actor, workId: e.workId, at: new Date(e.at).toISOString(), data: e.data } }));
 
 const inSeqOrder = (events: CommittedEvent[]): CommittedEvent[] => (events.every((e, i) => i === 0 || events[i - 1]!.seq < e.seq) ? events : [...events].sort((a, b) => a.seq - b.seq));

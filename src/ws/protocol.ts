@@ -1,6 +1,7 @@
 // The WebSocket protocol (ARCHITECTURE.md): JSON messages, validated like every other input, and
 // its description for the OpenAPI document (kept here, beside what it describes).
 import { z } from 'zod';
+import { RESOURCE_TOKEN_VIEW } from '../board/visibility.js';
 
 /** Board event topics; `presence` is no event topic: the roster on subscribe, then each heartbeat. */
 export const TOPICS = ['items', 'leases', 'shouts', 'doctrine', 'activity', 'presence'] as const;
@@ -78,7 +79,8 @@ export const SOCKET_DESCRIPTION =
   '`{type: "shout", boardId, shout}` for shouts (direct ones only to sender, addressee and operators; reaching the addressee sets deliveredAt), ' +
   '`{type: "resync", boardId, seq}` when `since` is older than the retained log (reload GET /api/status, or subscribe again with `snapshot`), `{type: "unsubscribed", boardId, reason?}` (after unsubscribe, or when the board is deleted), `{type: "pong"}`, and `{type: "error", error}` with the REST error envelope (e.g. PROJECT_SCOPE_DENIED for a board the credential cannot reach). ' +
   'An event about an item carries `data.item`: that item as the commit left it, as a patch over GET /api/items/{workId} (workId, version and state always, every changed field besides; all fields for a new item); a reorder carries `data.items`, the patches of the items it ranked. Apply a patch over an item of a lower version. No lease id is ever in an event. ' +
-  `\`snapshot: true\` starts from the board as it stands instead of from \`since\`: after \`subscribed\` come \`{type: "snapshot", boardId, seq, name, total, part, last, items}\` messages (${SNAPSHOT.pageSize} items each, card fields: the item without description, criteria, doctrine, spec and progress), the last one also with \`recent\` (the newest ${SNAPSHOT.recent} events, newest first) and, for the shouts or activity topic, \`shouts\` (the newest ${SNAPSHOT.recent} the subscriber may see, newest first); then every event after \`seq\`; a resource token gets it only when it names the items group (as for GET /api/items), else PROJECT_SCOPE_DENIED. ` +
+  `\`snapshot: true\` starts from the board as it stands instead of from \`since\`: after \`subscribed\` come \`{type: "snapshot", boardId, seq, name, total, part, last, items}\` messages (${SNAPSHOT.pageSize} items each, card fields: the item without description, criteria, doctrine, spec and progress), the last one also with \`recent\` (the newest ${SNAPSHOT.recent} events, newest first) and, for the shouts or activity topic, \`shouts\` (the newest ${SNAPSHOT.recent} the subscriber may see, newest first); then every event after \`seq\`. ` +
+  `What a socket receives is what REST reads show the same credential (one rule): ${RESOURCE_TOKEN_VIEW} A snapshot holds only the items the credential may read, and is refused (PROJECT_SCOPE_DENIED) to one that reads none, as GET /api/items is; \`presence\` is refused to a resource token without the status group, as GET /api/agents is. ` +
   '`shoutsAfter` (a shout id) sends the shouts posted after it before live ones, for a client resuming with `since`. ' +
   'The `presence` topic sends `{type: "roster", boardId, agents: [{principal, status, note, workId, lastSeenAt}], onlineWithinMs}` on every subscribe and `{type: "presence", boardId, agent}` for each heartbeat (POST /api/status/heartbeat); an agent is online when seen within onlineWithinMs. ' +
   'A lease holder gets `lease.expiring` (seq null) and `lease.expired` events for its own leases without subscribing. ' +

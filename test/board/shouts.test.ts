@@ -1,8 +1,9 @@
 // Shouts on a store: retention (plan history, the newest 5,000 per board), who reads a direct
 // shout, and the delivery receipt when its addressee fetches it.
 import { describe, expect, it } from 'vitest';
-import { postShout, readShouts, sees, SHOUT_TRIM_EVERY, ShoutTrims, SHOUTS_KEPT_PER_BOARD, trimShouts } from '../../src/board/shouts.js';
+import { postShout, readShouts, SHOUT_TRIM_EVERY, ShoutTrims, SHOUTS_KEPT_PER_BOARD, trimShouts } from '../../src/board/shouts.js';
 import { DAY_MS } from '../../src/plans.js';
+import { seesShout, type BoardView } from '../../src/board/visibility.js';
 import { useStore } from '../support/stores.js';
 import { unique } from '../support/temp.js';
 
@@ -10,6 +11,8 @@ const NOW = Date.UTC(2026, 10, 22, 12);
 const shout = (text: string, over: { to?: string; from?: string; workId?: string } = {}) => ({ from: over.from ?? 'agent:a', text, kind: 'info' as const, workId: over.workId ?? null, to: over.to ?? null });
 
 const used = useStore();
+/** A member's (or, with allDirect, an admin's) view of the whole board. */
+const member = (principal: string, allDirect = false): BoardView => ({ principal, allDirect, items: null, shoutItems: null, doctrine: true, spec: true, roster: true });
 
 const texts = async (boardId: string) => (await used.store.shouts.find({ boardId }, { sort: [['_id', 1]] })).map((s) => s.text);
 
@@ -73,9 +76,9 @@ describe('shout retention', () => {
 
 describe('reading shouts', () => {
   it('shows a direct shout to its sender, addressee and operators only', () => {
-    const direct = { from: 'agent:a', to: 'agent:b' };
-    expect([sees({ principal: 'agent:a', operator: false }, direct), sees({ principal: 'agent:b', operator: false }, direct), sees({ principal: 'agent:c', operator: false }, direct), sees({ principal: 'user:o', operator: true }, direct)]).toEqual([true, true, false, true]);
-    expect(sees({ principal: 'agent:c', operator: false }, { from: 'agent:a', to: null })).toBe(true);
+    const direct = { ...shout('psst', { to: 'agent:b' }) };
+    expect([seesShout(member('agent:a'), direct), seesShout(member('agent:b'), direct), seesShout(member('agent:c'), direct), seesShout(member('user:o', true), direct)]).toEqual([true, true, false, true]);
+    expect(seesShout(member('agent:c'), shout('hello'))).toBe(true);
   });
 
   it('pages past others’ direct shouts, filters by item, and marks the reader’s own delivered', async () => {
@@ -83,7 +86,7 @@ describe('reading shouts', () => {
     const posted = [];
     for (let i = 1; i <= 6; i++) posted.push(await postShout(used.store, board, 'free', shout(`s${i}`, i % 2 ? { to: 'agent:x' } : { workId: i === 4 ? 'W-4' : undefined }), NOW + i));
     posted.push(await postShout(used.store, board, 'free', shout('for c', { to: 'agent:c' }), NOW + 7));
-    const c = { principal: 'agent:c', operator: false };
+    const c = member('agent:c');
     const page = await readShouts(used.store, board, c, { limit: 2 }, NOW + 100);
     expect(page.map((s) => s.text)).toEqual(['s2', 's4']);
     const rest = await readShouts(used.store, board, c, { since: page.at(-1)!._id, limit: 10 }, NOW + 100);

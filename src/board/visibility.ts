@@ -1,0 +1,98 @@
+// What a principal may see of a board (DOMAIN.md "Token scopes"): the one rule REST reads and
+// sockets both ask, for items, events and their patches, shouts, the roster and snapshots.
+//
+// Everyone on a board sees all of it but direct shouts between others, which only admins, owners
+// and platform operators see. A resource token sees the parts its operation groups name whole
+// (`items` or `history`: every item and the log; `shouts`; `doctrine`; `spec`; `status`: the
+// roster), and of the rest only the items it names: their events and patches, board-level events
+// that carry no other item's data, and shouts with no item or about one of its own.
+import type { Identity, Role } from '../auth/identity.js';
+
+/** The rule for the OpenAPI document, where REST reads and the socket describe what they answer. */
+export const RESOURCE_TOKEN_VIEW =
+  'A resource token naming work ids sees those items, their events and patches, board-level events without other items’ data (a reorder’s order and patches cut to its items, a rewind’s patches likewise; doctrine and spec events only with the doctrine or spec group), shouts with no workId or about its items, and direct shouts to or from it; nothing of another item. Its groups open their part whole: items or history every item and event, shouts every shout, status the roster. Reads it may take nothing of answer 403 PROJECT_SCOPE_DENIED.';
+
+/** What one principal may see of one board; made once per subscription or request. */
+export interface BoardView {
+  principal: string;
+  /** Sees every direct shout: admins, owners and platform operators. */
+  allDirect: boolean;
+  /** The items whose data it may see; null for every item. */
+  items: ReadonlySet<string> | null;
+  /** The items whose shouts it hears; null for every item's. */
+  shoutItems: ReadonlySet<string> | null;
+  /** Doctrine entries' and spec clauses' events. */
+  doctrine: boolean;
+  spec: boolean;
+  /** The roster (who is seen on the board, what they hold). */
+  roster: boolean;
+}
+
+const WORK_ID = /^W-\d+$/;
+
+/** The view of `identity` acting with `role` on a board (`operator`: a platform operator watching it). */
+export function boardViewOf(identity: Identity, role: Role | 'operator'): BoardView {
+  const allDirect = role === 'admin' || role === 'owner' || role === 'operator';
+  const resources = identity.kind === 'token' && identity.scope === 'resource' ? (identity.resources ?? []) : null;
+  if (resources === null) return { principal: identity.principal, allDirect, items: null, shoutItems: null, doctrine: true, spec: true, roster: true };
+  const named = new Set(resources);
+  const own = new Set(resources.filter((r) => WORK_ID.test(r)));
+  const items = named.has('items') || named.has('history') ? null : own;
+  return { principal: identity.principal, allDirect, items, shoutItems: named.has('shouts') ? null : items, doctrine: named.has('doctrine'), spec: named.has('spec'), roster: named.has('status') };
+}
+
+/** Whether the view takes in the whole board (every item, every event, every broadcast shout). */
+export const seesWholeBoard = (view: BoardView): boolean => view.items === null && view.shoutItems === null && view.doctrine && view.spec;
+
+export const seesItem = (view: BoardView, workId: string): boolean => view.items === null || view.items.has(workId);
+
+/** Whether the view sees anything of the board's items at all (else reading them is refused, not answered empty). */
+export const seesAnyItem = (view: BoardView): boolean => view.items === null || view.items.size > 0;
+
+/** What a read asks for: items, the event log, shouts, the roster. */
+export type BoardRead = 'items' | 'log' | 'shouts' | 'roster';
+
+/**
+ * Whether the view may ask for `what` at all (about `workId` when given): a read of what it sees
+ * nothing of is refused rather than answered empty. What it gets is filtered by the rules here.
+ */
+export function mayRead(view: BoardView, what: BoardRead, workId?: string): boolean {
+  if (what === 'roster') return view.roster;
+  if (what === 'shouts') return workId === undefined || view.shoutItems === null || view.shoutItems.has(workId);
+  return workId === undefined ? seesAnyItem(view) : seesItem(view, workId);
+}
+
+/**
+ * A direct shout is seen by its sender and its addressee, whatever it is about, and by operators;
+ * any other shout about an item by those who hear that item's.
+ */
+export function seesShout(view: BoardView, shout: { from: string; to: string | null; workId: string | null }): boolean {
+  if (shout.to !== null && (shout.to === view.principal || shout.from === view.principal)) return true;
+  if (shout.to !== null && !view.allDirect) return false;
+  return shout.workId === null || view.shoutItems === null || view.shoutItems.has(shout.workId);
+}
+
+/** An event as the log and sockets carry it. */
+export interface BoardEvent {
+  type: string;
+  workId: string | null;
+  data: Record<string, unknown>;
+}
+
+/**
+ * The event as the view may see it: itself, a copy without what it may not see (a reorder's or
+ * rewind's patches and order of other items), or null when nothing of it is the view's.
+ */
+export function eventAsSeen<E extends BoardEvent>(view: BoardView, event: E): E | null {
+  if (event.workId !== null) return seesItem(view, event.workId) ? event : null;
+  if (event.type.startsWith('doctrine.')) return view.doctrine ? event : null;
+  if (event.type.startsWith('spec.')) return view.spec ? event : null;
+  if (view.items === null) return event;
+  const { items, order, ...rest } = event.data as { items?: { workId: string }[]; order?: string[] };
+  if (items === undefined && order === undefined) return event;
+  const own = items?.filter((patch) => view.items!.has(patch.workId)) ?? [];
+  const ownOrder = order?.filter((workId) => view.items!.has(workId)) ?? [];
+  // A reorder is about the items it ranks: one that ranks none of the view's is none of its business.
+  if (event.type === 'items.reordered' && own.length === 0 && ownOrder.length === 0) return null;
+  return { ...event, data: { ...rest, ...(items && own.length ? { items: own } : {}), ...(order && { order: ownOrder }) } };
+}
