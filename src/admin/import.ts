@@ -24,6 +24,16 @@ export const IMPORT_BODY_LIMIT = 64 * 1024 * 1024;
 export const IMPORT_ITEMS_MAX = 50_000;
 export const IMPORT_EVENTS_MAX = 250_000;
 export const IMPORT_LINES_MAX = 400_000;
+/**
+ * What one event's data may be (every other field of a line has a schema of its own). The board's
+ * own events nest a few levels (data.item.life.verifications[i].by) and hold at most one item's
+ * patch or a reorder's patches of 500 items, well under both bounds. Past them nothing is stored:
+ * the store encodes a record recursively (20,000 levels overflowed its stack: a 500), and a socket
+ * replaying the log is cut off past its 1 MiB backlog (src/server.ts), so a larger event could
+ * never be sent to anyone.
+ */
+export const IMPORT_DATA_DEPTH_MAX = 32;
+export const IMPORT_EVENT_DATA_BYTES_MAX = 1024 * 1024;
 const EVENTS_PER_WRITE = 1000;
 
 const Id = z.string().min(1).max(100);
@@ -165,6 +175,19 @@ export interface ImportedBoard {
 
 const invalid = (message: string, details?: Record<string, unknown>) => new AppError('INVALID_INPUT', message, details);
 
+/** Why a value is past the data bounds, or null. Its depth is measured without recursion, so any depth is safe to look at. */
+function dataProblem(data: unknown): string | null {
+  const open: [unknown, number][] = [[data, 1]];
+  for (let next = open.pop(); next; next = open.pop()) {
+    const [value, depth] = next;
+    if (value === null || typeof value !== 'object') continue;
+    if (depth > IMPORT_DATA_DEPTH_MAX) return `is nested deeper than ${IMPORT_DATA_DEPTH_MAX} levels of objects and arrays`;
+    for (const child of Object.values(value)) open.push([child, depth + 1]);
+  }
+  const bytes = Buffer.byteLength(JSON.stringify(data));
+  return bytes > IMPORT_EVENT_DATA_BYTES_MAX ? `is larger than ${IMPORT_EVENT_DATA_BYTES_MAX} bytes as JSON (${bytes})` : null;
+}
+
 /** The export's board, items and events, after the checks that make it one whole board. */
 function readExport(lines: ImportInput['lines']) {
   const [first, last] = [lines[0]!, lines.at(-1)!];
@@ -184,7 +207,12 @@ function readExport(lines: ImportInput['lines']) {
       if (line.kind === 'item') items.push((line as { record: ExportedItem }).record);
       else if (line.kind === 'doctrine') doctrine.push((line as { record: ExportedDoctrine }).record);
       else if (line.kind === 'spec') spec.push((line as { record: ExportedClause }).record);
-      else events.push((line as { record: ExportedEvent }).record);
+      else {
+        const event = (line as { record: ExportedEvent }).record;
+        const problem = dataProblem(event.data);
+        if (problem) throw invalid(`Line ${i} (event ${event.seq}): its data ${problem}.`, { field: `body.lines.${i}.record.data` });
+        events.push(event);
+      }
     } else if (line.kind !== 'board' && line.kind !== 'export' && line.kind !== 'end') skipped[line.kind] = (skipped[line.kind] ?? 0) + 1;
   });
   if (items.length > IMPORT_ITEMS_MAX) throw invalid(`An import takes ${IMPORT_ITEMS_MAX} items at most.`);

@@ -1,0 +1,86 @@
+// The operators' import bounds what an export's lines may carry (issue 42, finding 7): an event's
+// data nested past IMPORT_DATA_DEPTH_MAX levels or larger than IMPORT_EVENT_DATA_BYTES_MAX is
+// 400 INVALID_INPUT naming its line, before anything is made (it answered 500 once the store
+// choked on it). Deep JSON in an ordinary request's body is a client's error too, never a 500.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IMPORT_DATA_DEPTH_MAX, IMPORT_EVENT_DATA_BYTES_MAX } from '../../../src/admin/import.js';
+import { newBoard } from '../../support/board.js';
+import { expectError } from '../../support/expect-error.js';
+import { operatorEmail, operatorSession } from '../../support/operators.js';
+import { Client, signedUp, startTestServer, type Res, type TestServer } from '../../support/server.js';
+import { verifyEmail } from '../../support/verify-email.js';
+
+type Line = { kind: string; record?: Record<string, unknown>; [k: string]: unknown };
+
+let srv: TestServer;
+let operator: Client;
+const opEmail = operatorEmail();
+beforeAll(async () => {
+  srv = await startTestServer({ OPERATOR_EMAILS: opEmail, ADDRESS_RATE_PER_MINUTE: '100000', BOARD_RATE_SCALE: '100' });
+  operator = (await operatorSession(srv.url, opEmail)).client;
+  await verifyEmail(srv, opEmail);
+});
+afterAll(async () => {
+  await srv.stop();
+});
+
+const nested = (depth: number): string => `${'{"a":'.repeat(depth)}0${'}'.repeat(depth)}`;
+const PLACEHOLDER = '"__data__"';
+
+/** A small board's export, its lines as JSON values, with the index of its first event line. */
+async function exported(): Promise<{ lines: Line[]; event: number }> {
+  const board = await newBoard(srv.url);
+  const agent = await board.agent('maker');
+  expect((await agent.post('/api/items', { title: 'one' })).status).toBe(201);
+  expect((await agent.post('/api/items', { title: 'two' })).status).toBe(201);
+  const res = await operator.get(`/api/admin/export?projectId=${board.projectId}`);
+  expect(res.status).toBe(200);
+  const lines = res.text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Line);
+  return { lines, event: lines.findIndex((l) => l.kind === 'event') };
+}
+
+/** Imports the export into a fresh account with one event's data replaced by `data` (JSON text). */
+async function importWith(lines: Line[], event: number, data: string): Promise<{ res: Res; client: Client }> {
+  const target = await signedUp(srv.url);
+  const edited = lines.map((l, i) => (i === event ? { ...l, record: { ...l.record, data: '__data__' } } : l));
+  const body = JSON.stringify({ userId: target.accountId, lines: edited }).replace(PLACEHOLDER, data);
+  return { res: await operator.request('POST', '/api/admin/import', { raw: body, headers: { 'content-type': 'application/json' } }), client: target.client };
+}
+
+async function boardsOf(client: Client): Promise<string[]> {
+  return ((await client.get('/api/projects')).body.projects as { projectId: string }[]).map((p) => p.projectId);
+}
+
+describe('the import’s bounds on what a line carries', () => {
+  it(`refuses an event whose data is 20,000 levels deep (deeper than ${IMPORT_DATA_DEPTH_MAX}) with 400 INVALID_INPUT naming the line; nothing is made`, async () => {
+    const { lines, event } = await exported();
+    const { res, client } = await importWith(lines, event, `{"deep":${nested(20_000)}}`);
+    expectError(res, 400, 'INVALID_INPUT');
+    expect(res.body.error.message).toMatch(new RegExp(`^Line ${event} \\(event \\d+\\): its data is nested deeper than ${IMPORT_DATA_DEPTH_MAX} levels`));
+    expect(res.body.error.details).toEqual({ field: `body.lines.${event}.record.data` });
+    expect(await boardsOf(client)).toHaveLength(1); // the account's own board only
+  });
+
+  it('refuses an event nested one level past the bound, and takes one at the bound', async () => {
+    const { lines, event } = await exported();
+    // data itself is the first level.
+    const over = await importWith(lines, event, nested(IMPORT_DATA_DEPTH_MAX + 1));
+    expectError(over.res, 400, 'INVALID_INPUT');
+    const at = await importWith(lines, event, nested(IMPORT_DATA_DEPTH_MAX));
+    expect(at.res.status, at.res.text).toBe(201);
+    expect(await boardsOf(at.client)).toContain(at.res.body.projectId);
+  });
+
+  it(`refuses an event whose data is larger than ${IMPORT_EVENT_DATA_BYTES_MAX} bytes with 400 INVALID_INPUT naming the line; nothing is made`, { timeout: 60_000 }, async () => {
+    const { lines, event } = await exported();
+    const { res, client } = await importWith(lines, event, JSON.stringify({ pad: 'x'.repeat(4 * IMPORT_EVENT_DATA_BYTES_MAX) }));
+    expectError(res, 400, 'INVALID_INPUT');
+    expect(res.body.error.message).toMatch(new RegExp(`^Line ${event} \\(event \\d+\\): its data is larger than ${IMPORT_EVENT_DATA_BYTES_MAX} bytes`));
+    expect(res.body.error.details).toEqual({ field: `body.lines.${event}.record.data` });
+    expect(await boardsOf(client)).toHaveLength(1);
+    // One byte past the bound is refused; at the bound it is taken (`{"pad":""}` is 10 bytes).
+    expectError((await importWith(lines, event, JSON.stringify({ pad: 'x'.repeat(IMPORT_EVENT_DATA_BYTES_MAX - 9) }))).res, 400, 'INVALID_INPUT');
+    const at = await importWith(lines, event, JSON.stringify({ pad: 'x'.repeat(IMPORT_EVENT_DATA_BYTES_MAX - 10) }));
+    expect(at.res.status, at.res.text).toBe(201);
+  });
+});
