@@ -155,7 +155,8 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
       res,
       req,
       async (raw, id) => {
-        const allow = matchers.filter((m) => m.pattern.test(raw.path)).flatMap((m) => (m.route.method === 'get' ? ['GET', 'HEAD'] : [m.route.method.toUpperCase()]));
+        // An operator route names no method here, to anyone: its path answers another method as an unknown one (404, no Allow).
+        const allow = matchers.filter((m) => m.route.auth !== 'operator' && m.pattern.test(raw.path)).flatMap((m) => (m.route.method === 'get' ? ['GET', 'HEAD'] : [m.route.method.toUpperCase()]));
         return allow.length ? handlers.refuse('method-not-allowed', id, allow) : handlers.refuse('not-found', id);
       },
       req.getMethod() === 'head',

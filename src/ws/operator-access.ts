@@ -1,6 +1,7 @@
-// An operator's socket (DOMAIN.md "Operators"): opened with the own session of an account in
-// OPERATOR_EMAILS (never a token, never an impersonation), it may watch any board read-only, member
-// or not, and the firehose. Each such subscription writes one audit row before anything flows.
+// An operator's socket (DOMAIN.md "Operators"): opened with the own session of an operator's
+// account (listed in OPERATOR_EMAILS and confirmed, as the gate decides: never a token, never an
+// impersonation), it may watch any board read-only, member or not, and the firehose. Each such
+// subscription writes one audit row before anything flows.
 import type { Identity } from '../auth/identity.js';
 import { auditOperatorAction } from '../admin/audit.js';
 import type { RequestOrigin } from '../audit-row.js';
@@ -8,7 +9,7 @@ import type { Store } from '../../store/ports/store.js';
 
 export interface OperatorAccessDeps {
   store: Pick<Store, 'projects' | 'audit'>;
-  /** Whether the account is an operator now (src/admin/gate.ts). */
+  /** Whether the account is an operator now: OperatorGate.isOperator, the one rule (src/admin/gate.ts), read afresh each time. */
   isOperator(accountId: string): Promise<boolean>;
   /** The upgrade request that opened the socket of this credential, for its audit rows. */
   originOf(identity: Identity): RequestOrigin | undefined;
@@ -24,7 +25,7 @@ export interface OperatorView {
 export class OperatorAccess {
   constructor(private readonly deps: OperatorAccessDeps) {}
 
-  /** Whether the socket's credential is an operator's own session now. */
+  /** Whether the socket's credential is an operator's own session now (asked again by Hub.revalidate). */
   async admits(identity: Identity): Promise<boolean> {
     return identity.kind === 'session' && !identity.impersonation && (await this.deps.isOperator(identity.accountId));
   }

@@ -6,7 +6,7 @@ import { describe, expect, inject, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { landOn, screenshot, signerIn, useBrowserTabs } from '../support/browser.js';
 import { billingRecord, deliverSigned } from '../support/billing.js';
-import { operatorEmail } from '../support/operators.js';
+import { confirmingSignIn, operatorEmail } from '../support/operators.js';
 import { Client, signedUp } from '../support/server.js';
 import { unique } from '../support/temp.js';
 
@@ -30,7 +30,7 @@ describe.skipIf(!chromium || !stripeBase)('the operator console’s money, abuse
     TRUSTED_PROXIES: '127.0.0.0/8',
   });
 
-  const asOperator = signerIn(OPERATOR);
+  const asOperator = confirmingSignIn(() => tabs.server, OPERATOR, signerIn(OPERATOR));
 
   /** An operator route read with the page's own session. */
   async function adminGet<T>(page: Page, path: string): Promise<T> {

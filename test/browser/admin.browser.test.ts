@@ -6,7 +6,7 @@ import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, inject, it } from 'vitest';
 import { screenshot, signerIn, signUpInPage, useBrowserTabs } from '../support/browser.js';
-import { operatorEmail } from '../support/operators.js';
+import { confirmingSignIn, operatorEmail } from '../support/operators.js';
 import { Client, signedUp } from '../support/server.js';
 import { openSocket } from '../support/socket.js';
 
@@ -16,7 +16,7 @@ const OPERATOR = operatorEmail();
 describe.skipIf(!chromium)('the operator console (Chromium)', () => {
   const tabs = useBrowserTabs(chromium!, 'admin', { OPERATOR_EMAILS: OPERATOR });
 
-  const asOperator = signerIn(OPERATOR);
+  const asOperator = confirmingSignIn(() => tabs.server, OPERATOR, signerIn(OPERATOR));
 
   async function busyAccount() {
     const person = await signedUp(tabs.server.url);

@@ -9,7 +9,7 @@ import { describe, expect, inject, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { screenshot, useBrowserTabs, type BrowserPage } from '../support/browser.js';
 import { head, newBoard, type TestBoard } from '../support/board.js';
-import { operatorEmail, operatorSession } from '../support/operators.js';
+import { confirmedOperator, operatorEmail } from '../support/operators.js';
 import { type Client, signedUp } from '../support/server.js';
 
 const chromium = inject('chromium');
@@ -236,7 +236,7 @@ describe.skipIf(!chromium)('doctrine, spec and feedback on the board page (Chrom
       expect(res.status).toBe(201);
       posted.push(res.body.id);
     }
-    const { client: operator } = await operatorSession(tabs.server.url, OPERATOR);
+    const { client: operator } = await confirmedOperator(tabs.server, OPERATOR);
     expect((await operator.post(`/api/admin/feedback/${posted[1]}/dismiss`, { reason: 'answered in the docs' })).status).toBe(200);
     expect((await operator.post(`/api/admin/feedback/${posted[0]}/promote`, { reason: 'real flake' })).status).toBe(200);
 

@@ -19,6 +19,7 @@ import { openSocket } from '../../support/socket.js';
 import { CLOSE } from '../../../src/ws/protocol.js';
 import { Client, startOfBudgetWindow, type Res } from '../../support/server.js';
 import { unique } from '../../support/temp.js';
+import { verifyEmail } from '../../support/verify-email.js';
 
 const ADDRESS_LIMIT = 4;
 const PASSWORD = 'correct horse battery staple';
@@ -90,7 +91,10 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
     async function operator(): Promise<{ client: Browser; accountId: string; email: string }> {
       const client = browser();
       const signup = await client.post('/api/auth/signup', { email: opEmail, password: PASSWORD });
-      if (signup.status === 201) return { client, accountId: signup.body.account.id, email: opEmail };
+      if (signup.status === 201) {
+        await verifyEmail(served.srv, opEmail); // an operator's address is confirmed
+        return { client, accountId: signup.body.account.id, email: opEmail };
+      }
       const login = await client.post('/api/auth/login', { email: opEmail, password: PASSWORD });
       expect(login.status, login.text).toBe(200);
       return { client, accountId: login.body.account.id, email: opEmail };
@@ -247,6 +251,7 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
       // An operator acting as another operator's account does not get that operator's console.
       const op = await operator();
       const other = await signUp(otherOpEmail);
+      await verifyEmail(served.srv, otherOpEmail);
       expect((await other.client.get('/api/admin/codebase')).status).toBe(200);
       const started = await op.client.post(`/api/admin/users/${other.accountId}/impersonate`, { reason: 'their dashboard is odd' });
       expect(started.status, started.text).toBe(201);

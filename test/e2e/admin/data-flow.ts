@@ -11,7 +11,7 @@ import { serveStore, type OpenedStore } from '../../support/stores.js';
 import { head, newBoard, type TestBoard } from '../../support/board.js';
 import { expectError } from '../../support/expect-error.js';
 import { until } from '../../support/until.js';
-import { operatorEmail, operatorSession } from '../../support/operators.js';
+import { confirmedOperator, operatorEmail } from '../../support/operators.js';
 import { Client, signedUp, type Res } from '../../support/server.js';
 
 type Line = { kind: string; boardId?: string; record?: Record<string, unknown>; lines?: number; [k: string]: unknown };
@@ -26,7 +26,7 @@ export function dataFlow(name: string, open: () => Promise<OpenedStore>): void {
     const restore: (() => void)[] = [];
     afterEach(() => restore.splice(0).forEach((undo) => undo()));
     let operator: Client | null = null;
-    const op = async (): Promise<Client> => (operator ??= (await operatorSession(served.srv.url, opEmail)).client);
+    const op = async (): Promise<Client> => (operator ??= (await confirmedOperator(served.srv, opEmail)).client);
     const accountOf = async (client: Client): Promise<string> => (await client.get('/api/auth/me')).body.user.id as string;
 
     /** A board with a graph (parent, dependencies), history, a live lease, a shout, an invitation and agents' tokens. */

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { serveStore, type OpenedStore } from '../../support/stores.js';
 import { digest, newBoard } from '../../support/board.js';
-import { operatorEmail, operatorSession } from '../../support/operators.js';
+import { confirmedOperator, operatorEmail } from '../../support/operators.js';
 import { Client, signedUp, type Res } from '../../support/server.js';
 
 type Line = { kind: string; record?: Record<string, unknown> };
@@ -26,7 +26,7 @@ export function doctrineDataFlow(name: string, open: () => Promise<OpenedStore>)
       await admin.post('/api/spec', { title: 'Auth', text: 'Every route authenticates.' });
       await admin.post('/api/spec', { title: 'Limits', text: 'x' });
       await member.post('/api/items', { title: 'login', doctrine: ['tests-first'], spec: ['S-2'] });
-      const operator = (await operatorSession(served.srv.url, opEmail)).client;
+      const operator = (await confirmedOperator(served.srv, opEmail)).client;
 
       const exported = await operator.get(`/api/admin/export?projectId=${board.projectId}`);
       expect(exported.status, exported.text).toBe(200);

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveStore, type OpenedStore } from '../../support/stores.js';
 import { Client, signedUp, startTestServer, type TestServer } from '../../support/server.js';
-import { operatorEmail, operatorSession } from '../../support/operators.js';
+import { confirmedOperator, operatorEmail } from '../../support/operators.js';
 import { newBoard, type TestBoard } from '../../support/board.js';
 import { expectError } from '../../support/expect-error.js';
 import type { AuditRecord, Store } from '../../../store/ports/store.js';
@@ -39,8 +39,8 @@ export function adminFeedbackFlow(name: string, open: () => Promise<OpenedStore>
     let other: TestServer;
     let op2Elsewhere: Client;
     beforeAll(async () => {
-      ({ client: op, accountId: opId } = await operatorSession(srv().url, emails[0]!));
-      ({ client: op2 } = await operatorSession(srv().url, emails[1]!));
+      ({ client: op, accountId: opId } = await confirmedOperator(srv(), emails[0]!));
+      ({ client: op2 } = await confirmedOperator(srv(), emails[1]!));
       const shared: Store = { ...srv().store, close: async () => undefined };
       other = await startTestServer(env, shared);
       op2Elsewhere = new Client(other.url);

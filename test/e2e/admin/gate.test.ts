@@ -3,7 +3,7 @@
 // a session of an account not named in OPERATOR_EMAILS gets exactly what an unknown path gets.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, signedUp, startOfBudgetWindow, startTestServer, type TestServer } from '../../support/server.js';
-import { operatorEmail, operatorSession } from '../../support/operators.js';
+import { confirmedOperator, operatorEmail } from '../../support/operators.js';
 
 describe('the operator gate', () => {
   let srv: TestServer;
@@ -17,7 +17,7 @@ describe('the operator gate', () => {
   const shape = (res: { status: number; body: { error?: Record<string, unknown> } }) => ({ status: res.status, error: { ...res.body.error, requestId: undefined } });
 
   it('lets an operator session in', async () => {
-    const op = await operatorSession(srv.url, opEmail);
+    const op = await confirmedOperator(srv, opEmail);
     const res = await op.client.get('/api/admin/codebase');
     expect(res.status, res.text).toBe(200);
     expect(res.body).toMatchObject({ name: expect.any(String), node: process.version, store: 'embedded', bus: 'local', nodeId: expect.any(String) });
@@ -33,7 +33,7 @@ describe('the operator gate', () => {
     const person = await signedUp(srv.url);
     const token = await person.client.post('/api/accounts/tokens', { name: 'agent', scope: 'account' });
     expect(token.status, token.text).toBe(201);
-    const op = await operatorSession(srv.url, opEmail.replace('@', '+2@'));
+    const op = await confirmedOperator(srv, opEmail.replace('@', '+2@'));
     const opLogin = new Client(srv.url);
     expect((await opLogin.post('/api/auth/login', { email: opEmail, password: 'operator password 123' })).status).toBe(200);
     const opToken = await opLogin.post('/api/accounts/tokens', { name: 'ops agent', scope: 'account' });
@@ -53,8 +53,8 @@ describe('the operator gate', () => {
   });
 
   it('has its own budget, apart from any board’s: 600 requests a minute per operator', async () => {
-    const fresh = await operatorSession(srv.url, 'someone-else@ops.example.com');
-    const notOperator = await operatorSession(srv.url, opEmail.replace('@', '+budget@'));
+    const fresh = await confirmedOperator(srv, 'someone-else@ops.example.com');
+    const notOperator = await confirmedOperator(srv, opEmail.replace('@', '+budget@'));
     const statuses: number[] = [];
     startOfBudgetWindow(srv);
     for (let i = 0; i < 601; i++) statuses.push((await fresh.client.get('/api/admin/codebase')).status);

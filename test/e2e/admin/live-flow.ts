@@ -4,7 +4,7 @@
 // second with a count of the rest); anyone else is refused exactly as before the live view existed.
 import { describe, expect, it } from 'vitest';
 import { newBoard } from '../../support/board.js';
-import { operatorEmail, operatorSession } from '../../support/operators.js';
+import { confirmedOperator, operatorEmail } from '../../support/operators.js';
 import { Client, signedUp } from '../../support/server.js';
 import { openSocket, type TestSocket } from '../../support/socket.js';
 import { serveStore, type OpenedStore } from '../../support/stores.js';
@@ -39,7 +39,7 @@ export function liveFlow(name: string, open: () => Promise<OpenedStore>): void {
     let operatorId: string | null = null;
     async function operator(): Promise<{ client: Client; accountId: string }> {
       if (operatorId === null) {
-        const op = await operatorSession(served.srv.url, opEmail);
+        const op = await confirmedOperator(served.srv, opEmail);
         operatorId = op.accountId;
         return op;
       }

@@ -2,7 +2,7 @@
 // one node sees, in the firehose and in a board it is no member of, what commits on the other.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { newBoard } from '../../support/board.js';
-import { operatorEmail, operatorSession } from '../../support/operators.js';
+import { confirmedOperator, operatorEmail } from '../../support/operators.js';
 import { twoNodesOnRedis, type RedisNodes } from '../../support/redis-nodes.js';
 import type { TestServer } from '../../support/server.js';
 import { openSocket } from '../../support/socket.js';
@@ -22,7 +22,7 @@ describe.skipIf(!url)('the operators’ live view on two nodes with the Redis bu
   afterAll(() => nodes?.stop());
 
   it('shows an operator on one node the firehose and a foreign board driven on the other, in order, audited once each', async () => {
-    const op = await operatorSession(a.url, opEmail);
+    const op = await confirmedOperator(a, opEmail);
     const board = await newBoard(a.url);
     const agent = await board.agent('on-a');
     const socket = await openSocket(b.url, cookieOf(op.client));

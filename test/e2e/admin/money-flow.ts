@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { serveStore, type OpenedStore } from '../../support/stores.js';
 import { Client, signedUp, type TestServer } from '../../support/server.js';
-import { operatorEmail, operatorSession } from '../../support/operators.js';
+import { confirmedOperator, operatorEmail } from '../../support/operators.js';
 import { billingRecord, deliverSigned } from '../../support/billing.js';
 import { expectError } from '../../support/expect-error.js';
 import { unique } from '../../support/temp.js';
@@ -76,7 +76,7 @@ export function moneyFlow(name: string, open: () => Promise<OpenedStore>): void 
     /** The customer stripe-mock's fixture subscription belongs to (its answer for every subscription id). */
     let fixtureCustomer: string;
     beforeAll(async () => {
-      ({ client: op, accountId: operatorId } = await operatorSession(served.srv.url, email));
+      ({ client: op, accountId: operatorId } = await confirmedOperator(served.srv, email));
       const fixture = await fetch(`${stripeBase}/v1/subscriptions/sub_probe`, { headers: { authorization: 'Bearer sk_test_123' } });
       fixtureCustomer = ((await fixture.json()) as { customer: string }).customer;
     });
@@ -297,7 +297,7 @@ export function moneyFlow(name: string, open: () => Promise<OpenedStore>): void 
     const served = serveStore(open, env);
     let op: Client;
     beforeAll(async () => {
-      ({ client: op } = await operatorSession(served.srv.url, email));
+      ({ client: op } = await confirmedOperator(served.srv, email));
     });
 
     it('applies an event fetched again once per event id: replaying one already applied changes nothing', async () => {
@@ -377,7 +377,7 @@ export function moneyFlow(name: string, open: () => Promise<OpenedStore>): void 
 
     it('answers 502 PROVIDER_UNAVAILABLE to re-read, refund and replay, with the billing records and the audit unchanged', async () => {
       const srv = served.srv;
-      const { client: op } = await operatorSession(srv.url, email);
+      const { client: op } = await confirmedOperator(srv, email);
       const b = await owned(srv);
       await srv.store.billing.insert(billingRecord(b.projectId, b.accountId, { subscriptionId: 'sub_live', status: 'past_due', pastDueSince: Date.now() - DAY, priceId: PRICES.month, interval: 'month' }));
       const billing = await srv.store.billing.get(b.projectId);

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { serveStore, type OpenedStore } from '../../support/stores.js';
 import { Client, type TestServer } from '../../support/server.js';
-import { operatorEmail, operatorSession } from '../../support/operators.js';
+import { confirmedOperator, operatorEmail } from '../../support/operators.js';
 import { billingRecord } from '../../support/billing.js';
 import { expectError } from '../../support/expect-error.js';
 import { openSocket } from '../../support/socket.js';
@@ -58,7 +58,7 @@ export function peopleFlow(name: string, open: () => Promise<OpenedStore>): void
     let op: Client;
     let operatorId: string;
     const opSession = async () => {
-      if (!op) ({ client: op, accountId: operatorId } = await operatorSession(srv().url, email));
+      if (!op) ({ client: op, accountId: operatorId } = await confirmedOperator(srv(), email));
       return op;
     };
 
@@ -294,7 +294,7 @@ export function peopleFlow(name: string, open: () => Promise<OpenedStore>): void
     const srv = () => served.srv;
 
     it('purges accounts 30 days after their deletion, the owner’s own included; restore is refused once the 30 days are over', async () => {
-      const op = (await operatorSession(srv().url, email)).client;
+      const op = (await confirmedOperator(srv(), email)).client;
       const own = await person(srv());
       const byOperator = await person(srv());
       const restored = await person(srv());

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { serveStore, type OpenedStore } from '../../support/stores.js';
 import { Client, signedUp } from '../../support/server.js';
-import { operatorEmail, operatorSession } from '../../support/operators.js';
+import { confirmedOperator, operatorEmail } from '../../support/operators.js';
 import { newBoard } from '../../support/board.js';
 import { openSocket } from '../../support/socket.js';
 import { failOnce } from '../../support/fail-once.js';
@@ -39,7 +39,7 @@ export function watchFlow(name: string, open: () => Promise<OpenedStore>): void 
       COST_MILLION_REQUESTS_USD: '1000',
     });
     let op: Client | null = null;
-    const operator = async (): Promise<Client> => (op ??= (await operatorSession(served.srv.url, opEmail)).client);
+    const operator = async (): Promise<Client> => (op ??= (await confirmedOperator(served.srv, opEmail)).client);
     const watch = async (path: string) => {
       const res = await (await operator()).get(path);
       expect(res.status, res.text).toBe(200);
@@ -193,7 +193,7 @@ export function watchFlow(name: string, open: () => Promise<OpenedStore>): void 
       const [from, to] = [new Date(t0 + 2 * 60_000).toISOString(), new Date(t0 + 6 * 60_000).toISOString()];
       expect(await list(`actor=${alice}&from=${from}&to=${to}`)).toEqual(newestFirst((r) => r.actor === alice && r.at >= t0 + 2 * 60_000 && r.at <= t0 + 6 * 60_000));
       const first = (await watch(`/api/admin/audit?actor=${bob}`)).rows[0];
-      expect(first).toEqual({ id: rows[6]!._id, at: new Date(rows[6]!.at).toISOString(), actor: bob, action: 'admin.contact', target: null, projectId: null, data: { i: 6 } });
+      expect(first).toEqual({ id: rows[6]!._id, at: new Date(rows[6]!.at).toISOString(), actor: bob, impersonatedBy: null, action: 'admin.contact', target: null, projectId: null, data: { i: 6 } });
 
       // Paging: two at a time, every row once, in order; the last page says there is no more.
       const paged: number[] = [];

@@ -2,7 +2,7 @@
 // through the bus, so an operator asking either one sees both, with the other's own counts.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Client, type TestServer } from '../../support/server.js';
-import { operatorEmail, operatorSession } from '../../support/operators.js';
+import { confirmedOperator, operatorEmail } from '../../support/operators.js';
 import { newBoard } from '../../support/board.js';
 import { twoNodesOnRedis, type RedisNodes } from '../../support/redis-nodes.js';
 import { unique } from '../../support/temp.js';
@@ -31,7 +31,7 @@ describe.skipIf(!url)('utilization across two nodes on Redis', () => {
   afterAll(() => nodes?.stop());
 
   it('lists both nodes on either one, each with its own figures', async () => {
-    const op = (await operatorSession(a.url, opEmail)).client;
+    const op = (await confirmedOperator(a, opEmail)).client;
     // The same session, asking node b (one store: the session is known to both).
     const opOnB = new Client(b.url);
     opOnB.cookies = op.cookies;
