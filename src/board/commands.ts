@@ -13,6 +13,11 @@ import type { RevokedLease } from '../../machines/restore-point.js';
 import { rewindDecision, type RewindCommand } from './rewind-decision.js';
 import type { PointPorts } from './restore-points.js';
 
+/** The most items one create command makes (POST /api/items/batch; DOMAIN.md "Items"): all or none. */
+export const BATCH_MAX = 500;
+/** The most items one item depends on (src/routes/board-schemas.ts): with its parent, the links it names. */
+export const DEPENDS_MAX = 100;
+
 type WithoutNow<E> = E extends unknown ? Omit<E, 'now'> : never;
 /** An item event as a route names it; the actor adds the time it decides at. */
 export type ItemEventInput = WithoutNow<ItemEvent>;

@@ -3,21 +3,31 @@
 // is answered exactly as an unknown path; a frame that does not open (signature, number) closes
 // the channel with nothing of it decided. Each command is decided as it would be on its entry
 // node; the answers of one turn go back in one frame. While the node drains, commands are
-// answered `retry` undecided, so their entry node sends them to the board's next home.
+// answered `retry` undecided, so their entry node sends them to the board's next home. A frame
+// larger than the largest command needs (src/cluster/wire.ts) closes the channel as a frame that
+// does not open does; an answer larger than an entry may be goes back as `tooLarge`.
 import { isBoardCommand, type BoardCommand } from '../board/commands.js';
 import type { PeerEndpoint, PeerLink } from '../http/uws.js';
 import type { BoardRouter } from './board-router.js';
-import { PEER_MAX_PAYLOAD, PEER_PATH } from './forwarder.js';
+import { frameBounds, PEER_PATH } from './forwarder.js';
 import { ChannelEnd, channelKey, HELLO_HEADER, type EnvelopeOpener } from './signed-envelope.js';
-import type { Answer } from './wire.js';
+import { DEFAULT_BODY_LIMIT_BYTES, entryOf, framesOf, type Answer, type Entry } from './wire.js';
 
 const wellFormed = (entry: unknown): entry is [number, string, BoardCommand] =>
   Array.isArray(entry) && entry.length === 3 && Number.isSafeInteger(entry[0]) && typeof entry[1] === 'string' && isBoardCommand(entry[2]);
 
-export function forwardEndpoint(forwardKey: Buffer, opener: EnvelopeOpener, router: BoardRouter, onRefused: (peer: string, what: 'hello' | 'frame') => void): PeerEndpoint {
+/**
+ * Frames up to twice the bound reach a session, so one past it is refused (and logged) here; uWS
+ * drops a larger one with the connection.
+ */
+const TRANSPORT_HEADROOM = 2;
+
+/** `bodyLimitBytes`: the node's BODY_LIMIT_BYTES, which the peers share; it bounds the frames either way. */
+export function forwardEndpoint(forwardKey: Buffer, opener: EnvelopeOpener, router: BoardRouter, onRefused: (peer: string, what: 'hello' | 'frame') => void, bodyLimitBytes = DEFAULT_BODY_LIMIT_BYTES): PeerEndpoint {
+  const bounds = frameBounds(bodyLimitBytes);
   return {
     path: PEER_PATH,
-    maxPayloadLength: PEER_MAX_PAYLOAD,
+    maxPayloadLength: bounds.frame * TRANSPORT_HEADROOM,
     admit(headers, peer) {
       const hello = opener.open(headers[HELLO_HEADER]);
       if (!hello) {
@@ -26,21 +36,22 @@ export function forwardEndpoint(forwardKey: Buffer, opener: EnvelopeOpener, rout
       }
       const frames = new ChannelEnd(channelKey(forwardKey, hello.nonce), 'to-entry');
       let link: PeerLink | null = null;
-      let answers: string[] = [];
+      let answers: Entry[] = [];
       const flush = () => {
         const out = answers;
         answers = [];
-        for (const frame of frames.seal(out)) link?.send(frame);
+        for (const group of framesOf(out, bounds.entry)) for (const frame of frames.seal(group)) link?.send(frame);
       };
       const answer = (id: number, a: Answer) => {
-        if (answers.push(JSON.stringify([id, a])) === 1) setImmediate(flush);
+        const entry = entryOf([id, a]);
+        if (answers.push(entry.bytes > bounds.entry ? entryOf([id, { tooLarge: true }]) : entry) === 1) setImmediate(flush);
       };
       return {
         opened(l) {
           link = l;
         },
         message(frame, accepting) {
-          const commands = frames.open(frame);
+          const commands = Buffer.byteLength(frame) > bounds.frame ? null : frames.open(frame);
           if (!commands?.every(wellFormed)) {
             onRefused(peer, 'frame');
             link?.close();

@@ -3,20 +3,27 @@
 // in one signed frame, and the home answers in frames of its own. What came of a command is told
 // apart by whether the home can have decided it: one never written to an open channel may go
 // again; one whose answer was lost may have been committed, so the caller gets 503 BOARD_BUSY,
-// as for any lost response.
+// as for any lost response. No frame either way is larger than the largest command or answer
+// needs (src/cluster/wire.ts): a larger one closes the channel.
 import WebSocket from 'ws';
 import type { BoardCommand } from '../board/commands.js';
 import { ChannelEnd, channelKey, HELLO_HEADER, sealHello } from './signed-envelope.js';
 import type { NodeAddress } from './homes.js';
-import type { Answer } from './wire.js';
+import { DEFAULT_BODY_LIMIT_BYTES, entryOf, framesOf, largestEntryBytes, peerFrameBytes, type Answer, type Entry } from './wire.js';
 
 export const PEER_PATH = '/internal/peer';
-/** What a channel accepts in one message: a frame, with room for one command or answer larger than FRAME_TEXT_BYTES. */
-export const PEER_MAX_PAYLOAD = 64 * 1024 * 1024;
+
+/** How large the frames of a node's channels can be, from its body limit (BODY_LIMIT_BYTES): one entry, and one frame. */
+export interface FrameBounds {
+  entry: number;
+  frame: number;
+}
+
+export const frameBounds = (bodyLimitBytes: number): FrameBounds => ({ entry: largestEntryBytes(bodyLimitBytes), frame: peerFrameBytes(bodyLimitBytes) });
 
 export type Forwarded =
   /** The home answered (a reply, a refusal, or moved). */
-  | { outcome: 'answered'; answer: Exclude<Answer, { retry: true }> }
+  | { outcome: 'answered'; answer: Exclude<Answer, { retry: true } | { tooLarge: true }> }
   /** It never reached a node that could decide it (no channel, a draining node): it may go again. */
   | { outcome: 'unreachable' }
   /** It may have been decided, and the answer is lost (the home died or timed out). */
@@ -40,7 +47,7 @@ class Channel {
   private ended = false;
   private nextId = 1;
   /** Commands waiting for the end of this turn (or for the channel to open), encoded. */
-  private queued: { id: number; entry: string }[] = [];
+  private queued: (Entry & { id: number })[] = [];
   private readonly waiting = new Map<number, Waiting>();
 
   constructor(
@@ -48,11 +55,12 @@ class Channel {
     self: string,
     to: NodeAddress,
     at: number,
+    private readonly bounds: FrameBounds,
     private readonly gone: (channel: Channel) => void,
   ) {
     const hello = sealHello(forwardKey, { from: self, to: to.node, at });
     this.frames = new ChannelEnd(channelKey(forwardKey, hello.nonce), 'to-home');
-    this.ws = new WebSocket(`${to.url.replace(/^http/, 'ws')}${PEER_PATH}`, { headers: { [HELLO_HEADER]: hello.header }, perMessageDeflate: false, maxPayload: PEER_MAX_PAYLOAD, handshakeTimeout: 5000 });
+    this.ws = new WebSocket(`${to.url.replace(/^http/, 'ws')}${PEER_PATH}`, { headers: { [HELLO_HEADER]: hello.header }, perMessageDeflate: false, maxPayload: bounds.frame, handshakeTimeout: 5000 });
     this.ws.on('open', () => {
       this.open = true;
       this.flush();
@@ -65,10 +73,13 @@ class Channel {
   send(boardId: string, command: BoardCommand, timeoutMs: number): Promise<Forwarded> {
     if (this.ended) return Promise.resolve({ outcome: 'unreachable' });
     const id = this.nextId++;
+    const entry = entryOf([id, boardId, command]);
+    // Larger than any command a route makes (a peer with a larger body limit?): never written, as it would end the channel.
+    if (entry.bytes > this.bounds.entry) return Promise.resolve({ outcome: 'unreachable' });
     return new Promise((resolve) => {
       const timer = setTimeout(() => this.timedOut(id), Math.max(1, timeoutMs));
       this.waiting.set(id, { resolve, timer, sent: false });
-      if (this.queued.push({ id, entry: JSON.stringify([id, boardId, command]) }) === 1 && this.open) setImmediate(() => this.flush());
+      if (this.queued.push({ id, ...entry }) === 1 && this.open) setImmediate(() => this.flush());
     });
   }
 
@@ -86,7 +97,7 @@ class Channel {
       const w = this.waiting.get(id);
       if (w) w.sent = true;
     }
-    for (const frame of this.frames.seal(out.map((q) => q.entry))) this.ws.send(frame);
+    for (const group of framesOf(out, this.bounds.entry)) for (const frame of this.frames.seal(group)) this.ws.send(frame);
   }
 
   private answered(frame: string): void {
@@ -95,7 +106,7 @@ class Channel {
     for (const pair of answers as [number, Answer][]) {
       if (!Array.isArray(pair) || typeof pair[1] !== 'object' || pair[1] === null) continue;
       const [id, answer] = pair;
-      this.settle(id, 'retry' in answer ? { outcome: 'unreachable' } : { outcome: 'answered', answer });
+      this.settle(id, 'retry' in answer ? { outcome: 'unreachable' } : 'tooLarge' in answer ? { outcome: 'unknown' } : { outcome: 'answered', answer });
     }
   }
 
@@ -128,19 +139,24 @@ export class Forwarder {
   /** The channel to each peer, by node id and address. */
   private readonly channels = new Map<string, Channel>();
   private closed = false;
+  private readonly bounds: FrameBounds;
 
+  /** `bodyLimitBytes`: the node's BODY_LIMIT_BYTES, which the peers share; it bounds the frames either way. */
   constructor(
     private readonly key: Buffer,
     private readonly self: string,
     private readonly clock: () => number,
-  ) {}
+    bodyLimitBytes = DEFAULT_BODY_LIMIT_BYTES,
+  ) {
+    this.bounds = frameBounds(bodyLimitBytes);
+  }
 
   send(to: NodeAddress, boardId: string, command: BoardCommand, timeoutMs: number): Promise<Forwarded> {
     if (this.closed) return Promise.resolve({ outcome: 'unreachable' });
     const name = `${to.node} ${to.url}`;
     let channel = this.channels.get(name);
     if (!channel) {
-      const made = new Channel(this.key, this.self, to, this.clock(), (c) => this.channels.get(name) === c && this.channels.delete(name));
+      const made = new Channel(this.key, this.self, to, this.clock(), this.bounds, (c) => this.channels.get(name) === c && this.channels.delete(name));
       this.channels.set(name, made);
       channel = made;
     }
