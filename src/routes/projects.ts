@@ -119,6 +119,7 @@ export function projectRoutes(deps: RouteDeps): Route[] {
       method: 'delete',
       path: `${base}/{projectId}`,
       group: 'projects',
+      refusedWhileImpersonating: true,
       summary: 'Delete a project and its board, memberships and board tokens (owner).',
       auth: 'bearer-or-session',
       accountScope: true,

@@ -67,6 +67,7 @@ export function rewindRoutes(deps: RouteDeps): Route[] {
       method: 'post',
       path: '/api/account/rewind',
       group: 'rewind',
+      refusedWhileImpersonating: true,
       summary: 'Swap the board’s work graph (or one subtree of it) for a restore point’s, undoably. Owner, Pro.',
       description:
         'Checked in this order: confirm, expectedFingerprint, restorePointId’s form, the point exists, its content still hashes to its fingerprint, the board’s fingerprint is still expectedFingerprint, a slice fits the current graph. Then an undo point is kept and the swap is one version-checked commit: leases on replaced items end (lease.revoked, reason rewound), claimed and verifying items without their lease return to ready and awaiting_verify, board.rewound goes to the board’s sockets, an audit row is appended. Work ids and fencing tokens never go backwards; no other board changes. A paused board takes a rewind (and nothing else that changes its graph), so pausing first lets preview and apply land while a fleet works.',

@@ -126,6 +126,7 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       ...managed,
       method: 'post',
       path: `${BOARD}/invitations`,
+      refusedWhileImpersonating: true,
       summary: 'Invite an address to the board: a single-use accept link (7 days) is mailed to it.',
       description:
         'Admins invite members and viewers; only the owner invites admins (403 ROLE_REQUIRED). The link is `/invitations/{invitationId}#token=<token>` (32 random bytes; only its sha256 is stored). ' +
@@ -183,6 +184,7 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       ...managed,
       method: 'post',
       path: `${ONE_INVITATION}/revoke`,
+      refusedWhileImpersonating: true,
       summary: 'Revoke an invitation: its link stops working at once (idempotent).',
       description: 'Admin invitations are managed by the owner only. An accepted invitation cannot be revoked (409 INVITATION_CLOSED): remove the member instead.',
       bodyKind: 'optional-json',
@@ -215,6 +217,7 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       ...managed,
       method: 'post',
       path: `${ONE_MEMBER}/role`,
+      refusedWhileImpersonating: true,
       summary: 'Change a member’s role: the owner for changes to or from admin, admins for member and viewer.',
       description:
         'The owner’s role never changes (409 OWNER_IMMUTABLE; ownership moves by transfer). The change holds from the next request on every node. A lower role narrows the member’s tokens for this board to it (below admin, the invitations they sent and are still pending are revoked), ' +
@@ -232,6 +235,7 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       ...managed,
       method: 'delete',
       path: ONE_MEMBER,
+      refusedWhileImpersonating: true,
       summary: 'Remove a member: admins remove lower roles, anyone may remove themselves; never the owner.',
       description: 'Takes effect on the next request on every node: the member’s tokens for this board are revoked (their sockets close), their other sockets are unsubscribed from the board, an open transfer to them is cancelled, and the invitations they sent and are still pending are revoked.',
       bodyKind: 'none',
@@ -247,6 +251,7 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       ...personal,
       method: 'post',
       path: `${BOARD}/transfers`,
+      refusedWhileImpersonating: true,
       summary: 'Offer the board to an accepted member for 7 days (owner); the recipient is mailed.',
       description:
         'A new offer cancels the open one. The recipient accepts with POST /api/boards/transfers/{transferId}/accept (the id is also on GET /api/boards/{projectId}/members). ' +
@@ -263,6 +268,7 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       ...personal,
       method: 'post',
       path: '/api/boards/transfers/{transferId}/accept',
+      refusedWhileImpersonating: true,
       summary: 'Take over a board offered to you: you become owner, the previous owner becomes admin.',
       description:
         'Only the recipient, while the offer is open, the sender still owns the board and the recipient is still a member (else 404 TRANSFER_NOT_FOUND); within the recipient’s board limit (403 FREE_PROJECT_LIMIT, counting the incoming board’s plan). ' +

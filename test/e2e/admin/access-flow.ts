@@ -70,6 +70,17 @@ const REFUSED_WHILE_IMPERSONATING = [
   'POST /api/account/billing/checkout',
   'POST /api/account/billing/portal',
   'POST /api/account/billing/annual',
+  'PATCH /api/accounts/tokens/{tokenId}',
+  'DELETE /api/accounts/tokens/{tokenId}',
+  'DELETE /api/projects/{projectId}',
+  'DELETE /api/boards/{projectId}',
+  'POST /api/boards/{projectId}/invitations',
+  'POST /api/boards/{projectId}/invitations/{invitationId}/revoke',
+  'POST /api/boards/{projectId}/members/{userId}/role',
+  'DELETE /api/boards/{projectId}/members/{userId}',
+  'POST /api/boards/{projectId}/transfers',
+  'POST /api/boards/transfers/{transferId}/accept',
+  'POST /api/account/rewind',
 ];
 
 export function accessFlow(name: string, open: () => Promise<OpenedStore>): void {
@@ -283,7 +294,7 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
       expect((await now.get('/api/auth/me')).body.user.id).toBe(second.accountId);
     });
 
-    it('guards exactly the owner-only operations: the account’s credentials, its agents’ and its money', () => {
+    it('guards exactly the owner-only operations: the account’s credentials, its agents’, who can act on its boards, and its money', () => {
       const guarded = served.srv.server.routes.filter((r) => r.refusedWhileImpersonating);
       expect(guarded.map(operationOf).sort()).toEqual([...REFUSED_WHILE_IMPERSONATING].sort());
       for (const route of guarded) expect(routeErrors(route), operationOf(route)).toContain('IMPERSONATION_FORBIDDEN');
