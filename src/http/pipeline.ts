@@ -19,7 +19,7 @@ import { parseCookies, serializeCookie } from './cookies.js';
 import { JSON_CONTENT_TYPE, operationOf, type BodyStream, type Reply, type RequestContext, type Route, type SetCookie } from './route.js';
 import { parseWith } from './validation.js';
 import { StoreUnavailableError } from '../../store/ports/store.js';
-import { orElse, run as runSteps } from '../../store/ports/maybe.js';
+import { andThen, orElse, run as runSteps, type Maybe } from '../../store/ports/maybe.js';
 
 export interface RawRequest {
   method: string;
@@ -195,10 +195,35 @@ export class Pipeline {
     return (await orElse(() => applyRateBudget(this.deps.limiter, peek), undefined))?.headers;
   }
 
-  private logged(ctx: RequestContext, started: number, response: RawResponse): RawResponse {
+  /**
+   * An operator acting as the account: every response says so (DOMAIN.md "Operators"), refusals
+   * included. One answered with no identity (refused before authentication, or a route that reads
+   * none) finds out from its session cookie, looked up only when there is one.
+   */
+  private logged(ctx: RequestContext, started: number, response: RawResponse): RawResponse | Promise<RawResponse> {
+    const operatorId = ctx.identity ? (ctx.identity.kind === 'session' && ctx.identity.impersonation?.operatorId) || null : this.impersonatorOf(ctx.headers, ctx.cookies, ctx.now);
+    if (operatorId instanceof Promise) return operatorId.then((id) => this.told(ctx, started, marked(response, id)));
+    return this.told(ctx, started, marked(response, operatorId));
+  }
+
+  /**
+   * The operator behind a request's session cookie when it is an impersonation session, else null.
+   * Nothing is looked up without a session cookie, nor for a Bearer call (its token is who acts);
+   * never throws (a store that cannot answer leaves the response unmarked: it was refused anyway).
+   */
+  private impersonatorOf(headers: Record<string, string>, cookies: Record<string, string>, now: number): Maybe<string | null> {
+    if (cookies[SESSION_COOKIE] === undefined || headers['authorization'] !== undefined) return null;
+    const operatorOf = (identity: Identity | null): string | null => (identity?.kind === 'session' && identity.impersonation?.operatorId) || null;
+    try {
+      const identity = this.deps.authenticator.authenticate('session-optional', headers, cookies, now);
+      return identity instanceof Promise ? identity.then(operatorOf, () => null) : operatorOf(identity);
+    } catch {
+      return null;
+    }
+  }
+
+  private told(ctx: RequestContext, started: number, response: RawResponse): RawResponse {
     const ms = performance.now() - started;
-    // An operator acting as the account: every response says so (DOMAIN.md "Operators").
-    if (ctx.identity?.kind === 'session' && ctx.identity.impersonation) response.headers.push([IMPERSONATION_HEADER, ctx.identity.impersonation.operatorId]);
     this.deps.record?.(ctx, response.status);
     this.logRequest({ reqId: ctx.requestId, route: ctx.operation, status: response.status, durationMs: Math.round(ms * 100) / 100 });
     this.deps.observe?.(ctx.operation, response.status, ms / 1000);
@@ -273,9 +298,17 @@ export class Pipeline {
     return route.body ? parseWith(route.body, parseJson(raw.body), 'body') : parseJson(raw.body);
   }
 
-  /** An error reply for a request that never reached a route (404, 405, 413, draining). */
-  reject(code: ErrorCode, requestId: string, message?: string, headers: Record<string, string> = {}): RawResponse {
-    return this.errorResponse(new AppError(code, message, undefined, headers), requestId, {});
+  /**
+   * An error reply for a request that never reached a route (404, 405, 413, draining). Given the
+   * request's headers, one made with an impersonation session cookie is marked as every response
+   * of that session is (X-Impersonated-By), once its session is looked up.
+   */
+  reject(code: ErrorCode, requestId: string, message?: string, headers?: Record<string, string>): RawResponse;
+  reject(code: ErrorCode, requestId: string, message: string | undefined, headers: Record<string, string>, request: Record<string, string>): RawResponse | Promise<RawResponse>;
+  reject(code: ErrorCode, requestId: string, message?: string, headers: Record<string, string> = {}, request?: Record<string, string>): RawResponse | Promise<RawResponse> {
+    const response = this.errorResponse(new AppError(code, message, undefined, headers), requestId, {});
+    if (request?.['cookie'] === undefined) return response;
+    return andThen(this.impersonatorOf(request, parseCookies(request['cookie']), this.deps.clock()), (operatorId) => marked(response, operatorId));
   }
 
   private failure(e: unknown, ctx: RequestContext, rateHeaders?: Record<string, string>): RawResponse {
@@ -318,6 +351,12 @@ const statusLines = new Map<number, string>();
 export const statusLine = (status: number): string => statusLines.get(status) ?? statusLines.set(status, `${status} ${STATUS_CODES[status] ?? 'Unknown'}`).get(status)!;
 
 const isWrite = (route: Route): boolean => route.method !== 'get';
+
+/** The response, naming the operator behind it when an operator acts as the account. */
+function marked(response: RawResponse, operatorId: string | null): RawResponse {
+  if (operatorId !== null) response.headers.push([IMPERSONATION_HEADER, operatorId]);
+  return response;
+}
 
 /** What every request of a route needs from its definition, worked out once per route. */
 const shapes = new WeakMap<Route, { operation: string; params: string[] }>();
