@@ -2,6 +2,8 @@
 // and time. One condition is read through its index (actor+at, target+at, projectId+at, else at);
 // the others are checked on the rows read, at most MAX_SCAN rows per page, so a rare action never
 // makes one request read the whole log: such a page may come back short, with a cursor to go on.
+// A row made through an impersonation session names the operator (`impersonatedBy`) beside the
+// account that acted (`actor`).
 import { AppError } from '../errors/app-error.js';
 import type { AuditRecord, Filter, Store } from '../../store/ports/store.js';
 
@@ -77,9 +79,11 @@ export async function auditPage(store: Pick<Store, 'audit'>, q: AuditQuery) {
     if (read.length) upper = read.at(-1)!.at;
   }
   // A page that ends exactly where the log does still offers its cursor when the last read was full: the next page is then empty.
-  return { rows: rows.map(view), nextCursor: more && last ? encodeCursor(last) : null, scanned };
+  return { rows: rows.map(auditView), nextCursor: more && last ? encodeCursor(last) : null, scanned };
 }
 
-function view(row: AuditRecord) {
-  return { id: row._id, at: new Date(row.at).toISOString(), actor: row.actor, action: row.action, target: row.target ?? null, projectId: row.projectId, data: row.data };
+/** A row as operators read it: the operator behind an impersonated actor lifted out of the request's origin, kept in `data`. */
+export function auditView(row: AuditRecord) {
+  const impersonatedBy = typeof row.data.impersonatedBy === 'string' ? row.data.impersonatedBy : null;
+  return { id: row._id, at: new Date(row.at).toISOString(), actor: row.actor, impersonatedBy, action: row.action, target: row.target ?? null, projectId: row.projectId, data: row.data };
 }

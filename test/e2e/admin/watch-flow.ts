@@ -193,7 +193,7 @@ export function watchFlow(name: string, open: () => Promise<OpenedStore>): void 
       const [from, to] = [new Date(t0 + 2 * 60_000).toISOString(), new Date(t0 + 6 * 60_000).toISOString()];
       expect(await list(`actor=${alice}&from=${from}&to=${to}`)).toEqual(newestFirst((r) => r.actor === alice && r.at >= t0 + 2 * 60_000 && r.at <= t0 + 6 * 60_000));
       const first = (await watch(`/api/admin/audit?actor=${bob}`)).rows[0];
-      expect(first).toEqual({ id: rows[6]!._id, at: new Date(rows[6]!.at).toISOString(), actor: bob, action: 'admin.contact', target: null, projectId: null, data: { i: 6 } });
+      expect(first).toEqual({ id: rows[6]!._id, at: new Date(rows[6]!.at).toISOString(), actor: bob, impersonatedBy: null, action: 'admin.contact', target: null, projectId: null, data: { i: 6 } });
 
       // Paging: two at a time, every row once, in order; the last page says there is no more.
       const paged: number[] = [];

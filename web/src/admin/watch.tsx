@@ -174,6 +174,9 @@ function Who({ value }: { value: string }) {
   return user ? <a href={`/admin/users/${encodeURIComponent(user)}`}>{value}</a> : <code>{value}</code>;
 }
 
+/** Who acted: an account an operator acted as (an impersonation session) names both. */
+const actorOf = (r: { actor: string; data: Record<string, unknown> }): string => (typeof r.data.impersonatedBy === 'string' ? `operator user:${r.data.impersonatedBy} as account ${r.actor}` : r.actor);
+
 export function AuditSection() {
   const [form, setForm] = useState({ actor: '', target: '', action: '', projectId: '' });
   const [filter, setFilter] = useState<Partial<typeof form>>({});
@@ -183,7 +186,7 @@ export function AuditSection() {
   const field = (k: keyof typeof form, placeholder: string) => (
     <input name={k} aria-label={k} class="grow" value={form[k]} placeholder={placeholder} onInput={(e) => setForm({ ...form, [k]: (e.target as HTMLInputElement).value })} />
   );
-  const rows = (page.data?.rows ?? []).map((r) => ({ ...r, reason: r.data.reason ?? null }));
+  const rows = (page.data?.rows ?? []).map((r) => ({ ...r, actor: actorOf(r), reason: r.data.reason ?? null }));
   return (
     <section class="panel">
       <form
