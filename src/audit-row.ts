@@ -22,9 +22,13 @@ export interface AuditInput {
   projectId: string | null;
   /** Null where no request is known (a claim held by an earlier version, finished by the sweep). */
   origin: RequestOrigin | null;
+  /** What the change was done to (`account:<id>`, `token:<id>`, …), for the operators' audit filter. */
+  target?: string;
   data?: Record<string, unknown>;
 }
 
 export function auditRow(input: AuditInput): AuditRecord {
-  return { _id: input.id ?? randomUUID(), version: 1, at: input.at, actor: input.actor, action: input.action, projectId: input.projectId, data: { ...input.data, ...input.origin } };
+  const row: AuditRecord = { _id: input.id ?? randomUUID(), version: 1, at: input.at, actor: input.actor, action: input.action, projectId: input.projectId, data: { ...input.data, ...input.origin } };
+  if (input.target !== undefined) row.target = input.target;
+  return row;
 }

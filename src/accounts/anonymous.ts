@@ -2,6 +2,7 @@
 // an account with one Free board; a person takes it over with the claim secret; an account left
 // unclaimed for 7 days is deleted by the sweep.
 import type { RequestOrigin } from '../audit-row.js';
+import type { CommittedAudit } from '../board/committed-audit.js';
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../errors/app-error.js';
 import { newSecret, sameDigest, sha256 } from '../auth/authenticator.js';
@@ -35,15 +36,16 @@ export class AnonymousBoards {
   constructor(
     private readonly store: Store,
     selector: ProjectSelector,
+    audit: CommittedAudit,
   ) {
-    this.tokens = new ServiceTokens(store, selector);
+    this.tokens = new ServiceTokens(store, selector, audit);
   }
 
   /**
    * An anonymous account, its one Free board and a workspace token for its agent. The claim
    * secret is `<accountId>.<random>`: looked up by id, its hash compared in constant time.
    */
-  async provision(input: { projectName?: string; agentName?: string }, now: number): Promise<AnonymousBoard> {
+  async provision(input: { projectName?: string; agentName?: string }, now: number, origin: RequestOrigin): Promise<AnonymousBoard> {
     const name = checkProjectName(input.projectName ?? 'Agent board');
     const accountId = randomUUID();
     const claimSecret = `${accountId}.${newSecret(32)}`;
@@ -66,7 +68,7 @@ export class AnonymousBoards {
     await this.store.accounts.insert(account);
     const project = await provisionProject(this.store, accountId, name, now);
     await this.store.accounts.update(accountId, account.version, { defaultProjectId: project._id });
-    const issued = await this.tokens.issue(actingAs(accountId), { name: input.agentName ?? 'agent', scope: 'workspace', projectId: project._id }, now);
+    const issued = await this.tokens.issue(actingAs(accountId), { name: input.agentName ?? 'agent', scope: 'workspace', projectId: project._id }, now, origin);
     return { accountId, projectId: project._id, ...issued, claimSecret, expiresAt: new Date(expiresAt).toISOString() };
   }
 

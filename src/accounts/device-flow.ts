@@ -137,7 +137,7 @@ export class DeviceFlow {
   }
 
   /** RFC 8628 §3.5: pending, slow down, denied, expired, or (once) the token. */
-  async poll(deviceCode: string, now: number): Promise<{ token: PublicToken; secret: string }> {
+  async poll(deviceCode: string, now: number, origin: RequestOrigin): Promise<{ token: PublicToken; secret: string }> {
     const id = deviceCodeHash(deviceCode);
     for (let attempt = 0; attempt < POLL_ATTEMPTS; attempt++) {
       const grant = await this.store.deviceGrants.get(id);
@@ -146,7 +146,7 @@ export class DeviceFlow {
       if (now >= grant.expiresAt) throw new AppError('EXPIRED_TOKEN', 'The device code has expired (10 minutes); start a new device flow.');
       if (grant.status === 'approved') {
         const won = await this.store.deviceGrants.update(id, grant.version, { status: 'delivered', lastPolledAt: now });
-        if (won) return this.deliver(won, now);
+        if (won) return this.deliver(won, now, origin);
         continue; // another poll moved it first: read what it left
       }
       const interval = grant.interval;
@@ -168,12 +168,12 @@ export class DeviceFlow {
    * failure to mint moves it back from delivered to approved (version-checked: only this poll
    * moved it), so the next poll delivers.
    */
-  private async deliver(grant: DeviceGrantRecord, now: number): Promise<{ token: PublicToken; secret: string }> {
+  private async deliver(grant: DeviceGrantRecord, now: number, origin: RequestOrigin): Promise<{ token: PublicToken; secret: string }> {
     // No session is involved at poll time: nothing below reads sessionId.
     const approver: SessionIdentity = { kind: 'session', principal: `user:${grant.approvedBy!}`, accountId: grant.approvedBy!, sessionId: 'device-approval' };
     try {
       const expiresAt = this.tokenDays === null ? null : new Date(now + this.tokenDays * 86_400_000).toISOString();
-      return await this.tokens.issue(approver, { name: grant.clientName, scope: 'workspace', projectId: grant.approvedProjectId!, role: 'member', expiresAt }, now);
+      return await this.tokens.issue(approver, { name: grant.clientName, scope: 'workspace', projectId: grant.approvedProjectId!, role: 'member', expiresAt }, now, origin);
     } catch (e) {
       if (!isAppError(e) || !['PROJECT_SCOPE_DENIED', 'ROLE_REQUIRED', 'INVALID_INPUT'].includes(e.code)) {
         // Not minted (the store failed): the grant goes back to approved, so the agent's next poll delivers.

@@ -7,6 +7,8 @@ import type { Identity } from '../auth/identity.js';
 import type { EnrollmentRecord, Store } from '../../store/ports/store.js';
 import { ServiceTokens, type PublicToken } from './service-tokens.js';
 import { actingAs } from './onboarding.js';
+import type { RequestOrigin } from '../audit-row.js';
+import type { CommittedAudit } from '../board/committed-audit.js';
 
 export const ENROLL_CODE_PREFIX = 'agb_enroll_';
 /** Live codes a board may hold at once. */
@@ -35,8 +37,9 @@ export class Enrollments {
   constructor(
     private readonly store: Store,
     private readonly selector: ProjectSelector,
+    audit: CommittedAudit,
   ) {
-    this.tokens = new ServiceTokens(store, selector);
+    this.tokens = new ServiceTokens(store, selector, audit);
   }
 
   /** A code (shown once; its sha256 is the record's id), by an admin or owner, for member or viewer agents. */
@@ -64,7 +67,7 @@ export class Enrollments {
    * version-checked decrement (the last one a version-checked delete), so of two redemptions of
    * the last use exactly one gets a token.
    */
-  async redeem(code: string, name: string, now: number): Promise<{ token: PublicToken; secret: string }> {
+  async redeem(code: string, name: string, now: number, origin: RequestOrigin): Promise<{ token: PublicToken; secret: string }> {
     const id = sha256(code);
     const record = await this.store.enrollments.get(id);
     if (!record) throw invalid();
@@ -75,7 +78,7 @@ export class Enrollments {
     const issuer = await this.creatorOf(record, now);
     await this.takeUse(id, now);
     try {
-      return await this.tokens.issue(issuer, { name, scope: 'workspace', projectId: record.projectId, role: cappedRole(record.role) }, now);
+      return await this.tokens.issue(issuer, { name, scope: 'workspace', projectId: record.projectId, role: cappedRole(record.role) }, now, origin);
     } catch (e) {
       await this.giveBack(record).catch(() => undefined);
       // The redeemer holds nothing but the code: the maker's circumstances (role, token, token count) are not theirs to read.

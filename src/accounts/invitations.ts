@@ -12,7 +12,8 @@ import { DuplicateKeyError, modify, type InvitationRecord, type ProjectRecord, t
 import type { MailMessage } from '../mail/mailer.js';
 import { checkEmail } from './service.js';
 import type { SharingMail } from './sharing-mail.js';
-import { boardFor, iso, KEEP_CLOSED_MS, RECORD_ID, SHARING_TTL_MS, type SharingPorts } from './sharing.js';
+import { boardFor, iso, KEEP_CLOSED_MS, RECORD_ID, SHARING_TTL_MS, sharingRow, type SharingPorts } from './sharing.js';
+import type { RequestOrigin } from '../audit-row.js';
 
 /** Pending invitations one board may hold at once, and members it may have. */
 export const MAX_PENDING_INVITATIONS = 100;
@@ -89,8 +90,9 @@ export class Invitations {
    * Mails `email` a link to join the board as `role`. An earlier pending invitation of the same
    * address is revoked (its link dies): one address holds one live link per board. The checks, the
    * mail budget's slot and the writes are one step for the board (src/accounts/sharing-mail.ts).
+   * Audited once mailed (invitation.create, naming the invitations it replaced).
    */
-  async invite(identity: Identity, projectId: string, input: { email: string; role: InvitedRole }, now: number): Promise<InvitationView> {
+  async invite(identity: Identity, projectId: string, input: { email: string; role: InvitedRole }, now: number, origin: RequestOrigin): Promise<InvitationView> {
     const board = await boardFor(this.ports, identity, projectId, 'admin');
     if (input.role === 'admin' && board.role !== 'owner') throw new AppError('ROLE_REQUIRED', 'Only the board’s owner invites admins.', { role: board.role, needed: 'owner' });
     const email = checkEmail(input.email);
@@ -131,19 +133,28 @@ export class Invitations {
       },
       message: () => invitationMail(this.ports.publicUrl, record, board.name, token, inviter?.email),
     });
+    const data = { email, role: record.role, replaces: earlier.map((i) => i._id) };
+    await this.ports.audit(sharingRow({ by: identity, now, origin }, { action: 'invitation.create', projectId: board.id, key: record._id, target: `invitation:${record._id}`, data }));
     return invitationView(record, now);
   }
 
-  /** Kills the link. Revoking twice is fine; an accepted invitation is closed (remove the member instead). */
-  async revoke(identity: Identity, projectId: string, invitationId: string, now: number): Promise<InvitationView> {
+  /** Kills the link. Revoking twice is fine (audited once: invitation.revoke); an accepted invitation is closed (remove the member instead). */
+  async revoke(identity: Identity, projectId: string, invitationId: string, now: number, origin: RequestOrigin): Promise<InvitationView> {
     const board = await boardFor(this.ports, identity, projectId, 'admin');
+    let revokedHere = false;
     const updated = await modify(this.ports.store.invitations, this.existing(invitationId), (i) => {
       this.manageable(i, board.id, board.role);
+      revokedHere = false;
       if (i.status === 'revoked') return null;
       if (i.status === 'accepted') throw new AppError('INVITATION_CLOSED', 'This invitation was accepted; remove the member instead.');
+      revokedHere = true;
       return { status: 'revoked' as const };
     });
     if (!updated) throw new AppError('INVITATION_NOT_FOUND');
+    if (revokedHere) {
+      const data = { email: updated.email, role: updated.role };
+      await this.ports.audit(sharingRow({ by: identity, now, origin }, { action: 'invitation.revoke', projectId: board.id, key: updated._id, target: `invitation:${updated._id}`, data }));
+    }
     return invitationView(updated, now);
   }
 
@@ -205,8 +216,9 @@ export class Invitations {
    * two accepts of one link (one account on two sessions, or two accounts that held the invited
    * address in turn) the second always finds it used, whatever became of the first's membership.
    * The membership is written after; a failed write (already a member included) puts the link back.
+   * The membership that stands is audited (invitation.accept).
    */
-  async accept(identity: Identity, invitationId: string, token: string, now: number): Promise<Accepted> {
+  async accept(identity: Identity, invitationId: string, token: string, now: number, origin: RequestOrigin): Promise<Accepted> {
     const { store } = this.ports;
     const invitation = await store.invitations.get(this.existing(invitationId));
     if (!invitation) throw new AppError('INVITATION_NOT_FOUND');
@@ -242,6 +254,8 @@ export class Invitations {
       await store.invitations.update(taken._id, taken.version, { status: 'pending', acceptedBy: null, acceptedAt: null }).catch(() => null);
       throw membersFull();
     }
+    const data = { role: invitation.role, invitedBy: invitation.invitedBy };
+    await this.ports.audit(sharingRow({ by: identity, now, origin }, { action: 'invitation.accept', projectId: project._id, key: invitation._id, target: `invitation:${invitation._id}`, data }));
     return { invitationId: invitation._id, projectId: project._id, name: project.name, role: invitation.role };
   }
 

@@ -4,12 +4,14 @@
 // (admins remove lower roles, anyone may leave; the owner stays). A change takes effect on the next
 // request, since membership is read fresh every time; what outlives a request follows at once:
 // the member's board tokens are revoked (removal) or narrowed (a lower role), and every node
-// unsubscribes the member's sockets from the board.
+// unsubscribes the member's sockets from the board. Each change is audited (member.role,
+// member.remove), after it is made.
 import { AppError } from '../errors/app-error.js';
 import { atLeast, roleOn } from '../auth/project-selection.js';
 import type { Identity, Role } from '../auth/identity.js';
 import { modify, type AccountRecord, type MemberRecord, type ProjectRecord, type TokenRecord } from '../../store/ports/store.js';
-import { below, boardFor, iso, RECORD_ID, type SharingPorts } from './sharing.js';
+import { below, boardFor, iso, RECORD_ID, sharingRow, type SharingPorts } from './sharing.js';
+import type { RequestOrigin } from '../audit-row.js';
 import { revokeInvitationsOf } from './invitations.js';
 import { lastTransfer, takingOver, unfinished } from './transfers.js';
 
@@ -82,7 +84,7 @@ export class Members {
   }
 
   /** Changes a member's role; a lower role narrows their tokens for the board. */
-  async setRole(identity: Identity, projectId: string, userId: string, role: MemberRole): Promise<MemberView> {
+  async setRole(identity: Identity, projectId: string, userId: string, role: MemberRole, now: number, origin: RequestOrigin): Promise<MemberView> {
     const board = await boardFor(this.ports, identity, projectId, 'admin');
     const { store } = this.ports;
     const id = this.memberId(board.id, userId);
@@ -102,20 +104,25 @@ export class Members {
       if (below(role, 'admin')) await revokeInvitationsOf(store, board.id, userId);
       this.ports.membership({ kind: 'membership', boardId: board.id, accountId: userId, role });
     }
+    // The membership (who, since when) and its version name this change: a repeat that changed nothing returned above.
+    const row = { action: 'member.role' as const, projectId: board.id, key: `${userId}:${updated.acceptedAt}:${updated.version}`, target: `account:${userId}`, data: { from: before, to: role } };
+    await this.ports.audit(sharingRow({ by: identity, now, origin }, row));
     return this.view(updated);
   }
 
   /** Removes a member (or the caller themselves): their board tokens are revoked, their sockets leave the board. */
-  async remove(identity: Identity, projectId: string, userId: string): Promise<void> {
+  async remove(identity: Identity, projectId: string, userId: string, now: number, origin: RequestOrigin): Promise<void> {
     const self = userId === identity.accountId;
     const board = await boardFor(this.ports, identity, projectId, self ? 'viewer' : 'admin');
     const { store } = this.ports;
     const id = this.memberId(board.id, userId);
+    let removed: { role: Role; acceptedAt: number };
     for (let attempt = 0; ; attempt++) {
       const member = await store.members.get(id);
       if (!member) throw new AppError('MEMBER_NOT_FOUND');
       const role = await this.standing(board.id, member);
       if (!self && !below(role, board.role)) throw new AppError('ROLE_REQUIRED', `Admins remove members of a lower role only; this one is ${role}.`, { role: board.role, needed: role === 'admin' ? 'owner' : 'admin' });
+      removed = { role, acceptedAt: member.acceptedAt };
       if (await store.members.delete(id, member.version)) break;
       if (attempt >= CHANGE_ATTEMPTS) throw new AppError('MEMBER_NOT_FOUND', 'The membership kept changing; read the members again.');
     }
@@ -126,6 +133,9 @@ export class Members {
       if (t.toAccountId === userId) await modify(store.transfers, t._id, (c) => (c.status === 'pending' ? { status: 'cancelled' as const } : null));
     }
     await modify(store.accounts, userId, (a) => (a.defaultProjectId === board.id ? { defaultProjectId: null } : null));
+    // One membership (who, since when) is removed once.
+    const row = { action: 'member.remove' as const, projectId: board.id, key: `${userId}:${removed.acceptedAt}`, target: `account:${userId}`, data: { role: removed.role, self } };
+    await this.ports.audit(sharingRow({ by: identity, now, origin }, row));
   }
 
   private async project(projectId: string): Promise<ProjectRecord> {

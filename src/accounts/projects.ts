@@ -1,10 +1,13 @@
 // Projects (boards) of an account: provisioning, the plan limit, listing with the contract's
-// cursor rules, summaries, renaming and deletion.
+// cursor rules, summaries, renaming and deletion. A board created or deleted by a request is
+// audited (board.create, board.delete; DOMAIN.md "Operators"), the row following the change.
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../errors/app-error.js';
 import { PLANS } from '../plans.js';
 import { intInRange } from '../int-in-range.js';
-import type { Role } from '../auth/identity.js';
+import type { Identity, Role } from '../auth/identity.js';
+import { auditRow, type RequestOrigin } from '../audit-row.js';
+import type { CommittedAudit } from '../board/committed-audit.js';
 import { modify, type MemberRecord, type ProjectRecord, type Store } from '../../store/ports/store.js';
 import { withAccountLock } from './account-lock.js';
 import { roleOn } from '../auth/project-selection.js';
@@ -59,13 +62,29 @@ export async function ensureRoom(store: Store, ownerId: string, incomingPro = fa
   if (owned >= limit) throw new AppError('FREE_PROJECT_LIMIT', `This account may own ${limit} boards on its plan.`, { limit });
 }
 
-/** A new board, within the account's limit even when several are created at once (on any node). */
-export async function createProject(store: Store, ownerId: string, name: string, now: number): Promise<ProjectRecord> {
+/** Who asks for a board change, from which request, and where its audit row goes. */
+export interface BoardChange {
+  by: Pick<Identity, 'accountId' | 'principal'>;
+  origin: RequestOrigin;
+  audit: CommittedAudit;
+}
+
+/** A new board of the caller's account, within its limit even when several are created at once (on any node); audited. */
+export async function createProject(store: Store, change: BoardChange, name: string, now: number): Promise<ProjectRecord> {
   const checked = checkProjectName(name);
-  return withAccountLock(store, ownerId, async () => {
+  const ownerId = change.by.accountId;
+  const project = await withAccountLock(store, ownerId, async () => {
     await ensureRoom(store, ownerId);
     return provisionProject(store, ownerId, checked, now);
   });
+  await change.audit(auditRow({ id: `${project._id}:board.create`, at: now, actor: change.by.principal, action: 'board.create', projectId: project._id, origin: change.origin, data: { name: project.name, ownerId } }));
+  return project;
+}
+
+/** Deletes a board its owner asked to delete (deleteProject), then audits it: the row outlives the board. */
+export async function deleteBoard(store: Store, change: BoardChange, project: { id: string; name: string }, now: number): Promise<void> {
+  await deleteProject(store, project.id);
+  await change.audit(auditRow({ id: `${project.id}:board.delete`, at: now, actor: change.by.principal, action: 'board.delete', projectId: project.id, origin: change.origin, data: { name: project.name } }));
 }
 
 export async function renameProject(store: Store, projectId: string, name: string): Promise<ProjectRecord> {

@@ -1,11 +1,15 @@
 // Service tokens: the secret is shown once and stored as a sha256; the agent principal
-// (`agent:<agentId>`) is stable across reissues, so an agent's history stays its own.
+// (`agent:<agentId>`) is stable across reissues, so an agent's history stays its own. Issuing,
+// reissuing and revoking a token is audited, whoever does it (DOMAIN.md "Operators"): the row
+// follows the change, retried until written (src/board/committed-audit.ts), before the answer.
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../errors/app-error.js';
 import { newSecret, sha256, TOKEN_PREFIX } from '../auth/authenticator.js';
 import { atLeast, type ProjectSelector } from '../auth/project-selection.js';
 import type { Identity, Role, TokenScope } from '../auth/identity.js';
 import { modify, type Store, type TokenRecord } from '../../store/ports/store.js';
+import { auditRow, type RequestOrigin } from '../audit-row.js';
+import type { CommittedAudit } from '../board/committed-audit.js';
 
 export const SHOWN_PREFIX_LENGTH = TOKEN_PREFIX.length + 8;
 export const MAX_TOKENS_PER_ACCOUNT = 500;
@@ -67,6 +71,7 @@ export class ServiceTokens {
   constructor(
     private readonly store: Store,
     private readonly selector: ProjectSelector,
+    private readonly audit: CommittedAudit,
   ) {}
 
   /**
@@ -74,7 +79,7 @@ export class ServiceTokens {
    * (by default when it does), and it manages only the tokens it issued (and may revoke itself).
    * A session manages every token of its account.
    */
-  async issue(issuer: Identity, input: IssueInput, now: number): Promise<{ token: PublicToken; secret: string }> {
+  async issue(issuer: Identity, input: IssueInput, now: number, origin: RequestOrigin | null): Promise<{ token: PublicToken; secret: string }> {
     const acting = await this.actingToken(issuer);
     const { boardId, role, resources } = await this.bindingFor(issuer, input);
     const expiresAt = boundedExpiry(acting, input.expiresAt, now);
@@ -101,6 +106,7 @@ export class ServiceTokens {
       issuedBy: acting?._id ?? null,
     };
     await this.store.tokens.insert(record);
+    await this.audited(issuer, 'token.issue', record, now, origin);
     return { token: publicToken(record), secret };
   }
 
@@ -123,14 +129,22 @@ export class ServiceTokens {
   }
 
   /** A new secret for the same token id and agent; the old secret stops working at once. */
-  async reissue(actor: Identity, tokenId: string): Promise<{ token: PublicToken; secret: string }> {
+  async reissue(actor: Identity, tokenId: string, now: number, origin: RequestOrigin): Promise<{ token: PublicToken; secret: string }> {
     const minted = mintSecret();
     const record = await this.mutate(actor, tokenId, 'manage', () => ({ secretHash: minted.secretHash, prefix: minted.prefix }));
+    await this.audited(actor, 'token.reissue', record, now, origin);
     return { token: publicToken(record), secret: minted.secret };
   }
 
-  async revoke(actor: Identity, tokenId: string): Promise<void> {
-    await this.mutate(actor, tokenId, 'revoke', () => ({ revoked: true }));
+  async revoke(actor: Identity, tokenId: string, now: number, origin: RequestOrigin): Promise<void> {
+    const record = await this.mutate(actor, tokenId, 'revoke', () => ({ revoked: true }));
+    await this.audited(actor, 'token.revoke', record, now, origin);
+  }
+
+  /** The row of a change to a token, by whoever made it (a token revoking itself included), on the token's board if it has one. */
+  private audited(actor: Identity, action: 'token.issue' | 'token.reissue' | 'token.revoke', t: TokenRecord, now: number, origin: RequestOrigin | null): Promise<void> {
+    const data = { tokenId: t._id, agentId: t.agentId, name: t.name, scope: t.scope, role: t.role, prefix: t.prefix };
+    return this.audit(auditRow({ at: now, actor: actor.principal, action, projectId: t.boardId, origin, target: `token:${t._id}`, data }));
   }
 
   private async mutate(actor: Identity, tokenId: string, what: 'manage' | 'revoke', changes: () => Partial<TokenRecord>): Promise<TokenRecord> {

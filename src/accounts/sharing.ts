@@ -1,12 +1,15 @@
 // Board sharing (DOMAIN.md "Sharing"): what invitations, members and transfers have in common: the
 // board as the caller reaches it (read fresh on every call, never cached), the forms of ids, the
-// seven-day window, and the notices that make a member's change take effect on every node.
+// seven-day window, the notices that make a member's change take effect on every node, and the
+// audit row each change of who can act leaves (DOMAIN.md "Operators"), once the change is made.
 import { AppError } from '../errors/app-error.js';
 import { atLeast, PROJECT_ID, type ProjectSelector, type SelectedProject } from '../auth/project-selection.js';
 import type { Identity, Role } from '../auth/identity.js';
 import type { Notice } from '../bus/bus.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { Store } from '../../store/ports/store.js';
+import { auditRow, type RequestOrigin } from '../audit-row.js';
+import type { CommittedAudit } from '../board/committed-audit.js';
 
 /** Invitation links and transfers stay open this long (a resend restarts it). */
 export const SHARING_TTL_MS = 7 * 24 * 3600_000;
@@ -29,6 +32,23 @@ export interface SharingPorts {
   membership: (notice: MembershipNotice) => void;
   /** Every node closes the revoked token's sockets. */
   revoke: (notice: RevokedNotice) => void;
+  /** Where the rows of the changes go (retried until written: the change stands). */
+  audit: CommittedAudit;
+}
+
+export type SharingAction = 'invitation.create' | 'invitation.revoke' | 'invitation.accept' | 'member.role' | 'member.remove' | 'transfer.offer' | 'transfer.accept';
+
+/** Who makes a sharing change, when, and through which request (originOf: an operator acting as the account is named in it). */
+export interface SharingChange {
+  by: Identity;
+  now: number;
+  origin: RequestOrigin;
+}
+
+/** The row of a sharing change; `key` makes its id, fixed by the change, so a change finished by a retry is not written twice. */
+export function sharingRow(change: SharingChange, row: { action: SharingAction; projectId: string; key: string; target: string; data: Record<string, unknown> }) {
+  const { action, projectId, key, target, data } = row;
+  return auditRow({ id: `${projectId}:${action}:${key}`, at: change.now, actor: change.by.principal, action, projectId, origin: change.origin, target, data });
 }
 
 /** The board named in a path, as the credential reaches it now, with at least `need`. */

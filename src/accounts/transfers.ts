@@ -2,6 +2,7 @@
 // for 7 days (a new offer replaces the open one); the recipient accepts within their board limit,
 // becomes owner, and the previous owner stays on as admin. The board's billing stays with the
 // board: its subscription and customer are not touched, only whose account answers for them.
+// An offer and an accept are each audited (transfer.offer, transfer.accept) once made.
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../errors/app-error.js';
 import type { Identity } from '../auth/identity.js';
@@ -10,7 +11,8 @@ import { ensureRoom } from './projects.js';
 import { withAccountLock } from './account-lock.js';
 import { revokeInvitationsOf } from './invitations.js';
 import type { SharingMail } from './sharing-mail.js';
-import { boardFor, iso, KEEP_CLOSED_MS, RECORD_ID, SHARING_TTL_MS, type SharingPorts } from './sharing.js';
+import { boardFor, iso, KEEP_CLOSED_MS, RECORD_ID, SHARING_TTL_MS, sharingRow, type SharingChange, type SharingPorts } from './sharing.js';
+import type { RequestOrigin } from '../audit-row.js';
 
 export interface TransferView {
   transferId: string;
@@ -41,7 +43,7 @@ export class Transfers {
   ) {}
 
   /** Offers the board to `toUserId`, an accepted member other than the owner; the recipient is mailed. */
-  async open(identity: Identity, projectId: string, toUserId: string, now: number): Promise<TransferView> {
+  async open(identity: Identity, projectId: string, toUserId: string, now: number, origin: RequestOrigin): Promise<TransferView> {
     const board = await boardFor(this.ports, identity, projectId, 'owner');
     const { store } = this.ports;
     if (toUserId === identity.accountId) throw new AppError('INVALID_INPUT', 'body.toUserId: you already own this board; name another member.', { field: 'body.toUserId' });
@@ -72,6 +74,8 @@ export class Transfers {
           'As owner you answer for its members, billing and deletion; the previous owner stays on as admin.',
       }),
     });
+    const data = { transferId: record._id, from: record.fromAccountId, to: toUserId };
+    await this.ports.audit(sharingRow({ by: identity, now, origin }, { action: 'transfer.offer', projectId: board.id, key: record._id, target: `transfer:${record._id}`, data }));
     return transferView(record, now);
   }
 
@@ -82,7 +86,8 @@ export class Transfers {
    * whose moves were cut short (a store failure part-way) is finished by the recipient accepting
    * again: every move is idempotent, and a transfer no longer the board's newest is not finished.
    */
-  async accept(identity: Identity, transferId: string, now: number): Promise<TransferView & { name: string }> {
+  async accept(identity: Identity, transferId: string, now: number, origin: RequestOrigin): Promise<TransferView & { name: string }> {
+    const change: SharingChange = { by: identity, now, origin };
     const { store } = this.ports;
     const seen = RECORD_ID.test(transferId) ? await store.transfers.get(transferId) : null;
     if (!seen || seen.toAccountId !== identity.accountId || seen.status === 'cancelled') throw new AppError('TRANSFER_NOT_FOUND');
@@ -90,7 +95,7 @@ export class Transfers {
       const transfer = await store.transfers.get(seen._id);
       const project = transfer ? await store.projects.get(transfer.projectId) : null;
       if (!transfer || !project) throw new AppError('TRANSFER_NOT_FOUND');
-      if (transfer.status === 'accepted') return this.resume(identity, transfer, project, now);
+      if (transfer.status === 'accepted') return this.resume(change, transfer, project);
       if (transfer.status !== 'pending') throw new AppError('TRANSFER_NOT_FOUND');
       if (transfer.expiresAt <= now) throw new AppError('TRANSFER_NOT_FOUND', 'This transfer expired; ask the owner to offer the board again.');
       const member = await store.members.get(`${project._id}:${identity.accountId}`);
@@ -98,13 +103,14 @@ export class Transfers {
       await ensureRoom(store, identity.accountId, project.plan === 'pro');
       const taken = await store.transfers.update(transfer._id, transfer.version, { status: 'accepted' });
       if (!taken) throw new AppError('TRANSFER_NOT_FOUND', 'This transfer was accepted or cancelled meanwhile.');
-      return this.complete(identity, taken, project, now);
+      return this.complete(change, taken, project);
     });
   }
 
   /** An accepted transfer again: finished when cut short, else there is nothing left to accept. */
-  private async resume(identity: Identity, transfer: TransferRecord, project: ProjectRecord, now: number): Promise<TransferView & { name: string }> {
+  private async resume(change: SharingChange, transfer: TransferRecord, project: ProjectRecord): Promise<TransferView & { name: string }> {
     const { store } = this.ports;
+    const identity = change.by;
     const to = `${project._id}:${identity.accountId}`;
     if ((await lastTransfer(store, project._id))?._id !== transfer._id) {
       // Another transfer came since: this one will not move anything any more.
@@ -113,7 +119,7 @@ export class Transfers {
     }
     if (project.ownerId === identity.accountId && !(await unfinished(store, project, transfer))) throw new AppError('TRANSFER_NOT_FOUND', 'This transfer was accepted already.');
     if (project.ownerId === transfer.fromAccountId) await ensureRoom(store, identity.accountId, project.plan === 'pro');
-    return this.complete(identity, transfer, project, now);
+    return this.complete(change, transfer, project);
   }
 
   /**
@@ -122,9 +128,11 @@ export class Transfers {
    * accept either lands first (the transfer is cancelled) or finds an owner it may not remove;
    * only then does projects.ownerId (which alone says who owns, src/auth/project-selection.ts)
    * move; then every other membership saying owner steps down to admin, and billing follows.
+   * The row comes last, keyed by the transfer: an accept finished by a retry writes it once.
    */
-  private async complete(identity: Identity, taken: TransferRecord, project: ProjectRecord, now: number): Promise<TransferView & { name: string }> {
+  private async complete(change: SharingChange, taken: TransferRecord, project: ProjectRecord): Promise<TransferView & { name: string }> {
     const { store } = this.ports;
+    const identity = change.by;
     const memberId = `${project._id}:${identity.accountId}`;
     const prior: { role: MemberRecord['role'] } = { role: 'owner' };
     const promoted = await modify(store.members, memberId, (m) => {
@@ -151,7 +159,9 @@ export class Transfers {
     await modify(store.billing, project._id, (b) => (b.accountId === identity.accountId ? null : { accountId: identity.accountId }));
     this.ports.membership({ kind: 'membership', boardId: project._id, accountId: identity.accountId, role: 'owner' });
     this.ports.membership({ kind: 'membership', boardId: project._id, accountId: taken.fromAccountId, role: 'admin' });
-    return { ...transferView(taken, now), name: project.name };
+    const data = { transferId: taken._id, from: taken.fromAccountId, to: identity.accountId };
+    await this.ports.audit(sharingRow(change, { action: 'transfer.accept', projectId: project._id, key: taken._id, target: `transfer:${taken._id}`, data }));
+    return { ...transferView(taken, change.now), name: project.name };
   }
 }
 

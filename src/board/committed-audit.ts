@@ -1,5 +1,5 @@
-// The audit row of a change already committed to a board (a rewind, a pause): written whatever it
-// takes, since the change stands. Tried at once, and on failure again in the background, backing
+// The audit row of a change already committed (a rewind, a pause, a change of who can act on a
+// board or an account: DOMAIN.md "Operators"): written whatever it takes, since the change stands. Tried at once, and on failure again in the background, backing
 // off to once a minute, until the store takes it. The row's id is fixed by the change, so a retry
 // that raced a slow first write writes nothing twice.
 import type { Logger } from 'pino';
@@ -25,3 +25,8 @@ export async function auditCommitted(store: Pick<Store, 'audit'>, row: AuditReco
   const retry = (delayMs: number) => setTimeout(() => void write().then((done) => done || retry(Math.min(delayMs * 2, AUDIT_RETRY_MAX_MS))), delayMs).unref();
   retry(AUDIT_RETRY_FIRST_MS);
 }
+
+/** Where a service sends the rows of its committed changes: auditCommitted over the node's store and logger. */
+export type CommittedAudit = (row: AuditRecord) => Promise<void>;
+
+export const committedAudit = (store: Pick<Store, 'audit'>, logger: Pick<Logger, 'error'>): CommittedAudit => (row) => auditCommitted(store, row, logger, row.action);

@@ -127,7 +127,8 @@ export class Rewind {
    */
   async apply(call: BoardCall, input: ApplyInput, plan: PlanName, now: number, origin: RequestOrigin): Promise<RewindApplied> {
     const { pointId, slice } = parsePointId(input.restorePointId);
-    const whole = await intactGraph(this.store, await pointOn(this.store, call.boardId, pointId));
+    const point = await pointOn(this.store, call.boardId, pointId);
+    const whole = await intactGraph(this.store, point);
     const part = slice ? this.sliced(whole, slice) : null;
     const committed = await call.actor.read();
     const current = graphOf(committed.board);
@@ -141,13 +142,16 @@ export class Rewind {
     await readable(() => keepPoint(this.store, undo, plan, now));
     const swapped = await this.boards.ask(call, { kind: 'rewind', boardId: call.boardId, actor: call.principal, restorePointId: input.restorePointId, pointId, slice, undoPointId: undo.record._id });
     const applied: RewindApplied = { projectId: call.boardId, restorePointId: input.restorePointId, undoPointId: undo.record._id, fingerprint: swapped.fingerprint, revokedLeases: swapped.revokedLeases };
-    await this.audit(call, applied, input.expectedFingerprint, now, origin);
+    await this.audit(call, applied, input.expectedFingerprint, point.reason === 'rewind', now, origin);
     return applied;
   }
 
-  /** The audit row of an applied rewind, retried until written (its id fixed by the undo point): the swap is committed. */
-  private async audit(call: BoardCall, applied: RewindApplied, from: string, now: number, origin: RequestOrigin): Promise<void> {
-    const data = { restorePointId: applied.restorePointId, undoPointId: applied.undoPointId, from, to: applied.fingerprint, revokedLeases: applied.revokedLeases.length };
+  /**
+   * The audit row of an applied rewind, retried until written (its id fixed by the undo point): the
+   * swap is committed. `undo`: the point applied was an earlier rewind's undo point.
+   */
+  private async audit(call: BoardCall, applied: RewindApplied, from: string, undo: boolean, now: number, origin: RequestOrigin): Promise<void> {
+    const data = { restorePointId: applied.restorePointId, undoPointId: applied.undoPointId, from, to: applied.fingerprint, revokedLeases: applied.revokedLeases.length, undo };
     const row = auditRow({ id: `${call.boardId}:rewind:${applied.undoPointId}`, at: now, actor: call.principal, action: 'board.rewind', projectId: call.boardId, origin, data });
     await auditCommitted(this.store, row, this.logger, 'rewind');
   }

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { DEVICE_INTERVAL_S, DEVICE_MISSES_PER_HOUR, DEVICE_TTL_MS, DeviceFlow, MAX_INTERVAL_S, SLOW_DOWN_STEP_S } from '../accounts/device-flow.js';
 import { USER_CODE_SHAPE } from '../accounts/device-codes.js';
 import { ServiceTokens } from '../accounts/service-tokens.js';
+import { committedAudit } from '../board/committed-audit.js';
 import { PROJECT_ID } from '../auth/project-selection.js';
 import type { SessionIdentity } from '../auth/identity.js';
 import { defineRoute, type Route } from '../http/route.js';
@@ -40,7 +41,7 @@ const PollBody = z.strictObject({ deviceCode: z.string().min(1).max(128) });
 const PollResponse = z.object({ token: PublicToken, secret: z.string().describe('The agent’s Bearer token: in this response only, and only once.') });
 
 export function deviceRoutes(deps: RouteDeps): Route[] {
-  const flow = new DeviceFlow(deps.store, deps.selector, new ServiceTokens(deps.store, deps.selector), deps.config.publicUrl, deps.userCodeDigest, deps.limiter, deps.config.deviceTokenDays);
+  const flow = new DeviceFlow(deps.store, deps.selector, new ServiceTokens(deps.store, deps.selector, committedAudit(deps.store, deps.logger)), deps.config.publicUrl, deps.userCodeDigest, deps.limiter, deps.config.deviceTokenDays);
   const group = 'onboarding';
 
   return [
@@ -114,7 +115,7 @@ export function deviceRoutes(deps: RouteDeps): Route[] {
       errors: ['AUTHORIZATION_PENDING', 'SLOW_DOWN', 'ACCESS_DENIED', 'EXPIRED_TOKEN', 'INVALID_DEVICE_CODE', 'AUTH_UNAVAILABLE'],
       responses: { 200: { description: 'Approved: the token, once.', schema: PollResponse } },
       async handler({ ctx, body }) {
-        return { status: 200, body: await flow.poll(body.deviceCode, ctx.now) };
+        return { status: 200, body: await flow.poll(body.deviceCode, ctx.now, originOf(ctx)) };
       },
     }),
   ];

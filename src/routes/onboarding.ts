@@ -13,6 +13,7 @@ import { AppError } from '../errors/app-error.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
 import { AgentName, nonEmptyString, ProjectSummary } from './schemas.js';
+import { committedAudit } from '../board/committed-audit.js';
 import { PublicToken } from './tokens.js';
 
 /** An enrolled agent acts as a member at most (DOMAIN.md: a workspace token acts as member unless issued lower): whoever holds the code is nobody in particular. */
@@ -74,9 +75,10 @@ const checkedId = (projectId: string): string => {
 
 export function onboardingRoutes(deps: RouteDeps): Route[] {
   const { store, selector } = deps;
-  const enrollments = new Enrollments(store, selector);
+  const audit = committedAudit(store, deps.logger);
+  const enrollments = new Enrollments(store, selector, audit);
   const nonces = new ClaimNonces(store, selector, deps.config.publicUrl);
-  const anonymous = new AnonymousBoards(store, selector);
+  const anonymous = new AnonymousBoards(store, selector, audit);
   const group = 'onboarding';
 
   const family = (base: '/api/projects' | '/api/boards'): Route[] => [
@@ -116,7 +118,7 @@ export function onboardingRoutes(deps: RouteDeps): Route[] {
       errors: ['INVALID_LINK_TOKEN', 'AUTH_UNAVAILABLE', 'BOARD_BUSY'],
       responses: { 201: { description: 'Enrolled; the secret is in this response only.', schema: Issued } },
       async handler({ ctx, body }) {
-        return { status: 201, body: await enrollments.redeem(body.code, body.name, ctx.now) };
+        return { status: 201, body: await enrollments.redeem(body.code, body.name, ctx.now, originOf(ctx)) };
       },
     }),
     defineRoute({
@@ -182,7 +184,7 @@ export function onboardingRoutes(deps: RouteDeps): Route[] {
       errors: ['INVALID_PROJECT_NAME', 'AUTH_UNAVAILABLE'],
       responses: { 201: { description: 'Provisioned; the secrets are in this response only.', schema: AnonBoard } },
       async handler({ ctx, body }) {
-        return { status: 201, body: await anonymous.provision(body ?? {}, ctx.now) };
+        return { status: 201, body: await anonymous.provision(body ?? {}, ctx.now, originOf(ctx)) };
       },
     }),
     defineRoute<z.infer<typeof ClaimAnonymousBody>, undefined>({
@@ -224,7 +226,7 @@ export function onboardingRoutes(deps: RouteDeps): Route[] {
       errors: ['INVALID_PROJECT_NAME', 'FREE_PROJECT_LIMIT'],
       responses: { 201: { description: 'The board and its agents’ tokens; the secrets are in this response only.', schema: Provisioned } },
       async handler({ ctx, body }) {
-        const made = await provisionBoard(store, selector, ctx.identity!, body, ctx.now);
+        const made = await provisionBoard({ store, selector, audit }, ctx.identity!, body, ctx.now, originOf(ctx));
         return { status: 201, body: { project: await summaryOf(store, ctx.identity!.accountId, made.projectId), agents: made.agents } };
       },
     }),

@@ -1,10 +1,11 @@
 // Projects (boards) of the account, under both /api/projects and the parallel /api/boards.
 import { z } from 'zod';
-import { createProject, deleteProject, listProjects, pageSize, PROJECT_NAME_MAX, renameProject, summarize } from '../accounts/projects.js';
+import { createProject, deleteBoard, listProjects, pageSize, PROJECT_NAME_MAX, renameProject, summarize } from '../accounts/projects.js';
 import { atLeast, PROJECT_ID } from '../auth/project-selection.js';
 import type { Identity } from '../auth/identity.js';
 import { originOf } from '../audit-row.js';
 import { setBoardPaused } from '../board/pause.js';
+import { committedAudit } from '../board/committed-audit.js';
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
@@ -38,6 +39,7 @@ const ListResponse = z.object({ projects: z.array(ProjectSummary), pagination: z
 
 export function projectRoutes(deps: RouteDeps): Route[] {
   const { store } = deps;
+  const audit = committedAudit(store, deps.logger);
 
   /** The project named in the path, as this credential reaches it, with at least `role`. */
   async function target(identity: Identity, projectId: string, role: 'admin' | 'owner') {
@@ -81,7 +83,7 @@ export function projectRoutes(deps: RouteDeps): Route[] {
       path: base,
       group: 'projects',
       summary: 'Create an isolated board, within the plan’s project limit.',
-      description: 'Sessions and account-scoped tokens only. The limit is the account’s: Pro’s when it owns a Pro board, else Free’s.',
+      description: 'Sessions and account-scoped tokens only. The limit is the account’s: Pro’s when it owns a Pro board, else Free’s. Audited (board.create).',
       auth: 'bearer-or-session',
       accountScope: true,
       bodyKind: 'json',
@@ -91,7 +93,7 @@ export function projectRoutes(deps: RouteDeps): Route[] {
       errors: ['INVALID_PROJECT_NAME', 'FREE_PROJECT_LIMIT'],
       responses: { 201: { description: 'The created project’s summary.', schema: ProjectSummary } },
       async handler({ ctx, body }) {
-        const project = await createProject(store, ctx.identity!.accountId, body.name, ctx.now);
+        const project = await createProject(store, { by: ctx.identity!, origin: originOf(ctx), audit }, body.name, ctx.now);
         return { status: 201, body: await summaryFor(ctx.identity!, project._id) };
       },
     }),
@@ -120,7 +122,7 @@ export function projectRoutes(deps: RouteDeps): Route[] {
       path: `${base}/{projectId}`,
       group: 'projects',
       refusedWhileImpersonating: true,
-      summary: 'Delete a project and its board, memberships and board tokens (owner).',
+      summary: 'Delete a project and its board, memberships and board tokens (owner; audited: board.delete).',
       auth: 'bearer-or-session',
       accountScope: true,
       bodyKind: 'none',
@@ -129,7 +131,7 @@ export function projectRoutes(deps: RouteDeps): Route[] {
       responses: { 204: { description: 'Deleted.' } },
       async handler({ ctx }) {
         const project = await target(ctx.identity!, ctx.params.projectId!, 'owner');
-        await deleteProject(store, project.id);
+        await deleteBoard(store, { by: ctx.identity!, origin: originOf(ctx), audit }, project, ctx.now);
         deps.revoke({ kind: 'revoked', boardId: project.id });
         return { status: 204 };
       },

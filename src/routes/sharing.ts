@@ -6,6 +6,8 @@ import { Members } from '../accounts/members.js';
 import { Transfers } from '../accounts/transfers.js';
 import type { SharingPorts } from '../accounts/sharing.js';
 import { SharingMail } from '../accounts/sharing-mail.js';
+import { originOf } from '../audit-row.js';
+import { committedAudit } from '../board/committed-audit.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
 
@@ -83,7 +85,7 @@ const ONE_INVITATION = `${BOARD}/invitations/{invitationId}`;
 const ONE_MEMBER = `${BOARD}/members/{userId}`;
 
 export function sharingRoutes(deps: RouteDeps): Route[] {
-  const ports: SharingPorts = { store: deps.store, selector: deps.selector, mailer: deps.mailer, publicUrl: deps.config.publicUrl, membership: deps.membership, revoke: deps.revoke };
+  const ports: SharingPorts = { store: deps.store, selector: deps.selector, mailer: deps.mailer, publicUrl: deps.config.publicUrl, membership: deps.membership, revoke: deps.revoke, audit: committedAudit(deps.store, deps.logger) };
   const mail = new SharingMail(deps.store, deps.mailer);
   const invitations = new Invitations(ports, mail);
   const members = new Members(ports);
@@ -140,7 +142,7 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       errors: ['INVALID_PROJECT_ID', 'ROLE_REQUIRED', 'INVALID_EMAIL', 'ALREADY_MEMBER', 'INVITATION_LIMIT', 'SHARING_BUSY'],
       responses: { 201: { description: 'Invited and mailed.', schema: z.object({ invitation: Invitation }) } },
       async handler({ ctx, body }) {
-        return { status: 201, body: { invitation: await invitations.invite(ctx.identity!, ctx.params.projectId!, body, ctx.now) } };
+        return { status: 201, body: { invitation: await invitations.invite(ctx.identity!, ctx.params.projectId!, body, ctx.now, originOf(ctx)) } };
       },
     }),
     defineRoute({
@@ -177,7 +179,7 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       errors: ['INVITATION_NOT_FOUND', 'INVALID_LINK_TOKEN', 'EXPIRED_TOKEN', 'INVITATION_EMAIL_MISMATCH', 'EMAIL_NOT_VERIFIED', 'ALREADY_MEMBER', 'INVITATION_LIMIT'],
       responses: { 200: { description: 'Accepted: the board, and your role on it.', schema: Accepted } },
       async handler({ ctx, body }) {
-        return { status: 200, body: await invitations.accept(ctx.identity!, ctx.params.invitationId!, body.token, ctx.now) };
+        return { status: 200, body: await invitations.accept(ctx.identity!, ctx.params.invitationId!, body.token, ctx.now, originOf(ctx)) };
       },
     }),
     defineRoute<z.infer<typeof NoBody>, undefined>({
@@ -193,7 +195,7 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       errors: ['INVALID_PROJECT_ID', 'ROLE_REQUIRED', 'INVITATION_NOT_FOUND', 'INVITATION_CLOSED'],
       responses: { 200: { description: 'Revoked.', schema: z.object({ invitation: Invitation }) } },
       async handler({ ctx }) {
-        return { status: 200, body: { invitation: await invitations.revoke(ctx.identity!, ctx.params.projectId!, ctx.params.invitationId!, ctx.now) } };
+        return { status: 200, body: { invitation: await invitations.revoke(ctx.identity!, ctx.params.projectId!, ctx.params.invitationId!, ctx.now, originOf(ctx)) } };
       },
     }),
     defineRoute<z.infer<typeof NoBody>, undefined>({
@@ -228,7 +230,7 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       errors: ['INVALID_PROJECT_ID', 'ROLE_REQUIRED', 'MEMBER_NOT_FOUND', 'OWNER_IMMUTABLE'],
       responses: { 200: { description: 'The member with the new role.', schema: z.object({ member: Member }) } },
       async handler({ ctx, body }) {
-        return { status: 200, body: { member: await members.setRole(ctx.identity!, ctx.params.projectId!, ctx.params.userId!, body.role) } };
+        return { status: 200, body: { member: await members.setRole(ctx.identity!, ctx.params.projectId!, ctx.params.userId!, body.role, ctx.now, originOf(ctx)) } };
       },
     }),
     defineRoute({
@@ -243,7 +245,7 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       errors: ['INVALID_PROJECT_ID', 'ROLE_REQUIRED', 'MEMBER_NOT_FOUND', 'OWNER_IMMUTABLE'],
       responses: { 204: { description: 'Removed.' } },
       async handler({ ctx }) {
-        await members.remove(ctx.identity!, ctx.params.projectId!, ctx.params.userId!);
+        await members.remove(ctx.identity!, ctx.params.projectId!, ctx.params.userId!, ctx.now, originOf(ctx));
         return { status: 204 };
       },
     }),
@@ -261,7 +263,7 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       errors: ['INVALID_PROJECT_ID', 'PROJECT_SCOPE_DENIED', 'ROLE_REQUIRED', 'MEMBER_NOT_FOUND', 'INVITATION_LIMIT', 'SHARING_BUSY'],
       responses: { 201: { description: 'Offered.', schema: z.object({ transfer: Transfer }) } },
       async handler({ ctx, body }) {
-        return { status: 201, body: { transfer: await transfers.open(ctx.identity!, ctx.params.projectId!, body.toUserId, ctx.now) } };
+        return { status: 201, body: { transfer: await transfers.open(ctx.identity!, ctx.params.projectId!, body.toUserId, ctx.now, originOf(ctx)) } };
       },
     }),
     defineRoute<z.infer<typeof NoBody>, undefined>({
@@ -280,7 +282,7 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       errors: ['TRANSFER_NOT_FOUND', 'FREE_PROJECT_LIMIT'],
       responses: { 200: { description: 'Accepted.', schema: z.object({ transfer: Transfer, name: z.string() }) } },
       async handler({ ctx }) {
-        const { name, ...transfer } = await transfers.accept(ctx.identity!, ctx.params.transferId!, ctx.now);
+        const { name, ...transfer } = await transfers.accept(ctx.identity!, ctx.params.transferId!, ctx.now, originOf(ctx));
         return { status: 200, body: { transfer, name } };
       },
     }),

@@ -1,6 +1,8 @@
 // Service tokens of the account: issue (secret shown once), list, rename or re-expire, revoke, reissue.
 import { z } from 'zod';
 import { ServiceTokens } from '../accounts/service-tokens.js';
+import { originOf } from '../audit-row.js';
+import { committedAudit } from '../board/committed-audit.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
 
@@ -32,7 +34,7 @@ export const PublicToken = z.object({
 const WithSecret = z.object({ token: PublicToken, secret: z.string() });
 
 export function tokenRoutes(deps: RouteDeps): Route[] {
-  const tokens = new ServiceTokens(deps.store, deps.selector);
+  const tokens = new ServiceTokens(deps.store, deps.selector, committedAudit(deps.store, deps.logger));
   const base = { group: 'tokens', auth: 'bearer-or-session', accountScope: true, rateHeaders: true } as const;
   const one = '/api/accounts/tokens/{tokenId}';
 
@@ -53,7 +55,7 @@ export function tokenRoutes(deps: RouteDeps): Route[] {
       errors: ['PROJECT_SCOPE_DENIED', 'ROLE_REQUIRED', 'TOKEN_SCOPE_EXCEEDED'],
       responses: { 201: { description: 'Issued.', schema: WithSecret } },
       async handler({ ctx, body }) {
-        return { status: 201, body: await tokens.issue(ctx.identity!, body, ctx.now) };
+        return { status: 201, body: await tokens.issue(ctx.identity!, body, ctx.now, originOf(ctx)) };
       },
     }),
     defineRoute({
@@ -89,13 +91,13 @@ export function tokenRoutes(deps: RouteDeps): Route[] {
       method: 'delete',
       path: one,
       refusedWhileImpersonating: true,
-      summary: 'Revoke a token at once.',
+      summary: 'Revoke a token at once (audited: token.revoke).',
       bodyKind: 'none',
       rate: 'write',
       errors: ['TOKEN_NOT_FOUND', 'TOKEN_SCOPE_EXCEEDED'],
       responses: { 204: { description: 'Revoked.' } },
       async handler({ ctx }) {
-        await tokens.revoke(ctx.identity!, ctx.params.tokenId!);
+        await tokens.revoke(ctx.identity!, ctx.params.tokenId!, ctx.now, originOf(ctx));
         deps.revoke({ kind: 'revoked', tokenId: ctx.params.tokenId! });
         return { status: 204 };
       },
@@ -112,7 +114,7 @@ export function tokenRoutes(deps: RouteDeps): Route[] {
       errors: ['TOKEN_NOT_FOUND', 'TOKEN_SCOPE_EXCEEDED'],
       responses: { 200: { description: 'Reissued; the new secret is in this response only.', schema: WithSecret } },
       async handler({ ctx }) {
-        const reissued = await tokens.reissue(ctx.identity!, ctx.params.tokenId!);
+        const reissued = await tokens.reissue(ctx.identity!, ctx.params.tokenId!, ctx.now, originOf(ctx));
         deps.revoke({ kind: 'revoked', tokenId: ctx.params.tokenId! });
         return { status: 200, body: reissued };
       },
