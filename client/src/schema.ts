@@ -392,7 +392,7 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke a token at once. */
+        /** Revoke a token at once (audited: token.revoke). */
         delete: operations["DELETE_api_accounts_tokens_tokenId"];
         options?: never;
         head?: never;
@@ -426,7 +426,7 @@ export interface paths {
         };
         /**
          * The board’s event log, newest first; page with `before` = the last seq you saw.
-         * @description Every accepted change appends events with a per-board seq, strictly increasing with no gaps. limit 1..200, default 50.
+         * @description Every accepted change appends events with a per-board seq, strictly increasing with no gaps. limit 1..200, default 50. A resource token naming work ids sees those items, their events and patches, board-level events without other items’ data (a reorder’s order and patches cut to its items, a rewind’s patches likewise; doctrine and spec events only with the doctrine or spec group), shouts with no workId or about its items, and direct shouts to or from it; nothing of another item. Its groups open their part whole: items or history every item and event, shouts every shout, status the roster. Reads it may take nothing of answer 403 PROJECT_SCOPE_DENIED. Its pages skip what it may not see, so one may hold fewer than `limit`: go on with `nextBefore` until it is null.
          */
         get: operations["GET_api_activity"];
         put?: never;
@@ -906,7 +906,7 @@ export interface paths {
         put?: never;
         /**
          * Act as the account for 30 minutes: an impersonation session of its own replaces the session cookie, the operator’s session waits for the end.
-         * @description Every response to the impersonation session carries X-Impersonated-By (the operator’s account id) and every audit row it causes `impersonatedBy`. The account’s password, email, deletion, token and agent-credential issuing and billing are refused meanwhile (403 IMPERSONATION_FORBIDDEN). The operator’s own session moves to the board_operator_session cookie, sent only under /api/admin/impersonation: the console answers 404 until POST /api/admin/impersonation/end.
+         * @description Every response to the impersonation session carries X-Impersonated-By (the operator’s account id) and every audit row it causes `impersonatedBy`. What outlives the session or changes who can act or pay is refused meanwhile (403 IMPERSONATION_FORBIDDEN): password and email changes, account deletion, tokens (issue, reissue, change, revoke), enrollment codes and device approvals, invitations (create, revoke), role changes, member removal, transfers (offer, accept), deleting a board, billing and applying a rewind. The operator’s own session moves to the board_operator_session cookie, sent only under /api/admin/impersonation: the console answers 404 until POST /api/admin/impersonation/end.
          */
         post: operations["POST_api_admin_users_userId_impersonate"];
         delete?: never;
@@ -1363,7 +1363,7 @@ export interface paths {
         put?: never;
         /**
          * Create an isolated board, within the plan’s project limit.
-         * @description Sessions and account-scoped tokens only. The limit is the account’s: Pro’s when it owns a Pro board, else Free’s.
+         * @description Sessions and account-scoped tokens only. The limit is the account’s: Pro’s when it owns a Pro board, else Free’s. Audited (board.create).
          */
         post: operations["POST_api_boards"];
         delete?: never;
@@ -1382,7 +1382,7 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete a project and its board, memberships and board tokens (owner). */
+        /** Delete a project and its board, memberships and board tokens (owner; audited: board.delete). */
         delete: operations["DELETE_api_boards_projectId"];
         options?: never;
         head?: never;
@@ -1865,7 +1865,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Filter the event log by work id, actor, types and time range, newest first, within the plan’s history retention (viewer). */
+        /**
+         * Filter the event log by work id, actor, types and time range, newest first, within the plan’s history retention (viewer).
+         * @description A resource token naming work ids sees those items, their events and patches, board-level events without other items’ data (a reorder’s order and patches cut to its items, a rewind’s patches likewise; doctrine and spec events only with the doctrine or spec group), shouts with no workId or about its items, and direct shouts to or from it; nothing of another item. Its groups open their part whole: items or history every item and event, shouts every shout, status the roster. Reads it may take nothing of answer 403 PROJECT_SCOPE_DENIED. Its pages skip what it may not see, so one may hold fewer than `limit`: go on with `nextBefore` until it is null.
+         */
         post: operations["POST_api_history_query"];
         delete?: never;
         options?: never;
@@ -1882,7 +1885,7 @@ export interface paths {
         };
         /**
          * List the board’s items (viewer), optionally in one state, a page at a time.
-         * @description Pages follow the items’ key order; pass `next` as `after` for the next page (null on the last). The browser board reads its columns with it.
+         * @description Pages follow the items’ key order; pass `next` as `after` for the next page (null on the last). The browser board reads its columns with it. A resource token naming work ids sees those items, their events and patches, board-level events without other items’ data (a reorder’s order and patches cut to its items, a rewind’s patches likewise; doctrine and spec events only with the doctrine or spec group), shouts with no workId or about its items, and direct shouts to or from it; nothing of another item. Its groups open their part whole: items or history every item and event, shouts every shout, status the roster. Reads it may take nothing of answer 403 PROJECT_SCOPE_DENIED.
          */
         get: operations["GET_api_items"];
         put?: never;
@@ -2082,7 +2085,7 @@ export interface paths {
         put?: never;
         /**
          * Create an isolated board, within the plan’s project limit.
-         * @description Sessions and account-scoped tokens only. The limit is the account’s: Pro’s when it owns a Pro board, else Free’s.
+         * @description Sessions and account-scoped tokens only. The limit is the account’s: Pro’s when it owns a Pro board, else Free’s. Audited (board.create).
          */
         post: operations["POST_api_projects"];
         delete?: never;
@@ -2101,7 +2104,7 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete a project and its board, memberships and board tokens (owner). */
+        /** Delete a project and its board, memberships and board tokens (owner; audited: board.delete). */
         delete: operations["DELETE_api_projects_projectId"];
         options?: never;
         head?: never;
@@ -2201,7 +2204,7 @@ export interface paths {
         };
         /**
          * Shouts a page at a time (viewer): after `since` oldest first, or the newest (before `before`, or with order=newest) newest first.
-         * @description Direct shouts appear only to their sender, their addressee and operators (admin and owner); fetching marks the ones addressed to you delivered. limit 1..500, default 100. `next` is the cursor for the following page in the same direction: pass it as `since` (oldest first) or `before` (newest first); newest first, it is null when the page came back short (no older shout left).
+         * @description A resource token naming work ids sees those items, their events and patches, board-level events without other items’ data (a reorder’s order and patches cut to its items, a rewind’s patches likewise; doctrine and spec events only with the doctrine or spec group), shouts with no workId or about its items, and direct shouts to or from it; nothing of another item. Its groups open their part whole: items or history every item and event, shouts every shout, status the roster. Reads it may take nothing of answer 403 PROJECT_SCOPE_DENIED. Direct shouts appear only to their sender, their addressee and operators (admin and owner); fetching marks the ones addressed to you delivered. limit 1..500, default 100. `next` is the cursor for the following page in the same direction: pass it as `since` (oldest first) or `before` (newest first); newest first, it is null when the page came back short (no older shout left).
          */
         get: operations["GET_api_shouts"];
         put?: never;
@@ -2381,7 +2384,7 @@ export interface paths {
         };
         /**
          * WebSocket: live board events.
-         * @description Upgrade with a session cookie or `Authorization: Bearer`; a browser upgrade from a foreign Origin is refused (403 CSRF_REJECTED). A GET that asks for no upgrade (no Sec-WebSocket-Key) answers 404 NOT_FOUND. JSON messages. Client: `{type: "subscribe", boardId, topics: [items|leases|shouts|doctrine|activity|presence], since?, snapshot?, shoutsAfter?}`, `{type: "unsubscribe", boardId}`, `{type: "ping"}`. Event topics: `leases` carries `lease.*` events, `shouts` shout events, `doctrine` the `doctrine.*` and `spec.*` events (workId null; the entry as GET /api/doctrine shows it in `data.entry`, never an expected digest; the clause in `data.clause`), `items` every other event (items, reorders, the board’s own), and `activity` every event of them all. Server: `{type: "subscribed", boardId, topics, seq, role}`, `{type: "event", boardId, seq, event: {type, actor, workId, at, data}}` (every event once, in seq order; with `since` the missed ones are replayed from the log first), `{type: "shout", boardId, shout}` for shouts (direct ones only to sender, addressee and operators; reaching the addressee sets deliveredAt), `{type: "resync", boardId, seq}` when `since` is older than the retained log (reload GET /api/status, or subscribe again with `snapshot`), `{type: "unsubscribed", boardId, reason?}` (after unsubscribe, or when the board is deleted), `{type: "pong"}`, and `{type: "error", error}` with the REST error envelope (e.g. PROJECT_SCOPE_DENIED for a board the credential cannot reach). An event about an item carries `data.item`: that item as the commit left it, as a patch over GET /api/items/{workId} (workId, version and state always, every changed field besides; all fields for a new item); a reorder carries `data.items`, the patches of the items it ranked. Apply a patch over an item of a lower version. No lease id is ever in an event. `snapshot: true` starts from the board as it stands instead of from `since`: after `subscribed` come `{type: "snapshot", boardId, seq, name, total, part, last, items}` messages (500 items each, card fields: the item without description, criteria, doctrine, spec and progress), the last one also with `recent` (the newest 50 events, newest first) and, for the shouts or activity topic, `shouts` (the newest 50 the subscriber may see, newest first); then every event after `seq`; a resource token gets it only when it names the items group (as for GET /api/items), else PROJECT_SCOPE_DENIED. `shoutsAfter` (a shout id) sends the shouts posted after it before live ones, for a client resuming with `since`. The `presence` topic sends `{type: "roster", boardId, agents: [{principal, status, note, workId, lastSeenAt}], onlineWithinMs}` on every subscribe and `{type: "presence", boardId, agent}` for each heartbeat (POST /api/status/heartbeat); an agent is online when seen within onlineWithinMs. A lease holder gets `lease.expiring` (seq null) and `lease.expired` events for its own leases without subscribing. Close codes: 4001 the credential was revoked (logout, token revoked or reissued, password or email change, the board or account deleted); 4008 slow consumer (more than 1 MiB was waiting; reconnect with `since`); 4029 over budget (more than 100 messages in 10 s); 1009 a message over 64 KiB; 1001 the node is shutting down (reconnect, to any node, with `since`). Idle sockets are pinged. One socket watches at most 50 boards (an error SUBSCRIPTION_LIMIT beyond); a subscribe to a board the socket already watches merges its topics into that subscription (`merged: true`, no second replay). Nothing read over the socket draws on the REST request budget; the socket has its own message budget, on which a snapshot costs one message per 1,000 items (at most 50). Operators (a socket opened with the session of an account in OPERATOR_EMAILS, not impersonating) may subscribe to any board read-only, member or not (`role: "operator"`, every shout; each such subscription is audited as `admin.live.subscribe`), and to the firehose: `{type: "subscribe", topics: ["firehose"], boards?, types?}` (answered `{type: "subscribed", topics: ["firehose"], boards, types, perSecond}`, audited as `admin.live.firehose`; sent again, it replaces the filter) sends `{type: "firehose", boardId, boardName, seq, event}` for every board's events (boardName null until the node has read it, read again each minute) as they are committed on any node, in seq order per board, at most 200 in any second (a socket more than 256 KiB behind skips them too), and `{type: "firehose.dropped", count}` at most every 1 s for those left out; `boards` (ids) and `types` (event types, or prefixes ending in a dot) narrow it before it is sampled. `{type: "unsubscribe", topics: ["firehose"]}` ends it. To anyone else the firehose is an unknown topic.
+         * @description Upgrade with a session cookie or `Authorization: Bearer`; a browser upgrade from a foreign Origin is refused (403 CSRF_REJECTED). A GET that asks for no upgrade (no Sec-WebSocket-Key) answers 404 NOT_FOUND. JSON messages. Client: `{type: "subscribe", boardId, topics: [items|leases|shouts|doctrine|activity|presence], since?, snapshot?, shoutsAfter?}`, `{type: "unsubscribe", boardId}`, `{type: "ping"}`. Event topics: `leases` carries `lease.*` events, `shouts` shout events, `doctrine` the `doctrine.*` and `spec.*` events (workId null; the entry as GET /api/doctrine shows it in `data.entry`, never an expected digest; the clause in `data.clause`), `items` every other event (items, reorders, the board’s own), and `activity` every event of them all. Server: `{type: "subscribed", boardId, topics, seq, role}`, `{type: "event", boardId, seq, event: {type, actor, workId, at, data}}` (every event once, in seq order; with `since` the missed ones are replayed from the log first), `{type: "shout", boardId, shout}` for shouts (direct ones only to sender, addressee and operators; reaching the addressee sets deliveredAt), `{type: "resync", boardId, seq}` when `since` is older than the retained log (reload GET /api/status, or subscribe again with `snapshot`), `{type: "unsubscribed", boardId, reason?}` (after unsubscribe, or when the board is deleted), `{type: "pong"}`, and `{type: "error", error}` with the REST error envelope (e.g. PROJECT_SCOPE_DENIED for a board the credential cannot reach). An event about an item carries `data.item`: that item as the commit left it, as a patch over GET /api/items/{workId} (workId, version and state always, every changed field besides; all fields for a new item); a reorder carries `data.items`, the patches of the items it ranked. Apply a patch over an item of a lower version. No lease id is ever in an event. `snapshot: true` starts from the board as it stands instead of from `since`: after `subscribed` come `{type: "snapshot", boardId, seq, name, total, part, last, items}` messages (500 items each, card fields: the item without description, criteria, doctrine, spec and progress), the last one also with `recent` (the newest 50 events, newest first) and, for the shouts or activity topic, `shouts` (the newest 50 the subscriber may see, newest first); then every event after `seq`. What a socket receives is what REST reads show the same credential (one rule): A resource token naming work ids sees those items, their events and patches, board-level events without other items’ data (a reorder’s order and patches cut to its items, a rewind’s patches likewise; doctrine and spec events only with the doctrine or spec group), shouts with no workId or about its items, and direct shouts to or from it; nothing of another item. Its groups open their part whole: items or history every item and event, shouts every shout, status the roster. Reads it may take nothing of answer 403 PROJECT_SCOPE_DENIED. A snapshot holds only the items the credential may read, and is refused (PROJECT_SCOPE_DENIED) to one that reads none, as GET /api/items is; `presence` is refused to a resource token without the status group, as GET /api/agents is. `shoutsAfter` (a shout id) sends the shouts posted after it before live ones, for a client resuming with `since`. The `presence` topic sends `{type: "roster", boardId, agents: [{principal, status, note, workId, lastSeenAt}], onlineWithinMs}` on every subscribe and `{type: "presence", boardId, agent}` for each heartbeat (POST /api/status/heartbeat); an agent is online when seen within onlineWithinMs. A lease holder gets `lease.expiring` (seq null) and `lease.expired` events for its own leases without subscribing. Close codes: 4001 the credential was revoked (logout, token revoked or reissued, password or email change, the board or account deleted); 4008 slow consumer (more than 1 MiB was waiting; reconnect with `since`); 4029 over budget (more than 100 messages in 10 s); 1009 a message over 64 KiB; 1001 the node is shutting down (reconnect, to any node, with `since`). Idle sockets are pinged. One socket watches at most 50 boards (an error SUBSCRIPTION_LIMIT beyond); a subscribe to a board the socket already watches merges its topics into that subscription (`merged: true`, no second replay). Nothing read over the socket draws on the REST request budget; the socket has its own message budget, on which a snapshot costs one message per 1,000 items (at most 50). Operators (a socket opened with the session of an account in OPERATOR_EMAILS, not impersonating) may subscribe to any board read-only, member or not (`role: "operator"`, every shout; each such subscription is audited as `admin.live.subscribe`), and to the firehose: `{type: "subscribe", topics: ["firehose"], boards?, types?}` (answered `{type: "subscribed", topics: ["firehose"], boards, types, perSecond}`, audited as `admin.live.firehose`; sent again, it replaces the filter) sends `{type: "firehose", boardId, boardName, seq, event}` for every board's events (boardName null until the node has read it, read again each minute) as they are committed on any node, in seq order per board, at most 200 in any second (a socket more than 256 KiB behind skips them too), and `{type: "firehose.dropped", count}` at most every 1 s for those left out; `boards` (ids) and `types` (event types, or prefixes ending in a dot) narrow it before it is sampled. `{type: "unsubscribe", topics: ["firehose"]}` ends it. To anyone else the firehose is an unknown topic.
          */
         get: operations["GET_api_ws"];
         put?: never;
@@ -3302,7 +3305,7 @@ export interface operations {
             };
             /**
              * @description CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action is the account owner’s alone: its password, email or deletion, issuing tokens or agent credentials, or its billing.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -3614,7 +3617,7 @@ export interface operations {
              * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action is the account owner’s alone: its password, email or deletion, issuing tokens or agent credentials, or its billing.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -3814,7 +3817,7 @@ export interface operations {
              * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action is the account owner’s alone: its password, email or deletion, issuing tokens or agent credentials, or its billing.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -4149,7 +4152,7 @@ export interface operations {
              * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action is the account owner’s alone: its password, email or deletion, issuing tokens or agent credentials, or its billing.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -4358,7 +4361,7 @@ export interface operations {
             };
             /**
              * @description CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action is the account owner’s alone: its password, email or deletion, issuing tokens or agent credentials, or its billing.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -5048,6 +5051,7 @@ export interface operations {
              *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -5058,7 +5062,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "ROLE_REQUIRED" | "PROJECT_SCOPE_DENIED" | "BOARD_CLOSED" | "CSRF_REJECTED";
+                            code?: "ROLE_REQUIRED" | "PROJECT_SCOPE_DENIED" | "BOARD_CLOSED" | "CSRF_REJECTED" | "IMPERSONATION_FORBIDDEN";
                         };
                     };
                 };
@@ -5646,7 +5650,7 @@ export interface operations {
              * @description FREE_PROJECT_LIMIT: The plan’s project limit is reached.
              *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action is the account owner’s alone: its password, email or deletion, issuing tokens or agent credentials, or its billing.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -5976,7 +5980,7 @@ export interface operations {
              *     ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     TOKEN_SCOPE_EXCEEDED: A token may not make or change a token that outlives or exceeds it, nor manage tokens it did not issue.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action is the account owner’s alone: its password, email or deletion, issuing tokens or agent credentials, or its billing.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -6134,6 +6138,7 @@ export interface operations {
              * @description TOKEN_SCOPE_EXCEEDED: A token may not make or change a token that outlives or exceeds it, nor manage tokens it did not issue.
              *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -6144,7 +6149,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "TOKEN_SCOPE_EXCEEDED" | "PROJECT_SCOPE_DENIED" | "CSRF_REJECTED";
+                            code?: "TOKEN_SCOPE_EXCEEDED" | "PROJECT_SCOPE_DENIED" | "CSRF_REJECTED" | "IMPERSONATION_FORBIDDEN";
                         };
                     };
                 };
@@ -6304,6 +6309,7 @@ export interface operations {
              * @description TOKEN_SCOPE_EXCEEDED: A token may not make or change a token that outlives or exceeds it, nor manage tokens it did not issue.
              *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -6314,7 +6320,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "TOKEN_SCOPE_EXCEEDED" | "PROJECT_SCOPE_DENIED" | "CSRF_REJECTED";
+                            code?: "TOKEN_SCOPE_EXCEEDED" | "PROJECT_SCOPE_DENIED" | "CSRF_REJECTED" | "IMPERSONATION_FORBIDDEN";
                         };
                     };
                 };
@@ -6502,7 +6508,7 @@ export interface operations {
              * @description TOKEN_SCOPE_EXCEEDED: A token may not make or change a token that outlives or exceeds it, nor manage tokens it did not issue.
              *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action is the account owner’s alone: its password, email or deletion, issuing tokens or agent credentials, or its billing.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -7364,12 +7370,15 @@ export interface operations {
                         nextCursor: string | null;
                         rows: {
                             action: string;
+                            /** @description Who acted: `user:<id>` (an account, or an operator acting on its own), `agent:<id>`, `provider`. */
                             actor: string;
                             at: string;
                             data: {
                                 [key: string]: unknown;
                             };
                             id: string;
+                            /** @description The operator’s account id when the actor is an account an operator acted as (an impersonation session); null otherwise. */
+                            impersonatedBy: string | null;
                             projectId: string | null;
                             target: string | null;
                         }[];
@@ -11908,7 +11917,7 @@ export interface operations {
             };
             /**
              * @description CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action is the account owner’s alone: its password, email or deletion, issuing tokens or agent credentials, or its billing.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -12073,7 +12082,7 @@ export interface operations {
              * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action is the account owner’s alone: its password, email or deletion, issuing tokens or agent credentials, or its billing.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -14072,6 +14081,7 @@ export interface operations {
              * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -14082,7 +14092,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "PROJECT_SCOPE_DENIED" | "ROLE_REQUIRED" | "CSRF_REJECTED";
+                            code?: "PROJECT_SCOPE_DENIED" | "ROLE_REQUIRED" | "CSRF_REJECTED" | "IMPERSONATION_FORBIDDEN";
                         };
                     };
                 };
@@ -14413,7 +14423,7 @@ export interface operations {
              * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action is the account owner’s alone: its password, email or deletion, issuing tokens or agent credentials, or its billing.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -15141,6 +15151,7 @@ export interface operations {
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -15151,7 +15162,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "ROLE_REQUIRED" | "PROJECT_SCOPE_DENIED" | "CSRF_REJECTED";
+                            code?: "ROLE_REQUIRED" | "PROJECT_SCOPE_DENIED" | "CSRF_REJECTED" | "IMPERSONATION_FORBIDDEN";
                         };
                     };
                 };
@@ -15571,6 +15582,7 @@ export interface operations {
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -15581,7 +15593,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "ROLE_REQUIRED" | "PROJECT_SCOPE_DENIED" | "CSRF_REJECTED";
+                            code?: "ROLE_REQUIRED" | "PROJECT_SCOPE_DENIED" | "CSRF_REJECTED" | "IMPERSONATION_FORBIDDEN";
                         };
                     };
                 };
@@ -15921,6 +15933,7 @@ export interface operations {
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -15931,7 +15944,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "ROLE_REQUIRED" | "PROJECT_SCOPE_DENIED" | "CSRF_REJECTED";
+                            code?: "ROLE_REQUIRED" | "PROJECT_SCOPE_DENIED" | "CSRF_REJECTED" | "IMPERSONATION_FORBIDDEN";
                         };
                     };
                 };
@@ -16108,6 +16121,7 @@ export interface operations {
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -16118,7 +16132,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "ROLE_REQUIRED" | "PROJECT_SCOPE_DENIED" | "CSRF_REJECTED";
+                            code?: "ROLE_REQUIRED" | "PROJECT_SCOPE_DENIED" | "CSRF_REJECTED" | "IMPERSONATION_FORBIDDEN";
                         };
                     };
                 };
@@ -16316,6 +16330,7 @@ export interface operations {
              * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -16326,7 +16341,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "PROJECT_SCOPE_DENIED" | "ROLE_REQUIRED" | "CSRF_REJECTED";
+                            code?: "PROJECT_SCOPE_DENIED" | "ROLE_REQUIRED" | "CSRF_REJECTED" | "IMPERSONATION_FORBIDDEN";
                         };
                     };
                 };
@@ -17015,6 +17030,7 @@ export interface operations {
             /**
              * @description FREE_PROJECT_LIMIT: The plan’s project limit is reached.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -17025,7 +17041,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "FREE_PROJECT_LIMIT" | "CSRF_REJECTED";
+                            code?: "FREE_PROJECT_LIMIT" | "CSRF_REJECTED" | "IMPERSONATION_FORBIDDEN";
                         };
                     };
                 };
@@ -22943,6 +22959,7 @@ export interface operations {
              * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -22953,7 +22970,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "PROJECT_SCOPE_DENIED" | "ROLE_REQUIRED" | "CSRF_REJECTED";
+                            code?: "PROJECT_SCOPE_DENIED" | "ROLE_REQUIRED" | "CSRF_REJECTED" | "IMPERSONATION_FORBIDDEN";
                         };
                     };
                 };
@@ -23284,7 +23301,7 @@ export interface operations {
              * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action is the account owner’s alone: its password, email or deletion, issuing tokens or agent credentials, or its billing.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
