@@ -9829,23 +9829,29 @@ export interface operations {
                         audit: {
                             about: {
                                 action: string;
+                                /** @description Who acted: `user:<id>` (an account, or an operator acting on its own), `agent:<id>`, `provider`. */
                                 actor: string;
                                 at: string;
                                 data: {
                                     [key: string]: unknown;
                                 };
                                 id: string;
+                                /** @description The operator’s account id when the actor is an account an operator acted as (an impersonation session); null otherwise. */
+                                impersonatedBy: string | null;
                                 projectId: string | null;
                                 target: string | null;
                             }[];
                             by: {
                                 action: string;
+                                /** @description Who acted: `user:<id>` (an account, or an operator acting on its own), `agent:<id>`, `provider`. */
                                 actor: string;
                                 at: string;
                                 data: {
                                     [key: string]: unknown;
                                 };
                                 id: string;
+                                /** @description The operator’s account id when the actor is an account an operator acted as (an impersonation session); null otherwise. */
+                                impersonatedBy: string | null;
                                 projectId: string | null;
                                 target: string | null;
                             }[];

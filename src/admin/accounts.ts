@@ -4,7 +4,8 @@
 import { publicToken, type PublicToken } from '../accounts/service-tokens.js';
 import { closed, roleOn } from '../auth/project-selection.js';
 import { AppError } from '../errors/app-error.js';
-import { modify, type AccountRecord, type AuditRecord, type Store, type TokenRecord } from '../../store/ports/store.js';
+import { modify, type AccountRecord, type Store, type TokenRecord } from '../../store/ports/store.js';
+import { auditView } from './audit-log.js';
 
 /** Account ids are UUIDs (signup, anonymous boards); anything else names no account. */
 const ACCOUNT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -44,15 +45,7 @@ export interface UserDetail {
   audit: { about: AuditView[]; by: AuditView[] };
 }
 
-export interface AuditView {
-  id: string;
-  at: string;
-  actor: string;
-  action: string;
-  target: string | null;
-  projectId: string | null;
-  data: Record<string, unknown>;
-}
+export type AuditView = ReturnType<typeof auditView>;
 
 export interface Page<T> {
   items: T[];
@@ -60,8 +53,6 @@ export interface Page<T> {
 }
 
 export const adminToken = (t: TokenRecord): AdminToken => ({ ...publicToken(t), revoked: t.revoked });
-
-const auditView = (r: AuditRecord): AuditView => ({ id: r._id, at: new Date(r.at).toISOString(), actor: r.actor, action: r.action, target: r.target ?? null, projectId: r.projectId, data: r.data });
 
 /** A cursor is the last row's sort key, opaque to callers; anything else is INVALID_CURSOR. */
 function encodeCursor(key: (string | number)[]): string {

@@ -11,9 +11,9 @@
 // a socket's revalidation, src/auth/authenticator.ts), or the end route called after it. Either end
 // writes the one `admin.impersonation.end` row of that session (a key of its own, so never twice).
 //
-// What the account could do to itself for good is refused while an operator acts as it
-// (IMPERSONATION_FORBIDDEN): its password, email and deletion, issuing tokens and agent
-// credentials, and its money.
+// Whatever outlives the session or changes who can act or pay is refused while an operator acts
+// as the account (IMPERSONATION_FORBIDDEN, DOMAIN.md "Operators"): each such route says so
+// (`refusedWhileImpersonating`, checked by the pipeline), never its handler.
 import { DuplicateKeyError, modify, type AccountRecord, type SessionRecord, type Store } from '../../store/ports/store.js';
 import { newSecret, OPERATOR_SESSION_COOKIE, SESSION_COOKIE, sha256 } from '../auth/authenticator.js';
 import type { SessionIdentity } from '../auth/identity.js';

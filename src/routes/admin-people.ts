@@ -7,7 +7,7 @@ import { PeopleDesk } from '../admin/people.js';
 import { defineRoute, type Route } from '../http/route.js';
 import { PublicToken } from './tokens.js';
 import type { RouteDeps } from './deps.js';
-import { adminBase, PageQuery, Reason } from './admin-shared.js';
+import { adminBase, AuditRow, PageQuery, Reason } from './admin-shared.js';
 
 const UsersQuery = PageQuery.extend({
   q: z.string().trim().min(1).max(254).optional().describe('An email prefix (case-insensitive) or an account id.'),
@@ -32,13 +32,12 @@ const UserRow = z.object({
   purgeAfter: z.string().nullable(),
 });
 const AdminToken = PublicToken.extend({ revoked: z.boolean() });
-const AuditView = z.object({ id: z.string(), at: z.string(), actor: z.string(), action: z.string(), target: z.string().nullable(), projectId: z.string().nullable(), data: z.record(z.string(), z.unknown()) });
 const UserDetail = z.object({
   user: UserRow,
   boards: z.array(z.object({ projectId: z.string(), name: z.string(), role: z.string(), plan: z.enum(['free', 'pro']), owned: z.boolean(), closed: z.boolean() })),
   tokens: z.array(AdminToken),
   billing: z.array(z.object({ projectId: z.string(), status: z.string().nullable(), interval: z.enum(['month', 'year']).nullable(), currentPeriodEnd: z.string().nullable(), cancelAtPeriodEnd: z.boolean(), pastDueSince: z.string().nullable() })),
-  audit: z.object({ about: z.array(AuditView), by: z.array(AuditView) }),
+  audit: z.object({ about: z.array(AuditRow), by: z.array(AuditRow) }),
 });
 const Revoked = z.object({ sessions: z.number().int(), tokens: z.number().int() });
 const Closed = z.object({ user: UserRow, boards: z.array(z.string()) });

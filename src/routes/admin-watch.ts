@@ -10,7 +10,7 @@ import { dayOf } from '../admin/usage.js';
 import { NodeFigures } from '../admin/utilization.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
-import { adminBase } from './admin-shared.js';
+import { adminBase, AuditRow } from './admin-shared.js';
 
 const CodebaseResponse = z.object({
   name: z.string(),
@@ -49,16 +49,6 @@ const AuditQuery = z.strictObject({
   to: Time.optional().describe('Rows at or before this time.'),
   cursor: z.string().min(1).max(400).optional(),
   limit: Limit,
-});
-const AuditRow = z.object({
-  id: z.string(),
-  at: z.string(),
-  actor: z.string().describe('Who acted: `user:<id>` (an account, or an operator acting on its own), `agent:<id>`, `provider`.'),
-  impersonatedBy: z.string().nullable().describe('The operator’s account id when the actor is an account an operator acted as (an impersonation session); null otherwise.'),
-  action: z.string(),
-  target: z.string().nullable(),
-  projectId: z.string().nullable(),
-  data: z.record(z.string(), z.unknown()),
 });
 const AbuseQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(100).default(20) });
 const Ranked = z.array(z.object({ key: z.string(), count: z.number(), detail: z.record(z.string(), z.number()) }));
