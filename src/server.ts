@@ -11,6 +11,7 @@ import { logMailer, type Mailer } from './mail/mailer.js';
 import { MemoryBus, type Bus } from './bus/bus.js';
 import { Hub } from './ws/hub.js';
 import { OperatorAccess } from './ws/operator-access.js';
+import { SocketCap } from './ws/socket-cap.js';
 import type { Identity } from './auth/identity.js';
 import type { RequestOrigin } from './audit-row.js';
 import { CLOSE } from './ws/protocol.js';
@@ -255,6 +256,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
       hub.notice(notice);
     }
   });
+  const socketCap = new SocketCap({ limiter, selector, observer, publicUrl: config.publicUrl, scale: config.boardRateScale });
   const sockets: SocketHandlers = {
     path: '/api/ws',
     maxPayloadLength: 64 * 1024,
@@ -265,19 +267,24 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
       try {
         // The socket's own copy: requests with one credential share an identity (src/auth/authenticator.ts), and its origin is kept by it.
         const identity = { ...(await authenticator.authenticate('bearer-or-session', headers, parseCookies(headers.cookie ?? ''), clock()))! };
-        socketOrigins.set(identity, { requestId, address: clientAddress(peer, headers, trustedProxies, forwardedHeader) });
+        const address = clientAddress(peer, headers, trustedProxies, forwardedHeader);
+        await socketCap.admit(identity, address, clock());
+        socketOrigins.set(identity, { requestId, address });
         return { identity };
       } catch (e) {
+        if (e instanceof AppError && e.code === 'RATE_LIMITED') return { refuse: socketCap.refusal(e, requestId) };
         const error = e instanceof AppError ? e : new AppError('AUTH_UNAVAILABLE');
         return { refuse: pipeline.reject(error.code, requestId, error.message) };
       }
     },
     open: (conn) => {
+      socketCap.opened(conn.identity);
       watch.socketOpened(conn, conn.identity);
       hub.open(conn);
     },
     message: (conn, text) => void hub.message(conn, text).catch((e: unknown) => logger.error({ err: e }, 'socket message failed')),
     close: (conn) => {
+      socketCap.closed(conn.identity);
       watch.socketClosed(conn);
       hub.close(conn);
     },
