@@ -70,10 +70,19 @@ const CHARSET = /;\s*charset\s*=\s*("?[^;\s]*"?)/i;
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 /** A code point that is half of a surrogate pair on its own (a `\ud800` escape with no partner). */
 const LONE_SURROGATE = /\p{Cs}/u;
+/**
+ * The most levels of objects and arrays a body may nest. JSON.parse takes any depth, but much of
+ * what reads a value after it recurses (JSON.stringify, structuredClone, the MCP SDK's schemas, the
+ * store's encoder): past some thousands of levels each overflows its stack. No body of ours comes
+ * near this (an import's event data, the deepest, is at most IMPORT_DATA_DEPTH_MAX = 32 levels
+ * inside 4 of its own).
+ */
+export const JSON_DEPTH_MAX = 64;
 
 /**
  * A JSON body exactly as sent: invalid UTF-8 or a lone surrogate escape is refused, never
- * replaced by U+FFFD (two different invalid inputs must not become the same value).
+ * replaced by U+FFFD (two different invalid inputs must not become the same value); so is one
+ * nested deeper than JSON_DEPTH_MAX.
  */
 export function parseJson(body: Buffer): unknown {
   if (body.length === 0) throw new AppError('INVALID_JSON', 'The body is empty; send a JSON document.');
@@ -90,15 +99,47 @@ export function parseJson(body: Buffer): unknown {
     throw new AppError('INVALID_JSON', 'The body is not well-formed JSON.');
   }
   // Only a \u escape can make a lone surrogate out of valid UTF-8.
-  if (text.includes('\\u') && holdsLoneSurrogate(value)) throw new AppError('INVALID_JSON', 'The body holds a lone surrogate (\\uD800-\\uDFFF without its pair).');
+  const problem = problemOf(value, text.includes('\\u'));
+  if (problem) throw new AppError('INVALID_JSON', problem);
   return value;
 }
 
-function holdsLoneSurrogate(value: unknown): boolean {
-  if (typeof value === 'string') return LONE_SURROGATE.test(value);
-  if (value === null || typeof value !== 'object') return false;
-  if (Array.isArray(value)) return value.some(holdsLoneSurrogate);
-  return Object.entries(value).some(([k, v]) => LONE_SURROGATE.test(k) || holdsLoneSurrogate(v));
+const TOO_DEEP = `The body is nested deeper than ${JSON_DEPTH_MAX} levels of objects and arrays.`;
+const LONE = 'The body holds a lone surrogate (\\uD800-\\uDFFF without its pair).';
+
+/**
+ * Why a parsed body is refused (too deep; a lone surrogate in a key or a string, looked for only
+ * when `surrogates`), or null. A walk with a stack of its own, not recursion: any depth JSON.parse
+ * took is safe to look at.
+ */
+function problemOf(root: unknown, surrogates: boolean): string | null {
+  if (typeof root !== 'object' || root === null) return surrogates && typeof root === 'string' && LONE_SURROGATE.test(root) ? LONE : null;
+  // Each container with its depth; a closure per value, or entries made per object, cost a request more than the walk itself.
+  const open: object[] = [root];
+  const depths: number[] = [1];
+  for (let value = open.pop(); value !== undefined; value = open.pop()) {
+    const depth = depths.pop()!;
+    if (depth > JSON_DEPTH_MAX) return TOO_DEEP;
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        const child: unknown = value[i];
+        if (typeof child === 'object' && child !== null) {
+          open.push(child);
+          depths.push(depth + 1);
+        } else if (surrogates && typeof child === 'string' && LONE_SURROGATE.test(child)) return LONE;
+      }
+      continue;
+    }
+    for (const key in value) {
+      if (surrogates && LONE_SURROGATE.test(key)) return LONE;
+      const child = (value as Record<string, unknown>)[key];
+      if (typeof child === 'object' && child !== null) {
+        open.push(child);
+        depths.push(depth + 1);
+      } else if (surrogates && typeof child === 'string' && LONE_SURROGATE.test(child)) return LONE;
+    }
+  }
+  return null;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
