@@ -8,6 +8,9 @@
 // Decisions are pure functions of the board and the time; the actor does the I/O.
 // Committed boards are immutable, so reads are served from the one this node holds whenever the
 // store's version says it is still the latest; when it is behind, only what changed since is read.
+// A batch that writes nothing (a refusal, a repeated claim) meets no version check of its own, so
+// it is answered from the held board only while this node knows no other could have committed
+// since that board was checked (Currency); otherwise the store's version is read first.
 import { randomUUID } from 'node:crypto';
 import { boardFrom, entryCount, nextExpiry, storedEntry, withStored, type Board } from '../machines/board.js';
 import type { StoredEntry } from '../machines/board-entries.js';
@@ -36,6 +39,16 @@ export class BoardMissingError extends Error {
     this.name = 'BoardMissingError';
   }
 }
+
+/**
+ * A token that stays the same for as long as no other node can commit to the board without this
+ * node hearing of it (this node the board's home throughout, its bus connected throughout), and
+ * null while that is not known. A board checked against the store under a token is current for
+ * as long as the token stays the same.
+ */
+export type Currency = (boardId: string) => string | null;
+/** One node alone on its store (the embedded store locks its directory): no other node commits. */
+export const SOLE_WRITER: Currency = () => 'sole';
 
 export const MAILBOX_LIMIT = 1000;
 /** A commit this long after the one before it ends a quiet spell (a restore point of the quiet board is due). */
@@ -143,6 +156,8 @@ export class BoardActor {
    */
   private readonly writing: { version: number; landing: Promise<boolean> }[] = [];
   private readonly listeners = new Set<BoardListener>();
+  /** The currency token under which `current` was last found to be the store's latest (null: not since it last changed hands). */
+  private vouchedBy: string | null = null;
   lastUsed = 0;
 
   constructor(
@@ -153,6 +168,7 @@ export class BoardActor {
     private readonly onListenerError: (error: unknown) => void = () => undefined,
     /** Told, once the commit is durable, of the board as it stood before a commit that ended a quiet spell. */
     private readonly onQuiet: (before: Committed) => void = () => undefined,
+    private readonly currency: Currency = SOLE_WRITER,
   ) {}
 
   /** Runs `decide` after every earlier command, commits it, and resolves with its reply. */
@@ -173,9 +189,13 @@ export class BoardActor {
    */
   read(): Maybe<Committed> {
     this.lastUsed = this.clock();
+    const token = this.currency(this.boardId);
     return andThen(this.ports.boards.versionOf(this.boardId), (version) => {
       if (version === null) throw new BoardMissingError(this.boardId);
-      if (this.current && this.current.record.version >= version) return this.current;
+      if (this.current && this.current.record.version >= version) {
+        this.vouchedBy = token;
+        return this.current;
+      }
       return this.catchUp(version);
     });
   }
@@ -294,7 +314,16 @@ export class BoardActor {
   private async commit(decided: Decided): Promise<Decided | null> {
     const { batch, base, board, events } = decided;
     if (!changesAnything(decided)) {
-      answer(batch, decided.outcomes); // nothing to write: refusals and reads of the board as it is
+      // Nothing to write (refusals, a repeated claim): answered only from a board known to be the latest.
+      let latest: boolean;
+      try {
+        latest = await this.stillLatest(base);
+      } catch (error) {
+        for (const p of batch) p.reject(error);
+        return null;
+      }
+      if (latest) answer(batch, decided.outcomes);
+      else this.decideAgain(batch);
       return null;
     }
     const started = decided.started ?? this.start(decided);
@@ -319,14 +348,8 @@ export class BoardActor {
       return null;
     }
     if (!landed) {
-      // Another node committed first: catch up and decide again, each command at most COMMIT_ATTEMPTS times.
-      this.behind = true;
-      const again = batch.filter((p) => {
-        if (++p.attempts < COMMIT_ATTEMPTS) return true;
-        p.reject(new BoardBusyError(this.boardId));
-        return false;
-      });
-      this.mailbox.unshift(...again, ...(ahead?.batch ?? []));
+      // Another node committed first: catch up and decide again.
+      this.decideAgain(batch, ahead?.batch);
       return null;
     }
     if (written.loggedThrough !== null) this.copiedThrough = Math.max(this.copiedThrough, written.loggedThrough);
@@ -355,6 +378,31 @@ export class BoardActor {
       this.tell(events, board);
     });
     return ahead;
+  }
+
+  /**
+   * Whether `base` is still the store's latest board: known without asking while the currency
+   * token it was last checked under stands, else read from the store's version (one small read).
+   */
+  private async stillLatest(base: Committed): Promise<boolean> {
+    const token = this.currency(this.boardId);
+    if (token !== null && token === this.vouchedBy && !this.behind) return true;
+    const version = await this.ports.boards.versionOf(this.boardId);
+    if (version === null) throw new BoardMissingError(this.boardId);
+    if (version > base.record.version) return false;
+    this.vouchedBy = token;
+    return true;
+  }
+
+  /** Another node committed since `batch` was decided: catch up and decide it again (each command at most COMMIT_ATTEMPTS times), before `after`. */
+  private decideAgain(batch: Pending[], after: Pending[] = []): void {
+    this.behind = true;
+    const again = batch.filter((p) => {
+      if (++p.attempts < COMMIT_ATTEMPTS) return true;
+      p.reject(new BoardBusyError(this.boardId));
+      return false;
+    });
+    this.mailbox.unshift(...again, ...after);
   }
 
   /** Starts the write of `decided` (standing on the commit `after` names, when given). */
@@ -440,6 +488,7 @@ export class BoardActor {
   /** The board as stored: what changed since the held one when there is one, else the whole board. */
   private async refresh(): Promise<Committed> {
     const held = this.current;
+    const token = this.currency(this.boardId);
     this.behind = false; // a notice of a later commit arriving meanwhile sets it again
     let loaded: Committed;
     if (held) {
@@ -456,6 +505,7 @@ export class BoardActor {
     await this.copyToLog(loaded.record.outbox);
     // A commit that finished while this read was under way is newer: keep it.
     if (!this.current || this.current.record.version <= loaded.record.version) this.current = loaded;
+    this.vouchedBy = token;
     return this.current;
   }
 

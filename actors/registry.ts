@@ -1,7 +1,7 @@
 // The board actors of this node: activated on demand, passivated when idle and holding no lease,
 // and woken by a sweep for boards whose lease deadline is near, so expiry fires with no request
 // arriving, after a restart, and on whichever node sweeps first (the version check makes it once).
-import { BoardActor, type BoardPorts, type Committed, type CommittedEvent } from './board-actor.js';
+import { BoardActor, type BoardPorts, type Committed, type CommittedEvent, type Currency } from './board-actor.js';
 import { LeaseScheduler, type WarningListener } from './lease-scheduler.js';
 import { expireDue } from '../machines/board-commands.js';
 
@@ -24,6 +24,8 @@ export interface RegistryOptions {
    * home node when there are several); by default in this node's actor.
    */
   expire?: (boardId: string) => Promise<unknown>;
+  /** When a held board is known to be the latest without asking the store (board-actor.ts); by default always (one node alone on its store). */
+  currency?: Currency;
 }
 
 /** How far behind the deadline a node that did not commit the board's last change acts on it. */
@@ -48,7 +50,7 @@ export class BoardRegistry {
     let actor = this.actors.get(boardId);
     if (!actor) {
       const onQuiet = this.options.onQuiet;
-      actor = new BoardActor(boardId, this.ports, this.options.clock, this.options.onListenerError, onQuiet && ((before) => onQuiet(boardId, before)));
+      actor = new BoardActor(boardId, this.ports, this.options.clock, this.options.onListenerError, onQuiet && ((before) => onQuiet(boardId, before)), this.options.currency);
       actor.subscribe((events, board) => {
         this.scheduler.plan(actor!, board);
         this.options.onCommit?.(boardId, events);

@@ -48,7 +48,7 @@ import { clientAddress } from './http/trusted-proxies.js';
 import { NodeMetrics, UNMATCHED } from './metrics/metrics.js';
 import { serveMetrics, type MetricsEndpoint } from './metrics/server.js';
 import type { Store } from '../store/ports/store.js';
-import type { Homes } from './cluster/homes.js';
+import { homeCurrency, type Homes } from './cluster/homes.js';
 import { BoardRouter } from './cluster/board-router.js';
 import { Forwarder } from './cluster/forwarder.js';
 import { forwardEndpoint } from './cluster/forward-endpoint.js';
@@ -169,6 +169,8 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     onListenerError: (e) => logger.error({ err: e }, 'a commit listener failed; the command itself was committed'),
     onQuiet: (boardId, before) => void captureQuiet(store, boardId, before, clock()).catch((e: unknown) => logger.warn({ err: e, boardId }, 'restore points: the quiet-spell point was not kept')),
     expire: (boardId): Promise<unknown> => router.ask(boardId, { kind: 'expire' }),
+    // Only a board's home decides: while it surely holds the lease and its bus stayed up, nothing changes its board unseen.
+    ...(parts.homes && { currency: (boardId: string) => homeCurrency(parts.homes!.tenure(boardId), bus) }),
   });
   const { homes } = parts;
   const forwarder = homes ? new Forwarder(parts.keys.forward, config.nodeId, clock) : null;
@@ -181,7 +183,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     onHomesUnavailable(e) {
       if (clock() - homesReportedAt < 10_000) return;
       homesReportedAt = clock();
-      logger.warn({ err: e }, 'board homes: redis unavailable, this node decides the commands that reach it (the version check keeps them right)');
+      logger.warn({ err: e }, 'board homes: redis unavailable, so this node cannot learn which node decides a board: its commands answer 503 BOARD_BUSY until it can');
     },
     ...(homes && logger.isLevelEnabled('debug') && { onDecided: (boardId: string, command: string, forwarded: boolean) => logger.debug({ boardId, command, forwarded }, 'board command decided here') }),
   });
@@ -256,7 +258,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
       hub.notice(notice);
     }
   });
-  const socketCap = new SocketCap({ limiter, selector, observer, publicUrl: config.publicUrl, scale: config.boardRateScale });
+  const socketCap = new SocketCap({ limiter, selector, scale: config.boardRateScale });
   const sockets: SocketHandlers = {
     path: '/api/ws',
     maxPayloadLength: 64 * 1024,
@@ -272,9 +274,9 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
         socketOrigins.set(identity, { requestId, address });
         return { identity };
       } catch (e) {
-        if (e instanceof AppError && e.code === 'RATE_LIMITED') return { refuse: socketCap.refusal(e, requestId) };
+        // A RATE_LIMITED refusal carries its cap or budget in details and the nine rate headers, as a REST refusal does.
         const error = e instanceof AppError ? e : new AppError('AUTH_UNAVAILABLE');
-        return { refuse: pipeline.reject(error.code, requestId, error.message) };
+        return { refuse: pipeline.reject(error.code, requestId, error.message, error.details, error.headers) };
       }
     },
     open: (conn) => {
@@ -301,7 +303,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
         const code = REFUSAL[reason];
         const message = reason === 'too-large' ? `The body is larger than ${config.bodyLimitBytes} bytes.` : undefined;
         const headers: Record<string, string> = allow ? { allow: allow.join(', ') } : reason === 'draining' ? { connection: 'close', 'retry-after': '1' } : {};
-        const response = pipeline.reject(code, requestId, message, headers);
+        const response = pipeline.reject(code, requestId, message, undefined, headers);
         metrics?.request(UNMATCHED, response.status, 0);
         return response;
       },

@@ -1,7 +1,10 @@
 // Where a board command is decided. With one node, here. With several (homes in Redis), on the
-// board's home: this node when it is home or takes the free home, else the home it forwards to.
-// A home that cannot be reached keeps its boards until its lease runs out; commands wait for that
-// within their deadline, then take the home here, or get 503 BOARD_BUSY with Retry-After.
+// board's home only: this node when it is home or takes the free home, else the home it forwards
+// to. A home that cannot be reached keeps its boards until its lease runs out; commands wait for
+// that within their deadline, then take the home here, or get 503 BOARD_BUSY with Retry-After.
+// Only a home decides, so a home's board cannot change without it (src/cluster/homes.ts): a node
+// that cannot learn the home (Redis unreachable, and no lease of its own still sure) decides
+// nothing and answers 503 BOARD_BUSY at once, and the agent retries, on any node.
 import { BoardBusyError } from '../../actors/board-actor.js';
 import type { BoardRegistry } from '../../actors/registry.js';
 import type { CommandRoute } from '../board/board-access.js';
@@ -15,8 +18,6 @@ import { errorOf, refusalOf, type Answer } from './wire.js';
 export const COMMAND_DEADLINE_MS = 8000;
 /** Between two tries at a home that could not be reached. */
 const UNREACHABLE_PAUSE_MS = 100;
-/** A command sent on this many times (homes moving under it) is decided here; the version check keeps it right. */
-const MOVES_FOLLOWED = 4;
 
 export interface RouterParts {
   registry: BoardRegistry;
@@ -24,7 +25,7 @@ export interface RouterParts {
   clock: () => number;
   /** Absent: one node, every board decided here. */
   cluster?: { homes: Homes; forwarder: Forwarder };
-  /** Told when Redis could not say where a board's home is (the command is decided here). */
+  /** Told when Redis could not say where a board's home is (the command is refused as busy). */
   onHomesUnavailable?: (error: unknown) => void;
   /** Told of each command decided on this node, and whether a peer forwarded it (the e2e reads who decided what). */
   onDecided?: (boardId: string, kind: BoardCommand['kind'], forwarded: boolean) => void;
@@ -49,12 +50,13 @@ export class BoardRouter implements CommandRoute {
     }
   }
 
+  /** Whether this node is the board's home; not when Redis cannot say (the sender asks again). */
   private async isHome(boardId: string): Promise<boolean> {
     try {
       return (await this.parts.cluster!.homes.homeOf(boardId)).self;
     } catch (e) {
       this.parts.onHomesUnavailable?.(e);
-      return true;
+      return false;
     }
   }
 
@@ -73,26 +75,19 @@ export class BoardRouter implements CommandRoute {
         home = await homes.homeOf(boardId);
       } catch (e) {
         this.parts.onHomesUnavailable?.(e);
-        return this.decideHere(boardId, command);
+        throw new BoardBusyError(boardId);
       }
-      if (home.self || moves >= MOVES_FOLLOWED) return this.decideHere(boardId, command);
+      if (home.self) return this.decideHere(boardId, command);
       const left = deadline - this.parts.clock();
       if (left <= 0) throw new BoardBusyError(boardId);
       const sent = await forwarder.send(home, boardId, command, left);
       if (sent.outcome === 'unknown') throw new BoardBusyError(boardId);
-      if (sent.outcome === 'unreachable') {
-        homes.forget(boardId);
-        await pause(Math.min(UNREACHABLE_PAUSE_MS, Math.max(0, deadline - this.parts.clock())));
-        continue;
-      }
-      const { answer } = sent;
-      if ('reply' in answer) return answer.reply;
-      if ('moved' in answer) {
-        homes.forget(boardId);
-        moves++;
-        continue;
-      }
-      throw errorOf(answer);
+      const { answer } = sent.outcome === 'unreachable' ? { answer: null } : sent;
+      if (answer && 'reply' in answer) return answer.reply;
+      if (answer && !('moved' in answer)) throw errorOf(answer);
+      // Unreachable, or no longer the home: ask again (at once after the first move, after a short pause otherwise).
+      homes.forget(boardId);
+      if (answer === null || moves++ > 0) await pause(Math.min(UNREACHABLE_PAUSE_MS, Math.max(0, deadline - this.parts.clock())));
     }
   }
 }

@@ -1,6 +1,8 @@
 // Which node is a board's home (the single activation of its actor across nodes): the port, and
-// the answer when there is one node. Correctness never rests on it: the store's version check
-// does, so two nodes that both believe they are home cost retries, never a double grant.
+// the answer when there is one node. The log's correctness never rests on it: the store's version
+// check does, so two nodes that both believe they are home cost retries, never a double grant.
+// What agents are told does: only the home decides, so while a node surely holds the lease
+// (`tenure`) its board cannot change without it, and it may answer from it without asking.
 
 /** A node as its peers reach it. */
 export interface NodeAddress {
@@ -15,6 +17,12 @@ export const SELF: Home = { self: true };
 export interface Homes {
   /** The board's home: this node when it holds the home lease or has just taken a free one, else the holder. */
   homeOf(boardId: string): Promise<Home>;
+  /**
+   * While this node surely holds the board's home lease (by its own clock, with a margin before
+   * the lease could pass to another node): a number that changes each time it takes the lease
+   * anew. Null otherwise. Never asks Redis.
+   */
+  tenure(boardId: string): number | null;
   /** The home another node was believed to be proved wrong (moved, unreachable): ask again next time. */
   forget(boardId: string): void;
   /**
@@ -24,4 +32,13 @@ export interface Homes {
   start(self: NodeAddress, active: (boardId: string) => boolean): void;
   /** Gives every home up (a draining node), so peers take the boards at once rather than after the TTL. */
   close(): Promise<void>;
+}
+
+/**
+ * A home's currency token for a board (actors/board-actor.ts `Currency`): the same while this node
+ * stays the board's home (one tenure) and its bus stays connected (no interruption, so a peer's
+ * commit would have been heard); null while either is not sure.
+ */
+export function homeCurrency(tenure: number | null, bus: { readonly health: 'local' | 'ok' | 'degraded'; readonly interruptions: number }): string | null {
+  return tenure === null || bus.health === 'degraded' ? null : `${tenure}:${bus.interruptions}`;
 }

@@ -7,6 +7,12 @@ import { SELF, type Home, type Homes, type NodeAddress } from './homes.js';
 
 /** How long a home lease lasts without renewal: a dead home's boards move after this. */
 export const HOME_LEASE_MS = 3000;
+/**
+ * A node stops counting itself home this long before its lease could lapse in Redis (measured from
+ * when it sent the take or renewal, so before Redis could start the TTL): what a clock running a
+ * little fast or a paused process would otherwise make two homes at once.
+ */
+export const HOME_MARGIN_MS = 300;
 /** Where another node is home is trusted this long before Redis is asked again. */
 const REMOTE_KEPT_MS = 1000;
 
@@ -34,6 +40,9 @@ export class RedisHomes implements Homes {
   private readonly redis: Scripted;
   /** Boards this node is home of, and until when (by this node's clock) the lease is surely ours. */
   private readonly held = new Map<string, number>();
+  /** Each held board's tenure: a new number each time its lease is taken anew. */
+  private readonly tenures = new Map<string, number>();
+  private tenured = 0;
   private readonly remote = new Map<string, { home: Home; until: number }>();
   private self: NodeAddress | null = null;
   private value = '';
@@ -64,6 +73,11 @@ export class RedisHomes implements Homes {
     this.renewer.unref();
   }
 
+  tenure(boardId: string): number | null {
+    const until = this.held.get(boardId);
+    return until !== undefined && until > this.clock() ? (this.tenures.get(boardId) ?? null) : null;
+  }
+
   async homeOf(boardId: string): Promise<Home> {
     const now = this.clock();
     const heldUntil = this.held.get(boardId);
@@ -74,15 +88,26 @@ export class RedisHomes implements Homes {
     const holder = await this.redis.homeTake(KEY + boardId, this.value, this.leaseMs);
     if (holder === this.value) {
       if (heldUntil === undefined) this.options.onChange?.(boardId, 'taken');
-      this.held.set(boardId, now + this.leaseMs);
+      this.hold(boardId, now, heldUntil);
       this.remote.delete(boardId);
       return SELF;
     }
-    if (this.held.delete(boardId)) this.options.onChange?.(boardId, 'lost');
+    if (this.drop(boardId)) this.options.onChange?.(boardId, 'lost');
     const space = holder.indexOf(' ');
     const home: Home = { self: false, node: holder.slice(0, space), url: holder.slice(space + 1) };
     this.remote.set(boardId, { home, until: now + REMOTE_KEPT_MS });
     return home;
+  }
+
+  /** The lease is ours from `sent` on (when the take or renewal went out); a lease that lapsed here before (`until`) starts a new tenure. */
+  private hold(boardId: string, sent: number, until: number | undefined): void {
+    if (until === undefined || until <= sent) this.tenures.set(boardId, ++this.tenured);
+    this.held.set(boardId, sent + this.leaseMs - HOME_MARGIN_MS);
+  }
+
+  private drop(boardId: string): boolean {
+    this.tenures.delete(boardId);
+    return this.held.delete(boardId);
   }
 
   forget(boardId: string): void {
@@ -93,6 +118,7 @@ export class RedisHomes implements Homes {
     if (this.renewer) clearInterval(this.renewer);
     const boards = [...this.held.keys()];
     this.held.clear();
+    this.tenures.clear();
     await Promise.allSettled(boards.map((b) => this.redis.homeGiveUp(KEY + b, this.value)));
     this.redis.disconnect();
   }
@@ -103,14 +129,15 @@ export class RedisHomes implements Homes {
     await Promise.allSettled(
       [...this.held.keys()].map(async (boardId) => {
         if (!this.active(boardId)) {
-          this.held.delete(boardId);
+          this.drop(boardId);
           this.options.onChange?.(boardId, 'given up');
           await this.redis.homeGiveUp(KEY + boardId, this.value);
           return;
         }
+        const until = this.held.get(boardId);
         const renewed = await this.redis.homeRenew(KEY + boardId, this.value, this.leaseMs);
-        if (renewed) this.held.set(boardId, started + this.leaseMs);
-        else if (this.held.delete(boardId)) this.options.onChange?.(boardId, 'lost');
+        if (renewed) this.hold(boardId, started, until);
+        else if (this.drop(boardId)) this.options.onChange?.(boardId, 'lost');
       }),
     );
     if (this.remote.size > 10_000) for (const [id, { until }] of this.remote) if (until <= started) this.remote.delete(id);
