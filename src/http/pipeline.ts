@@ -340,14 +340,15 @@ export class Pipeline {
   }
 
   /**
-   * An error reply for a request that never reached a route (404, 405, 413, draining). Given the
-   * request's headers, one made with an impersonation session cookie is marked as every response
-   * of that session is (X-Impersonated-By), once its session is looked up.
+   * An error reply for a request that never reached a route (404, 405, 413, draining, a socket
+   * upgrade refused), in the envelope every refusal has: `details` and `headers` as an AppError's.
+   * Given the request's headers, one made with an impersonation session cookie is marked as every
+   * response of that session is (X-Impersonated-By), once its session is looked up.
    */
-  reject(code: ErrorCode, requestId: string, message?: string, headers?: Record<string, string>): RawResponse;
-  reject(code: ErrorCode, requestId: string, message: string | undefined, headers: Record<string, string>, request: Record<string, string>): RawResponse | Promise<RawResponse>;
-  reject(code: ErrorCode, requestId: string, message?: string, headers: Record<string, string> = {}, request?: Record<string, string>): RawResponse | Promise<RawResponse> {
-    const response = this.errorResponse(new AppError(code, message, undefined, headers), requestId, {});
+  reject(code: ErrorCode, requestId: string, message?: string, details?: Record<string, unknown>, headers?: Record<string, string>): RawResponse;
+  reject(code: ErrorCode, requestId: string, message: string | undefined, details: Record<string, unknown> | undefined, headers: Record<string, string>, request: Record<string, string>): RawResponse | Promise<RawResponse>;
+  reject(code: ErrorCode, requestId: string, message?: string, details?: Record<string, unknown>, headers: Record<string, string> = {}, request?: Record<string, string>): RawResponse | Promise<RawResponse> {
+    const response = this.errorResponse(new AppError(code, message, details, headers), requestId, {});
     if (request?.['cookie'] === undefined) return response;
     return andThen(this.impersonatorOf(request, parseCookies(request['cookie']), this.deps.clock()), (operatorId) => marked(response, operatorId));
   }

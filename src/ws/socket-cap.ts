@@ -4,8 +4,6 @@
 // sockets spread over N nodes holds at most N × SOCKETS_PER_CREDENTIAL (a count in Redis would
 // keep a dead node's places taken; its request budget holds across nodes all the same).
 import { AppError } from '../errors/app-error.js';
-import { errorEnvelope, errorRecord } from '../errors/envelope.js';
-import type { ResolutionObserver } from '../errors/observed-resolution.js';
 import type { Identity } from '../auth/identity.js';
 import type { ProjectSelector } from '../auth/project-selection.js';
 import { applyRateBudget } from '../ratelimit/budgets.js';
@@ -16,19 +14,10 @@ export const SOCKETS_PER_CREDENTIAL = 20;
 /** Whose sockets count together: a token's own; an account's sessions all. */
 export const credentialOf = (identity: Identity): string => (identity.kind === 'token' ? `token:${identity.tokenId}` : `account:${identity.accountId}`);
 
-/** An upgrade's refusal as its HTTP response, in the shape the pipeline gives every refusal. */
-export interface UpgradeRefusal {
-  status: number;
-  headers: [string, string][];
-  body: string;
-}
-
 export interface SocketCapDeps {
   limiter: RateLimiter;
   /** The plan an upgrade is budgeted under is its credential's board's, as for a request without projectId. */
   selector: Pick<ProjectSelector, 'select'>;
-  observer: Pick<ResolutionObserver, 'resolution'>;
-  publicUrl: string;
   /** BOARD_RATE_SCALE. */
   scale: number;
   limit?: number;
@@ -85,13 +74,6 @@ export class SocketCap {
   closed(identity: Identity): void {
     const place = this.places.get(identity);
     if (place) this.giveBack(identity, place);
-  }
-
-  /** The refusal as the upgrade's response: the registered envelope, its details and headers. */
-  refusal(error: AppError, requestId: string): UpgradeRefusal {
-    const record = errorRecord(error.code, this.deps.publicUrl, this.deps.observer.resolution(error.code));
-    const headers: [string, string][] = [['x-request-id', requestId], ['cache-control', 'no-store'], ...Object.entries(error.headers ?? {}), ['content-type', 'application/json; charset=utf-8']];
-    return { status: error.status, headers, body: JSON.stringify(errorEnvelope(record, error.message, requestId, error.details)) };
   }
 
   private giveBack(identity: Identity, place: { credential: string }): void {

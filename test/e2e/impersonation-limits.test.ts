@@ -225,12 +225,12 @@ describe('impersonation limits', () => {
     });
     const header = (r: RawResponse) => r.headers.find(([k]) => k === IMPERSONATION_HEADER)?.[1] ?? null;
     for (const [code, status, headers] of [['NOT_FOUND', 404, {}], ['METHOD_NOT_ALLOWED', 405, { allow: 'GET, HEAD' }], ['BODY_TOO_LARGE', 413, {}]] as const) {
-      const reply = await pipeline.reject(code, unique('req'), undefined, headers, { cookie: impersonation });
+      const reply = await pipeline.reject(code, unique('req'), undefined, undefined, headers, { cookie: impersonation });
       expect([reply.status, header(reply)]).toEqual([status, operatorId]);
-      expect(header(await pipeline.reject(code, unique('req'), undefined, headers, { cookie: own }))).toBeNull();
-      expect(header(await pipeline.reject(code, unique('req'), undefined, headers, { cookie: impersonation, authorization: 'Bearer agb_x' }))).toBeNull();
+      expect(header(await pipeline.reject(code, unique('req'), undefined, undefined, headers, { cookie: own }))).toBeNull();
+      expect(header(await pipeline.reject(code, unique('req'), undefined, undefined, headers, { cookie: impersonation, authorization: 'Bearer agb_x' }))).toBeNull();
       // Without a session cookie nothing is looked up: the reply is made at once.
-      const bare = pipeline.reject(code, unique('req'), undefined, headers, {});
+      const bare = pipeline.reject(code, unique('req'), undefined, undefined, headers, {});
       expect(bare).not.toBeInstanceOf(Promise);
       expect(header(bare as RawResponse)).toBeNull();
     }

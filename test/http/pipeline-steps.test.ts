@@ -77,4 +77,12 @@ describe('pipeline steps', () => {
     }
     expect(errors.map((e) => (e as { reqId: string }).reqId)).toEqual(['req-bad-now', 'req-bad-later']);
   });
+
+  it('rejects a request no route took in the one envelope, with an AppError’s details and headers (a socket upgrade’s refusal)', () => {
+    const response = pipeline.reject('RATE_LIMITED', 'req-1', 'too many', { scope: 'sockets', limit: 20 }, { 'X-RateLimit-Remaining': '5' });
+    expect(response.status).toBe(429);
+    expect(response.headers[0]).toEqual(['x-request-id', 'req-1']);
+    expect(response.headers).toEqual(expect.arrayContaining([['X-RateLimit-Remaining', '5'], ['content-type', 'application/json; charset=utf-8'], ['cache-control', 'no-store']]));
+    expect(JSON.parse(String(response.body))).toMatchObject({ error: { code: 'RATE_LIMITED', status: 429, message: 'too many', requestId: 'req-1', details: { scope: 'sockets', limit: 20 }, example: null } });
+  });
 });

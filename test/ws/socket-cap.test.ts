@@ -3,7 +3,6 @@
 // stub selector and a hand-run "next turn".
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors/app-error.js';
-import { ResolutionObserver } from '../../src/errors/observed-resolution.js';
 import type { Identity, SessionIdentity, TokenIdentity } from '../../src/auth/identity.js';
 import type { SelectedProject } from '../../src/auth/project-selection.js';
 import { MemoryRateLimiter } from '../../src/ratelimit/memory.js';
@@ -18,7 +17,7 @@ function cap(plan: PlanName | null = 'free') {
   const turns: (() => void)[] = [];
   const limiter = new MemoryRateLimiter();
   const selector = { select: () => (plan ? ({ plan } as SelectedProject) : null) };
-  const sockets = new SocketCap({ limiter, selector, observer: new ResolutionObserver(() => NOW), publicUrl: 'http://board.test', scale: 1, later: (check) => turns.push(check) });
+  const sockets = new SocketCap({ limiter, selector, scale: 1, later: (check) => turns.push(check) });
   const admit = (identity: Identity) => sockets.admit(identity, '10.0.0.1', NOW);
   /** An upgrade that opens its socket, as uWS does, within the turn. */
   const open = async (identity: Identity) => {
@@ -110,15 +109,5 @@ describe('the request each upgrade draws', () => {
     expect({ code: refused.code, details: refused.details }).toEqual({ code: 'RATE_LIMITED', details: { limit: PLANS.free.requestsPerMinute, resetAt: (NOW - (NOW % BOARD_WINDOW_MS) + BOARD_WINDOW_MS) / 1000 } });
     expect(refused.headers).toMatchObject({ 'X-RateLimit-Request-Remaining': '0', 'Retry-After': expect.stringMatching(/^\d+$/) });
     expect(c.sockets.held(s)).toBe(0);
-  });
-
-  it('answers a refusal as the pipeline answers one: the registered envelope, its details and headers', async () => {
-    const c = cap();
-    const error = new AppError('RATE_LIMITED', 'too many', { scope: 'sockets', limit: 20 }, { 'X-RateLimit-Remaining': '5' });
-    const response = c.sockets.refusal(error, 'req-1');
-    expect(response.status).toBe(429);
-    expect(response.headers[0]).toEqual(['x-request-id', 'req-1']);
-    expect(response.headers).toEqual(expect.arrayContaining([['X-RateLimit-Remaining', '5'], ['content-type', 'application/json; charset=utf-8'], ['cache-control', 'no-store']]));
-    expect(JSON.parse(response.body)).toMatchObject({ error: { code: 'RATE_LIMITED', status: 429, message: 'too many', requestId: 'req-1', details: { scope: 'sockets', limit: 20 }, example: null } });
   });
 });
