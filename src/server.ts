@@ -32,7 +32,7 @@ import { noticeLapsed } from './admin/impersonation.js';
 import { withExemption } from './ratelimit/exempt.js';
 import { AccountDeletion, type Swept } from './admin/deletion.js';
 import { Watch } from './admin/watch.js';
-import { Pipeline } from './http/pipeline.js';
+import { Pipeline, type RawResponse } from './http/pipeline.js';
 import { createHttpServer, type RefusalReason, type SocketHandlers } from './http/uws.js';
 import type { RateLimiter } from './ratelimit/limiter.js';
 import type { Route } from './http/route.js';
@@ -48,6 +48,7 @@ import { clientAddress } from './http/trusted-proxies.js';
 import { NodeMetrics, UNMATCHED } from './metrics/metrics.js';
 import { serveMetrics, type MetricsEndpoint } from './metrics/server.js';
 import type { Store } from '../store/ports/store.js';
+import { andThen } from '../store/ports/maybe.js';
 import { homeCurrency, type Homes } from './cluster/homes.js';
 import { BoardRouter } from './cluster/board-router.js';
 import { Forwarder } from './cluster/forwarder.js';
@@ -292,6 +293,18 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     },
   };
 
+  /** What a request no route takes (src/http/uws.ts) is refused with. */
+  const refusal = (reason: RefusalReason, allow?: string[]): { code: ErrorCode; message: string | undefined; headers: Record<string, string> } => ({
+    code: REFUSAL[reason],
+    message: reason === 'too-large' ? `The body is larger than ${config.bodyLimitBytes} bytes.` : undefined,
+    headers: allow ? { allow: allow.join(', ') } : reason === 'draining' ? { connection: 'close', 'retry-after': '1' } : {},
+  });
+  /** A refusal made before any route, counted in the metrics as unmatched. */
+  const counted = (response: RawResponse): RawResponse => {
+    metrics?.request(UNMATCHED, response.status, 0);
+    return response;
+  };
+
   // POST /mcp: a route through the same pipeline, kept out of the route table (and so of the OpenAPI document: it speaks JSON-RPC).
   const mcp = mcpRoute({ routes, run: (route, raw, requestId) => pipeline.run(route, raw, requestId), notFound: (requestId) => pipeline.reject('NOT_FOUND', requestId) });
   const http = createHttpServer(
@@ -300,12 +313,12 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
       dispatch: (route, raw, requestId) => pipeline.run(route, raw, requestId),
       answerFixed: (route, requestId) => pipeline.answerFixed(route, requestId),
       refuse(reason, requestId, allow) {
-        const code = REFUSAL[reason];
-        const message = reason === 'too-large' ? `The body is larger than ${config.bodyLimitBytes} bytes.` : undefined;
-        const headers: Record<string, string> = allow ? { allow: allow.join(', ') } : reason === 'draining' ? { connection: 'close', 'retry-after': '1' } : {};
-        const response = pipeline.reject(code, requestId, message, undefined, headers);
-        metrics?.request(UNMATCHED, response.status, 0);
-        return response;
+        const { code, message, headers } = refusal(reason, allow);
+        return counted(pipeline.reject(code, requestId, message, undefined, headers));
+      },
+      refuseRequest(reason, requestId, request, allow) {
+        const { code, message, headers } = refusal(reason, allow);
+        return andThen(pipeline.reject(code, requestId, message, undefined, headers, request), counted);
       },
       requestIdOf: (headers) => pipeline.requestIdOf(headers),
       accepting: () => !draining,

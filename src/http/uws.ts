@@ -8,6 +8,7 @@ import type { Identity } from '../auth/identity.js';
 import type { Connection } from '../ws/hub.js';
 import { CLOSE, SLOW_CONSUMER_REASON } from '../ws/protocol.js';
 import { statusLine, type RawRequest, type RawResponse } from './pipeline.js';
+import { andThen } from '../../store/ports/maybe.js';
 
 export interface HttpHandlers {
   /** The route's pipeline run. */
@@ -16,6 +17,12 @@ export interface HttpHandlers {
   answerFixed(route: Route & { fixed: Reply }, requestId: string): RawResponse;
   /** A response for a request no route takes (404 or 405), or one refused before reading (413, draining). */
   refuse(reason: RefusalReason, requestId: string, allow?: string[]): RawResponse;
+  /**
+   * As `refuse`, for a request whose headers were read: one made with an impersonation session is
+   * marked as every response of that session is, once its session is looked up (later); one with
+   * no session cookie is answered now.
+   */
+  refuseRequest(reason: RefusalReason, requestId: string, requestHeaders: Record<string, string>, allow?: string[]): RawResponse | Promise<RawResponse>;
   requestIdOf(headers: Record<string, string>): string;
   /** False while draining: new requests are refused. */
   accepting(): boolean;
@@ -154,10 +161,10 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
     serve(
       res,
       req,
-      async (raw, id) => {
+      (raw, id) => {
         // An operator route names no method here, to anyone: its path answers another method as an unknown one (404, no Allow).
         const allow = matchers.filter((m) => m.route.auth !== 'operator' && m.pattern.test(raw.path)).flatMap((m) => (m.route.method === 'get' ? ['GET', 'HEAD'] : [m.route.method.toUpperCase()]));
-        return allow.length ? handlers.refuse('method-not-allowed', id, allow) : handlers.refuse('not-found', id);
+        return allow.length ? handlers.refuseRequest('method-not-allowed', id, raw.headers, allow) : handlers.refuseRequest('not-found', id, raw.headers);
       },
       req.getMethod() === 'head',
     );
@@ -198,7 +205,12 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
     }
     const declared = Number(headers['content-length'] ?? 0);
     if (declared > Math.max(limit, larger?.limit ?? 0)) {
-      exchange.write({ ...handlers.refuse('too-large', requestId), close: true }, true);
+      // Refused unread: the connection closes after the answer, whether it is made now or once a session is looked up.
+      const refused = handlers.refuseRequest('too-large', requestId, headers);
+      if (!(refused instanceof Promise)) return void exchange.write(closing(refused), true);
+      handlers.started();
+      exchange.guard();
+      exchange.answerLater(refused.then(closing));
       return;
     }
     handlers.started();
@@ -223,7 +235,7 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
     exchange.answerLater(
       readBody(res, { limit, ...(larger && { larger: { limit: larger.limit, admit: () => larger.admit(headers).catch(() => false) } }) }, (cancel) => (exchange.cancelBody = cancel)).then((body) => {
         if (body === ABORTED) return null;
-        if (body === TOO_LARGE) return { ...handlers.refuse('too-large', requestId), close: true };
+        if (body === TOO_LARGE) return andThen(handlers.refuseRequest('too-large', requestId, headers), closing);
         raw.body = body;
         return run(raw, requestId);
       }),
@@ -763,6 +775,9 @@ async function pour(res: uWS.HttpResponse, response: RawResponse, body: BodyStre
     res.close();
   }
 }
+
+/** A response after which the connection closes: its request's body was not read, or not all of it. */
+const closing = (response: RawResponse): RawResponse => ({ ...response, close: true });
 
 const TOO_LARGE = Symbol('too large');
 const ABORTED = Symbol('aborted');

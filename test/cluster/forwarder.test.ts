@@ -32,7 +32,7 @@ describe('forwarding over the peer channel', () => {
       return session && { ...session, message: (text: string, ok: boolean) => (frames.push(1), session.message(text, ok)) };
     } };
     const refusal = { status: 404, headers: [] as [string, string][], body: '{}' };
-    server = createHttpServer([], { dispatch: () => refusal, answerFixed: () => refusal, refuse: () => refusal, requestIdOf: () => 'test', accepting: () => accepting, started: () => undefined, finished: () => undefined }, 1024, undefined, counted);
+    server = createHttpServer([], { dispatch: () => refusal, answerFixed: () => refusal, refuse: () => refusal, refuseRequest: () => refusal, requestIdOf: () => 'test', accepting: () => accepting, started: () => undefined, finished: () => undefined }, 1024, undefined, counted);
     url = `http://127.0.0.1:${await server.listen('127.0.0.1', 0)}`;
   });
   afterAll(() => server.stopListening());

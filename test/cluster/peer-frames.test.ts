@@ -120,7 +120,7 @@ describe('the bound over a real channel', () => {
       },
     };
     const refusal = { status: 404, headers: [] as [string, string][], body: '{}' };
-    server = createHttpServer([], { dispatch: () => refusal, answerFixed: () => refusal, refuse: () => refusal, requestIdOf: () => 'test', accepting: () => true, started: () => undefined, finished: () => undefined }, 1024, undefined, counted);
+    server = createHttpServer([], { dispatch: () => refusal, answerFixed: () => refusal, refuse: () => refusal, refuseRequest: () => refusal, requestIdOf: () => 'test', accepting: () => true, started: () => undefined, finished: () => undefined }, 1024, undefined, counted);
     url = `http://127.0.0.1:${await server.listen('127.0.0.1', 0)}`;
   });
   afterAll(() => server.stopListening());

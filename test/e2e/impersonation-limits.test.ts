@@ -236,15 +236,31 @@ describe('impersonation limits', () => {
     }
   });
 
-  // Over HTTP this needs src/http/uws.ts to hand `refuse` the request's headers and take the reply
-  // it gives later (see the report of issue 42); until then the transport answers an unknown path
-  // unmarked, and this case fails: when it passes, make it an ordinary `it`.
-  it.fails('marks an unknown path’s 404 over HTTP', async () => {
+  it('marks the transport’s own refusals over HTTP: an unknown path’s 404, a wrong method’s 405, a body too large, declared or read', async () => {
     const person = await kit.person();
     const { as, operatorId } = await actingAs(person);
     const unknown = await as.get('/api/no-such-path');
     expectError(unknown, 404, 'NOT_FOUND');
-    expect(marked(unknown)).toBe(operatorId);
+    const wrongMethod = await as.get('/api/claim');
+    expectError(wrongMethod, 405, 'METHOD_NOT_ALLOWED');
+    expect(wrongMethod.headers.get('allow')).toBe('POST');
+    const declared = await as.request('POST', '/api/items', { raw: JSON.stringify({ pad: 'x'.repeat(300 * 1024) }), headers: { 'content-type': 'application/json' } });
+    expectError(declared, 413, 'BODY_TOO_LARGE');
+    // Sent in chunks with no length declared: refused once the body read passes the cap.
+    const chunks = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let i = 0; i < 5; i++) controller.enqueue(new TextEncoder().encode(' '.repeat(64 * 1024)));
+        controller.close();
+      },
+    });
+    const cookie = `${SESSION_COOKIE}=${as.cookies.get(SESSION_COOKIE)}`;
+    const streamed = await fetch(`${srv().url}/api/items`, { method: 'POST', body: chunks, duplex: 'half', headers: { cookie, 'content-type': 'application/json' } } as RequestInit);
+    expect(streamed.status).toBe(413);
+    for (const res of [unknown, wrongMethod, declared]) expect(marked(res), `${res.status}`).toBe(operatorId);
+    expect(streamed.headers.get(IMPERSONATION_HEADER)).toBe(operatorId);
+    // The account's own session, and no session at all, are answered unmarked.
+    expect(marked(await person.client.get('/api/no-such-path'))).toBeNull();
+    expect(marked(await new Client(srv().url).get('/api/claim'))).toBeNull();
   });
 
   it('lists the refused operations in one place: the registry names none by hand, GET /api/errors and the OpenAPI document read them from the routes', async () => {

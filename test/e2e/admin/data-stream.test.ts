@@ -40,6 +40,7 @@ describe('streamed bodies over uWebSockets.js', () => {
       dispatch: async () => ({ status: 200, headers: [['content-type', 'application/x-ndjson']], body: next!.body as unknown as RawResponse['body'] }),
       answerFixed: () => ({ status: 200, headers: [], body: '' }),
       refuse: () => ({ status: 404, headers: [], body: '' }),
+      refuseRequest: () => ({ status: 404, headers: [], body: '' }),
       requestIdOf: () => 'test',
       accepting: () => true,
       started: () => undefined,
