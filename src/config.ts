@@ -5,6 +5,9 @@ import { z } from 'zod';
 import { ADDRESS_BUDGET } from './plans.js';
 import { parseProxyList, type ProxyList } from './http/trusted-proxies.js';
 
+/** BODY_LIMIT_BYTES's default: the most a request body may be, but on a route that allows more. */
+export const BODY_LIMIT_BYTES = 256 * 1024;
+
 const port = z.coerce.number().int().min(0).max(65535);
 const bool = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v === 'true');
 /** An amount in US dollars (a unit cost or a price). */
@@ -57,7 +60,7 @@ const EnvSchema = z.object({
   /** When set, a scrape must send Authorization: Bearer <token>. */
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').max(1024).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(256 * 1024),
+  BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(BODY_LIMIT_BYTES),
   ADDRESS_RATE_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(ADDRESS_BUDGET.limit),
   DEVICE_TOKEN_DAYS: z.coerce.number().int().min(0).max(3650).default(90),
   BOARD_RATE_SCALE: z.coerce.number().int().min(1).max(10_000).default(1),

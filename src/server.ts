@@ -174,7 +174,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     ...(parts.homes && { currency: (boardId: string) => homeCurrency(parts.homes!.tenure(boardId), bus) }),
   });
   const { homes } = parts;
-  const forwarder = homes ? new Forwarder(parts.keys.forward, config.nodeId, clock) : null;
+  const forwarder = homes ? new Forwarder(parts.keys.forward, config.nodeId, clock, config.bodyLimitBytes) : null;
   let homesReportedAt = -Infinity;
   const router: BoardRouter = new BoardRouter({
     registry,
@@ -330,7 +330,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     },
     config.bodyLimitBytes,
     sockets,
-    homes && forwardEndpoint(parts.keys.forward, new EnvelopeOpener(parts.keys.forward, config.nodeId, clock), router, (peer, what) => logger.warn({ peer }, what === 'hello' ? 'board homes: refused a peer channel whose hello did not open (signature, addressee, stamp or reuse)' : 'board homes: closed a peer channel on a frame that did not open (signature, number or form)')),
+    homes && forwardEndpoint(parts.keys.forward, new EnvelopeOpener(parts.keys.forward, config.nodeId, clock), router, (peer, what) => logger.warn({ peer }, what === 'hello' ? 'board homes: refused a peer channel whose hello did not open (signature, addressee, stamp or reuse)' : 'board homes: closed a peer channel on a frame that did not open (signature, number or form)'), config.bodyLimitBytes),
   );
   const port = await http.listen(config.host, config.port);
   for (const origin of allowedOrigins(config, port)) origins.add(origin);

@@ -7,11 +7,12 @@
 // larger than the largest command needs (src/cluster/wire.ts) closes the channel as a frame that
 // does not open does; an answer larger than an entry may be goes back as `tooLarge`.
 import { isBoardCommand, type BoardCommand } from '../board/commands.js';
+import { BODY_LIMIT_BYTES } from '../config.js';
 import type { PeerEndpoint, PeerLink } from '../http/uws.js';
 import type { BoardRouter } from './board-router.js';
 import { frameBounds, PEER_PATH } from './forwarder.js';
 import { ChannelEnd, channelKey, HELLO_HEADER, type EnvelopeOpener } from './signed-envelope.js';
-import { DEFAULT_BODY_LIMIT_BYTES, entryOf, framesOf, type Answer, type Entry } from './wire.js';
+import { entryOf, framesOf, type Answer, type Entry } from './wire.js';
 
 const wellFormed = (entry: unknown): entry is [number, string, BoardCommand] =>
   Array.isArray(entry) && entry.length === 3 && Number.isSafeInteger(entry[0]) && typeof entry[1] === 'string' && isBoardCommand(entry[2]);
@@ -23,7 +24,7 @@ const wellFormed = (entry: unknown): entry is [number, string, BoardCommand] =>
 const TRANSPORT_HEADROOM = 2;
 
 /** `bodyLimitBytes`: the node's BODY_LIMIT_BYTES, which the peers share; it bounds the frames either way. */
-export function forwardEndpoint(forwardKey: Buffer, opener: EnvelopeOpener, router: BoardRouter, onRefused: (peer: string, what: 'hello' | 'frame') => void, bodyLimitBytes = DEFAULT_BODY_LIMIT_BYTES): PeerEndpoint {
+export function forwardEndpoint(forwardKey: Buffer, opener: EnvelopeOpener, router: BoardRouter, onRefused: (peer: string, what: 'hello' | 'frame') => void, bodyLimitBytes = BODY_LIMIT_BYTES): PeerEndpoint {
   const bounds = frameBounds(bodyLimitBytes);
   return {
     path: PEER_PATH,

@@ -7,9 +7,10 @@
 // needs (src/cluster/wire.ts): a larger one closes the channel.
 import WebSocket from 'ws';
 import type { BoardCommand } from '../board/commands.js';
+import { BODY_LIMIT_BYTES } from '../config.js';
 import { ChannelEnd, channelKey, HELLO_HEADER, sealHello } from './signed-envelope.js';
 import type { NodeAddress } from './homes.js';
-import { DEFAULT_BODY_LIMIT_BYTES, entryOf, framesOf, largestEntryBytes, peerFrameBytes, type Answer, type Entry } from './wire.js';
+import { entryOf, framesOf, largestEntryBytes, peerFrameBytes, type Answer, type Entry } from './wire.js';
 
 export const PEER_PATH = '/internal/peer';
 
@@ -146,7 +147,7 @@ export class Forwarder {
     private readonly key: Buffer,
     private readonly self: string,
     private readonly clock: () => number,
-    bodyLimitBytes = DEFAULT_BODY_LIMIT_BYTES,
+    bodyLimitBytes = BODY_LIMIT_BYTES,
   ) {
     this.bounds = frameBounds(bodyLimitBytes);
   }

@@ -35,9 +35,6 @@ export function errorOf(answer: Extract<Answer, { error: unknown } | { storeUnav
   return new AppError(code in ERRORS ? code : 'INTERNAL', message, details, headers);
 }
 
-/** BODY_LIMIT_BYTES's default (src/config.ts), for a channel whose node does not say its own. */
-export const DEFAULT_BODY_LIMIT_BYTES = 256 * 1024;
-
 /** A work id at its widest, and a link sent at its shortest (`"a"`, a one-character ref) that becomes one. */
 const WIDEST_WORK_ID = `W-${Number.MAX_SAFE_INTEGER}`;
 const LINK_GROWTH = JSON.stringify(WIDEST_WORK_ID).length - '"a"'.length;

@@ -8,14 +8,15 @@ import type { BoardRouter } from '../../src/cluster/board-router.js';
 import { forwardEndpoint } from '../../src/cluster/forward-endpoint.js';
 import { Forwarder } from '../../src/cluster/forwarder.js';
 import { channelKey, EnvelopeOpener, HELLO_HEADER, openFrame, sealFrame, sealHello } from '../../src/cluster/signed-envelope.js';
-import { DEFAULT_BODY_LIMIT_BYTES, largestEntryBytes, peerFrameBytes } from '../../src/cluster/wire.js';
+import { largestEntryBytes, peerFrameBytes } from '../../src/cluster/wire.js';
+import { BODY_LIMIT_BYTES } from '../../src/config.js';
 import { BATCH_MAX, DEPENDS_MAX, type BoardCommand } from '../../src/board/commands.js';
 import { createHttpServer, type HttpServer, type PeerEndpoint } from '../../src/http/uws.js';
 import { createItems, type NewItem } from '../../machines/board-commands.js';
 import { boardFrom } from '../../machines/board.js';
 
 const key = Buffer.alloc(32, 7);
-const LIMIT = DEFAULT_BODY_LIMIT_BYTES;
+const LIMIT = BODY_LIMIT_BYTES;
 const BOUND = peerFrameBytes(LIMIT);
 const ENTRY = largestEntryBytes(LIMIT);
 const pad = (bytes: number) => ({ kind: 'expire', pad: 'x'.repeat(bytes) }) as unknown as BoardCommand;

@@ -1,6 +1,8 @@
 // Two nodes on one store and one Redis, with board homes: each node's sockets see the other's
 // commits, and a claim race across nodes (one of them forwarding to the other) has one winner.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { largestEntryBytes } from '../../src/cluster/wire.js';
+import { BODY_LIMIT_BYTES } from '../../src/config.js';
 import { Client, type TestServer } from '../support/server.js';
 import { newBoard } from '../support/board.js';
 import { twoNodesOnRedis, type RedisNodes } from '../support/redis-nodes.js';
@@ -65,5 +67,28 @@ describe.skipIf(!url)('two nodes with the Redis bus', () => {
       const listed = (await new Client(node.url).get('/api/errors')).body.errors.find((e: { code: string }) => e.code === 'ITEM_NOT_FOUND');
       expect(listed.observedResolution).toMatchObject({ status: 'observed', distinctWorkspaces: 3, observations: 3, path: 'GET /api/status' });
     }
+  });
+});
+
+describe.skipIf(!url)('two nodes with a larger BODY_LIMIT_BYTES', () => {
+  let nodes: RedisNodes | undefined;
+  beforeAll(async () => {
+    nodes = await twoNodesOnRedis(url!, { homes: true, env: { BODY_LIMIT_BYTES: String(4 * 1024 * 1024) } });
+  });
+  afterAll(() => nodes?.stop());
+
+  // The peers' frames are bounded by what the node's body limit lets a command be (src/cluster/wire.ts):
+  // a node bounding them by the default limit would never forward a batch its own limit admits.
+  it('forwards a batch past the default limit to the board’s home, and the home answers it', async () => {
+    const { a, b } = nodes!;
+    const board = await newBoard(a.url);
+    const agent = await board.agent('bulk');
+    expect((await agent.post('/api/items', { title: 'made on A: A is the home' })).status).toBe(201);
+    const items = Array.from({ length: 500 }, (_, i) => ({ title: `bulk ${i}`, description: 'd'.repeat(4000) }));
+    const sent = await new Client(b.url, agent.defaults).post('/api/items/batch', { items });
+    expect(sent.status, sent.text.slice(0, 300)).toBe(201);
+    // More than a channel bounded by the default body limit carries in one entry.
+    expect(Buffer.byteLength(JSON.stringify({ items }))).toBeGreaterThan(largestEntryBytes(BODY_LIMIT_BYTES));
+    expect((await agent.get('/api/status')).body.counts).toMatchObject({ ready: 501 });
   });
 });
