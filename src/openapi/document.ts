@@ -120,7 +120,7 @@ const SOCKET_OPERATION = {
   security: [{ bearer: [] }, { session: [] }],
   responses: {
     '101': { description: 'Switching protocols.' },
-    ...errorResponses(['AUTH_REQUIRED', 'INVALID_SERVICE_TOKEN', 'EXPIRED_TOKEN', 'UNAUTHENTICATED', 'CSRF_REJECTED', 'NOT_FOUND', 'AUTH_UNAVAILABLE']),
+    ...errorResponses(['AUTH_REQUIRED', 'INVALID_SERVICE_TOKEN', 'EXPIRED_TOKEN', 'UNAUTHENTICATED', 'CSRF_REJECTED', 'NOT_FOUND', 'RATE_LIMITED', 'AUTH_UNAVAILABLE']),
   },
 };
 

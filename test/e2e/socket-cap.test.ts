@@ -76,6 +76,16 @@ describe('sockets per credential', () => {
     await closeAll(await openAll(srv.url, bearer(agent), SOCKETS_PER_CREDENTIAL));
   });
 
+  it('is documented where the refusal is: GET /api/errors and the OpenAPI document name it for GET /api/ws, with the cap', async () => {
+    const listed = (await new Client(srv.url).get('/api/errors')).body.errors.find((e: { code: string }) => e.code === 'RATE_LIMITED');
+    expect(listed.raisedBy).toContain('GET /api/ws');
+    expect(listed.fix).toContain('details.scope: "sockets"');
+    const socket = (await new Client(srv.url).get('/docs/openapi.json')).body.paths['/api/ws'].get;
+    expect(JSON.stringify(socket.responses['429'])).toContain('RATE_LIMITED');
+    expect(socket.description).toContain(`at most ${SOCKETS_PER_CREDENTIAL} open sockets on each node`);
+    expect(socket.description).toContain('Every upgrade draws one request from the credential’s request budget');
+  });
+
   it('counts an account’s sessions together, and leaves another token alone', async () => {
     const board = await newBoard(srv.url);
     const { email, password } = await signedUp(srv.url);
