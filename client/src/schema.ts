@@ -17278,7 +17278,6 @@ export interface operations {
             /**
              * @description ITEM_NOT_READY: The named item is not claimable in its current state.
              *     NOTHING_READY: No item is ready for this principal to claim.
-             *     INVALID_TRANSITION: The item’s (or the doctrine entry’s) lifecycle does not accept that event in its current state.
              *     BOARD_PAUSED: The board is paused by its owner or an admin: claims and changes to the work graph or an item’s state wait. Renew, release, heartbeats, shouts, comments and reads go on, and leases keep their deadlines. Nothing was written.
              *     PROJECT_REQUIRED: No project was selected and the account has no starred default.
              */
@@ -17291,7 +17290,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "ITEM_NOT_READY" | "NOTHING_READY" | "INVALID_TRANSITION" | "BOARD_PAUSED" | "PROJECT_REQUIRED";
+                            code?: "ITEM_NOT_READY" | "NOTHING_READY" | "BOARD_PAUSED" | "PROJECT_REQUIRED";
                         };
                     };
                 };

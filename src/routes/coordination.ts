@@ -39,7 +39,7 @@ export function coordinationRoutes(deps: RouteDeps): Route[] {
         `ttlSeconds ${minTtl}..${TTL_MAX_S}, default ${TTL_DEFAULT_S}. The grant carries leaseId (keep it private), a fencing token strictly increasing per item, expiresAt, and renewBy (half the lease). ` +
         'A claim repeated by the current holder (named, or pull-next while it holds a lease for that purpose) returns its lease unchanged; a refused claim names the holder and its expiry.',
       body: ClaimInput,
-      errors: ['COMMIT_ID_FORBIDDEN', 'ITEM_NOT_FOUND', 'ITEM_NOT_READY', 'NOTHING_READY', 'VERIFY_NOT_INDEPENDENT', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_PAUSED', 'BOARD_BUSY'],
+      errors: ['COMMIT_ID_FORBIDDEN', 'ITEM_NOT_FOUND', 'ITEM_NOT_READY', 'NOTHING_READY', 'VERIFY_NOT_INDEPENDENT', 'ROLE_REQUIRED', 'BOARD_PAUSED', 'BOARD_BUSY'],
       responses: { 200: { description: 'The lease.', schema: LeaseGrant } },
       async handler({ ctx, body }) {
         if (body.head !== undefined) throw new AppError('COMMIT_ID_FORBIDDEN', 'A claim takes no commit id.');
