@@ -1,9 +1,11 @@
 // The operators' import bounds what an export's lines may carry (issue 42, finding 7): an event's
 // data nested past IMPORT_DATA_DEPTH_MAX levels or larger than IMPORT_EVENT_DATA_BYTES_MAX is
 // 400 INVALID_INPUT naming its line, before anything is made (it answered 500 once the store
-// choked on it). Deep JSON in an ordinary request's body is a client's error too, never a 500.
+// choked on it); a body nested past JSON_DEPTH_MAX is 400 INVALID_JSON before that. Deep JSON in an
+// ordinary request's body is a client's error too, never a 500.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IMPORT_DATA_DEPTH_MAX, IMPORT_EVENT_DATA_BYTES_MAX } from '../../../src/admin/import.js';
+import { JSON_DEPTH_MAX } from '../../../src/http/pipeline.js';
 import { newBoard } from '../../support/board.js';
 import { expectError } from '../../support/expect-error.js';
 import { operatorEmail, operatorSession } from '../../support/operators.js';
@@ -52,13 +54,18 @@ async function boardsOf(client: Client): Promise<string[]> {
 }
 
 describe('the import’s bounds on what a line carries', () => {
-  it(`refuses an event whose data is 20,000 levels deep (deeper than ${IMPORT_DATA_DEPTH_MAX}) with 400 INVALID_INPUT naming the line; nothing is made`, async () => {
+  it(`refuses an event whose data is nested deeper than ${IMPORT_DATA_DEPTH_MAX} levels with 400 INVALID_INPUT naming the line; nothing is made`, async () => {
     const { lines, event } = await exported();
-    const { res, client } = await importWith(lines, event, `{"deep":${nested(20_000)}}`);
+    // Within the body’s own bound (JSON_DEPTH_MAX): 4 levels hold the data (the body, lines, the line, its record).
+    const { res, client } = await importWith(lines, event, `{"deep":${nested(JSON_DEPTH_MAX - 4 - 1)}}`);
     expectError(res, 400, 'INVALID_INPUT');
     expect(res.body.error.message).toMatch(new RegExp(`^Line ${event} \\(event \\d+\\): its data is nested deeper than ${IMPORT_DATA_DEPTH_MAX} levels`));
     expect(res.body.error.details).toEqual({ field: `body.lines.${event}.record.data` });
     expect(await boardsOf(client)).toHaveLength(1); // the account's own board only
+    // 20,000 levels (a 500 once): refused with the body itself, past JSON_DEPTH_MAX, before anything reads it.
+    const deeper = await importWith(lines, event, `{"deep":${nested(20_000)}}`);
+    expectError(deeper.res, 400, 'INVALID_JSON');
+    expect(await boardsOf(deeper.client)).toHaveLength(1);
   });
 
   it('refuses an event nested one level past the bound, and takes one at the bound', async () => {
