@@ -90,4 +90,9 @@ describe('the import’s bounds on what a line carries', () => {
     const at = await importWith(lines, event, JSON.stringify({ pad: 'x'.repeat(IMPORT_EVENT_DATA_BYTES_MAX - 10) }));
     expect(at.res.status, at.res.text).toBe(201);
   });
+
+  it('are stated in the route’s description in the OpenAPI document', async () => {
+    const description: string = (await new Client(srv.url).get('/docs/openapi.json')).body.paths['/api/admin/import'].post.description;
+    expect(description).toContain(`nests at most ${IMPORT_DATA_DEPTH_MAX} levels of objects and arrays and is at most ${IMPORT_EVENT_DATA_BYTES_MAX / 1024 / 1024} MiB as JSON`);
+  });
 });
