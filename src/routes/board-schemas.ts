@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import type { BoardItem } from '../../machines/board.js';
 import { publicItem } from '../../machines/item-view.js';
+import { DEPENDS_MAX } from '../board/commands.js';
 
 export const WORK_ID = /^W-\d{1,9}$/;
 export const COMMIT_ID = /^[0-9a-f]{7,64}$/;
@@ -17,7 +18,7 @@ export const ItemInput = z.strictObject({
   type: z.enum(['task', 'bug', 'chore', 'epic']).default('task'),
   priority: z.number().int().min(0).max(4).default(2),
   parentId: z.string().min(1).max(64).nullable().default(null),
-  dependsOn: z.array(z.string().min(1).max(64)).max(100).default([]),
+  dependsOn: z.array(z.string().min(1).max(64)).max(DEPENDS_MAX).default([]),
   verify: z.enum(['none', 'required']).default('none'),
   maxAttempts: z.number().int().min(1).max(20).default(3),
   criteria: z.array(Digest).max(50).default([]),

@@ -1,7 +1,7 @@
 // Items: create (one or an atomic batch), read, operator moves, override, progress.
 import { z } from 'zod';
 import type { NewItem } from '../../machines/board-commands.js';
-import type { ItemEventInput } from '../board/commands.js';
+import { BATCH_MAX, type ItemEventInput } from '../board/commands.js';
 import { listItems } from '../../machines/board.js';
 import { ITEM_STATES } from '../../machines/item-types.js';
 import { DOCTRINE_LEVELS, DOCTRINE_STATUSES } from '../../machines/doctrine-machine.js';
@@ -16,7 +16,7 @@ import { ItemInput as ItemFields, itemView, ItemView, LeaseGrant, WORK_ID } from
 import { ForbiddenHead } from './schemas.js';
 
 const ItemInput = ItemFields.extend({ head: ForbiddenHead });
-const BatchInput = z.strictObject({ items: z.array(ItemInput.extend({ ref: z.string().min(1).max(64).optional() })).min(1).max(500) });
+const BatchInput = z.strictObject({ items: z.array(ItemInput.extend({ ref: z.string().min(1).max(64).optional() })).min(1).max(BATCH_MAX) });
 const StateInput = z.strictObject({ action: z.enum(['block', 'unblock', 'cancel', 'reopen']), reason: z.string().min(1).max(500).optional() });
 const OverrideInput = z.strictObject({ reason: z.string().min(1).max(500) });
 const ProgressInput = z.strictObject({ leaseId: z.string().min(1).max(100), note: z.string().max(2000).default(''), head: ForbiddenHead });
@@ -92,7 +92,7 @@ export function itemRoutes(deps: RouteDeps): Route[] {
       ...base,
       method: 'post',
       path: '/api/items/batch',
-      summary: 'Create up to 500 items atomically; `ref`s wire dependencies among the new items.',
+      summary: `Create up to ${BATCH_MAX} items atomically; \`ref\`s wire dependencies among the new items.`,
       description: LINKS,
       bodyKind: 'json',
       body: BatchInput,
