@@ -75,7 +75,11 @@ function rng(seed: number): () => number {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** A request to `base` (or, when `base` is a function, to the node it names at each try), retried on 503 and on a connection that fails. */
+/**
+ * A request to `base` (or, when `base` is a function, to the node it names at each try), retried on
+ * 503 (for up to about 25 s: a failover, or Redis away from every node, when board commands wait
+ * for it) and on a connection that fails.
+ */
 async function call(base: string | (() => string), method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<Res> {
   for (let attempt = 0; ; attempt++) {
     const url = `${typeof base === 'string' ? base : base()}${path}`;
@@ -88,8 +92,8 @@ async function call(base: string | (() => string), method: string, path: string,
       continue;
     }
     const text = await res.text();
-    if (res.status === 503 && attempt < 20) {
-      await sleep(20 * (attempt + 1));
+    if (res.status === 503 && attempt < 60) {
+      await sleep(Math.min(500, 20 * (attempt + 1)));
       continue;
     }
     return { status: res.status, body: text ? JSON.parse(text) : undefined };
