@@ -3,7 +3,7 @@
 // seven-day window, the notices that make a member's change take effect on every node, and the
 // audit row each change of who can act leaves (DOMAIN.md "Operators"), once the change is made.
 import { AppError } from '../errors/app-error.js';
-import { atLeast, PROJECT_ID, type ProjectSelector, type SelectedProject } from '../auth/project-selection.js';
+import { atLeast, PROJECT_ID, requireRole, type ProjectSelector, type SelectedProject } from '../auth/project-selection.js';
 import type { Identity, Role } from '../auth/identity.js';
 import type { Notice } from '../bus/bus.js';
 import type { Mailer } from '../mail/mailer.js';
@@ -56,7 +56,7 @@ export async function boardFor(ports: Pick<SharingPorts, 'selector'>, identity: 
   if (!PROJECT_ID.test(projectId)) throw new AppError('INVALID_PROJECT_ID', 'projectId must be 1 to 64 letters, digits, "-" or "_".');
   const project = await ports.selector.reachable(identity, projectId);
   if (!project) throw new AppError('PROJECT_SCOPE_DENIED', 'That board does not exist or this credential cannot reach it.');
-  if (!atLeast(project.role, need)) throw new AppError('ROLE_REQUIRED', `This needs the ${need} role on the board; you have ${project.role}.`, { role: project.role, needed: need });
+  requireRole(project.role, need);
   return project;
 }
 

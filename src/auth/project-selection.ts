@@ -130,5 +130,10 @@ const RANK: Record<Role, number> = { viewer: 0, member: 1, admin: 2, owner: 3 };
 
 export const atLeast = (role: Role, needed: Role): boolean => RANK[role] >= RANK[needed];
 
+/** Refuses (403 ROLE_REQUIRED) a caller whose role on the board is below `needed`. */
+export function requireRole(role: Role, needed: Role): void {
+  if (!atLeast(role, needed)) throw new AppError('ROLE_REQUIRED', `This needs the ${needed} role on the board; you have ${role}.`, { role, needed });
+}
+
 /** A token never acts above the role its account holds on the board. */
 const lower = (a: Role, b: Role): Role => (RANK[a] <= RANK[b] ? a : b);

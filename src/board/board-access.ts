@@ -4,7 +4,7 @@ import { BoardBusyError, BoardMissingError, type BoardActor } from '../../actors
 import type { BoardRegistry } from '../../actors/registry.js';
 import { BoardError, type BoardErrorCode } from '../../machines/board-error.js';
 import { RewindError } from '../../machines/restore-point.js';
-import { atLeast } from '../auth/project-selection.js';
+import { requireRole } from '../auth/project-selection.js';
 import type { Role } from '../auth/identity.js';
 import { AppError } from '../errors/app-error.js';
 import type { ErrorCode } from '../errors/registry.js';
@@ -75,7 +75,7 @@ export class BoardAccess {
   private check(ctx: RequestContext, need: Role, group: BoardGroup, workId: string | undefined, findsItem: boolean): BoardCall {
     const project = ctx.project!;
     const identity = ctx.identity!;
-    if (!atLeast(project.role, need)) throw new AppError('ROLE_REQUIRED', `This needs the ${need} role on the board; you have ${project.role}.`, { role: project.role, needed: need });
+    requireRole(project.role, need);
     let within: string[] | null = null;
     if (identity.kind === 'token' && identity.scope === 'resource') {
       const resources = identity.resources ?? [];

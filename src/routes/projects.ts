@@ -1,7 +1,7 @@
 // Projects (boards) of the account, under both /api/projects and the parallel /api/boards.
 import { z } from 'zod';
 import { createProject, deleteBoard, listProjects, pageSize, PROJECT_NAME_MAX, renameProject, summarize } from '../accounts/projects.js';
-import { atLeast, PROJECT_ID } from '../auth/project-selection.js';
+import { boardFor } from '../accounts/sharing.js';
 import type { Identity } from '../auth/identity.js';
 import { originOf } from '../audit-row.js';
 import { setBoardPaused } from '../board/pause.js';
@@ -41,14 +41,6 @@ export function projectRoutes(deps: RouteDeps): Route[] {
   const { store } = deps;
   const audit = committedAudit(store, deps.logger);
 
-  /** The project named in the path, as this credential reaches it, with at least `role`. */
-  async function target(identity: Identity, projectId: string, role: 'admin' | 'owner') {
-    if (!PROJECT_ID.test(projectId)) throw new AppError('INVALID_PROJECT_ID');
-    const project = await deps.selector.reachable(identity, projectId);
-    if (!project) throw new AppError('PROJECT_SCOPE_DENIED');
-    if (!atLeast(project.role, role)) throw new AppError('ROLE_REQUIRED', `This needs the ${role} role on the project.`);
-    return project;
-  }
 
   async function summaryFor(identity: Identity, projectId: string) {
     const [project, member, account] = await Promise.all([store.projects.get(projectId), store.members.get(`${projectId}:${identity.accountId}`), store.accounts.get(identity.accountId)]);
@@ -111,7 +103,7 @@ export function projectRoutes(deps: RouteDeps): Route[] {
       errors: ['INVALID_PROJECT_NAME', 'INVALID_PROJECT_ID', 'PROJECT_SCOPE_DENIED', 'ROLE_REQUIRED', 'BOARD_BUSY'],
       responses: { 200: { description: 'The project’s summary; with the pause when `paused` was sent.', schema: PatchReply } },
       async handler({ ctx, body }) {
-        const project = await target(ctx.identity!, ctx.params.projectId!, 'admin');
+        const project = await boardFor(deps, ctx.identity!, ctx.params.projectId!, 'admin');
         if (body.name !== undefined) await renameProject(store, project.id, body.name);
         const pause = body.paused === undefined ? {} : await setBoardPaused(deps, deps.boards.enterNamed(project, ctx.identity!.principal), body.paused, originOf(ctx));
         return { status: 200, body: { ...(await summaryFor(ctx.identity!, project.id)), ...pause } };
@@ -130,7 +122,7 @@ export function projectRoutes(deps: RouteDeps): Route[] {
       errors: ['INVALID_PROJECT_ID', 'PROJECT_SCOPE_DENIED', 'ROLE_REQUIRED'],
       responses: { 204: { description: 'Deleted.' } },
       async handler({ ctx }) {
-        const project = await target(ctx.identity!, ctx.params.projectId!, 'owner');
+        const project = await boardFor(deps, ctx.identity!, ctx.params.projectId!, 'owner');
         await deleteBoard(store, { by: ctx.identity!, origin: originOf(ctx), audit }, project, ctx.now);
         deps.revoke({ kind: 'revoked', boardId: project.id });
         return { status: 204 };
