@@ -11,8 +11,8 @@ import { BODY_LIMIT_BYTES } from '../config.js';
 import type { PeerEndpoint, PeerLink } from '../http/uws.js';
 import type { BoardRouter } from './board-router.js';
 import { frameBounds, PEER_PATH } from './forwarder.js';
-import { ChannelEnd, channelKey, HELLO_HEADER, type EnvelopeOpener } from './signed-envelope.js';
-import { entryOf, framesOf, type Answer, type Entry } from './wire.js';
+import { ChannelEnd, channelKey, entryOf, HELLO_HEADER, type EnvelopeOpener, type Entry } from './signed-envelope.js';
+import type { Answer } from './wire.js';
 
 const wellFormed = (entry: unknown): entry is [number, string, BoardCommand] =>
   Array.isArray(entry) && entry.length === 3 && Number.isSafeInteger(entry[0]) && typeof entry[1] === 'string' && isBoardCommand(entry[2]);
@@ -35,13 +35,13 @@ export function forwardEndpoint(forwardKey: Buffer, opener: EnvelopeOpener, rout
         onRefused(peer, 'hello');
         return null;
       }
-      const frames = new ChannelEnd(channelKey(forwardKey, hello.nonce), 'to-entry');
+      const frames = new ChannelEnd(channelKey(forwardKey, hello.nonce), 'to-entry', bounds.entry);
       let link: PeerLink | null = null;
       let answers: Entry[] = [];
       const flush = () => {
         const out = answers;
         answers = [];
-        for (const group of framesOf(out, bounds.entry)) for (const frame of frames.seal(group)) link?.send(frame);
+        for (const frame of frames.seal(out)) link?.send(frame);
       };
       const answer = (id: number, a: Answer) => {
         const entry = entryOf([id, a]);

@@ -8,9 +8,9 @@
 import WebSocket from 'ws';
 import type { BoardCommand } from '../board/commands.js';
 import { BODY_LIMIT_BYTES } from '../config.js';
-import { ChannelEnd, channelKey, HELLO_HEADER, sealHello } from './signed-envelope.js';
+import { ChannelEnd, channelKey, entryOf, HELLO_HEADER, sealHello, type Entry } from './signed-envelope.js';
 import type { NodeAddress } from './homes.js';
-import { entryOf, framesOf, largestEntryBytes, peerFrameBytes, type Answer, type Entry } from './wire.js';
+import { largestEntryBytes, peerFrameBytes, type Answer } from './wire.js';
 
 export const PEER_PATH = '/internal/peer';
 
@@ -60,7 +60,7 @@ class Channel {
     private readonly gone: (channel: Channel) => void,
   ) {
     const hello = sealHello(forwardKey, { from: self, to: to.node, at });
-    this.frames = new ChannelEnd(channelKey(forwardKey, hello.nonce), 'to-home');
+    this.frames = new ChannelEnd(channelKey(forwardKey, hello.nonce), 'to-home', bounds.entry);
     this.ws = new WebSocket(`${to.url.replace(/^http/, 'ws')}${PEER_PATH}`, { headers: { [HELLO_HEADER]: hello.header }, perMessageDeflate: false, maxPayload: bounds.frame, handshakeTimeout: 5000 });
     this.ws.on('open', () => {
       this.open = true;
@@ -98,7 +98,7 @@ class Channel {
       const w = this.waiting.get(id);
       if (w) w.sent = true;
     }
-    for (const group of framesOf(out, this.bounds.entry)) for (const frame of this.frames.seal(group)) this.ws.send(frame);
+    for (const frame of this.frames.seal(out)) this.ws.send(frame);
   }
 
   private answered(frame: string): void {

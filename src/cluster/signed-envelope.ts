@@ -49,25 +49,33 @@ export function openFrame(key: Buffer, direction: Direction, n: number, frame: s
   return equal(frame.slice(first + 1, second), mac(key, `${direction}.${n}.${text}`)) ? text : null;
 }
 
-/** A frame's text at most (both ways): a turn's entries beyond it go in further frames. */
-export const FRAME_TEXT_BYTES = 8 * 1024 * 1024;
+/** An entry of a frame: its JSON text, and its size in bytes (UTF-8, as it goes on the wire). */
+export interface Entry {
+  text: string;
+  bytes: number;
+}
+
+export const entryOf = (value: unknown): Entry => {
+  const text = JSON.stringify(value);
+  return { text, bytes: Buffer.byteLength(text) };
+};
 
 /**
- * Packs JSON texts into frames' texts (`[a,b,…]`) of at most `limit` bytes each (one longer text
- * goes alone). Each entry is encoded once.
+ * Packs entries, in order, into frames' texts (`[a,b,…]`): each list's entries and commas take at
+ * most `limit` bytes, so its text at most `limit` + 2 (one longer entry goes alone).
  */
-export function packFrames(entries: readonly string[], limit = FRAME_TEXT_BYTES): string[] {
+export function packFrames(entries: readonly Entry[], limit: number): string[] {
   const frames: string[] = [];
   let batch: string[] = [];
-  let bytes = 0;
+  let bytes = -1; // n entries take n - 1 commas
   for (const entry of entries) {
-    if (batch.length > 0 && bytes + entry.length + 1 > limit) {
+    if (batch.length > 0 && bytes + entry.bytes + 1 > limit) {
       frames.push(`[${batch.join(',')}]`);
       batch = [];
-      bytes = 0;
+      bytes = -1;
     }
-    batch.push(entry);
-    bytes += entry.length + 1; // UTF-16 length: a bound on frames, not an exact byte count
+    batch.push(entry.text);
+    bytes += entry.bytes + 1;
   }
   if (batch.length > 0) frames.push(`[${batch.join(',')}]`);
   return frames;
@@ -75,7 +83,8 @@ export function packFrames(entries: readonly string[], limit = FRAME_TEXT_BYTES)
 
 /**
  * One end of a channel: what it sends, a turn's entries packed into frames signed and numbered in
- * its direction; what it receives, each frame in turn, opened and read as a JSON list.
+ * its direction; what it receives, each frame in turn, opened and read as a JSON list. `entryLimit`:
+ * the channel's bound on one entry, and so on a list's entries together (src/cluster/wire.ts).
  */
 export class ChannelEnd {
   private sent = 0;
@@ -84,10 +93,11 @@ export class ChannelEnd {
   constructor(
     private readonly key: Buffer,
     private readonly sends: Direction,
+    private readonly entryLimit: number,
   ) {}
 
-  seal(entries: readonly string[]): string[] {
-    return packFrames(entries).map((text) => sealFrame(this.key, this.sends, ++this.sent, text));
+  seal(entries: readonly Entry[]): string[] {
+    return packFrames(entries, this.entryLimit).map((text) => sealFrame(this.key, this.sends, ++this.sent, text));
   }
 
   /** The next frame's entries; null when it does not open or is not a JSON list. */

@@ -77,32 +77,3 @@ export function largestEntryBytes(bodyLimitBytes: number): number {
 export function peerFrameBytes(bodyLimitBytes: number): number {
   return SEAL_BYTES + '[]'.length + largestEntryBytes(bodyLimitBytes);
 }
-
-/** An entry of a frame: its JSON text, and its size in bytes. */
-export interface Entry {
-  text: string;
-  bytes: number;
-}
-
-export const entryOf = (value: unknown): Entry => {
-  const text = JSON.stringify(value);
-  return { text, bytes: Buffer.byteLength(text) };
-};
-
-/** Entries' texts in groups whose list (`[a,b,…]`) is at most `limit` + 2 bytes, in order: each group one frame. */
-export function framesOf(entries: readonly Entry[], limit: number): string[][] {
-  const groups: string[][] = [];
-  let group: string[] = [];
-  let bytes = -1; // n entries take n - 1 commas
-  for (const entry of entries) {
-    if (group.length > 0 && bytes + entry.bytes + 1 > limit) {
-      groups.push(group);
-      group = [];
-      bytes = -1;
-    }
-    group.push(entry.text);
-    bytes += entry.bytes + 1;
-  }
-  if (group.length > 0) groups.push(group);
-  return groups;
-}

@@ -1,7 +1,7 @@
 // The peer channel's seals, without a server: which hellos open, for how long a nonce is
 // remembered as the periods rotate, and which frames open on a channel.
 import { describe, expect, it } from 'vitest';
-import { channelKey, ENVELOPE_SKEW_MS, EnvelopeOpener, openFrame, packFrames, sealFrame, sealHello } from '../../src/cluster/signed-envelope.js';
+import { ChannelEnd, channelKey, ENVELOPE_SKEW_MS, EnvelopeOpener, entryOf, openFrame, packFrames, sealFrame, sealHello } from '../../src/cluster/signed-envelope.js';
 
 const key = Buffer.alloc(32, 7);
 const hello = (at: number, to = 'home') => ({ from: 'entry', to, at });
@@ -64,12 +64,36 @@ describe('channel frames', () => {
   });
 
   it('pack a turn’s entries into JSON arrays under the limit, each entry whole and in order', () => {
-    const entries = Array.from({ length: 10 }, (_, i) => JSON.stringify([i, 'b', { n: 'x'.repeat(i * 10) }]));
-    const frames = packFrames(entries, 120);
+    const entries = Array.from({ length: 10 }, (_, i) => entryOf([i, 'b', { n: 'x'.repeat(i * 10) }]));
+    const frames = packFrames(entries, 118);
     expect(frames.length).toBeGreaterThan(1);
-    expect(frames.flatMap((f) => JSON.parse(f) as unknown[])).toEqual(entries.map((e) => JSON.parse(e) as unknown));
-    for (const f of frames) if ((JSON.parse(f) as unknown[]).length > 1) expect(f.length).toBeLessThanOrEqual(120);
-    expect(packFrames([JSON.stringify('y'.repeat(500))], 120)).toEqual([`[${JSON.stringify('y'.repeat(500))}]`]);
-    expect(packFrames([])).toEqual([]);
+    expect(frames.flatMap((f) => JSON.parse(f) as unknown[])).toEqual(entries.map((e) => JSON.parse(e.text) as unknown));
+    for (const f of frames) if ((JSON.parse(f) as unknown[]).length > 1) expect(Buffer.byteLength(f)).toBeLessThanOrEqual(118 + 2);
+    expect(packFrames([entryOf('y'.repeat(500))], 118)).toEqual([`[${JSON.stringify('y'.repeat(500))}]`]);
+    expect(packFrames([], 118)).toEqual([]);
+  });
+
+  it('count an entry’s UTF-8 bytes, as the frame goes on the wire, not its UTF-16 units', () => {
+    // 32 UTF-16 units each (three would fit 118 by that count), 92 bytes each: one a frame.
+    const euros = Array.from({ length: 3 }, () => entryOf('€'.repeat(30)));
+    expect(euros[0]!.bytes).toBe(92);
+    const frames = packFrames(euros, 118);
+    expect(frames).toHaveLength(3);
+    for (const f of frames) expect(Buffer.byteLength(f)).toBeLessThanOrEqual(118 + 2);
+    // Entries and commas exactly at the limit share a frame; one byte more does not.
+    const ascii = (n: number) => entryOf('a'.repeat(n - 2)); // its text: n bytes with the quotes
+    expect(packFrames([ascii(58), ascii(59)], 118)).toHaveLength(1);
+    expect(packFrames([ascii(59), ascii(59)], 118)).toHaveLength(2);
+  });
+
+  it('seal a turn’s entries at one end within the channel’s bound, and open them in order at the other', () => {
+    const channel = channelKey(key, sealHello(key, hello(0)).nonce);
+    const entry = new ChannelEnd(channel, 'to-home', 200);
+    const home = new ChannelEnd(channel, 'to-entry', 200);
+    const entries = Array.from({ length: 12 }, (_, i) => entryOf([i, 'b1', { kind: 'expire', note: 'é'.repeat(40) }]));
+    const frames = entry.seal(entries);
+    expect(frames.length).toBeGreaterThan(1);
+    for (const f of frames) expect(Buffer.byteLength(openFrame(channel, 'to-home', frames.indexOf(f) + 1, f)!)).toBeLessThanOrEqual(200 + 2);
+    expect(frames.flatMap((f) => home.open(f)!)).toEqual(entries.map((e) => JSON.parse(e.text) as unknown));
   });
 });
