@@ -90,7 +90,7 @@ export class Allowlist implements Exemption {
     this.timer = null;
   }
 
-  /** After a change made here: a read that starts after it (one under way may have started before). */
+  /** A read that starts after this call (one under way may have started before a change). */
   private async reload(): Promise<void> {
     await this.loading?.catch(() => undefined);
     await this.refresh();
@@ -149,7 +149,7 @@ export class Allowlist implements Exemption {
     const { kind, value } = canonicalEntry(raw);
     const existing = await this.store.allowlist.get(idOf(kind, value));
     if (existing) return { entry: entryOf(existing), created: false };
-    await this.refresh();
+    await this.reload(); // the count as it stands now: a read under way may have begun before entries were removed
     if (this.entries.length >= MAX_ENTRIES) throw new AppError('ALLOWLIST_LIMIT', `The allowlist holds ${MAX_ENTRIES} entries; remove some, or list a range or domain instead of many addresses.`);
     const record: AllowlistRecord = { _id: idOf(kind, value), version: 1, kind, value, reason, addedBy: ctx.identity!.principal, at: ctx.now };
     try {

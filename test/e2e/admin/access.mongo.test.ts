@@ -4,6 +4,7 @@ import { mongoStore } from '../../support/stores.js';
 import { Client, startTestServer, type TestServer } from '../../support/server.js';
 import { unique } from '../../support/temp.js';
 import { until } from '../../support/until.js';
+import { verifyEmail } from '../../support/verify-email.js';
 import { accessFlow } from './access-flow.js';
 
 const uri = inject('mongoUri');
@@ -29,6 +30,7 @@ describe.skipIf(!uri)('mongo', () => {
       const [a, b] = servers as [TestServer, TestServer];
       const op = new Client(a.url, { 'x-forwarded-for': '198.51.100.1' });
       expect((await op.post('/api/auth/signup', { email: opEmail, password: 'operator password 123' })).status).toBe(201);
+      await verifyEmail(a, opEmail); // an operator's address is confirmed
       const login = (address: string) => new Client(b.url, { 'x-forwarded-for': address }).post('/api/auth/login', { email: 'nobody@example.com', password: 'not the password' });
 
       // Each probe comes from an address of its own, first spending its one login a minute, so the
