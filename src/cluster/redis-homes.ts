@@ -57,7 +57,7 @@ export class RedisHomes implements Homes {
   ) {
     this.clock = options.clock ?? Date.now;
     this.leaseMs = options.leaseMs ?? HOME_LEASE_MS;
-    // Fail fast: a command must not wait for Redis (without it, any node decides; the version check keeps that right).
+    // Fail fast: a command must not wait for Redis (without it, no home can be learned, and the command answers 503 BOARD_BUSY at once).
     this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, commandTimeout: 1000 }) as Scripted;
     this.redis.on('error', () => undefined);
     this.redis.defineCommand('homeTake', { numberOfKeys: 1, lua: TAKE });
