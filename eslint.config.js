@@ -8,7 +8,8 @@ const ADAPTERS = { group: ['**/store/embedded/**', '**/store/mongo/**'], message
 const UWS = { group: ['uWebSockets.js'], message: 'Only src/http/uws.ts imports uWebSockets.js.' };
 const ABOVE = {
   group: ['**/http/**', '**/routes/**'],
-  message: 'Layers below the server (auth, ratelimit, ws, bus, errors, accounts, board, billing, mail) never import src/http or src/routes; shared names live in src/request-context.ts.',
+  message:
+    'Layers below the server (auth, ratelimit, ws, bus, errors, accounts, board, billing, mail) never import src/http or src/routes; shared names live in src/request-context.ts.',
 };
 
 export default tseslint.config(
@@ -20,31 +21,79 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
-  { files: ['**/*.mjs', '**/*.js'], languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } } },
-  { files: ['machines/**/*.ts'], rules: restrict([{ group: ['**/src/**', '**/actors/**', '**/store/**', 'node:*'], message: 'machines/ is pure: no I/O and nothing of ours.' }]) },
-  { files: ['actors/**/*.ts'], rules: restrict([{ group: ['**/src/**', '**/store/embedded/**', '**/store/mongo/**'], message: 'actors/ use machines/ and store ports only.' }]) },
-  { files: ['store/**/*.ts'], rules: restrict([{ group: ['**/src/**', '**/actors/**', '**/machines/**'], message: 'store/ knows nothing of the server.' }]) },
+  {
+    files: ['**/*.mjs', '**/*.js'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
+  },
+  {
+    files: ['machines/**/*.ts'],
+    rules: restrict([
+      {
+        group: ['**/src/**', '**/actors/**', '**/store/**', 'node:*'],
+        message: 'machines/ is pure: no I/O and nothing of ours.',
+      },
+    ]),
+  },
+  {
+    files: ['actors/**/*.ts'],
+    rules: restrict([
+      {
+        group: ['**/src/**', '**/store/embedded/**', '**/store/mongo/**'],
+        message: 'actors/ use machines/ and store ports only.',
+      },
+    ]),
+  },
+  {
+    files: ['store/**/*.ts'],
+    rules: restrict([
+      { group: ['**/src/**', '**/actors/**', '**/machines/**'], message: 'store/ knows nothing of the server.' },
+    ]),
+  },
   {
     files: ['store/embedded/**/*.ts'],
-    rules: restrict([{ group: ['**/src/**', '**/actors/**', '**/machines/**', '**/mongo/**'], message: 'store adapters import their ports only.' }]),
+    rules: restrict([
+      {
+        group: ['**/src/**', '**/actors/**', '**/machines/**', '**/mongo/**'],
+        message: 'store adapters import their ports only.',
+      },
+    ]),
   },
   {
     files: ['store/mongo/**/*.ts'],
-    rules: restrict([{ group: ['**/src/**', '**/actors/**', '**/machines/**', '**/embedded/**'], message: 'store adapters import their ports only.' }]),
+    rules: restrict([
+      {
+        group: ['**/src/**', '**/actors/**', '**/machines/**', '**/embedded/**'],
+        message: 'store adapters import their ports only.',
+      },
+    ]),
   },
   {
     files: ['src/**/*.ts'],
     ignores: ['src/main.ts'],
     rules: restrict([ADAPTERS, UWS]),
   },
-  { files: ['src/{auth,ratelimit,ws,bus,errors,accounts,board,billing,mail}/**/*.ts'], rules: restrict([ADAPTERS, UWS, ABOVE]) },
+  {
+    files: ['src/{auth,ratelimit,ws,bus,errors,accounts,board,billing,mail}/**/*.ts'],
+    rules: restrict([ADAPTERS, UWS, ABOVE]),
+  },
   {
     files: ['client/src/**/*.ts'],
-    rules: restrict([{ group: ['**/src/**', '**/machines/**', '**/actors/**', '**/store/**', '**/test/**', 'node:*'], message: 'client/src is a package of its own, for Node and browsers: nothing of the server, no node: module.' }]),
+    rules: restrict([
+      {
+        group: ['**/src/**', '**/machines/**', '**/actors/**', '**/store/**', '**/test/**', 'node:*'],
+        message: 'client/src is a package of its own, for Node and browsers: nothing of the server, no node: module.',
+      },
+    ]),
   },
   {
     files: ['web/src/**/*.{ts,tsx}'],
-    rules: restrict([{ group: ['**/src/**', '**/machines/**', '**/actors/**', '**/store/**', '**/client/**'], message: 'web/ knows the server through @agent-board/client alone (its types and its fetch wrapper), never by importing server code.' }]),
+    rules: restrict([
+      {
+        group: ['**/src/**', '**/machines/**', '**/actors/**', '**/store/**', '**/client/**'],
+        message:
+          'web/ knows the server through @agent-board/client alone (its types and its fetch wrapper), never by importing server code.',
+      },
+    ]),
   },
   { files: ['src/http/uws.ts', 'test/**/*.ts'], rules: { 'no-restricted-imports': 'off' } },
 );

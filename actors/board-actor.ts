@@ -126,13 +126,39 @@ function endsQuiet(before: Committed, now: number): boolean {
 }
 
 /** A committed event as the header's outbox keeps it (written as literals: V8 copies a spread with more properties slowly). */
-const logged = (e: CommittedEvent): OutboxEvent => ({ _id: `${e.boardId}:${e.seq}`, boardId: e.boardId, seq: e.seq, type: e.type, actor: e.actor, workId: e.workId, at: e.at, data: e.data });
+const logged = (e: CommittedEvent): OutboxEvent => ({
+  _id: `${e.boardId}:${e.seq}`,
+  boardId: e.boardId,
+  seq: e.seq,
+  type: e.type,
+  actor: e.actor,
+  workId: e.workId,
+  at: e.at,
+  data: e.data,
+});
 
 /** Outbox events as the log stores them (an event is written once, at version 1). */
-const logRecords = (outbox: readonly OutboxEvent[]): EventRecord[] => outbox.map((e) => ({ _id: e._id, boardId: e.boardId, seq: e.seq, type: e.type, actor: e.actor, workId: e.workId, at: e.at, data: e.data, version: 1 }));
+const logRecords = (outbox: readonly OutboxEvent[]): EventRecord[] =>
+  outbox.map((e) => ({
+    _id: e._id,
+    boardId: e.boardId,
+    seq: e.seq,
+    type: e.type,
+    actor: e.actor,
+    workId: e.workId,
+    at: e.at,
+    data: e.data,
+    version: 1,
+  }));
 
 function boardOf({ record, items }: LoadedBoard): Board {
-  return boardFrom(items as StoredEntry[], record.nextWorkSeq, record.nextFencingToken, record.retiredLeases ?? [], record.paused ?? null);
+  return boardFrom(
+    items as StoredEntry[],
+    record.nextWorkSeq,
+    record.nextFencingToken,
+    record.retiredLeases ?? [],
+    record.paused ?? null,
+  );
 }
 
 export class BoardActor {
@@ -223,7 +249,10 @@ export class BoardActor {
     const [record] = await this.ports.boards.select({ _id: this.boardId }, ['outbox']);
     const outbox = record?.outbox ?? [];
     if (!outbox.length) return;
-    const copied = await this.ports.events.count({ boardId: this.boardId, seq: { $gte: outbox[0]!.seq, $lte: outbox.at(-1)!.seq } });
+    const copied = await this.ports.events.count({
+      boardId: this.boardId,
+      seq: { $gte: outbox[0]!.seq, $lte: outbox.at(-1)!.seq },
+    });
     if (copied < outbox.length) await this.copyToLog(outbox);
   }
 
@@ -338,7 +367,8 @@ export class BoardActor {
       const meanwhile = await Promise.race([started.handedOver.then(() => true), written.landed.then(() => false)]);
       if (meanwhile && !this.behind && this.mailbox.length) {
         ahead = this.decideOn({ record: written.record, board }, this.mailbox.splice(0, BATCH_LIMIT));
-        if (this.ports.boards.writesInOrder === true && changesAnything(ahead)) ahead.started = this.start(ahead, written.record.commitId);
+        if (this.ports.boards.writesInOrder === true && changesAnything(ahead))
+          ahead.started = this.start(ahead, written.record.commitId);
       }
       landed = await written.landed;
     } catch (error) {
@@ -429,7 +459,10 @@ export class BoardActor {
    * the counters, the outbox. Resolves with the header it writes as soon as the write is on its
    * way; `landed` says whether it landed.
    */
-  private async write({ base: current, board, changed, events, now }: Decided, options: CommitOptions): Promise<Written> {
+  private async write(
+    { base: current, board, changed, events, now }: Decided,
+    options: CommitOptions,
+  ): Promise<Written> {
     // A store that writes the log in the commit's own transaction is handed the events; the header
     // then keeps only the newest (when the board last changed), and nothing waits to be copied.
     const logs = this.ports.boards.logsInCommit === true;
@@ -442,7 +475,10 @@ export class BoardActor {
       if (carried.length > CARRIED_LIMIT) throw new BoardBusyError(this.boardId);
     }
     const outbox = [...carried, ...events.map(logged)];
-    const { kept: stats, closed } = closedDays(foldStats(current.record.stats as BoardStats | undefined, events, board), now);
+    const { kept: stats, closed } = closedDays(
+      foldStats(current.record.stats as BoardStats | undefined, events, board),
+      now,
+    );
     // Before the commit that drops them from the header: a day is always in one or the other.
     if (closed.length) await archiveDays(this.ports, this.boardId, closed, current.record.version, oldestDayKept(now));
     const set: Partial<BoardRecord> = {
@@ -465,8 +501,19 @@ export class BoardActor {
       if (entry) (writes.put as StoredEntry[]).push(entry);
       else (writes.removed as string[]).push(key);
     }
-    const landed = this.ports.boards.commit(this.boardId, current.record.version, set, writes, logs ? logRecords(outbox) : undefined, options);
-    return { record: { ...current.record, ...set, version: current.record.version + 1 }, landed, loggedThrough: logs && outbox.length ? outbox.at(-1)!.seq : null };
+    const landed = this.ports.boards.commit(
+      this.boardId,
+      current.record.version,
+      set,
+      writes,
+      logs ? logRecords(outbox) : undefined,
+      options,
+    );
+    return {
+      record: { ...current.record, ...set, version: current.record.version + 1 },
+      landed,
+      loggedThrough: logs && outbox.length ? outbox.at(-1)!.seq : null,
+    };
   }
 
   /** The outbox's events not yet known to be in the log (in seq order, as the outbox keeps them). */
@@ -495,7 +542,12 @@ export class BoardActor {
       const delta = await this.ports.boards.changesSince(this.boardId, held.record.version);
       if (!delta) throw new BoardMissingError(this.boardId);
       const { record } = delta;
-      const board = withStored(held.board, delta.items as StoredEntry[], delta.removed, { nextWorkSeq: record.nextWorkSeq, nextFencingToken: record.nextFencingToken, retired: record.retiredLeases ?? [], paused: record.paused ?? null });
+      const board = withStored(held.board, delta.items as StoredEntry[], delta.removed, {
+        nextWorkSeq: record.nextWorkSeq,
+        nextFencingToken: record.nextFencingToken,
+        retired: record.retiredLeases ?? [],
+        paused: record.paused ?? null,
+      });
       loaded = { record, board };
     } else {
       const stored = await this.ports.boards.load(this.boardId);

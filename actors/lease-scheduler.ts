@@ -81,7 +81,9 @@ export class LeaseScheduler {
       const from = this.warnedUntil.get(actor.boardId) ?? -Infinity;
       board.index.warnings.forRange([from, '\uffff'], [now, '\uffff'], true, (_key, workId) => {
         const lease = board.items.get(workId)!.life.lease!;
-        if (now < lease.expiresAt) for (const l of this.warningListeners) l(actor.boardId, { workId, holder: lease.holder, expiresAt: lease.expiresAt });
+        if (now < lease.expiresAt)
+          for (const l of this.warningListeners)
+            l(actor.boardId, { workId, holder: lease.holder, expiresAt: lease.expiresAt });
       });
       this.warnedUntil.set(actor.boardId, now);
       const due = nextExpiry(board);

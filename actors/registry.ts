@@ -42,7 +42,10 @@ export class BoardRegistry {
     private readonly options: RegistryOptions,
   ) {
     this.idleMs = options.idleMs ?? 5 * 60_000;
-    this.scheduler = new LeaseScheduler(options.clock, options.expire ?? ((boardId) => this.get(boardId).ask(expireDue())));
+    this.scheduler = new LeaseScheduler(
+      options.clock,
+      options.expire ?? ((boardId) => this.get(boardId).ask(expireDue())),
+    );
     if (options.onWarning) this.scheduler.onWarning(options.onWarning);
   }
 
@@ -50,7 +53,14 @@ export class BoardRegistry {
     let actor = this.actors.get(boardId);
     if (!actor) {
       const onQuiet = this.options.onQuiet;
-      actor = new BoardActor(boardId, this.ports, this.options.clock, this.options.onListenerError, onQuiet && ((before) => onQuiet(boardId, before)), this.options.currency);
+      actor = new BoardActor(
+        boardId,
+        this.ports,
+        this.options.clock,
+        this.options.onListenerError,
+        onQuiet && ((before) => onQuiet(boardId, before)),
+        this.options.currency,
+      );
       actor.subscribe((events, board) => {
         this.scheduler.plan(actor!, board);
         this.options.onCommit?.(boardId, events);
@@ -106,7 +116,9 @@ export class BoardRegistry {
 
   private async sweep(): Promise<void> {
     const now = this.options.clock();
-    const due = await this.ports.boards.select({ nextDeadline: { $lte: now + 1000 } }, ['nextDeadline'], { limit: 1000 });
+    const due = await this.ports.boards.select({ nextDeadline: { $lte: now + 1000 } }, ['nextDeadline'], {
+      limit: 1000,
+    });
     for (const { _id } of due) {
       // A timer this node armed is trusted until the clock passes its time; then (a clock step,
       // a stalled event loop) it fires at once rather than being armed again later.

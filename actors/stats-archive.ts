@@ -13,9 +13,27 @@ const idOf = (boardId: string, day: string): string => `${boardId}:${day}`;
  * `oldestDay`. A day archived already from a later header version stays as it is; one from an
  * earlier version (a writer whose commit was then refused: its header was stale) is replaced.
  */
-export async function archiveDays(ports: StatsArchivePorts, boardId: string, days: readonly [string, DayStats][], fromVersion: number, oldestDay: string): Promise<void> {
+export async function archiveDays(
+  ports: StatsArchivePorts,
+  boardId: string,
+  days: readonly [string, DayStats][],
+  fromVersion: number,
+  oldestDay: string,
+): Promise<void> {
   const archive = ports.boardStatsDays;
-  const records = new Map(days.map(([day, stats]) => [idOf(boardId, day), { _id: idOf(boardId, day), version: 1, boardId, day, stats: stats as unknown as Record<string, unknown>, fromVersion }]));
+  const records = new Map(
+    days.map(([day, stats]) => [
+      idOf(boardId, day),
+      {
+        _id: idOf(boardId, day),
+        version: 1,
+        boardId,
+        day,
+        stats: stats as unknown as Record<string, unknown>,
+        fromVersion,
+      },
+    ]),
+  );
   await archive.insertMissing([...records.values()]);
   for (const held of await archive.find({ _id: { $in: [...records.keys()] } })) {
     let current: BoardStatsDayRecord | null = held;
@@ -30,7 +48,14 @@ export async function archiveDays(ports: StatsArchivePorts, boardId: string, day
 }
 
 /** The board's archived days from `firstDay` on (all of them without it), oldest first. */
-export async function archivedDays(ports: StatsArchivePorts, boardId: string, firstDay?: string): Promise<[string, DayStats][]> {
-  const found = await ports.boardStatsDays.find(firstDay === undefined ? { boardId } : { boardId, day: { $gte: firstDay } }, { sort: [['day', 1]] });
+export async function archivedDays(
+  ports: StatsArchivePorts,
+  boardId: string,
+  firstDay?: string,
+): Promise<[string, DayStats][]> {
+  const found = await ports.boardStatsDays.find(
+    firstDay === undefined ? { boardId } : { boardId, day: { $gte: firstDay } },
+    { sort: [['day', 1]] },
+  );
   return found.map((r) => [r.day, r.stats as unknown as DayStats]);
 }

@@ -20,7 +20,13 @@ const WARM_UP_SECONDS = Number(process.env.HOMES_BENCH_WARM_UP_SECONDS ?? 20);
 const AGENTS = Number(process.env.HOMES_BENCH_AGENTS ?? 16);
 const ITEMS = 1000;
 
-type Layout = 'one node' | 'two nodes, round-robin' | 'two nodes, pinned' | 'two boards, one node' | 'two boards, two nodes' | 'two boards, two nodes, each at home';
+type Layout =
+  | 'one node'
+  | 'two nodes, round-robin'
+  | 'two nodes, pinned'
+  | 'two boards, one node'
+  | 'two boards, two nodes'
+  | 'two boards, two nodes, each at home';
 interface Run {
   cyclesPerSecond: number;
   claimP50: number;
@@ -50,7 +56,18 @@ async function withNodes<T>(count: number, use: (nodes: BenchNode[]) => Promise<
   const db = `bench_homes_${Date.now()}_${Math.random().toString(36).slice(2, 8)}`;
   const nodes: BenchNode[] = [];
   try {
-    for (let i = 0; i < count; i++) nodes.push(await startNode({ STORE: 'mongo', MONGODB_URI: uri!, MONGODB_DB: db, REDIS_URL: redisUrl!, NODE_ID: `bench-${i}`, BOARD_RATE_SCALE: '10000', LOG_LEVEL: 'info' }));
+    for (let i = 0; i < count; i++)
+      nodes.push(
+        await startNode({
+          STORE: 'mongo',
+          MONGODB_URI: uri!,
+          MONGODB_DB: db,
+          REDIS_URL: redisUrl!,
+          NODE_ID: `bench-${i}`,
+          BOARD_RATE_SCALE: '10000',
+          LOG_LEVEL: 'info',
+        }),
+      );
     return await use(nodes);
   } finally {
     for (const n of nodes) await n.stop();
@@ -66,10 +83,14 @@ async function boardOn(home: BenchNode, agents: number, items = ITEMS) {
   const owner = await ownerAndAgent(home.url);
   const call = client(home.url, owner.agent);
   for (let made = 0; made < items; made += 500) {
-    const res = await call('POST', '/api/items/batch', { items: Array.from({ length: 500 }, (_, i) => ({ title: `item ${made + i}` })) });
+    const res = await call('POST', '/api/items/batch', {
+      items: Array.from({ length: 500 }, (_, i) => ({ title: `item ${made + i}` })),
+    });
     if (res.status !== 201) throw new Error(`batch: ${res.status}`);
   }
-  return Promise.all(Array.from({ length: agents }, (_, i) => tokenFor(home.url, owner, owner.projectId, `agent-${i}`)));
+  return Promise.all(
+    Array.from({ length: agents }, (_, i) => tokenFor(home.url, owner, owner.projectId, `agent-${i}`)),
+  );
 }
 
 async function cycles(layout: Layout): Promise<Run> {
@@ -78,7 +99,9 @@ async function cycles(layout: Layout): Promise<Run> {
   return withNodes(nodeCount, async (nodes) => {
     await warmUp(nodes);
     // With two boards on two nodes, each board is filled through its own node, its home.
-    const tokens = (await Promise.all(Array.from({ length: boards }, (_, b) => boardOn(nodes[b % nodes.length]!, AGENTS)))).flat();
+    const tokens = (
+      await Promise.all(Array.from({ length: boards }, (_, b) => boardOn(nodes[b % nodes.length]!, AGENTS)))
+    ).flat();
     const clients = tokens.map((t) => nodes.map((n) => client(n.url, t)));
     const store = storePid();
     const claims: number[] = [];
@@ -92,7 +115,12 @@ async function cycles(layout: Layout): Promise<Run> {
     await Promise.all(
       clients.map(async (mine, k) => {
         // Agent k works on board ⌊k / AGENTS⌋, whose home is node ⌊k / AGENTS⌋ (it was filled there).
-        const next = () => (layout === 'two nodes, pinned' ? mine[k % mine.length]! : layout === 'two boards, two nodes, each at home' ? mine[Math.floor(k / AGENTS)]! : mine[turn++ % mine.length]!);
+        const next = () =>
+          layout === 'two nodes, pinned'
+            ? mine[k % mine.length]!
+            : layout === 'two boards, two nodes, each at home'
+              ? mine[Math.floor(k / AGENTS)]!
+              : mine[turn++ % mine.length]!;
         while (performance.now() < end) {
           const t = performance.now();
           const lease = await next()('POST', '/api/claim', {});
@@ -100,13 +128,17 @@ async function cycles(layout: Layout): Promise<Run> {
           if (lease.status !== 200) throw new Error(`claim: ${lease.status} ${JSON.stringify(lease.body)}`);
           claims.push(performance.now() - t);
           const submitted = await next()('POST', '/api/submit', { leaseId: lease.body.leaseId, head: 'abcdef1' });
-          if (submitted.status !== 200) throw new Error(`submit: ${submitted.status} ${JSON.stringify(submitted.body)}`);
+          if (submitted.status !== 200)
+            throw new Error(`submit: ${submitted.status} ${JSON.stringify(submitted.body)}`);
           done++;
         }
       }),
     );
     const seconds = (performance.now() - start) / 1000;
-    if (emptied) console.log(`bench/board-homes.ts: ${layout}: a board ran out of ready items after ${seconds.toFixed(1)} s; cycles/s is over that time`);
+    if (emptied)
+      console.log(
+        `bench/board-homes.ts: ${layout}: a board ran out of ready items after ${seconds.toFixed(1)} s; cycles/s is over that time`,
+      );
     const serverCpu = nodes.reduce((sum, n, i) => sum + cpuMicros(n.pid) - cpuBefore[i]!, 0);
     return {
       cyclesPerSecond: done / seconds,
@@ -128,14 +160,21 @@ async function cycles(layout: Layout): Promise<Run> {
 async function warmUp(nodes: BenchNode[]): Promise<void> {
   const end = performance.now() + WARM_UP_SECONDS * 1000;
   // Enough items for the warm-up not to run out: about 100 cycles a second per board here.
-  const tokens = (await Promise.all([0, 1].map((b) => boardOn(nodes[b % nodes.length]!, AGENTS / 2, Math.ceil((WARM_UP_SECONDS * 150) / 500) * 500)))).flat();
+  const tokens = (
+    await Promise.all(
+      [0, 1].map((b) => boardOn(nodes[b % nodes.length]!, AGENTS / 2, Math.ceil((WARM_UP_SECONDS * 150) / 500) * 500)),
+    )
+  ).flat();
   await Promise.all(
     tokens.map(async (token, k) => {
       const through = nodes.map((n) => client(n.url, token));
       for (let turn = k; performance.now() < end; turn++) {
         const lease = await through[turn % through.length]!('POST', '/api/claim', {});
         if (lease.status !== 200) return; // the warm-up board is done
-        await through[(turn + 1) % through.length]!('POST', '/api/submit', { leaseId: lease.body.leaseId, head: 'abcdef1' });
+        await through[(turn + 1) % through.length]!('POST', '/api/submit', {
+          leaseId: lease.body.leaseId,
+          head: 'abcdef1',
+        });
       }
     }),
   );
@@ -170,9 +209,23 @@ if (!uri || !redisUrl) {
   console.log('bench/board-homes.ts: MONGODB_URI and REDIS_URL are needed; skipped.');
   process.exit(0);
 }
-const allLayouts: Layout[] = ['one node', 'two nodes, round-robin', 'two nodes, pinned', 'two boards, one node', 'two boards, two nodes', 'two boards, two nodes, each at home'];
+const allLayouts: Layout[] = [
+  'one node',
+  'two nodes, round-robin',
+  'two nodes, pinned',
+  'two boards, one node',
+  'two boards, two nodes',
+  'two boards, two nodes, each at home',
+];
 /** HOMES_BENCH_LAYOUTS picks some layouts by name, separated by ';' (to profile one); the targets need them all. */
-const layouts = process.env.HOMES_BENCH_LAYOUTS ? allLayouts.filter((l) => process.env.HOMES_BENCH_LAYOUTS!.split(';').map((x) => x.trim()).includes(l)) : allLayouts;
+const layouts = process.env.HOMES_BENCH_LAYOUTS
+  ? allLayouts.filter((l) =>
+      process.env
+        .HOMES_BENCH_LAYOUTS!.split(';')
+        .map((x) => x.trim())
+        .includes(l),
+    )
+  : allLayouts;
 const whole = layouts.length === allLayouts.length;
 const rounds: Record<Layout, Run>[] = [];
 const hops: { home: number; forwarded: number }[] = [];
@@ -183,24 +236,66 @@ for (let r = 0; r < ROUNDS; r++) {
   if (whole) hops.push(await hop());
 }
 
-console.log(`\n${AGENTS} agents, claim → submit, one ${ITEMS}-item board, ${SECONDS} s a layout, min / median / max of ${ROUNDS} rounds`);
-console.log('| layout | cycles/s | claim p50 ms | claim p99 ms | server CPU µs/cycle | store CPU µs/cycle |\n|---|---|---|---|---|---|');
+console.log(
+  `\n${AGENTS} agents, claim → submit, one ${ITEMS}-item board, ${SECONDS} s a layout, min / median / max of ${ROUNDS} rounds`,
+);
+console.log(
+  '| layout | cycles/s | claim p50 ms | claim p99 ms | server CPU µs/cycle | store CPU µs/cycle |\n|---|---|---|---|---|---|',
+);
 for (const layout of layouts) {
   const runs = rounds.map((r) => r[layout]);
-  console.log(`| ${layout} | ${spread(runs.map((x) => x.cyclesPerSecond))} | ${spread(runs.map((x) => x.claimP50))} | ${spread(runs.map((x) => x.claimP99))} | ${spread(runs.map((x) => x.serverCpuPerCycle), 0)} | ${spread(runs.map((x) => x.storeCpuPerCycle), 0)} |`);
+  console.log(
+    `| ${layout} | ${spread(runs.map((x) => x.cyclesPerSecond))} | ${spread(runs.map((x) => x.claimP50))} | ${spread(runs.map((x) => x.claimP99))} | ${spread(
+      runs.map((x) => x.serverCpuPerCycle),
+      0,
+    )} | ${spread(
+      runs.map((x) => x.storeCpuPerCycle),
+      0,
+    )} |`,
+  );
 }
 if (whole) {
-  console.log(`\nOne forwarding hop, one agent: claim p50 through the home ${spread(hops.map((h) => h.home), 2)} ms, through the other node ${spread(hops.map((h) => h.forwarded), 2)} ms`);
-  const ratio = (layout: Layout) => median(rounds.map((r) => r[layout].cyclesPerSecond / r['one node'].cyclesPerSecond));
-  const cpu = (layout: Layout, base: Layout) => median(rounds.map((r) => r[layout].serverCpuPerCycle / r[base].serverCpuPerCycle));
-  const twoBoards = median(rounds.map((r) => r['two boards, two nodes'].cyclesPerSecond / r['two boards, one node'].cyclesPerSecond));
-  console.log('\nTargets (medians of the rounds\' ratios)');
+  console.log(
+    `\nOne forwarding hop, one agent: claim p50 through the home ${spread(
+      hops.map((h) => h.home),
+      2,
+    )} ms, through the other node ${spread(
+      hops.map((h) => h.forwarded),
+      2,
+    )} ms`,
+  );
+  const ratio = (layout: Layout) =>
+    median(rounds.map((r) => r[layout].cyclesPerSecond / r['one node'].cyclesPerSecond));
+  const cpu = (layout: Layout, base: Layout) =>
+    median(rounds.map((r) => r[layout].serverCpuPerCycle / r[base].serverCpuPerCycle));
+  const twoBoards = median(
+    rounds.map((r) => r['two boards, two nodes'].cyclesPerSecond / r['two boards, one node'].cyclesPerSecond),
+  );
+  console.log("\nTargets (medians of the rounds' ratios)");
   for (const [name, value, goal, met] of [
-    ['two nodes round-robin ÷ one node, cycles/s', ratio('two nodes, round-robin'), '≥ 0.9', ratio('two nodes, round-robin') >= 0.9],
+    [
+      'two nodes round-robin ÷ one node, cycles/s',
+      ratio('two nodes, round-robin'),
+      '≥ 0.9',
+      ratio('two nodes, round-robin') >= 0.9,
+    ],
     ['two nodes pinned ÷ one node, cycles/s', ratio('two nodes, pinned'), '≥ 0.9', ratio('two nodes, pinned') >= 0.9],
-    ['two boards: two nodes ÷ one node, server CPU/cycle', cpu('two boards, two nodes', 'two boards, one node'), '≤ 1.2', cpu('two boards, two nodes', 'two boards, one node') <= 1.2],
+    [
+      'two boards: two nodes ÷ one node, server CPU/cycle',
+      cpu('two boards, two nodes', 'two boards, one node'),
+      '≤ 1.2',
+      cpu('two boards, two nodes', 'two boards, one node') <= 1.2,
+    ],
     ['two boards: two nodes ÷ one node, cycles/s', twoBoards, 'report', true],
-    ['two boards, nothing forwarded: two nodes ÷ one node, server CPU/cycle', cpu('two boards, two nodes, each at home', 'two boards, one node'), 'report', true],
+    [
+      'two boards, nothing forwarded: two nodes ÷ one node, server CPU/cycle',
+      cpu('two boards, two nodes, each at home', 'two boards, one node'),
+      'report',
+      true,
+    ],
     ['hop: claim p50 added, ms', median(hops.map((h) => h.forwarded - h.home)), 'report', true],
-  ] as const) console.log(`  ${name.padEnd(70)} ${value.toFixed(2).padStart(8)}   goal ${goal.padEnd(6)} ${met ? (goal === 'report' ? '' : 'met') : 'NOT met'}`);
+  ] as const)
+    console.log(
+      `  ${name.padEnd(70)} ${value.toFixed(2).padStart(8)}   goal ${goal.padEnd(6)} ${met ? (goal === 'report' ? '' : 'met') : 'NOT met'}`,
+    );
 }

@@ -34,26 +34,47 @@ export function client(url: string, headers: Record<string, string>) {
   return (method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> =>
     new Promise((resolve, reject) => {
       const payload = body === undefined ? undefined : JSON.stringify(body);
-      const req = request({ hostname, port, method, path, agent, headers: { ...headers, ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}) } }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (text += d));
-        res.on('end', () => resolve({ status: res.statusCode!, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} }));
-      });
+      const req = request(
+        {
+          hostname,
+          port,
+          method,
+          path,
+          agent,
+          headers: {
+            ...headers,
+            ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}),
+          },
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (d: string) => (text += d));
+          res.on('end', () =>
+            resolve({ status: res.statusCode!, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} }),
+          );
+        },
+      );
       req.on('error', reject);
       req.end(payload);
     });
 }
 
 /** A node whose plan budgets are scaled out of the load's way (BOARD_RATE_SCALE) and that allows 1 s leases. */
-export const nodeForBoards = (env: Record<string, string> = {}, output: NodeOutput = 'inherit'): Promise<BenchNode> => startNode({ BOARD_RATE_SCALE: '10000', LEASE_MIN_TTL_SECONDS: '1', ...env }, [], output);
+export const nodeForBoards = (env: Record<string, string> = {}, output: NodeOutput = 'inherit'): Promise<BenchNode> =>
+  startNode({ BOARD_RATE_SCALE: '10000', LEASE_MIN_TTL_SECONDS: '1', ...env }, [], output);
 
-async function fillBoard(node: BenchNode, items: number): Promise<OwnerSession & { projectId: string; agent: Record<string, string> }> {
+async function fillBoard(
+  node: BenchNode,
+  items: number,
+): Promise<OwnerSession & { projectId: string; agent: Record<string, string> }> {
   const owner = await ownerAndAgent(node.url);
   const call = client(node.url, owner.agent);
   for (let made = 0; made < items; made += 500) {
     const n = Math.min(500, items - made);
-    const res = await call('POST', '/api/items/batch', { items: Array.from({ length: n }, (_, i) => ({ title: `item ${made + i}`, priority: (made + i) % 5 })) });
+    const res = await call('POST', '/api/items/batch', {
+      items: Array.from({ length: n }, (_, i) => ({ title: `item ${made + i}`, priority: (made + i) % 5 })),
+    });
     if (res.status !== 201) throw new Error(`batch: ${res.status} ${JSON.stringify(res.body)}`);
   }
   return owner;
@@ -63,9 +84,25 @@ async function fillBoard(node: BenchNode, items: number): Promise<OwnerSession &
  * 32 agents pull and submit until the board is empty (or `seconds` pass): cycles per second and
  * claim latency. `onStart` runs as the measured window opens (a profiler can cut its samples to it).
  */
-export async function claimSubmitCycles(node: BenchNode, items = 5000, agents = 32, seconds = 60, onStart?: () => void): Promise<{ cyclesPerSecond: number; cycles: number; claimP50: number; claimP99: number; serverCpuMicrosPerCycle: number }> {
+export async function claimSubmitCycles(
+  node: BenchNode,
+  items = 5000,
+  agents = 32,
+  seconds = 60,
+  onStart?: () => void,
+): Promise<{
+  cyclesPerSecond: number;
+  cycles: number;
+  claimP50: number;
+  claimP99: number;
+  serverCpuMicrosPerCycle: number;
+}> {
   const owner = await fillBoard(node, items);
-  const calls = await Promise.all(Array.from({ length: agents }, async (_, i) => client(node.url, await tokenFor(node.url, owner, owner.projectId, `cycler-${i}`))));
+  const calls = await Promise.all(
+    Array.from({ length: agents }, async (_, i) =>
+      client(node.url, await tokenFor(node.url, owner, owner.projectId, `cycler-${i}`)),
+    ),
+  );
   const claims: number[] = [];
   let cycles = 0;
   onStart?.();
@@ -88,11 +125,21 @@ export async function claimSubmitCycles(node: BenchNode, items = 5000, agents = 
   );
   const elapsed = (performance.now() - start) / 1000;
   const serverCpuMicrosPerCycle = (cpuMicros(node.pid) - cpuBefore) / cycles;
-  return { cyclesPerSecond: cycles / elapsed, cycles, claimP50: percentile(claims, 0.5), claimP99: percentile(claims, 0.99), serverCpuMicrosPerCycle };
+  return {
+    cyclesPerSecond: cycles / elapsed,
+    cycles,
+    claimP50: percentile(claims, 0.5),
+    claimP99: percentile(claims, 0.99),
+    serverCpuMicrosPerCycle,
+  };
 }
 
 /** One agent claims and submits `rounds` times on a board of `items`: claim latency. */
-export async function claimLatency(node: BenchNode, items: number, rounds = 200): Promise<{ p50: number; p99: number }> {
+export async function claimLatency(
+  node: BenchNode,
+  items: number,
+  rounds = 200,
+): Promise<{ p50: number; p99: number }> {
   rounds = Math.min(rounds, items);
   const owner = await fillBoard(node, items);
   const call = client(node.url, owner.agent);
@@ -111,7 +158,19 @@ export async function claimLatency(node: BenchNode, items: number, rounds = 200)
  * `boards` boards with `perBoard` leases of 1-3 s each, claimed by name by one agent per board,
  * watched by one socket per board: lease.expired lateness at the socket, and the probe meanwhile.
  */
-export async function expiryStorm(node: BenchNode, boards = 20, perBoard = 500): Promise<{ leases: number; received: number; p50: number; p99: number; max: number; probeMax: number; probeP99: number }> {
+export async function expiryStorm(
+  node: BenchNode,
+  boards = 20,
+  perBoard = 500,
+): Promise<{
+  leases: number;
+  received: number;
+  p50: number;
+  p99: number;
+  max: number;
+  probeMax: number;
+  probeP99: number;
+}> {
   const lateness: number[] = [];
   const expected: number[] = [];
   const sockets: WebSocket[] = [];
@@ -152,7 +211,15 @@ export async function expiryStorm(node: BenchNode, boards = 20, perBoard = 500):
     await sleep(10);
   }
   for (const ws of sockets) ws.close();
-  return { leases: expected.length, received: lateness.length, p50: percentile(lateness, 0.5), p99: percentile(lateness, 0.99), max: Math.max(...lateness), probeMax: Math.max(...probes), probeP99: percentile(probes, 0.99) };
+  return {
+    leases: expected.length,
+    received: lateness.length,
+    p50: percentile(lateness, 0.5),
+    p99: percentile(lateness, 0.99),
+    max: Math.max(...lateness),
+    probeMax: Math.max(...probes),
+    probeP99: percentile(probes, 0.99),
+  };
 }
 
 /**
@@ -165,7 +232,23 @@ export async function whoamiAmongTokens(others: number, seconds = 4): Promise<nu
   for (let i = 0; i < others; i += 500) {
     await Promise.all(
       Array.from({ length: Math.min(500, others - i) }, (_, j) =>
-        store.tokens.insert({ _id: `tok_${i + j}`, version: 1, accountId: `acc_${(i + j) % 997}`, agentId: `ag_${i + j}`, secretHash: `${(i + j).toString(16).padStart(64, '0')}`, prefix: 'agb_xxxxxxxx', name: 'other', scope: 'account', boardId: null, role: null, resources: null, expiresAt: null, lastUsedAt: null, revoked: false, createdAt: 0 }),
+        store.tokens.insert({
+          _id: `tok_${i + j}`,
+          version: 1,
+          accountId: `acc_${(i + j) % 997}`,
+          agentId: `ag_${i + j}`,
+          secretHash: `${(i + j).toString(16).padStart(64, '0')}`,
+          prefix: 'agb_xxxxxxxx',
+          name: 'other',
+          scope: 'account',
+          boardId: null,
+          role: null,
+          resources: null,
+          expiresAt: null,
+          lastUsedAt: null,
+          revoked: false,
+          createdAt: 0,
+        }),
       ),
     );
   }
@@ -196,7 +279,9 @@ export async function main(quick = process.argv.includes('--quick')): Promise<Bo
   let cycles: BoardReport['cycles'];
   try {
     cycles = await claimSubmitCycles(node, quick ? 1000 : 5000);
-    console.log(`claim→submit, 32 agents, ${quick ? 1000 : 5000} items: ${cycles.cyclesPerSecond.toFixed(0)} cycles/s (${cycles.cycles} cycles), claim p50 ${fmt(cycles.claimP50)} ms p99 ${fmt(cycles.claimP99)} ms, server CPU ${cycles.serverCpuMicrosPerCycle.toFixed(0)} µs per cycle`);
+    console.log(
+      `claim→submit, 32 agents, ${quick ? 1000 : 5000} items: ${cycles.cyclesPerSecond.toFixed(0)} cycles/s (${cycles.cycles} cycles), claim p50 ${fmt(cycles.claimP50)} ms p99 ${fmt(cycles.claimP99)} ms, server CPU ${cycles.serverCpuMicrosPerCycle.toFixed(0)} µs per cycle`,
+    );
   } finally {
     await node.stop();
   }
@@ -215,12 +300,19 @@ export async function main(quick = process.argv.includes('--quick')): Promise<Bo
   let storm: BoardReport['storm'];
   try {
     storm = await expiryStorm(node, quick ? 4 : 20, quick ? 250 : 500);
-    console.log(`lease expiry, ${storm.leases} leases: ${storm.received} pushed; lateness p50 ${storm.p50} ms p99 ${storm.p99} ms max ${storm.max} ms; /healthz during the storm p99 ${fmt(storm.probeP99)} ms max ${fmt(storm.probeMax)} ms`);
+    console.log(
+      `lease expiry, ${storm.leases} leases: ${storm.received} pushed; lateness p50 ${storm.p50} ms p99 ${storm.p99} ms max ${storm.max} ms; /healthz during the storm p99 ${fmt(storm.probeP99)} ms max ${fmt(storm.probeMax)} ms`,
+    );
   } finally {
     await node.stop();
   }
-  const whoami = { one: await whoamiAmongTokens(1, quick ? 2 : 4), many: await whoamiAmongTokens(10_000, quick ? 2 : 4) };
-  console.log(`GET /api/whoami (token): ${whoami.one.toFixed(0)} req/s with 1 other token stored, ${whoami.many.toFixed(0)} with 10,000`);
+  const whoami = {
+    one: await whoamiAmongTokens(1, quick ? 2 : 4),
+    many: await whoamiAmongTokens(10_000, quick ? 2 : 4),
+  };
+  console.log(
+    `GET /api/whoami (token): ${whoami.one.toFixed(0)} req/s with 1 other token stored, ${whoami.many.toFixed(0)} with 10,000`,
+  );
   return { cycles, latency, storm, whoami };
 }
 

@@ -10,7 +10,13 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** The whole machine's busy and total ticks (every core), from the first line of /proc/stat. */
 function machineTicks(): { busy: number; total: number } {
   // cpu  user nice system idle iowait irq softirq steal [guest guest_nice, already inside user and nice]
-  const fields = readFileSync('/proc/stat', 'utf8').slice(0, 512).split('\n', 1)[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
+  const fields = readFileSync('/proc/stat', 'utf8')
+    .slice(0, 512)
+    .split('\n', 1)[0]!
+    .trim()
+    .split(/\s+/)
+    .slice(1, 9)
+    .map(Number);
   const total = fields.reduce((a, b) => a + b, 0);
   return { busy: total - fields[3]! - fields[4]!, total };
 }
@@ -46,7 +52,12 @@ export interface CalmOptions {
 }
 
 /** Samples until others use at most `threshold` of the machine, or `maxWaitMs` runs out (then `busy`). */
-export async function untilCalm({ threshold = 0.1, maxWaitMs = 60_000, sampleMs = 1000, onBusy }: CalmOptions = {}): Promise<Calm> {
+export async function untilCalm({
+  threshold = 0.1,
+  maxWaitMs = 60_000,
+  sampleMs = 1000,
+  onBusy,
+}: CalmOptions = {}): Promise<Calm> {
   const started = performance.now();
   for (;;) {
     const share = await othersShare(sampleMs);

@@ -22,10 +22,35 @@
 import { claimLatency, claimSubmitCycles, expiryStorm, nodeForBoards, whoamiAmongTokens } from './board.js';
 import { loadAverage, untilCalm, type Calm } from './calm.js';
 import { nodeLogBytes, type BenchNode } from './node.js';
-import { bullmqThroughput, oursFanOut, oursSmallJson, oursSocketMemory, peerFanOut, peerSmallJson, uwsSocketMemory, type FanOutFigure, type HttpFigure, type SocketMemoryFigure } from './peers.js';
+import {
+  bullmqThroughput,
+  oursFanOut,
+  oursSmallJson,
+  oursSocketMemory,
+  peerFanOut,
+  peerSmallJson,
+  uwsSocketMemory,
+  type FanOutFigure,
+  type HttpFigure,
+  type SocketMemoryFigure,
+} from './peers.js';
 
 /** Server settings that would make it something other than the shipped single node. */
-const STRIPPED = ['LOG_LEVEL', 'STORE', 'MONGODB_URI', 'MONGODB_DB', 'REDIS_URL', 'METRICS_PORT', 'METRICS_HOST', 'METRICS_TOKEN', 'TRUSTED_PROXIES', 'SMTP_URL', 'STRIPE_SECRET_KEY', 'STRIPE_API_BASE', 'STRIPE_WEBHOOK_SECRET'];
+const STRIPPED = [
+  'LOG_LEVEL',
+  'STORE',
+  'MONGODB_URI',
+  'MONGODB_DB',
+  'REDIS_URL',
+  'METRICS_PORT',
+  'METRICS_HOST',
+  'METRICS_TOKEN',
+  'TRUSTED_PROXIES',
+  'SMTP_URL',
+  'STRIPE_SECRET_KEY',
+  'STRIPE_API_BASE',
+  'STRIPE_WEBHOOK_SECRET',
+];
 const ROUNDS = 3;
 const BUSY_SHARE = 0.1;
 
@@ -50,18 +75,26 @@ interface RoundResult {
 const int = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a');
 const dec = (n: number, d = 2) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a');
 const http = (f: HttpFigure, note: (t: string) => void, what: string) => {
-  if (f.non2xx + f.socketErrors > 0) note(`${what}: ${f.non2xx} non-2xx, ${f.socketErrors} socket errors of ${f.requests}`);
+  if (f.non2xx + f.socketErrors > 0)
+    note(`${what}: ${f.non2xx} non-2xx, ${f.socketErrors} socket errors of ${f.requests}`);
   return f.requestsPerSecond;
 };
 const fan = (f: FanOutFigure, note: (t: string) => void, what: string): Figures => {
-  if (f.deliveries < f.expected || f.closedEarly > 0) note(`${what}: ${f.deliveries} of ${f.expected} delivered, ${f.closedEarly} sockets closed early`);
+  if (f.deliveries < f.expected || f.closedEarly > 0)
+    note(`${what}: ${f.deliveries} of ${f.expected} delivered, ${f.closedEarly} sockets closed early`);
   // The clients run in this one process: near a full core, deliveries/s reads them, not the server (its CPU per delivery still reads the server).
-  if (f.clientCpuShare >= 0.9) note(`${what}: the clients used ${(f.clientCpuShare * 100).toFixed(0)}% of a core: deliveries/s may be the clients' limit`);
+  if (f.clientCpuShare >= 0.9)
+    note(
+      `${what}: the clients used ${(f.clientCpuShare * 100).toFixed(0)}% of a core: deliveries/s may be the clients' limit`,
+    );
   return { perSecond: f.deliveriesPerSecond, cpu: f.serverCpuMicrosPerDelivery, clientCpu: f.clientCpuShare };
 };
 /** RSS per socket, or no figure when RSS did not grow: a reading within the noise of a page or a GC. */
 const grown = (m: SocketMemoryFigure, note: (t: string) => void, what: string): Figures => {
-  if (m.bytesPerSocket <= 0) note(`${what}: RSS moved ${int(m.rssAfterBytes - m.rssBeforeBytes)} B over ${m.sockets} sockets, within the noise: no figure`);
+  if (m.bytesPerSocket <= 0)
+    note(
+      `${what}: RSS moved ${int(m.rssAfterBytes - m.rssBeforeBytes)} B over ${m.sockets} sockets, within the noise: no figure`,
+    );
   return { bytes: m.bytesPerSocket > 0 ? m.bytesPerSocket : NaN };
 };
 /** Runs `use` on a fresh board node (shipped logging, to a file), stopping it after. */
@@ -93,18 +126,35 @@ export async function main(argv: string[]): Promise<number> {
   const removed = STRIPPED.filter((k) => process.env[k] !== undefined);
   for (const k of removed) delete process.env[k];
   const began = performance.now();
-  console.log(`bench/engine.ts${quick ? ' --quick' : ''}: node ${process.version}, ${ROUNDS} rounds, load average ${loadAverage()} at start`);
-  console.log(`our server: shipped defaults (LOG_LEVEL unset: info, stdout to a log file), BOARD_RATE_SCALE=10000, BCRYPT_ROUNDS=4, ADDRESS_RATE_PER_MINUTE=1000000, LEASE_MIN_TTL_SECONDS=1`);
+  console.log(
+    `bench/engine.ts${quick ? ' --quick' : ''}: node ${process.version}, ${ROUNDS} rounds, load average ${loadAverage()} at start`,
+  );
+  console.log(
+    `our server: shipped defaults (LOG_LEVEL unset: info, stdout to a log file), BOARD_RATE_SCALE=10000, BCRYPT_ROUNDS=4, ADDRESS_RATE_PER_MINUTE=1000000, LEASE_MIN_TTL_SECONDS=1`,
+  );
   if (removed.length) console.log(`removed from the environment for this run: ${removed.join(', ')}`);
-  if (process.env.BENCH_NODE_ARGS) console.log(`NOTE: BENCH_NODE_ARGS=${process.env.BENCH_NODE_ARGS} adds node flags to our server: not its default flags`);
+  if (process.env.BENCH_NODE_ARGS)
+    console.log(
+      `NOTE: BENCH_NODE_ARGS=${process.env.BENCH_NODE_ARGS} adds node flags to our server: not its default flags`,
+    );
 
   const measures: Measure[] = [
     {
       key: 'queue',
       title: `claim → submit, ${size.agents} agents, ${size.jobs.toLocaleString('en-US')} items / BullMQ`,
       sides: [
-        { name: 'ours', run: async () => onBoardNode(async (node) => ({ ...(await claimSubmitCycles(node, size.jobs, size.agents)) })), show: (f) => `${int(f.cyclesPerSecond!)} cycles/s, claim p50 ${dec(f.claimP50!)} ms p99 ${dec(f.claimP99!)} ms, ${int(f.serverCpuMicrosPerCycle!)} µs CPU/cycle` },
-        { name: 'bullmq', run: async () => ({ ...(await bullmqThroughput({ jobs: size.jobs, concurrency: size.agents })) }), show: (f) => `${int(f.jobsPerSecond!)} jobs/s (appendfsync always)` },
+        {
+          name: 'ours',
+          run: async () =>
+            onBoardNode(async (node) => ({ ...(await claimSubmitCycles(node, size.jobs, size.agents)) })),
+          show: (f) =>
+            `${int(f.cyclesPerSecond!)} cycles/s, claim p50 ${dec(f.claimP50!)} ms p99 ${dec(f.claimP99!)} ms, ${int(f.serverCpuMicrosPerCycle!)} µs CPU/cycle`,
+        },
+        {
+          name: 'bullmq',
+          run: async () => ({ ...(await bullmqThroughput({ jobs: size.jobs, concurrency: size.agents })) }),
+          show: (f) => `${int(f.jobsPerSecond!)} jobs/s (appendfsync always)`,
+        },
       ],
     },
     {
@@ -115,28 +165,60 @@ export async function main(argv: string[]): Promise<number> {
           name: 'ours',
           run: async (note) => {
             const f = await oursSmallJson(size.http, size.statusItems, size.statusTokens);
-            return { healthz: http(f.healthz, note, 'ours /healthz'), status: http(f.status, note, 'ours /api/status'), healthzP99: f.healthz.p99Ms, statusP99: f.status.p99Ms };
+            return {
+              healthz: http(f.healthz, note, 'ours /healthz'),
+              status: http(f.status, note, 'ours /api/status'),
+              healthzP99: f.healthz.p99Ms,
+              statusP99: f.status.p99Ms,
+            };
           },
-          show: (f) => `/healthz ${int(f.healthz!)} req/s (p99 ${dec(f.healthzP99!)} ms), /api/status ${int(f.status!)} req/s (p99 ${dec(f.statusP99!)} ms)`,
+          show: (f) =>
+            `/healthz ${int(f.healthz!)} req/s (p99 ${dec(f.healthzP99!)} ms), /api/status ${int(f.status!)} req/s (p99 ${dec(f.statusP99!)} ms)`,
         },
-        { name: 'uws', run: async (note) => ({ rps: http(await peerSmallJson('uws', size.http), note, 'bare uWS') }), show: (f) => `bare uWS ${int(f.rps!)} req/s` },
-        { name: 'fastify', run: async (note) => ({ rps: http(await peerSmallJson('fastify', size.http), note, 'Fastify') }), show: (f) => `Fastify ${int(f.rps!)} req/s` },
+        {
+          name: 'uws',
+          run: async (note) => ({ rps: http(await peerSmallJson('uws', size.http), note, 'bare uWS') }),
+          show: (f) => `bare uWS ${int(f.rps!)} req/s`,
+        },
+        {
+          name: 'fastify',
+          run: async (note) => ({ rps: http(await peerSmallJson('fastify', size.http), note, 'Fastify') }),
+          show: (f) => `Fastify ${int(f.rps!)} req/s`,
+        },
       ],
     },
     {
       key: 'fan',
       title: `fan-out to ${size.fan.clients} sockets / bare uWS publish`,
       sides: [
-        { name: 'ours', run: async (note) => fan(await oursFanOut(size.fan), note, 'ours'), show: (f) => `${int(f.perSecond!)} deliveries/s, ${dec(f.cpu!)} µs CPU/delivery (client CPU ${int(f.clientCpu! * 100)}%)` },
-        { name: 'uws', run: async (note) => fan(await peerFanOut('uws', size.fan), note, 'bare uWS'), show: (f) => `${int(f.perSecond!)} deliveries/s, ${dec(f.cpu!)} µs CPU/delivery (client CPU ${int(f.clientCpu! * 100)}%)` },
+        {
+          name: 'ours',
+          run: async (note) => fan(await oursFanOut(size.fan), note, 'ours'),
+          show: (f) =>
+            `${int(f.perSecond!)} deliveries/s, ${dec(f.cpu!)} µs CPU/delivery (client CPU ${int(f.clientCpu! * 100)}%)`,
+        },
+        {
+          name: 'uws',
+          run: async (note) => fan(await peerFanOut('uws', size.fan), note, 'bare uWS'),
+          show: (f) =>
+            `${int(f.perSecond!)} deliveries/s, ${dec(f.cpu!)} µs CPU/delivery (client CPU ${int(f.clientCpu! * 100)}%)`,
+        },
       ],
     },
     {
       key: 'idle',
       title: `memory per idle socket, ${size.idle} sockets / bare uWS`,
       sides: [
-        { name: 'ours', run: async (note) => grown(await oursSocketMemory(size.idle), note, 'ours'), show: (f) => `${int(f.bytes!)} B/socket` },
-        { name: 'uws', run: async (note) => grown(await uwsSocketMemory(size.idle), note, 'bare uWS'), show: (f) => `${int(f.bytes!)} B/socket` },
+        {
+          name: 'ours',
+          run: async (note) => grown(await oursSocketMemory(size.idle), note, 'ours'),
+          show: (f) => `${int(f.bytes!)} B/socket`,
+        },
+        {
+          name: 'uws',
+          run: async (note) => grown(await uwsSocketMemory(size.idle), note, 'bare uWS'),
+          show: (f) => `${int(f.bytes!)} B/socket`,
+        },
       ],
     },
     {
@@ -150,7 +232,8 @@ export async function main(argv: string[]): Promise<number> {
             if (s.received < s.leases) note(`${s.received} of ${s.leases} lease.expired pushed`);
             return { ...s };
           },
-          show: (f) => `${f.received}/${f.leases} pushed, lateness p99 ${int(f.p99!)} ms max ${int(f.max!)} ms; /healthz max ${dec(f.probeMax!, 1)} ms`,
+          show: (f) =>
+            `${f.received}/${f.leases} pushed, lateness p99 ${int(f.p99!)} ms max ${int(f.max!)} ms; /healthz max ${dec(f.probeMax!, 1)} ms`,
         },
       ],
     },
@@ -160,7 +243,8 @@ export async function main(argv: string[]): Promise<number> {
       sides: [size.latency.small, size.latency.large].map((items) => ({
         name: String(items),
         run: async () => ({ ...(await onBoardNode((node) => claimLatency(node, items, size.latency.claims))) }),
-        show: (f: Figures) => `${items.toLocaleString('en-US')} items: claim p50 ${dec(f.p50!)} ms p99 ${dec(f.p99!)} ms`,
+        show: (f: Figures) =>
+          `${items.toLocaleString('en-US')} items: claim p50 ${dec(f.p50!)} ms p99 ${dec(f.p99!)} ms`,
       })),
     },
     {
@@ -169,7 +253,8 @@ export async function main(argv: string[]): Promise<number> {
       sides: [1, size.whoami.many].map((others) => ({
         name: String(others),
         run: async () => ({ rps: await whoamiAmongTokens(others, size.whoami.seconds) }),
-        show: (f: Figures) => `${others.toLocaleString('en-US')} ${others === 1 ? 'token' : 'tokens'}: ${int(f.rps!)} req/s`,
+        show: (f: Figures) =>
+          `${others.toLocaleString('en-US')} ${others === 1 ? 'token' : 'tokens'}: ${int(f.rps!)} req/s`,
       })),
     },
   ];
@@ -183,14 +268,19 @@ export async function main(argv: string[]): Promise<number> {
         threshold: BUSY_SHARE,
         maxWaitMs: size.maxWaitMs,
         onBusy: (share) => {
-          if (!told) console.log(`  ${m.title}: others use ${(share * 100).toFixed(0)}% of the machine, waiting up to ${size.maxWaitMs / 1000} s`);
+          if (!told)
+            console.log(
+              `  ${m.title}: others use ${(share * 100).toFixed(0)}% of the machine, waiting up to ${size.maxWaitMs / 1000} s`,
+            );
           told = true;
         },
       });
       const result: RoundResult = { calm, figures: {}, notes: [] };
       results[m.key]!.push(result);
       const order = round % 2 === 0 ? m.sides : [...m.sides].reverse();
-      console.log(`  ${m.title} (others ${(calm.share * 100).toFixed(0)}%${calm.waitedSeconds >= 1 ? ` after ${calm.waitedSeconds.toFixed(0)} s` : ''}${calm.busy ? ', BUSY: measured anyway, flagged' : ''})`);
+      console.log(
+        `  ${m.title} (others ${(calm.share * 100).toFixed(0)}%${calm.waitedSeconds >= 1 ? ` after ${calm.waitedSeconds.toFixed(0)} s` : ''}${calm.busy ? ', BUSY: measured anyway, flagged' : ''})`,
+      );
       for (const side of order) {
         try {
           const figures = await side.run((text) => result.notes.push(text));
@@ -208,18 +298,98 @@ export async function main(argv: string[]): Promise<number> {
 
   const storm = size.storm.boards * size.storm.perBoard;
   const rows: Row[] = [
-    { measure: 'queue', name: `claim → submit, ${size.agents} agents, ${size.jobs.toLocaleString('en-US')} items ÷ BullMQ fsync always (/s)`, ours: (f) => f.ours?.cyclesPerSecond, peer: (f) => f.bullmq?.jobsPerSecond, fmt: int, goal: { of: 'ratio', op: '≥', bound: 0.5 } },
-    { measure: 'http', name: 'GET /healthz ÷ bare uWS hello (req/s)', ours: (f) => f.ours?.healthz, peer: (f) => f.uws?.rps, fmt: int, goal: { of: 'ratio', op: '≥', bound: 0.8 } },
-    { measure: 'http', name: 'GET /healthz ÷ Fastify hello (req/s)', ours: (f) => f.ours?.healthz, peer: (f) => f.fastify?.rps, fmt: int },
-    { measure: 'http', name: `GET /api/status, Bearer, ${size.statusItems} items ÷ Fastify hello (req/s)`, ours: (f) => f.ours?.status, peer: (f) => f.fastify?.rps, fmt: int, goal: { of: 'ratio', op: '≥', bound: 1 } },
-    { measure: 'fan', name: `fan-out, ${size.fan.clients.toLocaleString('en-US')} sockets ÷ uWS publish (deliveries/s)`, ours: (f) => f.ours?.perSecond, peer: (f) => f.uws?.perSecond, fmt: int, goal: { of: 'ratio', op: '≥', bound: 0.9 } },
-    { measure: 'fan', name: 'server CPU per delivery ÷ uWS (µs)', ours: (f) => f.ours?.cpu, peer: (f) => f.uws?.cpu, fmt: (n) => dec(n), goal: { of: 'ratio', op: '≤', bound: 1.2 } },
-    { measure: 'idle', name: 'idle socket RSS, default flags ÷ bare uWS (KB)', ours: (f) => (f.ours?.bytes ?? NaN) / 1024, peer: (f) => (f.uws?.bytes ?? NaN) / 1024, fmt: (n) => dec(n, 1), goal: { of: 'ratio', op: '≤', bound: 2 } },
-    { measure: 'storm', name: `expiry storm, ${storm.toLocaleString('en-US')} leases: pushed p99 (ms)`, ours: (f) => f.ours?.p99, fmt: int, goal: { of: 'ours', op: '≤', bound: 1000 } },
-    { measure: 'storm', name: '  the same: pushed max (ms)', ours: (f) => f.ours?.max, fmt: int, goal: { of: 'ours', op: '≤', bound: 1500 } },
-    { measure: 'storm', name: '  the same: /healthz probe max during it (ms)', ours: (f) => f.ours?.probeMax, fmt: (n) => dec(n, 1), goal: { of: 'ours', op: '≤', bound: 50 } },
-    { measure: 'latency', name: `claim p50 at ${size.latency.large.toLocaleString('en-US')} ÷ at ${size.latency.small} items (ms)`, ours: (f) => f[String(size.latency.large)]?.p50, peer: (f) => f[String(size.latency.small)]?.p50, fmt: (n) => dec(n), goal: { of: 'ratio', op: '≤', bound: 1.25, text: '≤ 1.25 (flat)' } },
-    { measure: 'whoami', name: `GET /api/whoami with ${size.whoami.many.toLocaleString('en-US')} tokens ÷ with 1 (req/s)`, ours: (f) => f[String(size.whoami.many)]?.rps, peer: (f) => f['1']?.rps, fmt: int, goal: { of: 'ratio', op: '≥', bound: 0.8, text: '≥ 0.8 (flat)' } },
+    {
+      measure: 'queue',
+      name: `claim → submit, ${size.agents} agents, ${size.jobs.toLocaleString('en-US')} items ÷ BullMQ fsync always (/s)`,
+      ours: (f) => f.ours?.cyclesPerSecond,
+      peer: (f) => f.bullmq?.jobsPerSecond,
+      fmt: int,
+      goal: { of: 'ratio', op: '≥', bound: 0.5 },
+    },
+    {
+      measure: 'http',
+      name: 'GET /healthz ÷ bare uWS hello (req/s)',
+      ours: (f) => f.ours?.healthz,
+      peer: (f) => f.uws?.rps,
+      fmt: int,
+      goal: { of: 'ratio', op: '≥', bound: 0.8 },
+    },
+    {
+      measure: 'http',
+      name: 'GET /healthz ÷ Fastify hello (req/s)',
+      ours: (f) => f.ours?.healthz,
+      peer: (f) => f.fastify?.rps,
+      fmt: int,
+    },
+    {
+      measure: 'http',
+      name: `GET /api/status, Bearer, ${size.statusItems} items ÷ Fastify hello (req/s)`,
+      ours: (f) => f.ours?.status,
+      peer: (f) => f.fastify?.rps,
+      fmt: int,
+      goal: { of: 'ratio', op: '≥', bound: 1 },
+    },
+    {
+      measure: 'fan',
+      name: `fan-out, ${size.fan.clients.toLocaleString('en-US')} sockets ÷ uWS publish (deliveries/s)`,
+      ours: (f) => f.ours?.perSecond,
+      peer: (f) => f.uws?.perSecond,
+      fmt: int,
+      goal: { of: 'ratio', op: '≥', bound: 0.9 },
+    },
+    {
+      measure: 'fan',
+      name: 'server CPU per delivery ÷ uWS (µs)',
+      ours: (f) => f.ours?.cpu,
+      peer: (f) => f.uws?.cpu,
+      fmt: (n) => dec(n),
+      goal: { of: 'ratio', op: '≤', bound: 1.2 },
+    },
+    {
+      measure: 'idle',
+      name: 'idle socket RSS, default flags ÷ bare uWS (KB)',
+      ours: (f) => (f.ours?.bytes ?? NaN) / 1024,
+      peer: (f) => (f.uws?.bytes ?? NaN) / 1024,
+      fmt: (n) => dec(n, 1),
+      goal: { of: 'ratio', op: '≤', bound: 2 },
+    },
+    {
+      measure: 'storm',
+      name: `expiry storm, ${storm.toLocaleString('en-US')} leases: pushed p99 (ms)`,
+      ours: (f) => f.ours?.p99,
+      fmt: int,
+      goal: { of: 'ours', op: '≤', bound: 1000 },
+    },
+    {
+      measure: 'storm',
+      name: '  the same: pushed max (ms)',
+      ours: (f) => f.ours?.max,
+      fmt: int,
+      goal: { of: 'ours', op: '≤', bound: 1500 },
+    },
+    {
+      measure: 'storm',
+      name: '  the same: /healthz probe max during it (ms)',
+      ours: (f) => f.ours?.probeMax,
+      fmt: (n) => dec(n, 1),
+      goal: { of: 'ours', op: '≤', bound: 50 },
+    },
+    {
+      measure: 'latency',
+      name: `claim p50 at ${size.latency.large.toLocaleString('en-US')} ÷ at ${size.latency.small} items (ms)`,
+      ours: (f) => f[String(size.latency.large)]?.p50,
+      peer: (f) => f[String(size.latency.small)]?.p50,
+      fmt: (n) => dec(n),
+      goal: { of: 'ratio', op: '≤', bound: 1.25, text: '≤ 1.25 (flat)' },
+    },
+    {
+      measure: 'whoami',
+      name: `GET /api/whoami with ${size.whoami.many.toLocaleString('en-US')} tokens ÷ with 1 (req/s)`,
+      ours: (f) => f[String(size.whoami.many)]?.rps,
+      peer: (f) => f['1']?.rps,
+      fmt: int,
+      goal: { of: 'ratio', op: '≥', bound: 0.8, text: '≥ 0.8 (flat)' },
+    },
   ];
   const failed = printReport(rows, results, ROUNDS);
   console.log(`\nour nodes wrote ${(nodeLogBytes() / 2 ** 20).toFixed(1)} MB of log to files (LOG_LEVEL unset: info)`);
@@ -245,7 +415,8 @@ const median = (xs: number[]): number => {
   const m = Math.floor(s.length / 2);
   return s.length === 0 ? NaN : s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
-const spread = (xs: number[], fmt: (n: number) => string): string => (xs.length ? `${fmt(Math.min(...xs))} / ${fmt(median(xs))} / ${fmt(Math.max(...xs))}` : '—');
+const spread = (xs: number[], fmt: (n: number) => string): string =>
+  xs.length ? `${fmt(Math.min(...xs))} / ${fmt(median(xs))} / ${fmt(Math.max(...xs))}` : '—';
 
 /** Prints the table, its notes and whether the run was clean; true when a measure failed to run. */
 function printReport(rows: Row[], results: Record<string, RoundResult[]>, rounds: number): boolean {
@@ -272,18 +443,40 @@ function printReport(rows: Row[], results: Record<string, RoundResult[]>, rounds
     const ratio = median(ratios);
     const goal = row.goal;
     const value = goal?.of === 'ratio' ? ratio : median(oursValues);
-    const verdict = !goal ? '' : !Number.isFinite(value) ? 'no figure' : (goal.op === '≥' ? value >= goal.bound : value <= goal.bound) ? 'met' : 'NOT met';
-    table.push([row.name, spread(oursValues, row.fmt), row.peer ? spread(peerValues, row.fmt) : '—', ratios.length ? ratio.toFixed(2) : '—', goal ? (goal.text ?? `${goal.op} ${goal.bound.toLocaleString('en-US')}`) : '—', verdict]);
+    const verdict = !goal
+      ? ''
+      : !Number.isFinite(value)
+        ? 'no figure'
+        : (goal.op === '≥' ? value >= goal.bound : value <= goal.bound)
+          ? 'met'
+          : 'NOT met';
+    table.push([
+      row.name,
+      spread(oursValues, row.fmt),
+      row.peer ? spread(peerValues, row.fmt) : '—',
+      ratios.length ? ratio.toFixed(2) : '—',
+      goal ? (goal.text ?? `${goal.op} ${goal.bound.toLocaleString('en-US')}`) : '—',
+      verdict,
+    ]);
     flagged.push(flags.join('; '));
   }
   const widths = table[0]!.map((_, c) => Math.max(...table.map((r) => r[c]!.length)));
-  console.log(`\nIssue 28's table: ${rounds} rounds, ours and its peer back to back in each (ratio: the median of the rounds' ratios)`);
+  console.log(
+    `\nIssue 28's table: ${rounds} rounds, ours and its peer back to back in each (ratio: the median of the rounds' ratios)`,
+  );
   for (const [i, r] of table.entries()) {
-    console.log(`  ${r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ').trimEnd()}`);
+    console.log(
+      `  ${r
+        .map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!)))
+        .join('  ')
+        .trimEnd()}`,
+    );
     if (i === 0) console.log(`  ${widths.map((w) => '-'.repeat(w)).join('  ')}`);
     else if (flagged[i - 1]) console.log(`      ↳ ${flagged[i - 1]}`);
   }
-  const notes = Object.entries(results).flatMap(([key, rs]) => rs.flatMap((r, i) => [...r.notes, ...(r.error ? [`FAILED ${r.error}`] : [])].map((n) => `${key} r${i + 1}: ${n}`)));
+  const notes = Object.entries(results).flatMap(([key, rs]) =>
+    rs.flatMap((r, i) => [...r.notes, ...(r.error ? [`FAILED ${r.error}`] : [])].map((n) => `${key} r${i + 1}: ${n}`)),
+  );
   if (notes.length) console.log(`\nnotes:\n${notes.map((n) => `  ${n}`).join('\n')}`);
   const all = Object.values(results).flat();
   const busy = all.filter((r) => r.calm.busy);

@@ -80,12 +80,22 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * 503 (for up to about 25 s: a failover, or Redis away from every node, when board commands wait
  * for it) and on a connection that fails.
  */
-async function call(base: string | (() => string), method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<Res> {
+async function call(
+  base: string | (() => string),
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: unknown,
+): Promise<Res> {
   for (let attempt = 0; ; attempt++) {
     const url = `${typeof base === 'string' ? base : base()}${path}`;
     let res: Response;
     try {
-      res = await fetch(url, { method, headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+      res = await fetch(url, {
+        method,
+        headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
     } catch (e) {
       if (attempt >= 20) throw e;
       await sleep(50 * (attempt + 1));
@@ -107,15 +117,27 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
 
   // An owner with a board, and one workspace token per agent.
   const email = `fleet-${Date.now()}-${Math.floor(random() * 1e9)}@example.com`;
-  const signup = await fetch(`${base}/api/auth/signup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password: 'fleet password 123' }) });
+  const signup = await fetch(`${base}/api/auth/signup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password: 'fleet password 123' }),
+  });
   const cookie = signup.headers.getSetCookie()[0]!.split(';')[0]!;
   const owner = { cookie, 'x-csrf-token': ((await signup.json()) as { csrfToken: string }).csrfToken };
   const projects = await call(base, 'GET', '/api/projects', owner);
   const projectId = projects.body.projects[0].projectId as string;
   const agents: FleetAgent[] = [];
   for (let i = 0; i < options.agents; i++) {
-    const t = await call(base, 'POST', '/api/accounts/tokens', owner, { name: `agent-${i}`, scope: 'workspace', projectId });
-    agents.push({ auth: { authorization: `Bearer ${t.body.secret}` }, principal: `agent:${t.body.token.agentId}`, baseUrl: options.baseUrls[i % options.baseUrls.length]! });
+    const t = await call(base, 'POST', '/api/accounts/tokens', owner, {
+      name: `agent-${i}`,
+      scope: 'workspace',
+      projectId,
+    });
+    agents.push({
+      auth: { authorization: `Bearer ${t.body.secret}` },
+      principal: `agent:${t.body.token.agentId}`,
+      baseUrl: options.baseUrls[i % options.baseUrls.length]!,
+    });
   }
   await options.beforeWork?.({ projectId, owner, agents });
 
@@ -126,10 +148,15 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
     priority: Math.floor(random() * 5),
     maxAttempts: 20,
     verify: random() < 1 / 3 ? 'required' : 'none',
-    dependsOn: i === 0 ? [] : [...new Set(Array.from({ length: Math.floor(random() * 4) }, () => `r${Math.floor(random() * i)}`))],
+    dependsOn:
+      i === 0
+        ? []
+        : [...new Set(Array.from({ length: Math.floor(random() * 4) }, () => `r${Math.floor(random() * i)}`))],
   }));
   for (let i = 0; i < items.length; i += 500) {
-    const created = await call(agents[0]!.baseUrl, 'POST', '/api/items/batch', agents[0]!.auth, { items: items.slice(i, i + 500) });
+    const created = await call(agents[0]!.baseUrl, 'POST', '/api/items/batch', agents[0]!.auth, {
+      items: items.slice(i, i + 500),
+    });
     if (created.status !== 201) throw new Error(`batch: ${JSON.stringify(created.body)}`);
   }
 
@@ -142,12 +169,14 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
   const acked: { workId: string; what: string; found: (e: LoggedEvent) => boolean }[] = [];
   const agentLoop = async (agent: FleetAgent, index: number) => {
     let turn = index;
-    const base = options.spread === 'request' ? () => options.baseUrls[turn++ % options.baseUrls.length]! : agent.baseUrl;
+    const base =
+      options.spread === 'request' ? () => options.baseUrls[turn++ % options.baseUrls.length]! : agent.baseUrl;
     let idle = 0;
     while (!finished && Date.now() < deadline) {
       const purpose = random() < 0.5 ? 'verify' : 'work';
       let grant = await call(base, 'POST', '/api/claim', agent.auth, { purpose });
-      if (grant.status === 409 && grant.body.error.code === 'NOTHING_READY') grant = await call(base, 'POST', '/api/claim', agent.auth, { purpose: purpose === 'work' ? 'verify' : 'work' });
+      if (grant.status === 409 && grant.body.error.code === 'NOTHING_READY')
+        grant = await call(base, 'POST', '/api/claim', agent.auth, { purpose: purpose === 'work' ? 'verify' : 'work' });
       if (grant.status !== 200) {
         idle++;
         await sleep(Math.min(200, 10 * idle));
@@ -156,12 +185,24 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
       idle = 0;
       stats.claims++;
       const lease = grant.body;
-      acked.push({ workId: lease.workId, what: `grant of ${lease.workId} at fencing ${lease.fencingToken} to ${agent.principal}`, found: (e) => e.type === 'lease.granted' && e.workId === lease.workId && e.data.lease.fencingToken === lease.fencingToken && e.data.lease.holder === agent.principal });
+      acked.push({
+        workId: lease.workId,
+        what: `grant of ${lease.workId} at fencing ${lease.fencingToken} to ${agent.principal}`,
+        found: (e) =>
+          e.type === 'lease.granted' &&
+          e.workId === lease.workId &&
+          e.data.lease.fencingToken === lease.fencingToken &&
+          e.data.lease.holder === agent.principal,
+      });
       const roll = random();
       if (lease.purpose === 'work') {
         if (roll < 0.04) {
           // Stall past a short lease: it must expire under us, and our late submit must be refused.
-          const short = await call(base, 'POST', '/api/lease', agent.auth, { leaseId: lease.leaseId, action: 'renew', ttlSeconds: 1 });
+          const short = await call(base, 'POST', '/api/lease', agent.auth, {
+            leaseId: lease.leaseId,
+            action: 'renew',
+            ttlSeconds: 1,
+          });
           if (short.status === 200) {
             await sleep(1500);
             const late = await call(base, 'POST', '/api/submit', agent.auth, { leaseId: lease.leaseId, head: hex() });
@@ -177,7 +218,12 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
         }
         const head = hex();
         const submitted = await call(base, 'POST', '/api/submit', agent.auth, { leaseId: lease.leaseId, head });
-        if (submitted.status === 200) acked.push({ workId: lease.workId, what: `submission of ${lease.workId} at ${head}`, found: (e) => e.type === 'item.submitted' && e.workId === lease.workId && e.data.head === head });
+        if (submitted.status === 200)
+          acked.push({
+            workId: lease.workId,
+            what: `submission of ${lease.workId} at ${head}`,
+            found: (e) => e.type === 'item.submitted' && e.workId === lease.workId && e.data.head === head,
+          });
         if (submitted.status === 200 && submitted.body.state === 'awaiting_verify' && random() < 0.15) {
           const sup = await call(base, 'POST', '/api/supersede', agent.auth, { workId: lease.workId, head: hex() });
           if (sup.status === 200) stats.supersedes++;
@@ -188,10 +234,19 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
       const currentHead = item.body.submission?.head;
       if (!currentHead) continue;
       if (roll < 0.15) {
-        const failed = await call(base, 'POST', '/api/verify', agent.auth, { workId: lease.workId, head: currentHead, verdict: 'fail', finding: `sha256:${'e'.repeat(64)}` });
+        const failed = await call(base, 'POST', '/api/verify', agent.auth, {
+          workId: lease.workId,
+          head: currentHead,
+          verdict: 'fail',
+          finding: `sha256:${'e'.repeat(64)}`,
+        });
         if (failed.status === 200) stats.failedVerifications++;
       } else {
-        await call(base, 'POST', '/api/verify', agent.auth, { workId: lease.workId, head: currentHead, verdict: 'pass' });
+        await call(base, 'POST', '/api/verify', agent.auth, {
+          workId: lease.workId,
+          head: currentHead,
+          verdict: 'pass',
+        });
       }
     }
   };
@@ -204,7 +259,8 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
   const watcher = async () => {
     while (!finished && Date.now() < deadline) {
       const status = await call(ownerNode, 'GET', `/api/status?projectId=${projectId}`, owner);
-      if (status.status !== 200 && status.status !== 503) wrongReads.push(`the owner's status read answered ${status.status} ${JSON.stringify(status.body)}`);
+      if (status.status !== 200 && status.status !== 503)
+        wrongReads.push(`the owner's status read answered ${status.status} ${JSON.stringify(status.body)}`);
       if (status.status === 200 && status.body.counts.done === options.items) finished = true;
       else await sleep(250);
     }
@@ -215,8 +271,13 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
 
   // Read the whole log, oldest first.
   const events: LoggedEvent[] = [];
-  for (let before: number | null = null; ; ) {
-    const page: Res = await call(ownerNode, 'GET', `/api/activity?projectId=${projectId}&limit=200${before ? `&before=${before}` : ''}`, owner);
+  for (let before: number | null = null; ;) {
+    const page: Res = await call(
+      ownerNode,
+      'GET',
+      `/api/activity?projectId=${projectId}&limit=200${before ? `&before=${before}` : ''}`,
+      owner,
+    );
     events.push(...page.body.events);
     if (page.body.nextBefore === null) break;
     before = page.body.nextBefore;
@@ -224,8 +285,18 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
   events.reverse();
   const byItem = new Map<string | null, LoggedEvent[]>();
   for (const e of events) byItem.set(e.workId, [...(byItem.get(e.workId) ?? []), e]);
-  const lost = acked.filter((a) => !byItem.get(a.workId)?.some(a.found)).map((a) => `acknowledged ${a.what}, not in the log`);
-  return { ...stats, seconds, claimsPerSecond: stats.claims / seconds, events: events.length, violations: [...checkLog(events), ...lost, ...wrongReads], acknowledged: acked.length, log: events };
+  const lost = acked
+    .filter((a) => !byItem.get(a.workId)?.some(a.found))
+    .map((a) => `acknowledged ${a.what}, not in the log`);
+  return {
+    ...stats,
+    seconds,
+    claimsPerSecond: stats.claims / seconds,
+    events: events.length,
+    violations: [...checkLog(events), ...lost, ...wrongReads],
+    acknowledged: acked.length,
+    log: events,
+  };
 }
 
 /** The invariants, read from the event log alone. */
@@ -254,14 +325,20 @@ export function checkLog(events: LoggedEvent[]): string[] {
         if (e.data.to === 'ready') workersSinceReady.set(id, new Set());
         break;
       case 'lease.granted':
-        if (holder.get(id)) violations.push(`seq ${e.seq}: ${id} granted to ${e.data.lease.holder} while ${holder.get(id)} held it`);
+        if (holder.get(id))
+          violations.push(`seq ${e.seq}: ${id} granted to ${e.data.lease.holder} while ${holder.get(id)} held it`);
         holder.set(id, e.data.lease.holder);
-        if (e.data.lease.fencingToken <= (fencing.get(id) ?? 0)) violations.push(`seq ${e.seq}: ${id} granted at fencing ${e.data.lease.fencingToken}, not above ${fencing.get(id)}`);
+        if (e.data.lease.fencingToken <= (fencing.get(id) ?? 0))
+          violations.push(
+            `seq ${e.seq}: ${id} granted at fencing ${e.data.lease.fencingToken}, not above ${fencing.get(id)}`,
+          );
         fencing.set(id, e.data.lease.fencingToken);
         if (!workersSinceReady.has(id)) violations.push(`seq ${e.seq}: ${id} granted but never created in the log`);
         if (e.data.lease.purpose === 'work') {
           workersSinceReady.get(id)?.add(e.data.lease.holder);
-          for (const d of deps.get(id) ?? []) if (state.get(d) !== 'done') violations.push(`seq ${e.seq}: ${id} claimed while its dependency ${d} was ${state.get(d)}`);
+          for (const d of deps.get(id) ?? [])
+            if (state.get(d) !== 'done')
+              violations.push(`seq ${e.seq}: ${id} claimed while its dependency ${d} was ${state.get(d)}`);
         }
         break;
       case 'lease.released':
@@ -282,9 +359,11 @@ export function checkLog(events: LoggedEvent[]): string[] {
         const v = e.data.verification;
         if (v.verdict === 'pass') {
           const sub = lastHead.get(id);
-          if (!sub || v.head !== sub.head) violations.push(`seq ${e.seq}: ${id} passed on ${v.head}, not its head ${sub?.head}`);
+          if (!sub || v.head !== sub.head)
+            violations.push(`seq ${e.seq}: ${id} passed on ${v.head}, not its head ${sub?.head}`);
           if (sub && v.by === sub.by) violations.push(`seq ${e.seq}: ${id} verified by its submitter`);
-          if (workersSinceReady.get(id)?.has(v.by)) violations.push(`seq ${e.seq}: ${id} verified by a principal that worked on it`);
+          if (workersSinceReady.get(id)?.has(v.by))
+            violations.push(`seq ${e.seq}: ${id} verified by a principal that worked on it`);
           passes.set(id, v);
         }
         break;

@@ -33,7 +33,9 @@ interface Sample {
 
 function loadProbe(node: BenchNode): Sample {
   const before = cpuMs(node.pid);
-  const out = spawnSync('wrk', ['-t1', `-c${concurrency}`, `-d${seconds}s`, `${node.url}/healthz`], { encoding: 'utf8' }).stdout;
+  const out = spawnSync('wrk', ['-t1', `-c${concurrency}`, `-d${seconds}s`, `${node.url}/healthz`], {
+    encoding: 'utf8',
+  }).stdout;
   const cpu = cpuMs(node.pid) - before;
   const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? NaN);
   const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
@@ -54,7 +56,13 @@ try {
     for (const which of order) samples[which].push(loadProbe(which === 'plain' ? plain : measured));
   }
   const row = (name: string, s: Sample[]) =>
-    console.log(`${name.padEnd(26)} ${median(s.map((x) => x.rps)).toFixed(0).padStart(7)} req/s   ${median(s.map((x) => x.cpuUsPerRequest)).toFixed(2).padStart(6)} µs CPU/request   (per round: ${s.map((x) => x.cpuUsPerRequest.toFixed(1)).join(' ')})`);
+    console.log(
+      `${name.padEnd(26)} ${median(s.map((x) => x.rps))
+        .toFixed(0)
+        .padStart(7)} req/s   ${median(s.map((x) => x.cpuUsPerRequest))
+        .toFixed(2)
+        .padStart(6)} µs CPU/request   (per round: ${s.map((x) => x.cpuUsPerRequest.toFixed(1)).join(' ')})`,
+    );
   console.log(`metrics cost at the probe: ${rounds} rounds of ${seconds}s each, wrk -c${concurrency}, LOG_LEVEL info`);
   row('GET /healthz, no metrics', samples.plain);
   row('GET /healthz, METRICS_PORT', samples.measured);
@@ -62,7 +70,9 @@ try {
   const paired = (f: (x: Sample) => number) => median(samples.plain.map((p, i) => f(samples.measured[i]!) / f(p)));
   const cpu = paired((x) => x.cpuUsPerRequest) - 1;
   const rps = 1 - paired((x) => x.rps);
-  console.log(`metrics cost: ${(cpu * 100).toFixed(1)}% more CPU per request, ${(rps * 100).toFixed(1)}% less throughput (medians of the rounds' ratios; goal: under 3%)`);
+  console.log(
+    `metrics cost: ${(cpu * 100).toFixed(1)}% more CPU per request, ${(rps * 100).toFixed(1)}% less throughput (medians of the rounds' ratios; goal: under 3%)`,
+  );
 } finally {
   await plain.stop();
   await measured.stop();

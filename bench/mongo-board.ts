@@ -11,14 +11,25 @@ const ROUNDS = 3;
 const SIZES = quick ? [100, 1000] : [100, 1000, 10_000];
 
 const uri = process.env.MONGODB_URI;
-const mongoNode = (): Promise<BenchNode> => startNode({ STORE: 'mongo', MONGODB_URI: uri!, MONGODB_DB: `bench_${Date.now()}_${Math.random().toString(36).slice(2, 8)}`, BOARD_RATE_SCALE: '10000', LEASE_MIN_TTL_SECONDS: '1', LOG_LEVEL: 'info' });
+const mongoNode = (): Promise<BenchNode> =>
+  startNode({
+    STORE: 'mongo',
+    MONGODB_URI: uri!,
+    MONGODB_DB: `bench_${Date.now()}_${Math.random().toString(36).slice(2, 8)}`,
+    BOARD_RATE_SCALE: '10000',
+    LEASE_MIN_TTL_SECONDS: '1',
+    LOG_LEVEL: 'info',
+  });
 const embeddedNode = (): Promise<BenchNode> => nodeForBoards({ LOG_LEVEL: 'info' });
 
 /** p50 of an authenticated GET /api/status on a board of `items`, one caller after another. */
 async function statusLatency(node: BenchNode, items: number, reads = quick ? 200 : 1000): Promise<number> {
   const owner = await ownerAndAgent(node.url);
   const call = client(node.url, owner.agent);
-  for (let made = 0; made < items; made += 500) await call('POST', '/api/items/batch', { items: Array.from({ length: Math.min(500, items - made) }, (_, i) => ({ title: `item ${made + i}` })) });
+  for (let made = 0; made < items; made += 500)
+    await call('POST', '/api/items/batch', {
+      items: Array.from({ length: Math.min(500, items - made) }, (_, i) => ({ title: `item ${made + i}` })),
+    });
   const samples: number[] = [];
   for (let i = 0; i < reads; i++) {
     const t = performance.now();
@@ -59,13 +70,18 @@ if (!uri) {
   process.exit(0);
 }
 const rounds: { mongo: Awaited<ReturnType<typeof measure>>; embedded: Awaited<ReturnType<typeof measure>> }[] = [];
-for (let r = 0; r < ROUNDS; r++) rounds.push({ mongo: await measure(mongoNode), embedded: await measure(embeddedNode) });
+for (let r = 0; r < ROUNDS; r++)
+  rounds.push({ mongo: await measure(mongoNode), embedded: await measure(embeddedNode) });
 
 console.log(`\nMongoDB (${uri}) beside the embedded store, min / median / max of ${ROUNDS} rounds, ms`);
 for (const items of SIZES) {
-  console.log(`  claim p50, ${String(items).padStart(6)} items   mongo ${spread(rounds.map((r) => r.mongo.claim.get(items)!))}   embedded ${spread(rounds.map((r) => r.embedded.claim.get(items)!))}`);
+  console.log(
+    `  claim p50, ${String(items).padStart(6)} items   mongo ${spread(rounds.map((r) => r.mongo.claim.get(items)!))}   embedded ${spread(rounds.map((r) => r.embedded.claim.get(items)!))}`,
+  );
 }
-console.log(`  GET /api/status p50, 100 items mongo ${spread(rounds.map((r) => r.mongo.status))}   embedded ${spread(rounds.map((r) => r.embedded.status))}`);
+console.log(
+  `  GET /api/status p50, 100 items mongo ${spread(rounds.map((r) => r.mongo.status))}   embedded ${spread(rounds.map((r) => r.embedded.status))}`,
+);
 const small = SIZES[0]!;
 const large = SIZES.at(-1)!;
 const growth = median(rounds.map((r) => r.mongo.claim.get(large)! / r.mongo.claim.get(small)!));
@@ -76,6 +92,9 @@ const rows: [string, number, string, boolean][] = [
   [`mongo claim p50 ÷ embedded, ${small} items`, vsEmbedded, '≤ 5', vsEmbedded <= 5],
   ['mongo status p50 ÷ embedded', status, '≤ 3', status <= 3],
 ];
-console.log('\nTargets (medians of the rounds\' ratios)');
-for (const [name, value, goal, met] of rows) console.log(`  ${name.padEnd(44)} ${value.toFixed(2).padStart(8)}   goal ${goal.padEnd(5)} ${met ? 'met' : 'NOT met'}`);
+console.log("\nTargets (medians of the rounds' ratios)");
+for (const [name, value, goal, met] of rows)
+  console.log(
+    `  ${name.padEnd(44)} ${value.toFixed(2).padStart(8)}   goal ${goal.padEnd(5)} ${met ? 'met' : 'NOT met'}`,
+  );
 process.exit(0);

@@ -42,7 +42,11 @@ export const nodeLogBytes = (): number => logBytes;
  * keep setup quick and rate limits out of the way of the load.
  * BENCH_NODE_ARGS adds node flags to it, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` for a profile.
  */
-export async function startNode(env: Record<string, string> = {}, nodeFlags: string[] = [], output: NodeOutput = 'inherit'): Promise<BenchNode> {
+export async function startNode(
+  env: Record<string, string> = {},
+  nodeFlags: string[] = [],
+  output: NodeOutput = 'inherit',
+): Promise<BenchNode> {
   const port = await freePort();
   const dataDir = await mkdtemp(join(tmpdir(), 'bench-node-'));
   const logDir = output === 'file' ? await mkdtemp(join(tmpdir(), 'bench-node-log-')) : null;
@@ -50,14 +54,28 @@ export async function startNode(env: Record<string, string> = {}, nodeFlags: str
   const logFd = logFile ? openSync(logFile, 'a') : null;
   const flags = [...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...nodeFlags];
   const cleanUp = async () => {
-    if (logFile) logBytes += await stat(logFile).then((s) => s.size, () => 0);
+    if (logFile)
+      logBytes += await stat(logFile).then(
+        (s) => s.size,
+        () => 0,
+      );
     await rm(dataDir, { recursive: true, force: true });
     if (logDir) await rm(logDir, { recursive: true, force: true });
   };
   let child: ChildProcess;
   try {
     child = spawn(process.execPath, [...flags, '--import', 'tsx', 'src/main.ts'], {
-      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, BCRYPT_ROUNDS: '4', ADDRESS_RATE_PER_MINUTE: '1000000', LEASE_MIN_TTL_SECONDS: '1', SECRET_KEY: 'bench-secret-key-of-at-least-32-characters', ...env },
+      env: {
+        ...process.env,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        DATA_DIR: dataDir,
+        BCRYPT_ROUNDS: '4',
+        ADDRESS_RATE_PER_MINUTE: '1000000',
+        LEASE_MIN_TTL_SECONDS: '1',
+        SECRET_KEY: 'bench-secret-key-of-at-least-32-characters',
+        ...env,
+      },
       stdio: ['ignore', logFd ?? (output === 'file' ? 'ignore' : output), 'inherit'],
     });
   } finally {
@@ -68,14 +86,25 @@ export async function startNode(env: Record<string, string> = {}, nodeFlags: str
     return await served(child, `http://127.0.0.1:${port}`, '/readyz', 'server', cleanUp);
   } catch (e) {
     child.kill('SIGKILL');
-    const tail = logFile ? await readFile(logFile, 'utf8').then((t) => t.slice(-2000), () => '') : '';
+    const tail = logFile
+      ? await readFile(logFile, 'utf8').then(
+          (t) => t.slice(-2000),
+          () => '',
+        )
+      : '';
     await cleanUp();
     throw tail ? new Error(`${(e as Error).message}; its log ended:\n${tail}`) : e;
   }
 }
 
 /** A started server process, once `readyPath` answers; stop() ends it with SIGTERM, then runs `after`. */
-export async function served(child: ChildProcess, url: string, readyPath: string, what: string, after: () => Promise<void> = async () => undefined): Promise<BenchNode> {
+export async function served(
+  child: ChildProcess,
+  url: string,
+  readyPath: string,
+  what: string,
+  after: () => Promise<void> = async () => undefined,
+): Promise<BenchNode> {
   const exited = new Promise((resolve) => child.once('exit', resolve));
   await untilAnswers(`${url}${readyPath}`, child, what);
   return {
@@ -91,7 +120,14 @@ export async function served(child: ChildProcess, url: string, readyPath: string
 
 /** Polls `url` until it answers 2xx; fails when `child` exits first or 30 s pass. */
 export async function untilAnswers(url: string, child: ChildProcess, what: string): Promise<void> {
-  for (let i = 0; !(await fetch(url).then((r) => r.ok, () => false)); i++) {
+  for (
+    let i = 0;
+    !(await fetch(url).then(
+      (r) => r.ok,
+      () => false,
+    ));
+    i++
+  ) {
     if (i > 300 || child.exitCode !== null) throw new Error(`${what} did not become ready`);
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -104,29 +140,63 @@ export interface OwnerSession {
 }
 
 /** Headers for a write made with an owner's session. */
-export const sessionWrite = (owner: OwnerSession): Record<string, string> => ({ cookie: owner.cookie, 'x-csrf-token': owner.csrfToken, 'content-type': 'application/json' });
+export const sessionWrite = (owner: OwnerSession): Record<string, string> => ({
+  cookie: owner.cookie,
+  'x-csrf-token': owner.csrfToken,
+  'content-type': 'application/json',
+});
 
 /** Signs up a new account; its session. */
 export async function signupOwner(url: string, email: string, password = 'bench password 123'): Promise<OwnerSession> {
-  const res = await fetch(`${url}/api/auth/signup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
+  const res = await fetch(`${url}/api/auth/signup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password }),
+  });
   const cookie = res.headers.getSetCookie().find((c) => c.startsWith('board_session='));
   const body = (await res.json()) as { csrfToken?: string };
   if (!cookie || !body.csrfToken) throw new Error(`signup answered ${res.status}: ${JSON.stringify(body)}`);
   return { cookie: cookie.split(';')[0]!, csrfToken: body.csrfToken };
 }
 
-export async function ownerAndAgent(url: string, email = `bench-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`): Promise<OwnerSession & { projectId: string; agent: Record<string, string>; principal: string }> {
+export async function ownerAndAgent(
+  url: string,
+  email = `bench-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`,
+): Promise<OwnerSession & { projectId: string; agent: Record<string, string>; principal: string }> {
   const owner = await signupOwner(url, email);
-  const projectId = ((await fetch(`${url}/api/projects`, { headers: { cookie: owner.cookie } }).then((r) => r.json())) as { projects: { projectId: string }[] }).projects[0]!.projectId;
+  const projectId = (
+    (await fetch(`${url}/api/projects`, { headers: { cookie: owner.cookie } }).then((r) => r.json())) as {
+      projects: { projectId: string }[];
+    }
+  ).projects[0]!.projectId;
   const token = await issueToken(url, owner, projectId, 'bench');
-  return { ...owner, projectId, agent: { authorization: `Bearer ${token.secret}` }, principal: `agent:${token.token.agentId}` };
+  return {
+    ...owner,
+    projectId,
+    agent: { authorization: `Bearer ${token.secret}` },
+    principal: `agent:${token.token.agentId}`,
+  };
 }
 
 /** Another agent's workspace token on the board, as request headers. */
-export async function tokenFor(url: string, owner: OwnerSession, projectId: string, name: string): Promise<Record<string, string>> {
+export async function tokenFor(
+  url: string,
+  owner: OwnerSession,
+  projectId: string,
+  name: string,
+): Promise<Record<string, string>> {
   return { authorization: `Bearer ${(await issueToken(url, owner, projectId, name)).secret}` };
 }
 
-function issueToken(url: string, owner: OwnerSession, projectId: string, name: string): Promise<{ secret: string; token: { agentId: string } }> {
-  return fetch(`${url}/api/accounts/tokens`, { method: 'POST', headers: sessionWrite(owner), body: JSON.stringify({ name, scope: 'workspace', projectId }) }).then((r) => r.json()) as Promise<{ secret: string; token: { agentId: string } }>;
+function issueToken(
+  url: string,
+  owner: OwnerSession,
+  projectId: string,
+  name: string,
+): Promise<{ secret: string; token: { agentId: string } }> {
+  return fetch(`${url}/api/accounts/tokens`, {
+    method: 'POST',
+    headers: sessionWrite(owner),
+    body: JSON.stringify({ name, scope: 'workspace', projectId }),
+  }).then((r) => r.json()) as Promise<{ secret: string; token: { agentId: string } }>;
 }

@@ -96,7 +96,8 @@ const cpuSeconds = (pid: number): number => {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // fields from 3 (state) on
   return (Number(fields[11]) + Number(fields[12])) / CLK_TCK; // 14 utime, 15 stime
 };
-const rssBytes = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
+const rssBytes = (pid: number): number =>
+  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
 
 /** The median of `n` RSS readings `gapMs` apart. */
 async function settledRss(pid: number, n = 5, gapMs = 200): Promise<number> {
@@ -117,10 +118,13 @@ export type PeerKind = 'uws' | 'fastify' | 'node-http' | 'ws';
 const PEER_BOARD = 'p-0123456789abcdef01234567';
 const SMALL_JSON = '{"ok":true}';
 
-
 async function startPeer(kind: PeerKind): Promise<BenchNode> {
   const port = await freePort();
-  const child = track(spawn(process.execPath, ['--import', 'tsx', SELF, '--serve', kind, String(port)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+  const child = track(
+    spawn(process.execPath, ['--import', 'tsx', SELF, '--serve', kind, String(port)], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    }),
+  );
   return served(child, `http://127.0.0.1:${port}`, '/x', `peer ${kind}`);
 }
 
@@ -129,7 +133,19 @@ function shoutMessage(body: Buffer): string {
   const { text } = JSON.parse(body.toString('utf8')) as { text: string };
   const at = Date.now();
   const id = `${PEER_BOARD}:${at.toString(36).padStart(10, '0')}:${(published++).toString(16).padStart(8, '0')}`;
-  return JSON.stringify({ type: 'shout', boardId: PEER_BOARD, shout: { id, from: 'agent:peer-bench-sender', text, kind: 'info', workId: null, to: null, at: new Date(at).toISOString() } });
+  return JSON.stringify({
+    type: 'shout',
+    boardId: PEER_BOARD,
+    shout: {
+      id,
+      from: 'agent:peer-bench-sender',
+      text,
+      kind: 'info',
+      workId: null,
+      to: null,
+      at: new Date(at).toISOString(),
+    },
+  });
 }
 const isSubscribe = (text: string): boolean => {
   try {
@@ -169,7 +185,9 @@ async function serve(kind: PeerKind, port: number): Promise<void> {
         }
       },
     });
-    await new Promise<void>((resolve, reject) => app.listen('127.0.0.1', port, (s) => (s ? resolve() : reject(new Error(`uws: cannot listen on ${port}`)))));
+    await new Promise<void>((resolve, reject) =>
+      app.listen('127.0.0.1', port, (s) => (s ? resolve() : reject(new Error(`uws: cannot listen on ${port}`)))),
+    );
   } else if (kind === 'fastify') {
     const { default: Fastify } = await import('fastify');
     const app = Fastify({ logger: false });
@@ -231,7 +249,8 @@ export interface HttpOptions {
   headers?: Record<string, string>;
 }
 
-const toMs = (value: string, unit: string): number => Number(value) * (unit === 'us' ? 1e-3 : unit === 's' ? 1e3 : unit === 'm' ? 6e4 : 1);
+const toMs = (value: string, unit: string): number =>
+  Number(value) * (unit === 'us' ? 1e-3 : unit === 's' ? 1e3 : unit === 'm' ? 6e4 : 1);
 
 /** wrk against `url`, after a one-second run that is not counted (JIT, connection pools). */
 export async function wrk(url: string, options: HttpOptions, script?: string): Promise<HttpFigure> {
@@ -239,13 +258,33 @@ export async function wrk(url: string, options: HttpOptions, script?: string): P
   return wrkOnce(url, options, script);
 }
 
-async function wrkOnce(url: string, { seconds = 5, connections = 32, headers = {} }: HttpOptions, script?: string): Promise<HttpFigure> {
-  const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), ...(script ? ['-s', script] : []), url];
+async function wrkOnce(
+  url: string,
+  { seconds = 5, connections = 32, headers = {} }: HttpOptions,
+  script?: string,
+): Promise<HttpFigure> {
+  const args = [
+    '-t1',
+    `-c${connections}`,
+    `-d${seconds}s`,
+    '--latency',
+    ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]),
+    ...(script ? ['-s', script] : []),
+    url,
+  ];
   const child = track(spawn('wrk', args, { stdio: ['ignore', 'pipe', 'inherit'] }));
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   const code = await new Promise<number | null>((resolve, reject) =>
-    child.once('exit', resolve).once('error', (e: NodeJS.ErrnoException) => reject(e.code === 'ENOENT' ? new Error('wrk is not installed: the HTTP measures need it (apt-get install -y wrk)') : e)),
+    child
+      .once('exit', resolve)
+      .once('error', (e: NodeJS.ErrnoException) =>
+        reject(
+          e.code === 'ENOENT'
+            ? new Error('wrk is not installed: the HTTP measures need it (apt-get install -y wrk)')
+            : e,
+        ),
+      ),
   );
   if (code !== 0) throw new Error(`wrk exited ${code} (apt-get install -y wrk):\n${out}`);
   const pct = (p: string) => {
@@ -274,7 +313,11 @@ export async function peerSmallJson(kind: Exclude<PeerKind, 'ws'>, options: Http
 }
 
 async function signup(url: string, email: string): Promise<string> {
-  const res = await fetch(`${url}/api/auth/signup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password: 'bench password 123' }) });
+  const res = await fetch(`${url}/api/auth/signup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password: 'bench password 123' }),
+  });
   const cookie = res.headers.getSetCookie().find((c) => c.startsWith('board_session='));
   if (!cookie) throw new Error(`signup answered ${res.status}: ${await res.text()}`);
   return cookie.split(';')[0]!;
@@ -284,16 +327,30 @@ async function signup(url: string, email: string): Promise<string> {
  * Our GET /healthz and GET /api/status under wrk: status on a board of `items` items, each request
  * with one of `tokens` workspace (Bearer) tokens in turn, as a fleet of agents polls it.
  */
-export async function oursSmallJson(options: HttpOptions = {}, items = 200, tokens = 32): Promise<{ healthz: HttpFigure; status: HttpFigure; statusTokens: number; statusItems: number }> {
+export async function oursSmallJson(
+  options: HttpOptions = {},
+  items = 200,
+  tokens = 32,
+): Promise<{ healthz: HttpFigure; status: HttpFigure; statusTokens: number; statusItems: number }> {
   return withOurs(async (node) => {
     const owner = await ownerAndAgent(node.url);
     for (let made = 0; made < items; made += 500) {
-      const batch = Array.from({ length: Math.min(500, items - made) }, (_, i) => ({ title: `status item ${made + i}`, priority: (made + i) % 5 }));
-      const res = await fetch(`${node.url}/api/items/batch`, { method: 'POST', headers: { ...owner.agent, 'content-type': 'application/json' }, body: JSON.stringify({ items: batch }) });
+      const batch = Array.from({ length: Math.min(500, items - made) }, (_, i) => ({
+        title: `status item ${made + i}`,
+        priority: (made + i) % 5,
+      }));
+      const res = await fetch(`${node.url}/api/items/batch`, {
+        method: 'POST',
+        headers: { ...owner.agent, 'content-type': 'application/json' },
+        body: JSON.stringify({ items: batch }),
+      });
       if (res.status !== 201) throw new Error(`POST /api/items/batch answered ${res.status}: ${await res.text()}`);
     }
     const bearers = [owner.agent.authorization!];
-    while (bearers.length < tokens) bearers.push((await tokenFor(node.url, owner, owner.projectId, `status-reader-${bearers.length}`)).authorization!);
+    while (bearers.length < tokens)
+      bearers.push(
+        (await tokenFor(node.url, owner, owner.projectId, `status-reader-${bearers.length}`)).authorization!,
+      );
     for (const authorization of [bearers[0]!, bearers.at(-1)!]) {
       const probe = await fetch(`${node.url}/api/status`, { headers: { authorization } });
       if (probe.status !== 200) throw new Error(`GET /api/status answered ${probe.status}: ${await probe.text()}`);
@@ -368,10 +425,34 @@ function redisPing(port: number): Promise<boolean> {
 }
 
 /** Measurement 2: jobs per second from the first addBulk to the last completion. */
-export async function bullmqThroughput({ jobs = 5000, concurrency = 32 }: { jobs?: number; concurrency?: number } = {}): Promise<QueueFigure> {
+export async function bullmqThroughput({
+  jobs = 5000,
+  concurrency = 32,
+}: { jobs?: number; concurrency?: number } = {}): Promise<QueueFigure> {
   const dir = await tempDir('bench-peers-redis-');
   const port = await freePort();
-  const redis = track(spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', '--daemonize', 'no'], { stdio: 'ignore' }));
+  const redis = track(
+    spawn(
+      'redis-server',
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        dir,
+        '--appendonly',
+        'yes',
+        '--appendfsync',
+        'always',
+        '--save',
+        '',
+        '--daemonize',
+        'no',
+      ],
+      { stdio: 'ignore' },
+    ),
+  );
   const exited = new Promise((resolve) => redis.once('exit', resolve));
   redis.once('error', () => undefined);
   const { Queue, Worker } = await import('bullmq');
@@ -380,7 +461,8 @@ export async function bullmqThroughput({ jobs = 5000, concurrency = 32 }: { jobs
   let worker: InstanceType<typeof Worker> | undefined;
   try {
     for (let i = 0; !(await redisPing(port)); i++) {
-      if (i > 100 || redis.exitCode !== null) throw new Error('redis-server did not start (apt-get install -y redis-server)');
+      if (i > 100 || redis.exitCode !== null)
+        throw new Error('redis-server did not start (apt-get install -y redis-server)');
       await sleep(100);
     }
     const name = `bench-${Date.now()}`;
@@ -399,7 +481,13 @@ export async function bullmqThroughput({ jobs = 5000, concurrency = 32 }: { jobs
     const timedOut = await Promise.race([finished.then(() => false), sleep(180_000).then(() => true)]);
     const ended = performance.now();
     if (timedOut) throw new Error(`BullMQ: ${completed} of ${jobs} jobs completed in 180 s`);
-    return { jobs, concurrency, jobsPerSecond: jobs / ((ended - started) / 1000), addSeconds: (added - started) / 1000, totalSeconds: (ended - started) / 1000 };
+    return {
+      jobs,
+      concurrency,
+      jobsPerSecond: jobs / ((ended - started) / 1000),
+      addSeconds: (added - started) / 1000,
+      totalSeconds: (ended - started) / 1000,
+    };
   } finally {
     await worker?.close();
     await queue?.close();
@@ -448,7 +536,12 @@ interface Clients {
 }
 
 /** Opens `count` sockets (50 at a time), each sending `subscribe` (if any) and waiting for its answer. */
-async function openClients(url: string, headers: Record<string, string>, count: number, subscribe: string | null): Promise<Clients> {
+async function openClients(
+  url: string,
+  headers: Record<string, string>,
+  count: number,
+  subscribe: string | null,
+): Promise<Clients> {
   const sockets: WebSocket[] = [];
   let deliveries = 0;
   let last = 0;
@@ -459,7 +552,10 @@ async function openClients(url: string, headers: Record<string, string>, count: 
   const one = () =>
     new Promise<WebSocket>((resolve, reject) => {
       const ws = new WebSocket(url, { headers, perMessageDeflate: false, skipUTF8Validation: true });
-      const timer = setTimeout(() => (ws.terminate(), reject(new Error(`socket ${sockets.length}: no answer in 20 s`))), 20_000);
+      const timer = setTimeout(
+        () => (ws.terminate(), reject(new Error(`socket ${sockets.length}: no answer in 20 s`))),
+        20_000,
+      );
       ws.once('error', (e) => (clearTimeout(timer), reject(e)));
       ws.on('close', () => {
         if (!closing) closed++;
@@ -468,7 +564,8 @@ async function openClients(url: string, headers: Record<string, string>, count: 
         if (subscribe === null) return (clearTimeout(timer), resolve(ws));
         ws.once('message', (data: Buffer) => {
           clearTimeout(timer);
-          if (!data.toString('utf8').includes('"subscribed"')) return reject(new Error(`subscribe answered ${data.toString('utf8').slice(0, 300)}`));
+          if (!data.toString('utf8').includes('"subscribed"'))
+            return reject(new Error(`subscribe answered ${data.toString('utf8').slice(0, 300)}`));
           ws.on('message', (m: Buffer) => {
             if (m.compare(SHOUT_PREFIX, 0, SHOUT_PREFIX.length, 0, SHOUT_PREFIX.length) !== 0) return;
             last = performance.now();
@@ -480,7 +577,8 @@ async function openClients(url: string, headers: Record<string, string>, count: 
       });
     });
   try {
-    for (let i = 0; i < count; i += 50) sockets.push(...(await Promise.all(Array.from({ length: Math.min(50, count - i) }, one))));
+    for (let i = 0; i < count; i += 50)
+      sockets.push(...(await Promise.all(Array.from({ length: Math.min(50, count - i) }, one))));
   } catch (e) {
     for (const ws of sockets) ws.terminate();
     throw e;
@@ -490,7 +588,8 @@ async function openClients(url: string, headers: Record<string, string>, count: 
     deliveries: () => deliveries,
     lastReceipt: () => last,
     closedEarly: () => closed,
-    reached: (n) => (deliveries >= n ? Promise.resolve() : new Promise<void>((resolve) => ((target = n), (onTarget = resolve)))),
+    reached: (n) =>
+      deliveries >= n ? Promise.resolve() : new Promise<void>((resolve) => ((target = n), (onTarget = resolve))),
     async close() {
       closing = true;
       await Promise.all(
@@ -511,7 +610,14 @@ async function openClients(url: string, headers: Record<string, string>, count: 
 const shoutText = (sender: number, n: number, bytes: number) => `peers bench shout ${sender}-${n} `.padEnd(bytes, 'x');
 
 /** Opens the clients, then runs `senders` loops of `send` and times until every client has every message. */
-async function fanOutRun(pid: number, url: string, headers: Record<string, string>, subscribe: string, send: (sender: number, n: number, text: string) => Promise<void>, options: FanOutOptions): Promise<FanOutFigure> {
+async function fanOutRun(
+  pid: number,
+  url: string,
+  headers: Record<string, string>,
+  subscribe: string,
+  send: (sender: number, n: number, text: string) => Promise<void>,
+  options: FanOutOptions,
+): Promise<FanOutFigure> {
   const { clients = 1000, senders = 10, messagesPerSender = 100, textBytes = 200 } = options;
   const messages = senders * messagesPerSender;
   const expected = clients * messages;
@@ -528,7 +634,7 @@ async function fanOutRun(pid: number, url: string, headers: Record<string, strin
       }),
     );
     // Every delivery, or 60 s past the last send with no socket closed meanwhile.
-    for (const end = performance.now() + 60_000; performance.now() < end && socks.deliveries() < expected; ) {
+    for (const end = performance.now() + 60_000; performance.now() < end && socks.deliveries() < expected;) {
       await Promise.race([all, sleep(250)]);
       if (socks.closedEarly() > 0) await sleep(1000);
       if (socks.closedEarly() > 0) break;
@@ -554,7 +660,11 @@ async function fanOutRun(pid: number, url: string, headers: Record<string, strin
 }
 
 async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<void> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
   const text = await res.text();
   if (res.status >= 300) throw new Error(`POST ${url} answered ${res.status}: ${text.slice(0, 300)}`);
 }
@@ -564,7 +674,14 @@ export async function peerFanOut(kind: 'uws' | 'ws', options: FanOutOptions = {}
   const peer = await startPeer(kind);
   try {
     const subscribe = JSON.stringify({ type: 'subscribe', boardId: PEER_BOARD, topics: ['shouts'] });
-    return await fanOutRun(peer.pid, `${peer.url.replace(/^http/, 'ws')}/ws`, {}, subscribe, (_s, _n, text) => postJson(`${peer.url}/publish`, { text }), options);
+    return await fanOutRun(
+      peer.pid,
+      `${peer.url.replace(/^http/, 'ws')}/ws`,
+      {},
+      subscribe,
+      (_s, _n, text) => postJson(`${peer.url}/publish`, { text }),
+      options,
+    );
   } finally {
     await peer.stop();
   }
@@ -576,10 +693,23 @@ export async function oursFanOut(options: FanOutOptions = {}): Promise<FanOutFig
   return withOurs(async (node) => {
     const owner = await ownerAndAgent(node.url);
     const { cookie, projectId, agent } = owner;
-    const tokens = [agent, ...(await Promise.all(Array.from({ length: senders - 1 }, (_, i) => tokenFor(node.url, owner, projectId, `peers-shouter-${i}`))))];
-    if (tokens.some((t) => !/^Bearer agb_/.test(t.authorization ?? ''))) throw new Error('a workspace token was not issued');
+    const tokens = [
+      agent,
+      ...(await Promise.all(
+        Array.from({ length: senders - 1 }, (_, i) => tokenFor(node.url, owner, projectId, `peers-shouter-${i}`)),
+      )),
+    ];
+    if (tokens.some((t) => !/^Bearer agb_/.test(t.authorization ?? '')))
+      throw new Error('a workspace token was not issued');
     const subscribe = JSON.stringify({ type: 'subscribe', boardId: projectId, topics: ['shouts'] });
-    return fanOutRun(node.pid, `${node.url.replace(/^http/, 'ws')}/api/ws`, { cookie }, subscribe, (s, _n, text) => postJson(`${node.url}/api/shouts`, { text }, tokens[s]!), { ...options, senders });
+    return fanOutRun(
+      node.pid,
+      `${node.url.replace(/^http/, 'ws')}/api/ws`,
+      { cookie },
+      subscribe,
+      (s, _n, text) => postJson(`${node.url}/api/shouts`, { text }, tokens[s]!),
+      { ...options, senders },
+    );
   });
 }
 
@@ -607,7 +737,12 @@ export interface SocketMemoryFigure {
 }
 
 /** Warms the upgrade path with 50 sockets, then reads RSS before and after `count` idle sockets. */
-async function idleMemory(pid: number, url: string, headers: Record<string, string>, count: number): Promise<SocketMemoryFigure> {
+async function idleMemory(
+  pid: number,
+  url: string,
+  headers: Record<string, string>,
+  count: number,
+): Promise<SocketMemoryFigure> {
   const warm = await openClients(url, headers, 50, null);
   await warm.close();
   await sleep(1000);
@@ -643,9 +778,15 @@ export async function oursSocketMemory(count = 1000, nodeFlags: string[] = []): 
 }
 
 /** Measurement 4: bare uWS, ours as started, and ours with a 1 MB young generation (what a socket really holds). */
-export async function socketMemory(count = 1000): Promise<{ uws: SocketMemoryFigure; ours: SocketMemoryFigure; oursRetained: SocketMemoryFigure }> {
+export async function socketMemory(
+  count = 1000,
+): Promise<{ uws: SocketMemoryFigure; ours: SocketMemoryFigure; oursRetained: SocketMemoryFigure }> {
   const uws = await uwsSocketMemory(count);
-  return { uws, ours: await oursSocketMemory(count), oursRetained: await oursSocketMemory(count, ['--max-semi-space-size=1']) };
+  return {
+    uws,
+    ours: await oursSocketMemory(count),
+    oursRetained: await oursSocketMemory(count, ['--max-semi-space-size=1']),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -668,10 +809,15 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<Peer
   const ms = (n: number) => (Number.isFinite(n) ? `${n < 1 ? n.toFixed(3) : n.toFixed(2)} ms` : 'n/a');
   const log = (s: string) => console.log(s);
 
-  log(`bench/peers.ts${quick ? ' --quick' : ''}: node ${process.version}, wrk -t1 -c${http.connections} -d${http.seconds}s, one server at a time; load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')} at start`);
+  log(
+    `bench/peers.ts${quick ? ' --quick' : ''}: node ${process.version}, wrk -t1 -c${http.connections} -d${http.seconds}s, one server at a time; load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')} at start`,
+  );
   const small = await smallJson(http);
   log(`\n1. Small JSON                              req/s        p50        p99   non-2xx`);
-  const row = (name: string, f: HttpFigure) => log(`   ${name.padEnd(38)} ${int(f.requestsPerSecond).padStart(7)} ${ms(f.p50Ms).padStart(10)} ${ms(f.p99Ms).padStart(10)}   ${f.non2xx + f.socketErrors}`);
+  const row = (name: string, f: HttpFigure) =>
+    log(
+      `   ${name.padEnd(38)} ${int(f.requestsPerSecond).padStart(7)} ${ms(f.p50Ms).padStart(10)} ${ms(f.p99Ms).padStart(10)}   ${f.non2xx + f.socketErrors}`,
+    );
   row('bare uWebSockets.js GET /x', small.uws);
   row('Fastify 5 GET /x', small.fastify);
   row('node:http GET /x', small.nodeHttp);
@@ -679,37 +825,65 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<Peer
   row(`ours GET /api/status (${small.statusItems} items, ${small.statusTokens} Bearer)`, small.status);
 
   const queue = await bullmqThroughput({ jobs: 5000, concurrency: 32 });
-  log(`\n2. BullMQ ${queue.jobs.toLocaleString('en-US')} jobs, Worker concurrency ${queue.concurrency}, redis appendfsync always: ${int(queue.jobsPerSecond)} jobs/s (addBulk ${queue.addSeconds.toFixed(2)} s, all done at ${queue.totalSeconds.toFixed(2)} s)`);
+  log(
+    `\n2. BullMQ ${queue.jobs.toLocaleString('en-US')} jobs, Worker concurrency ${queue.concurrency}, redis appendfsync always: ${int(queue.jobsPerSecond)} jobs/s (addBulk ${queue.addSeconds.toFixed(2)} s, all done at ${queue.totalSeconds.toFixed(2)} s)`,
+  );
 
   const fans = await fanOut(fan);
-  log(`\n3. Fan-out, ${fan.clients} sockets, ${fans.ours.messages} messages of ~${fan.textBytes} B text from ${fan.senders} senders`);
-  log(`                                          deliveries/s   µs CPU/delivery   received/expected   client CPU   closed`);
+  log(
+    `\n3. Fan-out, ${fan.clients} sockets, ${fans.ours.messages} messages of ~${fan.textBytes} B text from ${fan.senders} senders`,
+  );
+  log(
+    `                                          deliveries/s   µs CPU/delivery   received/expected   client CPU   closed`,
+  );
   const frow = (name: string, f: FanOutFigure) =>
-    log(`   ${name.padEnd(38)} ${int(f.deliveriesPerSecond).padStart(10)} ${f.serverCpuMicrosPerDelivery.toFixed(2).padStart(17)} ${`${f.deliveries}/${f.expected}`.padStart(19)} ${`${(f.clientCpuShare * 100).toFixed(0)}%`.padStart(12)} ${String(f.closedEarly).padStart(8)}`);
+    log(
+      `   ${name.padEnd(38)} ${int(f.deliveriesPerSecond).padStart(10)} ${f.serverCpuMicrosPerDelivery.toFixed(2).padStart(17)} ${`${f.deliveries}/${f.expected}`.padStart(19)} ${`${(f.clientCpuShare * 100).toFixed(0)}%`.padStart(12)} ${String(f.closedEarly).padStart(8)}`,
+    );
   frow('bare uWS app.publish', fans.uws);
   frow('ws server, loop over clients', fans.ws);
   frow('ours /api/ws + POST /api/shouts', fans.ours);
 
   const memory = await socketMemory(1000);
   log(`\n4. Idle sockets (1,000)                    RSS before   RSS after   bytes/socket`);
-  const mrow = (name: string, m: SocketMemoryFigure) => log(`   ${name.padEnd(38)} ${`${(m.rssBeforeBytes / 2 ** 20).toFixed(1)} MB`.padStart(10)} ${`${(m.rssAfterBytes / 2 ** 20).toFixed(1)} MB`.padStart(11)} ${int(m.bytesPerSocket).padStart(14)}`);
+  const mrow = (name: string, m: SocketMemoryFigure) =>
+    log(
+      `   ${name.padEnd(38)} ${`${(m.rssBeforeBytes / 2 ** 20).toFixed(1)} MB`.padStart(10)} ${`${(m.rssAfterBytes / 2 ** 20).toFixed(1)} MB`.padStart(11)} ${int(m.bytesPerSocket).padStart(14)}`,
+    );
   mrow('bare uWebSockets.js', memory.uws);
   mrow('ours', memory.ours);
   mrow('ours, node --max-semi-space-size=1', memory.oursRetained);
 
-  log(`\nOurs against the peers                    ours           peer                               peer figure   ours/peer`);
+  log(
+    `\nOurs against the peers                    ours           peer                               peer figure   ours/peer`,
+  );
   const ratio = (name: string, ours: number, peer: string, theirs: number, fmt: (n: number) => string = int) =>
-    log(`   ${name.padEnd(38)} ${fmt(ours).padStart(10)}   ${peer.padEnd(32)} ${fmt(theirs).padStart(12)}   ${(ours / theirs).toFixed(3).padStart(9)}`);
+    log(
+      `   ${name.padEnd(38)} ${fmt(ours).padStart(10)}   ${peer.padEnd(32)} ${fmt(theirs).padStart(12)}   ${(ours / theirs).toFixed(3).padStart(9)}`,
+    );
   ratio('GET /healthz req/s', small.healthz.requestsPerSecond, 'bare uWS GET /x', small.uws.requestsPerSecond);
   ratio('GET /healthz p99', small.healthz.p99Ms, 'bare uWS GET /x', small.uws.p99Ms, ms);
   ratio('GET /api/status req/s', small.status.requestsPerSecond, 'Fastify 5 GET /x', small.fastify.requestsPerSecond);
   ratio('GET /api/status p99', small.status.p99Ms, 'Fastify 5 GET /x', small.fastify.p99Ms, ms);
   ratio('fan-out deliveries/s', fans.ours.deliveriesPerSecond, 'bare uWS app.publish', fans.uws.deliveriesPerSecond);
-  ratio('fan-out server µs CPU/delivery', fans.ours.serverCpuMicrosPerDelivery, 'bare uWS app.publish', fans.uws.serverCpuMicrosPerDelivery, (n) => n.toFixed(2));
+  ratio(
+    'fan-out server µs CPU/delivery',
+    fans.ours.serverCpuMicrosPerDelivery,
+    'bare uWS app.publish',
+    fans.uws.serverCpuMicrosPerDelivery,
+    (n) => n.toFixed(2),
+  );
   ratio('fan-out deliveries/s', fans.ours.deliveriesPerSecond, 'ws server loop', fans.ws.deliveriesPerSecond);
   ratio('idle socket bytes', memory.ours.bytesPerSocket, 'bare uWebSockets.js', memory.uws.bytesPerSocket);
-  ratio('idle socket bytes, 1 MB young gen', memory.oursRetained.bytesPerSocket, 'bare uWebSockets.js', memory.uws.bytesPerSocket);
-  log(`   ${'claim→submit per s'.padEnd(38)} ${'(bench/board*)'.padStart(10)}   ${'BullMQ jobs/s (divide by this)'.padEnd(32)} ${int(queue.jobsPerSecond).padStart(12)}`);
+  ratio(
+    'idle socket bytes, 1 MB young gen',
+    memory.oursRetained.bytesPerSocket,
+    'bare uWebSockets.js',
+    memory.uws.bytesPerSocket,
+  );
+  log(
+    `   ${'claim→submit per s'.padEnd(38)} ${'(bench/board*)'.padStart(10)}   ${'BullMQ jobs/s (divide by this)'.padEnd(32)} ${int(queue.jobsPerSecond).padStart(12)}`,
+  );
   log(`\ndone in ${((performance.now() - began) / 1000).toFixed(0)} s`);
   return { quick, smallJson: small, queue, fanOut: fans, memory };
 }

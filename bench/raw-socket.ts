@@ -9,13 +9,20 @@ export async function stalledSocket(url: string, headers: Record<string, string>
   const socket = connect({ host: hostname, port: Number(port) });
   await new Promise((resolve, reject) => (socket.once('connect', resolve), socket.once('error', reject)));
   socket.on('error', () => undefined);
-  const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
-  socket.write(`GET /api/ws HTTP/1.1\r\nHost: ${hostname}:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n${extra}\r\n`);
+  const extra = Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
+  socket.write(
+    `GET /api/ws HTTP/1.1\r\nHost: ${hostname}:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n${extra}\r\n`,
+  );
   await new Promise<void>((resolve) => socket.once('data', () => resolve()));
   socket.pause();
   const payload = Buffer.from(JSON.stringify(message));
   const mask = randomBytes(4);
-  const header = payload.length < 126 ? Buffer.from([0x81, 0x80 | payload.length]) : Buffer.from([0x81, 0x80 | 126, payload.length >> 8, payload.length & 0xff]);
+  const header =
+    payload.length < 126
+      ? Buffer.from([0x81, 0x80 | payload.length])
+      : Buffer.from([0x81, 0x80 | 126, payload.length >> 8, payload.length & 0xff]);
   socket.write(Buffer.concat([header, mask, payload.map((b, i) => b ^ mask[i % 4]!)]));
   return socket;
 }
@@ -27,7 +34,7 @@ export async function closeFrame(socket: Socket): Promise<{ code: number; reason
   socket.resume();
   await new Promise((resolve) => socket.once('close', resolve));
   const bytes = Buffer.concat(chunks);
-  for (let at = 0; at + 2 <= bytes.length; ) {
+  for (let at = 0; at + 2 <= bytes.length;) {
     const opcode = bytes[at]! & 0x0f;
     let length = bytes[at + 1]! & 0x7f;
     let start = at + 2;
@@ -38,7 +45,8 @@ export async function closeFrame(socket: Socket): Promise<{ code: number; reason
       length = Number(bytes.readBigUInt64BE(start));
       start += 8;
     }
-    if (opcode === 0x8) return { code: bytes.readUInt16BE(start), reason: bytes.subarray(start + 2, start + length).toString('utf8') };
+    if (opcode === 0x8)
+      return { code: bytes.readUInt16BE(start), reason: bytes.subarray(start + 2, start + length).toString('utf8') };
     at = start + length;
   }
   return null;

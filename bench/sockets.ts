@@ -27,10 +27,17 @@ const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/
 const wsUrl = (url: string) => `${url.replace(/^http/, 'ws')}/api/ws`;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const post = (url: string, path: string, body: unknown, auth: Record<string, string>): Promise<any> =>
-  fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body: JSON.stringify(body) }).then((r) => r.json());
+  fetch(`${url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...auth },
+    body: JSON.stringify(body),
+  }).then((r) => r.json());
 
 /** Each node's open sockets, as its /readyz counts them. */
-const openSockets = (nodes: BenchNode[]): Promise<number[]> => Promise.all(nodes.map(async (n) => ((await fetch(`${n.url}/readyz`).then((r) => r.json())) as { sockets: number }).sockets));
+const openSockets = (nodes: BenchNode[]): Promise<number[]> =>
+  Promise.all(
+    nodes.map(async (n) => ((await fetch(`${n.url}/readyz`).then((r) => r.json())) as { sockets: number }).sockets),
+  );
 
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -41,7 +48,12 @@ async function expiryPushes(claimOn: BenchNode, socketOn: BenchNode): Promise<vo
   const owner = await ownerAndAgent(claimOn.url);
   const { projectId, agent } = owner;
   const samples = 30;
-  await post(claimOn.url, '/api/items/batch', { items: Array.from({ length: samples }, (_, i) => ({ title: `expiring ${i}` })) }, agent);
+  await post(
+    claimOn.url,
+    '/api/items/batch',
+    { items: Array.from({ length: samples }, (_, i) => ({ title: `expiring ${i}` })) },
+    agent,
+  );
   // One holder per lease (a holder claiming again gets its live lease back), each with its own socket subscribed to nothing.
   const holders = await Promise.all(
     Array.from({ length: samples }, async (_, i) => {
@@ -62,13 +74,17 @@ async function expiryPushes(claimOn: BenchNode, socketOn: BenchNode): Promise<vo
   }
   await sleep(5000);
   for (const h of holders) h.ws.close();
-  const lateness = (type: string, due: (h: (typeof holders)[number]) => number) => holders.map((h) => (h.received.get(type) ?? Number.POSITIVE_INFINITY) - due(h));
+  const lateness = (type: string, due: (h: (typeof holders)[number]) => number) =>
+    holders.map((h) => (h.received.get(type) ?? Number.POSITIVE_INFINITY) - due(h));
   const expired = lateness('lease.expired', (h) => h.expiresAt);
   const expiring = lateness('lease.expiring', (h) => h.expiresAt - h.ttl * 1000 * 0.2);
-  const line = (name: string, late: number[]) => `${name.padEnd(34)} ${samples} leases: median ${percentile(late, 0.5)} ms, p95 ${percentile(late, 0.95)} ms, max ${Math.max(...late)} ms after due`;
+  const line = (name: string, late: number[]) =>
+    `${name.padEnd(34)} ${samples} leases: median ${percentile(late, 0.5)} ms, p95 ${percentile(late, 0.95)} ms, max ${Math.max(...late)} ms after due`;
   console.log(line('push lease.expiring (at 80%)', expiring));
   console.log(line('push lease.expired', expired));
-  console.log(`${''.padEnd(34)} goal: expired pushed within ${GOAL_MS} ms of expiresAt: ${Math.max(...expired) <= GOAL_MS ? 'met' : 'MISSED'}`);
+  console.log(
+    `${''.padEnd(34)} goal: expired pushed within ${GOAL_MS} ms of expiresAt: ${Math.max(...expired) <= GOAL_MS ? 'met' : 'MISSED'}`,
+  );
 }
 
 async function manySockets(nodes: BenchNode[]): Promise<void> {
@@ -95,7 +111,14 @@ async function manySockets(nodes: BenchNode[]): Promise<void> {
     readers.push(r);
   }
   const stalled: Socket[] = [];
-  for (let i = 0; i < STALLED; i++) stalled.push(await stalledSocket(nodes[i % nodes.length]!.url, agent, { type: 'subscribe', boardId: projectId, topics: ['activity'] }));
+  for (let i = 0; i < STALLED; i++)
+    stalled.push(
+      await stalledSocket(nodes[i % nodes.length]!.url, agent, {
+        type: 'subscribe',
+        boardId: projectId,
+        topics: ['activity'],
+      }),
+    );
   await sleep(1000);
   const connected = memory();
 
@@ -103,13 +126,20 @@ async function manySockets(nodes: BenchNode[]): Promise<void> {
   // backpressure cap, without growing the board itself.
   let peak = connected;
   const sampler = setInterval(() => (peak = memory().map((m, i) => Math.max(m, peak[i]!))), 50);
-  const shouters = await Promise.all(Array.from({ length: 40 }, (_, i) => tokenFor(nodes[0]!.url, owner, projectId, `shouter-${i}`)));
+  const shouters = await Promise.all(
+    Array.from({ length: 40 }, (_, i) => tokenFor(nodes[0]!.url, owner, projectId, `shouter-${i}`)),
+  );
   const started = performance.now();
   const shouts = shouters.length * 100;
   await Promise.all(
     shouters.map(async (auth, i) => {
       for (let n = 0; n < 100; n++) {
-        const res = await post(nodes[i % nodes.length]!.url, '/api/shouts', { text: `${i}-${n} `.padEnd(2000, 'x') }, auth);
+        const res = await post(
+          nodes[i % nodes.length]!.url,
+          '/api/shouts',
+          { text: `${i}-${n} `.padEnd(2000, 'x') },
+          auth,
+        );
         if (!res.id) throw new Error(`shout refused: ${JSON.stringify(res)}`);
       }
     }),
@@ -117,13 +147,22 @@ async function manySockets(nodes: BenchNode[]): Promise<void> {
   const shoutSeconds = (performance.now() - started) / 1000;
   // Then lease events for the readers: claims and releases.
   const cycles = 25;
-  await post(nodes[0]!.url, '/api/items/batch', { items: Array.from({ length: cycles }, (_, i) => ({ title: `leased ${i}` })) }, agent);
+  await post(
+    nodes[0]!.url,
+    '/api/items/batch',
+    { items: Array.from({ length: cycles }, (_, i) => ({ title: `leased ${i}` })) },
+    agent,
+  );
   for (let i = 0; i < cycles; i++) {
     const grant = await post(nodes[0]!.url, '/api/claim', {}, agent);
     await post(nodes[0]!.url, '/api/lease', { leaseId: grant.leaseId, action: 'release' }, agent);
   }
   const leaseEvents = cycles * 2;
-  for (const end = Date.now() + 60_000; Date.now() < end && readers.some((r) => r.seen < leaseEvents && r.closed === null); ) await sleep(100);
+  for (
+    const end = Date.now() + 60_000;
+    Date.now() < end && readers.some((r) => r.seen < leaseEvents && r.closed === null);
+  )
+    await sleep(100);
   const seconds = (performance.now() - started) / 1000;
   clearInterval(sampler);
   await sleep(500);
@@ -132,11 +171,19 @@ async function manySockets(nodes: BenchNode[]): Promise<void> {
   const complete = readers.filter((r) => r.seen === leaseEvents && r.closed === null).length;
   const cut = READERS + STALLED - open.reduce((a, b) => a + b, 0);
 
-  console.log(`${`${READERS + STALLED} sockets, ${STALLED} never read`.padEnd(34)} ${shouts} shouts of 2 KB to the ${STALLED} in ${shoutSeconds.toFixed(1)} s, then ${leaseEvents} lease events to all, in ${seconds.toFixed(1)} s in all (${nodes.length} node${nodes.length > 1 ? 's' : ''})`);
-  console.log(`${''.padEnd(34)} RSS: idle ${fmt(before)}, all connected ${fmt(connected)}, peak ${fmt(peak)}, after ${fmt(after)}`);
-  console.log(`${''.padEnd(34)} readers with every lease event: ${complete}/${READERS}; sockets cut off as slow consumers: ${cut} (of ${STALLED} stalled)`);
+  console.log(
+    `${`${READERS + STALLED} sockets, ${STALLED} never read`.padEnd(34)} ${shouts} shouts of 2 KB to the ${STALLED} in ${shoutSeconds.toFixed(1)} s, then ${leaseEvents} lease events to all, in ${seconds.toFixed(1)} s in all (${nodes.length} node${nodes.length > 1 ? 's' : ''})`,
+  );
+  console.log(
+    `${''.padEnd(34)} RSS: idle ${fmt(before)}, all connected ${fmt(connected)}, peak ${fmt(peak)}, after ${fmt(after)}`,
+  );
+  console.log(
+    `${''.padEnd(34)} readers with every lease event: ${complete}/${READERS}; sockets cut off as slow consumers: ${cut} (of ${STALLED} stalled)`,
+  );
   await sleep(15_000);
-  console.log(`${''.padEnd(34)} RSS 15 s later, the stalled clients still connected: ${fmt(memory())}; open sockets ${(await openSockets(nodes)).join(' + ')}`);
+  console.log(
+    `${''.padEnd(34)} RSS 15 s later, the stalled clients still connected: ${fmt(memory())}; open sockets ${(await openSockets(nodes)).join(' + ')}`,
+  );
   for (const s of stalled) s.destroy();
   await sleep(2000);
   console.log(`${''.padEnd(34)} RSS once they hung up: ${fmt(memory())}`);
@@ -147,7 +194,13 @@ const FLOOD_GOAL_MS = 100;
 /** Part 3: the probe's worst /healthz latency while one socket floods the node with replaying subscribes. */
 async function subscribeFlood(node: BenchNode): Promise<void> {
   const { projectId, agent } = await ownerAndAgent(node.url);
-  for (let made = 0; made < 1500; made += 500) await post(node.url, `/api/items/batch?projectId=${projectId}`, { items: Array.from({ length: 500 }, (_, i) => ({ title: `event ${made + i}` })) }, agent);
+  for (let made = 0; made < 1500; made += 500)
+    await post(
+      node.url,
+      `/api/items/batch?projectId=${projectId}`,
+      { items: Array.from({ length: 500 }, (_, i) => ({ title: `event ${made + i}` })) },
+      agent,
+    );
   const probes: number[] = [];
   let probing = true;
   const prober = (async () => {
@@ -169,14 +222,21 @@ async function subscribeFlood(node: BenchNode): Promise<void> {
   await prober;
   const sorted = [...probes].sort((a, b) => a - b);
   const worst = sorted.at(-1)!;
-  console.log(`${'subscribe flood, 1,500 events'.padEnd(34)} socket closed with ${code}; /healthz during it: ${probes.length} probes, p50 ${sorted[Math.floor(sorted.length / 2)]!.toFixed(1)} ms, worst ${worst.toFixed(1)} ms (goal < ${FLOOD_GOAL_MS} ms: ${worst < FLOOD_GOAL_MS ? 'met' : 'NOT met'})`);
+  console.log(
+    `${'subscribe flood, 1,500 events'.padEnd(34)} socket closed with ${code}; /healthz during it: ${probes.length} probes, p50 ${sorted[Math.floor(sorted.length / 2)]!.toFixed(1)} ms, worst ${worst.toFixed(1)} ms (goal < ${FLOOD_GOAL_MS} ms: ${worst < FLOOD_GOAL_MS ? 'met' : 'NOT met'})`,
+  );
 }
 
 const quiet = { LOG_LEVEL: 'warn' }; // as these figures have always been taken; bench/engine.ts measures the shipped default
-const shared = process.env.MONGODB_URI && process.env.REDIS_URL ? { ...quiet, STORE: 'mongo', MONGODB_DB: `bench-${Date.now()}` } : null;
+const shared =
+  process.env.MONGODB_URI && process.env.REDIS_URL
+    ? { ...quiet, STORE: 'mongo', MONGODB_DB: `bench-${Date.now()}` }
+    : null;
 const nodes = shared ? [await startNode(shared), await startNode(shared)] : [await startNode(quiet)];
 try {
-  console.log(`sockets: ${nodes.length === 2 ? 'two nodes on MongoDB and Redis (claims on the first, sockets on the second)' : 'one node, embedded store'}`);
+  console.log(
+    `sockets: ${nodes.length === 2 ? 'two nodes on MongoDB and Redis (claims on the first, sockets on the second)' : 'one node, embedded store'}`,
+  );
   await expiryPushes(nodes[0]!, nodes.at(-1)!);
   if (READERS + STALLED > 0) await manySockets(nodes);
   for (let i = 1; i < Number(process.env.ROUNDS ?? 1); i++) await manySockets(nodes);

@@ -114,7 +114,15 @@ function item(n: number, rev = 0): Record<string, unknown> {
     createdBy: 'agent:a_3q7x2m9k4',
     createdAt: 1_760_000_000_000 + n * 1000,
     updatedAt: 1_760_000_000_000 + n * 1000 + rev,
-    life: { state: rev % 2 ? 'claimed' : 'open', attempts: rev, lease: null, owner: null, fencingToken: rev, result: null, history: [] },
+    life: {
+      state: rev % 2 ? 'claimed' : 'open',
+      attempts: rev,
+      lease: null,
+      owner: null,
+      fencingToken: rev,
+      result: null,
+      history: [],
+    },
   };
 }
 
@@ -175,7 +183,10 @@ async function commits(): Promise<void> {
       versions.push(1);
     }
     const updates = await commitLoad(WRITERS, async (w, i) => {
-      const next = await store.accounts.update(`acc_${w}`, versions[w]!, { displayName: `writer ${w} round ${i}`, referralMonths: i });
+      const next = await store.accounts.update(`acc_${w}`, versions[w]!, {
+        displayName: `writer ${w} round ${i}`,
+        referralMonths: i,
+      });
       if (!next) throw new Error(`accounts.update lost its version on acc_${w}`);
       versions[w] = next.version;
     });
@@ -201,7 +212,14 @@ async function boards(): Promise<void> {
       let version = 2;
       const patchMs: number[] = [];
       for (let i = 0; i < PATCHES; i++) {
-        const [landed, ms] = await timed(() => store.boards.commit(id, version, { lastSeq: i + 2 }, { put: [{ workId: 'W-7', ...item(7, i + 1) }], removed: [] }));
+        const [landed, ms] = await timed(() =>
+          store.boards.commit(
+            id,
+            version,
+            { lastSeq: i + 2 },
+            { put: [{ workId: 'W-7', ...item(7, i + 1) }], removed: [] },
+          ),
+        );
         if (!landed) throw new Error(`boards.commit lost its version on ${id}`);
         version++;
         patchMs.push(ms);
@@ -242,7 +260,9 @@ async function activityPages(store: Store, label: string): Promise<void> {
     if (page.length !== 50 || page[0]!.seq !== EVENTS_PER_BOARD) throw new Error('activity page is wrong');
     latest.push(ms);
     const x = 1 + ((i * 7919) % (EVENTS_PER_BOARD - 100)) + 100;
-    const [before, ms2] = await timed(() => store.events.find({ boardId, seq: { $lt: x } }, { sort: [['seq', -1]], limit: 50 }));
+    const [before, ms2] = await timed(() =>
+      store.events.find({ boardId, seq: { $lt: x } }, { sort: [['seq', -1]], limit: 50 }),
+    );
     if (before.length !== 50 || before[0]!.seq !== x - 1) throw new Error('activity page before seq is wrong');
     older.push(ms2);
   }
@@ -256,8 +276,11 @@ async function sinceReplay(store: Store): Promise<void> {
     const boardId = projectId((b * 13) % EVENT_BOARDS);
     let since = EVENTS_PER_BOARD - REPLAY_SPAN;
     while (since < EVENTS_PER_BOARD) {
-      const [page, ms] = await timed(() => store.events.find({ boardId, seq: { $gt: since } }, { sort: [['seq', 1]], limit: REPLAY_PAGE }));
-      if (page.length !== Math.min(REPLAY_PAGE, EVENTS_PER_BOARD - since) || page[0]!.seq !== since + 1) throw new Error('since page is wrong');
+      const [page, ms] = await timed(() =>
+        store.events.find({ boardId, seq: { $gt: since } }, { sort: [['seq', 1]], limit: REPLAY_PAGE }),
+      );
+      if (page.length !== Math.min(REPLAY_PAGE, EVENTS_PER_BOARD - since) || page[0]!.seq !== since + 1)
+        throw new Error('since page is wrong');
       since = page.at(-1)!.seq;
       pages.push(ms);
     }
@@ -286,11 +309,19 @@ async function eventLog(): Promise<void> {
         }
         await store.events.insertMissing(batch);
         loaded += batch.length;
-        if (loaded % (total / 10) === 0) progress(`${loaded} events loaded, ${((performance.now() - t0) / 1000).toFixed(1)} s, rss ${mb(process.memoryUsage().rss)} MB`);
+        if (loaded % (total / 10) === 0)
+          progress(
+            `${loaded} events loaded, ${((performance.now() - t0) / 1000).toFixed(1)} s, rss ${mb(process.memoryUsage().rss)} MB`,
+          );
       }
     }
     const loadS = (performance.now() - t0) / 1000;
-    row('events', `load ${total} events (${EVENT_BOARDS} boards, batches of ${LOAD_BATCH})`, loadS.toFixed(1), `s (${(total / loadS).toFixed(0)} events/s)`);
+    row(
+      'events',
+      `load ${total} events (${EVENT_BOARDS} boards, batches of ${LOAD_BATCH})`,
+      loadS.toFixed(1),
+      `s (${(total / loadS).toFixed(0)} events/s)`,
+    );
     row('events', 'data dir on disk after load', mb(await diskBytes(dir)), 'MB');
     row('events', 'memory before load', before, 'MB rss / heap / external');
     row('events', 'memory after load', memory(), 'MB rss / heap / external');
@@ -304,7 +335,9 @@ async function eventLog(): Promise<void> {
     const [reopened, openMs] = await timed(() => openEmbeddedStore(dir));
     store = reopened;
     row('events', `re-open on ${total} events`, openMs.toFixed(0), 'ms');
-    const [, firstMs] = await timed(() => store.events.find({ boardId: projectId(42) }, { sort: [['seq', -1]], limit: 50 }));
+    const [, firstMs] = await timed(() =>
+      store.events.find({ boardId: projectId(42) }, { sort: [['seq', -1]], limit: 50 }),
+    );
     row('events', 'first activity page after re-open', firstMs.toFixed(2), 'ms');
     row('events', 'memory after re-open and first read', memory(), 'MB rss / heap / external');
     row('events', 'peak rss of the process', mb(process.resourceUsage().maxRSS * 1024), 'MB');

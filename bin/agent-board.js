@@ -22,6 +22,8 @@ async function typescriptRunner() {
 if (existsSync(source) && (await typescriptRunner())) await import(source.href);
 else if (existsSync(built)) await import(built.href);
 else {
-  process.stderr.write('agent-board: neither the TypeScript runner (npm install) nor the build (npm run build) is present\n');
+  process.stderr.write(
+    'agent-board: neither the TypeScript runner (npm install) nor the build (npm run build) is present\n',
+  );
   process.exitCode = 1;
 }

@@ -1,6 +1,19 @@
 // The board's commands as pure decisions: each takes the board and the time and returns the next
 // board, the events to log and the reply, or throws BoardError with a registry code.
-import { addItems, applyEvent, BoardDraft, checkGraph, heldBy, pullNext, rankBounds, workIdOf, type Board, type BoardItem, type ItemChange, type ItemFields } from './board.js';
+import {
+  addItems,
+  applyEvent,
+  BoardDraft,
+  checkGraph,
+  heldBy,
+  pullNext,
+  rankBounds,
+  workIdOf,
+  type Board,
+  type BoardItem,
+  type ItemChange,
+  type ItemFields,
+} from './board.js';
 import type { Decide, Decision, NewEvent } from './board-decision.js';
 import { BoardError } from './board-error.js';
 import { missingDoctrine } from './doctrine-commands.js';
@@ -30,7 +43,12 @@ export function grantOf(workId: string, lease: Lease): LeaseGrant {
   };
 }
 
-const publicLease = (lease: Lease) => ({ holder: lease.holder, purpose: lease.purpose, fencingToken: lease.fencingToken, expiresAt: iso(lease.expiresAt) });
+const publicLease = (lease: Lease) => ({
+  holder: lease.holder,
+  purpose: lease.purpose,
+  fencingToken: lease.fencingToken,
+  expiresAt: iso(lease.expiresAt),
+});
 
 /** Log entries for a set of item changes: the state move, then what the machine emitted. */
 export function eventsOf(changes: ItemChange[], actor: string): NewEvent[] {
@@ -74,11 +92,25 @@ const patched =
   (board, now) =>
     withPatches(board, decide(board, now));
 
-function refusal(item: BoardItem, kind: 'refused' | 'invalid', code: RefusalCode | 'INVALID_TRANSITION', allowed?: string[]): BoardError {
-  if (kind === 'invalid') return new BoardError('INVALID_TRANSITION', `${item.workId} is ${item.state}, which does not take that event.`, { workId: item.workId, state: item.state, allowed });
+function refusal(
+  item: BoardItem,
+  kind: 'refused' | 'invalid',
+  code: RefusalCode | 'INVALID_TRANSITION',
+  allowed?: string[],
+): BoardError {
+  if (kind === 'invalid')
+    return new BoardError('INVALID_TRANSITION', `${item.workId} is ${item.state}, which does not take that event.`, {
+      workId: item.workId,
+      state: item.state,
+      allowed,
+    });
   const lease = item.life.lease;
   const holder = lease ? { holder: lease.holder, expiresAt: iso(lease.expiresAt) } : {};
-  return new BoardError(code, `${item.workId} (${item.state}): ${code}`, { workId: item.workId, state: item.state, ...holder });
+  return new BoardError(code, `${item.workId} (${item.state}): ${code}`, {
+    workId: item.workId,
+    state: item.state,
+    ...holder,
+  });
 }
 
 function itemOr404(board: Board, workId: string): BoardItem {
@@ -93,20 +125,29 @@ function move(draft: BoardDraft, workId: string, event: ItemEvent, actor: string
   const r = applyEvent(draft, workId, event);
   if (!r.ok) {
     if (r.result.kind === 'unchanged') return [];
-    throw r.result.kind === 'invalid' ? refusal(item, 'invalid', 'INVALID_TRANSITION', r.result.allowed) : refusal(item, 'refused', r.result.code);
+    throw r.result.kind === 'invalid'
+      ? refusal(item, 'invalid', 'INVALID_TRANSITION', r.result.allowed)
+      : refusal(item, 'refused', r.result.code);
   }
   return eventsOf(r.changes, actor);
 }
 
 /** One event on one item as a whole decision; the reply is read from the item as it ends up. */
-function moved<R>(board: Board, workId: string, event: ItemEvent, actor: string, reply: (item: BoardItem) => R): Decision<R> {
+function moved<R>(
+  board: Board,
+  workId: string,
+  event: ItemEvent,
+  actor: string,
+  reply: (item: BoardItem) => R,
+): Decision<R> {
   const draft = new BoardDraft(board);
   const events = move(draft, workId, event, actor);
   return { board: draft.finish(), events, reply: reply(draft.items.get(workId)!) };
 }
 
 /** How a lease that is no longer on its item ended, if the board still remembers. */
-const endedLease = (board: Board, leaseId: string): { workId: string; reason: string } | null => board.index.ended.get(leaseId) ?? board.retired.find((r) => r.leaseId === leaseId) ?? null;
+const endedLease = (board: Board, leaseId: string): { workId: string; reason: string } | null =>
+  board.index.ended.get(leaseId) ?? board.retired.find((r) => r.leaseId === leaseId) ?? null;
 
 /** The item holding a live lease, by its id. */
 function liveLease(board: Board, leaseId: string): BoardItem | undefined {
@@ -121,7 +162,10 @@ function liveLease(board: Board, leaseId: string): BoardItem | undefined {
 export type Within = readonly string[] | null;
 
 function keepWithin(within: Within | undefined, workId: string): void {
-  if (within && !within.includes(workId)) throw new BoardError('PROJECT_SCOPE_DENIED', `This credential covers ${within.join(', ')}; not ${workId}.`, { workId });
+  if (within && !within.includes(workId))
+    throw new BoardError('PROJECT_SCOPE_DENIED', `This credential covers ${within.join(', ')}; not ${workId}.`, {
+      workId,
+    });
 }
 
 /** The item a lease id belongs to; an expired or revoked lease is told apart from a foreign one. */
@@ -132,8 +176,14 @@ function leased(board: Board, leaseId: string, principal: string, within: Within
     return item;
   }
   const ended = item ? null : endedLease(board, leaseId);
-  if (ended?.reason === 'expired') throw new BoardError('LEASE_EXPIRED', 'That lease has expired; stop work on the item.', { workId: ended.workId });
-  if (ended) throw new BoardError('LEASE_NOT_HELD', `That lease was revoked (${ended.reason}); stop work on the item.`, { workId: ended.workId, revoked: true, reason: ended.reason });
+  if (ended?.reason === 'expired')
+    throw new BoardError('LEASE_EXPIRED', 'That lease has expired; stop work on the item.', { workId: ended.workId });
+  if (ended)
+    throw new BoardError('LEASE_NOT_HELD', `That lease was revoked (${ended.reason}); stop work on the item.`, {
+      workId: ended.workId,
+      revoked: true,
+      reason: ended.reason,
+    });
   throw new BoardError('LEASE_NOT_HELD', 'That lease is not held by you (stale or foreign).', {});
 }
 
@@ -167,11 +217,22 @@ export function claim(input: ClaimInput): Decide<LeaseGrant> {
     const mine = (i: BoardItem) => holding(i) && (!within || within.includes(i.workId));
     if (input.workId !== null) keepWithin(within, input.workId);
     const next = () => pullNext(board, input.principal, input.purpose, within ?? null);
-    const target = input.workId === null ? (heldBy(board, input.principal).find(mine) ?? next()) : itemOr404(board, input.workId);
-    if (!target) throw new BoardError('NOTHING_READY', `Nothing is ready for ${input.purpose}.`, { purpose: input.purpose });
+    const target =
+      input.workId === null ? (heldBy(board, input.principal).find(mine) ?? next()) : itemOr404(board, input.workId);
+    if (!target)
+      throw new BoardError('NOTHING_READY', `Nothing is ready for ${input.purpose}.`, { purpose: input.purpose });
     const held = target.life.lease;
-    if (held && held.holder === input.principal && held.purpose === input.purpose && held.expiresAt > now) return { board, events: [], reply: grantOf(target.workId, held) };
-    const claim: ItemEvent = { type: 'CLAIM', principal: input.principal, purpose: input.purpose, leaseId: input.leaseId, fencingToken: 0, ttlMs: input.ttlMs, now };
+    if (held && held.holder === input.principal && held.purpose === input.purpose && held.expiresAt > now)
+      return { board, events: [], reply: grantOf(target.workId, held) };
+    const claim: ItemEvent = {
+      type: 'CLAIM',
+      principal: input.principal,
+      purpose: input.purpose,
+      leaseId: input.leaseId,
+      fencingToken: 0,
+      ttlMs: input.ttlMs,
+      now,
+    };
     return moved(board, target.workId, claim, input.principal, (item) => grantOf(item.workId, item.life.lease!));
   });
 }
@@ -185,38 +246,84 @@ export interface LeaseReply {
   reason?: string;
 }
 
-export function leaseAction(input: { principal: string; leaseId: string; action: 'renew' | 'release'; ttlMs: number | null; within?: Within }): Decide<LeaseReply> {
+export function leaseAction(input: {
+  principal: string;
+  leaseId: string;
+  action: 'renew' | 'release';
+  ttlMs: number | null;
+  within?: Within;
+}): Decide<LeaseReply> {
   return patched((board, now) => {
     const ended = liveLease(board, input.leaseId) ? null : endedLease(board, input.leaseId);
     if (ended) keepWithin(input.within, ended.workId);
-    if (ended && ended.reason !== 'expired') return { board, events: [], reply: { workId: ended.workId, action: input.action, lease: null, revoked: true, reason: ended.reason } };
+    if (ended && ended.reason !== 'expired')
+      return {
+        board,
+        events: [],
+        reply: { workId: ended.workId, action: input.action, lease: null, revoked: true, reason: ended.reason },
+      };
     const item = leased(board, input.leaseId, input.principal, input.within);
-    const event: ItemEvent = input.action === 'renew' ? { type: 'RENEW', leaseId: input.leaseId, ttlMs: input.ttlMs ?? item.life.lease!.ttlMs, now } : { type: 'RELEASE', leaseId: input.leaseId, now };
-    return moved(board, item.workId, event, input.principal, (after) => ({ workId: after.workId, action: input.action, lease: after.life.lease ? grantOf(after.workId, after.life.lease) : null }));
+    const event: ItemEvent =
+      input.action === 'renew'
+        ? { type: 'RENEW', leaseId: input.leaseId, ttlMs: input.ttlMs ?? item.life.lease!.ttlMs, now }
+        : { type: 'RELEASE', leaseId: input.leaseId, now };
+    return moved(board, item.workId, event, input.principal, (after) => ({
+      workId: after.workId,
+      action: input.action,
+      lease: after.life.lease ? grantOf(after.workId, after.life.lease) : null,
+    }));
   });
 }
 
-export function submit(input: { principal: string; leaseId: string; head: string; within?: Within }): Decide<{ workId: string; state: string }> {
+export function submit(input: {
+  principal: string;
+  leaseId: string;
+  head: string;
+  within?: Within;
+}): Decide<{ workId: string; state: string }> {
   return patched((board, now) => {
     const item = leased(board, input.leaseId, input.principal, input.within);
-    return moved(board, item.workId, { type: 'SUBMIT', leaseId: input.leaseId, head: input.head, now }, input.principal, (after) => ({ workId: after.workId, state: after.state }));
+    return moved(
+      board,
+      item.workId,
+      { type: 'SUBMIT', leaseId: input.leaseId, head: input.head, now },
+      input.principal,
+      (after) => ({ workId: after.workId, state: after.state }),
+    );
   });
 }
 
-export function progress(input: { principal: string; workId: string; leaseId: string; note: string }): Decide<{ workId: string; lease: LeaseGrant }> {
+export function progress(input: {
+  principal: string;
+  workId: string;
+  leaseId: string;
+  note: string;
+}): Decide<{ workId: string; lease: LeaseGrant }> {
   return patched((board, now) => {
     const item = leased(board, input.leaseId, input.principal);
-    if (item.workId !== input.workId) throw new BoardError('LEASE_NOT_HELD', `That lease is for ${item.workId}, not ${input.workId}.`, {});
+    if (item.workId !== input.workId)
+      throw new BoardError('LEASE_NOT_HELD', `That lease is for ${item.workId}, not ${input.workId}.`, {});
     const draft = new BoardDraft(board);
     const events = move(draft, item.workId, { type: 'PROGRESS', leaseId: input.leaseId, now }, input.principal);
     const updated = { ...draft.items.get(item.workId)!, progress: { note: input.note, by: input.principal, at: now } };
     draft.put(updated);
-    return { board: draft.finish(), events: [...events, { type: 'item.progress', actor: input.principal, workId: item.workId, data: { note: input.note } }], reply: { workId: item.workId, lease: grantOf(item.workId, updated.life.lease!) } };
+    return {
+      board: draft.finish(),
+      events: [
+        ...events,
+        { type: 'item.progress', actor: input.principal, workId: item.workId, data: { note: input.note } },
+      ],
+      reply: { workId: item.workId, lease: grantOf(item.workId, updated.life.lease!) },
+    };
   });
 }
 
 /** Supersede, verify, and the operator moves: one event for one named item. */
-export function itemEvent(workId: string, actor: string, event: (now: number) => ItemEvent): Decide<{ workId: string; state: string }> {
+export function itemEvent(
+  workId: string,
+  actor: string,
+  event: (now: number) => ItemEvent,
+): Decide<{ workId: string; state: string }> {
   return patched((board, now) => {
     return moved(board, workId, event(now), actor, (after) => ({ workId, state: after.state }));
   });
@@ -230,7 +337,8 @@ export interface NewItem extends ItemFields {
 /** Every doctrine slug linked must name an entry on the board (of any status: a rejected one stays and may be ratified again). */
 function checkDoctrine(board: Board, slugs: Iterable<string>): void {
   const [slug] = missingDoctrine(board, slugs);
-  if (slug !== undefined) throw new BoardError('DOCTRINE_LINK_NOT_FOUND', `No doctrine entry "${slug}" on this board.`, { slug });
+  if (slug !== undefined)
+    throw new BoardError('DOCTRINE_LINK_NOT_FOUND', `No doctrine entry "${slug}" on this board.`, { slug });
 }
 
 /**
@@ -256,42 +364,89 @@ export function createItems(inputs: NewItem[], actor: string, once?: string): De
   return patched((board, now) => {
     const existing = once === undefined ? null : labelled(board, once);
     if (existing) return { board, events: [], reply: [existing] };
-    checkDoctrine(board, inputs.flatMap((i) => i.doctrine));
+    checkDoctrine(
+      board,
+      inputs.flatMap((i) => i.doctrine),
+    );
     const byRef = new Map<string, string>();
     inputs.forEach((input, i) => {
       if (input.ref === undefined) return;
-      if (byRef.has(input.ref)) throw new BoardError('INVALID_INPUT', `ref ${input.ref} is used twice in the batch.`, { field: `body.items.${i}.ref` });
+      if (byRef.has(input.ref))
+        throw new BoardError('INVALID_INPUT', `ref ${input.ref} is used twice in the batch.`, {
+          field: `body.items.${i}.ref`,
+        });
       byRef.set(input.ref, workIdOf(board.nextWorkSeq + i));
     });
     const resolve = (id: string) => byRef.get(id) ?? id;
     const fields: Record<string, ItemFields> = {};
     inputs.forEach((input, i) => {
       const { ref: _ref, ...rest } = input;
-      fields[workIdOf(board.nextWorkSeq + i)] = { ...rest, dependsOn: [...new Set(rest.dependsOn.map(resolve))], parentId: rest.parentId === null ? null : resolve(rest.parentId) };
+      fields[workIdOf(board.nextWorkSeq + i)] = {
+        ...rest,
+        dependsOn: [...new Set(rest.dependsOn.map(resolve))],
+        parentId: rest.parentId === null ? null : resolve(rest.parentId),
+      };
     });
     const problem = checkGraph(board, fields);
     if (problem) throw new BoardError(problem.code, problem.message, {});
     const draft = new BoardDraft(board);
     draft.nextWorkSeq += inputs.length;
     const created = addItems(draft, fields, now);
-    const events = created.map((item): NewEvent => ({ type: 'item.created', actor, workId: item.workId, data: { title: item.title, state: item.state, dependsOn: item.dependsOn } }));
+    const events = created.map((item): NewEvent => ({
+      type: 'item.created',
+      actor,
+      workId: item.workId,
+      data: { title: item.title, state: item.state, dependsOn: item.dependsOn },
+    }));
     return { board: draft.finish(), events, reply: created };
   });
 }
 
-export type ItemPatch = Partial<Pick<ItemFields, 'title' | 'description' | 'type' | 'priority' | 'labels' | 'criteria' | 'spec' | 'doctrine' | 'dependsOn' | 'parentId' | 'verify'>>;
+export type ItemPatch = Partial<
+  Pick<
+    ItemFields,
+    | 'title'
+    | 'description'
+    | 'type'
+    | 'priority'
+    | 'labels'
+    | 'criteria'
+    | 'spec'
+    | 'doctrine'
+    | 'dependsOn'
+    | 'parentId'
+    | 'verify'
+  >
+>;
 
 /**
  * Edits an item's fields at its expected version. New dependencies obey the graph rules and move
  * the item between pending and ready as they require; the verify gate changes only before work.
  */
-export function patchItem(workId: string, changes: ItemPatch, expectedVersion: number | undefined, actor: string): Decide<BoardItem> {
+export function patchItem(
+  workId: string,
+  changes: ItemPatch,
+  expectedVersion: number | undefined,
+  actor: string,
+): Decide<BoardItem> {
   return patched((board, now) => {
     const item = itemOr404(board, workId);
-    if (expectedVersion !== undefined && expectedVersion !== item.version) throw new BoardError('VERSION_MISMATCH', `${workId} is at version ${item.version}.`, { workId, version: item.version });
+    if (expectedVersion !== undefined && expectedVersion !== item.version)
+      throw new BoardError('VERSION_MISMATCH', `${workId} is at version ${item.version}.`, {
+        workId,
+        version: item.version,
+      });
     if (changes.doctrine !== undefined) checkDoctrine(board, changes.doctrine);
-    if (changes.verify !== undefined && changes.verify !== item.verify && !['pending', 'ready', 'blocked'].includes(item.state)) {
-      throw new BoardError('INVALID_TRANSITION', `The verify gate of ${workId} cannot change while it is ${item.state}.`, { workId, state: item.state, allowed: [] });
+    if (
+      changes.verify !== undefined &&
+      changes.verify !== item.verify &&
+      !['pending', 'ready', 'blocked'].includes(item.state)
+    ) {
+      throw new BoardError(
+        'INVALID_TRANSITION',
+        `The verify gate of ${workId} cannot change while it is ${item.state}.`,
+        { workId, state: item.state, allowed: [] },
+      );
     }
     const dependsOn = changes.dependsOn ? [...new Set(changes.dependsOn)] : item.dependsOn;
     const parentId = changes.parentId === undefined ? item.parentId : changes.parentId;
@@ -304,7 +459,8 @@ export function patchItem(workId: string, changes: ItemPatch, expectedVersion: n
     draft.put({ ...item, ...changes, dependsOn, parentId, life, updatedAt: now, version: item.version + 1 });
     const events: NewEvent[] = [{ type: 'item.updated', actor, workId, data: { fields: Object.keys(changes) } }];
     const done = dependsOn.every((d) => draft.items.get(d)?.state === 'done');
-    const relock = item.state === 'ready' && !done ? 'DEP_REOPENED' : item.state === 'pending' && done ? 'DEPS_DONE' : null;
+    const relock =
+      item.state === 'ready' && !done ? 'DEP_REOPENED' : item.state === 'pending' && done ? 'DEPS_DONE' : null;
     if (relock) {
       const r = applyEvent(draft, workId, { type: relock });
       if (r.ok) events.push(...eventsOf(r.changes, actor));
@@ -333,6 +489,10 @@ export function reorder(workIds: string[], actor: string): Decide<{ order: strin
       const item = draft.items.get(id)!;
       draft.put({ ...item, rank: firstRank + i, updatedAt: now, version: item.version + 1 });
     });
-    return { board: draft.finish(), events: [{ type: 'items.reordered', actor, workId: null, data: { order: workIds } }], reply: { order: workIds } };
+    return {
+      board: draft.finish(),
+      events: [{ type: 'items.reordered', actor, workId: null, data: { order: workIds } }],
+      reply: { order: workIds },
+    };
   });
 }

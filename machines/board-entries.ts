@@ -49,17 +49,24 @@ export const clauseKey = (clauseId: string): string => `${SPEC}${clauseId}`;
 export const clauseIdOf = (n: number): string => `S-${n}`;
 /** The number of a clause id `S-<n>` (NaN for anything else). */
 export const clauseSeq = (clauseId: string): number => (/^S-\d+$/.test(clauseId) ? Number(clauseId.slice(2)) : NaN);
-export const compareClauseIds = (a: string, b: string): number => clauseSeq(a) - clauseSeq(b) || (a < b ? -1 : a > b ? 1 : 0);
+export const compareClauseIds = (a: string, b: string): number =>
+  clauseSeq(a) - clauseSeq(b) || (a < b ? -1 : a > b ? 1 : 0);
 
 /** What a store key names. */
-export function keyKind(key: string): { kind: 'item' } | { kind: 'doctrine'; slug: string } | { kind: 'spec'; clauseId: string } {
+export function keyKind(
+  key: string,
+): { kind: 'item' } | { kind: 'doctrine'; slug: string } | { kind: 'spec'; clauseId: string } {
   if (key.startsWith(DOCTRINE)) return { kind: 'doctrine', slug: key.slice(DOCTRINE.length) };
   if (key.startsWith(SPEC)) return { kind: 'spec', clauseId: key.slice(SPEC.length) };
   return { kind: 'item' };
 }
 
 /** Stored entries by what they are. */
-export function splitStored(stored: Iterable<StoredEntry>): { items: BoardItem[]; doctrine: DoctrineEntry[]; spec: SpecClause[] } {
+export function splitStored(stored: Iterable<StoredEntry>): {
+  items: BoardItem[];
+  doctrine: DoctrineEntry[];
+  spec: SpecClause[];
+} {
   const out = { items: [] as BoardItem[], doctrine: [] as DoctrineEntry[], spec: [] as SpecClause[] };
   for (const entry of stored) {
     const kind = keyKind(entry.workId).kind;
@@ -91,10 +98,24 @@ export interface DoctrineView {
 export function doctrineView(entry: DoctrineEntry): DoctrineView {
   const { life } = entry;
   return {
-    slug: entry.slug, title: entry.title, text: entry.text, level: life.level, status: entry.status, proposedBy: entry.proposedBy,
-    agreements: life.agreements.length, agreedBy: life.agreements.map((a) => a.by), expectedDigestSet: life.expectedDigest !== null,
-    blindTests: { pass: life.blindTests.pass, fail: life.blindTests.fail, recent: life.blindTests.recent.map((r) => ({ ...r, at: iso(r.at) })) },
-    rejectedReason: life.rejectedReason, createdAt: iso(entry.createdAt), updatedAt: iso(entry.updatedAt), version: entry.version,
+    slug: entry.slug,
+    title: entry.title,
+    text: entry.text,
+    level: life.level,
+    status: entry.status,
+    proposedBy: entry.proposedBy,
+    agreements: life.agreements.length,
+    agreedBy: life.agreements.map((a) => a.by),
+    expectedDigestSet: life.expectedDigest !== null,
+    blindTests: {
+      pass: life.blindTests.pass,
+      fail: life.blindTests.fail,
+      recent: life.blindTests.recent.map((r) => ({ ...r, at: iso(r.at) })),
+    },
+    rejectedReason: life.rejectedReason,
+    createdAt: iso(entry.createdAt),
+    updatedAt: iso(entry.updatedAt),
+    version: entry.version,
   };
 }
 

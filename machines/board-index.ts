@@ -42,13 +42,16 @@ export const seqOf = (workId: string): number => {
 };
 export const chainKey = (item: BoardItem): ChainKey => [item.rank ?? UNRANKED, item.priority, seqOf(item.workId)];
 /** When a live lease's holder is told it is running out: 20% of its time left. */
-export const warnAt = (lease: { expiresAt: number; ttlMs: number }): number => lease.expiresAt - lease.ttlMs * WARN_AT_REMAINING;
+export const warnAt = (lease: { expiresAt: number; ttlMs: number }): number =>
+  lease.expiresAt - lease.ttlMs * WARN_AT_REMAINING;
 
-const byNumbers = (a: readonly number[], b: readonly number[]): number => a[0]! - b[0]! || a[1]! - b[1]! || a[2]! - b[2]!;
+const byNumbers = (a: readonly number[], b: readonly number[]): number =>
+  a[0]! - b[0]! || a[1]! - b[1]! || a[2]! - b[2]!;
 /** Chain order of two chain keys. */
 export const compareChainKeys: (a: ChainKey, b: ChainKey) => number = byNumbers;
 const byTime = (a: TimeKey, b: TimeKey): number => a[0] - b[0] || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0);
-const byPair = (a: PairKey, b: PairKey): number => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0);
+const byPair = (a: PairKey, b: PairKey): number =>
+  a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0;
 const byString = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 export interface BoardIndex {
@@ -149,7 +152,8 @@ export function reindex(index: ReturnType<typeof cloneIndex>, before: BoardItem 
       index.leases.set(lease.leaseId, after.workId);
       index.holders.set([lease.holder, after.workId], true);
     }
-    for (const ended of after.endedLeases) index.ended.set(ended.leaseId, { workId: after.workId, reason: ended.reason });
+    for (const ended of after.endedLeases)
+      index.ended.set(ended.leaseId, { workId: after.workId, reason: ended.reason });
     for (const dep of after.dependsOn) index.dependents.set([dep, after.workId], true);
     for (const clause of after.spec) index.specLinks.set([clause, after.workId], true);
   }

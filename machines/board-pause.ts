@@ -16,7 +16,13 @@ export interface PauseReply {
   at: number;
 }
 
-const replyOf = (paused: PauseState | null, changed: boolean, at: number): PauseReply => ({ paused: paused !== null, pausedBy: paused?.by ?? null, pausedAt: paused?.at ?? null, changed, at });
+const replyOf = (paused: PauseState | null, changed: boolean, at: number): PauseReply => ({
+  paused: paused !== null,
+  pausedBy: paused?.by ?? null,
+  pausedAt: paused?.at ?? null,
+  changed,
+  at,
+});
 
 /**
  * Pauses (`paused` true) or resumes the board. Idempotent: a board already as asked is left
@@ -28,14 +34,22 @@ export function setPaused(paused: boolean, actor: string): Decide<PauseReply> {
     const draft = new BoardDraft(board);
     draft.paused = paused ? { by: actor, at: now } : null;
     const data = paused ? {} : { pausedBy: board.paused!.by, pausedAt: new Date(board.paused!.at).toISOString() };
-    return { board: draft.finish(), events: [{ type: paused ? 'board.paused' : 'board.resumed', actor, workId: null, data }], reply: replyOf(draft.paused, true, now) };
+    return {
+      board: draft.finish(),
+      events: [{ type: paused ? 'board.paused' : 'board.resumed', actor, workId: null, data }],
+      reply: replyOf(draft.paused, true, now),
+    };
   };
 }
 
 /** The refusal a paused board gives: 409 BOARD_PAUSED, saying who paused it and when. */
 export function pausedError(paused: PauseState): BoardError {
   const at = new Date(paused.at).toISOString();
-  return new BoardError('BOARD_PAUSED', `The board is paused (by ${paused.by} since ${at}); claims and changes wait until an owner or admin resumes it.`, { pausedBy: paused.by, pausedAt: at });
+  return new BoardError(
+    'BOARD_PAUSED',
+    `The board is paused (by ${paused.by} since ${at}); claims and changes wait until an owner or admin resumes it.`,
+    { pausedBy: paused.by, pausedAt: at },
+  );
 }
 
 /** `decide`, refused with 409 BOARD_PAUSED while the board is paused. */

@@ -53,7 +53,8 @@ export const dayOf = (at: number): string => new Date(at).toISOString().slice(0,
 /** The first day of the STATS_DAYS_KEPT a board keeps, as of `at`: the header's and the archive's. */
 export const oldestDayKept = (at: number): string => dayOf(at - STATS_DAYS_KEPT * 86_400_000);
 const bucketOf = (seconds: number): number => Math.floor(Math.log2(1 + Math.max(0, seconds)) * BUCKETS_PER_OCTAVE);
-const bucketMiddle = (bucket: number): number => (2 ** (bucket / BUCKETS_PER_OCTAVE) + 2 ** ((bucket + 1) / BUCKETS_PER_OCTAVE)) / 2 - 1;
+const bucketMiddle = (bucket: number): number =>
+  (2 ** (bucket / BUCKETS_PER_OCTAVE) + 2 ** ((bucket + 1) / BUCKETS_PER_OCTAVE)) / 2 - 1;
 
 /**
  * The stats after `events` (one commit's, in order) on the board they produced. An item reaching
@@ -68,7 +69,9 @@ export function foldStats(stats: BoardStats | undefined, events: readonly StatEv
     let d = touched.get(key);
     if (!d) {
       const was = days[key];
-      d = was ? { ...was, readyToDone: { ...was.readyToDone } } : { done: 0, grants: 0, expiries: 0, verdicts: 0, passes: 0, readyToDone: {} };
+      d = was
+        ? { ...was, readyToDone: { ...was.readyToDone } }
+        : { done: 0, grants: 0, expiries: 0, verdicts: 0, passes: 0, readyToDone: {} };
       touched.set(key, d);
       days[key] = d;
     }
@@ -119,7 +122,13 @@ export function closedDays(stats: BoardStats, now: number): { kept: BoardStats; 
   const firstOpen = dayOf(now - (HEADER_DAYS - 1) * 86_400_000);
   const closed = Object.entries(stats.days).filter(([day]) => day < firstOpen);
   if (!closed.length) return { kept: stats, closed };
-  return { kept: { days: Object.fromEntries(Object.entries(stats.days).filter(([day]) => day >= firstOpen)), active: stats.active }, closed };
+  return {
+    kept: {
+      days: Object.fromEntries(Object.entries(stats.days).filter(([day]) => day >= firstOpen)),
+      active: stats.active,
+    },
+    closed,
+  };
 }
 
 /** The header's stats with the archived days beside them (a day in both: the header's). */
@@ -137,7 +146,8 @@ export function metricsOf(stats: BoardStats | undefined, now: number, since: num
     .sort(([a], [b]) => (a < b ? -1 : 1));
   const sum = (f: (d: DayStats) => number) => days.reduce((n, [, d]) => n + f(d), 0);
   const histogram = new Map<number, number>();
-  for (const [, d] of days) for (const [b, n] of Object.entries(d.readyToDone)) histogram.set(Number(b), (histogram.get(Number(b)) ?? 0) + n);
+  for (const [, d] of days)
+    for (const [b, n] of Object.entries(d.readyToDone)) histogram.set(Number(b), (histogram.get(Number(b)) ?? 0) + n);
   const verdicts = sum((d) => d.verdicts);
   const grants = sum((d) => d.grants);
   return {

@@ -3,9 +3,28 @@
 // change), and the priority chain. No I/O, no clock: `now` arrives with each call.
 // A board is never changed in place: decisions change a BoardDraft (copy-on-write trees) and
 // finish it into the next board, so every operation costs what it changes, not the board's size.
-import { BTree, chainKey, cloneIndex, compareChainKeys, indexOf, reindex, seqOf, type BoardIndex, type Tree } from './board-index.js';
+import {
+  BTree,
+  chainKey,
+  cloneIndex,
+  compareChainKeys,
+  indexOf,
+  reindex,
+  seqOf,
+  type BoardIndex,
+  type Tree,
+} from './board-index.js';
 import type { BoardItem, ItemFields } from './board-item.js';
-import { compareClauseIds, doctrineKey, clauseKey, keyKind, splitStored, type DoctrineEntry, type SpecClause, type StoredEntry } from './board-entries.js';
+import {
+  compareClauseIds,
+  doctrineKey,
+  clauseKey,
+  keyKind,
+  splitStored,
+  type DoctrineEntry,
+  type SpecClause,
+  type StoredEntry,
+} from './board-entries.js';
 import { initialLife, step, type BoardEmitted, type StepResult } from './item-step.js';
 import type { ItemEvent, ItemState } from './item-types.js';
 
@@ -48,7 +67,10 @@ export interface ItemChange {
   emitted: BoardEmitted[];
 }
 
-export type GraphError = { code: 'CONFLICTING_DEPENDENCIES' | 'CROSS_PROJECT_FOLD' | 'CROSS_PROJECT_PARENT'; message: string };
+export type GraphError = {
+  code: 'CONFLICTING_DEPENDENCIES' | 'CROSS_PROJECT_FOLD' | 'CROSS_PROJECT_PARENT';
+  message: string;
+};
 
 export const ENDED_LEASES_KEPT = 5;
 /** Leases of removed items a board remembers. */
@@ -61,15 +83,27 @@ const NOTHING_CHANGED: ReadonlySet<string> = new Set();
 const byString = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** A board built from stored entries (items, doctrine entries, spec clauses); its indexes computed once. */
-export function boardFrom(stored: Iterable<StoredEntry>, nextWorkSeq: number, nextFencingToken: number, retired: readonly RetiredLease[] = [], paused: PauseState | null = null): Board {
+export function boardFrom(
+  stored: Iterable<StoredEntry>,
+  nextWorkSeq: number,
+  nextFencingToken: number,
+  retired: readonly RetiredLease[] = [],
+  paused: PauseState | null = null,
+): Board {
   const { items: list, doctrine, spec } = splitStored(stored);
   return {
     items: new BTree<string, BoardItem>(
       list.map((i) => [i.workId, i]),
       (a, b) => seqOf(a) - seqOf(b),
     ),
-    doctrine: new BTree<string, DoctrineEntry>(doctrine.map((e) => [e.slug, e]), byString),
-    spec: new BTree<string, SpecClause>(spec.map((c) => [c.clauseId, c]), compareClauseIds),
+    doctrine: new BTree<string, DoctrineEntry>(
+      doctrine.map((e) => [e.slug, e]),
+      byString,
+    ),
+    spec: new BTree<string, SpecClause>(
+      spec.map((c) => [c.clauseId, c]),
+      compareClauseIds,
+    ),
     nextWorkSeq,
     nextFencingToken,
     index: indexOf(list),
@@ -84,7 +118,12 @@ export function boardFrom(stored: Iterable<StoredEntry>, nextWorkSeq: number, ne
  * written since, the work ids removed since, and the stored counters, retired leases and pause
  * (kept as the board held it when `stored` does not say).
  */
-export function withStored(board: Board, entries: Iterable<StoredEntry>, removed: Iterable<string>, stored: Pick<Board, 'nextWorkSeq' | 'nextFencingToken' | 'retired'> & { paused?: PauseState | null }): Board {
+export function withStored(
+  board: Board,
+  entries: Iterable<StoredEntry>,
+  removed: Iterable<string>,
+  stored: Pick<Board, 'nextWorkSeq' | 'nextFencingToken' | 'retired'> & { paused?: PauseState | null },
+): Board {
   const draft = new BoardDraft(board);
   const { items, doctrine, spec } = splitStored(entries);
   for (const item of items) draft.put(item);
@@ -95,11 +134,13 @@ export function withStored(board: Board, entries: Iterable<StoredEntry>, removed
   draft.nextWorkSeq = stored.nextWorkSeq;
   draft.nextFencingToken = stored.nextFencingToken;
   const paused = stored.paused;
-  if (paused !== undefined && (paused?.by !== draft.paused?.by || paused?.at !== draft.paused?.at)) draft.paused = paused;
+  if (paused !== undefined && (paused?.by !== draft.paused?.by || paused?.at !== draft.paused?.at))
+    draft.paused = paused;
   return draft.finish();
 }
 
-export const emptyBoard = (nextWorkSeq = 1, nextFencingToken = 1): Board => boardFrom([], nextWorkSeq, nextFencingToken);
+export const emptyBoard = (nextWorkSeq = 1, nextFencingToken = 1): Board =>
+  boardFrom([], nextWorkSeq, nextFencingToken);
 
 /** A board being changed by one decision: reads see its own writes; `finish` makes the next board. */
 export class BoardDraft implements Board {
@@ -156,7 +197,10 @@ export class BoardDraft implements Board {
     const item = this.items.get(workId);
     if (!item) return;
     const lease = item.life.lease;
-    const ended = [...item.endedLeases, ...(lease ? [{ leaseId: lease.leaseId, reason }] : [])].map((e) => ({ ...e, workId }));
+    const ended = [...item.endedLeases, ...(lease ? [{ leaseId: lease.leaseId, reason }] : [])].map((e) => ({
+      ...e,
+      workId,
+    }));
     if (ended.length) this.retired = [...this.retired, ...ended].slice(-RETIRED_LEASES_KEPT);
     reindex(this.index, item, null);
     this.items.delete(workId);
@@ -166,9 +210,22 @@ export class BoardDraft implements Board {
   /** The next board, or the base itself when nothing changed. */
   finish(): Board {
     this.finished = true;
-    const same = this.nextWorkSeq === this.base.nextWorkSeq && this.nextFencingToken === this.base.nextFencingToken && this.paused === this.base.paused;
+    const same =
+      this.nextWorkSeq === this.base.nextWorkSeq &&
+      this.nextFencingToken === this.base.nextFencingToken &&
+      this.paused === this.base.paused;
     if (!this.changed.size && same) return this.base;
-    return { items: this.items, doctrine: this.doctrine, spec: this.spec, index: this.index, nextWorkSeq: this.nextWorkSeq, nextFencingToken: this.nextFencingToken, changed: this.changed, retired: this.retired, paused: this.paused };
+    return {
+      items: this.items,
+      doctrine: this.doctrine,
+      spec: this.spec,
+      index: this.index,
+      nextWorkSeq: this.nextWorkSeq,
+      nextFencingToken: this.nextFencingToken,
+      changed: this.changed,
+      retired: this.retired,
+      paused: this.paused,
+    };
   }
 }
 
@@ -183,7 +240,8 @@ export function storedEntry(board: Board, key: string): StoredEntry | undefined 
 /** Every entry the board stores: items, doctrine entries and spec clauses. */
 export const entryCount = (board: Board): number => board.items.size + board.doctrine.size + board.spec.size;
 
-const depsDone = (board: Board, item: Pick<ItemFields, 'dependsOn'>): boolean => item.dependsOn.every((d) => board.items.get(d)?.state === 'done');
+const depsDone = (board: Board, item: Pick<ItemFields, 'dependsOn'>): boolean =>
+  item.dependsOn.every((d) => board.items.get(d)?.state === 'done');
 
 /** The work ids that depend on `workId`. */
 export function dependentsOf(board: Board, workId: string): string[] {
@@ -203,17 +261,24 @@ function ancestors(node: (id: string) => GraphNode | undefined, workId: string):
 
 /** Checks dependencies and parents of `candidates` against the board plus the candidates themselves. */
 export function checkGraph(board: Board, candidates: Record<string, GraphNode>, without?: string): GraphError | null {
-  const node = (id: string): GraphNode | undefined => (id === without && !(id in candidates) ? undefined : (candidates[id] ?? board.items.get(id)));
+  const node = (id: string): GraphNode | undefined =>
+    id === without && !(id in candidates) ? undefined : (candidates[id] ?? board.items.get(id));
   for (const [workId, item] of Object.entries(candidates)) {
-    if (item.parentId !== null && !node(item.parentId)) return { code: 'CROSS_PROJECT_PARENT', message: `${workId}: parent ${item.parentId} is not on this board.` };
+    if (item.parentId !== null && !node(item.parentId))
+      return { code: 'CROSS_PROJECT_PARENT', message: `${workId}: parent ${item.parentId} is not on this board.` };
     for (const dep of item.dependsOn) {
-      if (!node(dep)) return { code: 'CROSS_PROJECT_FOLD', message: `${workId}: dependency ${dep} is not on this board.` };
+      if (!node(dep))
+        return { code: 'CROSS_PROJECT_FOLD', message: `${workId}: dependency ${dep} is not on this board.` };
       if (dep === workId) return { code: 'CONFLICTING_DEPENDENCIES', message: `${workId} depends on itself.` };
       if (ancestors(node, workId).includes(dep) || ancestors(node, dep).includes(workId)) {
-        return { code: 'CONFLICTING_DEPENDENCIES', message: `${workId} cannot depend on its own ancestor or descendant ${dep}.` };
+        return {
+          code: 'CONFLICTING_DEPENDENCIES',
+          message: `${workId} cannot depend on its own ancestor or descendant ${dep}.`,
+        };
       }
     }
-    if (ancestors(node, workId).includes(workId)) return { code: 'CONFLICTING_DEPENDENCIES', message: `${workId}'s parents form a cycle.` };
+    if (ancestors(node, workId).includes(workId))
+      return { code: 'CONFLICTING_DEPENDENCIES', message: `${workId}'s parents form a cycle.` };
   }
   // A cycle anywhere among the dependencies reachable from the candidates (depth-first, colouring).
   const colour = new Map<string, 1 | 2>();
@@ -243,7 +308,18 @@ export function rankBounds(board: Board): { min: number; max: number } {
 /** Adds items (already given work ids) as pending or ready; the caller checked the graph. */
 export function addItems(draft: BoardDraft, fields: Record<string, ItemFields>, now: number): BoardItem[] {
   const created = Object.entries(fields).map(([workId, f]): BoardItem => {
-    const item: BoardItem = { ...f, workId, rank: null, state: 'pending', life: initialLife(f.verify, f.maxAttempts), progress: null, endedLeases: [], createdAt: now, updatedAt: now, version: 1 };
+    const item: BoardItem = {
+      ...f,
+      workId,
+      rank: null,
+      state: 'pending',
+      life: initialLife(f.verify, f.maxAttempts),
+      progress: null,
+      endedLeases: [],
+      createdAt: now,
+      updatedAt: now,
+      version: 1,
+    };
     draft.put(item);
     return item;
   });
@@ -261,19 +337,41 @@ export function addItems(draft: BoardDraft, fields: Record<string, ItemFields>, 
  * leaving done sends ready dependents back to pending. A CLAIM takes the next fencing token.
  * Nothing is written to the draft when the event is refused.
  */
-export function applyEvent(draft: BoardDraft, workId: string, event: ItemEvent): { ok: true; changes: ItemChange[] } | { ok: false; result: Exclude<StepResult, { kind: 'moved' }> } {
+export function applyEvent(
+  draft: BoardDraft,
+  workId: string,
+  event: ItemEvent,
+): { ok: true; changes: ItemChange[] } | { ok: false; result: Exclude<StepResult, { kind: 'moved' }> } {
   const item = draft.items.get(workId);
   if (!item) throw new Error(`no item ${workId}`);
   // The board supplies what only it knows: the next fencing token, whether dependencies are done.
   const resolved: ItemEvent =
-    event.type === 'CLAIM' ? { ...event, fencingToken: draft.nextFencingToken } : event.type === 'UNBLOCK' || event.type === 'REOPEN' ? { ...event, depsDone: depsDone(draft, item) } : event;
+    event.type === 'CLAIM'
+      ? { ...event, fencingToken: draft.nextFencingToken }
+      : event.type === 'UNBLOCK' || event.type === 'REOPEN'
+        ? { ...event, depsDone: depsDone(draft, item) }
+        : event;
   const result = step(item.state, item.life, resolved);
   if (result.kind !== 'moved') return { ok: false, result };
-  const ended = result.emitted.flatMap((e) => (e.type === 'lease.expired' ? [{ leaseId: e.lease.leaseId, reason: 'expired' }] : e.type === 'lease.revoked' ? [{ leaseId: e.lease.leaseId, reason: e.reason }] : []));
+  const ended = result.emitted.flatMap((e) =>
+    e.type === 'lease.expired'
+      ? [{ leaseId: e.lease.leaseId, reason: 'expired' }]
+      : e.type === 'lease.revoked'
+        ? [{ leaseId: e.lease.leaseId, reason: e.reason }]
+        : [],
+  );
   const endedLeases = ended.length ? [...item.endedLeases, ...ended].slice(-ENDED_LEASES_KEPT) : item.endedLeases;
   const at = 'now' in event ? event.now : undefined;
   const readyAt = (state: ItemState, was: BoardItem) => (state === 'ready' && was.state !== 'ready' ? at : was.readyAt);
-  draft.put({ ...item, state: result.state, life: result.life, endedLeases, updatedAt: at ?? item.updatedAt, readyAt: readyAt(result.state, item), version: item.version + 1 });
+  draft.put({
+    ...item,
+    state: result.state,
+    life: result.life,
+    endedLeases,
+    updatedAt: at ?? item.updatedAt,
+    readyAt: readyAt(result.state, item),
+    version: item.version + 1,
+  });
   if (result.emitted.some((e) => e.type === 'lease.granted')) draft.nextFencingToken++;
   const changes: ItemChange[] = [{ workId, from: item.state, to: result.state, emitted: result.emitted }];
   const cascade = (kind: 'DEPS_DONE' | 'DEP_REOPENED', from: ItemState, when: (d: BoardItem) => boolean) => {
@@ -282,7 +380,13 @@ export function applyEvent(draft: BoardDraft, workId: string, event: ItemEvent):
       if (dependent.state !== from || !when(dependent)) continue;
       const moved = step(dependent.state, dependent.life, { type: kind });
       if (moved.kind !== 'moved') continue;
-      draft.put({ ...dependent, state: moved.state, life: moved.life, readyAt: readyAt(moved.state, dependent), version: dependent.version + 1 });
+      draft.put({
+        ...dependent,
+        state: moved.state,
+        life: moved.life,
+        readyAt: readyAt(moved.state, dependent),
+        version: dependent.version + 1,
+      });
       changes.push({ workId: dependent.workId, from: dependent.state, to: moved.state, emitted: moved.emitted });
     }
   };
@@ -293,11 +397,16 @@ export function applyEvent(draft: BoardDraft, workId: string, event: ItemEvent):
 
 /** Ready (or awaiting-verify) items in pull order: rank, then priority, then creation. */
 export function* chain(board: Board, state: 'ready' | 'awaiting_verify' = 'ready'): Generator<BoardItem> {
-  for (const workId of (state === 'ready' ? board.index.ready : board.index.awaiting).values()) yield board.items.get(workId)!;
+  for (const workId of (state === 'ready' ? board.index.ready : board.index.awaiting).values())
+    yield board.items.get(workId)!;
 }
 
 /** The first `limit` items of the chain. */
-export function priorityChain(board: Board, state: 'ready' | 'awaiting_verify' = 'ready', limit = Infinity): BoardItem[] {
+export function priorityChain(
+  board: Board,
+  state: 'ready' | 'awaiting_verify' = 'ready',
+  limit = Infinity,
+): BoardItem[] {
   const out: BoardItem[] = [];
   for (const item of chain(board, state)) {
     if (out.length >= limit) break;
@@ -307,13 +416,21 @@ export function priorityChain(board: Board, state: 'ready' | 'awaiting_verify' =
 }
 
 /** The first item of the priority chain this principal may take for `purpose` (among `within` only, for a resource token naming items), or null. */
-export function pullNext(board: Board, principal: string, purpose: 'work' | 'verify', within: readonly string[] | null = null): BoardItem | null {
+export function pullNext(
+  board: Board,
+  principal: string,
+  purpose: 'work' | 'verify',
+  within: readonly string[] | null = null,
+): BoardItem | null {
   const state = purpose === 'work' ? 'ready' : 'awaiting_verify';
   // A verifier takes only items it neither submitted nor worked on since they last became ready.
-  const takes = (item: BoardItem) => purpose === 'work' || (item.life.submission?.by !== principal && !item.life.workHolders.includes(principal));
+  const takes = (item: BoardItem) =>
+    purpose === 'work' || (item.life.submission?.by !== principal && !item.life.workHolders.includes(principal));
   if (within) {
     // A resource token's few items: order them by their chain keys rather than walk the chain.
-    const candidates = within.map((id) => board.items.get(id)).filter((i): i is BoardItem => i?.state === state && takes(i));
+    const candidates = within
+      .map((id) => board.items.get(id))
+      .filter((i): i is BoardItem => i?.state === state && takes(i));
     return candidates.sort((a, b) => compareChainKeys(chainKey(a), chainKey(b)))[0] ?? null;
   }
   for (const item of chain(board, state)) if (takes(item)) return item;
@@ -324,7 +441,10 @@ export function pullNext(board: Board, principal: string, purpose: 'work' | 'ver
  * Up to `limit` items after the work id `after` (in the items' key order), only those in `state`
  * and among `within` when given, and the cursor of the next page (null on the last).
  */
-export function listItems(board: Board, options: { state?: ItemState; after?: string; limit: number; within?: ReadonlySet<string> | null }): { items: BoardItem[]; next: string | null } {
+export function listItems(
+  board: Board,
+  options: { state?: ItemState; after?: string; limit: number; within?: ReadonlySet<string> | null },
+): { items: BoardItem[]; next: string | null } {
   const items: BoardItem[] = [];
   let last: string | undefined;
   for (const [workId, item] of board.items.entries(options.after)) {
@@ -347,7 +467,12 @@ export function countsByState(board: Board): Record<ItemState, number> {
 /** Items holding a live lease of `principal`. */
 export function heldBy(board: Board, principal: string): BoardItem[] {
   const out: BoardItem[] = [];
-  board.index.holders.forRange([principal, ''], [principal, '\uffff'], true, (k) => void out.push(board.items.get(k[1])!));
+  board.index.holders.forRange(
+    [principal, ''],
+    [principal, '\uffff'],
+    true,
+    (k) => void out.push(board.items.get(k[1])!),
+  );
   return out;
 }
 
@@ -362,6 +487,7 @@ export const nextExpiry = (board: Board): number | null => board.index.expiries.
 /** Dependents whose dependency was cancelled: reported as stalled until an operator re-points them. */
 export function stalled(board: Board): string[] {
   const out = new Set<string>();
-  for (const cancelled of board.index.cancelled.keys()) for (const id of dependentsOf(board, cancelled)) if (board.items.get(id)!.state === 'pending') out.add(id);
+  for (const cancelled of board.index.cancelled.keys())
+    for (const id of dependentsOf(board, cancelled)) if (board.items.get(id)!.state === 'pending') out.add(id);
   return [...out].sort((a, b) => seqOf(a) - seqOf(b));
 }

@@ -69,18 +69,37 @@ export const doctrineMachine = setup({
       const e = event as Of<'AGREE'>;
       return { agreements: [...context.agreements, { by: e.principal, at: e.now }] };
     }),
-    emitAgreed: emit(({ event }) => ({ type: 'doctrine.agreed', by: (event as Of<'AGREE'>).principal }) as DoctrineEmitted),
-    ratify: assign(({ context, event }) => ({ expectedDigest: (event as Of<'RATIFY'>).expectedDigest ?? context.expectedDigest, rejectedReason: null })),
-    emitRatified: emit(({ context }) => ({ type: 'doctrine.ratified', expectedDigestSet: context.expectedDigest !== null }) as DoctrineEmitted),
+    emitAgreed: emit(
+      ({ event }) => ({ type: 'doctrine.agreed', by: (event as Of<'AGREE'>).principal }) as DoctrineEmitted,
+    ),
+    ratify: assign(({ context, event }) => ({
+      expectedDigest: (event as Of<'RATIFY'>).expectedDigest ?? context.expectedDigest,
+      rejectedReason: null,
+    })),
+    emitRatified: emit(
+      ({ context }) =>
+        ({ type: 'doctrine.ratified', expectedDigestSet: context.expectedDigest !== null }) as DoctrineEmitted,
+    ),
     reject: assign(({ event }) => ({ rejectedReason: (event as Of<'REJECT'>).reason ?? null })),
-    emitRejected: emit(({ context }) => ({ type: 'doctrine.rejected', reason: context.rejectedReason }) as DoctrineEmitted),
-    emitLevel: emit(({ context, event }) => ({ type: 'doctrine.level', from: context.level, to: (event as Of<'SET_LEVEL'>).level }) as DoctrineEmitted),
+    emitRejected: emit(
+      ({ context }) => ({ type: 'doctrine.rejected', reason: context.rejectedReason }) as DoctrineEmitted,
+    ),
+    emitLevel: emit(
+      ({ context, event }) =>
+        ({ type: 'doctrine.level', from: context.level, to: (event as Of<'SET_LEVEL'>).level }) as DoctrineEmitted,
+    ),
     setLevel: assign(({ event }) => ({ level: (event as Of<'SET_LEVEL'>).level })),
     recordBlindTest: assign(({ context, event }) => {
       const e = event as Of<'BLIND_TEST'>;
       const result: BlindTestResult['result'] = e.answerDigest === context.expectedDigest ? 'pass' : 'fail';
       const { pass, fail, recent } = context.blindTests;
-      return { blindTests: { pass: pass + (result === 'pass' ? 1 : 0), fail: fail + (result === 'fail' ? 1 : 0), recent: [...recent, { by: e.principal, result, at: e.now }].slice(-BLIND_TESTS_KEPT) } };
+      return {
+        blindTests: {
+          pass: pass + (result === 'pass' ? 1 : 0),
+          fail: fail + (result === 'fail' ? 1 : 0),
+          recent: [...recent, { by: e.principal, result, at: e.now }].slice(-BLIND_TESTS_KEPT),
+        },
+      };
     }),
     emitBlindTest: emit(({ context }) => {
       const last = context.blindTests.recent.at(-1)!;
@@ -91,7 +110,13 @@ export const doctrineMachine = setup({
 }).createMachine({
   id: 'doctrine',
   initial: 'proposed',
-  context: { level: 'advisory', agreements: [], expectedDigest: null, blindTests: { pass: 0, fail: 0, recent: [] }, rejectedReason: null },
+  context: {
+    level: 'advisory',
+    agreements: [],
+    expectedDigest: null,
+    blindTests: { pass: 0, fail: 0, recent: [] },
+    rejectedReason: null,
+  },
   states: {
     proposed: {
       on: { AGREE, RATIFY, REJECT, SET_LEVEL },
@@ -102,7 +127,10 @@ export const doctrineMachine = setup({
         REJECT,
         SET_LEVEL,
         // The result is recorded first, then emitted from the entry as it ends up.
-        BLIND_TEST: [{ guard: 'digestUnset', actions: 'refuseUnset' }, { actions: ['recordBlindTest', 'emitBlindTest'] }],
+        BLIND_TEST: [
+          { guard: 'digestUnset', actions: 'refuseUnset' },
+          { actions: ['recordBlindTest', 'emitBlindTest'] },
+        ],
       },
     },
     rejected: {

@@ -1,7 +1,15 @@
 // The doctrine machine as a transition function over a stored entry: status + life + event in, the
 // next status and life out with the board events to append, or a refusal with its code.
 import { transition } from 'xstate';
-import { doctrineMachine, type DoctrineEmitted, type DoctrineEvent, type DoctrineEventType, type DoctrineLife, type DoctrineRefusalCode, type DoctrineStatus } from './doctrine-machine.js';
+import {
+  doctrineMachine,
+  type DoctrineEmitted,
+  type DoctrineEvent,
+  type DoctrineEventType,
+  type DoctrineLife,
+  type DoctrineRefusalCode,
+  type DoctrineStatus,
+} from './doctrine-machine.js';
 
 export type DoctrineBoardEmitted = Exclude<DoctrineEmitted, { type: 'refused' }>;
 
@@ -27,9 +35,16 @@ export function doctrineStep(status: DoctrineStatus, life: DoctrineLife, event: 
   if (!allowed.includes(event.type)) return { kind: 'invalid', status, allowed };
   const before = doctrineMachine.resolveState({ value: status, context: life });
   const [after, actions] = transition(doctrineMachine, before, event);
-  const emitted = (actions as { type: string; params?: unknown }[]).filter((a) => a.type === 'xstate.emit').map((a) => (a.params as { event: DoctrineEmitted }).event);
+  const emitted = (actions as { type: string; params?: unknown }[])
+    .filter((a) => a.type === 'xstate.emit')
+    .map((a) => (a.params as { event: DoctrineEmitted }).event);
   const refusal = emitted.find((e): e is Extract<DoctrineEmitted, { type: 'refused' }> => e.type === 'refused');
   if (refusal) return { kind: 'refused', code: refusal.code };
   if (after.value === before.value && after.context === before.context) return { kind: 'unchanged' };
-  return { kind: 'moved', status: after.value as DoctrineStatus, life: after.context, emitted: emitted as DoctrineBoardEmitted[] };
+  return {
+    kind: 'moved',
+    status: after.value as DoctrineStatus,
+    life: after.context,
+    emitted: emitted as DoctrineBoardEmitted[],
+  };
 }

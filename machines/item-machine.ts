@@ -6,7 +6,12 @@ import { HARD_LEASE_CAP_MS, type ItemEmitted, type ItemEvent, type ItemLife } fr
 
 type Of<T extends ItemEvent['type']> = Extract<ItemEvent, { type: T }>;
 
-const REVOKED_BY: Partial<Record<ItemEvent['type'], string>> = { BLOCK: 'blocked', CANCEL: 'cancelled', SUPERSEDE: 'superseded', OVERRIDE: 'overridden' };
+const REVOKED_BY: Partial<Record<ItemEvent['type'], string>> = {
+  BLOCK: 'blocked',
+  CANCEL: 'cancelled',
+  SUPERSEDE: 'superseded',
+  OVERRIDE: 'overridden',
+};
 
 /** Every holder operation first refuses a stale or foreign lease id, then an expired lease. */
 const HELD = [
@@ -28,7 +33,8 @@ export const itemMachine = setup({
   types: { context: {} as ItemLife, events: {} as ItemEvent, emitted: {} as ItemEmitted },
   guards: {
     holds: ({ context, event }) => 'leaseId' in event && context.lease?.leaseId === event.leaseId,
-    leaseExpired: ({ context, event }) => context.lease !== null && 'now' in event && event.now >= context.lease.expiresAt,
+    leaseExpired: ({ context, event }) =>
+      context.lease !== null && 'now' in event && event.now >= context.lease.expiresAt,
     verifyRequired: ({ context }) => context.verify === 'required',
     attemptsLeft: ({ context }) => context.attempts + 1 < context.maxAttempts,
     forWork: ({ event }) => (event as Of<'CLAIM'>).purpose === 'work',
@@ -50,8 +56,23 @@ export const itemMachine = setup({
   actions: {
     grantLease: assign(({ context, event }) => {
       const e = event as Of<'CLAIM'>;
-      const lease = { leaseId: e.leaseId, holder: e.principal, purpose: e.purpose, fencingToken: e.fencingToken, grantedAt: e.now, expiresAt: e.now + e.ttlMs, hardExpiresAt: e.now + HARD_LEASE_CAP_MS, ttlMs: e.ttlMs };
-      return { lease, workHolders: e.purpose === 'work' && !context.workHolders.includes(e.principal) ? [...context.workHolders, e.principal] : context.workHolders };
+      const lease = {
+        leaseId: e.leaseId,
+        holder: e.principal,
+        purpose: e.purpose,
+        fencingToken: e.fencingToken,
+        grantedAt: e.now,
+        expiresAt: e.now + e.ttlMs,
+        hardExpiresAt: e.now + HARD_LEASE_CAP_MS,
+        ttlMs: e.ttlMs,
+      };
+      return {
+        lease,
+        workHolders:
+          e.purpose === 'work' && !context.workHolders.includes(e.principal)
+            ? [...context.workHolders, e.principal]
+            : context.workHolders,
+      };
     }),
     extendLease: assign(({ context, event }) => {
       const e = event as Of<'RENEW'> | Of<'PROGRESS'>;
@@ -63,7 +84,14 @@ export const itemMachine = setup({
     emitRenewed: emit(({ context }) => ({ type: 'lease.renewed', lease: context.lease! }) as ItemEmitted),
     emitReleased: emit(({ context }) => ({ type: 'lease.released', lease: context.lease! }) as ItemEmitted),
     emitExpired: emit(({ context }) => ({ type: 'lease.expired', lease: context.lease! }) as ItemEmitted),
-    emitRevoked: emit(({ context, event }) => ({ type: 'lease.revoked', lease: context.lease!, reason: REVOKED_BY[event.type] ?? event.type.toLowerCase() }) as ItemEmitted),
+    emitRevoked: emit(
+      ({ context, event }) =>
+        ({
+          type: 'lease.revoked',
+          lease: context.lease!,
+          reason: REVOKED_BY[event.type] ?? event.type.toLowerCase(),
+        }) as ItemEmitted,
+    ),
     clearLease: assign({ lease: null }),
     becameReady: assign({ lease: null, workHolders: [] }),
     countAttempt: assign(({ context }) => ({ attempts: context.attempts + 1 })),
@@ -72,23 +100,47 @@ export const itemMachine = setup({
       const e = event as Of<'SUBMIT'>;
       return { submission: { head: e.head, by: context.lease!.holder, at: e.now }, lease: null, finding: null };
     }),
-    emitSubmitted: emit(({ context }) => ({ type: 'item.submitted', head: context.submission!.head, by: context.submission!.by }) as ItemEmitted),
+    emitSubmitted: emit(
+      ({ context }) =>
+        ({ type: 'item.submitted', head: context.submission!.head, by: context.submission!.by }) as ItemEmitted,
+    ),
     supersede: assign(({ context, event }) => {
       const e = event as Of<'SUPERSEDE'>;
       return { submission: { head: e.head, by: context.submission!.by, at: e.now }, lease: null };
     }),
-    emitSuperseded: emit(({ context, event }) => ({ type: 'item.superseded', head: (event as Of<'SUPERSEDE'>).head, previous: context.submission!.head, by: context.submission!.by }) as ItemEmitted),
+    emitSuperseded: emit(
+      ({ context, event }) =>
+        ({
+          type: 'item.superseded',
+          head: (event as Of<'SUPERSEDE'>).head,
+          previous: context.submission!.head,
+          by: context.submission!.by,
+        }) as ItemEmitted,
+    ),
     recordVerification: assign(({ context, event }) => {
       const e = event as Of<'VERIFY'>;
       const verification = { by: e.principal, head: e.head, verdict: e.verdict, finding: e.finding, at: e.now };
-      return { verifications: [...context.verifications, verification], lease: null, finding: e.verdict === 'fail' ? e.finding : context.finding };
+      return {
+        verifications: [...context.verifications, verification],
+        lease: null,
+        finding: e.verdict === 'fail' ? e.finding : context.finding,
+      };
     }),
-    emitVerified: emit(({ context }) => ({ type: 'item.verified', verification: context.verifications.at(-1)! }) as ItemEmitted),
+    emitVerified: emit(
+      ({ context }) => ({ type: 'item.verified', verification: context.verifications.at(-1)! }) as ItemEmitted,
+    ),
     override: assign(({ event }) => {
       const e = event as Of<'OVERRIDE'>;
       return { overridden: { by: e.principal, reason: e.reason, at: e.now }, lease: null };
     }),
-    emitOverridden: emit(({ event }) => ({ type: 'item.overridden', by: (event as Of<'OVERRIDE'>).principal, reason: (event as Of<'OVERRIDE'>).reason }) as ItemEmitted),
+    emitOverridden: emit(
+      ({ event }) =>
+        ({
+          type: 'item.overridden',
+          by: (event as Of<'OVERRIDE'>).principal,
+          reason: (event as Of<'OVERRIDE'>).reason,
+        }) as ItemEmitted,
+    ),
     block: assign(({ event }) => ({ blockedReason: (event as Of<'BLOCK'>).reason, lease: null })),
     unblock: assign({ blockedReason: null, attempts: 0 }),
     reopen: assign({ lease: null, workHolders: [], overridden: null, finding: null }),
@@ -104,7 +156,18 @@ export const itemMachine = setup({
 }).createMachine({
   id: 'item',
   initial: 'pending',
-  context: { verify: 'none', attempts: 0, maxAttempts: 3, lease: null, submission: null, verifications: [], workHolders: [], finding: null, overridden: null, blockedReason: null },
+  context: {
+    verify: 'none',
+    attempts: 0,
+    maxAttempts: 3,
+    lease: null,
+    submission: null,
+    verifications: [],
+    workHolders: [],
+    finding: null,
+    overridden: null,
+    blockedReason: null,
+  },
   states: {
     pending: {
       on: {
@@ -117,7 +180,10 @@ export const itemMachine = setup({
     ready: {
       on: {
         DEP_REOPENED: { target: 'pending' },
-        CLAIM: [{ guard: 'forWork', target: 'claimed', actions: ['grantLease', 'emitGranted'] }, { actions: 'refuseNotReady' }],
+        CLAIM: [
+          { guard: 'forWork', target: 'claimed', actions: ['grantLease', 'emitGranted'] },
+          { actions: 'refuseNotReady' },
+        ],
         BLOCK: { target: 'blocked', actions: 'block' },
         CANCEL: { target: 'cancelled' },
       },
@@ -125,26 +191,25 @@ export const itemMachine = setup({
     claimed: {
       on: {
         CLAIM: { actions: 'refuseNotReady' },
-        RENEW: [
-          ...HELD,
-          { actions: ['extendLease', 'emitRenewed'] },
-        ],
-        PROGRESS: [
-          ...HELD,
-          { actions: ['extendLease', 'emitRenewed'] },
-        ],
-        RELEASE: [
-          ...HELD,
-          { target: 'ready', actions: ['emitReleased', 'becameReady'] },
-        ],
+        RENEW: [...HELD, { actions: ['extendLease', 'emitRenewed'] }],
+        PROGRESS: [...HELD, { actions: ['extendLease', 'emitRenewed'] }],
+        RELEASE: [...HELD, { target: 'ready', actions: ['emitReleased', 'becameReady'] }],
         SUBMIT: [
           ...HELD,
           { guard: 'verifyRequired', target: 'awaiting_verify', actions: ['recordSubmission', 'emitSubmitted'] },
           { target: 'done', actions: ['recordSubmission', 'emitSubmitted'] },
         ],
         EXPIRE: [
-          { guard: and(['leaseExpired', 'attemptsLeft']), target: 'ready', actions: ['emitExpired', 'countAttempt', 'becameReady'] },
-          { guard: 'leaseExpired', target: 'blocked', actions: ['emitExpired', 'countAttempt', 'exhausted', 'clearLease'] },
+          {
+            guard: and(['leaseExpired', 'attemptsLeft']),
+            target: 'ready',
+            actions: ['emitExpired', 'countAttempt', 'becameReady'],
+          },
+          {
+            guard: 'leaseExpired',
+            target: 'blocked',
+            actions: ['emitExpired', 'countAttempt', 'exhausted', 'clearLease'],
+          },
         ],
         BLOCK: { target: 'blocked', actions: ['emitRevoked', 'block'] },
         CANCEL: { target: 'cancelled', actions: ['emitRevoked', 'clearLease'] },
@@ -171,14 +236,8 @@ export const itemMachine = setup({
     verifying: {
       on: {
         CLAIM: { actions: 'refuseNotReady' },
-        RENEW: [
-          ...HELD,
-          { actions: ['extendLease', 'emitRenewed'] },
-        ],
-        RELEASE: [
-          ...HELD,
-          { target: 'awaiting_verify', actions: ['emitReleased', 'clearLease'] },
-        ],
+        RENEW: [...HELD, { actions: ['extendLease', 'emitRenewed'] }],
+        RELEASE: [...HELD, { target: 'awaiting_verify', actions: ['emitReleased', 'clearLease'] }],
         EXPIRE: { guard: 'leaseExpired', target: 'awaiting_verify', actions: ['emitExpired', 'clearLease'] },
         SUPERSEDE: [
           { guard: not('isSubmitter'), actions: 'refuseNotSubmitter' },
@@ -196,20 +255,29 @@ export const itemMachine = setup({
     done: {
       on: {
         CLAIM: { actions: 'refuseNotReady' },
-        REOPEN: [{ guard: 'depsDone', target: 'ready', actions: 'reopen' }, { target: 'pending', actions: 'reopen' }],
+        REOPEN: [
+          { guard: 'depsDone', target: 'ready', actions: 'reopen' },
+          { target: 'pending', actions: 'reopen' },
+        ],
       },
     },
     blocked: {
       on: {
         CLAIM: { actions: 'refuseNotReady' },
-        UNBLOCK: [{ guard: 'depsDone', target: 'ready', actions: ['unblock', 'becameReady'] }, { target: 'pending', actions: 'unblock' }],
+        UNBLOCK: [
+          { guard: 'depsDone', target: 'ready', actions: ['unblock', 'becameReady'] },
+          { target: 'pending', actions: 'unblock' },
+        ],
         CANCEL: { target: 'cancelled' },
       },
     },
     cancelled: {
       on: {
         CLAIM: { actions: 'refuseNotReady' },
-        REOPEN: [{ guard: 'depsDone', target: 'ready', actions: 'reopen' }, { target: 'pending', actions: 'reopen' }],
+        REOPEN: [
+          { guard: 'depsDone', target: 'ready', actions: 'reopen' },
+          { target: 'pending', actions: 'reopen' },
+        ],
       },
     },
   },

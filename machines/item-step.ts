@@ -32,11 +32,21 @@ let collected: { type: string; params?: unknown }[] = [];
  */
 const inertScope: AnyActorScope = (() => {
   const self = createActor(itemMachine);
-  return { self, defer: () => undefined, id: '', logger: () => undefined, sessionId: '', stopChild: () => undefined, system: self.system, emit: () => undefined, actionExecutor: (action) => void collected.push(action) } as AnyActorScope;
+  return {
+    self,
+    defer: () => undefined,
+    id: '',
+    logger: () => undefined,
+    sessionId: '',
+    stopChild: () => undefined,
+    system: self.system,
+    emit: () => undefined,
+    actionExecutor: (action) => void collected.push(action),
+  } as AnyActorScope;
 })();
 
 export function initialLife(verify: ItemLife['verify'], maxAttempts: number): ItemLife {
-  return { ...itemMachine.config.context as ItemLife, verify, maxAttempts };
+  return { ...(itemMachine.config.context as ItemLife), verify, maxAttempts };
 }
 
 export function step(state: ItemState, life: ItemLife, event: ItemEvent): StepResult {
@@ -46,7 +56,9 @@ export function step(state: ItemState, life: ItemLife, event: ItemEvent): StepRe
   collected = [];
   const after = itemMachine.transition(before, event, inertScope);
   // Emitted events come back as the built-in emit action, whose params carry the event.
-  const emitted = collected.filter((a) => a.type === 'xstate.emit').map((a) => (a.params as { event: ItemEmitted }).event);
+  const emitted = collected
+    .filter((a) => a.type === 'xstate.emit')
+    .map((a) => (a.params as { event: ItemEmitted }).event);
   const refusal = emitted.find((e): e is Extract<ItemEmitted, { type: 'refused' }> => e.type === 'refused');
   if (refusal) return { kind: 'refused', code: refusal.code };
   if (after.value === before.value && after.context === before.context) return { kind: 'unchanged' };

@@ -1,6 +1,15 @@
 // The item lifecycle's data: what the machine keeps per item, the events it takes, what it emits.
 
-export const ITEM_STATES = ['pending', 'ready', 'claimed', 'awaiting_verify', 'verifying', 'done', 'blocked', 'cancelled'] as const;
+export const ITEM_STATES = [
+  'pending',
+  'ready',
+  'claimed',
+  'awaiting_verify',
+  'verifying',
+  'done',
+  'blocked',
+  'cancelled',
+] as const;
 export type ItemState = (typeof ITEM_STATES)[number];
 
 export interface Lease {
@@ -49,7 +58,15 @@ export const HARD_LEASE_CAP_MS = 24 * 3600_000;
 export type ItemEvent =
   | { type: 'DEPS_DONE' }
   | { type: 'DEP_REOPENED' }
-  | { type: 'CLAIM'; principal: string; purpose: 'work' | 'verify'; leaseId: string; fencingToken: number; ttlMs: number; now: number }
+  | {
+      type: 'CLAIM';
+      principal: string;
+      purpose: 'work' | 'verify';
+      leaseId: string;
+      fencingToken: number;
+      ttlMs: number;
+      now: number;
+    }
   | { type: 'RENEW'; leaseId: string; ttlMs: number; now: number }
   | { type: 'PROGRESS'; leaseId: string; now: number }
   | { type: 'RELEASE'; leaseId: string; now: number }

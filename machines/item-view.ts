@@ -49,17 +49,39 @@ export interface PublicItem {
 export function publicItem(item: BoardItem): PublicItem {
   const { life } = item;
   return {
-    workId: item.workId, title: item.title, description: item.description, type: item.type, priority: item.priority, rank: item.rank, parentId: item.parentId,
-    dependsOn: item.dependsOn, verify: item.verify, criteria: item.criteria, doctrine: item.doctrine, spec: item.spec, labels: item.labels, state: item.state,
-    attempts: life.attempts, maxAttempts: life.maxAttempts,
-    lease: life.lease ? { holder: life.lease.holder, purpose: life.lease.purpose, fencingToken: life.lease.fencingToken, expiresAt: iso(life.lease.expiresAt) } : null,
+    workId: item.workId,
+    title: item.title,
+    description: item.description,
+    type: item.type,
+    priority: item.priority,
+    rank: item.rank,
+    parentId: item.parentId,
+    dependsOn: item.dependsOn,
+    verify: item.verify,
+    criteria: item.criteria,
+    doctrine: item.doctrine,
+    spec: item.spec,
+    labels: item.labels,
+    state: item.state,
+    attempts: life.attempts,
+    maxAttempts: life.maxAttempts,
+    lease: life.lease
+      ? {
+          holder: life.lease.holder,
+          purpose: life.lease.purpose,
+          fencingToken: life.lease.fencingToken,
+          expiresAt: iso(life.lease.expiresAt),
+        }
+      : null,
     submission: life.submission ? { ...life.submission, at: iso(life.submission.at) } : null,
     verifications: life.verifications.map((v) => ({ ...v, at: iso(v.at) })),
     finding: life.finding,
     overridden: life.overridden ? { ...life.overridden, at: iso(life.overridden.at) } : null,
     blockedReason: life.blockedReason,
     progress: item.progress ? { ...item.progress, at: iso(item.progress.at) } : null,
-    createdAt: iso(item.createdAt), updatedAt: iso(item.updatedAt), version: item.version,
+    createdAt: iso(item.createdAt),
+    updatedAt: iso(item.updatedAt),
+    version: item.version,
   };
 }
 
@@ -98,5 +120,8 @@ function same(a: unknown, b: unknown): boolean {
   if (Array.isArray(b)) return false;
   const ka = Object.keys(a);
   const kb = Object.keys(b);
-  return ka.length === kb.length && ka.every((k, i) => k === kb[i] && same((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+  return (
+    ka.length === kb.length &&
+    ka.every((k, i) => k === kb[i] && same((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]))
+  );
 }

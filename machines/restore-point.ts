@@ -1,7 +1,14 @@
 // Restore points (DOMAIN.md "Restore points and rewind"): the work graph as a point holds it, its
 // canonical serialisation (what the fingerprint hashes), what applying a point would change,
 // slices, and the rewind decision that swaps the graph. Pure: hashing and storage happen outside.
-import { BoardDraft, ENDED_LEASES_KEPT, type Board, type BoardItem, type ItemChange, type ItemFields } from './board.js';
+import {
+  BoardDraft,
+  ENDED_LEASES_KEPT,
+  type Board,
+  type BoardItem,
+  type ItemChange,
+  type ItemFields,
+} from './board.js';
 import { eventsOf } from './board-commands.js';
 import type { Decide } from './board-decision.js';
 import { seqOf } from './board-index.js';
@@ -78,7 +85,8 @@ type GraphNode = Pick<RestoreItem, 'workId' | 'parentId' | 'dependsOn'>;
 
 const byWorkId = (a: { workId: string }, b: { workId: string }): number => seqOf(a.workId) - seqOf(b.workId);
 const bySeq = (a: string, b: string): number => seqOf(a) - seqOf(b);
-const normal = (state: ItemState): RestoreState => (state === 'claimed' ? 'ready' : state === 'verifying' ? 'awaiting_verify' : state);
+const normal = (state: ItemState): RestoreState =>
+  state === 'claimed' ? 'ready' : state === 'verifying' ? 'awaiting_verify' : state;
 
 /** One item as a point holds it (the fields named one by one, so nothing else ever leaks in). */
 function restoreItemOf(item: BoardItem): RestoreItem {
@@ -119,7 +127,9 @@ function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonical(v))).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const object = value as Record<string, unknown>;
-    const keys = Object.keys(object).filter((k) => object[k] !== undefined).sort();
+    const keys = Object.keys(object)
+      .filter((k) => object[k] !== undefined)
+      .sort();
     return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical(object[k])}`).join(',')}}`;
   }
   return JSON.stringify(value);
@@ -140,7 +150,9 @@ export function diffGraphs(current: RestoreGraph, point: RestoreGraph): RestoreD
     if (!will) continue;
     const a = was as unknown as Record<string, unknown>;
     const b = will as unknown as Record<string, unknown>;
-    const fields = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => canonical(a[k] ?? null) !== canonical(b[k] ?? null)).sort();
+    const fields = [...new Set([...Object.keys(a), ...Object.keys(b)])]
+      .filter((k) => canonical(a[k] ?? null) !== canonical(b[k] ?? null))
+      .sort();
     if (fields.length) changed.push({ workId, fields });
   }
   return {
@@ -153,7 +165,8 @@ export function diffGraphs(current: RestoreGraph, point: RestoreGraph): RestoreD
 /** `root` and every item whose parent chain reaches it. */
 function subtreeOf(items: Iterable<GraphNode>, root: string): Set<string> {
   const children = new Map<string, string[]>();
-  for (const { workId, parentId } of items) if (parentId !== null) children.set(parentId, [...(children.get(parentId) ?? []), workId]);
+  for (const { workId, parentId } of items)
+    if (parentId !== null) children.set(parentId, [...(children.get(parentId) ?? []), workId]);
   const out = new Set([root]);
   const queue = [root];
   while (queue.length) {
@@ -191,14 +204,20 @@ function replacedBy(current: Iterable<GraphNode>, slice: RestoreGraph, root: str
 function graphProblem(nodes: ReadonlyMap<string, GraphNode>): string | null {
   const ancestors = (workId: string): string[] => {
     const out: string[] = [];
-    for (let at = nodes.get(workId)?.parentId ?? null; at !== null && !out.includes(at); at = nodes.get(at)?.parentId ?? null) out.push(at);
+    for (
+      let at = nodes.get(workId)?.parentId ?? null;
+      at !== null && !out.includes(at);
+      at = nodes.get(at)?.parentId ?? null
+    )
+      out.push(at);
     return out;
   };
   for (const [workId, node] of nodes) {
     if (ancestors(workId).includes(workId)) return `${workId}'s parents would form a cycle.`;
     for (const dep of node.dependsOn) {
       if (dep === workId) return `${workId} would depend on itself.`;
-      if (ancestors(workId).includes(dep) || ancestors(dep).includes(workId)) return `${workId} would depend on its own ancestor or descendant ${dep}.`;
+      if (ancestors(workId).includes(dep) || ancestors(dep).includes(workId))
+        return `${workId} would depend on its own ancestor or descendant ${dep}.`;
     }
   }
   // Dependency cycles: peel off items whose dependencies are all peeled; whatever remains is on or behind a cycle.
@@ -215,7 +234,8 @@ function graphProblem(nodes: ReadonlyMap<string, GraphNode>): string | null {
       if (left === 0) free.push(dependent);
     }
   }
-  if (waiting.size) return `The dependencies of ${[...waiting.keys()].sort(bySeq).slice(0, 5).join(', ')} would form a cycle.`;
+  if (waiting.size)
+    return `The dependencies of ${[...waiting.keys()].sort(bySeq).slice(0, 5).join(', ')} would form a cycle.`;
   return null;
 }
 
@@ -231,13 +251,16 @@ export function checkSlice(current: RestoreGraph, slice: RestoreGraph): string |
   for (const item of current.items) if (!replaced.has(item.workId)) after.set(item.workId, item);
   for (const item of slice.items) after.set(item.workId, item);
   for (const item of slice.items) {
-    if (item.parentId !== null && !after.has(item.parentId)) return `Restored ${item.workId} is parented under ${item.parentId}, which would not exist after the rewind.`;
+    if (item.parentId !== null && !after.has(item.parentId))
+      return `Restored ${item.workId} is parented under ${item.parentId}, which would not exist after the rewind.`;
     const missing = item.dependsOn.find((d) => !after.has(d));
-    if (missing !== undefined) return `Restored ${item.workId} depends on ${missing}, which would not exist after the rewind.`;
+    if (missing !== undefined)
+      return `Restored ${item.workId} depends on ${missing}, which would not exist after the rewind.`;
   }
   for (const item of current.items) {
     if (replaced.has(item.workId)) continue;
-    if (item.parentId !== null && !after.has(item.parentId)) return `${item.workId} is parented under ${item.parentId}, which the slice removes.`;
+    if (item.parentId !== null && !after.has(item.parentId))
+      return `${item.workId} is parented under ${item.parentId}, which the slice removes.`;
     const missing = item.dependsOn.find((d) => !after.has(d));
     if (missing !== undefined) return `${item.workId} depends on ${missing}, which the slice removes.`;
   }
@@ -248,16 +271,44 @@ export function checkSlice(current: RestoreGraph, slice: RestoreGraph): string |
 function itemFrom(r: RestoreItem, was: BoardItem | undefined, now: number): BoardItem {
   const state = normal(r.state);
   const lease = was?.life.lease ?? null;
-  const endedLeases = lease ? [...was!.endedLeases, { leaseId: lease.leaseId, reason: 'rewound' }].slice(-ENDED_LEASES_KEPT) : (was?.endedLeases ?? []);
+  const endedLeases = lease
+    ? [...was!.endedLeases, { leaseId: lease.leaseId, reason: 'rewound' }].slice(-ENDED_LEASES_KEPT)
+    : (was?.endedLeases ?? []);
   const readyAt = state === 'ready' ? (was?.state === 'ready' ? was.readyAt : now) : was?.readyAt;
   const life: ItemLife = {
-    verify: r.verify, attempts: r.attempts, maxAttempts: r.maxAttempts, lease: null, submission: r.submission, verifications: r.verifications,
-    workHolders: state === 'ready' ? [] : r.workHolders, finding: r.finding, overridden: r.overridden, blockedReason: r.blockedReason,
+    verify: r.verify,
+    attempts: r.attempts,
+    maxAttempts: r.maxAttempts,
+    lease: null,
+    submission: r.submission,
+    verifications: r.verifications,
+    workHolders: state === 'ready' ? [] : r.workHolders,
+    finding: r.finding,
+    overridden: r.overridden,
+    blockedReason: r.blockedReason,
   };
   return {
-    workId: r.workId, title: r.title, description: r.description, type: r.type, priority: r.priority, rank: r.rank, parentId: r.parentId, dependsOn: r.dependsOn,
-    verify: r.verify, maxAttempts: r.maxAttempts, criteria: r.criteria, doctrine: r.doctrine, spec: r.spec, labels: r.labels,
-    state, life, progress: null, endedLeases, createdAt: r.createdAt, updatedAt: now, version: (was?.version ?? 0) + 1,
+    workId: r.workId,
+    title: r.title,
+    description: r.description,
+    type: r.type,
+    priority: r.priority,
+    rank: r.rank,
+    parentId: r.parentId,
+    dependsOn: r.dependsOn,
+    verify: r.verify,
+    maxAttempts: r.maxAttempts,
+    criteria: r.criteria,
+    doctrine: r.doctrine,
+    spec: r.spec,
+    labels: r.labels,
+    state,
+    life,
+    progress: null,
+    endedLeases,
+    createdAt: r.createdAt,
+    updatedAt: now,
+    version: (was?.version ?? 0) + 1,
     ...(readyAt === undefined ? {} : { readyAt }),
   };
 }
@@ -268,13 +319,20 @@ function settle(draft: BoardDraft, now: number): void {
   for (const item of draft.items.values()) {
     if (item.state !== 'pending' && item.state !== 'ready') continue;
     const done = item.dependsOn.every((d) => draft.items.get(d)?.state === 'done');
-    const kind = item.state === 'pending' && done ? 'DEPS_DONE' : item.state === 'ready' && !done ? 'DEP_REOPENED' : null;
+    const kind =
+      item.state === 'pending' && done ? 'DEPS_DONE' : item.state === 'ready' && !done ? 'DEP_REOPENED' : null;
     if (!kind) continue;
     const moved = step(item.state, item.life, { type: kind });
     if (moved.kind !== 'moved') continue;
     const { readyAt: _readyAt, ...rest } = item;
     const readyAt = moved.state === 'ready' ? now : item.readyAt;
-    moves.push({ ...rest, state: moved.state, life: moved.life, version: draft.changed.has(item.workId) ? item.version : item.version + 1, ...(readyAt === undefined ? {} : { readyAt }) });
+    moves.push({
+      ...rest,
+      state: moved.state,
+      life: moved.life,
+      version: draft.changed.has(item.workId) ? item.version : item.version + 1,
+      ...(readyAt === undefined ? {} : { readyAt }),
+    });
   }
   for (const item of moves) draft.put(item);
 }
@@ -290,20 +348,35 @@ function settle(draft: BoardDraft, now: number): void {
  * undo point is exactly the graph this swap replaces. The reply holds the new graph's canonical
  * JSON (`after`), which the caller fingerprints.
  */
-export function rewind(graph: RestoreGraph, input: { actor: string; restorePointId: string; slice?: string; expected?: string }): Decide<{ revokedLeases: RevokedLease[]; after: string }> {
+export function rewind(
+  graph: RestoreGraph,
+  input: { actor: string; restorePointId: string; slice?: string; expected?: string },
+): Decide<{ revokedLeases: RevokedLease[]; after: string }> {
   return (board, now) => {
     const before = graphOf(board);
     if (input.expected !== undefined && canonicalJson(before) !== input.expected) {
-      throw new RewindError('REWIND_VERSION_MISMATCH', 'The board changed since its fingerprint was read; preview again and retry.', { restorePointId: input.restorePointId });
+      throw new RewindError(
+        'REWIND_VERSION_MISMATCH',
+        'The board changed since its fingerprint was read; preview again and retry.',
+        { restorePointId: input.restorePointId },
+      );
     }
     let restored = graph;
     let replaced: Set<string>;
     if (input.slice === undefined) replaced = new Set([...board.items.keys(), ...graph.items.map((i) => i.workId)]);
     else {
       const slice = sliceOf(graph, input.slice);
-      if (!slice) throw new RewindError('INVALID_REWIND_SLICE', `The restore point does not hold ${input.slice}.`, { restorePointId: input.restorePointId, slice: input.slice });
+      if (!slice)
+        throw new RewindError('INVALID_REWIND_SLICE', `The restore point does not hold ${input.slice}.`, {
+          restorePointId: input.restorePointId,
+          slice: input.slice,
+        });
       const problem = checkSlice(before, slice);
-      if (problem) throw new RewindError('REWIND_SLICE_SCOPE', problem, { restorePointId: input.restorePointId, slice: input.slice });
+      if (problem)
+        throw new RewindError('REWIND_SLICE_SCOPE', problem, {
+          restorePointId: input.restorePointId,
+          slice: input.slice,
+        });
       restored = slice;
       replaced = replacedBy(before.items, slice, input.slice);
     }
@@ -328,16 +401,32 @@ export function rewind(graph: RestoreGraph, input: { actor: string; restorePoint
     for (const workId of [...draft.changed].sort(bySeq)) {
       const was = board.items.get(workId);
       const is = draft.items.get(workId);
-      if (was && is && (ended.has(workId) || was.state !== is.state)) changes.push({ workId, from: was.state, to: is.state, emitted: ended.get(workId) ?? [] });
-      else if (was && ended.has(workId)) changes.push({ workId, from: was.state, to: was.state, emitted: ended.get(workId)! });
+      if (was && is && (ended.has(workId) || was.state !== is.state))
+        changes.push({ workId, from: was.state, to: is.state, emitted: ended.get(workId) ?? [] });
+      else if (was && ended.has(workId))
+        changes.push({ workId, from: was.state, to: was.state, emitted: ended.get(workId)! });
     }
     const highest = restored.items.reduce((max, i) => Math.max(max, seqOf(i.workId)), 0);
     draft.nextWorkSeq = Math.max(draft.nextWorkSeq, highest + 1);
     const next = draft.finish();
     const after = graphOf(next);
     const diff = diffGraphs(before, after);
-    const counts = { added: diff.added.length, removed: diff.removed.length, changed: diff.changed.length, revokedLeases: revokedLeases.length };
-    const rewound = { type: 'board.rewound', actor: input.actor, workId: null, data: { restorePointId: input.restorePointId, slice: input.slice ?? null, counts } };
-    return { board: next, events: [...eventsOf(changes, input.actor), rewound], reply: { revokedLeases, after: canonicalJson(after) } };
+    const counts = {
+      added: diff.added.length,
+      removed: diff.removed.length,
+      changed: diff.changed.length,
+      revokedLeases: revokedLeases.length,
+    };
+    const rewound = {
+      type: 'board.rewound',
+      actor: input.actor,
+      workId: null,
+      data: { restorePointId: input.restorePointId, slice: input.slice ?? null, counts },
+    };
+    return {
+      board: next,
+      events: [...eventsOf(changes, input.actor), rewound],
+      reply: { revokedLeases, after: canonicalJson(after) },
+    };
   };
 }

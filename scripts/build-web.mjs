@@ -17,7 +17,9 @@ const STAMP = join(OUT, '.source-hash');
 export const BUDGET_BYTES = 100 * 1024;
 
 function files(dir) {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)]));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)],
+  );
 }
 
 export function sourceHash() {
@@ -37,11 +39,15 @@ export function pageWeight() {
 
 export async function buildWeb({ force = false, quiet = false } = {}) {
   const hash = sourceHash();
-  if (!force && existsSync(join(OUT, 'index.html')) && existsSync(STAMP) && readFileSync(STAMP, 'utf8') === hash) return { built: false };
+  if (!force && existsSync(join(OUT, 'index.html')) && existsSync(STAMP) && readFileSync(STAMP, 'utf8') === hash)
+    return { built: false };
   const { build } = await import('vite');
   await build({ configFile: join(WEB, 'vite.config.ts'), logLevel: quiet ? 'warn' : 'info' });
   const weight = pageWeight();
-  if (weight > BUDGET_BYTES) throw new Error(`the board page weighs ${(weight / 1024).toFixed(1)} KB gzipped, over its ${BUDGET_BYTES / 1024} KB budget`);
+  if (weight > BUDGET_BYTES)
+    throw new Error(
+      `the board page weighs ${(weight / 1024).toFixed(1)} KB gzipped, over its ${BUDGET_BYTES / 1024} KB budget`,
+    );
   writeFileSync(STAMP, hash);
   if (!quiet) console.log(`browser board built: ${(weight / 1024).toFixed(1)} KB gzipped of ${BUDGET_BYTES / 1024} KB`);
   return { built: true, weight };

@@ -8,9 +8,15 @@ import type { AuditRecord, RequestOrigin } from '../store/ports/store.js';
 
 export type { RequestOrigin };
 
-export const originOf = (ctx: Pick<RequestContext, 'requestId' | 'remoteAddress'> & Partial<Pick<RequestContext, 'identity'>>): RequestOrigin => {
+export const originOf = (
+  ctx: Pick<RequestContext, 'requestId' | 'remoteAddress'> & Partial<Pick<RequestContext, 'identity'>>,
+): RequestOrigin => {
   const impersonation = ctx.identity?.kind === 'session' ? ctx.identity.impersonation : undefined;
-  return { requestId: ctx.requestId, address: ctx.remoteAddress, ...(impersonation && { impersonatedBy: impersonation.operatorId }) };
+  return {
+    requestId: ctx.requestId,
+    address: ctx.remoteAddress,
+    ...(impersonation && { impersonatedBy: impersonation.operatorId }),
+  };
 };
 
 export interface AuditInput {
@@ -28,7 +34,15 @@ export interface AuditInput {
 }
 
 export function auditRow(input: AuditInput): AuditRecord {
-  const row: AuditRecord = { _id: input.id ?? randomUUID(), version: 1, at: input.at, actor: input.actor, action: input.action, projectId: input.projectId, data: { ...input.data, ...input.origin } };
+  const row: AuditRecord = {
+    _id: input.id ?? randomUUID(),
+    version: 1,
+    at: input.at,
+    actor: input.actor,
+    action: input.action,
+    projectId: input.projectId,
+    data: { ...input.data, ...input.origin },
+  };
   if (input.target !== undefined) row.target = input.target;
   return row;
 }

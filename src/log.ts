@@ -4,9 +4,23 @@ import { pino, type Logger } from 'pino';
 export type { Logger };
 
 const REDACT = [
-  'password', 'currentPassword', 'newPassword', 'token', 'secret', 'cookie', 'authorization',
-  '*.password', '*.currentPassword', '*.newPassword', '*.token', '*.secret', '*.cookie', '*.authorization',
-  'req.headers.cookie', 'req.headers.authorization', 'res.headers["set-cookie"]',
+  'password',
+  'currentPassword',
+  'newPassword',
+  'token',
+  'secret',
+  'cookie',
+  'authorization',
+  '*.password',
+  '*.currentPassword',
+  '*.newPassword',
+  '*.token',
+  '*.secret',
+  '*.cookie',
+  '*.authorization',
+  'req.headers.cookie',
+  'req.headers.authorization',
+  'res.headers["set-cookie"]',
 ];
 
 /** What may wait in memory for a stdout that does not drain; beyond it lines are dropped, not the process. */
@@ -28,7 +42,13 @@ const unwritten = new Set<() => void>();
  * at most FLUSH_MS late. What is still buffered is written out when the process exits.
  */
 export function createLogger(level: string): Logger {
-  const destination = pino.destination({ dest: 1, sync: false, minLength: WRITE_BATCH, periodicFlush: FLUSH_MS, maxLength: BUFFER_LIMIT });
+  const destination = pino.destination({
+    dest: 1,
+    sync: false,
+    minLength: WRITE_BATCH,
+    periodicFlush: FLUSH_MS,
+    maxLength: BUFFER_LIMIT,
+  });
   process.on('exit', () => {
     for (const flush of [...unwritten]) flush();
     try {
@@ -47,7 +67,11 @@ export interface RequestLine {
   durationMs: number;
 }
 
-type Internals = { [pino.symbols.streamSym]?: { write(line: string): unknown }; [pino.symbols.chindingsSym]?: string; [pino.symbols.timeSym]?: unknown };
+type Internals = {
+  [pino.symbols.streamSym]?: { write(line: string): unknown };
+  [pino.symbols.chindingsSym]?: string;
+  [pino.symbols.timeSym]?: unknown;
+};
 
 /**
  * Logs each answered request at info, as pino would (`{"level":30,"time":…,<bindings>,"reqId":…,

@@ -20,14 +20,18 @@ import { openMongoStore } from '../store/mongo/index.js';
 import type { Store } from '../store/ports/store.js';
 
 function openStore(config: Config): Promise<Store> {
-  return config.store.kind === 'mongo' ? openMongoStore({ uri: config.store.uri, db: config.store.db }) : openEmbeddedStore(config.store.dataDir);
+  return config.store.kind === 'mongo'
+    ? openMongoStore({ uri: config.store.uri, db: config.store.db })
+    : openEmbeddedStore(config.store.dataDir);
 }
 
 /** With REDIS_URL, events reach every node's sockets; without it, this node's only. */
 function openBus(config: Config, logger: Logger): Bus {
   if (!config.redisUrl) return new MemoryBus();
   return new RedisBus(config.redisUrl, (health, cause) =>
-    health === 'degraded' ? logger.warn({ err: cause }, 'bus: redis unavailable, events reach this node’s sockets only') : logger.info('bus: redis is back, sockets catch up from the log'),
+    health === 'degraded'
+      ? logger.warn({ err: cause }, 'bus: redis unavailable, events reach this node’s sockets only')
+      : logger.info('bus: redis is back, sockets catch up from the log'),
   );
 }
 
@@ -36,10 +40,17 @@ function openLimiter(config: Config, logger: Logger): RateLimiter {
   if (!config.redisUrl) return new MemoryRateLimiter();
   // Fail fast rather than queue: a request should not wait for Redis to come back.
   // Auto-pipelining: the budgets drawn in one turn of the event loop go to Redis in one write.
-  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, commandTimeout: 1000, enableAutoPipelining: true });
+  const redis = new Redis(config.redisUrl, {
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    commandTimeout: 1000,
+    enableAutoPipelining: true,
+  });
   redis.on('error', () => undefined); // reported once per outage below
   return new FallbackRateLimiter(new RedisRateLimiter(redis), new MemoryRateLimiter(), (scope, cause) =>
-    scope === 'node' ? logger.warn({ err: cause }, 'rate budgets: redis unavailable, counting on this node') : logger.info('rate budgets: shared through redis again'),
+    scope === 'node'
+      ? logger.warn({ err: cause }, 'rate budgets: redis unavailable, counting on this node')
+      : logger.info('rate budgets: shared through redis again'),
   );
 }
 
@@ -58,8 +69,23 @@ async function main(): Promise<void> {
   const keys = deriveKeys(await serverSecret(config));
   const store = await openStore(config);
   const passwords = bcryptHasher(config.bcryptRounds, keys.pepper);
-  const homes = config.redisUrl ? new RedisHomes(config.redisUrl, { onChange: (boardId, change) => logger.debug({ boardId, change }, 'board home') }) : undefined;
-  const server = await startServer({ config, store, bus: openBus(config, logger), ...(homes && { homes }), limiter: openLimiter(config, logger), passwords, keys, billing: billingSetupFrom(config), mailer: mailerFrom(config, { store, keys }, logger), logger });
+  const homes = config.redisUrl
+    ? new RedisHomes(config.redisUrl, {
+        onChange: (boardId, change) => logger.debug({ boardId, change }, 'board home'),
+      })
+    : undefined;
+  const server = await startServer({
+    config,
+    store,
+    bus: openBus(config, logger),
+    ...(homes && { homes }),
+    limiter: openLimiter(config, logger),
+    passwords,
+    keys,
+    billing: billingSetupFrom(config),
+    mailer: mailerFrom(config, { store, keys }, logger),
+    logger,
+  });
   logger.info({ port: server.port, store: store.kind }, 'listening');
 
   const stop = (signal: string) => {

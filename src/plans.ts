@@ -13,8 +13,24 @@ export interface Plan {
 }
 
 export const PLANS: Record<PlanName, Plan> = {
-  free: { name: 'free', boardsPerAccount: 3, verificationIncluded: true, historyRetentionDays: 7, rewind: false, requestsPerMinute: 600, writesPerMinute: 120 },
-  pro: { name: 'pro', boardsPerAccount: 100, verificationIncluded: true, historyRetentionDays: 180, rewind: true, requestsPerMinute: 6000, writesPerMinute: 1200 },
+  free: {
+    name: 'free',
+    boardsPerAccount: 3,
+    verificationIncluded: true,
+    historyRetentionDays: 7,
+    rewind: false,
+    requestsPerMinute: 600,
+    writesPerMinute: 120,
+  },
+  pro: {
+    name: 'pro',
+    boardsPerAccount: 100,
+    verificationIncluded: true,
+    historyRetentionDays: 180,
+    rewind: true,
+    requestsPerMinute: 6000,
+    writesPerMinute: 1200,
+  },
 };
 
 /** The board budgets' fixed window. */

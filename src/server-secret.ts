@@ -17,6 +17,7 @@ export async function serverSecret(config: Config): Promise<string> {
     if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
   }
   const secret = (await readFile(file, 'utf8')).trim();
-  if (secret.length < 32) throw new Error(`${file} holds no usable secret (32 characters or more); restore it from a backup`);
+  if (secret.length < 32)
+    throw new Error(`${file} holds no usable secret (32 characters or more); restore it from a backup`);
   return secret;
 }

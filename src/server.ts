@@ -130,28 +130,54 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     clock,
     logger,
     publish: (figures) => bus.notify({ kind: 'node.figures', figures }),
-    sources: { boardsActive: () => registry.size, sockets: () => hub.size, inFlight: () => inFlight, leaseTimers: () => registry.leaseTimers, mailboxDepth: () => registry.waiting, bus: () => bus.health },
+    sources: {
+      boardsActive: () => registry.size,
+      sockets: () => hub.size,
+      inFlight: () => inFlight,
+      leaseTimers: () => registry.leaseTimers,
+      mailboxDepth: () => registry.waiting,
+      bus: () => bus.health,
+    },
   });
   // Every write to what credentials and project selection read tells every node, for their identity caches.
-  const store: Store = recordChanges(watch.store, (collection, ids) => bus.notify({ kind: 'records.changed', collection, ids }));
-  const identities = new IdentityCache(store, { hearsNotices: () => bus.health !== 'degraded', interruptions: () => bus.interruptions, clock });
+  const store: Store = recordChanges(watch.store, (collection, ids) =>
+    bus.notify({ kind: 'records.changed', collection, ids }),
+  );
+  const identities = new IdentityCache(store, {
+    hearsNotices: () => bus.health !== 'degraded',
+    interruptions: () => bus.interruptions,
+    clock,
+  });
   let draining = false;
   let inFlight = 0;
   let idle: (() => void) | null = null;
 
   const storeAnswers = async (): Promise<boolean> => {
     try {
-      await Promise.race([store.ping(), new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000).unref())]);
+      await Promise.race([
+        store.ping(),
+        new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000).unref()),
+      ]);
       return true;
     } catch {
       return false;
     }
   };
-  const readiness = async (): Promise<string | null> => (draining ? 'draining' : (await storeAnswers()) ? null : 'the store does not answer');
+  const readiness = async (): Promise<string | null> =>
+    draining ? 'draining' : (await storeAnswers()) ? null : 'the store does not answer';
   const mailer = parts.mailer ?? logMailer(logger);
   // Only with a metrics port: without one, requests pay nothing for metrics.
   const metrics = config.metrics
-    ? new NodeMetrics({ actors: () => registry.size, mailboxes: () => registry.waiting, leaseTimers: () => registry.leaseTimers, sockets: () => hub.size, inFlight: () => inFlight, bus: () => bus.health, storeUp: storeAnswers, mail: () => mailer.stats?.() })
+    ? new NodeMetrics({
+        actors: () => registry.size,
+        mailboxes: () => registry.waiting,
+        leaseTimers: () => registry.leaseTimers,
+        sockets: () => hub.size,
+        inFlight: () => inFlight,
+        bus: () => bus.health,
+        storeUp: storeAnswers,
+        mail: () => mailer.stats?.(),
+      })
     : null;
 
   const selector = new ProjectSelector(identities);
@@ -168,7 +194,10 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
       bus.notify({ kind: 'lease.expiring', boardId, workId: w.workId, holder: w.holder, expiresAt: w.expiresAt });
     },
     onListenerError: (e) => logger.error({ err: e }, 'a commit listener failed; the command itself was committed'),
-    onQuiet: (boardId, before) => void captureQuiet(store, boardId, before, clock()).catch((e: unknown) => logger.warn({ err: e, boardId }, 'restore points: the quiet-spell point was not kept')),
+    onQuiet: (boardId, before) =>
+      void captureQuiet(store, boardId, before, clock()).catch((e: unknown) =>
+        logger.warn({ err: e, boardId }, 'restore points: the quiet-spell point was not kept'),
+      ),
     expire: (boardId): Promise<unknown> => router.ask(boardId, { kind: 'expire' }),
     // Only a board's home decides: while it surely holds the lease and its bus stayed up, nothing changes its board unseen.
     ...(parts.homes && { currency: (boardId: string) => homeCurrency(parts.homes!.tenure(boardId), bus) }),
@@ -184,13 +213,31 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     onHomesUnavailable(e) {
       if (clock() - homesReportedAt < 10_000) return;
       homesReportedAt = clock();
-      logger.warn({ err: e }, 'board homes: redis unavailable, so this node cannot learn which node decides a board: its commands answer 503 BOARD_BUSY until it can');
+      logger.warn(
+        { err: e },
+        'board homes: redis unavailable, so this node cannot learn which node decides a board: its commands answer 503 BOARD_BUSY until it can',
+      );
     },
-    ...(homes && logger.isLevelEnabled('debug') && { onDecided: (boardId: string, command: string, forwarded: boolean) => logger.debug({ boardId, command, forwarded }, 'board command decided here') }),
+    ...(homes &&
+      logger.isLevelEnabled('debug') && {
+        onDecided: (boardId: string, command: string, forwarded: boolean) =>
+          logger.debug({ boardId, command, forwarded }, 'board command decided here'),
+      }),
   });
   registry.start();
   const billing = new BillingService(store, parts.billing ?? null, logger);
-  const graceSweep = setInterval(() => void billing.sweep(clock()).catch((e: unknown) => logger.warn({ err: e }, 'billing: the sweep (past_due grace, complimentary plans) failed; retried next minute')), BILLING_SWEEP_MS);
+  const graceSweep = setInterval(
+    () =>
+      void billing
+        .sweep(clock())
+        .catch((e: unknown) =>
+          logger.warn(
+            { err: e },
+            'billing: the sweep (past_due grace, complimentary plans) failed; retried next minute',
+          ),
+        ),
+    BILLING_SWEEP_MS,
+  );
   graceSweep.unref();
   const reconciler = new BillingReconciler(store, parts.billing ?? null, logger, config.billingReconcile);
   if (metrics) registerReconcileMetrics(metrics.registry, reconciler);
@@ -199,44 +246,130 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     const swept = await sweepAnonymous(store, clock());
     for (const accountId of swept.accounts) bus.notify({ kind: 'revoked', accountId });
     for (const boardId of swept.boards) bus.notify({ kind: 'revoked', boardId });
-    if (swept.accounts.length) logger.info({ accounts: swept.accounts.length, boards: swept.boards.length }, 'onboarding: deleted anonymous accounts left unclaimed');
+    if (swept.accounts.length)
+      logger.info(
+        { accounts: swept.accounts.length, boards: swept.boards.length },
+        'onboarding: deleted anonymous accounts left unclaimed',
+      );
     return swept;
   };
-  const anonSweep = setInterval(() => void anonymousSweep().catch((e: unknown) => logger.warn({ err: e }, 'onboarding: the anonymous-account sweep failed; retried next hour')), ANONYMOUS_SWEEP_MS);
+  const anonSweep = setInterval(
+    () =>
+      void anonymousSweep().catch((e: unknown) =>
+        logger.warn({ err: e }, 'onboarding: the anonymous-account sweep failed; retried next hour'),
+      ),
+    ANONYMOUS_SWEEP_MS,
+  );
   anonSweep.unref();
   const deletion = new AccountDeletion(store, (accountId) => billing.cancelLiveSubscriptions(accountId));
   const deletedSweep = async (): Promise<Swept> => {
     const swept = await deletion.sweep(clock());
     for (const accountId of swept.accounts) bus.notify({ kind: 'revoked', accountId });
     for (const boardId of swept.boards) bus.notify({ kind: 'revoked', boardId });
-    if (swept.accounts.length) logger.info({ accounts: swept.accounts.length, boards: swept.boards.length }, 'accounts: purged deleted accounts past their 30 days');
+    if (swept.accounts.length)
+      logger.info(
+        { accounts: swept.accounts.length, boards: swept.boards.length },
+        'accounts: purged deleted accounts past their 30 days',
+      );
     return swept;
   };
-  const purgeSweep = setInterval(() => void deletedSweep().catch((e: unknown) => logger.warn({ err: e }, 'accounts: the purge of deleted accounts failed; retried next hour')), DELETED_SWEEP_MS);
+  const purgeSweep = setInterval(
+    () =>
+      void deletedSweep().catch((e: unknown) =>
+        logger.warn({ err: e }, 'accounts: the purge of deleted accounts failed; retried next hour'),
+      ),
+    DELETED_SWEEP_MS,
+  );
   purgeSweep.unref();
   const stopPurges = schedulePurges(store, clock, (purged, error) => {
     watch.purged(purged, error);
     if (error) logger.warn({ err: error }, 'retention: purge failed, retried on the next round');
-    else if (purged && Object.values(purged).some((n) => n > 0)) logger.info({ purged }, 'retention: purged what aged out');
+    else if (purged && Object.values(purged).some((n) => n > 0))
+      logger.info({ purged }, 'retention: purged what aged out');
   });
   const boards = new BoardAccess(registry, router);
-  const authenticator = new Authenticator(store, { impersonationLapsed: (session, now) => noticeLapsed(store, session, now) }, identities);
+  const authenticator = new Authenticator(
+    store,
+    { impersonationLapsed: (session, now) => noticeLapsed(store, session, now) },
+    identities,
+  );
   const allowlist = new Allowlist(store, logger, () => bus.notify({ kind: 'allowlist.changed' }));
   await allowlist.start();
   const limiter = withExemption(parts.limiter, allowlist);
   const operators = new OperatorGate(authenticator, store, config.operatorEmails);
   const online = new OnlineCounts(store);
-  const routes = routeTable({ config, store, online, observer, operators, allowlist, passwords: parts.passwords, mailer, selector, boards, logger, clock, readiness, busHealth: () => bus.health, sockets: () => hub.size, revoke: (notice) => bus.notify(notice), notify: (notice) => bus.notify(notice), membership: (notice) => bus.notify(notice), csrfToken: (sessionId) => csrfTokenFor(parts.keys.csrf, sessionId), userCodeDigest: (userCode) => userCodeDigest(parts.keys.userCode, userCode), limiter, web: parts.web ?? loadWebBundle(), billing, watch });
+  const routes = routeTable({
+    config,
+    store,
+    online,
+    observer,
+    operators,
+    allowlist,
+    passwords: parts.passwords,
+    mailer,
+    selector,
+    boards,
+    logger,
+    clock,
+    readiness,
+    busHealth: () => bus.health,
+    sockets: () => hub.size,
+    revoke: (notice) => bus.notify(notice),
+    notify: (notice) => bus.notify(notice),
+    membership: (notice) => bus.notify(notice),
+    csrfToken: (sessionId) => csrfTokenFor(parts.keys.csrf, sessionId),
+    userCodeDigest: (userCode) => userCodeDigest(parts.keys.userCode, userCode),
+    limiter,
+    web: parts.web ?? loadWebBundle(),
+    billing,
+    watch,
+  });
   // Filled once the node listens: without PUBLIC_URL the accepted origins name the port taken.
   const origins = new Set<string>();
   const { trustedProxies, forwardedHeader } = config;
-  const observe = metrics && ((operation: string | null, status: number, seconds: number) => metrics.request(operation, status, seconds));
-  const pipeline = new Pipeline({ authenticator, operators, selector, limiter, observer, logger, publicUrl: config.publicUrl, allowedOrigins: origins, clientAddress: (peer, headers) => clientAddress(peer, headers, trustedProxies, forwardedHeader), ...(observe && { observe }), record: watch.record, csrfKey: parts.keys.csrf, cookieSecure: config.cookieSecure, addressRatePerMinute: config.addressRatePerMinute, boardRateScale: config.boardRateScale, clock });
+  const observe =
+    metrics &&
+    ((operation: string | null, status: number, seconds: number) => metrics.request(operation, status, seconds));
+  const pipeline = new Pipeline({
+    authenticator,
+    operators,
+    selector,
+    limiter,
+    observer,
+    logger,
+    publicUrl: config.publicUrl,
+    allowedOrigins: origins,
+    clientAddress: (peer, headers) => clientAddress(peer, headers, trustedProxies, forwardedHeader),
+    ...(observe && { observe }),
+    record: watch.record,
+    csrfKey: parts.keys.csrf,
+    cookieSecure: config.cookieSecure,
+    addressRatePerMinute: config.addressRatePerMinute,
+    boardRateScale: config.boardRateScale,
+    clock,
+  });
 
   /** The upgrade request behind each socket (by its own identity object), for the audit rows of operators' subscriptions. */
   const socketOrigins = new WeakMap<Identity, RequestOrigin>();
-  const operatorSockets = new OperatorAccess({ store, isOperator: (accountId) => operators.isOperator(accountId), originOf: (identity) => socketOrigins.get(identity), clock });
-  const hub = new Hub({ selector, store, observer, publicUrl: config.publicUrl, clock, publish: (topic, message) => http.publish(topic, message), syncLog: (boardId) => registry.get(boardId).syncLog(), readBoard: (boardId) => registry.get(boardId).read(), stillValid: (identity) => authenticator.stillValid(identity, clock()), onOverBudget: (identity) => watch.overBudget(identity), operators: operatorSockets });
+  const operatorSockets = new OperatorAccess({
+    store,
+    isOperator: (accountId) => operators.isOperator(accountId),
+    originOf: (identity) => socketOrigins.get(identity),
+    clock,
+  });
+  const hub = new Hub({
+    selector,
+    store,
+    observer,
+    publicUrl: config.publicUrl,
+    clock,
+    publish: (topic, message) => http.publish(topic, message),
+    syncLog: (boardId) => registry.get(boardId).syncLog(),
+    readBoard: (boardId) => registry.get(boardId).read(),
+    stillValid: (identity) => authenticator.stillValid(identity, clock()),
+    onOverBudget: (identity) => watch.overBudget(identity),
+    operators: operatorSockets,
+  });
   const revalidation = setInterval(() => void hub.revalidate(), REVALIDATE_SOCKETS_MS);
   revalidation.unref();
   // Another node's commit matters here to this board when it is loaded (it is behind now) and to
@@ -252,7 +385,12 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     if (notice.kind === 'resolution.failed' || notice.kind === 'resolution.observed') observer.hear(notice);
     else if (notice.kind === 'node.figures') watch.utilization.hear(notice.figures);
     else if (notice.kind === 'records.changed') identities.changed(notice.collection, notice.ids);
-    else if (notice.kind === 'allowlist.changed') void allowlist.refresh().catch((e: unknown) => logger.warn({ err: e }, 'allowlist: reading it after a change failed; read again within 10 s'));
+    else if (notice.kind === 'allowlist.changed')
+      void allowlist
+        .refresh()
+        .catch((e: unknown) =>
+          logger.warn({ err: e }, 'allowlist: reading it after a change failed; read again within 10 s'),
+        );
     else {
       if (notice.kind === 'catch-up') identities.clear(); // notices may have been lost while the bus was away
       if (notice.kind === 'presence') online.heard(notice.boardId);
@@ -266,10 +404,24 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     maxBackpressure: 1024 * 1024,
     idleTimeoutSeconds: 60,
     async authenticate(headers, requestId, peer) {
-      if (pipeline.crossSite(headers)) return { refuse: pipeline.reject('CSRF_REJECTED', requestId, 'A browser socket must come from the service’s own origin.') };
+      if (pipeline.crossSite(headers))
+        return {
+          refuse: pipeline.reject(
+            'CSRF_REJECTED',
+            requestId,
+            'A browser socket must come from the service’s own origin.',
+          ),
+        };
       try {
         // The socket's own copy: requests with one credential share an identity (src/auth/authenticator.ts), and its origin is kept by it.
-        const identity = { ...(await authenticator.authenticate('bearer-or-session', headers, parseCookies(headers.cookie ?? ''), clock()))! };
+        const identity = {
+          ...(await authenticator.authenticate(
+            'bearer-or-session',
+            headers,
+            parseCookies(headers.cookie ?? ''),
+            clock(),
+          ))!,
+        };
         const address = clientAddress(peer, headers, trustedProxies, forwardedHeader);
         await socketCap.admit(identity, address, clock());
         socketOrigins.set(identity, { requestId, address });
@@ -285,7 +437,8 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
       watch.socketOpened(conn, conn.identity);
       hub.open(conn);
     },
-    message: (conn, text) => void hub.message(conn, text).catch((e: unknown) => logger.error({ err: e }, 'socket message failed')),
+    message: (conn, text) =>
+      void hub.message(conn, text).catch((e: unknown) => logger.error({ err: e }, 'socket message failed')),
     close: (conn) => {
       socketCap.closed(conn.identity);
       watch.socketClosed(conn);
@@ -294,10 +447,17 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   };
 
   /** What a request no route takes (src/http/uws.ts) is refused with. */
-  const refusal = (reason: RefusalReason, allow?: string[]): { code: ErrorCode; message: string | undefined; headers: Record<string, string> } => ({
+  const refusal = (
+    reason: RefusalReason,
+    allow?: string[],
+  ): { code: ErrorCode; message: string | undefined; headers: Record<string, string> } => ({
     code: REFUSAL[reason],
     message: reason === 'too-large' ? `The body is larger than ${config.bodyLimitBytes} bytes.` : undefined,
-    headers: allow ? { allow: allow.join(', ') } : reason === 'draining' ? { connection: 'close', 'retry-after': '1' } : {},
+    headers: allow
+      ? { allow: allow.join(', ') }
+      : reason === 'draining'
+        ? { connection: 'close', 'retry-after': '1' }
+        : {},
   });
   /** A refusal made before any route, counted in the metrics as unmatched. */
   const counted = (response: RawResponse): RawResponse => {
@@ -306,7 +466,11 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   };
 
   // POST /mcp: a route through the same pipeline, kept out of the route table (and so of the OpenAPI document: it speaks JSON-RPC).
-  const mcp = mcpRoute({ routes, run: (route, raw, requestId) => pipeline.run(route, raw, requestId), notFound: (requestId) => pipeline.reject('NOT_FOUND', requestId) });
+  const mcp = mcpRoute({
+    routes,
+    run: (route, raw, requestId) => pipeline.run(route, raw, requestId),
+    notFound: (requestId) => pipeline.reject('NOT_FOUND', requestId),
+  });
   const http = createHttpServer(
     [...routes, mcp],
     {
@@ -330,7 +494,20 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     },
     config.bodyLimitBytes,
     sockets,
-    homes && forwardEndpoint(parts.keys.forward, new EnvelopeOpener(parts.keys.forward, config.nodeId, clock), router, (peer, what) => logger.warn({ peer }, what === 'hello' ? 'board homes: refused a peer channel whose hello did not open (signature, addressee, stamp or reuse)' : 'board homes: closed a peer channel on a frame that did not open (signature, number or form)'), config.bodyLimitBytes),
+    homes &&
+      forwardEndpoint(
+        parts.keys.forward,
+        new EnvelopeOpener(parts.keys.forward, config.nodeId, clock),
+        router,
+        (peer, what) =>
+          logger.warn(
+            { peer },
+            what === 'hello'
+              ? 'board homes: refused a peer channel whose hello did not open (signature, addressee, stamp or reuse)'
+              : 'board homes: closed a peer channel on a frame that did not open (signature, number or form)',
+          ),
+        config.bodyLimitBytes,
+      ),
   );
   const port = await http.listen(config.host, config.port);
   for (const origin of allowedOrigins(config, port)) origins.add(origin);
@@ -340,11 +517,18 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     homes.start(self, (boardId) => registry.has(boardId));
     logger.info(self, 'board homes: each board is decided on one node at a time; peers forward to it here');
   }
-  if (trustedProxies.entries.length) logger.info({ trustedProxies: trustedProxies.entries, header: forwardedHeader }, 'client addresses: taken from the forwarding header of trusted proxies only');
+  if (trustedProxies.entries.length)
+    logger.info(
+      { trustedProxies: trustedProxies.entries, header: forwardedHeader },
+      'client addresses: taken from the forwarding header of trusted proxies only',
+    );
   let metricsEndpoint: MetricsEndpoint | null = null;
   if (metrics && config.metrics) {
     metricsEndpoint = await serveMetrics(metrics.registry, config.metrics, logger);
-    logger.info({ metricsPort: metricsEndpoint.port, token: config.metrics.token !== undefined }, 'metrics: GET /metrics served on its own port');
+    logger.info(
+      { metricsPort: metricsEndpoint.port, token: config.metrics.token !== undefined },
+      'metrics: GET /metrics served on its own port',
+    );
   }
 
   return {

@@ -6,7 +6,14 @@ import { ConfigError, loadConfig } from '../src/config.js';
 describe('config', () => {
   it('defaults to the embedded store on port 8080', () => {
     const c = loadConfig({});
-    expect(c).toMatchObject({ port: 8080, host: '0.0.0.0', store: { kind: 'embedded', dataDir: './data' }, bodyLimitBytes: 256 * 1024, logLevel: 'info', redisUrl: undefined });
+    expect(c).toMatchObject({
+      port: 8080,
+      host: '0.0.0.0',
+      store: { kind: 'embedded', dataDir: './data' },
+      bodyLimitBytes: 256 * 1024,
+      logLevel: 'info',
+      redisUrl: undefined,
+    });
   });
 
   it.each([
@@ -40,7 +47,11 @@ describe('config', () => {
 
   it('stops the process with one clear line naming the variable', () => {
     const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
-    const run = spawnSync(process.execPath, ['--import', 'tsx', main], { env: { PATH: process.env.PATH, PORT: 'eighty' }, encoding: 'utf8', timeout: 20_000 });
+    const run = spawnSync(process.execPath, ['--import', 'tsx', main], {
+      env: { PATH: process.env.PATH, PORT: 'eighty' },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
     expect(run.status).toBe(1);
     expect(run.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^invalid configuration: PORT: /)]);
   });

@@ -27,7 +27,13 @@ describe('the request line', () => {
     expect(Object.keys(ours)).toEqual(Object.keys(theirs));
     expect({ ...ours, time: 0 }).toEqual({ ...theirs, time: 0 });
     expect(ours.time).toBeGreaterThanOrEqual(theirs.time);
-    expect(JSON.parse(lines()[2]!)).toMatchObject({ route: null, status: 404, node: 'node-a', pid: 4242, msg: 'request' });
+    expect(JSON.parse(lines()[2]!)).toMatchObject({
+      route: null,
+      status: 404,
+      node: 'node-a',
+      pid: 4242,
+      msg: 'request',
+    });
   });
 
   it('writes nothing below info, and follows a level changed later', async () => {
@@ -61,7 +67,11 @@ describe('the request line', () => {
     expect(writes[2]!.length).toBeGreaterThanOrEqual(16 * 1024);
     await nextTurn();
     expect(writes).toHaveLength(4);
-    expect(lines().slice(4).map((l) => JSON.parse(l).reqId)).toEqual(Array.from({ length: many }, (_, i) => `busy-${i}`));
+    expect(
+      lines()
+        .slice(4)
+        .map((l) => JSON.parse(l).reqId),
+    ).toEqual(Array.from({ length: many }, (_, i) => `busy-${i}`));
   });
 
   it('goes through pino when the logger’s time is not the default epoch', () => {

@@ -21,8 +21,14 @@ export default defineConfig({
     target: 'es2022',
     rollupOptions: {
       output: {
-        chunkFileNames: (chunk) => (chunk.name === ADMIN_NAME || chunk.moduleIds.every((id) => id.startsWith(ADMIN_SOURCES)) ? 'admin/assets/[name]-[hash].js' : 'assets/[name]-[hash].js'),
-        assetFileNames: (asset) => ((asset.names ?? []).some((n) => n.startsWith(ADMIN_NAME)) ? 'admin/assets/[name]-[hash][extname]' : 'assets/[name]-[hash][extname]'),
+        chunkFileNames: (chunk) =>
+          chunk.name === ADMIN_NAME || chunk.moduleIds.every((id) => id.startsWith(ADMIN_SOURCES))
+            ? 'admin/assets/[name]-[hash].js'
+            : 'assets/[name]-[hash].js',
+        assetFileNames: (asset) =>
+          (asset.names ?? []).some((n) => n.startsWith(ADMIN_NAME))
+            ? 'admin/assets/[name]-[hash][extname]'
+            : 'assets/[name]-[hash][extname]',
       },
     },
   },

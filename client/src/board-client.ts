@@ -6,11 +6,16 @@ import type { paths } from './schema.js';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 /** The paths that answer `M`. */
-export type PathsWith<M extends Method> = { [P in keyof paths]: paths[P] extends { [K in M]: object } ? P : never }[keyof paths];
+export type PathsWith<M extends Method> = {
+  [P in keyof paths]: paths[P] extends { [K in M]: object } ? P : never;
+}[keyof paths];
 type Init<P extends keyof paths, M extends Method> = MaybeOptionalInit<paths[P], M>;
 type Args<I> = undefined extends I ? [init?: I] : [init: I];
 /** What a successful `M path` answers (undefined for a 204). */
-export type Reply<P extends keyof paths, M extends Method> = Exclude<FetchResponse<paths[P][M] & object, object, `${string}/${string}`>['data'], undefined>;
+export type Reply<P extends keyof paths, M extends Method> = Exclude<
+  FetchResponse<paths[P][M] & object, object, `${string}/${string}`>['data'],
+  undefined
+>;
 
 /** One rate window: Reset is Unix epoch seconds. */
 export interface RateWindow {
@@ -55,8 +60,12 @@ export interface Answer {
 /** The nine rate headers of an answer, or null when it has none. */
 export function rateOf(headers: Headers): RateBudget | null {
   const window = (prefix: string): RateWindow | null => {
-    const [limit, remaining, reset] = ['Limit', 'Remaining', 'Reset'].map((k) => headers.get(`x-ratelimit-${prefix}${k}`));
-    return limit && remaining && reset ? { limit: Number(limit), remaining: Number(remaining), reset: Number(reset) } : null;
+    const [limit, remaining, reset] = ['Limit', 'Remaining', 'Reset'].map((k) =>
+      headers.get(`x-ratelimit-${prefix}${k}`),
+    );
+    return limit && remaining && reset
+      ? { limit: Number(limit), remaining: Number(remaining), reset: Number(reset) }
+      : null;
   };
   const [binding, request, write] = [window(''), window('request-'), window('write-')];
   return binding && request && write ? { ...binding, request, write } : null;
@@ -102,7 +111,11 @@ export class BoardClient {
 
   /** Any operation; a refusal (any non-2xx answer) throws a BoardApiError. */
   private async call<T>(method: Method, path: string, init: unknown): Promise<T> {
-    const request = this.raw.request as unknown as (m: Method, p: string, i?: unknown) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
+    const request = this.raw.request as unknown as (
+      m: Method,
+      p: string,
+      i?: unknown,
+    ) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
     const { data, error, response } = await request(method, path, init);
     this.options.onAnswer?.({ response, body: response.ok ? data : error });
     if (!response.ok) throw BoardApiError.from(response.status, error, response.headers);

@@ -5,7 +5,17 @@
 import { Emitter } from './emitter.js';
 import { BoardApiError } from './errors.js';
 import { openWebSocket, type WebSocketFactory, type WebSocketLike } from './web-socket.js';
-import { topicOf, type ClientMessage, type LeaseEnded, type LeaseExpiring, type LoggedEvent, type EventLease, type ServerMessage, type Shout, type Topic } from './messages.js';
+import {
+  topicOf,
+  type ClientMessage,
+  type LeaseEnded,
+  type LeaseExpiring,
+  type LoggedEvent,
+  type EventLease,
+  type ServerMessage,
+  type Shout,
+  type Topic,
+} from './messages.js';
 
 export interface BoardSocketOptions {
   /** The board's origin, e.g. https://board.example. */
@@ -109,7 +119,14 @@ export class BoardSocket extends Emitter<BoardSocketEvents> {
 
   /** Watches a board; kept across reconnects. Resolves with the server's `subscribed`. */
   subscribe(boardId: string, options: SubscribeOptions = {}): Promise<Subscribed> {
-    const sub: Subscription = { boardId, topics: options.topics ?? ['activity'], snapshot: options.snapshot ?? false, lastSeq: options.since ?? null, lastShoutId: options.shoutsAfter ?? null, shoutIds: new Set() };
+    const sub: Subscription = {
+      boardId,
+      topics: options.topics ?? ['activity'],
+      snapshot: options.snapshot ?? false,
+      lastSeq: options.since ?? null,
+      lastShoutId: options.shoutsAfter ?? null,
+      shoutIds: new Set(),
+    };
     this.subs.set(boardId, sub);
     const confirmed = new Promise<Subscribed>((resolve, reject) => {
       const offOk = this.on('subscribed', (m) => {
@@ -154,7 +171,10 @@ export class BoardSocket extends Emitter<BoardSocketEvents> {
     this.current = this.opened ? 'reconnecting' : 'connecting';
     const url = new URL(`${this.options.baseUrl.replace(/\/+$/, '')}/api/ws`);
     url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-    const headers = { ...this.options.headers, ...(this.options.token && { authorization: `Bearer ${this.options.token}` }) };
+    const headers = {
+      ...this.options.headers,
+      ...(this.options.token && { authorization: `Bearer ${this.options.token}` }),
+    };
     let ws: WebSocketLike;
     try {
       ws = await (this.options.webSocket ?? openWebSocket)(url.href, headers);
@@ -185,7 +205,8 @@ export class BoardSocket extends Emitter<BoardSocketEvents> {
     };
     // An upgrade the server refused (401, 403): the credential will not do better next time. (Only
     // Node's `ws` says so; a browser sees a plain close and keeps trying, with backoff.)
-    ws.onerror = (e) => void (refused ||= /Unexpected server response: 40[13]/.test(String((e as { message?: unknown }).message)));
+    ws.onerror = (e) =>
+      void (refused ||= /Unexpected server response: 40[13]/.test(String((e as { message?: unknown }).message)));
     ws.onclose = (e) => {
       if (this.ws !== ws) return;
       this.lost(e.code, e.reason, refused || e.code === REVOKED);
@@ -281,7 +302,14 @@ export class BoardSocket extends Emitter<BoardSocketEvents> {
   private event(boardId: string, seq: number | null, event: LoggedEvent['event']): void {
     const workId = event.workId ?? '';
     if (seq === null) {
-      if (event.type === 'lease.expiring') this.emit('lease.expiring', { boardId, workId, at: event.at, holder: String(event.data.holder), expiresAt: String(event.data.expiresAt) });
+      if (event.type === 'lease.expiring')
+        this.emit('lease.expiring', {
+          boardId,
+          workId,
+          at: event.at,
+          holder: String(event.data.holder),
+          expiresAt: String(event.data.expiresAt),
+        });
       return;
     }
     const sub = this.subs.get(boardId);
@@ -292,7 +320,14 @@ export class BoardSocket extends Emitter<BoardSocketEvents> {
     }
     // A holder also hears its own lease ending on a board it does not watch.
     if (event.type === 'lease.expired' || event.type === 'lease.revoked') {
-      const ended: LeaseEnded = { boardId, workId, seq, at: event.at, lease: event.data.lease as EventLease, reason: typeof event.data.reason === 'string' ? event.data.reason : null };
+      const ended: LeaseEnded = {
+        boardId,
+        workId,
+        seq,
+        at: event.at,
+        lease: event.data.lease as EventLease,
+        reason: typeof event.data.reason === 'string' ? event.data.reason : null,
+      };
       this.emit(event.type, ended);
     }
   }
@@ -305,7 +340,8 @@ export class BoardSocket extends Emitter<BoardSocketEvents> {
     }
     this.emit('shout', { boardId, shout });
     const principal = this.options.principal;
-    if (shout.to !== null && (principal === undefined || shout.to === principal)) this.emit('direct', { boardId, shout });
+    if (shout.to !== null && (principal === undefined || shout.to === principal))
+      this.emit('direct', { boardId, shout });
   }
 
   private remember(sub: Subscription, shoutId: string): void {

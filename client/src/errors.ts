@@ -21,7 +21,16 @@ export class BoardApiError extends Error {
   /** Seconds to wait before trying again, from Retry-After (429, 503 BOARD_BUSY), else null. */
   readonly retryAfter: number | null;
 
-  constructor(init: { status: number; code: ErrorCode | typeof UNEXPECTED_RESPONSE; message: string; meaning: string; fix: string; details?: Record<string, unknown> | null; requestId?: string | null; retryAfter?: number | null }) {
+  constructor(init: {
+    status: number;
+    code: ErrorCode | typeof UNEXPECTED_RESPONSE;
+    message: string;
+    meaning: string;
+    fix: string;
+    details?: Record<string, unknown> | null;
+    requestId?: string | null;
+    retryAfter?: number | null;
+  }) {
     super(`${init.code}: ${init.message}`);
     this.status = init.status;
     this.code = init.code;
@@ -42,14 +51,24 @@ export class BoardApiError extends Error {
         status,
         code: UNEXPECTED_RESPONSE,
         message: `HTTP ${status} without the board's error envelope`,
-        meaning: 'The answer did not come from the board, or was cut short (a proxy, a gateway or the network in between).',
+        meaning:
+          'The answer did not come from the board, or was cut short (a proxy, a gateway or the network in between).',
         fix: 'Retry later; if it persists, check the base URL and whatever stands between you and the board.',
         requestId,
         retryAfter: Number.isFinite(retry) ? retry : null,
       });
     }
     const { code, message, meaning, fix, details } = envelope;
-    return new BoardApiError({ status, code, message, meaning, fix, details: details ?? null, requestId: envelope.requestId ?? requestId, retryAfter: Number.isFinite(retry) ? retry : null });
+    return new BoardApiError({
+      status,
+      code,
+      message,
+      meaning,
+      fix,
+      details: details ?? null,
+      requestId: envelope.requestId ?? requestId,
+      retryAfter: Number.isFinite(retry) ? retry : null,
+    });
   }
 
   /** The error an `{type: "error"}` socket message carries. */
@@ -61,5 +80,7 @@ export class BoardApiError extends Error {
 
 function isEnvelope(body: unknown): body is { error: Envelope } {
   const error = (body as { error?: Partial<Envelope> } | null | undefined)?.error;
-  return typeof error === 'object' && error !== null && typeof error.code === 'string' && typeof error.message === 'string';
+  return (
+    typeof error === 'object' && error !== null && typeof error.code === 'string' && typeof error.message === 'string'
+  );
 }

@@ -31,7 +31,10 @@ export type LeaseKeeperOptions = {
   /** Called once, at once, when the lease is lost. */
   onLost?: (loss: LeaseLoss) => void;
 } & (
-  | { /** The holder's socket: lease.expired and lease.revoked reach the keeper without waiting for a renewal. */ socket: BoardSocket; /** The lease's board (work ids repeat across boards). */ boardId: string }
+  | {
+      /** The holder's socket: lease.expired and lease.revoked reach the keeper without waiting for a renewal. */ socket: BoardSocket;
+      /** The lease's board (work ids repeat across boards). */ boardId: string;
+    }
   | { socket?: undefined; /** The lease's board, for a session (a token knows its board). */ boardId?: string }
 );
 
@@ -63,11 +66,24 @@ export class LeaseKeeper extends Emitter<LeaseKeeperEvents> {
     this.schedule(Date.now());
     const { socket, boardId } = options;
     if (socket) {
-      const mine = (e: { boardId: string; workId: string }) => this.phase === 'keeping' && e.boardId === boardId && e.workId === this.grant.workId;
+      const mine = (e: { boardId: string; workId: string }) =>
+        this.phase === 'keeping' && e.boardId === boardId && e.workId === this.grant.workId;
       const ended = (e: LeaseEnded) => mine(e) && e.lease.fencingToken === this.grant.fencingToken;
       this.unlisten.push(
-        socket.on('lease.expired', (e) => void (ended(e) && this.lose({ reason: 'expired', code: null, detail: null, source: 'socket', error: null }))),
-        socket.on('lease.revoked', (e) => void (ended(e) && this.lose({ reason: 'revoked', code: null, detail: e.reason, source: 'socket', error: null }))),
+        socket.on(
+          'lease.expired',
+          (e) =>
+            void (
+              ended(e) && this.lose({ reason: 'expired', code: null, detail: null, source: 'socket', error: null })
+            ),
+        ),
+        socket.on(
+          'lease.revoked',
+          (e) =>
+            void (
+              ended(e) && this.lose({ reason: 'revoked', code: null, detail: e.reason, source: 'socket', error: null })
+            ),
+        ),
         socket.on('lease.expiring', (e) => {
           if (!mine(e)) return;
           this.emit('expiring', e);
@@ -96,12 +112,19 @@ export class LeaseKeeper extends Emitter<LeaseKeeperEvents> {
    * lease is gone is reported as lost, any other (a malformed head, a 5xx) leaves it kept.
    */
   submit(head: string): Promise<Reply<'/api/submit', 'post'>> {
-    return this.ending('submit', () => this.options.client.post('/api/submit', { body: { leaseId: this.grant.leaseId, head }, ...this.project() }));
+    return this.ending('submit', () =>
+      this.options.client.post('/api/submit', { body: { leaseId: this.grant.leaseId, head }, ...this.project() }),
+    );
   }
 
   /** Gives the lease back; refusals as for submit. */
   async release(): Promise<void> {
-    await this.ending('release', () => this.options.client.post('/api/lease', { body: { leaseId: this.grant.leaseId, action: 'release' }, ...this.project() }));
+    await this.ending('release', () =>
+      this.options.client.post('/api/lease', {
+        body: { leaseId: this.grant.leaseId, action: 'release' },
+        ...this.project(),
+      }),
+    );
   }
 
   /** Stops renewing, leaving the lease to run out. */
@@ -116,11 +139,22 @@ export class LeaseKeeper extends Emitter<LeaseKeeperEvents> {
     const sentAt = Date.now();
     try {
       const reply = await this.options.client.post('/api/lease', {
-        body: { leaseId: this.grant.leaseId, action: 'renew', ...(this.options.ttlSeconds !== undefined && { ttlSeconds: this.options.ttlSeconds }) },
+        body: {
+          leaseId: this.grant.leaseId,
+          action: 'renew',
+          ...(this.options.ttlSeconds !== undefined && { ttlSeconds: this.options.ttlSeconds }),
+        },
         ...this.project(),
       });
       if (this.phase !== 'keeping') return;
-      if (reply.revoked || !reply.lease) return this.lose({ reason: 'revoked', code: null, detail: reply.reason ?? null, source: 'renewal', error: null });
+      if (reply.revoked || !reply.lease)
+        return this.lose({
+          reason: 'revoked',
+          code: null,
+          detail: reply.reason ?? null,
+          source: 'renewal',
+          error: null,
+        });
       this.grant = reply.lease;
       this.failures = 0;
       this.schedule(sentAt);
@@ -131,8 +165,18 @@ export class LeaseKeeper extends Emitter<LeaseKeeperEvents> {
       if (loss) return this.lose(loss);
       // No answer about the lease (the network, 429, a 5xx): again soon, until it must have run out.
       const left = this.deadline - Date.now();
-      if (left <= 0) return this.lose({ reason: 'unreachable', code: error instanceof BoardApiError ? error.code : null, detail: error instanceof Error ? error.message : String(error), source: 'clock', error });
-      const wanted = error instanceof BoardApiError && error.retryAfter !== null ? error.retryAfter * 1000 : 250 * 2 ** this.failures++;
+      if (left <= 0)
+        return this.lose({
+          reason: 'unreachable',
+          code: error instanceof BoardApiError ? error.code : null,
+          detail: error instanceof Error ? error.message : String(error),
+          source: 'clock',
+          error,
+        });
+      const wanted =
+        error instanceof BoardApiError && error.retryAfter !== null
+          ? error.retryAfter * 1000
+          : 250 * 2 ** this.failures++;
       this.timer = setTimeout(() => void this.renewNow(), Math.max(50, Math.min(wanted, left / 3)));
     }
   }
@@ -203,6 +247,7 @@ function lossOf(error: unknown, source: LeaseLoss['source']): Omit<LeaseLoss, 'w
   const base = { code: error.code, detail: error.message, source, error };
   if (error.code === 'LEASE_EXPIRED') return { ...base, reason: 'expired' };
   if (error.code === 'LEASE_NOT_HELD') return { ...base, reason: 'not-held' };
-  const transient = error.status === 429 || error.status === 408 || error.status >= 500 || error.code === 'UNEXPECTED_RESPONSE';
+  const transient =
+    error.status === 429 || error.status === 408 || error.status >= 500 || error.code === 'UNEXPECTED_RESPONSE';
   return transient ? null : { ...base, reason: 'refused' };
 }

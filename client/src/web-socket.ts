@@ -21,6 +21,8 @@ const NODE_WS = 'ws';
 export async function openWebSocket(url: string, headers: Record<string, string>): Promise<WebSocketLike> {
   const Native = (globalThis as { WebSocket?: new (url: string) => WebSocketLike }).WebSocket;
   if (Native && Object.keys(headers).length === 0) return new Native(url);
-  const { WebSocket } = (await import(/* @vite-ignore */ NODE_WS)) as { WebSocket: new (url: string, options: { headers: Record<string, string> }) => WebSocketLike };
+  const { WebSocket } = (await import(/* @vite-ignore */ NODE_WS)) as {
+    WebSocket: new (url: string, options: { headers: Record<string, string> }) => WebSocketLike;
+  };
   return new WebSocket(url, { headers });
 }

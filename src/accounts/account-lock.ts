@@ -24,7 +24,12 @@ async function acquire(store: Pick<Store, 'accountLocks'>, accountId: string, ho
       if (!(e instanceof DuplicateKeyError)) throw e;
     }
     const held = await store.accountLocks.get(accountId);
-    if (held && held.until < now && (await store.accountLocks.update(accountId, held.version, { holder, until: now + LOCK_LEASE_MS }))) return;
+    if (
+      held &&
+      held.until < now &&
+      (await store.accountLocks.update(accountId, held.version, { holder, until: now + LOCK_LEASE_MS }))
+    )
+      return;
     if (now > giveUp) throw new AppError('ACCOUNT_BUSY', undefined, undefined, { 'retry-after': '1' });
     await pause(5 + Math.random() * 20);
   }
@@ -36,7 +41,11 @@ async function release(store: Pick<Store, 'accountLocks'>, accountId: string, ho
 }
 
 /** Runs `work` holding the account's lock. */
-export async function withAccountLock<T>(store: Pick<Store, 'accountLocks'>, accountId: string, work: () => Promise<T>): Promise<T> {
+export async function withAccountLock<T>(
+  store: Pick<Store, 'accountLocks'>,
+  accountId: string,
+  work: () => Promise<T>,
+): Promise<T> {
   const holder = randomUUID();
   await acquire(store, accountId, holder);
   try {

@@ -45,13 +45,23 @@ export class AnonymousBoards {
    * An anonymous account, its one Free board and a workspace token for its agent. The claim
    * secret is `<accountId>.<random>`: looked up by id, its hash compared in constant time.
    */
-  async provision(input: { projectName?: string; agentName?: string }, now: number, origin: RequestOrigin): Promise<AnonymousBoard> {
+  async provision(
+    input: { projectName?: string; agentName?: string },
+    now: number,
+    origin: RequestOrigin,
+  ): Promise<AnonymousBoard> {
     const name = checkProjectName(input.projectName ?? 'Agent board');
     const accountId = randomUUID();
     const claimSecret = `${accountId}.${newSecret(32)}`;
     const expiresAt = now + ANONYMOUS_TTL_MS;
     // The record first: whatever a crash leaves half made below, the sweep finds and removes.
-    await this.store.anonymousAccounts.insert({ _id: accountId, version: 1, claimSecretHash: sha256(claimSecret), createdAt: now, expiresAt });
+    await this.store.anonymousAccounts.insert({
+      _id: accountId,
+      version: 1,
+      claimSecretHash: sha256(claimSecret),
+      createdAt: now,
+      expiresAt,
+    });
     const account: AccountRecord = {
       _id: accountId,
       version: 1,
@@ -68,7 +78,12 @@ export class AnonymousBoards {
     await this.store.accounts.insert(account);
     const project = await provisionProject(this.store, accountId, name, now);
     await this.store.accounts.update(accountId, account.version, { defaultProjectId: project._id });
-    const issued = await this.tokens.issue(actingAs(accountId), { name: input.agentName ?? 'agent', scope: 'workspace', projectId: project._id }, now, origin);
+    const issued = await this.tokens.issue(
+      actingAs(accountId),
+      { name: input.agentName ?? 'agent', scope: 'workspace', projectId: project._id },
+      now,
+      origin,
+    );
     return { accountId, projectId: project._id, ...issued, claimSecret, expiresAt: new Date(expiresAt).toISOString() };
   }
 
@@ -80,13 +95,28 @@ export class AnonymousBoards {
   async claim(claimerId: string, claimSecret: string, now: number, origin: RequestOrigin): Promise<string[]> {
     const dot = claimSecret.indexOf('.');
     const record = dot > 0 ? await this.store.anonymousAccounts.get(claimSecret.slice(0, dot)) : null;
-    if (!record || !sameDigest(sha256(claimSecret), record.claimSecretHash)) throw new AppError('INVALID_LINK_TOKEN', 'No anonymous account has that claim secret (or it was claimed already).');
+    if (!record || !sameDigest(sha256(claimSecret), record.claimSecretHash))
+      throw new AppError(
+        'INVALID_LINK_TOKEN',
+        'No anonymous account has that claim secret (or it was claimed already).',
+      );
     // Under the person's account lock: a creation, transfer or other claim of theirs waits until
     // the boards are theirs, so the room checked is the room there is.
     return withAccountLock(this.store, claimerId, async () => {
       if (record.claim?.by === claimerId) return finishClaim(this.store, record._id, record.claim, now);
-      if (!claimable(record, now)) throw new AppError('INVALID_LINK_TOKEN', 'The anonymous account was claimed already, or its 7 days ran out.');
-      const boards = (await this.store.projects.find({ ownerId: record._id }, { sort: [['createdAt', 1], ['_id', 1]] })).map((b) => b._id);
+      if (!claimable(record, now))
+        throw new AppError('INVALID_LINK_TOKEN', 'The anonymous account was claimed already, or its 7 days ran out.');
+      const boards = (
+        await this.store.projects.find(
+          { ownerId: record._id },
+          {
+            sort: [
+              ['createdAt', 1],
+              ['_id', 1],
+            ],
+          },
+        )
+      ).map((b) => b._id);
       await ensureRoom(this.store, claimerId, record._id, boards);
       const claim = await holdForClaim(this.store, record, { by: claimerId, boards, via: 'claim-secret', origin }, now);
       return finishClaim(this.store, record._id, claim, now);
@@ -111,7 +141,16 @@ export interface SweepResult {
 export async function sweepAnonymous(store: Store, now: number): Promise<SweepResult> {
   const result: SweepResult = { accounts: [], boards: [], finished: [] };
   for (let round = 0; round < 50; round++) {
-    const due = await store.anonymousAccounts.find({ expiresAt: { $lte: now } }, { sort: [['expiresAt', 1], ['_id', 1]], limit: SWEEP_BATCH });
+    const due = await store.anonymousAccounts.find(
+      { expiresAt: { $lte: now } },
+      {
+        sort: [
+          ['expiresAt', 1],
+          ['_id', 1],
+        ],
+        limit: SWEEP_BATCH,
+      },
+    );
     for (const record of due) {
       if (record.claim && (await store.accounts.get(record.claim.by))) {
         await finishClaim(store, record._id, record.claim, now);
@@ -119,7 +158,9 @@ export async function sweepAnonymous(store: Store, now: number): Promise<SweepRe
         continue;
       }
       // Marked first (and a claim whose person is gone dropped): a crash after this leaves it due, and the next sweep finishes the job.
-      const held = await store.anonymousAccounts.update(record._id, record.version, { claimSecretHash: CLAIMED }, ['claim']);
+      const held = await store.anonymousAccounts.update(record._id, record.version, { claimSecretHash: CLAIMED }, [
+        'claim',
+      ]);
       if (!held) continue;
       const boards = await retireAnonymous(store, record._id);
       result.accounts.push(record._id);

@@ -3,7 +3,13 @@
 import { auditRow } from '../audit-row.js';
 import { AppError } from '../errors/app-error.js';
 import { boardLimit } from './projects.js';
-import { DuplicateKeyError, modify, type AnonymousAccountRecord, type ProjectRecord, type Store } from '../../store/ports/store.js';
+import {
+  DuplicateKeyError,
+  modify,
+  type AnonymousAccountRecord,
+  type ProjectRecord,
+  type Store,
+} from '../../store/ports/store.js';
 import { purgeAccount } from './service.js';
 import { MAX_TOKENS_PER_ACCOUNT } from './service-tokens.js';
 
@@ -15,7 +21,6 @@ export const CLAIMED = 'claimed';
 
 export type AnonymousClaim = NonNullable<AnonymousAccountRecord['claim']>;
 
-
 /** Whether an anonymous account can still be taken over at `now` (no claim accepted, not being swept, not past its 7 days). */
 export const claimable = (record: AnonymousAccountRecord | null, now: number): record is AnonymousAccountRecord =>
   record !== null && record.claim === undefined && record.claimSecretHash !== CLAIMED && record.expiresAt > now;
@@ -26,7 +31,12 @@ export const claimable = (record: AnonymousAccountRecord | null, now: number): r
  * Call it holding the person's account lock (src/accounts/account-lock.ts), as every change to
  * what an account owns is made, so concurrent creations, transfers and claims cannot pass it together.
  */
-export async function ensureRoom(store: Store, accountId: string, fromId: string, boards: readonly string[]): Promise<void> {
+export async function ensureRoom(
+  store: Store,
+  accountId: string,
+  fromId: string,
+  boards: readonly string[],
+): Promise<void> {
   const [owned, limit, held, moving] = await Promise.all([
     store.projects.count({ ownerId: accountId }),
     boardLimit(store, accountId),
@@ -34,10 +44,18 @@ export async function ensureRoom(store: Store, accountId: string, fromId: string
     boards.length ? store.tokens.count({ accountId: fromId, boardId: { $in: boards } }) : 0,
   ]);
   if (owned + boards.length > limit) {
-    throw new AppError('FREE_PROJECT_LIMIT', `Taking this over would make ${owned + boards.length} boards; this account may own ${limit} on its plan.`, { limit });
+    throw new AppError(
+      'FREE_PROJECT_LIMIT',
+      `Taking this over would make ${owned + boards.length} boards; this account may own ${limit} on its plan.`,
+      { limit },
+    );
   }
   if (held + moving > MAX_TOKENS_PER_ACCOUNT) {
-    throw new AppError('INVALID_INPUT', `Taking this over would give your account ${held + moving} tokens (the board’s agents’ tokens come with it); an account holds at most ${MAX_TOKENS_PER_ACCOUNT}. Revoke unused tokens first.`, { limit: MAX_TOKENS_PER_ACCOUNT });
+    throw new AppError(
+      'INVALID_INPUT',
+      `Taking this over would give your account ${held + moving} tokens (the board’s agents’ tokens come with it); an account holds at most ${MAX_TOKENS_PER_ACCOUNT}. Revoke unused tokens first.`,
+      { limit: MAX_TOKENS_PER_ACCOUNT },
+    );
   }
 }
 
@@ -46,8 +64,16 @@ export async function ensureRoom(store: Store, accountId: string, fromId: string
  * (by secret or nonce) and the sweep exactly one goes on. The claim secret is kept: with it, or
  * with the board's nonce, only that person can finish the claim if it is cut short.
  */
-export async function holdForClaim(store: Store, record: AnonymousAccountRecord, claim: AnonymousClaim, now: number): Promise<AnonymousClaim> {
-  const held = await store.anonymousAccounts.update(record._id, record.version, { expiresAt: Math.max(record.expiresAt, now + CLAIM_GRACE_MS), claim });
+export async function holdForClaim(
+  store: Store,
+  record: AnonymousAccountRecord,
+  claim: AnonymousClaim,
+  now: number,
+): Promise<AnonymousClaim> {
+  const held = await store.anonymousAccounts.update(record._id, record.version, {
+    expiresAt: Math.max(record.expiresAt, now + CLAIM_GRACE_MS),
+    claim,
+  });
   if (!held) throw new AppError('INVALID_LINK_TOKEN', 'This board was claimed meanwhile, or is no longer claimable.');
   return claim;
 }
@@ -58,9 +84,15 @@ export async function holdForClaim(store: Store, record: AnonymousAccountRecord,
  * Every step may be run again, so the person's retry or the sweep finishes a claim cut short
  * anywhere. Answers the boards moved.
  */
-export async function finishClaim(store: Store, anonymousId: string, claim: AnonymousClaim, now: number): Promise<string[]> {
+export async function finishClaim(
+  store: Store,
+  anonymousId: string,
+  claim: AnonymousClaim,
+  now: number,
+): Promise<string[]> {
   const moved: string[] = [];
-  for (const projectId of claim.boards) if (await takeBoard(store, projectId, anonymousId, now, claim)) moved.push(projectId);
+  for (const projectId of claim.boards)
+    if (await takeBoard(store, projectId, anonymousId, now, claim)) moved.push(projectId);
   if (!(await retireWhenEmpty(store, anonymousId))) {
     const current = await store.anonymousAccounts.get(anonymousId);
     // A hold changed meanwhile stays: finishing it again is harmless.
@@ -95,14 +127,27 @@ export async function anonymousOwnerOf(store: Store, project: ProjectRecord): Pr
  * until they moved. Items, events and shouts are the board's and stay as they are. Answers false,
  * changing nothing, when the board is gone or belongs to someone else.
  */
-export async function takeBoard(store: Store, projectId: string, fromId: string, now: number, claim: AnonymousClaim): Promise<boolean> {
+export async function takeBoard(
+  store: Store,
+  projectId: string,
+  fromId: string,
+  now: number,
+  claim: AnonymousClaim,
+): Promise<boolean> {
   const toId = claim.by;
   const before = await store.projects.get(projectId);
   if (!before || (before.ownerId !== fromId && before.ownerId !== toId)) return false;
   const memberId = `${projectId}:${toId}`;
   let inserted = false;
   try {
-    await store.members.insert({ _id: memberId, version: 1, projectId, accountId: toId, role: 'owner', acceptedAt: now });
+    await store.members.insert({
+      _id: memberId,
+      version: 1,
+      projectId,
+      accountId: toId,
+      role: 'owner',
+      acceptedAt: now,
+    });
     inserted = true;
   } catch (e) {
     if (!(e instanceof DuplicateKeyError)) throw e; // a run before this one wrote it
@@ -126,7 +171,17 @@ export async function takeBoard(store: Store, projectId: string, fromId: string,
   await store.members.delete(`${projectId}:${fromId}`);
   try {
     // One row per hand-over, however many times it is run.
-    await store.audit.insert(auditRow({ id: `claim:${projectId}:${fromId}`, at: now, actor: `user:${toId}`, action: 'board.claimed', projectId, origin: claim.origin ?? null, data: { from: fromId, via: claim.via } }));
+    await store.audit.insert(
+      auditRow({
+        id: `claim:${projectId}:${fromId}`,
+        at: now,
+        actor: `user:${toId}`,
+        action: 'board.claimed',
+        projectId,
+        origin: claim.origin ?? null,
+        data: { from: fromId, via: claim.via },
+      }),
+    );
   } catch (e) {
     if (!(e instanceof DuplicateKeyError)) throw e;
   }

@@ -32,17 +32,41 @@ export class ClaimNonces {
   async mint(identity: Identity, projectId: string, now: number): Promise<MintedNonce> {
     const project = await this.selector.reachable(identity, projectId);
     if (!project) throw new AppError('PROJECT_SCOPE_DENIED');
-    if (!project.owned) throw new AppError('ROLE_REQUIRED', 'Only the board’s owner, or an agent token its owner issued for it, may hand the board over.');
+    if (!project.owned)
+      throw new AppError(
+        'ROLE_REQUIRED',
+        'Only the board’s owner, or an agent token its owner issued for it, may hand the board over.',
+      );
     const anonymous = await this.store.anonymousAccounts.get(identity.accountId);
     if (!claimable(anonymous, now)) throw new AppError('BOARD_NOT_ANONYMOUS');
     const nonce = newSecret(32);
     const expiresAt = now + NONCE_TTL_MS;
     const id = sha256(nonce);
-    await this.store.claimNonces.insert({ _id: id, version: 1, projectId, createdBy: identity.principal, createdAt: now, expiresAt });
+    await this.store.claimNonces.insert({
+      _id: id,
+      version: 1,
+      projectId,
+      createdBy: identity.principal,
+      createdAt: now,
+      expiresAt,
+    });
     // Oldest first, the new one aside (concurrent mints may share a millisecond): what lies beyond the newest others goes.
-    const others = (await this.store.claimNonces.select({ projectId }, ['createdAt'], { sort: [['createdAt', 1], ['_id', 1]] })).filter((n) => n._id !== id);
-    for (const old of others.slice(0, Math.max(0, others.length - (MAX_NONCES_PER_BOARD - 1)))) await this.store.claimNonces.delete(old._id);
-    return { projectId, nonce, link: `${this.publicUrl}/boards/${projectId}/claim#${nonce}`, expiresAt: new Date(expiresAt).toISOString() };
+    const others = (
+      await this.store.claimNonces.select({ projectId }, ['createdAt'], {
+        sort: [
+          ['createdAt', 1],
+          ['_id', 1],
+        ],
+      })
+    ).filter((n) => n._id !== id);
+    for (const old of others.slice(0, Math.max(0, others.length - (MAX_NONCES_PER_BOARD - 1))))
+      await this.store.claimNonces.delete(old._id);
+    return {
+      projectId,
+      nonce,
+      link: `${this.publicUrl}/boards/${projectId}/claim#${nonce}`,
+      expiresAt: new Date(expiresAt).toISOString(),
+    };
   }
 
   /**
@@ -51,30 +75,59 @@ export class ClaimNonces {
    * A claim of this person's that was accepted and cut short (a store failure) is finished by
    * calling again.
    */
-  async claim(claimerId: string, projectId: string, nonce: string, now: number, preview: boolean, origin: RequestOrigin): Promise<BoardGlance> {
+  async claim(
+    claimerId: string,
+    projectId: string,
+    nonce: string,
+    now: number,
+    preview: boolean,
+    origin: RequestOrigin,
+  ): Promise<BoardGlance> {
     if (preview) return this.take(claimerId, projectId, nonce, now, true, origin);
     // Under the person's account lock, as every change to what an account owns (see AnonymousBoards.claim).
     return withAccountLock(this.store, claimerId, () => this.take(claimerId, projectId, nonce, now, false, origin));
   }
 
-  private async take(claimerId: string, projectId: string, nonce: string, now: number, preview: boolean, origin: RequestOrigin): Promise<BoardGlance> {
+  private async take(
+    claimerId: string,
+    projectId: string,
+    nonce: string,
+    now: number,
+    preview: boolean,
+    origin: RequestOrigin,
+  ): Promise<BoardGlance> {
     const project = await this.store.projects.get(projectId);
     const anonymous = project ? await anonymousOwnerOf(this.store, project) : null;
-    const resumed = anonymous?.claim?.by === claimerId && anonymous.claim.boards.includes(projectId) ? { from: anonymous, claim: anonymous.claim } : null;
+    const resumed =
+      anonymous?.claim?.by === claimerId && anonymous.claim.boards.includes(projectId)
+        ? { from: anonymous, claim: anonymous.claim }
+        : null;
     const from = resumed?.from ?? (await this.checked(claimerId, project, anonymous, nonce, now));
     const glance = await glanceOf(this.store, projectId);
     if (preview) return glance;
-    const claim = resumed?.claim ?? (await holdForClaim(this.store, from, { by: claimerId, boards: [projectId], via: 'nonce', origin }, now));
-    if (!(await finishClaim(this.store, from._id, claim, now)).includes(projectId)) throw new AppError('INVALID_LINK_TOKEN', 'This board was claimed meanwhile.');
+    const claim =
+      resumed?.claim ??
+      (await holdForClaim(this.store, from, { by: claimerId, boards: [projectId], via: 'nonce', origin }, now));
+    if (!(await finishClaim(this.store, from._id, claim, now)).includes(projectId))
+      throw new AppError('INVALID_LINK_TOKEN', 'This board was claimed meanwhile.');
     return glance;
   }
 
   /** The nonce is live and for this board, the board still anonymous and claimable, and the person has room for it and its tokens: answers its anonymous account. */
-  private async checked(claimerId: string, project: ProjectRecord | null, anonymous: AnonymousAccountRecord | null, nonce: string, now: number): Promise<AnonymousAccountRecord> {
+  private async checked(
+    claimerId: string,
+    project: ProjectRecord | null,
+    anonymous: AnonymousAccountRecord | null,
+    nonce: string,
+    now: number,
+  ): Promise<AnonymousAccountRecord> {
     const record = await this.store.claimNonces.get(sha256(nonce));
-    if (!project || !record || record.projectId !== project._id) throw new AppError('INVALID_LINK_TOKEN', 'This claim link is unknown, or was used already.');
-    if (record.expiresAt <= now) throw new AppError('INVALID_LINK_TOKEN', 'This claim link has expired (claim links last 15 minutes).');
-    if (!claimable(anonymous, now) || project.ownerId !== anonymous._id) throw new AppError('INVALID_LINK_TOKEN', 'This board was taken over already, or is no longer claimable.');
+    if (!project || !record || record.projectId !== project._id)
+      throw new AppError('INVALID_LINK_TOKEN', 'This claim link is unknown, or was used already.');
+    if (record.expiresAt <= now)
+      throw new AppError('INVALID_LINK_TOKEN', 'This claim link has expired (claim links last 15 minutes).');
+    if (!claimable(anonymous, now) || project.ownerId !== anonymous._id)
+      throw new AppError('INVALID_LINK_TOKEN', 'This board was taken over already, or is no longer claimable.');
     await ensureRoom(this.store, claimerId, anonymous._id, [project._id]);
     return anonymous;
   }

@@ -35,4 +35,5 @@ export function normalUserCode(input: string): string | null {
 export const deviceCodeHash = (code: string): string => sha256(code);
 
 /** The stored form of a normalised user code, keyed by the server's user-code key (src/auth/keys.ts). */
-export const userCodeDigest = (key: Buffer, code: string): string => createHmac('sha256', key).update(code).digest('hex');
+export const userCodeDigest = (key: Buffer, code: string): string =>
+  createHmac('sha256', key).update(code).digest('hex');

@@ -9,7 +9,13 @@ import { AppError, isAppError } from '../errors/app-error.js';
 import type { Budget, RateLimiter, WindowSpec } from '../ratelimit/limiter.js';
 import { atLeast, type ProjectSelector } from '../auth/project-selection.js';
 import type { SessionIdentity } from '../auth/identity.js';
-import { DuplicateKeyError, modify, type Changes, type DeviceGrantRecord, type Store } from '../../store/ports/store.js';
+import {
+  DuplicateKeyError,
+  modify,
+  type Changes,
+  type DeviceGrantRecord,
+  type Store,
+} from '../../store/ports/store.js';
 import type { PublicToken, ServiceTokens } from './service-tokens.js';
 import { deviceCodeHash, newDeviceCode, newUserCode, normalUserCode, shownUserCode } from './device-codes.js';
 
@@ -22,7 +28,6 @@ export const MAX_INTERVAL_S = 60;
 export const PURGE_AFTER_MS = 60 * 60_000;
 const USER_CODE_ATTEMPTS = 5;
 const POLL_ATTEMPTS = 8;
-
 
 export interface StartInput {
   clientName: string;
@@ -61,7 +66,11 @@ const notFound = () => new AppError('DEVICE_CODE_NOT_FOUND');
  * so a guesser learns nothing more. The per-address budget bounds a guesser across accounts.
  */
 export const DEVICE_MISSES_PER_HOUR = 10;
-const missBudget = (accountId: string): WindowSpec => ({ key: `device-miss:${accountId}`, limit: DEVICE_MISSES_PER_HOUR, windowMs: 3_600_000 });
+const missBudget = (accountId: string): WindowSpec => ({
+  key: `device-miss:${accountId}`,
+  limit: DEVICE_MISSES_PER_HOUR,
+  windowMs: 3_600_000,
+});
 
 export class DeviceFlow {
   constructor(
@@ -103,24 +112,46 @@ export class DeviceFlow {
         throw e;
       }
       const verificationUri = `${this.publicUrl}/device`;
-      return { deviceCode, userCode: shownUserCode(userCode), verificationUri, verificationUriComplete: `${verificationUri}?code=${shownUserCode(userCode)}`, interval: DEVICE_INTERVAL_S, expiresIn: DEVICE_TTL_MS / 1000 };
+      return {
+        deviceCode,
+        userCode: shownUserCode(userCode),
+        verificationUri,
+        verificationUriComplete: `${verificationUri}?code=${shownUserCode(userCode)}`,
+        interval: DEVICE_INTERVAL_S,
+        expiresIn: DEVICE_TTL_MS / 1000,
+      };
     }
   }
 
   /** What a pending user code asks for, so the person approving sees which agent it is. */
   async lookup(person: SessionIdentity, userCode: string, now: number): Promise<PendingRequest> {
     const grant = await this.guessed(person, now, () => this.pending(userCode, now));
-    return { userCode: shownUserCode(normalUserCode(userCode)!), clientName: grant.clientName, requestedProjectId: grant.projectId, expiresAt: new Date(grant.expiresAt).toISOString(), tokenLifetimeDays: this.tokenDays };
+    return {
+      userCode: shownUserCode(normalUserCode(userCode)!),
+      clientName: grant.clientName,
+      requestedProjectId: grant.projectId,
+      expiresAt: new Date(grant.expiresAt).toISOString(),
+      tokenLifetimeDays: this.tokenDays,
+    };
   }
 
   /**
    * Approves or denies a pending grant for `projectId`, where the person must be allowed to issue
    * agent tokens (admin or owner). The board is checked before the code.
    */
-  async approve(person: SessionIdentity, input: ApproveInput, now: number, origin: RequestOrigin): Promise<{ status: 'approved' | 'denied'; clientName: string; projectId: string }> {
+  async approve(
+    person: SessionIdentity,
+    input: ApproveInput,
+    now: number,
+    origin: RequestOrigin,
+  ): Promise<{ status: 'approved' | 'denied'; clientName: string; projectId: string }> {
     const project = await this.selector.reachable(person, input.projectId);
     if (!project) throw new AppError('PROJECT_SCOPE_DENIED', 'That board does not exist or you cannot reach it.');
-    if (!atLeast(project.role, 'admin')) throw new AppError('ROLE_REQUIRED', 'Approving an agent issues it a token on the board: that needs the admin or owner role there.');
+    if (!atLeast(project.role, 'admin'))
+      throw new AppError(
+        'ROLE_REQUIRED',
+        'Approving an agent issues it a token on the board: that needs the admin or owner role there.',
+      );
     const status: 'approved' | 'denied' = input.approve ? 'approved' : 'denied';
     const decided = await this.guessed(person, now, async () => {
       const found = await this.pending(input.userCode, now);
@@ -132,7 +163,17 @@ export class DeviceFlow {
       return made;
     });
     // Keyed by a fresh id: a caller may send the same X-Request-Id twice, and the decision is already made.
-    await this.store.audit.insert(auditRow({ id: `${project.id}:device:${randomUUID()}`, at: now, actor: person.principal, action: `device.${status}`, projectId: project.id, origin, data: { clientName: decided.clientName, requestedProjectId: decided.projectId } }));
+    await this.store.audit.insert(
+      auditRow({
+        id: `${project.id}:device:${randomUUID()}`,
+        at: now,
+        actor: person.principal,
+        action: `device.${status}`,
+        projectId: project.id,
+        origin,
+        data: { clientName: decided.clientName, requestedProjectId: decided.projectId },
+      }),
+    );
     return { status, clientName: decided.clientName, projectId: project.id };
   }
 
@@ -143,7 +184,8 @@ export class DeviceFlow {
       const grant = await this.store.deviceGrants.get(id);
       if (!grant || grant.status === 'delivered') throw new AppError('INVALID_DEVICE_CODE');
       if (grant.status === 'denied') throw new AppError('ACCESS_DENIED');
-      if (now >= grant.expiresAt) throw new AppError('EXPIRED_TOKEN', 'The device code has expired (10 minutes); start a new device flow.');
+      if (now >= grant.expiresAt)
+        throw new AppError('EXPIRED_TOKEN', 'The device code has expired (10 minutes); start a new device flow.');
       if (grant.status === 'approved') {
         const won = await this.store.deviceGrants.update(id, grant.version, { status: 'delivered', lastPolledAt: now });
         if (won) return this.deliver(won, now, origin);
@@ -156,10 +198,19 @@ export class DeviceFlow {
       // A concurrent poll or an approval moved the version: read again (a concurrent poll makes this one too soon).
       if (!(await this.store.deviceGrants.update(id, grant.version, changes))) continue;
       const details = { interval: next, expiresIn: Math.ceil((grant.expiresAt - now) / 1000) };
-      if (tooSoon) throw new AppError('SLOW_DOWN', `Polled faster than every ${interval} s: wait ${next} s between polls from now on.`, details);
+      if (tooSoon)
+        throw new AppError(
+          'SLOW_DOWN',
+          `Polled faster than every ${interval} s: wait ${next} s between polls from now on.`,
+          details,
+        );
       throw new AppError('AUTHORIZATION_PENDING', `Not approved yet: poll again in ${next} s.`, details);
     }
-    throw new AppError('SLOW_DOWN', 'This device code is being polled concurrently: poll from one place, at the interval.', { interval: DEVICE_INTERVAL_S });
+    throw new AppError(
+      'SLOW_DOWN',
+      'This device code is being polled concurrently: poll from one place, at the interval.',
+      { interval: DEVICE_INTERVAL_S },
+    );
   }
 
   /**
@@ -168,12 +219,26 @@ export class DeviceFlow {
    * failure to mint moves it back from delivered to approved (version-checked: only this poll
    * moved it), so the next poll delivers.
    */
-  private async deliver(grant: DeviceGrantRecord, now: number, origin: RequestOrigin): Promise<{ token: PublicToken; secret: string }> {
+  private async deliver(
+    grant: DeviceGrantRecord,
+    now: number,
+    origin: RequestOrigin,
+  ): Promise<{ token: PublicToken; secret: string }> {
     // No session is involved at poll time: nothing below reads sessionId.
-    const approver: SessionIdentity = { kind: 'session', principal: `user:${grant.approvedBy!}`, accountId: grant.approvedBy!, sessionId: 'device-approval' };
+    const approver: SessionIdentity = {
+      kind: 'session',
+      principal: `user:${grant.approvedBy!}`,
+      accountId: grant.approvedBy!,
+      sessionId: 'device-approval',
+    };
     try {
       const expiresAt = this.tokenDays === null ? null : new Date(now + this.tokenDays * 86_400_000).toISOString();
-      return await this.tokens.issue(approver, { name: grant.clientName, scope: 'workspace', projectId: grant.approvedProjectId!, role: 'member', expiresAt }, now, origin);
+      return await this.tokens.issue(
+        approver,
+        { name: grant.clientName, scope: 'workspace', projectId: grant.approvedProjectId!, role: 'member', expiresAt },
+        now,
+        origin,
+      );
     } catch (e) {
       if (!isAppError(e) || !['PROJECT_SCOPE_DENIED', 'ROLE_REQUIRED', 'INVALID_INPUT'].includes(e.code)) {
         // Not minted (the store failed): the grant goes back to approved, so the agent's next poll delivers.
@@ -209,7 +274,12 @@ export class DeviceFlow {
 
 function tooManyMisses(budget: Budget, now: number): AppError {
   const retryAfter = Math.max(1, budget.resetAt - Math.floor(now / 1000));
-  return new AppError('RATE_LIMITED', `${DEVICE_MISSES_PER_HOUR} user codes not found within the hour from this account: retry in ${retryAfter} s, with the code exactly as the agent shows it.`, { limit: budget.limit, resetAt: budget.resetAt }, { 'Retry-After': String(retryAfter) });
+  return new AppError(
+    'RATE_LIMITED',
+    `${DEVICE_MISSES_PER_HOUR} user codes not found within the hour from this account: retry in ${retryAfter} s, with the code exactly as the agent shows it.`,
+    { limit: budget.limit, resetAt: budget.resetAt },
+    { 'Retry-After': String(retryAfter) },
+  );
 }
 
 /** Deletes grants expired more than PURGE_AFTER_MS ago (an index range on expiresAt); returns how many. Retention runs it (src/board/retention.ts). */

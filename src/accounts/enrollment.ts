@@ -29,7 +29,8 @@ export interface MintedCode {
   expiresAt: string;
 }
 
-const invalid = (why = 'The enrollment code is unknown, spent or expired; ask the board’s admin for a new one.') => new AppError('INVALID_LINK_TOKEN', why);
+const invalid = (why = 'The enrollment code is unknown, spent or expired; ask the board’s admin for a new one.') =>
+  new AppError('INVALID_LINK_TOKEN', why);
 
 export class Enrollments {
   private readonly tokens: ServiceTokens;
@@ -43,22 +44,44 @@ export class Enrollments {
   }
 
   /** A code (shown once; its sha256 is the record's id), by an admin or owner, for member or viewer agents. */
-  async mint(identity: Identity, projectId: string, input: { role?: EnrollmentRecord['role']; uses: number; ttlSeconds: number }, now: number): Promise<MintedCode> {
+  async mint(
+    identity: Identity,
+    projectId: string,
+    input: { role?: EnrollmentRecord['role']; uses: number; ttlSeconds: number },
+    now: number,
+  ): Promise<MintedCode> {
     const project = await this.selector.reachable(identity, projectId);
     if (!project) throw new AppError('PROJECT_SCOPE_DENIED');
     const role = input.role ?? 'member';
-    if (role === 'admin') throw new AppError('INVALID_INPUT', 'body.role: an enrollment code admits members or viewers only', { field: 'body.role' });
-    if (!atLeast(project.role, 'admin')) throw new AppError('ROLE_REQUIRED', 'Enrolling agents needs the admin or owner role on the board.');
-    if (!atLeast(project.role, role)) throw new AppError('ROLE_REQUIRED', `You cannot enroll agents above your own role (${project.role}).`);
+    if (role === 'admin')
+      throw new AppError('INVALID_INPUT', 'body.role: an enrollment code admits members or viewers only', {
+        field: 'body.role',
+      });
+    if (!atLeast(project.role, 'admin'))
+      throw new AppError('ROLE_REQUIRED', 'Enrolling agents needs the admin or owner role on the board.');
+    if (!atLeast(project.role, role))
+      throw new AppError('ROLE_REQUIRED', `You cannot enroll agents above your own role (${project.role}).`);
     if ((await this.store.enrollments.count({ projectId, expiresAt: { $gt: now } })) >= MAX_CODES_PER_BOARD) {
-      throw new AppError('INVALID_INPUT', `A board holds at most ${MAX_CODES_PER_BOARD} live enrollment codes; let some expire first.`);
+      throw new AppError(
+        'INVALID_INPUT',
+        `A board holds at most ${MAX_CODES_PER_BOARD} live enrollment codes; let some expire first.`,
+      );
     }
     // A token's code lives no longer than the token (what it issues would expire with it anyway).
     const acting = identity.kind === 'token' ? await this.store.tokens.get(identity.tokenId) : null;
     const expiresAt = Math.min(now + input.ttlSeconds * 1000, acting?.expiresAt ?? Infinity);
     const code = `${ENROLL_CODE_PREFIX}${newSecret(32)}`;
     const createdBy = identity.kind === 'token' ? `token:${identity.tokenId}` : `user:${identity.accountId}`;
-    await this.store.enrollments.insert({ _id: sha256(code), version: 1, projectId, role, usesLeft: input.uses, createdBy, createdAt: now, expiresAt });
+    await this.store.enrollments.insert({
+      _id: sha256(code),
+      version: 1,
+      projectId,
+      role,
+      usesLeft: input.uses,
+      createdBy,
+      createdAt: now,
+      expiresAt,
+    });
     return { code, projectId, role, uses: input.uses, expiresAt: new Date(expiresAt).toISOString() };
   }
 
@@ -67,7 +90,12 @@ export class Enrollments {
    * version-checked decrement (the last one a version-checked delete), so of two redemptions of
    * the last use exactly one gets a token.
    */
-  async redeem(code: string, name: string, now: number, origin: RequestOrigin): Promise<{ token: PublicToken; secret: string }> {
+  async redeem(
+    code: string,
+    name: string,
+    now: number,
+    origin: RequestOrigin,
+  ): Promise<{ token: PublicToken; secret: string }> {
     const id = sha256(code);
     const record = await this.store.enrollments.get(id);
     if (!record) throw invalid();
@@ -78,12 +106,22 @@ export class Enrollments {
     const issuer = await this.creatorOf(record, now);
     await this.takeUse(id, now);
     try {
-      return await this.tokens.issue(issuer, { name, scope: 'workspace', projectId: record.projectId, role: cappedRole(record.role) }, now, origin);
+      return await this.tokens.issue(
+        issuer,
+        { name, scope: 'workspace', projectId: record.projectId, role: cappedRole(record.role) },
+        now,
+        origin,
+      );
     } catch (e) {
       await this.giveBack(record).catch(() => undefined);
       // The redeemer holds nothing but the code: the maker's circumstances (role, token, token count) are not theirs to read.
-      if (isAppError(e) && ['ROLE_REQUIRED', 'PROJECT_SCOPE_DENIED', 'INVALID_SERVICE_TOKEN', 'TOKEN_SCOPE_EXCEEDED'].includes(e.code)) throw invalid('Whoever made this code can no longer admit agents to the board; ask its admin for a new one.');
-      if (isAppError(e) && e.code === 'INVALID_INPUT') throw invalid('This code cannot admit more agents right now; ask the board’s admin.');
+      if (
+        isAppError(e) &&
+        ['ROLE_REQUIRED', 'PROJECT_SCOPE_DENIED', 'INVALID_SERVICE_TOKEN', 'TOKEN_SCOPE_EXCEEDED'].includes(e.code)
+      )
+        throw invalid('Whoever made this code can no longer admit agents to the board; ask its admin for a new one.');
+      if (isAppError(e) && e.code === 'INVALID_INPUT')
+        throw invalid('This code cannot admit more agents right now; ask the board’s admin.');
       throw e;
     }
   }
@@ -92,19 +130,27 @@ export class Enrollments {
   private async creatorOf(record: EnrollmentRecord, now: number): Promise<Identity> {
     if (record.createdBy.startsWith('user:')) return actingAs(record.createdBy.slice('user:'.length));
     const token = await this.store.tokens.get(record.createdBy.slice('token:'.length));
-    if (!token || token.revoked || (token.expiresAt !== null && token.expiresAt <= now)) throw invalid('The token that made this code was revoked or has expired; ask the board’s admin for a new code.');
+    if (!token || token.revoked || (token.expiresAt !== null && token.expiresAt <= now))
+      throw invalid('The token that made this code was revoked or has expired; ask the board’s admin for a new code.');
     return tokenIdentity(token);
   }
 
   private async takeUse(id: string, now: number): Promise<void> {
     for (let attempt = 0; attempt < TAKE_ATTEMPTS; attempt++) {
       const current = await this.store.enrollments.get(id);
-      if (!current || current.usesLeft < 1) throw invalid('The enrollment code has no uses left; ask the board’s admin for a new one.');
-      if (current.expiresAt <= now) throw invalid('The enrollment code has expired; ask the board’s admin for a new one.');
-      const taken = current.usesLeft === 1 ? await this.store.enrollments.delete(id, current.version) : (await this.store.enrollments.update(id, current.version, { usesLeft: current.usesLeft - 1 })) !== null;
+      if (!current || current.usesLeft < 1)
+        throw invalid('The enrollment code has no uses left; ask the board’s admin for a new one.');
+      if (current.expiresAt <= now)
+        throw invalid('The enrollment code has expired; ask the board’s admin for a new one.');
+      const taken =
+        current.usesLeft === 1
+          ? await this.store.enrollments.delete(id, current.version)
+          : (await this.store.enrollments.update(id, current.version, { usesLeft: current.usesLeft - 1 })) !== null;
       if (taken) return;
     }
-    throw new AppError('BOARD_BUSY', 'Too many agents are redeeming this code at once; retry in a moment.', undefined, { 'retry-after': '1' });
+    throw new AppError('BOARD_BUSY', 'Too many agents are redeeming this code at once; retry in a moment.', undefined, {
+      'retry-after': '1',
+    });
   }
 
   /** A use taken for a token that was then refused goes back to the code. */

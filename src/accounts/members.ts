@@ -9,7 +9,13 @@
 import { AppError } from '../errors/app-error.js';
 import { atLeast, roleOn } from '../auth/project-selection.js';
 import type { Identity, Role } from '../auth/identity.js';
-import { modify, type AccountRecord, type MemberRecord, type ProjectRecord, type TokenRecord } from '../../store/ports/store.js';
+import {
+  modify,
+  type AccountRecord,
+  type MemberRecord,
+  type ProjectRecord,
+  type TokenRecord,
+} from '../../store/ports/store.js';
 import { below, boardFor, iso, RECORD_ID, sharingRow, type SharingPorts } from './sharing.js';
 import type { RequestOrigin } from '../audit-row.js';
 import { revokeInvitationsOf } from './invitations.js';
@@ -61,7 +67,16 @@ export class Members {
     const { store } = this.ports;
     const [project, rows, last] = await Promise.all([
       this.project(board.id),
-      store.members.find({ projectId: board.id }, { sort: [['acceptedAt', 1], ['_id', 1]], limit: LIST_LIMIT }),
+      store.members.find(
+        { projectId: board.id },
+        {
+          sort: [
+            ['acceptedAt', 1],
+            ['_id', 1],
+          ],
+          limit: LIST_LIMIT,
+        },
+      ),
       lastTransfer(store, board.id),
     ]);
     const accounts = await Promise.all(rows.map((m) => store.accounts.get(m.accountId)));
@@ -69,22 +84,42 @@ export class Members {
     const operator = atLeast(board.role, 'admin');
     const members = rows.flatMap((m, i) => {
       const account = accounts[i];
-      return account ? [describe(m, account, roleOn(project, m.accountId, m)!, operator || m.accountId === identity.accountId)] : [];
+      return account
+        ? [describe(m, account, roleOn(project, m.accountId, m)!, operator || m.accountId === identity.accountId)]
+        : [];
     });
     members.sort((a, b) => ORDER[a.role] - ORDER[b.role]);
     // An offer still open, or one accepted whose move a failure cut short (its recipient finishes it).
-    const open = last && ((last.status === 'pending' && last.expiresAt > now) || (await unfinished(store, project, last))) ? last : null;
+    const open =
+      last && ((last.status === 'pending' && last.expiresAt > now) || (await unfinished(store, project, last)))
+        ? last
+        : null;
     return {
       projectId: board.id,
       name: board.name,
       role: board.role,
       members,
-      transfer: open ? { transferId: open._id, fromUserId: open.fromAccountId, toUserId: open.toAccountId, status: open.status === 'accepted' ? 'accepted' : 'pending', expiresAt: iso(open.expiresAt)! } : null,
+      transfer: open
+        ? {
+            transferId: open._id,
+            fromUserId: open.fromAccountId,
+            toUserId: open.toAccountId,
+            status: open.status === 'accepted' ? 'accepted' : 'pending',
+            expiresAt: iso(open.expiresAt)!,
+          }
+        : null,
     };
   }
 
   /** Changes a member's role; a lower role narrows their tokens for the board. */
-  async setRole(identity: Identity, projectId: string, userId: string, role: MemberRole, now: number, origin: RequestOrigin): Promise<MemberView> {
+  async setRole(
+    identity: Identity,
+    projectId: string,
+    userId: string,
+    role: MemberRole,
+    now: number,
+    origin: RequestOrigin,
+  ): Promise<MemberView> {
     const board = await boardFor(this.ports, identity, projectId, 'admin');
     const { store } = this.ports;
     const id = this.memberId(board.id, userId);
@@ -94,10 +129,15 @@ export class Members {
       const member = await store.members.get(id);
       if (!member) throw new AppError('MEMBER_NOT_FOUND');
       before = await this.standing(board.id, member);
-      if ((before === 'admin' || role === 'admin') && board.role !== 'owner') throw new AppError('ROLE_REQUIRED', 'Only the board’s owner makes or unmakes admins.', { role: board.role, needed: 'owner' });
+      if ((before === 'admin' || role === 'admin') && board.role !== 'owner')
+        throw new AppError('ROLE_REQUIRED', 'Only the board’s owner makes or unmakes admins.', {
+          role: board.role,
+          needed: 'owner',
+        });
       if (member.role === role) return this.view(member);
       updated = await store.members.update(id, member.version, { role });
-      if (!updated && attempt >= CHANGE_ATTEMPTS) throw new AppError('MEMBER_NOT_FOUND', 'The membership kept changing; read the members again.');
+      if (!updated && attempt >= CHANGE_ATTEMPTS)
+        throw new AppError('MEMBER_NOT_FOUND', 'The membership kept changing; read the members again.');
     }
     if (before !== role) {
       if (below(role, before)) await this.narrowTokens(board.id, userId, role);
@@ -105,13 +145,25 @@ export class Members {
       this.ports.membership({ kind: 'membership', boardId: board.id, accountId: userId, role });
     }
     // The membership (who, since when) and its version name this change: a repeat that changed nothing returned above.
-    const row = { action: 'member.role' as const, projectId: board.id, key: `${userId}:${updated.acceptedAt}:${updated.version}`, target: `account:${userId}`, data: { from: before, to: role } };
+    const row = {
+      action: 'member.role' as const,
+      projectId: board.id,
+      key: `${userId}:${updated.acceptedAt}:${updated.version}`,
+      target: `account:${userId}`,
+      data: { from: before, to: role },
+    };
     await this.ports.audit(sharingRow({ by: identity, now, origin }, row));
     return this.view(updated);
   }
 
   /** Removes a member (or the caller themselves): their board tokens are revoked, their sockets leave the board. */
-  async remove(identity: Identity, projectId: string, userId: string, now: number, origin: RequestOrigin): Promise<void> {
+  async remove(
+    identity: Identity,
+    projectId: string,
+    userId: string,
+    now: number,
+    origin: RequestOrigin,
+  ): Promise<void> {
     const self = userId === identity.accountId;
     const board = await boardFor(this.ports, identity, projectId, self ? 'viewer' : 'admin');
     const { store } = this.ports;
@@ -121,26 +173,39 @@ export class Members {
       const member = await store.members.get(id);
       if (!member) throw new AppError('MEMBER_NOT_FOUND');
       const role = await this.standing(board.id, member);
-      if (!self && !below(role, board.role)) throw new AppError('ROLE_REQUIRED', `Admins remove members of a lower role only; this one is ${role}.`, { role: board.role, needed: role === 'admin' ? 'owner' : 'admin' });
+      if (!self && !below(role, board.role))
+        throw new AppError('ROLE_REQUIRED', `Admins remove members of a lower role only; this one is ${role}.`, {
+          role: board.role,
+          needed: role === 'admin' ? 'owner' : 'admin',
+        });
       removed = { role, acceptedAt: member.acceptedAt };
       if (await store.members.delete(id, member.version)) break;
-      if (attempt >= CHANGE_ATTEMPTS) throw new AppError('MEMBER_NOT_FOUND', 'The membership kept changing; read the members again.');
+      if (attempt >= CHANGE_ATTEMPTS)
+        throw new AppError('MEMBER_NOT_FOUND', 'The membership kept changing; read the members again.');
     }
     await this.revokeTokens(board.id, userId);
     await revokeInvitationsOf(store, board.id, userId);
     this.ports.membership({ kind: 'membership', boardId: board.id, accountId: userId, role: null });
     for (const t of await store.transfers.find({ projectId: board.id, status: 'pending' })) {
-      if (t.toAccountId === userId) await modify(store.transfers, t._id, (c) => (c.status === 'pending' ? { status: 'cancelled' as const } : null));
+      if (t.toAccountId === userId)
+        await modify(store.transfers, t._id, (c) => (c.status === 'pending' ? { status: 'cancelled' as const } : null));
     }
     await modify(store.accounts, userId, (a) => (a.defaultProjectId === board.id ? { defaultProjectId: null } : null));
     // One membership (who, since when) is removed once.
-    const row = { action: 'member.remove' as const, projectId: board.id, key: `${userId}:${removed.acceptedAt}`, target: `account:${userId}`, data: { role: removed.role, self } };
+    const row = {
+      action: 'member.remove' as const,
+      projectId: board.id,
+      key: `${userId}:${removed.acceptedAt}`,
+      target: `account:${userId}`,
+      data: { role: removed.role, self },
+    };
     await this.ports.audit(sharingRow({ by: identity, now, origin }, row));
   }
 
   private async project(projectId: string): Promise<ProjectRecord> {
     const project = await this.ports.store.projects.get(projectId);
-    if (!project) throw new AppError('PROJECT_SCOPE_DENIED', 'That board does not exist or this credential cannot reach it.');
+    if (!project)
+      throw new AppError('PROJECT_SCOPE_DENIED', 'That board does not exist or this credential cannot reach it.');
     return project;
   }
 
@@ -152,9 +217,13 @@ export class Members {
   private async standing(projectId: string, member: MemberRecord): Promise<Role> {
     const project = await this.project(projectId);
     const role = roleOn(project, member.accountId, member)!;
-    if (role === 'owner') throw new AppError('OWNER_IMMUTABLE', 'The owner is neither demoted nor removed; transfer the board first.');
+    if (role === 'owner')
+      throw new AppError('OWNER_IMMUTABLE', 'The owner is neither demoted nor removed; transfer the board first.');
     if (member.role === 'owner' && (await takingOver(this.ports.store, project, member.accountId))) {
-      throw new AppError('OWNER_IMMUTABLE', 'This member is taking the board over (an accepted transfer); they become its owner.');
+      throw new AppError(
+        'OWNER_IMMUTABLE',
+        'This member is taking the board over (an accepted transfer); they become its owner.',
+      );
     }
     return role;
   }
@@ -178,7 +247,9 @@ export class Members {
   /** A token never acts above its account's role; a lowered member's tokens are lowered with it. */
   private async narrowTokens(projectId: string, accountId: string, role: MemberRole): Promise<void> {
     for (const token of await this.boardTokens(projectId, accountId)) {
-      await modify(this.ports.store.tokens, token._id, (t) => (t.revoked || atLeast(role, t.role ?? 'member') ? null : { role }));
+      await modify(this.ports.store.tokens, token._id, (t) =>
+        t.revoked || atLeast(role, t.role ?? 'member') ? null : { role },
+      );
     }
   }
 
@@ -189,7 +260,19 @@ export class Members {
   }
 }
 
-function describe(m: MemberRecord, account: Pick<AccountRecord, 'email' | 'displayName'>, role: Role, withEmail: boolean): MemberView {
+function describe(
+  m: MemberRecord,
+  account: Pick<AccountRecord, 'email' | 'displayName'>,
+  role: Role,
+  withEmail: boolean,
+): MemberView {
   const email = withEmail ? account.email : null;
-  return { userId: m.accountId, email, displayName: account.displayName, name: account.displayName ?? email ?? `member ${m.accountId.slice(0, 8)}`, role, acceptedAt: iso(m.acceptedAt)! };
+  return {
+    userId: m.accountId,
+    email,
+    displayName: account.displayName,
+    name: account.displayName ?? email ?? `member ${m.accountId.slice(0, 8)}`,
+    role,
+    acceptedAt: iso(m.acceptedAt)!,
+  };
 }

@@ -39,11 +39,38 @@ export function checkProjectName(name: string): string {
   return trimmed;
 }
 
-export async function provisionProject(store: Store, ownerId: string, name: string, now: number): Promise<ProjectRecord> {
-  const project: ProjectRecord = { _id: randomUUID(), version: 1, name, ownerId, plan: 'free', createdAt: now, lastActivityAt: now };
+export async function provisionProject(
+  store: Store,
+  ownerId: string,
+  name: string,
+  now: number,
+): Promise<ProjectRecord> {
+  const project: ProjectRecord = {
+    _id: randomUUID(),
+    version: 1,
+    name,
+    ownerId,
+    plan: 'free',
+    createdAt: now,
+    lastActivityAt: now,
+  };
   await store.projects.insert(project);
-  await store.members.insert({ _id: `${project._id}:${ownerId}`, version: 1, projectId: project._id, accountId: ownerId, role: 'owner', acceptedAt: now });
-  await store.boards.insert({ _id: project._id, version: 1, nextWorkSeq: 1, nextFencingToken: 1, lastSeq: 0, nextDeadline: null });
+  await store.members.insert({
+    _id: `${project._id}:${ownerId}`,
+    version: 1,
+    projectId: project._id,
+    accountId: ownerId,
+    role: 'owner',
+    acceptedAt: now,
+  });
+  await store.boards.insert({
+    _id: project._id,
+    version: 1,
+    nextWorkSeq: 1,
+    nextFencingToken: 1,
+    lastSeq: 0,
+    nextDeadline: null,
+  });
   return project;
 }
 
@@ -58,8 +85,12 @@ export async function boardLimit(store: Store, ownerId: string, incomingPro = fa
 
 /** Refuses with 403 FREE_PROJECT_LIMIT when `ownerId` owns its limit already; call it holding the account's lock. */
 export async function ensureRoom(store: Store, ownerId: string, incomingPro = false): Promise<void> {
-  const [owned, limit] = await Promise.all([store.projects.count({ ownerId }), boardLimit(store, ownerId, incomingPro)]);
-  if (owned >= limit) throw new AppError('FREE_PROJECT_LIMIT', `This account may own ${limit} boards on its plan.`, { limit });
+  const [owned, limit] = await Promise.all([
+    store.projects.count({ ownerId }),
+    boardLimit(store, ownerId, incomingPro),
+  ]);
+  if (owned >= limit)
+    throw new AppError('FREE_PROJECT_LIMIT', `This account may own ${limit} boards on its plan.`, { limit });
 }
 
 /** Who asks for a board change, from which request, and where its audit row goes. */
@@ -70,21 +101,51 @@ export interface BoardChange {
 }
 
 /** A new board of the caller's account, within its limit even when several are created at once (on any node); audited. */
-export async function createProject(store: Store, change: BoardChange, name: string, now: number): Promise<ProjectRecord> {
+export async function createProject(
+  store: Store,
+  change: BoardChange,
+  name: string,
+  now: number,
+): Promise<ProjectRecord> {
   const checked = checkProjectName(name);
   const ownerId = change.by.accountId;
   const project = await withAccountLock(store, ownerId, async () => {
     await ensureRoom(store, ownerId);
     return provisionProject(store, ownerId, checked, now);
   });
-  await change.audit(auditRow({ id: `${project._id}:board.create`, at: now, actor: change.by.principal, action: 'board.create', projectId: project._id, origin: change.origin, data: { name: project.name, ownerId } }));
+  await change.audit(
+    auditRow({
+      id: `${project._id}:board.create`,
+      at: now,
+      actor: change.by.principal,
+      action: 'board.create',
+      projectId: project._id,
+      origin: change.origin,
+      data: { name: project.name, ownerId },
+    }),
+  );
   return project;
 }
 
 /** Deletes a board its owner asked to delete (deleteProject), then audits it: the row outlives the board. */
-export async function deleteBoard(store: Store, change: BoardChange, project: { id: string; name: string }, now: number): Promise<void> {
+export async function deleteBoard(
+  store: Store,
+  change: BoardChange,
+  project: { id: string; name: string },
+  now: number,
+): Promise<void> {
   await deleteProject(store, project.id);
-  await change.audit(auditRow({ id: `${project.id}:board.delete`, at: now, actor: change.by.principal, action: 'board.delete', projectId: project.id, origin: change.origin, data: { name: project.name } }));
+  await change.audit(
+    auditRow({
+      id: `${project.id}:board.delete`,
+      at: now,
+      actor: change.by.principal,
+      action: 'board.delete',
+      projectId: project.id,
+      origin: change.origin,
+      data: { name: project.name },
+    }),
+  );
 }
 
 export async function renameProject(store: Store, projectId: string, name: string): Promise<ProjectRecord> {
@@ -115,9 +176,17 @@ export async function deleteProject(store: Store, projectId: string): Promise<vo
   await store.projects.delete(projectId);
 }
 
-export async function summarize(store: Store, project: ProjectRecord, member: MemberRecord, starredId: string | null): Promise<ProjectSummary> {
+export async function summarize(
+  store: Store,
+  project: ProjectRecord,
+  member: MemberRecord,
+  starredId: string | null,
+): Promise<ProjectSummary> {
   // The board's header carries its counts: its items are not read.
-  const [[board], agents] = await Promise.all([store.boards.select({ _id: project._id }, ['counts']), store.tokens.find({ boardId: project._id, revoked: false })]);
+  const [[board], agents] = await Promise.all([
+    store.boards.select({ _id: project._id }, ['counts']),
+    store.tokens.find({ boardId: project._id, revoked: false }),
+  ]);
   const counts = countItems(board?.counts ?? {});
   return {
     projectId: project._id,
@@ -132,9 +201,15 @@ export async function summarize(store: Store, project: ProjectRecord, member: Me
   };
 }
 
-function countItems(counts: Record<string, number>): Pick<ProjectSummary, 'itemCount' | 'verifyCount' | 'blockedCount'> {
+function countItems(
+  counts: Record<string, number>,
+): Pick<ProjectSummary, 'itemCount' | 'verifyCount' | 'blockedCount'> {
   const of = (state: string) => counts[state] ?? 0;
-  return { itemCount: Object.values(counts).reduce((a, b) => a + b, 0), verifyCount: of('awaiting_verify') + of('verifying'), blockedCount: of('blocked') };
+  return {
+    itemCount: Object.values(counts).reduce((a, b) => a + b, 0),
+    verifyCount: of('awaiting_verify') + of('verifying'),
+    blockedCount: of('blocked'),
+  };
 }
 
 interface Cursor {
@@ -143,7 +218,8 @@ interface Cursor {
   total: number;
 }
 
-const encodeCursor = (c: Cursor): string => Buffer.from(JSON.stringify([c.offset, c.limit, c.total])).toString('base64url');
+const encodeCursor = (c: Cursor): string =>
+  Buffer.from(JSON.stringify([c.offset, c.limit, c.total])).toString('base64url');
 
 function decodeCursor(raw: string): Cursor | null {
   try {
@@ -163,17 +239,39 @@ export const pageSize = (raw: string | undefined): number => intInRange(raw, 1, 
  * Owned and accepted shared boards, oldest membership first. A cursor that is malformed, or
  * whose page size or project count no longer matches, restarts at the first page.
  */
-export async function listProjects(store: Store, accountId: string, starredId: string | null, limit: number, cursor: string | undefined) {
+export async function listProjects(
+  store: Store,
+  accountId: string,
+  starredId: string | null,
+  limit: number,
+  cursor: string | undefined,
+) {
   const total = await store.members.count({ accountId });
   const decoded = cursor === undefined ? null : decodeCursor(cursor);
-  const usable = decoded !== null && decoded.limit === limit && decoded.total === total && decoded.offset < Math.max(total, 1);
+  const usable =
+    decoded !== null && decoded.limit === limit && decoded.total === total && decoded.offset < Math.max(total, 1);
   const offset = usable ? decoded.offset : 0;
-  const members = await store.members.find({ accountId }, { sort: [['acceptedAt', 1], ['_id', 1]], skip: offset, limit });
+  const members = await store.members.find(
+    { accountId },
+    {
+      sort: [
+        ['acceptedAt', 1],
+        ['_id', 1],
+      ],
+      skip: offset,
+      limit,
+    },
+  );
   const projects = await Promise.all(members.map((m) => store.projects.get(m.projectId)));
-  const summaries = await Promise.all(members.flatMap((m, i) => (projects[i] ? [summarize(store, projects[i]!, m, starredId)] : [])));
+  const summaries = await Promise.all(
+    members.flatMap((m, i) => (projects[i] ? [summarize(store, projects[i]!, m, starredId)] : [])),
+  );
   const next = offset + limit;
   return {
     projects: summaries,
-    pagination: { nextCursor: next < total ? encodeCursor({ offset: next, limit, total }) : null, cursorReset: cursor !== undefined && !usable },
+    pagination: {
+      nextCursor: next < total ? encodeCursor({ offset: next, limit, total }) : null,
+      cursorReset: cursor !== undefined && !usable,
+    },
   };
 }

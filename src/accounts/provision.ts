@@ -21,16 +21,27 @@ export interface Provisioned {
  * name, as the caller issuing them one by one would (a token caller's tokens expire with it).
  * The token room is checked first, so the board is not left without its agents.
  */
-export async function provisionBoard(ports: { store: Store; selector: ProjectSelector; audit: CommittedAudit }, identity: Identity, input: { projectName: string; agents: string[] }, now: number, origin: RequestOrigin): Promise<Provisioned> {
+export async function provisionBoard(
+  ports: { store: Store; selector: ProjectSelector; audit: CommittedAudit },
+  identity: Identity,
+  input: { projectName: string; agents: string[] },
+  now: number,
+  origin: RequestOrigin,
+): Promise<Provisioned> {
   const { store, selector, audit } = ports;
   checkProjectName(input.projectName);
   const held = await store.tokens.count({ accountId: identity.accountId });
   if (held + input.agents.length > MAX_TOKENS_PER_ACCOUNT) {
-    throw new AppError('INVALID_INPUT', `An account holds at most ${MAX_TOKENS_PER_ACCOUNT} tokens; this would make ${held + input.agents.length}. Revoke unused ones first.`, { field: 'body.agents' });
+    throw new AppError(
+      'INVALID_INPUT',
+      `An account holds at most ${MAX_TOKENS_PER_ACCOUNT} tokens; this would make ${held + input.agents.length}. Revoke unused ones first.`,
+      { field: 'body.agents' },
+    );
   }
   const project = await createProject(store, { by: identity, origin, audit }, input.projectName, now);
   const tokens = new ServiceTokens(store, selector, audit);
   const agents: Provisioned['agents'] = [];
-  for (const name of input.agents) agents.push(await tokens.issue(identity, { name, scope: 'workspace', projectId: project._id }, now, origin));
+  for (const name of input.agents)
+    agents.push(await tokens.issue(identity, { name, scope: 'workspace', projectId: project._id }, now, origin));
   return { projectId: project._id, agents };
 }

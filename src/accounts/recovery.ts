@@ -34,7 +34,11 @@ export class Recovery {
 
   async sendVerification(account: AccountRecord, now: number): Promise<void> {
     const token = await this.issue(account, 'verify-email', now);
-    await this.mailer.send({ to: account.email, subject: 'Verify your email', text: `Confirm this address within 48 hours: ${this.publicUrl}/verify-email#token=${token}` });
+    await this.mailer.send({
+      to: account.email,
+      subject: 'Verify your email',
+      text: `Confirm this address within 48 hours: ${this.publicUrl}/verify-email#token=${token}`,
+    });
   }
 
   /** Sets the new password and revokes every session of the account, whose id it returns. */
@@ -42,7 +46,8 @@ export class Recovery {
     checkPassword(newPassword);
     const link = await this.consume(token, 'reset-password', now);
     const passwordHash = await this.passwords.hash(newPassword);
-    if (!(await modify(this.store.accounts, link.accountId, () => ({ passwordHash })))) throw new AppError('INVALID_LINK_TOKEN');
+    if (!(await modify(this.store.accounts, link.accountId, () => ({ passwordHash }))))
+      throw new AppError('INVALID_LINK_TOKEN');
     await this.store.sessions.deleteMany({ accountId: link.accountId });
     return link.accountId;
   }
@@ -50,7 +55,8 @@ export class Recovery {
   async verifyEmail(token: string, now: number): Promise<AccountRecord> {
     const link = await this.consume(token, 'verify-email', now);
     const verified = await modify(this.store.accounts, link.accountId, (account) => {
-      if (account.email !== link.email) throw new AppError('INVALID_LINK_TOKEN', 'The link was sent to an address the account no longer uses.');
+      if (account.email !== link.email)
+        throw new AppError('INVALID_LINK_TOKEN', 'The link was sent to an address the account no longer uses.');
       return { emailVerified: true };
     });
     if (!verified) throw new AppError('INVALID_LINK_TOKEN');
@@ -60,7 +66,15 @@ export class Recovery {
   private async issue(account: AccountRecord, purpose: Purpose, now: number): Promise<string> {
     const token = newSecret();
     const ttl = purpose === 'reset-password' ? RESET_TTL_MS : VERIFY_TTL_MS;
-    await this.store.linkTokens.insert({ _id: sha256(token), version: 1, accountId: account._id, purpose, email: account.email, createdAt: now, expiresAt: now + ttl });
+    await this.store.linkTokens.insert({
+      _id: sha256(token),
+      version: 1,
+      accountId: account._id,
+      purpose,
+      email: account.email,
+      createdAt: now,
+      expiresAt: now + ttl,
+    });
     return token;
   }
 

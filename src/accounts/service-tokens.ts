@@ -40,7 +40,19 @@ export interface PublicToken {
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
 export function publicToken(t: TokenRecord): PublicToken {
-  return { id: t._id, name: t.name, prefix: t.prefix, scope: t.scope, projectId: t.boardId, role: t.role, resources: t.resources, agentId: t.agentId, expiresAt: iso(t.expiresAt), lastUsedAt: iso(t.lastUsedAt), createdAt: new Date(t.createdAt).toISOString() };
+  return {
+    id: t._id,
+    name: t.name,
+    prefix: t.prefix,
+    scope: t.scope,
+    projectId: t.boardId,
+    role: t.role,
+    resources: t.resources,
+    agentId: t.agentId,
+    expiresAt: iso(t.expiresAt),
+    lastUsedAt: iso(t.lastUsedAt),
+    createdAt: new Date(t.createdAt).toISOString(),
+  };
 }
 
 const mintSecret = (): { secret: string; secretHash: string; prefix: string } => {
@@ -51,8 +63,10 @@ const mintSecret = (): { secret: string; secretHash: string; prefix: string } =>
 function expiryOf(raw: string | null | undefined, now: number): number | null {
   if (raw === undefined || raw === null) return null;
   const at = Date.parse(raw);
-  if (Number.isNaN(at)) throw new AppError('INVALID_INPUT', 'body.expiresAt: must be an ISO 8601 date-time', { field: 'body.expiresAt' });
-  if (at <= now) throw new AppError('INVALID_INPUT', 'body.expiresAt: must be in the future', { field: 'body.expiresAt' });
+  if (Number.isNaN(at))
+    throw new AppError('INVALID_INPUT', 'body.expiresAt: must be an ISO 8601 date-time', { field: 'body.expiresAt' });
+  if (at <= now)
+    throw new AppError('INVALID_INPUT', 'body.expiresAt: must be in the future', { field: 'body.expiresAt' });
   return at;
 }
 
@@ -62,7 +76,11 @@ function boundedExpiry(acting: TokenRecord | null, raw: string | null | undefine
   if (acting === null || acting.expiresAt === null) return asked;
   if (raw === undefined) return acting.expiresAt;
   if (asked === null || asked > acting.expiresAt) {
-    throw new AppError('TOKEN_SCOPE_EXCEEDED', `A token cannot make a token that outlives it: expiresAt must be no later than ${new Date(acting.expiresAt).toISOString()}.`, { field: 'body.expiresAt' });
+    throw new AppError(
+      'TOKEN_SCOPE_EXCEEDED',
+      `A token cannot make a token that outlives it: expiresAt must be no later than ${new Date(acting.expiresAt).toISOString()}.`,
+      { field: 'body.expiresAt' },
+    );
   }
   return asked;
 }
@@ -79,12 +97,20 @@ export class ServiceTokens {
    * (by default when it does), and it manages only the tokens it issued (and may revoke itself).
    * A session manages every token of its account.
    */
-  async issue(issuer: Identity, input: IssueInput, now: number, origin: RequestOrigin | null): Promise<{ token: PublicToken; secret: string }> {
+  async issue(
+    issuer: Identity,
+    input: IssueInput,
+    now: number,
+    origin: RequestOrigin | null,
+  ): Promise<{ token: PublicToken; secret: string }> {
     const acting = await this.actingToken(issuer);
     const { boardId, role, resources } = await this.bindingFor(issuer, input);
     const expiresAt = boundedExpiry(acting, input.expiresAt, now);
     if ((await this.store.tokens.count({ accountId: issuer.accountId })) >= MAX_TOKENS_PER_ACCOUNT) {
-      throw new AppError('INVALID_INPUT', `An account holds at most ${MAX_TOKENS_PER_ACCOUNT} tokens; revoke unused ones.`);
+      throw new AppError(
+        'INVALID_INPUT',
+        `An account holds at most ${MAX_TOKENS_PER_ACCOUNT} tokens; revoke unused ones.`,
+      );
     }
     const { secret, secretHash, prefix } = mintSecret();
     const record: TokenRecord = {
@@ -112,12 +138,26 @@ export class ServiceTokens {
 
   /** The account's live tokens; a token sees the ones it issued. */
   async list(actor: Identity): Promise<PublicToken[]> {
-    const filter = actor.kind === 'token' ? { accountId: actor.accountId, revoked: false, issuedBy: actor.tokenId } : { accountId: actor.accountId, revoked: false };
-    const tokens = await this.store.tokens.find(filter, { sort: [['createdAt', 1], ['_id', 1]], limit: MAX_TOKENS_PER_ACCOUNT });
+    const filter =
+      actor.kind === 'token'
+        ? { accountId: actor.accountId, revoked: false, issuedBy: actor.tokenId }
+        : { accountId: actor.accountId, revoked: false };
+    const tokens = await this.store.tokens.find(filter, {
+      sort: [
+        ['createdAt', 1],
+        ['_id', 1],
+      ],
+      limit: MAX_TOKENS_PER_ACCOUNT,
+    });
     return tokens.map(publicToken);
   }
 
-  async update(actor: Identity, tokenId: string, changes: { name?: string; expiresAt?: string | null }, now: number): Promise<PublicToken> {
+  async update(
+    actor: Identity,
+    tokenId: string,
+    changes: { name?: string; expiresAt?: string | null },
+    now: number,
+  ): Promise<PublicToken> {
     const acting = await this.actingToken(actor);
     const expiresAt = changes.expiresAt !== undefined ? boundedExpiry(acting, changes.expiresAt, now) : undefined;
     return publicToken(
@@ -129,9 +169,17 @@ export class ServiceTokens {
   }
 
   /** A new secret for the same token id and agent; the old secret stops working at once. */
-  async reissue(actor: Identity, tokenId: string, now: number, origin: RequestOrigin): Promise<{ token: PublicToken; secret: string }> {
+  async reissue(
+    actor: Identity,
+    tokenId: string,
+    now: number,
+    origin: RequestOrigin,
+  ): Promise<{ token: PublicToken; secret: string }> {
     const minted = mintSecret();
-    const record = await this.mutate(actor, tokenId, 'manage', () => ({ secretHash: minted.secretHash, prefix: minted.prefix }));
+    const record = await this.mutate(actor, tokenId, 'manage', () => ({
+      secretHash: minted.secretHash,
+      prefix: minted.prefix,
+    }));
     await this.audited(actor, 'token.reissue', record, now, origin);
     return { token: publicToken(record), secret: minted.secret };
   }
@@ -142,16 +190,46 @@ export class ServiceTokens {
   }
 
   /** The row of a change to a token, by whoever made it (a token revoking itself included), on the token's board if it has one. */
-  private audited(actor: Identity, action: 'token.issue' | 'token.reissue' | 'token.revoke', t: TokenRecord, now: number, origin: RequestOrigin | null): Promise<void> {
+  private audited(
+    actor: Identity,
+    action: 'token.issue' | 'token.reissue' | 'token.revoke',
+    t: TokenRecord,
+    now: number,
+    origin: RequestOrigin | null,
+  ): Promise<void> {
     const data = { tokenId: t._id, agentId: t.agentId, name: t.name, scope: t.scope, role: t.role, prefix: t.prefix };
-    return this.audit(auditRow({ at: now, actor: actor.principal, action, projectId: t.boardId, origin, target: `token:${t._id}`, data }));
+    return this.audit(
+      auditRow({
+        at: now,
+        actor: actor.principal,
+        action,
+        projectId: t.boardId,
+        origin,
+        target: `token:${t._id}`,
+        data,
+      }),
+    );
   }
 
-  private async mutate(actor: Identity, tokenId: string, what: 'manage' | 'revoke', changes: () => Partial<TokenRecord>): Promise<TokenRecord> {
+  private async mutate(
+    actor: Identity,
+    tokenId: string,
+    what: 'manage' | 'revoke',
+    changes: () => Partial<TokenRecord>,
+  ): Promise<TokenRecord> {
     const updated = await modify(this.store.tokens, tokenId, (token) => {
       if (token.accountId !== actor.accountId || token.revoked) throw new AppError('TOKEN_NOT_FOUND');
-      if (actor.kind === 'token' && token.issuedBy !== actor.tokenId && !(what === 'revoke' && token._id === actor.tokenId)) {
-        throw new AppError('TOKEN_SCOPE_EXCEEDED', token._id === actor.tokenId ? 'A token cannot change itself (it may only revoke itself); use a session.' : 'A token manages only the tokens it issued; use a session for the others.');
+      if (
+        actor.kind === 'token' &&
+        token.issuedBy !== actor.tokenId &&
+        !(what === 'revoke' && token._id === actor.tokenId)
+      ) {
+        throw new AppError(
+          'TOKEN_SCOPE_EXCEEDED',
+          token._id === actor.tokenId
+            ? 'A token cannot change itself (it may only revoke itself); use a session.'
+            : 'A token manages only the tokens it issued; use a session for the others.',
+        );
       }
       return changes();
     });
@@ -168,21 +246,37 @@ export class ServiceTokens {
   }
 
   /** Workspace and resource tokens bind to one board the issuer administers, at no higher role. */
-  private async bindingFor(issuer: Identity, input: IssueInput): Promise<Pick<TokenRecord, 'boardId' | 'role' | 'resources'>> {
+  private async bindingFor(
+    issuer: Identity,
+    input: IssueInput,
+  ): Promise<Pick<TokenRecord, 'boardId' | 'role' | 'resources'>> {
     if (input.scope === 'account') {
       if (input.projectId !== undefined || input.role !== undefined || input.resources !== undefined) {
         throw new AppError('INVALID_INPUT', 'An account-scoped token takes no projectId, role or resources.');
       }
       return { boardId: null, role: null, resources: null };
     }
-    if (input.projectId === undefined) throw new AppError('INVALID_INPUT', `body.projectId: required for a ${input.scope} token`, { field: 'body.projectId' });
-    if (input.scope === 'resource' && !input.resources?.length) throw new AppError('INVALID_INPUT', 'body.resources: a resource token names at least one work id or operation group', { field: 'body.resources' });
-    if (input.scope === 'workspace' && input.resources !== undefined) throw new AppError('INVALID_INPUT', 'body.resources: only resource tokens take resources', { field: 'body.resources' });
+    if (input.projectId === undefined)
+      throw new AppError('INVALID_INPUT', `body.projectId: required for a ${input.scope} token`, {
+        field: 'body.projectId',
+      });
+    if (input.scope === 'resource' && !input.resources?.length)
+      throw new AppError(
+        'INVALID_INPUT',
+        'body.resources: a resource token names at least one work id or operation group',
+        { field: 'body.resources' },
+      );
+    if (input.scope === 'workspace' && input.resources !== undefined)
+      throw new AppError('INVALID_INPUT', 'body.resources: only resource tokens take resources', {
+        field: 'body.resources',
+      });
     const project = await this.selector.reachable(issuer, input.projectId);
     if (!project) throw new AppError('PROJECT_SCOPE_DENIED');
     const role = input.role ?? 'member';
-    if (!atLeast(project.role, 'admin')) throw new AppError('ROLE_REQUIRED', 'Issuing board tokens needs the admin or owner role on the board.');
-    if (!atLeast(project.role, role)) throw new AppError('ROLE_REQUIRED', `You cannot issue a token above your own role (${project.role}).`);
+    if (!atLeast(project.role, 'admin'))
+      throw new AppError('ROLE_REQUIRED', 'Issuing board tokens needs the admin or owner role on the board.');
+    if (!atLeast(project.role, role))
+      throw new AppError('ROLE_REQUIRED', `You cannot issue a token above your own role (${project.role}).`);
     return { boardId: project.id, role, resources: input.scope === 'resource' ? [...new Set(input.resources)] : null };
   }
 }

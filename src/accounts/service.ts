@@ -5,7 +5,13 @@ import { AppError } from '../errors/app-error.js';
 import { newSecret, sha256, SESSION_COOKIE } from '../auth/authenticator.js';
 import type { PasswordHasher } from '../auth/passwords.js';
 import type { SetCookie } from '../request-context.js';
-import { DuplicateKeyError, modify, StoreUnavailableError, type AccountRecord, type Store } from '../../store/ports/store.js';
+import {
+  DuplicateKeyError,
+  modify,
+  StoreUnavailableError,
+  type AccountRecord,
+  type Store,
+} from '../../store/ports/store.js';
 import { deleteProject, provisionProject } from './projects.js';
 
 export const SESSION_TTL_SECONDS = 30 * 24 * 3600;
@@ -18,25 +24,39 @@ export const canonicalEmail = (email: string): string => email.trim().toLowerCas
 
 export function checkEmail(email: string): string {
   const canonical = canonicalEmail(email);
-  if (canonical.length > 254 || !EMAIL.test(canonical)) throw new AppError('INVALID_EMAIL', 'The email address is not valid.');
+  if (canonical.length > 254 || !EMAIL.test(canonical))
+    throw new AppError('INVALID_EMAIL', 'The email address is not valid.');
   return canonical;
 }
 
 export function checkPassword(password: string): void {
   const length = [...password].length;
-  if (length < PASSWORD_MIN || length > PASSWORD_MAX) throw new AppError('INVALID_PASSWORD', `The password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters.`);
+  if (length < PASSWORD_MIN || length > PASSWORD_MAX)
+    throw new AppError('INVALID_PASSWORD', `The password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters.`);
 }
 
 export function publicAccount(a: AccountRecord) {
-  return { id: a._id, email: a.email, displayName: a.displayName, emailVerified: a.emailVerified, defaultProjectId: a.defaultProjectId, createdAt: new Date(a.createdAt).toISOString() };
+  return {
+    id: a._id,
+    email: a.email,
+    displayName: a.displayName,
+    emailVerified: a.emailVerified,
+    defaultProjectId: a.defaultProjectId,
+    createdAt: new Date(a.createdAt).toISOString(),
+  };
 }
 
 /** Said only to whoever knows the password: a deleted account is kept 30 days for a restore. */
 function refuseDeleted(account: AccountRecord): void {
-  if (account.deletedAt != null) throw new AppError('ACCOUNT_DELETED', `This account was deleted; an operator can restore it until ${new Date(account.purgeAfter || account.deletedAt).toISOString()}.`);
+  if (account.deletedAt != null)
+    throw new AppError(
+      'ACCOUNT_DELETED',
+      `This account was deleted; an operator can restore it until ${new Date(account.purgeAfter || account.deletedAt).toISOString()}.`,
+    );
 }
 
-export const newReferralCode = (): string => [...randomBytes(12)].map((b) => REFERRAL_ALPHABET[b % REFERRAL_ALPHABET.length]).join('');
+export const newReferralCode = (): string =>
+  [...randomBytes(12)].map((b) => REFERRAL_ALPHABET[b % REFERRAL_ALPHABET.length]).join('');
 
 export interface OpenedSession {
   account: AccountRecord;
@@ -57,7 +77,8 @@ export class AccountService {
     const email = checkEmail(input.email);
     checkPassword(input.password);
     const referrer = input.referralCode ? await this.resolveReferral(input.referralCode) : null;
-    if (input.referralCode && !referrer) throw new AppError('REFERRAL_CODE_INVALID', 'No account has that referral code; no account was created.');
+    if (input.referralCode && !referrer)
+      throw new AppError('REFERRAL_CODE_INVALID', 'No account has that referral code; no account was created.');
     const account: AccountRecord = {
       _id: randomUUID(),
       version: 1,
@@ -108,7 +129,11 @@ export class AccountService {
   /** Replaces a hash of an older scheme now that the password is known; a concurrent change wins. */
   private async upgradeHash(account: AccountRecord, password: string): Promise<AccountRecord> {
     if (!this.passwords.outdated(account.passwordHash)) return account;
-    return (await this.store.accounts.update(account._id, account.version, { passwordHash: await this.passwords.hash(password) })) ?? account;
+    return (
+      (await this.store.accounts.update(account._id, account.version, {
+        passwordHash: await this.passwords.hash(password),
+      })) ?? account
+    );
   }
 
   /** The referring account; a ledger that cannot answer is REFERRAL_UNAVAILABLE, and nothing is created. */
@@ -116,33 +141,49 @@ export class AccountService {
     try {
       return await this.store.accounts.findOne({ referralCode: code });
     } catch (e) {
-      if (e instanceof StoreUnavailableError) throw new AppError('REFERRAL_UNAVAILABLE', undefined, undefined, undefined, e);
+      if (e instanceof StoreUnavailableError)
+        throw new AppError('REFERRAL_UNAVAILABLE', undefined, undefined, undefined, e);
       throw e;
     }
   }
 
   /** Re-authenticates, stores the new hash, revokes every session of the account, opens a fresh one. */
-  async changePassword(accountId: string, input: { currentPassword: string; newPassword: string }, now: number): Promise<OpenedSession> {
+  async changePassword(
+    accountId: string,
+    input: { currentPassword: string; newPassword: string },
+    now: number,
+  ): Promise<OpenedSession> {
     const account = await this.reauthenticate(accountId, input.currentPassword);
     checkPassword(input.newPassword);
-    const updated = await this.store.accounts.update(account._id, account.version, { passwordHash: await this.passwords.hash(input.newPassword) });
-    if (!updated) throw new AppError('INVALID_CURRENT_PASSWORD', 'The account changed meanwhile; re-authenticate and retry.');
+    const updated = await this.store.accounts.update(account._id, account.version, {
+      passwordHash: await this.passwords.hash(input.newPassword),
+    });
+    if (!updated)
+      throw new AppError('INVALID_CURRENT_PASSWORD', 'The account changed meanwhile; re-authenticate and retry.');
     await this.store.sessions.deleteMany({ accountId });
     return { account: updated, ...(await this.openSession(accountId, now)) };
   }
 
   /** Re-authenticates, moves the account to the new address (unverified), revokes every session, opens a fresh one. */
-  async changeEmail(accountId: string, input: { currentPassword: string; newEmail: string }, now: number): Promise<OpenedSession> {
+  async changeEmail(
+    accountId: string,
+    input: { currentPassword: string; newEmail: string },
+    now: number,
+  ): Promise<OpenedSession> {
     const account = await this.reauthenticate(accountId, input.currentPassword);
     const email = checkEmail(input.newEmail);
     let updated: AccountRecord | null;
     try {
-      updated = await this.store.accounts.update(account._id, account.version, { email, emailVerified: email === account.email && account.emailVerified });
+      updated = await this.store.accounts.update(account._id, account.version, {
+        email,
+        emailVerified: email === account.email && account.emailVerified,
+      });
     } catch (e) {
       if (e instanceof DuplicateKeyError && e.index === 'email') throw new AppError('EMAIL_TAKEN');
       throw e;
     }
-    if (!updated) throw new AppError('INVALID_CURRENT_PASSWORD', 'The account changed meanwhile; re-authenticate and retry.');
+    if (!updated)
+      throw new AppError('INVALID_CURRENT_PASSWORD', 'The account changed meanwhile; re-authenticate and retry.');
     await this.store.sessions.deleteMany({ accountId });
     return { account: updated, ...(await this.openSession(accountId, now)) };
   }
@@ -152,7 +193,11 @@ export class AccountService {
    * `remove`, the deletion itself (src/admin/deletion.ts: kept 30 days, then purged). Nothing is
    * changed when the confirmation fails.
    */
-  async deleteAccount<R>(accountId: string, input: { confirmEmail: string; currentPassword: string }, remove: () => Promise<R>): Promise<R> {
+  async deleteAccount<R>(
+    accountId: string,
+    input: { confirmEmail: string; currentPassword: string },
+    remove: () => Promise<R>,
+  ): Promise<R> {
     const account = await this.store.accounts.get(accountId);
     if (!account) throw new AppError('UNAUTHENTICATED');
     if (input.confirmEmail !== account.email) throw new AppError('ACCOUNT_DELETE_CONFIRM_MISMATCH');
@@ -163,7 +208,8 @@ export class AccountService {
   private async reauthenticate(accountId: string, currentPassword: string): Promise<AccountRecord> {
     const account = await this.store.accounts.get(accountId);
     if (!account) throw new AppError('UNAUTHENTICATED');
-    if (!(await this.passwords.verify(currentPassword, account.passwordHash))) throw new AppError('INVALID_CURRENT_PASSWORD');
+    if (!(await this.passwords.verify(currentPassword, account.passwordHash)))
+      throw new AppError('INVALID_CURRENT_PASSWORD');
     return account;
   }
 
@@ -171,8 +217,18 @@ export class AccountService {
   async openSession(accountId: string, now: number): Promise<Omit<OpenedSession, 'account'>> {
     const secret = newSecret();
     const sessionId = sha256(secret);
-    await this.store.sessions.insert({ _id: sessionId, version: 1, accountId, createdAt: now, expiresAt: now + SESSION_TTL_SECONDS * 1000, revoked: false });
-    return { cookie: { name: SESSION_COOKIE, value: secret, maxAge: SESSION_TTL_SECONDS }, csrfToken: this.csrfToken(sessionId) };
+    await this.store.sessions.insert({
+      _id: sessionId,
+      version: 1,
+      accountId,
+      createdAt: now,
+      expiresAt: now + SESSION_TTL_SECONDS * 1000,
+      revoked: false,
+    });
+    return {
+      cookie: { name: SESSION_COOKIE, value: secret, maxAge: SESSION_TTL_SECONDS },
+      csrfToken: this.csrfToken(sessionId),
+    };
   }
 
   /** Idempotent: a missing or dead session is already revoked. */
@@ -202,7 +258,9 @@ export async function purgeAccount(store: Store, accountId: string): Promise<str
   const handedOver = new Set((await store.members.find({ accountId, role: 'owner' })).map((m) => m.projectId));
   await store.members.deleteMany({ accountId });
   if (handedOver.size === 0) await store.tokens.deleteMany({ accountId });
-  else for (const token of await store.tokens.select({ accountId }, ['boardId'])) if (token.boardId === null || !handedOver.has(token.boardId)) await store.tokens.delete(token._id);
+  else
+    for (const token of await store.tokens.select({ accountId }, ['boardId']))
+      if (token.boardId === null || !handedOver.has(token.boardId)) await store.tokens.delete(token._id);
   await store.linkTokens.deleteMany({ accountId });
   await store.sessions.deleteMany({ accountId });
   await store.accounts.delete(accountId);

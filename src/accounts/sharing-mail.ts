@@ -44,7 +44,14 @@ export class SharingMail {
    * gives its slot back, so only mails sent are counted.
    */
   async send<T>(m: SharingMailing<T>): Promise<T> {
-    const slot: SharingMailRecord = { _id: randomUUID(), version: 1, projectId: m.projectId, to: sha256(m.to), kind: m.kind, at: m.now };
+    const slot: SharingMailRecord = {
+      _id: randomUUID(),
+      version: 1,
+      projectId: m.projectId,
+      to: sha256(m.to),
+      kind: m.kind,
+      at: m.now,
+    };
     const written = await this.inTurn(m.projectId, () =>
       this.locked(m.projectId, async () => {
         await m.check?.();
@@ -69,15 +76,33 @@ export class SharingMail {
   private async take(slot: SharingMailRecord): Promise<void> {
     const { projectId, at: now } = slot;
     await this.store.sharingMails.deleteMany({ projectId, at: { $lte: now - HOUR_MS } });
-    const sent = await this.store.sharingMails.find({ projectId, at: { $gt: now - HOUR_MS } }, { sort: [['at', 1], ['_id', 1]] });
+    const sent = await this.store.sharingMails.find(
+      { projectId, at: { $gt: now - HOUR_MS } },
+      {
+        sort: [
+          ['at', 1],
+          ['_id', 1],
+        ],
+      },
+    );
     if (sent.length >= MAILS_PER_HOUR) {
       const wait = seconds(sent[sent.length - MAILS_PER_HOUR]!.at + HOUR_MS - now);
-      throw new AppError('INVITATION_LIMIT', `A board sends at most ${MAILS_PER_HOUR} sharing mails (invitations, resends, transfer offers) an hour; retry in ${wait} s.`, { limit: MAILS_PER_HOUR, retryAfterSeconds: wait }, { 'retry-after': String(wait) });
+      throw new AppError(
+        'INVITATION_LIMIT',
+        `A board sends at most ${MAILS_PER_HOUR} sharing mails (invitations, resends, transfer offers) an hour; retry in ${wait} s.`,
+        { limit: MAILS_PER_HOUR, retryAfterSeconds: wait },
+        { 'retry-after': String(wait) },
+      );
     }
     const last = sent.filter((s) => s.to === slot.to && s.at > now - MAIL_INTERVAL_MS).at(-1);
     if (last) {
       const wait = seconds(last.at + MAIL_INTERVAL_MS - now);
-      throw new AppError('INVITATION_LIMIT', `This address was mailed about this board less than a minute ago; retry in ${wait} s.`, { retryAfterSeconds: wait }, { 'retry-after': String(wait) });
+      throw new AppError(
+        'INVITATION_LIMIT',
+        `This address was mailed about this board less than a minute ago; retry in ${wait} s.`,
+        { retryAfterSeconds: wait },
+        { 'retry-after': String(wait) },
+      );
     }
     await this.store.sharingMails.insert(slot);
   }
@@ -92,7 +117,8 @@ export class SharingMail {
     try {
       return await withAccountLock(this.store, `sharing-mail:${projectId}`, () => ((started = true), work()));
     } catch (e) {
-      if (!started && e instanceof AppError && e.code === 'ACCOUNT_BUSY') throw new AppError('SHARING_BUSY', undefined, undefined, { 'retry-after': '1' });
+      if (!started && e instanceof AppError && e.code === 'ACCOUNT_BUSY')
+        throw new AppError('SHARING_BUSY', undefined, undefined, { 'retry-after': '1' });
       throw e;
     }
   }

@@ -3,7 +3,13 @@
 // seven-day window, the notices that make a member's change take effect on every node, and the
 // audit row each change of who can act leaves (DOMAIN.md "Operators"), once the change is made.
 import { AppError } from '../errors/app-error.js';
-import { atLeast, PROJECT_ID, requireRole, type ProjectSelector, type SelectedProject } from '../auth/project-selection.js';
+import {
+  atLeast,
+  PROJECT_ID,
+  requireRole,
+  type ProjectSelector,
+  type SelectedProject,
+} from '../auth/project-selection.js';
 import type { Identity, Role } from '../auth/identity.js';
 import type { Notice } from '../bus/bus.js';
 import type { Mailer } from '../mail/mailer.js';
@@ -36,7 +42,14 @@ export interface SharingPorts {
   audit: CommittedAudit;
 }
 
-export type SharingAction = 'invitation.create' | 'invitation.revoke' | 'invitation.accept' | 'member.role' | 'member.remove' | 'transfer.offer' | 'transfer.accept';
+export type SharingAction =
+  | 'invitation.create'
+  | 'invitation.revoke'
+  | 'invitation.accept'
+  | 'member.role'
+  | 'member.remove'
+  | 'transfer.offer'
+  | 'transfer.accept';
 
 /** Who makes a sharing change, when, and through which request (originOf: an operator acting as the account is named in it). */
 export interface SharingChange {
@@ -46,20 +59,38 @@ export interface SharingChange {
 }
 
 /** The row of a sharing change; `key` makes its id, fixed by the change, so a change finished by a retry is not written twice. */
-export function sharingRow(change: SharingChange, row: { action: SharingAction; projectId: string; key: string; target: string; data: Record<string, unknown> }) {
+export function sharingRow(
+  change: SharingChange,
+  row: { action: SharingAction; projectId: string; key: string; target: string; data: Record<string, unknown> },
+) {
   const { action, projectId, key, target, data } = row;
-  return auditRow({ id: `${projectId}:${action}:${key}`, at: change.now, actor: change.by.principal, action, projectId, origin: change.origin, target, data });
+  return auditRow({
+    id: `${projectId}:${action}:${key}`,
+    at: change.now,
+    actor: change.by.principal,
+    action,
+    projectId,
+    origin: change.origin,
+    target,
+    data,
+  });
 }
 
 /** The board named in a path, as the credential reaches it now, with at least `need`. */
-export async function boardFor(ports: Pick<SharingPorts, 'selector'>, identity: Identity, projectId: string, need: Role): Promise<SelectedProject> {
-  if (!PROJECT_ID.test(projectId)) throw new AppError('INVALID_PROJECT_ID', 'projectId must be 1 to 64 letters, digits, "-" or "_".');
+export async function boardFor(
+  ports: Pick<SharingPorts, 'selector'>,
+  identity: Identity,
+  projectId: string,
+  need: Role,
+): Promise<SelectedProject> {
+  if (!PROJECT_ID.test(projectId))
+    throw new AppError('INVALID_PROJECT_ID', 'projectId must be 1 to 64 letters, digits, "-" or "_".');
   const project = await ports.selector.reachable(identity, projectId);
-  if (!project) throw new AppError('PROJECT_SCOPE_DENIED', 'That board does not exist or this credential cannot reach it.');
+  if (!project)
+    throw new AppError('PROJECT_SCOPE_DENIED', 'That board does not exist or this credential cannot reach it.');
   requireRole(project.role, need);
   return project;
 }
-
 
 export const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 

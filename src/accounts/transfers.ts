@@ -6,12 +6,27 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../errors/app-error.js';
 import type { Identity } from '../auth/identity.js';
-import { modify, type MemberRecord, type ProjectRecord, type Store, type TransferRecord } from '../../store/ports/store.js';
+import {
+  modify,
+  type MemberRecord,
+  type ProjectRecord,
+  type Store,
+  type TransferRecord,
+} from '../../store/ports/store.js';
 import { ensureRoom } from './projects.js';
 import { withAccountLock } from './account-lock.js';
 import { revokeInvitationsOf } from './invitations.js';
 import type { SharingMail } from './sharing-mail.js';
-import { boardFor, iso, KEEP_CLOSED_MS, RECORD_ID, SHARING_TTL_MS, sharingRow, type SharingChange, type SharingPorts } from './sharing.js';
+import {
+  boardFor,
+  iso,
+  KEEP_CLOSED_MS,
+  RECORD_ID,
+  SHARING_TTL_MS,
+  sharingRow,
+  type SharingChange,
+  type SharingPorts,
+} from './sharing.js';
 import type { RequestOrigin } from '../audit-row.js';
 
 export interface TransferView {
@@ -43,14 +58,33 @@ export class Transfers {
   ) {}
 
   /** Offers the board to `toUserId`, an accepted member other than the owner; the recipient is mailed. */
-  async open(identity: Identity, projectId: string, toUserId: string, now: number, origin: RequestOrigin): Promise<TransferView> {
+  async open(
+    identity: Identity,
+    projectId: string,
+    toUserId: string,
+    now: number,
+    origin: RequestOrigin,
+  ): Promise<TransferView> {
     const board = await boardFor(this.ports, identity, projectId, 'owner');
     const { store } = this.ports;
-    if (toUserId === identity.accountId) throw new AppError('INVALID_INPUT', 'body.toUserId: you already own this board; name another member.', { field: 'body.toUserId' });
+    if (toUserId === identity.accountId)
+      throw new AppError('INVALID_INPUT', 'body.toUserId: you already own this board; name another member.', {
+        field: 'body.toUserId',
+      });
     const recipient = RECORD_ID.test(toUserId) ? await store.members.get(`${board.id}:${toUserId}`) : null;
     const account = recipient ? await store.accounts.get(toUserId) : null;
-    if (!recipient || !account) throw new AppError('MEMBER_NOT_FOUND', 'The recipient must be an accepted member of the board.');
-    const record: TransferRecord = { _id: randomUUID(), version: 1, projectId: board.id, fromAccountId: identity.accountId, toAccountId: toUserId, createdAt: now, expiresAt: now + SHARING_TTL_MS, status: 'pending' };
+    if (!recipient || !account)
+      throw new AppError('MEMBER_NOT_FOUND', 'The recipient must be an accepted member of the board.');
+    const record: TransferRecord = {
+      _id: randomUUID(),
+      version: 1,
+      projectId: board.id,
+      fromAccountId: identity.accountId,
+      toAccountId: toUserId,
+      createdAt: now,
+      expiresAt: now + SHARING_TTL_MS,
+      status: 'pending',
+    };
     const owner = await store.accounts.get(identity.accountId);
     // An offer is mailed: it draws on the board's sharing-mail budget like an invitation.
     await this.mail.send({
@@ -61,7 +95,9 @@ export class Transfers {
       write: async () => {
         await store.transfers.deleteMany({ projectId: board.id, expiresAt: { $lt: now - KEEP_CLOSED_MS } });
         for (const t of await store.transfers.find({ projectId: board.id, status: 'pending' })) {
-          await modify(store.transfers, t._id, (c) => (c.status === 'pending' ? { status: 'cancelled' as const } : null));
+          await modify(store.transfers, t._id, (c) =>
+            c.status === 'pending' ? { status: 'cancelled' as const } : null,
+          );
         }
         await store.transfers.insert(record);
       },
@@ -75,7 +111,12 @@ export class Transfers {
       }),
     });
     const data = { transferId: record._id, from: record.fromAccountId, to: toUserId };
-    await this.ports.audit(sharingRow({ by: identity, now, origin }, { action: 'transfer.offer', projectId: board.id, key: record._id, target: `transfer:${record._id}`, data }));
+    await this.ports.audit(
+      sharingRow(
+        { by: identity, now, origin },
+        { action: 'transfer.offer', projectId: board.id, key: record._id, target: `transfer:${record._id}`, data },
+      ),
+    );
     return transferView(record, now);
   }
 
@@ -86,20 +127,28 @@ export class Transfers {
    * whose moves were cut short (a store failure part-way) is finished by the recipient accepting
    * again: every move is idempotent, and a transfer no longer the board's newest is not finished.
    */
-  async accept(identity: Identity, transferId: string, now: number, origin: RequestOrigin): Promise<TransferView & { name: string }> {
+  async accept(
+    identity: Identity,
+    transferId: string,
+    now: number,
+    origin: RequestOrigin,
+  ): Promise<TransferView & { name: string }> {
     const change: SharingChange = { by: identity, now, origin };
     const { store } = this.ports;
     const seen = RECORD_ID.test(transferId) ? await store.transfers.get(transferId) : null;
-    if (!seen || seen.toAccountId !== identity.accountId || seen.status === 'cancelled') throw new AppError('TRANSFER_NOT_FOUND');
+    if (!seen || seen.toAccountId !== identity.accountId || seen.status === 'cancelled')
+      throw new AppError('TRANSFER_NOT_FOUND');
     return withAccountLock(store, identity.accountId, async () => {
       const transfer = await store.transfers.get(seen._id);
       const project = transfer ? await store.projects.get(transfer.projectId) : null;
       if (!transfer || !project) throw new AppError('TRANSFER_NOT_FOUND');
       if (transfer.status === 'accepted') return this.resume(change, transfer, project);
       if (transfer.status !== 'pending') throw new AppError('TRANSFER_NOT_FOUND');
-      if (transfer.expiresAt <= now) throw new AppError('TRANSFER_NOT_FOUND', 'This transfer expired; ask the owner to offer the board again.');
+      if (transfer.expiresAt <= now)
+        throw new AppError('TRANSFER_NOT_FOUND', 'This transfer expired; ask the owner to offer the board again.');
       const member = await store.members.get(`${project._id}:${identity.accountId}`);
-      if (project.ownerId !== transfer.fromAccountId || !member) throw new AppError('TRANSFER_NOT_FOUND', 'The board changed hands or members since this transfer was offered.');
+      if (project.ownerId !== transfer.fromAccountId || !member)
+        throw new AppError('TRANSFER_NOT_FOUND', 'The board changed hands or members since this transfer was offered.');
       await ensureRoom(store, identity.accountId, project.plan === 'pro');
       const taken = await store.transfers.update(transfer._id, transfer.version, { status: 'accepted' });
       if (!taken) throw new AppError('TRANSFER_NOT_FOUND', 'This transfer was accepted or cancelled meanwhile.');
@@ -108,16 +157,22 @@ export class Transfers {
   }
 
   /** An accepted transfer again: finished when cut short, else there is nothing left to accept. */
-  private async resume(change: SharingChange, transfer: TransferRecord, project: ProjectRecord): Promise<TransferView & { name: string }> {
+  private async resume(
+    change: SharingChange,
+    transfer: TransferRecord,
+    project: ProjectRecord,
+  ): Promise<TransferView & { name: string }> {
     const { store } = this.ports;
     const identity = change.by;
     const to = `${project._id}:${identity.accountId}`;
     if ((await lastTransfer(store, project._id))?._id !== transfer._id) {
       // Another transfer came since: this one will not move anything any more.
-      if (project.ownerId !== identity.accountId) await modify(store.members, to, (m) => (m.role === 'owner' ? { role: 'admin' as const } : null));
+      if (project.ownerId !== identity.accountId)
+        await modify(store.members, to, (m) => (m.role === 'owner' ? { role: 'admin' as const } : null));
       throw new AppError('TRANSFER_NOT_FOUND', 'This transfer was overtaken by a newer one.');
     }
-    if (project.ownerId === identity.accountId && !(await unfinished(store, project, transfer))) throw new AppError('TRANSFER_NOT_FOUND', 'This transfer was accepted already.');
+    if (project.ownerId === identity.accountId && !(await unfinished(store, project, transfer)))
+      throw new AppError('TRANSFER_NOT_FOUND', 'This transfer was accepted already.');
     if (project.ownerId === transfer.fromAccountId) await ensureRoom(store, identity.accountId, project.plan === 'pro');
     return this.complete(change, transfer, project);
   }
@@ -130,7 +185,11 @@ export class Transfers {
    * move; then every other membership saying owner steps down to admin, and billing follows.
    * The row comes last, keyed by the transfer: an accept finished by a retry writes it once.
    */
-  private async complete(change: SharingChange, taken: TransferRecord, project: ProjectRecord): Promise<TransferView & { name: string }> {
+  private async complete(
+    change: SharingChange,
+    taken: TransferRecord,
+    project: ProjectRecord,
+  ): Promise<TransferView & { name: string }> {
     const { store } = this.ports;
     const identity = change.by;
     const memberId = `${project._id}:${identity.accountId}`;
@@ -143,7 +202,9 @@ export class Transfers {
       await store.transfers.update(taken._id, taken.version, { status: 'cancelled' as const });
       throw new AppError('TRANSFER_NOT_FOUND', 'You are no longer a member of this board.');
     }
-    const moved = await modify(store.projects, project._id, (p) => (p.ownerId === taken.fromAccountId ? { ownerId: identity.accountId } : null));
+    const moved = await modify(store.projects, project._id, (p) =>
+      p.ownerId === taken.fromAccountId ? { ownerId: identity.accountId } : null,
+    );
     if (moved?.ownerId !== identity.accountId) {
       // Someone else owns it now: the membership goes back (a promotion left by an earlier attempt counted as admin).
       const back = prior.role === 'owner' ? 'admin' : prior.role;
@@ -152,31 +213,64 @@ export class Transfers {
       throw new AppError('TRANSFER_NOT_FOUND', 'The board changed hands meanwhile.');
     }
     for (const m of await store.members.find({ projectId: project._id, role: 'owner' })) {
-      if (m.accountId !== identity.accountId) await modify(store.members, m._id, (c) => (c.role === 'owner' ? { role: 'admin' as const } : null));
+      if (m.accountId !== identity.accountId)
+        await modify(store.members, m._id, (c) => (c.role === 'owner' ? { role: 'admin' as const } : null));
     }
     // Admin invitations are the owner's to send: the previous owner's pending ones die with their ownership.
     await revokeInvitationsOf(store, project._id, taken.fromAccountId, ['admin']);
-    await modify(store.billing, project._id, (b) => (b.accountId === identity.accountId ? null : { accountId: identity.accountId }));
+    await modify(store.billing, project._id, (b) =>
+      b.accountId === identity.accountId ? null : { accountId: identity.accountId },
+    );
     this.ports.membership({ kind: 'membership', boardId: project._id, accountId: identity.accountId, role: 'owner' });
     this.ports.membership({ kind: 'membership', boardId: project._id, accountId: taken.fromAccountId, role: 'admin' });
     const data = { transferId: taken._id, from: taken.fromAccountId, to: identity.accountId };
-    await this.ports.audit(sharingRow(change, { action: 'transfer.accept', projectId: project._id, key: taken._id, target: `transfer:${taken._id}`, data }));
+    await this.ports.audit(
+      sharingRow(change, {
+        action: 'transfer.accept',
+        projectId: project._id,
+        key: taken._id,
+        target: `transfer:${taken._id}`,
+        data,
+      }),
+    );
     return { ...transferView(taken, change.now), name: project.name };
   }
 }
 
 /** The transfer offered last on a board: only that one may still move its ownership. */
 export async function lastTransfer(store: Store, projectId: string): Promise<TransferRecord | undefined> {
-  return (await store.transfers.find({ projectId }, { sort: [['createdAt', -1], ['_id', -1]], limit: 1 }))[0];
+  return (
+    await store.transfers.find(
+      { projectId },
+      {
+        sort: [
+          ['createdAt', -1],
+          ['_id', -1],
+        ],
+        limit: 1,
+      },
+    )
+  )[0];
 }
 
 /** Whether an accepted transfer still has moves to make: a failure cut its accept short, and the recipient's next accept finishes it. */
-export async function unfinished(store: Store, project: Pick<ProjectRecord, '_id' | 'ownerId'>, t: TransferRecord): Promise<boolean> {
+export async function unfinished(
+  store: Store,
+  project: Pick<ProjectRecord, '_id' | 'ownerId'>,
+  t: TransferRecord,
+): Promise<boolean> {
   if (t.status !== 'accepted') return false;
   if (project.ownerId === t.fromAccountId) return true;
   if (project.ownerId !== t.toAccountId) return false;
-  const [owners, billing] = await Promise.all([store.members.find({ projectId: project._id, role: 'owner' }), store.billing.get(project._id)]);
-  return !(owners.length === 1 && owners[0]!.accountId === t.toAccountId && (!billing || billing.accountId === t.toAccountId));
+  const [owners, billing] = await Promise.all([
+    store.members.find({ projectId: project._id, role: 'owner' }),
+    store.billing.get(project._id),
+  ]);
+  return !(
+    owners.length === 1 &&
+    owners[0]!.accountId === t.toAccountId &&
+    (!billing || billing.accountId === t.toAccountId)
+  );
 }
 
 /**
@@ -184,7 +278,11 @@ export async function unfinished(store: Store, project: Pick<ProjectRecord, '_id
  * taking the board over: the board's newest transfer is theirs and accepted, and a retried accept
  * would finish it. Such a membership is not removed or changed meanwhile.
  */
-export async function takingOver(store: Store, project: Pick<ProjectRecord, '_id' | 'ownerId'>, accountId: string): Promise<boolean> {
+export async function takingOver(
+  store: Store,
+  project: Pick<ProjectRecord, '_id' | 'ownerId'>,
+  accountId: string,
+): Promise<boolean> {
   if (project.ownerId === accountId) return false;
   const last = await lastTransfer(store, project._id);
   return last?.toAccountId === accountId && last.status === 'accepted';

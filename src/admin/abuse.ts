@@ -36,14 +36,22 @@ export async function abuseSignals(store: Pick<Store, 'usage'>, now: number, lim
   const buckets = Array.from({ length: BUCKETS }, (_, i) => bucketOf(now - i * BUCKET_MS));
   let partial = false;
   const read = async (scope: 'address' | 'principal') => {
-    const pages = await Promise.all(buckets.map((day) => store.usage.find({ day, scope }, { limit: MAX_ROWS_PER_BUCKET })));
+    const pages = await Promise.all(
+      buckets.map((day) => store.usage.find({ day, scope }, { limit: MAX_ROWS_PER_BUCKET })),
+    );
     if (pages.some((p) => p.length >= MAX_ROWS_PER_BUCKET)) partial = true;
     return pages.flat();
   };
   const [addresses, principals] = await Promise.all([read('address'), read('principal')]);
-  const rename = (r: Ranked): Ranked => ({ ...r, detail: Object.fromEntries(Object.entries(r.detail).map(([k, v]) => [/^r\d{3}$/.test(k) ? k.slice(1) : k, v])) });
+  const rename = (r: Ranked): Ranked => ({
+    ...r,
+    detail: Object.fromEntries(Object.entries(r.detail).map(([k, v]) => [/^r\d{3}$/.test(k) ? k.slice(1) : k, v])),
+  });
   return {
-    window: { from: new Date(Math.floor(now / BUCKET_MS) * BUCKET_MS - (BUCKETS - 1) * BUCKET_MS).toISOString(), to: new Date(now).toISOString() },
+    window: {
+      from: new Date(Math.floor(now / BUCKET_MS) * BUCKET_MS - (BUCKETS - 1) * BUCKET_MS).toISOString(),
+      to: new Date(now).toISOString(),
+    },
     partial,
     refusals: {
       addresses: rank(addresses, REFUSALS, limit).map(rename),

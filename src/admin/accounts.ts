@@ -40,7 +40,14 @@ export interface UserDetail {
   user: UserRow;
   boards: { projectId: string; name: string; role: string; plan: 'free' | 'pro'; owned: boolean; closed: boolean }[];
   tokens: AdminToken[];
-  billing: { projectId: string; status: string | null; interval: 'month' | 'year' | null; currentPeriodEnd: string | null; cancelAtPeriodEnd: boolean; pastDueSince: string | null }[];
+  billing: {
+    projectId: string;
+    status: string | null;
+    interval: 'month' | 'year' | null;
+    currentPeriodEnd: string | null;
+    cancelAtPeriodEnd: boolean;
+    pastDueSince: string | null;
+  }[];
   /** Newest first: rows about the account (operator actions on it) and rows it wrote itself. */
   audit: { about: AuditView[]; by: AuditView[] };
 }
@@ -62,7 +69,8 @@ function encodeCursor(key: (string | number)[]): string {
 function decodeCursor(cursor: string, shape: ('string' | 'number')[]): (string | number)[] {
   try {
     const key: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(key) && key.length === shape.length && key.every((k, i) => typeof k === shape[i])) return key as (string | number)[];
+    if (Array.isArray(key) && key.length === shape.length && key.every((k, i) => typeof k === shape[i]))
+      return key as (string | number)[];
   } catch {
     // falls through to the refusal
   }
@@ -83,9 +91,17 @@ export class AccountsAdmin {
    * Accounts by id (exact) or email prefix (in email order, the email index's), or the deleted
    * ones (most recently deleted first, by the purge date's index); `status` narrows either.
    */
-  async search(input: { q?: string; status?: 'active' | 'deleted'; cursor?: string; limit: number }): Promise<Page<UserRow>> {
+  async search(input: {
+    q?: string;
+    status?: 'active' | 'deleted';
+    cursor?: string;
+    limit: number;
+  }): Promise<Page<UserRow>> {
     const q = input.q?.trim().toLowerCase();
-    if (q === undefined && input.status !== 'deleted') throw new AppError('INVALID_INPUT', 'query: pass q (an email prefix or an account id), or status=deleted.', { field: 'query.q' });
+    if (q === undefined && input.status !== 'deleted')
+      throw new AppError('INVALID_INPUT', 'query: pass q (an email prefix or an account id), or status=deleted.', {
+        field: 'query.q',
+      });
     let found: AccountRecord[];
     let keyOf: (a: AccountRecord) => (string | number)[];
     if (q !== undefined && ACCOUNT_ID.test(q)) {
@@ -95,12 +111,28 @@ export class AccountsAdmin {
       keyOf = (a) => [a.email];
     } else if (q !== undefined) {
       const after = input.cursor === undefined ? null : (decodeCursor(input.cursor, ['string'])[0] as string);
-      if (after !== null && !after.startsWith(q)) throw new AppError('INVALID_CURSOR', 'This cursor belongs to another search.');
-      found = await this.store.accounts.find({ email: after === null ? { $gte: q, $lt: q + PREFIX_END } : { $gt: after, $lt: q + PREFIX_END } }, { sort: [['email', 1]], limit: input.limit + 1 });
+      if (after !== null && !after.startsWith(q))
+        throw new AppError('INVALID_CURSOR', 'This cursor belongs to another search.');
+      found = await this.store.accounts.find(
+        { email: after === null ? { $gte: q, $lt: q + PREFIX_END } : { $gt: after, $lt: q + PREFIX_END } },
+        { sort: [['email', 1]], limit: input.limit + 1 },
+      );
       keyOf = (a) => [a.email];
     } else {
-      const [before, id] = input.cursor === undefined ? [Number.MAX_SAFE_INTEGER, ''] : (decodeCursor(input.cursor, ['number', 'string']) as [number, string]);
-      found = await this.store.accounts.find({ purgeAfter: { $gte: 0, $lte: before } }, { sort: [['purgeAfter', -1], ['_id', -1]], limit: input.limit + 1 + (id ? 50 : 0) });
+      const [before, id] =
+        input.cursor === undefined
+          ? [Number.MAX_SAFE_INTEGER, '']
+          : (decodeCursor(input.cursor, ['number', 'string']) as [number, string]);
+      found = await this.store.accounts.find(
+        { purgeAfter: { $gte: 0, $lte: before } },
+        {
+          sort: [
+            ['purgeAfter', -1],
+            ['_id', -1],
+          ],
+          limit: input.limit + 1 + (id ? 50 : 0),
+        },
+      );
       // The cursor's own row and those before it at the same instant were on the previous page.
       if (id) found = found.filter((a) => a.purgeAfter! < before || a._id < id);
       keyOf = (a) => [a.purgeAfter!, a._id];
@@ -108,7 +140,10 @@ export class AccountsAdmin {
     if (input.status === 'deleted') found = found.filter((a) => a.deletedAt != null);
     if (input.status === 'active') found = found.filter((a) => a.deletedAt == null);
     const page = found.slice(0, input.limit);
-    return { items: await Promise.all(page.map((a) => this.row(a))), nextCursor: found.length > input.limit ? encodeCursor(keyOf(page.at(-1)!)) : null };
+    return {
+      items: await Promise.all(page.map((a) => this.row(a))),
+      nextCursor: found.length > input.limit ? encodeCursor(keyOf(page.at(-1)!)) : null,
+    };
   }
 
   /** One account's row, as the search answers it. */
@@ -123,22 +158,50 @@ export class AccountsAdmin {
       this.store.projects.find({ ownerId: userId }, { limit: BOARDS_READ }),
       this.accountTokens(userId),
       this.store.billing.find({ accountId: userId }, { limit: BOARDS_READ }),
-      this.store.audit.find({ target: `account:${userId}` }, { sort: [['at', -1], ['_id', -1]], limit: AUDIT_ROWS }),
-      this.store.audit.find({ actor: `user:${userId}` }, { sort: [['at', -1], ['_id', -1]], limit: AUDIT_ROWS }),
+      this.store.audit.find(
+        { target: `account:${userId}` },
+        {
+          sort: [
+            ['at', -1],
+            ['_id', -1],
+          ],
+          limit: AUDIT_ROWS,
+        },
+      ),
+      this.store.audit.find(
+        { actor: `user:${userId}` },
+        {
+          sort: [
+            ['at', -1],
+            ['_id', -1],
+          ],
+          limit: AUDIT_ROWS,
+        },
+      ),
     ]);
     const projects = new Map(owned.map((p) => [p._id, p]));
     const missing = memberships.filter((m) => !projects.has(m.projectId));
-    for (const p of await Promise.all(missing.map((m) => this.store.projects.get(m.projectId)))) if (p) projects.set(p._id, p);
+    for (const p of await Promise.all(missing.map((m) => this.store.projects.get(m.projectId))))
+      if (p) projects.set(p._id, p);
     const memberOf = new Map(memberships.map((m) => [m.projectId, m]));
     const boards = [...projects.values()].flatMap((p) => {
       const role = roleOn(p, userId, memberOf.get(p._id) ?? null);
-      return role ? [{ projectId: p._id, name: p.name, role, plan: p.plan, owned: p.ownerId === userId, closed: closed(p) }] : [];
+      return role
+        ? [{ projectId: p._id, name: p.name, role, plan: p.plan, owned: p.ownerId === userId, closed: closed(p) }]
+        : [];
     });
     return {
       user: await this.row(account),
       boards,
       tokens: tokens.map(adminToken),
-      billing: billing.map((b) => ({ projectId: b._id, status: b.status, interval: b.interval, currentPeriodEnd: iso(b.currentPeriodEnd), cancelAtPeriodEnd: b.cancelAtPeriodEnd, pastDueSince: iso(b.pastDueSince) })),
+      billing: billing.map((b) => ({
+        projectId: b._id,
+        status: b.status,
+        interval: b.interval,
+        currentPeriodEnd: iso(b.currentPeriodEnd),
+        cancelAtPeriodEnd: b.cancelAtPeriodEnd,
+        pastDueSince: iso(b.pastDueSince),
+      })),
       audit: { about: about.map(auditView), by: by.map(auditView) },
     };
   }
@@ -155,7 +218,10 @@ export class AccountsAdmin {
     }
     const items = all.slice(start, start + page.limit);
     const last = items.at(-1);
-    return { items: items.map(adminToken), nextCursor: last && start + page.limit < all.length ? encodeCursor([last.createdAt, last._id]) : null };
+    return {
+      items: items.map(adminToken),
+      nextCursor: last && start + page.limit < all.length ? encodeCursor([last.createdAt, last._id]) : null,
+    };
   }
 
   private async accountTokens(userId: string): Promise<TokenRecord[]> {
@@ -202,10 +268,14 @@ export class AccountsAdmin {
  * revoked, so the record stays for the console) of the account. Answers how many of each.
  * The caller closes the sockets (a `revoked` notice for the account).
  */
-export async function revokeCredentials(store: Store, accountId: string): Promise<{ sessions: number; tokens: number }> {
+export async function revokeCredentials(
+  store: Store,
+  accountId: string,
+): Promise<{ sessions: number; tokens: number }> {
   const sessions = await store.sessions.deleteMany({ accountId });
   const live = await store.tokens.select({ accountId, revoked: false }, ['_id'], { limit: TOKENS_READ });
   let tokens = 0;
-  for (const { _id } of live) if (await modify(store.tokens, _id, (t) => (t.revoked ? null : { revoked: true }))) tokens++;
+  for (const { _id } of live)
+    if (await modify(store.tokens, _id, (t) => (t.revoked ? null : { revoked: true }))) tokens++;
   return { sessions, tokens };
 }

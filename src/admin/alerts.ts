@@ -38,24 +38,62 @@ export function alertsOf(report: AlertInputs, nodes: readonly { nodeId: string; 
   const out: Alert[] = [];
   const add = (level: Alert['level'], code: string, message: string) => out.push({ level, code, message });
   const { store } = report;
-  if (!store.ping.ok) add('critical', 'store.unreachable', `The store did not answer a ping (${store.ping.error ?? 'error'} after ${store.ping.ms} ms).`);
-  else if (store.ping.ms > SLOW_PING_MS) add('warning', 'store.slow', `The store took ${store.ping.ms} ms to answer a ping.`);
+  if (!store.ping.ok)
+    add(
+      'critical',
+      'store.unreachable',
+      `The store did not answer a ping (${store.ping.error ?? 'error'} after ${store.ping.ms} ms).`,
+    );
+  else if (store.ping.ms > SLOW_PING_MS)
+    add('warning', 'store.slow', `The store took ${store.ping.ms} ms to answer a ping.`);
   const failure = store.commits.lastFailure;
-  if (failure && report.at - failure.at < RECENT_MS) add('warning', 'commits.failing', `A board commit failed ${Math.round((report.at - failure.at) / 60_000)} min ago (${failure.error}); ${store.commits.failures} since this node started.`);
+  if (failure && report.at - failure.at < RECENT_MS)
+    add(
+      'warning',
+      'commits.failing',
+      `A board commit failed ${Math.round((report.at - failure.at) / 60_000)} min ago (${failure.error}); ${store.commits.failures} since this node started.`,
+    );
   if (store.disk && 'availableBytes' in store.disk && store.disk.totalBytes > 0) {
     const share = store.disk.availableBytes / store.disk.totalBytes;
-    if (share < DISK_CRITICAL) add('critical', 'disk.full', `The data directory's disk is ${(100 - share * 100).toFixed(1)}% full.`);
-    else if (share < DISK_WARN) add('warning', 'disk.filling', `The data directory's disk is ${(100 - share * 100).toFixed(1)}% full.`);
-  } else if (store.disk && 'error' in store.disk) add('warning', 'disk.unknown', `The data directory's disk could not be read (${store.disk.error}).`);
-  if (store.replication && 'error' in store.replication) add('warning', 'replication.unknown', `The replica set's state could not be read (${String(store.replication.error)}).`);
-  if (report.retention?.error) add('warning', 'retention.failed', `The last retention purge failed (${report.retention.error}).`);
-  if (report.bus.state === 'degraded') add('critical', 'bus.down', 'The bus is down: other nodes do not hear this node’s commits, revocations or notices until it is back.');
-  if ((report.mail.outbox ?? 0) > MAIL_BACKLOG) add('warning', 'mail.backlog', `${report.mail.outbox} mails wait in the outbox.`);
-  if (report.usageCounters.lastFlush?.error) add('warning', 'usage.flush', `Writing the usage counters failed (${report.usageCounters.lastFlush.error}).`);
-  if (report.usageCounters.dropped > 0) add('warning', 'usage.dropped', `${report.usageCounters.dropped} usage counts were dropped: cost and abuse figures undercount.`);
+    if (share < DISK_CRITICAL)
+      add('critical', 'disk.full', `The data directory's disk is ${(100 - share * 100).toFixed(1)}% full.`);
+    else if (share < DISK_WARN)
+      add('warning', 'disk.filling', `The data directory's disk is ${(100 - share * 100).toFixed(1)}% full.`);
+  } else if (store.disk && 'error' in store.disk)
+    add('warning', 'disk.unknown', `The data directory's disk could not be read (${store.disk.error}).`);
+  if (store.replication && 'error' in store.replication)
+    add(
+      'warning',
+      'replication.unknown',
+      `The replica set's state could not be read (${String(store.replication.error)}).`,
+    );
+  if (report.retention?.error)
+    add('warning', 'retention.failed', `The last retention purge failed (${report.retention.error}).`);
+  if (report.bus.state === 'degraded')
+    add(
+      'critical',
+      'bus.down',
+      'The bus is down: other nodes do not hear this node’s commits, revocations or notices until it is back.',
+    );
+  if ((report.mail.outbox ?? 0) > MAIL_BACKLOG)
+    add('warning', 'mail.backlog', `${report.mail.outbox} mails wait in the outbox.`);
+  if (report.usageCounters.lastFlush?.error)
+    add('warning', 'usage.flush', `Writing the usage counters failed (${report.usageCounters.lastFlush.error}).`);
+  if (report.usageCounters.dropped > 0)
+    add(
+      'warning',
+      'usage.dropped',
+      `${report.usageCounters.dropped} usage counts were dropped: cost and abuse figures undercount.`,
+    );
   for (const { nodeId, figures } of nodes) {
-    if (figures.eventLoopDelayMs.p99 > LOOP_P99_MS) add('warning', 'node.loop', `Node ${nodeId}: event-loop delay p99 ${Math.round(figures.eventLoopDelayMs.p99)} ms.`);
-    if (figures.memory.rss > RSS_BYTES) add('warning', 'node.memory', `Node ${nodeId}: ${(figures.memory.rss / 1024 ** 3).toFixed(1)} GiB resident.`);
+    if (figures.eventLoopDelayMs.p99 > LOOP_P99_MS)
+      add(
+        'warning',
+        'node.loop',
+        `Node ${nodeId}: event-loop delay p99 ${Math.round(figures.eventLoopDelayMs.p99)} ms.`,
+      );
+    if (figures.memory.rss > RSS_BYTES)
+      add('warning', 'node.memory', `Node ${nodeId}: ${(figures.memory.rss / 1024 ** 3).toFixed(1)} GiB resident.`);
   }
   return out.sort((a, b) => (a.level === b.level ? 0 : a.level === 'critical' ? -1 : 1));
 }

@@ -30,7 +30,11 @@ export type AllowlistKind = AllowlistRecord['kind'];
 /** An entry as written by an operator, in its one spelling; INVALID_INPUT when it is none of the three. */
 export function canonicalEntry(raw: string): { kind: AllowlistKind; value: string } {
   const value = raw.trim().toLowerCase();
-  const bad = () => new AppError('INVALID_INPUT', 'value must be an IP address (203.0.113.7, 2001:db8::1), a CIDR range (203.0.113.0/24, 2001:db8::/48) or an email domain (example.com).');
+  const bad = () =>
+    new AppError(
+      'INVALID_INPUT',
+      'value must be an IP address (203.0.113.7, 2001:db8::1), a CIDR range (203.0.113.0/24, 2001:db8::/48) or an email domain (example.com).',
+    );
   if (value.includes('/')) {
     const [address = '', bits = ''] = value.split('/');
     if (!isIP(address) || !/^\d{1,3}$/.test(bits)) throw bad();
@@ -59,7 +63,14 @@ export interface AllowlistEntry {
   at: number;
 }
 
-const entryOf = (r: AllowlistRecord): AllowlistEntry => ({ id: r._id, kind: r.kind, value: r.value, reason: r.reason, addedBy: r.addedBy, at: r.at });
+const entryOf = (r: AllowlistRecord): AllowlistEntry => ({
+  id: r._id,
+  kind: r.kind,
+  value: r.value,
+  reason: r.reason,
+  addedBy: r.addedBy,
+  at: r.at,
+});
 
 type Ctx = OperatorCtx;
 
@@ -80,9 +91,17 @@ export class Allowlist implements Exemption {
 
   /** Reads the list now and then every REFRESH_MS until stop(). */
   async start(): Promise<void> {
-    this.timer = setInterval(() => void this.refresh().catch((e: unknown) => this.logger.warn({ err: e }, 'allowlist: reading it failed; the last list read stays in force')), REFRESH_MS);
+    this.timer = setInterval(
+      () =>
+        void this.refresh().catch((e: unknown) =>
+          this.logger.warn({ err: e }, 'allowlist: reading it failed; the last list read stays in force'),
+        ),
+      REFRESH_MS,
+    );
     this.timer.unref();
-    await this.refresh().catch((e: unknown) => this.logger.warn({ err: e }, 'allowlist: reading it failed; read again in 10 s'));
+    await this.refresh().catch((e: unknown) =>
+      this.logger.warn({ err: e }, 'allowlist: reading it failed; read again in 10 s'),
+    );
   }
 
   stop(): void {
@@ -103,7 +122,16 @@ export class Allowlist implements Exemption {
   }
 
   private async load(): Promise<void> {
-    const rows = await this.store.allowlist.find({}, { sort: [['at', -1], ['_id', -1]], limit: MAX_ENTRIES });
+    const rows = await this.store.allowlist.find(
+      {},
+      {
+        sort: [
+          ['at', -1],
+          ['_id', -1],
+        ],
+        limit: MAX_ENTRIES,
+      },
+    );
     const ranges = rows.filter((r) => r.kind !== 'domain').map((r) => r.value);
     this.ranges = parseProxyList(ranges.join(','));
     this.domains = new Set(rows.filter((r) => r.kind === 'domain').map((r) => r.value));
@@ -116,8 +144,17 @@ export class Allowlist implements Exemption {
     if (this.ranges.trusts(plainAddress(address))) return 'address';
     const at = email === undefined ? -1 : email.indexOf('@');
     // An address as sign-up takes it (one @, something before it); anything else counts as the address's.
-    if (email !== undefined && this.domains.size > 0 && at > 0 && at === email.lastIndexOf('@') && email.length <= 254) {
-      let domain = email.slice(at + 1).trim().toLowerCase();
+    if (
+      email !== undefined &&
+      this.domains.size > 0 &&
+      at > 0 &&
+      at === email.lastIndexOf('@') &&
+      email.length <= 254
+    ) {
+      let domain = email
+        .slice(at + 1)
+        .trim()
+        .toLowerCase();
       // The domain itself or any parent: an entry example.com covers eu.example.com.
       for (let i = 0; domain.includes('.') && i < 10; i++) {
         if (this.domains.has(domain)) return 'domain';
@@ -128,7 +165,10 @@ export class Allowlist implements Exemption {
   }
 
   /** A page of entries, newest first (read fresh from the store). */
-  async list(cursor: string | undefined, limit: number): Promise<{ entries: AllowlistEntry[]; nextCursor: string | null }> {
+  async list(
+    cursor: string | undefined,
+    limit: number,
+  ): Promise<{ entries: AllowlistEntry[]; nextCursor: string | null }> {
     await this.refresh();
     let start = 0;
     if (cursor !== undefined) {
@@ -141,7 +181,10 @@ export class Allowlist implements Exemption {
     }
     const page = this.entries.slice(start, start + limit);
     const last = page.at(-1);
-    return { entries: page.map(entryOf), nextCursor: last && start + limit < this.entries.length ? `${last.at}:${last._id}` : null };
+    return {
+      entries: page.map(entryOf),
+      nextCursor: last && start + limit < this.entries.length ? `${last.at}:${last._id}` : null,
+    };
   }
 
   /** Adds an entry (201) or answers the one there is (200, unchanged, no row). */
@@ -150,8 +193,20 @@ export class Allowlist implements Exemption {
     const existing = await this.store.allowlist.get(idOf(kind, value));
     if (existing) return { entry: entryOf(existing), created: false };
     await this.reload(); // the count as it stands now: a read under way may have begun before entries were removed
-    if (this.entries.length >= MAX_ENTRIES) throw new AppError('ALLOWLIST_LIMIT', `The allowlist holds ${MAX_ENTRIES} entries; remove some, or list a range or domain instead of many addresses.`);
-    const record: AllowlistRecord = { _id: idOf(kind, value), version: 1, kind, value, reason, addedBy: ctx.identity!.principal, at: ctx.now };
+    if (this.entries.length >= MAX_ENTRIES)
+      throw new AppError(
+        'ALLOWLIST_LIMIT',
+        `The allowlist holds ${MAX_ENTRIES} entries; remove some, or list a range or domain instead of many addresses.`,
+      );
+    const record: AllowlistRecord = {
+      _id: idOf(kind, value),
+      version: 1,
+      kind,
+      value,
+      reason,
+      addedBy: ctx.identity!.principal,
+      at: ctx.now,
+    };
     try {
       await this.store.allowlist.insert(record);
     } catch (e) {
@@ -160,7 +215,12 @@ export class Allowlist implements Exemption {
       if (raced) return { entry: entryOf(raced), created: false };
       throw e;
     }
-    await auditOperatorAction(this.store, ctx, { action: 'allowlist.add', target: `allowlist:${value}`, reason, data: { kind, value } });
+    await auditOperatorAction(this.store, ctx, {
+      action: 'allowlist.add',
+      target: `allowlist:${value}`,
+      reason,
+      data: { kind, value },
+    });
     await this.reload();
     this.announce();
     return { entry: entryOf(record), created: true };
@@ -170,8 +230,14 @@ export class Allowlist implements Exemption {
   async remove(ctx: Ctx, raw: string, reason: string): Promise<AllowlistEntry> {
     const { kind, value } = canonicalEntry(raw);
     const existing = await this.store.allowlist.get(idOf(kind, value));
-    if (!existing || !(await this.store.allowlist.delete(existing._id))) throw new AppError('NOT_FOUND', 'No allowlist entry has that value.');
-    await auditOperatorAction(this.store, ctx, { action: 'allowlist.remove', target: `allowlist:${value}`, reason, data: { kind, value, addedBy: existing.addedBy, addedAt: existing.at, addedReason: existing.reason } });
+    if (!existing || !(await this.store.allowlist.delete(existing._id)))
+      throw new AppError('NOT_FOUND', 'No allowlist entry has that value.');
+    await auditOperatorAction(this.store, ctx, {
+      action: 'allowlist.remove',
+      target: `allowlist:${value}`,
+      reason,
+      data: { kind, value, addedBy: existing.addedBy, addedAt: existing.at, addedReason: existing.reason },
+    });
     await this.reload();
     this.announce();
     return entryOf(existing);

@@ -45,14 +45,23 @@ const after = (row: AuditRecord, p: Position) => row.at < p.at || (row.at === p.
 export async function auditPage(store: Pick<Store, 'audit'>, q: AuditQuery) {
   const position = q.cursor === undefined ? null : decodeCursor(q.cursor);
   // The condition read through an index; the rest are matched on what it reads.
-  const indexed: Filter<AuditRecord> = q.actor !== undefined ? { actor: q.actor } : q.target !== undefined ? { target: q.target } : q.projectId !== undefined ? { projectId: q.projectId } : {};
+  const indexed: Filter<AuditRecord> =
+    q.actor !== undefined
+      ? { actor: q.actor }
+      : q.target !== undefined
+        ? { target: q.target }
+        : q.projectId !== undefined
+          ? { projectId: q.projectId }
+          : {};
   const prefix = q.action?.endsWith('*') ? q.action.slice(0, -1) : null;
   const matches = (row: AuditRecord) =>
     (q.actor === undefined || row.actor === q.actor) &&
     (q.target === undefined || row.target === q.target) &&
     (q.projectId === undefined || row.projectId === q.projectId) &&
     (q.action === undefined || (prefix !== null ? row.action.startsWith(prefix) : row.action === q.action));
-  const filtered = q.action !== undefined || Object.keys(indexed).length < [q.actor, q.target, q.projectId].filter((v) => v !== undefined).length;
+  const filtered =
+    q.action !== undefined ||
+    Object.keys(indexed).length < [q.actor, q.target, q.projectId].filter((v) => v !== undefined).length;
   const chunk = filtered ? CHUNK : q.limit + 1;
 
   const rows: AuditRecord[] = [];
@@ -62,7 +71,16 @@ export async function auditPage(store: Pick<Store, 'audit'>, q: AuditQuery) {
   let more = true;
   // Rows sharing one millisecond are read again by the next read (and skipped): the reads are bounded too.
   for (let reads = 0; rows.length < q.limit && scanned < MAX_SCAN && more && reads <= MAX_SCAN / CHUNK + 1; reads++) {
-    const read = await store.audit.find({ ...indexed, at: q.from === undefined ? { $lte: upper } : { $gte: q.from, $lte: upper } }, { sort: [['at', -1], ['_id', -1]], limit: chunk });
+    const read = await store.audit.find(
+      { ...indexed, at: q.from === undefined ? { $lte: upper } : { $gte: q.from, $lte: upper } },
+      {
+        sort: [
+          ['at', -1],
+          ['_id', -1],
+        ],
+        limit: chunk,
+      },
+    );
     more = read.length === chunk;
     let stoppedEarly = false;
     for (const [i, row] of read.entries()) {
@@ -85,5 +103,14 @@ export async function auditPage(store: Pick<Store, 'audit'>, q: AuditQuery) {
 /** A row as operators read it: the operator behind an impersonated actor lifted out of the request's origin, kept in `data`. */
 export function auditView(row: AuditRecord) {
   const impersonatedBy = typeof row.data.impersonatedBy === 'string' ? row.data.impersonatedBy : null;
-  return { id: row._id, at: new Date(row.at).toISOString(), actor: row.actor, impersonatedBy, action: row.action, target: row.target ?? null, projectId: row.projectId, data: row.data };
+  return {
+    id: row._id,
+    at: new Date(row.at).toISOString(),
+    actor: row.actor,
+    impersonatedBy,
+    action: row.action,
+    target: row.target ?? null,
+    projectId: row.projectId,
+    data: row.data,
+  };
 }

@@ -31,7 +31,11 @@ export function operatorAuditRow(ctx: OperatorCtx, action: OperatorAction): Audi
 }
 
 /** Appends the row; an action whose row cannot be written has failed (callers write it before answering). */
-export async function auditOperatorAction(store: Pick<Store, 'audit'>, ctx: OperatorCtx, action: OperatorAction): Promise<AuditRecord> {
+export async function auditOperatorAction(
+  store: Pick<Store, 'audit'>,
+  ctx: OperatorCtx,
+  action: OperatorAction,
+): Promise<AuditRecord> {
   const row = operatorAuditRow(ctx, action);
   await store.audit.insert(row);
   return row;

@@ -65,7 +65,20 @@ export function codebase(config: Config, startedAt: number): Codebase {
     version: own.version,
     commit: process.env.BUILD_COMMIT ?? null,
     node: process.version,
-    engines: Object.fromEntries(['uWebSockets.js', 'xstate', 'mongodb', 'lmdb', 'ioredis', 'stripe', 'zod', 'pino', 'nodemailer', 'prom-client'].map((p) => [p, versionOf(p)])),
+    engines: Object.fromEntries(
+      [
+        'uWebSockets.js',
+        'xstate',
+        'mongodb',
+        'lmdb',
+        'ioredis',
+        'stripe',
+        'zod',
+        'pino',
+        'nodemailer',
+        'prom-client',
+      ].map((p) => [p, versionOf(p)]),
+    ),
     store: config.store.kind,
     bus: config.redisUrl ? 'redis' : 'local',
     nodeId: config.nodeId,
@@ -79,12 +92,19 @@ export function redacted(config: Config): Record<string, unknown> {
   const set = (value: string | undefined) => (value === undefined ? null : REDACTED);
   return {
     ...config,
-    store: config.store.kind === 'mongo' ? { kind: 'mongo', uri: withoutCredentials(config.store.uri), db: config.store.db } : config.store,
+    store:
+      config.store.kind === 'mongo'
+        ? { kind: 'mongo', uri: withoutCredentials(config.store.uri), db: config.store.db }
+        : config.store,
     redisUrl: withoutCredentials(config.redisUrl),
     trustedProxies: config.trustedProxies.entries,
     mail: { ...config.mail, smtpUrl: withoutCredentials(config.mail.smtpUrl) },
     metrics: config.metrics && { ...config.metrics, token: set(config.metrics.token) },
     secretKey: set(config.secretKey),
-    stripe: { ...config.stripe, secretKey: set(config.stripe.secretKey), webhookSecret: set(config.stripe.webhookSecret) },
+    stripe: {
+      ...config.stripe,
+      secretKey: set(config.stripe.secretKey),
+      webhookSecret: set(config.stripe.webhookSecret),
+    },
   };
 }

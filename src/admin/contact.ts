@@ -40,8 +40,16 @@ export class Contact {
   async send(ctx: Ctx, userId: string, subject: string, text: string): Promise<{ accountId: string; to: string }> {
     const account = await this.store.accounts.get(userId);
     if (!account) throw new AppError('NOT_FOUND', 'No account has that id.');
-    await auditOperatorAction(this.store, ctx, { action: 'contact', target: `account:${account._id}`, data: { subject, text } });
-    await this.mailer.send({ to: account.email, subject, text: `${text}\n\n-- \nThe operators of ${this.publicUrl}\n` });
+    await auditOperatorAction(this.store, ctx, {
+      action: 'contact',
+      target: `account:${account._id}`,
+      data: { subject, text },
+    });
+    await this.mailer.send({
+      to: account.email,
+      subject,
+      text: `${text}\n\n-- \nThe operators of ${this.publicUrl}\n`,
+    });
     return { accountId: account._id, to: account.email };
   }
 }

@@ -21,7 +21,11 @@ export class DataDesk {
   async export(ctx: Ctx, scope: ExportScope): Promise<Export> {
     const chunks = await exportOf(this.store, scope, ctx.now);
     const target = 'userId' in scope ? `account:${scope.userId}` : `board:${scope.projectId}`;
-    await auditOperatorAction(this.store, ctx, { action: 'export', target, projectId: 'projectId' in scope ? scope.projectId : null });
+    await auditOperatorAction(this.store, ctx, {
+      action: 'export',
+      target,
+      projectId: 'projectId' in scope ? scope.projectId : null,
+    });
     return { chunks, target };
   }
 
@@ -29,7 +33,12 @@ export class DataDesk {
   async import(ctx: Ctx, input: ImportInput): Promise<ImportedBoard> {
     const imported = await importBoard(this.store, input, ctx.identity!.principal, ctx.now);
     const { projectId, from, items, events } = imported;
-    await auditOperatorAction(this.store, ctx, { action: 'import', target: `board:${projectId}`, projectId, data: { userId: input.userId, from, items, events } });
+    await auditOperatorAction(this.store, ctx, {
+      action: 'import',
+      target: `board:${projectId}`,
+      projectId,
+      data: { userId: input.userId, from, items, events },
+    });
     return imported;
   }
 }

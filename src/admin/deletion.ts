@@ -49,7 +49,9 @@ export class AccountDeletion {
     if (!found) throw new AppError('NOT_FOUND', 'No account has that id.');
     const already = found.deletedAt != null;
     if (!already) await this.cancelSubscriptions(accountId);
-    const account = await modify(this.store.accounts, accountId, (a) => (a.deletedAt != null ? null : { deletedAt: now, deletedBy: by, purgeAfter: now + DELETION_RETENTION_MS }));
+    const account = await modify(this.store.accounts, accountId, (a) =>
+      a.deletedAt != null ? null : { deletedAt: now, deletedBy: by, purgeAfter: now + DELETION_RETENTION_MS },
+    );
     if (!account) throw new AppError('NOT_FOUND', 'No account has that id.');
     await revokeCredentials(this.store, accountId);
     const boards = await this.markBoards(accountId, accountId);
@@ -78,9 +80,14 @@ export class AccountDeletion {
   async purge(accountId: string, confirm: string, now: number): Promise<Purged> {
     const found = await this.store.accounts.get(accountId);
     if (!found) throw new AppError('NOT_FOUND', 'No account has that id.');
-    if (confirm !== found.email) throw new AppError('ACCOUNT_DELETE_CONFIRM_MISMATCH', 'confirm must be the account’s exact email.');
+    if (confirm !== found.email)
+      throw new AppError('ACCOUNT_DELETE_CONFIRM_MISMATCH', 'confirm must be the account’s exact email.');
     if (found.deletedAt == null) await this.cancelSubscriptions(accountId);
-    const marked = await modify(this.store.accounts, accountId, (a) => (a.purgeAfter === PURGING ? null : { deletedAt: a.deletedAt ?? now, deletedBy: a.deletedBy ?? 'operator', purgeAfter: PURGING }));
+    const marked = await modify(this.store.accounts, accountId, (a) =>
+      a.purgeAfter === PURGING
+        ? null
+        : { deletedAt: a.deletedAt ?? now, deletedBy: a.deletedBy ?? 'operator', purgeAfter: PURGING },
+    );
     if (!marked) throw new AppError('NOT_FOUND', 'No account has that id.');
     return { boards: await purgeAccount(this.store, accountId) };
   }
@@ -89,11 +96,23 @@ export class AccountDeletion {
   async sweep(now: number): Promise<Swept> {
     const result: Swept = { accounts: [], boards: [] };
     for (let round = 0; round < SWEEP_ROUNDS; round++) {
-      const due = await this.store.accounts.find({ purgeAfter: { $gte: PURGING, $lte: now } }, { sort: [['purgeAfter', 1], ['_id', 1]], limit: SWEEP_BATCH });
+      const due = await this.store.accounts.find(
+        { purgeAfter: { $gte: PURGING, $lte: now } },
+        {
+          sort: [
+            ['purgeAfter', 1],
+            ['_id', 1],
+          ],
+          limit: SWEEP_BATCH,
+        },
+      );
       let progressed = false;
       for (const account of due) {
         // Marked first, version-checked: a restore that landed since wins, and one after finds the purge begun.
-        const held = account.purgeAfter === PURGING ? account : await this.store.accounts.update(account._id, account.version, { purgeAfter: PURGING });
+        const held =
+          account.purgeAfter === PURGING
+            ? account
+            : await this.store.accounts.update(account._id, account.version, { purgeAfter: PURGING });
         if (!held) continue;
         result.boards.push(...(await purgeAccount(this.store, account._id)));
         result.accounts.push(account._id);
@@ -108,7 +127,8 @@ export class AccountDeletion {
   private async markBoards(accountId: string, deletedOwner: string | null): Promise<string[]> {
     const owned = await this.store.projects.select({ ownerId: accountId }, ['deletedOwner']);
     for (const p of owned) {
-      if ((p.deletedOwner ?? null) !== deletedOwner) await modify(this.store.projects, p._id, (cur) => (cur.ownerId !== accountId ? null : { deletedOwner }));
+      if ((p.deletedOwner ?? null) !== deletedOwner)
+        await modify(this.store.projects, p._id, (cur) => (cur.ownerId !== accountId ? null : { deletedOwner }));
     }
     return owned.map((p) => p._id);
   }
@@ -116,6 +136,9 @@ export class AccountDeletion {
 
 function restorable(account: AccountRecord, now: number): void {
   if (account.deletedAt == null || account.purgeAfter == null || account.purgeAfter <= now) {
-    throw new AppError('ACCOUNT_NOT_RESTORABLE', account.deletedAt == null ? 'The account is not deleted.' : 'The account’s 30 days are over: its purge is due.');
+    throw new AppError(
+      'ACCOUNT_NOT_RESTORABLE',
+      account.deletedAt == null ? 'The account is not deleted.' : 'The account’s 30 days are over: its purge is due.',
+    );
   }
 }

@@ -91,23 +91,43 @@ export interface DurabilitySources {
   bus(): 'local' | 'ok' | 'degraded';
   /** Other nodes heard on the bus recently. */
   peers(): number;
-  usage(): { pendingRows: number; dropped: number; lastFlush: { at: number; rows: number; error: string | null } | null };
+  usage(): {
+    pendingRows: number;
+    dropped: number;
+    lastFlush: { at: number; rows: number; error: string | null } | null;
+  };
   /** The nodes' figures as this node holds them (src/admin/utilization.ts), for the alerts. */
   nodes(): { nodeId: string; figures: NodeFigures }[];
   clock: () => number;
 }
 
-async function timed<T>(work: () => Promise<T>, limitMs: number): Promise<{ ok: true; ms: number; value: T } | { ok: false; ms: number; error: string }> {
+async function timed<T>(
+  work: () => Promise<T>,
+  limitMs: number,
+): Promise<{ ok: true; ms: number; value: T } | { ok: false; ms: number; error: string }> {
   const started = performance.now();
   try {
-    const value = await Promise.race([work(), new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), limitMs).unref())]);
+    const value = await Promise.race([
+      work(),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), limitMs).unref()),
+    ]);
     return { ok: true, ms: round(performance.now() - started), value };
   } catch (e) {
-    return { ok: false, ms: round(performance.now() - started), error: e instanceof Error && e.message === 'timeout' ? 'timeout' : e instanceof Error ? e.name : 'Error' };
+    return {
+      ok: false,
+      ms: round(performance.now() - started),
+      error: e instanceof Error && e.message === 'timeout' ? 'timeout' : e instanceof Error ? e.name : 'Error',
+    };
   }
 }
 
-async function disk(config: Config): Promise<{ path: string; totalBytes: number; freeBytes: number; availableBytes: number } | { path: string; error: string } | null> {
+async function disk(
+  config: Config,
+): Promise<
+  | { path: string; totalBytes: number; freeBytes: number; availableBytes: number }
+  | { path: string; error: string }
+  | null
+> {
   if (config.store.kind !== 'embedded') return null;
   const path = config.store.dataDir;
   try {
@@ -132,7 +152,13 @@ export async function durability(src: DurabilitySources) {
     store: {
       kind: store.kind,
       ping: ping.ok ? { ok: true, ms: ping.ms } : { ok: false, ms: ping.ms, error: ping.error },
-      commits: { committed: commits.committed, conflicts: commits.conflicts, failures: commits.failures, lastFailure: commits.lastFailure, latencyMs: commits.latency() },
+      commits: {
+        committed: commits.committed,
+        conflicts: commits.conflicts,
+        failures: commits.failures,
+        lastFailure: commits.lastFailure,
+        latencyMs: commits.latency(),
+      },
       disk: space,
       replication: replication === null ? null : replication.ok ? replication.value : { error: replication.error },
     },

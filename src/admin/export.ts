@@ -51,7 +51,14 @@ export type ExportScope = { userId: string } | { projectId: string };
 
 /** One line of an export. */
 export type ExportLine =
-  | { kind: 'export'; format: number; scope: 'account' | 'board'; id: string; exportedAt: string; leftOut: typeof LEFT_OUT }
+  | {
+      kind: 'export';
+      format: number;
+      scope: 'account' | 'board';
+      id: string;
+      exportedAt: string;
+      leftOut: typeof LEFT_OUT;
+    }
   | { kind: string; boardId?: string; record: Record<string, unknown> }
   | { kind: 'end'; lines: number };
 
@@ -67,7 +74,8 @@ export function without(record: object, paths: readonly string[]): Record<string
     const [head, ...rest] = path.split('.');
     if (!(head! in out)) continue;
     if (!rest.length) delete out[head!];
-    else if (out[head!] !== null && typeof out[head!] === 'object') out[head!] = without(out[head!] as object, [rest.join('.')]);
+    else if (out[head!] !== null && typeof out[head!] === 'object')
+      out[head!] = without(out[head!] as object, [rest.join('.')]);
   }
   return out;
 }
@@ -79,12 +87,26 @@ const redact = (kind: Kind, record: object): Record<string, unknown> => without(
  * value of `field` seen and skips the records already read at it, so the read goes through the
  * index on `field` and never holds more than one page.
  */
-async function* pages<T extends Doc>(collection: Collection<T>, filter: Filter<T>, field: keyof T & string): AsyncGenerator<T[]> {
+async function* pages<T extends Doc>(
+  collection: Collection<T>,
+  filter: Filter<T>,
+  field: keyof T & string,
+): AsyncGenerator<T[]> {
   let last: unknown;
   let seenAtLast = 0;
   for (;;) {
     const from = last === undefined ? filter : ({ ...filter, [field]: { $gte: last } } as Filter<T>);
-    const page = await collection.find(from, { sort: field === '_id' ? [['_id', 1]] : [[field, 1], ['_id', 1]], skip: seenAtLast, limit: PAGE });
+    const page = await collection.find(from, {
+      sort:
+        field === '_id'
+          ? [['_id', 1]]
+          : [
+              [field, 1],
+              ['_id', 1],
+            ],
+      skip: seenAtLast,
+      limit: PAGE,
+    });
     if (page.length) yield page;
     if (page.length < PAGE) return;
     for (const record of page) {
@@ -94,7 +116,10 @@ async function* pages<T extends Doc>(collection: Collection<T>, filter: Filter<T
   }
 }
 
-async function* linesOf<T extends Doc>(source: AsyncIterable<T[]>, line: (record: T) => ExportLine | null): AsyncGenerator<ExportLine[]> {
+async function* linesOf<T extends Doc>(
+  source: AsyncIterable<T[]>,
+  line: (record: T) => ExportLine | null,
+): AsyncGenerator<ExportLine[]> {
   for await (const page of source) yield page.flatMap((r) => line(r) ?? []);
 }
 
@@ -102,12 +127,23 @@ async function* linesOf<T extends Doc>(source: AsyncIterable<T[]>, line: (record
 export const exportedItem = (item: BoardItem): Record<string, unknown> => redact('item', item);
 
 /** The board's event log up to the header's seq: the stored log, then the events of the last commit still in its outbox. */
-async function* eventLines(store: Store, boardId: string, record: { lastSeq: number; outbox?: Omit<EventRecord, 'version'>[] }): AsyncGenerator<ExportLine[]> {
+async function* eventLines(
+  store: Store,
+  boardId: string,
+  record: { lastSeq: number; outbox?: Omit<EventRecord, 'version'>[] },
+): AsyncGenerator<ExportLine[]> {
   const held = (record.outbox ?? []).filter((e) => e.seq <= record.lastSeq);
   const end = held.length ? held[0]!.seq - 1 : record.lastSeq;
-  const line = ({ seq, type, actor, workId, at, data }: Omit<EventRecord, 'version' | '_id'>): ExportLine => ({ kind: 'event', boardId, record: { seq, type, actor, workId, at, data } });
-  for (let after = 0; ; ) {
-    const page = await store.events.find({ boardId, seq: { $gt: after, $lte: end } }, { sort: [['seq', 1]], limit: PAGE });
+  const line = ({ seq, type, actor, workId, at, data }: Omit<EventRecord, 'version' | '_id'>): ExportLine => ({
+    kind: 'event',
+    boardId,
+    record: { seq, type, actor, workId, at, data },
+  });
+  for (let after = 0; ;) {
+    const page = await store.events.find(
+      { boardId, seq: { $gt: after, $lte: end } },
+      { sort: [['seq', 1]], limit: PAGE },
+    );
     if (page.length) yield page.map(line);
     if (page.length < PAGE) break;
     after = page.at(-1)!.seq;
@@ -128,19 +164,37 @@ async function* boardLines(store: Store, projectId: string, skip: Skip): AsyncGe
   const [project, loaded] = await Promise.all([store.projects.get(projectId), store.boards.load(projectId)]);
   if (!project || !loaded) return;
   const { record } = loaded;
-  const header = { nextWorkSeq: record.nextWorkSeq, nextFencingToken: record.nextFencingToken, lastSeq: record.lastSeq, nextDeadline: record.nextDeadline, counts: record.counts ?? {}, stats: record.stats ? await statsSince(store, projectId, record.stats as unknown as BoardStats) : null };
+  const header = {
+    nextWorkSeq: record.nextWorkSeq,
+    nextFencingToken: record.nextFencingToken,
+    lastSeq: record.lastSeq,
+    nextDeadline: record.nextDeadline,
+    counts: record.counts ?? {},
+    stats: record.stats ? await statsSince(store, projectId, record.stats as unknown as BoardStats) : null,
+  };
   yield [{ kind: 'board', boardId: projectId, record: { project, header } }];
   // The store keeps doctrine entries and spec clauses beside the items (machines/board-entries.ts): each kind has its own lines.
   const { items, doctrine, spec } = splitStored(loaded.items as StoredEntry[]);
   loaded.items.length = 0;
   items.sort((a, b) => seqOf(a.workId) - seqOf(b.workId));
-  for (let i = 0; i < items.length; i += PAGE) yield items.slice(i, i + PAGE).map((item) => ({ kind: 'item', boardId: projectId, record: exportedItem(item) }));
+  for (let i = 0; i < items.length; i += PAGE)
+    yield items.slice(i, i + PAGE).map((item) => ({ kind: 'item', boardId: projectId, record: exportedItem(item) }));
   items.length = 0;
   doctrine.sort((a, b) => (a.slug < b.slug ? -1 : 1));
-  for (let i = 0; i < doctrine.length; i += PAGE) yield doctrine.slice(i, i + PAGE).map((entry) => ({ kind: 'doctrine', boardId: projectId, record: redact('doctrine', entry) }));
+  for (let i = 0; i < doctrine.length; i += PAGE)
+    yield doctrine
+      .slice(i, i + PAGE)
+      .map((entry) => ({ kind: 'doctrine', boardId: projectId, record: redact('doctrine', entry) }));
   spec.sort((a, b) => compareClauseIds(a.clauseId, b.clauseId));
-  for (let i = 0; i < spec.length; i += PAGE) yield spec.slice(i, i + PAGE).map((clause) => ({ kind: 'spec', boardId: projectId, record: { ...clause } }));
-  const of = (kind: string) => (r: object): ExportLine => ({ kind, boardId: projectId, record: kind in LEFT_OUT.fields ? redact(kind as Kind, r) : { ...r } });
+  for (let i = 0; i < spec.length; i += PAGE)
+    yield spec.slice(i, i + PAGE).map((clause) => ({ kind: 'spec', boardId: projectId, record: { ...clause } }));
+  const of =
+    (kind: string) =>
+    (r: object): ExportLine => ({
+      kind,
+      boardId: projectId,
+      record: kind in LEFT_OUT.fields ? redact(kind as Kind, r) : { ...r },
+    });
   yield* linesOf(pages(store.members, { projectId }, 'acceptedAt'), of('member'));
   yield* linesOf(pages(store.invitations, { projectId }, 'createdAt'), of('invitation'));
   yield* linesOf(pages(store.tokens, { boardId: projectId }, '_id'), (t) => (skip.token(t) ? null : of('token')(t)));
@@ -161,14 +215,20 @@ async function* accountLines(store: Store, userId: string): AsyncGenerator<Expor
   const principal = `user:${userId}`;
   const target = `account:${userId}`;
   yield [{ kind: 'account', record: redact('account', account) }];
-  const line = (kind: string) => (r: object): ExportLine => ({ kind, record: kind in LEFT_OUT.fields ? redact(kind as Kind, r) : { ...r } });
+  const line =
+    (kind: string) =>
+    (r: object): ExportLine => ({ kind, record: kind in LEFT_OUT.fields ? redact(kind as Kind, r) : { ...r } });
   yield* linesOf(pages(store.tokens, { accountId: userId }, '_id'), line('token'));
   yield* linesOf(pages(store.members, { accountId: userId }, 'acceptedAt'), line('membership'));
   yield* linesOf(pages(store.billing, { accountId: userId }, '_id'), line('billing'));
   yield* linesOf(pages(store.audit, { actor: principal }, 'at'), line('audit'));
   yield* linesOf(pages(store.audit, { target }, 'at'), (a) => (a.actor === principal ? null : line('audit')(a)));
-  const skip: Skip = { token: (t) => t.accountId === userId, audit: (a) => a.actor === principal || a.target === target };
-  for await (const owned of pages(store.projects, { ownerId: userId }, '_id')) for (const project of owned) yield* boardLines(store, project._id, skip);
+  const skip: Skip = {
+    token: (t) => t.accountId === userId,
+    audit: (a) => a.actor === principal || a.target === target,
+  };
+  for await (const owned of pages(store.projects, { ownerId: userId }, '_id'))
+    for (const project of owned) yield* boardLines(store, project._id, skip);
 }
 
 /** Pages of lines as NDJSON text, at most CHUNK_BYTES a chunk (about), one chunk at least per page read. */
@@ -198,8 +258,14 @@ export async function exportOf(store: Store, scope: ExportScope, now: number): P
   const exportedAt = new Date(now).toISOString();
   if ('userId' in scope) {
     if (!(await store.accounts.versionOf(scope.userId))) throw new AppError('NOT_FOUND', 'No account has that id.');
-    return ndjson({ kind: 'export', format: EXPORT_FORMAT, scope: 'account', id: scope.userId, exportedAt, leftOut: LEFT_OUT }, accountLines(store, scope.userId));
+    return ndjson(
+      { kind: 'export', format: EXPORT_FORMAT, scope: 'account', id: scope.userId, exportedAt, leftOut: LEFT_OUT },
+      accountLines(store, scope.userId),
+    );
   }
   if (!(await store.projects.versionOf(scope.projectId))) throw new AppError('NOT_FOUND', 'No board has that id.');
-  return ndjson({ kind: 'export', format: EXPORT_FORMAT, scope: 'board', id: scope.projectId, exportedAt, leftOut: LEFT_OUT }, boardLines(store, scope.projectId, NO_SKIP));
+  return ndjson(
+    { kind: 'export', format: EXPORT_FORMAT, scope: 'board', id: scope.projectId, exportedAt, leftOut: LEFT_OUT },
+    boardLines(store, scope.projectId, NO_SKIP),
+  );
 }

@@ -76,7 +76,10 @@ export class FeedbackDesk {
     const ids = [...new Set(page.entries.map((e) => e.boardId))];
     const projects = ids.length ? await this.store.projects.select({ _id: { $in: ids } }, ['name']) : [];
     const names = new Map(projects.map((p) => [p._id, p.name]));
-    return { feedback: page.entries.map((e) => ({ ...feedbackView(e), boardName: names.get(e.boardId) ?? null })), nextCursor: page.nextCursor };
+    return {
+      feedback: page.entries.map((e) => ({ ...feedbackView(e), boardName: names.get(e.boardId) ?? null })),
+      nextCursor: page.nextCursor,
+    };
   }
 
   /** Resolves or dismisses an open entry; one already triaged, or being promoted, is 409 FEEDBACK_CLOSED. */
@@ -84,10 +87,21 @@ export class FeedbackDesk {
     for (;;) {
       const entry = await this.book.get(id);
       if (entry.status !== 'open') throw closed(entry);
-      const done = await this.store.feedback.update(id, entry.version, { status: to, closedBy: ctx.identity!.principal, closedAt: ctx.now, reason });
+      const done = await this.store.feedback.update(id, entry.version, {
+        status: to,
+        closedBy: ctx.identity!.principal,
+        closedAt: ctx.now,
+        reason,
+      });
       if (!done) continue;
       await this.book.ledger.release(entry.boardId, id);
-      await auditOperatorAction(this.store, ctx, { action: to === 'resolved' ? 'feedback.resolve' : 'feedback.dismiss', target: `feedback:${id}`, projectId: entry.boardId, reason, data: { kind: entry.kind, from: entry.from } });
+      await auditOperatorAction(this.store, ctx, {
+        action: to === 'resolved' ? 'feedback.resolve' : 'feedback.dismiss',
+        target: `feedback:${id}`,
+        projectId: entry.boardId,
+        reason,
+        data: { kind: entry.kind, from: entry.from },
+      });
       return { feedback: feedbackView(done) };
     }
   }
@@ -108,7 +122,12 @@ export class FeedbackDesk {
         continue;
       }
       if (Date.now() >= waitUntil) {
-        throw new AppError('FEEDBACK_BUSY', `Another promotion of this entry (by ${entry.promotion!.by}) has not finished yet; retry shortly.`, { id, promotingBy: entry.promotion!.by }, { 'retry-after': '1' });
+        throw new AppError(
+          'FEEDBACK_BUSY',
+          `Another promotion of this entry (by ${entry.promotion!.by}) has not finished yet; retry shortly.`,
+          { id, promotingBy: entry.promotion!.by },
+          { 'retry-after': '1' },
+        );
       }
       await pause(POLL_MS);
     }
@@ -122,20 +141,34 @@ export class FeedbackDesk {
     if (workId === null) {
       if (!(await this.store.projects.get(entry.boardId))) {
         await this.store.feedback.update(entry._id, entry.version, { status: 'open', promotion: null });
-        throw new AppError('NOT_FOUND', 'The board of this feedback no longer exists; resolve or dismiss it instead.', { projectId: entry.boardId });
+        throw new AppError('NOT_FOUND', 'The board of this feedback no longer exists; resolve or dismiss it instead.', {
+          projectId: entry.boardId,
+        });
       }
       try {
         // `once`: a promotion too slow for its claim and the one that took it over make one item.
-        const [item] = await this.boards.ask(onBoard(entry.boardId, operator), { kind: 'create', items: [itemFromFeedback(entry)], actor: operator, once: feedbackLabel(entry._id) });
+        const [item] = await this.boards.ask(onBoard(entry.boardId, operator), {
+          kind: 'create',
+          items: [itemFromFeedback(entry)],
+          actor: operator,
+          once: feedbackLabel(entry._id),
+        });
         workId = item!.workId;
       } catch (e) {
         // A refusal made nothing, so the entry is open again; any other failure may have made the
         // item, so the claim stays for a later promote to take over and look for it.
-        if (e instanceof AppError && e.status < 500) await this.store.feedback.update(entry._id, entry.version, { status: 'open', promotion: null });
+        if (e instanceof AppError && e.status < 500)
+          await this.store.feedback.update(entry._id, entry.version, { status: 'open', promotion: null });
         throw e;
       }
     }
-    const done = await this.store.feedback.update(entry._id, entry.version, { status: 'promoted', promotedWorkId: workId, closedBy: operator, closedAt: ctx.now, reason });
+    const done = await this.store.feedback.update(entry._id, entry.version, {
+      status: 'promoted',
+      promotedWorkId: workId,
+      closedBy: operator,
+      closedAt: ctx.now,
+      reason,
+    });
     if (!done) return this.settle(ctx, entry, reason, workId);
     await this.book.ledger.release(entry.boardId, entry._id);
     return this.answer(ctx, done, reason, found === null, takeover);
@@ -151,17 +184,37 @@ export class FeedbackDesk {
       const entry = await this.book.get(mine._id);
       if (entry.status === 'promoted') {
         if (entry.promotedWorkId !== workId) {
-          const cancel = { type: 'CANCEL', reason: `a second item for feedback ${entry._id}, promoted to ${entry.promotedWorkId}` } as const;
-          await this.boards.ask(onBoard(entry.boardId, ctx.identity!.principal), { kind: 'event', workId, actor: ctx.identity!.principal, event: cancel });
+          const cancel = {
+            type: 'CANCEL',
+            reason: `a second item for feedback ${entry._id}, promoted to ${entry.promotedWorkId}`,
+          } as const;
+          await this.boards.ask(onBoard(entry.boardId, ctx.identity!.principal), {
+            kind: 'event',
+            workId,
+            actor: ctx.identity!.principal,
+            event: cancel,
+          });
         }
         return this.answer(ctx, entry, reason, false, true);
       }
-      if (entry.status !== 'promoting' || Date.now() >= waitUntil) throw new AppError('FEEDBACK_BUSY', 'Another promotion took this one over and has not finished yet.', { id: entry._id }, { 'retry-after': '1' });
+      if (entry.status !== 'promoting' || Date.now() >= waitUntil)
+        throw new AppError(
+          'FEEDBACK_BUSY',
+          'Another promotion took this one over and has not finished yet.',
+          { id: entry._id },
+          { 'retry-after': '1' },
+        );
       await pause(POLL_MS * 4);
     }
   }
 
-  private async answer(ctx: Ctx, entry: FeedbackRecord, reason: string, created: boolean, takeover: boolean): Promise<Promoted> {
+  private async answer(
+    ctx: Ctx,
+    entry: FeedbackRecord,
+    reason: string,
+    created: boolean,
+    takeover: boolean,
+  ): Promise<Promoted> {
     await auditOperatorAction(this.store, ctx, {
       action: 'feedback.promote',
       target: `feedback:${entry._id}`,
@@ -177,7 +230,9 @@ export class FeedbackDesk {
     const board = await this.store.boards.load(entry.boardId);
     const label = feedbackLabel(entry._id);
     // Items only: doctrine entries and spec clauses are stored beside them (machines/board-entries.ts).
-    const made = ((board?.items ?? []) as BoardItem[]).filter((i) => keyKind(i.workId).kind === 'item' && i.labels.includes(label));
+    const made = ((board?.items ?? []) as BoardItem[]).filter(
+      (i) => keyKind(i.workId).kind === 'item' && i.labels.includes(label),
+    );
     // A live item before a cancelled one (a second item a slow promotion cancelled), then the first made.
     const rank = (i: BoardItem) => (i.state === 'cancelled' ? 1e12 : 0) + Number(i.workId.slice(2));
     return made.sort((a, b) => rank(a) - rank(b))[0]?.workId ?? null;
@@ -186,11 +241,21 @@ export class FeedbackDesk {
 
 function closed(entry: FeedbackRecord): AppError {
   const what = entry.status === 'promoting' ? 'is being promoted' : `was ${entry.status} already`;
-  return new AppError('FEEDBACK_CLOSED', `This feedback entry ${what}; it can no longer be resolved, dismissed or promoted.`, { id: entry._id, status: entry.status, promotedWorkId: entry.promotedWorkId });
+  return new AppError(
+    'FEEDBACK_CLOSED',
+    `This feedback entry ${what}; it can no longer be resolved, dismissed or promoted.`,
+    { id: entry._id, status: entry.status, promotedWorkId: entry.promotedWorkId },
+  );
 }
 
 /**
  * Operator routes select no board: the command goes to the entry's board by its id. BoardAccess.ask
  * reads only the board id of a call (role and scope were the gate's to check).
  */
-const onBoard = (boardId: string, principal: string): BoardCall => ({ boardId, principal, role: 'owner', within: null, actor: undefined as never });
+const onBoard = (boardId: string, principal: string): BoardCall => ({
+  boardId,
+  principal,
+  role: 'owner',
+  within: null,
+  actor: undefined as never,
+});

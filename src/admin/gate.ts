@@ -22,7 +22,10 @@ import { orElse } from '../../store/ports/maybe.js';
  * decided: a stranger who signs up with a listed address first, or an address set by change-email,
  * is unconfirmed until the link mailed to it is followed, and no operator until then.
  */
-export function isOperatorAccount(account: Pick<AccountRecord, 'email' | 'emailVerified'> | null, operatorEmails: ReadonlySet<string>): boolean {
+export function isOperatorAccount(
+  account: Pick<AccountRecord, 'email' | 'emailVerified'> | null,
+  operatorEmails: ReadonlySet<string>,
+): boolean {
   return account !== null && account.emailVerified && operatorEmails.has(account.email);
 }
 
@@ -47,8 +50,12 @@ export class OperatorGate {
     if (this.emails.size && headers['authorization'] === undefined) {
       for (const cookie of [cookies[SESSION_COOKIE], cookies[OPERATOR_SESSION_COOKIE]]) {
         if (cookie === undefined) continue;
-        const identity = await orElse(() => this.authenticator.authenticate('session', headers, { [SESSION_COOKIE]: cookie }, now), null);
-        if (identity?.kind === 'session' && !identity.impersonation && (await this.isOperator(identity.accountId))) return identity;
+        const identity = await orElse(
+          () => this.authenticator.authenticate('session', headers, { [SESSION_COOKIE]: cookie }, now),
+          null,
+        );
+        if (identity?.kind === 'session' && !identity.impersonation && (await this.isOperator(identity.accountId)))
+          return identity;
       }
     }
     throw new AppError('NOT_FOUND');

@@ -14,7 +14,13 @@
 // Whatever outlives the session or changes who can act or pay is refused while an operator acts
 // as the account (IMPERSONATION_FORBIDDEN, DOMAIN.md "Operators"): each such route says so
 // (`refusedWhileImpersonating`, checked by the pipeline), never its handler.
-import { DuplicateKeyError, modify, type AccountRecord, type SessionRecord, type Store } from '../../store/ports/store.js';
+import {
+  DuplicateKeyError,
+  modify,
+  type AccountRecord,
+  type SessionRecord,
+  type Store,
+} from '../../store/ports/store.js';
 import { newSecret, OPERATOR_SESSION_COOKIE, SESSION_COOKIE, sha256 } from '../auth/authenticator.js';
 import type { SessionIdentity } from '../auth/identity.js';
 import { auditRow } from '../audit-row.js';
@@ -35,7 +41,12 @@ const endRowId = (sessionId: string): string => `impersonation-end:${sha256(`end
  * The impersonation session ended by itself (its 30 minutes are over) and is noticed now: its end
  * row (automatic), then the session marked revoked so it is not noticed again. Idempotent.
  */
-export async function noticeLapsed(store: Pick<Store, 'sessions' | 'audit'>, session: SessionRecord, now: number, ctx?: Ctx): Promise<void> {
+export async function noticeLapsed(
+  store: Pick<Store, 'sessions' | 'audit'>,
+  session: SessionRecord,
+  now: number,
+  ctx?: Ctx,
+): Promise<void> {
   const imp = session.impersonation;
   if (!imp) return;
   const row = auditRow({
@@ -45,7 +56,13 @@ export async function noticeLapsed(store: Pick<Store, 'sessions' | 'audit'>, ses
     action: 'admin.impersonation.end',
     projectId: null,
     origin: ctx ? { requestId: ctx.requestId, address: ctx.remoteAddress } : null,
-    data: { automatic: true, endedAt: session.expiresAt, startedAt: session.createdAt, reason: imp.reason, operator: true },
+    data: {
+      automatic: true,
+      endedAt: session.expiresAt,
+      startedAt: session.createdAt,
+      reason: imp.reason,
+      operator: true,
+    },
   });
   await insertOnce(store, { ...row, target: `account:${session.accountId}` });
   await modify(store.sessions, session._id, (current) => (current.revoked ? null : { revoked: true }));
@@ -80,7 +97,13 @@ export interface Ended {
 }
 
 export interface State {
-  impersonating: { accountId: string; email: string | null; reason: string; startedAt: number; expiresAt: number } | null;
+  impersonating: {
+    accountId: string;
+    email: string | null;
+    reason: string;
+    startedAt: number;
+    expiresAt: number;
+  } | null;
   operator: { sessionId: string };
 }
 
@@ -95,7 +118,8 @@ export class Impersonation {
     const operator = operatorOf(ctx);
     const account = await this.store.accounts.get(userId);
     if (!account) throw new AppError('NOT_FOUND', 'No account has that id.');
-    if (account._id === operator.accountId) throw new AppError('INVALID_INPUT', 'That is your own account; you act as it already.');
+    if (account._id === operator.accountId)
+      throw new AppError('INVALID_INPUT', 'That is your own account; you act as it already.');
     if (account.deletedAt) throw new AppError('NOT_FOUND', 'The account is deleted; restore it before acting as it.');
     const own = await this.ownSession(ctx, operator);
     // One at a time: an impersonation this browser still holds ends here (a browser cannot get
@@ -114,7 +138,9 @@ export class Impersonation {
       revoked: false,
       impersonation: { operatorId: operator.accountId, operatorSessionId: operator.sessionId, reason },
     });
-    await this.store.audit.insert(operatorAuditRow(ctx, { action: 'impersonate', target: `account:${account._id}`, reason, data: { expiresAt } }));
+    await this.store.audit.insert(
+      operatorAuditRow(ctx, { action: 'impersonate', target: `account:${account._id}`, reason, data: { expiresAt } }),
+    );
     return { account, secret, sessionId, expiresAt, operator: { ...own, sessionId: operator.sessionId } };
   }
 
@@ -140,7 +166,11 @@ export class Impersonation {
       return { revoked: true };
     });
     if (endedHere) {
-      const row = operatorAuditRow(ctx, { action: 'impersonation.end', target: `account:${session.accountId}`, data: { automatic: false, startedAt: session.createdAt, startReason: session.impersonation!.reason } });
+      const row = operatorAuditRow(ctx, {
+        action: 'impersonation.end',
+        target: `account:${session.accountId}`,
+        data: { automatic: false, startedAt: session.createdAt, startReason: session.impersonation!.reason },
+      });
       await insertOnce(this.store, { ...row, _id: endRowId(session._id) });
       this.revoke({ kind: 'revoked', sessionId: session._id });
     }
@@ -155,14 +185,22 @@ export class Impersonation {
     if (!live) return { impersonating: null, operator: { sessionId: operator.sessionId } };
     const account = await this.store.accounts.get(live.accountId);
     return {
-      impersonating: { accountId: live.accountId, email: account?.email ?? null, reason: live.impersonation!.reason, startedAt: live.createdAt, expiresAt: live.expiresAt },
+      impersonating: {
+        accountId: live.accountId,
+        email: account?.email ?? null,
+        reason: live.impersonation!.reason,
+        startedAt: live.createdAt,
+        expiresAt: live.expiresAt,
+      },
       operator: { sessionId: operator.sessionId },
     };
   }
 
   /** The operator's own session: its secret (from whichever cookie the gate admitted) and expiry. */
   private async ownSession(ctx: Ctx, operator: SessionIdentity): Promise<{ secret: string; expiresAt: number }> {
-    const secret = [ctx.cookies[SESSION_COOKIE], ctx.cookies[OPERATOR_SESSION_COOKIE]].find((c) => c !== undefined && sha256(c) === operator.sessionId);
+    const secret = [ctx.cookies[SESSION_COOKIE], ctx.cookies[OPERATOR_SESSION_COOKIE]].find(
+      (c) => c !== undefined && sha256(c) === operator.sessionId,
+    );
     const record = await this.store.sessions.get(operator.sessionId);
     // The gate admitted this session from one of the two cookies a moment ago.
     if (secret === undefined || !record) throw new AppError('NOT_FOUND');

@@ -7,7 +7,13 @@
 // item held then is as its lease would leave it: claimed counts as ready, verifying as awaiting_verify).
 import { z } from 'zod';
 import { boardFrom, checkGraph, entryCount, nextExpiry, type BoardItem } from '../../machines/board.js';
-import { clauseKey, doctrineKey, SPEC_STATUSES, type DoctrineEntry, type SpecClause } from '../../machines/board-entries.js';
+import {
+  clauseKey,
+  doctrineKey,
+  SPEC_STATUSES,
+  type DoctrineEntry,
+  type SpecClause,
+} from '../../machines/board-entries.js';
 import { DOCTRINE_LEVELS, DOCTRINE_STATUSES } from '../../machines/doctrine-machine.js';
 import type { BoardStats } from '../../machines/board-stats.js';
 import { seqOf } from '../../machines/board-index.js';
@@ -42,16 +48,34 @@ const Time = z.number().int().min(0).max(8.64e15);
 const Count = z.number().int().min(0).max(1e9);
 const Text = (max: number) => z.string().max(max);
 const ShortList = <T extends z.ZodType>(of: T, max: number) => z.array(of).max(max);
-const Bounded = <T extends z.ZodType>(of: T, max: number, what: string) => z.record(z.string().max(200), of).refine((r) => Object.keys(r).length <= max, `at most ${max} ${what}`);
+const Bounded = <T extends z.ZodType>(of: T, max: number, what: string) =>
+  z.record(z.string().max(200), of).refine((r) => Object.keys(r).length <= max, `at most ${max} ${what}`);
 
-const Lease = z.strictObject({ holder: Principal, purpose: z.enum(['work', 'verify']), fencingToken: Count, grantedAt: Time, expiresAt: Time, hardExpiresAt: Time, ttlMs: Count });
+const Lease = z.strictObject({
+  holder: Principal,
+  purpose: z.enum(['work', 'verify']),
+  fencingToken: Count,
+  grantedAt: Time,
+  expiresAt: Time,
+  hardExpiresAt: Time,
+  ttlMs: Count,
+});
 const Life = z.strictObject({
   verify: z.enum(['none', 'required']),
   attempts: Count,
   maxAttempts: z.number().int().min(1).max(20),
   lease: Lease.nullable(),
   submission: z.strictObject({ head: Text(64), by: Principal, at: Time }).nullable(),
-  verifications: ShortList(z.strictObject({ by: Principal, head: Text(64), verdict: z.enum(['pass', 'fail']), finding: Text(100).nullable(), at: Time }), 1000),
+  verifications: ShortList(
+    z.strictObject({
+      by: Principal,
+      head: Text(64),
+      verdict: z.enum(['pass', 'fail']),
+      finding: Text(100).nullable(),
+      at: Time,
+    }),
+    1000,
+  ),
   workHolders: ShortList(Principal, 1000),
   finding: Text(100).nullable(),
   overridden: z.strictObject({ by: Principal, reason: Text(500), at: Time }).nullable(),
@@ -97,7 +121,11 @@ const Doctrine = z
     life: z.strictObject({
       level: z.enum(DOCTRINE_LEVELS),
       agreements: ShortList(z.strictObject({ by: Principal, at: Time }), 100_000),
-      blindTests: z.strictObject({ pass: Count, fail: Count, recent: ShortList(z.strictObject({ by: Principal, result: z.enum(['pass', 'fail']), at: Time }), 20) }),
+      blindTests: z.strictObject({
+        pass: Count,
+        fail: Count,
+        recent: ShortList(z.strictObject({ by: Principal, result: z.enum(['pass', 'fail']), at: Time }), 20),
+      }),
       rejectedReason: Text(500).nullable(),
     }),
     proposedBy: Principal,
@@ -122,9 +150,25 @@ const Clause = z
   })
   .refine((c) => c.workId === clauseKey(c.clauseId), 'workId must be spec:<clauseId>');
 
-const Event = z.strictObject({ seq: z.number().int().min(1).max(1e12), type: z.string().regex(/^[a-z][\w.-]{0,63}$/), actor: Principal, workId: WorkId.nullable(), at: Time, data: z.record(z.string().max(200), z.unknown()) });
+const Event = z.strictObject({
+  seq: z.number().int().min(1).max(1e12),
+  type: z.string().regex(/^[a-z][\w.-]{0,63}$/),
+  actor: Principal,
+  workId: WorkId.nullable(),
+  at: Time,
+  data: z.record(z.string().max(200), z.unknown()),
+});
 
-const DayStats = z.strictObject({ done: Count, grants: Count, expiries: Count, verdicts: Count, passes: Count, readyToDone: Bounded(Count, 400, 'buckets'), blindPasses: Count.optional(), blindFails: Count.optional() });
+const DayStats = z.strictObject({
+  done: Count,
+  grants: Count,
+  expiries: Count,
+  verdicts: Count,
+  passes: Count,
+  readyToDone: Bounded(Count, 400, 'buckets'),
+  blindPasses: Count.optional(),
+  blindFails: Count.optional(),
+});
 const Stats = z.strictObject({ days: Bounded(DayStats, 1000, 'days'), active: Bounded(Time, 100_000, 'agents') });
 
 const BoardLine = z.strictObject({
@@ -132,21 +176,49 @@ const BoardLine = z.strictObject({
   boardId: Id,
   record: z.object({
     project: z.object({ name: Text(200) }),
-    header: z.object({ nextWorkSeq: z.number().int().min(1).max(1e9), nextFencingToken: z.number().int().min(1).max(1e12), lastSeq: z.number().int().min(0).max(1e12), stats: Stats.nullable() }),
+    header: z.object({
+      nextWorkSeq: z.number().int().min(1).max(1e9),
+      nextFencingToken: z.number().int().min(1).max(1e12),
+      lastSeq: z.number().int().min(0).max(1e12),
+      stats: Stats.nullable(),
+    }),
   }),
 });
 
 /** Lines this import does not take: read past (the kinds an export writes beside a board's graph and log). */
-const OTHER_KINDS = ['account', 'membership', 'member', 'invitation', 'token', 'transfer', 'shout', 'restorePoint', 'billing', 'billingEvent', 'audit'] as const;
+const OTHER_KINDS = [
+  'account',
+  'membership',
+  'member',
+  'invitation',
+  'token',
+  'transfer',
+  'shout',
+  'restorePoint',
+  'billing',
+  'billingEvent',
+  'audit',
+] as const;
 
 const Line = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('export'), format: z.literal(EXPORT_FORMAT), scope: z.enum(['account', 'board']), id: Id, exportedAt: z.string().max(40), leftOut: z.unknown() }),
+  z.strictObject({
+    kind: z.literal('export'),
+    format: z.literal(EXPORT_FORMAT),
+    scope: z.enum(['account', 'board']),
+    id: Id,
+    exportedAt: z.string().max(40),
+    leftOut: z.unknown(),
+  }),
   BoardLine,
   z.strictObject({ kind: z.literal('item'), boardId: Id, record: Item }),
   z.strictObject({ kind: z.literal('event'), boardId: Id, record: Event }),
   z.strictObject({ kind: z.literal('doctrine'), boardId: Id, record: Doctrine }),
   z.strictObject({ kind: z.literal('spec'), boardId: Id, record: Clause }),
-  z.strictObject({ kind: z.enum(OTHER_KINDS), boardId: Id.optional(), record: z.record(z.string().max(200), z.unknown()) }),
+  z.strictObject({
+    kind: z.enum(OTHER_KINDS),
+    boardId: Id.optional(),
+    record: z.record(z.string().max(200), z.unknown()),
+  }),
   z.strictObject({ kind: z.literal('end'), lines: z.number().int().min(3).max(IMPORT_LINES_MAX) }),
 ]);
 
@@ -181,18 +253,25 @@ function dataProblem(data: unknown): string | null {
   for (let next = open.pop(); next; next = open.pop()) {
     const [value, depth] = next;
     if (value === null || typeof value !== 'object') continue;
-    if (depth > IMPORT_DATA_DEPTH_MAX) return `is nested deeper than ${IMPORT_DATA_DEPTH_MAX} levels of objects and arrays`;
+    if (depth > IMPORT_DATA_DEPTH_MAX)
+      return `is nested deeper than ${IMPORT_DATA_DEPTH_MAX} levels of objects and arrays`;
     for (const child of Object.values(value)) open.push([child, depth + 1]);
   }
   const bytes = Buffer.byteLength(JSON.stringify(data));
-  return bytes > IMPORT_EVENT_DATA_BYTES_MAX ? `is larger than ${IMPORT_EVENT_DATA_BYTES_MAX} bytes as JSON (${bytes})` : null;
+  return bytes > IMPORT_EVENT_DATA_BYTES_MAX
+    ? `is larger than ${IMPORT_EVENT_DATA_BYTES_MAX} bytes as JSON (${bytes})`
+    : null;
 }
 
 /** The export's board, items and events, after the checks that make it one whole board. */
 function readExport(lines: ImportInput['lines']) {
   const [first, last] = [lines[0]!, lines.at(-1)!];
-  if (first.kind !== 'export') throw invalid('The first line must be the export’s own (kind "export").', { field: 'body.lines.0' });
-  if (last.kind !== 'end' || !('lines' in last) || last.lines !== lines.length) throw invalid('The export is not whole: its last line (kind "end") must count every line given.', { field: `body.lines.${lines.length - 1}` });
+  if (first.kind !== 'export')
+    throw invalid('The first line must be the export’s own (kind "export").', { field: 'body.lines.0' });
+  if (last.kind !== 'end' || !('lines' in last) || last.lines !== lines.length)
+    throw invalid('The export is not whole: its last line (kind "end") must count every line given.', {
+      field: `body.lines.${lines.length - 1}`,
+    });
   const boards = lines.filter((l) => l.kind === 'board');
   if (boards.length !== 1) throw invalid(`An import takes the export of one board; this holds ${boards.length}.`);
   const board = boards[0] as z.infer<typeof BoardLine>;
@@ -203,29 +282,39 @@ function readExport(lines: ImportInput['lines']) {
   const skipped: Record<string, number> = {};
   lines.forEach((line, i) => {
     if (line.kind === 'item' || line.kind === 'event' || line.kind === 'doctrine' || line.kind === 'spec') {
-      if ((line as { boardId: string }).boardId !== board.boardId) throw invalid('An import takes the export of one board; this line is of another.', { field: `body.lines.${i}` });
+      if ((line as { boardId: string }).boardId !== board.boardId)
+        throw invalid('An import takes the export of one board; this line is of another.', {
+          field: `body.lines.${i}`,
+        });
       if (line.kind === 'item') items.push((line as { record: ExportedItem }).record);
       else if (line.kind === 'doctrine') doctrine.push((line as { record: ExportedDoctrine }).record);
       else if (line.kind === 'spec') spec.push((line as { record: ExportedClause }).record);
       else {
         const event = (line as { record: ExportedEvent }).record;
         const problem = dataProblem(event.data);
-        if (problem) throw invalid(`Line ${i} (event ${event.seq}): its data ${problem}.`, { field: `body.lines.${i}.record.data` });
+        if (problem)
+          throw invalid(`Line ${i} (event ${event.seq}): its data ${problem}.`, {
+            field: `body.lines.${i}.record.data`,
+          });
         events.push(event);
       }
-    } else if (line.kind !== 'board' && line.kind !== 'export' && line.kind !== 'end') skipped[line.kind] = (skipped[line.kind] ?? 0) + 1;
+    } else if (line.kind !== 'board' && line.kind !== 'export' && line.kind !== 'end')
+      skipped[line.kind] = (skipped[line.kind] ?? 0) + 1;
   });
   if (items.length > IMPORT_ITEMS_MAX) throw invalid(`An import takes ${IMPORT_ITEMS_MAX} items at most.`);
   if (events.length > IMPORT_EVENTS_MAX) throw invalid(`An import takes ${IMPORT_EVENTS_MAX} events at most.`);
   if (new Set(items.map((i) => i.workId)).size !== items.length) throw invalid('Two items have one work id.');
-  if (new Set(doctrine.map((e) => e.slug)).size !== doctrine.length) throw invalid('Two doctrine entries have one slug.');
+  if (new Set(doctrine.map((e) => e.slug)).size !== doctrine.length)
+    throw invalid('Two doctrine entries have one slug.');
   // Clause ids are assigned S-1, S-2, … and never deleted: the next one is S-<count + 1>.
   const clauseIds = spec.map((c) => c.clauseId).sort((a, b) => Number(a.slice(2)) - Number(b.slice(2)));
   if (clauseIds.some((id, i) => id !== `S-${i + 1}`)) throw invalid('Spec clauses must be S-1 to S-<n>, each once.');
   const { header } = board.record;
   for (let i = 0; i < events.length; i++) {
-    if (i > 0 && events[i]!.seq <= events[i - 1]!.seq) throw invalid('Events must come in increasing seq order, each once.');
-    if (events[i]!.seq > header.lastSeq) throw invalid(`Event ${events[i]!.seq} comes after the board's last seq (${header.lastSeq}).`);
+    if (i > 0 && events[i]!.seq <= events[i - 1]!.seq)
+      throw invalid('Events must come in increasing seq order, each once.');
+    if (events[i]!.seq > header.lastSeq)
+      throw invalid(`Event ${events[i]!.seq} comes after the board's last seq (${header.lastSeq}).`);
   }
   return { board, items, events, doctrine, spec, skipped };
 }
@@ -254,17 +343,26 @@ function checkItems(items: BoardItem[]): void {
  * holds (403 FREE_PROJECT_LIMIT), checked with the new board made under the account's lock; the
  * rest is written after, and a failure on the way deletes the new board again.
  */
-export async function importBoard(store: Store, input: ImportInput, operator: string, now: number): Promise<ImportedBoard> {
+export async function importBoard(
+  store: Store,
+  input: ImportInput,
+  operator: string,
+  now: number,
+): Promise<ImportedBoard> {
   const { board, items: exported, events, doctrine, spec, skipped } = readExport(input.lines);
   const name = checkProjectName(input.name ?? board.record.project.name);
   const items = exported.map(itemFrom).sort((a, b) => seqOf(a.workId) - seqOf(b.workId));
   checkItems(items);
   const account = await store.accounts.get(input.userId);
   if (!account) throw new AppError('NOT_FOUND', 'No account has that id.');
-  if (account.deletedAt) throw new AppError('ACCOUNT_DELETED', 'The account is deleted; restore it before importing into it.');
+  if (account.deletedAt)
+    throw new AppError('ACCOUNT_DELETED', 'The account is deleted; restore it before importing into it.');
   const { header } = board.record;
   const nextWorkSeq = items.reduce((next, i) => Math.max(next, seqOf(i.workId) + 1), header.nextWorkSeq);
-  const entries = [...doctrine.map((e): DoctrineEntry => ({ ...e, life: { ...e.life, expectedDigest: null } })), ...spec.map((c): SpecClause => c)];
+  const entries = [
+    ...doctrine.map((e): DoctrineEntry => ({ ...e, life: { ...e.life, expectedDigest: null } })),
+    ...spec.map((c): SpecClause => c),
+  ];
   const built = boardFrom([...items, ...entries], nextWorkSeq, header.nextFencingToken);
   const project = await withAccountLock(store, input.userId, async () => {
     await ensureRoom(store, input.userId);
@@ -274,12 +372,41 @@ export async function importBoard(store: Store, input: ImportInput, operator: st
   try {
     for (let i = 0; i < events.length; i += EVENTS_PER_WRITE) {
       const chunk = events.slice(i, i + EVENTS_PER_WRITE);
-      await store.events.insertMissing(chunk.map((e): EventRecord => ({ _id: `${boardId}:${e.seq}`, version: 1, boardId, ...e, data: { ...e.data, imported: true } })));
+      await store.events.insertMissing(
+        chunk.map((e): EventRecord => ({
+          _id: `${boardId}:${e.seq}`,
+          version: 1,
+          boardId,
+          ...e,
+          data: { ...e.data, imported: true },
+        })),
+      );
     }
     const seq = header.lastSeq + 1;
-    const marker = { _id: `${boardId}:${seq}`, boardId, seq, type: 'board.imported', actor: operator, workId: null, at: now, data: { from: board.boardId, items: items.length, events: events.length } };
-    const set = { nextWorkSeq, nextFencingToken: header.nextFencingToken, lastSeq: seq, nextDeadline: nextExpiry(built), outbox: [marker], counts: { ...built.index.counts }, entries: entryCount(built), ...(header.stats && { stats: header.stats as BoardStats as unknown as Record<string, unknown> }) };
-    if (!(await store.boards.commit(boardId, 1, set, { put: [...items, ...entries], removed: [] }))) throw new AppError('BOARD_BUSY', 'The new board changed while it was imported; import again.', undefined, { 'retry-after': '1' });
+    const marker = {
+      _id: `${boardId}:${seq}`,
+      boardId,
+      seq,
+      type: 'board.imported',
+      actor: operator,
+      workId: null,
+      at: now,
+      data: { from: board.boardId, items: items.length, events: events.length },
+    };
+    const set = {
+      nextWorkSeq,
+      nextFencingToken: header.nextFencingToken,
+      lastSeq: seq,
+      nextDeadline: nextExpiry(built),
+      outbox: [marker],
+      counts: { ...built.index.counts },
+      entries: entryCount(built),
+      ...(header.stats && { stats: header.stats as BoardStats as unknown as Record<string, unknown> }),
+    };
+    if (!(await store.boards.commit(boardId, 1, set, { put: [...items, ...entries], removed: [] })))
+      throw new AppError('BOARD_BUSY', 'The new board changed while it was imported; import again.', undefined, {
+        'retry-after': '1',
+      });
     await store.events.insertMissing([{ ...marker, version: 1 }]);
   } catch (e) {
     await deleteProject(store, boardId);

@@ -34,17 +34,20 @@ export interface Page {
   limit: number;
 }
 
-const iso = (ms: number | null | undefined): string | null => (typeof ms === 'number' ? new Date(ms).toISOString() : null);
+const iso = (ms: number | null | undefined): string | null =>
+  typeof ms === 'number' ? new Date(ms).toISOString() : null;
 
 /** A cursor names the last row of a page: its time and id (newest first, ties by id). */
 const encodeCursor = (at: number, id: string): string => Buffer.from(`${at}:${id}`).toString('base64url');
 function decodeCursor(cursor: string): { at: number; id: string } {
   const m = /^(\d{1,16}):(.{1,200})$/s.exec(Buffer.from(cursor, 'base64url').toString());
-  if (!/^[A-Za-z0-9_-]+$/.test(cursor) || !m) throw new AppError('INVALID_CURSOR', 'Pass nextCursor exactly as the previous page gave it, or omit it.');
+  if (!/^[A-Za-z0-9_-]+$/.test(cursor) || !m)
+    throw new AppError('INVALID_CURSOR', 'Pass nextCursor exactly as the previous page gave it, or omit it.');
   return { at: Number(m[1]), id: m[2]! };
 }
 /** Whether (at, id) comes after the cursor in newest-first order. */
-const after = (c: { at: number; id: string }, at: number, id: string): boolean => at < c.at || (at === c.at && id < c.id);
+const after = (c: { at: number; id: string }, at: number, id: string): boolean =>
+  at < c.at || (at === c.at && id < c.id);
 
 export function billingView(record: BillingRecord) {
   return {
@@ -67,7 +70,13 @@ const complimentaryView = (project: Pick<ProjectRecord, 'compPlan' | 'compUntil'
 };
 
 function eventView(row: AuditRecord) {
-  const data = row.data as { eventId?: unknown; type?: unknown; outcome?: unknown; requestId?: unknown; replay?: unknown };
+  const data = row.data as {
+    eventId?: unknown;
+    type?: unknown;
+    outcome?: unknown;
+    requestId?: unknown;
+    replay?: unknown;
+  };
   return {
     eventId: String(data.eventId),
     type: String(data.type),
@@ -103,7 +112,8 @@ export class MoneyDesk {
           ownerId: project?.ownerId ?? null,
           plan: project?.plan ?? null,
           billingPlan: billingPlan(record, now),
-          daysOverdue: record.pastDueSince === null ? null : Math.max(0, Math.floor((now - record.pastDueSince) / DAY_MS)),
+          daysOverdue:
+            record.pastDueSince === null ? null : Math.max(0, Math.floor((now - record.pastDueSince) / DAY_MS)),
           ...billingView(record),
         };
       }),
@@ -115,13 +125,19 @@ export class MoneyDesk {
   /** An account's billing: the boards it owns or pays for, each with its billing record, provider ids and received provider events. */
   async accountBilling(userId: string, now: number) {
     const account = await this.account(userId);
-    const [owned, paid] = await Promise.all([this.store.projects.find({ ownerId: userId }, { limit: BOARDS_PER_ACCOUNT }), this.store.billing.find({ accountId: userId }, { limit: BOARDS_PER_ACCOUNT })]);
+    const [owned, paid] = await Promise.all([
+      this.store.projects.find({ ownerId: userId }, { limit: BOARDS_PER_ACCOUNT }),
+      this.store.billing.find({ accountId: userId }, { limit: BOARDS_PER_ACCOUNT }),
+    ]);
     const ids = [...new Set([...owned.map((p) => p._id), ...paid.map((r) => r._id)])];
     const boards = await Promise.all(
       ids.map(async (projectId) => {
         const project = owned.find((p) => p._id === projectId) ?? (await this.store.projects.get(projectId));
         const record = paid.find((r) => r._id === projectId) ?? (await this.store.billing.get(projectId));
-        const events = await this.store.audit.find({ projectId, action: 'billing.webhook' }, { sort: [['at', -1]], limit: EVENTS_PER_BOARD * 2 });
+        const events = await this.store.audit.find(
+          { projectId, action: 'billing.webhook' },
+          { sort: [['at', -1]], limit: EVENTS_PER_BOARD * 2 },
+        );
         return {
           projectId,
           name: project?.name ?? null,
@@ -130,7 +146,10 @@ export class MoneyDesk {
           billingPlan: billingPlan(record, now),
           complimentary: project ? complimentaryView(project, now) : null,
           billing: record ? billingView(record) : null,
-          events: events.filter((r) => r.data.outcome !== 'pending').slice(0, EVENTS_PER_BOARD).map(eventView),
+          events: events
+            .filter((r) => r.data.outcome !== 'pending')
+            .slice(0, EVENTS_PER_BOARD)
+            .map(eventView),
         };
       }),
     );
@@ -150,7 +169,14 @@ export class MoneyDesk {
       target: `board:${input.projectId}`,
       projectId: input.projectId,
       reason: input.reason ?? null,
-      data: { userId, subscriptionId: after.subscriptionId, before: { status: before.status, interval: before.interval }, after: { status: after.status, interval: after.interval }, plan, planBefore: settled?.before ?? null },
+      data: {
+        userId,
+        subscriptionId: after.subscriptionId,
+        before: { status: before.status, interval: before.interval },
+        after: { status: after.status, interval: after.interval },
+        plan,
+        planBefore: settled?.before ?? null,
+      },
     });
     return { projectId: input.projectId, plan: plan ?? billingPlan(after, ctx.now), billing: billingView(after) };
   }
@@ -169,9 +195,20 @@ export class MoneyDesk {
       target: `board:${input.projectId}`,
       projectId: input.projectId,
       reason: input.reason,
-      data: { plan: input.plan, until: iso(until), replaced: complimentaryView(before, ctx.now), planBefore: before.plan, planAfter: granted.plan },
+      data: {
+        plan: input.plan,
+        until: iso(until),
+        replaced: complimentaryView(before, ctx.now),
+        planBefore: before.plan,
+        planAfter: granted.plan,
+      },
     });
-    return { projectId: input.projectId, plan: granted.plan, billingPlan: granted.billingPlan, complimentary: { plan: input.plan, until: iso(until)! } };
+    return {
+      projectId: input.projectId,
+      plan: granted.plan,
+      billingPlan: granted.billingPlan,
+      complimentary: { plan: input.plan, until: iso(until)! },
+    };
   }
 
   /** Refunds the latest paid invoice of the board's subscription through the provider. */
@@ -184,19 +221,31 @@ export class MoneyDesk {
       idempotencyKey: `admin-refund:${input.projectId}:${amount ?? 'all'}:${ctx.requestId}`,
       metadata: { operatorId: ctx.identity!.accountId, requestId: ctx.requestId },
     });
-    await auditOperatorAction(this.store, ctx, { action: 'refund', target: `board:${input.projectId}`, projectId: input.projectId, reason: input.reason, data: { userId, requested: amount, ...refund } });
+    await auditOperatorAction(this.store, ctx, {
+      action: 'refund',
+      target: `board:${input.projectId}`,
+      projectId: input.projectId,
+      reason: input.reason,
+      data: { userId, requested: amount, ...refund },
+    });
     return { projectId: input.projectId, refund };
   }
 
   /** The provider events received (each delivery's or replay's terminal outcome), newest first, through the audit's actor index. */
   async webhooks(page: Page) {
     const cursor = page.cursor === undefined ? null : decodeCursor(page.cursor);
-    const sort = [['at', -1], ['_id', -1]] as const;
+    const sort = [
+      ['at', -1],
+      ['_id', -1],
+    ] as const;
     // A delivery writes a pending row and a terminal one: twice the page holds a page of terminal rows.
     const take = page.limit * 2 + 2;
     const rows = cursor
       ? [
-          ...(await this.store.audit.find({ actor: 'provider', at: cursor.at, _id: { $lt: cursor.id } }, { sort, limit: take })),
+          ...(await this.store.audit.find(
+            { actor: 'provider', at: cursor.at, _id: { $lt: cursor.id } },
+            { sort, limit: take },
+          )),
           ...(await this.store.audit.find({ actor: 'provider', at: { $lt: cursor.at } }, { sort, limit: take })),
         ].slice(0, take)
       : await this.store.audit.find({ actor: 'provider' }, { sort, limit: take });
@@ -218,10 +267,21 @@ export class MoneyDesk {
     const target = `event:${eventId}`;
     try {
       const done = await this.billing.replay(event, originOf(ctx), ctx.now);
-      await auditOperatorAction(this.store, ctx, { action: 'webhook.replay', target, projectId: done.projectId, reason, data: { type: done.type, handled: done.handled, outcome: done.outcome } });
+      await auditOperatorAction(this.store, ctx, {
+        action: 'webhook.replay',
+        target,
+        projectId: done.projectId,
+        reason,
+        data: { type: done.type, handled: done.handled, outcome: done.outcome },
+      });
       return done;
     } catch (e) {
-      await auditOperatorAction(this.store, ctx, { action: 'webhook.replay', target, reason, data: { type: event.type, outcome: 'failed', code: e instanceof AppError ? e.code : 'INTERNAL' } });
+      await auditOperatorAction(this.store, ctx, {
+        action: 'webhook.replay',
+        target,
+        reason,
+        data: { type: event.type, outcome: 'failed', code: e instanceof AppError ? e.code : 'INTERNAL' },
+      });
       throw e;
     }
   }
@@ -236,7 +296,8 @@ export class MoneyDesk {
   private async ownedBoard(userId: string, projectId: string): Promise<ProjectRecord> {
     await this.account(userId);
     const project = await this.store.projects.get(projectId);
-    if (!project || project.ownerId !== userId) throw new AppError('NOT_FOUND', 'This account owns no board with that id.');
+    if (!project || project.ownerId !== userId)
+      throw new AppError('NOT_FOUND', 'This account owns no board with that id.');
     return project;
   }
 }

@@ -4,7 +4,14 @@
 // and writes the one audit row per action (target `account:<id>` or `token:<id>`) before answering.
 import type { Notice } from '../bus/bus.js';
 import type { Store } from '../../store/ports/store.js';
-import { AccountsAdmin, revokeCredentials, type AdminToken, type Page, type UserDetail, type UserRow } from './accounts.js';
+import {
+  AccountsAdmin,
+  revokeCredentials,
+  type AdminToken,
+  type Page,
+  type UserDetail,
+  type UserRow,
+} from './accounts.js';
 import { auditOperatorAction, type OperatorCtx } from './audit.js';
 import { AccountDeletion } from './deletion.js';
 
@@ -57,7 +64,12 @@ export class PeopleDesk {
     const account = await this.accounts.account(userId);
     const revoked = await revokeCredentials(this.store, account._id);
     this.revokeNotice({ kind: 'revoked', accountId: account._id });
-    await auditOperatorAction(this.store, ctx, { action: 'revoke', target: target(account._id), reason, data: revoked });
+    await auditOperatorAction(this.store, ctx, {
+      action: 'revoke',
+      target: target(account._id),
+      reason,
+      data: revoked,
+    });
     return revoked;
   }
 
@@ -65,7 +77,12 @@ export class PeopleDesk {
   async revokeToken(ctx: Ctx, tokenId: string, reason: string): Promise<{ token: AdminToken; already: boolean }> {
     const { token, accountId, already } = await this.accounts.revokeToken(tokenId);
     this.revokeNotice({ kind: 'revoked', tokenId: token.id });
-    await auditOperatorAction(this.store, ctx, { action: 'token.revoke', target: `token:${token.id}`, reason, data: { accountId, already } });
+    await auditOperatorAction(this.store, ctx, {
+      action: 'token.revoke',
+      target: `token:${token.id}`,
+      reason,
+      data: { accountId, already },
+    });
     return { token, already };
   }
 
@@ -74,7 +91,12 @@ export class PeopleDesk {
     const account = await this.accounts.account(userId);
     const deleted = await this.deletion.delete(account._id, 'operator', ctx.now);
     this.closeAll(account._id, deleted.boards);
-    await auditOperatorAction(this.store, ctx, { action: 'delete', target: target(account._id), reason, data: { boards: deleted.boards, purgeAfter: deleted.account.purgeAfter, already: deleted.already } });
+    await auditOperatorAction(this.store, ctx, {
+      action: 'delete',
+      target: target(account._id),
+      reason,
+      data: { boards: deleted.boards, purgeAfter: deleted.account.purgeAfter, already: deleted.already },
+    });
     return { user: await this.accounts.user(account._id), boards: deleted.boards };
   }
 
@@ -82,7 +104,12 @@ export class PeopleDesk {
   async restore(ctx: Ctx, userId: string, reason: string): Promise<Closed> {
     const account = await this.accounts.account(userId);
     const restored = await this.deletion.restore(account._id, ctx.now);
-    await auditOperatorAction(this.store, ctx, { action: 'restore', target: target(account._id), reason, data: { boards: restored.boards } });
+    await auditOperatorAction(this.store, ctx, {
+      action: 'restore',
+      target: target(account._id),
+      reason,
+      data: { boards: restored.boards },
+    });
     return { user: await this.accounts.user(account._id), boards: restored.boards };
   }
 
@@ -91,7 +118,12 @@ export class PeopleDesk {
     const account = await this.accounts.account(userId);
     const purged = await this.deletion.purge(account._id, confirm, ctx.now);
     this.closeAll(account._id, purged.boards);
-    await auditOperatorAction(this.store, ctx, { action: 'purge', target: target(account._id), reason, data: { boards: purged.boards } });
+    await auditOperatorAction(this.store, ctx, {
+      action: 'purge',
+      target: target(account._id),
+      reason,
+      data: { boards: purged.boards },
+    });
     return purged.boards;
   }
 

@@ -25,7 +25,12 @@ export interface PlatformDay {
   socketMinutes: number;
 }
 
-export async function platformMetrics(store: Pick<Store, 'usage' | 'billing' | 'projects'>, config: Pick<Config, 'costs'>, now: number, days: number) {
+export async function platformMetrics(
+  store: Pick<Store, 'usage' | 'billing' | 'projects'>,
+  config: Pick<Config, 'costs'>,
+  now: number,
+  days: number,
+) {
   const dayNames = lastDays(now, days);
   const rows = await store.usage.find({ _id: { $in: dayNames.map((d) => usageId(d, 'platform', PLATFORM_KEY)) } });
   const byDay = new Map(rows.map((r) => [r.day, r.counts]));
@@ -52,11 +57,14 @@ export async function platformMetrics(store: Pick<Store, 'usage' | 'billing' | '
   const monthly = paying.filter((r) => r.interval === 'month').length;
   const yearly = paying.filter((r) => r.interval === 'year').length;
   const { proMonthly, proYearly } = config.costs;
-  const revenue = proMonthly === null || proYearly === null ? null : round2(monthly * proMonthly + (yearly * proYearly) / 12);
+  const revenue =
+    proMonthly === null || proYearly === null ? null : round2(monthly * proMonthly + (yearly * proYearly) / 12);
   const canceled = await store.billing.count({ status: 'canceled', changedAt: { $gte: now - CHURN_WINDOW_MS } });
   // Complimentary Pro plans in force (the compUntil index), those not also paid for.
   const paid = new Set(paying.map((r) => r._id));
-  const complimentary = (await store.projects.select({ compUntil: { $gt: now } }, ['compPlan'])).filter((p) => p.compPlan === 'pro' && !paid.has(p._id)).length;
+  const complimentary = (await store.projects.select({ compUntil: { $gt: now } }, ['compPlan'])).filter(
+    (p) => p.compPlan === 'pro' && !paid.has(p._id),
+  ).length;
   return {
     days: series,
     billing: {
@@ -65,7 +73,10 @@ export async function platformMetrics(store: Pick<Store, 'usage' | 'billing' | '
       complimentary,
       subscriptions: { month: monthly, year: yearly, pastDue: live.filter((r) => r.status === 'past_due').length },
       monthlyRevenueUsd: revenue,
-      churn: { canceledLast30Days: canceled, rate: canceled + paying.length === 0 ? 0 : round4(canceled / (canceled + paying.length)) },
+      churn: {
+        canceledLast30Days: canceled,
+        rate: canceled + paying.length === 0 ? 0 : round4(canceled / (canceled + paying.length)),
+      },
     },
   };
 }

@@ -8,7 +8,13 @@
 // on the platform row: nothing is ever counted by scanning.
 import type { Identity } from '../auth/identity.js';
 import type { RequestContext } from '../request-context.js';
-import { DuplicateKeyError, MODIFY_ATTEMPTS, ContentionError, type Store, type UsageRecord } from '../../store/ports/store.js';
+import {
+  DuplicateKeyError,
+  MODIFY_ATTEMPTS,
+  ContentionError,
+  type Store,
+  type UsageRecord,
+} from '../../store/ports/store.js';
 
 export type UsageScope = UsageRecord['scope'];
 export const PLATFORM_KEY = 'all';
@@ -83,7 +89,10 @@ export class UsageRecorder {
    * with what picked them: a row stays in `pending` (a failed write is merged back into the row
    * there, never replaces it) until a flush swaps the map.
    */
-  private readonly lastRows = new WeakMap<Identity, { pending: PendingRows; day: string; address: string; boardId: string | null; rows: Pending[] }>();
+  private readonly lastRows = new WeakMap<
+    Identity,
+    { pending: PendingRows; day: string; address: string; boardId: string | null; rows: Pending[] }
+  >();
   /** Increments lost: the pending map was full, or a flush failed and they could not be kept. */
   dropped = 0;
   lastFlush: { at: number; rows: number; error: string | null } | null = null;
@@ -105,17 +114,37 @@ export class UsageRecorder {
       // A credential's requests count on the same rows until a flush takes them or a subject
       // changes: found again through the identity, not through four maps each.
       const last = this.lastRows.get(identity);
-      if (last && last.pending === this.pending && last.day === day && last.address === ctx.remoteAddress && last.boardId === boardId) {
+      if (
+        last &&
+        last.pending === this.pending &&
+        last.day === day &&
+        last.address === ctx.remoteAddress &&
+        last.boardId === boardId
+      ) {
         for (const row of last.rows) row.counts.requests = (row.counts.requests ?? 0) + 1;
         return;
       }
     }
     const counters = refusal ? ['requests', refusal] : REQUESTS;
-    const rows = [this.add(day, 'platform', PLATFORM_KEY, counters), this.add(day, 'address', ctx.remoteAddress, counters)];
-    if (identity) rows.push(this.add(day, 'principal', identity.principal, counters), this.add(day, 'account', identity.accountId, counters));
+    const rows = [
+      this.add(day, 'platform', PLATFORM_KEY, counters),
+      this.add(day, 'address', ctx.remoteAddress, counters),
+    ];
+    if (identity)
+      rows.push(
+        this.add(day, 'principal', identity.principal, counters),
+        this.add(day, 'account', identity.accountId, counters),
+      );
     if (boardId) rows.push(this.add(day, 'board', boardId, counters));
     if (plain) {
-      if (!rows.includes(null)) this.lastRows.set(identity, { pending: this.pending, day, address: ctx.remoteAddress, boardId, rows: rows as Pending[] }); // none dropped
+      if (!rows.includes(null))
+        this.lastRows.set(identity, {
+          pending: this.pending,
+          day,
+          address: ctx.remoteAddress,
+          boardId,
+          rows: rows as Pending[],
+        }); // none dropped
       return;
     }
     if (!refusal && !signal) return;
@@ -179,7 +208,8 @@ export class UsageRecorder {
     const { identity } = open;
     this.add(day, 'account', identity.accountId, ['socketSeconds'], seconds);
     this.add(day, 'principal', identity.principal, ['socketSeconds'], seconds);
-    if (identity.kind === 'token' && identity.boardId) this.add(day, 'board', identity.boardId, ['socketSeconds'], seconds);
+    if (identity.kind === 'token' && identity.boardId)
+      this.add(day, 'board', identity.boardId, ['socketSeconds'], seconds);
     this.add(day, 'platform', PLATFORM_KEY, ['socketSeconds'], seconds);
   }
 
@@ -213,7 +243,9 @@ export class UsageRecorder {
     const now = this.clock();
     for (const open of this.sockets.values()) this.accrue(open, now);
     const rows: [string, Pending][] = [];
-    for (const scopes of this.pending.values()) for (const byKey of scopes.values()) for (const row of byKey.values()) rows.push([usageId(row.day, row.scope, row.key), row]);
+    for (const scopes of this.pending.values())
+      for (const byKey of scopes.values())
+        for (const row of byKey.values()) rows.push([usageId(row.day, row.scope, row.key), row]);
     this.pending = new Map();
     this.pendingCount = 0;
     // Subjects first: their first insert of a day counts them active on the platform row, written last.
@@ -226,7 +258,7 @@ export class UsageRecorder {
         const created = await bump(this.store.usage, id, row);
         const active = created && row.day.length === 10 ? ACTIVE[row.scope]?.(row.key) : undefined;
         if (active) {
-          const day = (firsts.get(row.day) ?? firsts.set(row.day, {}).get(row.day)!);
+          const day = firsts.get(row.day) ?? firsts.set(row.day, {}).get(row.day)!;
           day[active] = (day[active] ?? 0) + 1;
         }
       } catch (e) {
@@ -234,7 +266,8 @@ export class UsageRecorder {
         this.keep(row);
       }
     };
-    for (let i = 0; i < subjects.length; i += FLUSH_PARALLEL) await Promise.all(subjects.slice(i, i + FLUSH_PARALLEL).map(write));
+    for (let i = 0; i < subjects.length; i += FLUSH_PARALLEL)
+      await Promise.all(subjects.slice(i, i + FLUSH_PARALLEL).map(write));
     for (const [day, counts] of firsts) {
       const id = usageId(day, 'platform', PLATFORM_KEY);
       const held = platform.find(([pid]) => pid === id);
@@ -275,7 +308,14 @@ export async function bump(usage: Store['usage'], id: string, row: Pending): Pro
     const current = await usage.get(id);
     if (!current) {
       try {
-        await usage.insert({ _id: id, version: 1, day: row.day, scope: row.scope, key: row.key, counts: { ...row.counts } });
+        await usage.insert({
+          _id: id,
+          version: 1,
+          day: row.day,
+          scope: row.scope,
+          key: row.key,
+          counts: { ...row.counts },
+        });
         return true;
       } catch (e) {
         if (e instanceof DuplicateKeyError) continue;

@@ -96,7 +96,11 @@ export class Utilization {
       commitsPerMinute: this.commits.value(now),
       leaseTimers: this.sources.leaseTimers(),
       mailboxDepth: this.sources.mailboxDepth(),
-      eventLoopDelayMs: { mean: nsToMs(this.loop.mean), p99: nsToMs(this.loop.percentile(99)), max: nsToMs(this.loop.max) },
+      eventLoopDelayMs: {
+        mean: nsToMs(this.loop.mean),
+        p99: nsToMs(this.loop.percentile(99)),
+        max: nsToMs(this.loop.max),
+      },
       memory: { rss: memory.rss, heapUsed: memory.heapUsed, heapTotal: memory.heapTotal, external: memory.external },
       bus: this.sources.bus(),
     };
@@ -119,7 +123,10 @@ export class Utilization {
     this.forgetStale();
     const others = [...this.heard.values()].sort((a, b) => a.nodeId.localeCompare(b.nodeId));
     const self = this.sample();
-    return [{ nodeId: self.nodeId, self: true, heardAt: self.at, figures: self }, ...others.map((f) => ({ nodeId: f.nodeId, self: false, heardAt: f.at, figures: f }))];
+    return [
+      { nodeId: self.nodeId, self: true, heardAt: self.at, figures: self },
+      ...others.map((f) => ({ nodeId: f.nodeId, self: false, heardAt: f.at, figures: f })),
+    ];
   }
 
   stop(): void {

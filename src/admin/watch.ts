@@ -55,10 +55,24 @@ export class Watch {
       t.unref();
       this.timers.push(t);
     };
-    every(USAGE_FLUSH_MS, () => void this.usage.flush().catch((e: unknown) => this.parts.logger.warn({ err: e }, 'usage counters: flush failed; kept for the next one')));
+    every(
+      USAGE_FLUSH_MS,
+      () =>
+        void this.usage
+          .flush()
+          .catch((e: unknown) =>
+            this.parts.logger.warn({ err: e }, 'usage counters: flush failed; kept for the next one'),
+          ),
+    );
     this.tell();
     every(FIGURES_EVERY_MS, () => this.tell());
-    every(USAGE_PURGE_MS, () => void this.purgeUsage().catch((e: unknown) => this.parts.logger.warn({ err: e }, 'usage counters: purge failed; retried next hour')));
+    every(
+      USAGE_PURGE_MS,
+      () =>
+        void this.purgeUsage().catch((e: unknown) =>
+          this.parts.logger.warn({ err: e }, 'usage counters: purge failed; retried next hour'),
+        ),
+    );
   }
 
   record = (ctx: RequestContext, status: number): void => {
@@ -85,7 +99,11 @@ export class Watch {
 
   /** The retention purge's outcome on this node (src/board/retention.ts schedulePurges). */
   purged(purged: Purged | null, error?: unknown): void {
-    this.purge = { at: this.parts.clock(), purged, error: error ? (error instanceof Error ? error.name : 'Error') : null };
+    this.purge = {
+      at: this.parts.clock(),
+      purged,
+      error: error ? (error instanceof Error ? error.name : 'Error') : null,
+    };
   }
 
   get lastPurge(): PurgeReport | null {

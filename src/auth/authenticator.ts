@@ -54,7 +54,10 @@ export class Authenticator {
     private readonly hooks: AuthenticatorHooks = {},
     reads?: CredentialReads,
   ) {
-    this.reads = reads ?? { tokenBySecretHash: (secretHash) => store.tokens.findOne({ secretHash }), sessions: store.sessions };
+    this.reads = reads ?? {
+      tokenBySecretHash: (secretHash) => store.tokens.findOne({ secretHash }),
+      sessions: store.sessions,
+    };
   }
 
   /**
@@ -62,7 +65,13 @@ export class Authenticator {
    * `anonymous` is the answer to no credential at all on a Bearer-or-session route: board
    * surfaces say AUTH_REQUIRED, account structure says UNAUTHENTICATED (contract Part 4).
    */
-  authenticate(kind: AuthKind, headers: Record<string, string>, cookies: Record<string, string>, now: number, anonymous: 'AUTH_REQUIRED' | 'UNAUTHENTICATED' = 'AUTH_REQUIRED'): Maybe<Identity | null> {
+  authenticate(
+    kind: AuthKind,
+    headers: Record<string, string>,
+    cookies: Record<string, string>,
+    now: number,
+    anonymous: 'AUTH_REQUIRED' | 'UNAUTHENTICATED' = 'AUTH_REQUIRED',
+  ): Maybe<Identity | null> {
     if (kind === 'none') return null;
     const bearer = kind === 'bearer-or-session' ? bearerOf(headers['authorization']) : null;
     if (bearer !== null) return this.fromToken(bearer, now);
@@ -86,7 +95,12 @@ export class Authenticator {
     }
     const token = await this.store.tokens.get(identity.tokenId);
     // A reissued token keeps its id but not its secret, whose prefix is in the identity.
-    return token !== null && !token.revoked && (token.expiresAt === null || token.expiresAt > now) && token.prefix === identity.prefix;
+    return (
+      token !== null &&
+      !token.revoked &&
+      (token.expiresAt === null || token.expiresAt > now) &&
+      token.prefix === identity.prefix
+    );
   }
 
   private fromSession(cookie: string, now: number): Maybe<Identity | null> {
@@ -98,7 +112,8 @@ export class Authenticator {
   }
 
   private async lapsed(session: SessionRecord, now: number): Promise<void> {
-    if (session.impersonation && this.hooks.impersonationLapsed) await this.hooks.impersonationLapsed(session, now).catch(() => undefined);
+    if (session.impersonation && this.hooks.impersonationLapsed)
+      await this.hooks.impersonationLapsed(session, now).catch(() => undefined);
   }
 
   private fromToken(secret: string, now: number): Maybe<Identity> {
@@ -147,8 +162,17 @@ export const tokenIdentity = (token: TokenRecord): TokenIdentity =>
 /** Who a session acts as (an operator acting as its account included). */
 const sessionIdentity = (session: SessionRecord): Identity =>
   kept(session, () => {
-    const identity: Identity = { kind: 'session', principal: `user:${session.accountId}`, accountId: session.accountId, sessionId: session._id };
-    if (session.impersonation) identity.impersonation = { operatorId: session.impersonation.operatorId, operatorSessionId: session.impersonation.operatorSessionId };
+    const identity: Identity = {
+      kind: 'session',
+      principal: `user:${session.accountId}`,
+      accountId: session.accountId,
+      sessionId: session._id,
+    };
+    if (session.impersonation)
+      identity.impersonation = {
+        operatorId: session.impersonation.operatorId,
+        operatorSessionId: session.impersonation.operatorSessionId,
+      };
     return identity;
   });
 

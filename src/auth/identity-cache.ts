@@ -7,10 +7,26 @@
 // and whenever this node's receiving connection was lost it is emptied: a notice missed meanwhile
 // never leaves a stale entry in use.
 import type { Maybe } from '../../store/ports/maybe.js';
-import type { AccountRecord, Collection, Doc, MemberRecord, ProjectRecord, ReadsById, SessionRecord, Store, TokenRecord } from '../../store/ports/store.js';
+import type {
+  AccountRecord,
+  Collection,
+  Doc,
+  MemberRecord,
+  ProjectRecord,
+  ReadsById,
+  SessionRecord,
+  Store,
+  TokenRecord,
+} from '../../store/ports/store.js';
 
 export type CachedCollection = 'tokens' | 'sessions' | 'projects' | 'members' | 'accounts';
-export const CACHED_COLLECTIONS: readonly CachedCollection[] = ['tokens', 'sessions', 'projects', 'members', 'accounts'];
+export const CACHED_COLLECTIONS: readonly CachedCollection[] = [
+  'tokens',
+  'sessions',
+  'projects',
+  'members',
+  'accounts',
+];
 
 /**
  * An entry is read again after this long even with no notice: the bound on how long a notice lost
@@ -45,7 +61,13 @@ class Shelf<T extends Doc> {
   }
 }
 
-type Records = { tokens: TokenRecord; sessions: SessionRecord; projects: ProjectRecord; members: MemberRecord; accounts: AccountRecord };
+type Records = {
+  tokens: TokenRecord;
+  sessions: SessionRecord;
+  projects: ProjectRecord;
+  members: MemberRecord;
+  accounts: AccountRecord;
+};
 
 export interface IdentityCacheOptions {
   /** Whether notices reach this node now (the bus is local, or connected across nodes). */
@@ -56,7 +78,13 @@ export interface IdentityCacheOptions {
 }
 
 export class IdentityCache {
-  private readonly shelves: { [C in CachedCollection]: Shelf<Records[C]> } = { tokens: new Shelf(), sessions: new Shelf(), projects: new Shelf(), members: new Shelf(), accounts: new Shelf() };
+  private readonly shelves: { [C in CachedCollection]: Shelf<Records[C]> } = {
+    tokens: new Shelf(),
+    sessions: new Shelf(),
+    projects: new Shelf(),
+    members: new Shelf(),
+    accounts: new Shelf(),
+  };
   /** Tokens are found by their secret's hash and changed by id: which hash each cached id is under. */
   private readonly tokenHashes = new Map<string, string>();
   private interruptions = 0;
@@ -80,7 +108,13 @@ export class IdentityCache {
 
   /** The token whose secret hashes to `secretHash`, or null. */
   tokenBySecretHash(secretHash: string): Maybe<TokenRecord | null> {
-    return this.read('tokens', secretHash, () => this.store.tokens.findOne({ secretHash }), false, (token) => this.tokenHashes.set(token._id, secretHash));
+    return this.read(
+      'tokens',
+      secretHash,
+      () => this.store.tokens.findOne({ secretHash }),
+      false,
+      (token) => this.tokenHashes.set(token._id, secretHash),
+    );
   }
 
   /** Records of `collection` changed (null: any of them): their entries go, on this node. */
@@ -122,7 +156,13 @@ export class IdentityCache {
     return this.options.hearsNotices();
   }
 
-  private read<C extends CachedCollection>(collection: C, key: string, load: () => Promise<Records[C] | null>, keepMissing = true, kept?: (value: Records[C]) => void): Maybe<Records[C] | null> {
+  private read<C extends CachedCollection>(
+    collection: C,
+    key: string,
+    load: () => Promise<Records[C] | null>,
+    keepMissing = true,
+    kept?: (value: Records[C]) => void,
+  ): Maybe<Records[C] | null> {
     if (!this.usable()) return load();
     const shelf = this.shelves[collection] as Shelf<Records[C]>;
     const now = this.options.clock();
@@ -131,7 +171,14 @@ export class IdentityCache {
     return this.fill(shelf, key, load, now, keepMissing, kept);
   }
 
-  private async fill<T extends Doc>(shelf: Shelf<T>, key: string, load: () => Promise<T | null>, now: number, keepMissing: boolean, kept?: (value: T) => void): Promise<T | null> {
+  private async fill<T extends Doc>(
+    shelf: Shelf<T>,
+    key: string,
+    load: () => Promise<T | null>,
+    now: number,
+    keepMissing: boolean,
+    kept?: (value: T) => void,
+  ): Promise<T | null> {
     const generation = shelf.generation;
     const value = await load();
     // A change heard while the store answered may be newer than what it said: keep nothing then.
@@ -151,7 +198,8 @@ type Changed = (collection: CachedCollection, ids: string[] | null) => void;
  */
 export function recordChanges(store: Store, changed: Changed): Store {
   const wrapped: Partial<Pick<Store, CachedCollection>> = {};
-  for (const name of CACHED_COLLECTIONS) wrapped[name] = telling(store[name] as Collection<Doc>, name, changed) as never;
+  for (const name of CACHED_COLLECTIONS)
+    wrapped[name] = telling(store[name] as Collection<Doc>, name, changed) as never;
   return Object.assign(Object.create(Object.getPrototypeOf(store) as object) as Store, store, wrapped);
 }
 
@@ -165,8 +213,13 @@ function telling<T extends Doc>(collection: Collection<T>, name: CachedCollectio
     select: (filter, fields, options) => collection.select(filter, fields, options),
     count: (filter) => collection.count(filter),
     insert: (doc) => after(collection.insert(doc), [doc._id]),
-    insertMissing: (docs) => after(collection.insertMissing(docs), docs.map((d) => d._id)),
-    update: (id, expectedVersion, changes, unset) => after(collection.update(id, expectedVersion, changes, unset), [id]),
+    insertMissing: (docs) =>
+      after(
+        collection.insertMissing(docs),
+        docs.map((d) => d._id),
+      ),
+    update: (id, expectedVersion, changes, unset) =>
+      after(collection.update(id, expectedVersion, changes, unset), [id]),
     delete: (id, expectedVersion) => after(collection.delete(id, expectedVersion), [id]),
     deleteMany: (filter) => after(collection.deleteMany(filter), null),
   };

@@ -17,5 +17,11 @@ export interface ServerKeys {
 
 export function deriveKeys(secret: string): ServerKeys {
   const derive = (purpose: string) => createHmac('sha256', secret).update(`agent-board/${purpose}`).digest();
-  return { pepper: derive('password-pepper'), csrf: derive('csrf'), userCode: derive('device-user-code'), forward: derive('node-forwarding'), mail: derive('mail-outbox') };
+  return {
+    pepper: derive('password-pepper'),
+    csrf: derive('csrf'),
+    userCode: derive('device-user-code'),
+    forward: derive('node-forwarding'),
+    mail: derive('mail-outbox'),
+  };
 }

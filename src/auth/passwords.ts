@@ -25,7 +25,9 @@ export function bcryptHasher(rounds: number, pepper: Buffer): PasswordHasher {
     hash: async (password) => SCHEME + (await bcrypt.hash(prehash(password), rounds)),
     async verify(password, hash) {
       const stored = hash ?? dummy;
-      const ok = stored.startsWith(SCHEME) ? await bcrypt.compare(prehash(password), stored.slice(SCHEME.length)) : await bcrypt.compare(password, stored);
+      const ok = stored.startsWith(SCHEME)
+        ? await bcrypt.compare(prehash(password), stored.slice(SCHEME.length))
+        : await bcrypt.compare(password, stored);
       return ok && hash !== null;
     },
     outdated: (hash) => !hash.startsWith(SCHEME) || bcrypt.getRounds(hash.slice(SCHEME.length)) !== rounds,

@@ -37,7 +37,10 @@ export class ProjectSelector {
    * hands out the same records (and the authenticator the same identity), a credential's requests
    * to its board find their selection again instead of making it anew.
    */
-  private readonly looked = new WeakMap<Identity, { projectId: string; memberId: string; project: ProjectRecord | null; member: MemberRecord | null; found: Lookup }>();
+  private readonly looked = new WeakMap<
+    Identity,
+    { projectId: string; memberId: string; project: ProjectRecord | null; member: MemberRecord | null; found: Lookup }
+  >();
 
   constructor(private readonly store: SelectionPorts) {}
 
@@ -45,21 +48,25 @@ export class ProjectSelector {
   select(identity: Identity, requested: string | undefined, mode: SelectionMode): Maybe<SelectedProject | null> {
     // Billing treats a project the caller does not own as unreachable (DOMAIN.md "Billing").
     const owned = (project: SelectedProject | null) => {
-      if (project && mode === 'owned' && !project.owned) throw new AppError('PROJECT_SCOPE_DENIED', 'Only the board’s owner handles its billing.');
+      if (project && mode === 'owned' && !project.owned)
+        throw new AppError('PROJECT_SCOPE_DENIED', 'Only the board’s owner handles its billing.');
       return project;
     };
     if (requested !== undefined) {
-      if (!PROJECT_ID.test(requested)) throw new AppError('INVALID_PROJECT_ID', 'projectId must be 1 to 64 letters, digits, "-" or "_".');
+      if (!PROJECT_ID.test(requested))
+        throw new AppError('INVALID_PROJECT_ID', 'projectId must be 1 to 64 letters, digits, "-" or "_".');
       return andThen(this.lookup(identity, requested), (found) => {
         const project = unlessClosed(found);
-        if (!project) throw new AppError('PROJECT_SCOPE_DENIED', 'That project does not exist or this credential cannot reach it.');
+        if (!project)
+          throw new AppError('PROJECT_SCOPE_DENIED', 'That project does not exist or this credential cannot reach it.');
         return owned(project);
       });
     }
     return andThen(this.fallback(identity), (fallback) =>
       andThen(fallback ? this.lookup(identity, fallback) : null, (found) => {
         const project = found === CLOSED && mode === 'optional' ? null : unlessClosed(found);
-        if (!project && mode !== 'optional') throw new AppError('PROJECT_REQUIRED', 'Pass projectId, or star a default project in the profile.');
+        if (!project && mode !== 'optional')
+          throw new AppError('PROJECT_REQUIRED', 'Pass projectId, or star a default project in the profile.');
         return owned(project);
       }),
     );
@@ -79,7 +86,8 @@ export class ProjectSelector {
     const memberId = before?.projectId === projectId ? before.memberId : `${projectId}:${identity.accountId}`;
     return andThen(both(this.store.projects.get(projectId), this.store.members.get(memberId)), ([project, member]) => {
       // `before` may be older than the map by now (a read that waited): it still says what these records gave.
-      if (before && before.projectId === projectId && before.project === project && before.member === member) return before.found;
+      if (before && before.projectId === projectId && before.project === project && before.member === member)
+        return before.found;
       const found = this.found(identity, project, member);
       this.looked.set(identity, { projectId, memberId, project, member, found });
       return found;
@@ -90,8 +98,15 @@ export class ProjectSelector {
     const held = project ? roleOn(project, identity.accountId, member) : null;
     if (!project || !held) return null;
     if (closed(project)) return CLOSED;
-    const role = identity.kind === 'token' && identity.scope !== 'account' ? lower(identity.role ?? 'member', held) : held;
-    return { id: project._id, name: project.name, role, plan: project.plan, owned: project.ownerId === identity.accountId };
+    const role =
+      identity.kind === 'token' && identity.scope !== 'account' ? lower(identity.role ?? 'member', held) : held;
+    return {
+      id: project._id,
+      name: project.name,
+      role,
+      plan: project.plan,
+      owned: project.ownerId === identity.accountId,
+    };
   }
 
   private fallback(identity: Identity): Maybe<string | null> {
@@ -104,7 +119,11 @@ const CLOSED = Symbol('closed');
 
 /** A found project, or BOARD_CLOSED for one the credential would reach but whose owner is deleted. */
 function unlessClosed(found: SelectedProject | typeof CLOSED | null): SelectedProject | null {
-  if (found === CLOSED) throw new AppError('BOARD_CLOSED', 'The board’s owner account was deleted, so the board is closed; it is kept 30 days for a restore, then purged.');
+  if (found === CLOSED)
+    throw new AppError(
+      'BOARD_CLOSED',
+      'The board’s owner account was deleted, so the board is closed; it is kept 30 days for a restore, then purged.',
+    );
   return found;
 }
 
@@ -112,7 +131,8 @@ function unlessClosed(found: SelectedProject | typeof CLOSED | null): SelectedPr
  * Whether the board is closed: its owner's account is deleted (src/admin/deletion.ts marks its
  * boards). The mark names that owner, so a board that changed hands since is open to its new owner.
  */
-export const closed = (project: Pick<ProjectRecord, 'ownerId' | 'deletedOwner'>): boolean => project.deletedOwner != null && project.deletedOwner === project.ownerId;
+export const closed = (project: Pick<ProjectRecord, 'ownerId' | 'deletedOwner'>): boolean =>
+  project.deletedOwner != null && project.deletedOwner === project.ownerId;
 
 /**
  * The role `accountId` holds on `project`, or null when none. The owner is the account named by
@@ -120,7 +140,11 @@ export const closed = (project: Pick<ProjectRecord, 'ownerId' | 'deletedOwner'>)
  * transfer cut short, src/accounts/transfers.ts) counts as admin. So a board never has two owners,
  * and ownership moves in one write.
  */
-export function roleOn(project: Pick<ProjectRecord, 'ownerId'>, accountId: string, member: Pick<MemberRecord, 'role'> | null): Role | null {
+export function roleOn(
+  project: Pick<ProjectRecord, 'ownerId'>,
+  accountId: string,
+  member: Pick<MemberRecord, 'role'> | null,
+): Role | null {
   if (project.ownerId === accountId) return 'owner';
   if (!member) return null;
   return member.role === 'owner' ? 'admin' : member.role;
@@ -132,7 +156,11 @@ export const atLeast = (role: Role, needed: Role): boolean => RANK[role] >= RANK
 
 /** Refuses (403 ROLE_REQUIRED) a caller whose role on the board is below `needed`. */
 export function requireRole(role: Role, needed: Role): void {
-  if (!atLeast(role, needed)) throw new AppError('ROLE_REQUIRED', `This needs the ${needed} role on the board; you have ${role}.`, { role, needed });
+  if (!atLeast(role, needed))
+    throw new AppError('ROLE_REQUIRED', `This needs the ${needed} role on the board; you have ${role}.`, {
+      role,
+      needed,
+    });
 }
 
 /** A token never acts above the role its account holds on the board. */

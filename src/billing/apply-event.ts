@@ -28,7 +28,13 @@ export const APPLIED_IDS_KEPT = 50;
  * Applies `event` to the project's billing record unless it was applied before; an event older
  * than the record's last applied change is ignored. Then settles the board's plan and logs the id.
  */
-export async function applyEvent(store: Store, prices: Prices | null, event: ProviderEvent, projectId: string, now: number): Promise<AppliedOutcome> {
+export async function applyEvent(
+  store: Store,
+  prices: Prices | null,
+  event: ProviderEvent,
+  projectId: string,
+  now: number,
+): Promise<AppliedOutcome> {
   const logged = (await store.billingEvents.versionOf(event.id)) !== null;
   let outcome: AppliedOutcome = logged ? 'duplicate' : 'ignored';
   const record = logged
@@ -44,7 +50,11 @@ export async function applyEvent(store: Store, prices: Prices | null, event: Pro
           return null;
         }
         outcome = 'applied';
-        return { ...changes, changedAt: event.created, appliedEventIds: [...(current.appliedEventIds ?? []), event.id].slice(-APPLIED_IDS_KEPT) };
+        return {
+          ...changes,
+          changedAt: event.created,
+          appliedEventIds: [...(current.appliedEventIds ?? []), event.id].slice(-APPLIED_IDS_KEPT),
+        };
       });
   crashPoint('webhook:after-apply');
   if (record) await settlePlan(store, record, now);
@@ -66,10 +76,19 @@ function effectOf(event: ProviderEvent, record: BillingRecord, prices: Prices | 
   }
   if (event.type.startsWith('customer.subscription.')) {
     const sub = subscriptionState(o);
-    if (!sub) throw new AppError('PROVIDER_EVENT_INVALID', 'The subscription in the event lacks its id, customer or status.');
-    return subscriptionChanges(sub, record, event.type === 'customer.subscription.deleted' ? 'canceled' : sub.status, event.created, prices);
+    if (!sub)
+      throw new AppError('PROVIDER_EVENT_INVALID', 'The subscription in the event lacks its id, customer or status.');
+    return subscriptionChanges(
+      sub,
+      record,
+      event.type === 'customer.subscription.deleted' ? 'canceled' : sub.status,
+      event.created,
+      prices,
+    );
   }
-  if (event.type === 'invoice.payment_failed') return record.status === 'past_due' ? null : { status: 'past_due', pastDueSince: event.created };
-  if (event.type === 'invoice.paid') return record.status === 'past_due' ? { status: 'active', pastDueSince: null } : null;
+  if (event.type === 'invoice.payment_failed')
+    return record.status === 'past_due' ? null : { status: 'past_due', pastDueSince: event.created };
+  if (event.type === 'invoice.paid')
+    return record.status === 'past_due' ? { status: 'active', pastDueSince: null } : null;
   return null;
 }

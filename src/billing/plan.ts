@@ -11,16 +11,24 @@ export const PAST_DUE_GRACE_MS = 7 * DAY_MS;
 export function billingPlan(record: Pick<BillingRecord, 'status' | 'pastDueSince'> | null, now: number): PlanName {
   if (!record?.status) return 'free';
   if (record.status === 'active' || record.status === 'trialing') return 'pro';
-  if (record.status === 'past_due') return record.pastDueSince !== null && now - record.pastDueSince <= PAST_DUE_GRACE_MS ? 'pro' : 'free';
+  if (record.status === 'past_due')
+    return record.pastDueSince !== null && now - record.pastDueSince <= PAST_DUE_GRACE_MS ? 'pro' : 'free';
   return 'free';
 }
 
 /** The complimentary plan in force at `now`, or null (none granted, or ended). */
-export function complimentaryPlan(project: Pick<ProjectRecord, 'compPlan' | 'compUntil'>, now: number): PlanName | null {
+export function complimentaryPlan(
+  project: Pick<ProjectRecord, 'compPlan' | 'compUntil'>,
+  now: number,
+): PlanName | null {
   return project.compPlan && typeof project.compUntil === 'number' && now < project.compUntil ? project.compPlan : null;
 }
 
 /** The board's plan: billing's, lifted by a complimentary plan while it lasts. */
-export function boardPlan(project: Pick<ProjectRecord, 'compPlan' | 'compUntil'>, record: Pick<BillingRecord, 'status' | 'pastDueSince'> | null, now: number): PlanName {
+export function boardPlan(
+  project: Pick<ProjectRecord, 'compPlan' | 'compUntil'>,
+  record: Pick<BillingRecord, 'status' | 'pastDueSince'> | null,
+  now: number,
+): PlanName {
   return complimentaryPlan(project, now) === 'pro' ? 'pro' : billingPlan(record, now);
 }

@@ -24,7 +24,8 @@ export interface SubscriptionState {
 /** Reads a provider subscription object (Stripe's shape; the period end moved onto items in newer API versions). */
 export function subscriptionState(object: Record<string, unknown>): SubscriptionState | null {
   const id = object.id;
-  const customer = typeof object.customer === 'string' ? object.customer : (object.customer as { id?: unknown } | null)?.id;
+  const customer =
+    typeof object.customer === 'string' ? object.customer : (object.customer as { id?: unknown } | null)?.id;
   if (typeof id !== 'string' || typeof customer !== 'string' || typeof object.status !== 'string') return null;
   const item = ((object.items as { data?: Record<string, unknown>[] } | undefined)?.data ?? [])[0];
   const price = (item?.price as { id?: unknown } | undefined)?.id;
@@ -55,7 +56,13 @@ export interface Refund {
 
 export interface BillingProvider {
   createCustomer(input: { email: string; accountId: string; projectId: string }): Promise<{ customerId: string }>;
-  createCheckoutSession(input: { customerId: string; priceId: string; projectId: string; successUrl: string; cancelUrl: string }): Promise<{ url: string }>;
+  createCheckoutSession(input: {
+    customerId: string;
+    priceId: string;
+    projectId: string;
+    successUrl: string;
+    cancelUrl: string;
+  }): Promise<{ url: string }>;
   createPortalSession(input: { customerId: string; returnUrl: string }): Promise<{ url: string }>;
   /** A subscription as the provider holds it now. */
   getSubscription(subscriptionId: string): Promise<SubscriptionState>;
@@ -72,7 +79,12 @@ export interface BillingProvider {
    * BILLING_PAID_INVOICE_REQUIRED when the subscription has none. The idempotency key makes a
    * retried request one refund.
    */
-  refundLatestInvoice(input: { subscriptionId: string; amount: number | null; idempotencyKey: string; metadata: Record<string, string> }): Promise<Refund>;
+  refundLatestInvoice(input: {
+    subscriptionId: string;
+    amount: number | null;
+    idempotencyKey: string;
+    metadata: Record<string, string>;
+  }): Promise<Refund>;
   /** Verifies the signature over the exact raw body; throws PROVIDER_SIGNATURE_INVALID or PROVIDER_EVENT_INVALID. */
   verifyEvent(rawBody: Buffer, signature: string | undefined): ProviderEvent;
 }

@@ -28,7 +28,8 @@ export function registerReconcileMetrics(registry: Registry, reconciler: Pick<Bi
     registers: [registry],
     collect() {
       this.reset();
-      for (const [key, outcome] of Object.entries(OUTCOMES)) this.inc({ outcome }, reconciler.totals[key as keyof typeof OUTCOMES]);
+      for (const [key, outcome] of Object.entries(OUTCOMES))
+        this.inc({ outcome }, reconciler.totals[key as keyof typeof OUTCOMES]);
     },
   });
 }

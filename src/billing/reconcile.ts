@@ -21,7 +21,12 @@ const PAYMENT_PENDING = ['past_due', 'unpaid', 'incomplete'] as const;
 /** The terminal outcomes that settled a delivery (a `failed` one did not). */
 const SETTLED = new Set(['applied', 'duplicate', 'ignored']);
 /** Answers after which a record is marked re-read: asking again would get the same one. */
-const MARKED = new Set(['BILLING_SUBSCRIPTION_REQUIRED', 'BILLING_CUSTOMER_CONFLICT', 'PROVIDER_REQUEST_FAILED', 'PROVIDER_RESPONSE_INVALID']);
+const MARKED = new Set([
+  'BILLING_SUBSCRIPTION_REQUIRED',
+  'BILLING_CUSTOMER_CONFLICT',
+  'PROVIDER_REQUEST_FAILED',
+  'PROVIDER_RESPONSE_INVALID',
+]);
 
 /** Why a record is re-read, in the order a bounded pass takes them. */
 type Reason = 'event' | 'period' | 'payment';
@@ -57,7 +62,15 @@ export interface ReconcileSettings {
   maxCalls: number;
 }
 
-const zero = (): ReconcileCounts => ({ candidates: 0, reread: 0, changed: 0, planChanged: 0, conflicts: 0, failed: 0, deferred: 0 });
+const zero = (): ReconcileCounts => ({
+  candidates: 0,
+  reread: 0,
+  changed: 0,
+  planChanged: 0,
+  conflicts: 0,
+  failed: 0,
+  deferred: 0,
+});
 
 export class BillingReconciler {
   /** Every pass's counts added up, and the passes made (for /metrics). */
@@ -76,7 +89,10 @@ export class BillingReconciler {
   /** Runs a pass now and then every interval (nothing without billing configured, or with an interval of 0). */
   start(clock: () => number): void {
     if (!this.setup || this.settings.intervalMs === 0) return;
-    const run = () => void this.pass(clock()).catch((e: unknown) => this.logger.warn({ err: e }, 'billing: the reconcile pass failed; retried at the next one'));
+    const run = () =>
+      void this.pass(clock()).catch((e: unknown) =>
+        this.logger.warn({ err: e }, 'billing: the reconcile pass failed; retried at the next one'),
+      );
     run();
     this.timer = setInterval(run, this.settings.intervalMs);
     this.timer.unref();
@@ -124,7 +140,15 @@ export class BillingReconciler {
       if (settled.changed) counts.changed++;
       if (planChanged) counts.planChanged++;
       if (settled.changed || planChanged) {
-        this.logger.info({ projectId: c.projectId, reason: c.reason, status: { before: settled.before.status, after: settled.after.status }, plan: settled.plan }, 'billing: reconcile settled a board from the provider');
+        this.logger.info(
+          {
+            projectId: c.projectId,
+            reason: c.reason,
+            status: { before: settled.before.status, after: settled.after.status },
+            plan: settled.plan,
+          },
+          'billing: reconcile settled a board from the provider',
+        );
       }
       return true;
     } catch (e) {
@@ -132,12 +156,19 @@ export class BillingReconciler {
       if (code === 'PROVIDER_UNAVAILABLE') {
         counts.failed++;
         counts.deferred++;
-        this.logger.warn({ projectId: c.projectId }, 'billing: reconcile could not reach the provider; the rest waits for the next pass');
+        this.logger.warn(
+          { projectId: c.projectId },
+          'billing: reconcile could not reach the provider; the rest waits for the next pass',
+        );
         return false;
       }
       if (code === 'BILLING_CUSTOMER_CONFLICT') counts.conflicts++;
       else if (code !== 'BILLING_SUBSCRIPTION_REQUIRED') counts.failed++;
-      if (code !== 'BILLING_SUBSCRIPTION_REQUIRED') this.logger.warn({ err: e, projectId: c.projectId, reason: c.reason, code }, 'billing: reconcile could not settle a board from the provider');
+      if (code !== 'BILLING_SUBSCRIPTION_REQUIRED')
+        this.logger.warn(
+          { err: e, projectId: c.projectId, reason: c.reason, code },
+          'billing: reconcile could not settle a board from the provider',
+        );
       // The provider's answer stands (no subscription: the board is what its record says), or a
       // person must look (a conflict, a refusal): marked, so later passes do not ask again until
       // something new happens. Anything else (the store failing) is tried again next pass.
@@ -165,14 +196,16 @@ export class BillingReconciler {
     }
     for (const status of LIVE) {
       for (const r of await this.store.billing.select({ status }, ['currentPeriodEnd', 'reconciledAt'])) {
-        if (periodDue(r.currentPeriodEnd, r.reconciledAt ?? 0, now)) add({ projectId: r._id, reason: 'period', reconciledAt: r.reconciledAt ?? 0 });
+        if (periodDue(r.currentPeriodEnd, r.reconciledAt ?? 0, now))
+          add({ projectId: r._id, reason: 'period', reconciledAt: r.reconciledAt ?? 0 });
       }
     }
     // Re-read at most about twice an interval, so several nodes' passes do not each ask again.
     const recheck = now - this.settings.intervalMs / 2;
     for (const status of PAYMENT_PENDING) {
       for (const r of await this.store.billing.select({ status }, ['reconciledAt'])) {
-        if ((r.reconciledAt ?? 0) <= recheck) add({ projectId: r._id, reason: 'payment', reconciledAt: r.reconciledAt ?? 0 });
+        if ((r.reconciledAt ?? 0) <= recheck)
+          add({ projectId: r._id, reason: 'payment', reconciledAt: r.reconciledAt ?? 0 });
       }
     }
     return [...due.values()].sort((a, b) => PRIORITY[a.reason] - PRIORITY[b.reason] || a.reconciledAt - b.reconciledAt);
@@ -184,7 +217,11 @@ export class BillingReconciler {
    * when the latest such delivery was seen.
    */
   private async unsettledDeliveries(now: number): Promise<Map<string, number>> {
-    const rows = await this.store.audit.select({ actor: 'provider', at: { $gte: now - RECENT_DELIVERIES_MS } }, ['action', 'projectId', 'data', 'at'], { sort: [['at', -1]], limit: DELIVERY_ROWS_READ });
+    const rows = await this.store.audit.select(
+      { actor: 'provider', at: { $gte: now - RECENT_DELIVERIES_MS } },
+      ['action', 'projectId', 'data', 'at'],
+      { sort: [['at', -1]], limit: DELIVERY_ROWS_READ },
+    );
     const open = new Map<string, { projectId: string; open: number; seenAt: number }>();
     for (const row of rows) {
       if (row.action !== 'billing.webhook' || !row.projectId) continue;
@@ -197,7 +234,8 @@ export class BillingReconciler {
       open.set(key, tally);
     }
     const boards = new Map<string, number>();
-    for (const t of open.values()) if (t.open > 0) boards.set(t.projectId, Math.max(boards.get(t.projectId) ?? 0, t.seenAt));
+    for (const t of open.values())
+      if (t.open > 0) boards.set(t.projectId, Math.max(boards.get(t.projectId) ?? 0, t.seenAt));
     return boards;
   }
 }

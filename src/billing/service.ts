@@ -20,7 +20,12 @@ export type { BillingSetup, Prices } from './provider.js';
 export interface AccountBilling {
   projectId: string;
   plan: PlanName;
-  subscription: { status: string; interval: 'month' | 'year' | null; currentPeriodEnd: string | null; cancelAtPeriodEnd: boolean } | null;
+  subscription: {
+    status: string;
+    interval: 'month' | 'year' | null;
+    currentPeriodEnd: string | null;
+    cancelAtPeriodEnd: boolean;
+  } | null;
   providerAvailable: boolean;
   upgradeOptions: { plan: 'pro'; interval: 'month' | 'year' }[];
 }
@@ -36,7 +41,14 @@ export interface EventProcessed {
   outcome: WebhookOutcome;
 }
 
-const HANDLED = new Set(['checkout.session.completed', 'customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'invoice.paid', 'invoice.payment_failed']);
+const HANDLED = new Set([
+  'checkout.session.completed',
+  'customer.subscription.created',
+  'customer.subscription.updated',
+  'customer.subscription.deleted',
+  'invoice.paid',
+  'invoice.payment_failed',
+]);
 const UPGRADES = [
   { plan: 'pro', interval: 'month' },
   { plan: 'pro', interval: 'year' },
@@ -65,16 +77,30 @@ export class BillingService {
     if (record?.subscriptionId && record.interval === null && this.setup) {
       try {
         const fresh = await this.setup.provider.getSubscription(record.subscriptionId);
-        record = (await modify(this.store.billing, projectId, () => ({ priceId: fresh.priceId, interval: intervalOf(this.setup!.prices, fresh.priceId) }))) ?? record;
+        record =
+          (await modify(this.store.billing, projectId, () => ({
+            priceId: fresh.priceId,
+            interval: intervalOf(this.setup!.prices, fresh.priceId),
+          }))) ?? record;
       } catch (e) {
-        this.logger.warn({ err: e, projectId }, 'billing: the subscription interval could not be refreshed; answering without it');
+        this.logger.warn(
+          { err: e, projectId },
+          'billing: the subscription interval could not be refreshed; answering without it',
+        );
       }
     }
     const project = await this.store.projects.get(projectId);
     return {
       projectId,
       plan: boardPlan(project ?? {}, record, now),
-      subscription: record?.status ? { status: record.status, interval: record.interval, currentPeriodEnd: record.currentPeriodEnd === null ? null : new Date(record.currentPeriodEnd).toISOString(), cancelAtPeriodEnd: record.cancelAtPeriodEnd } : null,
+      subscription: record?.status
+        ? {
+            status: record.status,
+            interval: record.interval,
+            currentPeriodEnd: record.currentPeriodEnd === null ? null : new Date(record.currentPeriodEnd).toISOString(),
+            cancelAtPeriodEnd: record.cancelAtPeriodEnd,
+          }
+        : null,
       providerAvailable: this.available,
       upgradeOptions: [...UPGRADES],
     };
@@ -85,10 +111,19 @@ export class BillingService {
    * first when absent (a concurrent attach: 409 BILLING_CUSTOMER_CONFLICT, the first one stays),
    * then a subscription checkout session for the project at `interval`.
    */
-  async checkout(projectId: string, owner: { id: string; email: string }, interval: 'month' | 'year', returnUrl: string): Promise<{ url: string }> {
+  async checkout(
+    projectId: string,
+    owner: { id: string; email: string },
+    interval: 'month' | 'year',
+    returnUrl: string,
+  ): Promise<{ url: string }> {
     const { provider, prices } = this.configured();
     let record = await this.store.billing.get(projectId);
-    if (record?.status && LIVE.has(record.status)) throw new AppError('BILLING_SUBSCRIPTION_CONFLICT', 'This board already has a live subscription; manage it in the portal.');
+    if (record?.status && LIVE.has(record.status))
+      throw new AppError(
+        'BILLING_SUBSCRIPTION_CONFLICT',
+        'This board already has a live subscription; manage it in the portal.',
+      );
     record ??= await this.attachCustomer(provider, projectId, owner);
     return provider.createCheckoutSession({
       customerId: record.customerId,
@@ -99,13 +134,34 @@ export class BillingService {
     });
   }
 
-  private async attachCustomer(provider: BillingProvider, projectId: string, owner: { id: string; email: string }): Promise<BillingRecord> {
+  private async attachCustomer(
+    provider: BillingProvider,
+    projectId: string,
+    owner: { id: string; email: string },
+  ): Promise<BillingRecord> {
     const { customerId } = await provider.createCustomer({ email: owner.email, accountId: owner.id, projectId });
-    const record: BillingRecord = { _id: projectId, version: 1, accountId: owner.id, customerId, subscriptionId: null, status: null, interval: null, priceId: null, currentPeriodEnd: null, cancelAtPeriodEnd: false, changedAt: null, pastDueSince: null };
+    const record: BillingRecord = {
+      _id: projectId,
+      version: 1,
+      accountId: owner.id,
+      customerId,
+      subscriptionId: null,
+      status: null,
+      interval: null,
+      priceId: null,
+      currentPeriodEnd: null,
+      cancelAtPeriodEnd: false,
+      changedAt: null,
+      pastDueSince: null,
+    };
     try {
       await this.store.billing.insert(record);
     } catch (e) {
-      if (e instanceof DuplicateKeyError) throw new AppError('BILLING_CUSTOMER_CONFLICT', 'Another request attached a provider customer to this board meanwhile; retry.');
+      if (e instanceof DuplicateKeyError)
+        throw new AppError(
+          'BILLING_CUSTOMER_CONFLICT',
+          'Another request attached a provider customer to this board meanwhile; retry.',
+        );
       throw e;
     }
     return record;
@@ -115,7 +171,11 @@ export class BillingService {
   async portal(projectId: string, returnUrl: string): Promise<{ url: string }> {
     const { provider } = this.configured();
     const record = await this.store.billing.get(projectId);
-    if (!record) throw new AppError('BILLING_CUSTOMER_REQUIRED', 'This board never started a subscription; start one with checkout.');
+    if (!record)
+      throw new AppError(
+        'BILLING_CUSTOMER_REQUIRED',
+        'This board never started a subscription; start one with checkout.',
+      );
     return provider.createPortalSession({ customerId: record.customerId, returnUrl });
   }
 
@@ -123,11 +183,20 @@ export class BillingService {
   async annual(projectId: string, now: number): Promise<{ changed: boolean }> {
     const { provider, prices } = this.configured();
     const record = await this.store.billing.get(projectId);
-    if (!record?.subscriptionId) throw new AppError('BILLING_SUBSCRIPTION_REQUIRED', 'This board has no subscription; start one with checkout.');
+    if (!record?.subscriptionId)
+      throw new AppError('BILLING_SUBSCRIPTION_REQUIRED', 'This board has no subscription; start one with checkout.');
     if (billingPlan(record, now) !== 'pro') throw new AppError('BILLING_PRO_REQUIRED', 'This board is not on Pro.');
-    if (!record.status || !LIVE.has(record.status)) throw new AppError('BILLING_SUBSCRIPTION_CONFLICT', `The subscription is ${record.status}; settle it in the portal first.`);
+    if (!record.status || !LIVE.has(record.status))
+      throw new AppError(
+        'BILLING_SUBSCRIPTION_CONFLICT',
+        `The subscription is ${record.status}; settle it in the portal first.`,
+      );
     if (record.priceId === prices.yearly) return { changed: false };
-    if (record.priceId !== prices.monthly) throw new AppError('BILLING_INTERVAL_UNSUPPORTED', 'The subscription is on a price this service does not offer; change it in the portal.');
+    if (record.priceId !== prices.monthly)
+      throw new AppError(
+        'BILLING_INTERVAL_UNSUPPORTED',
+        'The subscription is on a price this service does not offer; change it in the portal.',
+      );
     await provider.changePrice(record.subscriptionId, prices.yearly);
     // The provider accepted the move; its subscription.updated event confirms it later.
     await modify(this.store.billing, projectId, () => ({ priceId: prices.yearly, interval: 'year' as const }));
@@ -142,9 +211,15 @@ export class BillingService {
   async cancelLiveSubscriptions(accountId: string): Promise<void> {
     const owned = await this.store.projects.select({ ownerId: accountId }, ['plan']);
     const records = await Promise.all(owned.map((p) => this.store.billing.get(p._id)));
-    const live = records.filter((r): r is BillingRecord => !!r?.subscriptionId && !!r.status && (LIVE.has(r.status) || r.status === 'past_due'));
+    const live = records.filter(
+      (r): r is BillingRecord => !!r?.subscriptionId && !!r.status && (LIVE.has(r.status) || r.status === 'past_due'),
+    );
     if (live.length === 0) return;
-    if (!this.setup) throw new AppError('PROVIDER_UNAVAILABLE', 'This account has live subscriptions and the payment provider is not configured here to cancel them.');
+    if (!this.setup)
+      throw new AppError(
+        'PROVIDER_UNAVAILABLE',
+        'This account has live subscriptions and the payment provider is not configured here to cancel them.',
+      );
     const { provider } = this.setup;
     for (const record of live) await provider.cancelSubscription(record.subscriptionId!);
   }
@@ -154,7 +229,12 @@ export class BillingService {
    * written; then a pending audit row, the effect (once per event id), and the terminal row.
    * A crash after any of these is healed by the provider's redelivery or the reconcile pass.
    */
-  async webhook(raw: Buffer, signature: string | undefined, origin: RequestOrigin, now: number): Promise<{ received: true; handled: boolean }> {
+  async webhook(
+    raw: Buffer,
+    signature: string | undefined,
+    origin: RequestOrigin,
+    now: number,
+  ): Promise<{ received: true; handled: boolean }> {
     const event = this.configured().provider.verifyEvent(raw, signature);
     const { handled } = await this.process(event, origin, now, false);
     return { received: true, handled };
@@ -167,7 +247,11 @@ export class BillingService {
    */
   async fetchEvent(eventId: string): Promise<ProviderEvent> {
     const event = await this.configured().provider.getEvent(eventId);
-    if (event.id !== eventId) throw new AppError('PROVIDER_RESPONSE_INVALID', 'The provider answered with another event than the one asked for.');
+    if (event.id !== eventId)
+      throw new AppError(
+        'PROVIDER_RESPONSE_INVALID',
+        'The provider answered with another event than the one asked for.',
+      );
     return event;
   }
 
@@ -177,7 +261,12 @@ export class BillingService {
   }
 
   /** A pending audit row, the effect (once per event id), and the terminal row; a foreign event is refused after its rows. */
-  private async process(event: ProviderEvent, origin: RequestOrigin, now: number, replay: boolean): Promise<EventProcessed> {
+  private async process(
+    event: ProviderEvent,
+    origin: RequestOrigin,
+    now: number,
+    replay: boolean,
+  ): Promise<EventProcessed> {
     const handled = HANDLED.has(event.type);
     // Reading which project the event is about changes nothing; a foreign one is refused after its rows.
     const target = handled ? await this.projectOf(event).catch((e: unknown) => e as Error) : null;
@@ -208,17 +297,35 @@ export class BillingService {
   }
 
   /** Refunds the latest paid invoice of the project's subscription through the provider (all of it, or `amount` in the smallest currency unit). */
-  async refund(projectId: string, input: { amount: number | null; idempotencyKey: string; metadata: Record<string, string> }): Promise<Refund> {
+  async refund(
+    projectId: string,
+    input: { amount: number | null; idempotencyKey: string; metadata: Record<string, string> },
+  ): Promise<Refund> {
     const { provider } = this.configured();
     const record = await this.store.billing.get(projectId);
-    if (!record?.subscriptionId) throw new AppError('BILLING_SUBSCRIPTION_REQUIRED', 'This board has no subscription, so no invoice to refund.');
-    return provider.refundLatestInvoice({ subscriptionId: record.subscriptionId, amount: input.amount, idempotencyKey: input.idempotencyKey, metadata: { ...input.metadata, projectId } });
+    if (!record?.subscriptionId)
+      throw new AppError('BILLING_SUBSCRIPTION_REQUIRED', 'This board has no subscription, so no invoice to refund.');
+    return provider.refundLatestInvoice({
+      subscriptionId: record.subscriptionId,
+      amount: input.amount,
+      idempotencyKey: input.idempotencyKey,
+      metadata: { ...input.metadata, projectId },
+    });
   }
 
   /** Grants a complimentary plan until `until` (replacing one in force); the board's plan is settled with it. */
-  async grantPlan(projectId: string, plan: 'pro', until: number, now: number): Promise<{ plan: 'free' | 'pro'; billingPlan: 'free' | 'pro' } | null> {
+  async grantPlan(
+    projectId: string,
+    plan: 'pro',
+    until: number,
+    now: number,
+  ): Promise<{ plan: 'free' | 'pro'; billingPlan: 'free' | 'pro' } | null> {
     const record = await this.store.billing.get(projectId);
-    const project = await modify(this.store.projects, projectId, () => ({ compPlan: plan, compUntil: until, plan: boardPlan({ compPlan: plan, compUntil: until }, record, now) }));
+    const project = await modify(this.store.projects, projectId, () => ({
+      compPlan: plan,
+      compUntil: until,
+      plan: boardPlan({ compPlan: plan, compUntil: until }, record, now),
+    }));
     return project && { plan: project.plan, billingPlan: billingPlan(record, now) };
   }
 
@@ -230,7 +337,11 @@ export class BillingService {
     const ended = await this.store.projects.select({ compUntil: { $gte: 1, $lte: now } }, ['compUntil']);
     for (const { _id } of ended) {
       const record = await this.store.billing.get(_id);
-      await modify(this.store.projects, _id, (project) => (typeof project.compUntil === 'number' && project.compUntil <= now ? { compPlan: null, compUntil: null, plan: billingPlan(record, now) } : null));
+      await modify(this.store.projects, _id, (project) =>
+        typeof project.compUntil === 'number' && project.compUntil <= now
+          ? { compPlan: null, compUntil: null, plan: billingPlan(record, now) }
+          : null,
+      );
     }
     return ended.map((p) => p._id);
   }
@@ -246,10 +357,18 @@ export class BillingService {
     const o = event.object;
     const customer = typeof o.customer === 'string' ? o.customer : (o.customer as { id?: unknown } | null)?.id;
     const metadataProject = ((o.metadata ?? {}) as { projectId?: unknown }).projectId;
-    const claimed = typeof o.client_reference_id === 'string' ? o.client_reference_id : typeof metadataProject === 'string' ? metadataProject : null;
+    const claimed =
+      typeof o.client_reference_id === 'string'
+        ? o.client_reference_id
+        : typeof metadataProject === 'string'
+          ? metadataProject
+          : null;
     const record = typeof customer === 'string' ? await this.store.billing.findOne({ customerId: customer }) : null;
     if (!record || (claimed !== null && claimed !== record._id)) {
-      throw new AppError('PROVIDER_EVENT_ACCOUNT_MISMATCH', 'The event’s customer is attached to none of this service’s projects, or names another project.');
+      throw new AppError(
+        'PROVIDER_EVENT_ACCOUNT_MISMATCH',
+        'The event’s customer is attached to none of this service’s projects, or names another project.',
+      );
     }
     return record;
   }
@@ -259,12 +378,30 @@ export class BillingService {
    * marks that moment, so a periodic sweep settles them (through the status index).
    */
   async settleLapsedGrace(now: number): Promise<number> {
-    const lapsed = (await this.store.billing.find({ status: 'past_due' })).filter((r) => billingPlan(r, now) === 'free');
+    const lapsed = (await this.store.billing.find({ status: 'past_due' })).filter(
+      (r) => billingPlan(r, now) === 'free',
+    );
     for (const record of lapsed) await settlePlan(this.store, record, now);
     return lapsed.length;
   }
 
-  private async audit(event: ProviderEvent, projectId: string | null, outcome: 'pending' | WebhookOutcome, origin: RequestOrigin, now: number, replay: boolean): Promise<void> {
-    await this.store.audit.insert(auditRow({ at: now, actor: 'provider', action: 'billing.webhook', projectId, origin, data: { eventId: event.id, type: event.type, outcome, ...(replay && { replay: true }) } }));
+  private async audit(
+    event: ProviderEvent,
+    projectId: string | null,
+    outcome: 'pending' | WebhookOutcome,
+    origin: RequestOrigin,
+    now: number,
+    replay: boolean,
+  ): Promise<void> {
+    await this.store.audit.insert(
+      auditRow({
+        at: now,
+        actor: 'provider',
+        action: 'billing.webhook',
+        projectId,
+        origin,
+        data: { eventId: event.id, type: event.type, outcome, ...(replay && { replay: true }) },
+      }),
+    );
   }
 }

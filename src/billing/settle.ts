@@ -16,7 +16,13 @@ export function intervalOf(prices: Prices | null, priceId: string | null): 'mont
 }
 
 /** The record's fields as `sub` (with `status`) sets them; `at` starts an overdue period that has none yet. */
-export function subscriptionChanges(sub: SubscriptionState, record: BillingRecord, status: string, at: number, prices: Prices | null): Partial<BillingRecord> {
+export function subscriptionChanges(
+  sub: SubscriptionState,
+  record: BillingRecord,
+  status: string,
+  at: number,
+  prices: Prices | null,
+): Partial<BillingRecord> {
   return {
     subscriptionId: sub.id,
     status,
@@ -34,7 +40,11 @@ export function subscriptionChanges(sub: SubscriptionState, record: BillingRecor
  * (and a complimentary plan in force) derives. Idempotent: it writes only when they differ.
  * Answers the plan before and after (null: no such project).
  */
-export async function settlePlan(store: Store, record: Pick<BillingRecord, '_id' | 'status' | 'pastDueSince'>, now: number): Promise<{ before: PlanName; after: PlanName } | null> {
+export async function settlePlan(
+  store: Store,
+  record: Pick<BillingRecord, '_id' | 'status' | 'pastDueSince'>,
+  now: number,
+): Promise<{ before: PlanName; after: PlanName } | null> {
   let before: PlanName | null = null;
   const project = await modify(store.projects, record._id, (current) => {
     before = current.plan;
@@ -59,7 +69,15 @@ function pick(subs: SubscriptionState[], projectId: string): SubscriptionState |
   return ours.find((s) => LIVE.has(s.status) || s.status === 'past_due') ?? ours[0] ?? null;
 }
 
-const SUBSCRIPTION_FIELDS = ['subscriptionId', 'status', 'priceId', 'interval', 'currentPeriodEnd', 'cancelAtPeriodEnd', 'pastDueSince'] as const;
+const SUBSCRIPTION_FIELDS = [
+  'subscriptionId',
+  'status',
+  'priceId',
+  'interval',
+  'currentPeriodEnd',
+  'cancelAtPeriodEnd',
+  'pastDueSince',
+] as const;
 
 /**
  * Re-reads the board's subscription from the provider (by its id, or among its customer's when
@@ -71,21 +89,36 @@ const SUBSCRIPTION_FIELDS = ['subscriptionId', 'status', 'priceId', 'interval', 
  * or BILLING_CUSTOMER_CONFLICT (the subscription belongs to another customer or board), writing
  * nothing; provider failures come back as their codes, writing nothing.
  */
-export async function settleFromProvider(store: Store, setup: BillingSetup, projectId: string, now: number): Promise<Settled> {
+export async function settleFromProvider(
+  store: Store,
+  setup: BillingSetup,
+  projectId: string,
+  now: number,
+): Promise<Settled> {
   const before = await store.billing.get(projectId);
   if (!before) throw new AppError('BILLING_SUBSCRIPTION_REQUIRED', 'This board has no billing record to re-read.');
-  const sub = before.subscriptionId ? await setup.provider.getSubscription(before.subscriptionId) : pick(await setup.provider.customerSubscriptions(before.customerId), projectId);
+  const sub = before.subscriptionId
+    ? await setup.provider.getSubscription(before.subscriptionId)
+    : pick(await setup.provider.customerSubscriptions(before.customerId), projectId);
   if (!sub) throw new AppError('BILLING_SUBSCRIPTION_REQUIRED', 'The provider holds no subscription for this board.');
   if (sub.customerId !== before.customerId || (sub.projectId !== null && sub.projectId !== projectId)) {
-    throw new AppError('BILLING_CUSTOMER_CONFLICT', 'The provider holds this subscription under another customer or board than the one attached here; reconcile the billing record by hand.');
+    throw new AppError(
+      'BILLING_CUSTOMER_CONFLICT',
+      'The provider holds this subscription under another customer or board than the one attached here; reconcile the billing record by hand.',
+    );
   }
   let base = before;
   const after = await modify(store.billing, projectId, (current) => {
     base = current;
     if (current.changedAt !== null && current.changedAt > now) return { reconciledAt: now };
-    return { ...subscriptionChanges(sub, current, sub.status, now, setup.prices), changedAt: Math.max(current.changedAt ?? 0, now), reconciledAt: now };
+    return {
+      ...subscriptionChanges(sub, current, sub.status, now, setup.prices),
+      changedAt: Math.max(current.changedAt ?? 0, now),
+      reconciledAt: now,
+    };
   });
-  if (!after) throw new AppError('BILLING_SUBSCRIPTION_REQUIRED', 'The billing record of this board was removed meanwhile.');
+  if (!after)
+    throw new AppError('BILLING_SUBSCRIPTION_REQUIRED', 'The billing record of this board was removed meanwhile.');
   const changed = SUBSCRIPTION_FIELDS.some((f) => base[f] !== after[f]);
   return { before, after, changed, plan: await settlePlan(store, after, now) };
 }

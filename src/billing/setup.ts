@@ -8,5 +8,8 @@ import { createStripeProvider } from './stripe.js';
 export function billingSetupFrom(config: Config): BillingSetup | null {
   const { secretKey, webhookSecret, apiBase, priceMonthly, priceYearly } = config.stripe;
   if (!secretKey || !webhookSecret || !priceMonthly || !priceYearly) return null;
-  return { provider: createStripeProvider({ secretKey, webhookSecret, ...(apiBase ? { apiBase } : {}) }), prices: { monthly: priceMonthly, yearly: priceYearly } };
+  return {
+    provider: createStripeProvider({ secretKey, webhookSecret, ...(apiBase ? { apiBase } : {}) }),
+    prices: { monthly: priceMonthly, yearly: priceYearly },
+  };
 }

@@ -63,8 +63,19 @@ export class BoardAccess {
     const project = ctx.project!;
     const identity = ctx.identity!;
     const view = boardViewOf(identity, project.role);
-    if (!mayRead(view, what, workId)) throw new AppError('PROJECT_SCOPE_DENIED', `This resource token covers ${(identity.kind === 'token' && identity.resources?.join(', ')) || 'nothing'}; not ${workId ?? `the board's ${what}`}.`);
-    return { actor: this.registry.get(project.id), boardId: project.id, principal: identity.principal, role: project.role, within: null, view };
+    if (!mayRead(view, what, workId))
+      throw new AppError(
+        'PROJECT_SCOPE_DENIED',
+        `This resource token covers ${(identity.kind === 'token' && identity.resources?.join(', ')) || 'nothing'}; not ${workId ?? `the board's ${what}`}.`,
+      );
+    return {
+      actor: this.registry.get(project.id),
+      boardId: project.id,
+      principal: identity.principal,
+      role: project.role,
+      within: null,
+      view,
+    };
   }
 
   /** A board named in the path rather than selected (PATCH /api/projects/{projectId}), after the caller's role on it was checked. */
@@ -72,7 +83,13 @@ export class BoardAccess {
     return { actor: this.registry.get(project.id), boardId: project.id, principal, role: project.role, within: null };
   }
 
-  private check(ctx: RequestContext, need: Role, group: BoardGroup, workId: string | undefined, findsItem: boolean): BoardCall {
+  private check(
+    ctx: RequestContext,
+    need: Role,
+    group: BoardGroup,
+    workId: string | undefined,
+    findsItem: boolean,
+  ): BoardCall {
     const project = ctx.project!;
     const identity = ctx.identity!;
     requireRole(project.role, need);
@@ -82,10 +99,20 @@ export class BoardAccess {
       if (!resources.includes(group)) {
         within = resources.filter((r) => WORK_ID.test(r));
         const covered = workId !== undefined ? within.includes(workId) : findsItem && within.length > 0;
-        if (!covered) throw new AppError('PROJECT_SCOPE_DENIED', `This resource token covers ${resources.join(', ')}; not ${workId ?? group}.`);
+        if (!covered)
+          throw new AppError(
+            'PROJECT_SCOPE_DENIED',
+            `This resource token covers ${resources.join(', ')}; not ${workId ?? group}.`,
+          );
       }
     }
-    return { actor: this.registry.get(project.id), boardId: project.id, principal: identity.principal, role: project.role, within };
+    return {
+      actor: this.registry.get(project.id),
+      boardId: project.id,
+      principal: identity.principal,
+      role: project.role,
+      within,
+    };
   }
 
   /** Has the board decide a command (on its home), mapping refusals to their registry codes. */

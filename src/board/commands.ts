@@ -1,11 +1,32 @@
 // The board's commands as data: what a route asks of a board, in a form that can cross to the
 // board's home node (src/cluster/) and be decided there. `decisionOf` turns one into the pure
 // decision of machines/board-commands.ts the home's actor runs; every reply is plain JSON.
-import { claim, comment, createItems, expireDue, itemEvent, leaseAction, patchItem, progress, reorder, submit } from '../../machines/board-commands.js';
+import {
+  claim,
+  comment,
+  createItems,
+  expireDue,
+  itemEvent,
+  leaseAction,
+  patchItem,
+  progress,
+  reorder,
+  submit,
+} from '../../machines/board-commands.js';
 import type { ClaimInput, ItemPatch, LeaseGrant, LeaseReply, NewItem, Within } from '../../machines/board-commands.js';
 import type { BoardItem } from '../../machines/board.js';
 import type { DoctrineView } from '../../machines/board-entries.js';
-import { createClause, doctrineAction, patchClause, proposeDoctrine, type ClausePatch, type DoctrineAction, type DoctrineProposal, type DoctrineReply, type LinkedClause } from '../../machines/doctrine-commands.js';
+import {
+  createClause,
+  doctrineAction,
+  patchClause,
+  proposeDoctrine,
+  type ClausePatch,
+  type DoctrineAction,
+  type DoctrineProposal,
+  type DoctrineReply,
+  type LinkedClause,
+} from '../../machines/doctrine-commands.js';
 import type { Decide } from '../../machines/board-decision.js';
 import { setPaused, unlessPaused, type PauseReply } from '../../machines/board-pause.js';
 import type { ItemEvent } from '../../machines/item-types.js';
@@ -24,7 +45,10 @@ export type ItemEventInput = WithoutNow<ItemEvent>;
 
 export type BoardCommand =
   | { kind: 'claim'; input: ClaimInput }
-  | { kind: 'lease'; input: { principal: string; leaseId: string; action: 'renew' | 'release'; ttlMs: number | null; within?: Within } }
+  | {
+      kind: 'lease';
+      input: { principal: string; leaseId: string; action: 'renew' | 'release'; ttlMs: number | null; within?: Within };
+    }
   | { kind: 'submit'; input: { principal: string; leaseId: string; head: string; within?: Within } }
   | { kind: 'progress'; input: { principal: string; workId: string; leaseId: string; note: string } }
   | { kind: 'event'; workId: string; actor: string; event: ItemEventInput }
@@ -66,14 +90,39 @@ export interface Replies {
 
 export type ReplyOf<C extends BoardCommand> = Replies[C['kind']];
 
-const COMMAND_KINDS: ReadonlySet<string> = new Set<CommandKind>(['claim', 'lease', 'submit', 'progress', 'event', 'create', 'patch', 'comment', 'reorder', 'expire', 'propose-doctrine', 'doctrine', 'create-clause', 'patch-clause', 'pause', 'rewind']);
+const COMMAND_KINDS: ReadonlySet<string> = new Set<CommandKind>([
+  'claim',
+  'lease',
+  'submit',
+  'progress',
+  'event',
+  'create',
+  'patch',
+  'comment',
+  'reorder',
+  'expire',
+  'propose-doctrine',
+  'doctrine',
+  'create-clause',
+  'patch-clause',
+  'pause',
+  'rewind',
+]);
 
 /**
  * What a paused board refuses with 409 BOARD_PAUSED (DOMAIN.md "Pausing a board"): claims and
  * every change to the work graph or an item's state. Renew and release, comments, lease expiry,
  * doctrine and spec (not part of the graph a rewind swaps), the pause itself and the rewind go on.
  */
-export const REFUSED_WHILE_PAUSED: ReadonlySet<CommandKind> = new Set<CommandKind>(['claim', 'submit', 'progress', 'event', 'create', 'patch', 'reorder']);
+export const REFUSED_WHILE_PAUSED: ReadonlySet<CommandKind> = new Set<CommandKind>([
+  'claim',
+  'submit',
+  'progress',
+  'event',
+  'create',
+  'patch',
+  'reorder',
+]);
 
 /** A command's shape as far as routing needs it (a forwarded one was validated on the node it entered, and is signed). */
 export const isBoardCommand = (value: unknown): value is BoardCommand =>

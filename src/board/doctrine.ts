@@ -21,7 +21,12 @@ export interface NewDoctrine {
 
 /** A slug from a path: one that cannot name an entry is answered like a missing one. */
 export function slugParam(raw: string | undefined): string {
-  if (!raw || !SLUG.test(raw)) throw new AppError('DOCTRINE_NOT_FOUND', 'Doctrine slugs are 1 to 64 lowercase letters, digits and dashes, starting with a letter or digit.', { slug: raw ?? null });
+  if (!raw || !SLUG.test(raw))
+    throw new AppError(
+      'DOCTRINE_NOT_FOUND',
+      'Doctrine slugs are 1 to 64 lowercase letters, digits and dashes, starting with a letter or digit.',
+      { slug: raw ?? null },
+    );
   return raw;
 }
 
@@ -39,9 +44,17 @@ export class DoctrineDesk {
   propose(ctx: RequestContext, input: NewDoctrine): Promise<DoctrineView> {
     const call = this.boards.enter(ctx, 'member', 'doctrine');
     if (input.expectedDigest !== undefined && !atLeast(call.role, 'admin')) {
-      throw new AppError('ROLE_REQUIRED', `Setting expectedDigest needs the admin role on the board; you have ${call.role}.`, { role: call.role, needed: 'admin', field: 'body.expectedDigest' });
+      throw new AppError(
+        'ROLE_REQUIRED',
+        `Setting expectedDigest needs the admin role on the board; you have ${call.role}.`,
+        { role: call.role, needed: 'admin', field: 'body.expectedDigest' },
+      );
     }
-    return this.boards.ask(call, { kind: 'propose-doctrine', input: { slug: input.slug, title: input.title, text: input.text, expectedDigest: input.expectedDigest ?? null }, actor: call.principal });
+    return this.boards.ask(call, {
+      kind: 'propose-doctrine',
+      input: { slug: input.slug, title: input.title, text: input.text, expectedDigest: input.expectedDigest ?? null },
+      actor: call.principal,
+    });
   }
 
   agree(ctx: RequestContext, slug: string): Promise<DoctrineReply> {
@@ -49,7 +62,10 @@ export class DoctrineDesk {
   }
 
   ratify(ctx: RequestContext, slug: string, expectedDigest: string | undefined): Promise<DoctrineReply> {
-    return this.act(ctx, 'admin', slug, { type: 'RATIFY', ...(expectedDigest === undefined ? {} : { expectedDigest }) });
+    return this.act(ctx, 'admin', slug, {
+      type: 'RATIFY',
+      ...(expectedDigest === undefined ? {} : { expectedDigest }),
+    });
   }
 
   reject(ctx: RequestContext, slug: string, reason: string | undefined): Promise<DoctrineReply> {
@@ -64,7 +80,12 @@ export class DoctrineDesk {
     return this.act(ctx, 'member', slug, { type: 'BLIND_TEST', answerDigest });
   }
 
-  private act(ctx: RequestContext, need: 'member' | 'admin', slug: string, action: DoctrineAction): Promise<DoctrineReply> {
+  private act(
+    ctx: RequestContext,
+    need: 'member' | 'admin',
+    slug: string,
+    action: DoctrineAction,
+  ): Promise<DoctrineReply> {
     const call = this.boards.enter(ctx, need, 'doctrine');
     return this.boards.ask(call, { kind: 'doctrine', slug, action, actor: call.principal });
   }

@@ -30,7 +30,10 @@ export async function readLog(
   let before = options.before;
   for (let pages = 0; pages < (whole ? 1 : PAGES_PER_READ) && events.length < options.limit; pages++) {
     const want = options.limit - events.length;
-    const page = await store.events.find({ ...options.filter, boardId, ...(before !== undefined && { seq: { $lt: before } }) }, { sort: [['seq', -1]], limit: want });
+    const page = await store.events.find(
+      { ...options.filter, boardId, ...(before !== undefined && { seq: { $lt: before } }) },
+      { sort: [['seq', -1]], limit: want },
+    );
     for (const e of page) {
       const seen = eventAsSeen(view, e);
       if (seen) events.push(seen);

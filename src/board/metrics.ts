@@ -15,6 +15,11 @@ export function boardMetrics(board: Board, stats: BoardStats | undefined, plan: 
 }
 
 /** The header's stats with the archived days from `since` on (the days a board's header no longer keeps). */
-export async function statsSince(ports: StatsArchivePorts, boardId: string, stats: BoardStats | undefined, since?: number): Promise<BoardStats> {
+export async function statsSince(
+  ports: StatsArchivePorts,
+  boardId: string,
+  stats: BoardStats | undefined,
+  since?: number,
+): Promise<BoardStats> {
   return withArchived(stats, await archivedDays(ports, boardId, since === undefined ? undefined : dayOf(since)));
 }

@@ -19,18 +19,35 @@ export interface PauseView {
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-export const pauseViewOf = (board: Board): PauseView => ({ paused: board.paused !== null, pausedBy: board.paused?.by ?? null, pausedAt: iso(board.paused?.at ?? null) });
+export const pauseViewOf = (board: Board): PauseView => ({
+  paused: board.paused !== null,
+  pausedBy: board.paused?.by ?? null,
+  pausedAt: iso(board.paused?.at ?? null),
+});
 
 /**
  * Pauses or resumes the board the call names. Idempotent: a board already as asked answers as it
  * is and writes nothing; a change logs board.paused or board.resumed and is audited (board.pause,
  * board.resume), the row retried until written since the change stands.
  */
-export async function setBoardPaused(deps: { boards: BoardAccess; store: Pick<Store, 'audit'>; logger: Pick<Logger, 'error'> }, call: BoardCall, paused: boolean, origin: RequestOrigin): Promise<PauseView> {
+export async function setBoardPaused(
+  deps: { boards: BoardAccess; store: Pick<Store, 'audit'>; logger: Pick<Logger, 'error'> },
+  call: BoardCall,
+  paused: boolean,
+  origin: RequestOrigin,
+): Promise<PauseView> {
   const reply = await deps.boards.ask(call, { kind: 'pause', paused, actor: call.principal });
   if (reply.changed) {
     const action = paused ? 'board.pause' : 'board.resume';
-    const row = auditRow({ id: `${call.boardId}:${action}:${reply.at}`, at: reply.at, actor: call.principal, action, projectId: call.boardId, origin, data: {} });
+    const row = auditRow({
+      id: `${call.boardId}:${action}:${reply.at}`,
+      at: reply.at,
+      actor: call.principal,
+      action,
+      projectId: call.boardId,
+      origin,
+      data: {},
+    });
     await auditCommitted(deps.store, row, deps.logger, action);
   }
   return { paused: reply.paused, pausedBy: reply.pausedBy, pausedAt: iso(reply.pausedAt) };

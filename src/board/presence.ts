@@ -33,7 +33,9 @@ export interface PresenceView {
   lastSeenAt: string;
 }
 
-export const presenceView = (p: Pick<PresenceRecord, 'principal' | 'note' | 'workId' | 'seenAt'> & { status: string }): PresenceView => ({
+export const presenceView = (
+  p: Pick<PresenceRecord, 'principal' | 'note' | 'workId' | 'seenAt'> & { status: string },
+): PresenceView => ({
   principal: p.principal,
   status: p.status,
   note: p.note,
@@ -42,7 +44,13 @@ export const presenceView = (p: Pick<PresenceRecord, 'principal' | 'note' | 'wor
 });
 
 /** Records `principal` as seen at `now` with its heartbeat; the row is one per board and principal. */
-export async function recordHeartbeat(store: PresencePorts, boardId: string, principal: string, beat: Heartbeat, now: number): Promise<void> {
+export async function recordHeartbeat(
+  store: PresencePorts,
+  boardId: string,
+  principal: string,
+  beat: Heartbeat,
+  now: number,
+): Promise<void> {
   const id = `${boardId}|${principal}`;
   const fields = { ...beat, seenAt: now };
   const existing = await store.presence.get(id);
@@ -124,7 +132,8 @@ export function rosterOf(seen: readonly PresenceRecord[], board: Board, now: num
   }));
   const listed = new Set(agents.map((a) => a.principal));
   for (const [principal, held] of leases) {
-    if (!listed.has(principal)) agents.push({ principal, status: null, note: null, workId: null, lastSeenAt: null, online: false, leases: held });
+    if (!listed.has(principal))
+      agents.push({ principal, status: null, note: null, workId: null, lastSeenAt: null, online: false, leases: held });
   }
   return agents;
 }

@@ -8,7 +8,13 @@ import { createHash } from 'node:crypto';
 import { canonicalJson, graphOf, type RestoreGraph } from '../../machines/restore-point.js';
 import type { Committed } from '../../actors/board-actor.js';
 import { FREE_POINTS, historySince, PLANS, type PlanName } from '../plans.js';
-import { DuplicateKeyError, type Filter, type RestorePointPartRecord, type RestorePointRecord, type Store } from '../../store/ports/store.js';
+import {
+  DuplicateKeyError,
+  type Filter,
+  type RestorePointPartRecord,
+  type RestorePointRecord,
+  type Store,
+} from '../../store/ports/store.js';
 import type { Maybe } from '../../store/ports/maybe.js';
 
 export const POINTS_KEPT = 500;
@@ -17,7 +23,8 @@ export const POINTS_KEPT = 500;
 export const pointsKept = (plan: PlanName): number => (PLANS[plan].rewind ? POINTS_KEPT : FREE_POINTS.kept);
 
 /** The oldest capture time a board on `plan` still keeps a point from. */
-export const pointsSince = (plan: PlanName, now: number): number => (PLANS[plan].rewind ? historySince(plan, now) : Math.max(historySince(plan, now), now - FREE_POINTS.withinMs));
+export const pointsSince = (plan: PlanName, now: number): number =>
+  PLANS[plan].rewind ? historySince(plan, now) : Math.max(historySince(plan, now), now - FREE_POINTS.withinMs);
 
 /** Characters of a point's JSON per stored part. */
 export const PART_CHARS = 1_000_000;
@@ -33,29 +40,57 @@ export const POINT_ID = /^rp_([\w-]{1,64})_(\d{1,12})$/;
 
 export type CaptureReason = 'batch' | 'override' | 'reopen' | 'state' | 'rewind' | 'quiet';
 
-export const fingerprintOf = (content: string): string => `sha256:${createHash('sha256').update(content).digest('hex')}`;
+export const fingerprintOf = (content: string): string =>
+  `sha256:${createHash('sha256').update(content).digest('hex')}`;
 
 export const pointIdOf = (boardId: string, seq: number): string => `rp_${boardId}_${seq}`;
 
 /** The current graph's fingerprint. */
-export const currentFingerprint = (committed: Committed): string => fingerprintOf(canonicalJson(graphOf(committed.board)));
+export const currentFingerprint = (committed: Committed): string =>
+  fingerprintOf(canonicalJson(graphOf(committed.board)));
 
 /** `graph`, the board's graph at `seq`, as a point: serialised and fingerprinted once. */
 export function pointOf(boardId: string, seq: number, graph: RestoreGraph, reason: CaptureReason, now: number): Point {
   const content = canonicalJson(graph);
   const parts = Math.max(1, Math.ceil(content.length / PART_CHARS));
-  return { record: { _id: pointIdOf(boardId, seq), version: 1, boardId, seq, capturedAt: now, reason, itemCount: graph.items.length, fingerprint: fingerprintOf(content), parts }, content };
+  return {
+    record: {
+      _id: pointIdOf(boardId, seq),
+      version: 1,
+      boardId,
+      seq,
+      capturedAt: now,
+      reason,
+      itemCount: graph.items.length,
+      fingerprint: fingerprintOf(content),
+      parts,
+    },
+    content,
+  };
 }
 
 /**
  * Stores `point` (a second one at the same seq is the same graph): its parts first, so a point
  * that can be listed can be read; then drops what retention and the 500 cap no longer keep.
  */
-export async function keepPoint(store: PointPorts, point: Point, plan: PlanName, now: number): Promise<RestorePointRecord> {
+export async function keepPoint(
+  store: PointPorts,
+  point: Point,
+  plan: PlanName,
+  now: number,
+): Promise<RestorePointRecord> {
   const { record, content } = point;
   const parts: RestorePointPartRecord[] = [];
   for (let n = 0; n < record.parts; n++) {
-    parts.push({ _id: `${record._id}:${n}`, version: 1, pointId: record._id, boardId: record.boardId, n, text: content.slice(n * PART_CHARS, (n + 1) * PART_CHARS), capturedAt: record.capturedAt });
+    parts.push({
+      _id: `${record._id}:${n}`,
+      version: 1,
+      pointId: record._id,
+      boardId: record.boardId,
+      n,
+      text: content.slice(n * PART_CHARS, (n + 1) * PART_CHARS),
+      capturedAt: record.capturedAt,
+    });
   }
   await store.restorePointParts.insertMissing(parts);
   try {
@@ -75,7 +110,10 @@ export async function contentOf(store: PointPorts, point: RestorePointRecord): P
 }
 
 /** Deletes the points `filter` names on one board, with their parts. */
-export async function dropPoints(store: PointPorts, filter: Filter<RestorePointRecord> & { boardId: string }): Promise<number> {
+export async function dropPoints(
+  store: PointPorts,
+  filter: Filter<RestorePointRecord> & { boardId: string },
+): Promise<number> {
   const dropped = await store.restorePoints.deleteMany(filter);
   const { boardId, capturedAt } = filter;
   await store.restorePointParts.deleteMany(capturedAt === undefined ? { boardId } : { boardId, capturedAt });
@@ -83,7 +121,14 @@ export async function dropPoints(store: PointPorts, filter: Filter<RestorePointR
 }
 
 /** Stores the graph `committed` holds as a point, once per board seq. */
-export async function capturePoint(store: PointPorts, boardId: string, committed: Committed, reason: CaptureReason, plan: PlanName, now: number): Promise<RestorePointRecord> {
+export async function capturePoint(
+  store: PointPorts,
+  boardId: string,
+  committed: Committed,
+  reason: CaptureReason,
+  plan: PlanName,
+  now: number,
+): Promise<RestorePointRecord> {
   const seq = committed.record.lastSeq;
   // The graph at this seq is already kept (a refused move changed nothing): no second copy of it.
   const kept = await store.restorePoints.get(pointIdOf(boardId, seq));
@@ -93,7 +138,10 @@ export async function capturePoint(store: PointPorts, boardId: string, committed
 
 async function trimPoints(store: PointPorts, boardId: string, plan: PlanName, now: number): Promise<void> {
   await dropPoints(store, { boardId, capturedAt: { $lt: pointsSince(plan, now) } });
-  const beyond = await store.restorePoints.select({ boardId }, ['seq'], { sort: [['seq', -1]], skip: pointsKept(plan) });
+  const beyond = await store.restorePoints.select({ boardId }, ['seq'], {
+    sort: [['seq', -1]],
+    skip: pointsKept(plan),
+  });
   for (const old of beyond) {
     await store.restorePoints.delete(old._id);
     await store.restorePointParts.deleteMany({ pointId: old._id });
@@ -105,11 +153,20 @@ async function trimPoints(store: PointPorts, boardId: string, plan: PlanName, no
  * current graph becomes a point, kept as its plan keeps them (Free: the newest 20 of the last
  * day). A paused board refuses those moves, so it keeps none for them.
  */
-export async function captureBefore(store: PointPorts, call: { boardId: string; actor: { read(): Maybe<Committed> } }, plan: PlanName, reason: CaptureReason, now: number): Promise<void> {
+export async function captureBefore(
+  store: PointPorts,
+  call: { boardId: string; actor: { read(): Maybe<Committed> } },
+  plan: PlanName,
+  reason: CaptureReason,
+  now: number,
+): Promise<void> {
   const committed = await call.actor.read();
   if (committed.board.paused) return;
   if (!PLANS[plan].rewind) {
-    const [newest] = await store.restorePoints.select({ boardId: call.boardId }, ['capturedAt'], { sort: [['seq', -1]], limit: 1 });
+    const [newest] = await store.restorePoints.select({ boardId: call.boardId }, ['capturedAt'], {
+      sort: [['seq', -1]],
+      limit: 1,
+    });
     if (newest && now - newest.capturedAt < FREE_POINTS.everyMs) return;
   }
   await capturePoint(store, call.boardId, committed, reason, plan, now);
@@ -120,7 +177,12 @@ export async function captureBefore(store: PointPorts, call: { boardId: string; 
  * point, kept as its plan keeps them. `before` is an immutable committed board, so when this runs
  * does not matter.
  */
-export async function captureQuiet(store: PointPorts & Pick<Store, 'projects'>, boardId: string, before: Committed, now: number): Promise<void> {
+export async function captureQuiet(
+  store: PointPorts & Pick<Store, 'projects'>,
+  boardId: string,
+  before: Committed,
+  now: number,
+): Promise<void> {
   const project = await store.projects.get(boardId);
   if (!project) return;
   await capturePoint(store, boardId, before, 'quiet', project.plan, now);
@@ -128,7 +190,11 @@ export async function captureQuiet(store: PointPorts & Pick<Store, 'projects'>, 
 
 /** The board's points, newest first, without their content. */
 export async function listPoints(store: PointPorts, boardId: string) {
-  return store.restorePoints.select({ boardId }, ['seq', 'capturedAt', 'reason', 'itemCount', 'fingerprint', 'boardId'], { sort: [['seq', -1]], limit: POINTS_KEPT });
+  return store.restorePoints.select(
+    { boardId },
+    ['seq', 'capturedAt', 'reason', 'itemCount', 'fingerprint', 'boardId'],
+    { sort: [['seq', -1]], limit: POINTS_KEPT },
+  );
 }
 
 /** A point's graph, or 'altered' when its stored content is incomplete or no longer hashes to its fingerprint. */

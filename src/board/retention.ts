@@ -12,7 +12,19 @@ import { dropPoints, pointsSince } from './restore-points.js';
 export const PURGE_EVERY_MS = 10 * 60_000;
 const PROJECT_PAGE = 200;
 
-export type RetentionPorts = Pick<Store, 'projects' | 'events' | 'shouts' | 'presence' | 'audit' | 'restorePoints' | 'restorePointParts' | 'sessions' | 'linkTokens' | 'deviceGrants'>;
+export type RetentionPorts = Pick<
+  Store,
+  | 'projects'
+  | 'events'
+  | 'shouts'
+  | 'presence'
+  | 'audit'
+  | 'restorePoints'
+  | 'restorePointParts'
+  | 'sessions'
+  | 'linkTokens'
+  | 'deviceGrants'
+>;
 
 export interface Purged {
   events: number;
@@ -27,12 +39,24 @@ export interface Purged {
 
 /** Deletes everything past its retention at `now`, and says how much. */
 export async function purgeExpired(store: RetentionPorts, now: number): Promise<Purged> {
-  const purged: Purged = { events: 0, shouts: 0, presence: 0, audit: 0, restorePoints: 0, sessions: 0, linkTokens: 0, deviceGrants: 0 };
+  const purged: Purged = {
+    events: 0,
+    shouts: 0,
+    presence: 0,
+    audit: 0,
+    restorePoints: 0,
+    sessions: 0,
+    linkTokens: 0,
+    deviceGrants: 0,
+  };
   purged.sessions = await store.sessions.deleteMany({ expiresAt: { $lt: now } });
   purged.linkTokens = await store.linkTokens.deleteMany({ expiresAt: { $lt: now } });
   purged.deviceGrants = await purgeDeviceGrants(store, now);
-  for (let after = ''; ; ) {
-    const page = await store.projects.select({ _id: { $gt: after } }, ['plan'], { sort: [['_id', 1]], limit: PROJECT_PAGE });
+  for (let after = ''; ;) {
+    const page = await store.projects.select({ _id: { $gt: after } }, ['plan'], {
+      sort: [['_id', 1]],
+      limit: PROJECT_PAGE,
+    });
     for (const { _id: boardId, plan } of page) {
       const cutoff = historySince(plan, now);
       purged.events += await purgeLog(store, boardId, cutoff);
@@ -60,13 +84,20 @@ export async function purgeExpired(store: RetentionPorts, now: number): Promise<
 async function purgeLog(store: Pick<Store, 'events'>, boardId: string, cutoff: number): Promise<number> {
   const [newest] = await store.events.select({ boardId }, ['seq'], { sort: [['seq', -1]], limit: 1 });
   if (!newest) return 0;
-  const [kept] = await store.events.select({ boardId, at: { $gte: cutoff } }, ['seq'], { sort: [['seq', 1]], limit: 1 });
+  const [kept] = await store.events.select({ boardId, at: { $gte: cutoff } }, ['seq'], {
+    sort: [['seq', 1]],
+    limit: 1,
+  });
   const end = Math.min(kept ? kept.seq : Infinity, newest.seq + 1);
   return end > 1 ? store.events.deleteMany({ boardId, seq: { $lt: end } }) : 0;
 }
 
 /** Purges a minute after start and then every PURGE_EVERY_MS; returns the stop. */
-export function schedulePurges(store: RetentionPorts, clock: () => number, report: (purged: Purged | null, error?: unknown) => void): () => void {
+export function schedulePurges(
+  store: RetentionPorts,
+  clock: () => number,
+  report: (purged: Purged | null, error?: unknown) => void,
+): () => void {
   const run = () =>
     purgeExpired(store, clock()).then(
       (purged) => report(purged),

@@ -23,7 +23,8 @@ export async function readable<T>(read: () => Promise<T>): Promise<T> {
   try {
     return await read();
   } catch (e) {
-    if (e instanceof StoreUnavailableError) throw new AppError('SNAPSHOT_UNAVAILABLE', undefined, undefined, undefined, e);
+    if (e instanceof StoreUnavailableError)
+      throw new AppError('SNAPSHOT_UNAVAILABLE', undefined, undefined, undefined, e);
     throw e;
   }
 }
@@ -31,25 +32,44 @@ export async function readable<T>(read: () => Promise<T>): Promise<T> {
 /** The point an id names on this board (404 when another board's or gone). */
 export async function pointOn(store: PointPorts, boardId: string, pointId: string): Promise<RestorePointRecord> {
   const point = await readable(() => store.restorePoints.get(pointId));
-  if (!point || point.boardId !== boardId) throw new AppError('REWIND_POINT_NOT_FOUND', `No retained restore point ${pointId} on this board.`);
+  if (!point || point.boardId !== boardId)
+    throw new AppError('REWIND_POINT_NOT_FOUND', `No retained restore point ${pointId} on this board.`);
   return point;
 }
 
 /** The point's whole graph, refused with 422 REWIND_SLICE_INTEGRITY when its content no longer hashes to its fingerprint. */
 export async function intactGraph(store: PointPorts, point: RestorePointRecord): Promise<RestoreGraph> {
   const graph = await readable(() => graphOfPoint(store, point));
-  if (graph === 'altered') throw new AppError('REWIND_SLICE_INTEGRITY', 'The stored restore point no longer matches its fingerprint.', { restorePointId: point._id });
+  if (graph === 'altered')
+    throw new AppError('REWIND_SLICE_INTEGRITY', 'The stored restore point no longer matches its fingerprint.', {
+      restorePointId: point._id,
+    });
   return graph;
 }
 
-export async function rewindDecision(store: PointPorts, command: RewindCommand): Promise<Decide<{ revokedLeases: RevokedLease[]; fingerprint: string }>> {
+export async function rewindDecision(
+  store: PointPorts,
+  command: RewindCommand,
+): Promise<Decide<{ revokedLeases: RevokedLease[]; fingerprint: string }>> {
   const whole = await intactGraph(store, await pointOn(store, command.boardId, command.pointId));
   const undo = await readable(() => store.restorePoints.get(command.undoPointId));
   const expected = undo && (await readable(() => contentOf(store, undo)));
-  if (typeof expected !== 'string') throw new AppError('SNAPSHOT_UNAVAILABLE', 'The undo point of this rewind could not be read back; nothing was changed.');
-  const swap = rewind(whole, { actor: command.actor, restorePointId: command.restorePointId, expected, ...(command.slice ? { slice: command.slice } : {}) });
+  if (typeof expected !== 'string')
+    throw new AppError(
+      'SNAPSHOT_UNAVAILABLE',
+      'The undo point of this rewind could not be read back; nothing was changed.',
+    );
+  const swap = rewind(whole, {
+    actor: command.actor,
+    restorePointId: command.restorePointId,
+    expected,
+    ...(command.slice ? { slice: command.slice } : {}),
+  });
   return (board, now) => {
     const decision = swap(board, now);
-    return { ...decision, reply: { revokedLeases: decision.reply.revokedLeases, fingerprint: fingerprintOf(decision.reply.after) } };
+    return {
+      ...decision,
+      reply: { revokedLeases: decision.reply.revokedLeases, fingerprint: fingerprintOf(decision.reply.after) },
+    };
   };
 }

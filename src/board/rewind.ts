@@ -2,7 +2,15 @@
 // which slice), the preview of applying it, which writes nothing, and the apply: its checks in
 // DOMAIN.md's order, the undo point, then one version-checked swap through the board actor.
 import type { Logger } from 'pino';
-import { checkSlice, diffGraphs, graphOf, sliceOf, type RestoreDiff, type RestoreGraph, type RevokedLease } from '../../machines/restore-point.js';
+import {
+  checkSlice,
+  diffGraphs,
+  graphOf,
+  sliceOf,
+  type RestoreDiff,
+  type RestoreGraph,
+  type RevokedLease,
+} from '../../machines/restore-point.js';
 import { AppError } from '../errors/app-error.js';
 import { auditRow, type RequestOrigin } from '../audit-row.js';
 import { PLANS, type PlanName } from '../plans.js';
@@ -40,10 +48,12 @@ export interface ApplyInput {
 
 /** `rp_<board>_<seq>` with an optional `~W-<n>` slice: the point's id and the slice's root. */
 export function parsePointId(raw: string): { pointId: string; slice: string | null } {
-  if (raw.length < 1 || raw.length > MAX_POINT_ID) throw new AppError('INVALID_REWIND_POINT', `restorePointId must be 1 to ${MAX_POINT_ID} characters.`);
+  if (raw.length < 1 || raw.length > MAX_POINT_ID)
+    throw new AppError('INVALID_REWIND_POINT', `restorePointId must be 1 to ${MAX_POINT_ID} characters.`);
   const at = raw.indexOf('~');
   const pointId = at < 0 ? raw : raw.slice(0, at);
-  if (!POINT_ID.test(pointId)) throw new AppError('INVALID_REWIND_POINT', 'restorePointId is rp_<boardId>_<seq>, as the preview lists it.');
+  if (!POINT_ID.test(pointId))
+    throw new AppError('INVALID_REWIND_POINT', 'restorePointId is rp_<boardId>_<seq>, as the preview lists it.');
   if (at < 0) return { pointId, slice: null };
   const slice = SLICE.exec(raw.slice(at))?.[1];
   if (!slice) throw new AppError('INVALID_REWIND_SLICE', 'A slice is written ~W-<n> after the restore point id.');
@@ -55,12 +65,17 @@ export function parsePointId(raw: string): { pointId: string; slice: string | nu
  * `expectedFingerprint`, then the form of `restorePointId`.
  */
 export function applyInput(body: Record<string, unknown>): ApplyInput {
-  if (body.confirm !== REWIND_CONFIRMATION) throw new AppError('REWIND_CONFIRMATION_REQUIRED', `confirm must be exactly ${REWIND_CONFIRMATION}.`);
+  if (body.confirm !== REWIND_CONFIRMATION)
+    throw new AppError('REWIND_CONFIRMATION_REQUIRED', `confirm must be exactly ${REWIND_CONFIRMATION}.`);
   const { expectedFingerprint, restorePointId } = body;
   if (typeof expectedFingerprint !== 'string' || !FINGERPRINT.test(expectedFingerprint)) {
-    throw new AppError('REWIND_VERSION_REQUIRED', 'expectedFingerprint must be the currentFingerprint the preview gave (sha256:<64 hex>).');
+    throw new AppError(
+      'REWIND_VERSION_REQUIRED',
+      'expectedFingerprint must be the currentFingerprint the preview gave (sha256:<64 hex>).',
+    );
   }
-  if (typeof restorePointId !== 'string') throw new AppError('INVALID_REWIND_POINT', 'restorePointId must be a string of 1 to 181 characters.');
+  if (typeof restorePointId !== 'string')
+    throw new AppError('INVALID_REWIND_POINT', 'restorePointId must be a string of 1 to 181 characters.');
   parsePointId(restorePointId);
   return { restorePointId, expectedFingerprint };
 }
@@ -72,7 +87,15 @@ export function requirePro(plan: PlanName): void {
 
 type PointView = RewindPreview['points'][number];
 
-const pointView = (p: Pick<RestorePointRecord, '_id' | 'capturedAt' | 'reason' | 'itemCount' | 'fingerprint'>): PointView => ({ restorePointId: p._id, capturedAt: new Date(p.capturedAt).toISOString(), reason: p.reason, itemCount: p.itemCount, fingerprint: p.fingerprint });
+const pointView = (
+  p: Pick<RestorePointRecord, '_id' | 'capturedAt' | 'reason' | 'itemCount' | 'fingerprint'>,
+): PointView => ({
+  restorePointId: p._id,
+  capturedAt: new Date(p.capturedAt).toISOString(),
+  reason: p.reason,
+  itemCount: p.itemCount,
+  fingerprint: p.fingerprint,
+});
 
 export class Rewind {
   constructor(
@@ -96,7 +119,11 @@ export class Rewind {
   async requirePro(call: BoardCall, plan: PlanName): Promise<void> {
     if (PLANS[plan].rewind) return;
     const points = await listPoints(this.store, call.boardId).catch(() => []);
-    throw new AppError('BILLING_PRO_REQUIRED', 'Rewind is a Pro feature; upgrade this board. Meanwhile it keeps its newest restore points of the last 24 hours (details.points): Pro can restore any of them.', { points: points.map(pointView) });
+    throw new AppError(
+      'BILLING_PRO_REQUIRED',
+      'Rewind is a Pro feature; upgrade this board. Meanwhile it keeps its newest restore points of the last 24 hours (details.points): Pro can restore any of them.',
+      { points: points.map(pointView) },
+    );
   }
 
   /** GET /api/account/rewind: the points, newest first, and with an id what applying it would do. Writes nothing. */
@@ -114,7 +141,9 @@ export class Rewind {
     const whole = await intactGraph(this.store, point);
     const current = graphOf(committed.board);
     // A slice replaces the current subtree of its root; the rest of the board is not compared.
-    const [against, then] = slice ? [sliceOf(current, slice) ?? { items: [] }, this.sliced(whole, slice)] : [current, whole];
+    const [against, then] = slice
+      ? [sliceOf(current, slice) ?? { items: [] }, this.sliced(whole, slice)]
+      : [current, whole];
     return { ...answer, preview: { restorePointId, fingerprint: point.fingerprint, ...diffGraphs(against, then) } };
   }
 
@@ -125,7 +154,13 @@ export class Rewind {
    * is one version-checked commit that refuses a board whose graph moved meanwhile, so the undo
    * point is exactly the graph it replaced. The audit row follows the commit, retried until written.
    */
-  async apply(call: BoardCall, input: ApplyInput, plan: PlanName, now: number, origin: RequestOrigin): Promise<RewindApplied> {
+  async apply(
+    call: BoardCall,
+    input: ApplyInput,
+    plan: PlanName,
+    now: number,
+    origin: RequestOrigin,
+  ): Promise<RewindApplied> {
     const { pointId, slice } = parsePointId(input.restorePointId);
     const point = await pointOn(this.store, call.boardId, pointId);
     const whole = await intactGraph(this.store, point);
@@ -135,13 +170,31 @@ export class Rewind {
     // The undo point is the current graph, serialised once: its fingerprint is the one to match.
     const undo = pointOf(call.boardId, committed.record.lastSeq, current, 'rewind', now);
     if (undo.record.fingerprint !== input.expectedFingerprint) {
-      throw new AppError('REWIND_VERSION_MISMATCH', 'The board changed since its fingerprint was read; preview again and retry.', { currentFingerprint: undo.record.fingerprint });
+      throw new AppError(
+        'REWIND_VERSION_MISMATCH',
+        'The board changed since its fingerprint was read; preview again and retry.',
+        { currentFingerprint: undo.record.fingerprint },
+      );
     }
     const problem = part && checkSlice(current, part);
     if (problem) throw new AppError('REWIND_SLICE_SCOPE', problem, { restorePointId: input.restorePointId });
     await readable(() => keepPoint(this.store, undo, plan, now));
-    const swapped = await this.boards.ask(call, { kind: 'rewind', boardId: call.boardId, actor: call.principal, restorePointId: input.restorePointId, pointId, slice, undoPointId: undo.record._id });
-    const applied: RewindApplied = { projectId: call.boardId, restorePointId: input.restorePointId, undoPointId: undo.record._id, fingerprint: swapped.fingerprint, revokedLeases: swapped.revokedLeases };
+    const swapped = await this.boards.ask(call, {
+      kind: 'rewind',
+      boardId: call.boardId,
+      actor: call.principal,
+      restorePointId: input.restorePointId,
+      pointId,
+      slice,
+      undoPointId: undo.record._id,
+    });
+    const applied: RewindApplied = {
+      projectId: call.boardId,
+      restorePointId: input.restorePointId,
+      undoPointId: undo.record._id,
+      fingerprint: swapped.fingerprint,
+      revokedLeases: swapped.revokedLeases,
+    };
     await this.audit(call, applied, input.expectedFingerprint, point.reason === 'rewind', now, origin);
     return applied;
   }
@@ -150,9 +203,31 @@ export class Rewind {
    * The audit row of an applied rewind, retried until written (its id fixed by the undo point): the
    * swap is committed. `undo`: the point applied was an earlier rewind's undo point.
    */
-  private async audit(call: BoardCall, applied: RewindApplied, from: string, undo: boolean, now: number, origin: RequestOrigin): Promise<void> {
-    const data = { restorePointId: applied.restorePointId, undoPointId: applied.undoPointId, from, to: applied.fingerprint, revokedLeases: applied.revokedLeases.length, undo };
-    const row = auditRow({ id: `${call.boardId}:rewind:${applied.undoPointId}`, at: now, actor: call.principal, action: 'board.rewind', projectId: call.boardId, origin, data });
+  private async audit(
+    call: BoardCall,
+    applied: RewindApplied,
+    from: string,
+    undo: boolean,
+    now: number,
+    origin: RequestOrigin,
+  ): Promise<void> {
+    const data = {
+      restorePointId: applied.restorePointId,
+      undoPointId: applied.undoPointId,
+      from,
+      to: applied.fingerprint,
+      revokedLeases: applied.revokedLeases.length,
+      undo,
+    };
+    const row = auditRow({
+      id: `${call.boardId}:rewind:${applied.undoPointId}`,
+      at: now,
+      actor: call.principal,
+      action: 'board.rewind',
+      projectId: call.boardId,
+      origin,
+      data,
+    });
     await auditCommitted(this.store, row, this.logger, 'rewind');
   }
 }

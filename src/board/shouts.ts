@@ -17,7 +17,14 @@ export type NewShout = Pick<ShoutRecord, 'from' | 'text' | 'kind' | 'workId' | '
  * the board's shouts and even an empty range costs a cursor, so ShoutTrims spaces it out; the
  * retention sweep (src/board/retention.ts) drops what is past the retention meanwhile.
  */
-export async function postShout(store: ShoutPorts, boardId: string, plan: PlanName, shout: NewShout, now: number, trim = true): Promise<ShoutRecord> {
+export async function postShout(
+  store: ShoutPorts,
+  boardId: string,
+  plan: PlanName,
+  shout: NewShout,
+  now: number,
+  trim = true,
+): Promise<ShoutRecord> {
   const id = `${boardId}:${now.toString(36).padStart(10, '0')}:${randomBytes(4).toString('hex')}`;
   const record: ShoutRecord = { _id: id, version: 1, boardId, ...shout, at: now, deliveredAt: null };
   await store.shouts.insert(record);
@@ -26,7 +33,13 @@ export async function postShout(store: ShoutPorts, boardId: string, plan: PlanNa
 }
 
 /** Deletes the board's shouts older than the plan's history retention, then all but the newest `keep`; says how many went. */
-export async function trimShouts(store: ShoutPorts, boardId: string, plan: PlanName, now: number, keep = SHOUTS_KEPT_PER_BOARD): Promise<number> {
+export async function trimShouts(
+  store: ShoutPorts,
+  boardId: string,
+  plan: PlanName,
+  now: number,
+  keep = SHOUTS_KEPT_PER_BOARD,
+): Promise<number> {
   const expired = await store.shouts.deleteMany({ boardId, at: { $lt: historySince(plan, now) } });
   return expired + (await dropExcess(store, boardId, keep));
 }
@@ -35,7 +48,13 @@ export async function trimShouts(store: ShoutPorts, boardId: string, plan: PlanN
 async function dropExcess(store: ShoutPorts, boardId: string, keep: number): Promise<number> {
   const excess = (await store.shouts.count({ boardId })) - keep;
   if (excess <= 0) return 0;
-  const oldest = await store.shouts.select({ boardId }, ['at'], { sort: [['at', 1], ['_id', 1]], limit: excess });
+  const oldest = await store.shouts.select({ boardId }, ['at'], {
+    sort: [
+      ['at', 1],
+      ['_id', 1],
+    ],
+    limit: excess,
+  });
   return store.shouts.deleteMany({ _id: { $in: oldest.map((s) => s._id) } });
 }
 
@@ -62,7 +81,9 @@ export class ShoutTrims {
 }
 
 /** A shout as readers get it (REST and socket): times as ISO strings. */
-export const shoutView = (s: Pick<ShoutRecord, '_id' | 'from' | 'text' | 'kind' | 'workId' | 'to' | 'at'> & { deliveredAt?: number | null }) => ({
+export const shoutView = (
+  s: Pick<ShoutRecord, '_id' | 'from' | 'text' | 'kind' | 'workId' | 'to' | 'at'> & { deliveredAt?: number | null },
+) => ({
   id: s._id,
   from: s.from,
   text: s.text,
@@ -89,13 +110,22 @@ export interface ShoutPage {
  * first, or (with `before` or `newest`) the newest before that id, newest first. Those addressed to
  * the reader are marked delivered at `now`.
  */
-export async function readShouts(store: ShoutPorts, boardId: string, reader: BoardView, page: ShoutPage, now: number): Promise<ShoutRecord[]> {
+export async function readShouts(
+  store: ShoutPorts,
+  boardId: string,
+  reader: BoardView,
+  page: ShoutPage,
+  now: number,
+): Promise<ShoutRecord[]> {
   const back = page.since === undefined && (page.before !== undefined || page.newest === true);
   const shouts: ShoutRecord[] = [];
   // What the reader may not see (direct shouts of others, shouts about others' items) is skipped, so read in pages until the answer is full.
-  for (let cursor = back ? page.before : page.since; shouts.length < page.limit; ) {
+  for (let cursor = back ? page.before : page.since; shouts.length < page.limit;) {
     const range = cursor === undefined ? {} : { _id: back ? { $lt: cursor } : { $gt: cursor } };
-    const found = await store.shouts.find({ boardId, ...range, ...(page.workId ? { workId: page.workId } : {}) }, { sort: [['_id', back ? -1 : 1]], limit: page.limit });
+    const found = await store.shouts.find(
+      { boardId, ...range, ...(page.workId ? { workId: page.workId } : {}) },
+      { sort: [['_id', back ? -1 : 1]], limit: page.limit },
+    );
     shouts.push(...found.filter((s) => seesShout(reader, s)));
     if (found.length < page.limit) break;
     cursor = found.at(-1)!._id;

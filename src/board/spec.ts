@@ -18,7 +18,8 @@ export interface ClauseEdit {
 
 /** A clause id from a path: one that cannot name a clause is answered like a missing one. */
 export function clauseParam(raw: string | undefined): string {
-  if (!raw || !CLAUSE_ID.test(raw)) throw new AppError('SPEC_CLAUSE_NOT_FOUND', 'Clause ids look like S-3.', { clauseId: raw ?? null });
+  if (!raw || !CLAUSE_ID.test(raw))
+    throw new AppError('SPEC_CLAUSE_NOT_FOUND', 'Clause ids look like S-3.', { clauseId: raw ?? null });
   return raw;
 }
 

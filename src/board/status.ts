@@ -22,7 +22,13 @@ export interface StatusInput {
 const iso = (ms: number) => new Date(ms).toISOString();
 
 export function statusOf(input: StatusInput) {
-  return { projectId: input.projectId, name: input.name, ...versionView(input.board, input.record), agentsOnline: input.agentsOnline, lastActivityAt: input.lastActivityAt === null ? null : iso(input.lastActivityAt) };
+  return {
+    projectId: input.projectId,
+    name: input.name,
+    ...versionView(input.board, input.record),
+    agentsOnline: input.agentsOnline,
+    lastActivityAt: input.lastActivityAt === null ? null : iso(input.lastActivityAt),
+  };
 }
 
 /** What the snapshot says that follows from one committed version alone. */
@@ -32,10 +38,20 @@ function versionView(board: Board, record: StatusInput['record']) {
     ...pauseViewOf(board),
     lastSeq: record.lastSeq,
     counts: countsByState(board),
-    chainHead: priorityChain(board, 'ready', CHAIN_HEAD_SIZE).map((i) => ({ workId: i.workId, title: i.title, priority: i.priority })),
+    chainHead: priorityChain(board, 'ready', CHAIN_HEAD_SIZE).map((i) => ({
+      workId: i.workId,
+      title: i.title,
+      priority: i.priority,
+    })),
     leases: liveLeases(board).map((i) => {
       const lease = i.life.lease!;
-      return { workId: i.workId, holder: lease.holder, purpose: lease.purpose, fencingToken: lease.fencingToken, expiresAt: iso(lease.expiresAt) };
+      return {
+        workId: i.workId,
+        holder: lease.holder,
+        purpose: lease.purpose,
+        fencingToken: lease.fencingToken,
+        expiresAt: iso(lease.expiresAt),
+      };
     }),
     awaitingVerification: [...chain(board, 'awaiting_verify')].map((i) => i.workId),
     stalled: stalled(board),
@@ -68,13 +84,27 @@ const sent = new WeakMap<object, Sent>();
  */
 export function statusJson(input: StatusInput): Buffer {
   const last = sent.get(input.record);
-  if (last && last.projectId === input.projectId && last.name === input.name && last.agentsOnline === input.agentsOnline && last.lastActivityAt === input.lastActivityAt) return last.body;
+  if (
+    last &&
+    last.projectId === input.projectId &&
+    last.name === input.name &&
+    last.agentsOnline === input.agentsOnline &&
+    last.lastActivityAt === input.lastActivityAt
+  )
+    return last.body;
   const members = last?.members ?? JSON.stringify(versionView(input.board, input.record)).slice(1, -1);
   const json = `{"projectId":${JSON.stringify(input.projectId)},"name":${JSON.stringify(input.name)},${members},"agentsOnline":${input.agentsOnline},"lastActivityAt":${activityJson(input.lastActivityAt)}}`;
   // Its own memory, not a slice of Buffer's shared pool: a kept slice would keep the pool's whole 8 KB.
   const body = Buffer.allocUnsafeSlow(Buffer.byteLength(json));
   body.write(json);
-  sent.set(input.record, { members, projectId: input.projectId, name: input.name, agentsOnline: input.agentsOnline, lastActivityAt: input.lastActivityAt, body });
+  sent.set(input.record, {
+    members,
+    projectId: input.projectId,
+    name: input.name,
+    agentsOnline: input.agentsOnline,
+    lastActivityAt: input.lastActivityAt,
+    body,
+  });
   return body;
 }
 
@@ -89,7 +119,11 @@ function activityJson(at: number | null): string {
  * When the board last changed: its newest event (seq `lastSeq`), read from the last commit's
  * outbox the actor holds, else from the log; null on a board with no events yet.
  */
-export function lastActivityOf(store: Pick<Store, 'events'>, boardId: string, record: Pick<BoardRecord, 'lastSeq' | 'outbox'>): Maybe<number | null> {
+export function lastActivityOf(
+  store: Pick<Store, 'events'>,
+  boardId: string,
+  record: Pick<BoardRecord, 'lastSeq' | 'outbox'>,
+): Maybe<number | null> {
   if (record.lastSeq === 0) return null;
   const held = record.outbox?.at(-1);
   if (held?.seq === record.lastSeq) return held.at;

@@ -34,15 +34,33 @@ const WORK_ID = /^W-\d+$/;
 export function boardViewOf(identity: Identity, role: Role | 'operator'): BoardView {
   const allDirect = role === 'admin' || role === 'owner' || role === 'operator';
   const resources = identity.kind === 'token' && identity.scope === 'resource' ? (identity.resources ?? []) : null;
-  if (resources === null) return { principal: identity.principal, allDirect, items: null, shoutItems: null, doctrine: true, spec: true, roster: true };
+  if (resources === null)
+    return {
+      principal: identity.principal,
+      allDirect,
+      items: null,
+      shoutItems: null,
+      doctrine: true,
+      spec: true,
+      roster: true,
+    };
   const named = new Set(resources);
   const own = new Set(resources.filter((r) => WORK_ID.test(r)));
   const items = named.has('items') || named.has('history') ? null : own;
-  return { principal: identity.principal, allDirect, items, shoutItems: named.has('shouts') ? null : items, doctrine: named.has('doctrine'), spec: named.has('spec'), roster: named.has('status') };
+  return {
+    principal: identity.principal,
+    allDirect,
+    items,
+    shoutItems: named.has('shouts') ? null : items,
+    doctrine: named.has('doctrine'),
+    spec: named.has('spec'),
+    roster: named.has('status'),
+  };
 }
 
 /** Whether the view takes in the whole board (every item, every event, every broadcast shout). */
-export const seesWholeBoard = (view: BoardView): boolean => view.items === null && view.shoutItems === null && view.doctrine && view.spec;
+export const seesWholeBoard = (view: BoardView): boolean =>
+  view.items === null && view.shoutItems === null && view.doctrine && view.spec;
 
 export const seesItem = (view: BoardView, workId: string): boolean => view.items === null || view.items.has(workId);
 
@@ -94,5 +112,8 @@ export function eventAsSeen<E extends BoardEvent>(view: BoardView, event: E): E 
   const ownOrder = order?.filter((workId) => view.items!.has(workId)) ?? [];
   // A reorder is about the items it ranks: one that ranks none of the view's is none of its business.
   if (event.type === 'items.reordered' && own.length === 0 && ownOrder.length === 0) return null;
-  return { ...event, data: { ...rest, ...(items && own.length ? { items: own } : {}), ...(order && { order: ownOrder }) } };
+  return {
+    ...event,
+    data: { ...rest, ...(items && own.length ? { items: own } : {}), ...(order && { order: ownOrder }) },
+  };
 }

@@ -10,11 +10,34 @@ export type BusHandler = (boardId: string, events: CommittedEvent[]) => void;
 /** What nodes tell each other besides committed events. */
 export type Notice =
   /** Close the sockets of a revoked credential: one session, all of an account's sessions, one token, a whole account, or every token of a deleted board. */
-  | { kind: 'revoked'; sessionId?: string; accountSessions?: string; tokenId?: string; accountId?: string; boardId?: string }
+  | {
+      kind: 'revoked';
+      sessionId?: string;
+      accountSessions?: string;
+      tokenId?: string;
+      accountId?: string;
+      boardId?: string;
+    }
   /** A shout was posted: push it to the board's subscribers that may see it. */
-  | { kind: 'shout'; boardId: string; shout: { id: string; from: string; text: string; kind: string; workId: string | null; to: string | null; at: number } }
+  | {
+      kind: 'shout';
+      boardId: string;
+      shout: {
+        id: string;
+        from: string;
+        text: string;
+        kind: string;
+        workId: string | null;
+        to: string | null;
+        at: number;
+      };
+    }
   /** An agent sent a heartbeat: push its presence to the board's watchers of the roster (not logged, like a lease warning). */
-  | { kind: 'presence'; boardId: string; presence: { principal: string; status: string; note: string; workId: string | null; seenAt: number } }
+  | {
+      kind: 'presence';
+      boardId: string;
+      presence: { principal: string; status: string; note: string; workId: string | null; seenAt: number };
+    }
   /** An account's role on a board changed (null: no longer a member): its sockets on that board are unsubscribed and must subscribe again under the new role. */
   | { kind: 'membership'; boardId: string; accountId: string; role: 'owner' | 'admin' | 'member' | 'viewer' | null }
   /** A lease has 20% left: tell its holder. */

@@ -24,8 +24,15 @@ export class RedisBus implements Bus {
   private closing = false;
 
   /** `onHealth` hears once when cross-node delivery goes down and once when it is back. */
-  constructor(url: string, private readonly onHealth: (health: 'ok' | 'degraded', cause?: unknown) => void = () => undefined) {
-    const options = { maxRetriesPerRequest: 1, enableOfflineQueue: false, retryStrategy: (times: number) => Math.min(times * 200, 2000) };
+  constructor(
+    url: string,
+    private readonly onHealth: (health: 'ok' | 'degraded', cause?: unknown) => void = () => undefined,
+  ) {
+    const options = {
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
+      retryStrategy: (times: number) => Math.min(times * 200, 2000),
+    };
     this.pub = new Redis(url, options);
     this.sub = new Redis(url, { ...options, enableOfflineQueue: true });
     for (const client of [this.pub, this.sub]) client.on('error', (e) => this.failed(e));
@@ -34,9 +41,19 @@ export class RedisBus implements Bus {
     this.sub.on('message', (_channel, message) => this.receiveNotice(message));
     this.onReconnect(this.sub, () => {
       // ioredis subscribes again right after 'ready'; a ping answered after that means we hear again.
-      setImmediate(() => void this.sub.ping().then(() => this.noticeLocally({ kind: 'catch-up' }), (e: unknown) => this.failed(e)));
+      setImmediate(
+        () =>
+          void this.sub.ping().then(
+            () => this.noticeLocally({ kind: 'catch-up' }),
+            (e: unknown) => this.failed(e),
+          ),
+      );
     });
-    this.onReconnect(this.pub, () => this.pub.publish(NOTICES, JSON.stringify({ node: this.node, notice: { kind: 'catch-up' } })).catch((e: unknown) => this.failed(e)));
+    this.onReconnect(this.pub, () =>
+      this.pub
+        .publish(NOTICES, JSON.stringify({ node: this.node, notice: { kind: 'catch-up' } }))
+        .catch((e: unknown) => this.failed(e)),
+    );
     void this.sub.psubscribe(`${CHANNEL}*`).catch((e: unknown) => this.failed(e));
     void this.sub.subscribe(NOTICES).catch((e: unknown) => this.failed(e));
   }
@@ -56,7 +73,9 @@ export class RedisBus implements Bus {
 
   publish(boardId: string, events: CommittedEvent[]): void {
     this.deliver(boardId, events);
-    this.pub.publish(`${CHANNEL}${boardId}`, JSON.stringify({ node: this.node, boardId, events })).catch((e: unknown) => this.failed(e));
+    this.pub
+      .publish(`${CHANNEL}${boardId}`, JSON.stringify({ node: this.node, boardId, events }))
+      .catch((e: unknown) => this.failed(e));
   }
 
   subscribe(handler: BusHandler, interested: (boardId: string) => boolean = () => true): () => void {

@@ -24,7 +24,8 @@ export interface CliConfig {
 }
 
 export function configPath(env: NodeJS.ProcessEnv = process.env): string {
-  const base = env.XDG_CONFIG_HOME && env.XDG_CONFIG_HOME.startsWith('/') ? env.XDG_CONFIG_HOME : join(homedir(), '.config');
+  const base =
+    env.XDG_CONFIG_HOME && env.XDG_CONFIG_HOME.startsWith('/') ? env.XDG_CONFIG_HOME : join(homedir(), '.config');
   return join(base, 'agent-board', 'config.json');
 }
 
@@ -65,12 +66,16 @@ export interface Connection {
 export async function connection(options: GlobalOptions, env: NodeJS.ProcessEnv = process.env): Promise<Connection> {
   const config = await readConfig(configPath(env));
   const baseUrl = options.url ?? env.BOARD_URL ?? config.url;
-  if (!baseUrl) throw new UsageError('no board address: pass --url, set BOARD_URL, or run `agent-board login --url <board>` once');
+  if (!baseUrl)
+    throw new UsageError('no board address: pass --url, set BOARD_URL, or run `agent-board login --url <board>` once');
   const sameBoard = !options.url && !env.BOARD_URL ? true : trim(baseUrl) === trim(config.url ?? '');
   return {
     baseUrl: trim(baseUrl),
     token: options.token ?? env.BOARD_TOKEN ?? (sameBoard ? config.token : undefined),
-    projectId: options.project ?? env.BOARD_PROJECT ?? (sameBoard && !options.token && !env.BOARD_TOKEN ? config.projectId : undefined),
+    projectId:
+      options.project ??
+      env.BOARD_PROJECT ??
+      (sameBoard && !options.token && !env.BOARD_TOKEN ? config.projectId : undefined),
     config,
   };
 }

@@ -15,12 +15,19 @@ export interface Cli {
   token: string;
 }
 
-export const outputOf = (command: Command): Output => new Output(Boolean((command.optsWithGlobals() as GlobalOptions).json));
+export const outputOf = (command: Command): Output =>
+  new Output(Boolean((command.optsWithGlobals() as GlobalOptions).json));
 
 /** The command's context; refuses (exit 3) when no token is configured. */
 export async function cliOf(command: Command): Promise<Cli> {
   const options = command.optsWithGlobals() as GlobalOptions;
   const conn = await connection(options);
   if (!conn.token) throw new AuthError('no board token: run `agent-board login`, or set BOARD_TOKEN (or pass --token)');
-  return { out: outputOf(command), conn, client: new BoardClient({ baseUrl: conn.baseUrl, token: conn.token }), query: conn.projectId ? { projectId: conn.projectId } : {}, token: conn.token };
+  return {
+    out: outputOf(command),
+    conn,
+    client: new BoardClient({ baseUrl: conn.baseUrl, token: conn.token }),
+    query: conn.projectId ? { projectId: conn.projectId } : {},
+    token: conn.token,
+  };
 }

@@ -22,7 +22,16 @@ export function program(): Command {
     .option('--json', 'print the board’s answers as JSON (errors as JSON on stderr)')
     .showHelpAfterError()
     .exitOverride();
-  for (const add of [loginCommands, boardCommands, leaseCommands, shoutCommand, watchCommand, tokenCommands, mcpCommand]) add(cli);
+  for (const add of [
+    loginCommands,
+    boardCommands,
+    leaseCommands,
+    shoutCommand,
+    watchCommand,
+    tokenCommands,
+    mcpCommand,
+  ])
+    add(cli);
   // Every subcommand shares the exit override, so a usage error becomes exit 2 below.
   cli.commands.forEach(function override(c: Command): void {
     c.exitOverride();

@@ -46,11 +46,19 @@ export class Output {
 
   failure(error: unknown): void {
     if (error instanceof UsageError || error instanceof AuthError) {
-      return void this.err.write(this.json ? `${JSON.stringify({ error: { code: error instanceof AuthError ? 'NO_CREDENTIAL' : 'USAGE', message: error.message } })}\n` : `error: ${error.message}\n`);
+      return void this.err.write(
+        this.json
+          ? `${JSON.stringify({ error: { code: error instanceof AuthError ? 'NO_CREDENTIAL' : 'USAGE', message: error.message } })}\n`
+          : `error: ${error.message}\n`,
+      );
     }
     const r = refusalOf(error);
     if (this.json) return void this.err.write(`${JSON.stringify({ error: r })}\n`);
-    const lines = [`${this.paint('red', 'error')}: ${r.code} (${r.status}): ${r.message}`, `  meaning: ${r.meaning}`, `  fix: ${r.fix}`];
+    const lines = [
+      `${this.paint('red', 'error')}: ${r.code} (${r.status}): ${r.message}`,
+      `  meaning: ${r.meaning}`,
+      `  fix: ${r.fix}`,
+    ];
     if (r.details) lines.push(`  details: ${JSON.stringify(r.details)}`);
     if (r.retryAfter !== null) lines.push(`  retry after: ${r.retryAfter} s`);
     if (r.requestId) lines.push(this.paint('gray', `  request id: ${r.requestId}`));
@@ -62,6 +70,11 @@ export class Output {
 export function until(iso: string, now = Date.now()): string {
   const s = Math.round((Date.parse(iso) - now) / 1000);
   const abs = Math.abs(s);
-  const text = abs >= 3600 ? `${Math.floor(abs / 3600)}h ${Math.floor((abs % 3600) / 60)}m` : abs >= 60 ? `${Math.floor(abs / 60)}m ${abs % 60}s` : `${abs}s`;
+  const text =
+    abs >= 3600
+      ? `${Math.floor(abs / 3600)}h ${Math.floor((abs % 3600) / 60)}m`
+      : abs >= 60
+        ? `${Math.floor(abs / 60)}m ${abs % 60}s`
+        : `${abs}s`;
   return s >= 0 ? `in ${text}` : `${text} ago`;
 }

@@ -37,7 +37,9 @@ export class BoardRouter implements CommandRoute {
   constructor(private readonly parts: RouterParts) {}
 
   ask(boardId: string, command: BoardCommand): Promise<unknown> {
-    return this.parts.cluster ? this.route(boardId, command, this.parts.clock() + COMMAND_DEADLINE_MS) : this.decideHere(boardId, command);
+    return this.parts.cluster
+      ? this.route(boardId, command, this.parts.clock() + COMMAND_DEADLINE_MS)
+      : this.decideHere(boardId, command);
   }
 
   /** A command a peer forwarded: decided here when this node is (or now becomes) the board's home. */
@@ -69,7 +71,7 @@ export class BoardRouter implements CommandRoute {
 
   private async route(boardId: string, command: BoardCommand, deadline: number): Promise<unknown> {
     const { homes, forwarder } = this.parts.cluster!;
-    for (let moves = 0; ; ) {
+    for (let moves = 0; ;) {
       let home;
       try {
         home = await homes.homeOf(boardId);
@@ -87,7 +89,8 @@ export class BoardRouter implements CommandRoute {
       if (answer && !('moved' in answer)) throw errorOf(answer);
       // Unreachable, or no longer the home: ask again (at once after the first move, after a short pause otherwise).
       homes.forget(boardId);
-      if (answer === null || moves++ > 0) await pause(Math.min(UNREACHABLE_PAUSE_MS, Math.max(0, deadline - this.parts.clock())));
+      if (answer === null || moves++ > 0)
+        await pause(Math.min(UNREACHABLE_PAUSE_MS, Math.max(0, deadline - this.parts.clock())));
     }
   }
 }

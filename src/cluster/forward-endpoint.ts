@@ -15,7 +15,11 @@ import { ChannelEnd, channelKey, entryOf, HELLO_HEADER, type EnvelopeOpener, typ
 import type { Answer } from './wire.js';
 
 const wellFormed = (entry: unknown): entry is [number, string, BoardCommand] =>
-  Array.isArray(entry) && entry.length === 3 && Number.isSafeInteger(entry[0]) && typeof entry[1] === 'string' && isBoardCommand(entry[2]);
+  Array.isArray(entry) &&
+  entry.length === 3 &&
+  Number.isSafeInteger(entry[0]) &&
+  typeof entry[1] === 'string' &&
+  isBoardCommand(entry[2]);
 
 /**
  * Frames up to twice the bound reach a session, so one past it is refused (and logged) here; uWS
@@ -24,7 +28,13 @@ const wellFormed = (entry: unknown): entry is [number, string, BoardCommand] =>
 const TRANSPORT_HEADROOM = 2;
 
 /** `bodyLimitBytes`: the node's BODY_LIMIT_BYTES, which the peers share; it bounds the frames either way. */
-export function forwardEndpoint(forwardKey: Buffer, opener: EnvelopeOpener, router: BoardRouter, onRefused: (peer: string, what: 'hello' | 'frame') => void, bodyLimitBytes = BODY_LIMIT_BYTES): PeerEndpoint {
+export function forwardEndpoint(
+  forwardKey: Buffer,
+  opener: EnvelopeOpener,
+  router: BoardRouter,
+  onRefused: (peer: string, what: 'hello' | 'frame') => void,
+  bodyLimitBytes = BODY_LIMIT_BYTES,
+): PeerEndpoint {
   const bounds = frameBounds(bodyLimitBytes);
   return {
     path: PEER_PATH,
@@ -45,7 +55,8 @@ export function forwardEndpoint(forwardKey: Buffer, opener: EnvelopeOpener, rout
       };
       const answer = (id: number, a: Answer) => {
         const entry = entryOf([id, a]);
-        if (answers.push(entry.bytes > bounds.entry ? entryOf([id, { tooLarge: true }]) : entry) === 1) setImmediate(flush);
+        if (answers.push(entry.bytes > bounds.entry ? entryOf([id, { tooLarge: true }]) : entry) === 1)
+          setImmediate(flush);
       };
       return {
         opened(l) {
@@ -62,7 +73,11 @@ export function forwardEndpoint(forwardKey: Buffer, opener: EnvelopeOpener, rout
             for (const [id] of commands) answer(id, { retry: true });
             return;
           }
-          return Promise.all(commands.map(([id, boardId, command]) => router.decideForwarded(boardId, command).then((a) => answer(id, a)))).then(() => undefined);
+          return Promise.all(
+            commands.map(([id, boardId, command]) =>
+              router.decideForwarded(boardId, command).then((a) => answer(id, a)),
+            ),
+          ).then(() => undefined);
         },
         closed() {
           link = null;

@@ -20,7 +20,10 @@ export interface FrameBounds {
   frame: number;
 }
 
-export const frameBounds = (bodyLimitBytes: number): FrameBounds => ({ entry: largestEntryBytes(bodyLimitBytes), frame: peerFrameBytes(bodyLimitBytes) });
+export const frameBounds = (bodyLimitBytes: number): FrameBounds => ({
+  entry: largestEntryBytes(bodyLimitBytes),
+  frame: peerFrameBytes(bodyLimitBytes),
+});
 
 export type Forwarded =
   /** The home answered (a reply, a refusal, or moved). */
@@ -61,7 +64,12 @@ class Channel {
   ) {
     const hello = sealHello(forwardKey, { from: self, to: to.node, at });
     this.frames = new ChannelEnd(channelKey(forwardKey, hello.nonce), 'to-home', bounds.entry);
-    this.ws = new WebSocket(`${to.url.replace(/^http/, 'ws')}${PEER_PATH}`, { headers: { [HELLO_HEADER]: hello.header }, perMessageDeflate: false, maxPayload: bounds.frame, handshakeTimeout: 5000 });
+    this.ws = new WebSocket(`${to.url.replace(/^http/, 'ws')}${PEER_PATH}`, {
+      headers: { [HELLO_HEADER]: hello.header },
+      perMessageDeflate: false,
+      maxPayload: bounds.frame,
+      handshakeTimeout: 5000,
+    });
     this.ws.on('open', () => {
       this.open = true;
       this.flush();
@@ -107,7 +115,14 @@ class Channel {
     for (const pair of answers as [number, Answer][]) {
       if (!Array.isArray(pair) || typeof pair[1] !== 'object' || pair[1] === null) continue;
       const [id, answer] = pair;
-      this.settle(id, 'retry' in answer ? { outcome: 'unreachable' } : 'tooLarge' in answer ? { outcome: 'unknown' } : { outcome: 'answered', answer });
+      this.settle(
+        id,
+        'retry' in answer
+          ? { outcome: 'unreachable' }
+          : 'tooLarge' in answer
+            ? { outcome: 'unknown' }
+            : { outcome: 'answered', answer },
+      );
     }
   }
 
@@ -157,7 +172,14 @@ export class Forwarder {
     const name = `${to.node} ${to.url}`;
     let channel = this.channels.get(name);
     if (!channel) {
-      const made = new Channel(this.key, this.self, to, this.clock(), this.bounds, (c) => this.channels.get(name) === c && this.channels.delete(name));
+      const made = new Channel(
+        this.key,
+        this.self,
+        to,
+        this.clock(),
+        this.bounds,
+        (c) => this.channels.get(name) === c && this.channels.delete(name),
+      );
       this.channels.set(name, made);
       channel = made;
     }

@@ -39,6 +39,9 @@ export interface Homes {
  * stays the board's home (one tenure) and its bus stays connected (no interruption, so a peer's
  * commit would have been heard); null while either is not sure.
  */
-export function homeCurrency(tenure: number | null, bus: { readonly health: 'local' | 'ok' | 'degraded'; readonly interruptions: number }): string | null {
+export function homeCurrency(
+  tenure: number | null,
+  bus: { readonly health: 'local' | 'ok' | 'degraded'; readonly interruptions: number },
+): string | null {
   return tenure === null || bus.health === 'degraded' ? null : `${tenure}:${bus.interruptions}`;
 }

@@ -58,7 +58,11 @@ export class RedisHomes implements Homes {
     this.clock = options.clock ?? Date.now;
     this.leaseMs = options.leaseMs ?? HOME_LEASE_MS;
     // Fail fast: a command must not wait for Redis (without it, no home can be learned, and the command answers 503 BOARD_BUSY at once).
-    this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, commandTimeout: 1000 }) as Scripted;
+    this.redis = new Redis(url, {
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
+      commandTimeout: 1000,
+    }) as Scripted;
     this.redis.on('error', () => undefined);
     this.redis.defineCommand('homeTake', { numberOfKeys: 1, lua: TAKE });
     this.redis.defineCommand('homeRenew', { numberOfKeys: 1, lua: RENEW });
@@ -140,6 +144,7 @@ export class RedisHomes implements Homes {
         else if (this.drop(boardId)) this.options.onChange?.(boardId, 'lost');
       }),
     );
-    if (this.remote.size > 10_000) for (const [id, { until }] of this.remote) if (until <= started) this.remote.delete(id);
+    if (this.remote.size > 10_000)
+      for (const [id, { until }] of this.remote) if (until <= started) this.remote.delete(id);
   }
 }

@@ -30,7 +30,8 @@ export function sealHello(key: Buffer, hello: Omit<Hello, 'nonce'>): { header: s
 }
 
 /** What signs one channel's frames: both ends derive it from the hello's nonce. */
-export const channelKey = (key: Buffer, nonce: string): Buffer => createHmac('sha256', key).update(`peer-channel:${nonce}`).digest();
+export const channelKey = (key: Buffer, nonce: string): Buffer =>
+  createHmac('sha256', key).update(`peer-channel:${nonce}`).digest();
 
 /** The direction a frame travels: to the home (commands) or back (answers); each has its own numbering. */
 export type Direction = 'to-home' | 'to-entry';
@@ -121,7 +122,14 @@ function equal(given: string, expected: string): boolean {
 
 function wellFormed(value: unknown): value is Hello {
   const h = value as Hello;
-  return typeof h === 'object' && h !== null && typeof h.from === 'string' && typeof h.to === 'string' && typeof h.at === 'number' && typeof h.nonce === 'string';
+  return (
+    typeof h === 'object' &&
+    h !== null &&
+    typeof h.from === 'string' &&
+    typeof h.to === 'string' &&
+    typeof h.at === 'number' &&
+    typeof h.nonce === 'string'
+  );
 }
 
 /** Opens hellos addressed to one node, each once. */

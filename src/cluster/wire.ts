@@ -23,14 +23,23 @@ export type Answer =
 
 export function refusalOf(e: unknown): Answer {
   const error = toAppError(e);
-  if (isAppError(error)) return { error: { code: error.code, message: error.message, ...(error.details && { details: error.details }), ...(error.headers && { headers: error.headers }) } };
+  if (isAppError(error))
+    return {
+      error: {
+        code: error.code,
+        message: error.message,
+        ...(error.details && { details: error.details }),
+        ...(error.headers && { headers: error.headers }),
+      },
+    };
   if (error instanceof StoreUnavailableError) return { storeUnavailable: true };
   return { error: { code: 'INTERNAL', message: ERRORS.INTERNAL.meaning } };
 }
 
 /** The error the entry node throws for a refusal its peer answered. */
 export function errorOf(answer: Extract<Answer, { error: unknown } | { storeUnavailable: true }>): Error {
-  if ('storeUnavailable' in answer) return new StoreUnavailableError(new Error('the board’s home could not reach the store'));
+  if ('storeUnavailable' in answer)
+    return new StoreUnavailableError(new Error('the board’s home could not reach the store'));
   const { code, message, details, headers } = answer.error;
   return new AppError(code in ERRORS ? code : 'INTERNAL', message, details, headers);
 }
@@ -49,13 +58,30 @@ const WIDEST_NAME = 'x'.repeat(256);
  * most, to what was sent for it.
  */
 function madeOfNothing(): BoardItem {
-  const sent: NewItem = { title: '', description: '', type: 'chore', priority: 0, parentId: null, dependsOn: [], verify: 'required', maxAttempts: 20, criteria: [], doctrine: [], spec: [], labels: [] };
+  const sent: NewItem = {
+    title: '',
+    description: '',
+    type: 'chore',
+    priority: 0,
+    parentId: null,
+    dependsOn: [],
+    verify: 'required',
+    maxAttempts: 20,
+    criteria: [],
+    doctrine: [],
+    spec: [],
+    labels: [],
+  };
   return createItems([sent], WIDEST_NAME)(boardFrom([], Number.MAX_SAFE_INTEGER - 1, 1), LATEST_TIME).reply[0]!;
 }
 const MADE_ITEM_BYTES = Buffer.byteLength(JSON.stringify(madeOfNothing()));
 /** A command's entry around its items, and an answer's around its reply, at their widest. */
 const ENVELOPE_BYTES = Math.max(
-  JSON.stringify([Number.MAX_SAFE_INTEGER, WIDEST_NAME, { kind: 'create', items: [], actor: WIDEST_NAME, once: WIDEST_NAME } satisfies BoardCommand]).length,
+  JSON.stringify([
+    Number.MAX_SAFE_INTEGER,
+    WIDEST_NAME,
+    { kind: 'create', items: [], actor: WIDEST_NAME, once: WIDEST_NAME } satisfies BoardCommand,
+  ]).length,
   JSON.stringify([Number.MAX_SAFE_INTEGER, { reply: [] } satisfies Answer]).length,
 );
 /** A sealed frame besides its text: its number at the widest, its signature, the two dots. */

@@ -7,7 +7,13 @@ export class AppError extends Error {
   readonly details: Record<string, unknown> | undefined;
   readonly headers: Record<string, string> | undefined;
 
-  constructor(code: ErrorCode, message?: string, details?: Record<string, unknown>, headers?: Record<string, string>, cause?: unknown) {
+  constructor(
+    code: ErrorCode,
+    message?: string,
+    details?: Record<string, unknown>,
+    headers?: Record<string, string>,
+    cause?: unknown,
+  ) {
     super(message ?? ERRORS[code].meaning, cause === undefined ? undefined : { cause });
     this.name = 'AppError';
     this.code = code;

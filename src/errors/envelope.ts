@@ -28,13 +28,26 @@ export interface ErrorRecord {
 
 export function errorRecord(code: ErrorCode, publicUrl: string, resolution: ObservedResolution): ErrorRecord {
   const spec = ERRORS[code];
-  return { code, status: spec.status, meaning: spec.meaning, fix: spec.fix, example: null, links: errorLinks(publicUrl, code), observedResolution: resolution };
+  return {
+    code,
+    status: spec.status,
+    meaning: spec.meaning,
+    fix: spec.fix,
+    example: null,
+    links: errorLinks(publicUrl, code),
+    observedResolution: resolution,
+  };
 }
 
 export interface ErrorEnvelope {
   error: ErrorRecord & { message: string; requestId: string; details?: Record<string, unknown> };
 }
 
-export function errorEnvelope(record: ErrorRecord, message: string, requestId: string, details?: Record<string, unknown>): ErrorEnvelope {
+export function errorEnvelope(
+  record: ErrorRecord,
+  message: string,
+  requestId: string,
+  details?: Record<string, unknown>,
+): ErrorEnvelope {
   return { error: { ...record, message, requestId, ...(details ? { details } : {}) } };
 }

@@ -55,7 +55,8 @@ export class ResolutionObserver {
 
   /** A note from any node. */
   hear(note: ResolutionNote): void {
-    if (note.kind === 'resolution.failed') return void this.pending.set(note.workspace, { code: note.code, at: note.at });
+    if (note.kind === 'resolution.failed')
+      return void this.pending.set(note.workspace, { code: note.code, at: note.at });
     this.pending.delete(note.workspace);
     const list = this.observed.get(note.code) ?? [];
     list.push({ workspace: note.workspace, operation: note.operation, at: note.at });
@@ -78,7 +79,13 @@ export class ResolutionObserver {
     if (workspaces < MINIMUM_DISTINCT_WORKSPACES) {
       return { ...base, status: 'insufficient-aggregate', observations: null, distinctWorkspaces: null, path: null };
     }
-    return { ...base, status: 'observed', observations: recent.length, distinctWorkspaces: workspaces, path: mostCommon(recent.map((o) => o.operation)) };
+    return {
+      ...base,
+      status: 'observed',
+      observations: recent.length,
+      distinctWorkspaces: workspaces,
+      path: mostCommon(recent.map((o) => o.operation)),
+    };
   }
 }
 

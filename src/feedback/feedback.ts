@@ -7,7 +7,13 @@ import type { FeedbackRecord, FeedbackStatus, Filter, Store } from '../../store/
 import { FeedbackLedger } from './ledger.js';
 
 export const FEEDBACK_KINDS = ['problem', 'suggestion', 'question'] as const;
-export const FEEDBACK_STATUSES = ['open', 'promoting', 'resolved', 'dismissed', 'promoted'] as const satisfies readonly FeedbackStatus[];
+export const FEEDBACK_STATUSES = [
+  'open',
+  'promoting',
+  'resolved',
+  'dismissed',
+  'promoted',
+] as const satisfies readonly FeedbackStatus[];
 
 /** `fb_`, the posting time (base36, 10 digits), 10 random hex: ids sort in posting order on every board. */
 export const FEEDBACK_ID = /^fb_[0-9a-z]{10}[0-9a-f]{10}$/;
@@ -52,7 +58,18 @@ export class FeedbackBook {
 
   /** Stores an entry once the ledger gave it a place (429 FEEDBACK_LIMIT otherwise, and nothing written). */
   async post(entry: NewFeedback, now: number): Promise<FeedbackRecord> {
-    const record: FeedbackRecord = { _id: feedbackId(now), version: 1, ...entry, status: 'open', at: now, closedBy: null, closedAt: null, reason: null, promotion: null, promotedWorkId: null };
+    const record: FeedbackRecord = {
+      _id: feedbackId(now),
+      version: 1,
+      ...entry,
+      status: 'open',
+      at: now,
+      closedBy: null,
+      closedAt: null,
+      reason: null,
+      promotion: null,
+      promotedWorkId: null,
+    };
     await this.ledger.reserve(entry.boardId, { id: record._id, from: entry.from, at: now }, now);
     try {
       await this.store.feedback.insert(record);
@@ -72,7 +89,8 @@ export class FeedbackBook {
 
   /** A page of entries, newest first, of one board or of all, in one status or any. */
   async page(query: FeedbackQuery): Promise<{ entries: FeedbackRecord[]; nextCursor: string | null }> {
-    if (query.cursor !== undefined && !FEEDBACK_ID.test(query.cursor)) throw new AppError('INVALID_CURSOR', 'Pass nextCursor exactly as the previous page gave it, or omit it.');
+    if (query.cursor !== undefined && !FEEDBACK_ID.test(query.cursor))
+      throw new AppError('INVALID_CURSOR', 'Pass nextCursor exactly as the previous page gave it, or omit it.');
     const filter: Filter<FeedbackRecord> = {
       ...(query.boardId !== undefined && { boardId: query.boardId }),
       ...(query.status !== undefined && { status: query.status }),

@@ -20,23 +20,32 @@ const ATTEMPTS = 40;
 export type Place = FeedbackLedgerRecord['open'][number];
 export type LedgerPorts = Pick<Store, 'feedback' | 'feedbackLedgers'>;
 
-const pause = (attempt: number) => new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 + attempt * 5)));
+const pause = (attempt: number) =>
+  new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 + attempt * 5)));
 
 function refusal(open: readonly Place[], from: string): AppError | null {
   if (open.length >= FEEDBACK_OPEN_PER_BOARD) {
-    return new AppError('FEEDBACK_LIMIT', `This board holds ${FEEDBACK_OPEN_PER_BOARD} open feedback entries, as many as may be open at once; nothing was written. Post again once operators have triaged some.`, {
-      scope: 'board',
-      limit: FEEDBACK_OPEN_PER_BOARD,
-      open: open.length,
-    });
+    return new AppError(
+      'FEEDBACK_LIMIT',
+      `This board holds ${FEEDBACK_OPEN_PER_BOARD} open feedback entries, as many as may be open at once; nothing was written. Post again once operators have triaged some.`,
+      {
+        scope: 'board',
+        limit: FEEDBACK_OPEN_PER_BOARD,
+        open: open.length,
+      },
+    );
   }
   const mine = open.filter((p) => p.from === from).length;
   if (mine >= FEEDBACK_OPEN_PER_PRINCIPAL) {
-    return new AppError('FEEDBACK_LIMIT', `You have ${FEEDBACK_OPEN_PER_PRINCIPAL} open feedback entries on this board, as many as one principal may; nothing was written. Post again once operators have triaged some.`, {
-      scope: 'principal',
-      limit: FEEDBACK_OPEN_PER_PRINCIPAL,
-      open: mine,
-    });
+    return new AppError(
+      'FEEDBACK_LIMIT',
+      `You have ${FEEDBACK_OPEN_PER_PRINCIPAL} open feedback entries on this board, as many as one principal may; nothing was written. Post again once operators have triaged some.`,
+      {
+        scope: 'principal',
+        limit: FEEDBACK_OPEN_PER_PRINCIPAL,
+        open: mine,
+      },
+    );
   }
   return null;
 }
@@ -57,7 +66,12 @@ export class FeedbackLedger {
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       const ledger = await this.store.feedbackLedgers.get(boardId);
       if (!ledger?.open.some((p) => p.id === id)) return;
-      if (await this.store.feedbackLedgers.update(boardId, ledger.version, { open: ledger.open.filter((p) => p.id !== id) })) return;
+      if (
+        await this.store.feedbackLedgers.update(boardId, ledger.version, {
+          open: ledger.open.filter((p) => p.id !== id),
+        })
+      )
+        return;
       await pause(attempt);
     }
     // The place stays until a post that meets a limit clears it; the entry is closed all the same.
@@ -72,14 +86,20 @@ export class FeedbackLedger {
         const refused = refusal(open, place.from);
         if (refused) {
           // Tidy what was cleared; another writer coming first does it no harm.
-          if (open.length < ledger.open.length) await this.store.feedbackLedgers.update(boardId, ledger.version, { open });
+          if (open.length < ledger.open.length)
+            await this.store.feedbackLedgers.update(boardId, ledger.version, { open });
           throw refused;
         }
       }
       if (await this.store.feedbackLedgers.update(boardId, ledger.version, { open: [...open, place] })) return;
       await pause(attempt);
     }
-    throw new AppError('FEEDBACK_BUSY', 'The board’s feedback kept changing under this post; nothing was written.', undefined, { 'retry-after': '1' });
+    throw new AppError(
+      'FEEDBACK_BUSY',
+      'The board’s feedback kept changing under this post; nothing was written.',
+      undefined,
+      { 'retry-after': '1' },
+    );
   }
 
   private async ledger(boardId: string): Promise<FeedbackLedgerRecord> {

@@ -21,7 +21,13 @@ export function parseCookies(header: string): Record<string, string> {
 }
 
 export function serializeCookie(cookie: SetCookie, secure: boolean, path = '/'): string {
-  const parts = [`${cookie.name}=${encodeURIComponent(cookie.value)}`, `Path=${path}`, 'HttpOnly', 'SameSite=Lax', `Max-Age=${cookie.maxAge}`];
+  const parts = [
+    `${cookie.name}=${encodeURIComponent(cookie.value)}`,
+    `Path=${path}`,
+    'HttpOnly',
+    'SameSite=Lax',
+    `Max-Age=${cookie.maxAge}`,
+  ];
   if (cookie.maxAge === 0) parts.push('Expires=Thu, 01 Jan 1970 00:00:00 GMT');
   if (secure) parts.push('Secure');
   return parts.join('; ');

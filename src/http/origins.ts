@@ -4,7 +4,12 @@
 // ALLOWED_ORIGINS adds more either way (a second hostname).
 import type { Config } from '../config.js';
 
-export function allowedOrigins(config: Pick<Config, 'publicUrl' | 'publicUrlGiven' | 'extraOrigins'>, port: number): Set<string> {
-  const own = config.publicUrlGiven ? [new URL(config.publicUrl).origin] : ['localhost', '127.0.0.1', '[::1]'].map((host) => `http://${host}:${port}`);
+export function allowedOrigins(
+  config: Pick<Config, 'publicUrl' | 'publicUrlGiven' | 'extraOrigins'>,
+  port: number,
+): Set<string> {
+  const own = config.publicUrlGiven
+    ? [new URL(config.publicUrl).origin]
+    : ['localhost', '127.0.0.1', '[::1]'].map((host) => `http://${host}:${port}`);
   return new Set([...own, ...config.extraOrigins]);
 }

@@ -16,7 +16,15 @@ import type { ErrorCode } from '../errors/registry.js';
 import { applyRateBudget, type RateOutcome } from '../ratelimit/budgets.js';
 import type { RateLimiter } from '../ratelimit/limiter.js';
 import { parseCookies, serializeCookie } from './cookies.js';
-import { JSON_CONTENT_TYPE, operationOf, type BodyStream, type Reply, type RequestContext, type Route, type SetCookie } from './route.js';
+import {
+  JSON_CONTENT_TYPE,
+  operationOf,
+  type BodyStream,
+  type Reply,
+  type RequestContext,
+  type Route,
+  type SetCookie,
+} from './route.js';
 import { parseWith } from './validation.js';
 import { StoreUnavailableError } from '../../store/ports/store.js';
 import { andThen, orElse, run as runSteps, type Maybe } from '../../store/ports/maybe.js';
@@ -113,7 +121,8 @@ const LONE = 'The body holds a lone surrogate (\\uD800-\\uDFFF without its pair)
  * took is safe to look at.
  */
 function problemOf(root: unknown, surrogates: boolean): string | null {
-  if (typeof root !== 'object' || root === null) return surrogates && typeof root === 'string' && LONE_SURROGATE.test(root) ? LONE : null;
+  if (typeof root !== 'object' || root === null)
+    return surrogates && typeof root === 'string' && LONE_SURROGATE.test(root) ? LONE : null;
   // Each container with its depth; a closure per value, or entries made per object, cost a request more than the walk itself.
   const open: object[] = [root];
   const depths: number[] = [1];
@@ -150,7 +159,10 @@ export const IMPERSONATION_HEADER = 'x-impersonated-by';
 export class Pipeline {
   private readonly logRequest: (line: RequestLine) => void;
   /** Each fixed reply as a response, built once: all but its request id (the first header), which each answer puts first. */
-  private readonly fixedResponses = new WeakMap<Route, { status: number; rest: RawResponse['headers']; body: RawResponse['body'] }>();
+  private readonly fixedResponses = new WeakMap<
+    Route,
+    { status: number; rest: RawResponse['headers']; body: RawResponse['body'] }
+  >();
 
   constructor(private readonly deps: PipelineDeps) {
     this.logRequest = requestLogger(deps.logger);
@@ -172,10 +184,18 @@ export class Pipeline {
     let fixed = this.fixedResponses.get(route);
     if (!fixed) {
       const whole = this.toResponse(route.fixed, '');
-      this.fixedResponses.set(route, (fixed = { status: whole.status, rest: whole.headers.slice(1), body: whole.body }));
+      this.fixedResponses.set(
+        route,
+        (fixed = { status: whole.status, rest: whole.headers.slice(1), body: whole.body }),
+      );
     }
-    const response: RawResponse = { status: fixed.status, headers: [['x-request-id', requestId], ...fixed.rest], body: fixed.body };
-    if (started !== undefined) this.deps.observe!(shapeOf(route).operation, fixed.status, (performance.now() - started) / 1000);
+    const response: RawResponse = {
+      status: fixed.status,
+      headers: [['x-request-id', requestId], ...fixed.rest],
+      body: fixed.body,
+    };
+    if (started !== undefined)
+      this.deps.observe!(shapeOf(route).operation, fixed.status, (performance.now() - started) / 1000);
     return response;
   }
 
@@ -205,11 +225,18 @@ export class Pipeline {
   }
 
   /** The reply as a response; one that cannot be written as one (a body JSON cannot hold) is refused as any error is. */
-  private answered(reply: Reply, route: Route, ctx: RequestContext, rate: { headers?: Record<string, string> }, started: number): RawResponse | Promise<RawResponse> {
+  private answered(
+    reply: Reply,
+    route: Route,
+    ctx: RequestContext,
+    rate: { headers?: Record<string, string> },
+    started: number,
+  ): RawResponse | Promise<RawResponse> {
     let response: RawResponse;
     try {
       // Operators' calls stay out of the public resolution aggregates (GET /api/errors names operations).
-      if (ctx.identity && route.auth !== 'operator') this.deps.observer.succeeded(workspaceOf(ctx.identity), ctx.operation);
+      if (ctx.identity && route.auth !== 'operator')
+        this.deps.observer.succeeded(workspaceOf(ctx.identity), ctx.operation);
       response = this.toResponse(reply, ctx.requestId, route.rateHeaders ? rate.headers : undefined);
     } catch (e) {
       return this.refused(e, route, ctx, rate, started);
@@ -217,8 +244,18 @@ export class Pipeline {
     return this.logged(ctx, started, response);
   }
 
-  private async refused(e: unknown, route: Route, ctx: RequestContext, rate: { headers?: Record<string, string> }, started: number): Promise<RawResponse> {
-    return this.logged(ctx, started, this.failure(e, ctx, route.rateHeaders ? await this.refusalRateHeaders(route, ctx, rate.headers) : undefined));
+  private async refused(
+    e: unknown,
+    route: Route,
+    ctx: RequestContext,
+    rate: { headers?: Record<string, string> },
+    started: number,
+  ): Promise<RawResponse> {
+    return this.logged(
+      ctx,
+      started,
+      this.failure(e, ctx, route.rateHeaders ? await this.refusalRateHeaders(route, ctx, rate.headers) : undefined),
+    );
   }
 
   /**
@@ -226,13 +263,27 @@ export class Pipeline {
    * or, for one refused before it drew on the budget, the budget as it stands (nothing counted).
    * None without a principal to count against.
    */
-  private async refusalRateHeaders(route: Route, ctx: RequestContext, drawn: Record<string, string> | undefined): Promise<Record<string, string> | undefined> {
+  private async refusalRateHeaders(
+    route: Route,
+    ctx: RequestContext,
+    drawn: Record<string, string> | undefined,
+  ): Promise<Record<string, string> | undefined> {
     if (drawn) return drawn;
     if (route.rate === 'none' || route.rate === 'address' || route.rate === 'poll') return undefined;
     // Refused before authentication (a malformed body): whose budget it is still counts.
-    const identity = ctx.identity ?? (await orElse(() => this.deps.authenticator.authenticate(route.auth, ctx.headers, ctx.cookies, ctx.now), null));
+    const identity =
+      ctx.identity ??
+      (await orElse(() => this.deps.authenticator.authenticate(route.auth, ctx.headers, ctx.cookies, ctx.now), null));
     if (!identity) return undefined;
-    const peek = { rate: 'identity' as const, identity, remoteAddress: ctx.remoteAddress, plan: ctx.project?.plan ?? 'free', addressLimit: this.deps.addressRatePerMinute, scale: this.deps.boardRateScale, now: ctx.now };
+    const peek = {
+      rate: 'identity' as const,
+      identity,
+      remoteAddress: ctx.remoteAddress,
+      plan: ctx.project?.plan ?? 'free',
+      addressLimit: this.deps.addressRatePerMinute,
+      scale: this.deps.boardRateScale,
+      now: ctx.now,
+    };
     return (await orElse(() => applyRateBudget(this.deps.limiter, peek), undefined))?.headers;
   }
 
@@ -242,7 +293,9 @@ export class Pipeline {
    * none) finds out from its session cookie, looked up only when there is one.
    */
   private logged(ctx: RequestContext, started: number, response: RawResponse): RawResponse | Promise<RawResponse> {
-    const operatorId = ctx.identity ? (ctx.identity.kind === 'session' && ctx.identity.impersonation?.operatorId) || null : this.impersonatorOf(ctx.headers, ctx.cookies, ctx.now);
+    const operatorId = ctx.identity
+      ? (ctx.identity.kind === 'session' && ctx.identity.impersonation?.operatorId) || null
+      : this.impersonatorOf(ctx.headers, ctx.cookies, ctx.now);
     if (operatorId instanceof Promise) return operatorId.then((id) => this.told(ctx, started, marked(response, id)));
     return this.told(ctx, started, marked(response, operatorId));
   }
@@ -252,9 +305,14 @@ export class Pipeline {
    * Nothing is looked up without a session cookie, nor for a Bearer call (its token is who acts);
    * never throws (a store that cannot answer leaves the response unmarked: it was refused anyway).
    */
-  private impersonatorOf(headers: Record<string, string>, cookies: Record<string, string>, now: number): Maybe<string | null> {
+  private impersonatorOf(
+    headers: Record<string, string>,
+    cookies: Record<string, string>,
+    now: number,
+  ): Maybe<string | null> {
     if (cookies[SESSION_COOKIE] === undefined || headers['authorization'] !== undefined) return null;
-    const operatorOf = (identity: Identity | null): string | null => (identity?.kind === 'session' && identity.impersonation?.operatorId) || null;
+    const operatorOf = (identity: Identity | null): string | null =>
+      (identity?.kind === 'session' && identity.impersonation?.operatorId) || null;
     try {
       const identity = this.deps.authenticator.authenticate('session-optional', headers, cookies, now);
       return identity instanceof Promise ? identity.then(operatorOf, () => null) : operatorOf(identity);
@@ -266,7 +324,12 @@ export class Pipeline {
   private told(ctx: RequestContext, started: number, response: RawResponse): RawResponse {
     const ms = performance.now() - started;
     this.deps.record?.(ctx, response.status);
-    this.logRequest({ reqId: ctx.requestId, route: ctx.operation, status: response.status, durationMs: Math.round(ms * 100) / 100 });
+    this.logRequest({
+      reqId: ctx.requestId,
+      route: ctx.operation,
+      status: response.status,
+      durationMs: Math.round(ms * 100) / 100,
+    });
     this.deps.observe?.(ctx.operation, response.status, ms / 1000);
     return response;
   }
@@ -289,26 +352,59 @@ export class Pipeline {
   }
 
   /** Each stage in turn, run by `runSteps`: every `yield` is a step that may answer now or later. */
-  private *stages(route: Route, raw: RawRequest, ctx: RequestContext, drawn: { headers?: Record<string, string> }): Generator<unknown, Reply, unknown> {
+  private *stages(
+    route: Route,
+    raw: RawRequest,
+    ctx: RequestContext,
+    drawn: { headers?: Record<string, string> },
+  ): Generator<unknown, Reply, unknown> {
     // The operator gate comes first: to anyone else an operator route is an unknown path, whatever was sent.
-    if (route.auth === 'operator') ctx.identity = (yield this.deps.operators.admit(raw.headers, ctx.cookies, ctx.now)) as Identity;
+    if (route.auth === 'operator')
+      ctx.identity = (yield this.deps.operators.admit(raw.headers, ctx.cookies, ctx.now)) as Identity;
     const body = this.parseBody(route, raw);
     const params = raw.query ? Object.fromEntries(new URLSearchParams(raw.query)) : {};
     const requestedProject = route.project ? params.projectId : undefined;
     if (route.project) delete params.projectId;
     const query = route.query ? parseWith(route.query, params, 'query') : undefined;
-    if (route.auth !== 'operator') ctx.identity = (yield this.deps.authenticator.authenticate(route.auth, raw.headers, ctx.cookies, ctx.now, route.accountScope ? 'UNAUTHENTICATED' : 'AUTH_REQUIRED')) as Identity | null;
+    if (route.auth !== 'operator')
+      ctx.identity = (yield this.deps.authenticator.authenticate(
+        route.auth,
+        raw.headers,
+        ctx.cookies,
+        ctx.now,
+        route.accountScope ? 'UNAUTHENTICATED' : 'AUTH_REQUIRED',
+      )) as Identity | null;
     if (route.accountScope && ctx.identity?.kind === 'token' && ctx.identity.scope !== 'account') {
-      throw new AppError('PROJECT_SCOPE_DENIED', 'Workspace and resource tokens cannot act on account structure; use a session or an account-scoped token.');
+      throw new AppError(
+        'PROJECT_SCOPE_DENIED',
+        'Workspace and resource tokens cannot act on account structure; use a session or an account-scoped token.',
+      );
     }
     this.checkCsrf(route, raw, ctx);
-    if (route.project && ctx.identity) ctx.project = (yield this.deps.selector.select(ctx.identity, requestedProject, route.project)) as SelectedProject | null;
+    if (route.project && ctx.identity)
+      ctx.project = (yield this.deps.selector.select(
+        ctx.identity,
+        requestedProject,
+        route.project,
+      )) as SelectedProject | null;
     const plan = ctx.project?.plan ?? 'free';
     const email = route.budgetsEmail ? (body as { email?: unknown } | undefined)?.email : undefined;
-    const rate = (yield applyRateBudget(this.deps.limiter, { rate: route.rate, identity: ctx.identity, remoteAddress: ctx.remoteAddress, email: typeof email === 'string' ? email : undefined, plan, addressLimit: this.deps.addressRatePerMinute, scale: this.deps.boardRateScale, now: ctx.now })) as RateOutcome;
+    const rate = (yield applyRateBudget(this.deps.limiter, {
+      rate: route.rate,
+      identity: ctx.identity,
+      remoteAddress: ctx.remoteAddress,
+      email: typeof email === 'string' ? email : undefined,
+      plan,
+      addressLimit: this.deps.addressRatePerMinute,
+      scale: this.deps.boardRateScale,
+      now: ctx.now,
+    })) as RateOutcome;
     drawn.headers = rate.headers;
     if (route.refusedWhileImpersonating && ctx.identity?.kind === 'session' && ctx.identity.impersonation) {
-      throw new AppError('IMPERSONATION_FORBIDDEN', 'An operator acting as this account cannot do this; the account’s owner does it, signed in as themselves.');
+      throw new AppError(
+        'IMPERSONATION_FORBIDDEN',
+        'An operator acting as this account cannot do this; the account’s owner does it, signed in as themselves.',
+      );
     }
     return (yield route.handler({ ctx, body, query, raw: raw.body })) as Reply;
   }
@@ -322,20 +418,32 @@ export class Pipeline {
   private checkCsrf(route: Route, raw: RawRequest, ctx: RequestContext): void {
     if (!isWrite(route) || route.bodyKind === 'raw') return;
     if (ctx.identity?.kind === 'token' && ctx.cookies[SESSION_COOKIE] === undefined) return;
-    if (this.crossSite(raw.headers)) throw new AppError('CSRF_REJECTED', 'A browser write must come from the service’s own origin.');
-    if (ctx.identity?.kind === 'session' && !csrfTokenMatches(this.deps.csrfKey, ctx.identity.sessionId, raw.headers[CSRF_HEADER])) {
-      throw new AppError('CSRF_REJECTED', 'A write with a session cookie needs the session’s csrfToken (from login, signup or GET /api/auth/me) in X-CSRF-Token.');
+    if (this.crossSite(raw.headers))
+      throw new AppError('CSRF_REJECTED', 'A browser write must come from the service’s own origin.');
+    if (
+      ctx.identity?.kind === 'session' &&
+      !csrfTokenMatches(this.deps.csrfKey, ctx.identity.sessionId, raw.headers[CSRF_HEADER])
+    ) {
+      throw new AppError(
+        'CSRF_REJECTED',
+        'A write with a session cookie needs the session’s csrfToken (from login, signup or GET /api/auth/me) in X-CSRF-Token.',
+      );
     }
   }
 
   private parseBody(route: Route, raw: RawRequest): unknown {
     if (route.bodyKind === 'none' || route.bodyKind === 'raw') return undefined;
     const empty = raw.body.length === 0;
-    if (route.bodyKind === 'optional-json' && empty) return route.body ? parseWith(route.body, undefined, 'body') : undefined;
+    if (route.bodyKind === 'optional-json' && empty)
+      return route.body ? parseWith(route.body, undefined, 'body') : undefined;
     const contentType = raw.headers['content-type'] ?? '';
     if (!JSON_TYPE.test(contentType)) throw new AppError('JSON_REQUIRED');
     const charset = CHARSET.exec(contentType)?.[1];
-    if (charset !== undefined && !/^"?utf-8"?$/i.test(charset)) throw new AppError('INVALID_JSON', `The body must be UTF-8 JSON; charset=${charset.slice(0, 40)} is not accepted.`);
+    if (charset !== undefined && !/^"?utf-8"?$/i.test(charset))
+      throw new AppError(
+        'INVALID_JSON',
+        `The body must be UTF-8 JSON; charset=${charset.slice(0, 40)} is not accepted.`,
+      );
     return route.body ? parseWith(route.body, parseJson(raw.body), 'body') : parseJson(raw.body);
   }
 
@@ -345,29 +453,72 @@ export class Pipeline {
    * Given the request's headers, one made with an impersonation session cookie is marked as every
    * response of that session is (X-Impersonated-By), once its session is looked up.
    */
-  reject(code: ErrorCode, requestId: string, message?: string, details?: Record<string, unknown>, headers?: Record<string, string>): RawResponse;
-  reject(code: ErrorCode, requestId: string, message: string | undefined, details: Record<string, unknown> | undefined, headers: Record<string, string>, request: Record<string, string>): RawResponse | Promise<RawResponse>;
-  reject(code: ErrorCode, requestId: string, message?: string, details?: Record<string, unknown>, headers: Record<string, string> = {}, request?: Record<string, string>): RawResponse | Promise<RawResponse> {
+  reject(
+    code: ErrorCode,
+    requestId: string,
+    message?: string,
+    details?: Record<string, unknown>,
+    headers?: Record<string, string>,
+  ): RawResponse;
+  reject(
+    code: ErrorCode,
+    requestId: string,
+    message: string | undefined,
+    details: Record<string, unknown> | undefined,
+    headers: Record<string, string>,
+    request: Record<string, string>,
+  ): RawResponse | Promise<RawResponse>;
+  reject(
+    code: ErrorCode,
+    requestId: string,
+    message?: string,
+    details?: Record<string, unknown>,
+    headers: Record<string, string> = {},
+    request?: Record<string, string>,
+  ): RawResponse | Promise<RawResponse> {
     const response = this.errorResponse(new AppError(code, message, details, headers), requestId, {});
     if (request?.['cookie'] === undefined) return response;
-    return andThen(this.impersonatorOf(request, parseCookies(request['cookie']), this.deps.clock()), (operatorId) => marked(response, operatorId));
+    return andThen(this.impersonatorOf(request, parseCookies(request['cookie']), this.deps.clock()), (operatorId) =>
+      marked(response, operatorId),
+    );
   }
 
   private failure(e: unknown, ctx: RequestContext, rateHeaders?: Record<string, string>): RawResponse {
     // Authentication depends on the store: when it cannot answer, every surface fails closed.
-    const error = isAppError(e) ? e : e instanceof StoreUnavailableError ? new AppError('AUTH_UNAVAILABLE') : new AppError('INTERNAL');
+    const error = isAppError(e)
+      ? e
+      : e instanceof StoreUnavailableError
+        ? new AppError('AUTH_UNAVAILABLE')
+        : new AppError('INTERNAL');
     if (!isAppError(e) || error.status >= 500) {
       this.deps.logger.error({ reqId: ctx.requestId, route: ctx.operation, err: e }, 'request failed');
     }
     if (ctx.identity) this.deps.observer.failed(workspaceOf(ctx.identity), error.code);
-    return this.errorResponse(rateHeaders ? new AppError(error.code, error.message, error.details, { ...rateHeaders, ...error.headers }) : error, ctx.requestId, ctx.cookies);
+    return this.errorResponse(
+      rateHeaders
+        ? new AppError(error.code, error.message, error.details, { ...rateHeaders, ...error.headers })
+        : error,
+      ctx.requestId,
+      ctx.cookies,
+    );
   }
 
   private errorResponse(error: AppError, requestId: string, cookies: Record<string, string>): RawResponse {
     const record = errorRecord(error.code, this.deps.publicUrl, this.deps.observer.resolution(error.code));
     const message = error.code === 'INTERNAL' ? record.meaning : error.message;
-    const clear: SetCookie[] = error.code === 'UNAUTHENTICATED' && cookies[SESSION_COOKIE] !== undefined ? [{ name: SESSION_COOKIE, value: '', maxAge: 0 }] : [];
-    return this.toResponse({ status: error.status, body: errorEnvelope(record, message, requestId, error.details), headers: error.headers, cookies: clear }, requestId);
+    const clear: SetCookie[] =
+      error.code === 'UNAUTHENTICATED' && cookies[SESSION_COOKIE] !== undefined
+        ? [{ name: SESSION_COOKIE, value: '', maxAge: 0 }]
+        : [];
+    return this.toResponse(
+      {
+        status: error.status,
+        body: errorEnvelope(record, message, requestId, error.details),
+        headers: error.headers,
+        cookies: clear,
+      },
+      requestId,
+    );
   }
 
   /** The reply as written: its own headers win over the rate headers of a route that sends them. */
@@ -390,7 +541,8 @@ export class Pipeline {
 }
 
 const statusLines = new Map<number, string>();
-export const statusLine = (status: number): string => statusLines.get(status) ?? statusLines.set(status, `${status} ${STATUS_CODES[status] ?? 'Unknown'}`).get(status)!;
+export const statusLine = (status: number): string =>
+  statusLines.get(status) ?? statusLines.set(status, `${status} ${STATUS_CODES[status] ?? 'Unknown'}`).get(status)!;
 
 const isWrite = (route: Route): boolean => route.method !== 'get';
 

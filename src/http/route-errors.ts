@@ -14,11 +14,13 @@ export function routeErrors(route: Route): ErrorCode[] {
   // The operator gate answers anyone else as an unknown path (src/admin/gate.ts).
   if (route.auth === 'operator') codes.add('NOT_FOUND');
   if (route.auth === 'bearer-or-session') {
-    for (const c of ['INVALID_SERVICE_TOKEN', 'EXPIRED_TOKEN', 'UNAUTHENTICATED', 'AUTH_UNAVAILABLE'] as const) codes.add(c);
+    for (const c of ['INVALID_SERVICE_TOKEN', 'EXPIRED_TOKEN', 'UNAUTHENTICATED', 'AUTH_UNAVAILABLE'] as const)
+      codes.add(c);
     if (!route.accountScope) codes.add('AUTH_REQUIRED');
   }
   if (route.accountScope) codes.add('PROJECT_SCOPE_DENIED');
-  if (route.project) for (const c of ['INVALID_PROJECT_ID', 'PROJECT_SCOPE_DENIED', 'BOARD_CLOSED'] as const) codes.add(c);
+  if (route.project)
+    for (const c of ['INVALID_PROJECT_ID', 'PROJECT_SCOPE_DENIED', 'BOARD_CLOSED'] as const) codes.add(c);
   if (route.project === 'required' || route.project === 'owned') codes.add('PROJECT_REQUIRED');
   if (route.method !== 'get' && route.bodyKind !== 'raw') codes.add('CSRF_REJECTED');
   if (route.rate !== 'none' && route.rate !== 'identity') codes.add('RATE_LIMITED');

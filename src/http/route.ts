@@ -33,7 +33,8 @@ export interface Reply {
  */
 export type BodyStream = AsyncIterable<string | Uint8Array>;
 
-export const isBodyStream = (body: unknown): body is BodyStream => typeof body === 'object' && body !== null && Symbol.asyncIterator in body;
+export const isBodyStream = (body: unknown): body is BodyStream =>
+  typeof body === 'object' && body !== null && Symbol.asyncIterator in body;
 
 export interface LargeBody {
   limit: number;
@@ -99,4 +100,5 @@ export function defineRoute<B = undefined, Q = undefined>(route: Route<B, Q>): R
   return route as unknown as Route;
 }
 
-export const operationOf = (route: Pick<Route, 'method' | 'path'>): string => `${route.method.toUpperCase()} ${route.path}`;
+export const operationOf = (route: Pick<Route, 'method' | 'path'>): string =>
+  `${route.method.toUpperCase()} ${route.path}`;

@@ -21,12 +21,22 @@ const NAMED: Record<string, string[]> = {
 /** Parses TRUSTED_PROXIES ("10.0.0.0/8, 192.168.1.5, fd00::/8, loopback"); throws naming a bad entry. */
 export function parseProxyList(value: string): ProxyList {
   const list = new BlockList();
-  const entries = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const entries = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const entry of entries.flatMap((e) => NAMED[e.toLowerCase()] ?? [e])) {
     const [address = '', bits, extra] = entry.split('/');
     const family = isIP(address);
     const prefix = bits === undefined ? (family === 6 ? 128 : 32) : Number(bits);
-    if (!family || extra !== undefined || !Number.isInteger(prefix) || prefix < 0 || prefix > (family === 6 ? 128 : 32) || (bits !== undefined && !/^\d+$/.test(bits))) {
+    if (
+      !family ||
+      extra !== undefined ||
+      !Number.isInteger(prefix) ||
+      prefix < 0 ||
+      prefix > (family === 6 ? 128 : 32) ||
+      (bits !== undefined && !/^\d+$/.test(bits))
+    ) {
       throw new Error(`${entry.slice(0, 60)} is not an address or CIDR range (e.g. 10.0.0.0/8, fd00::/8)`);
     }
     list.addSubnet(address, prefix, family === 6 ? 'ipv6' : 'ipv4');
@@ -61,7 +71,12 @@ const MAX_HOPS = 32;
 export type ForwardedHeader = 'x-forwarded-for' | 'forwarded';
 
 /** The client's address for a request that arrived from `peer` (the socket's address). */
-export function clientAddress(peer: string, headers: Record<string, string>, proxies: ProxyList, header: ForwardedHeader): string {
+export function clientAddress(
+  peer: string,
+  headers: Record<string, string>,
+  proxies: ProxyList,
+  header: ForwardedHeader,
+): string {
   const direct = plainAddress(peer);
   if (!proxies.trusts(direct)) return direct;
   const value = headers[header];

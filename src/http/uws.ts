@@ -22,7 +22,12 @@ export interface HttpHandlers {
    * marked as every response of that session is, once its session is looked up (later); one with
    * no session cookie is answered now.
    */
-  refuseRequest(reason: RefusalReason, requestId: string, requestHeaders: Record<string, string>, allow?: string[]): RawResponse | Promise<RawResponse>;
+  refuseRequest(
+    reason: RefusalReason,
+    requestId: string,
+    requestHeaders: Record<string, string>,
+    allow?: string[],
+  ): RawResponse | Promise<RawResponse>;
   requestIdOf(headers: Record<string, string>): string;
   /** False while draining: new requests are refused. */
   accepting(): boolean;
@@ -34,7 +39,11 @@ export interface HttpHandlers {
 export interface SocketHandlers {
   path: string;
   /** The identity for an upgrade (`peer`: the connecting address), or the HTTP response refusing it. */
-  authenticate(headers: Record<string, string>, requestId: string, peer: string): Promise<{ identity: Identity } | { refuse: RawResponse }>;
+  authenticate(
+    headers: Record<string, string>,
+    requestId: string,
+    peer: string,
+  ): Promise<{ identity: Identity } | { refuse: RawResponse }>;
   open(conn: Connection): void;
   message(conn: Connection, text: string): void;
   close(conn: Connection): void;
@@ -136,7 +145,13 @@ function writeCorked(res: uWS.HttpResponse, response: RawResponse, headOnly: boo
   else res.end(body, response.close ?? false);
 }
 
-export function createHttpServer(routes: readonly Route[], handlers: HttpHandlers, bodyLimit: number, sockets?: SocketHandlers, peers?: PeerEndpoint): HttpServer {
+export function createHttpServer(
+  routes: readonly Route[],
+  handlers: HttpHandlers,
+  bodyLimit: number,
+  sockets?: SocketHandlers,
+  peers?: PeerEndpoint,
+): HttpServer {
   assertNativeBinding();
   const app = uWS.App();
   if (sockets) mountSockets(app, sockets, handlers);
@@ -163,20 +178,41 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
       req,
       (raw, id) => {
         // An operator route names no method here, to anyone: its path answers another method as an unknown one (404, no Allow).
-        const allow = matchers.filter((m) => m.route.auth !== 'operator' && m.pattern.test(raw.path)).flatMap((m) => (m.route.method === 'get' ? ['GET', 'HEAD'] : [m.route.method.toUpperCase()]));
-        return allow.length ? handlers.refuseRequest('method-not-allowed', id, raw.headers, allow) : handlers.refuseRequest('not-found', id, raw.headers);
+        const allow = matchers
+          .filter((m) => m.route.auth !== 'operator' && m.pattern.test(raw.path))
+          .flatMap((m) => (m.route.method === 'get' ? ['GET', 'HEAD'] : [m.route.method.toUpperCase()]));
+        return allow.length
+          ? handlers.refuseRequest('method-not-allowed', id, raw.headers, allow)
+          : handlers.refuseRequest('not-found', id, raw.headers);
       },
       req.getMethod() === 'head',
     );
   });
 
   /** A fixed reply, written inside this callback: only the request id is read from the request. */
-  function answerAtOnce(res: uWS.HttpResponse, req: uWS.HttpRequest, route: Route & { fixed: Reply }, headOnly: boolean): void {
+  function answerAtOnce(
+    res: uWS.HttpResponse,
+    req: uWS.HttpRequest,
+    route: Route & { fixed: Reply },
+    headOnly: boolean,
+  ): void {
     const requestId = handlers.requestIdOf({ 'x-request-id': req.getHeader('x-request-id') });
-    writeWhole(res, handlers.accepting() ? handlers.answerFixed(route, requestId) : handlers.refuse('draining', requestId), headOnly, true);
+    writeWhole(
+      res,
+      handlers.accepting() ? handlers.answerFixed(route, requestId) : handlers.refuse('draining', requestId),
+      headOnly,
+      true,
+    );
   }
 
-  function serve(res: uWS.HttpResponse, req: uWS.HttpRequest, run: (raw: RawRequest, id: string) => RawResponse | Promise<RawResponse>, headOnly = false, limit = bodyLimit, larger?: LargeBody): void {
+  function serve(
+    res: uWS.HttpResponse,
+    req: uWS.HttpRequest,
+    run: (raw: RawRequest, id: string) => RawResponse | Promise<RawResponse>,
+    headOnly = false,
+    limit = bodyLimit,
+    larger?: LargeBody,
+  ): void {
     const headers: Record<string, string> = {};
     req.forEach((k, v) => {
       headers[k] = k in headers ? `${headers[k]}, ${v}` : v;
@@ -233,7 +269,14 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
     }
     exchange.guard();
     exchange.answerLater(
-      readBody(res, { limit, ...(larger && { larger: { limit: larger.limit, admit: () => larger.admit(headers).catch(() => false) } }) }, (cancel) => (exchange.cancelBody = cancel)).then((body) => {
+      readBody(
+        res,
+        {
+          limit,
+          ...(larger && { larger: { limit: larger.limit, admit: () => larger.admit(headers).catch(() => false) } }),
+        },
+        (cancel) => (exchange.cancelBody = cancel),
+      ).then((body) => {
         if (body === ABORTED) return null;
         if (body === TOO_LARGE) return andThen(handlers.refuseRequest('too-large', requestId, headers), closing);
         raw.body = body;
@@ -249,7 +292,12 @@ export function createHttpServer(routes: readonly Route[], handlers: HttpHandler
         // Exclusive: uWS listens with SO_REUSEPORT otherwise, and a second node started on a port in
         // use would silently share it instead of failing. (The native call takes host, port,
         // options, callback; this build's typings lack that overload.)
-        const listen = app.listen as unknown as (host: string, port: number, options: number, cb: (socket: uWS.us_listen_socket | false) => void) => void;
+        const listen = app.listen as unknown as (
+          host: string,
+          port: number,
+          options: number,
+          cb: (socket: uWS.us_listen_socket | false) => void,
+        ) => void;
         listen.call(app, host, port, LISTEN_EXCLUSIVE_PORT, (socket) => {
           if (!socket) return reject(new Error(`cannot listen on ${host}:${port}`));
           listenSocket = socket;
@@ -318,12 +366,19 @@ function mountSockets(app: uWS.TemplatedApp, sockets: SocketHandlers, handlers: 
         headers[k] = v;
       });
       const requestId = handlers.requestIdOf(headers);
-      const [key, protocol, extensions] = ['sec-websocket-key', 'sec-websocket-protocol', 'sec-websocket-extensions'].map((h) => headers[h] ?? '');
+      const [key, protocol, extensions] = [
+        'sec-websocket-key',
+        'sec-websocket-protocol',
+        'sec-websocket-extensions',
+      ].map((h) => headers[h] ?? '');
       const peer = Buffer.from(res.getRemoteAddressAsText()).toString();
       sockets.authenticate(headers, requestId, peer).then(
         (result) => {
           if (aborted) return;
-          if ('identity' in result) res.cork(() => res.upgrade<SocketData>({ identity: result.identity }, key!, protocol!, extensions!, context));
+          if ('identity' in result)
+            res.cork(() =>
+              res.upgrade<SocketData>({ identity: result.identity }, key!, protocol!, extensions!, context),
+            );
           else writeWhole(res, result.refuse, false);
         },
         () => {
@@ -339,7 +394,8 @@ function mountSockets(app: uWS.TemplatedApp, sockets: SocketHandlers, handlers: 
     message(ws, message) {
       const conn = ws.getUserData().conn;
       if (!conn) return;
-      if (message.byteLength > sockets.maxPayloadLength) return conn.close(CLOSE.tooBig, `message too big: at most ${sockets.maxPayloadLength} bytes`);
+      if (message.byteLength > sockets.maxPayloadLength)
+        return conn.close(CLOSE.tooBig, `message too big: at most ${sockets.maxPayloadLength} bytes`);
       sockets.message(conn, Buffer.from(message).toString('utf8'));
     },
     drain(ws) {
@@ -382,7 +438,13 @@ function mountPeers(app: uWS.TemplatedApp, peers: PeerEndpoint, handlers: HttpHa
       if (!handlers.accepting()) return writeWhole(res, handlers.refuse('draining', requestId), false);
       const session = peers.admit(headers, Buffer.from(res.getRemoteAddressAsText()).toString());
       if (!session) return writeWhole(res, handlers.refuse('not-found', requestId), false);
-      res.upgrade<PeerData>({ session, live: false }, headers['sec-websocket-key']!, headers['sec-websocket-protocol'] ?? '', headers['sec-websocket-extensions'] ?? '', context);
+      res.upgrade<PeerData>(
+        { session, live: false },
+        headers['sec-websocket-key']!,
+        headers['sec-websocket-protocol'] ?? '',
+        headers['sec-websocket-extensions'] ?? '',
+        context,
+      );
     },
     open(ws) {
       const data = ws.getUserData();
@@ -579,7 +641,9 @@ class SocketConnection implements Connection {
   }
 
   drained(): Promise<void> {
-    return this.backlog() === 0 ? Promise.resolve() : new Promise<void>((resolve) => (this.waiting ??= []).push(resolve));
+    return this.backlog() === 0
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => (this.waiting ??= []).push(resolve));
   }
 
   /** uWS wrote some of what it held: learn how much it holds now, and wake the readers waiting for an empty backlog. */
@@ -740,7 +804,13 @@ function writeAllHeld(): void {
  * client that goes away ends the iteration; a source that fails mid-way closes the connection (the
  * status is already sent, so only a body cut short can tell the client). HEAD: headers only.
  */
-async function pour(res: uWS.HttpResponse, response: RawResponse, body: BodyStream, headOnly: boolean, client: Client): Promise<void> {
+async function pour(
+  res: uWS.HttpResponse,
+  response: RawResponse,
+  body: BodyStream,
+  headOnly: boolean,
+  client: Client,
+): Promise<void> {
   res.cork(() => {
     writeHead(res, response);
     if (headOnly) res.endWithoutBody();
@@ -796,7 +866,11 @@ interface BodyCap {
  * kept. A body passing `limit` on a route with a larger one waits, paused, until the caller is
  * known to be admitted to it.
  */
-function readBody(res: uWS.HttpResponse, cap: BodyCap, onCancel: (cancel: () => void) => void): Promise<Buffer | typeof TOO_LARGE | typeof ABORTED> {
+function readBody(
+  res: uWS.HttpResponse,
+  cap: BodyCap,
+  onCancel: (cancel: () => void) => void,
+): Promise<Buffer | typeof TOO_LARGE | typeof ABORTED> {
   return new Promise((resolve) => {
     let chunks: Buffer[] = [];
     let size = 0;

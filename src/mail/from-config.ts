@@ -9,7 +9,12 @@ import { logMailer, type Mailer } from './mailer.js';
 import { OutboxMailer, type OutboxOptions } from './outbox.js';
 import { smtpTransport } from './smtp.js';
 
-export function mailerFrom(config: Pick<Config, 'mail'>, deps: { store: Pick<Store, 'mailOutbox'>; keys: Pick<ServerKeys, 'mail'> }, logger: Logger, options: OutboxOptions = {}): Mailer {
+export function mailerFrom(
+  config: Pick<Config, 'mail'>,
+  deps: { store: Pick<Store, 'mailOutbox'>; keys: Pick<ServerKeys, 'mail'> },
+  logger: Logger,
+  options: OutboxOptions = {},
+): Mailer {
   if (!config.mail.smtpUrl) {
     logger.warn(
       'MAIL GOES TO THE LOG ONLY (no SMTP_URL): confirmation, invitation and password-reset links are written to this log and reach nobody else. ' +
@@ -19,7 +24,10 @@ export function mailerFrom(config: Pick<Config, 'mail'>, deps: { store: Pick<Sto
   }
   const smtp = smtpTransport({ url: config.mail.smtpUrl, from: config.mail.from }, logger);
   void smtp.verify();
-  const outbox = new OutboxMailer(smtp.deliver, deps.store.mailOutbox, deps.keys.mail, logger, { takeoverMs: config.mail.takeoverMs, ...options });
+  const outbox = new OutboxMailer(smtp.deliver, deps.store.mailOutbox, deps.keys.mail, logger, {
+    takeoverMs: config.mail.takeoverMs,
+    ...options,
+  });
   outbox.start();
   return {
     send: (message) => outbox.send(message),

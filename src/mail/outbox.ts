@@ -86,20 +86,38 @@ export class OutboxMailer implements Mailer {
   start(): void {
     const next = () => {
       if (this.closed) return;
-      this.sweepTimer = setTimeout(() => void this.sweep().finally(next), Math.round(this.sweepMs * (0.75 + Math.random() / 2)));
+      this.sweepTimer = setTimeout(
+        () => void this.sweep().finally(next),
+        Math.round(this.sweepMs * (0.75 + Math.random() / 2)),
+      );
       this.sweepTimer.unref();
     };
     void this.sweep().finally(next);
   }
 
   async send(message: MailMessage): Promise<void> {
-    if (this.closed) throw new AppError('SERVICE_UNAVAILABLE', 'The node is shutting down; mail cannot be queued.', undefined, { 'retry-after': '1' });
+    if (this.closed)
+      throw new AppError('SERVICE_UNAVAILABLE', 'The node is shutting down; mail cannot be queued.', undefined, {
+        'retry-after': '1',
+      });
     if (this.held.size >= this.capacity) {
-      this.logger.error({ to: message.to, subject: message.subject, queued: this.held.size }, 'mail refused: the queue is full');
-      throw new AppError('SERVICE_UNAVAILABLE', 'Too much mail is waiting to be sent; retry later.', undefined, { 'retry-after': '60' });
+      this.logger.error(
+        { to: message.to, subject: message.subject, queued: this.held.size },
+        'mail refused: the queue is full',
+      );
+      throw new AppError('SERVICE_UNAVAILABLE', 'Too much mail is waiting to be sent; retry later.', undefined, {
+        'retry-after': '60',
+      });
     }
     const now = Date.now();
-    const record: MailOutboxRecord = { _id: randomUUID(), version: 1, sealed: sealMail(this.key, message), attempts: 0, heldUntil: now + this.takeoverMs, createdAt: now };
+    const record: MailOutboxRecord = {
+      _id: randomUUID(),
+      version: 1,
+      sealed: sealMail(this.key, message),
+      attempts: 0,
+      heldUntil: now + this.takeoverMs,
+      createdAt: now,
+    };
     await this.outbox.insert(record);
     const entry: Held = { record, message, timer: null, sending: false };
     this.held.set(record._id, entry);
@@ -115,7 +133,11 @@ export class OutboxMailer implements Mailer {
     if (this.sweepTimer) clearTimeout(this.sweepTimer);
     await this.sweeping;
     for (const entry of this.held.values()) if (entry.timer) clearTimeout(entry.timer);
-    if (this.inFlight.size) await Promise.race([Promise.allSettled([...this.inFlight]), new Promise((resolve) => setTimeout(resolve, graceMs).unref())]);
+    if (this.inFlight.size)
+      await Promise.race([
+        Promise.allSettled([...this.inFlight]),
+        new Promise((resolve) => setTimeout(resolve, graceMs).unref()),
+      ]);
     // What is left waits in the outbox; handing it back lets another node (or the next start) send it at once.
     for (const entry of [...this.held.values()].filter((e) => !e.sending)) await this.handBack(entry);
   }
@@ -165,11 +187,19 @@ export class OutboxMailer implements Mailer {
     entry.sending = false;
     const attempts = entry.record.attempts + 1;
     const { code, responseCode, permanent } = failureOf(error);
-    const about = { ...this.about(entry, attempts), code, responseCode, reason: (error as Error)?.message?.slice(0, 300) };
+    const about = {
+      ...this.about(entry, attempts),
+      code,
+      responseCode,
+      reason: (error as Error)?.message?.slice(0, 300),
+    };
     if (permanent || attempts >= this.maxAttempts) {
       this.held.delete(entry.record._id);
       this.counts.failed++;
-      this.logger.error(about, permanent ? 'mail refused permanently by the server; not retried' : 'mail given up after retrying');
+      this.logger.error(
+        about,
+        permanent ? 'mail refused permanently by the server; not retried' : 'mail given up after retrying',
+      );
       await this.remove(entry);
       return;
     }
@@ -193,7 +223,10 @@ export class OutboxMailer implements Mailer {
    * Writes `changes` at the held version; false (and the message dropped here) when another node
    * took it over meanwhile or the store failed, in which case the record stays for a sweep.
    */
-  private async write(entry: Held, changes: Partial<Pick<MailOutboxRecord, 'attempts' | 'heldUntil'>>): Promise<boolean> {
+  private async write(
+    entry: Held,
+    changes: Partial<Pick<MailOutboxRecord, 'attempts' | 'heldUntil'>>,
+  ): Promise<boolean> {
     try {
       const updated = await this.outbox.update(entry.record._id, entry.record.version, changes);
       if (updated) {
@@ -202,7 +235,10 @@ export class OutboxMailer implements Mailer {
       }
       this.logger.info(this.about(entry), 'mail taken over by another node');
     } catch (e) {
-      this.logger.warn({ ...this.about(entry), err: e }, 'mail outbox unavailable; the message waits there for a sweep');
+      this.logger.warn(
+        { ...this.about(entry), err: e },
+        'mail outbox unavailable; the message waits there for a sweep',
+      );
     }
     this.held.delete(entry.record._id);
     return false;
@@ -210,8 +246,13 @@ export class OutboxMailer implements Mailer {
 
   private async handBack(entry: Held, attempts = entry.record.attempts): Promise<void> {
     this.held.delete(entry.record._id);
-    this.logger.warn(this.about(entry, attempts), 'mail not sent before the node stopped; it waits in the outbox for another node or the next start');
-    await this.outbox.update(entry.record._id, entry.record.version, { attempts, heldUntil: Date.now() }).catch(() => undefined);
+    this.logger.warn(
+      this.about(entry, attempts),
+      'mail not sent before the node stopped; it waits in the outbox for another node or the next start',
+    );
+    await this.outbox
+      .update(entry.record._id, entry.record.version, { attempts, heldUntil: Date.now() })
+      .catch(() => undefined);
   }
 
   private async remove(entry: Held): Promise<void> {
@@ -232,7 +273,10 @@ export class OutboxMailer implements Mailer {
   private async takeOver(): Promise<void> {
     try {
       const now = Date.now();
-      const lapsed = await this.outbox.find({ heldUntil: { $lte: now } }, { sort: [['heldUntil', 1]], limit: SWEEP_BATCH });
+      const lapsed = await this.outbox.find(
+        { heldUntil: { $lte: now } },
+        { sort: [['heldUntil', 1]], limit: SWEEP_BATCH },
+      );
       for (const record of lapsed) {
         if (this.closed || this.held.size >= this.capacity) return;
         if (this.held.has(record._id)) continue;
@@ -242,7 +286,10 @@ export class OutboxMailer implements Mailer {
         } catch {
           // Left for an operator (this node may be the one with the wrong SECRET_KEY), and put back
           // behind the others, so it neither blocks the sweep nor fills the log.
-          this.logger.error({ mailId: record._id, attempts: record.attempts }, 'mail in the outbox cannot be opened (altered, or sealed under another SECRET_KEY); left there');
+          this.logger.error(
+            { mailId: record._id, attempts: record.attempts },
+            'mail in the outbox cannot be opened (altered, or sealed under another SECRET_KEY); left there',
+          );
           await this.outbox.update(record._id, record.version, { heldUntil: Date.now() + this.takeoverMs });
           continue;
         }

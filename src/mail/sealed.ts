@@ -12,7 +12,10 @@ const TAG_BYTES = 16;
 export function sealMail(key: Buffer, message: MailMessage): string {
   const nonce = randomBytes(NONCE_BYTES);
   const cipher = createCipheriv('aes-256-gcm', key, nonce);
-  const body = Buffer.concat([cipher.update(JSON.stringify({ to: message.to, subject: message.subject, text: message.text }), 'utf8'), cipher.final()]);
+  const body = Buffer.concat([
+    cipher.update(JSON.stringify({ to: message.to, subject: message.subject, text: message.text }), 'utf8'),
+    cipher.final(),
+  ]);
   return Buffer.concat([nonce, body, cipher.getAuthTag()]).toString('base64url');
 }
 
@@ -22,7 +25,10 @@ export function openMail(key: Buffer, sealed: string): MailMessage {
   if (raw.length < NONCE_BYTES + TAG_BYTES) throw new Error('sealed mail is too short');
   const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, NONCE_BYTES));
   decipher.setAuthTag(raw.subarray(raw.length - TAG_BYTES));
-  const json = Buffer.concat([decipher.update(raw.subarray(NONCE_BYTES, raw.length - TAG_BYTES)), decipher.final()]).toString('utf8');
+  const json = Buffer.concat([
+    decipher.update(raw.subarray(NONCE_BYTES, raw.length - TAG_BYTES)),
+    decipher.final(),
+  ]).toString('utf8');
   const m = JSON.parse(json) as MailMessage;
   return { to: m.to, subject: m.subject, text: m.text };
 }

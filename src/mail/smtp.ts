@@ -48,7 +48,10 @@ export function smtpTransport(options: SmtpOptions, logger: Logger): SmtpTranspo
         logger.info({ smtp: host, from: options.from }, 'mail: sending over SMTP');
       } catch (e) {
         const err = e as { code?: string; responseCode?: number };
-        logger.warn({ smtp: host, code: err.code, responseCode: err.responseCode }, 'mail: the SMTP server does not answer yet; messages wait and are retried');
+        logger.warn(
+          { smtp: host, code: err.code, responseCode: err.responseCode },
+          'mail: the SMTP server does not answer yet; messages wait and are retried',
+        );
       }
     },
     close: () => transporter.close(),

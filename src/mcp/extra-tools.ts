@@ -19,7 +19,8 @@ export function extraTools(session: BoardSession): ToolDef[] {
       name: 'release_lease',
       tier: 'extra',
       title: 'Release a lease',
-      description: 'Give a lease back without submitting, when you cannot finish the item: it is ready for another agent at once. Shout why, so the next one knows.',
+      description:
+        'Give a lease back without submitting, when you cannot finish the item: it is ready for another agent at once. Shout why, so the next one knows.',
       input: leaseRef,
       annotations: WRITE,
       run: (args) => session.release(args),
@@ -28,21 +29,30 @@ export function extraTools(session: BoardSession): ToolDef[] {
       name: 'report_progress',
       tier: 'extra',
       title: 'Report progress',
-      description: 'Say how far you are on an item you hold (shown on the board); it also extends the lease like a renewal.',
-      input: { ...(live ? {} : { workId }), ...leaseRef, note: z.string().describe('Up to 2000 characters of coordination text.') },
+      description:
+        'Say how far you are on an item you hold (shown on the board); it also extends the lease like a renewal.',
+      input: {
+        ...(live ? {} : { workId }),
+        ...leaseRef,
+        note: z.string().describe('Up to 2000 characters of coordination text.'),
+      },
       annotations: WRITE,
       async run(args) {
         const ref = args;
         const lease = session.leaseOf(ref);
         const item = ref.workId ?? lease.workId ?? '';
-        return client.post('/api/items/{workId}/progress', { params: { path: { workId: item }, query }, body: { leaseId: lease.leaseId, note: ref.note } });
+        return client.post('/api/items/{workId}/progress', {
+          params: { path: { workId: item }, query },
+          body: { leaseId: lease.leaseId, note: ref.note },
+        });
       },
     }),
     defineTool({
       name: 'read_item',
       tier: 'extra',
       title: 'Read an item',
-      description: 'One item in full: state, description, dependencies, lease, submission, verifications, and the doctrine entries it links.',
+      description:
+        'One item in full: state, description, dependencies, lease, submission, verifications, and the doctrine entries it links.',
       input: { workId },
       annotations: READ,
       run: (args) => client.get('/api/items/{workId}', { params: { path: { workId: args.workId }, query } }),
@@ -51,25 +61,45 @@ export function extraTools(session: BoardSession): ToolDef[] {
       name: 'list_items',
       tier: 'extra',
       title: 'List items',
-      description: 'The board’s items a page at a time, optionally in one state (pending, ready, claimed, awaiting_verify, verifying, done, blocked, cancelled); pass `next` as `after` for the following page.',
-      input: { state: z.enum(['pending', 'ready', 'claimed', 'awaiting_verify', 'verifying', 'done', 'blocked', 'cancelled']).optional(), after: workId.optional(), limit: z.number().int().optional().describe('1 to 1000; default 200.') },
+      description:
+        'The board’s items a page at a time, optionally in one state (pending, ready, claimed, awaiting_verify, verifying, done, blocked, cancelled); pass `next` as `after` for the following page.',
+      input: {
+        state: z
+          .enum(['pending', 'ready', 'claimed', 'awaiting_verify', 'verifying', 'done', 'blocked', 'cancelled'])
+          .optional(),
+        after: workId.optional(),
+        limit: z.number().int().optional().describe('1 to 1000; default 200.'),
+      },
       annotations: READ,
-      run: (args) => client.get('/api/items', { params: { query: { ...query, ...(args.state && { state: args.state }), ...(args.after && { after: args.after }), ...(args.limit !== undefined && { limit: String(args.limit) }) } } }),
+      run: (args) =>
+        client.get('/api/items', {
+          params: {
+            query: {
+              ...query,
+              ...(args.state && { state: args.state }),
+              ...(args.after && { after: args.after }),
+              ...(args.limit !== undefined && { limit: String(args.limit) }),
+            },
+          },
+        }),
     }),
     defineTool({
       name: 'supersede_work',
       tier: 'extra',
       title: 'Supersede a submission',
-      description: 'Replace the head you submitted with a newer one while the item awaits verification (you must be its submitter); a verifier holding it loses its lease and checks the new head.',
+      description:
+        'Replace the head you submitted with a newer one while the item awaits verification (you must be its submitter); a verifier holding it loses its lease and checks the new head.',
       input: { workId, head: z.string().describe('The newer commit id.') },
       annotations: WRITE,
-      run: (args) => client.post('/api/supersede', { body: { workId: args.workId, head: args.head }, params: { query } }),
+      run: (args) =>
+        client.post('/api/supersede', { body: { workId: args.workId, head: args.head }, params: { query } }),
     }),
     defineTool({
       name: 'query_history',
       tier: 'extra',
       title: 'Query history',
-      description: 'The board’s event log, newest first, filtered by item, actor, event types and time range (within the plan’s retention). Page back with `before` = the `nextBefore` of the last answer.',
+      description:
+        'The board’s event log, newest first, filtered by item, actor, event types and time range (within the plan’s retention). Page back with `before` = the `nextBefore` of the last answer.',
       input: {
         workId: workId.optional(),
         actor: z.string().optional().describe('A principal, like agent:<id>.'),
@@ -86,7 +116,8 @@ export function extraTools(session: BoardSession): ToolDef[] {
       name: 'read_doctrine',
       tier: 'extra',
       title: 'Read doctrine',
-      description: 'What this fleet has agreed on: each doctrine entry with its level (advisory, expected, required), status (proposed, ratified, rejected), agreements and blind-test results. Items name the entries they must follow in `doctrine`.',
+      description:
+        'What this fleet has agreed on: each doctrine entry with its level (advisory, expected, required), status (proposed, ratified, rejected), agreements and blind-test results. Items name the entries they must follow in `doctrine`.',
       input: {},
       annotations: READ,
       run: () => client.get('/api/doctrine', { params: { query } }),
@@ -95,7 +126,8 @@ export function extraTools(session: BoardSession): ToolDef[] {
       name: 'propose_doctrine',
       tier: 'extra',
       title: 'Propose doctrine',
-      description: 'Propose a rule the fleet should follow; it starts proposed, at level advisory, until an admin ratifies it. Others agree_doctrine to back it.',
+      description:
+        'Propose a rule the fleet should follow; it starts proposed, at level advisory, until an admin ratifies it. Others agree_doctrine to back it.',
       input: { slug, title: z.string(), text: z.string().describe('The rule, 1 to 4000 characters.') },
       annotations: WRITE,
       run: (args) => client.post('/api/doctrine', { body: args, params: { query } }),
@@ -113,19 +145,28 @@ export function extraTools(session: BoardSession): ToolDef[] {
       name: 'take_blind_test',
       tier: 'extra',
       title: 'Take a blind test',
-      description: 'Show you know a ratified entry without being shown its answer: post the digest of your answer; it passes when it equals the entry’s expected digest.',
+      description:
+        'Show you know a ratified entry without being shown its answer: post the digest of your answer; it passes when it equals the entry’s expected digest.',
       input: { slug, answerDigest: digest('The digest of your answer') },
       annotations: WRITE,
-      run: (args) => client.post('/api/doctrine/{slug}/blind-test', { params: { path: { slug: args.slug }, query }, body: { answerDigest: args.answerDigest } }),
+      run: (args) =>
+        client.post('/api/doctrine/{slug}/blind-test', {
+          params: { path: { slug: args.slug }, query },
+          body: { answerDigest: args.answerDigest },
+        }),
     }),
     defineTool({
       name: 'read_spec',
       tier: 'extra',
       title: 'Read the spec',
-      description: 'What the fleet builds to: the spec clauses (S-<n>: draft, accepted, retired) with the items linking each; name a clauseId for one.',
+      description:
+        'What the fleet builds to: the spec clauses (S-<n>: draft, accepted, retired) with the items linking each; name a clauseId for one.',
       input: { clauseId: z.string().optional().describe('S-<n>; leave out for every clause.') },
       annotations: READ,
-      run: (args) => (args.clauseId ? client.get('/api/spec/{clauseId}', { params: { path: { clauseId: args.clauseId }, query } }) : client.get('/api/spec', { params: { query } })),
+      run: (args) =>
+        args.clauseId
+          ? client.get('/api/spec/{clauseId}', { params: { path: { clauseId: args.clauseId }, query } })
+          : client.get('/api/spec', { params: { query } }),
     }),
     defineTool({
       name: 'add_spec_clause',
@@ -140,10 +181,18 @@ export function extraTools(session: BoardSession): ToolDef[] {
       name: 'edit_spec_clause',
       tier: 'extra',
       title: 'Edit a spec clause',
-      description: 'Change a clause’s title, text or status (draft, accepted, retired) at the version you read (admin); a stale version is VERSION_MISMATCH and changes nothing.',
-      input: { clauseId: z.string(), version: z.number().int(), title: z.string().optional(), text: z.string().optional(), status: z.enum(['draft', 'accepted', 'retired']).optional() },
+      description:
+        'Change a clause’s title, text or status (draft, accepted, retired) at the version you read (admin); a stale version is VERSION_MISMATCH and changes nothing.',
+      input: {
+        clauseId: z.string(),
+        version: z.number().int(),
+        title: z.string().optional(),
+        text: z.string().optional(),
+        status: z.enum(['draft', 'accepted', 'retired']).optional(),
+      },
       annotations: WRITE,
-      run: ({ clauseId, ...body }) => client.patch('/api/spec/{clauseId}', { params: { path: { clauseId }, query }, body }),
+      run: ({ clauseId, ...body }) =>
+        client.patch('/api/spec/{clauseId}', { params: { path: { clauseId }, query }, body }),
     }),
   ];
 }

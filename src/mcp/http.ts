@@ -38,13 +38,31 @@ export function mcpRoute(deps: InProcessDeps): Route {
     query: McpQuery,
     rate: 'identity',
     errors: [],
-    responses: { 200: { description: 'A JSON-RPC answer as an SSE stream (text/event-stream), or 202 for notifications.' } },
+    responses: {
+      200: { description: 'A JSON-RPC answer as an SSE stream (text/event-stream), or 202 for notifications.' },
+    },
     async handler({ ctx, body, query }) {
-      const client = new BoardClient({ baseUrl: 'http://in-process.invalid', fetch: inProcessFetch(deps, matchers, { headers: ctx.headers, address: ctx.remoteAddress, requestId: ctx.requestId }) });
-      const session = new LogSession({ client, query: query.projectId ? { projectId: query.projectId } : {}, principal: ctx.identity!.principal, now: ctx.now, memory });
+      const client = new BoardClient({
+        baseUrl: 'http://in-process.invalid',
+        fetch: inProcessFetch(deps, matchers, {
+          headers: ctx.headers,
+          address: ctx.remoteAddress,
+          requestId: ctx.requestId,
+        }),
+      });
+      const session = new LogSession({
+        client,
+        query: query.projectId ? { projectId: query.projectId } : {},
+        principal: ctx.identity!.principal,
+        now: ctx.now,
+        memory,
+      });
       let selection;
       try {
-        selection = parseSelection(query.tools, allTools(session).map((t) => t.name));
+        selection = parseSelection(
+          query.tools,
+          allTools(session).map((t) => t.name),
+        );
       } catch (e) {
         throw new AppError('INVALID_INPUT', (e as Error).message, { field: 'query.tools' });
       }
@@ -53,7 +71,10 @@ export function mcpRoute(deps: InProcessDeps): Route {
       await server.connect(transport);
       const headers = new Headers();
       for (const name of TRANSPORT_HEADERS) if (ctx.headers[name] !== undefined) headers.set(name, ctx.headers[name]);
-      const response = await transport.handleRequest(new Request(`http://in-process.invalid${MCP_PATH}`, { method: 'POST', headers }), { parsedBody: body });
+      const response = await transport.handleRequest(
+        new Request(`http://in-process.invalid${MCP_PATH}`, { method: 'POST', headers }),
+        { parsedBody: body },
+      );
       return replyOf(response, () => server.close());
     },
   });
@@ -62,14 +83,18 @@ export function mcpRoute(deps: InProcessDeps): Route {
 /** The transport's answer as the pipeline writes it; the server closes once the answer is out. */
 async function replyOf(response: Response, close: () => Promise<void>): Promise<Reply> {
   const headers: Record<string, string> = {};
-  response.headers.forEach((value, name) => void (name !== 'content-type' && name !== 'connection' && (headers[name] = value)));
+  response.headers.forEach(
+    (value, name) => void (name !== 'content-type' && name !== 'connection' && (headers[name] = value)),
+  );
   const contentType = response.headers.get('content-type') ?? undefined;
   if (response.body && contentType?.startsWith('text/event-stream')) {
     return { status: response.status, headers, contentType, body: closing(response.body, close) };
   }
   const text = response.body ? await response.text() : '';
   await close();
-  return text ? { status: response.status, headers, contentType: contentType ?? 'application/json', body: text } : { status: response.status, headers };
+  return text
+    ? { status: response.status, headers, contentType: contentType ?? 'application/json', body: text }
+    : { status: response.status, headers };
 }
 
 async function* closing(stream: ReadableStream<Uint8Array>, close: () => Promise<void>): BodyStream {

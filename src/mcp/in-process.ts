@@ -32,10 +32,16 @@ interface Matcher {
 export function routeMatchers(routes: readonly Route[]): Matcher[] {
   // Static paths before parameterised ones (/api/items/batch before /api/items/{workId}).
   const params = (r: Route) => (r.path.match(/\{/g) ?? []).length;
-  return [...routes].sort((a, b) => params(a) - params(b)).map((route) => ({ route, pattern: new RegExp(`^${route.path.replace(/\{\w+\}/g, '([^/]+)')}/?$`) }));
+  return [...routes]
+    .sort((a, b) => params(a) - params(b))
+    .map((route) => ({ route, pattern: new RegExp(`^${route.path.replace(/\{\w+\}/g, '([^/]+)')}/?$`) }));
 }
 
-export function inProcessFetch(deps: InProcessDeps, matchers: Matcher[], caller: Caller): (request: Request) => Promise<Response> {
+export function inProcessFetch(
+  deps: InProcessDeps,
+  matchers: Matcher[],
+  caller: Caller,
+): (request: Request) => Promise<Response> {
   let n = 0;
   return async (request) => {
     const url = new URL(request.url);
@@ -53,7 +59,15 @@ export function inProcessFetch(deps: InProcessDeps, matchers: Matcher[], caller:
     for (const name of CARRIED) if (caller.headers[name] !== undefined) headers[name] = caller.headers[name];
     request.headers.forEach((value, name) => void (name !== 'authorization' && (headers[name] = value)));
     headers['x-request-id'] = requestId;
-    const raw: RawRequest = { method, path: url.pathname, query: url.search.slice(1), headers, params, remoteAddress: caller.address, body: Buffer.from(await request.arrayBuffer()) };
+    const raw: RawRequest = {
+      method,
+      path: url.pathname,
+      query: url.search.slice(1),
+      headers,
+      params,
+      remoteAddress: caller.address,
+      body: Buffer.from(await request.arrayBuffer()),
+    };
     return toResponse(await deps.run(match.route, raw, requestId));
   };
 }

@@ -8,7 +8,15 @@
 import { BoardApiError, BoardClient, BoardSocket, LeaseKeeper, type LeaseGrant, type LeaseLoss } from './client.js';
 import { NoticeQueue, type Notice } from './notices.js';
 import { LocalError } from './results.js';
-import { PlainLeases, type BoardSession, type LeaseReply, type LeaseRef, type SubmitReply, type VerifyBody, type VerifyReply } from './session.js';
+import {
+  PlainLeases,
+  type BoardSession,
+  type LeaseReply,
+  type LeaseRef,
+  type SubmitReply,
+  type VerifyBody,
+  type VerifyReply,
+} from './session.js';
 
 export interface LiveSessionOptions {
   baseUrl: string;
@@ -73,19 +81,41 @@ export class LiveSession implements BoardSession {
 
   private listen(principal: string, boardId: string | null): void {
     if (this.closed || this.socket || boardId === null) return;
-    const socket = (this.socket = new BoardSocket({ baseUrl: this.options.baseUrl, token: this.options.token, principal }));
+    const socket = (this.socket = new BoardSocket({
+      baseUrl: this.options.baseUrl,
+      token: this.options.token,
+      principal,
+    }));
     socket.on('direct', ({ boardId: on, shout }) => {
-      if (on === boardId && shout.from !== principal) this.tell({ kind: 'shout.direct', shoutId: shout.id, from: shout.from, text: shout.text, workId: shout.workId, at: shout.at });
+      if (on === boardId && shout.from !== principal)
+        this.tell({
+          kind: 'shout.direct',
+          shoutId: shout.id,
+          from: shout.from,
+          text: shout.text,
+          workId: shout.workId,
+          at: shout.at,
+        });
     });
     // Leases nothing renews (the agent is quiet) still hear their warning and their end.
     socket.on('lease.expiring', (e) => {
       const held = this.find(e.workId);
-      if (held && !held.keeper && e.boardId === boardId) this.tell({ kind: 'lease.expiring', workId: e.workId, expiresAt: e.expiresAt, hint: 'Any board tool call now renews it.' });
+      if (held && !held.keeper && e.boardId === boardId)
+        this.tell({
+          kind: 'lease.expiring',
+          workId: e.workId,
+          expiresAt: e.expiresAt,
+          hint: 'Any board tool call now renews it.',
+        });
     });
-    const ended = (reason: 'expired' | 'revoked') => (e: { boardId: string; workId: string; lease: { fencingToken: number }; reason: string | null }) => {
-      const held = [...this.held.values()].find((h) => h.grant.workId === e.workId && h.grant.fencingToken === e.lease.fencingToken);
-      if (held && e.boardId === boardId) this.lost(held, { reason, code: null, detail: e.reason, source: 'socket' });
-    };
+    const ended =
+      (reason: 'expired' | 'revoked') =>
+      (e: { boardId: string; workId: string; lease: { fencingToken: number }; reason: string | null }) => {
+        const held = [...this.held.values()].find(
+          (h) => h.grant.workId === e.workId && h.grant.fencingToken === e.lease.fencingToken,
+        );
+        if (held && e.boardId === boardId) this.lost(held, { reason, code: null, detail: e.reason, source: 'socket' });
+      };
     socket.on('lease.expired', ended('expired'));
     socket.on('lease.revoked', ended('revoked'));
     void socket.connect().catch(() => undefined);
@@ -124,7 +154,8 @@ export class LiveSession implements BoardSession {
       // A new length: renewed here, then kept at it.
       const reply = await this.ending(held, () => this.plain.renew(held.grant.leaseId, ttlSeconds));
       if (reply.lease) held.grant = reply.lease;
-      if (reply.revoked) this.lost(held, { reason: 'revoked', code: null, detail: reply.reason ?? null, source: 'release' });
+      if (reply.revoked)
+        this.lost(held, { reason: 'revoked', code: null, detail: reply.reason ?? null, source: 'release' });
       else this.resume(held, ttlSeconds);
       return reply;
     }
@@ -133,9 +164,19 @@ export class LiveSession implements BoardSession {
     await keeper.renewNow();
     if (!keeper.keeping) {
       const loss = await keeper.lost;
-      throw loss.error ?? new LocalError('NO_LEASE_HERE', `The lease on ${held.grant.workId} has ended (${loss.reason}${loss.detail ? `: ${loss.detail}` : ''}).`);
+      throw (
+        loss.error ??
+        new LocalError(
+          'NO_LEASE_HERE',
+          `The lease on ${held.grant.workId} has ended (${loss.reason}${loss.detail ? `: ${loss.detail}` : ''}).`,
+        )
+      );
     }
-    if (keeper.lease.expiresAt === before) throw new LocalError('BOARD_UNREACHABLE', 'The renewal got no answer; the lease is still renewed in the background until it would run out.');
+    if (keeper.lease.expiresAt === before)
+      throw new LocalError(
+        'BOARD_UNREACHABLE',
+        'The renewal got no answer; the lease is still renewed in the background until it would run out.',
+      );
     return { workId: held.grant.workId, action: 'renew', lease: keeper.lease };
   }
 
@@ -169,7 +210,14 @@ export class LiveSession implements BoardSession {
   leaseReport(): Record<string, unknown>[] {
     return [...this.held.values()].map((h) => {
       const lease = h.keeper?.lease ?? h.grant;
-      return { workId: lease.workId, purpose: lease.purpose, leaseId: lease.leaseId, fencingToken: lease.fencingToken, expiresAt: lease.expiresAt, keptAlive: h.keeper !== null };
+      return {
+        workId: lease.workId,
+        purpose: lease.purpose,
+        leaseId: lease.leaseId,
+        fencingToken: lease.fencingToken,
+        expiresAt: lease.expiresAt,
+        keptAlive: h.keeper !== null,
+      };
     });
   }
 
@@ -192,7 +240,13 @@ export class LiveSession implements BoardSession {
       return await call();
     } catch (error) {
       const code = error instanceof BoardApiError ? error.code : null;
-      if (code === 'LEASE_EXPIRED' || code === 'LEASE_NOT_HELD') this.lost(held, { reason: code === 'LEASE_EXPIRED' ? 'expired' : 'not-held', code, detail: null, source: 'submit' });
+      if (code === 'LEASE_EXPIRED' || code === 'LEASE_NOT_HELD')
+        this.lost(held, {
+          reason: code === 'LEASE_EXPIRED' ? 'expired' : 'not-held',
+          code,
+          detail: null,
+          source: 'submit',
+        });
       else this.resume(held);
       throw error;
     }
@@ -206,10 +260,21 @@ export class LiveSession implements BoardSession {
   /** The held lease `ref` names: by lease id, by work id, or the only one held. */
   private resolve(ref: LeaseRef, purpose?: 'work' | 'verify'): Held {
     const all = [...this.held.values()].filter((h) => !purpose || h.grant.purpose === purpose);
-    const found = ref.leaseId ? all.filter((h) => h.grant.leaseId === ref.leaseId) : ref.workId ? all.filter((h) => h.grant.workId === ref.workId) : all;
+    const found = ref.leaseId
+      ? all.filter((h) => h.grant.leaseId === ref.leaseId)
+      : ref.workId
+        ? all.filter((h) => h.grant.workId === ref.workId)
+        : all;
     if (found.length === 1) return found[0]!;
-    if (found.length > 1) throw new LocalError('LEASE_AMBIGUOUS', `You hold ${found.length} leases (${found.map((h) => h.grant.workId).join(', ')}); name the workId.`);
-    throw new LocalError('NO_LEASE_HERE', ref.workId ? `No lease on ${ref.workId} is held through this session.` : 'No lease is held through this session.');
+    if (found.length > 1)
+      throw new LocalError(
+        'LEASE_AMBIGUOUS',
+        `You hold ${found.length} leases (${found.map((h) => h.grant.workId).join(', ')}); name the workId.`,
+      );
+    throw new LocalError(
+      'NO_LEASE_HERE',
+      ref.workId ? `No lease on ${ref.workId} is held through this session.` : 'No lease is held through this session.',
+    );
   }
 
   private find(workId: string): Held | undefined {
@@ -222,7 +287,10 @@ export class LiveSession implements BoardSession {
     const boardId = this.boardId;
     const onLost = (loss: LeaseLoss) => this.lost(held, loss);
     const common = { client: this.client, lease: held.grant, onLost, ...(ttlSeconds !== undefined && { ttlSeconds }) };
-    held.keeper = this.socket && boardId !== undefined ? new LeaseKeeper({ ...common, socket: this.socket, boardId }) : new LeaseKeeper({ ...common, ...(boardId !== undefined && { boardId }) });
+    held.keeper =
+      this.socket && boardId !== undefined
+        ? new LeaseKeeper({ ...common, socket: this.socket, boardId })
+        : new LeaseKeeper({ ...common, ...(boardId !== undefined && { boardId }) });
     held.keeper.on('renewed', (grant) => void (held.grant = grant));
     return held.keeper;
   }
@@ -254,7 +322,15 @@ export class LiveSession implements BoardSession {
   private lost(held: Held, loss: Pick<LeaseLoss, 'reason' | 'code' | 'detail' | 'source'>): void {
     this.stopKeeping(held);
     this.forget(held);
-    const notice: Notice = { kind: 'lease.lost', workId: held.grant.workId, purpose: held.grant.purpose, fencingToken: held.grant.fencingToken, reason: loss.reason, code: loss.code, detail: loss.detail };
+    const notice: Notice = {
+      kind: 'lease.lost',
+      workId: held.grant.workId,
+      purpose: held.grant.purpose,
+      fencingToken: held.grant.fencingToken,
+      reason: loss.reason,
+      code: loss.code,
+      detail: loss.detail,
+    };
     // A call refused for it says so in its own answer.
     if (loss.source === 'submit' || loss.source === 'release') this.queue.told(notice);
     else this.tell(notice);

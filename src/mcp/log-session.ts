@@ -6,7 +6,15 @@
 // node, or after a restart) but is never missed within the look-back.
 import type { BoardClient, LeaseGrant } from './client.js';
 import type { Notice } from './notices.js';
-import { PlainLeases, type BoardSession, type LeaseReply, type LeaseRef, type SubmitReply, type VerifyBody, type VerifyReply } from './session.js';
+import {
+  PlainLeases,
+  type BoardSession,
+  type LeaseReply,
+  type LeaseRef,
+  type SubmitReply,
+  type VerifyBody,
+  type VerifyReply,
+} from './session.js';
 
 /** How far back a caller's first call on this node looks for losses. */
 const LOOK_BACK_MS = 60 * 60_000;
@@ -109,7 +117,10 @@ export class LogSession implements BoardSession {
     const from = new Date(Math.max(now - LOOK_BACK_MS, entry.checkedAt - OVERLAP_MS)).toISOString();
     let events: LoggedEnd[];
     try {
-      ({ events } = (await this.client.post('/api/history/query', { body: { types: ['lease.expired', 'lease.revoked'], from, limit: 100 }, params: { query: this.query } })) as unknown as { events: LoggedEnd[] });
+      ({ events } = (await this.client.post('/api/history/query', {
+        body: { types: ['lease.expired', 'lease.revoked'], from, limit: 100 },
+        params: { query: this.query },
+      })) as unknown as { events: LoggedEnd[] });
     } catch {
       return []; // a credential without the history group: its own refused calls tell it
     }
@@ -118,7 +129,15 @@ export class LogSession implements BoardSession {
       if (e.data.lease?.holder !== principal || entry.told.has(e.seq) || !e.workId) continue;
       entry.told.add(e.seq);
       const reason = e.type === 'lease.expired' ? 'expired' : 'revoked';
-      notices.push({ kind: 'lease.lost', workId: e.workId, purpose: e.data.lease.purpose ?? null, fencingToken: e.data.lease.fencingToken ?? null, reason, code: null, detail: reason === 'revoked' ? (e.data.reason ?? null) : null });
+      notices.push({
+        kind: 'lease.lost',
+        workId: e.workId,
+        purpose: e.data.lease.purpose ?? null,
+        fencingToken: e.data.lease.fencingToken ?? null,
+        reason,
+        code: null,
+        detail: reason === 'revoked' ? (e.data.reason ?? null) : null,
+      });
     }
     if (entry.told.size > 500) entry.told = new Set([...entry.told].slice(-250));
     memory.set(key, { checkedAt: now, told: entry.told });
@@ -128,14 +147,26 @@ export class LogSession implements BoardSession {
   /** Direct shouts to the caller that this read delivered (none had reached it before). */
   private async directShouts(): Promise<Notice[]> {
     const { principal, now } = this.options;
-    let shouts: { id: string; from: string; to: string | null; text: string; workId: string | null; at: string; deliveredAt: string | null }[];
+    let shouts: {
+      id: string;
+      from: string;
+      to: string | null;
+      text: string;
+      workId: string | null;
+      at: string;
+      deliveredAt: string | null;
+    }[];
     try {
-      ({ shouts } = await this.client.get('/api/shouts', { params: { query: { ...this.query, order: 'newest', limit: '50' } } }));
+      ({ shouts } = await this.client.get('/api/shouts', {
+        params: { query: { ...this.query, order: 'newest', limit: '50' } },
+      }));
     } catch {
       return [];
     }
     return shouts
-      .filter((s) => s.to === principal && s.from !== principal && s.deliveredAt !== null && Date.parse(s.deliveredAt) >= now)
+      .filter(
+        (s) => s.to === principal && s.from !== principal && s.deliveredAt !== null && Date.parse(s.deliveredAt) >= now,
+      )
       .reverse()
       .map((s) => ({ kind: 'shout.direct', shoutId: s.id, from: s.from, text: s.text, workId: s.workId, at: s.at }));
   }

@@ -27,14 +27,23 @@ export function allTools(session: BoardSession): ToolDef[] {
 }
 
 export function createBoardMcpServer(session: BoardSession, selection: ToolSelection): McpServer {
-  const server = new McpServer({ name: SERVER_NAME, version: SERVER_VERSION }, { capabilities: { logging: {} }, instructions: INSTRUCTIONS });
+  const server = new McpServer(
+    { name: SERVER_NAME, version: SERVER_VERSION },
+    { capabilities: { logging: {} }, instructions: INSTRUCTIONS },
+  );
   for (const tool of selectTools(allTools(session), selection)) {
-    server.registerTool(tool.name, { title: tool.title, description: tool.description, inputSchema: tool.input, annotations: tool.annotations }, async (args, extra) => {
-      const result = await runTool(session, tool, args);
-      // Over HTTP nothing reaches the client between calls: the notices also go out on this call's stream.
-      if (!session.pushesLive) for (const notice of noticesOf(result)) await extra.sendNotification(loggingNotification(notice)).catch(() => undefined);
-      return result;
-    });
+    server.registerTool(
+      tool.name,
+      { title: tool.title, description: tool.description, inputSchema: tool.input, annotations: tool.annotations },
+      async (args, extra) => {
+        const result = await runTool(session, tool, args);
+        // Over HTTP nothing reaches the client between calls: the notices also go out on this call's stream.
+        if (!session.pushesLive)
+          for (const notice of noticesOf(result))
+            await extra.sendNotification(loggingNotification(notice)).catch(() => undefined);
+        return result;
+      },
+    );
   }
   return server;
 }
@@ -57,7 +66,11 @@ interface LoggingNotification {
 }
 
 export function loggingNotification(notice: Notice): LoggingNotification {
-  return { method: 'notifications/message', params: { level: noticeLevel(notice), logger: SERVER_NAME, data: { text: noticeText(notice), notice } } };
+  return {
+    method: 'notifications/message',
+    params: { level: noticeLevel(notice), logger: SERVER_NAME, data: { text: noticeText(notice), notice } },
+  };
 }
 
-const noticesOf = (result: CallToolResult): Notice[] => ((result.structuredContent as { notices?: Notice[] } | undefined)?.notices ?? []);
+const noticesOf = (result: CallToolResult): Notice[] =>
+  (result.structuredContent as { notices?: Notice[] } | undefined)?.notices ?? [];

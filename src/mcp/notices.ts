@@ -30,8 +30,13 @@ export function noticeText(notice: Notice): string {
   switch (notice.kind) {
     case 'lease.lost': {
       const lease = notice.purpose ? `${notice.purpose} lease` : 'lease';
-      const why = [notice.reason, notice.detail && notice.detail !== notice.reason ? notice.detail : null, notice.code].filter(Boolean).join('; ');
-      const stop = notice.purpose === 'verify' ? `stop verifying ${notice.workId}` : `stop working on ${notice.workId} now: nothing submitted under that lease will be accepted`;
+      const why = [notice.reason, notice.detail && notice.detail !== notice.reason ? notice.detail : null, notice.code]
+        .filter(Boolean)
+        .join('; ');
+      const stop =
+        notice.purpose === 'verify'
+          ? `stop verifying ${notice.workId}`
+          : `stop working on ${notice.workId} now: nothing submitted under that lease will be accepted`;
       return `LEASE LOST: your ${lease} on ${notice.workId} has ended (${why}). ${capital(stop)}. Call board_status, and claim_work again only if it is still ready.`;
     }
     case 'lease.expiring':
@@ -72,7 +77,9 @@ export class NoticeQueue {
     const lost = new Set(out.filter((n) => n.kind === 'lease.lost').map((n) => (n as { workId: string }).workId));
     // A lease can be warned about again after a renewal: forget warnings once they are delivered.
     for (const n of out) if (n.kind === 'lease.expiring') this.seen.delete(keyOf(n));
-    return out.filter((n) => !(n.kind === 'lease.expiring' && lost.has(n.workId))).sort((a, b) => ORDER[a.kind] - ORDER[b.kind]);
+    return out
+      .filter((n) => !(n.kind === 'lease.expiring' && lost.has(n.workId)))
+      .sort((a, b) => ORDER[a.kind] - ORDER[b.kind]);
   }
 }
 

@@ -8,10 +8,26 @@ import { noticeText, type Notice } from './notices.js';
 
 /** Refusals the MCP server makes itself (the board's own codes come from its registry). */
 export const LOCAL_ERRORS = {
-  NO_LEASE_HERE: { status: 409, meaning: 'This session holds no lease that matches: none was claimed through it, or the one it held has ended.', fix: 'Call board_status to see your leases; claim_work first, or pass the leaseId claim_work gave you.' },
-  LEASE_AMBIGUOUS: { status: 409, meaning: 'This session holds more than one lease, so the item must be named.', fix: 'Pass the workId of the lease you mean.' },
-  BOARD_UNREACHABLE: { status: 503, meaning: 'The board did not answer: the network, its address, or the board itself is down.', fix: 'Retry shortly; if it persists, check BOARD_URL.' },
-  NO_CREDENTIAL: { status: 401, meaning: 'No board token is configured for this MCP server.', fix: 'Set BOARD_TOKEN (a workspace token, agb_…) in the server’s environment, or run `agent-board login` once.' },
+  NO_LEASE_HERE: {
+    status: 409,
+    meaning: 'This session holds no lease that matches: none was claimed through it, or the one it held has ended.',
+    fix: 'Call board_status to see your leases; claim_work first, or pass the leaseId claim_work gave you.',
+  },
+  LEASE_AMBIGUOUS: {
+    status: 409,
+    meaning: 'This session holds more than one lease, so the item must be named.',
+    fix: 'Pass the workId of the lease you mean.',
+  },
+  BOARD_UNREACHABLE: {
+    status: 503,
+    meaning: 'The board did not answer: the network, its address, or the board itself is down.',
+    fix: 'Retry shortly; if it persists, check BOARD_URL.',
+  },
+  NO_CREDENTIAL: {
+    status: 401,
+    meaning: 'No board token is configured for this MCP server.',
+    fix: 'Set BOARD_TOKEN (a workspace token, agb_…) in the server’s environment, or run `agent-board login` once.',
+  },
 } as const satisfies Record<string, { status: number; meaning: string; fix: string }>;
 
 export type LocalCode = keyof typeof LOCAL_ERRORS;
@@ -40,17 +56,51 @@ export interface Refusal {
 export function refusalOf(error: unknown): Refusal {
   if (error instanceof BoardApiError) {
     const { code, status, meaning, fix, details, requestId, retryAfter } = error;
-    return { code, status, message: error.message.replace(/^[A-Z_]+: /, ''), meaning, fix, details, requestId, retryAfter };
+    return {
+      code,
+      status,
+      message: error.message.replace(/^[A-Z_]+: /, ''),
+      meaning,
+      fix,
+      details,
+      requestId,
+      retryAfter,
+    };
   }
-  if (error instanceof LocalError) return { code: error.code, ...LOCAL_ERRORS[error.code], message: error.message, details: null, requestId: null, retryAfter: null };
+  if (error instanceof LocalError)
+    return {
+      code: error.code,
+      ...LOCAL_ERRORS[error.code],
+      message: error.message,
+      details: null,
+      requestId: null,
+      retryAfter: null,
+    };
   // fetch's own failure (refused connection, DNS): the board never answered.
-  const message = error instanceof Error ? (error.cause instanceof Error ? `${error.message}: ${error.cause.message}` : error.message) : String(error);
-  return { code: 'BOARD_UNREACHABLE', ...LOCAL_ERRORS.BOARD_UNREACHABLE, message, details: null, requestId: null, retryAfter: null };
+  const message =
+    error instanceof Error
+      ? error.cause instanceof Error
+        ? `${error.message}: ${error.cause.message}`
+        : error.message
+      : String(error);
+  return {
+    code: 'BOARD_UNREACHABLE',
+    ...LOCAL_ERRORS.BOARD_UNREACHABLE,
+    message,
+    details: null,
+    requestId: null,
+    retryAfter: null,
+  };
 }
 
 function noticeBlock(notices: Notice[]): CallToolResult['content'] {
   if (!notices.length) return [];
-  return [{ type: 'text', text: `BOARD NOTICES (read these before anything else):\n${notices.map((n) => `- ${noticeText(n)}`).join('\n')}` }];
+  return [
+    {
+      type: 'text',
+      text: `BOARD NOTICES (read these before anything else):\n${notices.map((n) => `- ${noticeText(n)}`).join('\n')}`,
+    },
+  ];
 }
 
 export function toolResult(notices: Notice[], result: unknown): CallToolResult {
@@ -65,5 +115,9 @@ export function toolError(notices: Notice[], error: unknown): CallToolResult {
   const lines = [`REFUSED ${r.code} (${r.status}): ${r.message}`, `meaning: ${r.meaning}`, `fix: ${r.fix}`];
   if (r.details) lines.push(`details: ${JSON.stringify(r.details)}`);
   if (r.retryAfter !== null) lines.push(`retry after: ${r.retryAfter} s`);
-  return { isError: true, content: [...noticeBlock(notices), { type: 'text', text: lines.join('\n') }], structuredContent: { notices, error: r } };
+  return {
+    isError: true,
+    content: [...noticeBlock(notices), { type: 'text', text: lines.join('\n') }],
+    structuredContent: { notices, error: r },
+  };
 }

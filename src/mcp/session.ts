@@ -14,7 +14,13 @@ export interface LeaseRef {
 export type SubmitReply = Reply<'/api/submit', 'post'>;
 export type LeaseReply = Reply<'/api/lease', 'post'>;
 export type VerifyReply = Reply<'/api/verify', 'post'>;
-export type VerifyBody = { workId: string; head: string; verdict: 'pass' | 'fail'; finding?: string; evidence?: string[] };
+export type VerifyBody = {
+  workId: string;
+  head: string;
+  verdict: 'pass' | 'fail';
+  finding?: string;
+  evidence?: string[];
+};
 
 export interface BoardSession {
   readonly client: BoardClient;
@@ -51,7 +57,10 @@ export class PlainLeases {
   ) {}
 
   renew(leaseId: string, ttlSeconds?: number): Promise<LeaseReply> {
-    return this.client.post('/api/lease', { body: { leaseId, action: 'renew', ...(ttlSeconds !== undefined && { ttlSeconds }) }, params: { query: this.query } });
+    return this.client.post('/api/lease', {
+      body: { leaseId, action: 'renew', ...(ttlSeconds !== undefined && { ttlSeconds }) },
+      params: { query: this.query },
+    });
   }
 
   release(leaseId: string): Promise<LeaseReply> {

@@ -31,9 +31,15 @@ export function parseSelection(text: string | undefined, known: readonly string[
   const value = (text ?? '').trim().toLowerCase();
   if (value === '' || value === 'core' || value === 'default') return { tier: 'core' };
   if (value === 'all') return { tier: 'all' };
-  const names = value.split(',').map((n) => n.trim()).filter(Boolean);
+  const names = value
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
   const unknown = names.filter((n) => !known.includes(n));
-  if (unknown.length) throw new Error(`unknown tool${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}: use core, all, or names from ${known.join(', ')}`);
+  if (unknown.length)
+    throw new Error(
+      `unknown tool${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}: use core, all, or names from ${known.join(', ')}`,
+    );
   return { names };
 }
 
@@ -46,7 +52,17 @@ export function selectTools(tools: readonly ToolDef[], selection: ToolSelection)
  * How a tool names a lease: by work id where the session keeps its leases (stdio), by the lease id
  * claim_work gave where it keeps nothing (HTTP). Typed with both keys optional: one is present.
  */
-export function leaseRefShape(live: boolean): { workId: z.ZodOptional<z.ZodString>; leaseId: z.ZodOptional<z.ZodString> } {
-  const shape = live ? { workId: z.string().optional().describe('The item whose lease you mean (W-12); may be left out while you hold only one lease.') } : { leaseId: z.string().describe('The leaseId claim_work gave you.') };
+export function leaseRefShape(live: boolean): {
+  workId: z.ZodOptional<z.ZodString>;
+  leaseId: z.ZodOptional<z.ZodString>;
+} {
+  const shape = live
+    ? {
+        workId: z
+          .string()
+          .optional()
+          .describe('The item whose lease you mean (W-12); may be left out while you hold only one lease.'),
+      }
+    : { leaseId: z.string().describe('The leaseId claim_work gave you.') };
   return shape as unknown as { workId: z.ZodOptional<z.ZodString>; leaseId: z.ZodOptional<z.ZodString> };
 }

@@ -6,20 +6,42 @@ import { defineTool, leaseRefShape, READ, WRITE, type ToolDef } from './tool-set
 import type { BoardSession } from './session.js';
 
 const workId = z.string().describe('A work id, like W-12.');
-const head = z.string().describe('The exact commit id you produced (7 to 64 lowercase hex characters, e.g. the output of `git rev-parse HEAD`).');
-const ttlSeconds = z.number().int().optional().describe('Lease length in seconds (the board’s minimum to 86400; default 900). Choose it to cover your longest quiet stretch.');
+const head = z
+  .string()
+  .describe(
+    'The exact commit id you produced (7 to 64 lowercase hex characters, e.g. the output of `git rev-parse HEAD`).',
+  );
+const ttlSeconds = z
+  .number()
+  .int()
+  .optional()
+  .describe(
+    'Lease length in seconds (the board’s minimum to 86400; default 900). Choose it to cover your longest quiet stretch.',
+  );
 
 const ItemSpec = z.object({
   title: z.string().describe('What to do, in one line (1 to 200 characters).'),
-  description: z.string().optional().describe('Detail for whoever claims it (coordination text: no code, diffs or secrets).'),
+  description: z
+    .string()
+    .optional()
+    .describe('Detail for whoever claims it (coordination text: no code, diffs or secrets).'),
   ref: z.string().optional().describe('A name for this new item that dependsOn of the others in this call may use.'),
-  dependsOn: z.array(z.string()).optional().describe('Refs of items in this call, or work ids already on the board, that must be done first.'),
-  verify: z.enum(['none', 'required']).optional().describe('required: an independent agent must verify the submitted head (two-key gate).'),
+  dependsOn: z
+    .array(z.string())
+    .optional()
+    .describe('Refs of items in this call, or work ids already on the board, that must be done first.'),
+  verify: z
+    .enum(['none', 'required'])
+    .optional()
+    .describe('required: an independent agent must verify the submitted head (two-key gate).'),
   priority: z.number().int().optional().describe('0 (most urgent) to 4; default 2.'),
   type: z.enum(['task', 'bug', 'chore', 'epic']).optional(),
   parentId: z.string().optional().describe('A work id (or a ref in this call) this item belongs under.'),
   labels: z.array(z.string()).optional(),
-  criteria: z.array(z.string()).optional().describe('Acceptance criteria as digests (sha256:<64 hex>) of text you keep.'),
+  criteria: z
+    .array(z.string())
+    .optional()
+    .describe('Acceptance criteria as digests (sha256:<64 hex>) of text you keep.'),
   doctrine: z.array(z.string()).optional().describe('Slugs of the board’s doctrine entries this work must follow.'),
   spec: z.array(z.string()).optional().describe('Spec clause ids (S-<n>) this work implements.'),
 });
@@ -42,7 +64,10 @@ export function coreTools(session: BoardSession): ToolDef[] {
       input: {},
       annotations: READ,
       async run() {
-        const [status, principal] = await Promise.all([client.get('/api/status', { params: { query } }), session.principal()]);
+        const [status, principal] = await Promise.all([
+          client.get('/api/status', { params: { query } }),
+          session.principal(),
+        ]);
         const mine = status.leases.filter((l) => l.holder === principal);
         return { you: { principal, leases: session.leaseReport() ?? mine }, board: status };
       },
@@ -55,10 +80,21 @@ export function coreTools(session: BoardSession): ToolDef[] {
         'Take an item under an exclusive, time-boxed lease before touching it. Leave out workId to get the head of the priority chain (pull-next), or name one. ' +
         'purpose "verify" claims an item another agent submitted, to check it (then verify_work). ' +
         `${keepAlive} Then do the work, commit, and submit_work the exact head. NOTHING_READY means there is no work for you now: read_shouts or board_status, and try later.`,
-      input: { workId: workId.optional().describe('The item to claim; leave out for the next ready one.'), purpose: z.enum(['work', 'verify']).optional().describe('work (default) or verify.'), ttlSeconds },
+      input: {
+        workId: workId.optional().describe('The item to claim; leave out for the next ready one.'),
+        purpose: z.enum(['work', 'verify']).optional().describe('work (default) or verify.'),
+        ttlSeconds,
+      },
       annotations: WRITE,
       async run(args) {
-        const grant = await client.post('/api/claim', { body: { ...(args.workId && { workId: args.workId }), ...(args.purpose && { purpose: args.purpose }), ...(args.ttlSeconds !== undefined && { ttlSeconds: args.ttlSeconds }) }, params: { query } });
+        const grant = await client.post('/api/claim', {
+          body: {
+            ...(args.workId && { workId: args.workId }),
+            ...(args.purpose && { purpose: args.purpose }),
+            ...(args.ttlSeconds !== undefined && { ttlSeconds: args.ttlSeconds }),
+          },
+          params: { query },
+        });
         session.claimed(grant);
         const item = await client.get('/api/items/{workId}', { params: { path: { workId: grant.workId }, query } });
         return { lease: grant, item };
@@ -98,10 +134,20 @@ export function coreTools(session: BoardSession): ToolDef[] {
         head: z.string().describe('The submitted head you checked (the item’s submission.head).'),
         verdict: z.enum(['pass', 'fail']),
         finding: z.string().optional().describe('Required for fail: sha256:<64 hex> of your finding.'),
-        evidence: z.array(z.string()).optional().describe('Up to 20 digests (sha256:<64 hex>) of the evidence you kept.'),
+        evidence: z
+          .array(z.string())
+          .optional()
+          .describe('Up to 20 digests (sha256:<64 hex>) of the evidence you kept.'),
       },
       annotations: WRITE,
-      run: (args) => session.verify({ workId: args.workId, head: args.head, verdict: args.verdict, ...(args.finding && { finding: args.finding }), ...(args.evidence && { evidence: args.evidence }) }),
+      run: (args) =>
+        session.verify({
+          workId: args.workId,
+          head: args.head,
+          verdict: args.verdict,
+          ...(args.finding && { finding: args.finding }),
+          ...(args.evidence && { evidence: args.evidence }),
+        }),
     }),
     defineTool({
       name: 'shout',
@@ -116,7 +162,16 @@ export function coreTools(session: BoardSession): ToolDef[] {
         kind: z.enum(['info', 'warn', 'request', 'handoff']).optional(),
       },
       annotations: WRITE,
-      run: (args) => client.post('/api/shouts', { body: { text: args.text, ...(args.to && { to: args.to }), ...(args.workId && { workId: args.workId }), ...(args.kind && { kind: args.kind }) }, params: { query } }),
+      run: (args) =>
+        client.post('/api/shouts', {
+          body: {
+            text: args.text,
+            ...(args.to && { to: args.to }),
+            ...(args.workId && { workId: args.workId }),
+            ...(args.kind && { kind: args.kind }),
+          },
+          params: { query },
+        }),
     }),
     defineTool({
       name: 'read_shouts',
@@ -132,7 +187,14 @@ export function coreTools(session: BoardSession): ToolDef[] {
       annotations: READ,
       run: (args) =>
         client.get('/api/shouts', {
-          params: { query: { ...query, limit: String(args.limit ?? 20), ...(args.since ? { since: args.since } : { order: 'newest' as const }), ...(args.workId && { workId: args.workId }) } },
+          params: {
+            query: {
+              ...query,
+              limit: String(args.limit ?? 20),
+              ...(args.since ? { since: args.since } : { order: 'newest' as const }),
+              ...(args.workId && { workId: args.workId }),
+            },
+          },
         }),
     }),
     defineTool({

@@ -40,16 +40,61 @@ export class NodeMetrics {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
     const routes = this.routes;
-    registerFamily(this.registry, 'board_http_requests_total', 'HTTP responses by route (operation) and status.', 'counter', () => countSamples(routes, 'board_http_requests_total'));
-    registerFamily(this.registry, 'board_http_request_duration_seconds', 'Time from a request read to its response, by route.', 'histogram', () => histogramSamples(routes, 'board_http_request_duration_seconds'));
-    registerFamily(this.registry, 'board_rate_limit_refusals_total', 'Requests refused with 429 (a rate budget, or a mail budget), by route.', 'counter', () => countSamples(routes, 'board_rate_limit_refusals_total', (status) => status === 429, false));
-    this.commits = new Counter({ name: 'board_commits_total', help: 'Board commits made by this node’s actors (each a batch of commands).', registers });
-    this.commitEvents = new Histogram({ name: 'board_commit_events', help: 'Events per board commit (how many commands a group commit carried shows here).', buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512], registers });
-    this.expiries = new Counter({ name: 'board_lease_expiries_total', help: 'Leases expired by this node’s timers (committed lease.expired events).', registers });
-    this.warnings = new Counter({ name: 'board_lease_warnings_total', help: 'Lease warnings (20% of the lease left) told to holders.', registers });
+    registerFamily(
+      this.registry,
+      'board_http_requests_total',
+      'HTTP responses by route (operation) and status.',
+      'counter',
+      () => countSamples(routes, 'board_http_requests_total'),
+    );
+    registerFamily(
+      this.registry,
+      'board_http_request_duration_seconds',
+      'Time from a request read to its response, by route.',
+      'histogram',
+      () => histogramSamples(routes, 'board_http_request_duration_seconds'),
+    );
+    registerFamily(
+      this.registry,
+      'board_rate_limit_refusals_total',
+      'Requests refused with 429 (a rate budget, or a mail budget), by route.',
+      'counter',
+      () => countSamples(routes, 'board_rate_limit_refusals_total', (status) => status === 429, false),
+    );
+    this.commits = new Counter({
+      name: 'board_commits_total',
+      help: 'Board commits made by this node’s actors (each a batch of commands).',
+      registers,
+    });
+    this.commitEvents = new Histogram({
+      name: 'board_commit_events',
+      help: 'Events per board commit (how many commands a group commit carried shows here).',
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512],
+      registers,
+    });
+    this.expiries = new Counter({
+      name: 'board_lease_expiries_total',
+      help: 'Leases expired by this node’s timers (committed lease.expired events).',
+      registers,
+    });
+    this.warnings = new Counter({
+      name: 'board_lease_warnings_total',
+      help: 'Lease warnings (20% of the lease left) told to holders.',
+      registers,
+    });
     gauge(this.registry, 'board_actors_active', 'Board actors active on this node.', sources.actors);
-    gauge(this.registry, 'board_mailbox_waiting', 'Commands waiting in this node’s board actors’ mailboxes, behind the commits under way.', sources.mailboxes);
-    gauge(this.registry, 'board_lease_timers', 'Boards with a lease expiry timer armed on this node.', sources.leaseTimers);
+    gauge(
+      this.registry,
+      'board_mailbox_waiting',
+      'Commands waiting in this node’s board actors’ mailboxes, behind the commits under way.',
+      sources.mailboxes,
+    );
+    gauge(
+      this.registry,
+      'board_lease_timers',
+      'Boards with a lease expiry timer armed on this node.',
+      sources.leaseTimers,
+    );
     gauge(this.registry, 'board_sockets_open', 'WebSocket connections open on this node.', sources.sockets);
     gauge(this.registry, 'board_http_in_flight', 'Requests accepted and not yet answered.', sources.inFlight);
     new Gauge({
@@ -70,10 +115,30 @@ export class NodeMetrics {
         this.set((await sources.storeUp()) ? 1 : 0);
       },
     });
-    gauge(this.registry, 'board_mail_queued', 'Mail this node holds: being sent, or waiting for its next attempt (the rest of the outbox is with other nodes).', () => sources.mail()?.queued ?? 0);
-    mailCounter(this.registry, 'board_mail_sent_total', 'Mail handed to the transport successfully.', () => sources.mail()?.sent ?? 0);
-    mailCounter(this.registry, 'board_mail_retries_total', 'Mail attempts that failed and were scheduled again.', () => sources.mail()?.retried ?? 0);
-    mailCounter(this.registry, 'board_mail_failed_total', 'Mail given up (refused permanently, or attempts exhausted); each is logged at error level.', () => sources.mail()?.failed ?? 0);
+    gauge(
+      this.registry,
+      'board_mail_queued',
+      'Mail this node holds: being sent, or waiting for its next attempt (the rest of the outbox is with other nodes).',
+      () => sources.mail()?.queued ?? 0,
+    );
+    mailCounter(
+      this.registry,
+      'board_mail_sent_total',
+      'Mail handed to the transport successfully.',
+      () => sources.mail()?.sent ?? 0,
+    );
+    mailCounter(
+      this.registry,
+      'board_mail_retries_total',
+      'Mail attempts that failed and were scheduled again.',
+      () => sources.mail()?.retried ?? 0,
+    );
+    mailCounter(
+      this.registry,
+      'board_mail_failed_total',
+      'Mail given up (refused permanently, or attempts exhausted); each is logged at error level.',
+      () => sources.mail()?.failed ?? 0,
+    );
   }
 
   /** One response: its route (null before any route took it), status and duration. */

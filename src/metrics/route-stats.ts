@@ -18,7 +18,11 @@ export class RouteStats {
 
   record(route: string, status: number, seconds: number): void {
     let series = this.routes.get(route);
-    if (!series) this.routes.set(route, (series = { statuses: new Map(), buckets: new Float64Array(this.bounds.length + 1), count: 0, sum: 0 }));
+    if (!series)
+      this.routes.set(
+        route,
+        (series = { statuses: new Map(), buckets: new Float64Array(this.bounds.length + 1), count: 0, sum: 0 }),
+      );
     series.statuses.set(status, (series.statuses.get(status) ?? 0) + 1);
     let i = 0;
     while (i < this.bounds.length && seconds > this.bounds[i]!) i++;
@@ -48,8 +52,20 @@ interface Sample {
  * name, help, type and an async get() (what its own metric classes provide); prom-client's
  * typings name only its classes, hence the cast.
  */
-export function registerFamily(registry: Registry, name: string, help: string, type: 'counter' | 'histogram', samples: () => Sample[]): void {
-  const family = { name, help, type, aggregator: 'sum', get: async () => ({ name, help, type, aggregator: 'sum', values: samples() }) };
+export function registerFamily(
+  registry: Registry,
+  name: string,
+  help: string,
+  type: 'counter' | 'histogram',
+  samples: () => Sample[],
+): void {
+  const family = {
+    name,
+    help,
+    type,
+    aggregator: 'sum',
+    get: async () => ({ name, help, type, aggregator: 'sum', values: samples() }),
+  };
   registry.registerMetric(family as unknown as Metric);
 }
 
@@ -70,10 +86,16 @@ export function histogramSamples(stats: RouteStats, name: string): Sample[] {
 }
 
 /** Responses by route and status, optionally only some statuses. */
-export function countSamples(stats: RouteStats, name: string, keep: (status: number) => boolean = () => true, withStatus = true): Sample[] {
+export function countSamples(
+  stats: RouteStats,
+  name: string,
+  keep: (status: number) => boolean = () => true,
+  withStatus = true,
+): Sample[] {
   const out: Sample[] = [];
   for (const [route, series] of stats.entries()) {
-    for (const [status, n] of series.statuses) if (keep(status)) out.push({ metricName: name, labels: withStatus ? { route, status } : { route }, value: n });
+    for (const [status, n] of series.statuses)
+      if (keep(status)) out.push({ metricName: name, labels: withStatus ? { route, status } : { route }, value: n });
   }
   return out;
 }

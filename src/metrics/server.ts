@@ -20,16 +20,26 @@ export function bearerMatches(header: string | undefined, token: string): boolea
   return timingSafeEqual(digest(given), digest(token)) && given.length > 0;
 }
 
-export function serveMetrics(registry: Registry, where: { host: string; port: number; token: string | undefined }, logger: Logger): Promise<MetricsEndpoint> {
+export function serveMetrics(
+  registry: Registry,
+  where: { host: string; port: number; token: string | undefined },
+  logger: Logger,
+): Promise<MetricsEndpoint> {
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
     if (path !== '/metrics') return void res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
-    if (req.method !== 'GET' && req.method !== 'HEAD') return void res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain' }).end('method not allowed\n');
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return void res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain' }).end('method not allowed\n');
     if (where.token !== undefined && !bearerMatches(req.headers.authorization, where.token)) {
-      return void res.writeHead(401, { 'www-authenticate': 'Bearer realm="metrics"', 'content-type': 'text/plain' }).end('unauthorized\n');
+      return void res
+        .writeHead(401, { 'www-authenticate': 'Bearer realm="metrics"', 'content-type': 'text/plain' })
+        .end('unauthorized\n');
     }
     registry.metrics().then(
-      (text) => res.writeHead(200, { 'content-type': registry.contentType, 'cache-control': 'no-store' }).end(req.method === 'HEAD' ? undefined : text),
+      (text) =>
+        res
+          .writeHead(200, { 'content-type': registry.contentType, 'cache-control': 'no-store' })
+          .end(req.method === 'HEAD' ? undefined : text),
       (e: unknown) => {
         logger.error({ err: e }, 'metrics: collecting failed');
         res.writeHead(500, { 'content-type': 'text/plain' }).end('collecting metrics failed\n');

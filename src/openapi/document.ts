@@ -8,7 +8,9 @@ import { SOCKET_DESCRIPTION } from '../ws/protocol.js';
 
 export const API_VERSION = '0.0.0-demo';
 
-const RATE_HEADERS = ['', 'Request-', 'Write-'].flatMap((p) => ['Limit', 'Remaining', 'Reset'].map((k) => `X-RateLimit-${p}${k}`));
+const RATE_HEADERS = ['', 'Request-', 'Write-'].flatMap((p) =>
+  ['Limit', 'Remaining', 'Reset'].map((k) => `X-RateLimit-${p}${k}`),
+);
 
 /**
  * Input fields accepted only to be refused with a precise code (a commit id where an operation
@@ -50,7 +52,10 @@ function errorResponses(codes: ErrorCode[]): Record<string, unknown> {
       content: {
         'application/json': {
           schema: {
-            allOf: [{ $ref: '#/components/schemas/ErrorEnvelope' }, { type: 'object', properties: { error: { type: 'object', properties: { code: { enum: list } } } } }],
+            allOf: [
+              { $ref: '#/components/schemas/ErrorEnvelope' },
+              { type: 'object', properties: { error: { type: 'object', properties: { code: { enum: list } } } } },
+            ],
           },
         },
       },
@@ -68,19 +73,26 @@ const PATH_PARAMETER_SCHEMAS: Record<string, Record<string, unknown>> = {
 };
 
 function operation(route: Route): Record<string, unknown> {
-  const parameters: Record<string, unknown>[] = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: PATH_PARAMETER_SCHEMAS[m[1]!] ?? { type: 'string' } }));
+  const parameters: Record<string, unknown>[] = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => ({
+    name: m[1],
+    in: 'path',
+    required: true,
+    schema: PATH_PARAMETER_SCHEMAS[m[1]!] ?? { type: 'string' },
+  }));
   if (route.project) {
     parameters.push({
       name: 'projectId',
       in: 'query',
       required: false,
-      description: 'The project (board) to act on. Defaults to the token’s own board, else the account’s starred default project.',
+      description:
+        'The project (board) to act on. Defaults to the token’s own board, else the account’s starred default project.',
       schema: PROJECT_ID_SCHEMA,
     });
   }
   if (route.query) {
     const schema = jsonSchema(route.query, 'input') as { properties?: Record<string, unknown>; required?: string[] };
-    for (const [name, s] of Object.entries(schema.properties ?? {})) parameters.push({ name, in: 'query', required: schema.required?.includes(name) ?? false, schema: s });
+    for (const [name, s] of Object.entries(schema.properties ?? {}))
+      parameters.push({ name, in: 'query', required: schema.required?.includes(name) ?? false, schema: s });
   }
   const responses: Record<string, unknown> = {};
   for (const [status, spec] of Object.entries(route.responses)) {
@@ -89,18 +101,40 @@ function operation(route: Route): Record<string, unknown> {
     responses[status] = {
       description: spec.description,
       headers,
-      ...(spec.schema || spec.contentType ? { content: { [spec.contentType ?? 'application/json']: { schema: spec.schema ? jsonSchema(spec.schema, 'output') : { type: 'string' } } } } : {}),
+      ...(spec.schema || spec.contentType
+        ? {
+            content: {
+              [spec.contentType ?? 'application/json']: {
+                schema: spec.schema ? jsonSchema(spec.schema, 'output') : { type: 'string' },
+              },
+            },
+          }
+        : {}),
     };
   }
   Object.assign(responses, errorResponses(routeErrors(route)));
   const body =
     route.bodyKind === 'json' || route.bodyKind === 'optional-json'
-      ? { requestBody: { required: route.bodyKind === 'json', content: { 'application/json': { schema: route.body ? jsonSchema(route.body, 'input') : {} } } } }
+      ? {
+          requestBody: {
+            required: route.bodyKind === 'json',
+            content: { 'application/json': { schema: route.body ? jsonSchema(route.body, 'input') : {} } },
+          },
+        }
       : route.bodyKind === 'raw'
-        ? { requestBody: { required: true, content: { 'application/json': { schema: { type: 'string', description: 'The raw body exactly as signed.' } } } } }
+        ? {
+            requestBody: {
+              required: true,
+              content: {
+                'application/json': { schema: { type: 'string', description: 'The raw body exactly as signed.' } },
+              },
+            },
+          }
         : {};
   return {
-    operationId: operationOf(route).replace(/[^A-Za-z0-9]+/g, '_').replace(/^_|_$/g, ''),
+    operationId: operationOf(route)
+      .replace(/[^A-Za-z0-9]+/g, '_')
+      .replace(/^_|_$/g, ''),
     summary: route.summary,
     ...(route.description ? { description: route.description } : {}),
     tags: [route.group],
@@ -120,7 +154,16 @@ const SOCKET_OPERATION = {
   security: [{ bearer: [] }, { session: [] }],
   responses: {
     '101': { description: 'Switching protocols.' },
-    ...errorResponses(['AUTH_REQUIRED', 'INVALID_SERVICE_TOKEN', 'EXPIRED_TOKEN', 'UNAUTHENTICATED', 'CSRF_REJECTED', 'NOT_FOUND', 'RATE_LIMITED', 'AUTH_UNAVAILABLE']),
+    ...errorResponses([
+      'AUTH_REQUIRED',
+      'INVALID_SERVICE_TOKEN',
+      'EXPIRED_TOKEN',
+      'UNAUTHENTICATED',
+      'CSRF_REJECTED',
+      'NOT_FOUND',
+      'RATE_LIMITED',
+      'AUTH_UNAVAILABLE',
+    ]),
   },
 };
 
@@ -131,7 +174,11 @@ export function buildOpenApi(routes: readonly Route[], publicUrl: string): Recor
   const headers: Record<string, unknown> = {
     RequestId: { description: 'Echoes a valid incoming x-request-id, or a new UUID.', schema: { type: 'string' } },
   };
-  for (const h of RATE_HEADERS) headers[h] = { description: h.endsWith('Reset') ? 'Unix epoch seconds when the window resets.' : `Integer budget figure (${h}).`, schema: { type: 'integer', minimum: h.endsWith('Limit') ? 1 : 0 } };
+  for (const h of RATE_HEADERS)
+    headers[h] = {
+      description: h.endsWith('Reset') ? 'Unix epoch seconds when the window resets.' : `Integer budget figure (${h}).`,
+      schema: { type: 'integer', minimum: h.endsWith('Limit') ? 1 : 0 },
+    };
   return {
     openapi: '3.1.0',
     info: {
@@ -159,7 +206,17 @@ export function buildOpenApi(routes: readonly Route[], publicUrl: string): Recor
           properties: {
             error: {
               type: 'object',
-              required: ['code', 'status', 'message', 'meaning', 'fix', 'example', 'links', 'observedResolution', 'requestId'],
+              required: [
+                'code',
+                'status',
+                'message',
+                'meaning',
+                'fix',
+                'example',
+                'links',
+                'observedResolution',
+                'requestId',
+              ],
               properties: {
                 code: { type: 'string', enum: Object.keys(ERRORS) },
                 status: { type: 'integer' },
@@ -167,7 +224,10 @@ export function buildOpenApi(routes: readonly Route[], publicUrl: string): Recor
                 meaning: { type: 'string' },
                 fix: { type: 'string' },
                 example: { type: 'null' },
-                links: { type: 'object', properties: { contract: { type: 'string' }, changelog: { type: 'string' }, blog: { type: 'string' } } },
+                links: {
+                  type: 'object',
+                  properties: { contract: { type: 'string' }, changelog: { type: 'string' }, blog: { type: 'string' } },
+                },
                 observedResolution: { $ref: '#/components/schemas/ObservedResolution' },
                 requestId: { type: 'string' },
                 details: { type: 'object' },
@@ -177,7 +237,17 @@ export function buildOpenApi(routes: readonly Route[], publicUrl: string): Recor
         },
         ObservedResolution: {
           type: 'object',
-          required: ['code', 'source', 'scope', 'correlationWindowHours', 'minimumDistinctWorkspaces', 'status', 'observations', 'distinctWorkspaces', 'path'],
+          required: [
+            'code',
+            'source',
+            'scope',
+            'correlationWindowHours',
+            'minimumDistinctWorkspaces',
+            'status',
+            'observations',
+            'distinctWorkspaces',
+            'path',
+          ],
           properties: {
             code: { type: 'string' },
             source: { type: 'string' },

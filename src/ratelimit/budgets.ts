@@ -2,7 +2,14 @@
 import { AppError } from '../errors/app-error.js';
 import type { Identity } from '../auth/identity.js';
 import type { RateClass } from '../request-context.js';
-import { ADDRESS_BUDGET, BOARD_WINDOW_MS, OPERATOR_BUDGET, PLANS, POLL_BUDGET_FACTOR, type PlanName } from '../plans.js';
+import {
+  ADDRESS_BUDGET,
+  BOARD_WINDOW_MS,
+  OPERATOR_BUDGET,
+  PLANS,
+  POLL_BUDGET_FACTOR,
+  type PlanName,
+} from '../plans.js';
 import type { Budget, Drawn, RateLimiter, WindowSpec } from './limiter.js';
 import { addressKey } from './address-key.js';
 import { andThen, type Maybe } from '../../store/ports/maybe.js';
@@ -76,19 +83,22 @@ export function applyRateBudget(limiter: RateLimiter, input: RateStageInput): Ma
   const specs = boardSpecsOf(identity.principal, input.plan, input.scale);
   // Both budgets in one draw: identity reads only report them, reads and lifecycle calls consume
   // the request budget, writes both (the write budget untouched when the request budget refuses).
-  return andThen(limiter.draw(specs, rate === 'identity' ? 0 : rate === 'read' || rate === 'lifecycle' ? 1 : 2, now), (drawn) => {
-    const [request, write] = drawn as [Drawn, Drawn];
-    if (rate === 'identity') return { headers: nineHeaders(request, write, request) };
-    if (rate === 'read' || rate === 'lifecycle' || !request.allowed) {
-      const headers = nineHeaders(request, write, request);
-      if (!request.allowed) throw denied(request, headers, now);
+  return andThen(
+    limiter.draw(specs, rate === 'identity' ? 0 : rate === 'read' || rate === 'lifecycle' ? 1 : 2, now),
+    (drawn) => {
+      const [request, write] = drawn as [Drawn, Drawn];
+      if (rate === 'identity') return { headers: nineHeaders(request, write, request) };
+      if (rate === 'read' || rate === 'lifecycle' || !request.allowed) {
+        const headers = nineHeaders(request, write, request);
+        if (!request.allowed) throw denied(request, headers, now);
+        return { headers };
+      }
+      const general = write.remaining < request.remaining ? write : request;
+      const headers = nineHeaders(request, write, general);
+      if (!write.allowed) throw denied(write, headers, now);
       return { headers };
-    }
-    const general = write.remaining < request.remaining ? write : request;
-    const headers = nineHeaders(request, write, general);
-    if (!write.allowed) throw denied(write, headers, now);
-    return { headers };
-  });
+    },
+  );
 }
 
 /** The per-address budgets and the operators': one budget each, and no headers. */
@@ -100,11 +110,24 @@ async function applyOwnBudget(limiter: RateLimiter, input: RateStageInput): Prom
     const exempt = limiter.exempt?.(input.remoteAddress, input.email) ?? null;
     if (exempt === 'address') return NONE;
     if (exempt === 'domain' && input.email !== undefined) {
-      const widened = await limiter.consume({ key: `addr-domain:${addressKey(input.remoteAddress)}`, limit: input.addressLimit * DOMAIN_BUDGET_FACTOR, windowMs: ADDRESS_BUDGET.windowMs }, now);
+      const widened = await limiter.consume(
+        {
+          key: `addr-domain:${addressKey(input.remoteAddress)}`,
+          limit: input.addressLimit * DOMAIN_BUDGET_FACTOR,
+          windowMs: ADDRESS_BUDGET.windowMs,
+        },
+        now,
+      );
       if (!widened.allowed) throw denied(widened, {}, now);
     }
-    const where = exempt === 'domain' && input.email !== undefined ? `email:${input.email.trim().toLowerCase().slice(0, 320)}` : addressKey(input.remoteAddress);
-    const [key, limit] = rate === 'address' ? [`addr:${where}`, input.addressLimit] : [`poll:${where}`, input.addressLimit * POLL_BUDGET_FACTOR];
+    const where =
+      exempt === 'domain' && input.email !== undefined
+        ? `email:${input.email.trim().toLowerCase().slice(0, 320)}`
+        : addressKey(input.remoteAddress);
+    const [key, limit] =
+      rate === 'address'
+        ? [`addr:${where}`, input.addressLimit]
+        : [`poll:${where}`, input.addressLimit * POLL_BUDGET_FACTOR];
     const b = await limiter.consume({ key, limit, windowMs: ADDRESS_BUDGET.windowMs }, now);
     if (!b.allowed) throw denied(b, {}, now);
     return NONE;
@@ -117,5 +140,10 @@ async function applyOwnBudget(limiter: RateLimiter, input: RateStageInput): Prom
 
 function denied(b: Budget, headers: Record<string, string>, now: number): AppError {
   const retryAfter = Math.max(1, b.resetAt - Math.floor(now / 1000));
-  return new AppError('RATE_LIMITED', undefined, { limit: b.limit, resetAt: b.resetAt }, { ...headers, 'Retry-After': String(retryAfter) });
+  return new AppError(
+    'RATE_LIMITED',
+    undefined,
+    { limit: b.limit, resetAt: b.resetAt },
+    { ...headers, 'Retry-After': String(retryAfter) },
+  );
 }

@@ -56,4 +56,8 @@ export class RedisRateLimiter implements RateLimiter {
   }
 }
 
-const budget = (spec: WindowSpec, used: number, end: number): Budget => ({ limit: spec.limit, remaining: Math.max(0, spec.limit - used), resetAt: Math.ceil(end / 1000) });
+const budget = (spec: WindowSpec, used: number, end: number): Budget => ({
+  limit: spec.limit,
+  remaining: Math.max(0, spec.limit - used),
+  resetAt: Math.ceil(end / 1000),
+});

@@ -16,7 +16,9 @@ export const DISPLAY_NAME_MAX = 80;
 
 const ProfilePatch = z.strictObject({
   displayName: z.string().nullable().optional(),
-  defaultProjectId: nonEmptyString('INVALID_PROJECT_ID', 'defaultProjectId must be a project id.').nullable().optional(),
+  defaultProjectId: nonEmptyString('INVALID_PROJECT_ID', 'defaultProjectId must be a project id.')
+    .nullable()
+    .optional(),
 });
 const EmailBody = z.strictObject({ currentPassword: z.string(), newEmail: z.string() });
 const DeleteBody = z.strictObject({ confirmEmail: z.string(), currentPassword: z.string() });
@@ -26,7 +28,13 @@ const AccountProfileResponse = z.object({
   displayName: z.string().nullable(),
   defaultProjectId: z.string().nullable(),
   projectId: z.string(),
-  plan: z.object({ name: z.enum(['free', 'pro']), boardLimit: z.number().int(), verificationIncluded: z.boolean(), historyRetentionDays: z.number().int(), rewind: z.boolean() }),
+  plan: z.object({
+    name: z.enum(['free', 'pro']),
+    boardLimit: z.number().int(),
+    verificationIncluded: z.boolean(),
+    historyRetentionDays: z.number().int(),
+    rewind: z.boolean(),
+  }),
 });
 
 export function accountRoutes(deps: RouteDeps): Route[] {
@@ -46,7 +54,13 @@ export function accountRoutes(deps: RouteDeps): Route[] {
         displayName: account.displayName,
         defaultProjectId: account.defaultProjectId,
         projectId: ctx.project!.id,
-        plan: { name: plan.name, boardLimit: plan.boardsPerAccount, verificationIncluded: plan.verificationIncluded, historyRetentionDays: plan.historyRetentionDays, rewind: plan.rewind },
+        plan: {
+          name: plan.name,
+          boardLimit: plan.boardsPerAccount,
+          verificationIncluded: plan.verificationIncluded,
+          historyRetentionDays: plan.historyRetentionDays,
+          rewind: plan.rewind,
+        },
       },
     };
   }
@@ -77,20 +91,29 @@ export function accountRoutes(deps: RouteDeps): Route[] {
       project: 'required',
       rate: 'none',
       errors: ['INVALID_DISPLAY_NAME'],
-      responses: { 200: { description: 'The updated profile, with the same plan metadata as the GET.', schema: AccountProfileResponse } },
+      responses: {
+        200: {
+          description: 'The updated profile, with the same plan metadata as the GET.',
+          schema: AccountProfileResponse,
+        },
+      },
       async handler({ ctx, body }) {
         const changes: { displayName?: string | null; defaultProjectId?: string | null } = {};
         if (body.displayName !== undefined) {
           const name = body.displayName?.trim() || null;
-          if (name !== null && [...name].length > DISPLAY_NAME_MAX) throw new AppError('INVALID_DISPLAY_NAME', `displayName is at most ${DISPLAY_NAME_MAX} characters.`);
+          if (name !== null && [...name].length > DISPLAY_NAME_MAX)
+            throw new AppError('INVALID_DISPLAY_NAME', `displayName is at most ${DISPLAY_NAME_MAX} characters.`);
           changes.displayName = name;
         }
         if (body.defaultProjectId !== undefined && body.defaultProjectId !== null) {
-          if (!PROJECT_ID.test(body.defaultProjectId)) throw new AppError('INVALID_PROJECT_ID', 'defaultProjectId must be a project id.');
-          if (!(await deps.selector.reachable(ctx.identity!, body.defaultProjectId))) throw new AppError('PROJECT_SCOPE_DENIED', 'defaultProjectId must be a project you can reach.');
+          if (!PROJECT_ID.test(body.defaultProjectId))
+            throw new AppError('INVALID_PROJECT_ID', 'defaultProjectId must be a project id.');
+          if (!(await deps.selector.reachable(ctx.identity!, body.defaultProjectId)))
+            throw new AppError('PROJECT_SCOPE_DENIED', 'defaultProjectId must be a project you can reach.');
         }
         if (body.defaultProjectId !== undefined) changes.defaultProjectId = body.defaultProjectId;
-        if (Object.keys(changes).length && !(await modify(deps.store.accounts, ctx.identity!.accountId, () => changes))) throw new AppError('UNAUTHENTICATED');
+        if (Object.keys(changes).length && !(await modify(deps.store.accounts, ctx.identity!.accountId, () => changes)))
+          throw new AppError('UNAUTHENTICATED');
         return profile(ctx);
       },
     }),
@@ -100,7 +123,8 @@ export function accountRoutes(deps: RouteDeps): Route[] {
       refusedWhileImpersonating: true,
       group,
       summary: 'Change the email after re-authenticating; prior sessions are revoked and a fresh cookie issued.',
-      description: 'The new address is canonicalised (trimmed, lower-cased) and must be verified again; a verification link is mailed to it. Rate limited per socket address.',
+      description:
+        'The new address is canonicalised (trimmed, lower-cased) and must be verified again; a verification link is mailed to it. Rate limited per socket address.',
       auth: 'session',
       bodyKind: 'json',
       body: EmailBody,
@@ -110,7 +134,10 @@ export function accountRoutes(deps: RouteDeps): Route[] {
       async handler({ ctx, body }) {
         const session = await accounts.changeEmail(ctx.identity!.accountId, body, ctx.now);
         deps.revoke({ kind: 'revoked', accountSessions: session.account._id });
-        if (!session.account.emailVerified) await recovery.sendVerification(session.account, ctx.now).catch((e: unknown) => deps.logger.warn({ err: e }, 'verification mail failed'));
+        if (!session.account.emailVerified)
+          await recovery
+            .sendVerification(session.account, ctx.now)
+            .catch((e: unknown) => deps.logger.warn({ err: e }, 'verification mail failed'));
         return authSessionReply(200, session);
       },
     }),
@@ -125,12 +152,27 @@ export function accountRoutes(deps: RouteDeps): Route[] {
       bodyKind: 'json',
       body: DeleteBody,
       rate: 'address',
-      errors: ['ACCOUNT_DELETE_CONFIRM_MISMATCH', 'INVALID_CURRENT_PASSWORD', 'PROVIDER_UNAVAILABLE', 'PROVIDER_REQUEST_FAILED', 'PROVIDER_RESPONSE_INVALID'],
+      errors: [
+        'ACCOUNT_DELETE_CONFIRM_MISMATCH',
+        'INVALID_CURRENT_PASSWORD',
+        'PROVIDER_UNAVAILABLE',
+        'PROVIDER_REQUEST_FAILED',
+        'PROVIDER_RESPONSE_INVALID',
+      ],
       responses: { 204: { description: 'Deleted (kept 30 days, then purged); the cookie is cleared.' } },
       async handler({ ctx, body }) {
         const accountId = ctx.identity!.accountId;
-        const deleted = await accounts.deleteAccount(accountId, body, () => deletion.delete(accountId, 'owner', ctx.now));
-        const row = auditRow({ at: ctx.now, actor: ctx.identity!.principal, action: 'account.delete', projectId: null, origin: originOf(ctx), data: { purgeAfter: deleted.account.purgeAfter, boards: deleted.boards } });
+        const deleted = await accounts.deleteAccount(accountId, body, () =>
+          deletion.delete(accountId, 'owner', ctx.now),
+        );
+        const row = auditRow({
+          at: ctx.now,
+          actor: ctx.identity!.principal,
+          action: 'account.delete',
+          projectId: null,
+          origin: originOf(ctx),
+          data: { purgeAfter: deleted.account.purgeAfter, boards: deleted.boards },
+        });
         await deps.store.audit.insert({ ...row, target: `account:${accountId}` });
         deps.revoke({ kind: 'revoked', accountId });
         for (const boardId of deleted.boards) deps.revoke({ kind: 'revoked', boardId });

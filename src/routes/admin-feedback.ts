@@ -9,11 +9,20 @@ import type { RouteDeps } from './deps.js';
 import { adminBase, PageQuery, Reason } from './admin-shared.js';
 import { Feedback } from './feedback.js';
 
-const AdminFeedbackPage = z.object({ feedback: z.array(Feedback.extend({ boardName: z.string().nullable().describe('The board’s name; null when the board is gone.') })), nextCursor: z.string().nullable() });
+const AdminFeedbackPage = z.object({
+  feedback: z.array(
+    Feedback.extend({ boardName: z.string().nullable().describe('The board’s name; null when the board is gone.') }),
+  ),
+  nextCursor: z.string().nullable(),
+});
 
 const ListQuery = PageQuery.extend({
   status: z.enum(FEEDBACK_STATUSES).optional(),
-  projectId: z.string().regex(PROJECT_ID, 'must be 1 to 64 letters, digits, "-" or "_"').optional().describe('One board’s feedback only.'),
+  projectId: z
+    .string()
+    .regex(PROJECT_ID, 'must be 1 to 64 letters, digits, "-" or "_"')
+    .optional()
+    .describe('One board’s feedback only.'),
 });
 const ResolveBody = z.strictObject({ reason: Reason.optional() }).optional();
 const ReasonBody = z.strictObject({ reason: Reason });
@@ -37,18 +46,30 @@ export function adminFeedbackRoutes(deps: RouteDeps): Route[] {
       query: ListQuery,
       errors: ['INVALID_CURSOR', 'INVALID_INPUT'],
       responses: { 200: { description: 'A page of entries, each with its board’s name.', schema: AdminFeedbackPage } },
-      handler: async ({ query }) => ({ status: 200, body: await desk.list({ boardId: query.projectId, status: query.status, cursor: query.cursor, limit: query.limit }) }),
+      handler: async ({ query }) => ({
+        status: 200,
+        body: await desk.list({
+          boardId: query.projectId,
+          status: query.status,
+          cursor: query.cursor,
+          limit: query.limit,
+        }),
+      }),
     }),
     defineRoute<z.infer<typeof ResolveBody>, undefined>({
       ...adminBase,
       method: 'post',
       path: '/api/admin/feedback/{id}/resolve',
-      summary: 'Mark an open entry resolved (the problem is fixed, the question answered); it no longer counts against the limits.',
+      summary:
+        'Mark an open entry resolved (the problem is fixed, the question answered); it no longer counts against the limits.',
       bodyKind: 'optional-json',
       body: ResolveBody,
       errors: ['FEEDBACK_NOT_FOUND', 'FEEDBACK_CLOSED'],
       responses: { 200: { description: 'The entry, resolved.', schema: Closed } },
-      handler: async ({ ctx, body }) => ({ status: 200, body: await desk.close(ctx, id(ctx.params), 'resolved', body?.reason ?? null) }),
+      handler: async ({ ctx, body }) => ({
+        status: 200,
+        body: await desk.close(ctx, id(ctx.params), 'resolved', body?.reason ?? null),
+      }),
     }),
     defineRoute<z.infer<typeof ReasonBody>, undefined>({
       ...adminBase,
@@ -59,13 +80,17 @@ export function adminFeedbackRoutes(deps: RouteDeps): Route[] {
       body: ReasonBody,
       errors: ['FEEDBACK_NOT_FOUND', 'FEEDBACK_CLOSED'],
       responses: { 200: { description: 'The entry, dismissed.', schema: Closed } },
-      handler: async ({ ctx, body }) => ({ status: 200, body: await desk.close(ctx, id(ctx.params), 'dismissed', body.reason) }),
+      handler: async ({ ctx, body }) => ({
+        status: 200,
+        body: await desk.close(ctx, id(ctx.params), 'dismissed', body.reason),
+      }),
     }),
     defineRoute<z.infer<typeof ReasonBody>, undefined>({
       ...adminBase,
       method: 'post',
       path: '/api/admin/feedback/{id}/promote',
-      summary: 'Make one item on the entry’s board from it (labelled `feedback` and `feedback:<id>`, the text in its description); the entry becomes promoted.',
+      summary:
+        'Make one item on the entry’s board from it (labelled `feedback` and `feedback:<id>`, the text in its description); the entry becomes promoted.',
       description: `One item per entry, even when operators promote it at the same moment: one of them makes it, the others wait for it (up to ${PROMOTION_WAIT_MS / 1000} s, else 503 FEEDBACK_BUSY) and answer with the same item and \`created: false\`; so does a promote of an entry promoted before. A promotion that died half way is taken over after ${PROMOTION_STALE_MS / 1000} s by the next promote, which adopts an item the dead one made rather than making a second.`,
       bodyKind: 'json',
       body: ReasonBody,

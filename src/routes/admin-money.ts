@@ -24,36 +24,95 @@ const Billing = z.object({
 const Plan = z.enum(['free', 'pro']);
 const Complimentary = z.object({ plan: z.literal('pro'), until: z.string() });
 const Outcome = z.enum(['applied', 'duplicate', 'ignored', 'failed']);
-const ProviderEventRow = z.object({ eventId: z.string(), type: z.string(), outcome: Outcome, projectId: z.string().nullable(), at: z.string(), requestId: z.string().nullable(), replay: z.boolean() });
+const ProviderEventRow = z.object({
+  eventId: z.string(),
+  type: z.string(),
+  outcome: Outcome,
+  projectId: z.string().nullable(),
+  at: z.string(),
+  requestId: z.string().nullable(),
+  replay: z.boolean(),
+});
 
 const DunningResponse = z.object({
-  boards: z.array(z.object({ projectId: z.string(), name: z.string().nullable(), ownerId: z.string().nullable(), plan: Plan.nullable(), billingPlan: Plan, daysOverdue: z.number().int().nullable() }).extend(Billing.shape)),
+  boards: z.array(
+    z
+      .object({
+        projectId: z.string(),
+        name: z.string().nullable(),
+        ownerId: z.string().nullable(),
+        plan: Plan.nullable(),
+        billingPlan: Plan,
+        daysOverdue: z.number().int().nullable(),
+      })
+      .extend(Billing.shape),
+  ),
   nextCursor: z.string().nullable(),
 });
 const AccountBillingResponse = z.object({
   account: z.object({ id: z.string(), email: z.string(), deletedAt: Iso }),
-  boards: z.array(z.object({ projectId: z.string(), name: z.string().nullable(), ownerId: z.string().nullable(), plan: Plan.nullable(), billingPlan: Plan, complimentary: Complimentary.nullable(), billing: Billing.nullable(), events: z.array(ProviderEventRow) })),
+  boards: z.array(
+    z.object({
+      projectId: z.string(),
+      name: z.string().nullable(),
+      ownerId: z.string().nullable(),
+      plan: Plan.nullable(),
+      billingPlan: Plan,
+      complimentary: Complimentary.nullable(),
+      billing: Billing.nullable(),
+      events: z.array(ProviderEventRow),
+    }),
+  ),
 });
 const SubscriptionBody = z.strictObject({ projectId: ProjectId, reason: Reason.optional() });
 const SubscriptionResponse = z.object({ projectId: z.string(), plan: Plan, billing: Billing });
 const PlanBody = z.strictObject({
   projectId: ProjectId,
   plan: z.literal('pro').describe('The plan granted (Pro, the one paid plan).'),
-  until: z.iso.datetime({ offset: true }).describe('When it ends by itself (ISO 8601, in the future, within 366 days); then the plan is what billing says.'),
+  until: z.iso
+    .datetime({ offset: true })
+    .describe('When it ends by itself (ISO 8601, in the future, within 366 days); then the plan is what billing says.'),
   reason: Reason,
 });
 const PlanResponse = z.object({ projectId: z.string(), plan: Plan, billingPlan: Plan, complimentary: Complimentary });
 const RefundBody = z.strictObject({
   projectId: ProjectId,
   reason: Reason,
-  amount: z.number().int().min(1).max(100_000_000).optional().describe('In the smallest currency unit (cents); absent: the whole payment.'),
+  amount: z
+    .number()
+    .int()
+    .min(1)
+    .max(100_000_000)
+    .optional()
+    .describe('In the smallest currency unit (cents); absent: the whole payment.'),
 });
-const RefundResponse = z.object({ projectId: z.string(), refund: z.object({ refundId: z.string(), invoiceId: z.string(), amount: z.number().int(), currency: z.string(), status: z.string(), paymentId: z.string() }) });
+const RefundResponse = z.object({
+  projectId: z.string(),
+  refund: z.object({
+    refundId: z.string(),
+    invoiceId: z.string(),
+    amount: z.number().int(),
+    currency: z.string(),
+    status: z.string(),
+    paymentId: z.string(),
+  }),
+});
 const WebhooksResponse = z.object({ events: z.array(ProviderEventRow), nextCursor: z.string().nullable() });
 const ReplayBody = z.strictObject({ reason: Reason.optional() }).optional();
-const ReplayResponse = z.object({ eventId: z.string(), type: z.string(), projectId: z.string().nullable(), handled: z.boolean(), outcome: Outcome });
+const ReplayResponse = z.object({
+  eventId: z.string(),
+  type: z.string(),
+  projectId: z.string().nullable(),
+  handled: z.boolean(),
+  outcome: Outcome,
+});
 
-const PROVIDER = ['PROVIDER_UNAVAILABLE', 'PROVIDER_REQUEST_FAILED', 'PROVIDER_RESPONSE_INVALID', 'BILLING_UNAVAILABLE'] as const;
+const PROVIDER = [
+  'PROVIDER_UNAVAILABLE',
+  'PROVIDER_REQUEST_FAILED',
+  'PROVIDER_RESPONSE_INVALID',
+  'BILLING_UNAVAILABLE',
+] as const;
 
 export function adminMoneyRoutes(deps: RouteDeps): Route[] {
   const desk = new MoneyDesk(deps.store, deps.billing);
@@ -73,7 +132,8 @@ export function adminMoneyRoutes(deps: RouteDeps): Route[] {
       ...adminBase,
       method: 'get',
       path: '/api/admin/billing/{userId}',
-      summary: 'An account’s billing: the boards it owns or pays for, with billing records, provider ids and received provider events.',
+      summary:
+        'An account’s billing: the boards it owns or pays for, with billing records, provider ids and received provider events.',
       bodyKind: 'none',
       errors: ['NOT_FOUND'],
       responses: { 200: { description: 'The account’s billing.', schema: AccountBillingResponse } },
@@ -83,8 +143,10 @@ export function adminMoneyRoutes(deps: RouteDeps): Route[] {
       ...adminBase,
       method: 'post',
       path: '/api/admin/users/{userId}/subscription',
-      summary: 'Re-read the board’s subscription from the provider and settle its billing record and plan (as a subscription event would).',
-      description: 'The board must be owned by the account. The provider is asked before anything is written: unreachable, 502 PROVIDER_UNAVAILABLE and nothing changed. A subscription the provider holds under another customer is 409 BILLING_CUSTOMER_CONFLICT.',
+      summary:
+        'Re-read the board’s subscription from the provider and settle its billing record and plan (as a subscription event would).',
+      description:
+        'The board must be owned by the account. The provider is asked before anything is written: unreachable, 502 PROVIDER_UNAVAILABLE and nothing changed. A subscription the provider holds under another customer is 409 BILLING_CUSTOMER_CONFLICT.',
       bodyKind: 'json',
       body: SubscriptionBody,
       errors: ['NOT_FOUND', 'BILLING_SUBSCRIPTION_REQUIRED', 'BILLING_CUSTOMER_CONFLICT', ...PROVIDER],
@@ -95,7 +157,8 @@ export function adminMoneyRoutes(deps: RouteDeps): Route[] {
       ...adminBase,
       method: 'post',
       path: '/api/admin/plan',
-      summary: 'A complimentary plan for a board until `until`; it ends by itself, and the plan is then what billing says.',
+      summary:
+        'A complimentary plan for a board until `until`; it ends by itself, and the plan is then what billing says.',
       description: 'Replaces a complimentary plan in force. The billing sweep (every minute) ends it at `until`.',
       bodyKind: 'json',
       body: PlanBody,
@@ -107,8 +170,10 @@ export function adminMoneyRoutes(deps: RouteDeps): Route[] {
       ...adminBase,
       method: 'post',
       path: '/api/admin/users/{userId}/refund',
-      summary: 'Refund, through the provider, the latest paid invoice of the board’s subscription (all of it, or `amount`).',
-      description: 'The board must be owned by the account. A retried request (the same X-Request-Id) is one refund at the provider. Unreachable provider: 502 PROVIDER_UNAVAILABLE and nothing changed.',
+      summary:
+        'Refund, through the provider, the latest paid invoice of the board’s subscription (all of it, or `amount`).',
+      description:
+        'The board must be owned by the account. A retried request (the same X-Request-Id) is one refund at the provider. Unreachable provider: 502 PROVIDER_UNAVAILABLE and nothing changed.',
       bodyKind: 'json',
       body: RefundBody,
       errors: ['NOT_FOUND', 'BILLING_SUBSCRIPTION_REQUIRED', 'BILLING_PAID_INVOICE_REQUIRED', ...PROVIDER],
@@ -123,20 +188,30 @@ export function adminMoneyRoutes(deps: RouteDeps): Route[] {
       bodyKind: 'none',
       query: PageQuery,
       errors: ['INVALID_CURSOR', 'INVALID_INPUT'],
-      responses: { 200: { description: 'A page of provider events; a page may hold fewer than `limit` (pending rows are left out).', schema: WebhooksResponse } },
+      responses: {
+        200: {
+          description: 'A page of provider events; a page may hold fewer than `limit` (pending rows are left out).',
+          schema: WebhooksResponse,
+        },
+      },
       handler: async ({ query }) => ({ status: 200, body: await desk.webhooks(query) }),
     }),
     defineRoute<z.infer<typeof ReplayBody>, undefined>({
       ...adminBase,
       method: 'post',
       path: '/api/admin/webhooks/{eventId}/replay',
-      summary: 'Fetch a provider event again and apply it as a delivery would, once per event id (an event applied before changes nothing).',
-      description: 'Unreachable provider: 502 PROVIDER_UNAVAILABLE and nothing changed. An event of a customer attached to none of our boards is 400 PROVIDER_EVENT_ACCOUNT_MISMATCH, after its audit rows.',
+      summary:
+        'Fetch a provider event again and apply it as a delivery would, once per event id (an event applied before changes nothing).',
+      description:
+        'Unreachable provider: 502 PROVIDER_UNAVAILABLE and nothing changed. An event of a customer attached to none of our boards is 400 PROVIDER_EVENT_ACCOUNT_MISMATCH, after its audit rows.',
       bodyKind: 'optional-json',
       body: ReplayBody,
       errors: ['NOT_FOUND', 'PROVIDER_EVENT_INVALID', 'PROVIDER_EVENT_ACCOUNT_MISMATCH', ...PROVIDER],
       responses: { 200: { description: 'What came of the event.', schema: ReplayResponse } },
-      handler: async ({ ctx, body }) => ({ status: 200, body: await desk.replay(ctx, ctx.params.eventId!, body?.reason ?? null) }),
+      handler: async ({ ctx, body }) => ({
+        status: 200,
+        body: await desk.replay(ctx, ctx.params.eventId!, body?.reason ?? null),
+      }),
     }),
   ];
 }

@@ -11,11 +11,17 @@ import { adminBase, AuditRow, PageQuery, Reason } from './admin-shared.js';
 
 const UsersQuery = PageQuery.extend({
   q: z.string().trim().min(1).max(254).optional().describe('An email prefix (case-insensitive) or an account id.'),
-  status: z.enum(['active', 'deleted']).optional().describe('Only accounts in this state; `deleted` alone lists deleted accounts, most recently deleted first.'),
+  status: z
+    .enum(['active', 'deleted'])
+    .optional()
+    .describe('Only accounts in this state; `deleted` alone lists deleted accounts, most recently deleted first.'),
 });
 const TokensQuery = PageQuery.extend({ userId: z.string().min(1).max(64) });
 const ReasonBody = z.strictObject({ reason: Reason });
-const PurgeBody = z.strictObject({ reason: Reason, confirm: z.string().max(254).describe('The account’s exact email.') });
+const PurgeBody = z.strictObject({
+  reason: Reason,
+  confirm: z.string().max(254).describe('The account’s exact email.'),
+});
 
 const UserRow = z.object({
   id: z.string(),
@@ -34,9 +40,27 @@ const UserRow = z.object({
 const AdminToken = PublicToken.extend({ revoked: z.boolean() });
 const UserDetail = z.object({
   user: UserRow,
-  boards: z.array(z.object({ projectId: z.string(), name: z.string(), role: z.string(), plan: z.enum(['free', 'pro']), owned: z.boolean(), closed: z.boolean() })),
+  boards: z.array(
+    z.object({
+      projectId: z.string(),
+      name: z.string(),
+      role: z.string(),
+      plan: z.enum(['free', 'pro']),
+      owned: z.boolean(),
+      closed: z.boolean(),
+    }),
+  ),
   tokens: z.array(AdminToken),
-  billing: z.array(z.object({ projectId: z.string(), status: z.string().nullable(), interval: z.enum(['month', 'year']).nullable(), currentPeriodEnd: z.string().nullable(), cancelAtPeriodEnd: z.boolean(), pastDueSince: z.string().nullable() })),
+  billing: z.array(
+    z.object({
+      projectId: z.string(),
+      status: z.string().nullable(),
+      interval: z.enum(['month', 'year']).nullable(),
+      currentPeriodEnd: z.string().nullable(),
+      cancelAtPeriodEnd: z.boolean(),
+      pastDueSince: z.string().nullable(),
+    }),
+  ),
   audit: z.object({ about: z.array(AuditRow), by: z.array(AuditRow) }),
 });
 const Revoked = z.object({ sessions: z.number().int(), tokens: z.number().int() });
@@ -45,7 +69,11 @@ const Closed = z.object({ user: UserRow, boards: z.array(z.string()) });
 const DAYS = DELETION_RETENTION_MS / 86_400_000;
 
 export function adminPeopleRoutes(deps: RouteDeps): Route[] {
-  const people = new PeopleDesk(deps.store, (accountId) => deps.billing.cancelLiveSubscriptions(accountId), deps.revoke);
+  const people = new PeopleDesk(
+    deps.store,
+    (accountId) => deps.billing.cancelLiveSubscriptions(accountId),
+    deps.revoke,
+  );
   const user = '/api/admin/users/{userId}';
 
   return [
@@ -53,12 +81,19 @@ export function adminPeopleRoutes(deps: RouteDeps): Route[] {
       ...adminBase,
       method: 'get',
       path: '/api/admin/users',
-      summary: 'Find accounts by email prefix or id (or list the deleted ones): plan, boards, created, last sign-in, status.',
-      description: 'With `q`: an account id finds that account; anything else is an email prefix, answered in email order. With `status=deleted` alone: deleted accounts, most recently deleted first. One of the two is needed. Pages with `cursor`/`limit`.',
+      summary:
+        'Find accounts by email prefix or id (or list the deleted ones): plan, boards, created, last sign-in, status.',
+      description:
+        'With `q`: an account id finds that account; anything else is an email prefix, answered in email order. With `status=deleted` alone: deleted accounts, most recently deleted first. One of the two is needed. Pages with `cursor`/`limit`.',
       bodyKind: 'none',
       query: UsersQuery,
       errors: ['INVALID_CURSOR'],
-      responses: { 200: { description: 'A page of accounts.', schema: z.object({ users: z.array(UserRow), nextCursor: z.string().nullable() }) } },
+      responses: {
+        200: {
+          description: 'A page of accounts.',
+          schema: z.object({ users: z.array(UserRow), nextCursor: z.string().nullable() }),
+        },
+      },
       async handler({ query }) {
         const page = await people.search(query);
         return { status: 200, body: { users: page.items, nextCursor: page.nextCursor } };
@@ -68,7 +103,8 @@ export function adminPeopleRoutes(deps: RouteDeps): Route[] {
       ...adminBase,
       method: 'get',
       path: user,
-      summary: 'One account: its boards and roles, tokens (never secrets or hashes), billing records, and recent audit rows about it and by it.',
+      summary:
+        'One account: its boards and roles, tokens (never secrets or hashes), billing records, and recent audit rows about it and by it.',
       description: 'Reading an account’s data is audited (`admin.user.view`).',
       bodyKind: 'none',
       errors: [],
@@ -99,7 +135,12 @@ export function adminPeopleRoutes(deps: RouteDeps): Route[] {
       bodyKind: 'none',
       query: TokensQuery,
       errors: ['INVALID_CURSOR'],
-      responses: { 200: { description: 'A page of tokens.', schema: z.object({ tokens: z.array(AdminToken), nextCursor: z.string().nullable() }) } },
+      responses: {
+        200: {
+          description: 'A page of tokens.',
+          schema: z.object({ tokens: z.array(AdminToken), nextCursor: z.string().nullable() }),
+        },
+      },
       async handler({ ctx, query }) {
         const page = await people.tokens(ctx, query.userId, query);
         return { status: 200, body: { tokens: page.items, nextCursor: page.nextCursor } };
@@ -114,7 +155,9 @@ export function adminPeopleRoutes(deps: RouteDeps): Route[] {
       bodyKind: 'json',
       body: ReasonBody,
       errors: ['TOKEN_NOT_FOUND'],
-      responses: { 200: { description: 'The token, now revoked.', schema: z.object({ token: AdminToken, already: z.boolean() }) } },
+      responses: {
+        200: { description: 'The token, now revoked.', schema: z.object({ token: AdminToken, already: z.boolean() }) },
+      },
       async handler({ ctx, body }) {
         return { status: 200, body: await people.revokeToken(ctx, ctx.params.tokenId!, body.reason) };
       },
@@ -150,14 +193,29 @@ export function adminPeopleRoutes(deps: RouteDeps): Route[] {
       ...adminBase,
       method: 'post',
       path: `${user}/purge`,
-      summary: 'Remove the account’s data now: its boards, memberships, tokens, sessions and the account itself. `confirm` is the account’s exact email.',
-      description: 'An account not deleted yet has its live subscriptions cancelled first (502 when the provider cannot; nothing changes). Audit rows stay.',
+      summary:
+        'Remove the account’s data now: its boards, memberships, tokens, sessions and the account itself. `confirm` is the account’s exact email.',
+      description:
+        'An account not deleted yet has its live subscriptions cancelled first (502 when the provider cannot; nothing changes). Audit rows stay.',
       bodyKind: 'json',
       body: PurgeBody,
-      errors: ['ACCOUNT_DELETE_CONFIRM_MISMATCH', 'PROVIDER_UNAVAILABLE', 'PROVIDER_REQUEST_FAILED', 'PROVIDER_RESPONSE_INVALID'],
-      responses: { 200: { description: 'Purged: the boards deleted with it.', schema: z.object({ purged: z.literal(true), boards: z.array(z.string()) }) } },
+      errors: [
+        'ACCOUNT_DELETE_CONFIRM_MISMATCH',
+        'PROVIDER_UNAVAILABLE',
+        'PROVIDER_REQUEST_FAILED',
+        'PROVIDER_RESPONSE_INVALID',
+      ],
+      responses: {
+        200: {
+          description: 'Purged: the boards deleted with it.',
+          schema: z.object({ purged: z.literal(true), boards: z.array(z.string()) }),
+        },
+      },
       async handler({ ctx, body }) {
-        return { status: 200, body: { purged: true, boards: await people.purge(ctx, ctx.params.userId!, body.confirm, body.reason) } };
+        return {
+          status: 200,
+          body: { purged: true, boards: await people.purge(ctx, ctx.params.userId!, body.confirm, body.reason) },
+        };
       },
     }),
   ];

@@ -9,14 +9,24 @@ export const adminBase = { group: 'admin', auth: 'operator', rate: 'operator' } 
 export const Reason = z.string().trim().min(3, 'say why (3 characters or more)').max(500);
 
 /** Listing pages: newest first, `cursor` from the previous page's `nextCursor` (INVALID_CURSOR otherwise). */
-export const PageQuery = z.strictObject({ cursor: z.string().max(200).optional(), limit: z.coerce.number().int().min(1).max(200).default(50) });
+export const PageQuery = z.strictObject({
+  cursor: z.string().max(200).optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+});
 
 /** An audit row as every operator view shows it (src/admin/audit-log.ts auditView). */
 export const AuditRow = z.object({
   id: z.string(),
   at: z.string(),
-  actor: z.string().describe('Who acted: `user:<id>` (an account, or an operator acting on its own), `agent:<id>`, `provider`.'),
-  impersonatedBy: z.string().nullable().describe('The operator’s account id when the actor is an account an operator acted as (an impersonation session); null otherwise.'),
+  actor: z
+    .string()
+    .describe('Who acted: `user:<id>` (an account, or an operator acting on its own), `agent:<id>`, `provider`.'),
+  impersonatedBy: z
+    .string()
+    .nullable()
+    .describe(
+      'The operator’s account id when the actor is an account an operator acted as (an impersonation session); null otherwise.',
+    ),
   action: z.string(),
   target: z.string().nullable(),
   projectId: z.string().nullable(),

@@ -32,19 +32,40 @@ const Time = z.iso.datetime({ offset: true });
 const UtilizationResponse = z.object({
   nodes: z.array(z.object({ nodeId: z.string(), self: z.boolean(), heardAt: z.string(), figures: NodeFigures })),
 });
-const MetricsQuery = z.strictObject({ days: z.coerce.number().int().min(1).max(90).default(30).describe('Days of the per-day series, today included.') });
+const MetricsQuery = z.strictObject({
+  days: z.coerce.number().int().min(1).max(90).default(30).describe('Days of the per-day series, today included.'),
+});
 const CostQuery = z.strictObject({
   accountId: Id.optional().describe('One account: its own requests and socket time, and every board it owns.'),
   projectId: Id.optional().describe('One board.'),
-  day: z.iso.date().optional().describe('Without accountId or projectId: the boards active that day (UTC; default today), by board id.'),
-  cursor: z.string().min(1).max(200).optional().describe('The previous page’s nextCursor (a board id; anything else is 400 INVALID_CURSOR).'),
+  day: z.iso
+    .date()
+    .optional()
+    .describe('Without accountId or projectId: the boards active that day (UTC; default today), by board id.'),
+  cursor: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe('The previous page’s nextCursor (a board id; anything else is 400 INVALID_CURSOR).'),
   limit: Limit,
 });
 const AuditQuery = z.strictObject({
   actor: z.string().min(1).max(200).optional().describe('A principal: user:<id>, agent:<id>, system:…'),
-  target: z.string().min(1).max(300).optional().describe('What an operator action was done to: account:<id>, board:<id>, token:<id>, …'),
+  target: z
+    .string()
+    .min(1)
+    .max(300)
+    .optional()
+    .describe('What an operator action was done to: account:<id>, board:<id>, token:<id>, …'),
   projectId: Id.optional(),
-  action: z.string().regex(/^[\w.:-]{1,100}\*?$/, 'an action (letters, digits, ".", ":", "-", "_"), optionally ending with * for a prefix').optional(),
+  action: z
+    .string()
+    .regex(
+      /^[\w.:-]{1,100}\*?$/,
+      'an action (letters, digits, ".", ":", "-", "_"), optionally ending with * for a prefix',
+    )
+    .optional(),
   from: Time.optional().describe('Rows at or after this time.'),
   to: Time.optional().describe('Rows at or before this time.'),
   cursor: z.string().min(1).max(400).optional(),
@@ -66,7 +87,8 @@ export function adminWatchRoutes(deps: RouteDeps): Route[] {
     defineRoute({
       ...get,
       path: '/api/admin/codebase',
-      summary: 'What this node runs: build, Node and engine versions, store and bus, node id, start time, and the configuration with secrets redacted.',
+      summary:
+        'What this node runs: build, Node and engine versions, store and bus, node id, start time, and the configuration with secrets redacted.',
       errors: [],
       responses: { 200: { description: 'The running build.', schema: CodebaseResponse } },
       handler: () => ({ status: 200, body: codebase(deps.config, startedAt) }),
@@ -74,17 +96,24 @@ export function adminWatchRoutes(deps: RouteDeps): Route[] {
     defineRoute({
       ...get,
       path: '/api/admin/utilization',
-      summary: 'Per node: boards active, sockets, requests and commits per minute, lease timers, mailbox depths, event-loop delay, memory.',
-      description: 'Each node tells the others its figures through the bus every 5 s; this lists the nodes heard in the last 15 s, the answering one first (its figures taken now). Without Redis, one node.',
+      summary:
+        'Per node: boards active, sockets, requests and commits per minute, lease timers, mailbox depths, event-loop delay, memory.',
+      description:
+        'Each node tells the others its figures through the bus every 5 s; this lists the nodes heard in the last 15 s, the answering one first (its figures taken now). Without Redis, one node.',
       errors: [],
       responses: { 200: { description: 'The nodes.', schema: UtilizationResponse } },
-      handler: () => ({ status: 200, body: { nodes: watch.utilization.nodes().map((n) => ({ ...n, heardAt: iso(n.heardAt) })) } }),
+      handler: () => ({
+        status: 200,
+        body: { nodes: watch.utilization.nodes().map((n) => ({ ...n, heardAt: iso(n.heardAt) })) },
+      }),
     }),
     defineRoute<undefined, z.infer<typeof MetricsQuery>>({
       ...get,
       path: '/api/admin/metrics',
-      summary: 'The platform: sign-ups, active accounts, boards and agents per day, requests and events, Pro boards, monthly revenue, churn.',
-      description: 'Per-day figures come from the usage counters (each node writes its own every 5 s); revenue is priced at REVENUE_PRO_MONTHLY_USD and REVENUE_PRO_YEARLY_USD (null when either is unset).',
+      summary:
+        'The platform: sign-ups, active accounts, boards and agents per day, requests and events, Pro boards, monthly revenue, churn.',
+      description:
+        'Per-day figures come from the usage counters (each node writes its own every 5 s); revenue is priced at REVENUE_PRO_MONTHLY_USD and REVENUE_PRO_YEARLY_USD (null when either is unset).',
       query: MetricsQuery,
       errors: [],
       responses: { 200: { description: 'Per day, newest first, and billing.', schema: Loose } },
@@ -97,24 +126,50 @@ export function adminWatchRoutes(deps: RouteDeps): Route[] {
       ...get,
       path: '/api/admin/costmodel',
       summary: `Per account and board: stored bytes (estimated), events, requests and socket-minutes over ${WINDOW_DAYS} days, priced at the COST_* unit costs, beside the plan's revenue.`,
-      description: 'With accountId: that account and the boards it owns. With projectId: that board. With neither: the boards active on `day`, by board id, paged with cursor.',
+      description:
+        'With accountId: that account and the boards it owns. With projectId: that board. With neither: the boards active on `day`, by board id, paged with cursor.',
       query: CostQuery,
       errors: ['NOT_FOUND', 'INVALID_CURSOR'],
       responses: { 200: { description: 'Costs in US dollars.', schema: Loose } },
       async handler({ ctx, query }) {
         await flushed();
         const { costs } = config;
-        if (query.accountId !== undefined) return { status: 200, body: { unitCosts: costs, windowDays: WINDOW_DAYS, account: await accountCost(store, costs, query.accountId, ctx.now) } };
-        if (query.projectId !== undefined) return { status: 200, body: { unitCosts: costs, windowDays: WINDOW_DAYS, board: await boardCost(store, costs, query.projectId, ctx.now, true) } };
-        const page = await activeBoardsOn(store, costs, query.day ?? dayOf(ctx.now), query.cursor, query.limit, ctx.now);
+        if (query.accountId !== undefined)
+          return {
+            status: 200,
+            body: {
+              unitCosts: costs,
+              windowDays: WINDOW_DAYS,
+              account: await accountCost(store, costs, query.accountId, ctx.now),
+            },
+          };
+        if (query.projectId !== undefined)
+          return {
+            status: 200,
+            body: {
+              unitCosts: costs,
+              windowDays: WINDOW_DAYS,
+              board: await boardCost(store, costs, query.projectId, ctx.now, true),
+            },
+          };
+        const page = await activeBoardsOn(
+          store,
+          costs,
+          query.day ?? dayOf(ctx.now),
+          query.cursor,
+          query.limit,
+          ctx.now,
+        );
         return { status: 200, body: { unitCosts: costs, windowDays: WINDOW_DAYS, ...page } };
       },
     }),
     defineRoute({
       ...get,
       path: '/api/admin/durability',
-      summary: 'Store health (ping, commit latency, conflicts and failures, disk space, replication on MongoDB), the last retention purge, the mail queue, the bus, and the alerts they raise.',
-      description: 'Commits, the purge and the mail figures are this node’s. `alerts` (critical first) names what needs an operator now: the store unreachable or slow, a commit failure in the last 15 minutes, the disk over 90% full, the bus down, a mail backlog, usage counts lost, a node with a slow event loop or large memory (src/admin/alerts.ts).',
+      summary:
+        'Store health (ping, commit latency, conflicts and failures, disk space, replication on MongoDB), the last retention purge, the mail queue, the bus, and the alerts they raise.',
+      description:
+        'Commits, the purge and the mail figures are this node’s. `alerts` (critical first) names what needs an operator now: the store unreachable or slow, a commit failure in the last 15 minutes, the disk over 90% full, the bus down, a mail backlog, usage counts lost, a node with a slow event loop or large memory (src/admin/alerts.ts).',
       errors: [],
       responses: { 200: { description: 'Health.', schema: Loose } },
       async handler() {
@@ -126,7 +181,11 @@ export function adminWatchRoutes(deps: RouteDeps): Route[] {
           mail: () => deps.mailer.stats?.(),
           bus: deps.busHealth,
           peers: () => watch.utilization.nodes().length - 1,
-          usage: () => ({ pendingRows: watch.usage.pendingRows, dropped: watch.usage.dropped, lastFlush: watch.usage.lastFlush }),
+          usage: () => ({
+            pendingRows: watch.usage.pendingRows,
+            dropped: watch.usage.dropped,
+            lastFlush: watch.usage.lastFlush,
+          }),
           nodes: () => watch.utilization.nodes(),
           clock: deps.clock,
         });
@@ -136,20 +195,32 @@ export function adminWatchRoutes(deps: RouteDeps): Route[] {
     defineRoute<undefined, z.infer<typeof AuditQuery>>({
       ...get,
       path: '/api/admin/audit',
-      summary: 'Every audit row, newest first, filtered by actor, target, board, action (a trailing * matches a prefix) and time.',
-      description: 'At most 2,000 rows are examined per page: with a filter that matches rarely, a page may hold fewer than `limit` rows; follow nextCursor until it is null.',
+      summary:
+        'Every audit row, newest first, filtered by actor, target, board, action (a trailing * matches a prefix) and time.',
+      description:
+        'At most 2,000 rows are examined per page: with a filter that matches rarely, a page may hold fewer than `limit` rows; follow nextCursor until it is null.',
       query: AuditQuery,
       errors: ['INVALID_CURSOR'],
-      responses: { 200: { description: 'A page of rows.', schema: z.object({ rows: z.array(AuditRow), nextCursor: z.string().nullable(), scanned: z.number() }) } },
+      responses: {
+        200: {
+          description: 'A page of rows.',
+          schema: z.object({ rows: z.array(AuditRow), nextCursor: z.string().nullable(), scanned: z.number() }),
+        },
+      },
       async handler({ query }) {
-        const page = await auditPage(store, { ...query, from: query.from === undefined ? undefined : Date.parse(query.from), to: query.to === undefined ? undefined : Date.parse(query.to) });
+        const page = await auditPage(store, {
+          ...query,
+          from: query.from === undefined ? undefined : Date.parse(query.from),
+          to: query.to === undefined ? undefined : Date.parse(query.to),
+        });
         return { status: 200, body: page };
       },
     }),
     defineRoute<undefined, z.infer<typeof AbuseQuery>>({
       ...get,
       path: '/api/admin/abuse',
-      summary: 'The last hour: addresses and principals ranked by refusals (401, 403, 429), sign-up and anonymous-board bursts, shout floods, socket budget closures.',
+      summary:
+        'The last hour: addresses and principals ranked by refusals (401, 403, 429), sign-up and anonymous-board bursts, shout floods, socket budget closures.',
       description: 'From ten-minute counters (this one and the five before); each node writes its own every 5 s.',
       query: AbuseQuery,
       errors: [],

@@ -11,8 +11,16 @@ import { Recovery } from '../accounts/recovery.js';
 const REFERRAL_CODE = /^[0-9bcdfghjkmnpqrstvwxyz]{12}$/;
 
 /** Documented as 12..128 characters (code points); checked by checkPassword, whose refusal is INVALID_PASSWORD. */
-const NewPassword = z.string().meta({ minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX, description: `${PASSWORD_MIN} to ${PASSWORD_MAX} characters; every character counts.` });
-const SignupBody = z.strictObject({ email: z.string(), password: NewPassword, referralCode: z.string().regex(REFERRAL_CODE, 'must be 12 characters of 0-9 and consonants b-z').optional() });
+const NewPassword = z.string().meta({
+  minLength: PASSWORD_MIN,
+  maxLength: PASSWORD_MAX,
+  description: `${PASSWORD_MIN} to ${PASSWORD_MAX} characters; every character counts.`,
+});
+const SignupBody = z.strictObject({
+  email: z.string(),
+  password: NewPassword,
+  referralCode: z.string().regex(REFERRAL_CODE, 'must be 12 characters of 0-9 and consonants b-z').optional(),
+});
 const LoginBody = z.strictObject({ email: z.string(), password: z.string() });
 const ChangePasswordBody = z.strictObject({ currentPassword: z.string(), newPassword: NewPassword });
 const LogoutBody = z.strictObject({}).optional();
@@ -21,12 +29,23 @@ const ForgotBody = z.strictObject({ email: z.string() });
 const ResetBody = z.strictObject({ token: z.string().min(1), newPassword: NewPassword });
 const VerifyBody = z.strictObject({ token: z.string().min(1) });
 const Accepted = z.object({ status: z.literal('accepted') });
-const AuthMeResponse = z.object({ user: PublicAccount, csrfToken: z.string().describe('Send it back in X-CSRF-Token on every write made with this session.'), referral: z.object({ code: z.string(), months: z.number().int(), referred: z.boolean() }).nullable() });
+const AuthMeResponse = z.object({
+  user: PublicAccount,
+  csrfToken: z.string().describe('Send it back in X-CSRF-Token on every write made with this session.'),
+  referral: z.object({ code: z.string(), months: z.number().int(), referred: z.boolean() }).nullable(),
+});
 const WhoamiResponse = z.object({
   principal: z.string(),
   account: z.object({ id: z.string(), email: z.string().nullable() }),
   workspace: z.object({ projectId: z.string() }).nullable(),
-  token: z.object({ id: z.string(), scope: z.enum(['account', 'workspace', 'resource']), prefix: z.string(), role: z.string().nullable() }).nullable(),
+  token: z
+    .object({
+      id: z.string(),
+      scope: z.enum(['account', 'workspace', 'resource']),
+      prefix: z.string(),
+      role: z.string().nullable(),
+    })
+    .nullable(),
 });
 
 export function authRoutes(deps: RouteDeps): Route[] {
@@ -41,16 +60,26 @@ export function authRoutes(deps: RouteDeps): Route[] {
       budgetsEmail: true,
       group,
       summary: 'Create an account, its default project, and a session.',
-      description: 'A referral code is resolved before the account exists; an unknown one creates nothing. Rate limited per socket address.',
+      description:
+        'A referral code is resolved before the account exists; an unknown one creates nothing. Rate limited per socket address.',
       auth: 'none',
       bodyKind: 'json',
       body: SignupBody,
       rate: 'address',
-      errors: ['INVALID_EMAIL', 'INVALID_PASSWORD', 'REFERRAL_CODE_INVALID', 'EMAIL_TAKEN', 'AUTH_UNAVAILABLE', 'REFERRAL_UNAVAILABLE'],
+      errors: [
+        'INVALID_EMAIL',
+        'INVALID_PASSWORD',
+        'REFERRAL_CODE_INVALID',
+        'EMAIL_TAKEN',
+        'AUTH_UNAVAILABLE',
+        'REFERRAL_UNAVAILABLE',
+      ],
       responses: { 201: { description: 'Signed up; the session cookie is set.', schema: AuthSessionResponse } },
       async handler({ ctx, body }) {
         const session = await accounts.signup(body, ctx.now);
-        await recovery.sendVerification(session.account, ctx.now).catch((e: unknown) => deps.logger.warn({ err: e }, 'verification mail failed'));
+        await recovery
+          .sendVerification(session.account, ctx.now)
+          .catch((e: unknown) => deps.logger.warn({ err: e }, 'verification mail failed'));
         return authSessionReply(201, session);
       },
     }),
@@ -122,7 +151,9 @@ export function authRoutes(deps: RouteDeps): Route[] {
       responses: { 202: { description: 'Accepted; a mail goes out if the address is known.', schema: Accepted } },
       async handler({ ctx, body }) {
         // Not awaited: the answer's timing must not tell whether the address exists.
-        recovery.forgotPassword(body.email, ctx.now).catch((e: unknown) => deps.logger.error({ err: e }, 'forgot-password failed'));
+        recovery
+          .forgotPassword(body.email, ctx.now)
+          .catch((e: unknown) => deps.logger.error({ err: e }, 'forgot-password failed'));
         return { status: 202, body: { status: 'accepted' } };
       },
     }),
@@ -163,7 +194,8 @@ export function authRoutes(deps: RouteDeps): Route[] {
       path: '/api/auth/verify-email/resend',
       group,
       summary: 'Mail the signed-in account a new confirmation link (an unconfirmed address cannot accept invitations).',
-      description: 'Nothing is sent when the address is confirmed already (`sent: false`). Draws on the per-address budget, as signup does.',
+      description:
+        'Nothing is sent when the address is confirmed already (`sent: false`). Draws on the per-address budget, as signup does.',
       auth: 'session',
       bodyKind: 'none',
       rate: 'address',
@@ -190,7 +222,18 @@ export function authRoutes(deps: RouteDeps): Route[] {
       async handler({ ctx }) {
         const account = await deps.store.accounts.get(ctx.identity!.accountId);
         if (!account) throw new AppError('UNAUTHENTICATED');
-        return { status: 200, body: { user: publicAccount(account), csrfToken: deps.csrfToken((ctx.identity as SessionIdentity).sessionId), referral: { code: account.referralCode, months: account.referralMonths, referred: account.referredBy !== null } } };
+        return {
+          status: 200,
+          body: {
+            user: publicAccount(account),
+            csrfToken: deps.csrfToken((ctx.identity as SessionIdentity).sessionId),
+            referral: {
+              code: account.referralCode,
+              months: account.referralMonths,
+              referred: account.referredBy !== null,
+            },
+          },
+        };
       },
     }),
     defineRoute({
@@ -209,13 +252,19 @@ export function authRoutes(deps: RouteDeps): Route[] {
         const identity = ctx.identity!;
         const account = await deps.store.accounts.get(identity.accountId);
         if (!account) throw new AppError(identity.kind === 'token' ? 'INVALID_SERVICE_TOKEN' : 'UNAUTHENTICATED');
-        const token = identity.kind === 'token' ? { id: identity.tokenId, scope: identity.scope, prefix: identity.prefix, role: identity.role } : null;
+        const token =
+          identity.kind === 'token'
+            ? { id: identity.tokenId, scope: identity.scope, prefix: identity.prefix, role: identity.role }
+            : null;
         const projectId = identity.kind === 'token' ? identity.boardId : account.defaultProjectId;
         return {
           status: 200,
           body: {
             principal: identity.principal,
-            account: { id: account._id, email: identity.kind === 'session' || identity.scope === 'account' ? account.email : null },
+            account: {
+              id: account._id,
+              email: identity.kind === 'session' || identity.scope === 'account' ? account.email : null,
+            },
             workspace: projectId ? { projectId } : null,
             token,
           },

@@ -11,7 +11,14 @@ const Interval = z.enum(['month', 'year']);
 export const AccountBillingResponse = z.object({
   projectId: z.string(),
   plan: z.enum(['free', 'pro']),
-  subscription: z.object({ status: z.string(), interval: Interval.nullable(), currentPeriodEnd: z.string().nullable(), cancelAtPeriodEnd: z.boolean() }).nullable(),
+  subscription: z
+    .object({
+      status: z.string(),
+      interval: Interval.nullable(),
+      currentPeriodEnd: z.string().nullable(),
+      cancelAtPeriodEnd: z.boolean(),
+    })
+    .nullable(),
   providerAvailable: z.boolean(),
   upgradeOptions: z.array(z.object({ plan: z.literal('pro'), interval: Interval })),
 });
@@ -20,19 +27,32 @@ const CheckoutBody = z.strictObject({
   interval: z
     .string()
     .check((ctx) => {
-      if (ctx.value !== 'month' && ctx.value !== 'year') throw new AppError('INVALID_BILLING_INTERVAL', 'interval must be month or year.');
+      if (ctx.value !== 'month' && ctx.value !== 'year')
+        throw new AppError('INVALID_BILLING_INTERVAL', 'interval must be month or year.');
     })
     .meta({ enum: ['month', 'year'] }),
 });
 const NoBody = z.strictObject({}).optional();
 const BillingUrlResponse = z.object({ url: z.string() });
 const AnnualBillingResponse = z.object({ changed: z.boolean() });
-const PROVIDER_ERRORS = ['PROVIDER_REQUEST_FAILED', 'PROVIDER_RESPONSE_INVALID', 'PROVIDER_UNAVAILABLE', 'BILLING_UNAVAILABLE'] as const;
+const PROVIDER_ERRORS = [
+  'PROVIDER_REQUEST_FAILED',
+  'PROVIDER_RESPONSE_INVALID',
+  'PROVIDER_UNAVAILABLE',
+  'BILLING_UNAVAILABLE',
+] as const;
 const BillingWebhookResponse = z.object({ received: z.literal(true), handled: z.boolean() });
 const BillingAuditResponse = z.object({
-  events: z.array(z.object({ eventId: z.string(), type: z.string(), outcome: z.enum(['pending', 'applied', 'duplicate', 'ignored', 'failed']), requestId: z.string(), at: z.string() })),
+  events: z.array(
+    z.object({
+      eventId: z.string(),
+      type: z.string(),
+      outcome: z.enum(['pending', 'applied', 'duplicate', 'ignored', 'failed']),
+      requestId: z.string(),
+      at: z.string(),
+    }),
+  ),
 });
-
 
 export function billingRoutes(deps: RouteDeps, billing: BillingService): Route[] {
   const group = 'billing';
@@ -52,13 +72,25 @@ export function billingRoutes(deps: RouteDeps, billing: BillingService): Route[]
       path: '/api/account/billing/checkout',
       refusedWhileImpersonating: true,
       summary: 'A provider-hosted checkout URL for Pro at `interval` (owner only).',
-      description: 'The provider customer is created and attached first when absent (another attached meanwhile: 409 BILLING_CUSTOMER_CONFLICT). A board with a live subscription gets 409 BILLING_SUBSCRIPTION_CONFLICT. No idempotency key: each accepted call may create a provider session.',
+      description:
+        'The provider customer is created and attached first when absent (another attached meanwhile: 409 BILLING_CUSTOMER_CONFLICT). A board with a live subscription gets 409 BILLING_SUBSCRIPTION_CONFLICT. No idempotency key: each accepted call may create a provider session.',
       bodyKind: 'json',
       body: CheckoutBody,
-      errors: ['INVALID_BILLING_INTERVAL', 'INVALID_PROJECT_ID', 'PROJECT_SCOPE_DENIED', 'PROJECT_REQUIRED', 'BILLING_CUSTOMER_CONFLICT', 'BILLING_SUBSCRIPTION_CONFLICT', ...PROVIDER_ERRORS],
+      errors: [
+        'INVALID_BILLING_INTERVAL',
+        'INVALID_PROJECT_ID',
+        'PROJECT_SCOPE_DENIED',
+        'PROJECT_REQUIRED',
+        'BILLING_CUSTOMER_CONFLICT',
+        'BILLING_SUBSCRIPTION_CONFLICT',
+        ...PROVIDER_ERRORS,
+      ],
       responses: { 201: { description: 'Open `url` to pay.', schema: BillingUrlResponse } },
       async handler({ ctx, body }) {
-        return { status: 201, body: await billing.checkout(ctx.project!.id, await owner(ctx), body.interval as 'month' | 'year', returnUrl) };
+        return {
+          status: 201,
+          body: await billing.checkout(ctx.project!.id, await owner(ctx), body.interval as 'month' | 'year', returnUrl),
+        };
       },
     }),
     defineRoute<z.infer<typeof NoBody>, undefined>({
@@ -69,7 +101,13 @@ export function billingRoutes(deps: RouteDeps, billing: BillingService): Route[]
       summary: 'A provider-hosted customer-portal URL (owner only; the board must have a provider customer).',
       bodyKind: 'optional-json',
       body: NoBody,
-      errors: ['INVALID_PROJECT_ID', 'PROJECT_SCOPE_DENIED', 'PROJECT_REQUIRED', 'BILLING_CUSTOMER_REQUIRED', ...PROVIDER_ERRORS],
+      errors: [
+        'INVALID_PROJECT_ID',
+        'PROJECT_SCOPE_DENIED',
+        'PROJECT_REQUIRED',
+        'BILLING_CUSTOMER_REQUIRED',
+        ...PROVIDER_ERRORS,
+      ],
       responses: { 201: { description: 'Open `url` to manage the subscription.', schema: BillingUrlResponse } },
       async handler({ ctx }) {
         return { status: 201, body: await billing.portal(ctx.project!.id, returnUrl) };
@@ -83,10 +121,20 @@ export function billingRoutes(deps: RouteDeps, billing: BillingService): Route[]
       method: 'post',
       path: '/api/account/billing/annual',
       refusedWhileImpersonating: true,
-      summary: 'Move a live monthly Pro subscription to the yearly price (idempotent: already yearly is `changed: false`, with no provider call).',
+      summary:
+        'Move a live monthly Pro subscription to the yearly price (idempotent: already yearly is `changed: false`, with no provider call).',
       bodyKind: 'optional-json',
       body: NoBody,
-      errors: ['INVALID_PROJECT_ID', 'PROJECT_SCOPE_DENIED', 'PROJECT_REQUIRED', 'BILLING_SUBSCRIPTION_REQUIRED', 'BILLING_PRO_REQUIRED', 'BILLING_SUBSCRIPTION_CONFLICT', 'BILLING_INTERVAL_UNSUPPORTED', ...PROVIDER_ERRORS],
+      errors: [
+        'INVALID_PROJECT_ID',
+        'PROJECT_SCOPE_DENIED',
+        'PROJECT_REQUIRED',
+        'BILLING_SUBSCRIPTION_REQUIRED',
+        'BILLING_PRO_REQUIRED',
+        'BILLING_SUBSCRIPTION_CONFLICT',
+        'BILLING_INTERVAL_UNSUPPORTED',
+        ...PROVIDER_ERRORS,
+      ],
       responses: { 200: { description: 'Whether the price changed.', schema: AnnualBillingResponse } },
       async handler({ ctx }) {
         return { status: 200, body: await billing.annual(ctx.project!.id, ctx.now) };
@@ -97,7 +145,8 @@ export function billingRoutes(deps: RouteDeps, billing: BillingService): Route[]
       method: 'get',
       path: '/api/account/billing',
       summary: 'The selected project’s plan, subscription and upgrade options.',
-      description: 'Owner only (another member gets 403 PROJECT_SCOPE_DENIED). A subscription interval missing from the record is refreshed from the provider; when that fails it is logged and the answer goes out without it. `providerAvailable` is false when billing is not configured on this deployment.',
+      description:
+        'Owner only (another member gets 403 PROJECT_SCOPE_DENIED). A subscription interval missing from the record is refreshed from the provider; when that fails it is logged and the answer goes out without it. `providerAvailable` is false when billing is not configured on this deployment.',
       errors: ['INVALID_PROJECT_ID', 'PROJECT_SCOPE_DENIED', 'PROJECT_REQUIRED'],
       responses: { 200: { description: 'Billing state.', schema: AccountBillingResponse } },
       async handler({ ctx }) {
@@ -108,12 +157,24 @@ export function billingRoutes(deps: RouteDeps, billing: BillingService): Route[]
       ...account,
       method: 'get',
       path: '/api/account/billing/events',
-      summary: 'The provider deliveries recorded for the selected project, newest first: a pending and a terminal row each.',
+      summary:
+        'The provider deliveries recorded for the selected project, newest first: a pending and a terminal row each.',
       errors: ['INVALID_PROJECT_ID', 'PROJECT_SCOPE_DENIED', 'PROJECT_REQUIRED'],
       responses: { 200: { description: 'Audit rows.', schema: BillingAuditResponse } },
       async handler({ ctx }) {
-        const rows = await deps.store.audit.find({ projectId: ctx.project!.id, action: 'billing.webhook' }, { sort: [['at', -1]], limit: 200 });
-        return { status: 200, body: { events: rows.map((r) => ({ ...(r.data as { eventId: string; type: string; outcome: 'pending'; requestId: string }), at: new Date(r.at).toISOString() })) } };
+        const rows = await deps.store.audit.find(
+          { projectId: ctx.project!.id, action: 'billing.webhook' },
+          { sort: [['at', -1]], limit: 200 },
+        );
+        return {
+          status: 200,
+          body: {
+            events: rows.map((r) => ({
+              ...(r.data as { eventId: string; type: string; outcome: 'pending'; requestId: string }),
+              at: new Date(r.at).toISOString(),
+            })),
+          },
+        };
       },
     }),
     defineRoute({
@@ -126,10 +187,18 @@ export function billingRoutes(deps: RouteDeps, billing: BillingService): Route[]
       auth: 'none',
       bodyKind: 'raw',
       rate: 'none',
-      errors: ['PROVIDER_SIGNATURE_INVALID', 'PROVIDER_EVENT_INVALID', 'PROVIDER_EVENT_ACCOUNT_MISMATCH', 'BILLING_UNAVAILABLE'],
+      errors: [
+        'PROVIDER_SIGNATURE_INVALID',
+        'PROVIDER_EVENT_INVALID',
+        'PROVIDER_EVENT_ACCOUNT_MISMATCH',
+        'BILLING_UNAVAILABLE',
+      ],
       responses: { 200: { description: 'Received.', schema: BillingWebhookResponse } },
       async handler({ ctx, raw }) {
-        return { status: 200, body: await billing.webhook(raw, ctx.headers['stripe-signature'], originOf(ctx), ctx.now) };
+        return {
+          status: 200,
+          body: await billing.webhook(raw, ctx.headers['stripe-signature'], originOf(ctx), ctx.now),
+        };
       },
     }),
   ];

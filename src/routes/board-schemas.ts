@@ -22,12 +22,22 @@ export const ItemInput = z.strictObject({
   verify: z.enum(['none', 'required']).default('none'),
   maxAttempts: z.number().int().min(1).max(20).default(3),
   criteria: z.array(Digest).max(50).default([]),
-  doctrine: z.array(z.string().regex(/^[a-z0-9-]{1,64}$/)).max(20).default([]),
+  doctrine: z
+    .array(z.string().regex(/^[a-z0-9-]{1,64}$/))
+    .max(20)
+    .default([]),
   spec: z.array(z.string().min(1).max(64)).max(20).default([]),
   labels: z.array(z.string().min(1).max(40)).max(20).default([]),
 });
 
-const Lease = z.object({ holder: z.string(), purpose: z.enum(['work', 'verify']), fencingToken: z.number().int(), expiresAt: z.string() }).nullable();
+const Lease = z
+  .object({
+    holder: z.string(),
+    purpose: z.enum(['work', 'verify']),
+    fencingToken: z.number().int(),
+    expiresAt: z.string(),
+  })
+  .nullable();
 
 export const ItemView = z.object({
   workId: z.string(),
@@ -35,7 +45,12 @@ export const ItemView = z.object({
   description: z.string(),
   type: z.string(),
   priority: z.number().int(),
-  rank: z.number().nullable().describe('Position given by a reorder (lowest first); null until then. Ready items go ranked first, then by priority, then by creation.'),
+  rank: z
+    .number()
+    .nullable()
+    .describe(
+      'Position given by a reorder (lowest first); null until then. Ready items go ranked first, then by priority, then by creation.',
+    ),
   parentId: z.string().nullable(),
   dependsOn: z.array(z.string()),
   verify: z.enum(['none', 'required']),
@@ -48,7 +63,15 @@ export const ItemView = z.object({
   maxAttempts: z.number().int(),
   lease: Lease,
   submission: z.object({ head: z.string(), by: z.string(), at: z.string() }).nullable(),
-  verifications: z.array(z.object({ by: z.string(), head: z.string(), verdict: z.enum(['pass', 'fail']), finding: z.string().nullable(), at: z.string() })),
+  verifications: z.array(
+    z.object({
+      by: z.string(),
+      head: z.string(),
+      verdict: z.enum(['pass', 'fail']),
+      finding: z.string().nullable(),
+      at: z.string(),
+    }),
+  ),
   finding: z.string().nullable(),
   overridden: z.object({ by: z.string(), reason: z.string(), at: z.string() }).nullable(),
   blockedReason: z.string().nullable(),
@@ -63,4 +86,12 @@ export function itemView(item: BoardItem): z.infer<typeof ItemView> {
   return publicItem(item);
 }
 
-export const LeaseGrant = z.object({ workId: z.string(), leaseId: z.string(), purpose: z.enum(['work', 'verify']), fencingToken: z.number().int(), expiresAt: z.string(), renewBy: z.string(), hardExpiresAt: z.string() });
+export const LeaseGrant = z.object({
+  workId: z.string(),
+  leaseId: z.string(),
+  purpose: z.enum(['work', 'verify']),
+  fencingToken: z.number().int(),
+  expiresAt: z.string(),
+  renewBy: z.string(),
+  hardExpiresAt: z.string(),
+});

@@ -12,16 +12,39 @@ export const TTL_DEFAULT_S = 900;
 export const TTL_MAX_S = 86_400;
 
 const claimInput = (minTtl: number) =>
-  z.strictObject({ workId: WorkId.optional(), purpose: z.enum(['work', 'verify']).default('work'), ttlSeconds: z.number().int().min(minTtl).max(TTL_MAX_S).default(TTL_DEFAULT_S), head: ForbiddenHead });
-const leaseInput = (minTtl: number) => z.strictObject({ leaseId: z.string().min(1).max(100), action: z.enum(['renew', 'release']), ttlSeconds: z.number().int().min(minTtl).max(TTL_MAX_S).optional() });
+  z.strictObject({
+    workId: WorkId.optional(),
+    purpose: z.enum(['work', 'verify']).default('work'),
+    ttlSeconds: z.number().int().min(minTtl).max(TTL_MAX_S).default(TTL_DEFAULT_S),
+    head: ForbiddenHead,
+  });
+const leaseInput = (minTtl: number) =>
+  z.strictObject({
+    leaseId: z.string().min(1).max(100),
+    action: z.enum(['renew', 'release']),
+    ttlSeconds: z.number().int().min(minTtl).max(TTL_MAX_S).optional(),
+  });
 type ClaimInput = z.infer<ReturnType<typeof claimInput>>;
 type LeaseInput = z.infer<ReturnType<typeof leaseInput>>;
 const SubmitInput = z.strictObject({ leaseId: z.string().min(1).max(100), head: CommitId });
 const SupersedeInput = z.strictObject({ workId: WorkId, head: CommitId });
-const VerifyInput = z.strictObject({ workId: WorkId, head: CommitId, verdict: z.enum(['pass', 'fail']), finding: Digest.optional(), evidence: z.array(Digest).max(20).optional() });
+const VerifyInput = z.strictObject({
+  workId: WorkId,
+  head: CommitId,
+  verdict: z.enum(['pass', 'fail']),
+  finding: Digest.optional(),
+  evidence: z.array(Digest).max(20).optional(),
+});
 
 const StateReply = z.object({ workId: z.string(), state: z.string() });
-const base = { group: 'coordination', auth: 'bearer-or-session', project: 'required', rateHeaders: true, rate: 'lifecycle', bodyKind: 'json' } as const;
+const base = {
+  group: 'coordination',
+  auth: 'bearer-or-session',
+  project: 'required',
+  rateHeaders: true,
+  rate: 'lifecycle',
+  bodyKind: 'json',
+} as const;
 
 export function coordinationRoutes(deps: RouteDeps): Route[] {
   const { boards } = deps;
@@ -39,12 +62,34 @@ export function coordinationRoutes(deps: RouteDeps): Route[] {
         `ttlSeconds ${minTtl}..${TTL_MAX_S}, default ${TTL_DEFAULT_S}. The grant carries leaseId (keep it private), a fencing token strictly increasing per item, expiresAt, and renewBy (half the lease). ` +
         'A claim repeated by the current holder (named, or pull-next while it holds a lease for that purpose) returns its lease unchanged; a refused claim names the holder and its expiry.',
       body: ClaimInput,
-      errors: ['COMMIT_ID_FORBIDDEN', 'ITEM_NOT_FOUND', 'ITEM_NOT_READY', 'NOTHING_READY', 'VERIFY_NOT_INDEPENDENT', 'ROLE_REQUIRED', 'BOARD_PAUSED', 'BOARD_BUSY'],
+      errors: [
+        'COMMIT_ID_FORBIDDEN',
+        'ITEM_NOT_FOUND',
+        'ITEM_NOT_READY',
+        'NOTHING_READY',
+        'VERIFY_NOT_INDEPENDENT',
+        'ROLE_REQUIRED',
+        'BOARD_PAUSED',
+        'BOARD_BUSY',
+      ],
       responses: { 200: { description: 'The lease.', schema: LeaseGrant } },
       async handler({ ctx, body }) {
         if (body.head !== undefined) throw new AppError('COMMIT_ID_FORBIDDEN', 'A claim takes no commit id.');
-        const call = body.workId === undefined ? boards.enterWithin(ctx, 'member', 'claims') : boards.enter(ctx, 'member', 'claims', body.workId);
-        const grant = await boards.ask(call, { kind: 'claim', input: { principal: call.principal, workId: body.workId ?? null, purpose: body.purpose, ttlMs: body.ttlSeconds * 1000, leaseId: `lease_${randomUUID()}`, within: call.within } });
+        const call =
+          body.workId === undefined
+            ? boards.enterWithin(ctx, 'member', 'claims')
+            : boards.enter(ctx, 'member', 'claims', body.workId);
+        const grant = await boards.ask(call, {
+          kind: 'claim',
+          input: {
+            principal: call.principal,
+            workId: body.workId ?? null,
+            purpose: body.purpose,
+            ttlMs: body.ttlSeconds * 1000,
+            leaseId: `lease_${randomUUID()}`,
+            within: call.within,
+          },
+        });
         return { status: 200, body: grant };
       },
     }),
@@ -53,18 +98,38 @@ export function coordinationRoutes(deps: RouteDeps): Route[] {
       method: 'post',
       path: '/api/lease',
       summary: 'Renew or release a held lease.',
-      description: 'Renewals never pass 24 h from the grant. A stale or foreign lease id is LEASE_NOT_HELD, an expired one LEASE_EXPIRED; neither changes anything.',
+      description:
+        'Renewals never pass 24 h from the grant. A stale or foreign lease id is LEASE_NOT_HELD, an expired one LEASE_EXPIRED; neither changes anything.',
       body: LeaseInput,
       errors: ['LEASE_NOT_HELD', 'LEASE_EXPIRED', 'ROLE_REQUIRED', 'BOARD_BUSY'],
       responses: {
         200: {
-          description: 'The renewed lease, or null after a release; `revoked: true` with the reason when the item was blocked, cancelled, superseded or overridden under the holder.',
-          schema: z.object({ workId: z.string(), action: z.enum(['renew', 'release']), lease: LeaseGrant.nullable(), revoked: z.literal(true).optional(), reason: z.string().optional() }),
+          description:
+            'The renewed lease, or null after a release; `revoked: true` with the reason when the item was blocked, cancelled, superseded or overridden under the holder.',
+          schema: z.object({
+            workId: z.string(),
+            action: z.enum(['renew', 'release']),
+            lease: LeaseGrant.nullable(),
+            revoked: z.literal(true).optional(),
+            reason: z.string().optional(),
+          }),
         },
       },
       async handler({ ctx, body }) {
         const call = boards.enterWithin(ctx, 'member', 'claims');
-        return { status: 200, body: await boards.ask(call, { kind: 'lease', input: { principal: call.principal, leaseId: body.leaseId, action: body.action, ttlMs: body.ttlSeconds === undefined ? null : body.ttlSeconds * 1000, within: call.within } }) };
+        return {
+          status: 200,
+          body: await boards.ask(call, {
+            kind: 'lease',
+            input: {
+              principal: call.principal,
+              leaseId: body.leaseId,
+              action: body.action,
+              ttlMs: body.ttlSeconds === undefined ? null : body.ttlSeconds * 1000,
+              within: call.within,
+            },
+          }),
+        };
       },
     }),
     defineRoute<z.infer<typeof SubmitInput>, undefined>({
@@ -72,13 +137,20 @@ export function coordinationRoutes(deps: RouteDeps): Route[] {
       method: 'post',
       path: '/api/submit',
       summary: 'Submit the exact head commit produced under the lease; the lease ends.',
-      description: 'Items with verify none are done; verify required go to awaiting_verify for an independent verifier.',
+      description:
+        'Items with verify none are done; verify required go to awaiting_verify for an independent verifier.',
       body: SubmitInput,
       errors: ['LEASE_NOT_HELD', 'LEASE_EXPIRED', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_PAUSED', 'BOARD_BUSY'],
       responses: { 200: { description: 'The item’s new state.', schema: StateReply } },
       async handler({ ctx, body }) {
         const call = boards.enterWithin(ctx, 'member', 'claims');
-        return { status: 200, body: await boards.ask(call, { kind: 'submit', input: { principal: call.principal, leaseId: body.leaseId, head: body.head, within: call.within } }) };
+        return {
+          status: 200,
+          body: await boards.ask(call, {
+            kind: 'submit',
+            input: { principal: call.principal, leaseId: body.leaseId, head: body.head, within: call.within },
+          }),
+        };
       },
     }),
     defineRoute<z.infer<typeof SupersedeInput>, undefined>({
@@ -87,26 +159,64 @@ export function coordinationRoutes(deps: RouteDeps): Route[] {
       path: '/api/supersede',
       summary: 'Replace the submitted head with a newer one (the submitter only); any verify lease is voided.',
       body: SupersedeInput,
-      errors: ['ITEM_NOT_FOUND', 'NOT_SUBMITTER', 'HEAD_MISMATCH', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_PAUSED', 'BOARD_BUSY'],
+      errors: [
+        'ITEM_NOT_FOUND',
+        'NOT_SUBMITTER',
+        'HEAD_MISMATCH',
+        'INVALID_TRANSITION',
+        'ROLE_REQUIRED',
+        'BOARD_PAUSED',
+        'BOARD_BUSY',
+      ],
       responses: { 200: { description: 'Awaiting verification of the new head.', schema: StateReply } },
       async handler({ ctx, body }) {
         const call = boards.enter(ctx, 'member', 'claims', body.workId);
-        return { status: 200, body: await boards.ask(call, { kind: 'event', workId: body.workId, actor: call.principal, event: { type: 'SUPERSEDE', principal: call.principal, head: body.head } }) };
+        return {
+          status: 200,
+          body: await boards.ask(call, {
+            kind: 'event',
+            workId: body.workId,
+            actor: call.principal,
+            event: { type: 'SUPERSEDE', principal: call.principal, head: body.head },
+          }),
+        };
       },
     }),
     defineRoute<z.infer<typeof VerifyInput>, undefined>({
       ...base,
       method: 'post',
       path: '/api/verify',
-      summary: 'Record an independent verdict on the exact current head: pass completes the item, fail (with a finding digest) sends it back to ready.',
+      summary:
+        'Record an independent verdict on the exact current head: pass completes the item, fail (with a finding digest) sends it back to ready.',
       body: VerifyInput,
-      errors: ['ITEM_NOT_FOUND', 'VERIFY_NOT_INDEPENDENT', 'HEAD_MISMATCH', 'EVIDENCE_EXISTS', 'FINDING_REQUIRED', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_PAUSED', 'BOARD_BUSY'],
+      errors: [
+        'ITEM_NOT_FOUND',
+        'VERIFY_NOT_INDEPENDENT',
+        'HEAD_MISMATCH',
+        'EVIDENCE_EXISTS',
+        'FINDING_REQUIRED',
+        'INVALID_TRANSITION',
+        'ROLE_REQUIRED',
+        'BOARD_PAUSED',
+        'BOARD_BUSY',
+      ],
       responses: { 200: { description: 'The item’s new state.', schema: StateReply } },
       async handler({ ctx, body }) {
         const call = boards.enter(ctx, 'member', 'claims', body.workId);
         return {
           status: 200,
-          body: await boards.ask(call, { kind: 'event', workId: body.workId, actor: call.principal, event: { type: 'VERIFY', principal: call.principal, head: body.head, verdict: body.verdict, finding: body.finding ?? null } }),
+          body: await boards.ask(call, {
+            kind: 'event',
+            workId: body.workId,
+            actor: call.principal,
+            event: {
+              type: 'VERIFY',
+              principal: call.principal,
+              head: body.head,
+              verdict: body.verdict,
+              finding: body.finding ?? null,
+            },
+          }),
         };
       },
     }),

@@ -12,13 +12,25 @@ const ProposeInput = z.strictObject({
   slug: z.string().regex(SLUG, 'must be 1 to 64 lowercase letters, digits and dashes, starting with a letter or digit'),
   title: z.string().trim().min(1).max(200),
   text: z.string().trim().min(1).max(4000),
-  expectedDigest: Digest.optional().describe('The answer a blind test must give. Admins only (403 ROLE_REQUIRED for a member). Never shown again: reads say only `expectedDigestSet`.'),
+  expectedDigest: Digest.optional().describe(
+    'The answer a blind test must give. Admins only (403 ROLE_REQUIRED for a member). Never shown again: reads say only `expectedDigestSet`.',
+  ),
 });
 const NoBody = z.strictObject({}).optional();
-const RatifyInput = z.strictObject({ expectedDigest: Digest.optional().describe('Sets (or replaces) the answer blind tests are checked against. Never shown again.') }).optional();
+const RatifyInput = z
+  .strictObject({
+    expectedDigest: Digest.optional().describe(
+      'Sets (or replaces) the answer blind tests are checked against. Never shown again.',
+    ),
+  })
+  .optional();
 const RejectInput = z.strictObject({ reason: z.string().trim().min(1).max(500).optional() }).optional();
 const LevelInput = z.strictObject({ level: z.enum(DOCTRINE_LEVELS) });
-const BlindTestInput = z.strictObject({ answerDigest: Digest.describe('The digest of the agent’s answer, worked out without being shown the entry’s expected one.') });
+const BlindTestInput = z.strictObject({
+  answerDigest: Digest.describe(
+    'The digest of the agent’s answer, worked out without being shown the entry’s expected one.',
+  ),
+});
 
 export const DoctrineView = z.object({
   slug: z.string(),
@@ -29,11 +41,15 @@ export const DoctrineView = z.object({
   proposedBy: z.string(),
   agreements: z.number().int().describe('How many principals agreed (one agreement per principal).'),
   agreedBy: z.array(z.string()),
-  expectedDigestSet: z.boolean().describe('Whether blind tests can be taken: the expected digest itself is never shown.'),
+  expectedDigestSet: z
+    .boolean()
+    .describe('Whether blind tests can be taken: the expected digest itself is never shown.'),
   blindTests: z.object({
     pass: z.number().int(),
     fail: z.number().int(),
-    recent: z.array(z.object({ by: z.string(), result: z.enum(['pass', 'fail']), at: z.string() })).describe('The last 20 results, oldest first.'),
+    recent: z
+      .array(z.object({ by: z.string(), result: z.enum(['pass', 'fail']), at: z.string() }))
+      .describe('The last 20 results, oldest first.'),
   }),
   rejectedReason: z.string().nullable(),
   createdAt: z.string(),
@@ -60,7 +76,9 @@ export function doctrineRoutes(deps: RouteDeps): Route[] {
       bodyKind: 'none',
       rate: 'read',
       errors: ['ROLE_REQUIRED'],
-      responses: { 200: { description: 'Every entry, by slug.', schema: z.object({ entries: z.array(DoctrineView) }) } },
+      responses: {
+        200: { description: 'Every entry, by slug.', schema: z.object({ entries: z.array(DoctrineView) }) },
+      },
       handler: async ({ ctx }) => ({ status: 200, body: await desk.list(ctx) }),
     }),
     defineRoute<z.infer<typeof ProposeInput>, undefined>({
@@ -86,34 +104,47 @@ export function doctrineRoutes(deps: RouteDeps): Route[] {
       body: NoBody,
       rate: 'write',
       errors: ON_ENTRY,
-      responses: { 200: { description: 'The entry with this agreement.', schema: Reply.extend({ already: z.literal(true).optional() }) } },
+      responses: {
+        200: {
+          description: 'The entry with this agreement.',
+          schema: Reply.extend({ already: z.literal(true).optional() }),
+        },
+      },
       handler: async ({ ctx }) => ({ status: 200, body: await desk.agree(ctx, slugParam(ctx.params.slug)) }),
     }),
     defineRoute<z.infer<typeof RatifyInput>, undefined>({
       ...base,
       method: 'post',
       path: '/api/doctrine/{slug}/ratify',
-      summary: 'Ratify a proposed or rejected entry (admin), optionally setting the expected answer digest for blind tests.',
+      summary:
+        'Ratify a proposed or rejected entry (admin), optionally setting the expected answer digest for blind tests.',
       description: LIFECYCLE,
       bodyKind: 'optional-json',
       body: RatifyInput,
       rate: 'write',
       errors: ON_ENTRY,
       responses: { 200: { description: 'The entry, ratified.', schema: Reply } },
-      handler: async ({ ctx, body }) => ({ status: 200, body: await desk.ratify(ctx, slugParam(ctx.params.slug), body?.expectedDigest) }),
+      handler: async ({ ctx, body }) => ({
+        status: 200,
+        body: await desk.ratify(ctx, slugParam(ctx.params.slug), body?.expectedDigest),
+      }),
     }),
     defineRoute<z.infer<typeof RejectInput>, undefined>({
       ...base,
       method: 'post',
       path: '/api/doctrine/{slug}/reject',
-      summary: 'Reject a proposed or ratified entry (admin), with an optional reason. It stays on the board and may be ratified later.',
+      summary:
+        'Reject a proposed or ratified entry (admin), with an optional reason. It stays on the board and may be ratified later.',
       description: LIFECYCLE,
       bodyKind: 'optional-json',
       body: RejectInput,
       rate: 'write',
       errors: ON_ENTRY,
       responses: { 200: { description: 'The entry, rejected.', schema: Reply } },
-      handler: async ({ ctx, body }) => ({ status: 200, body: await desk.reject(ctx, slugParam(ctx.params.slug), body?.reason) }),
+      handler: async ({ ctx, body }) => ({
+        status: 200,
+        body: await desk.reject(ctx, slugParam(ctx.params.slug), body?.reason),
+      }),
     }),
     defineRoute<z.infer<typeof LevelInput>, undefined>({
       ...base,
@@ -126,13 +157,17 @@ export function doctrineRoutes(deps: RouteDeps): Route[] {
       rate: 'write',
       errors: ON_ENTRY,
       responses: { 200: { description: 'The entry at its level.', schema: Reply } },
-      handler: async ({ ctx, body }) => ({ status: 200, body: await desk.level(ctx, slugParam(ctx.params.slug), body.level) }),
+      handler: async ({ ctx, body }) => ({
+        status: 200,
+        body: await desk.level(ctx, slugParam(ctx.params.slug), body.level),
+      }),
     }),
     defineRoute<z.infer<typeof BlindTestInput>, undefined>({
       ...base,
       method: 'post',
       path: '/api/doctrine/{slug}/blind-test',
-      summary: 'Take a blind test of a ratified entry (member): post the digest of your answer; pass when it equals the entry’s expected digest.',
+      summary:
+        'Take a blind test of a ratified entry (member): post the digest of your answer; pass when it equals the entry’s expected digest.',
       description:
         'Digests only (`sha256:<64 hex>`), never the material. The result is kept with the entry (counters and the last 20 results) and counted in GET /api/metrics; the log says pass or fail, never a digest. ' +
         `An entry with no expected digest is 409 DOCTRINE_BLIND_TEST_UNSET. ${LIFECYCLE}`,
@@ -140,8 +175,16 @@ export function doctrineRoutes(deps: RouteDeps): Route[] {
       body: BlindTestInput,
       rate: 'write',
       errors: [...ON_ENTRY, 'DOCTRINE_BLIND_TEST_UNSET'],
-      responses: { 200: { description: 'The result and the entry with it.', schema: Reply.extend({ result: z.enum(['pass', 'fail']) }) } },
-      handler: async ({ ctx, body }) => ({ status: 200, body: await desk.blindTest(ctx, slugParam(ctx.params.slug), body.answerDigest) }),
+      responses: {
+        200: {
+          description: 'The result and the entry with it.',
+          schema: Reply.extend({ result: z.enum(['pass', 'fail']) }),
+        },
+      },
+      handler: async ({ ctx, body }) => ({
+        status: 200,
+        body: await desk.blindTest(ctx, slugParam(ctx.params.slug), body.answerDigest),
+      }),
     }),
   ];
 }

@@ -16,11 +16,17 @@ const LIST_MAX = 200;
 const FeedbackInput = z.strictObject({
   text: z.string().trim().min(1).max(2000),
   kind: z.enum(FEEDBACK_KINDS),
-  workId: WorkId.optional().describe('An item of this board the feedback is about (404 ITEM_NOT_FOUND when there is none).'),
+  workId: WorkId.optional().describe(
+    'An item of this board the feedback is about (404 ITEM_NOT_FOUND when there is none).',
+  ),
 });
 const FeedbackQuery = z.object({
   status: z.enum(FEEDBACK_STATUSES).optional(),
-  cursor: z.string().max(200).optional().describe('The `nextCursor` of the previous page (anything else is 400 INVALID_CURSOR).'),
+  cursor: z
+    .string()
+    .max(200)
+    .optional()
+    .describe('The `nextCursor` of the previous page (anything else is 400 INVALID_CURSOR).'),
   limit: z.string().optional().describe(`1 to ${LIST_MAX}, default ${LIST_DEFAULT}.`),
 });
 
@@ -31,12 +37,19 @@ export const Feedback = z.object({
   kind: z.enum(FEEDBACK_KINDS),
   text: z.string(),
   workId: z.string().nullable(),
-  status: z.enum(FEEDBACK_STATUSES).describe('open until triaged; promoting while an operator’s promotion makes its item; then resolved, dismissed or promoted.'),
+  status: z
+    .enum(FEEDBACK_STATUSES)
+    .describe(
+      'open until triaged; promoting while an operator’s promotion makes its item; then resolved, dismissed or promoted.',
+    ),
   at: z.string(),
   closedBy: z.string().nullable(),
   closedAt: z.string().nullable(),
   reason: z.string().nullable(),
-  promotedWorkId: z.string().nullable().describe('The item a promotion made (labelled `feedback` and `feedback:<id>`).'),
+  promotedWorkId: z
+    .string()
+    .nullable()
+    .describe('The item a promotion made (labelled `feedback` and `feedback:<id>`).'),
 });
 export const FeedbackPage = z.object({ feedback: z.array(Feedback), nextCursor: z.string().nullable() });
 
@@ -50,7 +63,8 @@ export function feedbackRoutes(deps: RouteDeps): Route[] {
       ...base,
       method: 'post',
       path: '/api/feedback',
-      summary: 'Report a problem, a suggestion or a question about working on this board (member), for the service’s operators.',
+      summary:
+        'Report a problem, a suggestion or a question about working on this board (member), for the service’s operators.',
       description: `Counts against the write budget. At most ${FEEDBACK_OPEN_PER_PRINCIPAL} open entries per principal on a board and ${FEEDBACK_OPEN_PER_BOARD} per board: past either, 429 FEEDBACK_LIMIT and nothing is written (details.scope says which). An entry stops counting once an operator resolves, dismisses or promotes it. The limits hold under concurrent posts on every node.`,
       bodyKind: 'json',
       body: FeedbackInput,
@@ -62,7 +76,16 @@ export function feedbackRoutes(deps: RouteDeps): Route[] {
         if (body.workId !== undefined && !(await call.actor.read()).board.items.has(body.workId)) {
           throw new AppError('ITEM_NOT_FOUND', `No item ${body.workId} on this board.`, { workId: body.workId });
         }
-        const entry = await book.post({ boardId: call.boardId, from: call.principal, kind: body.kind, text: body.text, workId: body.workId ?? null }, ctx.now);
+        const entry = await book.post(
+          {
+            boardId: call.boardId,
+            from: call.principal,
+            kind: body.kind,
+            text: body.text,
+            workId: body.workId ?? null,
+          },
+          ctx.now,
+        );
         return { status: 201, body: feedbackView(entry) };
       },
     }),
@@ -79,7 +102,12 @@ export function feedbackRoutes(deps: RouteDeps): Route[] {
       responses: { 200: { description: 'A page of entries.', schema: FeedbackPage } },
       async handler({ ctx, query }) {
         const call = boards.enter(ctx, 'admin', 'feedback');
-        const page = await book.page({ boardId: call.boardId, status: query.status, cursor: query.cursor, limit: intInRange(query.limit, 1, LIST_MAX, LIST_DEFAULT) });
+        const page = await book.page({
+          boardId: call.boardId,
+          status: query.status,
+          cursor: query.cursor,
+          limit: intInRange(query.limit, 1, LIST_MAX, LIST_DEFAULT),
+        });
         return { status: 200, body: { feedback: page.entries.map(feedbackView), nextCursor: page.nextCursor } };
       },
     }),

@@ -29,6 +29,31 @@ import { adminFeedbackRoutes } from './admin-feedback.js';
 export function routeTable(deps: Omit<RouteDeps, 'routes'>): Route[] {
   const table: Route[] = [];
   const full: RouteDeps = { ...deps, routes: () => table };
-  table.push(...systemRoutes(full), ...authRoutes(full), ...accountRoutes(full), ...tokenRoutes(full), ...projectRoutes(full), ...itemRoutes(full), ...coordinationRoutes(full), ...shoutRoutes(full), ...doctrineRoutes(full), ...specRoutes(full), ...feedbackRoutes(full), ...statusRoutes(full), ...billingRoutes(full, full.billing), ...rewindRoutes(full), ...sharingRoutes(full), ...onboardingRoutes(full), ...deviceRoutes(full), ...adminWatchRoutes(full), ...adminPeopleRoutes(full), ...adminMoneyRoutes(full), ...adminDataRoutes(full), ...adminAccessRoutes(full), ...adminFeedbackRoutes(full), ...webRoutes(full.web));
+  table.push(
+    ...systemRoutes(full),
+    ...authRoutes(full),
+    ...accountRoutes(full),
+    ...tokenRoutes(full),
+    ...projectRoutes(full),
+    ...itemRoutes(full),
+    ...coordinationRoutes(full),
+    ...shoutRoutes(full),
+    ...doctrineRoutes(full),
+    ...specRoutes(full),
+    ...feedbackRoutes(full),
+    ...statusRoutes(full),
+    ...billingRoutes(full, full.billing),
+    ...rewindRoutes(full),
+    ...sharingRoutes(full),
+    ...onboardingRoutes(full),
+    ...deviceRoutes(full),
+    ...adminWatchRoutes(full),
+    ...adminPeopleRoutes(full),
+    ...adminMoneyRoutes(full),
+    ...adminDataRoutes(full),
+    ...adminAccessRoutes(full),
+    ...adminFeedbackRoutes(full),
+    ...webRoutes(full.web),
+  );
   return table;
 }

@@ -16,10 +16,22 @@ import { ItemInput as ItemFields, itemView, ItemView, LeaseGrant, WORK_ID } from
 import { ForbiddenHead } from './schemas.js';
 
 const ItemInput = ItemFields.extend({ head: ForbiddenHead });
-const BatchInput = z.strictObject({ items: z.array(ItemInput.extend({ ref: z.string().min(1).max(64).optional() })).min(1).max(BATCH_MAX) });
-const StateInput = z.strictObject({ action: z.enum(['block', 'unblock', 'cancel', 'reopen']), reason: z.string().min(1).max(500).optional() });
+const BatchInput = z.strictObject({
+  items: z
+    .array(ItemInput.extend({ ref: z.string().min(1).max(64).optional() }))
+    .min(1)
+    .max(BATCH_MAX),
+});
+const StateInput = z.strictObject({
+  action: z.enum(['block', 'unblock', 'cancel', 'reopen']),
+  reason: z.string().min(1).max(500).optional(),
+});
 const OverrideInput = z.strictObject({ reason: z.string().min(1).max(500) });
-const ProgressInput = z.strictObject({ leaseId: z.string().min(1).max(100), note: z.string().max(2000).default(''), head: ForbiddenHead });
+const ProgressInput = z.strictObject({
+  leaseId: z.string().min(1).max(100),
+  note: z.string().max(2000).default(''),
+  head: ForbiddenHead,
+});
 
 type EditableFields = Omit<z.output<typeof ItemInput>, 'maxAttempts' | 'head'>;
 type PatchBody = Partial<EditableFields> & { head?: string; expectedVersion?: number };
@@ -29,7 +41,10 @@ type PatchBody = Partial<EditableFields> & { head?: string; expectedVersion?: nu
  */
 const PatchInput: z.ZodType<PatchBody> = z.strictObject({
   ...Object.fromEntries(
-    Object.entries(ItemInput.omit({ maxAttempts: true, head: true }).shape).map(([name, field]) => [name, (field instanceof z.ZodDefault ? field.unwrap() : field).optional()]),
+    Object.entries(ItemInput.omit({ maxAttempts: true, head: true }).shape).map(([name, field]) => [
+      name,
+      (field instanceof z.ZodDefault ? field.unwrap() : field).optional(),
+    ]),
   ),
   head: ForbiddenHead,
   expectedVersion: z.number().int().min(1).optional(),
@@ -45,23 +60,42 @@ const LIST_DEFAULT = 200;
 const LIST_MAX = 1000;
 const ListQuery = z.object({
   state: z.enum(ITEM_STATES).optional(),
-  after: z.string().regex(WORK_ID, 'must be a work id like W-12').optional().describe('The `next` of the previous page.'),
-  limit: z.string().regex(/^\d{1,4}$/, 'must be an integer').optional().describe(`1 to ${LIST_MAX}, default ${LIST_DEFAULT}.`),
+  after: z
+    .string()
+    .regex(WORK_ID, 'must be a work id like W-12')
+    .optional()
+    .describe('The `next` of the previous page.'),
+  limit: z
+    .string()
+    .regex(/^\d{1,4}$/, 'must be an integer')
+    .optional()
+    .describe(`1 to ${LIST_MAX}, default ${LIST_DEFAULT}.`),
 });
 const ListResponse = z.object({ items: z.array(ItemView), next: z.string().nullable() });
 const ItemDetail = ItemView.extend({
   doctrineLinks: z
-    .array(z.object({ slug: z.string(), level: z.enum(DOCTRINE_LEVELS).nullable(), status: z.enum(DOCTRINE_STATUSES).nullable() }))
-    .describe('Each linked doctrine entry’s level and status, in the order of `doctrine` (null for a slug the board holds no entry for).'),
+    .array(
+      z.object({
+        slug: z.string(),
+        level: z.enum(DOCTRINE_LEVELS).nullable(),
+        status: z.enum(DOCTRINE_STATUSES).nullable(),
+      }),
+    )
+    .describe(
+      'Each linked doctrine entry’s level and status, in the order of `doctrine` (null for a slug the board holds no entry for).',
+    ),
 });
-const LINKS = 'Every `doctrine` slug must name an entry on this board (GET /api/doctrine), whatever its status: a rejected entry stays and may be ratified again; a missing one is 400 DOCTRINE_LINK_NOT_FOUND, checked with the board’s own decision.';
+const LINKS =
+  'Every `doctrine` slug must name an entry on this board (GET /api/doctrine), whatever its status: a rejected entry stays and may be ratified again; a missing one is 400 DOCTRINE_LINK_NOT_FOUND, checked with the board’s own decision.';
 
 function checkNoHead(items: { head?: string }[]): void {
-  if (items.some((i) => i.head !== undefined)) throw new AppError('COMMIT_ID_FORBIDDEN', 'Items take no commit id; submit one with POST /api/submit.');
+  if (items.some((i) => i.head !== undefined))
+    throw new AppError('COMMIT_ID_FORBIDDEN', 'Items take no commit id; submit one with POST /api/submit.');
 }
 
 function workIdParam(raw: string | undefined): string {
-  if (!raw || !WORK_ID.test(raw)) throw new AppError('ITEM_NOT_FOUND', 'Work ids look like W-12.', { workId: raw ?? null });
+  if (!raw || !WORK_ID.test(raw))
+    throw new AppError('ITEM_NOT_FOUND', 'Work ids look like W-12.', { workId: raw ?? null });
   return raw;
 }
 
@@ -79,7 +113,16 @@ export function itemRoutes(deps: RouteDeps): Route[] {
       bodyKind: 'json',
       body: ItemInput,
       rate: 'write',
-      errors: ['COMMIT_ID_FORBIDDEN', 'CONFLICTING_DEPENDENCIES', 'CROSS_PROJECT_FOLD', 'CROSS_PROJECT_PARENT', 'DOCTRINE_LINK_NOT_FOUND', 'ROLE_REQUIRED', 'BOARD_PAUSED', 'BOARD_BUSY'],
+      errors: [
+        'COMMIT_ID_FORBIDDEN',
+        'CONFLICTING_DEPENDENCIES',
+        'CROSS_PROJECT_FOLD',
+        'CROSS_PROJECT_PARENT',
+        'DOCTRINE_LINK_NOT_FOUND',
+        'ROLE_REQUIRED',
+        'BOARD_PAUSED',
+        'BOARD_BUSY',
+      ],
       responses: { 201: { description: 'Created.', schema: ItemView } },
       async handler({ ctx, body }) {
         checkNoHead([body]);
@@ -97,13 +140,26 @@ export function itemRoutes(deps: RouteDeps): Route[] {
       bodyKind: 'json',
       body: BatchInput,
       rate: 'write',
-      errors: ['COMMIT_ID_FORBIDDEN', 'CONFLICTING_DEPENDENCIES', 'CROSS_PROJECT_FOLD', 'CROSS_PROJECT_PARENT', 'DOCTRINE_LINK_NOT_FOUND', 'ROLE_REQUIRED', 'BOARD_PAUSED', 'BOARD_BUSY'],
+      errors: [
+        'COMMIT_ID_FORBIDDEN',
+        'CONFLICTING_DEPENDENCIES',
+        'CROSS_PROJECT_FOLD',
+        'CROSS_PROJECT_PARENT',
+        'DOCTRINE_LINK_NOT_FOUND',
+        'ROLE_REQUIRED',
+        'BOARD_PAUSED',
+        'BOARD_BUSY',
+      ],
       responses: { 201: { description: 'All created, in order.', schema: z.object({ items: z.array(ItemView) }) } },
       async handler({ ctx, body }) {
         checkNoHead(body.items);
         const call = boards.enter(ctx, 'member', 'items');
         await captureBefore(deps.store, call, ctx.project!.plan, 'batch', ctx.now);
-        const created = await boards.ask(call, { kind: 'create', items: body.items.map(({ head: _head, ...rest }) => rest), actor: call.principal });
+        const created = await boards.ask(call, {
+          kind: 'create',
+          items: body.items.map(({ head: _head, ...rest }) => rest),
+          actor: call.principal,
+        });
         return { status: 201, body: { items: created.map(itemView) } };
       },
     }),
@@ -139,7 +195,12 @@ export function itemRoutes(deps: RouteDeps): Route[] {
       async handler({ ctx, query }) {
         const call = boards.look(ctx, 'items');
         const limit = Math.min(LIST_MAX, Math.max(1, Number(query.limit ?? LIST_DEFAULT)));
-        const page = listItems((await call.actor.read()).board, { state: query.state, after: query.after, limit, within: call.view.items });
+        const page = listItems((await call.actor.read()).board, {
+          state: query.state,
+          after: query.after,
+          limit,
+          within: call.view.items,
+        });
         return { status: 200, body: { items: page.items.map(itemView), next: page.next } };
       },
     }),
@@ -152,14 +213,37 @@ export function itemRoutes(deps: RouteDeps): Route[] {
       bodyKind: 'json',
       body: PatchInput,
       rate: 'write',
-      errors: ['ITEM_NOT_FOUND', 'VERSION_MISMATCH', 'COMMIT_ID_FORBIDDEN', 'CONFLICTING_DEPENDENCIES', 'CROSS_PROJECT_FOLD', 'CROSS_PROJECT_PARENT', 'DOCTRINE_LINK_NOT_FOUND', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_PAUSED', 'BOARD_BUSY'],
+      errors: [
+        'ITEM_NOT_FOUND',
+        'VERSION_MISMATCH',
+        'COMMIT_ID_FORBIDDEN',
+        'CONFLICTING_DEPENDENCIES',
+        'CROSS_PROJECT_FOLD',
+        'CROSS_PROJECT_PARENT',
+        'DOCTRINE_LINK_NOT_FOUND',
+        'INVALID_TRANSITION',
+        'ROLE_REQUIRED',
+        'BOARD_PAUSED',
+        'BOARD_BUSY',
+      ],
       responses: { 200: { description: 'The edited item.', schema: ItemView } },
       async handler({ ctx, body }) {
         const workId = workIdParam(ctx.params.workId);
         const { head, expectedVersion, ...changes } = body;
         checkNoHead([{ head }]);
         const call = boards.enter(ctx, 'member', 'items', workId);
-        return { status: 200, body: itemView(await boards.ask(call, { kind: 'patch', workId, changes, ...(expectedVersion === undefined ? {} : { expectedVersion }), actor: call.principal })) };
+        return {
+          status: 200,
+          body: itemView(
+            await boards.ask(call, {
+              kind: 'patch',
+              workId,
+              changes,
+              ...(expectedVersion === undefined ? {} : { expectedVersion }),
+              actor: call.principal,
+            }),
+          ),
+        };
       },
     }),
     defineRoute<z.infer<typeof CommentInput>, undefined>({
@@ -176,7 +260,10 @@ export function itemRoutes(deps: RouteDeps): Route[] {
         checkNoHead([body]);
         const workId = workIdParam(ctx.params.workId);
         const call = boards.enter(ctx, 'member', 'items', workId);
-        return { status: 201, body: await boards.ask(call, { kind: 'comment', workId, text: body.text, actor: call.principal }) };
+        return {
+          status: 201,
+          body: await boards.ask(call, { kind: 'comment', workId, text: body.text, actor: call.principal }),
+        };
       },
     }),
     defineRoute({
@@ -191,10 +278,24 @@ export function itemRoutes(deps: RouteDeps): Route[] {
       async handler({ ctx }) {
         const workId = workIdParam(ctx.params.workId);
         const call = boards.look(ctx, 'items', workId);
-        if (!(await call.actor.read()).board.items.has(workId)) throw new AppError('ITEM_NOT_FOUND', `No item ${workId} on this board.`, { workId });
+        if (!(await call.actor.read()).board.items.has(workId))
+          throw new AppError('ITEM_NOT_FOUND', `No item ${workId} on this board.`, { workId });
         await call.actor.syncLog();
-        const events = await deps.store.events.find({ boardId: call.boardId, workId, type: 'item.comment' }, { sort: [['seq', 1]], limit: 1000 });
-        return { status: 200, body: { comments: events.map((e) => ({ seq: e.seq, by: e.actor, text: String(e.data.text), at: new Date(e.at).toISOString() })) } };
+        const events = await deps.store.events.find(
+          { boardId: call.boardId, workId, type: 'item.comment' },
+          { sort: [['seq', 1]], limit: 1000 },
+        );
+        return {
+          status: 200,
+          body: {
+            comments: events.map((e) => ({
+              seq: e.seq,
+              by: e.actor,
+              text: String(e.data.text),
+              at: new Date(e.at).toISOString(),
+            })),
+          },
+        };
       },
     }),
     defineRoute<z.infer<typeof ReorderInput>, undefined>({
@@ -206,10 +307,15 @@ export function itemRoutes(deps: RouteDeps): Route[] {
       body: ReorderInput,
       rate: 'write',
       errors: ['ITEM_NOT_FOUND', 'ROLE_REQUIRED', 'BOARD_PAUSED', 'BOARD_BUSY'],
-      responses: { 200: { description: 'The new head of the chain.', schema: z.object({ order: z.array(z.string()) }) } },
+      responses: {
+        200: { description: 'The new head of the chain.', schema: z.object({ order: z.array(z.string()) }) },
+      },
       async handler({ ctx, body }) {
         const call = boards.enter(ctx, 'admin', 'items');
-        return { status: 200, body: await boards.ask(call, { kind: 'reorder', workIds: [...new Set(body.workIds)], actor: call.principal }) };
+        return {
+          status: 200,
+          body: await boards.ask(call, { kind: 'reorder', workIds: [...new Set(body.workIds)], actor: call.principal }),
+        };
       },
     }),
     defineRoute<z.infer<typeof StateInput>, undefined>({
@@ -217,19 +323,36 @@ export function itemRoutes(deps: RouteDeps): Route[] {
       method: 'post',
       path: '/api/items/{workId}/state',
       summary: 'Operator moves (admin): block (releases leases), unblock, cancel, reopen.',
-      description: 'Unblock and reopen land on ready when every dependency is done, else pending; reopening sends dependents not yet claimed back to pending.',
+      description:
+        'Unblock and reopen land on ready when every dependency is done, else pending; reopening sends dependents not yet claimed back to pending.',
       bodyKind: 'json',
       body: StateInput,
       rate: 'write',
       errors: ['ITEM_NOT_FOUND', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_PAUSED', 'BOARD_BUSY'],
-      responses: { 200: { description: 'The item’s new state.', schema: z.object({ workId: z.string(), state: z.string() }) } },
+      responses: {
+        200: { description: 'The item’s new state.', schema: z.object({ workId: z.string(), state: z.string() }) },
+      },
       async handler({ ctx, body }) {
         const workId = workIdParam(ctx.params.workId);
         const call = boards.enter(ctx, 'admin', 'items', workId);
         const reason = body.reason ?? body.action;
         const type = STATE_EVENT[body.action];
-        await captureBefore(deps.store, call, ctx.project!.plan, body.action === 'reopen' ? 'reopen' : 'state', ctx.now);
-        return { status: 200, body: await boards.ask(call, { kind: 'event', workId, actor: call.principal, event: { type, reason, depsDone: false } as ItemEventInput }) };
+        await captureBefore(
+          deps.store,
+          call,
+          ctx.project!.plan,
+          body.action === 'reopen' ? 'reopen' : 'state',
+          ctx.now,
+        );
+        return {
+          status: 200,
+          body: await boards.ask(call, {
+            kind: 'event',
+            workId,
+            actor: call.principal,
+            event: { type, reason, depsDone: false } as ItemEventInput,
+          }),
+        };
       },
     }),
     defineRoute<z.infer<typeof OverrideInput>, undefined>({
@@ -241,13 +364,32 @@ export function itemRoutes(deps: RouteDeps): Route[] {
       body: OverrideInput,
       rate: 'write',
       errors: ['ITEM_NOT_FOUND', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_PAUSED', 'BOARD_BUSY'],
-      responses: { 200: { description: 'Done, marked as overridden.', schema: z.object({ workId: z.string(), state: z.string() }) } },
+      responses: {
+        200: {
+          description: 'Done, marked as overridden.',
+          schema: z.object({ workId: z.string(), state: z.string() }),
+        },
+      },
       async handler({ ctx, body }) {
         const workId = workIdParam(ctx.params.workId);
         const call = boards.enter(ctx, 'admin', 'items', workId);
         await captureBefore(deps.store, call, ctx.project!.plan, 'override', ctx.now);
-        const result = await boards.ask(call, { kind: 'event', workId, actor: call.principal, event: { type: 'OVERRIDE', principal: call.principal, reason: body.reason } });
-        await deps.store.audit.insert(auditRow({ at: ctx.now, actor: call.principal, action: 'item.override', projectId: call.boardId, origin: originOf(ctx), data: { workId, reason: body.reason } }));
+        const result = await boards.ask(call, {
+          kind: 'event',
+          workId,
+          actor: call.principal,
+          event: { type: 'OVERRIDE', principal: call.principal, reason: body.reason },
+        });
+        await deps.store.audit.insert(
+          auditRow({
+            at: ctx.now,
+            actor: call.principal,
+            action: 'item.override',
+            projectId: call.boardId,
+            origin: originOf(ctx),
+            data: { workId, reason: body.reason },
+          }),
+        );
         return { status: 200, body: result };
       },
     }),
@@ -260,13 +402,33 @@ export function itemRoutes(deps: RouteDeps): Route[] {
       body: ProgressInput,
       rate: 'lifecycle',
       // ITEM_NOT_FOUND: a path that is no work id; INVALID_TRANSITION: the lease held is a verify lease.
-      errors: ['COMMIT_ID_FORBIDDEN', 'ITEM_NOT_FOUND', 'LEASE_NOT_HELD', 'LEASE_EXPIRED', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_PAUSED', 'BOARD_BUSY'],
-      responses: { 200: { description: 'Recorded; the renewed lease.', schema: z.object({ workId: z.string(), lease: LeaseGrant }) } },
+      errors: [
+        'COMMIT_ID_FORBIDDEN',
+        'ITEM_NOT_FOUND',
+        'LEASE_NOT_HELD',
+        'LEASE_EXPIRED',
+        'INVALID_TRANSITION',
+        'ROLE_REQUIRED',
+        'BOARD_PAUSED',
+        'BOARD_BUSY',
+      ],
+      responses: {
+        200: {
+          description: 'Recorded; the renewed lease.',
+          schema: z.object({ workId: z.string(), lease: LeaseGrant }),
+        },
+      },
       async handler({ ctx, body }) {
         checkNoHead([body]);
         const workId = workIdParam(ctx.params.workId);
         const call = boards.enter(ctx, 'member', 'items', workId);
-        return { status: 200, body: await boards.ask(call, { kind: 'progress', input: { principal: call.principal, workId, leaseId: body.leaseId, note: body.note } }) };
+        return {
+          status: 200,
+          body: await boards.ask(call, {
+            kind: 'progress',
+            input: { principal: call.principal, workId, leaseId: body.leaseId, note: body.note },
+          }),
+        };
       },
     }),
   ];

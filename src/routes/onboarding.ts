@@ -21,7 +21,9 @@ const Role = z.enum(['member', 'viewer']);
 const Secret = z.string().min(1).max(200);
 
 const EnrollBody = z.strictObject({
-  role: Role.optional().describe('The role of the agents enrolled with the code: member (the default) or viewer. Admin tokens are issued one by one, by a signed-in person (POST /api/accounts/tokens).'),
+  role: Role.optional().describe(
+    'The role of the agents enrolled with the code: member (the default) or viewer. Admin tokens are issued one by one, by a signed-in person (POST /api/accounts/tokens).',
+  ),
   uses: z.number().int().min(1).max(100).describe('How many agents may enroll with the code.'),
   ttlSeconds: z.number().int().min(60).max(86_400).describe('How long the code stays good.'),
 });
@@ -33,7 +35,10 @@ const EnrollCode = z.object({
   expiresAt: z.string(),
 });
 const RedeemBody = z.strictObject({ code: Secret, name: AgentName.describe('The new agent’s token name.') });
-const Issued = z.object({ token: PublicToken, secret: z.string().describe('The token’s secret: in this response only.') });
+const Issued = z.object({
+  token: PublicToken,
+  secret: z.string().describe('The token’s secret: in this response only.'),
+});
 const ClaimNonce = z.object({
   projectId: z.string(),
   nonce: z.string().describe('Single use, 15 minutes; only its sha256 is kept.'),
@@ -42,23 +47,44 @@ const ClaimNonce = z.object({
 });
 const ClaimBody = z.strictObject({
   nonce: Secret,
-  preview: z.boolean().optional().describe('Check everything (nonce, board, your board limit) and show the board, spending and changing nothing.'),
+  preview: z
+    .boolean()
+    .optional()
+    .describe('Check everything (nonce, board, your board limit) and show the board, spending and changing nothing.'),
 });
-const BoardGlance = z.object({ projectId: z.string(), name: z.string(), itemCount: z.number().int(), agentCount: z.number().int(), lastActivityAt: z.string() });
+const BoardGlance = z.object({
+  projectId: z.string(),
+  name: z.string(),
+  itemCount: z.number().int(),
+  agentCount: z.number().int(),
+  lastActivityAt: z.string(),
+});
 export const ClaimResponse = z.object({
   claimed: z.boolean().describe('false for a preview.'),
   board: BoardGlance.describe('The board as it was before the claim.'),
   project: ProjectSummary.nullable().describe('The board as you now list it; null for a preview.'),
 });
 const NAME_RULE = `A project name is 1 to ${PROJECT_NAME_MAX} printable characters.`;
-const ProjectName = nonEmptyString('INVALID_PROJECT_NAME', NAME_RULE).meta({ maxLength: PROJECT_NAME_MAX, description: `${NAME_RULE} Surrounding whitespace is trimmed; otherwise 400 INVALID_PROJECT_NAME.` });
-const AnonBody = z.strictObject({ projectName: ProjectName.optional(), agentName: AgentName.optional().describe('The agent’s token name (default "agent").') }).optional();
+const ProjectName = nonEmptyString('INVALID_PROJECT_NAME', NAME_RULE).meta({
+  maxLength: PROJECT_NAME_MAX,
+  description: `${NAME_RULE} Surrounding whitespace is trimmed; otherwise 400 INVALID_PROJECT_NAME.`,
+});
+const AnonBody = z
+  .strictObject({
+    projectName: ProjectName.optional(),
+    agentName: AgentName.optional().describe('The agent’s token name (default "agent").'),
+  })
+  .optional();
 const AnonBoard = z.object({
   accountId: z.string(),
   projectId: z.string(),
   token: PublicToken,
   secret: z.string().describe('The agent’s workspace token: in this response only.'),
-  claimSecret: z.string().describe('Give it to the person who should own the board (POST /api/accounts/claim-anonymous): in this response only.'),
+  claimSecret: z
+    .string()
+    .describe(
+      'Give it to the person who should own the board (POST /api/accounts/claim-anonymous): in this response only.',
+    ),
   expiresAt: z.string().describe('When the account and its board are deleted unless claimed.'),
 });
 const ClaimAnonymousBody = z.strictObject({ claimSecret: Secret });
@@ -69,7 +95,8 @@ const ProvisionBody = z.strictObject({
 const Provisioned = z.object({ project: ProjectSummary, agents: z.array(Issued) });
 
 const checkedId = (projectId: string): string => {
-  if (!PROJECT_ID.test(projectId)) throw new AppError('INVALID_PROJECT_ID', 'projectId must be 1 to 64 letters, digits, "-" or "_".');
+  if (!PROJECT_ID.test(projectId))
+    throw new AppError('INVALID_PROJECT_ID', 'projectId must be 1 to 64 letters, digits, "-" or "_".');
   return projectId;
 };
 
@@ -100,7 +127,10 @@ export function onboardingRoutes(deps: RouteDeps): Route[] {
       errors: ['INVALID_PROJECT_ID', 'PROJECT_SCOPE_DENIED', 'ROLE_REQUIRED'],
       responses: { 201: { description: 'Minted.', schema: EnrollCode } },
       async handler({ ctx, body }) {
-        return { status: 201, body: await enrollments.mint(ctx.identity!, checkedId(ctx.params.projectId!), body, ctx.now) };
+        return {
+          status: 201,
+          body: await enrollments.mint(ctx.identity!, checkedId(ctx.params.projectId!), body, ctx.now),
+        };
       },
     }),
     defineRoute<z.infer<typeof RedeemBody>, undefined>({
@@ -161,7 +191,10 @@ export function onboardingRoutes(deps: RouteDeps): Route[] {
         const projectId = checkedId(ctx.params.projectId!);
         const preview = body.preview === true;
         const board = await nonces.claim(accountId, projectId, body.nonce, ctx.now, preview, originOf(ctx));
-        return { status: 200, body: { claimed: !preview, board, project: preview ? null : await summaryOf(store, accountId, projectId) } };
+        return {
+          status: 200,
+          body: { claimed: !preview, board, project: preview ? null : await summaryOf(store, accountId, projectId) },
+        };
       },
     }),
   ];
@@ -201,11 +234,19 @@ export function onboardingRoutes(deps: RouteDeps): Route[] {
       rate: 'write',
       rateHeaders: true,
       errors: ['INVALID_LINK_TOKEN', 'FREE_PROJECT_LIMIT'],
-      responses: { 200: { description: 'The boards taken over, as you now list them.', schema: z.object({ projects: z.array(ProjectSummary) }) } },
+      responses: {
+        200: {
+          description: 'The boards taken over, as you now list them.',
+          schema: z.object({ projects: z.array(ProjectSummary) }),
+        },
+      },
       async handler({ ctx, body }) {
         const accountId = ctx.identity!.accountId;
         const boards = await anonymous.claim(accountId, body.claimSecret, ctx.now, originOf(ctx));
-        return { status: 200, body: { projects: await Promise.all(boards.map((id) => summaryOf(store, accountId, id))) } };
+        return {
+          status: 200,
+          body: { projects: await Promise.all(boards.map((id) => summaryOf(store, accountId, id))) },
+        };
       },
     }),
     defineRoute<z.infer<typeof ProvisionBody>, undefined>({
@@ -224,10 +265,18 @@ export function onboardingRoutes(deps: RouteDeps): Route[] {
       rate: 'write',
       rateHeaders: true,
       errors: ['INVALID_PROJECT_NAME', 'FREE_PROJECT_LIMIT'],
-      responses: { 201: { description: 'The board and its agents’ tokens; the secrets are in this response only.', schema: Provisioned } },
+      responses: {
+        201: {
+          description: 'The board and its agents’ tokens; the secrets are in this response only.',
+          schema: Provisioned,
+        },
+      },
       async handler({ ctx, body }) {
         const made = await provisionBoard({ store, selector, audit }, ctx.identity!, body, ctx.now, originOf(ctx));
-        return { status: 201, body: { project: await summaryOf(store, ctx.identity!.accountId, made.projectId), agents: made.agents } };
+        return {
+          status: 201,
+          body: { project: await summaryOf(store, ctx.identity!.accountId, made.projectId), agents: made.agents },
+        };
       },
     }),
   ];

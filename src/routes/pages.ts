@@ -78,7 +78,10 @@ const escape = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCo
 
 export function renderPage(title: string, entries: Entry[]): string {
   const items = entries
-    .map((e) => `<article${e.anchor ? ` id="${escape(e.anchor)}"` : ''}><h2>${escape(e.title)}</h2><time>${escape(e.date)}</time><p>${escape(e.body)}</p></article>`)
+    .map(
+      (e) =>
+        `<article${e.anchor ? ` id="${escape(e.anchor)}"` : ''}><h2>${escape(e.title)}</h2><time>${escape(e.date)}</time><p>${escape(e.body)}</p></article>`,
+    )
     .join('\n');
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escape(title)}</title></head><body><h1>${escape(title)}</h1>\n${items}\n</body></html>\n`;
 }

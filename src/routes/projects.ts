@@ -1,6 +1,14 @@
 // Projects (boards) of the account, under both /api/projects and the parallel /api/boards.
 import { z } from 'zod';
-import { createProject, deleteBoard, listProjects, pageSize, PROJECT_NAME_MAX, renameProject, summarize } from '../accounts/projects.js';
+import {
+  createProject,
+  deleteBoard,
+  listProjects,
+  pageSize,
+  PROJECT_NAME_MAX,
+  renameProject,
+  summarize,
+} from '../accounts/projects.js';
 import { boardFor } from '../accounts/sharing.js';
 import type { Identity } from '../auth/identity.js';
 import { originOf } from '../audit-row.js';
@@ -11,17 +19,29 @@ import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
 import { nonEmptyString, ProjectSummary } from './schemas.js';
 
-const ListQuery = z.object({ limit: z.string().optional(), cursor: nonEmptyString('INVALID_CURSOR', 'cursor must be at least 1 character; omit it for the first page.').optional() });
+const ListQuery = z.object({
+  limit: z.string().optional(),
+  cursor: nonEmptyString(
+    'INVALID_CURSOR',
+    'cursor must be at least 1 character; omit it for the first page.',
+  ).optional(),
+});
 const NAME_RULE = `A project name is 1 to ${PROJECT_NAME_MAX} printable characters.`;
 // Code points, as the JSON Schema counts them and checkProjectName does (past surrounding whitespace, which is trimmed).
 const NameBody = z.strictObject({
-  name: nonEmptyString('INVALID_PROJECT_NAME', NAME_RULE).meta({ maxLength: PROJECT_NAME_MAX, description: `${NAME_RULE} Surrounding whitespace is trimmed; otherwise 400 INVALID_PROJECT_NAME.` }),
+  name: nonEmptyString('INVALID_PROJECT_NAME', NAME_RULE).meta({
+    maxLength: PROJECT_NAME_MAX,
+    description: `${NAME_RULE} Surrounding whitespace is trimmed; otherwise 400 INVALID_PROJECT_NAME.`,
+  }),
 });
 // DOMAIN.md "Pausing a board": the same PATCH pauses and resumes the board (`paused`).
 const PatchBody = z
   .strictObject({
     name: NameBody.shape.name.optional(),
-    paused: z.boolean().optional().describe('true pauses the board, false resumes it (admin or owner; idempotent; audited).'),
+    paused: z
+      .boolean()
+      .optional()
+      .describe('true pauses the board, false resumes it (admin or owner; idempotent; audited).'),
   })
   .refine((b) => b.name !== undefined || b.paused !== undefined, { message: 'Send name, paused, or both.' })
   .meta({ minProperties: 1 });
@@ -35,15 +55,21 @@ const PAUSING =
   'POST /api/claim, /api/submit, /api/supersede, /api/verify, /api/items, /api/items/batch, /api/items/reorder, /api/items/{workId}/state, /override and /progress, and PATCH /api/items/{workId}. ' +
   'Renew and release (POST /api/lease), heartbeats, shouts, comments, doctrine and spec (not part of the work graph a rewind swaps), and every read go on; leases keep their deadlines and expire as usual; a rewind is allowed (pause, preview, apply, resume). ' +
   'The pause is board state decided in the board’s own commit order on every node: a command decided after it commits is refused. Pausing a paused board (or resuming a running one) changes nothing and logs nothing; each change logs board.paused or board.resumed (pushed to sockets on the items and activity topics), is audited (board.pause, board.resume), and shows in GET /api/status.';
-const ListResponse = z.object({ projects: z.array(ProjectSummary), pagination: z.object({ nextCursor: z.string().nullable(), cursorReset: z.boolean() }) });
+const ListResponse = z.object({
+  projects: z.array(ProjectSummary),
+  pagination: z.object({ nextCursor: z.string().nullable(), cursorReset: z.boolean() }),
+});
 
 export function projectRoutes(deps: RouteDeps): Route[] {
   const { store } = deps;
   const audit = committedAudit(store, deps.logger);
 
-
   async function summaryFor(identity: Identity, projectId: string) {
-    const [project, member, account] = await Promise.all([store.projects.get(projectId), store.members.get(`${projectId}:${identity.accountId}`), store.accounts.get(identity.accountId)]);
+    const [project, member, account] = await Promise.all([
+      store.projects.get(projectId),
+      store.members.get(`${projectId}:${identity.accountId}`),
+      store.accounts.get(identity.accountId),
+    ]);
     if (!project || !member) throw new AppError('PROJECT_SCOPE_DENIED');
     return summarize(store, project, member, account?.defaultProjectId ?? null);
   }
@@ -67,7 +93,10 @@ export function projectRoutes(deps: RouteDeps): Route[] {
       async handler({ ctx, query }) {
         const account = await store.accounts.get(ctx.identity!.accountId);
         if (!account) throw new AppError('UNAUTHENTICATED');
-        return { status: 200, body: await listProjects(store, account._id, account.defaultProjectId, pageSize(query.limit), query.cursor) };
+        return {
+          status: 200,
+          body: await listProjects(store, account._id, account.defaultProjectId, pageSize(query.limit), query.cursor),
+        };
       },
     }),
     defineRoute<z.infer<typeof NameBody>, undefined>({
@@ -75,7 +104,8 @@ export function projectRoutes(deps: RouteDeps): Route[] {
       path: base,
       group: 'projects',
       summary: 'Create an isolated board, within the plan’s project limit.',
-      description: 'Sessions and account-scoped tokens only. The limit is the account’s: Pro’s when it owns a Pro board, else Free’s. Audited (board.create).',
+      description:
+        'Sessions and account-scoped tokens only. The limit is the account’s: Pro’s when it owns a Pro board, else Free’s. Audited (board.create).',
       auth: 'bearer-or-session',
       accountScope: true,
       bodyKind: 'json',
@@ -85,7 +115,12 @@ export function projectRoutes(deps: RouteDeps): Route[] {
       errors: ['INVALID_PROJECT_NAME', 'FREE_PROJECT_LIMIT'],
       responses: { 201: { description: 'The created project’s summary.', schema: ProjectSummary } },
       async handler({ ctx, body }) {
-        const project = await createProject(store, { by: ctx.identity!, origin: originOf(ctx), audit }, body.name, ctx.now);
+        const project = await createProject(
+          store,
+          { by: ctx.identity!, origin: originOf(ctx), audit },
+          body.name,
+          ctx.now,
+        );
         return { status: 201, body: await summaryFor(ctx.identity!, project._id) };
       },
     }),
@@ -101,11 +136,21 @@ export function projectRoutes(deps: RouteDeps): Route[] {
       body: PatchBody,
       rate: 'write',
       errors: ['INVALID_PROJECT_NAME', 'INVALID_PROJECT_ID', 'PROJECT_SCOPE_DENIED', 'ROLE_REQUIRED', 'BOARD_BUSY'],
-      responses: { 200: { description: 'The project’s summary; with the pause when `paused` was sent.', schema: PatchReply } },
+      responses: {
+        200: { description: 'The project’s summary; with the pause when `paused` was sent.', schema: PatchReply },
+      },
       async handler({ ctx, body }) {
         const project = await boardFor(deps, ctx.identity!, ctx.params.projectId!, 'admin');
         if (body.name !== undefined) await renameProject(store, project.id, body.name);
-        const pause = body.paused === undefined ? {} : await setBoardPaused(deps, deps.boards.enterNamed(project, ctx.identity!.principal), body.paused, originOf(ctx));
+        const pause =
+          body.paused === undefined
+            ? {}
+            : await setBoardPaused(
+                deps,
+                deps.boards.enterNamed(project, ctx.identity!.principal),
+                body.paused,
+                originOf(ctx),
+              );
         return { status: 200, body: { ...(await summaryFor(ctx.identity!, project.id)), ...pause } };
       },
     }),

@@ -6,13 +6,32 @@ import { defineRoute, type Route } from '../http/route.js';
 import { applyInput, Rewind, REWIND_CONFIRMATION, requirePro } from '../board/rewind.js';
 import type { RouteDeps } from './deps.js';
 
-const PreviewQuery = z.object({ restorePointId: z.string().optional().describe('rp_<boardId>_<seq>, optionally ~W-<n> for that item and its subtree (1 to 181 characters).') });
+const PreviewQuery = z.object({
+  restorePointId: z
+    .string()
+    .optional()
+    .describe('rp_<boardId>_<seq>, optionally ~W-<n> for that item and its subtree (1 to 181 characters).'),
+});
 const RewindPreviewResponse = z.object({
   projectId: z.string(),
   currentFingerprint: z.string(),
-  points: z.array(z.object({ restorePointId: z.string(), capturedAt: z.string(), reason: z.string(), itemCount: z.number().int(), fingerprint: z.string() })),
+  points: z.array(
+    z.object({
+      restorePointId: z.string(),
+      capturedAt: z.string(),
+      reason: z.string(),
+      itemCount: z.number().int(),
+      fingerprint: z.string(),
+    }),
+  ),
   preview: z
-    .object({ restorePointId: z.string(), fingerprint: z.string(), added: z.array(z.string()), removed: z.array(z.string()), changed: z.array(z.object({ workId: z.string(), fields: z.array(z.string()) })) })
+    .object({
+      restorePointId: z.string(),
+      fingerprint: z.string(),
+      added: z.array(z.string()),
+      removed: z.array(z.string()),
+      changed: z.array(z.object({ workId: z.string(), fields: z.array(z.string()) })),
+    })
     .optional(),
 });
 
@@ -23,9 +42,21 @@ const RewindPreviewResponse = z.object({
  */
 const ApplyBody = z
   .strictObject({
-    restorePointId: z.unknown().optional().meta({ type: 'string', minLength: 1, maxLength: 181, description: 'A restorePointId from the preview, optionally ~W-<n> to restore that item and its subtree only.' }),
-    confirm: z.unknown().optional().meta({ type: 'string', enum: [REWIND_CONFIRMATION] }),
-    expectedFingerprint: z.unknown().optional().meta({ type: 'string', pattern: '^sha256:[a-f0-9]{64}$', description: 'The currentFingerprint the preview gave.' }),
+    restorePointId: z.unknown().optional().meta({
+      type: 'string',
+      minLength: 1,
+      maxLength: 181,
+      description: 'A restorePointId from the preview, optionally ~W-<n> to restore that item and its subtree only.',
+    }),
+    confirm: z
+      .unknown()
+      .optional()
+      .meta({ type: 'string', enum: [REWIND_CONFIRMATION] }),
+    expectedFingerprint: z.unknown().optional().meta({
+      type: 'string',
+      pattern: '^sha256:[a-f0-9]{64}$',
+      description: 'The currentFingerprint the preview gave.',
+    }),
   })
   .meta({ required: ['restorePointId', 'confirm', 'expectedFingerprint'] })
   .transform((body) => applyInput(body));
@@ -33,9 +64,13 @@ const RevokedLease = z.object({ workId: z.string(), holder: z.string(), purpose:
 const RewindApplyResponse = z.object({
   projectId: z.string(),
   restorePointId: z.string(),
-  undoPointId: z.string().describe('An ordinary restore point holding the graph this rewind replaced: applying it undoes the rewind.'),
+  undoPointId: z
+    .string()
+    .describe('An ordinary restore point holding the graph this rewind replaced: applying it undoes the rewind.'),
   fingerprint: z.string().describe('The board’s fingerprint after the rewind.'),
-  revokedLeases: z.array(RevokedLease).describe('The leases the rewind ended (their holders hear lease.revoked with reason rewound).'),
+  revokedLeases: z
+    .array(RevokedLease)
+    .describe('The leases the rewind ended (their holders hear lease.revoked with reason rewound).'),
 });
 
 export function rewindRoutes(deps: RouteDeps): Route[] {
@@ -45,7 +80,8 @@ export function rewindRoutes(deps: RouteDeps): Route[] {
       method: 'get',
       path: '/api/account/rewind',
       group: 'rewind',
-      summary: 'The board’s restore points, newest first; with restorePointId, what applying it would change (writes nothing). Owner or admin, Pro.',
+      summary:
+        'The board’s restore points, newest first; with restorePointId, what applying it would change (writes nothing). Owner or admin, Pro.',
       description:
         'Points are captured before a batch, an override, a reopen, an operator’s state move and a rewind, kept per the plan’s history retention and at most the newest 500. ' +
         'A Free board keeps its newest 20 points of the last 24 hours all the same, so a board made Pro after a mishap can be restored: on a Free board this answers 409 BILLING_PRO_REQUIRED with those points in `error.details.points` (what Pro would restore). ' +
@@ -55,7 +91,15 @@ export function rewindRoutes(deps: RouteDeps): Route[] {
       project: 'required',
       query: PreviewQuery,
       rate: 'none',
-      errors: ['INVALID_REWIND_POINT', 'INVALID_REWIND_SLICE', 'REWIND_POINT_NOT_FOUND', 'REWIND_SLICE_INTEGRITY', 'BILLING_PRO_REQUIRED', 'ROLE_REQUIRED', 'SNAPSHOT_UNAVAILABLE'],
+      errors: [
+        'INVALID_REWIND_POINT',
+        'INVALID_REWIND_SLICE',
+        'REWIND_POINT_NOT_FOUND',
+        'REWIND_SLICE_INTEGRITY',
+        'BILLING_PRO_REQUIRED',
+        'ROLE_REQUIRED',
+        'SNAPSHOT_UNAVAILABLE',
+      ],
       responses: { 200: { description: 'Points and, when asked, the preview.', schema: RewindPreviewResponse } },
       async handler({ ctx, query }) {
         const call = deps.boards.enter(ctx, 'admin', 'history');
@@ -77,7 +121,20 @@ export function rewindRoutes(deps: RouteDeps): Route[] {
       project: 'required',
       rate: 'write',
       rateHeaders: true,
-      errors: ['INVALID_REWIND_POINT', 'INVALID_REWIND_SLICE', 'REWIND_CONFIRMATION_REQUIRED', 'REWIND_VERSION_REQUIRED', 'REWIND_POINT_NOT_FOUND', 'BILLING_PRO_REQUIRED', 'REWIND_VERSION_MISMATCH', 'REWIND_SLICE_INTEGRITY', 'REWIND_SLICE_SCOPE', 'ROLE_REQUIRED', 'BOARD_BUSY', 'SNAPSHOT_UNAVAILABLE'],
+      errors: [
+        'INVALID_REWIND_POINT',
+        'INVALID_REWIND_SLICE',
+        'REWIND_CONFIRMATION_REQUIRED',
+        'REWIND_VERSION_REQUIRED',
+        'REWIND_POINT_NOT_FOUND',
+        'BILLING_PRO_REQUIRED',
+        'REWIND_VERSION_MISMATCH',
+        'REWIND_SLICE_INTEGRITY',
+        'REWIND_SLICE_SCOPE',
+        'ROLE_REQUIRED',
+        'BOARD_BUSY',
+        'SNAPSHOT_UNAVAILABLE',
+      ],
       responses: { 200: { description: 'Rewound; the undo point and the leases ended.', schema: RewindApplyResponse } },
       async handler({ ctx, body }) {
         const call = deps.boards.enter(ctx, 'owner', 'history');

@@ -10,7 +10,10 @@ import type { AccountRecord } from '../../store/ports/store.js';
 /** Accepted only to refuse precisely (400 COMMIT_ID_FORBIDDEN); the document shows it as never allowed. */
 export const ForbiddenHead = z
   .string()
-  .register(refusedInputs, { description: 'Refused with 400 COMMIT_ID_FORBIDDEN: this operation takes no commit id (submit one with POST /api/submit).' })
+  .register(refusedInputs, {
+    description:
+      'Refused with 400 COMMIT_ID_FORBIDDEN: this operation takes no commit id (submit one with POST /api/submit).',
+  })
   .optional();
 
 /**
@@ -40,7 +43,10 @@ export const PublicAccount = z.object({
   createdAt: z.string(),
 });
 
-export const AuthSessionResponse = z.object({ account: PublicAccount, csrfToken: z.string().describe('Send it back in X-CSRF-Token on every write made with this session.') });
+export const AuthSessionResponse = z.object({
+  account: PublicAccount,
+  csrfToken: z.string().describe('Send it back in X-CSRF-Token on every write made with this session.'),
+});
 
 export const ProjectSummary = z.object({
   projectId: z.string(),
@@ -56,7 +62,10 @@ export const ProjectSummary = z.object({
 });
 
 /** An AuthSessionResponse with its session cookie. */
-export const authSessionReply = (status: number, session: { account: AccountRecord; cookie: SetCookie; csrfToken: string }): Reply => ({
+export const authSessionReply = (
+  status: number,
+  session: { account: AccountRecord; cookie: SetCookie; csrfToken: string },
+): Reply => ({
   status,
   body: { account: publicAccount(session.account), csrfToken: session.csrfToken },
   cookies: [session.cookie],

@@ -16,12 +16,24 @@ const GrantedRole = z.enum(['admin', 'member', 'viewer']);
 const NoBody = z.strictObject({}).optional();
 
 const InviteBody = z.strictObject({
-  email: z.string().min(1).max(254).describe('The address to invite; compared canonically (trimmed, lower case) with the accepting account’s.'),
+  email: z
+    .string()
+    .min(1)
+    .max(254)
+    .describe('The address to invite; compared canonically (trimmed, lower case) with the accepting account’s.'),
   role: GrantedRole.default('member').describe('admin (only the owner invites admins), member (default) or viewer.'),
 });
-const AcceptBody = z.strictObject({ token: z.string().min(1).max(128).describe('The token from the mailed link (the part after #token=).') });
+const AcceptBody = z.strictObject({
+  token: z.string().min(1).max(128).describe('The token from the mailed link (the part after #token=).'),
+});
 const RoleBody = z.strictObject({ role: GrantedRole.describe('The new role. Ownership moves only by transfer.') });
-const TransferBody = z.strictObject({ toUserId: z.string().min(1).max(64).describe('An accepted member of the board, as listed by GET /api/boards/{projectId}/members.') });
+const TransferBody = z.strictObject({
+  toUserId: z
+    .string()
+    .min(1)
+    .max(64)
+    .describe('An accepted member of the board, as listed by GET /api/boards/{projectId}/members.'),
+});
 
 export const Invitation = z.object({
   invitationId: z.string(),
@@ -37,9 +49,18 @@ export const Invitation = z.object({
 });
 export const Member = z.object({
   userId: z.string(),
-  email: z.string().nullable().describe('The member’s address, shown to the board’s admins and owner (and to each member about themselves); null for everyone else.'),
+  email: z
+    .string()
+    .nullable()
+    .describe(
+      'The member’s address, shown to the board’s admins and owner (and to each member about themselves); null for everyone else.',
+    ),
   displayName: z.string().nullable(),
-  name: z.string().describe('How to call the member: their display name, else their address where it is shown, else `member <first 8 characters of userId>`.'),
+  name: z
+    .string()
+    .describe(
+      'How to call the member: their display name, else their address where it is shown, else `member <first 8 characters of userId>`.',
+    ),
   role: Role,
   acceptedAt: z.string(),
 });
@@ -62,7 +83,11 @@ export const MemberListing = z.object({
       transferId: z.string(),
       fromUserId: z.string(),
       toUserId: z.string(),
-      status: z.enum(['pending', 'accepted']).describe('pending: offered, waiting for the recipient; accepted: accepted, but a failure cut the move short: the recipient finishes it by accepting again.'),
+      status: z
+        .enum(['pending', 'accepted'])
+        .describe(
+          'pending: offered, waiting for the recipient; accepted: accepted, but a failure cut the move short: the recipient finishes it by accepting again.',
+        ),
       expiresAt: z.string(),
     })
     .nullable()
@@ -85,7 +110,15 @@ const ONE_INVITATION = `${BOARD}/invitations/{invitationId}`;
 const ONE_MEMBER = `${BOARD}/members/{userId}`;
 
 export function sharingRoutes(deps: RouteDeps): Route[] {
-  const ports: SharingPorts = { store: deps.store, selector: deps.selector, mailer: deps.mailer, publicUrl: deps.config.publicUrl, membership: deps.membership, revoke: deps.revoke, audit: committedAudit(deps.store, deps.logger) };
+  const ports: SharingPorts = {
+    store: deps.store,
+    selector: deps.selector,
+    mailer: deps.mailer,
+    publicUrl: deps.config.publicUrl,
+    membership: deps.membership,
+    revoke: deps.revoke,
+    audit: committedAudit(deps.store, deps.logger),
+  };
   const mail = new SharingMail(deps.store, deps.mailer);
   const invitations = new Invitations(ports, mail);
   const members = new Members(ports);
@@ -101,11 +134,14 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       ...managed,
       method: 'get',
       path: `${BOARD}/members`,
-      summary: 'Who is on the board, with their roles, and the open ownership transfer (any member; addresses for admins and the owner only).',
+      summary:
+        'Who is on the board, with their roles, and the open ownership transfer (any member; addresses for admins and the owner only).',
       bodyKind: 'none',
       rate: 'read',
       errors: ['INVALID_PROJECT_ID'],
-      responses: { 200: { description: 'Members, owner first, then by role and joining order.', schema: MemberListing } },
+      responses: {
+        200: { description: 'Members, owner first, then by role and joining order.', schema: MemberListing },
+      },
       async handler({ ctx }) {
         return { status: 200, body: await members.list(ctx.identity!, ctx.params.projectId!, ctx.now) };
       },
@@ -115,13 +151,17 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       method: 'get',
       path: `${BOARD}/invitations`,
       summary: 'The board’s invitations with their status (admin or owner), newest first, at most 200.',
-      description: 'Status is pending, accepted, revoked or expired (a pending one past its expiry). Pending invitations are not memberships: they give no access and never appear in project listings.',
+      description:
+        'Status is pending, accepted, revoked or expired (a pending one past its expiry). Pending invitations are not memberships: they give no access and never appear in project listings.',
       bodyKind: 'none',
       rate: 'read',
       errors: ['INVALID_PROJECT_ID', 'ROLE_REQUIRED'],
       responses: { 200: { description: 'Invitations.', schema: z.object({ invitations: z.array(Invitation) }) } },
       async handler({ ctx }) {
-        return { status: 200, body: { invitations: await invitations.list(ctx.identity!, ctx.params.projectId!, ctx.now) } };
+        return {
+          status: 200,
+          body: { invitations: await invitations.list(ctx.identity!, ctx.params.projectId!, ctx.now) },
+        };
       },
     }),
     defineRoute<z.infer<typeof InviteBody>, undefined>({
@@ -139,10 +179,22 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       bodyKind: 'json',
       body: InviteBody,
       rate: 'write',
-      errors: ['INVALID_PROJECT_ID', 'ROLE_REQUIRED', 'INVALID_EMAIL', 'ALREADY_MEMBER', 'INVITATION_LIMIT', 'SHARING_BUSY'],
+      errors: [
+        'INVALID_PROJECT_ID',
+        'ROLE_REQUIRED',
+        'INVALID_EMAIL',
+        'ALREADY_MEMBER',
+        'INVITATION_LIMIT',
+        'SHARING_BUSY',
+      ],
       responses: { 201: { description: 'Invited and mailed.', schema: z.object({ invitation: Invitation }) } },
       async handler({ ctx, body }) {
-        return { status: 201, body: { invitation: await invitations.invite(ctx.identity!, ctx.params.projectId!, body, ctx.now, originOf(ctx)) } };
+        return {
+          status: 201,
+          body: {
+            invitation: await invitations.invite(ctx.identity!, ctx.params.projectId!, body, ctx.now, originOf(ctx)),
+          },
+        };
       },
     }),
     defineRoute({
@@ -167,7 +219,8 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       ...personal,
       method: 'post',
       path: '/api/boards/invitations/{invitationId}/accept',
-      summary: 'Accept an invitation with its link’s token, signed in as the invited, confirmed address; the membership starts at once.',
+      summary:
+        'Accept an invitation with its link’s token, signed in as the invited, confirmed address; the membership starts at once.',
       description:
         'Refusals in this order: no such invitation (404 INVITATION_NOT_FOUND); a token that is not the current link’s (a resend replaced it), a revoked or an already accepted invitation (400 INVALID_LINK_TOKEN); ' +
         'an expired link (400 EXPIRED_TOKEN); a session whose canonical email is not the invited one (403 INVITATION_EMAIL_MISMATCH); an account that has not confirmed its email (403 EMAIL_NOT_VERIFIED: a forwarded link is not enough to join as the invited address); ' +
@@ -176,10 +229,21 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
         'already a member (409 ALREADY_MEMBER) or a membership that cannot be written puts the link back.',
       bodyKind: 'json',
       body: AcceptBody,
-      errors: ['INVITATION_NOT_FOUND', 'INVALID_LINK_TOKEN', 'EXPIRED_TOKEN', 'INVITATION_EMAIL_MISMATCH', 'EMAIL_NOT_VERIFIED', 'ALREADY_MEMBER', 'INVITATION_LIMIT'],
+      errors: [
+        'INVITATION_NOT_FOUND',
+        'INVALID_LINK_TOKEN',
+        'EXPIRED_TOKEN',
+        'INVITATION_EMAIL_MISMATCH',
+        'EMAIL_NOT_VERIFIED',
+        'ALREADY_MEMBER',
+        'INVITATION_LIMIT',
+      ],
       responses: { 200: { description: 'Accepted: the board, and your role on it.', schema: Accepted } },
       async handler({ ctx, body }) {
-        return { status: 200, body: await invitations.accept(ctx.identity!, ctx.params.invitationId!, body.token, ctx.now, originOf(ctx)) };
+        return {
+          status: 200,
+          body: await invitations.accept(ctx.identity!, ctx.params.invitationId!, body.token, ctx.now, originOf(ctx)),
+        };
       },
     }),
     defineRoute<z.infer<typeof NoBody>, undefined>({
@@ -188,14 +252,26 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       path: `${ONE_INVITATION}/revoke`,
       refusedWhileImpersonating: true,
       summary: 'Revoke an invitation: its link stops working at once (idempotent).',
-      description: 'Admin invitations are managed by the owner only. An accepted invitation cannot be revoked (409 INVITATION_CLOSED): remove the member instead.',
+      description:
+        'Admin invitations are managed by the owner only. An accepted invitation cannot be revoked (409 INVITATION_CLOSED): remove the member instead.',
       bodyKind: 'optional-json',
       body: NoBody,
       rate: 'write',
       errors: ['INVALID_PROJECT_ID', 'ROLE_REQUIRED', 'INVITATION_NOT_FOUND', 'INVITATION_CLOSED'],
       responses: { 200: { description: 'Revoked.', schema: z.object({ invitation: Invitation }) } },
       async handler({ ctx }) {
-        return { status: 200, body: { invitation: await invitations.revoke(ctx.identity!, ctx.params.projectId!, ctx.params.invitationId!, ctx.now, originOf(ctx)) } };
+        return {
+          status: 200,
+          body: {
+            invitation: await invitations.revoke(
+              ctx.identity!,
+              ctx.params.projectId!,
+              ctx.params.invitationId!,
+              ctx.now,
+              originOf(ctx),
+            ),
+          },
+        };
       },
     }),
     defineRoute<z.infer<typeof NoBody>, undefined>({
@@ -209,10 +285,28 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       bodyKind: 'optional-json',
       body: NoBody,
       rate: 'write',
-      errors: ['INVALID_PROJECT_ID', 'ROLE_REQUIRED', 'INVITATION_NOT_FOUND', 'INVITATION_CLOSED', 'INVALID_LINK_TOKEN', 'INVITATION_LIMIT', 'SHARING_BUSY'],
+      errors: [
+        'INVALID_PROJECT_ID',
+        'ROLE_REQUIRED',
+        'INVITATION_NOT_FOUND',
+        'INVITATION_CLOSED',
+        'INVALID_LINK_TOKEN',
+        'INVITATION_LIMIT',
+        'SHARING_BUSY',
+      ],
       responses: { 200: { description: 'Resent.', schema: z.object({ invitation: Invitation }) } },
       async handler({ ctx }) {
-        return { status: 200, body: { invitation: await invitations.resend(ctx.identity!, ctx.params.projectId!, ctx.params.invitationId!, ctx.now) } };
+        return {
+          status: 200,
+          body: {
+            invitation: await invitations.resend(
+              ctx.identity!,
+              ctx.params.projectId!,
+              ctx.params.invitationId!,
+              ctx.now,
+            ),
+          },
+        };
       },
     }),
     defineRoute<z.infer<typeof RoleBody>, undefined>({
@@ -230,7 +324,19 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       errors: ['INVALID_PROJECT_ID', 'ROLE_REQUIRED', 'MEMBER_NOT_FOUND', 'OWNER_IMMUTABLE'],
       responses: { 200: { description: 'The member with the new role.', schema: z.object({ member: Member }) } },
       async handler({ ctx, body }) {
-        return { status: 200, body: { member: await members.setRole(ctx.identity!, ctx.params.projectId!, ctx.params.userId!, body.role, ctx.now, originOf(ctx)) } };
+        return {
+          status: 200,
+          body: {
+            member: await members.setRole(
+              ctx.identity!,
+              ctx.params.projectId!,
+              ctx.params.userId!,
+              body.role,
+              ctx.now,
+              originOf(ctx),
+            ),
+          },
+        };
       },
     }),
     defineRoute({
@@ -239,7 +345,8 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       path: ONE_MEMBER,
       refusedWhileImpersonating: true,
       summary: 'Remove a member: admins remove lower roles, anyone may remove themselves; never the owner.',
-      description: 'Takes effect on the next request on every node: the member’s tokens for this board are revoked (their sockets close), their other sockets are unsubscribed from the board, an open transfer to them is cancelled, and the invitations they sent and are still pending are revoked.',
+      description:
+        'Takes effect on the next request on every node: the member’s tokens for this board are revoked (their sockets close), their other sockets are unsubscribed from the board, an open transfer to them is cancelled, and the invitations they sent and are still pending are revoked.',
       bodyKind: 'none',
       rate: 'write',
       errors: ['INVALID_PROJECT_ID', 'ROLE_REQUIRED', 'MEMBER_NOT_FOUND', 'OWNER_IMMUTABLE'],
@@ -260,10 +367,22 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
         'The offer’s mail draws on the board’s sharing-mail budget, shared with invitations: 50 an hour, one a minute per address (429 INVITATION_LIMIT with Retry-After).',
       bodyKind: 'json',
       body: TransferBody,
-      errors: ['INVALID_PROJECT_ID', 'PROJECT_SCOPE_DENIED', 'ROLE_REQUIRED', 'MEMBER_NOT_FOUND', 'INVITATION_LIMIT', 'SHARING_BUSY'],
+      errors: [
+        'INVALID_PROJECT_ID',
+        'PROJECT_SCOPE_DENIED',
+        'ROLE_REQUIRED',
+        'MEMBER_NOT_FOUND',
+        'INVITATION_LIMIT',
+        'SHARING_BUSY',
+      ],
       responses: { 201: { description: 'Offered.', schema: z.object({ transfer: Transfer }) } },
       async handler({ ctx, body }) {
-        return { status: 201, body: { transfer: await transfers.open(ctx.identity!, ctx.params.projectId!, body.toUserId, ctx.now, originOf(ctx)) } };
+        return {
+          status: 201,
+          body: {
+            transfer: await transfers.open(ctx.identity!, ctx.params.projectId!, body.toUserId, ctx.now, originOf(ctx)),
+          },
+        };
       },
     }),
     defineRoute<z.infer<typeof NoBody>, undefined>({
@@ -282,7 +401,12 @@ export function sharingRoutes(deps: RouteDeps): Route[] {
       errors: ['TRANSFER_NOT_FOUND', 'FREE_PROJECT_LIMIT'],
       responses: { 200: { description: 'Accepted.', schema: z.object({ transfer: Transfer, name: z.string() }) } },
       async handler({ ctx }) {
-        const { name, ...transfer } = await transfers.accept(ctx.identity!, ctx.params.transferId!, ctx.now, originOf(ctx));
+        const { name, ...transfer } = await transfers.accept(
+          ctx.identity!,
+          ctx.params.transferId!,
+          ctx.now,
+          originOf(ctx),
+        );
         return { status: 200, body: { transfer, name } };
       },
     }),

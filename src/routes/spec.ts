@@ -6,9 +6,16 @@ import { clauseParam, SpecDesk } from '../board/spec.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
 
-const ClauseInput = z.strictObject({ title: z.string().trim().min(1).max(200), text: z.string().trim().min(1).max(4000) });
+const ClauseInput = z.strictObject({
+  title: z.string().trim().min(1).max(200),
+  text: z.string().trim().min(1).max(4000),
+});
 const PatchInput = z.strictObject({
-  version: z.number().int().min(1).describe('The clause’s version as you read it: a stale one is 409 VERSION_MISMATCH and changes nothing.'),
+  version: z
+    .number()
+    .int()
+    .min(1)
+    .describe('The clause’s version as you read it: a stale one is 409 VERSION_MISMATCH and changes nothing.'),
   title: z.string().trim().min(1).max(200).optional(),
   text: z.string().trim().min(1).max(4000).optional(),
   status: z.enum(SPEC_STATUSES).optional(),
@@ -28,7 +35,8 @@ export const ClauseView = z.object({
 });
 
 const base = { group: 'spec', auth: 'bearer-or-session', project: 'required', rateHeaders: true } as const;
-const EVENTS = 'Every change is a board event (`spec.created`, `spec.updated`; workId null, the clause in `data.clause`) in the same log as the items’, pushed to sockets.';
+const EVENTS =
+  'Every change is a board event (`spec.created`, `spec.updated`; workId null, the clause in `data.clause`) in the same log as the items’, pushed to sockets.';
 
 export function specRoutes(deps: RouteDeps): Route[] {
   const desk = new SpecDesk(deps.boards);
@@ -79,7 +87,10 @@ export function specRoutes(deps: RouteDeps): Route[] {
       rate: 'write',
       errors: ['SPEC_CLAUSE_NOT_FOUND', 'VERSION_MISMATCH', 'ROLE_REQUIRED', 'BOARD_BUSY'],
       responses: { 200: { description: 'The clause as edited.', schema: ClauseView } },
-      handler: async ({ ctx, body }) => ({ status: 200, body: await desk.patch(ctx, clauseParam(ctx.params.clauseId), body) }),
+      handler: async ({ ctx, body }) => ({
+        status: 200,
+        body: await desk.patch(ctx, clauseParam(ctx.params.clauseId), body),
+      }),
     }),
   ];
 }

@@ -10,7 +10,12 @@ import type { RouteDeps } from './deps.js';
 import { CHANGELOG, DISPATCHES, renderPage } from './pages.js';
 
 const Health = z.object({ status: z.literal('ok') });
-const Ready = z.object({ status: z.literal('ready'), store: z.string(), bus: z.enum(['local', 'ok', 'degraded']), sockets: z.number().int() });
+const Ready = z.object({
+  status: z.literal('ready'),
+  store: z.string(),
+  bus: z.enum(['local', 'ok', 'degraded']),
+  sockets: z.number().int(),
+});
 const ErrorList = z.object({
   errors: z.array(
     z.object({
@@ -35,19 +40,32 @@ export function systemRoutes(deps: RouteDeps): Route[] {
   let openapi: string | null = null;
 
   return [
-    defineRoute({ ...base, method: 'get', path: '/healthz', summary: 'Liveness: the process answers.', description: 'Answered at once, without logging a request line.', responses: { 200: { description: 'Alive.', schema: Health } }, fixed: ALIVE, handler: () => ALIVE }),
+    defineRoute({
+      ...base,
+      method: 'get',
+      path: '/healthz',
+      summary: 'Liveness: the process answers.',
+      description: 'Answered at once, without logging a request line.',
+      responses: { 200: { description: 'Alive.', schema: Health } },
+      fixed: ALIVE,
+      handler: () => ALIVE,
+    }),
     defineRoute({
       ...base,
       method: 'get',
       path: '/readyz',
       summary: 'Readiness: the store answers and the node is not draining.',
-      description: '`bus` says how events reach other nodes: local (single node), ok, or degraded (Redis away: REST and this node’s sockets keep working; clients catch up with since). `sockets` counts the WebSocket connections open on this node.',
+      description:
+        '`bus` says how events reach other nodes: local (single node), ok, or degraded (Redis away: REST and this node’s sockets keep working; clients catch up with since). `sockets` counts the WebSocket connections open on this node.',
       errors: ['SERVICE_UNAVAILABLE'],
       responses: { 200: { description: 'Ready.', schema: Ready } },
       async handler() {
         const problem = await deps.readiness();
         if (problem) throw new AppError('SERVICE_UNAVAILABLE', problem);
-        return { status: 200, body: { status: 'ready', store: deps.store.kind, bus: deps.busHealth(), sockets: deps.sockets() } };
+        return {
+          status: 200,
+          body: { status: 'ready', store: deps.store.kind, bus: deps.busHealth(), sockets: deps.sockets() },
+        };
       },
     }),
     defineRoute({
@@ -58,7 +76,9 @@ export function systemRoutes(deps: RouteDeps): Route[] {
       responses: { 200: { description: 'Every registered code.', schema: ErrorList } },
       handler() {
         const raisedByRoutes = new Map<string, Set<string>>();
-        for (const route of deps.routes()) for (const code of routeErrors(route)) (raisedByRoutes.get(code) ?? raisedByRoutes.set(code, new Set()).get(code)!).add(operationOf(route));
+        for (const route of deps.routes())
+          for (const code of routeErrors(route))
+            (raisedByRoutes.get(code) ?? raisedByRoutes.set(code, new Set()).get(code)!).add(operationOf(route));
         const errors = ERROR_CODES.map((code) => ({
           ...errorRecord(code, deps.config.publicUrl, deps.observer.resolution(code)),
           raisedBy: [...new Set([...ERRORS[code].raisedBy, ...(raisedByRoutes.get(code) ?? [])])],
@@ -77,7 +97,21 @@ export function systemRoutes(deps: RouteDeps): Route[] {
         return { status: 200, body: openapi, contentType: JSON_CONTENT_TYPE };
       },
     }),
-    defineRoute({ ...base, method: 'get', path: '/changelog', summary: 'What changed, newest first.', responses: { 200: { description: 'HTML page.', contentType: 'text/html' } }, handler: () => html(renderPage('Changelog', CHANGELOG)) }),
-    defineRoute({ ...base, method: 'get', path: '/dispatches', summary: 'Notes from the team on how to use the service.', responses: { 200: { description: 'HTML page.', contentType: 'text/html' } }, handler: () => html(renderPage('Dispatches', DISPATCHES)) }),
+    defineRoute({
+      ...base,
+      method: 'get',
+      path: '/changelog',
+      summary: 'What changed, newest first.',
+      responses: { 200: { description: 'HTML page.', contentType: 'text/html' } },
+      handler: () => html(renderPage('Changelog', CHANGELOG)),
+    }),
+    defineRoute({
+      ...base,
+      method: 'get',
+      path: '/dispatches',
+      summary: 'Notes from the team on how to use the service.',
+      responses: { 200: { description: 'HTML page.', contentType: 'text/html' } },
+      handler: () => html(renderPage('Dispatches', DISPATCHES)),
+    }),
   ];
 }

@@ -13,10 +13,17 @@ const IssueBody = z.strictObject({
   scope: z.enum(['account', 'workspace', 'resource']),
   projectId: z.string().min(1).max(64).optional(),
   role: z.enum(['admin', 'member', 'viewer']).optional(),
-  resources: z.array(z.string().regex(RESOURCE, 'must be a work id (W-<n>) or an operation group')).min(1).max(100).optional(),
+  resources: z
+    .array(z.string().regex(RESOURCE, 'must be a work id (W-<n>) or an operation group'))
+    .min(1)
+    .max(100)
+    .optional(),
   expiresAt: z.iso.datetime({ offset: true }).nullable().optional(),
 });
-const PatchBody = z.strictObject({ name: z.string().min(1).max(80).optional(), expiresAt: z.iso.datetime({ offset: true }).nullable().optional() });
+const PatchBody = z.strictObject({
+  name: z.string().min(1).max(80).optional(),
+  expiresAt: z.iso.datetime({ offset: true }).nullable().optional(),
+});
 
 export const PublicToken = z.object({
   id: z.string(),

@@ -39,7 +39,11 @@ const PAGE_HEADERS = {
 export function webRoutes(bundle: WebBundle): Route[] {
   const base = { group: 'pages', auth: 'none', bodyKind: 'none', rate: 'none' } as const;
   const page = (): Reply => {
-    if (bundle.index === null) throw new AppError('SERVICE_UNAVAILABLE', 'The browser board is not built on this node: run npm run build:web (npm start does it).');
+    if (bundle.index === null)
+      throw new AppError(
+        'SERVICE_UNAVAILABLE',
+        'The browser board is not built on this node: run npm run build:web (npm start does it).',
+      );
     return { status: 200, body: bundle.index, contentType: 'text/html; charset=utf-8', headers: PAGE_HEADERS };
   };
   return [
@@ -61,7 +65,8 @@ export function webRoutes(bundle: WebBundle): Route[] {
         group: 'pages',
         method: 'get',
         path,
-        summary: 'A page of the operator console (the browser board’s document; it loads the console’s code). To anyone but an operator, an unknown path.',
+        summary:
+          'A page of the operator console (the browser board’s document; it loads the console’s code). To anyone but an operator, an unknown path.',
         errors: ['SERVICE_UNAVAILABLE'],
         responses: { 200: { description: 'HTML page.', contentType: 'text/html' } },
         handler: page,
@@ -78,9 +83,15 @@ export function webRoutes(bundle: WebBundle): Route[] {
       responses: { 200: { description: 'The file.', contentType: 'application/octet-stream' } },
       handler: ({ ctx }) => {
         const file = bundle.adminAssets?.get(ctx.params.file!);
-        if (!file) throw new AppError('NOT_FOUND', 'No such asset: the page may be older than this node’s build; reload it.');
+        if (!file)
+          throw new AppError('NOT_FOUND', 'No such asset: the page may be older than this node’s build; reload it.');
         // private: a shared cache must not hand an operator's file to anyone else.
-        return { status: 200, body: file.body, contentType: file.contentType, headers: { 'cache-control': 'private, max-age=31536000, immutable', 'x-content-type-options': 'nosniff' } };
+        return {
+          status: 200,
+          body: file.body,
+          contentType: file.contentType,
+          headers: { 'cache-control': 'private, max-age=31536000, immutable', 'x-content-type-options': 'nosniff' },
+        };
       },
     }),
     defineRoute({
@@ -92,8 +103,14 @@ export function webRoutes(bundle: WebBundle): Route[] {
       responses: { 200: { description: 'The file.', contentType: 'application/octet-stream' } },
       handler: ({ ctx }) => {
         const file = bundle.assets.get(ctx.params.file!);
-        if (!file) throw new AppError('NOT_FOUND', 'No such asset: the page may be older than this node’s build; reload it.');
-        return { status: 200, body: file.body, contentType: file.contentType, headers: { 'cache-control': 'public, max-age=31536000, immutable', 'x-content-type-options': 'nosniff' } };
+        if (!file)
+          throw new AppError('NOT_FOUND', 'No such asset: the page may be older than this node’s build; reload it.');
+        return {
+          status: 200,
+          body: file.body,
+          contentType: file.contentType,
+          headers: { 'cache-control': 'public, max-age=31536000, immutable', 'x-content-type-options': 'nosniff' },
+        };
       },
     }),
   ];

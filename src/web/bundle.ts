@@ -6,7 +6,9 @@ import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** Where the build lands: dist/web beside src/ (from src/web/ here, or dist/src/web/ once compiled, both ../../web from dist's view). */
-export const WEB_DIR = fileURLToPath(new URL(import.meta.url.includes('/dist/src/') ? '../../web/' : '../../dist/web/', import.meta.url));
+export const WEB_DIR = fileURLToPath(
+  new URL(import.meta.url.includes('/dist/src/') ? '../../web/' : '../../dist/web/', import.meta.url),
+);
 
 /**
  * No inline script or style, nothing from elsewhere; sockets and fetches to this origin only.
@@ -53,14 +55,21 @@ export interface WebBundle {
 export function loadWebBundle(dir: string = WEB_DIR): WebBundle {
   const indexFile = join(dir, 'index.html');
   if (!existsSync(indexFile)) return { index: null, assets: new Map(), adminAssets: new Map() };
-  return { index: readFileSync(indexFile, 'utf8'), assets: readAssets(join(dir, 'assets')), adminAssets: readAssets(join(dir, 'admin', 'assets')) };
+  return {
+    index: readFileSync(indexFile, 'utf8'),
+    assets: readAssets(join(dir, 'assets')),
+    adminAssets: readAssets(join(dir, 'admin', 'assets')),
+  };
 }
 
 function readAssets(assetDir: string): Map<string, WebFile> {
   const assets = new Map<string, WebFile>();
   if (existsSync(assetDir)) {
     for (const name of readdirSync(assetDir)) {
-      assets.set(name, { body: readFileSync(join(assetDir, name)), contentType: TYPES[extname(name)] ?? 'application/octet-stream' });
+      assets.set(name, {
+        body: readFileSync(join(assetDir, name)),
+        contentType: TYPES[extname(name)] ?? 'application/octet-stream',
+      });
     }
   }
   return assets;

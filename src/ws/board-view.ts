@@ -13,7 +13,14 @@ import { SNAPSHOT } from './protocol.js';
 export type ViewPorts = Pick<Store, 'events' | 'shouts' | 'presence'>;
 
 /** An event as the socket and GET /api/activity carry it. */
-export const eventView = (e: Pick<EventRecord, 'seq' | 'type' | 'actor' | 'workId' | 'at' | 'data'>) => ({ seq: e.seq, type: e.type, actor: e.actor, workId: e.workId, at: new Date(e.at).toISOString(), data: e.data });
+export const eventView = (e: Pick<EventRecord, 'seq' | 'type' | 'actor' | 'workId' | 'at' | 'data'>) => ({
+  seq: e.seq,
+  type: e.type,
+  actor: e.actor,
+  workId: e.workId,
+  at: new Date(e.at).toISOString(),
+  data: e.data,
+});
 
 export interface SnapshotInput {
   boardId: string;
@@ -31,13 +38,18 @@ export interface SnapshotInput {
  * in work-id order, the last page with the newest events (up to that seq) and shouts. The log must
  * already hold every event up to the seq (the caller syncs it first).
  */
-export async function snapshotMessages(store: ViewPorts, input: SnapshotInput): Promise<{ seq: number; messages: Iterable<string> }> {
+export async function snapshotMessages(
+  store: ViewPorts,
+  input: SnapshotInput,
+): Promise<{ seq: number; messages: Iterable<string> }> {
   const { board, record } = input.committed;
   const seq = record.lastSeq;
   const { view } = input;
   const [{ events: recent }, shouts] = await Promise.all([
     readLog(store, input.boardId, view, { before: seq + 1, limit: SNAPSHOT.recent }),
-    input.shouts ? readShouts(store, input.boardId, view, { newest: true, limit: SNAPSHOT.recent }, input.now) : Promise.resolve([]),
+    input.shouts
+      ? readShouts(store, input.boardId, view, { newest: true, limit: SNAPSHOT.recent }, input.now)
+      : Promise.resolve([]),
   ]);
   const some = view.items === null ? null : [...board.items.values()].filter((item) => seesItem(view, item.workId));
   const total = some?.length ?? board.items.size;
@@ -46,8 +58,20 @@ export async function snapshotMessages(store: ViewPorts, input: SnapshotInput): 
     let page: ReturnType<typeof publicCard>[] = [];
     let part = 0;
     const message = (last: boolean) => {
-      const tail = last ? { recent: recent.map(eventView), ...(input.shouts ? { shouts: shouts.map(shoutView) } : {}) } : {};
-      return JSON.stringify({ type: 'snapshot', boardId: input.boardId, seq, name: input.name, total, part: part++, last, items: page, ...tail });
+      const tail = last
+        ? { recent: recent.map(eventView), ...(input.shouts ? { shouts: shouts.map(shoutView) } : {}) }
+        : {};
+      return JSON.stringify({
+        type: 'snapshot',
+        boardId: input.boardId,
+        seq,
+        name: input.name,
+        total,
+        part: part++,
+        last,
+        items: page,
+        ...tail,
+      });
     };
     for (const item of some ?? board.items.values()) {
       page.push(publicCard(item));
@@ -67,10 +91,17 @@ export async function rosterMessage(store: ViewPorts, boardId: string): Promise<
   return JSON.stringify({ type: 'roster', boardId, agents, onlineWithinMs: ONLINE_WITHIN_MS });
 }
 
-export const presenceMessage = (boardId: string, agent: PresenceView): string => JSON.stringify({ type: 'presence', boardId, agent });
+export const presenceMessage = (boardId: string, agent: PresenceView): string =>
+  JSON.stringify({ type: 'presence', boardId, agent });
 
 /** The shouts posted after `after` that the reader may see, oldest first, as `shout` messages. */
-export async function missedShouts(store: ViewPorts, boardId: string, reader: BoardView, after: string, now: number): Promise<string[]> {
+export async function missedShouts(
+  store: ViewPorts,
+  boardId: string,
+  reader: BoardView,
+  after: string,
+  now: number,
+): Promise<string[]> {
   if (!after.startsWith(`${boardId}:`)) return [];
   const shouts = await readShouts(store, boardId, reader, { since: after, limit: 500 }, now);
   return shouts.map((s) => JSON.stringify({ type: 'shout', boardId, shout: shoutView(s) }));

@@ -82,7 +82,12 @@ export class Firehose<Connection extends FirehoseSocket> {
   /** Starts (or, for a socket already on it, narrows anew) a socket's firehose; true when it is new. */
   watch(conn: Connection, filter: FirehoseFilter): boolean {
     const existing = this.watches.get(conn);
-    const watch: Watch = { boards: filter.boards ? new Set(filter.boards) : null, types: filter.types ?? null, window: existing?.window ?? new SlidingWindow(FIREHOSE.perSecond, 1000), dropped: existing?.dropped ?? 0 };
+    const watch: Watch = {
+      boards: filter.boards ? new Set(filter.boards) : null,
+      types: filter.types ?? null,
+      window: existing?.window ?? new SlidingWindow(FIREHOSE.perSecond, 1000),
+      dropped: existing?.dropped ?? 0,
+    };
     this.watches.set(conn, watch);
     if (!this.reporter) {
       this.reporter = setInterval(() => this.report(), FIREHOSE.reportMs);
@@ -170,7 +175,15 @@ export class Firehose<Connection extends FirehoseSocket> {
     let bytes = this.frames.get(e);
     if (bytes === undefined) {
       const boardName = this.names.get(boardId)?.name ?? null;
-      bytes = Buffer.from(JSON.stringify({ type: 'firehose', boardId, boardName, seq: e.seq, event: { type: e.type, actor: e.actor, workId: e.workId, at: new Date(e.at).toISOString(), data: e.data } }));
+      bytes = Buffer.from(
+        JSON.stringify({
+          type: 'firehose',
+          boardId,
+          boardName,
+          seq: e.seq,
+          event: { type: e.type, actor: e.actor, workId: e.workId, at: new Date(e.at).toISOString(), data: e.data },
+        }),
+      );
       this.frames.set(e, bytes);
     }
     return bytes;

@@ -16,7 +16,17 @@ import type { ErrorCode } from '../errors/registry.js';
 import { describeIssue } from '../errors/validation-issue.js';
 import type { Store } from '../../store/ports/store.js';
 import type { Maybe } from '../../store/ports/maybe.js';
-import { CLOSE, ClientMessage, FIREHOSE, FirehoseMessage, SLOW_CONSUMER_REASON, snapshotCost, SOCKET_BUDGET, topicOf, type Topic } from './protocol.js';
+import {
+  CLOSE,
+  ClientMessage,
+  FIREHOSE,
+  FirehoseMessage,
+  SLOW_CONSUMER_REASON,
+  snapshotCost,
+  SOCKET_BUDGET,
+  topicOf,
+  type Topic,
+} from './protocol.js';
 import { Firehose } from './firehose.js';
 import type { OperatorAccess, OperatorView } from './operator-access.js';
 import type { Notice } from '../bus/bus.js';
@@ -143,7 +153,9 @@ const broadcastTopics = (boardId: string, sub: Pick<Subscription, 'topics' | 'wh
 /** Each board event is published to its topic's and to activity's: a subscription joins activity's alone, or each of its event topics' (presence is no event topic). */
 const eventTopic = (boardId: string, topic: Topic): string => `events/${boardId}/${topic}`;
 const streamTopics = (boardId: string, topics: ReadonlySet<Topic>): string[] =>
-  topics.has('activity') ? [eventTopic(boardId, 'activity')] : [...topics].filter((t) => t !== 'presence').map((t) => eventTopic(boardId, t));
+  topics.has('activity')
+    ? [eventTopic(boardId, 'activity')]
+    : [...topics].filter((t) => t !== 'presence').map((t) => eventTopic(boardId, t));
 
 export class Hub {
   /** Each socket's subscriptions by board, and its budget. */
@@ -163,11 +175,21 @@ export class Hub {
 
   constructor(private readonly deps: HubDeps) {
     const operators = deps.operators;
-    this.firehose = new Firehose({ clock: deps.clock, transmit: (conn, message) => this.transmit(conn, message), ...(operators && { boardName: (boardId: string) => operators.boardName(boardId) }) });
+    this.firehose = new Firehose({
+      clock: deps.clock,
+      transmit: (conn, message) => this.transmit(conn, message),
+      ...(operators && { boardName: (boardId: string) => operators.boardName(boardId) }),
+    });
   }
 
   open(conn: Connection): void {
-    this.connections.set(conn, { subs: null, windowStart: this.deps.clock(), used: 0, replays: null, accountId: conn.identity.accountId }); // subs and replays: made on the first subscribe (an idle socket holds less)
+    this.connections.set(conn, {
+      subs: null,
+      windowStart: this.deps.clock(),
+      used: 0,
+      replays: null,
+      accountId: conn.identity.accountId,
+    }); // subs and replays: made on the first subscribe (an idle socket holds less)
     const principal = conn.identity.principal;
     (this.principals.get(principal) ?? this.principals.set(principal, new Set()).get(principal)!).add(conn);
   }
@@ -207,23 +229,47 @@ export class Hub {
   }
 
   /** A notice from any node about sockets: a shout, a lease warning, revoked credentials, or a catch-up after the bus was down. */
-  notice(notice: Exclude<Notice, ResolutionNote | { kind: 'node.figures' } | { kind: 'allowlist.changed' } | { kind: 'records.changed' }>): void {
+  notice(
+    notice: Exclude<
+      Notice,
+      ResolutionNote | { kind: 'node.figures' } | { kind: 'allowlist.changed' } | { kind: 'records.changed' }
+    >,
+  ): void {
     if (notice.kind === 'shout') return this.shout(notice.boardId, notice.shout);
     if (notice.kind === 'catch-up') return void Promise.all([this.catchUpAll(), this.revalidate()]);
     if (notice.kind === 'lease.expiring') {
-      const message = JSON.stringify({ type: 'event', boardId: notice.boardId, seq: null, event: { type: 'lease.expiring', actor: 'system:lease-scheduler', workId: notice.workId, at: new Date(this.deps.clock()).toISOString(), data: { holder: notice.holder, expiresAt: new Date(notice.expiresAt).toISOString() } } });
+      const message = JSON.stringify({
+        type: 'event',
+        boardId: notice.boardId,
+        seq: null,
+        event: {
+          type: 'lease.expiring',
+          actor: 'system:lease-scheduler',
+          workId: notice.workId,
+          at: new Date(this.deps.clock()).toISOString(),
+          data: { holder: notice.holder, expiresAt: new Date(notice.expiresAt).toISOString() },
+        },
+      });
       for (const conn of this.principals.get(notice.holder) ?? []) this.transmit(conn, message);
       return;
     }
     if (notice.kind === 'membership') return this.membershipChanged(notice);
-    if (notice.kind === 'presence') return this.deps.publish(rosterTopic(notice.boardId), presenceMessage(notice.boardId, presenceView(notice.presence)));
+    if (notice.kind === 'presence')
+      return this.deps.publish(
+        rosterTopic(notice.boardId),
+        presenceMessage(notice.boardId, presenceView(notice.presence)),
+      );
     this.revoked(notice);
   }
 
   /** A member's role changed or they left: their sockets stop watching the board (a new subscribe is checked under the new role). */
   private membershipChanged(notice: Extract<Notice, { kind: 'membership' }>): void {
-    const reason = notice.role === null ? 'You are no longer a member of this board.' : `Your role on this board is now ${notice.role}; subscribe again.`;
-    for (const probe of this.probes) if (probe.boardId === notice.boardId && this.accountOf(probe.conn) === notice.accountId) probe.stale = true;
+    const reason =
+      notice.role === null
+        ? 'You are no longer a member of this board.'
+        : `Your role on this board is now ${notice.role}; subscribe again.`;
+    for (const probe of this.probes)
+      if (probe.boardId === notice.boardId && this.accountOf(probe.conn) === notice.accountId) probe.stale = true;
     for (const conn of [...this.connections.keys()]) {
       if (this.accountOf(conn) === notice.accountId) this.drop(conn, notice.boardId, reason);
     }
@@ -244,11 +290,15 @@ export class Hub {
       const id = conn.identity;
       const revoked =
         (id.kind === 'session' && (id.sessionId === notice.sessionId || id.accountId === notice.accountSessions)) ||
-        (id.kind === 'token' && (id.tokenId === notice.tokenId || (notice.boardId !== undefined && id.boardId === notice.boardId))) ||
+        (id.kind === 'token' &&
+          (id.tokenId === notice.tokenId || (notice.boardId !== undefined && id.boardId === notice.boardId))) ||
         id.accountId === notice.accountId;
       if (revoked) conn.close(CLOSE.revoked, 'the credential was revoked');
       else if (notice.boardId !== undefined && this.unwatch(conn, notice.boardId)) {
-        this.transmit(conn, JSON.stringify({ type: 'unsubscribed', boardId: notice.boardId, reason: 'The board was deleted.' }));
+        this.transmit(
+          conn,
+          JSON.stringify({ type: 'unsubscribed', boardId: notice.boardId, reason: 'The board was deleted.' }),
+        );
       }
     }
   }
@@ -258,7 +308,11 @@ export class Hub {
   }
 
   async message(conn: Connection, text: string): Promise<void> {
-    if (!this.withinBudget(conn)) return this.overBudget(conn, `message budget spent: at most ${SOCKET_BUDGET.messages} messages per ${SOCKET_BUDGET.windowMs / 1000} s`);
+    if (!this.withinBudget(conn))
+      return this.overBudget(
+        conn,
+        `message budget spent: at most ${SOCKET_BUDGET.messages} messages per ${SOCKET_BUDGET.windowMs / 1000} s`,
+      );
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
@@ -268,7 +322,8 @@ export class Hub {
     const result = ClientMessage.safeParse(parsed);
     if (!result.success) {
       const firehose = FirehoseMessage.safeParse(parsed);
-      if (firehose.success && (await this.deps.operators?.admits(conn.identity))) return this.firehoseMessage(conn, firehose.data);
+      if (firehose.success && (await this.deps.operators?.admits(conn.identity)))
+        return this.firehoseMessage(conn, firehose.data);
       return this.error(conn, 'INVALID_INPUT', describeIssue(result.error.issues[0]!, 'message'));
     }
     const msg = result.data;
@@ -277,7 +332,11 @@ export class Hub {
       this.unwatch(conn, msg.boardId);
       return void this.transmit(conn, JSON.stringify({ type: 'unsubscribed', boardId: msg.boardId }));
     }
-    await this.subscribe(conn, msg.boardId, new Set(msg.topics), { since: msg.since, snapshot: msg.snapshot === true, shoutsAfter: msg.shoutsAfter });
+    await this.subscribe(conn, msg.boardId, new Set(msg.topics), {
+      since: msg.since,
+      snapshot: msg.snapshot === true,
+      shoutsAfter: msg.shoutsAfter,
+    });
   }
 
   /** An operator's firehose subscribe (audited when it starts; sent again, it changes the filter) or unsubscribe. */
@@ -288,12 +347,35 @@ export class Hub {
     }
     const filter = { ...(msg.boards && { boards: msg.boards }), ...(msg.types && { types: msg.types }) };
     if (!this.firehose.watching(conn)) {
-      const audited = await this.deps.operators!.audit(conn.identity, { action: 'firehose', target: 'firehose', data: { ...filter, socket: conn.id } }).then(() => true, () => false);
-      if (!audited) return this.error(conn, 'SERVICE_UNAVAILABLE', 'The audit row of this subscription could not be written; subscribe again.');
+      const audited = await this.deps
+        .operators!.audit(conn.identity, {
+          action: 'firehose',
+          target: 'firehose',
+          data: { ...filter, socket: conn.id },
+        })
+        .then(
+          () => true,
+          () => false,
+        );
+      if (!audited)
+        return this.error(
+          conn,
+          'SERVICE_UNAVAILABLE',
+          'The audit row of this subscription could not be written; subscribe again.',
+        );
       if (!this.connections.has(conn)) return; // closed meanwhile
     }
     this.firehose.watch(conn, filter);
-    this.transmit(conn, JSON.stringify({ type: 'subscribed', topics: ['firehose'], boards: msg.boards ?? null, types: msg.types ?? null, perSecond: FIREHOSE.perSecond }));
+    this.transmit(
+      conn,
+      JSON.stringify({
+        type: 'subscribed',
+        topics: ['firehose'],
+        boards: msg.boards ?? null,
+        types: msg.types ?? null,
+        perSecond: FIREHOSE.perSecond,
+      }),
+    );
   }
 
   private overBudget(conn: Connection, reason: string): void {
@@ -357,7 +439,15 @@ export class Hub {
     }
     for (const conn of this.firehose.sockets()) {
       const still = await this.deps.operators?.admits(conn.identity).catch(() => true); // a store hiccup ends nothing
-      if (!still && this.firehose.unwatch(conn)) this.transmit(conn, JSON.stringify({ type: 'unsubscribed', topics: ['firehose'], reason: 'This account is no longer an operator.' }));
+      if (!still && this.firehose.unwatch(conn))
+        this.transmit(
+          conn,
+          JSON.stringify({
+            type: 'unsubscribed',
+            topics: ['firehose'],
+            reason: 'This account is no longer an operator.',
+          }),
+        );
     }
   }
 
@@ -374,7 +464,13 @@ export class Hub {
       for (const conn of conns) {
         const sub = this.connections.get(conn)?.subs?.get(boardId);
         if (!sub || sub.lastSeq < 0 || project?.role === sub.role) continue; // (a subscription still starting checked its role just now)
-        this.drop(conn, boardId, project === null ? 'You are no longer a member of this board.' : `Your role on this board is now ${project.role}; subscribe again.`);
+        this.drop(
+          conn,
+          boardId,
+          project === null
+            ? 'You are no longer a member of this board.'
+            : `Your role on this board is now ${project.role}; subscribe again.`,
+        );
       }
     }
   }
@@ -384,27 +480,35 @@ export class Hub {
     for (const boardId of [...this.streams.keys()]) this.endStream(boardId);
     const behind = new Map<string, number>();
     for (const { subs } of this.connections.values()) {
-      for (const [boardId, sub] of subs ?? []) if (!sub.held) behind.set(boardId, Math.min(behind.get(boardId) ?? Infinity, sub.lastSeq));
+      for (const [boardId, sub] of subs ?? [])
+        if (!sub.held) behind.set(boardId, Math.min(behind.get(boardId) ?? Infinity, sub.lastSeq));
     }
     for (const [boardId, from] of behind) {
       try {
-        for (let after = from; ; ) {
-          const page = await this.deps.store.events.find({ boardId, seq: { $gt: after } }, { sort: [['seq', 1]], limit: REPLAY_PAGE });
+        for (let after = from; ;) {
+          const page = await this.deps.store.events.find(
+            { boardId, seq: { $gt: after } },
+            { sort: [['seq', 1]], limit: REPLAY_PAGE },
+          );
           // As a delivery: the stream's subscriptions (those that join it meanwhile included) have it published.
           this.publish(boardId, page);
-          for (const [conn, sub] of this.watchers.get(boardId) ?? []) if (!sub.held && !sub.joined) this.push(conn, boardId, sub, page);
+          for (const [conn, sub] of this.watchers.get(boardId) ?? [])
+            if (!sub.held && !sub.joined) this.push(conn, boardId, sub, page);
           if (page.length < REPLAY_PAGE) break;
           after = page.at(-1)!.seq;
         }
       } catch {
-        for (const conn of [...(this.watchers.get(boardId)?.keys() ?? [])]) conn.close(CLOSE.shutdown, 'the event log cannot be read');
+        for (const conn of [...(this.watchers.get(boardId)?.keys() ?? [])])
+          conn.close(CLOSE.shutdown, 'the event log cannot be read');
       }
     }
   }
 
   /** Pushes a shout to the board's subscribers allowed to see it; reaching its addressee is its delivery. */
   private shout(boardId: string, shout: Extract<Notice, { kind: 'shout' }>['shout']): void {
-    const message = Buffer.from(JSON.stringify({ type: 'shout', boardId, shout: { ...shout, at: new Date(shout.at).toISOString() } }));
+    const message = Buffer.from(
+      JSON.stringify({ type: 'shout', boardId, shout: { ...shout, at: new Date(shout.at).toISOString() } }),
+    );
     const watchers = this.watchers.get(boardId);
     if (shout.to === null) {
       this.deps.publish(shoutsTopic(boardId), message); // the whole views'
@@ -422,7 +526,11 @@ export class Hub {
     if (delivered) {
       void this.deps.store.shouts
         .get(shout.id)
-        .then((s) => (s && s.deliveredAt === null ? this.deps.store.shouts.update(s._id, s.version, { deliveredAt: this.deps.clock() }) : null))
+        .then((s) =>
+          s && s.deliveredAt === null
+            ? this.deps.store.shouts.update(s._id, s.version, { deliveredAt: this.deps.clock() })
+            : null,
+        )
         .catch(() => undefined);
     }
   }
@@ -436,31 +544,81 @@ export class Hub {
     if (!state) return;
     const existing = state.subs?.get(boardId);
     if (existing) {
-      if (topics.has('presence') && !mayRead(existing.view, 'roster')) return this.error(conn, 'PROJECT_SCOPE_DENIED', ROSTER_DENIED, { boardId });
-      const before = [...broadcastTopics(boardId, existing), ...(existing.joined ? streamTopics(boardId, existing.topics) : [])];
+      if (topics.has('presence') && !mayRead(existing.view, 'roster'))
+        return this.error(conn, 'PROJECT_SCOPE_DENIED', ROSTER_DENIED, { boardId });
+      const before = [
+        ...broadcastTopics(boardId, existing),
+        ...(existing.joined ? streamTopics(boardId, existing.topics) : []),
+      ];
       for (const topic of topics) existing.topics.add(topic);
-      const after = [...broadcastTopics(boardId, existing), ...(existing.joined ? streamTopics(boardId, existing.topics) : [])];
+      const after = [
+        ...broadcastTopics(boardId, existing),
+        ...(existing.joined ? streamTopics(boardId, existing.topics) : []),
+      ];
       for (const topic of before) if (!after.includes(topic)) conn.leave(topic);
       for (const topic of after) if (!before.includes(topic)) conn.join(topic);
-      return void this.transmit(conn, JSON.stringify({ type: 'subscribed', boardId, topics: [...existing.topics], seq: Math.max(this.lastSeqOf(boardId, existing), 0), merged: true }));
+      return void this.transmit(
+        conn,
+        JSON.stringify({
+          type: 'subscribed',
+          boardId,
+          topics: [...existing.topics],
+          seq: Math.max(this.lastSeqOf(boardId, existing), 0),
+          merged: true,
+        }),
+      );
     }
     if ((state.subs?.size ?? 0) >= SOCKET_BUDGET.subscriptions) {
-      return this.error(conn, 'SUBSCRIPTION_LIMIT', `One socket watches at most ${SOCKET_BUDGET.subscriptions} boards; unsubscribe from one first.`, { boardId });
+      return this.error(
+        conn,
+        'SUBSCRIPTION_LIMIT',
+        `One socket watches at most ${SOCKET_BUDGET.subscriptions} boards; unsubscribe from one first.`,
+        { boardId },
+      );
     }
     const { project, probe } = await this.membership(conn, boardId, topics);
     let sub: Subscription;
     let view: BoardView;
     let name = '';
     try {
-      if (!project) return this.error(conn, 'PROJECT_SCOPE_DENIED', 'That board does not exist or this credential cannot reach it.', { boardId });
+      if (!project)
+        return this.error(
+          conn,
+          'PROJECT_SCOPE_DENIED',
+          'That board does not exist or this credential cannot reach it.',
+          { boardId },
+        );
       // What the socket sees is decided as for REST reads: a snapshot as GET /api/items, the roster as GET /api/agents.
       view = boardViewOf(conn.identity, project.role);
-      if (start.snapshot && !mayRead(view, 'items')) return this.error(conn, 'PROJECT_SCOPE_DENIED', 'This resource token sees none of the board’s items; subscribe without snapshot.', { boardId });
-      if (topics.has('presence') && !mayRead(view, 'roster')) return this.error(conn, 'PROJECT_SCOPE_DENIED', ROSTER_DENIED, { boardId });
+      if (start.snapshot && !mayRead(view, 'items'))
+        return this.error(
+          conn,
+          'PROJECT_SCOPE_DENIED',
+          'This resource token sees none of the board’s items; subscribe without snapshot.',
+          { boardId },
+        );
+      if (topics.has('presence') && !mayRead(view, 'roster'))
+        return this.error(conn, 'PROJECT_SCOPE_DENIED', ROSTER_DENIED, { boardId });
       if (project.role === 'operator') {
         if (!this.connections.has(conn) || state.subs?.has(boardId)) return;
-        const audit = { action: 'subscribe', target: `board:${boardId}`, projectId: boardId, data: { topics: [...topics], socket: conn.id } } as const;
-        if (!(await this.deps.operators!.audit(conn.identity, audit).then(() => true, () => false))) return this.error(conn, 'SERVICE_UNAVAILABLE', 'The audit row of this subscription could not be written; subscribe again.', { boardId });
+        const audit = {
+          action: 'subscribe',
+          target: `board:${boardId}`,
+          projectId: boardId,
+          data: { topics: [...topics], socket: conn.id },
+        } as const;
+        if (
+          !(await this.deps.operators!.audit(conn.identity, audit).then(
+            () => true,
+            () => false,
+          ))
+        )
+          return this.error(
+            conn,
+            'SERVICE_UNAVAILABLE',
+            'The audit row of this subscription could not be written; subscribe again.',
+            { boardId },
+          );
       }
       if (!this.connections.has(conn) || state.subs?.has(boardId)) return; // closed, or subscribed meanwhile
       sub = { topics, role: project.role, view, whole: seesWholeBoard(view), lastSeq: -1, held: [], joined: false }; // hold live events from now on
@@ -488,7 +646,11 @@ export class Hub {
    * member's tokens are narrowed while the socket stays open), and a membership change that lands
    * during the read makes it read again, so no subscribe slips in under a role just taken away.
    */
-  private async membership(conn: Connection, boardId: string, topics: ReadonlySet<Topic>): Promise<{ project: SelectedProject | OperatorView | null; probe: Probe }> {
+  private async membership(
+    conn: Connection,
+    boardId: string,
+    topics: ReadonlySet<Topic>,
+  ): Promise<{ project: SelectedProject | OperatorView | null; probe: Probe }> {
     let heldBack: (string | Uint8Array)[] | undefined;
     for (let reads = 1; ; reads++) {
       // The probe stays registered for the caller, which removes it once the subscription is in place.
@@ -509,20 +671,27 @@ export class Hub {
 
   /** The subscribe under way of `conn` to the board whose subscription will carry lease endings, if any. */
   private subscribeCarryingLeaseEnds(conn: Connection, boardId: string): Probe | undefined {
-    for (const probe of this.probes) if (probe.conn === conn && probe.boardId === boardId && carriesLeaseEnds(probe.topics)) return probe;
+    for (const probe of this.probes)
+      if (probe.conn === conn && probe.boardId === boardId && carriesLeaseEnds(probe.topics)) return probe;
     return undefined;
   }
 
   /** Ends a subscribe's probe; the lease endings it held back go out now unless a subscription to the board came about (refused, or the socket closed). */
   private endProbe(probe: Probe): void {
     this.probes.delete(probe);
-    if (probe.heldBack && !this.watchers.get(probe.boardId)?.has(probe.conn)) for (const message of probe.heldBack) this.transmit(probe.conn, message);
+    if (probe.heldBack && !this.watchers.get(probe.boardId)?.has(probe.conn))
+      for (const message of probe.heldBack) this.transmit(probe.conn, message);
   }
 
   /** A token is read afresh: its role may have narrowed, and a board takeover moves it to the new owner's account. An operator's session reaches every board. */
   private async reachable(conn: Connection, boardId: string): Promise<SelectedProject | OperatorView | null> {
     const identity = conn.identity;
-    if (identity.kind !== 'token') return (await this.deps.selector.reachable(identity, boardId)) ?? (await this.deps.operators?.board(identity, boardId)) ?? null;
+    if (identity.kind !== 'token')
+      return (
+        (await this.deps.selector.reachable(identity, boardId)) ??
+        (await this.deps.operators?.board(identity, boardId)) ??
+        null
+      );
     const token = await this.deps.store.tokens.get(identity.tokenId);
     if (!token || token.revoked || token.prefix !== identity.prefix) return null;
     const state = this.connections.get(conn);
@@ -530,17 +699,36 @@ export class Hub {
     return this.deps.selector.reachable({ ...identity, role: token.role, accountId: token.accountId }, boardId);
   }
 
-  private async startFrom(conn: Connection, boardId: string, sub: Subscription, project: { role: string; name: string }, start: Start): Promise<void> {
+  private async startFrom(
+    conn: Connection,
+    boardId: string,
+    sub: Subscription,
+    project: { role: string; name: string },
+    start: Start,
+  ): Promise<void> {
     // A snapshot's board is read before the log is synced, so the log holds every event up to its seq.
     const committed = start.snapshot ? await this.deps.readBoard(boardId) : null;
     // A snapshot costs the socket what reading the items over REST would cost in requests, within limits (protocol.ts).
-    if (committed && !this.withinBudget(conn, snapshotCost(committed.board.items.size))) return this.overBudget(conn, 'message budget spent: a snapshot costs one message per 1,000 items');
+    if (committed && !this.withinBudget(conn, snapshotCost(committed.board.items.size)))
+      return this.overBudget(conn, 'message budget spent: a snapshot costs one message per 1,000 items');
     await this.deps.syncLog(boardId);
     const reader = sub.view;
     const shouts = hearsShouts(sub.topics);
-    const snapshot = committed ? await snapshotMessages(this.deps.store, { boardId, name: project.name, committed, view: reader, shouts, now: this.deps.clock() }) : null;
+    const snapshot = committed
+      ? await snapshotMessages(this.deps.store, {
+          boardId,
+          name: project.name,
+          committed,
+          view: reader,
+          shouts,
+          now: this.deps.clock(),
+        })
+      : null;
     const head = snapshot?.seq ?? (await this.deps.store.boards.select({ _id: boardId }, ['lastSeq']))[0]?.lastSeq ?? 0;
-    const oldest = snapshot ? 0 : ((await this.deps.store.events.select({ boardId }, ['seq'], { sort: [['seq', 1]], limit: 1 }))[0]?.seq ?? head + 1);
+    const oldest = snapshot
+      ? 0
+      : ((await this.deps.store.events.select({ boardId }, ['seq'], { sort: [['seq', 1]], limit: 1 }))[0]?.seq ??
+        head + 1);
     const since = snapshot ? undefined : start.since;
     let resync = false;
     if (since === undefined || since > head) sub.lastSeq = head;
@@ -548,23 +736,40 @@ export class Hub {
       resync = true; // the log no longer holds what was missed: reload status, then go live
       sub.lastSeq = head;
     } else sub.lastSeq = since;
-    this.transmit(conn, JSON.stringify({ type: 'subscribed', boardId, topics: [...sub.topics], seq: sub.lastSeq, role: project.role }));
-    if (resync) this.transmit(conn, JSON.stringify({ type: 'resync', boardId, seq: head, reason: 'Events since that seq are no longer retained; reload GET /api/status.' }));
+    this.transmit(
+      conn,
+      JSON.stringify({ type: 'subscribed', boardId, topics: [...sub.topics], seq: sub.lastSeq, role: project.role }),
+    );
+    if (resync)
+      this.transmit(
+        conn,
+        JSON.stringify({
+          type: 'resync',
+          boardId,
+          seq: head,
+          reason: 'Events since that seq are no longer retained; reload GET /api/status.',
+        }),
+      );
     for (const message of snapshot?.messages ?? []) {
       if (conn.backlog() > REPLAY_BACKLOG) await conn.drained();
       if (!this.current(conn, boardId, sub)) return;
       this.transmit(conn, message);
     }
     if (sub.topics.has('presence')) this.transmit(conn, await rosterMessage(this.deps.store, boardId));
-    if (shouts && start.shoutsAfter !== undefined && !snapshot) for (const message of await missedShouts(this.deps.store, boardId, reader, start.shoutsAfter, this.deps.clock())) this.transmit(conn, message);
+    if (shouts && start.shoutsAfter !== undefined && !snapshot)
+      for (const message of await missedShouts(this.deps.store, boardId, reader, start.shoutsAfter, this.deps.clock()))
+        this.transmit(conn, message);
     await this.catchUp(conn, boardId, sub);
   }
 
   /** Sends from the log everything after lastSeq, at the pace the client reads, then what was held meanwhile. */
   private async catchUp(conn: Connection, boardId: string, sub: Subscription): Promise<void> {
-    for (let gaps = 0; ; ) {
+    for (let gaps = 0; ;) {
       if (!this.current(conn, boardId, sub)) return;
-      const page = await this.deps.store.events.find({ boardId, seq: { $gt: sub.lastSeq } }, { sort: [['seq', 1]], limit: REPLAY_PAGE });
+      const page = await this.deps.store.events.find(
+        { boardId, seq: { $gt: sub.lastSeq } },
+        { sort: [['seq', 1]], limit: REPLAY_PAGE },
+      );
       const contiguous = page.findIndex((e, i) => e.seq !== sub.lastSeq + 1 + i);
       for (const e of contiguous < 0 ? page : page.slice(0, contiguous)) {
         if (conn.backlog() > REPLAY_BACKLOG) await conn.drained();
@@ -573,7 +778,8 @@ export class Hub {
       }
       if (contiguous >= 0) {
         // An event the log does not hold yet (its commit is still being copied): never skip it.
-        if (++gaps > LOG_GAP_WAITS) return conn.close(CLOSE.shutdown, 'the event log is incomplete; reconnect with since');
+        if (++gaps > LOG_GAP_WAITS)
+          return conn.close(CLOSE.shutdown, 'the event log is incomplete; reconnect with since');
         await this.deps.syncLog(boardId);
         await new Promise((r) => setTimeout(r, LOG_GAP_WAIT_MS));
         continue;
@@ -622,7 +828,8 @@ export class Hub {
   /** A live subscription that has had every event the board's stream has published (the first to join sets that) goes on the stream. */
   private joinStream(conn: Connection, boardId: string, sub: Subscription): void {
     if (!sub.whole || sub.joined || sub.held || sub.lastSeq < 0 || !this.current(conn, boardId, sub)) return;
-    const stream = this.streams.get(boardId) ?? this.streams.set(boardId, { published: sub.lastSeq, joined: 0 }).get(boardId)!;
+    const stream =
+      this.streams.get(boardId) ?? this.streams.set(boardId, { published: sub.lastSeq, joined: 0 }).get(boardId)!;
     if (stream.published !== sub.lastSeq) return;
     sub.joined = true;
     stream.joined++;
@@ -673,7 +880,10 @@ export class Hub {
 
   private error(conn: Connection, code: ErrorCode, message: string, details?: Record<string, unknown>): void {
     const record = errorRecord(code, this.deps.publicUrl, this.deps.observer.resolution(code));
-    this.transmit(conn, JSON.stringify({ type: 'error', ...errorEnvelope(record, message, `ws-${conn.id}-${++this.errors}`, details) }));
+    this.transmit(
+      conn,
+      JSON.stringify({ type: 'error', ...errorEnvelope(record, message, `ws-${conn.id}-${++this.errors}`, details) }),
+    );
   }
 }
 
@@ -684,9 +894,18 @@ interface Start {
   shoutsAfter?: string;
 }
 
-const ROSTER_DENIED = 'This resource token does not cover the board’s roster (the status group); subscribe without presence.';
+const ROSTER_DENIED =
+  'This resource token does not cover the board’s roster (the status group); subscribe without presence.';
 
 const eventFrame = (boardId: string, e: CommittedEvent): Uint8Array =>
-  Buffer.from(JSON.stringify({ type: 'event', boardId, seq: e.seq, event: { type: e.type, actor: e.actor, workId: e.workId, at: new Date(e.at).toISOString(), data: e.data } }));
+  Buffer.from(
+    JSON.stringify({
+      type: 'event',
+      boardId,
+      seq: e.seq,
+      event: { type: e.type, actor: e.actor, workId: e.workId, at: new Date(e.at).toISOString(), data: e.data },
+    }),
+  );
 
-const inSeqOrder = (events: CommittedEvent[]): CommittedEvent[] => (events.every((e, i) => i === 0 || events[i - 1]!.seq < e.seq) ? events : [...events].sort((a, b) => a.seq - b.seq));
+const inSeqOrder = (events: CommittedEvent[]): CommittedEvent[] =>
+  events.every((e, i) => i === 0 || events[i - 1]!.seq < e.seq) ? events : [...events].sort((a, b) => a.seq - b.seq);

@@ -44,9 +44,22 @@ export class OperatorAccess {
   }
 
   /** The audit row of one subscription: `admin.live.subscribe` for a board, `admin.live.firehose`. */
-  async audit(identity: Identity, what: { action: 'subscribe' | 'firehose'; target: string; projectId?: string; data?: Record<string, unknown> }): Promise<void> {
+  async audit(
+    identity: Identity,
+    what: { action: 'subscribe' | 'firehose'; target: string; projectId?: string; data?: Record<string, unknown> },
+  ): Promise<void> {
     const origin = this.deps.originOf(identity);
-    const ctx = { identity, requestId: origin?.requestId ?? 'ws', remoteAddress: origin?.address ?? 'unknown', now: this.deps.clock() };
-    await auditOperatorAction(this.deps.store, ctx, { action: `live.${what.action}`, target: what.target, projectId: what.projectId ?? null, ...(what.data && { data: what.data }) });
+    const ctx = {
+      identity,
+      requestId: origin?.requestId ?? 'ws',
+      remoteAddress: origin?.address ?? 'unknown',
+      now: this.deps.clock(),
+    };
+    await auditOperatorAction(this.deps.store, ctx, {
+      action: `live.${what.action}`,
+      target: what.target,
+      projectId: what.projectId ?? null,
+      ...(what.data && { data: what.data }),
+    });
   }
 }

@@ -69,7 +69,8 @@ export const SNAPSHOT = { pageSize: 500, recent: 50 } as const;
  * GET /api/items), at least one and at most half the budget, so reloading a board is bounded like
  * reading it over REST, and even the largest board loads.
  */
-export const snapshotCost = (items: number): number => Math.min(SOCKET_BUDGET.messages / 2, Math.max(1, Math.ceil(items / 1000)));
+export const snapshotCost = (items: number): number =>
+  Math.min(SOCKET_BUDGET.messages / 2, Math.max(1, Math.ceil(items / 1000)));
 
 /** How GET /api/ws works, for the OpenAPI document. */
 export const SOCKET_DESCRIPTION =

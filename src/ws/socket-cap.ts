@@ -12,7 +12,8 @@ import type { RateLimiter } from '../ratelimit/limiter.js';
 export const SOCKETS_PER_CREDENTIAL = 20;
 
 /** Whose sockets count together: a token's own; an account's sessions all. */
-export const credentialOf = (identity: Identity): string => (identity.kind === 'token' ? `token:${identity.tokenId}` : `account:${identity.accountId}`);
+export const credentialOf = (identity: Identity): string =>
+  identity.kind === 'token' ? `token:${identity.tokenId}` : `account:${identity.accountId}`;
 
 export interface SocketCapDeps {
   limiter: RateLimiter;
@@ -51,11 +52,24 @@ export class SocketCap {
    */
   async admit(identity: Identity, remoteAddress: string, now: number): Promise<void> {
     const project = await this.deps.selector.select(identity, undefined, 'optional');
-    const { headers } = await applyRateBudget(this.deps.limiter, { rate: 'read', identity, remoteAddress, plan: project?.plan ?? 'free', addressLimit: 0, scale: this.deps.scale, now });
+    const { headers } = await applyRateBudget(this.deps.limiter, {
+      rate: 'read',
+      identity,
+      remoteAddress,
+      plan: project?.plan ?? 'free',
+      addressLimit: 0,
+      scale: this.deps.scale,
+      now,
+    });
     const credential = credentialOf(identity);
     const held = this.taken.get(credential) ?? 0;
     if (held >= this.limit) {
-      throw new AppError('RATE_LIMITED', `This credential holds ${this.limit} open sockets, as many as it may (an account’s sessions count together); close one first.`, { scope: 'sockets', limit: this.limit }, headers);
+      throw new AppError(
+        'RATE_LIMITED',
+        `This credential holds ${this.limit} open sockets, as many as it may (an account’s sessions count together); close one first.`,
+        { scope: 'sockets', limit: this.limit },
+        headers,
+      );
     }
     this.taken.set(credential, held + 1);
     const place = { credential, open: false };

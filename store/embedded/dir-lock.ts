@@ -48,7 +48,10 @@ export async function lockDir(dir: string): Promise<DirLock> {
   } catch (e) {
     closeSync(fd);
     const code = (e as NodeJS.ErrnoException).code ?? 'unknown';
-    throw new Error(`DATA_DIR ${dir}: cannot lock ${LOCK_FILE} (${code}); the file system must support advisory locks`, { cause: e });
+    throw new Error(
+      `DATA_DIR ${dir}: cannot lock ${LOCK_FILE} (${code}); the file system must support advisory locks`,
+      { cause: e },
+    );
   }
   if (!held) {
     closeSync(fd);

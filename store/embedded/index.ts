@@ -3,7 +3,16 @@
 // One process holds the directory at a time (see dir-lock.ts).
 import { mkdir, readdir } from 'node:fs/promises';
 import { open, type Database, type DatabaseOptions } from 'lmdb';
-import { COLLECTION_NAMES, SCHEMA, StoreUnavailableError, type CollectionName, type Collections, type EventRecord, type Store, type StoredItem } from '../ports/store.js';
+import {
+  COLLECTION_NAMES,
+  SCHEMA,
+  StoreUnavailableError,
+  type CollectionName,
+  type Collections,
+  type EventRecord,
+  type Store,
+  type StoredItem,
+} from '../ports/store.js';
 import { lockDir } from './dir-lock.js';
 import { LmdbBoards } from './lmdb-boards.js';
 import { LmdbCollection, type CollectionDbs, type Key } from './lmdb-collection.js';
@@ -24,7 +33,10 @@ const PLAIN_MAPS = { useRecords: false } as DatabaseOptions;
 export async function openEmbeddedStore(dataDir: string): Promise<Store> {
   await mkdir(dataDir, { recursive: true });
   const old = (await readdir(dataDir)).find((f) => OLD_FORMAT.test(f));
-  if (old) throw new Error(`DATA_DIR ${dataDir} holds the old journal format (${old}); this version keeps LMDB files there: move the directory aside and start again`);
+  if (old)
+    throw new Error(
+      `DATA_DIR ${dataDir} holds the old journal format (${old}); this version keeps LMDB files there: move the directory aside and start again`,
+    );
   const lock = await lockDir(dataDir);
 
   const env = open({
@@ -42,18 +54,28 @@ export async function openEmbeddedStore(dataDir: string): Promise<Store> {
   const writer = new Writer(env, meta);
   const dbsOf = (name: CollectionName): CollectionDbs => ({
     docs: env.openDB({ name, useVersions: true, ...PLAIN_MAPS }),
-    indexes: SCHEMA[name].map((spec) => ({ spec, db: env.openDB({ name: `${name}.${spec.name}` }) as Database<string, Key> })),
+    indexes: SCHEMA[name].map((spec) => ({
+      spec,
+      db: env.openDB({ name: `${name}.${spec.name}` }) as Database<string, Key>,
+    })),
   });
   const events = new LmdbCollection<EventRecord>('events', dbsOf('events'), writer);
-  const boards = new LmdbBoards(dbsOf('boards'), writer, { items: env.openDB({ name: 'boards.entries', ...PLAIN_MAPS }), versions: env.openDB({ name: 'boards.versions' }) }, events);
+  const boards = new LmdbBoards(
+    dbsOf('boards'),
+    writer,
+    { items: env.openDB({ name: 'boards.entries', ...PLAIN_MAPS }), versions: env.openDB({ name: 'boards.versions' }) },
+    events,
+  );
   // Earlier versions kept a board's items under `boards.items`, without the board version that wrote each,
   // and then an index of versions beside the entries.
   await boards.migrate(env.openDB<StoredItem, Key>({ name: 'boards.items' }));
   await boards.dropVersionIndex();
-  const collections = Object.fromEntries(COLLECTION_NAMES.map((name) => [name, name === 'boards' ? boards : name === 'events' ? events : new LmdbCollection(name, dbsOf(name), writer)])) as unknown as Record<
-    CollectionName,
-    LmdbCollection<never>
-  >;
+  const collections = Object.fromEntries(
+    COLLECTION_NAMES.map((name) => [
+      name,
+      name === 'boards' ? boards : name === 'events' ? events : new LmdbCollection(name, dbsOf(name), writer),
+    ]),
+  ) as unknown as Record<CollectionName, LmdbCollection<never>>;
 
   // Indexes declared since this directory's documents were written are built from them now.
   for (const collection of Object.values(collections)) await collection.buildMissingIndexes(meta, writer);
@@ -63,7 +85,10 @@ export async function openEmbeddedStore(dataDir: string): Promise<Store> {
     ...(collections as unknown as Collections),
     kind: 'embedded',
     async ping() {
-      if (!writer.healthy) throw new StoreUnavailableError(new Error(closed ? 'store closed' : 'the last write failed; waiting for the disk to take writes again'));
+      if (!writer.healthy)
+        throw new StoreUnavailableError(
+          new Error(closed ? 'store closed' : 'the last write failed; waiting for the disk to take writes again'),
+        );
     },
     async close() {
       if (closed) return;

@@ -5,7 +5,17 @@
 // through its board's actor, so an actor is behind only after an import or a failed copy to the
 // log, and no index of versions is kept up on every commit for it.
 import type { Database } from 'lmdb';
-import type { BoardChanges, BoardCollection, BoardRecord, Changes, CommitOptions, EventRecord, ItemWrites, LoadedBoard, StoredItem } from '../ports/store.js';
+import type {
+  BoardChanges,
+  BoardCollection,
+  BoardRecord,
+  Changes,
+  CommitOptions,
+  EventRecord,
+  ItemWrites,
+  LoadedBoard,
+  StoredItem,
+} from '../ports/store.js';
 import { HIGH } from './plan.js';
 import { LmdbCollection, type CollectionDbs, type Key, type Row } from './lmdb-collection.js';
 import type { Writer } from './writer.js';
@@ -64,7 +74,8 @@ export class LmdbBoards extends LmdbCollection<BoardRecord> implements BoardColl
     const record = this.dbs.docs.get(id) as BoardRecord | undefined;
     if (!record) return null;
     const items: StoredItem[] = [];
-    for (const { value } of this.boardDbs.items.getRange({ start: [id], end: [id, HIGH] })) if (value.item) items.push(value.item);
+    for (const { value } of this.boardDbs.items.getRange({ start: [id], end: [id, HIGH] }))
+      if (value.item) items.push(value.item);
     return { record, items };
   }
 
@@ -90,17 +101,26 @@ export class LmdbBoards extends LmdbCollection<BoardRecord> implements BoardColl
     return true;
   }
 
-  commit(id: string, expectedVersion: number, set: Changes<BoardRecord>, writes: ItemWrites, log: readonly EventRecord[] = [], { applied, after }: CommitOptions = {}): Promise<boolean> {
+  commit(
+    id: string,
+    expectedVersion: number,
+    set: Changes<BoardRecord>,
+    writes: ItemWrites,
+    log: readonly EventRecord[] = [],
+    { applied, after }: CommitOptions = {},
+  ): Promise<boolean> {
     // Not copied: the caller leaves them as they are until this resolves (the port says so), and
     // LMDB encodes them inside the transaction. A structured clone here was a tenth of a commit.
     return this.writer.write(() => {
       // lmdb-js runs this on the main thread while its writer waits, then syncs without it.
       if (applied) queueMicrotask(applied);
       const current = this.dbs.docs.get(id);
-      if (!current || current.version !== expectedVersion || (after !== undefined && current.commitId !== after)) return false;
+      if (!current || current.version !== expectedVersion || (after !== undefined && current.commitId !== after))
+        return false;
       const v = expectedVersion + 1;
       for (const item of writes.put) this.putEntry(id, item.workId, { v, item });
-      for (const workId of writes.removed) if (this.boardDbs.items.get([id, workId])?.item) this.putEntry(id, workId, { v, item: null });
+      for (const workId of writes.removed)
+        if (this.boardDbs.items.get([id, workId])?.item) this.putEntry(id, workId, { v, item: null });
       this.store({ ...current, ...set, version: v }, current);
       // The log holds no event past the header's lastSeq (commits write there, lastSeq only grows,
       // and an import writes a new board's log before its first commit, which then refuses any

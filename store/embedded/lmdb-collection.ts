@@ -3,7 +3,16 @@
 // written in the same transaction as its document, so finds read a key range instead of
 // scanning.
 import { getLastVersion, type Database, type Key as LmdbKey } from 'lmdb';
-import { DuplicateKeyError, type Changes, type Collection, type Doc, type Filter, type FindOptions, type IndexSpec, type Selected } from '../ports/store.js';
+import {
+  DuplicateKeyError,
+  type Changes,
+  type Collection,
+  type Doc,
+  type Filter,
+  type FindOptions,
+  type IndexSpec,
+  type Selected,
+} from '../ports/store.js';
 import { HIGH, keyValue, planFor, type Plan } from './plan.js';
 import { matches, order } from './query.js';
 import type { Writer } from './writer.js';
@@ -55,7 +64,11 @@ export class LmdbCollection<T extends Doc> implements Collection<T> {
     return this.query(filter, options, null) as T[];
   }
 
-  async select<K extends keyof T & string>(filter: Filter<T>, fields: readonly K[], options: FindOptions<T> = {}): Promise<Selected<T, K>[]> {
+  async select<K extends keyof T & string>(
+    filter: Filter<T>,
+    fields: readonly K[],
+    options: FindOptions<T> = {},
+  ): Promise<Selected<T, K>[]> {
     this.writer.check();
     return this.query(filter, options, fields) as Selected<T, K>[];
   }
@@ -63,7 +76,8 @@ export class LmdbCollection<T extends Doc> implements Collection<T> {
   async count(filter: Filter<T>): Promise<number> {
     this.writer.check();
     const plan = planFor(filter, this.specs);
-    if (plan.kind === 'index' && plan.exact) return this.indexDb(plan.index).getKeysCount({ start: plan.start, end: plan.end });
+    if (plan.kind === 'index' && plan.exact)
+      return this.indexDb(plan.index).getKeysCount({ start: plan.start, end: plan.end });
     let n = 0;
     for (const _match of this.matching(plan, filter as Row)) n++;
     return n;
@@ -94,7 +108,12 @@ export class LmdbCollection<T extends Doc> implements Collection<T> {
     for (const row of docs as unknown as readonly Row[]) this.put(row, null);
   }
 
-  update(id: string, expectedVersion: number, changes: Changes<T>, unset: ReadonlyArray<keyof Changes<T>> = []): Promise<T | null> {
+  update(
+    id: string,
+    expectedVersion: number,
+    changes: Changes<T>,
+    unset: ReadonlyArray<keyof Changes<T>> = [],
+  ): Promise<T | null> {
     const set = structuredClone(changes) as Row;
     return this.writer.write(() => {
       const current = this.dbs.docs.get(id);
@@ -153,13 +172,18 @@ export class LmdbCollection<T extends Doc> implements Collection<T> {
       return;
     }
     if (plan.kind === 'primary') {
-      const range = plan.reverse ? { start: plan.end ?? HIGH, end: plan.start, reverse: true, inclusiveEnd: true } : { start: plan.start, end: plan.end };
-      for (const { key, value } of this.dbs.docs.getRange(range)) if (matches(value, filter)) yield { id: key, row: value, whole: true };
+      const range = plan.reverse
+        ? { start: plan.end ?? HIGH, end: plan.start, reverse: true, inclusiveEnd: true }
+        : { start: plan.start, end: plan.end };
+      for (const { key, value } of this.dbs.docs.getRange(range))
+        if (matches(value, filter)) yield { id: key, row: value, whole: true };
       return;
     }
     const { index } = plan;
     const fromKey = Object.keys(filter).every((f) => f === '_id' || index.fields.includes(f));
-    const range = plan.reverse ? { start: plan.end, end: plan.start, reverse: true, inclusiveEnd: true, exclusiveStart: true } : { start: plan.start, end: plan.end };
+    const range = plan.reverse
+      ? { start: plan.end, end: plan.start, reverse: true, inclusiveEnd: true, exclusiveStart: true }
+      : { start: plan.start, end: plan.end };
     for (const { key, value: id } of this.indexDb(index).getRange(range)) {
       if (fromKey) {
         // LMDB's key encoding reads a one-element array back as its element.
@@ -183,7 +207,8 @@ export class LmdbCollection<T extends Doc> implements Collection<T> {
       if (whole) return row;
       return need && need.every((f) => f in row) ? row : this.doc(id)!;
     };
-    const pick = (row: Row): Row => (fields ? Object.fromEntries(['_id', ...fields].filter((f) => f in row).map((f) => [f, row[f]])) : row);
+    const pick = (row: Row): Row =>
+      fields ? Object.fromEntries(['_id', ...fields].filter((f) => f in row).map((f) => [f, row[f]])) : row;
     const skip = options.skip ?? 0;
     const limit = options.limit ?? Infinity;
     if (!plan.ordered) {

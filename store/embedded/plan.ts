@@ -16,7 +16,11 @@ export type Plan =
   | { kind: 'index'; index: IndexSpec; start: Key; end: Key; reverse: boolean; ordered: boolean; exact: boolean };
 
 const isRange = (c: unknown): c is Range =>
-  typeof c === 'object' && c !== null && !Array.isArray(c) && Object.keys(c).length > 0 && Object.keys(c).every((k) => ['$gt', '$gte', '$lt', '$lte'].includes(k));
+  typeof c === 'object' &&
+  c !== null &&
+  !Array.isArray(c) &&
+  Object.keys(c).length > 0 &&
+  Object.keys(c).every((k) => ['$gt', '$gte', '$lt', '$lte'].includes(k));
 const isOperator = (c: unknown): boolean => typeof c === 'object' && c !== null && !Array.isArray(c);
 
 /** The value an index key holds for a field (a missing one indexes as null, as on MongoDB). */
@@ -35,7 +39,10 @@ function upper(prefix: Key, r: Range | undefined): Key {
 }
 
 /** The sort the read order gives for free: the fields after the prefix, in one direction. */
-function sortFollows(sort: FindOptions<unknown>['sort'], rest: readonly string[]): { ordered: boolean; reverse: boolean } {
+function sortFollows(
+  sort: FindOptions<unknown>['sort'],
+  rest: readonly string[],
+): { ordered: boolean; reverse: boolean } {
   if (!sort?.length) return { ordered: true, reverse: false };
   const dir = sort[0]![1];
   const ok = sort.every(([field, d], i) => d === dir && (field === rest[i] || (field === '_id' && i === rest.length)));
@@ -47,7 +54,8 @@ export function planFor<T>(filter: Filter<T>, indexes: readonly IndexSpec[], opt
   const sort = (options.sort ?? [['_id', 1]]) as FindOptions<unknown>['sort'];
   const id = conds._id;
   if (id !== undefined && !isOperator(id)) return { kind: 'ids', ids: [id as string], ordered: false };
-  if (id !== undefined && isOperator(id) && '$in' in (id as object)) return { kind: 'ids', ids: [...new Set((id as { $in: string[] }).$in)], ordered: false };
+  if (id !== undefined && isOperator(id) && '$in' in (id as object))
+    return { kind: 'ids', ids: [...new Set((id as { $in: string[] }).$in)], ordered: false };
 
   let best: { index: IndexSpec; used: number; prefix: Key; range?: Range } | null = null;
   for (const index of indexes) {

@@ -23,7 +23,11 @@ export interface MongoStoreOptions {
 const CLOSE_WAIT_MS = 10_000;
 
 export async function openMongoStore(options: MongoStoreOptions): Promise<Store> {
-  const client = new MongoClient(options.uri, { serverSelectionTimeoutMS: 5000, connectTimeoutMS: 5000, retryWrites: false });
+  const client = new MongoClient(options.uri, {
+    serverSelectionTimeoutMS: 5000,
+    connectTimeoutMS: 5000,
+    retryWrites: false,
+  });
   try {
     await client.connect();
   } catch (e) {
@@ -32,19 +36,40 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
   const db = client.db(options.db);
   const prefix = options.prefix ?? '';
   const ferret = await isFerretDb(db);
-  const guards = ferret ? { driver: db.collection<Document>(`${prefix}commit_guards`), staleAfterMs: options.guardStaleMs ?? 30_000, ...(options.guardReleaseMs !== undefined && { mootReleaseMs: options.guardReleaseMs }) } : null;
-  const ensure = async (name: string, indexes: readonly { name: string; fields: readonly string[]; unique: boolean }[]) => {
+  const guards = ferret
+    ? {
+        driver: db.collection<Document>(`${prefix}commit_guards`),
+        staleAfterMs: options.guardStaleMs ?? 30_000,
+        ...(options.guardReleaseMs !== undefined && { mootReleaseMs: options.guardReleaseMs }),
+      }
+    : null;
+  const ensure = async (
+    name: string,
+    indexes: readonly { name: string; fields: readonly string[]; unique: boolean }[],
+  ) => {
     const driver = db.collection<Document>(`${prefix}${name}`);
-    for (const index of indexes) await driver.createIndex(Object.fromEntries(index.fields.map((f) => [f, 1])), { name: index.name, unique: index.unique });
+    for (const index of indexes)
+      await driver.createIndex(Object.fromEntries(index.fields.map((f) => [f, 1])), {
+        name: index.name,
+        unique: index.unique,
+      });
     return driver;
   };
   // A board's item versions and the staged parts of large commits (mongo-boards.ts) sit beside its header.
   const log = await ensure('boardItems', [{ name: 'boardId_v', fields: ['boardId', 'v'], unique: false }]);
-  const staging = await ensure('boardStaging', [{ name: 'stage', fields: ['stage'], unique: false }, { name: 'boardId_v', fields: ['boardId', 'v'], unique: false }]);
+  const staging = await ensure('boardStaging', [
+    { name: 'stage', fields: ['stage'], unique: false },
+    { name: 'boardId_v', fields: ['boardId', 'v'], unique: false },
+  ]);
   const entries = await Promise.all(
     COLLECTION_NAMES.map(async (name) => {
       const driver = await ensure(name, SCHEMA[name]);
-      return [name, name === 'boards' ? new MongoBoards(driver, log, staging, guards, options.clock) : new MongoCollection(name, SCHEMA[name], driver, guards)] as const;
+      return [
+        name,
+        name === 'boards'
+          ? new MongoBoards(driver, log, staging, guards, options.clock)
+          : new MongoCollection(name, SCHEMA[name], driver, guards),
+      ] as const;
     }),
   );
   return {
@@ -60,7 +85,9 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
     async close() {
       // Each collection waits for what it sent (MongoCollection.close), for a while.
       let timer: NodeJS.Timeout | undefined;
-      const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, options.closeWaitMs ?? CLOSE_WAIT_MS)));
+      const waited = new Promise<void>(
+        (resolve) => (timer = setTimeout(resolve, options.closeWaitMs ?? CLOSE_WAIT_MS)),
+      );
       await Promise.race([Promise.all(entries.map(([, collection]) => collection.close())), waited]);
       clearTimeout(timer);
       await client.close();
@@ -87,7 +114,12 @@ async function replicationOf(db: Db): Promise<Record<string, unknown>> {
     const primaryAt = (members.find((m) => m.stateStr === 'PRIMARY')?.optimeDate as Date | undefined)?.getTime();
     state.members = members.map((m) => {
       const at = (m.optimeDate as Date | undefined)?.getTime();
-      return { name: m.name, state: m.stateStr, health: m.health, lagMs: primaryAt !== undefined && at !== undefined ? primaryAt - at : null };
+      return {
+        name: m.name,
+        state: m.stateStr,
+        health: m.health,
+        lagMs: primaryAt !== undefined && at !== undefined ? primaryAt - at : null,
+      };
     });
   } catch {
     // not allowed here: hello is what there is

@@ -15,7 +15,20 @@
 // promises. What was superseded is deleted by the node that commits the board.
 import { randomUUID } from 'node:crypto';
 import { BSON, MongoBulkWriteError, type Collection as Driver, type Document } from 'mongodb';
-import { ContentionError, SCHEMA, type BoardChanges, type BoardCollection, type BoardRecord, type Changes, type Filter, type FindOptions, type ItemWrites, type LoadedBoard, type Selected, type StoredItem } from '../ports/store.js';
+import {
+  ContentionError,
+  SCHEMA,
+  type BoardChanges,
+  type BoardCollection,
+  type BoardRecord,
+  type Changes,
+  type Filter,
+  type FindOptions,
+  type ItemWrites,
+  type LoadedBoard,
+  type Selected,
+  type StoredItem,
+} from '../ports/store.js';
 import { MongoCollection, type CommitGuards } from './mongo-collection.js';
 
 /**
@@ -98,9 +111,11 @@ const docsOf = (boardId: string, v: number, writes: ItemWrites): ItemDoc[] => [
   ...writes.removed.map((workId) => ({ _id: versionId(boardId, workId, v), boardId, workId, v, item: null })),
 ];
 /** The entries a header says its board holds: `entries` (items, doctrine entries, spec clauses), else the items counted by state. */
-const liveCount = (header: BoardRecord): number | null => header.entries ?? (header.counts ? Object.values(header.counts).reduce((a, b) => a + b, 0) : null);
+const liveCount = (header: BoardRecord): number | null =>
+  header.entries ?? (header.counts ? Object.values(header.counts).reduce((a, b) => a + b, 0) : null);
 const fits = (written: Written): boolean =>
-  written.put.length + written.removed.length + (written.events?.length ?? 0) <= INLINE_ENTRIES && BSON.calculateObjectSize(written as unknown as Document) <= INLINE_BYTES;
+  written.put.length + written.removed.length + (written.events?.length ?? 0) <= INLINE_ENTRIES &&
+  BSON.calculateObjectSize(written as unknown as Document) <= INLINE_BYTES;
 
 /** The port's record: the header without what the adapter keeps in it, the outbox being the events of the last commit (a header of the earlier layout kept its own). */
 function recordOf(header: HeaderDoc, written: Written | null): BoardRecord {
@@ -138,7 +153,9 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
 
   override async find(filter: Filter<BoardRecord>, options: FindOptions<BoardRecord> = {}): Promise<BoardRecord[]> {
     const headers = (await this.run(() => {
-      let cursor = this.driver.find(filter as Document, { projection: { items: 0 } }).sort(Object.fromEntries(options.sort ?? [['_id', 1]]));
+      let cursor = this.driver
+        .find(filter as Document, { projection: { items: 0 } })
+        .sort(Object.fromEntries(options.sort ?? [['_id', 1]]));
       if (options.skip) cursor = cursor.skip(options.skip);
       if (options.limit !== undefined) cursor = cursor.limit(options.limit);
       return cursor.toArray();
@@ -147,14 +164,21 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
   }
 
   /** The outbox, when asked for, is read from the intent that holds it. */
-  override async select<K extends keyof BoardRecord & string>(filter: Filter<BoardRecord>, fields: readonly K[], options: FindOptions<BoardRecord> = {}): Promise<Selected<BoardRecord, K>[]> {
+  override async select<K extends keyof BoardRecord & string>(
+    filter: Filter<BoardRecord>,
+    fields: readonly K[],
+    options: FindOptions<BoardRecord> = {},
+  ): Promise<Selected<BoardRecord, K>[]> {
     if (!fields.includes('outbox' as K)) return super.select(filter, fields, options);
     const rows = await super.select(filter, [...fields, 'version', 'intent' as K], options);
     return Promise.all(
       rows.map(async (row) => {
         const header = row as unknown as HeaderDoc;
         const record = recordOf(header, await this.writtenAt(header)) as unknown as Record<string, unknown>;
-        return Object.fromEntries(['_id', ...fields].filter((f) => f in record).map((f) => [f, record[f]])) as Selected<BoardRecord, K>;
+        return Object.fromEntries(['_id', ...fields].filter((f) => f in record).map((f) => [f, record[f]])) as Selected<
+          BoardRecord,
+          K
+        >;
       }),
     );
   }
@@ -180,7 +204,9 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
     for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
       const header = await this.header(id);
       if (!header) return null;
-      const docs = (await this.run(() => this.log.find({ boardId: id, v: { $lte: header.version } }).toArray())) as unknown as ItemDoc[];
+      const docs = (await this.run(() =>
+        this.log.find({ boardId: id, v: { $lte: header.version } }).toArray(),
+      )) as unknown as ItemDoc[];
       const read = await this.settle(header, docs, 0);
       if (!read) continue;
       const items = [...read.latest.values()].flatMap((d) => (d.item ? [d.item] : []));
@@ -190,7 +216,8 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
       const local = this.localOf(id);
       local.versions = new Map([...read.latest.values()].map((d) => [d.workId, d.v]));
       const now = this.clock();
-      for (const doc of docs) if (doc.v < (read.latest.get(doc.workId)?.v ?? 0)) local.garbage.push({ id: doc._id, at: now });
+      for (const doc of docs)
+        if (doc.v < (read.latest.get(doc.workId)?.v ?? 0)) local.garbage.push({ id: doc._id, at: now });
       return { record: recordOf(header, read.written), items };
     }
     throw new ContentionError('boards', id);
@@ -200,15 +227,22 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
     for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
       const header = await this.header(id);
       if (!header) return null;
-      if (header.version === version) return { record: recordOf(header, await this.writtenAt(header)), items: [], removed: [] };
-      const docs = (await this.run(() => this.log.find({ boardId: id, v: { $gt: version, $lte: header.version } }).toArray())) as unknown as ItemDoc[];
+      if (header.version === version)
+        return { record: recordOf(header, await this.writtenAt(header)), items: [], removed: [] };
+      const docs = (await this.run(() =>
+        this.log.find({ boardId: id, v: { $gt: version, $lte: header.version } }).toArray(),
+      )) as unknown as ItemDoc[];
       const read = await this.settle(header, docs, version);
       if (!read) continue;
       await this.adopt(id, header, read.written);
       const versions = this.localOf(id).versions;
       for (const d of read.latest.values()) versions?.set(d.workId, d.v);
       const changed = [...read.latest.values()];
-      return { record: recordOf(header, read.written), items: changed.flatMap((d) => (d.item ? [d.item] : [])), removed: changed.filter((d) => !d.item).map((d) => d.workId) };
+      return {
+        record: recordOf(header, read.written),
+        items: changed.flatMap((d) => (d.item ? [d.item] : [])),
+        removed: changed.filter((d) => !d.item).map((d) => d.workId),
+      };
     }
     throw new ContentionError('boards', id);
   }
@@ -219,17 +253,33 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
     if (local.applied !== expectedVersion) await this.finish(id, expectedVersion);
     const v = expectedVersion + 1;
     const { outbox, ...header } = set;
-    const written: Written = { put: [...writes.put], removed: [...writes.removed], ...(outbox ? { events: outbox } : {}) };
+    const written: Written = {
+      put: [...writes.put],
+      removed: [...writes.removed],
+      ...(outbox ? { events: outbox } : {}),
+    };
     let intent: Intent = { v, ...written };
     let stage: string | null = null;
     if (!fits(written)) {
       stage = randomUUID();
       intent = { v, stage, parts: await this.stageParts(id, v, stage, written), events: written.events !== undefined };
     }
-    const landed = await this.guarded(id, expectedVersion, false, async () => {
-      const result = await this.run(() => this.driver.updateOne({ _id: id, version: expectedVersion } as Document, { $set: { ...header, intent }, $unset: { outbox: '' }, $inc: { version: 1 } }));
-      return result.modifiedCount === 1;
-    }, (landed) => landed);
+    const landed = await this.guarded(
+      id,
+      expectedVersion,
+      false,
+      async () => {
+        const result = await this.run(() =>
+          this.driver.updateOne({ _id: id, version: expectedVersion } as Document, {
+            $set: { ...header, intent },
+            $unset: { outbox: '' },
+            $inc: { version: 1 },
+          }),
+        );
+        return result.modifiedCount === 1;
+      },
+      (landed) => landed,
+    );
     if (!landed) {
       if (stage) await this.track(this.staging.deleteMany({ stage })).catch(() => undefined);
       return false;
@@ -269,7 +319,16 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
   }
 
   private localOf(id: string): Local {
-    const local = this.local.get(id) ?? { applied: -1, pending: Promise.resolve(), cleanup: Promise.resolve(), partsDroppedAt: 0, staged: false, replaced: [], versions: null, garbage: [] };
+    const local = this.local.get(id) ?? {
+      applied: -1,
+      pending: Promise.resolve(),
+      cleanup: Promise.resolve(),
+      partsDroppedAt: 0,
+      staged: false,
+      replaced: [],
+      versions: null,
+      garbage: [],
+    };
     this.local.delete(id);
     this.local.set(id, local); // the map's order is the order of use
     if (this.local.size > LOCAL_KEPT) this.local.delete(this.local.keys().next().value!);
@@ -278,7 +337,9 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
 
   /** The header, with a board of the earlier layout moved to this one first. */
   private async header(id: string): Promise<HeaderDoc | null> {
-    const header = (await this.run(() => this.driver.findOne({ _id: id } as Document, { projection: { items: 0 } }))) as HeaderDoc | null;
+    const header = (await this.run(() =>
+      this.driver.findOne({ _id: id } as Document, { projection: { items: 0 } }),
+    )) as HeaderDoc | null;
     if (!header || header.layout === 2) return header;
     await this.migrate(id);
     return this.header(id);
@@ -288,7 +349,11 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
    * The latest version of each work id among `docs` as of the header's version, with the header's
    * own intent laid over them; null when a later commit landed meanwhile (read again).
    */
-  private async settle(header: HeaderDoc, docs: ItemDoc[], since: number): Promise<{ latest: Map<string, ItemDoc>; written: Written | null } | null> {
+  private async settle(
+    header: HeaderDoc,
+    docs: ItemDoc[],
+    since: number,
+  ): Promise<{ latest: Map<string, ItemDoc>; written: Written | null } | null> {
     const latest = new Map<string, ItemDoc>();
     for (const doc of docs) {
       if (doc.v > header.version) return null;
@@ -311,11 +376,17 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
   /** An intent's writes: inline, or read from its parts (null when they are gone). */
   private async writtenOf(boardId: string, intent: Intent): Promise<Written | null> {
     if (!('stage' in intent)) return intent;
-    const parts = (await this.run(() => this.staging.find({ stage: intent.stage }).toArray())) as unknown as (Written & { boardId: string; n: number })[];
+    const parts = (await this.run(() =>
+      this.staging.find({ stage: intent.stage }).toArray(),
+    )) as unknown as (Written & { boardId: string; n: number })[];
     if (parts.length !== intent.parts || parts.some((p) => p.boardId !== boardId)) return null;
     parts.sort((a, b) => a.n - b.n);
     const events = parts.flatMap((p) => p.events ?? []);
-    return { put: parts.flatMap((p) => p.put), removed: parts.flatMap((p) => p.removed), ...(intent.events ? { events } : {}) };
+    return {
+      put: parts.flatMap((p) => p.put),
+      removed: parts.flatMap((p) => p.removed),
+      ...(intent.events ? { events } : {}),
+    };
   }
 
   /** A header read here: its intent goes into the log (if not known to be there) before this process commits over it. */
@@ -345,7 +416,11 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
       await this.track(this.log.insertMany(docs as unknown as Document[], { ordered: false }));
     } catch (e) {
       const errors = e instanceof MongoBulkWriteError ? [e.writeErrors].flat() : null;
-      if (!errors?.length || !errors.every((w) => w.code === 11000 || /duplicate key|UNIQUE constraint failed/i.test(w.errmsg ?? ''))) await this.run(() => Promise.reject(e));
+      if (
+        !errors?.length ||
+        !errors.every((w) => w.code === 11000 || /duplicate key|UNIQUE constraint failed/i.test(w.errmsg ?? ''))
+      )
+        await this.run(() => Promise.reject(e));
     }
   }
 
@@ -358,7 +433,15 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
     chunk(written.removed, PART_ENTRIES * 10, (removed) => ({ put: [], removed }));
     chunk(written.events ?? [], PART_ENTRIES, (events) => ({ put: [], removed: [], events }));
     if (!parts.length) parts.push({ put: [], removed: [] });
-    const docs = parts.map((part, n) => ({ _id: `${stage}:${n}`, boardId: id, v, stage, n, at: this.clock(), ...part }));
+    const docs = parts.map((part, n) => ({
+      _id: `${stage}:${n}`,
+      boardId: id,
+      v,
+      stage,
+      n,
+      at: this.clock(),
+      ...part,
+    }));
     // One round trip for a commit's parts (the driver splits a batch past the wire's limits).
     await this.run(() => this.staging.insertMany(docs as Document[]));
     return docs.length;
@@ -403,10 +486,21 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
   private async migrate(id: string): Promise<void> {
     const old = (await this.run(() => this.driver.findOne({ _id: id } as Document))) as HeaderDoc | null;
     if (!old || old.layout === 2) return;
-    const docs = Object.values(old.items ?? {}).map((item) => ({ _id: versionId(id, item.workId, old.version), boardId: id, workId: item.workId, v: old.version, item }));
+    const docs = Object.values(old.items ?? {}).map((item) => ({
+      _id: versionId(id, item.workId, old.version),
+      boardId: id,
+      workId: item.workId,
+      v: old.version,
+      item,
+    }));
     for (let i = 0; i < docs.length; i += INSERT_CHUNK) await this.insertVersions(docs.slice(i, i + INSERT_CHUNK));
     await this.guarded(id, old.version, false, async () => {
-      await this.run(() => this.driver.updateOne({ _id: id, version: old.version, layout: { $exists: false } } as Document, { $set: { layout: 2, intent: null }, $unset: { items: '' } }));
+      await this.run(() =>
+        this.driver.updateOne({ _id: id, version: old.version, layout: { $exists: false } } as Document, {
+          $set: { layout: 2, intent: null },
+          $unset: { items: '' },
+        }),
+      );
       return true;
     });
   }

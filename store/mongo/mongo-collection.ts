@@ -1,7 +1,17 @@
 // One collection on MongoDB: conditional updates filtered on `version`, driver errors mapped to
 // the port's errors so callers see the same failures as on the embedded store.
 import { MongoBulkWriteError, MongoError, MongoServerError, type Collection as Driver, type Document } from 'mongodb';
-import { DuplicateKeyError, StoreUnavailableError, type Changes, type Collection, type Doc, type Filter, type FindOptions, type IndexSpec, type Selected } from '../ports/store.js';
+import {
+  DuplicateKeyError,
+  StoreUnavailableError,
+  type Changes,
+  type Collection,
+  type Doc,
+  type Filter,
+  type FindOptions,
+  type IndexSpec,
+  type Selected,
+} from '../ports/store.js';
 
 /**
  * Wire servers that evaluate a conditional update's filter apart from its write (FerretDB 1.x
@@ -39,7 +49,9 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
   }
 
   get(id: string): Promise<T | null> {
-    return this.run(() => this.driver.findOne({ _id: id } as Document, { projection: this.hidden }) as Promise<T | null>);
+    return this.run(
+      () => this.driver.findOne({ _id: id } as Document, { projection: this.hidden }) as Promise<T | null>,
+    );
   }
 
   async versionOf(id: string): Promise<number | null> {
@@ -53,16 +65,24 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
 
   find(filter: Filter<T>, options: FindOptions<T> = {}): Promise<T[]> {
     return this.run(() => {
-      let cursor = this.driver.find(filter as Document, { projection: this.hidden }).sort(Object.fromEntries(options.sort ?? [['_id', 1]]));
+      let cursor = this.driver
+        .find(filter as Document, { projection: this.hidden })
+        .sort(Object.fromEntries(options.sort ?? [['_id', 1]]));
       if (options.skip) cursor = cursor.skip(options.skip);
       if (options.limit !== undefined) cursor = cursor.limit(options.limit);
       return cursor.toArray() as unknown as Promise<T[]>;
     });
   }
 
-  select<K extends keyof T & string>(filter: Filter<T>, fields: readonly K[], options: FindOptions<T> = {}): Promise<Selected<T, K>[]> {
+  select<K extends keyof T & string>(
+    filter: Filter<T>,
+    fields: readonly K[],
+    options: FindOptions<T> = {},
+  ): Promise<Selected<T, K>[]> {
     return this.run(() => {
-      let cursor = this.driver.find(filter as Document, { projection: Object.fromEntries(fields.map((f) => [f, 1])) }).sort(Object.fromEntries(options.sort ?? [['_id', 1]]));
+      let cursor = this.driver
+        .find(filter as Document, { projection: Object.fromEntries(fields.map((f) => [f, 1])) })
+        .sort(Object.fromEntries(options.sort ?? [['_id', 1]]));
       if (options.skip) cursor = cursor.skip(options.skip);
       if (options.limit !== undefined) cursor = cursor.limit(options.limit);
       return cursor.toArray() as unknown as Promise<Selected<T, K>[]>;
@@ -81,7 +101,7 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     // An ordered insertMany stops at its first failure. On an id already stored, the ids of the
     // rest already stored are asked for at once and left out (a copy repeated after a failover or
     // a failed copy holds many), so a retry costs two round trips rather than one per duplicate.
-    for (let rest = docs; rest.length; ) {
+    for (let rest = docs; rest.length;) {
       try {
         await this.track(this.driver.insertMany(rest as unknown as Document[], { ordered: true }));
         return;
@@ -90,20 +110,33 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
         if (at === null) return void (await this.run(() => Promise.reject(e)));
         rest = rest.slice(at + 1);
         if (!rest.length) return;
-        const stored = await this.run(() => this.driver.find({ _id: { $in: rest.map((d) => d._id) } } as Document, { projection: { _id: 1 } }).toArray());
+        const stored = await this.run(() =>
+          this.driver.find({ _id: { $in: rest.map((d) => d._id) } } as Document, { projection: { _id: 1 } }).toArray(),
+        );
         const present = new Set(stored.map((d) => String(d._id)));
         rest = rest.filter((d) => !present.has(d._id));
       }
     }
   }
 
-  update(id: string, expectedVersion: number, changes: Changes<T>, unset: ReadonlyArray<keyof Changes<T>> = []): Promise<T | null> {
+  update(
+    id: string,
+    expectedVersion: number,
+    changes: Changes<T>,
+    unset: ReadonlyArray<keyof Changes<T>> = [],
+  ): Promise<T | null> {
     const update: Document = { $inc: { version: 1 } };
     if (Object.keys(changes).length) update.$set = changes;
     if (unset.length) update.$unset = Object.fromEntries(unset.map((f) => [f, '']));
     return this.guarded(id, expectedVersion, null, async () => {
       // FerretDB 1.x refuses a projection on findAndModify: hidden fields are dropped here instead.
-      const doc = await this.run(() => this.driver.findOneAndUpdate({ _id: id, version: expectedVersion } as Document, update, { returnDocument: 'after' }), { _id: id, ...changes });
+      const doc = await this.run(
+        () =>
+          this.driver.findOneAndUpdate({ _id: id, version: expectedVersion } as Document, update, {
+            returnDocument: 'after',
+          }),
+        { _id: id, ...changes },
+      );
       for (const field of Object.keys(this.hidden ?? {})) delete doc?.[field];
       return doc as T | null;
     });
@@ -112,7 +145,12 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
   async delete(id: string, expectedVersion?: number): Promise<boolean> {
     const filter: Document = expectedVersion === undefined ? { _id: id } : { _id: id, version: expectedVersion };
     if (expectedVersion === undefined) return (await this.run(() => this.driver.deleteOne(filter))).deletedCount === 1;
-    return this.guarded(id, expectedVersion, false, async () => (await this.run(() => this.driver.deleteOne(filter))).deletedCount === 1);
+    return this.guarded(
+      id,
+      expectedVersion,
+      false,
+      async () => (await this.run(() => this.driver.deleteOne(filter))).deletedCount === 1,
+    );
   }
 
   /**
@@ -122,7 +160,13 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
    * land any more, so it is deleted with others a moment later in one round trip rather than now:
    * a commit costs the store one command fewer.
    */
-  protected async guarded<R>(id: string, version: number, lost: R, write: () => Promise<R>, moved?: (result: R) => boolean): Promise<R> {
+  protected async guarded<R>(
+    id: string,
+    version: number,
+    lost: R,
+    write: () => Promise<R>,
+    moved?: (result: R) => boolean,
+  ): Promise<R> {
     if (!this.guards) return write();
     const guards = this.guards;
     const guardId = `${this.name}/${id}/${version}`;
@@ -167,7 +211,8 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     if (this.mootTimer) clearTimeout(this.mootTimer);
     this.mootTimer = null;
     const ids = this.moot.splice(0);
-    if (ids.length) await this.track(this.guards!.driver.deleteMany({ _id: { $in: ids } } as Document)).catch(() => undefined);
+    if (ids.length)
+      await this.track(this.guards!.driver.deleteMany({ _id: { $in: ids } } as Document)).catch(() => undefined);
   }
 
   private releaseLater(guardId: string): void {
@@ -186,7 +231,8 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
         await this.track(guards.driver.insertOne({ _id: guardId, at: Date.now() } as Document));
         return true;
       } catch (e) {
-        if (!isDuplicateKey(e)) throw e instanceof MongoError && !(e instanceof MongoServerError) ? new StoreUnavailableError(e) : e;
+        if (!isDuplicateKey(e))
+          throw e instanceof MongoError && !(e instanceof MongoServerError) ? new StoreUnavailableError(e) : e;
       }
       const held = await this.track(guards.driver.findOne({ _id: guardId } as Document));
       if (!held || Date.now() - Number(held.at) < guards.staleAfterMs) return false;
@@ -231,10 +277,13 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
 function firstDuplicateAt(e: unknown): number | null {
   if (!(e instanceof MongoBulkWriteError)) return null;
   const first = [e.writeErrors].flat()[0];
-  if (!first || !(first.code === 11000 || /duplicate key|UNIQUE constraint failed/i.test(first.errmsg ?? ''))) return null;
+  if (!first || !(first.code === 11000 || /duplicate key|UNIQUE constraint failed/i.test(first.errmsg ?? '')))
+    return null;
   return first.index;
 }
 
 function isDuplicateKey(e: unknown): e is MongoServerError {
-  return e instanceof MongoServerError && (e.code === 11000 || /duplicate key|UNIQUE constraint failed/i.test(e.message));
+  return (
+    e instanceof MongoServerError && (e.code === 11000 || /duplicate key|UNIQUE constraint failed/i.test(e.message))
+  );
 }

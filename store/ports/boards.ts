@@ -52,7 +52,14 @@ export interface BoardCollection extends Collection<BoardRecord> {
    * its outbox. A store without transactions across collections ignores it; its caller copies the
    * outbox to the log after the commit.
    */
-  commit(id: string, expectedVersion: number, set: Changes<BoardRecord>, items: ItemWrites, log?: readonly EventRecord[], options?: CommitOptions): Promise<boolean>;
+  commit(
+    id: string,
+    expectedVersion: number,
+    set: Changes<BoardRecord>,
+    items: ItemWrites,
+    log?: readonly EventRecord[],
+    options?: CommitOptions,
+  ): Promise<boolean>;
   /** True when `commit` writes its `log` in the same transaction (the embedded store). */
   readonly logsInCommit?: boolean;
   /**

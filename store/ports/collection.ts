@@ -9,10 +9,7 @@ export interface Doc {
 
 type Scalar = string | number | boolean | null;
 export type FieldCondition<V> =
-  | V
-  | { $in: readonly V[] }
-  | { $gt?: V; $gte?: V; $lt?: V; $lte?: V }
-  | { $exists: boolean };
+  V | { $in: readonly V[] } | { $gt?: V; $gte?: V; $lt?: V; $lte?: V } | { $exists: boolean };
 
 /** Conditions on top-level fields, all of which must hold. */
 export type Filter<T> = { [K in keyof T]?: T[K] extends Scalar | undefined ? FieldCondition<T[K]> : never };
@@ -45,7 +42,11 @@ export interface Collection<T extends Doc> {
   versionOf(id: string): Maybe<number | null>;
   findOne(filter: Filter<T>): Promise<T | null>;
   find(filter: Filter<T>, options?: FindOptions<T>): Promise<T[]>;
-  select<K extends keyof T & string>(filter: Filter<T>, fields: readonly K[], options?: FindOptions<T>): Promise<Selected<T, K>[]>;
+  select<K extends keyof T & string>(
+    filter: Filter<T>,
+    fields: readonly K[],
+    options?: FindOptions<T>,
+  ): Promise<Selected<T, K>[]>;
   count(filter: Filter<T>): Promise<number>;
   /** Fails with DuplicateKeyError when `_id` or a unique index is taken. */
   insert(doc: T): Promise<void>;
@@ -60,7 +61,12 @@ export interface Collection<T extends Doc> {
    * Sets `changes` (and removes `unset`) only when the stored version equals `expectedVersion`;
    * bumps the version. Returns the new document, or null when missing or the version moved.
    */
-  update(id: string, expectedVersion: number, changes: Changes<T>, unset?: ReadonlyArray<keyof Changes<T>>): Promise<T | null>;
+  update(
+    id: string,
+    expectedVersion: number,
+    changes: Changes<T>,
+    unset?: ReadonlyArray<keyof Changes<T>>,
+  ): Promise<T | null>;
   /** Deletes when present (and, if given, at `expectedVersion`). */
   delete(id: string, expectedVersion?: number): Promise<boolean>;
   deleteMany(filter: Filter<T>): Promise<number>;

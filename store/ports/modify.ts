@@ -15,7 +15,11 @@ export class ContentionError extends Error {
  * or null when the document does not exist. `change` may throw to refuse, or answer null to
  * leave the document as it is (which is then returned); either way nothing is written.
  */
-export async function modify<T extends Doc>(collection: Collection<T>, id: string, change: (current: T) => Changes<T> | null): Promise<T | null> {
+export async function modify<T extends Doc>(
+  collection: Collection<T>,
+  id: string,
+  change: (current: T) => Changes<T> | null,
+): Promise<T | null> {
   for (let attempt = 0; attempt < MODIFY_ATTEMPTS; attempt++) {
     const current = await collection.get(id);
     if (!current) return null;

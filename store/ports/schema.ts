@@ -2,8 +2,34 @@
 import type { BoardCollection } from './boards.js';
 import type { Collection } from './collection.js';
 import type {
-  AccountLockRecord, AccountRecord, AnonymousAccountRecord, AuditRecord, BillingEventRecord, BillingRecord, ClaimNonceRecord, DeviceGrantRecord, EnrollmentRecord, EventRecord, InvitationRecord,
-  AllowlistRecord, BoardStatsDayRecord, FeedbackLedgerRecord, FeedbackRecord, LinkTokenRecord, MailOutboxRecord, UsageRecord, MemberRecord, PresenceRecord, ProjectRecord, RestorePointPartRecord, RestorePointRecord, SessionRecord, SharingMailRecord, ShoutRecord, TokenRecord, TransferRecord,
+  AccountLockRecord,
+  AccountRecord,
+  AnonymousAccountRecord,
+  AuditRecord,
+  BillingEventRecord,
+  BillingRecord,
+  ClaimNonceRecord,
+  DeviceGrantRecord,
+  EnrollmentRecord,
+  EventRecord,
+  InvitationRecord,
+  AllowlistRecord,
+  BoardStatsDayRecord,
+  FeedbackLedgerRecord,
+  FeedbackRecord,
+  LinkTokenRecord,
+  MailOutboxRecord,
+  UsageRecord,
+  MemberRecord,
+  PresenceRecord,
+  ProjectRecord,
+  RestorePointPartRecord,
+  RestorePointRecord,
+  SessionRecord,
+  SharingMailRecord,
+  ShoutRecord,
+  TokenRecord,
+  TransferRecord,
 } from './records.js';
 
 export interface IndexSpec {

@@ -24,7 +24,9 @@ describe('account lock', () => {
 
   it('releases on failure, and takes over a lock whose holder crashed once it lapsed', async () => {
     const account = unique('acc');
-    await expect(withAccountLock(used.store, account, () => Promise.reject(new Error('failed inside')))).rejects.toThrow('failed inside');
+    await expect(
+      withAccountLock(used.store, account, () => Promise.reject(new Error('failed inside'))),
+    ).rejects.toThrow('failed inside');
     expect(await used.store.accountLocks.get(account)).toBeNull();
     await used.store.accountLocks.insert({ _id: account, version: 1, holder: 'crashed', until: Date.now() - 1 });
     expect(await withAccountLock(used.store, account, async () => 'taken over')).toBe('taken over');

@@ -9,9 +9,24 @@ import type { NewItem } from '../../machines/board-commands.js';
 import type { Store } from '../../store/ports/store.js';
 import { embeddedStore, type OpenedStore } from '../support/stores.js';
 
-const item = (title: string): NewItem => ({ title, description: '', type: 'task', priority: 2, parentId: null, dependsOn: [], verify: 'none', maxAttempts: 3, criteria: [], doctrine: [], spec: [], labels: [] });
-const claimAs = (who: string, workId: string, leaseId: string) => claim({ principal: `agent:${who}`, workId, purpose: 'work', ttlMs: 60_000, leaseId });
-const release = (who: string, leaseId: string) => leaseAction({ principal: `agent:${who}`, leaseId, action: 'release', ttlMs: null });
+const item = (title: string): NewItem => ({
+  title,
+  description: '',
+  type: 'task',
+  priority: 2,
+  parentId: null,
+  dependsOn: [],
+  verify: 'none',
+  maxAttempts: 3,
+  criteria: [],
+  doctrine: [],
+  spec: [],
+  labels: [],
+});
+const claimAs = (who: string, workId: string, leaseId: string) =>
+  claim({ principal: `agent:${who}`, workId, purpose: 'work', ttlMs: 60_000, leaseId });
+const release = (who: string, leaseId: string) =>
+  leaseAction({ principal: `agent:${who}`, leaseId, action: 'release', ttlMs: null });
 
 describe('answers that write nothing', () => {
   let opened: OpenedStore;
@@ -20,7 +35,14 @@ describe('answers that write nothing', () => {
   beforeEach(async () => {
     opened = await embeddedStore();
     store = opened.store;
-    await store.boards.insert({ _id: 'b', version: 1, nextWorkSeq: 1, nextFencingToken: 1, lastSeq: 0, nextDeadline: null });
+    await store.boards.insert({
+      _id: 'b',
+      version: 1,
+      nextWorkSeq: 1,
+      nextFencingToken: 1,
+      lastSeq: 0,
+      nextDeadline: null,
+    });
     const versionOf = store.boards.versionOf.bind(store.boards);
     versionReads = 0;
     store.boards.versionOf = (id) => (versionReads++, versionOf(id));
@@ -46,7 +68,10 @@ describe('answers that write nothing', () => {
   it('reads the store’s version first while the token is unknown, and decides on the board as stored: no stale grant, no stale refusal', async () => {
     const here = await behindTheBack(() => null);
     const reads = versionReads;
-    await expect(here.ask(claimAs('w13', 'W-1', 'L13b'))).rejects.toMatchObject({ code: 'ITEM_NOT_READY', details: { workId: 'W-1', holder: 'agent:w7' } });
+    await expect(here.ask(claimAs('w13', 'W-1', 'L13b'))).rejects.toMatchObject({
+      code: 'ITEM_NOT_READY',
+      details: { workId: 'W-1', holder: 'agent:w7' },
+    });
     expect((await here.ask(claimAs('w7', 'W-1', 'L7b'))).leaseId).toBe('L7'); // a repeated claim: the holder's own lease, as stored
     expect((await here.ask(claimAs('y', 'W-2', 'Ly'))).fencingToken).toBe(4); // free as stored: granted, not refused
     expect(versionReads - reads).toBeGreaterThanOrEqual(2);
@@ -56,7 +81,10 @@ describe('answers that write nothing', () => {
     let token = 'tenure-1';
     const here = await behindTheBack(() => token);
     token = 'tenure-2';
-    await expect(here.ask(claimAs('w13', 'W-1', 'L13b'))).rejects.toMatchObject({ code: 'ITEM_NOT_READY', details: { holder: 'agent:w7' } });
+    await expect(here.ask(claimAs('w13', 'W-1', 'L13b'))).rejects.toMatchObject({
+      code: 'ITEM_NOT_READY',
+      details: { holder: 'agent:w7' },
+    });
   });
 
   it('answers from the board it holds, with no read, while the token it was checked under stands', async () => {

@@ -10,7 +10,8 @@ import type { Store } from '../../store/ports/store.js';
 import { embeddedStore, type OpenedStore } from '../support/stores.js';
 import { failOnce } from '../support/fail-once.js';
 
-const claimAs = (n: number) => claim({ principal: `agent:${n}`, workId: null, purpose: 'work', ttlMs: 60_000, leaseId: `L${n}` });
+const claimAs = (n: number) =>
+  claim({ principal: `agent:${n}`, workId: null, purpose: 'work', ttlMs: 60_000, leaseId: `L${n}` });
 const until = async (done: () => boolean) => {
   for (let i = 0; !done(); i++) {
     if (i > 500) throw new Error(`timed out: ${String(done)}`);
@@ -18,17 +19,38 @@ const until = async (done: () => boolean) => {
   }
 };
 
-const item = (title: string): NewItem => ({ title, description: '', type: 'task', priority: 2, parentId: null, dependsOn: [], verify: 'none', maxAttempts: 3, criteria: [], doctrine: [], spec: [], labels: [] });
+const item = (title: string): NewItem => ({
+  title,
+  description: '',
+  type: 'task',
+  priority: 2,
+  parentId: null,
+  dependsOn: [],
+  verify: 'none',
+  maxAttempts: 3,
+  criteria: [],
+  doctrine: [],
+  spec: [],
+  labels: [],
+});
 
 describe('board actor', () => {
   let opened: OpenedStore;
   let store: Store;
   let commits = 0;
-  const itemsOf = async (id: string) => new Map(((await store.boards.load(id))?.items ?? []).map((i) => [i.workId, i as unknown as { state: string }]));
+  const itemsOf = async (id: string) =>
+    new Map(((await store.boards.load(id))?.items ?? []).map((i) => [i.workId, i as unknown as { state: string }]));
   beforeEach(async () => {
     opened = await embeddedStore();
     store = opened.store;
-    await store.boards.insert({ _id: 'b', version: 1, nextWorkSeq: 1, nextFencingToken: 1, lastSeq: 0, nextDeadline: null });
+    await store.boards.insert({
+      _id: 'b',
+      version: 1,
+      nextWorkSeq: 1,
+      nextFencingToken: 1,
+      lastSeq: 0,
+      nextDeadline: null,
+    });
     const commit = store.boards.commit.bind(store.boards);
     commits = 0;
     store.boards.commit = (...args) => (commits++, commit(...args));
@@ -51,7 +73,10 @@ describe('board actor', () => {
     const results = await Promise.allSettled(asks);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
     expect((results[2] as PromiseRejectedResult).reason.code).toBe('NOTHING_READY');
-    expect([(results[0] as PromiseFulfilledResult<{ workId: string }>).value.workId, (results[1] as PromiseFulfilledResult<{ workId: string }>).value.workId]).toEqual(['W-1', 'W-2']);
+    expect([
+      (results[0] as PromiseFulfilledResult<{ workId: string }>).value.workId,
+      (results[1] as PromiseFulfilledResult<{ workId: string }>).value.workId,
+    ]).toEqual(['W-1', 'W-2']);
     // Everything waiting behind the first claim went out together: at most two commits for four commands.
     expect(commits - before).toBeLessThanOrEqual(2);
     const stored = await itemsOf('b');
@@ -79,8 +104,16 @@ describe('board actor', () => {
 
   it('keeps the stored outbox to the commits whose copy to the log is not yet known to have landed', async () => {
     const actor = new BoardActor('b', store, Date.now);
-    await actor.ask(createItems(Array.from({ length: 40 }, (_, i) => item(`t${i}`)), 'user:a'));
-    for (let i = 1; i <= 40; i++) await actor.ask(claim({ principal: `agent:${i}`, workId: null, purpose: 'work', ttlMs: 60_000, leaseId: `L${i}` }));
+    await actor.ask(
+      createItems(
+        Array.from({ length: 40 }, (_, i) => item(`t${i}`)),
+        'user:a',
+      ),
+    );
+    for (let i = 1; i <= 40; i++)
+      await actor.ask(
+        claim({ principal: `agent:${i}`, workId: null, purpose: 'work', ttlMs: 60_000, leaseId: `L${i}` }),
+      );
     const [header] = await store.boards.select({ _id: 'b' }, ['outbox', 'lastSeq']);
     // Each claim's commit may carry the one before it (its copy runs after the reply), never the whole history.
     expect(header!.outbox!.length).toBeLessThanOrEqual(4);
@@ -109,7 +142,9 @@ describe('board actor', () => {
       await held;
       return ok;
     };
-    const claimed = actor.ask(claim({ principal: 'agent:1', workId: null, purpose: 'work', ttlMs: 60_000, leaseId: 'L1' }));
+    const claimed = actor.ask(
+      claim({ principal: 'agent:1', workId: null, purpose: 'work', ttlMs: 60_000, leaseId: 'L1' }),
+    );
     await answered;
     // Commands asked meanwhile wait behind the commit under way (the metrics' mailbox depth).
     expect(actor.waiting).toBe(0);
@@ -128,7 +163,14 @@ describe('board actor', () => {
   it('tells of the board as a quiet spell left it when a commit ends ten quiet minutes, and only then', async () => {
     let now = Date.UTC(2026, 10, 22, 12);
     const quiet: { lastSeq: number; titles: string[] }[] = [];
-    const actor = new BoardActor('b', store, () => now, undefined, (before) => quiet.push({ lastSeq: before.record.lastSeq, titles: [...before.board.items.values()].map((i) => i.title) }));
+    const actor = new BoardActor(
+      'b',
+      store,
+      () => now,
+      undefined,
+      (before) =>
+        quiet.push({ lastSeq: before.record.lastSeq, titles: [...before.board.items.values()].map((i) => i.title) }),
+    );
     await actor.ask(createItems([item('one')], 'user:a'));
     now += QUIET_MS - 1;
     await actor.ask(createItems([item('two')], 'user:a'));
@@ -137,7 +179,9 @@ describe('board actor', () => {
     await actor.ask(createItems([item('three')], 'user:a'));
     expect(quiet).toEqual([{ lastSeq: 2, titles: ['one', 'two'] }]);
     now += QUIET_MS;
-    await expect(actor.ask(claim({ principal: 'agent:1', workId: 'W-9', purpose: 'work', ttlMs: 60_000, leaseId: 'L9' }))).rejects.toMatchObject({ code: 'ITEM_NOT_FOUND' });
+    await expect(
+      actor.ask(claim({ principal: 'agent:1', workId: 'W-9', purpose: 'work', ttlMs: 60_000, leaseId: 'L9' })),
+    ).rejects.toMatchObject({ code: 'ITEM_NOT_FOUND' });
     expect(quiet).toHaveLength(1); // a refused command commits nothing, so it ends no spell
   });
 
@@ -147,8 +191,13 @@ describe('board actor', () => {
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
     store.boards.commit = async (...args) => (await held, commit(...args)); // the store is slow: commands pile up
-    const asks = Array.from({ length: MAILBOX_LIMIT + 2 }, (_, i) => actor.ask(createItems([item(`item ${i}`)], 'user:a')));
-    const refused = await asks.at(-1)!.then(() => null, (e: unknown) => e);
+    const asks = Array.from({ length: MAILBOX_LIMIT + 2 }, (_, i) =>
+      actor.ask(createItems([item(`item ${i}`)], 'user:a')),
+    );
+    const refused = await asks.at(-1)!.then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(refused).toBeInstanceOf(BoardBusyError);
     expect(toAppError(refused)).toMatchObject({ code: 'BOARD_BUSY', headers: { 'retry-after': '1' } });
     release();
@@ -279,7 +328,7 @@ describe('board actor', () => {
       expect((await actor.read()).record.version).toBe(version + 2);
     });
 
-    it('decides it again when that commit loses to another node: no lease granted twice, the other node\'s change kept', async () => {
+    it("decides it again when that commit loses to another node: no lease granted twice, the other node's change kept", async () => {
       const actor = new BoardActor('b', store, Date.now);
       await actor.ask(createItems([item('one'), item('two'), item('three')], 'user:a'));
       let raced!: () => void;
@@ -305,7 +354,12 @@ describe('board actor', () => {
       // write, standing on it, wrote nothing); all three were decided again once it lost.
       expect(decided).toEqual(['1', '2', '3', '1', '2', '3']);
       const stored = await itemsOf('b');
-      expect([...stored.entries()].map(([id, i]) => `${id}:${i.state}`)).toEqual(['W-1:claimed', 'W-2:claimed', 'W-3:claimed', 'W-4:ready']);
+      expect([...stored.entries()].map(([id, i]) => `${id}:${i.state}`)).toEqual([
+        'W-1:claimed',
+        'W-2:claimed',
+        'W-3:claimed',
+        'W-4:ready',
+      ]);
       const granted = await store.events.select({ boardId: 'b', type: 'lease.granted' }, ['workId']);
       expect(granted.map((e) => e.workId).sort()).toEqual(['W-1', 'W-2', 'W-3']);
     });
@@ -317,12 +371,15 @@ describe('board actor', () => {
       Object.defineProperty(store.boards, 'writesInOrder', { value: false });
       const start = holdNextCommit((commit) => commit());
       const commit = store.boards.commit;
-      store.boards.commit = (id, v, set, items, log, options) => commit(id, v, set, items, log, { ...options, applied: undefined });
+      store.boards.commit = (id, v, set, items, log, options) =>
+        commit(id, v, set, items, log, { ...options, applied: undefined });
       const order: string[] = [];
       let reads = 0;
       const changesSince = store.boards.changesSince.bind(store.boards);
       store.boards.changesSince = (...args) => (reads++, changesSince(...args));
-      const claimed = (n: number): Decide<{ workId: string }> => (board, now) => (order.push(`decided ${n}`), claimAs(n)(board, now));
+      const claimed =
+        (n: number): Decide<{ workId: string }> =>
+        (board, now) => (order.push(`decided ${n}`), claimAs(n)(board, now));
       const ask = (n: number) => actor.ask(claimed(n)).then((r) => (order.push(`answered ${n}`), r));
       const asks = [ask(1)];
       await until(() => order.length === 1);

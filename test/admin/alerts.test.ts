@@ -6,14 +6,26 @@ import type { NodeFigures } from '../../src/admin/utilization.js';
 const AT = 1_800_000_000_000;
 const healthy = (): AlertInputs => ({
   at: AT,
-  store: { ping: { ok: true, ms: 3 }, commits: { failures: 0, lastFailure: null }, disk: { totalBytes: 100e9, availableBytes: 50e9 }, replication: null },
+  store: {
+    ping: { ok: true, ms: 3 },
+    commits: { failures: 0, lastFailure: null },
+    disk: { totalBytes: 100e9, availableBytes: 50e9 },
+    replication: null,
+  },
   retention: { at: AT - 1000, error: null },
   mail: { outbox: 0 },
   bus: { state: 'ok' },
   usageCounters: { dropped: 0, lastFlush: { error: null } },
 });
-const node = (nodeId: string, p99: number, rss: number) => ({ nodeId, figures: { eventLoopDelayMs: { mean: 1, p99, max: p99 }, memory: { rss, heapUsed: 0, heapTotal: 0, external: 0 } } as unknown as NodeFigures });
-const codes = (report: AlertInputs, nodes: ReturnType<typeof node>[] = []) => alertsOf(report, nodes).map((a) => `${a.level}:${a.code}`);
+const node = (nodeId: string, p99: number, rss: number) => ({
+  nodeId,
+  figures: {
+    eventLoopDelayMs: { mean: 1, p99, max: p99 },
+    memory: { rss, heapUsed: 0, heapTotal: 0, external: 0 },
+  } as unknown as NodeFigures,
+});
+const codes = (report: AlertInputs, nodes: ReturnType<typeof node>[] = []) =>
+  alertsOf(report, nodes).map((a) => `${a.level}:${a.code}`);
 
 describe('alerts', () => {
   it('stays quiet on a healthy service', () => {

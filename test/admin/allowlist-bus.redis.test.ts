@@ -20,7 +20,10 @@ describe.skipIf(!url)('the allowlist across nodes', () => {
   it('is followed by another node as soon as the bus tells it of a change, added or removed', async () => {
     const dir = await tempDir();
     const store = await openEmbeddedStore(dir.path);
-    closers.push(() => dir.remove(), () => store.close());
+    closers.push(
+      () => dir.remove(),
+      () => store.close(),
+    );
     const node = async () => {
       const bus = new RedisBus(url!);
       closers.push(() => bus.close());
@@ -32,7 +35,12 @@ describe.skipIf(!url)('the allowlist across nodes', () => {
       return list;
     };
     const [a, b] = [await node(), await node()];
-    const ctx: OperatorCtx = { identity: { kind: 'session', principal: 'user:operator', accountId: 'operator', sessionId: 's1' }, requestId: 'r1', remoteAddress: '127.0.0.1', now: Date.now() };
+    const ctx: OperatorCtx = {
+      identity: { kind: 'session', principal: 'user:operator', accountId: 'operator', sessionId: 's1' },
+      requestId: 'r1',
+      remoteAddress: '127.0.0.1',
+      now: Date.now(),
+    };
     expect(b.exempt('198.51.100.7')).toBeNull();
     await a.add(ctx, '198.51.100.0/24', 'office network');
     await expect.poll(() => b.exempt('198.51.100.7'), { timeout: 5000 }).toBe('address');

@@ -10,11 +10,20 @@ import { useStore } from '../support/stores.js';
 
 const NOW = Date.UTC(2026, 10, 26, 16, 3);
 const identity = { kind: 'token', principal: 'agent:builder', accountId: 'acct-1', boardId: 'board-1' };
-const request = (over: Partial<RequestContext> = {}): RequestContext => ({ now: NOW, identity, project: { id: 'board-1' }, remoteAddress: '203.0.113.7', operation: 'GET /api/status', ...over }) as unknown as RequestContext;
+const request = (over: Partial<RequestContext> = {}): RequestContext =>
+  ({
+    now: NOW,
+    identity,
+    project: { id: 'board-1' },
+    remoteAddress: '203.0.113.7',
+    operation: 'GET /api/status',
+    ...over,
+  }) as unknown as RequestContext;
 
 describe('usage counters', () => {
   const held = useStore();
-  const counts = async (day: string, scope: Parameters<typeof usageId>[1], key: string) => (await held.store.usage.get(usageId(day, scope, key)))?.counts ?? null;
+  const counts = async (day: string, scope: Parameters<typeof usageId>[1], key: string) =>
+    (await held.store.usage.get(usageId(day, scope, key)))?.counts ?? null;
 
   it('adds each response to its day’s row per subject, a refusal to the ten-minute buckets too, and a flush writes the sums', async () => {
     const usage = new UsageRecorder(held.store, () => NOW);
@@ -24,10 +33,21 @@ describe('usage counters', () => {
     await usage.flush();
     expect(usage.pendingRows).toBe(0);
     const day = dayOf(NOW);
-    for (const [scope, key] of [['address', '203.0.113.7'], ['principal', 'agent:builder'], ['account', 'acct-1'], ['board', 'board-1']] as const) {
+    for (const [scope, key] of [
+      ['address', '203.0.113.7'],
+      ['principal', 'agent:builder'],
+      ['account', 'acct-1'],
+      ['board', 'board-1'],
+    ] as const) {
       expect(await counts(day, scope, key), scope).toEqual({ requests: 6, r429: 1 });
     }
-    expect(await counts(day, 'platform', 'all')).toMatchObject({ requests: 6, r429: 1, activeAccounts: 1, activeBoards: 1, activeAgents: 1 });
+    expect(await counts(day, 'platform', 'all')).toMatchObject({
+      requests: 6,
+      r429: 1,
+      activeAccounts: 1,
+      activeBoards: 1,
+      activeAgents: 1,
+    });
     expect(await counts(bucketOf(NOW), 'address', '203.0.113.7')).toEqual({ r429: 1 });
     expect(await counts(bucketOf(NOW), 'principal', 'agent:builder')).toEqual({ r429: 1 });
 
@@ -40,7 +60,11 @@ describe('usage counters', () => {
   it('keeps a row whose write failed for the next flush, with what came meanwhile: nothing lost, nothing counted twice', async () => {
     const usage = new UsageRecorder(held.store, () => NOW);
     const other = { ...identity, principal: 'agent:verifier', accountId: 'acct-2', boardId: 'board-2' };
-    const ctx = request({ identity: other as never, project: { id: 'board-2' } as never, remoteAddress: '198.51.100.9' });
+    const ctx = request({
+      identity: other as never,
+      project: { id: 'board-2' } as never,
+      remoteAddress: '198.51.100.9',
+    });
     usage.record(ctx, 200);
     usage.record(ctx, 200);
     failOnce(held.store.usage, 'insert'); // the first new row's write fails
@@ -52,7 +76,12 @@ describe('usage counters', () => {
     await usage.flush();
     expect(usage.lastFlush?.error).toBeNull();
     const day = dayOf(NOW);
-    for (const [scope, key] of [['address', '198.51.100.9'], ['principal', 'agent:verifier'], ['account', 'acct-2'], ['board', 'board-2']] as const) {
+    for (const [scope, key] of [
+      ['address', '198.51.100.9'],
+      ['principal', 'agent:verifier'],
+      ['account', 'acct-2'],
+      ['board', 'board-2'],
+    ] as const) {
       expect(await counts(day, scope, key), scope).toEqual({ requests: 3 });
     }
   });
@@ -61,7 +90,14 @@ describe('usage counters', () => {
     let now = NOW;
     const usage = new UsageRecorder(held.store, () => now);
     const agent = { ...identity, principal: 'agent:poller', accountId: 'acct-3', boardId: 'board-3' };
-    const ctx = (over: Partial<RequestContext> = {}) => request({ identity: agent as never, project: { id: 'board-3' } as never, remoteAddress: '192.0.2.30', now, ...over });
+    const ctx = (over: Partial<RequestContext> = {}) =>
+      request({
+        identity: agent as never,
+        project: { id: 'board-3' } as never,
+        remoteAddress: '192.0.2.30',
+        now,
+        ...over,
+      });
     for (let i = 0; i < 3; i++) usage.record(ctx(), 200);
     await usage.flush();
     usage.record(ctx(), 200); // after the flush: the rows are new ones
@@ -78,7 +114,12 @@ describe('usage counters', () => {
     expect(await counts(today, 'board', 'board-3')).toEqual({ requests: 6 });
     expect(await counts(today, 'board', 'board-4')).toEqual({ requests: 1 });
     const tomorrow = dayOf(now);
-    for (const [scope, key] of [['address', '192.0.2.30'], ['principal', 'agent:poller'], ['account', 'acct-3'], ['board', 'board-3']] as const) {
+    for (const [scope, key] of [
+      ['address', '192.0.2.30'],
+      ['principal', 'agent:poller'],
+      ['account', 'acct-3'],
+      ['board', 'board-3'],
+    ] as const) {
       expect(await counts(tomorrow, scope, key), scope).toEqual({ requests: 1 });
     }
   });
@@ -86,7 +127,11 @@ describe('usage counters', () => {
   it('drops and counts increments past 50,000 waiting rows', async () => {
     const usage = new UsageRecorder(held.store, () => NOW);
     // Each request from a new address adds one row (no identity: platform and address rows only).
-    for (let i = 0; usage.pendingRows < 50_000; i++) usage.record(request({ identity: null, project: null, remoteAddress: `10.${i >> 16}.${(i >> 8) & 255}.${i & 255}` }), 200);
+    for (let i = 0; usage.pendingRows < 50_000; i++)
+      usage.record(
+        request({ identity: null, project: null, remoteAddress: `10.${i >> 16}.${(i >> 8) & 255}.${i & 255}` }),
+        200,
+      );
     expect(usage.dropped).toBe(0);
     usage.record(request({ identity: null, project: null, remoteAddress: '192.0.2.1' }), 200);
     usage.record(request({ identity: null, project: null, remoteAddress: '192.0.2.2' }), 200);

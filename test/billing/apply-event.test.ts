@@ -13,7 +13,15 @@ const PRICES = { monthly: 'pm', yearly: 'py' };
 async function board() {
   const projectId = unique('proj');
   const customer = `cus_${unique('c')}`;
-  await used.store.projects.insert({ _id: projectId, version: 1, name: projectId, ownerId: 'acc', plan: 'free', createdAt: 0, lastActivityAt: 0 });
+  await used.store.projects.insert({
+    _id: projectId,
+    version: 1,
+    name: projectId,
+    ownerId: 'acc',
+    plan: 'free',
+    createdAt: 0,
+    lastActivityAt: 0,
+  });
   await used.store.billing.insert(billingRecord(projectId, 'acc', { customerId: customer }));
   return { projectId, customer };
 }
@@ -46,7 +54,9 @@ describe('applying a provider event', () => {
 
   it('keeps the newest ids only; an older event past them is still never applied again', async () => {
     const { projectId, customer } = await board();
-    const events = Array.from({ length: APPLIED_IDS_KEPT + 5 }, (_, i) => subscriptionEvent(customer, i % 2 ? 'active' : 'past_due', 1_000_000 + i * 1000));
+    const events = Array.from({ length: APPLIED_IDS_KEPT + 5 }, (_, i) =>
+      subscriptionEvent(customer, i % 2 ? 'active' : 'past_due', 1_000_000 + i * 1000),
+    );
     for (const e of events) expect(await applyEvent(used.store, PRICES, e, projectId, Date.now())).toBe('applied');
     const record = (await used.store.billing.get(projectId))!;
     expect(record.appliedEventIds).toEqual(events.slice(-APPLIED_IDS_KEPT).map((e) => e.id));

@@ -15,8 +15,18 @@ describe('the past_due sweep', () => {
     const { store } = used;
     const board = async (status: string, pastDueSince: number | null) => {
       const id = unique('proj');
-      await store.projects.insert({ _id: id, version: 1, name: id, ownerId: 'acc', plan: 'pro', createdAt: NOW, lastActivityAt: NOW });
-      await store.billing.insert(billingRecord(id, 'acc', { subscriptionId: 'sub', status, interval: 'month', priceId: 'p', pastDueSince }));
+      await store.projects.insert({
+        _id: id,
+        version: 1,
+        name: id,
+        ownerId: 'acc',
+        plan: 'pro',
+        createdAt: NOW,
+        lastActivityAt: NOW,
+      });
+      await store.billing.insert(
+        billingRecord(id, 'acc', { subscriptionId: 'sub', status, interval: 'month', priceId: 'p', pastDueSince }),
+      );
       return id;
     };
     const lapsed = await board('past_due', NOW - PAST_DUE_GRACE_MS - 1);

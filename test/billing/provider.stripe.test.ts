@@ -8,7 +8,10 @@ const base = inject('stripeBase');
 const settings = { secretKey: 'sk_test_123', webhookSecret: 'whsec_test_secret', apiBase: base ?? undefined };
 
 async function codeOf(p: Promise<unknown>): Promise<string> {
-  const e = await p.then(() => null, (err: unknown) => err);
+  const e = await p.then(
+    () => null,
+    (err: unknown) => err,
+  );
   expect(e).toBeInstanceOf(AppError);
   return (e as AppError).code;
 }
@@ -17,9 +20,19 @@ describe.skipIf(!base)('stripe adapter (stripe-mock)', () => {
   const provider = createStripeProvider(settings);
 
   it('creates a customer, a subscription checkout session and a portal session', async () => {
-    const { customerId } = await provider.createCustomer({ email: 'owner@example.com', accountId: 'acc_1', projectId: 'proj_1' });
+    const { customerId } = await provider.createCustomer({
+      email: 'owner@example.com',
+      accountId: 'acc_1',
+      projectId: 'proj_1',
+    });
     expect(customerId).toMatch(/^cus_/);
-    const checkout = await provider.createCheckoutSession({ customerId, priceId: 'price_monthly', projectId: 'proj_1', successUrl: 'http://board.test/ok', cancelUrl: 'http://board.test/no' });
+    const checkout = await provider.createCheckoutSession({
+      customerId,
+      priceId: 'price_monthly',
+      projectId: 'proj_1',
+      successUrl: 'http://board.test/ok',
+      cancelUrl: 'http://board.test/no',
+    });
     expect(checkout.url).toMatch(/^https?:\/\//);
     const portal = await provider.createPortalSession({ customerId, returnUrl: 'http://board.test/account' });
     expect(portal.url).toMatch(/^https?:\/\//);
@@ -29,28 +42,52 @@ describe.skipIf(!base)('stripe adapter (stripe-mock)', () => {
     const subs = await provider.customerSubscriptions('cus_any');
     expect(subs.length).toBeGreaterThan(0);
     const [first] = subs;
-    expect(first).toMatchObject({ id: expect.stringMatching(/^sub_/), customerId: expect.stringMatching(/^cus_/), status: expect.any(String) });
-    expect(await provider.getSubscription(first!.id)).toMatchObject({ id: first!.id, customerId: first!.customerId, status: first!.status });
+    expect(first).toMatchObject({
+      id: expect.stringMatching(/^sub_/),
+      customerId: expect.stringMatching(/^cus_/),
+      status: expect.any(String),
+    });
+    expect(await provider.getSubscription(first!.id)).toMatchObject({
+      id: first!.id,
+      customerId: first!.customerId,
+      status: first!.status,
+    });
   });
 
   it('maps an unreachable provider to PROVIDER_UNAVAILABLE', async () => {
     const down = createStripeProvider({ ...settings, apiBase: 'http://127.0.0.1:1' });
-    expect(await codeOf(down.createCustomer({ email: 'x@example.com', accountId: 'a', projectId: 'p' }))).toBe('PROVIDER_UNAVAILABLE');
+    expect(await codeOf(down.createCustomer({ email: 'x@example.com', accountId: 'a', projectId: 'p' }))).toBe(
+      'PROVIDER_UNAVAILABLE',
+    );
   });
 
   it('maps a refused request (here: a key the provider rejects) to PROVIDER_REQUEST_FAILED', async () => {
     const refused = createStripeProvider({ ...settings, secretKey: 'not-a-key' });
-    expect(await codeOf(refused.createPortalSession({ customerId: 'cus_1', returnUrl: 'http://board.test/account' }))).toBe('PROVIDER_REQUEST_FAILED');
+    expect(
+      await codeOf(refused.createPortalSession({ customerId: 'cus_1', returnUrl: 'http://board.test/account' })),
+    ).toBe('PROVIDER_REQUEST_FAILED');
   });
 });
 
 describe('stripe webhook verification', () => {
   const provider = createStripeProvider(settings);
-  const payload = JSON.stringify({ id: 'evt_1', object: 'event', type: 'customer.subscription.updated', created: 1_700_000_000, data: { object: { id: 'sub_1', object: 'subscription' } } });
-  const sign = (body: string, secret = settings.webhookSecret) => Stripe.webhooks.generateTestHeaderString({ payload: body, secret });
+  const payload = JSON.stringify({
+    id: 'evt_1',
+    object: 'event',
+    type: 'customer.subscription.updated',
+    created: 1_700_000_000,
+    data: { object: { id: 'sub_1', object: 'subscription' } },
+  });
+  const sign = (body: string, secret = settings.webhookSecret) =>
+    Stripe.webhooks.generateTestHeaderString({ payload: body, secret });
 
   it('accepts an event signed over the exact raw body', () => {
-    expect(provider.verifyEvent(Buffer.from(payload), sign(payload))).toEqual({ id: 'evt_1', type: 'customer.subscription.updated', created: 1_700_000_000_000, object: { id: 'sub_1', object: 'subscription' } });
+    expect(provider.verifyEvent(Buffer.from(payload), sign(payload))).toEqual({
+      id: 'evt_1',
+      type: 'customer.subscription.updated',
+      created: 1_700_000_000_000,
+      object: { id: 'sub_1', object: 'subscription' },
+    });
   });
 
   it('rejects a missing, empty, foreign or tampered signature', () => {
@@ -62,6 +99,11 @@ describe('stripe webhook verification', () => {
         return (e as AppError).code;
       }
     });
-    expect(codes).toEqual(['PROVIDER_SIGNATURE_INVALID', 'PROVIDER_SIGNATURE_INVALID', 'PROVIDER_SIGNATURE_INVALID', 'PROVIDER_SIGNATURE_INVALID']);
+    expect(codes).toEqual([
+      'PROVIDER_SIGNATURE_INVALID',
+      'PROVIDER_SIGNATURE_INVALID',
+      'PROVIDER_SIGNATURE_INVALID',
+      'PROVIDER_SIGNATURE_INVALID',
+    ]);
   });
 });

@@ -28,15 +28,32 @@ afterEach(async () => {
 
 /** A store holding one board past due for 30 days (Free), billed to stripe-mock's fixture customer, whose subscription Stripe holds as active. */
 async function staleStore(): Promise<{ dir: TempDir; store: Store; projectId: string }> {
-  const fixture = (await (await fetch(`${stripeBase}/v1/subscriptions/sub_probe`, { headers: { authorization: 'Bearer sk_test_123' } })).json()) as { customer: string; status: string };
+  const fixture = (await (
+    await fetch(`${stripeBase}/v1/subscriptions/sub_probe`, { headers: { authorization: 'Bearer sk_test_123' } })
+  ).json()) as { customer: string; status: string };
   expect(fixture.status).toBe('active');
   const dir = await tempDir();
   cleanups.push(dir.remove);
   const store = await openEmbeddedStore(dir.path);
   const projectId = unique('proj');
   const now = Date.now();
-  await store.projects.insert({ _id: projectId, version: 1, name: projectId, ownerId: 'acc', plan: 'free', createdAt: now, lastActivityAt: now });
-  await store.billing.insert(billingRecord(projectId, 'acc', { customerId: fixture.customer, subscriptionId: `sub_${unique('s')}`, status: 'past_due', pastDueSince: now - 30 * DAY }));
+  await store.projects.insert({
+    _id: projectId,
+    version: 1,
+    name: projectId,
+    ownerId: 'acc',
+    plan: 'free',
+    createdAt: now,
+    lastActivityAt: now,
+  });
+  await store.billing.insert(
+    billingRecord(projectId, 'acc', {
+      customerId: fixture.customer,
+      subscriptionId: `sub_${unique('s')}`,
+      status: 'past_due',
+      pastDueSince: now - 30 * DAY,
+    }),
+  );
   return { dir, store, projectId };
 }
 
@@ -50,7 +67,9 @@ describe.skipIf(!stripeBase)('the reconcile pass in a running node', () => {
   it('runs at start, settles the stale board from Stripe, and counts it on /metrics', async () => {
     const { store, projectId } = await staleStore();
     const srv = await serve(store);
-    await expect.poll(async () => (await store.billing.get(projectId))!.reconciledAt ?? null, { timeout: 15_000 }).not.toBeNull();
+    await expect
+      .poll(async () => (await store.billing.get(projectId))!.reconciledAt ?? null, { timeout: 15_000 })
+      .not.toBeNull();
     expect(await store.billing.get(projectId)).toMatchObject({ status: 'active', pastDueSince: null });
     expect((await store.projects.get(projectId))!.plan).toBe('pro');
     const metrics = await scrape(srv.server.metricsPort!);
@@ -66,7 +85,9 @@ describe.skipIf(!stripeBase)('the reconcile pass in a running node', () => {
     await store.billing.update(projectId, record.version, { status: 'past_due', pastDueSince: srv.now() - 30 * DAY });
     srv.advance(3_600_000);
     expect(await srv.server.reconcileBilling()).toMatchObject({ candidates: 1, reread: 1, changed: 1, planChanged: 0 });
-    expect((await scrape(srv.server.metricsPort!)).value('board_billing_reconcile_records_total', { outcome: 'reread' })).toBe(2);
+    expect(
+      (await scrape(srv.server.metricsPort!)).value('board_billing_reconcile_records_total', { outcome: 'reread' }),
+    ).toBe(2);
   });
 
   it('does not run with an interval of 0', async () => {

@@ -58,22 +58,55 @@ class Provider {
 }
 
 function reconciler(provider: Provider, maxCalls = 100) {
-  return new BillingReconciler(used.store, { provider: provider.asPort(), prices: PRICES }, silent, { intervalMs: HOUR, maxCalls });
+  return new BillingReconciler(used.store, { provider: provider.asPort(), prices: PRICES }, silent, {
+    intervalMs: HOUR,
+    maxCalls,
+  });
 }
 
 /** A board with its billing record; `sub` puts its subscription at the provider. */
 async function board(plan: 'free' | 'pro', over: Partial<BillingRecord>, sub?: Partial<SubscriptionState>) {
   const projectId = unique('proj');
   const customerId = `cus_${unique('c')}`;
-  await used.store.projects.insert({ _id: projectId, version: 1, name: projectId, ownerId: 'acc', plan, createdAt: 0, lastActivityAt: 0 });
+  await used.store.projects.insert({
+    _id: projectId,
+    version: 1,
+    name: projectId,
+    ownerId: 'acc',
+    plan,
+    createdAt: 0,
+    lastActivityAt: 0,
+  });
   await used.store.billing.insert(billingRecord(projectId, 'acc', { customerId, ...over }));
-  return { projectId, customerId, sub: sub && { id: over.subscriptionId ?? `sub_${customerId}`, customerId, status: 'active', priceId: PRICES.monthly, currentPeriodEnd: null, cancelAtPeriodEnd: false, projectId, ...sub } };
+  return {
+    projectId,
+    customerId,
+    sub: sub && {
+      id: over.subscriptionId ?? `sub_${customerId}`,
+      customerId,
+      status: 'active',
+      priceId: PRICES.monthly,
+      currentPeriodEnd: null,
+      cancelAtPeriodEnd: false,
+      projectId,
+      ...sub,
+    },
+  };
 }
 
 const planOf = async (projectId: string) => (await used.store.projects.get(projectId))!.plan;
 const recordOf = async (projectId: string) => (await used.store.billing.get(projectId))!;
 const delivery = (projectId: string, eventId: string, outcome: string, at: number) =>
-  used.store.audit.insert(auditRow({ at, actor: 'provider', action: 'billing.webhook', projectId, origin: { requestId: unique('req'), address: '127.0.0.1' }, data: { eventId, type: 'customer.subscription.created', outcome } }));
+  used.store.audit.insert(
+    auditRow({
+      at,
+      actor: 'provider',
+      action: 'billing.webhook',
+      projectId,
+      origin: { requestId: unique('req'), address: '127.0.0.1' },
+      data: { eventId, type: 'customer.subscription.created', outcome },
+    }),
+  );
 
 describe('the reconcile pass', () => {
   it('re-reads only the records that could be stale, and settles each record and plan from the provider', async () => {
@@ -90,26 +123,58 @@ describe('the reconcile pass', () => {
     await delivery(failed.projectId, 'evt_failed', 'pending', now - HOUR);
     await delivery(failed.projectId, 'evt_failed', 'failed', now - HOUR);
     // Settled deliveries and a period far from its end: not stale.
-    const settled = await board('pro', { subscriptionId: 'sub_settled', status: 'active', currentPeriodEnd: now + 10 * DAY }, { status: 'canceled' });
+    const settled = await board(
+      'pro',
+      { subscriptionId: 'sub_settled', status: 'active', currentPeriodEnd: now + 10 * DAY },
+      { status: 'canceled' },
+    );
     put(settled);
     await delivery(settled.projectId, 'evt_ok', 'pending', now - HOUR);
     await delivery(settled.projectId, 'evt_ok', 'applied', now - HOUR);
     // A period that ended: renewed at the provider (its event lost), or ended as the customer asked.
-    const renewed = await board('pro', { subscriptionId: 'sub_renewed', status: 'active', currentPeriodEnd: now - HOUR }, { status: 'active', currentPeriodEnd: now + 30 * DAY });
+    const renewed = await board(
+      'pro',
+      { subscriptionId: 'sub_renewed', status: 'active', currentPeriodEnd: now - HOUR },
+      { status: 'active', currentPeriodEnd: now + 30 * DAY },
+    );
     put(renewed);
-    const ended = await board('pro', { subscriptionId: 'sub_ended', status: 'active', currentPeriodEnd: now - HOUR, cancelAtPeriodEnd: true }, { status: 'canceled', cancelAtPeriodEnd: true });
+    const ended = await board(
+      'pro',
+      { subscriptionId: 'sub_ended', status: 'active', currentPeriodEnd: now - HOUR, cancelAtPeriodEnd: true },
+      { status: 'canceled', cancelAtPeriodEnd: true },
+    );
     put(ended);
     // Past due beyond its grace here (Free), paid at the provider.
-    const paid = await board('free', { subscriptionId: 'sub_paid', status: 'past_due', pastDueSince: now - 30 * DAY }, { status: 'active' });
+    const paid = await board(
+      'free',
+      { subscriptionId: 'sub_paid', status: 'past_due', pastDueSince: now - 30 * DAY },
+      { status: 'active' },
+    );
     put(paid);
     // Canceled: nothing to learn.
     const canceled = await board('free', { subscriptionId: 'sub_canceled', status: 'canceled' }, { status: 'active' });
     put(canceled);
 
     const counts = await reconciler(provider).pass(now);
-    expect(provider.calls.sort()).toEqual([unsettled.customerId, 'sub_ended', 'sub_failed', 'sub_paid', 'sub_renewed'].sort());
-    expect(counts).toEqual({ candidates: 5, reread: 5, changed: 5, planChanged: 4, conflicts: 0, failed: 0, deferred: 0 });
-    expect(await recordOf(unsettled.projectId)).toMatchObject({ subscriptionId: unsettled.sub!.id, status: 'active', interval: 'month', reconciledAt: now, changedAt: now });
+    expect(provider.calls.sort()).toEqual(
+      [unsettled.customerId, 'sub_ended', 'sub_failed', 'sub_paid', 'sub_renewed'].sort(),
+    );
+    expect(counts).toEqual({
+      candidates: 5,
+      reread: 5,
+      changed: 5,
+      planChanged: 4,
+      conflicts: 0,
+      failed: 0,
+      deferred: 0,
+    });
+    expect(await recordOf(unsettled.projectId)).toMatchObject({
+      subscriptionId: unsettled.sub!.id,
+      status: 'active',
+      interval: 'month',
+      reconciledAt: now,
+      changedAt: now,
+    });
     expect(await planOf(unsettled.projectId)).toBe('pro');
     expect(await planOf(failed.projectId)).toBe('pro');
     expect(await recordOf(renewed.projectId)).toMatchObject({ status: 'active', currentPeriodEnd: now + 30 * DAY });
@@ -132,7 +197,11 @@ describe('the reconcile pass', () => {
     const provider = new Provider();
     const boards = [];
     for (let i = 0; i < 5; i++) {
-      const b = await board('free', { subscriptionId: `sub_${unique('b')}`, status: 'past_due', pastDueSince: now - 30 * DAY }, { status: 'active' });
+      const b = await board(
+        'free',
+        { subscriptionId: `sub_${unique('b')}`, status: 'past_due', pastDueSince: now - 30 * DAY },
+        { status: 'active' },
+      );
       provider.subs.set(b.sub!.id, b.sub!);
       boards.push(b);
     }
@@ -154,8 +223,20 @@ describe('the reconcile pass', () => {
   it('leaves a subscription of another customer to a person, once, and stops a pass when the provider cannot be reached', async () => {
     const now = Date.now();
     const provider = new Provider();
-    const foreign = await board('free', { subscriptionId: 'sub_foreign', status: 'past_due', pastDueSince: now - 30 * DAY });
-    provider.subs.set('sub_foreign', { id: 'sub_foreign', customerId: 'cus_someone_else', status: 'active', priceId: null, currentPeriodEnd: null, cancelAtPeriodEnd: false, projectId: null });
+    const foreign = await board('free', {
+      subscriptionId: 'sub_foreign',
+      status: 'past_due',
+      pastDueSince: now - 30 * DAY,
+    });
+    provider.subs.set('sub_foreign', {
+      id: 'sub_foreign',
+      customerId: 'cus_someone_else',
+      status: 'active',
+      priceId: null,
+      currentPeriodEnd: null,
+      cancelAtPeriodEnd: false,
+      projectId: null,
+    });
     const held = await recordOf(foreign.projectId);
     const counts = await reconciler(provider).pass(now);
     expect(counts).toMatchObject({ reread: 1, conflicts: 1, changed: 0 });
@@ -165,23 +246,41 @@ describe('the reconcile pass', () => {
 
     const waiting = [];
     for (let i = 0; i < 3; i++) {
-      const b = await board('free', { subscriptionId: `sub_${unique('w')}`, status: 'past_due', pastDueSince: now - 30 * DAY }, { status: 'active' });
+      const b = await board(
+        'free',
+        { subscriptionId: `sub_${unique('w')}`, status: 'past_due', pastDueSince: now - 30 * DAY },
+        { status: 'active' },
+      );
       provider.subs.set(b.sub!.id, b.sub!);
       waiting.push(b);
     }
     provider.down = true;
     provider.calls.length = 0;
-    expect(await reconciler(provider).pass(now + 120_000)).toMatchObject({ candidates: 3, reread: 1, failed: 1, deferred: 3 });
+    expect(await reconciler(provider).pass(now + 120_000)).toMatchObject({
+      candidates: 3,
+      reread: 1,
+      failed: 1,
+      deferred: 3,
+    });
     expect(provider.calls).toHaveLength(1);
     for (const b of waiting) expect((await recordOf(b.projectId)).reconciledAt ?? null).toBeNull();
     provider.down = false;
-    expect(await reconciler(provider).pass(now + 180_000)).toMatchObject({ candidates: 3, reread: 3, planChanged: 3, deferred: 0 });
+    expect(await reconciler(provider).pass(now + 180_000)).toMatchObject({
+      candidates: 3,
+      reread: 3,
+      planChanged: 3,
+      deferred: 0,
+    });
   });
 
   it('keeps an event applied while the provider was asked when it is newer than the answer', async () => {
     const now = Date.now();
     const provider = new Provider();
-    const b = await board('free', { subscriptionId: 'sub_raced', status: 'past_due', pastDueSince: now - 30 * DAY }, { status: 'active' });
+    const b = await board(
+      'free',
+      { subscriptionId: 'sub_raced', status: 'past_due', pastDueSince: now - 30 * DAY },
+      { status: 'active' },
+    );
     provider.subs.set('sub_raced', b.sub!);
     provider.during = async () => {
       provider.during = null;
@@ -196,7 +295,9 @@ describe('the reconcile pass', () => {
 describe('its configuration', () => {
   it('runs every hour with 100 provider calls a pass by default; an interval of 0 turns it off', () => {
     expect(loadConfig({}).billingReconcile).toEqual({ intervalMs: 3_600_000, maxCalls: 100 });
-    expect(loadConfig({ BILLING_RECONCILE_INTERVAL_SECONDS: '0', BILLING_RECONCILE_MAX_CALLS: '5' }).billingReconcile).toEqual({ intervalMs: 0, maxCalls: 5 });
+    expect(
+      loadConfig({ BILLING_RECONCILE_INTERVAL_SECONDS: '0', BILLING_RECONCILE_MAX_CALLS: '5' }).billingReconcile,
+    ).toEqual({ intervalMs: 0, maxCalls: 5 });
     expect(() => loadConfig({ BILLING_RECONCILE_MAX_CALLS: '0' })).toThrow(/BILLING_RECONCILE_MAX_CALLS/);
   });
 });

@@ -14,13 +14,26 @@ const used = useStore();
 describe('the billing state', () => {
   it('logs a failed interval refresh and answers without the interval', async () => {
     const lines: string[] = [];
-    const logger = pino({ level: 'warn' }, new Writable({ write: (chunk: Buffer, _enc, done) => (lines.push(chunk.toString()), done()) }));
-    const provider = createStripeProvider({ secretKey: 'sk_test_123', webhookSecret: 'whsec_x', apiBase: 'http://127.0.0.1:1' });
+    const logger = pino(
+      { level: 'warn' },
+      new Writable({ write: (chunk: Buffer, _enc, done) => (lines.push(chunk.toString()), done()) }),
+    );
+    const provider = createStripeProvider({
+      secretKey: 'sk_test_123',
+      webhookSecret: 'whsec_x',
+      apiBase: 'http://127.0.0.1:1',
+    });
     const billing = new BillingService(used.store, { provider, prices: { monthly: 'pm', yearly: 'py' } }, logger);
     const projectId = unique('proj');
     await used.store.billing.insert(billingRecord(projectId, 'acc', { subscriptionId: 'sub_1', status: 'active' }));
     const state = await billing.state(projectId, Date.now());
-    expect(state).toMatchObject({ plan: 'pro', subscription: { status: 'active', interval: null }, providerAvailable: true });
-    expect(lines.map((l) => JSON.parse(l) as { msg: string; projectId: string })).toEqual([expect.objectContaining({ msg: expect.stringMatching(/interval could not be refreshed/), projectId })]);
+    expect(state).toMatchObject({
+      plan: 'pro',
+      subscription: { status: 'active', interval: null },
+      providerAvailable: true,
+    });
+    expect(lines.map((l) => JSON.parse(l) as { msg: string; projectId: string })).toEqual([
+      expect.objectContaining({ msg: expect.stringMatching(/interval could not be refreshed/), projectId }),
+    ]);
   });
 });

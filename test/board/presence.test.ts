@@ -2,14 +2,33 @@
 // a table of (rows seen, leases held, time) -> entries.
 import { describe, expect, it } from 'vitest';
 import { emptyBoard, type Board } from '../../machines/board.js';
-import { agentsOnline, ONLINE_COUNT_FRESH_MS, OnlineCounts, ONLINE_WITHIN_MS, recordHeartbeat, rosterOf, seenOn, type RosterEntry } from '../../src/board/presence.js';
+import {
+  agentsOnline,
+  ONLINE_COUNT_FRESH_MS,
+  OnlineCounts,
+  ONLINE_WITHIN_MS,
+  recordHeartbeat,
+  rosterOf,
+  seenOn,
+  type RosterEntry,
+} from '../../src/board/presence.js';
 import type { PresenceRecord } from '../../store/ports/store.js';
 import { useStore } from '../support/stores.js';
 import { unique } from '../support/temp.js';
 import { boardWith } from './build.js';
 
 const NOW = Date.UTC(2026, 10, 22, 12);
-const seen = (principal: string, ago: number, over: Partial<PresenceRecord> = {}): PresenceRecord => ({ _id: `b|${principal}`, version: 1, boardId: 'b', principal, status: 'working', note: '', workId: null, seenAt: NOW - ago, ...over });
+const seen = (principal: string, ago: number, over: Partial<PresenceRecord> = {}): PresenceRecord => ({
+  _id: `b|${principal}`,
+  version: 1,
+  boardId: 'b',
+  principal,
+  status: 'working',
+  note: '',
+  workId: null,
+  seenAt: NOW - ago,
+  ...over,
+});
 const iso = (ago: number) => new Date(NOW - ago).toISOString();
 
 describe('rosterOf', () => {
@@ -17,12 +36,40 @@ describe('rosterOf', () => {
     { name: 'nobody', seen: [], board: emptyBoard(), expect: [] },
     {
       name: 'online until 120 s after the last heartbeat',
-      seen: [seen('agent:a', 0, { note: 'on it', workId: 'W-1' }), seen('agent:b', ONLINE_WITHIN_MS - 1, { status: 'idle' }), seen('agent:c', ONLINE_WITHIN_MS)],
+      seen: [
+        seen('agent:a', 0, { note: 'on it', workId: 'W-1' }),
+        seen('agent:b', ONLINE_WITHIN_MS - 1, { status: 'idle' }),
+        seen('agent:c', ONLINE_WITHIN_MS),
+      ],
       board: emptyBoard(),
       expect: [
-        { principal: 'agent:a', status: 'working', note: 'on it', workId: 'W-1', lastSeenAt: iso(0), online: true, leases: [] },
-        { principal: 'agent:b', status: 'idle', note: '', workId: null, lastSeenAt: iso(ONLINE_WITHIN_MS - 1), online: true, leases: [] },
-        { principal: 'agent:c', status: 'working', note: '', workId: null, lastSeenAt: iso(ONLINE_WITHIN_MS), online: false, leases: [] },
+        {
+          principal: 'agent:a',
+          status: 'working',
+          note: 'on it',
+          workId: 'W-1',
+          lastSeenAt: iso(0),
+          online: true,
+          leases: [],
+        },
+        {
+          principal: 'agent:b',
+          status: 'idle',
+          note: '',
+          workId: null,
+          lastSeenAt: iso(ONLINE_WITHIN_MS - 1),
+          online: true,
+          leases: [],
+        },
+        {
+          principal: 'agent:c',
+          status: 'working',
+          note: '',
+          workId: null,
+          lastSeenAt: iso(ONLINE_WITHIN_MS),
+          online: false,
+          leases: [],
+        },
       ],
     },
     {
@@ -30,8 +77,24 @@ describe('rosterOf', () => {
       seen: [seen('agent:b', 1000)],
       board: boardWith(NOW, 3, 2),
       expect: [
-        { principal: 'agent:b', status: 'working', note: '', workId: null, lastSeenAt: iso(1000), online: true, leases: [] },
-        { principal: 'agent:a', status: null, note: null, workId: null, lastSeenAt: null, online: false, leases: ['W-1', 'W-2'] },
+        {
+          principal: 'agent:b',
+          status: 'working',
+          note: '',
+          workId: null,
+          lastSeenAt: iso(1000),
+          online: true,
+          leases: [],
+        },
+        {
+          principal: 'agent:a',
+          status: null,
+          note: null,
+          workId: null,
+          lastSeenAt: null,
+          online: false,
+          leases: ['W-1', 'W-2'],
+        },
       ],
     },
   ];
@@ -45,9 +108,21 @@ describe('heartbeats on a store', () => {
 
   it('keeps one row per agent, the latest heartbeat, and counts who is online', async () => {
     const board = unique('board');
-    await recordHeartbeat(used.store, board, 'agent:a', { status: 'idle', note: 'waiting', workId: null }, NOW - 200_000);
+    await recordHeartbeat(
+      used.store,
+      board,
+      'agent:a',
+      { status: 'idle', note: 'waiting', workId: null },
+      NOW - 200_000,
+    );
     await recordHeartbeat(used.store, board, 'agent:b', { status: 'working', note: '', workId: 'W-2' }, NOW - 60_000);
-    await recordHeartbeat(used.store, board, 'agent:a', { status: 'working', note: 'reading', workId: 'W-1' }, NOW - 1000);
+    await recordHeartbeat(
+      used.store,
+      board,
+      'agent:a',
+      { status: 'working', note: 'reading', workId: 'W-1' },
+      NOW - 1000,
+    );
     await recordHeartbeat(used.store, unique('other'), 'agent:c', { status: 'working', note: '', workId: null }, NOW);
     const rows = await seenOn(used.store, board);
     expect(rows.map((r) => [r.principal, r.status, r.note, r.workId, r.seenAt])).toEqual([
@@ -76,7 +151,11 @@ describe('heartbeats on a store', () => {
 
   it('records concurrent first heartbeats of one agent once', async () => {
     const board = unique('board');
-    await Promise.all([1, 2, 3].map((i) => recordHeartbeat(used.store, board, 'agent:a', { status: 'working', note: `n${i}`, workId: null }, NOW + i)));
+    await Promise.all(
+      [1, 2, 3].map((i) =>
+        recordHeartbeat(used.store, board, 'agent:a', { status: 'working', note: `n${i}`, workId: null }, NOW + i),
+      ),
+    );
     const rows = await seenOn(used.store, board);
     expect(rows).toHaveLength(1);
   });

@@ -1,7 +1,14 @@
 // Restore points kept on a store: one per board seq, the newest 500 at most, and for a plan
 // without rewind the newest 20 of the last day.
 import { describe, expect, it } from 'vitest';
-import { captureBefore, capturePoint, captureQuiet, graphOfPoint, PART_CHARS, POINTS_KEPT } from '../../src/board/restore-points.js';
+import {
+  captureBefore,
+  capturePoint,
+  captureQuiet,
+  graphOfPoint,
+  PART_CHARS,
+  POINTS_KEPT,
+} from '../../src/board/restore-points.js';
 import { FREE_POINTS } from '../../src/plans.js';
 import { addItems, BoardDraft, emptyBoard } from '../../machines/board.js';
 import type { ItemFields } from '../../machines/board-item.js';
@@ -10,7 +17,10 @@ import { useStore } from '../support/stores.js';
 import { unique } from '../support/temp.js';
 
 const NOW = Date.UTC(2026, 10, 22);
-const committedAt = (lastSeq: number): Committed => ({ board: emptyBoard(), record: { _id: 'b', version: lastSeq + 1, nextWorkSeq: 1, nextFencingToken: 1, lastSeq, nextDeadline: null } });
+const committedAt = (lastSeq: number): Committed => ({
+  board: emptyBoard(),
+  record: { _id: 'b', version: lastSeq + 1, nextWorkSeq: 1, nextFencingToken: 1, lastSeq, nextDeadline: null },
+});
 
 describe('restore points on a store', () => {
   const used = useStore();
@@ -19,10 +29,13 @@ describe('restore points on a store', () => {
     const boardId = unique('b');
     const other = unique('b');
     await capturePoint(used.store, other, committedAt(1), 'batch', 'pro', NOW);
-    for (let seq = 1; seq <= POINTS_KEPT + 3; seq++) await capturePoint(used.store, boardId, committedAt(seq), 'batch', 'pro', NOW + seq);
+    for (let seq = 1; seq <= POINTS_KEPT + 3; seq++)
+      await capturePoint(used.store, boardId, committedAt(seq), 'batch', 'pro', NOW + seq);
     const again = await capturePoint(used.store, boardId, committedAt(POINTS_KEPT + 3), 'state', 'pro', NOW + 10_000);
     expect(again).toMatchObject({ _id: `rp_${boardId}_${POINTS_KEPT + 3}`, reason: 'batch' }); // the same seq is the same graph: not kept twice
-    const seqs = (await used.store.restorePoints.select({ boardId }, ['seq'], { sort: [['seq', 1]] })).map((p) => p.seq);
+    const seqs = (await used.store.restorePoints.select({ boardId }, ['seq'], { sort: [['seq', 1]] })).map(
+      (p) => p.seq,
+    );
     expect(seqs).toHaveLength(POINTS_KEPT);
     expect(seqs[0]).toBe(4);
     expect(await used.store.restorePoints.count({ boardId: other })).toBe(1); // another board's points are its own
@@ -32,14 +45,36 @@ describe('restore points on a store', () => {
   it('keeps a point larger than one part in parts, reads it whole, and calls it altered when a part changed or is gone', async () => {
     const boardId = unique('b');
     const draft = new BoardDraft(emptyBoard());
-    const fields = (n: number): ItemFields => ({ title: `item ${n}`, description: 'd'.repeat(900), type: 'task', priority: 2, parentId: null, dependsOn: [], verify: 'none', maxAttempts: 3, criteria: [], doctrine: [], spec: [], labels: [] });
+    const fields = (n: number): ItemFields => ({
+      title: `item ${n}`,
+      description: 'd'.repeat(900),
+      type: 'task',
+      priority: 2,
+      parentId: null,
+      dependsOn: [],
+      verify: 'none',
+      maxAttempts: 3,
+      criteria: [],
+      doctrine: [],
+      spec: [],
+      labels: [],
+    });
     addItems(draft, Object.fromEntries(Array.from({ length: 2500 }, (_, i) => [`W-${i + 1}`, fields(i + 1)])), NOW);
-    const point = await capturePoint(used.store, boardId, { ...committedAt(7), board: draft.finish() }, 'batch', 'pro', NOW);
+    const point = await capturePoint(
+      used.store,
+      boardId,
+      { ...committedAt(7), board: draft.finish() },
+      'batch',
+      'pro',
+      NOW,
+    );
     expect(point.parts).toBeGreaterThan(1);
     const parts = await used.store.restorePointParts.find({ pointId: point._id }, { sort: [['n', 1]] });
     expect(parts.map((p) => p.text.length).slice(0, -1)).toEqual(Array(point.parts - 1).fill(PART_CHARS));
     const graph = await graphOfPoint(used.store, point);
-    expect(graph !== 'altered' && graph.items.map((i) => i.workId)).toEqual(Array.from({ length: 2500 }, (_, i) => `W-${i + 1}`));
+    expect(graph !== 'altered' && graph.items.map((i) => i.workId)).toEqual(
+      Array.from({ length: 2500 }, (_, i) => `W-${i + 1}`),
+    );
     const last = parts.at(-1)!;
     await used.store.restorePointParts.update(last._id, last.version, { text: last.text.replace('item', 'itex') });
     expect(await graphOfPoint(used.store, point)).toBe('altered');
@@ -50,15 +85,42 @@ describe('restore points on a store', () => {
   it('keeps a Free board’s points too, before a move and after a quiet spell: its newest 20 of the last day', async () => {
     const free = unique('p');
     const pro = unique('p');
-    for (const [id, plan] of [[free, 'free'], [pro, 'pro']] as const) await used.store.projects.insert({ _id: id, version: 1, name: id, ownerId: 'acc', plan, createdAt: NOW, lastActivityAt: NOW });
-    await captureBefore(used.store, { boardId: free, actor: { read: async () => committedAt(3) } }, 'free', 'batch', NOW);
+    for (const [id, plan] of [
+      [free, 'free'],
+      [pro, 'pro'],
+    ] as const)
+      await used.store.projects.insert({
+        _id: id,
+        version: 1,
+        name: id,
+        ownerId: 'acc',
+        plan,
+        createdAt: NOW,
+        lastActivityAt: NOW,
+      });
+    await captureBefore(
+      used.store,
+      { boardId: free, actor: { read: async () => committedAt(3) } },
+      'free',
+      'batch',
+      NOW,
+    );
     await captureQuiet(used.store, free, committedAt(4), NOW);
     await captureQuiet(used.store, pro, committedAt(4), NOW);
-    expect(await used.store.restorePoints.select({ boardId: free }, ['reason', 'seq'], { sort: [['seq', 1]] })).toEqual([expect.objectContaining({ reason: 'batch', seq: 3 }), expect.objectContaining({ reason: 'quiet', seq: 4 })]);
-    expect(await used.store.restorePoints.select({ boardId: pro }, ['reason', 'seq'])).toEqual([expect.objectContaining({ reason: 'quiet', seq: 4 })]);
-    for (let seq = 5; seq <= 30; seq++) await capturePoint(used.store, free, committedAt(seq), 'batch', 'free', NOW + seq);
-    expect((await used.store.restorePoints.select({ boardId: free }, ['seq'], { sort: [['seq', 1]] })).map((p) => p.seq)).toEqual(Array.from({ length: FREE_POINTS.kept }, (_, i) => 11 + i));
+    expect(await used.store.restorePoints.select({ boardId: free }, ['reason', 'seq'], { sort: [['seq', 1]] })).toEqual(
+      [expect.objectContaining({ reason: 'batch', seq: 3 }), expect.objectContaining({ reason: 'quiet', seq: 4 })],
+    );
+    expect(await used.store.restorePoints.select({ boardId: pro }, ['reason', 'seq'])).toEqual([
+      expect.objectContaining({ reason: 'quiet', seq: 4 }),
+    ]);
+    for (let seq = 5; seq <= 30; seq++)
+      await capturePoint(used.store, free, committedAt(seq), 'batch', 'free', NOW + seq);
+    expect(
+      (await used.store.restorePoints.select({ boardId: free }, ['seq'], { sort: [['seq', 1]] })).map((p) => p.seq),
+    ).toEqual(Array.from({ length: FREE_POINTS.kept }, (_, i) => 11 + i));
     await capturePoint(used.store, free, committedAt(31), 'batch', 'free', NOW + FREE_POINTS.withinMs + 20);
-    expect((await used.store.restorePoints.select({ boardId: free }, ['seq'], { sort: [['seq', 1]] })).map((p) => p.seq)).toEqual(Array.from({ length: 12 }, (_, i) => 20 + i)); // captured at NOW + 20 and later
+    expect(
+      (await used.store.restorePoints.select({ boardId: free }, ['seq'], { sort: [['seq', 1]] })).map((p) => p.seq),
+    ).toEqual(Array.from({ length: 12 }, (_, i) => 20 + i)); // captured at NOW + 20 and later
   });
 });

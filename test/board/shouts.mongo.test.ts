@@ -13,7 +13,8 @@ const shout = (text: string) => ({ from: 'agent:a', text, kind: 'info' as const,
 
 describe.skipIf(!uri)('shout retention on the MongoDB wire server', () => {
   const used = useStore(mongoStore(uri!));
-  const texts = async (boardId: string) => (await used.store.shouts.find({ boardId }, { sort: [['_id', 1]] })).map((s) => s.text);
+  const texts = async (boardId: string) =>
+    (await used.store.shouts.find({ boardId }, { sort: [['_id', 1]] })).map((s) => s.text);
 
   it('keeps only the newest `keep` (shouts of one millisecond in id order), on that board only, and drops what the plan no longer keeps', async () => {
     const board = unique('board');

@@ -1,20 +1,42 @@
 // Shouts on a store: retention (plan history, the newest 5,000 per board), who reads a direct
 // shout, and the delivery receipt when its addressee fetches it.
 import { describe, expect, it } from 'vitest';
-import { postShout, readShouts, SHOUT_TRIM_EVERY, ShoutTrims, SHOUTS_KEPT_PER_BOARD, trimShouts } from '../../src/board/shouts.js';
+import {
+  postShout,
+  readShouts,
+  SHOUT_TRIM_EVERY,
+  ShoutTrims,
+  SHOUTS_KEPT_PER_BOARD,
+  trimShouts,
+} from '../../src/board/shouts.js';
 import { DAY_MS } from '../../src/plans.js';
 import { seesShout, type BoardView } from '../../src/board/visibility.js';
 import { useStore } from '../support/stores.js';
 import { unique } from '../support/temp.js';
 
 const NOW = Date.UTC(2026, 10, 22, 12);
-const shout = (text: string, over: { to?: string; from?: string; workId?: string } = {}) => ({ from: over.from ?? 'agent:a', text, kind: 'info' as const, workId: over.workId ?? null, to: over.to ?? null });
+const shout = (text: string, over: { to?: string; from?: string; workId?: string } = {}) => ({
+  from: over.from ?? 'agent:a',
+  text,
+  kind: 'info' as const,
+  workId: over.workId ?? null,
+  to: over.to ?? null,
+});
 
 const used = useStore();
 /** A member's (or, with allDirect, an admin's) view of the whole board. */
-const member = (principal: string, allDirect = false): BoardView => ({ principal, allDirect, items: null, shoutItems: null, doctrine: true, spec: true, roster: true });
+const member = (principal: string, allDirect = false): BoardView => ({
+  principal,
+  allDirect,
+  items: null,
+  shoutItems: null,
+  doctrine: true,
+  spec: true,
+  roster: true,
+});
 
-const texts = async (boardId: string) => (await used.store.shouts.find({ boardId }, { sort: [['_id', 1]] })).map((s) => s.text);
+const texts = async (boardId: string) =>
+  (await used.store.shouts.find({ boardId }, { sort: [['_id', 1]] })).map((s) => s.text);
 
 describe('shout retention', () => {
   it('keeps the newest 5,000 per board', () => {
@@ -77,21 +99,40 @@ describe('shout retention', () => {
 describe('reading shouts', () => {
   it('shows a direct shout to its sender, addressee and operators only', () => {
     const direct = { ...shout('psst', { to: 'agent:b' }) };
-    expect([seesShout(member('agent:a'), direct), seesShout(member('agent:b'), direct), seesShout(member('agent:c'), direct), seesShout(member('user:o', true), direct)]).toEqual([true, true, false, true]);
+    expect([
+      seesShout(member('agent:a'), direct),
+      seesShout(member('agent:b'), direct),
+      seesShout(member('agent:c'), direct),
+      seesShout(member('user:o', true), direct),
+    ]).toEqual([true, true, false, true]);
     expect(seesShout(member('agent:c'), shout('hello'))).toBe(true);
   });
 
   it('pages past others’ direct shouts, filters by item, and marks the reader’s own delivered', async () => {
     const board = unique('board');
     const posted = [];
-    for (let i = 1; i <= 6; i++) posted.push(await postShout(used.store, board, 'free', shout(`s${i}`, i % 2 ? { to: 'agent:x' } : { workId: i === 4 ? 'W-4' : undefined }), NOW + i));
+    for (let i = 1; i <= 6; i++)
+      posted.push(
+        await postShout(
+          used.store,
+          board,
+          'free',
+          shout(`s${i}`, i % 2 ? { to: 'agent:x' } : { workId: i === 4 ? 'W-4' : undefined }),
+          NOW + i,
+        ),
+      );
     posted.push(await postShout(used.store, board, 'free', shout('for c', { to: 'agent:c' }), NOW + 7));
     const c = member('agent:c');
     const page = await readShouts(used.store, board, c, { limit: 2 }, NOW + 100);
     expect(page.map((s) => s.text)).toEqual(['s2', 's4']);
     const rest = await readShouts(used.store, board, c, { since: page.at(-1)!._id, limit: 10 }, NOW + 100);
-    expect(rest.map((s) => [s.text, s.deliveredAt])).toEqual([['s6', null], ['for c', NOW + 100]]);
+    expect(rest.map((s) => [s.text, s.deliveredAt])).toEqual([
+      ['s6', null],
+      ['for c', NOW + 100],
+    ]);
     expect((await used.store.shouts.get(posted.at(-1)!._id))!.deliveredAt).toBe(NOW + 100);
-    expect((await readShouts(used.store, board, c, { workId: 'W-4', limit: 10 }, NOW)).map((s) => s.text)).toEqual(['s4']);
+    expect((await readShouts(used.store, board, c, { workId: 'W-4', limit: 10 }, NOW)).map((s) => s.text)).toEqual([
+      's4',
+    ]);
   });
 });

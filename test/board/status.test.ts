@@ -10,7 +10,14 @@ const NOW = Date.UTC(2026, 10, 22, 12);
 describe('statusOf', () => {
   it('snapshots the board with the agents online and the last activity', () => {
     const board = boardWith(NOW, 3, 2, 1);
-    const status = statusOf({ projectId: 'p', name: 'Board', board, record: { version: 7, lastSeq: 9 }, agentsOnline: 2, lastActivityAt: NOW - 5000 });
+    const status = statusOf({
+      projectId: 'p',
+      name: 'Board',
+      board,
+      record: { version: 7, lastSeq: 9 },
+      agentsOnline: 2,
+      lastActivityAt: NOW - 5000,
+    });
     expect(status).toMatchObject({
       projectId: 'p',
       name: 'Board',
@@ -24,7 +31,16 @@ describe('statusOf', () => {
       agentsOnline: 2,
       lastActivityAt: new Date(NOW - 5000).toISOString(),
     });
-    expect(statusOf({ projectId: 'p', name: 'B', board, record: { version: 1, lastSeq: 0 }, agentsOnline: 0, lastActivityAt: null }).lastActivityAt).toBeNull();
+    expect(
+      statusOf({
+        projectId: 'p',
+        name: 'B',
+        board,
+        record: { version: 1, lastSeq: 0 },
+        agentsOnline: 0,
+        lastActivityAt: null,
+      }).lastActivityAt,
+    ).toBeNull();
   });
 });
 
@@ -32,29 +48,59 @@ describe('statusJson', () => {
   it('is statusOf as JSON, key for key, with the version’s part built once per committed record and the whole body kept for the next request alike', () => {
     const board = boardWith(NOW, 3, 2, 1);
     const record = { version: 7, lastSeq: 9 };
-    const input = { projectId: 'p', name: 'Board "one" — ✓', board, record, agentsOnline: 2, lastActivityAt: NOW - 5000 };
+    const input = {
+      projectId: 'p',
+      name: 'Board "one" — ✓',
+      board,
+      record,
+      agentsOnline: 2,
+      lastActivityAt: NOW - 5000,
+    };
     expect(statusJson(input).toString()).toBe(JSON.stringify(statusOf(input)));
     expect(statusJson({ ...input })).toBe(statusJson(input)); // the same request again: the same bytes, not built anew
-    expect(statusJson({ ...input, agentsOnline: 3 }).toString()).toBe(JSON.stringify(statusOf({ ...input, agentsOnline: 3 })));
+    expect(statusJson({ ...input, agentsOnline: 3 }).toString()).toBe(
+      JSON.stringify(statusOf({ ...input, agentsOnline: 3 })),
+    );
     // The name and the agents online are the request's; the rest is the record's.
     const renamed = { ...input, name: 'Two', agentsOnline: 0, lastActivityAt: null };
     expect(statusJson(renamed).toString()).toBe(JSON.stringify(statusOf(renamed)));
     const later = boardWith(NOW, 5, 0, 0);
     expect(statusJson({ ...input, board: later }).toString()).toBe(JSON.stringify(statusOf(input))); // same record: built once
-    expect(statusJson({ ...input, board: later, record: { version: 8, lastSeq: 10 } }).toString()).toBe(JSON.stringify(statusOf({ ...input, board: later, record: { version: 8, lastSeq: 10 } })));
+    expect(statusJson({ ...input, board: later, record: { version: 8, lastSeq: 10 } }).toString()).toBe(
+      JSON.stringify(statusOf({ ...input, board: later, record: { version: 8, lastSeq: 10 } })),
+    );
   });
 });
 
 describe('lastActivityOf', () => {
   const used = useStore();
 
-  const event = (boardId: string, seq: number, at: number) => ({ _id: `${boardId}:${seq}`, boardId, seq, type: 'item.created', actor: 'user:o', workId: `W-${seq}`, at, data: {} });
+  const event = (boardId: string, seq: number, at: number) => ({
+    _id: `${boardId}:${seq}`,
+    boardId,
+    seq,
+    type: 'item.created',
+    actor: 'user:o',
+    workId: `W-${seq}`,
+    at,
+    data: {},
+  });
 
   it('is null before the first event, the held outbox’s newest, else the log’s event at lastSeq', async () => {
     const boardId = unique('board');
     expect(await lastActivityOf(used.store, boardId, { lastSeq: 0, outbox: [] })).toBeNull();
-    expect(await lastActivityOf(used.store, boardId, { lastSeq: 2, outbox: [event(boardId, 1, NOW - 10), event(boardId, 2, NOW - 5)] })).toBe(NOW - 5);
-    await used.store.events.insertMissing([event(boardId, 1, NOW - 10), event(boardId, 2, NOW - 5), event(boardId, 3, NOW - 1)].map((e) => ({ ...e, version: 1 })));
+    expect(
+      await lastActivityOf(used.store, boardId, {
+        lastSeq: 2,
+        outbox: [event(boardId, 1, NOW - 10), event(boardId, 2, NOW - 5)],
+      }),
+    ).toBe(NOW - 5);
+    await used.store.events.insertMissing(
+      [event(boardId, 1, NOW - 10), event(boardId, 2, NOW - 5), event(boardId, 3, NOW - 1)].map((e) => ({
+        ...e,
+        version: 1,
+      })),
+    );
     expect(await lastActivityOf(used.store, boardId, { lastSeq: 3, outbox: [] })).toBe(NOW - 1);
     expect(await lastActivityOf(used.store, boardId, { lastSeq: 3 })).toBe(NOW - 1);
   });

@@ -5,15 +5,34 @@ import type { Identity, TokenIdentity } from '../../src/auth/identity.js';
 import { boardViewOf, eventAsSeen, mayRead, seesShout, seesWholeBoard } from '../../src/board/visibility.js';
 
 const session: Identity = { kind: 'session', principal: 'user:u', accountId: 'a', sessionId: 's' };
-const token = (scope: TokenIdentity['scope'], resources: string[] | null = null): Identity => ({ kind: 'token', principal: 'agent:r', accountId: 'a', tokenId: 't', agentId: 'r', scope, prefix: 'p', boardId: 'b', role: 'member', resources });
+const token = (scope: TokenIdentity['scope'], resources: string[] | null = null): Identity => ({
+  kind: 'token',
+  principal: 'agent:r',
+  accountId: 'a',
+  tokenId: 't',
+  agentId: 'r',
+  scope,
+  prefix: 'p',
+  boardId: 'b',
+  role: 'member',
+  resources,
+});
 
 const patch = (workId: string) => ({ workId, version: 2, state: 'ready' });
 const events = {
   mine: { type: 'item.state', workId: 'W-1', data: { from: 'ready', to: 'claimed', item: patch('W-1') } },
   other: { type: 'item.state', workId: 'W-2', data: { from: 'ready', to: 'claimed', item: patch('W-2') } },
   paused: { type: 'board.paused', workId: null, data: {} },
-  rewound: { type: 'board.rewound', workId: null, data: { restorePointId: 'rp_b_1', counts: { added: 0 }, items: [patch('W-1'), patch('W-2')] } },
-  reorderBoth: { type: 'items.reordered', workId: null, data: { order: ['W-2', 'W-1'], items: [patch('W-2'), patch('W-1')] } },
+  rewound: {
+    type: 'board.rewound',
+    workId: null,
+    data: { restorePointId: 'rp_b_1', counts: { added: 0 }, items: [patch('W-1'), patch('W-2')] },
+  },
+  reorderBoth: {
+    type: 'items.reordered',
+    workId: null,
+    data: { order: ['W-2', 'W-1'], items: [patch('W-2'), patch('W-1')] },
+  },
   reorderOther: { type: 'items.reordered', workId: null, data: { order: ['W-2'], items: [patch('W-2')] } },
   doctrine: { type: 'doctrine.proposed', workId: null, data: { entry: { slug: 'x' } } },
   spec: { type: 'spec.created', workId: null, data: { clause: { clauseId: 'S-1' } } },
@@ -42,11 +61,25 @@ describe('what a principal sees of a board', () => {
     expect(eventAsSeen(view, events.mine)).toBe(events.mine);
     expect(eventAsSeen(view, events.other)).toBeNull();
     expect(eventAsSeen(view, events.paused)).toBe(events.paused);
-    expect(eventAsSeen(view, events.rewound)).toEqual({ ...events.rewound, data: { restorePointId: 'rp_b_1', counts: { added: 0 }, items: [patch('W-1')] } });
-    expect(eventAsSeen(view, events.reorderBoth)).toEqual({ ...events.reorderBoth, data: { order: ['W-1'], items: [patch('W-1')] } });
+    expect(eventAsSeen(view, events.rewound)).toEqual({
+      ...events.rewound,
+      data: { restorePointId: 'rp_b_1', counts: { added: 0 }, items: [patch('W-1')] },
+    });
+    expect(eventAsSeen(view, events.reorderBoth)).toEqual({
+      ...events.reorderBoth,
+      data: { order: ['W-1'], items: [patch('W-1')] },
+    });
     expect(eventAsSeen(view, events.reorderOther)).toBeNull();
     expect([eventAsSeen(view, events.doctrine), eventAsSeen(view, events.spec)]).toEqual([null, null]);
-    expect([mayRead(view, 'items'), mayRead(view, 'items', 'W-1'), mayRead(view, 'items', 'W-2'), mayRead(view, 'log'), mayRead(view, 'shouts'), mayRead(view, 'shouts', 'W-2'), mayRead(view, 'roster')]).toEqual([true, true, false, true, true, false, false]);
+    expect([
+      mayRead(view, 'items'),
+      mayRead(view, 'items', 'W-1'),
+      mayRead(view, 'items', 'W-2'),
+      mayRead(view, 'log'),
+      mayRead(view, 'shouts'),
+      mayRead(view, 'shouts', 'W-2'),
+      mayRead(view, 'roster'),
+    ]).toEqual([true, true, false, true, true, false, false]);
   });
 
   it('lets a token’s groups open their part whole: items or history every item, shouts every shout, status the roster', () => {
@@ -59,7 +92,10 @@ describe('what a principal sees of a board', () => {
     const status = boardViewOf(token('resource', ['status']), 'member');
     expect([mayRead(status, 'roster'), mayRead(status, 'items')]).toEqual([true, false]);
     const doctrine = boardViewOf(token('resource', ['doctrine', 'spec']), 'member');
-    expect([eventAsSeen(doctrine, events.doctrine), eventAsSeen(doctrine, events.spec)]).toEqual([events.doctrine, events.spec]);
+    expect([eventAsSeen(doctrine, events.doctrine), eventAsSeen(doctrine, events.spec)]).toEqual([
+      events.doctrine,
+      events.spec,
+    ]);
   });
 
   it('lets a token naming work ids hear shouts with no item or about its own, and direct ones to or from it whatever they are about', () => {
@@ -75,7 +111,10 @@ describe('what a principal sees of a board', () => {
     ] as const;
     // An admin's resource token sees others' direct shouts, but not about items it does not see.
     const admin = boardViewOf(token('resource', ['W-1']), 'admin');
-    expect([seesShout(admin, { from: 'agent:x', to: 'agent:y', workId: 'W-1' }), seesShout(admin, { from: 'agent:x', to: 'agent:y', workId: 'W-2' })]).toEqual([true, false]);
+    expect([
+      seesShout(admin, { from: 'agent:x', to: 'agent:y', workId: 'W-1' }),
+      seesShout(admin, { from: 'agent:x', to: 'agent:y', workId: 'W-2' }),
+    ]).toEqual([true, false]);
     for (const [shout, seen] of cases) expect([shout, seesShout(view, shout)]).toEqual([shout, seen]);
   });
 });

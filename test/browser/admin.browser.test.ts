@@ -21,7 +21,12 @@ describe.skipIf(!chromium)('the operator console (Chromium)', () => {
   async function busyAccount() {
     const person = await signedUp(tabs.server.url);
     const projectId = (await person.client.get('/api/projects')).body.projects[0].projectId as string;
-    const token = await person.client.post('/api/accounts/tokens', { name: 'builder', scope: 'workspace', projectId, role: 'member' });
+    const token = await person.client.post('/api/accounts/tokens', {
+      name: 'builder',
+      scope: 'workspace',
+      projectId,
+      role: 'member',
+    });
     expect(token.status, token.text).toBe(201);
     const agent = new Client(tabs.server.url, { authorization: `Bearer ${token.body.secret}` });
     return { person, projectId, agent, secret: token.body.secret as string };
@@ -54,7 +59,8 @@ describe.skipIf(!chromium)('the operator console (Chromium)', () => {
     expect((await agent.post('/api/items', { title: 'Task 7' })).status).toBe(201);
     await page.getByRole('button', { name: 'Resume (1 new)' }).waitFor();
     expect(await page.locator(`tr[data-board="${projectId}"]`, { hasText: 'W-7' }).count()).toBe(0);
-    for (let i = 8; i <= 20; i++) expect((await agent.post('/api/items', { title: `Task ${i}`, priority: i % 4 })).status).toBe(201);
+    for (let i = 8; i <= 20; i++)
+      expect((await agent.post('/api/items', { title: `Task ${i}`, priority: i % 4 })).status).toBe(201);
     await page.getByRole('button', { name: /^Resume/ }).click();
     await page.locator(`tr[data-board="${projectId}"]`, { hasText: 'W-20' }).waitFor();
     await screenshot(page, 'admin-live');
@@ -100,7 +106,8 @@ describe.skipIf(!chromium)('the operator console (Chromium)', () => {
     await page.getByRole('link', { name: 'Audit' }).click();
     await page.getByLabel('target').fill(`account:${person.accountId}`);
     await page.getByRole('button', { name: 'Filter' }).click();
-    for (const action of ['admin.revoke', 'admin.impersonate', 'admin.impersonation.end']) await page.getByRole('cell', { name: action, exact: true }).waitFor();
+    for (const action of ['admin.revoke', 'admin.impersonate', 'admin.impersonation.end'])
+      await page.getByRole('cell', { name: action, exact: true }).waitFor();
     await screenshot(page, 'admin-audit');
     await page.getByRole('link', { name: 'Overview' }).click();
     await page.getByRole('heading', { name: 'Nodes' }).waitFor();
@@ -124,7 +131,10 @@ describe.skipIf(!chromium)('the operator console (Chromium)', () => {
     await page.getByRole('button', { name: 'Yes, delete account' }).click();
     await page.getByRole('status').filter({ hasText: 'Deleted; restorable for 30 days.' }).waitFor();
     await page.locator('.pill.deleted').first().waitFor();
-    expect((await new Client(tabs.server.url).post('/api/auth/login', { email: person.email, password: person.password })).status).toBe(403);
+    expect(
+      (await new Client(tabs.server.url).post('/api/auth/login', { email: person.email, password: person.password }))
+        .status,
+    ).toBe(403);
 
     await page.getByRole('button', { name: 'Purge now' }).click();
     await page.getByLabel('Reason (kept in the audit log)').fill('asked by mail');
@@ -138,7 +148,10 @@ describe.skipIf(!chromium)('the operator console (Chromium)', () => {
     await page.getByLabel('Reason (kept in the audit log)').fill('mistake');
     await page.getByRole('button', { name: 'Yes, restore account' }).click();
     await page.getByRole('status').filter({ hasText: 'Restored.' }).waitFor();
-    expect((await new Client(tabs.server.url).post('/api/auth/login', { email: person.email, password: person.password })).status).toBe(200);
+    expect(
+      (await new Client(tabs.server.url).post('/api/auth/login', { email: person.email, password: person.password }))
+        .status,
+    ).toBe(200);
     expect(problems).toEqual([]);
   });
 
@@ -153,7 +166,8 @@ describe.skipIf(!chromium)('the operator console (Chromium)', () => {
     expect(unknown.status).toBe(404);
     const chunks = readdirSync(fileURLToPath(new URL('../../dist/web/admin/assets/', import.meta.url)));
     expect(chunks.some((f) => f.endsWith('.js'))).toBe(true);
-    for (const path of ['/admin', '/admin/users', '/admin/users/x', ...chunks.map((f) => `/admin/assets/${f}`)]) expect(await body(path), path).toEqual(unknown);
+    for (const path of ['/admin', '/admin/users', '/admin/users/x', ...chunks.map((f) => `/admin/assets/${f}`)])
+      expect(await body(path), path).toEqual(unknown);
     // The page's own route to /admin (a link followed in the page) finds nothing either.
     await page.evaluate(`history.pushState(null, '', '/admin'); dispatchEvent(new PopStateEvent('popstate'))`);
     await page.getByRole('heading', { name: 'Not found' }).waitFor();

@@ -3,7 +3,14 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { ERRORS } from '../../src/errors/registry.js';
-import { landOn, launchChromium, openPage, screenshot, startBrowserServer, type BrowserPage } from '../support/browser.js';
+import {
+  landOn,
+  launchChromium,
+  openPage,
+  screenshot,
+  startBrowserServer,
+  type BrowserPage,
+} from '../support/browser.js';
 import type { TestServer } from '../support/server.js';
 import { unique } from '../support/temp.js';
 
@@ -65,7 +72,11 @@ describe.skipIf(!chromium)('signing up, out and in (Chromium)', () => {
 
   it('a wrong password shows the registry message in an alert, never the raw envelope', async () => {
     const email = `${unique('browser')}@example.com`;
-    const signup = await fetch(`${server.url}/api/auth/signup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password: 'correct horse battery staple' }) });
+    const signup = await fetch(`${server.url}/api/auth/signup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password: 'correct horse battery staple' }),
+    });
     expect(signup.status).toBe(201);
 
     await page.goto('/signin');
@@ -86,7 +97,11 @@ describe.skipIf(!chromium)('signing up, out and in (Chromium)', () => {
   it('a page that is not signed in is sent to sign in, and comes back after', async () => {
     const email = `${unique('browser')}@example.com`;
     const password = 'correct horse battery staple';
-    await fetch(`${server.url}/api/auth/signup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
+    await fetch(`${server.url}/api/auth/signup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password }),
+    });
 
     await page.goto('/account/profile');
     await landOn(page, '/signin');

@@ -19,7 +19,13 @@ describe.skipIf(!chromium || !stripeBase)('the Billing section (Chromium, stripe
   beforeAll(async () => {
     [browser, server] = await Promise.all([
       launchChromium(chromium!),
-      startBrowserServer({ STRIPE_SECRET_KEY: 'sk_test_123', STRIPE_WEBHOOK_SECRET: SECRET, STRIPE_PRICE_MONTHLY: PRICES.month, STRIPE_PRICE_YEARLY: PRICES.year, STRIPE_API_BASE: stripeBase! }),
+      startBrowserServer({
+        STRIPE_SECRET_KEY: 'sk_test_123',
+        STRIPE_WEBHOOK_SECRET: SECRET,
+        STRIPE_PRICE_MONTHLY: PRICES.month,
+        STRIPE_PRICE_YEARLY: PRICES.year,
+        STRIPE_API_BASE: stripeBase!,
+      }),
     ]);
   });
   afterAll(async () => {
@@ -38,7 +44,13 @@ describe.skipIf(!chromium || !stripeBase)('the Billing section (Chromium, stripe
     await section.getByText('Free', { exact: true }).waitFor();
     // The provider's hosted page is elsewhere: answer it here, and see the page go there.
     const hosted: string[] = [];
-    await page.route(/^https:\/\/(checkout|billing)\.stripe\.com\//, (route) => (hosted.push(route.request().url()), route.fulfill({ status: 200, contentType: 'text/html', body: '<title>provider</title>' })));
+    await page.route(
+      /^https:\/\/(checkout|billing)\.stripe\.com\//,
+      (route) => (
+        hosted.push(route.request().url()),
+        route.fulfill({ status: 200, contentType: 'text/html', body: '<title>provider</title>' })
+      ),
+    );
     await section.getByRole('button', { name: 'Upgrade to Pro, monthly' }).click();
     await expect.poll(() => hosted.length).toBe(1);
     await page.waitForURL(/^https:\/\/checkout\.stripe\.com\//, { waitUntil: 'load' }); // landed there (a navigation cut short would count as a failed load)
@@ -48,7 +60,24 @@ describe.skipIf(!chromium || !stripeBase)('the Billing section (Chromium, stripe
     await owner.post('/api/auth/login', { email, password: 'correct horse battery staple' });
     const projectId = (await owner.get('/api/projects')).body.projects[0].projectId as string;
     const customer = (await server.store.billing.get(projectId))!.customerId;
-    const body = JSON.stringify({ id: `evt_${unique('b')}`, object: 'event', type: 'customer.subscription.created', created: Math.floor(Date.now() / 1000), data: { object: { id: 'sub_browser', object: 'subscription', customer, status: 'active', cancel_at_period_end: false, current_period_end: Math.floor(Date.now() / 1000) + 30 * 86400, metadata: { projectId }, items: { data: [{ price: { id: PRICES.month } }] } } } });
+    const body = JSON.stringify({
+      id: `evt_${unique('b')}`,
+      object: 'event',
+      type: 'customer.subscription.created',
+      created: Math.floor(Date.now() / 1000),
+      data: {
+        object: {
+          id: 'sub_browser',
+          object: 'subscription',
+          customer,
+          status: 'active',
+          cancel_at_period_end: false,
+          current_period_end: Math.floor(Date.now() / 1000) + 30 * 86400,
+          metadata: { projectId },
+          items: { data: [{ price: { id: PRICES.month } }] },
+        },
+      },
+    });
     const delivered = await deliverSigned(server.url, body, SECRET);
     expect(delivered.status).toBe(200);
 

@@ -12,24 +12,39 @@ const chromium = inject('chromium');
 const column = (page: Page, state: string) => page.locator(`section.column[data-state="${state}"]`);
 const card = (page: Page, workId: string) => page.locator(`a.card[data-work-id="${workId}"]`);
 const onBoard = (projectId: string, path: string) => `${path}${path.includes('?') ? '&' : '?'}projectId=${projectId}`;
-const readyOrder = (page: Page) => column(page, 'ready').locator('a.card').evaluateAll((els) => els.map((el) => el.getAttribute('data-work-id')));
+const readyOrder = (page: Page) =>
+  column(page, 'ready')
+    .locator('a.card')
+    .evaluateAll((els) => els.map((el) => el.getAttribute('data-work-id')));
 /** The focused card's work id, or the focused element's text. (A string: it runs in the page, and the tests have no DOM types.) */
-const focused = (page: Page) => page.evaluate<string | null>(`document.activeElement?.getAttribute('data-work-id') ?? document.activeElement?.textContent ?? null`);
+const focused = (page: Page) =>
+  page.evaluate<string | null>(
+    `document.activeElement?.getAttribute('data-work-id') ?? document.activeElement?.textContent ?? null`,
+  );
 
 describe.skipIf(!chromium)('the board by hand (Chromium)', () => {
   const harness = useBrowserTabs(chromium!, 'keys');
 
   /** A board of `n` ready items (W-1…W-n, one priority, so the chain starts in creation order), open in the owner's tab. */
-  async function openWith(n: number): Promise<{ board: TestBoard; page: Page; problems: string[]; chain: () => Promise<string[]> }> {
+  async function openWith(
+    n: number,
+  ): Promise<{ board: TestBoard; page: Page; problems: string[]; chain: () => Promise<string[]> }> {
     const board = await newBoard(harness.server.url);
-    const res = await board.owner.post(onBoard(board.projectId, '/api/items/batch'), { items: Array.from({ length: n }, (_, i) => ({ title: `Step ${i + 1}` })) });
+    const res = await board.owner.post(onBoard(board.projectId, '/api/items/batch'), {
+      items: Array.from({ length: n }, (_, i) => ({ title: `Step ${i + 1}` })),
+    });
     expect(res.status).toBe(201);
     const { page, context, problems } = await harness.tab();
-    await context.addCookies([...board.owner.cookies].map(([name, value]) => ({ name, value, url: harness.server.url })));
+    await context.addCookies(
+      [...board.owner.cookies].map(([name, value]) => ({ name, value, url: harness.server.url })),
+    );
     await page.goto(`/boards/${board.projectId}`);
     await page.locator('.conn[data-state="live"]').waitFor();
     await card(page, `W-${n}`).waitFor();
-    const chain = async () => (await board.owner.get(onBoard(board.projectId, '/api/status'))).body.chainHead.map((h: { workId: string }) => h.workId) as string[];
+    const chain = async () =>
+      (await board.owner.get(onBoard(board.projectId, '/api/status'))).body.chainHead.map(
+        (h: { workId: string }) => h.workId,
+      ) as string[];
     return { board, page, problems, chain };
   }
 
@@ -56,7 +71,12 @@ describe.skipIf(!chromium)('the board by hand (Chromium)', () => {
     await column(page, 'done').locator('a.card[data-work-id="W-4"]').waitFor();
 
     // Tab from the top of the page until a card has the focus: one card is the tab stop, the chain's head.
-    for (let i = 0; i < 30 && !(await page.evaluate<boolean>(`document.activeElement?.classList.contains('card') === true`)); i++) await page.keyboard.press('Tab');
+    for (
+      let i = 0;
+      i < 30 && !(await page.evaluate<boolean>(`document.activeElement?.classList.contains('card') === true`));
+      i++
+    )
+      await page.keyboard.press('Tab');
     await expect.poll(() => focused(page)).toBe('W-1');
     const ring = await card(page, 'W-1').evaluate((el) => {
       const style = el.ownerDocument.defaultView!.getComputedStyle(el);
@@ -94,7 +114,9 @@ describe.skipIf(!chromium)('the board by hand (Chromium)', () => {
     await page.keyboard.press('Enter');
     await expect.poll(() => focused(page)).toBe('Yes, block');
     await page.keyboard.press('Enter');
-    await expect.poll(async () => (await board.owner.get(onBoard(board.projectId, '/api/items/W-3'))).body.state).toBe('blocked');
+    await expect
+      .poll(async () => (await board.owner.get(onBoard(board.projectId, '/api/items/W-3'))).body.state)
+      .toBe('blocked');
     await page.goBack();
     await column(page, 'blocked').locator('a.card[data-work-id="W-3"]').waitFor();
     expect(problems).toEqual([]);

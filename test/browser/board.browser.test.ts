@@ -5,7 +5,14 @@
 // write control and refused when it forces one.
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium, openPage, screenshot, startBrowserServer, type BrowserPage, signUpInPage } from '../support/browser.js';
+import {
+  launchChromium,
+  openPage,
+  screenshot,
+  startBrowserServer,
+  type BrowserPage,
+  signUpInPage,
+} from '../support/browser.js';
 import { Client, signedUp, type TestServer } from '../support/server.js';
 import { head, newBoard } from '../support/board.js';
 import { unique } from '../support/temp.js';
@@ -22,7 +29,10 @@ describe.skipIf(!chromium)('the live board (Chromium)', () => {
   let tabs: BrowserPage[] = [];
   beforeAll(async () => {
     relay = await startRelay();
-    [browser, server] = await Promise.all([launchChromium(chromium!), startBrowserServer({ PUBLIC_URL: relay.origin })]);
+    [browser, server] = await Promise.all([
+      launchChromium(chromium!),
+      startBrowserServer({ PUBLIC_URL: relay.origin }),
+    ]);
     relay.to(server.url);
   });
   afterAll(async () => {
@@ -32,7 +42,8 @@ describe.skipIf(!chromium)('the live board (Chromium)', () => {
   });
   afterEach(async (ctx) => {
     if (ctx.task.result?.state === 'fail') {
-      for (const [i, t] of tabs.entries()) await screenshot(t.page, `failed-${ctx.task.name}-${i}`).catch(() => undefined);
+      for (const [i, t] of tabs.entries())
+        await screenshot(t.page, `failed-${ctx.task.name}-${i}`).catch(() => undefined);
     }
     await Promise.all(tabs.map((t) => t.close()));
     tabs = [];
@@ -54,7 +65,14 @@ describe.skipIf(!chromium)('the live board (Chromium)', () => {
   /** An account of its own, made a member of `projectId` with `role` (sharing has no route yet). */
   async function member(projectId: string, role: 'member' | 'viewer') {
     const user = await signedUp(server.url);
-    await server.store.members.insert({ _id: `${projectId}:${user.accountId}`, version: 1, projectId, accountId: user.accountId, role, acceptedAt: Date.now() });
+    await server.store.members.insert({
+      _id: `${projectId}:${user.accountId}`,
+      version: 1,
+      projectId,
+      accountId: user.accountId,
+      role,
+      acceptedAt: Date.now(),
+    });
     return user;
   }
 
@@ -68,7 +86,8 @@ describe.skipIf(!chromium)('the live board (Chromium)', () => {
   const card = (page: Page, workId: string) => page.locator(`a.card[data-work-id="${workId}"]`);
   const column = (page: Page, state: string) => page.locator(`section.column[data-state="${state}"]`);
   /** Waits until `workId`'s card sits in the column of `state`. */
-  const cardIn = (page: Page, state: string, workId: string) => column(page, state).locator(`a.card[data-work-id="${workId}"]`).waitFor();
+  const cardIn = (page: Page, state: string, workId: string) =>
+    column(page, state).locator(`a.card[data-work-id="${workId}"]`).waitFor();
   const onBoard = (projectId: string, path: string) => `${path}${path.includes('?') ? '&' : '?'}projectId=${projectId}`;
 
   /** Counts the page's document navigations from now on: a live update must not cause one. */
@@ -91,7 +110,9 @@ describe.skipIf(!chromium)('the live board (Chromium)', () => {
     await badge(page, 'live');
 
     // A batch pasted in the page: lines 2 and 3 wait on the line before them.
-    await page.getByLabel('Paste a list').fill(['Design the schema', 'Write the migration | after 1', 'Ship it | after 2', 'Write the docs'].join('\n'));
+    await page
+      .getByLabel('Paste a list')
+      .fill(['Design the schema', 'Write the migration | after 1', 'Ship it | after 2', 'Write the docs'].join('\n'));
     await page.getByRole('button', { name: 'Create all' }).click();
     await page.getByText('Created 4 items (W-1…W-4).').waitFor();
     await cardIn(page, 'ready', 'W-1');
@@ -103,7 +124,11 @@ describe.skipIf(!chromium)('the live board (Chromium)', () => {
     // The page makes verify-none items; the gated one comes over HTTP from the owner's own session.
     const owner = new Client(server.url);
     expect((await owner.post('/api/auth/login', { email, password })).status).toBe(200);
-    const gated = await owner.post(onBoard(projectId, '/api/items'), { title: 'Gate the release', verify: 'required', priority: 0 });
+    const gated = await owner.post(onBoard(projectId, '/api/items'), {
+      title: 'Gate the release',
+      verify: 'required',
+      priority: 0,
+    });
     expect(gated.status).toBe(201);
     expect(gated.body.workId).toBe('W-5');
     await cardIn(page, 'ready', 'W-5');
@@ -125,7 +150,12 @@ describe.skipIf(!chromium)('the live board (Chromium)', () => {
     const whoA = await agentA.get('/api/whoami');
     expect(whoA.body.workspace.projectId).toBe(projectId);
 
-    const issuedB = await owner.post('/api/accounts/tokens', { name: 'agent-b', scope: 'workspace', projectId, role: 'member' });
+    const issuedB = await owner.post('/api/accounts/tokens', {
+      name: 'agent-b',
+      scope: 'workspace',
+      projectId,
+      role: 'member',
+    });
     expect(issuedB.status).toBe(201);
     const agentB = new Client(server.url, { authorization: `Bearer ${issuedB.body.secret}` });
 
@@ -138,7 +168,10 @@ describe.skipIf(!chromium)('the live board (Chromium)', () => {
     const w1 = await agentA.post('/api/claim', { workId: 'W-1' });
     expect(w1.status).toBe(200);
     await cardIn(page, 'claimed', 'W-1');
-    expect((await agentA.post('/api/submit', { leaseId: w1.body.leaseId, head: head(1) })).body).toEqual({ workId: 'W-1', state: 'done' });
+    expect((await agentA.post('/api/submit', { leaseId: w1.body.leaseId, head: head(1) })).body).toEqual({
+      workId: 'W-1',
+      state: 'done',
+    });
     await cardIn(page, 'done', 'W-1');
     await cardIn(page, 'ready', 'W-2');
 
@@ -154,7 +187,10 @@ describe.skipIf(!chromium)('the live board (Chromium)', () => {
     await page.waitForLoadState('networkidle');
     await screenshot(page, 'board');
 
-    expect((await agentA.post('/api/submit', { leaseId: w5.body.leaseId, head: head(5) })).body).toEqual({ workId: 'W-5', state: 'awaiting_verify' });
+    expect((await agentA.post('/api/submit', { leaseId: w5.body.leaseId, head: head(5) })).body).toEqual({
+      workId: 'W-5',
+      state: 'awaiting_verify',
+    });
     await cardIn(page, 'awaiting_verify', 'W-5');
     await expect.poll(() => card(page, 'W-5').locator('.holder').count()).toBe(0);
     expect(await card(page, 'W-5').innerText()).toContain('verify required');
@@ -164,7 +200,10 @@ describe.skipIf(!chromium)('the live board (Chromium)', () => {
     await cardIn(page, 'verifying', 'W-5');
     await card(page, 'W-5').locator('.holder .countdown').waitFor();
     expect(await card(page, 'W-5').locator('.holder').innerText()).toMatch(/^verifying: /);
-    expect((await agentB.post('/api/verify', { workId: 'W-5', head: head(5), verdict: 'pass' })).body).toEqual({ workId: 'W-5', state: 'done' });
+    expect((await agentB.post('/api/verify', { workId: 'W-5', head: head(5), verdict: 'pass' })).body).toEqual({
+      workId: 'W-5',
+      state: 'done',
+    });
     await cardIn(page, 'done', 'W-5');
     expect(await card(page, 'W-5').innerText()).toContain('verified');
 
@@ -182,7 +221,13 @@ describe.skipIf(!chromium)('the live board (Chromium)', () => {
   it('a dropped socket resumes: the badge goes reconnecting then live, the cards catch up, and every event shows exactly once', async () => {
     const board = await newBoard(server.url);
     const { projectId, owner } = board;
-    expect((await owner.post(onBoard(projectId, '/api/items/batch'), { items: ['one', 'two', 'three'].map((title) => ({ title })) })).status).toBe(201);
+    expect(
+      (
+        await owner.post(onBoard(projectId, '/api/items/batch'), {
+          items: ['one', 'two', 'three'].map((title) => ({ title })),
+        })
+      ).status,
+    ).toBe(201);
     const agent = await board.agent('resumer');
     const { page, context, problems } = await tabAs(owner);
     await openBoard(page, projectId);
@@ -214,7 +259,8 @@ describe.skipIf(!chromium)('the live board (Chromium)', () => {
     await cardIn(page, 'claimed', 'W-2');
     await cardIn(page, 'ready', 'W-3');
     const activity = page.locator('section[aria-label="Activity"] li[data-seq]');
-    const seqs = async () => (await activity.evaluateAll((lis) => lis.map((li) => li.getAttribute('data-seq')))).map(Number);
+    const seqs = async () =>
+      (await activity.evaluateAll((lis) => lis.map((li) => li.getAttribute('data-seq')))).map(Number);
     await expect.poll(async () => Math.max(...(await seqs()))).toBe(lastSeq);
     const shown = await seqs();
     expect(new Set(shown).size).toBe(shown.length); // none twice
@@ -227,7 +273,16 @@ describe.skipIf(!chromium)('the live board (Chromium)', () => {
 
   it('an operator move made on the item page, confirmed, shows in another context without reload', async () => {
     const { projectId, owner } = await newBoard(server.url);
-    expect((await owner.post(onBoard(projectId, '/api/items/batch'), { items: [{ title: 'Wire the payment provider', priority: 1, labels: ['billing'] }, { title: 'Write the release notes' }] })).status).toBe(201);
+    expect(
+      (
+        await owner.post(onBoard(projectId, '/api/items/batch'), {
+          items: [
+            { title: 'Wire the payment provider', priority: 1, labels: ['billing'] },
+            { title: 'Write the release notes' },
+          ],
+        })
+      ).status,
+    ).toBe(201);
     const mover = await tabAs(owner);
     const watcher = await tabAs(owner);
     await openBoard(watcher.page, projectId);
@@ -250,14 +305,19 @@ describe.skipIf(!chromium)('the live board (Chromium)', () => {
     await moves.getByText('Blocked W-1.').waitFor();
     await page.getByText('Blocked because').waitFor();
     await moves.getByRole('button', { name: 'Unblock', exact: true }).waitFor();
-    expect((await owner.get(onBoard(projectId, '/api/items/W-1'))).body).toMatchObject({ state: 'blocked', blockedReason: 'waiting on the vendor' });
+    expect((await owner.get(onBoard(projectId, '/api/items/W-1'))).body).toMatchObject({
+      state: 'blocked',
+      blockedReason: 'waiting on the vendor',
+    });
     await page.locator('section[aria-label="History"] li', { hasText: 'item.state' }).waitFor();
     await screenshot(page, 'item');
 
     await cardIn(watcher.page, 'blocked', 'W-1');
     await cardIn(watcher.page, 'ready', 'W-2');
     // The comment shows once, though both the reload after adding it and its live event bring it.
-    expect(await page.locator('section[aria-label="Comments"] li', { hasText: 'Vendor sandbox is down' }).count()).toBe(1);
+    expect(await page.locator('section[aria-label="Comments"] li', { hasText: 'Vendor sandbox is down' }).count()).toBe(
+      1,
+    );
     expect(navigated()).toBe(0);
     expect(mover.problems).toEqual([]);
     expect(watcher.problems).toEqual([]);
@@ -271,9 +331,13 @@ describe.skipIf(!chromium)('the live board (Chromium)', () => {
     const a = await tabAs(alice.client);
     const b = await tabAs(bob.client);
     await Promise.all([openBoard(a.page, projectId), openBoard(b.page, projectId)]);
-    const shout = (page: Page, text: string) => page.locator('section[aria-label="Shouts"] li[data-shout-id]', { hasText: text });
+    const shout = (page: Page, text: string) =>
+      page.locator('section[aria-label="Shouts"] li[data-shout-id]', { hasText: text });
 
-    const direct = await agent.post(onBoard(projectId, '/api/shouts'), { text: 'psst, alice: W-1 is yours', to: `user:${alice.accountId}` });
+    const direct = await agent.post(onBoard(projectId, '/api/shouts'), {
+      text: 'psst, alice: W-1 is yours',
+      to: `user:${alice.accountId}`,
+    });
     expect(direct.status).toBe(201);
     await shout(a.page, 'psst, alice').waitFor();
 
@@ -312,7 +376,11 @@ describe.skipIf(!chromium)('the live board (Chromium)', () => {
     expect(await page.getByLabel('Message', { exact: true }).count()).toBe(0);
 
     // The item page learns the role from its subscription: wait for that frame, then look.
-    const subscribed = page.waitForEvent('websocket').then((ws) => ws.waitForEvent('framereceived', { predicate: (f) => String(f.payload).includes('"type":"subscribed"') }));
+    const subscribed = page
+      .waitForEvent('websocket')
+      .then((ws) =>
+        ws.waitForEvent('framereceived', { predicate: (f) => String(f.payload).includes('"type":"subscribed"') }),
+      );
     await page.goto(`/boards/${projectId}/items/W-1`);
     await subscribed;
     await page.getByRole('heading', { name: 'W-1 · Look but do not touch' }).waitFor();

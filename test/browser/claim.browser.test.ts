@@ -15,10 +15,19 @@ describe.skipIf(!chromium)('the claim-board page (Chromium)', () => {
 
   /** An anonymous board whose agent filed a few items and asked for a claim link. */
   async function agentBoard(projectName: string) {
-    const provisioned = await new Client(suite.server.url).post('/api/accounts/anon-provision', { projectName, agentName: 'night-agent' });
+    const provisioned = await new Client(suite.server.url).post('/api/accounts/anon-provision', {
+      projectName,
+      agentName: 'night-agent',
+    });
     expect(provisioned.status, provisioned.text).toBe(201);
     const agent = new Client(suite.server.url, { authorization: `Bearer ${provisioned.body.secret}` });
-    const batch = await agent.post('/api/items/batch', { items: [{ ref: 'a', title: 'Parse the feed' }, { ref: 'b', title: 'Store the rows', dependsOn: ['a'] }, { title: 'Write the report' }] });
+    const batch = await agent.post('/api/items/batch', {
+      items: [
+        { ref: 'a', title: 'Parse the feed' },
+        { ref: 'b', title: 'Store the rows', dependsOn: ['a'] },
+        { title: 'Write the report' },
+      ],
+    });
     expect(batch.status, batch.text).toBe(201);
     expect((await agent.post('/api/claim', {})).status).toBe(200);
     const link = await agent.post(`/api/projects/${provisioned.body.projectId}/claim-nonce`);
@@ -67,7 +76,8 @@ describe.skipIf(!chromium)('the claim-board page (Chromium)', () => {
   it('keeps the link through signing in, and says when the person has no room for another board', async () => {
     const { link } = await agentBoard('Weekend batch');
     const person = await signedUp(suite.server.url);
-    for (const name of ['Second', 'Third']) expect((await person.client.post('/api/projects', { name })).status).toBe(201);
+    for (const name of ['Second', 'Third'])
+      expect((await person.client.post('/api/projects', { name })).status).toBe(201);
 
     const t = await tab();
     await t.page.goto(link);
@@ -81,7 +91,9 @@ describe.skipIf(!chromium)('the claim-board page (Chromium)', () => {
 
     // Room made, the same link (kept for the tab through the sign-in) works.
     expect(new URL(t.page.url()).hash).toBe('');
-    const third = (await person.client.get('/api/projects')).body.projects.find((p: { name: string }) => p.name === 'Third').projectId as string;
+    const third = (await person.client.get('/api/projects')).body.projects.find(
+      (p: { name: string }) => p.name === 'Third',
+    ).projectId as string;
     expect((await person.client.request('DELETE', `/api/projects/${third}`)).status).toBe(204);
     await t.page.getByRole('button', { name: 'Try again' }).click();
     await t.page.getByRole('heading', { name: 'Take this board over' }).waitFor();

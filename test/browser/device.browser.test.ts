@@ -23,7 +23,12 @@ describe.skipIf(!chromium)('the device-approval page (Chromium)', () => {
   const poll = (deviceCode: string) => agent().post('/api/auth/device/poll', { deviceCode });
 
   /** An account with its default board and a second one, signed up in the page and logged in from Node. */
-  async function person(): Promise<{ t: BrowserPage; email: string; owner: Client; boards: { projectId: string; name: string }[] }> {
+  async function person(): Promise<{
+    t: BrowserPage;
+    email: string;
+    owner: Client;
+    boards: { projectId: string; name: string }[];
+  }> {
     const t = await tab();
     const email = `${unique('device')}@example.com`;
     await signUpInPage(t.page, email, PASSWORD);
@@ -68,7 +73,12 @@ describe.skipIf(!chromium)('the device-approval page (Chromium)', () => {
 
     const delivered = await poll(grant.deviceCode);
     expect(delivered.status, delivered.text).toBe(200);
-    expect(delivered.body.token).toMatchObject({ name: 'builder-7', projectId: release.projectId, role: 'member', scope: 'workspace' });
+    expect(delivered.body.token).toMatchObject({
+      name: 'builder-7',
+      projectId: release.projectId,
+      role: 'member',
+      scope: 'workspace',
+    });
     const token = new Client(suite.server.url, { authorization: `Bearer ${delivered.body.secret}` });
     expect((await token.post('/api/items', { title: 'first task of builder-7' })).status).toBe(201);
     expect((await poll(grant.deviceCode)).body.error.code).toBe('INVALID_DEVICE_CODE');

@@ -24,7 +24,9 @@ describe.skipIf(!chromium)('a member’s open board page (Chromium)', () => {
     await verifyEmail(server, member.email); // accepting an invitation takes a confirmed address
     const projectId = (await owner.client.get('/api/projects')).body.projects[0].projectId as string;
     // The member joins through an invitation, as a person would.
-    expect((await owner.client.post(`/api/boards/${projectId}/invitations`, { email: member.email, role: 'member' })).status).toBe(201);
+    expect(
+      (await owner.client.post(`/api/boards/${projectId}/invitations`, { email: member.email, role: 'member' })).status,
+    ).toBe(201);
     const mail = await server.mail.next(member.email, /^Invitation to the board/);
     const link = new URL(/(https?:\/\/\S+\/invitations\/\S+)/.exec(mail.text)![1]!);
     const token = new URLSearchParams(link.hash.slice(1)).get('token')!;
@@ -44,12 +46,16 @@ describe.skipIf(!chromium)('a member’s open board page (Chromium)', () => {
     await page.getByRole('button', { name: 'Create item' }).waitFor();
     await page.evaluate('window.__marker = 1');
 
-    expect((await owner.client.post(`/api/boards/${projectId}/members/${member.accountId}/role`, { role: 'viewer' })).status).toBe(200);
+    expect(
+      (await owner.client.post(`/api/boards/${projectId}/members/${member.accountId}/role`, { role: 'viewer' })).status,
+    ).toBe(200);
     await page.getByText('you are viewer').waitFor();
     await page.locator('[data-state="live"]').waitFor();
     expect(await page.getByRole('button', { name: 'Create item' }).count()).toBe(0);
 
-    expect((await owner.client.request('DELETE', `/api/boards/${projectId}/members/${member.accountId}`)).status).toBe(204);
+    expect((await owner.client.request('DELETE', `/api/boards/${projectId}/members/${member.accountId}`)).status).toBe(
+      204,
+    );
     await page.locator('[data-ended]', { hasText: 'You are no longer a member of this board.' }).waitFor();
     await page.locator('[data-state="removed"]').waitFor();
     expect(await page.evaluate('window.__marker')).toBe(1); // no reload happened

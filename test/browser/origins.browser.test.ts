@@ -19,14 +19,18 @@ describe.skipIf(!chromium)('origins follow the port without PUBLIC_URL (Chromium
     // As `npm start` with PORT set and no PUBLIC_URL (an empty value counts as unset); port 0: the
     // system picks one, and the origins follow the port actually taken. Every IPv4 address, so the
     // page can also be opened at an address the node was not told about.
-    [browser, server] = await Promise.all([launchChromium(chromium!), startTestServer({ HOST: '0.0.0.0', PORT: '0', PUBLIC_URL: '' })]);
+    [browser, server] = await Promise.all([
+      launchChromium(chromium!),
+      startTestServer({ HOST: '0.0.0.0', PORT: '0', PUBLIC_URL: '' }),
+    ]);
   });
   afterAll(async () => {
     await browser?.close();
     await server?.stop();
   });
   afterEach(async (ctx) => {
-    if (ctx.task.result?.state === 'fail') for (const [i, t] of tabs.entries()) await screenshot(t.page, `failed-origins-${i}`).catch(() => undefined);
+    if (ctx.task.result?.state === 'fail')
+      for (const [i, t] of tabs.entries()) await screenshot(t.page, `failed-origins-${i}`).catch(() => undefined);
     await Promise.all(tabs.map((t) => t.close()));
     tabs = [];
   });
@@ -36,18 +40,21 @@ describe.skipIf(!chromium)('origins follow the port without PUBLIC_URL (Chromium
     return t;
   };
 
-  it.each(['127.0.0.1', 'localhost'])('at http://%s:PORT the page signs up, its socket goes live and it creates items', async (host) => {
-    expect(server.server.port).not.toBe(8080);
-    const { page, problems } = await tab(`http://${host}:${server.server.port}`);
-    await signUpInPage(page, `${unique('origin')}@example.com`);
-    await page.locator('main a[href^="/boards/"]').first().click();
-    await page.locator('.conn[data-state="live"]').waitFor();
-    await page.getByLabel('Paste a list').fill(['First from this origin', 'Second'].join('\n'));
-    await page.getByRole('button', { name: 'Create all' }).click();
-    await page.getByText('Created 2 items (W-1…W-2).').waitFor();
-    await page.locator('section.column[data-state="ready"] a.card[data-work-id="W-2"]').waitFor();
-    expect(problems).toEqual([]);
-  });
+  it.each(['127.0.0.1', 'localhost'])(
+    'at http://%s:PORT the page signs up, its socket goes live and it creates items',
+    async (host) => {
+      expect(server.server.port).not.toBe(8080);
+      const { page, problems } = await tab(`http://${host}:${server.server.port}`);
+      await signUpInPage(page, `${unique('origin')}@example.com`);
+      await page.locator('main a[href^="/boards/"]').first().click();
+      await page.locator('.conn[data-state="live"]').waitFor();
+      await page.getByLabel('Paste a list').fill(['First from this origin', 'Second'].join('\n'));
+      await page.getByRole('button', { name: 'Create all' }).click();
+      await page.getByText('Created 2 items (W-1…W-2).').waitFor();
+      await page.locator('section.column[data-state="ready"] a.card[data-work-id="W-2"]').waitFor();
+      expect(problems).toEqual([]);
+    },
+  );
 
   it('at an address the node was not told about, the signup is refused (403 CSRF_REJECTED)', async () => {
     const { page } = await tab(`http://127.0.0.2:${server.server.port}`);

@@ -21,10 +21,18 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const hex = (n: number) => n.toString(16).padStart(8, '0').repeat(2);
 
 /** Runs `agents` against `base` for `ms` at `rate` cycles a second (over all of them), then waits for the last cycles to end. */
-export async function runPacedFleet(base: string, agents: FleetAgent[], options: { rate: number; ms: number }): Promise<FleetRun> {
+export async function runPacedFleet(
+  base: string,
+  agents: FleetAgent[],
+  options: { rate: number; ms: number },
+): Promise<FleetRun> {
   const statuses = new Map<number, number>();
   const call = async (agent: FleetAgent, method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${base}${path}`, { method, headers: { ...agent.auth, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: { ...agent.auth, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : undefined };
@@ -37,13 +45,22 @@ export async function runPacedFleet(base: string, agents: FleetAgent[], options:
 
   const cycle = async (agent: FleetAgent, n: number) => {
     let grant = await call(agent, 'POST', '/api/claim', { purpose: n % 5 === 4 ? 'verify' : 'work' });
-    if (grant.status === 409 && grant.body.error.code === 'NOTHING_READY') grant = await call(agent, 'POST', '/api/claim', { purpose: 'work' }); // nothing to verify yet
+    if (grant.status === 409 && grant.body.error.code === 'NOTHING_READY')
+      grant = await call(agent, 'POST', '/api/claim', { purpose: 'work' }); // nothing to verify yet
     if (grant.status !== 200) return;
     const verify = grant.body.purpose === 'verify';
-    await call(agent, 'POST', '/api/status/heartbeat', { status: 'working', note: verify ? 'verifying' : 'building', workId: grant.body.workId });
+    await call(agent, 'POST', '/api/status/heartbeat', {
+      status: 'working',
+      note: verify ? 'verifying' : 'building',
+      workId: grant.body.workId,
+    });
     if (verify) {
       const item = await call(agent, 'GET', `/api/items/${grant.body.workId}`);
-      await call(agent, 'POST', '/api/verify', { workId: grant.body.workId, head: item.body.submission.head, verdict: 'pass' });
+      await call(agent, 'POST', '/api/verify', {
+        workId: grant.body.workId,
+        head: item.body.submission.head,
+        verdict: 'pass',
+      });
     } else if (n % 20 === 7) {
       await call(agent, 'POST', '/api/lease', { leaseId: grant.body.leaseId, action: 'release' });
     } else {

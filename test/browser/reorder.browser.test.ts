@@ -27,8 +27,11 @@ describe.skipIf(!chromium)('reordering the chain from the item page (Chromium)',
     const owner = new Client(server.url);
     await owner.post('/api/auth/login', { email, password: 'correct horse battery staple' });
     const projectId = (await owner.get('/api/projects')).body.projects[0].projectId as string;
-    await owner.post(`/api/items/batch?projectId=${projectId}`, { items: ['first', 'second', 'third'].map((title) => ({ title })) });
-    const head = async () => (await owner.get(`/api/status?projectId=${projectId}`)).body.chainHead.map((i: { workId: string }) => i.workId);
+    await owner.post(`/api/items/batch?projectId=${projectId}`, {
+      items: ['first', 'second', 'third'].map((title) => ({ title })),
+    });
+    const head = async () =>
+      (await owner.get(`/api/status?projectId=${projectId}`)).body.chainHead.map((i: { workId: string }) => i.workId);
     expect(await head()).toEqual(['W-1', 'W-2', 'W-3']);
 
     const moves = page.locator('section[aria-label="Operator moves"]');

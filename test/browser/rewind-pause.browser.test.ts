@@ -39,95 +39,124 @@ describe.skipIf(!chromium)('the guided rewind: pause, preview, apply, resume (Ch
 
   const step = (section: Locator, key: string) => section.locator(`li[data-step="${key}"]`);
 
-  it('takes the owner through the four steps while six agents work, and the agents finish the board after the resume', { timeout: 120_000 }, async () => {
-    const { t, owner, projectId, agent } = await ownerTab();
-    await makePro(suite.server.url, suite.server.store, { owner, projectId }, SECRET);
-    const feeder = await agent('feeder');
-    expect((await feeder.post('/api/items/batch', { items: Array.from({ length: ITEMS }, (_, i) => ({ title: `Task ${i + 1}` })) })).status).toBe(201);
-    const status = async () => (await owner.get(`/api/status?projectId=${projectId}`)).body as { paused: boolean; counts: Record<string, number> };
+  it(
+    'takes the owner through the four steps while six agents work, and the agents finish the board after the resume',
+    { timeout: 120_000 },
+    async () => {
+      const { t, owner, projectId, agent } = await ownerTab();
+      await makePro(suite.server.url, suite.server.store, { owner, projectId }, SECRET);
+      const feeder = await agent('feeder');
+      expect(
+        (
+          await feeder.post('/api/items/batch', {
+            items: Array.from({ length: ITEMS }, (_, i) => ({ title: `Task ${i + 1}` })),
+          })
+        ).status,
+      ).toBe(201);
+      const status = async () =>
+        (await owner.get(`/api/status?projectId=${projectId}`)).body as {
+          paused: boolean;
+          counts: Record<string, number>;
+        };
 
-    // Six agents: claim, a little work, submit; while paused they keep their lease renewed.
-    const agents = await Promise.all(Array.from({ length: 6 }, (_, i) => agent(`worker-${i}`)));
-    let stop = false;
-    const refused = new Map<string, number>();
-    const note = (code: string) => refused.set(code, (refused.get(code) ?? 0) + 1);
-    const work = async (a: Client, n: number) => {
-      for (let round = 0; !stop; round++) {
-        const grant = await a.post('/api/claim', {});
-        if (grant.status !== 200) {
-          note(grant.body.error.code);
-          await sleep(100);
-          continue;
+      // Six agents: claim, a little work, submit; while paused they keep their lease renewed.
+      const agents = await Promise.all(Array.from({ length: 6 }, (_, i) => agent(`worker-${i}`)));
+      let stop = false;
+      const refused = new Map<string, number>();
+      const note = (code: string) => refused.set(code, (refused.get(code) ?? 0) + 1);
+      const work = async (a: Client, n: number) => {
+        for (let round = 0; !stop; round++) {
+          const grant = await a.post('/api/claim', {});
+          if (grant.status !== 200) {
+            note(grant.body.error.code);
+            await sleep(100);
+            continue;
+          }
+          await sleep(150);
+          for (;;) {
+            const submitted = await a.post('/api/submit', {
+              leaseId: grant.body.leaseId,
+              head: head(n * 1000 + round),
+            });
+            if (submitted.status === 200 || submitted.body.error.code !== 'BOARD_PAUSED') break;
+            note('BOARD_PAUSED');
+            await sleep(200);
+            const renewed = await a.post('/api/lease', { leaseId: grant.body.leaseId, action: 'renew' });
+            if (renewed.status !== 200 || renewed.body.revoked) break;
+          }
         }
-        await sleep(150);
-        for (;;) {
-          const submitted = await a.post('/api/submit', { leaseId: grant.body.leaseId, head: head(n * 1000 + round) });
-          if (submitted.status === 200 || submitted.body.error.code !== 'BOARD_PAUSED') break;
-          note('BOARD_PAUSED');
-          await sleep(200);
-          const renewed = await a.post('/api/lease', { leaseId: grant.body.leaseId, action: 'renew' });
-          if (renewed.status !== 200 || renewed.body.revoked) break;
-        }
+      };
+      const fleet = Promise.all(agents.map(work));
+      try {
+        await until(async () => (await status()).counts.done! >= 4, 30_000);
+        // An operator's block of the last task keeps a point of the board just before it.
+        expect(
+          (
+            await owner.post(`/api/items/W-${ITEMS}/state?projectId=${projectId}`, {
+              action: 'block',
+              reason: 'an agent went wrong',
+            })
+          ).status,
+        ).toBe(200);
+        await until(async () => (await status()).counts.done! >= 8, 30_000);
+
+        const { page } = t;
+        await page.goto(`/account/rewind?projectId=${projectId}`);
+        const section = page.locator('section[aria-labelledby="rewind"]');
+        const steps = section.getByRole('list', { name: 'Rewind step by step' });
+        await steps.waitFor();
+        expect(await step(steps, 'pause').getAttribute('aria-current')).toBe('step');
+        expect(await steps.locator('li[data-done="yes"]').count()).toBe(0);
+
+        // 1. Pause: the step says who paused it; the agents are refused from then on.
+        await step(steps, 'pause').getByRole('button', { name: 'Pause the board' }).click();
+        await step(steps, 'pause')
+          .getByText(/^Paused by you/)
+          .waitFor();
+        expect(await step(steps, 'pause').getAttribute('data-done')).toBe('yes');
+        expect(await step(steps, 'preview').getAttribute('aria-current')).toBe('step');
+        expect((await status()).paused).toBe(true);
+        await until(() => (refused.get('BOARD_PAUSED') ?? 0) >= 6, 20_000);
+
+        // 2. Preview the point kept before the block: the blocked task would be ready again.
+        await section
+          .locator('tr', { hasText: 'Before an operator’s state move' })
+          .getByRole('button', { name: /^Preview/ })
+          .click();
+        const preview = section.locator('section[aria-labelledby="rewind-preview"]');
+        await preview.getByRole('region', { name: 'Changed' }).locator(`li[data-work-id="W-${ITEMS}"]`).waitFor();
+        expect(await step(steps, 'apply').getAttribute('aria-current')).toBe('step');
+        await preview.locator('input[name="confirm"]').fill('REWIND_SERVICE_BOARD');
+        await screenshot(page, 'rewind-paused-preview');
+
+        // 3. Apply: it lands on the paused board at the first try.
+        await preview.getByRole('button', { name: 'Rewind the board' }).click();
+        const done = section.getByRole('status').filter({ hasText: 'Rewound to point' });
+        await done.waitFor();
+        expect(await section.getByRole('alert').count()).toBe(0);
+        await done.getByText(/^Leases ended: W-\d+ \(worker-\d, work\)/).waitFor();
+        expect(await step(steps, 'apply').getAttribute('data-done')).toBe('yes');
+        expect(await step(steps, 'resume').getAttribute('aria-current')).toBe('step');
+        await step(steps, 'resume').getByText('The rewind landed: let the agents carry on.').waitFor();
+        await screenshot(page, 'rewind-applied-paused');
+
+        // 4. Resume: every step is done, and the agents carry on to the end.
+        await step(steps, 'resume').getByRole('button', { name: 'Resume the board' }).click();
+        await step(steps, 'resume').getByText('The board is running again.').waitFor();
+        await step(steps, 'pause').getByRole('button', { name: 'Pause again' }).waitFor();
+        expect(await steps.locator('li[data-done="yes"]').count()).toBe(4);
+        expect(await steps.locator('li[aria-current="step"]').count()).toBe(0);
+        expect((await status()).paused).toBe(false);
+        await until(async () => (await status()).counts.done === ITEMS, 60_000);
+        await screenshot(page, 'rewind-resumed');
+        expect(t.problems).toEqual([]);
+      } finally {
+        stop = true;
+        await fleet;
       }
-    };
-    const fleet = Promise.all(agents.map(work));
-    try {
-      await until(async () => (await status()).counts.done! >= 4, 30_000);
-      // An operator's block of the last task keeps a point of the board just before it.
-      expect((await owner.post(`/api/items/W-${ITEMS}/state?projectId=${projectId}`, { action: 'block', reason: 'an agent went wrong' })).status).toBe(200);
-      await until(async () => (await status()).counts.done! >= 8, 30_000);
-
-      const { page } = t;
-      await page.goto(`/account/rewind?projectId=${projectId}`);
-      const section = page.locator('section[aria-labelledby="rewind"]');
-      const steps = section.getByRole('list', { name: 'Rewind step by step' });
-      await steps.waitFor();
-      expect(await step(steps, 'pause').getAttribute('aria-current')).toBe('step');
-      expect(await steps.locator('li[data-done="yes"]').count()).toBe(0);
-
-      // 1. Pause: the step says who paused it; the agents are refused from then on.
-      await step(steps, 'pause').getByRole('button', { name: 'Pause the board' }).click();
-      await step(steps, 'pause').getByText(/^Paused by you/).waitFor();
-      expect(await step(steps, 'pause').getAttribute('data-done')).toBe('yes');
-      expect(await step(steps, 'preview').getAttribute('aria-current')).toBe('step');
-      expect((await status()).paused).toBe(true);
-      await until(() => (refused.get('BOARD_PAUSED') ?? 0) >= 6, 20_000);
-
-      // 2. Preview the point kept before the block: the blocked task would be ready again.
-      await section.locator('tr', { hasText: 'Before an operator’s state move' }).getByRole('button', { name: /^Preview/ }).click();
-      const preview = section.locator('section[aria-labelledby="rewind-preview"]');
-      await preview.getByRole('region', { name: 'Changed' }).locator(`li[data-work-id="W-${ITEMS}"]`).waitFor();
-      expect(await step(steps, 'apply').getAttribute('aria-current')).toBe('step');
-      await preview.locator('input[name="confirm"]').fill('REWIND_SERVICE_BOARD');
-      await screenshot(page, 'rewind-paused-preview');
-
-      // 3. Apply: it lands on the paused board at the first try.
-      await preview.getByRole('button', { name: 'Rewind the board' }).click();
-      const done = section.getByRole('status').filter({ hasText: 'Rewound to point' });
-      await done.waitFor();
-      expect(await section.getByRole('alert').count()).toBe(0);
-      await done.getByText(/^Leases ended: W-\d+ \(worker-\d, work\)/).waitFor();
-      expect(await step(steps, 'apply').getAttribute('data-done')).toBe('yes');
-      expect(await step(steps, 'resume').getAttribute('aria-current')).toBe('step');
-      await step(steps, 'resume').getByText('The rewind landed: let the agents carry on.').waitFor();
-      await screenshot(page, 'rewind-applied-paused');
-
-      // 4. Resume: every step is done, and the agents carry on to the end.
-      await step(steps, 'resume').getByRole('button', { name: 'Resume the board' }).click();
-      await step(steps, 'resume').getByText('The board is running again.').waitFor();
-      await step(steps, 'pause').getByRole('button', { name: 'Pause again' }).waitFor();
-      expect(await steps.locator('li[data-done="yes"]').count()).toBe(4);
-      expect(await steps.locator('li[aria-current="step"]').count()).toBe(0);
-      expect((await status()).paused).toBe(false);
-      await until(async () => (await status()).counts.done === ITEMS, 60_000);
-      await screenshot(page, 'rewind-resumed');
-      expect(t.problems).toEqual([]);
-    } finally {
-      stop = true;
-      await fleet;
-    }
-    expect([...refused.keys()].filter((code) => code !== 'BOARD_PAUSED' && code !== 'NOTHING_READY')).toEqual([]);
-  });
+      expect([...refused.keys()].filter((code) => code !== 'BOARD_PAUSED' && code !== 'NOTHING_READY')).toEqual([]);
+    },
+  );
 
   it('shows a Free board the restore points it keeps, as what Pro would restore', async () => {
     const { t, agent } = await ownerTab();

@@ -29,23 +29,52 @@ describe.skipIf(!chromium)('the Rewind section and the live board (Chromium)', (
   }
 
   const card = (page: Page, workId: string) => page.locator(`a.card[data-work-id="${workId}"]`);
-  const cardIn = (page: Page, state: string, workId: string) => page.locator(`section.column[data-state="${state}"] a.card[data-work-id="${workId}"]`).waitFor();
+  const cardIn = (page: Page, state: string, workId: string) =>
+    page.locator(`section.column[data-state="${state}"] a.card[data-work-id="${workId}"]`).waitFor();
   /** The work ids a preview lists under `name` (Added, Removed, Changed). */
-  const listed = (section: ReturnType<Page['locator']>, name: string) => section.getByRole('region', { name }).locator('li[data-work-id]').evaluateAll((lis) => lis.map((li) => li.getAttribute('data-work-id')));
+  const listed = (section: ReturnType<Page['locator']>, name: string) =>
+    section
+      .getByRole('region', { name })
+      .locator('li[data-work-id]')
+      .evaluateAll((lis) => lis.map((li) => li.getAttribute('data-work-id')));
 
   it('previews a point, applies it behind the typed confirmation while the board drops the removed items live, then undoes it', async () => {
     const { tab: boardTab, owner, projectId } = await ownerTab();
     await makePro(suite.server.url, suite.server.store, { owner, projectId }, SECRET);
-    const issued = await owner.post('/api/accounts/tokens', { name: 'builder', scope: 'workspace', projectId, role: 'member' });
+    const issued = await owner.post('/api/accounts/tokens', {
+      name: 'builder',
+      scope: 'workspace',
+      projectId,
+      role: 'member',
+    });
     expect(issued.status, issued.text).toBe(201);
     const agent = new Client(suite.server.url, { authorization: `Bearer ${issued.body.secret}` });
 
     // Two batches (a point is kept before each), then an operator's block (a point before it) and a claim.
-    expect((await agent.post('/api/items/batch', { items: [{ title: 'Design the schema' }, { title: 'Write the migration' }] })).status).toBe(201);
-    expect((await agent.post('/api/items/batch', { items: [{ title: 'Write the docs' }, { title: 'Ship it' }] })).status).toBe(201);
-    expect((await owner.post(`/api/items/W-2/state?projectId=${projectId}`, { action: 'block', reason: 'waiting on review' })).status).toBe(200);
+    expect(
+      (
+        await agent.post('/api/items/batch', {
+          items: [{ title: 'Design the schema' }, { title: 'Write the migration' }],
+        })
+      ).status,
+    ).toBe(201);
+    expect(
+      (await agent.post('/api/items/batch', { items: [{ title: 'Write the docs' }, { title: 'Ship it' }] })).status,
+    ).toBe(201);
+    expect(
+      (
+        await owner.post(`/api/items/W-2/state?projectId=${projectId}`, {
+          action: 'block',
+          reason: 'waiting on review',
+        })
+      ).status,
+    ).toBe(200);
     expect((await agent.post('/api/claim', { workId: 'W-1' })).status).toBe(200);
-    const points = (await owner.get(`/api/account/rewind?projectId=${projectId}`)).body.points as { restorePointId: string; reason: string; itemCount: number }[];
+    const points = (await owner.get(`/api/account/rewind?projectId=${projectId}`)).body.points as {
+      restorePointId: string;
+      reason: string;
+      itemCount: number;
+    }[];
     const beforeSecond = points.find((p) => p.reason === 'batch' && p.itemCount === 2)!.restorePointId;
 
     // The board, open in its own page; a marker on its window proves nothing reloads it.
@@ -66,10 +95,15 @@ describe.skipIf(!chromium)('the Rewind section and the live board (Chromium)', (
     await section.getByRole('table', { name: 'Restore points' }).waitFor();
     expect(await section.locator('tbody tr').count()).toBe(3);
     await section.locator('tr', { hasText: 'Before an operator’s state move' }).waitFor();
-    await expect.poll(() => section.locator('code[data-fingerprint]').getAttribute('title')).toMatch(/^sha256:[a-f0-9]{64}$/);
+    await expect
+      .poll(() => section.locator('code[data-fingerprint]').getAttribute('title'))
+      .toMatch(/^sha256:[a-f0-9]{64}$/);
 
     // Preview the point before the second batch: W-3 and W-4 would disappear, W-2 would change.
-    await section.locator(`tr[data-point-id="${beforeSecond}"]`).getByRole('button', { name: /^Preview/ }).click();
+    await section
+      .locator(`tr[data-point-id="${beforeSecond}"]`)
+      .getByRole('button', { name: /^Preview/ })
+      .click();
     const preview = section.locator('section[aria-labelledby="rewind-preview"]');
     await preview.getByRole('region', { name: 'Removed' }).locator('li').first().waitFor();
     expect(await listed(preview, 'Removed')).toEqual(['W-3', 'W-4']);
@@ -77,7 +111,9 @@ describe.skipIf(!chromium)('the Rewind section and the live board (Chromium)', (
     expect(await listed(preview, 'Changed')).toEqual(['W-2']);
     // Items on the board now are named by their titles too, with the fields that would change.
     await preview.getByRole('region', { name: 'Removed' }).getByText('Write the docs').waitFor();
-    expect(await preview.getByRole('region', { name: 'Changed' }).innerText()).toMatch(/W-2 Write the migration\s+blockedReason, state/);
+    expect(await preview.getByRole('region', { name: 'Changed' }).innerText()).toMatch(
+      /W-2 Write the migration\s+blockedReason, state/,
+    );
     // Every lease on the board ends with a whole-board rewind: the page says whose.
     await preview.getByText('These leases end at once: W-1 (builder, work).').waitFor();
 
@@ -127,13 +163,18 @@ describe.skipIf(!chromium)('the Rewind section and the live board (Chromium)', (
     await confirm.fill('REWIND_SERVICE_BOARD');
     await screenshot(page, 'account-rewind-undo');
     await rewindButton.click();
-    await section.getByRole('status').filter({ hasText: `Rewound to point #${undoPointId.split('_').at(-1)}` }).waitFor();
+    await section
+      .getByRole('status')
+      .filter({ hasText: `Rewound to point #${undoPointId.split('_').at(-1)}` })
+      .waitFor();
     for (const id of ['W-3', 'W-4', 'W-5']) await cardIn(board, 'ready', id);
     await cardIn(board, 'blocked', 'W-2');
     await notice.getByText(`Board rewound to restore point #${undoPointId.split('_').at(-1)} by you`).waitFor();
     expect(await board.evaluate('window.__marker')).toBe('still here');
     // The notice leads its owner to this board's restore points.
-    expect(await notice.getByRole('link', { name: 'Restore points' }).getAttribute('href')).toBe(`/account/rewind?projectId=${projectId}`);
+    expect(await notice.getByRole('link', { name: 'Restore points' }).getAttribute('href')).toBe(
+      `/account/rewind?projectId=${projectId}`,
+    );
 
     expect(boardTab.problems).toEqual([]);
     expect(accountTab.problems).toEqual([]);

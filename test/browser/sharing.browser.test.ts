@@ -41,7 +41,10 @@ describe.skipIf(!chromium)('sharing a board (Chromium)', () => {
     await owner.page.locator('select[name="invite-role"]').selectOption('member');
     await owner.page.getByRole('button', { name: 'Send invitation' }).click();
     await owner.page.getByText(`Invitation mailed to ${invitee.email} as member`).waitFor();
-    await owner.page.locator('tr', { hasText: invitee.email }).getByText(/^pending, expires in 7 days$/).waitFor();
+    await owner.page
+      .locator('tr', { hasText: invitee.email })
+      .getByText(/^pending, expires in 7 days$/)
+      .waitFor();
 
     const mail = await server.mail.next(invitee.email, /^Invitation to the board/);
     const link = /(https?:\/\/\S+\/invitations\/\S+)/.exec(mail.text)![1]!;
@@ -76,7 +79,8 @@ describe.skipIf(!chromium)('sharing a board (Chromium)', () => {
     await guest.page.getByRole('button', { name: 'I confirmed my address: check again' }).click();
     await guest.page.getByText(`${invitee.email} is not confirmed yet`).waitFor();
     // The first confirmation mail is lost: the page has a new one sent, and that link confirms.
-    const verifyMails = () => server.mail.sent.filter((m) => m.to === invitee.email && /^Verify your email/.test(m.subject)).length;
+    const verifyMails = () =>
+      server.mail.sent.filter((m) => m.to === invitee.email && /^Verify your email/.test(m.subject)).length;
     const before = verifyMails();
     await guest.page.getByRole('button', { name: 'Mail me a new confirmation link' }).click();
     await guest.page.getByText(`A new confirmation link is on its way to ${invitee.email}.`).waitFor();
@@ -87,8 +91,12 @@ describe.skipIf(!chromium)('sharing a board (Chromium)', () => {
     await guest.page.getByText(`invites you to the board “${BOARD}” as member`).waitFor();
     await screenshot(guest.page, 'invitation');
     // The tab kept the link's token through both sign-ins, and drops it once the link is used.
-    const kept = () => guest.page.evaluate("sessionStorage.getItem('agent-board.invitation')") as Promise<string | null>;
-    expect(JSON.parse((await kept())!)).toEqual({ invitationId: invitationPath.split('/').at(-1), token: CaptureMailer.tokenOf(mail) });
+    const kept = () =>
+      guest.page.evaluate("sessionStorage.getItem('agent-board.invitation')") as Promise<string | null>;
+    expect(JSON.parse((await kept())!)).toEqual({
+      invitationId: invitationPath.split('/').at(-1),
+      token: CaptureMailer.tokenOf(mail),
+    });
     await guest.page.getByRole('button', { name: 'Accept and join as member' }).click();
     await guest.page.getByText(`You joined “${BOARD}” as member.`).waitFor();
     expect(await kept()).toBeNull();
@@ -96,7 +104,10 @@ describe.skipIf(!chromium)('sharing a board (Chromium)', () => {
     // A member sees who is on the board, not their addresses.
     await guest.page.getByRole('link', { name: 'See its members' }).click();
     await guest.page.getByText('Only the board’s admins and owner see members’ email addresses').waitFor();
-    await guest.page.locator('tr', { hasText: 'owner' }).getByText(/^member [0-9a-f-]{8}$/).waitFor();
+    await guest.page
+      .locator('tr', { hasText: 'owner' })
+      .getByText(/^member [0-9a-f-]{8}$/)
+      .waitFor();
     expect(await guest.page.getByText(ownerEmail).count()).toBe(0);
     await guest.page.locator('tr', { hasText: invitee.email }).getByText('(you)').waitFor();
     await screenshot(guest.page, 'members-as-member');
@@ -107,13 +118,20 @@ describe.skipIf(!chromium)('sharing a board (Chromium)', () => {
 
     // The owner sees the member, and the invitation accepted.
     await owner.page.reload();
-    const memberRow = owner.page.locator('tr', { hasText: invitee.email }).filter({ has: owner.page.getByRole('combobox') });
+    const memberRow = owner.page
+      .locator('tr', { hasText: invitee.email })
+      .filter({ has: owner.page.getByRole('combobox') });
     await memberRow.waitFor();
-    await owner.page.locator('tr', { hasText: invitee.email }).getByText(/^accepted/).waitFor();
+    await owner.page
+      .locator('tr', { hasText: invitee.email })
+      .getByText(/^accepted/)
+      .waitFor();
     await memberRow.getByRole('combobox', { name: `Role of ${invitee.email}` }).selectOption('viewer');
     await memberRow.getByRole('button', { name: 'Change role' }).click();
     await memberRow.getByRole('button', { name: 'Yes, change role' }).click();
-    await expect.poll(async () => (await server.store.members.get(`${projectId}:${invitee.accountId}`))?.role).toBe('viewer');
+    await expect
+      .poll(async () => (await server.store.members.get(`${projectId}:${invitee.accountId}`))?.role)
+      .toBe('viewer');
     await memberRow.getByRole('button', { name: 'Change role' }).waitFor({ state: 'detached' });
     await screenshot(owner.page, 'members');
 
@@ -143,10 +161,18 @@ describe.skipIf(!chromium)('sharing a board (Chromium)', () => {
     const api = new Client(server.url);
     await api.post('/api/auth/login', { email: ownerEmail, password: 'correct horse battery staple' });
     const projectId = (await api.get('/api/projects')).body.projects[0].projectId as string;
-    expect((await api.post(`/api/boards/${projectId}/invitations`, { email: heir.email, role: 'admin' })).status).toBe(201);
+    expect((await api.post(`/api/boards/${projectId}/invitations`, { email: heir.email, role: 'admin' })).status).toBe(
+      201,
+    );
     const mail = await server.mail.next(heir.email, /^Invitation/);
     await verifyEmail(server, heir.email);
-    expect((await heir.client.post(`/api/boards/invitations/${/\/invitations\/([\w-]+)#/.exec(mail.text)![1]}/accept`, { token: CaptureMailer.tokenOf(mail) })).status).toBe(200);
+    expect(
+      (
+        await heir.client.post(`/api/boards/invitations/${/\/invitations\/([\w-]+)#/.exec(mail.text)![1]}/accept`, {
+          token: CaptureMailer.tokenOf(mail),
+        })
+      ).status,
+    ).toBe(200);
     server.advance(61_000); // the heir was mailed their invitation: one sharing mail a minute per address
 
     await owner.page.goto(`/boards/${projectId}/members`);

@@ -13,18 +13,21 @@ describe('the browser board, served', () => {
   });
   afterAll(() => server.stop());
 
-  it.each(['/', '/signin', '/signup', '/projects', '/boards/x', '/boards/x/items/y', '/account/tokens'])('%s answers index.html under the CSP, not cached', async (path) => {
-    const res = await fetch(`${server.url}${path}`);
-    expect(res.status).toBe(200);
-    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
-    expect(res.headers.get('cache-control')).toBe('no-cache');
-    const csp = res.headers.get('content-security-policy') ?? '';
-    expect(csp).toContain("script-src 'self'");
-    expect(csp).toContain("connect-src 'self'");
-    expect(csp).not.toContain('unsafe-inline');
-    expect(csp).not.toContain('unsafe-eval');
-    expect(await res.text()).toBe(index);
-  });
+  it.each(['/', '/signin', '/signup', '/projects', '/boards/x', '/boards/x/items/y', '/account/tokens'])(
+    '%s answers index.html under the CSP, not cached',
+    async (path) => {
+      const res = await fetch(`${server.url}${path}`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(res.headers.get('cache-control')).toBe('no-cache');
+      const csp = res.headers.get('content-security-policy') ?? '';
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).toContain("connect-src 'self'");
+      expect(csp).not.toContain('unsafe-inline');
+      expect(csp).not.toContain('unsafe-eval');
+      expect(await res.text()).toBe(index);
+    },
+  );
 
   it('index.html has no inline script: every script tag loads a file', () => {
     const scripts = [...index.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/gi)];

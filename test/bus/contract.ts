@@ -6,7 +6,15 @@ import type { CommittedEvent } from '../../actors/board-actor.js';
 import type { Bus } from '../../src/bus/bus.js';
 
 export const batch = (boardId: string, from: number, n = 2): CommittedEvent[] =>
-  Array.from({ length: n }, (_, i) => ({ boardId, seq: from + i, type: 'item.created', actor: 'agent:x', workId: `W-${from + i}`, at: 1, data: {} }));
+  Array.from({ length: n }, (_, i) => ({
+    boardId,
+    seq: from + i,
+    type: 'item.created',
+    actor: 'agent:x',
+    workId: `W-${from + i}`,
+    at: 1,
+    data: {},
+  }));
 
 export function busContract(name: string, make: () => Promise<Bus>): void {
   describe(`bus contract: ${name}`, () => {

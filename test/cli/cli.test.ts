@@ -32,7 +32,8 @@ async function home(env: Record<string, string> = {}): Promise<Record<string, st
   dirs.push(dir);
   return { XDG_CONFIG_HOME: dir.path, ...env };
 }
-const tokenOf = (agent: { defaults: Record<string, string> }): string => agent.defaults.authorization!.slice('Bearer '.length);
+const tokenOf = (agent: { defaults: Record<string, string> }): string =>
+  agent.defaults.authorization!.slice('Bearer '.length);
 
 describe('agent-board login', () => {
   it('runs the device flow: shows the code, polls until the owner approves, stores the token 0600, and the next commands use it', async () => {
@@ -40,16 +41,29 @@ describe('agent-board login', () => {
     const env = await home();
     const login = start(['login', '--url', srv.url, '--name', 'cli-test', '--json'], env);
     running.push(login);
-    const prompt = JSON.parse(await login.line('stderr', /userCode/)) as { userCode: string; verificationUriComplete: string; interval: number };
+    const prompt = JSON.parse(await login.line('stderr', /userCode/)) as {
+      userCode: string;
+      verificationUriComplete: string;
+      interval: number;
+    };
     expect(prompt.userCode).toMatch(/^[A-Z0-9]{4}-[A-Z0-9]{4}$/);
     expect(prompt.verificationUriComplete).toContain(prompt.userCode);
-    const approved = await board.owner.post('/api/auth/device/approve', { userCode: prompt.userCode, projectId: board.projectId, approve: true });
+    const approved = await board.owner.post('/api/auth/device/approve', {
+      userCode: prompt.userCode,
+      projectId: board.projectId,
+      approve: true,
+    });
     expect(approved.status).toBe(200);
 
     const { code, stdout } = await login.ended;
     expect(code).toBe(0);
     const result = JSON.parse(stdout) as { principal: string; projectId: string; name: string; config: string };
-    expect(result).toMatchObject({ principal: expect.stringMatching(/^agent:/), projectId: board.projectId, name: 'cli-test', config: join(env.XDG_CONFIG_HOME!, 'agent-board', 'config.json') });
+    expect(result).toMatchObject({
+      principal: expect.stringMatching(/^agent:/),
+      projectId: board.projectId,
+      name: 'cli-test',
+      config: join(env.XDG_CONFIG_HOME!, 'agent-board', 'config.json'),
+    });
     expect((await stat(result.config)).mode & 0o777).toBe(0o600);
     const stored = JSON.parse(await readFile(result.config, 'utf8')) as { token: string };
     expect(stored).toMatchObject({ url: srv.url, token: expect.stringMatching(/^agb_/), principal: result.principal });
@@ -76,21 +90,47 @@ describe('agent-board login', () => {
   it('waits longer after SLOW_DOWN, as long as the board asks, and keeps that interval', async () => {
     // A stand-in board that answers the polls SLOW_DOWN (interval 3), AUTHORIZATION_PENDING, then the token.
     const polls: number[] = [];
-    const refusal = (code: string, details: Record<string, unknown> | null) => ({ error: { code, status: 400, message: code, meaning: code, fix: 'poll slower', details, requestId: 'r' } });
+    const refusal = (code: string, details: Record<string, unknown> | null) => ({
+      error: { code, status: 400, message: code, meaning: code, fix: 'poll slower', details, requestId: 'r' },
+    });
     const fake = createServer((req, res) => {
-      const send = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      const send = (status: number, body: unknown) =>
+        res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       req.resume();
-      if (req.url === '/api/auth/device/start') return send(200, { deviceCode: 'dev', userCode: 'ABCD-EFGH', verificationUri: 'http://fake/device', verificationUriComplete: 'http://fake/device?code=ABCD-EFGH', interval: 1, expiresIn: 600 });
+      if (req.url === '/api/auth/device/start')
+        return send(200, {
+          deviceCode: 'dev',
+          userCode: 'ABCD-EFGH',
+          verificationUri: 'http://fake/device',
+          verificationUriComplete: 'http://fake/device?code=ABCD-EFGH',
+          interval: 1,
+          expiresIn: 600,
+        });
       polls.push(Date.now());
       if (polls.length === 1) return send(400, refusal('SLOW_DOWN', { interval: 3 }));
       if (polls.length === 2) return send(400, refusal('AUTHORIZATION_PENDING', null));
-      const token = { id: 't1', name: 'slow', prefix: 'agb_x', scope: 'workspace', projectId: 'p1', role: 'member', resources: null, agentId: 'a1', expiresAt: null, lastUsedAt: null, createdAt: new Date().toISOString() };
+      const token = {
+        id: 't1',
+        name: 'slow',
+        prefix: 'agb_x',
+        scope: 'workspace',
+        projectId: 'p1',
+        role: 'member',
+        resources: null,
+        agentId: 'a1',
+        expiresAt: null,
+        lastUsedAt: null,
+        createdAt: new Date().toISOString(),
+      };
       send(200, { token, secret: 'agb_secret_from_the_fake' });
     });
     await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
     try {
       const env = await home();
-      const ended = await run(['login', '--url', `http://127.0.0.1:${(fake.address() as AddressInfo).port}`, '--json'], env);
+      const ended = await run(
+        ['login', '--url', `http://127.0.0.1:${(fake.address() as AddressInfo).port}`, '--json'],
+        env,
+      );
       expect(ended.code).toBe(0);
       expect(JSON.parse(ended.stdout)).toMatchObject({ principal: 'agent:a1', projectId: 'p1' });
       expect(polls).toHaveLength(3);
@@ -116,7 +156,11 @@ describe('agent-board claim, submit, verify', () => {
     const grant = JSON.parse(claim.stdout) as { workId: string; leaseId: string; purpose: string; expiresAt: string };
     expect(grant).toMatchObject({ workId: 'W-1', purpose: 'work', leaseId: expect.stringMatching(/^lease_/) });
     const renewed = await run(['renew', 'W-1', '--ttl', '600', '--json'], worker);
-    expect(JSON.parse(renewed.stdout)).toMatchObject({ workId: 'W-1', action: 'renew', lease: { leaseId: grant.leaseId } });
+    expect(JSON.parse(renewed.stdout)).toMatchObject({
+      workId: 'W-1',
+      action: 'renew',
+      lease: { leaseId: grant.leaseId },
+    });
     const submitted = await run(['submit', 'W-1', head(5), '--json'], worker);
     expect(submitted.code).toBe(0);
     expect(JSON.parse(submitted.stdout)).toEqual({ workId: 'W-1', state: 'awaiting_verify' });
@@ -141,7 +185,9 @@ describe('agent-board claim, submit, verify', () => {
     expect(nothing.stderr).toContain('fix: Wait for a lease.expired or item event, then claim again.');
     const json = await run(['claim', '--json'], env);
     expect(json.code).toBe(4);
-    expect(JSON.parse(json.stderr)).toMatchObject({ error: { code: 'NOTHING_READY', status: 409, fix: expect.any(String), requestId: expect.any(String) } });
+    expect(JSON.parse(json.stderr)).toMatchObject({
+      error: { code: 'NOTHING_READY', status: 409, fix: expect.any(String), requestId: expect.any(String) },
+    });
     expect((await run(['items', 'show', 'W-99'], env)).code).toBe(4);
 
     expect((await run(['submit', 'W-1', head(1)], env)).code).toBe(2); // no lease claimed from here
@@ -169,12 +215,23 @@ describe('agent-board watch', () => {
     running.push(watch);
     await watch.line('stderr', /watching/);
     expect((await agent.post('/api/items', { title: 'seen live' })).status).toBe(201);
-    const created = JSON.parse(await watch.line('stdout', /item\.created/)) as { seq: number; event: { type: string; workId: string; data: { item: { title: string } } } };
-    expect(created).toMatchObject({ seq: 1, event: { type: 'item.created', workId: 'W-1', data: { item: { title: 'seen live' } } } });
+    const created = JSON.parse(await watch.line('stdout', /item\.created/)) as {
+      seq: number;
+      event: { type: string; workId: string; data: { item: { title: string } } };
+    };
+    expect(created).toMatchObject({
+      seq: 1,
+      event: { type: 'item.created', workId: 'W-1', data: { item: { title: 'seen live' } } },
+    });
     expect((await agent.post('/api/claim', {})).status).toBe(200);
-    expect(JSON.parse(await watch.line('stdout', /lease\.granted/))).toMatchObject({ seq: 2, event: { type: 'lease.granted', workId: 'W-1' } });
+    expect(JSON.parse(await watch.line('stdout', /lease\.granted/))).toMatchObject({
+      seq: 2,
+      event: { type: 'lease.granted', workId: 'W-1' },
+    });
     await agent.post('/api/shouts', { text: 'on it' });
-    expect(JSON.parse(await watch.line('stdout', /"type":"shout"/))).toMatchObject({ shout: { text: 'on it', from: agent.principal } });
+    expect(JSON.parse(await watch.line('stdout', /"type":"shout"/))).toMatchObject({
+      shout: { text: 'on it', from: agent.principal },
+    });
 
     const { lastSeq } = (await agent.get('/api/status')).body as { lastSeq: number };
     await watch.line('stdout', new RegExp(`"seq":${lastSeq},`)); // the shout is in the log too
@@ -201,10 +258,19 @@ describe('agent-board tokens', () => {
     const issued = await board.owner.post('/api/accounts/tokens', { name: 'ops', scope: 'account' });
     expect(issued.status).toBe(201);
     const env = await home({ BOARD_URL: srv.url, BOARD_TOKEN: issued.body.secret as string });
-    const made = await run(['tokens', 'issue', '--name', 'builder-9', '--project', board.projectId, '--role', 'member', '--json'], env);
+    const made = await run(
+      ['tokens', 'issue', '--name', 'builder-9', '--project', board.projectId, '--role', 'member', '--json'],
+      env,
+    );
     expect(made.code).toBe(0);
-    const token = JSON.parse(made.stdout) as { token: { id: string; name: string; scope: string; projectId: string }; secret: string };
-    expect(token).toMatchObject({ token: { name: 'builder-9', scope: 'workspace', projectId: board.projectId }, secret: expect.stringMatching(/^agb_/) });
+    const token = JSON.parse(made.stdout) as {
+      token: { id: string; name: string; scope: string; projectId: string };
+      secret: string;
+    };
+    expect(token).toMatchObject({
+      token: { name: 'builder-9', scope: 'workspace', projectId: board.projectId },
+      secret: expect.stringMatching(/^agb_/),
+    });
     const listed = JSON.parse((await run(['tokens', 'list', '--json'], env)).stdout) as { tokens: { id: string }[] };
     expect(listed.tokens.map((t) => t.id)).toContain(token.token.id);
     expect((await run(['status'], { ...env, BOARD_TOKEN: token.secret })).code).toBe(0);

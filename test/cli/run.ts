@@ -20,14 +20,18 @@ export interface Running {
 
 /** The environment a run sees: only what it is given (and PATH/HOME), never the test runner's BOARD_*. */
 export function start(args: string[], env: Record<string, string>): Running {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/nonexistent', ...env } });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/nonexistent', ...env },
+  });
   let out = '';
   let err = '';
   const waiters: (() => void)[] = [];
   const wake = () => waiters.splice(0).forEach((w) => w());
   child.stdout.on('data', (c: Buffer) => ((out += c.toString()), wake()));
   child.stderr.on('data', (c: Buffer) => ((err += c.toString()), wake()));
-  const ended = new Promise<Ran>((resolve) => child.on('close', (code) => (wake(), resolve({ code, stdout: out, stderr: err }))));
+  const ended = new Promise<Ran>((resolve) =>
+    child.on('close', (code) => (wake(), resolve({ code, stdout: out, stderr: err }))),
+  );
   let exited = false;
   void ended.then(() => (exited = true));
   return {
@@ -37,13 +41,21 @@ export function start(args: string[], env: Record<string, string>): Running {
     ended,
     line(stream, pattern, ms = 20_000) {
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no ${stream} line matching ${pattern} within ${ms} ms; stdout: ${out}\nstderr: ${err}`)), ms);
+        const timer = setTimeout(
+          () =>
+            reject(new Error(`no ${stream} line matching ${pattern} within ${ms} ms; stdout: ${out}\nstderr: ${err}`)),
+          ms,
+        );
         const look = () => {
           const lines = (stream === 'stdout' ? out : err).split('\n');
           if (!exited) lines.pop(); // a line still being written
           const found = lines.find((l) => pattern.test(l));
           if (found !== undefined) return (clearTimeout(timer), resolve(found));
-          if (exited) return (clearTimeout(timer), reject(new Error(`exited without a ${stream} line matching ${pattern}; stdout: ${out}\nstderr: ${err}`)));
+          if (exited)
+            return (
+              clearTimeout(timer),
+              reject(new Error(`exited without a ${stream} line matching ${pattern}; stdout: ${out}\nstderr: ${err}`))
+            );
           waiters.push(look);
         };
         look();

@@ -2,7 +2,14 @@
 // events and shouts the client already has (dropped by seq and by id), and the typed notices
 // made from raw messages. The resume against a real server is test/client/socket-resume.test.ts.
 import { afterEach, describe, expect, it } from 'vitest';
-import { BoardSocket, type ClientMessage, type LeaseEnded, type LeaseExpiring, type LoggedEvent, type WebSocketLike } from '@agent-board/client';
+import {
+  BoardSocket,
+  type ClientMessage,
+  type LeaseEnded,
+  type LeaseExpiring,
+  type LoggedEvent,
+  type WebSocketLike,
+} from '@agent-board/client';
 
 /** One scripted connection: what the socket sent, and calls to play the server's part. */
 class Scripted implements WebSocketLike {
@@ -48,8 +55,31 @@ function scriptedSocket(principal?: string): BoardSocket {
   return socket;
 }
 
-const event = (seq: number | null, type: string, workId: string | null = 'W-1', data: Record<string, unknown> = {}) => ({ type: 'event', boardId: 'b1', seq, event: { type, actor: 'agent:a', workId, at: '2030-01-01T00:00:00.000Z', data } });
-const shout = (id: string, to: string | null = null) => ({ type: 'shout', boardId: 'b1', shout: { id, from: 'agent:b', to, text: id, kind: 'note', at: '2030-01-01T00:00:00.000Z', deliveredAt: null, workId: null } });
+const event = (
+  seq: number | null,
+  type: string,
+  workId: string | null = 'W-1',
+  data: Record<string, unknown> = {},
+) => ({
+  type: 'event',
+  boardId: 'b1',
+  seq,
+  event: { type, actor: 'agent:a', workId, at: '2030-01-01T00:00:00.000Z', data },
+});
+const shout = (id: string, to: string | null = null) => ({
+  type: 'shout',
+  boardId: 'b1',
+  shout: {
+    id,
+    from: 'agent:b',
+    to,
+    text: id,
+    kind: 'note',
+    at: '2030-01-01T00:00:00.000Z',
+    deliveredAt: null,
+    workId: null,
+  },
+});
 
 describe('BoardSocket', () => {
   it('resubscribes with since and shoutsAfter after a drop, and drops what it already had', async () => {
@@ -70,9 +100,18 @@ describe('BoardSocket', () => {
 
     await expect.poll(() => connections.length).toBe(2);
     const second = connections[1]!;
-    await expect.poll(() => second.sent).toEqual([{ type: 'subscribe', boardId: 'b1', topics: ['activity'], since: 3, shoutsAfter: 's1' }]);
+    await expect
+      .poll(() => second.sent)
+      .toEqual([{ type: 'subscribe', boardId: 'b1', topics: ['activity'], since: 3, shoutsAfter: 's1' }]);
     // A server replaying from further back than asked: the repeats are dropped.
-    second.deliver({ type: 'subscribed', boardId: 'b1', topics: ['activity'], seq: 3, role: 'member' }, event(2, 'item.created'), event(3, 'lease.granted'), shout('s1'), event(4, 'lease.renewed'), shout('s2'));
+    second.deliver(
+      { type: 'subscribed', boardId: 'b1', topics: ['activity'], seq: 3, role: 'member' },
+      event(2, 'item.created'),
+      event(3, 'lease.granted'),
+      shout('s1'),
+      event(4, 'lease.renewed'),
+      shout('s2'),
+    );
     expect(events.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
     expect(shouts).toEqual(['s1', 's2']);
     expect(socket.lastSeq('b1')).toBe(4);
@@ -82,7 +121,8 @@ describe('BoardSocket', () => {
     const socket = scriptedSocket('agent:me');
     const notices: (LeaseExpiring | LeaseEnded)[] = [];
     const direct: string[] = [];
-    for (const type of ['lease.expiring', 'lease.expired', 'lease.revoked'] as const) socket.on(type, (n) => notices.push(n));
+    for (const type of ['lease.expiring', 'lease.expired', 'lease.revoked'] as const)
+      socket.on(type, (n) => notices.push(n));
     socket.on('direct', (d) => direct.push(d.shout.id));
     await socket.connect();
     const ws = connections[0]!;
@@ -96,7 +136,13 @@ describe('BoardSocket', () => {
       shout('to-all'),
     );
     expect(notices).toEqual([
-      { boardId: 'b1', workId: 'W-2', at: '2030-01-01T00:00:00.000Z', holder: 'agent:me', expiresAt: '2030-01-01T00:15:00.000Z' },
+      {
+        boardId: 'b1',
+        workId: 'W-2',
+        at: '2030-01-01T00:00:00.000Z',
+        holder: 'agent:me',
+        expiresAt: '2030-01-01T00:15:00.000Z',
+      },
       { boardId: 'b1', workId: 'W-2', seq: 8, at: '2030-01-01T00:00:00.000Z', lease, reason: null },
       { boardId: 'b1', workId: 'W-3', seq: 9, at: '2030-01-01T00:00:00.000Z', lease, reason: 'overridden' },
     ]);
@@ -115,7 +161,23 @@ describe('BoardSocket', () => {
     const socket = scriptedSocket();
     await socket.connect();
     const refused = socket.subscribe('elsewhere');
-    connections[0]!.deliver({ type: 'error', error: { code: 'PROJECT_SCOPE_DENIED', status: 403, message: 'no', meaning: 'The credential cannot reach that project.', fix: 'Use a token of that board.', requestId: 'r1' } });
-    await expect(refused).rejects.toMatchObject({ name: 'BoardApiError', status: 403, code: 'PROJECT_SCOPE_DENIED', fix: 'Use a token of that board.', requestId: 'r1' });
+    connections[0]!.deliver({
+      type: 'error',
+      error: {
+        code: 'PROJECT_SCOPE_DENIED',
+        status: 403,
+        message: 'no',
+        meaning: 'The credential cannot reach that project.',
+        fix: 'Use a token of that board.',
+        requestId: 'r1',
+      },
+    });
+    await expect(refused).rejects.toMatchObject({
+      name: 'BoardApiError',
+      status: 403,
+      code: 'PROJECT_SCOPE_DENIED',
+      fix: 'Use a token of that board.',
+      requestId: 'r1',
+    });
   });
 });

@@ -3,7 +3,17 @@
 // submitted, a second agent verifying), a refused call carrying the registry's code, and the keeper
 // telling its owner at once when an operator's override or block ends the lease.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { BoardApiError, BoardClient, BoardSocket, LeaseKeeper, type LeaseEnded, type LeaseExpiring, type LeaseLoss, type LoggedEvent, type Shout } from '@agent-board/client';
+import {
+  BoardApiError,
+  BoardClient,
+  BoardSocket,
+  LeaseKeeper,
+  type LeaseEnded,
+  type LeaseExpiring,
+  type LeaseLoss,
+  type LoggedEvent,
+  type Shout,
+} from '@agent-board/client';
 import { head, newBoard, type TestBoard } from '../support/board.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -43,20 +53,38 @@ describe('an agent’s round through the typed client', () => {
     const worker = await agentOf(board, 'worker');
     const verifier = await agentOf(board, 'verifier');
     const events = collect<LoggedEvent>((fn) => worker.socket.on('event', fn));
-    expect(await worker.socket.subscribe(board.projectId, { topics: ['activity'] })).toMatchObject({ boardId: board.projectId, role: 'member', seq: 0 });
+    expect(await worker.socket.subscribe(board.projectId, { topics: ['activity'] })).toMatchObject({
+      boardId: board.projectId,
+      role: 'member',
+      seq: 0,
+    });
 
-    const made = await worker.client.post('/api/items/batch', { body: { items: [{ title: 'gated work', verify: 'required' }, { title: 'later', ref: 'b' }] } });
+    const made = await worker.client.post('/api/items/batch', {
+      body: {
+        items: [
+          { title: 'gated work', verify: 'required' },
+          { title: 'later', ref: 'b' },
+        ],
+      },
+    });
     expect(made.items.map((i) => i.workId)).toEqual(['W-1', 'W-2']);
     expect(worker.client.rate).toMatchObject({ request: { limit: 600 }, write: { limit: 120 } });
     expect(worker.client.rate!.write.remaining).toBeLessThan(120);
 
     const grant = await worker.client.post('/api/claim', { body: { workId: 'W-1', ttlSeconds: 2 } });
     expect(grant).toMatchObject({ workId: 'W-1', purpose: 'work', leaseId: expect.stringMatching(/^lease_/) });
-    const keeper = new LeaseKeeper({ client: worker.client, lease: grant, socket: worker.socket, boardId: board.projectId });
+    const keeper = new LeaseKeeper({
+      client: worker.client,
+      lease: grant,
+      socket: worker.socket,
+      boardId: board.projectId,
+    });
     const renewals = collect<unknown>((fn) => keeper.on('renewed', fn));
     const started = Date.now();
     // Three TTLs and more, by this side's clock; the keeper renews every third of one.
-    await expect.poll(() => Date.now() - started >= 7000 && renewals.length >= 6, { timeout: 30_000, interval: 200 }).toBe(true);
+    await expect
+      .poll(() => Date.now() - started >= 7000 && renewals.length >= 6, { timeout: 30_000, interval: 200 })
+      .toBe(true);
     expect(keeper.keeping).toBe(true);
     const item = await worker.client.get('/api/items/{workId}', { params: { path: { workId: 'W-1' } } });
     expect(item).toMatchObject({ state: 'claimed', lease: { holder: worker.principal } });
@@ -72,7 +100,9 @@ describe('an agent’s round through the typed client', () => {
     expect(keeper.keeping).toBe(false);
     const check = await verifier.client.post('/api/claim', { body: { purpose: 'verify' } });
     expect(check).toMatchObject({ workId: 'W-1', purpose: 'verify' });
-    expect(await verifier.client.post('/api/verify', { body: { workId: 'W-1', head: head(1), verdict: 'pass' } })).toEqual({ workId: 'W-1', state: 'done' });
+    expect(
+      await verifier.client.post('/api/verify', { body: { workId: 'W-1', head: head(1), verdict: 'pass' } }),
+    ).toEqual({ workId: 'W-1', state: 'done' });
 
     // The worker's socket saw the whole round, each event once, in seq order.
     const { lastSeq } = await worker.client.get('/api/status');
@@ -120,7 +150,9 @@ describe('BoardSocket’s typed events', () => {
     await other.client.post('/api/shouts', { body: { text: 'to everyone' } });
     await other.client.post('/api/shouts', { body: { text: 'just you', to: holder.principal } });
     await expect.poll(() => shouts.length).toBe(2);
-    expect(direct.map((d) => d.shout)).toEqual([expect.objectContaining({ text: 'just you', from: other.principal, to: holder.principal })]);
+    expect(direct.map((d) => d.shout)).toEqual([
+      expect.objectContaining({ text: 'just you', from: other.principal, to: holder.principal }),
+    ]);
 
     await holder.client.post('/api/items', { body: { title: 'slow work' } });
     const expiring = new Promise<LeaseExpiring>((resolve) => holder.socket.once('lease.expiring', resolve));
@@ -129,7 +161,12 @@ describe('BoardSocket’s typed events', () => {
     srv.advance(25_000); // a fifth of the lease left
     expect(await expiring).toMatchObject({ boardId: board.projectId, workId: grant.workId, holder: holder.principal });
     srv.advance(6_000);
-    expect(await expired).toMatchObject({ boardId: board.projectId, workId: grant.workId, lease: { holder: holder.principal, fencingToken: grant.fencingToken }, reason: null });
+    expect(await expired).toMatchObject({
+      boardId: board.projectId,
+      workId: grant.workId,
+      lease: { holder: holder.principal, fencingToken: grant.fencingToken },
+      reason: null,
+    });
   }, 90_000);
 });
 
@@ -138,25 +175,48 @@ describe('LeaseKeeper', () => {
     const board = await newBoard(srv.url);
     const worker = await agentOf(board, 'worker');
     const verifier = await agentOf(board, 'verifier');
-    await worker.client.post('/api/items/batch', { body: { items: [{ title: 'gated', verify: 'required' }, { title: 'plain' }] } });
+    await worker.client.post('/api/items/batch', {
+      body: { items: [{ title: 'gated', verify: 'required' }, { title: 'plain' }] },
+    });
     const work = await worker.client.post('/api/claim', { body: { workId: 'W-1' } });
     await worker.client.post('/api/submit', { body: { leaseId: work.leaseId, head: head(7) } });
 
     // Ten-minute leases: the keepers' next renewals are minutes away, so only the socket can tell them.
     const check = await verifier.client.post('/api/claim', { body: { purpose: 'verify', ttlSeconds: 600 } });
     const heard: LeaseLoss[] = [];
-    const checking = new LeaseKeeper({ client: verifier.client, lease: check, socket: verifier.socket, boardId: board.projectId, onLost: (l) => heard.push(l) });
+    const checking = new LeaseKeeper({
+      client: verifier.client,
+      lease: check,
+      socket: verifier.socket,
+      boardId: board.projectId,
+      onLost: (l) => heard.push(l),
+    });
     const plain = await worker.client.post('/api/claim', { body: { workId: 'W-2', ttlSeconds: 600 } });
-    const working = new LeaseKeeper({ client: worker.client, lease: plain, socket: worker.socket, boardId: board.projectId });
+    const working = new LeaseKeeper({
+      client: worker.client,
+      lease: plain,
+      socket: worker.socket,
+      boardId: board.projectId,
+    });
     const renewed = collect<unknown>((fn) => [checking, working].forEach((k) => k.on('renewed', fn)));
 
-    const overridden = await board.owner.post(`/api/items/W-1/override?projectId=${board.projectId}`, { reason: 'verified by hand' });
+    const overridden = await board.owner.post(`/api/items/W-1/override?projectId=${board.projectId}`, {
+      reason: 'verified by hand',
+    });
     expect(overridden.status).toBe(200);
-    expect(await checking.lost).toMatchObject({ reason: 'revoked', detail: 'overridden', workId: 'W-1', source: 'socket' });
+    expect(await checking.lost).toMatchObject({
+      reason: 'revoked',
+      detail: 'overridden',
+      workId: 'W-1',
+      source: 'socket',
+    });
     expect(heard).toHaveLength(1);
     expect(working.keeping).toBe(true);
 
-    const blocked = await board.owner.post(`/api/items/W-2/state?projectId=${board.projectId}`, { action: 'block', reason: 'wrong approach' });
+    const blocked = await board.owner.post(`/api/items/W-2/state?projectId=${board.projectId}`, {
+      action: 'block',
+      reason: 'wrong approach',
+    });
     expect(blocked.status).toBe(200);
     expect(await working.lost).toMatchObject({ reason: 'revoked', detail: 'blocked', workId: 'W-2', source: 'socket' });
     expect(renewed).toEqual([]);
@@ -165,7 +225,9 @@ describe('LeaseKeeper', () => {
   it('without a socket, hears of the loss from its next renewal, and of an expiry from the refusal’s code', async () => {
     const board = await newBoard(srv.url);
     const { client } = await agentOf(board, 'quiet');
-    await client.post('/api/items/batch', { body: { items: [{ title: 'blocked under me' }, { title: 'left to expire' }] } });
+    await client.post('/api/items/batch', {
+      body: { items: [{ title: 'blocked under me' }, { title: 'left to expire' }] },
+    });
     const first = await client.post('/api/claim', { body: { workId: 'W-1', ttlSeconds: 600 } });
     const keeper = new LeaseKeeper({ client, lease: first });
     await board.owner.post(`/api/items/W-1/state?projectId=${board.projectId}`, { action: 'block' });

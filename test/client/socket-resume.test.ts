@@ -35,96 +35,111 @@ async function restart(meanwhile: () => void): Promise<void> {
   const { hostname, port, origin } = new URL(srv.url);
   await srv.stop();
   meanwhile();
-  const again = await startTestServer({ ...ENV, HOST: hostname, PORT: port, PUBLIC_URL: origin }, await openEmbeddedStore(dir.path));
+  const again = await startTestServer(
+    { ...ENV, HOST: hostname, PORT: port, PUBLIC_URL: origin },
+    await openEmbeddedStore(dir.path),
+  );
   srv = { ...again, url: srv.url };
 }
 
 describe('BoardSocket through dropped connections', () => {
-  it('resumes by since after a network cut and a node restart mid-stream: every event once, in order', { timeout: 120_000 }, async () => {
-    const board = await newBoard(srv.url);
-    const writer = await board.agent('writer');
-    const watcher = await board.agent('watcher');
-    const sent: ClientMessage[] = [];
-    const socket = new BoardSocket({
-      baseUrl: relay.origin,
-      token: watcher.defaults.authorization!.slice('Bearer '.length),
-      backoff: { initialMs: 50, maxMs: 400 },
-      // The platform's socket, with what it sends recorded.
-      webSocket: async (url, headers) => {
-        const ws = await openWebSocket(url, headers);
-        const send = ws.send.bind(ws);
-        ws.send = (data) => (sent.push(JSON.parse(data) as ClientMessage), send(data));
-        return ws;
-      },
-    });
-    const events: LoggedEvent[] = [];
-    const closes: { code: number; reconnecting: boolean }[] = [];
-    socket.on('event', (e) => events.push(e));
-    socket.on('close', (c) => closes.push(c));
-    await socket.connect();
-    await socket.subscribe(board.projectId, { topics: ['activity'] });
+  it(
+    'resumes by since after a network cut and a node restart mid-stream: every event once, in order',
+    { timeout: 120_000 },
+    async () => {
+      const board = await newBoard(srv.url);
+      const writer = await board.agent('writer');
+      const watcher = await board.agent('watcher');
+      const sent: ClientMessage[] = [];
+      const socket = new BoardSocket({
+        baseUrl: relay.origin,
+        token: watcher.defaults.authorization!.slice('Bearer '.length),
+        backoff: { initialMs: 50, maxMs: 400 },
+        // The platform's socket, with what it sends recorded.
+        webSocket: async (url, headers) => {
+          const ws = await openWebSocket(url, headers);
+          const send = ws.send.bind(ws);
+          ws.send = (data) => (sent.push(JSON.parse(data) as ClientMessage), send(data));
+          return ws;
+        },
+      });
+      const events: LoggedEvent[] = [];
+      const closes: { code: number; reconnecting: boolean }[] = [];
+      socket.on('event', (e) => events.push(e));
+      socket.on('close', (c) => closes.push(c));
+      await socket.connect();
+      await socket.subscribe(board.projectId, { topics: ['activity'] });
 
-    // The writer makes an item at a time, without pause, and waits out the node's absence.
-    let writing = true;
-    const written = (async () => {
-      for (let n = 0; writing; ) {
-        const res = await writer.post('/api/items', { title: `item ${n}` }).catch(() => null);
-        if (res?.status === 201) n++;
-        await new Promise((r) => setTimeout(r, res?.status === 201 ? 5 : 50));
-      }
-    })();
-    /** The board's last seq, read through the owner (a node just started answers 503 for a moment). */
-    const lastSeq = async (): Promise<number> => {
-      for (let tries = 0; ; tries++) {
-        const status = await board.owner.get(`/api/status?projectId=${board.projectId}`);
-        if (status.status === 200) return status.body.lastSeq;
-        if (status.status !== 503 || tries === 100) throw new Error(`status: ${status.text}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    };
-    const seen = () => events.at(-1)?.seq ?? 0;
+      // The writer makes an item at a time, without pause, and waits out the node's absence.
+      let writing = true;
+      const written = (async () => {
+        for (let n = 0; writing;) {
+          const res = await writer.post('/api/items', { title: `item ${n}` }).catch(() => null);
+          if (res?.status === 201) n++;
+          await new Promise((r) => setTimeout(r, res?.status === 201 ? 5 : 50));
+        }
+      })();
+      /** The board's last seq, read through the owner (a node just started answers 503 for a moment). */
+      const lastSeq = async (): Promise<number> => {
+        for (let tries = 0; ; tries++) {
+          const status = await board.owner.get(`/api/status?projectId=${board.projectId}`);
+          if (status.status === 200) return status.body.lastSeq;
+          if (status.status !== 503 || tries === 100) throw new Error(`status: ${status.text}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      };
+      const seen = () => events.at(-1)?.seq ?? 0;
 
-    // 1. The network cuts the connection mid-stream; the board moves on while the socket is away.
-    await expect.poll(seen, { timeout: 20_000 }).toBeGreaterThanOrEqual(20);
-    relay.cut();
-    const atCut = await lastSeq();
-    await expect.poll(lastSeq, { timeout: 20_000 }).toBeGreaterThanOrEqual(atCut + 30);
-    relay.restore();
-    const atRestore = await lastSeq();
-    await expect.poll(seen, { timeout: 20_000 }).toBeGreaterThanOrEqual(atRestore);
+      // 1. The network cuts the connection mid-stream; the board moves on while the socket is away.
+      await expect.poll(seen, { timeout: 20_000 }).toBeGreaterThanOrEqual(20);
+      relay.cut();
+      const atCut = await lastSeq();
+      await expect.poll(lastSeq, { timeout: 20_000 }).toBeGreaterThanOrEqual(atCut + 30);
+      relay.restore();
+      const atRestore = await lastSeq();
+      await expect.poll(seen, { timeout: 20_000 }).toBeGreaterThanOrEqual(atRestore);
 
-    // 2. The server drops it: the node shuts down, and comes back after the board moved on again.
-    await restart(() => relay.cut()); // (the relay kept shut until the writer has written on the new node)
-    const atStart = await lastSeq();
-    await expect.poll(lastSeq, { timeout: 20_000 }).toBeGreaterThanOrEqual(atStart + 30);
-    relay.restore();
-    const atReturn = await lastSeq();
-    await expect.poll(seen, { timeout: 20_000 }).toBeGreaterThanOrEqual(atReturn);
+      // 2. The server drops it: the node shuts down, and comes back after the board moved on again.
+      await restart(() => relay.cut()); // (the relay kept shut until the writer has written on the new node)
+      const atStart = await lastSeq();
+      await expect.poll(lastSeq, { timeout: 20_000 }).toBeGreaterThanOrEqual(atStart + 30);
+      relay.restore();
+      const atReturn = await lastSeq();
+      await expect.poll(seen, { timeout: 20_000 }).toBeGreaterThanOrEqual(atReturn);
 
-    writing = false;
-    await written;
-    const final = await lastSeq();
-    await expect.poll(seen, { timeout: 20_000 }).toBe(final);
-    expect(events.map((e) => e.seq)).toEqual(Array.from({ length: final }, (_, i) => i + 1));
-    expect(events.every((e) => e.boardId === board.projectId && e.event.type === 'item.created')).toBe(true);
+      writing = false;
+      await written;
+      const final = await lastSeq();
+      await expect.poll(seen, { timeout: 20_000 }).toBe(final);
+      expect(events.map((e) => e.seq)).toEqual(Array.from({ length: final }, (_, i) => i + 1));
+      expect(events.every((e) => e.boardId === board.projectId && e.event.type === 'item.created')).toBe(true);
 
-    // Two drops, each resumed by since from the last event counted, with nothing in between skipped.
-    expect(closes.filter((c) => c.reconnecting).map((c) => c.code)).toEqual(expect.arrayContaining([1006, 1001]));
-    const subscribes = sent.filter((m): m is Extract<ClientMessage, { type: 'subscribe' }> => m.type === 'subscribe');
-    expect(subscribes[0]).not.toHaveProperty('since');
-    const resumes = subscribes.slice(1);
-    expect(resumes.length).toBeGreaterThanOrEqual(2);
-    expect(resumes.every((m) => typeof m.since === 'number')).toBe(true);
-    expect(resumes[0]!.since).toBeLessThan(atRestore);
-    expect(resumes.at(-1)!.since).toBeLessThan(atReturn);
-    socket.close();
-    expect(socket.state).toBe('closed');
-  });
+      // Two drops, each resumed by since from the last event counted, with nothing in between skipped.
+      expect(closes.filter((c) => c.reconnecting).map((c) => c.code)).toEqual(expect.arrayContaining([1006, 1001]));
+      const subscribes = sent.filter((m): m is Extract<ClientMessage, { type: 'subscribe' }> => m.type === 'subscribe');
+      expect(subscribes[0]).not.toHaveProperty('since');
+      const resumes = subscribes.slice(1);
+      expect(resumes.length).toBeGreaterThanOrEqual(2);
+      expect(resumes.every((m) => typeof m.since === 'number')).toBe(true);
+      expect(resumes[0]!.since).toBeLessThan(atRestore);
+      expect(resumes.at(-1)!.since).toBeLessThan(atReturn);
+      socket.close();
+      expect(socket.state).toBe('closed');
+    },
+  );
 
   it('stops for good when the server revokes the credential (close 4001)', async () => {
     const board = await newBoard(srv.url);
-    const issued = await board.owner.post('/api/accounts/tokens', { name: 'doomed', scope: 'workspace', projectId: board.projectId });
-    const socket = new BoardSocket({ baseUrl: srv.url, token: issued.body.secret, backoff: { initialMs: 50, maxMs: 100 } });
+    const issued = await board.owner.post('/api/accounts/tokens', {
+      name: 'doomed',
+      scope: 'workspace',
+      projectId: board.projectId,
+    });
+    const socket = new BoardSocket({
+      baseUrl: srv.url,
+      token: issued.body.secret,
+      backoff: { initialMs: 50, maxMs: 100 },
+    });
     const closes: { code: number; reconnecting: boolean }[] = [];
     socket.on('close', (c) => closes.push(c));
     await socket.connect();

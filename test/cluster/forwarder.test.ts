@@ -23,16 +23,38 @@ describe('forwarding over the peer channel', () => {
       async decideForwarded(boardId: string) {
         decided.push(boardId);
         if (boardId === 'slow') await new Promise((r) => setTimeout(r, 400));
-        return boardId === 'refused' ? { error: { code: 'NOTHING_READY', message: 'none' } } : { reply: { board: boardId } };
+        return boardId === 'refused'
+          ? { error: { code: 'NOTHING_READY', message: 'none' } }
+          : { reply: { board: boardId } };
       },
     } as unknown as BoardRouter;
     const peers = forwardEndpoint(key, new EnvelopeOpener(key, 'home', Date.now), router, () => undefined);
-    const counted = { ...peers, admit: (headers: Record<string, string>, peer: string) => {
-      const session = peers.admit(headers, peer);
-      return session && { ...session, message: (text: string, ok: boolean) => (frames.push(1), session.message(text, ok)) };
-    } };
+    const counted = {
+      ...peers,
+      admit: (headers: Record<string, string>, peer: string) => {
+        const session = peers.admit(headers, peer);
+        return (
+          session && { ...session, message: (text: string, ok: boolean) => (frames.push(1), session.message(text, ok)) }
+        );
+      },
+    };
     const refusal = { status: 404, headers: [] as [string, string][], body: '{}' };
-    server = createHttpServer([], { dispatch: () => refusal, answerFixed: () => refusal, refuse: () => refusal, refuseRequest: () => refusal, requestIdOf: () => 'test', accepting: () => accepting, started: () => undefined, finished: () => undefined }, 1024, undefined, counted);
+    server = createHttpServer(
+      [],
+      {
+        dispatch: () => refusal,
+        answerFixed: () => refusal,
+        refuse: () => refusal,
+        refuseRequest: () => refusal,
+        requestIdOf: () => 'test',
+        accepting: () => accepting,
+        started: () => undefined,
+        finished: () => undefined,
+      },
+      1024,
+      undefined,
+      counted,
+    );
     url = `http://127.0.0.1:${await server.listen('127.0.0.1', 0)}`;
   });
   afterAll(() => server.stopListening());
@@ -41,7 +63,10 @@ describe('forwarding over the peer channel', () => {
     const forwarder = new Forwarder(key, 'entry', Date.now);
     const home = { node: 'home', url };
     // Open the channel first, so the next three go out in one turn.
-    expect(await forwarder.send(home, 'b0', command, 5000)).toEqual({ outcome: 'answered', answer: { reply: { board: 'b0' } } });
+    expect(await forwarder.send(home, 'b0', command, 5000)).toEqual({
+      outcome: 'answered',
+      answer: { reply: { board: 'b0' } },
+    });
     const before = frames.length;
     const answers = await Promise.all(['b1', 'b2', 'refused'].map((b) => forwarder.send(home, b, command, 5000)));
     expect(frames.length - before).toBe(1);
@@ -60,7 +85,10 @@ describe('forwarding over the peer channel', () => {
     expect(await forwarder.send(home, 'slow', command, 100)).toEqual({ outcome: 'unknown' });
     // The late answer finds nobody waiting, and the channel goes on.
     await new Promise((r) => setTimeout(r, 500));
-    expect(await forwarder.send(home, 'after', command, 5000)).toMatchObject({ outcome: 'answered', answer: { reply: { board: 'after' } } });
+    expect(await forwarder.send(home, 'after', command, 5000)).toMatchObject({
+      outcome: 'answered',
+      answer: { reply: { board: 'after' } },
+    });
     // A draining home answers undecided: it may go again.
     accepting = false;
     const seen = decided.length;
@@ -73,13 +101,21 @@ describe('forwarding over the peer channel', () => {
   it('answers `unreachable`, having written nothing, when no channel opens: nobody listening, a hello refused, a node already closed', async () => {
     const forwarder = new Forwarder(key, 'entry', Date.now);
     const seen = decided.length;
-    expect(await forwarder.send({ node: 'home', url: `http://127.0.0.1:${await freePort()}` }, 'nobody', command, 5000)).toEqual({ outcome: 'unreachable' });
-    expect(await forwarder.send({ node: 'not-this-one', url }, 'misaddressed', command, 5000)).toEqual({ outcome: 'unreachable' });
+    expect(
+      await forwarder.send({ node: 'home', url: `http://127.0.0.1:${await freePort()}` }, 'nobody', command, 5000),
+    ).toEqual({ outcome: 'unreachable' });
+    expect(await forwarder.send({ node: 'not-this-one', url }, 'misaddressed', command, 5000)).toEqual({
+      outcome: 'unreachable',
+    });
     accepting = false;
-    expect(await new Forwarder(key, 'entry', Date.now).send({ node: 'home', url }, 'draining at the upgrade', command, 5000)).toEqual({ outcome: 'unreachable' });
+    expect(
+      await new Forwarder(key, 'entry', Date.now).send({ node: 'home', url }, 'draining at the upgrade', command, 5000),
+    ).toEqual({ outcome: 'unreachable' });
     accepting = true;
     forwarder.close();
-    expect(await forwarder.send({ node: 'home', url }, 'after close', command, 5000)).toEqual({ outcome: 'unreachable' });
+    expect(await forwarder.send({ node: 'home', url }, 'after close', command, 5000)).toEqual({
+      outcome: 'unreachable',
+    });
     expect(decided.length).toBe(seen);
   });
 });

@@ -7,7 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BoardRouter } from '../../src/cluster/board-router.js';
 import { forwardEndpoint } from '../../src/cluster/forward-endpoint.js';
 import { Forwarder } from '../../src/cluster/forwarder.js';
-import { channelKey, EnvelopeOpener, HELLO_HEADER, openFrame, sealFrame, sealHello } from '../../src/cluster/signed-envelope.js';
+import {
+  channelKey,
+  EnvelopeOpener,
+  HELLO_HEADER,
+  openFrame,
+  sealFrame,
+  sealHello,
+} from '../../src/cluster/signed-envelope.js';
 import { largestEntryBytes, peerFrameBytes } from '../../src/cluster/wire.js';
 import { BODY_LIMIT_BYTES } from '../../src/config.js';
 import { BATCH_MAX, DEPENDS_MAX, type BoardCommand } from '../../src/board/commands.js';
@@ -25,8 +32,16 @@ const pad = (bytes: number) => ({ kind: 'expire', pad: 'x'.repeat(bytes) }) as u
 function home(reply: (boardId: string) => unknown = (b) => `decided ${b}`) {
   const decided: string[] = [];
   const refused: string[] = [];
-  const router = { decideForwarded: async (boardId: string) => (decided.push(boardId), { reply: reply(boardId) }) } as unknown as BoardRouter;
-  const peers = forwardEndpoint(key, new EnvelopeOpener(key, 'home', Date.now), router, (_peer, what) => refused.push(what), LIMIT);
+  const router = {
+    decideForwarded: async (boardId: string) => (decided.push(boardId), { reply: reply(boardId) }),
+  } as unknown as BoardRouter;
+  const peers = forwardEndpoint(
+    key,
+    new EnvelopeOpener(key, 'home', Date.now),
+    router,
+    (_peer, what) => refused.push(what),
+    LIMIT,
+  );
   const hello = sealHello(key, { from: 'entry', to: 'home', at: Date.now() });
   const session = peers.admit({ [HELLO_HEADER]: hello.header }, '10.0.0.2')!;
   const sent: string[] = [];
@@ -38,7 +53,16 @@ function home(reply: (boardId: string) => unknown = (b) => `decided ${b}`) {
     const made = (p: number) => sealFrame(channel, 'to-home', n, JSON.stringify([[n, `b${n}`, pad(p)]]));
     return made(bytes - made(0).length);
   };
-  return { peers, session, sent, decided, refused, frameOf, closed: () => closed, answers: (n: number) => JSON.parse(openFrame(channel, 'to-entry', n, sent[n - 1]!)!) as unknown[] };
+  return {
+    peers,
+    session,
+    sent,
+    decided,
+    refused,
+    frameOf,
+    closed: () => closed,
+    answers: (n: number) => JSON.parse(openFrame(channel, 'to-entry', n, sent[n - 1]!)!) as unknown[],
+  };
 }
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
@@ -57,9 +81,24 @@ describe('the bound, derived', () => {
     expect(Buffer.byteLength(body)).toBeLessThanOrEqual(LIMIT);
     expect(Buffer.byteLength(body)).toBeGreaterThan(LIMIT * 0.95);
     // As the route makes them (defaults filled), on a board whose work ids are at their widest.
-    const made: NewItem[] = items.map((i) => ({ description: '', type: 'task', priority: 2, parentId: null, verify: 'none', maxAttempts: 3, criteria: [], doctrine: [], spec: [], labels: [], ...i }));
+    const made: NewItem[] = items.map((i) => ({
+      description: '',
+      type: 'task',
+      priority: 2,
+      parentId: null,
+      verify: 'none',
+      maxAttempts: 3,
+      criteria: [],
+      doctrine: [],
+      spec: [],
+      labels: [],
+      ...i,
+    }));
     const command = [Number.MAX_SAFE_INTEGER, 'board', { kind: 'create', items: made, actor: 'agent:someone' }];
-    const reply = createItems(made, 'agent:someone')(boardFrom([], Number.MAX_SAFE_INTEGER - 2 * BATCH_MAX, 1), Date.now()).reply;
+    const reply = createItems(made, 'agent:someone')(
+      boardFrom([], Number.MAX_SAFE_INTEGER - 2 * BATCH_MAX, 1),
+      Date.now(),
+    ).reply;
     const answer = [Number.MAX_SAFE_INTEGER, { reply }];
     expect(Buffer.byteLength(JSON.stringify(command))).toBeLessThanOrEqual(ENTRY);
     expect(Buffer.byteLength(JSON.stringify(answer))).toBeLessThanOrEqual(ENTRY);
@@ -76,7 +115,11 @@ describe('the home’s side of the bound', () => {
     const frame = h.frameOf(1, BOUND);
     expect(Buffer.byteLength(frame)).toBe(BOUND);
     await h.session.message(frame, true);
-    expect({ closed: h.closed(), decided: h.decided, refused: h.refused }).toEqual({ closed: false, decided: ['b1'], refused: [] });
+    expect({ closed: h.closed(), decided: h.decided, refused: h.refused }).toEqual({
+      closed: false,
+      decided: ['b1'],
+      refused: [],
+    });
   });
 
   it('closes the channel on a frame one byte past the bound, logged as a frame that does not open, deciding nothing', async () => {
@@ -85,7 +128,12 @@ describe('the home’s side of the bound', () => {
     expect(Buffer.byteLength(frame)).toBe(BOUND + 1);
     await h.session.message(frame, true);
     await turn();
-    expect({ closed: h.closed(), decided: h.decided, refused: h.refused, sent: h.sent }).toEqual({ closed: true, decided: [], refused: ['frame'], sent: [] });
+    expect({ closed: h.closed(), decided: h.decided, refused: h.refused, sent: h.sent }).toEqual({
+      closed: true,
+      decided: [],
+      refused: ['frame'],
+      sent: [],
+    });
   });
 
   it('answers `tooLarge` for a reply larger than an entry may be, and goes on', async () => {
@@ -110,18 +158,40 @@ describe('the bound over a real channel', () => {
   const replies = new Map<string, unknown>();
 
   beforeAll(async () => {
-    const router = { decideForwarded: async (boardId: string) => (decided.push(boardId), { reply: replies.get(boardId) ?? boardId }) } as unknown as BoardRouter;
+    const router = {
+      decideForwarded: async (boardId: string) => (decided.push(boardId), { reply: replies.get(boardId) ?? boardId }),
+    } as unknown as BoardRouter;
     // The home bounds by a larger body limit than its entry nodes: it may send what they refuse.
     const peers = forwardEndpoint(key, new EnvelopeOpener(key, 'home', Date.now), router, () => undefined, 4 * LIMIT);
     const counted: PeerEndpoint = {
       ...peers,
       admit: (headers, peer) => {
         const session = peers.admit(headers, peer);
-        return session && { ...session, message: (text, ok) => (frames.push(Buffer.byteLength(text)), session.message(text, ok)) };
+        return (
+          session && {
+            ...session,
+            message: (text, ok) => (frames.push(Buffer.byteLength(text)), session.message(text, ok)),
+          }
+        );
       },
     };
     const refusal = { status: 404, headers: [] as [string, string][], body: '{}' };
-    server = createHttpServer([], { dispatch: () => refusal, answerFixed: () => refusal, refuse: () => refusal, refuseRequest: () => refusal, requestIdOf: () => 'test', accepting: () => true, started: () => undefined, finished: () => undefined }, 1024, undefined, counted);
+    server = createHttpServer(
+      [],
+      {
+        dispatch: () => refusal,
+        answerFixed: () => refusal,
+        refuse: () => refusal,
+        refuseRequest: () => refusal,
+        requestIdOf: () => 'test',
+        accepting: () => true,
+        started: () => undefined,
+        finished: () => undefined,
+      },
+      1024,
+      undefined,
+      counted,
+    );
     url = `http://127.0.0.1:${await server.listen('127.0.0.1', 0)}`;
   });
   afterAll(() => server.stopListening());
@@ -147,7 +217,10 @@ describe('the bound over a real channel', () => {
     const seen = decided.length;
     expect(await forwarder.send(to, 'too large', pad(ENTRY), 5000)).toEqual({ outcome: 'unreachable' });
     expect(decided.length).toBe(seen);
-    expect(await forwarder.send(to, 'after', { kind: 'expire' }, 5000)).toEqual({ outcome: 'answered', answer: { reply: 'after' } });
+    expect(await forwarder.send(to, 'after', { kind: 'expire' }, 5000)).toEqual({
+      outcome: 'answered',
+      answer: { reply: 'after' },
+    });
     forwarder.close();
   });
 
@@ -157,7 +230,10 @@ describe('the bound over a real channel', () => {
     replies.set('huge answer', 'z'.repeat(BOUND));
     expect(await forwarder.send(to, 'huge answer', { kind: 'expire' }, 5000)).toEqual({ outcome: 'unknown' });
     expect(decided).toContain('huge answer');
-    expect(await forwarder.send(to, 'next', { kind: 'expire' }, 5000)).toEqual({ outcome: 'answered', answer: { reply: 'next' } });
+    expect(await forwarder.send(to, 'next', { kind: 'expire' }, 5000)).toEqual({
+      outcome: 'answered',
+      answer: { reply: 'next' },
+    });
     forwarder.close();
   });
 });

@@ -19,7 +19,12 @@ describe.skipIf(!url)('board homes in Redis', () => {
     const homes = new RedisHomes(url!, { clock });
     homes.start({ node: name, url: `http://${name}` }, () => true);
     opened.push(homes);
-    await until(() => homes.homeOf(unique('warm-up')).then(() => true, () => false));
+    await until(() =>
+      homes.homeOf(unique('warm-up')).then(
+        () => true,
+        () => false,
+      ),
+    );
     return homes;
   };
 

@@ -1,7 +1,17 @@
 // The peer channel's seals, without a server: which hellos open, for how long a nonce is
 // remembered as the periods rotate, and which frames open on a channel.
 import { describe, expect, it } from 'vitest';
-import { ChannelEnd, channelKey, ENVELOPE_SKEW_MS, EnvelopeOpener, entryOf, openFrame, packFrames, sealFrame, sealHello } from '../../src/cluster/signed-envelope.js';
+import {
+  ChannelEnd,
+  channelKey,
+  ENVELOPE_SKEW_MS,
+  EnvelopeOpener,
+  entryOf,
+  openFrame,
+  packFrames,
+  sealFrame,
+  sealHello,
+} from '../../src/cluster/signed-envelope.js';
 
 const key = Buffer.alloc(32, 7);
 const hello = (at: number, to = 'home') => ({ from: 'entry', to, at });
@@ -23,7 +33,9 @@ describe('signed hellos', () => {
     expect(opener.open(body)).toBeNull();
     expect(opener.open(`${body}.${signature.slice(1)}`)).toBeNull();
     expect(opener.open(`${body}.${sealHello(Buffer.alloc(32, 8), hello(now)).header.split('.')[1]}`)).toBeNull();
-    const altered = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(body, 'base64url').toString()), from: 'mallory' })).toString('base64url');
+    const altered = Buffer.from(
+      JSON.stringify({ ...JSON.parse(Buffer.from(body, 'base64url').toString()), from: 'mallory' }),
+    ).toString('base64url');
     expect(opener.open(`${altered}.${signature}`)).toBeNull();
     expect(opener.open(fresh.header)).not.toBeNull();
   });
@@ -67,8 +79,11 @@ describe('channel frames', () => {
     const entries = Array.from({ length: 10 }, (_, i) => entryOf([i, 'b', { n: 'x'.repeat(i * 10) }]));
     const frames = packFrames(entries, 118);
     expect(frames.length).toBeGreaterThan(1);
-    expect(frames.flatMap((f) => JSON.parse(f) as unknown[])).toEqual(entries.map((e) => JSON.parse(e.text) as unknown));
-    for (const f of frames) if ((JSON.parse(f) as unknown[]).length > 1) expect(Buffer.byteLength(f)).toBeLessThanOrEqual(118 + 2);
+    expect(frames.flatMap((f) => JSON.parse(f) as unknown[])).toEqual(
+      entries.map((e) => JSON.parse(e.text) as unknown),
+    );
+    for (const f of frames)
+      if ((JSON.parse(f) as unknown[]).length > 1) expect(Buffer.byteLength(f)).toBeLessThanOrEqual(118 + 2);
     expect(packFrames([entryOf('y'.repeat(500))], 118)).toEqual([`[${JSON.stringify('y'.repeat(500))}]`]);
     expect(packFrames([], 118)).toEqual([]);
   });
@@ -93,7 +108,8 @@ describe('channel frames', () => {
     const entries = Array.from({ length: 12 }, (_, i) => entryOf([i, 'b1', { kind: 'expire', note: 'é'.repeat(40) }]));
     const frames = entry.seal(entries);
     expect(frames.length).toBeGreaterThan(1);
-    for (const f of frames) expect(Buffer.byteLength(openFrame(channel, 'to-home', frames.indexOf(f) + 1, f)!)).toBeLessThanOrEqual(200 + 2);
+    for (const f of frames)
+      expect(Buffer.byteLength(openFrame(channel, 'to-home', frames.indexOf(f) + 1, f)!)).toBeLessThanOrEqual(200 + 2);
     expect(frames.flatMap((f) => home.open(f)!)).toEqual(entries.map((e) => JSON.parse(e.text) as unknown));
   });
 });

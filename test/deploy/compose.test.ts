@@ -26,22 +26,32 @@ interface Service {
 
 /** Compose's interpolation: ${VAR}, ${VAR:-default}, ${VAR-default}, ${VAR:?error}, ${VAR?error}, $$. */
 function interpolate(text: string, vars: Record<string, string>): string {
-  return text.replace(/\$\$|\$\{(\w+)(?:(:?[-?])([^}]*))?\}/g, (whole, name: string | undefined, op: string | undefined, arg: string | undefined) => {
-    if (whole === '$$') return '$';
-    const value = vars[name!];
-    const unset = op?.startsWith(':') ? !value : value === undefined;
-    if (op?.endsWith('?') && unset) throw new Error(`required variable ${name}: ${arg}`);
-    if (op?.endsWith('-') && unset) return arg ?? '';
-    return value ?? '';
-  });
+  return text.replace(
+    /\$\$|\$\{(\w+)(?:(:?[-?])([^}]*))?\}/g,
+    (whole, name: string | undefined, op: string | undefined, arg: string | undefined) => {
+      if (whole === '$$') return '$';
+      const value = vars[name!];
+      const unset = op?.startsWith(':') ? !value : value === undefined;
+      if (op?.endsWith('?') && unset) throw new Error(`required variable ${name}: ${arg}`);
+      if (op?.endsWith('-') && unset) return arg ?? '';
+      return value ?? '';
+    },
+  );
 }
 
-function load(vars: Record<string, string>): { services: Record<string, Service>; networks: Record<string, { ipam?: { config?: { subnet: string }[] } }> } {
+function load(vars: Record<string, string>): {
+  services: Record<string, Service>;
+  networks: Record<string, { ipam?: { config?: { subnet: string }[] } }>;
+} {
   return parse(interpolate(readFileSync(FILE, 'utf8'), vars), { merge: true }) as ReturnType<typeof load>;
 }
 
-const env = (s: Service): Record<string, string> => (Array.isArray(s.environment) ? Object.fromEntries(s.environment.map((e) => e.split(/=(.*)/s).slice(0, 2))) : (s.environment ?? {}));
-const dependsOn = (s: Service): string[] => (Array.isArray(s.depends_on) ? s.depends_on : Object.keys(s.depends_on ?? {}));
+const env = (s: Service): Record<string, string> =>
+  Array.isArray(s.environment)
+    ? Object.fromEntries(s.environment.map((e) => e.split(/=(.*)/s).slice(0, 2)))
+    : (s.environment ?? {});
+const dependsOn = (s: Service): string[] =>
+  Array.isArray(s.depends_on) ? s.depends_on : Object.keys(s.depends_on ?? {});
 const VARS = { SECRET_KEY: 'k'.repeat(48), METRICS_TOKEN: 't'.repeat(24) };
 
 describe('deploy/compose.yaml (static)', () => {
@@ -78,8 +88,10 @@ describe('deploy/compose.yaml (static)', () => {
     expect(services[uri.hostname]!.command).toEqual(expect.arrayContaining(['--replSet', replicaSet]));
     expect(String(services['mongo-init']!.command)).toContain(`_id: '${replicaSet}'`);
     expect(services[new URL(e.REDIS_URL!).hostname]).toBeDefined();
-    for (const name of Object.keys(services)) for (const dep of dependsOn(services[name]!)) expect(services[dep], `${name} depends on ${dep}`).toBeDefined();
-    for (const name of boards) expect(dependsOn(services[name]!)).toEqual(expect.arrayContaining(['mongo-init', 'redis']));
+    for (const name of Object.keys(services))
+      for (const dep of dependsOn(services[name]!)) expect(services[dep], `${name} depends on ${dep}`).toBeDefined();
+    for (const name of boards)
+      expect(dependsOn(services[name]!)).toEqual(expect.arrayContaining(['mongo-init', 'redis']));
   });
 
   it('trusts exactly the proxy’s fixed address, inside the network it shares with the nodes', () => {
@@ -91,7 +103,12 @@ describe('deploy/compose.yaml (static)', () => {
     expect(config.trustedProxies.trusts(address!)).toBe(true);
     expect(config.trustedProxies.trusts('172.28.0.99')).toBe(false);
     const [base, bits] = networks[net]!.ipam!.config![0]!.subnet.split('/');
-    const prefix = (ip: string) => ip.split('.').map(Number).reduce((a, b) => a * 256 + b, 0) >>> (32 - Number(bits));
+    const prefix = (ip: string) =>
+      ip
+        .split('.')
+        .map(Number)
+        .reduce((a, b) => a * 256 + b, 0) >>>
+      (32 - Number(bits));
     expect(prefix(address!)).toBe(prefix(base!));
     for (const name of boards) expect(services[name]!.networks).toContain(net);
     expect(config.forwardedHeader).toBe('x-forwarded-for');

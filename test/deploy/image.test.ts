@@ -30,7 +30,8 @@ interface LockEntry {
 /** `npm ci` in `cwd` (a stage folder), from the installed tree once it matches the lockfile copied there. */
 function installLikeNpmCi(cwd: string, omitDev: boolean): void {
   const lockFile = join(cwd, 'package-lock.json');
-  if (!existsSync(lockFile) || !existsSync(join(cwd, 'package.json'))) throw new Error('npm ci: package.json and package-lock.json must be copied before it (it would fail in the image)');
+  if (!existsSync(lockFile) || !existsSync(join(cwd, 'package.json')))
+    throw new Error('npm ci: package.json and package-lock.json must be copied before it (it would fail in the image)');
   const packages = (JSON.parse(readFileSync(lockFile, 'utf8')) as { packages: Record<string, LockEntry> }).packages;
   const mismatched: string[] = [];
   for (const [path, entry] of Object.entries(packages)) {
@@ -43,15 +44,21 @@ function installLikeNpmCi(cwd: string, omitDev: boolean): void {
     const version = (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version;
     if (version !== entry.version) mismatched.push(`${path} ${version} ≠ ${entry.version}`);
   }
-  if (mismatched.length) throw new Error(`node_modules does not match package-lock.json (run npm ci): ${mismatched.slice(0, 5).join('; ')}`);
+  if (mismatched.length)
+    throw new Error(`node_modules does not match package-lock.json (run npm ci): ${mismatched.slice(0, 5).join('; ')}`);
   // The real folder, not a symlink to it (a worktree sharing the checkout's node_modules): the
   // pruning below deletes from the copy, and through a copied symlink it would delete the original.
   const copy = spawnSync('cp', ['-al', `${realpathSync(join(ROOT, 'node_modules'))}/.`, join(cwd, 'node_modules')]);
   if (copy.status !== 0) throw new Error(`cp -al node_modules: ${copy.stderr.toString()}`);
   // Packages installed by hand, not in the lockfile, would hide a missing dependency: npm ci has none.
   for (const name of readdirSync(join(cwd, 'node_modules'))) {
-    const names = name.startsWith('@') ? readdirSync(join(cwd, 'node_modules', name)).map((n) => `${name}/${n}`) : name.startsWith('.') ? [] : [name];
-    for (const n of names) if (!packages[`node_modules/${n}`]) rmSync(join(cwd, 'node_modules', n), { recursive: true, force: true });
+    const names = name.startsWith('@')
+      ? readdirSync(join(cwd, 'node_modules', name)).map((n) => `${name}/${n}`)
+      : name.startsWith('.')
+        ? []
+        : [name];
+    for (const n of names)
+      if (!packages[`node_modules/${n}`]) rmSync(join(cwd, 'node_modules', n), { recursive: true, force: true });
   }
   if (!omitDev) return;
   const dev = Object.keys(packages).filter((p) => p && packages[p]!.dev);
@@ -63,7 +70,9 @@ const RUNS: Record<string, { run: true } | { standIn: (cwd: string) => void } | 
   'npm ci --no-audit --no-fund': { standIn: (cwd) => installLikeNpmCi(cwd, false) },
   'npm ci --omit=dev --no-audit --no-fund': { standIn: (cwd) => installLikeNpmCi(cwd, true) },
   'npm run build': { run: true },
-  'mkdir -p /data && chown node:node /data': { skip: 'the volume folder and its owner: the replay runs as this user, with DATA_DIR in its temporary directory' },
+  'mkdir -p /data && chown node:node /data': {
+    skip: 'the volume folder and its owner: the replay runs as this user, with DATA_DIR in its temporary directory',
+  },
 };
 const RECORDED = new Set(['USER', 'VOLUME', 'EXPOSE', 'HEALTHCHECK', 'STOPSIGNAL', 'CMD', 'LABEL']);
 
@@ -101,26 +110,44 @@ function replay(stages: Stage[], context: string[]): Built {
             if (from < 0 || from >= i) throw new Error(`COPY --from=${step.flags.from}: no such earlier stage`);
             const source = join(roots[from]!, posix.resolve('/', src));
             mkdirSync(dirname(host(dest)), { recursive: true });
-            if (spawnSync('cp', ['-al', source, host(dest)]).status !== 0) throw new Error(`COPY --from=${step.flags.from} ${src}: not in that stage`);
+            if (spawnSync('cp', ['-al', source, host(dest)]).status !== 0)
+              throw new Error(`COPY --from=${step.flags.from} ${src}: not in that stage`);
             continue;
           }
           const prefix = src === '.' ? '' : src.replace(/\/$/, '');
           const taken = context.filter((f) => !prefix || f === prefix || f.startsWith(`${prefix}/`));
-          if (!taken.length) throw new Error(`COPY ${src}: not in the build context (left out by .dockerignore?); the image build would fail`);
+          if (!taken.length)
+            throw new Error(
+              `COPY ${src}: not in the build context (left out by .dockerignore?); the image build would fail`,
+            );
           for (const file of taken) {
-            const target = file === prefix ? (intoFolder ? posix.join(dest, basename(file)) : dest) : posix.join(dest, prefix ? file.slice(prefix.length + 1) : file);
+            const target =
+              file === prefix
+                ? intoFolder
+                  ? posix.join(dest, basename(file))
+                  : dest
+                : posix.join(dest, prefix ? file.slice(prefix.length + 1) : file);
             mkdirSync(dirname(host(target)), { recursive: true });
             cpSync(join(ROOT, file), host(target));
           }
         }
       } else if (step.op === 'RUN') {
         const how = RUNS[step.args];
-        if (!how) throw new Error(`RUN ${step.args}: the image replay does not know this step; teach test/deploy/image.test.ts what it does`);
+        if (!how)
+          throw new Error(
+            `RUN ${step.args}: the image replay does not know this step; teach test/deploy/image.test.ts what it does`,
+          );
         if ('skip' in how) skipped.push(`${step.args}: ${how.skip}`);
         else if ('standIn' in how) how.standIn(host(cwd));
         else {
-          const run = spawnSync('sh', ['-c', step.args], { cwd: host(cwd), env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, encoding: 'utf8', timeout: 240_000 });
-          if (run.status !== 0) throw new Error(`RUN ${step.args} failed (${run.status}):\n${run.stdout}\n${run.stderr}`);
+          const run = spawnSync('sh', ['-c', step.args], {
+            cwd: host(cwd),
+            env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+            encoding: 'utf8',
+            timeout: 240_000,
+          });
+          if (run.status !== 0)
+            throw new Error(`RUN ${step.args} failed (${run.status}):\n${run.stdout}\n${run.stderr}`);
         }
       } else if (step.op === 'CMD') cmd = execForm(step.args);
       else if (step.op === 'HEALTHCHECK') healthcheck = step.args.replace(/^CMD\s+/, '');
@@ -136,7 +163,9 @@ describe('the container image (Dockerfile replayed)', () => {
     const stages = parseDockerfile(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'));
     const context = readContext(ROOT);
     expect(context).toContain('web/index.html');
-    expect(context.some((f) => f.startsWith('node_modules/') || f.startsWith('.git/') || f.startsWith('dist/'))).toBe(false);
+    expect(context.some((f) => f.startsWith('node_modules/') || f.startsWith('.git/') || f.startsWith('dist/'))).toBe(
+      false,
+    );
     const image = replay(stages, context);
     expect(image.skipped).toHaveLength(1);
     expect(image.env).toMatchObject({ NODE_ENV: 'production', DATA_DIR: '/data' });
@@ -144,7 +173,11 @@ describe('the container image (Dockerfile replayed)', () => {
     const dataDir = join(image.root, image.env.DATA_DIR!);
     mkdirSync(dataDir, { recursive: true });
     const env = { PATH: process.env.PATH ?? '', ...image.env, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0' };
-    const child = spawn(image.cmd[0]!, image.cmd.slice(1), { cwd: join(image.root, image.workdir), env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(image.cmd[0]!, image.cmd.slice(1), {
+      cwd: join(image.root, image.workdir),
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -166,7 +199,10 @@ describe('the container image (Dockerfile replayed)', () => {
       expect(assets.length).toBeGreaterThan(0);
       for (const asset of assets) expect((await fetch(`${base}${asset}`)).status, asset).toBe(200);
       expect((await fetch(`${base}/readyz`)).status).toBe(200);
-      const health = spawnSync('sh', ['-c', image.healthcheck!], { env: { ...env, PORT: String(port) }, timeout: 10_000 });
+      const health = spawnSync('sh', ['-c', image.healthcheck!], {
+        env: { ...env, PORT: String(port) },
+        timeout: 10_000,
+      });
       expect(health.status).toBe(0);
       child.kill('SIGTERM');
       expect(await exited).toBe(0);

@@ -61,7 +61,13 @@ describe('GET/PATCH /api/account/profile', () => {
     expect((await client.get(`/api/account/profile?projectId=${second}`)).body.projectId).toBe(second);
     expectError(await client.get('/api/account/profile?projectId=bad%20id'), 400, 'INVALID_PROJECT_ID');
     expectError(await client.get('/api/account/profile?projectId='), 400, 'INVALID_PROJECT_ID');
-    expectError(await client.get(`/api/account/profile?projectId=${(await other.client.get('/api/account/profile')).body.projectId}`), 403, 'PROJECT_SCOPE_DENIED');
+    expectError(
+      await client.get(
+        `/api/account/profile?projectId=${(await other.client.get('/api/account/profile')).body.projectId}`,
+      ),
+      403,
+      'PROJECT_SCOPE_DENIED',
+    );
     await client.request('PATCH', '/api/account/profile', { json: { defaultProjectId: null } });
     expectError(await client.get('/api/account/profile'), 409, 'PROJECT_REQUIRED');
     expect((await client.get(`/api/account/profile?projectId=${first}`)).status).toBe(200);
@@ -79,7 +85,10 @@ describe('POST /api/account/email', () => {
     await elsewhere.post('/api/auth/login', { email: user.email, password: user.password });
     const newEmail = `${unique('New')}@Example.COM`;
     const before = user.client.cookies.get('board_session');
-    const res = await user.client.post('/api/account/email', { currentPassword: user.password, newEmail: `  ${newEmail} ` });
+    const res = await user.client.post('/api/account/email', {
+      currentPassword: user.password,
+      newEmail: `  ${newEmail} `,
+    });
     expect(res.status).toBe(200);
     expect(res.body.account).toMatchObject({ email: newEmail.toLowerCase(), emailVerified: false });
     expect(user.client.cookies.get('board_session')).not.toBe(before);
@@ -87,15 +96,35 @@ describe('POST /api/account/email', () => {
     expectError(await elsewhere.get('/api/auth/me'), 401, 'UNAUTHENTICATED');
     const mail = await srv.mail.next(newEmail.toLowerCase(), /Verify/);
     expect(mail.text).toContain('http://board.test/verify-email#token=');
-    expect((await new Client(srv.url).post('/api/auth/login', { email: newEmail, password: user.password })).status).toBe(200);
+    expect(
+      (await new Client(srv.url).post('/api/auth/login', { email: newEmail, password: user.password })).status,
+    ).toBe(200);
   });
 
   it('answers INVALID_CURRENT_PASSWORD, INVALID_EMAIL and EMAIL_TAKEN, changing nothing', async () => {
     const user = await signedUp(srv.url);
     const other = await signedUp(srv.url);
-    expectError(await user.client.post('/api/account/email', { currentPassword: 'wrong password 000', newEmail: `${unique('x')}@example.com` }), 401, 'INVALID_CURRENT_PASSWORD');
-    expectError(await user.client.post('/api/account/email', { currentPassword: user.password, newEmail: 'nope' }), 400, 'INVALID_EMAIL');
-    expectError(await user.client.post('/api/account/email', { currentPassword: user.password, newEmail: other.email.toUpperCase() }), 409, 'EMAIL_TAKEN');
+    expectError(
+      await user.client.post('/api/account/email', {
+        currentPassword: 'wrong password 000',
+        newEmail: `${unique('x')}@example.com`,
+      }),
+      401,
+      'INVALID_CURRENT_PASSWORD',
+    );
+    expectError(
+      await user.client.post('/api/account/email', { currentPassword: user.password, newEmail: 'nope' }),
+      400,
+      'INVALID_EMAIL',
+    );
+    expectError(
+      await user.client.post('/api/account/email', {
+        currentPassword: user.password,
+        newEmail: other.email.toUpperCase(),
+      }),
+      409,
+      'EMAIL_TAKEN',
+    );
     expect((await user.client.get('/api/auth/me')).body.user.email).toBe(user.email);
   });
 });
@@ -107,20 +136,44 @@ describe('DELETE /api/account', () => {
     const issued = await user.client.post('/api/accounts/tokens', { name: 'agent', scope: 'workspace', projectId });
     expect(issued.status).toBe(201);
     const del = (json: unknown) => user.client.request('DELETE', '/api/account', { json });
-    expectError(await del({ confirmEmail: user.email.toUpperCase(), currentPassword: user.password }), 400, 'ACCOUNT_DELETE_CONFIRM_MISMATCH');
-    expectError(await del({ confirmEmail: user.email, currentPassword: 'wrong password 000' }), 401, 'INVALID_CURRENT_PASSWORD');
+    expectError(
+      await del({ confirmEmail: user.email.toUpperCase(), currentPassword: user.password }),
+      400,
+      'ACCOUNT_DELETE_CONFIRM_MISMATCH',
+    );
+    expectError(
+      await del({ confirmEmail: user.email, currentPassword: 'wrong password 000' }),
+      401,
+      'INVALID_CURRENT_PASSWORD',
+    );
     expect((await user.client.get('/api/auth/me')).status).toBe(200);
 
     const res = await del({ confirmEmail: user.email, currentPassword: user.password });
     expect(res.status).toBe(204);
     expect(user.client.cookies.size).toBe(0);
-    expectError(await new Client(srv.url).post('/api/auth/login', { email: user.email, password: user.password }), 403, 'ACCOUNT_DELETED');
-    expectError(await new Client(srv.url).post('/api/auth/login', { email: user.email, password: 'wrong password 000' }), 401, 'INVALID_CREDENTIALS');
-    expectError(await new Client(srv.url).get('/api/whoami', { authorization: `Bearer ${issued.body.secret}` }), 401, 'INVALID_SERVICE_TOKEN');
+    expectError(
+      await new Client(srv.url).post('/api/auth/login', { email: user.email, password: user.password }),
+      403,
+      'ACCOUNT_DELETED',
+    );
+    expectError(
+      await new Client(srv.url).post('/api/auth/login', { email: user.email, password: 'wrong password 000' }),
+      401,
+      'INVALID_CREDENTIALS',
+    );
+    expectError(
+      await new Client(srv.url).get('/api/whoami', { authorization: `Bearer ${issued.body.secret}` }),
+      401,
+      'INVALID_SERVICE_TOKEN',
+    );
     // Kept for 30 days (an operator may restore it), its email still taken...
     expect(await srv.store.projects.get(projectId)).toMatchObject({ deletedOwner: user.accountId });
     expect(await srv.store.accounts.get(user.accountId)).toMatchObject({ deletedBy: 'owner' });
-    expectError(await new Client(srv.url).post('/api/auth/signup', { email: user.email, password: user.password }), 409, 'EMAIL_TAKEN');
+    expectError(
+      await new Client(srv.url).post('/api/auth/signup', { email: user.email, password: user.password }),
+      409,
+      'EMAIL_TAKEN',
+    );
     // ...then purged by the sweep (the last test here: the clock moves on for good).
     await srv.server.sweepDeleted();
     expect(await srv.store.accounts.get(user.accountId)).not.toBeNull();
@@ -130,6 +183,8 @@ describe('DELETE /api/account', () => {
     expect(await srv.store.projects.get(projectId)).toBeNull();
     expect(await srv.store.boards.get(projectId)).toBeNull();
     expect(await srv.store.tokens.get(issued.body.token.id)).toBeNull();
-    expect((await new Client(srv.url).post('/api/auth/signup', { email: user.email, password: user.password })).status).toBe(201);
+    expect(
+      (await new Client(srv.url).post('/api/auth/signup', { email: user.email, password: user.password })).status,
+    ).toBe(201);
   });
 });

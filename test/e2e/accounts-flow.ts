@@ -18,7 +18,10 @@ export function accountsFlow(name: string, open: () => Promise<OpenedStore>): vo
       const project = await served.srv.store.projects.get(signup.body.account.defaultProjectId);
       expect(project).toMatchObject({ ownerId: signup.body.account.id, plan: 'free' });
 
-      const dup = await new Client(served.srv.url).post('/api/auth/signup', { email: email.toUpperCase(), password: 'another password 1' });
+      const dup = await new Client(served.srv.url).post('/api/auth/signup', {
+        email: email.toUpperCase(),
+        password: 'another password 1',
+      });
       expect(dup.status).toBe(409);
       expect(dup.body.error.code).toBe('EMAIL_TAKEN');
 
@@ -27,31 +30,52 @@ export function accountsFlow(name: string, open: () => Promise<OpenedStore>): vo
       const b = new Client(served.srv.url);
       expect((await b.post('/api/auth/login', { email, password: 'first password 123' })).status).toBe(200);
 
-      const bad = await a.post('/api/auth/change-password', { currentPassword: 'not it at all 1', newPassword: 'second password 123' });
+      const bad = await a.post('/api/auth/change-password', {
+        currentPassword: 'not it at all 1',
+        newPassword: 'second password 123',
+      });
       expect(bad.body.error.code).toBe('INVALID_CURRENT_PASSWORD');
-      const short = await a.post('/api/auth/change-password', { currentPassword: 'first password 123', newPassword: 'short' });
+      const short = await a.post('/api/auth/change-password', {
+        currentPassword: 'first password 123',
+        newPassword: 'short',
+      });
       expect(short.body.error.code).toBe('INVALID_PASSWORD');
-      const changed = await a.post('/api/auth/change-password', { currentPassword: 'first password 123', newPassword: 'second password 123' });
+      const changed = await a.post('/api/auth/change-password', {
+        currentPassword: 'first password 123',
+        newPassword: 'second password 123',
+      });
       expect(changed.status).toBe(200);
       expect((await a.get('/api/auth/me')).status).toBe(200);
       expect((await b.get('/api/auth/me')).body.error.code).toBe('UNAUTHENTICATED');
-      expect((await new Client(served.srv.url).post('/api/auth/login', { email, password: 'second password 123' })).status).toBe(200);
+      expect(
+        (await new Client(served.srv.url).post('/api/auth/login', { email, password: 'second password 123' })).status,
+      ).toBe(200);
     });
 
     it('resolves a referral code before creating anything, and grants the months', async () => {
       const referrer = new Client(served.srv.url);
-      await referrer.post('/api/auth/signup', { email: `${unique('ref')}@example.com`, password: 'referrer password 1' });
+      await referrer.post('/api/auth/signup', {
+        email: `${unique('ref')}@example.com`,
+        password: 'referrer password 1',
+      });
       const code = (await referrer.get('/api/auth/me')).body.referral.code;
       expect(code).toMatch(/^[0-9bcdfghjkmnpqrstvwxyz]{12}$/);
 
       const email = `${unique('referred')}@example.com`;
-      const unknown = await new Client(served.srv.url).post('/api/auth/signup', { email, password: 'referred password 1', referralCode: 'bbbbbbbbbbbb' });
+      const unknown = await new Client(served.srv.url).post('/api/auth/signup', {
+        email,
+        password: 'referred password 1',
+        referralCode: 'bbbbbbbbbbbb',
+      });
       expect(unknown.status).toBe(400);
       expect(unknown.body.error.code).toBe('REFERRAL_CODE_INVALID');
       expect(await served.srv.store.accounts.findOne({ email })).toBeNull();
 
       const referred = new Client(served.srv.url);
-      expect((await referred.post('/api/auth/signup', { email, password: 'referred password 1', referralCode: code })).status).toBe(201);
+      expect(
+        (await referred.post('/api/auth/signup', { email, password: 'referred password 1', referralCode: code }))
+          .status,
+      ).toBe(201);
       expect((await referred.get('/api/auth/me')).body.referral).toMatchObject({ months: 1, referred: true });
       expect((await referrer.get('/api/auth/me')).body.referral).toMatchObject({ months: 1, referred: false });
     });
@@ -61,7 +85,11 @@ export function accountsFlow(name: string, open: () => Promise<OpenedStore>): vo
       await c.post('/api/auth/signup', { email: `${unique('proj')}@example.com`, password: 'project password 1' });
       const second = await c.post('/api/projects', { name: 'Second' });
       expect(second.status).toBe(201);
-      const issued = await c.post('/api/accounts/tokens', { name: 'agent', scope: 'workspace', projectId: second.body.projectId });
+      const issued = await c.post('/api/accounts/tokens', {
+        name: 'agent',
+        scope: 'workspace',
+        projectId: second.body.projectId,
+      });
       expect(issued.status).toBe(201);
       const bearer = new Client(served.srv.url, { authorization: `Bearer ${issued.body.secret}` });
       expect((await bearer.get('/api/whoami')).body.workspace).toEqual({ projectId: second.body.projectId });
@@ -77,9 +105,16 @@ export function accountsFlow(name: string, open: () => Promise<OpenedStore>): vo
 
     it('answers INVALID_EMAIL and INVALID_PASSWORD on signup', async () => {
       const c = new Client(served.srv.url);
-      expect((await c.post('/api/auth/signup', { email: 'not-an-email', password: 'long enough password' })).body.error.code).toBe('INVALID_EMAIL');
-      expect((await c.post('/api/auth/signup', { email: `${unique('p')}@example.com`, password: 'short' })).body.error.code).toBe('INVALID_PASSWORD');
-      expect((await c.post('/api/auth/signup', { email: `${unique('p')}@example.com`, password: 'x'.repeat(129) })).body.error.code).toBe('INVALID_PASSWORD');
+      expect(
+        (await c.post('/api/auth/signup', { email: 'not-an-email', password: 'long enough password' })).body.error.code,
+      ).toBe('INVALID_EMAIL');
+      expect(
+        (await c.post('/api/auth/signup', { email: `${unique('p')}@example.com`, password: 'short' })).body.error.code,
+      ).toBe('INVALID_PASSWORD');
+      expect(
+        (await c.post('/api/auth/signup', { email: `${unique('p')}@example.com`, password: 'x'.repeat(129) })).body
+          .error.code,
+      ).toBe('INVALID_PASSWORD');
     });
   });
 }

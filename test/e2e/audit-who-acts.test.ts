@@ -19,7 +19,11 @@ const OPERATOR = operatorEmail();
 const CONFIRM = 'REWIND_SERVICE_BOARD';
 
 describe('audit of who can act', () => {
-  const served = serveStore(embeddedStore, { ...SHARING_ENV, ...webhookOnlyBilling(SECRET), OPERATOR_EMAILS: OPERATOR });
+  const served = serveStore(embeddedStore, {
+    ...SHARING_ENV,
+    ...webhookOnlyBilling(SECRET),
+    OPERATOR_EMAILS: OPERATOR,
+  });
   const srv = () => served.srv;
   const kit = sharingKit(served);
   let operator: { client: Client; accountId: string } | null = null;
@@ -44,7 +48,13 @@ describe('audit of who can act', () => {
     return { as, operatorId: op.accountId };
   }
 
-  const rows = (filter: Filter<AuditRecord>) => srv().store.audit.find(filter, { sort: [['at', 1], ['_id', 1]] });
+  const rows = (filter: Filter<AuditRecord>) =>
+    srv().store.audit.find(filter, {
+      sort: [
+        ['at', 1],
+        ['_id', 1],
+      ],
+    });
   /** The one row `filter` finds, made by `actor` through a request of its own, by the account itself unless `impersonatedBy` says who. */
   async function row(filter: Filter<AuditRecord>, actor: string, impersonatedBy?: string): Promise<AuditRecord> {
     const found = await rows(filter);
@@ -53,7 +63,8 @@ describe('audit of who can act', () => {
     expect(found[0]!.data.impersonatedBy, JSON.stringify(filter)).toBe(impersonatedBy);
     return found[0]!;
   }
-  const boardOf = async (person: Person) => (await person.client.get('/api/projects')).body.projects[0].projectId as string;
+  const boardOf = async (person: Person) =>
+    (await person.client.get('/api/projects')).body.projects[0].projectId as string;
 
   it('writes a row for each change of who can act, made by the accounts themselves', async () => {
     const [a, b] = [await kit.person(), await kit.person()];
@@ -63,49 +74,95 @@ describe('audit of who can act', () => {
     const created = await a.client.post('/api/boards', { name: 'Shared work' });
     expect(created.status, created.text).toBe(201);
     const x = created.body.projectId as string;
-    expect((await row({ projectId: x, action: 'board.create' }, userA)).data).toMatchObject({ name: 'Shared work', ownerId: a.accountId });
-    for (const paused of [true, false]) expect((await a.client.request('PATCH', `/api/boards/${x}`, { json: { paused } })).status).toBe(200);
+    expect((await row({ projectId: x, action: 'board.create' }, userA)).data).toMatchObject({
+      name: 'Shared work',
+      ownerId: a.accountId,
+    });
+    for (const paused of [true, false])
+      expect((await a.client.request('PATCH', `/api/boards/${x}`, { json: { paused } })).status).toBe(200);
     await row({ projectId: x, action: 'board.pause' }, userA);
     await row({ projectId: x, action: 'board.resume' }, userA);
 
     // Invitations created, accepted, revoked (once, however often asked).
     expect((await kit.invite(a.client, x, b.email)).status).toBe(201);
     const link = await kit.linkFor(b.email);
-    expect((await row({ projectId: x, action: 'invitation.create', target: `invitation:${link.invitationId}` }, userA)).data).toMatchObject({ email: b.email, role: 'member', replaces: [] });
+    expect(
+      (await row({ projectId: x, action: 'invitation.create', target: `invitation:${link.invitationId}` }, userA)).data,
+    ).toMatchObject({ email: b.email, role: 'member', replaces: [] });
     expect((await kit.accept(b.client, link)).status).toBe(200);
-    expect((await row({ projectId: x, action: 'invitation.accept' }, userB)).data).toMatchObject({ role: 'member', invitedBy: a.accountId });
+    expect((await row({ projectId: x, action: 'invitation.accept' }, userB)).data).toMatchObject({
+      role: 'member',
+      invitedBy: a.accountId,
+    });
     const stranger = `${unique('stranger')}@example.com`;
     const invited = await kit.invite(a.client, x, stranger, 'viewer');
     const strangerInvitation = invited.body.invitation.invitationId as string;
-    for (let i = 0; i < 2; i++) expect((await a.client.post(`/api/boards/${x}/invitations/${strangerInvitation}/revoke`)).status).toBe(200);
-    expect((await row({ projectId: x, action: 'invitation.revoke' }, userA)).data).toMatchObject({ email: stranger, role: 'viewer' });
+    for (let i = 0; i < 2; i++)
+      expect((await a.client.post(`/api/boards/${x}/invitations/${strangerInvitation}/revoke`)).status).toBe(200);
+    expect((await row({ projectId: x, action: 'invitation.revoke' }, userA)).data).toMatchObject({
+      email: stranger,
+      role: 'viewer',
+    });
 
     // A role change (a repeat that changes nothing is not one).
     for (let i = 0; i < 2; i++) expect((await kit.setRole(a.client, x, b.accountId, 'admin')).status).toBe(200);
-    expect(await row({ projectId: x, action: 'member.role' }, userA)).toMatchObject({ target: `account:${b.accountId}`, data: { from: 'member', to: 'admin' } });
+    expect(await row({ projectId: x, action: 'member.role' }, userA)).toMatchObject({
+      target: `account:${b.accountId}`,
+      data: { from: 'member', to: 'admin' },
+    });
 
     // A transfer offered and accepted; the new owner removes the old one, then deletes the board.
     srv().advance(61_000); // one sharing mail a minute per address and board
     const offered = await a.client.post(`/api/boards/${x}/transfers`, { toUserId: b.accountId });
     expect(offered.status, offered.text).toBe(201);
     const transferId = offered.body.transfer.transferId as string;
-    expect(await row({ projectId: x, action: 'transfer.offer' }, userA)).toMatchObject({ target: `transfer:${transferId}`, data: { from: a.accountId, to: b.accountId } });
+    expect(await row({ projectId: x, action: 'transfer.offer' }, userA)).toMatchObject({
+      target: `transfer:${transferId}`,
+      data: { from: a.accountId, to: b.accountId },
+    });
     expect((await kit.takeOver(transferId, b.client)).status).toBe(200);
-    expect(await row({ projectId: x, action: 'transfer.accept' }, userB)).toMatchObject({ target: `transfer:${transferId}`, data: { from: a.accountId, to: b.accountId } });
+    expect(await row({ projectId: x, action: 'transfer.accept' }, userB)).toMatchObject({
+      target: `transfer:${transferId}`,
+      data: { from: a.accountId, to: b.accountId },
+    });
     expect((await kit.remove(b.client, x, a.accountId)).status).toBe(204);
-    expect(await row({ projectId: x, action: 'member.remove' }, userB)).toMatchObject({ target: `account:${a.accountId}`, data: { role: 'admin', self: false } });
+    expect(await row({ projectId: x, action: 'member.remove' }, userB)).toMatchObject({
+      target: `account:${a.accountId}`,
+      data: { role: 'admin', self: false },
+    });
     expect((await b.client.request('DELETE', `/api/boards/${x}`)).status).toBe(204);
     await row({ projectId: x, action: 'board.delete' }, userB);
     // Every change on the board, once each: the rows outlive the board.
     expect((await rows({ projectId: x })).map((r) => r.action).sort()).toEqual(
-      ['board.create', 'board.pause', 'board.resume', 'invitation.create', 'invitation.accept', 'invitation.create', 'invitation.revoke', 'member.role', 'transfer.offer', 'transfer.accept', 'member.remove', 'board.delete'].sort(),
+      [
+        'board.create',
+        'board.pause',
+        'board.resume',
+        'invitation.create',
+        'invitation.accept',
+        'invitation.create',
+        'invitation.revoke',
+        'member.role',
+        'transfer.offer',
+        'transfer.accept',
+        'member.remove',
+        'board.delete',
+      ].sort(),
     );
 
     // Tokens issued (by hand, by provisioning, through an enrollment code), reissued and revoked.
     const home = await boardOf(a);
-    const issued = await a.client.post('/api/accounts/tokens', { name: 'builder', scope: 'workspace', projectId: home, role: 'member' });
+    const issued = await a.client.post('/api/accounts/tokens', {
+      name: 'builder',
+      scope: 'workspace',
+      projectId: home,
+      role: 'member',
+    });
     const tokenId = issued.body.token.id as string;
-    expect(await row({ action: 'token.issue', target: `token:${tokenId}` }, userA)).toMatchObject({ projectId: home, data: { tokenId, agentId: issued.body.token.agentId, scope: 'workspace', role: 'member' } });
+    expect(await row({ action: 'token.issue', target: `token:${tokenId}` }, userA)).toMatchObject({
+      projectId: home,
+      data: { tokenId, agentId: issued.body.token.agentId, scope: 'workspace', role: 'member' },
+    });
     expect((await a.client.post(`/api/accounts/tokens/${tokenId}/reissue`, {})).status).toBe(200);
     await row({ action: 'token.reissue', target: `token:${tokenId}` }, userA);
     expect((await a.client.request('DELETE', `/api/accounts/tokens/${tokenId}`)).status).toBe(204);
@@ -114,8 +171,12 @@ describe('audit of who can act', () => {
     expect(provisioned.status, provisioned.text).toBe(201);
     const auto = provisioned.body.project.projectId as string;
     await row({ projectId: auto, action: 'board.create' }, userA);
-    await row({ projectId: auto, action: 'token.issue', target: `token:${provisioned.body.agents[0].token.id}` }, userA);
-    const code = (await a.client.post(`/api/boards/${home}/agents/enroll`, { uses: 1, ttlSeconds: 600 })).body.code as string;
+    await row(
+      { projectId: auto, action: 'token.issue', target: `token:${provisioned.body.agents[0].token.id}` },
+      userA,
+    );
+    const code = (await a.client.post(`/api/boards/${home}/agents/enroll`, { uses: 1, ttlSeconds: 600 })).body
+      .code as string;
     const enrolled = await new Client(srv().url).post('/api/boards/enroll', { code, name: 'night-shift' });
     expect(enrolled.status, enrolled.text).toBe(201);
     await row({ action: 'token.issue', target: `token:${enrolled.body.token.id}` }, userA); // issued as the code's maker would
@@ -124,10 +185,21 @@ describe('audit of who can act', () => {
     await makePro(srv().url, srv().store, { owner: a.client, projectId: home }, SECRET);
     expect((await a.client.post(`/api/items/batch?projectId=${home}`, { items: [{ title: 'one' }] })).status).toBe(201);
     expect((await a.client.post(`/api/items/batch?projectId=${home}`, { items: [{ title: 'two' }] })).status).toBe(201);
-    const listing = (await a.client.get(`/api/account/rewind?projectId=${home}`)).body as { currentFingerprint: string; points: { restorePointId: string }[] };
-    const applied = await a.client.post(`/api/account/rewind?projectId=${home}`, { restorePointId: listing.points[0]!.restorePointId, confirm: CONFIRM, expectedFingerprint: listing.currentFingerprint });
+    const listing = (await a.client.get(`/api/account/rewind?projectId=${home}`)).body as {
+      currentFingerprint: string;
+      points: { restorePointId: string }[];
+    };
+    const applied = await a.client.post(`/api/account/rewind?projectId=${home}`, {
+      restorePointId: listing.points[0]!.restorePointId,
+      confirm: CONFIRM,
+      expectedFingerprint: listing.currentFingerprint,
+    });
     expect(applied.status, applied.text).toBe(200);
-    const undone = await a.client.post(`/api/account/rewind?projectId=${home}`, { restorePointId: applied.body.undoPointId, confirm: CONFIRM, expectedFingerprint: applied.body.fingerprint });
+    const undone = await a.client.post(`/api/account/rewind?projectId=${home}`, {
+      restorePointId: applied.body.undoPointId,
+      confirm: CONFIRM,
+      expectedFingerprint: applied.body.fingerprint,
+    });
     expect(undone.status, undone.text).toBe(200);
     const rewinds = await rows({ projectId: home, action: 'board.rewind' });
     expect(rewinds.map((r) => [r.actor, r.data.restorePointId, r.data.undo])).toEqual([
@@ -152,7 +224,8 @@ describe('audit of who can act', () => {
     expect(created.status, created.text).toBe(201);
     const made = created.body.projectId as string;
     await row({ projectId: made, action: 'board.create' }, userP, operatorId);
-    for (const paused of [true, false]) expect((await as.request('PATCH', `/api/boards/${home}`, { json: { paused } })).status).toBe(200);
+    for (const paused of [true, false])
+      expect((await as.request('PATCH', `/api/boards/${home}`, { json: { paused } })).status).toBe(200);
     await row({ projectId: home, action: 'board.pause' }, userP, operatorId);
     await row({ projectId: home, action: 'board.resume' }, userP, operatorId);
     expect((await kit.accept(as, link)).status).toBe(200);
@@ -160,17 +233,33 @@ describe('audit of who can act', () => {
 
     // Refused while impersonating: nothing changes, so nothing is written.
     const before = (await rows({ actor: userP })).length;
-    expectError(await as.post(`/api/boards/${home}/invitations`, { email: `${unique('x')}@example.com`, role: 'admin' }), 403, 'IMPERSONATION_FORBIDDEN');
+    expectError(
+      await as.post(`/api/boards/${home}/invitations`, { email: `${unique('x')}@example.com`, role: 'admin' }),
+      403,
+      'IMPERSONATION_FORBIDDEN',
+    );
     expectError(await as.request('DELETE', `/api/boards/${made}`), 403, 'IMPERSONATION_FORBIDDEN');
-    expectError(await as.post('/api/accounts/tokens', { name: 'sneaky', scope: 'account' }), 403, 'IMPERSONATION_FORBIDDEN');
-    expectError(await as.request('DELETE', `/api/accounts/tokens/${own.body.token.id}`), 403, 'IMPERSONATION_FORBIDDEN');
+    expectError(
+      await as.post('/api/accounts/tokens', { name: 'sneaky', scope: 'account' }),
+      403,
+      'IMPERSONATION_FORBIDDEN',
+    );
+    expectError(
+      await as.request('DELETE', `/api/accounts/tokens/${own.body.token.id}`),
+      403,
+      'IMPERSONATION_FORBIDDEN',
+    );
     expect((await rows({ actor: userP })).length).toBe(before);
     expect(await rows({ projectId: made, action: 'board.delete' })).toEqual([]);
 
     // The operators' view: the account as actor, the operator beside it; the account's own rows name no operator.
-    const view = await (await operatorConsole()).client.get(`/api/admin/audit?actor=${encodeURIComponent(userP)}&limit=200`);
+    const view = await (
+      await operatorConsole()
+    ).client.get(`/api/admin/audit?actor=${encodeURIComponent(userP)}&limit=200`);
     expect(view.status, view.text).toBe(200);
-    const seen = (view.body.rows as { actor: string; impersonatedBy: string | null; action: string; projectId: string | null }[]).map((r) => [r.action, r.projectId, r.actor, r.impersonatedBy]);
+    const seen = (
+      view.body.rows as { actor: string; impersonatedBy: string | null; action: string; projectId: string | null }[]
+    ).map((r) => [r.action, r.projectId, r.actor, r.impersonatedBy]);
     expect(seen).toEqual(
       expect.arrayContaining([
         ['board.create', made, userP, operatorId],
@@ -182,6 +271,13 @@ describe('audit of who can act', () => {
     );
     expect(seen.filter(([, , , by]) => by === operatorId)).toHaveLength(4);
     const byBoard = await (await operatorConsole()).client.get(`/api/admin/audit?projectId=${made}`);
-    expect(byBoard.body.rows).toEqual([expect.objectContaining({ action: 'board.create', actor: userP, impersonatedBy: operatorId, data: expect.objectContaining({ impersonatedBy: operatorId }) })]);
+    expect(byBoard.body.rows).toEqual([
+      expect.objectContaining({
+        action: 'board.create',
+        actor: userP,
+        impersonatedBy: operatorId,
+        data: expect.objectContaining({ impersonatedBy: operatorId }),
+      }),
+    ]);
   });
 });

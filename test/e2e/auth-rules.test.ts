@@ -24,14 +24,32 @@ describe('per-address rate limits', () => {
     const user = await signedUp(srv.url); // 1
     const c = new Client(srv.url);
     expect((await c.post('/api/auth/login', { email: user.email, password: user.password })).status).toBe(200); // 2
-    expectError(await c.post('/api/auth/login', { email: user.email, password: 'wrong password 00' }), 401, 'INVALID_CREDENTIALS'); // 3
-    expect((await user.client.post('/api/account/email', { currentPassword: 'nope nope nope', newEmail: 'x@example.com' })).status).toBe(401); // 4
+    expectError(
+      await c.post('/api/auth/login', { email: user.email, password: 'wrong password 00' }),
+      401,
+      'INVALID_CREDENTIALS',
+    ); // 3
+    expect(
+      (await user.client.post('/api/account/email', { currentPassword: 'nope nope nope', newEmail: 'x@example.com' }))
+        .status,
+    ).toBe(401); // 4
     const denied = await c.post('/api/auth/login', { email: user.email, password: user.password });
     expectError(denied, 429, 'RATE_LIMITED');
     expect(Number(denied.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    expectError(await user.client.post('/api/auth/change-password', { currentPassword: user.password, newPassword: 'never applied 123' }), 429, 'RATE_LIMITED');
+    expectError(
+      await user.client.post('/api/auth/change-password', {
+        currentPassword: user.password,
+        newPassword: 'never applied 123',
+      }),
+      429,
+      'RATE_LIMITED',
+    );
     const email = `${unique('late')}@example.com`;
-    expectError(await new Client(srv.url).post('/api/auth/signup', { email, password: 'a long enough password' }), 429, 'RATE_LIMITED');
+    expectError(
+      await new Client(srv.url).post('/api/auth/signup', { email, password: 'a long enough password' }),
+      429,
+      'RATE_LIMITED',
+    );
     expect(await srv.store.accounts.findOne({ email })).toBeNull();
     srv.advance(60_000);
     expect((await c.post('/api/auth/login', { email: user.email, password: user.password })).status).toBe(200);
@@ -61,13 +79,22 @@ describe('signup input', () => {
       get(target, prop, receiver) {
         const value = Reflect.get(target, prop, receiver);
         if (prop !== 'findOne' || typeof value !== 'function') return value;
-        return (...args: unknown[]) => (down ? Promise.reject(new StoreUnavailableError(new Error('ledger down'))) : value.apply(target, args));
+        return (...args: unknown[]) =>
+          down ? Promise.reject(new StoreUnavailableError(new Error('ledger down'))) : value.apply(target, args);
       },
     });
     const srv = await serve({}, { ...real, accounts, ping: real.ping, close: real.close });
     const email = `${unique('r')}@example.com`;
     down = true;
-    expectError(await new Client(srv.url).post('/api/auth/signup', { email, password: 'a long enough password', referralCode: 'bcdfghjkmnpq' }), 503, 'REFERRAL_UNAVAILABLE');
+    expectError(
+      await new Client(srv.url).post('/api/auth/signup', {
+        email,
+        password: 'a long enough password',
+        referralCode: 'bcdfghjkmnpq',
+      }),
+      503,
+      'REFERRAL_UNAVAILABLE',
+    );
     down = false;
     expect(await srv.store.accounts.findOne({ email })).toBeNull();
   });
@@ -79,8 +106,16 @@ describe('session-only operations', () => {
     const { client } = await signedUp(srv.url);
     const secret = (await client.post('/api/accounts/tokens', { name: 'a', scope: 'account' })).body.secret;
     for (const c of [new Client(srv.url), new Client(srv.url, { authorization: `Bearer ${secret}` })]) {
-      expectError(await c.post('/api/auth/change-password', { currentPassword: 'x', newPassword: 'y' }), 401, 'UNAUTHENTICATED');
-      expectError(await c.post('/api/account/email', { currentPassword: 'x', newEmail: 'y@example.com' }), 401, 'UNAUTHENTICATED');
+      expectError(
+        await c.post('/api/auth/change-password', { currentPassword: 'x', newPassword: 'y' }),
+        401,
+        'UNAUTHENTICATED',
+      );
+      expectError(
+        await c.post('/api/account/email', { currentPassword: 'x', newEmail: 'y@example.com' }),
+        401,
+        'UNAUTHENTICATED',
+      );
       expectError(await c.get('/api/auth/me'), 401, 'UNAUTHENTICATED');
       expectError(await c.get('/api/projects'), 401, 'UNAUTHENTICATED');
       expectError(await c.request('PATCH', '/api/account/profile', { json: {} }), 401, 'UNAUTHENTICATED');

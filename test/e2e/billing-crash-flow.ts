@@ -16,7 +16,12 @@ import { unique } from '../support/temp.js';
 const stripeBase = inject('stripeBase');
 const SECRET = 'whsec_crash_test';
 const PRICE = 'price_crash_monthly';
-const STEPS: CrashStep[] = ['webhook:after-pending', 'webhook:after-apply', 'webhook:after-settle', 'webhook:after-log'];
+const STEPS: CrashStep[] = [
+  'webhook:after-pending',
+  'webhook:after-apply',
+  'webhook:after-settle',
+  'webhook:after-log',
+];
 
 /** A store a child process can be pointed at, and opened here between its runs. */
 export interface CrashStore {
@@ -81,21 +86,52 @@ export function crashFlow(name: string, fresh: () => Promise<CrashStore>): void 
   describe.skipIf(!stripeBase)(`a webhook killed at each step on the ${name} store`, () => {
     /** A board billed to stripe-mock's fixture customer, Free, and the event that makes it Pro. */
     async function seeded(s: CrashStore) {
-      const list = await fetch(`${stripeBase}/v1/subscriptions?limit=1`, { headers: { authorization: 'Bearer sk_test_123' } });
+      const list = await fetch(`${stripeBase}/v1/subscriptions?limit=1`, {
+        headers: { authorization: 'Bearer sk_test_123' },
+      });
       const fixture = ((await list.json()) as { data: { id: string; customer: string }[] }).data[0]!;
       const projectId = unique('proj');
       await withStore(s, async (store) => {
         const now = Date.now();
-        await store.projects.insert({ _id: projectId, version: 1, name: projectId, ownerId: 'acc_crash', plan: 'free', createdAt: now, lastActivityAt: now });
+        await store.projects.insert({
+          _id: projectId,
+          version: 1,
+          name: projectId,
+          ownerId: 'acc_crash',
+          plan: 'free',
+          createdAt: now,
+          lastActivityAt: now,
+        });
         await store.billing.insert(billingRecord(projectId, 'acc_crash', { customerId: fixture.customer }));
       });
-      const subscription = { id: fixture.id, object: 'subscription', customer: fixture.customer, status: 'active', cancel_at_period_end: false, metadata: { projectId }, items: { data: [{ price: { id: PRICE }, current_period_end: Math.floor(Date.now() / 1000) + 30 * 86400 }] } };
-      const event = { id: `evt_${unique('crash')}`, object: 'event', type: 'customer.subscription.created', created: Math.floor(Date.now() / 1000) - 5, livemode: false, data: { object: subscription } };
+      const subscription = {
+        id: fixture.id,
+        object: 'subscription',
+        customer: fixture.customer,
+        status: 'active',
+        cancel_at_period_end: false,
+        metadata: { projectId },
+        items: { data: [{ price: { id: PRICE }, current_period_end: Math.floor(Date.now() / 1000) + 30 * 86400 }] },
+      };
+      const event = {
+        id: `evt_${unique('crash')}`,
+        object: 'event',
+        type: 'customer.subscription.created',
+        created: Math.floor(Date.now() / 1000) - 5,
+        livemode: false,
+        data: { object: subscription },
+      };
       return { projectId, event, body: JSON.stringify(event) };
     }
 
     /** Delivers the event to a node set to die at `step`, and checks it died there. */
-    async function crashAt(s: CrashStore, step: CrashStep, projectId: string, eventId: string, body: string): Promise<void> {
+    async function crashAt(
+      s: CrashStore,
+      step: CrashStep,
+      projectId: string,
+      eventId: string,
+      body: string,
+    ): Promise<void> {
       const node = await startMain({ ...s.env, ...billingEnv(false), BOARD_TEST_CRASH_AT: step });
       try {
         const answered = await deliverSigned(node.url, body, SECRET).then(
@@ -117,11 +153,17 @@ export function crashFlow(name: string, fresh: () => Promise<CrashStore>): void 
       const truth = await providerSubscription(record.subscriptionId!);
       expect(truth.status).toBe('active');
       expect(record).toMatchObject({ customerId: truth.customer, subscriptionId: truth.id, status: truth.status });
-      expect((await store.projects.get(projectId))!.plan).toBe(billingPlan({ status: truth.status, pastDueSince: null }, Date.now()));
+      expect((await store.projects.get(projectId))!.plan).toBe(
+        billingPlan({ status: truth.status, pastDueSince: null }, Date.now()),
+      );
     }
 
     const terminal = (store: Store, projectId: string, eventId: string) =>
-      store.audit.find({ projectId, action: 'billing.webhook' }, { sort: [['at', 1]] }).then((rows) => rows.filter((r) => r.data.eventId === eventId && r.data.outcome !== 'pending').map((r) => r.data.outcome));
+      store.audit
+        .find({ projectId, action: 'billing.webhook' }, { sort: [['at', 1]] })
+        .then((rows) =>
+          rows.filter((r) => r.data.eventId === eventId && r.data.outcome !== 'pending').map((r) => r.data.outcome),
+        );
 
     for (const step of STEPS) {
       it(`${step}: the restarted node applies the provider's redelivery, and the board is Pro as the provider says`, async () => {
@@ -140,7 +182,9 @@ export function crashFlow(name: string, fresh: () => Promise<CrashStore>): void 
           await withStore(s, async (store) => {
             await expectProviderTruth(store, projectId);
             // Applied once: by the redelivery when the first delivery died before its write, else by the first.
-            expect(await terminal(store, projectId, event.id)).toEqual([step === 'webhook:after-pending' ? 'applied' : 'duplicate']);
+            expect(await terminal(store, projectId, event.id)).toEqual([
+              step === 'webhook:after-pending' ? 'applied' : 'duplicate',
+            ]);
             expect((await store.billing.get(projectId))!.appliedEventIds).toEqual([event.id]);
           });
         } finally {
@@ -155,8 +199,15 @@ export function crashFlow(name: string, fresh: () => Promise<CrashStore>): void 
           await crashAt(s, step, projectId, event.id, body);
           const node = await startMain({ ...s.env, ...billingEnv(true) });
           try {
-            await expect.poll(() => /"msg":"billing: reconcile pass"/.test(node.output()), { timeout: 30_000 }).toBe(true);
-            const pass = JSON.parse(node.output().split('\n').find((l) => l.includes('"msg":"billing: reconcile pass"'))!) as Record<string, number>;
+            await expect
+              .poll(() => /"msg":"billing: reconcile pass"/.test(node.output()), { timeout: 30_000 })
+              .toBe(true);
+            const pass = JSON.parse(
+              node
+                .output()
+                .split('\n')
+                .find((l) => l.includes('"msg":"billing: reconcile pass"'))!,
+            ) as Record<string, number>;
             expect(pass).toMatchObject({ candidates: 1, reread: 1, failed: 0, conflicts: 0, deferred: 0 });
             // A redelivery after it changes nothing.
             expect((await deliverSigned(node.url, body, SECRET)).status).toBe(200);
@@ -167,7 +218,9 @@ export function crashFlow(name: string, fresh: () => Promise<CrashStore>): void 
             await expectProviderTruth(store, projectId);
             expect((await store.billing.get(projectId))!.reconciledAt).toEqual(expect.any(Number));
             // Died before its write: the pass's answer is newer than the event, which is then ignored.
-            expect(await terminal(store, projectId, event.id)).toEqual([step === 'webhook:after-pending' ? 'ignored' : 'duplicate']);
+            expect(await terminal(store, projectId, event.id)).toEqual([
+              step === 'webhook:after-pending' ? 'ignored' : 'duplicate',
+            ]);
           });
         } finally {
           await s.drop();

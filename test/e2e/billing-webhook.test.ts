@@ -29,17 +29,37 @@ afterAll(async () => {
 
 let seq = 0;
 function event(type: string, object: Record<string, unknown>, created = Math.floor(Date.now() / 1000)) {
-  return { id: `evt_${unique('t')}_${++seq}`, object: 'event', type, created, livemode: false, api_version: '2025-01-01', data: { object } };
+  return {
+    id: `evt_${unique('t')}_${++seq}`,
+    object: 'event',
+    type,
+    created,
+    livemode: false,
+    api_version: '2025-01-01',
+    data: { object },
+  };
 }
 
 function subscription(customer: string, status: string, price: string, projectId: string | null = null) {
-  return { id: `sub_${customer}`, object: 'subscription', customer, status, cancel_at_period_end: false, current_period_end: Math.floor(Date.now() / 1000) + 30 * 86400, metadata: projectId ? { projectId } : {}, items: { data: [{ price: { id: price } }] } };
+  return {
+    id: `sub_${customer}`,
+    object: 'subscription',
+    customer,
+    status,
+    cancel_at_period_end: false,
+    current_period_end: Math.floor(Date.now() / 1000) + 30 * 86400,
+    metadata: projectId ? { projectId } : {},
+    items: { data: [{ price: { id: price } }] },
+  };
 }
 
 async function deliver(payload: unknown, headers?: Record<string, string>) {
   const body = JSON.stringify(payload);
   if (!headers) return deliverSigned(srv.url, body, SECRET);
-  return new Client(srv.url).request('POST', '/api/billing/webhook', { raw: body, headers: { 'content-type': 'application/json', ...headers } });
+  return new Client(srv.url).request('POST', '/api/billing/webhook', {
+    raw: body,
+    headers: { 'content-type': 'application/json', ...headers },
+  });
 }
 
 /** A board whose billing record has a customer attached (checkout attaches it; that operation comes with its own issue slice). */
@@ -51,18 +71,43 @@ async function billedBoard(): Promise<TestBoard & { customer: string }> {
   return { ...board, customer };
 }
 
-const requestLimit = async (client: Client, projectId: string) => Number((await client.get(`/api/status?projectId=${projectId}`)).headers.get('x-ratelimit-request-limit'));
-const auditOf = async (board: TestBoard) => (await board.owner.get(`/api/account/billing/events?projectId=${board.projectId}`)).body.events as { eventId: string; outcome: string }[];
+const requestLimit = async (client: Client, projectId: string) =>
+  Number((await client.get(`/api/status?projectId=${projectId}`)).headers.get('x-ratelimit-request-limit'));
+const auditOf = async (board: TestBoard) =>
+  (await board.owner.get(`/api/account/billing/events?projectId=${board.projectId}`)).body.events as {
+    eventId: string;
+    outcome: string;
+  }[];
 
 describe('billing state', () => {
   it('is Free with no subscription and offers Pro monthly and yearly; another member is refused', async () => {
     const board = await newBoard(srv.url);
     const res = await board.owner.get(`/api/account/billing?projectId=${board.projectId}`);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ projectId: board.projectId, plan: 'free', subscription: null, providerAvailable: true, upgradeOptions: [{ plan: 'pro', interval: 'month' }, { plan: 'pro', interval: 'year' }] });
+    expect(res.body).toEqual({
+      projectId: board.projectId,
+      plan: 'free',
+      subscription: null,
+      providerAvailable: true,
+      upgradeOptions: [
+        { plan: 'pro', interval: 'month' },
+        { plan: 'pro', interval: 'year' },
+      ],
+    });
     const member = await newBoard(srv.url);
-    await srv.store.members.insert({ _id: `${board.projectId}:${(await member.owner.get('/api/auth/me')).body.user.id}`, version: 1, projectId: board.projectId, accountId: (await member.owner.get('/api/auth/me')).body.user.id, role: 'admin', acceptedAt: Date.now() });
-    expectError(await member.owner.get(`/api/account/billing?projectId=${board.projectId}`), 403, 'PROJECT_SCOPE_DENIED');
+    await srv.store.members.insert({
+      _id: `${board.projectId}:${(await member.owner.get('/api/auth/me')).body.user.id}`,
+      version: 1,
+      projectId: board.projectId,
+      accountId: (await member.owner.get('/api/auth/me')).body.user.id,
+      role: 'admin',
+      acceptedAt: Date.now(),
+    });
+    expectError(
+      await member.owner.get(`/api/account/billing?projectId=${board.projectId}`),
+      403,
+      'PROJECT_SCOPE_DENIED',
+    );
   });
 });
 
@@ -71,13 +116,19 @@ describe('POST /api/billing/webhook', () => {
     const board = await billedBoard();
     const agent = await board.agent('watcher');
     expect(await requestLimit(agent, board.projectId)).toBe(600);
-    const created = event('customer.subscription.created', subscription(board.customer, 'active', PRICES.month, board.projectId));
+    const created = event(
+      'customer.subscription.created',
+      subscription(board.customer, 'active', PRICES.month, board.projectId),
+    );
     const first = await deliver(created);
     expect(first.status, first.text).toBe(200);
     expect(first.body).toEqual({ received: true, handled: true });
     expect(await requestLimit(agent, board.projectId)).toBe(6000);
     const state = (await board.owner.get(`/api/account/billing?projectId=${board.projectId}`)).body;
-    expect(state).toMatchObject({ plan: 'pro', subscription: { status: 'active', interval: 'month', cancelAtPeriodEnd: false } });
+    expect(state).toMatchObject({
+      plan: 'pro',
+      subscription: { status: 'active', interval: 'month', cancelAtPeriodEnd: false },
+    });
     // The same event again: acknowledged, nothing changes, and its own two rows.
     const before = await srv.store.billing.get(board.projectId);
     expect((await deliver(created)).status).toBe(200);
@@ -92,10 +143,34 @@ describe('POST /api/billing/webhook', () => {
     const body = JSON.stringify(payload);
     const good = Stripe.webhooks.generateTestHeaderString({ payload: body, secret: SECRET });
     const auditBefore = await srv.store.audit.count({ action: 'billing.webhook' });
-    const post = (raw: string, headers: Record<string, string>) => new Client(srv.url).request('POST', '/api/billing/webhook', { raw, headers: { 'content-type': 'application/json', ...headers } });
-    expectError(await post(body.replace('active', 'trialing'), { 'stripe-signature': good }), 400, 'PROVIDER_SIGNATURE_INVALID');
-    expectError(await post(body, { 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload: body, secret: 'whsec_someone_else' }) }), 400, 'PROVIDER_SIGNATURE_INVALID');
-    expectError(await post(body, { 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload: body, secret: SECRET, timestamp: Math.floor(Date.now() / 1000) - 301 }) }), 400, 'PROVIDER_SIGNATURE_INVALID');
+    const post = (raw: string, headers: Record<string, string>) =>
+      new Client(srv.url).request('POST', '/api/billing/webhook', {
+        raw,
+        headers: { 'content-type': 'application/json', ...headers },
+      });
+    expectError(
+      await post(body.replace('active', 'trialing'), { 'stripe-signature': good }),
+      400,
+      'PROVIDER_SIGNATURE_INVALID',
+    );
+    expectError(
+      await post(body, {
+        'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload: body, secret: 'whsec_someone_else' }),
+      }),
+      400,
+      'PROVIDER_SIGNATURE_INVALID',
+    );
+    expectError(
+      await post(body, {
+        'stripe-signature': Stripe.webhooks.generateTestHeaderString({
+          payload: body,
+          secret: SECRET,
+          timestamp: Math.floor(Date.now() / 1000) - 301,
+        }),
+      }),
+      400,
+      'PROVIDER_SIGNATURE_INVALID',
+    );
     expectError(await post(body, {}), 400, 'PROVIDER_SIGNATURE_INVALID');
     expectError(await post(body, { 'stripe-signature': '' }), 400, 'PROVIDER_SIGNATURE_INVALID');
     expect(await srv.store.audit.count({ action: 'billing.webhook' })).toBe(auditBefore);
@@ -105,8 +180,17 @@ describe('POST /api/billing/webhook', () => {
   it('never lets an older subscription change overwrite a newer one', async () => {
     const board = await billedBoard();
     const now = Math.floor(Date.now() / 1000);
-    expect((await deliver(event('customer.subscription.updated', subscription(board.customer, 'active', PRICES.year), now))).status).toBe(200);
-    expect((await deliver(event('customer.subscription.updated', subscription(board.customer, 'past_due', PRICES.month), now - 60))).status).toBe(200);
+    expect(
+      (await deliver(event('customer.subscription.updated', subscription(board.customer, 'active', PRICES.year), now)))
+        .status,
+    ).toBe(200);
+    expect(
+      (
+        await deliver(
+          event('customer.subscription.updated', subscription(board.customer, 'past_due', PRICES.month), now - 60),
+        )
+      ).status,
+    ).toBe(200);
     const record = (await srv.store.billing.get(board.projectId))!;
     expect(record).toMatchObject({ status: 'active', interval: 'year', changedAt: now * 1000 });
     expect((await auditOf(board)).map((r) => r.outcome)).toContain('ignored');
@@ -116,17 +200,40 @@ describe('POST /api/billing/webhook', () => {
     const board = await billedBoard();
     const agent = await board.agent('watcher');
     const now = Math.floor(Date.now() / 1000);
-    await deliver(event('customer.subscription.created', subscription(board.customer, 'active', PRICES.month), now - 10));
+    await deliver(
+      event('customer.subscription.created', subscription(board.customer, 'active', PRICES.month), now - 10),
+    );
     expect(await requestLimit(agent, board.projectId)).toBe(6000);
-    expect((await deliver(event('customer.subscription.deleted', subscription(board.customer, 'canceled', PRICES.month), now))).status).toBe(200);
+    expect(
+      (
+        await deliver(
+          event('customer.subscription.deleted', subscription(board.customer, 'canceled', PRICES.month), now),
+        )
+      ).status,
+    ).toBe(200);
     expect(await requestLimit(agent, board.projectId)).toBe(600);
-    expect((await board.owner.get(`/api/account/billing?projectId=${board.projectId}`)).body).toMatchObject({ plan: 'free', subscription: { status: 'canceled' } });
+    expect((await board.owner.get(`/api/account/billing?projectId=${board.projectId}`)).body).toMatchObject({
+      plan: 'free',
+      subscription: { status: 'canceled' },
+    });
   });
 
   it('refuses an event for a customer of no project, or naming another project, and changes nothing', async () => {
     const board = await billedBoard();
-    expectError(await deliver(event('customer.subscription.created', subscription(`cus_${unique('stranger')}`, 'active', PRICES.month))), 400, 'PROVIDER_EVENT_ACCOUNT_MISMATCH');
-    expectError(await deliver(event('customer.subscription.created', subscription(board.customer, 'active', PRICES.month, 'another-project'))), 400, 'PROVIDER_EVENT_ACCOUNT_MISMATCH');
+    expectError(
+      await deliver(
+        event('customer.subscription.created', subscription(`cus_${unique('stranger')}`, 'active', PRICES.month)),
+      ),
+      400,
+      'PROVIDER_EVENT_ACCOUNT_MISMATCH',
+    );
+    expectError(
+      await deliver(
+        event('customer.subscription.created', subscription(board.customer, 'active', PRICES.month, 'another-project')),
+      ),
+      400,
+      'PROVIDER_EVENT_ACCOUNT_MISMATCH',
+    );
     expect((await srv.store.billing.get(board.projectId))!.status).toBeNull();
   });
 
@@ -141,7 +248,13 @@ describe('POST /api/billing/webhook', () => {
     const res = await deliver(event('customer.created', { id: 'cus_x', object: 'customer' }));
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ received: true, handled: false });
-    const body = JSON.stringify({ id: 'evt_no_object', object: 'event', type: 'customer.subscription.updated', created: 1, data: {} });
+    const body = JSON.stringify({
+      id: 'evt_no_object',
+      object: 'event',
+      type: 'customer.subscription.updated',
+      created: 1,
+      data: {},
+    });
     expectError(await deliverSigned(srv.url, body, SECRET), 400, 'PROVIDER_EVENT_INVALID');
   });
 });
@@ -151,8 +264,17 @@ describe('without billing configured', () => {
     const bare = await startTestServer();
     try {
       const board = await newBoard(bare.url);
-      expect((await board.owner.get(`/api/account/billing?projectId=${board.projectId}`)).body.providerAvailable).toBe(false);
-      expectError(await new Client(bare.url).request('POST', '/api/billing/webhook', { raw: '{}', headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=x' } }), 503, 'BILLING_UNAVAILABLE');
+      expect((await board.owner.get(`/api/account/billing?projectId=${board.projectId}`)).body.providerAvailable).toBe(
+        false,
+      );
+      expectError(
+        await new Client(bare.url).request('POST', '/api/billing/webhook', {
+          raw: '{}',
+          headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=x' },
+        }),
+        503,
+        'BILLING_UNAVAILABLE',
+      );
     } finally {
       await bare.stop();
     }

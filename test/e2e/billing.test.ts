@@ -10,10 +10,18 @@ import { billingRecord as record } from '../support/billing.js';
 
 const stripeBase = inject('stripeBase');
 const PRICES = { month: 'price_pro_monthly', year: 'price_pro_yearly' };
-const billingEnv = (apiBase: string) => ({ STRIPE_SECRET_KEY: 'sk_test_123', STRIPE_WEBHOOK_SECRET: 'whsec_x', STRIPE_PRICE_MONTHLY: PRICES.month, STRIPE_PRICE_YEARLY: PRICES.year, STRIPE_API_BASE: apiBase });
+const billingEnv = (apiBase: string) => ({
+  STRIPE_SECRET_KEY: 'sk_test_123',
+  STRIPE_WEBHOOK_SECRET: 'whsec_x',
+  STRIPE_PRICE_MONTHLY: PRICES.month,
+  STRIPE_PRICE_YEARLY: PRICES.year,
+  STRIPE_API_BASE: apiBase,
+});
 
 /** A local HTTP server standing in for the provider: counts requests and answers with `answer`. */
-async function fakeProvider(answer: (path: string) => { status: number; body: string; delayMs?: number }): Promise<{ url: string; requests: string[]; close: () => Promise<void> }> {
+async function fakeProvider(
+  answer: (path: string) => { status: number; body: string; delayMs?: number },
+): Promise<{ url: string; requests: string[]; close: () => Promise<void> }> {
   const requests: string[] = [];
   const server: Server = createServer((req, res) => {
     requests.push(`${req.method} ${req.url}`);
@@ -22,9 +30,12 @@ async function fakeProvider(answer: (path: string) => { status: number; body: st
     setTimeout(() => res.writeHead(status, { 'content-type': 'application/json' }).end(body), delayMs);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests, close: () => new Promise((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    requests,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
 }
-
 
 async function owned(srv: TestServer) {
   const board = await newBoard(srv.url);
@@ -55,17 +66,44 @@ describe.skipIf(!stripeBase)('checkout, portal and annual (stripe-mock)', () => 
 
   it('refuses a bad interval before drawing on the budget, a missing one as INVALID_INPUT, a member, and a second live subscription', async () => {
     const b = await owned(srv);
-    const remaining = async () => Number((await b.owner.get(`/api/status${b.q}`)).headers.get('x-ratelimit-write-remaining'));
+    const remaining = async () =>
+      Number((await b.owner.get(`/api/status${b.q}`)).headers.get('x-ratelimit-write-remaining'));
     const before = await remaining();
-    expectError(await b.owner.post(`/api/account/billing/checkout${b.q}`, { interval: 'week' }), 400, 'INVALID_BILLING_INTERVAL');
+    expectError(
+      await b.owner.post(`/api/account/billing/checkout${b.q}`, { interval: 'week' }),
+      400,
+      'INVALID_BILLING_INTERVAL',
+    );
     expectError(await b.owner.post(`/api/account/billing/checkout${b.q}`, {}), 400, 'INVALID_INPUT');
     expect(await remaining()).toBe(before);
     expect(await srv.store.billing.get(b.projectId)).toBeNull();
     const member = await signedUp(srv.url);
-    await srv.store.members.insert({ _id: `${b.projectId}:${member.accountId}`, version: 1, projectId: b.projectId, accountId: member.accountId, role: 'admin', acceptedAt: Date.now() });
-    expectError(await member.client.post(`/api/account/billing/checkout${b.q}`, { interval: 'month' }), 403, 'PROJECT_SCOPE_DENIED');
-    await srv.store.billing.insert(record(b.projectId, b.accountId, { subscriptionId: 'sub_live', status: 'active', priceId: PRICES.month, interval: 'month' }));
-    expectError(await b.owner.post(`/api/account/billing/checkout${b.q}`, { interval: 'year' }), 409, 'BILLING_SUBSCRIPTION_CONFLICT');
+    await srv.store.members.insert({
+      _id: `${b.projectId}:${member.accountId}`,
+      version: 1,
+      projectId: b.projectId,
+      accountId: member.accountId,
+      role: 'admin',
+      acceptedAt: Date.now(),
+    });
+    expectError(
+      await member.client.post(`/api/account/billing/checkout${b.q}`, { interval: 'month' }),
+      403,
+      'PROJECT_SCOPE_DENIED',
+    );
+    await srv.store.billing.insert(
+      record(b.projectId, b.accountId, {
+        subscriptionId: 'sub_live',
+        status: 'active',
+        priceId: PRICES.month,
+        interval: 'month',
+      }),
+    );
+    expectError(
+      await b.owner.post(`/api/account/billing/checkout${b.q}`, { interval: 'year' }),
+      409,
+      'BILLING_SUBSCRIPTION_CONFLICT',
+    );
   });
 
   it('denies checkout with 429 once the board bucket is spent, with no mutation and no provider call', async () => {
@@ -74,7 +112,8 @@ describe.skipIf(!stripeBase)('checkout, portal and annual (stripe-mock)', () => 
     // start of a window.
     startOfBudgetWindow(srv);
     let spent = false;
-    for (let i = 0; i < 121 && !spent; i++) spent = (await b.owner.post(`/api/shouts${b.q}`, { text: `spend ${i}` })).status === 429;
+    for (let i = 0; i < 121 && !spent; i++)
+      spent = (await b.owner.post(`/api/shouts${b.q}`, { text: `spend ${i}` })).status === 429;
     expect(spent).toBe(true);
     const denied = await b.owner.post(`/api/account/billing/checkout${b.q}`, { interval: 'month' });
     expectError(denied, 429, 'RATE_LIMITED');
@@ -98,7 +137,9 @@ describe.skipIf(!stripeBase)('checkout, portal and annual (stripe-mock)', () => 
     const b = await owned(srv);
     const annual = () => b.owner.post(`/api/account/billing/annual${b.q}`);
     expectError(await annual(), 409, 'BILLING_SUBSCRIPTION_REQUIRED');
-    await srv.store.billing.insert(record(b.projectId, b.accountId, { subscriptionId: 'sub_123', status: 'canceled', priceId: PRICES.month }));
+    await srv.store.billing.insert(
+      record(b.projectId, b.accountId, { subscriptionId: 'sub_123', status: 'canceled', priceId: PRICES.month }),
+    );
     const set = async (changes: Record<string, unknown>) => {
       const current = (await srv.store.billing.get(b.projectId))!;
       await srv.store.billing.update(b.projectId, current.version, changes);
@@ -122,7 +163,10 @@ describe('a provider that is down, or answers garbage', () => {
   let odd: TestServer;
   beforeAll(async () => {
     garbage = await fakeProvider(() => ({ status: 200, body: '{}' }));
-    [down, odd] = await Promise.all([startTestServer(billingEnv('http://127.0.0.1:1')), startTestServer(billingEnv(garbage.url))]);
+    [down, odd] = await Promise.all([
+      startTestServer(billingEnv('http://127.0.0.1:1')),
+      startTestServer(billingEnv(garbage.url)),
+    ]);
   });
   afterAll(async () => {
     await Promise.all([down.stop(), odd.stop(), garbage.close()]);
@@ -130,16 +174,31 @@ describe('a provider that is down, or answers garbage', () => {
 
   it('maps an unreachable provider to 502 PROVIDER_UNAVAILABLE and an unusable answer to 502 PROVIDER_RESPONSE_INVALID, attaching nothing', async () => {
     const a = await owned(down);
-    expectError(await a.owner.post(`/api/account/billing/checkout${a.q}`, { interval: 'month' }), 502, 'PROVIDER_UNAVAILABLE');
+    expectError(
+      await a.owner.post(`/api/account/billing/checkout${a.q}`, { interval: 'month' }),
+      502,
+      'PROVIDER_UNAVAILABLE',
+    );
     expect(await down.store.billing.get(a.projectId)).toBeNull();
     const b = await owned(odd);
-    expectError(await b.owner.post(`/api/account/billing/checkout${b.q}`, { interval: 'month' }), 502, 'PROVIDER_RESPONSE_INVALID');
+    expectError(
+      await b.owner.post(`/api/account/billing/checkout${b.q}`, { interval: 'month' }),
+      502,
+      'PROVIDER_RESPONSE_INVALID',
+    );
     expect(await odd.store.billing.get(b.projectId)).toBeNull();
   });
 
   it('answers annual with 502 when the provider cannot move the price, changing nothing', async () => {
     const a = await owned(down);
-    await down.store.billing.insert(record(a.projectId, a.accountId, { subscriptionId: 'sub_m', status: 'active', priceId: PRICES.month, interval: 'month' }));
+    await down.store.billing.insert(
+      record(a.projectId, a.accountId, {
+        subscriptionId: 'sub_m',
+        status: 'active',
+        priceId: PRICES.month,
+        interval: 'month',
+      }),
+    );
     expectError(await a.owner.post(`/api/account/billing/annual${a.q}`), 502, 'PROVIDER_UNAVAILABLE');
     expect((await down.store.billing.get(a.projectId))!).toMatchObject({ priceId: PRICES.month, interval: 'month' });
   });
@@ -148,12 +207,23 @@ describe('a provider that is down, or answers garbage', () => {
     // A provider slow to create customers, so both requests find the board without one.
     let customers = 0;
     const slow = await fakeProvider((path) =>
-      path.startsWith('/v1/customers') ? { status: 200, body: JSON.stringify({ id: `cus_race_${++customers}`, object: 'customer' }), delayMs: 300 } : { status: 200, body: JSON.stringify({ id: 'cs_1', object: 'checkout.session', url: 'https://checkout.stripe.com/c/pay/cs_1' }) },
+      path.startsWith('/v1/customers')
+        ? { status: 200, body: JSON.stringify({ id: `cus_race_${++customers}`, object: 'customer' }), delayMs: 300 }
+        : {
+            status: 200,
+            body: JSON.stringify({
+              id: 'cs_1',
+              object: 'checkout.session',
+              url: 'https://checkout.stripe.com/c/pay/cs_1',
+            }),
+          },
     );
     const srv = await startTestServer(billingEnv(slow.url));
     try {
       const b = await owned(srv);
-      const answers = await Promise.all([0, 1].map(() => b.owner.post(`/api/account/billing/checkout${b.q}`, { interval: 'month' })));
+      const answers = await Promise.all(
+        [0, 1].map(() => b.owner.post(`/api/account/billing/checkout${b.q}`, { interval: 'month' })),
+      );
       expect(answers.map((r) => r.status).sort()).toEqual([201, 409]);
       expect(answers.find((r) => r.status === 409)!.body.error.code).toBe('BILLING_CUSTOMER_CONFLICT');
       expect(customers).toBe(2);
@@ -166,7 +236,9 @@ describe('a provider that is down, or answers garbage', () => {
 
   it('still answers GET billing when only the interval refresh fails', async () => {
     const a = await owned(down);
-    await down.store.billing.insert(record(a.projectId, a.accountId, { subscriptionId: 'sub_x', status: 'active', priceId: null, interval: null }));
+    await down.store.billing.insert(
+      record(a.projectId, a.accountId, { subscriptionId: 'sub_x', status: 'active', priceId: null, interval: null }),
+    );
     const res = await a.owner.get(`/api/account/billing${a.q}`);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ plan: 'pro', subscription: { status: 'active', interval: null } });
@@ -175,8 +247,14 @@ describe('a provider that is down, or answers garbage', () => {
   it('keeps an account with a live subscription when the provider cannot cancel it (502, nothing deleted)', async () => {
     const { client, email, password, accountId } = await signedUp(down.url);
     const projectId = (await client.get('/api/projects')).body.projects[0].projectId as string;
-    await down.store.billing.insert(record(projectId, accountId, { subscriptionId: 'sub_live', status: 'active', priceId: PRICES.month }));
-    expectError(await client.request('DELETE', '/api/account', { json: { confirmEmail: email, currentPassword: password } }), 502, 'PROVIDER_UNAVAILABLE');
+    await down.store.billing.insert(
+      record(projectId, accountId, { subscriptionId: 'sub_live', status: 'active', priceId: PRICES.month }),
+    );
+    expectError(
+      await client.request('DELETE', '/api/account', { json: { confirmEmail: email, currentPassword: password } }),
+      502,
+      'PROVIDER_UNAVAILABLE',
+    );
     expect(await down.store.accounts.get(accountId)).not.toBeNull();
     expect((await down.store.accounts.get(accountId))?.deletedAt ?? null).toBeNull();
     expect(await down.store.projects.get(projectId)).not.toBeNull();
@@ -187,7 +265,14 @@ describe('a provider that is down, or answers garbage', () => {
     const srv = await startTestServer(billingEnv(counted.url));
     try {
       const b = await owned(srv);
-      await srv.store.billing.insert(record(b.projectId, b.accountId, { subscriptionId: 'sub_y', status: 'active', priceId: PRICES.year, interval: 'year' }));
+      await srv.store.billing.insert(
+        record(b.projectId, b.accountId, {
+          subscriptionId: 'sub_y',
+          status: 'active',
+          priceId: PRICES.year,
+          interval: 'year',
+        }),
+      );
       const res = await b.owner.post(`/api/account/billing/annual${b.q}`);
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ changed: false });
@@ -205,16 +290,22 @@ describe.skipIf(!stripeBase)('account deletion with a subscription (stripe-mock)
     try {
       const { client, email, password, accountId } = await signedUp(srv.url);
       const projectId = (await client.get('/api/projects')).body.projects[0].projectId as string;
-      await srv.store.billing.insert(record(projectId, accountId, { subscriptionId: 'sub_live', status: 'active', priceId: PRICES.month }));
-      const res = await client.request('DELETE', '/api/account', { json: { confirmEmail: email, currentPassword: password } });
+      await srv.store.billing.insert(
+        record(projectId, accountId, { subscriptionId: 'sub_live', status: 'active', priceId: PRICES.month }),
+      );
+      const res = await client.request('DELETE', '/api/account', {
+        json: { confirmEmail: email, currentPassword: password },
+      });
       expect(res.status, res.text).toBeLessThan(300);
-      expect(await srv.store.accounts.get(accountId)).toMatchObject({ deletedBy: 'owner', deletedAt: expect.any(Number) });
+      expect(await srv.store.accounts.get(accountId)).toMatchObject({
+        deletedBy: 'owner',
+        deletedAt: expect.any(Number),
+      });
     } finally {
       await srv.stop();
     }
   });
 });
-
 
 describe('the codes every billing operation shares', () => {
   let srv: TestServer;
@@ -222,8 +313,17 @@ describe('the codes every billing operation shares', () => {
   let refusing: Awaited<ReturnType<typeof fakeProvider>>;
   let refused: TestServer;
   beforeAll(async () => {
-    refusing = await fakeProvider(() => ({ status: 400, body: JSON.stringify({ error: { type: 'invalid_request_error', message: 'No such price', code: 'resource_missing' } }) }));
-    [srv, bare, refused] = await Promise.all([startTestServer(billingEnv('http://127.0.0.1:1')), startTestServer(), startTestServer(billingEnv(refusing.url))]);
+    refusing = await fakeProvider(() => ({
+      status: 400,
+      body: JSON.stringify({
+        error: { type: 'invalid_request_error', message: 'No such price', code: 'resource_missing' },
+      }),
+    }));
+    [srv, bare, refused] = await Promise.all([
+      startTestServer(billingEnv('http://127.0.0.1:1')),
+      startTestServer(),
+      startTestServer(billingEnv(refusing.url)),
+    ]);
   });
   afterAll(async () => {
     await Promise.all([srv.stop(), bare.stop(), refused.stop(), refusing.close()]);
@@ -235,36 +335,65 @@ describe('the codes every billing operation shares', () => {
     ['POST', '/api/account/billing/annual', {}],
   ] as const;
 
-  it.each(OPERATIONS)('%s %s: INVALID_JSON, JSON_REQUIRED, BODY_TOO_LARGE, INVALID_PROJECT_ID, CSRF_REJECTED, UNAUTHENTICATED, PROJECT_REQUIRED', async (method, path, body) => {
-    const b = await owned(srv);
-    const raw = (data: string, headers: Record<string, string>) => b.owner.request(method, `${path}${b.q}`, { raw: data, headers });
-    expectError(await raw('{"interval":', { 'content-type': 'application/json' }), 400, 'INVALID_JSON');
-    expectError(await raw(JSON.stringify(body), { 'content-type': 'text/plain' }), 415, 'JSON_REQUIRED');
-    expectError(await raw(JSON.stringify({ pad: 'x'.repeat(300 * 1024) }), { 'content-type': 'application/json' }), 413, 'BODY_TOO_LARGE');
-    expectError(await b.owner.request(method, `${path}?projectId=${encodeURIComponent('not a project!')}`, { json: body }), 400, 'INVALID_PROJECT_ID');
-    expectError(await b.owner.request(method, `${path}${b.q}`, { json: body, headers: { 'x-csrf-token': 'forged' } }), 403, 'CSRF_REJECTED');
-    expectError(await new Client(srv.url).request(method, `${path}${b.q}`, { json: body }), 401, 'UNAUTHENTICATED');
-    expect((await b.owner.request('PATCH', '/api/account/profile', { json: { defaultProjectId: null } })).status).toBe(200);
-    expectError(await b.owner.request(method, path, { json: body }), 409, 'PROJECT_REQUIRED');
-  });
+  it.each(OPERATIONS)(
+    '%s %s: INVALID_JSON, JSON_REQUIRED, BODY_TOO_LARGE, INVALID_PROJECT_ID, CSRF_REJECTED, UNAUTHENTICATED, PROJECT_REQUIRED',
+    async (method, path, body) => {
+      const b = await owned(srv);
+      const raw = (data: string, headers: Record<string, string>) =>
+        b.owner.request(method, `${path}${b.q}`, { raw: data, headers });
+      expectError(await raw('{"interval":', { 'content-type': 'application/json' }), 400, 'INVALID_JSON');
+      expectError(await raw(JSON.stringify(body), { 'content-type': 'text/plain' }), 415, 'JSON_REQUIRED');
+      expectError(
+        await raw(JSON.stringify({ pad: 'x'.repeat(300 * 1024) }), { 'content-type': 'application/json' }),
+        413,
+        'BODY_TOO_LARGE',
+      );
+      expectError(
+        await b.owner.request(method, `${path}?projectId=${encodeURIComponent('not a project!')}`, { json: body }),
+        400,
+        'INVALID_PROJECT_ID',
+      );
+      expectError(
+        await b.owner.request(method, `${path}${b.q}`, { json: body, headers: { 'x-csrf-token': 'forged' } }),
+        403,
+        'CSRF_REJECTED',
+      );
+      expectError(await new Client(srv.url).request(method, `${path}${b.q}`, { json: body }), 401, 'UNAUTHENTICATED');
+      expect(
+        (await b.owner.request('PATCH', '/api/account/profile', { json: { defaultProjectId: null } })).status,
+      ).toBe(200);
+      expectError(await b.owner.request(method, path, { json: body }), 409, 'PROJECT_REQUIRED');
+    },
+  );
 
   it('GET /api/account/billing: INVALID_PROJECT_ID, UNAUTHENTICATED, PROJECT_REQUIRED', async () => {
     const b = await owned(srv);
-    expectError(await b.owner.get(`/api/account/billing?projectId=${encodeURIComponent('not a project!')}`), 400, 'INVALID_PROJECT_ID');
+    expectError(
+      await b.owner.get(`/api/account/billing?projectId=${encodeURIComponent('not a project!')}`),
+      400,
+      'INVALID_PROJECT_ID',
+    );
     expectError(await new Client(srv.url).get(`/api/account/billing${b.q}`), 401, 'UNAUTHENTICATED');
-    expect((await b.owner.request('PATCH', '/api/account/profile', { json: { defaultProjectId: null } })).status).toBe(200);
+    expect((await b.owner.request('PATCH', '/api/account/profile', { json: { defaultProjectId: null } })).status).toBe(
+      200,
+    );
     expectError(await b.owner.get('/api/account/billing'), 409, 'PROJECT_REQUIRED');
   });
 
   it('answers 503 BILLING_UNAVAILABLE for checkout, portal and annual when no provider is configured', async () => {
     const b = await owned(bare);
-    for (const [method, path, body] of OPERATIONS) expectError(await b.owner.request(method, `${path}${b.q}`, { json: body }), 503, 'BILLING_UNAVAILABLE');
+    for (const [method, path, body] of OPERATIONS)
+      expectError(await b.owner.request(method, `${path}${b.q}`, { json: body }), 503, 'BILLING_UNAVAILABLE');
     expect((await b.owner.get(`/api/account/billing${b.q}`)).body.providerAvailable).toBe(false);
   });
 
   it('maps a request the provider refuses to 502 PROVIDER_REQUEST_FAILED', async () => {
     const b = await owned(refused);
-    expectError(await b.owner.post(`/api/account/billing/checkout${b.q}`, { interval: 'month' }), 502, 'PROVIDER_REQUEST_FAILED');
+    expectError(
+      await b.owner.post(`/api/account/billing/checkout${b.q}`, { interval: 'month' }),
+      502,
+      'PROVIDER_REQUEST_FAILED',
+    );
     await refused.store.billing.insert(record(b.projectId, b.accountId));
     expectError(await b.owner.post(`/api/account/billing/portal${b.q}`), 502, 'PROVIDER_REQUEST_FAILED');
   });

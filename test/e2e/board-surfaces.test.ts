@@ -18,11 +18,21 @@ describe('editing, comments, reordering', () => {
     const board = await newBoard(srv.url);
     const a = await board.agent('a');
     await a.post('/api/items/batch', { items: [{ title: 'one' }, { title: 'two' }] });
-    const edited = await a.request('PATCH', '/api/items/W-2', { json: { title: 'two, renamed', labels: ['api'], dependsOn: ['W-1'], expectedVersion: 1 } });
+    const edited = await a.request('PATCH', '/api/items/W-2', {
+      json: { title: 'two, renamed', labels: ['api'], dependsOn: ['W-1'], expectedVersion: 1 },
+    });
     expect(edited.status).toBe(200);
     expect(edited.body).toMatchObject({ title: 'two, renamed', labels: ['api'], dependsOn: ['W-1'], state: 'pending' });
-    expectError(await a.request('PATCH', '/api/items/W-2', { json: { title: 'late', expectedVersion: 1 } }), 409, 'VERSION_MISMATCH');
-    expectError(await a.request('PATCH', '/api/items/W-1', { json: { dependsOn: ['W-2'] } }), 400, 'CONFLICTING_DEPENDENCIES');
+    expectError(
+      await a.request('PATCH', '/api/items/W-2', { json: { title: 'late', expectedVersion: 1 } }),
+      409,
+      'VERSION_MISMATCH',
+    );
+    expectError(
+      await a.request('PATCH', '/api/items/W-1', { json: { dependsOn: ['W-2'] } }),
+      400,
+      'CONFLICTING_DEPENDENCIES',
+    );
     expectError(await a.request('PATCH', '/api/items/W-1', { json: { head: head(1) } }), 400, 'COMMIT_ID_FORBIDDEN');
     const unlocked = await a.request('PATCH', '/api/items/W-2', { json: { dependsOn: [] } });
     expect(unlocked.body.state).toBe('ready');
@@ -35,7 +45,10 @@ describe('editing, comments, reordering', () => {
     expect((await a.post('/api/items/W-1/comments', { text: 'first' })).status).toBe(201);
     await a.post('/api/items/W-1/comments', { text: 'second' });
     const listed = await a.get('/api/items/W-1/comments');
-    expect(listed.body.comments.map((c: { text: string; by: string }) => [c.text, c.by])).toEqual([['first', a.principal], ['second', a.principal]]);
+    expect(listed.body.comments.map((c: { text: string; by: string }) => [c.text, c.by])).toEqual([
+      ['first', a.principal],
+      ['second', a.principal],
+    ]);
     expectError(await a.post('/api/items/W-9/comments', { text: 'x' }), 404, 'ITEM_NOT_FOUND');
   });
 
@@ -46,7 +59,11 @@ describe('editing, comments, reordering', () => {
     await member.post('/api/items/batch', { items: [{ title: '1' }, { title: '2' }, { title: '3' }] });
     expectError(await member.post('/api/items/reorder', { workIds: ['W-3'] }), 403, 'ROLE_REQUIRED');
     expect((await admin.post('/api/items/reorder', { workIds: ['W-3', 'W-2'] })).body.order).toEqual(['W-3', 'W-2']);
-    expect((await member.get('/api/status')).body.chainHead.map((i: { workId: string }) => i.workId)).toEqual(['W-3', 'W-2', 'W-1']);
+    expect((await member.get('/api/status')).body.chainHead.map((i: { workId: string }) => i.workId)).toEqual([
+      'W-3',
+      'W-2',
+      'W-1',
+    ]);
     expect((await member.post('/api/claim', {})).body.workId).toBe('W-3');
   });
 });
@@ -57,14 +74,21 @@ describe('revoked leases', () => {
     const a = await board.agent('a');
     await a.post('/api/items', { title: 'doomed' });
     const lease = (await a.post('/api/claim', {})).body;
-    await board.owner.post(`/api/items/W-1/state?projectId=${board.projectId}`, { action: 'block', reason: 'wrong approach' });
+    await board.owner.post(`/api/items/W-1/state?projectId=${board.projectId}`, {
+      action: 'block',
+      reason: 'wrong approach',
+    });
     const renew = await a.post('/api/lease', { leaseId: lease.leaseId, action: 'renew' });
     expect(renew.status).toBe(200);
     expect(renew.body).toEqual({ workId: 'W-1', action: 'renew', lease: null, revoked: true, reason: 'blocked' });
     const submit = await a.post('/api/submit', { leaseId: lease.leaseId, head: head(5) });
     expectError(submit, 409, 'LEASE_NOT_HELD');
     expect(submit.body.error.details).toMatchObject({ revoked: true, reason: 'blocked', workId: 'W-1' });
-    expect((await a.get('/api/items/W-1')).body).toMatchObject({ state: 'blocked', blockedReason: 'wrong approach', submission: null });
+    expect((await a.get('/api/items/W-1')).body).toMatchObject({
+      state: 'blocked',
+      blockedReason: 'wrong approach',
+      submission: null,
+    });
   });
 });
 
@@ -80,11 +104,22 @@ describe('shouts', () => {
     const direct = await a.post('/api/shouts', { text: 'can you review?', kind: 'request', to: b.principal });
     await a.post('/api/shouts', { text: 'broadcast' });
 
-    expect((await c.get('/api/shouts')).body.shouts.map((s: { text: string }) => s.text)).toEqual(['starting W-1', 'broadcast']);
-    expect((await a.get('/api/shouts')).body.shouts.find((s: { id: string }) => s.id === direct.body.id).deliveredAt).toBeNull();
+    expect((await c.get('/api/shouts')).body.shouts.map((s: { text: string }) => s.text)).toEqual([
+      'starting W-1',
+      'broadcast',
+    ]);
+    expect(
+      (await a.get('/api/shouts')).body.shouts.find((s: { id: string }) => s.id === direct.body.id).deliveredAt,
+    ).toBeNull();
     const toB = await b.get('/api/shouts');
-    expect(toB.body.shouts.map((s: { text: string }) => s.text)).toEqual(['starting W-1', 'can you review?', 'broadcast']);
-    expect((await a.get('/api/shouts')).body.shouts.find((s: { id: string }) => s.id === direct.body.id).deliveredAt).toEqual(expect.any(String));
+    expect(toB.body.shouts.map((s: { text: string }) => s.text)).toEqual([
+      'starting W-1',
+      'can you review?',
+      'broadcast',
+    ]);
+    expect(
+      (await a.get('/api/shouts')).body.shouts.find((s: { id: string }) => s.id === direct.body.id).deliveredAt,
+    ).toEqual(expect.any(String));
     expect((await board.owner.get(`/api/shouts?projectId=${board.projectId}`)).body.shouts).toHaveLength(3);
 
     const page = await c.get(`/api/shouts?since=${encodeURIComponent(first.body.id)}`);
@@ -108,12 +143,20 @@ describe('presence, history, metrics', () => {
     const roster = (await a.get('/api/agents')).body.agents;
     expect(roster).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ principal: a.principal, status: 'working', note: 'reading', online: true, leases: [] }),
+        expect.objectContaining({
+          principal: a.principal,
+          status: 'working',
+          note: 'reading',
+          online: true,
+          leases: [],
+        }),
         expect.objectContaining({ principal: b.principal, online: false, leases: ['W-1'] }),
       ]),
     );
     srv.advance(121_000);
-    expect((await a.get('/api/agents')).body.agents.find((x: { principal: string }) => x.principal === a.principal).online).toBe(false);
+    expect(
+      (await a.get('/api/agents')).body.agents.find((x: { principal: string }) => x.principal === a.principal).online,
+    ).toBe(false);
   });
 
   it('filters history and computes metrics from the log', async () => {
@@ -128,7 +171,11 @@ describe('presence, history, metrics', () => {
     await a.post('/api/submit', { leaseId: l2.leaseId, head: head(2) });
 
     const byItem = await a.post('/api/history/query', { workId: 'W-1', types: ['item.state'] });
-    expect(byItem.body.events.map((e: { data: { to: string } }) => e.data.to)).toEqual(['done', 'awaiting_verify', 'claimed']);
+    expect(byItem.body.events.map((e: { data: { to: string } }) => e.data.to)).toEqual([
+      'done',
+      'awaiting_verify',
+      'claimed',
+    ]);
     const byActor = await a.post('/api/history/query', { actor: v.principal });
     expect(byActor.body.events.every((e: { actor: string }) => e.actor === v.principal)).toBe(true);
     const future = await a.post('/api/history/query', { from: new Date(Date.now() + 3600_000).toISOString() });
@@ -188,7 +235,18 @@ describe('rate budgets on board responses', () => {
 
     const status = await a.get('/api/status');
     expect(status.status).toBe(200);
-    for (const h of ['limit', 'remaining', 'reset', 'request-limit', 'request-remaining', 'request-reset', 'write-limit', 'write-remaining', 'write-reset']) expect(status.headers.get(`x-ratelimit-${h}`), h).toMatch(/^\d+$/);
+    for (const h of [
+      'limit',
+      'remaining',
+      'reset',
+      'request-limit',
+      'request-remaining',
+      'request-reset',
+      'write-limit',
+      'write-remaining',
+      'write-reset',
+    ])
+      expect(status.headers.get(`x-ratelimit-${h}`), h).toMatch(/^\d+$/);
     expect(status.headers.get('x-ratelimit-write-limit')).toBe('120');
     const lease = await a.post('/api/claim', {});
     expect(lease.status).toBe(200);

@@ -31,14 +31,24 @@ describe('claiming a named item that is not claimable', () => {
     expect(made.status, made.text).toBe(201);
     const grant = await worker.post('/api/claim', { workId: 'W-1' });
     expect(grant.status, grant.text).toBe(200);
-    expect((await worker.post('/api/submit', { leaseId: grant.body.leaseId, head: head(1) })).body).toEqual({ workId: 'W-1', state: 'done' });
-    const state = (workId: string, action: string) => board.owner.post(`/api/items/${workId}/state?projectId=${board.projectId}`, { action, reason: 'test' });
+    expect((await worker.post('/api/submit', { leaseId: grant.body.leaseId, head: head(1) })).body).toEqual({
+      workId: 'W-1',
+      state: 'done',
+    });
+    const state = (workId: string, action: string) =>
+      board.owner.post(`/api/items/${workId}/state?projectId=${board.projectId}`, { action, reason: 'test' });
     expect((await state('W-2', 'cancel')).status).toBe(200);
     expect((await state('W-4', 'block')).status).toBe(200);
     const held = await worker.post('/api/claim', { workId: 'W-5' });
     expect(held.status, held.text).toBe(200);
 
-    const expected: [string, string][] = [['W-1', 'done'], ['W-2', 'cancelled'], ['W-3', 'pending'], ['W-4', 'blocked'], ['W-5', 'claimed']];
+    const expected: [string, string][] = [
+      ['W-1', 'done'],
+      ['W-2', 'cancelled'],
+      ['W-3', 'pending'],
+      ['W-4', 'blocked'],
+      ['W-5', 'claimed'],
+    ];
     for (const [workId, itemState] of expected) {
       for (const purpose of ['work', 'verify']) {
         const res = await other.post('/api/claim', { workId, purpose });
@@ -50,11 +60,16 @@ describe('claiming a named item that is not claimable', () => {
     const refused = await other.post('/api/claim', { workId: 'W-5' });
     expect(refused.body.error.details).toMatchObject({ holder: worker.principal, expiresAt: held.body.expiresAt });
     // Nothing changed: the items are as they were.
-    for (const [workId, itemState] of expected) expect((await other.get(`/api/items/${workId}`)).body.state).toBe(itemState);
+    for (const [workId, itemState] of expected)
+      expect((await other.get(`/api/items/${workId}`)).body.state).toBe(itemState);
 
     // Not a claim: a state move the state does not take is still INVALID_TRANSITION, naming what it takes.
     const unblock = await state('W-1', 'unblock');
     expectError(unblock, 409, 'INVALID_TRANSITION');
-    expect(unblock.body.error.details).toMatchObject({ workId: 'W-1', state: 'done', allowed: expect.arrayContaining(['REOPEN']) });
+    expect(unblock.body.error.details).toMatchObject({
+      workId: 'W-1',
+      state: 'done',
+      allowed: expect.arrayContaining(['REOPEN']),
+    });
   });
 });

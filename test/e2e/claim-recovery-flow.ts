@@ -51,14 +51,22 @@ export function claimRecoveryFlow(name: string, open: () => Promise<OpenedStore>
       const first = await anonymousBoard();
       const person = await signedUp(url());
       failOnce(store.members, 'insert');
-      expectError(await person.client.post('/api/accounts/claim-anonymous', { claimSecret: first.claimSecret }), 503, 'AUTH_UNAVAILABLE');
+      expectError(
+        await person.client.post('/api/accounts/claim-anonymous', { claimSecret: first.claimSecret }),
+        503,
+        'AUTH_UNAVAILABLE',
+      );
       expect(await store.projects.get(first.projectId)).toMatchObject({ ownerId: first.accountId });
       expect((await first.agent.post('/api/items', { title: 'nothing moved' })).status).toBe(201);
 
       // The tokens cannot be moved: the person owns the board and reaches it, and its agent still works on it.
       const anon = await anonymousBoard();
       failOnce(store.tokens, 'update');
-      expectError(await person.client.post('/api/accounts/claim-anonymous', { claimSecret: anon.claimSecret }), 503, 'AUTH_UNAVAILABLE');
+      expectError(
+        await person.client.post('/api/accounts/claim-anonymous', { claimSecret: anon.claimSecret }),
+        503,
+        'AUTH_UNAVAILABLE',
+      );
       expect(await store.projects.get(anon.projectId)).toMatchObject({ ownerId: person.accountId });
       expect((await person.client.get(`/api/status?projectId=${anon.projectId}`)).status).toBe(200);
       expect((await anon.agent.post('/api/items', { title: 'while the claim is cut short' })).status).toBe(201);
@@ -66,8 +74,13 @@ export function claimRecoveryFlow(name: string, open: () => Promise<OpenedStore>
       await purgeAccount(store, anon.accountId);
       expect(await store.tokens.count({ boardId: anon.projectId })).toBe(1);
       // The person's retry with the same secret moves them: the agent works under the person's account.
-      expect((await person.client.post('/api/accounts/claim-anonymous', { claimSecret: anon.claimSecret })).status).toBe(200);
-      expect((await anon.agent.get('/api/whoami')).body).toMatchObject({ principal: `agent:${anon.token.agentId}`, account: { id: person.accountId } });
+      expect(
+        (await person.client.post('/api/accounts/claim-anonymous', { claimSecret: anon.claimSecret })).status,
+      ).toBe(200);
+      expect((await anon.agent.get('/api/whoami')).body).toMatchObject({
+        principal: `agent:${anon.token.agentId}`,
+        account: { id: person.accountId },
+      });
     });
 
     it('lets the person whose claim was cut short finish it with the same secret or nonce, and nobody else', async () => {
@@ -76,31 +89,64 @@ export function claimRecoveryFlow(name: string, open: () => Promise<OpenedStore>
       // By secret: the claim was accepted, then the store failed as the tokens moved.
       const bySecret = await anonymousBoard();
       failOnce(store.tokens, 'update');
-      expectError(await person.client.post('/api/accounts/claim-anonymous', { claimSecret: bySecret.claimSecret }), 503, 'AUTH_UNAVAILABLE');
-      expectError(await other.client.post('/api/accounts/claim-anonymous', { claimSecret: bySecret.claimSecret }), 400, 'INVALID_LINK_TOKEN');
+      expectError(
+        await person.client.post('/api/accounts/claim-anonymous', { claimSecret: bySecret.claimSecret }),
+        503,
+        'AUTH_UNAVAILABLE',
+      );
+      expectError(
+        await other.client.post('/api/accounts/claim-anonymous', { claimSecret: bySecret.claimSecret }),
+        400,
+        'INVALID_LINK_TOKEN',
+      );
       expectError(await bySecret.agent.post(`/api/projects/${bySecret.projectId}/claim-nonce`), 403, 'ROLE_REQUIRED'); // its account no longer owns it
       const finished = await person.client.post('/api/accounts/claim-anonymous', { claimSecret: bySecret.claimSecret });
       expect(finished.status, finished.text).toBe(200);
-      expect(finished.body.projects).toEqual([expect.objectContaining({ projectId: bySecret.projectId, owned: true, role: 'owner', agentCount: 1 })]);
+      expect(finished.body.projects).toEqual([
+        expect.objectContaining({ projectId: bySecret.projectId, owned: true, role: 'owner', agentCount: 1 }),
+      ]);
       expect((await bySecret.agent.get('/api/whoami')).body).toMatchObject({ account: { id: person.accountId } });
       expect(await store.anonymousAccounts.get(bySecret.accountId)).toBeNull();
       expect(await store.accounts.get(bySecret.accountId)).toBeNull();
-      expectError(await person.client.post('/api/accounts/claim-anonymous', { claimSecret: bySecret.claimSecret }), 400, 'INVALID_LINK_TOKEN'); // done: spent
+      expectError(
+        await person.client.post('/api/accounts/claim-anonymous', { claimSecret: bySecret.claimSecret }),
+        400,
+        'INVALID_LINK_TOKEN',
+      ); // done: spent
 
       // By nonce: the store failed as the anonymous account let go of the board.
       const byNonce = await anonymousBoard();
       const nonce = (await byNonce.agent.post(`/api/projects/${byNonce.projectId}/claim-nonce`)).body.nonce as string;
       failOnce(store.members, 'delete');
-      expectError(await person.client.post(`/api/projects/${byNonce.projectId}/claim`, { nonce }), 503, 'AUTH_UNAVAILABLE');
-      expectError(await other.client.post(`/api/projects/${byNonce.projectId}/claim`, { nonce }), 400, 'INVALID_LINK_TOKEN');
-      expectError(await other.client.post('/api/accounts/claim-anonymous', { claimSecret: byNonce.claimSecret }), 400, 'INVALID_LINK_TOKEN');
+      expectError(
+        await person.client.post(`/api/projects/${byNonce.projectId}/claim`, { nonce }),
+        503,
+        'AUTH_UNAVAILABLE',
+      );
+      expectError(
+        await other.client.post(`/api/projects/${byNonce.projectId}/claim`, { nonce }),
+        400,
+        'INVALID_LINK_TOKEN',
+      );
+      expectError(
+        await other.client.post('/api/accounts/claim-anonymous', { claimSecret: byNonce.claimSecret }),
+        400,
+        'INVALID_LINK_TOKEN',
+      );
       expect((await byNonce.agent.post('/api/items', { title: 'still working' })).status).toBe(201);
       const again = await person.client.post(`/api/projects/${byNonce.projectId}/claim`, { nonce });
       expect(again.status, again.text).toBe(200);
-      expect(again.body).toMatchObject({ claimed: true, project: { projectId: byNonce.projectId, owned: true, role: 'owner', itemCount: 1 } });
+      expect(again.body).toMatchObject({
+        claimed: true,
+        project: { projectId: byNonce.projectId, owned: true, role: 'owner', itemCount: 1 },
+      });
       expect(await store.members.get(`${byNonce.projectId}:${byNonce.accountId}`)).toBeNull();
       expect(await store.anonymousAccounts.get(byNonce.accountId)).toBeNull();
-      expectError(await person.client.post(`/api/projects/${byNonce.projectId}/claim`, { nonce }), 400, 'INVALID_LINK_TOKEN'); // done: spent
+      expectError(
+        await person.client.post(`/api/projects/${byNonce.projectId}/claim`, { nonce }),
+        400,
+        'INVALID_LINK_TOKEN',
+      ); // done: spent
       expect((await other.client.get(`/api/status?projectId=${byNonce.projectId}`)).status).toBe(403);
     });
 
@@ -115,7 +161,11 @@ export function claimRecoveryFlow(name: string, open: () => Promise<OpenedStore>
           byNonce.client.post(`/api/projects/${anon.projectId}/claim`, { nonce }),
         ]);
         expect(statuses(results), results.map((r) => r.text).join('\n')).toEqual([200, 400]);
-        expectError(results.find((r) => r.status === 400)!, 400, 'INVALID_LINK_TOKEN');
+        expectError(
+          results.find((r) => r.status === 400)!,
+          400,
+          'INVALID_LINK_TOKEN',
+        );
         const [winner, loser] = results[0]!.status === 200 ? [bySecret, byNonce] : [byNonce, bySecret];
         expect(await store.projects.get(anon.projectId)).toMatchObject({ ownerId: winner.accountId });
         expect(await store.members.get(`${anon.projectId}:${loser.accountId}`)).toBeNull();
@@ -130,7 +180,11 @@ export function claimRecoveryFlow(name: string, open: () => Promise<OpenedStore>
       const anon = await anonymousBoard();
       const person = await signedUp(url());
       failOnce(store.accounts, 'delete'); // the account itself, the last thing purgeAccount deletes
-      expectError(await person.client.post('/api/accounts/claim-anonymous', { claimSecret: anon.claimSecret }), 503, 'AUTH_UNAVAILABLE');
+      expectError(
+        await person.client.post('/api/accounts/claim-anonymous', { claimSecret: anon.claimSecret }),
+        503,
+        'AUTH_UNAVAILABLE',
+      );
       expect(await store.projects.get(anon.projectId)).toMatchObject({ ownerId: person.accountId });
       expect(await store.accounts.get(anon.accountId)).not.toBeNull();
       expect(await store.anonymousAccounts.get(anon.accountId)).not.toBeNull(); // still findable
@@ -151,9 +205,17 @@ export function claimRecoveryFlow(name: string, open: () => Promise<OpenedStore>
       const person = await signedUp(url());
       // The claim was accepted and cut short (the tokens did not move), and the person never came back.
       failOnce(store.tokens, 'update');
-      expectError(await person.client.post('/api/accounts/claim-anonymous', { claimSecret: kept.claimSecret }), 503, 'AUTH_UNAVAILABLE');
-      expect(await store.anonymousAccounts.get(kept.accountId)).toMatchObject({ claim: { by: person.accountId, boards: [kept.projectId] } });
-      const code = (await person.client.post(`/api/projects/${kept.projectId}/agents/enroll`, { uses: 1, ttlSeconds: 3600 })).body.code as string;
+      expectError(
+        await person.client.post('/api/accounts/claim-anonymous', { claimSecret: kept.claimSecret }),
+        503,
+        'AUTH_UNAVAILABLE',
+      );
+      expect(await store.anonymousAccounts.get(kept.accountId)).toMatchObject({
+        claim: { by: person.accountId, boards: [kept.projectId] },
+      });
+      const code = (
+        await person.client.post(`/api/projects/${kept.projectId}/agents/enroll`, { uses: 1, ttlSeconds: 3600 })
+      ).body.code as string;
 
       served.srv.advance(6 * DAY);
       expect((await served.srv.server.sweepAnonymous()).accounts).not.toContain(left.accountId);
@@ -161,7 +223,11 @@ export function claimRecoveryFlow(name: string, open: () => Promise<OpenedStore>
 
       served.srv.advance(DAY + 60_000);
       // Past its 7 days an account is no longer claimable, even before the sweep comes.
-      expectError(await person.client.post('/api/accounts/claim-anonymous', { claimSecret: left.claimSecret }), 400, 'INVALID_LINK_TOKEN');
+      expectError(
+        await person.client.post('/api/accounts/claim-anonymous', { claimSecret: left.claimSecret }),
+        400,
+        'INVALID_LINK_TOKEN',
+      );
       const swept = await served.srv.server.sweepAnonymous();
       expect(swept.accounts).toContain(left.accountId);
       expect(swept.boards).toContain(left.projectId);

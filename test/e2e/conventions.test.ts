@@ -18,8 +18,16 @@ function expectError(res: Res, status: number, code: string): void {
   expect(res.status).toBe(status);
   expect(res.body.error).toMatchObject({ code, status, example: null });
   for (const field of ['message', 'meaning', 'fix', 'requestId']) expect(typeof res.body.error[field]).toBe('string');
-  expect(res.body.error.links).toEqual({ contract: 'http://board.test/docs/openapi.json', changelog: 'http://board.test/changelog', blog: expect.stringContaining('http://board.test/dispatches') });
-  expect(res.body.error.observedResolution).toMatchObject({ code, correlationWindowHours: 24, minimumDistinctWorkspaces: 3 });
+  expect(res.body.error.links).toEqual({
+    contract: 'http://board.test/docs/openapi.json',
+    changelog: 'http://board.test/changelog',
+    blog: expect.stringContaining('http://board.test/dispatches'),
+  });
+  expect(res.body.error.observedResolution).toMatchObject({
+    code,
+    correlationWindowHours: 24,
+    minimumDistinctWorkspaces: 3,
+  });
   expect(res.headers.get('x-request-id')).toBe(res.body.error.requestId);
 }
 
@@ -30,8 +38,16 @@ interface BodyRoute {
 }
 
 const bodyRoutes: BodyRoute[] = [
-  { kind: 'no credential', path: '/api/auth/login', valid: async () => ({ client: new Client(srv.url), body: { email: 'a@example.com', password: 'x' } }) },
-  { kind: 'optional session', path: '/api/auth/logout', valid: async () => ({ client: (await signedUp(srv.url)).client, body: {} }) },
+  {
+    kind: 'no credential',
+    path: '/api/auth/login',
+    valid: async () => ({ client: new Client(srv.url), body: { email: 'a@example.com', password: 'x' } }),
+  },
+  {
+    kind: 'optional session',
+    path: '/api/auth/logout',
+    valid: async () => ({ client: (await signedUp(srv.url)).client, body: {} }),
+  },
   {
     kind: 'session',
     path: '/api/auth/change-password',
@@ -45,13 +61,19 @@ const bodyRoutes: BodyRoute[] = [
 describe.each(bodyRoutes)('body conventions on POST $path ($kind)', ({ path, valid }) => {
   it('answers 415 JSON_REQUIRED for a non-JSON body', async () => {
     const { client, body } = await valid();
-    const res = await client.request('POST', path, { raw: JSON.stringify(body), headers: { 'content-type': 'text/plain' } });
+    const res = await client.request('POST', path, {
+      raw: JSON.stringify(body),
+      headers: { 'content-type': 'text/plain' },
+    });
     expectError(res, 415, 'JSON_REQUIRED');
   });
 
   it('answers 400 INVALID_JSON for malformed JSON', async () => {
     const { client } = await valid();
-    const res = await client.request('POST', path, { raw: '{"email": ', headers: { 'content-type': 'application/json' } });
+    const res = await client.request('POST', path, {
+      raw: '{"email": ',
+      headers: { 'content-type': 'application/json' },
+    });
     expectError(res, 400, 'INVALID_JSON');
   });
 
@@ -73,7 +95,10 @@ describe.each(bodyRoutes)('body conventions on POST $path ($kind)', ({ path, val
 
   it('answers 413 BODY_TOO_LARGE over the 256 KiB default cap, before reading it all', async () => {
     const { client } = await valid();
-    const res = await client.request('POST', path, { raw: JSON.stringify({ pad: 'x'.repeat(300 * 1024) }), headers: { 'content-type': 'application/json' } });
+    const res = await client.request('POST', path, {
+      raw: JSON.stringify({ pad: 'x'.repeat(300 * 1024) }),
+      headers: { 'content-type': 'application/json' },
+    });
     expectError(res, 413, 'BODY_TOO_LARGE');
   });
 
@@ -89,11 +114,18 @@ describe.each(bodyRoutes)('body conventions on POST $path ($kind)', ({ path, val
 describe('request ids', () => {
   it('puts an x-request-id on every response, echoing a well-formed incoming one', async () => {
     const c = new Client(srv.url);
-    for (const res of [await c.get('/healthz'), await c.get('/api/whoami'), await c.get('/nope'), await c.post('/api/auth/login', {})]) {
+    for (const res of [
+      await c.get('/healthz'),
+      await c.get('/api/whoami'),
+      await c.get('/nope'),
+      await c.post('/api/auth/login', {}),
+    ]) {
       expect(res.headers.get('x-request-id')).toMatch(/^[\w.:-]{1,128}$/);
     }
     expect((await c.get('/healthz', { 'x-request-id': 'trace-123' })).headers.get('x-request-id')).toBe('trace-123');
-    expect((await c.get('/healthz', { 'x-request-id': 'bad id with spaces' })).headers.get('x-request-id')).not.toBe('bad id with spaces');
+    expect((await c.get('/healthz', { 'x-request-id': 'bad id with spaces' })).headers.get('x-request-id')).not.toBe(
+      'bad id with spaces',
+    );
   });
 });
 
@@ -131,11 +163,27 @@ describe('session authentication (GET /api/auth/me)', () => {
 });
 
 describe('Bearer or session authentication (GET /api/whoami)', () => {
-  async function issueToken(accountId: string, over: { expiresAt?: number | null; revoked?: boolean } = {}): Promise<string> {
+  async function issueToken(
+    accountId: string,
+    over: { expiresAt?: number | null; revoked?: boolean } = {},
+  ): Promise<string> {
     const secret = `agb_${unique('secret')}`;
     await srv.store.tokens.insert({
-      _id: unique('tok'), version: 1, accountId, agentId: unique('agent'), secretHash: sha256(secret), prefix: secret.slice(0, 12), name: 'ci',
-      scope: 'workspace', boardId: 'board-1', role: 'member', resources: null, expiresAt: over.expiresAt ?? null, lastUsedAt: null, revoked: over.revoked ?? false, createdAt: Date.now(),
+      _id: unique('tok'),
+      version: 1,
+      accountId,
+      agentId: unique('agent'),
+      secretHash: sha256(secret),
+      prefix: secret.slice(0, 12),
+      name: 'ci',
+      scope: 'workspace',
+      boardId: 'board-1',
+      role: 'member',
+      resources: null,
+      expiresAt: over.expiresAt ?? null,
+      lastUsedAt: null,
+      revoked: over.revoked ?? false,
+      createdAt: Date.now(),
     });
     return secret;
   }
@@ -143,7 +191,10 @@ describe('Bearer or session authentication (GET /api/whoami)', () => {
   it('identifies a Bearer token with its agent principal and secret-free prefix, with the nine headers', async () => {
     const { accountId } = await signedUp(srv.url);
     const secret = await issueToken(accountId);
-    const res = await new Client(srv.url).get('/api/whoami', { authorization: `Bearer ${secret}`, 'x-service-principal': 'user:someone-else' });
+    const res = await new Client(srv.url).get('/api/whoami', {
+      authorization: `Bearer ${secret}`,
+      'x-service-principal': 'user:someone-else',
+    });
     expect(res.status).toBe(200);
     expect(res.body.principal).toMatch(/^agent:agent_/);
     expect(res.body.token).toMatchObject({ scope: 'workspace', prefix: secret.slice(0, 12) });
@@ -168,8 +219,18 @@ describe('Bearer or session authentication (GET /api/whoami)', () => {
     expectError(await c.get('/api/whoami'), 401, 'AUTH_REQUIRED');
     expectError(await c.get('/api/whoami', { authorization: 'Bearer agb_unknown' }), 401, 'INVALID_SERVICE_TOKEN');
     expectError(await c.get('/api/whoami', { authorization: 'Basic abc' }), 401, 'INVALID_SERVICE_TOKEN');
-    expectError(await c.get('/api/whoami', { authorization: `Bearer ${await issueToken(accountId, { revoked: true })}` }), 401, 'INVALID_SERVICE_TOKEN');
-    expectError(await c.get('/api/whoami', { authorization: `Bearer ${await issueToken(accountId, { expiresAt: Date.now() - 1 })}` }), 400, 'EXPIRED_TOKEN');
+    expectError(
+      await c.get('/api/whoami', { authorization: `Bearer ${await issueToken(accountId, { revoked: true })}` }),
+      401,
+      'INVALID_SERVICE_TOKEN',
+    );
+    expectError(
+      await c.get('/api/whoami', {
+        authorization: `Bearer ${await issueToken(accountId, { expiresAt: Date.now() - 1 })}`,
+      }),
+      400,
+      'EXPIRED_TOKEN',
+    );
     expectError(await c.get('/api/whoami', { cookie: 'board_session=not-a-session' }), 401, 'UNAUTHENTICATED');
   });
 
@@ -186,7 +247,11 @@ describe('configurable body cap', () => {
     try {
       const c = new Client(small.url);
       expectError(await c.post('/api/auth/login', { email: 'x'.repeat(3000), password: 'p' }), 413, 'BODY_TOO_LARGE');
-      expectError(await c.post('/api/auth/login', { email: 'x'.repeat(1500), password: 'p' }), 401, 'INVALID_CREDENTIALS');
+      expectError(
+        await c.post('/api/auth/login', { email: 'x'.repeat(1500), password: 'p' }),
+        401,
+        'INVALID_CREDENTIALS',
+      );
     } finally {
       await small.stop();
     }

@@ -34,14 +34,19 @@ describe('embedded store: one process per DATA_DIR', () => {
     const written: { email: string; cookie: string }[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const runs = [runMain(env), runMain(env)];
-      for (const run of runs) cleanups.push(async () => (run.child.exitCode === null && run.child.kill('SIGKILL'), run.exited));
+      for (const run of runs)
+        cleanups.push(async () => (run.child.exitCode === null && run.child.kill('SIGKILL'), run.exited));
       const urls = await Promise.all(runs.map(outcome));
       const serving = urls.filter((u) => u !== null);
       expect(serving, `round ${round}: ${runs.map((r) => r.output()).join('\n---\n')}`).toHaveLength(1);
       const refused = runs[urls.indexOf(null)]!;
       expect(await refused.exited).toBe(1);
       const holder = runs[urls.indexOf(serving[0]!)]!;
-      expect(refused.output()).toMatch(new RegExp(`^failed to start: DATA_DIR .* is in use by process ${holder.child.pid}; the embedded store serves one process at a time\\n$`));
+      expect(refused.output()).toMatch(
+        new RegExp(
+          `^failed to start: DATA_DIR .* is in use by process ${holder.child.pid}; the embedded store serves one process at a time\\n$`,
+        ),
+      );
 
       // What every earlier round wrote is there, and this round adds its own.
       const client = new Client(serving[0]!);

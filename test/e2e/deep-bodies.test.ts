@@ -43,17 +43,32 @@ async function expectNodeUp(): Promise<void> {
 describe('a deeply nested body', () => {
   it('with a \\u escape is refused 400 INVALID_JSON, not 500: a Bearer write, an unauthenticated login, MCP arguments', async () => {
     expectTooDeep(await send(agent, '/api/items', `{"title":"t","extra":${arrays(100_000, ESCAPE)}}`));
-    expectTooDeep(await send(new Client(srv.url), '/api/auth/login', `{"email":"a@b.c","password":"x","e":${objects(40_000, ESCAPE)}}`));
-    const call = (args: string) => `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"claim_work","arguments":${args}}}`;
+    expectTooDeep(
+      await send(
+        new Client(srv.url),
+        '/api/auth/login',
+        `{"email":"a@b.c","password":"x","e":${objects(40_000, ESCAPE)}}`,
+      ),
+    );
+    const call = (args: string) =>
+      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"claim_work","arguments":${args}}}`;
     expectTooDeep(await send(agent, '/mcp', call(`{"x":${objects(40_000, ESCAPE)}}`), MCP_HEADERS));
     await expectNodeUp();
   });
 
   it('without an escape is refused as well, before anything reads it (the MCP SDK overflowed its stack on a deep message)', async () => {
     expectTooDeep(await send(agent, '/api/items', `{"title":"t","extra":${arrays(100_000, '"A"')}}`));
-    expectTooDeep(await send(new Client(srv.url), '/api/auth/signup', `{"email":"deep@example.com","password":"correct horse battery","e":${objects(40_000, '"A"')}}`));
+    expectTooDeep(
+      await send(
+        new Client(srv.url),
+        '/api/auth/signup',
+        `{"email":"deep@example.com","password":"correct horse battery","e":${objects(40_000, '"A"')}}`,
+      ),
+    );
     expectTooDeep(await send(agent, '/api/claim', `{"workId":${objects(40_000, '"A"')}}`));
-    expectTooDeep(await send(agent, '/mcp', `{"jsonrpc":"2.0","id":5,"result":{"x":${objects(40_000, '"A"')}}}`, MCP_HEADERS));
+    expectTooDeep(
+      await send(agent, '/mcp', `{"jsonrpc":"2.0","id":5,"result":{"x":${objects(40_000, '"A"')}}}`, MCP_HEADERS),
+    );
     await expectNodeUp();
   });
 

@@ -23,22 +23,43 @@ export function deviceFlow(name: string, open: () => Promise<OpenedStore>): void
     const start = async (clientName = unique('agent'), projectId?: string) => {
       const res = await agent().post('/api/auth/device/start', { clientName, ...(projectId ? { projectId } : {}) });
       expect(res.status, res.text).toBe(200);
-      return { ...(res.body as { deviceCode: string; userCode: string; verificationUri: string; verificationUriComplete: string; interval: number; expiresIn: number }), clientName };
+      return {
+        ...(res.body as {
+          deviceCode: string;
+          userCode: string;
+          verificationUri: string;
+          verificationUriComplete: string;
+          interval: number;
+          expiresIn: number;
+        }),
+        clientName,
+      };
     };
     const poll = (deviceCode: string): Promise<Res> => agent().post('/api/auth/device/poll', { deviceCode });
-    const approve = (person: Client, userCode: string, projectId: string, yes = true): Promise<Res> => person.post('/api/auth/device/approve', { userCode, projectId, approve: yes });
+    const approve = (person: Client, userCode: string, projectId: string, yes = true): Promise<Res> =>
+      person.post('/api/auth/device/approve', { userCode, projectId, approve: yes });
 
     it('polls pending, slows a fast poller down, and after an approval over HTTP hands out one working token', async () => {
       const board = await newBoard(served.srv.url);
       const grant = await start('builder-7', board.projectId);
-      expect(grant).toMatchObject({ userCode: expect.stringMatching(USER_CODE), verificationUri: 'http://board.test/device', interval: 5, expiresIn: 600 });
+      expect(grant).toMatchObject({
+        userCode: expect.stringMatching(USER_CODE),
+        verificationUri: 'http://board.test/device',
+        interval: 5,
+        expiresIn: 600,
+      });
       expect(grant.verificationUriComplete).toBe(`http://board.test/device?code=${grant.userCode}`);
       expect(grant.deviceCode.length).toBeGreaterThanOrEqual(43);
       // Neither code is stored: the device code as its sha256 (the grant's id), the user code as an
       // HMAC under the server's key, since the plain sha256 of ~34 bits reverses offline in seconds.
       const typedCode = grant.userCode.replace('-', '');
       const stored = await served.srv.store.deviceGrants.get(sha256(grant.deviceCode));
-      expect(stored).toMatchObject({ status: 'pending', clientName: 'builder-7', projectId: board.projectId, userCodeHash: createHmac('sha256', deriveKeys(TEST_SECRET).userCode).update(typedCode).digest('hex') });
+      expect(stored).toMatchObject({
+        status: 'pending',
+        clientName: 'builder-7',
+        projectId: board.projectId,
+        userCodeHash: createHmac('sha256', deriveKeys(TEST_SECRET).userCode).update(typedCode).digest('hex'),
+      });
       expect(stored!.userCodeHash).not.toBe(sha256(typedCode));
       expect(JSON.stringify(stored)).not.toContain(grant.deviceCode);
       expect(JSON.stringify(stored)).not.toContain(typedCode);
@@ -58,46 +79,100 @@ export function deviceFlow(name: string, open: () => Promise<OpenedStore>): void
 
       // The page's look-up, then the approval, with the code typed in lower case and without its dash.
       const typed = grant.userCode.replace('-', '').toLowerCase();
-      expect((await board.owner.get(`/api/auth/device/lookup?userCode=${typed}`)).body).toEqual({ userCode: grant.userCode, clientName: 'builder-7', requestedProjectId: board.projectId, expiresAt: expect.any(String), tokenLifetimeDays: 90 });
-      expect((await approve(board.owner, typed, board.projectId)).body).toEqual({ status: 'approved', clientName: 'builder-7', projectId: board.projectId });
+      expect((await board.owner.get(`/api/auth/device/lookup?userCode=${typed}`)).body).toEqual({
+        userCode: grant.userCode,
+        clientName: 'builder-7',
+        requestedProjectId: board.projectId,
+        expiresAt: expect.any(String),
+        tokenLifetimeDays: 90,
+      });
+      expect((await approve(board.owner, typed, board.projectId)).body).toEqual({
+        status: 'approved',
+        clientName: 'builder-7',
+        projectId: board.projectId,
+      });
       expectError(await approve(board.owner, grant.userCode, board.projectId), 404, 'DEVICE_CODE_NOT_FOUND'); // decided already
 
       const delivered = await poll(grant.deviceCode);
       expect(delivered.status, delivered.text).toBe(200);
-      expect(delivered.body.token).toMatchObject({ name: 'builder-7', scope: 'workspace', projectId: board.projectId, role: 'member' });
+      expect(delivered.body.token).toMatchObject({
+        name: 'builder-7',
+        scope: 'workspace',
+        projectId: board.projectId,
+        role: 'member',
+      });
       expect(delivered.body.secret).toMatch(/^agb_/);
       expectError(await poll(grant.deviceCode), 400, 'INVALID_DEVICE_CODE'); // exactly once
       // It works for 90 days from its delivery (DEVICE_TOKEN_DAYS), and its approver extends it as any token they issued.
       const ninetyDays = served.srv.now() + 90 * 86_400_000;
       expect(Math.abs(Date.parse(delivered.body.token.expiresAt) - ninetyDays)).toBeLessThan(60_000);
       const later = new Date(ninetyDays + 30 * 86_400_000).toISOString();
-      const extended = await board.owner.request('PATCH', `/api/accounts/tokens/${delivered.body.token.id}`, { json: { expiresAt: later } });
+      const extended = await board.owner.request('PATCH', `/api/accounts/tokens/${delivered.body.token.id}`, {
+        json: { expiresAt: later },
+      });
       expect(extended.status, extended.text).toBe(200);
       expect(Date.parse(extended.body.token.expiresAt)).toBe(Date.parse(later));
 
       const token = new Client(served.srv.url, { authorization: `Bearer ${delivered.body.secret}` });
-      expect((await token.get('/api/whoami')).body).toMatchObject({ principal: `agent:${delivered.body.token.agentId}`, workspace: { projectId: board.projectId } });
+      expect((await token.get('/api/whoami')).body).toMatchObject({
+        principal: `agent:${delivered.body.token.agentId}`,
+        workspace: { projectId: board.projectId },
+      });
       const item = await token.post('/api/items', { title: 'made by a device-flow agent' });
       expect(item.status, item.text).toBe(201);
-      expect((await board.owner.get('/api/accounts/tokens')).body.tokens.map((t: { name: string }) => t.name)).toContain('builder-7');
+      expect(
+        (await board.owner.get('/api/accounts/tokens')).body.tokens.map((t: { name: string }) => t.name),
+      ).toContain('builder-7');
       // No secret at rest: the grant keeps no token, the token only its hash.
-      const rest = JSON.stringify([await served.srv.store.deviceGrants.get(sha256(grant.deviceCode)), await served.srv.store.tokens.get(delivered.body.token.id)]);
+      const rest = JSON.stringify([
+        await served.srv.store.deviceGrants.get(sha256(grant.deviceCode)),
+        await served.srv.store.tokens.get(delivered.body.token.id),
+      ]);
       expect(rest).not.toContain(delivered.body.secret);
-      expect((await served.srv.store.audit.find({ projectId: board.projectId, action: 'device.approved' })).map((r) => r.data)).toEqual([{ clientName: 'builder-7', requestedProjectId: board.projectId, requestId: expect.any(String), address: '127.0.0.1' }]);
+      expect(
+        (await served.srv.store.audit.find({ projectId: board.projectId, action: 'device.approved' })).map(
+          (r) => r.data,
+        ),
+      ).toEqual([
+        {
+          clientName: 'builder-7',
+          requestedProjectId: board.projectId,
+          requestId: expect.any(String),
+          address: '127.0.0.1',
+        },
+      ]);
     });
 
     it('refuses a denied code with ACCESS_DENIED, every time', async () => {
       const board = await newBoard(served.srv.url);
       const grant = await start();
-      expect((await approve(board.owner, grant.userCode, board.projectId, false)).body).toMatchObject({ status: 'denied' });
+      expect((await approve(board.owner, grant.userCode, board.projectId, false)).body).toMatchObject({
+        status: 'denied',
+      });
       expectError(await poll(grant.deviceCode), 400, 'ACCESS_DENIED');
       expectError(await poll(grant.deviceCode), 400, 'ACCESS_DENIED');
       expect(await served.srv.store.tokens.count({ name: grant.clientName })).toBe(0);
       // A caller reusing its X-Request-Id still gets each decision recorded (the audit row is not keyed by it).
       const again = await start();
-      expect((await board.owner.post('/api/auth/device/approve', { userCode: again.userCode, projectId: board.projectId, approve: false }, { 'x-request-id': 'same-id' })).status).toBe(200);
+      expect(
+        (
+          await board.owner.post(
+            '/api/auth/device/approve',
+            { userCode: again.userCode, projectId: board.projectId, approve: false },
+            { 'x-request-id': 'same-id' },
+          )
+        ).status,
+      ).toBe(200);
       const third = await start();
-      expect((await board.owner.post('/api/auth/device/approve', { userCode: third.userCode, projectId: board.projectId, approve: false }, { 'x-request-id': 'same-id' })).status).toBe(200);
+      expect(
+        (
+          await board.owner.post(
+            '/api/auth/device/approve',
+            { userCode: third.userCode, projectId: board.projectId, approve: false },
+            { 'x-request-id': 'same-id' },
+          )
+        ).status,
+      ).toBe(200);
       expect(await served.srv.store.audit.count({ projectId: board.projectId, action: 'device.denied' })).toBe(3);
     });
 
@@ -110,7 +185,11 @@ export function deviceFlow(name: string, open: () => Promise<OpenedStore>): void
       expect(await served.srv.store.deviceGrants.get(sha256(grant.deviceCode))).toMatchObject({ status: 'approved' });
       const delivered = await poll(grant.deviceCode);
       expect(delivered.status, delivered.text).toBe(200);
-      expect(delivered.body.token).toMatchObject({ name: grant.clientName, projectId: board.projectId, role: 'member' });
+      expect(delivered.body.token).toMatchObject({
+        name: grant.clientName,
+        projectId: board.projectId,
+        role: 'member',
+      });
       expectError(await poll(grant.deviceCode), 400, 'INVALID_DEVICE_CODE');
       expect(await served.srv.store.tokens.count({ name: grant.clientName })).toBe(1);
     });
@@ -133,7 +212,14 @@ export function deviceFlow(name: string, open: () => Promise<OpenedStore>): void
       const person = await signedUp(served.srv.url);
       const other = await newBoard(served.srv.url);
       const grant = await start();
-      const member = { _id: `${board.projectId}:${person.accountId}`, version: 1, projectId: board.projectId, accountId: person.accountId, role: 'viewer' as const, acceptedAt: Date.now() };
+      const member = {
+        _id: `${board.projectId}:${person.accountId}`,
+        version: 1,
+        projectId: board.projectId,
+        accountId: person.accountId,
+        role: 'viewer' as const,
+        acceptedAt: Date.now(),
+      };
       await served.srv.store.members.insert(member);
       expectError(await approve(person.client, grant.userCode, board.projectId), 403, 'ROLE_REQUIRED');
       await served.srv.store.members.update(member._id, 1, { role: 'member' });
@@ -169,9 +255,29 @@ export function deviceFlow(name: string, open: () => Promise<OpenedStore>): void
       expectError(await poll('not-a-device-code'), 400, 'INVALID_DEVICE_CODE');
       expectError(await poll('x'.repeat(129)), 400, 'INVALID_INPUT');
       expectError(await agent().post('/api/auth/device/start', { clientName: 'bad\u202ename' }), 400, 'INVALID_INPUT');
-      expectError(await agent().post('/api/auth/device/start', { clientName: 'a', scope: 'account' }), 400, 'INVALID_INPUT');
-      expectError(await agent().post('/api/auth/device/approve', { userCode: grant.userCode, projectId: board.projectId, approve: true }), 401, 'UNAUTHENTICATED');
-      expectError(await board.owner.post('/api/auth/device/approve', { userCode: grant.userCode, projectId: board.projectId, approve: true }, { 'x-csrf-token': 'forged' }), 403, 'CSRF_REJECTED');
+      expectError(
+        await agent().post('/api/auth/device/start', { clientName: 'a', scope: 'account' }),
+        400,
+        'INVALID_INPUT',
+      );
+      expectError(
+        await agent().post('/api/auth/device/approve', {
+          userCode: grant.userCode,
+          projectId: board.projectId,
+          approve: true,
+        }),
+        401,
+        'UNAUTHENTICATED',
+      );
+      expectError(
+        await board.owner.post(
+          '/api/auth/device/approve',
+          { userCode: grant.userCode, projectId: board.projectId, approve: true },
+          { 'x-csrf-token': 'forged' },
+        ),
+        403,
+        'CSRF_REJECTED',
+      );
       expectError(await agent().get(`/api/auth/device/lookup?userCode=${grant.userCode}`), 401, 'UNAUTHENTICATED');
       expectError(await poll(grant.deviceCode), 400, 'AUTHORIZATION_PENDING'); // none of that touched the grant
     });
@@ -184,7 +290,11 @@ export function deviceFlow(name: string, open: () => Promise<OpenedStore>): void
       served.srv.advance(1_000);
       expectError(await poll(grant.deviceCode), 400, 'EXPIRED_TOKEN');
       expectError(await approve(board.owner, grant.userCode, board.projectId), 404, 'DEVICE_CODE_NOT_FOUND');
-      expectError(await board.owner.get(`/api/auth/device/lookup?userCode=${grant.userCode}`), 404, 'DEVICE_CODE_NOT_FOUND');
+      expectError(
+        await board.owner.get(`/api/auth/device/lookup?userCode=${grant.userCode}`),
+        404,
+        'DEVICE_CODE_NOT_FOUND',
+      );
       // Retention's purge (the server runs it every 10 minutes) keeps it for an hour past its expiry, then deletes it.
       const { store } = served.srv;
       const { expiresAt } = (await store.deviceGrants.get(sha256(grant.deviceCode)))!;
@@ -202,7 +312,10 @@ export function deviceFlow(name: string, open: () => Promise<OpenedStore>): void
       const other = await newBoard(served.srv.url);
       const grant = await start();
       for (let i = 0; i < DEVICE_MISSES_PER_HOUR; i++) {
-        const wrong = i % 2 ? board.owner.get('/api/auth/device/lookup?userCode=BCDF-GHJK') : approve(board.owner, 'BCDF-GHJK', board.projectId);
+        const wrong =
+          i % 2
+            ? board.owner.get('/api/auth/device/lookup?userCode=BCDF-GHJK')
+            : approve(board.owner, 'BCDF-GHJK', board.projectId);
         expectError(await wrong, 404, 'DEVICE_CODE_NOT_FOUND');
       }
       const refused = await board.owner.get(`/api/auth/device/lookup?userCode=${grant.userCode}`);
@@ -211,7 +324,8 @@ export function deviceFlow(name: string, open: () => Promise<OpenedStore>): void
       expectError(await approve(board.owner, grant.userCode, board.projectId), 429, 'RATE_LIMITED');
       expectError(await poll(grant.deviceCode), 400, 'AUTHORIZATION_PENDING'); // nothing decided
       // Right codes do not count: another account looks it up as often as it likes.
-      for (let i = 0; i < DEVICE_MISSES_PER_HOUR + 1; i++) expect((await other.owner.get(`/api/auth/device/lookup?userCode=${grant.userCode}`)).status).toBe(200);
+      for (let i = 0; i < DEVICE_MISSES_PER_HOUR + 1; i++)
+        expect((await other.owner.get(`/api/auth/device/lookup?userCode=${grant.userCode}`)).status).toBe(200);
       served.srv.advance(3_600_000);
       const later = await start(); // the first expired meanwhile (10 minutes)
       expect((await approve(board.owner, later.userCode, board.projectId)).status).toBe(200);
@@ -225,17 +339,25 @@ export function deviceFlow(name: string, open: () => Promise<OpenedStore>): void
         const client = new Client(limited.srv.url);
         startOfBudgetWindow(limited.srv);
         const agents = [];
-        for (let i = 0; i < 6; i++) agents.push((await client.post('/api/auth/device/start', { clientName: `patient-${i}` })).body.deviceCode as string);
+        for (let i = 0; i < 6; i++)
+          agents.push(
+            (await client.post('/api/auth/device/start', { clientName: `patient-${i}` })).body.deviceCode as string,
+          );
         for (let round = 0; round < 11; round++) {
           advance(5_000);
-          for (const deviceCode of agents) expectError(await client.post('/api/auth/device/poll', { deviceCode }), 400, 'AUTHORIZATION_PENDING');
+          for (const deviceCode of agents)
+            expectError(await client.post('/api/auth/device/poll', { deviceCode }), 400, 'AUTHORIZATION_PENDING');
         }
         startOfBudgetWindow(limited.srv);
         let refused: Res | null = null;
         for (let i = 0; i < 121 && !refused; i++) {
           const res = await client.post('/api/auth/device/poll', { deviceCode: agents[0] });
           if (res.status === 429) refused = res;
-          else expect([res.status, res.body.error.code]).toEqual([400, i === 0 ? expect.stringMatching(/^(SLOW_DOWN|AUTHORIZATION_PENDING)$/) : 'SLOW_DOWN']);
+          else
+            expect([res.status, res.body.error.code]).toEqual([
+              400,
+              i === 0 ? expect.stringMatching(/^(SLOW_DOWN|AUTHORIZATION_PENDING)$/) : 'SLOW_DOWN',
+            ]);
         }
         expect(refused, 'no 429 within 121 fast polls').not.toBeNull();
         expectError(refused!, 429, 'RATE_LIMITED');
@@ -255,17 +377,30 @@ export function deviceFlow(name: string, open: () => Promise<OpenedStore>): void
       it('puts looking up and approving user codes on the address budget sign-up draws on, so codes cannot be guessed by the thousand', async () => {
         startOfBudgetWindow(limited.srv);
         // Three sign-ups (three of the 30), so no account reaches its own budget of misses (10 an hour).
-        const boards = [await newBoard(limited.srv.url), await newBoard(limited.srv.url), await newBoard(limited.srv.url)];
+        const boards = [
+          await newBoard(limited.srv.url),
+          await newBoard(limited.srv.url),
+          await newBoard(limited.srv.url),
+        ];
         const guess = (i: number) => {
           const board = boards[i % 3]!;
-          return i % 2 ? board.owner.get('/api/auth/device/lookup?userCode=BCDF-GHJK') : approve(board.owner, 'BCDF-GHJK', board.projectId);
+          return i % 2
+            ? board.owner.get('/api/auth/device/lookup?userCode=BCDF-GHJK')
+            : approve(board.owner, 'BCDF-GHJK', board.projectId);
         };
         for (let i = 0; i < 27; i++) expectError(await guess(i), 404, 'DEVICE_CODE_NOT_FOUND');
         const refused = await guess(27);
         expectError(refused, 429, 'RATE_LIMITED');
         expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
         expectError(await guess(28), 429, 'RATE_LIMITED');
-        expectError(await new Client(limited.srv.url).post('/api/auth/signup', { email: `${unique('late')}@example.com`, password: 'correct horse battery staple' }), 429, 'RATE_LIMITED');
+        expectError(
+          await new Client(limited.srv.url).post('/api/auth/signup', {
+            email: `${unique('late')}@example.com`,
+            password: 'correct horse battery staple',
+          }),
+          429,
+          'RATE_LIMITED',
+        );
         limited.srv.advance(60_000);
         expectError(await guess(0), 404, 'DEVICE_CODE_NOT_FOUND');
       });

@@ -38,9 +38,11 @@ async function start(dataDir: string): Promise<NodeProcess> {
 }
 
 /** Every event of the board, oldest first, read through /api/activity. */
-async function activity(client: Client): Promise<{ seq: number; type: string; workId: string | null; data: { title?: string } }[]> {
+async function activity(
+  client: Client,
+): Promise<{ seq: number; type: string; workId: string | null; data: { title?: string } }[]> {
   const all = [];
-  for (let before: number | null = null; ; ) {
+  for (let before: number | null = null; ;) {
     const res: Res = await client.get(`/api/activity?limit=200${before ? `&before=${before}` : ''}`);
     expect(res.status).toBe(200);
     all.push(...res.body.events);
@@ -63,7 +65,9 @@ describe('embedded store on a full disk, through the server process', () => {
     const node = await start(dataDir);
 
     const owner = new Client(node.url);
-    expect((await owner.post('/api/auth/signup', { email: `${unique('owner')}@example.com`, password: PASSWORD })).status).toBe(201);
+    expect(
+      (await owner.post('/api/auth/signup', { email: `${unique('owner')}@example.com`, password: PASSWORD })).status,
+    ).toBe(201);
     const second = new Client(node.url);
     const secondEmail = `${unique('second')}@example.com`;
     expect((await second.post('/api/auth/signup', { email: secondEmail, password: PASSWORD })).status).toBe(201);
@@ -75,7 +79,9 @@ describe('embedded store on a full disk, through the server process', () => {
     let consecutive = 0;
     for (let batch = 0; batch < 300 && consecutive < 3; batch++) {
       const titles = Array.from({ length: 40 }, (_, i) => `fill ${batch}.${i}`);
-      const res = await owner.post('/api/items/batch', { items: titles.map((title) => ({ title, description: padding })) });
+      const res = await owner.post('/api/items/batch', {
+        items: titles.map((title) => ({ title, description: padding })),
+      });
       if (res.status === 201) {
         consecutive = 0;
         for (const item of res.body.items) acked.set(item.workId, item.title);
@@ -91,7 +97,9 @@ describe('embedded store on a full disk, through the server process', () => {
 
     // While writes fail the store is unavailable, to readers too (fail closed); these are refused.
     const lateEmail = `${unique('late')}@example.com`;
-    expect((await new Client(node.url).post('/api/auth/signup', { email: lateEmail, password: PASSWORD })).status).toBe(503);
+    expect((await new Client(node.url).post('/api/auth/signup', { email: lateEmail, password: PASSWORD })).status).toBe(
+      503,
+    );
     expect((await second.post('/api/auth/logout')).status).toBe(503);
     expect((await owner.get('/api/auth/me')).body.error.code).toBe('AUTH_UNAVAILABLE');
     expect((await fetch(`${node.url}/readyz`)).status).toBe(503);

@@ -26,7 +26,11 @@ describe('embedded store through the server process', () => {
     cleanups.push(dir.remove);
     const first = await started(dir.path);
 
-    interface Acked { email: string; cookie: string; account: { id: string; defaultProjectId: string } }
+    interface Acked {
+      email: string;
+      cookie: string;
+      account: { id: string; defaultProjectId: string };
+    }
     const acked: Acked[] = [];
     let killed = false;
     const worker = async () => {
@@ -35,7 +39,8 @@ describe('embedded store through the server process', () => {
         const email = `${unique('load')}@example.com`;
         try {
           const res = await client.post('/api/auth/signup', { email, password: 'durable password 1' });
-          if (res.status === 201) acked.push({ email, cookie: client.cookies.get('board_session')!, account: res.body.account });
+          if (res.status === 201)
+            acked.push({ email, cookie: client.cookies.get('board_session')!, account: res.body.account });
         } catch {
           return; // the connection died with the process
         }
@@ -55,7 +60,11 @@ describe('embedded store through the server process', () => {
       client.cookies.set('board_session', a.cookie);
       const me = await client.get('/api/auth/me');
       expect(me.status, `${a.email} lost`).toBe(200);
-      expect(me.body.user).toMatchObject({ id: a.account.id, email: a.email, defaultProjectId: a.account.defaultProjectId });
+      expect(me.body.user).toMatchObject({
+        id: a.account.id,
+        email: a.email,
+        defaultProjectId: a.account.defaultProjectId,
+      });
     }
     expect(snapshot.length).toBeGreaterThanOrEqual(150);
   });
@@ -70,10 +79,21 @@ describe('embedded store through the server process', () => {
 
     // Send the headers and half the body, so the request is in flight when SIGTERM lands.
     const responded = new Promise<{ status: number; cookie: string }>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/api/auth/signup', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-        res.resume();
-        res.on('end', () => resolve({ status: res.statusCode!, cookie: (res.headers['set-cookie'] ?? [''])[0]!.split(';')[0]! }));
-      });
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: '/api/auth/signup',
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () =>
+            resolve({ status: res.statusCode!, cookie: (res.headers['set-cookie'] ?? [''])[0]!.split(';')[0]! }),
+          );
+        },
+      );
       req.on('error', reject);
       req.write(body.slice(0, 10));
       setTimeout(() => {

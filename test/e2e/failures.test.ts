@@ -21,13 +21,18 @@ async function faultyStore(): Promise<{ store: Store; fail: (e: Error | null) =>
   const accounts = new Proxy(real.accounts, {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver);
-      return typeof value === 'function' ? (...args: unknown[]) => (failure ? Promise.reject(failure) : value.apply(target, args)) : value;
+      return typeof value === 'function'
+        ? (...args: unknown[]) => (failure ? Promise.reject(failure) : value.apply(target, args))
+        : value;
     },
   });
   const sessions = new Proxy(real.sessions, {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver);
-      return typeof value === 'function' ? (...args: unknown[]) => (failure instanceof StoreUnavailableError ? Promise.reject(failure) : value.apply(target, args)) : value;
+      return typeof value === 'function'
+        ? (...args: unknown[]) =>
+            failure instanceof StoreUnavailableError ? Promise.reject(failure) : value.apply(target, args)
+        : value;
     },
   });
   return { store: { ...real, accounts, sessions, ping: real.ping, close: real.close }, fail: (e) => (failure = e) };
@@ -61,7 +66,10 @@ describe('containment', () => {
     const me = await client.get('/api/auth/me');
     expect(me.status).toBe(503);
     expect(me.body.error.code).toBe('AUTH_UNAVAILABLE');
-    const login = await new Client(srv.url).post('/api/auth/login', { email: 'a@example.com', password: 'whatever password' });
+    const login = await new Client(srv.url).post('/api/auth/login', {
+      email: 'a@example.com',
+      password: 'whatever password',
+    });
     expect(login.body.error.code).toBe('AUTH_UNAVAILABLE');
   });
 
@@ -89,7 +97,9 @@ describe('aborted requests', () => {
     const vanish = (bytes: string, afterMs: number) =>
       new Promise<void>((resolve) => {
         const socket = connect(Number(port), '127.0.0.1', () => {
-          socket.write(`POST /api/auth/signup HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${bytes}`);
+          socket.write(
+            `POST /api/auth/signup HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${bytes}`,
+          );
           setTimeout(() => {
             socket.destroy();
             resolve();

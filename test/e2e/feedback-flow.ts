@@ -18,8 +18,10 @@ const note = (n: number) => ({ text: `the spec clause on leases is unclear (${n}
 /** The board's entries as its owner reads them, every page. */
 async function allFeedback(board: TestBoard, query = ''): Promise<{ id: string; from: string; status: string }[]> {
   const entries = [];
-  for (let cursor: string | null = null; ; ) {
-    const res: Res = await board.owner.get(`/api/feedback?projectId=${board.projectId}&limit=200${query}${cursor ? `&cursor=${cursor}` : ''}`);
+  for (let cursor: string | null = null; ;) {
+    const res: Res = await board.owner.get(
+      `/api/feedback?projectId=${board.projectId}&limit=200${query}${cursor ? `&cursor=${cursor}` : ''}`,
+    );
     expect(res.status, res.text).toBe(200);
     entries.push(...res.body.feedback);
     cursor = res.body.nextCursor;
@@ -53,20 +55,45 @@ export function feedbackFlow(name: string, open: () => Promise<OpenedStore>): vo
       const agent = await board.agent('worker');
       expect((await agent.post('/api/items', { title: 'flaky check' })).status).toBe(201);
 
-      const posted = await agent.post('/api/feedback', { text: '  the check on W-1 fails one run in three  ', kind: 'problem', workId: 'W-1' });
+      const posted = await agent.post('/api/feedback', {
+        text: '  the check on W-1 fails one run in three  ',
+        kind: 'problem',
+        workId: 'W-1',
+      });
       expect(posted.status, posted.text).toBe(201);
       expect(posted.body).toEqual({
-        id: expect.stringMatching(/^fb_[0-9a-z]{20}$/), projectId: board.projectId, from: agent.principal, kind: 'problem', text: 'the check on W-1 fails one run in three',
-        workId: 'W-1', status: 'open', at: expect.any(String), closedBy: null, closedAt: null, reason: null, promotedWorkId: null,
+        id: expect.stringMatching(/^fb_[0-9a-z]{20}$/),
+        projectId: board.projectId,
+        from: agent.principal,
+        kind: 'problem',
+        text: 'the check on W-1 fails one run in three',
+        workId: 'W-1',
+        status: 'open',
+        at: expect.any(String),
+        closedBy: null,
+        closedAt: null,
+        reason: null,
+        promotedWorkId: null,
       });
       const before = Number(posted.headers.get('x-ratelimit-write-remaining'));
-      const second = await agent.post('/api/feedback', { text: 'could claims say why nothing is ready?', kind: 'suggestion' });
+      const second = await agent.post('/api/feedback', {
+        text: 'could claims say why nothing is ready?',
+        kind: 'suggestion',
+      });
       expect(second.status).toBe(201);
       expect(Number(second.headers.get('x-ratelimit-write-remaining'))).toBe(before - 1);
 
-      expectError(await agent.post('/api/feedback', { text: 'about nothing', kind: 'question', workId: 'W-99' }), 404, 'ITEM_NOT_FOUND');
+      expectError(
+        await agent.post('/api/feedback', { text: 'about nothing', kind: 'question', workId: 'W-99' }),
+        404,
+        'ITEM_NOT_FOUND',
+      );
       expectError(await agent.post('/api/feedback', { text: 'x', kind: 'complaint' }), 400, 'INVALID_INPUT');
-      expectError(await agent.post('/api/feedback', { text: 'x'.repeat(2001), kind: 'question' }), 400, 'INVALID_INPUT');
+      expectError(
+        await agent.post('/api/feedback', { text: 'x'.repeat(2001), kind: 'question' }),
+        400,
+        'INVALID_INPUT',
+      );
       expectError(await agent.post('/api/feedback', { text: '   ', kind: 'question' }), 400, 'INVALID_INPUT');
       expect((await allFeedback(board)).map((e) => e.id)).toEqual([second.body.id, posted.body.id]);
     });
@@ -89,8 +116,13 @@ export function feedbackFlow(name: string, open: () => Promise<OpenedStore>): vo
       expect(first.body.feedback.map((e: { id: string }) => e.id)).toEqual(ids.slice(0, 2));
       const second = await admin.get(`/api/feedback?limit=2&cursor=${first.body.nextCursor}`);
       expect(second.body.feedback.map((e: { id: string }) => e.id)).toEqual(ids.slice(2, 4));
-      const last = await board.owner.get(`/api/feedback?projectId=${board.projectId}&limit=2&cursor=${second.body.nextCursor}`);
-      expect(last.body).toEqual({ feedback: [expect.objectContaining({ id: ids[4], status: 'open' })], nextCursor: null });
+      const last = await board.owner.get(
+        `/api/feedback?projectId=${board.projectId}&limit=2&cursor=${second.body.nextCursor}`,
+      );
+      expect(last.body).toEqual({
+        feedback: [expect.objectContaining({ id: ids[4], status: 'open' })],
+        nextCursor: null,
+      });
       expect((await admin.get('/api/feedback?status=resolved')).body).toEqual({ feedback: [], nextCursor: null });
       expectError(await admin.get('/api/feedback?cursor=not-a-cursor'), 400, 'INVALID_CURSOR');
 
@@ -102,7 +134,12 @@ export function feedbackFlow(name: string, open: () => Promise<OpenedStore>): vo
     it('lets a resource token naming the feedback group post, and no other resource token', async () => {
       const board = await newBoard(srv().url);
       const issue = async (resources: string[]) => {
-        const res = await board.owner.post('/api/accounts/tokens', { name: 'narrow', scope: 'resource', projectId: board.projectId, resources });
+        const res = await board.owner.post('/api/accounts/tokens', {
+          name: 'narrow',
+          scope: 'resource',
+          projectId: board.projectId,
+          resources,
+        });
         expect(res.status, res.text).toBe(201);
         return new Client(srv().url, { authorization: `Bearer ${res.body.secret}` });
       };
@@ -150,7 +187,9 @@ export function feedbackFlow(name: string, open: () => Promise<OpenedStore>): vo
       await postMany(agent, 19);
       const secret = agent.defaults.authorization!;
       const onOther = new Client(other.url, { authorization: secret });
-      const raced = await Promise.all([agent, onOther, agent, onOther, agent, onOther].map((c, i) => c.post('/api/feedback', note(100 + i))));
+      const raced = await Promise.all(
+        [agent, onOther, agent, onOther, agent, onOther].map((c, i) => c.post('/api/feedback', note(100 + i))),
+      );
       expect(raced.map((r) => r.status).sort()).toEqual([201, 429, 429, 429, 429, 429]);
       for (const r of raced.filter((r) => r.status === 429)) expectError(r, 429, 'FEEDBACK_LIMIT');
       expect((await allFeedback(board)).length).toBe(20);
@@ -165,7 +204,9 @@ export function feedbackFlow(name: string, open: () => Promise<OpenedStore>): vo
       // A node died after taking two places and before writing their entries.
       const ledger = (await store.feedbackLedgers.get(board.projectId))!;
       const ghosts = [1, 2].map((n) => ({ id: `fb_ghost${n}`, from: agent.principal, at: srv().now() }));
-      expect(await store.feedbackLedgers.update(board.projectId, ledger.version, { open: [...ledger.open, ...ghosts] })).not.toBeNull();
+      expect(
+        await store.feedbackLedgers.update(board.projectId, ledger.version, { open: [...ledger.open, ...ghosts] }),
+      ).not.toBeNull();
       expectError(await agent.post('/api/feedback', note(18)), 429, 'FEEDBACK_LIMIT');
       srv().advance(61_000);
       expect((await agent.post('/api/feedback', note(18))).status).toBe(201);

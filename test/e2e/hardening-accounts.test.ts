@@ -68,9 +68,19 @@ describe('CSRF', () => {
   it('needs no token for signup and login, but keeps their origin checks', async () => {
     const email = `${unique('origin')}@example.com`;
     const password = 'correct horse battery staple';
-    expectError(await new Client(srv.url).post('/api/auth/signup', { email, password }, { origin: 'https://evil.example' }), 403, 'CSRF_REJECTED');
-    expect((await new Client(srv.url).post('/api/auth/signup', { email, password }, { origin: 'http://board.test' })).status).toBe(201);
-    expectError(await new Client(srv.url).post('/api/auth/login', { email, password }, { referer: 'https://evil.example/' }), 403, 'CSRF_REJECTED');
+    expectError(
+      await new Client(srv.url).post('/api/auth/signup', { email, password }, { origin: 'https://evil.example' }),
+      403,
+      'CSRF_REJECTED',
+    );
+    expect(
+      (await new Client(srv.url).post('/api/auth/signup', { email, password }, { origin: 'http://board.test' })).status,
+    ).toBe(201);
+    expectError(
+      await new Client(srv.url).post('/api/auth/login', { email, password }, { referer: 'https://evil.example/' }),
+      403,
+      'CSRF_REJECTED',
+    );
     expect((await new Client(srv.url).post('/api/auth/login', { email, password })).status).toBe(200);
   });
 
@@ -79,7 +89,9 @@ describe('CSRF', () => {
     const issued = await client.post('/api/accounts/tokens', { name: unique('agent'), scope: 'account' });
     expect(issued.status).toBe(201);
     const bearer = new Client(srv.url, { authorization: `Bearer ${issued.body.secret}` });
-    expect((await bearer.post('/api/projects', { name: unique('bearer') }, { origin: 'https://evil.example' })).status).toBe(201);
+    expect(
+      (await bearer.post('/api/projects', { name: unique('bearer') }, { origin: 'https://evil.example' })).status,
+    ).toBe(201);
   });
 });
 
@@ -88,7 +100,11 @@ describe('passwords longer than bcrypt’s 72 bytes', () => {
     const email = `${unique('long')}@example.com`;
     const password = `${'A'.repeat(72)}${'x'.repeat(28)}`;
     expect((await new Client(srv.url).post('/api/auth/signup', { email, password })).status).toBe(201);
-    expectError(await new Client(srv.url).post('/api/auth/login', { email, password: `${'A'.repeat(72)}anything-else` }), 401, 'INVALID_CREDENTIALS');
+    expectError(
+      await new Client(srv.url).post('/api/auth/login', { email, password: `${'A'.repeat(72)}anything-else` }),
+      401,
+      'INVALID_CREDENTIALS',
+    );
     expect((await new Client(srv.url).post('/api/auth/login', { email, password })).status).toBe(200);
   });
 
@@ -96,7 +112,11 @@ describe('passwords longer than bcrypt’s 72 bytes', () => {
     const email = `${unique('emoji')}@example.com`;
     const password = '😀'.repeat(128);
     expect((await new Client(srv.url).post('/api/auth/signup', { email, password })).status).toBe(201);
-    expectError(await new Client(srv.url).post('/api/auth/login', { email, password: `${'😀'.repeat(18)}${'🙃'.repeat(110)}` }), 401, 'INVALID_CREDENTIALS');
+    expectError(
+      await new Client(srv.url).post('/api/auth/login', { email, password: `${'😀'.repeat(18)}${'🙃'.repeat(110)}` }),
+      401,
+      'INVALID_CREDENTIALS',
+    );
     expect((await new Client(srv.url).post('/api/auth/login', { email, password })).status).toBe(200);
   });
 
@@ -110,27 +130,46 @@ describe('passwords longer than bcrypt’s 72 bytes', () => {
     const upgraded = (await srv.store.accounts.get(accountId))!.passwordHash;
     expect(upgraded).toMatch(/^hmac-sha256\+bcrypt:\$2b\$04\$/);
     expect((await new Client(srv.url).post('/api/auth/login', { email, password })).status).toBe(200);
-    expectError(await new Client(srv.url).post('/api/auth/login', { email, password: `${password}!` }), 401, 'INVALID_CREDENTIALS');
+    expectError(
+      await new Client(srv.url).post('/api/auth/login', { email, password: `${password}!` }),
+      401,
+      'INVALID_CREDENTIALS',
+    );
   });
 });
 
 describe('JSON bodies are UTF-8 or refused', () => {
-  const signup = (raw: Buffer, contentType = 'application/json') => new Client(srv.url).request('POST', '/api/auth/signup', { raw, headers: { 'content-type': contentType } });
+  const signup = (raw: Buffer, contentType = 'application/json') =>
+    new Client(srv.url).request('POST', '/api/auth/signup', { raw, headers: { 'content-type': contentType } });
 
   it('refuses invalid UTF-8 with 400 INVALID_JSON and creates nothing', async () => {
     const email = `${unique('utf8')}@example.com`;
-    const body = Buffer.concat([Buffer.from(`{"email":"${email}","password":"correct horse bad`), Buffer.from([0xff]), Buffer.from('"}')]);
+    const body = Buffer.concat([
+      Buffer.from(`{"email":"${email}","password":"correct horse bad`),
+      Buffer.from([0xff]),
+      Buffer.from('"}'),
+    ]);
     expectError(await signup(body), 400, 'INVALID_JSON');
     expect(await srv.store.accounts.findOne({ email })).toBeNull();
   });
 
   it('refuses a lone surrogate escape in a string', async () => {
     const email = `${unique('surrogate')}@example.com`;
-    expectError(await signup(Buffer.from(`{"email":"${email}","password":"correct horse \\ud800 battery"}`)), 400, 'INVALID_JSON');
-    expectError(await signup(Buffer.from(`{"email":"${email}","password":"correct horse \\udc00 battery"}`)), 400, 'INVALID_JSON');
+    expectError(
+      await signup(Buffer.from(`{"email":"${email}","password":"correct horse \\ud800 battery"}`)),
+      400,
+      'INVALID_JSON',
+    );
+    expectError(
+      await signup(Buffer.from(`{"email":"${email}","password":"correct horse \\udc00 battery"}`)),
+      400,
+      'INVALID_JSON',
+    );
     expect(await srv.store.accounts.findOne({ email })).toBeNull();
     // A proper pair is fine.
-    expect((await signup(Buffer.from(`{"email":"${email}","password":"correct horse \\ud83d\\ude00 battery"}`))).status).toBe(201);
+    expect(
+      (await signup(Buffer.from(`{"email":"${email}","password":"correct horse \\ud83d\\ude00 battery"}`))).status,
+    ).toBe(201);
   });
 
   it('refuses a charset other than UTF-8', async () => {

@@ -30,7 +30,8 @@ describe.skipIf(!url || !canRunRedis)('identities cached per credential, across 
     const tokens = nodes.store.tokens;
     const findOne = tokens.findOne.bind(tokens);
     tokens.findOne = (filter) => {
-      if (typeof filter.secretHash === 'string') lookups.set(filter.secretHash, (lookups.get(filter.secretHash) ?? 0) + 1);
+      if (typeof filter.secretHash === 'string')
+        lookups.set(filter.secretHash, (lookups.get(filter.secretHash) ?? 0) + 1);
       return findOne(filter);
     };
     board = await newBoard(nodes.a.url);
@@ -42,11 +43,22 @@ describe.skipIf(!url || !canRunRedis)('identities cached per credential, across 
 
   /** A workspace token made on node a, and clients for it on both nodes. */
   async function agent(name: string, body: Record<string, unknown> = {}) {
-    const res = await board.owner.post('/api/accounts/tokens', { name, scope: 'workspace', projectId: board.projectId, role: 'member', ...body });
+    const res = await board.owner.post('/api/accounts/tokens', {
+      name,
+      scope: 'workspace',
+      projectId: board.projectId,
+      role: 'member',
+      ...body,
+    });
     expect(res.status, res.text).toBe(201);
     const secret = res.body.secret as string;
     const authorization = { authorization: `Bearer ${secret}` };
-    return { id: res.body.token.id as string, hash: sha256(secret), onA: new Client(nodes.a.url, authorization), onB: new Client(nodes.b.url, authorization) };
+    return {
+      id: res.body.token.id as string,
+      hash: sha256(secret),
+      onA: new Client(nodes.a.url, authorization),
+      onB: new Client(nodes.b.url, authorization),
+    };
   }
 
   /** First uses on both nodes, and the lastUsedAt write they cause (told like any other write) settled. */
@@ -75,14 +87,19 @@ describe.skipIf(!url || !canRunRedis)('identities cached per credential, across 
 
     const told = Date.now();
     expect((await board.owner.request('DELETE', `/api/accounts/tokens/${revoked.id}`)).status).toBe(204);
-    const patched = await board.owner.request('PATCH', `/api/accounts/tokens/${expiring.id}`, { json: { expiresAt: new Date(Date.now() + 2000).toISOString() } });
+    const patched = await board.owner.request('PATCH', `/api/accounts/tokens/${expiring.id}`, {
+      json: { expiresAt: new Date(Date.now() + 2000).toISOString() },
+    });
     expect(patched.status, patched.text).toBe(200);
     expect((await board.owner.post(`/api/accounts/tokens/${reissued.id}/reissue`)).status).toBe(200);
     await until(async () => (await revoked.onB.get('/api/status')).status === 401, TOLD_WITHIN_MS);
     expect((await revoked.onB.get('/api/status')).body.error.code).toBe('INVALID_SERVICE_TOKEN');
     await until(async () => (await reissued.onB.get('/api/status')).status === 401, TOLD_WITHIN_MS);
     // b held the token with no expiry; only the notice can have told it of the new one.
-    await until(async () => (await expiring.onB.get('/api/status')).body?.error?.code === 'EXPIRED_TOKEN', 2000 + TOLD_WITHIN_MS);
+    await until(
+      async () => (await expiring.onB.get('/api/status')).body?.error?.code === 'EXPIRED_TOKEN',
+      2000 + TOLD_WITHIN_MS,
+    );
     expect(Date.now() - told).toBeLessThan(MAX_AGE_MS);
   });
 

@@ -49,7 +49,9 @@ describe('impersonation limits', () => {
   /** A client acting as `person` through an impersonation session the operator opened. */
   async function actingAs(person: Person): Promise<{ as: Client; operatorId: string }> {
     const op = await operator();
-    const started = await op.client.post(`/api/admin/users/${person.accountId}/impersonate`, { reason: 'support ticket 42' });
+    const started = await op.client.post(`/api/admin/users/${person.accountId}/impersonate`, {
+      reason: 'support ticket 42',
+    });
     expect(started.status, started.text).toBe(201);
     return { as: op.client, operatorId: op.operatorId };
   }
@@ -68,7 +70,12 @@ describe('impersonation limits', () => {
     const invited = await kit.invite(person.client, projectId, `${unique('invited')}@example.com`);
     expect(invited.status, invited.text).toBe(201);
     const invitationId = invited.body.invitation.invitationId as string;
-    const token = await person.client.post('/api/accounts/tokens', { name: 'builder', scope: 'workspace', projectId, role: 'member' });
+    const token = await person.client.post('/api/accounts/tokens', {
+      name: 'builder',
+      scope: 'workspace',
+      projectId,
+      role: 'member',
+    });
     expect(token.status, token.text).toBe(201);
     const tokenId = token.body.token.id as string;
     const giver = await kit.person();
@@ -85,35 +92,60 @@ describe('impersonation limits', () => {
     const { as, operatorId } = await actingAs(person);
     const board = `/api/boards/${projectId}`;
     const REFUSED: Record<string, () => Promise<Res>> = {
-      'POST /api/auth/change-password': () => as.post('/api/auth/change-password', { currentPassword: PASSWORD, newPassword: 'another password entirely' }),
-      'POST /api/account/email': () => as.post('/api/account/email', { currentPassword: PASSWORD, newEmail: `${unique('moved')}@example.com` }),
-      'DELETE /api/account': () => as.request('DELETE', '/api/account', { json: { confirmEmail: person.email, currentPassword: PASSWORD } }),
+      'POST /api/auth/change-password': () =>
+        as.post('/api/auth/change-password', { currentPassword: PASSWORD, newPassword: 'another password entirely' }),
+      'POST /api/account/email': () =>
+        as.post('/api/account/email', { currentPassword: PASSWORD, newEmail: `${unique('moved')}@example.com` }),
+      'DELETE /api/account': () =>
+        as.request('DELETE', '/api/account', { json: { confirmEmail: person.email, currentPassword: PASSWORD } }),
       'POST /api/accounts/tokens': () => as.post('/api/accounts/tokens', { name: 'sneaky', scope: 'account' }),
       'POST /api/accounts/tokens/{tokenId}/reissue': () => as.post(`/api/accounts/tokens/${tokenId}/reissue`, {}),
-      'PATCH /api/accounts/tokens/{tokenId}': () => as.request('PATCH', `/api/accounts/tokens/${tokenId}`, { json: { expiresAt: null } }),
+      'PATCH /api/accounts/tokens/{tokenId}': () =>
+        as.request('PATCH', `/api/accounts/tokens/${tokenId}`, { json: { expiresAt: null } }),
       'DELETE /api/accounts/tokens/{tokenId}': () => as.request('DELETE', `/api/accounts/tokens/${tokenId}`),
-      'POST /api/projects/{projectId}/agents/enroll': () => as.post(`/api/projects/${projectId}/agents/enroll`, { uses: 1, ttlSeconds: 600 }),
-      'POST /api/boards/{projectId}/agents/enroll': () => as.post(`${board}/agents/enroll`, { uses: 1, ttlSeconds: 600 }),
-      'POST /api/accounts/provision': () => as.post('/api/accounts/provision', { projectName: 'side board', agents: ['a'] }),
-      'POST /api/auth/device/approve': () => as.post('/api/auth/device/approve', { userCode: device.body.userCode, projectId, approve: true }),
-      'POST /api/boards/{projectId}/invitations': () => as.post(`${board}/invitations`, { email: `${unique('sneaky')}@example.com`, role: 'admin' }),
-      'POST /api/boards/{projectId}/invitations/{invitationId}/revoke': () => as.post(`${board}/invitations/${invitationId}/revoke`),
-      'POST /api/boards/{projectId}/members/{userId}/role': () => as.post(`${board}/members/${member.accountId}/role`, { role: 'admin' }),
-      'DELETE /api/boards/{projectId}/members/{userId}': () => as.request('DELETE', `${board}/members/${member.accountId}`),
+      'POST /api/projects/{projectId}/agents/enroll': () =>
+        as.post(`/api/projects/${projectId}/agents/enroll`, { uses: 1, ttlSeconds: 600 }),
+      'POST /api/boards/{projectId}/agents/enroll': () =>
+        as.post(`${board}/agents/enroll`, { uses: 1, ttlSeconds: 600 }),
+      'POST /api/accounts/provision': () =>
+        as.post('/api/accounts/provision', { projectName: 'side board', agents: ['a'] }),
+      'POST /api/auth/device/approve': () =>
+        as.post('/api/auth/device/approve', { userCode: device.body.userCode, projectId, approve: true }),
+      'POST /api/boards/{projectId}/invitations': () =>
+        as.post(`${board}/invitations`, { email: `${unique('sneaky')}@example.com`, role: 'admin' }),
+      'POST /api/boards/{projectId}/invitations/{invitationId}/revoke': () =>
+        as.post(`${board}/invitations/${invitationId}/revoke`),
+      'POST /api/boards/{projectId}/members/{userId}/role': () =>
+        as.post(`${board}/members/${member.accountId}/role`, { role: 'admin' }),
+      'DELETE /api/boards/{projectId}/members/{userId}': () =>
+        as.request('DELETE', `${board}/members/${member.accountId}`),
       'POST /api/boards/{projectId}/transfers': () => as.post(`${board}/transfers`, { toUserId: member.accountId }),
       'POST /api/boards/transfers/{transferId}/accept': () => as.post(`/api/boards/transfers/${transferId}/accept`),
       'DELETE /api/projects/{projectId}': () => as.request('DELETE', `/api/projects/${projectId}`),
       'DELETE /api/boards/{projectId}': () => as.request('DELETE', board),
-      'POST /api/account/billing/checkout': () => as.post(`/api/account/billing/checkout?projectId=${projectId}`, { interval: 'month' }),
+      'POST /api/account/billing/checkout': () =>
+        as.post(`/api/account/billing/checkout?projectId=${projectId}`, { interval: 'month' }),
       'POST /api/account/billing/portal': () => as.post(`/api/account/billing/portal?projectId=${projectId}`),
       'POST /api/account/billing/annual': () => as.post(`/api/account/billing/annual?projectId=${projectId}`),
-      'POST /api/account/rewind': () => as.post(`/api/account/rewind?projectId=${projectId}`, { restorePointId: `rp_${projectId}_1`, confirm: 'REWIND_SERVICE_BOARD', expectedFingerprint: `sha256:${'0'.repeat(64)}` }),
+      'POST /api/account/rewind': () =>
+        as.post(`/api/account/rewind?projectId=${projectId}`, {
+          restorePointId: `rp_${projectId}_1`,
+          confirm: 'REWIND_SERVICE_BOARD',
+          expectedFingerprint: `sha256:${'0'.repeat(64)}`,
+        }),
     };
     // The route table marks exactly these, and nothing else.
-    expect(srv().server.routes.filter((r) => r.refusedWhileImpersonating).map(operationOf).sort()).toEqual(Object.keys(REFUSED).sort());
+    expect(
+      srv()
+        .server.routes.filter((r) => r.refusedWhileImpersonating)
+        .map(operationOf)
+        .sort(),
+    ).toEqual(Object.keys(REFUSED).sort());
 
     const state = async () => ({
-      account: await store.accounts.get(person.accountId).then((a) => [a?.email, a?.passwordHash, a?.deletedAt ?? null]),
+      account: await store.accounts
+        .get(person.accountId)
+        .then((a) => [a?.email, a?.passwordHash, a?.deletedAt ?? null]),
       tokens: await store.tokens.find({ accountId: person.accountId }),
       boards: await store.projects.find({ ownerId: { $in: [person.accountId, giver.accountId] } }),
       members: await store.members.find({ projectId: { $in: [projectId, given] } }),
@@ -136,9 +168,11 @@ describe('impersonation limits', () => {
     }
     expect(await state()).toEqual(before);
     // The password still signs the person in, and the board and the invitation are where they were.
-    expect((await new Client(srv().url).post('/api/auth/login', { email: person.email, password: PASSWORD })).status).toBe(200);
+    expect(
+      (await new Client(srv().url).post('/api/auth/login', { email: person.email, password: PASSWORD })).status,
+    ).toBe(200);
     expect(await store.projects.get(projectId)).not.toBeNull();
-    expect((await kit.pendingOf(projectId, before.invitations.find((i) => i.status === 'pending')!.email))).toBe(1);
+    expect(await kit.pendingOf(projectId, before.invitations.find((i) => i.status === 'pending')!.email)).toBe(1);
 
     // The account itself does them: the marking is the impersonation's alone.
     const own = await person.client.request('DELETE', `/api/accounts/tokens/${tokenId}`);
@@ -180,23 +214,37 @@ describe('impersonation limits', () => {
     // The body is read before the credential: this refusal comes before authentication.
     const invalid = await as.post(`/api/items${q}`, { nonsense: true });
     expectError(invalid, 400, 'INVALID_INPUT');
-    const notJson = await as.request('POST', `/api/items${q}`, { raw: 'title=x', headers: { 'content-type': 'text/plain' } });
+    const notJson = await as.request('POST', `/api/items${q}`, {
+      raw: 'title=x',
+      headers: { 'content-type': 'text/plain' },
+    });
     expectError(notJson, 415, 'JSON_REQUIRED');
     const missing = await as.get(`/api/items/W-999${q}`);
     expectError(missing, 404, 'ITEM_NOT_FOUND');
     const forbidden = await as.request('DELETE', `/api/boards/${projectId}`);
     expectError(forbidden, 403, 'IMPERSONATION_FORBIDDEN');
     // The console is shut to the impersonation session: its 404 is an unknown path's, marked as well.
-    const console = await new Client(srv().url, { cookie: `${SESSION_COOKIE}=${as.cookies.get(SESSION_COOKIE)}` }).get('/api/admin/codebase');
+    const console = await new Client(srv().url, { cookie: `${SESSION_COOKIE}=${as.cookies.get(SESSION_COOKIE)}` }).get(
+      '/api/admin/codebase',
+    );
     expectError(console, 404, 'NOT_FOUND');
-    for (const res of [ok, invalid, notJson, missing, forbidden, console]) expect(marked(res), `${res.status} ${res.text.slice(0, 80)}`).toBe(operatorId);
+    for (const res of [ok, invalid, notJson, missing, forbidden, console])
+      expect(marked(res), `${res.status} ${res.text.slice(0, 80)}`).toBe(operatorId);
 
     // The account's own responses, and a Bearer call beside the cookie, are not the impersonation's.
     const own = await person.client.post(`/api/items${q}`, { nonsense: true });
     expectError(own, 400, 'INVALID_INPUT');
     expect(marked(own)).toBeNull();
-    const token = await person.client.post('/api/accounts/tokens', { name: 'builder', scope: 'workspace', projectId, role: 'member' });
-    const bearer = await new Client(srv().url, { authorization: `Bearer ${token.body.secret}`, cookie: `${SESSION_COOKIE}=${as.cookies.get(SESSION_COOKIE)}` }).post('/api/items', { nonsense: true });
+    const token = await person.client.post('/api/accounts/tokens', {
+      name: 'builder',
+      scope: 'workspace',
+      projectId,
+      role: 'member',
+    });
+    const bearer = await new Client(srv().url, {
+      authorization: `Bearer ${token.body.secret}`,
+      cookie: `${SESSION_COOKIE}=${as.cookies.get(SESSION_COOKIE)}`,
+    }).post('/api/items', { nonsense: true });
     expectError(bearer, 400, 'INVALID_INPUT');
     expect(marked(bearer)).toBeNull();
   });
@@ -212,7 +260,10 @@ describe('impersonation limits', () => {
       operators: { admit: () => Promise.reject(new Error('no operator routes here')) },
       selector: new ProjectSelector({} as never),
       limiter: new MemoryRateLimiter(),
-      observer: new ResolutionObserver(() => srv().now(), () => undefined),
+      observer: new ResolutionObserver(
+        () => srv().now(),
+        () => undefined,
+      ),
       logger: pino({ level: 'silent' }),
       publicUrl: 'http://board.test',
       allowedOrigins: new Set(),
@@ -224,11 +275,26 @@ describe('impersonation limits', () => {
       clock: () => srv().now(),
     });
     const header = (r: RawResponse) => r.headers.find(([k]) => k === IMPERSONATION_HEADER)?.[1] ?? null;
-    for (const [code, status, headers] of [['NOT_FOUND', 404, {}], ['METHOD_NOT_ALLOWED', 405, { allow: 'GET, HEAD' }], ['BODY_TOO_LARGE', 413, {}]] as const) {
-      const reply = await pipeline.reject(code, unique('req'), undefined, undefined, headers, { cookie: impersonation });
+    for (const [code, status, headers] of [
+      ['NOT_FOUND', 404, {}],
+      ['METHOD_NOT_ALLOWED', 405, { allow: 'GET, HEAD' }],
+      ['BODY_TOO_LARGE', 413, {}],
+    ] as const) {
+      const reply = await pipeline.reject(code, unique('req'), undefined, undefined, headers, {
+        cookie: impersonation,
+      });
       expect([reply.status, header(reply)]).toEqual([status, operatorId]);
-      expect(header(await pipeline.reject(code, unique('req'), undefined, undefined, headers, { cookie: own }))).toBeNull();
-      expect(header(await pipeline.reject(code, unique('req'), undefined, undefined, headers, { cookie: impersonation, authorization: 'Bearer agb_x' }))).toBeNull();
+      expect(
+        header(await pipeline.reject(code, unique('req'), undefined, undefined, headers, { cookie: own })),
+      ).toBeNull();
+      expect(
+        header(
+          await pipeline.reject(code, unique('req'), undefined, undefined, headers, {
+            cookie: impersonation,
+            authorization: 'Bearer agb_x',
+          }),
+        ),
+      ).toBeNull();
       // Without a session cookie nothing is looked up: the reply is made at once.
       const bare = pipeline.reject(code, unique('req'), undefined, undefined, headers, {});
       expect(bare).not.toBeInstanceOf(Promise);
@@ -244,7 +310,10 @@ describe('impersonation limits', () => {
     const wrongMethod = await as.get('/api/claim');
     expectError(wrongMethod, 405, 'METHOD_NOT_ALLOWED');
     expect(wrongMethod.headers.get('allow')).toBe('POST');
-    const declared = await as.request('POST', '/api/items', { raw: JSON.stringify({ pad: 'x'.repeat(300 * 1024) }), headers: { 'content-type': 'application/json' } });
+    const declared = await as.request('POST', '/api/items', {
+      raw: JSON.stringify({ pad: 'x'.repeat(300 * 1024) }),
+      headers: { 'content-type': 'application/json' },
+    });
     expectError(declared, 413, 'BODY_TOO_LARGE');
     // Sent in chunks with no length declared: refused once the body read passes the cap.
     const chunks = new ReadableStream<Uint8Array>({
@@ -254,7 +323,12 @@ describe('impersonation limits', () => {
       },
     });
     const cookie = `${SESSION_COOKIE}=${as.cookies.get(SESSION_COOKIE)}`;
-    const streamed = await fetch(`${srv().url}/api/items`, { method: 'POST', body: chunks, duplex: 'half', headers: { cookie, 'content-type': 'application/json' } } as RequestInit);
+    const streamed = await fetch(`${srv().url}/api/items`, {
+      method: 'POST',
+      body: chunks,
+      duplex: 'half',
+      headers: { cookie, 'content-type': 'application/json' },
+    } as RequestInit);
     expect(streamed.status).toBe(413);
     for (const res of [unknown, wrongMethod, declared]) expect(marked(res), `${res.status}`).toBe(operatorId);
     expect(streamed.headers.get(IMPERSONATION_HEADER)).toBe(operatorId);
@@ -265,16 +339,26 @@ describe('impersonation limits', () => {
 
   it('lists the refused operations in one place: the registry names none by hand, GET /api/errors and the OpenAPI document read them from the routes', async () => {
     const routes = srv().server.routes;
-    const guarded = routes.filter((r) => r.refusedWhileImpersonating).map(operationOf).sort();
+    const guarded = routes
+      .filter((r) => r.refusedWhileImpersonating)
+      .map(operationOf)
+      .sort();
     // A list kept by hand in the registry would drift from the routes: it holds none.
     expect(ERRORS.IMPERSONATION_FORBIDDEN.raisedBy.filter((op) => OPERATION.test(op))).toEqual([]);
-    const listed = (await new Client(srv().url).get('/api/errors')).body.errors.find((e: { code: string }) => e.code === 'IMPERSONATION_FORBIDDEN');
+    const listed = (await new Client(srv().url).get('/api/errors')).body.errors.find(
+      (e: { code: string }) => e.code === 'IMPERSONATION_FORBIDDEN',
+    );
     expect((listed.raisedBy as string[]).filter((op) => OPERATION.test(op)).sort()).toEqual(guarded);
-    for (const route of routes) expect(routeErrors(route).includes('IMPERSONATION_FORBIDDEN'), operationOf(route)).toBe(route.refusedWhileImpersonating === true);
+    for (const route of routes)
+      expect(routeErrors(route).includes('IMPERSONATION_FORBIDDEN'), operationOf(route)).toBe(
+        route.refusedWhileImpersonating === true,
+      );
     const doc = (await new Client(srv().url).get('/docs/openapi.json')).body;
     for (const route of routes) {
       const responses = JSON.stringify(doc.paths[route.path]?.[route.method]?.responses ?? {});
-      expect(responses.includes('IMPERSONATION_FORBIDDEN'), operationOf(route)).toBe(route.refusedWhileImpersonating === true);
+      expect(responses.includes('IMPERSONATION_FORBIDDEN'), operationOf(route)).toBe(
+        route.refusedWhileImpersonating === true,
+      );
     }
   });
 });

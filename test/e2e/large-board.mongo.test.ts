@@ -36,20 +36,31 @@ describe.skipIf(!uri)('a 50,000-item board on MongoDB', () => {
     // Created while Free (no restore point before each batch), in batches of 500.
     await timed('create 50,000 items', async () => {
       for (let made = 0; made < ITEMS; made += BATCH) {
-        const res = await agent.post('/api/items/batch', { items: Array.from({ length: BATCH }, (_, i) => ({ title: `item ${made + i + 1}`, priority: (made + i) % 5 })) });
+        const res = await agent.post('/api/items/batch', {
+          items: Array.from({ length: BATCH }, (_, i) => ({ title: `item ${made + i + 1}`, priority: (made + i) % 5 })),
+        });
         expect(res.status, res.text).toBe(201);
       }
     });
     const lease = await timed('claim', () => agent.post('/api/claim', {}));
     expect(lease.status, lease.text).toBe(200);
-    expect((await timed('submit', () => agent.post('/api/submit', { leaseId: lease.body.leaseId, head: head(1) }))).status).toBe(200);
+    expect(
+      (await timed('submit', () => agent.post('/api/submit', { leaseId: lease.body.leaseId, head: head(1) }))).status,
+    ).toBe(200);
     const read = await timed('status', status);
     expect(read.counts).toMatchObject({ done: 1, ready: ITEMS - 1 });
     expect(total(read.counts)).toBe(ITEMS);
 
     // Pro from here: the next batch keeps the 50,000-item board as a restore point first.
     await makePro(url, served.srv.store, board, SECRET);
-    for (let b = 0; b < 2; b++) expect((await agent.post('/api/items/batch', { items: Array.from({ length: BATCH }, (_, i) => ({ title: `late ${b * BATCH + i}` })) })).status).toBe(201);
+    for (let b = 0; b < 2; b++)
+      expect(
+        (
+          await agent.post('/api/items/batch', {
+            items: Array.from({ length: BATCH }, (_, i) => ({ title: `late ${b * BATCH + i}` })),
+          })
+        ).status,
+      ).toBe(201);
     const held = await agent.post('/api/claim', {});
     expect(held.status, held.text).toBe(200);
     const listed = await board.owner.get(`/api/account/rewind?projectId=${board.projectId}`);
@@ -61,7 +72,11 @@ describe.skipIf(!uri)('a 50,000-item board on MongoDB', () => {
 
     // The rewind takes 1,000 items off and ends the lease on the claimed one, in one commit.
     const applied = await timed('rewind', () =>
-      board.owner.post(`/api/account/rewind?projectId=${board.projectId}`, { restorePointId: point.restorePointId, confirm: 'REWIND_SERVICE_BOARD', expectedFingerprint: before }),
+      board.owner.post(`/api/account/rewind?projectId=${board.projectId}`, {
+        restorePointId: point.restorePointId,
+        confirm: 'REWIND_SERVICE_BOARD',
+        expectedFingerprint: before,
+      }),
     );
     expect(applied.status, applied.text).toBe(200);
     expect(applied.body.fingerprint).toBe(point.fingerprint);
@@ -73,7 +88,11 @@ describe.skipIf(!uri)('a 50,000-item board on MongoDB', () => {
 
     // Its undo point brings the 1,000 items back, again in one commit.
     const undone = await timed('undo', () =>
-      board.owner.post(`/api/account/rewind?projectId=${board.projectId}`, { restorePointId: applied.body.undoPointId, confirm: 'REWIND_SERVICE_BOARD', expectedFingerprint: point.fingerprint }),
+      board.owner.post(`/api/account/rewind?projectId=${board.projectId}`, {
+        restorePointId: applied.body.undoPointId,
+        confirm: 'REWIND_SERVICE_BOARD',
+        expectedFingerprint: point.fingerprint,
+      }),
     );
     expect(undone.status, undone.text).toBe(200);
     expect(undone.body.fingerprint).toBe(before);

@@ -42,10 +42,27 @@ async function mailNode(smtpUrl: string, given?: TempDir): Promise<MailNode> {
   const logs: Record<string, unknown>[] = [];
   const sink = new Writable({ write: (chunk: Buffer, _e, done) => (logs.push(JSON.parse(chunk.toString())), done()) });
   const logger = pino({ level: 'info' }, sink);
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dir.path, PUBLIC_URL: 'http://board.test', SMTP_URL: smtpUrl, MAIL_FROM: FROM, ADDRESS_RATE_PER_MINUTE: '1000', METRICS_PORT: '0' });
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: dir.path,
+    PUBLIC_URL: 'http://board.test',
+    SMTP_URL: smtpUrl,
+    MAIL_FROM: FROM,
+    ADDRESS_RATE_PER_MINUTE: '1000',
+    METRICS_PORT: '0',
+  });
   const store = await openEmbeddedStore(dir.path);
   const mailer = mailerFrom(config, { store, keys }, logger, { baseDelayMs: 100, maxDelayMs: 400, maxAttempts: 30 });
-  const server = await startServer({ config, store, limiter: new MemoryRateLimiter(), passwords: bcryptHasher(4, keys.pepper), keys, mailer, logger });
+  const server = await startServer({
+    config,
+    store,
+    limiter: new MemoryRateLimiter(),
+    passwords: bcryptHasher(4, keys.pepper),
+    keys,
+    mailer,
+    logger,
+  });
   let stopped = false;
   cleanups.push(async () => {
     if (!stopped) await server.shutdown();
@@ -78,7 +95,9 @@ describe('mail over SMTP', () => {
     expect(confirm.from).toBe('board@mail.test');
     expect(confirm.raw).toMatch(/^From: Board at test <board@mail\.test>$/im);
     expect(confirm.body).toContain('http://board.test/verify-email#token=');
-    expect((await new Client(node.url).post('/api/auth/verify-email', { token: tokenIn(confirm.body) })).status).toBe(200);
+    expect((await new Client(node.url).post('/api/auth/verify-email', { token: tokenIn(confirm.body) })).status).toBe(
+      200,
+    );
 
     // An invitation to the owner's board.
     const projectId = (await owner.client.get('/api/projects')).body.projects[0].projectId as string;
@@ -86,13 +105,25 @@ describe('mail over SMTP', () => {
     const invited = await owner.client.post(`/api/boards/${projectId}/invitations`, { email: invitee, role: 'member' });
     expect(invited.status, invited.text).toBe(201);
     const invitation = await mta.next(invitee, /^Invitation to the board/);
-    expect(invitation.body).toMatch(new RegExp(`http://board\\.test/invitations/${invited.body.invitation.invitationId}#token=[\\w-]+`));
+    expect(invitation.body).toMatch(
+      new RegExp(`http://board\\.test/invitations/${invited.body.invitation.invitationId}#token=[\\w-]+`),
+    );
 
     // A password reset: 202 as always, the link arrives and sets the new password.
     expect((await new Client(node.url).post('/api/auth/forgot-password', { email: owner.email })).status).toBe(202);
     const reset = await mta.next(owner.email, /^Reset your board password/);
-    expect((await new Client(node.url).post('/api/auth/reset-password', { token: tokenIn(reset.body), newPassword: 'a brand new password' })).status).toBe(204);
-    expect((await new Client(node.url).post('/api/auth/login', { email: owner.email, password: 'a brand new password' })).status).toBe(200);
+    expect(
+      (
+        await new Client(node.url).post('/api/auth/reset-password', {
+          token: tokenIn(reset.body),
+          newPassword: 'a brand new password',
+        })
+      ).status,
+    ).toBe(204);
+    expect(
+      (await new Client(node.url).post('/api/auth/login', { email: owner.email, password: 'a brand new password' }))
+        .status,
+    ).toBe(200);
   });
 
   it('a server that refuses (451) is retried with backoff until the mail goes through, each failure logged with its code', async () => {
@@ -110,9 +141,16 @@ describe('mail over SMTP', () => {
     for (const r of retries) expect(r).toMatchObject({ level: 40, to: email, responseCode: 451, code: 'EENVELOPE' });
     expect(retries.map((r) => r.text)).toEqual([undefined, undefined, undefined]); // the link never goes to the log
     // The server has the message before the node has the server's answer to it: the node logs it then.
-    await expect.poll(() => logged(node, 'mail delivered after retrying'), { timeout: 10_000 }).toEqual([expect.objectContaining({ to: email, attempts: 4 })]);
+    await expect
+      .poll(() => logged(node, 'mail delivered after retrying'), { timeout: 10_000 })
+      .toEqual([expect.objectContaining({ to: email, attempts: 4 })]);
     const m = await scrape(node.server.metricsPort!);
-    expect([m.value('board_mail_sent_total'), m.value('board_mail_retries_total'), m.value('board_mail_failed_total'), m.value('board_mail_queued')]).toEqual([2, 3, 0, 0]);
+    expect([
+      m.value('board_mail_sent_total'),
+      m.value('board_mail_retries_total'),
+      m.value('board_mail_failed_total'),
+      m.value('board_mail_queued'),
+    ]).toEqual([2, 3, 0, 0]);
   });
 
   it('a server not there yet is retried until it comes up', async () => {
@@ -122,8 +160,14 @@ describe('mail over SMTP', () => {
     const node = await mailNode(`smtp://127.0.0.1:${port}`);
     // Signup answers 201 at once though no mail server answers.
     const { email } = await signedUp(node.url);
-    await expect.poll(() => logged(node, 'mail not sent; retrying').length, { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
-    expect(logged(node, 'mail not sent; retrying')[0]).toMatchObject({ to: email, code: 'ESOCKET', reason: expect.stringContaining('ECONNREFUSED') });
+    await expect
+      .poll(() => logged(node, 'mail not sent; retrying').length, { timeout: 10_000 })
+      .toBeGreaterThanOrEqual(2);
+    expect(logged(node, 'mail not sent; retrying')[0]).toMatchObject({
+      to: email,
+      code: 'ESOCKET',
+      reason: expect.stringContaining('ECONNREFUSED'),
+    });
     const mta = await smtp(port);
     await mta.next(email, /^Verify your email/);
   });
@@ -133,8 +177,15 @@ describe('mail over SMTP', () => {
     const node = await mailNode(mta.url);
     mta.refuse(550, 1);
     const { email } = await signedUp(node.url);
-    await expect.poll(() => logged(node, 'mail refused permanently by the server; not retried').length, { timeout: 10_000 }).toBe(1);
-    expect(logged(node, 'mail refused permanently by the server; not retried')[0]).toMatchObject({ level: 50, to: email, responseCode: 550, attempts: 1 });
+    await expect
+      .poll(() => logged(node, 'mail refused permanently by the server; not retried').length, { timeout: 10_000 })
+      .toBe(1);
+    expect(logged(node, 'mail refused permanently by the server; not retried')[0]).toMatchObject({
+      level: 50,
+      to: email,
+      responseCode: 550,
+      attempts: 1,
+    });
     expect(mta.refusals).toBe(1);
     expect(mta.received.filter((m) => m.to.includes(email))).toHaveLength(0);
     expect((await scrape(node.server.metricsPort!)).value('board_mail_failed_total')).toBe(1);
@@ -147,11 +198,13 @@ describe('mail over SMTP', () => {
     cleanups.push(dir.remove);
     const node = await mailNode(`smtp://127.0.0.1:${placeholder.port}`, dir);
     const { email } = await signedUp(node.url);
-    await expect.poll(() => logged(node, 'mail not sent; retrying').length, { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
+    await expect
+      .poll(() => logged(node, 'mail not sent; retrying').length, { timeout: 10_000 })
+      .toBeGreaterThanOrEqual(1);
     await node.server.shutdown();
-    expect(logged(node, 'mail not sent before the node stopped; it waits in the outbox for another node or the next start')).toEqual([
-      expect.objectContaining({ level: 40, to: email, subject: 'Verify your email' }),
-    ]);
+    expect(
+      logged(node, 'mail not sent before the node stopped; it waits in the outbox for another node or the next start'),
+    ).toEqual([expect.objectContaining({ level: 40, to: email, subject: 'Verify your email' })]);
 
     // At rest it is sealed: neither the address nor the link can be read from the store.
     const store = await openEmbeddedStore(dir.path);
@@ -167,8 +220,12 @@ describe('mail over SMTP', () => {
     const mta = await smtp(placeholder.port);
     const again = await mailNode(mta.url, dir);
     const confirm = await mta.next(email, /^Verify your email/);
-    expect((await new Client(again.url).post('/api/auth/verify-email', { token: tokenIn(confirm.body) })).status).toBe(200);
-    expect(logged(again, 'mail taken over from the outbox: its holder stopped')).toEqual([expect.objectContaining({ to: email, attempts: expect.any(Number) })]);
+    expect((await new Client(again.url).post('/api/auth/verify-email', { token: tokenIn(confirm.body) })).status).toBe(
+      200,
+    );
+    expect(logged(again, 'mail taken over from the outbox: its holder stopped')).toEqual([
+      expect.objectContaining({ to: email, attempts: expect.any(Number) }),
+    ]);
   });
 
   it('a node killed with -9 while its mail waits does not lose it: the next start sends it once the takeover delay has passed', async () => {
@@ -176,7 +233,13 @@ describe('mail over SMTP', () => {
     await placeholder.close();
     const dir = await tempDir();
     cleanups.push(dir.remove);
-    const env = { DATA_DIR: dir.path, SMTP_URL: `smtp://127.0.0.1:${placeholder.port}`, MAIL_FROM: FROM, PUBLIC_URL: 'http://board.test', MAIL_TAKEOVER_SECONDS: '1' };
+    const env = {
+      DATA_DIR: dir.path,
+      SMTP_URL: `smtp://127.0.0.1:${placeholder.port}`,
+      MAIL_FROM: FROM,
+      PUBLIC_URL: 'http://board.test',
+      MAIL_TAKEOVER_SECONDS: '1',
+    };
     const first = await startMain(env);
     cleanups.push(async () => (first.child.exitCode === null && first.child.kill('SIGKILL'), first.exited));
     const { email } = await signedUp(first.url);
@@ -188,7 +251,9 @@ describe('mail over SMTP', () => {
     const second = await startMain(env);
     cleanups.push(async () => (second.child.exitCode === null && second.child.kill('SIGKILL'), second.exited));
     const confirm = await mta.next(email, /^Verify your email/, 30_000);
-    expect((await new Client(second.url).post('/api/auth/verify-email', { token: tokenIn(confirm.body) })).status).toBe(200);
+    expect((await new Client(second.url).post('/api/auth/verify-email', { token: tokenIn(confirm.body) })).status).toBe(
+      200,
+    );
     expect(second.output()).toContain('mail taken over from the outbox: its holder stopped');
     expect(mta.received.filter((m) => m.to.includes(email))).toHaveLength(1);
   }, 90_000);
@@ -197,8 +262,13 @@ describe('mail over SMTP', () => {
 describe('the log transport', () => {
   it('is the default without SMTP_URL, and says so loudly at start', () => {
     const lines: Record<string, unknown>[] = [];
-    const logger = pino({ level: 'info' }, new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(JSON.parse(chunk.toString())), done()) }));
+    const logger = pino(
+      { level: 'info' },
+      new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(JSON.parse(chunk.toString())), done()) }),
+    );
     mailerFrom(loadConfig({}), { store: {} as never, keys }, logger);
-    expect(lines).toEqual([expect.objectContaining({ level: 40, msg: expect.stringMatching(/^MAIL GOES TO THE LOG ONLY \(no SMTP_URL\)/) })]);
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 40, msg: expect.stringMatching(/^MAIL GOES TO THE LOG ONLY \(no SMTP_URL\)/) }),
+    ]);
   });
 });

@@ -14,7 +14,13 @@ afterEach(async () => {
 });
 
 async function metricsNode(env: Record<string, string> = {}): Promise<TestServer & { metricsPort: number }> {
-  const s = await startTestServer({ METRICS_PORT: '0', METRICS_TOKEN: TOKEN, LEASE_MIN_TTL_SECONDS: '1', ADDRESS_RATE_PER_MINUTE: '3', ...env });
+  const s = await startTestServer({
+    METRICS_PORT: '0',
+    METRICS_TOKEN: TOKEN,
+    LEASE_MIN_TTL_SECONDS: '1',
+    ADDRESS_RATE_PER_MINUTE: '3',
+    ...env,
+  });
   servers.push(s);
   return { ...s, metricsPort: s.server.metricsPort! };
 }
@@ -31,7 +37,10 @@ describe('GET /metrics', () => {
     expect((await fetch(at, { headers: { authorization: `Bearer ${TOKEN.slice(0, -1)}` } })).status).toBe(401);
     expect((await fetch(at, { headers: { authorization: 'Bearer ' } })).status).toBe(401);
     expect((await fetch(at, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
-    expect((await fetch(`http://127.0.0.1:${node.metricsPort}/other`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(404);
+    expect(
+      (await fetch(`http://127.0.0.1:${node.metricsPort}/other`, { headers: { authorization: `Bearer ${TOKEN}` } }))
+        .status,
+    ).toBe(404);
     expect((await fetch(at, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(405);
   });
 
@@ -54,18 +63,32 @@ describe('GET /metrics', () => {
     const claim = await agent.post('/api/claim', { ttlSeconds: 1 });
     expect(claim.status, claim.text).toBe(200);
     // The lease's expiry timer is armed on this node (once the claim's events are in the log).
-    await expect.poll(async () => (await scrape(node.metricsPort, TOKEN)).value('board_lease_timers'), { timeout: 5_000, interval: 50 }).toBe(1);
+    await expect
+      .poll(async () => (await scrape(node.metricsPort, TOKEN)).value('board_lease_timers'), {
+        timeout: 5_000,
+        interval: 50,
+      })
+      .toBe(1);
     const socket = await openSocket(node.url, { authorization: agent.defaults.authorization! });
     // The per-address budget (3 a minute) runs out in a fresh window: the fourth login is refused.
     startOfBudgetWindow(node);
     const stranger = new Client(node.url);
     const logins: number[] = [];
-    for (let i = 0; i < 4; i++) logins.push((await stranger.post('/api/auth/login', { email: 'nobody@example.com', password: 'wrong password here' })).status);
+    for (let i = 0; i < 4; i++)
+      logins.push(
+        (await stranger.post('/api/auth/login', { email: 'nobody@example.com', password: 'wrong password here' }))
+          .status,
+      );
     expect(logins).toEqual([401, 401, 401, 429]);
     const refusedLogins = 1;
 
     // The lease runs out by itself: the node's timer commits its expiry.
-    await expect.poll(async () => (await scrape(node.metricsPort, TOKEN)).value('board_lease_expiries_total'), { timeout: 15_000, interval: 200 }).toBe(1);
+    await expect
+      .poll(async () => (await scrape(node.metricsPort, TOKEN)).value('board_lease_expiries_total'), {
+        timeout: 15_000,
+        interval: 200,
+      })
+      .toBe(1);
     const m = await scrape(node.metricsPort, TOKEN);
 
     expect(m.family('board_http_requests_total').type).toBe('COUNTER');
@@ -73,7 +96,9 @@ describe('GET /metrics', () => {
     expect(m.value('board_http_requests_total', { route: 'POST /api/items', status: '201' })).toBe(3);
     expect(m.value('board_http_requests_total', { route: 'POST /api/claim', status: '200' })).toBe(1);
     expect(m.value('board_http_requests_total', { route: 'unmatched', status: '404' })).toBe(1);
-    expect(m.value('board_http_requests_total', { route: 'POST /api/auth/login', status: '401' })).toBe(logins.length - refusedLogins);
+    expect(m.value('board_http_requests_total', { route: 'POST /api/auth/login', status: '401' })).toBe(
+      logins.length - refusedLogins,
+    );
     expect(m.value('board_http_requests_total', { route: 'POST /api/auth/login', status: '429' })).toBe(refusedLogins);
     expect(m.value('board_rate_limit_refusals_total', { route: 'POST /api/auth/login' })).toBe(refusedLogins);
 
@@ -96,7 +121,15 @@ describe('GET /metrics', () => {
     expect(m.value('board_bus_state', { state: 'local' })).toBe(1);
     expect(m.value('board_bus_state', { state: 'degraded' })).toBe(0);
     expect(m.value('board_store_up')).toBe(1);
-    for (const name of ['board_mail_queued', 'board_mail_sent_total', 'board_mail_retries_total', 'board_mail_failed_total', 'board_http_in_flight', 'board_lease_warnings_total']) expect(m.family(name).metrics).toHaveLength(1);
+    for (const name of [
+      'board_mail_queued',
+      'board_mail_sent_total',
+      'board_mail_retries_total',
+      'board_mail_failed_total',
+      'board_http_in_flight',
+      'board_lease_warnings_total',
+    ])
+      expect(m.family(name).metrics).toHaveLength(1);
     expect(m.value('process_cpu_seconds_total')).toBeGreaterThan(0);
     expect(m.families.some((f) => f.name === 'nodejs_eventloop_lag_seconds')).toBe(true);
 

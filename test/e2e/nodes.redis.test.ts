@@ -40,10 +40,19 @@ describe.skipIf(!url)('two nodes with the Redis bus', () => {
     const board = await newBoard(a.url);
     const agents = await Promise.all(Array.from({ length: 10 }, (_, i) => board.agent(`racer-${i}`)));
     const rounds = 20;
-    await agents[0]!.post('/api/items/batch', { items: Array.from({ length: rounds }, (_, i) => ({ title: `contested ${i}` })) });
+    await agents[0]!.post('/api/items/batch', {
+      items: Array.from({ length: rounds }, (_, i) => ({ title: `contested ${i}` })),
+    });
     for (let round = 1; round <= rounds; round++) {
-      const results = await Promise.all(agents.map((agent, i) => new Client(i % 2 ? a.url : b.url, agent.defaults).post('/api/claim', { workId: `W-${round}` })));
-      expect(results.filter((r) => r.status === 200), `round ${round}`).toHaveLength(1);
+      const results = await Promise.all(
+        agents.map((agent, i) =>
+          new Client(i % 2 ? a.url : b.url, agent.defaults).post('/api/claim', { workId: `W-${round}` }),
+        ),
+      );
+      expect(
+        results.filter((r) => r.status === 200),
+        `round ${round}`,
+      ).toHaveLength(1);
       expect(results.filter((r) => r.status === 409)).toHaveLength(agents.length - 1);
     }
     const log = await new Client(a.url, agents[0]!.defaults).get('/api/activity?limit=200');
@@ -61,11 +70,20 @@ describe.skipIf(!url)('two nodes with the Redis bus', () => {
     }
     for (const node of [a, b]) {
       await until(async () => {
-        const listed = (await new Client(node.url).get('/api/errors')).body.errors.find((e: { code: string }) => e.code === 'ITEM_NOT_FOUND');
+        const listed = (await new Client(node.url).get('/api/errors')).body.errors.find(
+          (e: { code: string }) => e.code === 'ITEM_NOT_FOUND',
+        );
         return listed.observedResolution.status === 'observed';
       });
-      const listed = (await new Client(node.url).get('/api/errors')).body.errors.find((e: { code: string }) => e.code === 'ITEM_NOT_FOUND');
-      expect(listed.observedResolution).toMatchObject({ status: 'observed', distinctWorkspaces: 3, observations: 3, path: 'GET /api/status' });
+      const listed = (await new Client(node.url).get('/api/errors')).body.errors.find(
+        (e: { code: string }) => e.code === 'ITEM_NOT_FOUND',
+      );
+      expect(listed.observedResolution).toMatchObject({
+        status: 'observed',
+        distinctWorkspaces: 3,
+        observations: 3,
+        path: 'GET /api/status',
+      });
     }
   });
 });

@@ -22,7 +22,8 @@ describe('the per-address budget of enrollment and anonymous provisioning', () =
     startOfBudgetWindow(srv);
     const { client: owner } = await signedUp(srv.url); // 1
     const projectId = (await owner.get('/api/projects')).body.projects[0].projectId as string;
-    const code = (await owner.post(`/api/projects/${projectId}/agents/enroll`, { uses: 5, ttlSeconds: 600 })).body.code as string;
+    const code = (await owner.post(`/api/projects/${projectId}/agents/enroll`, { uses: 5, ttlSeconds: 600 })).body
+      .code as string;
     const anon = new Client(srv.url);
     expect((await anon.post('/api/accounts/anon-provision')).status).toBe(201); // 2
     expect((await anon.post('/api/projects/enroll', { code, name: 'one' })).status).toBe(201); // 3

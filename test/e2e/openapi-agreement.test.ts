@@ -33,9 +33,13 @@ describe('the document agrees with behaviour', () => {
       ['/api/items/{workId}/progress', 'post'],
       ['/api/claim', 'post'],
     ] as const;
-    for (const [path, method] of refusing) expect(bodyOf(path, method).properties.head, `${method} ${path}`).toMatchObject({ not: {} });
+    for (const [path, method] of refusing)
+      expect(bodyOf(path, method).properties.head, `${method} ${path}`).toMatchObject({ not: {} });
     expect(bodyOf('/api/items/batch', 'post').properties.items.items.properties.head).toMatchObject({ not: {} });
-    expect(bodyOf('/api/submit', 'post').properties.head).toMatchObject({ type: 'string', pattern: expect.any(String) });
+    expect(bodyOf('/api/submit', 'post').properties.head).toMatchObject({
+      type: 'string',
+      pattern: expect.any(String),
+    });
     const { agent } = await board();
     expectError(await agent.post('/api/items', { title: 'x', head: 'abcdef0' }), 400, 'COMMIT_ID_FORBIDDEN');
     expectError(await agent.post('/api/claim', { head: 'abcdef0' }), 400, 'COMMIT_ID_FORBIDDEN');
@@ -50,20 +54,39 @@ describe('the document agrees with behaviour', () => {
   it('gives project names and defaultProjectId a minimum length of 1, and refuses the empty string with the contract’s code', async () => {
     expect(bodyOf('/api/projects', 'post').properties.name).toMatchObject({ type: 'string', minLength: 1 });
     expect(bodyOf('/api/boards/{projectId}', 'patch').properties.name).toMatchObject({ type: 'string', minLength: 1 });
-    expect(bodyOf('/api/account/profile', 'patch').properties.defaultProjectId.anyOf).toContainEqual({ type: 'string', minLength: 1 });
+    expect(bodyOf('/api/account/profile', 'patch').properties.defaultProjectId.anyOf).toContainEqual({
+      type: 'string',
+      minLength: 1,
+    });
     const { client } = await board();
     expectError(await client.post('/api/projects', { name: '' }), 400, 'INVALID_PROJECT_NAME');
-    expectError(await client.request('PATCH', '/api/account/profile', { json: { defaultProjectId: '' } }), 400, 'INVALID_PROJECT_ID');
+    expectError(
+      await client.request('PATCH', '/api/account/profile', { json: { defaultProjectId: '' } }),
+      400,
+      'INVALID_PROJECT_ID',
+    );
   });
 
   it('documents no defaults for an item edit, and an edit leaves the fields it does not name alone', async () => {
     const patch = bodyOf('/api/items/{workId}', 'patch');
     for (const [name, schema] of Object.entries(patch.properties)) expect(schema, name).not.toHaveProperty('default');
     const { agent } = await board();
-    const created = await agent.post('/api/items', { title: 'one', description: 'kept', priority: 0, labels: ['api'], verify: 'required' });
+    const created = await agent.post('/api/items', {
+      title: 'one',
+      description: 'kept',
+      priority: 0,
+      labels: ['api'],
+      verify: 'required',
+    });
     expect(created.status).toBe(201);
     const edited = await agent.request('PATCH', `/api/items/${created.body.workId}`, { json: { title: 'renamed' } });
     expect(edited.status).toBe(200);
-    expect(edited.body).toMatchObject({ title: 'renamed', description: 'kept', priority: 0, labels: ['api'], verify: 'required' });
+    expect(edited.body).toMatchObject({
+      title: 'renamed',
+      description: 'kept',
+      priority: 0,
+      labels: ['api'],
+      verify: 'required',
+    });
   });
 });

@@ -20,12 +20,20 @@ async function node(env: Record<string, string>): Promise<TestServer> {
 
 /** A signup as a page at `origin` would send it: 201, or 403 CSRF_REJECTED. */
 async function signupFrom(s: TestServer, origin: string): Promise<number> {
-  return (await new Client(s.url).post('/api/auth/signup', { email: `${unique('o')}@example.com`, password: 'correct horse battery staple' }, { origin })).status;
+  return (
+    await new Client(s.url).post(
+      '/api/auth/signup',
+      { email: `${unique('o')}@example.com`, password: 'correct horse battery staple' },
+      { origin },
+    )
+  ).status;
 }
 
 /** A socket upgrade with a Bearer token from a page at `origin`: 'open', or the refusal's status. */
 async function socketFrom(s: TestServer, origin: string): Promise<string | number> {
-  const ws = new WebSocket(`${s.url.replace(/^http/, 'ws')}/api/ws`, { headers: { origin, authorization: 'Bearer agb_not_a_real_token_but_the_origin_is_checked_first' } });
+  const ws = new WebSocket(`${s.url.replace(/^http/, 'ws')}/api/ws`, {
+    headers: { origin, authorization: 'Bearer agb_not_a_real_token_but_the_origin_is_checked_first' },
+  });
   return new Promise((resolve) => {
     ws.once('open', () => (ws.close(), resolve('open')));
     ws.once('unexpected-response', (_req, res) => (resolve(res.statusCode ?? 0), ws.terminate()));
@@ -38,10 +46,23 @@ describe('allowed origins', () => {
     const s = await node({ PUBLIC_URL: '', ALLOWED_ORIGINS: 'https://board.example, http://other.example:9000/' });
     const port = s.server.port;
     expect(port).not.toBe(8080);
-    for (const origin of [`http://localhost:${port}`, `http://127.0.0.1:${port}`, `http://[::1]:${port}`, 'https://board.example', 'http://other.example:9000']) {
+    for (const origin of [
+      `http://localhost:${port}`,
+      `http://127.0.0.1:${port}`,
+      `http://[::1]:${port}`,
+      'https://board.example',
+      'http://other.example:9000',
+    ]) {
       expect(await signupFrom(s, origin), origin).toBe(201);
     }
-    for (const origin of ['http://localhost:8080', `https://localhost:${port}`, `http://127.0.0.2:${port}`, 'http://board.example', 'https://evil.example', 'null']) {
+    for (const origin of [
+      'http://localhost:8080',
+      `https://localhost:${port}`,
+      `http://127.0.0.2:${port}`,
+      'http://board.example',
+      'https://evil.example',
+      'null',
+    ]) {
       expect(await signupFrom(s, origin), origin).toBe(403);
     }
     // The socket follows the same rule: refused for the origin before any credential is looked at.
@@ -62,8 +83,11 @@ describe('allowed origins', () => {
     expect(loadConfig({}).publicUrl).toBe('http://localhost:8080');
   });
 
-  it.each([['board.example'], ['https://board.example/path'], ['ftp://board.example'], ['https://a.example, nope']])('ALLOWED_ORIGINS=%s is refused at start, naming the variable', (value) => {
-    expect(() => loadConfig({ ALLOWED_ORIGINS: value })).toThrow(ConfigError);
-    expect(() => loadConfig({ ALLOWED_ORIGINS: value })).toThrow(/^invalid configuration: ALLOWED_ORIGINS: /);
-  });
+  it.each([['board.example'], ['https://board.example/path'], ['ftp://board.example'], ['https://a.example, nope']])(
+    'ALLOWED_ORIGINS=%s is refused at start, naming the variable',
+    (value) => {
+      expect(() => loadConfig({ ALLOWED_ORIGINS: value })).toThrow(ConfigError);
+      expect(() => loadConfig({ ALLOWED_ORIGINS: value })).toThrow(/^invalid configuration: ALLOWED_ORIGINS: /);
+    },
+  );
 });

@@ -47,7 +47,11 @@ describe.skipIf(!haveRedis)('a Redis outage', () => {
     await agent.post('/api/items', { title: 'before' });
     expect((await onB.next((m) => m.type === 'event')).seq).toBe(1);
 
-    const doomed = await board.owner.post('/api/accounts/tokens', { name: 'doomed', scope: 'workspace', projectId: board.projectId });
+    const doomed = await board.owner.post('/api/accounts/tokens', {
+      name: 'doomed',
+      scope: 'workspace',
+      projectId: board.projectId,
+    });
     const doomedOnB = await openSocket(b.url, { authorization: `Bearer ${doomed.body.secret}` });
 
     redis.kill();
@@ -63,7 +67,10 @@ describe.skipIf(!haveRedis)('a Redis outage', () => {
     expect(seqs).toEqual([2, 3, 4, 5, 6]);
     await until(async () => (await busOf(a)) === 'ok' && (await busOf(b)) === 'ok');
     // Well before the periodic check (a minute) would find it.
-    const closedSoon = await Promise.race([doomedOnB.closed, new Promise((r) => setTimeout(() => r('still open after 20 s'), 20_000))]);
+    const closedSoon = await Promise.race([
+      doomedOnB.closed,
+      new Promise((r) => setTimeout(() => r('still open after 20 s'), 20_000)),
+    ]);
     expect(closedSoon).toEqual({ code: 4001, reason: 'the credential was revoked' });
     await agent.post('/api/items', { title: 'after' });
     expect((await onB.next((m) => m.type === 'event')).seq).toBe(7);

@@ -18,7 +18,14 @@ import { readLog } from './rewind-race.js';
 const AGENTS = 20;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** What may be logged while the board is paused. */
-const WHILE_PAUSED = new Set(['lease.renewed', 'lease.expired', 'lease.revoked', 'item.state', 'item.comment', 'board.rewound']);
+const WHILE_PAUSED = new Set([
+  'lease.renewed',
+  'lease.expired',
+  'lease.revoked',
+  'item.state',
+  'item.comment',
+  'board.rewound',
+]);
 
 /** A POST as a well-behaved agent sends it: 503 (two nodes contending for one board) is retried after its Retry-After. */
 async function post(client: Client, path: string, body: unknown): Promise<Res> {
@@ -61,7 +68,10 @@ export async function pauseFleet(nodes: string[], board: TestBoard, items = 120)
     ref: `r${i}`,
     title: `work ${i}`,
     maxAttempts: 20,
-    dependsOn: i === 0 ? [] : [...new Set(Array.from({ length: Math.floor(random() * 3) }, () => `r${Math.floor(random() * i)}`))],
+    dependsOn:
+      i === 0
+        ? []
+        : [...new Set(Array.from({ length: Math.floor(random() * 3) }, () => `r${Math.floor(random() * i)}`))],
   }));
   expect((await feeder.post('/api/items/batch', { items: specs })).status).toBe(201);
 
@@ -89,7 +99,10 @@ export async function pauseFleet(nodes: string[], board: TestBoard, items = 120)
       // A few milliseconds of work, then the submit; while the board is paused, keeps the lease alive until the submit lands.
       await sleep(10 + (round % 5) * 10);
       for (;;) {
-        const submitted = await post(agent, '/api/submit', { leaseId: grant.body.leaseId, head: head(n * 100_000 + round) });
+        const submitted = await post(agent, '/api/submit', {
+          leaseId: grant.body.leaseId,
+          head: head(n * 100_000 + round),
+        });
         if (submitted.status === 200) {
           submits++;
           if (phase === 'resumed') seen.submitsAfterResume++;
@@ -120,17 +133,27 @@ export async function pauseFleet(nodes: string[], board: TestBoard, items = 120)
   const status = async (client: Client = owner) => {
     const res = await client.get(`/api/status?${q}`);
     expect(res.status, res.text).toBe(200);
-    return res.body as { paused: boolean; pausedBy: string | null; counts: Record<string, number>; leases: { workId: string; holder: string; purpose: string }[] };
+    return res.body as {
+      paused: boolean;
+      pausedBy: string | null;
+      counts: Record<string, number>;
+      leases: { workId: string; holder: string; purpose: string }[];
+    };
   };
   const done = async () => (await status()).counts.done!;
 
   const steer = async () => {
     await until(async () => (await done()) >= 15, 120_000);
     // An operator's move keeps a point of the board just before it: the one to go back to.
-    const blocked = await owner.post(`/api/items/W-${items}/state?${q}`, { action: 'block', reason: 'an agent is wrecking it' });
+    const blocked = await owner.post(`/api/items/W-${items}/state?${q}`, {
+      action: 'block',
+      reason: 'an agent is wrecking it',
+    });
     expect(blocked.status, blocked.text).toBe(200);
     const listed = await owner.get(`/api/account/rewind?${q}`);
-    const point = (listed.body.points as { restorePointId: string; reason: string }[]).find((p) => p.reason === 'state')!;
+    const point = (listed.body.points as { restorePointId: string; reason: string }[]).find(
+      (p) => p.reason === 'state',
+    )!;
     expect(point).toBeDefined();
     const doneAtPoint = await done();
     await until(async () => (await done()) >= doneAtPoint + 20, 120_000);
@@ -153,9 +176,14 @@ export async function pauseFleet(nodes: string[], board: TestBoard, items = 120)
     expect(held.length).toBeGreaterThan(0);
 
     // Apply: it lands at the first try, and ends every lease on a replaced item (a whole-board rewind replaces them all).
-    const applied = await owner.post(`/api/account/rewind?${q}`, { restorePointId: point.restorePointId, confirm: 'REWIND_SERVICE_BOARD', expectedFingerprint: preview.body.currentFingerprint });
+    const applied = await owner.post(`/api/account/rewind?${q}`, {
+      restorePointId: point.restorePointId,
+      confirm: 'REWIND_SERVICE_BOARD',
+      expectedFingerprint: preview.body.currentFingerprint,
+    });
     expect(applied.status, applied.text).toBe(200);
-    const byItem = (a: { workId: string }, b: { workId: string }) => Number(a.workId.slice(2)) - Number(b.workId.slice(2));
+    const byItem = (a: { workId: string }, b: { workId: string }) =>
+      Number(a.workId.slice(2)) - Number(b.workId.slice(2));
     expect([...applied.body.revokedLeases].sort(byItem)).toEqual(held.sort(byItem));
     expect(await status()).toMatchObject({ paused: true, leases: [] });
     // The holders learn it at their next renewal.
@@ -182,9 +210,15 @@ export async function pauseFleet(nodes: string[], board: TestBoard, items = 120)
   expect(submits).toBeGreaterThan(items);
 
   // The sockets on the last node heard the pause, the rewind and the resume, in that order.
-  expect((await watcher.next((m) => m.type === 'event' && m.event.type.startsWith('board.'), 30_000)).event.type).toBe('board.paused');
-  expect((await watcher.next((m) => m.type === 'event' && m.event.type.startsWith('board.'), 30_000)).event.type).toBe('board.rewound');
-  expect((await watcher.next((m) => m.type === 'event' && m.event.type.startsWith('board.'), 30_000)).event.type).toBe('board.resumed');
+  expect((await watcher.next((m) => m.type === 'event' && m.event.type.startsWith('board.'), 30_000)).event.type).toBe(
+    'board.paused',
+  );
+  expect((await watcher.next((m) => m.type === 'event' && m.event.type.startsWith('board.'), 30_000)).event.type).toBe(
+    'board.rewound',
+  );
+  expect((await watcher.next((m) => m.type === 'event' && m.event.type.startsWith('board.'), 30_000)).event.type).toBe(
+    'board.resumed',
+  );
   watcher.ws.close();
 
   const log = (await readLog(owner, projectId)) as LoggedEvent[];
@@ -193,11 +227,17 @@ export async function pauseFleet(nodes: string[], board: TestBoard, items = 120)
   expect(new Set(tokensGranted).size).toBe(tokensGranted.length);
   const at = (type: string) => log.filter((e) => e.type === type).map((e) => e.seq);
   expect([at('board.paused').length, at('board.rewound').length, at('board.resumed').length]).toEqual([1, 1, 1]);
-  const [pausedSeq, rewoundSeq, resumedSeq] = [at('board.paused')[0]!, at('board.rewound')[0]!, at('board.resumed')[0]!];
+  const [pausedSeq, rewoundSeq, resumedSeq] = [
+    at('board.paused')[0]!,
+    at('board.rewound')[0]!,
+    at('board.resumed')[0]!,
+  ];
   expect(pausedSeq < rewoundSeq && rewoundSeq < resumedSeq).toBe(true);
   const between = log.filter((e) => e.seq > pausedSeq && e.seq < resumedSeq);
   expect([...new Set(between.map((e) => e.type))].filter((t) => !WHILE_PAUSED.has(t))).toEqual([]);
-  expect(between.filter((e) => e.type === 'lease.revoked' && e.data.reason === 'rewound')).toHaveLength(applied!.revokedLeases.length);
+  expect(between.filter((e) => e.type === 'lease.revoked' && e.data.reason === 'rewound')).toHaveLength(
+    applied!.revokedLeases.length,
+  );
   // The agents carried on after the resume.
   expect(log.filter((e) => e.seq > resumedSeq && e.type === 'lease.granted').length).toBeGreaterThan(0);
 }

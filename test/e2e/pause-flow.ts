@@ -24,14 +24,21 @@ export function pauseFlow(name: string, open: () => Promise<OpenedStore>): void 
     const kit = sharingKit(served);
     const url = () => served.srv.url;
     const store = () => served.srv.store;
-    const setPaused = (board: TestBoard, paused: boolean) => board.owner.request('PATCH', `/api/projects/${board.projectId}`, { json: { paused } });
+    const setPaused = (board: TestBoard, paused: boolean) =>
+      board.owner.request('PATCH', `/api/projects/${board.projectId}`, { json: { paused } });
     const status = async (board: TestBoard) => (await board.owner.get(`/api/status?projectId=${board.projectId}`)).body;
 
     it('refuses claims and every change to the graph with 409 BOARD_PAUSED while renew, release, expiry, heartbeats, shouts, comments, doctrine and reads go on', async () => {
       const board = await newBoard(url());
       const [a, b] = [await board.agent('alpha'), await board.agent('beta')];
       const q = `?projectId=${board.projectId}`;
-      expect((await a.post('/api/items/batch', { items: [{ title: 'held' }, { title: 'short' }, { title: 'gated', verify: 'required' }, { title: 'ready' }] })).status).toBe(201);
+      expect(
+        (
+          await a.post('/api/items/batch', {
+            items: [{ title: 'held' }, { title: 'short' }, { title: 'gated', verify: 'required' }, { title: 'ready' }],
+          })
+        ).status,
+      ).toBe(201);
       const held = (await a.post('/api/claim', { workId: 'W-1' })).body;
       expect((await a.post('/api/claim', { workId: 'W-2', ttlSeconds: 2 })).status).toBe(200);
       const gated = (await a.post('/api/claim', { workId: 'W-3' })).body;
@@ -43,16 +50,29 @@ export function pauseFlow(name: string, open: () => Promise<OpenedStore>): void 
       const paused = await setPaused(board, true);
       expect(paused.status, paused.text).toBe(200);
       const me = (await board.owner.get('/api/auth/me')).body.user.id as string;
-      expect(paused.body).toMatchObject({ projectId: board.projectId, paused: true, pausedBy: `user:${me}`, pausedAt: expect.any(String) });
+      expect(paused.body).toMatchObject({
+        projectId: board.projectId,
+        paused: true,
+        pausedBy: `user:${me}`,
+        pausedAt: expect.any(String),
+      });
       const pausedEvent = await socket.next((m) => m.type === 'event');
       expect(pausedEvent.event).toMatchObject({ type: 'board.paused', actor: `user:${me}`, workId: null });
-      expect(await status(board)).toMatchObject({ paused: true, pausedBy: `user:${me}`, pausedAt: paused.body.pausedAt });
+      expect(await status(board)).toMatchObject({
+        paused: true,
+        pausedBy: `user:${me}`,
+        pausedAt: paused.body.pausedAt,
+      });
       const seqBefore = (await status(board)).lastSeq as number;
 
       // Pausing again changes nothing and logs nothing: who paused it, and when, stay.
       expect((await setPaused(board, true)).body).toMatchObject({ paused: true, pausedAt: paused.body.pausedAt });
       // Agents cannot pause or resume (account structure); neither can a workspace token of the owner's.
-      expectError(await a.request('PATCH', `/api/projects/${board.projectId}`, { json: { paused: false } }), 403, 'PROJECT_SCOPE_DENIED');
+      expectError(
+        await a.request('PATCH', `/api/projects/${board.projectId}`, { json: { paused: false } }),
+        403,
+        'PROJECT_SCOPE_DENIED',
+      );
 
       const refused: [string, Promise<Res>][] = [
         ['pull-next claim', b.post('/api/claim', {})],
@@ -83,34 +103,64 @@ export function pauseFlow(name: string, open: () => Promise<OpenedStore>): void 
       const renewed = await a.post('/api/lease', { leaseId: held.leaseId, action: 'renew' });
       expect(renewed.status, renewed.text).toBe(200);
       expect(renewed.body.lease.expiresAt > held.expiresAt).toBe(true);
-      expect((await a.post('/api/status/heartbeat', { status: 'idle', note: 'waiting for the resume' })).status).toBe(200);
+      expect((await a.post('/api/status/heartbeat', { status: 'idle', note: 'waiting for the resume' })).status).toBe(
+        200,
+      );
       expect((await a.post('/api/shouts', { text: 'paused: holding W-1', kind: 'info' })).status).toBe(201);
       expect((await a.post('/api/items/W-1/comments', { text: 'paused half way' })).status).toBe(201);
-      expect((await a.post('/api/doctrine', { slug: 'pause-first', title: 'Pause first', text: 'Pause the board before a rewind.' })).status).toBe(201);
-      for (const path of ['/api/items', '/api/items/W-1', '/api/activity', '/api/agents', '/api/metrics']) expect((await b.get(path)).status, path).toBe(200);
+      expect(
+        (
+          await a.post('/api/doctrine', {
+            slug: 'pause-first',
+            title: 'Pause first',
+            text: 'Pause the board before a rewind.',
+          })
+        ).status,
+      ).toBe(201);
+      for (const path of ['/api/items', '/api/items/W-1', '/api/activity', '/api/agents', '/api/metrics'])
+        expect((await b.get(path)).status, path).toBe(200);
       // A lease keeps its deadline: W-2's expires while the board is paused.
-      await until(async () => !(await status(board)).leases.some((l: { workId: string }) => l.workId === 'W-2'), 20_000);
+      await until(
+        async () => !(await status(board)).leases.some((l: { workId: string }) => l.workId === 'W-2'),
+        20_000,
+      );
       expect((await a.get('/api/items/W-2')).body).toMatchObject({ state: 'ready', lease: null, attempts: 1 });
       expect((await a.post('/api/lease', { leaseId: held.leaseId, action: 'release' })).status).toBe(200);
       expect((await a.get('/api/items/W-1')).body).toMatchObject({ state: 'ready', lease: null });
-      const types = (await b.get('/api/activity?limit=50')).body.events.filter((e: { seq: number }) => e.seq > seqBefore).map((e: { type: string }) => e.type).reverse();
+      const types = (await b.get('/api/activity?limit=50')).body.events
+        .filter((e: { seq: number }) => e.seq > seqBefore)
+        .map((e: { type: string }) => e.type)
+        .reverse();
       // W-2's 2 s lease runs out among these on its own clock (sooner on a slow machine): its pair is
       // somewhere before the release, and the rest is in the order they were made.
       const expired = types.indexOf('lease.expired');
       expect(types.slice(expired, expired + 2)).toEqual(['lease.expired', 'item.state']);
       expect(expired).toBeLessThan(types.indexOf('lease.released'));
-      expect(types.filter((_: string, i: number) => i !== expired && i !== expired + 1)).toEqual(['lease.renewed', 'item.comment', 'doctrine.proposed', 'lease.released', 'item.state']);
+      expect(types.filter((_: string, i: number) => i !== expired && i !== expired + 1)).toEqual([
+        'lease.renewed',
+        'item.comment',
+        'doctrine.proposed',
+        'lease.released',
+        'item.state',
+      ]);
 
       // Resume: one board.resumed, and the board takes claims and changes again.
       const resumed = await setPaused(board, false);
       expect(resumed.body).toMatchObject({ paused: false, pausedBy: null, pausedAt: null });
-      expect((await socket.next((m) => m.type === 'event' && m.event.type.startsWith('board.'))).event).toMatchObject({ type: 'board.resumed', data: { pausedBy: `user:${me}`, pausedAt: paused.body.pausedAt } });
+      expect((await socket.next((m) => m.type === 'event' && m.event.type.startsWith('board.'))).event).toMatchObject({
+        type: 'board.resumed',
+        data: { pausedBy: `user:${me}`, pausedAt: paused.body.pausedAt },
+      });
       expect((await setPaused(board, false)).status).toBe(200);
       expect(await status(board)).toMatchObject({ paused: false, pausedBy: null, pausedAt: null });
       expect((await b.post('/api/claim', { workId: 'W-4' })).status).toBe(200);
       expect((await board.owner.request('PATCH', `/api/projects/${board.projectId}`, { json: {} })).status).toBe(400);
       // Each change is audited once; the repeats are not.
-      expect((await store().audit.find({ projectId: board.projectId })).filter((r) => r.action.startsWith('board.')).map((r) => [r.action, r.actor])).toEqual([
+      expect(
+        (await store().audit.find({ projectId: board.projectId }))
+          .filter((r) => r.action.startsWith('board.'))
+          .map((r) => [r.action, r.actor]),
+      ).toEqual([
         ['board.pause', `user:${me}`],
         ['board.resume', `user:${me}`],
       ]);
@@ -124,7 +174,8 @@ export function pauseFlow(name: string, open: () => Promise<OpenedStore>): void 
       const [admin, member] = [await kit.person(), await kit.person()];
       await kit.join(board, admin, 'admin');
       await kit.join(board, member, 'member');
-      const patch = (who: { client: Client }, paused: boolean) => who.client.request('PATCH', `/api/boards/${board.projectId}`, { json: { paused } });
+      const patch = (who: { client: Client }, paused: boolean) =>
+        who.client.request('PATCH', `/api/boards/${board.projectId}`, { json: { paused } });
       expectError(await patch(member, true), 403, 'ROLE_REQUIRED');
       expect((await status(board)).paused).toBe(false);
       const paused = await patch(admin, true);
@@ -134,7 +185,9 @@ export function pauseFlow(name: string, open: () => Promise<OpenedStore>): void 
       expectError(await patch(member, false), 403, 'ROLE_REQUIRED');
       expect((await patch(admin, false)).body).toMatchObject({ paused: false });
       // A rename alone says nothing about the pause.
-      const renamed = await admin.client.request('PATCH', `/api/boards/${board.projectId}`, { json: { name: 'Renamed' } });
+      const renamed = await admin.client.request('PATCH', `/api/boards/${board.projectId}`, {
+        json: { name: 'Renamed' },
+      });
       expect(renamed.status, renamed.text).toBe(200);
       expect(renamed.body.name).toBe('Renamed');
       expect('paused' in renamed.body).toBe(false);
@@ -150,20 +203,38 @@ export function pauseFlow(name: string, open: () => Promise<OpenedStore>): void 
       }
       const refusal = await board.owner.get(`/api/account/rewind?projectId=${board.projectId}`);
       expectError(refusal, 409, 'BILLING_PRO_REQUIRED');
-      const points = refusal.body.error.details.points as { restorePointId: string; itemCount: number; reason: string }[];
+      const points = refusal.body.error.details.points as {
+        restorePointId: string;
+        itemCount: number;
+        reason: string;
+      }[];
       // The newest 20: the points before batches 4 to 23 (holding 3 to 22 items), newest first.
       expect(points.map((p) => p.itemCount)).toEqual(Array.from({ length: 20 }, (_, i) => 22 - i));
       expect(new Set(points.map((p) => p.reason))).toEqual(new Set(['batch']));
       expect(await store().restorePoints.count({ boardId: board.projectId })).toBe(20);
       // Apply stays Pro only.
-      expectError(await board.owner.post(`/api/account/rewind?projectId=${board.projectId}`, { restorePointId: points[0]!.restorePointId, confirm: 'REWIND_SERVICE_BOARD', expectedFingerprint: `sha256:${'0'.repeat(64)}` }), 409, 'BILLING_PRO_REQUIRED');
+      expectError(
+        await board.owner.post(`/api/account/rewind?projectId=${board.projectId}`, {
+          restorePointId: points[0]!.restorePointId,
+          confirm: 'REWIND_SERVICE_BOARD',
+          expectedFingerprint: `sha256:${'0'.repeat(64)}`,
+        }),
+        409,
+        'BILLING_PRO_REQUIRED',
+      );
 
       // Made Pro after the mishap: a point kept on Free is restored.
       await makePro(url(), store(), board, SECRET);
       const listed = await board.owner.get(`/api/account/rewind?projectId=${board.projectId}`);
       expect(listed.status, listed.text).toBe(200);
-      const target = (listed.body.points as { restorePointId: string; itemCount: number }[]).find((p) => p.itemCount === 10)!;
-      const applied = await board.owner.post(`/api/account/rewind?projectId=${board.projectId}`, { restorePointId: target.restorePointId, confirm: 'REWIND_SERVICE_BOARD', expectedFingerprint: listed.body.currentFingerprint });
+      const target = (listed.body.points as { restorePointId: string; itemCount: number }[]).find(
+        (p) => p.itemCount === 10,
+      )!;
+      const applied = await board.owner.post(`/api/account/rewind?projectId=${board.projectId}`, {
+        restorePointId: target.restorePointId,
+        confirm: 'REWIND_SERVICE_BOARD',
+        expectedFingerprint: listed.body.currentFingerprint,
+      });
       expect(applied.status, applied.text).toBe(200);
       expect((await status(board)).counts.ready).toBe(10);
     });
@@ -193,10 +264,14 @@ export function pauseFlow(name: string, open: () => Promise<OpenedStore>): void 
       expect(await count()).toBe(0);
     });
 
-    it('lands a rewind while 20 agents work at full speed: pause, preview, apply, resume', { timeout: 300_000 }, async () => {
-      const board = await newBoard(url());
-      await makePro(url(), store(), board, SECRET);
-      await pauseFleet([url()], board);
-    });
+    it(
+      'lands a rewind while 20 agents work at full speed: pause, preview, apply, resume',
+      { timeout: 300_000 },
+      async () => {
+        const board = await newBoard(url());
+        await makePro(url(), store(), board, SECRET);
+        await pauseFleet([url()], board);
+      },
+    );
   });
 }

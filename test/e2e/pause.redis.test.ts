@@ -17,10 +17,14 @@ describe.skipIf(!url)('pausing a board on two nodes with board homes', () => {
   });
   afterAll(() => nodes?.stop());
 
-  it('lands a rewind while 20 agents on both nodes work at full speed: pause, preview, apply, resume', { timeout: 300_000 }, async () => {
-    const { a, b, store } = nodes!;
-    const board = await newBoard(a.url);
-    await makePro(b.url, store, board, SECRET);
-    await pauseFleet([a.url, b.url], board);
-  });
+  it(
+    'lands a rewind while 20 agents on both nodes work at full speed: pause, preview, apply, resume',
+    { timeout: 300_000 },
+    async () => {
+      const { a, b, store } = nodes!;
+      const board = await newBoard(a.url);
+      await makePro(b.url, store, board, SECRET);
+      await pauseFleet([a.url, b.url], board);
+    },
+  );
 });

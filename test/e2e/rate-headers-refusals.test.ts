@@ -12,7 +12,9 @@ afterAll(async () => {
   await srv.stop();
 });
 
-const NINE = ['', 'Request-', 'Write-'].flatMap((p) => ['Limit', 'Remaining', 'Reset'].map((f) => `x-ratelimit-${p.toLowerCase()}${f.toLowerCase()}`));
+const NINE = ['', 'Request-', 'Write-'].flatMap((p) =>
+  ['Limit', 'Remaining', 'Reset'].map((f) => `x-ratelimit-${p.toLowerCase()}${f.toLowerCase()}`),
+);
 
 function expectNine(res: Res, status: number): void {
   expect(res.status, res.text).toBe(status);

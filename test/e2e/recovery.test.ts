@@ -37,22 +37,48 @@ describe('forgot and reset password', () => {
     const user = await signedUp(srv.url);
     await new Client(srv.url).post('/api/auth/forgot-password', { email: user.email });
     const token = await resetLink(user.email);
-    expectError(await new Client(srv.url).post('/api/auth/reset-password', { token, newPassword: 'short' }), 400, 'INVALID_PASSWORD');
-    const results = await Promise.all([1, 2, 3].map(() => new Client(srv.url).post('/api/auth/reset-password', { token, newPassword: 'brand new password 1' })));
+    expectError(
+      await new Client(srv.url).post('/api/auth/reset-password', { token, newPassword: 'short' }),
+      400,
+      'INVALID_PASSWORD',
+    );
+    const results = await Promise.all(
+      [1, 2, 3].map(() =>
+        new Client(srv.url).post('/api/auth/reset-password', { token, newPassword: 'brand new password 1' }),
+      ),
+    );
     expect(results.map((r) => r.status).sort()).toEqual([204, 400, 400]);
     for (const r of results.filter((r) => r.status === 400)) expectError(r, 400, 'INVALID_LINK_TOKEN');
     expectError(await user.client.get('/api/auth/me'), 401, 'UNAUTHENTICATED');
-    expectError(await new Client(srv.url).post('/api/auth/login', { email: user.email, password: user.password }), 401, 'INVALID_CREDENTIALS');
-    expect((await new Client(srv.url).post('/api/auth/login', { email: user.email, password: 'brand new password 1' })).status).toBe(200);
+    expectError(
+      await new Client(srv.url).post('/api/auth/login', { email: user.email, password: user.password }),
+      401,
+      'INVALID_CREDENTIALS',
+    );
+    expect(
+      (await new Client(srv.url).post('/api/auth/login', { email: user.email, password: 'brand new password 1' }))
+        .status,
+    ).toBe(200);
   });
 
   it('refuses an unknown token and an expired one', async () => {
     const user = await signedUp(srv.url);
-    expectError(await new Client(srv.url).post('/api/auth/reset-password', { token: 'made-up', newPassword: 'brand new password 1' }), 400, 'INVALID_LINK_TOKEN');
+    expectError(
+      await new Client(srv.url).post('/api/auth/reset-password', {
+        token: 'made-up',
+        newPassword: 'brand new password 1',
+      }),
+      400,
+      'INVALID_LINK_TOKEN',
+    );
     await new Client(srv.url).post('/api/auth/forgot-password', { email: user.email });
     const token = await resetLink(user.email);
     srv.advance(61 * 60_000);
-    expectError(await new Client(srv.url).post('/api/auth/reset-password', { token, newPassword: 'brand new password 1' }), 400, 'EXPIRED_TOKEN');
+    expectError(
+      await new Client(srv.url).post('/api/auth/reset-password', { token, newPassword: 'brand new password 1' }),
+      400,
+      'EXPIRED_TOKEN',
+    );
   });
 });
 
@@ -75,7 +101,9 @@ describe('email verification', () => {
     expect([resent.status, resent.body]).toEqual([200, { sent: true }]);
     const second = await srv.mail.next(user.email, /Verify/);
     expect(second).not.toBe(first);
-    expect((await new Client(srv.url).post('/api/auth/verify-email', { token: CaptureMailer.tokenOf(second) })).status).toBe(200);
+    expect(
+      (await new Client(srv.url).post('/api/auth/verify-email', { token: CaptureMailer.tokenOf(second) })).status,
+    ).toBe(200);
     const count = srv.mail.sent.length;
     expect((await user.client.post('/api/auth/verify-email/resend')).body).toEqual({ sent: false });
     expect(srv.mail.sent.length).toBe(count);
@@ -85,7 +113,14 @@ describe('email verification', () => {
   it('voids a link sent to an address the account has since left', async () => {
     const user = await signedUp(srv.url);
     const oldToken = CaptureMailer.tokenOf(await srv.mail.next(user.email, /Verify/));
-    await user.client.post('/api/account/email', { currentPassword: user.password, newEmail: `${unique('moved')}@example.com` });
-    expectError(await new Client(srv.url).post('/api/auth/verify-email', { token: oldToken }), 400, 'INVALID_LINK_TOKEN');
+    await user.client.post('/api/account/email', {
+      currentPassword: user.password,
+      newEmail: `${unique('moved')}@example.com`,
+    });
+    expectError(
+      await new Client(srv.url).post('/api/auth/verify-email', { token: oldToken }),
+      400,
+      'INVALID_LINK_TOKEN',
+    );
   });
 });

@@ -14,7 +14,12 @@ afterAll(async () => {
 });
 
 async function resourceToken(board: TestBoard, resources: string[]): Promise<Client> {
-  const res = await board.owner.post('/api/accounts/tokens', { name: 'narrow', scope: 'resource', projectId: board.projectId, resources });
+  const res = await board.owner.post('/api/accounts/tokens', {
+    name: 'narrow',
+    scope: 'resource',
+    projectId: board.projectId,
+    resources,
+  });
   expect(res.status).toBe(201);
   return new Client(srv.url, { authorization: `Bearer ${res.body.secret}` });
 }
@@ -23,7 +28,9 @@ describe('a resource token covering work ids', () => {
   it('claims, renews, progresses, releases and submits its items', async () => {
     const board = await newBoard(srv.url);
     const planner = await board.agent('planner');
-    await planner.post('/api/items/batch', { items: [{ title: 'not mine' }, { title: 'mine' }, { title: 'also mine' }] });
+    await planner.post('/api/items/batch', {
+      items: [{ title: 'not mine' }, { title: 'mine' }, { title: 'also mine' }],
+    });
     const narrow = await resourceToken(board, ['W-2', 'W-3']);
 
     const lease = await narrow.post('/api/claim', { workId: 'W-2' });
@@ -49,7 +56,9 @@ describe('a resource token covering work ids', () => {
   it('pulls the next ready item among its own only, and hears NOTHING_READY when none of them is', async () => {
     const board = await newBoard(srv.url);
     const planner = await board.agent('planner');
-    await planner.post('/api/items/batch', { items: [{ title: 'not mine' }, { title: 'mine, later' }, { title: 'mine, first' }, { title: 'not mine either' }] });
+    await planner.post('/api/items/batch', {
+      items: [{ title: 'not mine' }, { title: 'mine, later' }, { title: 'mine, first' }, { title: 'not mine either' }],
+    });
     const admin = await board.agent('operator', 'admin');
     expect((await admin.post('/api/items/reorder', { workIds: ['W-4', 'W-3'] })).status).toBe(200);
     const narrow = await resourceToken(board, ['W-2', 'W-3']);

@@ -39,13 +39,29 @@ export function rewindFlow(name: string, open: () => Promise<OpenedStore>): void
     const listing = async (board: TestBoard, query = '') => {
       const res = await board.owner.get(`/api/account/rewind?projectId=${board.projectId}${query}`);
       expect(res.status, res.text).toBe(200);
-      return res.body as { currentFingerprint: string; points: Point[]; preview?: { added: string[]; removed: string[]; changed: { workId: string; fields: string[] }[]; fingerprint: string } };
+      return res.body as {
+        currentFingerprint: string;
+        points: Point[];
+        preview?: {
+          added: string[];
+          removed: string[];
+          changed: { workId: string; fields: string[] }[];
+          fingerprint: string;
+        };
+      };
     };
-    const apply = (board: TestBoard, body: Record<string, unknown>) => board.owner.post(`/api/account/rewind?projectId=${board.projectId}`, body);
-    const versionOf = async (board: TestBoard) => (await board.owner.get(`/api/status?projectId=${board.projectId}`)).body.version as number;
+    const apply = (board: TestBoard, body: Record<string, unknown>) =>
+      board.owner.post(`/api/account/rewind?projectId=${board.projectId}`, body);
+    const versionOf = async (board: TestBoard) =>
+      (await board.owner.get(`/api/status?projectId=${board.projectId}`)).body.version as number;
     const titles = async (board: TestBoard) => {
       const res = await board.owner.get(`/api/items?projectId=${board.projectId}&limit=1000`);
-      return Object.fromEntries((res.body.items as { workId: string; title: string; state: string }[]).map((i) => [i.workId, `${i.title}:${i.state}`]));
+      return Object.fromEntries(
+        (res.body.items as { workId: string; title: string; state: string }[]).map((i) => [
+          i.workId,
+          `${i.title}:${i.state}`,
+        ]),
+      );
     };
 
     it('refuses a Free board with 409 BILLING_PRO_REQUIRED on both operations, naming the points it keeps all the same', async () => {
@@ -54,7 +70,15 @@ export function rewindFlow(name: string, open: () => Promise<OpenedStore>): void
       const refused = await board.owner.get(`/api/account/rewind?projectId=${board.projectId}`);
       expectError(refused, 409, 'BILLING_PRO_REQUIRED');
       expect(refused.body.error.details.points).toMatchObject([{ reason: 'batch', itemCount: 0 }]);
-      expectError(await apply(board, { restorePointId: `rp_${board.projectId}_1`, confirm: CONFIRM, expectedFingerprint: `sha256:${'0'.repeat(64)}` }), 409, 'BILLING_PRO_REQUIRED');
+      expectError(
+        await apply(board, {
+          restorePointId: `rp_${board.projectId}_1`,
+          confirm: CONFIRM,
+          expectedFingerprint: `sha256:${'0'.repeat(64)}`,
+        }),
+        409,
+        'BILLING_PRO_REQUIRED',
+      );
       // Free keeps its newest 20 points of the last day all the same (test/e2e/pause-flow.ts): here the one before the batch.
       expect(await store().restorePoints.count({ boardId: board.projectId })).toBe(1);
     });
@@ -62,16 +86,33 @@ export function rewindFlow(name: string, open: () => Promise<OpenedStore>): void
     it('captures points before batches and operator moves, lists them newest first, and previews one without writing', async () => {
       const board = await proBoard();
       const agent = await board.agent('builder');
-      expect((await agent.post('/api/items/batch', { items: [{ title: 'schema', verify: 'required' }, { title: 'api' }] })).status).toBe(201);
+      expect(
+        (await agent.post('/api/items/batch', { items: [{ title: 'schema', verify: 'required' }, { title: 'api' }] }))
+          .status,
+      ).toBe(201);
       expect((await agent.post('/api/items/batch', { items: [{ title: 'docs' }] })).status).toBe(201);
-      expect((await board.owner.post(`/api/items/W-2/state?projectId=${board.projectId}`, { action: 'block', reason: 'waiting' })).status).toBe(200);
+      expect(
+        (
+          await board.owner.post(`/api/items/W-2/state?projectId=${board.projectId}`, {
+            action: 'block',
+            reason: 'waiting',
+          })
+        ).status,
+      ).toBe(200);
       const grant = await agent.post('/api/claim', { workId: 'W-1' });
       expect((await agent.post('/api/submit', { leaseId: grant.body.leaseId, head: head(1) })).status).toBe(200);
-      expect((await board.owner.post(`/api/items/W-1/override?projectId=${board.projectId}`, { reason: 'hotfix' })).status).toBe(200);
+      expect(
+        (await board.owner.post(`/api/items/W-1/override?projectId=${board.projectId}`, { reason: 'hotfix' })).status,
+      ).toBe(200);
 
       const listed = await listing(board);
       expect(listed.currentFingerprint).toMatch(/^sha256:[a-f0-9]{64}$/);
-      expect(listed.points.map((p) => [p.reason, p.itemCount])).toEqual([['override', 3], ['state', 3], ['batch', 2], ['batch', 0]]);
+      expect(listed.points.map((p) => [p.reason, p.itemCount])).toEqual([
+        ['override', 3],
+        ['state', 3],
+        ['batch', 2],
+        ['batch', 0],
+      ]);
       for (const p of listed.points) expect(p.restorePointId).toMatch(new RegExp(`^rp_${board.projectId}_\\d+$`));
 
       const version = await versionOf(board);
@@ -96,7 +137,11 @@ export function rewindFlow(name: string, open: () => Promise<OpenedStore>): void
       served.srv.advance(QUIET_MS + 1000);
       await agent.request('PATCH', '/api/items/W-1', { json: { title: 'changed after the quiet spell' } });
       await until(async () => (await listing(board)).points.length === 1);
-      expect((await listing(board)).points[0]).toMatchObject({ reason: 'quiet', itemCount: 1, fingerprint: quietFingerprint });
+      expect((await listing(board)).points[0]).toMatchObject({
+        reason: 'quiet',
+        itemCount: 1,
+        fingerprint: quietFingerprint,
+      });
     });
 
     it('answers every refusal DOMAIN.md lists, in its order, and changes nothing', async () => {
@@ -111,32 +156,73 @@ export function rewindFlow(name: string, open: () => Promise<OpenedStore>): void
 
       expectError(await apply(board, { ...good, confirm: 'yes' }), 400, 'REWIND_CONFIRMATION_REQUIRED');
       expectError(await apply(board, { ...good, force: true }), 400, 'INVALID_INPUT'); // no property beyond the three
-      expectError(await apply(board, { restorePointId: 'bad', expectedFingerprint: 'bad' }), 400, 'REWIND_CONFIRMATION_REQUIRED'); // confirm is checked first
+      expectError(
+        await apply(board, { restorePointId: 'bad', expectedFingerprint: 'bad' }),
+        400,
+        'REWIND_CONFIRMATION_REQUIRED',
+      ); // confirm is checked first
       expectError(await apply(board, { ...good, expectedFingerprint: undefined }), 400, 'REWIND_VERSION_REQUIRED');
-      expectError(await apply(board, { ...good, expectedFingerprint: 'sha256:ABC', restorePointId: 'bad' }), 400, 'REWIND_VERSION_REQUIRED');
+      expectError(
+        await apply(board, { ...good, expectedFingerprint: 'sha256:ABC', restorePointId: 'bad' }),
+        400,
+        'REWIND_VERSION_REQUIRED',
+      );
       expectError(await apply(board, { ...good, restorePointId: 'not-a-point' }), 400, 'INVALID_REWIND_POINT');
       expectError(await apply(board, { ...good, restorePointId: 'x'.repeat(182) }), 400, 'INVALID_REWIND_POINT');
       expectError(await apply(board, { ...good, restorePointId: 7 }), 400, 'INVALID_REWIND_POINT');
       expectError(await apply(board, { ...good, restorePointId: `${id}~X-1` }), 400, 'INVALID_REWIND_SLICE');
       expectError(await apply(board, { ...good, restorePointId: `${id}~W-99` }), 400, 'INVALID_REWIND_SLICE');
-      expectError(await apply(board, { ...good, restorePointId: `rp_${board.projectId}_99999` }), 404, 'REWIND_POINT_NOT_FOUND');
+      expectError(
+        await apply(board, { ...good, restorePointId: `rp_${board.projectId}_99999` }),
+        404,
+        'REWIND_POINT_NOT_FOUND',
+      );
       const other = await proBoard();
       await (await other.agent('x')).post('/api/items/batch', { items: [{ title: 'elsewhere' }] });
       const foreign = (await listing(other)).points[0]!.restorePointId;
       expectError(await apply(board, { ...good, restorePointId: foreign }), 404, 'REWIND_POINT_NOT_FOUND');
-      expectError(await apply(board, { ...good, expectedFingerprint: `sha256:${'0'.repeat(64)}` }), 409, 'REWIND_VERSION_MISMATCH');
+      expectError(
+        await apply(board, { ...good, expectedFingerprint: `sha256:${'0'.repeat(64)}` }),
+        409,
+        'REWIND_VERSION_MISMATCH',
+      );
       // Restoring W-2 alone (the point has no W-2 at all: the slice must name an item the point holds).
       expectError(await apply(board, { ...good, restorePointId: `${id}~W-2` }), 400, 'INVALID_REWIND_SLICE');
       // Roles: owner only for apply (admins may preview); members neither.
       const admin = await signedUp(url());
-      await store().members.insert({ _id: `${board.projectId}:${admin.accountId}`, version: 1, projectId: board.projectId, accountId: admin.accountId, role: 'admin', acceptedAt: Date.now() });
+      await store().members.insert({
+        _id: `${board.projectId}:${admin.accountId}`,
+        version: 1,
+        projectId: board.projectId,
+        accountId: admin.accountId,
+        role: 'admin',
+        acceptedAt: Date.now(),
+      });
       expect((await admin.client.get(`/api/account/rewind?projectId=${board.projectId}`)).status).toBe(200);
-      expectError(await admin.client.post(`/api/account/rewind?projectId=${board.projectId}`, good), 403, 'ROLE_REQUIRED');
+      expectError(
+        await admin.client.post(`/api/account/rewind?projectId=${board.projectId}`, good),
+        403,
+        'ROLE_REQUIRED',
+      );
       const member = await signedUp(url());
-      await store().members.insert({ _id: `${board.projectId}:${member.accountId}`, version: 1, projectId: board.projectId, accountId: member.accountId, role: 'member', acceptedAt: Date.now() });
+      await store().members.insert({
+        _id: `${board.projectId}:${member.accountId}`,
+        version: 1,
+        projectId: board.projectId,
+        accountId: member.accountId,
+        role: 'member',
+        acceptedAt: Date.now(),
+      });
       expectError(await member.client.get(`/api/account/rewind?projectId=${board.projectId}`), 403, 'ROLE_REQUIRED');
       // A session write without its CSRF token.
-      expectError(await board.owner.request('POST', `/api/account/rewind?projectId=${board.projectId}`, { json: good, headers: { 'x-csrf-token': '' } }), 403, 'CSRF_REJECTED');
+      expectError(
+        await board.owner.request('POST', `/api/account/rewind?projectId=${board.projectId}`, {
+          json: good,
+          headers: { 'x-csrf-token': '' },
+        }),
+        403,
+        'CSRF_REJECTED',
+      );
 
       expect(await versionOf(board)).toBe(version);
       expect((await listing(board)).points.map((p) => p.restorePointId)).toEqual(points.map((p) => p.restorePointId)); // no undo point kept
@@ -152,13 +238,27 @@ export function rewindFlow(name: string, open: () => Promise<OpenedStore>): void
       const otherBefore = await listing(other);
       const otherVersion = await versionOf(other);
 
-      expect((await builder.post('/api/items/batch', { items: [{ title: 'schema', verify: 'required' }, { title: 'api', dependsOn: ['W-1'] }] })).status).toBe(201);
+      expect(
+        (
+          await builder.post('/api/items/batch', {
+            items: [
+              { title: 'schema', verify: 'required' },
+              { title: 'api', dependsOn: ['W-1'] },
+            ],
+          })
+        ).status,
+      ).toBe(201);
       const good = await titles(board);
       // The agent goes wrong: a batch of junk, W-1 submitted and forced through its gate, W-2 claimed on top.
-      expect((await builder.post('/api/items/batch', { items: [{ title: 'junk 1' }, { title: 'junk 2' }] })).status).toBe(201);
+      expect(
+        (await builder.post('/api/items/batch', { items: [{ title: 'junk 1' }, { title: 'junk 2' }] })).status,
+      ).toBe(201);
       const first = await builder.post('/api/claim', { workId: 'W-1' });
       expect((await builder.post('/api/submit', { leaseId: first.body.leaseId, head: head(2) })).status).toBe(200);
-      expect((await board.owner.post(`/api/items/W-1/override?projectId=${board.projectId}`, { reason: 'agent says so' })).status).toBe(200);
+      expect(
+        (await board.owner.post(`/api/items/W-1/override?projectId=${board.projectId}`, { reason: 'agent says so' }))
+          .status,
+      ).toBe(200);
       const grant = await holder.post('/api/claim', { workId: 'W-2' });
       expect(grant.status, grant.text).toBe(200);
       const junker = await board.agent('junker');
@@ -171,7 +271,11 @@ export function rewindFlow(name: string, open: () => Promise<OpenedStore>): void
 
       const { currentFingerprint: wrecked, points } = await listing(board);
       const target = points.find((p) => p.reason === 'batch' && p.itemCount === 2)!;
-      const applied = await apply(board, { restorePointId: target.restorePointId, confirm: CONFIRM, expectedFingerprint: wrecked });
+      const applied = await apply(board, {
+        restorePointId: target.restorePointId,
+        confirm: CONFIRM,
+        expectedFingerprint: wrecked,
+      });
       expect(applied.status, applied.text).toBe(200);
       expect(applied.body).toMatchObject({
         projectId: board.projectId,
@@ -195,17 +299,40 @@ export function rewindFlow(name: string, open: () => Promise<OpenedStore>): void
       const renew = await holder.post('/api/lease', { leaseId: grant.body.leaseId, action: 'renew' });
       expect(renew.body).toMatchObject({ revoked: true, reason: 'rewound' });
       // W-3 is gone from the board; its holder still learns its lease was revoked by the rewind.
-      expect((await junker.post('/api/lease', { leaseId: junk.body.leaseId, action: 'renew' })).body).toEqual({ workId: 'W-3', action: 'renew', lease: null, revoked: true, reason: 'rewound' });
-      expectError(await junker.post('/api/submit', { leaseId: junk.body.leaseId, head: head(3) }), 409, 'LEASE_NOT_HELD');
-      expect((await store().boards.get(board.projectId))!.retiredLeases).toEqual([expect.objectContaining({ workId: 'W-3', reason: 'rewound' })]);
+      expect((await junker.post('/api/lease', { leaseId: junk.body.leaseId, action: 'renew' })).body).toEqual({
+        workId: 'W-3',
+        action: 'renew',
+        lease: null,
+        revoked: true,
+        reason: 'rewound',
+      });
+      expectError(
+        await junker.post('/api/submit', { leaseId: junk.body.leaseId, head: head(3) }),
+        409,
+        'LEASE_NOT_HELD',
+      );
+      expect((await store().boards.get(board.projectId))!.retiredLeases).toEqual([
+        expect.objectContaining({ workId: 'W-3', reason: 'rewound' }),
+      ]);
       const pushed = await watcher.next((m) => m.type === 'event' && m.event.type === 'board.rewound');
-      expect(pushed.event.data).toMatchObject({ restorePointId: target.restorePointId, slice: null, counts: { removed: 2, revokedLeases: 2 } });
+      expect(pushed.event.data).toMatchObject({
+        restorePointId: target.restorePointId,
+        slice: null,
+        counts: { removed: 2, revokedLeases: 2 },
+      });
 
       // Counters never go backwards: the next item is W-5, the next lease's token is above the revoked one.
       expect((await builder.post('/api/items', { title: 'after' })).body.workId).toBe('W-5');
       const regrant = await holder.post('/api/claim', { workId: 'W-1' });
       expect(regrant.body.fencingToken).toBeGreaterThan(grant.body.fencingToken);
-      expect(await store().audit.findOne({ projectId: board.projectId, action: 'board.rewind' })).toMatchObject({ data: { restorePointId: target.restorePointId, undoPointId: applied.body.undoPointId, from: wrecked, to: target.fingerprint } });
+      expect(await store().audit.findOne({ projectId: board.projectId, action: 'board.rewind' })).toMatchObject({
+        data: {
+          restorePointId: target.restorePointId,
+          undoPointId: applied.body.undoPointId,
+          from: wrecked,
+          to: target.fingerprint,
+        },
+      });
 
       // Another board is untouched.
       expect(await versionOf(other)).toBe(otherVersion);
@@ -215,7 +342,11 @@ export function rewindFlow(name: string, open: () => Promise<OpenedStore>): void
       // (First undo the work done since, by rewinding to the state right after the swap.)
       expect((await holder.post('/api/lease', { leaseId: regrant.body.leaseId, action: 'release' })).status).toBe(200);
       const now = await listing(board);
-      const back = await apply(board, { restorePointId: applied.body.undoPointId, confirm: CONFIRM, expectedFingerprint: now.currentFingerprint });
+      const back = await apply(board, {
+        restorePointId: applied.body.undoPointId,
+        confirm: CONFIRM,
+        expectedFingerprint: now.currentFingerprint,
+      });
       expect(back.status, back.text).toBe(200);
       expect(back.body.fingerprint).toBe(wrecked);
       expect(Object.keys(await titles(board))).toEqual(['W-1', 'W-2', 'W-3', 'W-4']);
@@ -226,23 +357,38 @@ export function rewindFlow(name: string, open: () => Promise<OpenedStore>): void
     it('restores one subtree and leaves the rest of the board as it was; refuses a slice that breaks a dependency outside it', async () => {
       const board = await proBoard();
       const agent = await board.agent('builder');
-      await agent.post('/api/items/batch', { items: [{ ref: 'e', title: 'epic', type: 'epic' }, { title: 'part', parentId: 'e' }, { title: 'outside' }] });
+      await agent.post('/api/items/batch', {
+        items: [{ ref: 'e', title: 'epic', type: 'epic' }, { title: 'part', parentId: 'e' }, { title: 'outside' }],
+      });
       await agent.post('/api/items/batch', { items: [{ title: 'marker' }] });
       const point = (await listing(board)).points.find((p) => p.itemCount === 3)!;
       // Both the subtree and the rest change after the point.
       await agent.request('PATCH', '/api/items/W-2', { json: { title: 'part, rewritten badly' } });
       await agent.request('PATCH', '/api/items/W-3', { json: { title: 'outside, changed on purpose' } });
       const { currentFingerprint } = await listing(board);
-      const sliced = await apply(board, { restorePointId: `${point.restorePointId}~W-1`, confirm: CONFIRM, expectedFingerprint: currentFingerprint });
+      const sliced = await apply(board, {
+        restorePointId: `${point.restorePointId}~W-1`,
+        confirm: CONFIRM,
+        expectedFingerprint: currentFingerprint,
+      });
       expect(sliced.status, sliced.text).toBe(200);
       const after = await titles(board);
-      expect(after).toMatchObject({ 'W-1': 'epic:ready', 'W-2': 'part:ready', 'W-3': 'outside, changed on purpose:ready', 'W-4': 'marker:ready' });
+      expect(after).toMatchObject({
+        'W-1': 'epic:ready',
+        'W-2': 'part:ready',
+        'W-3': 'outside, changed on purpose:ready',
+        'W-4': 'marker:ready',
+      });
 
       // A new item depending on the epic's part; a slice whose point lacks that part would strand it.
       await agent.post('/api/items/batch', { items: [{ title: 'late part', parentId: 'W-1' }] });
       await agent.post('/api/items', { title: 'needs the late part', dependsOn: ['W-5'] });
       const late = (await listing(board)).points.find((p) => p.itemCount === 4 && p.reason === 'batch')!; // before W-5 existed
-      const scope = await apply(board, { restorePointId: `${late.restorePointId}~W-1`, confirm: CONFIRM, expectedFingerprint: (await listing(board)).currentFingerprint });
+      const scope = await apply(board, {
+        restorePointId: `${late.restorePointId}~W-1`,
+        confirm: CONFIRM,
+        expectedFingerprint: (await listing(board)).currentFingerprint,
+      });
       expectError(scope, 422, 'REWIND_SLICE_SCOPE');
       expect(scope.body.error.message).toContain('W-6 depends on W-5');
       expect(Object.keys(await titles(board))).toEqual(['W-1', 'W-2', 'W-3', 'W-4', 'W-5', 'W-6']);
@@ -256,10 +402,20 @@ export function rewindFlow(name: string, open: () => Promise<OpenedStore>): void
       const { currentFingerprint, points } = await listing(board);
       const id = points[0]!.restorePointId;
       const stored = (await store().restorePointParts.get(`${id}:0`))!;
-      await store().restorePointParts.update(stored._id, stored.version, { text: stored.text.replace('"one"', '"tampered"') });
+      await store().restorePointParts.update(stored._id, stored.version, {
+        text: stored.text.replace('"one"', '"tampered"'),
+      });
       const version = await versionOf(board);
-      expectError(await board.owner.get(`/api/account/rewind?projectId=${board.projectId}&restorePointId=${id}`), 422, 'REWIND_SLICE_INTEGRITY');
-      expectError(await apply(board, { restorePointId: id, confirm: CONFIRM, expectedFingerprint: currentFingerprint }), 422, 'REWIND_SLICE_INTEGRITY');
+      expectError(
+        await board.owner.get(`/api/account/rewind?projectId=${board.projectId}&restorePointId=${id}`),
+        422,
+        'REWIND_SLICE_INTEGRITY',
+      );
+      expectError(
+        await apply(board, { restorePointId: id, confirm: CONFIRM, expectedFingerprint: currentFingerprint }),
+        422,
+        'REWIND_SLICE_INTEGRITY',
+      );
       expect(await versionOf(board)).toBe(version);
     });
 
@@ -276,8 +432,20 @@ export function rewindFlow(name: string, open: () => Promise<OpenedStore>): void
       const down = () => Promise.reject(new StoreUnavailableError(new Error('points unreadable')));
       Object.assign(collection, { get: down, select: down });
       try {
-        expectError(await board.owner.get(`/api/account/rewind?projectId=${board.projectId}`), 503, 'SNAPSHOT_UNAVAILABLE');
-        expectError(await apply(board, { restorePointId: points[0]!.restorePointId, confirm: CONFIRM, expectedFingerprint: currentFingerprint }), 503, 'SNAPSHOT_UNAVAILABLE');
+        expectError(
+          await board.owner.get(`/api/account/rewind?projectId=${board.projectId}`),
+          503,
+          'SNAPSHOT_UNAVAILABLE',
+        );
+        expectError(
+          await apply(board, {
+            restorePointId: points[0]!.restorePointId,
+            confirm: CONFIRM,
+            expectedFingerprint: currentFingerprint,
+          }),
+          503,
+          'SNAPSHOT_UNAVAILABLE',
+        );
       } finally {
         Object.assign(collection, saved);
       }
@@ -285,9 +453,13 @@ export function rewindFlow(name: string, open: () => Promise<OpenedStore>): void
       expect((await listing(board)).points).toHaveLength(points.length);
     });
 
-    it('keeps the log gapless and every lease fenced when a rewind races 20 agents claiming and submitting', { timeout: 240_000 }, async () => {
-      await rewindRace([url()], await proBoard());
-    });
+    it(
+      'keeps the log gapless and every lease fenced when a rewind races 20 agents claiming and submitting',
+      { timeout: 240_000 },
+      async () => {
+        await rewindRace([url()], await proBoard());
+      },
+    );
 
     it('answers the log in order with the rewind in it, and audits each rewind even under a repeated X-Request-Id', async () => {
       const board = await proBoard();
@@ -296,9 +468,17 @@ export function rewindFlow(name: string, open: () => Promise<OpenedStore>): void
       await agent.post('/api/items/batch', { items: [{ title: 'two' }] });
       const { currentFingerprint, points } = await listing(board);
       const sameId = { 'x-request-id': `req-${board.projectId}` };
-      const first = await board.owner.post(`/api/account/rewind?projectId=${board.projectId}`, { restorePointId: points[0]!.restorePointId, confirm: CONFIRM, expectedFingerprint: currentFingerprint }, sameId);
+      const first = await board.owner.post(
+        `/api/account/rewind?projectId=${board.projectId}`,
+        { restorePointId: points[0]!.restorePointId, confirm: CONFIRM, expectedFingerprint: currentFingerprint },
+        sameId,
+      );
       expect(first.status, first.text).toBe(200);
-      const undo = await board.owner.post(`/api/account/rewind?projectId=${board.projectId}`, { restorePointId: first.body.undoPointId, confirm: CONFIRM, expectedFingerprint: first.body.fingerprint }, sameId);
+      const undo = await board.owner.post(
+        `/api/account/rewind?projectId=${board.projectId}`,
+        { restorePointId: first.body.undoPointId, confirm: CONFIRM, expectedFingerprint: first.body.fingerprint },
+        sameId,
+      );
       expect(undo.status, undo.text).toBe(200);
       const rows = await store().audit.find({ projectId: board.projectId, action: 'board.rewind' });
       expect(rows.map((r) => r.data.requestId)).toEqual([sameId['x-request-id'], sameId['x-request-id']]);
@@ -315,11 +495,18 @@ export function rewindFlow(name: string, open: () => Promise<OpenedStore>): void
       await agent.post('/api/items/batch', { items: [{ title: 'two' }] });
       const { currentFingerprint, points } = await listing(board);
       failOnce(store().audit, 'insert');
-      const applied = await board.owner.post(`/api/account/rewind?projectId=${board.projectId}`, { restorePointId: points[0]!.restorePointId, confirm: CONFIRM, expectedFingerprint: currentFingerprint });
+      const applied = await board.owner.post(`/api/account/rewind?projectId=${board.projectId}`, {
+        restorePointId: points[0]!.restorePointId,
+        confirm: CONFIRM,
+        expectedFingerprint: currentFingerprint,
+      });
       expect(applied.status, applied.text).toBe(200); // the swap is committed: the answer says so
       const rows = () => store().audit.find({ projectId: board.projectId, action: 'board.rewind' });
       await until(async () => (await rows()).length === 1, 15_000);
-      expect((await rows())[0]!.data).toMatchObject({ undoPointId: applied.body.undoPointId, to: applied.body.fingerprint });
+      expect((await rows())[0]!.data).toMatchObject({
+        undoPointId: applied.body.undoPointId,
+        to: applied.body.fingerprint,
+      });
     });
   });
 }

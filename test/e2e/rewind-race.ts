@@ -29,7 +29,7 @@ async function post(agent: Client, path: string, body: unknown) {
 /** The board's whole log, oldest first, read from /api/activity a page at a time. */
 export async function readLog(owner: Client, projectId: string): Promise<Logged[]> {
   const events: Logged[] = [];
-  for (let before: number | null = null; ; ) {
+  for (let before: number | null = null; ;) {
     const page = await owner.get(`/api/activity?projectId=${projectId}&limit=200${before ? `&before=${before}` : ''}`);
     expect(page.status, page.text).toBe(200);
     events.push(...page.body.events);
@@ -56,7 +56,8 @@ function violations(log: Logged[], rewoundSeq: number): string[] {
         if (tokens.has(fencingToken)) wrong.push(`seq ${e.seq}: fencing token ${fencingToken} handed out again`);
         tokens.add(fencingToken);
         if (e.seq < rewoundSeq) highestBefore = Math.max(highestBefore, fencingToken);
-        else if (fencingToken <= highestBefore) wrong.push(`seq ${e.seq}: token ${fencingToken} after the rewind is not above ${highestBefore}`);
+        else if (fencingToken <= highestBefore)
+          wrong.push(`seq ${e.seq}: token ${fencingToken} after the rewind is not above ${highestBefore}`);
         if (live.has(id)) wrong.push(`seq ${e.seq}: ${id} granted while a lease on it lives`);
         live.set(id, { holder, token: fencingToken, seq: e.seq });
         break;
@@ -68,12 +69,14 @@ function violations(log: Logged[], rewoundSeq: number): string[] {
         break;
       case 'item.submitted': {
         const lease = live.get(id);
-        if (!lease || lease.holder !== e.data.by) wrong.push(`seq ${e.seq}: ${id} submitted by ${e.data.by} without its live lease`);
+        if (!lease || lease.holder !== e.data.by)
+          wrong.push(`seq ${e.seq}: ${id} submitted by ${e.data.by} without its live lease`);
         live.delete(id);
         break;
       }
       case 'board.rewound':
-        for (const [workId, lease] of live) wrong.push(`seq ${e.seq}: ${workId} kept the lease granted at seq ${lease.seq} through the rewind`);
+        for (const [workId, lease] of live)
+          wrong.push(`seq ${e.seq}: ${workId} kept the lease granted at seq ${lease.seq} through the rewind`);
         break;
     }
   }
@@ -90,10 +93,18 @@ function violations(log: Logged[], rewoundSeq: number): string[] {
  */
 export async function rewindRace(nodes: string[], board: TestBoard, itemCount = 400): Promise<void> {
   const feeder = await board.agent('feeder');
-  expect((await feeder.post('/api/items/batch', { items: Array.from({ length: itemCount }, (_, i) => ({ title: `race ${i}` })) })).status).toBe(201);
+  expect(
+    (
+      await feeder.post('/api/items/batch', {
+        items: Array.from({ length: itemCount }, (_, i) => ({ title: `race ${i}` })),
+      })
+    ).status,
+  ).toBe(201);
   expect((await feeder.post('/api/items/batch', { items: [{ title: 'after the point' }] })).status).toBe(201);
   const listed = await board.owner.get(`/api/account/rewind?projectId=${board.projectId}`);
-  const point = (listed.body.points as { restorePointId: string; itemCount: number; reason: string }[]).find((p) => p.reason === 'batch' && p.itemCount === itemCount)!;
+  const point = (listed.body.points as { restorePointId: string; itemCount: number; reason: string }[]).find(
+    (p) => p.reason === 'batch' && p.itemCount === itemCount,
+  )!;
   expect(point).toBeDefined();
 
   const tokens = await Promise.all(Array.from({ length: 20 }, (_, i) => board.agent(`racer-${i}`)));
@@ -112,7 +123,10 @@ export async function rewindRace(nodes: string[], board: TestBoard, itemCount = 
       // again at once), so between waves every agent holds a lease and the graph stands still long
       // enough for a preview and an apply, however slow the store is.
       await pause(WAVE_MS - (Date.now() % WAVE_MS) + (n % 10) * 10);
-      const submitted = await post(agent, '/api/submit', { leaseId: grant.body.leaseId, head: head(n * 10_000 + round) });
+      const submitted = await post(agent, '/api/submit', {
+        leaseId: grant.body.leaseId,
+        head: head(n * 10_000 + round),
+      });
       if (submitted.status === 200) submits++;
       else refusedSubmits.set(submitted.body?.error?.code, (refusedSubmits.get(submitted.body?.error?.code) ?? 0) + 1);
     }
@@ -121,7 +135,11 @@ export async function rewindRace(nodes: string[], board: TestBoard, itemCount = 
     while (submits < 5) await pause(5);
     for (let attempt = 1; attempt <= 500; attempt++) {
       const seen = await board.owner.get(`/api/account/rewind?projectId=${board.projectId}`);
-      const applied = await post(board.owner, `/api/account/rewind?projectId=${board.projectId}`, { restorePointId: point.restorePointId, confirm: 'REWIND_SERVICE_BOARD', expectedFingerprint: seen.body.currentFingerprint });
+      const applied = await post(board.owner, `/api/account/rewind?projectId=${board.projectId}`, {
+        restorePointId: point.restorePointId,
+        confirm: 'REWIND_SERVICE_BOARD',
+        expectedFingerprint: seen.body.currentFingerprint,
+      });
       if (applied.status === 200) {
         await pause(WAVE_MS + 500); // the fleet goes on after the swap: its next wave submits leases the swap revoked
         stop = true;
@@ -142,7 +160,9 @@ export async function rewindRace(nodes: string[], board: TestBoard, itemCount = 
   const revoked = log.filter((e) => e.type === 'lease.revoked' && e.data.reason === 'rewound');
   expect(revoked).toHaveLength(applied.revokedLeases.length);
   // Whatever still holds a lease got it after the swap.
-  const grantedBefore = log.filter((e) => e.type === 'lease.granted' && e.seq < rewound[0]!.seq).map((e) => e.data.lease.fencingToken as number);
+  const grantedBefore = log
+    .filter((e) => e.type === 'lease.granted' && e.seq < rewound[0]!.seq)
+    .map((e) => e.data.lease.fencingToken as number);
   const items = await board.owner.get(`/api/items?projectId=${board.projectId}&limit=1000`);
   for (const item of items.body.items as { workId: string; lease: { fencingToken: number } | null }[]) {
     if (item.lease) expect(item.lease.fencingToken, item.workId).toBeGreaterThan(Math.max(0, ...grantedBefore));

@@ -24,9 +24,17 @@ const CHECKS = ['not_a_server_error', 'status_code_conformance', 'response_schem
 const CONFIG = `[phases.coverage]\nunexpected-methods = ["GET", "PUT", "POST", "DELETE", "OPTIONS", "PATCH", "TRACE"]\n`;
 
 const stripeBase = inject('stripeBase');
-const BILLING = { STRIPE_SECRET_KEY: 'sk_test_123', STRIPE_WEBHOOK_SECRET: 'whsec_schemathesis', STRIPE_PRICE_MONTHLY: 'price_pro_monthly', STRIPE_PRICE_YEARLY: 'price_pro_yearly', STRIPE_API_BASE: stripeBase ?? '' };
+const BILLING = {
+  STRIPE_SECRET_KEY: 'sk_test_123',
+  STRIPE_WEBHOOK_SECRET: 'whsec_schemathesis',
+  STRIPE_PRICE_MONTHLY: 'price_pro_monthly',
+  STRIPE_PRICE_YEARLY: 'price_pro_yearly',
+  STRIPE_API_BASE: stripeBase ?? '',
+};
 /** Without stripe-mock, the operations that answer 503 BILLING_UNAVAILABLE by design are left out (CI always has it). */
-const withoutProvider = stripeBase ? [] : ['--exclude-path-regex', '^/api/(account/billing/(checkout|portal|annual)|billing/webhook)$'];
+const withoutProvider = stripeBase
+  ? []
+  : ['--exclude-path-regex', '^/api/(account/billing/(checkout|portal|annual)|billing/webhook)$'];
 
 let srv: TestServer;
 let work: Awaited<ReturnType<typeof tempDir>>;
@@ -34,7 +42,12 @@ let work: Awaited<ReturnType<typeof tempDir>>;
 beforeAll(async () => {
   // Budgets raised so the run explores the operations rather than their 429s.
   // Billing against stripe-mock, so its operations answer as deployed (without a provider they are 503 by design).
-  srv = await startTestServer({ PUBLIC_URL, ADDRESS_RATE_PER_MINUTE: '1000000', BOARD_RATE_SCALE: '10000', ...(stripeBase ? BILLING : {}) });
+  srv = await startTestServer({
+    PUBLIC_URL,
+    ADDRESS_RATE_PER_MINUTE: '1000000',
+    BOARD_RATE_SCALE: '10000',
+    ...(stripeBase ? BILLING : {}),
+  });
   work = await tempDir();
   await writeFile(join(work.path, 'schemathesis.toml'), CONFIG);
 });
@@ -52,10 +65,17 @@ interface Session {
 // A response body of any shape: the run explores every operation.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyBody = any;
-async function call(path: string, init: { method?: string; json?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: AnyBody; headers: Headers }> {
+async function call(
+  path: string,
+  init: { method?: string; json?: unknown; headers?: Record<string, string> },
+): Promise<{ status: number; body: AnyBody; headers: Headers }> {
   const headers: Record<string, string> = { origin: ORIGIN, ...init.headers };
   if (init.json !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`${srv.url}${path}`, { method: init.method ?? 'GET', headers, body: init.json === undefined ? undefined : JSON.stringify(init.json) });
+  const res = await fetch(`${srv.url}${path}`, {
+    method: init.method ?? 'GET',
+    headers,
+    body: init.json === undefined ? undefined : JSON.stringify(init.json),
+  });
   const text = await res.text();
   const body: unknown = text ? JSON.parse(text) : undefined;
   if (res.status >= 400) throw new Error(`${init.method ?? 'GET'} ${path}: ${res.status} ${text}`);
@@ -64,22 +84,43 @@ async function call(path: string, init: { method?: string; json?: unknown; heade
 
 /** An account with a session, a second project, a workspace token for it and one item on it. */
 async function fixture(): Promise<{ session: Session; bearer: string }> {
-  const signup = await call('/api/auth/signup', { method: 'POST', json: { email: `${unique('st')}@example.com`, password: 'schemathesis password 1' } });
-  const set = signup.headers.getSetCookie().map((c) => c.split(';')[0]!).find((c) => c.startsWith(`${SESSION_COOKIE}=`));
+  const signup = await call('/api/auth/signup', {
+    method: 'POST',
+    json: { email: `${unique('st')}@example.com`, password: 'schemathesis password 1' },
+  });
+  const set = signup.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0]!)
+    .find((c) => c.startsWith(`${SESSION_COOKIE}=`));
   if (!set) throw new Error('signup set no session cookie');
   let csrfToken = signup.body.csrfToken as string | undefined;
   const cookieHeaders = () => ({ cookie: set, ...(csrfToken ? { 'x-csrf-token': csrfToken } : {}) });
   csrfToken ??= (await call('/api/auth/me', { headers: cookieHeaders() })).body.csrfToken as string | undefined;
-  const project = await call('/api/projects', { method: 'POST', json: { name: unique('schemathesis') }, headers: cookieHeaders() });
+  const project = await call('/api/projects', {
+    method: 'POST',
+    json: { name: unique('schemathesis') },
+    headers: cookieHeaders(),
+  });
   const projectId = project.body.projectId as string;
-  const issued = await call('/api/accounts/tokens', { method: 'POST', json: { name: 'schemathesis', scope: 'workspace', projectId }, headers: cookieHeaders() });
+  const issued = await call('/api/accounts/tokens', {
+    method: 'POST',
+    json: { name: 'schemathesis', scope: 'workspace', projectId },
+    headers: cookieHeaders(),
+  });
   const bearer = issued.body.secret as string;
-  await call('/api/items', { method: 'POST', json: { title: 'seed item' }, headers: { authorization: `Bearer ${bearer}` } });
+  await call('/api/items', {
+    method: 'POST',
+    json: { title: 'seed item' },
+    headers: { authorization: `Bearer ${bearer}` },
+  });
   return { session: { cookie: set, csrfToken }, bearer };
 }
 
 /** Runs Schemathesis with `headers` on every request; resolves with its exit code and report. */
-function schemathesis(headers: string[], extra: string[] = []): Promise<{ code: number | null; output: string; seconds: number }> {
+function schemathesis(
+  headers: string[],
+  extra: string[] = [],
+): Promise<{ code: number | null; output: string; seconds: number }> {
   const args = [
     '--config-file',
     join(work.path, 'schemathesis.toml'),
@@ -112,7 +153,11 @@ function schemathesis(headers: string[], extra: string[] = []): Promise<{ code: 
   const started = performance.now();
   return new Promise((resolve, reject) => {
     // Asynchronous: the server under test runs in this process and must keep answering.
-    const child = spawn(SCRIPT, args, { cwd: work.path, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(SCRIPT, args, {
+      cwd: work.path,
+      env: { ...process.env, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
@@ -122,18 +167,37 @@ function schemathesis(headers: string[], extra: string[] = []): Promise<{ code: 
 }
 
 describe('the OpenAPI document under Schemathesis', () => {
-  it('describes every answer of every operation, with a service token and with a cookie session', async () => {
-    const { session, bearer } = await fixture();
-    const runs = [
-      // Logout is run here, without a session: in the cookie run it would end the session under test.
-      { name: 'bearer', result: await schemathesis([`Authorization: Bearer ${bearer}`], withoutProvider) },
-      {
-        name: 'cookie',
-        result: await schemathesis([`Cookie: ${session.cookie}`, `Origin: ${ORIGIN}`, ...(session.csrfToken ? [`X-CSRF-Token: ${session.csrfToken}`] : [])], ['--exclude-path', '/api/auth/logout', ...withoutProvider]),
-      },
-    ];
-    const failed = runs.filter((r) => r.result.code !== 0);
-    const report = failed.map(({ name, result }) => `── Schemathesis with the ${name} (exit ${result.code}, ${result.seconds} s) ──\n${result.output}`).join('\n');
-    expect(failed.map((r) => r.name), report).toEqual([]);
-  }, 20 * 60_000);
+  it(
+    'describes every answer of every operation, with a service token and with a cookie session',
+    async () => {
+      const { session, bearer } = await fixture();
+      const runs = [
+        // Logout is run here, without a session: in the cookie run it would end the session under test.
+        { name: 'bearer', result: await schemathesis([`Authorization: Bearer ${bearer}`], withoutProvider) },
+        {
+          name: 'cookie',
+          result: await schemathesis(
+            [
+              `Cookie: ${session.cookie}`,
+              `Origin: ${ORIGIN}`,
+              ...(session.csrfToken ? [`X-CSRF-Token: ${session.csrfToken}`] : []),
+            ],
+            ['--exclude-path', '/api/auth/logout', ...withoutProvider],
+          ),
+        },
+      ];
+      const failed = runs.filter((r) => r.result.code !== 0);
+      const report = failed
+        .map(
+          ({ name, result }) =>
+            `── Schemathesis with the ${name} (exit ${result.code}, ${result.seconds} s) ──\n${result.output}`,
+        )
+        .join('\n');
+      expect(
+        failed.map((r) => r.name),
+        report,
+      ).toEqual([]);
+    },
+    20 * 60_000,
+  );
 });

@@ -23,8 +23,16 @@ export function invitationCases(kit: SharingKit): void {
 
     const created = await invite(board.owner, board.projectId, `  ${invitee.email.toUpperCase()} `, 'member');
     expect(created.status, created.text).toBe(201);
-    expect(created.body.invitation).toMatchObject({ projectId: board.projectId, email: invitee.email, role: 'member', status: 'pending', acceptedAt: null });
-    expect(Date.parse(created.body.invitation.expiresAt) - Date.parse(created.body.invitation.createdAt)).toBe(SHARING_TTL_MS);
+    expect(created.body.invitation).toMatchObject({
+      projectId: board.projectId,
+      email: invitee.email,
+      role: 'member',
+      status: 'pending',
+      acceptedAt: null,
+    });
+    expect(Date.parse(created.body.invitation.expiresAt) - Date.parse(created.body.invitation.createdAt)).toBe(
+      SHARING_TTL_MS,
+    );
     const link = await linkFor(invitee.email);
     expect(link.invitationId).toBe(created.body.invitation.invitationId);
     expect(link.mail.text).toContain(`${PUBLIC_URL}/invitations/${link.invitationId}#token=${link.token}`);
@@ -42,25 +50,55 @@ export function invitationCases(kit: SharingKit): void {
     // The invited address may look at its invitation (no token needed, no access given); nobody else may.
     const ownerEmail = (await board.owner.get('/api/auth/me')).body.user.email as string;
     expect((await invitee.client.get(`/api/boards/invitations/${link.invitationId}`)).body).toEqual({
-      invitationId: link.invitationId, projectId: board.projectId, name: 'My board', role: 'member', email: invitee.email, invitedBy: ownerEmail, status: 'pending', expiresAt: created.body.invitation.expiresAt,
+      invitationId: link.invitationId,
+      projectId: board.projectId,
+      name: 'My board',
+      role: 'member',
+      email: invitee.email,
+      invitedBy: ownerEmail,
+      status: 'pending',
+      expiresAt: created.body.invitation.expiresAt,
     });
-    expectError(await stranger.client.get(`/api/boards/invitations/${link.invitationId}`), 403, 'INVITATION_EMAIL_MISMATCH');
+    expectError(
+      await stranger.client.get(`/api/boards/invitations/${link.invitationId}`),
+      403,
+      'INVITATION_EMAIL_MISMATCH',
+    );
     expectError(await invitee.client.get('/api/boards/invitations/no-such-invitation'), 404, 'INVITATION_NOT_FOUND');
     expectError(await accept(stranger.client, link), 403, 'INVITATION_EMAIL_MISMATCH');
-    expectError(await accept(invitee.client, { ...link, token: `${link.token.slice(0, -2)}xx` }), 400, 'INVALID_LINK_TOKEN');
-    expectError(await accept(invitee.client, { ...link, invitationId: 'no-such-invitation' }), 404, 'INVITATION_NOT_FOUND');
-    expectError(await new Client(url()).post(`/api/boards/invitations/${link.invitationId}/accept`, { token: link.token }), 401, 'UNAUTHENTICATED');
+    expectError(
+      await accept(invitee.client, { ...link, token: `${link.token.slice(0, -2)}xx` }),
+      400,
+      'INVALID_LINK_TOKEN',
+    );
+    expectError(
+      await accept(invitee.client, { ...link, invitationId: 'no-such-invitation' }),
+      404,
+      'INVITATION_NOT_FOUND',
+    );
+    expectError(
+      await new Client(url()).post(`/api/boards/invitations/${link.invitationId}/accept`, { token: link.token }),
+      401,
+      'UNAUTHENTICATED',
+    );
 
     const accepted = await accept(invitee.client, link);
     expect(accepted.status, accepted.text).toBe(200);
-    expect(accepted.body).toEqual({ invitationId: link.invitationId, projectId: board.projectId, name: 'My board', role: 'member' });
+    expect(accepted.body).toEqual({
+      invitationId: link.invitationId,
+      projectId: board.projectId,
+      name: 'My board',
+      role: 'member',
+    });
     expect(await listed(invitee.client, board.projectId)).toMatchObject({ role: 'member', owned: false });
     expect((await invitee.client.get(`/api/status?projectId=${board.projectId}`)).status).toBe(200);
     expectError(await accept(invitee.client, link), 400, 'INVALID_LINK_TOKEN');
     expect((await invitee.client.get(`/api/boards/invitations/${link.invitationId}`)).body.status).toBe('accepted');
 
     const invitations = (await board.owner.get(`/api/boards/${board.projectId}/invitations`)).body.invitations;
-    expect(invitations).toEqual([expect.objectContaining({ invitationId: link.invitationId, status: 'accepted', acceptedBy: invitee.accountId })]);
+    expect(invitations).toEqual([
+      expect.objectContaining({ invitationId: link.invitationId, status: 'accepted', acceptedBy: invitee.accountId }),
+    ]);
     expectError(await invite(board.owner, board.projectId, invitee.email), 409, 'ALREADY_MEMBER');
 
     const members = await invitee.client.get(`/api/boards/${board.projectId}/members`);
@@ -98,7 +136,10 @@ export function invitationCases(kit: SharingKit): void {
 
     // Confirmed, the same link works.
     await verifyEmail(srv(), holder.email);
-    expect((await holder.client.get(`/api/boards/invitations/${link.invitationId}`)).body).toMatchObject({ status: 'pending', email: holder.email });
+    expect((await holder.client.get(`/api/boards/invitations/${link.invitationId}`)).body).toMatchObject({
+      status: 'pending',
+      email: holder.email,
+    });
     expect((await accept(holder.client, link)).status).toBe(200);
   });
 
@@ -120,21 +161,46 @@ export function invitationCases(kit: SharingKit): void {
     const second = await linkFor(late.email);
     expect(second.invitationId).toBe(first.invitationId);
     expect(second.token).not.toBe(first.token);
-    expectError(await board.owner.post(`/api/boards/${board.projectId}/invitations/${first.invitationId}/resend`), 429, 'INVITATION_LIMIT');
+    expectError(
+      await board.owner.post(`/api/boards/${board.projectId}/invitations/${first.invitationId}/resend`),
+      429,
+      'INVITATION_LIMIT',
+    );
     expectError(await accept(late.client, first), 400, 'INVALID_LINK_TOKEN');
     expect((await accept(late.client, second)).status).toBe(200);
-    expectError(await board.owner.post(`/api/boards/${board.projectId}/invitations/${first.invitationId}/resend`), 409, 'INVITATION_CLOSED');
-    expectError(await board.owner.post(`/api/boards/${board.projectId}/invitations/${first.invitationId}/revoke`), 409, 'INVITATION_CLOSED');
+    expectError(
+      await board.owner.post(`/api/boards/${board.projectId}/invitations/${first.invitationId}/resend`),
+      409,
+      'INVITATION_CLOSED',
+    );
+    expectError(
+      await board.owner.post(`/api/boards/${board.projectId}/invitations/${first.invitationId}/revoke`),
+      409,
+      'INVITATION_CLOSED',
+    );
 
     expect((await invite(board.owner, board.projectId, revoked.email, 'viewer')).status).toBe(201);
     const link = await linkFor(revoked.email);
     expectError(await invite(board.owner, board.projectId, revoked.email, 'viewer'), 429, 'INVITATION_LIMIT');
-    const revoking = await board.owner.post(`/api/boards/${board.projectId}/invitations/${link.invitationId}/revoke`, {});
+    const revoking = await board.owner.post(
+      `/api/boards/${board.projectId}/invitations/${link.invitationId}/revoke`,
+      {},
+    );
     expect(revoking.body.invitation).toMatchObject({ status: 'revoked' });
-    expect((await board.owner.post(`/api/boards/${board.projectId}/invitations/${link.invitationId}/revoke`)).status).toBe(200);
+    expect(
+      (await board.owner.post(`/api/boards/${board.projectId}/invitations/${link.invitationId}/revoke`)).status,
+    ).toBe(200);
     expectError(await accept(revoked.client, link), 400, 'INVALID_LINK_TOKEN');
-    expectError(await board.owner.post(`/api/boards/${board.projectId}/invitations/${link.invitationId}/resend`), 409, 'INVITATION_CLOSED');
-    expectError(await board.owner.post(`/api/boards/${board.projectId}/invitations/nope/revoke`), 404, 'INVITATION_NOT_FOUND');
+    expectError(
+      await board.owner.post(`/api/boards/${board.projectId}/invitations/${link.invitationId}/resend`),
+      409,
+      'INVITATION_CLOSED',
+    );
+    expectError(
+      await board.owner.post(`/api/boards/${board.projectId}/invitations/nope/revoke`),
+      404,
+      'INVITATION_NOT_FOUND',
+    );
     expect(await listed(revoked.client, board.projectId)).toBeUndefined();
 
     // Re-inviting an address replaces its pending link, once the minute has passed.
@@ -150,7 +216,14 @@ export function invitationCases(kit: SharingKit): void {
 
   it('kills the pending invitations of an admin who is removed or demoted, and any link whose sender is no longer an admin', async () => {
     const board = await newBoard(url());
-    const [admin, demoted, x, y, z, w] = await Promise.all([person(), person(), person(), person(), person(), person()]);
+    const [admin, demoted, x, y, z, w] = await Promise.all([
+      person(),
+      person(),
+      person(),
+      person(),
+      person(),
+      person(),
+    ]);
     await join(board, admin, 'admin');
     await join(board, demoted, 'admin');
     expect((await invite(admin.client, board.projectId, x.email)).status).toBe(201);
@@ -162,7 +235,14 @@ export function invitationCases(kit: SharingKit): void {
 
     expect(statusOf(await remove(board.owner, board.projectId, admin.accountId))).toBe(204);
     expect((await setRole(board.owner, board.projectId, demoted.accountId, 'member')).status).toBe(200);
-    const statuses = Object.fromEntries(((await board.owner.get(`/api/boards/${board.projectId}/invitations`)).body.invitations as { email: string; status: string }[]).map((i) => [i.email, i.status]));
+    const statuses = Object.fromEntries(
+      (
+        (await board.owner.get(`/api/boards/${board.projectId}/invitations`)).body.invitations as {
+          email: string;
+          status: string;
+        }[]
+      ).map((i) => [i.email, i.status]),
+    );
     expect(statuses).toMatchObject({ [x.email]: 'revoked', [y.email]: 'revoked', [w.email]: 'revoked' });
     expectError(await accept(x.client, fromRemoved), 400, 'INVALID_LINK_TOKEN');
     expectError(await accept(y.client, fromDemoted), 400, 'INVALID_LINK_TOKEN');
@@ -170,7 +250,11 @@ export function invitationCases(kit: SharingKit): void {
     // A link whose sender lost the role without the revocation reaching it (a removal racing the invite) dies at accept and at resend too.
     await modify(srv().store.invitations, racing.invitationId, () => ({ status: 'pending' as const }));
     expectError(await accept(w.client, racing), 400, 'INVALID_LINK_TOKEN');
-    expectError(await board.owner.post(`/api/boards/${board.projectId}/invitations/${racing.invitationId}/resend`), 400, 'INVALID_LINK_TOKEN');
+    expectError(
+      await board.owner.post(`/api/boards/${board.projectId}/invitations/${racing.invitationId}/resend`),
+      400,
+      'INVALID_LINK_TOKEN',
+    );
     expect(await listed(w.client, board.projectId)).toBeUndefined();
 
     // The owner's admin invitations die with the ownership; their member invitations stand, as they stay admin.
@@ -195,11 +279,18 @@ export function invitationCases(kit: SharingKit): void {
     const link = await linkFor(invitee.email);
     failOnce(srv().store.members, 'insert');
     expectError(await accept(invitee.client, link), 503, 'AUTH_UNAVAILABLE');
-    expect(await srv().store.invitations.get(link.invitationId)).toMatchObject({ status: 'pending', acceptedBy: null, acceptedAt: null });
+    expect(await srv().store.invitations.get(link.invitationId)).toMatchObject({
+      status: 'pending',
+      acceptedBy: null,
+      acceptedAt: null,
+    });
     expect(await srv().store.members.get(`${board.projectId}:${invitee.accountId}`)).toBeNull();
     const again = await accept(invitee.client, link);
     expect(again.status, again.text).toBe(200);
-    expect(await srv().store.invitations.get(link.invitationId)).toMatchObject({ status: 'accepted', acceptedBy: invitee.accountId });
+    expect(await srv().store.invitations.get(link.invitationId)).toMatchObject({
+      status: 'accepted',
+      acceptedBy: invitee.accountId,
+    });
     expect(await listed(invitee.client, board.projectId)).toMatchObject({ role: 'member' });
   });
 
@@ -212,8 +303,16 @@ export function invitationCases(kit: SharingKit): void {
       links.push(await linkFor(p.email));
     }
     // Sent while there was room; then the board fills up (owner + 499).
-    const filler = Array.from({ length: 499 }, (_, n) => ({ _id: `${board.projectId}:filler-${n}`, version: 1, projectId: board.projectId, accountId: `filler-${n}`, role: 'viewer' as const, acceptedAt: 1 }));
-    for (let at = 0; at < filler.length; at += 50) await Promise.all(filler.slice(at, at + 50).map((m) => srv().store.members.insert(m)));
+    const filler = Array.from({ length: 499 }, (_, n) => ({
+      _id: `${board.projectId}:filler-${n}`,
+      version: 1,
+      projectId: board.projectId,
+      accountId: `filler-${n}`,
+      role: 'viewer' as const,
+      acceptedAt: 1,
+    }));
+    for (let at = 0; at < filler.length; at += 50)
+      await Promise.all(filler.slice(at, at + 50).map((m) => srv().store.members.insert(m)));
     expect(await srv().store.members.count({ projectId: board.projectId })).toBe(500);
 
     expectError(await accept(first.client, links[0]!), 429, 'INVITATION_LIMIT');
@@ -236,7 +335,9 @@ export function invitationCases(kit: SharingKit): void {
     const board = await newBoard(url());
     const invitee = await person();
     const second = new Client(url());
-    expect((await second.post('/api/auth/login', { email: invitee.email, password: invitee.password })).status).toBe(200);
+    expect((await second.post('/api/auth/login', { email: invitee.email, password: invitee.password })).status).toBe(
+      200,
+    );
     expect((await invite(board.owner, board.projectId, invitee.email)).status).toBe(201);
     const link = await linkFor(invitee.email);
     // The first session passed every check and is about to take the link; the second takes it first, joins, and leaves again:
@@ -260,7 +361,14 @@ export function invitationCases(kit: SharingKit): void {
     // While the first account's accept is under way, it moves to another address and a second account signs up as the invited one and accepts.
     let other: Client | undefined;
     beforeTheTake(async () => {
-      expect((await first.client.post('/api/account/email', { currentPassword: first.password, newEmail: `moved-${invited}` })).status).toBe(200);
+      expect(
+        (
+          await first.client.post('/api/account/email', {
+            currentPassword: first.password,
+            newEmail: `moved-${invited}`,
+          })
+        ).status,
+      ).toBe(200);
       other = new Client(url());
       expect((await other.post('/api/auth/signup', { email: invited, password: first.password })).status).toBe(201);
       await verifyEmail(srv(), invited);
@@ -273,7 +381,10 @@ export function invitationCases(kit: SharingKit): void {
     expect(members).toHaveLength(2);
     expect(await srv().store.members.get(`${board.projectId}:${first.accountId}`)).toBeNull();
     const otherId = (await other!.get('/api/auth/me')).body.user.id as string;
-    expect(await srv().store.invitations.get(link.invitationId)).toMatchObject({ status: 'accepted', acceptedBy: otherId });
+    expect(await srv().store.invitations.get(link.invitationId)).toMatchObject({
+      status: 'accepted',
+      acceptedBy: otherId,
+    });
   });
 
   it('lets exactly one of two concurrent accepts of one link succeed; the other learns the link was used', async () => {
@@ -281,12 +392,18 @@ export function invitationCases(kit: SharingKit): void {
       const board = await newBoard(url());
       const invitee = await person();
       const second = new Client(url());
-      expect((await second.post('/api/auth/login', { email: invitee.email, password: invitee.password })).status).toBe(200);
+      expect((await second.post('/api/auth/login', { email: invitee.email, password: invitee.password })).status).toBe(
+        200,
+      );
       expect((await invite(board.owner, board.projectId, invitee.email)).status).toBe(201);
       const link = await linkFor(invitee.email);
       const results = await Promise.all([accept(invitee.client, link), accept(second, link)]);
       expect(results.map(statusOf).sort()).toEqual([200, 400]);
-      expectError(results.find((r) => r.status !== 200)!, 400, 'INVALID_LINK_TOKEN');
+      expectError(
+        results.find((r) => r.status !== 200)!,
+        400,
+        'INVALID_LINK_TOKEN',
+      );
       expect(await srv().store.members.count({ projectId: board.projectId })).toBe(2);
       expect((await srv().store.invitations.get(link.invitationId))!.status).toBe('accepted');
     }

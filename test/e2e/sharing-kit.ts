@@ -23,24 +23,36 @@ export function sharingKit(served: { srv: TestServer }) {
     await verifyEmail(srv(), signed.email);
     return signed;
   };
-  const invite = (by: Client, projectId: string, email: string, role = 'member') => by.post(`/api/boards/${projectId}/invitations`, { email, role });
+  const invite = (by: Client, projectId: string, email: string, role = 'member') =>
+    by.post(`/api/boards/${projectId}/invitations`, { email, role });
   /** The link last mailed to `email`: its invitation id and token. */
   const linkFor = async (email: string) => {
     const mail = await srv().mail.next(email, /^Invitation to the board/);
     const m = /\/invitations\/([\w-]+)#token=/.exec(mail.text);
     return { invitationId: m![1]!, token: CaptureMailer.tokenOf(mail), mail };
   };
-  const accept = (by: Client, link: { invitationId: string; token: string }) => by.post(`/api/boards/invitations/${link.invitationId}/accept`, { token: link.token });
-  const listed = async (client: Client, projectId: string) => ((await client.get('/api/projects?limit=200')).body.projects as { projectId: string; role: string; owned: boolean }[]).find((p) => p.projectId === projectId);
+  const accept = (by: Client, link: { invitationId: string; token: string }) =>
+    by.post(`/api/boards/invitations/${link.invitationId}/accept`, { token: link.token });
+  const listed = async (client: Client, projectId: string) =>
+    (
+      (await client.get('/api/projects?limit=200')).body.projects as {
+        projectId: string;
+        role: string;
+        owned: boolean;
+      }[]
+    ).find((p) => p.projectId === projectId);
   /** `who` invited with `role` and accepted. */
   const join = async (board: TestBoard, who: Person, role = 'member', by: Client = board.owner) => {
     expect((await invite(by, board.projectId, who.email, role)).status).toBe(201);
     const res = await accept(who.client, await linkFor(who.email));
     expect(res.status, res.text).toBe(200);
   };
-  const resend = (by: Client, projectId: string, invitationId: string) => by.post(`/api/boards/${projectId}/invitations/${invitationId}/resend`);
-  const setRole = (by: Client, projectId: string, userId: string, role: string) => by.post(`/api/boards/${projectId}/members/${userId}/role`, { role });
-  const remove = (by: Client, projectId: string, userId: string) => by.request('DELETE', `/api/boards/${projectId}/members/${userId}`);
+  const resend = (by: Client, projectId: string, invitationId: string) =>
+    by.post(`/api/boards/${projectId}/invitations/${invitationId}/resend`);
+  const setRole = (by: Client, projectId: string, userId: string, role: string) =>
+    by.post(`/api/boards/${projectId}/members/${userId}/role`, { role });
+  const remove = (by: Client, projectId: string, userId: string) =>
+    by.request('DELETE', `/api/boards/${projectId}/members/${userId}`);
   const cookieOf = (client: Client) => ({ cookie: `board_session=${client.cookies.get('board_session')}` });
   const subscribed = async (socket: TestSocket, boardId: string) => {
     socket.send({ type: 'subscribe', boardId, topics: ['activity'] });
@@ -48,7 +60,8 @@ export function sharingKit(served: { srv: TestServer }) {
   };
   const statusOf = (res: Res) => res.status;
   /** Live invitations of `email` on the board, and the mails sent to `email`. */
-  const pendingOf = async (projectId: string, email: string) => (await srv().store.invitations.find({ projectId, email, status: 'pending' })).length;
+  const pendingOf = async (projectId: string, email: string) =>
+    (await srv().store.invitations.find({ projectId, email, status: 'pending' })).length;
   const mailsTo = (email: string) => srv().mail.sent.filter((m) => m.to === email).length;
   /** A board whose owner offered it to `heir`, a member. */
   const offered = async () => {
@@ -72,5 +85,25 @@ export function sharingKit(served: { srv: TestServer }) {
       return original.apply(invitations, args);
     };
   };
-  return { url, srv, person, invite, linkFor, accept, listed, join, resend, setRole, remove, cookieOf, subscribed, statusOf, pendingOf, mailsTo, offered, takeOver, beforeTheTake };
+  return {
+    url,
+    srv,
+    person,
+    invite,
+    linkFor,
+    accept,
+    listed,
+    join,
+    resend,
+    setRole,
+    remove,
+    cookieOf,
+    subscribed,
+    statusOf,
+    pendingOf,
+    mailsTo,
+    offered,
+    takeOver,
+    beforeTheTake,
+  };
 }

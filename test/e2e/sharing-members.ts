@@ -19,14 +19,35 @@ export function memberCases(kit: SharingKit): void {
     await join(board, admin, 'admin');
     await join(board, member, 'member');
     await join(board, viewer, 'viewer');
-    expect((await admin.client.request('PATCH', '/api/account/profile', { json: { displayName: 'Ada the admin' } })).status).toBe(200);
-    const seenBy = async (client: Client) => Object.fromEntries(((await client.get(`/api/boards/${board.projectId}/members`)).body.members as { userId: string }[]).map((m) => [m.userId, m]));
+    expect(
+      (await admin.client.request('PATCH', '/api/account/profile', { json: { displayName: 'Ada the admin' } })).status,
+    ).toBe(200);
+    const seenBy = async (client: Client) =>
+      Object.fromEntries(
+        ((await client.get(`/api/boards/${board.projectId}/members`)).body.members as { userId: string }[]).map((m) => [
+          m.userId,
+          m,
+        ]),
+      );
 
-    for (const [who, client] of [['viewer', viewer.client], ['member', member.client]] as const) {
+    for (const [who, client] of [
+      ['viewer', viewer.client],
+      ['member', member.client],
+    ] as const) {
       const seen = await seenBy(client);
       const self = who === 'viewer' ? viewer : member;
-      expect(seen[ownerId], who).toMatchObject({ email: null, displayName: null, name: `member ${ownerId.slice(0, 8)}`, role: 'owner' });
-      expect(seen[admin.accountId], who).toMatchObject({ email: null, displayName: 'Ada the admin', name: 'Ada the admin', role: 'admin' });
+      expect(seen[ownerId], who).toMatchObject({
+        email: null,
+        displayName: null,
+        name: `member ${ownerId.slice(0, 8)}`,
+        role: 'owner',
+      });
+      expect(seen[admin.accountId], who).toMatchObject({
+        email: null,
+        displayName: 'Ada the admin',
+        name: 'Ada the admin',
+        role: 'admin',
+      });
       expect(seen[self.accountId], who).toMatchObject({ email: self.email, name: self.email });
       const others = Object.values(seen).filter((m) => (m as { userId: string }).userId !== self.accountId);
       expect(JSON.stringify(others), who).not.toMatch(/@example\.com/);
@@ -38,7 +59,9 @@ export function memberCases(kit: SharingKit): void {
       expect(seen[admin.accountId]).toMatchObject({ email: admin.email, name: 'Ada the admin' });
     }
     // The same member as the viewer saw them keeps their short id on the next read.
-    expect((await seenBy(viewer.client))[member.accountId]).toMatchObject({ name: `member ${member.accountId.slice(0, 8)}` });
+    expect((await seenBy(viewer.client))[member.accountId]).toMatchObject({
+      name: `member ${member.accountId.slice(0, 8)}`,
+    });
   });
 
   it('lets only the owner make admins, and admins manage members and viewers only', async () => {
@@ -61,7 +84,10 @@ export function memberCases(kit: SharingKit): void {
     expectError(await setRole(board.owner, board.projectId, member.accountId, 'owner'), 400, 'INVALID_INPUT');
     expectError(await remove(member.client, board.projectId, admin.accountId), 403, 'ROLE_REQUIRED');
 
-    expect((await setRole(admin.client, board.projectId, member.accountId, 'viewer')).body.member).toMatchObject({ userId: member.accountId, role: 'viewer' });
+    expect((await setRole(admin.client, board.projectId, member.accountId, 'viewer')).body.member).toMatchObject({
+      userId: member.accountId,
+      role: 'viewer',
+    });
     expect((await setRole(board.owner, board.projectId, other.accountId, 'member')).body.member.role).toBe('member');
     expect(statusOf(await remove(admin.client, board.projectId, other.accountId))).toBe(204);
     expectError(await remove(admin.client, board.projectId, other.accountId), 404, 'MEMBER_NOT_FOUND');
@@ -69,7 +95,11 @@ export function memberCases(kit: SharingKit): void {
     expect(statusOf(await remove(member.client, board.projectId, member.accountId))).toBe(204);
     expect(statusOf(await remove(admin.client, board.projectId, admin.accountId))).toBe(204);
     expect(await listed(admin.client, board.projectId)).toBeUndefined();
-    expect((await board.owner.get(`/api/boards/${board.projectId}/members`)).body.members.map((m: { role: string }) => m.role)).toEqual(['owner']);
+    expect(
+      (await board.owner.get(`/api/boards/${board.projectId}/members`)).body.members.map(
+        (m: { role: string }) => m.role,
+      ),
+    ).toEqual(['owner']);
   });
 
   it('applies a lower role and a removal on the next request: tokens narrowed then revoked, sockets unsubscribed and closed', async () => {
@@ -78,9 +108,17 @@ export function memberCases(kit: SharingKit): void {
     await join(board, alice, 'admin');
     const boardPath = (path: string) => `${path}?projectId=${board.projectId}`;
     const issue = async (role?: string) => {
-      const res = await alice.client.post('/api/accounts/tokens', { name: `agent-${role ?? 'default'}`, scope: 'workspace', projectId: board.projectId, ...(role ? { role } : {}) });
+      const res = await alice.client.post('/api/accounts/tokens', {
+        name: `agent-${role ?? 'default'}`,
+        scope: 'workspace',
+        projectId: board.projectId,
+        ...(role ? { role } : {}),
+      });
       expect(res.status, res.text).toBe(201);
-      return { id: res.body.token.id as string, client: new Client(url(), { authorization: `Bearer ${res.body.secret}` }) };
+      return {
+        id: res.body.token.id as string,
+        client: new Client(url(), { authorization: `Bearer ${res.body.secret}` }),
+      };
     };
     const adminToken = await issue('admin');
     const memberToken = await issue();
@@ -95,7 +133,10 @@ export function memberCases(kit: SharingKit): void {
     // admin → member
     expect((await setRole(board.owner, board.projectId, alice.accountId, 'member')).status).toBe(200);
     for (const socket of [sessionSocket, tokenSocket]) {
-      expect(await socket.next((m) => m.type === 'unsubscribed')).toMatchObject({ boardId: board.projectId, reason: expect.stringContaining('member') });
+      expect(await socket.next((m) => m.type === 'unsubscribed')).toMatchObject({
+        boardId: board.projectId,
+        reason: expect.stringContaining('member'),
+      });
     }
     expectError(await alice.client.get(`/api/boards/${board.projectId}/invitations`), 403, 'ROLE_REQUIRED');
     expectError(await adminToken.client.post('/api/items/reorder', { workIds: ['W-1'] }), 403, 'ROLE_REQUIRED');
@@ -109,7 +150,9 @@ export function memberCases(kit: SharingKit): void {
     await tokenSocket.next((m) => m.type === 'unsubscribed');
     expectError(await memberToken.client.post('/api/items', { title: 'second' }), 403, 'ROLE_REQUIRED');
     expect((await memberToken.client.get('/api/status')).status).toBe(200);
-    expect((await srv().store.tokens.find({ accountId: alice.accountId, boardId: board.projectId })).map((t) => t.role)).toEqual(['viewer', 'viewer']);
+    expect(
+      (await srv().store.tokens.find({ accountId: alice.accountId, boardId: board.projectId })).map((t) => t.role),
+    ).toEqual(['viewer', 'viewer']);
     // A raise gives tokens nothing back: they stay as narrowed.
     expect((await setRole(board.owner, board.projectId, alice.accountId, 'member')).status).toBe(200);
     expectError(await memberToken.client.post('/api/items', { title: 'third' }), 403, 'ROLE_REQUIRED');
@@ -117,13 +160,21 @@ export function memberCases(kit: SharingKit): void {
 
     // removal
     expect((await remove(board.owner, board.projectId, alice.accountId)).status).toBe(204);
-    expect(await sessionSocket.next((m) => m.type === 'unsubscribed')).toMatchObject({ boardId: board.projectId, reason: expect.stringContaining('no longer') });
+    expect(await sessionSocket.next((m) => m.type === 'unsubscribed')).toMatchObject({
+      boardId: board.projectId,
+      reason: expect.stringContaining('no longer'),
+    });
     expect((await tokenSocket.closed).code).toBe(4001);
     expectError(await alice.client.get(boardPath('/api/status')), 403, 'PROJECT_SCOPE_DENIED');
     expectError(await memberToken.client.get('/api/status'), 401, 'INVALID_SERVICE_TOKEN');
-    expect((await srv().store.tokens.find({ accountId: alice.accountId, boardId: board.projectId })).every((t) => t.revoked)).toBe(true);
+    expect(
+      (await srv().store.tokens.find({ accountId: alice.accountId, boardId: board.projectId })).every((t) => t.revoked),
+    ).toBe(true);
     expect(await listed(alice.client, board.projectId)).toBeUndefined();
-    expect(await subscribed(sessionSocket, board.projectId)).toMatchObject({ type: 'error', error: { code: 'PROJECT_SCOPE_DENIED' } });
+    expect(await subscribed(sessionSocket, board.projectId)).toMatchObject({
+      type: 'error',
+      error: { code: 'PROJECT_SCOPE_DENIED' },
+    });
     sessionSocket.ws.close();
   });
 
@@ -138,17 +189,30 @@ export function memberCases(kit: SharingKit): void {
 
     const seen = (await stray.client.get(`/api/boards/${board.projectId}/members`)).body;
     expect(seen.role).toBe('admin');
-    expect(seen.members.map((m: { userId: string; role: string }) => [m.userId, m.role])).toEqual([[ownerId, 'owner'], [stray.accountId, 'admin']]);
+    expect(seen.members.map((m: { userId: string; role: string }) => [m.userId, m.role])).toEqual([
+      [ownerId, 'owner'],
+      [stray.accountId, 'admin'],
+    ]);
     expect((await stray.client.get(`/api/boards/${board.projectId}/invitations`)).status).toBe(200);
-    expectError(await stray.client.post(`/api/boards/${board.projectId}/transfers`, { toUserId: ownerId }), 403, 'ROLE_REQUIRED');
-    expectError(await stray.client.get(`/api/account/billing?projectId=${board.projectId}`), 403, 'PROJECT_SCOPE_DENIED');
+    expectError(
+      await stray.client.post(`/api/boards/${board.projectId}/transfers`, { toUserId: ownerId }),
+      403,
+      'ROLE_REQUIRED',
+    );
+    expectError(
+      await stray.client.get(`/api/account/billing?projectId=${board.projectId}`),
+      403,
+      'PROJECT_SCOPE_DENIED',
+    );
     expectError(await remove(stray.client, board.projectId, ownerId), 409, 'OWNER_IMMUTABLE');
 
     expect((await board.owner.get(`/api/boards/${board.projectId}/members`)).body.role).toBe('owner');
     expect((await board.owner.get(`/api/account/billing?projectId=${board.projectId}`)).status).toBe(200);
     expectError(await setRole(board.owner, board.projectId, ownerId, 'member'), 409, 'OWNER_IMMUTABLE');
     // No transfer of theirs is under way: the owner may set the stray's membership right.
-    expect((await setRole(board.owner, board.projectId, stray.accountId, 'member')).body.member).toMatchObject({ role: 'member' });
+    expect((await setRole(board.owner, board.projectId, stray.accountId, 'member')).body.member).toMatchObject({
+      role: 'member',
+    });
     expect(statusOf(await remove(board.owner, board.projectId, stray.accountId))).toBe(204);
   });
 }

@@ -7,10 +7,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newBoard } from '../support/board.js';
 import { expectError } from '../support/expect-error.js';
 import { openSocket, type TestSocket } from '../support/socket.js';
-import { Client, signedUp, startOfBudgetWindow, startTestServer, type Res, type TestServer } from '../support/server.js';
+import {
+  Client,
+  signedUp,
+  startOfBudgetWindow,
+  startTestServer,
+  type Res,
+  type TestServer,
+} from '../support/server.js';
 import { SOCKETS_PER_CREDENTIAL } from '../../src/ws/socket-cap.js';
 
-const NINE = ['', 'request-', 'write-'].flatMap((p) => ['limit', 'remaining', 'reset'].map((f) => `x-ratelimit-${p}${f}`));
+const NINE = ['', 'request-', 'write-'].flatMap((p) =>
+  ['limit', 'remaining', 'reset'].map((f) => `x-ratelimit-${p}${f}`),
+);
 
 /** An upgrade that is refused, read as a REST response is (status, headers, envelope). */
 function refusedUpgrade(url: string, headers: Record<string, string>): Promise<Res> {
@@ -22,7 +31,9 @@ function refusedUpgrade(url: string, headers: Record<string, string>): Promise<R
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString();
-        const responseHeaders = new Headers(Object.entries(res.headers).map(([k, v]) => [k, String(v)] as [string, string]));
+        const responseHeaders = new Headers(
+          Object.entries(res.headers).map(([k, v]) => [k, String(v)] as [string, string]),
+        );
         resolve({ status: res.statusCode!, headers: responseHeaders, text, body: JSON.parse(text) });
       });
     });
@@ -31,8 +42,11 @@ function refusedUpgrade(url: string, headers: Record<string, string>): Promise<R
 }
 
 const bearer = (client: Client): Record<string, string> => ({ authorization: client.defaults.authorization! });
-const cookie = (client: Client): Record<string, string> => ({ cookie: `board_session=${client.cookies.get('board_session')}` });
-const openAll = (url: string, headers: Record<string, string>, n: number): Promise<TestSocket[]> => Promise.all(Array.from({ length: n }, () => openSocket(url, headers)));
+const cookie = (client: Client): Record<string, string> => ({
+  cookie: `board_session=${client.cookies.get('board_session')}`,
+});
+const openAll = (url: string, headers: Record<string, string>, n: number): Promise<TestSocket[]> =>
+  Promise.all(Array.from({ length: n }, () => openSocket(url, headers)));
 const closeAll = async (sockets: TestSocket[]) => {
   for (const s of sockets) s.ws.close();
   await Promise.all(sockets.map((s) => s.closed));
@@ -57,10 +71,14 @@ describe('sockets per credential', () => {
     const board = await newBoard(srv.url);
     const agent = await board.agent('many-sockets');
     // All at once: places are taken as upgrades are admitted, not as sockets open.
-    const tried = await Promise.allSettled(Array.from({ length: SOCKETS_PER_CREDENTIAL + 3 }, () => openSocket(srv.url, bearer(agent))));
+    const tried = await Promise.allSettled(
+      Array.from({ length: SOCKETS_PER_CREDENTIAL + 3 }, () => openSocket(srv.url, bearer(agent))),
+    );
     const open = tried.flatMap((t) => (t.status === 'fulfilled' ? [t.value] : []));
     expect(open).toHaveLength(SOCKETS_PER_CREDENTIAL);
-    expect(tried.flatMap((t) => (t.status === 'rejected' ? [(t.reason as { status?: number }).status] : []))).toEqual([429, 429, 429]);
+    expect(tried.flatMap((t) => (t.status === 'rejected' ? [(t.reason as { status?: number }).status] : []))).toEqual([
+      429, 429, 429,
+    ]);
     expectCapRefusal(await refusedUpgrade(srv.url, bearer(agent)));
 
     // The sockets held work as before.
@@ -77,7 +95,9 @@ describe('sockets per credential', () => {
   });
 
   it('is documented where the refusal is: GET /api/errors and the OpenAPI document name it for GET /api/ws, with the cap', async () => {
-    const listed = (await new Client(srv.url).get('/api/errors')).body.errors.find((e: { code: string }) => e.code === 'RATE_LIMITED');
+    const listed = (await new Client(srv.url).get('/api/errors')).body.errors.find(
+      (e: { code: string }) => e.code === 'RATE_LIMITED',
+    );
     expect(listed.raisedBy).toContain('GET /api/ws');
     expect(listed.fix).toContain('details.scope: "sockets"');
     const socket = (await new Client(srv.url).get('/docs/openapi.json')).body.paths['/api/ws'].get;
@@ -135,7 +155,10 @@ describe('what an upgrade draws on the request budget', () => {
     }
     const refused = await refusedUpgrade(srv.url, bearer(agent));
     expectError(refused, 429, 'RATE_LIMITED');
-    expect(refused.body.error.details).toMatchObject({ limit: Number(refused.headers.get('x-ratelimit-request-limit')), resetAt: Number(refused.headers.get('x-ratelimit-request-reset')) });
+    expect(refused.body.error.details).toMatchObject({
+      limit: Number(refused.headers.get('x-ratelimit-request-limit')),
+      resetAt: Number(refused.headers.get('x-ratelimit-request-reset')),
+    });
     for (const h of NINE) expect(refused.headers.get(h), h).toMatch(/^\d+$/);
     expect(refused.headers.get('x-ratelimit-request-remaining')).toBe('0');
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);

@@ -35,7 +35,10 @@ describe.skipIf(!haveRedis)('answers while the bus is down and the home moves', 
     const dir = await tempDir();
     remove = dir.remove;
     const store = await openEmbeddedStore(dir.path);
-    const homes = (node: 'a' | 'b') => new RedisHomes(homesRedis.url, { onChange: (boardId, change) => (change === 'lost' ? lost[node].add(boardId) : lost[node].delete(boardId)) });
+    const homes = (node: 'a' | 'b') =>
+      new RedisHomes(homesRedis.url, {
+        onChange: (boardId, change) => (change === 'lost' ? lost[node].add(boardId) : lost[node].delete(boardId)),
+      });
     a = await startTestServer({ NODE_ID: unique('node-a') }, store, new RedisBus(busRedis.url), homes('a'));
     b = await startTestServer({ NODE_ID: unique('node-b') }, store, new RedisBus(busRedis.url), homes('b'));
     await until(async () => (await busOf(a)) === 'ok' && (await busOf(b)) === 'ok');
@@ -58,9 +61,16 @@ describe.skipIf(!haveRedis)('answers while the bus is down and the home moves', 
   it('answers a repeated claim and a refused claim from the board as stored, not from the copy held before the home moved away', async () => {
     const board = await newBoard(a.url);
     const at = (node: TestServer, agent: Client) => new Client(node.url, agent.defaults);
-    const [w13, w7, x, y] = [await board.agent('w13'), await board.agent('w7'), await board.agent('x'), await board.agent('y')];
+    const [w13, w7, x, y] = [
+      await board.agent('w13'),
+      await board.agent('w7'),
+      await board.agent('x'),
+      await board.agent('y'),
+    ];
     // b becomes the board's home and holds it: W-1 claimed by w13, W-2 by x.
-    expect((await at(b, w13).post('/api/items/batch', { items: [{ title: 'one' }, { title: 'two' }] })).status).toBe(201);
+    expect((await at(b, w13).post('/api/items/batch', { items: [{ title: 'one' }, { title: 'two' }] })).status).toBe(
+      201,
+    );
     const first = await at(b, w13).post('/api/claim', { workId: 'W-1' });
     expect(first.status).toBe(200);
     const held = await at(b, x).post('/api/claim', { workId: 'W-2' });

@@ -53,9 +53,13 @@ describe.skipIf(!haveRedis)('three nodes through a bus outage and a partition', 
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
   });
 
-  it('tells no agent it holds a lease that had ended, never two agents one item at once, and keeps the log whole', { timeout: 120_000 * RUNS }, async () => {
-    for (let run = 0; run < RUNS; run++) await oneRun();
-  });
+  it(
+    'tells no agent it holds a lease that had ended, never two agents one item at once, and keeps the log whole',
+    { timeout: 120_000 * RUNS },
+    async () => {
+      for (let run = 0; run < RUNS; run++) await oneRun();
+    },
+  );
 
   async function oneRun(): Promise<void> {
     const redis = await ownRedis();
@@ -76,7 +80,14 @@ describe.skipIf(!haveRedis)('three nodes through a bus outage and a partition', 
       const proxy = await tcpProxy(redisPort);
       proxies.push(proxy);
       const url = `redis://127.0.0.1:${proxy.port}`;
-      nodes.push(await startTestServer({ NODE_ID: nodeId, BOARD_RATE_SCALE: '100' }, store, new RedisBus(url), new RedisHomes(url)));
+      nodes.push(
+        await startTestServer(
+          { NODE_ID: nodeId, BOARD_RATE_SCALE: '100' },
+          store,
+          new RedisBus(url),
+          new RedisHomes(url),
+        ),
+      );
     }
     const busOf = async (node: TestServer) => (await new Client(node.url).get('/readyz')).body.bus;
     await until(async () => (await Promise.all(nodes.map(busOf))).every((b) => b === 'ok'));
@@ -84,11 +95,21 @@ describe.skipIf(!haveRedis)('three nodes through a bus outage and a partition', 
     const board = await newBoard(nodes[0]!.url);
     const lead = await board.agent('lead', 'admin');
     // 600 items, every one verify-required, a third depending on another.
-    for (const [count, from, depends] of [[400, 0, false], [200, 400, true]] as const) {
-      const items = Array.from({ length: count }, (_, i) => ({ title: `task ${from + i + 1}`, verify: 'required', ...(depends && { dependsOn: [`W-${i + 1}`] }) }));
+    for (const [count, from, depends] of [
+      [400, 0, false],
+      [200, 400, true],
+    ] as const) {
+      const items = Array.from({ length: count }, (_, i) => ({
+        title: `task ${from + i + 1}`,
+        verify: 'required',
+        ...(depends && { dependsOn: [`W-${i + 1}`] }),
+      }));
       expect((await lead.post('/api/items/batch', { items })).status).toBe(201);
     }
-    const agents = await Promise.all([...Array.from({ length: WORKERS }, (_, i) => board.agent(`w${i}`)), ...Array.from({ length: VERIFIERS }, (_, i) => board.agent(`v${i}`))]);
+    const agents = await Promise.all([
+      ...Array.from({ length: WORKERS }, (_, i) => board.agent(`w${i}`)),
+      ...Array.from({ length: VERIFIERS }, (_, i) => board.agent(`v${i}`)),
+    ]);
 
     /** A request to a random node; network errors, 5xx and 429 are tried again on another. */
     async function call(agent: Client, method: string, path: string, json?: unknown): Promise<Answer> {
@@ -96,8 +117,13 @@ describe.skipIf(!haveRedis)('three nodes through a bus outage and a partition', 
         const node = nodes[Math.floor(Math.random() * nodes.length)]!;
         const sentAt = Date.now();
         try {
-          const res = await new Client(node.url, agent.defaults).request(method, path, json === undefined ? {} : { json });
-          if (res.status < 500 && res.status !== 429) return { status: res.status, body: res.body, sentAt, answeredAt: Date.now() };
+          const res = await new Client(node.url, agent.defaults).request(
+            method,
+            path,
+            json === undefined ? {} : { json },
+          );
+          if (res.status < 500 && res.status !== 429)
+            return { status: res.status, body: res.body, sentAt, answeredAt: Date.now() };
         } catch {
           // the node was unreachable: another one
         }
@@ -111,8 +137,16 @@ describe.skipIf(!haveRedis)('three nodes through a bus outage and a partition', 
     const started = Date.now();
     const stopAt = started + 20_000;
     let faultsOver = Infinity;
-    const grantOf = (agent: Client & { principal: string }, a: Answer): Grant => ({ agent: agent.principal, workId: a.body.workId, leaseId: a.body.leaseId, token: a.body.fencingToken, sentAt: a.sentAt, answeredAt: a.answeredAt });
-    const told = (agent: Client & { principal: string }, leaseId: string, a: Answer) => endings.push({ agent: agent.principal, leaseId, sentAt: a.sentAt, answeredAt: a.answeredAt });
+    const grantOf = (agent: Client & { principal: string }, a: Answer): Grant => ({
+      agent: agent.principal,
+      workId: a.body.workId,
+      leaseId: a.body.leaseId,
+      token: a.body.fencingToken,
+      sentAt: a.sentAt,
+      answeredAt: a.answeredAt,
+    });
+    const told = (agent: Client & { principal: string }, leaseId: string, a: Answer) =>
+      endings.push({ agent: agent.principal, leaseId, sentAt: a.sentAt, answeredAt: a.answeredAt });
 
     async function worker(agent: Client & { principal: string }, n: number): Promise<void> {
       for (let step = 0; Date.now() < stopAt; step++) {
@@ -136,9 +170,13 @@ describe.skipIf(!haveRedis)('three nodes through a bus outage and a partition', 
           // A repeated claim (a retry after a lost answer): its own lease back, unchanged.
           const repeated = await call(agent, 'POST', '/api/claim', { workId: grant.workId });
           if (repeated.status === 200) grants.push(grantOf(agent, repeated));
-          else if (['LEASE_NOT_HELD', 'ITEM_NOT_READY'].includes(repeated.body?.error?.code)) told(agent, grant.leaseId, repeated);
+          else if (['LEASE_NOT_HELD', 'ITEM_NOT_READY'].includes(repeated.body?.error?.code))
+            told(agent, grant.leaseId, repeated);
         }
-        const submitted = await call(agent, 'POST', '/api/submit', { leaseId: grant.leaseId, head: head(Number(grant.workId.slice(2)) * 16 + (step % 16)) });
+        const submitted = await call(agent, 'POST', '/api/submit', {
+          leaseId: grant.leaseId,
+          head: head(Number(grant.workId.slice(2)) * 16 + (step % 16)),
+        });
         told(agent, grant.leaseId, submitted);
       }
     }
@@ -153,7 +191,11 @@ describe.skipIf(!haveRedis)('three nodes through a bus outage and a partition', 
         const grant = grantOf(agent, claimed);
         grants.push(grant);
         const item = await call(agent, 'GET', `/api/items/${grant.workId}`);
-        const verified = await call(agent, 'POST', '/api/verify', { workId: grant.workId, head: item.body.submission.head, verdict: 'pass' });
+        const verified = await call(agent, 'POST', '/api/verify', {
+          workId: grant.workId,
+          head: item.body.submission.head,
+          verdict: 'pass',
+        });
         told(agent, grant.leaseId, verified);
       }
     }
@@ -174,7 +216,11 @@ describe.skipIf(!haveRedis)('three nodes through a bus outage and a partition', 
       faultsOver = Date.now();
     }
 
-    await Promise.all([faults(), ...agents.slice(0, WORKERS).map((a, n) => worker(a, n)), ...agents.slice(WORKERS).map((a) => verifier(a))]);
+    await Promise.all([
+      faults(),
+      ...agents.slice(0, WORKERS).map((a, n) => worker(a, n)),
+      ...agents.slice(WORKERS).map((a) => verifier(a)),
+    ]);
     await until(async () => (await Promise.all(nodes.map(busOf))).every((b) => b === 'ok'));
 
     // From the agents' own records.
@@ -189,12 +235,17 @@ describe.skipIf(!haveRedis)('three nodes through a bus outage and a partition', 
       for (const g of list) {
         // The holder believes it holds from its answer until it sent what ended the lease (or heard it had).
         const until = Math.min(...(endOf.get(g.leaseId) ?? []).map((e) => e.sentAt), Infinity);
-        for (const other of list) if (other.agent !== g.agent && other.answeredAt > g.answeredAt && other.answeredAt < until) overlaps.push([g, other]);
+        for (const other of list)
+          if (other.agent !== g.agent && other.answeredAt > g.answeredAt && other.answeredAt < until)
+            overlaps.push([g, other]);
       }
     }
     expect(overlaps).toEqual([]);
     const tokens = new Map<string, string>();
-    for (const g of grants) expect(tokens.get(`${g.workId}#${g.token}`) ?? g.agent).toBe(tokens.set(`${g.workId}#${g.token}`, g.agent).get(`${g.workId}#${g.token}`));
+    for (const g of grants)
+      expect(tokens.get(`${g.workId}#${g.token}`) ?? g.agent).toBe(
+        tokens.set(`${g.workId}#${g.token}`, g.agent).get(`${g.workId}#${g.token}`),
+      );
 
     // The log: every seq once, tokens only rising per item, every acknowledged grant in it, no item done without an independent pass.
     expect((await new Client(nodes[0]!.url, lead.defaults).get('/api/activity?limit=1')).status).toBe(200); // the log holds every commit (a read copies it first)
@@ -208,20 +259,48 @@ describe.skipIf(!haveRedis)('three nodes through a bus outage and a partition', 
       holderOf.set(`${e.workId}#${lease.fencingToken}`, lease.holder);
     }
     for (const list of granted.values()) expect(list.every((t, i) => i === 0 || t > list[i - 1]!)).toBe(true);
-    for (const g of grants) expect([g.workId, g.token, holderOf.get(`${g.workId}#${g.token}`)]).toEqual([g.workId, g.token, g.agent]);
+    for (const g of grants)
+      expect([g.workId, g.token, holderOf.get(`${g.workId}#${g.token}`)]).toEqual([g.workId, g.token, g.agent]);
     const submitter = new Map<string, string>();
     for (const e of log) {
       if (e.type === 'item.submitted') submitter.set(e.workId!, e.data.by as string);
       if (e.type === 'item.state' && e.data.to === 'done') {
-        const pass = log.findLast((x) => x.seq < e.seq && x.workId === e.workId && x.type === 'item.verified') as EventRecord | undefined;
+        const pass = log.findLast((x) => x.seq < e.seq && x.workId === e.workId && x.type === 'item.verified') as
+          EventRecord | undefined;
         const verification = pass?.data.verification as { verdict: string; by: string } | undefined;
-        expect([e.workId, verification?.verdict, verification?.by !== submitter.get(e.workId!)]).toEqual([e.workId, 'pass', true]);
+        expect([e.workId, verification?.verdict, verification?.by !== submitter.get(e.workId!)]).toEqual([
+          e.workId,
+          'pass',
+          true,
+        ]);
       }
     }
-    if (process.env.STALE_FAULT_DEBUG) console.log(JSON.stringify({ perSecond: grants.reduce<Record<number, number>>((n, g) => ((n[Math.floor((g.answeredAt - started) / 1000)] = (n[Math.floor((g.answeredAt - started) / 1000)] ?? 0) + 1), n), {}), faultsOver: faultsOver - started, status: (await new Client(nodes[0]!.url, lead.defaults).get('/api/status')).body.counts }));
+    if (process.env.STALE_FAULT_DEBUG)
+      console.log(
+        JSON.stringify({
+          perSecond: grants.reduce<Record<number, number>>(
+            (n, g) => (
+              (n[Math.floor((g.answeredAt - started) / 1000)] =
+                (n[Math.floor((g.answeredAt - started) / 1000)] ?? 0) + 1),
+              n
+            ),
+            {},
+          ),
+          faultsOver: faultsOver - started,
+          status: (await new Client(nodes[0]!.url, lead.defaults).get('/api/status')).body.counts,
+        }),
+      );
     // Work went on after the faults, and every node ends agreeing on every item.
     expect(grants.filter((g) => g.answeredAt > faultsOver).length).toBeGreaterThan(0);
-    const views = await Promise.all(nodes.map(async (node) => (await new Client(node.url, lead.defaults).get('/api/items?limit=500')).body.items.map((i: any) => [i.workId, i.state, i.version])));
+    const views = await Promise.all(
+      nodes.map(async (node) =>
+        (await new Client(node.url, lead.defaults).get('/api/items?limit=500')).body.items.map((i: any) => [
+          i.workId,
+          i.state,
+          i.version,
+        ]),
+      ),
+    );
     expect(views[1]).toEqual(views[0]);
     expect(views[2]).toEqual(views[0]);
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();

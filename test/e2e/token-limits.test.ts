@@ -16,18 +16,33 @@ afterAll(async () => {
 const DAY = 24 * 3600 * 1000;
 const inDays = (n: number) => new Date(Date.now() + n * DAY).toISOString();
 
-async function accountToken(issuer: Client, expiresAt: string | null): Promise<{ id: string; client: Client; expiresAt: string | null }> {
+async function accountToken(
+  issuer: Client,
+  expiresAt: string | null,
+): Promise<{ id: string; client: Client; expiresAt: string | null }> {
   const res = await issuer.post('/api/accounts/tokens', { name: unique('acct'), scope: 'account', expiresAt });
   expect(res.status, res.text).toBe(201);
-  return { id: res.body.token.id, client: new Client(srv.url, { authorization: `Bearer ${res.body.secret}` }), expiresAt: res.body.token.expiresAt };
+  return {
+    id: res.body.token.id,
+    client: new Client(srv.url, { authorization: `Bearer ${res.body.secret}` }),
+    expiresAt: res.body.token.expiresAt,
+  };
 }
 
 describe('a token acting on tokens', () => {
   it('cannot extend its own expiry or otherwise change itself', async () => {
     const { client: owner } = await signedUp(srv.url);
     const a = await accountToken(owner, inDays(1));
-    expectError(await a.client.request('PATCH', `/api/accounts/tokens/${a.id}`, { json: { expiresAt: null } }), 403, 'TOKEN_SCOPE_EXCEEDED');
-    expectError(await a.client.request('PATCH', `/api/accounts/tokens/${a.id}`, { json: { expiresAt: inDays(30) } }), 403, 'TOKEN_SCOPE_EXCEEDED');
+    expectError(
+      await a.client.request('PATCH', `/api/accounts/tokens/${a.id}`, { json: { expiresAt: null } }),
+      403,
+      'TOKEN_SCOPE_EXCEEDED',
+    );
+    expectError(
+      await a.client.request('PATCH', `/api/accounts/tokens/${a.id}`, { json: { expiresAt: inDays(30) } }),
+      403,
+      'TOKEN_SCOPE_EXCEEDED',
+    );
     expectError(await a.client.post(`/api/accounts/tokens/${a.id}/reissue`), 403, 'TOKEN_SCOPE_EXCEEDED');
     const listed = (await owner.get('/api/accounts/tokens')).body.tokens.find((t: { id: string }) => t.id === a.id);
     expect(listed.expiresAt).toBe(a.expiresAt);
@@ -37,18 +52,45 @@ describe('a token acting on tokens', () => {
   it('cannot mint a token that outlives it; without an expiry the new one expires with it', async () => {
     const { client: owner } = await signedUp(srv.url);
     const a = await accountToken(owner, inDays(1));
-    expectError(await a.client.post('/api/accounts/tokens', { name: 'forever', scope: 'account', expiresAt: null }), 403, 'TOKEN_SCOPE_EXCEEDED');
-    expectError(await a.client.post('/api/accounts/tokens', { name: 'longer', scope: 'account', expiresAt: inDays(2) }), 403, 'TOKEN_SCOPE_EXCEEDED');
+    expectError(
+      await a.client.post('/api/accounts/tokens', { name: 'forever', scope: 'account', expiresAt: null }),
+      403,
+      'TOKEN_SCOPE_EXCEEDED',
+    );
+    expectError(
+      await a.client.post('/api/accounts/tokens', { name: 'longer', scope: 'account', expiresAt: inDays(2) }),
+      403,
+      'TOKEN_SCOPE_EXCEEDED',
+    );
     const defaulted = await a.client.post('/api/accounts/tokens', { name: 'defaulted', scope: 'account' });
     expect(defaulted.status).toBe(201);
     expect(defaulted.body.token.expiresAt).toBe(a.expiresAt);
-    const shorter = await a.client.post('/api/accounts/tokens', { name: 'shorter', scope: 'account', expiresAt: inDays(0.5) });
+    const shorter = await a.client.post('/api/accounts/tokens', {
+      name: 'shorter',
+      scope: 'account',
+      expiresAt: inDays(0.5),
+    });
     expect(shorter.status).toBe(201);
     // And what it minted cannot be stretched past it either.
-    expectError(await a.client.request('PATCH', `/api/accounts/tokens/${shorter.body.token.id}`, { json: { expiresAt: inDays(3) } }), 403, 'TOKEN_SCOPE_EXCEEDED');
-    expect((await a.client.request('PATCH', `/api/accounts/tokens/${shorter.body.token.id}`, { json: { expiresAt: inDays(0.75) } })).status).toBe(200);
+    expectError(
+      await a.client.request('PATCH', `/api/accounts/tokens/${shorter.body.token.id}`, {
+        json: { expiresAt: inDays(3) },
+      }),
+      403,
+      'TOKEN_SCOPE_EXCEEDED',
+    );
+    expect(
+      (
+        await a.client.request('PATCH', `/api/accounts/tokens/${shorter.body.token.id}`, {
+          json: { expiresAt: inDays(0.75) },
+        })
+      ).status,
+    ).toBe(200);
     // A session is not bounded by any token.
-    expect((await owner.request('PATCH', `/api/accounts/tokens/${shorter.body.token.id}`, { json: { expiresAt: null } })).status).toBe(200);
+    expect(
+      (await owner.request('PATCH', `/api/accounts/tokens/${shorter.body.token.id}`, { json: { expiresAt: null } }))
+        .status,
+    ).toBe(200);
   });
 
   it('manages only the tokens it issued: the owner’s other tokens are out of its reach', async () => {
@@ -56,11 +98,17 @@ describe('a token acting on tokens', () => {
     const a = await accountToken(owner, null);
     const b = await accountToken(owner, null);
     expectError(await a.client.request('DELETE', `/api/accounts/tokens/${b.id}`), 403, 'TOKEN_SCOPE_EXCEEDED');
-    expectError(await a.client.request('PATCH', `/api/accounts/tokens/${b.id}`, { json: { name: 'renamed' } }), 403, 'TOKEN_SCOPE_EXCEEDED');
+    expectError(
+      await a.client.request('PATCH', `/api/accounts/tokens/${b.id}`, { json: { name: 'renamed' } }),
+      403,
+      'TOKEN_SCOPE_EXCEEDED',
+    );
     expectError(await a.client.post(`/api/accounts/tokens/${b.id}/reissue`), 403, 'TOKEN_SCOPE_EXCEEDED');
     expect((await b.client.get('/api/whoami')).status).toBe(200);
     const child = await accountToken(a.client, null);
-    expect((await a.client.get('/api/accounts/tokens')).body.tokens.map((t: { id: string }) => t.id)).toEqual([child.id]);
+    expect((await a.client.get('/api/accounts/tokens')).body.tokens.map((t: { id: string }) => t.id)).toEqual([
+      child.id,
+    ]);
     expect((await owner.get('/api/accounts/tokens')).body.tokens).toHaveLength(3);
     expect((await a.client.request('DELETE', `/api/accounts/tokens/${child.id}`)).status).toBe(204);
     expect((await child.client.get('/api/whoami')).status).toBe(401);

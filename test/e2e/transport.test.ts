@@ -16,7 +16,10 @@ afterAll(async () => {
 });
 
 /** A HEAD over node:http, which reads no body after HEAD (fetch would hide a body sent anyway). */
-function head(path: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; bodyBytes: number }> {
+function head(
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; bodyBytes: number }> {
   return new Promise((resolve, reject) => {
     const req = request(`${srv.url}${path}`, { method: 'HEAD', headers }, (res) => {
       let bodyBytes = 0;
@@ -32,7 +35,9 @@ describe('HEAD', () => {
   it('answers every GET route as GET would, without the body', async () => {
     const probe = await head('/healthz');
     expect(probe.status).toBe(200);
-    expect(probe.headers['content-length']).toBe(String(Buffer.byteLength((await (await fetch(`${srv.url}/healthz`)).text()))));
+    expect(probe.headers['content-length']).toBe(
+      String(Buffer.byteLength(await (await fetch(`${srv.url}/healthz`)).text())),
+    );
     expect(probe.bodyBytes).toBe(0);
     const board = await newBoard(srv.url);
     const agent = await board.agent('header-reader');
@@ -62,7 +67,12 @@ describe('answers ready at once', () => {
       const b = i % 2;
       const id = `together-${i}`;
       const headers = { 'x-request-id': id };
-      const res = i % 3 === 0 ? agents[b]!.post('/api/items', { title: `together ${i}` }, headers) : i % 3 === 1 ? agents[b]!.get('/api/status', headers) : agents[b]!.get('/api/items?limit=500', headers);
+      const res =
+        i % 3 === 0
+          ? agents[b]!.post('/api/items', { title: `together ${i}` }, headers)
+          : i % 3 === 1
+            ? agents[b]!.get('/api/status', headers)
+            : agents[b]!.get('/api/items?limit=500', headers);
       return res.then((r) => ({ i, b, id, r }));
     });
     for (const { i, b, id, r } of await Promise.all(calls)) {
@@ -70,12 +80,22 @@ describe('answers ready at once', () => {
       expect(r.headers.get('x-request-id')).toBe(id);
       if (i % 3 === 0) expect(r.body.title).toBe(`together ${i}`);
       else if (i % 3 === 1) expect(r.body.projectId).toBe(boards[b]!.projectId);
-      else expect((r.body.items as { title: string }[]).every((item) => Number(item.title.split(' ')[1]) % 2 === b)).toBe(true);
+      else
+        expect((r.body.items as { title: string }[]).every((item) => Number(item.title.split(' ')[1]) % 2 === b)).toBe(
+          true,
+        );
     }
     // Every write landed once, on its own board.
     for (const b of [0, 1]) {
-      const titles = ((await agents[b]!.get('/api/items?limit=500')).body.items as { title: string }[]).map((item) => item.title).sort();
-      expect(titles).toEqual(Array.from({ length: 120 }, (_, i) => i).filter((i) => i % 3 === 0 && i % 2 === b).map((i) => `together ${i}`).sort());
+      const titles = ((await agents[b]!.get('/api/items?limit=500')).body.items as { title: string }[])
+        .map((item) => item.title)
+        .sort();
+      expect(titles).toEqual(
+        Array.from({ length: 120 }, (_, i) => i)
+          .filter((i) => i % 3 === 0 && i % 2 === b)
+          .map((i) => `together ${i}`)
+          .sort(),
+      );
     }
   });
 });
@@ -83,7 +103,17 @@ describe('answers ready at once', () => {
 describe('start-up', () => {
   it('refuses to run on uWebSockets.js’s JavaScript fallback, with a clear message', () => {
     const main = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
-    const run = spawnSync(process.execPath, ['--import', 'tsx', main], { env: { PATH: process.env.PATH, PORT: '0', UWS_USE_FALLBACK: '1', SECRET_KEY: 'k'.repeat(32), DATA_DIR: fileURLToPath(new URL('../../.tmp/fallback-start', import.meta.url)) }, encoding: 'utf8', timeout: 20_000 });
+    const run = spawnSync(process.execPath, ['--import', 'tsx', main], {
+      env: {
+        PATH: process.env.PATH,
+        PORT: '0',
+        UWS_USE_FALLBACK: '1',
+        SECRET_KEY: 'k'.repeat(32),
+        DATA_DIR: fileURLToPath(new URL('../../.tmp/fallback-start', import.meta.url)),
+      },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
     expect(run.status).toBe(1);
     expect(run.stderr).toMatch(/uWebSockets\.js has no native binary for Node .* slow JavaScript server/);
   });

@@ -19,7 +19,8 @@ async function node(env: Record<string, string>, base?: (port: number) => string
 
 /** One login (wrong password: it spends the budget all the same) with these headers; its status. */
 async function login(client: Client, headers: Record<string, string> = {}): Promise<number> {
-  return (await client.post('/api/auth/login', { email: 'nobody@example.com', password: 'not the password' }, headers)).status;
+  return (await client.post('/api/auth/login', { email: 'nobody@example.com', password: 'not the password' }, headers))
+    .status;
 }
 
 describe('trusted proxies over HTTP', () => {
@@ -59,14 +60,19 @@ describe('trusted proxies over HTTP', () => {
   });
 
   it('over IPv6: a trusted ::1 proxy, clients counted by their /64, Forwarded with a quoted [address]:port', async () => {
-    const client = await node({ HOST: '::1', TRUSTED_PROXIES: '::1', FORWARDED_HEADER: 'forwarded' }, (port) => `http://[::1]:${port}`);
+    const client = await node(
+      { HOST: '::1', TRUSTED_PROXIES: '::1', FORWARDED_HEADER: 'forwarded' },
+      (port) => `http://[::1]:${port}`,
+    );
     expect(await login(client, { forwarded: 'for="[2001:db8:1:2::5]:4711";proto=https' })).toBe(401);
     // Another address of the same /64 is the same host (src/ratelimit/address-key.ts).
     expect(await login(client, { forwarded: 'for="[2001:db8:1:2::6]"' })).toBe(401);
     expect(await login(client, { forwarded: 'for="[2001:db8:1:2:ffff::1]"' })).toBe(429);
     expect(await login(client, { forwarded: 'for="[2001:db8:9:9::1]"' })).toBe(401);
     // With FORWARDED_HEADER=forwarded, an X-Forwarded-For the client sent through the proxy counts for nothing.
-    expect(await login(client, { forwarded: 'for="[2001:db8:1:2::5]"', 'x-forwarded-for': '2001:db8:7:7::7' })).toBe(429);
+    expect(await login(client, { forwarded: 'for="[2001:db8:1:2::5]"', 'x-forwarded-for': '2001:db8:7:7::7' })).toBe(
+      429,
+    );
   });
 
   it('writes the client address into audit rows: the forwarded client behind a trusted proxy, the peer itself otherwise', async () => {
@@ -82,7 +88,11 @@ describe('trusted proxies over HTTP', () => {
       await agent.post('/api/items', { title: 'gated', verify: 'required' });
       const lease = (await agent.post('/api/claim', { workId: 'W-1' })).body;
       await agent.post('/api/submit', { leaseId: lease.leaseId, head: head(1) });
-      const overridden = await board.owner.post(`/api/items/W-1/override?projectId=${board.projectId}`, { reason: 'hotfix' }, { 'x-forwarded-for': '203.0.113.9', 'x-request-id': 'req-override-1' });
+      const overridden = await board.owner.post(
+        `/api/items/W-1/override?projectId=${board.projectId}`,
+        { reason: 'hotfix' },
+        { 'x-forwarded-for': '203.0.113.9', 'x-request-id': 'req-override-1' },
+      );
       expect(overridden.status).toBe(200);
       const row = await s.store.audit.findOne({ projectId: board.projectId, action: 'item.override' });
       expect(row!.data).toEqual({ workId: 'W-1', reason: 'hotfix', requestId: 'req-override-1', address });

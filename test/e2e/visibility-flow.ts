@@ -70,10 +70,26 @@ export function visibilityFlow(name: string, open: () => Promise<OpenedStore>): 
       const q = `?projectId=${board.projectId}`;
       const lead = await board.agent('lead', 'admin');
       const workers = [await board.agent('w1'), await board.agent('w2'), await board.agent('w3')];
-      const titles = ['secret one', 'mine two', 'secret three', 'secret four', 'mine five', 'secret six', 'secret seven', 'secret eight'];
-      const batch = await lead.post('/api/items/batch', { items: titles.map((title, i) => ({ title, ...(i === 2 ? { dependsOn: ['W-2'] } : {}) })) });
+      const titles = [
+        'secret one',
+        'mine two',
+        'secret three',
+        'secret four',
+        'mine five',
+        'secret six',
+        'secret seven',
+        'secret eight',
+      ];
+      const batch = await lead.post('/api/items/batch', {
+        items: titles.map((title, i) => ({ title, ...(i === 2 ? { dependsOn: ['W-2'] } : {}) })),
+      });
       expect(batch.status).toBe(201);
-      const issued = await board.owner.post('/api/accounts/tokens', { name: 'narrow', scope: 'resource', projectId: board.projectId, resources: [...MINE] });
+      const issued = await board.owner.post('/api/accounts/tokens', {
+        name: 'narrow',
+        scope: 'resource',
+        projectId: board.projectId,
+        resources: [...MINE],
+      });
       expect(issued.status).toBe(201);
       const narrow = new Client(url(), { authorization: `Bearer ${issued.body.secret}` });
       const narrowPrincipal = `agent:${issued.body.token.agentId}`;
@@ -81,7 +97,9 @@ export function visibilityFlow(name: string, open: () => Promise<OpenedStore>): 
       const watch = async (authorization: string) => {
         const socket = await openSocket(url(), { authorization });
         socket.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity', 'shouts'], since: 0 }); // the batch's events first, then live
-        expect(await socket.next((m) => m.type === 'subscribed' || m.type === 'error')).toMatchObject({ type: 'subscribed' });
+        expect(await socket.next((m) => m.type === 'subscribed' || m.type === 'error')).toMatchObject({
+          type: 'subscribed',
+        });
         return socket;
       };
       const liveNarrow = await watch(narrow.defaults.authorization!);
@@ -91,11 +109,21 @@ export function visibilityFlow(name: string, open: () => Promise<OpenedStore>): 
       // pulling work while the narrow token works its own.
       expect((await lead.post('/api/items/reorder', { workIds: ['W-4', 'W-2'] })).status).toBe(200);
       expect((await lead.post('/api/items/reorder', { workIds: ['W-6', 'W-7'] })).status).toBe(200);
-      expect((await lead.request('PATCH', '/api/items/W-2', { json: { title: 'mine two, renamed' } })).status).toBe(200);
-      expect((await lead.request('PATCH', '/api/items/W-3', { json: { title: 'secret three, renamed' } })).status).toBe(200);
-      expect((await board.owner.request('PATCH', `/api/projects/${board.projectId}`, { json: { paused: true } })).status).toBe(200);
-      expect((await board.owner.request('PATCH', `/api/projects/${board.projectId}`, { json: { paused: false } })).status).toBe(200);
-      expect((await lead.post('/api/doctrine', { slug: 'secret-rule', title: 'secret rule', text: 'secret text' })).status).toBe(201);
+      expect((await lead.request('PATCH', '/api/items/W-2', { json: { title: 'mine two, renamed' } })).status).toBe(
+        200,
+      );
+      expect((await lead.request('PATCH', '/api/items/W-3', { json: { title: 'secret three, renamed' } })).status).toBe(
+        200,
+      );
+      expect(
+        (await board.owner.request('PATCH', `/api/projects/${board.projectId}`, { json: { paused: true } })).status,
+      ).toBe(200);
+      expect(
+        (await board.owner.request('PATCH', `/api/projects/${board.projectId}`, { json: { paused: false } })).status,
+      ).toBe(200);
+      expect(
+        (await lead.post('/api/doctrine', { slug: 'secret-rule', title: 'secret rule', text: 'secret text' })).status,
+      ).toBe(201);
       const mine = await narrow.post('/api/claim', { workId: 'W-5' });
       expect(mine.status).toBe(200);
       const shouts = [
@@ -113,8 +141,22 @@ export function visibilityFlow(name: string, open: () => Promise<OpenedStore>): 
             const claim = await worker.post('/api/claim', {});
             if (claim.status === 409) return;
             expect(claim.status).toBe(200);
-            expect((await worker.post('/api/items/' + claim.body.workId + '/progress', { leaseId: claim.body.leaseId, note: `step ${n}` })).status).toBe(200);
-            expect((await worker.post('/api/submit', { leaseId: claim.body.leaseId, head: head(Number(claim.body.workId.slice(2))) })).status).toBe(200);
+            expect(
+              (
+                await worker.post('/api/items/' + claim.body.workId + '/progress', {
+                  leaseId: claim.body.leaseId,
+                  note: `step ${n}`,
+                })
+              ).status,
+            ).toBe(200);
+            expect(
+              (
+                await worker.post('/api/submit', {
+                  leaseId: claim.body.leaseId,
+                  head: head(Number(claim.body.workId.slice(2))),
+                })
+              ).status,
+            ).toBe(200);
           }
         }),
       );
@@ -125,9 +167,17 @@ export function visibilityFlow(name: string, open: () => Promise<OpenedStore>): 
       const wide = await eventsUntil(liveWide, last);
       const log = wide.filter((m) => m.type === 'event');
       expect(log.map((m) => m.seq)).toEqual(Array.from({ length: last }, (_, i) => i + 1));
-      expect(wide.filter((m) => m.type === 'shout').map((m) => m.shout.text)).toEqual(['hello everyone', 'about mine two', 'secret about three', 'secret between workers', 'working on five']);
+      expect(wide.filter((m) => m.type === 'shout').map((m) => m.shout.text)).toEqual([
+        'hello everyone',
+        'about mine two',
+        'secret about three',
+        'secret between workers',
+        'working on five',
+      ]);
       const expected = log.map((m) => asMineSees({ seq: m.seq, ...m.event })).filter((e) => e !== null);
-      expect(expected.some((e) => e.type === 'board.paused') && expected.some((e) => e.type === 'items.reordered')).toBe(true);
+      expect(
+        expected.some((e) => e.type === 'board.paused') && expected.some((e) => e.type === 'items.reordered'),
+      ).toBe(true);
 
       // The narrow socket, live: exactly those, in order, and nothing of another item.
       const lastMine = expected.at(-1)!.seq as number;
@@ -135,24 +185,46 @@ export function visibilityFlow(name: string, open: () => Promise<OpenedStore>): 
       const live = heard.filter((m) => m.type === 'event').map((m) => ({ seq: m.seq, ...m.event }));
       expect(live.map(comparable)).toEqual(expected.map(comparable));
       const liveShouts = heard.filter((m) => m.type === 'shout').map((m) => m.shout);
-      expect(liveShouts.map((s) => s.text)).toEqual(['hello everyone', 'about mine two', 'psst, narrow', 'working on five']);
+      expect(liveShouts.map((s) => s.text)).toEqual([
+        'hello everyone',
+        'about mine two',
+        'psst, narrow',
+        'working on five',
+      ]);
       expect(JSON.stringify(heard)).not.toContain(SECRET);
 
       // Replayed from the start, and from a snapshot: the same.
       const replaying = await openSocket(url(), { authorization: narrow.defaults.authorization! });
       replaying.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity', 'shouts'], since: 0 });
-      const replayed = (await eventsUntil(replaying, lastMine)).filter((m) => m.type === 'event').map((m) => ({ seq: m.seq, ...m.event }));
+      const replayed = (await eventsUntil(replaying, lastMine))
+        .filter((m) => m.type === 'event')
+        .map((m) => ({ seq: m.seq, ...m.event }));
       expect(replayed.map(comparable)).toEqual(expected.map(comparable));
       const snapshotting = await openSocket(url(), { authorization: narrow.defaults.authorization! });
-      snapshotting.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity', 'shouts'], snapshot: true });
+      snapshotting.send({
+        type: 'subscribe',
+        boardId: board.projectId,
+        topics: ['activity', 'shouts'],
+        snapshot: true,
+      });
       const snapshot = await snapshotting.next((m) => m.type === 'snapshot' || m.type === 'error');
       expect(snapshot).toMatchObject({ type: 'snapshot', last: true, total: 2 });
-      expect(snapshot.items.map((c: Message) => [c.workId, c.state])).toEqual([['W-2', 'done'], ['W-5', 'done']]);
+      expect(snapshot.items.map((c: Message) => [c.workId, c.state])).toEqual([
+        ['W-2', 'done'],
+        ['W-5', 'done'],
+      ]);
       expect(snapshot.recent.map(comparable)).toEqual(expected.slice(-50).reverse().map(comparable));
-      expect(snapshot.shouts.map((s: Message) => s.text)).toEqual(['working on five', 'psst, narrow', 'about mine two', 'hello everyone']);
+      expect(snapshot.shouts.map((s: Message) => s.text)).toEqual([
+        'working on five',
+        'psst, narrow',
+        'about mine two',
+        'hello everyone',
+      ]);
       expect(JSON.stringify(snapshot)).not.toContain(SECRET);
       snapshotting.send({ type: 'subscribe', boardId: board.projectId, topics: ['presence'] });
-      expect(await snapshotting.next((m) => m.type === 'error')).toMatchObject({ error: { code: 'PROJECT_SCOPE_DENIED' } });
+      expect(await snapshotting.next((m) => m.type === 'error')).toMatchObject({
+        error: { code: 'PROJECT_SCOPE_DENIED' },
+      });
 
       // Over REST, the same: its items, the log as the socket had it (paged), its shouts.
       const items = await narrow.get(`/api/items${q}`);
@@ -175,8 +247,18 @@ export function visibilityFlow(name: string, open: () => Promise<OpenedStore>): 
       expect(JSON.stringify([items.body, activity, history.body, restShouts])).not.toContain(SECRET);
 
       // One rule: every channel names the same items.
-      const channels = { live, replayed, snapshotCards: snapshot.items, items: items.body.items, activity, history: history.body.events, liveShouts, restShouts };
-      for (const [channel, seen] of Object.entries(channels)) expect([channel, itemsNamed(seen)]).toEqual([channel, [...MINE]]);
+      const channels = {
+        live,
+        replayed,
+        snapshotCards: snapshot.items,
+        items: items.body.items,
+        activity,
+        history: history.body.events,
+        liveShouts,
+        restShouts,
+      };
+      for (const [channel, seen] of Object.entries(channels))
+        expect([channel, itemsNamed(seen)]).toEqual([channel, [...MINE]]);
       for (const socket of [liveNarrow, liveWide, replaying, snapshotting]) socket.ws.close();
     });
   });

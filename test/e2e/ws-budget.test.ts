@@ -23,7 +23,9 @@ describe('one socket’s cost', () => {
     const board = await newBoard(srv.url);
     const agent = await board.agent('flooder');
     for (let made = 0; made < 1500; made += 500) {
-      const res = await agent.post('/api/items/batch', { items: Array.from({ length: 500 }, (_, i) => ({ title: `event ${made + i}` })) });
+      const res = await agent.post('/api/items/batch', {
+        items: Array.from({ length: 500 }, (_, i) => ({ title: `event ${made + i}` })),
+      });
       expect(res.status).toBe(201);
     }
     const socket = await openSocket(srv.url, bearerOf(agent));
@@ -78,7 +80,8 @@ describe('one socket’s cost', () => {
   it(`caps the boards one socket watches at ${SOCKET_BUDGET.subscriptions}`, async () => {
     const { client, accountId } = await signedUp(srv.url);
     const boards = [];
-    for (let i = 0; i <= SOCKET_BUDGET.subscriptions; i++) boards.push((await provisionProject(srv.store, accountId, `watched ${i}`, Date.now()))._id);
+    for (let i = 0; i <= SOCKET_BUDGET.subscriptions; i++)
+      boards.push((await provisionProject(srv.store, accountId, `watched ${i}`, Date.now()))._id);
     const socket = await openSocket(srv.url, { cookie: `board_session=${client.cookies.get('board_session')}` });
     for (const boardId of boards.slice(0, SOCKET_BUDGET.subscriptions)) {
       socket.send({ type: 'subscribe', boardId });

@@ -23,7 +23,7 @@ const NOT_ON_CARDS = ['description', 'criteria', 'doctrine', 'spec', 'progress']
 
 async function allItems(client: Client, projectId: string): Promise<Card[]> {
   const items: Card[] = [];
-  for (let after: string | null = null; ; ) {
+  for (let after: string | null = null; ;) {
     const page = await client.get(onBoard(projectId, `/api/items?limit=1000${after ? `&after=${after}` : ''}`));
     items.push(...page.body.items);
     if (!page.body.next) return items;
@@ -31,10 +31,13 @@ async function allItems(client: Client, projectId: string): Promise<Card[]> {
   }
 }
 
-const asCard = (item: Card): Card => Object.fromEntries(Object.entries(item).filter(([k]) => !NOT_ON_CARDS.includes(k))) as Card;
+const asCard = (item: Card): Card =>
+  Object.fromEntries(Object.entries(item).filter(([k]) => !NOT_ON_CARDS.includes(k))) as Card;
 
 /** Reads a snapshot off the socket: every page, in order, into a map of cards. */
-async function readSnapshot(socket: TestSocket): Promise<{ seq: number; cards: Map<string, Card>; last: Record<string, unknown>; pages: number }> {
+async function readSnapshot(
+  socket: TestSocket,
+): Promise<{ seq: number; cards: Map<string, Card>; last: Record<string, unknown>; pages: number }> {
   const cards = new Map<string, Card>();
   for (let part = 0; ; part++) {
     const m = await socket.next((x) => x.type === 'snapshot', 20_000);
@@ -48,14 +51,21 @@ async function readSnapshot(socket: TestSocket): Promise<{ seq: number; cards: M
 }
 
 /** Applies events from the socket to `cards` until `seq`; every event naming an item must carry its patch. */
-async function applyUntil(socket: TestSocket, cards: Map<string, Card>, from: number, seq: number, frames: string[]): Promise<void> {
-  for (let at = from; at < seq; ) {
+async function applyUntil(
+  socket: TestSocket,
+  cards: Map<string, Card>,
+  from: number,
+  seq: number,
+  frames: string[],
+): Promise<void> {
+  for (let at = from; at < seq;) {
     const m = await socket.next((x) => x.type === 'event' && x.seq !== null, 20_000); // (a lease warning to its holder has no seq)
     frames.push(JSON.stringify(m));
     expect(m.seq).toBe(at + 1);
     at = m.seq;
     const data = m.event.data as { item?: Card; items?: Card[] };
-    if (m.event.workId !== null && m.event.type !== 'item.comment') expect(data.item, `${m.event.type} ${m.event.workId}`).toBeDefined();
+    if (m.event.workId !== null && m.event.type !== 'item.comment')
+      expect(data.item, `${m.event.type} ${m.event.workId}`).toBeDefined();
     for (const patch of [...(data.item ? [data.item] : []), ...(data.items ?? [])]) {
       const held = cards.get(patch.workId);
       if (!held || held.version < patch.version) cards.set(patch.workId, asCard({ ...held, ...patch } as Card));
@@ -69,7 +79,13 @@ describe('watching a board over the socket', () => {
     const { owner, projectId } = board;
     const [a, b] = [await board.agent('a'), await board.agent('b')];
     const made = await owner.post(onBoard(projectId, '/api/items/batch'), {
-      items: [{ title: 'first', ref: 'one' }, { title: 'second', ref: 'two', dependsOn: ['one'] }, { title: 'gated', verify: 'required', criteria: [digest('c')] }, { title: 'spare' }, { title: 'short' }],
+      items: [
+        { title: 'first', ref: 'one' },
+        { title: 'second', ref: 'two', dependsOn: ['one'] },
+        { title: 'gated', verify: 'required', criteria: [digest('c')] },
+        { title: 'spare' },
+        { title: 'short' },
+      ],
     });
     expect(made.status).toBe(201);
 
@@ -101,7 +117,11 @@ describe('watching a board over the socket', () => {
     ok(await a.post('/api/supersede', { workId: 'W-3', head: head(33) }));
     await claim(b, { workId: 'W-3', purpose: 'verify' });
     ok(await b.post('/api/verify', { workId: 'W-3', head: head(33), verdict: 'fail', finding: digest('f') }));
-    ok(await owner.request('PATCH', onBoard(projectId, '/api/items/W-2'), { json: { title: 'second, renamed', labels: ['ui'] } }));
+    ok(
+      await owner.request('PATCH', onBoard(projectId, '/api/items/W-2'), {
+        json: { title: 'second, renamed', labels: ['ui'] },
+      }),
+    );
     ok(await owner.post(onBoard(projectId, '/api/items/reorder'), { workIds: ['W-4', 'W-2'] }));
     ok(await owner.post(onBoard(projectId, '/api/items/W-2/state'), { action: 'block', reason: 'waiting on design' }));
     ok(await owner.post(onBoard(projectId, '/api/items/W-2/state'), { action: 'unblock' }));
@@ -111,14 +131,30 @@ describe('watching a board over the socket', () => {
     ok(await b.post('/api/lease', { leaseId: w2.leaseId, action: 'release' }));
     ok(await owner.post(onBoard(projectId, '/api/items/W-4/comments'), { text: 'nice' }));
     await claim(a, { workId: 'W-5', ttlSeconds: 1 });
-    await expect.poll(async () => (await owner.get(onBoard(projectId, '/api/items/W-5'))).body.state, { timeout: 10_000 }).toBe('ready');
+    await expect
+      .poll(async () => (await owner.get(onBoard(projectId, '/api/items/W-5'))).body.state, { timeout: 10_000 })
+      .toBe('ready');
 
     const { lastSeq } = (await owner.get(onBoard(projectId, '/api/status'))).body;
     const frames: string[] = [];
     await applyUntil(socket, snap.cards, snap.seq, lastSeq, frames);
     expect([...snap.cards.values()]).toEqual((await allItems(owner, projectId)).map(asCard));
     const types = new Set(frames.map((f) => JSON.parse(f).event.type));
-    for (const t of ['lease.granted', 'lease.renewed', 'lease.released', 'lease.expired', 'item.submitted', 'item.superseded', 'item.verified', 'item.updated', 'items.reordered', 'item.state', 'item.progress', 'item.comment']) expect(types).toContain(t);
+    for (const t of [
+      'lease.granted',
+      'lease.renewed',
+      'lease.released',
+      'lease.expired',
+      'item.submitted',
+      'item.superseded',
+      'item.verified',
+      'item.updated',
+      'items.reordered',
+      'item.state',
+      'item.progress',
+      'item.comment',
+    ])
+      expect(types).toContain(t);
     for (const leaseId of leases) expect(frames.join('\n')).not.toContain(leaseId);
     socket.ws.close();
   });
@@ -126,7 +162,14 @@ describe('watching a board over the socket', () => {
   it('sends a large board in pages, then only what happened after the snapshot', async () => {
     const board = await newBoard(srv.url);
     const agent = await board.agent('bulk');
-    for (let i = 0; i < 3; i++) expect((await agent.post('/api/items/batch', { items: Array.from({ length: 400 }, (_, j) => ({ title: `item ${i * 400 + j + 1}` })) })).status).toBe(201);
+    for (let i = 0; i < 3; i++)
+      expect(
+        (
+          await agent.post('/api/items/batch', {
+            items: Array.from({ length: 400 }, (_, j) => ({ title: `item ${i * 400 + j + 1}` })),
+          })
+        ).status,
+      ).toBe(201);
     const socket = await openSocket(srv.url, bearerOf(agent));
     socket.send({ type: 'subscribe', boardId: board.projectId, topics: ['items'], snapshot: true });
     const snap = await readSnapshot(socket);
@@ -135,7 +178,14 @@ describe('watching a board over the socket', () => {
     expect(snap.last.shouts).toBeUndefined(); // not asked for
     const grant = await agent.post('/api/claim', {});
     const next = await socket.next((m) => m.type === 'event');
-    expect(next).toMatchObject({ seq: 1202, event: { type: 'item.state', workId: grant.body.workId, data: { from: 'ready', to: 'claimed', item: { state: 'claimed', lease: { holder: agent.principal } } } } });
+    expect(next).toMatchObject({
+      seq: 1202,
+      event: {
+        type: 'item.state',
+        workId: grant.body.workId,
+        data: { from: 'ready', to: 'claimed', item: { state: 'claimed', lease: { holder: agent.principal } } },
+      },
+    });
 
     // Reloading costs the socket's own budget like reading the items over REST: 2 messages for 1,200 items.
     // Each round is an unsubscribe, a subscribe and its snapshot: 4 of the 100 messages in 10 s.
@@ -148,9 +198,20 @@ describe('watching a board over the socket', () => {
 
   it('gives a snapshot of what the credential may read of the items: a token naming work ids gets only those, one naming none is refused', async () => {
     const board = await newBoard(srv.url);
-    expect((await board.owner.post(onBoard(board.projectId, '/api/items/batch'), { items: [{ title: 'not yours' }, { title: 'yours' }] })).status).toBe(201);
+    expect(
+      (
+        await board.owner.post(onBoard(board.projectId, '/api/items/batch'), {
+          items: [{ title: 'not yours' }, { title: 'yours' }],
+        })
+      ).status,
+    ).toBe(201);
     const token = async (resources: string[]) => {
-      const res = await board.owner.post('/api/accounts/tokens', { name: 'narrow', scope: 'resource', projectId: board.projectId, resources });
+      const res = await board.owner.post('/api/accounts/tokens', {
+        name: 'narrow',
+        scope: 'resource',
+        projectId: board.projectId,
+        resources,
+      });
       expect(res.status).toBe(201);
       return openSocket(srv.url, { authorization: `Bearer ${res.body.secret}` });
     };
@@ -160,7 +221,10 @@ describe('watching a board over the socket', () => {
     expect([...own.cards.keys()]).toEqual(['W-2']);
     const blind = await token(['shouts']);
     blind.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity'], snapshot: true });
-    expect(await blind.next((m) => m.type === 'error' || m.type === 'snapshot')).toMatchObject({ type: 'error', error: { code: 'PROJECT_SCOPE_DENIED' } });
+    expect(await blind.next((m) => m.type === 'error' || m.type === 'snapshot')).toMatchObject({
+      type: 'error',
+      error: { code: 'PROJECT_SCOPE_DENIED' },
+    });
     const wide = await token(['items']);
     wide.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity'], snapshot: true });
     expect([...(await readSnapshot(wide)).cards.keys()].sort()).toEqual(['W-1', 'W-2']);
@@ -176,14 +240,23 @@ describe('watching a board over the socket', () => {
     watcher.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity', 'presence'] });
     other.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity'] });
     const roster = await watcher.next((m) => m.type === 'roster');
-    expect(roster).toMatchObject({ boardId: board.projectId, onlineWithinMs: 120_000, agents: [{ principal: a.principal, status: 'idle', note: 'starting', workId: null }] });
+    expect(roster).toMatchObject({
+      boardId: board.projectId,
+      onlineWithinMs: 120_000,
+      agents: [{ principal: a.principal, status: 'idle', note: 'starting', workId: null }],
+    });
     await other.next((m) => m.type === 'subscribed');
     expect((await b.post('/api/status/heartbeat', { status: 'working', note: 'on it' })).status).toBe(200);
     const beat = await watcher.next((m) => m.type === 'presence');
-    expect(beat).toMatchObject({ boardId: board.projectId, agent: { principal: b.principal, status: 'working', note: 'on it', lastSeenAt: expect.any(String) } });
+    expect(beat).toMatchObject({
+      boardId: board.projectId,
+      agent: { principal: b.principal, status: 'working', note: 'on it', lastSeenAt: expect.any(String) },
+    });
     other.send({ type: 'ping' });
     await other.next((m) => m.type === 'pong');
-    await expect(other.next((m) => m.type === 'presence' || m.type === 'roster', 300)).rejects.toThrow(/no matching message/);
+    await expect(other.next((m) => m.type === 'presence' || m.type === 'roster', 300)).rejects.toThrow(
+      /no matching message/,
+    );
     watcher.ws.close();
     other.ws.close();
   });
@@ -198,22 +271,40 @@ describe('watching a board over the socket', () => {
     const first = await openSocket(srv.url, bearerOf(agent));
     first.send({ type: 'subscribe', boardId: projectId, topics: ['activity'], snapshot: true });
     const snap = await readSnapshot(first);
-    expect((snap.last.shouts as { text: string }[]).map((s) => s.text)).toEqual(['shout 5', 'shout 4', 'shout 3', 'shout 2', 'shout 1']);
+    expect((snap.last.shouts as { text: string }[]).map((s) => s.text)).toEqual([
+      'shout 5',
+      'shout 4',
+      'shout 3',
+      'shout 2',
+      'shout 1',
+    ]);
     first.ws.close();
 
     for (let i = 6; i <= 7; i++) posted.push((await agent.post('/api/shouts', { text: `shout ${i}` })).body.id);
     const resumed = await openSocket(srv.url, bearerOf(agent));
-    resumed.send({ type: 'subscribe', boardId: projectId, topics: ['activity'], since: snap.seq, shoutsAfter: posted[4] });
+    resumed.send({
+      type: 'subscribe',
+      boardId: projectId,
+      topics: ['activity'],
+      since: snap.seq,
+      shoutsAfter: posted[4],
+    });
     expect((await resumed.next((m) => m.type === 'shout')).shout.text).toBe('shout 6');
     expect((await resumed.next((m) => m.type === 'shout')).shout.text).toBe('shout 7');
     resumed.ws.close();
 
     const newest = await owner.get(onBoard(projectId, '/api/shouts?order=newest&limit=3'));
     expect(newest.body.shouts.map((s: { text: string }) => s.text)).toEqual(['shout 7', 'shout 6', 'shout 5']);
-    const older = await owner.get(onBoard(projectId, `/api/shouts?before=${encodeURIComponent(newest.body.next)}&limit=3`));
+    const older = await owner.get(
+      onBoard(projectId, `/api/shouts?before=${encodeURIComponent(newest.body.next)}&limit=3`),
+    );
     expect(older.body.shouts.map((s: { text: string }) => s.text)).toEqual(['shout 4', 'shout 3', 'shout 2']);
-    const oldest = await owner.get(onBoard(projectId, `/api/shouts?before=${encodeURIComponent(older.body.next)}&limit=3`));
+    const oldest = await owner.get(
+      onBoard(projectId, `/api/shouts?before=${encodeURIComponent(older.body.next)}&limit=3`),
+    );
     expect(oldest.body).toMatchObject({ shouts: [{ text: 'shout 1' }], next: null });
-    expect((await owner.get(onBoard(projectId, `/api/shouts?before=${posted[2]}&since=${posted[0]}`))).body.error.code).toBe('INVALID_CURSOR');
+    expect(
+      (await owner.get(onBoard(projectId, `/api/shouts?before=${posted[2]}&since=${posted[0]}`))).body.error.code,
+    ).toBe('INVALID_CURSOR');
   });
 });

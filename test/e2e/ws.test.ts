@@ -22,7 +22,9 @@ describe('GET /api/ws', () => {
     await expect(openSocket(srv.url, { authorization: 'Bearer agb_nope' })).rejects.toMatchObject({ status: 401 });
     const { client } = await signedUp(srv.url);
     const cookie = `board_session=${client.cookies.get('board_session')}`;
-    await expect(openSocket(srv.url, { cookie, origin: 'https://evil.example' })).rejects.toMatchObject({ status: 403 });
+    await expect(openSocket(srv.url, { cookie, origin: 'https://evil.example' })).rejects.toMatchObject({
+      status: 403,
+    });
     const before = (await fetch(`${srv.url}/readyz`).then((r) => r.json())) as { sockets: number };
     const ok = await openSocket(srv.url, { cookie, origin: 'http://board.test' });
     expect(await fetch(`${srv.url}/readyz`).then((r) => r.json())).toMatchObject({ sockets: before.sockets + 1 });
@@ -36,17 +38,31 @@ describe('GET /api/ws', () => {
     const leasesOnly = await openSocket(srv.url, bearerOf(agent));
     all.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity'] });
     leasesOnly.send({ type: 'subscribe', boardId: board.projectId, topics: ['leases'] });
-    expect(await all.next((m) => m.type === 'subscribed')).toMatchObject({ boardId: board.projectId, seq: 0, role: 'member' });
+    expect(await all.next((m) => m.type === 'subscribed')).toMatchObject({
+      boardId: board.projectId,
+      seq: 0,
+      role: 'member',
+    });
     await leasesOnly.next((m) => m.type === 'subscribed');
 
     await agent.post('/api/items', { title: 'live' });
     await agent.post('/api/claim', {});
     const created = await all.next((m) => m.type === 'event');
-    expect(created).toMatchObject({ boardId: board.projectId, seq: 1, event: { type: 'item.created', workId: 'W-1', actor: agent.principal } });
+    expect(created).toMatchObject({
+      boardId: board.projectId,
+      seq: 1,
+      event: { type: 'item.created', workId: 'W-1', actor: agent.principal },
+    });
     const granted = await all.next((m) => m.type === 'event');
-    expect(granted).toMatchObject({ seq: 2, event: { type: 'lease.granted', data: { lease: { holder: agent.principal } } } });
+    expect(granted).toMatchObject({
+      seq: 2,
+      event: { type: 'lease.granted', data: { lease: { holder: agent.principal } } },
+    });
     expect(JSON.stringify(granted)).not.toContain('lease_');
-    expect(await leasesOnly.next((m) => m.type === 'event')).toMatchObject({ seq: 2, event: { type: 'lease.granted' } });
+    expect(await leasesOnly.next((m) => m.type === 'event')).toMatchObject({
+      seq: 2,
+      event: { type: 'lease.granted' },
+    });
     all.send({ type: 'ping' });
     expect(await all.next((m) => m.type === 'pong')).toEqual({ type: 'pong' });
     all.ws.close();
@@ -107,14 +123,24 @@ describe('GET /api/ws', () => {
 describe('sockets and credentials, and a holder’s own leases', () => {
   it('closes a socket when its token is revoked or reissued, or its session logs out, and leaves others open', async () => {
     const board = await newBoard(srv.url);
-    const revoked = await board.owner.post('/api/accounts/tokens', { name: 'r', scope: 'workspace', projectId: board.projectId });
-    const reissued = await board.owner.post('/api/accounts/tokens', { name: 'i', scope: 'workspace', projectId: board.projectId });
+    const revoked = await board.owner.post('/api/accounts/tokens', {
+      name: 'r',
+      scope: 'workspace',
+      projectId: board.projectId,
+    });
+    const reissued = await board.owner.post('/api/accounts/tokens', {
+      name: 'i',
+      scope: 'workspace',
+      projectId: board.projectId,
+    });
     const byRevoked = await openSocket(srv.url, { authorization: `Bearer ${revoked.body.secret}` });
     const byReissued = await openSocket(srv.url, { authorization: `Bearer ${reissued.body.secret}` });
     const ownerCookie = `board_session=${board.owner.cookies.get('board_session')}`;
     const other = await signedUp(srv.url);
     const bySession = await openSocket(srv.url, { cookie: ownerCookie });
-    const byOtherSession = await openSocket(srv.url, { cookie: `board_session=${other.client.cookies.get('board_session')}` });
+    const byOtherSession = await openSocket(srv.url, {
+      cookie: `board_session=${other.client.cookies.get('board_session')}`,
+    });
 
     await board.owner.request('DELETE', `/api/accounts/tokens/${revoked.body.token.id}`);
     expect(await byRevoked.closed).toEqual({ code: 4001, reason: 'the credential was revoked' });
@@ -131,7 +157,11 @@ describe('sockets and credentials, and a holder’s own leases', () => {
     const board = await newBoard(srv.url);
     const created = await board.owner.post('/api/projects', { name: 'short-lived' });
     const boardId = created.body.projectId as string;
-    const token = await board.owner.post('/api/accounts/tokens', { name: 'doomed', scope: 'workspace', projectId: boardId });
+    const token = await board.owner.post('/api/accounts/tokens', {
+      name: 'doomed',
+      scope: 'workspace',
+      projectId: boardId,
+    });
     const elsewhere = await board.agent('elsewhere');
     const byToken = await openSocket(srv.url, { authorization: `Bearer ${token.body.secret}` });
     const byOwner = await openSocket(srv.url, { cookie: `board_session=${board.owner.cookies.get('board_session')}` });
@@ -141,7 +171,11 @@ describe('sockets and credentials, and a holder’s own leases', () => {
 
     expect((await board.owner.request('DELETE', `/api/projects/${boardId}`)).status).toBe(204);
     expect(await byToken.closed).toEqual({ code: 4001, reason: 'the credential was revoked' });
-    expect(await byOwner.next((m) => m.type === 'unsubscribed')).toEqual({ type: 'unsubscribed', boardId, reason: 'The board was deleted.' });
+    expect(await byOwner.next((m) => m.type === 'unsubscribed')).toEqual({
+      type: 'unsubscribed',
+      boardId,
+      reason: 'The board was deleted.',
+    });
     for (const open of [byOwner, byOtherBoardToken]) {
       open.send({ type: 'ping' });
       expect(await open.next((m) => m.type === 'pong')).toEqual({ type: 'pong' });
@@ -156,9 +190,16 @@ describe('sockets and credentials, and a holder’s own leases', () => {
     const socket = await openSocket(srv.url, bearerOf(holder));
     await holder.post('/api/claim', { ttlSeconds: 30 });
     srv.advance(25_000); // 20% of the lease left
-    expect(await socket.next((m) => m.type === 'event', 30_000)).toMatchObject({ boardId: board.projectId, seq: null, event: { type: 'lease.expiring', workId: 'W-1', data: { holder: holder.principal } } });
+    expect(await socket.next((m) => m.type === 'event', 30_000)).toMatchObject({
+      boardId: board.projectId,
+      seq: null,
+      event: { type: 'lease.expiring', workId: 'W-1', data: { holder: holder.principal } },
+    });
     srv.advance(6_000);
-    expect(await socket.next((m) => m.type === 'event', 30_000)).toMatchObject({ boardId: board.projectId, event: { type: 'lease.expired', workId: 'W-1' } });
+    expect(await socket.next((m) => m.type === 'event', 30_000)).toMatchObject({
+      boardId: board.projectId,
+      event: { type: 'lease.expired', workId: 'W-1' },
+    });
     socket.ws.close();
   }, 90_000);
 
@@ -181,7 +222,11 @@ describe('sockets and credentials, and a holder’s own leases', () => {
       socket.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity'], since: 0 });
       await expect.poll(() => reading).toBe(true);
       srv.advance(31_000);
-      await expect.poll(async () => (await srv.store.events.find({ boardId: board.projectId, type: 'lease.expired' })).length, { timeout: 30_000 }).toBe(1);
+      await expect
+        .poll(async () => (await srv.store.events.find({ boardId: board.projectId, type: 'lease.expired' })).length, {
+          timeout: 30_000,
+        })
+        .toBe(1);
       await new Promise((resolve) => setTimeout(resolve, 200)); // time for a frame to reach the socket, were one sent
     } finally {
       tokens.get = read;
@@ -212,7 +257,10 @@ describe('shouts over sockets', () => {
     }
     const [onA, onB, onC] = sockets as [typeof owner, typeof owner, typeof owner];
     await a.post('/api/shouts', { text: 'hello all' });
-    for (const s of [onA, onB, onC, owner]) expect(await s.next((m) => m.type === 'shout')).toMatchObject({ shout: { text: 'hello all', from: a.principal, to: null } });
+    for (const s of [onA, onB, onC, owner])
+      expect(await s.next((m) => m.type === 'shout')).toMatchObject({
+        shout: { text: 'hello all', from: a.principal, to: null },
+      });
     const direct = await a.post('/api/shouts', { text: 'just you', to: b.principal, kind: 'handoff' });
     expect(await onB.next((m) => m.type === 'shout')).toMatchObject({ shout: { text: 'just you', to: b.principal } });
     expect(await onA.next((m) => m.type === 'shout')).toMatchObject({ shout: { text: 'just you' } });
@@ -220,7 +268,9 @@ describe('shouts over sockets', () => {
     await expect(onC.next((m) => m.type === 'shout', 500)).rejects.toThrow(/no matching message/);
     let receipt = null;
     for (let i = 0; i < 100 && !receipt; i++) {
-      receipt = (await a.get('/api/shouts')).body.shouts.find((s: { id: string }) => s.id === direct.body.id).deliveredAt;
+      receipt = (await a.get('/api/shouts')).body.shouts.find(
+        (s: { id: string }) => s.id === direct.body.id,
+      ).deliveredAt;
       if (!receipt) await new Promise((r) => setTimeout(r, 20));
     }
     expect(receipt).toEqual(expect.any(String));
@@ -261,90 +311,149 @@ describe('shouts over sockets', () => {
     s.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity'] });
     await s.next((m) => m.type === 'subscribed');
     await a.post('/api/shouts', { text: 'back' });
-    expect(await s.next((m) => m.type === 'shout')).toMatchObject({ boardId: board.projectId, shout: { text: 'back' } });
+    expect(await s.next((m) => m.type === 'shout')).toMatchObject({
+      boardId: board.projectId,
+      shout: { text: 'back' },
+    });
     s.ws.close();
   });
 });
 
 describe('a board’s events to many watchers', () => {
-  it('sends every event once and in order to each watcher on its topics: live ones, one resuming from since, one merging activity in mid-way', { timeout: 60_000 }, async () => {
-    const board = await newBoard(srv.url);
-    const agents = await Promise.all([0, 1, 2, 3].map((i) => board.agent(`worker-${i}`)));
-    expect((await agents[0]!.post('/api/items/batch', { items: Array.from({ length: 16 }, (_, i) => ({ title: `task ${i}` })) })).status).toBe(201);
-    const watch = async (topics: string[], extra: Record<string, unknown> = {}) => {
-      const s = await openSocket(srv.url, bearerOf(agents[0]!));
-      s.send({ type: 'subscribe', boardId: board.projectId, topics, ...extra });
-      return { s, topics, start: (await s.next((m) => m.type === 'subscribed')).seq as number };
-    };
-    const watchers = await Promise.all([watch(['activity']), watch(['activity']), watch(['items']), watch(['leases']), watch(['items', 'leases']), watch(['presence'])]);
-    const work = async (agent: (typeof agents)[number]) => {
-      for (;;) {
-        const lease = await agent.post('/api/claim', {});
-        if (lease.status !== 200) return;
-        expect((await agent.post('/api/submit', { leaseId: lease.body.leaseId, head: head(1) })).status).toBe(200);
+  it(
+    'sends every event once and in order to each watcher on its topics: live ones, one resuming from since, one merging activity in mid-way',
+    { timeout: 60_000 },
+    async () => {
+      const board = await newBoard(srv.url);
+      const agents = await Promise.all([0, 1, 2, 3].map((i) => board.agent(`worker-${i}`)));
+      expect(
+        (
+          await agents[0]!.post('/api/items/batch', {
+            items: Array.from({ length: 16 }, (_, i) => ({ title: `task ${i}` })),
+          })
+        ).status,
+      ).toBe(201);
+      const watch = async (topics: string[], extra: Record<string, unknown> = {}) => {
+        const s = await openSocket(srv.url, bearerOf(agents[0]!));
+        s.send({ type: 'subscribe', boardId: board.projectId, topics, ...extra });
+        return { s, topics, start: (await s.next((m) => m.type === 'subscribed')).seq as number };
+      };
+      const watchers = await Promise.all([
+        watch(['activity']),
+        watch(['activity']),
+        watch(['items']),
+        watch(['leases']),
+        watch(['items', 'leases']),
+        watch(['presence']),
+      ]);
+      const work = async (agent: (typeof agents)[number]) => {
+        for (;;) {
+          const lease = await agent.post('/api/claim', {});
+          if (lease.status !== 200) return;
+          expect((await agent.post('/api/submit', { leaseId: lease.body.leaseId, head: head(1) })).status).toBe(200);
+        }
+      };
+      const working = Promise.all(agents.map(work));
+      // Mid-way: a socket that replays the log from the start while events keep coming, and one whose items-only subscription takes in activity.
+      const resuming = await watch(['activity'], { since: 0 });
+      const merging = await watch(['items']);
+      merging.s.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity'] });
+      // Its items events keep coming until the merge is answered: read them too (next() would skip them).
+      const beforeMerge: number[] = [];
+      let mergedAt = -1;
+      while (mergedAt < 0) {
+        const m = await merging.s.next(
+          (x) => (x.type === 'event' && x.seq !== null) || (x.type === 'subscribed' && x.merged),
+        );
+        if (m.type === 'event') beforeMerge.push(m.seq);
+        else mergedAt = m.seq;
       }
-    };
-    const working = Promise.all(agents.map(work));
-    // Mid-way: a socket that replays the log from the start while events keep coming, and one whose items-only subscription takes in activity.
-    const resuming = await watch(['activity'], { since: 0 });
-    const merging = await watch(['items']);
-    merging.s.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity'] });
-    // Its items events keep coming until the merge is answered: read them too (next() would skip them).
-    const beforeMerge: number[] = [];
-    let mergedAt = -1;
-    while (mergedAt < 0) {
-      const m = await merging.s.next((x) => (x.type === 'event' && x.seq !== null) || (x.type === 'subscribed' && x.merged));
-      if (m.type === 'event') beforeMerge.push(m.seq);
-      else mergedAt = m.seq;
-    }
-    await working;
+      await working;
 
-    const log: { seq: number; type: string }[] = [];
-    for (let before: number | null = null; ; ) {
-      const page = (await agents[0]!.get(`/api/activity?limit=100${before ? `&before=${before}` : ''}`)).body as { events: { seq: number; type: string }[]; nextBefore: number | null };
-      log.unshift(...page.events.reverse());
-      if ((before = page.nextBefore) === null) break;
-    }
-    expect(log.map((e) => e.seq)).toEqual(log.map((_, i) => i + 1));
-    const topicOf = (type: string) => (type.startsWith('lease.') ? 'leases' : type.startsWith('shout') ? 'shouts' : type.startsWith('doctrine.') || type.startsWith('spec.') ? 'doctrine' : 'items');
-    const expected = (w: { topics: string[]; start: number }, merged?: number) => log.filter((e) => e.seq > w.start && (w.topics.includes('activity') || w.topics.includes(topicOf(e.type)) || (merged !== undefined && e.seq > merged))).map((e) => e.seq);
-    const received = async (s: (typeof watchers)[number]['s'], count: number) => {
-      const seqs: number[] = [];
-      while (seqs.length < count) seqs.push((await s.next((m) => m.type === 'event' && m.seq !== null)).seq);
-      await expect(s.next((m) => m.type === 'event' && m.seq !== null, 300)).rejects.toThrow(/no matching message/);
-      return seqs;
-    };
-    for (const w of [...watchers, resuming]) expect(await received(w.s, expected(w).length), w.topics.join(',')).toEqual(expected(w));
-    expect(resuming.start).toBe(0);
-    expect(beforeMerge.every((seq) => seq <= mergedAt)).toBe(true);
-    expect([...beforeMerge, ...(await received(merging.s, expected(merging, mergedAt).length - beforeMerge.length))]).toEqual(expected(merging, mergedAt));
-    for (const w of [...watchers, resuming, merging]) w.s.ws.close();
-  });
+      const log: { seq: number; type: string }[] = [];
+      for (let before: number | null = null; ;) {
+        const page = (await agents[0]!.get(`/api/activity?limit=100${before ? `&before=${before}` : ''}`)).body as {
+          events: { seq: number; type: string }[];
+          nextBefore: number | null;
+        };
+        log.unshift(...page.events.reverse());
+        if ((before = page.nextBefore) === null) break;
+      }
+      expect(log.map((e) => e.seq)).toEqual(log.map((_, i) => i + 1));
+      const topicOf = (type: string) =>
+        type.startsWith('lease.')
+          ? 'leases'
+          : type.startsWith('shout')
+            ? 'shouts'
+            : type.startsWith('doctrine.') || type.startsWith('spec.')
+              ? 'doctrine'
+              : 'items';
+      const expected = (w: { topics: string[]; start: number }, merged?: number) =>
+        log
+          .filter(
+            (e) =>
+              e.seq > w.start &&
+              (w.topics.includes('activity') ||
+                w.topics.includes(topicOf(e.type)) ||
+                (merged !== undefined && e.seq > merged)),
+          )
+          .map((e) => e.seq);
+      const received = async (s: (typeof watchers)[number]['s'], count: number) => {
+        const seqs: number[] = [];
+        while (seqs.length < count) seqs.push((await s.next((m) => m.type === 'event' && m.seq !== null)).seq);
+        await expect(s.next((m) => m.type === 'event' && m.seq !== null, 300)).rejects.toThrow(/no matching message/);
+        return seqs;
+      };
+      for (const w of [...watchers, resuming])
+        expect(await received(w.s, expected(w).length), w.topics.join(',')).toEqual(expected(w));
+      expect(resuming.start).toBe(0);
+      expect(beforeMerge.every((seq) => seq <= mergedAt)).toBe(true);
+      expect([
+        ...beforeMerge,
+        ...(await received(merging.s, expected(merging, mergedAt).length - beforeMerge.length)),
+      ]).toEqual(expected(merging, mergedAt));
+      for (const w of [...watchers, resuming, merging]) w.s.ws.close();
+    },
+  );
 });
 
 describe('a consumer that stops reading', () => {
-  it('is cut off with 4008 once its backlog passes the cap, while a reading socket keeps everything', { timeout: 120_000 }, async () => {
-    const board = await newBoard(srv.url);
-    const shouters = await Promise.all(Array.from({ length: 50 }, (_, i) => board.agent(`shouter-${i}`))); // each within its write budget
-    const reader = await openSocket(srv.url, bearerOf(shouters[0]!));
-    reader.send({ type: 'subscribe', boardId: board.projectId, topics: ['shouts'] });
-    await reader.next((m) => m.type === 'subscribed');
-    const stalled = await stalledSocket(srv.url, bearerOf(shouters[0]!), { type: 'subscribe', boardId: board.projectId, topics: ['shouts'] });
-    const open = async () => ((await fetch(`${srv.url}/readyz`).then((r) => r.json())) as { sockets: number }).sockets;
-    const withStalled = await open();
+  it(
+    'is cut off with 4008 once its backlog passes the cap, while a reading socket keeps everything',
+    { timeout: 120_000 },
+    async () => {
+      const board = await newBoard(srv.url);
+      const shouters = await Promise.all(Array.from({ length: 50 }, (_, i) => board.agent(`shouter-${i}`))); // each within its write budget
+      const reader = await openSocket(srv.url, bearerOf(shouters[0]!));
+      reader.send({ type: 'subscribe', boardId: board.projectId, topics: ['shouts'] });
+      await reader.next((m) => m.type === 'subscribed');
+      const stalled = await stalledSocket(srv.url, bearerOf(shouters[0]!), {
+        type: 'subscribe',
+        boardId: board.projectId,
+        topics: ['shouts'],
+      });
+      const open = async () =>
+        ((await fetch(`${srv.url}/readyz`).then((r) => r.json())) as { sockets: number }).sockets;
+      const withStalled = await open();
 
-    // 2 KB shouts, fifty agents at a time, until the node has let the stalled socket go (or 11 MB went out).
-    let sent = 0;
-    while ((await open()) === withStalled && sent < 5500) {
-      const posted = await Promise.all(shouters.map((s, i) => s.post('/api/shouts', { text: `${sent + i} `.padEnd(2000, 'x') })));
-      expect(posted.filter((p) => p.status !== 201)).toEqual([]);
-      sent += shouters.length;
-    }
-    expect(await open()).toBe(withStalled - 1);
-    expect(await closeFrame(stalled)).toEqual({ code: 4008, reason: 'slow consumer: messages were dropped; reconnect with since' });
-    let received = 0;
-    while (received < sent) if ((await reader.next((m) => m.type === 'shout')).shout) received++;
-    expect(received).toBe(sent);
-    reader.ws.close();
-  });
+      // 2 KB shouts, fifty agents at a time, until the node has let the stalled socket go (or 11 MB went out).
+      let sent = 0;
+      while ((await open()) === withStalled && sent < 5500) {
+        const posted = await Promise.all(
+          shouters.map((s, i) => s.post('/api/shouts', { text: `${sent + i} `.padEnd(2000, 'x') })),
+        );
+        expect(posted.filter((p) => p.status !== 201)).toEqual([]);
+        sent += shouters.length;
+      }
+      expect(await open()).toBe(withStalled - 1);
+      expect(await closeFrame(stalled)).toEqual({
+        code: 4008,
+        reason: 'slow consumer: messages were dropped; reconnect with since',
+      });
+      let received = 0;
+      while (received < sent) if ((await reader.next((m) => m.type === 'shout')).shout) received++;
+      expect(received).toBe(sent);
+      reader.ws.close();
+    },
+  );
 });

@@ -10,7 +10,10 @@ const TESTS = fileURLToPath(new URL('..', import.meta.url));
 /** Codes no test reaches yet, and why. */
 const NOT_YET: Record<string, string> = {};
 
-const files = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+const files = (dir: string): string[] =>
+  readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
 
 it('finds every registered code in a test, but for the few it names and why', () => {
   const text = files(TESTS)

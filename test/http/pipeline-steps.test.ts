@@ -20,7 +20,10 @@ const pipeline = new Pipeline({
   operators: { admit: () => Promise.reject(new Error('no operators here')) },
   selector: new ProjectSelector({} as never),
   limiter: new MemoryRateLimiter(),
-  observer: new ResolutionObserver(() => NOW, () => undefined),
+  observer: new ResolutionObserver(
+    () => NOW,
+    () => undefined,
+  ),
   logger,
   publicUrl: 'http://localhost',
   allowedOrigins: new Set(),
@@ -48,19 +51,35 @@ const route = (reply: () => Reply | Promise<Reply>): Route =>
     handler: reply,
   }) as Route;
 
-const raw = (): RawRequest => ({ method: 'get', path: '/api/steps', query: 'n=1', headers: {}, params: [], remoteAddress: '192.0.2.1', body: Buffer.alloc(0) });
+const raw = (): RawRequest => ({
+  method: 'get',
+  path: '/api/steps',
+  query: 'n=1',
+  headers: {},
+  params: [],
+  remoteAddress: '192.0.2.1',
+  body: Buffer.alloc(0),
+});
 const bodyOf = (r: RawResponse) => JSON.parse(String(r.body)) as { error?: { code: string }; ok?: boolean };
 
 describe('pipeline steps', () => {
   it('answers now when every stage and the handler answer now', () => {
-    const response = pipeline.run(route(() => ({ status: 200, body: { ok: true } })), raw(), 'req-now');
+    const response = pipeline.run(
+      route(() => ({ status: 200, body: { ok: true } })),
+      raw(),
+      'req-now',
+    );
     expect(response).not.toBeInstanceOf(Promise);
     expect((response as RawResponse).status).toBe(200);
     expect(bodyOf(response as RawResponse)).toEqual({ ok: true });
   });
 
   it('answers later when the handler waits', async () => {
-    const response = pipeline.run(route(async () => ({ status: 200, body: { ok: true } })), raw(), 'req-later');
+    const response = pipeline.run(
+      route(async () => ({ status: 200, body: { ok: true } })),
+      raw(),
+      'req-later',
+    );
     expect(response).toBeInstanceOf(Promise);
     expect((await response).status).toBe(200);
   });
@@ -79,10 +98,31 @@ describe('pipeline steps', () => {
   });
 
   it('rejects a request no route took in the one envelope, with an AppError’s details and headers (a socket upgrade’s refusal)', () => {
-    const response = pipeline.reject('RATE_LIMITED', 'req-1', 'too many', { scope: 'sockets', limit: 20 }, { 'X-RateLimit-Remaining': '5' });
+    const response = pipeline.reject(
+      'RATE_LIMITED',
+      'req-1',
+      'too many',
+      { scope: 'sockets', limit: 20 },
+      { 'X-RateLimit-Remaining': '5' },
+    );
     expect(response.status).toBe(429);
     expect(response.headers[0]).toEqual(['x-request-id', 'req-1']);
-    expect(response.headers).toEqual(expect.arrayContaining([['X-RateLimit-Remaining', '5'], ['content-type', 'application/json; charset=utf-8'], ['cache-control', 'no-store']]));
-    expect(JSON.parse(String(response.body))).toMatchObject({ error: { code: 'RATE_LIMITED', status: 429, message: 'too many', requestId: 'req-1', details: { scope: 'sockets', limit: 20 }, example: null } });
+    expect(response.headers).toEqual(
+      expect.arrayContaining([
+        ['X-RateLimit-Remaining', '5'],
+        ['content-type', 'application/json; charset=utf-8'],
+        ['cache-control', 'no-store'],
+      ]),
+    );
+    expect(JSON.parse(String(response.body))).toMatchObject({
+      error: {
+        code: 'RATE_LIMITED',
+        status: 429,
+        message: 'too many',
+        requestId: 'req-1',
+        details: { scope: 'sockets', limit: 20 },
+        example: null,
+      },
+    });
   });
 });

@@ -25,7 +25,21 @@ describe('the publish window', () => {
       maxBackpressure: 1 << 20,
       idleTimeoutSeconds: 60,
     };
-    server = createHttpServer([], { dispatch: () => refusal, answerFixed: () => refusal, refuse: () => refusal, refuseRequest: () => refusal, requestIdOf: () => 'test', accepting: () => true, started: () => undefined, finished: () => undefined }, 1024, sockets);
+    server = createHttpServer(
+      [],
+      {
+        dispatch: () => refusal,
+        answerFixed: () => refusal,
+        refuse: () => refusal,
+        refuseRequest: () => refusal,
+        requestIdOf: () => 'test',
+        accepting: () => true,
+        started: () => undefined,
+        finished: () => undefined,
+      },
+      1024,
+      sockets,
+    );
     url = `ws://127.0.0.1:${await server.listen('127.0.0.1', 0)}/ws`;
   });
   afterAll(() => server.stopListening());

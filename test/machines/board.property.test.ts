@@ -2,7 +2,16 @@
 // time, the lifecycle's invariants hold.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { addItems, applyEvent, BoardDraft, emptyBoard, pullNext, type Board, type ItemChange, type ItemFields } from '../../machines/board.js';
+import {
+  addItems,
+  applyEvent,
+  BoardDraft,
+  emptyBoard,
+  pullNext,
+  type Board,
+  type ItemChange,
+  type ItemFields,
+} from '../../machines/board.js';
 import { expectIndexesRebuilt } from './indexes.js';
 import { createItems, expireDue, patchItem, reorder } from '../../machines/board-commands.js';
 import type { Decide } from '../../machines/board-decision.js';
@@ -14,24 +23,101 @@ const HEADS = ['aaaaaaa', 'bbbbbbb', 'ccccccc'];
 const FINDING = `sha256:${'f'.repeat(64)}`;
 
 const fields = (dependsOn: string[], verify: boolean): ItemFields => ({
-  title: 't', description: '', type: 'task', priority: 2, parentId: null, dependsOn, verify: verify ? 'required' : 'none', maxAttempts: 3, criteria: [], doctrine: [], spec: [], labels: [],
+  title: 't',
+  description: '',
+  type: 'task',
+  priority: 2,
+  parentId: null,
+  dependsOn,
+  verify: verify ? 'required' : 'none',
+  maxAttempts: 3,
+  criteria: [],
+  doctrine: [],
+  spec: [],
+  labels: [],
 });
 
 const graphArb = fc.integer({ min: 2, max: 10 }).chain((n) =>
-  fc.tuple(...Array.from({ length: n }, (_, i) => fc.tuple(fc.subarray(Array.from({ length: i }, (_, j) => j), { maxLength: Math.min(3, i) }), fc.boolean()))),
+  fc.tuple(
+    ...Array.from({ length: n }, (_, i) =>
+      fc.tuple(
+        fc.subarray(
+          Array.from({ length: i }, (_, j) => j),
+          { maxLength: Math.min(3, i) },
+        ),
+        fc.boolean(),
+      ),
+    ),
+  ),
 );
 
 const commandArb = fc.oneof(
-  { weight: 5, arbitrary: fc.record({ op: fc.constant('claim' as const), agent: fc.nat(3), item: fc.option(fc.nat(9), { nil: null }), verify: fc.boolean() }) },
-  { weight: 4, arbitrary: fc.record({ op: fc.constant('submit' as const), agent: fc.nat(3), item: fc.nat(9), head: fc.nat(2) }) },
-  { weight: 4, arbitrary: fc.record({ op: fc.constant('verify' as const), agent: fc.nat(3), item: fc.nat(9), pass: fc.boolean(), head: fc.nat(2), finding: fc.boolean() }) },
-  { weight: 2, arbitrary: fc.record({ op: fc.constant('supersede' as const), agent: fc.nat(3), item: fc.nat(9), head: fc.nat(2) }) },
-  { weight: 2, arbitrary: fc.record({ op: fc.constant('lease' as const), agent: fc.nat(3), item: fc.nat(9), action: fc.constantFrom('RENEW', 'RELEASE', 'PROGRESS') }) },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      op: fc.constant('claim' as const),
+      agent: fc.nat(3),
+      item: fc.option(fc.nat(9), { nil: null }),
+      verify: fc.boolean(),
+    }),
+  },
+  {
+    weight: 4,
+    arbitrary: fc.record({ op: fc.constant('submit' as const), agent: fc.nat(3), item: fc.nat(9), head: fc.nat(2) }),
+  },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      op: fc.constant('verify' as const),
+      agent: fc.nat(3),
+      item: fc.nat(9),
+      pass: fc.boolean(),
+      head: fc.nat(2),
+      finding: fc.boolean(),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({ op: fc.constant('supersede' as const), agent: fc.nat(3), item: fc.nat(9), head: fc.nat(2) }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      op: fc.constant('lease' as const),
+      agent: fc.nat(3),
+      item: fc.nat(9),
+      action: fc.constantFrom('RENEW', 'RELEASE', 'PROGRESS'),
+    }),
+  },
   { weight: 3, arbitrary: fc.record({ op: fc.constant('tick' as const), ms: fc.integer({ min: 1, max: 90_000 }) }) },
-  { weight: 2, arbitrary: fc.record({ op: fc.constant('operator' as const), item: fc.nat(9), action: fc.constantFrom('BLOCK', 'UNBLOCK', 'CANCEL', 'REOPEN', 'OVERRIDE') }) },
-  { weight: 1, arbitrary: fc.record({ op: fc.constant('reorder' as const), items: fc.array(fc.nat(9), { minLength: 1, maxLength: 3 }) }) },
-  { weight: 1, arbitrary: fc.record({ op: fc.constant('edit' as const), item: fc.nat(9), deps: fc.array(fc.nat(9), { maxLength: 3 }), priority: fc.nat(4) }) },
-  { weight: 1, arbitrary: fc.record({ op: fc.constant('create' as const), deps: fc.array(fc.nat(9), { maxLength: 2 }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      op: fc.constant('operator' as const),
+      item: fc.nat(9),
+      action: fc.constantFrom('BLOCK', 'UNBLOCK', 'CANCEL', 'REOPEN', 'OVERRIDE'),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      op: fc.constant('reorder' as const),
+      items: fc.array(fc.nat(9), { minLength: 1, maxLength: 3 }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      op: fc.constant('edit' as const),
+      item: fc.nat(9),
+      deps: fc.array(fc.nat(9), { maxLength: 3 }),
+      priority: fc.nat(4),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ op: fc.constant('create' as const), deps: fc.array(fc.nat(9), { maxLength: 2 }) }),
+  },
 );
 
 /** Runs a board command as the actor would: a refusal leaves the board as it was. */
@@ -44,7 +130,6 @@ function run(board: Board, decide: Decide<unknown>, now: number): Board {
   }
 }
 
-
 describe('board invariants under random fleets', () => {
   it('one holder, rising fencing tokens, only done unlocks, no unverified done through the gate', () => {
     fc.assert(
@@ -53,9 +138,23 @@ describe('board invariants under random fleets', () => {
         let board: Board = emptyBoard(graph.length + 1);
         const ids = graph.map((_, i) => `W-${i + 1}`);
         const created = new BoardDraft(board);
-        addItems(created, Object.fromEntries(graph.map(([deps, verify], i) => [ids[i]!, fields(deps.map((d) => ids[d]!), verify)])), now);
+        addItems(
+          created,
+          Object.fromEntries(
+            graph.map(([deps, verify], i) => [
+              ids[i]!,
+              fields(
+                deps.map((d) => ids[d]!),
+                verify,
+              ),
+            ]),
+          ),
+          now,
+        );
         board = created.finish();
-        for (const item of board.items.values()) if (item.state === 'ready') expect(item.dependsOn.every((d) => board.items.get(d)!.state === 'done')).toBe(true);
+        for (const item of board.items.values())
+          if (item.state === 'ready')
+            expect(item.dependsOn.every((d) => board.items.get(d)!.state === 'done')).toBe(true);
 
         const leasesHeld = new Map<string, string>(); // agent|item -> leaseId the agent believes it holds
         let lastToken = 0;
@@ -75,8 +174,14 @@ describe('board invariants under random fleets', () => {
               lastToken = e.lease.fencingToken;
             }
           }
-          if (change.from === 'pending' && change.to === 'ready') expect(item.dependsOn.every((d) => board.items.get(d)!.state === 'done')).toBe(true);
-          if (change.to === 'done' && item.verify === 'required' && change.from !== 'claimed' && !item.life.overridden) {
+          if (change.from === 'pending' && change.to === 'ready')
+            expect(item.dependsOn.every((d) => board.items.get(d)!.state === 'done')).toBe(true);
+          if (
+            change.to === 'done' &&
+            item.verify === 'required' &&
+            change.from !== 'claimed' &&
+            !item.life.overridden
+          ) {
             const last = item.life.verifications.at(-1)!;
             const prior = before.items.get(change.workId)!.life;
             expect(last.verdict).toBe('pass');
@@ -102,12 +207,35 @@ describe('board invariants under random fleets', () => {
           }
           if (c.op === 'edit') {
             const workId = ids[c.item % ids.length]!;
-            board = run(board, patchItem(workId, { dependsOn: c.deps.map((d) => ids[d % ids.length]!), priority: c.priority }, undefined, 'user:op'), now);
+            board = run(
+              board,
+              patchItem(
+                workId,
+                { dependsOn: c.deps.map((d) => ids[d % ids.length]!), priority: c.priority },
+                undefined,
+                'user:op',
+              ),
+              now,
+            );
             expectIndexesRebuilt(board);
             continue;
           }
           if (c.op === 'create') {
-            board = run(board, createItems([{ ...fields(c.deps.map((d) => ids[d % ids.length]!), false) }], 'user:op'), now);
+            board = run(
+              board,
+              createItems(
+                [
+                  {
+                    ...fields(
+                      c.deps.map((d) => ids[d % ids.length]!),
+                      false,
+                    ),
+                  },
+                ],
+                'user:op',
+              ),
+              now,
+            );
             expectIndexesRebuilt(board);
             continue;
           }
@@ -132,9 +260,23 @@ describe('board invariants under random fleets', () => {
           const workId = c.item % 4 !== 0 && held.length ? held[c.item % held.length]! : ids[c.item % ids.length]!;
           const leaseId = leasesHeld.get(`${agent}|${workId}`) ?? 'L-none';
           if (c.op === 'submit') apply(workId, { type: 'SUBMIT', leaseId, head: HEADS[c.head]!, now });
-          if (c.op === 'lease') apply(workId, c.action === 'RENEW' ? { type: 'RENEW', leaseId, ttlMs: 60_000, now } : { type: c.action, leaseId, now } as ItemEvent);
+          if (c.op === 'lease')
+            apply(
+              workId,
+              c.action === 'RENEW'
+                ? { type: 'RENEW', leaseId, ttlMs: 60_000, now }
+                : ({ type: c.action, leaseId, now } as ItemEvent),
+            );
           if (c.op === 'supersede') apply(workId, { type: 'SUPERSEDE', principal: agent, head: HEADS[c.head]!, now });
-          if (c.op === 'verify') apply(workId, { type: 'VERIFY', principal: agent, head: HEADS[c.head]!, verdict: c.pass ? 'pass' : 'fail', finding: c.finding ? FINDING : null, now });
+          if (c.op === 'verify')
+            apply(workId, {
+              type: 'VERIFY',
+              principal: agent,
+              head: HEADS[c.head]!,
+              verdict: c.pass ? 'pass' : 'fail',
+              finding: c.finding ? FINDING : null,
+              now,
+            });
 
           expectIndexesRebuilt(board);
           for (const item of board.items.values()) {

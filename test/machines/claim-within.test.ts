@@ -6,7 +6,8 @@ import { BoardError } from '../../machines/board-error.js';
 import { boardWith } from '../board/build.js';
 
 const NOW = Date.UTC(2026, 10, 22, 12);
-const pull = (within: string[] | null, principal = 'agent:r') => claim({ principal, workId: null, purpose: 'work', ttlMs: 60_000, leaseId: `lease-${principal}`, within });
+const pull = (within: string[] | null, principal = 'agent:r') =>
+  claim({ principal, workId: null, purpose: 'work', ttlMs: 60_000, leaseId: `lease-${principal}`, within });
 const code = (f: () => unknown) => {
   try {
     f();
@@ -28,13 +29,42 @@ describe('a principal limited to work ids', () => {
   });
 
   it('is refused an item outside them, named or by lease', () => {
-    expect(code(() => claim({ principal: 'agent:r', workId: 'W-1', purpose: 'work', ttlMs: 60_000, leaseId: 'l', within: ['W-2'] })(board, NOW))).toBe('PROJECT_SCOPE_DENIED');
+    expect(
+      code(() =>
+        claim({ principal: 'agent:r', workId: 'W-1', purpose: 'work', ttlMs: 60_000, leaseId: 'l', within: ['W-2'] })(
+          board,
+          NOW,
+        ),
+      ),
+    ).toBe('PROJECT_SCOPE_DENIED');
     const held = pull(null)(board, NOW).board; // agent:r holds W-4 under lease-agent:r
     for (const action of ['renew', 'release'] as const) {
-      expect(code(() => leaseAction({ principal: 'agent:r', leaseId: 'lease-agent:r', action, ttlMs: null, within: ['W-2'] })(held, NOW))).toBe('PROJECT_SCOPE_DENIED');
-      expect(code(() => leaseAction({ principal: 'agent:r', leaseId: 'lease-agent:r', action, ttlMs: null, within: ['W-4'] })(held, NOW))).toBe('accepted');
+      expect(
+        code(() =>
+          leaseAction({ principal: 'agent:r', leaseId: 'lease-agent:r', action, ttlMs: null, within: ['W-2'] })(
+            held,
+            NOW,
+          ),
+        ),
+      ).toBe('PROJECT_SCOPE_DENIED');
+      expect(
+        code(() =>
+          leaseAction({ principal: 'agent:r', leaseId: 'lease-agent:r', action, ttlMs: null, within: ['W-4'] })(
+            held,
+            NOW,
+          ),
+        ),
+      ).toBe('accepted');
     }
-    expect(code(() => submit({ principal: 'agent:r', leaseId: 'lease-agent:r', head: 'abcdef0', within: ['W-2'] })(held, NOW))).toBe('PROJECT_SCOPE_DENIED');
-    expect(code(() => submit({ principal: 'agent:r', leaseId: 'lease-agent:r', head: 'abcdef0', within: ['W-4'] })(held, NOW))).toBe('accepted');
+    expect(
+      code(() =>
+        submit({ principal: 'agent:r', leaseId: 'lease-agent:r', head: 'abcdef0', within: ['W-2'] })(held, NOW),
+      ),
+    ).toBe('PROJECT_SCOPE_DENIED');
+    expect(
+      code(() =>
+        submit({ principal: 'agent:r', leaseId: 'lease-agent:r', head: 'abcdef0', within: ['W-4'] })(held, NOW),
+      ),
+    ).toBe('accepted');
   });
 });

@@ -18,7 +18,9 @@ describe('create once', () => {
     expect(again.events).toEqual([]);
     expect(again.reply.map((i) => [i.workId, i.title])).toEqual([['W-4', 'first']]);
     // Without `once`, a second item is made as ever.
-    expect(createItems([promoted('third')], 'user:op', undefined)(first.board, NOW).reply.map((i) => i.workId)).toEqual(['W-5']);
+    expect(createItems([promoted('third')], 'user:op', undefined)(first.board, NOW).reply.map((i) => i.workId)).toEqual(
+      ['W-5'],
+    );
   });
 
   it('prefers a live item to a cancelled one carrying the label', () => {

@@ -6,7 +6,14 @@ import { boardFrom, entryCount, storedEntry, withStored, type Board } from '../.
 import { createItems, patchItem } from '../../machines/board-commands.js';
 import type { Decide, Decision } from '../../machines/board-decision.js';
 import { BoardError } from '../../machines/board-error.js';
-import { createClause, doctrineAction, itemsLinking, patchClause, proposeDoctrine, retiredSpecLinks } from '../../machines/doctrine-commands.js';
+import {
+  createClause,
+  doctrineAction,
+  itemsLinking,
+  patchClause,
+  proposeDoctrine,
+  retiredSpecLinks,
+} from '../../machines/doctrine-commands.js';
 import { graphOf, rewind } from '../../machines/restore-point.js';
 import { emptyBoard } from '../../machines/board.js';
 import { fields } from '../board/build.js';
@@ -39,11 +46,37 @@ const refused = (f: () => unknown): { code: string; details?: Record<string, unk
 describe('doctrine as board decisions', () => {
   it('proposes under a unique slug, logs each change with the entry’s view and never the expected digest', () => {
     const fleet = new Fleet();
-    const proposed = fleet.do(proposeDoctrine({ slug: 'tests-first', title: 'Tests first', text: 'Write the test first.', expectedDigest: DIGEST }, 'agent:a'));
-    expect(proposed.reply).toMatchObject({ slug: 'tests-first', status: 'proposed', level: 'advisory', agreements: 0, expectedDigestSet: true, version: 1 });
-    expect(proposed.events).toEqual([{ type: 'doctrine.proposed', actor: 'agent:a', workId: null, data: { slug: 'tests-first', entry: proposed.reply } }]);
+    const proposed = fleet.do(
+      proposeDoctrine(
+        { slug: 'tests-first', title: 'Tests first', text: 'Write the test first.', expectedDigest: DIGEST },
+        'agent:a',
+      ),
+    );
+    expect(proposed.reply).toMatchObject({
+      slug: 'tests-first',
+      status: 'proposed',
+      level: 'advisory',
+      agreements: 0,
+      expectedDigestSet: true,
+      version: 1,
+    });
+    expect(proposed.events).toEqual([
+      {
+        type: 'doctrine.proposed',
+        actor: 'agent:a',
+        workId: null,
+        data: { slug: 'tests-first', entry: proposed.reply },
+      },
+    ]);
     expect([...fleet.board.changed]).toEqual(['doctrine:tests-first']);
-    expect(refused(() => proposeDoctrine({ slug: 'tests-first', title: 'x', text: 'y', expectedDigest: null }, 'agent:b')(fleet.board, fleet.now))).toMatchObject({ code: 'DOCTRINE_EXISTS' });
+    expect(
+      refused(() =>
+        proposeDoctrine({ slug: 'tests-first', title: 'x', text: 'y', expectedDigest: null }, 'agent:b')(
+          fleet.board,
+          fleet.now,
+        ),
+      ),
+    ).toMatchObject({ code: 'DOCTRINE_EXISTS' });
 
     const agreed = fleet.do(doctrineAction('tests-first', 'agent:b', { type: 'AGREE' }));
     expect(agreed.reply.entry).toMatchObject({ agreements: 1, agreedBy: ['agent:b'], version: 2 });
@@ -52,23 +85,51 @@ describe('doctrine as board decisions', () => {
     expect(again).toMatchObject({ events: [], reply: { already: true, entry: { agreements: 1, version: 2 } } });
     expect(again.board).toBe(agreed.board);
 
-    expect(refused(() => doctrineAction('tests-first', 'agent:b', { type: 'BLIND_TEST', answerDigest: DIGEST })(fleet.board, fleet.now))).toEqual({ code: 'INVALID_TRANSITION', details: { slug: 'tests-first', state: 'proposed', allowed: ['AGREE', 'RATIFY', 'REJECT', 'SET_LEVEL'] } });
+    expect(
+      refused(() =>
+        doctrineAction('tests-first', 'agent:b', { type: 'BLIND_TEST', answerDigest: DIGEST })(fleet.board, fleet.now),
+      ),
+    ).toEqual({
+      code: 'INVALID_TRANSITION',
+      details: { slug: 'tests-first', state: 'proposed', allowed: ['AGREE', 'RATIFY', 'REJECT', 'SET_LEVEL'] },
+    });
     fleet.do(doctrineAction('tests-first', 'user:admin', { type: 'RATIFY' }));
     fleet.do(doctrineAction('tests-first', 'user:admin', { type: 'SET_LEVEL', level: 'required' }));
     const passed = fleet.do(doctrineAction('tests-first', 'agent:c', { type: 'BLIND_TEST', answerDigest: DIGEST }));
-    const failed = fleet.do(doctrineAction('tests-first', 'agent:d', { type: 'BLIND_TEST', answerDigest: `sha256:${'0'.repeat(64)}` }));
+    const failed = fleet.do(
+      doctrineAction('tests-first', 'agent:d', { type: 'BLIND_TEST', answerDigest: `sha256:${'0'.repeat(64)}` }),
+    );
     expect([passed.reply.result, failed.reply.result]).toEqual(['pass', 'fail']);
-    expect(failed.reply.entry).toMatchObject({ status: 'ratified', level: 'required', blindTests: { pass: 1, fail: 1 } });
-    expect(failed.events).toMatchObject([{ type: 'doctrine.blind_test', workId: null, data: { slug: 'tests-first', by: 'agent:d', result: 'fail' } }]);
-    expect(JSON.stringify([proposed, agreed, passed, failed].map((d) => [d.events, d.reply]))).not.toContain('d'.repeat(64));
-    expect(refused(() => doctrineAction('nope', 'agent:b', { type: 'AGREE' })(fleet.board, fleet.now))).toMatchObject({ code: 'DOCTRINE_NOT_FOUND' });
+    expect(failed.reply.entry).toMatchObject({
+      status: 'ratified',
+      level: 'required',
+      blindTests: { pass: 1, fail: 1 },
+    });
+    expect(failed.events).toMatchObject([
+      { type: 'doctrine.blind_test', workId: null, data: { slug: 'tests-first', by: 'agent:d', result: 'fail' } },
+    ]);
+    expect(JSON.stringify([proposed, agreed, passed, failed].map((d) => [d.events, d.reply]))).not.toContain(
+      'd'.repeat(64),
+    );
+    expect(refused(() => doctrineAction('nope', 'agent:b', { type: 'AGREE' })(fleet.board, fleet.now))).toMatchObject({
+      code: 'DOCTRINE_NOT_FOUND',
+    });
   });
 
   it('refuses a blind test of an entry with no expected digest', () => {
     const fleet = new Fleet();
-    fleet.do(proposeDoctrine({ slug: 'small-prs', title: 'Small PRs', text: 'Keep them small.', expectedDigest: null }, 'agent:a'));
+    fleet.do(
+      proposeDoctrine(
+        { slug: 'small-prs', title: 'Small PRs', text: 'Keep them small.', expectedDigest: null },
+        'agent:a',
+      ),
+    );
     fleet.do(doctrineAction('small-prs', 'user:admin', { type: 'RATIFY' }));
-    expect(refused(() => doctrineAction('small-prs', 'agent:b', { type: 'BLIND_TEST', answerDigest: DIGEST })(fleet.board, fleet.now))).toMatchObject({ code: 'DOCTRINE_BLIND_TEST_UNSET' });
+    expect(
+      refused(() =>
+        doctrineAction('small-prs', 'agent:b', { type: 'BLIND_TEST', answerDigest: DIGEST })(fleet.board, fleet.now),
+      ),
+    ).toMatchObject({ code: 'DOCTRINE_BLIND_TEST_UNSET' });
   });
 });
 
@@ -81,22 +142,36 @@ describe('spec clauses as board decisions', () => {
     expect(one.reply).toMatchObject({ status: 'draft', version: 1, linkedBy: [] });
     const accepted = fleet.do(patchClause({ clauseId: 'S-1', version: 1, status: 'accepted' }, 'user:admin'));
     expect(accepted.reply).toMatchObject({ status: 'accepted', version: 2, updatedBy: 'user:admin' });
-    expect(accepted.events).toMatchObject([{ type: 'spec.updated', workId: null, data: { clauseId: 'S-1', fields: ['status'], clause: { version: 2 } } }]);
+    expect(accepted.events).toMatchObject([
+      { type: 'spec.updated', workId: null, data: { clauseId: 'S-1', fields: ['status'], clause: { version: 2 } } },
+    ]);
     const before = fleet.board;
-    expect(refused(() => patchClause({ clauseId: 'S-1', version: 1, title: 'stale' }, 'user:admin')(fleet.board, fleet.now))).toEqual({ code: 'VERSION_MISMATCH', details: { clauseId: 'S-1', version: 2 } });
+    expect(
+      refused(() => patchClause({ clauseId: 'S-1', version: 1, title: 'stale' }, 'user:admin')(fleet.board, fleet.now)),
+    ).toEqual({ code: 'VERSION_MISMATCH', details: { clauseId: 'S-1', version: 2 } });
     expect(fleet.board).toBe(before);
-    expect(fleet.do(patchClause({ clauseId: 'S-1', version: 2, status: 'accepted' }, 'user:admin'))).toMatchObject({ events: [], reply: { version: 2 } });
-    expect(refused(() => patchClause({ clauseId: 'S-9', version: 1 }, 'user:admin')(fleet.board, fleet.now))).toMatchObject({ code: 'SPEC_CLAUSE_NOT_FOUND' });
+    expect(fleet.do(patchClause({ clauseId: 'S-1', version: 2, status: 'accepted' }, 'user:admin'))).toMatchObject({
+      events: [],
+      reply: { version: 2 },
+    });
+    expect(
+      refused(() => patchClause({ clauseId: 'S-9', version: 1 }, 'user:admin')(fleet.board, fleet.now)),
+    ).toMatchObject({ code: 'SPEC_CLAUSE_NOT_FOUND' });
   });
 
   it('lists the items linking each clause, and those linking a retired one', () => {
     const fleet = new Fleet();
     fleet.do(createClause({ title: 'Auth', text: 'x' }, 'user:admin'));
-    fleet.do(createItems([fields('a', { spec: ['S-1'] }), fields('b', { spec: ['S-1', 'S-2'] }), fields('c')], 'agent:a'));
+    fleet.do(
+      createItems([fields('a', { spec: ['S-1'] }), fields('b', { spec: ['S-1', 'S-2'] }), fields('c')], 'agent:a'),
+    );
     expect(itemsLinking(fleet.board, 'S-1')).toEqual(['W-1', 'W-2']);
     expect(retiredSpecLinks(fleet.board)).toEqual([]);
     fleet.do(patchClause({ clauseId: 'S-1', version: 1, status: 'retired' }, 'user:admin'));
-    expect(retiredSpecLinks(fleet.board)).toEqual([{ workId: 'W-1', clauseId: 'S-1' }, { workId: 'W-2', clauseId: 'S-1' }]);
+    expect(retiredSpecLinks(fleet.board)).toEqual([
+      { workId: 'W-1', clauseId: 'S-1' },
+      { workId: 'W-2', clauseId: 'S-1' },
+    ]);
     fleet.do(patchItem('W-1', { spec: [] }, undefined, 'agent:a'));
     expect(retiredSpecLinks(fleet.board)).toEqual([{ workId: 'W-2', clauseId: 'S-1' }]);
     expectIndexesRebuilt(fleet.board);
@@ -106,12 +181,22 @@ describe('spec clauses as board decisions', () => {
 describe('item links to doctrine', () => {
   it('are checked against the board’s entries inside the decision, a rejected entry counting as present', () => {
     const fleet = new Fleet();
-    expect(refused(() => createItems([fields('a'), fields('b', { doctrine: ['tests-first'] })], 'agent:a')(fleet.board, fleet.now))).toEqual({ code: 'DOCTRINE_LINK_NOT_FOUND', details: { slug: 'tests-first' } });
+    expect(
+      refused(() =>
+        createItems([fields('a'), fields('b', { doctrine: ['tests-first'] })], 'agent:a')(fleet.board, fleet.now),
+      ),
+    ).toEqual({ code: 'DOCTRINE_LINK_NOT_FOUND', details: { slug: 'tests-first' } });
     fleet.do(proposeDoctrine({ slug: 'tests-first', title: 't', text: 't', expectedDigest: null }, 'agent:a'));
     fleet.do(createItems([fields('a', { doctrine: ['tests-first'] })], 'agent:a'));
-    expect(refused(() => patchItem('W-1', { doctrine: ['tests-first', 'missing'] }, undefined, 'agent:a')(fleet.board, fleet.now))).toEqual({ code: 'DOCTRINE_LINK_NOT_FOUND', details: { slug: 'missing' } });
+    expect(
+      refused(() =>
+        patchItem('W-1', { doctrine: ['tests-first', 'missing'] }, undefined, 'agent:a')(fleet.board, fleet.now),
+      ),
+    ).toEqual({ code: 'DOCTRINE_LINK_NOT_FOUND', details: { slug: 'missing' } });
     fleet.do(doctrineAction('tests-first', 'user:admin', { type: 'REJECT' }));
-    expect(fleet.do(patchItem('W-1', { doctrine: ['tests-first'], title: 'renamed' }, undefined, 'agent:a')).reply.title).toBe('renamed');
+    expect(
+      fleet.do(patchItem('W-1', { doctrine: ['tests-first'], title: 'renamed' }, undefined, 'agent:a')).reply.title,
+    ).toBe('renamed');
   });
 });
 

@@ -8,6 +8,7 @@ export function expectIndexesRebuilt(board: Board): void {
   for (const [name, tree] of Object.entries(board.index)) {
     const fresh = rebuilt[name as keyof typeof rebuilt];
     if (name === 'counts') expect(tree, name).toEqual(fresh);
-    else expect((tree as { toArray(): unknown[] }).toArray(), name).toEqual((fresh as { toArray(): unknown[] }).toArray());
+    else
+      expect((tree as { toArray(): unknown[] }).toArray(), name).toEqual((fresh as { toArray(): unknown[] }).toArray());
   }
 }

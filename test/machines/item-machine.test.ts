@@ -7,20 +7,41 @@ import { ITEM_STATES, type ItemEvent, type ItemLife, type ItemState } from '../.
 const T0 = 1_000_000;
 const HEAD = 'a1b2c3d';
 const NEW_HEAD = 'e4f5a6b7';
-const lease = (holder: string, purpose: 'work' | 'verify' = 'work', over: Partial<NonNullable<ItemLife['lease']>> = {}) => ({
-  leaseId: `L-${holder}`, holder, purpose, fencingToken: 7, grantedAt: T0, expiresAt: T0 + 60_000, hardExpiresAt: T0 + 24 * 3600_000, ttlMs: 60_000, ...over,
+const lease = (
+  holder: string,
+  purpose: 'work' | 'verify' = 'work',
+  over: Partial<NonNullable<ItemLife['lease']>> = {},
+) => ({
+  leaseId: `L-${holder}`,
+  holder,
+  purpose,
+  fencingToken: 7,
+  grantedAt: T0,
+  expiresAt: T0 + 60_000,
+  hardExpiresAt: T0 + 24 * 3600_000,
+  ttlMs: 60_000,
+  ...over,
 });
 
 /** A stored item in `state`, as the lifecycle would have left it. */
 function item(state: ItemState, over: Partial<ItemLife> = {}): { state: ItemState; life: ItemLife } {
   const life = initialLife(over.verify ?? 'required', 3);
   if (state === 'claimed') Object.assign(life, { lease: lease('agent:w'), workHolders: ['agent:w'] });
-  if (state === 'awaiting_verify' || state === 'verifying' || state === 'done') Object.assign(life, { submission: { head: HEAD, by: 'agent:w', at: T0 }, workHolders: ['agent:w'] });
+  if (state === 'awaiting_verify' || state === 'verifying' || state === 'done')
+    Object.assign(life, { submission: { head: HEAD, by: 'agent:w', at: T0 }, workHolders: ['agent:w'] });
   if (state === 'verifying') Object.assign(life, { lease: lease('agent:v', 'verify') });
   return { state, life: { ...life, ...over } };
 }
 
-const claim = (principal: string, purpose: 'work' | 'verify' = 'work'): ItemEvent => ({ type: 'CLAIM', principal, purpose, leaseId: `L-${principal}`, fencingToken: 9, ttlMs: 60_000, now: T0 });
+const claim = (principal: string, purpose: 'work' | 'verify' = 'work'): ItemEvent => ({
+  type: 'CLAIM',
+  principal,
+  purpose,
+  leaseId: `L-${principal}`,
+  fencingToken: 9,
+  ttlMs: 60_000,
+  now: T0,
+});
 
 interface Row {
   from: ItemState;
@@ -35,41 +56,163 @@ const TABLE: Row[] = [
   { from: 'pending', event: { type: 'DEPS_DONE' }, to: 'ready' },
   { from: 'ready', event: { type: 'DEP_REOPENED' }, to: 'pending' },
   { from: 'ready', event: claim('agent:w'), to: 'claimed', emits: ['lease.granted'] },
-  { from: 'claimed', event: { type: 'RENEW', leaseId: 'L-agent:w', ttlMs: 60_000, now: T0 + 1000 }, to: 'claimed', emits: ['lease.renewed'] },
-  { from: 'claimed', event: { type: 'PROGRESS', leaseId: 'L-agent:w', now: T0 + 1000 }, to: 'claimed', emits: ['lease.renewed'] },
-  { from: 'claimed', event: { type: 'RELEASE', leaseId: 'L-agent:w', now: T0 + 1000 }, to: 'ready', emits: ['lease.released'] },
+  {
+    from: 'claimed',
+    event: { type: 'RENEW', leaseId: 'L-agent:w', ttlMs: 60_000, now: T0 + 1000 },
+    to: 'claimed',
+    emits: ['lease.renewed'],
+  },
+  {
+    from: 'claimed',
+    event: { type: 'PROGRESS', leaseId: 'L-agent:w', now: T0 + 1000 },
+    to: 'claimed',
+    emits: ['lease.renewed'],
+  },
+  {
+    from: 'claimed',
+    event: { type: 'RELEASE', leaseId: 'L-agent:w', now: T0 + 1000 },
+    to: 'ready',
+    emits: ['lease.released'],
+  },
   { from: 'claimed', event: { type: 'EXPIRE', now: T0 + 60_000 }, to: 'ready', emits: ['lease.expired'] },
-  { from: 'claimed', over: { attempts: 2 }, event: { type: 'EXPIRE', now: T0 + 60_000 }, to: 'blocked', emits: ['lease.expired'] },
-  { from: 'claimed', over: { verify: 'none' }, event: { type: 'SUBMIT', leaseId: 'L-agent:w', head: HEAD, now: T0 + 1 }, to: 'done', emits: ['item.submitted'] },
-  { from: 'claimed', event: { type: 'SUBMIT', leaseId: 'L-agent:w', head: HEAD, now: T0 + 1 }, to: 'awaiting_verify', emits: ['item.submitted'] },
+  {
+    from: 'claimed',
+    over: { attempts: 2 },
+    event: { type: 'EXPIRE', now: T0 + 60_000 },
+    to: 'blocked',
+    emits: ['lease.expired'],
+  },
+  {
+    from: 'claimed',
+    over: { verify: 'none' },
+    event: { type: 'SUBMIT', leaseId: 'L-agent:w', head: HEAD, now: T0 + 1 },
+    to: 'done',
+    emits: ['item.submitted'],
+  },
+  {
+    from: 'claimed',
+    event: { type: 'SUBMIT', leaseId: 'L-agent:w', head: HEAD, now: T0 + 1 },
+    to: 'awaiting_verify',
+    emits: ['item.submitted'],
+  },
   { from: 'awaiting_verify', event: claim('agent:v', 'verify'), to: 'verifying', emits: ['lease.granted'] },
-  { from: 'awaiting_verify', event: { type: 'SUPERSEDE', principal: 'agent:w', head: NEW_HEAD, now: T0 }, to: 'awaiting_verify', emits: ['item.superseded'] },
-  { from: 'verifying', event: { type: 'SUPERSEDE', principal: 'agent:w', head: NEW_HEAD, now: T0 }, to: 'awaiting_verify', emits: ['lease.revoked', 'item.superseded'] },
-  { from: 'awaiting_verify', event: { type: 'VERIFY', principal: 'agent:v', head: HEAD, verdict: 'pass', finding: null, now: T0 }, to: 'done', emits: ['item.verified'] },
-  { from: 'verifying', event: { type: 'VERIFY', principal: 'agent:v', head: HEAD, verdict: 'pass', finding: null, now: T0 }, to: 'done', emits: ['item.verified'] },
-  { from: 'awaiting_verify', event: { type: 'VERIFY', principal: 'agent:v', head: HEAD, verdict: 'fail', finding: `sha256:${'f'.repeat(64)}`, now: T0 }, to: 'ready', emits: ['item.verified'] },
-  { from: 'verifying', event: { type: 'VERIFY', principal: 'agent:v', head: HEAD, verdict: 'fail', finding: `sha256:${'f'.repeat(64)}`, now: T0 }, to: 'ready', emits: ['item.verified'] },
+  {
+    from: 'awaiting_verify',
+    event: { type: 'SUPERSEDE', principal: 'agent:w', head: NEW_HEAD, now: T0 },
+    to: 'awaiting_verify',
+    emits: ['item.superseded'],
+  },
+  {
+    from: 'verifying',
+    event: { type: 'SUPERSEDE', principal: 'agent:w', head: NEW_HEAD, now: T0 },
+    to: 'awaiting_verify',
+    emits: ['lease.revoked', 'item.superseded'],
+  },
+  {
+    from: 'awaiting_verify',
+    event: { type: 'VERIFY', principal: 'agent:v', head: HEAD, verdict: 'pass', finding: null, now: T0 },
+    to: 'done',
+    emits: ['item.verified'],
+  },
+  {
+    from: 'verifying',
+    event: { type: 'VERIFY', principal: 'agent:v', head: HEAD, verdict: 'pass', finding: null, now: T0 },
+    to: 'done',
+    emits: ['item.verified'],
+  },
+  {
+    from: 'awaiting_verify',
+    event: {
+      type: 'VERIFY',
+      principal: 'agent:v',
+      head: HEAD,
+      verdict: 'fail',
+      finding: `sha256:${'f'.repeat(64)}`,
+      now: T0,
+    },
+    to: 'ready',
+    emits: ['item.verified'],
+  },
+  {
+    from: 'verifying',
+    event: {
+      type: 'VERIFY',
+      principal: 'agent:v',
+      head: HEAD,
+      verdict: 'fail',
+      finding: `sha256:${'f'.repeat(64)}`,
+      now: T0,
+    },
+    to: 'ready',
+    emits: ['item.verified'],
+  },
   { from: 'verifying', event: { type: 'EXPIRE', now: T0 + 60_000 }, to: 'awaiting_verify', emits: ['lease.expired'] },
-  ...(['pending', 'ready', 'awaiting_verify'] as const).map((from): Row => ({ from, event: { type: 'BLOCK', reason: 'ops', now: T0 }, to: 'blocked', emits: [] })),
-  ...(['claimed', 'verifying'] as const).map((from): Row => ({ from, event: { type: 'BLOCK', reason: 'ops', now: T0 }, to: 'blocked', emits: ['lease.revoked'] })),
+  ...(['pending', 'ready', 'awaiting_verify'] as const).map((from): Row => ({
+    from,
+    event: { type: 'BLOCK', reason: 'ops', now: T0 },
+    to: 'blocked',
+    emits: [],
+  })),
+  ...(['claimed', 'verifying'] as const).map((from): Row => ({
+    from,
+    event: { type: 'BLOCK', reason: 'ops', now: T0 },
+    to: 'blocked',
+    emits: ['lease.revoked'],
+  })),
   { from: 'blocked', event: { type: 'UNBLOCK', depsDone: true, now: T0 }, to: 'ready' },
   { from: 'blocked', event: { type: 'UNBLOCK', depsDone: false, now: T0 }, to: 'pending' },
-  ...(['pending', 'ready', 'awaiting_verify', 'blocked'] as const).map((from): Row => ({ from, event: { type: 'CANCEL', reason: 'ops', now: T0 }, to: 'cancelled', emits: [] })),
-  ...(['claimed', 'verifying'] as const).map((from): Row => ({ from, event: { type: 'CANCEL', reason: 'ops', now: T0 }, to: 'cancelled', emits: ['lease.revoked'] })),
+  ...(['pending', 'ready', 'awaiting_verify', 'blocked'] as const).map((from): Row => ({
+    from,
+    event: { type: 'CANCEL', reason: 'ops', now: T0 },
+    to: 'cancelled',
+    emits: [],
+  })),
+  ...(['claimed', 'verifying'] as const).map((from): Row => ({
+    from,
+    event: { type: 'CANCEL', reason: 'ops', now: T0 },
+    to: 'cancelled',
+    emits: ['lease.revoked'],
+  })),
   ...(['done', 'cancelled'] as const).flatMap((from): Row[] => [
     { from, event: { type: 'REOPEN', depsDone: true, now: T0 }, to: 'ready' },
     { from, event: { type: 'REOPEN', depsDone: false, now: T0 }, to: 'pending' },
   ]),
-  { from: 'awaiting_verify', event: { type: 'OVERRIDE', principal: 'user:op', reason: 'hotfix', now: T0 }, to: 'done', emits: ['item.overridden'] },
-  { from: 'verifying', event: { type: 'OVERRIDE', principal: 'user:op', reason: 'hotfix', now: T0 }, to: 'done', emits: ['lease.revoked', 'item.overridden'] },
+  {
+    from: 'awaiting_verify',
+    event: { type: 'OVERRIDE', principal: 'user:op', reason: 'hotfix', now: T0 },
+    to: 'done',
+    emits: ['item.overridden'],
+  },
+  {
+    from: 'verifying',
+    event: { type: 'OVERRIDE', principal: 'user:op', reason: 'hotfix', now: T0 },
+    to: 'done',
+    emits: ['lease.revoked', 'item.overridden'],
+  },
 ];
 
 // The rules below the table, as refusals.
 const REFUSALS: Row[] = [
-  { from: 'claimed', event: { type: 'SUBMIT', leaseId: 'L-stale', head: HEAD, now: T0 + 1 }, to: { refused: 'LEASE_NOT_HELD' } },
-  { from: 'claimed', event: { type: 'SUBMIT', leaseId: 'L-agent:w', head: HEAD, now: T0 + 60_000 }, to: { refused: 'LEASE_EXPIRED' } },
-  { from: 'claimed', event: { type: 'RENEW', leaseId: 'L-other', ttlMs: 1000, now: T0 }, to: { refused: 'LEASE_NOT_HELD' } },
-  { from: 'claimed', event: { type: 'PROGRESS', leaseId: 'L-agent:w', now: T0 + 61_000 }, to: { refused: 'LEASE_EXPIRED' } },
+  {
+    from: 'claimed',
+    event: { type: 'SUBMIT', leaseId: 'L-stale', head: HEAD, now: T0 + 1 },
+    to: { refused: 'LEASE_NOT_HELD' },
+  },
+  {
+    from: 'claimed',
+    event: { type: 'SUBMIT', leaseId: 'L-agent:w', head: HEAD, now: T0 + 60_000 },
+    to: { refused: 'LEASE_EXPIRED' },
+  },
+  {
+    from: 'claimed',
+    event: { type: 'RENEW', leaseId: 'L-other', ttlMs: 1000, now: T0 },
+    to: { refused: 'LEASE_NOT_HELD' },
+  },
+  {
+    from: 'claimed',
+    event: { type: 'PROGRESS', leaseId: 'L-agent:w', now: T0 + 61_000 },
+    to: { refused: 'LEASE_EXPIRED' },
+  },
   { from: 'claimed', event: { type: 'RELEASE', leaseId: 'L-other', now: T0 }, to: { refused: 'LEASE_NOT_HELD' } },
   { from: 'claimed', event: claim('agent:x'), to: { refused: 'ITEM_NOT_READY' } },
   { from: 'pending', event: claim('agent:x'), to: { refused: 'ITEM_NOT_READY' } },
@@ -82,18 +225,43 @@ const REFUSALS: Row[] = [
     { from, event: claim('agent:x', 'verify'), to: { refused: 'ITEM_NOT_READY' } },
   ]),
   { from: 'awaiting_verify', event: claim('agent:w', 'verify'), to: { refused: 'VERIFY_NOT_INDEPENDENT' } },
-  { from: 'awaiting_verify', over: { workHolders: ['agent:w', 'agent:h'] }, event: claim('agent:h', 'verify'), to: { refused: 'VERIFY_NOT_INDEPENDENT' } },
-  { from: 'awaiting_verify', event: { type: 'VERIFY', principal: 'agent:w', head: HEAD, verdict: 'pass', finding: null, now: T0 }, to: { refused: 'VERIFY_NOT_INDEPENDENT' } },
-  { from: 'awaiting_verify', event: { type: 'VERIFY', principal: 'agent:v', head: NEW_HEAD, verdict: 'pass', finding: null, now: T0 }, to: { refused: 'HEAD_MISMATCH' } },
-  { from: 'awaiting_verify', event: { type: 'VERIFY', principal: 'agent:v', head: HEAD, verdict: 'fail', finding: null, now: T0 }, to: { refused: 'FINDING_REQUIRED' } },
+  {
+    from: 'awaiting_verify',
+    over: { workHolders: ['agent:w', 'agent:h'] },
+    event: claim('agent:h', 'verify'),
+    to: { refused: 'VERIFY_NOT_INDEPENDENT' },
+  },
+  {
+    from: 'awaiting_verify',
+    event: { type: 'VERIFY', principal: 'agent:w', head: HEAD, verdict: 'pass', finding: null, now: T0 },
+    to: { refused: 'VERIFY_NOT_INDEPENDENT' },
+  },
+  {
+    from: 'awaiting_verify',
+    event: { type: 'VERIFY', principal: 'agent:v', head: NEW_HEAD, verdict: 'pass', finding: null, now: T0 },
+    to: { refused: 'HEAD_MISMATCH' },
+  },
+  {
+    from: 'awaiting_verify',
+    event: { type: 'VERIFY', principal: 'agent:v', head: HEAD, verdict: 'fail', finding: null, now: T0 },
+    to: { refused: 'FINDING_REQUIRED' },
+  },
   {
     from: 'awaiting_verify',
     over: { verifications: [{ by: 'agent:v', head: HEAD, verdict: 'fail', finding: 'sha256:x', at: T0 }] },
     event: { type: 'VERIFY', principal: 'agent:v', head: HEAD, verdict: 'pass', finding: null, now: T0 },
     to: { refused: 'EVIDENCE_EXISTS' },
   },
-  { from: 'awaiting_verify', event: { type: 'SUPERSEDE', principal: 'agent:x', head: NEW_HEAD, now: T0 }, to: { refused: 'NOT_SUBMITTER' } },
-  { from: 'awaiting_verify', event: { type: 'SUPERSEDE', principal: 'agent:w', head: HEAD, now: T0 }, to: { refused: 'HEAD_MISMATCH' } },
+  {
+    from: 'awaiting_verify',
+    event: { type: 'SUPERSEDE', principal: 'agent:x', head: NEW_HEAD, now: T0 },
+    to: { refused: 'NOT_SUBMITTER' },
+  },
+  {
+    from: 'awaiting_verify',
+    event: { type: 'SUPERSEDE', principal: 'agent:w', head: HEAD, now: T0 },
+    to: { refused: 'HEAD_MISMATCH' },
+  },
   { from: 'claimed', event: { type: 'EXPIRE', now: T0 + 59_999 }, to: 'unchanged' },
   { from: 'verifying', event: { type: 'EXPIRE', now: T0 + 59_999 }, to: 'unchanged' },
 ];
@@ -104,7 +272,15 @@ function run(row: Row) {
 }
 
 describe('item lifecycle: DOMAIN.md table', () => {
-  it.each(TABLE.map((r) => [`${r.from} --${r.event.type}${'purpose' in r.event ? `(${r.event.purpose})` : ''}${'depsDone' in r.event ? `(deps ${r.event.depsDone ? 'done' : 'open'})` : ''}--> ${String(r.to)}`, r] as const))('%s', (_, row) => {
+  it.each(
+    TABLE.map(
+      (r) =>
+        [
+          `${r.from} --${r.event.type}${'purpose' in r.event ? `(${r.event.purpose})` : ''}${'depsDone' in r.event ? `(deps ${r.event.depsDone ? 'done' : 'open'})` : ''}--> ${String(r.to)}`,
+          r,
+        ] as const,
+    ),
+  )('%s', (_, row) => {
     const result = run(row);
     expect(result.kind).toBe('moved');
     if (result.kind !== 'moved') return;
@@ -112,15 +288,30 @@ describe('item lifecycle: DOMAIN.md table', () => {
     expect(result.emitted.map((e) => e.type)).toEqual(row.emits ?? []);
   });
 
-  it.each(REFUSALS.map((r) => [`${r.from} --${r.event.type}${'purpose' in r.event ? `(${r.event.purpose})` : ''}--> ${JSON.stringify(r.to)}`, r] as const))('%s', (_, row) => {
+  it.each(
+    REFUSALS.map(
+      (r) =>
+        [
+          `${r.from} --${r.event.type}${'purpose' in r.event ? `(${r.event.purpose})` : ''}--> ${JSON.stringify(r.to)}`,
+          r,
+        ] as const,
+    ),
+  )('%s', (_, row) => {
     const result = run(row);
     if (row.to === 'unchanged') expect(result).toEqual({ kind: 'unchanged' });
     else expect(result).toEqual({ kind: 'refused', code: (row.to as { refused: string }).refused });
   });
 
   it('answers events a state does not take with the state and the events it does take', () => {
-    expect(step('done', item('done').life, { type: 'SUBMIT', leaseId: 'x', head: HEAD, now: T0 })).toEqual({ kind: 'invalid', state: 'done', allowed: ['CLAIM', 'REOPEN'] });
-    expect(step('pending', item('pending').life, { type: 'SUBMIT', leaseId: 'x', head: HEAD, now: T0 })).toMatchObject({ kind: 'invalid', allowed: expect.arrayContaining(['DEPS_DONE', 'CLAIM', 'BLOCK', 'CANCEL']) });
+    expect(step('done', item('done').life, { type: 'SUBMIT', leaseId: 'x', head: HEAD, now: T0 })).toEqual({
+      kind: 'invalid',
+      state: 'done',
+      allowed: ['CLAIM', 'REOPEN'],
+    });
+    expect(step('pending', item('pending').life, { type: 'SUBMIT', leaseId: 'x', head: HEAD, now: T0 })).toMatchObject({
+      kind: 'invalid',
+      allowed: expect.arrayContaining(['DEPS_DONE', 'CLAIM', 'BLOCK', 'CANCEL']),
+    });
     for (const state of ['done', 'cancelled'] as const) expect(acceptedEvents(state)).not.toContain('BLOCK');
     for (const state of ITEM_STATES) expect(acceptedEvents(state).length).toBeGreaterThan(0);
   });
@@ -140,7 +331,23 @@ describe('item lifecycle: the whole state x event matrix', () => {
     blocked: ['CLAIM', 'UNBLOCK', 'CANCEL'],
     cancelled: ['CLAIM', 'REOPEN'],
   };
-  const ALL_EVENTS = ['DEPS_DONE', 'DEP_REOPENED', 'CLAIM', 'RENEW', 'PROGRESS', 'RELEASE', 'EXPIRE', 'SUBMIT', 'SUPERSEDE', 'VERIFY', 'BLOCK', 'UNBLOCK', 'CANCEL', 'REOPEN', 'OVERRIDE'] as const;
+  const ALL_EVENTS = [
+    'DEPS_DONE',
+    'DEP_REOPENED',
+    'CLAIM',
+    'RENEW',
+    'PROGRESS',
+    'RELEASE',
+    'EXPIRE',
+    'SUBMIT',
+    'SUPERSEDE',
+    'VERIFY',
+    'BLOCK',
+    'UNBLOCK',
+    'CANCEL',
+    'REOPEN',
+    'OVERRIDE',
+  ] as const;
 
   it.each(ITEM_STATES.map((s) => [s] as const))('%s takes exactly the events of the table', (state) => {
     expect([...acceptedEvents(state)].sort()).toEqual([...EXPECTED[state]].sort());
@@ -156,7 +363,12 @@ describe('item lifecycle: what each move leaves behind', () => {
   it('a claim grants the lease with the given fencing token and records the work holder', () => {
     const r = step('ready', item('ready').life, claim('agent:w'));
     if (r.kind !== 'moved') throw new Error(r.kind);
-    expect(r.life.lease).toMatchObject({ holder: 'agent:w', fencingToken: 9, expiresAt: T0 + 60_000, hardExpiresAt: T0 + 24 * 3600_000 });
+    expect(r.life.lease).toMatchObject({
+      holder: 'agent:w',
+      fencingToken: 9,
+      expiresAt: T0 + 60_000,
+      hardExpiresAt: T0 + 24 * 3600_000,
+    });
     expect(r.life.workHolders).toEqual(['agent:w']);
   });
 
@@ -172,19 +384,40 @@ describe('item lifecycle: what each move leaves behind', () => {
     if (expired.kind !== 'moved') throw new Error(expired.kind);
     expect(expired.life).toMatchObject({ attempts: 1, lease: null, workHolders: [] });
     const finding = `sha256:${'a'.repeat(64)}`;
-    const failed = step('awaiting_verify', item('awaiting_verify').life, { type: 'VERIFY', principal: 'agent:v', head: HEAD, verdict: 'fail', finding, now: T0 });
+    const failed = step('awaiting_verify', item('awaiting_verify').life, {
+      type: 'VERIFY',
+      principal: 'agent:v',
+      head: HEAD,
+      verdict: 'fail',
+      finding,
+      now: T0,
+    });
     if (failed.kind !== 'moved') throw new Error(failed.kind);
-    expect(failed.life).toMatchObject({ attempts: 1, finding, verifications: [{ by: 'agent:v', verdict: 'fail', head: HEAD }] });
+    expect(failed.life).toMatchObject({
+      attempts: 1,
+      finding,
+      verifications: [{ by: 'agent:v', verdict: 'fail', head: HEAD }],
+    });
   });
 
   it('an override marks the item as having bypassed the gate', () => {
-    const r = step('awaiting_verify', item('awaiting_verify').life, { type: 'OVERRIDE', principal: 'user:op', reason: 'hotfix', now: T0 });
+    const r = step('awaiting_verify', item('awaiting_verify').life, {
+      type: 'OVERRIDE',
+      principal: 'user:op',
+      reason: 'hotfix',
+      now: T0,
+    });
     if (r.kind !== 'moved') throw new Error(r.kind);
     expect(r.life.overridden).toEqual({ by: 'user:op', reason: 'hotfix', at: T0 });
   });
 
   it('a supersede moves the head and keeps the submitter', () => {
-    const r = step('verifying', item('verifying').life, { type: 'SUPERSEDE', principal: 'agent:w', head: NEW_HEAD, now: T0 + 5 });
+    const r = step('verifying', item('verifying').life, {
+      type: 'SUPERSEDE',
+      principal: 'agent:w',
+      head: NEW_HEAD,
+      now: T0 + 5,
+    });
     if (r.kind !== 'moved') throw new Error(r.kind);
     expect(r.life).toMatchObject({ submission: { head: NEW_HEAD, by: 'agent:w' }, lease: null });
   });

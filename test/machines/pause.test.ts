@@ -20,13 +20,30 @@ const DIGEST = `sha256:${'d'.repeat(64)}`;
 
 /** W-1 claimed by agent:a (lease-1), W-2 awaiting verification (submitted by agent:a), W-3 ready; a doctrine entry and a clause. */
 function working(): Board {
-  let board = createItems([fields('claimed'), fields('gated', { verify: 'required' }), fields('ready')], 'user:o')(emptyBoard(), T0).board;
+  let board = createItems([fields('claimed'), fields('gated', { verify: 'required' }), fields('ready')], 'user:o')(
+    emptyBoard(),
+    T0,
+  ).board;
   const step = (decide: Decide<unknown>) => (board = decide(board, T0).board);
   step(claim({ principal: 'agent:a', workId: 'W-1', purpose: 'work', ttlMs: TTL, leaseId: 'lease-1' }));
   step(claim({ principal: 'agent:a', workId: 'W-2', purpose: 'work', ttlMs: TTL, leaseId: 'lease-2' }));
   step(submit({ principal: 'agent:a', leaseId: 'lease-2', head: HEAD }));
-  step(decisionOf({ kind: 'propose-doctrine', input: { slug: 'tests-first', title: 'Tests first', text: 'Write the test first.', expectedDigest: null }, actor: 'agent:a' }, NO_POINTS) as Decide<unknown>);
-  step(decisionOf({ kind: 'create-clause', input: { title: 'Clause', text: 'Text.' }, actor: 'user:o' }, NO_POINTS) as Decide<unknown>);
+  step(
+    decisionOf(
+      {
+        kind: 'propose-doctrine',
+        input: { slug: 'tests-first', title: 'Tests first', text: 'Write the test first.', expectedDigest: null },
+        actor: 'agent:a',
+      },
+      NO_POINTS,
+    ) as Decide<unknown>,
+  );
+  step(
+    decisionOf(
+      { kind: 'create-clause', input: { title: 'Clause', text: 'Text.' }, actor: 'user:o' },
+      NO_POINTS,
+    ) as Decide<unknown>,
+  );
   return board;
 }
 
@@ -36,16 +53,58 @@ const paused = (): Board => setPaused(true, 'user:o')(working(), T0 + 1000).boar
 
 /** Commands a paused board refuses, one of each kind and every item event a route sends. */
 const REFUSED: [string, BoardCommand][] = [
-  ['pull-next claim', { kind: 'claim', input: { principal: 'agent:b', workId: null, purpose: 'work', ttlMs: TTL, leaseId: 'lease-b' } }],
-  ['claim repeated by its holder', { kind: 'claim', input: { principal: 'agent:a', workId: 'W-1', purpose: 'work', ttlMs: TTL, leaseId: 'lease-again' } }],
-  ['verify claim', { kind: 'claim', input: { principal: 'agent:c', workId: 'W-2', purpose: 'verify', ttlMs: TTL, leaseId: 'lease-c' } }],
+  [
+    'pull-next claim',
+    { kind: 'claim', input: { principal: 'agent:b', workId: null, purpose: 'work', ttlMs: TTL, leaseId: 'lease-b' } },
+  ],
+  [
+    'claim repeated by its holder',
+    {
+      kind: 'claim',
+      input: { principal: 'agent:a', workId: 'W-1', purpose: 'work', ttlMs: TTL, leaseId: 'lease-again' },
+    },
+  ],
+  [
+    'verify claim',
+    {
+      kind: 'claim',
+      input: { principal: 'agent:c', workId: 'W-2', purpose: 'verify', ttlMs: TTL, leaseId: 'lease-c' },
+    },
+  ],
   ['submit', { kind: 'submit', input: { principal: 'agent:a', leaseId: 'lease-1', head: HEAD } }],
-  ['progress', { kind: 'progress', input: { principal: 'agent:a', workId: 'W-1', leaseId: 'lease-1', note: 'half way' } }],
-  ['supersede', { kind: 'event', workId: 'W-2', actor: 'agent:a', event: { type: 'SUPERSEDE', principal: 'agent:a', head: '1234567' } }],
-  ['verify', { kind: 'event', workId: 'W-2', actor: 'agent:c', event: { type: 'VERIFY', principal: 'agent:c', head: HEAD, verdict: 'pass', finding: null } }],
+  [
+    'progress',
+    { kind: 'progress', input: { principal: 'agent:a', workId: 'W-1', leaseId: 'lease-1', note: 'half way' } },
+  ],
+  [
+    'supersede',
+    {
+      kind: 'event',
+      workId: 'W-2',
+      actor: 'agent:a',
+      event: { type: 'SUPERSEDE', principal: 'agent:a', head: '1234567' },
+    },
+  ],
+  [
+    'verify',
+    {
+      kind: 'event',
+      workId: 'W-2',
+      actor: 'agent:c',
+      event: { type: 'VERIFY', principal: 'agent:c', head: HEAD, verdict: 'pass', finding: null },
+    },
+  ],
   ['block', { kind: 'event', workId: 'W-3', actor: 'user:o', event: { type: 'BLOCK', reason: 'wait' } }],
   ['cancel', { kind: 'event', workId: 'W-3', actor: 'user:o', event: { type: 'CANCEL', reason: 'gone' } }],
-  ['override', { kind: 'event', workId: 'W-2', actor: 'user:o', event: { type: 'OVERRIDE', principal: 'user:o', reason: 'hotfix' } }],
+  [
+    'override',
+    {
+      kind: 'event',
+      workId: 'W-2',
+      actor: 'user:o',
+      event: { type: 'OVERRIDE', principal: 'user:o', reason: 'hotfix' },
+    },
+  ],
   ['create', { kind: 'create', items: [fields('late')], actor: 'agent:b' }],
   ['edit', { kind: 'patch', workId: 'W-3', changes: { title: 'renamed' }, actor: 'agent:b' }],
   ['reorder', { kind: 'reorder', workIds: ['W-3'], actor: 'user:o' }],
@@ -53,14 +112,42 @@ const REFUSED: [string, BoardCommand][] = [
 
 /** Commands that go on while the board is paused, with the events each logs there. */
 const ALLOWED: [string, BoardCommand, string[]][] = [
-  ['renew', { kind: 'lease', input: { principal: 'agent:a', leaseId: 'lease-1', action: 'renew', ttlMs: null } }, ['lease.renewed']],
-  ['release', { kind: 'lease', input: { principal: 'agent:a', leaseId: 'lease-1', action: 'release', ttlMs: null } }, ['lease.released', 'item.state']],
+  [
+    'renew',
+    { kind: 'lease', input: { principal: 'agent:a', leaseId: 'lease-1', action: 'renew', ttlMs: null } },
+    ['lease.renewed'],
+  ],
+  [
+    'release',
+    { kind: 'lease', input: { principal: 'agent:a', leaseId: 'lease-1', action: 'release', ttlMs: null } },
+    ['lease.released', 'item.state'],
+  ],
   ['comment', { kind: 'comment', workId: 'W-3', text: 'stopping here', actor: 'agent:b' }, ['item.comment']],
   ['expiry', { kind: 'expire' }, []],
-  ['doctrine proposal', { kind: 'propose-doctrine', input: { slug: 'small-commits', title: 'Small commits', text: 'Keep them small.', expectedDigest: DIGEST }, actor: 'agent:b' }, ['doctrine.proposed']],
-  ['doctrine agreement', { kind: 'doctrine', slug: 'tests-first', action: { type: 'AGREE' }, actor: 'agent:b' }, ['doctrine.agreed']],
-  ['spec clause', { kind: 'create-clause', input: { title: 'Another', text: 'More.' }, actor: 'user:o' }, ['spec.created']],
-  ['spec edit', { kind: 'patch-clause', input: { clauseId: 'S-1', version: 1, title: 'Renamed' }, actor: 'user:o' }, ['spec.updated']],
+  [
+    'doctrine proposal',
+    {
+      kind: 'propose-doctrine',
+      input: { slug: 'small-commits', title: 'Small commits', text: 'Keep them small.', expectedDigest: DIGEST },
+      actor: 'agent:b',
+    },
+    ['doctrine.proposed'],
+  ],
+  [
+    'doctrine agreement',
+    { kind: 'doctrine', slug: 'tests-first', action: { type: 'AGREE' }, actor: 'agent:b' },
+    ['doctrine.agreed'],
+  ],
+  [
+    'spec clause',
+    { kind: 'create-clause', input: { title: 'Another', text: 'More.' }, actor: 'user:o' },
+    ['spec.created'],
+  ],
+  [
+    'spec edit',
+    { kind: 'patch-clause', input: { clauseId: 'S-1', version: 1, title: 'Renamed' }, actor: 'user:o' },
+    ['spec.updated'],
+  ],
 ];
 
 function refusal(f: () => unknown): BoardError {
@@ -78,7 +165,13 @@ describe('pausing a board', () => {
     const running = working();
     expect(running.paused).toBeNull();
     const pause = setPaused(true, 'user:o')(running, T0 + 1000);
-    expect(pause.reply).toEqual({ paused: true, pausedBy: 'user:o', pausedAt: T0 + 1000, changed: true, at: T0 + 1000 });
+    expect(pause.reply).toEqual({
+      paused: true,
+      pausedBy: 'user:o',
+      pausedAt: T0 + 1000,
+      changed: true,
+      at: T0 + 1000,
+    });
     expect(pause.events).toEqual([{ type: 'board.paused', actor: 'user:o', workId: null, data: {} }]);
     expect(pause.board).not.toBe(running);
     expect(pause.board.paused).toEqual({ by: 'user:o', at: T0 + 1000 });
@@ -87,29 +180,74 @@ describe('pausing a board', () => {
 
     // A second pause keeps who paused it first and logs nothing.
     const again = setPaused(true, 'user:admin')(pause.board, T0 + 2000);
-    expect(again).toEqual({ board: pause.board, events: [], reply: { paused: true, pausedBy: 'user:o', pausedAt: T0 + 1000, changed: false, at: T0 + 2000 } });
+    expect(again).toEqual({
+      board: pause.board,
+      events: [],
+      reply: { paused: true, pausedBy: 'user:o', pausedAt: T0 + 1000, changed: false, at: T0 + 2000 },
+    });
 
     const resume = setPaused(false, 'user:admin')(pause.board, T0 + 3000);
     expect(resume.reply).toEqual({ paused: false, pausedBy: null, pausedAt: null, changed: true, at: T0 + 3000 });
-    expect(resume.events).toEqual([{ type: 'board.resumed', actor: 'user:admin', workId: null, data: { pausedBy: 'user:o', pausedAt: new Date(T0 + 1000).toISOString() } }]);
+    expect(resume.events).toEqual([
+      {
+        type: 'board.resumed',
+        actor: 'user:admin',
+        workId: null,
+        data: { pausedBy: 'user:o', pausedAt: new Date(T0 + 1000).toISOString() },
+      },
+    ]);
     expect(resume.board.paused).toBeNull();
-    expect(setPaused(false, 'user:o')(resume.board, T0 + 4000)).toMatchObject({ board: resume.board, events: [], reply: { changed: false } });
+    expect(setPaused(false, 'user:o')(resume.board, T0 + 4000)).toMatchObject({
+      board: resume.board,
+      events: [],
+      reply: { changed: false },
+    });
   });
 
   it('names every refused command kind in the table below', () => {
     expect(new Set(REFUSED.map(([, c]) => c.kind))).toEqual(REFUSED_WHILE_PAUSED);
-    const all: CommandKind[] = ['claim', 'lease', 'submit', 'progress', 'event', 'create', 'patch', 'comment', 'reorder', 'expire', 'propose-doctrine', 'doctrine', 'create-clause', 'patch-clause', 'pause', 'rewind'];
-    expect(all.filter((k) => !REFUSED_WHILE_PAUSED.has(k)).sort()).toEqual(['comment', 'create-clause', 'doctrine', 'expire', 'lease', 'patch-clause', 'pause', 'propose-doctrine', 'rewind']);
+    const all: CommandKind[] = [
+      'claim',
+      'lease',
+      'submit',
+      'progress',
+      'event',
+      'create',
+      'patch',
+      'comment',
+      'reorder',
+      'expire',
+      'propose-doctrine',
+      'doctrine',
+      'create-clause',
+      'patch-clause',
+      'pause',
+      'rewind',
+    ];
+    expect(all.filter((k) => !REFUSED_WHILE_PAUSED.has(k)).sort()).toEqual([
+      'comment',
+      'create-clause',
+      'doctrine',
+      'expire',
+      'lease',
+      'patch-clause',
+      'pause',
+      'propose-doctrine',
+      'rewind',
+    ]);
   });
 
-  it.each(REFUSED)('refuses %s on a paused board with BOARD_PAUSED, naming who paused it and when', (_name, command) => {
-    const board = paused();
-    // The same command is decided on the running board (it is no refusal of its own).
-    expect(() => decide(command)(working(), T0 + 2000)).not.toThrow();
-    const e = refusal(() => decide(command)(board, T0 + 2000));
-    expect(e.code).toBe('BOARD_PAUSED');
-    expect(e.details).toEqual({ pausedBy: 'user:o', pausedAt: new Date(T0 + 1000).toISOString() });
-  });
+  it.each(REFUSED)(
+    'refuses %s on a paused board with BOARD_PAUSED, naming who paused it and when',
+    (_name, command) => {
+      const board = paused();
+      // The same command is decided on the running board (it is no refusal of its own).
+      expect(() => decide(command)(working(), T0 + 2000)).not.toThrow();
+      const e = refusal(() => decide(command)(board, T0 + 2000));
+      expect(e.code).toBe('BOARD_PAUSED');
+      expect(e.details).toEqual({ pausedBy: 'user:o', pausedAt: new Date(T0 + 1000).toISOString() });
+    },
+  );
 
   it.each(ALLOWED)('decides %s on a paused board as on a running one', (_name, command, types) => {
     const board = paused();
@@ -124,13 +262,21 @@ describe('pausing a board', () => {
   it('lets leases keep their deadlines: a lease on a paused board expires when it is due', () => {
     const board = paused();
     const due = decide({ kind: 'expire' })(board, T0 + TTL + 1);
-    expect(due.events.map((e) => [e.type, e.workId])).toEqual([['lease.expired', 'W-1'], ['item.state', 'W-1']]);
+    expect(due.events.map((e) => [e.type, e.workId])).toEqual([
+      ['lease.expired', 'W-1'],
+      ['item.state', 'W-1'],
+    ]);
     expect(due.board.items.get('W-1')).toMatchObject({ state: 'ready', life: { attempts: 1, lease: null } });
     expect(due.board.paused).not.toBeNull();
   });
 
   it('takes a rewind while paused: the graph is swapped, the leases on replaced items end, the board stays paused', () => {
-    const point = graphOf(createItems([fields('claimed'), fields('gated', { verify: 'required' }), fields('ready')], 'user:o')(emptyBoard(), T0).board);
+    const point = graphOf(
+      createItems([fields('claimed'), fields('gated', { verify: 'required' }), fields('ready')], 'user:o')(
+        emptyBoard(),
+        T0,
+      ).board,
+    );
     const board = paused();
     const swapped = rewind(point, { actor: 'user:o', restorePointId: 'rp_b_3' })(board, T0 + 5000);
     expect(swapped.reply.revokedLeases).toEqual([{ workId: 'W-1', holder: 'agent:a', purpose: 'work' }]);
@@ -147,12 +293,32 @@ describe('pausing a board', () => {
     const stored = boardFrom([], 1, 1, [], { by: 'user:o', at: T0 });
     expect(stored.paused).toEqual({ by: 'user:o', at: T0 });
     const running = emptyBoard();
-    const seen = withStored(running, [], [], { nextWorkSeq: 1, nextFencingToken: 1, retired: [], paused: { by: 'user:o', at: T0 } });
+    const seen = withStored(running, [], [], {
+      nextWorkSeq: 1,
+      nextFencingToken: 1,
+      retired: [],
+      paused: { by: 'user:o', at: T0 },
+    });
     expect(seen.paused).toEqual({ by: 'user:o', at: T0 });
-    const resumedElsewhere = withStored(seen, [], [], { nextWorkSeq: 1, nextFencingToken: 1, retired: [], paused: null });
+    const resumedElsewhere = withStored(seen, [], [], {
+      nextWorkSeq: 1,
+      nextFencingToken: 1,
+      retired: [],
+      paused: null,
+    });
     expect(resumedElsewhere.paused).toBeNull();
     // A header that does not say keeps what the board held; the same pause read again is the same board.
-    expect(withStored(seen, [], [], { nextWorkSeq: 1, nextFencingToken: 1, retired: [] }).paused).toEqual({ by: 'user:o', at: T0 });
-    expect(withStored(seen, [], [], { nextWorkSeq: 1, nextFencingToken: 1, retired: seen.retired, paused: { by: 'user:o', at: T0 } })).toBe(seen);
+    expect(withStored(seen, [], [], { nextWorkSeq: 1, nextFencingToken: 1, retired: [] }).paused).toEqual({
+      by: 'user:o',
+      at: T0,
+    });
+    expect(
+      withStored(seen, [], [], {
+        nextWorkSeq: 1,
+        nextFencingToken: 1,
+        retired: seen.retired,
+        paused: { by: 'user:o', at: T0 },
+      }),
+    ).toBe(seen);
   });
 });

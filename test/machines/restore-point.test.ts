@@ -4,9 +4,30 @@
 import { describe, expect, it } from 'vitest';
 import { emptyBoard, type Board } from '../../machines/board.js';
 import { expectIndexesRebuilt } from './indexes.js';
-import { claim, createItems, itemEvent, leaseAction, patchItem, progress, reorder, submit, type ItemPatch, type NewItem } from '../../machines/board-commands.js';
+import {
+  claim,
+  createItems,
+  itemEvent,
+  leaseAction,
+  patchItem,
+  progress,
+  reorder,
+  submit,
+  type ItemPatch,
+  type NewItem,
+} from '../../machines/board-commands.js';
 import type { Decide, Decision } from '../../machines/board-decision.js';
-import { canonicalJson, checkSlice, diffGraphs, graphOf, rewind, RewindError, sliceOf, type RestoreGraph, type RestoreItem } from '../../machines/restore-point.js';
+import {
+  canonicalJson,
+  checkSlice,
+  diffGraphs,
+  graphOf,
+  rewind,
+  RewindError,
+  sliceOf,
+  type RestoreGraph,
+  type RestoreItem,
+} from '../../machines/restore-point.js';
 import { fields } from '../board/build.js';
 
 const T0 = Date.UTC(2026, 10, 22, 12);
@@ -52,10 +73,17 @@ class Fleet {
 const item = (title: string, over: Partial<NewItem> = {}): NewItem => fields(title, over);
 const json = (board: Board) => canonicalJson(graphOf(board));
 
-
 /** Every object's keys in reverse order, arrays kept: the same value written another way. */
 const reversedKeys = (value: unknown): unknown =>
-  Array.isArray(value) ? value.map(reversedKeys) : value !== null && typeof value === 'object' ? Object.fromEntries(Object.entries(value).reverse().map(([k, v]) => [k, reversedKeys(v)])) : value;
+  Array.isArray(value)
+    ? value.map(reversedKeys)
+    : value !== null && typeof value === 'object'
+      ? Object.fromEntries(
+          Object.entries(value)
+            .reverse()
+            .map(([k, v]) => [k, reversedKeys(v)]),
+        )
+      : value;
 
 function refusal(f: () => unknown): { code: string; message: string } | 'accepted' {
   try {
@@ -97,7 +125,11 @@ describe('canonical JSON', () => {
     expect(parsed.items.map((i) => i.workId)).toEqual(Array.from({ length: 11 }, (_, i) => `W-${i + 1}`)); // W-2 before W-10
     expect(parsed.items[0]!.labels).toEqual(['b', 'a']); // arrays are data: their order is kept
     const sortedEverywhere = (v: unknown): boolean =>
-      Array.isArray(v) ? v.every(sortedEverywhere) : v !== null && typeof v === 'object' ? Object.keys(v).join() === Object.keys(v).sort().join() && Object.values(v).every(sortedEverywhere) : true;
+      Array.isArray(v)
+        ? v.every(sortedEverywhere)
+        : v !== null && typeof v === 'object'
+          ? Object.keys(v).join() === Object.keys(v).sort().join() && Object.values(v).every(sortedEverywhere)
+          : true;
     expect(sortedEverywhere(parsed)).toBe(true);
     expect(text).toContain('"submission":{"at":');
 
@@ -118,8 +150,14 @@ describe('graphOf', () => {
     const graph = graphOf(fleet.board);
     const byId = new Map(graph.items.map((i) => [i.workId, i]));
     expect(byId.get('W-3')).toMatchObject({ state: 'ready', workHolders: [], attempts: 0 });
-    expect(byId.get('W-2')).toMatchObject({ state: 'awaiting_verify', workHolders: ['agent:a'], submission: { head: HEAD, by: 'agent:a' } });
-    for (const i of graph.items) for (const key of ['lease', 'life', 'progress', 'endedLeases', 'version', 'updatedAt', 'readyAt']) expect(i, `${i.workId}.${key}`).not.toHaveProperty(key);
+    expect(byId.get('W-2')).toMatchObject({
+      state: 'awaiting_verify',
+      workHolders: ['agent:a'],
+      submission: { head: HEAD, by: 'agent:a' },
+    });
+    for (const i of graph.items)
+      for (const key of ['lease', 'life', 'progress', 'endedLeases', 'version', 'updatedAt', 'readyAt'])
+        expect(i, `${i.workId}.${key}`).not.toHaveProperty(key);
     expect(canonicalJson(graph)).not.toContain('lease-');
 
     // The same graph once both leases are given back: leases and versions do not count.
@@ -182,7 +220,11 @@ describe('diffGraphs', () => {
 
     const one = point.items[0]!;
     const numbered = (seqs: number[]): RestoreGraph => ({ items: seqs.map((n) => ({ ...one, workId: `W-${n}` })) });
-    expect(diffGraphs(numbered([1]), numbered([10, 2, 1, 30]))).toEqual({ added: ['W-2', 'W-10', 'W-30'], removed: [], changed: [] });
+    expect(diffGraphs(numbered([1]), numbered([10, 2, 1, 30]))).toEqual({
+      added: ['W-2', 'W-10', 'W-30'],
+      removed: [],
+      changed: [],
+    });
   });
 });
 
@@ -210,7 +252,9 @@ describe('checkSlice', () => {
     const current = graphOf(fleet.board);
     expect(checkSlice(current, sliceOf(late, 'W-1')!)).toMatch(/W-2 depends on W-7, which would not exist/);
     expect(checkSlice(current, sliceOf(late, 'W-5')!)).toMatch(/W-5 is parented under W-7, which would not exist/);
-    expect(refusal(() => rewind(late, { actor: 'user:o', restorePointId: 'rp_b_2', slice: 'W-1' })(fleet.board, fleet.now))).toMatchObject({ code: 'REWIND_SLICE_SCOPE' });
+    expect(
+      refusal(() => rewind(late, { actor: 'user:o', restorePointId: 'rp_b_2', slice: 'W-1' })(fleet.board, fleet.now)),
+    ).toMatchObject({ code: 'REWIND_SLICE_SCOPE' });
   });
 
   it('refuses a slice that would close a dependency cycle', () => {
@@ -227,8 +271,12 @@ describe('checkSlice', () => {
     const point = graphOf(fleet.board);
     fleet.create(item('later', { parentId: 'W-2' }));
     fleet.patch('W-6', { dependsOn: ['W-7'] });
-    expect(checkSlice(graphOf(fleet.board), sliceOf(point, 'W-1')!)).toBe('W-6 depends on W-7, which the slice removes.');
-    expect(refusal(() => rewind(point, { actor: 'user:o', restorePointId: 'rp_b_1', slice: 'W-1' })(fleet.board, fleet.now))).toEqual({ code: 'REWIND_SLICE_SCOPE', message: 'W-6 depends on W-7, which the slice removes.' });
+    expect(checkSlice(graphOf(fleet.board), sliceOf(point, 'W-1')!)).toBe(
+      'W-6 depends on W-7, which the slice removes.',
+    );
+    expect(
+      refusal(() => rewind(point, { actor: 'user:o', restorePointId: 'rp_b_1', slice: 'W-1' })(fleet.board, fleet.now)),
+    ).toEqual({ code: 'REWIND_SLICE_SCOPE', message: 'W-6 depends on W-7, which the slice removes.' });
   });
 
   it('accepts a slice that fits, removing what it does not hold', () => {
@@ -240,7 +288,9 @@ describe('checkSlice', () => {
     fleet.do(rewind(point, { actor: 'user:o', restorePointId: 'rp_b_1', slice: 'W-1' }));
     expect(diffGraphs(graphOf(fleet.board), point)).toEqual({ added: [], removed: ['W-8'], changed: [] });
     expect(fleet.board.items.has('W-7')).toBe(false);
-    expect(refusal(() => rewind(point, { actor: 'user:o', restorePointId: 'rp_b_1', slice: 'W-9' })(fleet.board, fleet.now))).toMatchObject({ code: 'INVALID_REWIND_SLICE' });
+    expect(
+      refusal(() => rewind(point, { actor: 'user:o', restorePointId: 'rp_b_1', slice: 'W-9' })(fleet.board, fleet.now)),
+    ).toMatchObject({ code: 'INVALID_REWIND_SLICE' });
   });
 });
 
@@ -251,23 +301,48 @@ describe('the rewind decision', () => {
     const replacedLease = fleet.claim('W-2', 'agent:a');
     const untouchedLease = fleet.claim('W-5', 'agent:b');
     fleet.patch('W-3', { title: 'changed' });
-    const blocked = new Fleet(fleet.board).do(itemEvent('W-2', 'user:o', (now) => ({ type: 'BLOCK', reason: 'x', now }))).events.find((e) => e.type === 'lease.revoked')!;
+    const blocked = new Fleet(fleet.board)
+      .do(itemEvent('W-2', 'user:o', (now) => ({ type: 'BLOCK', reason: 'x', now })))
+      .events.find((e) => e.type === 'lease.revoked')!;
     const token = fleet.board.nextFencingToken;
 
     const decision = fleet.do(rewind(point, { actor: 'user:o', restorePointId: 'rp_b_3', slice: 'W-1' }));
-    expect(decision.reply).toEqual({ revokedLeases: [{ workId: 'W-2', holder: 'agent:a', purpose: 'work' }], after: canonicalJson(graphOf(fleet.board)) });
+    expect(decision.reply).toEqual({
+      revokedLeases: [{ workId: 'W-2', holder: 'agent:a', purpose: 'work' }],
+      after: canonicalJson(graphOf(fleet.board)),
+    });
     const [revoked, moved, rewound, ...rest] = decision.events;
     expect(rest).toEqual([]);
-    expect(revoked).toEqual({ type: 'lease.revoked', actor: 'user:o', workId: 'W-2', data: { lease: { ...(blocked.data.lease as object) }, reason: 'rewound' } });
-    expect(moved).toEqual({ type: 'item.state', actor: 'user:o', workId: 'W-2', data: { from: 'claimed', to: 'ready' } });
-    expect(rewound).toEqual({ type: 'board.rewound', actor: 'user:o', workId: null, data: { restorePointId: 'rp_b_3', slice: 'W-1', counts: { added: 0, removed: 0, changed: 1, revokedLeases: 1 } } });
+    expect(revoked).toEqual({
+      type: 'lease.revoked',
+      actor: 'user:o',
+      workId: 'W-2',
+      data: { lease: { ...(blocked.data.lease as object) }, reason: 'rewound' },
+    });
+    expect(moved).toEqual({
+      type: 'item.state',
+      actor: 'user:o',
+      workId: 'W-2',
+      data: { from: 'claimed', to: 'ready' },
+    });
+    expect(rewound).toEqual({
+      type: 'board.rewound',
+      actor: 'user:o',
+      workId: null,
+      data: { restorePointId: 'rp_b_3', slice: 'W-1', counts: { added: 0, removed: 0, changed: 1, revokedLeases: 1 } },
+    });
     expect(JSON.stringify(decision.events)).not.toContain('lease-');
 
     expect(fleet.state('W-2')).toBe('ready');
     expect(fleet.board.items.get('W-3')!.title).toBe('grandchild');
-    expect(fleet.do(leaseAction({ principal: 'agent:a', leaseId: replacedLease, action: 'renew', ttlMs: null })).reply).toEqual({ workId: 'W-2', action: 'renew', lease: null, revoked: true, reason: 'rewound' });
+    expect(
+      fleet.do(leaseAction({ principal: 'agent:a', leaseId: replacedLease, action: 'renew', ttlMs: null })).reply,
+    ).toEqual({ workId: 'W-2', action: 'renew', lease: null, revoked: true, reason: 'rewound' });
     expect(fleet.state('W-5')).toBe('claimed');
-    expect(fleet.do(leaseAction({ principal: 'agent:b', leaseId: untouchedLease, action: 'renew', ttlMs: null })).reply.lease).toMatchObject({ workId: 'W-5', leaseId: untouchedLease });
+    expect(
+      fleet.do(leaseAction({ principal: 'agent:b', leaseId: untouchedLease, action: 'renew', ttlMs: null })).reply
+        .lease,
+    ).toMatchObject({ workId: 'W-5', leaseId: untouchedLease });
     expect(fleet.board.nextFencingToken).toBe(token);
     expectIndexesRebuilt(fleet.board);
   });
@@ -297,10 +372,14 @@ describe('the rewind decision', () => {
     expect([...fleet.board.changed]).toEqual(expect.arrayContaining(['W-7', 'W-8']));
     expect([fleet.board.items.has('W-7'), fleet.board.items.has('W-8')]).toEqual([false, false]);
     expect([fleet.board.nextWorkSeq, fleet.board.nextFencingToken]).toEqual([nextWorkSeq, nextFencingToken]);
-    expect(fleet.do(leaseAction({ principal: 'agent:v', leaseId: verify, action: 'renew', ttlMs: null })).reply).toMatchObject({ revoked: true, reason: 'rewound' });
+    expect(
+      fleet.do(leaseAction({ principal: 'agent:v', leaseId: verify, action: 'renew', ttlMs: null })).reply,
+    ).toMatchObject({ revoked: true, reason: 'rewound' });
     // The removed item's holder learns why too, from the board's memory of removed items' leases.
     expect(fleet.board.retired).toEqual([{ leaseId: removedLease, workId: 'W-7', reason: 'rewound' }]);
-    expect(fleet.do(leaseAction({ principal: 'agent:a', leaseId: removedLease, action: 'renew', ttlMs: null })).reply).toEqual({ workId: 'W-7', action: 'renew', lease: null, revoked: true, reason: 'rewound' });
+    expect(
+      fleet.do(leaseAction({ principal: 'agent:a', leaseId: removedLease, action: 'renew', ttlMs: null })).reply,
+    ).toEqual({ workId: 'W-7', action: 'renew', lease: null, revoked: true, reason: 'rewound' });
     expectIndexesRebuilt(fleet.board);
 
     expect(fleet.create(item('after the rewind'))).toEqual(['W-9']);
@@ -343,6 +422,8 @@ describe('the rewind decision', () => {
     fleet.patch('W-3', { title: 'changed again' });
     const stale = seen;
     const board = fleet.board;
-    expect(refusal(() => rewind(point, { actor: 'user:o', restorePointId: 'rp_b_1', expected: stale })(board, fleet.now))).toMatchObject({ code: 'REWIND_VERSION_MISMATCH' });
+    expect(
+      refusal(() => rewind(point, { actor: 'user:o', restorePointId: 'rp_b_1', expected: stale })(board, fleet.now)),
+    ).toMatchObject({ code: 'REWIND_VERSION_MISMATCH' });
   });
 });

@@ -29,7 +29,10 @@ export function outboxTakeover(name: string, open: () => Promise<OpenedStore>): 
     function node(store: OpenedStore['store'], delivered: string[], nodeKey = key) {
       const lines: Record<string, unknown>[] = [];
       const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
-      const mailer = new OutboxMailer(async (m) => void delivered.push(m.to), store.mailOutbox, nodeKey, logger, { takeoverMs: TAKEOVER_MS, sweepMs: 50 });
+      const mailer = new OutboxMailer(async (m) => void delivered.push(m.to), store.mailOutbox, nodeKey, logger, {
+        takeoverMs: TAKEOVER_MS,
+        sweepMs: 50,
+      });
       mailer.start();
       cleanups.push(() => mailer.close(100));
       return { mailer, lines };
@@ -38,8 +41,18 @@ export function outboxTakeover(name: string, open: () => Promise<OpenedStore>): 
     it('mail held by a node that died is sent once, by one of the three still running, after the takeover delay', async () => {
       const { store } = await shared();
       // The dying node accepts three messages; its attempts never end.
-      const dying = new OutboxMailer(() => new Promise<void>(() => undefined), store.mailOutbox, key, pino({ level: 'silent' }), { takeoverMs: TAKEOVER_MS, sweepMs: 60_000 });
-      const messages: MailMessage[] = [1, 2, 3].map((n) => ({ to: `person${n}@example.com`, subject: `hello ${n}`, text: `link #token=secret${n}` }));
+      const dying = new OutboxMailer(
+        () => new Promise<void>(() => undefined),
+        store.mailOutbox,
+        key,
+        pino({ level: 'silent' }),
+        { takeoverMs: TAKEOVER_MS, sweepMs: 60_000 },
+      );
+      const messages: MailMessage[] = [1, 2, 3].map((n) => ({
+        to: `person${n}@example.com`,
+        subject: `hello ${n}`,
+        text: `link #token=secret${n}`,
+      }));
       const acceptedAt = Date.now();
       for (const m of messages) await dying.send(m);
       expect(await store.mailOutbox.count({})).toBe(3);
@@ -53,7 +66,9 @@ export function outboxTakeover(name: string, open: () => Promise<OpenedStore>): 
       // A few more sweeps: nothing is sent twice.
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(delivered).toHaveLength(3);
-      const takeovers = others.flatMap((o) => o.lines.filter((l) => l.msg === 'mail taken over from the outbox: its holder stopped'));
+      const takeovers = others.flatMap((o) =>
+        o.lines.filter((l) => l.msg === 'mail taken over from the outbox: its holder stopped'),
+      );
       expect(takeovers).toHaveLength(3);
     }, 30_000);
 
@@ -120,11 +135,27 @@ export function outboxTakeover(name: string, open: () => Promise<OpenedStore>): 
 
     it('a record sealed under another secret is left in the outbox, logged, not sent', async () => {
       const { store } = await shared();
-      const stranger = new OutboxMailer(() => new Promise<void>(() => undefined), store.mailOutbox, deriveKeys(`${TEST_SECRET}-another`).mail, pino({ level: 'silent' }), { takeoverMs: 1, sweepMs: 60_000 });
+      const stranger = new OutboxMailer(
+        () => new Promise<void>(() => undefined),
+        store.mailOutbox,
+        deriveKeys(`${TEST_SECRET}-another`).mail,
+        pino({ level: 'silent' }),
+        { takeoverMs: 1, sweepMs: 60_000 },
+      );
       await stranger.send({ to: 'someone@example.com', subject: 'sealed elsewhere', text: 'x' });
       const delivered: string[] = [];
       const other = node(store, delivered);
-      await expect.poll(() => other.lines.filter((l) => l.msg === 'mail in the outbox cannot be opened (altered, or sealed under another SECRET_KEY); left there').length, { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
+      await expect
+        .poll(
+          () =>
+            other.lines.filter(
+              (l) =>
+                l.msg ===
+                'mail in the outbox cannot be opened (altered, or sealed under another SECRET_KEY); left there',
+            ).length,
+          { timeout: 10_000 },
+        )
+        .toBeGreaterThanOrEqual(1);
       expect(delivered).toEqual([]);
       expect(await store.mailOutbox.count({})).toBe(1);
     }, 30_000);

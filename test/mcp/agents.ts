@@ -28,12 +28,19 @@ export async function closeAgents(): Promise<void> {
   await Promise.all(open.splice(0).map((a) => a.close().catch(() => undefined)));
 }
 
-async function agentOver(transport: StdioClientTransport | StreamableHTTPClientTransport, cleanup: () => Promise<void> = async () => undefined): Promise<McpAgent> {
+async function agentOver(
+  transport: StdioClientTransport | StreamableHTTPClientTransport,
+  cleanup: () => Promise<void> = async () => undefined,
+): Promise<McpAgent> {
   const client = new Client({ name: 'test-agent', version: '1.0.0' });
   const logged: McpAgent['logged'] = [];
-  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logged.push(n.params as McpAgent['logged'][number]));
+  client.setNotificationHandler(
+    LoggingMessageNotificationSchema,
+    (n) => void logged.push(n.params as McpAgent['logged'][number]),
+  );
   await client.connect(transport);
-  const call = async (name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args })) as CallToolResult;
+  const call = async (name: string, args: Record<string, unknown> = {}) =>
+    (await client.callTool({ name, arguments: args })) as CallToolResult;
   const agent: McpAgent = {
     client,
     logged,
@@ -53,9 +60,18 @@ async function agentOver(transport: StdioClientTransport | StreamableHTTPClientT
 }
 
 /** The bin's `mcp` command as a subprocess, with its own empty config directory. */
-export async function stdioAgent(baseUrl: string, token: string, env: Record<string, string> = {}): Promise<McpAgent & { stderr: () => string }> {
+export async function stdioAgent(
+  baseUrl: string,
+  token: string,
+  env: Record<string, string> = {},
+): Promise<McpAgent & { stderr: () => string }> {
   const config: TempDir = await tempDir();
-  const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp'], env: { BOARD_URL: baseUrl, BOARD_TOKEN: token, XDG_CONFIG_HOME: config.path, ...env }, stderr: 'pipe' });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, 'mcp'],
+    env: { BOARD_URL: baseUrl, BOARD_TOKEN: token, XDG_CONFIG_HOME: config.path, ...env },
+    stderr: 'pipe',
+  });
   let stderr = '';
   transport.stderr?.on('data', (chunk: Buffer) => void (stderr += chunk.toString()));
   const agent = await agentOver(transport, () => config.remove());
@@ -64,13 +80,28 @@ export async function stdioAgent(baseUrl: string, token: string, env: Record<str
 
 /** An agent of /mcp with a Bearer token; `query` as in `?tools=all`. */
 export function httpAgent(baseUrl: string, token: string, query = ''): Promise<McpAgent> {
-  return agentOver(new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp${query}`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+  return agentOver(
+    new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp${query}`), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+    }),
+  );
 }
 
 /** A refused call's refusal. */
 export const refusal = (result: CallToolResult): Refusal => (result.structuredContent as { error: Refusal }).error;
-export const noticesOf = (result: CallToolResult): Notice[] => (result.structuredContent as { notices: Notice[] }).notices;
-export const textOf = (result: CallToolResult, i: number): string => (result.content[i] as { type: 'text'; text: string }).text;
+export const noticesOf = (result: CallToolResult): Notice[] =>
+  (result.structuredContent as { notices: Notice[] }).notices;
+export const textOf = (result: CallToolResult, i: number): string =>
+  (result.content[i] as { type: 'text'; text: string }).text;
 
-export const CORE_TOOLS = ['board_status', 'claim_work', 'renew_lease', 'submit_work', 'verify_work', 'shout', 'read_shouts', 'create_items'];
+export const CORE_TOOLS = [
+  'board_status',
+  'claim_work',
+  'renew_lease',
+  'submit_work',
+  'verify_work',
+  'shout',
+  'read_shouts',
+  'create_items',
+];
 export const DIGEST = `sha256:${'ab'.repeat(32)}`;

@@ -19,22 +19,36 @@ afterAll(async () => {
 });
 afterEach(closeAgents);
 
-const tokenOf = (agent: { defaults: Record<string, string> }): string => agent.defaults.authorization!.slice('Bearer '.length);
-const INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+const tokenOf = (agent: { defaults: Record<string, string> }): string =>
+  agent.defaults.authorization!.slice('Bearer '.length);
+const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+};
 const MCP_HEADERS = { accept: 'application/json, text/event-stream' };
 
 describe('POST /mcp', () => {
   it('refuses a missing or bad token with the registry’s 401 before any MCP runs, and answers GET with 405', async () => {
     const anonymous = new Client(srv.url, MCP_HEADERS);
     expectError(await anonymous.post('/mcp', INITIALIZE), 401, 'AUTH_REQUIRED');
-    expectError(await anonymous.post('/mcp', INITIALIZE, { authorization: 'Bearer agb_not_a_token' }), 401, 'INVALID_SERVICE_TOKEN');
+    expectError(
+      await anonymous.post('/mcp', INITIALIZE, { authorization: 'Bearer agb_not_a_token' }),
+      401,
+      'INVALID_SERVICE_TOKEN',
+    );
     const get = await anonymous.get('/mcp');
     expect(get.status).toBe(405);
     expect(get.headers.get('allow')).toBe('POST');
 
     const board = await newBoard(srv.url);
     const token = tokenOf(await board.agent('raw'));
-    expectError(await anonymous.post('/mcp?tools=everything', INITIALIZE, { authorization: `Bearer ${token}` }), 400, 'INVALID_INPUT');
+    expectError(
+      await anonymous.post('/mcp?tools=everything', INITIALIZE, { authorization: `Bearer ${token}` }),
+      400,
+      'INVALID_INPUT',
+    );
     const ok = await anonymous.post('/mcp', INITIALIZE, { authorization: `Bearer ${token}` });
     expect(ok.status).toBe(200);
     expect(ok.headers.get('content-type')).toMatch(/^text\/event-stream/);
@@ -50,7 +64,9 @@ describe('POST /mcp', () => {
     expect(tools.map((t) => t.name)).toEqual(CORE_TOOLS);
     expect(tools.find((t) => t.name === 'submit_work')!.inputSchema.required).toEqual(['leaseId', 'head']); // nothing is held between calls
     const all = (await (await httpAgent(srv.url, token, '?tools=all')).client.listTools()).tools.map((t) => t.name);
-    expect(all).toEqual(expect.arrayContaining([...CORE_TOOLS, 'release_lease', 'read_doctrine', 'read_spec', 'query_history']));
+    expect(all).toEqual(
+      expect.arrayContaining([...CORE_TOOLS, 'release_lease', 'read_doctrine', 'read_spec', 'query_history']),
+    );
     const named = await httpAgent(srv.url, token, '?tools=read_spec,shout');
     expect((await named.client.listTools()).tools.map((t) => t.name)).toEqual(['shout', 'read_spec']);
     expect(await named.ok('read_spec')).toEqual({ clauses: [] });
@@ -63,8 +79,14 @@ describe('POST /mcp', () => {
     await worker.ok('create_items', { items: [{ title: 'gated', verify: 'required' }] });
     const { lease } = await worker.ok('claim_work', {});
     expect(lease).toMatchObject({ workId: 'W-1', purpose: 'work', leaseId: expect.stringMatching(/^lease_/) });
-    expect((await worker.ok('renew_lease', { leaseId: lease.leaseId })).lease).toMatchObject({ workId: 'W-1', fencingToken: lease.fencingToken });
-    expect(await worker.ok('submit_work', { leaseId: lease.leaseId, head: head(3) })).toEqual({ workId: 'W-1', state: 'awaiting_verify' });
+    expect((await worker.ok('renew_lease', { leaseId: lease.leaseId })).lease).toMatchObject({
+      workId: 'W-1',
+      fencingToken: lease.fencingToken,
+    });
+    expect(await worker.ok('submit_work', { leaseId: lease.leaseId, head: head(3) })).toEqual({
+      workId: 'W-1',
+      state: 'awaiting_verify',
+    });
 
     const mine = await verifier.call('claim_work', { purpose: 'verify' });
     expect(noticesOf(mine)).toEqual([]);
@@ -72,7 +94,9 @@ describe('POST /mcp', () => {
     expect(check.lease.workId).toBe('W-1');
     const failed = await verifier.call('verify_work', { workId: 'W-1', head: head(3), verdict: 'fail' });
     expect(refusal(failed)).toMatchObject({ code: 'FINDING_REQUIRED', status: 400 });
-    expect(await verifier.ok('verify_work', { workId: 'W-1', head: head(3), verdict: 'pass', evidence: [DIGEST] })).toEqual({ workId: 'W-1', state: 'done' });
+    expect(
+      await verifier.ok('verify_work', { workId: 'W-1', head: head(3), verdict: 'pass', evidence: [DIGEST] }),
+    ).toEqual({ workId: 'W-1', state: 'done' });
     const status = await worker.call('board_status');
     expect(noticesOf(status)).toEqual([]);
     expect(JSON.parse(textOf(status, 0)).board.counts.done).toBe(1);
@@ -86,20 +110,39 @@ describe('POST /mcp', () => {
     await agent.ok('create_items', { items: [{ title: 'left alone' }] });
     const { lease } = await agent.ok('claim_work', { ttlSeconds: 1 });
     // Nothing renews it: the board expires it.
-    await expect.poll(async () => (await board.owner.get(`/api/items/W-1?projectId=${board.projectId}`)).body.state, { timeout: 15_000, interval: 200 }).toBe('ready');
+    await expect
+      .poll(async () => (await board.owner.get(`/api/items/W-1?projectId=${board.projectId}`)).body.state, {
+        timeout: 15_000,
+        interval: 200,
+      })
+      .toBe('ready');
     expect((await other.post('/api/shouts', { text: 'taking W-1', to: quiet.principal })).status).toBe(201);
 
     const next = await agent.call('read_shouts');
     expect(textOf(next, 0)).toMatch(/^BOARD NOTICES[^\n]*\n- LEASE LOST: your work lease on W-1 has ended \(expired\)/);
     expect(noticesOf(next)).toEqual([
-      expect.objectContaining({ kind: 'lease.lost', workId: 'W-1', purpose: 'work', fencingToken: lease.fencingToken, reason: 'expired' }),
+      expect.objectContaining({
+        kind: 'lease.lost',
+        workId: 'W-1',
+        purpose: 'work',
+        fencingToken: lease.fencingToken,
+        reason: 'expired',
+      }),
       expect.objectContaining({ kind: 'shout.direct', from: other.principal, text: 'taking W-1' }),
     ]);
-    expect(agent.logged.map((l) => [l.level, l.data.notice.kind])).toEqual([['error', 'lease.lost'], ['info', 'shout.direct']]);
+    expect(agent.logged.map((l) => [l.level, l.data.notice.kind])).toEqual([
+      ['error', 'lease.lost'],
+      ['info', 'shout.direct'],
+    ]);
     // Told once; the late submit is refused with the registry's code.
     const late = await agent.call('submit_work', { leaseId: lease.leaseId, head: head(4) });
     expect(noticesOf(late)).toEqual([]);
-    expect(refusal(late)).toMatchObject({ code: expect.stringMatching(/^LEASE_(EXPIRED|NOT_HELD)$/), status: 409, meaning: expect.any(String), fix: expect.stringContaining('Stop') });
+    expect(refusal(late)).toMatchObject({
+      code: expect.stringMatching(/^LEASE_(EXPIRED|NOT_HELD)$/),
+      status: 409,
+      meaning: expect.any(String),
+      fix: expect.stringContaining('Stop'),
+    });
     expect(late.isError).toBe(true);
   }, 30_000);
 
@@ -113,10 +156,16 @@ describe('POST /mcp', () => {
       const after = await member.get('/api/status');
       const window = (r: typeof before) => r.headers.get('x-ratelimit-request-reset');
       if (window(before) !== window(after) && attempt < 3) continue; // a minute turned in between
-      expect(Number(before.headers.get('x-ratelimit-request-remaining')) - Number(after.headers.get('x-ratelimit-request-remaining'))).toBe(4);
+      expect(
+        Number(before.headers.get('x-ratelimit-request-remaining')) -
+          Number(after.headers.get('x-ratelimit-request-remaining')),
+      ).toBe(4);
       break;
     }
     const viewer = await httpAgent(srv.url, tokenOf(await board.agent('watcher', 'viewer')));
-    expect(refusal(await viewer.call('create_items', { items: [{ title: 'not mine to add' }] }))).toMatchObject({ code: 'ROLE_REQUIRED', status: 403 });
+    expect(refusal(await viewer.call('create_items', { items: [{ title: 'not mine to add' }] }))).toMatchObject({
+      code: 'ROLE_REQUIRED',
+      status: 403,
+    });
   });
 });

@@ -17,7 +17,8 @@ afterAll(async () => {
 });
 afterEach(closeAgents);
 
-const tokenOf = (agent: { defaults: Record<string, string> }): string => agent.defaults.authorization!.slice('Bearer '.length);
+const tokenOf = (agent: { defaults: Record<string, string> }): string =>
+  agent.defaults.authorization!.slice('Bearer '.length);
 
 describe('agent-board mcp (stdio)', () => {
   it('lists the core eight tools by default, every tool with BOARD_MCP_TOOLS=all, and just the named ones', async () => {
@@ -30,9 +31,20 @@ describe('agent-board mcp (stdio)', () => {
     expect(tools.find((t) => t.name === 'submit_work')!.inputSchema.properties).toHaveProperty('workId'); // stdio knows leases by item
     expect(core.client.getInstructions()).toMatch(/claim_work.*submit_work/s);
 
-    const all = (await (await stdioAgent(srv.url, token, { BOARD_MCP_TOOLS: 'all' })).client.listTools()).tools.map((t) => t.name);
+    const all = (await (await stdioAgent(srv.url, token, { BOARD_MCP_TOOLS: 'all' })).client.listTools()).tools.map(
+      (t) => t.name,
+    );
     expect(all.slice(0, 8)).toEqual(CORE_TOOLS);
-    expect(all).toEqual(expect.arrayContaining(['release_lease', 'read_doctrine', 'propose_doctrine', 'read_spec', 'query_history', 'read_item']));
+    expect(all).toEqual(
+      expect.arrayContaining([
+        'release_lease',
+        'read_doctrine',
+        'propose_doctrine',
+        'read_spec',
+        'query_history',
+        'read_item',
+      ]),
+    );
     expect(all.length).toBeGreaterThan(12);
 
     const named = await stdioAgent(srv.url, token, { BOARD_MCP_TOOLS: 'board_status,read_doctrine' });
@@ -46,12 +58,23 @@ describe('agent-board mcp (stdio)', () => {
     const worker = await stdioAgent(srv.url, tokenOf(await board.agent('worker')));
     const verifier = await stdioAgent(srv.url, tokenOf(await board.agent('verifier')));
 
-    const made = await worker.ok('create_items', { items: [{ title: 'gated work', verify: 'required', ref: 'a' }, { title: 'after it', dependsOn: ['a'] }] });
-    expect(made.items.map((i: { workId: string; state: string }) => [i.workId, i.state])).toEqual([['W-1', 'ready'], ['W-2', 'pending']]);
+    const made = await worker.ok('create_items', {
+      items: [
+        { title: 'gated work', verify: 'required', ref: 'a' },
+        { title: 'after it', dependsOn: ['a'] },
+      ],
+    });
+    expect(made.items.map((i: { workId: string; state: string }) => [i.workId, i.state])).toEqual([
+      ['W-1', 'ready'],
+      ['W-2', 'pending'],
+    ]);
 
     // A 2 s lease, kept alive by the server while the agent keeps calling: well past its length.
     const claimed = await worker.ok('claim_work', { ttlSeconds: 2 });
-    expect(claimed).toMatchObject({ lease: { workId: 'W-1', purpose: 'work' }, item: { workId: 'W-1', title: 'gated work', state: 'claimed' } });
+    expect(claimed).toMatchObject({
+      lease: { workId: 'W-1', purpose: 'work' },
+      item: { workId: 'W-1', title: 'gated work', state: 'claimed' },
+    });
     const started = Date.now();
     while (Date.now() - started < 5000) {
       const status = await worker.ok('board_status');
@@ -64,8 +87,14 @@ describe('agent-board mcp (stdio)', () => {
     expect(JSON.parse(textOf(submitted, 0))).toEqual({ workId: 'W-1', state: 'awaiting_verify' });
 
     const check = await verifier.ok('claim_work', { purpose: 'verify' });
-    expect(check).toMatchObject({ lease: { workId: 'W-1', purpose: 'verify' }, item: { submission: { head: head(1) } } });
-    expect(await verifier.ok('verify_work', { workId: 'W-1', head: head(1), verdict: 'pass' })).toEqual({ workId: 'W-1', state: 'done' });
+    expect(check).toMatchObject({
+      lease: { workId: 'W-1', purpose: 'verify' },
+      item: { submission: { head: head(1) } },
+    });
+    expect(await verifier.ok('verify_work', { workId: 'W-1', head: head(1), verdict: 'pass' })).toEqual({
+      workId: 'W-1',
+      state: 'done',
+    });
     const item = await board.owner.get(`/api/items/W-2?projectId=${board.projectId}`);
     expect(item.body.state).toBe('ready');
     // Nothing about the finished leases was pushed or told.
@@ -80,21 +109,33 @@ describe('agent-board mcp (stdio)', () => {
 
     const nothing = await agent.call('claim_work');
     expect(nothing.isError).toBe(true);
-    expect(refusal(nothing)).toMatchObject({ code: 'NOTHING_READY', status: 409, meaning: 'No item is ready for this principal to claim.', fix: expect.stringContaining('claim again') });
+    expect(refusal(nothing)).toMatchObject({
+      code: 'NOTHING_READY',
+      status: 409,
+      meaning: 'No item is ready for this principal to claim.',
+      fix: expect.stringContaining('claim again'),
+    });
     expect(textOf(nothing, 0)).toMatch(/^REFUSED NOTHING_READY \(409\)/);
 
     await agent.ok('create_items', { items: [{ title: 'left alone' }] });
     expect(await agent.ok('claim_work', { ttlSeconds: 2 })).toMatchObject({ lease: { workId: 'W-1' } });
     // Quiet: after a lease length without a call the server stops renewing; the board expires it and says so.
-    await expect.poll(() => agent.logged.find((l) => l.data.notice.kind === 'lease.lost'), { timeout: 20_000, interval: 200 }).toMatchObject({ level: 'error', data: { text: expect.stringContaining('LEASE LOST') } });
+    await expect
+      .poll(() => agent.logged.find((l) => l.data.notice.kind === 'lease.lost'), { timeout: 20_000, interval: 200 })
+      .toMatchObject({ level: 'error', data: { text: expect.stringContaining('LEASE LOST') } });
     // Before it ran out, the warning that nothing renewed it.
     const kinds = agent.logged.map((l) => l.data.notice.kind);
     expect(kinds.indexOf('lease.expiring')).toBeGreaterThanOrEqual(0);
     expect(kinds.indexOf('lease.expiring')).toBeLessThan(kinds.indexOf('lease.lost'));
-    expect(agent.logged.find((l) => l.data.notice.kind === 'lease.expiring')).toMatchObject({ level: 'warning', data: { text: expect.stringContaining('Any board tool call now renews it') } });
+    expect(agent.logged.find((l) => l.data.notice.kind === 'lease.expiring')).toMatchObject({
+      level: 'warning',
+      data: { text: expect.stringContaining('Any board tool call now renews it') },
+    });
     const shout = await other.post(`/api/shouts`, { text: 'W-1 is mine now', to: quietAgent.principal });
     expect(shout.status).toBe(201);
-    await expect.poll(() => agent.logged.find((l) => l.data.notice.kind === 'shout.direct'), { timeout: 10_000 }).toMatchObject({ level: 'info' });
+    await expect
+      .poll(() => agent.logged.find((l) => l.data.notice.kind === 'shout.direct'), { timeout: 10_000 })
+      .toMatchObject({ level: 'info' });
 
     const next = await agent.call('board_status');
     expect(next.isError).toBeFalsy();

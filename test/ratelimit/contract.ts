@@ -34,18 +34,38 @@ export function limiterContract(name: string, make: () => RateLimiter | Promise<
       const limiter = await make();
       const request = { key: unique('req'), limit: 3, windowMs: 60_000 };
       const write = { key: unique('write'), limit: 1, windowMs: 60_000 };
-      const drawn = async (consumed: number) => (await limiter.draw([request, write], consumed, t0 + 1)).map((d) => [d.remaining, d.allowed]);
-      expect(await drawn(0)).toEqual([[3, true], [1, true]]); // reported only
-      expect(await drawn(2)).toEqual([[2, true], [0, true]]); // both consumed
-      expect(await drawn(1)).toEqual([[1, true], [0, false]]); // the request consumed, the write reported: none left
-      expect(await drawn(2)).toEqual([[0, true], [0, false]]); // the write denied, after the request was consumed
-      expect(await drawn(2)).toEqual([[0, false], [0, false]]); // the request denied: the write is not touched
+      const drawn = async (consumed: number) =>
+        (await limiter.draw([request, write], consumed, t0 + 1)).map((d) => [d.remaining, d.allowed]);
+      expect(await drawn(0)).toEqual([
+        [3, true],
+        [1, true],
+      ]); // reported only
+      expect(await drawn(2)).toEqual([
+        [2, true],
+        [0, true],
+      ]); // both consumed
+      expect(await drawn(1)).toEqual([
+        [1, true],
+        [0, false],
+      ]); // the request consumed, the write reported: none left
+      expect(await drawn(2)).toEqual([
+        [0, true],
+        [0, false],
+      ]); // the write denied, after the request was consumed
+      expect(await drawn(2)).toEqual([
+        [0, false],
+        [0, false],
+      ]); // the request denied: the write is not touched
       expect(await limiter.peek(request, t0 + 2)).toMatchObject({ remaining: 0 });
       // A denied first budget leaves the second uncounted.
       const roomy = { key: unique('roomy'), limit: 5, windowMs: 60_000 };
       expect((await limiter.draw([request, roomy], 2, t0 + 3)).map((d) => d.allowed)).toEqual([false, true]);
       expect(await limiter.peek(roomy, t0 + 3)).toMatchObject({ remaining: 5 });
-      expect((await limiter.draw([roomy], 1, t0 + 60_000))[0]).toMatchObject({ allowed: true, remaining: 4, resetAt: (t0 + 120_000) / 1000 });
+      expect((await limiter.draw([roomy], 1, t0 + 60_000))[0]).toMatchObject({
+        allowed: true,
+        remaining: 4,
+        resetAt: (t0 + 120_000) / 1000,
+      });
     });
 
     it('grants exactly the limit under concurrent consumption', async () => {

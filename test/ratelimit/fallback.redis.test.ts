@@ -18,11 +18,18 @@ describe.skipIf(inject('redisUrl') === null || !canRunRedis)('rate budgets acros
 
   it('counts on the node while Redis is down and shares again once it is back', async () => {
     redis = await ownRedis();
-    client = new Redis(redis.url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, commandTimeout: 1000, retryStrategy: () => 50 });
+    client = new Redis(redis.url, {
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
+      commandTimeout: 1000,
+      retryStrategy: () => 50,
+    });
     client.on('error', () => undefined);
     await until(() => client.status === 'ready');
     const scopes: BudgetScope[] = [];
-    const limiter = new FallbackRateLimiter(new RedisRateLimiter(client, 'fb:'), new MemoryRateLimiter(), (scope) => scopes.push(scope));
+    const limiter = new FallbackRateLimiter(new RedisRateLimiter(client, 'fb:'), new MemoryRateLimiter(), (scope) =>
+      scopes.push(scope),
+    );
     const spec = { key: 'agent', limit: 3, windowMs: 60_000 };
     const now = Date.now();
 

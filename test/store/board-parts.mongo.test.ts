@@ -13,7 +13,8 @@ const uri = inject('mongoUri');
 const DB = 'board_test';
 
 /** 70 items: past the inline limit, so each commit is staged. */
-const items = (title: string): StoredItem[] => Array.from({ length: 70 }, (_, i) => ({ workId: `W-${i + 1}`, title }) as StoredItem);
+const items = (title: string): StoredItem[] =>
+  Array.from({ length: 70 }, (_, i) => ({ workId: `W-${i + 1}`, title }) as StoredItem);
 
 describe.skipIf(!uri)('staged parts on the MongoDB wire server', () => {
   const prefix = `${unique('parts')}_`;
@@ -22,7 +23,12 @@ describe.skipIf(!uri)('staged parts on the MongoDB wire server', () => {
     for (const store of opened.splice(0)) await store.close();
     const client = await MongoClient.connect(uri!);
     const db = client.db(DB);
-    for (const { name } of await db.listCollections({}, { nameOnly: true }).toArray()) if (name.startsWith(prefix)) await db.collection(name).drop().catch(() => undefined);
+    for (const { name } of await db.listCollections({}, { nameOnly: true }).toArray())
+      if (name.startsWith(prefix))
+        await db
+          .collection(name)
+          .drop()
+          .catch(() => undefined);
     await client.close();
   });
 
@@ -32,11 +38,25 @@ describe.skipIf(!uri)('staged parts on the MongoDB wire server', () => {
     opened.push(store);
     const boards = store.boards as Store['boards'] & { settled(): Promise<void> };
     const client = await MongoClient.connect(uri!);
-    const staged = () => client.db(DB).collection(`${prefix}boardStaging`).distinct('v', { boardId: 'b1' }).then((vs) => (vs as number[]).sort((a, b) => a - b));
+    const staged = () =>
+      client
+        .db(DB)
+        .collection(`${prefix}boardStaging`)
+        .distinct('v', { boardId: 'b1' })
+        .then((vs) => (vs as number[]).sort((a, b) => a - b));
     try {
-      await boards.insert({ _id: 'b1', version: 1, nextWorkSeq: 71, nextFencingToken: 1, lastSeq: 0, nextDeadline: null });
+      await boards.insert({
+        _id: 'b1',
+        version: 1,
+        nextWorkSeq: 71,
+        nextFencingToken: 1,
+        lastSeq: 0,
+        nextDeadline: null,
+      });
       const commit = async (version: number) => {
-        expect(await boards.commit('b1', version, { lastSeq: version }, { put: items(`v${version + 1}`), removed: [] })).toBe(true);
+        expect(
+          await boards.commit('b1', version, { lastSeq: version }, { put: items(`v${version + 1}`), removed: [] }),
+        ).toBe(true);
         await boards.settled();
       };
       await commit(1); // v2, staged

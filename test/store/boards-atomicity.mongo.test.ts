@@ -17,13 +17,28 @@ const CHILD = fileURLToPath(new URL('../support/board-commit-child.ts', import.m
 
 type Work = StoredItem & { title: string };
 const work = (n: number, title: string): Work => ({ workId: `W-${n}`, title });
-const range = (from: number, to: number, title: string) => Array.from({ length: to - from + 1 }, (_, i) => work(from + i, title));
+const range = (from: number, to: number, title: string) =>
+  Array.from({ length: to - from + 1 }, (_, i) => work(from + i, title));
 
 /** The board before the commit, and two commits over it: one staged (past 500 items, inserted in two parts), one inline. */
 const OLD = range(1, 1200, 'old');
 const events = (boardId: string, from: number, count: number) =>
-  Array.from({ length: count }, (_, i) => ({ _id: `${boardId}:${from + i}`, boardId, seq: from + i, type: 'item.created', actor: 'agent:a', workId: null, at: from + i, data: {} }));
-const STAGED = { set: { lastSeq: 601 }, events: 600, put: range(601, 2400, 'new'), removed: range(1, 100, '').map((i) => i.workId) };
+  Array.from({ length: count }, (_, i) => ({
+    _id: `${boardId}:${from + i}`,
+    boardId,
+    seq: from + i,
+    type: 'item.created',
+    actor: 'agent:a',
+    workId: null,
+    at: from + i,
+    data: {},
+  }));
+const STAGED = {
+  set: { lastSeq: 601 },
+  events: 600,
+  put: range(601, 2400, 'new'),
+  removed: range(1, 100, '').map((i) => i.workId),
+};
 const INLINE = { set: { lastSeq: 3 }, events: 2, put: range(1, 5, 'new'), removed: ['W-6'] };
 
 function after(change: typeof STAGED): Map<string, string> {
@@ -33,8 +48,16 @@ function after(change: typeof STAGED): Map<string, string> {
   return board;
 }
 
-function runChild(prefix: string, boardId: string, step: string, mode: string, change: typeof STAGED): Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, uri!, DB, prefix, boardId, '2', step, mode], { stdio: ['pipe', 'pipe', 'pipe'] });
+function runChild(
+  prefix: string,
+  boardId: string,
+  step: string,
+  mode: string,
+  change: typeof STAGED,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, uri!, DB, prefix, boardId, '2', step, mode], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -70,7 +93,12 @@ describe.skipIf(!uri)('board commits on the MongoDB wire server, under faults', 
     for (const store of opened.splice(0)) await store.close().catch(() => undefined);
     const client = await MongoClient.connect(uri!);
     const db = client.db(DB);
-    for (const { name } of await db.listCollections({}, { nameOnly: true }).toArray()) if (name.startsWith(prefix)) await db.collection(name).drop().catch(() => undefined);
+    for (const { name } of await db.listCollections({}, { nameOnly: true }).toArray())
+      if (name.startsWith(prefix))
+        await db
+          .collection(name)
+          .drop()
+          .catch(() => undefined);
     await client.close();
   });
 
@@ -90,46 +118,86 @@ describe.skipIf(!uri)('board commits on the MongoDB wire server, under faults', 
   ];
   for (const [step, mode, change, shows] of cases) {
     const kind = change === STAGED ? 'a staged commit' : 'an inline commit';
-    it(`${kind}, ${mode === 'kill' ? 'killed' : 'failing'} at ${step}: a reload shows the whole ${shows} board, and the next commit finishes the job`, { timeout: 90_000 }, async () => {
-      const boardId = unique('board');
-      const store = await open();
-      const header: BoardRecord = { _id: boardId, version: 1, nextWorkSeq: 1201, nextFencingToken: 1, lastSeq: 0, nextDeadline: null };
-      await store.boards.insert(header);
-      expect(await store.boards.commit(boardId, 1, { lastSeq: 1, outbox: events(boardId, 1, 1) }, { put: OLD, removed: [] })).toBe(true);
-      await (store.boards as typeof store.boards & { settled(): Promise<void> }).settled();
+    it(
+      `${kind}, ${mode === 'kill' ? 'killed' : 'failing'} at ${step}: a reload shows the whole ${shows} board, and the next commit finishes the job`,
+      { timeout: 90_000 },
+      async () => {
+        const boardId = unique('board');
+        const store = await open();
+        const header: BoardRecord = {
+          _id: boardId,
+          version: 1,
+          nextWorkSeq: 1201,
+          nextFencingToken: 1,
+          lastSeq: 0,
+          nextDeadline: null,
+        };
+        await store.boards.insert(header);
+        expect(
+          await store.boards.commit(
+            boardId,
+            1,
+            { lastSeq: 1, outbox: events(boardId, 1, 1) },
+            { put: OLD, removed: [] },
+          ),
+        ).toBe(true);
+        await (store.boards as typeof store.boards & { settled(): Promise<void> }).settled();
 
-      const run = await runChild(prefix, boardId, step, mode, change);
-      if (mode === 'kill') expect(run.signal, run.out).toBe('SIGKILL');
-      else expect(run.code, run.out).toBe(0);
+        const run = await runChild(prefix, boardId, step, mode, change);
+        if (mode === 'kill') expect(run.signal, run.out).toBe('SIGKILL');
+        else expect(run.code, run.out).toBe(0);
 
-      // Another process reads the board: all of one commit or all of the other, never a mix.
-      const expected = shows === 'old' ? new Map(OLD.map((i) => [i.workId, i.title])) : after(change);
-      const reader = await open();
-      const seen = await titles(reader, boardId);
-      expect(seen.version).toBe(shows === 'old' ? 2 : 3);
-      expect(seen.items).toEqual(expected);
-      // The outbox is the events of the commit that made the version read, whole.
-      const outbox = shows === 'old' ? events(boardId, 1, 1) : events(boardId, 2, change.events);
-      expect((await reader.boards.load(boardId))!.record.outbox).toEqual(outbox);
-      expect((await reader.boards.select({ _id: boardId }, ['outbox', 'lastSeq']))[0]).toEqual({ _id: boardId, outbox, lastSeq: shows === 'old' ? 1 : change.set.lastSeq });
+        // Another process reads the board: all of one commit or all of the other, never a mix.
+        const expected = shows === 'old' ? new Map(OLD.map((i) => [i.workId, i.title])) : after(change);
+        const reader = await open();
+        const seen = await titles(reader, boardId);
+        expect(seen.version).toBe(shows === 'old' ? 2 : 3);
+        expect(seen.items).toEqual(expected);
+        // The outbox is the events of the commit that made the version read, whole.
+        const outbox = shows === 'old' ? events(boardId, 1, 1) : events(boardId, 2, change.events);
+        expect((await reader.boards.load(boardId))!.record.outbox).toEqual(outbox);
+        expect((await reader.boards.select({ _id: boardId }, ['outbox', 'lastSeq']))[0]).toEqual({
+          _id: boardId,
+          outbox,
+          lastSeq: shows === 'old' ? 1 : change.set.lastSeq,
+        });
 
-      // The next commit, from yet another process, lands (once a dead committer's guard is stale) and finishes the job.
-      const next = await open();
-      await until(async () => next.boards.commit(boardId, seen.version, { lastSeq: seen.version }, { put: [work(9999, 'next')], removed: [] }), 15_000);
-      await (next.boards as typeof next.boards & { settled(): Promise<void> }).settled();
-      expect(await logged(boardId, 3)).toBe(shows === 'old' ? 1 : change.put.length + change.removed.length);
-      const last = await titles(await open(), boardId);
-      expect(last.version).toBe(seen.version + 1);
-      expect(last.items).toEqual(new Map([...expected, ['W-9999', 'next']]));
-    });
+        // The next commit, from yet another process, lands (once a dead committer's guard is stale) and finishes the job.
+        const next = await open();
+        await until(
+          async () =>
+            next.boards.commit(
+              boardId,
+              seen.version,
+              { lastSeq: seen.version },
+              { put: [work(9999, 'next')], removed: [] },
+            ),
+          15_000,
+        );
+        await (next.boards as typeof next.boards & { settled(): Promise<void> }).settled();
+        expect(await logged(boardId, 3)).toBe(shows === 'old' ? 1 : change.put.length + change.removed.length);
+        const last = await titles(await open(), boardId);
+        expect(last.version).toBe(seen.version + 1);
+        expect(last.items).toEqual(new Map([...expected, ['W-9999', 'next']]));
+      },
+    );
   }
 
   it('reads a board whose commits land between its header and its items in one try, as of the header, its staged parts included: a busy board is always readable', async () => {
     const boardId = unique('board');
     const writer = await open();
     const reader = await open();
-    await writer.boards.insert({ _id: boardId, version: 1, nextWorkSeq: 101, nextFencingToken: 1, lastSeq: 0, nextDeadline: null });
-    expect(await writer.boards.commit(boardId, 1, { lastSeq: 1 }, { put: range(1, 100, 'v2'), removed: [] })).toBe(true);
+    await writer.boards.insert({
+      _id: boardId,
+      version: 1,
+      nextWorkSeq: 101,
+      nextFencingToken: 1,
+      lastSeq: 0,
+      nextDeadline: null,
+    });
+    expect(await writer.boards.commit(boardId, 1, { lastSeq: 1 }, { put: range(1, 100, 'v2'), removed: [] })).toBe(
+      true,
+    );
     await (writer.boards as typeof writer.boards & { settled(): Promise<void> }).settled();
     expect((await reader.boards.load(boardId))!.record.version).toBe(2);
 
@@ -137,7 +205,12 @@ describe.skipIf(!uri)('board commits on the MongoDB wire server, under faults', 
     // past 64 entries, so the parts of the intent the reader took are replaced under it) landed.
     let version = 2;
     const racing = async () => {
-      const landed = await writer.boards.commit(boardId, version, { lastSeq: version }, { put: range(1, 99, `v${version + 1}`), removed: version === 2 ? ['W-100'] : [] });
+      const landed = await writer.boards.commit(
+        boardId,
+        version,
+        { lastSeq: version },
+        { put: range(1, 99, `v${version + 1}`), removed: version === 2 ? ['W-100'] : [] },
+      );
       expect(landed).toBe(true);
       version++;
       await (writer.boards as typeof writer.boards & { settled(): Promise<void> }).settled();
@@ -178,13 +251,36 @@ describe.skipIf(!uri)('board commits on the MongoDB wire server, under faults', 
     const client = await MongoClient.connect(uri!);
     try {
       const items = Object.fromEntries(range(1, 30, 'kept').map((i) => [i.workId, i]));
-      await client.db(DB).collection(`${prefix}boards`).insertOne({ _id: boardId, version: 7, nextWorkSeq: 31, nextFencingToken: 4, lastSeq: 12, nextDeadline: null, items } as never);
+      await client
+        .db(DB)
+        .collection(`${prefix}boards`)
+        .insertOne({
+          _id: boardId,
+          version: 7,
+          nextWorkSeq: 31,
+          nextFencingToken: 4,
+          lastSeq: 12,
+          nextDeadline: null,
+          items,
+        } as never);
       const seen = await titles(store, boardId);
       expect(seen).toEqual({ version: 7, items: new Map(range(1, 30, 'kept').map((i) => [i.workId, i.title])) });
-      const raw = await client.db(DB).collection(`${prefix}boards`).findOne({ _id: boardId } as never);
+      const raw = await client
+        .db(DB)
+        .collection(`${prefix}boards`)
+        .findOne({ _id: boardId } as never);
       expect(raw).not.toHaveProperty('items');
-      expect(await store.boards.get(boardId)).toEqual({ _id: boardId, version: 7, nextWorkSeq: 31, nextFencingToken: 4, lastSeq: 12, nextDeadline: null });
-      expect(await store.boards.commit(boardId, 7, { lastSeq: 13 }, { put: [work(2, 'changed')], removed: ['W-3'] })).toBe(true);
+      expect(await store.boards.get(boardId)).toEqual({
+        _id: boardId,
+        version: 7,
+        nextWorkSeq: 31,
+        nextFencingToken: 4,
+        lastSeq: 12,
+        nextDeadline: null,
+      });
+      expect(
+        await store.boards.commit(boardId, 7, { lastSeq: 13 }, { put: [work(2, 'changed')], removed: ['W-3'] }),
+      ).toBe(true);
       const later = await titles(await open(), boardId);
       expect(later.items.size).toBe(29);
       expect(later.items.get('W-2')).toBe('changed');

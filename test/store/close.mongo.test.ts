@@ -13,7 +13,8 @@ const uri = inject('mongoUri');
 
 /** 3,000 items: a staged commit whose log inserts take three round trips. */
 const ITEMS = 3000;
-const items = (title: string): StoredItem[] => Array.from({ length: ITEMS }, (_, i) => ({ workId: `W-${i + 1}`, title }) as StoredItem);
+const items = (title: string): StoredItem[] =>
+  Array.from({ length: ITEMS }, (_, i) => ({ workId: `W-${i + 1}`, title }) as StoredItem);
 
 describe.skipIf(!uri)('closing the MongoDB store', () => {
   it('lands the last commit’s log inserts before close resolves, refuses every later call, and nothing lands after', async () => {
@@ -21,7 +22,14 @@ describe.skipIf(!uri)('closing the MongoDB store', () => {
     const store = await openMongoStore({ uri: uri!, db });
     const client = await MongoClient.connect(uri!);
     try {
-      await store.boards.insert({ _id: 'b1', version: 1, nextWorkSeq: ITEMS + 1, nextFencingToken: 1, lastSeq: 0, nextDeadline: null });
+      await store.boards.insert({
+        _id: 'b1',
+        version: 1,
+        nextWorkSeq: ITEMS + 1,
+        nextFencingToken: 1,
+        lastSeq: 0,
+        nextDeadline: null,
+      });
       expect(await store.boards.commit('b1', 1, { lastSeq: 1 }, { put: items('first'), removed: [] })).toBe(true);
       expect(await store.boards.commit('b1', 2, { lastSeq: 2 }, { put: items('second'), removed: [] })).toBe(true);
       await store.close(); // the second commit's log inserts were still under way
@@ -36,7 +44,10 @@ describe.skipIf(!uri)('closing the MongoDB store', () => {
       const { databases } = await client.db().admin().listDatabases({ nameOnly: true });
       expect(databases.map((d) => d.name)).not.toContain(db);
     } finally {
-      await client.db(db).dropDatabase().catch(() => undefined);
+      await client
+        .db(db)
+        .dropDatabase()
+        .catch(() => undefined);
       await client.close();
     }
   });
@@ -46,12 +57,25 @@ describe.skipIf(!uri)('closing the MongoDB store', () => {
     const store = await openMongoStore({ uri: uri!, db });
     const client = await MongoClient.connect(uri!);
     try {
-      const events = Array.from({ length: ITEMS }, (_, i) => ({ _id: `b1:${i + 1}`, version: 1, boardId: 'b1', seq: i + 1, type: 'item.created', actor: 'user:a', workId: null, at: i, data: {} }));
+      const events = Array.from({ length: ITEMS }, (_, i) => ({
+        _id: `b1:${i + 1}`,
+        version: 1,
+        boardId: 'b1',
+        seq: i + 1,
+        type: 'item.created',
+        actor: 'user:a',
+        workId: null,
+        at: i,
+        data: {},
+      }));
       void store.events.insertMissing(events).catch(() => undefined); // as a token's last use is written: nobody waits
       await store.close();
       expect(await client.db(db).collection('events').countDocuments({ boardId: 'b1' })).toBe(ITEMS);
     } finally {
-      await client.db(db).dropDatabase().catch(() => undefined);
+      await client
+        .db(db)
+        .dropDatabase()
+        .catch(() => undefined);
       await client.close();
     }
   });
@@ -71,7 +95,11 @@ describe.skipIf(!uri)('closing the MongoDB store', () => {
     });
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
     const db = unique('close');
-    const store = await openMongoStore({ uri: `mongodb://127.0.0.1:${(proxy.address() as { port: number }).port}/?directConnection=true`, db, closeWaitMs: 500 });
+    const store = await openMongoStore({
+      uri: `mongodb://127.0.0.1:${(proxy.address() as { port: number }).port}/?directConnection=true`,
+      db,
+      closeWaitMs: 500,
+    });
     try {
       stalled = true;
       const unanswered = store.events.count({ boardId: 'b1' }).catch((e: unknown) => e);
@@ -86,7 +114,10 @@ describe.skipIf(!uri)('closing the MongoDB store', () => {
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => proxy.close(resolve));
       const client = await MongoClient.connect(uri!);
-      await client.db(db).dropDatabase().catch(() => undefined);
+      await client
+        .db(db)
+        .dropDatabase()
+        .catch(() => undefined);
       await client.close();
     }
   });

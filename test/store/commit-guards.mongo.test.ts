@@ -23,9 +23,11 @@ describe.skipIf(!uri)('commit guards on the MongoDB wire server', () => {
     opened.push(store);
     return store;
   };
-  const held = async () => (await client.db(DB).collection(`${prefix}commit_guards`).find({}).toArray()).map((g) => String(g._id)).sort();
+  const held = async () =>
+    (await client.db(DB).collection(`${prefix}commit_guards`).find({}).toArray()).map((g) => String(g._id)).sort();
   const item = (n: number): StoredItem => ({ workId: `W-${n}` }) as StoredItem;
-  const board = (store: Store, id: string) => store.boards.insert({ _id: id, version: 1, nextWorkSeq: 1, nextFencingToken: 1, lastSeq: 0, nextDeadline: null });
+  const board = (store: Store, id: string) =>
+    store.boards.insert({ _id: id, version: 1, nextWorkSeq: 1, nextFencingToken: 1, lastSeq: 0, nextDeadline: null });
   const settled = (store: Store) => (store.boards as Store['boards'] & { settled(): Promise<void> }).settled();
 
   beforeAll(async () => {
@@ -35,7 +37,12 @@ describe.skipIf(!uri)('commit guards on the MongoDB wire server', () => {
   afterAll(async () => {
     for (const store of opened) await store.close();
     const db = client.db(DB);
-    for (const { name } of await db.listCollections({}, { nameOnly: true }).toArray()) if (name.startsWith(prefix)) await db.collection(name).drop().catch(() => undefined);
+    for (const { name } of await db.listCollections({}, { nameOnly: true }).toArray())
+      if (name.startsWith(prefix))
+        await db
+          .collection(name)
+          .drop()
+          .catch(() => undefined);
     await client.close();
   });
 
@@ -61,7 +68,8 @@ describe.skipIf(!uri)('commit guards on the MongoDB wire server', () => {
     expect(await held()).toEqual([]);
 
     // Once a hundred wait they go without the timer: the collection stays small under a busy board.
-    for (let v = 3; v < 153; v++) expect(await store.boards.commit('b1', v, { lastSeq: v }, { put: [item(v)], removed: [] })).toBe(true);
+    for (let v = 3; v < 153; v++)
+      expect(await store.boards.commit('b1', v, { lastSeq: v }, { put: [item(v)], removed: [] })).toBe(true);
     await until(async () => (await held()).length === (ferret ? 50 : 0), 10_000);
     await settled(store);
     expect(await held()).toEqual([]);
@@ -71,7 +79,8 @@ describe.skipIf(!uri)('commit guards on the MongoDB wire server', () => {
   it('deletes moot guards by itself about a second after they were left', async () => {
     const store = await open();
     await board(store, 'b2');
-    for (let v = 1; v < 4; v++) expect(await store.boards.commit('b2', v, { lastSeq: v }, { put: [item(v)], removed: [] })).toBe(true);
+    for (let v = 1; v < 4; v++)
+      expect(await store.boards.commit('b2', v, { lastSeq: v }, { put: [item(v)], removed: [] })).toBe(true);
     await until(async () => (await held()).length === 0, 10_000);
     expect((await store.boards.load('b2'))!.record.version).toBe(4);
   });

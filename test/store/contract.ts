@@ -1,6 +1,12 @@
 // The store contract: every adapter must pass these, so callers see one behaviour.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DuplicateKeyError, modify, type AccountRecord, type EventRecord, type Store } from '../../store/ports/store.js';
+import {
+  DuplicateKeyError,
+  modify,
+  type AccountRecord,
+  type EventRecord,
+  type Store,
+} from '../../store/ports/store.js';
 import { unique } from '../support/temp.js';
 
 export interface StoreHarness {
@@ -26,7 +32,15 @@ const account = (over: Partial<AccountRecord> = {}): AccountRecord => ({
 });
 
 const event = (boardId: string, seq: number): EventRecord => ({
-  _id: `${boardId}:${seq}`, version: 1, boardId, seq, type: 'item.created', actor: 'user:x', workId: `W-${seq}`, at: 1000 + seq, data: { n: seq },
+  _id: `${boardId}:${seq}`,
+  version: 1,
+  boardId,
+  seq,
+  type: 'item.created',
+  actor: 'user:x',
+  workId: `W-${seq}`,
+  at: 1000 + seq,
+  data: { n: seq },
 });
 
 export function storeContract(name: string, harness: StoreHarness): void {
@@ -95,7 +109,11 @@ export function storeContract(name: string, harness: StoreHarness): void {
       const a = account();
       await store.accounts.insert(a);
       for (let version = 1; version <= 10; version++) {
-        const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.accounts.update(a._id, version, { displayName: `v${version}n${i}` })));
+        const results = await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            store.accounts.update(a._id, version, { displayName: `v${version}n${i}` }),
+          ),
+        );
         const winners = results.filter((r) => r !== null);
         expect(winners).toHaveLength(1);
         const stored = (await store.accounts.get(a._id))!;
@@ -109,7 +127,10 @@ export function storeContract(name: string, harness: StoreHarness): void {
       for (let seq = 1; seq <= 10; seq++) await store.events.insert(event(board, seq));
       await store.events.insert(event(unique('other'), 1));
       expect(await store.events.count({ boardId: board })).toBe(10);
-      const page = await store.events.find({ boardId: board, seq: { $gt: 3 } }, { sort: [['seq', -1]], skip: 1, limit: 3 });
+      const page = await store.events.find(
+        { boardId: board, seq: { $gt: 3 } },
+        { sort: [['seq', -1]], skip: 1, limit: 3 },
+      );
       expect(page.map((e) => e.seq)).toEqual([9, 8, 7]);
       const some = await store.events.find({ boardId: board, seq: { $in: [2, 5, 11] } }, { sort: [['seq', 1]] });
       expect(some.map((e) => e.seq)).toEqual([2, 5]);
@@ -117,13 +138,18 @@ export function storeContract(name: string, harness: StoreHarness): void {
       expect(range.map((e) => e.seq)).toEqual([4, 5, 6]);
       expect((await store.events.findOne({ boardId: board, seq: 7 }))!._id).toBe(`${board}:7`);
       const selected = await store.events.select({ boardId: board, seq: { $lte: 2 } }, ['seq'], { sort: [['seq', 1]] });
-      expect(selected).toEqual([{ _id: `${board}:1`, seq: 1 }, { _id: `${board}:2`, seq: 2 }]);
+      expect(selected).toEqual([
+        { _id: `${board}:1`, seq: 1 },
+        { _id: `${board}:2`, seq: 2 },
+      ]);
     });
 
     it('enforces compound unique indexes', async () => {
       const board = unique('board');
       await store.events.insert(event(board, 1));
-      await expect(store.events.insert({ ...event(board, 1), _id: unique('ev') })).rejects.toBeInstanceOf(DuplicateKeyError);
+      await expect(store.events.insert({ ...event(board, 1), _id: unique('ev') })).rejects.toBeInstanceOf(
+        DuplicateKeyError,
+      );
     });
 
     it('inserts the missing ones of a list in order, leaving those already stored as they were', async () => {
@@ -160,7 +186,11 @@ export function storeContract(name: string, harness: StoreHarness): void {
     it('modify: read-modify-write lands every concurrent change once, refuses by throwing, and reports a missing document', async () => {
       const a = account({ referralMonths: 0 });
       await store.accounts.insert(a);
-      await Promise.all(Array.from({ length: 5 }, () => modify(store.accounts, a._id, (cur) => ({ referralMonths: cur.referralMonths + 1 }))));
+      await Promise.all(
+        Array.from({ length: 5 }, () =>
+          modify(store.accounts, a._id, (cur) => ({ referralMonths: cur.referralMonths + 1 })),
+        ),
+      );
       expect((await store.accounts.get(a._id))!.referralMonths).toBe(5);
       await expect(
         modify(store.accounts, a._id, () => {
@@ -176,15 +206,42 @@ export function storeContract(name: string, harness: StoreHarness): void {
 
     it('keeps restore points once per board seq, and reads them newest first past the ones to keep', async () => {
       const boardId = unique('board');
-      const point = (seq: number) => ({ _id: `rp_${boardId}_${seq}`, version: 1, boardId, seq, capturedAt: seq, reason: 'batch', itemCount: seq, fingerprint: `sha256:${'0'.repeat(64)}`, parts: 1 });
+      const point = (seq: number) => ({
+        _id: `rp_${boardId}_${seq}`,
+        version: 1,
+        boardId,
+        seq,
+        capturedAt: seq,
+        reason: 'batch',
+        itemCount: seq,
+        fingerprint: `sha256:${'0'.repeat(64)}`,
+        parts: 1,
+      });
       for (const seq of [3, 1, 2]) await store.restorePoints.insert(point(seq));
-      await expect(store.restorePoints.insert({ ...point(2), _id: `other-${boardId}` })).rejects.toBeInstanceOf(DuplicateKeyError);
-      expect((await store.restorePoints.select({ boardId }, ['seq'], { sort: [['seq', -1]], skip: 1 })).map((p) => p.seq)).toEqual([2, 1]);
+      await expect(store.restorePoints.insert({ ...point(2), _id: `other-${boardId}` })).rejects.toBeInstanceOf(
+        DuplicateKeyError,
+      );
+      expect(
+        (await store.restorePoints.select({ boardId }, ['seq'], { sort: [['seq', -1]], skip: 1 })).map((p) => p.seq),
+      ).toEqual([2, 1]);
       expect(await store.restorePoints.deleteMany({ boardId, capturedAt: { $lt: 2 } })).toBe(1);
     });
 
     it('keeps billing records one per project and one per provider customer, and applied provider events once', async () => {
-      const record = (projectId: string, customerId: string) => ({ _id: projectId, version: 1, accountId: 'acc', customerId, subscriptionId: null, status: null, interval: null, priceId: null, currentPeriodEnd: null, cancelAtPeriodEnd: false, changedAt: null, pastDueSince: null });
+      const record = (projectId: string, customerId: string) => ({
+        _id: projectId,
+        version: 1,
+        accountId: 'acc',
+        customerId,
+        subscriptionId: null,
+        status: null,
+        interval: null,
+        priceId: null,
+        currentPeriodEnd: null,
+        cancelAtPeriodEnd: false,
+        changedAt: null,
+        pastDueSince: null,
+      });
       const [p1, p2, c1] = [unique('proj'), unique('proj'), unique('cus')];
       await store.billing.insert(record(p1, c1));
       await expect(store.billing.insert(record(p2, c1))).rejects.toBeInstanceOf(DuplicateKeyError);
@@ -195,28 +252,57 @@ export function storeContract(name: string, harness: StoreHarness): void {
       await expect(store.billingEvents.insert(evt)).rejects.toBeInstanceOf(DuplicateKeyError);
     });
 
-    const header = (boardId: string) => ({ _id: boardId, version: 1, nextWorkSeq: 1, nextFencingToken: 1, lastSeq: 0, nextDeadline: null });
+    const header = (boardId: string) => ({
+      _id: boardId,
+      version: 1,
+      nextWorkSeq: 1,
+      nextFencingToken: 1,
+      lastSeq: 0,
+      nextDeadline: null,
+    });
     const work = (n: number, title = `item ${n}`) => ({ workId: `W-${n}`, title, state: 'ready' });
     const loaded = async (boardId: string) => {
       const board = await store.boards.load(boardId);
-      return board && { version: board.record.version, lastSeq: board.record.lastSeq, items: Object.fromEntries(board.items.map((i) => [i.workId, i])) };
+      return (
+        board && {
+          version: board.record.version,
+          lastSeq: board.record.lastSeq,
+          items: Object.fromEntries(board.items.map((i) => [i.workId, i])),
+        }
+      );
     };
 
     it('commits a header and only the items that changed, at the expected version, and reads what changed since a version', async () => {
       const boardId = unique('board');
       await store.boards.insert(header(boardId));
       expect(await loaded(boardId)).toEqual({ version: 1, lastSeq: 0, items: {} });
-      expect(await store.boards.commit(boardId, 1, { lastSeq: 2, nextWorkSeq: 3 }, { put: [work(1), work(2)], removed: [] })).toBe(true);
+      expect(
+        await store.boards.commit(boardId, 1, { lastSeq: 2, nextWorkSeq: 3 }, { put: [work(1), work(2)], removed: [] }),
+      ).toBe(true);
       expect(await store.boards.commit(boardId, 1, { lastSeq: 9 }, { put: [work(9)], removed: [] })).toBe(false);
-      expect(await store.boards.commit(unique('missing'), 1, { lastSeq: 9 }, { put: [work(9)], removed: [] })).toBe(false);
+      expect(await store.boards.commit(unique('missing'), 1, { lastSeq: 9 }, { put: [work(9)], removed: [] })).toBe(
+        false,
+      );
       expect(await loaded(boardId)).toEqual({ version: 2, lastSeq: 2, items: { 'W-1': work(1), 'W-2': work(2) } });
-      expect(await store.boards.commit(boardId, 2, { lastSeq: 3 }, { put: [work(2, 'TWO')], removed: ['W-1'] })).toBe(true);
-      expect(await store.boards.commit(boardId, 3, { lastSeq: 4, nextWorkSeq: 4 }, { put: [work(3)], removed: [] })).toBe(true);
-      expect(await loaded(boardId)).toEqual({ version: 4, lastSeq: 4, items: { 'W-2': work(2, 'TWO'), 'W-3': work(3) } });
+      expect(await store.boards.commit(boardId, 2, { lastSeq: 3 }, { put: [work(2, 'TWO')], removed: ['W-1'] })).toBe(
+        true,
+      );
+      expect(
+        await store.boards.commit(boardId, 3, { lastSeq: 4, nextWorkSeq: 4 }, { put: [work(3)], removed: [] }),
+      ).toBe(true);
+      expect(await loaded(boardId)).toEqual({
+        version: 4,
+        lastSeq: 4,
+        items: { 'W-2': work(2, 'TWO'), 'W-3': work(3) },
+      });
       // What a node holding an older version reads: the items written after it, and those removed after it.
       const since = async (version: number) => {
         const changes = (await store.boards.changesSince(boardId, version))!;
-        return { version: changes.record.version, items: changes.items.map((i) => i.workId).sort(), removed: [...changes.removed].sort() };
+        return {
+          version: changes.record.version,
+          items: changes.items.map((i) => i.workId).sort(),
+          removed: [...changes.removed].sort(),
+        };
       };
       expect(await since(4)).toEqual({ version: 4, items: [], removed: [] });
       expect(await since(3)).toEqual({ version: 4, items: ['W-3'], removed: [] });
@@ -232,10 +318,18 @@ export function storeContract(name: string, harness: StoreHarness): void {
     it('lets exactly one of several commits at one version land, with its items and none of the others', async () => {
       const boardId = unique('board');
       await store.boards.insert(header(boardId));
-      const results = await Promise.all(Array.from({ length: 10 }, (_, i) => store.boards.commit(boardId, 1, { lastSeq: i + 1 }, { put: [work(i + 10)], removed: [] })));
+      const results = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          store.boards.commit(boardId, 1, { lastSeq: i + 1 }, { put: [work(i + 10)], removed: [] }),
+        ),
+      );
       expect(results.filter(Boolean)).toHaveLength(1);
       const winner = results.indexOf(true);
-      expect(await loaded(boardId)).toEqual({ version: 2, lastSeq: winner + 1, items: { [`W-${winner + 10}`]: work(winner + 10) } });
+      expect(await loaded(boardId)).toEqual({
+        version: 2,
+        lastSeq: winner + 1,
+        items: { [`W-${winner + 10}`]: work(winner + 10) },
+      });
     });
 
     it('commits and reads a large change whole (a rewind of a large board)', async () => {
@@ -245,7 +339,9 @@ export function storeContract(name: string, harness: StoreHarness): void {
       expect(await store.boards.commit(boardId, 1, { lastSeq: 1 }, { put: many, removed: [] })).toBe(true);
       expect(Object.keys((await loaded(boardId))!.items)).toHaveLength(1200);
       const removed = many.slice(0, 700).map((i) => i.workId);
-      expect(await store.boards.commit(boardId, 2, { lastSeq: 2 }, { put: [work(1000, 'changed')], removed })).toBe(true);
+      expect(await store.boards.commit(boardId, 2, { lastSeq: 2 }, { put: [work(1000, 'changed')], removed })).toBe(
+        true,
+      );
       const after = (await loaded(boardId))!;
       expect(Object.keys(after.items)).toHaveLength(500);
       expect(after.items['W-1000']).toEqual(work(1000, 'changed'));
@@ -282,9 +378,18 @@ export function storeContract(name: string, harness: StoreHarness): void {
       expect(await store.boards.get(boardId)).toEqual({ ...header(boardId), version: 2, lastSeq: 8, nextDeadline: 50 });
       expect(await store.boards.versionOf(boardId)).toBe(2);
       expect(await store.boards.versionOf('missing')).toBeNull();
-      expect(await store.boards.select({ _id: boardId }, ['lastSeq', 'nextDeadline'])).toEqual([{ _id: boardId, lastSeq: 8, nextDeadline: 50 }]);
-      expect(await store.boards.find({ nextDeadline: { $lte: 50 } })).toEqual([{ ...header(boardId), version: 2, lastSeq: 8, nextDeadline: 50 }]);
-      expect(await store.boards.update(boardId, 2, { nextDeadline: 60 })).toEqual({ ...header(boardId), version: 3, lastSeq: 8, nextDeadline: 60 });
+      expect(await store.boards.select({ _id: boardId }, ['lastSeq', 'nextDeadline'])).toEqual([
+        { _id: boardId, lastSeq: 8, nextDeadline: 50 },
+      ]);
+      expect(await store.boards.find({ nextDeadline: { $lte: 50 } })).toEqual([
+        { ...header(boardId), version: 2, lastSeq: 8, nextDeadline: 50 },
+      ]);
+      expect(await store.boards.update(boardId, 2, { nextDeadline: 60 })).toEqual({
+        ...header(boardId),
+        version: 3,
+        lastSeq: 8,
+        nextDeadline: 60,
+      });
       expect((await loaded(boardId))!.items).toEqual({ 'W-1': work(1) });
       expect(await store.boards.delete(boardId)).toBe(true);
       expect(await store.boards.load(boardId)).toBeNull();
@@ -306,12 +411,18 @@ export function storeContract(name: string, harness: StoreHarness): void {
       expect(await store.events.count({ boardId: board, seq: { $gt: 10, $lt: 15 } })).toBe(4);
       expect(await store.events.count({ boardId: other })).toBe(5);
       // A condition on a field the index does not hold, sorted by one it does not order.
-      const byData = await store.events.find({ boardId: board, type: 'item.created', workId: { $in: ['W-3', 'W-12'] } }, { sort: [['at', -1]] });
+      const byData = await store.events.find(
+        { boardId: board, type: 'item.created', workId: { $in: ['W-3', 'W-12'] } },
+        { sort: [['at', -1]] },
+      );
       expect(byData.map((e) => e.seq)).toEqual([12, 3]);
       expect(await store.events.find({ boardId: board, workId: { $exists: false } })).toEqual([]);
       const ids = await store.events.find({ _id: { $gt: `${board}:3`, $lte: `${board}:5` } });
       expect(ids.map((e) => e._id)).toEqual([`${board}:30`, `${board}:4`, `${board}:5`]);
-      const down = await store.events.find({ _id: { $gte: `${board}:4`, $lte: `${board}:5` } }, { sort: [['_id', -1]] });
+      const down = await store.events.find(
+        { _id: { $gte: `${board}:4`, $lte: `${board}:5` } },
+        { sort: [['_id', -1]] },
+      );
       expect(down.map((e) => e._id)).toEqual([`${board}:5`, `${board}:4`]);
     });
 

@@ -16,7 +16,17 @@ describe('embedded store indexes', () => {
     const dir = await tempDir();
     dirs.push(dir);
     const first = await openEmbeddedStore(dir.path);
-    for (let i = 0; i < 1200; i++) await first.audit.insert({ _id: `row-${i}`, version: 1, at: i, actor: 'user:op', action: 'admin.revoke', projectId: null, target: `account:${i % 3}`, data: {} });
+    for (let i = 0; i < 1200; i++)
+      await first.audit.insert({
+        _id: `row-${i}`,
+        version: 1,
+        at: i,
+        actor: 'user:op',
+        action: 'admin.revoke',
+        projectId: null,
+        target: `account:${i % 3}`,
+        data: {},
+      });
     await first.close();
 
     // As a directory written before the target index existed: its keys and its mark are gone.

@@ -19,7 +19,12 @@ describe.skipIf(!uri)('mongo adapter', () => {
       const { MongoClient } = await import('mongodb');
       const client = await MongoClient.connect(uri!);
       const db = client.db('board_test');
-      for (const { name } of await db.listCollections({}, { nameOnly: true }).toArray()) if (name.startsWith(prefix)) await db.collection(name).drop().catch(() => undefined);
+      for (const { name } of await db.listCollections({}, { nameOnly: true }).toArray())
+        if (name.startsWith(prefix))
+          await db
+            .collection(name)
+            .drop()
+            .catch(() => undefined);
       await client.close();
       await store.close();
     },

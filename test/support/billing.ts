@@ -7,13 +7,30 @@ import { unique } from './temp.js';
 
 /** A billing record with a customer attached and no subscription yet, with `over` applied. */
 export function billingRecord(projectId: string, accountId: string, over: Partial<BillingRecord> = {}): BillingRecord {
-  return { _id: projectId, version: 1, accountId, customerId: `cus_${unique('c')}`, subscriptionId: null, status: null, interval: null, priceId: null, currentPeriodEnd: null, cancelAtPeriodEnd: false, changedAt: null, pastDueSince: null, ...over };
+  return {
+    _id: projectId,
+    version: 1,
+    accountId,
+    customerId: `cus_${unique('c')}`,
+    subscriptionId: null,
+    status: null,
+    interval: null,
+    priceId: null,
+    currentPeriodEnd: null,
+    cancelAtPeriodEnd: false,
+    changedAt: null,
+    pastDueSince: null,
+    ...over,
+  };
 }
 
 /** POSTs `body` to the webhook with a valid Stripe-Signature for `secret`. */
 export function deliverSigned(baseUrl: string, body: string, secret: string): Promise<Res> {
   const signature = Stripe.webhooks.generateTestHeaderString({ payload: body, secret });
-  return new Client(baseUrl).request('POST', '/api/billing/webhook', { raw: body, headers: { 'content-type': 'application/json', 'stripe-signature': signature } });
+  return new Client(baseUrl).request('POST', '/api/billing/webhook', {
+    raw: body,
+    headers: { 'content-type': 'application/json', 'stripe-signature': signature },
+  });
 }
 
 /**
@@ -32,12 +49,32 @@ export const webhookOnlyBilling = (webhookSecret: string): Record<string, string
  * Makes the board Pro the way production does: a customer attached to it (as checkout leaves it),
  * then a signed customer.subscription.created event for that customer, active on `price`.
  */
-export async function makePro(baseUrl: string, store: Pick<Store, 'billing'>, board: { owner: Client; projectId: string }, secret: string, price = 'price_m'): Promise<void> {
+export async function makePro(
+  baseUrl: string,
+  store: Pick<Store, 'billing'>,
+  board: { owner: Client; projectId: string },
+  secret: string,
+  price = 'price_m',
+): Promise<void> {
   const customer = `cus_${unique('pro')}`;
   const accountId = (await board.owner.get('/api/auth/me')).body.user.id as string;
   await store.billing.insert(billingRecord(board.projectId, accountId, { customerId: customer }));
-  const subscription = { id: `sub_${customer}`, object: 'subscription', customer, status: 'active', cancel_at_period_end: false, metadata: { projectId: board.projectId }, items: { data: [{ price: { id: price } }] } };
-  const body = JSON.stringify({ id: `evt_${unique('pro')}`, object: 'event', type: 'customer.subscription.created', created: Math.floor(Date.now() / 1000), data: { object: subscription } });
+  const subscription = {
+    id: `sub_${customer}`,
+    object: 'subscription',
+    customer,
+    status: 'active',
+    cancel_at_period_end: false,
+    metadata: { projectId: board.projectId },
+    items: { data: [{ price: { id: price } }] },
+  };
+  const body = JSON.stringify({
+    id: `evt_${unique('pro')}`,
+    object: 'event',
+    type: 'customer.subscription.created',
+    created: Math.floor(Date.now() / 1000),
+    data: { object: subscription },
+  });
   const res = await deliverSigned(baseUrl, body, secret);
   if (res.status !== 200) throw new Error(`webhook: ${res.status} ${res.text}`);
 }

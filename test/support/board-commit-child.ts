@@ -10,13 +10,23 @@
 import { Collection, type Document } from 'mongodb';
 import { openMongoStore } from '../../store/mongo/index.js';
 
-const [uri, db, prefix, boardId, expected, step, mode] = process.argv.slice(2) as [string, string, string, string, string, 'header' | 'after-header' | 'after-some-items' | 'after-items', 'kill' | 'fail'];
+const [uri, db, prefix, boardId, expected, step, mode] = process.argv.slice(2) as [
+  string,
+  string,
+  string,
+  string,
+  string,
+  'header' | 'after-header' | 'after-some-items' | 'after-items',
+  'kill' | 'fail',
+];
 
-const input = JSON.parse(await new Promise<string>((resolve) => {
-  let text = '';
-  process.stdin.on('data', (d: Buffer) => (text += d.toString()));
-  process.stdin.on('end', () => resolve(text));
-})) as { set: Document; put: { workId: string }[]; removed: string[] };
+const input = JSON.parse(
+  await new Promise<string>((resolve) => {
+    let text = '';
+    process.stdin.on('data', (d: Buffer) => (text += d.toString()));
+    process.stdin.on('end', () => resolve(text));
+  }),
+) as { set: Document; put: { workId: string }[]; removed: string[] };
 
 function strike(): never {
   if (mode === 'kill') process.kill(process.pid, 'SIGKILL');

@@ -16,7 +16,9 @@ export async function newBoard(base: string): Promise<TestBoard> {
     async agent(name, role = 'member') {
       const res = await owner.post('/api/accounts/tokens', { name, scope: 'workspace', projectId, role });
       if (res.status !== 201) throw new Error(`token: ${res.text}`);
-      return Object.assign(new Client(base, { authorization: `Bearer ${res.body.secret}` }), { principal: `agent:${res.body.token.agentId}` });
+      return Object.assign(new Client(base, { authorization: `Bearer ${res.body.secret}` }), {
+        principal: `agent:${res.body.token.agentId}`,
+      });
     },
   };
 }

@@ -18,7 +18,13 @@ export function launchChromium(executablePath: string): Promise<Browser> {
   return chromium.launch({
     executablePath,
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+    ],
     timeout: 20_000,
   });
 }
@@ -85,7 +91,8 @@ export async function openPage(browser: Browser, server: { url: string }): Promi
   });
   page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
   page.on('requestfailed', (r) => {
-    if (['script', 'stylesheet', 'document'].includes(r.resourceType())) problems.push(`requestfailed: ${r.resourceType()} ${r.url()} ${r.failure()?.errorText ?? ''}`);
+    if (['script', 'stylesheet', 'document'].includes(r.resourceType()))
+      problems.push(`requestfailed: ${r.resourceType()} ${r.url()} ${r.failure()?.errorText ?? ''}`);
   });
   return {
     context,
@@ -106,8 +113,12 @@ export async function landOn(page: Page, pathname: string, ms = 10_000): Promise
     if (new URL(page.url()).pathname === pathname) return;
     const alert = page.getByRole('alert').first();
     // (The page may have landed while the alert was looked for: an alert on the page asked for is its own.)
-    if ((await alert.isVisible()) && new URL(page.url()).pathname !== pathname) throw new Error(`expected to land on ${pathname}, stayed on ${page.url()} with an alert: ${(await alert.innerText()).replace(/\s+/g, ' ')}`);
-    if (Date.now() > deadline) throw new Error(`expected to land on ${pathname} within ${ms} ms, still on ${page.url()}`);
+    if ((await alert.isVisible()) && new URL(page.url()).pathname !== pathname)
+      throw new Error(
+        `expected to land on ${pathname}, stayed on ${page.url()} with an alert: ${(await alert.innerText()).replace(/\s+/g, ' ')}`,
+      );
+    if (Date.now() > deadline)
+      throw new Error(`expected to land on ${pathname} within ${ms} ms, still on ${page.url()}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -121,7 +132,11 @@ export async function screenshot(page: Page, name: string): Promise<string> {
 }
 
 /** Signs up through the page's form and waits for the boards listing. */
-export async function signUpInPage(page: Page, email: string, password = 'correct horse battery staple'): Promise<void> {
+export async function signUpInPage(
+  page: Page,
+  email: string,
+  password = 'correct horse battery staple',
+): Promise<void> {
   await page.goto('/signup');
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password').fill(password);
@@ -134,7 +149,11 @@ export async function signUpInPage(page: Page, email: string, password = 'correc
  * call, all closed after each test and screenshotted first (failed-<label>-<i>.png) when it failed.
  * Call inside the suite's describe.
  */
-export function useBrowserTabs(executablePath: string, label: string, env: Record<string, string> = {}): { readonly server: TestServer; tab(): Promise<BrowserPage> } {
+export function useBrowserTabs(
+  executablePath: string,
+  label: string,
+  env: Record<string, string> = {},
+): { readonly server: TestServer; tab(): Promise<BrowserPage> } {
   let browser: Browser | undefined;
   let server: TestServer | undefined;
   let tabs: BrowserPage[] = [];

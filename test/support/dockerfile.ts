@@ -54,13 +54,16 @@ export function parseDockerfile(text: string): Stage[] {
 
 /** ENV's key=value pairs (the form this Dockerfile uses). */
 export function envPairs(args: string): Record<string, string> {
-  return Object.fromEntries([...args.matchAll(/(\w+)=("[^"]*"|\S+)/g)].map((m) => [m[1]!, m[2]!.replace(/^"|"$/g, '')]));
+  return Object.fromEntries(
+    [...args.matchAll(/(\w+)=("[^"]*"|\S+)/g)].map((m) => [m[1]!, m[2]!.replace(/^"|"$/g, '')]),
+  );
 }
 
 /** An exec-form instruction's argument list (CMD ["node", "x.js"]). */
 export function execForm(args: string): string[] {
   const parsed: unknown = JSON.parse(args);
-  if (!Array.isArray(parsed) || !parsed.every((a) => typeof a === 'string')) throw new Error(`not an exec form: ${args}`);
+  if (!Array.isArray(parsed) || !parsed.every((a) => typeof a === 'string'))
+    throw new Error(`not an exec form: ${args}`);
   return parsed as string[];
 }
 

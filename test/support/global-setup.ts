@@ -38,7 +38,9 @@ let stopMemoryServer: (() => Promise<unknown>) | null = null;
 
 async function findMongo(): Promise<string | null> {
   if (process.env.MONGODB_URI) return process.env.MONGODB_URI;
-  const child = spawn(process.execPath, [fileURLToPath(new URL('./mongo-memory.mjs', import.meta.url))], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [fileURLToPath(new URL('./mongo-memory.mjs', import.meta.url))], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let errors = '';
   child.stderr.on('data', (d: Buffer) => (errors += d.toString()));
   const uri = await new Promise<string | null>((resolve) => {
@@ -57,7 +59,10 @@ async function findMongo(): Promise<string | null> {
     return uri;
   }
   child.kill('SIGKILL');
-  return loudSkip('MongoDB', `set MONGODB_URI (mongodb-memory-server could not obtain a mongod: ${errors.trim().split('\n')[0] || 'timed out'})`);
+  return loudSkip(
+    'MongoDB',
+    `set MONGODB_URI (mongodb-memory-server could not obtain a mongod: ${errors.trim().split('\n')[0] || 'timed out'})`,
+  );
 }
 
 async function findRedis(): Promise<string | null> {
@@ -87,7 +92,9 @@ function loudSkip(name: string, how: string): null {
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   // The servers the suites start serve the browser board from dist/web: build it if it is missing or stale.
-  const { buildWeb } = (await import(fileURLToPath(new URL('../../scripts/build-web.mjs', import.meta.url)))) as { buildWeb: (o: { quiet: boolean }) => Promise<unknown> };
+  const { buildWeb } = (await import(fileURLToPath(new URL('../../scripts/build-web.mjs', import.meta.url)))) as {
+    buildWeb: (o: { quiet: boolean }) => Promise<unknown>;
+  };
   await buildWeb({ quiet: true });
   const [mongoUri, redisUrl, stripeBase] = await Promise.all([findMongo(), findRedis(), findStripe()]);
   const chromium = findChromium();
@@ -124,12 +131,25 @@ const ANSWERED_ELSEWHERE: Record<string, string> = {};
 async function checkAnsweredCodes(project: TestProject, dir: string): Promise<void> {
   const ran = project.vitest.state.getFiles();
   const all = (await project.globTestFiles()).testFiles;
-  const whole = missing.length === 0 && !project.vitest.config.testNamePattern && ran.length === all.length && ran.every((f) => f.result?.state === 'pass');
+  const whole =
+    missing.length === 0 &&
+    !project.vitest.config.testNamePattern &&
+    ran.length === all.length &&
+    ran.every((f) => f.result?.state === 'pass');
   if (!whole && process.env.CHECK_ANSWERED_CODES !== '1') return;
-  const answered = new Set((await Promise.all((await readdir(dir)).map((f) => readFile(join(dir, f), 'utf8')))).flatMap((t) => t.split('\n')).filter(Boolean));
+  const answered = new Set(
+    (await Promise.all((await readdir(dir)).map((f) => readFile(join(dir, f), 'utf8'))))
+      .flatMap((t) => t.split('\n'))
+      .filter(Boolean),
+  );
   const { ERROR_CODES } = await import('../../src/errors/registry.js');
   const never = ERROR_CODES.filter((code) => !answered.has(code) && !(code in ANSWERED_ELSEWHERE));
-  console.log(`\nerror codes answered to the suites: ${answered.size} of ${ERROR_CODES.length}${never.length ? `; never: ${never.join(', ')}` : ''}`);
+  console.log(
+    `\nerror codes answered to the suites: ${answered.size} of ${ERROR_CODES.length}${never.length ? `; never: ${never.join(', ')}` : ''}`,
+  );
   if (never.length) process.exitCode = 1; // a teardown's error is only printed; this fails the run
-  if (never.length) throw new Error(`These registered codes were never answered to a test in this whole run: ${never.join(', ')}. Reach each in an e2e test, or name where it is answered in ANSWERED_ELSEWHERE (test/support/global-setup.ts).`);
+  if (never.length)
+    throw new Error(
+      `These registered codes were never answered to a test in this whole run: ${never.join(', ')}. Reach each in an e2e test, or name where it is answered in ANSWERED_ELSEWHERE (test/support/global-setup.ts).`,
+    );
 }

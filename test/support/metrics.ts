@@ -18,9 +18,12 @@ export interface Scrape {
 }
 
 export async function scrape(port: number, token?: string): Promise<Scrape> {
-  const res = await fetch(`http://127.0.0.1:${port}/metrics`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+  const res = await fetch(`http://127.0.0.1:${port}/metrics`, {
+    headers: token ? { authorization: `Bearer ${token}` } : {},
+  });
   if (res.status !== 200) throw new Error(`scrape: ${res.status}`);
-  if (!/^text\/plain; version=0\.0\.4/.test(res.headers.get('content-type') ?? '')) throw new Error(`scrape: content type ${res.headers.get('content-type')}`);
+  if (!/^text\/plain; version=0\.0\.4/.test(res.headers.get('content-type') ?? ''))
+    throw new Error(`scrape: content type ${res.headers.get('content-type')}`);
   const text = await res.text();
   const families = parsePrometheusTextFormat(text);
   const family = (name: string) => {
@@ -28,11 +31,15 @@ export async function scrape(port: number, token?: string): Promise<Scrape> {
     if (!found) throw new Error(`no metric family ${name}`);
     return found;
   };
-  const sample = (name: string, labels: Record<string, string> = {}) => family(name).metrics.find((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v));
+  const sample = (name: string, labels: Record<string, string> = {}) =>
+    family(name).metrics.find((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v));
   const series = (name: string, labels: Record<string, string>) => {
     const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
     const lines = text.split('\n').filter((l) => l.startsWith(`${name}_`) && wanted.every((w) => l.includes(w)));
-    const read = (suffix: string) => lines.filter((l) => l.startsWith(`${name}_${suffix}{`)).map((l) => ({ le: /le="([^"]+)"/.exec(l)?.[1], value: Number(l.slice(l.lastIndexOf(' ') + 1)) }));
+    const read = (suffix: string) =>
+      lines
+        .filter((l) => l.startsWith(`${name}_${suffix}{`))
+        .map((l) => ({ le: /le="([^"]+)"/.exec(l)?.[1], value: Number(l.slice(l.lastIndexOf(' ') + 1)) }));
     return {
       buckets: Object.fromEntries(read('bucket').map((b) => [b.le!, b.value])),
       count: read('count')[0]?.value ?? 0,

@@ -29,6 +29,23 @@ export async function anonymousBoard(base: string, body?: unknown): Promise<Anon
 /** Gives an account `n` more (revoked) tokens, written straight to the store: the per-account cap counts them all. */
 export async function holdTokens(store: Store, accountId: string, n: number): Promise<void> {
   const at = Date.now();
-  const filler = (i: number): TokenRecord => ({ _id: randomUUID(), version: 1, accountId, agentId: randomUUID(), secretHash: sha256(randomUUID()), prefix: 'agb_filler', name: `filler-${i}`, scope: 'account', boardId: null, role: null, resources: null, expiresAt: null, lastUsedAt: null, revoked: true, createdAt: at });
-  for (let i = 0; i < n; i += 50) await Promise.all(Array.from({ length: Math.min(50, n - i) }, (_, j) => store.tokens.insert(filler(i + j))));
+  const filler = (i: number): TokenRecord => ({
+    _id: randomUUID(),
+    version: 1,
+    accountId,
+    agentId: randomUUID(),
+    secretHash: sha256(randomUUID()),
+    prefix: 'agb_filler',
+    name: `filler-${i}`,
+    scope: 'account',
+    boardId: null,
+    role: null,
+    resources: null,
+    expiresAt: null,
+    lastUsedAt: null,
+    revoked: true,
+    createdAt: at,
+  });
+  for (let i = 0; i < n; i += 50)
+    await Promise.all(Array.from({ length: Math.min(50, n - i) }, (_, j) => store.tokens.insert(filler(i + j))));
 }

@@ -17,7 +17,10 @@ export async function operatorSession(base: string, email: string): Promise<{ cl
 }
 
 /** Signs up `email` (named in the server's OPERATOR_EMAILS), confirms it with the link mailed to it, and returns its session client. */
-export async function confirmedOperator(srv: Pick<TestServer, 'url' | 'mail'>, email: string): Promise<{ client: Client; accountId: string }> {
+export async function confirmedOperator(
+  srv: Pick<TestServer, 'url' | 'mail'>,
+  email: string,
+): Promise<{ client: Client; accountId: string }> {
   const session = await operatorSession(srv.url, email);
   await verifyEmail(srv, email);
   return session;
@@ -28,7 +31,11 @@ export async function confirmedOperator(srv: Pick<TestServer, 'url' | 'mail'>, e
  * mailed to it after the first one, the sign-up, as its person would. `srv` is read then: a
  * suite's server starts in its beforeAll.
  */
-export function confirmingSignIn<P>(srv: () => Pick<TestServer, 'url' | 'mail'>, email: string, signIn: (page: P) => Promise<void>): (page: P) => Promise<void> {
+export function confirmingSignIn<P>(
+  srv: () => Pick<TestServer, 'url' | 'mail'>,
+  email: string,
+  signIn: (page: P) => Promise<void>,
+): (page: P) => Promise<void> {
   let confirmed = false;
   return async (page) => {
     await signIn(page);

@@ -11,9 +11,22 @@ export interface NodeProcess {
   exited: Promise<number | null>;
 }
 
-export function runMain(env: Record<string, string>): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
+export function runMain(env: Record<string, string>): {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+} {
   const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', BCRYPT_ROUNDS: '4', SECRET_KEY: 'test-secret-key-of-at-least-32-characters', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      BCRYPT_ROUNDS: '4',
+      SECRET_KEY: 'test-secret-key-of-at-least-32-characters',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -23,7 +23,10 @@ export interface RedisNodes {
  * Starts the pair. `env` is both nodes' environment (NODE_ID is set per node); `homes` gives each
  * node board homes in Redis, so a board command on one node may be forwarded to the other.
  */
-export async function twoNodesOnRedis(redisUrl: string, options: { env?: Record<string, string>; homes?: boolean } = {}): Promise<RedisNodes> {
+export async function twoNodesOnRedis(
+  redisUrl: string,
+  options: { env?: Record<string, string>; homes?: boolean } = {},
+): Promise<RedisNodes> {
   const dir = await tempDir();
   const store = await openEmbeddedStore(dir.path);
   const nodeIds: [string, string] = [unique('node-a'), unique('node-b')];
@@ -35,7 +38,14 @@ export async function twoNodesOnRedis(redisUrl: string, options: { env?: Record<
   };
   try {
     for (const nodeId of nodeIds) {
-      started.push(await startTestServer({ ...options.env, NODE_ID: nodeId }, store, new RedisBus(redisUrl), options.homes ? new RedisHomes(redisUrl) : undefined));
+      started.push(
+        await startTestServer(
+          { ...options.env, NODE_ID: nodeId },
+          store,
+          new RedisBus(redisUrl),
+          options.homes ? new RedisHomes(redisUrl) : undefined,
+        ),
+      );
     }
     for (const node of started) await until(async () => (await new Client(node.url).get('/readyz')).body.bus === 'ok');
   } catch (e) {

@@ -18,8 +18,17 @@ export async function ownRedis(): Promise<OwnRedis> {
   const own: OwnRedis = {
     url: `redis://127.0.0.1:${port}`,
     async start() {
-      child = spawn('redis-server', ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-      await until(() => spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout?.toString().includes('PONG') ?? false);
+      child = spawn(
+        'redis-server',
+        ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'],
+        { stdio: 'ignore' },
+      );
+      await until(
+        () =>
+          spawnSync('redis-cli', ['-p', String(port), 'ping'])
+            .stdout?.toString()
+            .includes('PONG') ?? false,
+      );
     },
     kill() {
       child?.kill('SIGKILL');

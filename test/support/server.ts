@@ -72,19 +72,45 @@ const keys = deriveKeys(TEST_SECRET);
 const TEST_LOG_LEVEL = process.env.TEST_LOG_LEVEL ?? 'silent';
 const passwords = bcryptHasher(4, keys.pepper);
 
-export async function startTestServer(env: Record<string, string> = {}, store?: Store, bus?: Bus, homes?: Homes): Promise<TestServer> {
+export async function startTestServer(
+  env: Record<string, string> = {},
+  store?: Store,
+  bus?: Bus,
+  homes?: Homes,
+): Promise<TestServer> {
   const dir = store ? null : await tempDir();
-  const config: Config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dir?.path ?? '/nonexistent', PUBLIC_URL: 'http://board.test', LOG_LEVEL: 'silent', ...env });
+  const config: Config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: dir?.path ?? '/nonexistent',
+    PUBLIC_URL: 'http://board.test',
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
   const theStore = store ?? (await openEmbeddedStore(dir!.path));
   const mail = new CaptureMailer();
   let offset = 0;
   const clock = () => Date.now() + offset;
-  const server = await startServer({ config, store: theStore, bus, ...(homes && { homes }), limiter: new MemoryRateLimiter(), passwords, keys, billing: billingSetupFrom(config), mailer: mail, logger: pino({ level: TEST_LOG_LEVEL }), clock });
+  const server = await startServer({
+    config,
+    store: theStore,
+    bus,
+    ...(homes && { homes }),
+    limiter: new MemoryRateLimiter(),
+    passwords,
+    keys,
+    billing: billingSetupFrom(config),
+    mailer: mail,
+    logger: pino({ level: TEST_LOG_LEVEL }),
+    clock,
+  });
   return {
     url: `http://127.0.0.1:${server.port}`,
     // Writes through it to what identities are read from are told to the identity caches, as the
     // node's own are; its boards are the store's own, so a test may patch them under the node.
-    store: Object.assign(Object.create(Object.getPrototypeOf(server.store) as object) as Store, server.store, { boards: theStore.boards }),
+    store: Object.assign(Object.create(Object.getPrototypeOf(server.store) as object) as Store, server.store, {
+      boards: theStore.boards,
+    }),
     server,
     mail,
     advance: (ms) => void (offset += ms),
@@ -116,10 +142,15 @@ export class Client {
     readonly defaults: Record<string, string> = {},
   ) {}
 
-  async request(method: string, path: string, opts: { json?: unknown; raw?: string | Buffer; headers?: Record<string, string> } = {}): Promise<Res> {
+  async request(
+    method: string,
+    path: string,
+    opts: { json?: unknown; raw?: string | Buffer; headers?: Record<string, string> } = {},
+  ): Promise<Res> {
     const headers: Record<string, string> = { ...this.defaults, ...opts.headers };
     if (this.cookies.size) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-    if (this.cookies.size && this.csrfToken && method !== 'GET' && method !== 'HEAD') headers['x-csrf-token'] ??= this.csrfToken;
+    if (this.cookies.size && this.csrfToken && method !== 'GET' && method !== 'HEAD')
+      headers['x-csrf-token'] ??= this.csrfToken;
     let body: string | Buffer | undefined = opts.raw;
     if (opts.json !== undefined) {
       body = JSON.stringify(opts.json);
@@ -146,10 +177,13 @@ export class Client {
   }
 
   get = (path: string, headers?: Record<string, string>) => this.request('GET', path, { headers });
-  post = (path: string, json?: unknown, headers?: Record<string, string>) => this.request('POST', path, { json, headers });
+  post = (path: string, json?: unknown, headers?: Record<string, string>) =>
+    this.request('POST', path, { json, headers });
 }
 
-export async function signedUp(base: string): Promise<{ client: Client; email: string; password: string; accountId: string }> {
+export async function signedUp(
+  base: string,
+): Promise<{ client: Client; email: string; password: string; accountId: string }> {
   const client = new Client(base);
   const email = `${unique('user')}@example.com`;
   const password = 'correct horse battery staple';

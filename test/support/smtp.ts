@@ -28,14 +28,25 @@ export interface TestSmtp {
 }
 
 export function decodeQuotedPrintable(text: string): string {
-  return text.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  return text
+    .replace(/=\r?\n/g, '')
+    .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
 }
 
 /** A header's RFC 2047 encoded words (=?UTF-8?Q?…?= and =?UTF-8?B?…?=) decoded; the space between two of them dropped. */
 function decodeWords(value: string): string {
-  return value.replace(/\?=\s+=\?/g, '?==?').replace(/=\?UTF-8\?([QB])\?([^?]*)\?=/gi, (_, kind: string, text: string) =>
-    kind.toUpperCase() === 'B' ? Buffer.from(text, 'base64').toString('utf8') : Buffer.from(text.replace(/_/g, ' ').replace(/=([0-9A-F]{2})/gi, (_m, h: string) => String.fromCharCode(parseInt(h, 16))), 'latin1').toString('utf8'),
-  );
+  return value
+    .replace(/\?=\s+=\?/g, '?==?')
+    .replace(/=\?UTF-8\?([QB])\?([^?]*)\?=/gi, (_, kind: string, text: string) =>
+      kind.toUpperCase() === 'B'
+        ? Buffer.from(text, 'base64').toString('utf8')
+        : Buffer.from(
+            text
+              .replace(/_/g, ' ')
+              .replace(/=([0-9A-F]{2})/gi, (_m, h: string) => String.fromCharCode(parseInt(h, 16))),
+            'latin1',
+          ).toString('utf8'),
+    );
 }
 
 export async function startSmtp(port = 0): Promise<TestSmtp> {
@@ -53,7 +64,9 @@ export async function startSmtp(port = 0): Promise<TestSmtp> {
       if (refusing.times > 0) {
         refusing.times--;
         state.refusals++;
-        const error = Object.assign(new Error(refusing.code >= 500 ? 'mailbox unavailable' : 'try again later'), { responseCode: refusing.code });
+        const error = Object.assign(new Error(refusing.code >= 500 ? 'mailbox unavailable' : 'try again later'), {
+          responseCode: refusing.code,
+        });
         return callback(error);
       }
       callback();
@@ -66,7 +79,13 @@ export async function startSmtp(port = 0): Promise<TestSmtp> {
         const [folded = '', ...rest] = raw.split(/\r?\n\r?\n/);
         const head = folded.replace(/\r?\n[ \t]+/g, ' ');
         const subject = decodeWords(/^Subject: (.*)$/im.exec(head)?.[1]?.trim() ?? '');
-        received.push({ from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to: session.envelope.rcptTo.map((r) => r.address), raw, body: decodeQuotedPrintable(rest.join('\n\n')), subject });
+        received.push({
+          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+          to: session.envelope.rcptTo.map((r) => r.address),
+          raw,
+          body: decodeQuotedPrintable(rest.join('\n\n')),
+          subject,
+        });
         callback();
       });
     },
@@ -92,7 +111,10 @@ export async function startSmtp(port = 0): Promise<TestSmtp> {
       for (;;) {
         const found = received.find((m) => m.to.includes(to) && subject.test(m.subject));
         if (found) return found;
-        if (Date.now() > deadline) throw new Error(`no mail to ${to} matching ${subject} within ${ms} ms (received: ${received.map((m) => `${m.to.join(',')}: ${m.subject}`).join('; ') || 'none'})`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `no mail to ${to} matching ${subject} within ${ms} ms (received: ${received.map((m) => `${m.to.join(',')}: ${m.subject}`).join('; ') || 'none'})`,
+          );
         await new Promise((resolve) => setTimeout(resolve, 25));
       }
     },

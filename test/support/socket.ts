@@ -20,7 +20,9 @@ export function openSocket(url: string, headers: Record<string, string> = {}): P
     queue.push(message);
     waiters.splice(0).forEach((w) => w());
   });
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+  );
   const socket: TestSocket = {
     ws,
     closed,
@@ -41,7 +43,9 @@ export function openSocket(url: string, headers: Record<string, string> = {}): P
   };
   return new Promise((resolve, reject) => {
     ws.once('open', () => resolve(socket));
-    ws.once('unexpected-response', (_req, res) => reject(Object.assign(new Error(`upgrade refused: ${res.statusCode}`), { status: res.statusCode })));
+    ws.once('unexpected-response', (_req, res) =>
+      reject(Object.assign(new Error(`upgrade refused: ${res.statusCode}`), { status: res.statusCode })),
+    );
     ws.once('error', reject);
   });
 }

@@ -20,7 +20,8 @@ function rig(boardName?: (boardId: string) => Promise<string | null>) {
     ...(boardName && { boardName }),
     transmit(conn, message) {
       const m = JSON.parse(typeof message === 'string' ? message : Buffer.from(message).toString());
-      if (m.type === 'firehose') conn.frames.push({ boardId: m.boardId, boardName: m.boardName, seq: m.seq, type: m.event.type, at: now });
+      if (m.type === 'firehose')
+        conn.frames.push({ boardId: m.boardId, boardName: m.boardName, seq: m.seq, type: m.event.type, at: now });
       else conn.reports.push(m.count);
       return true;
     },
@@ -29,7 +30,11 @@ function rig(boardName?: (boardId: string) => Promise<string | null>) {
   const commit = (boardId: string, n: number, type = 'item.created'): CommittedEvent[] => {
     const from = seqs.get(boardId) ?? 0;
     seqs.set(boardId, from + n);
-    const events = Array.from({ length: n }, (_, i) => ({ seq: from + i + 1, type, actor: 'agent:a', workId: null, at: now, data: {} }) as unknown as CommittedEvent);
+    const events = Array.from(
+      { length: n },
+      (_, i) =>
+        ({ seq: from + i + 1, type, actor: 'agent:a', workId: null, at: now, data: {} }) as unknown as CommittedEvent,
+    );
     firehose.deliver(boardId, events);
     return events;
   };
@@ -67,8 +72,10 @@ describe('the firehose', () => {
     const window = new SlidingWindow(200, 1000);
     const taken: number[] = [];
     // Bursts at the end of one second and the start of the next, then a steady trickle.
-    for (let t = 0; t < 5000; t += 7) for (let k = 0; k < (t % 1000 > 950 || t % 1000 < 50 ? 30 : 1); k++) if (window.take(t)) taken.push(t);
-    for (let i = 0; i + 200 < taken.length; i++) expect(taken[i + 200]! - taken[i]!, `take ${i + 200}`).toBeGreaterThanOrEqual(1000);
+    for (let t = 0; t < 5000; t += 7)
+      for (let k = 0; k < (t % 1000 > 950 || t % 1000 < 50 ? 30 : 1); k++) if (window.take(t)) taken.push(t);
+    for (let i = 0; i + 200 < taken.length; i++)
+      expect(taken[i + 200]! - taken[i]!, `take ${i + 200}`).toBeGreaterThanOrEqual(1000);
     expect(taken.length).toBeGreaterThan(800); // and it does let the limit through
   });
 
@@ -119,7 +126,10 @@ describe('the firehose', () => {
     commit('quiet', 1, 'item.created');
     commit('quiet', 1, 'item.done');
     commit('quiet', 1, 'item.done.not');
-    expect(narrow.frames.map((f) => `${f.boardId}:${f.seq}:${f.type}`)).toEqual(['quiet:1:lease.granted', 'quiet:3:item.done']);
+    expect(narrow.frames.map((f) => `${f.boardId}:${f.seq}:${f.type}`)).toEqual([
+      'quiet:1:lease.granted',
+      'quiet:3:item.done',
+    ]);
     expect(all.frames).toHaveLength(200);
     expect(all.frames.some((f) => f.boardId === 'quiet')).toBe(false);
     firehose.report();

@@ -46,7 +46,9 @@ function rig(boardId: string) {
   const sockets: FakeSocket[] = [];
   let publishes = 0;
   const hub = new Hub({
-    selector: { reachable: async () => ({ id: boardId, name: 'board', role: 'member', plan: 'free', owned: false }) } as unknown as ProjectSelector,
+    selector: {
+      reachable: async () => ({ id: boardId, name: 'board', role: 'member', plan: 'free', owned: false }),
+    } as unknown as ProjectSelector,
     store: used.store,
     readBoard: () => Promise.reject(new Error('no snapshots here')),
     syncLog: async () => undefined,
@@ -60,7 +62,12 @@ function rig(boardId: string) {
     },
   });
   const open = () => {
-    const s = new FakeSocket({ kind: 'session', principal: `user:${unique('u')}`, accountId: unique('acct'), sessionId: unique('sess') });
+    const s = new FakeSocket({
+      kind: 'session',
+      principal: `user:${unique('u')}`,
+      accountId: unique('acct'),
+      sessionId: unique('sess'),
+    });
     sockets.push(s);
     hub.open(s);
     return s;
@@ -71,9 +78,26 @@ function rig(boardId: string) {
 describe('the board stream', () => {
   it('carries a caught-up subscription by publish, hands it back to the log on a lost bus message, and takes it again once it has caught up: every event once, in order', async () => {
     const boardId = unique('board');
-    const event = (seq: number, type = 'item.updated'): CommittedEvent => ({ boardId, seq, type, actor: 'agent:a', workId: 'W-1', at: 1_000 + seq, data: {} });
+    const event = (seq: number, type = 'item.updated'): CommittedEvent => ({
+      boardId,
+      seq,
+      type,
+      actor: 'agent:a',
+      workId: 'W-1',
+      at: 1_000 + seq,
+      data: {},
+    });
     const log = async (...seqs: number[]) => {
-      await used.store.events.insertMissing(seqs.map((seq) => ({ _id: `${boardId}:${seq}`, version: 1, ...event(seq, seq % 3 === 0 ? 'lease.granted' : 'item.updated') }) as EventRecord));
+      await used.store.events.insertMissing(
+        seqs.map(
+          (seq) =>
+            ({
+              _id: `${boardId}:${seq}`,
+              version: 1,
+              ...event(seq, seq % 3 === 0 ? 'lease.granted' : 'item.updated'),
+            }) as EventRecord,
+        ),
+      );
     };
     // Only the board's lastSeq is read (a subscription's start): the one when it subscribes.
     await used.store.boards.insert({ _id: boardId, version: 1, lastSeq: 3 } as unknown as BoardRecord);
@@ -84,7 +108,11 @@ describe('the board stream', () => {
     await hub.message(all, JSON.stringify({ type: 'subscribe', boardId, topics: ['activity'], since: 0 }));
     await hub.message(items, JSON.stringify({ type: 'subscribe', boardId, topics: ['items'], since: 0 }));
     // Replayed from the log, one send each; then both are on the stream.
-    expect(all.events().map((g) => [g.seq, g.by])).toEqual([[1, 'send'], [2, 'send'], [3, 'send']]);
+    expect(all.events().map((g) => [g.seq, g.by])).toEqual([
+      [1, 'send'],
+      [2, 'send'],
+      [3, 'send'],
+    ]);
     expect(all.topics).toEqual(new Set([`events/${boardId}/activity`, `shouts/${boardId}`]));
     expect(items.topics).toEqual(new Set([`events/${boardId}/items`]));
 
@@ -92,13 +120,29 @@ describe('the board stream', () => {
     await log(4, 5);
     hub.deliver(boardId, [event(4), event(5)]);
     expect(publishes()).toBe(4);
-    expect(all.events().slice(3).map((g) => [g.seq, g.by])).toEqual([[4, 'publish'], [5, 'publish']]);
+    expect(
+      all
+        .events()
+        .slice(3)
+        .map((g) => [g.seq, g.by]),
+    ).toEqual([
+      [4, 'publish'],
+      [5, 'publish'],
+    ]);
 
     // Event 6 never came over the bus (7 did): both leave the stream and read 6 and 7 from the log.
     await log(6, 7);
     hub.deliver(boardId, [event(7)]);
     await until(() => all.events().length === 7 && items.events().length === 5);
-    expect(all.events().slice(5).map((g) => [g.seq, g.by])).toEqual([[6, 'send'], [7, 'send']]);
+    expect(
+      all
+        .events()
+        .slice(5)
+        .map((g) => [g.seq, g.by]),
+    ).toEqual([
+      [6, 'send'],
+      [7, 'send'],
+    ]);
 
     // Caught up, they take the stream again; a late duplicate of 5 changes nothing.
     await log(8);

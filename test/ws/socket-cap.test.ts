@@ -10,8 +10,24 @@ import { BOARD_WINDOW_MS, PLANS, type PlanName } from '../../src/plans.js';
 import { SOCKETS_PER_CREDENTIAL, SocketCap } from '../../src/ws/socket-cap.js';
 
 const NOW = 1_800_000_000_000;
-const token = (tokenId: string): TokenIdentity => ({ kind: 'token', principal: `agent:${tokenId}`, accountId: 'acct', tokenId, agentId: tokenId, scope: 'workspace', prefix: 'agb_x', boardId: 'board', role: 'member', resources: null });
-const session = (accountId: string, sessionId: string): SessionIdentity => ({ kind: 'session', principal: `user:${accountId}`, accountId, sessionId });
+const token = (tokenId: string): TokenIdentity => ({
+  kind: 'token',
+  principal: `agent:${tokenId}`,
+  accountId: 'acct',
+  tokenId,
+  agentId: tokenId,
+  scope: 'workspace',
+  prefix: 'agb_x',
+  boardId: 'board',
+  role: 'member',
+  resources: null,
+});
+const session = (accountId: string, sessionId: string): SessionIdentity => ({
+  kind: 'session',
+  principal: `user:${accountId}`,
+  accountId,
+  sessionId,
+});
 
 function cap(plan: PlanName | null = 'free') {
   const turns: (() => void)[] = [];
@@ -25,11 +41,20 @@ function cap(plan: PlanName | null = 'free') {
     sockets.opened(identity);
   };
   const refusal = async (identity: Identity): Promise<AppError> => {
-    const e = await admit(identity).then(() => null, (e: unknown) => e);
+    const e = await admit(identity).then(
+      () => null,
+      (e: unknown) => e,
+    );
     if (!(e instanceof AppError)) throw new Error(`admitted, or not an AppError: ${String(e)}`);
     return e;
   };
-  const requestsLeft = async (identity: Identity) => (await limiter.peek({ key: `req:${identity.principal}`, limit: PLANS[plan ?? 'free'].requestsPerMinute, windowMs: BOARD_WINDOW_MS }, NOW)).remaining;
+  const requestsLeft = async (identity: Identity) =>
+    (
+      await limiter.peek(
+        { key: `req:${identity.principal}`, limit: PLANS[plan ?? 'free'].requestsPerMinute, windowMs: BOARD_WINDOW_MS },
+        NOW,
+      )
+    ).remaining;
   return { sockets, admit, open, refusal, requestsLeft, nextTurn: () => turns.splice(0).forEach((check) => check()) };
 }
 
@@ -41,7 +66,11 @@ describe('places per credential', () => {
     c.nextTurn();
     expect(c.sockets.held(sockets[0]!)).toBe(SOCKETS_PER_CREDENTIAL);
     const refused = await c.refusal(token('t1'));
-    expect({ code: refused.code, status: refused.status, details: refused.details }).toEqual({ code: 'RATE_LIMITED', status: 429, details: { scope: 'sockets', limit: SOCKETS_PER_CREDENTIAL } });
+    expect({ code: refused.code, status: refused.status, details: refused.details }).toEqual({
+      code: 'RATE_LIMITED',
+      status: 429,
+      details: { scope: 'sockets', limit: SOCKETS_PER_CREDENTIAL },
+    });
     expect(Object.keys(refused.headers!)).toHaveLength(9);
     c.sockets.closed(sockets[3]!);
     c.sockets.closed(sockets[3]!); // a second close gives nothing back twice
@@ -58,12 +87,19 @@ describe('places per credential', () => {
     // Tokens of the same account (and board) are credentials of their own.
     for (let i = 0; i < SOCKETS_PER_CREDENTIAL; i++) await c.open(token('t1'));
     await c.open(token('t2'));
-    expect([c.sockets.held(session('a1', 'x')), c.sockets.held(session('a2', 'x')), c.sockets.held(token('t1')), c.sockets.held(token('t2'))]).toEqual([SOCKETS_PER_CREDENTIAL, 1, SOCKETS_PER_CREDENTIAL, 1]);
+    expect([
+      c.sockets.held(session('a1', 'x')),
+      c.sockets.held(session('a2', 'x')),
+      c.sockets.held(token('t1')),
+      c.sockets.held(token('t2')),
+    ]).toEqual([SOCKETS_PER_CREDENTIAL, 1, SOCKETS_PER_CREDENTIAL, 1]);
   });
 
   it('takes a place at admission, so upgrades admitted together cannot pass the cap before any opens', async () => {
     const c = cap();
-    const tried = await Promise.allSettled(Array.from({ length: SOCKETS_PER_CREDENTIAL + 5 }, () => c.admit(token('t1'))));
+    const tried = await Promise.allSettled(
+      Array.from({ length: SOCKETS_PER_CREDENTIAL + 5 }, () => c.admit(token('t1'))),
+    );
     expect(tried.filter((t) => t.status === 'fulfilled')).toHaveLength(SOCKETS_PER_CREDENTIAL);
   });
 
@@ -89,7 +125,10 @@ describe('the request each upgrade draws', () => {
     for (let i = 0; i < SOCKETS_PER_CREDENTIAL; i++) await c.open(token('t1'));
     const refused = await c.refusal(token('t1'));
     expect(await c.requestsLeft(token('t1'))).toBe(before - SOCKETS_PER_CREDENTIAL - 1);
-    expect(refused.headers).toMatchObject({ 'X-RateLimit-Request-Limit': String(PLANS.pro.requestsPerMinute), 'X-RateLimit-Request-Remaining': String(before - SOCKETS_PER_CREDENTIAL - 1) });
+    expect(refused.headers).toMatchObject({
+      'X-RateLimit-Request-Limit': String(PLANS.pro.requestsPerMinute),
+      'X-RateLimit-Request-Remaining': String(before - SOCKETS_PER_CREDENTIAL - 1),
+    });
     // No board selected (an account without a default board): the Free budget.
     const none = cap(null);
     await none.open(session('a1', 's1'));
@@ -106,8 +145,17 @@ describe('the request each upgrade draws', () => {
     }
     expect(c.sockets.held(s)).toBe(0);
     const refused = await c.refusal(s);
-    expect({ code: refused.code, details: refused.details }).toEqual({ code: 'RATE_LIMITED', details: { limit: PLANS.free.requestsPerMinute, resetAt: (NOW - (NOW % BOARD_WINDOW_MS) + BOARD_WINDOW_MS) / 1000 } });
-    expect(refused.headers).toMatchObject({ 'X-RateLimit-Request-Remaining': '0', 'Retry-After': expect.stringMatching(/^\d+$/) });
+    expect({ code: refused.code, details: refused.details }).toEqual({
+      code: 'RATE_LIMITED',
+      details: {
+        limit: PLANS.free.requestsPerMinute,
+        resetAt: (NOW - (NOW % BOARD_WINDOW_MS) + BOARD_WINDOW_MS) / 1000,
+      },
+    });
+    expect(refused.headers).toMatchObject({
+      'X-RateLimit-Request-Remaining': '0',
+      'Retry-After': expect.stringMatching(/^\d+$/),
+    });
     expect(c.sockets.held(s)).toBe(0);
   });
 });

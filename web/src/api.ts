@@ -25,7 +25,8 @@ export class ApiError extends Error {
   }
 }
 
-const unreachable = () => new ApiError(0, 'NETWORK', 'The service could not be reached.', 'Check your connection and retry.');
+const unreachable = () =>
+  new ApiError(0, 'NETWORK', 'The service could not be reached.', 'Check your connection and retry.');
 
 /** The board's REST operations, typed by its OpenAPI document; a refusal throws a BoardApiError. */
 export const client = new BoardClient({
@@ -41,14 +42,23 @@ export const client = new BoardClient({
 });
 
 /** Whether `error` is the server refusing (with one of `codes`, when named). */
-export const refused = (error: unknown, ...codes: ErrorCode[]): error is BoardApiError => error instanceof BoardApiError && (codes.length === 0 || (codes as string[]).includes(error.code));
+export const refused = (error: unknown, ...codes: ErrorCode[]): error is BoardApiError =>
+  error instanceof BoardApiError && (codes.length === 0 || (codes as string[]).includes(error.code));
 
 /** What a failure shows: the registry's message, its fix and its code. */
 export function shown(error: unknown): { message: string; fix: string; code: string } {
   if (error instanceof BoardApiError) {
     const prefix = `${error.code}: `;
-    return { message: error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message, fix: error.fix, code: error.code };
+    return {
+      message: error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message,
+      fix: error.fix,
+      code: error.code,
+    };
   }
   if (error instanceof ApiError) return error;
-  return { message: String((error as Error | null)?.message ?? error), fix: 'Reload the page and retry.', code: 'INTERNAL' };
+  return {
+    message: String((error as Error | null)?.message ?? error),
+    fix: 'Reload the page and retry.',
+    code: 'INTERNAL',
+  };
 }

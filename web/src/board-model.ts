@@ -8,7 +8,16 @@ import { chainOrder, seqOf } from './chain.js';
 import { BoardFeed, type BoardEvent, type Shout, type Snapshot } from './live.js';
 import type { Card, ItemPatch, Presence } from './types.js';
 
-export const STATES = ['pending', 'ready', 'claimed', 'awaiting_verify', 'verifying', 'done', 'blocked', 'cancelled'] as const;
+export const STATES = [
+  'pending',
+  'ready',
+  'claimed',
+  'awaiting_verify',
+  'verifying',
+  'done',
+  'blocked',
+  'cancelled',
+] as const;
 export type State = (typeof STATES)[number];
 const ACTIVITY_KEPT = 100;
 const SHOUT_PAGE = 50;
@@ -16,7 +25,8 @@ const SHOUT_PAGE = 50;
 const FLUSH_MS = 100;
 
 const newestFirst = (a: Card, b: Card) => b.updatedAt.localeCompare(a.updatedAt) || seqOf(b.workId) - seqOf(a.workId);
-const soonestExpiry = (a: Card, b: Card) => (a.lease?.expiresAt ?? '').localeCompare(b.lease?.expiresAt ?? '') || chainOrder(a, b);
+const soonestExpiry = (a: Card, b: Card) =>
+  (a.lease?.expiresAt ?? '').localeCompare(b.lease?.expiresAt ?? '') || chainOrder(a, b);
 /** Each column's most relevant card first: the chain where work is pulled from, the lease running out soonest while held, the newest where work has ended. */
 export const COLUMN_ORDER: Record<State, (a: Card, b: Card) => number> = {
   pending: chainOrder,
@@ -65,7 +75,13 @@ export class BoardModel {
   constructor(readonly projectId: string) {
     this.feed = new BoardFeed(
       projectId,
-      { snapshot: (s) => this.load(s), event: (e) => this.heard(e), shout: (s) => this.heardShout(s), roster: (a, within) => this.roster(a, within), presence: (a) => this.beat(a) },
+      {
+        snapshot: (s) => this.load(s),
+        event: (e) => this.heard(e),
+        shout: (s) => this.heardShout(s),
+        roster: (a, within) => this.roster(a, within),
+        presence: (a) => this.beat(a),
+      },
       () => this.shouts.value[0]?.id ?? null,
     );
   }
@@ -188,7 +204,9 @@ export class BoardModel {
     if (!oldest || !this.moreShouts.value) return;
     this.moreShouts.value = false;
     try {
-      const page = await client.get('/api/shouts', { params: { query: { projectId: this.projectId, before: oldest, limit: String(SHOUT_PAGE) } } });
+      const page = await client.get('/api/shouts', {
+        params: { query: { projectId: this.projectId, before: oldest, limit: String(SHOUT_PAGE) } },
+      });
       this.mergeShouts(page.shouts);
       this.moreShouts.value = page.next !== null;
     } catch (e) {
@@ -214,11 +232,17 @@ export class BoardModel {
   agents(now: number): Agent[] {
     const leases = new Map<string, string[]>();
     for (const st of ['claimed', 'verifying'] as const) {
-      for (const c of this.columns.value.get(st) ?? []) if (c.lease) leases.set(c.lease.holder, [...(leases.get(c.lease.holder) ?? []), c.workId]);
+      for (const c of this.columns.value.get(st) ?? [])
+        if (c.lease) leases.set(c.lease.holder, [...(leases.get(c.lease.holder) ?? []), c.workId]);
     }
     const seen = [...this.presence.value.values()].sort((a, b) => b.lastSeenAt.localeCompare(a.lastSeenAt));
-    const agents: Agent[] = seen.map((p) => ({ ...p, online: now - Date.parse(p.lastSeenAt) < this.onlineWithinMs.value, leases: leases.get(p.principal) ?? [] }));
-    for (const [principal, held] of leases) if (!this.presence.value.has(principal)) agents.push({ principal, online: false, leases: held });
+    const agents: Agent[] = seen.map((p) => ({
+      ...p,
+      online: now - Date.parse(p.lastSeenAt) < this.onlineWithinMs.value,
+      leases: leases.get(p.principal) ?? [],
+    }));
+    for (const [principal, held] of leases)
+      if (!this.presence.value.has(principal)) agents.push({ principal, online: false, leases: held });
     return agents;
   }
 }

@@ -9,14 +9,20 @@ export const REORDER_MAX = 500;
 
 export const seqOf = (workId: string): number => Number(workId.slice(2));
 
-export const chainOrder = (a: Chained, b: Chained): number => (a.rank ?? Infinity) - (b.rank ?? Infinity) || a.priority - b.priority || seqOf(a.workId) - seqOf(b.workId);
+export const chainOrder = (a: Chained, b: Chained): number =>
+  (a.rank ?? Infinity) - (b.rank ?? Infinity) || a.priority - b.priority || seqOf(a.workId) - seqOf(b.workId);
 
 /**
  * The reorder that puts `workId` just before (or after) `target` in the chain: the chain's prefix
  * through the farther of the item's old and new places, which POST /api/items/reorder ranks ahead
  * of everything else. Null when nothing would move, or when the prefix is longer than a reorder takes.
  */
-export function placeInChain(chain: readonly Chained[], workId: string, target: string, after = false): string[] | null {
+export function placeInChain(
+  chain: readonly Chained[],
+  workId: string,
+  target: string,
+  after = false,
+): string[] | null {
   const ids = [...chain].sort(chainOrder).map((i) => i.workId);
   const from = ids.indexOf(workId);
   if (from < 0 || !ids.includes(target) || workId === target) return null;

@@ -108,7 +108,11 @@ export class BoardFeed {
   private subscribe(socket: WebSocket): void {
     const topics = this.on.roster ? ['activity', 'presence'] : ['activity'];
     const shout = this.lastShout();
-    const start = this.wantSnapshot ? { snapshot: true } : this.lastSeq === null ? {} : { since: this.lastSeq, ...(shout ? { shoutsAfter: shout } : {}) };
+    const start = this.wantSnapshot
+      ? { snapshot: true }
+      : this.lastSeq === null
+        ? {}
+        : { since: this.lastSeq, ...(shout ? { shoutsAfter: shout } : {}) };
     this.pages = [];
     socket.send(JSON.stringify({ type: 'subscribe', boardId: this.boardId, topics, ...start }));
   }
@@ -121,7 +125,9 @@ export class BoardFeed {
       this.state.value = 'connecting';
       this.subscribe(this.socket);
     } else if (m.type === 'error' && this.resubscribing !== null) {
-      this.ended.value = this.resubscribing.includes('no longer') ? this.resubscribing : ((m.error as { message?: string } | undefined)?.message ?? 'You can no longer watch this board.');
+      this.ended.value = this.resubscribing.includes('no longer')
+        ? this.resubscribing
+        : ((m.error as { message?: string } | undefined)?.message ?? 'You can no longer watch this board.');
       this.role.value = null;
       this.stopped = true;
       this.socket?.close(1000, 'no access');
@@ -157,7 +163,13 @@ export class BoardFeed {
     this.wantSnapshot = false;
     this.lastSeq = m.seq as number;
     this.loads.value++;
-    this.on.snapshot?.({ seq: m.seq as number, name: m.name as string, cards, recent: (m.recent as BoardEvent[]) ?? [], shouts: (m.shouts as Shout[]) ?? [] });
+    this.on.snapshot?.({
+      seq: m.seq as number,
+      name: m.name as string,
+      cards,
+      recent: (m.recent as BoardEvent[]) ?? [],
+      shouts: (m.shouts as Shout[]) ?? [],
+    });
     this.state.value = 'live';
   }
 

@@ -28,7 +28,16 @@ addEventListener('popstate', () => {
 /** Same-origin link clicks route in the page (modifier clicks open a tab as usual). */
 addEventListener('click', (event) => {
   const a = (event.target as Element | null)?.closest?.('a');
-  if (!a || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || a.target) return;
+  if (
+    !a ||
+    event.defaultPrevented ||
+    event.button !== 0 ||
+    event.metaKey ||
+    event.ctrlKey ||
+    event.shiftKey ||
+    a.target
+  )
+    return;
   const url = new URL(a.href, location.href);
   if (url.origin !== location.origin || url.pathname.startsWith('/api/') || url.pathname.startsWith('/docs/')) return;
   event.preventDefault();
@@ -49,4 +58,5 @@ export function match(pattern: string, current: string = path.value): Record<str
   return params;
 }
 
-export const queryParam = (name: string): string | null => new URLSearchParams(path.value.split('?')[1] ?? '').get(name);
+export const queryParam = (name: string): string | null =>
+  new URLSearchParams(path.value.split('?')[1] ?? '').get(name);

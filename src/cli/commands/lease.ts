@@ -17,8 +17,27 @@ const seconds = (value: string): number => {
 async function remember(cli: Cli, grant: LeaseGrant): Promise<void> {
   const path = configPath();
   const config = await readConfig(path);
-  const others = (config.leases ?? []).filter((l) => !(l.url === cli.conn.baseUrl && l.workId === grant.workId && l.purpose === grant.purpose) && Date.parse(l.expiresAt) > Date.now() - 86_400_000);
-  await writeConfig({ ...config, leases: [...others, { url: cli.conn.baseUrl, workId: grant.workId, purpose: grant.purpose, leaseId: grant.leaseId, expiresAt: grant.expiresAt }] }, path);
+  const others = (config.leases ?? []).filter(
+    (l) =>
+      !(l.url === cli.conn.baseUrl && l.workId === grant.workId && l.purpose === grant.purpose) &&
+      Date.parse(l.expiresAt) > Date.now() - 86_400_000,
+  );
+  await writeConfig(
+    {
+      ...config,
+      leases: [
+        ...others,
+        {
+          url: cli.conn.baseUrl,
+          workId: grant.workId,
+          purpose: grant.purpose,
+          leaseId: grant.leaseId,
+          expiresAt: grant.expiresAt,
+        },
+      ],
+    },
+    path,
+  );
 }
 
 async function forget(cli: Cli, leaseId: string): Promise<void> {
@@ -31,7 +50,9 @@ async function forget(cli: Cli, leaseId: string): Promise<void> {
 /** The lease --lease names, else the one stored for the item (work before verify). */
 function leaseFor(cli: Cli, workId: string, given: string | undefined, purpose?: 'work' | 'verify'): string {
   if (given) return given;
-  const stored = (cli.conn.config.leases ?? []).filter((l: StoredLease) => l.url === cli.conn.baseUrl && l.workId === workId && (!purpose || l.purpose === purpose));
+  const stored = (cli.conn.config.leases ?? []).filter(
+    (l: StoredLease) => l.url === cli.conn.baseUrl && l.workId === workId && (!purpose || l.purpose === purpose),
+  );
   const lease = stored.find((l) => l.purpose === 'work') ?? stored[0];
   if (!lease) throw new UsageError(`no lease on ${workId} was claimed from here; pass --lease <leaseId>`);
   return lease.leaseId;
@@ -45,7 +66,14 @@ export function leaseCommands(program: Command): void {
     .option('--ttl <seconds>', 'lease length (default 900)', seconds)
     .action(async (workId: string | undefined, o: { verify?: boolean; ttl?: number }, command: Command) => {
       const cli = await cliOf(command);
-      const grant = await cli.client.post('/api/claim', { params: { query: cli.query }, body: { ...(workId && { workId }), ...(o.verify && { purpose: 'verify' as const }), ...(o.ttl !== undefined && { ttlSeconds: o.ttl }) } });
+      const grant = await cli.client.post('/api/claim', {
+        params: { query: cli.query },
+        body: {
+          ...(workId && { workId }),
+          ...(o.verify && { purpose: 'verify' as const }),
+          ...(o.ttl !== undefined && { ttlSeconds: o.ttl }),
+        },
+      });
       await remember(cli, grant);
       cli.out.result(grant, (g) => [
         `Claimed ${cli.out.paint('bold', g.workId)} for ${g.purpose}; the lease ends ${until(g.expiresAt)} (${g.expiresAt}).`,
@@ -61,9 +89,20 @@ export function leaseCommands(program: Command): void {
     .option('--ttl <seconds>', 'new length from now', seconds)
     .action(async (workId: string, o: { lease?: string; ttl?: number }, command: Command) => {
       const cli = await cliOf(command);
-      const reply = await cli.client.post('/api/lease', { params: { query: cli.query }, body: { leaseId: leaseFor(cli, workId, o.lease), action: 'renew', ...(o.ttl !== undefined && { ttlSeconds: o.ttl }) } });
+      const reply = await cli.client.post('/api/lease', {
+        params: { query: cli.query },
+        body: {
+          leaseId: leaseFor(cli, workId, o.lease),
+          action: 'renew',
+          ...(o.ttl !== undefined && { ttlSeconds: o.ttl }),
+        },
+      });
       if (reply.lease) await remember(cli, reply.lease);
-      cli.out.result(reply, (r) => (r.lease ? `Renewed ${r.workId}: the lease ends ${until(r.lease.expiresAt)} (${r.lease.expiresAt}).` : `The lease on ${r.workId} was revoked (${r.reason ?? 'no reason given'}): stop work on it.`));
+      cli.out.result(reply, (r) =>
+        r.lease
+          ? `Renewed ${r.workId}: the lease ends ${until(r.lease.expiresAt)} (${r.lease.expiresAt}).`
+          : `The lease on ${r.workId} was revoked (${r.reason ?? 'no reason given'}): stop work on it.`,
+      );
     });
 
   program
@@ -73,7 +112,10 @@ export function leaseCommands(program: Command): void {
     .action(async (workId: string, o: { lease?: string }, command: Command) => {
       const cli = await cliOf(command);
       const leaseId = leaseFor(cli, workId, o.lease);
-      const reply = await cli.client.post('/api/lease', { params: { query: cli.query }, body: { leaseId, action: 'release' } });
+      const reply = await cli.client.post('/api/lease', {
+        params: { query: cli.query },
+        body: { leaseId, action: 'release' },
+      });
       await forget(cli, leaseId);
       cli.out.result(reply, (r) => `Released ${r.workId}; it is ready for others.`);
     });
@@ -98,11 +140,30 @@ export function leaseCommands(program: Command): void {
     .addArgument(new Argument('<verdict>').choices(['pass', 'fail']))
     .option('--finding <digest>', 'sha256:<64 hex> of your finding (required for fail)')
     .option('--evidence <digests>', 'comma separated sha256 digests', (v: string) => v.split(','))
-    .action(async (workId: string, head: string, verdict: 'pass' | 'fail', o: { finding?: string; evidence?: string[] }, command: Command) => {
-      const cli = await cliOf(command);
-      const reply = await cli.client.post('/api/verify', { params: { query: cli.query }, body: { workId, head, verdict, ...(o.finding && { finding: o.finding }), ...(o.evidence && { evidence: o.evidence }) } });
-      const stored = (cli.conn.config.leases ?? []).find((l) => l.url === cli.conn.baseUrl && l.workId === workId && l.purpose === 'verify');
-      if (stored) await forget(cli, stored.leaseId);
-      cli.out.result(reply, (r) => `Verified ${r.workId} (${verdict}): now ${cli.out.paint('bold', r.state)}.`);
-    });
+    .action(
+      async (
+        workId: string,
+        head: string,
+        verdict: 'pass' | 'fail',
+        o: { finding?: string; evidence?: string[] },
+        command: Command,
+      ) => {
+        const cli = await cliOf(command);
+        const reply = await cli.client.post('/api/verify', {
+          params: { query: cli.query },
+          body: {
+            workId,
+            head,
+            verdict,
+            ...(o.finding && { finding: o.finding }),
+            ...(o.evidence && { evidence: o.evidence }),
+          },
+        });
+        const stored = (cli.conn.config.leases ?? []).find(
+          (l) => l.url === cli.conn.baseUrl && l.workId === workId && l.purpose === 'verify',
+        );
+        if (stored) await forget(cli, stored.leaseId);
+        cli.out.result(reply, (r) => `Verified ${r.workId} (${verdict}): now ${cli.out.paint('bold', r.state)}.`);
+      },
+    );
 }

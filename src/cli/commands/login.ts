@@ -13,7 +13,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export function loginCommands(program: Command): void {
   program
     .command('login')
-    .description('Get a token for this terminal through the device flow: a person approves the code on the board, and the token is stored in your config (0600)')
+    .description(
+      'Get a token for this terminal through the device flow: a person approves the code on the board, and the token is stored in your config (0600)',
+    )
     .option('--name <name>', 'the agent name the token is issued to', `${hostname()}-cli`.slice(0, 80))
     .action(async (options: { name: string }, command: Command) => {
       const global = command.optsWithGlobals() as GlobalOptions;
@@ -23,11 +25,26 @@ export function loginCommands(program: Command): void {
       const baseUrl = (global.url ?? process.env.BOARD_URL ?? config.url)?.replace(/\/+$/, '');
       if (!baseUrl) throw new UsageError('which board? pass --url https://your.board (or set BOARD_URL)');
       const board = new BoardClient({ baseUrl });
-      const start = await board.post('/api/auth/device/start', { body: { clientName: options.name, ...(global.project && { projectId: global.project }) } });
-      if (out.json) out.note(JSON.stringify({ userCode: start.userCode, verificationUri: start.verificationUri, verificationUriComplete: start.verificationUriComplete, interval: start.interval, expiresIn: start.expiresIn }));
+      const start = await board.post('/api/auth/device/start', {
+        body: { clientName: options.name, ...(global.project && { projectId: global.project }) },
+      });
+      if (out.json)
+        out.note(
+          JSON.stringify({
+            userCode: start.userCode,
+            verificationUri: start.verificationUri,
+            verificationUriComplete: start.verificationUriComplete,
+            interval: start.interval,
+            expiresIn: start.expiresIn,
+          }),
+        );
       else {
-        out.note(`To let this terminal work on a board, open\n\n  ${out.paint('cyan', start.verificationUriComplete)}\n\nsigned in as an admin or owner of the board, and approve the code\n\n  ${out.paint('bold', start.userCode)}\n`);
-        out.note(out.paint('gray', `Waiting for approval (the code expires in ${Math.round(start.expiresIn / 60)} minutes)…`));
+        out.note(
+          `To let this terminal work on a board, open\n\n  ${out.paint('cyan', start.verificationUriComplete)}\n\nsigned in as an admin or owner of the board, and approve the code\n\n  ${out.paint('bold', start.userCode)}\n`,
+        );
+        out.note(
+          out.paint('gray', `Waiting for approval (the code expires in ${Math.round(start.expiresIn / 60)} minutes)…`),
+        );
       }
       let interval = start.interval;
       for (;;) {
@@ -35,9 +52,30 @@ export function loginCommands(program: Command): void {
         try {
           const granted = await board.post('/api/auth/device/poll', { body: { deviceCode: start.deviceCode } });
           const principal = `agent:${granted.token.agentId}`;
-          await writeConfig({ ...config, url: baseUrl, token: granted.secret, projectId: granted.token.projectId ?? undefined, principal, name: granted.token.name }, path);
-          const result = { principal, name: granted.token.name, projectId: granted.token.projectId, role: granted.token.role, tokenPrefix: granted.token.prefix, config: path };
-          return out.result(result, (r) => `Logged in as ${out.paint('bold', r.principal)} (${r.name}) on board ${r.projectId}, role ${r.role}. The token is stored in ${r.config}.`);
+          await writeConfig(
+            {
+              ...config,
+              url: baseUrl,
+              token: granted.secret,
+              projectId: granted.token.projectId ?? undefined,
+              principal,
+              name: granted.token.name,
+            },
+            path,
+          );
+          const result = {
+            principal,
+            name: granted.token.name,
+            projectId: granted.token.projectId,
+            role: granted.token.role,
+            tokenPrefix: granted.token.prefix,
+            config: path,
+          };
+          return out.result(
+            result,
+            (r) =>
+              `Logged in as ${out.paint('bold', r.principal)} (${r.name}) on board ${r.projectId}, role ${r.role}. The token is stored in ${r.config}.`,
+          );
         } catch (error) {
           if (!(error instanceof BoardApiError)) throw error;
           if (error.code === 'AUTHORIZATION_PENDING') continue;
@@ -59,6 +97,8 @@ export function loginCommands(program: Command): void {
       const path = configPath();
       const { token: _token, principal, ...rest } = await readConfig(path);
       await writeConfig({ ...rest, leases: [] }, path);
-      out.result({ loggedOut: principal ?? null, config: path }, (r) => (r.loggedOut ? `Forgot the token of ${r.loggedOut}.` : 'No token was stored.'));
+      out.result({ loggedOut: principal ?? null, config: path }, (r) =>
+        r.loggedOut ? `Forgot the token of ${r.loggedOut}.` : 'No token was stored.',
+      );
     });
 }

@@ -15,13 +15,23 @@ export function mcpCommand(program: Command): void {
   program
     .command('mcp')
     .description('Serve the board to an agent as an MCP server over stdio (BOARD_URL, BOARD_TOKEN, BOARD_MCP_TOOLS)')
-    .option('--tools <selection>', 'core (the default eight), all, or tool names separated by commas (default: BOARD_MCP_TOOLS)')
-    .option('--idle <seconds>', 'stop renewing held leases after this much silence (default: BOARD_MCP_IDLE_SECONDS, else each lease’s length)')
+    .option(
+      '--tools <selection>',
+      'core (the default eight), all, or tool names separated by commas (default: BOARD_MCP_TOOLS)',
+    )
+    .option(
+      '--idle <seconds>',
+      'stop renewing held leases after this much silence (default: BOARD_MCP_IDLE_SECONDS, else each lease’s length)',
+    )
     .action(async (o: { tools?: string; idle?: string }, command: Command) => {
       const conn = await connection(command.optsWithGlobals() as GlobalOptions);
-      if (!conn.token) throw new AuthError('no board token: set BOARD_TOKEN in the MCP server’s environment, or run `agent-board login` once');
+      if (!conn.token)
+        throw new AuthError(
+          'no board token: set BOARD_TOKEN in the MCP server’s environment, or run `agent-board login` once',
+        );
       const idle = o.idle ?? process.env.BOARD_MCP_IDLE_SECONDS;
-      if (idle !== undefined && !/^\d+(\.\d+)?$/.test(idle)) throw new UsageError(`the idle time is a number of seconds, not ${idle}`);
+      if (idle !== undefined && !/^\d+(\.\d+)?$/.test(idle))
+        throw new UsageError(`the idle time is a number of seconds, not ${idle}`);
       let server: McpServer | null = null;
       const session = new LiveSession({
         baseUrl: conn.baseUrl,
@@ -32,7 +42,10 @@ export function mcpCommand(program: Command): void {
       });
       let selection;
       try {
-        selection = parseSelection(o.tools ?? process.env.BOARD_MCP_TOOLS, allTools(session).map((t) => t.name));
+        selection = parseSelection(
+          o.tools ?? process.env.BOARD_MCP_TOOLS,
+          allTools(session).map((t) => t.name),
+        );
       } catch (e) {
         throw new UsageError((e as Error).message);
       }
@@ -47,6 +60,8 @@ export function mcpCommand(program: Command): void {
       process.once('SIGTERM', () => void stop());
       await server.connect(new StdioServerTransport());
       session.start();
-      process.stderr.write(`agent-board mcp: ${selectTools(allTools(session), selection).length} tools for ${conn.baseUrl}\n`);
+      process.stderr.write(
+        `agent-board mcp: ${selectTools(allTools(session), selection).length} tools for ${conn.baseUrl}\n`,
+      );
     });
 }

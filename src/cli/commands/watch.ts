@@ -10,7 +10,8 @@ import type { Output, Style } from '../output.js';
 const TOPICS: Topic[] = ['items', 'leases', 'shouts', 'activity'];
 
 function styleOf(type: string): Style {
-  if (type === 'lease.expired' || type === 'lease.revoked' || type.endsWith('.blocked') || type.endsWith('.cancelled')) return 'red';
+  if (type === 'lease.expired' || type === 'lease.revoked' || type.endsWith('.blocked') || type.endsWith('.cancelled'))
+    return 'red';
   if (type.startsWith('lease.')) return 'yellow';
   if (type.includes('verif') || type.endsWith('.submitted')) return 'magenta';
   if (type.startsWith('doctrine.') || type.startsWith('spec.')) return 'blue';
@@ -19,8 +20,18 @@ function styleOf(type: string): Style {
 
 /** A few words on what the event did, from its data. */
 function gist(e: LoggedEvent['event']): string {
-  const d = e.data as { item?: { state?: string; title?: string }; lease?: { holder?: string; purpose?: string; expiresAt?: string }; reason?: string; head?: string };
-  const parts = [d.item?.title && e.type === 'item.created' ? `“${d.item.title}”` : null, d.item?.state ? `→ ${d.item.state}` : null, d.lease?.holder ? `${d.lease.purpose ?? ''} lease of ${d.lease.holder}`.trim() : null, d.reason ? `(${d.reason})` : null];
+  const d = e.data as {
+    item?: { state?: string; title?: string };
+    lease?: { holder?: string; purpose?: string; expiresAt?: string };
+    reason?: string;
+    head?: string;
+  };
+  const parts = [
+    d.item?.title && e.type === 'item.created' ? `“${d.item.title}”` : null,
+    d.item?.state ? `→ ${d.item.state}` : null,
+    d.lease?.holder ? `${d.lease.purpose ?? ''} lease of ${d.lease.holder}`.trim() : null,
+    d.reason ? `(${d.reason})` : null,
+  ];
   return parts.filter(Boolean).join(' ');
 }
 
@@ -46,7 +57,8 @@ export function watchCommand(program: Command): void {
       const cli = await cliOf(command);
       const { out } = cli;
       const since = o.since === undefined ? undefined : Number(o.since);
-      if (since !== undefined && !(Number.isInteger(since) && since >= 0)) throw new UsageError(`--since takes a seq (an integer of at least 0), not ${o.since}`);
+      if (since !== undefined && !(Number.isInteger(since) && since >= 0))
+        throw new UsageError(`--since takes a seq (an integer of at least 0), not ${o.since}`);
       const topics = (o.topics?.split(',').map((t) => t.trim()) ?? ['activity']) as Topic[];
       const wrong = topics.filter((t) => !TOPICS.includes(t));
       if (wrong.length) throw new UsageError(`unknown topic ${wrong.join(', ')}: use ${TOPICS.join(', ')}`);
@@ -60,15 +72,46 @@ export function watchCommand(program: Command): void {
         last = e.seq;
         out.line({ type: 'event', boardId: e.boardId, seq: e.seq, event: e.event }, eventLine(out, e));
       });
-      socket.on('shout', ({ boardId: on, shout }) => void (on === boardId && out.line({ type: 'shout', boardId: on, shout }, shoutLine(out, shout))));
-      socket.on('resync', (r) => out.note(`the log no longer reaches back to seq ${since}; watching from seq ${r.seq}`));
-      socket.on('close', (c) => void (c.reconnecting && out.note(out.paint('gray', `connection lost (${c.code}); reconnecting and resuming after seq ${last ?? 0}…`))));
+      socket.on(
+        'shout',
+        ({ boardId: on, shout }) =>
+          void (on === boardId && out.line({ type: 'shout', boardId: on, shout }, shoutLine(out, shout))),
+      );
+      socket.on('resync', (r) =>
+        out.note(`the log no longer reaches back to seq ${since}; watching from seq ${r.seq}`),
+      );
+      socket.on(
+        'close',
+        (c) =>
+          void (
+            c.reconnecting &&
+            out.note(
+              out.paint('gray', `connection lost (${c.code}); reconnecting and resuming after seq ${last ?? 0}…`),
+            )
+          ),
+      );
       const ended = new Promise<number>((resolve) => {
         const stop = () => resolve(EXIT.ok);
         process.once('SIGINT', stop);
         process.once('SIGTERM', stop);
-        socket.on('close', (c) => void (!c.reconnecting && c.code !== 1000 && (out.note(`the board closed the connection: ${c.code} ${c.reason}`), resolve(c.code === 4001 ? EXIT.auth : EXIT.unavailable))));
-        socket.on('unsubscribed', (u) => void (u.boardId === boardId && (out.note(`the board ended the watch: ${u.reason ?? 'unsubscribed'}`), resolve(EXIT.auth))));
+        socket.on(
+          'close',
+          (c) =>
+            void (
+              !c.reconnecting &&
+              c.code !== 1000 &&
+              (out.note(`the board closed the connection: ${c.code} ${c.reason}`),
+              resolve(c.code === 4001 ? EXIT.auth : EXIT.unavailable))
+            ),
+        );
+        socket.on(
+          'unsubscribed',
+          (u) =>
+            void (
+              u.boardId === boardId &&
+              (out.note(`the board ended the watch: ${u.reason ?? 'unsubscribed'}`), resolve(EXIT.auth))
+            ),
+        );
       });
       await socket.connect();
       const subscribed = await socket.subscribe(boardId, { topics, ...(since !== undefined && { since }) });

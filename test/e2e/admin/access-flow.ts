@@ -28,7 +28,11 @@ const PASSWORD = 'correct horse battery staple';
 class Browser extends Client {
   private readonly paths = new Map<string, string>();
 
-  override async request(method: string, path: string, opts: { json?: unknown; raw?: string | Buffer; headers?: Record<string, string> } = {}): Promise<Res> {
+  override async request(
+    method: string,
+    path: string,
+    opts: { json?: unknown; raw?: string | Buffer; headers?: Record<string, string> } = {},
+  ): Promise<Res> {
     const bare = path.split('?')[0]!;
     const held = new Map<string, string>();
     for (const [name, value] of this.cookies) {
@@ -87,12 +91,18 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
   describe(`operators' access routes on the ${name} store`, () => {
     const opEmail = `${unique('operator')}@ops.example.com`;
     const otherOpEmail = `${unique('operator2')}@ops.example.com`;
-    const served = serveStore(open, { OPERATOR_EMAILS: `${opEmail},${otherOpEmail}`, ADDRESS_RATE_PER_MINUTE: String(ADDRESS_LIMIT), TRUSTED_PROXIES: '127.0.0.1' });
+    const served = serveStore(open, {
+      OPERATOR_EMAILS: `${opEmail},${otherOpEmail}`,
+      ADDRESS_RATE_PER_MINUTE: String(ADDRESS_LIMIT),
+      TRUSTED_PROXIES: '127.0.0.1',
+    });
     const advance = (ms: number) => served.srv.advance(ms);
     const freshWindow = () => startOfBudgetWindow(served.srv);
 
     const browser = (address = nextAddress()) => new Browser(served.srv.url, { 'x-forwarded-for': address });
-    async function signUp(email = `${unique('user')}@example.com`): Promise<{ client: Browser; accountId: string; email: string }> {
+    async function signUp(
+      email = `${unique('user')}@example.com`,
+    ): Promise<{ client: Browser; accountId: string; email: string }> {
       const client = browser();
       const res = await client.post('/api/auth/signup', { email, password: PASSWORD });
       expect(res.status, res.text).toBe(201);
@@ -118,7 +128,12 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
       const person = await signUp();
       const projectId = (await person.client.get('/api/projects')).body.projects[0].projectId as string;
       // An item waiting at the verify gate, for an audited action taken as the account.
-      const token = await person.client.post('/api/accounts/tokens', { name: 'builder', scope: 'workspace', projectId, role: 'member' });
+      const token = await person.client.post('/api/accounts/tokens', {
+        name: 'builder',
+        scope: 'workspace',
+        projectId,
+        role: 'member',
+      });
       expect(token.status, token.text).toBe(201);
       const agent = new Client(served.srv.url, { authorization: `Bearer ${token.body.secret}` });
       expect((await agent.post('/api/items', { title: 'gated', verify: 'required' })).status).toBe(201);
@@ -127,17 +142,37 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
 
       expect((await op.client.get('/api/admin/codebase')).status).toBe(200);
       expectError(await op.client.post(`/api/admin/users/${person.accountId}/impersonate`, {}), 400, 'INVALID_INPUT');
-      expectError(await op.client.post(`/api/admin/users/${person.accountId}/impersonate`, { reason: 'x' }), 400, 'INVALID_INPUT');
-      expectError(await op.client.post(`/api/admin/users/${op.accountId}/impersonate`, { reason: 'myself, why not' }), 400, 'INVALID_INPUT');
-      expectError(await op.client.post('/api/admin/users/no-such-account/impersonate', { reason: 'support ticket 41' }), 404, 'NOT_FOUND');
+      expectError(
+        await op.client.post(`/api/admin/users/${person.accountId}/impersonate`, { reason: 'x' }),
+        400,
+        'INVALID_INPUT',
+      );
+      expectError(
+        await op.client.post(`/api/admin/users/${op.accountId}/impersonate`, { reason: 'myself, why not' }),
+        400,
+        'INVALID_INPUT',
+      );
+      expectError(
+        await op.client.post('/api/admin/users/no-such-account/impersonate', { reason: 'support ticket 41' }),
+        404,
+        'NOT_FOUND',
+      );
 
-      const started = await op.client.post(`/api/admin/users/${person.accountId}/impersonate`, { reason: 'support ticket 42' });
+      const started = await op.client.post(`/api/admin/users/${person.accountId}/impersonate`, {
+        reason: 'support ticket 42',
+      });
       expect(started.status, started.text).toBe(201);
-      expect(started.body).toMatchObject({ account: { id: person.accountId, email: person.email }, csrfToken: expect.any(String), operatorCsrfToken: expect.any(String) });
+      expect(started.body).toMatchObject({
+        account: { id: person.accountId, email: person.email },
+        csrfToken: expect.any(String),
+        operatorCsrfToken: expect.any(String),
+      });
       expect(Date.parse(started.body.expiresAt) - served.srv.now()).toBeGreaterThan(29 * 60_000);
       expect(Date.parse(started.body.expiresAt) - served.srv.now()).toBeLessThanOrEqual(30 * 60_000);
       const setCookies = started.headers.getSetCookie();
-      expect(setCookies.find((c) => c.startsWith(`${OPERATOR_SESSION_COOKIE}=`))).toMatch(new RegExp(`Path=${IMPERSONATION_PATH};.*HttpOnly`));
+      expect(setCookies.find((c) => c.startsWith(`${OPERATOR_SESSION_COOKIE}=`))).toMatch(
+        new RegExp(`Path=${IMPERSONATION_PATH};.*HttpOnly`),
+      );
       expect(setCookies.find((c) => c.startsWith(`${SESSION_COOKIE}=`))).toMatch(/Path=\/;.*HttpOnly.*Max-Age=1800/);
       const impersonationCookie = op.client.cookies.get(SESSION_COOKIE)!;
       const operatorCsrf = started.body.operatorCsrfToken as string;
@@ -149,17 +184,25 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
       expect(me.status, me.text).toBe(200);
       expect(me.body.user.id).toBe(person.accountId);
       expect(me.headers.get('x-impersonated-by')).toBe(op.accountId);
-      const overridden = await op.client.post(`/api/items/W-1/override?projectId=${projectId}`, { reason: 'hotfix for the ticket' });
+      const overridden = await op.client.post(`/api/items/W-1/override?projectId=${projectId}`, {
+        reason: 'hotfix for the ticket',
+      });
       expect(overridden.status, overridden.text).toBe(200);
       expect(overridden.headers.get('x-impersonated-by')).toBe(op.accountId);
       const [override] = await rows({ projectId, action: 'item.override' });
-      expect(override).toMatchObject({ actor: `user:${person.accountId}`, data: { workId: 'W-1', impersonatedBy: op.accountId } });
+      expect(override).toMatchObject({
+        actor: `user:${person.accountId}`,
+        data: { workId: 'W-1', impersonatedBy: op.accountId },
+      });
       // The owner's own responses are not marked.
       const own = await person.client.get('/api/auth/me');
       expect(own.headers.get('x-impersonated-by')).toBe(null);
 
       const [impersonate] = await rows({ action: 'admin.impersonate', target: `account:${person.accountId}` });
-      expect(impersonate).toMatchObject({ actor: `user:${op.accountId}`, data: { reason: 'support ticket 42', operator: true } });
+      expect(impersonate).toMatchObject({
+        actor: `user:${op.accountId}`,
+        data: { reason: 'support ticket 42', operator: true },
+      });
       expect(impersonate!.data.impersonatedBy).toBeUndefined();
 
       // What only the owner may do is refused, and nothing happens.
@@ -167,9 +210,17 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
       const refused = [
         await op.client.post('/api/accounts/tokens', { name: 'sneaky', scope: 'account' }),
         await op.client.post(`/api/accounts/tokens/${token.body.token.id}/reissue`, {}),
-        await op.client.post('/api/auth/change-password', { currentPassword: PASSWORD, newPassword: 'another password entirely' }),
-        await op.client.post('/api/account/email', { currentPassword: PASSWORD, newEmail: `${unique('moved')}@example.com` }),
-        await op.client.request('DELETE', '/api/account', { json: { confirmEmail: person.email, currentPassword: PASSWORD } }),
+        await op.client.post('/api/auth/change-password', {
+          currentPassword: PASSWORD,
+          newPassword: 'another password entirely',
+        }),
+        await op.client.post('/api/account/email', {
+          currentPassword: PASSWORD,
+          newEmail: `${unique('moved')}@example.com`,
+        }),
+        await op.client.request('DELETE', '/api/account', {
+          json: { confirmEmail: person.email, currentPassword: PASSWORD },
+        }),
         await op.client.post(`/api/account/billing/checkout?projectId=${projectId}`, { interval: 'month' }),
         await op.client.post(`/api/projects/${projectId}/agents/enroll`, { uses: 1, ttlSeconds: 600 }),
         await op.client.post('/api/accounts/provision', { projectName: 'side board', agents: ['a'] }),
@@ -183,14 +234,23 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
       expectError(await op.client.get('/api/admin/codebase'), 404, 'NOT_FOUND');
       const state = await op.client.get(IMPERSONATION_PATH);
       expect(state.status, state.text).toBe(200);
-      expect(state.body).toMatchObject({ impersonating: { accountId: person.accountId, email: person.email, reason: 'support ticket 42' }, csrfToken: operatorCsrf });
+      expect(state.body).toMatchObject({
+        impersonating: { accountId: person.accountId, email: person.email, reason: 'support ticket 42' },
+        csrfToken: operatorCsrf,
+      });
 
       // The end takes the operator's own session's CSRF token, not the impersonation session's.
-      expectError(await op.client.post(`${IMPERSONATION_PATH}/end`, undefined, { 'x-csrf-token': started.body.csrfToken }), 403, 'CSRF_REJECTED');
+      expectError(
+        await op.client.post(`${IMPERSONATION_PATH}/end`, undefined, { 'x-csrf-token': started.body.csrfToken }),
+        403,
+        'CSRF_REJECTED',
+      );
       const ended = await op.client.post(`${IMPERSONATION_PATH}/end`, undefined, { 'x-csrf-token': operatorCsrf });
       expect(ended.status, ended.text).toBe(200);
       expect(ended.body).toEqual({ ended: true, accountId: person.accountId, csrfToken: operatorCsrf });
-      expect(ended.headers.getSetCookie().find((c) => c.startsWith(`${OPERATOR_SESSION_COOKIE}=`))).toMatch(new RegExp(`Path=${IMPERSONATION_PATH};.*Max-Age=0`));
+      expect(ended.headers.getSetCookie().find((c) => c.startsWith(`${OPERATOR_SESSION_COOKIE}=`))).toMatch(
+        new RegExp(`Path=${IMPERSONATION_PATH};.*Max-Age=0`),
+      );
       expect(op.client.cookies.has(OPERATOR_SESSION_COOKIE)).toBe(false);
       expect((await socket.closed).code).toBe(CLOSE.revoked);
 
@@ -202,7 +262,11 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
       const [end] = await rows({ action: 'admin.impersonation.end', target: `account:${person.accountId}` });
       expect(end).toMatchObject({ actor: `user:${op.accountId}`, data: { automatic: false, operator: true } });
       // The impersonation session is dead for anyone holding it.
-      expectError(await new Client(served.srv.url, { cookie: `${SESSION_COOKIE}=${impersonationCookie}` }).get('/api/auth/me'), 401, 'UNAUTHENTICATED');
+      expectError(
+        await new Client(served.srv.url, { cookie: `${SESSION_COOKIE}=${impersonationCookie}` }).get('/api/auth/me'),
+        401,
+        'UNAUTHENTICATED',
+      );
       // Ending again changes nothing and writes nothing.
       const again = await op.client.post(`${IMPERSONATION_PATH}/end`);
       expect(again.body).toMatchObject({ ended: false, accountId: null });
@@ -212,7 +276,9 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
     it('ends by itself at 30 minutes: refused from then on, the end written once when noticed', async () => {
       const op = await operator();
       const person = await signUp();
-      const started = await op.client.post(`/api/admin/users/${person.accountId}/impersonate`, { reason: 'checking a report' });
+      const started = await op.client.post(`/api/admin/users/${person.accountId}/impersonate`, {
+        reason: 'checking a report',
+      });
       expect(started.status, started.text).toBe(201);
       expect((await op.client.get('/api/auth/me')).body.user.id).toBe(person.accountId);
 
@@ -220,12 +286,17 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
       expectError(await op.client.get('/api/auth/me'), 401, 'UNAUTHENTICATED');
       expect(op.client.cookies.has(SESSION_COOKIE)).toBe(false);
       const [end] = await rows({ action: 'admin.impersonation.end', target: `account:${person.accountId}` });
-      expect(end).toMatchObject({ actor: `user:${op.accountId}`, data: { automatic: true, reason: 'checking a report', operator: true } });
+      expect(end).toMatchObject({
+        actor: `user:${op.accountId}`,
+        data: { automatic: true, reason: 'checking a report', operator: true },
+      });
       expect(end!.data.endedAt).toBe(Date.parse(started.body.expiresAt));
 
       // The console stays shut until the operator takes their session back.
       expectError(await op.client.get('/api/admin/codebase'), 404, 'NOT_FOUND');
-      const back = await op.client.post(`${IMPERSONATION_PATH}/end`, undefined, { 'x-csrf-token': started.body.operatorCsrfToken });
+      const back = await op.client.post(`${IMPERSONATION_PATH}/end`, undefined, {
+        'x-csrf-token': started.body.operatorCsrfToken,
+      });
       expect(back.status, back.text).toBe(200);
       expect(back.body.ended).toBe(false);
       expect((await op.client.get('/api/admin/codebase')).status).toBe(200);
@@ -235,10 +306,14 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
     it('an expired impersonation presented only to the end route is written down there, once', async () => {
       const op = await operator();
       const person = await signUp();
-      const started = await op.client.post(`/api/admin/users/${person.accountId}/impersonate`, { reason: 'second look' });
+      const started = await op.client.post(`/api/admin/users/${person.accountId}/impersonate`, {
+        reason: 'second look',
+      });
       expect(started.status, started.text).toBe(201);
       advance(31 * 60_000);
-      const back = await op.client.post(`${IMPERSONATION_PATH}/end`, undefined, { 'x-csrf-token': started.body.operatorCsrfToken });
+      const back = await op.client.post(`${IMPERSONATION_PATH}/end`, undefined, {
+        'x-csrf-token': started.body.operatorCsrfToken,
+      });
       expect(back.body).toMatchObject({ ended: false, accountId: person.accountId });
       const ends = await rows({ action: 'admin.impersonation.end', target: `account:${person.accountId}` });
       expect(ends).toHaveLength(1);
@@ -251,9 +326,13 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
       const target = await signUp();
       const forged = new Client(served.srv.url, { cookie: `${OPERATOR_SESSION_COOKIE}=forged` });
       // A person's real session in the operator's cookie is still not an operator's.
-      const smuggled = new Client(served.srv.url, { cookie: `${OPERATOR_SESSION_COOKIE}=${person.client.cookies.get(SESSION_COOKIE)}` });
+      const smuggled = new Client(served.srv.url, {
+        cookie: `${OPERATOR_SESSION_COOKIE}=${person.client.cookies.get(SESSION_COOKIE)}`,
+      });
       for (const client of [person.client, forged, smuggled, new Client(served.srv.url)]) {
-        expect(shape(await client.post(`/api/admin/users/${target.accountId}/impersonate`, { reason: 'let me in please' }))).toEqual(unknown);
+        expect(
+          shape(await client.post(`/api/admin/users/${target.accountId}/impersonate`, { reason: 'let me in please' })),
+        ).toEqual(unknown);
         expect(shape(await client.post(`${IMPERSONATION_PATH}/end`))).toEqual(unknown);
         expect(shape(await client.get(IMPERSONATION_PATH))).toEqual(unknown);
       }
@@ -264,19 +343,35 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
       const other = await signUp(otherOpEmail);
       await verifyEmail(served.srv, otherOpEmail);
       expect((await other.client.get('/api/admin/codebase')).status).toBe(200);
-      const started = await op.client.post(`/api/admin/users/${other.accountId}/impersonate`, { reason: 'their dashboard is odd' });
+      const started = await op.client.post(`/api/admin/users/${other.accountId}/impersonate`, {
+        reason: 'their dashboard is odd',
+      });
       expect(started.status, started.text).toBe(201);
-      const asOther = new Client(served.srv.url, { cookie: `${SESSION_COOKIE}=${op.client.cookies.get(SESSION_COOKIE)}` });
+      const asOther = new Client(served.srv.url, {
+        cookie: `${SESSION_COOKIE}=${op.client.cookies.get(SESSION_COOKIE)}`,
+      });
       expect(shape(await asOther.get('/api/admin/codebase'))).toEqual(unknown);
-      expect(shape(await asOther.post(`/api/admin/users/${target.accountId}/impersonate`, { reason: 'chained impersonation' }))).toEqual(unknown);
-      expect((await op.client.post(`${IMPERSONATION_PATH}/end`, undefined, { 'x-csrf-token': started.body.operatorCsrfToken })).body.ended).toBe(true);
+      expect(
+        shape(
+          await asOther.post(`/api/admin/users/${target.accountId}/impersonate`, { reason: 'chained impersonation' }),
+        ),
+      ).toEqual(unknown);
+      expect(
+        (
+          await op.client.post(`${IMPERSONATION_PATH}/end`, undefined, {
+            'x-csrf-token': started.body.operatorCsrfToken,
+          })
+        ).body.ended,
+      ).toBe(true);
     });
 
     it('acts as one account at a time: starting another ends the one the client still holds', async () => {
       const op = await operator();
       const first = await signUp();
       const second = await signUp();
-      const started = await op.client.post(`/api/admin/users/${first.accountId}/impersonate`, { reason: 'first ticket' });
+      const started = await op.client.post(`/api/admin/users/${first.accountId}/impersonate`, {
+        reason: 'first ticket',
+      });
       expect(started.status, started.text).toBe(201);
       const held = op.client.cookies.get(SESSION_COOKIE)!;
       // Not a browser: it sends the operator's cookie everywhere, beside the impersonation.
@@ -287,7 +382,11 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
       });
       const next = await both.post(`/api/admin/users/${second.accountId}/impersonate`, { reason: 'second ticket' });
       expect(next.status, next.text).toBe(201);
-      expectError(await new Client(served.srv.url, { cookie: `${SESSION_COOKIE}=${held}` }).get('/api/auth/me'), 401, 'UNAUTHENTICATED');
+      expectError(
+        await new Client(served.srv.url, { cookie: `${SESSION_COOKIE}=${held}` }).get('/api/auth/me'),
+        401,
+        'UNAUTHENTICATED',
+      );
       const [end] = await rows({ action: 'admin.impersonation.end', target: `account:${first.accountId}` });
       expect(end).toMatchObject({ actor: `user:${op.accountId}`, data: { automatic: false } });
       const now = new Client(served.srv.url, { cookie: `${SESSION_COOKIE}=${both.cookies.get(SESSION_COOKIE)}` });
@@ -305,11 +404,25 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
       const person = await signUp();
       const unknown = shape(await new Client(served.srv.url).get('/api/admin/no-such-route'));
       expect(shape(await person.client.get('/api/admin/allowlist'))).toEqual(unknown);
-      expect(shape(await person.client.post('/api/admin/allowlist', { value: '192.0.2.1', reason: 'let me through' }))).toEqual(unknown);
+      expect(
+        shape(await person.client.post('/api/admin/allowlist', { value: '192.0.2.1', reason: 'let me through' })),
+      ).toEqual(unknown);
 
       expectError(await op.client.post('/api/admin/allowlist', { value: '192.0.2.1' }), 400, 'INVALID_INPUT');
-      for (const value of ['not an address!', '192.0.2.1/33', '999.1.1.1', 'loopback', 'example', '2001:db8::/129', 'a'.repeat(301)]) {
-        expectError(await op.client.post('/api/admin/allowlist', { value, reason: 'office network' }), 400, 'INVALID_INPUT');
+      for (const value of [
+        'not an address!',
+        '192.0.2.1/33',
+        '999.1.1.1',
+        'loopback',
+        'example',
+        '2001:db8::/129',
+        'a'.repeat(301),
+      ]) {
+        expectError(
+          await op.client.post('/api/admin/allowlist', { value, reason: 'office network' }),
+          400,
+          'INVALID_INPUT',
+        );
       }
       const added: Res[] = [];
       for (const value of ['192.0.2.1', '::FFFF:192.0.2.2', '192.0.2.128/25', '2001:DB8:0:0::/48', '@Corp-1.Example']) {
@@ -329,30 +442,45 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
       expect(repeated.status).toBe(200);
       expect(repeated.body.entry.reason).toBe('office network');
 
-      const all = (await op.client.get('/api/admin/allowlist?limit=200')).body.entries.map((e: { value: string }) => e.value);
+      const all = (await op.client.get('/api/admin/allowlist?limit=200')).body.entries.map(
+        (e: { value: string }) => e.value,
+      );
       const mine = ['corp-1.example', '2001:db8::/48', '192.0.2.128/25', '192.0.2.2', '192.0.2.1'];
       expect(all.filter((v: string) => mine.includes(v))).toEqual(mine);
       const first = await op.client.get('/api/admin/allowlist?limit=2');
       expect(first.body.entries.map((e: { value: string }) => e.value)).toEqual(all.slice(0, 2));
-      const second = await op.client.get(`/api/admin/allowlist?limit=2&cursor=${encodeURIComponent(first.body.nextCursor)}`);
+      const second = await op.client.get(
+        `/api/admin/allowlist?limit=2&cursor=${encodeURIComponent(first.body.nextCursor)}`,
+      );
       expect(second.body.entries.map((e: { value: string }) => e.value)).toEqual(all.slice(2, 4));
       expectError(await op.client.get('/api/admin/allowlist?cursor=nonsense'), 400, 'INVALID_CURSOR');
       expectError(await op.client.get('/api/admin/allowlist?limit=201'), 400, 'INVALID_INPUT');
 
       const addRows = await rows({ action: 'admin.allowlist.add', target: 'allowlist:192.0.2.128/25' });
       expect(addRows).toHaveLength(1);
-      expect(addRows[0]).toMatchObject({ actor: `user:${op.accountId}`, data: { reason: 'office network', kind: 'cidr', value: '192.0.2.128/25' } });
+      expect(addRows[0]).toMatchObject({
+        actor: `user:${op.accountId}`,
+        data: { reason: 'office network', kind: 'cidr', value: '192.0.2.128/25' },
+      });
       expect(await rows({ action: 'admin.allowlist.add', target: 'allowlist:192.0.2.1' })).toHaveLength(1);
 
-      const remove = (value: string, reason?: string) => op.client.request('DELETE', '/api/admin/allowlist', { json: { value, ...(reason !== undefined && { reason }) } });
+      const remove = (value: string, reason?: string) =>
+        op.client.request('DELETE', '/api/admin/allowlist', {
+          json: { value, ...(reason !== undefined && { reason }) },
+        });
       expectError(await remove('192.0.2.128/25'), 400, 'INVALID_INPUT');
       expectError(await remove('192.0.2.99', 'not listed anyway'), 404, 'NOT_FOUND');
       const removed = await remove('192.0.2.128/25', 'the office moved');
       expect(removed.status, removed.text).toBe(200);
       expect(removed.body.removed).toMatchObject({ kind: 'cidr', value: '192.0.2.128/25' });
       const [removeRow] = await rows({ action: 'admin.allowlist.remove', target: 'allowlist:192.0.2.128/25' });
-      expect(removeRow).toMatchObject({ actor: `user:${op.accountId}`, data: { reason: 'the office moved', addedReason: 'office network' } });
-      const after = (await op.client.get('/api/admin/allowlist?limit=200')).body.entries.map((e: { value: string }) => e.value);
+      expect(removeRow).toMatchObject({
+        actor: `user:${op.accountId}`,
+        data: { reason: 'the office moved', addedReason: 'office network' },
+      });
+      const after = (await op.client.get('/api/admin/allowlist?limit=200')).body.entries.map(
+        (e: { value: string }) => e.value,
+      );
       expect(after).not.toContain('192.0.2.128/25');
       expect(after).toContain('192.0.2.1');
     });
@@ -361,11 +489,23 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
       const op = await operator();
       const store = served.srv.store;
       const before = await store.allowlist.count({});
-      const filler = Array.from({ length: MAX_ENTRIES - before }, (_, i) => ({ _id: `address:198.18.${i >> 8}.${i & 255}`, version: 1, kind: 'address' as const, value: `198.18.${i >> 8}.${i & 255}`, reason: 'filler', addedBy: 'user:test', at: 1 }));
+      const filler = Array.from({ length: MAX_ENTRIES - before }, (_, i) => ({
+        _id: `address:198.18.${i >> 8}.${i & 255}`,
+        version: 1,
+        kind: 'address' as const,
+        value: `198.18.${i >> 8}.${i & 255}`,
+        reason: 'filler',
+        addedBy: 'user:test',
+        at: 1,
+      }));
       await store.allowlist.insertMissing(filler);
       try {
         const audited = (await rows({ action: 'admin.allowlist.add' })).length;
-        expectError(await op.client.post('/api/admin/allowlist', { value: '203.0.113.77', reason: 'one too many' }), 409, 'ALLOWLIST_LIMIT');
+        expectError(
+          await op.client.post('/api/admin/allowlist', { value: '203.0.113.77', reason: 'one too many' }),
+          409,
+          'ALLOWLIST_LIMIT',
+        );
         expect(await store.allowlist.count({})).toBe(MAX_ENTRIES);
         expect(await store.allowlist.get('address:203.0.113.77')).toBeNull();
         expect(await rows({ action: 'admin.allowlist.add' })).toHaveLength(audited);
@@ -382,12 +522,18 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
       }
       const signups = async (address: string, n: number, email = () => `${unique('u')}@example.com`) => {
         const statuses: number[] = [];
-        for (let i = 0; i < n; i++) statuses.push((await browser(address).post('/api/auth/signup', { email: email(), password: PASSWORD })).status);
+        for (let i = 0; i < n; i++)
+          statuses.push(
+            (await browser(address).post('/api/auth/signup', { email: email(), password: PASSWORD })).status,
+          );
         return statuses;
       };
       const logins = async (address: string, n: number, email = () => 'nobody@example.com') => {
         const statuses: number[] = [];
-        for (let i = 0; i < n; i++) statuses.push((await browser(address).post('/api/auth/login', { email: email(), password: 'not the password' })).status);
+        for (let i = 0; i < n; i++)
+          statuses.push(
+            (await browser(address).post('/api/auth/login', { email: email(), password: 'not the password' })).status,
+          );
         return statuses;
       };
       const refusedAfter = (ok: number, n: number) => [...Array<number>(n).fill(ok), 429];
@@ -400,20 +546,35 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
       expect(await logins('203.0.113.12', ADDRESS_LIMIT + 1)).toEqual(refusedAfter(401, ADDRESS_LIMIT));
       // An email of a listed domain (or a subdomain) draws on its own budget, not the address's...
       let n = 0;
-      expect(await logins('203.0.113.13', ADDRESS_LIMIT + 2, () => `u${n++}@corp-2.example`)).toEqual(Array(ADDRESS_LIMIT + 2).fill(401));
-      expect(await signups('203.0.113.14', ADDRESS_LIMIT + 1, () => `${unique('u')}@eu.corp-2.example`)).toEqual(Array(ADDRESS_LIMIT + 1).fill(201));
-      expect(await logins('203.0.113.15', ADDRESS_LIMIT + 1, () => `${unique('u')}@corp-2.example.org`)).toEqual(refusedAfter(401, ADDRESS_LIMIT));
+      expect(await logins('203.0.113.13', ADDRESS_LIMIT + 2, () => `u${n++}@corp-2.example`)).toEqual(
+        Array(ADDRESS_LIMIT + 2).fill(401),
+      );
+      expect(await signups('203.0.113.14', ADDRESS_LIMIT + 1, () => `${unique('u')}@eu.corp-2.example`)).toEqual(
+        Array(ADDRESS_LIMIT + 1).fill(201),
+      );
+      expect(await logins('203.0.113.15', ADDRESS_LIMIT + 1, () => `${unique('u')}@corp-2.example.org`)).toEqual(
+        refusedAfter(401, ADDRESS_LIMIT),
+      );
       // ...so guessing one account's password is as slow as ever, and as the email is only the
       // client's word, one address still has a (wider) budget for them; a malformed one is no exemption.
-      expect(await logins('203.0.113.16', ADDRESS_LIMIT + 1, () => 'boss@corp-2.example')).toEqual(refusedAfter(401, ADDRESS_LIMIT));
+      expect(await logins('203.0.113.16', ADDRESS_LIMIT + 1, () => 'boss@corp-2.example')).toEqual(
+        refusedAfter(401, ADDRESS_LIMIT),
+      );
       const wide = ADDRESS_LIMIT * DOMAIN_BUDGET_FACTOR;
-      expect(await logins('203.0.113.18', wide + 1, () => `${unique('u')}@corp-2.example`)).toEqual(refusedAfter(401, wide));
-      expect((await logins('203.0.113.19', ADDRESS_LIMIT + 1, () => `${unique('u')}@x@corp-2.example`)).at(-1)).toBe(429);
+      expect(await logins('203.0.113.18', wide + 1, () => `${unique('u')}@corp-2.example`)).toEqual(
+        refusedAfter(401, wide),
+      );
+      expect((await logins('203.0.113.19', ADDRESS_LIMIT + 1, () => `${unique('u')}@x@corp-2.example`)).at(-1)).toBe(
+        429,
+      );
 
       // The device flow's poll budget (its own, larger) spares listed addresses too.
       const polls = async (address: string, n: number) => {
         const statuses: number[] = [];
-        for (let i = 0; i < n; i++) statuses.push((await browser(address).post('/api/auth/device/poll', { deviceCode: 'no-such-device-code' })).status);
+        for (let i = 0; i < n; i++)
+          statuses.push(
+            (await browser(address).post('/api/auth/device/poll', { deviceCode: 'no-such-device-code' })).status,
+          );
         return statuses;
       };
       const pollLimit = ADDRESS_LIMIT * POLL_BUDGET_FACTOR;
@@ -421,7 +582,13 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
       expect(await polls('203.0.113.129', pollLimit + 1)).not.toContain(429);
 
       // Removed: the address counts again, at once on this node.
-      expect((await op.client.request('DELETE', '/api/admin/allowlist', { json: { value: '203.0.113.10', reason: 'load test over' } })).status).toBe(200);
+      expect(
+        (
+          await op.client.request('DELETE', '/api/admin/allowlist', {
+            json: { value: '203.0.113.10', reason: 'load test over' },
+          })
+        ).status,
+      ).toBe(200);
       expect(await logins('203.0.113.10', ADDRESS_LIMIT + 1)).toEqual(refusedAfter(401, ADDRESS_LIMIT));
     });
 
@@ -429,7 +596,11 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
       const op = await operator();
       const person = await signUp();
       const unknown = shape(await new Client(served.srv.url).get('/api/admin/no-such-route'));
-      expect(shape(await person.client.post(`/api/admin/users/${person.accountId}/contact`, { subject: 'Hi', text: 'Hello' }))).toEqual(unknown);
+      expect(
+        shape(
+          await person.client.post(`/api/admin/users/${person.accountId}/contact`, { subject: 'Hi', text: 'Hello' }),
+        ),
+      ).toEqual(unknown);
 
       const before = served.srv.mail.sent.length;
       const bad = [
@@ -443,18 +614,29 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
         { subject: 'Hi', text: ' \n ' },
         { subject: 'Hi' },
       ];
-      for (const body of bad) expectError(await op.client.post(`/api/admin/users/${person.accountId}/contact`, body), 400, 'INVALID_INPUT');
-      expectError(await op.client.post('/api/admin/users/no-such-account/contact', { subject: 'Hi', text: 'Hello' }), 404, 'NOT_FOUND');
+      for (const body of bad)
+        expectError(await op.client.post(`/api/admin/users/${person.accountId}/contact`, body), 400, 'INVALID_INPUT');
+      expectError(
+        await op.client.post('/api/admin/users/no-such-account/contact', { subject: 'Hi', text: 'Hello' }),
+        404,
+        'NOT_FOUND',
+      );
       expect(served.srv.mail.sent.length).toBe(before);
 
       const text = 'Hello,\n\nyour boards made 40,000 requests in the last hour.\n\tCould you tell us what runs there?';
-      const res = await op.client.post(`/api/admin/users/${person.accountId}/contact`, { subject: 'About your boards', text });
+      const res = await op.client.post(`/api/admin/users/${person.accountId}/contact`, {
+        subject: 'About your boards',
+        text,
+      });
       expect(res.status, res.text).toBe(200);
       expect(res.body).toEqual({ sent: true, accountId: person.accountId, to: person.email });
       const mail = await served.srv.mail.next(person.email, /^About your boards$/);
       expect(mail.text.startsWith(text)).toBe(true);
       const [row] = await rows({ action: 'admin.contact', target: `account:${person.accountId}` });
-      expect(row).toMatchObject({ actor: `user:${op.accountId}`, data: { subject: 'About your boards', text, operator: true } });
+      expect(row).toMatchObject({
+        actor: `user:${op.accountId}`,
+        data: { subject: 'About your boards', text, operator: true },
+      });
     });
   });
 }

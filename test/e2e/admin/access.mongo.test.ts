@@ -29,9 +29,15 @@ describe.skipIf(!uri)('mongo', () => {
       for (let i = 0; i < 2; i++) servers.push(await startTestServer(env, await openMongoStore({ uri: uri!, db })));
       const [a, b] = servers as [TestServer, TestServer];
       const op = new Client(a.url, { 'x-forwarded-for': '198.51.100.1' });
-      expect((await op.post('/api/auth/signup', { email: opEmail, password: 'operator password 123' })).status).toBe(201);
+      expect((await op.post('/api/auth/signup', { email: opEmail, password: 'operator password 123' })).status).toBe(
+        201,
+      );
       await verifyEmail(a, opEmail); // an operator's address is confirmed
-      const login = (address: string) => new Client(b.url, { 'x-forwarded-for': address }).post('/api/auth/login', { email: 'nobody@example.com', password: 'not the password' });
+      const login = (address: string) =>
+        new Client(b.url, { 'x-forwarded-for': address }).post('/api/auth/login', {
+          email: 'nobody@example.com',
+          password: 'not the password',
+        });
 
       // Each probe comes from an address of its own, first spending its one login a minute, so the
       // next two logins from it say whether it is listed (401) or not (429; at most one of them
@@ -46,10 +52,18 @@ describe.skipIf(!uri)('mongo', () => {
       };
       expect(await listedOnB()).toBe(false);
       // Node b reads the list every 10 s: a generous bound for a busy machine.
-      expect((await op.post('/api/admin/allowlist', { value: '10.20.0.0/16', reason: 'partner office' })).status).toBe(201);
+      expect((await op.post('/api/admin/allowlist', { value: '10.20.0.0/16', reason: 'partner office' })).status).toBe(
+        201,
+      );
       await until(() => listedOnB(), 20_000);
 
-      expect((await op.request('DELETE', '/api/admin/allowlist', { json: { value: '10.20.0.0/16', reason: 'partnership over' } })).status).toBe(200);
+      expect(
+        (
+          await op.request('DELETE', '/api/admin/allowlist', {
+            json: { value: '10.20.0.0/16', reason: 'partnership over' },
+          })
+        ).status,
+      ).toBe(200);
       await until(async () => !(await listedOnB()), 20_000);
     }, 60_000);
   });

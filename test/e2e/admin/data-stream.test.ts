@@ -32,20 +32,39 @@ describe('streamed bodies over uWebSockets.js', () => {
   let server: HttpServer;
   let url: string;
   let next: ReturnType<typeof source> | null = null;
-  const route = defineRoute({ method: 'get', path: '/stream', group: 'test', summary: 'a stream', auth: 'none', bodyKind: 'none', rate: 'none', errors: [], responses: {}, handler: () => ({ status: 200 }) });
+  const route = defineRoute({
+    method: 'get',
+    path: '/stream',
+    group: 'test',
+    summary: 'a stream',
+    auth: 'none',
+    bodyKind: 'none',
+    rate: 'none',
+    errors: [],
+    responses: {},
+    handler: () => ({ status: 200 }),
+  });
 
   beforeAll(async () => {
-    server = createHttpServer([route], {
-      // The pipeline hands a BodyStream on as the reply's body, as given.
-      dispatch: async () => ({ status: 200, headers: [['content-type', 'application/x-ndjson']], body: next!.body as unknown as RawResponse['body'] }),
-      answerFixed: () => ({ status: 200, headers: [], body: '' }),
-      refuse: () => ({ status: 404, headers: [], body: '' }),
-      refuseRequest: () => ({ status: 404, headers: [], body: '' }),
-      requestIdOf: () => 'test',
-      accepting: () => true,
-      started: () => undefined,
-      finished: () => undefined,
-    }, 1024);
+    server = createHttpServer(
+      [route],
+      {
+        // The pipeline hands a BodyStream on as the reply's body, as given.
+        dispatch: async () => ({
+          status: 200,
+          headers: [['content-type', 'application/x-ndjson']],
+          body: next!.body as unknown as RawResponse['body'],
+        }),
+        answerFixed: () => ({ status: 200, headers: [], body: '' }),
+        refuse: () => ({ status: 404, headers: [], body: '' }),
+        refuseRequest: () => ({ status: 404, headers: [], body: '' }),
+        requestIdOf: () => 'test',
+        accepting: () => true,
+        started: () => undefined,
+        finished: () => undefined,
+      },
+      1024,
+    );
     url = `http://127.0.0.1:${await server.listen('127.0.0.1', 0)}/stream`;
   });
   afterAll(() => server.stopListening());
@@ -53,11 +72,13 @@ describe('streamed bodies over uWebSockets.js', () => {
   it('writes every chunk, chunked, and ends', async () => {
     next = source(20, 64 * 1024);
     const body = await new Promise<{ bytes: number; encoding?: string }>((resolve, reject) => {
-      http.get(url, (res) => {
-        let bytes = 0;
-        res.on('data', (c: Buffer) => (bytes += c.length));
-        res.on('end', () => resolve({ bytes, encoding: res.headers['transfer-encoding'] }));
-      }).on('error', reject);
+      http
+        .get(url, (res) => {
+          let bytes = 0;
+          res.on('data', (c: Buffer) => (bytes += c.length));
+          res.on('end', () => resolve({ bytes, encoding: res.headers['transfer-encoding'] }));
+        })
+        .on('error', reject);
     });
     expect(body).toEqual({ bytes: 20 * 64 * 1024, encoding: 'chunked' });
     expect(next.seen).toEqual({ pulled: 20, ended: true });
@@ -85,13 +106,15 @@ describe('streamed bodies over uWebSockets.js', () => {
   it('cuts the connection when the source fails after the status went out', async () => {
     next = source(10, 1024, 3);
     const outcome = await new Promise<string>((resolve) => {
-      http.get(url, (res) => {
-        expect(res.statusCode).toBe(200);
-        res.on('data', () => undefined);
-        res.on('end', () => resolve('ended whole'));
-        res.on('error', (e) => resolve(`cut: ${e.message}`));
-        res.on('aborted', () => resolve('cut'));
-      }).on('error', (e) => resolve(`cut: ${e.message}`));
+      http
+        .get(url, (res) => {
+          expect(res.statusCode).toBe(200);
+          res.on('data', () => undefined);
+          res.on('end', () => resolve('ended whole'));
+          res.on('error', (e) => resolve(`cut: ${e.message}`));
+          res.on('aborted', () => resolve('cut'));
+        })
+        .on('error', (e) => resolve(`cut: ${e.message}`));
     });
     expect(outcome).toMatch(/^cut/);
     expect(next.seen).toEqual({ pulled: 3, ended: true });

@@ -17,10 +17,22 @@ const ENV = { ADDRESS_RATE_PER_MINUTE: '100000' };
 const STALE_MS = 120_000;
 
 /** The operator audit rows about `target`, oldest first. */
-const rows = async (srv: TestServer, target: string): Promise<AuditRecord[]> => srv.store.audit.find({ target }, { sort: [['at', 1], ['_id', 1]] });
+const rows = async (srv: TestServer, target: string): Promise<AuditRecord[]> =>
+  srv.store.audit.find(
+    { target },
+    {
+      sort: [
+        ['at', 1],
+        ['_id', 1],
+      ],
+    },
+  );
 
 /** The board's items labelled for the entry. */
-async function itemsFor(board: TestBoard, id: string): Promise<{ workId: string; title: string; labels: string[]; state: string; description: string; type: string }[]> {
+async function itemsFor(
+  board: TestBoard,
+  id: string,
+): Promise<{ workId: string; title: string; labels: string[]; state: string; description: string; type: string }[]> {
   const res = await board.owner.get(`/api/items?projectId=${board.projectId}&limit=1000`);
   expect(res.status, res.text).toBe(200);
   return res.body.items.filter((i: { labels: string[] }) => i.labels.includes(`feedback:${id}`));
@@ -44,13 +56,19 @@ export function adminFeedbackFlow(name: string, open: () => Promise<OpenedStore>
       const shared: Store = { ...srv().store, close: async () => undefined };
       other = await startTestServer(env, shared);
       op2Elsewhere = new Client(other.url);
-      expect((await op2Elsewhere.post('/api/auth/login', { email: emails[1], password: 'operator password 123' })).status).toBe(200);
+      expect(
+        (await op2Elsewhere.post('/api/auth/login', { email: emails[1], password: 'operator password 123' })).status,
+      ).toBe(200);
     });
     afterAll(async () => {
       await other?.stop();
     });
 
-    async function posted(board: TestBoard, body: Record<string, unknown> = { text: 'the verify gate needs a second agent we do not have', kind: 'problem' }, agent?: Client) {
+    async function posted(
+      board: TestBoard,
+      body: Record<string, unknown> = { text: 'the verify gate needs a second agent we do not have', kind: 'problem' },
+      agent?: Client,
+    ) {
       const res = await (agent ?? (await board.agent('reporter'))).post('/api/feedback', body);
       expect(res.status, res.text).toBe(201);
       return res.body as { id: string; from: string };
@@ -83,7 +101,13 @@ export function adminFeedbackFlow(name: string, open: () => Promise<OpenedStore>
       expect(next.body.feedback[0].id).toBe(first.id);
 
       const onA = await op.get(`/api/admin/feedback?projectId=${a.projectId}`);
-      expect(onA.body).toEqual({ feedback: [expect.objectContaining({ id: third.id, projectId: a.projectId, kind: 'suggestion' }), expect.objectContaining({ id: first.id })], nextCursor: null });
+      expect(onA.body).toEqual({
+        feedback: [
+          expect.objectContaining({ id: third.id, projectId: a.projectId, kind: 'suggestion' }),
+          expect.objectContaining({ id: first.id }),
+        ],
+        nextCursor: null,
+      });
       await op.post(`/api/admin/feedback/${first.id}/resolve`);
       const resolved = await op.get(`/api/admin/feedback?status=resolved&projectId=${a.projectId}`);
       expect(resolved.body.feedback.map((e: { id: string }) => e.id)).toEqual([first.id]);
@@ -103,7 +127,13 @@ export function adminFeedbackFlow(name: string, open: () => Promise<OpenedStore>
 
       const resolved = await op.post(`/api/admin/feedback/${ids[0]}/resolve`, { reason: 'fixed in the docs' });
       expect(resolved.status, resolved.text).toBe(200);
-      expect(resolved.body.feedback).toMatchObject({ id: ids[0], status: 'resolved', closedBy: `user:${opId}`, closedAt: expect.any(String), reason: 'fixed in the docs' });
+      expect(resolved.body.feedback).toMatchObject({
+        id: ids[0],
+        status: 'resolved',
+        closedBy: `user:${opId}`,
+        closedAt: expect.any(String),
+        reason: 'fixed in the docs',
+      });
       expect((await agent.post('/api/feedback', { text: 'one more', kind: 'question' })).status).toBe(201);
       expectError(await agent.post('/api/feedback', { text: 'and another', kind: 'question' }), 429, 'FEEDBACK_LIMIT');
 
@@ -117,27 +147,67 @@ export function adminFeedbackFlow(name: string, open: () => Promise<OpenedStore>
       expect(again.body.error.details).toMatchObject({ status: 'resolved' });
       expectError(await op.post(`/api/admin/feedback/${ids[1]}/resolve`), 409, 'FEEDBACK_CLOSED');
       expectError(await op.post('/api/admin/feedback/fb_00000000000000000000/resolve'), 404, 'FEEDBACK_NOT_FOUND');
-      expectError(await op.post('/api/admin/feedback/not-an-id/promote', { reason: 'typo' }), 404, 'FEEDBACK_NOT_FOUND');
+      expectError(
+        await op.post('/api/admin/feedback/not-an-id/promote', { reason: 'typo' }),
+        404,
+        'FEEDBACK_NOT_FOUND',
+      );
 
       const [resolveRow] = await rows(srv(), `feedback:${ids[0]}`);
       expect(await rows(srv(), `feedback:${ids[0]}`)).toHaveLength(1);
-      expect(resolveRow).toMatchObject({ action: 'admin.feedback.resolve', actor: `user:${opId}`, projectId: board.projectId, data: { reason: 'fixed in the docs', operator: true } });
-      expect(await rows(srv(), `feedback:${ids[1]}`)).toEqual([expect.objectContaining({ action: 'admin.feedback.dismiss', data: expect.objectContaining({ reason: 'not about this service' }) })]);
-      expect((await board.owner.get(`/api/feedback?projectId=${board.projectId}&status=resolved`)).body.feedback.map((e: { id: string }) => e.id)).toEqual([ids[0]]);
+      expect(resolveRow).toMatchObject({
+        action: 'admin.feedback.resolve',
+        actor: `user:${opId}`,
+        projectId: board.projectId,
+        data: { reason: 'fixed in the docs', operator: true },
+      });
+      expect(await rows(srv(), `feedback:${ids[1]}`)).toEqual([
+        expect.objectContaining({
+          action: 'admin.feedback.dismiss',
+          data: expect.objectContaining({ reason: 'not about this service' }),
+        }),
+      ]);
+      expect(
+        (await board.owner.get(`/api/feedback?projectId=${board.projectId}&status=resolved`)).body.feedback.map(
+          (e: { id: string }) => e.id,
+        ),
+      ).toEqual([ids[0]]);
     });
 
     it('promotes an entry into one item on its board, labelled and traceable, and promotes it once', async () => {
       const board = await newBoard(srv().url);
       const worker = await board.agent('worker');
       await worker.post('/api/items', { title: 'lease renewals' });
-      const entry = await posted(board, { text: 'Renewals past the 24 h cap fail silently\nThey should say so in the reply.', kind: 'problem', workId: 'W-1' }, worker);
+      const entry = await posted(
+        board,
+        {
+          text: 'Renewals past the 24 h cap fail silently\nThey should say so in the reply.',
+          kind: 'problem',
+          workId: 'W-1',
+        },
+        worker,
+      );
       expectError(await op.post(`/api/admin/feedback/${entry.id}/promote`, {}), 400, 'INVALID_INPUT');
 
       const promoted = await op.post(`/api/admin/feedback/${entry.id}/promote`, { reason: 'real bug' });
       expect(promoted.status, promoted.text).toBe(200);
-      expect(promoted.body).toEqual({ feedback: expect.objectContaining({ id: entry.id, status: 'promoted', promotedWorkId: 'W-2', reason: 'real bug' }), workId: 'W-2', created: true });
+      expect(promoted.body).toEqual({
+        feedback: expect.objectContaining({
+          id: entry.id,
+          status: 'promoted',
+          promotedWorkId: 'W-2',
+          reason: 'real bug',
+        }),
+        workId: 'W-2',
+        created: true,
+      });
       const item = (await board.owner.get(`/api/items/W-2?projectId=${board.projectId}`)).body;
-      expect(item).toMatchObject({ title: 'Renewals past the 24 h cap fail silently', type: 'bug', labels: ['feedback', `feedback:${entry.id}`], state: 'ready' });
+      expect(item).toMatchObject({
+        title: 'Renewals past the 24 h cap fail silently',
+        type: 'bug',
+        labels: ['feedback', `feedback:${entry.id}`],
+        state: 'ready',
+      });
       expect(item.description).toContain('They should say so in the reply.');
       expect(item.description).toContain(`feedback ${entry.id}`);
       expect(item.description).toContain(worker.principal);
@@ -146,7 +216,10 @@ export function adminFeedbackFlow(name: string, open: () => Promise<OpenedStore>
       expect(again.body).toMatchObject({ workId: 'W-2', created: false });
       expect(await itemsFor(board, entry.id)).toHaveLength(1);
       expectError(await op.post(`/api/admin/feedback/${entry.id}/resolve`), 409, 'FEEDBACK_CLOSED');
-      expect((await board.owner.get(`/api/feedback?projectId=${board.projectId}`)).body.feedback[0]).toMatchObject({ status: 'promoted', promotedWorkId: 'W-2' });
+      expect((await board.owner.get(`/api/feedback?projectId=${board.projectId}`)).body.feedback[0]).toMatchObject({
+        status: 'promoted',
+        promotedWorkId: 'W-2',
+      });
 
       const audit = await rows(srv(), `feedback:${entry.id}`);
       expect(audit.map((r) => [r.action, r.data.workId, r.data.created, r.data.reason])).toEqual([
@@ -160,11 +233,17 @@ export function adminFeedbackFlow(name: string, open: () => Promise<OpenedStore>
     it('makes one item when two operators promote the same entries at the same moment, on one node and on two', async () => {
       const board = await newBoard(srv().url);
       const agent = await board.agent('reporter');
-      for (const [a, b] of [[op, op2], [op, op2Elsewhere]] as const) {
+      for (const [a, b] of [
+        [op, op2],
+        [op, op2Elsewhere],
+      ] as const) {
         const entries = [];
         for (let n = 0; n < 4; n++) entries.push(await posted(board, { text: `race ${n}`, kind: 'suggestion' }, agent));
         for (const entry of entries) {
-          const both = await Promise.all([a.post(`/api/admin/feedback/${entry.id}/promote`, { reason: 'first' }), b.post(`/api/admin/feedback/${entry.id}/promote`, { reason: 'second' })]);
+          const both = await Promise.all([
+            a.post(`/api/admin/feedback/${entry.id}/promote`, { reason: 'first' }),
+            b.post(`/api/admin/feedback/${entry.id}/promote`, { reason: 'second' }),
+          ]);
           for (const res of both) expect(res.status, res.text).toBe(200);
           expect(both.map((r) => r.body.created).sort()).toEqual([false, true]);
           expect(both[0]!.body.workId).toBe(both[1]!.body.workId);
@@ -182,7 +261,12 @@ export function adminFeedbackFlow(name: string, open: () => Promise<OpenedStore>
       const store = srv().store;
       const claim = async (id: string, at: number) => {
         const entry = (await store.feedback.get(id))!;
-        expect(await store.feedback.update(id, entry.version, { status: 'promoting', promotion: { token: 'dead-node', by: 'user:gone', at } })).not.toBeNull();
+        expect(
+          await store.feedback.update(id, entry.version, {
+            status: 'promoting',
+            promotion: { token: 'dead-node', by: 'user:gone', at },
+          }),
+        ).not.toBeNull();
       };
 
       // A promotion under way elsewhere (its claim is fresh): this one waits, then says so.
@@ -204,11 +288,17 @@ export function adminFeedbackFlow(name: string, open: () => Promise<OpenedStore>
 
       // It died after making the item: the next promote adopts that item.
       const half = await posted(board, { text: 'half done', kind: 'question' });
-      const made = await (await board.agent('ghost', 'admin')).post('/api/items', { title: 'half done', labels: ['feedback', `feedback:${half.id}`] });
+      const made = await (
+        await board.agent('ghost', 'admin')
+      ).post('/api/items', { title: 'half done', labels: ['feedback', `feedback:${half.id}`] });
       expect(made.status).toBe(201);
       await claim(half.id, srv().now() - STALE_MS - 1000);
       const adopted = await op.post(`/api/admin/feedback/${half.id}/promote`, { reason: 'finish it' });
-      expect(adopted.body).toMatchObject({ workId: made.body.workId, created: false, feedback: { status: 'promoted', promotedWorkId: made.body.workId } });
+      expect(adopted.body).toMatchObject({
+        workId: made.body.workId,
+        created: false,
+        feedback: { status: 'promoted', promotedWorkId: made.body.workId },
+      });
       expect(await itemsFor(board, half.id)).toHaveLength(1);
     }, 60_000);
 
@@ -225,7 +315,11 @@ export function adminFeedbackFlow(name: string, open: () => Promise<OpenedStore>
 
       expect(await srv().store.feedback.get(entry.id)).toBeNull();
       expect(await srv().store.feedbackLedgers.get(projectId)).toBeNull();
-      expectError(await op.post(`/api/admin/feedback/${entry.id}/promote`, { reason: 'too late' }), 404, 'FEEDBACK_NOT_FOUND');
+      expectError(
+        await op.post(`/api/admin/feedback/${entry.id}/promote`, { reason: 'too late' }),
+        404,
+        'FEEDBACK_NOT_FOUND',
+      );
     });
   });
 }

@@ -14,13 +14,22 @@ describe('the operator gate', () => {
   afterAll(() => srv.stop());
 
   /** A response's body with its request id taken out: what an observer could tell apart. */
-  const shape = (res: { status: number; body: { error?: Record<string, unknown> } }) => ({ status: res.status, error: { ...res.body.error, requestId: undefined } });
+  const shape = (res: { status: number; body: { error?: Record<string, unknown> } }) => ({
+    status: res.status,
+    error: { ...res.body.error, requestId: undefined },
+  });
 
   it('lets an operator session in', async () => {
     const op = await confirmedOperator(srv, opEmail);
     const res = await op.client.get('/api/admin/codebase');
     expect(res.status, res.text).toBe(200);
-    expect(res.body).toMatchObject({ name: expect.any(String), node: process.version, store: 'embedded', bus: 'local', nodeId: expect.any(String) });
+    expect(res.body).toMatchObject({
+      name: expect.any(String),
+      node: process.version,
+      store: 'embedded',
+      bus: 'local',
+      nodeId: expect.any(String),
+    });
     expect(res.body.configuration.secretKey).toBe(null);
     expect(JSON.stringify(res.body)).not.toContain('test-secret-key');
   });
@@ -35,7 +44,9 @@ describe('the operator gate', () => {
     expect(token.status, token.text).toBe(201);
     const op = await confirmedOperator(srv, opEmail.replace('@', '+2@'));
     const opLogin = new Client(srv.url);
-    expect((await opLogin.post('/api/auth/login', { email: opEmail, password: 'operator password 123' })).status).toBe(200);
+    expect((await opLogin.post('/api/auth/login', { email: opEmail, password: 'operator password 123' })).status).toBe(
+      200,
+    );
     const opToken = await opLogin.post('/api/accounts/tokens', { name: 'ops agent', scope: 'account' });
     expect(opToken.status, opToken.text).toBe(201);
 
@@ -49,7 +60,7 @@ describe('the operator gate', () => {
       await new Client(srv.url, { cookie: 'board_session=forged' }).get('/api/admin/codebase'), // a forged cookie
     ];
     for (const res of refused) expect(shape(res)).toEqual(unknown);
-    expect(refused.every((r) => r.headers.get('content-type') === (refused[0]!.headers.get('content-type')))).toBe(true);
+    expect(refused.every((r) => r.headers.get('content-type') === refused[0]!.headers.get('content-type'))).toBe(true);
   });
 
   it('has its own budget, apart from any board’s: 600 requests a minute per operator', async () => {

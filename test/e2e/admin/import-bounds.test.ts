@@ -37,7 +37,10 @@ async function exported(): Promise<{ lines: Line[]; event: number }> {
   expect((await agent.post('/api/items', { title: 'two' })).status).toBe(201);
   const res = await operator.get(`/api/admin/export?projectId=${board.projectId}`);
   expect(res.status).toBe(200);
-  const lines = res.text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Line);
+  const lines = res.text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Line);
   return { lines, event: lines.findIndex((l) => l.kind === 'event') };
 }
 
@@ -46,7 +49,13 @@ async function importWith(lines: Line[], event: number, data: string): Promise<{
   const target = await signedUp(srv.url);
   const edited = lines.map((l, i) => (i === event ? { ...l, record: { ...l.record, data: '__data__' } } : l));
   const body = JSON.stringify({ userId: target.accountId, lines: edited }).replace(PLACEHOLDER, data);
-  return { res: await operator.request('POST', '/api/admin/import', { raw: body, headers: { 'content-type': 'application/json' } }), client: target.client };
+  return {
+    res: await operator.request('POST', '/api/admin/import', {
+      raw: body,
+      headers: { 'content-type': 'application/json' },
+    }),
+    client: target.client,
+  };
 }
 
 async function boardsOf(client: Client): Promise<string[]> {
@@ -59,7 +68,9 @@ describe('the import’s bounds on what a line carries', () => {
     // Within the body’s own bound (JSON_DEPTH_MAX): 4 levels hold the data (the body, lines, the line, its record).
     const { res, client } = await importWith(lines, event, `{"deep":${nested(JSON_DEPTH_MAX - 4 - 1)}}`);
     expectError(res, 400, 'INVALID_INPUT');
-    expect(res.body.error.message).toMatch(new RegExp(`^Line ${event} \\(event \\d+\\): its data is nested deeper than ${IMPORT_DATA_DEPTH_MAX} levels`));
+    expect(res.body.error.message).toMatch(
+      new RegExp(`^Line ${event} \\(event \\d+\\): its data is nested deeper than ${IMPORT_DATA_DEPTH_MAX} levels`),
+    );
     expect(res.body.error.details).toEqual({ field: `body.lines.${event}.record.data` });
     expect(await boardsOf(client)).toHaveLength(1); // the account's own board only
     // 20,000 levels (a 500 once): refused with the body itself, past JSON_DEPTH_MAX, before anything reads it.
@@ -78,21 +89,38 @@ describe('the import’s bounds on what a line carries', () => {
     expect(await boardsOf(at.client)).toContain(at.res.body.projectId);
   });
 
-  it(`refuses an event whose data is larger than ${IMPORT_EVENT_DATA_BYTES_MAX} bytes with 400 INVALID_INPUT naming the line; nothing is made`, { timeout: 60_000 }, async () => {
-    const { lines, event } = await exported();
-    const { res, client } = await importWith(lines, event, JSON.stringify({ pad: 'x'.repeat(4 * IMPORT_EVENT_DATA_BYTES_MAX) }));
-    expectError(res, 400, 'INVALID_INPUT');
-    expect(res.body.error.message).toMatch(new RegExp(`^Line ${event} \\(event \\d+\\): its data is larger than ${IMPORT_EVENT_DATA_BYTES_MAX} bytes`));
-    expect(res.body.error.details).toEqual({ field: `body.lines.${event}.record.data` });
-    expect(await boardsOf(client)).toHaveLength(1);
-    // One byte past the bound is refused; at the bound it is taken (`{"pad":""}` is 10 bytes).
-    expectError((await importWith(lines, event, JSON.stringify({ pad: 'x'.repeat(IMPORT_EVENT_DATA_BYTES_MAX - 9) }))).res, 400, 'INVALID_INPUT');
-    const at = await importWith(lines, event, JSON.stringify({ pad: 'x'.repeat(IMPORT_EVENT_DATA_BYTES_MAX - 10) }));
-    expect(at.res.status, at.res.text).toBe(201);
-  });
+  it(
+    `refuses an event whose data is larger than ${IMPORT_EVENT_DATA_BYTES_MAX} bytes with 400 INVALID_INPUT naming the line; nothing is made`,
+    { timeout: 60_000 },
+    async () => {
+      const { lines, event } = await exported();
+      const { res, client } = await importWith(
+        lines,
+        event,
+        JSON.stringify({ pad: 'x'.repeat(4 * IMPORT_EVENT_DATA_BYTES_MAX) }),
+      );
+      expectError(res, 400, 'INVALID_INPUT');
+      expect(res.body.error.message).toMatch(
+        new RegExp(`^Line ${event} \\(event \\d+\\): its data is larger than ${IMPORT_EVENT_DATA_BYTES_MAX} bytes`),
+      );
+      expect(res.body.error.details).toEqual({ field: `body.lines.${event}.record.data` });
+      expect(await boardsOf(client)).toHaveLength(1);
+      // One byte past the bound is refused; at the bound it is taken (`{"pad":""}` is 10 bytes).
+      expectError(
+        (await importWith(lines, event, JSON.stringify({ pad: 'x'.repeat(IMPORT_EVENT_DATA_BYTES_MAX - 9) }))).res,
+        400,
+        'INVALID_INPUT',
+      );
+      const at = await importWith(lines, event, JSON.stringify({ pad: 'x'.repeat(IMPORT_EVENT_DATA_BYTES_MAX - 10) }));
+      expect(at.res.status, at.res.text).toBe(201);
+    },
+  );
 
   it('are stated in the route’s description in the OpenAPI document', async () => {
-    const description: string = (await new Client(srv.url).get('/docs/openapi.json')).body.paths['/api/admin/import'].post.description;
-    expect(description).toContain(`nests at most ${IMPORT_DATA_DEPTH_MAX} levels of objects and arrays and is at most ${IMPORT_EVENT_DATA_BYTES_MAX / 1024 / 1024} MiB as JSON`);
+    const description: string = (await new Client(srv.url).get('/docs/openapi.json')).body.paths['/api/admin/import']
+      .post.description;
+    expect(description).toContain(
+      `nests at most ${IMPORT_DATA_DEPTH_MAX} levels of objects and arrays and is at most ${IMPORT_EVENT_DATA_BYTES_MAX / 1024 / 1024} MiB as JSON`,
+    );
   });
 });

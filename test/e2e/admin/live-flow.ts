@@ -9,9 +9,14 @@ import { Client, signedUp } from '../../support/server.js';
 import { openSocket, type TestSocket } from '../../support/socket.js';
 import { serveStore, type OpenedStore } from '../../support/stores.js';
 
-export const cookieOf = (client: Client): Record<string, string> => ({ cookie: [...client.cookies].map(([k, v]) => `${k}=${v}`).join('; ') });
+export const cookieOf = (client: Client): Record<string, string> => ({
+  cookie: [...client.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
+});
 /** An error message with its request id taken out: what a client could tell apart. */
-const shape = (m: { type: string; error: Record<string, unknown> }) => ({ type: m.type, error: { ...m.error, requestId: undefined } });
+const shape = (m: { type: string; error: Record<string, unknown> }) => ({
+  type: m.type,
+  error: { ...m.error, requestId: undefined },
+});
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Frame {
@@ -21,7 +26,11 @@ interface Frame {
 }
 
 /** Reads a socket's firehose frames until each board in `counts` has had its count (any other board's are read past). */
-async function firehoseFrames(socket: TestSocket, counts: Record<string, number>, ms = 20_000): Promise<Record<string, Frame[]>> {
+async function firehoseFrames(
+  socket: TestSocket,
+  counts: Record<string, number>,
+  ms = 20_000,
+): Promise<Record<string, Frame[]>> {
   const frames = Object.fromEntries(Object.keys(counts).map((b) => [b, [] as Frame[]]));
   while (Object.entries(counts).some(([b, n]) => frames[b]!.length < n)) {
     const m = (await socket.next((x) => x.type === 'firehose', ms)) as Frame;
@@ -44,7 +53,9 @@ export function liveFlow(name: string, open: () => Promise<OpenedStore>): void {
         return op;
       }
       const client = new Client(served.srv.url);
-      expect((await client.post('/api/auth/login', { email: opEmail, password: 'operator password 123' })).status).toBe(200);
+      expect((await client.post('/api/auth/login', { email: opEmail, password: 'operator password 123' })).status).toBe(
+        200,
+      );
       return { client, accountId: operatorId };
     }
 
@@ -57,12 +68,24 @@ export function liveFlow(name: string, open: () => Promise<OpenedStore>): void {
       const socket = await openSocket(srv.url, cookieOf(op.client));
 
       socket.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity'] });
-      expect(await socket.next((m) => m.type === 'subscribed' || m.type === 'error')).toMatchObject({ type: 'subscribed', boardId: board.projectId, role: 'operator', seq: 1 });
+      expect(await socket.next((m) => m.type === 'subscribed' || m.type === 'error')).toMatchObject({
+        type: 'subscribed',
+        boardId: board.projectId,
+        role: 'operator',
+        seq: 1,
+      });
       await a.post('/api/items', { title: 'while the operator watches' });
-      expect(await socket.next((m) => m.type === 'event')).toMatchObject({ boardId: board.projectId, seq: 2, event: { type: 'item.created', actor: a.principal } });
+      expect(await socket.next((m) => m.type === 'event')).toMatchObject({
+        boardId: board.projectId,
+        seq: 2,
+        event: { type: 'item.created', actor: a.principal },
+      });
       // An operator sees a direct shout between two agents, as a board's admin would.
       expect((await a.post('/api/shouts', { text: 'just for b', to: b.principal })).status).toBe(201);
-      expect(await socket.next((m) => m.type === 'shout')).toMatchObject({ boardId: board.projectId, shout: { text: 'just for b', to: b.principal } });
+      expect(await socket.next((m) => m.type === 'shout')).toMatchObject({
+        boardId: board.projectId,
+        shout: { text: 'just for b', to: b.principal },
+      });
 
       // Asking again merges topics into the same subscription: no second audit row.
       socket.send({ type: 'subscribe', boardId: board.projectId, topics: ['items'] });
@@ -70,7 +93,13 @@ export function liveFlow(name: string, open: () => Promise<OpenedStore>): void {
       const rows = async () => srv.store.audit.find({ target: `board:${board.projectId}` });
       expect(await rows()).toHaveLength(1);
       const [row] = await rows();
-      expect(row).toMatchObject({ actor: `user:${op.accountId}`, action: 'admin.live.subscribe', projectId: board.projectId, target: `board:${board.projectId}`, data: { operator: true, topics: ['activity'], address: '127.0.0.1', requestId: expect.any(String) } });
+      expect(row).toMatchObject({
+        actor: `user:${op.accountId}`,
+        action: 'admin.live.subscribe',
+        projectId: board.projectId,
+        target: `board:${board.projectId}`,
+        data: { operator: true, topics: ['activity'], address: '127.0.0.1', requestId: expect.any(String) },
+      });
 
       // Read-only: the socket carries no writes, and the operator's session is no member over REST.
       socket.send({ type: 'shout', boardId: board.projectId, text: 'from the operator' });
@@ -99,11 +128,20 @@ export function liveFlow(name: string, open: () => Promise<OpenedStore>): void {
       const first = await openSocket(srv.url, { ...cookieOf(op.client), 'x-request-id': 'upgrade-first' });
       const second = await openSocket(srv.url, { ...cookieOf(op.client), 'x-request-id': 'upgrade-second' });
       first.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity'] });
-      expect(await first.next((m) => m.type === 'subscribed' || m.type === 'error')).toMatchObject({ type: 'subscribed', role: 'operator' });
+      expect(await first.next((m) => m.type === 'subscribed' || m.type === 'error')).toMatchObject({
+        type: 'subscribed',
+        role: 'operator',
+      });
       second.send({ type: 'subscribe', boardId: board.projectId, topics: ['leases'] });
-      expect(await second.next((m) => m.type === 'subscribed' || m.type === 'error')).toMatchObject({ type: 'subscribed', role: 'operator' });
+      expect(await second.next((m) => m.type === 'subscribed' || m.type === 'error')).toMatchObject({
+        type: 'subscribed',
+        role: 'operator',
+      });
       const rows = await srv.store.audit.find({ target: `board:${board.projectId}` });
-      expect(rows.map((r) => `${(r.data.topics as string[]).join()} ${r.data.requestId as string}`).sort()).toEqual(['activity upgrade-first', 'leases upgrade-second']);
+      expect(rows.map((r) => `${(r.data.topics as string[]).join()} ${r.data.requestId as string}`).sort()).toEqual([
+        'activity upgrade-first',
+        'leases upgrade-second',
+      ]);
       first.ws.close();
       second.ws.close();
     });
@@ -124,11 +162,23 @@ export function liveFlow(name: string, open: () => Promise<OpenedStore>): void {
         };
         const noSuchBoard = await answer({ type: 'subscribe', boardId: 'no-such-board', topics: ['activity'] });
         expect(noSuchBoard.error).toMatchObject({ code: 'PROJECT_SCOPE_DENIED' });
-        expect(await answer({ type: 'subscribe', boardId: board.projectId, topics: ['activity'] })).toEqual({ ...noSuchBoard, error: { ...noSuchBoard.error, details: { boardId: board.projectId } } });
+        expect(await answer({ type: 'subscribe', boardId: board.projectId, topics: ['activity'] })).toEqual({
+          ...noSuchBoard,
+          error: { ...noSuchBoard.error, details: { boardId: board.projectId } },
+        });
         for (const [firehose, unknown] of [
-          [{ type: 'subscribe', topics: ['firehose'] }, { type: 'subscribe', topics: ['nonesuch'] }],
-          [{ type: 'subscribe', boardId: board.projectId, topics: ['firehose'] }, { type: 'subscribe', boardId: board.projectId, topics: ['nonesuch'] }],
-          [{ type: 'unsubscribe', topics: ['firehose'] }, { type: 'unsubscribe', topics: ['nonesuch'] }],
+          [
+            { type: 'subscribe', topics: ['firehose'] },
+            { type: 'subscribe', topics: ['nonesuch'] },
+          ],
+          [
+            { type: 'subscribe', boardId: board.projectId, topics: ['firehose'] },
+            { type: 'subscribe', boardId: board.projectId, topics: ['nonesuch'] },
+          ],
+          [
+            { type: 'unsubscribe', topics: ['firehose'] },
+            { type: 'unsubscribe', topics: ['nonesuch'] },
+          ],
         ]) {
           const refused = await answer(firehose);
           expect(refused.error).toMatchObject({ code: 'INVALID_INPUT' });
@@ -138,11 +188,15 @@ export function liveFlow(name: string, open: () => Promise<OpenedStore>): void {
         await (await board.agent('busy')).post('/api/items', { title: 'not for them' });
         socket.send({ type: 'ping' });
         await socket.next((m) => m.type === 'pong');
-        await expect(socket.next((m) => m.type === 'firehose' || m.type === 'event', 300)).rejects.toThrow(/no matching message/);
+        await expect(socket.next((m) => m.type === 'firehose' || m.type === 'event', 300)).rejects.toThrow(
+          /no matching message/,
+        );
         socket.ws.close();
       }
       expect(await srv.store.audit.find({ target: `board:${board.projectId}` })).toEqual([]);
-      expect(await srv.store.audit.find({ action: 'admin.live.firehose', actor: `user:${person.accountId}` })).toEqual([]);
+      expect(await srv.store.audit.find({ action: 'admin.live.firehose', actor: `user:${person.accountId}` })).toEqual(
+        [],
+      );
     });
 
     it('shows an operator every board’s events in the firehose as they commit, tagged with their board, in order per board', async () => {
@@ -150,7 +204,13 @@ export function liveFlow(name: string, open: () => Promise<OpenedStore>): void {
       const op = await operator();
       const socket = await openSocket(srv.url, cookieOf(op.client));
       socket.send({ type: 'subscribe', topics: ['firehose'] });
-      expect(await socket.next((m) => m.type === 'subscribed' || m.type === 'error')).toEqual({ type: 'subscribed', topics: ['firehose'], boards: null, types: null, perSecond: 200 });
+      expect(await socket.next((m) => m.type === 'subscribed' || m.type === 'error')).toEqual({
+        type: 'subscribed',
+        topics: ['firehose'],
+        boards: null,
+        types: null,
+        perSecond: 200,
+      });
 
       const [one, two] = [await newBoard(srv.url), await newBoard(srv.url)];
       const [x, y] = [await one.agent('x'), await two.agent('y')];
@@ -159,29 +219,55 @@ export function liveFlow(name: string, open: () => Promise<OpenedStore>): void {
         expect((await y.post('/api/items', { title: `two ${i}` })).status).toBe(201);
       }
       expect((await x.post('/api/claim', {})).status).toBe(200);
-      expect((await y.post('/api/items/batch', { items: [{ title: 'two batch a' }, { title: 'two batch b' }] })).status).toBe(201);
+      expect(
+        (await y.post('/api/items/batch', { items: [{ title: 'two batch a' }, { title: 'two batch b' }] })).status,
+      ).toBe(201);
       const logs = new Map<string, { seq: number; type: string }[]>();
-      for (const [board, agent] of [[one, x], [two, y]] as const) logs.set(board.projectId, (await agent.get('/api/activity?limit=200')).body.events.reverse());
+      for (const [board, agent] of [
+        [one, x],
+        [two, y],
+      ] as const)
+        logs.set(board.projectId, (await agent.get('/api/activity?limit=200')).body.events.reverse());
       expect(logs.get(one.projectId)!.length).toBeGreaterThanOrEqual(5); // four items, a claim
       expect(logs.get(two.projectId)!.length).toBeGreaterThanOrEqual(6); // four items, a batch of two
       const frames = await firehoseFrames(socket, Object.fromEntries([...logs].map(([b, log]) => [b, log.length])));
-      for (const [boardId, log] of logs) expect(frames[boardId]!.map((f) => [f.seq, f.event.type])).toEqual(log.map((e) => [e.seq, e.type]));
+      for (const [boardId, log] of logs)
+        expect(frames[boardId]!.map((f) => [f.seq, f.event.type])).toEqual(log.map((e) => [e.seq, e.type]));
       const audited = await srv.store.audit.find({ action: 'admin.live.firehose' });
       expect(audited).toHaveLength(1);
-      expect(audited[0]).toMatchObject({ target: 'firehose', actor: `user:${op.accountId}`, data: { operator: true, address: '127.0.0.1' } });
+      expect(audited[0]).toMatchObject({
+        target: 'firehose',
+        actor: `user:${op.accountId}`,
+        data: { operator: true, address: '127.0.0.1' },
+      });
       // Sent again, it narrows the same subscription (no second audit row); unsubscribe ends it.
-      socket.send({ type: 'subscribe', topics: ['firehose'], boards: [two.projectId], types: ['item.created', 'shout.'] });
-      expect(await socket.next((m) => m.type === 'subscribed')).toMatchObject({ boards: [two.projectId], types: ['item.created', 'shout.'] });
+      socket.send({
+        type: 'subscribe',
+        topics: ['firehose'],
+        boards: [two.projectId],
+        types: ['item.created', 'shout.'],
+      });
+      expect(await socket.next((m) => m.type === 'subscribed')).toMatchObject({
+        boards: [two.projectId],
+        types: ['item.created', 'shout.'],
+      });
       await x.post('/api/items', { title: 'one, unwatched' });
       await y.post('/api/claim', {});
       await y.post('/api/items', { title: 'two, watched' });
       // (the claim's lease and state events are of other types, the other board's item of another board)
       // Tagged with the board's name too, read when its first events went by.
       const twoName = (await srv.store.projects.get(two.projectId))!.name;
-      expect(await socket.next((m) => m.type === 'firehose')).toMatchObject({ boardId: two.projectId, boardName: twoName, event: { type: 'item.created', data: { item: { title: 'two, watched' } } } });
+      expect(await socket.next((m) => m.type === 'firehose')).toMatchObject({
+        boardId: two.projectId,
+        boardName: twoName,
+        event: { type: 'item.created', data: { item: { title: 'two, watched' } } },
+      });
       expect(await srv.store.audit.find({ action: 'admin.live.firehose' })).toHaveLength(1);
       socket.send({ type: 'unsubscribe', topics: ['firehose'] });
-      expect(await socket.next((m) => m.type === 'unsubscribed')).toEqual({ type: 'unsubscribed', topics: ['firehose'] });
+      expect(await socket.next((m) => m.type === 'unsubscribed')).toEqual({
+        type: 'unsubscribed',
+        topics: ['firehose'],
+      });
       await y.post('/api/items', { title: 'after' });
       socket.send({ type: 'ping' });
       await socket.next((m) => m.type === 'pong');
@@ -198,20 +284,30 @@ export function liveFlow(name: string, open: () => Promise<OpenedStore>): void {
       await socket.next((m) => m.type === 'subscribed');
 
       // 500 events in one commit: the first 200 go out, the other 300 are counted.
-      const first = await agent.post('/api/items/batch', { items: Array.from({ length: 500 }, (_, i) => ({ title: `bulk ${i}` })) });
+      const first = await agent.post('/api/items/batch', {
+        items: Array.from({ length: 500 }, (_, i) => ({ title: `bulk ${i}` })),
+      });
       expect(first.status, first.text).toBe(201);
       const sent = (await firehoseFrames(socket, { [board.projectId]: 200 }))[board.projectId]!;
       const firstSeenAt = Date.now();
       expect(sent.map((f) => f.seq)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
-      expect(await socket.next((m) => m.type === 'firehose.dropped' || m.type === 'firehose', 5000)).toEqual({ type: 'firehose.dropped', count: 300 });
+      expect(await socket.next((m) => m.type === 'firehose.dropped' || m.type === 'firehose', 5000)).toEqual({
+        type: 'firehose.dropped',
+        count: 300,
+      });
 
       // A second after those went out (the client saw them after they were sent), 200 again.
       await wait(Math.max(0, 1100 - (Date.now() - firstSeenAt)));
-      const second = await agent.post('/api/items/batch', { items: Array.from({ length: 250 }, (_, i) => ({ title: `more ${i}` })) });
+      const second = await agent.post('/api/items/batch', {
+        items: Array.from({ length: 250 }, (_, i) => ({ title: `more ${i}` })),
+      });
       expect(second.status, second.text).toBe(201);
       const later = (await firehoseFrames(socket, { [board.projectId]: 200 }))[board.projectId]!;
       expect(later.map((f) => f.seq)).toEqual(Array.from({ length: 200 }, (_, i) => 501 + i));
-      expect(await socket.next((m) => m.type === 'firehose.dropped' || m.type === 'firehose', 5000)).toEqual({ type: 'firehose.dropped', count: 50 });
+      expect(await socket.next((m) => m.type === 'firehose.dropped' || m.type === 'firehose', 5000)).toEqual({
+        type: 'firehose.dropped',
+        count: 50,
+      });
       socket.ws.close();
     });
   });

@@ -16,7 +16,10 @@ describe.skipIf(!url)('the operators’ live view on two nodes with the Redis bu
   let a: TestServer;
   let b: TestServer;
   beforeAll(async () => {
-    nodes = await twoNodesOnRedis(url!, { env: { OPERATOR_EMAILS: opEmail, ADDRESS_RATE_PER_MINUTE: '100000' }, homes: true });
+    nodes = await twoNodesOnRedis(url!, {
+      env: { OPERATOR_EMAILS: opEmail, ADDRESS_RATE_PER_MINUTE: '100000' },
+      homes: true,
+    });
     ({ a, b } = nodes);
   });
   afterAll(() => nodes?.stop());
@@ -28,9 +31,16 @@ describe.skipIf(!url)('the operators’ live view on two nodes with the Redis bu
     const socket = await openSocket(b.url, cookieOf(op.client));
     // Redis carries every test's boards: the firehose is narrowed to this one (before it is sampled).
     socket.send({ type: 'subscribe', topics: ['firehose'], boards: [board.projectId] });
-    expect(await socket.next((m) => m.type === 'subscribed' || m.type === 'error')).toMatchObject({ type: 'subscribed', topics: ['firehose'] });
+    expect(await socket.next((m) => m.type === 'subscribed' || m.type === 'error')).toMatchObject({
+      type: 'subscribed',
+      topics: ['firehose'],
+    });
     socket.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity'] });
-    expect(await socket.next((m) => m.type === 'subscribed' || m.type === 'error')).toMatchObject({ type: 'subscribed', boardId: board.projectId, role: 'operator' });
+    expect(await socket.next((m) => m.type === 'subscribed' || m.type === 'error')).toMatchObject({
+      type: 'subscribed',
+      boardId: board.projectId,
+      role: 'operator',
+    });
     await new Promise((r) => setTimeout(r, 100)); // node B's pattern subscription is live
 
     for (let i = 0; i < 5; i++) expect((await agent.post('/api/items', { title: `on A ${i}` })).status).toBe(201);

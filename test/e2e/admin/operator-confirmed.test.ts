@@ -29,17 +29,25 @@ const seen = (res: Res) => ({
   contentType: res.headers.get('content-type'),
   body: res.text.replace(/"requestId":"[^"]*"/, '"requestId":""'),
 });
-const cookieOf = (client: Client): Record<string, string> => ({ cookie: [...client.cookies].map(([k, v]) => `${k}=${v}`).join('; ') });
+const cookieOf = (client: Client): Record<string, string> => ({
+  cookie: [...client.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
+});
 /** An error message of the socket with its request id taken out. */
-const shape = (m: { type: string; error: Record<string, unknown> }) => ({ type: m.type, error: { ...m.error, requestId: undefined } });
+const shape = (m: { type: string; error: Record<string, unknown> }) => ({
+  type: m.type,
+  error: { ...m.error, requestId: undefined },
+});
 
 /** What a path nobody serves answers `method` (the same for anyone). */
-const unknownPath = async (method: string, path = '/api/no-such-route') => seen(await new Client(srv.url).request(method, path));
+const unknownPath = async (method: string, path = '/api/no-such-route') =>
+  seen(await new Client(srv.url).request(method, path));
 
 /** GET /api/admin/users (a search) and GET /admin as `client` gets them, and whether both are what an unknown path shows. */
 async function consoleOf(client: Client): Promise<{ api: number; page: number; refused: boolean }> {
   const [api, page] = [await client.get('/api/admin/users?q=operator'), await client.get('/admin')];
-  const refused = JSON.stringify([seen(api), seen(page)]) === JSON.stringify([await unknownPath('GET', '/api/admin/no-such-route'), await unknownPath('GET', '/no-such-page')]);
+  const refused =
+    JSON.stringify([seen(api), seen(page)]) ===
+    JSON.stringify([await unknownPath('GET', '/api/admin/no-such-route'), await unknownPath('GET', '/no-such-page')]);
   return { api: api.status, page: page.status, refused };
 }
 
@@ -60,7 +68,9 @@ describe('an operator is a listed address that is confirmed', () => {
     expect(await consoleOf(stranger.client)).toEqual({ api: 404, page: 404, refused: true });
     const socket = await openSocket(srv.url, cookieOf(stranger.client));
     expect(await firehose(socket)).toBe('refused');
-    expect(await srv.store.audit.find({ action: 'admin.live.firehose', actor: `user:${stranger.accountId}` })).toEqual([]);
+    expect(await srv.store.audit.find({ action: 'admin.live.firehose', actor: `user:${stranger.accountId}` })).toEqual(
+      [],
+    );
 
     // The address's owner follows the link mailed to it: now it is theirs, and so is the console.
     await verifyEmail(srv, email);
@@ -96,7 +106,10 @@ describe('an operator is a listed address that is confirmed', () => {
     const socket = await openSocket(srv.url, cookieOf(op.client));
     expect(await firehose(socket)).toBe('subscribed');
     socket.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity'] });
-    expect(await socket.next((m) => m.type === 'subscribed' || m.type === 'error')).toMatchObject({ type: 'subscribed', role: 'operator' });
+    expect(await socket.next((m) => m.type === 'subscribed' || m.type === 'error')).toMatchObject({
+      type: 'subscribed',
+      role: 'operator',
+    });
 
     // The record changes under a live session (no revocation): the answer comes from the record, at once.
     const account = (await srv.store.accounts.get(op.accountId))!;
@@ -116,7 +129,9 @@ describe('an operator is a listed address that is confirmed', () => {
     await (await board.agent('busy')).post('/api/items', { title: 'not for a former operator' });
     socket.send({ type: 'ping' });
     await socket.next((m) => m.type === 'pong');
-    await expect(socket.next((m) => m.type === 'firehose' || m.type === 'event', 300)).rejects.toThrow(/no matching message/);
+    await expect(socket.next((m) => m.type === 'firehose' || m.type === 'event', 300)).rejects.toThrow(
+      /no matching message/,
+    );
     socket.ws.close();
   });
 
@@ -126,7 +141,10 @@ describe('an operator is a listed address that is confirmed', () => {
     const op = await confirmedOperator(srv, purger);
     const deleted = await op.client.post(`/api/admin/users/${first.accountId}/delete`, { reason: 'left the team' });
     expect(deleted.status, deleted.text).toBe(200);
-    const purged = await op.client.post(`/api/admin/users/${first.accountId}/purge`, { reason: 'left the team', confirm: gone });
+    const purged = await op.client.post(`/api/admin/users/${first.accountId}/purge`, {
+      reason: 'left the team',
+      confirm: gone,
+    });
     expect(purged.status, purged.text).toBe(200);
     expect(await srv.store.accounts.get(first.accountId)).toBe(null);
 

@@ -32,23 +32,49 @@ async function person(srv: TestServer, email = `${unique('person')}@example.com`
   return { client, email, accountId: res.body.account.id, projectId: res.body.account.defaultProjectId };
 }
 
-async function token(by: Client, body: Record<string, unknown> = { name: 'agent', scope: 'account' }): Promise<{ id: string; secret: string; agent: Client; base: string }> {
+async function token(
+  by: Client,
+  body: Record<string, unknown> = { name: 'agent', scope: 'account' },
+): Promise<{ id: string; secret: string; agent: Client; base: string }> {
   const res = await by.post('/api/accounts/tokens', body);
   if (res.status !== 201) throw new Error(`token failed: ${res.status} ${res.text}`);
-  return { id: res.body.token.id, secret: res.body.secret, agent: new Client(by.base, { authorization: `Bearer ${res.body.secret}` }), base: by.base };
+  return {
+    id: res.body.token.id,
+    secret: res.body.secret,
+    agent: new Client(by.base, { authorization: `Bearer ${res.body.secret}` }),
+    base: by.base,
+  };
 }
 
 /** Makes `who` an accepted member of the board, as an accepted invitation leaves it. */
 async function join(srv: TestServer, projectId: string, who: Person, role: 'admin' | 'member'): Promise<void> {
-  await srv.store.members.insert({ _id: `${projectId}:${who.accountId}`, version: 1, projectId, accountId: who.accountId, role, acceptedAt: Date.now() });
+  await srv.store.members.insert({
+    _id: `${projectId}:${who.accountId}`,
+    version: 1,
+    projectId,
+    accountId: who.accountId,
+    role,
+    acceptedAt: Date.now(),
+  });
 }
 
 /** The operator audit rows about `target`, oldest first. */
 async function rows(srv: TestServer, target: string): Promise<AuditRecord[]> {
-  return (await srv.store.audit.find({ target }, { sort: [['at', 1], ['_id', 1]] })).filter((r) => r.action.startsWith('admin.'));
+  return (
+    await srv.store.audit.find(
+      { target },
+      {
+        sort: [
+          ['at', 1],
+          ['_id', 1],
+        ],
+      },
+    )
+  ).filter((r) => r.action.startsWith('admin.'));
 }
 
-const login = (srv: TestServer, email: string) => new Client(srv.url).post('/api/auth/login', { email, password: PASSWORD });
+const login = (srv: TestServer, email: string) =>
+  new Client(srv.url).post('/api/auth/login', { email, password: PASSWORD });
 
 export function peopleFlow(name: string, open: () => Promise<OpenedStore>): void {
   describe(`operators and people, on the ${name} store`, () => {
@@ -69,22 +95,51 @@ export function peopleFlow(name: string, open: () => Promise<OpenedStore>): void
       for (const letter of ['c', 'a', 'b']) people.push(await person(srv(), `${prefix}-${letter}@example.com`));
       const first = await op.get(`/api/admin/users?q=${prefix.toUpperCase()}&limit=2`);
       expect(first.status, first.text).toBe(200);
-      expect(first.body.users.map((u: { email: string }) => u.email)).toEqual([`${prefix}-a@example.com`, `${prefix}-b@example.com`]);
+      expect(first.body.users.map((u: { email: string }) => u.email)).toEqual([
+        `${prefix}-a@example.com`,
+        `${prefix}-b@example.com`,
+      ]);
       const second = await op.get(`/api/admin/users?q=${prefix}&limit=2&cursor=${first.body.nextCursor}`);
-      expect(second.body).toEqual({ users: [expect.objectContaining({ email: `${prefix}-c@example.com` })], nextCursor: null });
+      expect(second.body).toEqual({
+        users: [expect.objectContaining({ email: `${prefix}-c@example.com` })],
+        nextCursor: null,
+      });
 
       const c = people[0]!;
       const byId = await op.get(`/api/admin/users?q=${c.accountId}`);
       expect(byId.body).toEqual({
-        users: [{ id: c.accountId, email: c.email, displayName: null, emailVerified: false, status: 'active', plan: 'free', boards: { owned: 1, member: 0 }, createdAt: expect.any(String), lastSignInAt: expect.any(String), deletedAt: null, deletedBy: null, purgeAfter: null }],
+        users: [
+          {
+            id: c.accountId,
+            email: c.email,
+            displayName: null,
+            emailVerified: false,
+            status: 'active',
+            plan: 'free',
+            boards: { owned: 1, member: 0 },
+            createdAt: expect.any(String),
+            lastSignInAt: expect.any(String),
+            deletedAt: null,
+            deletedBy: null,
+            purgeAfter: null,
+          },
+        ],
         nextCursor: null,
       });
       expect((await op.get(`/api/admin/users?q=${unique('nobody')}`)).body).toEqual({ users: [], nextCursor: null });
 
-      expect((await op.post(`/api/admin/users/${people[1]!.accountId}/delete`, { reason: 'spam account' })).status).toBe(200);
+      expect(
+        (await op.post(`/api/admin/users/${people[1]!.accountId}/delete`, { reason: 'spam account' })).status,
+      ).toBe(200);
       const deleted = await op.get('/api/admin/users?status=deleted&limit=200');
-      expect(deleted.body.users[0]).toMatchObject({ id: people[1]!.accountId, status: 'deleted', deletedBy: 'operator' });
-      expect((await op.get(`/api/admin/users?q=${prefix}&status=active`)).body.users.map((u: { id: string }) => u.id)).toEqual([people[2]!.accountId, c.accountId]);
+      expect(deleted.body.users[0]).toMatchObject({
+        id: people[1]!.accountId,
+        status: 'deleted',
+        deletedBy: 'operator',
+      });
+      expect(
+        (await op.get(`/api/admin/users?q=${prefix}&status=active`)).body.users.map((u: { id: string }) => u.id),
+      ).toEqual([people[2]!.accountId, c.accountId]);
 
       expectError(await op.get('/api/admin/users'), 400, 'INVALID_INPUT');
       expectError(await op.get(`/api/admin/users?q=${prefix}&limit=500`), 400, 'INVALID_INPUT');
@@ -101,11 +156,18 @@ export function peopleFlow(name: string, open: () => Promise<OpenedStore>): void
       const other = await person(srv());
       await join(srv(), other.projectId, owner, 'member');
       const issued = await token(owner.client);
-      await srv().store.billing.insert(billingRecord(owner.projectId, owner.accountId, { status: 'canceled', interval: 'month' }));
+      await srv().store.billing.insert(
+        billingRecord(owner.projectId, owner.accountId, { status: 'canceled', interval: 'month' }),
+      );
 
       const res = await op.get(`/api/admin/users/${owner.accountId}`);
       expect(res.status, res.text).toBe(200);
-      expect(res.body.user).toMatchObject({ id: owner.accountId, email: owner.email, status: 'active', boards: { owned: 1, member: 1 } });
+      expect(res.body.user).toMatchObject({
+        id: owner.accountId,
+        email: owner.email,
+        status: 'active',
+        boards: { owned: 1, member: 1 },
+      });
       expect(res.body.boards).toEqual(
         expect.arrayContaining([
           { projectId: owner.projectId, name: 'My board', role: 'owner', plan: 'free', owned: true, closed: false },
@@ -113,7 +175,16 @@ export function peopleFlow(name: string, open: () => Promise<OpenedStore>): void
         ]),
       );
       expect(res.body.tokens).toEqual([expect.objectContaining({ id: issued.id, scope: 'account', revoked: false })]);
-      expect(res.body.billing).toEqual([{ projectId: owner.projectId, status: 'canceled', interval: 'month', currentPeriodEnd: null, cancelAtPeriodEnd: false, pastDueSince: null }]);
+      expect(res.body.billing).toEqual([
+        {
+          projectId: owner.projectId,
+          status: 'canceled',
+          interval: 'month',
+          currentPeriodEnd: null,
+          cancelAtPeriodEnd: false,
+          pastDueSince: null,
+        },
+      ]);
       const stored = (await srv().store.tokens.get(issued.id))!;
       expect(res.text).not.toContain(issued.secret);
       expect(res.text).not.toContain(stored.secretHash);
@@ -121,9 +192,18 @@ export function peopleFlow(name: string, open: () => Promise<OpenedStore>): void
       expect(res.text).not.toContain('customerId');
 
       const view = await rows(srv(), `account:${owner.accountId}`);
-      expect(view).toEqual([expect.objectContaining({ action: 'admin.user.view', actor: `user:${operatorId}`, target: `account:${owner.accountId}` })]);
+      expect(view).toEqual([
+        expect.objectContaining({
+          action: 'admin.user.view',
+          actor: `user:${operatorId}`,
+          target: `account:${owner.accountId}`,
+        }),
+      ]);
       // The next read shows that row among the rows about the account.
-      expect((await op.get(`/api/admin/users/${owner.accountId}`)).body.audit.about[0]).toMatchObject({ id: view[0]!._id, action: 'admin.user.view' });
+      expect((await op.get(`/api/admin/users/${owner.accountId}`)).body.audit.about[0]).toMatchObject({
+        id: view[0]!._id,
+        action: 'admin.user.view',
+      });
 
       expectError(await op.get('/api/admin/users/00000000-0000-4000-8000-000000000000'), 404, 'NOT_FOUND');
       expectError(await op.get('/api/admin/users/not-an-id'), 404, 'NOT_FOUND');
@@ -142,7 +222,9 @@ export function peopleFlow(name: string, open: () => Promise<OpenedStore>): void
       expect(await rows(srv(), `account:${user.accountId}`)).toEqual([]);
       expect((await user.client.get('/api/auth/me')).status).toBe(200);
 
-      const res = await op.post(`/api/admin/users/${user.accountId}/revoke`, { reason: 'credentials leaked in a public repo' });
+      const res = await op.post(`/api/admin/users/${user.accountId}/revoke`, {
+        reason: 'credentials leaked in a public repo',
+      });
       expect(res.status, res.text).toBe(200);
       expect(res.body).toEqual({ sessions: 2, tokens: 1 });
       expect((await socket.closed).code).toBe(4001);
@@ -150,7 +232,16 @@ export function peopleFlow(name: string, open: () => Promise<OpenedStore>): void
       expectError(await second.get('/api/auth/me'), 401, 'UNAUTHENTICATED');
       expectError(await issued.agent.get('/api/whoami'), 401, 'INVALID_SERVICE_TOKEN');
       expect(await rows(srv(), `account:${user.accountId}`)).toEqual([
-        expect.objectContaining({ action: 'admin.revoke', actor: `user:${operatorId}`, data: expect.objectContaining({ reason: 'credentials leaked in a public repo', sessions: 2, tokens: 1, operator: true }) }),
+        expect.objectContaining({
+          action: 'admin.revoke',
+          actor: `user:${operatorId}`,
+          data: expect.objectContaining({
+            reason: 'credentials leaked in a public repo',
+            sessions: 2,
+            tokens: 1,
+            operator: true,
+          }),
+        }),
       ]);
       // The account itself is untouched: its person signs in again.
       expect((await login(srv(), user.email)).status).toBe(200);
@@ -168,9 +259,16 @@ export function peopleFlow(name: string, open: () => Promise<OpenedStore>): void
       expect(first.status, first.text).toBe(200);
       expect(first.body.tokens.map((t: { id: string }) => t.id)).toEqual([made[2]!.id, made[1]!.id]);
       const second = await op.get(`/api/admin/tokens?userId=${user.accountId}&limit=2&cursor=${first.body.nextCursor}`);
-      expect(second.body).toEqual({ tokens: [expect.objectContaining({ id: made[0]!.id, name: 'agent 1', revoked: false })], nextCursor: null });
-      for (const t of made) expect(first.text + second.text).not.toContain((await srv().store.tokens.get(t.id))!.secretHash);
-      expect(await rows(srv(), `account:${user.accountId}`)).toEqual([expect.objectContaining({ action: 'admin.tokens.view' }), expect.objectContaining({ action: 'admin.tokens.view' })]);
+      expect(second.body).toEqual({
+        tokens: [expect.objectContaining({ id: made[0]!.id, name: 'agent 1', revoked: false })],
+        nextCursor: null,
+      });
+      for (const t of made)
+        expect(first.text + second.text).not.toContain((await srv().store.tokens.get(t.id))!.secretHash);
+      expect(await rows(srv(), `account:${user.accountId}`)).toEqual([
+        expect.objectContaining({ action: 'admin.tokens.view' }),
+        expect.objectContaining({ action: 'admin.tokens.view' }),
+      ]);
 
       const revoke = (id: string, json: unknown) => op.request('DELETE', `/api/admin/tokens/${id}`, { json });
       expectError(await revoke(made[1]!.id, {}), 400, 'INVALID_INPUT');
@@ -182,10 +280,18 @@ export function peopleFlow(name: string, open: () => Promise<OpenedStore>): void
       expect((await made[0]!.agent.get('/api/whoami')).status).toBe(200);
       expect((await revoke(made[1]!.id, { reason: 'agent misbehaving' })).body).toMatchObject({ already: true });
       expect(await rows(srv(), `token:${made[1]!.id}`)).toEqual([
-        expect.objectContaining({ action: 'admin.token.revoke', actor: `user:${operatorId}`, data: expect.objectContaining({ reason: 'agent misbehaving', accountId: user.accountId, already: false }) }),
+        expect.objectContaining({
+          action: 'admin.token.revoke',
+          actor: `user:${operatorId}`,
+          data: expect.objectContaining({ reason: 'agent misbehaving', accountId: user.accountId, already: false }),
+        }),
         expect.objectContaining({ action: 'admin.token.revoke', data: expect.objectContaining({ already: true }) }),
       ]);
-      expect((await op.get(`/api/admin/tokens?userId=${user.accountId}`)).body.tokens.find((t: { id: string }) => t.id === made[1]!.id)).toMatchObject({ revoked: true });
+      expect(
+        (await op.get(`/api/admin/tokens?userId=${user.accountId}`)).body.tokens.find(
+          (t: { id: string }) => t.id === made[1]!.id,
+        ),
+      ).toMatchObject({ revoked: true });
 
       expectError(await revoke('no-such-token', { reason: 'agent misbehaving' }), 404, 'TOKEN_NOT_FOUND');
       expectError(await op.get('/api/admin/tokens?userId=00000000-0000-4000-8000-000000000000'), 404, 'NOT_FOUND');
@@ -213,19 +319,29 @@ export function peopleFlow(name: string, open: () => Promise<OpenedStore>): void
       expect(await rows(srv(), target)).toEqual([]);
       const deleted = await op.post(`/api/admin/users/${owner.accountId}/delete`, { reason: 'fraudulent sign-up' });
       expect(deleted.status, deleted.text).toBe(200);
-      expect(deleted.body).toMatchObject({ user: { id: owner.accountId, status: 'deleted', deletedBy: 'operator' }, boards: [owner.projectId] });
+      expect(deleted.body).toMatchObject({
+        user: { id: owner.accountId, status: 'deleted', deletedBy: 'operator' },
+        boards: [owner.projectId],
+      });
       expect(Date.parse(deleted.body.user.purgeAfter) - Date.parse(deleted.body.user.deletedAt)).toBe(30 * DAY);
       expect((await ownerSocket.closed).code).toBe(4001);
       // The closed board's agents are cut off, and cannot watch it again until a restore.
       expect((await agentSocket.closed).code).toBe(4001);
       const watching = await openSocket(srv().url, { authorization: `Bearer ${agent.secret}` });
       watching.send({ type: 'subscribe', boardId: owner.projectId, topics: ['activity'] });
-      expect(await watching.next((m) => m.type === 'error' || m.type === 'subscribed')).toMatchObject({ type: 'error', error: { code: 'PROJECT_SCOPE_DENIED' } });
+      expect(await watching.next((m) => m.type === 'error' || m.type === 'subscribed')).toMatchObject({
+        type: 'error',
+        error: { code: 'PROJECT_SCOPE_DENIED' },
+      });
       watching.ws.close();
 
       // Sign-in refused (to whoever knows the password), sessions and tokens dead.
       expectError(await login(srv(), owner.email), 403, 'ACCOUNT_DELETED');
-      expectError(await new Client(srv().url).post('/api/auth/login', { email: owner.email, password: 'wrong password 000' }), 401, 'INVALID_CREDENTIALS');
+      expectError(
+        await new Client(srv().url).post('/api/auth/login', { email: owner.email, password: 'wrong password 000' }),
+        401,
+        'INVALID_CREDENTIALS',
+      );
       expectError(await owner.client.get('/api/auth/me'), 401, 'UNAUTHENTICATED');
       expectError(await ownerToken.agent.get('/api/whoami'), 401, 'INVALID_SERVICE_TOKEN');
       // The board is closed to its members and their agents, with its own code; their own boards are not.
@@ -233,29 +349,58 @@ export function peopleFlow(name: string, open: () => Promise<OpenedStore>): void
       expectError(await agent.agent.get('/api/status'), 403, 'BOARD_CLOSED');
       expectError(await agent.agent.post('/api/items', { title: 'more work' }), 403, 'BOARD_CLOSED');
       expect((await member.client.get(`/api/status?projectId=${member.projectId}`)).status).toBe(200);
-      expect((await op.get(`/api/admin/users/${owner.accountId}`)).body.boards).toEqual([expect.objectContaining({ projectId: owner.projectId, closed: true })]);
+      expect((await op.get(`/api/admin/users/${owner.accountId}`)).body.boards).toEqual([
+        expect.objectContaining({ projectId: owner.projectId, closed: true }),
+      ]);
       // Deleting again changes nothing more.
-      expect((await op.post(`/api/admin/users/${owner.accountId}/delete`, { reason: 'fraudulent sign-up' })).body.user.purgeAfter).toBe(deleted.body.user.purgeAfter);
+      expect(
+        (await op.post(`/api/admin/users/${owner.accountId}/delete`, { reason: 'fraudulent sign-up' })).body.user
+          .purgeAfter,
+      ).toBe(deleted.body.user.purgeAfter);
 
       expectError(await op.post(`/api/admin/users/${owner.accountId}/restore`, {}), 400, 'INVALID_INPUT');
       const restored = await op.post(`/api/admin/users/${owner.accountId}/restore`, { reason: 'appeal accepted' });
       expect(restored.status, restored.text).toBe(200);
-      expect(restored.body).toMatchObject({ user: { status: 'active', deletedAt: null, purgeAfter: null }, boards: [owner.projectId] });
+      expect(restored.body).toMatchObject({
+        user: { status: 'active', deletedAt: null, purgeAfter: null },
+        boards: [owner.projectId],
+      });
       expect((await login(srv(), owner.email)).status).toBe(200);
       expect((await member.client.get(status)).status).toBe(200);
       expect((await agent.agent.get('/api/status')).status).toBe(200);
       const back = await openSocket(srv().url, { authorization: `Bearer ${agent.secret}` });
       back.send({ type: 'subscribe', boardId: owner.projectId, topics: ['activity'] });
-      expect(await back.next((m) => m.type === 'error' || m.type === 'subscribed')).toMatchObject({ type: 'subscribed', boardId: owner.projectId });
+      expect(await back.next((m) => m.type === 'error' || m.type === 'subscribed')).toMatchObject({
+        type: 'subscribed',
+        boardId: owner.projectId,
+      });
       back.ws.close();
       // Revoked credentials stay revoked.
       expectError(await ownerToken.agent.get('/api/whoami'), 401, 'INVALID_SERVICE_TOKEN');
-      expectError(await op.post(`/api/admin/users/${owner.accountId}/restore`, { reason: 'appeal accepted' }), 409, 'ACCOUNT_NOT_RESTORABLE');
+      expectError(
+        await op.post(`/api/admin/users/${owner.accountId}/restore`, { reason: 'appeal accepted' }),
+        409,
+        'ACCOUNT_NOT_RESTORABLE',
+      );
 
-      expectError(await op.post(`/api/admin/users/${owner.accountId}/purge`, { reason: 'erasure request', confirm: owner.email.toUpperCase() }), 400, 'ACCOUNT_DELETE_CONFIRM_MISMATCH');
-      expectError(await op.post(`/api/admin/users/${owner.accountId}/purge`, { confirm: owner.email }), 400, 'INVALID_INPUT');
+      expectError(
+        await op.post(`/api/admin/users/${owner.accountId}/purge`, {
+          reason: 'erasure request',
+          confirm: owner.email.toUpperCase(),
+        }),
+        400,
+        'ACCOUNT_DELETE_CONFIRM_MISMATCH',
+      );
+      expectError(
+        await op.post(`/api/admin/users/${owner.accountId}/purge`, { confirm: owner.email }),
+        400,
+        'INVALID_INPUT',
+      );
       expect(await srv().store.accounts.get(owner.accountId)).toMatchObject({ email: owner.email });
-      const purged = await op.post(`/api/admin/users/${owner.accountId}/purge`, { reason: 'erasure request', confirm: owner.email });
+      const purged = await op.post(`/api/admin/users/${owner.accountId}/purge`, {
+        reason: 'erasure request',
+        confirm: owner.email,
+      });
       expect(purged.status, purged.text).toBe(200);
       expect(purged.body).toEqual({ purged: true, boards: [owner.projectId] });
       expect(await srv().store.accounts.get(owner.accountId)).toBeNull();
@@ -279,9 +424,23 @@ export function peopleFlow(name: string, open: () => Promise<OpenedStore>): void
     it('keeps an account with a live subscription the provider cannot cancel: 502, nothing deleted, no audit row', async () => {
       const op = await opSession();
       const user = await person(srv());
-      await srv().store.billing.insert(billingRecord(user.projectId, user.accountId, { subscriptionId: 'sub_live', status: 'active', interval: 'month' }));
-      expectError(await op.post(`/api/admin/users/${user.accountId}/delete`, { reason: 'fraudulent sign-up' }), 502, 'PROVIDER_UNAVAILABLE');
-      expectError(await op.post(`/api/admin/users/${user.accountId}/purge`, { reason: 'erasure request', confirm: user.email }), 502, 'PROVIDER_UNAVAILABLE');
+      await srv().store.billing.insert(
+        billingRecord(user.projectId, user.accountId, {
+          subscriptionId: 'sub_live',
+          status: 'active',
+          interval: 'month',
+        }),
+      );
+      expectError(
+        await op.post(`/api/admin/users/${user.accountId}/delete`, { reason: 'fraudulent sign-up' }),
+        502,
+        'PROVIDER_UNAVAILABLE',
+      );
+      expectError(
+        await op.post(`/api/admin/users/${user.accountId}/purge`, { reason: 'erasure request', confirm: user.email }),
+        502,
+        'PROVIDER_UNAVAILABLE',
+      );
       expect((await srv().store.accounts.get(user.accountId))?.deletedAt ?? null).toBeNull();
       expect((await login(srv(), user.email)).status).toBe(200);
       expect(await rows(srv(), `account:${user.accountId}`)).toEqual([]);
@@ -299,14 +458,21 @@ export function peopleFlow(name: string, open: () => Promise<OpenedStore>): void
       const byOperator = await person(srv());
       const restored = await person(srv());
       const active = await person(srv());
-      const gone = await own.client.request('DELETE', '/api/account', { json: { confirmEmail: own.email, currentPassword: PASSWORD } });
+      const gone = await own.client.request('DELETE', '/api/account', {
+        json: { confirmEmail: own.email, currentPassword: PASSWORD },
+      });
       expect(gone.status, gone.text).toBe(204);
       expectError(await login(srv(), own.email), 403, 'ACCOUNT_DELETED');
       expect(await srv().store.projects.get(own.projectId)).toMatchObject({ deletedOwner: own.accountId });
       // The owner's own deletion is in the account's audit too.
-      expect(await srv().store.audit.find({ target: `account:${own.accountId}` })).toEqual([expect.objectContaining({ action: 'account.delete', actor: `user:${own.accountId}` })]);
-      for (const p of [byOperator, restored]) expect((await op.post(`/api/admin/users/${p.accountId}/delete`, { reason: 'spam wave' })).status).toBe(200);
-      expect((await op.post(`/api/admin/users/${restored.accountId}/restore`, { reason: 'false positive' })).status).toBe(200);
+      expect(await srv().store.audit.find({ target: `account:${own.accountId}` })).toEqual([
+        expect.objectContaining({ action: 'account.delete', actor: `user:${own.accountId}` }),
+      ]);
+      for (const p of [byOperator, restored])
+        expect((await op.post(`/api/admin/users/${p.accountId}/delete`, { reason: 'spam wave' })).status).toBe(200);
+      expect(
+        (await op.post(`/api/admin/users/${restored.accountId}/restore`, { reason: 'false positive' })).status,
+      ).toBe(200);
 
       srv().advance(29 * DAY);
       expect(await srv().server.sweepDeleted()).toEqual({ accounts: [], boards: [] });
@@ -314,7 +480,11 @@ export function peopleFlow(name: string, open: () => Promise<OpenedStore>): void
       // The operator's session outlived its 30 days too: sign in again.
       const again = new Client(srv().url);
       expect((await again.post('/api/auth/login', { email, password: 'operator password 123' })).status).toBe(200);
-      expectError(await again.post(`/api/admin/users/${byOperator.accountId}/restore`, { reason: 'too late' }), 409, 'ACCOUNT_NOT_RESTORABLE');
+      expectError(
+        await again.post(`/api/admin/users/${byOperator.accountId}/restore`, { reason: 'too late' }),
+        409,
+        'ACCOUNT_NOT_RESTORABLE',
+      );
 
       const swept = await srv().server.sweepDeleted();
       expect(swept.accounts.sort()).toEqual([own.accountId, byOperator.accountId].sort());
@@ -327,7 +497,9 @@ export function peopleFlow(name: string, open: () => Promise<OpenedStore>): void
         expect(await srv().store.accounts.get(p.accountId)).not.toBeNull();
         expect(await srv().store.projects.get(p.projectId)).not.toBeNull();
       }
-      expect((await new Client(srv().url).post('/api/auth/signup', { email: own.email, password: PASSWORD })).status).toBe(201);
+      expect(
+        (await new Client(srv().url).post('/api/auth/signup', { email: own.email, password: PASSWORD })).status,
+      ).toBe(201);
       expect(await srv().server.sweepDeleted()).toEqual({ accounts: [], boards: [] });
     });
   });

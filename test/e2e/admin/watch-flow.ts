@@ -56,15 +56,35 @@ export function watchFlow(name: string, open: () => Promise<OpenedStore>): void 
 
     it('ranks the address with the most refusals first, and names the principals refused, the sign-up and anonymous-board bursts, shout floods and socket budget closures', async () => {
       const [loud, quiet, signups, anon] = [address(), address(), address(), address()];
-      const from = (ip: string, headers: Record<string, string> = {}) => new Client(served.srv.url, { 'x-forwarded-for': ip, ...headers });
-      for (let i = 0; i < 12; i++) expectError(await from(loud, { authorization: 'Bearer nope' }).get('/api/status'), 401, 'INVALID_SERVICE_TOKEN');
-      for (let i = 0; i < 3; i++) expectError(await from(quiet, { authorization: 'Bearer nope' }).get('/api/status'), 401, 'INVALID_SERVICE_TOKEN');
+      const from = (ip: string, headers: Record<string, string> = {}) =>
+        new Client(served.srv.url, { 'x-forwarded-for': ip, ...headers });
+      for (let i = 0; i < 12; i++)
+        expectError(
+          await from(loud, { authorization: 'Bearer nope' }).get('/api/status'),
+          401,
+          'INVALID_SERVICE_TOKEN',
+        );
+      for (let i = 0; i < 3; i++)
+        expectError(
+          await from(quiet, { authorization: 'Bearer nope' }).get('/api/status'),
+          401,
+          'INVALID_SERVICE_TOKEN',
+        );
       // A token of one board asking for another: 403, counted against its principal.
       const board = await newBoard(served.srv.url);
       const other = await newBoard(served.srv.url);
       const agent = await board.agent(unique('agent'));
-      for (let i = 0; i < 4; i++) expectError(await agent.get(`/api/status?projectId=${other.projectId}`), 403, 'PROJECT_SCOPE_DENIED');
-      for (let i = 0; i < 3; i++) expect((await from(signups).post('/api/auth/signup', { email: `${unique('burst')}@example.com`, password: 'correct horse battery staple' })).status).toBe(201);
+      for (let i = 0; i < 4; i++)
+        expectError(await agent.get(`/api/status?projectId=${other.projectId}`), 403, 'PROJECT_SCOPE_DENIED');
+      for (let i = 0; i < 3; i++)
+        expect(
+          (
+            await from(signups).post('/api/auth/signup', {
+              email: `${unique('burst')}@example.com`,
+              password: 'correct horse battery staple',
+            })
+          ).status,
+        ).toBe(201);
       for (let i = 0; i < 2; i++) expect((await from(anon).post('/api/accounts/anon-provision', {})).status).toBe(201);
       for (let i = 0; i < 5; i++) expect((await agent.post('/api/shouts', { text: `flood ${i}` })).status).toBe(201);
       const socket = await openSocket(served.srv.url, agent.defaults);
@@ -76,11 +96,23 @@ export function watchFlow(name: string, open: () => Promise<OpenedStore>): void 
       expect(abuse.refusals.addresses[0]).toEqual({ key: loud, count: 12, detail: { '401': 12 } });
       expect(entry(abuse.refusals.addresses, quiet)).toEqual({ key: quiet, count: 3, detail: { '401': 3 } });
       expect(abuse.refusals.addresses.findIndex((e: { key: string }) => e.key === quiet)).toBeGreaterThan(0);
-      expect(entry(abuse.refusals.principals, agent.principal)).toEqual({ key: agent.principal, count: 4, detail: { '403': 4 } });
+      expect(entry(abuse.refusals.principals, agent.principal)).toEqual({
+        key: agent.principal,
+        count: 4,
+        detail: { '403': 4 },
+      });
       expect(entry(abuse.signupBursts, signups)).toEqual({ key: signups, count: 3, detail: { signups: 3 } });
       expect(entry(abuse.anonymousBoardBursts, anon)).toEqual({ key: anon, count: 2, detail: { anonBoards: 2 } });
-      expect(entry(abuse.shoutFloods, agent.principal)).toEqual({ key: agent.principal, count: 5, detail: { shouts: 5 } });
-      expect(entry(abuse.socketBudgetClosures, agent.principal)).toEqual({ key: agent.principal, count: 1, detail: { socketClosures: 1 } });
+      expect(entry(abuse.shoutFloods, agent.principal)).toEqual({
+        key: agent.principal,
+        count: 5,
+        detail: { shouts: 5 },
+      });
+      expect(entry(abuse.socketBudgetClosures, agent.principal)).toEqual({
+        key: agent.principal,
+        count: 1,
+        detail: { socketClosures: 1 },
+      });
       expect(abuse.partial).toBe(false);
       expectError(await (await operator()).get('/api/admin/abuse?limit=0'), 400, 'INVALID_INPUT');
     });
@@ -97,7 +129,11 @@ export function watchFlow(name: string, open: () => Promise<OpenedStore>): void 
       socket.ws.close();
       await socket.closed;
       let after = before;
-      await until(async () => (after = (await watch(`/api/admin/costmodel?projectId=${board.projectId}`)).board).usage.socketMinutes > before.usage.socketMinutes);
+      await until(
+        async () =>
+          (after = (await watch(`/api/admin/costmodel?projectId=${board.projectId}`)).board).usage.socketMinutes >
+          before.usage.socketMinutes,
+      );
       expect(after.usage.socketMinutes - before.usage.socketMinutes).toBeLessThan(0.5);
       expect(after.cost.socketsUsd).toBeGreaterThan(0);
       const { unitCosts } = await watch(`/api/admin/costmodel?projectId=${board.projectId}`);
@@ -108,7 +144,10 @@ export function watchFlow(name: string, open: () => Promise<OpenedStore>): void 
       expect(after.stored.estimatedBytes).toBeGreaterThan(0);
       expect(unitCosts.millionRequests).toBe(1000);
       expect(after.cost.requestsUsd).toBeCloseTo((after.usage.requests / 1e6) * 1000, 6);
-      expect(after.cost.totalUsd).toBeCloseTo(after.cost.storageUsd + after.cost.eventsUsd + after.cost.requestsUsd + after.cost.socketsUsd, 5);
+      expect(after.cost.totalUsd).toBeCloseTo(
+        after.cost.storageUsd + after.cost.eventsUsd + after.cost.requestsUsd + after.cost.socketsUsd,
+        5,
+      );
       expect(after.revenue).toMatchObject({ plan: 'free', complimentary: false, monthlyUsd: 0 });
       expect(after.ownerId).toEqual(expect.any(String));
 
@@ -119,7 +158,9 @@ export function watchFlow(name: string, open: () => Promise<OpenedStore>): void 
       // With no subject: the boards active today, paged by board id.
       const seen: string[] = [];
       for (let cursor: string | null = null, pages = 0; pages < 50; pages++) {
-        const page: { boards: { boardId: string }[]; nextCursor: string | null } = await watch(`/api/admin/costmodel?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+        const page: { boards: { boardId: string }[]; nextCursor: string | null } = await watch(
+          `/api/admin/costmodel?limit=2${cursor ? `&cursor=${cursor}` : ''}`,
+        );
         expect(page.boards.length).toBeLessThanOrEqual(2);
         seen.push(...page.boards.map((b) => b.boardId));
         cursor = page.nextCursor;
@@ -152,9 +193,27 @@ export function watchFlow(name: string, open: () => Promise<OpenedStore>): void 
 
       const now = Date.now();
       const bill = (id: string, status: string, interval: 'month' | 'year', changedAt = now): BillingRecord => ({
-        _id: id, version: 1, accountId: unique('acct'), customerId: unique('cus'), subscriptionId: unique('sub'), status, interval, priceId: null, currentPeriodEnd: null, cancelAtPeriodEnd: false, changedAt, pastDueSince: status === 'past_due' ? now - DAY : null,
+        _id: id,
+        version: 1,
+        accountId: unique('acct'),
+        customerId: unique('cus'),
+        subscriptionId: unique('sub'),
+        status,
+        interval,
+        priceId: null,
+        currentPeriodEnd: null,
+        cancelAtPeriodEnd: false,
+        changedAt,
+        pastDueSince: status === 'past_due' ? now - DAY : null,
       });
-      for (const record of [bill(unique('b'), 'active', 'month'), bill(unique('b'), 'active', 'month'), bill(unique('b'), 'trialing', 'year'), bill(unique('b'), 'past_due', 'month'), bill(unique('b'), 'canceled', 'month'), bill(unique('b'), 'canceled', 'month', now - 40 * DAY)]) {
+      for (const record of [
+        bill(unique('b'), 'active', 'month'),
+        bill(unique('b'), 'active', 'month'),
+        bill(unique('b'), 'trialing', 'year'),
+        bill(unique('b'), 'past_due', 'month'),
+        bill(unique('b'), 'canceled', 'month'),
+        bill(unique('b'), 'canceled', 'month', now - 40 * DAY),
+      ]) {
         await served.srv.store.billing.insert(record);
       }
       const { billing } = await watch('/api/admin/metrics');
@@ -166,10 +225,17 @@ export function watchFlow(name: string, open: () => Promise<OpenedStore>): void 
       expect(billing.complimentary).toBe(0);
 
       // A complimentary Pro plan in force counts as a Pro board, and brings no revenue.
-      await modify(served.srv.store.projects, board.projectId, () => ({ compPlan: 'pro' as const, compUntil: now + DAY }));
+      await modify(served.srv.store.projects, board.projectId, () => ({
+        compPlan: 'pro' as const,
+        compUntil: now + DAY,
+      }));
       const withComp = (await watch('/api/admin/metrics')).billing;
       expect(withComp).toMatchObject({ proBoards: 5, complimentary: 1, monthlyRevenueUsd: 46 });
-      expect((await watch(`/api/admin/costmodel?projectId=${board.projectId}`)).board.revenue).toMatchObject({ plan: 'pro', complimentary: true, monthlyUsd: 0 });
+      expect((await watch(`/api/admin/costmodel?projectId=${board.projectId}`)).board.revenue).toMatchObject({
+        plan: 'pro',
+        complimentary: true,
+        monthlyUsd: 0,
+      });
       expectError(await (await operator()).get('/api/admin/metrics?days=91'), 400, 'INVALID_INPUT');
     });
 
@@ -180,26 +246,57 @@ export function watchFlow(name: string, open: () => Promise<OpenedStore>): void 
       const t0 = Math.floor((Date.now() - DAY) / 60_000) * 60_000;
       const rows: AuditRecord[] = [];
       for (let i = 0; i < 9; i++) {
-        rows.push({ _id: unique('audit'), version: 1, at: t0 + i * 60_000, actor: i % 3 === 0 ? bob : alice, action: i % 2 ? 'admin.revoke' : 'admin.contact', projectId: null, target: i < 4 ? target : null, data: { i } });
+        rows.push({
+          _id: unique('audit'),
+          version: 1,
+          at: t0 + i * 60_000,
+          actor: i % 3 === 0 ? bob : alice,
+          action: i % 2 ? 'admin.revoke' : 'admin.contact',
+          projectId: null,
+          target: i < 4 ? target : null,
+          data: { i },
+        });
       }
       for (const row of rows) await served.srv.store.audit.insert(row);
-      const newestFirst = (filter: (r: AuditRecord) => boolean) => rows.filter(filter).sort((a, b) => b.at - a.at).map((r) => r.data.i);
-      const list = async (query: string) => (await watch(`/api/admin/audit?${query}`)).rows.map((r: { data: { i: number } }) => r.data.i);
+      const newestFirst = (filter: (r: AuditRecord) => boolean) =>
+        rows
+          .filter(filter)
+          .sort((a, b) => b.at - a.at)
+          .map((r) => r.data.i);
+      const list = async (query: string) =>
+        (await watch(`/api/admin/audit?${query}`)).rows.map((r: { data: { i: number } }) => r.data.i);
 
       expect(await list(`actor=${alice}&limit=200`)).toEqual(newestFirst((r) => r.actor === alice));
       expect(await list(`target=${target}`)).toEqual(newestFirst((r) => r.target === target));
-      expect(await list(`actor=${alice}&action=admin.revoke`)).toEqual(newestFirst((r) => r.actor === alice && r.action === 'admin.revoke'));
-      expect(await list(`target=${target}&action=admin.*&actor=${bob}`)).toEqual(newestFirst((r) => r.target === target && r.actor === bob));
+      expect(await list(`actor=${alice}&action=admin.revoke`)).toEqual(
+        newestFirst((r) => r.actor === alice && r.action === 'admin.revoke'),
+      );
+      expect(await list(`target=${target}&action=admin.*&actor=${bob}`)).toEqual(
+        newestFirst((r) => r.target === target && r.actor === bob),
+      );
       const [from, to] = [new Date(t0 + 2 * 60_000).toISOString(), new Date(t0 + 6 * 60_000).toISOString()];
-      expect(await list(`actor=${alice}&from=${from}&to=${to}`)).toEqual(newestFirst((r) => r.actor === alice && r.at >= t0 + 2 * 60_000 && r.at <= t0 + 6 * 60_000));
+      expect(await list(`actor=${alice}&from=${from}&to=${to}`)).toEqual(
+        newestFirst((r) => r.actor === alice && r.at >= t0 + 2 * 60_000 && r.at <= t0 + 6 * 60_000),
+      );
       const first = (await watch(`/api/admin/audit?actor=${bob}`)).rows[0];
-      expect(first).toEqual({ id: rows[6]!._id, at: new Date(rows[6]!.at).toISOString(), actor: bob, impersonatedBy: null, action: 'admin.contact', target: null, projectId: null, data: { i: 6 } });
+      expect(first).toEqual({
+        id: rows[6]!._id,
+        at: new Date(rows[6]!.at).toISOString(),
+        actor: bob,
+        impersonatedBy: null,
+        action: 'admin.contact',
+        target: null,
+        projectId: null,
+        data: { i: 6 },
+      });
 
       // Paging: two at a time, every row once, in order; the last page says there is no more.
       const paged: number[] = [];
       let cursor: string | null = null;
       for (let pages = 0; pages < 10; pages++) {
-        const page: { rows: { data: { i: number } }[]; nextCursor: string | null } = await watch(`/api/admin/audit?actor=${alice}&limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+        const page: { rows: { data: { i: number } }[]; nextCursor: string | null } = await watch(
+          `/api/admin/audit?actor=${alice}&limit=2${cursor ? `&cursor=${cursor}` : ''}`,
+        );
         paged.push(...page.rows.map((r) => r.data.i));
         cursor = page.nextCursor;
         if (!cursor) break;
@@ -210,7 +307,9 @@ export function watchFlow(name: string, open: () => Promise<OpenedStore>): void 
       const actionPaged: number[] = [];
       cursor = null;
       for (let pages = 0; pages < 20; pages++) {
-        const page: { rows: { data: { i: number }; actor: string }[]; nextCursor: string | null } = await watch(`/api/admin/audit?action=admin.revoke&to=${new Date(t0 + 8 * 60_000).toISOString()}&limit=1${cursor ? `&cursor=${cursor}` : ''}`);
+        const page: { rows: { data: { i: number }; actor: string }[]; nextCursor: string | null } = await watch(
+          `/api/admin/audit?action=admin.revoke&to=${new Date(t0 + 8 * 60_000).toISOString()}&limit=1${cursor ? `&cursor=${cursor}` : ''}`,
+        );
         actionPaged.push(...page.rows.filter((r) => r.actor === alice || r.actor === bob).map((r) => r.data.i));
         cursor = page.nextCursor;
         if (!cursor) break;
@@ -236,7 +335,12 @@ export function watchFlow(name: string, open: () => Promise<OpenedStore>): void 
       expect(report.store.commits.failures - before.store.commits.failures).toBe(1);
       expect(report.store.commits.lastFailure.error).toBe('StoreUnavailableError');
       expect(report.store.commits.committed - before.store.commits.committed).toBeGreaterThanOrEqual(1);
-      expect(report.store.commits.latencyMs).toMatchObject({ samples: expect.any(Number), p50: expect.any(Number), p99: expect.any(Number), max: expect.any(Number) });
+      expect(report.store.commits.latencyMs).toMatchObject({
+        samples: expect.any(Number),
+        p50: expect.any(Number),
+        p99: expect.any(Number),
+        max: expect.any(Number),
+      });
       if (name === 'embedded') {
         expect(report.store.disk.totalBytes).toBeGreaterThan(0);
         expect(report.store.disk.availableBytes).toBeLessThanOrEqual(report.store.disk.totalBytes);
@@ -250,18 +354,52 @@ export function watchFlow(name: string, open: () => Promise<OpenedStore>): void 
       expect(report.usageCounters.dropped).toBe(0);
       // The failed commit is an alert for the next 15 minutes; before it there was none about commits.
       expect(before.alerts.filter((a: { code: string }) => a.code === 'commits.failing')).toEqual([]);
-      expect(report.alerts).toContainEqual({ level: 'warning', code: 'commits.failing', message: expect.stringContaining('StoreUnavailableError') });
+      expect(report.alerts).toContainEqual({
+        level: 'warning',
+        code: 'commits.failing',
+        message: expect.stringContaining('StoreUnavailableError'),
+      });
     });
 
     it('deletes usage rows past their keeping: days after 400, abuse buckets after two days', async () => {
       const now = Date.now();
       const key = unique('subject');
-      const row = (day: string) => ({ _id: `${day}:account:${key}`, version: 1, day, scope: 'account' as const, key, counts: { requests: 1 } });
-      const kept = [row(dayOf(now - 399 * DAY)), row(dayOf(now - 3 * DAY)), row(`${dayOf(now - DAY)}T10:00`), row(`${dayOf(now)}T00:00`)];
-      const gone = [row(dayOf(now - 401 * DAY)), row(`${dayOf(now - 3 * DAY)}T10:00`), row(`${dayOf(now - 2 * DAY)}T23:50`)];
+      const row = (day: string) => ({
+        _id: `${day}:account:${key}`,
+        version: 1,
+        day,
+        scope: 'account' as const,
+        key,
+        counts: { requests: 1 },
+      });
+      const kept = [
+        row(dayOf(now - 399 * DAY)),
+        row(dayOf(now - 3 * DAY)),
+        row(`${dayOf(now - DAY)}T10:00`),
+        row(`${dayOf(now)}T00:00`),
+      ];
+      const gone = [
+        row(dayOf(now - 401 * DAY)),
+        row(`${dayOf(now - 3 * DAY)}T10:00`),
+        row(`${dayOf(now - 2 * DAY)}T23:50`),
+      ];
       for (const r of [...kept, ...gone]) await served.srv.store.usage.insert(r);
       const zero = () => 0;
-      const watcher = new Watch({ nodeId: unique('purger'), store: served.srv.store, sources: { boardsActive: zero, sockets: zero, inFlight: zero, leaseTimers: zero, mailboxDepth: zero, bus: () => 'local' }, publish: () => undefined, logger: pino({ level: 'silent' }), clock: () => now });
+      const watcher = new Watch({
+        nodeId: unique('purger'),
+        store: served.srv.store,
+        sources: {
+          boardsActive: zero,
+          sockets: zero,
+          inFlight: zero,
+          leaseTimers: zero,
+          mailboxDepth: zero,
+          bus: () => 'local',
+        },
+        publish: () => undefined,
+        logger: pino({ level: 'silent' }),
+        clock: () => now,
+      });
       try {
         expect(await watcher.purgeUsage()).toBeGreaterThanOrEqual(gone.length);
       } finally {

@@ -29,7 +29,12 @@ export function Console() {
       <nav class="tabs console-nav" aria-label="Console">
         <strong class="console-title">Operator console</strong>
         {SECTIONS.map(([id, label]) => (
-          <a key={id} href={`/admin/${id}`} class={section === id ? 'active' : ''} aria-current={section === id ? 'page' : undefined}>
+          <a
+            key={id}
+            href={`/admin/${id}`}
+            class={section === id ? 'active' : ''}
+            aria-current={section === id ? 'page' : undefined}
+          >
             {label}
           </a>
         ))}

@@ -32,14 +32,20 @@ export function ImpersonationBanner() {
   if (!acting) return null;
   const end = async () => {
     setError(null);
-    const ended = await operatorSide.post('/api/admin/impersonation/end', { headers: { 'x-csrf-token': acting.csrfToken } }).then(() => true, () => false);
+    const ended = await operatorSide
+      .post('/api/admin/impersonation/end', { headers: { 'x-csrf-token': acting.csrfToken } })
+      .then(
+        () => true,
+        () => false,
+      );
     if (!ended) return setError('Ending failed; retry.');
     location.assign(`/admin/users/${encodeURIComponent(acting.accountId)}`);
   };
   return (
     <div class="impersonating" role="status" aria-label="Impersonation">
       <span>
-        Acting as <strong>{acting.email ?? acting.accountId}</strong> until {new Date(acting.expiresAt).toLocaleTimeString()}: everything here is done in their name and audited.
+        Acting as <strong>{acting.email ?? acting.accountId}</strong> until{' '}
+        {new Date(acting.expiresAt).toLocaleTimeString()}: everything here is done in their name and audited.
       </span>
       {error ? <span>{error}</span> : null}
       <button type="button" onClick={() => void end()}>

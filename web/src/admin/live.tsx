@@ -41,7 +41,8 @@ function useFirehose(filter: Filter, paused: boolean) {
   pausedRef.current = paused;
   filterRef.current = filter;
 
-  const subscribe = (ws: WebSocket) => ws.send(JSON.stringify({ type: 'subscribe', topics: ['firehose'], ...filterRef.current }));
+  const subscribe = (ws: WebSocket) =>
+    ws.send(JSON.stringify({ type: 'subscribe', topics: ['firehose'], ...filterRef.current }));
 
   useEffect(() => {
     let stopped = false;
@@ -52,7 +53,12 @@ function useFirehose(filter: Filter, paused: boolean) {
       socket.current = ws;
       ws.onopen = () => subscribe(ws);
       ws.onmessage = (m) => {
-        const msg = JSON.parse(String(m.data)) as { type: string; count?: number; message?: string; code?: string } & Partial<Frame>;
+        const msg = JSON.parse(String(m.data)) as {
+          type: string;
+          count?: number;
+          message?: string;
+          code?: string;
+        } & Partial<Frame>;
         if (msg.type === 'subscribed') {
           attempts = 0;
           setState('live');
@@ -95,7 +101,15 @@ function useFirehose(filter: Filter, paused: boolean) {
     }
   }, [paused]);
 
-  return { rows, held: held.length, dropped, state, error, nameOf: (boardId: string) => names.current.get(boardId) ?? null, clear: () => (setRows([]), setHeld([]), setDropped(0)) };
+  return {
+    rows,
+    held: held.length,
+    dropped,
+    state,
+    error,
+    nameOf: (boardId: string) => names.current.get(boardId) ?? null,
+    clear: () => (setRows([]), setHeld([]), setDropped(0)),
+  };
 }
 
 const list = (text: string): string[] =>
@@ -134,8 +148,15 @@ export function LiveSection() {
     if (account.trim()) {
       try {
         const found = await client.get('/api/admin/users', { params: { query: { q: account.trim(), limit: 2 } } });
-        const user = found.users.find((u) => u.id === account.trim() || u.email.toLowerCase() === account.trim().toLowerCase()) ?? (found.users.length === 1 ? found.users[0] : undefined);
-        if (!user) throw new Error(found.users.length ? `“${account}” matches several accounts: give the full email or the id.` : `No account matches “${account}”.`);
+        const user =
+          found.users.find((u) => u.id === account.trim() || u.email.toLowerCase() === account.trim().toLowerCase()) ??
+          (found.users.length === 1 ? found.users[0] : undefined);
+        if (!user)
+          throw new Error(
+            found.users.length
+              ? `“${account}” matches several accounts: give the full email or the id.`
+              : `No account matches “${account}”.`,
+          );
         const detail = await client.get('/api/admin/users/{userId}', { params: { path: { userId: user.id } } });
         fromAccount = { label: user.email, ids: detail.boards.map((b) => b.projectId) };
         if (!fromAccount.ids.length) throw new Error(`${user.email} has no boards.`);
@@ -147,40 +168,73 @@ export function LiveSection() {
     }
     setAccountBoards(fromAccount);
     const t = list(types);
-    setFilter({ ...(ids.length && { boards: ids.slice(0, MAX_BOARDS) }), ...(t.length && { types: t.slice(0, MAX_TYPES) }) });
+    setFilter({
+      ...(ids.length && { boards: ids.slice(0, MAX_BOARDS) }),
+      ...(t.length && { types: t.slice(0, MAX_TYPES) }),
+    });
   };
 
-  const narrowed = [filter.boards && `${filter.boards.length} board${filter.boards.length > 1 ? 's' : ''}${accountBoards ? ` (${accountBoards.label})` : ''}`, filter.types && `types ${filter.types.join(', ')}`].filter(Boolean).join(' · ');
+  const narrowed = [
+    filter.boards &&
+      `${filter.boards.length} board${filter.boards.length > 1 ? 's' : ''}${accountBoards ? ` (${accountBoards.label})` : ''}`,
+    filter.types && `types ${filter.types.join(', ')}`,
+  ]
+    .filter(Boolean)
+    .join(' · ');
 
   return (
     <section class="live" data-state={feed.state}>
       <form class="filters" onSubmit={(e) => void apply(e)}>
         <label class="field">
           <span>Boards</span>
-          <input name="boards" value={boards} placeholder="board ids, comma separated" onInput={(e) => setBoards((e.target as HTMLInputElement).value)} />
+          <input
+            name="boards"
+            value={boards}
+            placeholder="board ids, comma separated"
+            onInput={(e) => setBoards((e.target as HTMLInputElement).value)}
+          />
         </label>
         <label class="field">
           <span>Account</span>
-          <input name="account" value={account} placeholder="email or account id" onInput={(e) => setAccount((e.target as HTMLInputElement).value)} />
+          <input
+            name="account"
+            value={account}
+            placeholder="email or account id"
+            onInput={(e) => setAccount((e.target as HTMLInputElement).value)}
+          />
         </label>
         <label class="field">
           <span>Event types</span>
-          <input name="types" value={types} placeholder="item.created, lease." onInput={(e) => setTypes((e.target as HTMLInputElement).value)} />
+          <input
+            name="types"
+            value={types}
+            placeholder="item.created, lease."
+            onInput={(e) => setTypes((e.target as HTMLInputElement).value)}
+          />
         </label>
         <button type="submit" class="primary">
           Apply
         </button>
-        <button type="button" onClick={() => (setBoards(''), setAccount(''), setTypes(''), setAccountBoards(null), setFilter({}))}>
+        <button
+          type="button"
+          onClick={() => (setBoards(''), setAccount(''), setTypes(''), setAccountBoards(null), setFilter({}))}
+        >
           Clear filter
         </button>
       </form>
       <ErrorNote error={lookupError} />
-      {accountBoards && accountBoards.ids.length > MAX_BOARDS ? <p class="note info">Only the first {MAX_BOARDS} of the account’s {accountBoards.ids.length} boards are watched.</p> : null}
+      {accountBoards && accountBoards.ids.length > MAX_BOARDS ? (
+        <p class="note info">
+          Only the first {MAX_BOARDS} of the account’s {accountBoards.ids.length} boards are watched.
+        </p>
+      ) : null}
       <div class="feedbar">
         <span class={`conn ${feed.state}`}>{feed.state}</span>
         <span class="muted">{narrowed || 'all boards, all events'}</span>
         <span class="spacer" />
-        <span class="muted" title="Events the server left out to keep to 200 a second">dropped {feed.dropped.toLocaleString('en')}</span>
+        <span class="muted" title="Events the server left out to keep to 200 a second">
+          dropped {feed.dropped.toLocaleString('en')}
+        </span>
         <span class="muted">{feed.rows.length} shown</span>
         <button type="button" class={paused ? 'primary' : ''} aria-pressed={paused} onClick={() => setPaused(!paused)}>
           {paused ? `Resume${feed.held ? ` (${feed.held} new)` : ''}` : 'Pause'}
@@ -189,7 +243,11 @@ export function LiveSection() {
           Clear
         </button>
       </div>
-      {feed.error ? <div class="note error" role="alert">{feed.error}</div> : null}
+      {feed.error ? (
+        <div class="note error" role="alert">
+          {feed.error}
+        </div>
+      ) : null}
       <div class="firehose" role="log" aria-label="Firehose" aria-live="off">
         {feed.rows.length === 0 ? (
           <p class="muted empty">{feed.state === 'live' ? 'Waiting for events…' : 'Connecting…'}</p>
@@ -213,7 +271,12 @@ export function LiveSection() {
                   <tr key={`${r.boardId}:${r.seq}`} data-board={r.boardId} data-seq={r.seq}>
                     <td class="at">{clock(r.event.at)}</td>
                     <td>
-                      <button type="button" class="link board-name" title={`Watch only ${name ? `${name} (${r.boardId})` : r.boardId}`} onClick={() => (setBoards(r.boardId), setFilter({ ...filter, boards: [r.boardId] }))}>
+                      <button
+                        type="button"
+                        class="link board-name"
+                        title={`Watch only ${name ? `${name} (${r.boardId})` : r.boardId}`}
+                        onClick={() => (setBoards(r.boardId), setFilter({ ...filter, boards: [r.boardId] }))}
+                      >
                         {name ?? r.boardId.slice(0, 10)}
                       </button>
                     </td>
@@ -222,7 +285,9 @@ export function LiveSection() {
                       <span class={`etype k-${kind(r.event.type)}`}>{r.event.type}</span>
                     </td>
                     <td>{r.event.workId ?? ''}</td>
-                    <td title={r.event.actor}>{r.event.actor.replace(/^(agent|user):/, (m) => (m === 'agent:' ? '⚙ ' : '👤 ')).slice(0, 18)}</td>
+                    <td title={r.event.actor}>
+                      {r.event.actor.replace(/^(agent|user):/, (m) => (m === 'agent:' ? '⚙ ' : '👤 ')).slice(0, 18)}
+                    </td>
                     <td class="detail">{summary(r.event)}</td>
                   </tr>
                 );

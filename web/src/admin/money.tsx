@@ -20,8 +20,18 @@ export function MoneySection({ userId }: { userId: string | null }) {
   useEffect(() => setWho(userId ?? ''), [userId]);
   return (
     <div class="stack">
-      <form class="row search" onSubmit={(e) => (e.preventDefault(), who.trim() && navigate(`/admin/money/${encodeURIComponent(who.trim())}`))}>
-        <input name="userId" aria-label="Account id" class="grow" value={who} placeholder="account id (from Users)" onInput={(e) => setWho((e.target as HTMLInputElement).value)} />
+      <form
+        class="row search"
+        onSubmit={(e) => (e.preventDefault(), who.trim() && navigate(`/admin/money/${encodeURIComponent(who.trim())}`))}
+      >
+        <input
+          name="userId"
+          aria-label="Account id"
+          class="grow"
+          value={who}
+          placeholder="account id (from Users)"
+          onInput={(e) => setWho((e.target as HTMLInputElement).value)}
+        />
         <button type="submit" class="primary">
           Show billing
         </button>
@@ -43,7 +53,9 @@ function useReloadOn(signal: string, reload: () => void): void {
 }
 
 function Dunning({ fresh }: { fresh: string }) {
-  const dunning = useLoad('dunning', () => client.get('/api/admin/billing/dunning', { params: { query: { limit: 100 } } }));
+  const dunning = useLoad('dunning', () =>
+    client.get('/api/admin/billing/dunning', { params: { query: { limit: 100 } } }),
+  );
   useReloadOn(fresh, dunning.reload);
   return (
     <section class="panel">
@@ -119,7 +131,15 @@ function AccountMoney({ userId, acted }: { userId: string; acted: () => void }) 
   );
 }
 
-function BoardMoney({ userId, board: b, after }: { userId: string; board: AccountBilling['boards'][number]; after: (text: string) => () => void }) {
+function BoardMoney({
+  userId,
+  board: b,
+  after,
+}: {
+  userId: string;
+  board: AccountBilling['boards'][number];
+  after: (text: string) => () => void;
+}) {
   const [until, setUntil] = useState(inDays(30));
   const [amount, setAmount] = useState('');
   const owned = b.ownerId === userId;
@@ -161,21 +181,88 @@ function BoardMoney({ userId, board: b, after }: { userId: string; board: Accoun
       )}
       {owned ? (
         <div class="actions money-actions">
-          {s?.subscriptionId ? <Guarded label="Re-read subscription" danger={false} effect={<>Asks the provider for {s.subscriptionId} and settles the board’s billing record and plan from its answer, as a subscription event would. Nothing changes if the provider cannot be reached.</>} run={(reason) => client.post('/api/admin/users/{userId}/subscription', { params: { path: { userId } }, body: { projectId: b.projectId, reason } })} done={after(`Re-read the subscription of ${b.name ?? b.projectId}.`)} /> : null}
+          {s?.subscriptionId ? (
+            <Guarded
+              label="Re-read subscription"
+              danger={false}
+              effect={
+                <>
+                  Asks the provider for {s.subscriptionId} and settles the board’s billing record and plan from its
+                  answer, as a subscription event would. Nothing changes if the provider cannot be reached.
+                </>
+              }
+              run={(reason) =>
+                client.post('/api/admin/users/{userId}/subscription', {
+                  params: { path: { userId } },
+                  body: { projectId: b.projectId, reason },
+                })
+              }
+              done={after(`Re-read the subscription of ${b.name ?? b.projectId}.`)}
+            />
+          ) : null}
           <span class="row">
             <label class="field inline">
               <span>Pro until</span>
-              <input type="date" name="until" value={until} min={inDays(1)} max={inDays(366)} onInput={(e) => setUntil((e.target as HTMLInputElement).value)} />
+              <input
+                type="date"
+                name="until"
+                value={until}
+                min={inDays(1)}
+                max={inDays(366)}
+                onInput={(e) => setUntil((e.target as HTMLInputElement).value)}
+              />
             </label>
-            <Guarded label="Grant complimentary Pro" danger={false} effect={<>{b.name ?? b.projectId} is on Pro until {until} (end of day, UTC){b.complimentary ? `, replacing the grant until ${day(b.complimentary.until)}` : ''}; then its plan is what billing says ({b.billingPlan}).</>} run={(reason) => client.post('/api/admin/plan', { body: { projectId: b.projectId, plan: 'pro', until: `${until}T23:59:59Z`, reason } })} done={after(`Complimentary Pro for ${b.name ?? b.projectId} until ${until}.`)} />
+            <Guarded
+              label="Grant complimentary Pro"
+              danger={false}
+              effect={
+                <>
+                  {b.name ?? b.projectId} is on Pro until {until} (end of day, UTC)
+                  {b.complimentary ? `, replacing the grant until ${day(b.complimentary.until)}` : ''}; then its plan is
+                  what billing says ({b.billingPlan}).
+                </>
+              }
+              run={(reason) =>
+                client.post('/api/admin/plan', {
+                  body: { projectId: b.projectId, plan: 'pro', until: `${until}T23:59:59Z`, reason },
+                })
+              }
+              done={after(`Complimentary Pro for ${b.name ?? b.projectId} until ${until}.`)}
+            />
           </span>
           {s?.subscriptionId ? (
             <span class="row">
               <label class="field inline">
                 <span>Amount</span>
-                <input name="amount" inputMode="decimal" value={amount} placeholder="all" size={8} onInput={(e) => setAmount((e.target as HTMLInputElement).value)} />
+                <input
+                  name="amount"
+                  inputMode="decimal"
+                  value={amount}
+                  placeholder="all"
+                  size={8}
+                  onInput={(e) => setAmount((e.target as HTMLInputElement).value)}
+                />
               </label>
-              <Guarded label="Refund" effect={cents !== null && !(cents >= 1) ? <>The amount must be a positive sum, such as 12.50.</> : <>Refunds {cents === null ? 'the whole of' : `${(cents / 100).toFixed(2)} of`} the latest paid invoice of {s.subscriptionId} through the provider. The subscription itself is left as it is.</>} run={(reason) => client.post('/api/admin/users/{userId}/refund', { params: { path: { userId } }, body: { projectId: b.projectId, reason, ...(cents !== null && { amount: cents }) } })} done={(r) => after(`Refunded: ${refundText(r)}.`)()} />
+              <Guarded
+                label="Refund"
+                effect={
+                  cents !== null && !(cents >= 1) ? (
+                    <>The amount must be a positive sum, such as 12.50.</>
+                  ) : (
+                    <>
+                      Refunds {cents === null ? 'the whole of' : `${(cents / 100).toFixed(2)} of`} the latest paid
+                      invoice of {s.subscriptionId} through the provider. The subscription itself is left as it is.
+                    </>
+                  )
+                }
+                run={(reason) =>
+                  client.post('/api/admin/users/{userId}/refund', {
+                    params: { path: { userId } },
+                    body: { projectId: b.projectId, reason, ...(cents !== null && { amount: cents }) },
+                  })
+                }
+                done={(r) => after(`Refunded: ${refundText(r)}.`)()}
+              />
             </span>
           ) : null}
         </div>
@@ -197,12 +284,24 @@ function Webhooks({ fresh }: { fresh: string }) {
     <section class="panel">
       <h2>Webhooks received</h2>
       <ErrorNote error={webhooks.error} />
-      {!webhooks.data ? null : webhooks.data.events.length ? <EventRows events={webhooks.data.events} replay={webhooks.reload} /> : <p class="muted">No provider event received yet.</p>}
+      {!webhooks.data ? null : webhooks.data.events.length ? (
+        <EventRows events={webhooks.data.events} replay={webhooks.reload} />
+      ) : (
+        <p class="muted">No provider event received yet.</p>
+      )}
     </section>
   );
 }
 
-function EventRows({ events, replay, board = true }: { events: ProviderEvent[]; replay?: () => void; board?: boolean }) {
+function EventRows({
+  events,
+  replay,
+  board = true,
+}: {
+  events: ProviderEvent[];
+  replay?: () => void;
+  board?: boolean;
+}) {
   return (
     <table class="list dense">
       <thead>
@@ -221,7 +320,9 @@ function EventRows({ events, replay, board = true }: { events: ProviderEvent[]; 
             <td title={w.at}>{ago(w.at)}</td>
             <td>{w.type}</td>
             <td>
-              <span class={`pill ${w.outcome === 'failed' ? 'deleted' : w.outcome === 'applied' ? 'active' : ''}`}>{w.outcome}</span>
+              <span class={`pill ${w.outcome === 'failed' ? 'deleted' : w.outcome === 'applied' ? 'active' : ''}`}>
+                {w.outcome}
+              </span>
               {w.replay ? <span class="muted"> · replay</span> : null}
             </td>
             {board ? (
@@ -234,7 +335,23 @@ function EventRows({ events, replay, board = true }: { events: ProviderEvent[]; 
             </td>
             {replay ? (
               <td>
-                <Guarded label="Replay" danger={false} effect={<>Fetches {w.eventId} again from the provider and applies it as a delivery would; an event applied before changes nothing.</>} run={(reason) => client.post('/api/admin/webhooks/{eventId}/replay', { params: { path: { eventId: w.eventId } }, body: { reason } })} done={replay} />
+                <Guarded
+                  label="Replay"
+                  danger={false}
+                  effect={
+                    <>
+                      Fetches {w.eventId} again from the provider and applies it as a delivery would; an event applied
+                      before changes nothing.
+                    </>
+                  }
+                  run={(reason) =>
+                    client.post('/api/admin/webhooks/{eventId}/replay', {
+                      params: { path: { eventId: w.eventId } },
+                      body: { reason },
+                    })
+                  }
+                  done={replay}
+                />
               </td>
             ) : null}
           </tr>

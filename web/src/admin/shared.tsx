@@ -28,14 +28,25 @@ export function useLoad<T>(key: string | null, load: () => Promise<T>) {
  * reason goes into the audit row); only its second button acts. `confirmText`, when given, must be
  * typed exactly (a purge: the account's email).
  */
-export function Guarded(props: { label: string; effect: ComponentChildren; run: (reason: string, confirm: string) => Promise<unknown>; confirmText?: string; danger?: boolean; done?: (result: unknown) => void }) {
+export function Guarded(props: {
+  label: string;
+  effect: ComponentChildren;
+  run: (reason: string, confirm: string) => Promise<unknown>;
+  confirmText?: string;
+  danger?: boolean;
+  done?: (result: unknown) => void;
+}) {
   const [open, setOpen] = useState(false);
   const [reason, setReason] = useState('');
   const [confirm, setConfirm] = useState('');
   const action = useAction(props.run);
   if (!open) {
     return (
-      <button type="button" class={props.danger === false ? '' : 'danger'} onClick={() => (setOpen(true), action.reset())}>
+      <button
+        type="button"
+        class={props.danger === false ? '' : 'danger'}
+        onClick={() => (setOpen(true), action.reset())}
+      >
         {props.label}
       </button>
     );
@@ -47,7 +58,13 @@ export function Guarded(props: { label: string; effect: ComponentChildren; run: 
       <div class="effect">{props.effect}</div>
       <label class="field">
         <span>Reason (kept in the audit log)</span>
-        <input name="reason" value={reason} maxLength={500} placeholder="ticket, report or why" onInput={(e) => setReason((e.target as HTMLInputElement).value)} />
+        <input
+          name="reason"
+          value={reason}
+          maxLength={500}
+          placeholder="ticket, report or why"
+          onInput={(e) => setReason((e.target as HTMLInputElement).value)}
+        />
       </label>
       {props.confirmText !== undefined ? (
         <label class="field">
@@ -86,7 +103,8 @@ export function Guarded(props: { label: string; effect: ComponentChildren; run: 
 /** A value as one short cell: numbers grouped, nulls as a dash, objects as compact JSON. */
 export function cell(v: unknown): string {
   if (v === null || v === undefined) return '—';
-  if (typeof v === 'number') return Number.isInteger(v) ? v.toLocaleString('en') : v.toLocaleString('en', { maximumFractionDigits: 2 });
+  if (typeof v === 'number')
+    return Number.isInteger(v) ? v.toLocaleString('en') : v.toLocaleString('en', { maximumFractionDigits: 2 });
   if (typeof v === 'boolean') return v ? 'yes' : 'no';
   if (typeof v === 'string') return v;
   return JSON.stringify(v);
@@ -121,7 +139,8 @@ const sized = (key: string, v: unknown): unknown => {
 };
 
 /** A time given as epoch milliseconds under a key such as `at` or `startedAt`, as an ISO time. */
-const timed = (key: string, v: unknown): unknown => (typeof v === 'number' && v > 1e12 && /(^|\.)at$|At$/.test(key) ? new Date(v).toISOString() : v);
+const timed = (key: string, v: unknown): unknown =>
+  typeof v === 'number' && v > 1e12 && /(^|\.)at$|At$/.test(key) ? new Date(v).toISOString() : v;
 
 /** Figures as a dense two-column list. */
 export function Facts({ value }: { value: unknown }) {
@@ -138,7 +157,15 @@ export function Facts({ value }: { value: unknown }) {
 }
 
 /** Rows of objects as a table, columns from their keys (nested values as JSON). */
-export function Rows({ rows, empty, columns }: { rows: readonly Record<string, unknown>[]; empty: string; columns?: readonly string[] }) {
+export function Rows({
+  rows,
+  empty,
+  columns,
+}: {
+  rows: readonly Record<string, unknown>[];
+  empty: string;
+  columns?: readonly string[];
+}) {
   if (!rows.length) return <p class="muted">{empty}</p>;
   const keys = columns ?? [...new Set(rows.flatMap((r) => Object.keys(r)))];
   return (
@@ -173,7 +200,15 @@ export const clock = (iso: string): string => {
 };
 
 /** A cursor-paged list's way back to the newest page and on to older ones. */
-export function Pager({ cursor, next, go }: { cursor: string | null; next: string | null; go: (cursor: string | null) => void }) {
+export function Pager({
+  cursor,
+  next,
+  go,
+}: {
+  cursor: string | null;
+  next: string | null;
+  go: (cursor: string | null) => void;
+}) {
   return (
     <div class="row pager">
       {cursor ? (

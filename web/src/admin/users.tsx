@@ -11,7 +11,9 @@ export function UsersSection() {
   const [q, setQ] = useState(initial);
   const [deleted, setDeleted] = useState(false);
   const query = deleted ? { status: 'deleted' as const } : initial ? { q: initial } : null;
-  const found = useLoad(query && JSON.stringify(query), () => client.get('/api/admin/users', { params: { query: { ...query, limit: 50 } } }));
+  const found = useLoad(query && JSON.stringify(query), () =>
+    client.get('/api/admin/users', { params: { query: { ...query, limit: 50 } } }),
+  );
   return (
     <section>
       <form
@@ -22,7 +24,15 @@ export function UsersSection() {
           navigate(`/admin/users?q=${encodeURIComponent(q.trim())}`);
         }}
       >
-        <input type="search" name="q" aria-label="Email prefix or account id" class="grow" value={q} placeholder="email prefix or account id" onInput={(e) => setQ((e.target as HTMLInputElement).value)} />
+        <input
+          type="search"
+          name="q"
+          aria-label="Email prefix or account id"
+          class="grow"
+          value={q}
+          placeholder="email prefix or account id"
+          onInput={(e) => setQ((e.target as HTMLInputElement).value)}
+        />
         <button type="submit" class="primary">
           Search
         </button>
@@ -111,14 +121,65 @@ export function UserPage({ userId }: { userId: string }) {
         </div>
       ) : null}
       <div class="actions">
-        <Guarded label="Impersonate" danger={false} effect={<>This browser acts as {u.email} for 30 minutes; the console closes until you end it from the banner. Their password, email, deletion, tokens and billing stay out of reach.</>} run={(reason) => client.post('/api/admin/users/{userId}/impersonate', { params, body: { reason } })} done={() => location.assign('/projects')} />
-        <Guarded label="Revoke sessions and tokens" effect={<>Every session and token of {u.email} is revoked ({plural(d.tokens.filter((t) => !t.revoked).length, 'live token')}); their agents’ sockets close now. The account stays: they can sign in again.</>} run={(reason) => client.post('/api/admin/users/{userId}/revoke', { params, body: { reason } })} done={(r) => after(`Revoked: ${JSON.stringify(r)}`)()} />
+        <Guarded
+          label="Impersonate"
+          danger={false}
+          effect={
+            <>
+              This browser acts as {u.email} for 30 minutes; the console closes until you end it from the banner. Their
+              password, email, deletion, tokens and billing stay out of reach.
+            </>
+          }
+          run={(reason) => client.post('/api/admin/users/{userId}/impersonate', { params, body: { reason } })}
+          done={() => location.assign('/projects')}
+        />
+        <Guarded
+          label="Revoke sessions and tokens"
+          effect={
+            <>
+              Every session and token of {u.email} is revoked (
+              {plural(d.tokens.filter((t) => !t.revoked).length, 'live token')}); their agents’ sockets close now. The
+              account stays: they can sign in again.
+            </>
+          }
+          run={(reason) => client.post('/api/admin/users/{userId}/revoke', { params, body: { reason } })}
+          done={(r) => after(`Revoked: ${JSON.stringify(r)}`)()}
+        />
         {u.status === 'active' ? (
-          <Guarded label="Delete account" effect={<>Sign-in is refused, sessions and tokens revoked, subscriptions cancelled, the {u.boards.owned} boards it owns closed to their members. Everything is kept 30 days and can be restored.</>} run={(reason) => client.post('/api/admin/users/{userId}/delete', { params, body: { reason } })} done={after('Deleted; restorable for 30 days.')} />
+          <Guarded
+            label="Delete account"
+            effect={
+              <>
+                Sign-in is refused, sessions and tokens revoked, subscriptions cancelled, the {u.boards.owned} boards it
+                owns closed to their members. Everything is kept 30 days and can be restored.
+              </>
+            }
+            run={(reason) => client.post('/api/admin/users/{userId}/delete', { params, body: { reason } })}
+            done={after('Deleted; restorable for 30 days.')}
+          />
         ) : (
           <>
-            <Guarded label="Restore account" danger={false} effect={<>Sign-in works again and its boards open. Revoked sessions and tokens stay revoked.</>} run={(reason) => client.post('/api/admin/users/{userId}/restore', { params, body: { reason } })} done={after('Restored.')} />
-            <Guarded label="Purge now" confirmText={u.email} effect={<>Removes the account, the boards it owns with their items, events, tokens and restore points, its memberships and sessions, now and for good. Audit rows stay.</>} run={(reason, confirm) => client.post('/api/admin/users/{userId}/purge', { params, body: { reason, confirm } })} done={() => navigate('/admin/users')} />
+            <Guarded
+              label="Restore account"
+              danger={false}
+              effect={<>Sign-in works again and its boards open. Revoked sessions and tokens stay revoked.</>}
+              run={(reason) => client.post('/api/admin/users/{userId}/restore', { params, body: { reason } })}
+              done={after('Restored.')}
+            />
+            <Guarded
+              label="Purge now"
+              confirmText={u.email}
+              effect={
+                <>
+                  Removes the account, the boards it owns with their items, events, tokens and restore points, its
+                  memberships and sessions, now and for good. Audit rows stay.
+                </>
+              }
+              run={(reason, confirm) =>
+                client.post('/api/admin/users/{userId}/purge', { params, body: { reason, confirm } })
+              }
+              done={() => navigate('/admin/users')}
+            />
           </>
         )}
         <Contact userId={u.id} email={u.email} sent={detail.reload} />
@@ -130,7 +191,10 @@ export function UserPage({ userId }: { userId: string }) {
         </section>
         <section class="panel">
           <h2>
-            Billing <a class="small" href={`/admin/money/${u.id}`}>money actions</a>
+            Billing{' '}
+            <a class="small" href={`/admin/money/${u.id}`}>
+              money actions
+            </a>
           </h2>
           <Rows rows={d.billing} empty="No billing records." />
         </section>
@@ -162,11 +226,34 @@ export function UserPage({ userId }: { userId: string }) {
                     </td>
                     <td>{t.scope}</td>
                     <td>{t.role ?? '—'}</td>
-                    <td>{t.projectId ? (d.boards.find((b) => b.projectId === t.projectId)?.name ?? t.projectId) : '—'}</td>
+                    <td>
+                      {t.projectId ? (d.boards.find((b) => b.projectId === t.projectId)?.name ?? t.projectId) : '—'}
+                    </td>
                     <td>{ago(t.createdAt)}</td>
                     <td>{ago(t.lastUsedAt)}</td>
                     <td>{t.expiresAt ? t.expiresAt.slice(0, 10) : 'never'}</td>
-                    <td>{t.revoked ? 'revoked' : <Guarded label="Revoke" effect={<>The token {t.name} ({t.prefix}…) stops working now and its sockets close; the account’s other credentials stay.</>} run={(reason) => client.delete('/api/admin/tokens/{tokenId}', { params: { path: { tokenId: t.id } }, body: { reason } })} done={after(`Revoked the token ${t.name}.`)} />}</td>
+                    <td>
+                      {t.revoked ? (
+                        'revoked'
+                      ) : (
+                        <Guarded
+                          label="Revoke"
+                          effect={
+                            <>
+                              The token {t.name} ({t.prefix}…) stops working now and its sockets close; the account’s
+                              other credentials stay.
+                            </>
+                          }
+                          run={(reason) =>
+                            client.delete('/api/admin/tokens/{tokenId}', {
+                              params: { path: { tokenId: t.id } },
+                              body: { reason },
+                            })
+                          }
+                          done={after(`Revoked the token ${t.name}.`)}
+                        />
+                      )}
+                    </td>
                   </tr>
                 ))}
               </tbody>
@@ -179,11 +266,19 @@ export function UserPage({ userId }: { userId: string }) {
       <div class="grid2">
         <section class="panel">
           <h2>Audit: about this account</h2>
-          <Rows rows={d.audit.about as unknown as Record<string, unknown>[]} empty="Nothing yet." columns={['at', 'actor', 'action', 'data']} />
+          <Rows
+            rows={d.audit.about as unknown as Record<string, unknown>[]}
+            empty="Nothing yet."
+            columns={['at', 'actor', 'action', 'data']}
+          />
         </section>
         <section class="panel">
           <h2>Audit: by this account</h2>
-          <Rows rows={d.audit.by as unknown as Record<string, unknown>[]} empty="Nothing yet." columns={['at', 'action', 'target', 'projectId']} />
+          <Rows
+            rows={d.audit.by as unknown as Record<string, unknown>[]}
+            empty="Nothing yet."
+            columns={['at', 'action', 'target', 'projectId']}
+          />
         </section>
       </div>
     </section>
@@ -196,7 +291,9 @@ function Contact({ userId, email, sent }: { userId: string; email: string; sent:
   const [open, setOpen] = useState(false);
   const [subject, setSubject] = useState('');
   const [text, setText] = useState('');
-  const send = useAction(() => client.post('/api/admin/users/{userId}/contact', { params: { path: { userId } }, body: { subject, text } }));
+  const send = useAction(() =>
+    client.post('/api/admin/users/{userId}/contact', { params: { path: { userId } }, body: { subject, text } }),
+  );
   if (!open) {
     return (
       <button type="button" onClick={() => (setOpen(true), send.reset())}>
@@ -216,11 +313,23 @@ function Contact({ userId, email, sent }: { userId: string; email: string; sent:
       <p class="effect">
         A mail to <strong>{email}</strong> from the service, kept in the audit log with its subject and text.
       </p>
-      <Form onSubmit={() => void go()} pending={send.pending} error={send.error} submit="Send mail" success={send.done ? `Sent to ${send.done.to}.` : null}>
+      <Form
+        onSubmit={() => void go()}
+        pending={send.pending}
+        error={send.error}
+        submit="Send mail"
+        success={send.done ? `Sent to ${send.done.to}.` : null}
+      >
         <Field label="Subject" value={subject} onInput={setSubject} maxLength={200} required />
         <label class="field">
           <span>Text</span>
-          <textarea name="text" value={text} maxLength={10000} required onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
+          <textarea
+            name="text"
+            value={text}
+            maxLength={10000}
+            required
+            onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
+          />
         </label>
       </Form>
       <button type="button" onClick={() => setOpen(false)}>

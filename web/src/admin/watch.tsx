@@ -14,7 +14,8 @@ export function OverviewSection() {
   const utilization = useLoad('utilization', () => client.get('/api/admin/utilization'));
   const durability = useLoad('durability', () => client.get('/api/admin/durability'));
   const metrics = useLoad('metrics', () => client.get('/api/admin/metrics', { params: { query: { days: 14 } } }));
-  const alerts = (durability.data?.alerts ?? null) as { level: 'critical' | 'warning'; code: string; message: string }[] | null;
+  const alerts = (durability.data?.alerts ?? null) as
+    { level: 'critical' | 'warning'; code: string; message: string }[] | null;
   return (
     <div class="grid2">
       <section class="panel wide" aria-label="Alerts">
@@ -85,7 +86,8 @@ export function AbuseSection() {
         <ErrorNote error={abuse.error} />
         {a ? (
           <p class="muted small">
-            {a.window.from.slice(11, 16)} to {a.window.to.slice(11, 16)} UTC{a.partial ? ' · partial: too many rows to read them all' : ''}
+            {a.window.from.slice(11, 16)} to {a.window.to.slice(11, 16)} UTC
+            {a.partial ? ' · partial: too many rows to read them all' : ''}
           </p>
         ) : null}
         {signals
@@ -125,11 +127,32 @@ export function AbuseSection() {
       </section>
       <section class="panel">
         <h2>Allowlist</h2>
-        <p class="muted small">Addresses, ranges and email domains that draw on no per-address budget (sign-up, sign-in, recovery, device flow).</p>
+        <p class="muted small">
+          Addresses, ranges and email domains that draw on no per-address budget (sign-up, sign-in, recovery, device
+          flow).
+        </p>
         <ErrorNote error={allow.error} />
         <div class="row">
-          <input name="value" aria-label="Address, CIDR range or email domain" class="grow" value={value} placeholder="203.0.113.7, 10.0.0.0/8 or example.com" onInput={(e) => setValue((e.target as HTMLInputElement).value)} />
-          <Guarded label="Add" danger={false} effect={<>{value.trim() || 'The value'} draws on no per-address budget (sign-up, sign-in, recovery, device flow), on every node within 10 s.</>} run={(reason) => client.post('/api/admin/allowlist', { body: { value: value.trim(), reason } })} done={() => (setValue(''), allow.reload())} />
+          <input
+            name="value"
+            aria-label="Address, CIDR range or email domain"
+            class="grow"
+            value={value}
+            placeholder="203.0.113.7, 10.0.0.0/8 or example.com"
+            onInput={(e) => setValue((e.target as HTMLInputElement).value)}
+          />
+          <Guarded
+            label="Add"
+            danger={false}
+            effect={
+              <>
+                {value.trim() || 'The value'} draws on no per-address budget (sign-up, sign-in, recovery, device flow),
+                on every node within 10 s.
+              </>
+            }
+            run={(reason) => client.post('/api/admin/allowlist', { body: { value: value.trim(), reason } })}
+            done={() => (setValue(''), allow.reload())}
+          />
         </div>
         {!allow.data ? null : allow.data.entries.length ? (
           <table class="list dense allowlist">
@@ -154,7 +177,12 @@ export function AbuseSection() {
                   </td>
                   <td title={`${e.at} by ${e.addedBy}`}>{ago(e.at)}</td>
                   <td>
-                    <Guarded label="Remove" effect={<>{e.value} draws on the per-address budgets again, on every node within 10 s.</>} run={(reason) => client.delete('/api/admin/allowlist', { body: { value: e.value, reason } })} done={allow.reload} />
+                    <Guarded
+                      label="Remove"
+                      effect={<>{e.value} draws on the per-address budgets again, on every node within 10 s.</>}
+                      run={(reason) => client.delete('/api/admin/allowlist', { body: { value: e.value, reason } })}
+                      done={allow.reload}
+                    />
                   </td>
                 </tr>
               ))}
@@ -175,7 +203,8 @@ function Who({ value }: { value: string }) {
 }
 
 /** Who acted: an account an operator acted as (an impersonation session) names both. */
-const actorOf = (r: { actor: string; data: Record<string, unknown> }): string => (typeof r.data.impersonatedBy === 'string' ? `operator user:${r.data.impersonatedBy} as account ${r.actor}` : r.actor);
+const actorOf = (r: { actor: string; data: Record<string, unknown> }): string =>
+  typeof r.data.impersonatedBy === 'string' ? `operator user:${r.data.impersonatedBy} as account ${r.actor}` : r.actor;
 
 export function AuditSection() {
   const [form, setForm] = useState({ actor: '', target: '', action: '', projectId: '' });
@@ -184,7 +213,14 @@ export function AuditSection() {
   const query = { limit: 100, ...filter, ...(cursor && { cursor }) };
   const page = useLoad(JSON.stringify(query), () => client.get('/api/admin/audit', { params: { query } }));
   const field = (k: keyof typeof form, placeholder: string) => (
-    <input name={k} aria-label={k} class="grow" value={form[k]} placeholder={placeholder} onInput={(e) => setForm({ ...form, [k]: (e.target as HTMLInputElement).value })} />
+    <input
+      name={k}
+      aria-label={k}
+      class="grow"
+      value={form[k]}
+      placeholder={placeholder}
+      onInput={(e) => setForm({ ...form, [k]: (e.target as HTMLInputElement).value })}
+    />
   );
   const rows = (page.data?.rows ?? []).map((r) => ({ ...r, actor: actorOf(r), reason: r.data.reason ?? null }));
   return (

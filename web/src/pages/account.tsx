@@ -33,11 +33,22 @@ interface Option {
   label: string;
 }
 
-function SelectField(props: { label: string; name: string; value: string; onChange: (v: string) => void; options: Option[]; hint?: string }) {
+function SelectField(props: {
+  label: string;
+  name: string;
+  value: string;
+  onChange: (v: string) => void;
+  options: Option[];
+  hint?: string;
+}) {
   return (
     <label class="field">
       <span>{props.label}</span>
-      <select name={props.name} value={props.value} onChange={(e) => props.onChange((e.target as HTMLSelectElement).value)}>
+      <select
+        name={props.name}
+        value={props.value}
+        onChange={(e) => props.onChange((e.target as HTMLSelectElement).value)}
+      >
         {props.options.map((o) => (
           <option key={o.value} value={o.value}>
             {o.label}
@@ -60,7 +71,13 @@ function Section({ id, title, children }: { id: string; title: string; children:
 }
 
 /** The server's 1..max rule for a name, counted as `count` counts. */
-function checkName(value: string, what: string, max: number, code: string, count: (s: string) => number = (s) => s.length): string {
+function checkName(
+  value: string,
+  what: string,
+  max: number,
+  code: string,
+  count: (s: string) => number = (s) => s.length,
+): string {
   const name = value.trim();
   if (!name) throw refuse(code, `The ${what} cannot be empty.`, `Type 1 to ${max} characters.`);
   if (count(name) > max) throw refuse(code, `The ${what} is at most ${max} characters.`, 'Shorten it.');
@@ -79,7 +96,12 @@ export function AccountPage({ section }: { section: string }) {
       <h1>Account</h1>
       <nav class="tabs" aria-label="Account sections">
         {SECTIONS.map((s) => (
-          <a key={s.id} href={`/account/${s.id}`} class={s.id === section ? 'active' : ''} aria-current={s.id === section ? 'page' : undefined}>
+          <a
+            key={s.id}
+            href={`/account/${s.id}`}
+            class={s.id === section ? 'active' : ''}
+            aria-current={s.id === section ? 'page' : undefined}
+          >
             {s.label}
           </a>
         ))}
@@ -90,7 +112,11 @@ export function AccountPage({ section }: { section: string }) {
       {section === 'billing' ? <BillingSection /> : null}
       {section === 'rewind' ? <RewindSection /> : null}
       {section === 'delete' ? <DeleteSection account={account} /> : null}
-      {known ? null : <ErrorNote error={refuse('NOT_FOUND', `There is no account section “${section}”.`, 'Pick one of the tabs above.')} />}
+      {known ? null : (
+        <ErrorNote
+          error={refuse('NOT_FOUND', `There is no account section “${section}”.`, 'Pick one of the tabs above.')}
+        />
+      )}
     </div>
   );
 }
@@ -104,24 +130,56 @@ function ProfileSection({ account }: { account: Account }) {
   const [defaultProjectId, setDefaultProjectId] = useState(account.defaultProjectId ?? '');
   const save = useAction(async () => {
     const name = displayName.trim();
-    if (charCount(name) > NAME_MAX) throw refuse('INVALID_DISPLAY_NAME', `The display name is at most ${NAME_MAX} characters.`, 'Shorten it, or leave it empty to clear it.');
+    if (charCount(name) > NAME_MAX)
+      throw refuse(
+        'INVALID_DISPLAY_NAME',
+        `The display name is at most ${NAME_MAX} characters.`,
+        'Shorten it, or leave it empty to clear it.',
+      );
     // The operation needs a selected project: the new default, else any board of the account.
     const selected = defaultProjectId || account.defaultProjectId || projects.data?.[0]?.projectId;
-    const res = await client.patch('/api/account/profile', { params: { query: { projectId: selected } }, body: { displayName: name || null, defaultProjectId: defaultProjectId || null } });
+    const res = await client.patch('/api/account/profile', {
+      params: { query: { projectId: selected } },
+      body: { displayName: name || null, defaultProjectId: defaultProjectId || null },
+    });
     signedIn({ ...account, displayName: res.displayName, defaultProjectId: res.defaultProjectId });
     setDisplayName(res.displayName ?? '');
     return 'Profile saved.';
   });
-  const options: Option[] = [{ value: '', label: 'No default' }, ...(projects.data ?? []).map((p) => ({ value: p.projectId, label: p.name }))];
+  const options: Option[] = [
+    { value: '', label: 'No default' },
+    ...(projects.data ?? []).map((p) => ({ value: p.projectId, label: p.name })),
+  ];
   return (
     <Section id="profile-heading" title="Profile">
       <p class="muted">
-        Signed in as <strong>{account.email}</strong> ({account.emailVerified ? 'verified' : 'not verified yet: follow the link we mailed'}).
+        Signed in as <strong>{account.email}</strong> (
+        {account.emailVerified ? 'verified' : 'not verified yet: follow the link we mailed'}).
       </p>
       <ErrorNote error={projects.error} />
-      <Form onSubmit={() => void save.go()} pending={save.pending} error={save.error} success={save.done} submit="Save profile">
-        <Field label="Display name" name="displayName" value={displayName} onInput={setDisplayName} autocomplete="nickname" hint={`Up to ${NAME_MAX} characters; leave empty to clear it.`} />
-        <SelectField label="Default project" name="defaultProjectId" value={defaultProjectId} onChange={setDefaultProjectId} options={options} hint={projects.data ? 'The board used when a request names none.' : 'Loading your boards…'} />
+      <Form
+        onSubmit={() => void save.go()}
+        pending={save.pending}
+        error={save.error}
+        success={save.done}
+        submit="Save profile"
+      >
+        <Field
+          label="Display name"
+          name="displayName"
+          value={displayName}
+          onInput={setDisplayName}
+          autocomplete="nickname"
+          hint={`Up to ${NAME_MAX} characters; leave empty to clear it.`}
+        />
+        <SelectField
+          label="Default project"
+          name="defaultProjectId"
+          value={defaultProjectId}
+          onChange={setDefaultProjectId}
+          options={options}
+          hint={projects.data ? 'The board used when a request names none.' : 'Loading your boards…'}
+        />
       </Form>
     </Section>
   );
@@ -152,9 +210,31 @@ function ChangeEmail({ account }: { account: Account }) {
   return (
     <Section id="email-heading" title="Change email">
       <p class="muted">Now: {account.email}. Other sessions are signed out.</p>
-      <Form onSubmit={() => void change.go()} pending={change.pending} error={change.error} success={change.done} submit="Change email">
-        <Field label="New email" type="email" name="newEmail" value={newEmail} onInput={setNewEmail} required autocomplete="email" />
-        <Field label="Current password" type="password" name="currentPassword" value={currentPassword} onInput={setCurrentPassword} required autocomplete="current-password" />
+      <Form
+        onSubmit={() => void change.go()}
+        pending={change.pending}
+        error={change.error}
+        success={change.done}
+        submit="Change email"
+      >
+        <Field
+          label="New email"
+          type="email"
+          name="newEmail"
+          value={newEmail}
+          onInput={setNewEmail}
+          required
+          autocomplete="email"
+        />
+        <Field
+          label="Current password"
+          type="password"
+          name="currentPassword"
+          value={currentPassword}
+          onInput={setCurrentPassword}
+          required
+          autocomplete="current-password"
+        />
       </Form>
     </Section>
   );
@@ -175,8 +255,22 @@ function ChangePassword() {
   });
   return (
     <Section id="password-heading" title="Change password">
-      <Form onSubmit={() => void change.go()} pending={change.pending} error={change.error} success={change.done} submit="Change password">
-        <Field label="Current password" type="password" name="currentPassword" value={currentPassword} onInput={setCurrentPassword} required autocomplete="current-password" />
+      <Form
+        onSubmit={() => void change.go()}
+        pending={change.pending}
+        error={change.error}
+        success={change.done}
+        submit="Change password"
+      >
+        <Field
+          label="Current password"
+          type="password"
+          name="currentPassword"
+          value={currentPassword}
+          onInput={setCurrentPassword}
+          required
+          autocomplete="current-password"
+        />
         <NewPasswordFields password={password} confirm={confirm} onPassword={setPassword} onConfirm={setConfirm} />
       </Form>
     </Section>
@@ -189,7 +283,6 @@ function ChangePassword() {
 type Scope = 'account' | 'workspace' | 'resource';
 type BoardRole = 'admin' | 'member' | 'viewer';
 
-
 type Issued = Reply<'/api/accounts/tokens', 'post'>;
 
 const RESOURCE = /^(W-\d{1,9}|items|claims|shouts|status|doctrine|spec|feedback|history)$/;
@@ -200,7 +293,8 @@ function TokensSection() {
   const tokens = useLoad(() => client.get('/api/accounts/tokens').then((r) => r.tokens));
   const projects = useLoad(allProjects);
   const [shown, setShown] = useState<Issued | null>(null);
-  const boardName = (id: string | null): string => (id ? (projects.data?.find((p) => p.projectId === id)?.name ?? id) : '—');
+  const boardName = (id: string | null): string =>
+    id ? (projects.data?.find((p) => p.projectId === id)?.name ?? id) : '—';
   const issued = (result: Issued) => {
     setShown(result);
     tokens.reload();
@@ -212,7 +306,9 @@ function TokensSection() {
         <ErrorNote error={tokens.error} />
         <ErrorNote error={projects.error} />
         {!tokens.data ? (
-          tokens.error ? null : <p class="muted">Loading tokens…</p>
+          tokens.error ? null : (
+            <p class="muted">Loading tokens…</p>
+          )
         ) : tokens.data.length === 0 ? (
           <p class="muted">No tokens yet. Issue one below for an agent.</p>
         ) : (
@@ -232,14 +328,23 @@ function TokensSection() {
               </thead>
               <tbody>
                 {tokens.data.map((t) => (
-                  <TokenRow key={t.id} token={t} board={boardName(t.projectId)} onChanged={tokens.reload} onReissued={issued} />
+                  <TokenRow
+                    key={t.id}
+                    token={t}
+                    board={boardName(t.projectId)}
+                    onChanged={tokens.reload}
+                    onReissued={issued}
+                  />
                 ))}
               </tbody>
             </table>
           </div>
         )}
       </Section>
-      <IssueToken boards={(projects.data ?? []).filter((p) => p.role === 'owner' || p.role === 'admin')} onIssued={issued} />
+      <IssueToken
+        boards={(projects.data ?? []).filter((p) => p.role === 'owner' || p.role === 'admin')}
+        onIssued={issued}
+      />
     </div>
   );
 }
@@ -260,7 +365,9 @@ function SecretBox({ issued, onHide }: { issued: Issued; onHide: () => void }) {
     );
   return (
     <section class="panel form" aria-labelledby="secret-heading">
-      <h2 id="secret-heading" ref={heading} tabIndex={-1}>Secret for “{issued.token.name}”</h2>
+      <h2 id="secret-heading" ref={heading} tabIndex={-1}>
+        Secret for “{issued.token.name}”
+      </h2>
       <p>Copy it now: it is shown only this once. Anyone holding it acts as this token.</p>
       <div class="secret">
         <code class="grow" aria-label="Token secret">
@@ -275,7 +382,13 @@ function SecretBox({ issued, onHide }: { issued: Issued; onHide: () => void }) {
           Copied
         </div>
       ) : copied === 'failed' ? (
-        <ErrorNote error={refuse('CLIPBOARD_DENIED', 'The browser did not allow copying.', 'Select the secret and copy it by hand.')} />
+        <ErrorNote
+          error={refuse(
+            'CLIPBOARD_DENIED',
+            'The browser did not allow copying.',
+            'Select the secret and copy it by hand.',
+          )}
+        />
       ) : null}
       <div class="row">
         <button type="button" onClick={onHide}>
@@ -292,7 +405,17 @@ function expiryLabel(iso: string | null): string {
   return `${Date.parse(iso) <= Date.now() ? 'expired ' : ''}${at.toLocaleDateString()}`;
 }
 
-function TokenRow({ token, board, onChanged, onReissued }: { token: Token; board: string; onChanged: () => void; onReissued: (r: Issued) => void }) {
+function TokenRow({
+  token,
+  board,
+  onChanged,
+  onReissued,
+}: {
+  token: Token;
+  board: string;
+  onChanged: () => void;
+  onReissued: (r: Issued) => void;
+}) {
   const [renaming, setRenaming] = useState(false);
   const [name, setName] = useState(token.name);
   const rename = useAction(async () => {
@@ -340,8 +463,19 @@ function TokenRow({ token, board, onChanged, onReissued }: { token: Token; board
             <button type="button" disabled={busy} onClick={() => (setRenaming(true), rename.reset())}>
               Rename
             </button>
-            <ConfirmButton label="Reissue" question="A new secret; the old one stops working at once. Reissue?" disabled={busy} onConfirm={() => void reissue.go()} />
-            <ConfirmButton label="Revoke" question="The token stops working at once. Revoke?" danger disabled={busy} onConfirm={() => void revoke.go()} />
+            <ConfirmButton
+              label="Reissue"
+              question="A new secret; the old one stops working at once. Reissue?"
+              disabled={busy}
+              onConfirm={() => void reissue.go()}
+            />
+            <ConfirmButton
+              label="Revoke"
+              question="The token stops working at once. Revoke?"
+              danger
+              disabled={busy}
+              onConfirm={() => void revoke.go()}
+            />
           </div>
         )}
         {busy ? <small class="muted">Working…</small> : null}
@@ -363,8 +497,14 @@ const ROLES: Option[] = (['member', 'viewer', 'admin'] satisfies BoardRole[]).ma
 function expiryFrom(date: string): string | undefined {
   if (!date) return undefined;
   const at = new Date(`${date}T23:59:59`);
-  if (Number.isNaN(at.getTime())) throw refuse('INVALID_INPUT', 'The expiry is not a date.', 'Pick a date, or leave it empty.');
-  if (at.getTime() <= Date.now()) throw refuse('INVALID_INPUT', 'The expiry must be in the future.', 'Pick today or a later date, or leave it empty.');
+  if (Number.isNaN(at.getTime()))
+    throw refuse('INVALID_INPUT', 'The expiry is not a date.', 'Pick a date, or leave it empty.');
+  if (at.getTime() <= Date.now())
+    throw refuse(
+      'INVALID_INPUT',
+      'The expiry must be in the future.',
+      'Pick today or a later date, or leave it empty.',
+    );
   return at.toISOString();
 }
 
@@ -373,10 +513,21 @@ function resourcesFrom(text: string): string[] {
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-  if (!list.length) throw refuse('INVALID_INPUT', 'A resource token names at least one work id or group.', 'List work ids (W-12) or groups, separated by commas.');
-  if (list.length > 100) throw refuse('INVALID_INPUT', 'A resource token names at most 100 resources.', 'Shorten the list.');
+  if (!list.length)
+    throw refuse(
+      'INVALID_INPUT',
+      'A resource token names at least one work id or group.',
+      'List work ids (W-12) or groups, separated by commas.',
+    );
+  if (list.length > 100)
+    throw refuse('INVALID_INPUT', 'A resource token names at most 100 resources.', 'Shorten the list.');
   const bad = list.find((r) => !RESOURCE.test(r));
-  if (bad) throw refuse('INVALID_INPUT', `“${bad}” is neither a work id nor an operation group.`, 'Use W-<number>, or one of items, claims, shouts, status, doctrine, spec, feedback, history.');
+  if (bad)
+    throw refuse(
+      'INVALID_INPUT',
+      `“${bad}” is neither a work id nor an operation group.`,
+      'Use W-<number>, or one of items, claims, shouts, status, doctrine, spec, feedback, history.',
+    );
   return list;
 }
 
@@ -390,10 +541,23 @@ function IssueToken({ boards, onIssued }: { boards: ProjectSummary[]; onIssued: 
   const board = projectId || boards[0]?.projectId || '';
   const issue = useAction(async () => {
     const named = checkName(name, 'token name', NAME_MAX, 'INVALID_INPUT');
-    if (scope !== 'account' && !board) throw refuse('PROJECT_REQUIRED', 'A board token needs a board.', 'Pick a board you administer; create one first if you have none.');
+    if (scope !== 'account' && !board)
+      throw refuse(
+        'PROJECT_REQUIRED',
+        'A board token needs a board.',
+        'Pick a board you administer; create one first if you have none.',
+      );
     const only = scope === 'resource' ? resourcesFrom(resources) : null;
     const expiresAt = expiryFrom(expires);
-    const res = await client.post('/api/accounts/tokens', { body: { name: named, scope, ...(scope !== 'account' && { projectId: board, role }), ...(only && { resources: only }), ...(expiresAt && { expiresAt }) } });
+    const res = await client.post('/api/accounts/tokens', {
+      body: {
+        name: named,
+        scope,
+        ...(scope !== 'account' && { projectId: board, role }),
+        ...(only && { resources: only }),
+        ...(expiresAt && { expiresAt }),
+      },
+    });
     onIssued(res);
     setName('');
     setResources('');
@@ -402,8 +566,22 @@ function IssueToken({ boards, onIssued }: { boards: ProjectSummary[]; onIssued: 
   });
   return (
     <Section id="issue-heading" title="Issue a token">
-      <Form onSubmit={() => void issue.go()} pending={issue.pending} error={issue.error} success={issue.done} submit="Issue token">
-        <Field label="Token name" name="name" value={name} onInput={setName} required maxLength={NAME_MAX} hint="1 to 80 characters, e.g. the agent it is for." />
+      <Form
+        onSubmit={() => void issue.go()}
+        pending={issue.pending}
+        error={issue.error}
+        success={issue.done}
+        submit="Issue token"
+      >
+        <Field
+          label="Token name"
+          name="name"
+          value={name}
+          onInput={setName}
+          required
+          maxLength={NAME_MAX}
+          hint="1 to 80 characters, e.g. the agent it is for."
+        />
         <SelectField label="Scope" name="scope" value={scope} onChange={(v) => setScope(v as Scope)} options={SCOPES} />
         {scope === 'account' ? null : (
           <>
@@ -412,16 +590,42 @@ function IssueToken({ boards, onIssued }: { boards: ProjectSummary[]; onIssued: 
               name="projectId"
               value={board}
               onChange={setProjectId}
-              options={boards.length ? boards.map((p) => ({ value: p.projectId, label: p.name })) : [{ value: '', label: 'No board you administer' }]}
+              options={
+                boards.length
+                  ? boards.map((p) => ({ value: p.projectId, label: p.name }))
+                  : [{ value: '', label: 'No board you administer' }]
+              }
               hint="Boards where you are admin or owner."
             />
-            <SelectField label="Role" name="role" value={role} onChange={(v) => setRole(v as BoardRole)} options={ROLES} hint="Never above your own role on the board." />
+            <SelectField
+              label="Role"
+              name="role"
+              value={role}
+              onChange={(v) => setRole(v as BoardRole)}
+              options={ROLES}
+              hint="Never above your own role on the board."
+            />
           </>
         )}
         {scope === 'resource' ? (
-          <Field label="Resources" name="resources" value={resources} onInput={setResources} required placeholder="W-12, items, claims" hint="Comma-separated work ids (W-12) or groups: items, claims, shouts, status, doctrine, spec, feedback, history." />
+          <Field
+            label="Resources"
+            name="resources"
+            value={resources}
+            onInput={setResources}
+            required
+            placeholder="W-12, items, claims"
+            hint="Comma-separated work ids (W-12) or groups: items, claims, shouts, status, doctrine, spec, feedback, history."
+          />
         ) : null}
-        <Field label="Expires on (optional)" type="date" name="expiresAt" value={expires} onInput={setExpires} hint="The token stops working at the end of that day; empty: never expires." />
+        <Field
+          label="Expires on (optional)"
+          type="date"
+          name="expiresAt"
+          value={expires}
+          onInput={setExpires}
+          hint="The token stops working at the end of that day; empty: never expires."
+        />
       </Form>
     </Section>
   );
@@ -434,7 +638,12 @@ function DeleteSection({ account }: { account: Account }) {
   const [confirmEmail, setConfirmEmail] = useState('');
   const [currentPassword, setCurrentPassword] = useState('');
   const remove = useAction(async () => {
-    if (confirmEmail !== account.email) throw refuse('ACCOUNT_DELETE_CONFIRM_MISMATCH', 'The typed email does not match the account’s.', `Type ${account.email} exactly.`);
+    if (confirmEmail !== account.email)
+      throw refuse(
+        'ACCOUNT_DELETE_CONFIRM_MISMATCH',
+        'The typed email does not match the account’s.',
+        `Type ${account.email} exactly.`,
+      );
     await client.delete('/api/account', { body: { confirmEmail, currentPassword } });
     batch(() => {
       csrfToken.value = null;
@@ -446,11 +655,28 @@ function DeleteSection({ account }: { account: Account }) {
   return (
     <Section id="delete-heading" title="Delete account">
       <div class="note error">
-        <strong>This deletes the account and every board it owns, with their items, members and tokens. It cannot be undone.</strong>
+        <strong>
+          This deletes the account and every board it owns, with their items, members and tokens. It cannot be undone.
+        </strong>
       </div>
       <Form onSubmit={() => void remove.go()} pending={remove.pending} error={remove.error} submit="Delete account">
-        <Field label={`Type your email (${account.email}) to confirm`} name="confirmEmail" value={confirmEmail} onInput={setConfirmEmail} required autocomplete="off" />
-        <Field label="Current password" type="password" name="currentPassword" value={currentPassword} onInput={setCurrentPassword} required autocomplete="current-password" />
+        <Field
+          label={`Type your email (${account.email}) to confirm`}
+          name="confirmEmail"
+          value={confirmEmail}
+          onInput={setConfirmEmail}
+          required
+          autocomplete="off"
+        />
+        <Field
+          label="Current password"
+          type="password"
+          name="currentPassword"
+          value={currentPassword}
+          onInput={setCurrentPassword}
+          required
+          autocomplete="current-password"
+        />
       </Form>
     </Section>
   );

@@ -24,8 +24,24 @@ export function SignInPage() {
     <div class="narrow panel">
       <h1>Sign in</h1>
       <Form onSubmit={() => void action.go()} pending={action.pending} error={action.error} submit="Sign in">
-        <Field label="Email" type="email" name="email" value={email} onInput={setEmail} required autocomplete="username" />
-        <Field label="Password" type="password" name="password" value={password} onInput={setPassword} required autocomplete="current-password" />
+        <Field
+          label="Email"
+          type="email"
+          name="email"
+          value={email}
+          onInput={setEmail}
+          required
+          autocomplete="username"
+        />
+        <Field
+          label="Password"
+          type="password"
+          name="password"
+          value={password}
+          onInput={setPassword}
+          required
+          autocomplete="current-password"
+        />
       </Form>
       <p class="row">
         <a href={queryParam('next') ? `/signup?next=${encodeURIComponent(next())}` : '/signup'}>Create an account</a>
@@ -48,11 +64,31 @@ export function SignUpPage() {
     <div class="narrow panel">
       <h1>Create an account</h1>
       <Form onSubmit={() => void action.go()} pending={action.pending} error={action.error} submit="Create account">
-        <Field label="Email" type="email" name="email" value={email} onInput={setEmail} required autocomplete="username" />
-        <Field label="Password" type="password" name="password" value={password} onInput={setPassword} required minLength={12} maxLength={128} autocomplete="new-password" hint="12 to 128 characters; every one counts." />
+        <Field
+          label="Email"
+          type="email"
+          name="email"
+          value={email}
+          onInput={setEmail}
+          required
+          autocomplete="username"
+        />
+        <Field
+          label="Password"
+          type="password"
+          name="password"
+          value={password}
+          onInput={setPassword}
+          required
+          minLength={12}
+          maxLength={128}
+          autocomplete="new-password"
+          hint="12 to 128 characters; every one counts."
+        />
       </Form>
       <p>
-        Already have one? <a href={queryParam('next') ? `/signin?next=${encodeURIComponent(next())}` : '/signin'}>Sign in</a>
+        Already have one?{' '}
+        <a href={queryParam('next') ? `/signin?next=${encodeURIComponent(next())}` : '/signin'}>Sign in</a>
       </p>
     </div>
   );

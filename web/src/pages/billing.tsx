@@ -9,7 +9,8 @@ import type { ProjectSummary } from '../types.js';
 import { allProjects, useLoad } from '../ui/load.js';
 
 const CHECKOUT_NOTE: Record<string, string> = {
-  success: 'Payment received by the provider: the board turns Pro as soon as its confirmation arrives (usually within seconds).',
+  success:
+    'Payment received by the provider: the board turns Pro as soon as its confirmation arrives (usually within seconds).',
   cancelled: 'Checkout was cancelled; nothing changed.',
 };
 
@@ -67,7 +68,11 @@ function BoardBilling({ projectId }: { projectId: string }) {
         </div>
         <div class="row">
           <dt class="muted">Subscription</dt>
-          <dd>{sub ? `${sub.status}${sub.interval ? `, billed ${sub.interval === 'year' ? 'yearly' : 'monthly'}` : ''}` : 'none'}</dd>
+          <dd>
+            {sub
+              ? `${sub.status}${sub.interval ? `, billed ${sub.interval === 'year' ? 'yearly' : 'monthly'}` : ''}`
+              : 'none'}
+          </dd>
         </div>
         {sub?.currentPeriodEnd ? (
           <div class="row">
@@ -76,24 +81,47 @@ function BoardBilling({ projectId }: { projectId: string }) {
           </div>
         ) : null}
       </dl>
-      {!b.providerAvailable ? <p class="muted">Billing is not configured on this deployment; every board works on the Free plan.</p> : null}
+      {!b.providerAvailable ? (
+        <p class="muted">Billing is not configured on this deployment; every board works on the Free plan.</p>
+      ) : null}
       {b.providerAvailable ? (
         <div class="row">
           {!live
             ? b.upgradeOptions.map((o) => (
-                <button key={o.interval} type="button" class="primary" disabled={go.pending} onClick={() => void go.go(() => client.post('/api/account/billing/checkout', { params, body: { interval: o.interval } }))}>
+                <button
+                  key={o.interval}
+                  type="button"
+                  class="primary"
+                  disabled={go.pending}
+                  onClick={() =>
+                    void go.go(() =>
+                      client.post('/api/account/billing/checkout', { params, body: { interval: o.interval } }),
+                    )
+                  }
+                >
                   Upgrade to Pro, {o.interval === 'year' ? 'yearly' : 'monthly'}
                 </button>
               ))
             : null}
-          <button type="button" disabled={go.pending} onClick={() => void go.go(() => client.post('/api/account/billing/portal', { params, body: {} }))}>
+          <button
+            type="button"
+            disabled={go.pending}
+            onClick={() => void go.go(() => client.post('/api/account/billing/portal', { params, body: {} }))}
+          >
             Manage in portal
           </button>
-          {live && sub?.interval === 'month' ? <ConfirmButton label="Switch to yearly" question="Move this subscription to yearly billing, prorated?" disabled={annual.pending} onConfirm={() => void annual.go()} /> : null}
+          {live && sub?.interval === 'month' ? (
+            <ConfirmButton
+              label="Switch to yearly"
+              question="Move this subscription to yearly billing, prorated?"
+              disabled={annual.pending}
+              onConfirm={() => void annual.go()}
+            />
+          ) : null}
         </div>
       ) : null}
       <ErrorNote error={go.error ?? annual.error} />
-      {go.done ?? annual.done ? (
+      {(go.done ?? annual.done) ? (
         <div class="note ok" role="status">
           {go.done ?? annual.done}
         </div>

@@ -38,7 +38,10 @@ export function BoardPage({ projectId }: { projectId: string }) {
     addEventListener('hashchange', follow);
     return () => removeEventListener('hashchange', follow);
   }, []);
-  const open = (v: View) => (setView(v), history.replaceState(history.state, '', v === 'columns' ? location.pathname + location.search : `#${v}`));
+  const open = (v: View) => (
+    setView(v),
+    history.replaceState(history.state, '', v === 'columns' ? location.pathname + location.search : `#${v}`)
+  );
   const feed = model.feed;
   const role = feed.role.value;
   const canWrite = role !== null && role !== 'viewer';
@@ -58,7 +61,14 @@ export function BoardPage({ projectId }: { projectId: string }) {
         <span class="grow" />
         <div class="tabs" role="tablist">
           {VIEWS.map(([v, label]) => (
-            <a key={v} href={`#${v}`} role="tab" class={view === v ? 'active' : ''} aria-selected={view === v} onClick={(e) => (e.preventDefault(), open(v))}>
+            <a
+              key={v}
+              href={`#${v}`}
+              role="tab"
+              class={view === v ? 'active' : ''}
+              aria-selected={view === v}
+              onClick={(e) => (e.preventDefault(), open(v))}
+            >
               {label}
             </a>
           ))}
@@ -71,7 +81,13 @@ export function BoardPage({ projectId }: { projectId: string }) {
         </div>
       ) : null}
       <PausedBanner model={model} projectId={projectId} operator={operator} />
-      {model.rewound.value ? <RewoundNotice event={model.rewound.value} manage={operator ? `/account/rewind?projectId=${encodeURIComponent(projectId)}` : null} onDismiss={() => (model.rewound.value = null)} /> : null}
+      {model.rewound.value ? (
+        <RewoundNotice
+          event={model.rewound.value}
+          manage={operator ? `/account/rewind?projectId=${encodeURIComponent(projectId)}` : null}
+          onDismiss={() => (model.rewound.value = null)}
+        />
+      ) : null}
       <div class="board-layout board">
         <div>
           {!model.loaded.value ? (
@@ -103,7 +119,13 @@ export function BoardPage({ projectId }: { projectId: string }) {
 
 function ConnectionBadge({ feed }: { feed: BoardFeed }) {
   const state = feed.state.value;
-  const label = { connecting: 'connecting…', live: 'live', reconnecting: 'reconnecting…', closed: 'offline', removed: 'no access' }[state];
+  const label = {
+    connecting: 'connecting…',
+    live: 'live',
+    reconnecting: 'reconnecting…',
+    closed: 'offline',
+    removed: 'no access',
+  }[state];
   return (
     <span class={`conn ${state}`} role="status" aria-live="polite" data-state={state}>
       {label}
@@ -112,12 +134,31 @@ function ConnectionBadge({ feed }: { feed: BoardFeed }) {
 }
 
 /** "Board rewound to point #12 by you": what a rewind did, until dismissed; owners and admins get the way to the points. */
-function RewoundNotice({ event, manage, onDismiss }: { event: BoardEvent; manage: string | null; onDismiss: () => void }) {
-  const data = event.data as { restorePointId?: string; slice?: string | null; counts?: { added: number; removed: number; changed: number; revokedLeases: number } };
+function RewoundNotice({
+  event,
+  manage,
+  onDismiss,
+}: {
+  event: BoardEvent;
+  manage: string | null;
+  onDismiss: () => void;
+}) {
+  const data = event.data as {
+    restorePointId?: string;
+    slice?: string | null;
+    counts?: { added: number; removed: number; changed: number; revokedLeases: number };
+  };
   const id = (data.restorePointId ?? '').split('~')[0]!;
   const point = `#${id.slice(id.lastIndexOf('_') + 1)}`;
   const c = data.counts;
-  const counted: [number, string][] = c ? [[c.removed, 'removed'], [c.added, 'restored'], [c.changed, 'changed'], [c.revokedLeases, c.revokedLeases === 1 ? 'lease ended' : 'leases ended']] : [];
+  const counted: [number, string][] = c
+    ? [
+        [c.removed, 'removed'],
+        [c.added, 'restored'],
+        [c.changed, 'changed'],
+        [c.revokedLeases, c.revokedLeases === 1 ? 'lease ended' : 'leases ended'],
+      ]
+    : [];
   const parts = counted.filter(([n]) => n > 0).map(([n, what]) => `${n} ${what}`);
   return (
     <div class="note info notice" role="status" data-rewound={data.restorePointId}>
@@ -146,14 +187,18 @@ function Roster({ agents }: { agents: Agent[] }) {
   return (
     <section class="panel" aria-label="Agents">
       <h2>
-        Agents <span class="muted" data-online={online}>{online} online</span>
+        Agents{' '}
+        <span class="muted" data-online={online}>
+          {online} online
+        </span>
       </h2>
       {agents.length === 0 ? <p class="muted">No agent has shown up yet.</p> : null}
       <ul class="feed">
         {agents.map((a) => (
           <li key={a.principal} data-principal={a.principal}>
             <span class={`dot ${a.online ? 'on' : ''}`} aria-label={a.online ? 'online' : 'offline'} />
-            <strong title={a.principal}>{who(a.principal)}</strong> <span class="muted">{[a.status, a.workId, a.note].filter(Boolean).join(' · ')}</span>
+            <strong title={a.principal}>{who(a.principal)}</strong>{' '}
+            <span class="muted">{[a.status, a.workId, a.note].filter(Boolean).join(' · ')}</span>
             <div class="at">
               {a.lastSeenAt ? `seen ${ago(a.lastSeenAt)}` : 'no heartbeat yet'}
               {a.leases.length ? ` · holds ${a.leases.join(', ')}` : ''}
@@ -166,12 +211,25 @@ function Roster({ agents }: { agents: Agent[] }) {
 }
 
 /** Shouts newest first; scrolling to the end of the feed reads the page before it. */
-function Shouts({ projectId, model, agents, canWrite }: { projectId: string; model: BoardModel; agents: Agent[]; canWrite: boolean }) {
+function Shouts({
+  projectId,
+  model,
+  agents,
+  canWrite,
+}: {
+  projectId: string;
+  model: BoardModel;
+  agents: Agent[];
+  canWrite: boolean;
+}) {
   const [text, setText] = useState('');
   const [to, setTo] = useState('');
   const [workId, setWorkId] = useState('');
   const send = useAction(async () => {
-    await client.post('/api/shouts', { params: { query: { projectId } }, body: { text, ...(to ? { to } : {}), ...(workId ? { workId } : {}) } });
+    await client.post('/api/shouts', {
+      params: { query: { projectId } },
+      body: { text, ...(to ? { to } : {}), ...(workId ? { workId } : {}) },
+    });
     setText('');
   });
   const shouts: Shout[] = model.shouts.value;
@@ -180,7 +238,10 @@ function Shouts({ projectId, model, agents, canWrite }: { projectId: string; mod
   const end = useRef<HTMLLIElement>(null);
   useEffect(() => {
     if (!more || !end.current) return;
-    const seen = new IntersectionObserver((entries) => entries.some((e) => e.isIntersecting) && void model.olderShouts(), { root: list.current, rootMargin: '100px' });
+    const seen = new IntersectionObserver(
+      (entries) => entries.some((e) => e.isIntersecting) && void model.olderShouts(),
+      { root: list.current, rootMargin: '100px' },
+    );
     seen.observe(end.current);
     return () => seen.disconnect();
   }, [more, shouts.length]);
@@ -204,7 +265,13 @@ function Shouts({ projectId, model, agents, canWrite }: { projectId: string; mod
             </label>
             <label class="field grow">
               <span>About item</span>
-              <input name="shout-work-id" value={workId} placeholder="W-12" pattern="W-\d+" onInput={(e) => setWorkId((e.target as HTMLInputElement).value)} />
+              <input
+                name="shout-work-id"
+                value={workId}
+                placeholder="W-12"
+                pattern="W-\d+"
+                onInput={(e) => setWorkId((e.target as HTMLInputElement).value)}
+              />
             </label>
           </div>
         </Form>
@@ -255,7 +322,10 @@ function NewItems({ projectId }: { projectId: string }) {
   const [priority, setPriority] = useState('2');
   const [bulk, setBulk] = useState('');
   const one = useAction(async () => {
-    const item = await client.post('/api/items', { params: { query: { projectId } }, body: { title, priority: Number(priority) } });
+    const item = await client.post('/api/items', {
+      params: { query: { projectId } },
+      body: { title, priority: Number(priority) },
+    });
     setTitle('');
     return `Created ${item.workId}.`;
   });
@@ -270,11 +340,21 @@ function NewItems({ projectId }: { projectId: string }) {
       <h2>New items</h2>
       <div class="row" style={{ alignItems: 'start' }}>
         <div class="grow">
-          <Form onSubmit={() => void one.go()} pending={one.pending} error={one.error} submit="Create item" success={one.done}>
+          <Form
+            onSubmit={() => void one.go()}
+            pending={one.pending}
+            error={one.error}
+            submit="Create item"
+            success={one.done}
+          >
             <Field label="Title" name="title" value={title} onInput={setTitle} required maxLength={200} />
             <label class="field">
               <span>Priority</span>
-              <select name="priority" value={priority} onChange={(e) => setPriority((e.target as HTMLSelectElement).value)}>
+              <select
+                name="priority"
+                value={priority}
+                onChange={(e) => setPriority((e.target as HTMLSelectElement).value)}
+              >
                 {[0, 1, 2, 3, 4].map((p) => (
                   <option value={p} key={p}>
                     P{p}
@@ -286,10 +366,21 @@ function NewItems({ projectId }: { projectId: string }) {
           </Form>
         </div>
         <div class="grow">
-          <Form onSubmit={() => void many.go()} pending={many.pending} error={many.error} submit="Create all" success={many.done}>
+          <Form
+            onSubmit={() => void many.go()}
+            pending={many.pending}
+            error={many.error}
+            submit="Create all"
+            success={many.done}
+          >
             <label class="field">
               <span>Paste a list</span>
-              <textarea name="bulk" value={bulk} placeholder={'Design the schema\nWrite the migration | after 1\nShip it | after 2, W-4'} onInput={(e) => setBulk((e.target as HTMLTextAreaElement).value)} />
+              <textarea
+                name="bulk"
+                value={bulk}
+                placeholder={'Design the schema\nWrite the migration | after 1\nShip it | after 2, W-4'}
+                onInput={(e) => setBulk((e.target as HTMLTextAreaElement).value)}
+              />
               <small>One item per line; “| after 1, W-4” makes it depend on line 1 and on W-4.</small>
             </label>
           </Form>
@@ -301,10 +392,16 @@ function NewItems({ projectId }: { projectId: string }) {
 
 /** Lines into batch items: dependencies by line number become refs, work ids stay as they are. */
 export function parseBulk(text: string): { title: string; ref: string; dependsOn: string[] }[] {
-  const lines = text.split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   return lines.map((line, i) => {
     const [title, after = ''] = line.split(/\s*\|\s*after\s*/i);
-    const deps = after.split(/[\s,]+/).filter(Boolean).map((d) => (/^\d+$/.test(d) ? `line-${d}` : d));
+    const deps = after
+      .split(/[\s,]+/)
+      .filter(Boolean)
+      .map((d) => (/^\d+$/.test(d) ? `line-${d}` : d));
     return { title: title!.trim(), ref: `line-${i + 1}`, dependsOn: deps };
   });
 }
@@ -321,7 +418,9 @@ interface Pause {
  */
 function PausedBanner({ model, projectId, operator }: { model: BoardModel; projectId: string; operator: boolean }) {
   const [pause, setPause] = useState<Pause | null>(null);
-  const resume = useAction(() => client.patch('/api/projects/{projectId}', { params: { path: { projectId } }, body: { paused: false } }));
+  const resume = useAction(() =>
+    client.patch('/api/projects/{projectId}', { params: { path: { projectId } }, body: { paused: false } }),
+  );
   useEffect(() => {
     let live = true;
     const read = () =>
@@ -341,7 +440,8 @@ function PausedBanner({ model, projectId, operator }: { model: BoardModel; proje
   return (
     <div class="note warn paused-banner" role="status" data-paused>
       <span class="grow">
-        <strong>Paused</strong> by {who(pause.by)} {ago(pause.at)}: claims and changes to items wait (409 BOARD_PAUSED); leases keep running, and renewals, releases, shouts and reads go on.
+        <strong>Paused</strong> by {who(pause.by)} {ago(pause.at)}: claims and changes to items wait (409 BOARD_PAUSED);
+        leases keep running, and renewals, releases, shouts and reads go on.
       </span>
       {operator ? (
         <>

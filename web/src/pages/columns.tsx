@@ -10,7 +10,16 @@ import { STATES, type State } from '../board-model.js';
 import type { Card as CardData } from '../types.js';
 import { Countdown, ErrorNote, who } from '../ui/kit.js';
 
-export const STATE_LABEL: Record<State, string> = { pending: 'Pending', ready: 'Ready', claimed: 'Claimed', awaiting_verify: 'Awaiting verify', verifying: 'Verifying', done: 'Done', blocked: 'Blocked', cancelled: 'Cancelled' };
+export const STATE_LABEL: Record<State, string> = {
+  pending: 'Pending',
+  ready: 'Ready',
+  claimed: 'Claimed',
+  awaiting_verify: 'Awaiting verify',
+  verifying: 'Verifying',
+  done: 'Done',
+  blocked: 'Blocked',
+  cancelled: 'Cancelled',
+};
 /** Cards a column shows at first, and how many more each time it is scrolled to its end. */
 export const COLUMN_PAGE = 30;
 
@@ -24,7 +33,15 @@ interface Drop {
   after: boolean;
 }
 
-export function Columns({ projectId, columns, canReorder }: { projectId: string; columns: ReadonlyMap<State, readonly CardData[]>; canReorder: boolean }) {
+export function Columns({
+  projectId,
+  columns,
+  canReorder,
+}: {
+  projectId: string;
+  columns: ReadonlyMap<State, readonly CardData[]>;
+  canReorder: boolean;
+}) {
   const [shown, setShown] = useState<Record<string, number>>({});
   const [focus, setFocus] = useState<Focus | null>(null);
   const [drop, setDrop] = useState<Drop | null>(null);
@@ -37,11 +54,16 @@ export function Columns({ projectId, columns, canReorder }: { projectId: string;
   const live = useRef({ columns, drop });
   live.current = { columns, drop };
   const limit = (st: State) => shown[st] ?? COLUMN_PAGE;
-  const more = useCallback((st: State, atLeast = 0) => setShown((s) => ({ ...s, [st]: Math.max((s[st] ?? COLUMN_PAGE) + COLUMN_PAGE, atLeast) })), []);
+  const more = useCallback(
+    (st: State, atLeast = 0) =>
+      setShown((s) => ({ ...s, [st]: Math.max((s[st] ?? COLUMN_PAGE) + COLUMN_PAGE, atLeast) })),
+    [],
+  );
   const focused = useCallback((state: State, workId: string) => setFocus({ state, workId }), []);
 
   // The tab stop: the focused card while it is still in its column, else the first card shown.
-  const current = focus && columns.get(focus.state)?.some((c) => c.workId === focus.workId) ? focus : firstCard(columns);
+  const current =
+    focus && columns.get(focus.state)?.some((c) => c.workId === focus.workId) ? focus : firstCard(columns);
   useLayoutEffect(() => {
     const id = refocus.current;
     if (!id) return;
@@ -52,16 +74,19 @@ export function Columns({ projectId, columns, canReorder }: { projectId: string;
     }
   });
 
-  const reorder = useCallback(async (workIds: string[] | null, keep: string) => {
-    if (!workIds) return;
-    setError(null);
-    refocus.current = keep;
-    try {
-      await client.post('/api/items/reorder', { params: { query: { projectId } }, body: { workIds } });
-    } catch (e) {
-      setError(e);
-    }
-  }, [projectId]);
+  const reorder = useCallback(
+    async (workIds: string[] | null, keep: string) => {
+      if (!workIds) return;
+      setError(null);
+      refocus.current = keep;
+      try {
+        await client.post('/api/items/reorder', { params: { query: { projectId } }, body: { workIds } });
+      } catch (e) {
+        setError(e);
+      }
+    },
+    [projectId],
+  );
 
   const onKey = (e: KeyboardEvent) => {
     const el = (e.target as HTMLElement).closest<HTMLElement>('a.card');
@@ -80,7 +105,12 @@ export function Columns({ projectId, columns, canReorder }: { projectId: string;
     };
     if (e.altKey && state === 'ready' && canReorder && ['ArrowUp', 'ArrowDown', 'Home'].includes(e.key)) {
       e.preventDefault();
-      const to = e.key === 'Home' ? (list[0]?.workId === workId ? null : [workId]) : moveInChain(list, workId, e.key === 'ArrowUp' ? -1 : 1);
+      const to =
+        e.key === 'Home'
+          ? list[0]?.workId === workId
+            ? null
+            : [workId]
+          : moveInChain(list, workId, e.key === 'ArrowUp' ? -1 : 1);
       void reorder(to, workId);
       return;
     }
@@ -97,43 +127,58 @@ export function Columns({ projectId, columns, canReorder }: { projectId: string;
     step[e.key]!();
   };
 
-  const drag = useMemo<DragHandlers>(() => ({
-    start: (e: DragEvent, workId: string) => {
-      dragged.current = workId;
-      e.dataTransfer?.setData('text/plain', workId);
-      if (e.dataTransfer) e.dataTransfer.effectAllowed = 'move';
-    },
-    over: (e: DragEvent, workId: string) => {
-      if (!dragged.current) return;
-      e.preventDefault();
-      const box = (e.currentTarget as HTMLElement).getBoundingClientRect();
-      const after = e.clientY > box.top + box.height / 2;
-      const held = live.current.drop;
-      if (held?.target !== workId || held.after !== after) setDrop({ target: workId, after });
-    },
-    drop: (e: DragEvent) => {
-      e.preventDefault();
-      const moved = dragged.current;
-      const { columns: now, drop: at } = live.current;
-      dragged.current = null;
-      setDrop(null);
-      if (moved && at) void reorder(placeInChain(now.get('ready') ?? [], moved, at.target, at.after), moved);
-    },
-    end: () => {
-      dragged.current = null;
-      setDrop(null);
-    },
-  }), [reorder]);
+  const drag = useMemo<DragHandlers>(
+    () => ({
+      start: (e: DragEvent, workId: string) => {
+        dragged.current = workId;
+        e.dataTransfer?.setData('text/plain', workId);
+        if (e.dataTransfer) e.dataTransfer.effectAllowed = 'move';
+      },
+      over: (e: DragEvent, workId: string) => {
+        if (!dragged.current) return;
+        e.preventDefault();
+        const box = (e.currentTarget as HTMLElement).getBoundingClientRect();
+        const after = e.clientY > box.top + box.height / 2;
+        const held = live.current.drop;
+        if (held?.target !== workId || held.after !== after) setDrop({ target: workId, after });
+      },
+      drop: (e: DragEvent) => {
+        e.preventDefault();
+        const moved = dragged.current;
+        const { columns: now, drop: at } = live.current;
+        dragged.current = null;
+        setDrop(null);
+        if (moved && at) void reorder(placeInChain(now.get('ready') ?? [], moved, at.target, at.after), moved);
+      },
+      end: () => {
+        dragged.current = null;
+        setDrop(null);
+      },
+    }),
+    [reorder],
+  );
 
   return (
     <>
       <ErrorNote error={error} />
       <p class="muted keys" id="board-keys">
-        Keys: arrows move between cards · Enter opens one{canReorder ? ' · Alt+↑/↓ or drag moves a ready card in the chain, Alt+Home to its head' : ''}
+        Keys: arrows move between cards · Enter opens one
+        {canReorder ? ' · Alt+↑/↓ or drag moves a ready card in the chain, Alt+Home to its head' : ''}
       </p>
       <div class="columns" ref={root} onKeyDown={onKey} aria-describedby="board-keys">
         {STATES.map((state) => (
-          <Column key={state} projectId={projectId} state={state} cards={columns.get(state) ?? []} limit={limit(state)} onMore={more} tabStop={current?.state === state ? current.workId : null} drag={state === 'ready' && canReorder ? drag : null} drop={state === 'ready' ? drop : null} onFocusCard={focused} />
+          <Column
+            key={state}
+            projectId={projectId}
+            state={state}
+            cards={columns.get(state) ?? []}
+            limit={limit(state)}
+            onMore={more}
+            tabStop={current?.state === state ? current.workId : null}
+            drag={state === 'ready' && canReorder ? drag : null}
+            drop={state === 'ready' ? drop : null}
+            onFocusCard={focused}
+          />
         ))}
       </div>
     </>
@@ -150,11 +195,17 @@ const firstCard = (columns: ReadonlyMap<State, readonly CardData[]>): Focus | nu
 
 /** The nearest column with cards to the left (-1) or right (1). */
 function neighbour(columns: ReadonlyMap<State, readonly CardData[]>, from: State, by: -1 | 1): State | null {
-  for (let i = STATES.indexOf(from) + by; i >= 0 && i < STATES.length; i += by) if (columns.get(STATES[i]!)?.length) return STATES[i]!;
+  for (let i = STATES.indexOf(from) + by; i >= 0 && i < STATES.length; i += by)
+    if (columns.get(STATES[i]!)?.length) return STATES[i]!;
   return null;
 }
 
-type DragHandlers = { start(e: DragEvent, workId: string): void; over(e: DragEvent, workId: string): void; drop(e: DragEvent): void; end(): void };
+type DragHandlers = {
+  start(e: DragEvent, workId: string): void;
+  over(e: DragEvent, workId: string): void;
+  drop(e: DragEvent): void;
+  end(): void;
+};
 
 interface ColumnProps {
   projectId: string;
@@ -169,13 +220,26 @@ interface ColumnProps {
 }
 
 /** One column: its count, then its first `limit` cards; reaching the end of what is shown shows more. */
-const Column = memo(function Column({ projectId, state, cards, limit, onMore, tabStop, drag, drop, onFocusCard }: ColumnProps) {
+const Column = memo(function Column({
+  projectId,
+  state,
+  cards,
+  limit,
+  onMore,
+  tabStop,
+  drag,
+  drop,
+  onFocusCard,
+}: ColumnProps) {
   const list = useRef<HTMLDivElement>(null);
   const end = useRef<HTMLDivElement>(null);
   const hasMore = cards.length > limit;
   useEffect(() => {
     if (!hasMore || !end.current) return;
-    const seen = new IntersectionObserver((entries) => entries.some((e) => e.isIntersecting) && onMore(state), { root: list.current, rootMargin: '200px' });
+    const seen = new IntersectionObserver((entries) => entries.some((e) => e.isIntersecting) && onMore(state), {
+      root: list.current,
+      rootMargin: '200px',
+    });
     seen.observe(end.current);
     return () => seen.disconnect();
   }, [hasMore, limit]);
@@ -189,7 +253,15 @@ const Column = memo(function Column({ projectId, state, cards, limit, onMore, ta
       </h2>
       <div class="column-cards" ref={list}>
         {cards.slice(0, limit).map((card) => (
-          <Card key={card.workId} projectId={projectId} card={card} tabStop={card.workId === tabStop} drag={drag} drop={drop?.target === card.workId ? (drop.after ? 'after' : 'before') : null} onFocusCard={onFocusCard} />
+          <Card
+            key={card.workId}
+            projectId={projectId}
+            card={card}
+            tabStop={card.workId === tabStop}
+            drag={drag}
+            drop={drop?.target === card.workId ? (drop.after ? 'after' : 'before') : null}
+            onFocusCard={onFocusCard}
+          />
         ))}
         {hasMore ? (
           <div class="more muted" ref={end} data-more>
@@ -212,7 +284,14 @@ interface CardProps {
 
 const Card = memo(function Card({ projectId, card: item, tabStop, drag, drop, onFocusCard }: CardProps) {
   const last = item.verifications.at(-1)?.verdict;
-  const gate = item.verify === 'required' ? (last === 'pass' ? 'verified' : last === 'fail' ? 'failed verify' : 'verify required') : null;
+  const gate =
+    item.verify === 'required'
+      ? last === 'pass'
+        ? 'verified'
+        : last === 'fail'
+          ? 'failed verify'
+          : 'verify required'
+      : null;
   return (
     <a
       class={`card p${item.priority}${drop ? ` drop-${drop}` : ''}`}

@@ -16,7 +16,8 @@ const LEVELS = ['advisory', 'expected', 'required'] as const;
 const SHOWN_AGREEMENTS = 6;
 
 const bySlug = (e: Doctrine) => e.slug;
-const inOrder = (a: Doctrine, b: Doctrine) => STATUS_ORDER.indexOf(a.status) - STATUS_ORDER.indexOf(b.status) || a.slug.localeCompare(b.slug);
+const inOrder = (a: Doctrine, b: Doctrine) =>
+  STATUS_ORDER.indexOf(a.status) - STATUS_ORDER.indexOf(b.status) || a.slug.localeCompare(b.slug);
 
 /** The board's entries: read when the section opens and each time the board is loaded again, merged with the events by version. */
 function useDoctrine(projectId: string, model: BoardModel) {
@@ -42,7 +43,15 @@ function useDoctrine(projectId: string, model: BoardModel) {
   return { entries, loaded, error, merge };
 }
 
-export default function DoctrineSection({ projectId, model, role }: { projectId: string; model: BoardModel; role: string | null }) {
+export default function DoctrineSection({
+  projectId,
+  model,
+  role,
+}: {
+  projectId: string;
+  model: BoardModel;
+  role: string | null;
+}) {
   const { entries, loaded, error, merge } = useDoctrine(projectId, model);
   const member = role !== null && role !== 'viewer' && role !== 'operator';
   const admin = role === 'admin' || role === 'owner';
@@ -57,7 +66,10 @@ export default function DoctrineSection({ projectId, model, role }: { projectId:
         </span>
       </div>
       <p class="muted small">
-        What the fleet agrees to work by. Members propose entries and agree with them; admins ratify or reject them and set their level (advisory, expected, required). A blind test checks that an agent follows an entry without being shown it: the agent sends the digest of its answer, never the answer, and it passes when that equals the digest an admin set.
+        What the fleet agrees to work by. Members propose entries and agree with them; admins ratify or reject them and
+        set their level (advisory, expected, required). A blind test checks that an agent follows an entry without being
+        shown it: the agent sends the digest of its answer, never the answer, and it passes when that equals the digest
+        an admin set.
       </p>
       <ErrorNote error={error} />
       {member ? <Propose projectId={projectId} admin={admin} proposed={(e) => merge([e])} /> : null}
@@ -68,7 +80,14 @@ export default function DoctrineSection({ projectId, model, role }: { projectId:
       ) : (
         <div class="entry-list">
           {list.map((e) => (
-            <Entry key={e.slug} projectId={projectId} entry={e} member={member} admin={admin} merged={(v) => merge([v])} />
+            <Entry
+              key={e.slug}
+              projectId={projectId}
+              entry={e}
+              member={member}
+              admin={admin}
+              merged={(v) => merge([v])}
+            />
           ))}
         </div>
       )}
@@ -76,14 +95,25 @@ export default function DoctrineSection({ projectId, model, role }: { projectId:
   );
 }
 
-function Propose({ projectId, admin, proposed }: { projectId: string; admin: boolean; proposed: (e: Doctrine) => void }) {
+function Propose({
+  projectId,
+  admin,
+  proposed,
+}: {
+  projectId: string;
+  admin: boolean;
+  proposed: (e: Doctrine) => void;
+}) {
   const [slug, setSlug] = useState('');
   const [title, setTitle] = useState('');
   const [text, setText] = useState('');
   const [digest, setDigest] = useState('');
   const [open, setOpen] = useState(false);
   const send = useAction(async () => {
-    const entry = await client.post('/api/doctrine', { params: { query: { projectId } }, body: { slug, title, text, ...(digest ? { expectedDigest: digest } : {}) } });
+    const entry = await client.post('/api/doctrine', {
+      params: { query: { projectId } },
+      body: { slug, title, text, ...(digest ? { expectedDigest: digest } : {}) },
+    });
     proposed(entry);
     setOpen(false);
     setSlug('');
@@ -100,7 +130,15 @@ function Propose({ projectId, admin, proposed }: { projectId: string; admin: boo
           <div class="row top">
             <label class="field grow">
               <span>Slug</span>
-              <input name="doctrine-slug" value={slug} required maxLength={64} pattern="[a-z0-9][a-z0-9-]*" placeholder="tests-first" onInput={(e) => setSlug((e.target as HTMLInputElement).value)} />
+              <input
+                name="doctrine-slug"
+                value={slug}
+                required
+                maxLength={64}
+                pattern="[a-z0-9][a-z0-9-]*"
+                placeholder="tests-first"
+                onInput={(e) => setSlug((e.target as HTMLInputElement).value)}
+              />
               <small>Lowercase letters, digits and dashes; items link the entry by it.</small>
             </label>
             <div class="grow">
@@ -109,9 +147,23 @@ function Propose({ projectId, admin, proposed }: { projectId: string; admin: boo
           </div>
           <label class="field">
             <span>Text</span>
-            <textarea name="doctrine-text" value={text} required maxLength={4000} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
+            <textarea
+              name="doctrine-text"
+              value={text}
+              required
+              maxLength={4000}
+              onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
+            />
           </label>
-          {admin ? <DigestField label="Expected answer digest (optional; admins only)" answerLabel="Expected answer" name="doctrine-expected" value={digest} onChange={setDigest} /> : null}
+          {admin ? (
+            <DigestField
+              label="Expected answer digest (optional; admins only)"
+              answerLabel="Expected answer"
+              name="doctrine-expected"
+              value={digest}
+              onChange={setDigest}
+            />
+          ) : null}
         </Form>
       </details>
       {send.done && !open ? (
@@ -125,26 +177,52 @@ function Propose({ projectId, admin, proposed }: { projectId: string; admin: boo
 
 type Open = 'blind' | 'ratify' | 'reject' | null;
 
-function Entry({ projectId, entry, member, admin, merged }: { projectId: string; entry: Doctrine; member: boolean; admin: boolean; merged: (e: Doctrine) => void }) {
+function Entry({
+  projectId,
+  entry,
+  member,
+  admin,
+  merged,
+}: {
+  projectId: string;
+  entry: Doctrine;
+  member: boolean;
+  admin: boolean;
+  merged: (e: Doctrine) => void;
+}) {
   const [open, setOpen] = useState<Open>(null);
   const [digest, setDigest] = useState('');
   const [reason, setReason] = useState('');
   const params = { path: { slug: entry.slug }, query: { projectId } };
-  const act = useAction(async (done: string, send: () => Promise<{ entry: Doctrine; result?: 'pass' | 'fail'; already?: boolean }>) => {
-    const res = await send();
-    merged(res.entry);
-    setOpen(null);
-    setDigest('');
-    setReason('');
-    if (res.result) return res.result === 'pass' ? 'Blind test passed: your answer matched.' : 'Blind test failed: your answer did not match.';
-    return res.already ? 'You had agreed already.' : done;
-  });
+  const act = useAction(
+    async (done: string, send: () => Promise<{ entry: Doctrine; result?: 'pass' | 'fail'; already?: boolean }>) => {
+      const res = await send();
+      merged(res.entry);
+      setOpen(null);
+      setDigest('');
+      setReason('');
+      if (res.result)
+        return res.result === 'pass'
+          ? 'Blind test passed: your answer matched.'
+          : 'Blind test failed: your answer did not match.';
+      return res.already ? 'You had agreed already.' : done;
+    },
+  );
   const toggle = (o: Open) => (act.reset(), setDigest(''), setOpen(open === o ? null : o));
   const { status, blindTests: bt } = entry;
   const mine = me.value ? entry.agreedBy.includes(`user:${me.value.id}`) : false;
   const firstLine = entry.text.split('\n')[0]!;
   return (
-    <article class={`entry ${status}`} aria-label={`Doctrine ${entry.slug}`} data-slug={entry.slug} data-status={status} data-level={entry.level} data-agreements={entry.agreements} data-pass={bt.pass} data-fail={bt.fail}>
+    <article
+      class={`entry ${status}`}
+      aria-label={`Doctrine ${entry.slug}`}
+      data-slug={entry.slug}
+      data-status={status}
+      data-level={entry.level}
+      data-agreements={entry.agreements}
+      data-pass={bt.pass}
+      data-fail={bt.fail}
+    >
       <header class="row">
         <code class="key">{entry.slug}</code>
         <strong class="grow-text">{entry.title}</strong>
@@ -163,23 +241,41 @@ function Entry({ projectId, entry, member, admin, merged }: { projectId: string;
           <dd data-agreed-by={entry.agreedBy.join(' ')}>
             <strong>{entry.agreements}</strong>
             {entry.agreements ? ` · ${entry.agreedBy.slice(0, SHOWN_AGREEMENTS).map(who).join(', ')}` : ' · nobody yet'}
-            {entry.agreements > SHOWN_AGREEMENTS ? <span title={entry.agreedBy.map(who).join(', ')}> and {entry.agreements - SHOWN_AGREEMENTS} more</span> : null}
+            {entry.agreements > SHOWN_AGREEMENTS ? (
+              <span title={entry.agreedBy.map(who).join(', ')}> and {entry.agreements - SHOWN_AGREEMENTS} more</span>
+            ) : null}
           </dd>
         </div>
         <div class="row">
           <dt class="muted">Blind tests</dt>
           <dd>
             {bt.pass + bt.fail === 0 ? (
-              <span class="muted">{entry.expectedDigestSet ? 'none taken yet' : status === 'rejected' ? 'none' : 'cannot be taken: no expected answer digest (an admin sets it when ratifying)'}</span>
+              <span class="muted">
+                {entry.expectedDigestSet
+                  ? 'none taken yet'
+                  : status === 'rejected'
+                    ? 'none'
+                    : 'cannot be taken: no expected answer digest (an admin sets it when ratifying)'}
+              </span>
             ) : (
               <>
-                <span class="ok-text">{bt.pass} pass</span> · <span class={bt.fail ? 'bad-text' : ''}>{bt.fail} fail</span>
+                <span class="ok-text">{bt.pass} pass</span> ·{' '}
+                <span class={bt.fail ? 'bad-text' : ''}>{bt.fail} fail</span>
                 <span class="results" aria-hidden="true">
                   {bt.recent.slice(-10).map((r) => (
-                    <span key={`${r.at}${r.by}`} class={`result ${r.result}`} title={`${r.result} by ${who(r.by)} ${ago(r.at)}`} />
+                    <span
+                      key={`${r.at}${r.by}`}
+                      class={`result ${r.result}`}
+                      title={`${r.result} by ${who(r.by)} ${ago(r.at)}`}
+                    />
                   ))}
                 </span>
-                {bt.recent.length ? <span class="muted"> last {bt.recent.at(-1)!.result} by {who(bt.recent.at(-1)!.by)} {ago(bt.recent.at(-1)!.at)}</span> : null}
+                {bt.recent.length ? (
+                  <span class="muted">
+                    {' '}
+                    last {bt.recent.at(-1)!.result} by {who(bt.recent.at(-1)!.by)} {ago(bt.recent.at(-1)!.at)}
+                  </span>
+                ) : null}
               </>
             )}
           </dd>
@@ -188,7 +284,12 @@ function Entry({ projectId, entry, member, admin, merged }: { projectId: string;
           <dt class="muted">Proposed</dt>
           <dd>
             by {who(entry.proposedBy)} {ago(entry.createdAt)}
-            {entry.updatedAt !== entry.createdAt ? <span class="muted"> · changed {ago(entry.updatedAt)} · version {entry.version}</span> : null}
+            {entry.updatedAt !== entry.createdAt ? (
+              <span class="muted">
+                {' '}
+                · changed {ago(entry.updatedAt)} · version {entry.version}
+              </span>
+            ) : null}
           </dd>
         </div>
         {status === 'rejected' && entry.rejectedReason ? (
@@ -204,7 +305,15 @@ function Entry({ projectId, entry, member, admin, merged }: { projectId: string;
             mine ? (
               <span class="muted">You agreed.</span>
             ) : (
-              <button type="button" disabled={act.pending} onClick={() => void act.go(`You agreed with ${entry.slug}.`, () => client.post('/api/doctrine/{slug}/agree', { params }))}>
+              <button
+                type="button"
+                disabled={act.pending}
+                onClick={() =>
+                  void act.go(`You agreed with ${entry.slug}.`, () =>
+                    client.post('/api/doctrine/{slug}/agree', { params }),
+                  )
+                }
+              >
                 Agree
               </button>
             )
@@ -227,10 +336,17 @@ function Entry({ projectId, entry, member, admin, merged }: { projectId: string;
           {admin && status !== 'rejected' ? (
             <label class="inline">
               <span class="muted">Level</span>
-              <select name="level" value={entry.level} disabled={act.pending} onChange={(e) => {
+              <select
+                name="level"
+                value={entry.level}
+                disabled={act.pending}
+                onChange={(e) => {
                   const level = (e.target as HTMLSelectElement).value as (typeof LEVELS)[number];
-                  void act.go(`Level set to ${level}.`, () => client.post('/api/doctrine/{slug}/level', { params, body: { level } }));
-                }}>
+                  void act.go(`Level set to ${level}.`, () =>
+                    client.post('/api/doctrine/{slug}/level', { params, body: { level } }),
+                  );
+                }}
+              >
                 {LEVELS.map((l) => (
                   <option key={l} value={l}>
                     {l}
@@ -242,14 +358,48 @@ function Entry({ projectId, entry, member, admin, merged }: { projectId: string;
         </div>
       ) : null}
       {open === 'blind' ? (
-        <Form onSubmit={() => void act.go('', () => client.post('/api/doctrine/{slug}/blind-test', { params, body: { answerDigest: digest } }))} pending={act.pending} error={null} submit="Send the digest" class="inset">
-          <DigestField label="Your answer’s digest" answerLabel="Your answer (without looking at the entry’s expected one)" name="answer-digest" value={digest} onChange={setDigest} required />
+        <Form
+          onSubmit={() =>
+            void act.go('', () =>
+              client.post('/api/doctrine/{slug}/blind-test', { params, body: { answerDigest: digest } }),
+            )
+          }
+          pending={act.pending}
+          error={null}
+          submit="Send the digest"
+          class="inset"
+        >
+          <DigestField
+            label="Your answer’s digest"
+            answerLabel="Your answer (without looking at the entry’s expected one)"
+            name="answer-digest"
+            value={digest}
+            onChange={setDigest}
+            required
+          />
         </Form>
       ) : null}
       {open === 'ratify' ? (
-        <Form onSubmit={() => void act.go(`Ratified ${entry.slug}.`, () => client.post('/api/doctrine/{slug}/ratify', { params, ...(digest && { body: { expectedDigest: digest } }) }))} pending={act.pending} error={null} submit="Ratify" class="inset">
+        <Form
+          onSubmit={() =>
+            void act.go(`Ratified ${entry.slug}.`, () =>
+              client.post('/api/doctrine/{slug}/ratify', {
+                params,
+                ...(digest && { body: { expectedDigest: digest } }),
+              }),
+            )
+          }
+          pending={act.pending}
+          error={null}
+          submit="Ratify"
+          class="inset"
+        >
           <DigestField
-            label={entry.expectedDigestSet ? 'Expected answer digest (optional: replaces the one set)' : 'Expected answer digest (optional: blind tests need one)'}
+            label={
+              entry.expectedDigestSet
+                ? 'Expected answer digest (optional: replaces the one set)'
+                : 'Expected answer digest (optional: blind tests need one)'
+            }
             answerLabel="Expected answer"
             name="expected-digest"
             value={digest}
@@ -258,8 +408,25 @@ function Entry({ projectId, entry, member, admin, merged }: { projectId: string;
         </Form>
       ) : null}
       {open === 'reject' ? (
-        <Form onSubmit={() => void act.go(`Rejected ${entry.slug}.`, () => client.post('/api/doctrine/{slug}/reject', { params, ...(reason && { body: { reason } }) }))} pending={act.pending} error={null} submit="Reject" class="inset">
-          <Field label="Why (optional)" name="reject-reason" value={reason} onInput={setReason} maxLength={500} hint="Kept with the entry; it stays on the board and may be ratified later." />
+        <Form
+          onSubmit={() =>
+            void act.go(`Rejected ${entry.slug}.`, () =>
+              client.post('/api/doctrine/{slug}/reject', { params, ...(reason && { body: { reason } }) }),
+            )
+          }
+          pending={act.pending}
+          error={null}
+          submit="Reject"
+          class="inset"
+        >
+          <Field
+            label="Why (optional)"
+            name="reject-reason"
+            value={reason}
+            onInput={setReason}
+            maxLength={500}
+            hint="Kept with the entry; it stays on the board and may be ratified later."
+          />
         </Form>
       ) : null}
       <ErrorNote error={act.error} />

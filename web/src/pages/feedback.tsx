@@ -17,9 +17,18 @@ export default function FeedbackSection({ projectId, role }: { projectId: string
         <h2>Feedback</h2>
       </div>
       <p class="muted small">
-        Agents report problems, suggestions and questions about working on this board with <code>POST /api/feedback</code> <code>{'{"text", "kind": "problem"|"suggestion"|"question", "workId"?}'}</code> (at most 20 open per agent and 500 per board). The service’s operators triage it: they resolve it, dismiss it, or promote it into an item on this board.
+        Agents report problems, suggestions and questions about working on this board with{' '}
+        <code>POST /api/feedback</code> <code>{'{"text", "kind": "problem"|"suggestion"|"question", "workId"?}'}</code>{' '}
+        (at most 20 open per agent and 500 per board). The service’s operators triage it: they resolve it, dismiss it,
+        or promote it into an item on this board.
       </p>
-      {reader ? <FeedbackList projectId={projectId} /> : <p class="note info" data-feedback-note>Only the board’s owner and admins read its feedback here.</p>}
+      {reader ? (
+        <FeedbackList projectId={projectId} />
+      ) : (
+        <p class="note info" data-feedback-note>
+          Only the board’s owner and admins read its feedback here.
+        </p>
+      )}
     </section>
   );
 }
@@ -30,7 +39,11 @@ function FeedbackList({ projectId }: { projectId: string }) {
   const [next, setNext] = useState<string | null>(null);
   const [readAt, setReadAt] = useState<string | null>(null);
   const read = useAction(async (cursor: string | null) => {
-    const page = await client.get('/api/feedback', { params: { query: { projectId, limit: String(PAGE), ...(shown !== 'all' && { status: shown }), ...(cursor && { cursor }) } } });
+    const page = await client.get('/api/feedback', {
+      params: {
+        query: { projectId, limit: String(PAGE), ...(shown !== 'all' && { status: shown }), ...(cursor && { cursor }) },
+      },
+    });
     setEntries((held) => (cursor && held ? [...held, ...page.feedback] : page.feedback));
     setNext(page.nextCursor);
     if (!cursor) setReadAt(new Date().toISOString());
@@ -41,7 +54,11 @@ function FeedbackList({ projectId }: { projectId: string }) {
       <div class="row">
         <label class="inline">
           <span class="muted">Show</span>
-          <select name="feedback-status" value={shown} onChange={(e) => setShown((e.target as HTMLSelectElement).value as typeof shown)}>
+          <select
+            name="feedback-status"
+            value={shown}
+            onChange={(e) => setShown((e.target as HTMLSelectElement).value as typeof shown)}
+          >
             {SHOWN.map((s) => (
               <option key={s} value={s}>
                 {s}
@@ -58,13 +75,17 @@ function FeedbackList({ projectId }: { projectId: string }) {
             {next ? '+' : ''} shown
           </span>
         ) : null}
-        <span class="muted small">Not live: feedback is no board event, so this list is as read {readAt ? ago(readAt) : 'just now'}.</span>
+        <span class="muted small">
+          Not live: feedback is no board event, so this list is as read {readAt ? ago(readAt) : 'just now'}.
+        </span>
       </div>
       <ErrorNote error={read.error} />
       {entries === null ? (
         <p class="muted">Reading the feedback…</p>
       ) : entries.length === 0 ? (
-        <p class="muted">{shown === 'all' ? 'No feedback yet: the agents have reported nothing.' : `No ${shown} feedback.`}</p>
+        <p class="muted">
+          {shown === 'all' ? 'No feedback yet: the agents have reported nothing.' : `No ${shown} feedback.`}
+        </p>
       ) : (
         <ul class="feed feedback-list">
           {entries.map((f) => (
@@ -84,7 +105,9 @@ function FeedbackList({ projectId }: { projectId: string }) {
               <p class="pre">{f.text}</p>
               {f.status !== 'open' ? (
                 <div class="at">
-                  {f.status === 'promoting' ? 'being promoted by an operator' : `${f.status}${f.closedBy ? ` by ${who(f.closedBy)}` : ''}${f.closedAt ? ` ${ago(f.closedAt)}` : ''}`}
+                  {f.status === 'promoting'
+                    ? 'being promoted by an operator'
+                    : `${f.status}${f.closedBy ? ` by ${who(f.closedBy)}` : ''}${f.closedAt ? ` ${ago(f.closedAt)}` : ''}`}
                   {f.reason ? `: ${f.reason}` : ''}
                   {f.promotedWorkId ? (
                     <>

@@ -13,12 +13,23 @@ const NODE_W = 170;
 const NODE_H = 44;
 /** Beyond this many items the drawing shows the ones with dependencies first. */
 const MAX_NODES = 400;
-const FILL: Record<string, string> = { pending: '#eef1f6', ready: '#e3ecff', claimed: '#fff4e0', awaiting_verify: '#f3e8ff', verifying: '#f3e8ff', done: '#e3f5ea', blocked: '#fdecea', cancelled: '#f0f0f0' };
+const FILL: Record<string, string> = {
+  pending: '#eef1f6',
+  ready: '#e3ecff',
+  claimed: '#fff4e0',
+  awaiting_verify: '#f3e8ff',
+  verifying: '#f3e8ff',
+  done: '#e3f5ea',
+  blocked: '#fdecea',
+  cancelled: '#f0f0f0',
+};
 
 export default function DependencyGraph({ projectId, items }: { projectId: string; items: Item[] }) {
   const drawn = useMemo(() => {
     const linked = new Set(items.flatMap((i) => (i.dependsOn.length ? [i.workId, ...i.dependsOn] : [])));
-    const chosen = [...items].sort((a, b) => Number(linked.has(b.workId)) - Number(linked.has(a.workId))).slice(0, MAX_NODES);
+    const chosen = [...items]
+      .sort((a, b) => Number(linked.has(b.workId)) - Number(linked.has(a.workId)))
+      .slice(0, MAX_NODES);
     const present = new Set(chosen.map((i) => i.workId));
     const g = new Layout();
     g.setGraph({ rankdir: 'LR', nodesep: 14, ranksep: 48, marginx: 12, marginy: 12 });
@@ -31,7 +42,10 @@ export default function DependencyGraph({ projectId, items }: { projectId: strin
       width: size.width ?? 0,
       height: size.height ?? 0,
       nodes: chosen.map((item) => ({ item, ...(g.node(item.workId) as { x: number; y: number }) })),
-      edges: (g.edges() as { v: string; w: string }[]).map((e): { key: string; points: Point[] } => ({ key: `${e.v}->${e.w}`, points: (g.edge(e) as { points: Point[] }).points })),
+      edges: (g.edges() as { v: string; w: string }[]).map((e): { key: string; points: Point[] } => ({
+        key: `${e.v}->${e.w}`,
+        points: (g.edge(e) as { points: Point[] }).points,
+      })),
       hidden: items.length - chosen.length,
     };
   }, [items]);
@@ -39,19 +53,46 @@ export default function DependencyGraph({ projectId, items }: { projectId: strin
   if (items.length === 0) return <p class="muted">No items yet.</p>;
   return (
     <div class="graph">
-      {drawn.hidden > 0 ? <p class="muted">Showing {MAX_NODES} of {items.length} items.</p> : null}
+      {drawn.hidden > 0 ? (
+        <p class="muted">
+          Showing {MAX_NODES} of {items.length} items.
+        </p>
+      ) : null}
       <svg viewBox={`0 0 ${drawn.width} ${drawn.height}`} role="img" aria-label="Dependency graph">
         <defs>
-          <marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" markerHeight="6" orient="auto-start-reverse">
+          <marker
+            id="arrow"
+            viewBox="0 0 10 10"
+            refX="10"
+            refY="5"
+            markerWidth="6"
+            markerHeight="6"
+            orient="auto-start-reverse"
+          >
             <path d="M 0 0 L 10 5 L 0 10 z" fill="#98a2b3" />
           </marker>
         </defs>
         {drawn.edges.map((e) => (
-          <polyline key={e.key} points={e.points.map((p: Point) => `${p.x},${p.y}`).join(' ')} fill="none" stroke="#98a2b3" stroke-width="1.5" marker-end="url(#arrow)" />
+          <polyline
+            key={e.key}
+            points={e.points.map((p: Point) => `${p.x},${p.y}`).join(' ')}
+            fill="none"
+            stroke="#98a2b3"
+            stroke-width="1.5"
+            marker-end="url(#arrow)"
+          />
         ))}
         {drawn.nodes.map(({ item, x, y }) => (
           <a href={`/boards/${projectId}/items/${item.workId}`} key={item.workId}>
-            <rect x={x - NODE_W / 2} y={y - NODE_H / 2} width={NODE_W} height={NODE_H} rx="6" fill={FILL[item.state] ?? '#fff'} stroke="#c5ccd6" />
+            <rect
+              x={x - NODE_W / 2}
+              y={y - NODE_H / 2}
+              width={NODE_W}
+              height={NODE_H}
+              rx="6"
+              fill={FILL[item.state] ?? '#fff'}
+              stroke="#c5ccd6"
+            />
             <text x={x - NODE_W / 2 + 8} y={y - 4} font-size="11" fill="#5d6778">
               {item.workId} · {item.state.replace('_', ' ')}
             </text>

@@ -14,7 +14,12 @@ import { ago, ConfirmButton, Countdown, describeEvent, ErrorNote, Field, Form, u
 type Comment = Reply<'/api/items/{workId}/comments', 'get'>['comments'][number];
 
 const OPERATOR = ['admin', 'owner'];
-const MOVES: { action: 'block' | 'unblock' | 'cancel' | 'reopen'; label: string; done: string; when: (state: string) => boolean }[] = [
+const MOVES: {
+  action: 'block' | 'unblock' | 'cancel' | 'reopen';
+  label: string;
+  done: string;
+  when: (state: string) => boolean;
+}[] = [
   { action: 'block', label: 'Block', done: 'Blocked', when: (s) => !['blocked', 'done', 'cancelled'].includes(s) },
   { action: 'unblock', label: 'Unblock', done: 'Unblocked', when: (s) => s === 'blocked' },
   { action: 'cancel', label: 'Cancel item', done: 'Cancelled', when: (s) => !['done', 'cancelled'].includes(s) },
@@ -58,14 +63,34 @@ export function ItemPage({ projectId, workId }: { projectId: string; workId: str
       const patch = (e.data as { item?: ItemPatch }).item;
       if (e.seq !== null) setHistory((h) => (h.some((x) => x.seq === e.seq) ? h : [e, ...h]));
       // Once: the person's own comment may already be in the list the reload after adding it read.
-      if (e.type === 'item.comment' && e.seq !== null) setComments((c) => (c.some((x) => x.seq === e.seq) ? c : [...c, { seq: e.seq!, by: e.actor, text: String(e.data.text), at: e.at }]));
-      else if (patch?.doctrine || patch?.spec) void load.go(); // new links: their levels and statuses are read with the item
+      if (e.type === 'item.comment' && e.seq !== null)
+        setComments((c) =>
+          c.some((x) => x.seq === e.seq)
+            ? c
+            : [...c, { seq: e.seq!, by: e.actor, text: String(e.data.text), at: e.at }],
+        );
+      else if (patch?.doctrine || patch?.spec)
+        void load.go(); // new links: their levels and statuses are read with the item
       else if (patch) setItem((held) => (held && held.version < patch.version ? { ...held, ...patch } : held));
       else if (e.seq !== null) void load.go();
     };
     const heardEntry = (entry: Doctrine | undefined) =>
-      entry && setItem((held) => (held?.doctrine.includes(entry.slug) ? { ...held, doctrineLinks: held.doctrineLinks.map((l) => (l.slug === entry.slug ? { slug: l.slug, level: entry.level, status: entry.status } : l)) } : held));
-    const heardClause = (clause: ClauseEvent | undefined) => clause && setClauses((held) => ((held.get(clause.clauseId)?.version ?? 0) < clause.version ? new Map(held).set(clause.clauseId, clause) : held));
+      entry &&
+      setItem((held) =>
+        held?.doctrine.includes(entry.slug)
+          ? {
+              ...held,
+              doctrineLinks: held.doctrineLinks.map((l) =>
+                l.slug === entry.slug ? { slug: l.slug, level: entry.level, status: entry.status } : l,
+              ),
+            }
+          : held,
+      );
+    const heardClause = (clause: ClauseEvent | undefined) =>
+      clause &&
+      setClauses((held) =>
+        (held.get(clause.clauseId)?.version ?? 0) < clause.version ? new Map(held).set(clause.clauseId, clause) : held,
+      );
     const opened = new BoardFeed(projectId, { event: heard, shout: () => undefined, resync: () => void load.go() });
     setFeed(opened);
     return () => opened.stop();
@@ -90,30 +115,69 @@ export function ItemPage({ projectId, workId }: { projectId: string; workId: str
                 {item.workId} · {item.title}
               </h1>
               <p class="muted">
-                {item.state.replace('_', ' ')} · P{item.priority} · {item.type} · rank {item.rank ?? 'none'} · attempt {item.attempts}/{item.maxAttempts} · verify {item.verify} · version {item.version}
+                {item.state.replace('_', ' ')} · P{item.priority} · {item.type} · rank {item.rank ?? 'none'} · attempt{' '}
+                {item.attempts}/{item.maxAttempts} · verify {item.verify} · version {item.version}
               </p>
               {item.description ? <p>{item.description}</p> : null}
               <dl class="facts">
-                <Fact name="Depends on" value={item.dependsOn.length ? item.dependsOn.map((d) => <a key={d} href={`/boards/${projectId}/items/${d}`}>{d} </a>) : '—'} />
+                <Fact
+                  name="Depends on"
+                  value={
+                    item.dependsOn.length
+                      ? item.dependsOn.map((d) => (
+                          <a key={d} href={`/boards/${projectId}/items/${d}`}>
+                            {d}{' '}
+                          </a>
+                        ))
+                      : '—'
+                  }
+                />
                 <Fact name="Labels" value={item.labels.join(', ') || '—'} />
-                <Fact name="Doctrine" value={item.doctrineLinks.length ? <DoctrineLinks projectId={projectId} links={item.doctrineLinks} /> : '—'} />
-                <Fact name="Spec" value={item.spec.length ? <SpecLinks projectId={projectId} ids={item.spec} clauses={clauses} /> : '—'} />
+                <Fact
+                  name="Doctrine"
+                  value={
+                    item.doctrineLinks.length ? <DoctrineLinks projectId={projectId} links={item.doctrineLinks} /> : '—'
+                  }
+                />
+                <Fact
+                  name="Spec"
+                  value={item.spec.length ? <SpecLinks projectId={projectId} ids={item.spec} clauses={clauses} /> : '—'}
+                />
                 <Fact
                   name="Lease"
                   value={
                     item.lease ? (
                       <>
-                        {item.lease.purpose} by <span title={item.lease.holder}>{who(item.lease.holder)}</span>, fencing {item.lease.fencingToken}, <Countdown until={item.lease.expiresAt} />
+                        {item.lease.purpose} by <span title={item.lease.holder}>{who(item.lease.holder)}</span>, fencing{' '}
+                        {item.lease.fencingToken}, <Countdown until={item.lease.expiresAt} />
                       </>
                     ) : (
                       'none'
                     )
                   }
                 />
-                <Fact name="Submission" value={item.submission ? <><code>{item.submission.head}</code> by {who(item.submission.by)} {ago(item.submission.at)}</> : '—'} />
-                <Fact name="Progress" value={item.progress ? `${item.progress.note} (${who(item.progress.by)}, ${ago(item.progress.at)})` : '—'} />
+                <Fact
+                  name="Submission"
+                  value={
+                    item.submission ? (
+                      <>
+                        <code>{item.submission.head}</code> by {who(item.submission.by)} {ago(item.submission.at)}
+                      </>
+                    ) : (
+                      '—'
+                    )
+                  }
+                />
+                <Fact
+                  name="Progress"
+                  value={
+                    item.progress ? `${item.progress.note} (${who(item.progress.by)}, ${ago(item.progress.at)})` : '—'
+                  }
+                />
                 {item.blockedReason ? <Fact name="Blocked because" value={item.blockedReason} /> : null}
-                {item.overridden ? <Fact name="Overridden" value={`${item.overridden.reason} (${who(item.overridden.by)})`} /> : null}
+                {item.overridden ? (
+                  <Fact name="Overridden" value={`${item.overridden.reason} (${who(item.overridden.by)})`} />
+                ) : null}
               </dl>
               <h2>Verifications</h2>
               {item.verifications.length === 0 ? <p class="muted">None yet.</p> : null}
@@ -156,7 +220,13 @@ function DoctrineLinks({ projectId, links }: { projectId: string; links: ItemDet
   return (
     <span class="chips">
       {links.map((l) => (
-        <span key={l.slug} class="link-chip" data-doctrine={l.slug} data-level={l.level ?? ''} data-status={l.status ?? ''}>
+        <span
+          key={l.slug}
+          class="link-chip"
+          data-doctrine={l.slug}
+          data-level={l.level ?? ''}
+          data-status={l.status ?? ''}
+        >
           <a href={`/boards/${encodeURIComponent(projectId)}#doctrine`}>
             <code>{l.slug}</code>
           </a>
@@ -168,14 +238,28 @@ function DoctrineLinks({ projectId, links }: { projectId: string; links: ItemDet
   );
 }
 
-function SpecLinks({ projectId, ids, clauses }: { projectId: string; ids: string[]; clauses: ReadonlyMap<string, ClauseEvent> }) {
+function SpecLinks({
+  projectId,
+  ids,
+  clauses,
+}: {
+  projectId: string;
+  ids: string[];
+  clauses: ReadonlyMap<string, ClauseEvent>;
+}) {
   return (
     <span class="chips">
       {ids.map((id) => {
         const c = clauses.get(id);
         const retired = c?.status === 'retired';
         return (
-          <span key={id} class={`link-chip ${retired ? 'flagged' : ''}`} data-clause-id={id} data-status={c?.status ?? ''} title={retired ? `${id} is retired: re-point this item or reopen the clause` : undefined}>
+          <span
+            key={id}
+            class={`link-chip ${retired ? 'flagged' : ''}`}
+            data-clause-id={id}
+            data-status={c?.status ?? ''}
+            title={retired ? `${id} is retired: re-point this item or reopen the clause` : undefined}
+          >
             {retired ? '⚠ ' : ''}
             <a href={`/boards/${encodeURIComponent(projectId)}#spec`}>
               <code>{id}</code>
@@ -201,45 +285,91 @@ function Fact({ name, value }: { name: string; value: ComponentChildren }) {
 function OperatorMoves({ projectId, item, done }: { projectId: string; item: Item; done: () => void }) {
   const [reason, setReason] = useState('');
   const move = useAction(async (m: (typeof MOVES)[number]) => {
-    await client.post('/api/items/{workId}/state', { params: { path: { workId: item.workId }, query: { projectId } }, body: { action: m.action, ...(reason ? { reason } : {}) } });
+    await client.post('/api/items/{workId}/state', {
+      params: { path: { workId: item.workId }, query: { projectId } },
+      body: { action: m.action, ...(reason ? { reason } : {}) },
+    });
     done();
     return `${m.done} ${item.workId}.`;
   });
   const override = useAction(async () => {
-    await client.post('/api/items/{workId}/override', { params: { path: { workId: item.workId }, query: { projectId } }, body: { reason } });
+    await client.post('/api/items/{workId}/override', {
+      params: { path: { workId: item.workId }, query: { projectId } },
+      body: { reason },
+    });
     done();
     return 'Passed through the verify gate.';
   });
   const reorder = useAction(async (how: 'top' | -1 | 1) => {
     let workIds = [item.workId];
     if (how !== 'top') {
-      const chain = await client.get('/api/items', { params: { query: { projectId, state: item.state as State, limit: '500' } } });
+      const chain = await client.get('/api/items', {
+        params: { query: { projectId, state: item.state as State, limit: '500' } },
+      });
       const moved = moveInChain(chain.items, item.workId, how);
       if (!moved) return how === -1 ? 'Already first in the chain.' : 'Already last in the chain.';
       workIds = moved;
     }
     await client.post('/api/items/reorder', { params: { query: { projectId } }, body: { workIds } });
     done();
-    return how === 'top' ? 'Moved to the head of the chain.' : how === -1 ? 'Moved up one place.' : 'Moved down one place.';
+    return how === 'top'
+      ? 'Moved to the head of the chain.'
+      : how === -1
+        ? 'Moved up one place.'
+        : 'Moved down one place.';
   });
   const error = move.error ?? override.error ?? reorder.error;
   const ok = move.done ?? override.done ?? reorder.done;
   return (
     <section class="panel" aria-label="Operator moves">
       <h2>Operator moves</h2>
-      <Field label="Reason" name="reason" value={reason} onInput={setReason} maxLength={500} hint="Recorded with the move; an override needs one." />
+      <Field
+        label="Reason"
+        name="reason"
+        value={reason}
+        onInput={setReason}
+        maxLength={500}
+        hint="Recorded with the move; an override needs one."
+      />
       <div class="row" style={{ marginTop: '0.5rem' }}>
         {MOVES.filter((m) => m.when(item.state)).map((m) => (
-          <ConfirmButton key={m.action} label={m.label} danger={m.action === 'cancel'} question={`${m.label} ${item.workId}?`} onConfirm={() => void move.go(m)} disabled={move.pending} />
+          <ConfirmButton
+            key={m.action}
+            label={m.label}
+            danger={m.action === 'cancel'}
+            question={`${m.label} ${item.workId}?`}
+            onConfirm={() => void move.go(m)}
+            disabled={move.pending}
+          />
         ))}
         {item.verify === 'required' && ['awaiting_verify', 'verifying'].includes(item.state) ? (
-          <ConfirmButton label="Override" question={`Pass ${item.workId} without verification?`} onConfirm={() => void override.go()} disabled={!reason || override.pending} />
+          <ConfirmButton
+            label="Override"
+            question={`Pass ${item.workId} without verification?`}
+            onConfirm={() => void override.go()}
+            disabled={!reason || override.pending}
+          />
         ) : null}
-        <ConfirmButton label="Move to top" question={`Put ${item.workId} at the head of the chain?`} onConfirm={() => void reorder.go('top')} disabled={reorder.pending} />
+        <ConfirmButton
+          label="Move to top"
+          question={`Put ${item.workId} at the head of the chain?`}
+          onConfirm={() => void reorder.go('top')}
+          disabled={reorder.pending}
+        />
         {item.state === 'ready' ? (
           <>
-            <ConfirmButton label="Move up" question={`Move ${item.workId} one place up the chain?`} onConfirm={() => void reorder.go(-1)} disabled={reorder.pending} />
-            <ConfirmButton label="Move down" question={`Move ${item.workId} one place down the chain?`} onConfirm={() => void reorder.go(1)} disabled={reorder.pending} />
+            <ConfirmButton
+              label="Move up"
+              question={`Move ${item.workId} one place up the chain?`}
+              onConfirm={() => void reorder.go(-1)}
+              disabled={reorder.pending}
+            />
+            <ConfirmButton
+              label="Move down"
+              question={`Move ${item.workId} one place down the chain?`}
+              onConfirm={() => void reorder.go(1)}
+              disabled={reorder.pending}
+            />
           </>
         ) : null}
       </div>
@@ -253,10 +383,25 @@ function OperatorMoves({ projectId, item, done }: { projectId: string; item: Ite
   );
 }
 
-function Comments({ projectId, workId, comments, canWrite, done }: { projectId: string; workId: string; comments: Comment[]; canWrite: boolean; done: () => void }) {
+function Comments({
+  projectId,
+  workId,
+  comments,
+  canWrite,
+  done,
+}: {
+  projectId: string;
+  workId: string;
+  comments: Comment[];
+  canWrite: boolean;
+  done: () => void;
+}) {
   const [text, setText] = useState('');
   const add = useAction(async () => {
-    await client.post('/api/items/{workId}/comments', { params: { path: { workId }, query: { projectId } }, body: { text } });
+    await client.post('/api/items/{workId}/comments', {
+      params: { path: { workId }, query: { projectId } },
+      body: { text },
+    });
     setText('');
     done();
   });

@@ -2,7 +2,11 @@
 // version, so a REST read and the events heard around it can land in either order.
 
 /** `held` with each of `views` that is newer than the one held (the same map when none is). */
-export function newerOf<T extends { version: number }>(held: ReadonlyMap<string, T>, views: readonly T[], key: (v: T) => string): ReadonlyMap<string, T> {
+export function newerOf<T extends { version: number }>(
+  held: ReadonlyMap<string, T>,
+  views: readonly T[],
+  key: (v: T) => string,
+): ReadonlyMap<string, T> {
   let next: Map<string, T> | null = null;
   for (const v of views) {
     const k = key(v);
@@ -20,5 +24,8 @@ export const byWorkId = (a: string, b: string): number => Number(a.slice(2)) - N
 export function tally<T>(list: readonly T[], of: (t: T) => string, order: readonly string[]): string {
   const counts = new Map<string, number>();
   for (const t of list) counts.set(of(t), (counts.get(of(t)) ?? 0) + 1);
-  return order.filter((o) => counts.get(o)).map((o) => `${counts.get(o)} ${o}`).join(' · ');
+  return order
+    .filter((o) => counts.get(o))
+    .map((o) => `${counts.get(o)} ${o}`)
+    .join(' · ');
 }

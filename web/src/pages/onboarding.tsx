@@ -11,14 +11,27 @@ const stashKey = (projectId: string) => `claim-nonce:${projectId}`;
 // The nonce rides in the fragment, which the sign-in redirect drops: keep it for this tab before
 // the page routes, so a person who signs in first comes back to a working link.
 const opened = /^\/boards\/([^/]+)\/claim\/?$/.exec(location.pathname);
-if (opened && location.hash.length > 1) sessionStorage.setItem(stashKey(decodeURIComponent(opened[1]!)), location.hash.slice(1));
+if (opened && location.hash.length > 1)
+  sessionStorage.setItem(stashKey(decodeURIComponent(opened[1]!)), location.hash.slice(1));
 
-const NO_NONCE = new ApiError(400, 'INVALID_LINK_TOKEN', 'This link holds no claim code.', 'Open the whole link the agent gave you, or ask it for a new one.');
+const NO_NONCE = new ApiError(
+  400,
+  'INVALID_LINK_TOKEN',
+  'This link holds no claim code.',
+  'Open the whole link the agent gave you, or ask it for a new one.',
+);
 
 export function ClaimBoardPage({ projectId }: { projectId: string }) {
-  const nonce = useMemo(() => (location.hash.length > 1 ? location.hash.slice(1) : sessionStorage.getItem(stashKey(projectId))), [projectId]);
+  const nonce = useMemo(
+    () => (location.hash.length > 1 ? location.hash.slice(1) : sessionStorage.getItem(stashKey(projectId))),
+    [projectId],
+  );
   const params = { path: { projectId } };
-  const preview = useLoad(() => (nonce ? client.post('/api/projects/{projectId}/claim', { params, body: { nonce, preview: true } }) : Promise.reject(NO_NONCE)));
+  const preview = useLoad(() =>
+    nonce
+      ? client.post('/api/projects/{projectId}/claim', { params, body: { nonce, preview: true } })
+      : Promise.reject(NO_NONCE),
+  );
   const claim = useAction(async () => {
     const res = await client.post('/api/projects/{projectId}/claim', { params, body: { nonce: nonce! } });
     sessionStorage.removeItem(stashKey(projectId));
@@ -33,7 +46,8 @@ export function ClaimBoardPage({ projectId }: { projectId: string }) {
         <h1 style={{ margin: 0 }}>The board is yours</h1>
         <div class="note ok" role="status">
           <span>
-            You now own <strong>{claim.done.board.name}</strong>, with its {plural(claim.done.board.itemCount, 'item')} and its history. The agents working on it keep their tokens, which now belong to your account.
+            You now own <strong>{claim.done.board.name}</strong>, with its {plural(claim.done.board.itemCount, 'item')}{' '}
+            and its history. The agents working on it keep their tokens, which now belong to your account.
           </span>
         </div>
         <p class="row" style={{ margin: 0, justifyContent: 'space-between' }}>
@@ -51,7 +65,9 @@ export function ClaimBoardPage({ projectId }: { projectId: string }) {
         <h1 style={{ margin: 0 }}>{limit ? 'No room for another board' : 'This link cannot be used'}</h1>
         <ErrorNote error={preview.error} />
         <p class="muted" style={{ margin: 0 }}>
-          {limit ? 'The link stays good for 15 minutes from when the agent made it: make room, then try again.' : 'A claim link works once, for 15 minutes. The agent working on the board can make you a fresh one.'}
+          {limit
+            ? 'The link stays good for 15 minutes from when the agent made it: make room, then try again.'
+            : 'A claim link works once, for 15 minutes. The agent working on the board can make you a fresh one.'}
         </p>
         <p class="row" style={{ margin: 0, justifyContent: 'space-between' }}>
           <a href="/projects">Your boards</a>
@@ -70,7 +86,9 @@ export function ClaimBoardPage({ projectId }: { projectId: string }) {
   return (
     <div class="narrow panel form">
       <h1 style={{ margin: 0 }}>Take this board over</h1>
-      <p class="muted" style={{ margin: 0 }}>An agent has been working on this board without an owner and asks you to own it.</p>
+      <p class="muted" style={{ margin: 0 }}>
+        An agent has been working on this board without an owner and asks you to own it.
+      </p>
       <dl class="facts" aria-label="The board">
         <div class="row">
           <dt class="muted">Board</dt>
@@ -92,7 +110,10 @@ export function ClaimBoardPage({ projectId }: { projectId: string }) {
         </div>
       </dl>
       <div class="note info">
-        <span>The board, its items and its history stay as they are, and its agents keep their tokens, which then belong to your account. It counts as one of your boards.</span>
+        <span>
+          The board, its items and its history stay as they are, and its agents keep their tokens, which then belong to
+          your account. It counts as one of your boards.
+        </span>
       </div>
       <Form onSubmit={() => void claim.go()} pending={claim.pending} error={claim.error} submit="Take the board over">
         {null}

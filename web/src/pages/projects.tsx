@@ -8,7 +8,6 @@ import type { ProjectSummary } from '../types.js';
 import { ago, ConfirmButton, ErrorNote, Field, Form, useAction } from '../ui/kit.js';
 import { pendingInvitation } from './sharing.js';
 
-
 type Page = Reply<'/api/projects', 'get'>;
 
 const PAGE = 25;
@@ -52,21 +51,35 @@ export function ProjectsPage() {
             <th />
           </tr>
         </thead>
-        <tbody>{page?.projects.map((p) => <ProjectRow key={p.projectId} project={p} changed={reload} />)}</tbody>
+        <tbody>
+          {page?.projects.map((p) => (
+            <ProjectRow key={p.projectId} project={p} changed={reload} />
+          ))}
+        </tbody>
       </table>
       {page && page.projects.length === 0 ? <p class="muted">No boards yet: create one below.</p> : null}
       <div class="row" style={{ marginTop: '0.5rem' }}>
         <button type="button" disabled={cursors.length === 0} onClick={() => setCursors(cursors.slice(0, -1))}>
           Previous
         </button>
-        <button type="button" disabled={!page?.pagination.nextCursor} onClick={() => setCursors([...cursors, page!.pagination.nextCursor!])}>
+        <button
+          type="button"
+          disabled={!page?.pagination.nextCursor}
+          onClick={() => setCursors([...cursors, page!.pagination.nextCursor!])}
+        >
           Next
         </button>
         {page?.pagination.cursorReset ? <span class="muted">The list changed; showing the first page.</span> : null}
       </div>
       <section class="panel" style={{ marginTop: '1rem', maxWidth: '480px' }}>
         <h2>New board</h2>
-        <Form onSubmit={() => void create.go()} pending={create.pending} error={create.error} submit="Create board" success={create.done}>
+        <Form
+          onSubmit={() => void create.go()}
+          pending={create.pending}
+          error={create.error}
+          submit="Create board"
+          success={create.done}
+        >
           <Field label="Board name" name="board-name" value={name} onInput={setName} required maxLength={80} />
         </Form>
       </section>
@@ -90,7 +103,10 @@ function ProjectRow({ project, changed }: { project: ProjectSummary; changed: ()
   const [renaming, setRenaming] = useState(false);
   const [name, setName] = useState(project.name);
   const rename = useAction(async () => {
-    await client.patch('/api/projects/{projectId}', { params: { path: { projectId: project.projectId } }, body: { name: name.trim() } });
+    await client.patch('/api/projects/{projectId}', {
+      params: { path: { projectId: project.projectId } },
+      body: { name: name.trim() },
+    });
     setRenaming(false);
     changed();
   });
@@ -108,7 +124,12 @@ function ProjectRow({ project, changed }: { project: ProjectSummary; changed: ()
       <td>
         {renaming ? (
           <form class="row" onSubmit={(e) => (e.preventDefault(), void rename.go())}>
-            <input aria-label="New name" value={name} maxLength={80} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+            <input
+              aria-label="New name"
+              value={name}
+              maxLength={80}
+              onInput={(e) => setName((e.target as HTMLInputElement).value)}
+            />
             <button type="submit" class="primary" disabled={rename.pending}>
               Save
             </button>
@@ -136,7 +157,12 @@ function ProjectRow({ project, changed }: { project: ProjectSummary; changed: ()
             Members
           </a>
           {!project.starred ? (
-            <button type="button" disabled={star.pending} onClick={() => void star.go()} title="Open this board by default">
+            <button
+              type="button"
+              disabled={star.pending}
+              onClick={() => void star.go()}
+              title="Open this board by default"
+            >
               Star
             </button>
           ) : null}
@@ -145,7 +171,13 @@ function ProjectRow({ project, changed }: { project: ProjectSummary; changed: ()
               <button type="button" onClick={() => setRenaming(true)}>
                 Rename
               </button>
-              <ConfirmButton label="Delete" danger question={`Delete “${project.name}” and everything on it?`} disabled={remove.pending} onConfirm={() => void remove.go()} />
+              <ConfirmButton
+                label="Delete"
+                danger
+                question={`Delete “${project.name}” and everything on it?`}
+                disabled={remove.pending}
+                onConfirm={() => void remove.go()}
+              />
             </>
           ) : null}
         </div>

@@ -17,22 +17,51 @@ export const charCount = (s: string): number => [...s].length;
 /** The server's password rule, plus the confirmation matching. */
 export function checkNewPassword(password: string, confirm: string): void {
   const n = charCount(password);
-  if (n < PASSWORD_MIN || n > PASSWORD_MAX) throw refuse('INVALID_PASSWORD', `The password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters (it has ${n}).`, 'Choose a longer (or shorter) password; every character counts.');
-  if (password !== confirm) throw refuse('PASSWORD_MISMATCH', 'The two new passwords differ.', 'Type the same new password in both fields.');
+  if (n < PASSWORD_MIN || n > PASSWORD_MAX)
+    throw refuse(
+      'INVALID_PASSWORD',
+      `The password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters (it has ${n}).`,
+      'Choose a longer (or shorter) password; every character counts.',
+    );
+  if (password !== confirm)
+    throw refuse('PASSWORD_MISMATCH', 'The two new passwords differ.', 'Type the same new password in both fields.');
 }
 
 /**
  * "New password" and "Confirm password", for reset and change. The rule is a paragraph, not a
  * Field hint, so the labels stay exact (a hint inside the label joins the input's name).
  */
-export function NewPasswordFields(props: { password: string; confirm: string; onPassword: (v: string) => void; onConfirm: (v: string) => void }) {
+export function NewPasswordFields(props: {
+  password: string;
+  confirm: string;
+  onPassword: (v: string) => void;
+  onConfirm: (v: string) => void;
+}) {
   return (
     <>
       <p class="muted">
         The new password is {PASSWORD_MIN} to {PASSWORD_MAX} characters; every one counts.
       </p>
-      <Field label="New password" type="password" name="newPassword" value={props.password} onInput={props.onPassword} required minLength={PASSWORD_MIN} autocomplete="new-password" />
-      <Field label="Confirm password" type="password" name="confirmPassword" value={props.confirm} onInput={props.onConfirm} required minLength={PASSWORD_MIN} autocomplete="new-password" />
+      <Field
+        label="New password"
+        type="password"
+        name="newPassword"
+        value={props.password}
+        onInput={props.onPassword}
+        required
+        minLength={PASSWORD_MIN}
+        autocomplete="new-password"
+      />
+      <Field
+        label="Confirm password"
+        type="password"
+        name="confirmPassword"
+        value={props.confirm}
+        onInput={props.onConfirm}
+        required
+        minLength={PASSWORD_MIN}
+        autocomplete="new-password"
+      />
     </>
   );
 }
@@ -48,7 +77,13 @@ function MissingToken({ title, again }: { title: string; again: { href: string; 
   return (
     <div class="narrow panel">
       <h1>{title}</h1>
-      <ErrorNote error={refuse('INVALID_LINK_TOKEN', 'This link is incomplete: it carries no token.', 'Open the link from the mail exactly as sent, or ask for a new one.')} />
+      <ErrorNote
+        error={refuse(
+          'INVALID_LINK_TOKEN',
+          'This link is incomplete: it carries no token.',
+          'Open the link from the mail exactly as sent, or ask for a new one.',
+        )}
+      />
       <p>
         <a href={again.href}>{again.label}</a>
       </p>
@@ -66,8 +101,22 @@ export function ForgotPage() {
     <div class="narrow panel">
       <h1>Forgot your password?</h1>
       <p class="muted">Enter the address you sign in with; we mail a link to set a new password.</p>
-      <Form onSubmit={() => void action.go()} pending={action.pending} error={action.error} success={action.done} submit="Send reset link">
-        <Field label="Email" type="email" name="email" value={email} onInput={setEmail} required autocomplete="username" />
+      <Form
+        onSubmit={() => void action.go()}
+        pending={action.pending}
+        error={action.error}
+        success={action.done}
+        submit="Send reset link"
+      >
+        <Field
+          label="Email"
+          type="email"
+          name="email"
+          value={email}
+          onInput={setEmail}
+          required
+          autocomplete="username"
+        />
       </Form>
       <p>
         <a href="/signin">Back to sign in</a>
@@ -91,7 +140,13 @@ export function ResetPage() {
     }
     return 'Your password is set. Sign in with it.';
   });
-  if (!token) return <MissingToken title="Set a new password" again={{ href: '/forgot-password', label: 'Ask for a new reset link' }} />;
+  if (!token)
+    return (
+      <MissingToken
+        title="Set a new password"
+        again={{ href: '/forgot-password', label: 'Ask for a new reset link' }}
+      />
+    );
   return (
     <div class="narrow panel">
       <h1>Set a new password</h1>
@@ -106,7 +161,12 @@ export function ResetPage() {
         </>
       ) : (
         <>
-          <Form onSubmit={() => void action.go()} pending={action.pending} error={action.error} submit="Set new password">
+          <Form
+            onSubmit={() => void action.go()}
+            pending={action.pending}
+            error={action.error}
+            submit="Set new password"
+          >
             <NewPasswordFields password={password} confirm={confirm} onPassword={setPassword} onConfirm={setConfirm} />
           </Form>
           <p>
@@ -131,7 +191,8 @@ export function VerifyPage() {
     // Once, on load: the token is single-use.
   }, []);
   if (!token && me.value?.emailVerified) return <Confirmed email={me.value.email} />;
-  if (!token) return <MissingToken title="Verify your email" again={{ href: '/projects', label: 'Go to your boards' }} />;
+  if (!token)
+    return <MissingToken title="Verify your email" again={{ href: '/projects', label: 'Go to your boards' }} />;
   if (action.done) return <Confirmed email={action.done.email} />;
   return (
     <div class="narrow panel">

@@ -53,7 +53,9 @@ async function boardItems(projectId: string): Promise<Map<string, Item>> {
   const all = new Map<string, Item>();
   let after: string | null = null;
   for (let page = 0; page < 20; page++) {
-    const res: Reply<'/api/items', 'get'> = await client.get('/api/items', { params: { query: { projectId, limit: '1000', ...(after && { after }) } } });
+    const res: Reply<'/api/items', 'get'> = await client.get('/api/items', {
+      params: { query: { projectId, limit: '1000', ...(after && { after }) } },
+    });
     for (const item of res.items) all.set(item.workId, item);
     after = res.next;
     if (!after) break;
@@ -63,7 +65,12 @@ async function boardItems(projectId: string): Promise<Map<string, Item>> {
 
 /** Whether `workId`'s parent chain reaches `root` (the item itself included). */
 function under(items: ReadonlyMap<string, Item>, workId: string, root: string): boolean {
-  for (let id: string | null = workId, hops = 0; id !== null && hops <= items.size; id = items.get(id)?.parentId ?? null, hops++) if (id === root) return true;
+  for (
+    let id: string | null = workId, hops = 0;
+    id !== null && hops <= items.size;
+    id = items.get(id)?.parentId ?? null, hops++
+  )
+    if (id === root) return true;
   return false;
 }
 
@@ -86,18 +93,29 @@ export function RewindSection() {
     <section class="panel form" aria-labelledby="rewind">
       <h2 id="rewind">Rewind</h2>
       <p class="muted" style={{ margin: 0 }}>
-        Put a board’s work graph back as it was at a restore point. Leases on replaced items end; shouts and history stay. A rewind can itself be undone.
+        Put a board’s work graph back as it was at a restore point. Leases on replaced items end; shouts and history
+        stay. A rewind can itself be undone.
       </p>
       <ErrorNote error={projects.error} />
-      {projects.data && boards.length === 0 ? <p class="muted">You own or administer no board: rewind is for owners and admins.</p> : null}
+      {projects.data && boards.length === 0 ? (
+        <p class="muted">You own or administer no board: rewind is for owners and admins.</p>
+      ) : null}
       <BoardPicker name="rewind-board" boards={boards} value={projectId} onChange={setProjectId} />
-      {board ? <BoardRewind projectId={board.projectId} name={board.name} owner={board.role === 'owner'} key={board.projectId} /> : null}
+      {board ? (
+        <BoardRewind
+          projectId={board.projectId}
+          name={board.name}
+          owner={board.role === 'owner'}
+          key={board.projectId}
+        />
+      ) : null}
     </section>
   );
 }
 
 function BoardRewind({ projectId, name, owner }: { projectId: string; name: string; owner: boolean }) {
-  const read = (restorePointId?: string): Promise<RewindState> => client.get('/api/account/rewind', { params: { query: { projectId, ...(restorePointId && { restorePointId }) } } });
+  const read = (restorePointId?: string): Promise<RewindState> =>
+    client.get('/api/account/rewind', { params: { query: { projectId, ...(restorePointId && { restorePointId }) } } });
   const state = useLoad(() => read());
   const status = useLoad(() => client.get('/api/status', { params: { query: { projectId } } }));
   const setPaused = useAction(async (paused: boolean) => {
@@ -111,7 +129,12 @@ function BoardRewind({ projectId, name, owner }: { projectId: string; name: stri
   const [applied, setApplied] = useState<Applied | null>(null);
   const preview = useAction(async (id: string) => {
     const root = id.split('~')[1];
-    if (root !== undefined && !SLICE_ROOT.test(root)) throw refuse('INVALID_REWIND_SLICE', `“${root}” is not a work id.`, 'Type a work id such as W-12, or leave it empty for the whole board.');
+    if (root !== undefined && !SLICE_ROOT.test(root))
+      throw refuse(
+        'INVALID_REWIND_SLICE',
+        `“${root}” is not a work id.`,
+        'Type a work id such as W-12, or leave it empty for the whole board.',
+      );
     // The titles are a help, not the preview: a board that cannot be listed still previews.
     const [answer, items] = await Promise.all([read(id), boardItems(projectId).catch(() => new Map<string, Item>())]);
     const next: Previewed = { ...answer, preview: answer.preview!, items };
@@ -133,7 +156,8 @@ function BoardRewind({ projectId, name, owner }: { projectId: string; name: stri
     void preview.go(root ? `${chosen}~${root}` : chosen!);
   };
 
-  if (refused(state.error, 'BILLING_PRO_REQUIRED')) return <ProNote owner={owner} points={(state.error.details?.points as Point[] | undefined) ?? []} />;
+  if (refused(state.error, 'BILLING_PRO_REQUIRED'))
+    return <ProNote owner={owner} points={(state.error.details?.points as Point[] | undefined) ?? []} />;
   const s = state.data;
   if (!s) return state.error ? <ErrorNote error={state.error} /> : <p class="muted">Loading restore points…</p>;
   const target = shown?.preview;
@@ -144,7 +168,8 @@ function BoardRewind({ projectId, name, owner }: { projectId: string; name: stri
         <div class="row">
           <dt class="muted">Board</dt>
           <dd>
-            <a href={`/boards/${projectId}`}>{name}</a> {owner ? null : <span class="muted">(you are admin: you may preview, the owner applies)</span>}
+            <a href={`/boards/${projectId}`}>{name}</a>{' '}
+            {owner ? null : <span class="muted">(you are admin: you may preview, the owner applies)</span>}
           </dd>
         </div>
         <div class="row">
@@ -183,7 +208,13 @@ function BoardRewind({ projectId, name, owner }: { projectId: string; name: stri
           >
             <label class="field grow">
               <span>Only this item and its subtree (optional)</span>
-              <input name="slice" value={sliceRoot} placeholder="W-12" autocomplete="off" onInput={(e) => setSliceRoot((e.target as HTMLInputElement).value)} />
+              <input
+                name="slice"
+                value={sliceRoot}
+                placeholder="W-12"
+                autocomplete="off"
+                onInput={(e) => setSliceRoot((e.target as HTMLInputElement).value)}
+              />
             </label>
             <button type="submit" disabled={preview.pending}>
               {preview.pending ? 'Previewing…' : 'Preview'}
@@ -208,7 +239,9 @@ function BoardRewind({ projectId, name, owner }: { projectId: string; name: stri
               }}
             />
           ) : null}
-          {target && !owner ? <p class="muted">Only the board’s owner can apply a rewind; as an admin you may preview.</p> : null}
+          {target && !owner ? (
+            <p class="muted">Only the board’s owner can apply a rewind; as an admin you may preview.</p>
+          ) : null}
         </section>
       ) : null}
     </>
@@ -222,9 +255,14 @@ function Rewound({ applied, onUndo }: { applied: Applied; onUndo: () => void }) 
     <div class="note ok" role="status">
       <strong>Rewound to {pointLabel(applied.restorePointId)}.</strong>
       <span>
-        The board now reads <code>{shortPrint(applied.fingerprint)}</code>; the graph it replaced is kept as undo point {pointNumber(applied.undoPointId)} (<code data-undo-point={applied.undoPointId}>{applied.undoPointId}</code>).
+        The board now reads <code>{shortPrint(applied.fingerprint)}</code>; the graph it replaced is kept as undo point{' '}
+        {pointNumber(applied.undoPointId)} (<code data-undo-point={applied.undoPointId}>{applied.undoPointId}</code>).
       </span>
-      <span>{leases.length ? `Leases ended: ${leases.map((l) => `${l.workId} (${who(l.holder)}, ${l.purpose})`).join(', ')}.` : 'No lease was held on a replaced item.'}</span>
+      <span>
+        {leases.length
+          ? `Leases ended: ${leases.map((l) => `${l.workId} (${who(l.holder)}, ${l.purpose})`).join(', ')}.`
+          : 'No lease was held on a replaced item.'}
+      </span>
       <div class="row">
         <button type="button" onClick={onUndo}>
           Undo this rewind
@@ -240,13 +278,23 @@ function ProNote({ owner, points }: { owner: boolean; points: Point[] }) {
       <div class="note info" role="note">
         <strong>Rewind is a Pro feature.</strong>
         <span>
-          This board is on the Free plan. It keeps its newest 20 restore points of the last 24 hours all the same, so a board made Pro after a mishap can still be put back.{' '}
-          {owner ? <>Upgrade it in <a href="/account/billing">Billing</a> to restore one.</> : 'Ask its owner to upgrade it to Pro to restore one.'}
+          This board is on the Free plan. It keeps its newest 20 restore points of the last 24 hours all the same, so a
+          board made Pro after a mishap can still be put back.{' '}
+          {owner ? (
+            <>
+              Upgrade it in <a href="/account/billing">Billing</a> to restore one.
+            </>
+          ) : (
+            'Ask its owner to upgrade it to Pro to restore one.'
+          )}
         </span>
       </div>
       <section aria-labelledby="rewind-free-points">
         <h3 id="rewind-free-points">What Pro would restore</h3>
-        <p class="muted">With Pro, the board could go back to any of these points: the work graph as it stood then (leases on replaced items end).</p>
+        <p class="muted">
+          With Pro, the board could go back to any of these points: the work graph as it stood then (leases on replaced
+          items end).
+        </p>
         <Points points={points} chosen={null} />
       </section>
     </>
@@ -254,28 +302,64 @@ function ProNote({ owner, points }: { owner: boolean; points: Point[] }) {
 }
 
 /** The guided rewind, its next step marked: pause (owners and admins), preview, apply (the owner), resume. */
-function Steps(props: { paused: Status | null; previewed: boolean; applied: boolean; owner: boolean; pending: boolean; onPause: (paused: boolean) => void }) {
+function Steps(props: {
+  paused: Status | null;
+  previewed: boolean;
+  applied: boolean;
+  owner: boolean;
+  pending: boolean;
+  onPause: (paused: boolean) => void;
+}) {
   const { paused: status, previewed, applied, owner, pending, onPause } = props;
   const isPaused = status?.paused ?? false;
   const wasPaused = useRef(false);
   if (isPaused) wasPaused.current = true;
-  const done = { pause: wasPaused.current, preview: previewed || applied, apply: applied, resume: wasPaused.current && !isPaused };
-  const current = status === null ? null : !done.pause ? 'pause' : !done.preview ? 'preview' : !done.apply ? 'apply' : !done.resume ? 'resume' : null;
+  const done = {
+    pause: wasPaused.current,
+    preview: previewed || applied,
+    apply: applied,
+    resume: wasPaused.current && !isPaused,
+  };
+  const current =
+    status === null
+      ? null
+      : !done.pause
+        ? 'pause'
+        : !done.preview
+          ? 'preview'
+          : !done.apply
+            ? 'apply'
+            : !done.resume
+              ? 'resume'
+              : null;
   const step = (key: keyof typeof done, title: string, body: ComponentChildren) => (
-    <li data-step={key} data-done={done[key] ? 'yes' : 'no'} aria-current={current === key ? 'step' : undefined} class={current === key ? 'note info' : 'note'}>
-      <strong>{`${Object.keys(done).indexOf(key) + 1}. ${title}`} {done[key] ? <span class="ok-text">✓ done</span> : null}</strong>
+    <li
+      data-step={key}
+      data-done={done[key] ? 'yes' : 'no'}
+      aria-current={current === key ? 'step' : undefined}
+      class={current === key ? 'note info' : 'note'}
+    >
+      <strong>
+        {`${Object.keys(done).indexOf(key) + 1}. ${title}`} {done[key] ? <span class="ok-text">✓ done</span> : null}
+      </strong>
       {body}
     </li>
   );
   return (
     <section aria-labelledby="rewind-steps" class="form">
       <h3 id="rewind-steps">Pause, preview, apply, resume</h3>
-      <ol aria-label="Rewind step by step" style={{ display: 'grid', gap: '0.4rem', margin: 0, padding: 0, listStyle: 'none' }}>
+      <ol
+        aria-label="Rewind step by step"
+        style={{ display: 'grid', gap: '0.4rem', margin: 0, padding: 0, listStyle: 'none' }}
+      >
         {step(
           'pause',
           'Pause the board',
           isPaused ? (
-            <span data-paused-by={status!.pausedBy}>{`Paused by ${who(status!.pausedBy)} ${ago(status!.pausedAt)}.`} Claims and changes wait; the agents’ leases keep running and renew.</span>
+            <span data-paused-by={status!.pausedBy}>
+              {`Paused by ${who(status!.pausedBy)} ${ago(status!.pausedAt)}.`} Claims and changes wait; the agents’
+              leases keep running and renew.
+            </span>
           ) : (
             <>
               <span>
@@ -291,14 +375,30 @@ function Steps(props: { paused: Status | null; previewed: boolean; applied: bool
             </>
           ),
         )}
-        {step('preview', 'Preview a restore point', <span>Choose a point below: the preview lists what would come back, disappear and change.</span>)}
-        {step('apply', 'Apply it', <span>{owner ? 'Type the confirmation under the preview. Leases on replaced items end at once.' : 'The board’s owner applies it; as an admin you may pause, preview and resume.'}</span>)}
+        {step(
+          'preview',
+          'Preview a restore point',
+          <span>Choose a point below: the preview lists what would come back, disappear and change.</span>,
+        )}
+        {step(
+          'apply',
+          'Apply it',
+          <span>
+            {owner
+              ? 'Type the confirmation under the preview. Leases on replaced items end at once.'
+              : 'The board’s owner applies it; as an admin you may pause, preview and resume.'}
+          </span>,
+        )}
         {step(
           'resume',
           'Resume the board',
           isPaused ? (
             <>
-              <span>{applied ? 'The rewind landed: let the agents carry on.' : 'Resume when you are done, with or without a rewind.'}</span>
+              <span>
+                {applied
+                  ? 'The rewind landed: let the agents carry on.'
+                  : 'Resume when you are done, with or without a rewind.'}
+              </span>
               <div class="row">
                 <button type="button" onClick={() => onPause(false)} disabled={pending}>
                   {pending ? 'Resuming…' : 'Resume the board'}
@@ -314,8 +414,21 @@ function Steps(props: { paused: Status | null; previewed: boolean; applied: bool
   );
 }
 
-function Points({ points, chosen, onChoose }: { points: Point[]; chosen: string | null; onChoose?: (id: string) => void }) {
-  if (points.length === 0) return <p class="muted">No restore points yet: one is kept before each batch, override, reopen, operator state move and rewind.</p>;
+function Points({
+  points,
+  chosen,
+  onChoose,
+}: {
+  points: Point[];
+  chosen: string | null;
+  onChoose?: (id: string) => void;
+}) {
+  if (points.length === 0)
+    return (
+      <p class="muted">
+        No restore points yet: one is kept before each batch, override, reopen, operator state move and rewind.
+      </p>
+    );
   return (
     <div style={{ overflowX: 'auto' }}>
       <table class="list" aria-label="Restore points">
@@ -334,7 +447,11 @@ function Points({ points, chosen, onChoose }: { points: Point[]; chosen: string 
         </thead>
         <tbody>
           {points.map((p) => (
-            <tr key={p.restorePointId} data-point-id={p.restorePointId} class={chosen?.split('~')[0] === p.restorePointId ? 'chosen' : ''}>
+            <tr
+              key={p.restorePointId}
+              data-point-id={p.restorePointId}
+              class={chosen?.split('~')[0] === p.restorePointId ? 'chosen' : ''}
+            >
               <td>
                 <code title={p.restorePointId}>{pointNumber(p.restorePointId)}</code>
               </td>
@@ -345,7 +462,11 @@ function Points({ points, chosen, onChoose }: { points: Point[]; chosen: string 
               <td>{p.itemCount}</td>
               {onChoose ? (
                 <td>
-                  <button type="button" onClick={() => onChoose(p.restorePointId)} aria-label={`Preview ${pointLabel(p.restorePointId)}`}>
+                  <button
+                    type="button"
+                    onClick={() => onChoose(p.restorePointId)}
+                    aria-label={`Preview ${pointLabel(p.restorePointId)}`}
+                  >
                     Preview
                   </button>
                 </td>
@@ -372,7 +493,13 @@ function Diff({ previewed }: { previewed: Previewed }) {
   return (
     <div class="diff" aria-label="What the rewind would change">
       <DiffList title="Come back" hint="in the point, not on the board now" ids={added} kind="added" items={items} />
-      <DiffList title="Disappear" hint="on the board now, not in the point" ids={removed} kind="removed" items={items} />
+      <DiffList
+        title="Disappear"
+        hint="on the board now, not in the point"
+        ids={removed}
+        kind="removed"
+        items={items}
+      />
       <section aria-label="Changed" class="changed">
         <h3>
           Change <span class="muted">({changed.length})</span>
@@ -394,7 +521,19 @@ function Diff({ previewed }: { previewed: Previewed }) {
   );
 }
 
-function DiffList({ title, hint, ids, kind, items }: { title: string; hint: string; ids: string[]; kind: 'added' | 'removed'; items: ReadonlyMap<string, Item> }) {
+function DiffList({
+  title,
+  hint,
+  ids,
+  kind,
+  items,
+}: {
+  title: string;
+  hint: string;
+  ids: string[];
+  kind: 'added' | 'removed';
+  items: ReadonlyMap<string, Item>;
+}) {
   return (
     <section aria-label={kind === 'added' ? 'Added' : 'Removed'} class={kind}>
       <h3>
@@ -421,13 +560,26 @@ function DiffList({ title, hint, ids, kind, items }: { title: string; hint: stri
  * types the confirmation. A board that moved since answers REWIND_VERSION_MISMATCH: the registry's
  * message shows and the preview is read again.
  */
-function Apply(props: { projectId: string; previewed: Previewed; paused: boolean | null; onApplied: (res: Applied) => void; onStale: () => void }) {
+function Apply(props: {
+  projectId: string;
+  previewed: Previewed;
+  paused: boolean | null;
+  onApplied: (res: Applied) => void;
+  onStale: () => void;
+}) {
   const target = props.previewed.preview.restorePointId;
   const leases = leasesEnding(props.previewed);
   const [typed, setTyped] = useState('');
   const apply = useAction(async () => {
     try {
-      const res: Applied = await client.post('/api/account/rewind', { params: { query: { projectId: props.projectId } }, body: { restorePointId: target, confirm: CONFIRMATION, expectedFingerprint: props.previewed.currentFingerprint } });
+      const res: Applied = await client.post('/api/account/rewind', {
+        params: { query: { projectId: props.projectId } },
+        body: {
+          restorePointId: target,
+          confirm: CONFIRMATION,
+          expectedFingerprint: props.previewed.currentFingerprint,
+        },
+      });
       props.onApplied(res);
       return res;
     } catch (e) {
@@ -453,14 +605,27 @@ function Apply(props: { projectId: string; previewed: Previewed; paused: boolean
         <span>
           Type <code>{CONFIRMATION}</code> to rewind the board to {pointLabel(target)}
         </span>
-        <input name="confirm" value={typed} autocomplete="off" spellcheck={false} onInput={(e) => setTyped((e.target as HTMLInputElement).value)} />
+        <input
+          name="confirm"
+          value={typed}
+          autocomplete="off"
+          spellcheck={false}
+          onInput={(e) => setTyped((e.target as HTMLInputElement).value)}
+        />
         <small>
-          {leases.length ? `These leases end at once: ${leases.map((i) => `${i.workId} (${who(i.lease!.holder)}, ${i.lease!.purpose})`).join(', ')}. ` : 'No lease is held on an item this replaces. '}
+          {leases.length
+            ? `These leases end at once: ${leases.map((i) => `${i.workId} (${who(i.lease!.holder)}, ${i.lease!.purpose})`).join(', ')}. `
+            : 'No lease is held on an item this replaces. '}
           Applies only while the board still reads <code>{shortPrint(props.previewed.currentFingerprint)}</code>
         </small>
       </label>
       <ErrorNote error={apply.error} />
-      {stale ? <p class="muted">The preview above was read again against the board as it is now: check it, then type the confirmation again.{props.paused === false ? ' Agents are moving the board: pause it first (step 1) so the preview holds.' : ''}</p> : null}
+      {stale ? (
+        <p class="muted">
+          The preview above was read again against the board as it is now: check it, then type the confirmation again.
+          {props.paused === false ? ' Agents are moving the board: pause it first (step 1) so the preview holds.' : ''}
+        </p>
+      ) : null}
       <div class="row">
         <button type="submit" class="danger" disabled={typed !== CONFIRMATION || apply.pending}>
           {apply.pending ? 'Rewinding…' : 'Rewind the board'}

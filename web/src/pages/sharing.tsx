@@ -73,7 +73,10 @@ export function InvitationPage({ invitationId }: { invitationId: string }) {
   const preview = useLoad(() => client.get('/api/boards/invitations/{invitationId}', invitation));
   const accept = useAction(async () => {
     try {
-      const res = await client.post('/api/boards/invitations/{invitationId}/accept', { ...invitation, body: { token: token! } });
+      const res = await client.post('/api/boards/invitations/{invitationId}/accept', {
+        ...invitation,
+        body: { token: token! },
+      });
       forgetInvitation();
       return res;
     } catch (e) {
@@ -112,28 +115,60 @@ export function InvitationPage({ invitationId }: { invitationId: string }) {
           {p ? (
             <>
               <p>
-                {p.invitedBy ?? 'A board admin'} invites you to the board <strong>“{p.name}”</strong> as <strong>{p.role}</strong> ({ROLE_HELP[p.role].replace(/^\w+: /, '')}).
+                {p.invitedBy ?? 'A board admin'} invites you to the board <strong>“{p.name}”</strong> as{' '}
+                <strong>{p.role}</strong> ({ROLE_HELP[p.role].replace(/^\w+: /, '')}).
               </p>
               <p class="muted">
-                You are signed in as {me.value?.email}, the invited address. {p.status === 'pending' ? `The link works once and expires ${left(p.expiresAt)}.` : ''}
+                You are signed in as {me.value?.email}, the invited address.{' '}
+                {p.status === 'pending' ? `The link works once and expires ${left(p.expiresAt)}.` : ''}
               </p>
             </>
           ) : !preview.error ? (
             <p class="muted">Loading the invitation…</p>
           ) : null}
           {unconfirmed ? (
-            <ConfirmFirst email={me.value?.email ?? 'your address'} checking={recheck.pending} stillUnconfirmed={refused(recheck.error, 'EMAIL_NOT_VERIFIED')} onCheck={() => void recheck.go()} />
+            <ConfirmFirst
+              email={me.value?.email ?? 'your address'}
+              checking={recheck.pending}
+              stillUnconfirmed={refused(recheck.error, 'EMAIL_NOT_VERIFIED')}
+              onCheck={() => void recheck.go()}
+            />
           ) : (
             <ErrorNote error={failed} />
           )}
           {!unconfirmed && recheck.error ? <ErrorNote error={recheck.error} /> : null}
-          {p && p.status !== 'pending' ? <ErrorNote error={new ApiError(0, 'INVALID_LINK_TOKEN', CLOSED[p.status]!, p.status === 'accepted' ? 'Open the board from your boards.' : 'Ask the board’s admins to send a new invitation.')} /> : null}
+          {p && p.status !== 'pending' ? (
+            <ErrorNote
+              error={
+                new ApiError(
+                  0,
+                  'INVALID_LINK_TOKEN',
+                  CLOSED[p.status]!,
+                  p.status === 'accepted'
+                    ? 'Open the board from your boards.'
+                    : 'Ask the board’s admins to send a new invitation.',
+                )
+              }
+            />
+          ) : null}
           {p?.status === 'pending' && !token ? (
-            <ErrorNote error={new ApiError(0, 'INVALID_LINK_TOKEN', 'This link is incomplete: it carries no token.', 'Open the link from the invitation mail exactly as sent, or ask the board’s admins to resend it.')} />
+            <ErrorNote
+              error={
+                new ApiError(
+                  0,
+                  'INVALID_LINK_TOKEN',
+                  'This link is incomplete: it carries no token.',
+                  'Open the link from the invitation mail exactly as sent, or ask the board’s admins to resend it.',
+                )
+              }
+            />
           ) : null}
           {refused(failed, 'INVITATION_EMAIL_MISMATCH') ? (
             <>
-              <p>Sign in (or create an account) with the address the invitation was mailed to; this tab keeps the link meanwhile.</p>
+              <p>
+                Sign in (or create an account) with the address the invitation was mailed to; this tab keeps the link
+                meanwhile.
+              </p>
               <button type="button" class="primary" onClick={() => void switchAccount()}>
                 Sign out and switch account
               </button>
@@ -153,17 +188,31 @@ export function InvitationPage({ invitationId }: { invitationId: string }) {
 }
 
 /** What to do when the invited account has not confirmed its address: the invitation waits in this tab meanwhile. */
-function ConfirmFirst({ email, checking, stillUnconfirmed, onCheck }: { email: string; checking: boolean; stillUnconfirmed: boolean; onCheck: () => void }) {
+function ConfirmFirst({
+  email,
+  checking,
+  stillUnconfirmed,
+  onCheck,
+}: {
+  email: string;
+  checking: boolean;
+  stillUnconfirmed: boolean;
+  onCheck: () => void;
+}) {
   const resend = useAction(() => client.post('/api/auth/verify-email/resend'));
   return (
     <>
       <div class="note error" role="alert">
         <strong>Confirm your email address first.</strong>
-        <span>Joining a board as {email} takes proof that this address is yours, so a forwarded invitation link is not enough.</span>
+        <span>
+          Joining a board as {email} takes proof that this address is yours, so a forwarded invitation link is not
+          enough.
+        </span>
       </div>
       <ol>
         <li>
-          Find the mail “Verify your email” we sent to <strong>{email}</strong> when you signed up (or last changed your address), and open its link. It works for 48 hours; below you can have a new one sent.
+          Find the mail “Verify your email” we sent to <strong>{email}</strong> when you signed up (or last changed your
+          address), and open its link. It works for 48 hours; below you can have a new one sent.
         </li>
         <li>Come back to this tab: it keeps your invitation link.</li>
         <li>Check again, then accept.</li>
@@ -183,7 +232,9 @@ function ConfirmFirst({ email, checking, stillUnconfirmed, onCheck }: { email: s
       </div>
       {resend.done ? (
         <p class="muted" role="status">
-          {resend.done.sent ? `A new confirmation link is on its way to ${email}.` : 'Your address is confirmed already: check again.'}
+          {resend.done.sent
+            ? `A new confirmation link is on its way to ${email}.`
+            : 'Your address is confirmed already: check again.'}
         </p>
       ) : null}
       <ErrorNote error={resend.error} />
@@ -192,7 +243,6 @@ function ConfirmFirst({ email, checking, stillUnconfirmed, onCheck }: { email: s
 }
 
 // ── /boards/{projectId}/members ─────────────────────────────────────────────────────────────────
-
 
 /** "in 6 days", "in 3 hours": how long an invitation or an offer stays open. */
 function left(iso: string): string {
@@ -203,7 +253,6 @@ function left(iso: string): string {
   const days = Math.round(s / 86400);
   return `in ${days} day${days === 1 ? '' : 's'}`;
 }
-
 
 export function MembersPage({ projectId }: { projectId: string }) {
   const listing = useLoad(() => client.get('/api/boards/{projectId}/members', { params: { path: { projectId } } }));
@@ -228,7 +277,12 @@ export function MembersPage({ projectId }: { projectId: string }) {
       <section class="panel" aria-labelledby="members">
         <h2 id="members">People on this board</h2>
         <p class="muted">{[OWNER_HELP, ...Object.values(ROLE_HELP)].join(' · ')}.</p>
-        {operator ? null : <p class="muted">Only the board’s admins and owner see members’ email addresses; members without a display name show as a short id.</p>}
+        {operator ? null : (
+          <p class="muted">
+            Only the board’s admins and owner see members’ email addresses; members without a display name show as a
+            short id.
+          </p>
+        )}
         <table class="list">
           <thead>
             <tr>
@@ -245,7 +299,11 @@ export function MembersPage({ projectId }: { projectId: string }) {
           </tbody>
         </table>
       </section>
-      {operator ? <Invitations projectId={projectId} myRole={l.role} /> : <p class="muted">Admins and the owner invite people to this board.</p>}
+      {operator ? (
+        <Invitations projectId={projectId} myRole={l.role} />
+      ) : (
+        <p class="muted">Admins and the owner invite people to this board.</p>
+      )}
     </>
   );
 }
@@ -262,7 +320,10 @@ function TransferNote({ listing, changed }: { listing: Listing; changed: () => v
     // Accepted, but a failure cut the move short: the recipient's next accept finishes it.
     return t.toUserId === me.value?.id ? (
       <div class="note info notice" role="status">
-        <span>You accepted this board, but taking it over did not finish: something failed part-way. Finish it now; nothing is lost meanwhile.</span>
+        <span>
+          You accepted this board, but taking it over did not finish: something failed part-way. Finish it now; nothing
+          is lost meanwhile.
+        </span>
         <button type="button" class="primary" disabled={accept.pending} onClick={() => void accept.go()}>
           {accept.pending ? 'Working…' : 'Finish taking over'}
         </button>
@@ -270,7 +331,10 @@ function TransferNote({ listing, changed }: { listing: Listing; changed: () => v
       </div>
     ) : (
       <div class="note info notice" role="status">
-        <span>Ownership is moving to {to ? to.name : 'a member'}: they accepted, and the move finishes when they accept again.</span>
+        <span>
+          Ownership is moving to {to ? to.name : 'a member'}: they accepted, and the move finishes when they accept
+          again.
+        </span>
       </div>
     );
   }
@@ -278,9 +342,15 @@ function TransferNote({ listing, changed }: { listing: Listing; changed: () => v
     return (
       <div class="note info notice" role="status">
         <span>
-          The owner offers you this board (the offer expires {left(t.expiresAt)}). As owner you answer for its members, billing and deletion; the current owner stays on as admin.
+          The owner offers you this board (the offer expires {left(t.expiresAt)}). As owner you answer for its members,
+          billing and deletion; the current owner stays on as admin.
         </span>
-        <ConfirmButton label="Accept ownership" question={`Become the owner of “${listing.name}”?`} disabled={accept.pending} onConfirm={() => void accept.go()} />
+        <ConfirmButton
+          label="Accept ownership"
+          question={`Become the owner of “${listing.name}”?`}
+          disabled={accept.pending}
+          onConfirm={() => void accept.go()}
+        />
         <ErrorNote error={accept.error} />
       </div>
     );
@@ -288,19 +358,38 @@ function TransferNote({ listing, changed }: { listing: Listing; changed: () => v
   return (
     <div class="note info notice" role="status">
       <span>
-        Ownership is offered to {to ? to.name : 'a member'}; it moves when they accept (the offer expires {left(t.expiresAt)}).
+        Ownership is offered to {to ? to.name : 'a member'}; it moves when they accept (the offer expires{' '}
+        {left(t.expiresAt)}).
       </span>
     </div>
   );
 }
 
-function MemberRow({ projectId, listing, member, changed }: { projectId: string; listing: Listing; member: Member; changed: () => void }) {
+function MemberRow({
+  projectId,
+  listing,
+  member,
+  changed,
+}: {
+  projectId: string;
+  listing: Listing;
+  member: Member;
+  changed: () => void;
+}) {
   const mine = listing.role;
   const self = member.userId === me.value?.id;
   // Part-way through taking the board over: neither changed nor removed until that finishes.
   const incoming = listing.transfer?.status === 'accepted' && listing.transfer.toUserId === member.userId;
-  const choices: Granted[] = member.role === 'owner' || incoming ? [] : mine === 'owner' ? ['admin', 'member', 'viewer'] : mine === 'admin' && member.role !== 'admin' ? ['member', 'viewer'] : [];
-  const removable = member.role !== 'owner' && !incoming && (self || (RANK[mine] >= RANK.admin && RANK[member.role] < RANK[mine]));
+  const choices: Granted[] =
+    member.role === 'owner' || incoming
+      ? []
+      : mine === 'owner'
+        ? ['admin', 'member', 'viewer']
+        : mine === 'admin' && member.role !== 'admin'
+          ? ['member', 'viewer']
+          : [];
+  const removable =
+    member.role !== 'owner' && !incoming && (self || (RANK[mine] >= RANK.admin && RANK[member.role] < RANK[mine]));
   const [role, setRole] = useState<Granted>(member.role === 'owner' ? 'admin' : member.role);
   const who = member.name;
   const params = { path: { projectId, userId: member.userId } };
@@ -314,7 +403,10 @@ function MemberRow({ projectId, listing, member, changed }: { projectId: string;
     else changed();
   });
   const offer = useAction(async () => {
-    await client.post('/api/boards/{projectId}/transfers', { params: { path: { projectId } }, body: { toUserId: member.userId } });
+    await client.post('/api/boards/{projectId}/transfers', {
+      params: { path: { projectId } },
+      body: { toUserId: member.userId },
+    });
     changed();
   });
   return (
@@ -328,14 +420,26 @@ function MemberRow({ projectId, listing, member, changed }: { projectId: string;
       <td>
         {choices.length > 0 ? (
           <span class="row">
-            <select aria-label={`Role of ${who}`} value={role} onChange={(e) => setRole((e.target as HTMLSelectElement).value as Granted)} style={{ width: 'auto' }}>
+            <select
+              aria-label={`Role of ${who}`}
+              value={role}
+              onChange={(e) => setRole((e.target as HTMLSelectElement).value as Granted)}
+              style={{ width: 'auto' }}
+            >
               {choices.map((c) => (
                 <option key={c} value={c} title={ROLE_HELP[c]}>
                   {c}
                 </option>
               ))}
             </select>
-            {role !== member.role ? <ConfirmButton label="Change role" question={`Make ${who} ${role === 'admin' ? 'an' : 'a'} ${role}?`} disabled={change.pending} onConfirm={() => void change.go()} /> : null}
+            {role !== member.role ? (
+              <ConfirmButton
+                label="Change role"
+                question={`Make ${who} ${role === 'admin' ? 'an' : 'a'} ${role}?`}
+                disabled={change.pending}
+                onConfirm={() => void change.go()}
+              />
+            ) : null}
           </span>
         ) : (
           member.role
@@ -345,10 +449,25 @@ function MemberRow({ projectId, listing, member, changed }: { projectId: string;
       <td>
         <div class="row">
           {removable ? (
-            <ConfirmButton label={self ? 'Leave' : 'Remove'} danger question={self ? `Leave “${listing.name}”? Your tokens for it stop working.` : `Remove ${who}? Their tokens for this board stop working at once.`} disabled={remove.pending} onConfirm={() => void remove.go()} />
+            <ConfirmButton
+              label={self ? 'Leave' : 'Remove'}
+              danger
+              question={
+                self
+                  ? `Leave “${listing.name}”? Your tokens for it stop working.`
+                  : `Remove ${who}? Their tokens for this board stop working at once.`
+              }
+              disabled={remove.pending}
+              onConfirm={() => void remove.go()}
+            />
           ) : null}
           {mine === 'owner' && !self ? (
-            <ConfirmButton label="Transfer ownership" question={`Offer “${listing.name}” to ${who}? They become owner when they accept; you stay on as admin.`} disabled={offer.pending} onConfirm={() => void offer.go()} />
+            <ConfirmButton
+              label="Transfer ownership"
+              question={`Offer “${listing.name}” to ${who}? They become owner when they accept; you stay on as admin.`}
+              disabled={offer.pending}
+              onConfirm={() => void offer.go()}
+            />
           ) : null}
         </div>
       </td>
@@ -357,12 +476,17 @@ function MemberRow({ projectId, listing, member, changed }: { projectId: string;
 }
 
 function Invitations({ projectId, myRole }: { projectId: string; myRole: Role }) {
-  const list = useLoad(() => client.get('/api/boards/{projectId}/invitations', { params: { path: { projectId } } }).then((r) => r.invitations));
+  const list = useLoad(() =>
+    client.get('/api/boards/{projectId}/invitations', { params: { path: { projectId } } }).then((r) => r.invitations),
+  );
   const roles: Granted[] = myRole === 'owner' ? ['member', 'viewer', 'admin'] : ['member', 'viewer'];
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<Granted>('member');
   const invite = useAction(async () => {
-    const res = await client.post('/api/boards/{projectId}/invitations', { params: { path: { projectId } }, body: { email: email.trim(), role } });
+    const res = await client.post('/api/boards/{projectId}/invitations', {
+      params: { path: { projectId } },
+      body: { email: email.trim(), role },
+    });
     setEmail('');
     list.reload();
     return `Invitation mailed to ${res.invitation.email} as ${res.invitation.role}; the link works once, for 7 days.`;
@@ -371,14 +495,33 @@ function Invitations({ projectId, myRole }: { projectId: string; myRole: Role })
     <section class="panel" aria-labelledby="invitations" style={{ marginTop: '1rem' }}>
       <h2 id="invitations">Invitations</h2>
       <div style={{ maxWidth: '560px' }}>
-        <Form onSubmit={() => void invite.go()} pending={invite.pending} error={invite.error} submit="Send invitation" success={invite.done}>
+        <Form
+          onSubmit={() => void invite.go()}
+          pending={invite.pending}
+          error={invite.error}
+          submit="Send invitation"
+          success={invite.done}
+        >
           <div class="row" style={{ alignItems: 'end' }}>
             <div class="grow">
-              <Field label="Email" type="email" name="invite-email" value={email} onInput={setEmail} required maxLength={254} autocomplete="off" />
+              <Field
+                label="Email"
+                type="email"
+                name="invite-email"
+                value={email}
+                onInput={setEmail}
+                required
+                maxLength={254}
+                autocomplete="off"
+              />
             </div>
             <label class="field">
               <span>Role</span>
-              <select name="invite-role" value={role} onChange={(e) => setRole((e.target as HTMLSelectElement).value as Granted)}>
+              <select
+                name="invite-role"
+                value={role}
+                onChange={(e) => setRole((e.target as HTMLSelectElement).value as Granted)}
+              >
                 {roles.map((r) => (
                   <option key={r} value={r}>
                     {r}
@@ -405,7 +548,13 @@ function Invitations({ projectId, myRole }: { projectId: string; myRole: Role })
           </thead>
           <tbody>
             {list.data.map((i) => (
-              <InvitationRow key={i.invitationId} projectId={projectId} invitation={i} mayManage={i.role !== 'admin' || myRole === 'owner'} changed={list.reload} />
+              <InvitationRow
+                key={i.invitationId}
+                projectId={projectId}
+                invitation={i}
+                mayManage={i.role !== 'admin' || myRole === 'owner'}
+                changed={list.reload}
+              />
             ))}
           </tbody>
         </table>
@@ -414,7 +563,17 @@ function Invitations({ projectId, myRole }: { projectId: string; myRole: Role })
   );
 }
 
-function InvitationRow({ projectId, invitation: i, mayManage, changed }: { projectId: string; invitation: Invitation; mayManage: boolean; changed: () => void }) {
+function InvitationRow({
+  projectId,
+  invitation: i,
+  mayManage,
+  changed,
+}: {
+  projectId: string;
+  invitation: Invitation;
+  mayManage: boolean;
+  changed: () => void;
+}) {
   const params = { path: { projectId, invitationId: i.invitationId } };
   const resend = useAction(async () => {
     await client.post('/api/boards/{projectId}/invitations/{invitationId}/resend', { params });
@@ -426,7 +585,12 @@ function InvitationRow({ projectId, invitation: i, mayManage, changed }: { proje
     changed();
   });
   const open = i.status === 'pending' || i.status === 'expired';
-  const status = i.status === 'pending' ? `pending, expires ${left(i.expiresAt)}` : i.status === 'accepted' && i.acceptedAt ? `accepted ${ago(i.acceptedAt)}` : i.status;
+  const status =
+    i.status === 'pending'
+      ? `pending, expires ${left(i.expiresAt)}`
+      : i.status === 'accepted' && i.acceptedAt
+        ? `accepted ${ago(i.acceptedAt)}`
+        : i.status;
   return (
     <tr>
       <td>
@@ -443,7 +607,13 @@ function InvitationRow({ projectId, invitation: i, mayManage, changed }: { proje
             <button type="button" disabled={resend.pending} onClick={() => void resend.go()}>
               Resend
             </button>
-            <ConfirmButton label="Revoke" danger question={`Revoke the invitation of ${i.email}? Its link stops working.`} disabled={revoke.pending} onConfirm={() => void revoke.go()} />
+            <ConfirmButton
+              label="Revoke"
+              danger
+              question={`Revoke the invitation of ${i.email}? Its link stops working.`}
+              disabled={revoke.pending}
+              onConfirm={() => void revoke.go()}
+            />
           </div>
         ) : null}
       </td>

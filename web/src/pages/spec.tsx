@@ -56,7 +56,9 @@ function useSpec(projectId: string, model: BoardModel) {
         return clause ? merge([clause]) : undefined;
       }
       const { item, items } = e.data as { item?: ItemPatch; items?: ItemPatch[] };
-      const changed = [item, ...(items ?? [])].filter((p): p is ItemPatch & { spec: string[] } => p?.spec !== undefined);
+      const changed = [item, ...(items ?? [])].filter(
+        (p): p is ItemPatch & { spec: string[] } => p?.spec !== undefined,
+      );
       if (!changed.length) return;
       for (const p of changed) for (const heard of inFlight) heard.set(p.workId, p.spec);
       setLinks((held) => {
@@ -74,14 +76,24 @@ function useSpec(projectId: string, model: BoardModel) {
   return { clauses, links, loaded, error, merge };
 }
 
-export default function SpecSection({ projectId, model, role }: { projectId: string; model: BoardModel; role: string | null }) {
+export default function SpecSection({
+  projectId,
+  model,
+  role,
+}: {
+  projectId: string;
+  model: BoardModel;
+  role: string | null;
+}) {
   const { clauses, links, loaded, error, merge } = useSpec(projectId, model);
   const admin = role === 'admin' || role === 'owner';
   const list = [...clauses.values()].sort((a, b) => clauseSeq(a.clauseId) - clauseSeq(b.clauseId));
   const linkedBy = new Map<string, string[]>();
   for (const [workId, ids] of links) for (const id of ids) linkedBy.set(id, [...(linkedBy.get(id) ?? []), workId]);
   for (const ids of linkedBy.values()) ids.sort(byWorkId);
-  const flagged = list.filter((c) => c.status === 'retired').flatMap((c) => (linkedBy.get(c.clauseId) ?? []).map((workId) => ({ workId, clauseId: c.clauseId })));
+  const flagged = list
+    .filter((c) => c.status === 'retired')
+    .flatMap((c) => (linkedBy.get(c.clauseId) ?? []).map((workId) => ({ workId, clauseId: c.clauseId })));
   return (
     <section class="panel entries" aria-label="Spec">
       <div class="section-head">
@@ -91,12 +103,20 @@ export default function SpecSection({ projectId, model, role }: { projectId: str
           {list.length ? ` · ${tally(list, (c) => c.status, STATUSES)}` : ''}
         </span>
       </div>
-      <p class="muted small">What the fleet builds to. Items link the clauses they implement (their spec field); admins add clauses, accept them and retire those that no longer hold.</p>
+      <p class="muted small">
+        What the fleet builds to. Items link the clauses they implement (their spec field); admins add clauses, accept
+        them and retire those that no longer hold.
+      </p>
       <ErrorNote error={error} />
       {flagged.length ? (
-        <div class="note warn" role="status" data-retired-links={flagged.map((f) => `${f.workId}:${f.clauseId}`).join(' ')}>
+        <div
+          class="note warn"
+          role="status"
+          data-retired-links={flagged.map((f) => `${f.workId}:${f.clauseId}`).join(' ')}
+        >
           <strong>
-            {flagged.length === 1 ? '1 item links' : `${flagged.length} items link`} a retired clause: re-point {flagged.length === 1 ? 'it' : 'them'} or reopen the clause.
+            {flagged.length === 1 ? '1 item links' : `${flagged.length} items link`} a retired clause: re-point{' '}
+            {flagged.length === 1 ? 'it' : 'them'} or reopen the clause.
           </strong>
           <span>
             {flagged.map((f, i) => (
@@ -116,7 +136,15 @@ export default function SpecSection({ projectId, model, role }: { projectId: str
       ) : (
         <div class="entry-list">
           {list.map((c) => (
-            <ClauseCard key={c.clauseId} projectId={projectId} clause={c} linkedBy={linkedBy.get(c.clauseId) ?? []} model={model} admin={admin} merged={(v) => merge([strip(v)])} />
+            <ClauseCard
+              key={c.clauseId}
+              projectId={projectId}
+              clause={c}
+              linkedBy={linkedBy.get(c.clauseId) ?? []}
+              model={model}
+              admin={admin}
+              merged={(v) => merge([strip(v)])}
+            />
           ))}
         </div>
       )}
@@ -144,7 +172,13 @@ function AddClause({ projectId, added }: { projectId: string; added: (c: Clause)
           <Field label="Title" name="clause-title" value={title} onInput={setTitle} required maxLength={200} />
           <label class="field">
             <span>Text</span>
-            <textarea name="clause-text" value={text} required maxLength={4000} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
+            <textarea
+              name="clause-text"
+              value={text}
+              required
+              maxLength={4000}
+              onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
+            />
             <small>It starts as a draft with the next id (S-n); accept it when it holds.</small>
           </label>
         </Form>
@@ -170,10 +204,32 @@ function refusal(e: unknown, clauseId: string): unknown {
   if (!refused(e, 'VERSION_MISMATCH')) return e;
   const now = typeof e.details?.version === 'number' ? ` (it is at version ${e.details.version} now)` : '';
   const { status, code, meaning, details, requestId } = e;
-  return new BoardApiError({ status, code, meaning, details, requestId, message: `${clauseId} changed meanwhile${now}: your edit was not saved.`, fix: 'Reload the clause to see the change, then make your edit again.' });
+  return new BoardApiError({
+    status,
+    code,
+    meaning,
+    details,
+    requestId,
+    message: `${clauseId} changed meanwhile${now}: your edit was not saved.`,
+    fix: 'Reload the clause to see the change, then make your edit again.',
+  });
 }
 
-function ClauseCard({ projectId, clause, linkedBy, model, admin, merged }: { projectId: string; clause: ClauseEvent; linkedBy: string[]; model: BoardModel; admin: boolean; merged: (c: Clause) => void }) {
+function ClauseCard({
+  projectId,
+  clause,
+  linkedBy,
+  model,
+  admin,
+  merged,
+}: {
+  projectId: string;
+  clause: ClauseEvent;
+  linkedBy: string[];
+  model: BoardModel;
+  admin: boolean;
+  merged: (c: Clause) => void;
+}) {
   const [draft, setDraft] = useState<Draft | null>(null);
   const params = { path: { clauseId: clause.clauseId }, query: { projectId } };
   const patch = useAction(async (body: Partial<Draft> & { version: number }, done: string) => {
@@ -185,7 +241,10 @@ function ClauseCard({ projectId, clause, linkedBy, model, admin, merged }: { pro
     setDraft(null);
     return done;
   });
-  const edit = (from: ClauseEvent = clause) => (patch.reset(), setDraft({ version: from.version, title: from.title, text: from.text, status: from.status }));
+  const edit = (from: ClauseEvent = clause) => (
+    patch.reset(),
+    setDraft({ version: from.version, title: from.title, text: from.text, status: from.status })
+  );
   // After a refusal: the clause as it is now (the page may not have heard the change yet), to edit again.
   const reload = useAction(async () => {
     const now = await client.get('/api/spec/{clauseId}', { params });
@@ -196,7 +255,13 @@ function ClauseCard({ projectId, clause, linkedBy, model, admin, merged }: { pro
   const retired = clause.status === 'retired';
   const move = (status: Status, done: string) => void patch.go({ version: clause.version, status }, done);
   return (
-    <article class={`entry ${clause.status}`} aria-label={`Clause ${clause.clauseId}`} data-clause-id={clause.clauseId} data-status={clause.status} data-version={clause.version}>
+    <article
+      class={`entry ${clause.status}`}
+      aria-label={`Clause ${clause.clauseId}`}
+      data-clause-id={clause.clauseId}
+      data-status={clause.status}
+      data-version={clause.version}
+    >
       <header class="row">
         <code class="key">{clause.clauseId}</code>
         <strong class="grow-text">{clause.title}</strong>
@@ -205,14 +270,30 @@ function ClauseCard({ projectId, clause, linkedBy, model, admin, merged }: { pro
       </header>
       <p class="pre clause-text">{clause.text}</p>
       <div class="linked">
-        <span class="muted">{linkedBy.length ? `Linked by ${linkedBy.length} ${linkedBy.length === 1 ? 'item' : 'items'}:` : 'No item links it.'}</span>
+        <span class="muted">
+          {linkedBy.length
+            ? `Linked by ${linkedBy.length} ${linkedBy.length === 1 ? 'item' : 'items'}:`
+            : 'No item links it.'}
+        </span>
         {linkedBy.map((workId) => {
           const card = model.card(workId);
           return (
-            <a key={workId} href={`/boards/${projectId}/items/${workId}`} class={`link-chip ${retired ? 'flagged' : ''}`} data-work-id={workId} data-flagged={retired ? 'retired' : undefined} title={retired ? `${workId} links ${clause.clauseId}, which is retired` : card?.title}>
+            <a
+              key={workId}
+              href={`/boards/${projectId}/items/${workId}`}
+              class={`link-chip ${retired ? 'flagged' : ''}`}
+              data-work-id={workId}
+              data-flagged={retired ? 'retired' : undefined}
+              title={retired ? `${workId} links ${clause.clauseId}, which is retired` : card?.title}
+            >
               {retired ? '⚠ ' : ''}
               {workId}
-              {card ? <span class="muted"> {card.title.length > 40 ? `${card.title.slice(0, 40)}…` : card.title} · {card.state.replace('_', ' ')}</span> : null}
+              {card ? (
+                <span class="muted">
+                  {' '}
+                  {card.title.length > 40 ? `${card.title.slice(0, 40)}…` : card.title} · {card.state.replace('_', ' ')}
+                </span>
+              ) : null}
             </a>
           );
         })}
@@ -227,33 +308,77 @@ function ClauseCard({ projectId, clause, linkedBy, model, admin, merged }: { pro
             Edit
           </button>
           {clause.status === 'draft' ? (
-            <button type="button" disabled={patch.pending} onClick={() => move('accepted', `${clause.clauseId} accepted.`)}>
+            <button
+              type="button"
+              disabled={patch.pending}
+              onClick={() => move('accepted', `${clause.clauseId} accepted.`)}
+            >
               Accept
             </button>
           ) : null}
-          {!retired ? <ConfirmButton label="Retire" danger question={`Retire ${clause.clauseId}? Items linking it will be flagged.`} onConfirm={() => move('retired', `${clause.clauseId} retired.`)} disabled={patch.pending} /> : null}
+          {!retired ? (
+            <ConfirmButton
+              label="Retire"
+              danger
+              question={`Retire ${clause.clauseId}? Items linking it will be flagged.`}
+              onConfirm={() => move('retired', `${clause.clauseId} retired.`)}
+              disabled={patch.pending}
+            />
+          ) : null}
           {retired ? (
-            <button type="button" disabled={patch.pending} onClick={() => move('draft', `${clause.clauseId} reopened as a draft.`)}>
+            <button
+              type="button"
+              disabled={patch.pending}
+              onClick={() => move('draft', `${clause.clauseId} reopened as a draft.`)}
+            >
               Reopen as draft
             </button>
           ) : null}
         </div>
       ) : null}
       {draft ? (
-        <form class="form inset" aria-label={`Edit ${clause.clauseId}`} onSubmit={(e) => (e.preventDefault(), patch.pending || void patch.go({ version: draft.version, title: draft.title, text: draft.text, status: draft.status }, `${clause.clauseId} saved.`))}>
+        <form
+          class="form inset"
+          aria-label={`Edit ${clause.clauseId}`}
+          onSubmit={(e) => (
+            e.preventDefault(),
+            patch.pending ||
+              void patch.go(
+                { version: draft.version, title: draft.title, text: draft.text, status: draft.status },
+                `${clause.clauseId} saved.`,
+              )
+          )}
+        >
           {clause.version !== draft.version && !stale ? (
             <div class="note warn" role="status">
               {clause.clauseId} changed while you were editing (now version {clause.version}): saving will be refused.
             </div>
           ) : null}
-          <Field label="Title" name="edit-title" value={draft.title} onInput={(title) => setDraft({ ...draft, title })} required maxLength={200} />
+          <Field
+            label="Title"
+            name="edit-title"
+            value={draft.title}
+            onInput={(title) => setDraft({ ...draft, title })}
+            required
+            maxLength={200}
+          />
           <label class="field">
             <span>Text</span>
-            <textarea name="edit-text" value={draft.text} required maxLength={4000} onInput={(e) => setDraft({ ...draft, text: (e.target as HTMLTextAreaElement).value })} />
+            <textarea
+              name="edit-text"
+              value={draft.text}
+              required
+              maxLength={4000}
+              onInput={(e) => setDraft({ ...draft, text: (e.target as HTMLTextAreaElement).value })}
+            />
           </label>
           <label class="field">
             <span>Status</span>
-            <select name="edit-status" value={draft.status} onChange={(e) => setDraft({ ...draft, status: (e.target as HTMLSelectElement).value as Status })}>
+            <select
+              name="edit-status"
+              value={draft.status}
+              onChange={(e) => setDraft({ ...draft, status: (e.target as HTMLSelectElement).value as Status })}
+            >
               {STATUSES.map((s) => (
                 <option key={s} value={s}>
                   {s}

@@ -11,7 +11,14 @@ export async function sha256Digest(text: string): Promise<string | null> {
   return `sha256:${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
 }
 
-export function DigestField(props: { label: string; name: string; value: string; onChange: (digest: string) => void; required?: boolean; answerLabel?: string }) {
+export function DigestField(props: {
+  label: string;
+  name: string;
+  value: string;
+  onChange: (digest: string) => void;
+  required?: boolean;
+  answerLabel?: string;
+}) {
   const [answer, setAnswer] = useState('');
   const [unavailable, setUnavailable] = useState(false);
   const hash = async (text: string) => {
@@ -25,7 +32,12 @@ export function DigestField(props: { label: string; name: string; value: string;
     <div class="digest">
       <label class="field">
         <span>{props.answerLabel ?? 'Answer'}</span>
-        <textarea name={`${props.name}-answer`} class="short" value={answer} onInput={(e) => void hash((e.target as HTMLTextAreaElement).value)} />
+        <textarea
+          name={`${props.name}-answer`}
+          class="short"
+          value={answer}
+          onInput={(e) => void hash((e.target as HTMLTextAreaElement).value)}
+        />
         <small>
           {unavailable
             ? 'This page cannot hash here (Web Crypto needs https): paste the digest below.'

@@ -42,7 +42,15 @@ export function useAction<A extends unknown[], R>(run: (...args: A) => Promise<R
 }
 
 /** A form that submits through `onSubmit` (never a navigation), with its error and pending state. */
-export function Form(props: { onSubmit: () => void; pending: boolean; error: unknown; submit: string; children: ComponentChildren; class?: string; success?: string | null }) {
+export function Form(props: {
+  onSubmit: () => void;
+  pending: boolean;
+  error: unknown;
+  submit: string;
+  children: ComponentChildren;
+  class?: string;
+  success?: string | null;
+}) {
   const submit = (e: Event) => {
     e.preventDefault();
     if (!props.pending) props.onSubmit();
@@ -63,7 +71,19 @@ export function Form(props: { onSubmit: () => void; pending: boolean; error: unk
   );
 }
 
-export function Field(props: { label: string; value: string; onInput: (v: string) => void; type?: 'text' | 'email' | 'password' | 'date' | 'number' | 'search'; name?: string; required?: boolean; minLength?: number; maxLength?: number; autocomplete?: string; placeholder?: string; hint?: string }) {
+export function Field(props: {
+  label: string;
+  value: string;
+  onInput: (v: string) => void;
+  type?: 'text' | 'email' | 'password' | 'date' | 'number' | 'search';
+  name?: string;
+  required?: boolean;
+  minLength?: number;
+  maxLength?: number;
+  autocomplete?: string;
+  placeholder?: string;
+  hint?: string;
+}) {
   return (
     <label class="field">
       <span>{props.label}</span>
@@ -84,7 +104,13 @@ export function Field(props: { label: string; value: string; onInput: (v: string
 }
 
 /** A button that asks before it acts. */
-export function ConfirmButton(props: { label: string; question: string; onConfirm: () => void; danger?: boolean; disabled?: boolean }) {
+export function ConfirmButton(props: {
+  label: string;
+  question: string;
+  onConfirm: () => void;
+  danger?: boolean;
+  disabled?: boolean;
+}) {
   const [asking, setAsking] = useState(false);
   const yes = useRef<HTMLButtonElement>(null);
   // The question replaces the button that had the focus: the focus moves to its answer (autofocus
@@ -94,7 +120,12 @@ export function ConfirmButton(props: { label: string; question: string; onConfir
   }, [asking]);
   if (!asking) {
     return (
-      <button type="button" class={props.danger ? 'danger' : ''} disabled={props.disabled} onClick={() => setAsking(true)}>
+      <button
+        type="button"
+        class={props.danger ? 'danger' : ''}
+        disabled={props.disabled}
+        onClick={() => setAsking(true)}
+      >
         {props.label}
       </button>
     );
@@ -102,7 +133,12 @@ export function ConfirmButton(props: { label: string; question: string; onConfir
   return (
     <span class="confirm" role="group" aria-label={props.question}>
       <span>{props.question}</span>
-      <button type="button" ref={yes} class={props.danger ? 'danger' : 'primary'} onClick={() => (setAsking(false), props.onConfirm())}>
+      <button
+        type="button"
+        ref={yes}
+        class={props.danger ? 'danger' : 'primary'}
+        onClick={() => (setAsking(false), props.onConfirm())}
+      >
         Yes, {props.label.toLowerCase()}
       </button>
       <button type="button" onClick={() => setAsking(false)}>
@@ -129,7 +165,10 @@ export function Countdown({ until }: { until: string }) {
   const m = Math.floor((left % 3600) / 60);
   const s = String(left % 60).padStart(2, '0');
   return (
-    <span class={`countdown ${left < 60 ? 'soon' : ''}`} title={`lease expires ${new Date(until).toLocaleTimeString()}`}>
+    <span
+      class={`countdown ${left < 60 ? 'soon' : ''}`}
+      title={`lease expires ${new Date(until).toLocaleTimeString()}`}
+    >
       {h ? `${h}:${String(m).padStart(2, '0')}:${s}` : `${m}:${s}`}
     </span>
   );
@@ -144,7 +183,14 @@ export function who(principal: string | null | undefined): string {
 
 /** One line for a board event: its type, item (or doctrine entry, or spec clause), and the move it made. */
 export function describeEvent(e: BoardEvent): string {
-  const data = e.data as { from?: string; to?: string; slug?: string; clauseId?: string; result?: string; fields?: string[] };
+  const data = e.data as {
+    from?: string;
+    to?: string;
+    slug?: string;
+    clauseId?: string;
+    result?: string;
+    fields?: string[];
+  };
   const move = data.from && data.to ? ` ${data.from.replace('_', ' ')} → ${data.to.replace('_', ' ')}` : '';
   const subject = e.workId ?? data.slug ?? data.clauseId;
   const more = data.result ? ` ${data.result}` : data.fields ? ` (${data.fields.join(', ')})` : '';
@@ -152,7 +198,17 @@ export function describeEvent(e: BoardEvent): string {
 }
 
 /** A choice among the person's boards, shown only when there is more than one. */
-export function BoardPicker({ name, boards, value, onChange }: { name: string; boards: readonly { projectId: string; name: string }[]; value: string | null; onChange: (projectId: string) => void }) {
+export function BoardPicker({
+  name,
+  boards,
+  value,
+  onChange,
+}: {
+  name: string;
+  boards: readonly { projectId: string; name: string }[];
+  value: string | null;
+  onChange: (projectId: string) => void;
+}) {
   if (boards.length < 2) return null;
   return (
     <label class="field">

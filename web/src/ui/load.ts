@@ -20,14 +20,15 @@ export function useLoad<T>(load: () => Promise<T>) {
   return { data, error, reload: () => setVersion((v) => v + 1) };
 }
 
-
 /** Every board of the account (the list is paginated; follow the cursor, with a bound). */
 export async function allProjects(): Promise<ProjectSummary[]> {
   const out: ProjectSummary[] = [];
   let cursor: string | null = null;
   for (let page = 0; page < 20; page++) {
     // Annotated: `cursor` is read back from the answer in the same loop.
-    const res: Reply<'/api/projects', 'get'> = await client.get('/api/projects', { params: { query: { limit: '200', ...(cursor && { cursor }) } } });
+    const res: Reply<'/api/projects', 'get'> = await client.get('/api/projects', {
+      params: { query: { limit: '200', ...(cursor && { cursor }) } },
+    });
     out.push(...res.projects);
     cursor = res.pagination.nextCursor;
     if (!cursor) break;
