@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { ADDRESS_BUDGET } from './plans.js';
-import { parseProxyList, type ProxyList } from './http/trusted-proxies.js';
+import { parseProxyList, type ProxyList } from './address-list.js';
 
 /** BODY_LIMIT_BYTES's default: the most a request body may be, but on a route that allows more. */
 export const BODY_LIMIT_BYTES = 256 * 1024;

@@ -6,12 +6,7 @@ import type { SelectedProject } from './auth/project-selection.js';
 
 export type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 
-/**
- * none: no credential read (signup, login, webhook). session-optional: uses a live session when
- * present (logout). session: cookie session required. bearer-or-session: either credential.
- */
-/** operator: an operator's own session only; anyone else is answered as an unknown path (src/admin/gate.ts). */
-export type AuthKind = 'none' | 'session-optional' | 'session' | 'bearer-or-session' | 'operator';
+export type { AuthKind } from './auth/auth-kind.js';
 
 /**
  * identity: budgets reported, never denied. read/write: per-principal budgets. lifecycle: the

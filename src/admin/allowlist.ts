@@ -12,12 +12,12 @@
 // the bus (`allowlist.changed`), and every REFRESH_MS besides, so a node that missed the notice
 // (the bus down) still follows within REFRESH_MS. The list is small by nature and capped
 // (MAX_ENTRIES), so reading it whole is one bounded read. Address and range matching is
-// TRUSTED_PROXIES' own (src/http/trusted-proxies.ts).
+// TRUSTED_PROXIES' own (src/address-list.ts).
 import { isIP } from 'node:net';
 import type { Logger } from 'pino';
 import { DuplicateKeyError, type AllowlistRecord, type Store } from '../../store/ports/store.js';
 import { AppError } from '../errors/app-error.js';
-import { parseProxyList, plainAddress, type ProxyList } from '../http/trusted-proxies.js';
+import { parseProxyList, plainAddress, type ProxyList } from '../address-list.js';
 import type { Exemption } from '../ratelimit/limiter.js';
 import { auditOperatorAction, type OperatorCtx } from './audit.js';
 

@@ -26,7 +26,7 @@ import type { SessionIdentity } from '../auth/identity.js';
 import { auditRow } from '../audit-row.js';
 import type { Notice } from '../bus/bus.js';
 import { AppError } from '../errors/app-error.js';
-import type { RequestContext } from '../http/route.js';
+import type { RequestContext } from '../request-context.js';
 import { operatorAuditRow } from './audit.js';
 
 export const IMPERSONATION_MS = 30 * 60_000;

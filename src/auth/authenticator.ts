@@ -3,7 +3,7 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../errors/app-error.js';
 import type { ReadsById, SessionRecord, Store, TokenRecord } from '../../store/ports/store.js';
-import type { AuthKind } from '../request-context.js';
+import type { AuthKind } from './auth-kind.js';
 import type { Identity, TokenIdentity } from './identity.js';
 import { andThen, type Maybe } from '../../store/ports/maybe.js';
 

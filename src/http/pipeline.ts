@@ -7,8 +7,7 @@ import { requestLogger, type RequestLine } from '../log.js';
 import { SESSION_COOKIE, type Authenticator } from '../auth/authenticator.js';
 import { CSRF_HEADER, csrfTokenMatches, isCrossSite } from '../auth/csrf.js';
 import type { ProjectSelector, SelectedProject } from '../auth/project-selection.js';
-import { workspaceOf, type Identity } from '../auth/identity.js';
-import type { OperatorGate } from '../admin/gate.js';
+import { workspaceOf, type Identity, type SessionIdentity } from '../auth/identity.js';
 import { AppError, isAppError } from '../errors/app-error.js';
 import { errorEnvelope, errorRecord } from '../errors/envelope.js';
 import type { ResolutionObserver } from '../errors/observed-resolution.js';
@@ -28,6 +27,12 @@ import {
 import { parseWith } from './validation.js';
 import { StoreUnavailableError } from '../../store/ports/store.js';
 import { andThen, orElse, run as runSteps, type Maybe } from '../../store/ports/maybe.js';
+
+/** Who may pass `auth: 'operator'` routes: the operators' gate (src/admin/gate.ts), above this layer, implements it. */
+export interface OperatorAdmission {
+  /** The operator's session identity, or a 404 NOT_FOUND refusal as for an unknown path. */
+  admit(headers: Record<string, string>, cookies: Record<string, string>, now: number): Promise<SessionIdentity>;
+}
 
 export interface RawRequest {
   method: string;
@@ -51,7 +56,7 @@ export interface RawResponse {
 export interface PipelineDeps {
   authenticator: Authenticator;
   /** Admits operators to `auth: 'operator'` routes; everyone else gets 404 (src/admin/gate.ts). */
-  operators: Pick<OperatorGate, 'admit'>;
+  operators: OperatorAdmission;
   selector: ProjectSelector;
   limiter: RateLimiter;
   observer: ResolutionObserver;

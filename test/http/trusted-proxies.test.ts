@@ -1,7 +1,8 @@
 // The client address behind proxies, as a table: who the peer is, what the headers say, what
 // TRUSTED_PROXIES lists, and which address the request is then counted against.
 import { describe, expect, it } from 'vitest';
-import { clientAddress, parseProxyList, plainAddress, type ForwardedHeader } from '../../src/http/trusted-proxies.js';
+import { parseProxyList, plainAddress } from '../../src/address-list.js';
+import { clientAddress, type ForwardedHeader } from '../../src/http/trusted-proxies.js';
 
 const at = (
   peer: string,
