@@ -21,7 +21,7 @@ import { ITEM_STATES } from '../../machines/item-types.js';
 import { checkProjectName, deleteProject, ensureRoom, provisionProject } from '../accounts/projects.js';
 import { withAccountLock } from '../accounts/account-lock.js';
 import { AppError } from '../errors/app-error.js';
-import { Digest, WorkId } from '../routes/board-schemas.js';
+import { Digest, WorkId } from '../board/schemas.js';
 import type { EventRecord, Store } from '../../store/ports/store.js';
 import { EXPORT_FORMAT } from './export.js';
 

@@ -1,16 +1,9 @@
-// Inputs and views shared by the board surfaces.
+// Inputs and views shared by the board surfaces. The forms of ids and digests are src/board/schemas.ts.
 import { z } from 'zod';
 import type { BoardItem } from '../../machines/board.js';
 import { publicItem } from '../../machines/item-view.js';
 import { DEPENDS_MAX } from '../board/commands.js';
-
-export const WORK_ID = /^W-\d{1,9}$/;
-export const COMMIT_ID = /^[0-9a-f]{7,64}$/;
-export const DIGEST = /^sha256:[a-f0-9]{64}$/;
-
-export const WorkId = z.string().regex(WORK_ID, 'must be a work id like W-12');
-export const CommitId = z.string().regex(COMMIT_ID, 'must be a commit id: 7 to 64 lowercase hex characters');
-export const Digest = z.string().regex(DIGEST, 'must be a digest: sha256:<64 lowercase hex>');
+import { Digest } from '../board/schemas.js';
 
 export const ItemInput = z.strictObject({
   title: z.string().trim().min(1).max(200),

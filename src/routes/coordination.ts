@@ -5,7 +5,8 @@ import { z } from 'zod';
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
-import { CommitId, Digest, LeaseGrant, WorkId } from './board-schemas.js';
+import { CommitId, Digest, WorkId } from '../board/schemas.js';
+import { LeaseGrant } from './board-schemas.js';
 import { ForbiddenHead } from './schemas.js';
 
 export const TTL_DEFAULT_S = 900;

@@ -6,7 +6,7 @@ import { DoctrineDesk, SLUG, slugParam } from '../board/doctrine.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { ErrorCode } from '../errors/registry.js';
 import type { RouteDeps } from './deps.js';
-import { Digest } from './board-schemas.js';
+import { Digest } from '../board/schemas.js';
 
 const ProposeInput = z.strictObject({
   slug: z.string().regex(SLUG, 'must be 1 to 64 lowercase letters, digits and dashes, starting with a letter or digit'),

@@ -8,7 +8,7 @@ import { FEEDBACK_OPEN_PER_BOARD, FEEDBACK_OPEN_PER_PRINCIPAL } from '../feedbac
 import { defineRoute, type Route } from '../http/route.js';
 import { intInRange } from '../int-in-range.js';
 import type { RouteDeps } from './deps.js';
-import { WorkId } from './board-schemas.js';
+import { WorkId } from '../board/schemas.js';
 
 const LIST_DEFAULT = 50;
 const LIST_MAX = 200;

@@ -12,7 +12,8 @@ import { captureBefore } from '../board/restore-points.js';
 import { RESOURCE_TOKEN_VIEW } from '../board/visibility.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
-import { ItemInput as ItemFields, itemView, ItemView, LeaseGrant, WORK_ID } from './board-schemas.js';
+import { WORK_ID } from '../board/schemas.js';
+import { ItemInput as ItemFields, itemView, ItemView, LeaseGrant } from './board-schemas.js';
 import { ForbiddenHead } from './schemas.js';
 
 const ItemInput = ItemFields.extend({ head: ForbiddenHead });

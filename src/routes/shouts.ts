@@ -15,7 +15,7 @@ import { AppError } from '../errors/app-error.js';
 import { defineRoute, type Route } from '../http/route.js';
 import { intInRange } from '../int-in-range.js';
 import type { RouteDeps } from './deps.js';
-import { WorkId } from './board-schemas.js';
+import { WorkId } from '../board/schemas.js';
 
 const LIST_DEFAULT = 100;
 const LIST_MAX = 500;
