@@ -37,7 +37,13 @@ const AccountProfileResponse = z.object({
   }),
 });
 
-export function accountRoutes(deps: RouteDeps): Route[] {
+/** What the account routes use of the server's dependencies. */
+export type AccountDeps = Pick<
+  RouteDeps,
+  'config' | 'store' | 'passwords' | 'mailer' | 'selector' | 'logger' | 'csrfToken' | 'revoke' | 'billing'
+>;
+
+export function accountRoutes(deps: AccountDeps): Route[] {
   const accounts = new AccountService(deps.store, deps.passwords, deps.csrfToken);
   const recovery = new Recovery(deps.store, deps.mailer, deps.passwords, deps.config.publicUrl);
   const deletion = new AccountDeletion(deps.store, (accountId) => deps.billing.cancelLiveSubscriptions(accountId));

@@ -84,7 +84,10 @@ const entryOut = (e: {
 }) => ({ ...e, at: iso(e.at) });
 const seconds = (ms: number): number => Math.max(0, Math.ceil(ms / 1000));
 
-export function adminAccessRoutes(deps: RouteDeps): Route[] {
+/** What the admin-access routes use of the server's dependencies. */
+export type AdminAccessDeps = Pick<RouteDeps, 'config' | 'store' | 'allowlist' | 'mailer' | 'csrfToken' | 'revoke'>;
+
+export function adminAccessRoutes(deps: AdminAccessDeps): Route[] {
   const impersonation = new Impersonation(deps.store, deps.revoke);
   const contact = new Contact(deps.store, deps.mailer, deps.config.publicUrl);
   const { allowlist } = deps;

@@ -44,7 +44,10 @@ async function* reported(chunks: AsyncGenerator<string>, onError: (e: unknown) =
   }
 }
 
-export function adminDataRoutes(deps: RouteDeps): Route[] {
+/** What the admin-data routes use of the server's dependencies. */
+export type AdminDataDeps = Pick<RouteDeps, 'store' | 'operators' | 'logger' | 'clock'>;
+
+export function adminDataRoutes(deps: AdminDataDeps): Route[] {
   const data = new DataDesk(deps.store);
   return [
     defineRoute<undefined, z.infer<typeof ExportQuery>>({

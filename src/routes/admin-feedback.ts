@@ -33,7 +33,10 @@ const Promoted = z.object({
   created: z.boolean().describe('False when the entry had been promoted already: no second item was made.'),
 });
 
-export function adminFeedbackRoutes(deps: RouteDeps): Route[] {
+/** What the admin-feedback routes use of the server's dependencies. */
+export type AdminFeedbackDeps = Pick<RouteDeps, 'store' | 'boards' | 'clock'>;
+
+export function adminFeedbackRoutes(deps: AdminFeedbackDeps): Route[] {
   const desk = new FeedbackDesk(deps.store, new FeedbackBook(deps.store), deps.boards, deps.clock);
   const id = (params: Record<string, string | undefined>): string => params.id ?? '';
   return [

@@ -114,7 +114,10 @@ const PROVIDER = [
   'BILLING_UNAVAILABLE',
 ] as const;
 
-export function adminMoneyRoutes(deps: RouteDeps): Route[] {
+/** What the admin-money routes use of the server's dependencies. */
+export type AdminMoneyDeps = Pick<RouteDeps, 'store' | 'billing'>;
+
+export function adminMoneyRoutes(deps: AdminMoneyDeps): Route[] {
   const desk = new MoneyDesk(deps.store, deps.billing);
   return [
     defineRoute<undefined, z.infer<typeof PageQuery>>({

@@ -68,7 +68,10 @@ const Closed = z.object({ user: UserRow, boards: z.array(z.string()) });
 
 const DAYS = DELETION_RETENTION_MS / 86_400_000;
 
-export function adminPeopleRoutes(deps: RouteDeps): Route[] {
+/** What the admin-people routes use of the server's dependencies. */
+export type AdminPeopleDeps = Pick<RouteDeps, 'store' | 'revoke' | 'billing'>;
+
+export function adminPeopleRoutes(deps: AdminPeopleDeps): Route[] {
   const people = new PeopleDesk(
     deps.store,
     (accountId) => deps.billing.cancelLiveSubscriptions(accountId),

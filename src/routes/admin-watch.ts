@@ -78,7 +78,10 @@ const Loose = z.record(z.string(), z.unknown());
 const iso = (ms: number): string => new Date(ms).toISOString();
 const get = { ...adminBase, method: 'get', bodyKind: 'none' } as const;
 
-export function adminWatchRoutes(deps: RouteDeps): Route[] {
+/** What the admin-watch routes use of the server's dependencies. */
+export type AdminWatchDeps = Pick<RouteDeps, 'config' | 'store' | 'watch' | 'mailer' | 'clock' | 'busHealth'>;
+
+export function adminWatchRoutes(deps: AdminWatchDeps): Route[] {
   const startedAt = deps.clock();
   const { store, watch, config } = deps;
   /** This node's counters go out before a figure is read from the store, so what it counted shows at once. */

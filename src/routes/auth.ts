@@ -48,7 +48,10 @@ const WhoamiResponse = z.object({
     .nullable(),
 });
 
-export function authRoutes(deps: RouteDeps): Route[] {
+/** What the auth routes use of the server's dependencies. */
+export type AuthDeps = Pick<RouteDeps, 'config' | 'store' | 'passwords' | 'mailer' | 'logger' | 'csrfToken' | 'revoke'>;
+
+export function authRoutes(deps: AuthDeps): Route[] {
   const accounts = new AccountService(deps.store, deps.passwords, deps.csrfToken);
   const recovery = new Recovery(deps.store, deps.mailer, deps.passwords, deps.config.publicUrl);
   const group = 'accounts';

@@ -4,7 +4,6 @@ import { originOf } from '../audit-row.js';
 import { z } from 'zod';
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type RequestContext, type Route } from '../http/route.js';
-import type { BillingService } from '../billing/service.js';
 import type { RouteDeps } from './deps.js';
 
 const Interval = z.enum(['month', 'year']);
@@ -54,7 +53,11 @@ const BillingAuditResponse = z.object({
   ),
 });
 
-export function billingRoutes(deps: RouteDeps, billing: BillingService): Route[] {
+/** What the billing routes use of the server's dependencies. */
+export type BillingDeps = Pick<RouteDeps, 'config' | 'store' | 'billing'>;
+
+export function billingRoutes(deps: BillingDeps): Route[] {
+  const { billing } = deps;
   const group = 'billing';
   const account = { group, auth: 'session', project: 'owned', bodyKind: 'none', rate: 'none' } as const;
   /** Checkout and portal draw on the shared board bucket (write class, `user:<id>`, the project's plan) after validation, CSRF, session and project, and before the provider. */

@@ -47,7 +47,10 @@ const base = {
   bodyKind: 'json',
 } as const;
 
-export function coordinationRoutes(deps: RouteDeps): Route[] {
+/** What the coordination routes use of the server's dependencies. */
+export type CoordinationDeps = Pick<RouteDeps, 'config' | 'boards'>;
+
+export function coordinationRoutes(deps: CoordinationDeps): Route[] {
   const { boards } = deps;
   const minTtl = deps.config.leaseMinTtlSeconds;
   const ClaimInput = claimInput(minTtl);

@@ -71,7 +71,10 @@ const PollResponse = z.object({
   secret: z.string().describe('The agent’s Bearer token: in this response only, and only once.'),
 });
 
-export function deviceRoutes(deps: RouteDeps): Route[] {
+/** What the device routes use of the server's dependencies. */
+export type DeviceDeps = Pick<RouteDeps, 'config' | 'store' | 'selector' | 'logger' | 'limiter' | 'userCodeDigest'>;
+
+export function deviceRoutes(deps: DeviceDeps): Route[] {
   const flow = new DeviceFlow(
     deps.store,
     deps.selector,

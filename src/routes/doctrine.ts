@@ -65,7 +65,10 @@ const LIFECYCLE =
   'Statuses: proposed → ratified or rejected; rejected → ratified; ratified → rejected. An action the status does not take is 409 INVALID_TRANSITION with `details.state` and `details.allowed`. ' +
   'Every change is a board event (`doctrine.*`, workId null, the entry’s view in `data.entry`) in the same log as the items’, pushed to sockets.';
 
-export function doctrineRoutes(deps: RouteDeps): Route[] {
+/** What the doctrine routes use of the server's dependencies. */
+export type DoctrineDeps = Pick<RouteDeps, 'boards'>;
+
+export function doctrineRoutes(deps: DoctrineDeps): Route[] {
   const desk = new DoctrineDesk(deps.boards);
   return [
     defineRoute({

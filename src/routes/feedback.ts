@@ -55,7 +55,10 @@ export const FeedbackPage = z.object({ feedback: z.array(Feedback), nextCursor: 
 
 const base = { group: 'feedback', auth: 'bearer-or-session', project: 'required', rateHeaders: true } as const;
 
-export function feedbackRoutes(deps: RouteDeps): Route[] {
+/** What the feedback routes use of the server's dependencies. */
+export type FeedbackDeps = Pick<RouteDeps, 'store' | 'boards'>;
+
+export function feedbackRoutes(deps: FeedbackDeps): Route[] {
   const { boards } = deps;
   const book = new FeedbackBook(deps.store);
   return [

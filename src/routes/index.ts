@@ -42,7 +42,7 @@ export function routeTable(deps: Omit<RouteDeps, 'routes'>): Route[] {
     ...specRoutes(full),
     ...feedbackRoutes(full),
     ...statusRoutes(full),
-    ...billingRoutes(full, full.billing),
+    ...billingRoutes(full),
     ...rewindRoutes(full),
     ...sharingRoutes(full),
     ...onboardingRoutes(full),

@@ -100,7 +100,10 @@ function workIdParam(raw: string | undefined): string {
   return raw;
 }
 
-export function itemRoutes(deps: RouteDeps): Route[] {
+/** What the items routes use of the server's dependencies. */
+export type ItemDeps = Pick<RouteDeps, 'store' | 'boards'>;
+
+export function itemRoutes(deps: ItemDeps): Route[] {
   const { boards } = deps;
   const newItems = (inputs: z.infer<typeof ItemInput>[]): NewItem[] => inputs.map(({ head: _head, ...rest }) => rest);
 

@@ -100,7 +100,10 @@ const checkedId = (projectId: string): string => {
   return projectId;
 };
 
-export function onboardingRoutes(deps: RouteDeps): Route[] {
+/** What the onboarding routes use of the server's dependencies. */
+export type OnboardingDeps = Pick<RouteDeps, 'config' | 'store' | 'selector' | 'logger'>;
+
+export function onboardingRoutes(deps: OnboardingDeps): Route[] {
   const { store, selector } = deps;
   const audit = committedAudit(store, deps.logger);
   const enrollments = new Enrollments(store, selector, audit);

@@ -60,7 +60,10 @@ const ListResponse = z.object({
   pagination: z.object({ nextCursor: z.string().nullable(), cursorReset: z.boolean() }),
 });
 
-export function projectRoutes(deps: RouteDeps): Route[] {
+/** What the projects routes use of the server's dependencies. */
+export type ProjectDeps = Pick<RouteDeps, 'store' | 'selector' | 'boards' | 'logger' | 'revoke'>;
+
+export function projectRoutes(deps: ProjectDeps): Route[] {
   const { store } = deps;
   const audit = committedAudit(store, deps.logger);
 

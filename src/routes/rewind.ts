@@ -73,7 +73,10 @@ const RewindApplyResponse = z.object({
     .describe('The leases the rewind ended (their holders hear lease.revoked with reason rewound).'),
 });
 
-export function rewindRoutes(deps: RouteDeps): Route[] {
+/** What the rewind routes use of the server's dependencies. */
+export type RewindDeps = Pick<RouteDeps, 'store' | 'boards' | 'logger'>;
+
+export function rewindRoutes(deps: RewindDeps): Route[] {
   const rewind = new Rewind(deps.store, deps.boards, deps.logger);
   return [
     defineRoute<undefined, z.infer<typeof PreviewQuery>>({

@@ -109,7 +109,13 @@ const BOARD = '/api/boards/{projectId}';
 const ONE_INVITATION = `${BOARD}/invitations/{invitationId}`;
 const ONE_MEMBER = `${BOARD}/members/{userId}`;
 
-export function sharingRoutes(deps: RouteDeps): Route[] {
+/** What the sharing routes use of the server's dependencies. */
+export type SharingDeps = Pick<
+  RouteDeps,
+  'config' | 'store' | 'mailer' | 'selector' | 'logger' | 'revoke' | 'membership'
+>;
+
+export function sharingRoutes(deps: SharingDeps): Route[] {
   const ports: SharingPorts = {
     store: deps.store,
     selector: deps.selector,

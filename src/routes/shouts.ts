@@ -62,7 +62,10 @@ export const Shout = z.object({
 
 const base = { group: 'shouts', auth: 'bearer-or-session', project: 'required', rateHeaders: true } as const;
 
-export function shoutRoutes(deps: RouteDeps): Route[] {
+/** What the shouts routes use of the server's dependencies. */
+export type ShoutDeps = Pick<RouteDeps, 'store' | 'boards' | 'notify'>;
+
+export function shoutRoutes(deps: ShoutDeps): Route[] {
   const { boards, store } = deps;
   const trims = new ShoutTrims();
   return [

@@ -38,7 +38,10 @@ const base = { group: 'spec', auth: 'bearer-or-session', project: 'required', ra
 const EVENTS =
   'Every change is a board event (`spec.created`, `spec.updated`; workId null, the clause in `data.clause`) in the same log as the items’, pushed to sockets.';
 
-export function specRoutes(deps: RouteDeps): Route[] {
+/** What the spec routes use of the server's dependencies. */
+export type SpecDeps = Pick<RouteDeps, 'boards'>;
+
+export function specRoutes(deps: SpecDeps): Route[] {
   const desk = new SpecDesk(deps.boards);
   return [
     defineRoute({

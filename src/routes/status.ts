@@ -125,7 +125,10 @@ const base = {
   rate: 'read',
 } as const;
 
-export function statusRoutes(deps: RouteDeps): Route[] {
+/** What the status routes use of the server's dependencies. */
+export type StatusDeps = Pick<RouteDeps, 'store' | 'online' | 'boards' | 'notify'>;
+
+export function statusRoutes(deps: StatusDeps): Route[] {
   const { boards, store } = deps;
   return [
     defineRoute({

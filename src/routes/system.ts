@@ -35,7 +35,13 @@ const ALIVE = { status: 200, body: { status: 'ok' } } as const;
 
 const html = (body: string) => ({ status: 200, body, contentType: 'text/html; charset=utf-8' });
 
-export function systemRoutes(deps: RouteDeps): Route[] {
+/** What the system routes use of the server's dependencies. */
+export type SystemDeps = Pick<
+  RouteDeps,
+  'config' | 'store' | 'observer' | 'readiness' | 'busHealth' | 'sockets' | 'routes'
+>;
+
+export function systemRoutes(deps: SystemDeps): Route[] {
   const base = { group: 'system', auth: 'none', bodyKind: 'none', rate: 'none', errors: [] } as const;
   let openapi: string | null = null;
 

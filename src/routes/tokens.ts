@@ -40,7 +40,10 @@ export const PublicToken = z.object({
 });
 const WithSecret = z.object({ token: PublicToken, secret: z.string() });
 
-export function tokenRoutes(deps: RouteDeps): Route[] {
+/** What the tokens routes use of the server's dependencies. */
+export type TokenDeps = Pick<RouteDeps, 'store' | 'selector' | 'logger' | 'revoke'>;
+
+export function tokenRoutes(deps: TokenDeps): Route[] {
   const tokens = new ServiceTokens(deps.store, deps.selector, committedAudit(deps.store, deps.logger));
   const base = { group: 'tokens', auth: 'bearer-or-session', accountScope: true, rateHeaders: true } as const;
   const one = '/api/accounts/tokens/{tokenId}';
