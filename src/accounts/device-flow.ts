@@ -24,8 +24,6 @@ export const DEVICE_TTL_MS = 600_000;
 /** RFC 8628 §3.5: each slow_down adds 5 s to the grant's interval; we stop growing it at a minute. */
 export const SLOW_DOWN_STEP_S = 5;
 export const MAX_INTERVAL_S = 60;
-/** A grant is kept this long past its expiry, so a late poll still hears EXPIRED_TOKEN; then purged. */
-export const PURGE_AFTER_MS = 60 * 60_000;
 const USER_CODE_ATTEMPTS = 5;
 const POLL_ATTEMPTS = 8;
 
@@ -280,9 +278,4 @@ function tooManyMisses(budget: Budget, now: number): AppError {
     { limit: budget.limit, resetAt: budget.resetAt },
     { 'Retry-After': String(retryAfter) },
   );
-}
-
-/** Deletes grants expired more than PURGE_AFTER_MS ago (an index range on expiresAt); returns how many. Retention runs it (src/board/retention.ts). */
-export function purgeDeviceGrants(store: Pick<Store, 'deviceGrants'>, now: number): Promise<number> {
-  return store.deviceGrants.deleteMany({ expiresAt: { $lt: now - PURGE_AFTER_MS } });
 }

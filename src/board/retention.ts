@@ -6,10 +6,11 @@
 // Every node may run it; deleting what is already gone is harmless.
 import { DAY_MS, historySince, PLANS } from '../plans.js';
 import type { Store } from '../../store/ports/store.js';
-import { purgeDeviceGrants } from '../accounts/device-flow.js';
 import { dropPoints, pointsSince } from './restore-points.js';
 
 export const PURGE_EVERY_MS = 10 * 60_000;
+/** A device-flow grant is kept this long past its expiry, so a late poll still hears EXPIRED_TOKEN (src/accounts/device-flow.ts); then purged. */
+export const DEVICE_GRANTS_KEPT_MS = 60 * 60_000;
 const PROJECT_PAGE = 200;
 
 export type RetentionPorts = Pick<
@@ -51,7 +52,7 @@ export async function purgeExpired(store: RetentionPorts, now: number): Promise<
   };
   purged.sessions = await store.sessions.deleteMany({ expiresAt: { $lt: now } });
   purged.linkTokens = await store.linkTokens.deleteMany({ expiresAt: { $lt: now } });
-  purged.deviceGrants = await purgeDeviceGrants(store, now);
+  purged.deviceGrants = await store.deviceGrants.deleteMany({ expiresAt: { $lt: now - DEVICE_GRANTS_KEPT_MS } });
   for (let after = ''; ;) {
     const page = await store.projects.select({ _id: { $gt: after } }, ['plan'], {
       sort: [['_id', 1]],
