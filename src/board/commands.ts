@@ -113,6 +113,8 @@ const COMMAND_KINDS: ReadonlySet<string> = new Set<CommandKind>([
  * What a paused board refuses with 409 BOARD_PAUSED (DOMAIN.md "Pausing a board"): claims and
  * every change to the work graph or an item's state. Renew and release, comments, lease expiry,
  * doctrine and spec (not part of the graph a rewind swaps), the pause itself and the rewind go on.
+ * The one pause list: a route that `sends` one of these lists BOARD_PAUSED (src/http/route.ts
+ * defineRoute), and the error registry's operations for it are those routes.
  */
 export const REFUSED_WHILE_PAUSED: ReadonlySet<CommandKind> = new Set<CommandKind>([
   'claim',

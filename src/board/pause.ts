@@ -1,7 +1,7 @@
 // Pausing a board (DOMAIN.md "Pausing a board"): owners and admins pause and resume it through the
 // board's own decision (machines/board-pause.ts), so the flag holds on every node in the board's
 // commit order; each change is audited once it is committed. Which commands a paused board refuses
-// is src/board/commands.ts REFUSED_WHILE_PAUSED.
+// is src/board/commands.ts REFUSED_WHILE_PAUSED, and the routes that answer BOARD_PAUSED follow it.
 import type { Logger } from 'pino';
 import type { Board } from '../../machines/board.js';
 import { auditRow, type RequestOrigin } from '../audit-row.js';

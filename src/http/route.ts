@@ -1,6 +1,7 @@
 // A route is data: method, path, schemas, authentication, rate class and handler. The server,
 // the OpenAPI document and the error registry's operation lists are all read from these objects.
 import type { z } from 'zod';
+import { REFUSED_WHILE_PAUSED, type CommandKind } from '../board/commands.js';
 import type { ErrorCode } from '../errors/registry.js';
 import type { SelectionMode } from '../auth/project-selection.js';
 import type { AuthKind, Method, RateClass, RequestContext, SetCookie } from '../request-context.js';
@@ -66,8 +67,13 @@ export interface Route<B = unknown, Q = unknown> {
   body?: z.ZodType<B>;
   query?: z.ZodType<Q>;
   rate: RateClass;
-  /** Route-specific error codes; the pipeline adds those its stages can raise. */
+  /**
+   * Route-specific error codes; the pipeline adds those its stages can raise. BOARD_PAUSED is not
+   * written here: `defineRoute` adds it when the route `sends` a command a paused board refuses.
+   */
   errors: readonly ErrorCode[];
+  /** The board commands the handler sends (src/board/commands.ts), whose refusals the route answers. */
+  sends?: readonly CommandKind[];
   responses: Record<number, ResponseSpec>;
   /** Selects a project from `?projectId=` or the credential's default (see project-selection.ts). */
   project?: SelectionMode;
@@ -95,9 +101,14 @@ export interface Route<B = unknown, Q = unknown> {
   handler(input: HandlerInput<B, Q>): Promise<Reply> | Reply;
 }
 
-/** Keeps the handler's types tied to the route's schemas. */
+/**
+ * Keeps the handler's types tied to the route's schemas, and lists 409 BOARD_PAUSED among the
+ * route's errors when it sends a command that a paused board refuses (REFUSED_WHILE_PAUSED): the
+ * pause list is the command kinds', never a route's.
+ */
 export function defineRoute<B = undefined, Q = undefined>(route: Route<B, Q>): Route {
-  return route as unknown as Route;
+  const paused = route.sends?.some((kind) => REFUSED_WHILE_PAUSED.has(kind)) && !route.errors.includes('BOARD_PAUSED');
+  return (paused ? { ...route, errors: [...route.errors, 'BOARD_PAUSED'] } : route) as unknown as Route;
 }
 
 export const operationOf = (route: Pick<Route, 'method' | 'path'>): string =>

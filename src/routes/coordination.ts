@@ -60,6 +60,7 @@ export function coordinationRoutes(deps: CoordinationDeps): Route[] {
       ...base,
       method: 'post',
       path: '/api/claim',
+      sends: ['claim'],
       summary: 'Claim an item under an exclusive lease: the named one, or the head of the priority chain (pull-next).',
       description:
         '`purpose` work (ready items) or verify (items awaiting verification, by a principal independent of the submitter and of every work-lease holder since it last became ready). ' +
@@ -73,7 +74,6 @@ export function coordinationRoutes(deps: CoordinationDeps): Route[] {
         'NOTHING_READY',
         'VERIFY_NOT_INDEPENDENT',
         'ROLE_REQUIRED',
-        'BOARD_PAUSED',
         'BOARD_BUSY',
       ],
       responses: { 200: { description: 'The lease.', schema: LeaseGrant } },
@@ -101,6 +101,7 @@ export function coordinationRoutes(deps: CoordinationDeps): Route[] {
       ...base,
       method: 'post',
       path: '/api/lease',
+      sends: ['lease'],
       summary: 'Renew or release a held lease.',
       description:
         'Renewals never pass 24 h from the grant. A stale or foreign lease id is LEASE_NOT_HELD, an expired one LEASE_EXPIRED; neither changes anything.',
@@ -140,11 +141,12 @@ export function coordinationRoutes(deps: CoordinationDeps): Route[] {
       ...base,
       method: 'post',
       path: '/api/submit',
+      sends: ['submit'],
       summary: 'Submit the exact head commit produced under the lease; the lease ends.',
       description:
         'Items with verify none are done; verify required go to awaiting_verify for an independent verifier.',
       body: SubmitInput,
-      errors: ['LEASE_NOT_HELD', 'LEASE_EXPIRED', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_PAUSED', 'BOARD_BUSY'],
+      errors: ['LEASE_NOT_HELD', 'LEASE_EXPIRED', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_BUSY'],
       responses: { 200: { description: 'The item’s new state.', schema: StateReply } },
       async handler({ ctx, body }) {
         const call = boards.enterWithin(ctx, 'member', 'claims');
@@ -161,17 +163,10 @@ export function coordinationRoutes(deps: CoordinationDeps): Route[] {
       ...base,
       method: 'post',
       path: '/api/supersede',
+      sends: ['event'],
       summary: 'Replace the submitted head with a newer one (the submitter only); any verify lease is voided.',
       body: SupersedeInput,
-      errors: [
-        'ITEM_NOT_FOUND',
-        'NOT_SUBMITTER',
-        'HEAD_MISMATCH',
-        'INVALID_TRANSITION',
-        'ROLE_REQUIRED',
-        'BOARD_PAUSED',
-        'BOARD_BUSY',
-      ],
+      errors: ['ITEM_NOT_FOUND', 'NOT_SUBMITTER', 'HEAD_MISMATCH', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_BUSY'],
       responses: { 200: { description: 'Awaiting verification of the new head.', schema: StateReply } },
       async handler({ ctx, body }) {
         const call = boards.enter(ctx, 'member', 'claims', body.workId);
@@ -190,6 +185,7 @@ export function coordinationRoutes(deps: CoordinationDeps): Route[] {
       ...base,
       method: 'post',
       path: '/api/verify',
+      sends: ['event'],
       summary:
         'Record an independent verdict on the exact current head: pass completes the item, fail (with a finding digest) sends it back to ready.',
       body: VerifyInput,
@@ -201,7 +197,6 @@ export function coordinationRoutes(deps: CoordinationDeps): Route[] {
         'FINDING_REQUIRED',
         'INVALID_TRANSITION',
         'ROLE_REQUIRED',
-        'BOARD_PAUSED',
         'BOARD_BUSY',
       ],
       responses: { 200: { description: 'The item’s new state.', schema: StateReply } },

@@ -88,6 +88,7 @@ export function doctrineRoutes(deps: DoctrineDeps): Route[] {
       ...base,
       method: 'post',
       path: '/api/doctrine',
+      sends: ['propose-doctrine'],
       summary: 'Propose a doctrine entry (member); it starts proposed, at level advisory.',
       description: `Slugs are unique on the board and entries are never deleted, so a slug taken by an entry of any status is 409 DOCTRINE_EXISTS. Only an admin may set \`expectedDigest\`. ${LIFECYCLE}`,
       bodyKind: 'json',
@@ -101,6 +102,7 @@ export function doctrineRoutes(deps: DoctrineDeps): Route[] {
       ...base,
       method: 'post',
       path: '/api/doctrine/{slug}/agree',
+      sends: ['doctrine'],
       summary: 'Agree with a proposed or ratified entry (member); once per principal.',
       description: `A principal that agreed already gets the entry unchanged with \`already: true\`, and nothing is logged. ${LIFECYCLE}`,
       bodyKind: 'optional-json',
@@ -119,6 +121,7 @@ export function doctrineRoutes(deps: DoctrineDeps): Route[] {
       ...base,
       method: 'post',
       path: '/api/doctrine/{slug}/ratify',
+      sends: ['doctrine'],
       summary:
         'Ratify a proposed or rejected entry (admin), optionally setting the expected answer digest for blind tests.',
       description: LIFECYCLE,
@@ -136,6 +139,7 @@ export function doctrineRoutes(deps: DoctrineDeps): Route[] {
       ...base,
       method: 'post',
       path: '/api/doctrine/{slug}/reject',
+      sends: ['doctrine'],
       summary:
         'Reject a proposed or ratified entry (admin), with an optional reason. It stays on the board and may be ratified later.',
       description: LIFECYCLE,
@@ -153,6 +157,7 @@ export function doctrineRoutes(deps: DoctrineDeps): Route[] {
       ...base,
       method: 'post',
       path: '/api/doctrine/{slug}/level',
+      sends: ['doctrine'],
       summary: 'Set the level of a proposed or ratified entry (admin): advisory, expected or required.',
       description: `Setting the level it has changes nothing and logs nothing. ${LIFECYCLE}`,
       bodyKind: 'json',
@@ -169,6 +174,7 @@ export function doctrineRoutes(deps: DoctrineDeps): Route[] {
       ...base,
       method: 'post',
       path: '/api/doctrine/{slug}/blind-test',
+      sends: ['doctrine'],
       summary:
         'Take a blind test of a ratified entry (member): post the digest of your answer; pass when it equals the entry’s expected digest.',
       description:

@@ -130,6 +130,7 @@ export function projectRoutes(deps: ProjectDeps): Route[] {
     defineRoute<z.infer<typeof PatchBody>, undefined>({
       method: 'patch',
       path: `${base}/{projectId}`,
+      sends: ['pause'],
       group: 'projects',
       summary: 'Rename a project, or pause or resume its board (admin or owner).',
       description: PAUSING,

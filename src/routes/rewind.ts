@@ -113,6 +113,7 @@ export function rewindRoutes(deps: RewindDeps): Route[] {
     defineRoute<z.output<typeof ApplyBody>, undefined>({
       method: 'post',
       path: '/api/account/rewind',
+      sends: ['rewind'],
       group: 'rewind',
       refusedWhileImpersonating: true,
       summary: 'Swap the board’s work graph (or one subtree of it) for a restore point’s, undoably. Owner, Pro.',
