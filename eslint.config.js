@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
 const restrict = (patterns) => ({ 'no-restricted-imports': ['error', { patterns }] });
 // One config object's no-restricted-imports replaces another's, so the src/ rules are shared values.
 const ADAPTERS = { group: ['**/store/embedded/**', '**/store/mongo/**'], message: 'Only src/main.ts picks adapters.' };
-const UWS = { group: ['uWebSockets.js'], message: 'Only src/http/uws.ts imports uWebSockets.js.' };
+const UWS = { group: ['uWebSockets.js'], message: 'Only src/http/uws/ imports uWebSockets.js.' };
 const ABOVE = {
   group: ['**/http/**', '**/routes/**'],
   message:
@@ -95,5 +95,5 @@ export default tseslint.config(
       },
     ]),
   },
-  { files: ['src/http/uws.ts', 'test/**/*.ts'], rules: { 'no-restricted-imports': 'off' } },
+  { files: ['src/http/uws/**/*.ts', 'test/**/*.ts'], rules: { 'no-restricted-imports': 'off' } },
 );
