@@ -2,10 +2,10 @@
 import { z } from 'zod';
 import { AppError } from '../errors/app-error.js';
 import { errorRecord } from '../errors/envelope.js';
-import { ERROR_CODES, ERRORS } from '../errors/registry.js';
-import { routeErrors } from '../http/route-errors.js';
-import { defineRoute, JSON_CONTENT_TYPE, operationOf, type Route } from '../http/route.js';
+import { ERROR_CODES } from '../errors/registry.js';
+import { defineRoute, JSON_CONTENT_TYPE, type Route } from '../http/route.js';
 import { buildOpenApi } from '../openapi/document.js';
+import { raisedBy } from '../openapi/raised-by.js';
 import type { RouteDeps } from './deps.js';
 import { CHANGELOG, DISPATCHES, renderPage } from './pages.js';
 
@@ -81,13 +81,10 @@ export function systemRoutes(deps: SystemDeps): Route[] {
       summary: 'The error registry: every code with its status, meaning, fix and the operations that raise it.',
       responses: { 200: { description: 'Every registered code.', schema: ErrorList } },
       handler() {
-        const raisedByRoutes = new Map<string, Set<string>>();
-        for (const route of deps.routes())
-          for (const code of routeErrors(route))
-            (raisedByRoutes.get(code) ?? raisedByRoutes.set(code, new Set()).get(code)!).add(operationOf(route));
+        const operations = raisedBy(deps.routes());
         const errors = ERROR_CODES.map((code) => ({
           ...errorRecord(code, deps.config.publicUrl, deps.observer.resolution(code)),
-          raisedBy: [...new Set([...ERRORS[code].raisedBy, ...(raisedByRoutes.get(code) ?? [])])],
+          raisedBy: operations[code],
         }));
         return { status: 200, body: { errors } };
       },

@@ -1,6 +1,11 @@
-import { describe, expect, it } from 'vitest';
-import { ERROR_CODES, ERRORS } from '../../src/errors/registry.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REFUSED_WHILE_PAUSED } from '../../src/board/commands.js';
+import { ERROR_CODES, ERRORS, NOT_YET_LISTED, raisedApart, type ErrorCode } from '../../src/errors/registry.js';
 import { MINIMUM_DISTINCT_WORKSPACES, ResolutionObserver } from '../../src/errors/observed-resolution.js';
+import { routeErrors } from '../../src/http/route-errors.js';
+import { operationOf, type Route } from '../../src/http/route.js';
+import { raisedBy } from '../../src/openapi/raised-by.js';
+import { startTestServer, type TestServer } from '../support/server.js';
 
 // Every code of the contract's Part 7 table and DOMAIN.md, with its status.
 const REQUIRED: Record<string, number> = {
@@ -74,6 +79,19 @@ const REQUIRED: Record<string, number> = {
 };
 
 describe('error registry', () => {
+  // Which operations raise a code is read from the route table: a node's, with its pipeline.
+  let srv: TestServer;
+  let routes: readonly Route[];
+  let operations: Record<ErrorCode, string[]>;
+  beforeAll(async () => {
+    srv = await startTestServer();
+    routes = srv.server.routes;
+    operations = raisedBy(routes);
+  });
+  afterAll(async () => {
+    await srv.stop();
+  });
+
   it.each(Object.entries(REQUIRED))('holds %s with status %i', (code, status) => {
     expect(ERRORS).toHaveProperty(code);
     expect(ERRORS[code as keyof typeof ERRORS].status).toBe(status);
@@ -84,7 +102,7 @@ describe('error registry', () => {
       const spec = ERRORS[code];
       expect(spec.meaning.length, code).toBeGreaterThan(10);
       expect(spec.fix.length, code).toBeGreaterThan(5);
-      expect(spec.raisedBy.length, code).toBeGreaterThan(0);
+      expect(operations[code].length, code).toBeGreaterThan(0);
       expect(code).toMatch(/^[A-Z][A-Z_]+$/);
     }
   });
@@ -95,7 +113,42 @@ describe('error registry', () => {
     );
     expect(ERRORS.AUTH_UNAVAILABLE.fix).toBe('Stop and report. No credential works until the operator restores auth.');
     expect(ERRORS.PROVIDER_UNAVAILABLE.fix).toBe('Retry later with backoff.');
-    expect(ERRORS.ACCOUNT_DELETE_CONFIRM_MISMATCH.raisedBy).toContain('DELETE /api/account');
+    expect(operations.ACCOUNT_DELETE_CONFIRM_MISMATCH).toContain('DELETE /api/account');
+  });
+
+  it('is what GET /api/errors serves as each code’s raisedBy', async () => {
+    const served = (await (await fetch(`${srv.url}/api/errors`)).json()) as {
+      errors: { code: ErrorCode; raisedBy: string[] }[];
+    };
+    expect(Object.fromEntries(served.errors.map((e) => [e.code, e.raisedBy]))).toEqual(operations);
+  });
+
+  it('names no route by hand, but for the few whose routes do not list the code yet', () => {
+    const table = new Set(routes.map(operationOf));
+    const notYet: Partial<Record<ErrorCode, readonly string[]>> = NOT_YET_LISTED;
+    for (const code of ERROR_CODES)
+      expect(
+        raisedApart(code).filter((op) => table.has(op)),
+        code,
+      ).toEqual(notYet[code] ?? []);
+    for (const [code, listed] of Object.entries(NOT_YET_LISTED))
+      for (const op of listed) {
+        const route = routes.find((r) => operationOf(r) === op);
+        expect(route, op).toBeDefined();
+        expect(routeErrors(route!), `${op} lists ${code} now: take it out of NOT_YET_LISTED`).not.toContain(code);
+      }
+  });
+
+  it('names apart, as operations, only the socket, which is not a route', () => {
+    const table = new Set(routes.map(operationOf));
+    const apart = ERROR_CODES.flatMap(raisedApart).filter((op) => /^[A-Z]+ \//.test(op) && !table.has(op));
+    expect([...new Set(apart)].sort()).toEqual(['GET /api/ws', 'GET /api/ws (subscribe message)']);
+  });
+
+  it('lists for BOARD_PAUSED the routes that send a command a paused board refuses', () => {
+    const sending = routes.filter((r) => r.sends?.some((kind) => REFUSED_WHILE_PAUSED.has(kind))).map(operationOf);
+    expect(sending.length).toBeGreaterThan(0);
+    expect([...operations.BOARD_PAUSED].sort()).toEqual(sending.sort());
   });
 });
 
