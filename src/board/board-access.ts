@@ -10,7 +10,8 @@ import { AppError } from '../errors/app-error.js';
 import type { ErrorCode } from '../errors/registry.js';
 import type { RequestContext } from '../request-context.js';
 import type { BoardCommand, ReplyOf } from './commands.js';
-import { boardViewOf, mayRead, type BoardRead, type BoardView } from './visibility.js';
+import type { BoardRead, BoardView } from './visibility.js';
+import { lookAt } from './feed/look.js';
 
 /** Where a board's commands are decided: this node's actor, or the board's home node (src/cluster/). */
 export interface CommandRoute {
@@ -56,14 +57,14 @@ export class BoardAccess {
 
   /**
    * The selected board for a read of its `what` (about `workId` when given), with what the caller
-   * may see of it: the one visibility rule (src/board/visibility.ts) that sockets ask too. A read
+   * may see of it, as the board's feed decides for sockets too (src/board/feed/look.ts). A read
    * the view takes nothing of is refused; the rest is answered as the view sees it.
    */
   look(ctx: RequestContext, what: BoardRead, workId?: string): BoardCall & { view: BoardView } {
     const project = ctx.project!;
     const identity = ctx.identity!;
-    const view = boardViewOf(identity, project.role);
-    if (!mayRead(view, what, workId))
+    const { view, refused } = lookAt(identity, project.role, [what], workId);
+    if (refused)
       throw new AppError(
         'PROJECT_SCOPE_DENIED',
         `This resource token covers ${(identity.kind === 'token' && identity.resources?.join(', ')) || 'nothing'}; not ${workId ?? `the board's ${what}`}.`,

@@ -1,0 +1,40 @@
+// Who reads what of a board: the view the one rule makes (src/board/visibility.ts), made once per
+// request or subscription, and the reads it is refused. REST (BoardAccess.look) and sockets ask here.
+import type { Identity, Role } from '../../auth/identity.js';
+import { boardViewOf, eventAsSeen, mayRead, seesShout, seesWholeBoard } from '../visibility.js';
+import type { BoardEvent, BoardRead, BoardView } from '../visibility.js';
+
+/** One reader of a board: what it may see, and whether that is the whole board (then nothing is cut). */
+export interface Reader {
+  readonly view: BoardView;
+  readonly whole: boolean;
+}
+
+/** The reads of `reads` a view takes nothing of, first one first (about `workId` when given). */
+export const refusedRead = (view: BoardView, reads: readonly BoardRead[], workId?: string): BoardRead | undefined =>
+  reads.find((what) => !mayRead(view, what, workId));
+
+/**
+ * The reader `identity` is when acting with `role` on a board (`operator`: a platform operator
+ * watching it), and the first of `reads` it may not ask for: such a read is refused, not answered
+ * empty. What it may ask for is answered as the view sees it (eventFor, hearsShout, the log reads).
+ */
+export function lookAt(
+  identity: Identity,
+  role: Role | 'operator',
+  reads: readonly BoardRead[],
+  workId?: string,
+): Reader & { refused: BoardRead | undefined } {
+  const view = boardViewOf(identity, role);
+  return { view, whole: seesWholeBoard(view), refused: refusedRead(view, reads, workId) };
+}
+
+/** The event as the reader may see it: itself, a copy cut to the reader's items, or null. */
+export const eventFor = <E extends BoardEvent>(reader: Reader, event: E): E | null =>
+  reader.whole ? event : eventAsSeen(reader.view, event);
+
+/** Whether the reader hears a shout (a direct one only as its sender, addressee or an operator). */
+export const hearsShout = (
+  reader: Reader,
+  shout: { from: string; to: string | null; workId: string | null },
+): boolean => seesShout(reader.view, shout);
