@@ -11,6 +11,7 @@ import { logMailer, type Mailer } from './mail/mailer.js';
 import { MemoryBus, type Bus } from './bus/bus.js';
 import { Hub } from './ws/hub.js';
 import { OperatorAccess } from './ws/operator-access.js';
+import { auditOperatorAction } from './admin/audit.js';
 import { SocketCap } from './ws/socket-cap.js';
 import type { Identity } from './auth/identity.js';
 import type { RequestOrigin } from './audit-row.js';
@@ -353,6 +354,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   const socketOrigins = new WeakMap<Identity, RequestOrigin>();
   const operatorSockets = new OperatorAccess({
     store,
+    audit: (ctx, action) => auditOperatorAction(store, ctx, action),
     isOperator: (accountId) => operators.isOperator(accountId),
     originOf: (identity) => socketOrigins.get(identity),
     clock,

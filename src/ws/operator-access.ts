@@ -3,12 +3,29 @@
 // impersonation), it may watch any board read-only, member or not, and the firehose. Each such
 // subscription writes one audit row before anything flows.
 import type { Identity } from '../auth/identity.js';
-import { auditOperatorAction } from '../admin/audit.js';
 import type { RequestOrigin } from '../audit-row.js';
 import type { Store } from '../../store/ports/store.js';
 
+/** Who acted and from which request, as an operator's audit row records it. */
+export interface OperatorAuditCtx {
+  identity: Identity;
+  requestId: string;
+  remoteAddress: string;
+  now: number;
+}
+
+/** One operator action, without the `admin.` prefix its row's action gets. */
+export interface OperatorAuditAction {
+  action: string;
+  target: string;
+  projectId: string | null;
+  data?: Record<string, unknown>;
+}
+
 export interface OperatorAccessDeps {
-  store: Pick<Store, 'projects' | 'audit'>;
+  store: Pick<Store, 'projects'>;
+  /** Appends an operator action's audit row (src/admin/audit.ts auditOperatorAction, given by the composition root); rejects when it was not written. */
+  audit(ctx: OperatorAuditCtx, action: OperatorAuditAction): Promise<unknown>;
   /** Whether the account is an operator now: OperatorGate.isOperator, the one rule (src/admin/gate.ts), read afresh each time. */
   isOperator(accountId: string): Promise<boolean>;
   /** The upgrade request that opened the socket of this credential, for its audit rows. */
@@ -55,7 +72,7 @@ export class OperatorAccess {
       remoteAddress: origin?.address ?? 'unknown',
       now: this.deps.clock(),
     };
-    await auditOperatorAction(this.deps.store, ctx, {
+    await this.deps.audit(ctx, {
       action: `live.${what.action}`,
       target: what.target,
       projectId: what.projectId ?? null,
