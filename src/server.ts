@@ -11,6 +11,7 @@ import { logMailer, type Mailer } from './mail/mailer.js';
 import { MemoryBus, type Bus } from './bus/bus.js';
 import { Hub } from './ws/hub.js';
 import { OperatorAccess } from './ws/operator-access.js';
+import { BoardFeed } from './board/feed/feed.js';
 import { auditOperatorAction } from './admin/audit.js';
 import { SocketCap } from './ws/socket-cap.js';
 import type { Identity } from './auth/identity.js';
@@ -366,8 +367,12 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     publicUrl: config.publicUrl,
     clock,
     publish: (topic, message) => http.publish(topic, message),
-    syncLog: (boardId) => registry.get(boardId).syncLog(),
-    readBoard: (boardId) => registry.get(boardId).read(),
+    feed: new BoardFeed({
+      store,
+      syncLog: (boardId) => registry.get(boardId).syncLog(),
+      readBoard: (boardId) => registry.get(boardId).read(),
+      clock,
+    }),
     stillValid: (identity) => authenticator.stillValid(identity, clock()),
     onOverBudget: (identity) => watch.overBudget(identity),
     operators: operatorSockets,

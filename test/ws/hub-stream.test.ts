@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CommittedEvent } from '../../actors/board-actor.js';
 import type { Identity } from '../../src/auth/identity.js';
+import { BoardFeed } from '../../src/board/feed/feed.js';
 import type { ProjectSelector } from '../../src/auth/project-selection.js';
 import type { ResolutionObserver } from '../../src/errors/observed-resolution.js';
 import { Hub, type Connection } from '../../src/ws/hub.js';
@@ -50,8 +51,12 @@ function rig(boardId: string) {
       reachable: async () => ({ id: boardId, name: 'board', role: 'member', plan: 'free', owned: false }),
     } as unknown as ProjectSelector,
     store: used.store,
-    readBoard: () => Promise.reject(new Error('no snapshots here')),
-    syncLog: async () => undefined,
+    feed: new BoardFeed({
+      store: used.store,
+      readBoard: () => Promise.reject(new Error('no snapshots here')),
+      syncLog: async () => undefined,
+      clock: () => Date.now(),
+    }),
     stillValid: async () => true,
     observer: { resolution: () => null } as unknown as ResolutionObserver,
     publicUrl: 'http://board.test',

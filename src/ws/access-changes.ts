@@ -1,0 +1,112 @@
+// What ends a socket's watch once it began: a revoked credential, a changed membership or a deleted
+// board, heard as notices; and what this node did not hear (the bus was down, or a change crashed
+// before its notice), found by revalidate reading each credential and role again.
+import type { Identity } from '../auth/identity.js';
+import type { Notice } from '../bus/bus.js';
+import type { AccessChecks } from './access-checks.js';
+import { transmit, type Connection } from './connection.js';
+import type { Firehose } from './firehose.js';
+import type { OperatorAccess } from './operator-access.js';
+import { CLOSE } from './protocol.js';
+import type { Subscriptions } from './subscriptions.js';
+
+export interface AccessChangesDeps {
+  subscriptions: Pick<Subscriptions, 'connections' | 'state' | 'unwatch' | 'accountOf'>;
+  access: Pick<AccessChecks, 'reachable' | 'membershipChanged'>;
+  firehose: Pick<Firehose<Connection>, 'sockets' | 'unwatch'>;
+  operators?: Pick<OperatorAccess, 'admits'>;
+  /** Whether a socket's credential still stands. */
+  stillValid(identity: Identity): Promise<boolean>;
+}
+
+/** Ends a subscription the server took away, and tells the socket why. */
+export function drop(
+  subscriptions: Pick<Subscriptions, 'unwatch'>,
+  conn: Connection,
+  boardId: string,
+  reason: string,
+): void {
+  if (subscriptions.unwatch(conn, boardId)) transmit(conn, JSON.stringify({ type: 'unsubscribed', boardId, reason }));
+}
+
+const roleChanged = (role: string | null): string =>
+  role === null
+    ? 'You are no longer a member of this board.'
+    : `Your role on this board is now ${role}; subscribe again.`;
+
+export class AccessChanges {
+  constructor(private readonly deps: AccessChangesDeps) {}
+
+  /** A member's role changed or they left: their sockets stop watching the board (a new subscribe is checked under the new role). */
+  membership(notice: Extract<Notice, { kind: 'membership' }>): void {
+    const { subscriptions } = this.deps;
+    this.deps.access.membershipChanged(notice.boardId, notice.accountId);
+    for (const conn of [...subscriptions.connections()]) {
+      if (subscriptions.accountOf(conn) === notice.accountId)
+        drop(subscriptions, conn, notice.boardId, roleChanged(notice.role));
+    }
+  }
+
+  /** Closes a revoked credential's sockets; a deleted board's watchers are unsubscribed. */
+  revoked(notice: Extract<Notice, { kind: 'revoked' }>): void {
+    for (const conn of [...this.deps.subscriptions.connections()]) {
+      const id = conn.identity;
+      const revoked =
+        (id.kind === 'session' && (id.sessionId === notice.sessionId || id.accountId === notice.accountSessions)) ||
+        (id.kind === 'token' &&
+          (id.tokenId === notice.tokenId || (notice.boardId !== undefined && id.boardId === notice.boardId))) ||
+        id.accountId === notice.accountId;
+      if (revoked) conn.close(CLOSE.revoked, 'the credential was revoked');
+      else if (notice.boardId !== undefined)
+        drop(this.deps.subscriptions, conn, notice.boardId, 'The board was deleted.');
+    }
+  }
+
+  /**
+   * Closes the sockets whose credential no longer stands: one that expired, or a revocation this
+   * node did not hear of (the bus was down). One store read per credential.
+   */
+  async revalidate(): Promise<void> {
+    const byCredential = new Map<string, Connection[]>();
+    for (const conn of this.deps.subscriptions.connections()) {
+      const id = conn.identity;
+      const key = id.kind === 'session' ? `s:${id.sessionId}` : `t:${id.tokenId}:${id.prefix}`;
+      (byCredential.get(key) ?? byCredential.set(key, []).get(key)!).push(conn);
+    }
+    for (const conns of byCredential.values()) {
+      const valid = await this.deps.stillValid(conns[0]!.identity).catch(() => true); // a store hiccup closes nothing
+      if (!valid) for (const conn of conns) conn.close(CLOSE.revoked, 'the credential was revoked');
+      else await this.recheckRoles(conns);
+    }
+    for (const conn of this.deps.firehose.sockets()) {
+      const still = await this.deps.operators?.admits(conn.identity).catch(() => true); // a store hiccup ends nothing
+      if (!still && this.deps.firehose.unwatch(conn))
+        transmit(
+          conn,
+          JSON.stringify({
+            type: 'unsubscribed',
+            topics: ['firehose'],
+            reason: 'This account is no longer an operator.',
+          }),
+        );
+    }
+  }
+
+  /**
+   * A membership change this node did not hear of: each board the credential's sockets watch is
+   * checked again, once per credential and board, and a lost or changed role ends the subscription.
+   */
+  private async recheckRoles(conns: Connection[]): Promise<void> {
+    const { subscriptions } = this.deps;
+    const boards = new Set(conns.flatMap((conn) => [...(subscriptions.state(conn)?.subs?.keys() ?? [])]));
+    for (const boardId of boards) {
+      const project = await this.deps.access.reachable(conns[0]!, boardId).catch(() => undefined); // a store hiccup ends nothing
+      if (project === undefined) continue;
+      for (const conn of conns) {
+        const sub = subscriptions.state(conn)?.subs?.get(boardId);
+        if (!sub || sub.lastSeq < 0 || project?.role === sub.role) continue; // (a subscription still starting checked its role just now)
+        drop(subscriptions, conn, boardId, roleChanged(project === null ? null : project.role));
+      }
+    }
+  }
+}

@@ -1,0 +1,104 @@
+// Whether a socket may watch a board, read afresh each time it asks: a token is read again (its role
+// may have narrowed while the socket stayed open, a takeover moves it to another account), and a
+// subscribe whose read raced a membership change reads again, so none slips in under a lost role.
+import type { ProjectSelector, SelectedProject } from '../auth/project-selection.js';
+import type { Store } from '../../store/ports/store.js';
+import { transmit, type Connection } from './connection.js';
+import type { OperatorAccess, OperatorView } from './operator-access.js';
+import type { Topic } from './protocol.js';
+import type { Subscriptions } from './subscriptions.js';
+import { carriesLeaseEnds } from './topics.js';
+
+/** A subscribe between its membership read and its watch: a membership notice meanwhile makes it read again. */
+export interface Probe {
+  conn: Connection;
+  boardId: string;
+  stale: boolean;
+  /** The topics the subscribe under way asks for. */
+  topics: ReadonlySet<Topic>;
+  /** The holder's lease endings held back meanwhile: the subscription will carry them; sent if it does not come about. */
+  heldBack?: (string | Uint8Array)[];
+}
+
+/** What a socket is on a board: a member (or token) with a role, an operator watching, or nothing (null). */
+export type Reach = SelectedProject | OperatorView | null;
+
+/** A subscribe whose membership read raced a membership change reads again, at most this often. */
+const MEMBERSHIP_READS = 4;
+
+export interface AccessChecksDeps {
+  selector: Pick<ProjectSelector, 'reachable'>;
+  tokens: Pick<Store['tokens'], 'get'>;
+  /** Operators' sockets reach any board. */
+  operators?: Pick<OperatorAccess, 'board'>;
+  subscriptions: Pick<Subscriptions, 'state' | 'watchersOf' | 'accountOf'>;
+}
+
+export class AccessChecks {
+  private readonly probes = new Set<Probe>();
+
+  constructor(private readonly deps: AccessChecksDeps) {}
+
+  /** A token is read afresh: its role may have narrowed, and a board takeover moves it to the new owner's account. An operator's session reaches every board. */
+  async reachable(conn: Connection, boardId: string): Promise<Reach> {
+    const identity = conn.identity;
+    if (identity.kind !== 'token')
+      return (
+        (await this.deps.selector.reachable(identity, boardId)) ??
+        (await this.deps.operators?.board(identity, boardId)) ??
+        null
+      );
+    const token = await this.deps.tokens.get(identity.tokenId);
+    if (!token || token.revoked || token.prefix !== identity.prefix) return null;
+    const state = this.deps.subscriptions.state(conn);
+    if (state) state.accountId = token.accountId;
+    return this.deps.selector.reachable({ ...identity, role: token.role, accountId: token.accountId }, boardId);
+  }
+
+  /**
+   * The socket's role on the board as it stands now, read again when a membership change lands
+   * during the read. The probe stays registered for the caller, which ends it (endProbe) once the
+   * subscription is in place.
+   */
+  async membership(
+    conn: Connection,
+    boardId: string,
+    topics: ReadonlySet<Topic>,
+  ): Promise<{ project: Reach; probe: Probe }> {
+    let heldBack: (string | Uint8Array)[] | undefined;
+    for (let reads = 1; ; reads++) {
+      const probe: Probe = { conn, boardId, stale: false, topics, ...(heldBack && { heldBack }) };
+      this.probes.add(probe);
+      let project: Reach;
+      try {
+        project = await this.reachable(conn, boardId);
+      } catch (e) {
+        this.endProbe(probe);
+        throw e;
+      }
+      if (!probe.stale || reads >= MEMBERSHIP_READS) return { project, probe };
+      this.probes.delete(probe);
+      heldBack = probe.heldBack;
+    }
+  }
+
+  /** Ends a subscribe's probe; the lease endings it held back go out now unless a subscription to the board came about (refused, or the socket closed). */
+  endProbe(probe: Probe): void {
+    this.probes.delete(probe);
+    if (probe.heldBack && !this.deps.subscriptions.watchersOf(probe.boardId)?.has(probe.conn))
+      for (const message of probe.heldBack) transmit(probe.conn, message);
+  }
+
+  /** The subscribe under way of `conn` to the board whose subscription will carry lease endings, if any. */
+  carryingLeaseEnds(conn: Connection, boardId: string): Probe | undefined {
+    for (const probe of this.probes)
+      if (probe.conn === conn && probe.boardId === boardId && carriesLeaseEnds(probe.topics)) return probe;
+    return undefined;
+  }
+
+  /** The account's membership of the board changed: its subscribes under way read it again. */
+  membershipChanged(boardId: string, accountId: string): void {
+    for (const probe of this.probes)
+      if (probe.boardId === boardId && this.deps.subscriptions.accountOf(probe.conn) === accountId) probe.stale = true;
+  }
+}

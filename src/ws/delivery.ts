@@ -1,0 +1,101 @@
+// A board's events to its subscriptions that are not on its stream, one send at a time: each event
+// once and in seq order. Events older than what was sent are dropped; a hole (a lost bus message) is
+// filled from the board's feed before anything after it goes out; a caught-up subscription of a
+// whole view then goes on the board's stream (board-stream.ts).
+import type { CommittedEvent } from '../../actors/board-actor.js';
+import type { BoardFeed } from '../board/feed/feed.js';
+import { eventFor } from '../board/feed/look.js';
+import type { BoardStreams } from './board-stream.js';
+import { transmit, type Connection } from './connection.js';
+import { eventFrame, inSeqOrder, type EventFrames } from './frames.js';
+import { CLOSE, topicOf } from './protocol.js';
+import type { Subscription, Subscriptions } from './subscriptions.js';
+
+/** A replay waits for the client to read once this much is waiting to go out (well under the slow-consumer cap). */
+export const REPLAY_BACKLOG = 256 * 1024;
+
+export interface DeliveryDeps {
+  feed: Pick<BoardFeed, 'replay' | 'pagesAfter'>;
+  subscriptions: Pick<Subscriptions, 'current' | 'watchersOf' | 'states'>;
+  streams: Pick<BoardStreams, 'join' | 'publish' | 'endAll'>;
+  frames: EventFrames;
+}
+
+export class Delivery {
+  constructor(private readonly deps: DeliveryDeps) {}
+
+  /** A committed batch (in seq order) to the board's subscriptions off its stream: held while one reads the log, else pushed. */
+  live(boardId: string, events: CommittedEvent[]): void {
+    for (const [conn, sub] of this.deps.subscriptions.watchersOf(boardId) ?? []) {
+      if (sub.joined) continue;
+      if (sub.held) sub.held.push(...events);
+      else this.push(conn, boardId, sub, events);
+    }
+  }
+
+  /** Sends from the log everything after lastSeq, at the pace the client reads, then what was held meanwhile. */
+  async catchUp(conn: Connection, boardId: string, sub: Subscription): Promise<void> {
+    const current = () => this.deps.subscriptions.current(conn, boardId, sub);
+    const sendNow = (e: CommittedEvent): boolean => {
+      if (!current()) return false;
+      this.send(conn, boardId, sub, e);
+      return true;
+    };
+    const end = await this.deps.feed.replay(
+      boardId,
+      sub.lastSeq,
+      (e) => (conn.backlog() > REPLAY_BACKLOG ? conn.drained().then(() => sendNow(e)) : sendNow(e)),
+      current,
+    );
+    if (end === 'stopped') return;
+    if (end === 'incomplete') return conn.close(CLOSE.shutdown, 'the event log is incomplete; reconnect with since');
+    const held = inSeqOrder(sub.held ?? []);
+    sub.held = null;
+    this.push(conn, boardId, sub, held);
+  }
+
+  /** Brings every live subscription up to the log: one read per board, from its furthest-behind socket. */
+  async catchUpAll(): Promise<void> {
+    this.deps.streams.endAll();
+    const behind = new Map<string, number>();
+    for (const { subs } of this.deps.subscriptions.states()) {
+      for (const [boardId, sub] of subs ?? [])
+        if (!sub.held) behind.set(boardId, Math.min(behind.get(boardId) ?? Infinity, sub.lastSeq));
+    }
+    for (const [boardId, from] of behind) {
+      try {
+        for await (const page of this.deps.feed.pagesAfter(boardId, from)) {
+          // As a delivery: the stream's subscriptions (those that join it meanwhile included) have it published.
+          this.deps.streams.publish(boardId, page);
+          for (const [conn, sub] of this.deps.subscriptions.watchersOf(boardId) ?? [])
+            if (!sub.held && !sub.joined) this.push(conn, boardId, sub, page);
+        }
+      } catch {
+        for (const conn of [...(this.deps.subscriptions.watchersOf(boardId)?.keys() ?? [])])
+          conn.close(CLOSE.shutdown, 'the event log cannot be read');
+      }
+    }
+  }
+
+  /** Sends `ordered` (in seq order) after what the socket has had; a hole is filled from the log first. */
+  push(conn: Connection, boardId: string, sub: Subscription, ordered: CommittedEvent[]): void {
+    for (let i = 0; i < ordered.length; i++) {
+      const e = ordered[i]!;
+      if (e.seq <= sub.lastSeq) continue;
+      if (e.seq > sub.lastSeq + 1) {
+        sub.held = ordered.slice(i); // a hole: fill it from the log first
+        void this.catchUp(conn, boardId, sub).catch(() => conn.close(CLOSE.shutdown, 'the event log cannot be read'));
+        return;
+      }
+      this.send(conn, boardId, sub, e);
+    }
+    if (this.deps.subscriptions.current(conn, boardId, sub)) this.deps.streams.join(conn, boardId, sub);
+  }
+
+  private send(conn: Connection, boardId: string, sub: Subscription, e: CommittedEvent): void {
+    sub.lastSeq = e.seq;
+    if (!sub.topics.has('activity') && !sub.topics.has(topicOf(e.type))) return;
+    const seen = eventFor(sub, e);
+    if (seen) transmit(conn, seen === e ? this.deps.frames.of(boardId, e) : eventFrame(boardId, seen));
+  }
+}

@@ -1,0 +1,54 @@
+// A lease holder hears its own lease's warning (`lease.expiring`, seq null) and its end on each
+// socket it has open, whatever it watches; a socket whose subscription carries the end hears it once.
+import type { CommittedEvent } from '../../actors/board-actor.js';
+import type { Notice } from '../bus/bus.js';
+import type { AccessChecks } from './access-checks.js';
+import { transmit } from './connection.js';
+import type { EventFrames } from './frames.js';
+import type { Subscriptions } from './subscriptions.js';
+import { carriesLeaseEnds } from './topics.js';
+
+export interface LeaseNewsDeps {
+  subscriptions: Pick<Subscriptions, 'of' | 'watchersOf'>;
+  access: Pick<AccessChecks, 'carryingLeaseEnds'>;
+  frames: EventFrames;
+  clock: () => number;
+}
+
+export class LeaseNews {
+  constructor(private readonly deps: LeaseNewsDeps) {}
+
+  /** A lease with 20% left: its holder is told on every socket. */
+  expiring(notice: Extract<Notice, { kind: 'lease.expiring' }>): void {
+    const message = JSON.stringify({
+      type: 'event',
+      boardId: notice.boardId,
+      seq: null,
+      event: {
+        type: 'lease.expiring',
+        actor: 'system:lease-scheduler',
+        workId: notice.workId,
+        at: new Date(this.deps.clock()).toISOString(),
+        data: { holder: notice.holder, expiresAt: new Date(notice.expiresAt).toISOString() },
+      },
+    });
+    for (const conn of this.deps.subscriptions.of(notice.holder) ?? []) transmit(conn, message);
+  }
+
+  /** A batch's lease endings to their holders' sockets whose subscription to the board does not carry them. */
+  ended(boardId: string, events: CommittedEvent[]): void {
+    const { subscriptions, access, frames } = this.deps;
+    for (const e of events) {
+      if (e.type !== 'lease.expired' && e.type !== 'lease.revoked') continue;
+      const holder = (e.data as { lease?: { holder?: string } }).lease?.holder;
+      for (const conn of (holder !== undefined && subscriptions.of(holder)) || []) {
+        const sub = subscriptions.watchersOf(boardId)?.get(conn);
+        if (sub && carriesLeaseEnds(sub.topics)) continue;
+        // A subscribe under way that will carry it: a frame now would come again in its replay.
+        const probe = sub ? undefined : access.carryingLeaseEnds(conn, boardId);
+        if (probe) (probe.heldBack ??= []).push(frames.of(boardId, e));
+        else transmit(conn, frames.of(boardId, e));
+      }
+    }
+  }
+}

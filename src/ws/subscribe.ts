@@ -1,0 +1,208 @@
+// A socket's subscribe to a board: let in as REST reads are (the feed's lookAt), audited when an
+// operator watches, then started from the log (`since`) or from a snapshot of the board and brought
+// live. A repeated subscribe to a board the socket watches merges its topics into that subscription.
+import type { Store } from '../../store/ports/store.js';
+import type { BoardFeed, StartPoint } from '../board/feed/feed.js';
+import { lookAt, refusedRead } from '../board/feed/look.js';
+import type { BoardRead } from '../board/visibility.js';
+import { drop } from './access-changes.js';
+import type { AccessChecks, Probe } from './access-checks.js';
+import type { BoardStreams } from './board-stream.js';
+import { rosterMessage, shoutMessage, snapshotMessages } from './board-view.js';
+import { SNAPSHOT_SPENT, type SocketBudgets } from './budget.js';
+import { transmit, type Connection } from './connection.js';
+import { REPLAY_BACKLOG, type Delivery } from './delivery.js';
+import type { OperatorAccess } from './operator-access.js';
+import { SNAPSHOT, snapshotCost, SOCKET_BUDGET, type Topic } from './protocol.js';
+import type { SocketErrors } from './socket-errors.js';
+import type { SocketState, Subscription, Subscriptions } from './subscriptions.js';
+import { broadcastTopics, hearsShouts, streamTopics } from './topics.js';
+
+/** Where a subscription starts: after `since`, or from a snapshot of the board; shouts after `shoutsAfter` first. */
+export interface Start {
+  since?: number;
+  snapshot: boolean;
+  shoutsAfter?: string;
+}
+
+export interface SubscribeDeps {
+  feed: Pick<BoardFeed, 'board' | 'snapshot' | 'startAfter' | 'shoutsAfter'>;
+  store: Pick<Store, 'presence'>;
+  subscriptions: Pick<Subscriptions, 'state' | 'watch' | 'unwatch' | 'current'>;
+  streams: Pick<BoardStreams, 'lastSeqOf'>;
+  access: Pick<AccessChecks, 'membership' | 'endProbe'>;
+  delivery: Pick<Delivery, 'catchUp'>;
+  budgets: Pick<SocketBudgets, 'charge'>;
+  errors: Pick<SocketErrors, 'send'>;
+  /** Present when operators' sockets may watch any board. */
+  operators?: Pick<OperatorAccess, 'audit'>;
+}
+
+/** A subscription let in: watching (its live events held) until it has started. */
+interface Admitted {
+  sub: Subscription;
+  project: { role: string; name: string };
+  probe: Probe;
+}
+
+const ROSTER_DENIED =
+  'This resource token does not cover the board’s roster (the status group); subscribe without presence.';
+const SNAPSHOT_DENIED = 'This resource token sees none of the board’s items; subscribe without snapshot.';
+
+export class Subscribe {
+  constructor(private readonly deps: SubscribeDeps) {}
+
+  /**
+   * Starts watching a board: from `since` through the log, then live. A repeated subscribe to a
+   * board the socket already watches merges its topics into that subscription (no second replay).
+   */
+  async subscribe(conn: Connection, boardId: string, topics: Set<Topic>, start: Start): Promise<void> {
+    const state = this.deps.subscriptions.state(conn);
+    if (!state) return;
+    const existing = state.subs?.get(boardId);
+    if (existing) return this.merge(conn, boardId, existing, topics);
+    if ((state.subs?.size ?? 0) >= SOCKET_BUDGET.subscriptions) {
+      return this.deps.errors.send(
+        conn,
+        'SUBSCRIPTION_LIMIT',
+        `One socket watches at most ${SOCKET_BUDGET.subscriptions} boards; unsubscribe from one first.`,
+        { boardId },
+      );
+    }
+    const admitted = await this.admit(conn, state, boardId, topics, start);
+    if (!admitted) return;
+    const { sub, project, probe } = admitted;
+    // A membership change that landed after the last read but before the watch began.
+    if (probe.stale)
+      return drop(this.deps.subscriptions, conn, boardId, 'Your access to this board changed; subscribe again.');
+    // An earlier subscription's replay (since unsubscribed) ends at its next page; wait for it.
+    await state.replays?.get(boardId);
+    const replay = this.startFrom(conn, boardId, sub, project, start);
+    const replays = (state.replays ??= new Map());
+    replays.set(boardId, replay);
+    try {
+      await replay;
+    } finally {
+      if (replays.get(boardId) === replay) replays.delete(boardId);
+    }
+  }
+
+  /** Merges `topics` into the socket's subscription to the board: it joins and leaves the engine's topics that changes. */
+  private merge(conn: Connection, boardId: string, existing: Subscription, topics: ReadonlySet<Topic>): void {
+    if (topics.has('presence') && refusedRead(existing.view, ['roster']))
+      return this.deps.errors.send(conn, 'PROJECT_SCOPE_DENIED', ROSTER_DENIED, { boardId });
+    const joined = () => [
+      ...broadcastTopics(boardId, existing),
+      ...(existing.joined ? streamTopics(boardId, existing.topics) : []),
+    ];
+    const before = joined();
+    for (const topic of topics) existing.topics.add(topic);
+    const after = joined();
+    for (const topic of before) if (!after.includes(topic)) conn.leave(topic);
+    for (const topic of after) if (!before.includes(topic)) conn.join(topic);
+    const seq = Math.max(this.deps.streams.lastSeqOf(boardId, existing), 0);
+    transmit(conn, JSON.stringify({ type: 'subscribed', boardId, topics: [...existing.topics], seq, merged: true }));
+  }
+
+  /**
+   * The socket's subscription to the board, watching from now on, once its role there as it stands
+   * and its view let it in; null when refused (the socket is told why), or when the socket closed or
+   * subscribed to the board meanwhile.
+   */
+  private async admit(
+    conn: Connection,
+    state: SocketState,
+    boardId: string,
+    topics: Set<Topic>,
+    start: Start,
+  ): Promise<Admitted | null> {
+    const { errors, subscriptions } = this.deps;
+    const { project, probe } = await this.deps.access.membership(conn, boardId, topics);
+    try {
+      if (!project) {
+        const message = 'That board does not exist or this credential cannot reach it.';
+        errors.send(conn, 'PROJECT_SCOPE_DENIED', message, { boardId });
+        return null;
+      }
+      // What the socket sees is decided as for REST reads: a snapshot as GET /api/items, the roster as GET /api/agents.
+      const reads: BoardRead[] = [
+        ...(start.snapshot ? ['items' as const] : []),
+        ...(topics.has('presence') ? ['roster' as const] : []),
+      ];
+      const reader = lookAt(conn.identity, project.role, reads);
+      if (reader.refused) {
+        errors.send(conn, 'PROJECT_SCOPE_DENIED', reader.refused === 'items' ? SNAPSHOT_DENIED : ROSTER_DENIED, {
+          boardId,
+        });
+        return null;
+      }
+      if (project.role === 'operator' && !(await this.audited(conn, state, boardId, topics))) return null;
+      if (!subscriptions.state(conn) || state.subs?.has(boardId)) return null; // closed, or subscribed meanwhile
+      const { view, whole } = reader;
+      // Live events are held from now on, until the subscription has started.
+      const sub: Subscription = { topics, role: project.role, view, whole, lastSeq: -1, held: [], joined: false };
+      subscriptions.watch(conn, boardId, sub);
+      return { sub, project: { role: project.role, name: project.name }, probe };
+    } finally {
+      this.deps.access.endProbe(probe);
+    }
+  }
+
+  /** An operator's watch of a board writes its audit row before anything flows; false when it cannot (the socket is told) or need not be. */
+  private async audited(conn: Connection, state: SocketState, boardId: string, topics: Set<Topic>): Promise<boolean> {
+    if (!this.deps.subscriptions.state(conn) || state.subs?.has(boardId)) return false; // closed, or subscribed meanwhile
+    const audit = {
+      action: 'subscribe',
+      target: `board:${boardId}`,
+      projectId: boardId,
+      data: { topics: [...topics], socket: conn.id },
+    } as const;
+    const written = await this.deps.operators!.audit(conn.identity, audit).then(
+      () => true,
+      () => false,
+    );
+    if (!written) {
+      const message = 'The audit row of this subscription could not be written; subscribe again.';
+      this.deps.errors.send(conn, 'SERVICE_UNAVAILABLE', message, { boardId });
+    }
+    return written;
+  }
+
+  /** Tells the socket where its subscription starts, sends the snapshot or the missed shouts, then brings it live from the log. */
+  private async startFrom(
+    conn: Connection,
+    boardId: string,
+    sub: Subscription,
+    project: { role: string; name: string },
+    start: Start,
+  ): Promise<void> {
+    const { feed, subscriptions } = this.deps;
+    const committed = start.snapshot ? await feed.board(boardId) : null;
+    // A snapshot costs the socket what reading the items over REST would cost in requests, within limits (protocol.ts).
+    if (committed && !this.deps.budgets.charge(conn, snapshotCost(committed.board.items.size), SNAPSHOT_SPENT)) return;
+    const shouts = hearsShouts(sub.topics);
+    const snapshot = committed
+      ? await feed.snapshot(boardId, committed, sub, { recent: SNAPSHOT.recent, shouts })
+      : null;
+    const at: StartPoint = snapshot
+      ? { seq: snapshot.seq, head: snapshot.seq, resync: false }
+      : await feed.startAfter(boardId, start.since);
+    sub.lastSeq = at.seq;
+    const subscribed = { type: 'subscribed', boardId, topics: [...sub.topics], seq: sub.lastSeq, role: project.role };
+    transmit(conn, JSON.stringify(subscribed));
+    if (at.resync) {
+      const reason = 'Events since that seq are no longer retained; reload GET /api/status.';
+      transmit(conn, JSON.stringify({ type: 'resync', boardId, seq: at.head, reason }));
+    }
+    for (const message of snapshot ? snapshotMessages(boardId, project.name, snapshot, shouts) : []) {
+      if (conn.backlog() > REPLAY_BACKLOG) await conn.drained();
+      if (!subscriptions.current(conn, boardId, sub)) return;
+      transmit(conn, message);
+    }
+    if (sub.topics.has('presence')) transmit(conn, await rosterMessage(this.deps.store, boardId));
+    if (shouts && start.shoutsAfter !== undefined && !snapshot)
+      for (const shout of await feed.shoutsAfter(boardId, sub, start.shoutsAfter))
+        transmit(conn, shoutMessage(boardId, shout));
+    await this.deps.delivery.catchUp(conn, boardId, sub);
+  }
+}
