@@ -7,7 +7,7 @@
 // nothing and answers 503 BOARD_BUSY at once, and the agent retries, on any node.
 import { BoardBusyError } from '../../actors/board-actor.js';
 import type { BoardRegistry } from '../../actors/registry.js';
-import type { CommandRoute } from '../board/board-access.js';
+import { toAppError, type CommandRoute } from '../board/board-access.js';
 import { decisionOf, type BoardCommand } from '../board/commands.js';
 import type { PointPorts } from '../board/restore-points.js';
 import type { Homes } from './homes.js';
@@ -32,6 +32,7 @@ export interface RouterParts {
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const refused = (e: unknown): Promise<never> => Promise.reject(toAppError(e));
 
 export class BoardRouter implements CommandRoute {
   constructor(private readonly parts: RouterParts) {}
@@ -62,11 +63,20 @@ export class BoardRouter implements CommandRoute {
     }
   }
 
+  /**
+   * Decides a command on this node's actor. A refusal leaves here as its registry error: the one
+   * mapping (toAppError), on the node that decided, for a command that entered here and one a peer
+   * forwarded alike, so the peers' answer only carries it (src/cluster/wire.ts).
+   */
   private decideHere(boardId: string, command: BoardCommand, forwarded = false): Promise<unknown> {
     this.parts.onDecided?.(boardId, command.kind, forwarded);
-    const decide = decisionOf(command, this.parts.points);
-    const actor = this.parts.registry.get(boardId);
-    return decide instanceof Promise ? decide.then((d) => actor.ask(d)) : actor.ask(decide);
+    try {
+      const decide = decisionOf(command, this.parts.points);
+      const actor = this.parts.registry.get(boardId);
+      return (decide instanceof Promise ? decide.then((d) => actor.ask(d)) : actor.ask(decide)).catch(refused);
+    } catch (e) {
+      return refused(e);
+    }
   }
 
   private async route(boardId: string, command: BoardCommand, deadline: number): Promise<unknown> {

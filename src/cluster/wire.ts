@@ -4,43 +4,50 @@
 // how large a frame of the peers' channel can be: what the largest command or answer needs.
 import { AppError, isAppError } from '../errors/app-error.js';
 import { ERRORS, type ErrorCode } from '../errors/registry.js';
-import { toAppError } from '../board/board-access.js';
 import { BATCH_MAX, DEPENDS_MAX, type BoardCommand } from '../board/commands.js';
 import { sealFrame } from './signed-envelope.js';
 import { boardFrom, type BoardItem } from '../../machines/board.js';
 import { createItems, type NewItem } from '../../machines/board-commands.js';
 import { StoreUnavailableError } from '../../store/ports/store.js';
 
+/**
+ * What the home answers for a command it refused: the registry error the caller gets, as it would
+ * on one node, or a store that did not answer (which the entry node answers as its own outage).
+ */
+export type Refusal =
+  | { error: { code: ErrorCode; message: string; details?: Record<string, unknown>; headers?: Record<string, string> } }
+  | { storeUnavailable: true };
+
 export type Answer =
   | { reply: unknown }
-  | { error: { code: ErrorCode; message: string; details?: Record<string, unknown>; headers?: Record<string, string> } }
-  | { storeUnavailable: true }
+  | Refusal
   | { moved: true }
   /** Not decided (the home drains): the entry node may send it again, to the board's next home. */
   | { retry: true }
   /** Decided, but its answer is larger than a frame may be: to its caller, an answer lost. */
   | { tooLarge: true };
 
-export function refusalOf(e: unknown): Answer {
-  const error = toAppError(e);
-  if (isAppError(error))
-    return {
-      error: {
-        code: error.code,
-        message: error.message,
-        ...(error.details && { details: error.details }),
-        ...(error.headers && { headers: error.headers }),
-      },
-    };
-  if (error instanceof StoreUnavailableError) return { storeUnavailable: true };
-  return { error: { code: 'INTERNAL', message: ERRORS.INTERNAL.meaning } };
+/**
+ * The home's answer for a command it refused. The refusal was mapped where it was decided
+ * (src/cluster/board-router.ts decideHere, the one mapping for local and forwarded commands), so
+ * this only carries it: a registry error as it is, a store that did not answer as such, and
+ * anything else as INTERNAL with nothing of it told.
+ */
+export function refusalOf(e: unknown): Refusal {
+  if (e instanceof StoreUnavailableError) return { storeUnavailable: true };
+  const { code, message, details, headers } = isAppError(e) ? e : new AppError('INTERNAL');
+  return { error: { code, message, ...(details && { details }), ...(headers && { headers }) } };
 }
 
-/** The error the entry node throws for a refusal its peer answered. */
-export function errorOf(answer: Extract<Answer, { error: unknown } | { storeUnavailable: true }>): Error {
-  if ('storeUnavailable' in answer)
+/**
+ * The entry node's side of `refusalOf`: the error the home mapped, thrown here as it is, so the
+ * caller gets what one node would answer (test/cluster/refusal.test.ts). A code this node's
+ * registry lacks (a newer peer's) is INTERNAL.
+ */
+export function errorOf(refusal: Refusal): AppError | StoreUnavailableError {
+  if ('storeUnavailable' in refusal)
     return new StoreUnavailableError(new Error('the board’s home could not reach the store'));
-  const { code, message, details, headers } = answer.error;
+  const { code, message, details, headers } = refusal.error;
   return new AppError(code in ERRORS ? code : 'INTERNAL', message, details, headers);
 }
 
