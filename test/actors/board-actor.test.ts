@@ -9,15 +9,10 @@ import type { Decide } from '../../machines/board-decision.js';
 import type { Store } from '../../store/ports/store.js';
 import { embeddedStore, type OpenedStore } from '../support/stores.js';
 import { failOnce } from '../support/fail-once.js';
+import { quietFor, until } from '../support/until.js';
 
 const claimAs = (n: number) =>
   claim({ principal: `agent:${n}`, workId: null, purpose: 'work', ttlMs: 60_000, leaseId: `L${n}` });
-const until = async (done: () => boolean) => {
-  for (let i = 0; !done(); i++) {
-    if (i > 500) throw new Error(`timed out: ${String(done)}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-};
 
 const item = (title: string): NewItem => ({
   title,
@@ -268,11 +263,11 @@ describe('board actor', () => {
       // their write started behind it (the embedded store applies writes in order).
       expect(decided).toEqual(['1', '2', '3']);
       expect(commits - before).toBe(2);
-      await new Promise((r) => setTimeout(r, 20));
+      await quietFor(20); // proves no caller is answered before its commit is released
       expect(settled).toEqual([]);
       release();
       await until(() => settled.length === 1);
-      await new Promise((r) => setTimeout(r, 20));
+      await quietFor(20); // proves the second and third are not answered with the first
       expect(settled).toEqual(['1']); // the second and third wait for their own commit
       releaseSecond();
       const grants = await Promise.all(asks);
@@ -318,7 +313,7 @@ describe('board actor', () => {
       expect(await store.boards.versionOf('b')).toBe(version + 1);
       let read: number | null = null;
       const reading = Promise.resolve(actor.read()).then((c) => (read = c.record.version));
-      await new Promise((r) => setTimeout(r, 20));
+      await quietFor(20); // proves the read is not answered from the store's newer version
       expect(read).toBeNull(); // the store is ahead of what the actor holds: it waits for its own write
       answerFirst();
       await reading;
@@ -398,7 +393,7 @@ describe('board actor', () => {
       await actor.ask(createItems([item('one'), item('two')], 'user:a'));
       const start = holdNextCommit(async (_commit, applied) => {
         applied();
-        await new Promise((r) => setTimeout(r, 20)); // the actor decides what waits meanwhile
+        await until(() => decided.length === 3); // the actor decides what waits meanwhile
         throw new Error('the disk is gone');
       });
       const asks = [actor.ask(named('1', claimAs(1)))];
@@ -423,7 +418,7 @@ describe('board actor', () => {
     const created = await actor.ask(createItems([item('kept')], 'user:a'));
     expect(created.map((i) => i.workId)).toEqual(['W-1']);
     await actor.syncLog();
-    await new Promise((r) => setTimeout(r, 20));
+    await until(() => reported.length > 0);
     expect(reported.map((e) => (e as Error).message)).toEqual(['fan-out broke']);
     expect([...(await itemsOf('b')).keys()]).toEqual(['W-1']);
   });

@@ -8,6 +8,7 @@ import { Allowlist } from '../../src/admin/allowlist.js';
 import type { OperatorCtx } from '../../src/admin/audit.js';
 import { RedisBus } from '../../src/bus/redis.js';
 import { tempDir } from '../support/temp.js';
+import { until } from '../support/until.js';
 
 const url = inject('redisUrl');
 
@@ -28,13 +29,22 @@ describe.skipIf(!url)('the allowlist across nodes', () => {
       const bus = new RedisBus(url!);
       closers.push(() => bus.close());
       await expect.poll(() => bus.health, { timeout: 5000 }).toBe('ok');
-      await new Promise((r) => setTimeout(r, 50)); // its subscription to notices lands
       const list = new Allowlist(store, pino({ level: 'silent' }), () => bus.notify({ kind: 'allowlist.changed' }));
-      bus.onNotice((n) => void (n.kind === 'allowlist.changed' && list.refresh()));
+      let told = 0;
+      bus.onNotice((n) => void (n.kind === 'allowlist.changed' && (told++, list.refresh())));
       await list.refresh();
-      return list;
+      return { list, bus, told: () => told };
     };
-    const [a, b] = [await node(), await node()];
+    const [nodeA, nodeB] = [await node(), await node()];
+    // Each hears the other's notices: both subscriptions to them have landed.
+    for (const [from, to] of [
+      [nodeA, nodeB],
+      [nodeB, nodeA],
+    ] as const)
+      await until(() => to.told() > 0 || (from.bus.notify({ kind: 'allowlist.changed' }), false), {
+        what: 'a notice crossing Redis',
+      });
+    const [a, b] = [nodeA.list, nodeB.list];
     const ctx: OperatorCtx = {
       identity: { kind: 'session', principal: 'user:operator', accountId: 'operator', sessionId: 's1' },
       requestId: 'r1',

@@ -2,6 +2,7 @@ import { describe, expect, inject, it } from 'vitest';
 import type { CommittedEvent } from '../../actors/board-actor.js';
 import type { Notice } from '../../src/bus/bus.js';
 import { RedisBus } from '../../src/bus/redis.js';
+import { busHearsOthers } from '../support/bus-ready.js';
 import { canRunRedis, ownRedis } from '../support/redis-server.js';
 import { until } from '../support/until.js';
 import { unique } from '../support/temp.js';
@@ -9,10 +10,20 @@ import { batch, busContract } from './contract.js';
 
 const url = inject('redisUrl');
 
-async function ready(bus: RedisBus): Promise<RedisBus> {
-  for (let i = 0; i < 100 && !bus.healthy; i++) await new Promise((r) => setTimeout(r, 20));
-  await new Promise((r) => setTimeout(r, 50)); // the pattern subscription lands
-  return bus;
+const ready = async (bus: RedisBus): Promise<RedisBus> => (await busHearsOthers(bus, url!), bus);
+
+/**
+ * Resolves once `to` has heard a mark `from` publishes now: Redis hands each subscriber its
+ * messages in the order it took them, so everything published before (a node's own copy coming
+ * back included) has reached `to` too, and whatever it was to be handed has been.
+ */
+async function caughtUp(from: RedisBus, to: RedisBus): Promise<void> {
+  const mark = unique('mark');
+  let heard = false;
+  const off = to.subscribe((id) => void (id === mark && (heard = true)));
+  from.publish(mark, batch(mark, 1));
+  await until(() => heard, { what: 'a mark crossing Redis' });
+  off();
 }
 
 describe.skipIf(!url)('redis bus', () => {
@@ -27,8 +38,9 @@ describe.skipIf(!url)('redis bus', () => {
     two.subscribe((id, events) => id === board && atTwo.push(events));
     one.publish(board, batch(board, 1));
     two.publish(board, batch(board, 3));
-    for (let i = 0; i < 100 && (atOne.length < 2 || atTwo.length < 2); i++) await new Promise((r) => setTimeout(r, 20));
-    await new Promise((r) => setTimeout(r, 100));
+    await until(() => atOne.length >= 2 && atTwo.length >= 2);
+    // Both batches have crossed Redis: a mark either way now follows every copy, so any more would have arrived.
+    await Promise.all([caughtUp(one, two), caughtUp(two, one)]);
     expect(atOne).toEqual([batch(board, 1), batch(board, 3)]);
     expect(atTwo.map((b) => b[0]!.seq).sort()).toEqual([1, 3]);
     expect(atTwo).toHaveLength(2);
@@ -52,7 +64,10 @@ describe.skipIf(!url)('redis bus', () => {
     one.publish(wanted, batch(wanted, 5));
     two.publish(unwanted, batch(unwanted, 9)); // its own: delivered whatever the interest
     await until(() => heard.length >= 2 && asked.includes(unwanted), 2000);
-    await new Promise((r) => setTimeout(r, 100));
+    // Two's own copy of its batch has crossed Redis before two's mark reaches one, and reaches two before one's
+    // mark sent after: any handing over more would have happened.
+    await caughtUp(two, one);
+    await caughtUp(one, two);
     expect(heard).toEqual([`${unwanted}:9`, `${wanted}:5`]);
     expect(asked).toContain(unwanted); // it was asked, and said no: the batch was never handed over
     await one.close();
@@ -64,11 +79,13 @@ describe.skipIf(!url || !canRunRedis)('redis bus across outages', () => {
   it('asks this node to catch up each time Redis comes back, also when it was away from the start', async () => {
     const redis = await ownRedis();
     redis.kill();
-    const bus = new RedisBus(redis.url);
+    const healths: string[] = [];
+    const bus = new RedisBus(redis.url, (health) => healths.push(health));
     const catchUps: Notice[] = [];
     bus.onNotice((n) => n.kind === 'catch-up' && catchUps.push(n));
     try {
-      await new Promise((r) => setTimeout(r, 300));
+      await until(() => healths.length > 0, { what: 'the bus failing to reach Redis' });
+      expect(healths).toEqual(['degraded']);
       expect(bus.health).toBe('degraded');
       await redis.start();
       await until(() => catchUps.length === 1);

@@ -28,7 +28,6 @@ describe.skipIf(!url)('two nodes with the Redis bus', () => {
     const socketOnB = await openSocket(b.url, { authorization: agentOnA.defaults.authorization! });
     socketOnB.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity'] });
     await socketOnB.next((m) => m.type === 'subscribed');
-    await new Promise((r) => setTimeout(r, 100)); // the other node's pattern subscription is live
     await agentOnA.post('/api/items', { title: 'made on A' });
     expect(await socketOnB.next((m) => m.type === 'event')).toMatchObject({ seq: 1, event: { type: 'item.created' } });
     await agentOnA.post('/api/claim', {});

@@ -55,7 +55,6 @@ describe.skipIf(!url)('sharing across two nodes with the Redis bus', () => {
       socket.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity'] });
       expect(await socket.next((m) => m.type === 'subscribed')).toMatchObject({ role: 'admin' });
     }
-    await new Promise((r) => setTimeout(r, 100)); // the other node's pattern subscription is live
 
     expect(
       (await board.owner.post(`/api/boards/${board.projectId}/members/${alice.accountId}/role`, { role: 'member' }))

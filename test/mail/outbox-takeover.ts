@@ -8,6 +8,7 @@ import type { MailMessage } from '../../src/mail/mailer.js';
 import { OutboxMailer } from '../../src/mail/outbox.js';
 import type { OpenedStore } from '../support/stores.js';
 import { TEST_SECRET } from '../support/server.js';
+import { until } from '../support/until.js';
 
 const key = deriveKeys(TEST_SECRET).mail;
 const TAKEOVER_MS = 400;
@@ -25,17 +26,20 @@ export function outboxTakeover(name: string, open: () => Promise<OpenedStore>): 
       return opened;
     }
 
-    /** A running node's outbox: it records what it delivers. */
+    /** A running node's outbox: it records what it delivers, and counts its sweeps (each looks for lapsed mail). */
     function node(store: OpenedStore['store'], delivered: string[], nodeKey = key) {
       const lines: Record<string, unknown>[] = [];
       const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
-      const mailer = new OutboxMailer(async (m) => void delivered.push(m.to), store.mailOutbox, nodeKey, logger, {
+      let sweeps = 0;
+      const outbox: typeof store.mailOutbox = Object.create(store.mailOutbox);
+      outbox.find = (...args) => (sweeps++, store.mailOutbox.find(...args));
+      const mailer = new OutboxMailer(async (m) => void delivered.push(m.to), outbox, nodeKey, logger, {
         takeoverMs: TAKEOVER_MS,
         sweepMs: 50,
       });
       mailer.start();
       cleanups.push(() => mailer.close(100));
-      return { mailer, lines };
+      return { mailer, lines, sweeps: () => sweeps };
     }
 
     it('mail held by a node that died is sent once, by one of the three still running, after the takeover delay', async () => {
@@ -63,8 +67,11 @@ export function outboxTakeover(name: string, open: () => Promise<OpenedStore>): 
       expect(Date.now() - acceptedAt).toBeGreaterThanOrEqual(TAKEOVER_MS);
       expect(delivered.sort()).toEqual(messages.map((m) => m.to));
       await expect.poll(() => store.mailOutbox.count({}), { timeout: 5_000 }).toBe(0);
-      // A few more sweeps: nothing is sent twice.
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // A few more sweeps by each node: nothing is sent twice.
+      const swept = others.map((o) => o.sweeps());
+      await until(() => others.every((o, i) => o.sweeps() >= swept[i]! + 3), {
+        what: 'three more sweeps by each node',
+      });
       expect(delivered).toHaveLength(3);
       const takeovers = others.flatMap((o) =>
         o.lines.filter((l) => l.msg === 'mail taken over from the outbox: its holder stopped'),
@@ -102,15 +109,17 @@ export function outboxTakeover(name: string, open: () => Promise<OpenedStore>): 
     it('a node that stops while it renews its hold for a retry hands the mail back rather than keeping it held or sending it', async () => {
       const { store } = await shared();
       // The store writes each change at once, but its answer to the renewal (a change of heldUntil
-      // alone) comes 300 ms late: the node stops while that answer is on its way.
+      // alone) is held back until the node is told to stop: it stops while that answer is on its way.
       let renewing: (() => void) | null = null;
       const renewalWritten = new Promise<void>((resolve) => (renewing = resolve));
+      let stopping!: () => void;
+      const stopCalled = new Promise<void>((resolve) => (stopping = resolve));
       const outbox: typeof store.mailOutbox = Object.create(store.mailOutbox);
       outbox.update = async (id, version, changes) => {
         const updated = await store.mailOutbox.update(id, version, changes);
         if (!('attempts' in changes)) {
           renewing?.();
-          await new Promise((resolve) => setTimeout(resolve, 300));
+          await stopCalled;
         }
         return updated;
       };
@@ -127,7 +136,9 @@ export function outboxTakeover(name: string, open: () => Promise<OpenedStore>): 
       );
       await holder.send({ to: 'handed@example.com', subject: 'handed back', text: 'x' });
       await renewalWritten;
-      await holder.close(2_000);
+      const closed = holder.close(2_000);
+      stopping();
+      await closed;
       const [record] = await store.mailOutbox.find({});
       expect(record!.heldUntil).toBeLessThanOrEqual(Date.now()); // another node, or the next start, sends it at once
       expect(attempts).toHaveLength(1); // the stopping node did not try again

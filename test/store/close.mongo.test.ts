@@ -8,6 +8,7 @@ import { describe, expect, inject, it } from 'vitest';
 import { openMongoStore } from '../../store/mongo/index.js';
 import { StoreUnavailableError, type StoredItem } from '../../store/ports/store.js';
 import { unique } from '../support/temp.js';
+import { quietFor, until } from '../support/until.js';
 
 const uri = inject('mongoUri');
 
@@ -40,7 +41,7 @@ describe.skipIf(!uri)('closing the MongoDB store', () => {
       await expect(store.tokens.insert({ _id: 't' } as never)).rejects.toBeInstanceOf(StoreUnavailableError);
 
       await client.db(db).dropDatabase();
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await quietFor(1000); // proves no write of the closed store's lands late (it would make the database again)
       const { databases } = await client.db().admin().listDatabases({ nameOnly: true });
       expect(databases.map((d) => d.name)).not.toContain(db);
     } finally {
@@ -84,11 +85,13 @@ describe.skipIf(!uri)('closing the MongoDB store', () => {
     // A proxy in front of the server that can stop passing its answers on.
     const target = new URL(uri!);
     let stalled = false;
+    let askedWhileStalled = 0;
     const sockets: Socket[] = [];
     const proxy = createServer((inbound) => {
       const outbound = connect(Number(target.port), target.hostname);
       sockets.push(inbound, outbound);
       inbound.pipe(outbound);
+      inbound.on('data', () => void (stalled && askedWhileStalled++));
       outbound.on('data', (chunk: Buffer) => void (stalled || inbound.write(chunk)));
       inbound.on('error', () => outbound.destroy());
       outbound.on('error', () => inbound.destroy());
@@ -103,7 +106,7 @@ describe.skipIf(!uri)('closing the MongoDB store', () => {
     try {
       stalled = true;
       const unanswered = store.events.count({ boardId: 'b1' }).catch((e: unknown) => e);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await until(() => askedWhileStalled > 0, { what: 'the count reaching the server' });
       const started = performance.now();
       await store.close();
       const waited = performance.now() - started;

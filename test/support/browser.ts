@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll } from 'vitest';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { Store } from '../../store/ports/store.js';
 import { startTestServer, type TestServer } from './server.js';
+import { until } from './until.js';
 
 /** Where screenshots land (ignored by git). */
 export const RESULTS_DIR = fileURLToPath(new URL('../../test-results/', import.meta.url));
@@ -108,19 +109,20 @@ export async function openPage(browser: Browser, server: { url: string }): Promi
  * (a refused write says why, instead of a navigation timeout).
  */
 export async function landOn(page: Page, pathname: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    if (new URL(page.url()).pathname === pathname) return;
-    const alert = page.getByRole('alert').first();
-    // (The page may have landed while the alert was looked for: an alert on the page asked for is its own.)
-    if ((await alert.isVisible()) && new URL(page.url()).pathname !== pathname)
-      throw new Error(
-        `expected to land on ${pathname}, stayed on ${page.url()} with an alert: ${(await alert.innerText()).replace(/\s+/g, ' ')}`,
-      );
-    if (Date.now() > deadline)
-      throw new Error(`expected to land on ${pathname} within ${ms} ms, still on ${page.url()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  const landed = () => new URL(page.url()).pathname === pathname;
+  await until(
+    async () => {
+      if (landed()) return true;
+      const alert = page.getByRole('alert').first();
+      // (The page may have landed while the alert was looked for: an alert on the page asked for is its own.)
+      if ((await alert.isVisible()) && !landed())
+        throw new Error(
+          `expected to land on ${pathname}, stayed on ${page.url()} with an alert: ${(await alert.innerText()).replace(/\s+/g, ' ')}`,
+        );
+      return false;
+    },
+    { timeout: ms, what: () => `landing on ${pathname}, still on ${page.url()}` },
+  );
 }
 
 /** Saves a full-page PNG as test-results/<name>.png and returns its path. */

@@ -1,5 +1,6 @@
 // Two nodes on one embedded store and one Redis, as several nodes run in production: each its own
-// Redis bus (and, when asked, its own board homes), both ready (bus ok) before a test starts.
+// Redis bus (and, when asked, its own board homes), both ready (bus ok, and each hearing the other's
+// boards) before a test starts.
 import { RedisBus } from '../../src/bus/redis.js';
 import { RedisHomes } from '../../src/cluster/redis-homes.js';
 import { openEmbeddedStore } from '../../store/embedded/index.js';
@@ -7,6 +8,7 @@ import type { Store } from '../../store/ports/store.js';
 import { Client, startTestServer, type TestServer } from './server.js';
 import { tempDir, unique } from './temp.js';
 import { until } from './until.js';
+import { busHearsOthers } from './bus-ready.js';
 
 export interface RedisNodes {
   a: TestServer;
@@ -31,6 +33,7 @@ export async function twoNodesOnRedis(
   const store = await openEmbeddedStore(dir.path);
   const nodeIds: [string, string] = [unique('node-a'), unique('node-b')];
   const started: TestServer[] = [];
+  const buses: RedisBus[] = [];
   const stop = async () => {
     for (const node of started) await node.stop();
     await store.close();
@@ -38,16 +41,19 @@ export async function twoNodesOnRedis(
   };
   try {
     for (const nodeId of nodeIds) {
+      const bus = new RedisBus(redisUrl);
+      buses.push(bus);
       started.push(
         await startTestServer(
           { ...options.env, NODE_ID: nodeId },
           store,
-          new RedisBus(redisUrl),
+          bus,
           options.homes ? new RedisHomes(redisUrl) : undefined,
         ),
       );
     }
     for (const node of started) await until(async () => (await new Client(node.url).get('/readyz')).body.bus === 'ok');
+    await Promise.all(buses.map((bus) => busHearsOthers(bus, redisUrl))); // so a commit on one reaches the other
   } catch (e) {
     await stop();
     throw e;

@@ -3,6 +3,7 @@
 // the next N recipients) to prove that the node retries.
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
+import { until } from './until.js';
 
 export interface ReceivedMail {
   from: string;
@@ -107,16 +108,13 @@ export async function startSmtp(port = 0): Promise<TestSmtp> {
       refusing.times = times;
     },
     async next(to, subject, ms = 15_000) {
-      const deadline = Date.now() + ms;
-      for (;;) {
-        const found = received.find((m) => m.to.includes(to) && subject.test(m.subject));
-        if (found) return found;
-        if (Date.now() > deadline)
-          throw new Error(
-            `no mail to ${to} matching ${subject} within ${ms} ms (received: ${received.map((m) => `${m.to.join(',')}: ${m.subject}`).join('; ') || 'none'})`,
-          );
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
+      const found = () => received.find((m) => m.to.includes(to) && subject.test(m.subject));
+      await until(() => found() !== undefined, {
+        timeout: ms,
+        what: () =>
+          `mail to ${to} matching ${subject} (received: ${received.map((m) => `${m.to.join(',')}: ${m.subject}`).join('; ') || 'none'})`,
+      });
+      return found()!;
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
