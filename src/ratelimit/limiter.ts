@@ -42,3 +42,10 @@ export interface Exemption {
 }
 
 export const windowStart = (now: number, windowMs: number): number => now - (now % windowMs);
+
+/**
+ * The time a limiter counts its windows at, when it is given one: then it, not the caller's `now`,
+ * says which window a use falls in. Tests hold one still, so that no window turns over while a
+ * test spends a budget; a node gives none, and the caller's `now` counts.
+ */
+export type WindowClock = () => number;

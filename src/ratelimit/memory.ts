@@ -1,5 +1,12 @@
 // Fixed-window counters in this process; stale windows are swept as they are touched.
-import { windowStart, type Budget, type Drawn, type RateLimiter, type WindowSpec } from './limiter.js';
+import {
+  windowStart,
+  type Budget,
+  type Drawn,
+  type RateLimiter,
+  type WindowClock,
+  type WindowSpec,
+} from './limiter.js';
 
 interface Window {
   start: number;
@@ -13,16 +20,20 @@ export class MemoryRateLimiter implements RateLimiter {
   private readonly windows = new Map<string, Window>();
   private sweptAt = 0;
 
+  /** `clock`: the time to count windows at instead of the callers' `now` (tests only). */
+  constructor(private readonly clock?: WindowClock) {}
+
   async consume(spec: WindowSpec, now: number): Promise<Drawn> {
     return (await this.draw([spec], 1, now))[0]!;
   }
 
   async peek(spec: WindowSpec, now: number): Promise<Budget> {
-    return this.budget(spec, this.window(spec, now));
+    return this.budget(spec, this.window(spec, this.clock?.() ?? now));
   }
 
   /** Answered now: the counters are here. */
-  draw(specs: readonly WindowSpec[], consumed: number, now: number): Drawn[] {
+  draw(specs: readonly WindowSpec[], consumed: number, callerNow: number): Drawn[] {
+    const now = this.clock?.() ?? callerNow;
     let consuming = consumed;
     const drawn: Drawn[] = [];
     for (let i = 0; i < specs.length; i++) {

@@ -2,7 +2,14 @@
 // call, a request's budgets together: a denied request never increments, and a window's key
 // expires with the window.
 import type { Redis } from 'ioredis';
-import { windowStart, type Budget, type Drawn, type RateLimiter, type WindowSpec } from './limiter.js';
+import {
+  windowStart,
+  type Budget,
+  type Drawn,
+  type RateLimiter,
+  type WindowClock,
+  type WindowSpec,
+} from './limiter.js';
 
 /** KEYS: the budgets' windows; ARGV: how many to consume, then each one's limit and expiry. */
 const DRAW = `
@@ -28,9 +35,11 @@ return out
 `;
 
 export class RedisRateLimiter implements RateLimiter {
+  /** `clock`: the time to count windows at instead of the callers' `now` (tests only; a window's key still expires at its end by that clock). */
   constructor(
     private readonly redis: Redis,
     private readonly prefix = 'rl:',
+    private readonly clock?: WindowClock,
   ) {}
 
   async consume(spec: WindowSpec, now: number): Promise<Drawn> {
@@ -50,8 +59,8 @@ export class RedisRateLimiter implements RateLimiter {
     return budget(spec, Number((await this.redis.get(key)) ?? 0), end);
   }
 
-  private window(spec: WindowSpec, now: number): { key: string; end: number } {
-    const start = windowStart(now, spec.windowMs);
+  private window(spec: WindowSpec, callerNow: number): { key: string; end: number } {
+    const start = windowStart(this.clock?.() ?? callerNow, spec.windowMs);
     return { key: `${this.prefix}${spec.key}:${start}`, end: start + spec.windowMs };
   }
 }

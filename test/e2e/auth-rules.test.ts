@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { openEmbeddedStore } from '../../store/embedded/index.js';
 import { StoreUnavailableError, type Store } from '../../store/ports/store.js';
-import { Client, signedUp, startOfBudgetWindow, startTestServer, type TestServer } from '../support/server.js';
+import { Client, signedUp, startTestServer, type TestServer } from '../support/server.js';
 import { expectError } from '../support/expect-error.js';
 import { tempDir, unique } from '../support/temp.js';
 
@@ -20,7 +20,7 @@ async function serve(env: Record<string, string> = {}, store?: Store): Promise<T
 describe('per-address rate limits', () => {
   it('deny signup, login, change-password and change-email past the address budget, with Retry-After and no mutation', async () => {
     const srv = await serve({ ADDRESS_RATE_PER_MINUTE: '4' });
-    startOfBudgetWindow(srv);
+    srv.holdBudgets();
     const user = await signedUp(srv.url); // 1
     const c = new Client(srv.url);
     expect((await c.post('/api/auth/login', { email: user.email, password: user.password })).status).toBe(200); // 2

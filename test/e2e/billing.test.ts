@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { newBoard } from '../support/board.js';
-import { Client, signedUp, startOfBudgetWindow, startTestServer, type TestServer } from '../support/server.js';
+import { Client, signedUp, startTestServer, type TestServer } from '../support/server.js';
 import { expectError } from '../support/expect-error.js';
 import { billingRecord as record } from '../support/billing.js';
 
@@ -108,9 +108,9 @@ describe.skipIf(!stripeBase)('checkout, portal and annual (stripe-mock)', () => 
 
   it('denies checkout with 429 once the board bucket is spent, with no mutation and no provider call', async () => {
     const b = await owned(srv);
-    // The shared bucket is the account user's write budget (Free: 120 a minute): spend it, from the
-    // start of a window.
-    startOfBudgetWindow(srv);
+    // The shared bucket is the account user's write budget (Free: 120 a minute): spend it, in a
+    // window held still.
+    srv.holdBudgets();
     let spent = false;
     for (let i = 0; i < 121 && !spent; i++)
       spent = (await b.owner.post(`/api/shouts${b.q}`, { text: `spend ${i}` })).status === 429;

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { head, newBoard } from '../support/board.js';
 import { expectError } from '../support/expect-error.js';
-import { startOfBudgetWindow, startTestServer, type TestServer } from '../support/server.js';
+import { startTestServer, type TestServer } from '../support/server.js';
 
 let srv: TestServer;
 beforeAll(async () => {
@@ -224,7 +224,7 @@ describe('rate budgets on board responses', () => {
   it('reports the nine headers, denies writes past the write budget, and keeps reads and the lifecycle open', async () => {
     const board = await newBoard(srv.url);
     const a = await board.agent('a');
-    startOfBudgetWindow(srv);
+    srv.holdBudgets();
     await a.post('/api/items', { title: 'keep working' });
     let last = await a.post('/api/shouts', { text: 'spend' });
     while (last.status === 201) last = await a.post('/api/shouts', { text: 'spend' });
@@ -267,9 +267,8 @@ describe('BOARD_RATE_SCALE', () => {
       const status = await a.get('/api/status');
       expect(status.headers.get('x-ratelimit-write-limit')).toBe('360');
       expect(status.headers.get('x-ratelimit-request-limit')).toBe('1800');
-      // The budget is a fixed window: spend it from well inside one, or a reset mid-way lets more through.
-      const untilReset = Number(status.headers.get('x-ratelimit-write-reset')) * 1000 - Date.now();
-      if (untilReset < 10_000) await new Promise((r) => setTimeout(r, untilReset + 250));
+      // The budget is a fixed window: spend it in one held still, or a reset mid-way lets more through.
+      scaled.holdBudgets();
       let writes = 0;
       while ((await a.post('/api/shouts', { text: 'spend' })).status === 201) writes++;
       expect(writes).toBe(360);

@@ -10,7 +10,7 @@ import { serveStore, type OpenedStore } from '../support/stores.js';
 import { newBoard } from '../support/board.js';
 import { expectError } from '../support/expect-error.js';
 import { failOnce } from '../support/fail-once.js';
-import { Client, signedUp, startOfBudgetWindow, TEST_SECRET, type Res } from '../support/server.js';
+import { BUDGET_WINDOW_MS, Client, signedUp, TEST_SECRET, type Res } from '../support/server.js';
 import { unique } from '../support/temp.js';
 
 const USER_CODE = /^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/;
@@ -306,8 +306,8 @@ export function deviceFlow(name: string, open: () => Promise<OpenedStore>): void
     });
 
     it(`refuses an account that got ${DEVICE_MISSES_PER_HOUR} user codes wrong within the hour, right codes too, until the hour turns; other accounts go on`, async () => {
-      // The budget is a fixed hour window of the server's clock: begin just after one opens.
-      served.srv.advance(3_600_000 - (served.srv.now() % 3_600_000) + 100);
+      // The budget is a fixed hour window: the test holds one from its start.
+      served.srv.holdBudgets(3_600_000);
       const board = await newBoard(served.srv.url);
       const other = await newBoard(served.srv.url);
       const grant = await start();
@@ -337,7 +337,7 @@ export function deviceFlow(name: string, open: () => Promise<OpenedStore>): void
       it('lets six agents behind one address poll at the interval, refuses a faster caller with 429, and leaves start its own budget', async () => {
         const advance = (ms: number) => limited.srv.advance(ms);
         const client = new Client(limited.srv.url);
-        startOfBudgetWindow(limited.srv);
+        limited.srv.holdBudgets();
         const agents = [];
         for (let i = 0; i < 6; i++)
           agents.push(
@@ -348,7 +348,7 @@ export function deviceFlow(name: string, open: () => Promise<OpenedStore>): void
           for (const deviceCode of agents)
             expectError(await client.post('/api/auth/device/poll', { deviceCode }), 400, 'AUTHORIZATION_PENDING');
         }
-        startOfBudgetWindow(limited.srv);
+        advance(BUDGET_WINDOW_MS); // a fresh window for the fast polls
         let refused: Res | null = null;
         for (let i = 0; i < 121 && !refused; i++) {
           const res = await client.post('/api/auth/device/poll', { deviceCode: agents[0] });
@@ -375,7 +375,7 @@ export function deviceFlow(name: string, open: () => Promise<OpenedStore>): void
       });
 
       it('puts looking up and approving user codes on the address budget sign-up draws on, so codes cannot be guessed by the thousand', async () => {
-        startOfBudgetWindow(limited.srv);
+        limited.srv.holdBudgets();
         // Three sign-ups (three of the 30), so no account reaches its own budget of misses (10 an hour).
         const boards = [
           await newBoard(limited.srv.url),

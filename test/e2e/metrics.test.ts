@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { newBoard } from '../support/board.js';
 import { scrape } from '../support/metrics.js';
-import { Client, startOfBudgetWindow, startTestServer, type TestServer } from '../support/server.js';
+import { Client, startTestServer, type TestServer } from '../support/server.js';
 import { openSocket } from '../support/socket.js';
 
 const TOKEN = 'metrics-token-for-the-test-0123456789';
@@ -71,7 +71,7 @@ describe('GET /metrics', () => {
       .toBe(1);
     const socket = await openSocket(node.url, { authorization: agent.defaults.authorization! });
     // The per-address budget (3 a minute) runs out in a fresh window: the fourth login is refused.
-    startOfBudgetWindow(node);
+    node.holdBudgets();
     const stranger = new Client(node.url);
     const logins: number[] = [];
     for (let i = 0; i < 4; i++)

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { embeddedStore } from '../support/stores.js';
 import { expectError } from '../support/expect-error.js';
-import { Client, signedUp, startOfBudgetWindow, startTestServer, type TestServer } from '../support/server.js';
+import { Client, signedUp, startTestServer, type TestServer } from '../support/server.js';
 import { onboardingFlow } from './onboarding-flow.js';
 import { claimRecoveryFlow } from './claim-recovery-flow.js';
 
@@ -19,7 +19,7 @@ describe('the per-address budget of enrollment and anonymous provisioning', () =
   });
 
   it('refuses anon-provision and enroll past the budget with 429 RATE_LIMITED and Retry-After, creating nothing', async () => {
-    startOfBudgetWindow(srv);
+    srv.holdBudgets();
     const { client: owner } = await signedUp(srv.url); // 1
     const projectId = (await owner.get('/api/projects')).body.projects[0].projectId as string;
     const code = (await owner.post(`/api/projects/${projectId}/agents/enroll`, { uses: 5, ttlSeconds: 600 })).body

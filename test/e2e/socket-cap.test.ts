@@ -7,14 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newBoard } from '../support/board.js';
 import { expectError } from '../support/expect-error.js';
 import { openSocket, type TestSocket } from '../support/socket.js';
-import {
-  Client,
-  signedUp,
-  startOfBudgetWindow,
-  startTestServer,
-  type Res,
-  type TestServer,
-} from '../support/server.js';
+import { Client, signedUp, startTestServer, type Res, type TestServer } from '../support/server.js';
 import { SOCKETS_PER_CREDENTIAL } from '../../src/ws/socket-cap.js';
 
 const NINE = ['', 'request-', 'write-'].flatMap((p) =>
@@ -138,7 +131,7 @@ describe('what an upgrade draws on the request budget', () => {
   });
 
   it('draws one request per upgrade, and refuses an upgrade 429 RATE_LIMITED with the rate headers once the budget is spent', async () => {
-    startOfBudgetWindow(srv);
+    srv.holdBudgets();
     const board = await newBoard(srv.url);
     const agent = await board.agent('budgeted');
     const remaining = async () => Number((await agent.get('/api/status')).headers.get('x-ratelimit-request-remaining'));

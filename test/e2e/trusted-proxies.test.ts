@@ -2,7 +2,7 @@
 // (ADDRESS_RATE_PER_MINUTE, here 2), so which address a request was counted against shows in
 // which request is the first refused (429 RATE_LIMITED).
 import { afterEach, describe, expect, it } from 'vitest';
-import { Client, startOfBudgetWindow, startTestServer, type TestServer } from '../support/server.js';
+import { Client, startTestServer, type TestServer } from '../support/server.js';
 import { head, newBoard } from '../support/board.js';
 
 const servers: TestServer[] = [];
@@ -13,7 +13,7 @@ afterEach(async () => {
 async function node(env: Record<string, string>, base?: (port: number) => string): Promise<Client> {
   const s = await startTestServer({ ADDRESS_RATE_PER_MINUTE: '2', ...env });
   servers.push(s);
-  startOfBudgetWindow(s);
+  s.holdBudgets();
   return new Client(base ? base(s.server.port) : s.url);
 }
 

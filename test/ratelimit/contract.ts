@@ -1,9 +1,9 @@
 // The rate-limiter contract, run against memory and Redis.
 import { describe, expect, it } from 'vitest';
-import type { RateLimiter } from '../../src/ratelimit/limiter.js';
+import type { RateLimiter, WindowClock } from '../../src/ratelimit/limiter.js';
 import { unique } from '../support/temp.js';
 
-export function limiterContract(name: string, make: () => RateLimiter | Promise<RateLimiter>): void {
+export function limiterContract(name: string, make: (clock?: WindowClock) => RateLimiter | Promise<RateLimiter>): void {
   describe(`rate limiter contract: ${name}`, () => {
     const t0 = 1_800_000_000_000; // a window boundary for 60 s windows
 
@@ -66,6 +66,22 @@ export function limiterContract(name: string, make: () => RateLimiter | Promise<
         remaining: 4,
         resetAt: (t0 + 120_000) / 1000,
       });
+    });
+
+    it('counts its windows at its own clock when given one, whatever time the callers say', async () => {
+      let held = Date.now();
+      const limiter = await make(() => held);
+      const spec = { key: unique('held'), limit: 2, windowMs: 60_000 };
+      const later = held + 3_600_000; // a caller an hour ahead: the same window all the same
+      expect((await limiter.consume(spec, later)).remaining).toBe(1);
+      expect((await limiter.draw([spec], 1, later + 60_000))[0]).toMatchObject({ allowed: true, remaining: 0 });
+      expect(await limiter.consume(spec, later + 120_000)).toMatchObject({ allowed: false, remaining: 0 });
+      expect(await limiter.peek(spec, 0)).toMatchObject({
+        remaining: 0,
+        resetAt: Math.ceil((held - (held % 60_000) + 60_000) / 1000),
+      });
+      held += 60_000; // the clock moves a window on: a fresh budget
+      expect(await limiter.consume(spec, later)).toMatchObject({ allowed: true, remaining: 1 });
     });
 
     it('grants exactly the limit under concurrent consumption', async () => {

@@ -16,7 +16,7 @@ describe.skipIf(!url)('redis limiter', () => {
     clients.push(c);
     return c;
   };
-  limiterContract('redis', () => new RedisRateLimiter(connect(), `${unique('test')}:`));
+  limiterContract('redis', (clock) => new RedisRateLimiter(connect(), `${unique('test')}:`, clock));
 
   it('shares one budget between two nodes (two connections)', async () => {
     const prefix = `${unique('shared')}:`;

@@ -1,4 +1,4 @@
 import { MemoryRateLimiter } from '../../src/ratelimit/memory.js';
 import { limiterContract } from './contract.js';
 
-limiterContract('memory', () => new MemoryRateLimiter());
+limiterContract('memory', (clock) => new MemoryRateLimiter(clock));

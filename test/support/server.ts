@@ -1,6 +1,7 @@
 // Starts a real node on an ephemeral port over a throwaway embedded store (or a given store),
 // and a small HTTP client that keeps cookies like a browser would.
 import { pino } from 'pino';
+import { onTestFinished } from 'vitest';
 import { bcryptHasher } from '../../src/auth/passwords.js';
 import { deriveKeys } from '../../src/auth/keys.js';
 import { billingSetupFrom } from '../../src/billing/setup.js';
@@ -26,18 +27,19 @@ export interface TestServer {
   advance(ms: number): void;
   /** The server's clock, advances included. */
   now(): number;
+  /**
+   * Until the running test ends, the rate budgets count at a clock of their own, held at the start
+   * of a fresh window (of `windowMs`, a minute unless said): it moves only when the test advances
+   * the server's clock (a window's length to the next one), never with the wall clock. So a test
+   * that spends a budget starts with all of it and never straddles two windows, however slow the
+   * machine.
+   */
+  holdBudgets(windowMs?: number): void;
   stop(): Promise<void>;
 }
 
-/**
- * Rate budgets are fixed one-minute windows: moves the server's clock to just past the start of
- * the next one, so a test that spends a budget never straddles two (a window that turns over
- * mid-test hands out a fresh budget).
- */
-export function startOfBudgetWindow(srv: Pick<TestServer, 'advance' | 'now'>): void {
-  const now = srv.now();
-  srv.advance(windowStart(now, BOARD_WINDOW_MS) + BOARD_WINDOW_MS + 1 - now); // the address budgets' windows are as long
-}
+/** How long the rate budgets' windows are (board, address and operator budgets alike). */
+export const BUDGET_WINDOW_MS = BOARD_WINDOW_MS;
 
 /** The test mail transport: keeps every message, and waits for the next one to an address. */
 export class CaptureMailer implements Mailer {
@@ -91,12 +93,14 @@ export async function startTestServer(
   const mail = new CaptureMailer();
   let offset = 0;
   const clock = () => Date.now() + offset;
+  /** The time the budgets count at while a test holds them (holdBudgets), else null: the server's clock. */
+  let budgetTime: number | null = null;
   const server = await startServer({
     config,
     store: theStore,
     bus,
     ...(homes && { homes }),
-    limiter: new MemoryRateLimiter(),
+    limiter: new MemoryRateLimiter(() => budgetTime ?? clock()),
     passwords,
     keys,
     billing: billingSetupFrom(config),
@@ -113,8 +117,15 @@ export async function startTestServer(
     }),
     server,
     mail,
-    advance: (ms) => void (offset += ms),
+    advance(ms) {
+      offset += ms;
+      if (budgetTime !== null) budgetTime += ms;
+    },
     now: clock,
+    holdBudgets(windowMs = BUDGET_WINDOW_MS) {
+      budgetTime = windowStart(clock(), windowMs) + windowMs;
+      onTestFinished(() => void (budgetTime = null));
+    },
     async stop() {
       await server.shutdown();
       await dir?.remove();

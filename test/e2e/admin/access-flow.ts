@@ -17,7 +17,7 @@ import { expectError } from '../../support/expect-error.js';
 import { head } from '../../support/board.js';
 import { openSocket } from '../../support/socket.js';
 import { CLOSE } from '../../../src/ws/protocol.js';
-import { Client, startOfBudgetWindow, type Res } from '../../support/server.js';
+import { Client, type Res } from '../../support/server.js';
 import { unique } from '../../support/temp.js';
 import { verifyEmail } from '../../support/verify-email.js';
 
@@ -97,7 +97,6 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
       TRUSTED_PROXIES: '127.0.0.1',
     });
     const advance = (ms: number) => served.srv.advance(ms);
-    const freshWindow = () => startOfBudgetWindow(served.srv);
 
     const browser = (address = nextAddress()) => new Browser(served.srv.url, { 'x-forwarded-for': address });
     async function signUp(
@@ -538,7 +537,7 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
       };
       const refusedAfter = (ok: number, n: number) => [...Array<number>(n).fill(ok), 429];
 
-      freshWindow();
+      served.srv.holdBudgets();
       expect(await signups('203.0.113.11', ADDRESS_LIMIT + 1)).toEqual(refusedAfter(201, ADDRESS_LIMIT));
       expect(await signups('203.0.113.10', ADDRESS_LIMIT + 2)).toEqual(Array(ADDRESS_LIMIT + 2).fill(201));
       expect(await logins('203.0.113.10', ADDRESS_LIMIT + 2)).toEqual(Array(ADDRESS_LIMIT + 2).fill(401));

@@ -2,7 +2,7 @@
 // A token (even one an operator issued), another account's session, no credential, a bad body or
 // a session of an account not named in OPERATOR_EMAILS gets exactly what an unknown path gets.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client, signedUp, startOfBudgetWindow, startTestServer, type TestServer } from '../../support/server.js';
+import { Client, signedUp, startTestServer, type TestServer } from '../../support/server.js';
 import { confirmedOperator, operatorEmail } from '../../support/operators.js';
 
 describe('the operator gate', () => {
@@ -67,7 +67,7 @@ describe('the operator gate', () => {
     const fresh = await confirmedOperator(srv, 'someone-else@ops.example.com');
     const notOperator = await confirmedOperator(srv, opEmail.replace('@', '+budget@'));
     const statuses: number[] = [];
-    startOfBudgetWindow(srv);
+    srv.holdBudgets();
     for (let i = 0; i < 601; i++) statuses.push((await fresh.client.get('/api/admin/codebase')).status);
     expect(statuses.slice(0, 600).every((s) => s === 200)).toBe(true);
     const refused = await fresh.client.get('/api/admin/codebase');
