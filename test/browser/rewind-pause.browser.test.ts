@@ -9,14 +9,13 @@ import { head } from '../support/board.js';
 import { Client } from '../support/server.js';
 import { makePro, webhookOnlyBilling } from '../support/billing.js';
 import { unique } from '../support/temp.js';
-import { until } from '../support/until.js';
+import { pace, until } from '../support/until.js';
 import { FREE_POINTS } from '../../src/plans.js';
 
 const chromium = inject('chromium');
 const SECRET = 'whsec_browser_rewind_pause';
 const PASSWORD = 'correct horse battery staple';
 const ITEMS = 30;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe.skipIf(!chromium)('the guided rewind: pause, preview, apply, resume (Chromium)', () => {
   const suite = useBrowserTabs(chromium!, 'rewind-pause', webhookOnlyBilling(SECRET));
@@ -59,9 +58,19 @@ describe.skipIf(!chromium)('the guided rewind: pause, preview, apply, resume (Ch
           counts: Record<string, number>;
         };
 
-      // Six agents: claim, a little work, submit; while paused they keep their lease renewed.
+      // Six agents: claim, a little work, submit; while paused they keep their lease renewed. Their
+      // progress follows the owner's steps, not the clock: past 4 items done they hold their leases
+      // until the block is made, and past 8 until the board is paused. So however fast or slow the
+      // agents and the page are, the block comes with work left, and the pause finds every agent
+      // mid-work (each meets BOARD_PAUSED and renews, and the rewind ends its lease).
       const agents = await Promise.all(Array.from({ length: 6 }, (_, i) => agent(`worker-${i}`)));
       let stop = false;
+      let finished = 0; // items the agents submitted
+      const gate = () => {
+        let open!: () => void;
+        return { opened: new Promise<void>((resolve) => (open = resolve)), open: () => open() };
+      };
+      const [blocked, paused] = [gate(), gate()];
       const refused = new Map<string, number>();
       const note = (code: string) => refused.set(code, (refused.get(code) ?? 0) + 1);
       const work = async (a: Client, n: number) => {
@@ -69,18 +78,21 @@ describe.skipIf(!chromium)('the guided rewind: pause, preview, apply, resume (Ch
           const grant = await a.post('/api/claim', {});
           if (grant.status !== 200) {
             note(grant.body.error.code);
-            await sleep(100);
+            await pace(100);
             continue;
           }
-          await sleep(150);
+          await pace(150);
+          if (finished >= 4) await blocked.opened;
+          if (finished >= 8) await paused.opened;
           for (;;) {
             const submitted = await a.post('/api/submit', {
               leaseId: grant.body.leaseId,
               head: head(n * 1000 + round),
             });
+            if (submitted.status === 200) finished++;
             if (submitted.status === 200 || submitted.body.error.code !== 'BOARD_PAUSED') break;
             note('BOARD_PAUSED');
-            await sleep(200);
+            await pace(200);
             const renewed = await a.post('/api/lease', { leaseId: grant.body.leaseId, action: 'renew' });
             if (renewed.status !== 200 || renewed.body.revoked) break;
           }
@@ -98,6 +110,7 @@ describe.skipIf(!chromium)('the guided rewind: pause, preview, apply, resume (Ch
             })
           ).status,
         ).toBe(200);
+        blocked.open();
         await until(async () => (await status()).counts.done! >= 8, 30_000);
 
         const { page } = t;
@@ -116,6 +129,7 @@ describe.skipIf(!chromium)('the guided rewind: pause, preview, apply, resume (Ch
         expect(await step(steps, 'pause').getAttribute('data-done')).toBe('yes');
         expect(await step(steps, 'preview').getAttribute('aria-current')).toBe('step');
         expect((await status()).paused).toBe(true);
+        paused.open();
         await until(() => (refused.get('BOARD_PAUSED') ?? 0) >= 6, 20_000);
 
         // 2. Preview the point kept before the block: the blocked task would be ready again.
@@ -152,6 +166,8 @@ describe.skipIf(!chromium)('the guided rewind: pause, preview, apply, resume (Ch
         expect(t.problems).toEqual([]);
       } finally {
         stop = true;
+        blocked.open();
+        paused.open();
         await fleet;
       }
       expect([...refused.keys()].filter((code) => code !== 'BOARD_PAUSED' && code !== 'NOTHING_READY')).toEqual([]);
