@@ -1,17 +1,13 @@
-// Lint rules, including the rules of direction from ARCHITECTURE.md.
+// Lint rules, including the rules of direction from ARCHITECTURE.md: the layers of the server's
+// rooms in eslint/layers.js, and which room alone may import an adapter or uWebSockets.js.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import layers from './eslint/layers.js';
 
 const restrict = (patterns) => ({ 'no-restricted-imports': ['error', { patterns }] });
 // One config object's no-restricted-imports replaces another's, so the src/ rules are shared values.
 const ADAPTERS = { group: ['**/store/embedded/**', '**/store/mongo/**'], message: 'Only src/main.ts picks adapters.' };
 const UWS = { group: ['uWebSockets.js'], message: 'Only src/http/uws/ imports uWebSockets.js.' };
-const ABOVE = {
-  group: ['**/http/**', '**/routes/**'],
-  message:
-    'Layers below the server (auth, ratelimit, ws, bus, errors, accounts, board, billing, mail) never import src/http or src/routes; shared names live in src/request-context.ts.',
-};
-
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'data/**', '.tmp/**'] },
   js.configs.recommended,
@@ -73,8 +69,9 @@ export default tseslint.config(
     rules: restrict([ADAPTERS, UWS]),
   },
   {
-    files: ['src/{auth,ratelimit,ws,bus,errors,accounts,board,billing,mail}/**/*.ts'],
-    rules: restrict([ADAPTERS, UWS, ABOVE]),
+    files: ['src/**/*.ts', 'actors/**/*.ts', 'machines/**/*.ts', 'store/**/*.ts'],
+    plugins: { layers },
+    rules: { 'layers/imports-go-down': 'error' },
   },
   {
     files: ['client/src/**/*.ts'],

@@ -17,10 +17,18 @@ import type { StoredEntry } from '../machines/board-entries.js';
 import { closedDays, foldStats, oldestDayKept, type BoardStats } from '../machines/board-stats.js';
 import { archiveDays } from './stats-archive.js';
 import type { Decide, NewEvent } from '../machines/board-decision.js';
-import type { BoardRecord, CommitOptions, EventRecord, ItemWrites, LoadedBoard, Store } from '../store/ports/store.js';
+import type {
+  BoardRecord,
+  CommitOptions,
+  CommittedEvent,
+  EventRecord,
+  ItemWrites,
+  LoadedBoard,
+  Store,
+} from '../store/ports/store.js';
 import { andThen, type Maybe } from '../store/ports/maybe.js';
 
-export type CommittedEvent = Omit<EventRecord, 'version' | '_id'>;
+export type { CommittedEvent };
 
 export type BoardListener = (events: CommittedEvent[], board: Board) => void;
 

@@ -7,6 +7,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
 import { MemoryBus, type Bus } from './bus/bus.js';
 import { RedisBus } from './bus/redis.js';
+import type { Notice } from './server/notices.js';
 import { Redis } from 'ioredis';
 import type { RateLimiter } from './ratelimit/limiter.js';
 import { MemoryRateLimiter } from './ratelimit/memory.js';
@@ -26,9 +27,9 @@ function openStore(config: Config): Promise<Store> {
 }
 
 /** With REDIS_URL, events reach every node's sockets; without it, this node's only. */
-function openBus(config: Config, logger: Logger): Bus {
-  if (!config.redisUrl) return new MemoryBus();
-  return new RedisBus(config.redisUrl, (health, cause) =>
+function openBus(config: Config, logger: Logger): Bus<Notice> {
+  if (!config.redisUrl) return new MemoryBus<Notice>();
+  return new RedisBus<Notice>(config.redisUrl, (health, cause) =>
     health === 'degraded'
       ? logger.warn({ err: cause }, 'bus: redis unavailable, events reach this node’s sockets only')
       : logger.info('bus: redis is back, sockets catch up from the log'),

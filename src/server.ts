@@ -9,6 +9,7 @@ import { BoardAccess } from './board/board-access.js';
 import { BoardRegistry } from '../actors/registry.js';
 import { logMailer, type Mailer } from './mail/mailer.js';
 import { MemoryBus, type Bus } from './bus/bus.js';
+import type { Notice } from './server/notices.js';
 import { Hub } from './ws/hub.js';
 import { OperatorAccess } from './ws/operator-access.js';
 import { BoardFeed } from './board/feed/feed.js';
@@ -66,7 +67,7 @@ export interface ServerParts {
   /** Derived from the server secret (src/server-secret.ts). */
   keys: ServerKeys;
   /** Defaults to the in-process bus (one node). */
-  bus?: Bus;
+  bus?: Bus<Notice>;
   /** Board homes across nodes (src/cluster/); absent, this node decides every board (one node). */
   homes?: Homes;
   /** The payment provider and prices; null or absent: billing answers 503 BILLING_UNAVAILABLE. */
@@ -124,7 +125,7 @@ const REFUSAL: Record<RefusalReason, ErrorCode> = {
 export async function startServer(parts: ServerParts): Promise<RunningServer> {
   const { config, logger } = parts;
   const clock = parts.clock ?? Date.now;
-  const bus: Bus = parts.bus ?? new MemoryBus();
+  const bus: Bus<Notice> = parts.bus ?? new MemoryBus<Notice>();
   // The operators' usage counters and node figures (src/admin/watch.ts); board commits are timed through its store.
   const watch: Watch = new Watch({
     nodeId: config.nodeId,
@@ -388,22 +389,8 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     },
     (boardId) => registry.holds(boardId) || hub.size > 0,
   );
-  bus.onNotice((notice) => {
-    if (notice.kind === 'resolution.failed' || notice.kind === 'resolution.observed') observer.hear(notice);
-    else if (notice.kind === 'node.figures') watch.utilization.hear(notice.figures);
-    else if (notice.kind === 'records.changed') identities.changed(notice.collection, notice.ids);
-    else if (notice.kind === 'allowlist.changed')
-      void allowlist
-        .refresh()
-        .catch((e: unknown) =>
-          logger.warn({ err: e }, 'allowlist: reading it after a change failed; read again within 10 s'),
-        );
-    else {
-      if (notice.kind === 'catch-up') identities.clear(); // notices may have been lost while the bus was away
-      if (notice.kind === 'presence') online.heard(notice.boardId);
-      hub.notice(notice);
-    }
-  });
+  // Each part hears the notices it declares (src/server/notices.ts names them all).
+  for (const part of [observer, watch.utilization, identities, allowlist, online, hub]) bus.listen(part.hears);
   const socketCap = new SocketCap({ limiter, selector, scale: config.boardRateScale });
   const sockets: SocketHandlers = {
     path: '/api/ws',

@@ -11,7 +11,7 @@ import {
   type SelectedProject,
 } from '../auth/project-selection.js';
 import type { Identity, Role } from '../auth/identity.js';
-import type { Notice } from '../bus/bus.js';
+import type { MembershipNotice, RevokedNotice } from '../auth/access-notices.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { Store } from '../../store/ports/store.js';
 import { auditRow, type RequestOrigin } from '../audit-row.js';
@@ -24,8 +24,6 @@ export const KEEP_CLOSED_MS = 30 * 24 * 3600_000;
 /** The form of the server's own ids (invitations, transfers, accounts): anything else names nothing. */
 export const RECORD_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
-export type MembershipNotice = Extract<Notice, { kind: 'membership' }>;
-export type RevokedNotice = Extract<Notice, { kind: 'revoked' }>;
 
 /** What the sharing rules need: the store, the selector, mail, and the cross-node notices. */
 export interface SharingPorts {

@@ -74,6 +74,11 @@ const entryOf = (r: AllowlistRecord): AllowlistEntry => ({
 
 type Ctx = OperatorCtx;
 
+/** An operator changed the allowlist: every node reads it again. */
+export type AllowlistChangedNotice = {
+  kind: 'allowlist.changed';
+};
+
 export class Allowlist implements Exemption {
   /** Newest first. */
   private entries: AllowlistRecord[] = [];
@@ -88,6 +93,14 @@ export class Allowlist implements Exemption {
     /** Tells the other nodes the list changed (they call refresh()). */
     private readonly announce: () => void = () => undefined,
   ) {}
+
+  /** The notices it hears: an operator changed the list on some node, so read it again. */
+  readonly hears = {
+    'allowlist.changed': (_notice: AllowlistChangedNotice) =>
+      void this.refresh().catch((e: unknown) =>
+        this.logger.warn({ err: e }, 'allowlist: reading it after a change failed; read again within 10 s'),
+      ),
+  };
 
   /** Reads the list now and then every REFRESH_MS until stop(). */
   async start(): Promise<void> {

@@ -24,7 +24,7 @@ import {
 import { newSecret, OPERATOR_SESSION_COOKIE, SESSION_COOKIE, sha256 } from '../auth/authenticator.js';
 import type { SessionIdentity } from '../auth/identity.js';
 import { auditRow } from '../audit-row.js';
-import type { Notice } from '../bus/bus.js';
+import type { RevokedNotice } from '../auth/access-notices.js';
 import { AppError } from '../errors/app-error.js';
 import type { RequestContext } from '../request-context.js';
 import { operatorAuditRow } from './audit.js';
@@ -110,7 +110,7 @@ export interface State {
 export class Impersonation {
   constructor(
     private readonly store: Ports,
-    private readonly revoke: (notice: Extract<Notice, { kind: 'revoked' }>) => void,
+    private readonly revoke: (notice: RevokedNotice) => void,
   ) {}
 
   /** Opens an impersonation session of `userId` for the operator of `ctx` (admitted by the gate). */

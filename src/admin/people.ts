@@ -2,7 +2,7 @@
 // revoking its credentials or one token, and deleting, restoring or purging it. AccountsAdmin finds
 // and reads, AccountDeletion deletes; this module tells every node to close what an action revoked
 // and writes the one audit row per action (target `account:<id>` or `token:<id>`) before answering.
-import type { Notice } from '../bus/bus.js';
+import type { RevokedNotice } from '../auth/access-notices.js';
 import type { Store } from '../../store/ports/store.js';
 import {
   AccountsAdmin,
@@ -16,7 +16,7 @@ import { auditOperatorAction, type OperatorCtx } from './audit.js';
 import { AccountDeletion } from './deletion.js';
 
 type Ctx = OperatorCtx;
-type Revoke = (notice: Extract<Notice, { kind: 'revoked' }>) => void;
+type Revoke = (notice: RevokedNotice) => void;
 
 /** An account as an action left it, with the boards the action closed, reopened or removed. */
 export interface Closed {

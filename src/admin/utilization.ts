@@ -31,6 +31,12 @@ export const NodeFigures = z.object({
 });
 export type NodeFigures = z.infer<typeof NodeFigures>;
 
+/** A node's own figures, told every few seconds, for the operators' utilization view. */
+export type NodeFiguresNotice = {
+  kind: 'node.figures';
+  figures: NodeFigures;
+};
+
 /** Counts over the last minute in six ten-second slices: adding costs an index and an add. */
 export class PerMinute {
   private readonly slices = new Float64Array(6);
@@ -107,6 +113,9 @@ export class Utilization {
     if (reset) this.loop.reset();
     return figures;
   }
+
+  /** The notices it hears: every node's figures. */
+  readonly hears = { 'node.figures': (notice: NodeFiguresNotice) => this.hear(notice.figures) };
 
   /** Another node's figures, as the bus brought them (checked: the bus is shared, not trusted to be well-formed). */
   hear(figures: unknown): void {

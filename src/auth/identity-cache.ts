@@ -20,6 +20,13 @@ import type {
 } from '../../store/ports/store.js';
 
 export type CachedCollection = 'tokens' | 'sessions' | 'projects' | 'members' | 'accounts';
+/** Records that credentials and project selection read were written (ids null: any of the collection's): every node's cache drops them. */
+export type RecordsChangedNotice = {
+  kind: 'records.changed';
+  collection: CachedCollection;
+  ids: string[] | null;
+};
+
 export const CACHED_COLLECTIONS: readonly CachedCollection[] = [
   'tokens',
   'sessions',
@@ -135,6 +142,12 @@ export class IdentityCache {
       }
     }
   }
+
+  /** The notices it hears: a node wrote records it may hold, or notices may have been lost while the bus was away. */
+  readonly hears = {
+    'records.changed': (notice: RecordsChangedNotice) => this.changed(notice.collection, notice.ids),
+    'catch-up': () => this.clear(),
+  };
 
   /** Everything goes (notices may have been missed). */
   clear(): void {

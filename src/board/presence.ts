@@ -3,6 +3,7 @@
 import { liveLeases, type Board } from '../../machines/board.js';
 import type { PresenceRecord, Store } from '../../store/ports/store.js';
 import type { Maybe } from '../../store/ports/maybe.js';
+import type { PresenceNotice } from './notices.js';
 
 export const ONLINE_WITHIN_MS = 120_000;
 /** Presence rows read for one roster, most recently seen first. */
@@ -101,6 +102,9 @@ export class OnlineCounts {
     }
     return count;
   }
+
+  /** The notices it hears: heartbeats on any node. */
+  readonly hears = { presence: (notice: PresenceNotice) => this.heard(notice.boardId) };
 
   /** A heartbeat on the board, on any node. */
   heard(boardId: string): void {

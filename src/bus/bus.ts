@@ -1,61 +1,36 @@
 // The bus port: committed event batches travel from the node that committed them to every node's
-// sockets. Memory here; Redis pub/sub carries them across nodes.
-import type { CommittedEvent } from '../../actors/board-actor.js';
-import type { ResolutionNote } from '../errors/observed-resolution.js';
-import type { NodeFigures } from '../admin/utilization.js';
-import type { CachedCollection } from '../auth/identity-cache.js';
+// sockets, and notices (what nodes tell each other besides) to every node. Memory here; Redis
+// pub/sub carries both across nodes. The bus knows no feature: each declares the notices it sends
+// and the handlers it hears them with, and the composition root names the union a bus carries.
+import type { CommittedEvent } from '../../store/ports/store.js';
 
 export type BusHandler = (boardId: string, events: CommittedEvent[]) => void;
 
-/** What nodes tell each other besides committed events. */
-export type Notice =
-  /** Close the sockets of a revoked credential: one session, all of an account's sessions, one token, a whole account, or every token of a deleted board. */
-  | {
-      kind: 'revoked';
-      sessionId?: string;
-      accountSessions?: string;
-      tokenId?: string;
-      accountId?: string;
-      boardId?: string;
-    }
-  /** A shout was posted: push it to the board's subscribers that may see it. */
-  | {
-      kind: 'shout';
-      boardId: string;
-      shout: {
-        id: string;
-        from: string;
-        text: string;
-        kind: string;
-        workId: string | null;
-        to: string | null;
-        at: number;
-      };
-    }
-  /** An agent sent a heartbeat: push its presence to the board's watchers of the roster (not logged, like a lease warning). */
-  | {
-      kind: 'presence';
-      boardId: string;
-      presence: { principal: string; status: string; note: string; workId: string | null; seenAt: number };
-    }
-  /** An account's role on a board changed (null: no longer a member): its sockets on that board are unsubscribed and must subscribe again under the new role. */
-  | { kind: 'membership'; boardId: string; accountId: string; role: 'owner' | 'admin' | 'member' | 'viewer' | null }
-  /** A lease has 20% left: tell its holder. */
-  | { kind: 'lease.expiring'; boardId: string; workId: string; holder: string; expiresAt: number }
-  /** Records that credentials and project selection read were written (ids null: any of the collection's): identity caches drop them (src/auth/identity-cache.ts). */
-  | { kind: 'records.changed'; collection: CachedCollection; ids: string[] | null }
-  /** An operator changed the allowlist: every node reads it again (src/admin/allowlist.ts). */
-  | { kind: 'allowlist.changed' }
-  /** Cross-node messages may have been lost (the bus reconnected): bring every subscription up to the log. */
-  | { kind: 'catch-up' }
-  /** A node's own figures, told every few seconds, for the operators' utilization view (src/admin/utilization.ts). */
-  | { kind: 'node.figures'; figures: NodeFigures }
-  /** An error and what the workspace did next, for GET /api/errors' observedResolution. */
-  | ResolutionNote;
+/** What every notice is: a kind, and fields that survive JSON. */
+export interface NoticeShape {
+  readonly kind: string;
+}
 
-export type NoticeHandler = (notice: Notice) => void;
+/** The bus's own notice: cross-node messages may have been lost (the bus reconnected), so bring everything up to the log. */
+export type CatchUpNotice = {
+  kind: 'catch-up';
+};
 
-export interface Bus {
+/**
+ * What a bus made without naming its notices carries: anything. The composition root names the
+ * union (src/server/notices.ts); tests of the bus itself and servers started by tests need not.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyNotice = any;
+
+/** A handler for each kind of `N`: how a feature says what it hears. */
+export type NoticeHandlers<N extends NoticeShape> = {
+  [K in N['kind']]: (notice: Extract<N, { kind: K }>) => void;
+};
+
+export type NoticeHandler<N extends NoticeShape> = (notice: N | CatchUpNotice) => void;
+
+export interface Bus<N extends NoticeShape = AnyNotice> {
   /** local: this node only; ok: connected across nodes; degraded: cross-node delivery is down. */
   readonly health: 'local' | 'ok' | 'degraded';
   /** How many times this node's receiving connection was lost: what it heard across one of them may be incomplete. */
@@ -68,24 +43,62 @@ export interface Bus {
    */
   subscribe(handler: BusHandler, interested?: (boardId: string) => boolean): () => void;
   /** Tells every node, this one included. */
-  notify(notice: Notice): void;
-  onNotice(handler: NoticeHandler): () => void;
+  notify(notice: N): void;
+  /** Hears every notice, of every kind. */
+  onNotice(handler: NoticeHandler<N>): () => void;
+  /** Hears the notices of each kind `handlers` names, with its handler for that kind. */
+  listen(handlers: Partial<NoticeHandlers<N | CatchUpNotice>>): () => void;
   close(): Promise<void>;
 }
 
-export class MemoryBus implements Bus {
+/** The handlers a bus calls for each notice it hears: those of every kind, then those of its kind. */
+export class NoticeListeners<N extends NoticeShape> {
+  private readonly everyKind = new Set<NoticeHandler<N>>();
+  private readonly byKind = new Map<string, Set<(notice: never) => void>>();
+
+  onNotice(handler: NoticeHandler<N>): () => void {
+    this.everyKind.add(handler);
+    return () => this.everyKind.delete(handler);
+  }
+
+  listen(handlers: Partial<NoticeHandlers<N | CatchUpNotice>>): () => void {
+    const added = Object.entries(handlers).flatMap(([kind, handler]) => {
+      if (!handler) return [];
+      const set = this.byKind.get(kind) ?? new Set();
+      this.byKind.set(kind, set);
+      set.add(handler as (notice: never) => void);
+      return [() => set.delete(handler as (notice: never) => void)];
+    });
+    return () => added.forEach((remove) => remove());
+  }
+
+  hear(notice: N | CatchUpNotice): void {
+    for (const handler of this.everyKind) handler(notice);
+    for (const handler of this.byKind.get(notice.kind) ?? []) (handler as (notice: N | CatchUpNotice) => void)(notice);
+  }
+
+  clear(): void {
+    this.everyKind.clear();
+    this.byKind.clear();
+  }
+}
+
+export class MemoryBus<N extends NoticeShape = AnyNotice> implements Bus<N> {
   readonly health = 'local' as const;
   readonly interruptions = 0;
   private readonly handlers = new Set<BusHandler>();
-  private readonly noticeHandlers = new Set<NoticeHandler>();
+  private readonly listeners = new NoticeListeners<N>();
 
-  notify(notice: Notice): void {
-    for (const handler of this.noticeHandlers) handler(notice);
+  notify(notice: N): void {
+    this.listeners.hear(notice);
   }
 
-  onNotice(handler: NoticeHandler): () => void {
-    this.noticeHandlers.add(handler);
-    return () => this.noticeHandlers.delete(handler);
+  onNotice(handler: NoticeHandler<N>): () => void {
+    return this.listeners.onNotice(handler);
+  }
+
+  listen(handlers: Partial<NoticeHandlers<N | CatchUpNotice>>): () => void {
+    return this.listeners.listen(handlers);
   }
 
   publish(boardId: string, events: CommittedEvent[]): void {
@@ -99,6 +112,6 @@ export class MemoryBus implements Bus {
 
   async close(): Promise<void> {
     this.handlers.clear();
-    this.noticeHandlers.clear();
+    this.listeners.clear();
   }
 }

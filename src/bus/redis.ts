@@ -4,18 +4,27 @@
 // this node catches up, and when the publishing connection is back it tells the other nodes to.
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import type { CommittedEvent } from '../../actors/board-actor.js';
-import type { Bus, BusHandler, Notice, NoticeHandler } from './bus.js';
+import type { CommittedEvent } from '../../store/ports/store.js';
+import {
+  NoticeListeners,
+  type AnyNotice,
+  type Bus,
+  type BusHandler,
+  type CatchUpNotice,
+  type NoticeHandler,
+  type NoticeHandlers,
+  type NoticeShape,
+} from './bus.js';
 
 const CHANNEL = 'board:';
 const NOTICES = 'notices';
 
-export class RedisBus implements Bus {
+export class RedisBus<N extends NoticeShape = AnyNotice> implements Bus<N> {
   private readonly node = randomUUID();
   private readonly handlers = new Map<BusHandler, (boardId: string) => boolean>();
   /** How each message this node publishes begins: what it hears back of its own is dropped unread. */
   private readonly ownPrefix = `{"node":${JSON.stringify(this.node)},`;
-  private readonly noticeHandlers = new Set<NoticeHandler>();
+  private readonly listeners = new NoticeListeners<N>();
   private readonly pub: Redis;
   private readonly sub: Redis;
 
@@ -83,19 +92,22 @@ export class RedisBus implements Bus {
     return () => this.handlers.delete(handler);
   }
 
-  notify(notice: Notice): void {
+  notify(notice: N): void {
     this.noticeLocally(notice);
     this.pub.publish(NOTICES, JSON.stringify({ node: this.node, notice })).catch((e: unknown) => this.failed(e));
   }
 
-  onNotice(handler: NoticeHandler): () => void {
-    this.noticeHandlers.add(handler);
-    return () => this.noticeHandlers.delete(handler);
+  onNotice(handler: NoticeHandler<N>): () => void {
+    return this.listeners.onNotice(handler);
+  }
+
+  listen(handlers: Partial<NoticeHandlers<N | CatchUpNotice>>): () => void {
+    return this.listeners.listen(handlers);
   }
 
   private receiveNotice(message: string): void {
     try {
-      const parsed = JSON.parse(message) as { node?: string; notice?: Notice };
+      const parsed = JSON.parse(message) as { node?: string; notice?: N | CatchUpNotice };
       if (parsed.node === this.node || !parsed.notice) return;
       this.noticeLocally(parsed.notice);
     } catch {
@@ -106,13 +118,13 @@ export class RedisBus implements Bus {
   async close(): Promise<void> {
     this.closing = true;
     this.handlers.clear();
-    this.noticeHandlers.clear();
+    this.listeners.clear();
     this.pub.disconnect();
     this.sub.disconnect();
   }
 
-  private noticeLocally(notice: Notice): void {
-    for (const handler of this.noticeHandlers) handler(notice);
+  private noticeLocally(notice: N | CatchUpNotice): void {
+    this.listeners.hear(notice);
   }
 
   /** Runs `then` each time `client` is ready again after its first connection, or after an outage that began before it. */

@@ -34,6 +34,12 @@ export class ResolutionObserver {
   private readonly pending = new Map<string, { code: ErrorCode; at: number }>();
   private readonly observed = new Map<ErrorCode, Observation[]>();
 
+  /** The notes it hears from every node. */
+  readonly hears = {
+    'resolution.failed': (note: ResolutionNote) => this.hear(note),
+    'resolution.observed': (note: ResolutionNote) => this.hear(note),
+  };
+
   constructor(
     private readonly now: () => number = Date.now,
     private readonly share: (note: ResolutionNote) => void = (note) => this.hear(note),

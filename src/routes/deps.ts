@@ -10,7 +10,8 @@ import type { PasswordHasher } from '../auth/passwords.js';
 import type { ProjectSelector } from '../auth/project-selection.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { BoardAccess } from '../board/board-access.js';
-import type { Notice } from '../bus/bus.js';
+import type { MembershipNotice, RevokedNotice } from '../auth/access-notices.js';
+import type { PresenceNotice, ShoutNotice } from '../board/notices.js';
 import type { WebBundle } from '../web/bundle.js';
 import type { BillingService } from '../billing/service.js';
 import type { OperatorGate } from '../admin/gate.js';
@@ -43,7 +44,7 @@ export interface RouteDeps {
   /** WebSocket connections open on this node. */
   sockets: () => number;
   /** Tells every node to close a revoked credential's sockets. */
-  revoke: (notice: Extract<Notice, { kind: 'revoked' }>) => void;
+  revoke: (notice: RevokedNotice) => void;
   /** Billing rules and the provider, when configured. */
   billing: BillingService;
   /** The browser board's build. */
@@ -55,7 +56,7 @@ export interface RouteDeps {
   /** The stored form of a device-flow user code: an HMAC under a server key (src/accounts/device-codes.ts). */
   userCodeDigest: (userCode: string) => string;
   /** Tells every node's sockets (shouts, heartbeats). */
-  notify: (notice: Extract<Notice, { kind: 'shout' | 'presence' }>) => void;
+  notify: (notice: ShoutNotice | PresenceNotice) => void;
   /** Tells every node that an account's role on a board changed or ended (its sockets there are unsubscribed). */
-  membership: (notice: Extract<Notice, { kind: 'membership' }>) => void;
+  membership: (notice: MembershipNotice) => void;
 }

@@ -2,7 +2,7 @@
 // board, heard as notices; and what this node did not hear (the bus was down, or a change crashed
 // before its notice), found by revalidate reading each credential and role again.
 import type { Identity } from '../auth/identity.js';
-import type { Notice } from '../bus/bus.js';
+import type { MembershipNotice, RevokedNotice } from '../auth/access-notices.js';
 import type { AccessChecks } from './access-checks.js';
 import { transmit, type Connection } from './connection.js';
 import type { Firehose } from './firehose.js';
@@ -38,7 +38,7 @@ export class AccessChanges {
   constructor(private readonly deps: AccessChangesDeps) {}
 
   /** A member's role changed or they left: their sockets stop watching the board (a new subscribe is checked under the new role). */
-  membership(notice: Extract<Notice, { kind: 'membership' }>): void {
+  membership(notice: MembershipNotice): void {
     const { subscriptions } = this.deps;
     this.deps.access.membershipChanged(notice.boardId, notice.accountId);
     for (const conn of [...subscriptions.connections()]) {
@@ -48,7 +48,7 @@ export class AccessChanges {
   }
 
   /** Closes a revoked credential's sockets; a deleted board's watchers are unsubscribed. */
-  revoked(notice: Extract<Notice, { kind: 'revoked' }>): void {
+  revoked(notice: RevokedNotice): void {
     for (const conn of [...this.deps.subscriptions.connections()]) {
       const id = conn.identity;
       const revoked =

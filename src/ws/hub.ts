@@ -10,8 +10,10 @@ import type { Identity } from '../auth/identity.js';
 import type { ProjectSelector } from '../auth/project-selection.js';
 import type { BoardFeed } from '../board/feed/feed.js';
 import { presenceView } from '../board/presence.js';
-import type { Notice } from '../bus/bus.js';
-import type { ResolutionNote, ResolutionObserver } from '../errors/observed-resolution.js';
+import type { MembershipNotice, RevokedNotice } from '../auth/access-notices.js';
+import type { LeaseExpiringNotice, PresenceNotice, ShoutNotice } from '../board/notices.js';
+import type { CatchUpNotice } from '../bus/bus.js';
+import type { ResolutionObserver } from '../errors/observed-resolution.js';
 import { describeIssue } from '../errors/validation-issue.js';
 import type { Store } from '../../store/ports/store.js';
 import { AccessChanges } from './access-changes.js';
@@ -52,11 +54,14 @@ export interface HubDeps {
   publish(topic: string, message: string | Uint8Array): void;
 }
 
-/** The notices the hub acts on (the rest are the node's: server.ts). */
-export type SocketNotice = Exclude<
-  Notice,
-  ResolutionNote | { kind: 'node.figures' } | { kind: 'allowlist.changed' } | { kind: 'records.changed' }
->;
+/** The notices the hub acts on. */
+export type SocketNotice =
+  | ShoutNotice
+  | PresenceNotice
+  | LeaseExpiringNotice
+  | MembershipNotice
+  | RevokedNotice
+  | CatchUpNotice;
 
 export class Hub {
   private readonly subscriptions: Subscriptions;
@@ -126,19 +131,16 @@ export class Hub {
     for (const conn of [...this.subscriptions.connections()]) conn.close(code, reason);
   }
 
-  /** A notice from any node about sockets: a shout, a lease warning, revoked credentials, or a catch-up after the bus was down. */
-  notice(notice: SocketNotice): void {
-    if (notice.kind === 'shout') return fanOutShout(this.shouts, notice.boardId, notice.shout);
-    if (notice.kind === 'catch-up') return void Promise.all([this.delivery.catchUpAll(), this.revalidate()]);
-    if (notice.kind === 'lease.expiring') return this.leases.expiring(notice);
-    if (notice.kind === 'membership') return this.changes.membership(notice);
-    if (notice.kind === 'presence')
-      return this.deps.publish(
-        rosterTopic(notice.boardId),
-        presenceMessage(notice.boardId, presenceView(notice.presence)),
-      );
-    this.changes.revoked(notice);
-  }
+  /** What the hub does with each notice from any node: shouts, heartbeats and lease warnings go out to sockets, access changes close or unsubscribe them, and a catch-up after the bus was down brings every subscription up to the log. */
+  readonly hears: { [K in SocketNotice['kind']]: (notice: Extract<SocketNotice, { kind: K }>) => void } = {
+    shout: (notice) => fanOutShout(this.shouts, notice.boardId, notice.shout),
+    presence: (notice) =>
+      this.deps.publish(rosterTopic(notice.boardId), presenceMessage(notice.boardId, presenceView(notice.presence))),
+    'lease.expiring': (notice) => this.leases.expiring(notice),
+    membership: (notice) => this.changes.membership(notice),
+    revoked: (notice) => this.changes.revoked(notice),
+    'catch-up': () => void Promise.all([this.delivery.catchUpAll(), this.revalidate()]),
+  };
 
   /** A committed batch from the bus. */
   deliver(boardId: string, batch: CommittedEvent[]): void {

@@ -1,7 +1,7 @@
 // A lease holder hears its own lease's warning (`lease.expiring`, seq null) and its end on each
 // socket it has open, whatever it watches; a socket whose subscription carries the end hears it once.
 import type { CommittedEvent } from '../../actors/board-actor.js';
-import type { Notice } from '../bus/bus.js';
+import type { LeaseExpiringNotice } from '../board/notices.js';
 import type { AccessChecks } from './access-checks.js';
 import { transmit } from './connection.js';
 import type { EventFrames } from './frames.js';
@@ -19,7 +19,7 @@ export class LeaseNews {
   constructor(private readonly deps: LeaseNewsDeps) {}
 
   /** A lease with 20% left: its holder is told on every socket. */
-  expiring(notice: Extract<Notice, { kind: 'lease.expiring' }>): void {
+  expiring(notice: LeaseExpiringNotice): void {
     const message = JSON.stringify({
       type: 'event',
       boardId: notice.boardId,

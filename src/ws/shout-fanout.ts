@@ -1,14 +1,14 @@
 // A shout to the board's watchers allowed to hear it: a broadcast one published once to the whole
 // views and sent to each narrower view that hears it; a direct one sent socket by socket, and
 // marked delivered once it reached its addressee.
-import type { Notice } from '../bus/bus.js';
+import type { ShoutNotice } from '../board/notices.js';
 import { hearsShout } from '../board/feed/look.js';
 import type { Store } from '../../store/ports/store.js';
 import { transmit } from './connection.js';
 import type { Subscriptions } from './subscriptions.js';
 import { hearsShouts, shoutsTopic } from './topics.js';
 
-export type Shout = Extract<Notice, { kind: 'shout' }>['shout'];
+export type Shout = ShoutNotice['shout'];
 
 export interface ShoutFanoutDeps {
   subscriptions: Pick<Subscriptions, 'watchersOf' | 'narrowOf'>;

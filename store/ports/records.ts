@@ -106,6 +106,9 @@ export interface EventRecord extends Doc {
   data: Record<string, unknown>;
 }
 
+/** An event as its commit hands it on (to the bus, to sockets): the log's record without its storage fields. */
+export type CommittedEvent = Omit<EventRecord, 'version' | '_id'>;
+
 export interface LinkTokenRecord extends Doc {
   /** _id is the sha256 of the token sent by mail; the token itself is never stored. */
   accountId: string;

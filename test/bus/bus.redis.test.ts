@@ -1,6 +1,6 @@
 import { describe, expect, inject, it } from 'vitest';
 import type { CommittedEvent } from '../../actors/board-actor.js';
-import type { Notice } from '../../src/bus/bus.js';
+import type { AnyNotice as Notice } from '../../src/bus/bus.js';
 import { RedisBus } from '../../src/bus/redis.js';
 import { busHearsOthers } from '../support/bus-ready.js';
 import { canRunRedis, ownRedis } from '../support/redis-server.js';

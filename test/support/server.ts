@@ -14,6 +14,7 @@ import { openEmbeddedStore } from '../../store/embedded/index.js';
 import type { Store } from '../../store/ports/store.js';
 import type { MailMessage, Mailer } from '../../src/mail/mailer.js';
 import type { Bus } from '../../src/bus/bus.js';
+import type { Notice } from '../../src/server/notices.js';
 import type { Homes } from '../../src/cluster/homes.js';
 import { answered, codeOf } from './answered-codes.js';
 import { tempDir, unique } from './temp.js';
@@ -77,7 +78,7 @@ const passwords = bcryptHasher(4, keys.pepper);
 export async function startTestServer(
   env: Record<string, string> = {},
   store?: Store,
-  bus?: Bus,
+  bus?: Bus<Notice>,
   homes?: Homes,
 ): Promise<TestServer> {
   const dir = store ? null : await tempDir();
