@@ -24,7 +24,6 @@ export const KEEP_CLOSED_MS = 30 * 24 * 3600_000;
 /** The form of the server's own ids (invitations, transfers, accounts): anything else names nothing. */
 export const RECORD_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
-
 /** What the sharing rules need: the store, the selector, mail, and the cross-node notices. */
 export interface SharingPorts {
   store: Store;

@@ -56,12 +56,7 @@ export interface HubDeps {
 
 /** The notices the hub acts on. */
 export type SocketNotice =
-  | ShoutNotice
-  | PresenceNotice
-  | LeaseExpiringNotice
-  | MembershipNotice
-  | RevokedNotice
-  | CatchUpNotice;
+  ShoutNotice | PresenceNotice | LeaseExpiringNotice | MembershipNotice | RevokedNotice | CatchUpNotice;
 
 export class Hub {
   private readonly subscriptions: Subscriptions;
