@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { LOCK_LEASE_MS, withAccountLock } from '../../src/accounts/account-lock.js';
 import { useStore } from '../support/stores.js';
 import { unique } from '../support/temp.js';
+import { pace } from '../support/until.js';
 
 describe('account lock', () => {
   const used = useStore();
@@ -14,7 +15,7 @@ describe('account lock', () => {
     let most = 0;
     const work = async () => {
       most = Math.max(most, ++inside);
-      await new Promise((r) => setTimeout(r, 20));
+      await pace(20); // a while inside, so the others come to the lock while it is held
       inside--;
     };
     await Promise.all(Array.from({ length: 5 }, () => withAccountLock(used.store, account, work)));

@@ -11,11 +11,11 @@ import { screenshot, useBrowserTabs, type BrowserPage } from '../support/browser
 import { head, newBoard, type TestBoard } from '../support/board.js';
 import { confirmedOperator, operatorEmail } from '../support/operators.js';
 import { type Client, signedUp } from '../support/server.js';
+import { pace } from '../support/until.js';
 
 const chromium = inject('chromium');
 const OPERATOR = operatorEmail();
 const sha256 = (text: string) => `sha256:${createHash('sha256').update(text).digest('hex')}`;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** An agent working the board beside the page (items made, claimed, submitted; heartbeats) until stopped; stop() says how many it finished. */
 function keepWorking(agent: Client): { stop(): Promise<number> } {
@@ -30,7 +30,7 @@ function keepWorking(agent: Client): { stop(): Promise<number> } {
         await agent.post('/api/status/heartbeat', { status: 'working', workId: grant.body.workId });
         if ((await agent.post('/api/submit', { leaseId: grant.body.leaseId, head: head(n) })).status === 200) done++;
       }
-      await sleep(700);
+      await pace(700);
     }
   })();
   return {

@@ -3,6 +3,7 @@
 // releases its lease) on its own workspace token and budget. Cycles are spread over the agents by
 // one schedule (the n-th cycle starts at n / rate s), so the fleet as a whole keeps the pace and an
 // agent that fell behind catches up.
+import { pace } from '../support/until.js';
 
 export interface FleetAgent {
   auth: Record<string, string>;
@@ -17,7 +18,6 @@ export interface FleetRun {
   seconds: number;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const hex = (n: number) => n.toString(16).padStart(8, '0').repeat(2);
 
 /** Runs `agents` against `base` for `ms` at `rate` cycles a second (over all of them), then waits for the last cycles to end. */
@@ -74,7 +74,7 @@ export async function runPacedFleet(
       const n = scheduled++;
       const at = started + (n * 1000) / options.rate;
       if (at >= until) return;
-      if (at > Date.now()) await sleep(at - Date.now());
+      if (at > Date.now()) await pace(at - Date.now());
       await cycle(agent, n);
     }
   };

@@ -10,6 +10,7 @@ import {
   type LoggedEvent,
   type WebSocketLike,
 } from '@agent-board/client';
+import { quietFor } from '../support/until.js';
 
 /** One scripted connection: what the socket sent, and calls to play the server's part. */
 class Scripted implements WebSocketLike {
@@ -153,7 +154,7 @@ describe('BoardSocket', () => {
     ws.close(4001, 'the credential was revoked');
     expect(closes).toEqual([{ code: 4001, reason: 'the credential was revoked', reconnecting: false }]);
     expect(socket.state).toBe('closed');
-    await new Promise((r) => setTimeout(r, 100));
+    await quietFor(100); // proves it does not connect again
     expect(connections).toHaveLength(1);
   });
 

@@ -9,6 +9,7 @@ import { newBoard } from '../support/board.js';
 import { startBrowserServer } from '../support/browser.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { tempDir, type TempDir } from '../support/temp.js';
+import { pace, until } from '../support/until.js';
 import { startRelay, type Relay } from '../browser/relay.js';
 import { openEmbeddedStore } from '../../store/embedded/index.js';
 
@@ -76,17 +77,21 @@ describe('BoardSocket through dropped connections', () => {
         for (let n = 0; writing;) {
           const res = await writer.post('/api/items', { title: `item ${n}` }).catch(() => null);
           if (res?.status === 201) n++;
-          await new Promise((r) => setTimeout(r, res?.status === 201 ? 5 : 50));
+          await pace(res?.status === 201 ? 5 : 50);
         }
       })();
       /** The board's last seq, read through the owner (a node just started answers 503 for a moment). */
       const lastSeq = async (): Promise<number> => {
-        for (let tries = 0; ; tries++) {
-          const status = await board.owner.get(`/api/status?projectId=${board.projectId}`);
-          if (status.status === 200) return status.body.lastSeq;
-          if (status.status !== 503 || tries === 100) throw new Error(`status: ${status.text}`);
-          await new Promise((r) => setTimeout(r, 100));
-        }
+        let seq = 0;
+        await until(
+          async () => {
+            const status = await board.owner.get(`/api/status?projectId=${board.projectId}`);
+            if (status.status !== 200 && status.status !== 503) throw new Error(`status: ${status.text}`);
+            return status.status === 200 && ((seq = status.body.lastSeq), true);
+          },
+          { timeout: 10_000, interval: 100, what: 'the board’s status (503 while the node starts)' },
+        );
+        return seq;
       };
       const seen = () => events.at(-1)?.seq ?? 0;
 

@@ -7,6 +7,7 @@ import { Forwarder } from '../../src/cluster/forwarder.js';
 import { EnvelopeOpener } from '../../src/cluster/signed-envelope.js';
 import { createHttpServer, type HttpServer } from '../../src/http/uws.js';
 import { freePort } from '../../bench/free-port.js';
+import { until } from '../support/until.js';
 
 const key = Buffer.alloc(32, 5);
 const command = { kind: 'expire' } as const;
@@ -17,12 +18,18 @@ describe('forwarding over the peer channel', () => {
   let accepting = true;
   const decided: string[] = [];
   const frames: number[] = [];
+  /** The 'slow' board's decision: held until the test lets it go, then answered. */
+  let letSlowGo!: () => void;
+  let slowAnswered = false;
 
   beforeAll(async () => {
     const router = {
       async decideForwarded(boardId: string) {
         decided.push(boardId);
-        if (boardId === 'slow') await new Promise((r) => setTimeout(r, 400));
+        if (boardId === 'slow') {
+          await new Promise<void>((resolve) => (letSlowGo = resolve));
+          slowAnswered = true;
+        }
         return boardId === 'refused'
           ? { error: { code: 'NOTHING_READY', message: 'none' } }
           : { reply: { board: boardId } };
@@ -84,7 +91,8 @@ describe('forwarding over the peer channel', () => {
     expect(await forwarder.send(home, 'warm', command, 5000)).toMatchObject({ outcome: 'answered' });
     expect(await forwarder.send(home, 'slow', command, 100)).toEqual({ outcome: 'unknown' });
     // The late answer finds nobody waiting, and the channel goes on.
-    await new Promise((r) => setTimeout(r, 500));
+    letSlowGo();
+    await until(() => slowAnswered, { what: 'the late answer' });
     expect(await forwarder.send(home, 'after', command, 5000)).toMatchObject({
       outcome: 'answered',
       answer: { reply: { board: 'after' } },

@@ -4,6 +4,7 @@ import { serveStore, type OpenedStore } from '../support/stores.js';
 import { digest, head, newBoard } from '../support/board.js';
 import { expectError } from '../support/expect-error.js';
 import { Client } from '../support/server.js';
+import { until } from '../support/until.js';
 
 export function boardFlow(name: string, open: () => Promise<OpenedStore>): void {
   describe(`board on the ${name} store`, () => {
@@ -240,12 +241,12 @@ export function boardFlow(name: string, open: () => Promise<OpenedStore>): void 
         served.srv.advance(31_000);
         // Reads never expire anything: only the scheduler can. How fast it fires is a benchmark
         // matter (a busy CI machine is slow); that it fires with no write arriving is asserted here.
-        let leases = [];
-        for (let i = 0; i < 600; i++) {
-          leases = (await board.owner.get(`/api/status?projectId=${board.projectId}`)).body.leases;
-          if (leases.length === 0) break;
-          await new Promise((r) => setTimeout(r, 100));
-        }
+        let leases: unknown[] = [];
+        await until(
+          async () =>
+            (leases = (await board.owner.get(`/api/status?projectId=${board.projectId}`)).body.leases).length === 0,
+          { timeout: 60_000, interval: 100 },
+        ).catch(() => undefined); // asserted next
         expect(leases).toEqual([]);
         const events = (await board.owner.get(`/api/activity?projectId=${board.projectId}`)).body.events;
         expect(events.find((e: { type: string }) => e.type === 'lease.expired')).toMatchObject({

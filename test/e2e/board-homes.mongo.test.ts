@@ -17,7 +17,7 @@ import { startMain, type NodeProcess } from '../support/process.js';
 import { Client, type Res } from '../support/server.js';
 import { canRunRedis, ownRedis, type OwnRedis } from '../support/redis-server.js';
 import { unique } from '../support/temp.js';
-import { until } from '../support/until.js';
+import { pace, until } from '../support/until.js';
 import { Watcher } from './nodes-flow.js';
 
 const uri = inject('mongoUri');
@@ -118,7 +118,7 @@ describe.skipIf(!uri || inject('redisUrl') === null || !canRunRedis)('three node
       const deleter = (async () => {
         while (deleting) {
           if (boardId) deleted += await client.del(`home:${boardId}`);
-          await new Promise((r) => setTimeout(r, 150));
+          await pace(150);
         }
       })();
       try {

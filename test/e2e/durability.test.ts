@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '../support/server.js';
 import { startMain, type NodeProcess } from '../support/process.js';
 import { tempDir, unique } from '../support/temp.js';
+import { until } from '../support/until.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -47,7 +48,7 @@ describe('embedded store through the server process', () => {
       }
     };
     const workers = Array.from({ length: 12 }, worker);
-    while (acked.length < 150) await new Promise((r) => setTimeout(r, 20));
+    await until(() => acked.length >= 150, { timeout: 60_000, what: '150 acknowledged sign-ups' });
     first.child.kill('SIGKILL');
     killed = true;
     await first.exited;

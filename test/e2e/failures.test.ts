@@ -6,6 +6,7 @@ import { openEmbeddedStore } from '../../store/embedded/index.js';
 import { StoreUnavailableError, type Store } from '../../store/ports/store.js';
 import { Client, signedUp, startTestServer, type TestServer } from '../support/server.js';
 import { tempDir } from '../support/temp.js';
+import { until } from '../support/until.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -114,7 +115,7 @@ describe('aborted requests', () => {
     const res = await new Client(srv.url).get('/healthz');
     expect(res.status).toBe(200);
     // Every abandoned request leaves flight (handlers finish, half-read bodies are dropped).
-    for (let i = 0; i < 100 && srv.server.inFlight() > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    await until(() => srv.server.inFlight() === 0, { timeout: 5000 }).catch(() => undefined); // asserted next
     expect(srv.server.inFlight()).toBe(0);
     expect(unhandled).toEqual([]);
   });

@@ -62,9 +62,17 @@ describe.skipIf(!url)('two nodes with the Redis bus', () => {
 
   it('learns observedResolution across nodes: a failure on one node, the success after it on the other', async () => {
     for (let i = 0; i < 3; i++) {
-      const agent = await (await newBoard(a.url)).agent(`learner-${i}`);
+      const board = await newBoard(a.url);
+      const agent = await board.agent(`learner-${i}`);
+      const crossed = new Promise<void>((resolve) => {
+        const off = nodes!.buses[1].onNotice((n) => {
+          if (n.kind !== 'resolution.failed' || n.workspace !== `board:${board.projectId}`) return;
+          off();
+          resolve();
+        });
+      });
       expect((await new Client(a.url, agent.defaults).get('/api/items/W-404')).status).toBe(404);
-      await new Promise((r) => setTimeout(r, 50)); // the failure's note crosses Redis
+      await crossed; // the failure's note has reached the other node
       expect((await new Client(b.url, agent.defaults).get('/api/status')).status).toBe(200);
     }
     for (const node of [a, b]) {

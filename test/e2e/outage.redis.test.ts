@@ -11,6 +11,7 @@ import { Client, startTestServer, type TestServer } from '../support/server.js';
 import { tempDir } from '../support/temp.js';
 import { canRunRedis, ownRedis, type OwnRedis } from '../support/redis-server.js';
 import { until } from '../support/until.js';
+import { busHearsOthers } from '../support/bus-ready.js';
 
 const haveRedis = inject('redisUrl') !== null && canRunRedis;
 
@@ -26,9 +27,11 @@ describe.skipIf(!haveRedis)('a Redis outage', () => {
     const dir = await tempDir();
     remove = dir.remove;
     const store = await openEmbeddedStore(dir.path);
-    a = await startTestServer({}, store, new RedisBus(redis.url));
-    b = await startTestServer({}, store, new RedisBus(redis.url));
+    const buses = [new RedisBus(redis.url), new RedisBus(redis.url)] as const;
+    a = await startTestServer({}, store, buses[0]);
+    b = await startTestServer({}, store, buses[1]);
     await until(async () => (await busOf(a)) === 'ok' && (await busOf(b)) === 'ok');
+    await Promise.all(buses.map((bus) => busHearsOthers(bus, redis.url)));
   });
   afterAll(async () => {
     redis.kill();
@@ -43,7 +46,6 @@ describe.skipIf(!haveRedis)('a Redis outage', () => {
     const onB = await openSocket(b.url, { authorization: agent.defaults.authorization! });
     onB.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity'] });
     await onB.next((m) => m.type === 'subscribed');
-    await new Promise((r) => setTimeout(r, 100));
     await agent.post('/api/items', { title: 'before' });
     expect((await onB.next((m) => m.type === 'event')).seq).toBe(1);
 

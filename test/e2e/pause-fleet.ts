@@ -12,11 +12,10 @@ import { checkLog, type LoggedEvent } from '../../bench/fleet-sim.js';
 import { head, type TestBoard } from '../support/board.js';
 import { Client, type Res } from '../support/server.js';
 import { openSocket } from '../support/socket.js';
-import { until } from '../support/until.js';
+import { pace, until } from '../support/until.js';
 import { readLog } from './rewind-race.js';
 
 const AGENTS = 20;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** What may be logged while the board is paused. */
 const WHILE_PAUSED = new Set([
   'lease.renewed',
@@ -32,7 +31,7 @@ async function post(client: Client, path: string, body: unknown): Promise<Res> {
   for (let attempt = 1; ; attempt++) {
     const res = await client.post(path, body);
     if (res.status !== 503 || attempt === 20) return res;
-    await sleep(Number(res.headers.get('retry-after') ?? 1) * 100);
+    await pace(Number(res.headers.get('retry-after') ?? 1) * 100);
   }
 }
 
@@ -93,11 +92,11 @@ export async function pauseFleet(nodes: string[], board: TestBoard, items = 120)
         const code = grant.body?.error?.code;
         if (code === 'BOARD_PAUSED') seen.pausedRefusals++;
         else if (code !== 'NOTHING_READY') unexpected.push(`claim: ${grant.status} ${grant.text.slice(0, 200)}`);
-        await sleep(code === 'BOARD_PAUSED' ? 100 : 20);
+        await pace(code === 'BOARD_PAUSED' ? 100 : 20);
         continue;
       }
       // A few milliseconds of work, then the submit; while the board is paused, keeps the lease alive until the submit lands.
-      await sleep(10 + (round % 5) * 10);
+      await pace(10 + (round % 5) * 10);
       for (;;) {
         const submitted = await post(agent, '/api/submit', {
           leaseId: grant.body.leaseId,
@@ -115,7 +114,7 @@ export async function pauseFleet(nodes: string[], board: TestBoard, items = 120)
           break;
         }
         seen.pausedRefusals++;
-        await sleep(100);
+        await pace(100);
         const renewed = await post(agent, '/api/lease', { leaseId: grant.body.leaseId, action: 'renew' });
         if (renewed.status !== 200) {
           unexpected.push(`renew: ${renewed.status} ${renewed.text.slice(0, 200)}`);

@@ -5,6 +5,7 @@
 import { expect } from 'vitest';
 import { head, type TestBoard } from '../support/board.js';
 import { Client } from '../support/server.js';
+import { pace, until } from '../support/until.js';
 
 interface Logged {
   seq: number;
@@ -13,7 +14,6 @@ interface Logged {
   data: any; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** The fleet submits in waves this far apart (see work below). */
 const WAVE_MS = 4000;
 
@@ -22,7 +22,7 @@ async function post(agent: Client, path: string, body: unknown) {
   for (let attempt = 1; ; attempt++) {
     const res = await agent.post(path, body);
     if (res.status !== 503 || attempt === 20) return res;
-    await pause(Number(res.headers.get('retry-after') ?? 1) * 100);
+    await pace(Number(res.headers.get('retry-after') ?? 1) * 100);
   }
 }
 
@@ -116,13 +116,13 @@ export async function rewindRace(nodes: string[], board: TestBoard, itemCount = 
     for (let round = 0; !stop; round++) {
       const grant = await post(agent, '/api/claim', {});
       if (grant.status !== 200) {
-        await pause(5);
+        await pace(5);
         continue;
       }
       // The work itself, under the lease, until the next wave: the fleet submits in waves (and claims
       // again at once), so between waves every agent holds a lease and the graph stands still long
       // enough for a preview and an apply, however slow the store is.
-      await pause(WAVE_MS - (Date.now() % WAVE_MS) + (n % 10) * 10);
+      await pace(WAVE_MS - (Date.now() % WAVE_MS) + (n % 10) * 10);
       const submitted = await post(agent, '/api/submit', {
         leaseId: grant.body.leaseId,
         head: head(n * 10_000 + round),
@@ -132,7 +132,7 @@ export async function rewindRace(nodes: string[], board: TestBoard, itemCount = 
     }
   };
   const rewindOnce = async () => {
-    while (submits < 5) await pause(5);
+    await until(() => submits >= 5, { what: 'five submits' });
     for (let attempt = 1; attempt <= 500; attempt++) {
       const seen = await board.owner.get(`/api/account/rewind?projectId=${board.projectId}`);
       const applied = await post(board.owner, `/api/account/rewind?projectId=${board.projectId}`, {
@@ -141,7 +141,7 @@ export async function rewindRace(nodes: string[], board: TestBoard, itemCount = 
         expectedFingerprint: seen.body.currentFingerprint,
       });
       if (applied.status === 200) {
-        await pause(WAVE_MS + 500); // the fleet goes on after the swap: its next wave submits leases the swap revoked
+        await pace(WAVE_MS + 500); // the fleet goes on after the swap: its next wave submits leases the swap revoked
         stop = true;
         return applied.body as { fingerprint: string; revokedLeases: unknown[] };
       }

@@ -15,7 +15,7 @@ import { canRunRedis, ownRedis } from '../support/redis-server.js';
 import { Client, startTestServer, type TestServer } from '../support/server.js';
 import { tcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { tempDir, unique } from '../support/temp.js';
-import { until } from '../support/until.js';
+import { pace, until } from '../support/until.js';
 
 const haveRedis = inject('redisUrl') !== null && canRunRedis;
 const RUNS = Number(process.env.STALE_FAULT_RUNS ?? 1);
@@ -44,8 +44,6 @@ interface Ending {
   sentAt: number;
   answeredAt: number;
 }
-
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe.skipIf(!haveRedis)('three nodes through a bus outage and a partition', () => {
   const cleanups: (() => Promise<void>)[] = [];
@@ -128,7 +126,7 @@ describe.skipIf(!haveRedis)('three nodes through a bus outage and a partition', 
           // the node was unreachable: another one
         }
         if (tries > 400) throw new Error(`${method} ${path}: no node answered`);
-        await pause(25);
+        await pace(25);
       }
     }
 
@@ -152,7 +150,7 @@ describe.skipIf(!haveRedis)('three nodes through a bus outage and a partition', 
       for (let step = 0; Date.now() < stopAt; step++) {
         const claimed = await call(agent, 'POST', '/api/claim', {});
         if (claimed.status !== 200) {
-          if (claimed.body?.error?.code === 'NOTHING_READY') await pause(50);
+          if (claimed.body?.error?.code === 'NOTHING_READY') await pace(50);
           continue;
         }
         let grant = grantOf(agent, claimed);
@@ -185,7 +183,7 @@ describe.skipIf(!haveRedis)('three nodes through a bus outage and a partition', 
       while (Date.now() < stopAt) {
         const claimed = await call(agent, 'POST', '/api/claim', { purpose: 'verify' });
         if (claimed.status !== 200) {
-          await pause(50);
+          await pace(50);
           continue;
         }
         const grant = grantOf(agent, claimed);
@@ -201,17 +199,17 @@ describe.skipIf(!haveRedis)('three nodes through a bus outage and a partition', 
     }
 
     async function faults(): Promise<void> {
-      await pause(3000);
+      await pace(3000);
       redis.kill(); // the bus and the homes, for every node
-      await pause(3000);
+      await pace(3000);
       await redis.start();
-      await pause(3000);
+      await pace(3000);
       const keys = new Redis(redis.url);
       const holder = (await keys.get(`home:${board.projectId}`)) ?? `${nodeIds[0]} -`;
       keys.disconnect();
       const cut = proxies[nodeIds.indexOf(holder.split(' ')[0]!)] ?? proxies[0]!;
       cut.cut(); // the board's home alone loses Redis
-      await pause(4000);
+      await pace(4000);
       cut.restore();
       faultsOver = Date.now();
     }

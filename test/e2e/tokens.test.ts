@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, signedUp, startTestServer, type TestServer } from '../support/server.js';
 import { expectError } from '../support/expect-error.js';
+import { until } from '../support/until.js';
 
 let srv: TestServer;
 beforeAll(async () => {
@@ -49,8 +50,10 @@ describe('issuing and listing', () => {
       workspace: { projectId },
       token: { scope: 'workspace', prefix: token.prefix },
     });
-    for (let i = 0; i < 50 && !(await client.get('/api/accounts/tokens')).body.tokens[0].lastUsedAt; i++)
-      await new Promise((r) => setTimeout(r, 20));
+    await until(async () => Boolean((await client.get('/api/accounts/tokens')).body.tokens[0].lastUsedAt), {
+      timeout: 1000,
+      what: 'the token’s last use written',
+    });
     expect((await client.get('/api/accounts/tokens')).body.tokens[0].lastUsedAt).toEqual(expect.any(String));
   });
 

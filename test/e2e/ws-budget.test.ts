@@ -6,6 +6,7 @@ import { newBoard } from '../support/board.js';
 import { signedUp, startTestServer, type TestServer } from '../support/server.js';
 import { provisionProject } from '../../src/accounts/projects.js';
 import { openSocket } from '../support/socket.js';
+import { pace } from '../support/until.js';
 import { CLOSE, SOCKET_BUDGET } from '../../src/ws/protocol.js';
 
 let srv: TestServer;
@@ -37,12 +38,12 @@ describe('one socket’s cost', () => {
         const res = await fetch(`${srv.url}/healthz`);
         await res.text();
         probes.push(performance.now() - started);
-        await new Promise((r) => setTimeout(r, 10));
+        await pace(10);
       }
     })();
     for (let i = 0; i < 1000; i++) socket.send({ type: 'subscribe', boardId: board.projectId, since: 0 });
     const closed = await socket.closed;
-    await new Promise((r) => setTimeout(r, 300)); // the node settles after the close
+    await pace(300); // and probes a while after the close, as the node settles
     probing = false;
     await prober;
     expect(closed.code).toBe(CLOSE.overBudget);

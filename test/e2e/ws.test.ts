@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { head, newBoard } from '../support/board.js';
 import { signedUp, startTestServer, type TestServer } from '../support/server.js';
 import { openSocket } from '../support/socket.js';
+import { quietFor, until } from '../support/until.js';
 import { closeFrame, stalledSocket } from '../../bench/raw-socket.js';
 
 let srv: TestServer;
@@ -227,13 +228,13 @@ describe('sockets and credentials, and a holder’s own leases', () => {
           timeout: 30_000,
         })
         .toBe(1);
-      await new Promise((resolve) => setTimeout(resolve, 200)); // time for a frame to reach the socket, were one sent
+      await quietFor(200); // proves no frame reaches the socket while its subscribe is held
     } finally {
       tokens.get = read;
       release();
     }
     await socket.next((m) => m.type === 'event' && m.event.type === 'lease.expired', 30_000);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await quietFor(200); // proves no event comes twice
     const subscribedAt = seen.findIndex((m) => m.type === 'subscribed');
     expect(seen.slice(0, subscribedAt).filter((m) => m.type === 'event')).toEqual([]);
     const seqs = seen.filter((m) => m.type === 'event' && m.seq !== null).map((m) => m.seq);
@@ -267,12 +268,15 @@ describe('shouts over sockets', () => {
     expect(await owner.next((m) => m.type === 'shout')).toMatchObject({ shout: { text: 'just you' } });
     await expect(onC.next((m) => m.type === 'shout', 500)).rejects.toThrow(/no matching message/);
     let receipt = null;
-    for (let i = 0; i < 100 && !receipt; i++) {
-      receipt = (await a.get('/api/shouts')).body.shouts.find(
-        (s: { id: string }) => s.id === direct.body.id,
-      ).deliveredAt;
-      if (!receipt) await new Promise((r) => setTimeout(r, 20));
-    }
+    await until(
+      async () =>
+        Boolean(
+          (receipt = (await a.get('/api/shouts')).body.shouts.find(
+            (s: { id: string }) => s.id === direct.body.id,
+          ).deliveredAt),
+        ),
+      { timeout: 2000, what: 'the delivery receipt' },
+    ).catch(() => undefined); // asserted next
     expect(receipt).toEqual(expect.any(String));
     for (const s of [...sockets, owner]) s.ws.close();
   });

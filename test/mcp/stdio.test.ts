@@ -6,6 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { head, newBoard } from '../support/board.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { pace } from '../support/until.js';
 import { closeAgents, CORE_TOOLS, noticesOf, refusal, stdioAgent, textOf } from './agents.js';
 
 let srv: TestServer;
@@ -79,7 +80,7 @@ describe('agent-board mcp (stdio)', () => {
     while (Date.now() - started < 5000) {
       const status = await worker.ok('board_status');
       expect(status.you.leases).toEqual([expect.objectContaining({ workId: 'W-1', keptAlive: true })]);
-      await new Promise((r) => setTimeout(r, 800));
+      await pace(800); // the agent's own pace: the lease lives on real timers, so real time passes
     }
     const submitted = await worker.call('submit_work', { head: head(1) });
     expect(submitted.isError).toBeFalsy();

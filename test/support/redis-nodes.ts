@@ -17,6 +17,8 @@ export interface RedisNodes {
   store: Store;
   /** NODE_ID of a and of b, unique to this pair (other suites' nodes may share the Redis). */
   nodeIds: [string, string];
+  /** The buses of a and of b, to hear what crosses Redis. */
+  buses: [RedisBus, RedisBus];
   /** Stops both nodes, closes the store and removes its directory. */
   stop(): Promise<void>;
 }
@@ -59,5 +61,5 @@ export async function twoNodesOnRedis(
     throw e;
   }
   const [a, b] = started as [TestServer, TestServer];
-  return { a, b, store, nodeIds, stop };
+  return { a, b, store, nodeIds, buses: buses as [RedisBus, RedisBus], stop };
 }

@@ -123,9 +123,10 @@ export function watchFlow(name: string, open: () => Promise<OpenedStore>): void 
       const before = (await watch(`/api/admin/costmodel?projectId=${board.projectId}`)).board;
       for (let i = 0; i < 3; i++) expect((await agent.post('/api/items', { title: `cost ${i}` })).status).toBe(201);
       for (let i = 0; i < 4; i++) expect((await agent.get('/api/status')).status).toBe(200);
-      // A socket held a second and a half: its time counts for the board (the token's) once it closes.
+      // A socket held a second and a half (of the server's clock): its time counts for the board (the
+      // token's) once it closes.
       const socket = await openSocket(served.srv.url, agent.defaults);
-      await new Promise((r) => setTimeout(r, 1500));
+      served.srv.advance(1500);
       socket.ws.close();
       await socket.closed;
       let after = before;
