@@ -38,7 +38,7 @@ export async function runPacedFleet(
     return { status: res.status, body: text ? JSON.parse(text) : undefined };
   };
   const started = Date.now();
-  const until = started + options.ms;
+  const endAt = started + options.ms;
   let scheduled = 0;
   let cycles = 0;
   let commits = 0;
@@ -73,12 +73,12 @@ export async function runPacedFleet(
     for (;;) {
       const n = scheduled++;
       const at = started + (n * 1000) / options.rate;
-      if (at >= until) return;
+      if (at >= endAt) return;
       if (at > Date.now()) await pace(at - Date.now());
       await cycle(agent, n);
     }
   };
   await Promise.all(agents.map(loop));
   // Over the whole window: the last cycle may start just before its end and finish before it.
-  return { cycles, statuses, seconds: (Math.max(Date.now(), until) - started) / 1000 };
+  return { cycles, statuses, seconds: (Math.max(Date.now(), endAt) - started) / 1000 };
 }

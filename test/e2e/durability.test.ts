@@ -97,9 +97,14 @@ describe('embedded store through the server process', () => {
       );
       req.on('error', reject);
       req.write(body.slice(0, 10));
+      // (No sign shows that the node has read the first bytes: it is given 200 ms to.)
       setTimeout(() => {
         node.child.kill('SIGTERM');
-        setTimeout(() => req.end(body.slice(10)), 300);
+        // The rest once the node is draining.
+        until(() => node.output().includes('"msg":"shutting down"'), { what: 'the node draining' }).then(
+          () => req.end(body.slice(10)),
+          reject,
+        );
       }, 200);
     });
     const result = await responded;

@@ -232,9 +232,9 @@ describe.skipIf(!haveRedis)('three nodes through a bus outage and a partition', 
     for (const list of byItem.values()) {
       for (const g of list) {
         // The holder believes it holds from its answer until it sent what ended the lease (or heard it had).
-        const until = Math.min(...(endOf.get(g.leaseId) ?? []).map((e) => e.sentAt), Infinity);
+        const heldUntil = Math.min(...(endOf.get(g.leaseId) ?? []).map((e) => e.sentAt), Infinity);
         for (const other of list)
-          if (other.agent !== g.agent && other.answeredAt > g.answeredAt && other.answeredAt < until)
+          if (other.agent !== g.agent && other.answeredAt > g.answeredAt && other.answeredAt < heldUntil)
             overlaps.push([g, other]);
       }
     }
