@@ -5522,7 +5522,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description AUTH_UNAVAILABLE: The authentication store is unavailable, so authenticated surfaces fail closed. */
+            /**
+             * @description ACCOUNT_BUSY: Another change to what this account owns (a new board, a transfer or a takeover) is still in progress.
+             *     AUTH_UNAVAILABLE: The authentication store is unavailable, so authenticated surfaces fail closed.
+             */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5532,7 +5535,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "AUTH_UNAVAILABLE";
+                            code?: "ACCOUNT_BUSY" | "AUTH_UNAVAILABLE";
                         };
                     };
                 };
@@ -5726,7 +5729,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description AUTH_UNAVAILABLE: The authentication store is unavailable, so authenticated surfaces fail closed. */
+            /**
+             * @description ACCOUNT_BUSY: Another change to what this account owns (a new board, a transfer or a takeover) is still in progress.
+             *     AUTH_UNAVAILABLE: The authentication store is unavailable, so authenticated surfaces fail closed.
+             */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5736,7 +5742,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "AUTH_UNAVAILABLE";
+                            code?: "ACCOUNT_BUSY" | "AUTH_UNAVAILABLE";
                         };
                     };
                 };
@@ -8394,7 +8400,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description FEEDBACK_CLOSED: The feedback entry was triaged already (resolved, dismissed or promoted), or is being promoted, so it cannot be resolved, dismissed or promoted now. */
+            /**
+             * @description FEEDBACK_CLOSED: The feedback entry was triaged already (resolved, dismissed or promoted), or is being promoted, so it cannot be resolved, dismissed or promoted now.
+             *     BOARD_PAUSED: The board is paused by its owner or an admin: claims and changes to the work graph or an item’s state wait. Renew, release, heartbeats, shouts, comments and reads go on, and leases keep their deadlines. Nothing was written.
+             */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -8404,7 +8413,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "FEEDBACK_CLOSED";
+                            code?: "FEEDBACK_CLOSED" | "BOARD_PAUSED";
                         };
                     };
                 };
@@ -12816,7 +12825,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token. */
+            /**
+             * @description ACCOUNT_DELETED: The account was deleted (by its owner or an operator): sign-in is refused. Its data is kept 30 days from the deletion, then purged.
+             *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
+             */
             403: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -12826,7 +12838,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "CSRF_REJECTED";
+                            code?: "ACCOUNT_DELETED" | "CSRF_REJECTED";
                         };
                     };
                 };
@@ -14011,7 +14023,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description AUTH_UNAVAILABLE: The authentication store is unavailable, so authenticated surfaces fail closed. */
+            /**
+             * @description ACCOUNT_BUSY: Another change to what this account owns (a new board, a transfer or a takeover) is still in progress.
+             *     AUTH_UNAVAILABLE: The authentication store is unavailable, so authenticated surfaces fail closed.
+             */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -14021,7 +14036,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "AUTH_UNAVAILABLE";
+                            code?: "ACCOUNT_BUSY" | "AUTH_UNAVAILABLE";
                         };
                     };
                 };
@@ -14698,7 +14713,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description AUTH_UNAVAILABLE: The authentication store is unavailable, so authenticated surfaces fail closed. */
+            /**
+             * @description ACCOUNT_BUSY: Another change to what this account owns (a new board, a transfer or a takeover) is still in progress.
+             *     AUTH_UNAVAILABLE: The authentication store is unavailable, so authenticated surfaces fail closed.
+             */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -14708,7 +14726,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "AUTH_UNAVAILABLE";
+                            code?: "ACCOUNT_BUSY" | "AUTH_UNAVAILABLE";
                         };
                     };
                 };
@@ -17127,7 +17145,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description AUTH_UNAVAILABLE: The authentication store is unavailable, so authenticated surfaces fail closed. */
+            /**
+             * @description ACCOUNT_BUSY: Another change to what this account owns (a new board, a transfer or a takeover) is still in progress.
+             *     AUTH_UNAVAILABLE: The authentication store is unavailable, so authenticated surfaces fail closed.
+             */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -17137,7 +17158,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "AUTH_UNAVAILABLE";
+                            code?: "ACCOUNT_BUSY" | "AUTH_UNAVAILABLE";
                         };
                     };
                 };
@@ -22888,7 +22909,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description AUTH_UNAVAILABLE: The authentication store is unavailable, so authenticated surfaces fail closed. */
+            /**
+             * @description ACCOUNT_BUSY: Another change to what this account owns (a new board, a transfer or a takeover) is still in progress.
+             *     AUTH_UNAVAILABLE: The authentication store is unavailable, so authenticated surfaces fail closed.
+             */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -22898,7 +22922,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "AUTH_UNAVAILABLE";
+                            code?: "ACCOUNT_BUSY" | "AUTH_UNAVAILABLE";
                         };
                     };
                 };
@@ -23575,7 +23599,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description AUTH_UNAVAILABLE: The authentication store is unavailable, so authenticated surfaces fail closed. */
+            /**
+             * @description ACCOUNT_BUSY: Another change to what this account owns (a new board, a transfer or a takeover) is still in progress.
+             *     AUTH_UNAVAILABLE: The authentication store is unavailable, so authenticated surfaces fail closed.
+             */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -23585,7 +23612,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "AUTH_UNAVAILABLE";
+                            code?: "ACCOUNT_BUSY" | "AUTH_UNAVAILABLE";
                         };
                     };
                 };

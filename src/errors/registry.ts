@@ -9,8 +9,8 @@ interface ErrorSpec {
   readonly fix: string;
   /**
    * Where the code is raised besides the routes that list it: the socket, transport refusals
-   * (unknown paths, bodies), and rules over many operations. Never a route of the table, but for
-   * NOT_YET_LISTED (test/errors/raised-by.test.ts holds both).
+   * (unknown paths, bodies), and rules over many operations. Never a route of the table
+   * (test/errors/registry.test.ts holds it).
    */
   readonly raisedBy?: readonly string[];
 }
@@ -22,24 +22,6 @@ const REFUSED_WHILE_IMPERSONATING =
 const JSON_WRITES = 'every operation that takes a JSON body';
 /** The WebSocket upgrade: not a route of the table (the OpenAPI document describes it apart). */
 const SOCKET = 'GET /api/ws';
-/**
- * Routes that raise a code their `errors` do not list yet, so the OpenAPI document lacks it there.
- * Listing it on the route changes that document and the typed client (client/src/schema.ts), a
- * change of its own; until then GET /api/errors names them from here.
- */
-export const NOT_YET_LISTED = {
-  /** The account lock (src/accounts/account-lock.ts) of whoever gains a board. */
-  ACCOUNT_BUSY: [
-    'POST /api/projects',
-    'POST /api/boards',
-    'POST /api/boards/transfers/{transferId}/accept',
-    'POST /api/accounts/claim-anonymous',
-    'POST /api/projects/{projectId}/claim',
-  ],
-  /** Sign-in to a deleted account (src/accounts/service.ts). */
-  ACCOUNT_DELETED: ['POST /api/auth/login'],
-};
-
 export const ERRORS = {
   INVALID_EMAIL: {
     status: 400,
@@ -249,7 +231,6 @@ export const ERRORS = {
     meaning:
       'The account was deleted (by its owner or an operator): sign-in is refused. Its data is kept 30 days from the deletion, then purged.',
     fix: 'Ask an operator to restore the account within those 30 days; after the purge, sign up again.',
-    raisedBy: NOT_YET_LISTED.ACCOUNT_DELETED,
   },
   FREE_PROJECT_LIMIT: {
     status: 403,
@@ -590,7 +571,6 @@ export const ERRORS = {
     status: 503,
     meaning: 'Another change to what this account owns (a new board, a transfer or a takeover) is still in progress.',
     fix: 'Retry after the Retry-After seconds.',
-    raisedBy: NOT_YET_LISTED.ACCOUNT_BUSY,
   },
   SHARING_BUSY: {
     status: 503,

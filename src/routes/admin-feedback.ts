@@ -92,14 +92,12 @@ export function adminFeedbackRoutes(deps: AdminFeedbackDeps): Route[] {
       ...adminBase,
       method: 'post',
       path: '/api/admin/feedback/{id}/promote',
+      sends: ['create', 'event'],
       summary:
         'Make one item on the entry’s board from it (labelled `feedback` and `feedback:<id>`, the text in its description); the entry becomes promoted.',
       description: `One item per entry, even when operators promote it at the same moment: one of them makes it, the others wait for it (up to ${PROMOTION_WAIT_MS / 1000} s, else 503 FEEDBACK_BUSY) and answer with the same item and \`created: false\`; so does a promote of an entry promoted before. A promotion that died half way is taken over after ${PROMOTION_STALE_MS / 1000} s by the next promote, which adopts an item the dead one made rather than making a second.`,
       bodyKind: 'json',
       body: ReasonBody,
-      // It sends `create` (and `event`, to cancel a second item) to the entry's board, so a paused
-      // board answers it 409 BOARD_PAUSED; saying so (`sends`) adds that code to the OpenAPI
-      // document and so to client/src/schema.ts, a change of its own (issue 44 left it out).
       errors: ['FEEDBACK_NOT_FOUND', 'FEEDBACK_CLOSED', 'FEEDBACK_BUSY', 'NOT_FOUND', 'BOARD_BUSY'],
       responses: { 200: { description: 'The entry, promoted, and its item.', schema: Promoted } },
       handler: async ({ ctx, body }) => ({ status: 200, body: await desk.promote(ctx, id(ctx.params), body.reason) }),

@@ -97,7 +97,7 @@ export function authRoutes(deps: AuthDeps): Route[] {
       bodyKind: 'json',
       body: LoginBody,
       rate: 'address',
-      errors: ['INVALID_CREDENTIALS', 'AUTH_UNAVAILABLE'],
+      errors: ['INVALID_CREDENTIALS', 'ACCOUNT_DELETED', 'AUTH_UNAVAILABLE'],
       responses: { 200: { description: 'Signed in.', schema: AuthSessionResponse } },
       async handler({ ctx, body }) {
         return authSessionReply(200, await accounts.login(body, ctx.now));

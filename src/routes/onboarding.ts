@@ -187,7 +187,7 @@ export function onboardingRoutes(deps: OnboardingDeps): Route[] {
       body: ClaimBody,
       rate: 'write',
       rateHeaders: true,
-      errors: ['INVALID_PROJECT_ID', 'INVALID_LINK_TOKEN', 'FREE_PROJECT_LIMIT'],
+      errors: ['INVALID_PROJECT_ID', 'INVALID_LINK_TOKEN', 'FREE_PROJECT_LIMIT', 'ACCOUNT_BUSY'],
       responses: { 200: { description: 'Claimed (or previewed).', schema: ClaimResponse } },
       async handler({ ctx, body }) {
         const accountId = ctx.identity!.accountId;
@@ -236,7 +236,7 @@ export function onboardingRoutes(deps: OnboardingDeps): Route[] {
       body: ClaimAnonymousBody,
       rate: 'write',
       rateHeaders: true,
-      errors: ['INVALID_LINK_TOKEN', 'FREE_PROJECT_LIMIT'],
+      errors: ['INVALID_LINK_TOKEN', 'FREE_PROJECT_LIMIT', 'ACCOUNT_BUSY'],
       responses: {
         200: {
           description: 'The boards taken over, as you now list them.',
@@ -267,7 +267,7 @@ export function onboardingRoutes(deps: OnboardingDeps): Route[] {
       body: ProvisionBody,
       rate: 'write',
       rateHeaders: true,
-      errors: ['INVALID_PROJECT_NAME', 'FREE_PROJECT_LIMIT'],
+      errors: ['INVALID_PROJECT_NAME', 'FREE_PROJECT_LIMIT', 'ACCOUNT_BUSY'],
       responses: {
         201: {
           description: 'The board and its agents’ tokens; the secrets are in this response only.',

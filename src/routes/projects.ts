@@ -115,7 +115,7 @@ export function projectRoutes(deps: ProjectDeps): Route[] {
       body: NameBody,
       rate: 'write',
       rateHeaders: true,
-      errors: ['INVALID_PROJECT_NAME', 'FREE_PROJECT_LIMIT'],
+      errors: ['INVALID_PROJECT_NAME', 'FREE_PROJECT_LIMIT', 'ACCOUNT_BUSY'],
       responses: { 201: { description: 'The created project’s summary.', schema: ProjectSummary } },
       async handler({ ctx, body }) {
         const project = await createProject(

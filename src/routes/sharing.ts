@@ -404,7 +404,7 @@ export function sharingRoutes(deps: SharingDeps): Route[] {
         'An accept cut short by a failure part-way is finished by the recipient accepting again (200); once finished, 404 TRANSFER_NOT_FOUND.',
       bodyKind: 'optional-json',
       body: NoBody,
-      errors: ['TRANSFER_NOT_FOUND', 'FREE_PROJECT_LIMIT'],
+      errors: ['TRANSFER_NOT_FOUND', 'FREE_PROJECT_LIMIT', 'ACCOUNT_BUSY'],
       responses: { 200: { description: 'Accepted.', schema: z.object({ transfer: Transfer, name: z.string() }) } },
       async handler({ ctx }) {
         const { name, ...transfer } = await transfers.accept(

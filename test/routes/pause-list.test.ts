@@ -38,6 +38,8 @@ describe('BOARD_PAUSED among a route’s errors', () => {
         'POST /api/items/{workId}/state',
         'POST /api/items/{workId}/override',
         'POST /api/items/{workId}/progress',
+        // An operator's promote of feedback creates the entry's item on its board.
+        'POST /api/admin/feedback/{id}/promote',
       ].sort(),
     );
   });
