@@ -15,6 +15,7 @@ import { lookAt } from './feed/look.js';
 
 /** Where a board's commands are decided: this node's actor, or the board's home node (src/cluster/). */
 export interface CommandRoute {
+  /** Rejects with the registry error the caller answers: a board's refusal mapped by toAppError. */
   ask(boardId: string, command: BoardCommand): Promise<unknown>;
 }
 
@@ -116,13 +117,9 @@ export class BoardAccess {
     };
   }
 
-  /** Has the board decide a command (on its home), mapping refusals to their registry codes. */
-  async ask<C extends BoardCommand>(call: BoardCall, command: C): Promise<ReplyOf<C>> {
-    try {
-      return (await this.commands.ask(call.boardId, command)) as ReplyOf<C>;
-    } catch (e) {
-      throw toAppError(e);
-    }
+  /** Has the board decide a command (on its home); a refusal comes mapped to its registry code (toAppError) by the route. */
+  ask<C extends BoardCommand>(call: BoardCall, command: C): Promise<ReplyOf<C>> {
+    return this.commands.ask(call.boardId, command) as Promise<ReplyOf<C>>;
   }
 }
 

@@ -37,10 +37,12 @@ const refused = (e: unknown): Promise<never> => Promise.reject(toAppError(e));
 export class BoardRouter implements CommandRoute {
   constructor(private readonly parts: RouterParts) {}
 
+  /** Rejects with the registry error its caller answers (BoardAccess passes it on as it is). */
   ask(boardId: string, command: BoardCommand): Promise<unknown> {
-    return this.parts.cluster
+    const decided = this.parts.cluster
       ? this.route(boardId, command, this.parts.clock() + COMMAND_DEADLINE_MS)
       : this.decideHere(boardId, command);
+    return decided.catch(refused);
   }
 
   /** A command a peer forwarded: decided here when this node is (or now becomes) the board's home. */
@@ -49,7 +51,7 @@ export class BoardRouter implements CommandRoute {
       if (!(await this.isHome(boardId))) return { moved: true };
       return { reply: await this.decideHere(boardId, command, true) };
     } catch (e) {
-      return refusalOf(e);
+      return refusalOf(toAppError(e));
     }
   }
 
@@ -64,18 +66,19 @@ export class BoardRouter implements CommandRoute {
   }
 
   /**
-   * Decides a command on this node's actor. A refusal leaves here as its registry error: the one
-   * mapping (toAppError), on the node that decided, for a command that entered here and one a peer
-   * forwarded alike, so the peers' answer only carries it (src/cluster/wire.ts).
+   * Decides a command on this node's actor. Its refusal leaves the router as its registry error
+   * (toAppError, in `ask` and `decideForwarded`): the one mapping, on the node that decided, for a
+   * command that entered here and one a peer forwarded alike, so the peers' answer only carries it
+   * (src/cluster/wire.ts); the router's own 503 BOARD_BUSY (no home to be had in time) goes the same way.
    */
   private decideHere(boardId: string, command: BoardCommand, forwarded = false): Promise<unknown> {
     this.parts.onDecided?.(boardId, command.kind, forwarded);
     try {
       const decide = decisionOf(command, this.parts.points);
       const actor = this.parts.registry.get(boardId);
-      return (decide instanceof Promise ? decide.then((d) => actor.ask(d)) : actor.ask(decide)).catch(refused);
+      return decide instanceof Promise ? decide.then((d) => actor.ask(d)) : actor.ask(decide);
     } catch (e) {
-      return refused(e);
+      return Promise.reject(e);
     }
   }
 

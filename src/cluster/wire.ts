@@ -29,7 +29,7 @@ export type Answer =
 
 /**
  * The home's answer for a command it refused. The refusal was mapped where it was decided
- * (src/cluster/board-router.ts decideHere, the one mapping for local and forwarded commands), so
+ * (src/cluster/board-router.ts, the one mapping for local and forwarded commands), so
  * this only carries it: a registry error as it is, a store that did not answer as such, and
  * anything else as INTERNAL with nothing of it told.
  */
