@@ -10,6 +10,8 @@ import type { BoardRegistry } from '../../actors/registry.js';
 import { toAppError, type CommandRoute } from '../board/board-access.js';
 import { decisionOf, type BoardCommand } from '../board/commands.js';
 import type { PointPorts } from '../board/restore-points.js';
+import { isAppError } from '../errors/app-error.js';
+import { StoreUnavailableError } from '../../store/ports/store.js';
 import type { Homes } from './homes.js';
 import type { Forwarder } from './forwarder.js';
 import { errorOf, refusalOf, type Answer } from './wire.js';
@@ -29,6 +31,11 @@ export interface RouterParts {
   onHomesUnavailable?: (error: unknown) => void;
   /** Told of each command decided on this node, and whether a peer forwarded it (the e2e reads who decided what). */
   onDecided?: (boardId: string, kind: BoardCommand['kind'], forwarded: boolean) => void;
+  /**
+   * Told of an unknown error a forwarded command met here: the peer is answered INTERNAL with
+   * nothing of it, so this is the one place it can be logged with its stack.
+   */
+  onInternal?: (error: unknown, boardId: string, command: BoardCommand) => void;
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -51,7 +58,10 @@ export class BoardRouter implements CommandRoute {
       if (!(await this.isHome(boardId))) return { moved: true };
       return { reply: await this.decideHere(boardId, command, true) };
     } catch (e) {
-      return refusalOf(toAppError(e));
+      const mapped = toAppError(e);
+      if (!isAppError(mapped) && !(mapped instanceof StoreUnavailableError))
+        this.parts.onInternal?.(e, boardId, command);
+      return refusalOf(mapped);
     }
   }
 
