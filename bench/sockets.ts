@@ -6,7 +6,8 @@
 //     expiry within 1.5 s).
 //  2. 1,000 sockets on one board: 800 read its lease events, 200 subscribe to everything and
 //     never read a byte, while 8 MB of shouts go out: the nodes' memory, how many stalled sockets
-//     were cut off, and whether every reading socket got every lease event.
+//     were cut off, and whether every reading socket got every lease event. A credential holds at
+//     most SOCKETS_PER_CREDENTIAL sockets (src/ws/socket-cap.ts), so each 20 sockets have a token.
 //  3. A subscribe flood: one socket sends 1,000 subscribes with since: 0 to a board of 1,500 events
 //     while /healthz is probed every 10 ms; the probe's worst latency (goal: under 100 ms; the
 //     e2e test test/e2e/ws-budget.test.ts only holds it under 500 ms, a margin a busy CI machine keeps).
@@ -16,7 +17,8 @@ import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import WebSocket from 'ws';
 import { stalledSocket } from './raw-socket.js';
-import { ownerAndAgent, startNode, tokenFor, type BenchNode } from './node.js';
+import { ownerAndAgent, startNode, tokenFor, type BenchNode, type OwnerSession } from './node.js';
+import { SOCKETS_PER_CREDENTIAL } from '../src/ws/socket-cap.js';
 
 const READERS = Number(process.env.READERS ?? 800);
 const STALLED = Number(process.env.STALLED ?? 200);
@@ -87,16 +89,34 @@ async function expiryPushes(claimOn: BenchNode, socketOn: BenchNode): Promise<vo
   );
 }
 
+/** Headers for `sockets` sockets on the board: a token of its own for each SOCKETS_PER_CREDENTIAL of them. */
+async function socketCredentials(
+  url: string,
+  owner: OwnerSession,
+  projectId: string,
+  name: string,
+  sockets: number,
+): Promise<(i: number) => Record<string, string>> {
+  const tokens = await Promise.all(
+    Array.from({ length: Math.ceil(sockets / SOCKETS_PER_CREDENTIAL) }, (_, t) =>
+      tokenFor(url, owner, projectId, `${name}-${t}`),
+    ),
+  );
+  return (i) => tokens[Math.floor(i / SOCKETS_PER_CREDENTIAL)]!;
+}
+
 async function manySockets(nodes: BenchNode[]): Promise<void> {
   const owner = await ownerAndAgent(nodes[0]!.url);
   const { agent, projectId } = owner;
+  const readerAuth = await socketCredentials(nodes[0]!.url, owner, projectId, 'reader', READERS);
+  const stalledAuth = await socketCredentials(nodes[0]!.url, owner, projectId, 'stalled', STALLED);
   const memory = () => nodes.map((n) => rssMb(n.pid));
   const fmt = (mb: number[]) => mb.map((m) => `${m.toFixed(0)} MB`).join(' + ');
   const before = memory();
 
   const readers: { seen: number; last: number; closed: number | null }[] = [];
   for (let i = 0; i < READERS; i++) {
-    const ws = new WebSocket(wsUrl(nodes[i % nodes.length]!.url), { headers: agent });
+    const ws = new WebSocket(wsUrl(nodes[i % nodes.length]!.url), { headers: readerAuth(i) });
     const r = { seen: 0, last: 0, closed: null as number | null };
     ws.on('message', (data) => {
       const m = JSON.parse(data.toString());
@@ -113,7 +133,7 @@ async function manySockets(nodes: BenchNode[]): Promise<void> {
   const stalled: Socket[] = [];
   for (let i = 0; i < STALLED; i++)
     stalled.push(
-      await stalledSocket(nodes[i % nodes.length]!.url, agent, {
+      await stalledSocket(nodes[i % nodes.length]!.url, stalledAuth(i), {
         type: 'subscribe',
         boardId: projectId,
         topics: ['activity'],
