@@ -1,6 +1,6 @@
 // The agent-board bin as a subprocess: run to its end, or started and read as it goes (login, watch).
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { BIN } from '../mcp/agents.js';
+import { cliArgs } from '../support/built.js';
 
 export interface Ran {
   code: number | null;
@@ -20,7 +20,7 @@ export interface Running {
 
 /** The environment a run sees: only what it is given (and PATH/HOME), never the test runner's BOARD_*. */
 export function start(args: string[], env: Record<string, string>): Running {
-  const child = spawn(process.execPath, [BIN, ...args], {
+  const child = spawn(process.execPath, [...cliArgs(), ...args], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/nonexistent', ...env },
   });
   let out = '';

@@ -4,11 +4,10 @@
 // holder is killed with SIGKILL the next one starts at once. (An abstract socket, the lock before,
 // is per network namespace: both would have served.) Needs root for unshare, as CI has.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { entryArgs } from '../support/built.js';
 import { tempDir } from '../support/temp.js';
 
-const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 const canUnshare = spawnSync('unshare', ['-n', 'true']).status === 0;
 if (!canUnshare)
   console.warn(
@@ -27,7 +26,7 @@ interface Run {
 function startIsolated(env: Record<string, string>): Run {
   const child = spawn(
     'unshare',
-    ['-n', 'sh', '-c', 'ip link set lo up && exec "$0" "$@"', process.execPath, '--import', 'tsx', MAIN],
+    ['-n', 'sh', '-c', 'ip link set lo up && exec "$0" "$@"', process.execPath, ...entryArgs('src/main.ts')],
     {
       env: {
         PATH: process.env.PATH ?? '',

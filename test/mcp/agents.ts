@@ -1,15 +1,13 @@
 // MCP agents for the tests, driven by the SDK's own client: over stdio (the bin spawned as a
-// subprocess, as an MCP client would start it) and over Streamable HTTP against /mcp.
-import { fileURLToPath } from 'node:url';
+// subprocess, as an MCP client would start it; compiled once per run, see test/support/built.ts) and over Streamable HTTP against /mcp.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Notice } from '../../src/mcp/notices.js';
 import type { Refusal } from '../../src/mcp/results.js';
+import { cliArgs } from '../support/built.js';
 import { tempDir, type TempDir } from '../support/temp.js';
-
-export const BIN = fileURLToPath(new URL('../../bin/agent-board.js', import.meta.url));
 
 export interface McpAgent {
   client: Client;
@@ -68,7 +66,7 @@ export async function stdioAgent(
   const config: TempDir = await tempDir();
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [BIN, 'mcp'],
+    args: [...cliArgs(), 'mcp'],
     env: { BOARD_URL: baseUrl, BOARD_TOKEN: token, XDG_CONFIG_HOME: config.path, ...env },
     stderr: 'pipe',
   });

@@ -3,17 +3,16 @@
 // whole as committed, and the next commit, by another process, finishes what was left. The
 // commit's events (the board's outbox) travel in the same intent, so they are read whole too.
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { FindCursor, MongoClient } from 'mongodb';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { openMongoStore } from '../../store/mongo/index.js';
 import type { BoardRecord, Store, StoredItem } from '../../store/ports/store.js';
+import { entryArgs } from '../support/built.js';
 import { unique } from '../support/temp.js';
 import { until } from '../support/until.js';
 
 const uri = inject('mongoUri');
 const DB = 'board_test';
-const CHILD = fileURLToPath(new URL('../support/board-commit-child.ts', import.meta.url));
 
 type Work = StoredItem & { title: string };
 const work = (n: number, title: string): Work => ({ workId: `W-${n}`, title });
@@ -55,9 +54,13 @@ function runChild(
   mode: string,
   change: typeof STAGED,
 ): Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, uri!, DB, prefix, boardId, '2', step, mode], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...entryArgs('test/support/board-commit-child.ts'), uri!, DB, prefix, boardId, '2', step, mode],
+    {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));

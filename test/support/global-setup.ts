@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
+import { buildForChildren } from './built.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -18,6 +19,8 @@ declare module 'vitest' {
     chromium: string | null;
     /** Where the workers note the error codes they are answered with (answered-codes.ts). */
     answeredCodesDir: string | null;
+    /** This run's compiled sources, which child processes run (built.ts); null in a watch run. */
+    builtDir: string | null;
   }
 }
 
@@ -96,7 +99,19 @@ export default async function setup(project: TestProject): Promise<() => Promise
     buildWeb: (o: { quiet: boolean }) => Promise<unknown>;
   };
   await buildWeb({ quiet: true });
-  const [mongoUri, redisUrl, stripeBase] = await Promise.all([findMongo(), findRedis(), findStripe()]);
+  const [mongoUri, redisUrl, stripeBase, built] = await Promise.all([
+    findMongo(),
+    findRedis(),
+    findStripe(),
+    project.vitest.config.watch
+      ? null
+      : buildForChildren().catch((e: unknown) => {
+          console.warn(
+            `\n!!! the sources did not compile for child processes; they run through tsx (${String(e)}) !!!\n`,
+          );
+          return null;
+        }),
+  ]);
   const chromium = findChromium();
   if (process.env.REQUIRE_SERVICES === '1' && missing.length) {
     throw new Error(`REQUIRE_SERVICES=1 but these components are missing: ${missing.join(', ')}`);
@@ -107,8 +122,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('chromium', chromium);
   const codesDir = await mkdtemp(join(tmpdir(), 'board-codes-'));
   project.provide('answeredCodesDir', codesDir);
+  project.provide('builtDir', built?.dir ?? null);
   return async () => {
     await stopMemoryServer?.();
+    await built?.remove();
     try {
       await checkAnsweredCodes(project, codesDir);
     } finally {

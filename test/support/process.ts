@@ -1,8 +1,6 @@
 // Runs the real entry point (src/main.ts) as a child process, as `npm start` would.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-
-const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+import { entryArgs } from './built.js';
 
 export interface NodeProcess {
   child: ChildProcess;
@@ -16,7 +14,7 @@ export function runMain(env: Record<string, string>): {
   output: () => string;
   exited: Promise<number | null>;
 } {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+  const child = spawn(process.execPath, entryArgs('src/main.ts'), {
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '',
