@@ -27,7 +27,12 @@ export const PAGE_PATHS = [
 ] as const;
 
 /** The operator console's paths (web/src/admin), served only to an operator's own session. */
-export const ADMIN_PAGE_PATHS = ['/admin', '/admin/{section}', '/admin/users/{userId}'] as const;
+export const ADMIN_PAGE_PATHS = [
+  '/admin',
+  '/admin/{section}',
+  '/admin/users/{userId}',
+  '/admin/money/{userId}',
+] as const;
 
 const PAGE_HEADERS = {
   'cache-control': 'no-cache',

@@ -13,7 +13,7 @@ import { openSocket, type TestSocket } from '../../support/socket.js';
 import { verifyEmail } from '../../support/verify-email.js';
 
 const PASSWORD = 'operator password 123'; // operatorSession's
-const listed = Array.from({ length: 8 }, operatorEmail);
+const listed = Array.from({ length: 10 }, operatorEmail);
 const bus = new MemoryBus();
 let srv: TestServer;
 
@@ -191,5 +191,28 @@ describe('admin paths answer any method as an unknown path', () => {
     const wrong = await person.client.request('PUT', '/api/auth/me');
     expect(wrong.status).toBe(405);
     expect(wrong.headers.get('allow')).toBe('GET, HEAD');
+  });
+});
+
+describe('the console’s pages', () => {
+  // Money and Users link to /admin/money/{userId}: reloading it, or opening the link, asks the server.
+  const pages = ['/admin', '/admin/users', '/admin/users/someone', '/admin/money/someone'];
+
+  it('are the console’s document to an operator, and an unknown path to anyone else', async () => {
+    const operator = await confirmedOperator(srv, listed[8]!);
+    for (const path of pages) {
+      const res = await operator.client.get(path);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('content-type'), path).toMatch(/^text\/html/);
+    }
+    const unknown = await unknownPath('GET', '/no-such-page');
+    expect(unknown.status).toBe(404);
+    const others: [string, Client][] = [
+      ['no credential', new Client(srv.url)],
+      ['another account', (await signedUp(srv.url)).client],
+      ['an unconfirmed listed address', (await operatorSession(srv.url, listed[9]!)).client],
+    ];
+    for (const [who, client] of others)
+      for (const path of pages) expect(seen(await client.get(path)), `${who}: ${path}`).toEqual(unknown);
   });
 });
