@@ -13,7 +13,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const WEB = join(ROOT, 'web');
 const OUT = join(ROOT, 'dist', 'web');
 const STAMP = join(OUT, '.source-hash');
-/** The board page's scripts and styles, gzipped (README "The browser board"). */
+/** The board page's scripts and styles, gzipped (docs/people.md#the-browser-board). */
 export const BUDGET_BYTES = 100 * 1024;
 
 function files(dir) {

@@ -2,7 +2,7 @@
 // session, an account named in OPERATOR_EMAILS whose address is confirmed (isOperatorAccount, the
 // one rule the sockets ask too). Everyone else, a token included (even an operator's), a session
 // of another account, no credential, or a credential the store cannot check now, gets exactly what
-// an unknown path gets: 404 NOT_FOUND with the same body, whatever the method (src/http/uws.ts
+// an unknown path gets: 404 NOT_FOUND with the same body, whatever the method (src/http/uws/routes.ts
 // names no operator route in a 405's Allow). The gate runs before the body or query is parsed, so
 // a malformed one tells nothing either.
 //

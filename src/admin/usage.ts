@@ -183,7 +183,7 @@ export class UsageRecorder {
     this.accrue(open, this.clock());
   }
 
-  /** A socket closed for spending its message budget (src/ws/hub.ts). */
+  /** A socket closed for spending its message budget (src/ws/budget.ts). */
   overBudget(identity: Identity): void {
     const now = this.clock();
     this.add(bucketOf(now), 'principal', identity.principal, ['socketClosures']);

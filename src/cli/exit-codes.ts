@@ -1,5 +1,5 @@
 // The CLI's exit status follows the class of what went wrong, so a script can tell "try later"
-// from "fix your input" from "log in again" without parsing any text (README lists them).
+// from "fix your input" from "log in again" without parsing any text (docs/agents.md#command-line lists them).
 import { BoardApiError } from '../mcp/client.js';
 
 export const EXIT = {

@@ -47,7 +47,7 @@ export interface RawRequest {
 export interface RawResponse {
   status: number;
   headers: [string, string][];
-  /** A stream is written chunk by chunk as its source yields (src/http/uws.ts). */
+  /** A stream is written chunk by chunk as its source yields (src/http/uws/respond.ts). */
   body: string | Buffer | BodyStream;
   /** Close the connection after writing (a body we refused to read). */
   close?: boolean;

@@ -27,7 +27,7 @@ export interface Reply {
 }
 
 /**
- * A body written as it is produced (src/http/uws.ts): each chunk goes out once the client has taken
+ * A body written as it is produced (src/http/uws/respond.ts): each chunk goes out once the client has taken
  * what was written before it, so a large export never sits whole in memory. A client that goes away
  * ends the iteration (the source's `finally` runs); a source that throws mid-way cuts the connection,
  * so the client sees a body that did not finish. Give it with a `contentType`.

@@ -7,7 +7,7 @@ import { defineRoute, type Reply, type Route } from '../http/route.js';
 import { adminBase } from './admin-shared.js';
 import { CONTENT_SECURITY_POLICY, type WebBundle } from '../web/bundle.js';
 
-/** The paths the page routes itself (README "The browser board"). */
+/** The paths the page routes itself (docs/people.md#the-browser-board). */
 export const PAGE_PATHS = [
   '/',
   '/signin',

@@ -1,4 +1,4 @@
-// Live: the firehose (README "Operators: Live view"): every board's events as they commit, newest
+// Live: the firehose (docs/operators.md#live-view): every board's events as they commit, newest
 // on top, narrowed by board, by an account's boards, or by event type (prefixes end with a dot).
 // Paused, the feed keeps listening and holds what arrives; resuming shows it.
 import { useEffect, useRef, useState } from 'preact/hooks';
