@@ -23,7 +23,8 @@ export interface CommandRoute {
 export type BoardGroup = 'items' | 'claims' | 'shouts' | 'status' | 'doctrine' | 'spec' | 'feedback' | 'history';
 
 export interface BoardCall {
-  actor: BoardActor;
+  /** The board's actor on this node, for reads here: activated when first asked for, so a command decided on the board's home (perhaps another node) activates nothing here. */
+  readonly actor: BoardActor;
   boardId: string;
   principal: string;
   role: Role;
@@ -70,19 +71,12 @@ export class BoardAccess {
         'PROJECT_SCOPE_DENIED',
         `This resource token covers ${(identity.kind === 'token' && identity.resources?.join(', ')) || 'nothing'}; not ${workId ?? `the board's ${what}`}.`,
       );
-    return {
-      actor: this.registry.get(project.id),
-      boardId: project.id,
-      principal: identity.principal,
-      role: project.role,
-      within: null,
-      view,
-    };
+    return Object.assign(this.callOn(project.id, identity.principal, project.role, null), { view });
   }
 
   /** A board named in the path rather than selected (PATCH /api/projects/{projectId}), after the caller's role on it was checked. */
   enterNamed(project: { id: string; role: Role }, principal: string): BoardCall {
-    return { actor: this.registry.get(project.id), boardId: project.id, principal, role: project.role, within: null };
+    return this.callOn(project.id, principal, project.role, null);
   }
 
   private check(
@@ -108,12 +102,19 @@ export class BoardAccess {
           );
       }
     }
+    return this.callOn(project.id, identity.principal, project.role, within);
+  }
+
+  private callOn(boardId: string, principal: string, role: Role, within: readonly string[] | null): BoardCall {
+    const registry = this.registry;
     return {
-      actor: this.registry.get(project.id),
-      boardId: project.id,
-      principal: identity.principal,
-      role: project.role,
+      boardId,
+      principal,
+      role,
       within,
+      get actor() {
+        return registry.get(boardId);
+      },
     };
   }
 
