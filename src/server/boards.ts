@@ -77,6 +77,11 @@ export function startBoards(parts: BoardsParts): Boards {
         'board homes: redis unavailable, so this node cannot learn which node decides a board: its commands answer 503 BOARD_BUSY until it can',
       ),
     ),
+    onInternal: (e, boardId, command) =>
+      logger.error(
+        { err: e, boardId, command: command.kind },
+        'a forwarded board command failed here; its peer was answered INTERNAL',
+      ),
     ...(homes &&
       logger.isLevelEnabled('debug') && {
         onDecided: (boardId: string, command: string, forwarded: boolean) =>
