@@ -170,21 +170,24 @@ describe('the OpenAPI document under Schemathesis', () => {
   it(
     'describes every answer of every operation, with a service token and with a cookie session',
     async () => {
-      const { session, bearer } = await fixture();
-      const runs = [
+      // The two runs at once (each Schemathesis has one worker), each on an account of its own so
+      // that neither acts on what the other is using.
+      const [{ bearer }, { session }] = await Promise.all([fixture(), fixture()]);
+      const [bearerRun, cookieRun] = await Promise.all([
         // Logout is run here, without a session: in the cookie run it would end the session under test.
-        { name: 'bearer', result: await schemathesis([`Authorization: Bearer ${bearer}`], withoutProvider) },
-        {
-          name: 'cookie',
-          result: await schemathesis(
-            [
-              `Cookie: ${session.cookie}`,
-              `Origin: ${ORIGIN}`,
-              ...(session.csrfToken ? [`X-CSRF-Token: ${session.csrfToken}`] : []),
-            ],
-            ['--exclude-path', '/api/auth/logout', ...withoutProvider],
-          ),
-        },
+        schemathesis([`Authorization: Bearer ${bearer}`], withoutProvider),
+        schemathesis(
+          [
+            `Cookie: ${session.cookie}`,
+            `Origin: ${ORIGIN}`,
+            ...(session.csrfToken ? [`X-CSRF-Token: ${session.csrfToken}`] : []),
+          ],
+          ['--exclude-path', '/api/auth/logout', ...withoutProvider],
+        ),
+      ]);
+      const runs = [
+        { name: 'bearer', result: bearerRun },
+        { name: 'cookie', result: cookieRun },
       ];
       const failed = runs.filter((r) => r.result.code !== 0);
       const report = failed
