@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { entryArgs } from './support/built.js';
 
 describe('config', () => {
   it('defaults to the embedded store on port 8080', () => {
@@ -46,8 +46,7 @@ describe('config', () => {
   });
 
   it('stops the process with one clear line naming the variable', () => {
-    const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
-    const run = spawnSync(process.execPath, ['--import', 'tsx', main], {
+    const run = spawnSync(process.execPath, entryArgs('src/main.ts'), {
       env: { PATH: process.env.PATH, PORT: 'eighty' },
       encoding: 'utf8',
       timeout: 20_000,

@@ -5,6 +5,7 @@ import { request } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newBoard } from '../support/board.js';
+import { entryArgs } from '../support/built.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 let srv: TestServer;
@@ -102,8 +103,7 @@ describe('answers ready at once', () => {
 
 describe('start-up', () => {
   it('refuses to run on uWebSockets.js’s JavaScript fallback, with a clear message', () => {
-    const main = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
-    const run = spawnSync(process.execPath, ['--import', 'tsx', main], {
+    const run = spawnSync(process.execPath, entryArgs('src/main.ts'), {
       env: {
         PATH: process.env.PATH,
         PORT: '0',
