@@ -141,15 +141,15 @@ describe.skipIf(!chromium || !stripeBase)('the operator console’s money, abuse
       });
 
       // Complimentary Pro until a date 45 days ahead.
-      const until = new Date(Date.now() + 45 * DAY).toISOString().slice(0, 10);
-      await board.getByLabel('Pro until').fill(until);
+      const endsOn = new Date(Date.now() + 45 * DAY).toISOString().slice(0, 10);
+      await board.getByLabel('Pro until').fill(endsOn);
       await confirm(page, 'Grant complimentary Pro', 'conference speaker');
-      await board.getByText(`complimentary Pro until ${until}`).waitFor();
+      await board.getByText(`complimentary Pro until ${endsOn}`).waitFor();
       const billing = await adminGet<{ boards: unknown[] }>(page, `/api/admin/billing/${owner.accountId}`);
       expect(billing.boards[0]).toMatchObject({
         projectId,
         plan: 'pro',
-        complimentary: { plan: 'pro', until: expect.stringMatching(new RegExp(`^${until}T23:59:59`)) },
+        complimentary: { plan: 'pro', until: expect.stringMatching(new RegExp(`^${endsOn}T23:59:59`)) },
       });
 
       // A refund of 5.00 of the latest paid invoice.

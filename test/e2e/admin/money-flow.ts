@@ -484,9 +484,9 @@ export function moneyFlow(name: string, open: () => Promise<OpenedStore>): void 
           )
         ).status,
       ).toBe(200);
-      const until = new Date(Date.now() + 3_600_000).toISOString();
+      const endsAt = new Date(Date.now() + 3_600_000).toISOString();
       expectError(
-        await op.post('/api/admin/plan', { projectId: free.projectId, plan: 'pro', until }),
+        await op.post('/api/admin/plan', { projectId: free.projectId, plan: 'pro', until: endsAt }),
         400,
         'INVALID_INPUT',
       );
@@ -514,14 +514,19 @@ export function moneyFlow(name: string, open: () => Promise<OpenedStore>): void 
         await op.post('/api/admin/plan', {
           projectId: free.projectId,
           plan: 'enterprise',
-          until,
+          until: endsAt,
           reason: 'no such plan',
         }),
         400,
         'INVALID_INPUT',
       );
       expectError(
-        await op.post('/api/admin/plan', { projectId: 'no-such-board', plan: 'pro', until, reason: 'conference demo' }),
+        await op.post('/api/admin/plan', {
+          projectId: 'no-such-board',
+          plan: 'pro',
+          until: endsAt,
+          reason: 'conference demo',
+        }),
         404,
         'NOT_FOUND',
       );
@@ -531,7 +536,7 @@ export function moneyFlow(name: string, open: () => Promise<OpenedStore>): void 
         const res = await op.post('/api/admin/plan', {
           projectId: b.projectId,
           plan: 'pro',
-          until,
+          until: endsAt,
           reason: 'conference demo',
         });
         expect(res.status, res.text).toBe(200);
@@ -539,14 +544,14 @@ export function moneyFlow(name: string, open: () => Promise<OpenedStore>): void 
           projectId: b.projectId,
           plan: 'pro',
           billingPlan: b === free ? 'free' : 'pro',
-          complimentary: { plan: 'pro', until },
+          complimentary: { plan: 'pro', until: endsAt },
         });
         expect(await requestLimit(b)).toBe(6000);
       }
       expect((await op.get(`/api/admin/billing/${free.accountId}`)).body.boards[0]).toMatchObject({
         plan: 'pro',
         billingPlan: 'free',
-        complimentary: { plan: 'pro', until },
+        complimentary: { plan: 'pro', until: endsAt },
         billing: null,
       });
       expect((await free.owner.get(`/api/account/billing?projectId=${free.projectId}`)).body.plan).toBe('pro');
@@ -559,7 +564,7 @@ export function moneyFlow(name: string, open: () => Promise<OpenedStore>): void 
           data: expect.objectContaining({
             reason: 'conference demo',
             plan: 'pro',
-            until,
+            until: endsAt,
             planBefore: 'free',
             planAfter: 'pro',
           }),
