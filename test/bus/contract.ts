@@ -36,5 +36,30 @@ export function busContract(name: string, make: () => Promise<Bus>): void {
       expect(b).toHaveLength(1);
       await bus.close();
     });
+
+    it('calls each listener for its own kind of notice, this node included, until it is removed', async () => {
+      const bus = await make();
+      const mark = randomUUID(); // a bus shared with other suites hears their notices too
+      const pings: string[] = [];
+      const pongs: string[] = [];
+      const everything: string[] = [];
+      const off = bus.listen({
+        'test.ping': (n: { mark: string }) => n.mark === mark && pings.push(n.mark),
+        'test.pong': (n: { mark: string }) => n.mark === mark && pongs.push(n.mark),
+      });
+      bus.onNotice((n: { kind: string; mark?: string }) => n.mark === mark && everything.push(n.kind));
+      bus.notify({ kind: 'test.ping', mark });
+      bus.notify({ kind: 'test.ping', mark });
+      bus.notify({ kind: 'test.pong', mark });
+      expect(pings).toEqual([mark, mark]);
+      expect(pongs).toEqual([mark]);
+      expect(everything).toEqual(['test.ping', 'test.ping', 'test.pong']);
+      off();
+      bus.notify({ kind: 'test.ping', mark });
+      await quietFor(100); // proves a removed listener hears nothing later either (say, over Redis)
+      expect(pings).toHaveLength(2);
+      expect(everything).toHaveLength(4);
+      await bus.close();
+    });
   });
 }
