@@ -1,7 +1,7 @@
 // Human output by default, JSON with --json: each command hands over the board's answer and a
 // function that says it in lines for a person. Colour only on a terminal (NO_COLOR turns it off,
 // FORCE_COLOR on). Errors go to stderr with the registry's code, meaning and fix.
-import { refusalOf } from '../mcp/results.js';
+import { meaningBeyond, refusalOf } from '../mcp/results.js';
 import { UsageError, AuthError } from './exit-codes.js';
 
 const CODES = { bold: 1, dim: 2, red: 31, green: 32, yellow: 33, blue: 34, magenta: 35, cyan: 36, gray: 90 } as const;
@@ -54,9 +54,10 @@ export class Output {
     }
     const r = refusalOf(error);
     if (this.json) return void this.err.write(`${JSON.stringify({ error: r })}\n`);
+    const meaning = meaningBeyond(r);
     const lines = [
       `${this.paint('red', 'error')}: ${r.code} (${r.status}): ${r.message}`,
-      `  meaning: ${r.meaning}`,
+      ...(meaning ? [`  meaning: ${meaning}`] : []),
       `  fix: ${r.fix}`,
     ];
     if (r.details) lines.push(`  details: ${JSON.stringify(r.details)}`);

@@ -59,7 +59,7 @@ export function refusalOf(error: unknown): Refusal {
     return {
       code,
       status,
-      message: error.message.replace(/^[A-Z_]+: /, ''),
+      message: inWords(error.message.replace(/^[A-Z_]+: /, ''), code, meaning),
       meaning,
       fix,
       details,
@@ -93,6 +93,21 @@ export function refusalOf(error: unknown): Refusal {
   };
 }
 
+/**
+ * The message, saying what happened where it only names its code: the item machine refuses with
+ * "W-1 (awaiting_verify): VERIFY_NOT_INDEPENDENT" (machines/board-commands.ts), which tells an
+ * agent nothing the code line did not; the code's meaning takes the code's place.
+ */
+export function inWords(message: string, code: string, meaning: string): string {
+  const text = message.trim();
+  if (text === code) return meaning;
+  return text.endsWith(`: ${code}`) ? `${text.slice(0, -code.length)}${meaning}` : message;
+}
+
+/** The meaning, unless the message already says it (a refusal with no message of its own is its meaning). */
+export const meaningBeyond = (r: Pick<Refusal, 'message' | 'meaning'>): string | null =>
+  r.message.includes(r.meaning) ? null : r.meaning;
+
 function noticeBlock(notices: Notice[]): CallToolResult['content'] {
   if (!notices.length) return [];
   return [
@@ -112,7 +127,12 @@ export function toolResult(notices: Notice[], result: unknown): CallToolResult {
 
 export function toolError(notices: Notice[], error: unknown): CallToolResult {
   const r = refusalOf(error);
-  const lines = [`REFUSED ${r.code} (${r.status}): ${r.message}`, `meaning: ${r.meaning}`, `fix: ${r.fix}`];
+  const meaning = meaningBeyond(r);
+  const lines = [
+    `REFUSED ${r.code} (${r.status}): ${r.message}`,
+    ...(meaning ? [`meaning: ${meaning}`] : []),
+    `fix: ${r.fix}`,
+  ];
   if (r.details) lines.push(`details: ${JSON.stringify(r.details)}`);
   if (r.retryAfter !== null) lines.push(`retry after: ${r.retryAfter} s`);
   return {
