@@ -1,7 +1,7 @@
 // The agent-board command line (bin/agent-board.js runs it): a person's or a script's way onto a
 // board, and `agent-board mcp` for an agent. Exit codes follow the class of the error (exit-codes.ts).
 import { Command, CommanderError } from 'commander';
-import { SERVER_VERSION } from '../mcp/mcp-server.js';
+import { SERVER_VERSION } from '../mcp/server-identity.js';
 import { boardCommands } from './commands/board.js';
 import { leaseCommands } from './commands/lease.js';
 import { loginCommands } from './commands/login.js';

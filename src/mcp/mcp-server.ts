@@ -8,9 +8,9 @@ import { toolError, toolResult } from './results.js';
 import type { BoardSession } from './session.js';
 import { selectTools, type ToolDef, type ToolSelection } from './tool-set.js';
 import { coreTools } from './tools.js';
+import { SERVER_NAME, SERVER_VERSION } from './server-identity.js';
 
-export const SERVER_NAME = 'agent-board';
-export const SERVER_VERSION = '0.0.0-demo';
+export { SERVER_NAME, SERVER_VERSION };
 
 /** Said once, at initialize: the lifecycle in a few lines. */
 const INSTRUCTIONS = [
