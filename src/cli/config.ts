@@ -80,4 +80,16 @@ export async function connection(options: GlobalOptions, env: NodeJS.ProcessEnv 
   };
 }
 
+/**
+ * Why a connection has no token, and how to get one: a login stored for another board is named,
+ * since the token `login` stored is only ever sent to the board it came from. `where` says where
+ * a token may be set besides (the MCP server's environment, say).
+ */
+export function noTokenMessage(conn: Connection, where = 'set BOARD_TOKEN (or pass --token)'): string {
+  const stored = conn.config.token && conn.config.url ? trim(conn.config.url) : null;
+  if (stored && stored !== conn.baseUrl)
+    return `no board token for ${conn.baseUrl}: the stored login is for ${stored}. Run \`agent-board login --url ${conn.baseUrl}\` to log in to ${conn.baseUrl} (it replaces the stored login), or ${where}`;
+  return `no board token: run \`agent-board login\`, or ${where}`;
+}
+
 const trim = (url: string): string => url.replace(/\/+$/, '');

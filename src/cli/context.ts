@@ -2,7 +2,7 @@
 // typed client for them.
 import type { Command } from 'commander';
 import { BoardClient } from '../mcp/client.js';
-import { connection, type Connection, type GlobalOptions } from './config.js';
+import { connection, noTokenMessage, type Connection, type GlobalOptions } from './config.js';
 import { AuthError } from './exit-codes.js';
 import { Output } from './output.js';
 
@@ -22,7 +22,7 @@ export const outputOf = (command: Command): Output =>
 export async function cliOf(command: Command): Promise<Cli> {
   const options = command.optsWithGlobals() as GlobalOptions;
   const conn = await connection(options);
-  if (!conn.token) throw new AuthError('no board token: run `agent-board login`, or set BOARD_TOKEN (or pass --token)');
+  if (!conn.token) throw new AuthError(noTokenMessage(conn));
   return {
     out: outputOf(command),
     conn,

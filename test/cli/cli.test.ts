@@ -7,6 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { configPath, writeConfig } from '../../src/cli/config.js';
 import { head, newBoard } from '../support/board.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { tempDir, type TempDir } from '../support/temp.js';
@@ -203,6 +204,37 @@ describe('agent-board claim, submit, verify', () => {
     const down = await run(['status'], { ...env, BOARD_URL: 'http://127.0.0.1:9' });
     expect(down.code).toBe(6);
     expect(down.stderr).toContain('BOARD_UNREACHABLE');
+  }, 60_000);
+});
+
+describe('a stored login and another board', () => {
+  it('says the stored login is for its own board, and how to log in to the one named', async () => {
+    const board = await newBoard(srv.url);
+    const env = await home();
+    const path = configPath({ XDG_CONFIG_HOME: env.XDG_CONFIG_HOME! });
+    await writeConfig({ url: `${srv.url}/`, token: tokenOf(await board.agent('stored')) }, path);
+    // The stored board, however its address ends: the stored token.
+    expect((await run(['status', '--url', srv.url], env)).code).toBe(0);
+
+    const other = 'http://127.0.0.1:9';
+    const flag = await run(['status', '--url', other], env);
+    expect(flag.code).toBe(3);
+    expect(flag.stderr.trim()).toBe(
+      `error: no board token for ${other}: the stored login is for ${srv.url}. Run \`agent-board login --url ${other}\` to log in to ${other} (it replaces the stored login), or set BOARD_TOKEN (or pass --token)`,
+    );
+    const json = await run(['claim', '--json'], { ...env, BOARD_URL: `${other}/` });
+    expect(json.code).toBe(3);
+    expect(JSON.parse(json.stderr)).toEqual({
+      error: { code: 'NO_CREDENTIAL', message: expect.stringContaining(`the stored login is for ${srv.url}.`) },
+    });
+    expect(JSON.parse(json.stderr).error.message).toContain(`agent-board login --url ${other}\``);
+    // A token given for the other board is used there (nothing answers on it: exit 6, not 3).
+    expect((await run(['status', '--url', other, '--token', 'agb_other'], env)).code).toBe(6);
+    // No stored login at all: the plain advice.
+    const none = await run(['status'], await home({ BOARD_URL: other }));
+    expect(none.stderr.trim()).toBe(
+      'error: no board token: run `agent-board login`, or set BOARD_TOKEN (or pass --token)',
+    );
   }, 60_000);
 });
 
