@@ -3,13 +3,13 @@
 // (default OUT_DIR: dist/packs), each compiled, with only what it needs:
 //   @agent-board/client  client/src compiled by tsc, with declarations; runs in Node 20+ and in a
 //                        browser bundle. Its manifest is client/package.json, pointed at dist/.
-//   agent-board          the CLI and the MCP server (src/cli, src/mcp, and the client they import)
-//                        bundled by esbuild into one file, its bin. Its manifest is
-//                        packages/agent-board/package.json; its dependencies are the packages the
-//                        bundle imports, at the versions this checkout installs.
+//   agent-board          the CLI and the MCP server (src/cli, src/mcp, the client and the packages
+//                        they import) bundled by esbuild: its bin, and the MCP server as a chunk
+//                        loaded only by `agent-board mcp`. Its manifest is packages/agent-board/
+//                        package.json; the licences of what the bundle took in go beside it.
 // Both take the repository's version. Prints one line per tarball: its path.
 import { spawnSync } from 'node:child_process';
-import { copyFile, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -53,45 +53,74 @@ async function packClient(dir) {
   return pack(dir);
 }
 
-/** agent-board: one bundled file, which imports only the packages listed as its dependencies. */
+/**
+ * agent-board: the CLI bundled with what it imports, so that a start reads a few files rather than
+ * resolving hundreds. The MCP server (and with it the MCP SDK and zod) is a chunk of its own, which
+ * only `agent-board mcp` loads. `ws` stays a dependency: the client opens it by a name esbuild cannot
+ * see (so that browser bundles leave it out), and its native helpers are optional installs.
+ */
 async function packAgentBoard(dir) {
+  const external = ['ws'];
   const built = await esbuild.build({
-    entryPoints: [join(ROOT, 'src', 'cli', 'main.ts')],
-    outfile: join(dir, 'dist', 'agent-board.js'),
+    entryPoints: { 'agent-board': join(ROOT, 'src', 'cli', 'main.ts') },
+    outdir: join(dir, 'dist'),
     bundle: true,
-    packages: 'external',
+    splitting: true,
+    external,
     platform: 'node',
     format: 'esm',
     target: 'node20',
-    banner: { js: '#!/usr/bin/env node' },
+    // Bundled CommonJS (ajv, under the MCP SDK) calls require() for Node's own modules.
+    banner: {
+      js: "import { createRequire as createRequire_ } from 'node:module'; const require = createRequire_(import.meta.url);",
+    },
     metafile: true,
+    legalComments: 'none',
+    minify: process.env.PACK_MINIFY === '1',
     logLevel: 'warning',
   });
-  const imported = new Set(
-    Object.values(built.metafile.inputs)
-      .flatMap((input) => input.imports)
-      .filter((i) => i.external && !i.path.startsWith('node:'))
-      .map((i) => packageName(i.path)),
-  );
-  // The client opens `ws` by a name esbuild cannot see (so browser bundles leave it out): its own
-  // dependencies come along whole.
-  for (const name of Object.keys(client.dependencies)) imported.add(name);
+  await addShebang(join(dir, 'dist', 'agent-board.js'));
   const versions = { ...root.dependencies, ...client.dependencies };
   const dependencies = Object.fromEntries(
-    [...imported].sort().map((name) => {
+    external.map((name) => {
       if (!versions[name]) throw new Error(`the CLI imports ${name}, which package.json does not depend on`);
       return [name, versions[name]];
     }),
   );
+  await writeFile(join(dir, 'THIRD_PARTY_LICENSES.md'), await licensesOf(bundledPackages(built.metafile)));
   const manifest = await readJson(join(ROOT, 'packages', 'agent-board', 'package.json'));
   await writeJson(join(dir, 'package.json'), { name: manifest.name, version: root.version, ...manifest, dependencies });
   await copyFile(join(ROOT, 'packages', 'agent-board', 'README.md'), join(dir, 'README.md'));
   return pack(dir);
 }
 
-function packageName(specifier) {
-  const parts = specifier.split('/');
-  return (specifier.startsWith('@') ? parts.slice(0, 2) : parts.slice(0, 1)).join('/');
+async function addShebang(file) {
+  await writeFile(file, `#!/usr/bin/env node\n${await readFile(file, 'utf8')}`);
+}
+
+/** The folders of the packages whose code the bundle took in (node_modules/<name>, nested ones too). */
+function bundledPackages(metafile) {
+  const folders = new Set();
+  for (const input of Object.keys(metafile.inputs)) {
+    const match = /^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(input);
+    if (match) folders.add(match[1]);
+  }
+  return [...folders].sort();
+}
+
+/** Each bundled package's name, version, licence and licence text, as its authors ship them. */
+async function licensesOf(folders) {
+  const sections = [];
+  for (const folder of folders) {
+    const { name, version, license } = await readJson(join(ROOT, folder, 'package.json'));
+    const files = await readdir(join(ROOT, folder));
+    const file = files.find((f) => /^(licen[cs]e|copying)(\.(md|txt))?$/i.test(f));
+    const text = file
+      ? (await readFile(join(ROOT, folder, file), 'utf8')).trim()
+      : `(no licence file; package.json says ${license})`;
+    sections.push(`## ${name} ${version} (${license})\n\n\`\`\`\n${text}\n\`\`\`\n`);
+  }
+  return `# Third-party code bundled into agent-board\n\n${sections.join('\n')}`;
 }
 
 function pack(dir) {
