@@ -4,6 +4,7 @@ import { closeSync, openSync } from 'node:fs';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SOCKETS_PER_CREDENTIAL } from '../src/ws/socket-cap.js';
 import { freePort } from './free-port.js';
 
 export interface BenchNode {
@@ -176,6 +177,25 @@ export async function ownerAndAgent(
     agent: { authorization: `Bearer ${token.secret}` },
     principal: `agent:${token.token.agentId}`,
   };
+}
+
+/**
+ * Headers for `sockets` sockets on the board: a workspace token of its own for each
+ * SOCKETS_PER_CREDENTIAL of them, since a node admits at most that many per credential.
+ */
+export async function socketCredentials(
+  url: string,
+  owner: OwnerSession,
+  projectId: string,
+  name: string,
+  sockets: number,
+): Promise<(i: number) => Record<string, string>> {
+  const tokens = await Promise.all(
+    Array.from({ length: Math.ceil(sockets / SOCKETS_PER_CREDENTIAL) }, (_, t) =>
+      tokenFor(url, owner, projectId, `${name}-${t}`),
+    ),
+  );
+  return (i) => tokens[Math.floor(i / SOCKETS_PER_CREDENTIAL)]!;
 }
 
 /** Another agent's workspace token on the board, as request headers. */

@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 import { freePort } from './free-port.js';
-import { ownerAndAgent, served, startNode, tokenFor, type BenchNode } from './node.js';
+import { ownerAndAgent, served, socketCredentials, startNode, tokenFor, type BenchNode } from './node.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const CLK_TCK = 100; // Linux USER_HZ: /proc/<pid>/stat counts CPU in hundredths of a second
@@ -312,17 +312,6 @@ export async function peerSmallJson(kind: Exclude<PeerKind, 'ws'>, options: Http
   }
 }
 
-async function signup(url: string, email: string): Promise<string> {
-  const res = await fetch(`${url}/api/auth/signup`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email, password: 'bench password 123' }),
-  });
-  const cookie = res.headers.getSetCookie().find((c) => c.startsWith('board_session='));
-  if (!cookie) throw new Error(`signup answered ${res.status}: ${await res.text()}`);
-  return cookie.split(';')[0]!;
-}
-
 /**
  * Our GET /healthz and GET /api/status under wrk: status on a board of `items` items, each request
  * with one of `tokens` workspace (Bearer) tokens in turn, as a fleet of agents polls it.
@@ -536,12 +525,16 @@ interface Clients {
 }
 
 /** Opens `count` sockets (50 at a time), each sending `subscribe` (if any) and waiting for its answer. */
+/** `headers` are each socket's (by its index), or the same for all (peers have no cap per credential). */
+type SocketHeaders = Record<string, string> | ((i: number) => Record<string, string>);
+
 async function openClients(
   url: string,
-  headers: Record<string, string>,
+  headers: SocketHeaders,
   count: number,
   subscribe: string | null,
 ): Promise<Clients> {
+  const headersOf = typeof headers === 'function' ? headers : () => headers;
   const sockets: WebSocket[] = [];
   let deliveries = 0;
   let last = 0;
@@ -549,9 +542,9 @@ async function openClients(
   let closing = false;
   let target = Infinity;
   let onTarget: () => void = () => undefined;
-  const one = () =>
+  const one = (i: number) =>
     new Promise<WebSocket>((resolve, reject) => {
-      const ws = new WebSocket(url, { headers, perMessageDeflate: false, skipUTF8Validation: true });
+      const ws = new WebSocket(url, { headers: headersOf(i), perMessageDeflate: false, skipUTF8Validation: true });
       const timer = setTimeout(
         () => (ws.terminate(), reject(new Error(`socket ${sockets.length}: no answer in 20 s`))),
         20_000,
@@ -578,7 +571,7 @@ async function openClients(
     });
   try {
     for (let i = 0; i < count; i += 50)
-      sockets.push(...(await Promise.all(Array.from({ length: Math.min(50, count - i) }, one))));
+      sockets.push(...(await Promise.all(Array.from({ length: Math.min(50, count - i) }, (_, j) => one(i + j)))));
   } catch (e) {
     for (const ws of sockets) ws.terminate();
     throw e;
@@ -613,7 +606,7 @@ const shoutText = (sender: number, n: number, bytes: number) => `peers bench sho
 async function fanOutRun(
   pid: number,
   url: string,
-  headers: Record<string, string>,
+  headers: SocketHeaders,
   subscribe: string,
   send: (sender: number, n: number, text: string) => Promise<void>,
   options: FanOutOptions,
@@ -692,7 +685,7 @@ export async function oursFanOut(options: FanOutOptions = {}): Promise<FanOutFig
   const senders = options.senders ?? 10;
   return withOurs(async (node) => {
     const owner = await ownerAndAgent(node.url);
-    const { cookie, projectId, agent } = owner;
+    const { projectId, agent } = owner;
     const tokens = [
       agent,
       ...(await Promise.all(
@@ -702,10 +695,11 @@ export async function oursFanOut(options: FanOutOptions = {}): Promise<FanOutFig
     if (tokens.some((t) => !/^Bearer agb_/.test(t.authorization ?? '')))
       throw new Error('a workspace token was not issued');
     const subscribe = JSON.stringify({ type: 'subscribe', boardId: projectId, topics: ['shouts'] });
+    const readers = await socketCredentials(node.url, owner, projectId, 'peers-reader', options.clients ?? 1000);
     return fanOutRun(
       node.pid,
       `${node.url.replace(/^http/, 'ws')}/api/ws`,
-      { cookie },
+      readers,
       subscribe,
       (s, _n, text) => postJson(`${node.url}/api/shouts`, { text }, tokens[s]!),
       { ...options, senders },
@@ -740,7 +734,7 @@ export interface SocketMemoryFigure {
 async function idleMemory(
   pid: number,
   url: string,
-  headers: Record<string, string>,
+  headers: SocketHeaders,
   count: number,
 ): Promise<SocketMemoryFigure> {
   const warm = await openClients(url, headers, 50, null);
@@ -772,8 +766,9 @@ export async function uwsSocketMemory(count = 1000): Promise<SocketMemoryFigure>
  */
 export async function oursSocketMemory(count = 1000, nodeFlags: string[] = []): Promise<SocketMemoryFigure> {
   return withOurs(async (node) => {
-    const cookie = await signup(node.url, `peers-idle-${Date.now().toString(36)}@example.com`);
-    return idleMemory(node.pid, `${node.url.replace(/^http/, 'ws')}/api/ws`, { cookie }, count);
+    const owner = await ownerAndAgent(node.url);
+    const sockets = await socketCredentials(node.url, owner, owner.projectId, 'peers-idle', Math.max(count, 50));
+    return idleMemory(node.pid, `${node.url.replace(/^http/, 'ws')}/api/ws`, sockets, count);
   }, nodeFlags);
 }
 

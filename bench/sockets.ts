@@ -17,8 +17,7 @@ import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import WebSocket from 'ws';
 import { stalledSocket } from './raw-socket.js';
-import { ownerAndAgent, startNode, tokenFor, type BenchNode, type OwnerSession } from './node.js';
-import { SOCKETS_PER_CREDENTIAL } from '../src/ws/socket-cap.js';
+import { ownerAndAgent, socketCredentials, startNode, tokenFor, type BenchNode } from './node.js';
 
 const READERS = Number(process.env.READERS ?? 800);
 const STALLED = Number(process.env.STALLED ?? 200);
@@ -87,22 +86,6 @@ async function expiryPushes(claimOn: BenchNode, socketOn: BenchNode): Promise<vo
   console.log(
     `${''.padEnd(34)} goal: expired pushed within ${GOAL_MS} ms of expiresAt: ${Math.max(...expired) <= GOAL_MS ? 'met' : 'MISSED'}`,
   );
-}
-
-/** Headers for `sockets` sockets on the board: a token of its own for each SOCKETS_PER_CREDENTIAL of them. */
-async function socketCredentials(
-  url: string,
-  owner: OwnerSession,
-  projectId: string,
-  name: string,
-  sockets: number,
-): Promise<(i: number) => Record<string, string>> {
-  const tokens = await Promise.all(
-    Array.from({ length: Math.ceil(sockets / SOCKETS_PER_CREDENTIAL) }, (_, t) =>
-      tokenFor(url, owner, projectId, `${name}-${t}`),
-    ),
-  );
-  return (i) => tokens[Math.floor(i / SOCKETS_PER_CREDENTIAL)]!;
 }
 
 async function manySockets(nodes: BenchNode[]): Promise<void> {
