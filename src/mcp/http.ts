@@ -3,15 +3,17 @@
 // token (or a session with its CSRF token) before anything runs, and refuses a missing or bad one
 // with the registry's 401. The transport itself draws on no budget (rate class identity): each
 // tool's board operations run in-process through the same pipeline with the caller's credential,
-// and draw on the caller's budgets exactly as the REST calls would. GET and DELETE are answered
-// 405 (no server-initiated stream without a session); notices travel on each call's own stream.
+// and draw on the caller's budgets exactly as the REST calls would. The notices' two reads, which
+// the caller did not ask for, draw on none (log-session.ts says what bounds them). GET and DELETE
+// are answered 405 (no server-initiated stream without a session); notices travel on each call's
+// own stream.
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { z } from 'zod';
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type BodyStream, type Reply, type Route } from '../http/route.js';
 import { BoardClient } from './client.js';
-import { inProcessFetch, routeMatchers, type InProcessDeps } from './in-process.js';
-import { LogSession, ToldMemory } from './log-session.js';
+import { InProcessRoutes, type InProcessDeps } from './in-process.js';
+import { LogSession, NOTICE_READS, ToldMemory } from './log-session.js';
 import { allTools, createBoardMcpServer } from './mcp-server.js';
 import { parseSelection } from './tool-set.js';
 
@@ -26,7 +28,7 @@ const McpQuery = z.object({
 const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'last-event-id'];
 
 export function mcpRoute(deps: InProcessDeps): Route {
-  const matchers = routeMatchers(deps.routes);
+  const routes = new InProcessRoutes(deps, NOTICE_READS);
   const memory = new ToldMemory();
   return defineRoute<unknown, z.infer<typeof McpQuery>>({
     method: 'post',
@@ -42,16 +44,12 @@ export function mcpRoute(deps: InProcessDeps): Route {
       200: { description: 'A JSON-RPC answer as an SSE stream (text/event-stream), or 202 for notifications.' },
     },
     async handler({ ctx, body, query }) {
-      const client = new BoardClient({
-        baseUrl: 'http://in-process.invalid',
-        fetch: inProcessFetch(deps, matchers, {
-          headers: ctx.headers,
-          address: ctx.remoteAddress,
-          requestId: ctx.requestId,
-        }),
-      });
+      const inner = routes.open({ headers: ctx.headers, address: ctx.remoteAddress, requestId: ctx.requestId });
+      const baseUrl = 'http://in-process.invalid';
       const session = new LogSession({
-        client,
+        client: new BoardClient({ baseUrl, fetch: inner.fetch }),
+        noticeClient: new BoardClient({ baseUrl, fetch: inner.freeFetch }),
+        drew: () => inner.takeDrawn() > 0,
         query: query.projectId ? { projectId: query.projectId } : {},
         principal: ctx.identity!.principal,
         now: ctx.now,

@@ -136,7 +136,7 @@ export class LiveSession implements BoardSession {
     return this.queue.drain();
   }
 
-  afterCall(): Notice[] {
+  async afterCall(): Promise<Notice[]> {
     return this.queue.drain();
   }
 

@@ -1,9 +1,16 @@
-// The stateless session of /mcp: nothing is held between calls, so before each tool runs the board
-// itself is asked what the caller missed. Its log gives the caller's leases that expired or were
-// revoked (lease.expired / lease.revoked events whose lease it held), and the shouts page gives the
-// direct shouts it had not received (reading them marks them delivered, so each is told once).
-// Which losses were told already is remembered per node, so a loss may be told twice (on another
-// node, or after a restart) but is never missed within the look-back.
+// The stateless session of /mcp: nothing is held between calls, so once a tool's own call has
+// drawn on the caller's budget the board itself is asked what the caller missed. Its log gives the
+// caller's leases that expired or were revoked (lease.expired / lease.revoked events whose lease it
+// held), and the shouts page gives the direct shouts it had not received (reading them marks them
+// delivered, so each is told once). Which losses were told already is remembered per node, so a
+// loss may be told twice (on another node, or after a restart) but is never missed within the
+// look-back.
+//
+// Those two reads are the board's, not the caller's: they draw on no budget (NOTICE_READS run
+// apart, src/mcp/in-process.ts). What bounds them instead: they run only after a call in which at
+// least one of the tool's own requests drew on the budget (a request refused before, by its input,
+// its credential or the budget itself, does not count), at most once per such call, and each reads
+// one page: 100 log entries and 50 shouts at most.
 import type { BoardClient, LeaseGrant } from './client.js';
 import type { Notice } from './notices.js';
 import {
@@ -15,6 +22,9 @@ import {
   type VerifyBody,
   type VerifyReply,
 } from './session.js';
+
+/** The operations the notices read, on no budget of the caller's. */
+export const NOTICE_READS = ['POST /api/history/query', 'GET /api/shouts'] as const;
 
 /** How far back a caller's first call on this node looks for losses. */
 const LOOK_BACK_MS = 60 * 60_000;
@@ -42,7 +52,12 @@ export class ToldMemory {
 }
 
 export interface LogSessionOptions {
+  /** The tools' client: each request on the caller's budget. */
   client: BoardClient;
+  /** The notices' client: NOTICE_READS on no budget. */
+  noticeClient: BoardClient;
+  /** True when a request of `client` drew on the budget since the last asking (the count restarts). */
+  drew(): boolean;
   query: { projectId?: string };
   principal: string;
   /** The board's clock when the request came in. */
@@ -75,12 +90,14 @@ export class LogSession implements BoardSession {
   }
 
   async beforeCall(): Promise<Notice[]> {
-    const [lost, shouts] = await Promise.all([this.lostLeases(), this.directShouts()]);
-    return [...lost, ...shouts];
+    return [];
   }
 
-  afterCall(): Notice[] {
-    return [];
+  /** What the caller missed, asked once the tool's own call drew on its budget (never otherwise). */
+  async afterCall(): Promise<Notice[]> {
+    if (!this.options.drew()) return [];
+    const [lost, shouts] = await Promise.all([this.lostLeases(), this.directShouts()]);
+    return [...lost, ...shouts];
   }
 
   claimed(_grant: LeaseGrant): void {}
@@ -117,7 +134,7 @@ export class LogSession implements BoardSession {
     const from = new Date(Math.max(now - LOOK_BACK_MS, entry.checkedAt - OVERLAP_MS)).toISOString();
     let events: LoggedEnd[];
     try {
-      ({ events } = (await this.client.post('/api/history/query', {
+      ({ events } = (await this.options.noticeClient.post('/api/history/query', {
         body: { types: ['lease.expired', 'lease.revoked'], from, limit: 100 },
         params: { query: this.query },
       })) as unknown as { events: LoggedEnd[] });
@@ -157,7 +174,7 @@ export class LogSession implements BoardSession {
       deliveredAt: string | null;
     }[];
     try {
-      ({ shouts } = await this.client.get('/api/shouts', {
+      ({ shouts } = await this.options.noticeClient.get('/api/shouts', {
         params: { query: { ...this.query, order: 'newest', limit: '50' } },
       }));
     } catch {

@@ -48,16 +48,18 @@ export function createBoardMcpServer(session: BoardSession, selection: ToolSelec
   return server;
 }
 
-/** Runs one tool: notices gathered before it (and during it) go first in its result. */
+/** Runs one tool: notices gathered before it, during it and after it go first in its result. */
 export async function runTool(session: BoardSession, tool: ToolDef, args: unknown): Promise<CallToolResult> {
-  let notices: Notice[] = [];
+  let before: Notice[] = [];
+  let outcome: { value: unknown } | { error: unknown };
   try {
-    notices = await session.beforeCall();
-    const value = await tool.run(args as never);
-    return toolResult([...notices, ...session.afterCall()], value);
+    before = await session.beforeCall();
+    outcome = { value: await tool.run(args as never) };
   } catch (error) {
-    return toolError([...notices, ...session.afterCall()], error);
+    outcome = { error };
   }
+  const notices = [...before, ...(await session.afterCall())];
+  return 'error' in outcome ? toolError(notices, outcome.error) : toolResult(notices, outcome.value);
 }
 
 interface LoggingNotification {

@@ -34,8 +34,8 @@ export interface BoardSession {
   principal(): Promise<string>;
   /** Before each tool runs: notices the agent must read first (a lost lease before anything else). */
   beforeCall(): Promise<Notice[]>;
-  /** Notices that arrived while the tool ran. */
-  afterCall(): Notice[];
+  /** After it ran (refused or not): notices that arrived meanwhile, or were asked for once it ran. Never throws. */
+  afterCall(): Promise<Notice[]>;
   /** The lease `ref` names (the stdio session finds it by work id); NO_LEASE_HERE when none. */
   leaseOf(ref: LeaseRef): { leaseId: string; workId: string | null };
   /** A claim was granted: keep it (stdio) or nothing (HTTP). */

@@ -146,19 +146,66 @@ describe('POST /mcp', () => {
     expect(late.isError).toBe(true);
   }, 30_000);
 
+  it('reads the notices on no budget of the caller’s, only after a call that drew on it, and still tells a loss first', async () => {
+    const board = await newBoard(srv.url);
+    const quiet = await board.agent('quiet-counted');
+    const other = await board.agent('other-counted');
+    const agent = await httpAgent(srv.url, tokenOf(quiet));
+    await agent.ok('create_items', { items: [{ title: 'left alone' }] });
+    const { lease } = await agent.ok('claim_work', { ttlSeconds: 1 });
+    await expect
+      .poll(async () => (await board.owner.get(`/api/items/W-1?projectId=${board.projectId}`)).body.state, {
+        timeout: 15_000,
+        interval: 200,
+      })
+      .toBe('ready');
+    expect((await other.post('/api/shouts', { text: 'W-1 is free', to: quiet.principal })).status).toBe(201);
+
+    srv.holdBudgets();
+    const remaining = async () => Number((await quiet.get('/api/status')).headers.get('x-ratelimit-request-remaining'));
+    // A call refused before its operation drew on the budget (the body's schema) costs nothing and reads nothing.
+    const r0 = await remaining();
+    const refused = await agent.call('shout', { text: '' });
+    expect(refusal(refused)).toMatchObject({ code: 'INVALID_INPUT', status: 400 });
+    expect(noticesOf(refused)).toEqual([]);
+    const r1 = await remaining();
+    expect(r0 - r1).toBe(1); // the status read itself
+
+    // The next call that draws (its one status read) is told the loss first, then the shout; its two notice reads cost nothing.
+    const next = await agent.call('board_status');
+    expect(textOf(next, 0)).toMatch(/^BOARD NOTICES[^\n]*\n- LEASE LOST: your work lease on W-1 has ended \(expired\)/);
+    expect(noticesOf(next)).toEqual([
+      expect.objectContaining({ kind: 'lease.lost', workId: 'W-1', fencingToken: lease.fencingToken }),
+      expect.objectContaining({ kind: 'shout.direct', from: other.principal, text: 'W-1 is free' }),
+    ]);
+    expect(agent.logged.map((l) => l.data.notice.kind)).toEqual(['lease.lost', 'shout.direct']);
+    const r2 = await remaining();
+    expect(r1 - r2).toBe(2); // board_status's status read, and this one
+    // Told once.
+    expect(noticesOf(await agent.call('board_status'))).toEqual([]);
+  }, 30_000);
+
   it('runs each tool’s operations through the pipeline on the caller’s own budget', async () => {
     const board = await newBoard(srv.url);
     const member = await board.agent('counted');
     const agent = await httpAgent(srv.url, tokenOf(member));
     srv.holdBudgets(); // no minute turns in between
-    const before = await member.get('/api/status');
-    await agent.ok('board_status'); // the status read, and the notices' log and shouts reads
-    const after = await member.get('/api/status');
-    expect(after.headers.get('x-ratelimit-request-reset')).toBe(before.headers.get('x-ratelimit-request-reset'));
-    expect(
-      Number(before.headers.get('x-ratelimit-request-remaining')) -
-        Number(after.headers.get('x-ratelimit-request-remaining')),
-    ).toBe(4);
+    /** What a call spent of the member's budgets: read around it with the REST status read (one request each). */
+    const spent = async (call: () => Promise<unknown>) => {
+      const before = (await member.get('/api/status')).headers;
+      await call();
+      const after = (await member.get('/api/status')).headers;
+      expect(after.get('x-ratelimit-request-reset')).toBe(before.get('x-ratelimit-request-reset'));
+      const drop = (name: string) => Number(before.get(name)) - Number(after.get(name));
+      return { requests: drop('x-ratelimit-request-remaining') - 1, writes: drop('x-ratelimit-write-remaining') };
+    };
+    // Exactly the tool's own operations: the status read; one write; a claim and the item's read.
+    expect(await spent(() => agent.ok('board_status'))).toEqual({ requests: 1, writes: 0 });
+    expect(await spent(() => agent.ok('create_items', { items: [{ title: 'counted' }] }))).toEqual({
+      requests: 1,
+      writes: 1,
+    });
+    expect(await spent(() => agent.ok('claim_work', {}))).toEqual({ requests: 2, writes: 0 });
     const viewer = await httpAgent(srv.url, tokenOf(await board.agent('watcher', 'viewer')));
     expect(refusal(await viewer.call('create_items', { items: [{ title: 'not mine to add' }] }))).toMatchObject({
       code: 'ROLE_REQUIRED',
