@@ -5,8 +5,8 @@ import { z } from 'zod';
 import { defineTool, leaseRefShape, READ, WRITE, type ToolDef } from './tool-set.js';
 import type { BoardSession } from './session.js';
 
-const workId = z.string().describe('A work id, like W-12.');
-const slug = z.string().describe('The doctrine entry’s slug (lowercase letters, digits and dashes).');
+const workId = z.string().min(1).describe('A work id, like W-12.');
+const slug = z.string().min(1).describe('The doctrine entry’s slug (lowercase letters, digits and dashes).');
 const digest = (what: string) => z.string().describe(`${what}: sha256:<64 lowercase hex>.`);
 
 export function extraTools(session: BoardSession): ToolDef[] {
@@ -22,6 +22,8 @@ export function extraTools(session: BoardSession): ToolDef[] {
       description:
         'Give a lease back without submitting, when you cannot finish the item: it is ready for another agent at once. Shout why, so the next one knows.',
       input: leaseRef,
+      calls: ['POST /api/lease'],
+      namesLease: true,
       annotations: WRITE,
       run: (args) => session.release(args),
     }),
@@ -36,6 +38,8 @@ export function extraTools(session: BoardSession): ToolDef[] {
         ...leaseRef,
         note: z.string().describe('Up to 2000 characters of coordination text.'),
       },
+      calls: ['POST /api/items/{workId}/progress'],
+      namesLease: true,
       annotations: WRITE,
       async run(args) {
         const ref = args;
@@ -54,6 +58,7 @@ export function extraTools(session: BoardSession): ToolDef[] {
       description:
         'One item in full: state, description, dependencies, lease, submission, verifications, and the doctrine entries it links.',
       input: { workId },
+      calls: ['GET /api/items/{workId}'],
       annotations: READ,
       run: (args) => client.get('/api/items/{workId}', { params: { path: { workId: args.workId }, query } }),
     }),
@@ -70,6 +75,7 @@ export function extraTools(session: BoardSession): ToolDef[] {
         after: workId.optional(),
         limit: z.number().int().optional().describe('1 to 1000; default 200.'),
       },
+      calls: ['GET /api/items'],
       annotations: READ,
       run: (args) =>
         client.get('/api/items', {
@@ -90,6 +96,7 @@ export function extraTools(session: BoardSession): ToolDef[] {
       description:
         'Replace the head you submitted with a newer one while the item awaits verification (you must be its submitter); a verifier holding it loses its lease and checks the new head.',
       input: { workId, head: z.string().describe('The newer commit id.') },
+      calls: ['POST /api/supersede'],
       annotations: WRITE,
       run: (args) =>
         client.post('/api/supersede', { body: { workId: args.workId, head: args.head }, params: { query } }),
@@ -109,6 +116,7 @@ export function extraTools(session: BoardSession): ToolDef[] {
         before: z.number().int().optional(),
         limit: z.number().int().optional().describe('1 to 500; default 100.'),
       },
+      calls: ['POST /api/history/query'],
       annotations: READ,
       run: (args) => client.post('/api/history/query', { body: args, params: { query } }),
     }),
@@ -119,6 +127,7 @@ export function extraTools(session: BoardSession): ToolDef[] {
       description:
         'What this fleet has agreed on: each doctrine entry with its level (advisory, expected, required), status (proposed, ratified, rejected), agreements and blind-test results. Items name the entries they must follow in `doctrine`.',
       input: {},
+      calls: ['GET /api/doctrine'],
       annotations: READ,
       run: () => client.get('/api/doctrine', { params: { query } }),
     }),
@@ -129,6 +138,7 @@ export function extraTools(session: BoardSession): ToolDef[] {
       description:
         'Propose a rule the fleet should follow; it starts proposed, at level advisory, until an admin ratifies it. Others agree_doctrine to back it.',
       input: { slug, title: z.string(), text: z.string().describe('The rule, 1 to 4000 characters.') },
+      calls: ['POST /api/doctrine'],
       annotations: WRITE,
       run: (args) => client.post('/api/doctrine', { body: args, params: { query } }),
     }),
@@ -138,6 +148,7 @@ export function extraTools(session: BoardSession): ToolDef[] {
       title: 'Agree with doctrine',
       description: 'Back a proposed or ratified doctrine entry (once per agent).',
       input: { slug },
+      calls: ['POST /api/doctrine/{slug}/agree'],
       annotations: { ...WRITE, idempotentHint: true },
       run: (args) => client.post('/api/doctrine/{slug}/agree', { params: { path: { slug: args.slug }, query } }),
     }),
@@ -148,6 +159,7 @@ export function extraTools(session: BoardSession): ToolDef[] {
       description:
         'Show you know a ratified entry without being shown its answer: post the digest of your answer; it passes when it equals the entry’s expected digest.',
       input: { slug, answerDigest: digest('The digest of your answer') },
+      calls: ['POST /api/doctrine/{slug}/blind-test'],
       annotations: WRITE,
       run: (args) =>
         client.post('/api/doctrine/{slug}/blind-test', {
@@ -162,6 +174,7 @@ export function extraTools(session: BoardSession): ToolDef[] {
       description:
         'What the fleet builds to: the spec clauses (S-<n>: draft, accepted, retired) with the items linking each; name a clauseId for one.',
       input: { clauseId: z.string().optional().describe('S-<n>; leave out for every clause.') },
+      calls: ['GET /api/spec/{clauseId}', 'GET /api/spec'],
       annotations: READ,
       run: (args) =>
         args.clauseId
@@ -174,6 +187,7 @@ export function extraTools(session: BoardSession): ToolDef[] {
       title: 'Add a spec clause',
       description: 'Add a clause to the board’s spec (admin); it starts as a draft with the next id S-<n>.',
       input: { title: z.string(), text: z.string() },
+      calls: ['POST /api/spec'],
       annotations: WRITE,
       run: (args) => client.post('/api/spec', { body: args, params: { query } }),
     }),
@@ -184,12 +198,13 @@ export function extraTools(session: BoardSession): ToolDef[] {
       description:
         'Change a clause’s title, text or status (draft, accepted, retired) at the version you read (admin); a stale version is VERSION_MISMATCH and changes nothing.',
       input: {
-        clauseId: z.string(),
+        clauseId: z.string().min(1),
         version: z.number().int(),
         title: z.string().optional(),
         text: z.string().optional(),
         status: z.enum(['draft', 'accepted', 'retired']).optional(),
       },
+      calls: ['PATCH /api/spec/{clauseId}'],
       annotations: WRITE,
       run: ({ clauseId, ...body }) =>
         client.patch('/api/spec/{clauseId}', { params: { path: { clauseId }, query }, body }),

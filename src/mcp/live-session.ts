@@ -5,7 +5,15 @@
 // refused renewal) becomes a notice at once: pushed as an MCP logging message, and put first in
 // the agent's next tool result. The next call after a silence renews first, so a lease that is
 // still alive is kept and one that is gone is reported before the tool runs.
-import { BoardApiError, BoardClient, BoardSocket, LeaseKeeper, type LeaseGrant, type LeaseLoss } from './client.js';
+import {
+  BoardApiError,
+  BoardClient,
+  BoardSocket,
+  LeaseKeeper,
+  UNEXPECTED_RESPONSE,
+  type LeaseGrant,
+  type LeaseLoss,
+} from './client.js';
 import { NoticeQueue, type Notice } from './notices.js';
 import { LocalError } from './results.js';
 import {
@@ -13,6 +21,7 @@ import {
   type BoardSession,
   type LeaseReply,
   type LeaseRef,
+  type SessionRefusals,
   type SubmitReply,
   type VerifyBody,
   type VerifyReply,
@@ -41,6 +50,12 @@ const ttlOf = (grant: LeaseGrant): number => 2 * (Date.parse(grant.expiresAt) - 
 export class LiveSession implements BoardSession {
   readonly keepsLeases = true;
   readonly pushesLive = true;
+  /** Over the network: no answer, or one not from the board; leases found by work id in this process. */
+  readonly refusals: SessionRefusals = {
+    principal: ['GET /api/whoami'],
+    anyCall: ['BOARD_UNREACHABLE', UNEXPECTED_RESPONSE],
+    namingLease: ['NO_LEASE_HERE', 'LEASE_AMBIGUOUS'],
+  };
   readonly client: BoardClient;
   readonly query: { projectId?: string };
   private readonly plain: PlainLeases;

@@ -18,6 +18,7 @@ import {
   type BoardSession,
   type LeaseReply,
   type LeaseRef,
+  type SessionRefusals,
   type SubmitReply,
   type VerifyBody,
   type VerifyReply,
@@ -75,6 +76,8 @@ interface LoggedEnd {
 export class LogSession implements BoardSession {
   readonly keepsLeases = false;
   readonly pushesLive = false;
+  /** In-process: every answer is the board's, the principal is the request's, and the lease id the agent's. */
+  readonly refusals: SessionRefusals = { principal: [], anyCall: [], namingLease: [] };
   readonly client: BoardClient;
   readonly query: { projectId?: string };
   private readonly plain: PlainLeases;

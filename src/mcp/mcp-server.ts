@@ -6,6 +6,7 @@ import { extraTools } from './extra-tools.js';
 import { noticeLevel, noticeText, type Notice } from './notices.js';
 import { toolError, toolResult } from './results.js';
 import type { BoardSession } from './session.js';
+import { describeTool } from './tool-codes.js';
 import { selectTools, type ToolDef, type ToolSelection } from './tool-set.js';
 import { coreTools } from './tools.js';
 import { SERVER_NAME, SERVER_VERSION } from './server-identity.js';
@@ -34,7 +35,12 @@ export function createBoardMcpServer(session: BoardSession, selection: ToolSelec
   for (const tool of selectTools(allTools(session), selection)) {
     server.registerTool(
       tool.name,
-      { title: tool.title, description: tool.description, inputSchema: tool.input, annotations: tool.annotations },
+      {
+        title: tool.title,
+        description: describeTool(tool, session),
+        inputSchema: tool.input,
+        annotations: tool.annotations,
+      },
       async (args, extra) => {
         const result = await runTool(session, tool, args);
         // Over HTTP nothing reaches the client between calls: the notices also go out on this call's stream.

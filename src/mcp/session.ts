@@ -4,6 +4,8 @@
 // acts on the lease id the agent passes back (log-session.ts).
 import type { BoardClient, LeaseGrant, Reply } from './client.js';
 import type { Notice } from './notices.js';
+import type { LocalCode } from './results.js';
+import type { Operation } from './route-codes.js';
 
 /** Which lease a tool means: the stdio session finds it by work id; over HTTP the lease id names it. */
 export interface LeaseRef {
@@ -22,6 +24,16 @@ export type VerifyBody = {
   evidence?: string[];
 };
 
+/** The board operations and the codes of its own a session adds to its tools'. */
+export interface SessionRefusals {
+  /** The board operations principal() calls. */
+  principal: readonly Operation[];
+  /** Codes it answers any call with by itself: the board did not answer, or something else did. */
+  anyCall: readonly string[];
+  /** Codes it answers a call naming a lease with: none held here that matches, or several. */
+  namingLease: readonly LocalCode[];
+}
+
 export interface BoardSession {
   readonly client: BoardClient;
   /** The project selection every call carries: `{}` for the token's own board. */
@@ -30,6 +42,8 @@ export interface BoardSession {
   readonly keepsLeases: boolean;
   /** True when notices reach the client as they happen (stdio); otherwise the tools send them with their result. */
   readonly pushesLive: boolean;
+  /** What the session adds to its tools' refusals (tool-codes.ts). */
+  readonly refusals: SessionRefusals;
   /** The caller's principal (`agent:<id>`). */
   principal(): Promise<string>;
   /** Before each tool runs: notices the agent must read first (a lost lease before anything else). */

@@ -3,6 +3,7 @@
 // (BOARD_MCP_TOOLS for stdio, `?tools=` on /mcp), as task-master's tiers do.
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import type { Operation } from './route-codes.js';
 
 export type Tier = 'core' | 'extra';
 
@@ -13,6 +14,13 @@ export interface ToolDef<S extends z.ZodRawShape = z.ZodRawShape> {
   /** A few lines that teach where the tool sits in the lifecycle. */
   description: string;
   input: S;
+  /**
+   * Every board operation `run` may call, through its session too (a renewal, a verdict, who the
+   * caller is): the codes they declare are the tool's, and its description names them (tool-codes.ts).
+   */
+  calls: readonly Operation[];
+  /** It names a lease the session must find (over stdio, by work id): the session's own refusals for that apply. */
+  namesLease?: boolean;
   annotations: ToolAnnotations;
   run(args: z.infer<z.ZodObject<S>>): Promise<unknown>;
 }

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { defineTool, leaseRefShape, READ, WRITE, type ToolDef } from './tool-set.js';
 import type { BoardSession } from './session.js';
 
-const workId = z.string().describe('A work id, like W-12.');
+const workId = z.string().min(1).describe('A work id, like W-12.');
 const head = z
   .string()
   .describe(
@@ -62,6 +62,7 @@ export function coreTools(session: BoardSession): ToolDef[] {
       description:
         'Start here, and come back whenever you are unsure. The board at a glance: counts by state, the head of the priority chain (what claim_work gives you next), active leases (yours listed under `you`), items awaiting verification, stalled items, agents online. Read-only.',
       input: {},
+      calls: ['GET /api/status', ...session.refusals.principal],
       annotations: READ,
       async run() {
         const [status, principal] = await Promise.all([
@@ -85,6 +86,7 @@ export function coreTools(session: BoardSession): ToolDef[] {
         purpose: z.enum(['work', 'verify']).optional().describe('work (default) or verify.'),
         ttlSeconds,
       },
+      calls: ['POST /api/claim', 'GET /api/items/{workId}'],
       annotations: WRITE,
       async run(args) {
         const grant = await client.post('/api/claim', {
@@ -108,6 +110,8 @@ export function coreTools(session: BoardSession): ToolDef[] {
         ? 'Renew your lease now (this server already renews it while you keep calling board tools; call this before a long quiet stretch, or to change its length with ttlSeconds). A refusal (LEASE_EXPIRED, LEASE_NOT_HELD) means the lease is gone: stop working on the item.'
         : 'Extend your lease before its renewBy (half the lease length): it then lasts ttlSeconds (or its own length) from now, never past 24 h from the claim. A refusal (LEASE_EXPIRED, LEASE_NOT_HELD) means the lease is gone: stop working on the item.',
       input: { ...leaseRef, ttlSeconds },
+      calls: ['POST /api/lease'],
+      namesLease: true,
       annotations: { ...WRITE, idempotentHint: true },
       run: (args) => session.renew(args, args.ttlSeconds),
     }),
@@ -117,8 +121,13 @@ export function coreTools(session: BoardSession): ToolDef[] {
       title: 'Submit work',
       description:
         'Finish an item: submit the exact head commit you produced under your work lease, after committing. The lease ends. ' +
-        'An item with verify none is then done; verify required goes to awaiting_verify, for another agent to verify_work. LEASE_EXPIRED or LEASE_NOT_HELD: the item is no longer yours; stop.',
+        'An item with verify none is then done; verify required goes to awaiting_verify, for another agent to verify_work. ' +
+        (live
+          ? 'LEASE_EXPIRED, LEASE_NOT_HELD, or NO_LEASE_HERE after a LEASE LOST notice: the item is no longer yours; stop.'
+          : 'LEASE_EXPIRED or LEASE_NOT_HELD: the item is no longer yours; stop.'),
       input: { ...leaseRef, head },
+      calls: ['POST /api/submit'],
+      namesLease: true,
       annotations: WRITE,
       run: (args) => session.submit(args, args.head),
     }),
@@ -139,6 +148,7 @@ export function coreTools(session: BoardSession): ToolDef[] {
           .optional()
           .describe('Up to 20 digests (sha256:<64 hex>) of the evidence you kept.'),
       },
+      calls: ['POST /api/verify'],
       annotations: WRITE,
       run: (args) =>
         session.verify({
@@ -161,6 +171,7 @@ export function coreTools(session: BoardSession): ToolDef[] {
         workId: workId.optional().describe('The item the shout is about.'),
         kind: z.enum(['info', 'warn', 'request', 'handoff']).optional(),
       },
+      calls: ['POST /api/shouts'],
       annotations: WRITE,
       run: (args) =>
         client.post('/api/shouts', {
@@ -184,6 +195,7 @@ export function coreTools(session: BoardSession): ToolDef[] {
         workId: workId.optional().describe('Only the shouts about this item.'),
         limit: z.number().int().optional().describe('1 to 500; default 20.'),
       },
+      calls: ['GET /api/shouts'],
       annotations: READ,
       run: (args) =>
         client.get('/api/shouts', {
@@ -205,6 +217,7 @@ export function coreTools(session: BoardSession): ToolDef[] {
         'Add work to the board, 1 to 500 items at once, atomically (all or none). Chain them: give items a `ref` and list refs (or existing work ids) in `dependsOn`; an item becomes ready when everything it depends on is done. ' +
         'verify "required" puts the two-key gate on an item. Titles and descriptions are coordination text only.',
       input: { items: z.array(ItemSpec).describe('The new items, in order.') },
+      calls: ['POST /api/items/batch'],
       annotations: WRITE,
       run: (args) => client.post('/api/items/batch', { body: { items: args.items }, params: { query } }),
     }),
