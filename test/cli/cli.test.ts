@@ -228,6 +228,11 @@ describe('a stored login and another board', () => {
       error: { code: 'NO_CREDENTIAL', message: expect.stringContaining(`the stored login is for ${srv.url}.`) },
     });
     expect(JSON.parse(json.stderr).error.message).toContain(`agent-board login --url ${other}\``);
+    // The MCP server says the same, pointing at its own environment.
+    const mcp = await run(['mcp', '--url', other], env);
+    expect(mcp.code).toBe(3);
+    expect(mcp.stderr).toContain(`the stored login is for ${srv.url}. Run \`agent-board login --url ${other}\``);
+    expect(mcp.stderr).toContain('or set BOARD_TOKEN in the MCP server’s environment');
     // A token given for the other board is used there (nothing answers on it: exit 6, not 3).
     expect((await run(['status', '--url', other, '--token', 'agb_other'], env)).code).toBe(6);
     // No stored login at all: the plain advice.

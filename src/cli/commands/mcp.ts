@@ -4,7 +4,7 @@
 // lease's own length by default). The server (src/mcp/stdio.ts) and the MCP SDK load only here, so
 // the other commands start without them.
 import type { Command } from 'commander';
-import { connection, type GlobalOptions } from '../config.js';
+import { connection, noTokenMessage, type GlobalOptions } from '../config.js';
 import { AuthError, UsageError } from '../exit-codes.js';
 
 export function mcpCommand(program: Command): void {
@@ -21,10 +21,7 @@ export function mcpCommand(program: Command): void {
     )
     .action(async (o: { tools?: string; idle?: string }, command: Command) => {
       const conn = await connection(command.optsWithGlobals() as GlobalOptions);
-      if (!conn.token)
-        throw new AuthError(
-          'no board token: set BOARD_TOKEN in the MCP server’s environment, or run `agent-board login` once',
-        );
+      if (!conn.token) throw new AuthError(noTokenMessage(conn, 'set BOARD_TOKEN in the MCP server’s environment'));
       const idle = o.idle ?? process.env.BOARD_MCP_IDLE_SECONDS;
       if (idle !== undefined && !/^\d+(\.\d+)?$/.test(idle))
         throw new UsageError(`the idle time is a number of seconds, not ${idle}`);
