@@ -40,6 +40,9 @@ export function program(): Command {
   return cli;
 }
 
+const flushed = (stream: NodeJS.WriteStream): Promise<void> =>
+  new Promise((resolve) => stream.write('', () => resolve()));
+
 export async function main(argv: string[]): Promise<void> {
   const cli = program();
   try {
@@ -56,3 +59,8 @@ export async function main(argv: string[]): Promise<void> {
 }
 
 await main(process.argv);
+// A command is done when its action is (mcp and watch wait for their end inside theirs): the process
+// ends once its output is written, whatever handles are left (a kept-alive connection, a closed
+// session's socket still closing).
+await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
+process.exit();

@@ -20,8 +20,11 @@ export interface StdioOptions {
 /** A tool selection that names no tool we have: the caller's mistake, said before anything is served. */
 export class ToolSelectionError extends Error {}
 
-/** Serves until stdin ends or SIGINT/SIGTERM; a bad selection throws ToolSelectionError first. */
-export async function serveStdio(options: StdioOptions): Promise<{ tools: number }> {
+/**
+ * Serves until stdin ends or SIGINT/SIGTERM, when `closed` resolves; a bad selection throws
+ * ToolSelectionError first.
+ */
+export async function serveStdio(options: StdioOptions): Promise<{ tools: number; closed: Promise<void> }> {
   let server: McpServer | null = null;
   const session = new LiveSession({
     baseUrl: options.baseUrl,
@@ -40,15 +43,17 @@ export async function serveStdio(options: StdioOptions): Promise<{ tools: number
     throw new ToolSelectionError((e as Error).message);
   }
   server = createBoardMcpServer(session, selection);
-  const stop = async () => {
-    session.close();
-    await server?.close().catch(() => undefined);
-    process.exit(0);
-  };
-  process.stdin.once('end', () => void stop());
-  process.once('SIGINT', () => void stop());
-  process.once('SIGTERM', () => void stop());
+  const closed = new Promise<void>((resolve) => {
+    const stop = async () => {
+      session.close();
+      await server?.close().catch(() => undefined);
+      resolve();
+    };
+    process.stdin.once('end', () => void stop());
+    process.once('SIGINT', () => void stop());
+    process.once('SIGTERM', () => void stop());
+  });
   await server.connect(new StdioServerTransport());
   session.start();
-  return { tools: selectTools(allTools(session), selection).length };
+  return { tools: selectTools(allTools(session), selection).length, closed };
 }

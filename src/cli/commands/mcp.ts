@@ -27,7 +27,7 @@ export function mcpCommand(program: Command): void {
         throw new UsageError(`the idle time is a number of seconds, not ${idle}`);
       const { serveStdio, ToolSelectionError } = await import('../../mcp/stdio.js');
       try {
-        const { tools } = await serveStdio({
+        const { tools, closed } = await serveStdio({
           baseUrl: conn.baseUrl,
           token: conn.token,
           projectId: conn.projectId,
@@ -35,6 +35,7 @@ export function mcpCommand(program: Command): void {
           idleMs: idle === undefined ? undefined : Number(idle) * 1000,
         });
         process.stderr.write(`agent-board mcp: ${tools} tools for ${conn.baseUrl}\n`);
+        await closed;
       } catch (e) {
         throw e instanceof ToolSelectionError ? new UsageError(e.message) : e;
       }
