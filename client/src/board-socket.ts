@@ -181,7 +181,7 @@ export class BoardSocket extends Emitter<BoardSocketEvents> {
     } catch (error) {
       return this.lost(4000, error instanceof Error ? error.message : String(error), true);
     }
-    if (this.ended) return void ws.close(1000, 'client closed');
+    if (this.ended) return void (detach(ws), ws.close(1000, 'client closed'));
     this.ws = ws;
     let refused = false;
     ws.onopen = () => {
@@ -354,6 +354,11 @@ export class BoardSocket extends Emitter<BoardSocketEvents> {
 /** Close code for a revoked credential: reconnecting would only be refused. */
 const REVOKED = 4001;
 
+/**
+ * Stops hearing a connection being let go. Its errors are still heard, and dropped: one closed
+ * while connecting reports the aborted handshake as an error, which `ws` would throw unheard.
+ */
 function detach(ws: WebSocketLike): void {
-  ws.onopen = ws.onmessage = ws.onerror = ws.onclose = null;
+  ws.onopen = ws.onmessage = ws.onclose = null;
+  ws.onerror = () => undefined;
 }
