@@ -1,6 +1,7 @@
 // The MongoDB store: one driver collection per port collection, indexes ensured at start.
 import { MongoClient, type Db, type Document } from 'mongodb';
 import { COLLECTION_NAMES, SCHEMA, StoreUnavailableError, type Collections, type Store } from '../ports/store.js';
+import { CompoundKeys, driverIndexes } from './compound-unique.js';
 import { MongoBoards } from './mongo-boards.js';
 import { MongoCollection } from './mongo-collection.js';
 
@@ -35,24 +36,22 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
   }
   const db = client.db(options.db);
   const prefix = options.prefix ?? '';
-  const ferret = await isFerretDb(db);
-  const guards = ferret
-    ? {
-        driver: db.collection<Document>(`${prefix}commit_guards`),
-        staleAfterMs: options.guardStaleMs ?? 30_000,
-        ...(options.guardReleaseMs !== undefined && { mootReleaseMs: options.guardReleaseMs }),
-      }
-    : null;
+  const server = await wireServerOf(db);
+  const guards =
+    server === 'ferretdb1'
+      ? {
+          driver: db.collection<Document>(`${prefix}commit_guards`),
+          staleAfterMs: options.guardStaleMs ?? 30_000,
+          ...(options.guardReleaseMs !== undefined && { mootReleaseMs: options.guardReleaseMs }),
+        }
+      : null;
+  const keyed = server === 'ferretdb2';
   const ensure = async (
     name: string,
     indexes: readonly { name: string; fields: readonly string[]; unique: boolean }[],
   ) => {
     const driver = db.collection<Document>(`${prefix}${name}`);
-    for (const index of indexes)
-      await driver.createIndex(Object.fromEntries(index.fields.map((f) => [f, 1])), {
-        name: index.name,
-        unique: index.unique,
-      });
+    for (const index of driverIndexes(indexes, keyed)) await driver.createIndex(index.keys, index.options);
     return driver;
   };
   // A board's item versions and the staged parts of large commits (mongo-boards.ts) sit beside its header.
@@ -68,7 +67,7 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
         name,
         name === 'boards'
           ? new MongoBoards(driver, log, staging, guards, options.clock)
-          : new MongoCollection(name, SCHEMA[name], driver, guards),
+          : new MongoCollection(name, SCHEMA[name], driver, guards, [], keyed ? CompoundKeys.of(SCHEMA[name]) : null),
       ] as const;
     }),
   );
@@ -127,8 +126,14 @@ async function replicationOf(db: Db): Promise<Record<string, unknown>> {
   return state;
 }
 
-/** FerretDB 1.x does not apply a conditional update atomically (see MongoCollection). */
-async function isFerretDb(db: Db): Promise<boolean> {
+/**
+ * Which server answers, for the differences the adapter handles: FerretDB 1.x does not apply a
+ * conditional update atomically (commit guards, MongoCollection); FerretDB 2 checks compound unique
+ * indexes slowly (compound-unique.ts). FerretDB 1.x names its version `ferretdbVersion`, 2.x
+ * `ferretdb.version`; MongoDB neither.
+ */
+async function wireServerOf(db: Db): Promise<'mongodb' | 'ferretdb1' | 'ferretdb2'> {
   const info = await db.admin().command({ buildInfo: 1 });
-  return 'ferretdbVersion' in info;
+  if ('ferretdbVersion' in info) return 'ferretdb1';
+  return info.ferretdb ? 'ferretdb2' : 'mongodb';
 }

@@ -14,7 +14,7 @@
 // next commit replaces it, so the outbox of the last commit is readable as long as the port
 // promises. What was superseded is deleted by the node that commits the board.
 import { randomUUID } from 'node:crypto';
-import { BSON, MongoBulkWriteError, type Collection as Driver, type Document } from 'mongodb';
+import { BSON, type Collection as Driver, type Document } from 'mongodb';
 import {
   ContentionError,
   SCHEMA,
@@ -29,6 +29,7 @@ import {
   type Selected,
   type StoredItem,
 } from '../ports/store.js';
+import { duplicateWrites } from './duplicate-key.js';
 import { MongoCollection, type CommitGuards } from './mongo-collection.js';
 
 /**
@@ -415,12 +416,7 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
     try {
       await this.track(this.log.insertMany(docs as unknown as Document[], { ordered: false }));
     } catch (e) {
-      const errors = e instanceof MongoBulkWriteError ? [e.writeErrors].flat() : null;
-      if (
-        !errors?.length ||
-        !errors.every((w) => w.code === 11000 || /duplicate key|UNIQUE constraint failed/i.test(w.errmsg ?? ''))
-      )
-        await this.run(() => Promise.reject(e));
+      if (!duplicateWrites(e)) await this.run(() => Promise.reject(e));
     }
   }
 

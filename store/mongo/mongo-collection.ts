@@ -1,6 +1,6 @@
 // One collection on MongoDB: conditional updates filtered on `version`, driver errors mapped to
 // the port's errors so callers see the same failures as on the embedded store.
-import { MongoBulkWriteError, MongoError, MongoServerError, type Collection as Driver, type Document } from 'mongodb';
+import { MongoError, MongoServerError, type Collection as Driver, type Document } from 'mongodb';
 import {
   DuplicateKeyError,
   StoreUnavailableError,
@@ -12,6 +12,8 @@ import {
   type IndexSpec,
   type Selected,
 } from '../ports/store.js';
+import type { CompoundKeys } from './compound-unique.js';
+import { duplicateWrites, indexNamedIn, isDuplicateKey } from './duplicate-key.js';
 
 /**
  * Wire servers that evaluate a conditional update's filter apart from its write (FerretDB 1.x
@@ -35,7 +37,7 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
   private mootTimer: NodeJS.Timeout | null = null;
   /** Calls sent to the server and not yet answered: close waits for them (see close). */
   private readonly underWay = new Set<Promise<unknown>>();
-  /** Fields the adapter keeps in a document that the port never shows (a board header's commit intent). */
+  /** Fields the adapter keeps in a document that the port never shows (a board header's commit intent, compound keys). */
   private readonly hidden: Document | undefined;
 
   constructor(
@@ -44,8 +46,11 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     protected readonly driver: Driver<Document>,
     protected readonly guards: CommitGuards | null = null,
     hidden: readonly string[] = [],
+    /** Compound unique indexes kept as key fields (FerretDB 2: compound-unique.ts), or null. */
+    private readonly keys: CompoundKeys | null = null,
   ) {
-    this.hidden = hidden.length ? Object.fromEntries(hidden.map((f) => [f, 0])) : undefined;
+    const all = [...hidden, ...(keys?.fields ?? [])];
+    this.hidden = all.length ? Object.fromEntries(all.map((f) => [f, 0])) : undefined;
   }
 
   get(id: string): Promise<T | null> {
@@ -94,7 +99,7 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
   }
 
   async insert(doc: T): Promise<void> {
-    await this.run(() => this.driver.insertOne(doc as Document), doc as unknown as Record<string, unknown>);
+    await this.run(() => this.driver.insertOne(this.stored(doc)), doc as unknown as Record<string, unknown>);
   }
 
   async insertMissing(docs: readonly T[]): Promise<void> {
@@ -103,7 +108,12 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     // a failed copy holds many), so a retry costs two round trips rather than one per duplicate.
     for (let rest = docs; rest.length;) {
       try {
-        await this.track(this.driver.insertMany(rest as unknown as Document[], { ordered: true }));
+        await this.track(
+          this.driver.insertMany(
+            rest.map((d) => this.stored(d)),
+            { ordered: true },
+          ),
+        );
         return;
       } catch (e) {
         const at = firstDuplicateAt(e);
@@ -129,6 +139,12 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     if (Object.keys(changes).length) update.$set = changes;
     if (unset.length) update.$unset = Object.fromEntries(unset.map((f) => [f, '']));
     return this.guarded(id, expectedVersion, null, async () => {
+      if (this.keys?.touches(changes, unset as readonly string[])) {
+        // The key fields follow the fields they hold; the version check keeps the read and the write one.
+        const before = await this.run(() => this.driver.findOne({ _id: id, version: expectedVersion } as Document));
+        if (!before) return null;
+        update.$set = { ...changes, ...this.keys.after(before, changes, unset as readonly string[]) };
+      }
       // FerretDB 1.x refuses a projection on findAndModify: hidden fields are dropped here instead.
       const doc = await this.run(
         () =>
@@ -246,6 +262,11 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     return result.deletedCount;
   }
 
+  /** A document as stored: with its compound keys where the server needs them. */
+  private stored(doc: T): Document {
+    return this.keys ? this.keys.with(doc as Document) : (doc as Document);
+  }
+
   /** Runs a driver call; `attempted` is the document written, to name a violated unique index. */
   protected async run<R>(op: () => Promise<R>, attempted?: Record<string, unknown>): Promise<R> {
     try {
@@ -261,11 +282,20 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
   private async violatedIndex(e: MongoServerError, attempted?: Record<string, unknown>): Promise<string> {
     const fields = Object.keys((e.keyPattern as Document | undefined) ?? {});
     if (fields.length) return this.indexes.find((i) => i.fields.join() === fields.join())?.name ?? '_id';
-    const named = this.indexes.find((i) => new RegExp(`(index: |_)${i.name}\\b`).test(e.message));
-    if (named) return named.name;
+    const named = indexNamedIn(
+      e.message,
+      this.indexes.map((i) => i.name),
+    );
+    if (named) return named;
     if (!attempted) return '_id';
-    for (const index of this.indexes.filter((i) => i.unique)) {
-      const probe = Object.fromEntries(index.fields.map((f) => [f, attempted[f] ?? null]));
+    const unique = this.indexes.filter((i) => i.unique);
+    // An update names only the fields it sets; the rest of a compound key are those stored.
+    const whole = unique.some((i) => i.fields.some((f) => !(f in attempted)))
+      ? { ...(await this.driver.findOne({ _id: attempted._id } as Document).catch(() => null)), ...attempted }
+      : attempted;
+    for (const index of unique) {
+      if (!index.fields.some((f) => f in attempted)) continue; // not written: not what refused it
+      const probe = Object.fromEntries(index.fields.map((f) => [f, whole[f] ?? null]));
       const owner = await this.driver.findOne(probe, { projection: { _id: 1 } }).catch(() => null);
       if (owner && owner._id !== attempted._id) return index.name;
     }
@@ -275,15 +305,5 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
 
 /** The index of the document an ordered insertMany stopped at, when it stopped on a duplicate key. */
 function firstDuplicateAt(e: unknown): number | null {
-  if (!(e instanceof MongoBulkWriteError)) return null;
-  const first = [e.writeErrors].flat()[0];
-  if (!first || !(first.code === 11000 || /duplicate key|UNIQUE constraint failed/i.test(first.errmsg ?? '')))
-    return null;
-  return first.index;
-}
-
-function isDuplicateKey(e: unknown): e is MongoServerError {
-  return (
-    e instanceof MongoServerError && (e.code === 11000 || /duplicate key|UNIQUE constraint failed/i.test(e.message))
-  );
+  return duplicateWrites(e)?.[0]?.index ?? null;
 }
