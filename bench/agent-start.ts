@@ -67,6 +67,16 @@ function timeMcp(bin: string, env: Record<string, string>): Promise<number> {
   });
 }
 
+/** ms from spawn to exit of a node that runs nothing: the floor under both commands on this machine. */
+function timeBareNode(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    spawn(process.execPath, ['-e', '0'])
+      .once('exit', () => resolve(performance.now() - started))
+      .once('error', reject);
+  });
+}
+
 /** ms from spawn to exit of `status --json`, which must succeed. */
 function timeStatus(bin: string, env: Record<string, string>): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -102,11 +112,14 @@ try {
     packed: { mcp: [], status: [] },
     checkout: { mcp: [], status: [] },
   };
-  for (let i = 0; i < runs; i++)
+  const bare: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    bare.push(await timeBareNode());
     for (const [way, bin] of i % 2 ? Object.entries(ways).reverse() : Object.entries(ways)) {
       figures[way]!.mcp.push(await timeMcp(bin, env));
       figures[way]!.status.push(await timeStatus(bin, env));
     }
+  }
   console.log(`agents' tools, ${runs} runs each, min / median / max of wall time from spawn (node ${process.version})`);
   for (const [way, f] of Object.entries(figures)) {
     const mark = (values: number[], target: number) =>
@@ -116,6 +129,7 @@ try {
     console.log(`  ${way.padEnd(9)} mcp to initialize answer  ${spread(f.mcp)}${mark(f.mcp, TARGETS.mcp)}`);
     console.log(`  ${way.padEnd(9)} status --json            ${spread(f.status)}${mark(f.status, TARGETS.status)}`);
   }
+  console.log(`  node -e 0 (the floor)                ${spread(bare)}`);
   await rm(config, { recursive: true, force: true });
 } finally {
   await packed.remove();
