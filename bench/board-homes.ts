@@ -4,16 +4,19 @@
 // node, requests round-robin; and, for reference, each board's agents sent to its home, so
 // nothing is forwarded), each layout on a fresh database, three rounds; then what one forwarding
 // hop adds to a claim (one agent, through the board's home and through the other node). Server
-// and store CPU per cycle are read from /proc. Needs MONGODB_URI and REDIS_URL.
+// and store CPU per cycle are read from /proc. Needs REDIS_URL; runs on MONGODB_URI's server when
+// set, else on FerretDB 2 (PostgreSQL with DocumentDB, DURABLE=1) it starts itself (bench/mongo-wire.ts).
 //   npx tsx bench/board-homes.ts        (HOMES_BENCH_SECONDS, default 15; HOMES_BENCH_ROUNDS, default 3;
 //                                        HOMES_BENCH_WARM_UP_SECONDS, default 20;
 //                                        HOMES_BENCH_LAYOUTS, some layouts by name, separated by ';')
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { client, percentile } from './board.js';
+import { benchMongo } from './mongo-wire.js';
 import { ownerAndAgent, startNode, tokenFor, type BenchNode } from './node.js';
 
-const uri = process.env.MONGODB_URI;
 const redisUrl = process.env.REDIS_URL;
+const mongo = redisUrl ? await benchMongo('bench/board-homes.ts') : null;
+const uri = mongo?.uri;
 const SECONDS = Number(process.env.HOMES_BENCH_SECONDS ?? 15);
 const ROUNDS = Number(process.env.HOMES_BENCH_ROUNDS ?? 3);
 const WARM_UP_SECONDS = Number(process.env.HOMES_BENCH_WARM_UP_SECONDS ?? 20);
@@ -40,18 +43,6 @@ const cpuMicros = (pid: number): number => {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 };
-/** The local MongoDB-wire server's process, when it runs here (FerretDB or mongod), for its CPU. */
-const storePid = (): number | null => {
-  for (const p of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      if (/ferretdb|mongod/.test(readFileSync(`/proc/${p}/cmdline`, 'utf8'))) return Number(p);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return null;
-};
-
 async function withNodes<T>(count: number, use: (nodes: BenchNode[]) => Promise<T>): Promise<T> {
   const db = `bench_homes_${Date.now()}_${Math.random().toString(36).slice(2, 8)}`;
   const nodes: BenchNode[] = [];
@@ -103,13 +94,13 @@ async function cycles(layout: Layout): Promise<Run> {
       await Promise.all(Array.from({ length: boards }, (_, b) => boardOn(nodes[b % nodes.length]!, AGENTS)))
     ).flat();
     const clients = tokens.map((t) => nodes.map((n) => client(n.url, t)));
-    const store = storePid();
+    const storeKnown = mongo!.cpuMicros() !== null;
     const claims: number[] = [];
     let done = 0;
     let turn = 0;
     let emptied = false;
     const cpuBefore = nodes.map((n) => cpuMicros(n.pid));
-    const storeBefore = store ? cpuMicros(store) : 0;
+    const storeBefore = mongo!.cpuMicros() ?? 0;
     const start = performance.now();
     const end = start + SECONDS * 1000;
     await Promise.all(
@@ -145,7 +136,7 @@ async function cycles(layout: Layout): Promise<Run> {
       claimP50: percentile(claims, 0.5),
       claimP99: percentile(claims, 0.99),
       serverCpuPerCycle: serverCpu / done,
-      storeCpuPerCycle: store ? (cpuMicros(store) - storeBefore) / done : NaN,
+      storeCpuPerCycle: storeKnown ? (mongo!.cpuMicros()! - storeBefore) / done : NaN,
     };
   });
 }
@@ -205,10 +196,8 @@ const spread = (xs: number[], digits = 1): string => {
 };
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-if (!uri || !redisUrl) {
-  console.log('bench/board-homes.ts: MONGODB_URI and REDIS_URL are needed; skipped.');
-  process.exit(0);
-}
+if (!redisUrl) console.log('bench/board-homes.ts: REDIS_URL is needed; skipped.');
+if (!mongo) process.exit(0);
 const allLayouts: Layout[] = [
   'one node',
   'two nodes, round-robin',

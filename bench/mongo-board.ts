@@ -1,16 +1,19 @@
 // The MongoDB store against the embedded one, in the same run, over real HTTP (issue: MongoDB
 // costs what the change costs): claim latency (one agent, claim then submit) on boards of 100,
 // 1,000 and 10,000 items, and an authenticated GET /api/status on a 100-item board, each side by
-// side, three rounds, min/median/max. Needs MONGODB_URI (the CI's wire server, or MongoDB).
+// side, three rounds, min/median/max. On MONGODB_URI's server when set, else on FerretDB 2
+// (PostgreSQL with DocumentDB, DURABLE=1), which it starts itself (bench/mongo-wire.ts says how).
 //   npx tsx bench/mongo-board.ts [--quick]
 import { claimLatency, client, nodeForBoards, percentile } from './board.js';
+import { benchMongo } from './mongo-wire.js';
 import { ownerAndAgent, startNode, type BenchNode } from './node.js';
 
 const quick = process.argv.includes('--quick');
 const ROUNDS = 3;
 const SIZES = quick ? [100, 1000] : [100, 1000, 10_000];
 
-const uri = process.env.MONGODB_URI;
+const mongo = await benchMongo('bench/mongo-board.ts');
+const uri = mongo?.uri;
 const mongoNode = (): Promise<BenchNode> =>
   startNode({
     STORE: 'mongo',
@@ -65,15 +68,12 @@ const spread = (xs: number[]): string => {
 };
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-if (!uri) {
-  console.log('bench/mongo-board.ts: MONGODB_URI is not set; skipped.');
-  process.exit(0);
-}
+if (!mongo) process.exit(0);
 const rounds: { mongo: Awaited<ReturnType<typeof measure>>; embedded: Awaited<ReturnType<typeof measure>> }[] = [];
 for (let r = 0; r < ROUNDS; r++)
   rounds.push({ mongo: await measure(mongoNode), embedded: await measure(embeddedNode) });
 
-console.log(`\nMongoDB (${uri}) beside the embedded store, min / median / max of ${ROUNDS} rounds, ms`);
+console.log(`\nMongoDB (${mongo.label}) beside the embedded store, min / median / max of ${ROUNDS} rounds, ms`);
 for (const items of SIZES) {
   console.log(
     `  claim p50, ${String(items).padStart(6)} items   mongo ${spread(rounds.map((r) => r.mongo.claim.get(items)!))}   embedded ${spread(rounds.map((r) => r.embedded.claim.get(items)!))}`,

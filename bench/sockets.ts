@@ -1,6 +1,7 @@
 // npm run bench (second part): WebSocket timing and memory on server processes of their own.
-// With MONGODB_URI and REDIS_URL set it runs two nodes on them (claims on one, sockets on the
-// other); otherwise one node on the embedded store.
+// With REDIS_URL set it runs two nodes on Redis and MongoDB (claims on one, sockets on the other):
+// MONGODB_URI's server, else FerretDB 2 it starts itself (bench/mongo-wire.ts); otherwise, or when
+// neither can be had, one node on the embedded store.
 //  1. Lease expiry pushed to its holder: a socket subscribed to nothing, leases of 1-3 s claimed
 //     and left to run out; lease.expiring and lease.expired receipt against expiresAt (goal: the
 //     expiry within 1.5 s).
@@ -16,6 +17,7 @@
 import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import WebSocket from 'ws';
+import { benchMongo } from './mongo-wire.js';
 import { stalledSocket } from './raw-socket.js';
 import { ownerAndAgent, socketCredentials, startNode, tokenFor, type BenchNode } from './node.js';
 
@@ -231,10 +233,8 @@ async function subscribeFlood(node: BenchNode): Promise<void> {
 }
 
 const quiet = { LOG_LEVEL: 'warn' }; // as these figures have always been taken; bench/engine.ts measures the shipped default
-const shared =
-  process.env.MONGODB_URI && process.env.REDIS_URL
-    ? { ...quiet, STORE: 'mongo', MONGODB_DB: `bench-${Date.now()}` }
-    : null;
+const mongo = process.env.REDIS_URL ? await benchMongo('bench/sockets.ts, two nodes on MongoDB') : null;
+const shared = mongo ? { ...quiet, STORE: 'mongo', MONGODB_URI: mongo.uri, MONGODB_DB: `bench-${Date.now()}` } : null;
 const nodes = shared ? [await startNode(shared), await startNode(shared)] : [await startNode(quiet)];
 try {
   console.log(
@@ -248,7 +248,7 @@ try {
   await Promise.all(nodes.map((n) => n.stop()));
   if (shared) {
     const { MongoClient } = await import('mongodb');
-    const client = await MongoClient.connect(process.env.MONGODB_URI!);
+    const client = await MongoClient.connect(shared.MONGODB_URI);
     await client.db(shared.MONGODB_DB).dropDatabase();
     await client.close();
   }
