@@ -76,7 +76,6 @@ async function packAgentBoard(dir) {
     },
     metafile: true,
     legalComments: 'none',
-    minify: process.env.PACK_MINIFY === '1',
     logLevel: 'warning',
   });
   await addShebang(join(dir, 'dist', 'agent-board.js'));
