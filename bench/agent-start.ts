@@ -10,7 +10,7 @@
 //  - `agent-board status --json`: until the process exits, its board read included; target ≤ 300 ms.
 // Prints min / median / max of each.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,7 +27,7 @@ async function installPacked(): Promise<{ bin: string; remove(): Promise<void> }
   const made = spawnSync(process.execPath, [join(ROOT, 'scripts', 'pack-agents.mjs'), packs], { encoding: 'utf8' });
   if (made.status !== 0) throw new Error(`pack failed: ${made.stderr}`);
   const app = join(dir, 'app');
-  spawnSync('mkdir', [app]);
+  await mkdir(app);
   await writeFile(join(app, 'package.json'), JSON.stringify({ name: 'an-agent', private: true }));
   const installed = spawnSync(
     'npm',
