@@ -65,23 +65,46 @@ export class Watcher {
     return this.seqs.at(-1) ?? 0;
   }
 
-  /** Connects to `url` and subscribes to everything, from `since` when given; resolves once subscribed. */
+  /**
+   * Connects to `url` and subscribes to everything, from `since` when given; resolves once subscribed.
+   * A socket dropped before it is subscribed is opened again, as every client of ours does: uWS
+   * 20.30 at times closes a socket it has just upgraded after an awaited authentication (no close
+   * frame, 1006; docs/internals.md, "A socket dropped just after it opens"), and nothing was delivered on it yet.
+   */
   async connect(url: string, since?: number): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const dropped = await this.open(url, since);
+      if (dropped === null) return;
+      if (attempt === 3)
+        throw new Error(`${this.name}: dropped before it was subscribed, ${attempt} times: ${dropped}`);
+    }
+  }
+
+  /** One connection: null once subscribed, or how it closed before that. */
+  private open(url: string, since?: number): Promise<string | null> {
     const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/api/ws`, { headers: this.headers });
     this.ws = ws;
-    await new Promise<void>((resolve, reject) => {
+    let subscribed = false;
+    return new Promise<string | null>((resolve, reject) => {
       ws.once('error', reject);
       ws.on('message', (data) => {
         if (this.ws !== ws) return; // hung up: what was still on its way is not seen
         const m = JSON.parse(data.toString());
-        if (m.type === 'subscribed') resolve();
-        else if (m.type === 'event' && m.seq !== null) {
+        if (m.type === 'subscribed') {
+          subscribed = true;
+          resolve(null);
+        } else if (m.type === 'event' && m.seq !== null) {
           this.seqs.push(m.seq);
           this.types.set(m.seq, m.event.type);
         } else if (m.type === 'error' || m.type === 'resync') this.problems.push(JSON.stringify(m));
       });
       ws.on('close', (code, reason) => {
-        if (this.ws === ws) this.problems.push(`closed ${code} ${reason.toString()}`);
+        if (this.ws !== ws) return;
+        if (subscribed) this.problems.push(`closed ${code} ${reason.toString()}`);
+        else {
+          this.ws = null;
+          resolve(`closed ${code} ${reason.toString()}`);
+        }
       });
       ws.once('open', () =>
         ws.send(
