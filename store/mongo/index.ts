@@ -1,6 +1,7 @@
 // The MongoDB store: one driver collection per port collection, indexes ensured at start.
-import { MongoClient, type Db, type Document } from 'mongodb';
+import { MongoClient, ReadPreference, type Db, type Document } from 'mongodb';
 import { COLLECTION_NAMES, SCHEMA, StoreUnavailableError, type Collections, type Store } from '../ports/store.js';
+import { clientOptions, REPORT_COLLECTIONS } from './client-options.js';
 import { CompoundKeys, driverIndexes } from './compound-unique.js';
 import { MongoBoards } from './mongo-boards.js';
 import { MongoCollection } from './mongo-collection.js';
@@ -24,11 +25,7 @@ export interface MongoStoreOptions {
 const CLOSE_WAIT_MS = 10_000;
 
 export async function openMongoStore(options: MongoStoreOptions): Promise<Store> {
-  const client = new MongoClient(options.uri, {
-    serverSelectionTimeoutMS: 5000,
-    connectTimeoutMS: 5000,
-    retryWrites: false,
-  });
+  const client = new MongoClient(options.uri, clientOptions(options.uri));
   try {
     await client.connect();
   } catch (e) {
@@ -50,7 +47,10 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
     name: string,
     indexes: readonly { name: string; fields: readonly string[]; unique: boolean }[],
   ) => {
-    const driver = db.collection<Document>(`${prefix}${name}`);
+    const driver = db.collection<Document>(
+      `${prefix}${name}`,
+      REPORT_COLLECTIONS.has(name) ? {} : { readPreference: ReadPreference.primary },
+    );
     for (const index of driverIndexes(indexes, keyed)) await driver.createIndex(index.keys, index.options);
     return driver;
   };
