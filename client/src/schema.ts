@@ -1046,6 +1046,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/utilization/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Per node, the last hour at 5 s resolution: requests and commits per sample, p99 request latency, event-loop delay (p99 and max), memory.
+         * @description Each node samples itself every 5 s and sends the sample with its figures; every node keeps an hour per node it hears (720 samples) and asks a node for what it missed when it starts or was cut off. Samples are columns, oldest first; times are epoch milliseconds on the sampling node’s clock, `from` where a sample’s interval began. `gaps` says where no node could fill in. The answering node first, the others by node id (those heard in the last hour).
+         */
+        get: operations["GET_api_admin_utilization_history"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/webhooks": {
         parameters: {
             query?: never;
@@ -2075,8 +2095,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Counts by state, throughput per day, median ready-to-done time, verify pass rate, lease expiry rate, agents active in the last hour, doctrine blind tests passed and failed (viewer).
-         * @description Running aggregates kept with the board (folded from each commit, never read back from the log), over the plan’s history retention; the median is within about 9%.
+         * Counts by state, throughput per day, median ready-to-done time, verify pass rate, lease expiry rate, agents active in the last hour, doctrine blind tests passed and failed, and the same by day (viewer).
+         * @description Running aggregates kept with the board (folded from each commit, never read back from the log), over the plan’s history retention; the median is within about 9%. `days` is the series a chart draws: one entry per UTC day, contiguous, from the first day with stats within the retention through today.
          */
         get: operations["GET_api_metrics"];
         put?: never;
@@ -9977,6 +9997,9 @@ export interface operations {
                             closed: boolean;
                             name: string;
                             owned: boolean;
+                            /** @description The owning account’s address (null when that account is gone). */
+                            ownerEmail: string | null;
+                            ownerId: string;
                             /** @enum {string} */
                             plan: "free" | "pro";
                             projectId: string;
@@ -11460,6 +11483,17 @@ export interface operations {
                                 };
                                 nodeId: string;
                                 requestsPerMinute: number;
+                                sample?: {
+                                    at: number;
+                                    commits: number;
+                                    from: number;
+                                    heapMiB: number;
+                                    latencyP99Ms: number;
+                                    loopMaxMs: number;
+                                    loopP99Ms: number;
+                                    requests: number;
+                                    rssMiB: number;
+                                };
                                 sockets: number;
                                 startedAt: number;
                             };
@@ -11467,6 +11501,113 @@ export interface operations {
                             nodeId: string;
                             self: boolean;
                         }[];
+                    };
+                };
+            };
+            /** @description NOT_FOUND: No such route or resource. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED: The rate budget for this window is spent. */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL: The service failed unexpectedly. Nothing about the failure is disclosed. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    GET_api_admin_utilization_history: {
+        parameters: {
+            query?: {
+                minutes?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Each node’s samples. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description How often each node takes a sample. */
+                        everyMs: number;
+                        nodes: {
+                            /** @description Where no sample covers the time between two held ones (epoch ms). */
+                            gaps: {
+                                from: number;
+                                to: number;
+                            }[];
+                            heardAt: string;
+                            nodeId: string;
+                            samples: {
+                                at: number[];
+                                commits: number[];
+                                from: number[];
+                                heapMiB: number[];
+                                latencyP99Ms: number[];
+                                loopMaxMs: number[];
+                                loopP99Ms: number[];
+                                requests: number[];
+                                rssMiB: number[];
+                            };
+                            self: boolean;
+                        }[];
+                    };
+                };
+            };
+            /** @description INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_INPUT";
+                        };
                     };
                 };
             };
@@ -22591,6 +22732,31 @@ export interface operations {
                         counts: {
                             [key: string]: number;
                         };
+                        /** @description Every UTC day, oldest first and none skipped, from the first with stats within the retention through today: a day without activity reads as zeros and nulls. */
+                        days: {
+                            /** @description The most agents active within one hour at any commit that day. */
+                            agentsActive: number;
+                            /** @description Items per state at the day’s end: a day without a commit carries the day before’s; null before the first day that has them. */
+                            counts: {
+                                [key: string]: number;
+                            } | null;
+                            /** @description The UTC day, YYYY-MM-DD. */
+                            day: string;
+                            done: number;
+                            expiries: number;
+                            grants: number;
+                            /** @description expiries / grants that day (a lease granted the day before may expire on it); null without grants. */
+                            leaseExpiryRate: number | null;
+                            passes: number;
+                            /** @description Of the items done that day (each within about 9%); null without any. */
+                            readyToDoneSeconds: {
+                                median: number | null;
+                                p90: number | null;
+                            };
+                            verdicts: number;
+                            /** @description passes / verdicts; null without verdicts. */
+                            verifyPassRate: number | null;
+                        }[];
                         leaseExpiryRate: number | null;
                         medianReadyToDoneSeconds: number | null;
                         throughputPerDay: {

@@ -1,13 +1,19 @@
 // GET /api/admin/utilization: what each node carries. Every node samples its own figures (boards
 // active, sockets, requests and commits per minute, lease timers, mailbox depths, event-loop delay,
 // memory) and tells the others through the bus every few seconds; the node asked lists what it
-// heard recently beside its own figures, taken at the time of asking.
+// heard recently beside its own figures, taken at the time of asking. Each round's figures also carry
+// the round's sample for the hour of history behind the Overview's charts (src/admin/node-history.ts).
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { z } from 'zod';
+import { NodeHistory, NodeSample, SampleColumns } from './node-history.js';
 
 /** How often each node tells the others its figures; a node not heard from for three rounds is left out. */
 export const FIGURES_EVERY_MS = 5_000;
 const STALE_AFTER_MS = 3 * FIGURES_EVERY_MS;
+/** One hour of samples, one a round. */
+export const HISTORY_MS = 3_600_000;
+/** A round shorter than this (the first, told as the node starts) adds no sample: its rates would be noise. */
+const MIN_SAMPLE_MS = 1_000;
 /** At most this many other nodes are remembered (figures come from the bus, which every node shares). */
 const MAX_NODES = 256;
 
@@ -28,13 +34,25 @@ export const NodeFigures = z.object({
   eventLoopDelayMs: z.object({ mean: ms, p99: ms, max: ms }),
   memory: z.object({ rss: count, heapUsed: count, heapTotal: count, external: count }),
   bus: z.enum(['local', 'ok', 'degraded']),
+  /** The last round's sample (a node that has taken none yet, or an older one, sends none). */
+  sample: NodeSample.optional(),
 });
 export type NodeFigures = z.infer<typeof NodeFigures>;
+
+/** What the figures carry on the bus besides: the history's asks and answers (src/admin/node-history.ts). */
+const ToldFigures = NodeFigures.extend({
+  wants: z
+    .array(z.object({ nodeId: z.string().min(1).max(200), after: z.number().min(0) }))
+    .max(256)
+    .optional(),
+  history: SampleColumns.optional(),
+});
+type ToldFigures = z.infer<typeof ToldFigures>;
 
 /** A node's own figures, told every few seconds, for the operators' utilization view. */
 export type NodeFiguresNotice = {
   kind: 'node.figures';
-  figures: NodeFigures;
+  figures: ToldFigures;
 };
 
 /** Counts over the last minute in six ten-second slices: adding costs an index and an add. */
@@ -61,6 +79,56 @@ export class PerMinute {
   }
 }
 
+/** Counts over the last minute, and since the last round's sample. */
+export class Counted extends PerMinute {
+  private round = 0;
+
+  override add(now: number, n = 1): void {
+    super.add(now, n);
+    this.round += n;
+  }
+
+  /** What was added since the last call. */
+  take(): number {
+    const n = this.round;
+    this.round = 0;
+    return n;
+  }
+}
+
+/** Of requests answered this round, at most this many latencies are kept (a uniform reservoir beyond). */
+const LATENCIES = 4096;
+
+/**
+ * Requests answered: each added as its response is written (src/admin/watch.ts `record`, from the
+ * pipeline's end) with the time it started, so the clock's reading then is its latency.
+ */
+export class Answered extends Counted {
+  private readonly latencies = new Float64Array(LATENCIES);
+  private seen = 0;
+
+  constructor(private readonly clock: () => number) {
+    super();
+  }
+
+  override add(startedAt: number, n = 1): void {
+    super.add(startedAt, n);
+    const ms = Math.max(0, this.clock() - startedAt);
+    const i = this.seen < LATENCIES ? this.seen : Math.floor(Math.random() * (this.seen + 1));
+    if (i < LATENCIES) this.latencies[i] = ms;
+    this.seen++;
+  }
+
+  /** The round's 99th percentile latency in ms (0 without requests), and a fresh round. */
+  takeP99(): number {
+    const held = Math.min(this.seen, LATENCIES);
+    this.seen = 0;
+    if (!held) return 0;
+    const sorted = this.latencies.slice(0, held).sort();
+    return sorted[Math.min(held - 1, Math.floor(0.99 * held))]!;
+  }
+}
+
 export interface NodeSources {
   boardsActive(): number;
   sockets(): number;
@@ -72,10 +140,14 @@ export interface NodeSources {
 
 /** This node's figures, and the other nodes' as last heard. */
 export class Utilization {
-  readonly requests = new PerMinute();
-  readonly commits = new PerMinute();
+  readonly requests: Answered;
+  readonly commits = new Counted();
+  /** The last hour's samples, this node's and those heard. */
+  readonly history: NodeHistory;
   private readonly heard = new Map<string, NodeFigures>();
   private readonly loop: IntervalHistogram = monitorEventLoopDelay({ resolution: 20 });
+  /** Where this round's sample began. */
+  private roundFrom: number;
 
   constructor(
     private readonly nodeId: string,
@@ -84,10 +156,16 @@ export class Utilization {
     private readonly clock: () => number,
   ) {
     this.loop.enable();
+    this.requests = new Answered(clock);
+    this.history = new NodeHistory(nodeId, HISTORY_MS / FIGURES_EVERY_MS, clock);
+    this.roundFrom = startedAt;
   }
 
-  /** This node's figures now; the event-loop delay is over the time since the last call that reset it. */
-  sample(reset = false): NodeFigures {
+  /**
+   * This node's figures now; the event-loop delay is over the time since the last call that reset it.
+   * Resetting ends a round: its sample is recorded, and the figures carry it with the history's news.
+   */
+  sample(reset = false): ToldFigures {
     const now = this.clock();
     const memory = process.memoryUsage();
     const nsToMs = (ns: number) => (Number.isFinite(ns) ? Math.round(ns / 1e4) / 100 : 0);
@@ -110,8 +188,30 @@ export class Utilization {
       memory: { rss: memory.rss, heapUsed: memory.heapUsed, heapTotal: memory.heapTotal, external: memory.external },
       bus: this.sources.bus(),
     };
-    if (reset) this.loop.reset();
-    return figures;
+    if (!reset) {
+      const last = this.history.last;
+      return last ? { ...figures, sample: last } : figures;
+    }
+    this.loop.reset();
+    return { ...figures, ...this.history.recorded(this.roundSample(figures)) };
+  }
+
+  private roundSample(figures: NodeFigures): NodeSample | null {
+    const from = this.roundFrom;
+    if (figures.at - from < MIN_SAMPLE_MS) return null;
+    this.roundFrom = figures.at;
+    const mib = (bytes: number) => Math.round((bytes / 1_048_576) * 100) / 100;
+    return {
+      from,
+      at: figures.at,
+      requests: this.requests.take(),
+      commits: this.commits.take(),
+      latencyP99Ms: this.requests.takeP99(),
+      loopP99Ms: figures.eventLoopDelayMs.p99,
+      loopMaxMs: figures.eventLoopDelayMs.max,
+      rssMiB: mib(figures.memory.rss),
+      heapMiB: mib(figures.memory.heapUsed),
+    };
   }
 
   /** The notices it hears: every node's figures. */
@@ -119,19 +219,25 @@ export class Utilization {
 
   /** Another node's figures, as the bus brought them (checked: the bus is shared, not trusted to be well-formed). */
   hear(figures: unknown): void {
-    const parsed = NodeFigures.safeParse(figures);
+    const parsed = ToldFigures.safeParse(figures);
     if (!parsed.success || parsed.data.nodeId === this.nodeId) return;
-    if (!this.heard.has(parsed.data.nodeId) && this.heard.size >= MAX_NODES) this.forgetStale();
-    if (!this.heard.has(parsed.data.nodeId) && this.heard.size >= MAX_NODES) return;
+    const { wants, history, ...heard } = parsed.data;
+    this.history.heardFrom(heard.nodeId, heard.startedAt, {
+      ...(heard.sample && { sample: heard.sample }),
+      ...(wants && { wants }),
+      ...(history && { history }),
+    });
+    if (!this.heard.has(heard.nodeId) && this.heard.size >= MAX_NODES) this.forgetStale();
+    if (!this.heard.has(heard.nodeId) && this.heard.size >= MAX_NODES) return;
     // Figures are stamped with the receiving node's clock: nodes' clocks may disagree.
-    this.heard.set(parsed.data.nodeId, { ...parsed.data, at: this.clock() });
+    this.heard.set(heard.nodeId, { ...heard, at: this.clock() });
   }
 
   /** Every node heard from in the last three rounds, this one first (fresh), the others by node id. */
   nodes(): { nodeId: string; self: boolean; heardAt: number; figures: NodeFigures }[] {
     this.forgetStale();
     const others = [...this.heard.values()].sort((a, b) => a.nodeId.localeCompare(b.nodeId));
-    const self = this.sample();
+    const { wants: _w, history: _h, ...self } = this.sample();
     return [
       { nodeId: self.nodeId, self: true, heardAt: self.at, figures: self },
       ...others.map((f) => ({ nodeId: f.nodeId, self: false, heardAt: f.at, figures: f })),

@@ -7,7 +7,8 @@ import { accountCost, activeBoardsOn, boardCost, WINDOW_DAYS } from '../admin/co
 import { durability } from '../admin/durability.js';
 import { platformMetrics } from '../admin/platform.js';
 import { dayOf } from '../admin/usage.js';
-import { NodeFigures } from '../admin/utilization.js';
+import { columnsOf, gapsIn, SampleColumns } from '../admin/node-history.js';
+import { FIGURES_EVERY_MS, HISTORY_MS, NodeFigures } from '../admin/utilization.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
 import { adminBase, AuditRow } from './admin-shared.js';
@@ -31,6 +32,28 @@ const Time = z.iso.datetime({ offset: true });
 
 const UtilizationResponse = z.object({
   nodes: z.array(z.object({ nodeId: z.string(), self: z.boolean(), heardAt: z.string(), figures: NodeFigures })),
+});
+const HistoryQuery = z.strictObject({
+  minutes: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(HISTORY_MS / 60_000)
+    .default(HISTORY_MS / 60_000)
+    .describe('How far back: samples that ended in the last this many minutes.'),
+});
+const Gap = z.object({ from: z.number(), to: z.number() });
+const HistoryResponse = z.object({
+  everyMs: z.number().describe('How often each node takes a sample.'),
+  nodes: z.array(
+    z.object({
+      nodeId: z.string(),
+      self: z.boolean(),
+      heardAt: z.string(),
+      samples: SampleColumns,
+      gaps: z.array(Gap).describe('Where no sample covers the time between two held ones (epoch ms).'),
+    }),
+  ),
 });
 const MetricsQuery = z.strictObject({
   days: z.coerce.number().int().min(1).max(90).default(30).describe('Days of the per-day series, today included.'),
@@ -108,6 +131,30 @@ export function adminWatchRoutes(deps: AdminWatchDeps): Route[] {
       handler: () => ({
         status: 200,
         body: { nodes: watch.utilization.nodes().map((n) => ({ ...n, heardAt: iso(n.heardAt) })) },
+      }),
+    }),
+    defineRoute<undefined, z.infer<typeof HistoryQuery>>({
+      ...get,
+      path: '/api/admin/utilization/history',
+      summary:
+        'Per node, the last hour at 5 s resolution: requests and commits per sample, p99 request latency, event-loop delay (p99 and max), memory.',
+      description:
+        'Each node samples itself every 5 s and sends the sample with its figures; every node keeps an hour per node it hears (720 samples) and asks a node for what it missed when it starts or was cut off. Samples are columns, oldest first; times are epoch milliseconds on the sampling node’s clock, `from` where a sample’s interval began. `gaps` says where no node could fill in. The answering node first, the others by node id (those heard in the last hour).',
+      query: HistoryQuery,
+      errors: [],
+      responses: { 200: { description: 'Each node’s samples.', schema: HistoryResponse } },
+      handler: ({ query }) => ({
+        status: 200,
+        body: {
+          everyMs: FIGURES_EVERY_MS,
+          nodes: watch.utilization.history.window(query.minutes * 60_000).map((n) => ({
+            nodeId: n.nodeId,
+            self: n.self,
+            heardAt: iso(n.heardAt),
+            samples: columnsOf(n.samples),
+            gaps: gapsIn(n.samples),
+          })),
+        },
       }),
     }),
     defineRoute<undefined, z.infer<typeof MetricsQuery>>({
