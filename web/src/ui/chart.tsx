@@ -26,6 +26,8 @@ export interface ChartProps {
   xAs?: 'days' | 'times';
   /** Numbers shown on the axis and in the legend, in the y unit. */
   format?: (v: number) => string;
+  /** A fixed y range (a rate's 0 to 100 %); else from 0 (or the least value) to above the greatest. */
+  yRange?: readonly [number, number];
   height?: number;
 }
 
@@ -35,10 +37,20 @@ export function colorOf(color: string): string {
   return getComputedStyle(document.documentElement).getPropertyValue(color).trim() || '#888';
 }
 
-/** Each series with the ones before it added in: the tops of areas stacked in order (null as 0). */
-export function stacked(series: readonly ChartSeries[]): number[][] {
-  const tops: number[][] = [];
-  series.forEach((s, i) => tops.push(s.values.map((v, j) => (v ?? 0) + (i ? tops[i - 1]![j]! : 0))));
+/**
+ * Each series with the ones before it added in: the tops of areas stacked in order (null counts as
+ * 0 over a value below it; a point where this series and all below it are null stays a gap).
+ */
+export function stacked(series: readonly ChartSeries[]): (number | null)[][] {
+  const tops: (number | null)[][] = [];
+  series.forEach((s, i) =>
+    tops.push(
+      s.values.map((v, j) => {
+        const below = i ? tops[i - 1]![j]! : null;
+        return v == null && below == null ? null : (v ?? 0) + (below ?? 0);
+      }),
+    ),
+  );
   return tops;
 }
 
@@ -52,12 +64,22 @@ const timeLabel = (s: number) => {
   const d = new Date(s * 1000);
   return `${pad2(d.getHours())}:${pad2(d.getMinutes())}`;
 };
+const DAY = 86_400;
+/** Ticks at whole days (UTC midnights) or whole minutes and hours, never between them. */
+const DAY_STEPS = [1, 2, 7, 14, 28, 56, 91, 182].map((n) => n * DAY);
+const TIME_STEPS = [60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, DAY];
 
-function optionsOf(p: ChartProps, width: number): uPlot.Options {
+/** The options for `p`; `latest` gives the props of the newest render (the data moves on without new options). */
+function optionsOf(p: ChartProps, width: number, latest: () => ChartProps): uPlot.Options {
   const kind = p.kind ?? 'lines';
   const format = p.format ?? ((v: number) => String(Math.round(v * 100) / 100));
   const xLabel = p.xAs === 'times' ? timeLabel : dayLabel;
-  const bars = kind === 'bars' ? uPlot.paths.bars!({ size: [0.6, 40] }) : undefined;
+  // One point makes no area: a stack of one day is drawn as a stacked bar instead.
+  const barred = kind === 'bars' || (kind === 'stacked' && p.x.length < 2);
+  const bars = barred ? uPlot.paths.bars!({ size: [0.6, 48] }) : undefined;
+  // Half a step either side, so the first and last bars (or a lone point) are drawn whole.
+  const step = p.xAs === 'times' ? 60 : DAY;
+  const pad = barred || p.x.length < 2 ? step / 2 : 0;
   // Stacked: the tops drawn from the highest down, each filled to the axis over the one before,
   // so each band shows one series; the legend says the series' own value, not its top.
   const order = kind === 'stacked' ? [...p.series].reverse() : p.series;
@@ -66,9 +88,20 @@ function optionsOf(p: ChartProps, width: number): uPlot.Options {
     height: p.height ?? 220,
     legend: { live: true },
     cursor: { drag: { x: false, y: false } },
-    scales: { x: { time: false }, y: { range: (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.08 : 1] } },
+    scales: {
+      x: { time: false, range: (_u, min, max) => [min - pad, max + pad] },
+      y: {
+        range: (_u, min, max) =>
+          p.yRange ? [p.yRange[0], p.yRange[1]] : [Math.min(0, min ?? 0), (max ?? 0) > 0 ? max * 1.08 : 1],
+      },
+    },
     axes: [
-      { values: (_u, ticks) => ticks.map(xLabel), stroke: colorOf('--muted'), grid: { stroke: colorOf('--line') } },
+      {
+        values: (_u, ticks) => ticks.map(xLabel),
+        incrs: p.xAs === 'times' ? TIME_STEPS : DAY_STEPS,
+        stroke: colorOf('--muted'),
+        grid: { stroke: colorOf('--line') },
+      },
       {
         label: p.yLabel,
         values: (_u, ticks) => ticks.map(format),
@@ -79,8 +112,9 @@ function optionsOf(p: ChartProps, width: number): uPlot.Options {
     ],
     series: [
       { label: p.xAs === 'times' ? 'time' : 'day', value: (_u, v) => (v == null ? '—' : xLabel(v)) },
-      ...order.map((s) => {
+      ...order.map((s, k) => {
         const color = colorOf(s.color);
+        const own = kind === 'stacked' ? p.series.length - 1 - k : k;
         return {
           label: s.label,
           stroke: color,
@@ -89,8 +123,8 @@ function optionsOf(p: ChartProps, width: number): uPlot.Options {
           points: { show: kind === 'lines' && p.x.length < 40 },
           spanGaps: false,
           value: (_u: uPlot, v: number | null, _si: number, i: number | null) => {
-            const own = kind === 'stacked' && i !== null ? s.values[i] : v;
-            return own == null ? '—' : format(own);
+            const shown = kind === 'stacked' && i !== null ? latest().series[own]?.values[i] : v;
+            return shown == null ? '—' : format(shown);
           },
           ...(bars && { paths: bars }),
         };
@@ -109,10 +143,17 @@ function dataOf(p: ChartProps): uPlot.AlignedData {
 export function Chart(p: ChartProps) {
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
-  const shape = `${p.kind}|${p.xAs}|${p.yLabel}|${p.series.map((s) => s.label + s.color).join(',')}`;
+  const latest = useRef(p);
+  latest.current = p;
+  // What the options are made of (a lone point is drawn apart): a change makes the plot anew.
+  const shape = `${p.kind}|${p.xAs}|${p.yLabel}|${p.yRange}|${p.x.length < 2}|${p.series.map((s) => s.label + s.color).join(',')}`;
   useEffect(() => {
     const el = box.current!;
-    const u = new uPlot(optionsOf(p, el.clientWidth || 600), dataOf(p), el);
+    const u = new uPlot(
+      optionsOf(p, el.clientWidth || 600, () => latest.current),
+      dataOf(p),
+      el,
+    );
     plot.current = u;
     const resize = new ResizeObserver(() => u.setSize({ width: el.clientWidth, height: p.height ?? 220 }));
     resize.observe(el);
