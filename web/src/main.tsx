@@ -19,6 +19,9 @@ import { ImpersonationBanner } from './admin/banner.js';
 /** The operator console: its code is fetched only here (the server sends it to operators alone). */
 const Console = lazy(() => import('./admin/admin-console.js').then((m) => m.Console).catch(() => NotFound));
 
+/** A board's charts: the page and uPlot load only when opened. */
+const InsightsPage = lazy(() => import('./pages/insights.js'));
+
 /** Pages anyone may open; every other page needs a session. */
 const PUBLIC = ['/signin', '/signup', '/forgot-password', '/reset-password', '/verify-email'];
 
@@ -44,6 +47,13 @@ function Page() {
   if (params) return <MembersPage projectId={params.projectId!} />;
   params = match('/boards/:projectId/claim');
   if (params) return <ClaimBoardPage projectId={params.projectId!} />;
+  params = match('/boards/:projectId/insights');
+  if (params)
+    return (
+      <Suspense fallback={<p class="muted">Loading…</p>}>
+        <InsightsPage projectId={params.projectId!} />
+      </Suspense>
+    );
   params = match('/boards/:projectId/items/:workId');
   if (params) return <ItemPage projectId={params.projectId!} workId={params.workId!} />;
   params = match('/boards/:projectId');

@@ -58,6 +58,7 @@ export function BoardPage({ projectId }: { projectId: string }) {
         <ConnectionBadge feed={feed} />
         {role ? <span class="muted">you are {role}</span> : null}
         <a href={`/boards/${encodeURIComponent(projectId)}/members`}>Members</a>
+        <a href={`/boards/${encodeURIComponent(projectId)}/insights`}>Insights</a>
         <span class="grow" />
         <div class="tabs" role="tablist">
           {VIEWS.map(([v, label]) => (

@@ -246,7 +246,10 @@ const Column = memo(function Column({
   return (
     <section class="column" aria-label={STATE_LABEL[state]} data-state={state}>
       <h2>
-        <span>{STATE_LABEL[state]}</span>
+        <span>
+          <span class={`swatch state-${state}`} aria-hidden="true" />
+          {STATE_LABEL[state]}
+        </span>
         <span class="count" data-count={cards.length}>
           {cards.length.toLocaleString()}
         </span>
