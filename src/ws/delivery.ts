@@ -7,7 +7,7 @@ import type { BoardFeed } from '../board/feed/feed.js';
 import { eventFor } from '../board/feed/look.js';
 import type { BoardStreams } from './board-stream.js';
 import { transmit, type Connection } from './connection.js';
-import { eventFrame, inSeqOrder, type EventFrames } from './frames.js';
+import { inSeqOrder, type EventFrames } from './frames.js';
 import { CLOSE, topicOf } from './protocol.js';
 import type { Subscription, Subscriptions } from './subscriptions.js';
 
@@ -96,6 +96,6 @@ export class Delivery {
     sub.lastSeq = e.seq;
     if (!sub.topics.has('activity') && !sub.topics.has(topicOf(e.type))) return;
     const seen = eventFor(sub, e);
-    if (seen) transmit(conn, seen === e ? this.deps.frames.of(boardId, e) : eventFrame(boardId, seen));
+    if (seen) transmit(conn, seen === e ? this.deps.frames.of(boardId, e) : this.deps.frames.fresh(boardId, seen));
   }
 }

@@ -1,9 +1,11 @@
 // The operators' firehose (DOMAIN.md "Operators"): every board's events as this node hears them
 // from the bus (every node hears every board's), each tagged with its board, in seq order per
-// board, named when its name is known, and sampled per socket: at most FIREHOSE.perSecond in any second, the rest counted and
-// reported in `firehose.dropped` messages. Nothing here ever reads the log: the firehose is a view,
+// board, named when its name is known (with its owner's address, for operators only ever see it)
+// and its actor too, and sampled per socket: at most FIREHOSE.perSecond in any second, the rest
+// counted and reported in `firehose.dropped` messages. Nothing here ever reads the log: the firehose is a view,
 // not a record (a board's own subscription is the one that misses nothing).
 import type { CommittedEvent } from '../../actors/board-actor.js';
+import { eventBody } from './frames.js';
 import { FIREHOSE } from './protocol.js';
 
 /** What a socket asked to see: all of it, or only some boards and event types. */
@@ -56,6 +58,10 @@ export interface FirehoseDeps<Connection extends FirehoseSocket> {
   transmit(conn: Connection, message: string | Uint8Array): boolean;
   /** A board's name, for the frames (null: a board deleted meanwhile). Absent, frames carry ids only. */
   boardName?: (boardId: string) => Promise<string | null>;
+  /** The address of a board's owner, read with its name (null: none). Absent, frames carry none. */
+  ownerEmail?: (boardId: string) => Promise<string | null>;
+  /** An actor's name as known now (Names.nameOf). Absent, frames carry actor ids only. */
+  actorName?: (principal: string) => string | undefined;
 }
 
 /** A socket this far behind skips firehose events (counted as dropped) rather than being closed as a slow consumer. */
@@ -74,7 +80,10 @@ export class Firehose<Connection extends FirehoseSocket> {
    * Board names as last read, kept as long as the board's seq is (the same order of use). A board
    * heard before its name is read goes out by id alone; its name follows on the next frames.
    */
-  private readonly names = new Map<string, { name: string | null; at: number; reading: boolean }>();
+  private readonly names = new Map<
+    string,
+    { name: string | null; ownerEmail: string | null; at: number; reading: boolean }
+  >();
   private reporter: ReturnType<typeof setInterval> | null = null;
 
   constructor(private readonly deps: FirehoseDeps<Connection>) {}
@@ -158,30 +167,38 @@ export class Firehose<Connection extends FirehoseSocket> {
     }
   }
 
-  /** Reads a board's name when it is not known or was read NAME_KEPT_MS ago, one read at a time. */
+  /** Reads a board's name (and its owner's address) when not known or read NAME_KEPT_MS ago, one read at a time. */
   private readName(boardId: string, now: number): void {
-    const lookup = this.deps.boardName;
+    const { boardName, ownerEmail } = this.deps;
     const known = this.names.get(boardId);
-    if (!lookup || known?.reading || (known && now - known.at < NAME_KEPT_MS)) return;
-    const entry = { name: known?.name ?? null, at: known?.at ?? 0, reading: true };
+    if (!boardName || known?.reading || (known && now - known.at < NAME_KEPT_MS)) return;
+    const entry = {
+      name: known?.name ?? null,
+      ownerEmail: known?.ownerEmail ?? null,
+      at: known?.at ?? 0,
+      reading: true,
+    };
     this.names.set(boardId, entry);
-    lookup(boardId).then(
-      (name) => Object.assign(entry, { name, at: this.deps.clock(), reading: false }),
-      () => Object.assign(entry, { at: this.deps.clock(), reading: false }), // the id stands in; read again later
-    );
+    // Each read fills its part as it lands (the name at once); the entry is fresh when both have.
+    let left = ownerEmail ? 2 : 1;
+    const landed = () => void (--left === 0 && Object.assign(entry, { at: this.deps.clock(), reading: false }));
+    // A failed read leaves the id (or the address missing) to stand in; both are read again later.
+    boardName(boardId).then((name) => ((entry.name = name), landed()), landed);
+    ownerEmail?.(boardId).then((email) => ((entry.ownerEmail = email), landed()), landed);
   }
 
   private frame(boardId: string, e: CommittedEvent): Uint8Array {
     let bytes = this.frames.get(e);
     if (bytes === undefined) {
-      const boardName = this.names.get(boardId)?.name ?? null;
+      const board = this.names.get(boardId);
       bytes = Buffer.from(
         JSON.stringify({
           type: 'firehose',
           boardId,
-          boardName,
+          boardName: board?.name ?? null,
+          ownerEmail: board?.ownerEmail ?? null,
           seq: e.seq,
-          event: { type: e.type, actor: e.actor, workId: e.workId, at: new Date(e.at).toISOString(), data: e.data },
+          event: eventBody(e, this.deps.actorName?.(e.actor)),
         }),
       );
       this.frames.set(e, bytes);

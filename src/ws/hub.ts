@@ -4,7 +4,8 @@
 // seq order (delivery.ts), and once caught up, a whole view's events go out as one publish per event
 // and topic (board-stream.ts). Shouts, lease news and the roster fan out as the notices bring them;
 // access changes end subscriptions (access-changes.ts). An operator's socket may watch any board
-// read-only and the firehose (operator-access.ts, firehose.ts).
+// read-only and the firehose (operator-access.ts, firehose.ts). Frames name their actors where the
+// node knows them (names.ts): a page shows agents by their tokens' names, not by ids.
 import type { CommittedEvent } from '../../actors/board-actor.js';
 import type { Identity } from '../auth/identity.js';
 import type { ProjectSelector } from '../auth/project-selection.js';
@@ -26,6 +27,7 @@ import { Delivery } from './delivery.js';
 import { Firehose } from './firehose.js';
 import { EventFrames, inSeqOrder } from './frames.js';
 import { LeaseNews } from './lease-news.js';
+import { Names } from './names.js';
 import type { OperatorAccess } from './operator-access.js';
 import { ClientMessage, FIREHOSE, FirehoseMessage } from './protocol.js';
 import { fanOutShout, type ShoutFanoutDeps } from './shout-fanout.js';
@@ -38,7 +40,7 @@ export type { Connection } from './connection.js';
 
 export interface HubDeps {
   selector: Pick<ProjectSelector, 'reachable'>;
-  store: Pick<Store, 'shouts' | 'tokens' | 'presence'>;
+  store: Pick<Store, 'shouts' | 'tokens' | 'presence' | 'accounts'>;
   /** The boards' read side: where a subscription starts, snapshots, the log replayed. */
   feed: BoardFeed;
   /** Whether a socket's credential still stands. */
@@ -61,7 +63,8 @@ export type SocketNotice =
 export class Hub {
   private readonly subscriptions: Subscriptions;
   private readonly streams: BoardStreams;
-  private readonly frames = new EventFrames();
+  private readonly names: Names;
+  private readonly frames: EventFrames;
   private readonly firehose: Firehose<Connection>;
   private readonly budgets: SocketBudgets;
   private readonly errors: SocketErrors;
@@ -74,6 +77,9 @@ export class Hub {
   constructor(private readonly deps: HubDeps) {
     const { clock, operators, store, feed } = deps;
     const publish = (topic: string, message: string | Uint8Array) => deps.publish(topic, message);
+    const names = (this.names = new Names({ store, clock }));
+    const nameOf = (principal: string) => names.nameOf(principal);
+    this.frames = new EventFrames(nameOf);
     // The streams and the subscriptions index each other's: each asks the other only once both exist.
     this.streams = new BoardStreams({
       publish,
@@ -84,7 +90,11 @@ export class Hub {
     this.firehose = new Firehose({
       clock,
       transmit,
-      ...(operators && { boardName: (boardId: string) => operators.boardName(boardId) }),
+      actorName: nameOf,
+      ...(operators && {
+        boardName: (boardId: string) => operators.boardName(boardId),
+        ownerEmail: (boardId: string) => operators.ownerEmail(boardId),
+      }),
     });
     const windowOf = (conn: Connection) => this.subscriptions.state(conn);
     this.budgets = new SocketBudgets({ clock, windowOf, onOverBudget: deps.onOverBudget });
@@ -98,6 +108,7 @@ export class Hub {
     this.subscribes = new Subscribe({
       feed,
       store,
+      names,
       subscriptions,
       streams,
       access,
@@ -129,17 +140,33 @@ export class Hub {
   /** What the hub does with each notice from any node: shouts, heartbeats and lease warnings go out to sockets, access changes close or unsubscribe them, and a catch-up after the bus was down brings every subscription up to the log. */
   readonly hears: { [K in SocketNotice['kind']]: (notice: Extract<SocketNotice, { kind: K }>) => void } = {
     shout: (notice) => fanOutShout(this.shouts, notice.boardId, notice.shout),
-    presence: (notice) =>
-      this.deps.publish(rosterTopic(notice.boardId), presenceMessage(notice.boardId, presenceView(notice.presence))),
+    presence: (notice) => this.heartbeat(notice),
     'lease.expiring': (notice) => this.leases.expiring(notice),
     membership: (notice) => this.changes.membership(notice),
     revoked: (notice) => this.changes.revoked(notice),
     'catch-up': () => void Promise.all([this.delivery.catchUpAll(), this.revalidate()]),
   };
 
+  /**
+   * A heartbeat to the board's roster sockets, with the agent's name: read first when this node has
+   * not read it yet (a new agent's first beat), so a page names every agent it has seen beat. Beats
+   * of one agent keep their order: each waits for the same read, in turn.
+   */
+  private heartbeat(notice: PresenceNotice): void {
+    const { boardId, presence } = notice;
+    const send = () => {
+      const name = this.names.nameOf(presence.principal);
+      this.deps.publish(rosterTopic(boardId), presenceMessage(boardId, presenceView(presence), name));
+    };
+    if (this.names.has(presence.principal)) return send();
+    void this.names.learn([presence.principal]).then(send);
+  }
+
   /** A committed batch from the bus. */
   deliver(boardId: string, batch: CommittedEvent[]): void {
     const events = inSeqOrder(batch);
+    // Names this node has not read yet are read now: frames built meanwhile carry ids, later ones names.
+    void this.names.learn(events.map((e) => e.actor));
     this.firehose.deliver(boardId, events);
     this.streams.publish(boardId, events);
     this.delivery.live(boardId, events);

@@ -23,7 +23,7 @@ export interface OperatorAuditAction {
 }
 
 export interface OperatorAccessDeps {
-  store: Pick<Store, 'projects'>;
+  store: Pick<Store, 'projects' | 'accounts'>;
   /** Appends an operator action's audit row (src/admin/audit.ts auditOperatorAction, given by the composition root); rejects when it was not written. */
   audit(ctx: OperatorAuditCtx, action: OperatorAuditAction): Promise<unknown>;
   /** Whether the account is an operator now: OperatorGate.isOperator, the one rule (src/admin/gate.ts), read afresh each time. */
@@ -58,6 +58,14 @@ export class OperatorAccess {
   async boardName(boardId: string): Promise<string | null> {
     const [project] = await this.deps.store.projects.select({ _id: boardId }, ['name']);
     return project?.name ?? null;
+  }
+
+  /** The address of a board's owner, beside its name in the firehose: operators tell boards of different accounts apart by it. */
+  async ownerEmail(boardId: string): Promise<string | null> {
+    const [project] = await this.deps.store.projects.select({ _id: boardId }, ['ownerId']);
+    if (!project) return null;
+    const [owner] = await this.deps.store.accounts.select({ _id: project.ownerId }, ['email']);
+    return owner?.email ?? null;
   }
 
   /** The audit row of one subscription: `admin.live.subscribe` for a board, `admin.live.firehose`. */

@@ -1,17 +1,20 @@
 // A socket's subscribe to a board: let in as REST reads are (the feed's lookAt), audited when an
 // operator watches, then started from the log (`since`) or from a snapshot of the board and brought
 // live. A repeated subscribe to a board the socket watches merges its topics into that subscription.
+// The snapshot's events and the roster name their agents and people as the reader may see them.
 import type { Store } from '../../store/ports/store.js';
 import type { BoardFeed, StartPoint } from '../board/feed/feed.js';
-import { lookAt, refusedRead } from '../board/feed/look.js';
+import { lookAt, refusedRead, seesAddresses } from '../board/feed/look.js';
 import type { BoardRead } from '../board/visibility.js';
 import { drop } from './access-changes.js';
 import type { AccessChecks, Probe } from './access-checks.js';
+import type { Role } from '../auth/identity.js';
 import type { BoardStreams } from './board-stream.js';
 import { rosterMessage, shoutMessage, snapshotMessages } from './board-view.js';
 import { SNAPSHOT_SPENT, type SocketBudgets } from './budget.js';
 import { transmit, type Connection } from './connection.js';
 import { REPLAY_BACKLOG, type Delivery } from './delivery.js';
+import type { Names } from './names.js';
 import type { OperatorAccess } from './operator-access.js';
 import { SNAPSHOT, snapshotCost, SOCKET_BUDGET, type Topic } from './protocol.js';
 import type { SocketErrors } from './socket-errors.js';
@@ -28,6 +31,7 @@ export interface Start {
 export interface SubscribeDeps {
   feed: Pick<BoardFeed, 'board' | 'snapshot' | 'startAfter' | 'shoutsAfter'>;
   store: Pick<Store, 'presence'>;
+  names: Pick<Names, 'named'>;
   subscriptions: Pick<Subscriptions, 'state' | 'watch' | 'unwatch' | 'current'>;
   streams: Pick<BoardStreams, 'lastSeqOf'>;
   access: Pick<AccessChecks, 'membership' | 'endProbe'>;
@@ -41,7 +45,7 @@ export interface SubscribeDeps {
 /** A subscription let in: watching (its live events held) until it has started. */
 interface Admitted {
   sub: Subscription;
-  project: { role: string; name: string };
+  project: { role: Role | 'operator'; name: string };
   probe: Probe;
 }
 
@@ -173,7 +177,7 @@ export class Subscribe {
     conn: Connection,
     boardId: string,
     sub: Subscription,
-    project: { role: string; name: string },
+    project: { role: Role | 'operator'; name: string },
     start: Start,
   ): Promise<void> {
     const { feed, subscriptions } = this.deps;
@@ -184,6 +188,9 @@ export class Subscribe {
     const snapshot = committed
       ? await feed.snapshot(boardId, committed, sub, { recent: SNAPSHOT.recent, shouts })
       : null;
+    const addresses = seesAddresses(project.role);
+    const named = (principals: Iterable<string>) => this.deps.names.named(principals, addresses);
+    const names = snapshot ? await named(snapshot.recent.map((e) => e.actor)) : undefined;
     const at: StartPoint = snapshot
       ? { seq: snapshot.seq, head: snapshot.seq, resync: false }
       : await feed.startAfter(boardId, start.since);
@@ -194,12 +201,12 @@ export class Subscribe {
       const reason = 'Events since that seq are no longer retained; reload GET /api/status.';
       transmit(conn, JSON.stringify({ type: 'resync', boardId, seq: at.head, reason }));
     }
-    for (const message of snapshot ? snapshotMessages(boardId, project.name, snapshot, shouts) : []) {
+    for (const message of snapshot ? snapshotMessages(boardId, project.name, snapshot, shouts, names) : []) {
       if (conn.backlog() > REPLAY_BACKLOG) await conn.drained();
       if (!subscriptions.current(conn, boardId, sub)) return;
       transmit(conn, message);
     }
-    if (sub.topics.has('presence')) transmit(conn, await rosterMessage(this.deps.store, boardId));
+    if (sub.topics.has('presence')) transmit(conn, await rosterMessage(this.deps.store, boardId, named));
     if (shouts && start.shoutsAfter !== undefined && !snapshot)
       for (const shout of await feed.shoutsAfter(boardId, sub, start.shoutsAfter))
         transmit(conn, shoutMessage(boardId, shout));

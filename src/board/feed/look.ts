@@ -1,6 +1,7 @@
 // Who reads what of a board: the view the one rule makes (src/board/visibility.ts), made once per
 // request or subscription, and the reads it is refused. REST (BoardAccess.look) and sockets ask here.
 import type { Identity, Role } from '../../auth/identity.js';
+import { atLeast } from '../../auth/project-selection.js';
 import { boardViewOf, eventAsSeen, mayRead, seesShout, seesWholeBoard } from '../visibility.js';
 import type { BoardEvent, BoardRead, BoardView } from '../visibility.js';
 
@@ -38,3 +39,10 @@ export const hearsShout = (
   reader: Reader,
   shout: { from: string; to: string | null; workId: string | null },
 ): boolean => seesShout(reader.view, shout);
+
+/**
+ * Whether a reader acting with `role` is shown people's addresses where they have no display name:
+ * the board's owner and admins (as its member list shows them) and operators; the others know
+ * each other by name. Agents are named by their token's name for every reader of the board.
+ */
+export const seesAddresses = (role: Role | 'operator'): boolean => role === 'operator' || atLeast(role, 'admin');
