@@ -38,7 +38,17 @@ export type AdminToken = PublicToken & { revoked: boolean };
 
 export interface UserDetail {
   user: UserRow;
-  boards: { projectId: string; name: string; role: string; plan: 'free' | 'pro'; owned: boolean; closed: boolean }[];
+  /** Each board with its owner's address beside its name: boards of different accounts often share one ("My board"). */
+  boards: {
+    projectId: string;
+    name: string;
+    ownerId: string;
+    ownerEmail: string | null;
+    role: string;
+    plan: 'free' | 'pro';
+    owned: boolean;
+    closed: boolean;
+  }[];
   tokens: AdminToken[];
   billing: {
     projectId: string;
@@ -184,11 +194,25 @@ export class AccountsAdmin {
     for (const p of await Promise.all(missing.map((m) => this.store.projects.get(m.projectId))))
       if (p) projects.set(p._id, p);
     const memberOf = new Map(memberships.map((m) => [m.projectId, m]));
+    const owners = new Set([...projects.values()].map((p) => p.ownerId));
+    const emails = new Map(
+      (await this.store.accounts.select({ _id: { $in: [...owners] } }, ['email'])).map((a) => [a._id, a.email]),
+    );
     const boards = [...projects.values()].flatMap((p) => {
       const role = roleOn(p, userId, memberOf.get(p._id) ?? null);
-      return role
-        ? [{ projectId: p._id, name: p.name, role, plan: p.plan, owned: p.ownerId === userId, closed: closed(p) }]
-        : [];
+      if (!role) return [];
+      const owner = { ownerId: p.ownerId, ownerEmail: emails.get(p.ownerId) ?? null };
+      return [
+        {
+          projectId: p._id,
+          name: p.name,
+          ...owner,
+          role,
+          plan: p.plan,
+          owned: p.ownerId === userId,
+          closed: closed(p),
+        },
+      ];
     });
     return {
       user: await this.row(account),

@@ -44,6 +44,8 @@ const UserDetail = z.object({
     z.object({
       projectId: z.string(),
       name: z.string(),
+      ownerId: z.string(),
+      ownerEmail: z.string().nullable().describe('The owning account’s address (null when that account is gone).'),
       role: z.string(),
       plan: z.enum(['free', 'pro']),
       owned: z.boolean(),

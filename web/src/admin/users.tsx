@@ -1,5 +1,6 @@
 // Users: find an account by email prefix or id, and one account's detail (boards, tokens,
 // billing, audit) with the operator's actions on it, each destructive one behind a confirm step.
+import type { Reply } from '@agent-board/client';
 import { useState } from 'preact/hooks';
 import { client } from '../api.js';
 import { navigate, queryParam } from '../router.js';
@@ -187,7 +188,7 @@ export function UserPage({ userId }: { userId: string }) {
       <div class="grid2">
         <section class="panel">
           <h2>Boards ({d.boards.length})</h2>
-          <Rows rows={d.boards} empty="No boards." columns={['name', 'projectId', 'role', 'plan', 'owned', 'closed']} />
+          <Boards boards={d.boards} />
         </section>
         <section class="panel">
           <h2>
@@ -282,6 +283,45 @@ export function UserPage({ userId }: { userId: string }) {
         </section>
       </div>
     </section>
+  );
+}
+
+type Board = Reply<'/api/admin/users/{userId}', 'get'>['boards'][number];
+
+/** The account's boards by name, each with its owner (boards of different accounts share names: "My board"); ids on hover. */
+function Boards({ boards }: { boards: Board[] }) {
+  if (!boards.length) return <p class="muted">No boards.</p>;
+  return (
+    <div class="scroll-x">
+      <table class="list dense">
+        <thead>
+          <tr>
+            <th>name</th>
+            <th>owner</th>
+            <th>role</th>
+            <th>plan</th>
+            <th>closed</th>
+          </tr>
+        </thead>
+        <tbody>
+          {boards.map((b) => (
+            <tr key={b.projectId} data-board={b.projectId}>
+              <td title={b.projectId}>{b.name}</td>
+              <td title={b.ownerId}>
+                {b.owned ? (
+                  <span class="muted">this account</span>
+                ) : (
+                  <a href={`/admin/users/${b.ownerId}`}>{b.ownerEmail ?? b.ownerId.slice(0, 8)}</a>
+                )}
+              </td>
+              <td>{b.role}</td>
+              <td>{b.plan}</td>
+              <td>{b.closed ? 'closed' : '—'}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }
 
