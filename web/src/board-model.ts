@@ -1,11 +1,14 @@
 // What the board page holds of one board, kept current by its feed alone: every card (from the
 // snapshot, then each event's patch), the columns in their order, the roster with each heartbeat,
 // shouts and activity. Changes are applied at once and shown at most once per frame, and only the
-// columns that changed are sorted again, so a busy fleet on a large board stays smooth.
+// columns that changed are sorted again, so a busy fleet on a large board stays smooth. The names
+// the feed carries (a roster entry's `name`, an event's `actorName`) are kept for the session
+// (session.ts heardNames), so the page names other accounts' agents by their tokens' names.
 import { batch, signal } from '@preact/signals';
 import { client } from './api.js';
 import { chainOrder, seqOf } from './chain.js';
 import { BoardFeed, type BoardEvent, type Shout, type Snapshot } from './live.js';
+import { hearNames } from './session.js';
 import type { Card, ItemPatch, Presence } from './types.js';
 
 export const STATES = [
@@ -38,6 +41,10 @@ export const COLUMN_ORDER: Record<State, (a: Card, b: Card) => number> = {
   blocked: newestFirst,
   cancelled: newestFirst,
 };
+
+/** What the socket adds to a heartbeat and an event: the name the server lets this reader see, when it has read it. */
+type Named = Presence & { name?: string };
+type NamedEvent = BoardEvent & { actorName?: string };
 
 export interface Agent extends Partial<Presence> {
   principal: string;
@@ -116,6 +123,7 @@ export class BoardModel {
     for (const c of s.cards) this.byState.get(c.state as State)?.set(c.workId, c);
     for (const st of STATES) this.dirty.add(st);
     this.heardEvents.push(...[...s.recent].reverse());
+    hearNames(s.recent.map((e: NamedEvent) => [e.actor, e.actorName] as const));
     batch(() => {
       this.name.value = s.name;
       this.mergeShouts(s.shouts);
@@ -128,7 +136,8 @@ export class BoardModel {
   }
 
   /** An event: into the stream, and its items' patches onto the cards. */
-  private heard(e: BoardEvent): void {
+  private heard(e: NamedEvent): void {
+    hearNames([[e.actor, e.actorName]]);
     if (e.seq !== null) this.heardEvents.push(e);
     for (const fn of this.listeners) fn(e);
     if (e.type === 'board.rewound') {
@@ -215,7 +224,8 @@ export class BoardModel {
     }
   }
 
-  private roster(agents: Presence[], within: number): void {
+  private roster(agents: Named[], within: number): void {
+    hearNames(agents.map((a) => [a.principal, a.name] as const));
     this.beats.clear();
     batch(() => {
       this.onlineWithinMs.value = within;
@@ -223,7 +233,8 @@ export class BoardModel {
     });
   }
 
-  private beat(agent: Presence): void {
+  private beat(agent: Named): void {
+    hearNames([[agent.principal, agent.name]]);
     this.beats.set(agent.principal, agent);
     this.schedule();
   }

@@ -1,6 +1,7 @@
 // Live: the firehose (docs/operators.md#live-view): every board's events as they commit, newest
 // on top, narrowed by board, by an account's boards, or by event type (prefixes end with a dot).
-// Paused, the feed keeps listening and holds what arrives; resuming shows it.
+// Paused, the feed keeps listening and holds what arrives; resuming shows it. Boards show by name
+// with their owner's address (many are called "My board"), agents by their tokens' names; ids on hover.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { client } from '../api.js';
 import { ErrorNote } from '../ui/kit.js';
@@ -10,8 +11,23 @@ interface Frame {
   boardId: string;
   /** Null until the server has read the board's name. */
   boardName: string | null;
+  /** The owning account's address, read with the name. */
+  ownerEmail?: string | null;
   seq: number;
-  event: { type: string; actor: string; workId: string | null; at: string; data: Record<string, unknown> };
+  event: {
+    type: string;
+    actor: string;
+    /** The agent's token name (a person's display name), once the server has read it. */
+    actorName?: string;
+    workId: string | null;
+    at: string;
+    data: Record<string, unknown>;
+  };
+}
+
+interface BoardLabel {
+  name: string;
+  ownerEmail: string | null;
 }
 
 interface Filter {
@@ -34,8 +50,9 @@ function useFirehose(filter: Filter, paused: boolean) {
   const [state, setState] = useState<State>('connecting');
   const [error, setError] = useState<string | null>(null);
   const socket = useRef<WebSocket | null>(null);
-  /** Board names as frames carried them: a board's earlier rows show its name too once one did. */
-  const names = useRef(new Map<string, string>());
+  /** Board and actor names as frames carried them: earlier rows show a name too once one frame did. */
+  const names = useRef(new Map<string, BoardLabel>());
+  const actors = useRef(new Map<string, string>());
   const pausedRef = useRef(paused);
   const filterRef = useRef(filter);
   pausedRef.current = paused;
@@ -65,7 +82,9 @@ function useFirehose(filter: Filter, paused: boolean) {
           setError(null);
         } else if (msg.type === 'firehose') {
           const frame = msg as Frame;
-          if (frame.boardName) names.current.set(frame.boardId, frame.boardName);
+          if (frame.boardName)
+            names.current.set(frame.boardId, { name: frame.boardName, ownerEmail: frame.ownerEmail ?? null });
+          if (frame.event.actorName) actors.current.set(frame.event.actor, frame.event.actorName);
           const add = (list: Frame[]) => [frame, ...list].slice(0, KEEP);
           if (pausedRef.current) setHeld(add);
           else setRows(add);
@@ -107,7 +126,8 @@ function useFirehose(filter: Filter, paused: boolean) {
     dropped,
     state,
     error,
-    nameOf: (boardId: string) => names.current.get(boardId) ?? null,
+    boardOf: (boardId: string) => names.current.get(boardId) ?? null,
+    actorOf: (actor: string) => actors.current.get(actor) ?? null,
     clear: () => (setRows([]), setHeld([]), setDropped(0)),
   };
 }
@@ -117,6 +137,12 @@ const list = (text: string): string[] =>
     .split(/[\s,]+/)
     .map((s) => s.trim())
     .filter(Boolean);
+
+/** An actor as a row shows it: an agent (⚙) or a person (👤), by name when the server gave one, else a short id. */
+const actorLabel = (actor: string, name: string | null): string => {
+  const mark = actor.startsWith('agent:') ? '⚙ ' : actor.startsWith('user:') ? '👤 ' : '';
+  return `${mark}${name ?? actor.replace(/^(agent|user):/, '').slice(0, 15)}`;
+};
 
 /** The kind of an event, for its colour: lease.granted → lease. */
 const kind = (type: string): string => type.split('.')[0] ?? type;
@@ -266,7 +292,8 @@ export function LiveSection() {
             </thead>
             <tbody>
               {feed.rows.map((r) => {
-                const name = feed.nameOf(r.boardId);
+                const board = feed.boardOf(r.boardId);
+                const label = board ? `${board.name}${board.ownerEmail ? ` · ${board.ownerEmail}` : ''}` : null;
                 return (
                   <tr key={`${r.boardId}:${r.seq}`} data-board={r.boardId} data-seq={r.seq}>
                     <td class="at">{clock(r.event.at)}</td>
@@ -274,19 +301,20 @@ export function LiveSection() {
                       <button
                         type="button"
                         class="link board-name"
-                        title={`Watch only ${name ? `${name} (${r.boardId})` : r.boardId}`}
+                        title={`Watch only ${label ? `${label} (${r.boardId})` : r.boardId}`}
                         onClick={() => (setBoards(r.boardId), setFilter({ ...filter, boards: [r.boardId] }))}
                       >
-                        {name ?? r.boardId.slice(0, 10)}
+                        {board?.name ?? r.boardId.slice(0, 10)}
                       </button>
+                      {board?.ownerEmail ? <span class="muted owner"> {board.ownerEmail}</span> : null}
                     </td>
                     <td class="num">{r.seq}</td>
                     <td>
                       <span class={`etype k-${kind(r.event.type)}`}>{r.event.type}</span>
                     </td>
                     <td>{r.event.workId ?? ''}</td>
-                    <td title={r.event.actor}>
-                      {r.event.actor.replace(/^(agent|user):/, (m) => (m === 'agent:' ? '⚙ ' : '👤 ')).slice(0, 18)}
+                    <td class="actor" title={r.event.actor}>
+                      {actorLabel(r.event.actor, feed.actorOf(r.event.actor))}
                     </td>
                     <td class="detail">{summary(r.event)}</td>
                   </tr>

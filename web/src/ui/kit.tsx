@@ -3,7 +3,7 @@
 import type { ComponentChildren } from 'preact';
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { shown } from '../api.js';
-import { agentNames, me, now } from '../session.js';
+import { agentNames, heardNames, me, now } from '../session.js';
 import type { BoardEvent } from '../types.js';
 
 export function ErrorNote({ error }: { error: unknown }) {
@@ -174,11 +174,27 @@ export function Countdown({ until }: { until: string }) {
   );
 }
 
-/** `agent:…` / `user:…` as a person reads it: "you", a token's name when it is one of yours, else a short id. */
+/**
+ * `agent:…` / `user:…` as a person reads it: "you"; a token's name (one of yours, or one the server
+ * named on a board you watch); a person's name as the board shows it to you; else a short id.
+ */
 export function who(principal: string | null | undefined): string {
   if (!principal) return '—';
   if (me.value && principal === `user:${me.value.id}`) return 'you';
-  return agentNames.value.get(principal) ?? principal.replace(/^(agent|user):/, '').slice(0, 8);
+  return (
+    agentNames.value.get(principal) ??
+    heardNames.value.get(principal) ??
+    principal.replace(/^(agent|user):/, '').slice(0, 8)
+  );
+}
+
+/** A principal by name (who), its id on hover. */
+export function Who({ principal }: { principal: string | null | undefined }) {
+  return (
+    <span class="who" title={principal ?? undefined}>
+      {who(principal)}
+    </span>
+  );
 }
 
 /** One line for a board event: its type, item (or doctrine entry, or spec clause), and the move it made. */
