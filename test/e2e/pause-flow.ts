@@ -40,7 +40,8 @@ export function pauseFlow(name: string, open: () => Promise<OpenedStore>): void 
         ).status,
       ).toBe(201);
       const held = (await a.post('/api/claim', { workId: 'W-1' })).body;
-      expect((await a.post('/api/claim', { workId: 'W-2', ttlSeconds: 2 })).status).toBe(200);
+      // Long enough to outlast the pause's first steps on a busy machine (2 s did not, once, in CI).
+      expect((await a.post('/api/claim', { workId: 'W-2', ttlSeconds: 6 })).status).toBe(200);
       const gated = (await a.post('/api/claim', { workId: 'W-3' })).body;
       expect((await a.post('/api/submit', { leaseId: gated.leaseId, head: head(3) })).status).toBe(200);
       const socket = await openSocket(url(), { authorization: b.defaults.authorization! });
@@ -63,7 +64,12 @@ export function pauseFlow(name: string, open: () => Promise<OpenedStore>): void 
         pausedBy: `user:${me}`,
         pausedAt: paused.body.pausedAt,
       });
-      const seqBefore = (await status(board)).lastSeq as number;
+      const before = await status(board);
+      const seqBefore = before.lastSeq as number;
+      expect(
+        before.leases.map((l: { workId: string }) => l.workId),
+        'W-2 still leased when paused',
+      ).toContain('W-2');
 
       // Pausing again changes nothing and logs nothing: who paused it, and when, stay.
       expect((await setPaused(board, true)).body).toMatchObject({ paused: true, pausedAt: paused.body.pausedAt });
@@ -131,7 +137,7 @@ export function pauseFlow(name: string, open: () => Promise<OpenedStore>): void 
         .filter((e: { seq: number }) => e.seq > seqBefore)
         .map((e: { type: string }) => e.type)
         .reverse();
-      // W-2's 2 s lease runs out among these on its own clock (sooner on a slow machine): its pair is
+      // W-2's 6 s lease runs out among these on its own clock (sooner on a slow machine): its pair is
       // somewhere before the release, and the rest is in the order they were made.
       const expired = types.indexOf('lease.expired');
       expect(types.slice(expired, expired + 2)).toEqual(['lease.expired', 'item.state']);
