@@ -11,10 +11,6 @@ export interface MongoStoreOptions {
   db: string;
   /** Prefix for collection names, so parallel test suites stay apart. */
   prefix?: string;
-  /** After how long a commit guard left by a dead committer may be taken over (FerretDB only). */
-  guardStaleMs?: number;
-  /** How long moot commit guards wait to be deleted together (FerretDB only; tests lengthen it). */
-  guardReleaseMs?: number;
   /** The boards' clock for their clean-up delays (tests move it). */
   clock?: () => number;
   /** How long close waits for the calls under way before it closes the client anyway (tests shorten it). */
@@ -34,14 +30,14 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
   const db = client.db(options.db);
   const prefix = options.prefix ?? '';
   const server = await wireServerOf(db);
-  const guards =
-    server === 'ferretdb1'
-      ? {
-          driver: db.collection<Document>(`${prefix}commit_guards`),
-          staleAfterMs: options.guardStaleMs ?? 30_000,
-          ...(options.guardReleaseMs !== undefined && { mootReleaseMs: options.guardReleaseMs }),
-        }
-      : null;
+  if (server === 'ferretdb1') {
+    await client.close();
+    throw new Error(
+      'FerretDB 1.x is not supported: it does not apply a version-conditional update atomically, ' +
+        'and it reads every document of a collection for every query. Use MongoDB, or FerretDB 2 on ' +
+        'PostgreSQL with DocumentDB (docs/operating.md, "MongoDB in production").',
+    );
+  }
   const keyed = server === 'ferretdb2';
   const ensure = async (
     name: string,
@@ -66,8 +62,8 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
       return [
         name,
         name === 'boards'
-          ? new MongoBoards(driver, log, staging, guards, options.clock)
-          : new MongoCollection(name, SCHEMA[name], driver, guards, [], keyed ? CompoundKeys.of(SCHEMA[name]) : null),
+          ? new MongoBoards(driver, log, staging, options.clock)
+          : new MongoCollection(name, SCHEMA[name], driver, [], keyed ? CompoundKeys.of(SCHEMA[name]) : null),
       ] as const;
     }),
   );
@@ -127,10 +123,9 @@ async function replicationOf(db: Db): Promise<Record<string, unknown>> {
 }
 
 /**
- * Which server answers, for the differences the adapter handles: FerretDB 1.x does not apply a
- * conditional update atomically (commit guards, MongoCollection); FerretDB 2 checks compound unique
- * indexes slowly (compound-unique.ts). FerretDB 1.x names its version `ferretdbVersion`, 2.x
- * `ferretdb.version`; MongoDB neither.
+ * Which server answers: FerretDB 2 checks compound unique indexes slowly (compound-unique.ts, the
+ * one difference the adapter handles); FerretDB 1.x is refused (see openMongoStore). FerretDB 1.x
+ * names its version `ferretdbVersion`, 2.x `ferretdb.version`; MongoDB neither.
  */
 async function wireServerOf(db: Db): Promise<'mongodb' | 'ferretdb1' | 'ferretdb2'> {
   const info = await db.admin().command({ buildInfo: 1 });

@@ -30,7 +30,7 @@ import {
   type StoredItem,
 } from '../ports/store.js';
 import { duplicateWrites } from './duplicate-key.js';
-import { MongoCollection, type CommitGuards } from './mongo-collection.js';
+import { MongoCollection } from './mongo-collection.js';
 
 /**
  * What a header carries inline at most: its items and events together. A wire server may decode
@@ -134,10 +134,9 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
     headers: Driver<Document>,
     private readonly log: Driver<Document>,
     private readonly staging: Driver<Document>,
-    guards: CommitGuards | null,
     private readonly clock: () => number = Date.now,
   ) {
-    super('boards', SCHEMA.boards, headers, guards, ['layout', 'intent', 'items']);
+    super('boards', SCHEMA.boards, headers, ['layout', 'intent', 'items']);
   }
 
   override insert(doc: BoardRecord): Promise<void> {
@@ -265,22 +264,14 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
       stage = randomUUID();
       intent = { v, stage, parts: await this.stageParts(id, v, stage, written), events: written.events !== undefined };
     }
-    const landed = await this.guarded(
-      id,
-      expectedVersion,
-      false,
-      async () => {
-        const result = await this.run(() =>
-          this.driver.updateOne({ _id: id, version: expectedVersion } as Document, {
-            $set: { ...header, intent },
-            $unset: { outbox: '' },
-            $inc: { version: 1 },
-          }),
-        );
-        return result.modifiedCount === 1;
-      },
-      (landed) => landed,
+    const result = await this.run(() =>
+      this.driver.updateOne({ _id: id, version: expectedVersion } as Document, {
+        $set: { ...header, intent },
+        $unset: { outbox: '' },
+        $inc: { version: 1 },
+      }),
     );
+    const landed = result.modifiedCount === 1;
     if (!landed) {
       if (stage) await this.track(this.staging.deleteMany({ stage })).catch(() => undefined);
       return false;
@@ -316,7 +307,6 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
   /** Waits for this process's log inserts and clean-ups of every board (tests, and a clean close). */
   async settled(): Promise<void> {
     await Promise.all([...this.local.values()].map((l) => Promise.all([l.pending, l.cleanup])));
-    await this.releaseMoot();
   }
 
   private localOf(id: string): Local {
@@ -490,14 +480,11 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
       item,
     }));
     for (let i = 0; i < docs.length; i += INSERT_CHUNK) await this.insertVersions(docs.slice(i, i + INSERT_CHUNK));
-    await this.guarded(id, old.version, false, async () => {
-      await this.run(() =>
-        this.driver.updateOne({ _id: id, version: old.version, layout: { $exists: false } } as Document, {
-          $set: { layout: 2, intent: null },
-          $unset: { items: '' },
-        }),
-      );
-      return true;
-    });
+    await this.run(() =>
+      this.driver.updateOne({ _id: id, version: old.version, layout: { $exists: false } } as Document, {
+        $set: { layout: 2, intent: null },
+        $unset: { items: '' },
+      }),
+    );
   }
 }

@@ -15,26 +15,7 @@ import {
 import type { CompoundKeys } from './compound-unique.js';
 import { duplicateWrites, indexNamedIn, isDuplicateKey } from './duplicate-key.js';
 
-/**
- * Wire servers that evaluate a conditional update's filter apart from its write (FerretDB 1.x
- * lets several "winners" through) get commits serialized by a guard: inserting the unique id
- * `<collection>/<id>/<version>` is atomic everywhere, so one writer per version proceeds.
- */
-export interface CommitGuards {
-  driver: Driver<Document>;
-  /** A guard older than this belongs to a committer that died; it may be taken over. */
-  staleAfterMs: number;
-  /** Moot guards are deleted this long after the first of them waits (MOOT_RELEASE_MS unless a test says). */
-  mootReleaseMs?: number;
-}
-
-/** Moot guards are deleted this long after the first of them, or once MOOT_BATCH wait. */
-const MOOT_RELEASE_MS = 1000;
-const MOOT_BATCH = 100;
-
 export class MongoCollection<T extends Doc> implements Collection<T> {
-  private moot: string[] = [];
-  private mootTimer: NodeJS.Timeout | null = null;
   /** Calls sent to the server and not yet answered: close waits for them (see close). */
   private readonly underWay = new Set<Promise<unknown>>();
   /** Fields the adapter keeps in a document that the port never shows (a board header's commit intent, compound keys). */
@@ -44,7 +25,6 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     protected readonly name: string,
     private readonly indexes: readonly IndexSpec[],
     protected readonly driver: Driver<Document>,
-    protected readonly guards: CommitGuards | null = null,
     hidden: readonly string[] = [],
     /** Compound unique indexes kept as key fields (FerretDB 2: compound-unique.ts), or null. */
     private readonly keys: CompoundKeys | null = null,
@@ -138,7 +118,7 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     const update: Document = { $inc: { version: 1 } };
     if (Object.keys(changes).length) update.$set = changes;
     if (unset.length) update.$unset = Object.fromEntries(unset.map((f) => [f, '']));
-    return this.guarded(id, expectedVersion, null, async () => {
+    return (async () => {
       if (this.keys?.touches(changes, unset as readonly string[])) {
         // The key fields follow the fields they hold; the version check keeps the read and the write one.
         const before = await this.run(() => this.driver.findOne({ _id: id, version: expectedVersion } as Document));
@@ -155,57 +135,21 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
       );
       for (const field of Object.keys(this.hidden ?? {})) delete doc?.[field];
       return doc as T | null;
-    });
+    })();
   }
 
   async delete(id: string, expectedVersion?: number): Promise<boolean> {
     const filter: Document = expectedVersion === undefined ? { _id: id } : { _id: id, version: expectedVersion };
-    if (expectedVersion === undefined) return (await this.run(() => this.driver.deleteOne(filter))).deletedCount === 1;
-    return this.guarded(
-      id,
-      expectedVersion,
-      false,
-      async () => (await this.run(() => this.driver.deleteOne(filter))).deletedCount === 1,
-    );
+    return (await this.run(() => this.driver.deleteOne(filter))).deletedCount === 1;
   }
 
   /**
-   * Runs a version-conditional write, holding the version's guard where the server needs one.
-   * `moved` says of a result that the record's version is past `version` for good (a board
-   * commit that landed: versions only grow). That guard is moot, as no write at its version can
-   * land any more, so it is deleted with others a moment later in one round trip rather than now:
-   * a commit costs the store one command fewer.
-   */
-  protected async guarded<R>(
-    id: string,
-    version: number,
-    lost: R,
-    write: () => Promise<R>,
-    moved?: (result: R) => boolean,
-  ): Promise<R> {
-    if (!this.guards) return write();
-    const guards = this.guards;
-    const guardId = `${this.name}/${id}/${version}`;
-    if (!(await this.takeGuard(guardId))) return lost;
-    let moot = false;
-    try {
-      const result = await write();
-      moot = moved?.(result) ?? false;
-      return result;
-    } finally {
-      if (moot) this.releaseLater(guardId);
-      else await this.track(guards.driver.deleteOne({ _id: guardId } as Document)).catch(() => undefined);
-    }
-  }
-
-  /**
-   * The store's close: the moot guards waiting go out, and every call under way is answered first.
+   * The store's close: every call under way is answered first.
    * A server carries out what a client sent before it closed, so a write no caller waited for (a
    * token's last use, a clean-up) would otherwise land after close: in a test, after its database
    * was dropped, which FerretDB (SQLite) then created again beside the dropped one's files.
    */
   async close(): Promise<void> {
-    await this.releaseMoot();
     // An operation of several calls sends its next one once the last is answered: a turn of the
     // event loop after they settle, whatever comes next is under way too, and is waited for.
     while (this.underWay.size) {
@@ -220,41 +164,6 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     const answered = () => void this.underWay.delete(call);
     call.then(answered, answered);
     return call;
-  }
-
-  /** Deletes the moot guards waiting for it (those of versions writes moved past). */
-  async releaseMoot(): Promise<void> {
-    if (this.mootTimer) clearTimeout(this.mootTimer);
-    this.mootTimer = null;
-    const ids = this.moot.splice(0);
-    if (ids.length)
-      await this.track(this.guards!.driver.deleteMany({ _id: { $in: ids } } as Document)).catch(() => undefined);
-  }
-
-  private releaseLater(guardId: string): void {
-    this.moot.push(guardId);
-    if (this.moot.length >= MOOT_BATCH) void this.releaseMoot();
-    else if (!this.mootTimer) {
-      this.mootTimer = setTimeout(() => void this.releaseMoot(), this.guards!.mootReleaseMs ?? MOOT_RELEASE_MS);
-      this.mootTimer.unref();
-    }
-  }
-
-  private async takeGuard(guardId: string): Promise<boolean> {
-    const guards = this.guards!;
-    for (let attempt = 0; attempt < 2; attempt++) {
-      try {
-        await this.track(guards.driver.insertOne({ _id: guardId, at: Date.now() } as Document));
-        return true;
-      } catch (e) {
-        if (!isDuplicateKey(e))
-          throw e instanceof MongoError && !(e instanceof MongoServerError) ? new StoreUnavailableError(e) : e;
-      }
-      const held = await this.track(guards.driver.findOne({ _id: guardId } as Document));
-      if (!held || Date.now() - Number(held.at) < guards.staleAfterMs) return false;
-      await this.track(guards.driver.deleteOne({ _id: guardId, at: held.at } as Document));
-    }
-    return false;
   }
 
   async deleteMany(filter: Filter<T>): Promise<number> {

@@ -72,7 +72,7 @@ describe.skipIf(!uri)('board commits on the MongoDB wire server, under faults', 
   let prefix: string;
   const opened: Store[] = [];
   const open = async () => {
-    const store = await openMongoStore({ uri: uri!, db: DB, prefix, guardStaleMs: 300 });
+    const store = await openMongoStore({ uri: uri!, db: DB, prefix });
     opened.push(store);
     return store;
   };
