@@ -33,9 +33,9 @@ import { duplicateWrites } from './duplicate-key.js';
 import { MongoCollection } from './mongo-collection.js';
 
 /**
- * What a header carries inline at most: its items and events together. A wire server may decode
- * the whole header on every read of it (FerretDB 1.x decodes about 1 MB/s), so it stays small;
- * more is staged in parts of PART_ENTRIES.
+ * What a header carries inline at most: its items and events together. A document store rewrites
+ * a document it updates, whole (WiredTiger and PostgreSQL alike), and every commit updates the
+ * header, so it stays small; more is staged in parts of PART_ENTRIES.
  */
 export const INLINE_ENTRIES = 64;
 export const INLINE_BYTES = 16 * 1024;
@@ -47,9 +47,8 @@ export const GC_GRACE_MS = 60_000;
 export const PARTS_GRACE_MS = 10_000;
 const GC_BATCH = 500;
 /**
- * A board's replaced parts are deleted at most this often. On a wire server that scans a whole
- * collection for every delete (FerretDB 1.x), one delete per commit made the store's work grow
- * with the staging collection times the commit rate.
+ * A board's replaced parts are deleted at most this often, together: one delete for the parts of
+ * many commits, off the commits' path.
  */
 const PARTS_DROP_EVERY_MS = PARTS_GRACE_MS / 2;
 const READ_ATTEMPTS = 8;

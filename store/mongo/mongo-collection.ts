@@ -125,15 +125,14 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
         if (!before) return null;
         update.$set = { ...changes, ...this.keys.after(before, changes, unset as readonly string[]) };
       }
-      // FerretDB 1.x refuses a projection on findAndModify: hidden fields are dropped here instead.
       const doc = await this.run(
         () =>
           this.driver.findOneAndUpdate({ _id: id, version: expectedVersion } as Document, update, {
             returnDocument: 'after',
+            ...(this.hidden && { projection: this.hidden }),
           }),
         { _id: id, ...changes },
       );
-      for (const field of Object.keys(this.hidden ?? {})) delete doc?.[field];
       return doc as T | null;
     })();
   }
@@ -146,8 +145,8 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
   /**
    * The store's close: every call under way is answered first.
    * A server carries out what a client sent before it closed, so a write no caller waited for (a
-   * token's last use, a clean-up) would otherwise land after close: in a test, after its database
-   * was dropped, which FerretDB (SQLite) then created again beside the dropped one's files.
+   * token's last use, a clean-up) would otherwise land after close: after the node said it was gone,
+   * or in a test after its database was dropped (creating it again).
    */
   async close(): Promise<void> {
     // An operation of several calls sends its next one once the last is answered: a turn of the
