@@ -90,7 +90,8 @@ export class Hub {
     this.firehose = new Firehose({
       clock,
       transmit,
-      actorName: nameOf,
+      // Operators see people's addresses: one without a display name shows by it.
+      actorName: (principal: string) => names.nameOf(principal, true),
       ...(operators && {
         boardName: (boardId: string) => operators.boardName(boardId),
         ownerEmail: (boardId: string) => operators.ownerEmail(boardId),

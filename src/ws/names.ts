@@ -33,9 +33,13 @@ export class Names {
 
   constructor(private readonly deps: { store: NamesPorts; clock: () => number }) {}
 
-  /** The name every reader of the principal's board may see (a token's name, a display name), as known now; undefined when not. */
-  nameOf(principal: string): string | undefined {
-    return this.known.get(principal)?.name ?? undefined;
+  /**
+   * The name every reader of the principal's board may see (a token's name, a display name), as
+   * known now; undefined when not. `addresses`: a person without a display name by their address.
+   */
+  nameOf(principal: string, addresses = false): string | undefined {
+    const known = this.known.get(principal);
+    return known?.name ?? (addresses ? known?.email : null) ?? undefined;
   }
 
   /** Whether the principal was read (named or not): a frame about it need not wait for a read. */
@@ -79,8 +83,7 @@ export class Names {
     await this.learn(wanted);
     const names = new Map<string, string>();
     for (const p of wanted) {
-      const known = this.known.get(p);
-      const name = known?.name ?? (addresses ? known?.email : null);
+      const name = this.nameOf(p, addresses);
       if (name) names.set(p, name);
     }
     return names;
