@@ -1,8 +1,9 @@
 // The board's metrics as running aggregates, folded from each commit's events (never by reading
-// the log back): per day, items done, leases granted and expired, verdicts and passes, and a
-// histogram of ready-to-done times, and doctrine blind tests passed and failed; and when each agent last acted. Kept with the board, bounded
-// by days and active agents, not by the board's size. Pure: time arrives with the events.
-import type { Board } from './board.js';
+// the log back): per day, items done, leases granted and expired, verdicts and passes, a histogram
+// of ready-to-done times, doctrine blind tests passed and failed, the items per state at the day's
+// end and the most agents active at once; and when each agent last acted. Kept with the board,
+// bounded by days and active agents, not by the board's size. Pure: time arrives with the events.
+import { countsByState, type Board } from './board.js';
 
 export const STATS_DAYS_KEPT = 180;
 export const ACTIVE_WINDOW_MS = 3600_000;
@@ -20,6 +21,10 @@ export interface DayStats {
   /** Doctrine blind tests that passed and failed; absent on a day without any. */
   blindPasses?: number;
   blindFails?: number;
+  /** Items per state after the day's last commit; absent on days folded before it was kept. */
+  counts?: Record<string, number>;
+  /** The most agents active within ACTIVE_WINDOW_MS at any commit that day; absent likewise. */
+  agentsPeak?: number;
 }
 
 export interface BoardStats {
@@ -47,11 +52,28 @@ export interface Metrics {
   blindTests: { pass: number; fail: number };
 }
 
+/** One UTC day of a board's series (seriesOf): a day without stats reads as zeros, its counts carried. */
+export interface SeriesDay {
+  day: string;
+  done: number;
+  grants: number;
+  expiries: number;
+  verdicts: number;
+  passes: number;
+  readyToDoneSeconds: { median: number | null; p90: number | null };
+  verifyPassRate: number | null;
+  leaseExpiryRate: number | null;
+  agentsActive: number;
+  counts: Record<string, number> | null;
+}
+
 export const emptyStats = (): BoardStats => ({ days: {}, active: {} });
+
+const DAY_MS = 86_400_000;
 
 export const dayOf = (at: number): string => new Date(at).toISOString().slice(0, 10);
 /** The first day of the STATS_DAYS_KEPT a board keeps, as of `at`: the header's and the archive's. */
-export const oldestDayKept = (at: number): string => dayOf(at - STATS_DAYS_KEPT * 86_400_000);
+export const oldestDayKept = (at: number): string => dayOf(at - STATS_DAYS_KEPT * DAY_MS);
 const bucketOf = (seconds: number): number => Math.floor(Math.log2(1 + Math.max(0, seconds)) * BUCKETS_PER_OCTAVE);
 const bucketMiddle = (bucket: number): number =>
   (2 ** (bucket / BUCKETS_PER_OCTAVE) + 2 ** ((bucket + 1) / BUCKETS_PER_OCTAVE)) / 2 - 1;
@@ -107,6 +129,10 @@ export function foldStats(stats: BoardStats | undefined, events: readonly StatEv
   const oldestDay = oldestDayKept(latest);
   for (const key of Object.keys(days)) if (key < oldestDay) delete days[key];
   for (const [principal, at] of Object.entries(active)) if (latest - at >= ACTIVE_WINDOW_MS) delete active[principal];
+  // The board as this commit left it: the day's last commit leaves the day's end.
+  const today = day(latest);
+  today.counts = countsByState(board);
+  today.agentsPeak = Math.max(today.agentsPeak ?? 0, Object.keys(active).length);
   return { days, active };
 }
 
@@ -119,7 +145,7 @@ export const HEADER_DAYS = 2;
  * every commit, so it must not grow with the board's age (180 days of stats are about 35 KB).
  */
 export function closedDays(stats: BoardStats, now: number): { kept: BoardStats; closed: [string, DayStats][] } {
-  const firstOpen = dayOf(now - (HEADER_DAYS - 1) * 86_400_000);
+  const firstOpen = dayOf(now - (HEADER_DAYS - 1) * DAY_MS);
   const closed = Object.entries(stats.days).filter(([day]) => day < firstOpen);
   if (!closed.length) return { kept: stats, closed };
   return {
@@ -152,7 +178,7 @@ export function metricsOf(stats: BoardStats | undefined, now: number, since: num
   const grants = sum((d) => d.grants);
   return {
     throughputPerDay: days.filter(([, d]) => d.done > 0).map(([day, d]) => ({ day, done: d.done })),
-    medianReadyToDoneSeconds: medianOf(histogram),
+    medianReadyToDoneSeconds: percentileOf(histogram, 50),
     verifyPassRate: verdicts ? sum((d) => d.passes) / verdicts : null,
     leaseExpiryRate: grants ? sum((d) => d.expiries) / grants : null,
     agentsActiveLastHour: Object.values(stats?.active ?? {}).filter((at) => now - at < ACTIVE_WINDOW_MS).length,
@@ -160,13 +186,49 @@ export function metricsOf(stats: BoardStats | undefined, now: number, since: num
   };
 }
 
-function medianOf(histogram: Map<number, number>): number | null {
+/**
+ * The board's days one by one, from the first with stats (not before `since`) through `now`'s (or
+ * a later day a clock ahead wrote): a day without stats reads as zeros and nulls, and its counts
+ * are the day before's (null until a day has them).
+ */
+export function seriesOf(stats: BoardStats | undefined, now: number, since: number): SeriesDay[] {
+  const all = stats?.days ?? {};
+  const held = Object.keys(all).sort();
+  const first = held.find((day) => day >= dayOf(since));
+  if (first === undefined) return [];
+  let counts: Record<string, number> | null = null;
+  for (const day of held) if (day < first) counts = all[day]!.counts ?? counts;
+  const last = [dayOf(now), held.at(-1)!].sort().at(-1)!;
+  const series: SeriesDay[] = [];
+  for (let at = Date.parse(first), day = first; day <= last; at += DAY_MS, day = dayOf(at)) {
+    const d = all[day];
+    counts = d?.counts ?? counts;
+    const histogram = new Map(Object.entries(d?.readyToDone ?? {}).map(([b, n]) => [Number(b), n]));
+    series.push({
+      day,
+      done: d?.done ?? 0,
+      grants: d?.grants ?? 0,
+      expiries: d?.expiries ?? 0,
+      verdicts: d?.verdicts ?? 0,
+      passes: d?.passes ?? 0,
+      readyToDoneSeconds: { median: percentileOf(histogram, 50), p90: percentileOf(histogram, 90) },
+      verifyPassRate: d?.verdicts ? d.passes / d.verdicts : null,
+      leaseExpiryRate: d?.grants ? d.expiries / d.grants : null,
+      agentsActive: d?.agentsPeak ?? 0,
+      counts,
+    });
+  }
+  return series;
+}
+
+/** The middle of the bucket holding the `percent`th percentile of the times (within ~9%), or null without any. */
+function percentileOf(histogram: Map<number, number>, percent: number): number | null {
   const total = [...histogram.values()].reduce((a, b) => a + b, 0);
   if (!total) return null;
   let seen = 0;
   for (const bucket of [...histogram.keys()].sort((a, b) => a - b)) {
     seen += histogram.get(bucket)!;
-    if (seen * 2 >= total) return Math.round(bucketMiddle(bucket) * 10) / 10;
+    if (seen * 100 >= total * percent) return Math.round(bucketMiddle(bucket) * 10) / 10;
   }
   return null;
 }
