@@ -170,8 +170,26 @@ export function peopleFlow(name: string, open: () => Promise<OpenedStore>): void
       });
       expect(res.body.boards).toEqual(
         expect.arrayContaining([
-          { projectId: owner.projectId, name: 'My board', role: 'owner', plan: 'free', owned: true, closed: false },
-          { projectId: other.projectId, name: 'My board', role: 'member', plan: 'free', owned: false, closed: false },
+          {
+            projectId: owner.projectId,
+            name: 'My board',
+            role: 'owner',
+            plan: 'free',
+            owned: true,
+            closed: false,
+            ownerId: owner.accountId,
+            ownerEmail: owner.email,
+          },
+          {
+            projectId: other.projectId,
+            name: 'My board',
+            role: 'member',
+            plan: 'free',
+            owned: false,
+            closed: false,
+            ownerId: other.accountId,
+            ownerEmail: other.email,
+          },
         ]),
       );
       expect(res.body.tokens).toEqual([expect.objectContaining({ id: issued.id, scope: 'account', revoked: false })]);
