@@ -109,6 +109,37 @@ const Metrics = z.object({
   blindTests: z
     .object({ pass: z.number().int(), fail: z.number().int() })
     .describe('Doctrine blind tests taken over the same days, by result (POST /api/doctrine/{slug}/blind-test).'),
+  days: z
+    .array(
+      z.object({
+        day: z.string().describe('The UTC day, YYYY-MM-DD.'),
+        done: z.number().int(),
+        grants: z.number().int(),
+        expiries: z.number().int(),
+        verdicts: z.number().int(),
+        passes: z.number().int(),
+        readyToDoneSeconds: z
+          .object({ median: z.number().nullable(), p90: z.number().nullable() })
+          .describe('Of the items done that day (each within about 9%); null without any.'),
+        verifyPassRate: z.number().nullable().describe('passes / verdicts; null without verdicts.'),
+        leaseExpiryRate: z
+          .number()
+          .nullable()
+          .describe(
+            'expiries / grants that day (a lease granted the day before may expire on it); null without grants.',
+          ),
+        agentsActive: z.number().int().describe('The most agents active within one hour at any commit that day.'),
+        counts: z
+          .record(z.string(), z.number().int())
+          .nullable()
+          .describe(
+            'Items per state at the day’s end: a day without a commit carries the day before’s; null before the first day that has them.',
+          ),
+      }),
+    )
+    .describe(
+      'Every UTC day, oldest first and none skipped, from the first with stats within the retention through today: a day without activity reads as zeros and nulls.',
+    ),
 });
 
 /** What a narrower credential's page of the log holds. */
@@ -267,9 +298,9 @@ export function statusRoutes(deps: StatusDeps): Route[] {
       method: 'get',
       path: '/api/metrics',
       summary:
-        'Counts by state, throughput per day, median ready-to-done time, verify pass rate, lease expiry rate, agents active in the last hour, doctrine blind tests passed and failed (viewer).',
+        'Counts by state, throughput per day, median ready-to-done time, verify pass rate, lease expiry rate, agents active in the last hour, doctrine blind tests passed and failed, and the same by day (viewer).',
       description:
-        'Running aggregates kept with the board (folded from each commit, never read back from the log), over the plan’s history retention; the median is within about 9%.',
+        'Running aggregates kept with the board (folded from each commit, never read back from the log), over the plan’s history retention; the median is within about 9%. `days` is the series a chart draws: one entry per UTC day, contiguous, from the first day with stats within the retention through today.',
       errors: ['ROLE_REQUIRED'],
       responses: { 200: { description: 'The metrics.', schema: Metrics } },
       async handler({ ctx }) {
