@@ -168,6 +168,8 @@ const DayStats = z.strictObject({
   readyToDone: Bounded(Count, 400, 'buckets'),
   blindPasses: Count.optional(),
   blindFails: Count.optional(),
+  counts: Bounded(Count, 20, 'states').optional(),
+  agentsPeak: Count.optional(),
 });
 const Stats = z.strictObject({ days: Bounded(DayStats, 1000, 'days'), active: Bounded(Time, 100_000, 'agents') });
 
