@@ -5,7 +5,7 @@ import type { Reply } from '@agent-board/client';
 import { client } from '../api.js';
 import { Chart, type ChartSeries } from '../ui/chart.js';
 import { ago, ErrorNote } from '../ui/kit.js';
-import { cell, Facts, Guarded, Rows, useLoad, Pager } from './shared.js';
+import { cell, Facts, Guarded, Rows, useLoad, Pager, words } from './shared.js';
 
 type Json = Record<string, unknown>;
 const rowsOf = (v: unknown): Json[] => (Array.isArray(v) ? (v as Json[]) : []);
@@ -90,8 +90,18 @@ function pointsOf(s: Samples): { x: number[]; values: Record<NodeColumn, (number
     x.push(at / 1000);
     for (const c of NODE_COLUMNS) values[c.key].push(c.of(s, i));
   });
+  // A node's first minutes on at least two minutes of axis: the time ticks fall on whole minutes.
+  if (x.length && x.at(-1)! - x[0]! < MIN_SPAN_S) {
+    x.unshift(x.at(-1)! - MIN_SPAN_S);
+    for (const c of NODE_COLUMNS) values[c.key].unshift(null);
+  }
   return { x, values };
 }
+
+const MIN_SPAN_S = 120;
+
+/** How long `ms` is, in the unit that reads best. */
+const span = (ms: number) => (ms < 90_000 ? `${Math.round(ms / 1000)} s` : `${Math.round(ms / 60_000)} min`);
 
 const hhmmss = (ms: number) => new Date(ms).toTimeString().slice(0, 8);
 
@@ -100,7 +110,7 @@ function NodeCharts({ node, everyMs }: { node: NodeHistory; everyMs: number }) {
   const [table, setTable] = useState(false);
   const s = node.samples;
   const held = s.at.length;
-  const minutes = held ? Math.round((s.at[held - 1]! - s.from[0]!) / 60_000) : 0;
+  const covered = held ? s.at[held - 1]! - s.from[0]! : 0;
   return (
     <div class="node" data-node={node.nodeId} data-self={node.self ? '' : undefined}>
       <h3>
@@ -108,7 +118,7 @@ function NodeCharts({ node, everyMs }: { node: NodeHistory; everyMs: number }) {
       </h3>
       <p class="muted small">
         {held
-          ? `${held} samples, one every ${everyMs / 1000} s, over ${minutes} min`
+          ? `${held} samples, one every ${everyMs / 1000} s, over ${span(covered)}`
           : `No sample yet: the first comes ${everyMs / 1000} s after the node starts.`}
         {node.self ? '' : ` · heard ${ago(node.heardAt)}`}
         {node.gaps.length
@@ -185,6 +195,8 @@ const DAY_CHARTS: { key: string; title: string; yLabel: string; color: string }[
   { key: 'activeAgents', title: 'Active agents', yLabel: 'agents', color: '--series-latency' },
   { key: 'signups', title: 'Sign-ups', yLabel: 'accounts', color: '--series-loop' },
 ];
+/** Counts on the axis: whole numbers only (a tick between two is left blank). */
+const whole = (v: number) => (Number.isInteger(v) ? cell(v) : '');
 
 function DaysCharts({ days }: { days: Json[] }) {
   const oldestFirst = useMemo(() => [...days].reverse(), [days]);
@@ -202,10 +214,10 @@ function DaysCharts({ days }: { days: Json[] }) {
             xAs="days"
             yLabel={`${c.yLabel} per day`}
             height={170}
-            format={(v) => cell(Math.round(v))}
+            format={whole}
             series={[
               {
-                label: c.yLabel,
+                label: words(c.key),
                 color: c.color,
                 values: oldestFirst.map((d) => (typeof d[c.key] === 'number' ? (d[c.key] as number) : null)),
               },
@@ -215,9 +227,47 @@ function DaysCharts({ days }: { days: Json[] }) {
       </div>
       <details class="as-table" onToggle={(e) => setTable((e.target as HTMLDetailsElement).open)}>
         <summary>Days as a table</summary>
-        {table ? <Rows rows={days} empty="No figures yet." /> : null}
+        {table ? <DaysTable days={days} /> : null}
       </details>
     </>
+  );
+}
+
+/** The days, newest first, every figure a column; a charted one under its chart's colour. */
+function DaysTable({ days }: { days: Json[] }) {
+  if (!days.length) return <p class="muted">No figures yet.</p>;
+  const keys = Object.keys(days[0]!);
+  const color = (k: string) => DAY_CHARTS.find((c) => c.key === k)?.color;
+  return (
+    <div class="scroll-x">
+      <table class="list dense series-table">
+        <thead>
+          <tr>
+            {keys.map((k) => (
+              <th
+                key={k}
+                class={k === 'day' ? '' : 'num'}
+                data-column={color(k) ? k : undefined}
+                style={color(k) ? { '--series': `var(${color(k)!})` } : undefined}
+              >
+                {words(k)}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {days.map((d) => (
+            <tr key={String(d.day)}>
+              {keys.map((k) => (
+                <td key={k} class={k === 'day' ? '' : 'num'}>
+                  {cell(d[k])}
+                </td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }
 
