@@ -1035,7 +1035,7 @@ export interface paths {
         };
         /**
          * Per node: boards active, sockets, requests and commits per minute, lease timers, mailbox depths, event-loop delay, memory.
-         * @description Each node tells the others its figures through the bus every 5 s; this lists the nodes heard in the last 15 s, the answering one first (its figures taken now). Without Redis, one node.
+         * @description Each node tells the others its figures through the bus every 5 s; this lists the nodes heard in the last 15 s, the answering one first (its figures taken now). Without Redis, one node. `figures.sample` is the node’s last 5 s sample (the hour of them: GET /api/admin/utilization/history).
          */
         get: operations["GET_api_admin_utilization"];
         put?: never;
@@ -8993,8 +8993,12 @@ export interface operations {
                                     };
                                     days: {
                                         [key: string]: {
+                                            agentsPeak?: number;
                                             blindFails?: number;
                                             blindPasses?: number;
+                                            counts?: {
+                                                [key: string]: number;
+                                            };
                                             done: number;
                                             expiries: number;
                                             grants: number;

@@ -125,7 +125,7 @@ export function adminWatchRoutes(deps: AdminWatchDeps): Route[] {
       summary:
         'Per node: boards active, sockets, requests and commits per minute, lease timers, mailbox depths, event-loop delay, memory.',
       description:
-        'Each node tells the others its figures through the bus every 5 s; this lists the nodes heard in the last 15 s, the answering one first (its figures taken now). Without Redis, one node.',
+        'Each node tells the others its figures through the bus every 5 s; this lists the nodes heard in the last 15 s, the answering one first (its figures taken now). Without Redis, one node. `figures.sample` is the node’s last 5 s sample (the hour of them: GET /api/admin/utilization/history).',
       errors: [],
       responses: { 200: { description: 'The nodes.', schema: UtilizationResponse } },
       handler: () => ({
