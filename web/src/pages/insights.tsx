@@ -2,7 +2,9 @@
 // ready-to-done times, verify and lease rates, agents active; each with its numbers in a table.
 // Read once from GET /api/metrics, then today's kept current by the board's socket alone (watching
 // spends nothing of the person's rate budget). Loaded lazily: uPlot comes with this page only.
+import { effect } from '@preact/signals';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import type { Reply } from '@agent-board/client';
 import { client } from '../api.js';
 import { BoardModel, STATES, type State } from '../board-model.js';
 import type { BoardEvent } from '../types.js';
@@ -10,21 +12,8 @@ import { Chart, type ChartProps, type ChartSeries } from '../ui/chart.js';
 import { ErrorNote } from '../ui/kit.js';
 import { STATE_LABEL } from './columns.js';
 
-/** One UTC day of GET /api/metrics's `days` (oldest first, contiguous). */
-export interface Day {
-  day: string;
-  done: number;
-  grants: number;
-  expiries: number;
-  verdicts: number;
-  passes: number;
-  readyToDoneSeconds: { median: number | null; p90: number | null };
-  verifyPassRate: number | null;
-  leaseExpiryRate: number | null;
-  agentsActive: number;
-  /** Items per state at the day's end (today: now); null where not known. */
-  counts: Record<string, number> | null;
-}
+/** One UTC day of GET /api/metrics's `days` (oldest first, contiguous; today's counts are now's). */
+export type Day = Reply<'/api/metrics', 'get'>['days'][number];
 type Tally = Pick<Day, 'done' | 'grants' | 'expiries' | 'verdicts' | 'passes'>;
 
 const HOUR_MS = 3_600_000;
@@ -43,8 +32,8 @@ export class Heard {
   readonly peaks = new Map<string, number>();
   readonly counts = new Map<string, Record<string, number>>();
   private acted = new Map<string, number>();
-  /** Events heard before the metrics came back (null once they did). */
-  private held: BoardEvent[] | null = [];
+  /** While the metrics are read: what is heard meanwhile is taken to be in them (they name no seq). */
+  private reading = true;
 
   hear(e: BoardEvent): void {
     if (e.seq === null) return; // a lease warning: not logged, not counted
@@ -53,21 +42,18 @@ export class Heard {
       this.acted.set(e.actor, at);
       this.peak(at);
     }
-    if (this.held) this.held.push(e);
-    else this.count(e, at);
+    if (!this.reading) this.count(e, at);
   }
 
-  /** The metrics came back: the events held are in them, unless they say which seq they stand at. */
-  settle(seq: number | null): void {
-    const held = this.held ?? [];
-    this.held = null;
-    if (seq !== null) for (const e of held) if (e.seq! > seq) this.count(e, Date.parse(e.at));
+  /** The metrics came back: count from here on. */
+  settle(): void {
+    this.reading = false;
   }
 
   /** The metrics are read again (the board was reloaded): what was counted is in them. */
   restart(): void {
     this.tallies.clear();
-    this.held = [];
+    this.reading = true;
   }
 
   private count(e: BoardEvent, at: number): void {
@@ -135,16 +121,19 @@ export default function InsightsPage({ projectId }: { projectId: string }) {
   const [base, setBase] = useState<Day[] | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [tick, setTick] = useState(0);
+  const [readAt, setReadAt] = useState<number | null>(null);
   const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
+  /** Reads the metrics again: when the person asks (today's times are as of the last read), or the board was reloaded. */
+  const reread = useRef(() => {});
   useEffect(() => {
     let live = true;
     const read = () =>
       void client.get('/api/metrics', { params: { query: { projectId } } }).then(
         (m) => {
-          const reply = m as unknown as { days?: Day[]; seq?: number };
           if (!live) return;
-          heard.settle(typeof reply.seq === 'number' ? reply.seq : null);
-          setBase(reply.days ?? []);
+          heard.settle();
+          setBase(m.days);
+          setReadAt(Date.now());
           setError(null);
         },
         (e: unknown) => live && setError(e),
@@ -154,13 +143,18 @@ export default function InsightsPage({ projectId }: { projectId: string }) {
       if (model.loaded.peek()) heard.counts.set(dayOf(Date.now()), countsOf(model));
       setTick((t) => t + 1);
     };
+    const arm = () => void (timer.current ??= setTimeout(flush, FLUSH_MS));
+    reread.current = () => (heard.restart(), read());
     const stop = model.listen((e) => {
-      if (e === null) return (heard.restart(), read());
+      if (e === null) return reread.current();
       heard.hear(e);
-      timer.current ??= setTimeout(flush, FLUSH_MS);
+      arm();
     });
+    // The columns move a little after the events that move them (the model shows them together):
+    // each change draws again, so the last one is never missed.
+    const unwatch = effect(() => void (model.columns.value, arm()));
     read();
-    return () => ((live = false), stop(), model.stop(), timer.current && clearTimeout(timer.current));
+    return () => ((live = false), stop(), unwatch(), model.stop(), timer.current && clearTimeout(timer.current));
   }, [model]);
 
   const loaded = model.loaded.value;
@@ -182,9 +176,14 @@ export default function InsightsPage({ projectId }: { projectId: string }) {
         </span>
         <a href={`/boards/${encodeURIComponent(projectId)}`}>Back to the board</a>
         <span class="grow" />
-        {days?.length ? (
+        {days && hasHistory(days) ? (
           <span class="muted">
-            By UTC day, {days[0]!.day} to {days.at(-1)!.day}; today’s numbers move as the board does.
+            {days.length > 1 ? `By UTC day, ${days[0]!.day} to ${days.at(-1)!.day}.` : `Today (UTC), ${days[0]!.day}.`}{' '}
+            Today’s counts, done, leases and verdicts move with the board; its ready-to-done times are as of{' '}
+            {readAt ? hhmm(readAt) : '…'}.{' '}
+            <button type="button" class="link" onClick={() => reread.current()}>
+              Read again
+            </button>
           </span>
         ) : null}
       </div>
@@ -219,6 +218,7 @@ function countsOf(model: BoardModel): Record<string, number> {
 }
 
 const int = (n: number) => n.toLocaleString('en-US');
+const hhmm = (ms: number) => new Date(ms).toTimeString().slice(0, 5);
 const percent = (r: number | null) => (r === null ? '—' : `${(r * 100).toFixed(1)}%`);
 const DURATION_UNITS = [
   [3 * 3600, 3600, 'hours'],
@@ -286,7 +286,8 @@ function Charts({ days }: { days: Day[] }) {
       />
       <Insight
         id="ready-to-done"
-        note="From an item’s last becoming ready to its reaching done, among the items done that day."
+        none="No item had gone from ready to done when the numbers were read."
+        note="From an item’s last becoming ready to its reaching done, among the items done that day (today’s as of the last read)."
         chart={{ title: 'Ready to done', x, series: series.times, yLabel: unit, format: (v) => oneDecimal(v) }}
         columns={[
           { key: 'median', label: `Median (${unit})`, cell: (d) => oneDecimal(inUnit(d.readyToDoneSeconds.median)) },
@@ -296,6 +297,7 @@ function Charts({ days }: { days: Day[] }) {
       />
       <Insight
         id="rates"
+        none="No lease granted and no verdict given in these days yet."
         note="Verdicts that passed, and leases that ran out instead of being submitted or released."
         chart={{
           title: 'Verify pass and lease expiry rates',
@@ -327,10 +329,27 @@ function Charts({ days }: { days: Day[] }) {
 }
 
 /** One chart with its numbers a click away: a table of the same days, newest first. */
-function Insight(p: { id: string; note: string; chart: ChartProps; columns: Column[]; days: Day[]; wide?: boolean }) {
+function Insight(p: {
+  id: string;
+  note: string;
+  /** What to say instead of an empty plot when no day has a value. */
+  none?: string;
+  chart: ChartProps;
+  columns: Column[];
+  days: Day[];
+  wide?: boolean;
+}) {
+  const blank = p.chart.series.every((s) => s.values.every((v) => v === null));
   return (
     <section class={`panel insight${p.wide ? ' wide' : ''}`} data-chart={p.id} aria-label={p.chart.title}>
-      <Chart {...p.chart} />
+      {blank ? (
+        <figure class="chart" aria-label={p.chart.title} data-blank>
+          <figcaption>{p.chart.title}</figcaption>
+          <div class="chart-blank muted">{p.none ?? 'Nothing to draw yet.'}</div>
+        </figure>
+      ) : (
+        <Chart {...p.chart} />
+      )}
       <p class="muted">{p.note}</p>
       <details>
         <summary>Table</summary>

@@ -111,7 +111,13 @@ function optionsOf(p: ChartProps, width: number, latest: () => ChartProps): uPlo
       },
     ],
     series: [
-      { label: p.xAs === 'times' ? 'time' : 'day', value: (_u, v) => (v == null ? '—' : xLabel(v)) },
+      {
+        label: p.xAs === 'times' ? 'time' : 'day',
+        value: (_u, v, _si, i) => {
+          const x = i === null ? latest().x.at(-1) : v;
+          return x == null ? '—' : xLabel(x);
+        },
+      },
       ...order.map((s, k) => {
         const color = colorOf(s.color);
         const own = kind === 'stacked' ? p.series.length - 1 - k : k;
@@ -120,10 +126,13 @@ function optionsOf(p: ChartProps, width: number, latest: () => ChartProps): uPlo
           stroke: color,
           width: kind === 'lines' ? 2 : 1,
           fill: kind === 'lines' ? undefined : color,
-          points: { show: kind === 'lines' && p.x.length < 40 },
+          // Few points are marked, filled (a lone one is all there is to see).
+          points: { show: kind === 'lines' && p.x.length < 40, size: 7, fill: color },
           spanGaps: false,
+          // At rest (no cursor) the legend says the last point's values; stacked, each its own.
           value: (_u: uPlot, v: number | null, _si: number, i: number | null) => {
-            const shown = kind === 'stacked' && i !== null ? latest().series[own]?.values[i] : v;
+            const at = i ?? latest().x.length - 1;
+            const shown = kind === 'stacked' || i === null ? latest().series[own]?.values[at] : v;
             return shown == null ? '—' : format(shown);
           },
           ...(bars && { paths: bars }),
