@@ -243,7 +243,7 @@ describe.skipIf(!chromium)('Insights: a board’s numbers as charts (Chromium)',
       // Today's times are as of the page's read (the board was empty): drawn once the person reads again.
       await expectDrawn(a.page, now, { times: false });
       await screenshot(a.page, 'insights-after-fleet');
-      await a.page.getByRole('button', { name: 'Read again' }).click();
+      await a.page.locator('section[data-chart="ready-to-done"]').getByRole('button', { name: 'Read again' }).click();
       await a.page.locator('section[data-chart="ready-to-done"] canvas').waitFor();
       expect(a.metricsReads()).toBe(2);
       await tablesMatch(a.page, board.projectId, { agents: true, times: true });

@@ -206,7 +206,7 @@ export default function InsightsPage({ projectId }: { projectId: string }) {
           </p>
         </div>
       ) : (
-        <Charts days={days} />
+        <Charts days={days} reread={() => reread.current()} />
       )}
     </div>
   );
@@ -233,7 +233,9 @@ interface Column {
   state?: State;
 }
 
-function Charts({ days }: { days: Day[] }) {
+function Charts({ days, reread }: { days: Day[]; reread: () => void }) {
+  // Items were done since the read: their times come with the next.
+  const later = days.at(-1)!.done > 0 ? reread : undefined;
   const x = useMemo(() => days.map((d) => Date.parse(`${d.day}T00:00:00Z`) / 1000), [days]);
   const longest = Math.max(0, ...days.map((d) => d.readyToDoneSeconds.p90 ?? d.readyToDoneSeconds.median ?? 0));
   const [, per, unit] = DURATION_UNITS.find(([from]) => longest >= from)!;
@@ -287,6 +289,7 @@ function Charts({ days }: { days: Day[] }) {
       <Insight
         id="ready-to-done"
         none="No item had gone from ready to done when the numbers were read."
+        again={later}
         note="From an item’s last becoming ready to its reaching done, among the items done that day (today’s as of the last read)."
         chart={{ title: 'Ready to done', x, series: series.times, yLabel: unit, format: (v) => oneDecimal(v) }}
         columns={[
@@ -334,6 +337,8 @@ function Insight(p: {
   note: string;
   /** What to say instead of an empty plot when no day has a value. */
   none?: string;
+  /** Offered beside `none` when a new read would have values. */
+  again?: () => void;
   chart: ChartProps;
   columns: Column[];
   days: Day[];
@@ -345,7 +350,16 @@ function Insight(p: {
       {blank ? (
         <figure class="chart" aria-label={p.chart.title} data-blank>
           <figcaption>{p.chart.title}</figcaption>
-          <div class="chart-blank muted">{p.none ?? 'Nothing to draw yet.'}</div>
+          <div class="chart-blank muted">
+            <span>
+              {p.none ?? 'Nothing to draw yet.'}{' '}
+              {p.again ? (
+                <button type="button" class="link" onClick={p.again}>
+                  Read again
+                </button>
+              ) : null}
+            </span>
+          </div>
         </figure>
       ) : (
         <Chart {...p.chart} />
