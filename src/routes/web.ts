@@ -19,6 +19,7 @@ export const PAGE_PATHS = [
   '/boards/{projectId}',
   '/boards/{projectId}/items/{workId}',
   '/boards/{projectId}/members',
+  '/boards/{projectId}/insights',
   '/boards/{projectId}/claim',
   '/invitations/{invitationId}',
   '/device',

@@ -10,7 +10,7 @@ import { BoardModel, type Agent } from '../board-model.js';
 import type { BoardEvent, BoardFeed, Shout } from '../live.js';
 import { now } from '../session.js';
 import type { Item } from '../types.js';
-import { ago, describeEvent, ErrorNote, Field, Form, useAction, who } from '../ui/kit.js';
+import { ago, describeEvent, ErrorNote, Field, Form, useAction, who, Who } from '../ui/kit.js';
 import { Columns } from './columns.js';
 
 const Graph = lazy(() => import('./graph.js'));
@@ -307,7 +307,7 @@ function Activity({ events }: { events: BoardEvent[] }) {
           <li key={e.seq ?? `x${i}`} data-seq={e.seq ?? ''}>
             {describeEvent(e)}
             <div class="at">
-              {who(e.actor)} · {ago(e.at)}
+              <Who principal={e.actor} /> · {ago(e.at)}
               {e.seq !== null ? ` · #${e.seq}` : ''}
             </div>
           </li>
