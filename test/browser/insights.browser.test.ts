@@ -11,6 +11,7 @@ import { head, newBoard } from '../support/board.js';
 import { signedUp, type Client } from '../support/server.js';
 import { pace, until } from '../support/until.js';
 import { runPacedFleet } from './paced-fleet.js';
+import type { SeriesDay } from '../../machines/board-stats.js';
 
 const chromium = inject('chromium');
 
@@ -24,19 +25,7 @@ const FLEET_MS = 60_000;
 const SHORT_TTL = 2;
 
 /** One UTC day of GET /api/metrics's `days`. */
-interface Day {
-  day: string;
-  done: number;
-  grants: number;
-  expiries: number;
-  verdicts: number;
-  passes: number;
-  readyToDoneSeconds: { median: number | null; p90: number | null };
-  verifyPassRate: number | null;
-  leaseExpiryRate: number | null;
-  agentsActive: number;
-  counts: Record<string, number> | null;
-}
+type Day = SeriesDay;
 
 const int = (n: number) => n.toLocaleString('en-US');
 const percent = (r: number | null) => (r === null ? '—' : `${(r * 100).toFixed(1)}%`);

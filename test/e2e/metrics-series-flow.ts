@@ -4,7 +4,7 @@
 // the archive, 2 in its header, written straight into the store) answers every day of its plan's
 // retention, contiguous, from one read of the archive on its index by board and day.
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { dayOf, type DayStats } from '../../machines/board-stats.js';
+import { dayOf, type DayStats, type SeriesDay } from '../../machines/board-stats.js';
 import type { BoardStatsDayRecord, Filter, FindOptions } from '../../store/ports/store.js';
 import { digest, head, newBoard } from '../support/board.js';
 import { serveStore, type OpenedStore } from '../support/stores.js';
@@ -18,19 +18,8 @@ export interface ArchiveRead {
 /** The index the store answers `read` from (by its name), or null when it scans. */
 export type IndexOf = (read: ArchiveRead) => Promise<string | null>;
 
-interface Day {
-  day: string;
-  done: number;
-  grants: number;
-  expiries: number;
-  verdicts: number;
-  passes: number;
-  readyToDoneSeconds: { median: number | null; p90: number | null };
-  verifyPassRate: number | null;
-  leaseExpiryRate: number | null;
-  agentsActive: number;
-  counts: Record<string, number> | null;
-}
+/** One UTC day of GET /api/metrics's `days`. */
+type Day = SeriesDay;
 
 const DAY = 86_400_000;
 const next = (day: string): string => dayOf(Date.parse(day) + DAY);
