@@ -1,5 +1,14 @@
 // The MongoDB store: one driver collection per port collection, indexes ensured at start.
-import { MongoClient, ReadPreference, type Db, type Document } from 'mongodb';
+import {
+  MongoClient,
+  MongoServerError,
+  ReadPreference,
+  type Collection,
+  type CreateIndexesOptions,
+  type Db,
+  type Document,
+  type IndexSpecification,
+} from 'mongodb';
 import { COLLECTION_NAMES, SCHEMA, StoreUnavailableError, type Collections, type Store } from '../ports/store.js';
 import { clientOptions, REPORT_COLLECTIONS } from './client-options.js';
 import { CompoundKeys, driverIndexes } from './compound-unique.js';
@@ -47,7 +56,7 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
       `${prefix}${name}`,
       REPORT_COLLECTIONS.has(name) ? {} : { readPreference: ReadPreference.primary },
     );
-    for (const index of driverIndexes(indexes, keyed)) await driver.createIndex(index.keys, index.options);
+    for (const index of driverIndexes(indexes, keyed)) await createIndex(driver, index.keys, index.options);
     return driver;
   };
   // A board's item versions and the staged parts of large commits (mongo-boards.ts) sit beside its header.
@@ -89,6 +98,24 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
     },
     replication: () => replicationOf(db),
   };
+}
+
+/**
+ * Creates an index, or finds it made. FerretDB 2 (DocumentDB) may answer "deadlock detected" when
+ * two nodes starting at once create the same indexes on a new database (PostgreSQL aborts one of
+ * the two builds; FerretDB passes PostgreSQL's error on without a code of its own); MongoDB builds
+ * them once and answers both. A build the server refused is tried again, a little later, up to five
+ * times: a refusal for any other reason (options that clash) is the same the fifth time.
+ */
+async function createIndex(driver: Collection<Document>, keys: IndexSpecification, options: CreateIndexesOptions) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await driver.createIndex(keys, options);
+    } catch (e) {
+      if (attempt >= 5 || !(e instanceof MongoServerError)) throw e;
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt + Math.random() * 100));
+    }
+  }
 }
 
 /** What hello says of the replica set, and each member's state when replSetGetStatus is allowed (not on a standalone server, FerretDB, or without the role). */
