@@ -96,6 +96,8 @@ export async function startTestServer(
   const clock = () => Date.now() + offset;
   /** The time the budgets count at while a test holds them (holdBudgets), else null: the server's clock. */
   let budgetTime: number | null = null;
+  /** The start of the first window no hold has counted in yet. */
+  let heldUntil = 0;
   const server = await startServer({
     config,
     store: theStore,
@@ -124,8 +126,13 @@ export async function startTestServer(
     },
     now: clock,
     holdBudgets(windowMs = BUDGET_WINDOW_MS) {
-      budgetTime = windowStart(clock(), windowMs) + windowMs;
-      onTestFinished(() => void (budgetTime = null));
+      // A window no earlier hold on this server counted in: two tests in one minute would
+      // otherwise share the next window's counts, and the second start with part of them spent.
+      budgetTime = Math.max(windowStart(clock(), windowMs) + windowMs, heldUntil);
+      onTestFinished(() => {
+        heldUntil = Math.max(heldUntil, windowStart(budgetTime ?? clock(), windowMs) + windowMs);
+        budgetTime = null;
+      });
     },
     async stop() {
       await server.shutdown();
