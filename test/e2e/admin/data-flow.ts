@@ -342,7 +342,11 @@ export function dataFlow(name: string, open: () => Promise<OpenedStore>): void {
           });
           expect(res.status, res.text).toBe(201);
         }
-        const lastSeq = (await store().boards.get(board.projectId))!.lastSeq; // the header alone
+        const header = (await store().boards.get(board.projectId))!; // the header alone
+        const lastSeq = header.lastSeq;
+        // The events still in the header's outbox (the last commit's, and any before it whose copy to
+        // the log had not landed when it was written) come from the header, not from the log.
+        const held = (header.outbox ?? []).length;
         expect(lastSeq).toBeGreaterThanOrEqual(5000);
 
         // The log's reads of this board wait until every item has reached the client.
@@ -397,9 +401,9 @@ export function dataFlow(name: string, open: () => Promise<OpenedStore>): void {
         expect(all.filter((l) => l.kind === 'event').map((l) => l.record!.seq)).toEqual(
           Array.from({ length: lastSeq }, (_, i) => i + 1),
         );
-        // A page at a time (the last commit's events come from the board's header, not the log).
+        // A page at a time (the outbox's events come from the board's header, not the log).
         expect(limits.every((l) => l !== undefined && l <= PAGE)).toBe(true);
-        expect(limits.length).toBeGreaterThanOrEqual(Math.floor(lastSeq / PAGE) - 1);
+        expect(limits.length).toBeGreaterThanOrEqual(Math.floor((lastSeq - held) / PAGE));
 
         // Several megabytes: past the server's body limit, within the import's.
         const target = await signedUp(served.srv.url);
