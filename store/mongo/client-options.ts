@@ -4,12 +4,13 @@
 import type { MongoClientOptions } from 'mongodb';
 
 /**
- * Collections whose reads decide nothing: operators' reports, read after the fact. They follow
- * the URI's readPreference (a secondary may answer them). Every other read is from the primary,
- * whatever the URI says: a board's header and log, a credential's revocation, a budget or a lease
- * read from a lagging secondary would decide on the past.
+ * Collections whose reads decide nothing: the audit log, read only for operators' reports. It
+ * follows the URI's readPreference (a secondary may answer). Every other read is from the primary,
+ * whatever the URI says: a board's header and log, a credential's revocation, a budget, a lease, a
+ * usage counter's read-modify-write, a provider event's "seen already", a feedback place, read
+ * from a lagging secondary, would decide on the past.
  */
-export const REPORT_COLLECTIONS: ReadonlySet<string> = new Set(['audit', 'usage', 'billingEvents', 'feedback']);
+export const REPORT_COLLECTIONS: ReadonlySet<string> = new Set(['audit']);
 
 /** The option names a connection string sets, lower-cased (the driver matches them so). */
 export function optionsInUri(uri: string): Set<string> {
