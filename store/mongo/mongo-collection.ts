@@ -109,7 +109,7 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     }
   }
 
-  update(
+  async update(
     id: string,
     expectedVersion: number,
     changes: Changes<T>,
@@ -118,23 +118,21 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     const update: Document = { $inc: { version: 1 } };
     if (Object.keys(changes).length) update.$set = changes;
     if (unset.length) update.$unset = Object.fromEntries(unset.map((f) => [f, '']));
-    return (async () => {
-      if (this.keys?.touches(changes, unset as readonly string[])) {
-        // The key fields follow the fields they hold; the version check keeps the read and the write one.
-        const before = await this.run(() => this.driver.findOne({ _id: id, version: expectedVersion } as Document));
-        if (!before) return null;
-        update.$set = { ...changes, ...this.keys.after(before, changes, unset as readonly string[]) };
-      }
-      const doc = await this.run(
-        () =>
-          this.driver.findOneAndUpdate({ _id: id, version: expectedVersion } as Document, update, {
-            returnDocument: 'after',
-            ...(this.hidden && { projection: this.hidden }),
-          }),
-        { _id: id, ...changes },
-      );
-      return doc as T | null;
-    })();
+    if (this.keys?.touches(changes, unset as readonly string[])) {
+      // The key fields follow the fields they hold; the version check keeps the read and the write one.
+      const before = await this.run(() => this.driver.findOne({ _id: id, version: expectedVersion } as Document));
+      if (!before) return null;
+      update.$set = { ...changes, ...this.keys.after(before, changes, unset as readonly string[]) };
+    }
+    const doc = await this.run(
+      () =>
+        this.driver.findOneAndUpdate({ _id: id, version: expectedVersion } as Document, update, {
+          returnDocument: 'after',
+          ...(this.hidden && { projection: this.hidden }),
+        }),
+      { _id: id, ...changes },
+    );
+    return doc as T | null;
   }
 
   async delete(id: string, expectedVersion?: number): Promise<boolean> {
