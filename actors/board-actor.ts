@@ -216,14 +216,19 @@ export class BoardActor {
   }
 
   /**
-   * The latest committed board. The one this node holds is used when the store's version (one
-   * small read, no items) says nobody committed since, or once this node's own commit under way
-   * lands; otherwise what changed since is read. Answered now when the store answers the version
-   * now (the embedded store) and the board held is that version.
+   * The latest committed board. The one this node holds is used without asking the store while
+   * nothing of this node's is on its way there and the currency token it was last found the latest
+   * under stands (this node is surely the home and heard every notice since, as `stillLatest`);
+   * else when the store's version (one small read, no items) says nobody committed since, or once
+   * this node's own commit under way lands (a reader elsewhere may already see that commit: a read
+   * here must not answer older); otherwise what changed since is read.
    */
   read(): Maybe<Committed> {
     this.lastUsed = this.clock();
     const token = this.currency(this.boardId);
+    if (this.current && !this.writing.length && token !== null && token === this.vouchedBy && !this.behind) {
+      return this.current;
+    }
     return andThen(this.ports.boards.versionOf(this.boardId), (version) => {
       if (version === null) throw new BoardMissingError(this.boardId);
       if (this.current && this.current.record.version >= version) {

@@ -8,6 +8,7 @@ import { claim, createItems, leaseAction } from '../../machines/board-commands.j
 import type { NewItem } from '../../machines/board-commands.js';
 import type { Store } from '../../store/ports/store.js';
 import { embeddedStore, type OpenedStore } from '../support/stores.js';
+import { until } from '../support/until.js';
 
 const item = (title: string): NewItem => ({
   title,
@@ -94,5 +95,41 @@ describe('answers that write nothing', () => {
     const reads = versionReads;
     expect((await here.ask(claimAs('w13', 'W-1', 'L13b'))).leaseId).toBe('L13');
     expect(versionReads).toBe(reads);
+  });
+
+  it('answers a read from the board it holds, with no read of the store, while that token stands; reads again once it changes', async () => {
+    let token = 'tenure-1';
+    const here = await behindTheBack(() => token);
+    const reads = versionReads;
+    const held = await here.read();
+    expect(held.board.items.get('W-1')?.life.lease?.holder).toBe('agent:w13'); // held, not re-read: nothing asked the store
+    expect(versionReads).toBe(reads);
+    token = 'tenure-2';
+    const stored = await here.read();
+    expect(versionReads).toBe(reads + 1);
+    expect(stored.board.items.get('W-1')?.life.lease?.holder).toBe('agent:w7'); // the store's, read under the new token
+    expect((await here.read()).record.version).toBe(stored.record.version);
+    expect(versionReads).toBe(reads + 1); // vouched again under tenure-2
+  });
+
+  it('asks the store’s version for a read while its own commit is on its way, even under a standing token', async () => {
+    const here = new BoardActor('b', store, Date.now, undefined, undefined, () => 'tenure-1');
+    await here.ask(createItems([item('one')], 'user:a'));
+    await here.read();
+    const reads = versionReads;
+    const through = store.boards.commit.bind(store.boards);
+    let land!: () => void;
+    const landing = new Promise<void>((r) => (land = r));
+    store.boards.commit = async (...args) => {
+      await landing;
+      return through(...args);
+    };
+    const claiming = here.ask(claimAs('w1', 'W-1', 'L1'));
+    await until(() => versionReads > reads || here.waiting === 0);
+    const reading = Promise.resolve(here.read());
+    expect(versionReads).toBe(reads + 1);
+    land();
+    await claiming;
+    await reading;
   });
 });
