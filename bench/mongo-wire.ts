@@ -18,11 +18,14 @@ export interface BenchMongo {
   label: string;
   /** CPU the store's processes have used so far, in µs; null when they are not known here. */
   cpuMicros(): number | null;
+  /** Bytes of write-ahead log PostgreSQL has written so far (what the store wrote, durably); null when not known here. */
+  walBytes(): number | null;
 }
 
 const SCRIPTS = process.env.MONGO_WIRE_DIR ?? fileURLToPath(new URL('../../shared/mongo-wire', import.meta.url));
 const BIN = process.env.MONGO_WIRE_BIN ?? join(process.env.BOARD_CI_CACHE ?? join(homedir(), '.cache/board-ci'), 'bin');
 const PG_CTL = '/usr/lib/postgresql/15/bin/pg_ctl';
+const PSQL = '/usr/lib/postgresql/15/bin/psql';
 
 /** utime + stime of a process (with `children`, also those of its children it has waited for), in µs; 0 when gone. */
 function cpuOf(pid: number, children = false): number {
@@ -36,6 +39,17 @@ function cpuOf(pid: number, children = false): number {
 }
 
 /** The processes whose parent is `pid` (PostgreSQL's backends under its postmaster). */
+/** PostgreSQL's write-ahead log position on `port`, in bytes from its start; null when psql cannot tell. */
+function walPosition(port: number): number | null {
+  const run = spawnSync(
+    'su',
+    ['postgres', '-c', `${PSQL} -h 127.0.0.1 -p ${port} -d postgres -Atc "select pg_current_wal_lsn() - '0/0'"`],
+    { encoding: 'utf8' },
+  );
+  const bytes = Number(run.stdout?.trim());
+  return run.status === 0 && Number.isFinite(bytes) ? bytes : null;
+}
+
 function childrenOf(pid: number): number[] {
   return readdirSync('/proc')
     .filter((d) => /^\d+$/.test(d))
@@ -85,7 +99,12 @@ export async function benchMongo(bench: string): Promise<BenchMongo | null> {
   const given = process.env.MONGODB_URI;
   if (given) {
     const pid = localServerPid();
-    return { uri: given, label: `MONGODB_URI (${given})`, cpuMicros: () => (pid ? cpuOf(pid) : null) };
+    return {
+      uri: given,
+      label: `MONGODB_URI (${given})`,
+      cpuMicros: () => (pid ? cpuOf(pid) : null),
+      walBytes: () => null,
+    };
   }
   const start = join(SCRIPTS, 'start.sh');
   const missing = !existsSync(start)
@@ -123,5 +142,6 @@ export async function benchMongo(bench: string): Promise<BenchMongo | null> {
     label: 'FerretDB 2.5 on PostgreSQL 15 with DocumentDB, DURABLE=1 (started here)',
     // The postmaster's own CPU with its backends' (live, and those that ended), and FerretDB's.
     cpuMicros: () => cpuOf(ferret) + cpuOf(postgres, true) + childrenOf(postgres).reduce((s, p) => s + cpuOf(p), 0),
+    walBytes: () => walPosition(pgPort),
   };
 }
