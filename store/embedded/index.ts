@@ -16,6 +16,7 @@ import {
 import { lockDir } from './dir-lock.js';
 import { LmdbBoards } from './lmdb-boards.js';
 import { LmdbCollection, type CollectionDbs, type Key } from './lmdb-collection.js';
+import { LmdbUsage } from './lmdb-usage.js';
 import { Writer } from './writer.js';
 
 /** What the hand-written journal of earlier versions left in a data directory. */
@@ -73,7 +74,13 @@ export async function openEmbeddedStore(dataDir: string): Promise<Store> {
   const collections = Object.fromEntries(
     COLLECTION_NAMES.map((name) => [
       name,
-      name === 'boards' ? boards : name === 'events' ? events : new LmdbCollection(name, dbsOf(name), writer),
+      name === 'boards'
+        ? boards
+        : name === 'events'
+          ? events
+          : name === 'usage'
+            ? new LmdbUsage(name, dbsOf(name), writer)
+            : new LmdbCollection(name, dbsOf(name), writer),
     ]),
   ) as unknown as Record<CollectionName, LmdbCollection<never>>;
 

@@ -14,6 +14,7 @@ import { clientOptions, REPORT_COLLECTIONS } from './client-options.js';
 import { CompoundKeys, driverIndexes } from './compound-unique.js';
 import { MongoBoards } from './mongo-boards.js';
 import { MongoCollection } from './mongo-collection.js';
+import { MongoUsage } from './mongo-usage.js';
 
 export interface MongoStoreOptions {
   uri: string;
@@ -72,7 +73,9 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
         name,
         name === 'boards'
           ? new MongoBoards(driver, log, staging, options.clock)
-          : new MongoCollection(name, SCHEMA[name], driver, [], keyed ? CompoundKeys.of(SCHEMA[name]) : null),
+          : name === 'usage'
+            ? new MongoUsage(name, SCHEMA[name], driver, keyed ? CompoundKeys.of(SCHEMA[name]) : null, !keyed)
+            : new MongoCollection(name, SCHEMA[name], driver, [], keyed ? CompoundKeys.of(SCHEMA[name]) : null),
       ] as const;
     }),
   );

@@ -1,6 +1,7 @@
 // The collections of the store and their indexes, declared once for both adapters.
 import type { BoardCollection } from './boards.js';
 import type { Collection } from './collection.js';
+import type { UsageCollection } from './usage.js';
 import type {
   AccountLockRecord,
   AccountRecord,
@@ -19,7 +20,6 @@ import type {
   FeedbackRecord,
   LinkTokenRecord,
   MailOutboxRecord,
-  UsageRecord,
   MemberRecord,
   PresenceRecord,
   ProjectRecord,
@@ -65,7 +65,7 @@ export interface Collections {
   sharingMails: Collection<SharingMailRecord>;
   mailOutbox: Collection<MailOutboxRecord>;
   allowlist: Collection<AllowlistRecord>;
-  usage: Collection<UsageRecord>;
+  usage: UsageCollection;
   feedback: Collection<FeedbackRecord>;
   feedbackLedgers: Collection<FeedbackLedgerRecord>;
 }

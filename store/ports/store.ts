@@ -16,3 +16,4 @@ export * from './collection.js';
 export * from './records.js';
 export * from './schema.js';
 export * from './modify.js';
+export * from './usage.js';

@@ -462,6 +462,64 @@ export function storeContract(name: string, harness: StoreHarness): void {
       expect(down.map((e) => e._id)).toEqual([`${board}:5`, `${board}:4`]);
     });
 
+    it('usage add: creates a missing row with its fields and counts and says so; adds to a stored one, leaving its fields', async () => {
+      const id = unique('usage');
+      const fields = { day: '2026-11-28', scope: 'board', key: 'board-1' } as const;
+      expect(await store.usage.add(id, fields, { requests: 3, commits: 1 })).toBe(true);
+      expect(await store.usage.get(id)).toEqual({
+        _id: id,
+        version: 1,
+        ...fields,
+        counts: { requests: 3, commits: 1 },
+      });
+      expect(await store.usage.versionOf(id)).toBe(1);
+      expect(await store.usage.find({ day: '2026-11-28', scope: 'board' })).toHaveLength(1);
+
+      const other = { day: '2026-11-29', scope: 'account', key: 'x' } as const;
+      expect(await store.usage.add(id, other, { requests: 2, events: 5 })).toBe(false);
+      expect(await store.usage.get(id)).toEqual({
+        _id: id,
+        version: 2,
+        ...fields,
+        counts: { requests: 5, commits: 1, events: 5 },
+      });
+      // A row created without counters has an empty set of them; a counter named as an Object method starts at 0.
+      const bare = unique('usage');
+      expect(await store.usage.add(bare, fields, {})).toBe(true);
+      expect(await store.usage.get(bare)).toEqual({ _id: bare, version: 1, ...fields, counts: {} });
+      expect(await store.usage.add(bare, fields, { toString: 2, constructor: 1 })).toBe(false);
+      expect((await store.usage.get(bare))!.counts).toEqual({ toString: 2, constructor: 1 });
+    });
+
+    it('usage add: concurrent adds to one row sum exactly, and exactly one says it created the row', async () => {
+      const id = unique('usage');
+      const fields = { day: '2026-11-28', scope: 'platform', key: 'all' } as const;
+      const created = await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          store.usage.add(id, fields, i % 5 === 0 ? { requests: 1, [`c${i}`]: i } : { requests: 1, events: 2 }),
+        ),
+      );
+      expect(created.filter(Boolean)).toHaveLength(1);
+      const row = (await store.usage.get(id))!;
+      expect(row.version).toBe(50);
+      expect(row).toMatchObject(fields);
+      const expected: Record<string, number> = { requests: 50, events: 80 };
+      for (let i = 0; i < 50; i += 5) expected[`c${i}`] = i;
+      expect(row.counts).toEqual(expected);
+    });
+
+    it('usage add: refuses a counter name that is not a plain field name, and a count that is not a number, writing nothing', async () => {
+      const id = unique('usage');
+      const fields = { day: '2026-11-28', scope: 'address', key: '192.0.2.1' } as const;
+      for (const bad of ['a.b', '$inc', '', '__proto__'])
+        await expect(store.usage.add(id, fields, { requests: 1, [bad]: 1 })).rejects.toThrow(/counter name refused/);
+      await expect(store.usage.add(id, fields, { requests: Number.NaN })).rejects.toThrow(/not a finite number/);
+      expect(await store.usage.get(id)).toBeNull();
+      await store.usage.add(id, fields, { requests: 1 });
+      await expect(store.usage.add(id, fields, { 'counts.requests': 1 })).rejects.toThrow(/counter name refused/);
+      expect(await store.usage.get(id)).toMatchObject({ version: 1, counts: { requests: 1 } });
+    });
+
     it('answers ping while open', async () => {
       await expect(store.ping()).resolves.toBeUndefined();
     });
