@@ -36,12 +36,30 @@ async function home(env: Record<string, string> = {}): Promise<Record<string, st
 const tokenOf = (agent: { defaults: Record<string, string> }): string =>
   agent.defaults.authorization!.slice('Bearer '.length);
 
-describe('agent-board login', () => {
-  it('runs the device flow: shows the code, polls until the owner approves, stores the token 0600, and the next commands use it', async () => {
+/**
+ * The login tests run at once (each waits out the device flow's poll interval): what one starts
+ * is ended when that test finishes, through its own onTestFinished, not by the afterEach above,
+ * which would end another's.
+ */
+type OnFinished = (fn: () => Promise<void> | void) => void;
+async function ownHome(onTestFinished: OnFinished): Promise<Record<string, string>> {
+  const dir = await tempDir();
+  onTestFinished(() => dir.remove());
+  return { XDG_CONFIG_HOME: dir.path };
+}
+function ownStart(onTestFinished: OnFinished, args: string[], env: Record<string, string>): Running {
+  const r = start(args, env);
+  onTestFinished(() => void r.child.kill('SIGKILL'));
+  return r;
+}
+
+describe.concurrent('agent-board login', () => {
+  it('runs the device flow: shows the code, polls until the owner approves, stores the token 0600, and the next commands use it', async ({
+    onTestFinished,
+  }) => {
     const board = await newBoard(srv.url);
-    const env = await home();
-    const login = start(['login', '--url', srv.url, '--name', 'cli-test', '--json'], env);
-    running.push(login);
+    const env = await ownHome(onTestFinished);
+    const login = ownStart(onTestFinished, ['login', '--url', srv.url, '--name', 'cli-test', '--json'], env);
     const prompt = JSON.parse(await login.line('stderr', /userCode/)) as {
       userCode: string;
       verificationUriComplete: string;
@@ -78,17 +96,16 @@ describe('agent-board login', () => {
     expect(JSON.parse(shout.stdout)).toMatchObject({ from: result.principal, text: 'hello from the terminal' });
   }, 60_000);
 
-  it('stops with exit 3 when the owner denies the code', async () => {
+  it('stops with exit 3 when the owner denies the code', async ({ onTestFinished }) => {
     const board = await newBoard(srv.url);
-    const login = start(['login', '--url', srv.url], await home());
-    running.push(login);
+    const login = ownStart(onTestFinished, ['login', '--url', srv.url], await ownHome(onTestFinished));
     const code = /\b([A-Z0-9]{4}-[A-Z0-9]{4})\b/.exec(await login.line('stderr', /\b[A-Z0-9]{4}-[A-Z0-9]{4}\b/))![1]!;
     await board.owner.post('/api/auth/device/approve', { userCode: code, projectId: board.projectId, approve: false });
     const ended = await login.ended;
     expect(ended.code).toBe(3);
     expect(ended.stderr).toMatch(/error: ACCESS_DENIED \(400\)/);
   }, 60_000);
-  it('waits longer after SLOW_DOWN, as long as the board asks, and keeps that interval', async () => {
+  it('waits longer after SLOW_DOWN, as long as the board asks, and keeps that interval', async ({ onTestFinished }) => {
     // A stand-in board that answers the polls SLOW_DOWN (interval 3), AUTHORIZATION_PENDING, then the token.
     const polls: number[] = [];
     const refusal = (code: string, details: Record<string, unknown> | null) => ({
@@ -127,7 +144,7 @@ describe('agent-board login', () => {
     });
     await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
     try {
-      const env = await home();
+      const env = await ownHome(onTestFinished);
       const ended = await run(
         ['login', '--url', `http://127.0.0.1:${(fake.address() as AddressInfo).port}`, '--json'],
         env,
