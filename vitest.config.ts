@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { LongestFirstSequencer } from './test/support/sequencer.js';
 
 export default defineConfig({
   test: {
@@ -14,5 +15,7 @@ export default defineConfig({
     // stops what it starts and restores what it patches, in afterEach/afterAll or finally.
     isolate: false,
     globalSetup: ['test/support/global-setup.ts'],
+    // The longest files first (by a recorded run), so that the two workers finish together.
+    sequence: { sequencer: LongestFirstSequencer },
   },
 });
