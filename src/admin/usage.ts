@@ -1,20 +1,14 @@
 // The operators' usage counters (DOMAIN.md "Operators", Watching): each routed response, board
 // commit and socket adds to counters in memory (a few map operations), and every few seconds the
-// increments go to the `usage` collection, one version-checked update (or insert) per row touched.
+// increments go to the `usage` collection, one store command per row touched (the port's `add`).
 // Rows are per UTC day and subject (account, board, principal, client address, and one platform
 // row), plus ten-minute buckets per address and principal that only signals of abuse create
 // (refusals, sign-ups, anonymous boards, shouts, socket budget closures), so the abuse ranking reads
-// one small range per bucket. A row's first insert of a day counts its subject as active that day
-// on the platform row: nothing is ever counted by scanning.
+// one small range per bucket. The add that creates a subject's row of a day counts the subject as
+// active that day on the platform row: nothing is ever counted by scanning.
 import type { Identity } from '../auth/identity.js';
 import type { RequestContext } from '../request-context.js';
-import {
-  DuplicateKeyError,
-  MODIFY_ATTEMPTS,
-  ContentionError,
-  type Store,
-  type UsageRecord,
-} from '../../store/ports/store.js';
+import type { Store, UsageRecord } from '../../store/ports/store.js';
 
 export type UsageScope = UsageRecord['scope'];
 export const PLATFORM_KEY = 'all';
@@ -248,14 +242,14 @@ export class UsageRecorder {
         for (const row of byKey.values()) rows.push([usageId(row.day, row.scope, row.key), row]);
     this.pending = new Map();
     this.pendingCount = 0;
-    // Subjects first: their first insert of a day counts them active on the platform row, written last.
+    // Subjects first: the add creating a subject's row of a day counts it active on the platform row, written last.
     const platform = rows.filter(([, r]) => r.scope === 'platform');
     const subjects = rows.filter(([, r]) => r.scope !== 'platform');
     let failure: unknown = null;
     const firsts = new Map<string, Record<string, number>>();
     const write = async ([id, row]: [string, Pending]) => {
       try {
-        const created = await bump(this.store.usage, id, row);
+        const created = await this.store.usage.add(id, { day: row.day, scope: row.scope, key: row.key }, row.counts);
         const active = created && row.day.length === 10 ? ACTIVE[row.scope]?.(row.key) : undefined;
         if (active) {
           const day = firsts.get(row.day) ?? firsts.set(row.day, {}).get(row.day)!;
@@ -301,33 +295,6 @@ const ACTIVE: Partial<Record<UsageScope, (key: string) => string | undefined>> =
   board: () => 'activeBoards',
   principal: (key) => (key.startsWith('agent:') ? 'activeAgents' : undefined),
 };
-
-/** Adds `row.counts` to the stored row (version-checked), creating it when missing; true when this call created it. */
-export async function bump(usage: Store['usage'], id: string, row: Pending): Promise<boolean> {
-  for (let attempt = 0; attempt < MODIFY_ATTEMPTS; attempt++) {
-    const current = await usage.get(id);
-    if (!current) {
-      try {
-        await usage.insert({
-          _id: id,
-          version: 1,
-          day: row.day,
-          scope: row.scope,
-          key: row.key,
-          counts: { ...row.counts },
-        });
-        return true;
-      } catch (e) {
-        if (e instanceof DuplicateKeyError) continue;
-        throw e;
-      }
-    }
-    const counts = { ...current.counts };
-    for (const [c, n] of Object.entries(row.counts)) counts[c] = (counts[c] ?? 0) + n;
-    if (await usage.update(id, current.version, { counts })) return false;
-  }
-  throw new ContentionError('usage', id);
-}
 
 /** Sums the counts of rows (missing counters are 0). */
 export function sumCounts(rows: readonly Pick<UsageRecord, 'counts'>[]): Record<string, number> {

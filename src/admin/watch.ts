@@ -11,10 +11,13 @@ import { dayOf, UsageRecorder } from './usage.js';
 import { FIGURES_EVERY_MS, Utilization, type NodeFigures, type NodeSources } from './utilization.js';
 
 /**
- * How often counted usage is written to the store. Every node writes each row it touched (four
- * store commands a row on FerretDB), so this cost grows with the nodes: at 5 s it was over a third
- * of the store's commands under a busy fleet on two nodes (32 agents). An operator's read flushes
- * its own node first; another node's counts reach the store within this.
+ * How often counted usage is written to the store. Every node writes each row it touched, so this
+ * cost grows with the nodes. A flush now costs one store command a row (the usage port's `add`: an
+ * upsert on MongoDB; on FerretDB an update, and an insert besides for a row it creates). It cost
+ * two to four a row (a read, then an insert or a version-checked update, again on contention), and
+ * at 5 s that was over a third of the store's commands under a busy fleet on two nodes (32
+ * agents); 15 s is kept, not measured again since. An operator's read flushes its own node first;
+ * another node's counts reach the store within this.
  */
 export const USAGE_FLUSH_MS = 15_000;
 /** Usage rows (days and buckets) are kept this long; the cost model reads 30 days. */

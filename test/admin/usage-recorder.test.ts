@@ -67,7 +67,7 @@ describe('usage counters', () => {
     });
     usage.record(ctx, 200);
     usage.record(ctx, 200);
-    failOnce(held.store.usage, 'insert'); // the first new row's write fails
+    failOnce(held.store.usage, 'add'); // the first row's write fails
     await usage.flush();
     expect(usage.lastFlush?.error).not.toBeNull();
     expect(usage.pendingRows).toBe(1);
