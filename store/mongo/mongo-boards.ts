@@ -5,10 +5,13 @@
 // A commit is one version-checked update of the header that carries the commit's intent: what it
 // wrote (the changed items and its events, the board's outbox) inline when small, or a reference
 // to parts staged just before it. That update is the commit point. The intent's item versions are
-// inserted next (idempotent: a version's id is fixed, and inserting it twice changes nothing), and
-// a header moves on only once the intent before it is in the log. So a reader that takes the
-// header at version H, then the log up to H, sees every version below H; it overlays H's intent,
-// which may still be on its way. Commits landing meanwhile do not disturb it: what they supersede
+// inserted next (idempotent: a version's id is fixed, and inserting it twice changes nothing), off
+// the committer's path: the next commit does not wait for them, but carries in its own intent the
+// item writes of every earlier commit not yet known to be in the log (while they fit inline; else it
+// waits for them). So a header at version H holds, in its intent, every version below H that may
+// not be in the log yet, and a reader that takes the header, then the log up to H, overlays H's
+// intent and what it carries. Whoever commits over a header another process wrote first puts its
+// intent and carried writes into the log. Commits landing meanwhile do not disturb it: what they supersede
 // (item versions, a replaced intent's staged parts) stays for a grace period, so a busy board is
 // read in one try; it reads again only when it was slower than that. The intent stays until the
 // next commit replaces it, so the outbox of the last commit is readable as long as the port
@@ -76,8 +79,17 @@ interface Written extends ItemWrites {
   events?: Outbox;
 }
 
-/** Inline, or staged: then `events` says whether the commit set an outbox (its events are in the parts). */
-type Intent = ({ v: number } & Written) | { v: number; stage: string; parts: number; events: boolean };
+/** An earlier commit's item writes, carried by a later intent until they are known to be in the log. */
+interface Carried extends ItemWrites {
+  v: number;
+}
+
+/**
+ * Inline (with what it carries), or staged: then `events` says whether the commit set an outbox
+ * (its events are in the parts), and it carries nothing (a staged commit waits for the log first).
+ */
+type Intent =
+  ({ v: number; carry?: Carried[] } & Written) | { v: number; stage: string; parts: number; events: boolean };
 
 interface HeaderDoc extends BoardRecord {
   /** 2 for this layout; absent on a board whose items an earlier version kept inside the header. */
@@ -88,9 +100,15 @@ interface HeaderDoc extends BoardRecord {
 
 /** What this process knows of one board's item log. */
 interface Local {
-  /** The version whose intent is known to be in the log here. */
-  applied: number;
-  /** The last commit's log inserts, which the next commit awaits. */
+  /**
+   * The header version whose writes this process knows: every version up to it is in the log or in
+   * `unapplied` (this process committed it, or read its header and put its intent into the log).
+   * -1 when not known (a log insert failed): the next commit reads the header first.
+   */
+  known: number;
+  /** This process's commits whose log inserts have not landed yet, by version: the next commit carries them. */
+  unapplied: Map<number, ItemWrites>;
+  /** This process's log inserts under way, which a commit over another's header, or a carry too large, awaits. */
   pending: Promise<void>;
   /** Deleting what commits superseded (item versions, replaced parts): off the commit path, one at a time. */
   cleanup: Promise<void>;
@@ -113,9 +131,14 @@ const docsOf = (boardId: string, v: number, writes: ItemWrites): ItemDoc[] => [
 /** The entries a header says its board holds: `entries` (items, doctrine entries, spec clauses), else the items counted by state. */
 const liveCount = (header: BoardRecord): number | null =>
   header.entries ?? (header.counts ? Object.values(header.counts).reduce((a, b) => a + b, 0) : null);
-const fits = (written: Written): boolean =>
-  written.put.length + written.removed.length + (written.events?.length ?? 0) <= INLINE_ENTRIES &&
-  BSON.calculateObjectSize(written as unknown as Document) <= INLINE_BYTES;
+const entriesOf = (writes: ItemWrites & { events?: Outbox }): number =>
+  writes.put.length + writes.removed.length + (writes.events?.length ?? 0);
+/** Whether an intent (with what it carries) is small enough to ride in the header. */
+const fits = (intent: Written & { carry?: Carried[] }): boolean =>
+  entriesOf(intent) + (intent.carry ?? []).reduce((n, c) => n + entriesOf(c), 0) <= INLINE_ENTRIES &&
+  BSON.calculateObjectSize(intent as unknown as Document) <= INLINE_BYTES;
+/** The earlier commits' writes an intent carries. */
+const carriedBy = (intent: Intent | null | undefined): Carried[] => (intent && 'carry' in intent && intent.carry) || [];
 
 /** The port's record: the header without what the adapter keeps in it, the outbox being the events of the last commit (a header of the earlier layout kept its own). */
 function recordOf(header: HeaderDoc, written: Written | null): BoardRecord {
@@ -248,8 +271,7 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
 
   async commit(id: string, expectedVersion: number, set: Changes<BoardRecord>, writes: ItemWrites): Promise<boolean> {
     const local = this.localOf(id);
-    await local.pending;
-    if (local.applied !== expectedVersion) await this.finish(id, expectedVersion);
+    if (local.known !== expectedVersion) await this.catchUpWith(id, expectedVersion);
     const v = expectedVersion + 1;
     const { outbox, ...header } = set;
     const written: Written = {
@@ -257,9 +279,16 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
       removed: [...writes.removed],
       ...(outbox ? { events: outbox } : {}),
     };
-    let intent: Intent = { v, ...written };
+    const carry = (): Carried[] => [...local.unapplied].map(([cv, w]) => ({ v: cv, put: w.put, removed: w.removed }));
+    let intent: Intent = local.unapplied.size ? { v, ...written, carry: carry() } : { v, ...written };
+    if (local.unapplied.size && !fits(intent)) {
+      // Too much to carry: wait for the log instead (the inserts are slower than the commits).
+      await this.catchUpWith(id, expectedVersion, true);
+      intent = local.unapplied.size ? { v, ...written, carry: carry() } : { v, ...written };
+    }
     let stage: string | null = null;
-    if (!fits(written)) {
+    if (!fits(intent)) {
+      if (local.unapplied.size) await this.catchUpWith(id, expectedVersion, true);
       stage = randomUUID();
       intent = { v, stage, parts: await this.stageParts(id, v, stage, written), events: written.events !== undefined };
     }
@@ -275,12 +304,20 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
       if (stage) await this.track(this.staging.deleteMany({ stage })).catch(() => undefined);
       return false;
     }
-    // Committed. The log inserts follow off the caller's path; the next commit waits for them, and
-    // if they fail, whoever reads or commits next finishes them from the header.
+    // Committed. The log inserts follow off the caller's path; the next commit carries them until
+    // they land, and if they fail, whoever reads or commits next finishes them from the header.
     if (local.staged) local.replaced.push({ v, at: this.clock() });
     local.staged = stage !== null;
-    const applied = this.apply(id, v, written);
-    local.pending = applied.catch(() => void (local.applied = -1));
+    if (local.known === expectedVersion) local.known = v;
+    local.unapplied.set(v, written);
+    const applied = this.apply(id, v, written).then(
+      () => void local.unapplied.delete(v),
+      (error: unknown) => {
+        local.known = -1;
+        throw error;
+      },
+    );
+    local.pending = Promise.all([local.pending, applied.catch(() => undefined)]).then(() => undefined);
     // Cleaning up follows the inserts (and is skipped when they failed: what they supersede must
     // stay until the intent is in the log), but the next commit does not wait for it: on a wire
     // server a delete can take seconds, and a board whose commits queued behind it stalled with it.
@@ -310,7 +347,8 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
 
   private localOf(id: string): Local {
     const local = this.local.get(id) ?? {
-      applied: -1,
+      known: -1,
+      unapplied: new Map(),
       pending: Promise.resolve(),
       cleanup: Promise.resolve(),
       partsDroppedAt: 0,
@@ -353,6 +391,11 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
     if (!intent || intent.v !== header.version) return { latest, written: null };
     const written = await this.writtenOf(header._id, intent);
     if (!written) return null;
+    // What it carries may be in the log already, or a later version of an item may be there.
+    for (const c of carriedBy(intent))
+      if (c.v > since)
+        for (const doc of docsOf(header._id, c.v, c))
+          if ((latest.get(doc.workId)?.v ?? -1) < doc.v) latest.set(doc.workId, doc);
     if (intent.v > since) for (const doc of docsOf(header._id, intent.v, written)) latest.set(doc.workId, doc);
     return { latest, written };
   }
@@ -379,17 +422,34 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
     };
   }
 
-  /** A header read here: its intent goes into the log (if not known to be there) before this process commits over it. */
+  /**
+   * A header read here: its intent and what it carries go into the log (unless this process knows
+   * that version or a later one) before this process commits over it. Then every version up to it
+   * is in the log.
+   */
   private async adopt(id: string, header: HeaderDoc, written: Written | null): Promise<void> {
     const local = this.localOf(id);
     if (header.intent && 'stage' in header.intent) local.staged = true;
-    if (local.applied === header.version) return;
-    if (written && header.intent?.v === header.version) await this.apply(id, header.version, written);
-    local.applied = header.version;
+    if (local.known >= header.version) return;
+    if (written && header.intent?.v === header.version) {
+      for (const c of carriedBy(header.intent)) await this.apply(id, c.v, c);
+      await this.apply(id, header.version, written);
+    }
+    if (local.known >= header.version) return; // this process committed past it meanwhile
+    local.known = header.version;
+    local.unapplied.clear();
   }
 
-  /** Before committing over `version`: its intent is in the log, whoever committed it. */
-  private async finish(id: string, version: number): Promise<void> {
+  /**
+   * Before committing over `version`: every version up to it is in the log, or known here and
+   * carried. With `drain`, this process's own inserts land first, so nothing is left to carry.
+   */
+  private async catchUpWith(id: string, version: number, drain = false): Promise<void> {
+    const local = this.localOf(id);
+    await local.pending;
+    if (drain && local.known === version && !local.unapplied.size) return;
+    // A failed insert (or a header written elsewhere): read the header and finish it.
+    local.known = -1;
     const header = await this.header(id);
     if (header?.version === version) await this.adopt(id, header, await this.writtenAt(header));
   }
@@ -398,7 +458,6 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
   private async apply(id: string, v: number, writes: ItemWrites): Promise<void> {
     const docs = docsOf(id, v, writes);
     for (let i = 0; i < docs.length; i += INSERT_CHUNK) await this.insertVersions(docs.slice(i, i + INSERT_CHUNK));
-    this.localOf(id).applied = v;
   }
 
   private async insertVersions(docs: ItemDoc[]): Promise<void> {

@@ -4,7 +4,7 @@
 // commit's events (the board's outbox) travel in the same intent, so they are read whole too.
 import { spawn } from 'node:child_process';
 import { FindCursor, MongoClient } from 'mongodb';
-import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, inject, it, onTestFinished } from 'vitest';
 import { openMongoStore } from '../../store/mongo/index.js';
 import type { BoardRecord, Store, StoredItem } from '../../store/ports/store.js';
 import { entryArgs } from '../support/built.js';
@@ -185,6 +185,64 @@ describe.skipIf(!uri)('board commits on the MongoDB wire server, under faults', 
       },
     );
   }
+
+  it('carries commits whose item inserts have not landed in the next intent: a reader sees them whole, and another committer puts them in the log', async () => {
+    const boardId = unique('board');
+    const store = await open();
+    await store.boards.insert({
+      _id: boardId,
+      version: 1,
+      nextWorkSeq: 11,
+      nextFencingToken: 1,
+      lastSeq: 0,
+      nextDeadline: null,
+    });
+    expect(await store.boards.commit(boardId, 1, { lastSeq: 1 }, { put: range(1, 10, 'v2'), removed: [] })).toBe(true);
+    await (store.boards as typeof store.boards & { settled(): Promise<void> }).settled();
+    // From here this process's item inserts hang, as a committer's would that died after its commit point.
+    const log = (store.boards as unknown as { log: { insertMany: (...a: unknown[]) => Promise<unknown> } }).log;
+    const insertMany = log.insertMany.bind(log);
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let held = 0;
+    log.insertMany = async () => {
+      held++;
+      await released;
+      throw new Error('the committer died');
+    };
+    onTestFinished(() => {
+      log.insertMany = insertMany;
+      release();
+    });
+    expect(await store.boards.commit(boardId, 2, { lastSeq: 2 }, { put: [work(1, 'v3')], removed: ['W-2'] })).toBe(
+      true,
+    );
+    expect(await store.boards.commit(boardId, 3, { lastSeq: 3 }, { put: [work(3, 'v4')], removed: [] })).toBe(true);
+    expect(await store.boards.commit(boardId, 4, { lastSeq: 4 }, { put: [work(1, 'v5')], removed: [] })).toBe(true);
+    expect(held).toBe(3); // none waited for the one before it
+    expect(await logged(boardId, 3)).toBe(0);
+    expect(await logged(boardId, 4)).toBe(0);
+
+    const expected = new Map(range(1, 10, 'v2').map((i) => [i.workId, i.title]));
+    expected.set('W-1', 'v5').set('W-3', 'v4').delete('W-2');
+    const reader = await open();
+    const seen = await titles(reader, boardId);
+    expect(seen.version).toBe(5);
+    expect(seen.items).toEqual(expected);
+    const since = await reader.boards.changesSince(boardId, 2);
+    expect(since!.items.map((i) => [(i as Work).workId, (i as Work).title]).sort()).toEqual([
+      ['W-1', 'v5'],
+      ['W-3', 'v4'],
+    ]);
+    expect(since!.removed).toEqual(['W-2']);
+
+    const next = await open();
+    expect(await next.boards.commit(boardId, 5, { lastSeq: 5 }, { put: [work(4, 'v6')], removed: [] })).toBe(true);
+    await (next.boards as typeof next.boards & { settled(): Promise<void> }).settled();
+    expect([await logged(boardId, 3), await logged(boardId, 4), await logged(boardId, 5)]).toEqual([2, 1, 1]);
+    // Read back from the log alone (no intent carries them any more): the same board.
+    expect((await titles(await open(), boardId)).items).toEqual(new Map([...expected, ['W-4', 'v6']]));
+  });
 
   it('reads a board whose commits land between its header and its items in one try, as of the header, its staged parts included: a busy board is always readable', async () => {
     const boardId = unique('board');
