@@ -12,9 +12,9 @@ import { unique } from '../support/temp.js';
 const uri = inject('mongoUri');
 const DB = 'board_test';
 
-/** 70 items: past the inline limit, so each commit is staged. */
+/** 150 items: past the inline limit, so each commit is staged. */
 const items = (title: string): StoredItem[] =>
-  Array.from({ length: 70 }, (_, i) => ({ workId: `W-${i + 1}`, title }) as StoredItem);
+  Array.from({ length: 150 }, (_, i) => ({ workId: `W-${i + 1}`, title }) as StoredItem);
 
 describe.skipIf(!uri)('staged parts on the MongoDB wire server', () => {
   const prefix = `${unique('parts')}_`;
@@ -117,7 +117,7 @@ describe.skipIf(!uri)('staged parts on the MongoDB wire server', () => {
       now += 10 * PARTS_GRACE_MS;
       const loaded = (await boards.load('b1'))!;
       expect(loaded.record.version).toBe(14);
-      expect(loaded.items.map((i) => (i as StoredItem & { title: string }).title)).toEqual(Array(70).fill('v14'));
+      expect(loaded.items.map((i) => (i as StoredItem & { title: string }).title)).toEqual(Array(150).fill('v14'));
     } finally {
       await client.close();
     }

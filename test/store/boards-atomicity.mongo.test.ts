@@ -251,26 +251,26 @@ describe.skipIf(!uri)('board commits on the MongoDB wire server, under faults', 
     await writer.boards.insert({
       _id: boardId,
       version: 1,
-      nextWorkSeq: 101,
+      nextWorkSeq: 201,
       nextFencingToken: 1,
       lastSeq: 0,
       nextDeadline: null,
     });
-    expect(await writer.boards.commit(boardId, 1, { lastSeq: 1 }, { put: range(1, 100, 'v2'), removed: [] })).toBe(
+    expect(await writer.boards.commit(boardId, 1, { lastSeq: 1 }, { put: range(1, 200, 'v2'), removed: [] })).toBe(
       true,
     );
     await (writer.boards as typeof writer.boards & { settled(): Promise<void> }).settled();
     expect((await reader.boards.load(boardId))!.record.version).toBe(2);
 
     // Every read of the item log waits until another commit (every item changed, one removed: staged,
-    // past 64 entries, so the parts of the intent the reader took are replaced under it) landed.
+    // past 128 entries, so the parts of the intent the reader took are replaced under it) landed.
     let version = 2;
     const racing = async () => {
       const landed = await writer.boards.commit(
         boardId,
         version,
         { lastSeq: version },
-        { put: range(1, 99, `v${version + 1}`), removed: version === 2 ? ['W-100'] : [] },
+        { put: range(1, 199, `v${version + 1}`), removed: version === 2 ? ['W-200'] : [] },
       );
       expect(landed).toBe(true);
       version++;
@@ -298,12 +298,12 @@ describe.skipIf(!uri)('board commits on the MongoDB wire server, under faults', 
     await racing(); // version 3: the reader, at 2, has changes to read
     const changes = await read(() => reader.boards.changesSince(boardId, 2));
     expect(changes!.record.version).toBe(3);
-    expect(changes!.items.map((i) => (i as Work).title)).toEqual(Array(99).fill('v3'));
-    expect(changes!.removed).toEqual(['W-100']);
+    expect(changes!.items.map((i) => (i as Work).title)).toEqual(Array(199).fill('v3'));
+    expect(changes!.removed).toEqual(['W-200']);
     const whole = await read(() => reader.boards.load(boardId));
     expect(whole!.record.version).toBe(4);
     expect(new Set(whole!.items.map((i) => (i as Work).title))).toEqual(new Set(['v4']));
-    expect(whole!.items).toHaveLength(99);
+    expect(whole!.items).toHaveLength(199);
   });
 
   it('moves a board kept whole in its header by an earlier version to the new layout on first load, losing nothing', async () => {
