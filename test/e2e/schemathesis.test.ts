@@ -2,7 +2,9 @@
 // once with a cookie session. Any 5xx, or any answer whose status or body the document does not
 // describe, fails the test with Schemathesis's report. scripts/schemathesis.sh installs the tool.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -11,6 +13,18 @@ import { startTestServer, type TestServer } from '../support/server.js';
 import { tempDir, unique } from '../support/temp.js';
 
 const SCRIPT = fileURLToPath(new URL('../../scripts/schemathesis.sh', import.meta.url));
+/**
+ * Where the script keeps its venv: per machine and version, outside the checkout. Its default,
+ * under node_modules, is gone after every `npm ci`, which CI runs on a fresh clone, and making it
+ * again (pip, about 25 s) was spent inside this test on every run.
+ */
+const SCHEMATHESIS_HOME =
+  process.env.SCHEMATHESIS_HOME ??
+  join(
+    process.env.XDG_CACHE_HOME || join(homedir(), '.cache'),
+    'agent-board',
+    `schemathesis-${/^VERSION=(\S+)$/m.exec(readFileSync(SCRIPT, 'utf8'))![1]}`,
+  );
 const PUBLIC_URL = 'http://board.test';
 const ORIGIN = new URL(PUBLIC_URL).origin;
 /** Per operation and phase; small enough for a few minutes on two busy cores. */
@@ -155,7 +169,7 @@ function schemathesis(
     // Asynchronous: the server under test runs in this process and must keep answering.
     const child = spawn(SCRIPT, args, {
       cwd: work.path,
-      env: { ...process.env, NO_COLOR: '1' },
+      env: { ...process.env, SCHEMATHESIS_HOME, NO_COLOR: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
