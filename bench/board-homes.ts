@@ -10,8 +10,8 @@
 //                                        HOMES_BENCH_WARM_UP_SECONDS, default 20;
 //                                        HOMES_BENCH_ITEMS, default 5,000;
 //                                        HOMES_BENCH_LAYOUTS, some layouts by name, separated by ';')
-import { readFileSync } from 'node:fs';
 import { client, percentile } from './board.js';
+import { cpuMicros, timed } from './clock.js';
 import { benchMongo } from './mongo-wire.js';
 import { ownerAndAgent, startNode, tokenFor, type BenchNode } from './node.js';
 
@@ -44,11 +44,6 @@ interface Run {
   walPerCommit: number;
 }
 
-/** utime + stime of a process, in µs. */
-const cpuMicros = (pid: number): number => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-};
 async function withNodes<T>(
   count: number,
   use: (nodes: BenchNode[]) => Promise<T>,
@@ -118,36 +113,37 @@ async function cycles(layout: Layout): Promise<Run> {
       const versionBefore = await versions();
       const walBefore = store === 'mongo' ? mongo!.walBytes() : null;
       const claims: number[] = [];
-      let done = 0;
       let turn = 0;
       let emptied = false;
       const cpuBefore = nodes.map((n) => cpuMicros(n.pid));
       const storeBefore = mongo!.cpuMicros() ?? 0;
-      const start = performance.now();
-      const end = start + SECONDS * 1000;
-      await Promise.all(
-        clients.map(async (mine, k) => {
-          // Agent k works on board ⌊k / AGENTS⌋, whose home is node ⌊k / AGENTS⌋ (it was filled there).
-          const next = () =>
-            layout === 'two nodes, pinned'
-              ? mine[k % mine.length]!
-              : layout === 'two boards, two nodes, each at home'
-                ? mine[Math.floor(k / AGENTS)]!
-                : mine[turn++ % mine.length]!;
-          while (performance.now() < end) {
-            const t = performance.now();
-            const lease = await next()('POST', '/api/claim', {});
-            if (lease.status === 409) return void (emptied = true); // NOTHING_READY: the board is done before the window
-            if (lease.status !== 200) throw new Error(`claim: ${lease.status} ${JSON.stringify(lease.body)}`);
-            claims.push(performance.now() - t);
-            const submitted = await next()('POST', '/api/submit', { leaseId: lease.body.leaseId, head: 'abcdef1' });
-            if (submitted.status !== 200)
-              throw new Error(`submit: ${submitted.status} ${JSON.stringify(submitted.body)}`);
-            done++;
-          }
-        }),
-      );
-      const seconds = (performance.now() - start) / 1000;
+      // Timed (bench/clock.ts): from the first claim to the last submit, within SECONDS.
+      const window = await timed(async (cycled) => {
+        const end = performance.now() + SECONDS * 1000;
+        await Promise.all(
+          clients.map(async (mine, k) => {
+            // Agent k works on board ⌊k / AGENTS⌋, whose home is node ⌊k / AGENTS⌋ (it was filled there).
+            const next = () =>
+              layout === 'two nodes, pinned'
+                ? mine[k % mine.length]!
+                : layout === 'two boards, two nodes, each at home'
+                  ? mine[Math.floor(k / AGENTS)]!
+                  : mine[turn++ % mine.length]!;
+            while (performance.now() < end) {
+              const t = performance.now();
+              const lease = await next()('POST', '/api/claim', {});
+              if (lease.status === 409) return void (emptied = true); // NOTHING_READY: the board is done before the window
+              if (lease.status !== 200) throw new Error(`claim: ${lease.status} ${JSON.stringify(lease.body)}`);
+              claims.push(performance.now() - t);
+              const submitted = await next()('POST', '/api/submit', { leaseId: lease.body.leaseId, head: 'abcdef1' });
+              if (submitted.status !== 200)
+                throw new Error(`submit: ${submitted.status} ${JSON.stringify(submitted.body)}`);
+              cycled();
+            }
+          }),
+        );
+      });
+      const { seconds, units: done } = window;
       if (emptied)
         console.log(
           `bench/board-homes.ts: ${layout}: a board ran out of ready items after ${seconds.toFixed(1)} s; cycles/s is over that time`,
@@ -257,6 +253,9 @@ for (let r = 0; r < ROUNDS; r++) {
 
 console.log(
   `\n${AGENTS} agents, claim → submit, one ${ITEMS}-item board, ${SECONDS} s a layout, min / median / max of ${ROUNDS} rounds`,
+);
+console.log(
+  "timed, every layout alike: from the first claim to the last submit (the nodes warmed up, the board filled and the agents' tokens issued before); CPU over that window, per cycle",
 );
 console.log(
   '| layout | cycles/s | claim p50 ms | claim p99 ms | server CPU µs/cycle | store CPU µs/cycle | commits/cycle | store WAL B/commit |',

@@ -1,11 +1,12 @@
 // The board under load, over real HTTP against a server process of its own (embedded store):
-//  1. claim (pull-next) → submit cycles per second with 32 agents on a 5,000-item board;
+//  1. claim (pull-next) → submit cycles per second with 32 agents on a 5,000-item board, timed
+//     from the first claim to the last submit (bench/clock.ts; the items, the agents' tokens and
+//     connections made before), and the item creation timed on its own;
 //  2. claim latency (one agent, claim then submit) on boards of 100, 1,000, 10,000 and 50,000 items;
 //  3. lease expiry with 10,000 active leases (20 boards × 500, 1-3 s): lateness of lease.expired
 //     at the boards' sockets against expiresAt, and /healthz latency during the storm.
 // Exports each as a function for bench/engine.ts; `npx tsx bench/board.ts [--quick]` prints them.
 // The nodes run at the shipped LOG_LEVEL (info), their log written to a file (bench/node.ts).
-import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,14 +15,9 @@ import WebSocket from 'ws';
 import { openEmbeddedStore } from '../store/embedded/index.js';
 import { ownerAndAgent, startNode, tokenFor, type BenchNode, type NodeOutput, type OwnerSession } from './node.js';
 import { wrk } from './peers.js';
+import { timed, type Timed } from './clock.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-/** A process's CPU time so far (user + system), in microseconds, from /proc. */
-const cpuMicros = (pid: number): number => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
-};
-
 export function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? NaN;
@@ -60,29 +56,69 @@ export function client(url: string, headers: Record<string, string>) {
     });
 }
 
+/** One agent's calls through `client`. */
+export type Call = ReturnType<typeof client>;
+
 /** A node whose plan budgets are scaled out of the load's way (BOARD_RATE_SCALE) and that allows 1 s leases. */
 export const nodeForBoards = (env: Record<string, string> = {}, output: NodeOutput = 'inherit'): Promise<BenchNode> =>
   startNode({ BOARD_RATE_SCALE: '10000', LEASE_MIN_TTL_SECONDS: '1', ...env }, [], output);
 
-async function fillBoard(
-  node: BenchNode,
-  items: number,
-): Promise<OwnerSession & { projectId: string; agent: Record<string, string> }> {
+/** What `fillBoard` made: the owner's session and board, and the item creation's own clock. */
+export type FilledBoard = OwnerSession & { projectId: string; agent: Record<string, string>; created: Timed };
+
+/**
+ * A new owner's board of `items` items. `created` times the item creation alone (POST
+ * /api/items/batch, 500 items a request, from the first request to the last answer); the sign-up
+ * before it is not timed.
+ */
+export async function fillBoard(node: BenchNode, items: number): Promise<FilledBoard> {
   const owner = await ownerAndAgent(node.url);
   const call = client(node.url, owner.agent);
-  for (let made = 0; made < items; made += 500) {
-    const n = Math.min(500, items - made);
-    const res = await call('POST', '/api/items/batch', {
-      items: Array.from({ length: n }, (_, i) => ({ title: `item ${made + i}`, priority: (made + i) % 5 })),
-    });
-    if (res.status !== 201) throw new Error(`batch: ${res.status} ${JSON.stringify(res.body)}`);
+  const created = await timed(async (done) => {
+    for (let made = 0; made < items; made += 500) {
+      const n = Math.min(500, items - made);
+      const res = await call('POST', '/api/items/batch', {
+        items: Array.from({ length: n }, (_, i) => ({ title: `item ${made + i}`, priority: (made + i) % 5 })),
+      });
+      if (res.status !== 201) throw new Error(`batch: ${res.status} ${JSON.stringify(res.body)}`);
+      done(n);
+    }
+  }, node.pid);
+  return { ...owner, created };
+}
+
+/** `agents` agents on the owner's board, each with a token of its own and its connection open (a /healthz read). */
+async function agentsOn(node: BenchNode, owner: FilledBoard, agents: number): Promise<Call[]> {
+  return Promise.all(
+    Array.from({ length: agents }, async (_, i) => {
+      const call = client(node.url, await tokenFor(node.url, owner, owner.projectId, `cycler-${i}`));
+      const probe = await call('GET', '/healthz');
+      if (probe.status !== 200) throw new Error(`healthz: ${probe.status}`);
+      return call;
+    }),
+  );
+}
+
+/** One agent claims and submits until the board has nothing ready or `end` passes; `done()` after each submit. */
+async function cycleUntilEmpty(call: Call, end: number, claims: number[], done: () => void): Promise<void> {
+  while (performance.now() < end) {
+    const t = performance.now();
+    const lease = await call('POST', '/api/claim', {});
+    if (lease.status === 409) return; // NOTHING_READY: the board is done
+    if (lease.status !== 200) throw new Error(`claim: ${lease.status} ${JSON.stringify(lease.body)}`);
+    claims.push(performance.now() - t);
+    const submitted = await call('POST', '/api/submit', { leaseId: lease.body.leaseId, head: 'abcdef1' });
+    if (submitted.status !== 200) throw new Error(`submit: ${submitted.status} ${JSON.stringify(submitted.body)}`);
+    done();
   }
-  return owner;
 }
 
 /**
- * 32 agents pull and submit until the board is empty (or `seconds` pass): cycles per second and
- * claim latency. `onStart` runs as the measured window opens (a profiler can cut its samples to it).
+ * `agents` agents pull and submit until the board is empty (or `seconds` pass): cycles per second,
+ * claim latency and the node's CPU per cycle. Timed (bench/clock.ts): from the first claim to the
+ * last submit; the items, the agents' tokens and their connections are made before the clock,
+ * and the item creation is timed on its own (`itemsCreatedPerSecond`). `onStart` runs as the
+ * measured window opens (a profiler can cut its samples to it).
  */
 export async function claimSubmitCycles(
   node: BenchNode,
@@ -96,41 +132,25 @@ export async function claimSubmitCycles(
   claimP50: number;
   claimP99: number;
   serverCpuMicrosPerCycle: number;
+  itemsCreatedPerSecond: number;
+  serverCpuMicrosPerItemCreated: number;
 }> {
   const owner = await fillBoard(node, items);
-  const calls = await Promise.all(
-    Array.from({ length: agents }, async (_, i) =>
-      client(node.url, await tokenFor(node.url, owner, owner.projectId, `cycler-${i}`)),
-    ),
-  );
+  const calls = await agentsOn(node, owner, agents);
   const claims: number[] = [];
-  let cycles = 0;
   onStart?.();
-  const cpuBefore = cpuMicros(node.pid);
-  const start = performance.now();
-  const end = start + seconds * 1000;
-  await Promise.all(
-    calls.map(async (call) => {
-      while (performance.now() < end) {
-        const t = performance.now();
-        const lease = await call('POST', '/api/claim', {});
-        if (lease.status === 409) return; // NOTHING_READY: the board is done
-        if (lease.status !== 200) throw new Error(`claim: ${lease.status} ${JSON.stringify(lease.body)}`);
-        claims.push(performance.now() - t);
-        const done = await call('POST', '/api/submit', { leaseId: lease.body.leaseId, head: 'abcdef1' });
-        if (done.status !== 200) throw new Error(`submit: ${done.status} ${JSON.stringify(done.body)}`);
-        cycles++;
-      }
-    }),
-  );
-  const elapsed = (performance.now() - start) / 1000;
-  const serverCpuMicrosPerCycle = (cpuMicros(node.pid) - cpuBefore) / cycles;
+  const cycles = await timed(async (done) => {
+    const end = performance.now() + seconds * 1000;
+    await Promise.all(calls.map((call) => cycleUntilEmpty(call, end, claims, done)));
+  }, node.pid);
   return {
-    cyclesPerSecond: cycles / elapsed,
-    cycles,
+    cyclesPerSecond: cycles.perSecond,
+    cycles: cycles.units,
     claimP50: percentile(claims, 0.5),
     claimP99: percentile(claims, 0.99),
-    serverCpuMicrosPerCycle,
+    serverCpuMicrosPerCycle: cycles.cpuMicrosPerUnit,
+    itemsCreatedPerSecond: owner.created.perSecond,
+    serverCpuMicrosPerItemCreated: owner.created.cpuMicrosPerUnit,
   };
 }
 
@@ -280,7 +300,7 @@ export async function main(quick = process.argv.includes('--quick')): Promise<Bo
   try {
     cycles = await claimSubmitCycles(node, quick ? 1000 : 5000);
     console.log(
-      `claim→submit, 32 agents, ${quick ? 1000 : 5000} items: ${cycles.cyclesPerSecond.toFixed(0)} cycles/s (${cycles.cycles} cycles), claim p50 ${fmt(cycles.claimP50)} ms p99 ${fmt(cycles.claimP99)} ms, server CPU ${cycles.serverCpuMicrosPerCycle.toFixed(0)} µs per cycle`,
+      `claim→submit, 32 agents, ${quick ? 1000 : 5000} items: ${cycles.cyclesPerSecond.toFixed(0)} cycles/s (${cycles.cycles} cycles; timed: first claim to last submit, the items, tokens and connections made before), claim p50 ${fmt(cycles.claimP50)} ms p99 ${fmt(cycles.claimP99)} ms, server CPU ${cycles.serverCpuMicrosPerCycle.toFixed(0)} µs per cycle; setup: ${cycles.itemsCreatedPerSecond.toFixed(0)} items created/s (timed: the POST /api/items/batch requests alone)`,
     );
   } finally {
     await node.stop();

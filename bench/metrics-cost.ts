@@ -64,6 +64,9 @@ try {
         .padStart(6)} µs CPU/request   (per round: ${s.map((x) => x.cpuUsPerRequest.toFixed(1)).join(' ')})`,
     );
   console.log(`metrics cost at the probe: ${rounds} rounds of ${seconds}s each, wrk -c${concurrency}, LOG_LEVEL info`);
+  console.log(
+    "  timed, on both nodes alike: wrk's run (after one uncounted run of each); CPU: the node's utime + stime over that run, per request wrk counted",
+  );
   row('GET /healthz, no metrics', samples.plain);
   row('GET /healthz, METRICS_PORT', samples.measured);
   // Each round's two runs are adjacent: the median of their ratios cancels the machine's drift.

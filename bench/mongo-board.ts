@@ -74,6 +74,9 @@ for (let r = 0; r < ROUNDS; r++)
   rounds.push({ mongo: await measure(mongoNode), embedded: await measure(embeddedNode) });
 
 console.log(`\nMongoDB (${mongo.label}) beside the embedded store, min / median / max of ${ROUNDS} rounds, ms`);
+console.log(
+  '  timed, on both stores alike: each claim request alone (one agent, claim then an untimed submit) and each GET /api/status alone, one at a time; the boards filled before, a node of its own per size',
+);
 for (const items of SIZES) {
   console.log(
     `  claim p50, ${String(items).padStart(6)} items   mongo ${spread(rounds.map((r) => r.mongo.claim.get(items)!))}   embedded ${spread(rounds.map((r) => r.embedded.claim.get(items)!))}`,
