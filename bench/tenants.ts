@@ -1,0 +1,215 @@
+// Many tenants on one node (issue 46): N anonymous boards provisioned through the API
+// (POST /api/accounts/anon-provision), each with 6 items and one claim → submit, all kept active
+// at once. Reads the node's RSS (VmRSS) before and after, once it stops growing, and prints it
+// per active board; and the claim p50 on a fresh board before and after, beside them.
+// One node (bench/node.ts: embedded store, shipped defaults, LOG_LEVEL info, its log to a file);
+// the address and board budgets scaled out of the load's way by the env the benches pass.
+//   TENANTS=10000 (default) boards; TENANTS_CONCURRENCY=16 provisions at a time.
+//   TENANTS_SNAPSHOT=<dir>: heap snapshots of the node into <dir>, before and after the boards (for
+//   a diff per constructor; the node starts with --heapsnapshot-signal).
+// `npx tsx bench/tenants.ts`
+import { Agent, request } from 'node:http';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { startNode, type BenchNode } from './node.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A field of /proc/<pid>/status in KB: VmRSS, and its parts RssAnon (heap, malloc) and RssFile (mapped files: the embedded store's map). */
+const statusKb = (pid: number, field = 'VmRSS'): number =>
+  Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
+const rssKb = (pid: number): number => statusKb(pid);
+
+/**
+ * RSS once it settles: readings a second apart, from 10 s on, until five in a row lie within
+ * 512 KB of each other (at most 60 s). The wait lets the node's idle-time collection run; no GC
+ * is forced, RSS is taken as it is.
+ */
+async function settledRssKb(pid: number): Promise<number> {
+  const readings: number[] = [];
+  for (let i = 0; i < 60; i++) {
+    await sleep(1000);
+    readings.push(rssKb(pid));
+    const last = readings.slice(-5);
+    if (i >= 10 && Math.max(...last) - Math.min(...last) < 512) break;
+  }
+  return readings.at(-1)!;
+}
+
+/** Signals the node for a heap snapshot (into `dir`) and waits until it is written. */
+async function heapSnapshot(pid: number, dir: string): Promise<string> {
+  const snapshots = () => new Set(readdirSync(dir).filter((f) => f.endsWith('.heapsnapshot')));
+  const before = snapshots();
+  process.kill(pid, 'SIGUSR2');
+  for (let i = 0; i < 1200; i++) {
+    await sleep(500);
+    const made = [...snapshots()].find((f) => !before.has(f));
+    if (!made) continue;
+    const size = statSync(join(dir, made)).size;
+    await sleep(1000);
+    if (size > 0 && statSync(join(dir, made)).size === size) return join(dir, made);
+  }
+  throw new Error('no heap snapshot');
+}
+
+type Answer = { status: number; body: Record<string, unknown> };
+type Call = (method: string, path: string, body?: unknown) => Promise<Answer>;
+
+/** A keep-alive JSON client, one socket. */
+function client(
+  url: string,
+  headers: Record<string, string>,
+  agent = new Agent({ keepAlive: true, maxSockets: 1 }),
+): Call {
+  const { hostname, port } = new URL(url);
+  return (method, path, body) =>
+    new Promise((resolve, reject) => {
+      const payload = body === undefined ? undefined : JSON.stringify(body);
+      const req = request(
+        {
+          hostname,
+          port,
+          method,
+          path,
+          agent,
+          headers: {
+            ...headers,
+            ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}),
+          },
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (d: string) => (text += d));
+          res.on('end', () =>
+            resolve({ status: res.statusCode!, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} }),
+          );
+        },
+      );
+      req.on('error', reject);
+      req.end(payload);
+    });
+}
+
+function expect(res: Answer, status: number, what: string): Answer {
+  if (res.status !== status) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body)}`);
+  return res;
+}
+
+/** A new anonymous board; its agent's client (on `agent`, the socket pool of the provisioning worker). */
+async function anonymousBoard(url: string, agent: Agent): Promise<Call> {
+  const anon = client(url, {}, agent);
+  const made = expect(await anon('POST', '/api/accounts/anon-provision', {}), 201, 'anon-provision');
+  return client(url, { authorization: `Bearer ${String(made.body.secret)}` }, agent);
+}
+
+/** One tenant: a board of `items` items, one claim → submit on it. */
+async function tenant(url: string, agent: Agent, items = 6): Promise<void> {
+  const call = await anonymousBoard(url, agent);
+  expect(
+    await call('POST', '/api/items/batch', {
+      items: Array.from({ length: items }, (_, i) => ({ title: `item ${i}`, priority: i % 5 })),
+    }),
+    201,
+    'batch',
+  );
+  const lease = expect(await call('POST', '/api/claim', {}), 200, 'claim');
+  expect(await call('POST', '/api/submit', { leaseId: lease.body.leaseId, head: 'abcdef1' }), 200, 'submit');
+}
+
+/** Claim latency on a fresh board of `cycles` items: claim → submit, `cycles` times; the claims' p50 in ms. */
+async function claimP50(url: string, cycles = 200): Promise<number> {
+  const call = await anonymousBoard(url, new Agent({ keepAlive: true, maxSockets: 1 }));
+  expect(
+    await call('POST', '/api/items/batch', {
+      items: Array.from({ length: cycles }, (_, i) => ({ title: `probe ${i}`, priority: i % 5 })),
+    }),
+    201,
+    'batch',
+  );
+  const times: number[] = [];
+  for (let i = 0; i < cycles; i++) {
+    const t = performance.now();
+    const lease = expect(await call('POST', '/api/claim', {}), 200, 'claim');
+    times.push(performance.now() - t);
+    expect(await call('POST', '/api/submit', { leaseId: lease.body.leaseId, head: 'abcdef1' }), 200, 'submit');
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)]!;
+}
+
+export interface TenantsReport {
+  boards: number;
+  provisionedPerSecond: number;
+  rssBeforeMb: number;
+  rssAfterMb: number;
+  kbPerBoard: number;
+  /** Of kbPerBoard: anonymous memory (the JS heap, malloc) and mapped files (the embedded store's LMDB map). */
+  anonKbPerBoard: number;
+  fileKbPerBoard: number;
+  claimP50BeforeMs: number;
+  claimP50AfterMs: number;
+}
+
+export async function tenants(
+  boards = Number(process.env.TENANTS ?? 10_000),
+  concurrency = Number(process.env.TENANTS_CONCURRENCY ?? 16),
+): Promise<TenantsReport> {
+  const snapshotDir = process.env.TENANTS_SNAPSHOT;
+  const flags = snapshotDir ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshotDir}`] : [];
+  const node: BenchNode = await startNode({ BOARD_RATE_SCALE: '10000' }, flags, 'file');
+  try {
+    // Warm the node (modules, JIT) with a few boards before the first reading.
+    for (let i = 0; i < 20; i++) await tenant(node.url, new Agent({ keepAlive: true, maxSockets: 1 }));
+    const claimP50BeforeMs = await claimP50(node.url);
+    const rssBefore = await settledRssKb(node.pid);
+    const [anonBefore, fileBefore] = [statusKb(node.pid, 'RssAnon'), statusKb(node.pid, 'RssFile')];
+    if (snapshotDir) console.log(`heap before: ${await heapSnapshot(node.pid, snapshotDir)}`);
+    let next = 0;
+    const start = performance.now();
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+        while (next < boards) {
+          next++;
+          await tenant(node.url, agent);
+        }
+        agent.destroy();
+      }),
+    );
+    const provisionedPerSecond = boards / ((performance.now() - start) / 1000);
+    const rssAfter = await settledRssKb(node.pid);
+    const [anonAfter, fileAfter] = [statusKb(node.pid, 'RssAnon'), statusKb(node.pid, 'RssFile')];
+    const claimP50AfterMs = await claimP50(node.url);
+    if (snapshotDir) {
+      console.log(`heap after: ${await heapSnapshot(node.pid, snapshotDir)}`);
+      console.log(
+        `RSS after the snapshot's full GC: ${Math.round((rssKb(node.pid) - rssBefore) / boards)} KB per board`,
+      );
+    }
+    const report: TenantsReport = {
+      boards,
+      provisionedPerSecond: Math.round(provisionedPerSecond),
+      rssBeforeMb: Math.round(rssBefore / 1024),
+      rssAfterMb: Math.round(rssAfter / 1024),
+      kbPerBoard: Math.round((rssAfter - rssBefore) / boards),
+      anonKbPerBoard: Math.round((anonAfter - anonBefore) / boards),
+      fileKbPerBoard: Math.round((fileAfter - fileBefore) / boards),
+      claimP50BeforeMs: Number(claimP50BeforeMs.toFixed(2)),
+      claimP50AfterMs: Number(claimP50AfterMs.toFixed(2)),
+    };
+    return report;
+  } finally {
+    await node.stop();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const r = await tenants();
+  console.log(
+    `${r.boards} anonymous boards (6 items, one claim → submit each) at ${r.provisionedPerSecond}/s: ` +
+      `RSS ${r.rssBeforeMb} → ${r.rssAfterMb} MB, ${r.kbPerBoard} KB per active board ` +
+      `(${r.anonKbPerBoard} KB anonymous, ${r.fileKbPerBoard} KB the store's mapped file); ` +
+      `claim p50 on a fresh board ${r.claimP50BeforeMs} ms before, ${r.claimP50AfterMs} ms after`,
+  );
+}
