@@ -30,7 +30,11 @@ import { andThen, type Maybe } from '../store/ports/maybe.js';
 
 export type { CommittedEvent };
 
-export type BoardListener = (events: CommittedEvent[], board: Board) => void;
+/** Told of a committed batch: its events, the board it left, and the actor (so one listener serves every board). */
+export type BoardListener = (events: CommittedEvent[], board: Board, actor: BoardActor) => void;
+
+/** No listeners: shared by every actor until one subscribes (a per-board Set costs more than the board's indexes). */
+const NO_LISTENERS: readonly BoardListener[] = Object.freeze([]);
 
 export type BoardPorts = Pick<Store, 'boards' | 'events' | 'boardStatsDays'>;
 
@@ -189,7 +193,8 @@ export class BoardActor {
    * (not for a later one queued behind it) rather than reading back what it wrote.
    */
   private readonly writing: { version: number; landing: Promise<boolean> }[] = [];
-  private readonly listeners = new Set<BoardListener>();
+  /** Replaced, never changed, on (un)subscribing: a listener leaving while they are told is not skipped past. */
+  private listeners: readonly BoardListener[] = NO_LISTENERS;
   /** The currency token under which `current` was last found to be the store's latest (null: not since it last changed hands). */
   private vouchedBy: string | null = null;
   lastUsed = 0;
@@ -200,8 +205,8 @@ export class BoardActor {
     private readonly clock: () => number,
     /** Told when a listener throws: a committed command still gets its reply. */
     private readonly onListenerError: (error: unknown) => void = () => undefined,
-    /** Told, once the commit is durable, of the board as it stood before a commit that ended a quiet spell. */
-    private readonly onQuiet: (before: Committed) => void = () => undefined,
+    /** Told, once the commit is durable, of the board as it stood before a commit that ended a quiet spell (and of the board's id). */
+    private readonly onQuiet: (before: Committed, boardId: string) => void = () => undefined,
     private readonly currency: Currency = SOLE_WRITER,
   ) {}
 
@@ -280,8 +285,12 @@ export class BoardActor {
   }
 
   subscribe(listener: BoardListener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    if (!this.listeners.includes(listener))
+      this.listeners = this.listeners.length ? [...this.listeners, listener] : [listener]; // a literal: no spare room
+    return () => {
+      const left = this.listeners.filter((l) => l !== listener);
+      this.listeners = left.length ? left : NO_LISTENERS;
+    };
   }
 
   /** Commands waiting behind the commit under way. */
@@ -405,7 +414,7 @@ export class BoardActor {
       ahead = null;
     }
     try {
-      if (endsQuiet(base, decided.now)) this.onQuiet(base);
+      if (endsQuiet(base, decided.now)) this.onQuiet(base, this.boardId);
     } catch (e) {
       this.onListenerError(e); // a committed command still gets its reply
     }
@@ -538,7 +547,7 @@ export class BoardActor {
   private tell(events: CommittedEvent[], board: Board): void {
     for (const listener of this.listeners) {
       try {
-        listener(events, board);
+        listener(events, board, this);
       } catch (e) {
         this.onListenerError(e);
       }

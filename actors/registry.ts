@@ -1,7 +1,14 @@
 // The board actors of this node: activated on demand, passivated when idle and holding no lease,
 // and woken by a sweep for boards whose lease deadline is near, so expiry fires with no request
 // arriving, after a restart, and on whichever node sweeps first (the version check makes it once).
-import { BoardActor, type BoardPorts, type Committed, type CommittedEvent, type Currency } from './board-actor.js';
+import {
+  BoardActor,
+  type BoardListener,
+  type BoardPorts,
+  type Committed,
+  type CommittedEvent,
+  type Currency,
+} from './board-actor.js';
 import { LeaseScheduler, type WarningListener } from './lease-scheduler.js';
 import { expireDue } from '../machines/board-commands.js';
 
@@ -36,6 +43,9 @@ export class BoardRegistry {
   private readonly scheduler: LeaseScheduler;
   private sweeper: NodeJS.Timeout | null = null;
   private readonly idleMs: number;
+  /** One listener and one quiet-spell hook for every actor, not a closure per board. */
+  private readonly committed: BoardListener;
+  private readonly quiet: ((before: Committed, boardId: string) => void) | undefined;
 
   constructor(
     private readonly ports: BoardPorts,
@@ -47,24 +57,26 @@ export class BoardRegistry {
       options.expire ?? ((boardId) => this.get(boardId).ask(expireDue())),
     );
     if (options.onWarning) this.scheduler.onWarning(options.onWarning);
+    this.committed = (events, board, actor) => {
+      this.scheduler.plan(actor, board);
+      this.options.onCommit?.(actor.boardId, events);
+    };
+    const onQuiet = options.onQuiet;
+    this.quiet = onQuiet && ((before, boardId) => onQuiet(boardId, before));
   }
 
   get(boardId: string): BoardActor {
     let actor = this.actors.get(boardId);
     if (!actor) {
-      const onQuiet = this.options.onQuiet;
       actor = new BoardActor(
         boardId,
         this.ports,
         this.options.clock,
         this.options.onListenerError,
-        onQuiet && ((before) => onQuiet(boardId, before)),
+        this.quiet,
         this.options.currency,
       );
-      actor.subscribe((events, board) => {
-        this.scheduler.plan(actor!, board);
-        this.options.onCommit?.(boardId, events);
-      });
+      actor.subscribe(this.committed);
       this.actors.set(boardId, actor);
     }
     return actor;

@@ -1,7 +1,8 @@
 // The board's maintained indexes: ordered trees (sorted-btree, copy-on-write) derived from the
 // items and updated with every item change through one function, so they cannot disagree with
 // the items. A board is never changed in place: a draft clones every tree (O(1), nodes are copied
-// on write) and changes the copies, so earlier boards stay valid snapshots.
+// on write) and changes the copies, so earlier boards stay valid snapshots; and empty trees are
+// one shared tree per index, not one per board.
 import sortedBtree from 'sorted-btree';
 import { ITEM_STATES, type ItemState } from './item-types.js';
 import type { BoardItem } from './board-item.js';
@@ -80,21 +81,45 @@ export interface BoardIndex {
   readonly counts: Readonly<Record<ItemState, number>>;
 }
 
-export function emptyIndex(): BoardIndex {
-  return {
-    ready: new BTree<ChainKey, string>(undefined, byNumbers),
-    awaiting: new BTree<ChainKey, string>(undefined, byNumbers),
-    ranks: new BTree<ChainKey, string>(undefined, byNumbers),
-    expiries: new BTree<TimeKey, string>(undefined, byTime),
-    warnings: new BTree<TimeKey, string>(undefined, byTime),
-    leases: new BTree<string, string>(undefined, byString),
-    ended: new BTree<string, { workId: string; reason: string }>(undefined, byString),
-    holders: new BTree<PairKey, true>(undefined, byPair),
-    dependents: new BTree<PairKey, true>(undefined, byPair),
-    cancelled: new BTree<string, true>(undefined, byString),
-    specLinks: new BTree<PairKey, true>(undefined, byPair),
-    counts: Object.fromEntries(ITEM_STATES.map((s) => [s, 0])) as Record<ItemState, number>,
-  };
+/**
+ * Every index empty, its trees shared by every board: a board's trees are never changed (a draft
+ * changes clones of them), so one empty tree of each index serves every board that has nothing
+ * there (most of a small board's indexes, most of the time).
+ */
+const EMPTY: BoardIndex = {
+  ready: new BTree<ChainKey, string>(undefined, byNumbers),
+  awaiting: new BTree<ChainKey, string>(undefined, byNumbers),
+  ranks: new BTree<ChainKey, string>(undefined, byNumbers),
+  expiries: new BTree<TimeKey, string>(undefined, byTime),
+  warnings: new BTree<TimeKey, string>(undefined, byTime),
+  leases: new BTree<string, string>(undefined, byString),
+  ended: new BTree<string, { workId: string; reason: string }>(undefined, byString),
+  holders: new BTree<PairKey, true>(undefined, byPair),
+  dependents: new BTree<PairKey, true>(undefined, byPair),
+  cancelled: new BTree<string, true>(undefined, byString),
+  specLinks: new BTree<PairKey, true>(undefined, byPair),
+  counts: Object.freeze(Object.fromEntries(ITEM_STATES.map((s) => [s, 0])) as Record<ItemState, number>),
+};
+
+export const emptyIndex = (): BoardIndex => EMPTY;
+
+/**
+ * Swaps each tree of `index` that is empty for the shared empty one (its own, cloned or emptied by
+ * deletes, holds a node and a tree object of its own): done as a draft finishes, so a held board
+ * keeps trees only where it has entries. `index` must be a draft's, no longer changed.
+ */
+export function shareEmpty(index: ReturnType<typeof cloneIndex>): void {
+  if (!index.ready.size) index.ready = EMPTY.ready;
+  if (!index.awaiting.size) index.awaiting = EMPTY.awaiting;
+  if (!index.ranks.size) index.ranks = EMPTY.ranks;
+  if (!index.expiries.size) index.expiries = EMPTY.expiries;
+  if (!index.warnings.size) index.warnings = EMPTY.warnings;
+  if (!index.leases.size) index.leases = EMPTY.leases;
+  if (!index.ended.size) index.ended = EMPTY.ended;
+  if (!index.holders.size) index.holders = EMPTY.holders;
+  if (!index.dependents.size) index.dependents = EMPTY.dependents;
+  if (!index.cancelled.size) index.cancelled = EMPTY.cancelled;
+  if (!index.specLinks.size) index.specLinks = EMPTY.specLinks;
 }
 
 /** Copies every tree lazily (shared nodes are copied when first changed) and the counts. */
@@ -161,7 +186,8 @@ export function reindex(index: ReturnType<typeof cloneIndex>, before: BoardItem 
 
 /** The indexes computed from scratch, for loading a board and for checking the maintained ones. */
 export function indexOf(items: Iterable<BoardItem>): BoardIndex {
-  const index = cloneIndex(emptyIndex());
+  const index = cloneIndex(EMPTY);
   for (const item of items) reindex(index, null, item);
+  shareEmpty(index);
   return index;
 }

@@ -11,6 +11,7 @@ import {
   indexOf,
   reindex,
   seqOf,
+  shareEmpty,
   type BoardIndex,
   type Tree,
 } from './board-index.js';
@@ -81,6 +82,12 @@ export const workIdOf = (seq: number): string => `W-${seq}`;
 const NOTHING_CHANGED: ReadonlySet<string> = new Set();
 
 const byString = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+const byWorkSeq = (a: string, b: string): number => seqOf(a) - seqOf(b);
+
+/** Empty trees shared by every board with nothing there (board-index.ts: a board's trees are never changed). */
+const NO_ITEMS = new BTree<string, BoardItem>(undefined, byWorkSeq);
+const NO_DOCTRINE = new BTree<string, DoctrineEntry>(undefined, byString);
+const NO_SPEC = new BTree<string, SpecClause>(undefined, compareClauseIds);
 
 /** A board built from stored entries (items, doctrine entries, spec clauses); its indexes computed once. */
 export function boardFrom(
@@ -92,18 +99,24 @@ export function boardFrom(
 ): Board {
   const { items: list, doctrine, spec } = splitStored(stored);
   return {
-    items: new BTree<string, BoardItem>(
-      list.map((i) => [i.workId, i]),
-      (a, b) => seqOf(a) - seqOf(b),
-    ),
-    doctrine: new BTree<string, DoctrineEntry>(
-      doctrine.map((e) => [e.slug, e]),
-      byString,
-    ),
-    spec: new BTree<string, SpecClause>(
-      spec.map((c) => [c.clauseId, c]),
-      compareClauseIds,
-    ),
+    items: list.length
+      ? new BTree<string, BoardItem>(
+          list.map((i) => [i.workId, i]),
+          byWorkSeq,
+        )
+      : NO_ITEMS,
+    doctrine: doctrine.length
+      ? new BTree<string, DoctrineEntry>(
+          doctrine.map((e) => [e.slug, e]),
+          byString,
+        )
+      : NO_DOCTRINE,
+    spec: spec.length
+      ? new BTree<string, SpecClause>(
+          spec.map((c) => [c.clauseId, c]),
+          compareClauseIds,
+        )
+      : NO_SPEC,
     nextWorkSeq,
     nextFencingToken,
     index: indexOf(list),
@@ -215,10 +228,11 @@ export class BoardDraft implements Board {
       this.nextFencingToken === this.base.nextFencingToken &&
       this.paused === this.base.paused;
     if (!this.changed.size && same) return this.base;
+    shareEmpty(this.index); // the draft is read-only now: its reads see the same (empty) trees
     return {
-      items: this.items,
-      doctrine: this.doctrine,
-      spec: this.spec,
+      items: this.items.size ? this.items : NO_ITEMS,
+      doctrine: this.doctrine.size ? this.doctrine : NO_DOCTRINE,
+      spec: this.spec.size ? this.spec : NO_SPEC,
       index: this.index,
       nextWorkSeq: this.nextWorkSeq,
       nextFencingToken: this.nextFencingToken,
