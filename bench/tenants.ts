@@ -4,7 +4,8 @@
 // per active board; and the claim p50 on a fresh board before and after, beside them.
 // One node (bench/node.ts: embedded store, shipped defaults, LOG_LEVEL info, its log to a file);
 // the address and board budgets scaled out of the load's way by the env the benches pass.
-//   TENANTS=10000 (default) boards; TENANTS_CONCURRENCY=16 provisions at a time.
+//   TENANTS=10000 (default) boards; TENANTS_CONCURRENCY=16 provisions at a time; TENANTS_STATUS=1
+//   has each board's agent read GET /api/status once as well (a node keeps each board's body).
 //   TENANTS_SNAPSHOT=<dir>: heap snapshots of the node into <dir>, before and after the boards (for
 //   a diff per constructor; the node starts with --heapsnapshot-signal).
 // `npx tsx bench/tenants.ts`
@@ -103,7 +104,7 @@ async function anonymousBoard(url: string, agent: Agent): Promise<Call> {
   return client(url, { authorization: `Bearer ${String(made.body.secret)}` }, agent);
 }
 
-/** One tenant: a board of `items` items, one claim → submit on it. */
+/** One tenant: a board of `items` items, one claim → submit on it (and a status read, with TENANTS_STATUS). */
 async function tenant(url: string, agent: Agent, items = 6): Promise<void> {
   const call = await anonymousBoard(url, agent);
   expect(
@@ -115,6 +116,7 @@ async function tenant(url: string, agent: Agent, items = 6): Promise<void> {
   );
   const lease = expect(await call('POST', '/api/claim', {}), 200, 'claim');
   expect(await call('POST', '/api/submit', { leaseId: lease.body.leaseId, head: 'abcdef1' }), 200, 'submit');
+  if (process.env.TENANTS_STATUS) expect(await call('GET', '/api/status'), 200, 'status');
 }
 
 /** Claim latency on a fresh board of `cycles` items: claim → submit, `cycles` times; the claims' p50 in ms. */
@@ -207,7 +209,7 @@ export async function tenants(
 if (import.meta.url === `file://${process.argv[1]}`) {
   const r = await tenants();
   console.log(
-    `${r.boards} anonymous boards (6 items, one claim → submit each) at ${r.provisionedPerSecond}/s: ` +
+    `${r.boards} anonymous boards (6 items, one claim → submit each${process.env.TENANTS_STATUS ? ', a status read' : ''}) at ${r.provisionedPerSecond}/s: ` +
       `RSS ${r.rssBeforeMb} → ${r.rssAfterMb} MB, ${r.kbPerBoard} KB per active board ` +
       `(${r.anonKbPerBoard} KB anonymous, ${r.fileKbPerBoard} KB the store's mapped file); ` +
       `claim p50 on a fresh board ${r.claimP50BeforeMs} ms before, ${r.claimP50AfterMs} ms after`,

@@ -61,8 +61,13 @@ function versionView(board: Board, record: StatusInput['record']) {
 
 /** A record's body as last sent, with the parts it was built from. */
 interface Sent {
-  /** versionView as JSON members (no braces): the record's own part, the same for every request. */
-  members: string;
+  /**
+   * Where versionView's JSON members (no braces) lie in `body`, in bytes: the record's own part,
+   * the same for every request, read back from the body when another part changes rather than
+   * kept a second time beside it (a node holds one of these for every board read lately).
+   */
+  from: number;
+  to: number;
   projectId: string;
   name: string;
   agentsOnline: number;
@@ -92,13 +97,18 @@ export function statusJson(input: StatusInput): Buffer {
     last.lastActivityAt === input.lastActivityAt
   )
     return last.body;
-  const members = last?.members ?? JSON.stringify(versionView(input.board, input.record)).slice(1, -1);
-  const json = `{"projectId":${JSON.stringify(input.projectId)},"name":${JSON.stringify(input.name)},${members},"agentsOnline":${input.agentsOnline},"lastActivityAt":${activityJson(input.lastActivityAt)}}`;
+  const members = last
+    ? last.body.toString('utf8', last.from, last.to)
+    : JSON.stringify(versionView(input.board, input.record)).slice(1, -1);
+  const head = `{"projectId":${JSON.stringify(input.projectId)},"name":${JSON.stringify(input.name)},`;
+  const json = `${head}${members},"agentsOnline":${input.agentsOnline},"lastActivityAt":${activityJson(input.lastActivityAt)}}`;
   // Its own memory, not a slice of Buffer's shared pool: a kept slice would keep the pool's whole 8 KB.
   const body = Buffer.allocUnsafeSlow(Buffer.byteLength(json));
   body.write(json);
+  const from = Buffer.byteLength(head);
   sent.set(input.record, {
-    members,
+    from,
+    to: from + Buffer.byteLength(members),
     projectId: input.projectId,
     name: input.name,
     agentsOnline: input.agentsOnline,
