@@ -127,6 +127,11 @@ interface Local {
   garbage: { id: string; at: number }[];
 }
 
+/**
+ * Resolves in the turn of the event loop after the next one: after whatever this turn and the
+ * callbacks it defers to its end (the HTTP layer writes held replies there) have done.
+ */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 const versionId = (boardId: string, workId: string, v: number): string => `${boardId}:${workId}:${v}`;
 const docsOf = (boardId: string, v: number, writes: ItemWrites): ItemDoc[] => [
   ...writes.put.map((item) => ({ _id: versionId(boardId, item.workId, v), boardId, workId: item.workId, v, item })),
@@ -314,13 +319,16 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
     local.staged = stage !== null;
     if (local.known === expectedVersion) local.known = v;
     local.unapplied.set(v, written);
-    const applied = this.apply(id, v, written).then(
-      () => void local.unapplied.delete(v),
-      (error: unknown) => {
-        local.known = -1;
-        throw error;
-      },
-    );
+    // Started once the caller has been answered: the inserts' encoding is not on the answer's path.
+    const applied = nextTurn()
+      .then(() => this.apply(id, v, written))
+      .then(
+        () => void local.unapplied.delete(v),
+        (error: unknown) => {
+          local.known = -1;
+          throw error;
+        },
+      );
     local.pending = Promise.all([local.pending, applied.catch(() => undefined)]).then(() => undefined);
     // Cleaning up follows the inserts (and is skipped when they failed: what they supersede must
     // stay until the intent is in the log), but the next commit does not wait for it: on a wire

@@ -219,7 +219,7 @@ describe.skipIf(!uri)('board commits on the MongoDB wire server, under faults', 
     );
     expect(await store.boards.commit(boardId, 3, { lastSeq: 3 }, { put: [work(3, 'v4')], removed: [] })).toBe(true);
     expect(await store.boards.commit(boardId, 4, { lastSeq: 4 }, { put: [work(1, 'v5')], removed: [] })).toBe(true);
-    expect(held).toBe(3); // none waited for the one before it
+    await until(() => held === 3, { what: 'three inserts under way: none waited for the one before it' });
     expect(await logged(boardId, 3)).toBe(0);
     expect(await logged(boardId, 4)).toBe(0);
 
