@@ -89,6 +89,23 @@ const NO_ITEMS = new BTree<string, BoardItem>(undefined, byWorkSeq);
 const NO_DOCTRINE = new BTree<string, DoctrineEntry>(undefined, byString);
 const NO_SPEC = new BTree<string, SpecClause>(undefined, compareClauseIds);
 
+/**
+ * The one empty list of every item that has nothing in a list field (a board of small items holds
+ * six per item otherwise). Frozen: nothing changes an item's lists in place (a change makes new ones).
+ */
+const NO_ENTRIES = Object.freeze([]) as unknown as never[];
+
+/** `item` with each of its empty lists the shared one: the same item, its lists equal. */
+function leanLists(item: BoardItem): BoardItem {
+  if (!item.dependsOn.length && item.dependsOn !== NO_ENTRIES) item.dependsOn = NO_ENTRIES;
+  if (!item.criteria.length && item.criteria !== NO_ENTRIES) item.criteria = NO_ENTRIES;
+  if (!item.doctrine.length && item.doctrine !== NO_ENTRIES) item.doctrine = NO_ENTRIES;
+  if (!item.spec.length && item.spec !== NO_ENTRIES) item.spec = NO_ENTRIES;
+  if (!item.labels.length && item.labels !== NO_ENTRIES) item.labels = NO_ENTRIES;
+  if (!item.endedLeases.length && item.endedLeases !== NO_ENTRIES) item.endedLeases = NO_ENTRIES;
+  return item;
+}
+
 /** A board built from stored entries (items, doctrine entries, spec clauses); its indexes computed once. */
 export function boardFrom(
   stored: Iterable<StoredEntry>,
@@ -98,6 +115,7 @@ export function boardFrom(
   paused: PauseState | null = null,
 ): Board {
   const { items: list, doctrine, spec } = splitStored(stored);
+  for (const item of list) leanLists(item);
   return {
     items: list.length
       ? new BTree<string, BoardItem>(
@@ -182,6 +200,7 @@ export class BoardDraft implements Board {
   /** Stores `item` (new or replacing its earlier self) and moves it in every index. */
   put(item: BoardItem): void {
     if (this.finished) throw new Error('a finished draft is read-only');
+    leanLists(item);
     reindex(this.index, this.items.get(item.workId) ?? null, item);
     this.items.set(item.workId, item);
     this.changed.add(item.workId);

@@ -1,7 +1,8 @@
-// A board keeps trees only where it has entries: its empty indexes (and empty doctrine, spec, items)
-// are one tree shared by every board (issue 46, many tenants on one node). Sharing is safe only while
-// no board's tree is ever changed in place: these check that boards worked on side by side never
-// see each other's entries through a shared tree, and that the indexes still match the items.
+// A board keeps trees only where it has entries: its empty indexes (and empty doctrine, spec,
+// items) are one tree shared by every board, and its items' empty lists one frozen list (issue 46,
+// many tenants on one node). Sharing is safe only while no board's tree is ever changed in place:
+// these check that boards worked on side by side never see each other's entries through a shared
+// tree, and that the indexes still match the items.
 import { describe, expect, it } from 'vitest';
 import { claim, createItems, leaseAction, submit } from '../../machines/board-commands.js';
 import { emptyIndex } from '../../machines/board-index.js';
@@ -21,6 +22,11 @@ describe('empty trees shared between boards', () => {
     for (const [name, tree] of trees(a)) if (!tree.size) expect(tree, name).toBe(b.index[name as keyof Board['index']]);
     expect(a.doctrine).toBe(b.doctrine);
     expect(a.spec).toBe(emptyBoard().spec);
+    // So are the empty lists of its items, frozen.
+    const [one, two] = [a.items.get('W-1')!, b.items.get('W-2')!];
+    expect(one.labels).toBe(two.dependsOn);
+    expect(one.endedLeases).toBe(two.criteria);
+    expect(Object.isFrozen(one.labels)).toBe(true);
 
     const grant = run(
       a,
@@ -50,6 +56,8 @@ describe('empty trees shared between boards', () => {
     const loaded = boardFrom([], 1, 1);
     const grown = run(loaded, createItems([fields('one'), fields('two', { dependsOn: ['W-1'] })], 'user:o'), NOW).board;
     expect(grown.items.size).toBe(2);
+    expect(grown.items.get('W-2')!.dependsOn).toEqual(['W-1']);
+    expect(grown.items.get('W-1')!.dependsOn).toBe(grown.items.get('W-2')!.labels);
     expect(grown.index.dependents.size).toBe(1);
     expect(loaded.items.size).toBe(0);
     expect(boardFrom([], 1, 1).items.size).toBe(0);
