@@ -87,6 +87,24 @@ export class UsageRecorder {
     Identity,
     { pending: PendingRows; day: string; address: string; boardId: string | null; rows: Pending[] }
   >();
+  /**
+   * As `lastRows`, for each credential's last refusal (401, 403, 429): its day rows and its two
+   * ten-minute buckets, with the status and bucket that picked them. Under a flood of refusals each
+   * adds to the same seven rows: found again through the identity, not through seven lookups.
+   */
+  private readonly lastRefusals = new WeakMap<
+    Identity,
+    {
+      pending: PendingRows;
+      day: string;
+      bucket: string;
+      status: number;
+      address: string;
+      boardId: string | null;
+      days: Pending[];
+      buckets: Pending[];
+    }
+  >();
   /** Increments lost: the pending map was full, or a flush failed and they could not be kept. */
   dropped = 0;
   lastFlush: { at: number; rows: number; error: string | null } | null = null;
@@ -101,9 +119,29 @@ export class UsageRecorder {
     const day = dayOf(ctx.now);
     const identity = ctx.identity;
     const boardId = ctx.project?.id ?? (identity?.kind === 'token' ? identity.boardId : null);
-    const refusal = status === 401 || status === 403 || status === 429 ? `r${status}` : null;
+    // The refusals the abuse ranking counts, each on a counter of its own (no name built per request).
+    const refusal = status === 429 ? 'r429' : status === 401 ? 'r401' : status === 403 ? 'r403' : null;
     const signal = status < 300 ? SIGNALS[ctx.operation] : undefined;
     const plain = !refusal && !signal && identity !== null;
+    if (refusal && identity) {
+      const last = this.lastRefusals.get(identity);
+      if (
+        last &&
+        last.pending === this.pending &&
+        last.status === status &&
+        last.day === day &&
+        last.address === ctx.remoteAddress &&
+        last.boardId === boardId &&
+        last.bucket === bucketOf(ctx.now)
+      ) {
+        for (const row of last.days) {
+          row.counts.requests = (row.counts.requests ?? 0) + 1;
+          row.counts[refusal] = (row.counts[refusal] ?? 0) + 1;
+        }
+        for (const row of last.buckets) row.counts[refusal] = (row.counts[refusal] ?? 0) + 1;
+        return;
+      }
+    }
     if (plain) {
       // A credential's requests count on the same rows until a flush takes them or a subject
       // changes: found again through the identity, not through four maps each.
@@ -144,8 +182,21 @@ export class UsageRecorder {
     if (!refusal && !signal) return;
     const bucket = bucketOf(ctx.now);
     if (refusal) {
-      this.add(bucket, 'address', ctx.remoteAddress, [refusal]);
-      if (identity) this.add(bucket, 'principal', identity.principal, [refusal]);
+      const buckets = [this.add(bucket, 'address', ctx.remoteAddress, [refusal])];
+      if (identity) {
+        buckets.push(this.add(bucket, 'principal', identity.principal, [refusal]));
+        if (!rows.includes(null) && !buckets.includes(null))
+          this.lastRefusals.set(identity, {
+            pending: this.pending,
+            day,
+            bucket,
+            status,
+            address: ctx.remoteAddress,
+            boardId,
+            days: rows as Pending[],
+            buckets: buckets as Pending[],
+          }); // none dropped
+      }
     }
     if (signal) {
       const key = signal.on === 'address' ? ctx.remoteAddress : identity?.principal;

@@ -51,3 +51,36 @@ export function errorEnvelope(
 ): ErrorEnvelope {
   return { error: { ...record, message, requestId, ...(details ? { details } : {}) } };
 }
+
+/**
+ * Error envelopes written as JSON: each one exactly as `JSON.stringify(errorEnvelope(errorRecord(
+ * code, publicUrl, resolution), message, requestId, details))` writes it, but the record (all of it
+ * but the message, the request id and the details) serialised once per code and kept while the
+ * observer gives the same resolution. Under a flood of refusals the envelope was built and
+ * serialised whole for each, its half a kilobyte of meaning, fix and links every time.
+ */
+export class ErrorEnvelopes {
+  /** Per code: the resolution the record was written with, and the envelope's JSON up to the end of the record. */
+  private readonly heads = new Map<ErrorCode, { resolution: ObservedResolution; head: string; meaning: string }>();
+
+  constructor(private readonly publicUrl: string) {}
+
+  json(
+    code: ErrorCode,
+    resolution: ObservedResolution,
+    message: string,
+    requestId: string,
+    details?: Record<string, unknown>,
+  ): string {
+    let kept = this.heads.get(code);
+    if (kept?.resolution !== resolution) {
+      // `{"error":{…record…}}` without its two closing braces: the rest follows the record's last property.
+      const whole = JSON.stringify({ error: errorRecord(code, this.publicUrl, resolution) });
+      kept = { resolution, head: whole.slice(0, -2), meaning: JSON.stringify(ERRORS[code].meaning) };
+      this.heads.set(code, kept);
+    }
+    const rest = details ? `,"details":${JSON.stringify(details)}}}` : '}}';
+    const said = message === ERRORS[code].meaning ? kept.meaning : JSON.stringify(message);
+    return `${kept.head},"message":${said},"requestId":${JSON.stringify(requestId)}${rest}`;
+  }
+}

@@ -33,6 +33,12 @@ export type ResolutionNote =
 export class ResolutionObserver {
   private readonly pending = new Map<string, { code: ErrorCode; at: number }>();
   private readonly observed = new Map<ErrorCode, Observation[]>();
+  /**
+   * Each code's resolution as last worked out, until an observation of the code is heard or the
+   * oldest it counted leaves the window: every error response carries one, and working it out
+   * walks the code's observations of the last 24 h (under a flood of refusals, once per refusal).
+   */
+  private readonly resolved = new Map<ErrorCode, { value: ObservedResolution; until: number }>();
 
   /** The notes it hears from every node. */
   readonly hears = {
@@ -64,13 +70,26 @@ export class ResolutionObserver {
     if (note.kind === 'resolution.failed')
       return void this.pending.set(note.workspace, { code: note.code, at: note.at });
     this.pending.delete(note.workspace);
+    this.resolved.delete(note.code);
     const list = this.observed.get(note.code) ?? [];
     list.push({ workspace: note.workspace, operation: note.operation, at: note.at });
     this.observed.set(note.code, list);
   }
 
+  /** The same object while nothing it counts changed: read it, never change it. */
   resolution(code: ErrorCode): ObservedResolution {
-    const since = this.now() - WINDOW_MS;
+    const now = this.now();
+    const kept = this.resolved.get(code);
+    if (kept && now <= kept.until) return kept.value;
+    const value = this.workOut(code, now);
+    let oldest = Infinity;
+    for (const o of this.observed.get(code) ?? []) if (o.at < oldest) oldest = o.at;
+    this.resolved.set(code, { value, until: oldest + WINDOW_MS });
+    return value;
+  }
+
+  private workOut(code: ErrorCode, now: number): ObservedResolution {
+    const since = now - WINDOW_MS;
     const recent = (this.observed.get(code) ?? []).filter((o) => o.at >= since);
     if (recent.length) this.observed.set(code, recent);
     else this.observed.delete(code);

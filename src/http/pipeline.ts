@@ -9,10 +9,10 @@ import { CSRF_HEADER, csrfTokenMatches, isCrossSite } from '../auth/csrf.js';
 import type { ProjectSelector, SelectedProject } from '../auth/project-selection.js';
 import { workspaceOf, type Identity, type SessionIdentity } from '../auth/identity.js';
 import { AppError, isAppError } from '../errors/app-error.js';
-import { errorEnvelope, errorRecord } from '../errors/envelope.js';
+import { ErrorEnvelopes } from '../errors/envelope.js';
 import type { ResolutionObserver } from '../errors/observed-resolution.js';
-import type { ErrorCode } from '../errors/registry.js';
-import { applyRateBudget, type RateOutcome } from '../ratelimit/budgets.js';
+import { ERRORS, type ErrorCode } from '../errors/registry.js';
+import { drawRateBudget, RateDenial, type RateOutcome } from '../ratelimit/budgets.js';
 import type { RateLimiter } from '../ratelimit/limiter.js';
 import { parseCookies, serializeCookie } from './cookies.js';
 import {
@@ -26,7 +26,7 @@ import {
 } from './route.js';
 import { parseWith } from './validation.js';
 import { StoreUnavailableError } from '../../store/ports/store.js';
-import { andThen, orElse, run as runSteps, type Maybe } from '../../store/ports/maybe.js';
+import { andThen, run as runSteps, type Maybe } from '../../store/ports/maybe.js';
 
 /** Who may pass `auth: 'operator'` routes: the operators' gate (src/admin/gate.ts), above this layer, implements it. */
 export interface OperatorAdmission {
@@ -158,6 +158,18 @@ function problemOf(root: unknown, surrogates: boolean): string | null {
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
+/** What the rate stage left: the nine headers of a request it let through, or the denial of one it refused. */
+interface Drawn {
+  headers?: Record<string, string>;
+  denied?: RateDenial;
+}
+
+/** What the stages end with when the rate stage refused the request (`Drawn.denied` says how). */
+const DENIED: Reply = { status: 429 };
+
+/** What an error response is made of: an AppError, or a spent budget's denial. */
+type Refusal = Pick<AppError, 'code' | 'status' | 'message' | 'details' | 'headers'>;
+
 /** Names the operator on every response to a request made while impersonating. */
 export const IMPERSONATION_HEADER = 'x-impersonated-by';
 
@@ -169,8 +181,12 @@ export class Pipeline {
     { status: number; rest: RawResponse['headers']; body: RawResponse['body'] }
   >();
 
+  /** The error envelopes, written as JSON with each code's record serialised once. */
+  private readonly envelopes: ErrorEnvelopes;
+
   constructor(private readonly deps: PipelineDeps) {
     this.logRequest = requestLogger(deps.logger);
+    this.envelopes = new ErrorEnvelopes(deps.publicUrl);
   }
 
   /** The one origin rule, for writes here and for socket upgrades. */
@@ -213,7 +229,7 @@ export class Pipeline {
   run(route: Route, raw: RawRequest, requestId: string): RawResponse | Promise<RawResponse> {
     const started = performance.now();
     const ctx = this.context(route, raw, requestId);
-    const rate: { headers?: Record<string, string> } = {};
+    const rate: Drawn = {};
     let reply: Reply | Promise<Reply>;
     try {
       reply = runSteps(this.stages(route, raw, ctx, rate));
@@ -222,10 +238,14 @@ export class Pipeline {
     }
     if (reply instanceof Promise) {
       return reply.then(
-        (r) => this.answered(r, route, ctx, rate, started),
+        (r) =>
+          r === DENIED
+            ? this.refused(rate.denied, route, ctx, rate, started)
+            : this.answered(r, route, ctx, rate, started),
         (e: unknown) => this.refused(e, route, ctx, rate, started),
       );
     }
+    if (reply === DENIED) return this.refused(rate.denied, route, ctx, rate, started);
     return this.answered(reply, route, ctx, rate, started);
   }
 
@@ -234,7 +254,7 @@ export class Pipeline {
     reply: Reply,
     route: Route,
     ctx: RequestContext,
-    rate: { headers?: Record<string, string> },
+    rate: Drawn,
     started: number,
   ): RawResponse | Promise<RawResponse> {
     let response: RawResponse;
@@ -249,47 +269,66 @@ export class Pipeline {
     return this.logged(ctx, started, response);
   }
 
-  private async refused(
+  /**
+   * The refusal of a request that failed at any stage. Made now whenever the rate headers it
+   * carries are at hand (a denial carries its own, a request that drew on its budget has them, the
+   * budget is counted here): under a flood the refusals are the load, and one made later cost a
+   * promise, an abort handler and a turn of the event loop more than the answer it replaces.
+   */
+  private refused(
     e: unknown,
     route: Route,
     ctx: RequestContext,
-    rate: { headers?: Record<string, string> },
+    rate: Drawn,
     started: number,
-  ): Promise<RawResponse> {
-    return this.logged(
-      ctx,
-      started,
-      this.failure(e, ctx, route.rateHeaders ? await this.refusalRateHeaders(route, ctx, rate.headers) : undefined),
-    );
+  ): RawResponse | Promise<RawResponse> {
+    try {
+      const rateHeaders = route.rateHeaders ? this.refusalRateHeaders(e, route, ctx, rate.headers) : undefined;
+      if (rateHeaders instanceof Promise)
+        return rateHeaders.then((headers) => this.logged(ctx, started, this.failure(e, ctx, headers)));
+      return this.logged(ctx, started, this.failure(e, ctx, rateHeaders));
+    } catch (failed) {
+      return Promise.reject(failed as Error); // as ever: a refusal that cannot be made rejects, never throws
+    }
   }
 
   /**
    * The nine rate headers for a refusal on a board surface: the budget as this request left it,
    * or, for one refused before it drew on the budget, the budget as it stands (nothing counted).
-   * None without a principal to count against.
+   * None without a principal to count against, and none besides a denial's own: a spent budget's
+   * refusal carries the nine headers as the draw that refused it left them, which a second look at
+   * the budget would only repeat.
    */
-  private async refusalRateHeaders(
+  private refusalRateHeaders(
+    e: unknown,
     route: Route,
     ctx: RequestContext,
     drawn: Record<string, string> | undefined,
-  ): Promise<Record<string, string> | undefined> {
+  ): Maybe<Record<string, string> | undefined> {
     if (drawn) return drawn;
     if (route.rate === 'none' || route.rate === 'address' || route.rate === 'poll') return undefined;
+    if (e instanceof RateDenial && e.ownsRateHeaders) return undefined;
     // Refused before authentication (a malformed body): whose budget it is still counts.
-    const identity =
+    return andThen(
       ctx.identity ??
-      (await orElse(() => this.deps.authenticator.authenticate(route.auth, ctx.headers, ctx.cookies, ctx.now), null));
-    if (!identity) return undefined;
-    const peek = {
-      rate: 'identity' as const,
-      identity,
-      remoteAddress: ctx.remoteAddress,
-      plan: ctx.project?.plan ?? 'free',
-      addressLimit: this.deps.addressRatePerMinute,
-      scale: this.deps.boardRateScale,
-      now: ctx.now,
-    };
-    return (await orElse(() => applyRateBudget(this.deps.limiter, peek), undefined))?.headers;
+        settled(() => this.deps.authenticator.authenticate(route.auth, ctx.headers, ctx.cookies, ctx.now), null),
+      (identity) => {
+        if (!identity) return undefined;
+        const peek = {
+          rate: 'identity' as const,
+          identity,
+          remoteAddress: ctx.remoteAddress,
+          plan: ctx.project?.plan ?? 'free',
+          addressLimit: this.deps.addressRatePerMinute,
+          scale: this.deps.boardRateScale,
+          now: ctx.now,
+        };
+        return andThen(
+          settled(() => drawRateBudget(this.deps.limiter, peek), undefined),
+          (outcome) => outcome?.headers,
+        );
+      },
+    );
   }
 
   /**
@@ -361,7 +400,7 @@ export class Pipeline {
     route: Route,
     raw: RawRequest,
     ctx: RequestContext,
-    drawn: { headers?: Record<string, string> },
+    drawn: Drawn,
   ): Generator<unknown, Reply, unknown> {
     // The operator gate comes first: to anyone else an operator route is an unknown path, whatever was sent.
     if (route.auth === 'operator')
@@ -394,7 +433,7 @@ export class Pipeline {
       )) as SelectedProject | null;
     const plan = ctx.project?.plan ?? 'free';
     const email = route.budgetsEmail ? (body as { email?: unknown } | undefined)?.email : undefined;
-    const rate = (yield applyRateBudget(this.deps.limiter, {
+    const rate = (yield drawRateBudget(this.deps.limiter, {
       rate: route.rate,
       identity: ctx.identity,
       remoteAddress: ctx.remoteAddress,
@@ -404,6 +443,11 @@ export class Pipeline {
       scale: this.deps.boardRateScale,
       now: ctx.now,
     })) as RateOutcome;
+    // A spent budget refuses the request as a thrown RATE_LIMITED would, without the throw (see RateDenial).
+    if (rate.denied) {
+      drawn.denied = rate.denied;
+      return DENIED;
+    }
     drawn.headers = rate.headers;
     if (route.refusedWhileImpersonating && ctx.identity?.kind === 'session' && ctx.identity.impersonation) {
       throw new AppError(
@@ -489,38 +533,46 @@ export class Pipeline {
   }
 
   private failure(e: unknown, ctx: RequestContext, rateHeaders?: Record<string, string>): RawResponse {
+    const refusal = isAppError(e) || e instanceof RateDenial;
     // Authentication depends on the store: when it cannot answer, every surface fails closed.
-    const error = isAppError(e)
+    const error: Refusal = refusal
       ? e
       : e instanceof StoreUnavailableError
         ? new AppError('AUTH_UNAVAILABLE')
         : new AppError('INTERNAL');
-    if (!isAppError(e) || error.status >= 500) {
+    if (!refusal || error.status >= 500) {
       this.deps.logger.error({ reqId: ctx.requestId, route: ctx.operation, err: e }, 'request failed');
     }
     if (ctx.identity) this.deps.observer.failed(workspaceOf(ctx.identity), error.code);
-    return this.errorResponse(
-      rateHeaders
-        ? new AppError(error.code, error.message, error.details, { ...rateHeaders, ...error.headers })
-        : error,
-      ctx.requestId,
-      ctx.cookies,
-    );
+    // The error's own headers win over the rate headers (a denial's Retry-After, a 405's Allow).
+    const headers = rateHeaders ? { ...rateHeaders, ...error.headers } : error.headers;
+    return this.errorResponse(error, ctx.requestId, ctx.cookies, headers);
   }
 
-  private errorResponse(error: AppError, requestId: string, cookies: Record<string, string>): RawResponse {
-    const record = errorRecord(error.code, this.deps.publicUrl, this.deps.observer.resolution(error.code));
-    const message = error.code === 'INTERNAL' ? record.meaning : error.message;
-    const clear: SetCookie[] =
-      error.code === 'UNAUTHENTICATED' && cookies[SESSION_COOKIE] !== undefined
+  private errorResponse(
+    error: Refusal,
+    requestId: string,
+    cookies: Record<string, string>,
+    headers = error.headers,
+  ): RawResponse {
+    const code = error.code;
+    const clear: SetCookie[] | undefined =
+      code === 'UNAUTHENTICATED' && cookies[SESSION_COOKIE] !== undefined
         ? [{ name: SESSION_COOKIE, value: '', maxAge: 0 }]
-        : [];
+        : undefined;
     return this.toResponse(
       {
         status: error.status,
-        body: errorEnvelope(record, message, requestId, error.details),
-        headers: error.headers,
-        cookies: clear,
+        contentType: JSON_CONTENT_TYPE,
+        body: this.envelopes.json(
+          code,
+          this.deps.observer.resolution(code),
+          code === 'INTERNAL' ? ERRORS.INTERNAL.meaning : error.message,
+          requestId,
+          error.details,
+        ),
+        headers,
+        ...(clear && { cookies: clear }),
       },
       requestId,
     );
@@ -550,6 +602,16 @@ export const statusLine = (status: number): string =>
   statusLines.get(status) ?? statusLines.set(status, `${status} ${STATUS_CODES[status] ?? 'Unknown'}`).get(status)!;
 
 const isWrite = (route: Route): boolean => route.method !== 'get';
+
+/** What `step` gives, or `fallback` when it throws or rejects: now when the step answered now. */
+function settled<T, F>(step: () => Maybe<T>, fallback: F): Maybe<T | F> {
+  try {
+    const value = step();
+    return value instanceof Promise ? value.catch(() => fallback) : value;
+  } catch {
+    return fallback;
+  }
+}
 
 /** The response, naming the operator behind it when an operator acts as the account. */
 function marked(response: RawResponse, operatorId: string | null): RawResponse {

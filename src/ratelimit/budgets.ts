@@ -1,5 +1,6 @@
 // The rate stage: which budgets a request draws on, and the nine X-RateLimit-* headers.
 import { AppError } from '../errors/app-error.js';
+import { ERRORS } from '../errors/registry.js';
 import type { Identity } from '../auth/identity.js';
 import type { RateClass } from '../request-context.js';
 import {
@@ -16,6 +17,38 @@ import { andThen, type Maybe } from '../../store/ports/maybe.js';
 
 export interface RateOutcome {
   headers: Record<string, string>;
+  /** Set when a budget the request draws on is spent: it is refused, 429 RATE_LIMITED. */
+  denied?: RateDenial;
+}
+
+/**
+ * What a spent budget refuses a request with: RATE_LIMITED, its details and headers (the nine
+ * when the budget has them, and Retry-After), as the AppError `error()` makes. Not itself an
+ * Error: the pipeline answers with it as it is, neither thrown nor traced. Under a flood the
+ * refusals are the load, and an AppError thrown for each (a stack captured, a throw unwound
+ * through the stages) cost more than all the rest of the refusal.
+ */
+export class RateDenial {
+  readonly code = 'RATE_LIMITED' as const;
+  readonly status = ERRORS.RATE_LIMITED.status;
+  readonly message = ERRORS.RATE_LIMITED.meaning;
+  readonly details: { limit: number; resetAt: number };
+  readonly headers: Record<string, string>;
+  /** A board budget's: its headers are the nine as the draw that refused it left them. */
+  readonly ownsRateHeaders: boolean;
+
+  /** `headers`: the budget's own (the nine, or none), Retry-After is added to them. */
+  constructor(b: Budget, headers: Record<string, string>, now: number) {
+    this.details = { limit: b.limit, resetAt: b.resetAt };
+    this.ownsRateHeaders = headers['X-RateLimit-Limit'] !== undefined;
+    headers['Retry-After'] = String(Math.max(1, b.resetAt - Math.floor(now / 1000)));
+    this.headers = headers;
+  }
+
+  /** The refusal as the AppError a caller that throws refusals gets. */
+  error(): AppError {
+    return new AppError(this.code, undefined, this.details, this.headers);
+  }
 }
 
 const NONE: RateOutcome = { headers: {} };
@@ -76,6 +109,14 @@ export interface RateStageInput {
  * board budgets are answered now when the limiter counts here.
  */
 export function applyRateBudget(limiter: RateLimiter, input: RateStageInput): Maybe<RateOutcome> {
+  return andThen(drawRateBudget(limiter, input), (outcome) => {
+    if (outcome.denied) throw outcome.denied.error();
+    return outcome;
+  });
+}
+
+/** As applyRateBudget, a denial given in the outcome (`denied`) instead of thrown. */
+export function drawRateBudget(limiter: RateLimiter, input: RateStageInput): Maybe<RateOutcome> {
   const { rate, identity, now } = input;
   if (rate === 'none') return NONE;
   if (rate === 'address' || rate === 'poll' || rate === 'operator') return applyOwnBudget(limiter, input);
@@ -90,13 +131,11 @@ export function applyRateBudget(limiter: RateLimiter, input: RateStageInput): Ma
       if (rate === 'identity') return { headers: nineHeaders(request, write, request) };
       if (rate === 'read' || rate === 'lifecycle' || !request.allowed) {
         const headers = nineHeaders(request, write, request);
-        if (!request.allowed) throw denied(request, headers, now);
-        return { headers };
+        return request.allowed ? { headers } : { headers, denied: new RateDenial(request, headers, now) };
       }
       const general = write.remaining < request.remaining ? write : request;
       const headers = nineHeaders(request, write, general);
-      if (!write.allowed) throw denied(write, headers, now);
-      return { headers };
+      return write.allowed ? { headers } : { headers, denied: new RateDenial(write, headers, now) };
     },
   );
 }
@@ -118,7 +157,7 @@ async function applyOwnBudget(limiter: RateLimiter, input: RateStageInput): Prom
         },
         now,
       );
-      if (!widened.allowed) throw denied(widened, {}, now);
+      if (!widened.allowed) return { headers: {}, denied: new RateDenial(widened, {}, now) };
     }
     const where =
       exempt === 'domain' && input.email !== undefined
@@ -129,21 +168,11 @@ async function applyOwnBudget(limiter: RateLimiter, input: RateStageInput): Prom
         ? [`addr:${where}`, input.addressLimit]
         : [`poll:${where}`, input.addressLimit * POLL_BUDGET_FACTOR];
     const b = await limiter.consume({ key, limit, windowMs: ADDRESS_BUDGET.windowMs }, now);
-    if (!b.allowed) throw denied(b, {}, now);
+    if (!b.allowed) return { headers: {}, denied: new RateDenial(b, {}, now) };
     return NONE;
   }
   if (!identity) return NONE;
   const b = await limiter.consume({ key: `op:${identity.principal}`, ...OPERATOR_BUDGET }, now);
-  if (!b.allowed) throw denied(b, {}, now);
+  if (!b.allowed) return { headers: {}, denied: new RateDenial(b, {}, now) };
   return NONE;
-}
-
-function denied(b: Budget, headers: Record<string, string>, now: number): AppError {
-  const retryAfter = Math.max(1, b.resetAt - Math.floor(now / 1000));
-  return new AppError(
-    'RATE_LIMITED',
-    undefined,
-    { limit: b.limit, resetAt: b.resetAt },
-    { ...headers, 'Retry-After': String(retryAfter) },
-  );
 }

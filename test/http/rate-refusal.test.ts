@@ -1,0 +1,307 @@
+// A request over its budget is refused with exactly the 429 the contract names (status, code, the
+// nine rate headers and Retry-After, the one error envelope), answered now when the budget is
+// counted on this node (no promise, no turn of the event loop: under a flood the refusals are the
+// load, so they must cost no more than an answer), and every refusal still counted for the
+// operators' abuse ranking.
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { Authenticator } from '../../src/auth/authenticator.js';
+import type { Identity, TokenIdentity } from '../../src/auth/identity.js';
+import { ProjectSelector } from '../../src/auth/project-selection.js';
+import { abuseSignals } from '../../src/admin/abuse.js';
+import { bucketOf, dayOf, UsageRecorder, usageId } from '../../src/admin/usage.js';
+import { AppError } from '../../src/errors/app-error.js';
+import { ResolutionObserver } from '../../src/errors/observed-resolution.js';
+import { ERRORS } from '../../src/errors/registry.js';
+import { defineRoute, type Route } from '../../src/http/route.js';
+import { Pipeline, type RawRequest, type RawResponse } from '../../src/http/pipeline.js';
+import { MemoryRateLimiter } from '../../src/ratelimit/memory.js';
+import { PLANS } from '../../src/plans.js';
+import type { UsageRecord } from '../../store/ports/store.js';
+
+/** A minute's start: the board window runs NOW..NOW+60 s, so every refusal here says Retry-After: 60. */
+const NOW = Date.UTC(2026, 10, 27, 12);
+const RESET = String(NOW / 1000 + 60);
+const FREE = PLANS.free;
+
+const agent: TokenIdentity = {
+  kind: 'token',
+  principal: 'agent:flooder',
+  accountId: 'acct-flood',
+  tokenId: 'tok-1',
+  agentId: 'flooder',
+  scope: 'workspace',
+  prefix: 'pfx',
+  boardId: 'board-flood',
+  role: 'member',
+  resources: null,
+};
+
+/** The one credential it knows (the same identity each time, as the credential cache gives it); any other Bearer is refused. */
+const authenticator = {
+  authenticate(_kind: string, headers: Record<string, string>): Identity | null {
+    if (headers['authorization'] === 'Bearer good') return agent;
+    throw new AppError('INVALID_SERVICE_TOKEN');
+  },
+} as unknown as Authenticator;
+
+function setUp() {
+  const observer = new ResolutionObserver(() => NOW);
+  const recorded: { status: number; principal: string | null }[] = [];
+  const usage = new UsageRecorder({ usage: {} as never }, () => NOW);
+  const lines: { reqId: string; status: number; msg: string }[] = [];
+  const logger = pino(
+    { level: 'info', timestamp: pino.stdTimeFunctions.epochTime },
+    {
+      write: (text: string) =>
+        void lines.push(
+          ...text
+            .trimEnd()
+            .split('\n')
+            .map((l) => JSON.parse(l)),
+        ),
+    },
+  );
+  const pipeline = new Pipeline({
+    authenticator,
+    operators: { admit: () => Promise.reject(new Error('no operators here')) },
+    selector: new ProjectSelector({} as never),
+    limiter: new MemoryRateLimiter(),
+    observer,
+    logger,
+    publicUrl: 'https://board.example',
+    allowedOrigins: new Set(),
+    clientAddress: (peer) => peer,
+    record: (ctx, status) => {
+      recorded.push({ status, principal: ctx.identity?.principal ?? null });
+      usage.record(ctx, status);
+    },
+    csrfKey: Buffer.alloc(32),
+    cookieSecure: false,
+    addressRatePerMinute: 1000,
+    boardRateScale: 1,
+    clock: () => NOW,
+  });
+  return { pipeline, observer, recorded, usage, lines };
+}
+
+const boardRoute = (method: 'get' | 'post', rate: 'read' | 'write'): Route =>
+  defineRoute<undefined, { n?: string }>({
+    group: 'board',
+    method,
+    path: '/api/flooded',
+    summary: 'test',
+    auth: 'bearer-or-session',
+    rate,
+    rateHeaders: true,
+    bodyKind: 'none',
+    query: z.object({ n: z.string().optional() }).strict(),
+    errors: [],
+    responses: { 200: { description: 'ok' } },
+    handler: () => ({ status: 200, body: { ok: true } }),
+  }) as Route;
+
+const request = (method: string, authorization = 'Bearer good', query = ''): RawRequest => ({
+  method,
+  path: '/api/flooded',
+  query,
+  headers: { authorization },
+  params: [],
+  remoteAddress: '203.0.113.9',
+  body: Buffer.alloc(0),
+});
+
+/** The nine headers, in the order they are written. */
+const nine = (
+  general: [number, number],
+  req: [number, number],
+  write: [number, number],
+  reset = RESET,
+): [string, string][] => [
+  ['X-RateLimit-Limit', String(general[0])],
+  ['X-RateLimit-Remaining', String(general[1])],
+  ['X-RateLimit-Reset', reset],
+  ['X-RateLimit-Request-Limit', String(req[0])],
+  ['X-RateLimit-Request-Remaining', String(req[1])],
+  ['X-RateLimit-Request-Reset', reset],
+  ['X-RateLimit-Write-Limit', String(write[0])],
+  ['X-RateLimit-Write-Remaining', String(write[1])],
+  ['X-RateLimit-Write-Reset', reset],
+];
+
+const insufficient = {
+  code: 'RATE_LIMITED',
+  source: 'next-successful-operation',
+  scope: 'all-workspaces',
+  correlationWindowHours: 24,
+  minimumDistinctWorkspaces: 3,
+  status: 'insufficient-aggregate',
+  observations: null,
+  distinctWorkspaces: null,
+  path: null,
+};
+
+/** The envelope, property by property in the order the contract's examples and every earlier build wrote it. */
+const envelope = (requestId: string, limit: number, resolution: object = insufficient): string =>
+  JSON.stringify({
+    error: {
+      code: 'RATE_LIMITED',
+      status: 429,
+      meaning: ERRORS.RATE_LIMITED.meaning,
+      fix: ERRORS.RATE_LIMITED.fix,
+      example: null,
+      links: {
+        contract: 'https://board.example/docs/openapi.json',
+        changelog: 'https://board.example/changelog',
+        blog: 'https://board.example/dispatches#rate_limited',
+      },
+      observedResolution: resolution,
+      message: ERRORS.RATE_LIMITED.meaning,
+      requestId,
+      details: { limit, resetAt: NOW / 1000 + 60 },
+    },
+  });
+
+/** Runs a request that must be answered now (the budget is counted here), and gives its response. */
+function now(pipeline: Pipeline, route: Route, raw: RawRequest, id: string): RawResponse {
+  const response = pipeline.run(route, raw, id);
+  expect(response, id).not.toBeInstanceOf(Promise);
+  return response as RawResponse;
+}
+
+describe('a request over its budget', () => {
+  it('is refused now with 429 RATE_LIMITED, the nine headers, Retry-After and the one envelope, byte for byte', () => {
+    const { pipeline } = setUp();
+    const read = boardRoute('get', 'read');
+    for (let i = 0; i < FREE.requestsPerMinute; i++)
+      expect(now(pipeline, read, request('get'), `ok-${i}`).status).toBe(200);
+    for (const id of ['over-1', 'over-2', 'over-3']) {
+      const refused = now(pipeline, read, request('get'), id);
+      expect(refused.status).toBe(429);
+      expect(refused.headers).toEqual([
+        ['x-request-id', id],
+        ['cache-control', 'no-store'],
+        ...nine([FREE.requestsPerMinute, 0], [FREE.requestsPerMinute, 0], [FREE.writesPerMinute, FREE.writesPerMinute]),
+        ['Retry-After', '60'],
+        ['content-type', 'application/json; charset=utf-8'],
+      ]);
+      expect(String(refused.body)).toBe(envelope(id, FREE.requestsPerMinute));
+    }
+  });
+
+  it('on the write budget says so in its headers: the general budget is the write budget, the refusal’s own', () => {
+    const { pipeline } = setUp();
+    const write = boardRoute('post', 'write');
+    for (let i = 0; i < FREE.writesPerMinute; i++)
+      expect(now(pipeline, write, request('post'), `w-${i}`).status).toBe(200);
+    const refused = now(pipeline, write, request('post'), 'w-over');
+    expect(refused.status).toBe(429);
+    // The request budget was drawn on by the refused write too (one draw, both budgets), as it always was.
+    const requestsLeft = FREE.requestsPerMinute - FREE.writesPerMinute - 1;
+    expect(refused.headers).toEqual([
+      ['x-request-id', 'w-over'],
+      ['cache-control', 'no-store'],
+      ...nine([FREE.writesPerMinute, 0], [FREE.requestsPerMinute, requestsLeft], [FREE.writesPerMinute, 0]),
+      ['Retry-After', '60'],
+      ['content-type', 'application/json; charset=utf-8'],
+    ]);
+    expect(String(refused.body)).toBe(envelope('w-over', FREE.writesPerMinute));
+    // Reads stay available after the write budget is spent.
+    expect(now(pipeline, boardRoute('get', 'read'), request('get'), 'read-after').status).toBe(200);
+  });
+
+  it('carries the resolution observed since the last refusal, not one kept from before', () => {
+    const { pipeline, observer } = setUp();
+    const read = boardRoute('get', 'read');
+    for (let i = 0; i < FREE.requestsPerMinute; i++) now(pipeline, read, request('get'), `ok-${i}`);
+    expect(String(now(pipeline, read, request('get'), 'before').body)).toBe(envelope('before', FREE.requestsPerMinute));
+    for (const workspace of ['w1', 'w2', 'w3']) {
+      observer.hear({ kind: 'resolution.failed', workspace, code: 'RATE_LIMITED', at: NOW });
+      observer.hear({ kind: 'resolution.observed', workspace, code: 'RATE_LIMITED', operation: 'GET /api/x', at: NOW });
+    }
+    const observed = {
+      ...insufficient,
+      status: 'observed',
+      observations: 3,
+      distinctWorkspaces: 3,
+      path: 'GET /api/x',
+    };
+    expect(String(now(pipeline, read, request('get'), 'after').body)).toBe(
+      envelope('after', FREE.requestsPerMinute, observed),
+    );
+  });
+
+  it('refused before it drew on the budget (a bad query) still carries the budget as it stands, nothing counted', () => {
+    const { pipeline } = setUp();
+    const read = boardRoute('get', 'read');
+    now(pipeline, read, request('get'), 'one');
+    const refused = now(pipeline, read, request('get', 'Bearer good', 'unknown=1'), 'bad-query');
+    expect(refused.status).toBe(400);
+    expect(refused.headers.slice(0, 11)).toEqual([
+      ['x-request-id', 'bad-query'],
+      ['cache-control', 'no-store'],
+      ...nine(
+        [FREE.requestsPerMinute, FREE.requestsPerMinute - 1],
+        [FREE.requestsPerMinute, FREE.requestsPerMinute - 1],
+        [FREE.writesPerMinute, FREE.writesPerMinute],
+      ),
+    ]);
+    expect(now(pipeline, read, request('get'), 'two').headers).toContainEqual([
+      'X-RateLimit-Remaining',
+      String(FREE.requestsPerMinute - 2),
+    ]);
+  });
+
+  it('with a credential that is not valid is refused as before: 401, no rate headers, no budget drawn', () => {
+    const { pipeline } = setUp();
+    const refused = now(pipeline, boardRoute('get', 'read'), request('get', 'Bearer bad'), 'bad-token');
+    expect(refused.status).toBe(401);
+    expect(JSON.parse(String(refused.body)).error.code).toBe('INVALID_SERVICE_TOKEN');
+    expect(refused.headers.map(([name]) => name)).toEqual(['x-request-id', 'cache-control', 'content-type']);
+  });
+
+  it('is logged and counted each time: the operators’ ranking sees every refused request', async () => {
+    const { pipeline, recorded, usage, lines } = setUp();
+    const read = boardRoute('get', 'read');
+    const over = 250;
+    for (let i = 0; i < FREE.requestsPerMinute + over; i++) now(pipeline, read, request('get'), `r-${i}`);
+    now(pipeline, read, request('get', 'Bearer bad'), 'bad');
+    await new Promise((r) => setImmediate(r)); // request lines go out at the end of the turn
+    expect(recorded.filter((r) => r.status === 429)).toHaveLength(over);
+    expect(lines.filter((l) => l.msg === 'request' && l.status === 429)).toHaveLength(over);
+    expect(lines.filter((l) => l.msg === 'request')).toHaveLength(FREE.requestsPerMinute + over + 1);
+
+    // What a flush writes, and the ranking read from it.
+    const rows = new Map<string, UsageRecord>();
+    const store = {
+      usage: {
+        async add(id: string, key: Pick<UsageRecord, 'day' | 'scope' | 'key'>, counts: Record<string, number>) {
+          rows.set(id, { _id: id, ...key, counts } as unknown as UsageRecord);
+          return true;
+        },
+        async find(filter: { day: string; scope: string }) {
+          return [...rows.values()].filter((r) => r.day === filter.day && r.scope === filter.scope);
+        },
+      },
+    };
+    (usage as unknown as { store: typeof store }).store = store;
+    await usage.flush();
+    const day = dayOf(NOW);
+    expect(rows.get(usageId(day, 'principal', agent.principal))?.counts).toEqual({
+      requests: FREE.requestsPerMinute + over,
+      r429: over,
+    });
+    expect(rows.get(usageId(day, 'address', '203.0.113.9'))?.counts).toEqual({
+      requests: FREE.requestsPerMinute + over + 1,
+      r429: over,
+      r401: 1,
+    });
+    expect(rows.get(usageId(bucketOf(NOW), 'principal', agent.principal))?.counts).toEqual({ r429: over });
+    const signals = await abuseSignals(store as never, NOW, 10);
+    expect(signals.refusals.principals).toEqual([{ key: agent.principal, count: over, detail: { '429': over } }]);
+    expect(signals.refusals.addresses).toEqual([
+      { key: '203.0.113.9', count: over + 1, detail: { '429': over, '401': 1 } },
+    ]);
+  });
+});
