@@ -32,6 +32,7 @@ import {
   bullmqThroughput,
   oursFanOut,
   oursSmallJson,
+  oursStatusFlood,
   oursSocketMemory,
   peerFanOut,
   peerSmallJson,
@@ -58,6 +59,9 @@ const STRIPPED = [
   'STRIPE_WEBHOOK_SECRET',
 ];
 const ROUNDS = 3;
+/** Issue 46's flood: 110 Bearer tokens, each past its minute's budget after this long. */
+const FLOOD_TOKENS = 110;
+const FLOOD_DRAIN_S = 10;
 const BUSY_SHARE = 0.1;
 
 type Figures = Record<string, number>;
@@ -200,6 +204,35 @@ export async function main(argv: string[]): Promise<number> {
           name: 'uws',
           run: async (note) => ({ rps: http(await peerSmallJson('uws', size.http), note, 'bare uWS') }),
           show: (f) => `bare uWS ${int(f.rps!)} req/s`,
+        },
+        {
+          name: 'fastify',
+          run: async (note) => ({ rps: http(await peerSmallJson('fastify', size.http), note, 'Fastify') }),
+          show: (f) => `Fastify ${int(f.rps!)} req/s`,
+        },
+      ],
+    },
+    {
+      key: 'flood',
+      title: `GET /api/status flooded past the budget (shipped budgets, ${FLOOD_TOKENS} tokens) / within budget / Fastify hello`,
+      timed: `${wrkTimed}; ours flooded from a budget window's start, after an unmeasured ${FLOOD_DRAIN_S} s that spends every token's minute`,
+      sides: [
+        {
+          name: 'refused',
+          run: async (note) => {
+            const f = await oursStatusFlood(size.http, FLOOD_TOKENS, FLOOD_DRAIN_S);
+            if (f.refused < 1)
+              note(`ours flooded: ${(100 * (1 - f.refused)).toFixed(1)}% served (a budget window turned)`);
+            return { rps: f.requestsPerSecond, refused: f.refused };
+          },
+          show: (f) => `flooded ${int(f.rps!)} req/s, ${(100 * f.refused!).toFixed(1)}% of them 429`,
+        },
+        {
+          name: 'served',
+          run: async (note) => ({
+            rps: http((await oursSmallJson(size.http, size.statusItems, FLOOD_TOKENS)).status, note, 'ours served'),
+          }),
+          show: (f) => `within budget ${int(f.rps!)} req/s`,
         },
         {
           name: 'fastify',
@@ -376,6 +409,24 @@ export async function main(argv: string[]): Promise<number> {
       timed: `${wrkRows}; board, items and ${size.statusTokens} tokens made before`,
       ours: (f) => f.ours?.status,
       peer: (f) => f.fastify?.rps,
+      fmt: int,
+      goal: { of: 'ratio', op: '≥', bound: 1 },
+    },
+    {
+      measure: 'flood',
+      name: 'GET /api/status flooded past the budget ÷ Fastify hello (req/s)',
+      timed: `wrk -t1 -c32 on both; ours after an unmeasured ${FLOOD_DRAIN_S} s spending every token's budget`,
+      ours: (f) => f.refused?.rps,
+      peer: (f) => f.fastify?.rps,
+      fmt: int,
+      goal: { of: 'ratio', op: '≥', bound: 1 },
+    },
+    {
+      measure: 'flood',
+      name: 'GET /api/status flooded past the budget ÷ the same route within budget (req/s)',
+      timed: `wrk -t1 -c32 on both, ${FLOOD_TOKENS} tokens rotated on both; the flooded node has the shipped budgets`,
+      ours: (f) => f.refused?.rps,
+      peer: (f) => f.served?.rps,
       fmt: int,
       goal: { of: 'ratio', op: '≥', bound: 1 },
     },

@@ -70,9 +70,13 @@ function track(child: ChildProcess): ChildProcess {
 export const OURS_ENV = { BOARD_RATE_SCALE: '10000' } as const;
 
 /** Our server (src/main.ts in its own process, bench/node.ts, its log to a file), killed with the rest if we die first. */
-async function withOurs<T>(run: (node: BenchNode) => Promise<T>, nodeFlags: string[] = []): Promise<T> {
+async function withOurs<T>(
+  run: (node: BenchNode) => Promise<T>,
+  nodeFlags: string[] = [],
+  env: Record<string, string> = OURS_ENV,
+): Promise<T> {
   hookExit();
-  const node = await startNode({ ...OURS_ENV }, nodeFlags, 'file');
+  const node = await startNode({ ...env }, nodeFlags, 'file');
   ourPids.add(node.pid);
   try {
     return await run(node);
@@ -346,22 +350,7 @@ export async function oursSmallJson(
     const dir = await tempDir('bench-peers-wrk-');
     try {
       const script = join(dir, 'status.lua');
-      await writeFile(
-        script,
-        [
-          `local bearers = { ${bearers.map((c) => JSON.stringify(c)).join(', ')} }`,
-          'local requests = {}',
-          'local n = 0',
-          'function init(args)',
-          '  for k, b in ipairs(bearers) do requests[k] = wrk.format("GET", "/api/status", { ["Authorization"] = b }) end',
-          'end',
-          'function request()',
-          '  n = n + 1',
-          '  return requests[(n % #requests) + 1]',
-          'end',
-          '',
-        ].join('\n'),
-      );
+      await writeFile(script, rotatingBearers('/api/status', bearers));
       const healthz = await wrk(`${node.url}/healthz`, options);
       const status = await wrk(`${node.url}/api/status`, options, script);
       return { healthz, status, statusTokens: tokens, statusItems: items };
@@ -369,6 +358,62 @@ export async function oursSmallJson(
       await removeTempDir(dir);
     }
   });
+}
+
+/**
+ * GET /api/status flooded past the budget: a node with the shipped budgets (no BOARD_RATE_SCALE),
+ * `tokens` Bearer tokens of one workspace, wrk rotating them from the start of a budget window until
+ * every token's minute is spent (unmeasured), then measured in the same window; `refused` is the
+ * share of the measured answers that were 429.
+ */
+export async function oursStatusFlood(
+  options: HttpOptions = {},
+  tokens = 110,
+  drainSeconds = 10,
+): Promise<HttpFigure & { refused: number }> {
+  return withOurs(
+    async (node) => {
+      const owner = await ownerAndAgent(node.url);
+      const bearers = [owner.agent.authorization!];
+      while (bearers.length < tokens)
+        bearers.push((await tokenFor(node.url, owner, owner.projectId, `flood-${bearers.length}`)).authorization!);
+      const dir = await tempDir('bench-peers-flood-');
+      try {
+        const script = join(dir, 'flood.lua');
+        await writeFile(script, rotatingBearers('/api/status', bearers));
+        // Budgets count per minute window: drain and measure within one, from its start.
+        const probe = await fetch(`${node.url}/api/status`, { headers: { authorization: bearers[0]! } });
+        await probe.arrayBuffer();
+        const reset = Number(probe.headers.get('x-ratelimit-reset'));
+        if (!reset) throw new Error(`GET /api/status answered ${probe.status} without x-ratelimit-reset`);
+        await new Promise((r) => setTimeout(r, Math.max(0, reset * 1000 - Date.now()) + 200));
+        await wrkOnce(`${node.url}/api/status`, { ...options, seconds: drainSeconds }, script);
+        const figure = await wrkOnce(`${node.url}/api/status`, options, script);
+        return { ...figure, refused: figure.non2xx / figure.requests };
+      } finally {
+        await removeTempDir(dir);
+      }
+    },
+    [],
+    {},
+  );
+}
+
+/** A wrk script sending GET `path` with each bearer in turn. */
+function rotatingBearers(path: string, bearers: string[]): string {
+  return [
+    `local bearers = { ${bearers.map((c) => JSON.stringify(c)).join(', ')} }`,
+    'local requests = {}',
+    'local n = 0',
+    'function init(args)',
+    `  for k, b in ipairs(bearers) do requests[k] = wrk.format("GET", ${JSON.stringify(path)}, { ["Authorization"] = b }) end`,
+    'end',
+    'function request()',
+    '  n = n + 1',
+    '  return requests[(n % #requests) + 1]',
+    'end',
+    '',
+  ].join('\n');
 }
 
 export interface SmallJson {
