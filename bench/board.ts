@@ -24,9 +24,12 @@ export function percentile(values: number[], p: number): number {
 }
 
 /** A keep-alive JSON client (fetch costs more than the server here). */
-export function client(url: string, headers: Record<string, string>) {
+export function client(
+  url: string,
+  headers: Record<string, string>,
+  agent = new Agent({ keepAlive: true, maxSockets: 1 }),
+) {
   const { hostname, port } = new URL(url);
-  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   return (method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> =>
     new Promise((resolve, reject) => {
       const payload = body === undefined ? undefined : JSON.stringify(body);

@@ -9,9 +9,10 @@
 //   TENANTS_SNAPSHOT=<dir>: heap snapshots of the node into <dir>, before and after the boards (for
 //   a diff per constructor; the node starts with --heapsnapshot-signal).
 // `npx tsx bench/tenants.ts`
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { client } from './board.js';
 import { startNode, type BenchNode } from './node.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -57,41 +58,6 @@ type Answer = { status: number; body: Record<string, unknown> };
 type Call = (method: string, path: string, body?: unknown) => Promise<Answer>;
 
 /** A keep-alive JSON client, one socket. */
-function client(
-  url: string,
-  headers: Record<string, string>,
-  agent = new Agent({ keepAlive: true, maxSockets: 1 }),
-): Call {
-  const { hostname, port } = new URL(url);
-  return (method, path, body) =>
-    new Promise((resolve, reject) => {
-      const payload = body === undefined ? undefined : JSON.stringify(body);
-      const req = request(
-        {
-          hostname,
-          port,
-          method,
-          path,
-          agent,
-          headers: {
-            ...headers,
-            ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}),
-          },
-        },
-        (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (d: string) => (text += d));
-          res.on('end', () =>
-            resolve({ status: res.statusCode!, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} }),
-          );
-        },
-      );
-      req.on('error', reject);
-      req.end(payload);
-    });
-}
-
 function expect(res: Answer, status: number, what: string): Answer {
   if (res.status !== status) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body)}`);
   return res;
