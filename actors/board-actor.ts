@@ -26,7 +26,7 @@ import type {
   LoadedBoard,
   Store,
 } from '../store/ports/store.js';
-import { andThen, type Maybe } from '../store/ports/maybe.js';
+import { afterThisTurn, andThen, type Maybe } from '../store/ports/maybe.js';
 
 export type { CommittedEvent };
 
@@ -172,12 +172,6 @@ function boardOf({ record, items }: LoadedBoard): Board {
     record.paused ?? null,
   );
 }
-
-/**
- * Resolves in the turn of the event loop after the next one: after whatever this turn and the
- * callbacks it defers to its end (the HTTP layer writes held replies there) have done.
- */
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 
 export class BoardActor {
   private readonly mailbox: Pending[] = [];
@@ -432,7 +426,7 @@ export class BoardActor {
     // commit with this copy. Listeners hear of a batch once it is in the log.
     const outbox = record.outbox;
     this.logged = this.logged.then(async () => {
-      await nextTurn(); // the answers are written first: the copy's encoding is not on their path
+      await afterThisTurn(); // the answers are written first: the copy's encoding is not on their path
       await this.copyToLog(outbox);
       this.tell(events, board);
     });

@@ -26,7 +26,7 @@ import {
 } from './route.js';
 import { parseWith } from './validation.js';
 import { StoreUnavailableError } from '../../store/ports/store.js';
-import { andThen, run as runSteps, type Maybe } from '../../store/ports/maybe.js';
+import { andThen, orElse, run as runSteps, type Maybe } from '../../store/ports/maybe.js';
 
 /** Who may pass `auth: 'operator'` routes: the operators' gate (src/admin/gate.ts), above this layer, implements it. */
 export interface OperatorAdmission {
@@ -311,7 +311,7 @@ export class Pipeline {
     // Refused before authentication (a malformed body): whose budget it is still counts.
     return andThen(
       ctx.identity ??
-        settled(() => this.deps.authenticator.authenticate(route.auth, ctx.headers, ctx.cookies, ctx.now), null),
+        orElse(() => this.deps.authenticator.authenticate(route.auth, ctx.headers, ctx.cookies, ctx.now), null),
       (identity) => {
         if (!identity) return undefined;
         const peek = {
@@ -324,7 +324,7 @@ export class Pipeline {
           now: ctx.now,
         };
         return andThen(
-          settled(() => drawRateBudget(this.deps.limiter, peek), undefined),
+          orElse(() => drawRateBudget(this.deps.limiter, peek), undefined),
           (outcome) => outcome?.headers,
         );
       },
@@ -602,16 +602,6 @@ export const statusLine = (status: number): string =>
   statusLines.get(status) ?? statusLines.set(status, `${status} ${STATUS_CODES[status] ?? 'Unknown'}`).get(status)!;
 
 const isWrite = (route: Route): boolean => route.method !== 'get';
-
-/** What `step` gives, or `fallback` when it throws or rejects: now when the step answered now. */
-function settled<T, F>(step: () => Maybe<T>, fallback: F): Maybe<T | F> {
-  try {
-    const value = step();
-    return value instanceof Promise ? value.catch(() => fallback) : value;
-  } catch {
-    return fallback;
-  }
-}
 
 /** The response, naming the operator behind it when an operator acts as the account. */
 function marked(response: RawResponse, operatorId: string | null): RawResponse {

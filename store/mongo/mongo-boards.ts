@@ -32,6 +32,7 @@ import {
   type Selected,
   type StoredItem,
 } from '../ports/store.js';
+import { afterThisTurn } from '../ports/maybe.js';
 import { duplicateWrites } from './duplicate-key.js';
 import { MongoCollection } from './mongo-collection.js';
 
@@ -100,8 +101,8 @@ interface Carried extends ItemWrites {
  * Inline (with what it carries), or staged: then `events` says whether the commit set an outbox
  * (its events are in the parts), and it carries nothing (a staged commit waits for the log first).
  */
-type Intent =
-  ({ v: number; carry?: Carried[] } & Written) | { v: number; stage: string; parts: number; events: boolean };
+type Intent = Inline | { v: number; stage: string; parts: number; events: boolean };
+type Inline = { v: number; carry?: Carried[] } & Written;
 
 interface HeaderDoc extends BoardRecord {
   /** 2 for this layout; absent on a board whose items an earlier version kept inside the header. */
@@ -116,8 +117,9 @@ interface Batch {
   entries: number;
   done: Promise<void>;
   settle: (error?: unknown) => void;
-  /** Its deadline; undefined once its insert has started. */
-  timer: NodeJS.Timeout | null | undefined;
+  /** Its insert at its deadline, unless it started before. */
+  timer: NodeJS.Timeout;
+  started: boolean;
 }
 
 /** What this process knows of one board's item log. */
@@ -147,11 +149,6 @@ interface Local {
   garbage: { id: string; at: number }[];
 }
 
-/**
- * Resolves in the turn of the event loop after the next one: after whatever this turn and the
- * callbacks it defers to its end (the HTTP layer writes held replies there) have done.
- */
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 const versionId = (boardId: string, workId: string, v: number): string => `${boardId}:${workId}:${v}`;
 const docsOf = (boardId: string, v: number, writes: ItemWrites): ItemDoc[] => [
   ...writes.put.map((item) => ({ _id: versionId(boardId, item.workId, v), boardId, workId: item.workId, v, item })),
@@ -163,7 +160,7 @@ const liveCount = (header: BoardRecord): number | null =>
 const entriesOf = (writes: ItemWrites & { events?: Outbox }): number =>
   writes.put.length + writes.removed.length + (writes.events?.length ?? 0);
 /** Whether an intent (with what it carries) is small enough to ride in the header. */
-const fits = (intent: Written & { carry?: Carried[] }): boolean =>
+const fits = (intent: Inline): boolean =>
   entriesOf(intent) + (intent.carry ?? []).reduce((n, c) => n + entriesOf(c), 0) <= INLINE_ENTRIES &&
   BSON.calculateObjectSize(intent as unknown as Document) <= INLINE_BYTES;
 /** The earlier commits' writes an intent carries. */
@@ -308,12 +305,16 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
       removed: [...writes.removed],
       ...(outbox ? { events: outbox } : {}),
     };
-    const carry = (): Carried[] => [...local.unapplied].map(([cv, w]) => ({ v: cv, put: w.put, removed: w.removed }));
-    let intent: Intent = local.unapplied.size ? { v, ...written, carry: carry() } : { v, ...written };
+    /** The intent inline, carrying what this process committed and has not seen land in the log. */
+    const inline = (): Inline =>
+      local.unapplied.size
+        ? { v, ...written, carry: [...local.unapplied].map(([cv, w]) => ({ v: cv, put: w.put, removed: w.removed })) }
+        : { v, ...written };
+    let intent: Intent = inline();
     if (local.unapplied.size && !fits(intent)) {
       // Too much to carry: wait for the log instead (the inserts are slower than the commits).
       await this.catchUpWith(id, expectedVersion, true);
-      intent = local.unapplied.size ? { v, ...written, carry: carry() } : { v, ...written };
+      intent = inline();
     }
     let stage: string | null = null;
     if (!fits(intent)) {
@@ -491,16 +492,21 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
     if (!batch) {
       let settle!: (error?: unknown) => void;
       const done = new Promise<void>((resolve, reject) => (settle = (e) => (e === undefined ? resolve() : reject(e))));
-      batch = { versions: new Map(), entries: 0, done, settle, timer: null };
-      local.batch = batch;
-      const opened = batch;
-      opened.timer = setTimeout(() => void this.insertBatch(id, local, opened), APPLY_DELAY_MS);
+      const opened: Batch = {
+        versions: new Map(),
+        entries: 0,
+        done,
+        settle,
+        timer: setTimeout(() => void this.insertBatch(id, local, opened), APPLY_DELAY_MS),
+        started: false,
+      };
+      batch = local.batch = opened;
     }
     batch.versions.set(v, writes);
     batch.entries += writes.put.length + writes.removed.length;
     if (batch.entries >= APPLY_BATCH_ENTRIES) {
       const full = batch;
-      void nextTurn().then(() => this.insertBatch(id, local, full));
+      void afterThisTurn().then(() => this.insertBatch(id, local, full));
     }
     return batch.done;
   }
@@ -508,12 +514,11 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
   /** Inserts a batch's versions now (once; a later call finds it taken). */
   private async insertBatch(id: string, local: Local, batch: Batch): Promise<void> {
     if (local.batch === batch) local.batch = null;
-    if (batch.timer === undefined) return; // taken already
-    if (batch.timer) clearTimeout(batch.timer);
-    batch.timer = undefined;
+    if (batch.started) return;
+    batch.started = true;
+    clearTimeout(batch.timer);
     try {
-      const docs = [...batch.versions].flatMap(([v, writes]) => docsOf(id, v, writes));
-      for (let i = 0; i < docs.length; i += INSERT_CHUNK) await this.insertVersions(docs.slice(i, i + INSERT_CHUNK));
+      await this.insertVersions([...batch.versions].flatMap(([v, writes]) => docsOf(id, v, writes)));
       for (const v of batch.versions.keys()) local.unapplied.delete(v);
       batch.settle();
     } catch (error) {
@@ -529,16 +534,20 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
   }
 
   /** Inserts a commit's item versions; those already there are skipped. */
-  private async apply(id: string, v: number, writes: ItemWrites): Promise<void> {
-    const docs = docsOf(id, v, writes);
-    for (let i = 0; i < docs.length; i += INSERT_CHUNK) await this.insertVersions(docs.slice(i, i + INSERT_CHUNK));
+  private apply(id: string, v: number, writes: ItemWrites): Promise<void> {
+    return this.insertVersions(docsOf(id, v, writes));
   }
 
+  /** Inserts item versions, INSERT_CHUNK an insert; those already there are skipped. */
   private async insertVersions(docs: ItemDoc[]): Promise<void> {
-    try {
-      await this.track(this.log.insertMany(docs as unknown as Document[], { ordered: false }));
-    } catch (e) {
-      if (!duplicateWrites(e)) await this.run(() => Promise.reject(e));
+    for (let i = 0; i < docs.length; i += INSERT_CHUNK) {
+      try {
+        await this.track(
+          this.log.insertMany(docs.slice(i, i + INSERT_CHUNK) as unknown as Document[], { ordered: false }),
+        );
+      } catch (e) {
+        if (!duplicateWrites(e)) await this.run(() => Promise.reject(e));
+      }
     }
   }
 
@@ -611,7 +620,7 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
       v: old.version,
       item,
     }));
-    for (let i = 0; i < docs.length; i += INSERT_CHUNK) await this.insertVersions(docs.slice(i, i + INSERT_CHUNK));
+    await this.insertVersions(docs);
     await this.run(() =>
       this.driver.updateOne({ _id: id, version: old.version, layout: { $exists: false } } as Document, {
         $set: { layout: 2, intent: null },

@@ -22,13 +22,22 @@ export function both<A, B>(a: Maybe<A>, b: Maybe<B>): Maybe<[A, B]> {
   return a instanceof Promise || b instanceof Promise ? Promise.all([a, b]) : [a, b];
 }
 
-/** What `step` gives, or `fallback` when it throws or rejects. */
-export async function orElse<T, F>(step: () => Maybe<T>, fallback: F): Promise<T | F> {
+/** What `step` gives, or `fallback` when it throws or rejects: now when the step answered now. */
+export function orElse<T, F>(step: () => Maybe<T>, fallback: F): Maybe<T | F> {
   try {
-    return await step();
+    const value = step();
+    return value instanceof Promise ? value.catch(() => fallback) : value;
   } catch {
     return fallback;
   }
+}
+
+/**
+ * Resolves after whatever this turn of the event loop does and the callbacks it defers to its end
+ * (the HTTP layer writes the replies it held there): work that must not delay an answer waits on it.
+ */
+export function afterThisTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 }
 
 /**
