@@ -166,10 +166,14 @@ const fits = (intent: Inline): boolean =>
 /** The earlier commits' writes an intent carries. */
 const carriedBy = (intent: Intent | null | undefined): Carried[] => (intent && 'carry' in intent && intent.carry) || [];
 
-/** The port's record: the header without what the adapter keeps in it, the outbox being the events of the last commit (a header of the earlier layout kept its own). */
+/**
+ * The port's record: the header without what the adapter keeps in it, the outbox being the events
+ * of the last commit while no plain update moved the version past it (a header of the earlier
+ * layout kept its own).
+ */
 function recordOf(header: HeaderDoc, written: Written | null): BoardRecord {
   const { layout: _layout, intent: _intent, items: _items, ...record } = header;
-  if (written?.events) record.outbox = written.events;
+  if (written?.events && header.intent?.v === header.version) record.outbox = written.events;
   return record;
 }
 
@@ -401,7 +405,9 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
 
   /**
    * The latest version of each work id among `docs` as of the header's version, with the header's
-   * own intent laid over them; null when a later commit landed meanwhile (read again).
+   * intent (and what it carries) laid over them; null when a later commit landed meanwhile (read
+   * again). The intent is the last commit's even when plain updates (the port's `update`, which
+   * writes no items) moved the version past it: its writes may still be on their way to the log.
    */
   private async settle(
     header: HeaderDoc,
@@ -414,7 +420,7 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
       if ((latest.get(doc.workId)?.v ?? -1) < doc.v) latest.set(doc.workId, doc);
     }
     const intent = header.intent;
-    if (!intent || intent.v !== header.version) return { latest, written: null };
+    if (!intent) return { latest, written: null };
     const written = await this.writtenOf(header._id, intent);
     if (!written) return null;
     // What it carries may be in the log already, or a later version of an item may be there.
@@ -426,10 +432,9 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
     return { latest, written };
   }
 
-  /** What the commit that made the header's version wrote, or null when it left none (or its parts went: a later commit replaced it). */
+  /** What the header's last commit wrote, or null when it left none (or its parts went: a later commit replaced it). */
   private async writtenAt(header: HeaderDoc): Promise<Written | null> {
-    const intent = header.intent;
-    return intent && intent.v === header.version ? this.writtenOf(header._id, intent) : null;
+    return header.intent ? this.writtenOf(header._id, header.intent) : null;
   }
 
   /** An intent's writes: inline, or read from its parts (null when they are gone). */
@@ -457,9 +462,9 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
     const local = this.localOf(id);
     if (header.intent && 'stage' in header.intent) local.staged = true;
     if (local.known >= header.version) return;
-    if (written && header.intent?.v === header.version) {
+    if (written && header.intent) {
       for (const c of carriedBy(header.intent)) await this.apply(id, c.v, c);
-      await this.apply(id, header.version, written);
+      await this.apply(id, header.intent.v, written);
     }
     if (local.known >= header.version) return; // this process committed past it meanwhile
     local.known = header.version;

@@ -245,6 +245,57 @@ describe.skipIf(!uri)('board commits on the MongoDB wire server, under faults', 
     expect((await titles(await open(), boardId)).items).toEqual(new Map([...expected, ['W-4', 'v6']]));
   });
 
+  it('keeps a commit whose inserts have not landed readable after a plain update moved the version past it', async () => {
+    const boardId = unique('board');
+    const store = await open();
+    await store.boards.insert({
+      _id: boardId,
+      version: 1,
+      nextWorkSeq: 3,
+      nextFencingToken: 1,
+      lastSeq: 0,
+      nextDeadline: null,
+    });
+    const log = (store.boards as unknown as { log: { insertMany: (...a: unknown[]) => Promise<unknown> } }).log;
+    const insertMany = log.insertMany.bind(log);
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    log.insertMany = async () => {
+      await released;
+      throw new Error('the committer died');
+    };
+    onTestFinished(() => {
+      log.insertMany = insertMany;
+      release();
+    });
+    expect(
+      await store.boards.commit(boardId, 1, { lastSeq: 1 }, { put: [work(1, 'v2'), work(2, 'v2')], removed: [] }),
+    ).toBe(true);
+    // A plain update writes no items and leaves the commit's intent where it was.
+    expect((await store.boards.update(boardId, 2, { nextDeadline: 60 }))!.version).toBe(3);
+    expect(await logged(boardId, 2)).toBe(0);
+
+    const reader = await open();
+    expect(await titles(reader, boardId)).toEqual({
+      version: 3,
+      items: new Map([
+        ['W-1', 'v2'],
+        ['W-2', 'v2'],
+      ]),
+    });
+    expect((await reader.boards.changesSince(boardId, 1))!.items.map((i) => i.workId).sort()).toEqual(['W-1', 'W-2']);
+    // Another committer over the updated header puts the held commit's versions in the log.
+    expect(await reader.boards.commit(boardId, 3, { lastSeq: 2 }, { put: [work(1, 'v4')], removed: [] })).toBe(true);
+    await (reader.boards as typeof reader.boards & { settled(): Promise<void> }).settled();
+    expect(await logged(boardId, 2)).toBe(2);
+    expect((await titles(await open(), boardId)).items).toEqual(
+      new Map([
+        ['W-1', 'v4'],
+        ['W-2', 'v2'],
+      ]),
+    );
+  });
+
   it('inserts the item versions of consecutive commits together, carried until then, and at once when a batch is full', async () => {
     const boardId = unique('board');
     const store = await open();

@@ -19,25 +19,27 @@ export interface RedisNodes {
   nodeIds: [string, string];
   /** The buses of a and of b, to hear what crosses Redis. */
   buses: [RedisBus, RedisBus];
-  /** Stops both nodes, closes the store and removes its directory. */
+  /** Stops both nodes, closes the store and removes its directory (a store given to it stays open). */
   stop(): Promise<void>;
 }
 
 /**
  * Starts the pair. `env` is both nodes' environment (NODE_ID is set per node); `homes` gives each
- * node board homes in Redis, so a board command on one node may be forwarded to the other.
+ * node board homes in Redis, so a board command on one node may be forwarded to the other; `store`
+ * is one both share (another suite's, say), else a fresh embedded one.
  */
 export async function twoNodesOnRedis(
   redisUrl: string,
-  options: { env?: Record<string, string>; homes?: boolean } = {},
+  options: { env?: Record<string, string>; homes?: boolean; store?: Store } = {},
 ): Promise<RedisNodes> {
-  const dir = await tempDir();
-  const store = await openEmbeddedStore(dir.path);
+  const dir = options.store ? null : await tempDir();
+  const store = options.store ?? (await openEmbeddedStore(dir!.path));
   const nodeIds: [string, string] = [unique('node-a'), unique('node-b')];
   const started: TestServer[] = [];
   const buses: RedisBus[] = [];
   const stop = async () => {
     for (const node of started) await node.stop();
+    if (!dir) return;
     await store.close();
     await dir.remove();
   };
