@@ -179,8 +179,10 @@ export class BoardActor {
   private current: Committed | null = null;
   /** Another node committed after `current`: it is brought up to date before the next decision. */
   private behind = false;
-  /** The copy of the last committed outbox to the log (copies run one after another). */
+  /** Settles once every outbox committed so far is copied to the log (copies run one after another). */
   private logged: Promise<void> = Promise.resolve();
+  /** Commits whose outboxes wait for the copy under way: the next copy takes them all, in one insert. */
+  private toCopy: { outbox: BoardRecord['outbox']; events: CommittedEvent[]; board: Board }[] = [];
   /**
    * Every event up to this seq is known to be in the log. A commit's outbox carries the earlier
    * events not yet known to be there, so none is lost when the next commit replaces the header's
@@ -424,13 +426,25 @@ export class BoardActor {
     answer(batch, decided.outcomes);
     // Copied in commit order, off the mailbox's path: the next batch's write can share a
     // commit with this copy. Listeners hear of a batch once it is in the log.
-    const outbox = record.outbox;
-    this.logged = this.logged.then(async () => {
-      await afterThisTurn(); // the answers are written first: the copy's encoding is not on their path
-      await this.copyToLog(outbox);
-      this.tell(events, board);
-    });
+    this.toCopy.push({ outbox: record.outbox, events, board });
+    if (this.toCopy.length === 1) this.logged = this.logged.then(() => this.copyQueued());
     return ahead;
+  }
+
+  /**
+   * Copies the outboxes of every commit queued since the last copy, in one insert, then tells the
+   * listeners of each in commit order. The commits that land while one copy is on its way wait for
+   * the next, together: on a store where each insert is a durable write of its own, a busy board
+   * spends one per copy, not one per commit.
+   */
+  private async copyQueued(): Promise<void> {
+    await afterThisTurn(); // the answers are written first: the copy's encoding is not on their path
+    const taken = this.toCopy;
+    this.toCopy = [];
+    const events = new Map<number, OutboxEvent>();
+    for (const { outbox } of taken) for (const e of outbox ?? []) events.set(e.seq, e);
+    await this.copyToLog([...events.values()].sort((a, b) => a.seq - b.seq));
+    for (const { events: told, board } of taken) this.tell(told, board);
   }
 
   /**

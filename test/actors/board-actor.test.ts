@@ -97,6 +97,41 @@ describe('board actor', () => {
     expect(logged.filter((e) => e.type === 'lease.granted')).toHaveLength(2);
   });
 
+  it('copies the outboxes of commits that land while a copy is on its way in one insert, telling listeners in order', async () => {
+    // A store that does not write the log in its commit (MongoDB): the actor copies each outbox.
+    Object.defineProperty(store.boards, 'logsInCommit', { value: false });
+    const actor = new BoardActor('b', store, Date.now);
+    await actor.ask(createItems([item('one'), item('two'), item('three'), item('four')], 'user:a'));
+    await actor.syncLog();
+    const insert = store.events.insertMissing.bind(store.events);
+    const inserts: number[][] = [];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    store.events.insertMissing = async (docs) => {
+      inserts.push(docs.map((d) => d.seq));
+      if (inserts.length === 1) await held;
+      return insert(docs);
+    };
+    const told: number[] = [];
+    actor.subscribe((events) => told.push(...events.map((e) => e.seq)));
+    // Each claim is answered once committed; the first one's copy is held, the next three wait behind it.
+    for (let n = 1; n <= 4; n++) await actor.ask(claimAs(n));
+    await until(() => inserts.length === 1, { what: 'the first copy under way' });
+    expect(told).toEqual([]);
+    release();
+    const { record } = (await store.boards.load('b'))!;
+    await until(() => told.length === 8, { what: 'the listeners told of all four claims' });
+    // The first claim's events, then the other three claims' together; listeners in commit order.
+    expect(inserts).toEqual([
+      [5, 6],
+      [7, 8, 9, 10, 11, 12],
+    ]);
+    expect(told).toEqual([5, 6, 7, 8, 9, 10, 11, 12]);
+    expect(record.lastSeq).toBe(12);
+    const seqs = (await store.events.select({ boardId: 'b' }, ['seq'], { sort: [['seq', 1]] })).map((e) => e.seq);
+    expect(seqs).toEqual(Array.from({ length: record.lastSeq }, (_, i) => i + 1));
+  });
+
   it('keeps the stored outbox to the commits whose copy to the log is not yet known to have landed', async () => {
     const actor = new BoardActor('b', store, Date.now);
     await actor.ask(
