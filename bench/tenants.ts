@@ -8,10 +8,14 @@
 //   has each board's agent read GET /api/status once as well (a node keeps each board's body).
 //   TENANTS_SNAPSHOT=<dir>: heap snapshots of the node into <dir>, before and after the boards (for
 //   a diff per constructor; the node starts with --heapsnapshot-signal).
+//   TENANTS_SMAPS=1 prints the node's most resident file mappings before and after.
+//   TENANTS_DATA_DIR=<dir>: the node's store there (kept after the run), and what the boards added to
+//   each LMDB database printed per board (store/embedded/stats.ts).
 // `npx tsx bench/tenants.ts`
 import { Agent } from 'node:http';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { formatStats, statsGrowth, storeStats } from '../store/embedded/stats.js';
 import { client } from './board.js';
 import { startNode, type BenchNode } from './node.js';
 
@@ -36,6 +40,27 @@ async function settledRssKb(pid: number): Promise<number> {
     if (i >= 10 && Math.max(...last) - Math.min(...last) < 512) break;
   }
   return readings.at(-1)!;
+}
+
+/** The node's file mappings with the most resident KB (from /proc/<pid>/smaps): path, size and Rss, largest first. */
+function fileMappings(pid: number, top = 8): string {
+  const rows: { path: string; sizeKb: number; rssKb: number }[] = [];
+  let current: (typeof rows)[number] | null = null;
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \d+\s*(.*)$/.exec(line);
+    if (head) {
+      current = head[1]?.startsWith('/') ? { path: head[1], sizeKb: 0, rssKb: 0 } : null;
+      if (current) rows.push(current);
+      continue;
+    }
+    const field = /^(Size|Rss):\s+(\d+) kB/.exec(line);
+    if (field && current) current[field[1] === 'Size' ? 'sizeKb' : 'rssKb'] = Number(field[2]);
+  }
+  return rows
+    .sort((a, b) => b.rssKb - a.rssKb)
+    .slice(0, top)
+    .map((r) => `  ${r.rssKb} KB resident of ${r.sizeKb} KB mapped: ${r.path}`)
+    .join('\n');
 }
 
 /** Signals the node for a heap snapshot (into `dir`) and waits until it is written. */
@@ -125,13 +150,20 @@ export async function tenants(
 ): Promise<TenantsReport> {
   const snapshotDir = process.env.TENANTS_SNAPSHOT;
   const flags = snapshotDir ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshotDir}`] : [];
-  const node: BenchNode = await startNode({ BOARD_RATE_SCALE: '10000' }, flags, 'file');
+  const dataDir = process.env.TENANTS_DATA_DIR;
+  const node: BenchNode = await startNode(
+    { BOARD_RATE_SCALE: '10000', ...(dataDir ? { DATA_DIR: dataDir } : {}) },
+    flags,
+    'file',
+  );
   try {
     // Warm the node (modules, JIT) with a few boards before the first reading.
     for (let i = 0; i < 20; i++) await tenant(node.url, new Agent({ keepAlive: true, maxSockets: 1 }));
     const claimP50BeforeMs = await claimP50(node.url);
     const rssBefore = await settledRssKb(node.pid);
     const [anonBefore, fileBefore] = [statusKb(node.pid, 'RssAnon'), statusKb(node.pid, 'RssFile')];
+    const storeBefore = dataDir ? storeStats(dataDir) : null;
+    if (process.env.TENANTS_SMAPS) console.log(`file mappings before:\n${fileMappings(node.pid)}`);
     if (snapshotDir) console.log(`heap before: ${await heapSnapshot(node.pid, snapshotDir)}`);
     let next = 0;
     const start = performance.now();
@@ -148,6 +180,8 @@ export async function tenants(
     const provisionedPerSecond = boards / ((performance.now() - start) / 1000);
     const rssAfter = await settledRssKb(node.pid);
     const [anonAfter, fileAfter] = [statusKb(node.pid, 'RssAnon'), statusKb(node.pid, 'RssFile')];
+    if (process.env.TENANTS_SMAPS) console.log(`file mappings after:\n${fileMappings(node.pid)}`);
+    if (storeBefore) console.log(formatStats(statsGrowth(storeBefore, storeStats(dataDir!)), boards));
     const claimP50AfterMs = await claimP50(node.url);
     if (snapshotDir) {
       console.log(`heap after: ${await heapSnapshot(node.pid, snapshotDir)}`);

@@ -31,6 +31,16 @@ const OLD_FORMAT = /^(?:journal-\d+\.log|snapshot-\d+\.json)$/;
  */
 const PLAIN_MAPS = { useRecords: false } as DatabaseOptions;
 
+/**
+ * The address space the map reserves up front (not the file's size: without a write map LMDB never
+ * extends the file past what it holds, and a read-only shared mapping takes no memory until read).
+ * lmdb-js otherwise starts at 128 KB and doubles the map as the file grows, keeping every earlier
+ * map mapped until close for readers that may still point into it; each holds the pages read
+ * through it, so the process's resident file pages came to about 2.7 times data.mdb (issue 46).
+ * One map this size is never replaced below a terabyte of data.
+ */
+const MAP_SIZE = 2 ** 40;
+
 export async function openEmbeddedStore(dataDir: string): Promise<Store> {
   await mkdir(dataDir, { recursive: true });
   const old = (await readdir(dataDir)).find((f) => OLD_FORMAT.test(f));
@@ -45,6 +55,7 @@ export async function openEmbeddedStore(dataDir: string): Promise<Store> {
     // A directory, even when its name has a dot (lmdb-js would otherwise take it for a file).
     noSubdir: false,
     maxDbs: 256,
+    mapSize: MAP_SIZE,
     // A commit's promise resolves only once it is synced, and readers see it no earlier.
     overlappingSync: false,
     // Batches form from whatever is queued while a commit is in flight (group commit), not per
