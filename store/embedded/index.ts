@@ -2,7 +2,7 @@
 // per index, and for boards' items, all in one environment so a write spans them atomically.
 // One process holds the directory at a time (see dir-lock.ts).
 import { mkdir, readdir } from 'node:fs/promises';
-import { open, type Database, type DatabaseOptions } from 'lmdb';
+import { open, type Database, type DatabaseOptions, type Key as LmdbKey } from 'lmdb';
 import {
   COLLECTION_NAMES,
   SCHEMA,
@@ -13,6 +13,7 @@ import {
   type Store,
   type StoredItem,
 } from '../ports/store.js';
+import { builtDictionary, directoryDictionary } from './dictionary.js';
 import { lockDir } from './dir-lock.js';
 import { LmdbBoards } from './lmdb-boards.js';
 import { LmdbCollection, type CollectionDbs, type Key } from './lmdb-collection.js';
@@ -30,6 +31,7 @@ const OLD_FORMAT = /^(?:journal-\d+\.log|snapshot-\d+\.json)$/;
  * msgpackr takes the option through lmdb-js, whose types do not list it.
  */
 const PLAIN_MAPS = { useRecords: false } as DatabaseOptions;
+type Encoder = { encode(value: unknown): Uint8Array };
 
 /**
  * The address space the map reserves up front (not the file's size: without a write map LMDB never
@@ -40,6 +42,9 @@ const PLAIN_MAPS = { useRecords: false } as DatabaseOptions;
  * One map this size is never replaced below a terabyte of data.
  */
 const MAP_SIZE = 2 ** 40;
+
+/** Documents and board entries from this size on are stored LZ4-compressed against the directory's dictionary (dictionary.ts). */
+const COMPRESS_FROM_BYTES = 64;
 
 export async function openEmbeddedStore(dataDir: string): Promise<Store> {
   await mkdir(dataDir, { recursive: true });
@@ -64,8 +69,22 @@ export async function openEmbeddedStore(dataDir: string): Promise<Store> {
   });
   const meta = env.openDB({ name: '_meta' });
   const writer = new Writer(env, meta);
+  // A value compressed starts with a byte no msgpack document does, so values stored uncompressed
+  // by earlier versions read as they are. One compressor for all the databases (lmdb-js shares the
+  // instance that the first openDB makes of the options).
+  const dictionary = await directoryDictionary(meta, writer, () =>
+    builtDictionary((v) =>
+      (env.openDB({ name: '_meta', ...PLAIN_MAPS }) as unknown as { encoder: Encoder }).encoder.encode(v),
+    ),
+  );
+  const compressed = { compression: { threshold: COMPRESS_FROM_BYTES, dictionary } } as DatabaseOptions;
+  const withCompression = <V, K extends LmdbKey>(options: DatabaseOptions & { name: string }): Database<V, K> => {
+    const db = env.openDB<V, K>({ ...options, ...compressed });
+    compressed.compression = (db as unknown as { compression: DatabaseOptions['compression'] }).compression;
+    return db;
+  };
   const dbsOf = (name: CollectionName): CollectionDbs => ({
-    docs: env.openDB({ name, useVersions: true, ...PLAIN_MAPS }),
+    docs: withCompression({ name, useVersions: true, ...PLAIN_MAPS }),
     indexes: SCHEMA[name].map((spec) => ({
       spec,
       db: env.openDB({ name: `${name}.${spec.name}` }) as Database<string, Key>,
@@ -75,7 +94,10 @@ export async function openEmbeddedStore(dataDir: string): Promise<Store> {
   const boards = new LmdbBoards(
     dbsOf('boards'),
     writer,
-    { items: env.openDB({ name: 'boards.entries', ...PLAIN_MAPS }), versions: env.openDB({ name: 'boards.versions' }) },
+    {
+      items: withCompression({ name: 'boards.entries', ...PLAIN_MAPS }),
+      versions: env.openDB({ name: 'boards.versions' }),
+    },
     events,
   );
   // Earlier versions kept a board's items under `boards.items`, without the board version that wrote each,
