@@ -87,7 +87,7 @@ export async function openEmbeddedStore(dataDir: string): Promise<Store> {
     docs: withCompression({ name, useVersions: true, ...PLAIN_MAPS }),
     indexes: SCHEMA[name].map((spec) => ({
       spec,
-      db: env.openDB({ name: `${name}.${spec.name}` }) as Database<string, Key>,
+      db: env.openDB({ name: `${name}.${spec.name}` }) as Database<string | null, Key>,
     })),
   });
   const events = new LmdbCollection<EventRecord>('events', dbsOf('events'), writer);

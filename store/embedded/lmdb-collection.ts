@@ -1,7 +1,7 @@
 // One collection on LMDB. Documents live in their own database keyed by _id; each declared index
-// is an ordered key space ([...values] → _id when unique, [...values, _id] → _id otherwise)
-// written in the same transaction as its document, so finds read a key range instead of
-// scanning.
+// is an ordered key space ([...values] → _id when unique, [...values, _id] → null otherwise: the
+// key holds the _id; earlier versions repeated it as the value, which reads the same) written in
+// the same transaction as its document, so finds read a key range instead of scanning.
 import { getLastVersion, type Database, type Key as LmdbKey } from 'lmdb';
 import {
   DuplicateKeyError,
@@ -22,7 +22,7 @@ export type Key = LmdbKey[];
 
 export interface CollectionDbs {
   docs: Database<Row, string>;
-  indexes: { spec: IndexSpec; db: Database<string, Key> }[];
+  indexes: { spec: IndexSpec; db: Database<string | null, Key> }[];
 }
 
 const DELETE_CHUNK = 500;
@@ -31,6 +31,11 @@ const indexKey = (spec: IndexSpec, doc: Row): Key => {
   const values = spec.fields.map((f) => keyValue(doc[f]));
   return spec.unique ? values : [...values, doc._id as string];
 };
+/** What an index key points at: the _id where the key does not hold it. */
+const indexValue = (spec: IndexSpec, doc: Row): string | null => (spec.unique ? (doc._id as string) : null);
+/** The _id an index entry names. */
+const indexedId = (spec: IndexSpec, key: Key, value: string | null): string =>
+  spec.unique ? (value as string) : (key.at(-1) as string);
 const sameKey = (a: Key, b: Key): boolean => a.length === b.length && a.every((v, i) => v === b[i]);
 
 export class LmdbCollection<T extends Doc> implements Collection<T> {
@@ -151,7 +156,7 @@ export class LmdbCollection<T extends Doc> implements Collection<T> {
     return deleted;
   }
 
-  private indexDb(spec: IndexSpec): Database<string, Key> {
+  private indexDb(spec: IndexSpec): Database<string | null, Key> {
     return this.dbs.indexes.find((i) => i.spec === spec)!.db;
   }
 
@@ -184,10 +189,11 @@ export class LmdbCollection<T extends Doc> implements Collection<T> {
     const range = plan.reverse
       ? { start: plan.end, end: plan.start, reverse: true, inclusiveEnd: true, exclusiveStart: true }
       : { start: plan.start, end: plan.end };
-    for (const { key, value: id } of this.indexDb(index).getRange(range)) {
+    for (const { key, value } of this.indexDb(index).getRange(range)) {
+      // LMDB's key encoding reads a one-element array back as its element.
+      const parts = Array.isArray(key) ? key : [key];
+      const id = indexedId(index, parts, value);
       if (fromKey) {
-        // LMDB's key encoding reads a one-element array back as its element.
-        const parts = Array.isArray(key) ? key : [key];
         const partial: Row = { _id: id };
         index.fields.forEach((f, i) => (partial[f] = parts[i]));
         if (matches(partial, filter)) yield { id, row: partial, whole: false };
@@ -249,7 +255,7 @@ export class LmdbCollection<T extends Doc> implements Collection<T> {
       const before = previous && indexKey(spec, previous);
       if (before && sameKey(before, next)) continue;
       if (before) db.remove(before);
-      db.put(next, id);
+      db.put(next, indexValue(spec, row));
     }
     this.dbs.docs.put(id, row, row.version as number);
   }
@@ -270,7 +276,7 @@ export class LmdbCollection<T extends Doc> implements Collection<T> {
         const rows = chunk;
         chunk = [];
         await writer.write(() => {
-          for (const row of rows) db.put(indexKey(spec, row), row._id as string);
+          for (const row of rows) db.put(indexKey(spec, row), indexValue(spec, row));
         });
       };
       for (const { value } of this.dbs.docs.getRange({})) {

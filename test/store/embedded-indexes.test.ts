@@ -50,4 +50,42 @@ describe('embedded store indexes', () => {
       await again.close();
     }
   }, 60_000);
+
+  it('reads a non-unique index an earlier version wrote (the _id as value too), and writes the key alone now', async () => {
+    const dir = await tempDir();
+    dirs.push(dir);
+    const row = (i: number) => ({
+      _id: `row-${i}`,
+      version: 1,
+      at: i,
+      actor: 'user:op',
+      action: 'admin.revoke',
+      projectId: 'p1',
+      target: null,
+      data: {},
+    });
+    const first = await openEmbeddedStore(dir.path);
+    await first.audit.insert(row(1));
+    await first.close();
+
+    // As an earlier version left it: each non-unique entry named its _id twice, in the key and as the value.
+    const env = open({ path: dir.path, noSubdir: false, maxDbs: 256 });
+    const index = env.openDB({ name: 'audit.projectId_at' });
+    expect([...index.getRange({})]).toEqual([{ key: ['p1', 1, 'row-1'], value: null }]);
+    await index.put(['p1', 1, 'row-1'], 'row-1');
+    await env.close();
+
+    const again = await openEmbeddedStore(dir.path);
+    try {
+      await again.audit.insert(row(2));
+      expect((await again.audit.find({ projectId: 'p1' })).map((r) => r._id)).toEqual(['row-1', 'row-2']);
+      expect(await again.audit.select({ projectId: 'p1', at: { $gte: 0 } }, ['at'])).toEqual([
+        { _id: 'row-1', at: 1 },
+        { _id: 'row-2', at: 2 },
+      ]);
+      expect(await again.audit.count({ projectId: 'p1' })).toBe(2);
+    } finally {
+      await again.close();
+    }
+  });
 });
