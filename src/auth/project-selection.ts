@@ -46,12 +46,6 @@ export class ProjectSelector {
 
   /** The selected project (now, when every record it needs is held), or throws the code that refuses it. */
   select(identity: Identity, requested: string | undefined, mode: SelectionMode): Maybe<SelectedProject | null> {
-    // Billing treats a project the caller does not own as unreachable (DOMAIN.md "Billing").
-    const owned = (project: SelectedProject | null) => {
-      if (project && mode === 'owned' && !project.owned)
-        throw new AppError('PROJECT_SCOPE_DENIED', 'Only the board’s owner handles its billing.');
-      return project;
-    };
     if (requested !== undefined) {
       if (!PROJECT_ID.test(requested))
         throw new AppError('INVALID_PROJECT_ID', 'projectId must be 1 to 64 letters, digits, "-" or "_".');
@@ -59,7 +53,7 @@ export class ProjectSelector {
         const project = unlessClosed(found);
         if (!project)
           throw new AppError('PROJECT_SCOPE_DENIED', 'That project does not exist or this credential cannot reach it.');
-        return owned(project);
+        return owned(project, mode);
       });
     }
     return andThen(this.fallback(identity), (fallback) =>
@@ -67,7 +61,7 @@ export class ProjectSelector {
         const project = found === CLOSED && mode === 'optional' ? null : unlessClosed(found);
         if (!project && mode !== 'optional')
           throw new AppError('PROJECT_REQUIRED', 'Pass projectId, or star a default project in the profile.');
-        return owned(project);
+        return owned(project, mode);
       }),
     );
   }
@@ -116,6 +110,16 @@ export class ProjectSelector {
 }
 
 const CLOSED = Symbol('closed');
+
+/**
+ * Billing treats a project the caller does not own as unreachable (DOMAIN.md "Billing"). Not a
+ * closure made in select: tsx, which runs npm start, names each named closure as it is made.
+ */
+function owned(project: SelectedProject | null, mode: SelectionMode): SelectedProject | null {
+  if (project && mode === 'owned' && !project.owned)
+    throw new AppError('PROJECT_SCOPE_DENIED', 'Only the board’s owner handles its billing.');
+  return project;
+}
 
 /** A found project, or BOARD_CLOSED for one the credential would reach but whose owner is deleted. */
 function unlessClosed(found: SelectedProject | typeof CLOSED | null): SelectedProject | null {
