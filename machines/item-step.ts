@@ -1,18 +1,14 @@
 // The machine as a transition function over a stored item: state + life + event in, the next
-// state and life out with the board events to append, or a refusal with its code.
+// state and life out with the board events to append, or a refusal with its code. The hot events
+// (claim, renew, submit, verify) are decided from the machine's table (item-table.ts), the rest by
+// XState's transition; which events a state takes is always read from the machine.
 import { createActor, type AnyActorScope } from 'xstate';
 import { itemMachine } from './item-machine.js';
-import type { ItemEmitted, ItemEvent, ItemEventType, ItemLife, ItemState, RefusalCode } from './item-types.js';
+import type { BoardEmitted, StepResult } from './item-result.js';
+import { decideFromTable } from './item-table.js';
+import type { ItemEmitted, ItemEvent, ItemEventType, ItemLife, ItemState } from './item-types.js';
 
-export type BoardEmitted = Exclude<ItemEmitted, { type: 'refused' }>;
-
-export type StepResult =
-  | { kind: 'moved'; state: ItemState; life: ItemLife; emitted: BoardEmitted[] }
-  /** Accepted but nothing to do (an EXPIRE before the deadline). */
-  | { kind: 'unchanged' }
-  | { kind: 'refused'; code: RefusalCode }
-  /** The state does not take this event at all: INVALID_TRANSITION. */
-  | { kind: 'invalid'; state: ItemState; allowed: ItemEventType[] };
+export type { BoardEmitted, StepResult } from './item-result.js';
 
 const accepted = new Map<ItemState, ItemEventType[]>();
 
@@ -49,9 +45,21 @@ export function initialLife(verify: ItemLife['verify'], maxAttempts: number): It
   return { ...(itemMachine.config.context as ItemLife), verify, maxAttempts };
 }
 
+/** One step: INVALID_TRANSITION from the machine's nodes, then the table's answer or the machine's. */
 export function step(state: ItemState, life: ItemLife, event: ItemEvent): StepResult {
   const allowed = acceptedEvents(state);
   if (!allowed.includes(event.type)) return { kind: 'invalid', state, allowed };
+  return decideFromTable(state, life, event) ?? transition(state, life, event);
+}
+
+/** The machine's own answer for every event, through XState: the specification the table is held to. */
+export function machineStep(state: ItemState, life: ItemLife, event: ItemEvent): StepResult {
+  const allowed = acceptedEvents(state);
+  if (!allowed.includes(event.type)) return { kind: 'invalid', state, allowed };
+  return transition(state, life, event);
+}
+
+function transition(state: ItemState, life: ItemLife, event: ItemEvent): StepResult {
   const before = itemMachine.resolveState({ value: state, context: life });
   collected = [];
   const after = itemMachine.transition(before, event, inertScope);
