@@ -72,6 +72,17 @@ export class ErrorEnvelopes {
     requestId: string,
     details?: Record<string, unknown>,
   ): string {
+    const [before, after] = this.around(code, resolution, message, details);
+    return `${before}${JSON.stringify(requestId)}${after}`;
+  }
+
+  /** The envelope's JSON before its request id's and after it: `json()` writes the id's JSON between them. */
+  around(
+    code: ErrorCode,
+    resolution: ObservedResolution,
+    message: string,
+    details?: Record<string, unknown>,
+  ): [before: string, after: string] {
     let kept = this.heads.get(code);
     if (kept?.resolution !== resolution) {
       // `{"error":{…record…}}` without its two closing braces: the rest follows the record's last property.
@@ -79,8 +90,7 @@ export class ErrorEnvelopes {
       kept = { resolution, head: whole.slice(0, -2), meaning: JSON.stringify(ERRORS[code].meaning) };
       this.heads.set(code, kept);
     }
-    const rest = details ? `,"details":${JSON.stringify(details)}}}` : '}}';
     const said = message === ERRORS[code].meaning ? kept.meaning : JSON.stringify(message);
-    return `${kept.head},"message":${said},"requestId":${JSON.stringify(requestId)}${rest}`;
+    return [`${kept.head},"message":${said},"requestId":`, details ? `,"details":${JSON.stringify(details)}}}` : '}}'];
   }
 }

@@ -5,6 +5,8 @@ import type { ErrorCode } from './registry.js';
 export const CORRELATION_WINDOW_HOURS = 24;
 export const MINIMUM_DISTINCT_WORKSPACES = 3;
 const WINDOW_MS = CORRELATION_WINDOW_HOURS * 3600_000;
+/** How long a workspace's repeated failure with one code goes untold to the other nodes (see failed). */
+export const FAILED_RETOLD_MS = 1000;
 
 export interface ObservedResolution {
   code: ErrorCode;
@@ -31,7 +33,8 @@ export type ResolutionNote =
 
 /** Kept in memory on each node; with several nodes `share` carries every note to all of them. The clock is injected so tests move time. */
 export class ResolutionObserver {
-  private readonly pending = new Map<string, { code: ErrorCode; at: number }>();
+  /** Each workspace's last failure (`told`: when a note said so), until a success follows it. */
+  private readonly pending = new Map<string, { code: ErrorCode; at: number; told: number }>();
   private readonly observed = new Map<ErrorCode, Observation[]>();
   /**
    * Each code's resolution as last worked out, until an observation of the code is heard or the
@@ -51,9 +54,17 @@ export class ResolutionObserver {
     private readonly share: (note: ResolutionNote) => void = (note) => this.hear(note),
   ) {}
 
-  /** A request from `workspace` failed with `code`. */
+  /**
+   * A request from `workspace` failed with `code`. Another failure with the code it failed with
+   * last is kept here and told again only once FAILED_RETOLD_MS have passed: under a flood of
+   * refusals each was a note on the bus (a publish to Redis, heard by every node) that changed
+   * nothing but the time, a time only the 24 h window reads.
+   */
   failed(workspace: string, code: ErrorCode): void {
-    this.share({ kind: 'resolution.failed', workspace, code, at: this.now() });
+    const at = this.now();
+    const last = this.pending.get(workspace);
+    if (last?.code === code && at >= last.told && at - last.told < FAILED_RETOLD_MS) return void (last.at = at);
+    this.share({ kind: 'resolution.failed', workspace, code, at });
   }
 
   /** A request from `workspace` succeeded on `operation` ("METHOD /path"). */
@@ -68,7 +79,7 @@ export class ResolutionObserver {
   /** A note from any node. */
   hear(note: ResolutionNote): void {
     if (note.kind === 'resolution.failed')
-      return void this.pending.set(note.workspace, { code: note.code, at: note.at });
+      return void this.pending.set(note.workspace, { code: note.code, at: note.at, told: note.at });
     this.pending.delete(note.workspace);
     this.resolved.delete(note.code);
     const list = this.observed.get(note.code) ?? [];

@@ -10,7 +10,7 @@ import type { ProjectSelector, SelectedProject } from '../auth/project-selection
 import { workspaceOf, type Identity, type SessionIdentity } from '../auth/identity.js';
 import { AppError, isAppError } from '../errors/app-error.js';
 import { ErrorEnvelopes } from '../errors/envelope.js';
-import type { ResolutionObserver } from '../errors/observed-resolution.js';
+import type { ObservedResolution, ResolutionObserver } from '../errors/observed-resolution.js';
 import { ERRORS, type ErrorCode } from '../errors/registry.js';
 import { drawRateBudget, RateDenial, type RateOutcome } from '../ratelimit/budgets.js';
 import type { RateLimiter } from '../ratelimit/limiter.js';
@@ -183,6 +183,11 @@ export class Pipeline {
 
   /** The error envelopes, written as JSON with each code's record serialised once. */
   private readonly envelopes: ErrorEnvelopes;
+  /** Each denial's response but its request id (the first header, and the id's place in the body), per resolution. */
+  private readonly denials = new WeakMap<
+    RateDenial,
+    { resolution: ObservedResolution; headers: RawResponse['headers']; before: string; after: string }
+  >();
 
   constructor(private readonly deps: PipelineDeps) {
     this.logRequest = requestLogger(deps.logger);
@@ -544,9 +549,32 @@ export class Pipeline {
       this.deps.logger.error({ reqId: ctx.requestId, route: ctx.operation, err: e }, 'request failed');
     }
     if (ctx.identity) this.deps.observer.failed(workspaceOf(ctx.identity), error.code);
+    if (e instanceof RateDenial && !rateHeaders) return this.denialResponse(e, ctx.requestId);
     // The error's own headers win over the rate headers (a denial's Retry-After, a 405's Allow).
     const headers = rateHeaders ? { ...rateHeaders, ...error.headers } : error.headers;
     return this.errorResponse(error, ctx.requestId, ctx.cookies, headers);
+  }
+
+  /**
+   * A spent budget's refusal, as errorResponse makes it, but made once per denial and resolution:
+   * the rate stage gives the same RateDenial while the budgets it reports stay alike, so under a
+   * flood each refusal adds only its request id to a response written out before.
+   */
+  private denialResponse(denial: RateDenial, requestId: string): RawResponse {
+    const resolution = this.deps.observer.resolution(denial.code);
+    let kept = this.denials.get(denial);
+    if (kept?.resolution !== resolution) {
+      const [before, after] = this.envelopes.around(denial.code, resolution, denial.message, denial.details);
+      const made = this.toResponse(
+        { status: denial.status, contentType: JSON_CONTENT_TYPE, body: '', headers: denial.headers },
+        '',
+      );
+      kept = { resolution, headers: made.headers.slice(1), before, after };
+      this.denials.set(denial, kept);
+    }
+    const headers: [string, string][] = [['x-request-id', requestId]];
+    for (const header of kept.headers) headers.push(header);
+    return { status: denial.status, headers, body: `${kept.before}${JSON.stringify(requestId)}${kept.after}` };
   }
 
   private errorResponse(

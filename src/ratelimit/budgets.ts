@@ -21,6 +21,9 @@ export interface RateOutcome {
   denied?: RateDenial;
 }
 
+/** Seconds until the budget's window resets, at least one. */
+const retryAfterOf = (b: Budget, now: number): number => Math.max(1, b.resetAt - Math.floor(now / 1000));
+
 /**
  * What a spent budget refuses a request with: RATE_LIMITED, its details and headers (the nine
  * when the budget has them, and Retry-After), as the AppError `error()` makes. Not itself an
@@ -41,7 +44,7 @@ export class RateDenial {
   constructor(b: Budget, headers: Record<string, string>, now: number) {
     this.details = { limit: b.limit, resetAt: b.resetAt };
     this.ownsRateHeaders = headers['X-RateLimit-Limit'] !== undefined;
-    headers['Retry-After'] = String(Math.max(1, b.resetAt - Math.floor(now / 1000)));
+    headers['Retry-After'] = String(retryAfterOf(b, now));
     this.headers = headers;
   }
 
@@ -130,14 +133,61 @@ export function drawRateBudget(limiter: RateLimiter, input: RateStageInput): May
       const [request, write] = drawn as [Drawn, Drawn];
       if (rate === 'identity') return { headers: nineHeaders(request, write, request) };
       if (rate === 'read' || rate === 'lifecycle' || !request.allowed) {
-        const headers = nineHeaders(request, write, request);
-        return request.allowed ? { headers } : { headers, denied: new RateDenial(request, headers, now) };
+        if (!request.allowed) return denial(specs, request, write, false, false, now);
+        return { headers: nineHeaders(request, write, request) };
       }
       const general = write.remaining < request.remaining ? write : request;
-      const headers = nineHeaders(request, write, general);
-      return write.allowed ? { headers } : { headers, denied: new RateDenial(write, headers, now) };
+      if (!write.allowed) return denial(specs, request, write, general === write, true, now);
+      return { headers: nineHeaders(request, write, general) };
     },
   );
+}
+
+/** A principal's last refusal on its board budgets, by the specs boardSpecsOf keeps for it, with what it was made of. */
+interface LastDenial {
+  request: Budget;
+  write: Budget;
+  /** Whether the write budget is the general one (X-RateLimit-Limit …), and whether it refused. */
+  generalIsWrite: boolean;
+  writeRefused: boolean;
+  retryAfter: number;
+  outcome: RateOutcome;
+}
+const lastDenials = new WeakMap<readonly WindowSpec[], LastDenial>();
+
+const sameBudget = (a: Budget, b: Budget): boolean =>
+  a.remaining === b.remaining && a.resetAt === b.resetAt && a.limit === b.limit;
+
+/**
+ * A spent board budget's outcome: the one given last for the principal while the draw reports its
+ * budgets alike and Retry-After says the same (the nine headers and the refusal would be written
+ * anew just as they are). Under a flood a principal's refusals repeat one outcome a second, and
+ * the pipeline writes the response of one RateDenial once. Read it, never change it.
+ */
+function denial(
+  specs: readonly WindowSpec[],
+  request: Drawn,
+  write: Drawn,
+  generalIsWrite: boolean,
+  writeRefused: boolean,
+  now: number,
+): RateOutcome {
+  const refusing = writeRefused ? write : request;
+  const retryAfter = retryAfterOf(refusing, now);
+  const last = lastDenials.get(specs);
+  if (
+    last &&
+    last.retryAfter === retryAfter &&
+    last.generalIsWrite === generalIsWrite &&
+    last.writeRefused === writeRefused &&
+    sameBudget(last.request, request) &&
+    sameBudget(last.write, write)
+  )
+    return last.outcome;
+  const headers = nineHeaders(request, write, generalIsWrite ? write : request);
+  const outcome = { headers, denied: new RateDenial(refusing, headers, now) };
+  lastDenials.set(specs, { request, write, generalIsWrite, writeRefused, retryAfter, outcome });
+  return outcome;
 }
 
 /** The per-address budgets and the operators': one budget each, and no headers. */

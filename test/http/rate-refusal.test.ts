@@ -12,7 +12,7 @@ import { ProjectSelector } from '../../src/auth/project-selection.js';
 import { abuseSignals } from '../../src/admin/abuse.js';
 import { bucketOf, dayOf, UsageRecorder, usageId } from '../../src/admin/usage.js';
 import { AppError } from '../../src/errors/app-error.js';
-import { ResolutionObserver } from '../../src/errors/observed-resolution.js';
+import { FAILED_RETOLD_MS, ResolutionObserver, type ResolutionNote } from '../../src/errors/observed-resolution.js';
 import { ERRORS } from '../../src/errors/registry.js';
 import { defineRoute, type Route } from '../../src/http/route.js';
 import { Pipeline, type RawRequest, type RawResponse } from '../../src/http/pipeline.js';
@@ -46,8 +46,9 @@ const authenticator = {
   },
 } as unknown as Authenticator;
 
-function setUp() {
-  const observer = new ResolutionObserver(() => NOW);
+/** A pipeline on the free plan's budgets; `clock` gives the time of every request (NOW unless a test moves it). */
+function setUp(clock: () => number = () => NOW) {
+  const observer = new ResolutionObserver(clock);
   const recorded: { status: number; principal: string | null }[] = [];
   const usage = new UsageRecorder({ usage: {} as never }, () => NOW);
   const lines: { reqId: string; status: number; msg: string }[] = [];
@@ -81,7 +82,7 @@ function setUp() {
     cookieSecure: false,
     addressRatePerMinute: 1000,
     boardRateScale: 1,
-    clock: () => NOW,
+    clock,
   });
   return { pipeline, observer, recorded, usage, lines };
 }
@@ -211,6 +212,41 @@ describe('a request over its budget', () => {
     expect(now(pipeline, boardRoute('get', 'read'), request('get'), 'read-after').status).toBe(200);
   });
 
+  it('says each refusal’s own budgets as the window runs: Retry-After counting down, the write budget, then the request budget', () => {
+    let at = NOW;
+    const { pipeline } = setUp(() => at);
+    const read = boardRoute('get', 'read');
+    const write = boardRoute('post', 'write');
+    const refused = (route: Route, method: string, id: string, retryAfter: string, ...budgets: [number, number][]) => {
+      const response = now(pipeline, route, request(method), id);
+      expect(response.status, id).toBe(429);
+      expect(response.headers, id).toEqual([
+        ['x-request-id', id],
+        ['cache-control', 'no-store'],
+        ...nine(budgets[0]!, budgets[1]!, budgets[2]!),
+        ['Retry-After', retryAfter],
+        ['content-type', 'application/json; charset=utf-8'],
+      ]);
+      expect(String(response.body), id).toBe(envelope(id, budgets[0]![0]));
+    };
+    const [requests, writes] = [FREE.requestsPerMinute, FREE.writesPerMinute];
+    for (let i = 0; i < writes; i++) now(pipeline, write, request('post'), `w-${i}`);
+    // Each refused write still draws on the request budget: no two refusals say the same.
+    refused(write, 'post', 'w-over-1', '60', [writes, 0], [requests, requests - writes - 1], [writes, 0]);
+    at = NOW + 1500;
+    refused(write, 'post', 'w-over-2', '59', [writes, 0], [requests, requests - writes - 2], [writes, 0]);
+    refused(write, 'post', 'w-over-3', '59', [writes, 0], [requests, requests - writes - 3], [writes, 0]);
+    for (let i = 0; i < requests - writes - 3; i++) now(pipeline, read, request('get'), `r-${i}`);
+    refused(read, 'get', 'r-over-1', '59', [requests, 0], [requests, 0], [writes, 0]);
+    refused(read, 'get', 'r-over-2', '59', [requests, 0], [requests, 0], [writes, 0]);
+    at = NOW + 30_000;
+    refused(read, 'get', 'r-over-3', '30', [requests, 0], [requests, 0], [writes, 0]);
+    // A write refused on the spent request budget says what a read refused then says.
+    refused(write, 'post', 'w-over-4', '30', [requests, 0], [requests, 0], [writes, 0]);
+    at = NOW + 59_999;
+    refused(read, 'get', 'r-over-4', '1', [requests, 0], [requests, 0], [writes, 0]);
+  });
+
   it('carries the resolution observed since the last refusal, not one kept from before', () => {
     const { pipeline, observer } = setUp();
     const read = boardRoute('get', 'read');
@@ -303,5 +339,58 @@ describe('a request over its budget', () => {
     expect(signals.refusals.addresses).toEqual([
       { key: '203.0.113.9', count: over + 1, detail: { '429': over, '401': 1 } },
     ]);
+  });
+});
+
+describe('the refusals of a flood, heard by the other nodes', () => {
+  /** An observer on a clock the test moves, and the notes it tells every node (itself included). */
+  const observing = () => {
+    const clock = { at: NOW };
+    const told: ResolutionNote[] = [];
+    const observer: ResolutionObserver = new ResolutionObserver(
+      () => clock.at,
+      (note) => {
+        told.push(note);
+        observer.hear(note);
+      },
+    );
+    return { clock, told, observer };
+  };
+
+  it('are told once a second per workspace and code; another code, workspace or a success between is told at once', () => {
+    const { clock, told, observer } = observing();
+    for (let i = 0; i < 100; i++, clock.at += 9) observer.failed('board:flooded', 'RATE_LIMITED');
+    expect(told).toEqual([{ kind: 'resolution.failed', workspace: 'board:flooded', code: 'RATE_LIMITED', at: NOW }]);
+    clock.at = NOW + FAILED_RETOLD_MS;
+    observer.failed('board:flooded', 'RATE_LIMITED');
+    observer.failed('board:flooded', 'AUTH_REQUIRED');
+    observer.failed('board:other', 'RATE_LIMITED');
+    observer.succeeded('board:flooded', 'GET /api/status');
+    observer.failed('board:flooded', 'AUTH_REQUIRED');
+    const at = NOW + FAILED_RETOLD_MS;
+    expect(told).toEqual([
+      { kind: 'resolution.failed', workspace: 'board:flooded', code: 'RATE_LIMITED', at: NOW },
+      { kind: 'resolution.failed', workspace: 'board:flooded', code: 'RATE_LIMITED', at },
+      { kind: 'resolution.failed', workspace: 'board:flooded', code: 'AUTH_REQUIRED', at },
+      { kind: 'resolution.failed', workspace: 'board:other', code: 'RATE_LIMITED', at },
+      {
+        kind: 'resolution.observed',
+        workspace: 'board:flooded',
+        code: 'AUTH_REQUIRED',
+        operation: 'GET /api/status',
+        at,
+      },
+      { kind: 'resolution.failed', workspace: 'board:flooded', code: 'AUTH_REQUIRED', at },
+    ]);
+  });
+
+  it('leave the last failure’s time exact on the node that refused: the success after it correlates within 24 h of it', () => {
+    const { clock, told, observer } = observing();
+    observer.failed('board:flooded', 'RATE_LIMITED');
+    clock.at = NOW + 900;
+    observer.failed('board:flooded', 'RATE_LIMITED'); // untold, and the one the window counts from
+    clock.at = NOW + 900 + 24 * 3600_000;
+    observer.succeeded('board:flooded', 'GET /api/status');
+    expect(told.map((n) => n.kind)).toEqual(['resolution.failed', 'resolution.observed']);
   });
 });
