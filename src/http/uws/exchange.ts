@@ -81,6 +81,13 @@ export class Exchange {
     }
   }
 
+  /** Writes a whole response ready inside uWS's callback with the others held this turn (see HeldWrites). */
+  hold(response: RawResponse): void {
+    this.guard();
+    this.response = response;
+    this.held.add(this);
+  }
+
   private answer(response: RawResponse | null): void {
     if (response === null) return this.handlers.finished();
     if (isBodyStream(response.body)) return this.finish(response);

@@ -149,7 +149,14 @@ export class RouteTable {
     );
   }
 
-  /** No body to wait for: a response ready at once goes out inside the uWS callback. */
+  /**
+   * No body to wait for: a response ready at once goes out inside the uWS callback, except a
+   * refusal, which waits for the end of the turn with the responses held then (HeldWrites). Under
+   * a flood the refusals are the load, and each written from its own callback woke the client on
+   * its own: a send apiece that found it asleep. A request pipelined behind a refusal now meets
+   * what it meets behind any answer made later: uWS closes the connection (it holds one response
+   * per connection in flight, uWebSockets.js#277).
+   */
   private answerBodiless(exchange: Exchange, raw: RawRequest, run: Run): void {
     let response: RawResponse | Promise<RawResponse>;
     try {
@@ -158,6 +165,7 @@ export class RouteTable {
       response = this.handlers.refuse('internal', exchange.requestId);
     }
     if (!(response instanceof Promise)) {
+      if (response.status >= 400 && !isBodyStream(response.body)) return exchange.hold(response);
       if (isBodyStream(response.body)) exchange.guard(); // it outlives this callback
       exchange.finish(response, true);
       return;
