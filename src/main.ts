@@ -1,34 +1,29 @@
 // Composition root: reads config, picks adapters, starts the node, drains on SIGTERM.
-import { bcryptHasher } from './auth/passwords.js';
+// What only some configurations use (MongoDB, Redis) is imported when configured, and the server
+// itself once the store is open: a second process refused its DATA_DIR, or a node whose store is
+// unreachable, exits before loading the rest (node starts cost CPU: tests start many).
 import { deriveKeys } from './auth/keys.js';
 import { serverSecret } from './server-secret.js';
-import { billingSetupFrom } from './billing/setup.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
-import { MemoryBus, type Bus } from './bus/bus.js';
-import { RedisBus } from './bus/redis.js';
+import type { Bus } from './bus/bus.js';
 import type { Notice } from './server/notices.js';
-import { Redis } from 'ioredis';
 import type { RateLimiter } from './ratelimit/limiter.js';
-import { MemoryRateLimiter } from './ratelimit/memory.js';
-import { RedisRateLimiter } from './ratelimit/redis.js';
-import { FallbackRateLimiter } from './ratelimit/fallback.js';
-import { startServer } from './server.js';
-import { RedisHomes } from './cluster/redis-homes.js';
-import { mailerFrom } from './mail/from-config.js';
-import { openEmbeddedStore } from '../store/embedded/index.js';
-import { openMongoStore } from '../store/mongo/index.js';
 import type { Store } from '../store/ports/store.js';
 
-function openStore(config: Config): Promise<Store> {
-  return config.store.kind === 'mongo'
-    ? openMongoStore({ uri: config.store.uri, db: config.store.db })
-    : openEmbeddedStore(config.store.dataDir);
+async function openStore(config: Config): Promise<Store> {
+  if (config.store.kind === 'mongo') {
+    const { openMongoStore } = await import('../store/mongo/index.js');
+    return openMongoStore({ uri: config.store.uri, db: config.store.db });
+  }
+  const { openEmbeddedStore } = await import('../store/embedded/index.js');
+  return openEmbeddedStore(config.store.dataDir);
 }
 
 /** With REDIS_URL, events reach every node's sockets; without it, this node's only. */
-function openBus(config: Config, logger: Logger): Bus<Notice> {
-  if (!config.redisUrl) return new MemoryBus<Notice>();
+async function openBus(config: Config, logger: Logger): Promise<Bus<Notice>> {
+  if (!config.redisUrl) return new (await import('./bus/bus.js')).MemoryBus<Notice>();
+  const { RedisBus } = await import('./bus/redis.js');
   return new RedisBus<Notice>(config.redisUrl, (health, cause) =>
     health === 'degraded'
       ? logger.warn({ err: cause }, 'bus: redis unavailable, events reach this node’s sockets only')
@@ -37,8 +32,14 @@ function openBus(config: Config, logger: Logger): Bus<Notice> {
 }
 
 /** With REDIS_URL, budgets are shared by every node (this node's own while Redis is away); without it they are this node's own. */
-function openLimiter(config: Config, logger: Logger): RateLimiter {
+async function openLimiter(config: Config, logger: Logger): Promise<RateLimiter> {
+  const { MemoryRateLimiter } = await import('./ratelimit/memory.js');
   if (!config.redisUrl) return new MemoryRateLimiter();
+  const [{ Redis }, { RedisRateLimiter }, { FallbackRateLimiter }] = await Promise.all([
+    import('ioredis'),
+    import('./ratelimit/redis.js'),
+    import('./ratelimit/fallback.js'),
+  ]);
   // Fail fast rather than queue: a request should not wait for Redis to come back.
   // Auto-pipelining: the budgets drawn in one turn of the event loop go to Redis in one write.
   const redis = new Redis(config.redisUrl, {
@@ -69,18 +70,24 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   const keys = deriveKeys(await serverSecret(config));
   const store = await openStore(config);
+  const [{ startServer }, { bcryptHasher }, { billingSetupFrom }, { mailerFrom }] = await Promise.all([
+    import('./server.js'),
+    import('./auth/passwords.js'),
+    import('./billing/setup.js'),
+    import('./mail/from-config.js'),
+  ]);
   const passwords = bcryptHasher(config.bcryptRounds, keys.pepper);
   const homes = config.redisUrl
-    ? new RedisHomes(config.redisUrl, {
+    ? new (await import('./cluster/redis-homes.js')).RedisHomes(config.redisUrl, {
         onChange: (boardId, change) => logger.debug({ boardId, change }, 'board home'),
       })
     : undefined;
   const server = await startServer({
     config,
     store,
-    bus: openBus(config, logger),
+    bus: await openBus(config, logger),
     ...(homes && { homes }),
-    limiter: openLimiter(config, logger),
+    limiter: await openLimiter(config, logger),
     passwords,
     keys,
     billing: billingSetupFrom(config),
