@@ -1,5 +1,5 @@
 // A board's Insights in Debian's Chromium, as a viewer sees them: empty at first (and saying so),
-// filling in live as items arrive and a paced fleet works the board for a minute; then a second
+// filling in live as items arrive and a paced fleet works the board for twenty seconds; then a second
 // page opened afterwards. Each page's tables hold what GET /api/metrics answers the same session,
 // each chart's canvas is drawn in its series' colours, and one more claim, expiry and submit move
 // today's numbers with no reload and no REST read; today's times come with "Read again". Then a
@@ -18,10 +18,10 @@ const chromium = inject('chromium');
 const STATES = ['pending', 'ready', 'claimed', 'awaiting_verify', 'verifying', 'done', 'blocked', 'cancelled'];
 const AGENTS = 8;
 const ITEMS = 500;
-/** Cycles a second over the whole fleet, for about a minute. */
+/** Cycles a second over the whole fleet, for about twenty seconds. */
 const PACE = 5;
-const FLEET_MS = 60_000;
-/** Leases a dropper takes and lets run out during the fleet's minute, this short (s). */
+const FLEET_MS = 20_000;
+/** Leases a dropper takes and lets run out during the fleet’s run, this short (s). */
 const SHORT_TTL = 2;
 
 /** One UTC day of GET /api/metrics's `days`. */
@@ -164,7 +164,7 @@ describe.skipIf(!chromium)('Insights: a board’s numbers as charts (Chromium)',
   }
 
   it(
-    'shows a viewer the days of a board worked by a fleet for a minute, equal to GET /api/metrics, and moves today’s numbers live',
+    'shows a viewer the days of a board worked by a fleet for twenty seconds, equal to GET /api/metrics, and moves today’s numbers live',
     { timeout: 300_000 },
     async () => {
       const board = await newBoard(tabs.server.url);
@@ -197,7 +197,7 @@ describe.skipIf(!chromium)('Insights: a board’s numbers as charts (Chromium)',
       });
       expect(a.metricsReads()).toBe(1);
 
-      // A minute's work, with a few leases taken and left to run out.
+      // Twenty seconds of work, with a few leases taken and left to run out.
       let dropped = 0;
       const fleet = runPacedFleet(
         tabs.server.url,
