@@ -73,6 +73,14 @@ export const BATCH_LIMIT = 128;
  * when the log still does not take them (the store is failing): the header never grows unbounded.
  */
 export const CARRIED_LIMIT = 4096;
+/**
+ * On a store that copies outboxes to the log after the commit (MongoDB), a copy starts this long
+ * after the first commit it takes, or once COPY_BATCH_EVENTS wait: each copy is a durable write
+ * beside the next commit's, and one agent's claim then submit otherwise paid for one per commit.
+ * Listeners hear of a commit once it is in the log: on such a store, up to this much later.
+ */
+export const COPY_DELAY_MS = 20;
+const COPY_BATCH_EVENTS = 64;
 const COMMIT_ATTEMPTS = 16;
 
 export interface Committed {
@@ -183,6 +191,10 @@ export class BoardActor {
   private logged: Promise<void> = Promise.resolve();
   /** Commits whose outboxes wait for the copy under way: the next copy takes them all, in one insert. */
   private toCopy: { outbox: BoardRecord['outbox']; events: CommittedEvent[]; board: Board }[] = [];
+  /** Events of the commits in `toCopy`. */
+  private eventsToCopy = 0;
+  /** Starts the next copy before its delay is out (its queue is full). */
+  private copyNow: (() => void) | null = null;
   /**
    * Every event up to this seq is known to be in the log. A commit's outbox carries the earlier
    * events not yet known to be there, so none is lost when the next commit replaces the header's
@@ -427,7 +439,9 @@ export class BoardActor {
     // Copied in commit order, off the mailbox's path: the next batch's write can share a
     // commit with this copy. Listeners hear of a batch once it is in the log.
     this.toCopy.push({ outbox: record.outbox, events, board });
+    this.eventsToCopy += events.length;
     if (this.toCopy.length === 1) this.logged = this.logged.then(() => this.copyQueued());
+    else if (this.eventsToCopy >= COPY_BATCH_EVENTS) this.copyNow?.();
     return ahead;
   }
 
@@ -438,9 +452,16 @@ export class BoardActor {
    * spends one per copy, not one per commit.
    */
   private async copyQueued(): Promise<void> {
+    if (this.ports.boards.logsInCommit !== true && this.eventsToCopy < COPY_BATCH_EVENTS)
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, COPY_DELAY_MS);
+        this.copyNow = () => (clearTimeout(timer), resolve());
+      });
+    this.copyNow = null;
     await afterThisTurn(); // the answers are written first: the copy's encoding is not on their path
     const taken = this.toCopy;
     this.toCopy = [];
+    this.eventsToCopy = 0;
     const events = new Map<number, OutboxEvent>();
     for (const { outbox } of taken) for (const e of outbox ?? []) events.set(e.seq, e);
     await this.copyToLog([...events.values()].sort((a, b) => a.seq - b.seq));

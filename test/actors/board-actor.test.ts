@@ -101,8 +101,11 @@ describe('board actor', () => {
     // A store that does not write the log in its commit (MongoDB): the actor copies each outbox.
     Object.defineProperty(store.boards, 'logsInCommit', { value: false });
     const actor = new BoardActor('b', store, Date.now);
+    const told: number[] = [];
+    actor.subscribe((events) => told.push(...events.map((e) => e.seq)));
     await actor.ask(createItems([item('one'), item('two'), item('three'), item('four')], 'user:a'));
-    await actor.syncLog();
+    await until(() => told.length === 4, { what: 'the items’ events copied and told' });
+    told.length = 0;
     const insert = store.events.insertMissing.bind(store.events);
     const inserts: number[][] = [];
     let release!: () => void;
@@ -112,11 +115,10 @@ describe('board actor', () => {
       if (inserts.length === 1) await held;
       return insert(docs);
     };
-    const told: number[] = [];
-    actor.subscribe((events) => told.push(...events.map((e) => e.seq)));
     // Each claim is answered once committed; the first one's copy is held, the next three wait behind it.
-    for (let n = 1; n <= 4; n++) await actor.ask(claimAs(n));
+    await actor.ask(claimAs(1));
     await until(() => inserts.length === 1, { what: 'the first copy under way' });
+    for (let n = 2; n <= 4; n++) await actor.ask(claimAs(n));
     expect(told).toEqual([]);
     release();
     const { record } = (await store.boards.load('b'))!;
