@@ -2,7 +2,7 @@
 // stored item snapshots. Guards carry the rules; refusals are emitted as data with their code.
 // No I/O and no clock: time arrives on events (`now`).
 import { and, assign, emit, not, setup } from 'xstate';
-import { HARD_LEASE_CAP_MS, type ItemEmitted, type ItemEvent, type ItemLife } from './item-types.js';
+import { grantedLease, type ItemEmitted, type ItemEvent, type ItemLife } from './item-types.js';
 
 type Of<T extends ItemEvent['type']> = Extract<ItemEvent, { type: T }>;
 
@@ -56,16 +56,7 @@ export const itemMachine = setup({
   actions: {
     grantLease: assign(({ context, event }) => {
       const e = event as Of<'CLAIM'>;
-      const lease = {
-        leaseId: e.leaseId,
-        holder: e.principal,
-        purpose: e.purpose,
-        fencingToken: e.fencingToken,
-        grantedAt: e.now,
-        expiresAt: e.now + e.ttlMs,
-        hardExpiresAt: e.now + HARD_LEASE_CAP_MS,
-        ttlMs: e.ttlMs,
-      };
+      const lease = grantedLease(e);
       return {
         lease,
         workHolders:

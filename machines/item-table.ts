@@ -4,12 +4,11 @@
 // machine tests hold every row here to it, for every state, event and guard-relevant context.
 import type { BoardEmitted, StepResult } from './item-result.js';
 import {
-  HARD_LEASE_CAP_MS,
+  grantedLease,
   type ItemEvent,
   type ItemEventType,
   type ItemLife,
   type ItemState,
-  type Lease,
   type RefusalCode,
 } from './item-types.js';
 
@@ -48,16 +47,7 @@ const passes: Guard<Of<'VERIFY'>> = (_, e) => e.verdict === 'pass';
 // The machine's action lists, one effect each, named after the transition.
 /** grantLease, emitGranted. */
 const grant: Effect<Of<'CLAIM'>> = (life, e) => {
-  const lease: Lease = {
-    leaseId: e.leaseId,
-    holder: e.principal,
-    purpose: e.purpose,
-    fencingToken: e.fencingToken,
-    grantedAt: e.now,
-    expiresAt: e.now + e.ttlMs,
-    hardExpiresAt: e.now + HARD_LEASE_CAP_MS,
-    ttlMs: e.ttlMs,
-  };
+  const lease = grantedLease(e);
   const workHolders =
     e.purpose === 'work' && !life.workHolders.includes(e.principal)
       ? [...life.workHolders, e.principal]

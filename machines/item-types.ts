@@ -55,6 +55,18 @@ export interface ItemLife {
 
 export const HARD_LEASE_CAP_MS = 24 * 3600_000;
 
+/** The lease a CLAIM grants: the machine's `grantLease` and the table's `grant` both take it from here. */
+export const grantedLease = (e: Extract<ItemEvent, { type: 'CLAIM' }>): Lease => ({
+  leaseId: e.leaseId,
+  holder: e.principal,
+  purpose: e.purpose,
+  fencingToken: e.fencingToken,
+  grantedAt: e.now,
+  expiresAt: e.now + e.ttlMs,
+  hardExpiresAt: e.now + HARD_LEASE_CAP_MS,
+  ttlMs: e.ttlMs,
+});
+
 export type ItemEvent =
   | { type: 'DEPS_DONE' }
   | { type: 'DEP_REOPENED' }
