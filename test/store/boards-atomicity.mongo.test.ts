@@ -89,6 +89,41 @@ describe.skipIf(!uri)('board commits on the MongoDB wire server, under faults', 
     }
   };
 
+  /** A new board at version 1, its next work id `nextWorkSeq`. */
+  const newBoard = async (store: Store, nextWorkSeq: number) => {
+    const boardId = unique('board');
+    await store.boards.insert({
+      _id: boardId,
+      version: 1,
+      nextWorkSeq,
+      nextFencingToken: 1,
+      lastSeq: 0,
+      nextDeadline: null,
+    });
+    return boardId;
+  };
+  /**
+   * From here `store`'s item inserts hang, as a committer's would that died after its commit
+   * point, until the test ends (then they fail). Counts the inserts begun.
+   */
+  const holdInserts = (store: Store): { held: () => number } => {
+    const log = (store.boards as unknown as { log: { insertMany: (...a: unknown[]) => Promise<unknown> } }).log;
+    const insertMany = log.insertMany.bind(log);
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let held = 0;
+    log.insertMany = async () => {
+      held++;
+      await released;
+      throw new Error('the committer died');
+    };
+    onTestFinished(() => {
+      log.insertMany = insertMany;
+      release();
+    });
+    return { held: () => held };
+  };
+
   beforeEach(() => {
     prefix = `${unique('atom')}_`;
   });
@@ -187,40 +222,18 @@ describe.skipIf(!uri)('board commits on the MongoDB wire server, under faults', 
   }
 
   it('carries commits whose item inserts have not landed in the next intent: a reader sees them whole, and another committer puts them in the log', async () => {
-    const boardId = unique('board');
     const store = await open();
-    await store.boards.insert({
-      _id: boardId,
-      version: 1,
-      nextWorkSeq: 11,
-      nextFencingToken: 1,
-      lastSeq: 0,
-      nextDeadline: null,
-    });
+    const boardId = await newBoard(store, 11);
     expect(await store.boards.commit(boardId, 1, { lastSeq: 1 }, { put: range(1, 10, 'v2'), removed: [] })).toBe(true);
     await (store.boards as typeof store.boards & { settled(): Promise<void> }).settled();
-    // From here this process's item inserts hang, as a committer's would that died after its commit point.
-    const log = (store.boards as unknown as { log: { insertMany: (...a: unknown[]) => Promise<unknown> } }).log;
-    const insertMany = log.insertMany.bind(log);
-    let release!: () => void;
-    const released = new Promise<void>((r) => (release = r));
-    let held = 0;
-    log.insertMany = async () => {
-      held++;
-      await released;
-      throw new Error('the committer died');
-    };
-    onTestFinished(() => {
-      log.insertMany = insertMany;
-      release();
-    });
+    const { held } = holdInserts(store);
     expect(await store.boards.commit(boardId, 2, { lastSeq: 2 }, { put: [work(1, 'v3')], removed: ['W-2'] })).toBe(
       true,
     );
     expect(await store.boards.commit(boardId, 3, { lastSeq: 3 }, { put: [work(3, 'v4')], removed: [] })).toBe(true);
     expect(await store.boards.commit(boardId, 4, { lastSeq: 4 }, { put: [work(1, 'v5')], removed: [] })).toBe(true);
     // Each commit returned while the inserts before it were held: they are carried, not awaited.
-    await until(() => held > 0, { what: 'the three commits’ inserts under way (held)' });
+    await until(() => held() > 0, { what: 'the three commits’ inserts under way (held)' });
     expect(await logged(boardId, 3)).toBe(0);
     expect(await logged(boardId, 4)).toBe(0);
 
@@ -246,28 +259,9 @@ describe.skipIf(!uri)('board commits on the MongoDB wire server, under faults', 
   });
 
   it('keeps a commit whose inserts have not landed readable after a plain update moved the version past it', async () => {
-    const boardId = unique('board');
     const store = await open();
-    await store.boards.insert({
-      _id: boardId,
-      version: 1,
-      nextWorkSeq: 3,
-      nextFencingToken: 1,
-      lastSeq: 0,
-      nextDeadline: null,
-    });
-    const log = (store.boards as unknown as { log: { insertMany: (...a: unknown[]) => Promise<unknown> } }).log;
-    const insertMany = log.insertMany.bind(log);
-    let release!: () => void;
-    const released = new Promise<void>((r) => (release = r));
-    log.insertMany = async () => {
-      await released;
-      throw new Error('the committer died');
-    };
-    onTestFinished(() => {
-      log.insertMany = insertMany;
-      release();
-    });
+    const boardId = await newBoard(store, 3);
+    holdInserts(store);
     expect(
       await store.boards.commit(boardId, 1, { lastSeq: 1 }, { put: [work(1, 'v2'), work(2, 'v2')], removed: [] }),
     ).toBe(true);
@@ -297,16 +291,8 @@ describe.skipIf(!uri)('board commits on the MongoDB wire server, under faults', 
   });
 
   it('inserts the item versions of consecutive commits together, carried until then, and at once when a batch is full', async () => {
-    const boardId = unique('board');
     const store = await open();
-    await store.boards.insert({
-      _id: boardId,
-      version: 1,
-      nextWorkSeq: 21,
-      nextFencingToken: 1,
-      lastSeq: 0,
-      nextDeadline: null,
-    });
+    const boardId = await newBoard(store, 21);
     const boards = store.boards as typeof store.boards & { settled(): Promise<void> };
     const log = (store.boards as unknown as { log: { insertMany: (docs: unknown[], o?: unknown) => Promise<unknown> } })
       .log;
