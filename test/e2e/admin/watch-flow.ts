@@ -130,11 +130,14 @@ export function watchFlow(name: string, open: () => Promise<OpenedStore>): void 
       socket.ws.close();
       await socket.closed;
       let after = before;
-      await until(
-        async () =>
-          (after = (await watch(`/api/admin/costmodel?projectId=${board.projectId}`)).board).usage.socketMinutes >
-          before.usage.socketMinutes,
-      );
+      // A commit counts once its listeners hear of it: on MongoDB, once its events are copied to the
+      // log (up to 20 ms after its answer, actors/board-actor.ts COPY_DELAY_MS).
+      await until(async () => {
+        after = (await watch(`/api/admin/costmodel?projectId=${board.projectId}`)).board;
+        return (
+          after.usage.socketMinutes > before.usage.socketMinutes && after.usage.commits - before.usage.commits >= 3
+        );
+      });
       expect(after.usage.socketMinutes - before.usage.socketMinutes).toBeLessThan(0.5);
       expect(after.cost.socketsUsd).toBeGreaterThan(0);
       const { unitCosts } = await watch(`/api/admin/costmodel?projectId=${board.projectId}`);
