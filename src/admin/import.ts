@@ -22,7 +22,7 @@ import { checkProjectName, deleteProject, ensureRoom, provisionProject } from '.
 import { withAccountLock } from '../accounts/account-lock.js';
 import { AppError } from '../errors/app-error.js';
 import { Digest, WorkId } from '../board/schemas.js';
-import type { EventRecord, Store } from '../../store/ports/store.js';
+import { eventId, type EventRecord, type Store } from '../../store/ports/store.js';
 import { EXPORT_FORMAT } from './export.js';
 
 /** What one import may carry at most: the body (64 MiB) and its lines. */
@@ -376,7 +376,7 @@ export async function importBoard(
       const chunk = events.slice(i, i + EVENTS_PER_WRITE);
       await store.events.insertMissing(
         chunk.map((e): EventRecord => ({
-          _id: `${boardId}:${e.seq}`,
+          _id: eventId(boardId, e.seq),
           version: 1,
           boardId,
           ...e,
@@ -386,7 +386,7 @@ export async function importBoard(
     }
     const seq = header.lastSeq + 1;
     const marker = {
-      _id: `${boardId}:${seq}`,
+      _id: eventId(boardId, seq),
       boardId,
       seq,
       type: 'board.imported',

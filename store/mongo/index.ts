@@ -11,7 +11,7 @@ import {
 } from 'mongodb';
 import { COLLECTION_NAMES, SCHEMA, StoreUnavailableError, type Collections, type Store } from '../ports/store.js';
 import { clientOptions, REPORT_COLLECTIONS } from './client-options.js';
-import { CompoundKeys, driverIndexes } from './compound-unique.js';
+import { CompoundKeys, driverIndexes, retiredIndexes } from './compound-unique.js';
 import { MongoBoards } from './mongo-boards.js';
 import { MongoCollection } from './mongo-collection.js';
 import { MongoUsage } from './mongo-usage.js';
@@ -57,6 +57,7 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
       `${prefix}${name}`,
       REPORT_COLLECTIONS.has(name) ? {} : { readPreference: ReadPreference.primary },
     );
+    for (const name of retiredIndexes(indexes, keyed)) if (await hasIndex(driver, name)) await dropIndex(driver, name);
     for (const index of driverIndexes(indexes, keyed)) await createIndex(driver, index.keys, index.options);
     return driver;
   };
@@ -118,6 +119,26 @@ async function createIndex(driver: Collection<Document>, keys: IndexSpecificatio
       if (attempt >= 5 || !(e instanceof MongoServerError)) throw e;
       await new Promise((resolve) => setTimeout(resolve, 50 * attempt + Math.random() * 100));
     }
+  }
+}
+
+/** Whether a collection has an index of that name (a collection not made yet has none). */
+async function hasIndex(driver: Collection<Document>, name: string): Promise<boolean> {
+  try {
+    return await driver.indexExists(name);
+  } catch (e) {
+    if (e instanceof MongoServerError && e.code === NAMESPACE_NOT_FOUND) return false;
+    throw e;
+  }
+}
+const NAMESPACE_NOT_FOUND = 26;
+
+/** Drops an index an earlier version made; one another node dropped meanwhile is gone as well. */
+async function dropIndex(driver: Collection<Document>, name: string): Promise<void> {
+  try {
+    await driver.dropIndex(name);
+  } catch (e) {
+    if (!(e instanceof MongoServerError) || (await hasIndex(driver, name))) throw e;
   }
 }
 

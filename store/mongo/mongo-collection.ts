@@ -12,7 +12,7 @@ import {
   type IndexSpec,
   type Selected,
 } from '../ports/store.js';
-import type { CompoundKeys } from './compound-unique.js';
+import { checkIdKeys, type CompoundKeys } from './compound-unique.js';
 import { duplicateWrites, indexNamedIn, isDuplicateKey } from './duplicate-key.js';
 
 export class MongoCollection<T extends Doc> implements Collection<T> {
@@ -20,6 +20,8 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
   private readonly underWay = new Set<Promise<unknown>>();
   /** Fields the adapter keeps in a document that the port never shows (a board header's commit intent, compound keys). */
   private readonly hidden: Document | undefined;
+  /** Whether a unique index of it is its documents' `_id` (`idKey`). */
+  private readonly idKeyed: boolean;
 
   constructor(
     protected readonly name: string,
@@ -29,6 +31,7 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     /** Compound unique indexes kept as key fields (FerretDB 2: compound-unique.ts), or null. */
     private readonly keys: CompoundKeys | null = null,
   ) {
+    this.idKeyed = indexes.some((i) => i.idKey);
     const all = [...hidden, ...(keys?.fields ?? [])];
     this.hidden = all.length ? Object.fromEntries(all.map((f) => [f, 0])) : undefined;
   }
@@ -168,8 +171,9 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     return result.deletedCount;
   }
 
-  /** A document as stored: with its compound keys where the server needs them. */
+  /** A document as stored: with its compound keys where the server needs them (and its `_id` checked where it is a key). */
   private stored(doc: T): Document {
+    if (this.idKeyed) checkIdKeys(this.name, this.indexes, doc as unknown as Record<string, unknown>);
     return this.keys ? this.keys.with(doc as Document) : (doc as Document);
   }
 

@@ -36,7 +36,18 @@ export interface IndexSpec {
   name: string;
   fields: readonly string[];
   unique: boolean;
+  /**
+   * A unique index whose key every document's `_id` is made of (`idOfKey`, the only `_id` such a
+   * collection stores): the id's uniqueness is the index's, so an adapter that checks a unique index
+   * slowly may keep this one for reads alone (store/mongo/compound-unique.ts).
+   */
+  idKey?: true;
 }
+
+/** The `_id` of a document keyed by its unique index (`idKey`): the key's values, in the index's order, joined by ':'. */
+export const idOfKey = (...values: readonly (string | number)[]): string => values.join(':');
+/** An event's `_id`: its board and seq (the events' unique index). */
+export const eventId = (boardId: string, seq: number): string => idOfKey(boardId, seq);
 
 export interface Collections {
   accounts: Collection<AccountRecord>;
@@ -81,7 +92,7 @@ export const SCHEMA: Record<CollectionName, readonly IndexSpec[]> = {
   projects: [idx(['ownerId']), idx(['compUntil'])],
   members: [idx(['accountId', 'acceptedAt']), idx(['projectId'])],
   boards: [idx(['nextDeadline'])],
-  events: [idx(['boardId', 'seq'], true)],
+  events: [{ ...idx(['boardId', 'seq'], true), idKey: true }],
   boardStatsDays: [idx(['boardId', 'day'], true)],
   audit: [idx(['projectId', 'at']), idx(['at']), idx(['actor', 'at']), idx(['target', 'at'])],
   linkTokens: [idx(['accountId']), idx(['expiresAt'])],

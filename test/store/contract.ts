@@ -2,6 +2,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   DuplicateKeyError,
+  eventId,
   modify,
   type AccountRecord,
   type EventRecord,
@@ -32,7 +33,7 @@ const account = (over: Partial<AccountRecord> = {}): AccountRecord => ({
 });
 
 const event = (boardId: string, seq: number): EventRecord => ({
-  _id: `${boardId}:${seq}`,
+  _id: eventId(boardId, seq),
   version: 1,
   boardId,
   seq,
@@ -150,11 +151,22 @@ export function storeContract(name: string, harness: StoreHarness): void {
     });
 
     it('enforces compound unique indexes', async () => {
-      const board = unique('board');
-      await store.events.insert(event(board, 1));
-      await expect(store.events.insert({ ...event(board, 1), _id: unique('ev') })).rejects.toBeInstanceOf(
+      const day = unique('board');
+      const stats = { _id: unique('day'), version: 1, boardId: day, day: '2026-11-29', stats: {}, fromVersion: 1 };
+      await store.boardStatsDays.insert(stats);
+      await expect(store.boardStatsDays.insert({ ...stats, _id: unique('day') })).rejects.toBeInstanceOf(
         DuplicateKeyError,
       );
+    });
+
+    it('keeps one event per board and seq, its id made of them', async () => {
+      const board = unique('board');
+      expect(event(board, 1)._id).toBe(eventId(board, 1));
+      await store.events.insert(event(board, 1));
+      await expect(store.events.insert({ ...event(board, 1), data: { again: true } })).rejects.toBeInstanceOf(
+        DuplicateKeyError,
+      );
+      expect((await store.events.find({ boardId: board })).map((e) => e.data)).toEqual([{ n: 1 }]);
     });
 
     it('keeps compound unique keys on update and unset, and shows nothing but the record', async () => {
