@@ -3,7 +3,8 @@
 // newest 500 per board; a Free board keeps its newest 20 of the last 24 hours, so a board made Pro
 // after a mishap can be restored. Captured before the moves DOMAIN.md lists. The JSON is kept in
 // parts of PART_CHARS beside the point's record (written before it, deleted with it), so a point of
-// a 50,000-item board fits MongoDB's 16 MB documents.
+// a 50,000-item board fits MongoDB's 16 MB documents. A point of an empty board (every new board's
+// first batch keeps one) has no parts: its JSON is the empty graph's.
 import { createHash } from 'node:crypto';
 import { canonicalJson, graphOf, type RestoreGraph } from '../../machines/restore-point.js';
 import type { Committed } from '../../actors/board-actor.js';
@@ -45,6 +46,9 @@ export const fingerprintOf = (content: string): string =>
 
 export const pointIdOf = (boardId: string, seq: number): string => `rp_${boardId}_${seq}`;
 
+/** The canonical JSON of a graph with no items: what a point stored with no parts holds. */
+const EMPTY_CONTENT = canonicalJson({ items: [] });
+
 /** The current graph's fingerprint. */
 export const currentFingerprint = (committed: Committed): string =>
   fingerprintOf(canonicalJson(graphOf(committed.board)));
@@ -52,7 +56,7 @@ export const currentFingerprint = (committed: Committed): string =>
 /** `graph`, the board's graph at `seq`, as a point: serialised and fingerprinted once. */
 export function pointOf(boardId: string, seq: number, graph: RestoreGraph, reason: CaptureReason, now: number): Point {
   const content = canonicalJson(graph);
-  const parts = Math.max(1, Math.ceil(content.length / PART_CHARS));
+  const parts = content === EMPTY_CONTENT ? 0 : Math.max(1, Math.ceil(content.length / PART_CHARS));
   return {
     record: {
       _id: pointIdOf(boardId, seq),
@@ -92,7 +96,7 @@ export async function keepPoint(
       capturedAt: record.capturedAt,
     });
   }
-  await store.restorePointParts.insertMissing(parts);
+  if (parts.length) await store.restorePointParts.insertMissing(parts);
   try {
     await store.restorePoints.insert(record);
   } catch (e) {
@@ -104,6 +108,7 @@ export async function keepPoint(
 
 /** The point's canonical JSON, or null when a part is missing. */
 export async function contentOf(store: PointPorts, point: RestorePointRecord): Promise<string | null> {
+  if (point.parts === 0) return EMPTY_CONTENT;
   const parts = await store.restorePointParts.find({ pointId: point._id }, { sort: [['n', 1]] });
   if (parts.length !== point.parts || parts.some((p, n) => p.n !== n)) return null;
   return parts.map((p) => p.text).join('');

@@ -5,22 +5,48 @@ import {
   captureBefore,
   capturePoint,
   captureQuiet,
+  fingerprintOf,
   graphOfPoint,
   PART_CHARS,
   POINTS_KEPT,
 } from '../../src/board/restore-points.js';
 import { FREE_POINTS } from '../../src/plans.js';
 import { addItems, BoardDraft, emptyBoard } from '../../machines/board.js';
+import { canonicalJson } from '../../machines/restore-point.js';
 import type { ItemFields } from '../../machines/board-item.js';
 import type { Committed } from '../../actors/board-actor.js';
 import { useStore } from '../support/stores.js';
 import { unique } from '../support/temp.js';
 
 const NOW = Date.UTC(2026, 10, 22);
-const committedAt = (lastSeq: number): Committed => ({
-  board: emptyBoard(),
+const committedAt = (lastSeq: number, board = emptyBoard()): Committed => ({
+  board,
   record: { _id: 'b', version: lastSeq + 1, nextWorkSeq: 1, nextFencingToken: 1, lastSeq, nextDeadline: null },
 });
+const fields = (n: number, description = ''): ItemFields => ({
+  title: `item ${n}`,
+  description,
+  type: 'task',
+  priority: 2,
+  parentId: null,
+  dependsOn: [],
+  verify: 'none',
+  maxAttempts: 3,
+  criteria: [],
+  doctrine: [],
+  spec: [],
+  labels: [],
+});
+/** A board of `count` items. */
+function boardOf(count: number, description = ''): Committed['board'] {
+  const draft = new BoardDraft(emptyBoard());
+  addItems(
+    draft,
+    Object.fromEntries(Array.from({ length: count }, (_, i) => [`W-${i + 1}`, fields(i + 1, description)])),
+    NOW,
+  );
+  return draft.finish();
+}
 
 describe('restore points on a store', () => {
   const used = useStore();
@@ -29,8 +55,9 @@ describe('restore points on a store', () => {
     const boardId = unique('b');
     const other = unique('b');
     await capturePoint(used.store, other, committedAt(1), 'batch', 'pro', NOW);
+    const one = boardOf(1);
     for (let seq = 1; seq <= POINTS_KEPT + 3; seq++)
-      await capturePoint(used.store, boardId, committedAt(seq), 'batch', 'pro', NOW + seq);
+      await capturePoint(used.store, boardId, committedAt(seq, one), 'batch', 'pro', NOW + seq);
     const again = await capturePoint(used.store, boardId, committedAt(POINTS_KEPT + 3), 'state', 'pro', NOW + 10_000);
     expect(again).toMatchObject({ _id: `rp_${boardId}_${POINTS_KEPT + 3}`, reason: 'batch' }); // the same seq is the same graph: not kept twice
     const seqs = (await used.store.restorePoints.select({ boardId }, ['seq'], { sort: [['seq', 1]] })).map(
@@ -44,26 +71,10 @@ describe('restore points on a store', () => {
 
   it('keeps a point larger than one part in parts, reads it whole, and calls it altered when a part changed or is gone', async () => {
     const boardId = unique('b');
-    const draft = new BoardDraft(emptyBoard());
-    const fields = (n: number): ItemFields => ({
-      title: `item ${n}`,
-      description: 'd'.repeat(900),
-      type: 'task',
-      priority: 2,
-      parentId: null,
-      dependsOn: [],
-      verify: 'none',
-      maxAttempts: 3,
-      criteria: [],
-      doctrine: [],
-      spec: [],
-      labels: [],
-    });
-    addItems(draft, Object.fromEntries(Array.from({ length: 2500 }, (_, i) => [`W-${i + 1}`, fields(i + 1)])), NOW);
     const point = await capturePoint(
       used.store,
       boardId,
-      { ...committedAt(7), board: draft.finish() },
+      committedAt(7, boardOf(2500, 'd'.repeat(900))),
       'batch',
       'pro',
       NOW,
@@ -80,6 +91,29 @@ describe('restore points on a store', () => {
     expect(await graphOfPoint(used.store, point)).toBe('altered');
     await used.store.restorePointParts.delete(last._id);
     expect(await graphOfPoint(used.store, point)).toBe('altered');
+  });
+
+  it('keeps a point of an empty board without parts and reads it back as the empty graph, unless its record was altered', async () => {
+    const boardId = unique('b');
+    const point = await capturePoint(used.store, boardId, committedAt(0), 'batch', 'free', NOW);
+    expect(point).toMatchObject({ seq: 0, itemCount: 0, parts: 0 });
+    expect(await used.store.restorePointParts.count({ boardId })).toBe(0);
+    expect(await graphOfPoint(used.store, point)).toEqual({ items: [] });
+    expect(point.fingerprint).toBe(fingerprintOf(canonicalJson({ items: [] })));
+    // A point stored with parts by earlier versions reads as before.
+    const older = await capturePoint(used.store, boardId, committedAt(1), 'batch', 'free', NOW);
+    await used.store.restorePoints.update(older._id, older.version, { parts: 1 });
+    await used.store.restorePointParts.insert({
+      _id: `${older._id}:0`,
+      version: 1,
+      pointId: older._id,
+      boardId,
+      n: 0,
+      text: canonicalJson({ items: [] }),
+      capturedAt: NOW,
+    });
+    expect(await graphOfPoint(used.store, { ...older, parts: 1 })).toEqual({ items: [] });
+    expect(await graphOfPoint(used.store, { ...point, fingerprint: `sha256:${'0'.repeat(64)}` })).toBe('altered');
   });
 
   it('keeps a Free board’s points too, before a move and after a quiet spell: its newest 20 of the last day', async () => {

@@ -127,6 +127,35 @@ export function rewindFlow(name: string, open: () => Promise<OpenedStore>): void
       expect((await listing(board)).points).toHaveLength(4);
     });
 
+    it('rewinds a board to its start, the point its first batch kept with no parts stored, and undoes that', async () => {
+      const board = await proBoard();
+      const agent = await board.agent('builder');
+      expect((await agent.post('/api/items/batch', { items: [{ title: 'one' }, { title: 'two' }] })).status).toBe(201);
+      const { currentFingerprint, points } = await listing(board);
+      expect(points.map((p) => [p.reason, p.itemCount])).toEqual([['batch', 0]]);
+      const start = points[0]!;
+      expect(await store().restorePointParts.count({ pointId: start.restorePointId })).toBe(0);
+      const preview = await listing(board, `&restorePointId=${start.restorePointId}`);
+      expect(preview.preview).toMatchObject({ fingerprint: start.fingerprint, added: [], removed: ['W-1', 'W-2'] });
+
+      const applied = await apply(board, {
+        restorePointId: start.restorePointId,
+        confirm: CONFIRM,
+        expectedFingerprint: currentFingerprint,
+      });
+      expect(applied.status, applied.text).toBe(200);
+      expect(applied.body).toMatchObject({ fingerprint: start.fingerprint, revokedLeases: [] });
+      expect(await titles(board)).toEqual({});
+      const undone = await apply(board, {
+        restorePointId: applied.body.undoPointId,
+        confirm: CONFIRM,
+        expectedFingerprint: start.fingerprint,
+      });
+      expect(undone.status, undone.text).toBe(200);
+      expect(undone.body.fingerprint).toBe(currentFingerprint);
+      expect(await titles(board)).toEqual({ 'W-1': 'one:ready', 'W-2': 'two:ready' });
+    });
+
     it('keeps a point of the board as it stood at the first commit after ten quiet minutes', async () => {
       const board = await proBoard();
       const agent = await board.agent('builder');
