@@ -546,7 +546,9 @@ export class BoardActor {
       lastSeq: current.record.lastSeq + events.length,
       nextDeadline: nextExpiry(board),
       outbox: logs ? outbox.slice(-1) : outbox,
-      counts: { ...board.index.counts },
+      // The index's own: a committed board's index is never changed (a draft copies it), so the held
+      // record need not keep a copy of its own beside it.
+      counts: board.index.counts,
       entries: entryCount(board),
       stats: stats as unknown as Record<string, unknown>,
     };

@@ -82,6 +82,18 @@ describe('board actor', () => {
     expect(seqs).toEqual(seqs.map((_, i) => i + 1));
   });
 
+  it('holds each commit’s counts per state as its board’s index has them, unchanged by the commits after it', async () => {
+    const actor = new BoardActor('b', store, Date.now);
+    await actor.ask(createItems([item('one'), item('two')], 'user:a'));
+    const first = actor.held!;
+    expect(first.record.counts).toBe(first.board.index.counts); // no copy of its own
+    await actor.ask(claimAs(1));
+    await actor.ask(submit({ principal: 'agent:1', leaseId: 'L1', head: 'abcdef1' }));
+    expect(first.record.counts).toMatchObject({ ready: 2, claimed: 0, done: 0 });
+    expect(actor.held!.record.counts).toMatchObject({ ready: 1, claimed: 0, done: 1 });
+    expect((await store.boards.get('b'))!.counts).toEqual(actor.held!.record.counts);
+  });
+
   it('loses no event from the log when the copy of one commit fails and the next commit lands before anyone reads the log again', async () => {
     const actor = new BoardActor('b', store, Date.now);
     await actor.ask(createItems([item('one'), item('two')], 'user:a'));
