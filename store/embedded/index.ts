@@ -18,6 +18,7 @@ import { lockDir } from './dir-lock.js';
 import { LmdbBoards } from './lmdb-boards.js';
 import { LmdbCollection, type CollectionDbs, type Key } from './lmdb-collection.js';
 import { LmdbUsage } from './lmdb-usage.js';
+import { recordCodec, type ValueEncoder } from './record-codec.js';
 import { Writer } from './writer.js';
 
 /** What the hand-written journal of earlier versions left in a data directory. */
@@ -31,7 +32,6 @@ const OLD_FORMAT = /^(?:journal-\d+\.log|snapshot-\d+\.json)$/;
  * msgpackr takes the option through lmdb-js, whose types do not list it.
  */
 const PLAIN_MAPS = { useRecords: false } as DatabaseOptions;
-type Encoder = { encode(value: unknown): Uint8Array };
 
 /**
  * The address space the map reserves up front (not the file's size: without a write map LMDB never
@@ -43,8 +43,15 @@ type Encoder = { encode(value: unknown): Uint8Array };
  */
 const MAP_SIZE = 2 ** 40;
 
-/** Documents and board entries from this size on are stored LZ4-compressed against the directory's dictionary (dictionary.ts). */
+/** Documents from this size on are stored LZ4-compressed against the directory's dictionary (dictionary.ts). */
 const COMPRESS_FROM_BYTES = 64;
+/**
+ * The same for board headers, entries and events, which the store writes in its own format
+ * (record-codec.ts), already smaller than LZ4 made their msgpack: only a large one is worth
+ * compressing (lmdb-js loads the dictionary into LZ4 for every value it compresses, some 30 µs
+ * here, most of a commit's transaction before this format).
+ */
+const COMPRESS_RECORDS_FROM_BYTES = 1024;
 
 export async function openEmbeddedStore(dataDir: string): Promise<Store> {
   await mkdir(dataDir, { recursive: true });
@@ -70,21 +77,27 @@ export async function openEmbeddedStore(dataDir: string): Promise<Store> {
   const meta = env.openDB({ name: '_meta' });
   const writer = new Writer(env, meta);
   // A value compressed starts with a byte no msgpack document does, so values stored uncompressed
-  // by earlier versions read as they are. One compressor for all the databases (lmdb-js shares the
-  // instance that the first openDB makes of the options).
-  const dictionary = await directoryDictionary(meta, writer, () =>
-    builtDictionary((v) =>
-      (env.openDB({ name: '_meta', ...PLAIN_MAPS }) as unknown as { encoder: Encoder }).encoder.encode(v),
-    ),
-  );
-  const compressed = { compression: { threshold: COMPRESS_FROM_BYTES, dictionary } } as DatabaseOptions;
-  const withCompression = <V, K extends LmdbKey>(options: DatabaseOptions & { name: string }): Database<V, K> => {
-    const db = env.openDB<V, K>({ ...options, ...compressed });
-    compressed.compression = (db as unknown as { compression: DatabaseOptions['compression'] }).compression;
-    return db;
+  // by earlier versions read as they are. One compressor per threshold for all its databases
+  // (lmdb-js shares the instance that the first openDB makes of the options).
+  const msgpack = (env.openDB({ name: '_meta', ...PLAIN_MAPS }) as unknown as { encoder: ValueEncoder }).encoder;
+  const dictionary = await directoryDictionary(meta, writer, () => builtDictionary((v) => msgpack.encode(v)));
+  const compressor = (threshold: number) => {
+    const compressed = { compression: { threshold, dictionary } } as DatabaseOptions;
+    return <V, K extends LmdbKey>(options: DatabaseOptions & { name: string }): Database<V, K> => {
+      const db = env.openDB<V, K>({ ...options, ...compressed });
+      compressed.compression = (db as unknown as { compression: DatabaseOptions['compression'] }).compression;
+      return db;
+    };
   };
+  const withCompression = compressor(COMPRESS_FROM_BYTES);
+  // Values earlier versions wrote there as msgpack, compressed or not, read as they are.
+  const asRecords = compressor(COMPRESS_RECORDS_FROM_BYTES);
+  const records = { encoder: recordCodec(msgpack) } as DatabaseOptions;
   const dbsOf = (name: CollectionName): CollectionDbs => ({
-    docs: withCompression({ name, useVersions: true, ...PLAIN_MAPS }),
+    docs:
+      name === 'boards' || name === 'events'
+        ? asRecords({ name, useVersions: true, ...records })
+        : withCompression({ name, useVersions: true, ...PLAIN_MAPS }),
     indexes: SCHEMA[name].map((spec) => ({
       spec,
       db: env.openDB({ name: `${name}.${spec.name}` }) as Database<string | null, Key>,
@@ -95,7 +108,7 @@ export async function openEmbeddedStore(dataDir: string): Promise<Store> {
     dbsOf('boards'),
     writer,
     {
-      items: withCompression({ name: 'boards.entries', ...PLAIN_MAPS }),
+      items: asRecords({ name: 'boards.entries', ...records }),
       versions: env.openDB({ name: 'boards.versions' }),
     },
     events,

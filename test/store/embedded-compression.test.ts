@@ -1,6 +1,7 @@
-// Documents and board entries are stored LZ4-compressed against the directory's dictionary: a
-// directory written uncompressed by an earlier version still reads, values written now are
-// compressed, and a directory keeps the dictionary it was first compressed with.
+// Documents are stored LZ4-compressed against the directory's dictionary (board headers, entries
+// and events in the store's own format instead: record-codec.ts): a directory written uncompressed
+// by an earlier version still reads, values written now are compressed, and a directory keeps the
+// dictionary it was first compressed with.
 import { open } from 'lmdb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { directoryDictionary } from '../../store/embedded/dictionary.js';
@@ -54,14 +55,27 @@ describe('embedded store compression', () => {
     expect(await store.boards.load('b1')).toEqual({ record: header, items: [item] });
     const claimed = { ...item, state: 'claimed', title: 'item 0, now claimed by an agent of this board' };
     expect(await store.boards.commit('b1', 1, { lastSeq: 2 }, { put: [claimed], removed: [] }, [event(2)])).toBe(true);
+    const link = {
+      _id: 'a'.repeat(64),
+      version: 1,
+      accountId: 'acc-1',
+      purpose: 'verify-email' as const,
+      email: 'someone@example.com',
+      createdAt: 1,
+      expiresAt: 2,
+    };
+    await store.linkTokens.insert(link);
     await store.close();
 
-    // 254: LZ4 with a length of three bytes; the value of the earlier version stays a msgpack map.
-    expect(firstBytes(dir.path, 'events', true)).toEqual([0xde, 254]);
-    expect(firstBytes(dir.path, 'boards.entries', false)).toEqual([254]);
+    // 254: LZ4 with a length of three bytes; 0xc1 the store's own record format. The value of the
+    // earlier version stays a msgpack map.
+    expect(firstBytes(dir.path, 'linkTokens', true)).toEqual([254]);
+    expect(firstBytes(dir.path, 'events', true)).toEqual([0xde, 0xc1]);
+    expect(firstBytes(dir.path, 'boards.entries', false)).toEqual([0xc1]);
     const again = await openEmbeddedStore(dir.path);
     expect(await again.events.find({ boardId: 'b1' })).toEqual([event(1), event(2)]);
     expect(await again.boards.load('b1')).toEqual({ record: { ...header, version: 2, lastSeq: 2 }, items: [claimed] });
+    expect(await again.linkTokens.get(link._id)).toEqual(link);
     await again.close();
   });
 
