@@ -17,14 +17,15 @@ import type { StoredEntry } from '../machines/board-entries.js';
 import { closedDays, foldStats, oldestDayKept, type BoardStats } from '../machines/board-stats.js';
 import { archiveDays } from './stats-archive.js';
 import type { Decide, NewEvent } from '../machines/board-decision.js';
-import type {
-  BoardRecord,
-  CommitOptions,
-  CommittedEvent,
-  EventRecord,
-  ItemWrites,
-  LoadedBoard,
-  Store,
+import {
+  eventId,
+  type BoardRecord,
+  type CommitOptions,
+  type CommittedEvent,
+  type EventRecord,
+  type ItemWrites,
+  type LoadedBoard,
+  type Store,
 } from '../store/ports/store.js';
 import { afterThisTurn, andThen, type Maybe } from '../store/ports/maybe.js';
 
@@ -147,7 +148,7 @@ function endsQuiet(before: Committed, now: number): boolean {
 
 /** A committed event as the header's outbox keeps it (written as literals: V8 copies a spread with more properties slowly). */
 const logged = (e: CommittedEvent): OutboxEvent => ({
-  _id: `${e.boardId}:${e.seq}`,
+  _id: eventId(e.boardId, e.seq),
   boardId: e.boardId,
   seq: e.seq,
   type: e.type,

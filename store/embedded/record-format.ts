@@ -5,6 +5,8 @@
 // Values on disk name all three by number: APPEND ONLY. Reordering, editing or removing an element
 // would make every data directory read another value.
 
+import { eventId as idOfEvent } from '../ports/store.js';
+
 /** A value's first byte: "never used" in msgpack, and below 250 (lmdb-js takes 250 and up for compressed). */
 export const RECORD_TAG = 0xc1;
 /** The second: this layout's number. */
@@ -178,7 +180,7 @@ const EVENT_FIELDS = ['_id', 'boardId', 'seq', 'type', 'actor', 'workId', 'at', 
 const eventId = {
   key: '_id',
   of: (e: Record<string, unknown>) =>
-    typeof e.boardId === 'string' && typeof e.seq === 'number' ? `${e.boardId}:${e.seq}` : null,
+    typeof e.boardId === 'string' && typeof e.seq === 'number' ? idOfEvent(e.boardId, e.seq) : null,
 };
 
 /** An object whose own keys are exactly one of these, in this order, is written without its keys. */
