@@ -7,6 +7,20 @@ import { storeContract } from './contract.js';
 const uri = inject('mongoUri');
 const prefixes = new Map<object, string>();
 
+/** Drops a test's collections (their names start with its prefix). */
+async function dropPrefixed(prefix: string): Promise<void> {
+  const { MongoClient } = await import('mongodb');
+  const client = await MongoClient.connect(uri!);
+  const db = client.db('board_test');
+  for (const { name } of await db.listCollections({}, { nameOnly: true }).toArray())
+    if (name.startsWith(prefix))
+      await db
+        .collection(name)
+        .drop()
+        .catch(() => undefined);
+  await client.close();
+}
+
 describe.skipIf(!uri)('mongo adapter', () => {
   storeContract('mongo', {
     async open() {
@@ -16,17 +30,7 @@ describe.skipIf(!uri)('mongo adapter', () => {
       return store;
     },
     async cleanup(store) {
-      const prefix = prefixes.get(store)!;
-      const { MongoClient } = await import('mongodb');
-      const client = await MongoClient.connect(uri!);
-      const db = client.db('board_test');
-      for (const { name } of await db.listCollections({}, { nameOnly: true }).toArray())
-        if (name.startsWith(prefix))
-          await db
-            .collection(name)
-            .drop()
-            .catch(() => undefined);
-      await client.close();
+      await dropPrefixed(prefixes.get(store)!);
       await store.close();
     },
   });
@@ -54,19 +58,6 @@ describe.skipIf(!uri)('mongo adapter: events kept unique by their id', () => {
     } finally {
       await client.close();
     }
-  }
-
-  async function drop(prefix: string) {
-    const { MongoClient } = await import('mongodb');
-    const client = await MongoClient.connect(uri!);
-    const db = client.db('board_test');
-    for (const { name } of await db.listCollections({}, { nameOnly: true }).toArray())
-      if (name.startsWith(prefix))
-        await db
-          .collection(name)
-          .drop()
-          .catch(() => undefined);
-    await client.close();
   }
 
   const event = (boardId: string, seq: number, id = eventId(boardId, seq)): EventRecord => ({
@@ -106,7 +97,7 @@ describe.skipIf(!uri)('mongo adapter: events kept unique by their id', () => {
       }
     } finally {
       await store.close();
-      await drop(prefix);
+      await dropPrefixed(prefix);
     }
   });
 
@@ -140,7 +131,7 @@ describe.skipIf(!uri)('mongo adapter: events kept unique by their id', () => {
       expect((await events(prefix).indexes()).map((i) => i.name).sort()).toEqual(['_id_', 'boardId_seq_fields']);
     } finally {
       await client.close();
-      await drop(prefix);
+      await dropPrefixed(prefix);
     }
   });
 });
@@ -205,14 +196,8 @@ describe.skipIf(!uri)('mongo adapter: the header’s intent packed', () => {
       expect(last!.items.map((i) => i.workId).sort()).toEqual([...put.slice(1).map((i) => i.workId), 'W-41'].sort());
     } finally {
       await store.close();
-      const db = client.db('board_test');
-      for (const { name } of await db.listCollections({}, { nameOnly: true }).toArray())
-        if (name.startsWith(prefix))
-          await db
-            .collection(name)
-            .drop()
-            .catch(() => undefined);
       await client.close();
+      await dropPrefixed(prefix);
     }
   });
 });
