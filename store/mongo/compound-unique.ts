@@ -26,13 +26,11 @@ export interface DriverIndex {
 }
 
 const isCompoundUnique = (index: IndexSpec): boolean => index.unique && index.fields.length > 1;
+/** A compound unique index whose key the `_id` holds (`idKey`): kept by the `_id`'s own unique index. */
+const heldById = (index: IndexSpec): boolean => isCompoundUnique(index) && index.idKey === true;
 /** A compound unique index kept as a key field where `keyed`: all of them but those the `_id` holds. */
-const isKeyed = (index: IndexSpec): boolean => isCompoundUnique(index) && !index.idKey;
+const isKeyed = (index: IndexSpec): boolean => isCompoundUnique(index) && !heldById(index);
 const keyField = (index: IndexSpec): string => `_key_${index.name}`;
-const readIndex = (index: IndexSpec): DriverIndex => ({
-  keys: Object.fromEntries(index.fields.map((f) => [f, 1])),
-  options: { name: `${index.name}_fields`, unique: false },
-});
 
 /**
  * The driver's indexes for the port's: as declared; or with `keyed` each compound unique one as a
@@ -40,22 +38,19 @@ const readIndex = (index: IndexSpec): DriverIndex => ({
  */
 export function driverIndexes(indexes: readonly IndexSpec[], keyed: boolean): DriverIndex[] {
   return indexes.flatMap((index) => {
-    if (keyed && isCompoundUnique(index) && index.idKey) return [readIndex(index)];
-    if (!keyed || !isKeyed(index))
-      return [
-        {
-          keys: Object.fromEntries(index.fields.map((f) => [f, 1])),
-          options: { name: index.name, unique: index.unique },
-        },
-      ];
+    const fields = Object.fromEntries(index.fields.map((f) => [f, 1]));
+    if (!keyed || !isCompoundUnique(index))
+      return [{ keys: fields, options: { name: index.name, unique: index.unique } }];
+    const read = { keys: fields, options: { name: `${index.name}_fields`, unique: false } };
+    if (heldById(index)) return [read];
     // Named as the port names it, so a refusal's message names the port's index.
-    return [{ keys: { [keyField(index)]: 1 }, options: { name: index.name, unique: true } }, readIndex(index)];
+    return [{ keys: { [keyField(index)]: 1 }, options: { name: index.name, unique: true } }, read];
   });
 }
 
 /** Indexes an earlier version made that `driverIndexes` no longer does: dropped at start where `keyed`. */
 export const retiredIndexes = (indexes: readonly IndexSpec[], keyed: boolean): string[] =>
-  keyed ? indexes.filter((i) => isCompoundUnique(i) && i.idKey).map((i) => i.name) : [];
+  keyed ? indexes.filter(heldById).map((i) => i.name) : [];
 
 /** Refuses a document whose `_id` is not the key of an index that the `_id` holds (`idKey`): that index's uniqueness rests on it. */
 export function checkIdKeys(collection: string, indexes: readonly IndexSpec[], doc: Record<string, unknown>): void {
