@@ -13,36 +13,24 @@ import {
 import { FREE_POINTS } from '../../src/plans.js';
 import { addItems, BoardDraft, emptyBoard } from '../../machines/board.js';
 import { canonicalJson } from '../../machines/restore-point.js';
-import type { ItemFields } from '../../machines/board-item.js';
 import type { Committed } from '../../actors/board-actor.js';
 import { useStore } from '../support/stores.js';
 import { unique } from '../support/temp.js';
+import { fields } from './build.js';
 
 const NOW = Date.UTC(2026, 10, 22);
 const committedAt = (lastSeq: number, board = emptyBoard()): Committed => ({
   board,
   record: { _id: 'b', version: lastSeq + 1, nextWorkSeq: 1, nextFencingToken: 1, lastSeq, nextDeadline: null },
 });
-const fields = (n: number, description = ''): ItemFields => ({
-  title: `item ${n}`,
-  description,
-  type: 'task',
-  priority: 2,
-  parentId: null,
-  dependsOn: [],
-  verify: 'none',
-  maxAttempts: 3,
-  criteria: [],
-  doctrine: [],
-  spec: [],
-  labels: [],
-});
 /** A board of `count` items. */
 function boardOf(count: number, description = ''): Committed['board'] {
   const draft = new BoardDraft(emptyBoard());
   addItems(
     draft,
-    Object.fromEntries(Array.from({ length: count }, (_, i) => [`W-${i + 1}`, fields(i + 1, description)])),
+    Object.fromEntries(
+      Array.from({ length: count }, (_, i) => [`W-${i + 1}`, fields(`item ${i + 1}`, { description })]),
+    ),
     NOW,
   );
   return draft.finish();
