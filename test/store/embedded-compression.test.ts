@@ -8,6 +8,7 @@ import { directoryDictionary } from '../../store/embedded/dictionary.js';
 import { openEmbeddedStore } from '../../store/embedded/index.js';
 import { Writer } from '../../store/embedded/writer.js';
 import type { EventRecord } from '../../store/ports/store.js';
+import { firstBytes } from '../support/lmdb-bytes.js';
 import { tempDir, type TempDir } from '../support/temp.js';
 
 const event = (seq: number): EventRecord => ({
@@ -21,15 +22,6 @@ const event = (seq: number): EventRecord => ({
   at: seq,
   data: { from: 'ready', to: 'claimed', item: { workId: 'W-1', state: 'claimed', lease: null } },
 });
-
-/** The first byte of each stored value of `name` (after the version, in a versioned database). */
-function firstBytes(path: string, name: string, versioned: boolean): number[] {
-  const env = open({ path, noSubdir: false, maxDbs: 256, readOnly: true });
-  const db = env.openDB({ name, encoding: 'binary' });
-  const bytes = [...db.getRange({})].map(({ value }) => (value as Buffer)[versioned ? 8 : 0]!);
-  void env.close();
-  return bytes;
-}
 
 describe('embedded store compression', () => {
   const dirs: TempDir[] = [];

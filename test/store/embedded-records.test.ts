@@ -8,6 +8,7 @@ import { openEmbeddedStore } from '../../store/embedded/index.js';
 import { CorruptRecordError, type ValueEncoder } from '../../store/embedded/record-codec.js';
 import { Writer } from '../../store/embedded/writer.js';
 import type { BoardRecord, EventRecord } from '../../store/ports/store.js';
+import { firstBytes } from '../support/lmdb-bytes.js';
 import { tempDir, type TempDir } from '../support/temp.js';
 
 const BOARD = '0184886d-fb28-4765-aa33-82f9ca697952';
@@ -97,15 +98,6 @@ const header: BoardRecord = {
   stats: { days: { '2026-11-29': { done: 1, grants: 1, counts } }, active: { [AGENT]: AT } },
 };
 delete (header.outbox![0] as Partial<EventRecord>).version;
-
-/** The first byte of each stored value of `name` (after the version, in a versioned database). */
-function firstBytes(path: string, name: string, versioned: boolean): number[] {
-  const env = open({ path, noSubdir: false, maxDbs: 256, readOnly: true });
-  const db = env.openDB({ name, encoding: 'binary' });
-  const bytes = [...db.getRange({})].map(({ value }) => (value as Buffer)[versioned ? 8 : 0]!);
-  void env.close();
-  return bytes;
-}
 
 describe('embedded store records', () => {
   const dirs: TempDir[] = [];
