@@ -29,6 +29,17 @@ describe.skipIf(!url)('redis limiter', () => {
     expect(await nodeA.peek(spec, now)).toMatchObject({ remaining: 0 });
   });
 
+  it('sends its draws by the script’s SHA1, not its text', async () => {
+    const redis = connect();
+    const limiter = new RedisRateLimiter(redis, `${unique('sha')}:`);
+    const id = await redis.client('ID');
+    const spec = { key: 'k', limit: 100, windowMs: 60_000 };
+    // The first draw may find the script missing (EVALSHA, NOSCRIPT, then EVAL); the next is by its SHA1 alone.
+    for (let i = 0; i < 2; i++) expect((await limiter.consume(spec, Date.now())).allowed).toBe(true);
+    const listed = (await connect().client('LIST', 'ID', id)) as string;
+    expect(/ cmd=(\S+)/.exec(listed)?.[1]).toBe('evalsha');
+  });
+
   it('lets the window key expire with the window', async () => {
     const redis = connect();
     const prefix = `${unique('ttl')}:`;
