@@ -52,17 +52,21 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
   const ensure = async (
     name: string,
     indexes: readonly { name: string; fields: readonly string[]; unique: boolean }[],
+    retired: readonly string[] = [],
   ) => {
     const driver = db.collection<Document>(
       `${prefix}${name}`,
       REPORT_COLLECTIONS.has(name) ? {} : { readPreference: ReadPreference.primary },
     );
-    for (const name of retiredIndexes(indexes, keyed)) if (await hasIndex(driver, name)) await dropIndex(driver, name);
+    for (const name of [...retired, ...retiredIndexes(indexes, keyed)])
+      if (await hasIndex(driver, name)) await dropIndex(driver, name);
     for (const index of driverIndexes(indexes, keyed)) await createIndex(driver, index.keys, index.options);
     return driver;
   };
   // A board's item versions and the staged parts of large commits (mongo-boards.ts) sit beside its header.
-  const log = await ensure('boardItems', [{ name: 'boardId_v', fields: ['boardId', 'v'], unique: false }]);
+  // The versions are read by `_id` range alone (`logRange`); the `boardId_v` index an earlier version
+  // read them by goes at start, on MongoDB and FerretDB alike (docs/operating.md: upgrade every node).
+  const log = await ensure('boardItems', [], ['boardId_v']);
   const staging = await ensure('boardStaging', [
     { name: 'stage', fields: ['stage'], unique: false },
     { name: 'boardId_v', fields: ['boardId', 'v'], unique: false },

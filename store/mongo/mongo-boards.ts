@@ -1,6 +1,6 @@
 // Boards on MongoDB, without multi-document transactions: a header document per board (version,
 // counters, aggregates) and an insert-only log of item versions beside it, one document per item
-// and board version that wrote it ({boardId, v} indexed).
+// and board version that wrote it, read by `_id` range (see logRange).
 //
 // A commit is one version-checked update of the header that carries the commit's intent: what it
 // wrote (the changed items and its events, the board's outbox) inline when small, or a reference
@@ -32,6 +32,7 @@ import {
   type LoadedBoard,
   type Selected,
   type StoredItem,
+  itemVersionId,
 } from '../ports/store.js';
 import { afterThisTurn } from '../ports/maybe.js';
 import { duplicateWrites } from './duplicate-key.js';
@@ -165,16 +166,30 @@ interface Local {
   staged: boolean;
   /** Commits that replaced a staged intent, and when: the parts below `v` go once a reader mid-way is done with them. */
   replaced: { v: number; at: number }[];
-  /** The version each work id holds in the log, once a whole load told us (for deleting superseded ones). */
-  versions: Map<string, number> | null;
+  /** The version (and its id) each work id holds in the log, once a whole load told us (for deleting superseded ones). */
+  versions: Map<string, { v: number; id: string }> | null;
   garbage: { id: string; at: number }[];
 }
 
-const versionId = (boardId: string, workId: string, v: number): string => `${boardId}:${workId}:${v}`;
 const docsOf = (boardId: string, v: number, writes: ItemWrites): ItemDoc[] => [
-  ...writes.put.map((item) => ({ _id: versionId(boardId, item.workId, v), boardId, workId: item.workId, v, item })),
-  ...writes.removed.map((workId) => ({ _id: versionId(boardId, workId, v), boardId, workId, v, item: null })),
+  ...writes.put.map((item) => ({ _id: itemVersionId(boardId, v, item.workId), boardId, workId: item.workId, v, item })),
+  ...writes.removed.map((workId) => ({ _id: itemVersionId(boardId, v, workId), boardId, workId, v, item: null })),
 ];
+/**
+ * A board's item versions above `after` up to `upTo`, as one `_id` range (`itemVersionId` sorts by
+ * board, then version), so the log needs no index but its `_id`'s: a secondary index on DocumentDB
+ * is a RUM index whose every insert is logged page by page, the costliest write of a commit. The
+ * fields are checked too: the range may hold another board's versions (one whose id extends this
+ * one's past a ':'), and, with `after` below 0, versions an earlier version of this adapter wrote
+ * under `<board>:<work id>:<v>` (see load).
+ */
+function logRange(boardId: string, after: number, upTo: number): Document {
+  const _id =
+    after < 0
+      ? { $gt: `${boardId}:`, $lt: `${boardId};` } // every id that starts with the board's, of either shape
+      : { $gte: itemVersionId(boardId, after + 1, ''), $lt: itemVersionId(boardId, upTo + 1, '') };
+  return { _id, boardId, v: { $gt: after, $lte: upTo } };
+}
 /** The entries a header says its board holds: `entries` (items, doctrine entries, spec clauses), else the items counted by state. */
 const liveCount = (header: BoardRecord): number | null =>
   header.entries ?? (header.counts ? Object.values(header.counts).reduce((a, b) => a + b, 0) : null);
@@ -270,7 +285,7 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
     if (gone) {
       // The header went first: the board is gone for every reader; its log and parts follow.
       this.local.delete(id);
-      await this.run(() => this.log.deleteMany({ boardId: id }));
+      await this.run(() => this.log.deleteMany(logRange(id, -1, Number.MAX_SAFE_INTEGER)));
       await this.run(() => this.staging.deleteMany({ boardId: id }));
     }
     return gone;
@@ -286,8 +301,10 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
     for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
       const header = await this.header(id);
       if (!header) return null;
+      // The whole board, under ids of either shape: versions an earlier version of this adapter wrote
+      // stay under `<board>:<work id>:<v>` until superseded (changesSince never needs them: see there).
       const docs = (await this.run(() =>
-        this.log.find({ boardId: id, v: { $lte: header.version } }).toArray(),
+        this.log.find(logRange(id, -1, header.version)).toArray(),
       )) as unknown as ItemDoc[];
       const read = await this.settle(header, docs, 0);
       if (!read) continue;
@@ -296,7 +313,7 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
       if (expected !== null && items.length !== expected) continue; // a version superseded meanwhile: read again
       await this.adopt(id, header, read.written);
       const local = this.localOf(id);
-      local.versions = new Map([...read.latest.values()].map((d) => [d.workId, d.v]));
+      local.versions = new Map([...read.latest.values()].map((d) => [d.workId, { v: d.v, id: d._id }]));
       const now = this.clock();
       for (const doc of docs)
         if (doc.v < (read.latest.get(doc.workId)?.v ?? 0)) local.garbage.push({ id: doc._id, at: now });
@@ -311,14 +328,16 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
       if (!header) return null;
       if (header.version === version)
         return { record: recordOf(header, await this.writtenAt(header)), items: [], removed: [] };
+      // Only ids of this shape: `version` is one this process loaded or read since, and every version
+      // after it was written by a node of this version (docs/operating.md: no node of an earlier one beside it).
       const docs = (await this.run(() =>
-        this.log.find({ boardId: id, v: { $gt: version, $lte: header.version } }).toArray(),
+        this.log.find(logRange(id, version, header.version)).toArray(),
       )) as unknown as ItemDoc[];
       const read = await this.settle(header, docs, version);
       if (!read) continue;
       await this.adopt(id, header, read.written);
       const versions = this.localOf(id).versions;
-      for (const d of read.latest.values()) versions?.set(d.workId, d.v);
+      for (const d of read.latest.values()) versions?.set(d.workId, { v: d.v, id: d._id });
       const changed = [...read.latest.values()];
       return {
         record: recordOf(header, read.written),
@@ -634,8 +653,8 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
     if (local.versions) {
       for (const workId of [...writes.put.map((i) => i.workId), ...writes.removed]) {
         const before = local.versions.get(workId);
-        if (before !== undefined && before < v) local.garbage.push({ id: versionId(id, workId, before), at: now });
-        if (before === undefined || before < v) local.versions.set(workId, v);
+        if (before !== undefined && before.v < v) local.garbage.push({ id: before.id, at: now });
+        if (before === undefined || before.v < v) local.versions.set(workId, { v, id: itemVersionId(id, v, workId) });
       }
     }
     const due = local.garbage.filter((g) => g.at <= now - GC_GRACE_MS);
@@ -648,14 +667,7 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
   private async migrate(id: string): Promise<void> {
     const old = (await this.run(() => this.driver.findOne({ _id: id } as Document))) as HeaderDoc | null;
     if (!old || old.layout === 2) return;
-    const docs = Object.values(old.items ?? {}).map((item) => ({
-      _id: versionId(id, item.workId, old.version),
-      boardId: id,
-      workId: item.workId,
-      v: old.version,
-      item,
-    }));
-    await this.insertVersions(docs);
+    await this.insertVersions(docsOf(id, old.version, { put: Object.values(old.items ?? {}), removed: [] }));
     await this.run(() =>
       this.driver.updateOne({ _id: id, version: old.version, layout: { $exists: false } } as Document, {
         $set: { layout: 2, intent: null },

@@ -48,6 +48,13 @@ export interface IndexSpec {
 export const idOfKey = (...values: readonly (string | number)[]): string => values.join(':');
 /** An event's `_id`: its board and seq (the events' unique index). */
 export const eventId = (boardId: string, seq: number): string => idOfKey(boardId, seq);
+/**
+ * An item version's `_id` in a log of versions: its board, its version as a string that sorts as the
+ * number does (a letter for its count of digits, then the digits: `a7`, `b42`, `e12345`), and its
+ * work id. A board's versions after one, up to another, are then one `_id` range.
+ */
+export const itemVersionId = (boardId: string, v: number, workId: string): string =>
+  idOfKey(boardId, `${String.fromCharCode(96 + String(v).length)}${v}`, workId);
 
 export interface Collections {
   accounts: Collection<AccountRecord>;
