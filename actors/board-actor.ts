@@ -86,9 +86,30 @@ const COMMIT_ATTEMPTS = 16;
 
 export interface Committed {
   board: Board;
-  /** The stored header (the items are in `board`). */
+  /**
+   * The stored header (the items are in `board`). A held one keeps no outbox once every event in it
+   * is in the log: `newest` says what its readers need of it.
+   */
   record: BoardRecord;
+  /** The last event of the commit's outbox, as far as its readers need it (absent: read `record.outbox`). */
+  newest?: Newest | null;
 }
+
+/** An outbox's last event: its seq, and when it was committed. */
+export interface Newest {
+  seq: number;
+  at: number;
+}
+
+/** What `outbox` ends with, as `Newest` (null when it is empty or absent). */
+const newestIn = (outbox: BoardRecord['outbox']): Newest | null => {
+  const last = outbox?.at(-1);
+  return last ? { seq: last.seq, at: last.at } : null;
+};
+
+/** The last event of a committed board's outbox: held beside its header, or read from its outbox. */
+export const newestOf = (committed: { record: Pick<BoardRecord, 'outbox'>; newest?: Newest | null }): Newest | null =>
+  committed.newest !== undefined ? committed.newest : newestIn(committed.record.outbox);
 
 interface Pending {
   decide: Decide<unknown>;
@@ -128,6 +149,7 @@ interface Started {
 /** A commit on its way: the header it writes, whether it landed, and the last event it put in the log (a store that logs in the commit). */
 interface Written {
   record: BoardRecord;
+  newest: Newest | null;
   landed: Promise<boolean>;
   loggedThrough: number | null;
 }
@@ -142,7 +164,7 @@ function answer(batch: Pending[], outcomes: Outcome[]): void {
 
 /** Whether a commit at `now` comes QUIET_MS or more after the one that left `before` (whose events are its outbox). */
 function endsQuiet(before: Committed, now: number): boolean {
-  const last = before.record.outbox?.at(-1)?.at;
+  const last = newestOf(before)?.at;
   return last !== undefined && now - last >= QUIET_MS;
 }
 
@@ -171,6 +193,15 @@ const logRecords = (outbox: readonly OutboxEvent[]): EventRecord[] =>
     data: e.data,
     version: 1,
   }));
+
+/** Shared by every held board: no decision is under way on it. */
+const NOTHING_CHANGED: ReadonlySet<string> = new Set();
+
+/**
+ * A committed board as the actor holds it: without the keys the decision that made it changed,
+ * which only that commit's write reads (a Set of them kept per board costs about 160 bytes).
+ */
+const settled = (board: Board): Board => (board.changed.size ? { ...board, changed: NOTHING_CHANGED } : board);
 
 function boardOf({ record, items }: LoadedBoard): Board {
   return boardFrom(
@@ -403,7 +434,10 @@ export class BoardActor {
       // is decided on the board as it stands (another node may have committed meanwhile).
       const meanwhile = await Promise.race([started.handedOver.then(() => true), written.landed.then(() => false)]);
       if (meanwhile && !this.behind && this.mailbox.length) {
-        ahead = this.decideOn({ record: written.record, board }, this.mailbox.splice(0, BATCH_LIMIT));
+        ahead = this.decideOn(
+          { record: written.record, board, newest: written.newest },
+          this.mailbox.splice(0, BATCH_LIMIT),
+        );
         if (this.ports.boards.writesInOrder === true && changesAnything(ahead))
           ahead.started = this.start(ahead, written.record.commitId);
       }
@@ -421,7 +455,7 @@ export class BoardActor {
     }
     if (written.loggedThrough !== null) this.copiedThrough = Math.max(this.copiedThrough, written.loggedThrough);
     const record = written.record;
-    this.current = { record, board };
+    this.current = { record, board: settled(board), newest: written.newest };
     if (ahead && !ahead.started && this.behind) {
       // Another node committed while this write was on its way: what was decided ahead of it (not
       // written) is decided again on the board as it now stands.
@@ -571,7 +605,10 @@ export class BoardActor {
       options,
     );
     return {
-      record: { ...current.record, ...set, version: current.record.version + 1 },
+      // A store that logs in the commit has every event of the outbox in the log once this lands:
+      // the held header keeps none of it (about 400 bytes a board), only `newest`.
+      record: { ...current.record, ...set, ...(logs && { outbox: undefined }), version: current.record.version + 1 },
+      newest: newestIn(outbox),
       landed,
       loggedThrough: logs && outbox.length ? outbox.at(-1)!.seq : null,
     };
@@ -609,13 +646,16 @@ export class BoardActor {
         retired: record.retiredLeases ?? [],
         paused: record.paused ?? null,
       });
-      loaded = { record, board };
+      loaded = { record, board: settled(board), newest: newestIn(record.outbox) };
     } else {
       const stored = await this.ports.boards.load(this.boardId);
       if (!stored) throw new BoardMissingError(this.boardId);
-      loaded = { record: stored.record, board: boardOf(stored) };
+      loaded = { record: stored.record, board: boardOf(stored), newest: newestIn(stored.record.outbox) };
     }
     await this.copyToLog(loaded.record.outbox);
+    // Every event of the outbox is in the log now: the held header need not keep them.
+    if (loaded.record.outbox?.length && !this.notCopied(loaded.record.outbox).length)
+      loaded = { ...loaded, record: { ...loaded.record, outbox: undefined } };
     // A commit that finished while this read was under way is newer: keep it.
     if (!this.current || this.current.record.version <= loaded.record.version) this.current = loaded;
     this.vouchedBy = token;

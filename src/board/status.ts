@@ -6,6 +6,7 @@ import { retiredSpecLinks } from '../../machines/doctrine-commands.js';
 import type { BoardRecord, Store } from '../../store/ports/store.js';
 import { pauseViewOf } from './pause.js';
 import type { Maybe } from '../../store/ports/maybe.js';
+import { newestOf, type Newest } from '../../actors/board-actor.js';
 
 export const CHAIN_HEAD_SIZE = 10;
 
@@ -126,16 +127,17 @@ function activityJson(at: number | null): string {
 }
 
 /**
- * When the board last changed: its newest event (seq `lastSeq`), read from the last commit's
- * outbox the actor holds, else from the log; null on a board with no events yet.
+ * When the board last changed: its newest event (seq `lastSeq`), as the actor holds it from the
+ * last commit's outbox, else from the log; null on a board with no events yet.
  */
 export function lastActivityOf(
   store: Pick<Store, 'events'>,
   boardId: string,
-  record: Pick<BoardRecord, 'lastSeq' | 'outbox'>,
+  committed: { record: Pick<BoardRecord, 'lastSeq' | 'outbox'>; newest?: Newest | null },
 ): Maybe<number | null> {
+  const { record } = committed;
   if (record.lastSeq === 0) return null;
-  const held = record.outbox?.at(-1);
+  const held = newestOf(committed);
   if (held?.seq === record.lastSeq) return held.at;
   const known = lastActivity.get(record);
   if (known !== undefined) return known;

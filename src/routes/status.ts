@@ -174,21 +174,19 @@ export function statusRoutes(deps: StatusDeps): Route[] {
       // Answered now when the board, the count and the last activity are all held (a fleet polling a board this node serves).
       handler({ ctx }) {
         const call = boards.enter(ctx, 'viewer', 'status');
-        return andThen(
-          both(call.actor.read(), deps.online.count(call.boardId, ctx.now)),
-          ([{ board, record }, online]) =>
-            andThen(lastActivityOf(store, call.boardId, record), (lastActivityAt) => ({
-              status: 200,
-              contentType: JSON_CONTENT_TYPE,
-              body: statusJson({
-                projectId: call.boardId,
-                name: ctx.project!.name,
-                board,
-                record,
-                agentsOnline: online,
-                lastActivityAt,
-              }),
-            })),
+        return andThen(both(call.actor.read(), deps.online.count(call.boardId, ctx.now)), ([committed, online]) =>
+          andThen(lastActivityOf(store, call.boardId, committed), (lastActivityAt) => ({
+            status: 200,
+            contentType: JSON_CONTENT_TYPE,
+            body: statusJson({
+              projectId: call.boardId,
+              name: ctx.project!.name,
+              board: committed.board,
+              record: committed.record,
+              agentsOnline: online,
+              lastActivityAt,
+            }),
+          })),
         );
       },
     }),

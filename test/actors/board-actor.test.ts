@@ -1,7 +1,7 @@
 // The board actor on a real embedded store: commands waiting together share one commit, each
 // caller gets its own reply or refusal, and a listener that throws never undoes a reply.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BoardActor, BoardBusyError, MAILBOX_LIMIT, QUIET_MS } from '../../actors/board-actor.js';
+import { BoardActor, BoardBusyError, MAILBOX_LIMIT, QUIET_MS, newestOf } from '../../actors/board-actor.js';
 import { toAppError } from '../../src/board/board-access.js';
 import { claim, createItems, submit } from '../../machines/board-commands.js';
 import type { NewItem } from '../../machines/board-commands.js';
@@ -227,6 +227,43 @@ describe('board actor', () => {
       actor.ask(claim({ principal: 'agent:1', workId: 'W-9', purpose: 'work', ttlMs: 60_000, leaseId: 'L9' })),
     ).rejects.toMatchObject({ code: 'ITEM_NOT_FOUND' });
     expect(quiet).toHaveLength(1); // a refused command commits nothing, so it ends no spell
+  });
+
+  it('holds no outbox beside a header whose events the commit logged, only its newest, nor the keys a commit changed', async () => {
+    let now = Date.UTC(2026, 10, 22, 12);
+    const quiet: number[] = [];
+    const actor = new BoardActor(
+      'b',
+      store,
+      () => now,
+      undefined,
+      (before) => quiet.push(before.record.lastSeq),
+    );
+    await actor.ask(createItems([item('one'), item('two')], 'user:a'));
+    expect(store.boards.logsInCommit).toBe(true);
+    // The store keeps the newest event in the header; the actor holds only its seq and time.
+    expect((await store.boards.load('b'))!.record.outbox).toHaveLength(1);
+    expect(actor.held!.record.outbox).toBeUndefined();
+    expect(actor.held!.record.lastSeq).toBe(2);
+    expect(newestOf(actor.held!)).toEqual({ seq: 2, at: now });
+    // Only the commit's write read which keys it changed; the held board still has both items.
+    expect(actor.held!.board.changed.size).toBe(0);
+    expect([...actor.held!.board.items.keys()]).toEqual(['W-1', 'W-2']);
+    // A node that loads the board (no commit of its own yet) keeps the same, and finds the quiet spell from it.
+    const loaded = new BoardActor(
+      'b',
+      store,
+      () => now,
+      undefined,
+      (before) => quiet.push(before.record.lastSeq),
+    );
+    await loaded.read();
+    expect(loaded.held!.record.outbox).toBeUndefined();
+    expect(newestOf(loaded.held!)).toEqual({ seq: 2, at: now });
+    now += QUIET_MS;
+    await loaded.ask(createItems([item('three')], 'user:a'));
+    expect(quiet).toEqual([2]);
+    expect(newestOf(loaded.held!)).toEqual({ seq: 3, at: now });
   });
 
   it('refuses a command beyond a full mailbox at once, as 503 BOARD_BUSY with Retry-After, and decides the rest', async () => {

@@ -88,11 +88,10 @@ describe('lastActivityOf', () => {
 
   it('is null before the first event, the held outbox’s newest, else the log’s event at lastSeq', async () => {
     const boardId = unique('board');
-    expect(await lastActivityOf(used.store, boardId, { lastSeq: 0, outbox: [] })).toBeNull();
+    expect(await lastActivityOf(used.store, boardId, { record: { lastSeq: 0, outbox: [] } })).toBeNull();
     expect(
       await lastActivityOf(used.store, boardId, {
-        lastSeq: 2,
-        outbox: [event(boardId, 1, NOW - 10), event(boardId, 2, NOW - 5)],
+        record: { lastSeq: 2, outbox: [event(boardId, 1, NOW - 10), event(boardId, 2, NOW - 5)] },
       }),
     ).toBe(NOW - 5);
     await used.store.events.insertMissing(
@@ -101,7 +100,27 @@ describe('lastActivityOf', () => {
         version: 1,
       })),
     );
-    expect(await lastActivityOf(used.store, boardId, { lastSeq: 3, outbox: [] })).toBe(NOW - 1);
-    expect(await lastActivityOf(used.store, boardId, { lastSeq: 3 })).toBe(NOW - 1);
+    expect(await lastActivityOf(used.store, boardId, { record: { lastSeq: 3, outbox: [] } })).toBe(NOW - 1);
+    expect(await lastActivityOf(used.store, boardId, { record: { lastSeq: 3 } })).toBe(NOW - 1);
+    expect(await lastActivityOf(used.store, boardId, { record: { lastSeq: 3 }, newest: null })).toBe(NOW - 1);
+  });
+
+  it('takes the newest event the actor holds beside a header without its outbox, and reads the log when it is older', async () => {
+    const boardId = unique('board');
+    // Seq 4 is in no log: only the held newest can answer.
+    expect(await lastActivityOf(used.store, boardId, { record: { lastSeq: 4 }, newest: { seq: 4, at: NOW - 2 } })).toBe(
+      NOW - 2,
+    );
+    // The held newest wins over an outbox the header still has.
+    expect(
+      await lastActivityOf(used.store, boardId, {
+        record: { lastSeq: 4, outbox: [event(boardId, 4, NOW - 9)] },
+        newest: { seq: 4, at: NOW - 2 },
+      }),
+    ).toBe(NOW - 2);
+    await used.store.events.insertMissing([{ ...event(boardId, 5, NOW - 1), version: 1 }]);
+    expect(await lastActivityOf(used.store, boardId, { record: { lastSeq: 5 }, newest: { seq: 4, at: NOW - 2 } })).toBe(
+      NOW - 1,
+    );
   });
 });
