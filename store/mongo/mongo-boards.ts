@@ -36,7 +36,7 @@ import {
 } from '../ports/store.js';
 import { afterThisTurn } from '../ports/maybe.js';
 import { duplicateWrites } from './duplicate-key.js';
-import { MongoCollection } from './mongo-collection.js';
+import { firstBatchOnly, MongoCollection } from './mongo-collection.js';
 
 /**
  * What a header carries inline at most: its items and events together, with what it carries. A
@@ -249,14 +249,7 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
   }
 
   override async find(filter: Filter<BoardRecord>, options: FindOptions<BoardRecord> = {}): Promise<BoardRecord[]> {
-    const headers = (await this.run(() => {
-      let cursor = this.driver
-        .find(filter as Document, { projection: { items: 0 } })
-        .sort(Object.fromEntries(options.sort ?? [['_id', 1]]));
-      if (options.skip) cursor = cursor.skip(options.skip);
-      if (options.limit !== undefined) cursor = cursor.limit(options.limit);
-      return cursor.toArray();
-    })) as unknown as HeaderDoc[];
+    const headers = (await this.read(filter, { items: 0 }, options)) as HeaderDoc[];
     return Promise.all(headers.map(unpacked).map(async (h) => recordOf(h, await this.writtenAt(h))));
   }
 
@@ -304,7 +297,7 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
       // The whole board, under ids of either shape: versions an earlier version of this adapter wrote
       // stay under `<board>:<work id>:<v>` until superseded (changesSince never needs them: see there).
       const docs = (await this.run(() =>
-        this.log.find(logRange(id, -1, header.version)).toArray(),
+        firstBatchOnly(this.log, logRange(id, -1, header.version)),
       )) as unknown as ItemDoc[];
       const read = await this.settle(header, docs, 0);
       if (!read) continue;
@@ -331,7 +324,7 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
       // Only ids of this shape: `version` is one this process loaded or read since, and every version
       // after it was written by a node of this version (docs/operating.md: no node of an earlier one beside it).
       const docs = (await this.run(() =>
-        this.log.find(logRange(id, version, header.version)).toArray(),
+        firstBatchOnly(this.log, logRange(id, version, header.version)),
       )) as unknown as ItemDoc[];
       const read = await this.settle(header, docs, version);
       if (!read) continue;
@@ -490,7 +483,7 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
   private async writtenOf(boardId: string, intent: Intent): Promise<Written | null> {
     if (!('stage' in intent)) return intent;
     const parts = (await this.run(() =>
-      this.staging.find({ stage: intent.stage }).toArray(),
+      firstBatchOnly(this.staging, { stage: intent.stage }),
     )) as unknown as (Written & { boardId: string; n: number })[];
     if (parts.length !== intent.parts || parts.some((p) => p.boardId !== boardId)) return null;
     parts.sort((a, b) => a.n - b.n);
