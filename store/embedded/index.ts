@@ -110,6 +110,7 @@ export async function openEmbeddedStore(dataDir: string): Promise<Store> {
     {
       items: asRecords({ name: 'boards.entries', ...records }),
       versions: env.openDB({ name: 'boards.versions' }),
+      commits: env.openDB({ name: 'boards.commits' }),
     },
     events,
   );

@@ -4,7 +4,10 @@
 // same range, by each entry's v: one process holds the directory and every commit there goes
 // through its board's actor, so an actor is behind only after an import or a failed copy to the
 // log, and no index of versions is kept up on every commit for it.
-import type { Database } from 'lmdb';
+// A commit is queued on LMDB's write thread (lmdb-js's asynchronous writes) inside a block the
+// thread checks first, the header still at the expected version: the main thread encodes, LMDB's
+// thread puts, compresses and syncs, and the whole block lands or none of it (issue 46).
+import { IF_EXISTS, getLastVersion, type Database } from 'lmdb';
 import type {
   BoardChanges,
   BoardCollection,
@@ -22,6 +25,10 @@ import type { Writer } from './writer.js';
 
 /** Boards whose versions are kept between writes; past it they are all read afresh. */
 const VERSIONS_KEPT = 10_000;
+/** Key strings at most this long (in UTF-16 units, 3 bytes each at most) stay under LMDB's 1,978 bytes with what the key adds. */
+const SHORT_KEY = 400;
+/** Boards whose last header written is kept (the busy ones); past it they are all read afresh. */
+const HEADERS_KEPT = 1_000;
 
 interface Entry {
   v: number;
@@ -32,12 +39,14 @@ export interface BoardDbs {
   items: Database<Entry, Key>;
   /** The index of versions earlier versions kept ([boardId, v, workId]): emptied at open, no longer written. */
   versions: Database<true, Key>;
+  /** [boardId, commitId] of each board's last commit: a commit standing on another lands only where it is. */
+  commits: Database<true, Key>;
 }
 
 export class LmdbBoards extends LmdbCollection<BoardRecord> implements BoardCollection {
   /** A commit's events go to the log in its own transaction: one LMDB environment holds both. */
   readonly logsInCommit = true;
-  /** lmdb-js runs queued transactions in order, one process holds the directory, and `after` is checked. */
+  /** lmdb-js applies queued writes in order, one process holds the directory, and `after` is checked. */
   readonly writesInOrder = true;
 
   /**
@@ -45,6 +54,14 @@ export class LmdbBoards extends LmdbCollection<BoardRecord> implements BoardColl
    * the next write (Writer.quiet), so a fleet polling a quiet board costs no read of the store.
    */
   private readonly versions = new Map<string, { version: number | null; mark: number }>();
+  /** Headers of commits queued and not landed yet, the last per board. */
+  private readonly inFlight = new Map<string, { row: Row }>();
+  /**
+   * The header each board's last commit here wrote, read again only once the store holds another
+   * version (decoding it was a fifth of a commit's main-thread work). Every write of a header moves
+   * its version but an insert after a delete, which `remove` forgets it for.
+   */
+  private readonly written = new Map<string, Row>();
 
   constructor(
     dbs: CollectionDbs,
@@ -110,27 +127,120 @@ export class LmdbBoards extends LmdbCollection<BoardRecord> implements BoardColl
     { applied, after }: CommitOptions = {},
   ): Promise<boolean> {
     // Not copied: the caller leaves them as they are until this resolves (the port says so), and
-    // LMDB encodes them inside the transaction. A structured clone here was a tenth of a commit.
-    return this.writer.write(() => {
+    // they are encoded before this returns.
+    const current = this.writer.healthy ? this.expected(id, expectedVersion) : undefined;
+    const logged = current?.lastSeq as number;
+    if (current && !(log.every((e) => e.boardId === id && e.seq > logged) && shortKeys(id, writes, log)))
+      return this.commitInTransaction(id, expectedVersion, set, writes, log, applied, after);
+    return this.writer.queued(() => {
+      if (!current || current.version !== expectedVersion || (after !== undefined && current.commitId !== after)) {
+        if (applied) queueMicrotask(applied);
+        return Promise.resolve(false);
+      }
+      const row = { ...current, ...set, version: expectedVersion + 1 };
+      let marked: Promise<boolean> | undefined;
+      // Checked again on the write thread, in order with every write queued before: the header still
+      // at the version read here, and, for a commit standing on another, that one landed.
+      const landing = this.dbs.docs.ifVersion(id, expectedVersion, () => {
+        if (after === undefined) this.writeCommit(id, current, row, writes, log, true);
+        else
+          marked = this.boardDbs.commits.ifVersion([id, after], IF_EXISTS, () =>
+            this.writeCommit(id, current, row, writes, log, true),
+          );
+      });
+      // Both settle together; the inner block's says whether the writes landed.
+      if (marked) landing.catch(() => undefined);
+      const landed = marked ?? landing;
+      this.expect(id, row, landed);
+      // What is left is the write thread's: the caller may decide its next commit on this one.
+      if (applied) queueMicrotask(applied);
+      return landed;
+    });
+  }
+
+  /** A commit whose log may hold events already there: they are looked for inside the transaction. */
+  private commitInTransaction(
+    id: string,
+    expectedVersion: number,
+    set: Changes<BoardRecord>,
+    writes: ItemWrites,
+    log: readonly EventRecord[],
+    applied: (() => void) | undefined,
+    after: string | undefined,
+  ): Promise<boolean> {
+    let landed!: (value: boolean) => void;
+    const landing = new Promise<boolean>((resolve) => (landed = resolve));
+    const done = this.writer.write(() => {
       // lmdb-js runs this on the main thread while its writer waits, then syncs without it.
       if (applied) queueMicrotask(applied);
-      const current = this.dbs.docs.get(id);
+      const current = this.stored(id, expectedVersion);
       if (!current || current.version !== expectedVersion || (after !== undefined && current.commitId !== after))
         return false;
-      const v = expectedVersion + 1;
-      for (const item of writes.put) this.putEntry(id, item.workId, { v, item });
-      for (const workId of writes.removed)
-        if (this.boardDbs.items.get([id, workId])?.item) this.putEntry(id, workId, { v, item: null });
-      this.store({ ...current, ...set, version: v }, current);
-      // The log holds no event past the header's lastSeq (commits write there, lastSeq only grows,
-      // and an import writes a new board's log before its first commit, which then refuses any
-      // other): this commit's own events are written without looking for them first.
-      const logged = current.lastSeq as number;
-      const isNew = (e: EventRecord) => e.boardId === id && e.seq > logged;
+      const row = { ...current, ...set, version: expectedVersion + 1 };
+      this.expect(id, row, landing);
+      this.writeCommit(id, current, row, writes, [], false);
+      const isNew = (e: EventRecord) => e.boardId === id && e.seq > (current.lastSeq as number);
       if (log.every(isNew)) this.log.insertNewWithin(log);
       else this.log.insertMissingWithin(log);
       return true;
     });
+    done.then(landed, () => landed(false));
+    return done;
+  }
+
+  /**
+   * The header as the last commit queued leaves it, else as stored: the one this process last wrote
+   * while the store still holds its version (`version`, the one the caller expects), else read.
+   */
+  private expected(id: string, version: number): Row | undefined {
+    return this.inFlight.get(id)?.row ?? this.stored(id, version);
+  }
+
+  /** The header as stored (inside a transaction: as it leaves it), the one last written here while its version is `version`. */
+  private stored(id: string, version: number): Row | undefined {
+    const kept = this.written.get(id);
+    if (kept?.version === version && this.dbs.docs.getBinaryFast(id) !== undefined && getLastVersion() === version)
+      return kept;
+    return this.dbs.docs.get(id);
+  }
+
+  /** Keeps `row` as what board `id` holds once `landed` resolves (a commit queued on it stands on it). */
+  private expect(id: string, row: Row, landed: Promise<boolean>): void {
+    const queued = { row };
+    this.inFlight.set(id, queued);
+    const forget = (ok: boolean) => {
+      if (this.inFlight.get(id) === queued) this.inFlight.delete(id);
+      if (!ok) return void this.written.delete(id);
+      if (this.written.size >= HEADERS_KEPT) this.written.clear();
+      this.written.set(id, row);
+    };
+    landed.then(forget, () => forget(false));
+  }
+
+  /**
+   * A commit's writes, inside a write (queued or in a transaction) that checked the header is
+   * `current`: the header as `row`, its entries, its events, and the mark a commit standing on it
+   * looks for. `unsure`: queued, so an entry may be on its way unseen: a removal is written whatever is stored.
+   */
+  private writeCommit(
+    id: string,
+    current: Row,
+    row: Row,
+    writes: ItemWrites,
+    log: readonly EventRecord[],
+    unsure: boolean,
+  ): void {
+    const v = row.version as number;
+    for (const item of writes.put) this.putEntry(id, item.workId, { v, item });
+    for (const workId of writes.removed)
+      if (unsure || this.boardDbs.items.get([id, workId])?.item) this.putEntry(id, workId, { v, item: null });
+    this.store(row, current);
+    if (typeof current.commitId === 'string') this.boardDbs.commits.remove([id, current.commitId]);
+    if (typeof row.commitId === 'string') this.boardDbs.commits.put([id, row.commitId], true);
+    // The log holds no event past the header's lastSeq (commits write there, lastSeq only grows,
+    // and an import writes a new board's log before its first commit, which then refuses any
+    // other): this commit's own events are written without looking for them first.
+    this.log.insertNewWithin(log);
   }
 
   /** Moves a board kept in the layout of earlier versions (`old`: [boardId, workId] → item) to entries of their own, one board per transaction. */
@@ -153,13 +263,30 @@ export class LmdbBoards extends LmdbCollection<BoardRecord> implements BoardColl
   protected override remove(row: Row): void {
     super.remove(row);
     const id = row._id as string;
+    this.written.delete(id);
     for (const key of this.boardDbs.items.getKeys({ start: [id], end: [id, HIGH] })) this.boardDbs.items.remove(key);
+    for (const key of this.boardDbs.commits.getKeys({ start: [id], end: [id, HIGH] }))
+      this.boardDbs.commits.remove(key);
   }
 
   /** Writes one item's entry (inside a write). */
   private putEntry(id: string, workId: string, entry: Entry): void {
     this.boardDbs.items.put([id, workId], entry);
   }
+}
+
+/**
+ * True when every key the commit writes is far below LMDB's limit: a key lmdb-js refused inside a
+ * queued commit would leave the writes queued before it to land without the rest.
+ */
+function shortKeys(id: string, writes: ItemWrites, log: readonly EventRecord[]): boolean {
+  const short = (s: string) => s.length <= SHORT_KEY;
+  return (
+    short(id) &&
+    writes.put.every((i) => short(i.workId)) &&
+    writes.removed.every(short) &&
+    log.every((e) => short(e._id))
+  );
 }
 
 function firstBoard(old: Database<StoredItem, Key>): string | null {

@@ -68,6 +68,34 @@ export class Writer {
     }
   }
 
+  /**
+   * Runs `queue`, which queues writes on LMDB's own write thread (lmdb-js's asynchronous writes,
+   * which it applies in one transaction with whatever else is queued) and returns the promise they
+   * resolve once durable; resolves with its value. An error `queue` throws reaches the caller as it
+   * is; a commit that fails is a StoreUnavailableError, as in `write`.
+   */
+  async queued<R>(queue: () => Promise<R>): Promise<R> {
+    this.check();
+    this.moves++;
+    this.underWay++;
+    let landing: Promise<R>;
+    try {
+      landing = queue();
+    } catch (e) {
+      this.underWay--;
+      this.moves++;
+      throw e;
+    }
+    try {
+      return await landing;
+    } catch (e) {
+      throw this.failed(e);
+    } finally {
+      this.underWay--;
+      this.moves++;
+    }
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     if (this.probe) clearInterval(this.probe);

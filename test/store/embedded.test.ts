@@ -194,6 +194,24 @@ describe('embedded store on LMDB', () => {
     }
   });
 
+  it('commits on the header as stored, not on one it wrote before, once the board was deleted and inserted again at that version', async () => {
+    const dir = await tempDir();
+    const store = await openEmbeddedStore(dir.path);
+    try {
+      const header = { _id: 'b1', nextWorkSeq: 1, nextFencingToken: 1, lastSeq: 0, nextDeadline: null };
+      await store.boards.insert({ ...header, version: 1 });
+      expect(await store.boards.commit('b1', 1, { nextWorkSeq: 7 }, { put: [], removed: [] })).toBe(true);
+      expect(await store.boards.delete('b1')).toBe(true);
+      await store.boards.insert({ ...header, version: 2, nextFencingToken: 9 });
+      expect(await store.boards.commit('b1', 2, { lastSeq: 0 }, { put: [], removed: [] })).toBe(true);
+      const record = (await store.boards.load('b1'))!.record;
+      expect([record.version, record.nextWorkSeq, record.nextFencingToken]).toEqual([3, 1, 9]);
+    } finally {
+      await store.close();
+      await dir.remove();
+    }
+  });
+
   it('moves boards an earlier version kept under boards.items to entries of their own at first open, losing nothing', async () => {
     const dir = await tempDir();
     cleanups.push(dir.remove);
