@@ -79,6 +79,11 @@ async function heapSnapshot(pid: number, dir: string): Promise<string> {
   throw new Error('no heap snapshot');
 }
 
+const percentile = (ms: number[], p: number): number => {
+  const sorted = [...ms].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0;
+};
+
 /** To a tenth: a cut of a few hundred bytes a board shows (a whole KB hides it). */
 const tenth = (n: number): number => Math.round(n * 10) / 10;
 
@@ -91,16 +96,21 @@ function expect(res: Answer, status: number, what: string): Answer {
   return res;
 }
 
+/** How long each anon-provision took, in ms (the tenants' own, not the probes'). */
+const provisionMs: number[] = [];
+
 /** A new anonymous board; its agent's client (on `agent`, the socket pool of the provisioning worker). */
-async function anonymousBoard(url: string, agent: Agent): Promise<Call> {
+async function anonymousBoard(url: string, agent: Agent, timed = false): Promise<Call> {
   const anon = client(url, {}, agent);
+  const t = performance.now();
   const made = expect(await anon('POST', '/api/accounts/anon-provision', {}), 201, 'anon-provision');
+  if (timed) provisionMs.push(performance.now() - t);
   return client(url, { authorization: `Bearer ${String(made.body.secret)}` }, agent);
 }
 
 /** One tenant: a board of `items` items, one claim → submit on it (and a status read, with TENANTS_STATUS). */
-async function tenant(url: string, agent: Agent, items = 6): Promise<void> {
-  const call = await anonymousBoard(url, agent);
+async function tenant(url: string, agent: Agent, items = 6, timed = false): Promise<void> {
+  const call = await anonymousBoard(url, agent, timed);
   expect(
     await call('POST', '/api/items/batch', {
       items: Array.from({ length: items }, (_, i) => ({ title: `item ${i}`, priority: i % 5 })),
@@ -136,7 +146,11 @@ async function claimP50(url: string, cycles = 200): Promise<number> {
 
 export interface TenantsReport {
   boards: number;
+  /** Tenants set up a second: each an anon-provision, a batch of items, a claim and a submit (not provisions alone). */
   provisionedPerSecond: number;
+  /** The anon-provision calls' own latency: p50 and p99 in ms, under TENANTS_CONCURRENCY tenants at a time. */
+  provisionP50Ms: number;
+  provisionP99Ms: number;
   rssBeforeMb: number;
   rssAfterMb: number;
   kbPerBoard: number;
@@ -175,7 +189,7 @@ export async function tenants(
         const agent = new Agent({ keepAlive: true, maxSockets: 1 });
         while (next < boards) {
           next++;
-          await tenant(node.url, agent);
+          await tenant(node.url, agent, 6, true);
         }
         agent.destroy();
       }),
@@ -195,6 +209,8 @@ export async function tenants(
     const report: TenantsReport = {
       boards,
       provisionedPerSecond: Math.round(provisionedPerSecond),
+      provisionP50Ms: Number(percentile(provisionMs, 0.5).toFixed(1)),
+      provisionP99Ms: Number(percentile(provisionMs, 0.99).toFixed(1)),
       rssBeforeMb: Math.round(rssBefore / 1024),
       rssAfterMb: Math.round(rssAfter / 1024),
       kbPerBoard: tenth((rssAfter - rssBefore) / boards),
@@ -212,7 +228,8 @@ export async function tenants(
 if (import.meta.url === `file://${process.argv[1]}`) {
   const r = await tenants();
   console.log(
-    `${r.boards} anonymous boards (6 items, one claim → submit each${process.env.TENANTS_STATUS ? ', a status read' : ''}) at ${r.provisionedPerSecond}/s: ` +
+    `${r.boards} anonymous boards (6 items, one claim → submit each${process.env.TENANTS_STATUS ? ', a status read' : ''}) set up at ${r.provisionedPerSecond}/s ` +
+      `(anon-provision p50 ${r.provisionP50Ms} ms, p99 ${r.provisionP99Ms} ms): ` +
       `RSS ${r.rssBeforeMb} → ${r.rssAfterMb} MB, ${r.kbPerBoard} KB per active board ` +
       `(${r.anonKbPerBoard} KB anonymous, ${r.fileKbPerBoard} KB the store's mapped file); ` +
       `claim p50 on a fresh board ${r.claimP50BeforeMs} ms before, ${r.claimP50AfterMs} ms after`,
