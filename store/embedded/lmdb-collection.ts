@@ -83,6 +83,10 @@ export class LmdbCollection<T extends Doc> implements Collection<T> {
     const plan = planFor(filter, this.specs);
     if (plan.kind === 'index' && plan.exact)
       return this.indexDb(plan.index).getKeysCount({ start: plan.start, end: plan.end });
+    if (plan.kind === 'points' && plan.exact) {
+      const db = this.indexDb(plan.index);
+      return plan.prefixes.reduce((n, prefix) => n + db.getKeysCount({ start: prefix, end: [...prefix, HIGH] }), 0);
+    }
     let n = 0;
     for (const _match of this.matching(plan, filter as Row)) n++;
     return n;
@@ -185,23 +189,29 @@ export class LmdbCollection<T extends Doc> implements Collection<T> {
       return;
     }
     const { index } = plan;
+    const ranges =
+      plan.kind === 'points'
+        ? plan.prefixes.map((prefix) => ({ start: prefix, end: [...prefix, HIGH] }))
+        : [
+            plan.reverse
+              ? { start: plan.end, end: plan.start, reverse: true, inclusiveEnd: true, exclusiveStart: true }
+              : { start: plan.start, end: plan.end },
+          ];
     const fromKey = Object.keys(filter).every((f) => f === '_id' || index.fields.includes(f));
-    const range = plan.reverse
-      ? { start: plan.end, end: plan.start, reverse: true, inclusiveEnd: true, exclusiveStart: true }
-      : { start: plan.start, end: plan.end };
-    for (const { key, value } of this.indexDb(index).getRange(range)) {
-      // LMDB's key encoding reads a one-element array back as its element.
-      const parts = Array.isArray(key) ? key : [key];
-      const id = indexedId(index, parts, value);
-      if (fromKey) {
-        const partial: Row = { _id: id };
-        index.fields.forEach((f, i) => (partial[f] = parts[i]));
-        if (matches(partial, filter)) yield { id, row: partial, whole: false };
-      } else {
-        const row = this.dbs.docs.get(id);
-        if (row && matches(row, filter)) yield { id, row, whole: true };
+    for (const range of ranges)
+      for (const { key, value } of this.indexDb(index).getRange(range)) {
+        // LMDB's key encoding reads a one-element array back as its element.
+        const parts = Array.isArray(key) ? key : [key];
+        const id = indexedId(index, parts, value);
+        if (fromKey) {
+          const partial: Row = { _id: id };
+          index.fields.forEach((f, i) => (partial[f] = parts[i]));
+          if (matches(partial, filter)) yield { id, row: partial, whole: false };
+        } else {
+          const row = this.dbs.docs.get(id);
+          if (row && matches(row, filter)) yield { id, row, whole: true };
+        }
       }
-    }
   }
 
   /** find (`fields` null) and select: skip and limit are applied while reading when the plan's order is the one asked for. */

@@ -1,5 +1,6 @@
 // How a filter is read from LMDB: by _id, by the declared index that covers most of it (an
-// equality prefix, then a range on the next field), or, failing both, by a scan. Bounds only
+// equality prefix, then a range or one of several values (`$in`) on the next field), or, failing
+// both, by a scan. Bounds only
 // narrow the read; every document read is still matched against the whole filter.
 import type { Key as LmdbKey } from 'lmdb';
 import type { Filter, FindOptions, IndexSpec } from '../ports/store.js';
@@ -13,7 +14,9 @@ type Range = { $gt?: LmdbKey; $gte?: LmdbKey; $lt?: LmdbKey; $lte?: LmdbKey };
 export type Plan =
   | { kind: 'ids'; ids: string[]; ordered: false }
   | { kind: 'primary'; start?: string; end?: string; reverse: boolean; ordered: boolean }
-  | { kind: 'index'; index: IndexSpec; start: Key; end: Key; reverse: boolean; ordered: boolean; exact: boolean };
+  | { kind: 'index'; index: IndexSpec; start: Key; end: Key; reverse: boolean; ordered: boolean; exact: boolean }
+  /** An equality prefix, then one of several values of the next field (`$in`): each read as its own range. */
+  | { kind: 'points'; index: IndexSpec; prefixes: Key[]; ordered: false; exact: boolean };
 
 const isRange = (c: unknown): c is Range =>
   typeof c === 'object' &&
@@ -22,6 +25,8 @@ const isRange = (c: unknown): c is Range =>
   Object.keys(c).length > 0 &&
   Object.keys(c).every((k) => ['$gt', '$gte', '$lt', '$lte'].includes(k));
 const isOperator = (c: unknown): boolean => typeof c === 'object' && c !== null && !Array.isArray(c);
+const isIn = (c: unknown): c is { $in: unknown[] } =>
+  isOperator(c) && Object.keys(c as object).join() === '$in' && Array.isArray((c as { $in: unknown }).$in);
 
 /** The value an index key holds for a field (a missing one indexes as null, as on MongoDB). */
 export const keyValue = (v: unknown): LmdbKey => (v ?? null) as LmdbKey;
@@ -57,26 +62,34 @@ export function planFor<T>(filter: Filter<T>, indexes: readonly IndexSpec[], opt
   if (id !== undefined && isOperator(id) && '$in' in (id as object))
     return { kind: 'ids', ids: [...new Set((id as { $in: string[] }).$in)], ordered: false };
 
-  let best: { index: IndexSpec; used: number; prefix: Key; range?: Range } | null = null;
+  let best: { index: IndexSpec; used: number; prefix: Key; range?: Range; among?: unknown[] } | null = null;
   for (const index of indexes) {
     const prefix: Key = [];
     let range: Range | undefined;
+    let among: unknown[] | undefined;
     for (const field of index.fields) {
       const c = conds[field];
       if (c !== undefined && !isOperator(c)) prefix.push(keyValue(c));
       else {
         if (isRange(c)) range = c;
+        else if (isIn(c)) among = c.$in;
         break;
       }
     }
-    const used = prefix.length + (range ? 0.5 : 0);
-    if (used > 0 && (!best || used > best.used)) best = { index, used, prefix, range };
+    // One of a few values reads nearly as well as one value, and better than a range.
+    const used = prefix.length + (among ? 0.75 : range ? 0.5 : 0);
+    if (used > 0 && (!best || used > best.used)) best = { index, used, prefix, range, among };
   }
   if (best) {
-    const { index, prefix, range } = best;
+    const { index, prefix, range, among } = best;
+    const covered = index.fields.slice(0, prefix.length + (among ? 1 : 0));
+    // Only equalities (and `$in`), all in the prefix: the keys in bounds are exactly the matches.
+    const exact = !range && Object.keys(conds).every((f) => covered.includes(f));
+    if (among) {
+      const prefixes = [...new Set(among.map(keyValue))].map((v) => [...prefix, v]);
+      return { kind: 'points', index, prefixes, ordered: false, exact };
+    }
     const { ordered, reverse } = sortFollows(sort, index.fields.slice(prefix.length));
-    // Only equalities, all in the prefix: the keys in bounds are exactly the matches.
-    const exact = !range && Object.keys(conds).every((f) => index.fields.slice(0, prefix.length).includes(f));
     return { kind: 'index', index, start: lower(prefix, range), end: upper(prefix, range), reverse, ordered, exact };
   }
   const { ordered, reverse } = sortFollows(sort, []);

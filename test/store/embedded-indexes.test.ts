@@ -4,6 +4,9 @@
 import { open } from 'lmdb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openEmbeddedStore } from '../../store/embedded/index.js';
+import { planFor } from '../../store/embedded/plan.js';
+import { SCHEMA } from '../../store/ports/schema.js';
+import type { TokenRecord } from '../../store/ports/store.js';
 import { tempDir, type TempDir } from '../support/temp.js';
 
 describe('embedded store indexes', () => {
@@ -87,5 +90,52 @@ describe('embedded store indexes', () => {
     } finally {
       await again.close();
     }
+  });
+
+  it('reads one of several values of an indexed field (`$in`) through the index, a range a value, not by a scan', async () => {
+    const plan = planFor<TokenRecord>({ agentId: { $in: ['a', 'b', 'a'] } }, SCHEMA.tokens);
+    expect(plan).toMatchObject({ kind: 'points', prefixes: [['a'], ['b']], exact: true });
+    expect(planFor<TokenRecord>({ agentId: { $in: ['a'] }, revoked: false }, SCHEMA.tokens)).toMatchObject({
+      kind: 'points',
+      exact: false,
+    });
+
+    const dir = await tempDir();
+    dirs.push(dir);
+    const store = await openEmbeddedStore(dir.path);
+    const token = (i: number) => ({
+      _id: `t-${i}`,
+      version: 1,
+      accountId: `acc-${i % 4}`,
+      agentId: `agent-${i % 10}`,
+      secretHash: `hash-${i}`,
+      prefix: 'agb_x',
+      name: `token ${i}`,
+      scope: 'workspace' as const,
+      boardId: null,
+      role: 'member' as const,
+      resource: null,
+      revoked: i % 3 === 0,
+      createdAt: i,
+      lastUsedAt: null,
+      expiresAt: null,
+    });
+    for (let i = 0; i < 60; i++) await store.tokens.insert(token(i) as never);
+    const wanted = ['agent-2', 'agent-7', 'agent-missing'];
+    const byIndex = await store.tokens.select({ agentId: { $in: wanted } }, ['agentId', 'createdAt'], {
+      sort: [['createdAt', -1]],
+      limit: 5,
+    });
+    const all = await store.tokens.find({});
+    const expected = all
+      .filter((t) => wanted.includes(t.agentId!))
+      .sort((a, b) => b.createdAt - a.createdAt)
+      .slice(0, 5);
+    expect(byIndex).toEqual(expected.map((t) => ({ _id: t._id, agentId: t.agentId, createdAt: t.createdAt })));
+    expect(await store.tokens.count({ agentId: { $in: wanted } })).toBe(12);
+    expect(await store.tokens.count({ agentId: { $in: wanted }, revoked: false })).toBe(
+      all.filter((t) => wanted.includes(t.agentId!) && !t.revoked).length,
+    );
+    await store.close();
   });
 });
