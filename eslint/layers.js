@@ -9,7 +9,16 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /** Lowest first. Rooms on one layer know nothing of each other. */
 export const LAYERS = [
-  ['machines', 'store', 'src/errors', 'src/log.ts', 'src/plans.ts', 'src/int-in-range.ts', 'src/address-list.ts'],
+  [
+    'machines',
+    'store',
+    'src/errors',
+    'src/log.ts',
+    'src/plans.ts',
+    'src/int-in-range.ts',
+    'src/address-list.ts',
+    'src/heap-growth.ts',
+  ],
   ['actors', 'src/auth', 'src/config.ts', 'src/feedback', 'src/web'],
   ['src/bus', 'src/mail', 'src/request-context.ts', 'src/server-secret.ts'],
   ['src/ratelimit', 'src/metrics', 'src/audit-row.ts'],

@@ -3,6 +3,7 @@
 // itself once the store is open: a second process refused its DATA_DIR, or a node whose store is
 // unreachable, exits before loading the rest (node starts cost CPU: tests start many).
 import { deriveKeys } from './auth/keys.js';
+import { limitHeapGrowth } from './heap-growth.js';
 import { serverSecret } from './server-secret.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
@@ -57,6 +58,7 @@ async function openLimiter(config: Config, logger: Logger): Promise<RateLimiter>
 }
 
 async function main(): Promise<void> {
+  limitHeapGrowth();
   let config: Config;
   try {
     config = loadConfig();
