@@ -25,8 +25,12 @@ const isRange = (c: unknown): c is Range =>
   Object.keys(c).length > 0 &&
   Object.keys(c).every((k) => ['$gt', '$gte', '$lt', '$lte'].includes(k));
 const isOperator = (c: unknown): boolean => typeof c === 'object' && c !== null && !Array.isArray(c);
+/** `{ $in: [...] }` of values an index key holds as they are (so each is one range, and no two overlap). */
 const isIn = (c: unknown): c is { $in: unknown[] } =>
-  isOperator(c) && Object.keys(c as object).join() === '$in' && Array.isArray((c as { $in: unknown }).$in);
+  isOperator(c) &&
+  Object.keys(c as object).join() === '$in' &&
+  Array.isArray((c as { $in: unknown }).$in) &&
+  (c as { $in: unknown[] }).$in.every((v) => v === null || ['string', 'number', 'boolean'].includes(typeof v));
 
 /** The value an index key holds for a field (a missing one indexes as null, as on MongoDB). */
 export const keyValue = (v: unknown): LmdbKey => (v ?? null) as LmdbKey;
