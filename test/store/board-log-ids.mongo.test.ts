@@ -6,6 +6,7 @@ import { MongoClient, MongoServerError, type Document } from 'mongodb';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { openMongoStore } from '../../store/mongo/index.js';
 import { itemVersionId, type BoardRecord, type Store, type StoredItem } from '../../store/ports/store.js';
+import { dropPrefixed } from '../support/mongo-prefixed.js';
 import { unique } from '../support/temp.js';
 
 const uri = inject('mongoUri');
@@ -36,12 +37,7 @@ describe.skipIf(!uri)('mongo adapter: the item log keyed by board, version and w
     const stores: Store[] = [];
     cleanups.push(async () => {
       for (const store of stores) await store.close();
-      for (const { name } of await db.listCollections({}, { nameOnly: true }).toArray())
-        if (name.startsWith(prefix))
-          await db
-            .collection(name)
-            .drop()
-            .catch(() => undefined);
+      await dropPrefixed(db, prefix);
       await client.close();
     });
     const log = db.collection<{ _id: string } & Document>(`${prefix}boardItems`);

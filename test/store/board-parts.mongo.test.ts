@@ -7,6 +7,7 @@ import { afterEach, describe, expect, inject, it } from 'vitest';
 import { PARTS_GRACE_MS } from '../../store/mongo/mongo-boards.js';
 import { openMongoStore } from '../../store/mongo/index.js';
 import type { Store, StoredItem } from '../../store/ports/store.js';
+import { dropPrefixed } from '../support/mongo-prefixed.js';
 import { unique } from '../support/temp.js';
 
 const uri = inject('mongoUri');
@@ -23,12 +24,7 @@ describe.skipIf(!uri)('staged parts on the MongoDB wire server', () => {
     for (const store of opened.splice(0)) await store.close();
     const client = await MongoClient.connect(uri!);
     const db = client.db(DB);
-    for (const { name } of await db.listCollections({}, { nameOnly: true }).toArray())
-      if (name.startsWith(prefix))
-        await db
-          .collection(name)
-          .drop()
-          .catch(() => undefined);
+    await dropPrefixed(db, prefix);
     await client.close();
   });
 

@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, inject, it, onTestFinished } f
 import { openMongoStore } from '../../store/mongo/index.js';
 import type { BoardRecord, Store, StoredItem } from '../../store/ports/store.js';
 import { entryArgs } from '../support/built.js';
+import { dropPrefixed } from '../support/mongo-prefixed.js';
 import { unique } from '../support/temp.js';
 import { until } from '../support/until.js';
 
@@ -131,12 +132,7 @@ describe.skipIf(!uri)('board commits on the MongoDB wire server, under faults', 
     for (const store of opened.splice(0)) await store.close().catch(() => undefined);
     const client = await MongoClient.connect(uri!);
     const db = client.db(DB);
-    for (const { name } of await db.listCollections({}, { nameOnly: true }).toArray())
-      if (name.startsWith(prefix))
-        await db
-          .collection(name)
-          .drop()
-          .catch(() => undefined);
+    await dropPrefixed(db, prefix);
     await client.close();
   });
 

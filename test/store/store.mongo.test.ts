@@ -1,6 +1,7 @@
 import { describe, expect, inject, it } from 'vitest';
 import { openMongoStore } from '../../store/mongo/index.js';
 import { DuplicateKeyError, eventId, type EventRecord } from '../../store/ports/store.js';
+import { dropPrefixed as dropPrefixedIn } from '../support/mongo-prefixed.js';
 import { unique } from '../support/temp.js';
 import { storeContract } from './contract.js';
 
@@ -11,13 +12,7 @@ const prefixes = new Map<object, string>();
 async function dropPrefixed(prefix: string): Promise<void> {
   const { MongoClient } = await import('mongodb');
   const client = await MongoClient.connect(uri!);
-  const db = client.db('board_test');
-  for (const { name } of await db.listCollections({}, { nameOnly: true }).toArray())
-    if (name.startsWith(prefix))
-      await db
-        .collection(name)
-        .drop()
-        .catch(() => undefined);
+  await dropPrefixedIn(client.db('board_test'), prefix);
   await client.close();
 }
 
