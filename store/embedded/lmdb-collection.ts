@@ -2,7 +2,7 @@
 // is an ordered key space ([...values] → _id when unique, [...values, _id] → null otherwise: the
 // key holds the _id; earlier versions repeated it as the value, which reads the same) written in
 // the same transaction as its document, so finds read a key range instead of scanning.
-import { getLastVersion, type Database, type Key as LmdbKey } from 'lmdb';
+import { getLastVersion, type Database, type Key as LmdbKey, type RangeOptions } from 'lmdb';
 import {
   DuplicateKeyError,
   type Changes,
@@ -81,11 +81,9 @@ export class LmdbCollection<T extends Doc> implements Collection<T> {
   async count(filter: Filter<T>): Promise<number> {
     this.writer.check();
     const plan = planFor(filter, this.specs);
-    if (plan.kind === 'index' && plan.exact)
-      return this.indexDb(plan.index).getKeysCount({ start: plan.start, end: plan.end });
-    if (plan.kind === 'points' && plan.exact) {
+    if ((plan.kind === 'index' || plan.kind === 'points') && plan.exact) {
       const db = this.indexDb(plan.index);
-      return plan.prefixes.reduce((n, prefix) => n + db.getKeysCount({ start: prefix, end: [...prefix, HIGH] }), 0);
+      return keyRanges(plan).reduce((n, range) => n + db.getKeysCount(range), 0);
     }
     let n = 0;
     for (const _match of this.matching(plan, filter as Row)) n++;
@@ -189,16 +187,8 @@ export class LmdbCollection<T extends Doc> implements Collection<T> {
       return;
     }
     const { index } = plan;
-    const ranges =
-      plan.kind === 'points'
-        ? plan.prefixes.map((prefix) => ({ start: prefix, end: [...prefix, HIGH] }))
-        : [
-            plan.reverse
-              ? { start: plan.end, end: plan.start, reverse: true, inclusiveEnd: true, exclusiveStart: true }
-              : { start: plan.start, end: plan.end },
-          ];
     const fromKey = Object.keys(filter).every((f) => f === '_id' || index.fields.includes(f));
-    for (const range of ranges)
+    for (const range of keyRanges(plan))
       for (const { key, value } of this.indexDb(index).getRange(range)) {
         // LMDB's key encoding reads a one-element array back as its element.
         const parts = Array.isArray(key) ? key : [key];
@@ -306,4 +296,14 @@ export class LmdbCollection<T extends Doc> implements Collection<T> {
     for (const { spec, db } of this.dbs.indexes) db.remove(indexKey(spec, row));
     this.dbs.docs.remove(row._id as string);
   }
+}
+
+/** The index ranges an index plan reads, in its order: one for a range, one a value for `$in`. */
+function keyRanges(plan: Extract<Plan, { kind: 'index' | 'points' }>): RangeOptions[] {
+  if (plan.kind === 'points') return plan.prefixes.map((prefix) => ({ start: prefix, end: [...prefix, HIGH] }));
+  return [
+    plan.reverse
+      ? { start: plan.end, end: plan.start, reverse: true, inclusiveEnd: true, exclusiveStart: true }
+      : { start: plan.start, end: plan.end },
+  ];
 }

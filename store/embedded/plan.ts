@@ -1,7 +1,7 @@
 // How a filter is read from LMDB: by _id, by the declared index that covers most of it (an
 // equality prefix, then a range or one of several values (`$in`) on the next field), or, failing
-// both, by a scan. Bounds only
-// narrow the read; every document read is still matched against the whole filter.
+// both, by a scan. Bounds only narrow the read; every document read is still matched against the
+// whole filter.
 import type { Key as LmdbKey } from 'lmdb';
 import type { Filter, FindOptions, IndexSpec } from '../ports/store.js';
 
