@@ -232,13 +232,16 @@ describe('board actor', () => {
   it('holds no outbox beside a header whose events the commit logged, only its newest, nor the keys a commit changed', async () => {
     let now = Date.UTC(2026, 10, 22, 12);
     const quiet: number[] = [];
-    const actor = new BoardActor(
-      'b',
-      store,
-      () => now,
-      undefined,
-      (before) => quiet.push(before.record.lastSeq),
-    );
+    /** An actor of board b, telling `quiet` the last seq before each quiet spell it ends. */
+    const quietActor = () =>
+      new BoardActor(
+        'b',
+        store,
+        () => now,
+        undefined,
+        (before) => quiet.push(before.record.lastSeq),
+      );
+    const actor = quietActor();
     await actor.ask(createItems([item('one'), item('two')], 'user:a'));
     expect(store.boards.logsInCommit).toBe(true);
     // The store keeps the newest event in the header; the actor holds only its seq and time.
@@ -250,13 +253,7 @@ describe('board actor', () => {
     expect(actor.held!.board.changed.size).toBe(0);
     expect([...actor.held!.board.items.keys()]).toEqual(['W-1', 'W-2']);
     // A node that loads the board (no commit of its own yet) keeps the same, and finds the quiet spell from it.
-    const loaded = new BoardActor(
-      'b',
-      store,
-      () => now,
-      undefined,
-      (before) => quiet.push(before.record.lastSeq),
-    );
+    const loaded = quietActor();
     await loaded.read();
     expect(loaded.held!.record.outbox).toBeUndefined();
     expect(newestOf(loaded.held!)).toEqual({ seq: 2, at: now });
