@@ -6,7 +6,9 @@
 // log, and no index of versions is kept up on every commit for it.
 // A commit is queued on LMDB's write thread (lmdb-js's asynchronous writes) inside a block the
 // thread checks first, the header still at the expected version: the main thread encodes, LMDB's
-// thread puts, compresses and syncs, and the whole block lands or none of it (issue 46).
+// thread puts, compresses and syncs, and the whole block lands or none of it (issue 46). Every
+// value is encoded and every key checked before the block is opened (ready-writes.ts): a throw
+// while it is being queued would leave what was queued before it to land.
 import { IF_EXISTS, getLastVersion, type Database } from 'lmdb';
 import type {
   BoardChanges,
@@ -21,12 +23,11 @@ import type {
 } from '../ports/store.js';
 import { HIGH } from './plan.js';
 import { LmdbCollection, type CollectionDbs, type Key, type Row } from './lmdb-collection.js';
+import { DIRECT, ReadyWrites, type Writes } from './ready-writes.js';
 import type { Writer } from './writer.js';
 
 /** Boards whose versions are kept between writes; past it they are all read afresh. */
 const VERSIONS_KEPT = 10_000;
-/** Key strings at most this long (in UTF-16 units, 3 bytes each at most) stay under LMDB's 1,978 bytes with what the key adds. */
-const SHORT_KEY = 400;
 /** Boards whose last header written is kept (the busy ones); past it they are all read afresh. */
 const HEADERS_KEPT = 1_000;
 
@@ -130,7 +131,7 @@ export class LmdbBoards extends LmdbCollection<BoardRecord> implements BoardColl
     // they are encoded before this returns.
     const current = this.writer.healthy ? this.expected(id, expectedVersion) : undefined;
     const logged = current?.lastSeq as number;
-    if (current && !(log.every((e) => e.boardId === id && e.seq > logged) && shortKeys(id, writes, log)))
+    if (current && !log.every((e) => e.boardId === id && e.seq > logged))
       return this.commitInTransaction(id, expectedVersion, set, writes, log, applied, after);
     return this.writer.queued(() => {
       if (!current || current.version !== expectedVersion || (after !== undefined && current.commitId !== after)) {
@@ -138,15 +139,16 @@ export class LmdbBoards extends LmdbCollection<BoardRecord> implements BoardColl
         return Promise.resolve(false);
       }
       const row = { ...current, ...set, version: expectedVersion + 1 };
+      // Whatever can throw does so here, before anything is queued.
+      const ready = new ReadyWrites();
+      this.writeCommit(id, current, row, writes, log, true, ready);
+      if (after !== undefined) ready.check(this.boardDbs.commits, [id, after]);
       let marked: Promise<boolean> | undefined;
       // Checked again on the write thread, in order with every write queued before: the header still
       // at the version read here, and, for a commit standing on another, that one landed.
       const landing = this.dbs.docs.ifVersion(id, expectedVersion, () => {
-        if (after === undefined) this.writeCommit(id, current, row, writes, log, true);
-        else
-          marked = this.boardDbs.commits.ifVersion([id, after], IF_EXISTS, () =>
-            this.writeCommit(id, current, row, writes, log, true),
-          );
+        if (after === undefined) ready.queue();
+        else marked = this.boardDbs.commits.ifVersion([id, after], IF_EXISTS, () => ready.queue());
       });
       // Both settle together; the inner block's says whether the writes landed.
       if (marked) landing.catch(() => undefined);
@@ -218,9 +220,10 @@ export class LmdbBoards extends LmdbCollection<BoardRecord> implements BoardColl
   }
 
   /**
-   * A commit's writes, inside a write (queued or in a transaction) that checked the header is
-   * `current`: the header as `row`, its entries, its events, and the mark a commit standing on it
-   * looks for. `unsure`: queued, so an entry may be on its way unseen: a removal is written whatever is stored.
+   * A commit's writes, inside a transaction, or made ready for a block queued (`to`), that checked
+   * the header is `current`: the header as `row`, its entries, its events, and the mark a commit
+   * standing on it looks for. `unsure`: queued, so an entry may be on its way unseen: a removal is
+   * written whatever is stored.
    */
   private writeCommit(
     id: string,
@@ -229,18 +232,20 @@ export class LmdbBoards extends LmdbCollection<BoardRecord> implements BoardColl
     writes: ItemWrites,
     log: readonly EventRecord[],
     unsure: boolean,
+    to: Writes = DIRECT,
   ): void {
     const v = row.version as number;
-    for (const item of writes.put) this.putEntry(id, item.workId, { v, item });
+    const { items, commits } = this.boardDbs;
+    for (const item of writes.put) to.put(items, [id, item.workId], { v, item });
     for (const workId of writes.removed)
-      if (unsure || this.boardDbs.items.get([id, workId])?.item) this.putEntry(id, workId, { v, item: null });
-    this.store(row, current);
-    if (typeof current.commitId === 'string') this.boardDbs.commits.remove([id, current.commitId]);
-    if (typeof row.commitId === 'string') this.boardDbs.commits.put([id, row.commitId], true);
+      if (unsure || items.get([id, workId])?.item) to.put(items, [id, workId], { v, item: null });
+    this.store(row, current, to);
+    if (typeof current.commitId === 'string') to.remove(commits, [id, current.commitId]);
+    if (typeof row.commitId === 'string') to.put(commits, [id, row.commitId], true);
     // The log holds no event past the header's lastSeq (commits write there, lastSeq only grows,
     // and an import writes a new board's log before its first commit, which then refuses any
     // other): this commit's own events are written without looking for them first.
-    this.log.insertNewWithin(log);
+    this.log.insertNewWithin(log, to);
   }
 
   /** Moves a board kept in the layout of earlier versions (`old`: [boardId, workId] → item) to entries of their own, one board per transaction. */
@@ -273,20 +278,6 @@ export class LmdbBoards extends LmdbCollection<BoardRecord> implements BoardColl
   private putEntry(id: string, workId: string, entry: Entry): void {
     this.boardDbs.items.put([id, workId], entry);
   }
-}
-
-/**
- * True when every key the commit writes is far below LMDB's limit: a key lmdb-js refused inside a
- * queued commit would leave the writes queued before it to land without the rest.
- */
-function shortKeys(id: string, writes: ItemWrites, log: readonly EventRecord[]): boolean {
-  const short = (s: string) => s.length <= SHORT_KEY;
-  return (
-    short(id) &&
-    writes.put.every((i) => short(i.workId)) &&
-    writes.removed.every(short) &&
-    log.every((e) => short(e._id))
-  );
 }
 
 function firstBoard(old: Database<StoredItem, Key>): string | null {

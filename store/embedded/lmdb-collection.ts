@@ -15,6 +15,7 @@ import {
 } from '../ports/store.js';
 import { HIGH, keyValue, planFor, type Plan } from './plan.js';
 import { matches, order } from './query.js';
+import { DIRECT, type Writes } from './ready-writes.js';
 import type { Writer } from './writer.js';
 
 export type Row = Record<string, unknown>;
@@ -110,9 +111,12 @@ export class LmdbCollection<T extends Doc> implements Collection<T> {
     }
   }
 
-  /** Writes documents the caller knows are new (no _id nor unique key of theirs is stored), inside a write transaction already open: nothing is read first. */
-  insertNewWithin(docs: readonly T[]): void {
-    for (const row of docs as unknown as readonly Row[]) this.put(row, null);
+  /**
+   * Writes documents the caller knows are new (no _id nor unique key of theirs is stored), inside a
+   * write transaction already open or to `to`: nothing is read first.
+   */
+  insertNewWithin(docs: readonly T[], to: Writes = DIRECT): void {
+    for (const row of docs as unknown as readonly Row[]) this.put(row, null, to);
   }
 
   update(
@@ -240,24 +244,27 @@ export class LmdbCollection<T extends Doc> implements Collection<T> {
     return null;
   }
 
-  /** Writes `row` over `previous` once no other document holds one of its unique keys (else throws: the transaction aborts). */
-  protected store(row: Row, previous: Row | null): void {
+  /**
+   * Writes `row` over `previous` once no other document holds one of its unique keys (else throws:
+   * the transaction aborts, or nothing made ready is queued).
+   */
+  protected store(row: Row, previous: Row | null, to: Writes = DIRECT): void {
     const taken = this.takenIndex(row);
     if (taken) throw new DuplicateKeyError(this.name, taken);
-    this.put(row, previous);
+    this.put(row, previous, to);
   }
 
   /** Writes `row` over `previous`, unique keys already checked: index keys that moved are replaced. */
-  private put(row: Row, previous: Row | null): void {
+  private put(row: Row, previous: Row | null, to: Writes = DIRECT): void {
     const id = row._id as string;
     for (const { spec, db } of this.dbs.indexes) {
       const next = indexKey(spec, row);
       const before = previous && indexKey(spec, previous);
       if (before && sameKey(before, next)) continue;
-      if (before) db.remove(before);
-      db.put(next, indexValue(spec, row));
+      if (before) to.remove(db, before);
+      to.put(db, next, indexValue(spec, row));
     }
-    this.dbs.docs.put(id, row, row.version as number);
+    to.put(this.dbs.docs, id, row, row.version as number);
   }
 
   /**
