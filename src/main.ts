@@ -12,10 +12,31 @@ import type { Notice } from './server/notices.js';
 import type { RateLimiter } from './ratelimit/limiter.js';
 import type { Store } from '../store/ports/store.js';
 
-async function openStore(config: Config): Promise<Store> {
+/**
+ * On MongoDB a node without REDIS_URL is its store's sole writer (it answers from the boards it holds
+ * in memory), and holds a lease in the store saying so; with REDIS_URL it is one of several nodes and
+ * keeps a heartbeat there. Neither starts beside a live node of the other kind, nor a sole writer
+ * beside another (store/mongo/writer-lease.ts). A node that loses its lease exits at once, before it
+ * writes from a copy another node now changes.
+ */
+async function openStore(config: Config, logger: Logger): Promise<Store> {
   if (config.store.kind === 'mongo') {
     const { openMongoStore } = await import('../store/mongo/index.js');
-    return openMongoStore({ uri: config.store.uri, db: config.store.db });
+    return openMongoStore({
+      uri: config.store.uri,
+      db: config.store.db,
+      writer: {
+        mode: config.redisUrl ? 'shared' : 'sole',
+        node: config.nodeId,
+        onLost: (message) => {
+          logger.error({ node: config.nodeId }, message);
+          process.exit(1);
+        },
+        onRenewalFailed: (cause) =>
+          logger.warn({ err: cause }, 'store: could not renew this node’s writer lease, trying again'),
+        onTookOver: (message) => logger.warn({ node: config.nodeId }, message),
+      },
+    });
   }
   const { openEmbeddedStore } = await import('../store/embedded/index.js');
   return openEmbeddedStore(config.store.dataDir);
@@ -71,7 +92,7 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config.logLevel);
   const keys = deriveKeys(await serverSecret(config));
-  const store = await openStore(config);
+  const store = await openStore(config, logger);
   const [{ startServer }, { bcryptHasher }, { billingSetupFrom }, { mailerFrom }] = await Promise.all([
     import('./server.js'),
     import('./auth/passwords.js'),

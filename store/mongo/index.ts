@@ -15,6 +15,9 @@ import { CompoundKeys, driverIndexes, retiredIndexes } from './compound-unique.j
 import { MongoBoards } from './mongo-boards.js';
 import { MongoCollection } from './mongo-collection.js';
 import { MongoUsage } from './mongo-usage.js';
+import { holdWriterLease, type WriterDoc, type WriterLease, type WriterOptions } from './writer-lease.js';
+
+export { LEASE_TERM_MS, StoreInUseError, type WriterOptions } from './writer-lease.js';
 
 export interface MongoStoreOptions {
   uri: string;
@@ -25,6 +28,12 @@ export interface MongoStoreOptions {
   clock?: () => number;
   /** How long close waits for the calls under way before it closes the client anyway (tests shorten it). */
   closeWaitMs?: number;
+  /**
+   * Who this node writes as (writer-lease.ts): `sole` holds the store's sole-writer lease, taken before
+   * anything is written and released by close; `shared` keeps a heartbeat beside other nodes. Without
+   * it (tests, tools) the store takes no part in either.
+   */
+  writer?: WriterOptions;
 }
 
 /** How long close waits for the calls under way: a server that stopped answering must not hold up a node's shutdown. */
@@ -48,7 +57,30 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
         'PostgreSQL with DocumentDB (docs/operating.md, "MongoDB in production").',
     );
   }
-  const keyed = server === 'ferretdb2';
+  let lease: WriterLease | null = null;
+  if (options.writer) {
+    const writers = db.collection<WriterDoc>(`${prefix}writers`, { readPreference: ReadPreference.primary });
+    lease = await holdWriterLease(writers, options.db, options.writer).catch(async (e: unknown) => {
+      await client.close();
+      throw e;
+    });
+  }
+  try {
+    return await openCollections(client, db, prefix, server === 'ferretdb2', lease, options);
+  } catch (e) {
+    await lease?.release();
+    throw e;
+  }
+}
+
+async function openCollections(
+  client: MongoClient,
+  db: Db,
+  prefix: string,
+  keyed: boolean,
+  lease: WriterLease | null,
+  options: MongoStoreOptions,
+): Promise<Store> {
   const ensure = async (
     name: string,
     indexes: readonly { name: string; fields: readonly string[]; unique: boolean }[],
@@ -97,11 +129,17 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Store>
     async close() {
       // Each collection waits for what it sent (MongoCollection.close), for a while.
       let timer: NodeJS.Timeout | undefined;
-      const waited = new Promise<void>(
-        (resolve) => (timer = setTimeout(resolve, options.closeWaitMs ?? CLOSE_WAIT_MS)),
+      const waited = new Promise<false>(
+        (resolve) => (timer = setTimeout(() => resolve(false), options.closeWaitMs ?? CLOSE_WAIT_MS)),
       );
-      await Promise.race([Promise.all(entries.map(([, collection]) => collection.close())), waited]);
+      const landed = await Promise.race([
+        Promise.all(entries.map(([, collection]) => collection.close())).then(() => true),
+        waited,
+      ]);
       clearTimeout(timer);
+      // Once the last write landed, so the node that takes the lease next sees none of ours land
+      // after; a write still under way leaves the lease to lapse in a term.
+      if (landed) await lease?.release();
       await client.close();
     },
     replication: () => replicationOf(db),
