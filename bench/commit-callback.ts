@@ -4,7 +4,9 @@
 // events) and the bytes each kind of value takes as stored, for claim → submit commits shaped as
 // the board actor writes them (the records below copy a tenants bench board's).
 // STORE_MODULE names the openEmbeddedStore to measure (default the current one; its writer.js
-// beside it is timed), so an older commit's tree can be measured by the same file: A/B.
+// beside it is timed), so an older commit's tree can be measured by the same file: A/B. Several,
+// comma-separated, are measured in one process, each round taking each in turn (the order rotated
+// every round): the machine's drift then falls on all of them alike.
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
@@ -21,33 +23,39 @@ const CYCLES = arg('cycles', 200);
 const BOARDS = 32;
 const ITEMS = 6;
 
-const moduleName = process.env.STORE_MODULE ?? '../store/embedded/index.js';
-const specifier = isAbsolute(moduleName) ? pathToFileURL(moduleName).href : new URL(moduleName, import.meta.url).href;
-const { openEmbeddedStore } = (await import(specifier)) as { openEmbeddedStore: (dir: string) => Promise<Store> };
-const writerModule = new URL('writer.js', new URL('.', specifier)).href.replace(/\.js$/, '.ts');
-const { Writer } = (await import(writerModule)) as {
-  Writer: { prototype: { write: (change: () => unknown) => Promise<unknown> } };
-};
+type Open = (dir: string) => Promise<Store>;
+const moduleNames = (process.env.STORE_MODULE ?? '../store/embedded/index.js').split(',');
 
 // Times every write's callback (CPU, less what reading it costs): the commit phase's are the commits'.
 let timing = false;
 let callbackCpu = 0;
 let callbacks = 0;
-const write = Writer.prototype.write;
-Writer.prototype.write = function (this: unknown, change: () => unknown) {
-  return write.call(this, () => {
-    if (!timing) return change();
-    // Process CPU (getrusage): LMDB's writer thread waits meanwhile, so it is this thread's.
-    const before = process.cpuUsage();
-    try {
-      return change();
-    } finally {
-      const used = process.cpuUsage(before);
-      callbackCpu += used.user + used.system;
-      callbacks++;
-    }
-  });
-};
+
+/** The openEmbeddedStore `moduleName` exports, its Writer's callbacks timed. */
+async function load(moduleName: string): Promise<Open> {
+  const specifier = isAbsolute(moduleName) ? pathToFileURL(moduleName).href : new URL(moduleName, import.meta.url).href;
+  const { openEmbeddedStore } = (await import(specifier)) as { openEmbeddedStore: Open };
+  const writerModule = new URL('writer.js', new URL('.', specifier)).href.replace(/\.js$/, '.ts');
+  const { Writer } = (await import(writerModule)) as {
+    Writer: { prototype: { write: (change: () => unknown) => Promise<unknown> } };
+  };
+  const write = Writer.prototype.write;
+  Writer.prototype.write = function (this: unknown, change: () => unknown) {
+    return write.call(this, () => {
+      if (!timing) return change();
+      // Process CPU (getrusage): LMDB's writer thread waits meanwhile, so it is this thread's.
+      const before = process.cpuUsage();
+      try {
+        return change();
+      } finally {
+        const used = process.cpuUsage(before);
+        callbackCpu += used.user + used.system;
+        callbacks++;
+      }
+    });
+  };
+  return openEmbeddedStore;
+}
 
 /**
  * CPU the main thread alone has used, in µs (Linux: /proc/self/task/<pid>/stat, clock ticks), null
@@ -193,7 +201,7 @@ interface Figures {
   bytes: Record<string, number>;
 }
 
-async function round(): Promise<Figures> {
+async function round(openEmbeddedStore: Open): Promise<Figures> {
   const dir = await mkdtemp(join(tmpdir(), 'bench-commit-callback-'));
   try {
     const store = await openEmbeddedStore(dir);
@@ -276,23 +284,31 @@ const spread = (xs: number[], digits = 1): string => {
   return `${s[0]!.toFixed(digits)} / ${s[Math.floor(s.length / 2)]!.toFixed(digits)} / ${s.at(-1)!.toFixed(digits)}`;
 };
 
-console.log(`store: ${moduleName}; ${BOARDS} boards × ${CYCLES} commits (claim, submit), ${ROUNDS} rounds`);
-const all: Figures[] = [];
-for (let r = 0; r < ROUNDS; r++) {
-  const f = await round();
-  all.push(f);
-  process.stderr.write(
-    `  .. round ${r + 1}: ${f.callbackMicros.toFixed(1)} µs callback, ${f.mainMicros.toFixed(0)} µs main thread, ${f.cpuMicros.toFixed(0)} µs CPU, ${f.commitsPerSecond.toFixed(0)} commits/s\n`,
-  );
-}
-console.log(`commit callback, µs per commit (min / median / max)   ${spread(all.map((f) => f.callbackMicros))}`);
-console.log(`main thread CPU, µs per commit                      ${spread(all.map((f) => f.mainMicros))}`);
-console.log(`process CPU, µs per commit                          ${spread(all.map((f) => f.cpuMicros))}`);
-console.log(
-  `commits/s                                           ${spread(
-    all.map((f) => f.commitsPerSecond),
-    0,
-  )}`,
+const stores = await Promise.all(
+  moduleNames.map(async (name) => ({ name, open: await load(name), all: [] as Figures[] })),
 );
-for (const name of Object.keys(all[0]!.bytes))
-  console.log(`${`bytes per value as stored, ${name}`.padEnd(52)}${spread(all.map((f) => f.bytes[name]!))}`);
+console.log(`${BOARDS} boards × ${CYCLES} commits (claim, submit), ${ROUNDS} rounds`);
+for (let r = 0; r < ROUNDS; r++) {
+  for (let k = 0; k < stores.length; k++) {
+    const store = stores[(r + k) % stores.length]!;
+    const f = await round(store.open);
+    store.all.push(f);
+    process.stderr.write(
+      `  .. round ${r + 1}${stores.length > 1 ? ` (${store.name})` : ''}: ${f.callbackMicros.toFixed(1)} µs callback, ${f.mainMicros.toFixed(0)} µs main thread, ${f.cpuMicros.toFixed(0)} µs CPU, ${f.commitsPerSecond.toFixed(0)} commits/s\n`,
+    );
+  }
+}
+for (const { name, all } of stores) {
+  console.log(`store: ${name}`);
+  console.log(`commit callback, µs per commit (min / median / max)   ${spread(all.map((f) => f.callbackMicros))}`);
+  console.log(`main thread CPU, µs per commit                      ${spread(all.map((f) => f.mainMicros))}`);
+  console.log(`process CPU, µs per commit                          ${spread(all.map((f) => f.cpuMicros))}`);
+  console.log(
+    `commits/s                                           ${spread(
+      all.map((f) => f.commitsPerSecond),
+      0,
+    )}`,
+  );
+  for (const name of Object.keys(all[0]!.bytes))
+    console.log(`${`bytes per value as stored, ${name}`.padEnd(52)}${spread(all.map((f) => f.bytes[name]!))}`);
+}
