@@ -15,7 +15,7 @@ import { CompoundKeys, driverIndexes, retiredIndexes } from './compound-unique.j
 import { MongoBoards } from './mongo-boards.js';
 import { MongoCollection } from './mongo-collection.js';
 import { MongoUsage } from './mongo-usage.js';
-import { holdWriterLease, type WriterDoc, type WriterLease, type WriterOptions } from './writer-lease.js';
+import { guarded, holdWriterLease, type WriterDoc, type WriterLease, type WriterOptions } from './writer-lease.js';
 
 export { LEASE_TERM_MS, StoreInUseError, type WriterOptions } from './writer-lease.js';
 
@@ -106,14 +106,13 @@ async function openCollections(
   const entries = await Promise.all(
     COLLECTION_NAMES.map(async (name) => {
       const driver = await ensure(name, SCHEMA[name]);
-      return [
-        name,
+      const collection =
         name === 'boards'
           ? new MongoBoards(driver, log, staging, options.clock)
           : name === 'usage'
             ? new MongoUsage(name, SCHEMA[name], driver, keyed ? CompoundKeys.of(SCHEMA[name]) : null, !keyed)
-            : new MongoCollection(name, SCHEMA[name], driver, [], keyed ? CompoundKeys.of(SCHEMA[name]) : null),
-      ] as const;
+            : new MongoCollection(name, SCHEMA[name], driver, [], keyed ? CompoundKeys.of(SCHEMA[name]) : null);
+      return [name, lease ? guarded(collection, lease) : collection] as const;
     }),
   );
   return {

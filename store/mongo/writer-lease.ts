@@ -12,6 +12,7 @@
 // have found its lease silent for a term.
 import { randomUUID } from 'node:crypto';
 import type { Collection } from 'mongodb';
+import { StoreUnavailableError } from '../ports/store.js';
 import { isDuplicateKey } from './duplicate-key.js';
 
 /** How long a lease lives unrenewed: a node started after its holder died waits at most about this long. */
@@ -51,6 +52,11 @@ export interface WriterOptions {
 }
 
 export interface WriterLease {
+  /**
+   * Whether this node may still write: false once the lease was lost, or a term less the margin
+   * passed since the last renewal that landed was sent, even before the timer that says so fires.
+   */
+  holds(): boolean;
   /** Stops renewing and deletes this node's document, so the next node starts at once. */
   release(): Promise<void>;
 }
@@ -222,6 +228,35 @@ const sharedInUse = (dbName: string, holder: string) =>
   `MongoDB database ${dbName} is in use by node ${holder}, started with REDIS_URL (nodes that share the store). ` +
   `This node has no REDIS_URL, so it would write as the sole writer: set REDIS_URL on this node too, or stop every node that has it first.`;
 
+/**
+ * A collection of the store whose calls are refused (StoreUnavailableError) once `lease` no longer
+ * holds. The node is stopped then anyway, but by a timer, which a process paused past its term (a
+ * frozen VM, a stopped container) runs only after the I/O that woke it: a request decided then finds
+ * the store refusing, rather than writing beside the node that took the lease. Every method of a
+ * collection returns a promise; `close` is left alone, so a stopping node still waits for its calls.
+ */
+export function guarded<C extends object>(collection: C, lease: WriterLease): C {
+  const calls = new Map<PropertyKey, unknown>();
+  return new Proxy(collection, {
+    get(target, key) {
+      const value: unknown = Reflect.get(target, key, target);
+      if (typeof value !== 'function') return value;
+      let call = calls.get(key);
+      if (!call) {
+        const method = value as (...args: unknown[]) => unknown;
+        call =
+          key === 'close'
+            ? (...args: unknown[]) => method.apply(target, args)
+            : (...args: unknown[]) =>
+                lease.holds() ? method.apply(target, args) : Promise.reject(new StoreUnavailableError(LAPSED));
+        calls.set(key, call);
+      }
+      return call;
+    },
+  });
+}
+const LAPSED = new Error('this node no longer holds the sole-writer lease');
+
 /** Keeps one document renewed; tells onLost when it was taken over or (sole) went unrenewed for the term. */
 class Renewal implements WriterLease {
   private timer: NodeJS.Timeout | undefined;
@@ -229,6 +264,8 @@ class Renewal implements WriterLease {
   private inFlight: Promise<void> | null = null;
   private stopped = false;
   private failing = false;
+  /** performance.now() past which a sole writer no longer holds its lease. */
+  private validUntil = Infinity;
   private readonly everyMs: number;
 
   constructor(
@@ -245,6 +282,10 @@ class Renewal implements WriterLease {
   start(sentAt: number): void {
     this.landed(sentAt);
     this.schedule(this.everyMs);
+  }
+
+  holds(): boolean {
+    return performance.now() < this.validUntil;
   }
 
   async release(): Promise<void> {
@@ -265,7 +306,8 @@ class Renewal implements WriterLease {
     this.failing = false;
     if (this.doc.kind !== 'sole') return; // a shared node's writes are guarded by home leases, not by this
     clearTimeout(this.deadline);
-    const ms = sentAt + this.termMs - STOP_MARGIN_MS - performance.now();
+    this.validUntil = sentAt + this.termMs - STOP_MARGIN_MS;
+    const ms = this.validUntil - performance.now();
     this.deadline = setTimeout(
       () =>
         this.lose(
@@ -314,6 +356,7 @@ class Renewal implements WriterLease {
   private lose(message: string): void {
     if (this.stopped) return;
     this.stop();
+    this.validUntil = -Infinity;
     this.options.onLost(message);
   }
 

@@ -6,6 +6,7 @@ import { MongoClient, type Collection } from 'mongodb';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { holdWriterLease, StoreInUseError, type WriterDoc, type WriterLease } from '../../store/mongo/writer-lease.js';
 import { openMongoStore } from '../../store/mongo/index.js';
+import { StoreUnavailableError } from '../../store/ports/store.js';
 import { tcpProxy } from '../support/tcp-proxy.js';
 import { unique } from '../support/temp.js';
 import { quietFor, until } from '../support/until.js';
@@ -208,6 +209,28 @@ describe.skipIf(!uri)('the writers of a MongoDB store', () => {
     await writers.insertOne({ ...deadDoc('sole', 'sole', 'node-a'), tenure: 'a' });
     await until(() => r.lost.length > 0, TERM * 2);
     expect(r.lost[0]).toMatch(/heartbeat of this node \(REDIS_URL\) .* was cleared by node node-a/);
+  });
+
+  it('has the store refuse calls once the term ran out unrenewed, before the timer that stops the node fires', async () => {
+    const lost: string[] = [];
+    const store = await openMongoStore({
+      uri: uri!,
+      db,
+      writer: { mode: 'sole', node: 'node-a', termMs: TERM, onLost: (m) => lost.push(m) },
+    });
+    try {
+      expect(await store.tokens.get('t')).toBeNull();
+      // A paused process: nothing runs, no renewal, no timer, for a term.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, TERM);
+      const call = store.tokens.get('t');
+      const toldBefore = lost.length;
+      await expect(call).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect(toldBefore).toBe(0);
+      await until(() => lost.length > 0, TERM);
+      await expect(store.boards.load('b')).rejects.toBeInstanceOf(StoreUnavailableError);
+    } finally {
+      await store.close();
+    }
   });
 
   it('takes the lease in openMongoStore before serving and releases it on close', async () => {
