@@ -15,7 +15,8 @@ import { CompoundKeys, driverIndexes, retiredIndexes } from './compound-unique.j
 import { MongoBoards } from './mongo-boards.js';
 import { MongoCollection } from './mongo-collection.js';
 import { MongoUsage } from './mongo-usage.js';
-import { guarded, holdWriterLease, type WriterDoc, type WriterLease, type WriterOptions } from './writer-lease.js';
+import { guarded } from './lease-guard.js';
+import { holdWriterLease, type WriterDoc, type WriterLease, type WriterOptions } from './writer-lease.js';
 
 export { LEASE_TERM_MS, StoreInUseError, type WriterOptions } from './writer-lease.js';
 

@@ -6,13 +6,12 @@
 // live shared node.
 //
 // Liveness is read from a document changing, never from clocks: its holder counts `beat` up every
-// RENEW_MS, and a document nobody changed for a whole term, watched on this node's monotonic clock,
+// fifth of a term, and a document nobody changed for a whole term, watched on this node's monotonic clock,
 // belongs to a node that is gone. A sole writer stops (onLost) once it has not renewed for a term
 // less a margin, counted from when its last renewal that landed was sent: before any watcher can
 // have found its lease silent for a term.
 import { randomUUID } from 'node:crypto';
 import type { Collection } from 'mongodb';
-import { StoreUnavailableError } from '../ports/store.js';
 import { isDuplicateKey } from './duplicate-key.js';
 
 /** How long a lease lives unrenewed: a node started after its holder died waits at most about this long. */
@@ -227,35 +226,6 @@ const soleInUse = (dbName: string, holder: string, mode: 'sole' | 'shared') =>
 const sharedInUse = (dbName: string, holder: string) =>
   `MongoDB database ${dbName} is in use by node ${holder}, started with REDIS_URL (nodes that share the store). ` +
   `This node has no REDIS_URL, so it would write as the sole writer: set REDIS_URL on this node too, or stop every node that has it first.`;
-
-/**
- * A collection of the store whose calls are refused (StoreUnavailableError) once `lease` no longer
- * holds. The node is stopped then anyway, but by a timer, which a process paused past its term (a
- * frozen VM, a stopped container) runs only after the I/O that woke it: a request decided then finds
- * the store refusing, rather than writing beside the node that took the lease. Every method of a
- * collection returns a promise; `close` is left alone, so a stopping node still waits for its calls.
- */
-export function guarded<C extends object>(collection: C, lease: WriterLease): C {
-  const calls = new Map<PropertyKey, unknown>();
-  return new Proxy(collection, {
-    get(target, key) {
-      const value: unknown = Reflect.get(target, key, target);
-      if (typeof value !== 'function') return value;
-      let call = calls.get(key);
-      if (!call) {
-        const method = value as (...args: unknown[]) => unknown;
-        call =
-          key === 'close'
-            ? (...args: unknown[]) => method.apply(target, args)
-            : (...args: unknown[]) =>
-                lease.holds() ? method.apply(target, args) : Promise.reject(new StoreUnavailableError(LAPSED));
-        calls.set(key, call);
-      }
-      return call;
-    },
-  });
-}
-const LAPSED = new Error('this node no longer holds the sole-writer lease');
 
 /** Keeps one document renewed; tells onLost when it was taken over or (sole) went unrenewed for the term. */
 class Renewal implements WriterLease {
