@@ -18,6 +18,7 @@ import type {
   Store,
   TokenRecord,
 } from '../../store/ports/store.js';
+import { ownStrings } from './own-strings.js';
 
 export type CachedCollection = 'tokens' | 'sessions' | 'projects' | 'members' | 'accounts';
 /** Records that credentials and project selection read were written (ids null: any of the collection's): every node's cache drops them. */
@@ -193,12 +194,13 @@ export class IdentityCache {
     kept?: (value: T) => void,
   ): Promise<T | null> {
     const generation = shelf.generation;
-    const value = await load();
+    const read = await load();
     // A change heard while the store answered may be newer than what it said: keep nothing then.
-    if (this.usable() && shelf.generation === generation && (value !== null || keepMissing)) {
-      shelf.put(key, value, now);
-      if (value) kept?.(value);
-    }
+    if (!(this.usable() && shelf.generation === generation && (read !== null || keepMissing))) return read;
+    // What is kept is answered from now on, the first caller included (identities are kept per record).
+    const value = read && ownStrings(read);
+    shelf.put(key, value, now);
+    if (value) kept?.(value);
     return value;
   }
 }
