@@ -168,6 +168,7 @@ interface Local {
   replaced: { v: number; at: number }[];
   /** The version (and its id) each work id holds in the log, once a whole load told us (for deleting superseded ones). */
   versions: Map<string, { v: number; id: string }> | null;
+  /** Superseded versions in the log and when they were found so, oldest first (they go GC_GRACE_MS later). */
   garbage: { id: string; at: number }[];
 }
 
@@ -650,10 +651,13 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
         if (before === undefined || before.v < v) local.versions.set(workId, { v, id: itemVersionId(id, v, workId) });
       }
     }
-    const due = local.garbage.filter((g) => g.at <= now - GC_GRACE_MS);
-    if (due.length < GC_BATCH) return;
-    local.garbage = local.garbage.filter((g) => g.at > now - GC_GRACE_MS);
-    await this.run(() => this.log.deleteMany({ _id: { $in: due.map((g) => g.id) } } as Document));
+    // Pushed as they are superseded, so the due ones lead: a commit looks at them alone, not at the
+    // minute of versions behind them (a filter of the whole list was 2% of a busy node's CPU).
+    let due = 0;
+    while (due < local.garbage.length && local.garbage[due]!.at <= now - GC_GRACE_MS) due++;
+    if (due < GC_BATCH) return;
+    const ids = local.garbage.splice(0, due).map((g) => g.id);
+    await this.run(() => this.log.deleteMany({ _id: { $in: ids } } as Document));
   }
 
   /** A board an earlier version kept whole in its header: its items go to the log at the header's version, then the header drops them. */
