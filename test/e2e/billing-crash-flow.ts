@@ -29,6 +29,8 @@ export interface CrashStore {
   /** Opened in this process only while no child runs (the embedded store is one process's at a time). */
   open(): Promise<Store>;
   drop(): Promise<void>;
+  /** Once the node is known killed: what an operator may do to restart at once (MongoDB: end its sole-writer lease). */
+  afterKill?(): Promise<void>;
 }
 
 const billingEnv = (reconcile: boolean): Record<string, string> => ({
@@ -144,6 +146,7 @@ export function crashFlow(name: string, fresh: () => Promise<CrashStore>): void 
       } finally {
         await stop(node);
       }
+      await s.afterKill?.();
       expect(await withStore(s, (store) => atCrash(store, projectId, eventId))).toEqual(EXPECTED_AT_CRASH[step]);
     }
 
