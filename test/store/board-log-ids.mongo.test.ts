@@ -5,7 +5,8 @@
 import { MongoClient, MongoServerError, type Document } from 'mongodb';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { openMongoStore } from '../../store/mongo/index.js';
-import { itemVersionId, type BoardRecord, type Store, type StoredItem } from '../../store/ports/store.js';
+import { itemVersionId, type Store, type StoredItem } from '../../store/ports/store.js';
+import { boardHeader } from '../support/board-header.js';
 import { dropPrefixed } from '../support/mongo-prefixed.js';
 import { unique } from '../support/temp.js';
 
@@ -15,14 +16,6 @@ const DB = 'board_test';
 type Work = StoredItem & { title: string };
 const work = (n: number, title: string): Work => ({ workId: `W-${n}`, title });
 const byWorkId = (items: StoredItem[]) => [...items].sort((a, b) => a.workId.localeCompare(b.workId));
-const header = (boardId: string, version = 1): BoardRecord => ({
-  _id: boardId,
-  version,
-  nextWorkSeq: 1,
-  nextFencingToken: 1,
-  lastSeq: 0,
-  nextDeadline: null,
-});
 
 describe.skipIf(!uri)('mongo adapter: the item log keyed by board, version and work id', () => {
   const cleanups: (() => Promise<void>)[] = [];
@@ -56,12 +49,12 @@ describe.skipIf(!uri)('mongo adapter: the item log keyed by board, version and w
     // Versions past a power of ten sort after the ones below it (b10 after a9): 12 commits, each of its own item.
     const board = unique('board');
     const commits = Array.from({ length: 12 }, (_, i) => work(i + 1, `v${i + 2}`));
-    await store.boards.insert(header(board));
+    await store.boards.insert(boardHeader(board));
     for (const [i, item] of commits.entries())
       expect(await store.boards.commit(board, i + 1, { lastSeq: i + 1 }, { put: [item], removed: [] })).toBe(true);
     // A board whose id extends this one's past a ':' lies in its range of ids; it is not read as this one.
     const other = `${board}:b`;
-    await store.boards.insert(header(other));
+    await store.boards.insert(boardHeader(other));
     expect(await store.boards.commit(other, 1, {}, { put: [work(7, 'other')], removed: [] })).toBe(true);
     await store.boards.settled();
 
@@ -116,7 +109,7 @@ describe.skipIf(!uri)('mongo adapter: the item log keyed by board, version and w
     ]);
     await db
       .collection<Document>(`${prefix}boards`)
-      .insertOne({ ...header(board, 4), entries: 3, layout: 2, intent: null } as Document);
+      .insertOne({ ...boardHeader(board, 4), entries: 3, layout: 2, intent: null } as Document);
 
     const store = await start();
     expect(await indexes()).toEqual(['_id_']);

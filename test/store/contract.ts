@@ -8,6 +8,7 @@ import {
   type EventRecord,
   type Store,
 } from '../../store/ports/store.js';
+import { boardHeader } from '../support/board-header.js';
 import { unique } from '../support/temp.js';
 
 export interface StoreHarness {
@@ -300,14 +301,7 @@ export function storeContract(name: string, harness: StoreHarness): void {
       await expect(store.billingEvents.insert(evt)).rejects.toBeInstanceOf(DuplicateKeyError);
     });
 
-    const header = (boardId: string) => ({
-      _id: boardId,
-      version: 1,
-      nextWorkSeq: 1,
-      nextFencingToken: 1,
-      lastSeq: 0,
-      nextDeadline: null,
-    });
+    const header = (boardId: string) => boardHeader(boardId);
     const work = (n: number, title = `item ${n}`) => ({ workId: `W-${n}`, title, state: 'ready' });
     const loaded = async (boardId: string) => {
       const board = await store.boards.load(boardId);

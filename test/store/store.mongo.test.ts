@@ -2,6 +2,7 @@ import { describe, expect, inject, it } from 'vitest';
 import { openMongoStore } from '../../store/mongo/index.js';
 import { DuplicateKeyError, eventId, type EventRecord } from '../../store/ports/store.js';
 import { dropPrefixed as dropPrefixedIn } from '../support/mongo-prefixed.js';
+import { boardHeader } from '../support/board-header.js';
 import { unique } from '../support/temp.js';
 import { storeContract } from './contract.js';
 
@@ -153,14 +154,7 @@ describe.skipIf(!uri)('mongo adapter: the header’s intent packed', () => {
     const put = Array.from({ length: 40 }, (_, i) => work(i + 1));
     let store = await openMongoStore({ uri: uri!, db: 'board_test', prefix });
     try {
-      await store.boards.insert({
-        _id: boardId,
-        version: 1,
-        nextWorkSeq: 1,
-        nextFencingToken: 1,
-        lastSeq: 0,
-        nextDeadline: null,
-      });
+      await store.boards.insert(boardHeader(boardId));
       expect(await store.boards.commit(boardId, 1, { lastSeq: 40, outbox: events }, { put, removed: [] })).toBe(true);
       const raw = (await headers.findOne({ _id: boardId }))!;
       const intent = raw.intent as { v: number; packed: InstanceType<typeof Binary> };
