@@ -13,7 +13,13 @@ import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { BoardRecord, EventRecord, Store, StoredItem } from '../store/ports/store.js';
+import {
+  newBoardRecord,
+  type BoardRecord,
+  type EventRecord,
+  type Store,
+  type StoredItem,
+} from '../store/ports/store.js';
 import { storeStats } from '../store/embedded/stats.js';
 
 const arg = (name: string, fallback: number): number =>
@@ -208,14 +214,7 @@ async function round(openEmbeddedStore: Open): Promise<Figures> {
     const boards = Array.from({ length: BOARDS }, () => ({ id: randomUUID(), agent: `agent:${randomUUID()}` }));
     const t0 = Date.now();
     for (const { id, agent } of boards) {
-      await store.boards.insert({
-        _id: id,
-        version: 1,
-        nextWorkSeq: 1,
-        nextFencingToken: 1,
-        lastSeq: 0,
-        nextDeadline: null,
-      });
+      await store.boards.insert(newBoardRecord(id));
       const items = Array.from({ length: ITEMS }, (_, i) => item(i + 1, t0, 'ready', null, null, null) as StoredItem);
       const created = items.map((it, i) =>
         event(id, i + 1, 'item.created', agent, it.workId, t0, {

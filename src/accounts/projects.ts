@@ -8,7 +8,7 @@ import { intInRange } from '../int-in-range.js';
 import type { Identity, Role } from '../auth/identity.js';
 import { auditRow, type RequestOrigin } from '../audit-row.js';
 import type { CommittedAudit } from '../board/committed-audit.js';
-import { modify, type MemberRecord, type ProjectRecord, type Store } from '../../store/ports/store.js';
+import { modify, newBoardRecord, type MemberRecord, type ProjectRecord, type Store } from '../../store/ports/store.js';
 import { withAccountLock } from './account-lock.js';
 import { roleOn } from '../auth/project-selection.js';
 
@@ -63,14 +63,7 @@ export async function provisionProject(
     role: 'owner',
     acceptedAt: now,
   });
-  await store.boards.insert({
-    _id: project._id,
-    version: 1,
-    nextWorkSeq: 1,
-    nextFencingToken: 1,
-    lastSeq: 0,
-    nextDeadline: null,
-  });
+  await store.boards.insert(newBoardRecord(project._id));
   return project;
 }
 

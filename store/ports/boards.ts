@@ -80,3 +80,13 @@ export interface CommitOptions {
   /** Where `writesInOrder`: the commit lands only on the header the commit with this `commitId` wrote, besides the version check. */
   after?: string;
 }
+
+/** A new board's header, as it is inserted before its first commit (`version` 1 unless given). */
+export const newBoardRecord = (boardId: string, version = 1): BoardRecord => ({
+  _id: boardId,
+  version,
+  nextWorkSeq: 1,
+  nextFencingToken: 1,
+  lastSeq: 0,
+  nextDeadline: null,
+});

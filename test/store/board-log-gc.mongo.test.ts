@@ -5,8 +5,7 @@ import { MongoClient, type Document } from 'mongodb';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { openMongoStore } from '../../store/mongo/index.js';
 import { GC_GRACE_MS } from '../../store/mongo/mongo-boards.js';
-import { itemVersionId, type Store, type StoredItem } from '../../store/ports/store.js';
-import { boardHeader } from '../support/board-header.js';
+import { itemVersionId, newBoardRecord, type Store, type StoredItem } from '../../store/ports/store.js';
 import { dropPrefixed } from '../support/mongo-prefixed.js';
 import { unique } from '../support/temp.js';
 
@@ -45,7 +44,7 @@ describe.skipIf(!uri)('mongo adapter: superseded item versions', () => {
     const first = Array.from({ length: ITEMS }, (_, i) => work(i + 1, 'first'));
     const second = first.map((w) => ({ ...w, title: 'second' }));
     const writer = await start();
-    await writer.boards.insert(boardHeader(board));
+    await writer.boards.insert(newBoardRecord(board));
     expect(await writer.boards.commit(board, 1, {}, { put: first, removed: [] })).toBe(true);
     await writer.boards.settled();
     // A whole load tells the store which version each item holds; from then on it collects.

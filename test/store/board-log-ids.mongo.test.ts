@@ -5,8 +5,7 @@
 import { MongoClient, MongoServerError, type Document } from 'mongodb';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { openMongoStore } from '../../store/mongo/index.js';
-import { itemVersionId, type Store, type StoredItem } from '../../store/ports/store.js';
-import { boardHeader } from '../support/board-header.js';
+import { itemVersionId, newBoardRecord, type Store, type StoredItem } from '../../store/ports/store.js';
 import { dropPrefixed } from '../support/mongo-prefixed.js';
 import { unique } from '../support/temp.js';
 
@@ -49,12 +48,12 @@ describe.skipIf(!uri)('mongo adapter: the item log keyed by board, version and w
     // Versions past a power of ten sort after the ones below it (b10 after a9): 12 commits, each of its own item.
     const board = unique('board');
     const commits = Array.from({ length: 12 }, (_, i) => work(i + 1, `v${i + 2}`));
-    await store.boards.insert(boardHeader(board));
+    await store.boards.insert(newBoardRecord(board));
     for (const [i, item] of commits.entries())
       expect(await store.boards.commit(board, i + 1, { lastSeq: i + 1 }, { put: [item], removed: [] })).toBe(true);
     // A board whose id extends this one's past a ':' lies in its range of ids; it is not read as this one.
     const other = `${board}:b`;
-    await store.boards.insert(boardHeader(other));
+    await store.boards.insert(newBoardRecord(other));
     expect(await store.boards.commit(other, 1, {}, { put: [work(7, 'other')], removed: [] })).toBe(true);
     await store.boards.settled();
 
@@ -109,7 +108,7 @@ describe.skipIf(!uri)('mongo adapter: the item log keyed by board, version and w
     ]);
     await db
       .collection<Document>(`${prefix}boards`)
-      .insertOne({ ...boardHeader(board, 4), entries: 3, layout: 2, intent: null } as Document);
+      .insertOne({ ...newBoardRecord(board, 4), entries: 3, layout: 2, intent: null } as Document);
 
     const store = await start();
     expect(await indexes()).toEqual(['_id_']);

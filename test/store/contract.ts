@@ -4,11 +4,11 @@ import {
   DuplicateKeyError,
   eventId,
   modify,
+  newBoardRecord,
   type AccountRecord,
   type EventRecord,
   type Store,
 } from '../../store/ports/store.js';
-import { boardHeader } from '../support/board-header.js';
 import { unique } from '../support/temp.js';
 
 export interface StoreHarness {
@@ -301,7 +301,6 @@ export function storeContract(name: string, harness: StoreHarness): void {
       await expect(store.billingEvents.insert(evt)).rejects.toBeInstanceOf(DuplicateKeyError);
     });
 
-    const header = (boardId: string) => boardHeader(boardId);
     const work = (n: number, title = `item ${n}`) => ({ workId: `W-${n}`, title, state: 'ready' });
     const loaded = async (boardId: string) => {
       const board = await store.boards.load(boardId);
@@ -316,7 +315,7 @@ export function storeContract(name: string, harness: StoreHarness): void {
 
     it('commits a header and only the items that changed, at the expected version, and reads what changed since a version', async () => {
       const boardId = unique('board');
-      await store.boards.insert(header(boardId));
+      await store.boards.insert(newBoardRecord(boardId));
       expect(await loaded(boardId)).toEqual({ version: 1, lastSeq: 0, items: {} });
       expect(
         await store.boards.commit(boardId, 1, { lastSeq: 2, nextWorkSeq: 3 }, { put: [work(1), work(2)], removed: [] }),
@@ -359,7 +358,7 @@ export function storeContract(name: string, harness: StoreHarness): void {
 
     it('lets exactly one of several commits at one version land, with its items and none of the others', async () => {
       const boardId = unique('board');
-      await store.boards.insert(header(boardId));
+      await store.boards.insert(newBoardRecord(boardId));
       const results = await Promise.all(
         Array.from({ length: 10 }, (_, i) =>
           store.boards.commit(boardId, 1, { lastSeq: i + 1 }, { put: [work(i + 10)], removed: [] }),
@@ -376,7 +375,7 @@ export function storeContract(name: string, harness: StoreHarness): void {
 
     it('commits and reads a large change whole (a rewind of a large board)', async () => {
       const boardId = unique('board');
-      await store.boards.insert(header(boardId));
+      await store.boards.insert(newBoardRecord(boardId));
       const many = Array.from({ length: 1200 }, (_, i) => work(i + 1));
       expect(await store.boards.commit(boardId, 1, { lastSeq: 1 }, { put: many, removed: [] })).toBe(true);
       expect(Object.keys((await loaded(boardId))!.items)).toHaveLength(1200);
@@ -395,7 +394,7 @@ export function storeContract(name: string, harness: StoreHarness): void {
     it('answers a board’s version as each write leaves it, however often it was read before or during the write', async () => {
       const boardId = unique('board');
       expect(await store.boards.versionOf(boardId)).toBeNull();
-      await store.boards.insert(header(boardId));
+      await store.boards.insert(newBoardRecord(boardId));
       expect(await store.boards.versionOf(boardId)).toBe(1);
       expect(await store.boards.versionOf(boardId)).toBe(1);
       // Read while the commit is under way: whatever that read says, the read after it lands sees it.
@@ -409,25 +408,30 @@ export function storeContract(name: string, harness: StoreHarness): void {
       expect(await store.boards.versionOf(boardId)).toBe(3);
       await store.boards.delete(boardId);
       expect(await store.boards.versionOf(boardId)).toBeNull();
-      await store.boards.insert(header(boardId));
+      await store.boards.insert(newBoardRecord(boardId));
       expect(await store.boards.versionOf(boardId)).toBe(1);
     });
 
     it('reads and updates a header without its items, and deletes the items with the board', async () => {
       const boardId = unique('board');
-      await store.boards.insert({ ...header(boardId), lastSeq: 7, nextDeadline: 50 });
+      await store.boards.insert({ ...newBoardRecord(boardId), lastSeq: 7, nextDeadline: 50 });
       await store.boards.commit(boardId, 1, { lastSeq: 8 }, { put: [work(1)], removed: [] });
-      expect(await store.boards.get(boardId)).toEqual({ ...header(boardId), version: 2, lastSeq: 8, nextDeadline: 50 });
+      expect(await store.boards.get(boardId)).toEqual({
+        ...newBoardRecord(boardId),
+        version: 2,
+        lastSeq: 8,
+        nextDeadline: 50,
+      });
       expect(await store.boards.versionOf(boardId)).toBe(2);
       expect(await store.boards.versionOf('missing')).toBeNull();
       expect(await store.boards.select({ _id: boardId }, ['lastSeq', 'nextDeadline'])).toEqual([
         { _id: boardId, lastSeq: 8, nextDeadline: 50 },
       ]);
       expect(await store.boards.find({ nextDeadline: { $lte: 50 } })).toEqual([
-        { ...header(boardId), version: 2, lastSeq: 8, nextDeadline: 50 },
+        { ...newBoardRecord(boardId), version: 2, lastSeq: 8, nextDeadline: 50 },
       ]);
       expect(await store.boards.update(boardId, 2, { nextDeadline: 60 })).toEqual({
-        ...header(boardId),
+        ...newBoardRecord(boardId),
         version: 3,
         lastSeq: 8,
         nextDeadline: 60,
@@ -437,7 +441,7 @@ export function storeContract(name: string, harness: StoreHarness): void {
       expect(await store.boards.load(boardId)).toBeNull();
       expect(await store.boards.versionOf(boardId)).toBeNull();
       // A board made again under the id starts with no items.
-      await store.boards.insert(header(boardId));
+      await store.boards.insert(newBoardRecord(boardId));
       expect(await loaded(boardId)).toEqual({ version: 1, lastSeq: 0, items: {} });
     });
 
@@ -538,7 +542,7 @@ export function storeContract(name: string, harness: StoreHarness): void {
         const gone = account();
         await store.accounts.insert(gone);
         await store.accounts.delete(gone._id);
-        await store.boards.insert(header('b-reopen'));
+        await store.boards.insert(newBoardRecord('b-reopen'));
         await store.boards.commit('b-reopen', 1, { lastSeq: 1 }, { put: [work(1, 'kept'), work(2)], removed: [] });
         await store.boards.commit('b-reopen', 2, { lastSeq: 2 }, { put: [work(2, 'changed')], removed: [] });
         store = await harness.reopen!(store);

@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { open } from 'lmdb';
 import { openEmbeddedStore } from '../../store/embedded/index.js';
-import type { EventRecord, Store, StoredItem } from '../../store/ports/store.js';
+import { newBoardRecord, type EventRecord, type Store, type StoredItem } from '../../store/ports/store.js';
 import { tempDir, unique, type TempDir } from '../support/temp.js';
 
 const items = (...list: (StoredItem & Record<string, unknown>)[]): StoredItem[] => list;
@@ -44,14 +44,7 @@ async function seen(store: Store, id: string) {
 /** Resolves once every write queued before has landed (lmdb-js applies them in order). */
 async function settled(store: Store): Promise<void> {
   const id = unique('other');
-  await store.boards.insert({
-    _id: id,
-    version: 1,
-    nextWorkSeq: 1,
-    nextFencingToken: 1,
-    lastSeq: 0,
-    nextDeadline: null,
-  });
+  await store.boards.insert(newBoardRecord(id));
 }
 
 /** The [boardId, commitId] marks the store holds, read from LMDB itself (the store closed). */

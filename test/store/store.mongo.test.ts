@@ -1,8 +1,7 @@
 import { describe, expect, inject, it } from 'vitest';
 import { openMongoStore } from '../../store/mongo/index.js';
-import { DuplicateKeyError, eventId, type EventRecord } from '../../store/ports/store.js';
+import { DuplicateKeyError, eventId, newBoardRecord, type EventRecord } from '../../store/ports/store.js';
 import { dropPrefixed as dropPrefixedIn } from '../support/mongo-prefixed.js';
-import { boardHeader } from '../support/board-header.js';
 import { unique } from '../support/temp.js';
 import { storeContract } from './contract.js';
 
@@ -154,7 +153,7 @@ describe.skipIf(!uri)('mongo adapter: the header’s intent packed', () => {
     const put = Array.from({ length: 40 }, (_, i) => work(i + 1));
     let store = await openMongoStore({ uri: uri!, db: 'board_test', prefix });
     try {
-      await store.boards.insert(boardHeader(boardId));
+      await store.boards.insert(newBoardRecord(boardId));
       expect(await store.boards.commit(boardId, 1, { lastSeq: 40, outbox: events }, { put, removed: [] })).toBe(true);
       const raw = (await headers.findOne({ _id: boardId }))!;
       const intent = raw.intent as { v: number; packed: InstanceType<typeof Binary> };
