@@ -9,7 +9,11 @@
 //   npx tsx bench/board-homes.ts        (HOMES_BENCH_SECONDS, default 15; HOMES_BENCH_ROUNDS, default 3;
 //                                        HOMES_BENCH_WARM_UP_SECONDS, default 20;
 //                                        HOMES_BENCH_ITEMS, default 30,000;
-//                                        HOMES_BENCH_LAYOUTS, some layouts by name, separated by ';')
+//                                        HOMES_BENCH_LAYOUTS, some layouts by name, separated by ';';
+//                                        HOMES_BENCH_WINDOWS, a directory: each layout's timed window is
+//                                        written there, in the monotonic µs of a --cpu-prof given by
+//                                        BENCH_NODE_ARGS, so a profile can be cut to the window)
+import { writeFileSync } from 'node:fs';
 import { client, percentile } from './board.js';
 import { cpuMicros, timed } from './clock.js';
 import { benchMongo } from './mongo-wire.js';
@@ -121,6 +125,7 @@ async function cycles(layout: Layout): Promise<Run> {
       const cpuBefore = nodes.map((n) => cpuMicros(n.pid));
       const storeBefore = mongo!.cpuMicros() ?? 0;
       // Timed (bench/clock.ts): from the first claim to the last submit, within SECONDS.
+      const windowStart = process.hrtime.bigint() / 1000n;
       const window = await timed(async (cycled) => {
         const end = performance.now() + SECONDS * 1000;
         await Promise.all(
@@ -147,6 +152,11 @@ async function cycles(layout: Layout): Promise<Run> {
         );
       });
       const { seconds, units: done } = window;
+      if (process.env.HOMES_BENCH_WINDOWS)
+        writeFileSync(
+          `${process.env.HOMES_BENCH_WINDOWS}/window-${layout.replace(/\W+/g, '-')}-${nodes.map((n) => n.pid).join('-')}.json`,
+          JSON.stringify({ start: Number(windowStart), end: Number(process.hrtime.bigint() / 1000n) }),
+        );
       if (emptied)
         console.log(
           `bench/board-homes.ts: ${layout}: a board ran out of ready items after ${seconds.toFixed(1)} s; cycles/s is over that time`,
@@ -324,8 +334,8 @@ if (whole) {
     [
       'two boards: two nodes ÷ one node, server CPU/cycle',
       cpu('two boards, two nodes', 'two boards, one node'),
-      '≤ 1.2',
-      cpu('two boards, two nodes', 'two boards, one node') <= 1.2,
+      '≤ 1.3',
+      cpu('two boards, two nodes', 'two boards, one node') <= 1.3,
     ],
     ['two boards: two nodes ÷ one node, cycles/s', twoBoards, 'report', true],
     [
