@@ -11,7 +11,13 @@ import { isAbsolute, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import type { AccountRecord, BoardRecord, EventRecord, Store } from '../store/ports/store.js';
+import {
+  newBoardRecord,
+  type AccountRecord,
+  type BoardRecord,
+  type EventRecord,
+  type Store,
+} from '../store/ports/store.js';
 
 const quick = process.argv.includes('--quick');
 const WRITERS = 32;
@@ -127,7 +133,7 @@ function item(n: number, rev = 0): Record<string, unknown> {
 }
 
 function board(id: string, size: number): BoardRecord {
-  return { _id: id, version: 1, nextWorkSeq: size + 1, nextFencingToken: 1, lastSeq: 0, nextDeadline: null };
+  return { ...newBoardRecord(id), nextWorkSeq: size + 1 };
 }
 
 const itemsOf = (size: number) => Array.from({ length: size }, (_, i) => ({ workId: `W-${i + 1}`, ...item(i + 1) }));

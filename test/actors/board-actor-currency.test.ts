@@ -1,3 +1,4 @@
+import { newBoardRecord } from '../../store/ports/store.js';
 // A decision that writes nothing (a repeated claim, a refusal) meets no version check of its own:
 // the actor answers it from the board it holds only while its currency token stands (the node the
 // board's home, its bus connected, since the board was last checked), else from the store's board.
@@ -36,14 +37,7 @@ describe('answers that write nothing', () => {
   beforeEach(async () => {
     opened = await embeddedStore();
     store = opened.store;
-    await store.boards.insert({
-      _id: 'b',
-      version: 1,
-      nextWorkSeq: 1,
-      nextFencingToken: 1,
-      lastSeq: 0,
-      nextDeadline: null,
-    });
+    await store.boards.insert(newBoardRecord('b'));
     const versionOf = store.boards.versionOf.bind(store.boards);
     versionReads = 0;
     store.boards.versionOf = (id) => (versionReads++, versionOf(id));

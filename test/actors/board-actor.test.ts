@@ -1,3 +1,4 @@
+import { newBoardRecord } from '../../store/ports/store.js';
 // The board actor on a real embedded store: commands waiting together share one commit, each
 // caller gets its own reply or refusal, and a listener that throws never undoes a reply.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -38,14 +39,7 @@ describe('board actor', () => {
   beforeEach(async () => {
     opened = await embeddedStore();
     store = opened.store;
-    await store.boards.insert({
-      _id: 'b',
-      version: 1,
-      nextWorkSeq: 1,
-      nextFencingToken: 1,
-      lastSeq: 0,
-      nextDeadline: null,
-    });
+    await store.boards.insert(newBoardRecord('b'));
     const commit = store.boards.commit.bind(store.boards);
     commits = 0;
     store.boards.commit = (...args) => (commits++, commit(...args));

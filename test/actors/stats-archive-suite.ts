@@ -1,3 +1,4 @@
+import { newBoardRecord } from '../../store/ports/store.js';
 // The suite of stats-archive.test.ts and stats-archive.mongo.test.ts: a board's finished days of
 // stats move from its header to an archive of their own, before the commit that drops them; a
 // writer whose header was stale never leaves its days in place of later ones; the metrics read
@@ -37,14 +38,7 @@ export function statsByDay(open: () => Promise<OpenedStore>): void {
   beforeEach(async () => {
     opened = await open();
     store = opened.store;
-    await store.boards.insert({
-      _id: 'b',
-      version: 1,
-      nextWorkSeq: 1,
-      nextFencingToken: 1,
-      lastSeq: 0,
-      nextDeadline: null,
-    });
+    await store.boards.insert(newBoardRecord('b'));
   });
   afterEach(async () => {
     await store.close();

@@ -1,3 +1,4 @@
+import { newBoardRecord } from '../../store/ports/store.js';
 // A board's large commits stage their writes in parts beside its header (store/mongo/mongo-boards.ts).
 // Parts of an intent a later commit replaced are deleted once a reader mid-way has had its grace,
 // and no more often than every half grace: the next commit never waits for that delete (on the
@@ -41,14 +42,7 @@ describe.skipIf(!uri)('staged parts on the MongoDB wire server', () => {
         .distinct('v', { boardId: 'b1' })
         .then((vs) => (vs as number[]).sort((a, b) => a - b));
     try {
-      await boards.insert({
-        _id: 'b1',
-        version: 1,
-        nextWorkSeq: 71,
-        nextFencingToken: 1,
-        lastSeq: 0,
-        nextDeadline: null,
-      });
+      await boards.insert({ ...newBoardRecord('b1'), nextWorkSeq: 71 });
       const commit = async (version: number) => {
         expect(
           await boards.commit('b1', version, { lastSeq: version }, { put: items(`v${version + 1}`), removed: [] }),

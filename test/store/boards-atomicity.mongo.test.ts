@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { FindCursor, MongoClient } from 'mongodb';
 import { afterEach, beforeEach, describe, expect, inject, it, onTestFinished } from 'vitest';
 import { openMongoStore } from '../../store/mongo/index.js';
-import type { BoardRecord, Store, StoredItem } from '../../store/ports/store.js';
+import { newBoardRecord, type BoardRecord, type Store, type StoredItem } from '../../store/ports/store.js';
 import { entryArgs } from '../support/built.js';
 import { dropPrefixed } from '../support/mongo-prefixed.js';
 import { unique } from '../support/temp.js';
@@ -158,14 +158,7 @@ describe.skipIf(!uri)('board commits on the MongoDB wire server, under faults', 
       async () => {
         const boardId = unique('board');
         const store = await open();
-        const header: BoardRecord = {
-          _id: boardId,
-          version: 1,
-          nextWorkSeq: 1201,
-          nextFencingToken: 1,
-          lastSeq: 0,
-          nextDeadline: null,
-        };
+        const header: BoardRecord = { ...newBoardRecord(boardId), nextWorkSeq: 1201 };
         await store.boards.insert(header);
         expect(
           await store.boards.commit(
@@ -313,14 +306,7 @@ describe.skipIf(!uri)('board commits on the MongoDB wire server, under faults', 
     const boardId = unique('board');
     const writer = await open();
     const reader = await open();
-    await writer.boards.insert({
-      _id: boardId,
-      version: 1,
-      nextWorkSeq: 201,
-      nextFencingToken: 1,
-      lastSeq: 0,
-      nextDeadline: null,
-    });
+    await writer.boards.insert({ ...newBoardRecord(boardId), nextWorkSeq: 201 });
     expect(await writer.boards.commit(boardId, 1, { lastSeq: 1 }, { put: range(1, 200, 'v2'), removed: [] })).toBe(
       true,
     );

@@ -6,7 +6,7 @@ import { MongoClient } from 'mongodb';
 import { createServer, connect, type Socket } from 'node:net';
 import { describe, expect, inject, it } from 'vitest';
 import { openMongoStore } from '../../store/mongo/index.js';
-import { StoreUnavailableError, type StoredItem } from '../../store/ports/store.js';
+import { newBoardRecord, StoreUnavailableError, type StoredItem } from '../../store/ports/store.js';
 import { unique } from '../support/temp.js';
 import { quietFor, until } from '../support/until.js';
 
@@ -23,14 +23,7 @@ describe.skipIf(!uri)('closing the MongoDB store', () => {
     const store = await openMongoStore({ uri: uri!, db });
     const client = await MongoClient.connect(uri!);
     try {
-      await store.boards.insert({
-        _id: 'b1',
-        version: 1,
-        nextWorkSeq: ITEMS + 1,
-        nextFencingToken: 1,
-        lastSeq: 0,
-        nextDeadline: null,
-      });
+      await store.boards.insert({ ...newBoardRecord('b1'), nextWorkSeq: ITEMS + 1 });
       expect(await store.boards.commit('b1', 1, { lastSeq: 1 }, { put: items('first'), removed: [] })).toBe(true);
       expect(await store.boards.commit('b1', 2, { lastSeq: 2 }, { put: items('second'), removed: [] })).toBe(true);
       await store.close(); // the second commit's log inserts were still under way

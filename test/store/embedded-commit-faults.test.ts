@@ -102,7 +102,7 @@ describe('embedded store: a board commit that fails while it is queued', () => {
 
   /** A board at version 2 (commit `c1`): items W-1 and W-2, event 1. */
   async function board(store: Store, id: string): Promise<void> {
-    const header = { _id: id, version: 1, nextWorkSeq: 3, nextFencingToken: 1, lastSeq: 0, nextDeadline: null };
+    const header = { ...newBoardRecord(id), nextWorkSeq: 3 };
     await store.boards.insert(header);
     const first = await store.boards.commit(
       id,
@@ -171,7 +171,7 @@ describe('embedded store: a board commit that fails while it is queued', () => {
   it('writes nothing of a commit that fails while the one it stands on is still on its way, and lands that one', async () => {
     const { dir, store } = await opened();
     const id = unique('board');
-    const header = { _id: id, version: 1, nextWorkSeq: 3, nextFencingToken: 1, lastSeq: 0, nextDeadline: null };
+    const header = { ...newBoardRecord(id), nextWorkSeq: 3 };
     await store.boards.insert(header);
     const put = items({ workId: 'W-1', title: 'one' }, { workId: 'W-2' });
     const first = store.boards.commit(id, 1, { lastSeq: 1, commitId: 'c1' }, { put, removed: [] }, [event(id, 1)]);

@@ -1,3 +1,4 @@
+import { newBoardRecord } from '../../store/ports/store.js';
 // A data directory the previous version wrote (board headers, entries and events as msgpack maps,
 // LZ4-compressed on the dictionary from 64 bytes) opens and reads the same in the store's own
 // record format, takes commits on top, and a value no version wrote fails as corrupt.
@@ -165,14 +166,7 @@ describe('embedded store records', () => {
     const dir = await tempDir();
     dirs.push(dir);
     const store = await openEmbeddedStore(dir.path);
-    await store.boards.insert({
-      _id: BOARD,
-      version: 1,
-      nextWorkSeq: 1,
-      nextFencingToken: 1,
-      lastSeq: 0,
-      nextDeadline: null,
-    });
+    await store.boards.insert(newBoardRecord(BOARD));
     expect(await store.boards.commit(BOARD, 1, { lastSeq: 0 }, { put: [item(1, 'ready')], removed: [] })).toBe(true);
     await store.close();
     // The entry cut short, as a torn or foreign write would leave it.

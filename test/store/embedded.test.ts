@@ -1,3 +1,4 @@
+import { newBoardRecord } from '../../store/ports/store.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readdir, writeFile } from 'node:fs/promises';
 import { open } from 'lmdb';
@@ -94,14 +95,7 @@ describe('embedded store on LMDB', () => {
     const store = await openEmbeddedStore(dir.path);
     try {
       expect(store.boards.logsInCommit).toBe(true);
-      await store.boards.insert({
-        _id: 'b1',
-        version: 1,
-        nextWorkSeq: 1,
-        nextFencingToken: 1,
-        lastSeq: 0,
-        nextDeadline: null,
-      });
+      await store.boards.insert(newBoardRecord('b1'));
       const event = (seq: number) => ({
         _id: `b1:${seq}`,
         version: 1,
@@ -148,14 +142,7 @@ describe('embedded store on LMDB', () => {
     const store = await openEmbeddedStore(dir.path);
     try {
       expect(store.boards.writesInOrder).toBe(true);
-      await store.boards.insert({
-        _id: 'b1',
-        version: 1,
-        nextWorkSeq: 1,
-        nextFencingToken: 1,
-        lastSeq: 0,
-        nextDeadline: null,
-      });
+      await store.boards.insert(newBoardRecord('b1'));
       const event = (seq: number) => ({
         _id: `b1:${seq}`,
         version: 1,
