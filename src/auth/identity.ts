@@ -33,3 +33,21 @@ export type Identity = SessionIdentity | TokenIdentity;
 export function workspaceOf(identity: Identity): string {
   return identity.kind === 'token' && identity.boardId ? `board:${identity.boardId}` : `account:${identity.accountId}`;
 }
+
+/**
+ * Each socket's own identity object (src/server/sockets.ts): its upgrade's origin and its place
+ * under the socket cap are kept by it, while a credential's requests share the one the authenticator
+ * keeps for its record. What is worked out per identity (src/auth/project-selection.ts) is worked
+ * out for that shared one, not again for each socket: 20 sockets of a token share one selection.
+ */
+const sharedIdentities = new WeakMap<Identity, Identity>();
+
+/** A copy of `identity` of its own (for one socket); sharedIdentity of it gives `identity` back. */
+export function ownIdentity<I extends Identity>(identity: I): I {
+  const own = { ...identity };
+  sharedIdentities.set(own, sharedIdentity(identity));
+  return own;
+}
+
+/** The identity `identity` was copied from by ownIdentity, or itself. */
+export const sharedIdentity = (identity: Identity): Identity => sharedIdentities.get(identity) ?? identity;

@@ -6,7 +6,7 @@
 import { AppError } from '../errors/app-error.js';
 import type { PlanName } from '../plans.js';
 import type { AccountRecord, MemberRecord, ProjectRecord, ReadsById } from '../../store/ports/store.js';
-import type { Identity, Role } from './identity.js';
+import { sharedIdentity, type Identity, type Role } from './identity.js';
 import { andThen, both, type Maybe } from '../../store/ports/maybe.js';
 
 export const PROJECT_ID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -75,7 +75,9 @@ export class ProjectSelector {
   /** The project as this credential may see it; CLOSED when it would, but the board is closed; null when it cannot reach it at all. */
   private lookup(identity: Identity, projectId: string): Maybe<Lookup> {
     if (identity.kind === 'token' && identity.scope !== 'account' && identity.boardId !== projectId) return null;
-    const before = this.looked.get(identity);
+    // A socket's own copy of an identity finds the selection of the one it was copied from.
+    const key = sharedIdentity(identity);
+    const before = this.looked.get(key);
     // The membership's id as made before: a string made anew would be hashed anew for the cache's map.
     const memberId = before?.projectId === projectId ? before.memberId : `${projectId}:${identity.accountId}`;
     return andThen(both(this.store.projects.get(projectId), this.store.members.get(memberId)), ([project, member]) => {
@@ -83,7 +85,7 @@ export class ProjectSelector {
       if (before && before.projectId === projectId && before.project === project && before.member === member)
         return before.found;
       const found = this.found(identity, project, member);
-      this.looked.set(identity, { projectId, memberId, project, member, found });
+      this.looked.set(key, { projectId, memberId, project, member, found });
       return found;
     });
   }

@@ -7,7 +7,8 @@ import type { Store } from '../../store/ports/store.js';
 import { auditOperatorAction } from '../admin/audit.js';
 import type { Watch } from '../admin/watch.js';
 import type { RequestOrigin } from '../audit-row.js';
-import type { Identity } from '../auth/identity.js';
+import { ownIdentity, type Identity } from '../auth/identity.js';
+import { ownStrings } from '../auth/own-strings.js';
 import { BoardFeed } from '../board/feed/feed.js';
 import type { Config } from '../config.js';
 import { AppError } from '../errors/app-error.js';
@@ -17,7 +18,7 @@ import type { Pipeline } from '../http/pipeline.js';
 import { clientAddress } from '../http/trusted-proxies.js';
 import type { HttpServer, SocketHandlers } from '../http/uws.js';
 import { Hub } from '../ws/hub.js';
-import { OperatorAccess } from '../ws/operator-access.js';
+import { mayBeOperator, OperatorAccess } from '../ws/operator-access.js';
 import { SocketCap } from '../ws/socket-cap.js';
 import type { Access } from './access.js';
 
@@ -102,17 +103,19 @@ function socketHandlers(parts: SocketsParts, hub: Hub, origins: WeakMap<Identity
         };
       try {
         // The socket's own copy: requests with one credential share an identity (src/auth/authenticator.ts), and its origin is kept by it.
-        const identity = {
-          ...(await access.authenticator.authenticate(
+        const identity = ownIdentity(
+          (await access.authenticator.authenticate(
             'bearer-or-session',
             headers,
             parseCookies(headers.cookie ?? ''),
             clock(),
           ))!,
-        };
+        );
         const address = clientAddress(peer, headers, config.trustedProxies, config.forwardedHeader);
         await cap.admit(identity, address, clock());
-        origins.set(identity, { requestId, address });
+        // Kept only where an audit row may ask for it, each string flat and its own (a generated
+        // request id is made of 16 pieces, 450 bytes of heap as it comes).
+        if (mayBeOperator(identity)) origins.set(identity, ownStrings({ requestId, address }));
         return { identity };
       } catch (e) {
         // A RATE_LIMITED refusal carries its cap or budget in details and the nine rate headers, as a REST refusal does.

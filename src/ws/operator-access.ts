@@ -39,12 +39,18 @@ export interface OperatorView {
   role: 'operator';
 }
 
+/**
+ * Whether a socket of this credential may ever be an operator's (the gate asks the rest): only an
+ * account's own session is. Only such a socket's upgrade origin is kept for audit rows.
+ */
+export const mayBeOperator = (identity: Identity): boolean => identity.kind === 'session' && !identity.impersonation;
+
 export class OperatorAccess {
   constructor(private readonly deps: OperatorAccessDeps) {}
 
   /** Whether the socket's credential is an operator's own session now (asked again by Hub.revalidate). */
   async admits(identity: Identity): Promise<boolean> {
-    return identity.kind === 'session' && !identity.impersonation && (await this.deps.isOperator(identity.accountId));
+    return mayBeOperator(identity) && (await this.deps.isOperator(identity.accountId));
   }
 
   /** The board as an operator watches it; null for anyone else, and for a board that does not exist. */

@@ -31,8 +31,12 @@ export class SocketCap {
   private readonly later: (check: () => void) => void;
   /** Places taken, by credential. */
   private readonly taken = new Map<string, number>();
-  /** Each upgrade's place, by the socket's own identity object: reserved until it opens, then open until it closes. */
-  private readonly places = new WeakMap<Identity, { credential: string; open: boolean }>();
+  /**
+   * Each upgrade's place, by the socket's own identity object: reserved (false) until it opens, then
+   * open (true) until it closes. Its credential is worked out again when it is given back: a
+   * socket holds no string of it.
+   */
+  private readonly places = new WeakMap<Identity, boolean>();
 
   constructor(private readonly deps: SocketCapDeps) {
     this.limit = deps.limit ?? SOCKETS_PER_CREDENTIAL;
@@ -72,28 +76,26 @@ export class SocketCap {
       );
     }
     this.taken.set(credential, held + 1);
-    const place = { credential, open: false };
-    this.places.set(identity, place);
+    this.places.set(identity, false);
     this.later(() => {
-      if (!place.open && this.places.get(identity) === place) this.giveBack(identity, place);
+      if (this.places.get(identity) === false) this.giveBack(identity);
     });
   }
 
   /** The upgrade opened its socket: its place is kept until it closes. */
   opened(identity: Identity): void {
-    const place = this.places.get(identity);
-    if (place) place.open = true;
+    if (this.places.has(identity)) this.places.set(identity, true);
   }
 
   closed(identity: Identity): void {
-    const place = this.places.get(identity);
-    if (place) this.giveBack(identity, place);
+    if (this.places.has(identity)) this.giveBack(identity);
   }
 
-  private giveBack(identity: Identity, place: { credential: string }): void {
+  private giveBack(identity: Identity): void {
     this.places.delete(identity);
-    const left = (this.taken.get(place.credential) ?? 1) - 1;
-    if (left > 0) this.taken.set(place.credential, left);
-    else this.taken.delete(place.credential);
+    const credential = credentialOf(identity);
+    const left = (this.taken.get(credential) ?? 1) - 1;
+    if (left > 0) this.taken.set(credential, left);
+    else this.taken.delete(credential);
   }
 }

@@ -36,7 +36,8 @@ const ANCHOR_TOPIC = '~anchor';
  */
 export class SocketConnection implements Connection, BatchedSocket {
   private closed = false;
-  private pending: (string | Uint8Array)[] = [];
+  /** What waits for the end of this turn; made when the first message waits (an idle socket holds none). */
+  private pending: (string | Uint8Array)[] | null = null;
   private pendingBytes = 0;
   /** Bytes of this socket's sends waiting behind a publish (PublishBatch). */
   private deferredBytes = 0;
@@ -81,8 +82,10 @@ export class SocketConnection implements Connection, BatchedSocket {
 
   /** Queues a message for the end of this turn of the event loop. */
   private queue(message: string | Uint8Array, size: number): void {
-    if (this.pending.length === 0) this.pool.queued(this);
-    this.pending.push(message);
+    if (this.pending === null) {
+      this.pending = [message];
+      this.pool.queued(this);
+    } else this.pending.push(message);
     this.pendingBytes += size;
   }
 
@@ -98,10 +101,10 @@ export class SocketConnection implements Connection, BatchedSocket {
 
   /** Writes what waits, in order, in one corked batch (a lone message needs no cork). */
   flush(): void {
-    if (this.closed || this.pending.length === 0) return;
+    if (this.closed || this.pending === null) return;
     const out = this.pending;
     const bytes = this.pendingBytes;
-    this.pending = [];
+    this.pending = null;
     this.pendingBytes = 0;
     let dropped = false;
     if (out.length === 1) dropped = this.ws.send(out[0]!, false) === 2;
@@ -181,7 +184,7 @@ export class SocketConnection implements Connection, BatchedSocket {
   /** The socket is gone (uWS frees it after its close callback). */
   ended(): void {
     this.closed = true;
-    this.pending = [];
+    this.pending = null;
     this.pendingBytes = 0;
     this.deferredBytes = 0; // what waits behind a publish is skipped when it comes up
     this.pool.ended(this);
