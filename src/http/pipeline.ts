@@ -51,6 +51,25 @@ export interface RawResponse {
   body: string | Buffer | BodyStream;
   /** Close the connection after writing (a body we refused to read). */
   close?: boolean;
+  /**
+   * `headers` after the first, `count` of them, as the transport writes them (`\r\n${name}: ${value}`
+   * each): made once for responses alike but their first header (the request id). A header added
+   * after them (X-Impersonated-By) is written after.
+   */
+  head?: ResponseHead;
+}
+
+/** Header lines written out once for many responses (RawResponse.head). */
+export interface ResponseHead {
+  lines: string;
+  count: number;
+}
+
+/** `headers` as the transport writes the lines after the first (RawResponse.head). */
+function headOf(headers: readonly (readonly [string, string])[]): ResponseHead {
+  let lines = '';
+  for (const [name, value] of headers) lines += `\r\n${name}: ${value}`;
+  return { lines, count: headers.length };
 }
 
 export interface PipelineDeps {
@@ -178,15 +197,24 @@ export class Pipeline {
   /** Each fixed reply as a response, built once: all but its request id (the first header), which each answer puts first. */
   private readonly fixedResponses = new WeakMap<
     Route,
-    { status: number; rest: RawResponse['headers']; body: RawResponse['body'] }
+    { status: number; rest: RawResponse['headers']; head: ResponseHead; body: RawResponse['body'] }
   >();
 
   /** The error envelopes, written as JSON with each code's record serialised once. */
   private readonly envelopes: ErrorEnvelopes;
-  /** Each denial's response but its request id (the first header, and the id's place in the body), per resolution. */
+  /**
+   * Each denial's response but its request id (the first header, and the id's place in the body),
+   * per resolution, the other headers also as written (RawResponse.head).
+   */
   private readonly denials = new WeakMap<
     RateDenial,
-    { resolution: ObservedResolution; headers: RawResponse['headers']; before: string; after: string }
+    {
+      resolution: ObservedResolution;
+      headers: RawResponse['headers'];
+      head: ResponseHead;
+      before: string;
+      after: string;
+    }
   >();
 
   constructor(private readonly deps: PipelineDeps) {
@@ -210,15 +238,14 @@ export class Pipeline {
     let fixed = this.fixedResponses.get(route);
     if (!fixed) {
       const whole = this.toResponse(route.fixed, '');
-      this.fixedResponses.set(
-        route,
-        (fixed = { status: whole.status, rest: whole.headers.slice(1), body: whole.body }),
-      );
+      const rest = whole.headers.slice(1);
+      this.fixedResponses.set(route, (fixed = { status: whole.status, rest, head: headOf(rest), body: whole.body }));
     }
     const response: RawResponse = {
       status: fixed.status,
       headers: [['x-request-id', requestId], ...fixed.rest],
       body: fixed.body,
+      head: fixed.head,
     };
     if (started !== undefined)
       this.deps.observe!(shapeOf(route).operation, fixed.status, (performance.now() - started) / 1000);
@@ -384,7 +411,9 @@ export class Pipeline {
   }
 
   private context(route: Route, raw: RawRequest, requestId: string): RequestContext {
-    const cookies = parseCookies(raw.headers['cookie'] ?? '');
+    const cookie = raw.headers['cookie'];
+    // Most calls (agents' Bearer tokens) send no cookie: nothing to split.
+    const cookies = cookie === undefined ? {} : parseCookies(cookie);
     return {
       requestId,
       method: route.method,
@@ -558,7 +587,8 @@ export class Pipeline {
   /**
    * A spent budget's refusal, as errorResponse makes it, but made once per denial and resolution:
    * the rate stage gives the same RateDenial while the budgets it reports stay alike, so under a
-   * flood each refusal adds only its request id to a response written out before.
+   * flood each refusal adds only its request id to a response written out before, its other
+   * header lines included (RawResponse.head).
    */
   private denialResponse(denial: RateDenial, requestId: string): RawResponse {
     const resolution = this.deps.observer.resolution(denial.code);
@@ -569,12 +599,18 @@ export class Pipeline {
         { status: denial.status, contentType: JSON_CONTENT_TYPE, body: '', headers: denial.headers },
         '',
       );
-      kept = { resolution, headers: made.headers.slice(1), before, after };
+      const rest = made.headers.slice(1);
+      kept = { resolution, headers: rest, head: headOf(rest), before, after };
       this.denials.set(denial, kept);
     }
     const headers: [string, string][] = [['x-request-id', requestId]];
     for (const header of kept.headers) headers.push(header);
-    return { status: denial.status, headers, body: `${kept.before}${JSON.stringify(requestId)}${kept.after}` };
+    return {
+      status: denial.status,
+      headers,
+      body: `${kept.before}${JSON.stringify(requestId)}${kept.after}`,
+      head: kept.head,
+    };
   }
 
   private errorResponse(
@@ -614,7 +650,8 @@ export class Pipeline {
     // for…in, not a spread or Object.entries: this runs for every response (V8 merges spreads slowly).
     if (rateHeaders) for (const k in rateHeaders) if (own?.[k] === undefined) headers.push([k, rateHeaders[k]!]);
     if (own) for (const k in own) headers.push([k, own[k]!]);
-    for (const c of reply.cookies ?? []) headers.push(['set-cookie', serializeCookie(c, this.deps.cookieSecure)]);
+    if (reply.cookies)
+      for (const c of reply.cookies) headers.push(['set-cookie', serializeCookie(c, this.deps.cookieSecure)]);
     if (reply.body === undefined) return { status: reply.status, headers, body: '' };
     if (reply.contentType) {
       headers.push(['content-type', reply.contentType]);

@@ -16,8 +16,10 @@ function writeHead(res: uWS.HttpResponse, response: RawResponse): void {
   if (response.status !== 200) res.writeStatus(statusLine(response.status));
   const headers = response.headers;
   if (headers.length === 0) return;
-  let lines = headers[0]![1];
-  for (let i = 1; i < headers.length; i++) lines += `\r\n${headers[i]![0]}: ${headers[i]![1]}`;
+  // The lines written out once for responses alike (a refusal under a flood, the liveness probe).
+  const head = response.head;
+  let lines = head ? headers[0]![1] + head.lines : headers[0]![1];
+  for (let i = head ? head.count + 1 : 1; i < headers.length; i++) lines += `\r\n${headers[i]![0]}: ${headers[i]![1]}`;
   res.writeHeader(headers[0]![0], lines);
 }
 

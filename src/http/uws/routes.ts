@@ -12,6 +12,9 @@ const UWS_METHOD = { get: 'get', post: 'post', patch: 'patch', put: 'put', delet
 
 const NO_BODY = Buffer.alloc(0);
 
+/** The client's address as uWS gives it, text in an ArrayBuffer: decoded without a Buffer made around it first. */
+const ADDRESS_TEXT = new TextDecoder();
+
 type Run = (raw: RawRequest, id: string) => RawResponse | Promise<RawResponse>;
 
 /** Everything the request says, read now: uWS's request object dies when its callback returns. */
@@ -32,7 +35,7 @@ function copyRequest(res: uWS.HttpResponse, req: uWS.HttpRequest): RawRequest {
     query: req.getQuery() ?? '',
     headers,
     params,
-    remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
+    remoteAddress: ADDRESS_TEXT.decode(res.getRemoteAddressAsText()),
     body: NO_BODY, // a body read later takes its place (set, not spread: a spread copy costs more than the rest of this copy)
   };
 }
