@@ -2,7 +2,7 @@
 // must be (draining, too large), its body read under its route's cap, and answered once.
 import type uWS from 'uWebSockets.js';
 import { isBodyStream, type LargeBody, type Reply, type Route } from '../route.js';
-import type { RawRequest, RawResponse } from '../pipeline.js';
+import { paramNames, type RawRequest, type RawResponse } from '../pipeline.js';
 import { andThen } from '../../../store/ports/maybe.js';
 import type { HttpHandlers } from './types.js';
 import { closing, writeWhole } from './respond.js';
@@ -17,20 +17,37 @@ const ADDRESS_TEXT = new TextDecoder();
 
 type Run = (raw: RawRequest, id: string) => RawResponse | Promise<RawResponse>;
 
-/** Everything the request says, read now: uWS's request object dies when its callback returns. */
-function copyRequest(res: uWS.HttpResponse, req: uWS.HttpRequest): RawRequest {
-  const headers: Record<string, string> = {};
-  req.forEach((k, v) => {
-    headers[k] = k in headers ? `${headers[k]}, ${v}` : v;
-  });
+/** What a route's handler knows of its requests before reading them: the method it was mounted for, and how many path parameters it has. */
+interface Mounted {
+  method: string;
+  params: number;
+}
+
+/** Where copyHeader() writes between requests: nowhere (a frozen record). */
+const COPIED: Record<string, string> = Object.freeze({});
+/** The record copyHeader() fills: one function for every request, not a closure made for each. */
+let copying = COPIED;
+const copyHeader = (k: string, v: string): void => {
+  copying[k] = k in copying ? `${copying[k]}, ${v}` : v;
+};
+
+/**
+ * Everything the request says, read now: uWS's request object dies when its callback returns.
+ * A route's own handler (`mounted`) asks uWS neither for the method it was mounted for nor for a
+ * parameter past its path's: each is a call into uWS and a string made.
+ */
+function copyRequest(res: uWS.HttpResponse, req: uWS.HttpRequest, mounted?: Mounted): RawRequest {
+  const headers: Record<string, string> = (copying = {});
+  req.forEach(copyHeader);
+  copying = COPIED;
   const params: string[] = [];
-  for (let i = 0; ; i++) {
+  for (let i = 0, most = mounted ? mounted.params : Infinity; i < most; i++) {
     const p = req.getParameter(i);
     if (p === undefined || p === '') break;
     params.push(p);
   }
   return {
-    method: req.getMethod(),
+    method: mounted ? mounted.method : req.getMethod(),
     path: req.getUrl(),
     query: req.getQuery() ?? '',
     headers,
@@ -58,13 +75,19 @@ export class RouteTable {
         app.head(uwsPath, (res, req) => this.answerAtOnce(res, req, fixed, true));
         continue;
       }
+      const params = paramNames(route.path).length;
+      const mounted: Mounted = { method: route.method, params };
       const dispatch = (raw: RawRequest, id: string) => handlers.dispatch(route, raw, id);
       app[UWS_METHOD[route.method]](uwsPath, (res, req) =>
-        this.serve(res, req, dispatch, false, this.bodyLimit, route.largeBody),
+        this.serve(res, req, dispatch, false, this.bodyLimit, route.largeBody, mounted),
       );
       // HEAD answers as GET would, headers only.
+      const mountedHead: Mounted = { method: 'head', params };
       const dispatchHead = (raw: RawRequest, id: string) => handlers.dispatch(route, { ...raw, method: 'get' }, id);
-      if (route.method === 'get') app.head(uwsPath, (res, req) => this.serve(res, req, dispatchHead, true));
+      if (route.method === 'get')
+        app.head(uwsPath, (res, req) =>
+          this.serve(res, req, dispatchHead, true, this.bodyLimit, undefined, mountedHead),
+        );
     }
     const unrouted = this.unrouted(routes);
     app.any('/*', (res, req) => this.serve(res, req, unrouted, req.getMethod() === 'head'));
@@ -112,9 +135,10 @@ export class RouteTable {
     headOnly = false,
     limit = this.bodyLimit,
     larger?: LargeBody,
+    mounted?: Mounted,
   ): void {
     const handlers = this.handlers;
-    const raw = copyRequest(res, req);
+    const raw = copyRequest(res, req, mounted);
     const headers = raw.headers;
     const exchange = new Exchange(res, handlers, this.held, handlers.requestIdOf(headers), headOnly);
     const requestId = exchange.requestId;
