@@ -68,15 +68,29 @@ type PendingRows = Map<string, Map<UsageScope, Map<string, Pending>>>;
 
 const REQUESTS = ['requests'] as const;
 
-interface OpenSocket {
-  identity: Identity;
-  since: number;
+/** An open socket as the recorder sees it: whose it is. */
+export interface UsageSocket {
+  readonly identity: Identity;
+}
+
+/** The sockets open on this node (the hub's): the recorder keeps nothing of its own per socket. */
+export interface OpenSockets<S extends UsageSocket = UsageSocket> {
+  connections(): Iterable<S>;
+  /** When `conn` opened (by the recorder's clock); undefined once it closed. */
+  openedAt(conn: S): number | undefined;
 }
 
 export class UsageRecorder {
   private pending: PendingRows = new Map();
   private pendingCount = 0;
-  private readonly sockets = new Map<object, OpenSocket>();
+  /**
+   * The open sockets, whose time is counted in whole seconds from when each opened: at each flush,
+   * what it adds to the whole seconds since it opened (a socket's seconds so far are those up to the
+   * last flush, or none if it opened since), and at its close the rest.
+   */
+  private open: OpenSockets | null = null;
+  /** When sockets' time was last counted (the last flush), if it was. */
+  private accruedAt: number | null = null;
   private flushing: Promise<void> | null = null;
   /**
    * The rows each credential's last plain request (counted, neither refused nor a signal) added to,
@@ -217,15 +231,15 @@ export class UsageRecorder {
     this.add(day, 'platform', PLATFORM_KEY, ['events'], events);
   }
 
-  socketOpened(conn: object, identity: Identity): void {
-    this.sockets.set(conn, { identity, since: this.clock() });
+  /** Counts the time of the sockets `open` holds (src/server/sockets.ts: the hub). */
+  countSockets(open: OpenSockets): void {
+    this.open = open;
   }
 
-  socketClosed(conn: object): void {
-    const open = this.sockets.get(conn);
-    if (!open) return;
-    this.sockets.delete(conn);
-    this.accrue(open, this.clock());
+  /** A socket closes (told before `open` forgets it): the rest of its time is counted. */
+  socketClosed(conn: UsageSocket): void {
+    const openedAt = this.open?.openedAt(conn);
+    if (openedAt !== undefined) this.accrue(conn, openedAt, this.clock());
   }
 
   /** A socket closed for spending its message budget (src/ws/budget.ts). */
@@ -245,12 +259,14 @@ export class UsageRecorder {
     return this.pendingCount;
   }
 
-  private accrue(open: OpenSocket, now: number): void {
-    const seconds = Math.floor((now - open.since) / 1000);
+  /** Adds the whole seconds `conn` (open since `openedAt`) was open up to `now` and not counted yet. */
+  private accrue(conn: UsageSocket, openedAt: number, now: number): void {
+    const counted =
+      this.accruedAt !== null && this.accruedAt >= openedAt ? Math.floor((this.accruedAt - openedAt) / 1000) : 0;
+    const seconds = Math.floor((now - openedAt) / 1000) - counted;
     if (seconds <= 0) return;
-    open.since += seconds * 1000;
     const day = dayOf(now);
-    const { identity } = open;
+    const { identity } = conn;
     this.add(day, 'account', identity.accountId, ['socketSeconds'], seconds);
     this.add(day, 'principal', identity.principal, ['socketSeconds'], seconds);
     if (identity.kind === 'token' && identity.boardId)
@@ -286,7 +302,12 @@ export class UsageRecorder {
 
   private async flushOnce(): Promise<void> {
     const now = this.clock();
-    for (const open of this.sockets.values()) this.accrue(open, now);
+    if (this.open)
+      for (const conn of this.open.connections()) {
+        const openedAt = this.open.openedAt(conn);
+        if (openedAt !== undefined) this.accrue(conn, openedAt, now);
+      }
+    this.accruedAt = now;
     const rows: [string, Pending][] = [];
     for (const scopes of this.pending.values())
       for (const byKey of scopes.values())

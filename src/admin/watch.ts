@@ -7,7 +7,7 @@ import type { Purged } from '../board/retention.js';
 import type { RequestContext } from '../request-context.js';
 import type { Store } from '../../store/ports/store.js';
 import { CommitStats, timedCommits, type PurgeReport } from './durability.js';
-import { dayOf, UsageRecorder } from './usage.js';
+import { dayOf, UsageRecorder, type OpenSockets, type UsageSocket } from './usage.js';
 import { FIGURES_EVERY_MS, Utilization, type NodeFigures, type NodeSources } from './utilization.js';
 
 /**
@@ -88,11 +88,12 @@ export class Watch {
     this.utilization.commits.add(this.parts.clock());
   }
 
-  socketOpened(conn: object, identity: Identity): void {
-    this.usage.socketOpened(conn, identity);
+  /** The sockets open on this node, whose time is counted (src/server/sockets.ts: the hub). */
+  countSockets(open: OpenSockets): void {
+    this.usage.countSockets(open);
   }
 
-  socketClosed(conn: object): void {
+  socketClosed(conn: UsageSocket): void {
     this.usage.socketClosed(conn);
   }
 

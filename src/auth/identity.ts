@@ -35,10 +35,11 @@ export function workspaceOf(identity: Identity): string {
 }
 
 /**
- * Each socket's own identity object (src/server/sockets.ts): its upgrade's origin and its place
- * under the socket cap are kept by it, while a credential's requests share the one the authenticator
- * keeps for its record. What is worked out per identity (src/auth/project-selection.ts) is worked
- * out for that shared one, not again for each socket: 20 sockets of a token share one selection.
+ * A socket's own identity object, for a socket whose upgrade's origin is kept by it (an account's
+ * own session, which may be an operator's: src/server/sockets.ts); other sockets, like a
+ * credential's requests, share the one the authenticator keeps for its record. What is worked out
+ * per identity (src/auth/project-selection.ts) is worked out for that shared one, not again for
+ * each copy.
  */
 const sharedIdentities = new WeakMap<Identity, Identity>();
 

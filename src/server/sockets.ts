@@ -74,6 +74,8 @@ export function startSockets(parts: SocketsParts): Sockets {
       clock,
     }),
   });
+  // Each socket's time counts from when the hub saw it open: the usage counters keep nothing per socket.
+  parts.watch.countSockets(hub);
   const revalidation = setInterval(() => void hub.revalidate(), REVALIDATE_SOCKETS_MS);
   revalidation.unref();
   return {
@@ -102,20 +104,22 @@ function socketHandlers(parts: SocketsParts, hub: Hub, origins: WeakMap<Identity
           ),
         };
       try {
-        // The socket's own copy: requests with one credential share an identity (src/auth/authenticator.ts), and its origin is kept by it.
-        const identity = ownIdentity(
-          (await access.authenticator.authenticate(
-            'bearer-or-session',
-            headers,
-            parseCookies(headers.cookie ?? ''),
-            clock(),
-          ))!,
-        );
+        const shared = (await access.authenticator.authenticate(
+          'bearer-or-session',
+          headers,
+          parseCookies(headers.cookie ?? ''),
+          clock(),
+        ))!;
+        // Requests with one credential share an identity (src/auth/authenticator.ts), and so do its
+        // sockets: a socket's place under the cap is kept by its connection. Only a socket whose
+        // upgrade's origin is kept has a copy of its own, by which the origin is found.
+        const operator = mayBeOperator(shared);
+        const identity = operator ? ownIdentity(shared) : shared;
         const address = clientAddress(peer, headers, config.trustedProxies, config.forwardedHeader);
         await cap.admit(identity, address, clock());
         // Kept only where an audit row may ask for it, each string flat and its own (a generated
         // request id is made of 16 pieces, 450 bytes of heap as it comes).
-        if (mayBeOperator(identity)) origins.set(identity, ownStrings({ requestId, address }));
+        if (operator) origins.set(identity, ownStrings({ requestId, address }));
         return { identity };
       } catch (e) {
         // A RATE_LIMITED refusal carries its cap or budget in details and the nine rate headers, as a REST refusal does.
@@ -124,14 +128,13 @@ function socketHandlers(parts: SocketsParts, hub: Hub, origins: WeakMap<Identity
       }
     },
     open: (conn) => {
-      cap.opened(conn.identity);
-      watch.socketOpened(conn, conn.identity);
+      cap.opened(conn.identity, conn);
       hub.open(conn);
     },
     message: (conn, text) =>
       void hub.message(conn, text).catch((e: unknown) => logger.error({ err: e }, 'socket message failed')),
     close: (conn) => {
-      cap.closed(conn.identity);
+      cap.closed(conn.identity, conn);
       watch.socketClosed(conn);
       hub.close(conn);
     },

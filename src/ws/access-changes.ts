@@ -11,7 +11,7 @@ import { CLOSE } from './protocol.js';
 import type { Subscriptions } from './subscriptions.js';
 
 export interface AccessChangesDeps {
-  subscriptions: Pick<Subscriptions, 'connections' | 'state' | 'unwatch' | 'accountOf'>;
+  subscriptions: Pick<Subscriptions, 'connections' | 'subsOf' | 'unwatch' | 'accountOf'>;
   access: Pick<AccessChecks, 'reachable' | 'membershipChanged'>;
   firehose: Pick<Firehose<Connection>, 'sockets' | 'unwatch'>;
   operators?: Pick<OperatorAccess, 'admits'>;
@@ -98,12 +98,12 @@ export class AccessChanges {
    */
   private async recheckRoles(conns: Connection[]): Promise<void> {
     const { subscriptions } = this.deps;
-    const boards = new Set(conns.flatMap((conn) => [...(subscriptions.state(conn)?.subs?.keys() ?? [])]));
+    const boards = new Set(conns.flatMap((conn) => [...(subscriptions.subsOf(conn)?.keys() ?? [])]));
     for (const boardId of boards) {
       const project = await this.deps.access.reachable(conns[0]!, boardId).catch(() => undefined); // a store hiccup ends nothing
       if (project === undefined) continue;
       for (const conn of conns) {
-        const sub = subscriptions.state(conn)?.subs?.get(boardId);
+        const sub = subscriptions.subsOf(conn)?.get(boardId);
         if (!sub || sub.lastSeq < 0 || project?.role === sub.role) continue; // (a subscription still starting checked its role just now)
         drop(subscriptions, conn, boardId, roleChanged(project === null ? null : project.role));
       }

@@ -134,6 +134,16 @@ export class Hub {
     return this.subscriptions.size;
   }
 
+  /** The open sockets. */
+  connections(): IterableIterator<Connection> {
+    return this.subscriptions.connections();
+  }
+
+  /** When a socket opened (by the hub's clock); undefined once it closed. */
+  openedAt(conn: Connection): number | undefined {
+    return this.subscriptions.openedAt(conn);
+  }
+
   closeAll(code: number, reason: string): void {
     for (const conn of [...this.subscriptions.connections()]) conn.close(code, reason);
   }
@@ -227,7 +237,7 @@ export class Hub {
           'SERVICE_UNAVAILABLE',
           'The audit row of this subscription could not be written; subscribe again.',
         );
-      if (!this.subscriptions.state(conn)) return; // closed meanwhile
+      if (!this.subscriptions.isOpen(conn)) return; // closed meanwhile
     }
     this.firehose.watch(conn, filter);
     transmit(

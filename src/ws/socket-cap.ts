@@ -29,14 +29,16 @@ export interface SocketCapDeps {
 export class SocketCap {
   private readonly limit: number;
   private readonly later: (check: () => void) => void;
-  /** Places taken, by credential. */
+  /** Places taken, by credential: reserved by upgrades not yet opened, and held by open sockets. */
   private readonly taken = new Map<string, number>();
   /**
-   * Each upgrade's place, by the socket's own identity object: reserved (false) until it opens, then
-   * open (true) until it closes. Its credential is worked out again when it is given back: a
-   * socket holds no string of it.
+   * Places reserved by upgrades not yet opened, by credential. A token's sockets may share one
+   * identity object, so a reservation is counted, not kept by its socket: one that opens takes one
+   * of its credential's, and the check after each admission gives back one left, if any.
    */
-  private readonly places = new WeakMap<Identity, boolean>();
+  private readonly reserved = new Map<string, number>();
+  /** The open sockets holding a place (by the key each was opened with), each given back once when it closes. */
+  private readonly holding = new WeakSet<object>();
 
   constructor(private readonly deps: SocketCapDeps) {
     this.limit = deps.limit ?? SOCKETS_PER_CREDENTIAL;
@@ -76,26 +78,32 @@ export class SocketCap {
       );
     }
     this.taken.set(credential, held + 1);
-    this.places.set(identity, false);
+    count(this.reserved, credential, 1);
     this.later(() => {
-      if (this.places.get(identity) === false) this.giveBack(identity);
+      if (count(this.reserved, credential, -1)) count(this.taken, credential, -1);
     });
   }
 
-  /** The upgrade opened its socket: its place is kept until it closes. */
-  opened(identity: Identity): void {
-    if (this.places.has(identity)) this.places.set(identity, true);
+  /**
+   * The upgrade opened its socket (`key`, the socket's own object: its connection; by default its
+   * identity): it takes one of its credential's reserved places until it closes. None is left when
+   * the check after its admission already gave it back: the socket then holds none.
+   */
+  opened(identity: Identity, key: object = identity): void {
+    if (count(this.reserved, credentialOf(identity), -1)) this.holding.add(key);
   }
 
-  closed(identity: Identity): void {
-    if (this.places.has(identity)) this.giveBack(identity);
+  /** The socket `key` closed: its place, if it holds one, is given back (once). */
+  closed(identity: Identity, key: object = identity): void {
+    if (this.holding.delete(key)) count(this.taken, credentialOf(identity), -1);
   }
+}
 
-  private giveBack(identity: Identity): void {
-    this.places.delete(identity);
-    const credential = credentialOf(identity);
-    const left = (this.taken.get(credential) ?? 1) - 1;
-    if (left > 0) this.taken.set(credential, left);
-    else this.taken.delete(credential);
-  }
+/** Adds `by` to a count (a count of 0 is no entry); false, changing nothing, when it would fall below 0. */
+function count(counts: Map<string, number>, key: string, by: 1 | -1): boolean {
+  const n = (counts.get(key) ?? 0) + by;
+  if (n < 0) return false;
+  if (n > 0) counts.set(key, n);
+  else counts.delete(key);
+  return true;
 }

@@ -32,7 +32,7 @@ export interface SubscribeDeps {
   feed: Pick<BoardFeed, 'board' | 'snapshot' | 'startAfter' | 'shoutsAfter'>;
   store: Pick<Store, 'presence'>;
   names: Pick<Names, 'named'>;
-  subscriptions: Pick<Subscriptions, 'state' | 'watch' | 'unwatch' | 'current'>;
+  subscriptions: Pick<Subscriptions, 'state' | 'isOpen' | 'watch' | 'unwatch' | 'current'>;
   streams: Pick<BoardStreams, 'lastSeqOf'>;
   access: Pick<AccessChecks, 'membership' | 'endProbe'>;
   delivery: Pick<Delivery, 'catchUp'>;
@@ -141,7 +141,7 @@ export class Subscribe {
         return null;
       }
       if (project.role === 'operator' && !(await this.audited(conn, state, boardId, topics))) return null;
-      if (!subscriptions.state(conn) || state.subs?.has(boardId)) return null; // closed, or subscribed meanwhile
+      if (!subscriptions.isOpen(conn) || state.subs?.has(boardId)) return null; // closed, or subscribed meanwhile
       const { view, whole } = reader;
       // Live events are held from now on, until the subscription has started.
       const sub: Subscription = { topics, role: project.role, view, whole, lastSeq: -1, held: [], joined: false };
@@ -154,7 +154,7 @@ export class Subscribe {
 
   /** An operator's watch of a board writes its audit row before anything flows; false when it cannot (the socket is told) or need not be. */
   private async audited(conn: Connection, state: SocketState, boardId: string, topics: Set<Topic>): Promise<boolean> {
-    if (!this.deps.subscriptions.state(conn) || state.subs?.has(boardId)) return false; // closed, or subscribed meanwhile
+    if (!this.deps.subscriptions.isOpen(conn) || state.subs?.has(boardId)) return false; // closed, or subscribed meanwhile
     const audit = {
       action: 'subscribe',
       target: `board:${boardId}`,

@@ -33,10 +33,17 @@ export interface SocketState extends BudgetWindow {
   replays: Map<string, Promise<void>> | null;
   /** The account the credential acts for now: a token moves with a board takeover. */
   accountId: string;
+  /** When the socket opened. */
+  openedAt: number;
 }
 
 export class Subscriptions {
-  private readonly sockets = new Map<Connection, SocketState>();
+  /**
+   * Each open socket's state, made when it is first asked for (its first message): until then the
+   * entry holds only when the socket opened, as ms after `epoch` (a small integer, no object).
+   */
+  private readonly sockets = new Map<Connection, SocketState | number>();
+  private epoch: number | null = null;
   private readonly boards = new Map<string, Map<Connection, Subscription>>();
   private readonly principals = new Map<string, Set<Connection>>();
   /** The subscriptions of narrower views by board: their broadcast shouts are sent one by one. */
@@ -46,20 +53,14 @@ export class Subscriptions {
   constructor(private readonly leaveStream: (conn: Connection, boardId: string, sub: Subscription) => void) {}
 
   open(conn: Connection, now: number): void {
-    // subs and replays: made on the first subscribe (an idle socket holds less)
-    this.sockets.set(conn, {
-      subs: null,
-      windowStart: now,
-      used: 0,
-      replays: null,
-      accountId: conn.identity.accountId,
-    });
+    this.epoch ??= now;
+    this.sockets.set(conn, small(now - this.epoch));
     const principal = conn.identity.principal;
     (this.principals.get(principal) ?? this.principals.set(principal, new Set()).get(principal)!).add(conn);
   }
 
   close(conn: Connection): void {
-    for (const boardId of this.sockets.get(conn)?.subs?.keys() ?? []) this.unwatch(conn, boardId);
+    for (const boardId of this.subsOf(conn)?.keys() ?? []) this.unwatch(conn, boardId);
     this.sockets.delete(conn);
     const same = this.principals.get(conn.identity.principal);
     if (same?.delete(conn) && same.size === 0) this.principals.delete(conn.identity.principal);
@@ -69,20 +70,51 @@ export class Subscriptions {
     return this.sockets.size;
   }
 
+  /** The socket's state (made now if it was not yet: its budget's window starts when it opened); none once it closed. */
   state(conn: Connection): SocketState | undefined {
-    return this.sockets.get(conn);
+    const held = this.sockets.get(conn);
+    if (typeof held !== 'number') return held;
+    const openedAt = this.epoch! + held;
+    const state: SocketState = {
+      subs: null,
+      windowStart: openedAt,
+      used: 0,
+      replays: null,
+      accountId: conn.identity.accountId,
+      openedAt,
+    };
+    this.sockets.set(conn, state);
+    return state;
+  }
+
+  /** When the socket opened; undefined once it closed. */
+  openedAt(conn: Connection): number | undefined {
+    const held = this.sockets.get(conn);
+    return typeof held === 'number' ? this.epoch! + held : held?.openedAt;
+  }
+
+  /** Whether the socket is open (not closed). */
+  isOpen(conn: Connection): boolean {
+    return this.sockets.has(conn);
+  }
+
+  /** The boards the socket watches, without making its state. */
+  subsOf(conn: Connection): Map<string, Subscription> | null | undefined {
+    const held = this.sockets.get(conn);
+    return typeof held === 'number' ? null : held?.subs;
   }
 
   connections(): IterableIterator<Connection> {
     return this.sockets.keys();
   }
 
-  states(): IterableIterator<SocketState> {
-    return this.sockets.values();
+  /** The states made so far (a socket that never sent a message has none, and watches nothing). */
+  *states(): IterableIterator<SocketState> {
+    for (const held of this.sockets.values()) if (typeof held !== 'number') yield held;
   }
 
   watch(conn: Connection, boardId: string, sub: Subscription): void {
-    const state = this.sockets.get(conn);
+    const state = this.state(conn);
     if (state) (state.subs ??= new Map()).set(boardId, sub);
     (this.boards.get(boardId) ?? this.boards.set(boardId, new Map()).get(boardId)!).set(conn, sub);
     if (!sub.whole) (this.narrow.get(boardId) ?? this.narrow.set(boardId, new Set()).get(boardId)!).add(conn);
@@ -100,7 +132,7 @@ export class Subscriptions {
       if (narrow?.delete(conn) && narrow.size === 0) this.narrow.delete(boardId);
     }
     if (board?.delete(conn) && board.size === 0) this.boards.delete(boardId);
-    return this.sockets.get(conn)?.subs?.delete(boardId) ?? false;
+    return this.subsOf(conn)?.delete(boardId) ?? false;
   }
 
   /** A board's watchers and their subscriptions. */
@@ -124,6 +156,13 @@ export class Subscriptions {
   }
 
   accountOf(conn: Connection): string {
-    return this.sockets.get(conn)?.accountId ?? conn.identity.accountId;
+    const held = this.sockets.get(conn);
+    return (typeof held === 'number' ? undefined : held?.accountId) ?? conn.identity.accountId;
   }
 }
+
+/**
+ * `n` as a small integer where it is one: a difference of two large numbers (times in ms) comes out
+ * of V8's interpreter as a heap number of its own (16 bytes), even when it is a small integer.
+ */
+export const small = (n: number): number => ((n | 0) === n ? n | 0 : n);

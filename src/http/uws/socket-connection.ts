@@ -22,6 +22,14 @@ export interface SocketPool {
   ended(conn: SocketConnection): void;
 }
 
+/** What a server's sockets share (one object, not three fields in each). */
+export interface SocketShared {
+  /** The cap on a socket's backlog, in bytes. */
+  cap: number;
+  pool: SocketPool;
+  batch: PublishBatch;
+}
+
 /**
  * A topic no message is published to, joined by every socket that joins any: uWS 20.x frees a
  * socket's queue of published messages, unsent, when it leaves its last topic (a message published
@@ -55,10 +63,20 @@ export class SocketConnection implements Connection, BatchedSocket {
     readonly id: number,
     private readonly ws: uWS.WebSocket<SocketData>,
     readonly identity: Identity,
-    private readonly cap: number,
-    private readonly pool: SocketPool,
-    private readonly batch: PublishBatch,
+    private readonly shared: SocketShared,
   ) {}
+
+  private get cap(): number {
+    return this.shared.cap;
+  }
+
+  private get pool(): SocketPool {
+    return this.shared.pool;
+  }
+
+  private get batch(): PublishBatch {
+    return this.shared.batch;
+  }
 
   send(message: string | Uint8Array): boolean {
     if (this.closed) return false;

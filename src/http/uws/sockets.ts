@@ -73,6 +73,7 @@ export function mountSockets(
   sockets: ServerSockets,
   batch: PublishBatch,
 ): void {
+  const shared = { cap: endpoint.maxBackpressure, pool: sockets, batch };
   app.ws<SocketData>(endpoint.path, {
     // Our own limit is checked per message (closing with 1009 and a reason); uWS's, well above
     // it, only stops a peer sending megabytes (it drops the connection without a close frame).
@@ -86,7 +87,7 @@ export function mountSockets(
     upgrade: (res, req, context) => upgrade(res, req, context, endpoint, handlers),
     open(ws) {
       const data = ws.getUserData();
-      data.conn = new SocketConnection(sockets.newId(), ws, data.identity, endpoint.maxBackpressure, sockets, batch);
+      data.conn = new SocketConnection(sockets.newId(), ws, data.identity, shared);
       endpoint.open(data.conn);
     },
     message(ws, message) {
