@@ -45,7 +45,11 @@ export class Subscriptions {
   private readonly sockets = new Map<Connection, SocketState | number>();
   private epoch: number | null = null;
   private readonly boards = new Map<string, Map<Connection, Subscription>>();
-  private readonly principals = new Map<string, Set<Connection>>();
+  /**
+   * Each principal's sockets, as an array (a set of 20 costs twice the heap). One is taken out by
+   * replacing the array, so a reader going through it as a socket closes sees it whole.
+   */
+  private readonly principals = new Map<string, Connection[]>();
   /** The subscriptions of narrower views by board: their broadcast shouts are sent one by one. */
   private readonly narrow = new Map<string, Set<Connection>>();
 
@@ -56,14 +60,24 @@ export class Subscriptions {
     this.epoch ??= now;
     this.sockets.set(conn, small(now - this.epoch));
     const principal = conn.identity.principal;
-    (this.principals.get(principal) ?? this.principals.set(principal, new Set()).get(principal)!).add(conn);
+    const same = this.principals.get(principal);
+    if (same) same.push(conn);
+    else this.principals.set(principal, [conn]);
   }
 
   close(conn: Connection): void {
     for (const boardId of this.subsOf(conn)?.keys() ?? []) this.unwatch(conn, boardId);
     this.sockets.delete(conn);
-    const same = this.principals.get(conn.identity.principal);
-    if (same?.delete(conn) && same.size === 0) this.principals.delete(conn.identity.principal);
+    const principal = conn.identity.principal;
+    const same = this.principals.get(principal);
+    if (same?.includes(conn)) {
+      if (same.length === 1) this.principals.delete(principal);
+      else
+        this.principals.set(
+          principal,
+          same.filter((c) => c !== conn),
+        );
+    }
   }
 
   get size(): number {
@@ -146,7 +160,7 @@ export class Subscriptions {
   }
 
   /** The sockets of a principal. */
-  of(principal: string): ReadonlySet<Connection> | undefined {
+  of(principal: string): readonly Connection[] | undefined {
     return this.principals.get(principal);
   }
 

@@ -63,6 +63,24 @@ describe('an idle socket’s hub state', () => {
     expect([subs.isOpen(a), subs.size, subs.of(token.principal)]).toEqual([false, 0, undefined]);
   });
 
+  it('finds a principal’s sockets, whole to a reader going through them as one closes', () => {
+    const subs = new Subscriptions(() => undefined);
+    const conns = [conn(1), conn(2), conn(3)];
+    for (const c of conns) subs.open(c, T0);
+    const seen: number[] = [];
+    for (const c of subs.of(token.principal) ?? []) {
+      seen.push(c.id);
+      if (c.id === 1) subs.close(conns[1]!); // a send that closes a socket of the same principal
+    }
+    expect(seen).toEqual([1, 2, 3]);
+    expect(subs.of(token.principal)?.map((c) => c.id)).toEqual([1, 3]);
+    subs.close(conns[1]!); // already closed: nothing changes
+    subs.close(conns[0]!);
+    expect(subs.of(token.principal)?.map((c) => c.id)).toEqual([3]);
+    subs.close(conns[2]!);
+    expect(subs.of(token.principal)).toBeUndefined();
+  });
+
   it('keeps times as small integers where they are, and any other number as it is', () => {
     expect(small(T0 + 5 - T0)).toBe(5);
     expect(small(2.5)).toBe(2.5);
