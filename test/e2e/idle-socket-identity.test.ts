@@ -1,6 +1,7 @@
-// What an idle socket holds of its credential (src/server/sockets.ts): an identity object of its
-// own, by which its place under the cap and (an operator's session only) its upgrade's origin are
-// kept, while what is worked out per credential (its board's selection) is shared by its sockets.
+// What an idle socket holds of its credential (src/server/sockets.ts): the identity its
+// credential's requests share, but for an account's own session, which has a copy of its own by
+// which its upgrade's origin is kept (an operator's audit rows ask for it); what is worked out per
+// credential (its board's selection) is shared by its sockets and by such a copy.
 // No server: the selector over records held in memory, the cap with an in-memory limiter.
 import { describe, expect, it } from 'vitest';
 import { ownIdentity, sharedIdentity, type SessionIdentity, type TokenIdentity } from '../../src/auth/identity.js';
