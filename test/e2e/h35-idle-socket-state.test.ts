@@ -5,26 +5,15 @@
 // alone, with a hand-run clock.
 import { describe, expect, it } from 'vitest';
 import { UsageRecorder, type UsageSocket } from '../../src/admin/usage.js';
-import type { TokenIdentity } from '../../src/auth/identity.js';
 import { MemoryRateLimiter } from '../../src/ratelimit/memory.js';
 import type { Store } from '../../store/ports/store.js';
 import type { Connection } from '../../src/ws/connection.js';
 import { SocketCap } from '../../src/ws/socket-cap.js';
 import { small, Subscriptions } from '../../src/ws/subscriptions.js';
+import { workspaceToken } from '../support/identities.js';
 
 const T0 = Date.UTC(2026, 10, 29, 10, 0);
-const token: TokenIdentity = {
-  kind: 'token',
-  principal: 'agent:agent-1',
-  accountId: 'acct',
-  tokenId: 'tok-1',
-  agentId: 'agent-1',
-  scope: 'workspace',
-  prefix: 'agb_x',
-  boardId: 'board',
-  role: 'member',
-  resources: null,
-};
+const token = workspaceToken();
 const conn = (id: number): Connection =>
   ({ id, identity: token, join: () => undefined, leave: () => undefined }) as unknown as Connection;
 

@@ -4,26 +4,16 @@
 // credential (its board's selection) is shared by its sockets and by such a copy.
 // No server: the selector over records held in memory, the cap with an in-memory limiter.
 import { describe, expect, it } from 'vitest';
-import { ownIdentity, sharedIdentity, type SessionIdentity, type TokenIdentity } from '../../src/auth/identity.js';
+import { ownIdentity, sharedIdentity, type SessionIdentity } from '../../src/auth/identity.js';
 import { ProjectSelector } from '../../src/auth/project-selection.js';
 import { MemoryRateLimiter } from '../../src/ratelimit/memory.js';
 import type { MemberRecord, ProjectRecord } from '../../store/ports/store.js';
 import { mayBeOperator } from '../../src/ws/operator-access.js';
 import { SocketCap } from '../../src/ws/socket-cap.js';
+import { workspaceToken } from '../support/identities.js';
 
 const NOW = 1_800_000_000_000;
-const token: TokenIdentity = {
-  kind: 'token',
-  principal: 'agent:agent-1',
-  accountId: 'acct',
-  tokenId: 'tok-1',
-  agentId: 'agent-1',
-  scope: 'workspace',
-  prefix: 'agb_x',
-  boardId: 'board',
-  role: 'member',
-  resources: null,
-};
+const token = workspaceToken();
 const session: SessionIdentity = { kind: 'session', principal: 'user:acct', accountId: 'acct', sessionId: 'sess-1' };
 
 function selector(): ProjectSelector {

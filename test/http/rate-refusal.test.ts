@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { Authenticator } from '../../src/auth/authenticator.js';
-import type { Identity, TokenIdentity } from '../../src/auth/identity.js';
+import type { Identity } from '../../src/auth/identity.js';
 import { ProjectSelector } from '../../src/auth/project-selection.js';
 import { abuseSignals } from '../../src/admin/abuse.js';
 import { bucketOf, dayOf, UsageRecorder, usageId } from '../../src/admin/usage.js';
@@ -19,24 +19,20 @@ import { Pipeline, type RawRequest, type RawResponse } from '../../src/http/pipe
 import { MemoryRateLimiter } from '../../src/ratelimit/memory.js';
 import { PLANS } from '../../src/plans.js';
 import type { UsageRecord } from '../../store/ports/store.js';
+import { workspaceToken } from '../support/identities.js';
 
 /** A minute's start: the board window runs NOW..NOW+60 s, so every refusal here says Retry-After: 60. */
 const NOW = Date.UTC(2026, 10, 27, 12);
 const RESET = String(NOW / 1000 + 60);
 const FREE = PLANS.free;
 
-const agent: TokenIdentity = {
-  kind: 'token',
+const agent = workspaceToken({
   principal: 'agent:flooder',
   accountId: 'acct-flood',
-  tokenId: 'tok-1',
   agentId: 'flooder',
-  scope: 'workspace',
   prefix: 'pfx',
   boardId: 'board-flood',
-  role: 'member',
-  resources: null,
-};
+});
 
 /** The one credential it knows (the same identity each time, as the credential cache gives it); any other Bearer is refused. */
 const authenticator = {
