@@ -128,13 +128,13 @@ function socketHandlers(parts: SocketsParts, hub: Hub, origins: WeakMap<Identity
       }
     },
     open: (conn) => {
-      cap.opened(conn.identity, conn);
+      cap.opened(conn);
       hub.open(conn);
     },
     message: (conn, text) =>
       void hub.message(conn, text).catch((e: unknown) => logger.error({ err: e }, 'socket message failed')),
     close: (conn) => {
-      cap.closed(conn.identity, conn);
+      cap.closed(conn);
       watch.socketClosed(conn);
       hub.close(conn);
     },

@@ -15,6 +15,14 @@ export const SOCKETS_PER_CREDENTIAL = 20;
 export const credentialOf = (identity: Identity): string =>
   identity.kind === 'token' ? `token:${identity.tokenId}` : `account:${identity.accountId}`;
 
+/**
+ * An open socket as the cap sees it: its own object (its connection: a token's sockets share one
+ * identity object, so the identity cannot tell them apart) and whose it is.
+ */
+export interface CappedSocket {
+  readonly identity: Identity;
+}
+
 export interface SocketCapDeps {
   limiter: RateLimiter;
   /** The plan an upgrade is budgeted under is its credential's board's, as for a request without projectId. */
@@ -37,8 +45,8 @@ export class SocketCap {
    * of its credential's, and the check after each admission gives back one left, if any.
    */
   private readonly reserved = new Map<string, number>();
-  /** The open sockets holding a place (by the key each was opened with), each given back once when it closes. */
-  private readonly holding = new WeakSet<object>();
+  /** The open sockets holding a place, each given back once when it closes. */
+  private readonly holding = new WeakSet<CappedSocket>();
 
   constructor(private readonly deps: SocketCapDeps) {
     this.limit = deps.limit ?? SOCKETS_PER_CREDENTIAL;
@@ -51,8 +59,8 @@ export class SocketCap {
   }
 
   /**
-   * Draws one request from the credential's request budget, then takes one of its places for
-   * `identity` (the socket's own). Throws RATE_LIMITED with the nine rate headers: the budget's
+   * Draws one request from the credential's request budget, then reserves one of its places for
+   * an upgrade of `identity`. Throws RATE_LIMITED with the nine rate headers: the budget's
    * refusal, or, with every place taken, one naming the cap. A place not opened by the next turn of
    * the event loop is given back: uWS opens an upgraded socket at once, so the upgrade was abandoned.
    */
@@ -85,17 +93,16 @@ export class SocketCap {
   }
 
   /**
-   * The upgrade opened its socket (`key`, the socket's own object: its connection; by default its
-   * identity): it takes one of its credential's reserved places until it closes. None is left when
-   * the check after its admission already gave it back: the socket then holds none.
+   * An upgrade opened `socket`: it takes one of its credential's reserved places until it closes.
+   * None is left when the check after its admission already gave it back: the socket then holds none.
    */
-  opened(identity: Identity, key: object = identity): void {
-    if (count(this.reserved, credentialOf(identity), -1)) this.holding.add(key);
+  opened(socket: CappedSocket): void {
+    if (count(this.reserved, credentialOf(socket.identity), -1)) this.holding.add(socket);
   }
 
-  /** The socket `key` closed: its place, if it holds one, is given back (once). */
-  closed(identity: Identity, key: object = identity): void {
-    if (this.holding.delete(key)) count(this.taken, credentialOf(identity), -1);
+  /** `socket` closed: its place, if it holds one, is given back (once). */
+  closed(socket: CappedSocket): void {
+    if (this.holding.delete(socket)) count(this.taken, credentialOf(socket.identity), -1);
   }
 }
 

@@ -7,7 +7,7 @@ import type { Identity, SessionIdentity, TokenIdentity } from '../../src/auth/id
 import type { SelectedProject } from '../../src/auth/project-selection.js';
 import { MemoryRateLimiter } from '../../src/ratelimit/memory.js';
 import { BOARD_WINDOW_MS, PLANS, type PlanName } from '../../src/plans.js';
-import { SOCKETS_PER_CREDENTIAL, SocketCap } from '../../src/ws/socket-cap.js';
+import { SOCKETS_PER_CREDENTIAL, SocketCap, type CappedSocket } from '../../src/ws/socket-cap.js';
 
 const NOW = 1_800_000_000_000;
 const token = (tokenId: string): TokenIdentity => ({
@@ -35,10 +35,12 @@ function cap(plan: PlanName | null = 'free') {
   const selector = { select: () => (plan ? ({ plan } as SelectedProject) : null) };
   const sockets = new SocketCap({ limiter, selector, scale: 1, later: (check) => turns.push(check) });
   const admit = (identity: Identity) => sockets.admit(identity, '10.0.0.1', NOW);
-  /** An upgrade that opens its socket, as uWS does, within the turn. */
-  const open = async (identity: Identity) => {
+  /** An upgrade that opens its socket, as uWS does, within the turn: the socket. */
+  const open = async (identity: Identity): Promise<CappedSocket> => {
     await admit(identity);
-    sockets.opened(identity);
+    const socket = { identity };
+    sockets.opened(socket);
+    return socket;
   };
   const refusal = async (identity: Identity): Promise<AppError> => {
     const e = await admit(identity).then(
@@ -61,10 +63,10 @@ function cap(plan: PlanName | null = 'free') {
 describe('places per credential', () => {
   it(`admits ${SOCKETS_PER_CREDENTIAL} sockets of a token and refuses the next with the cap in details; a close lets the next in`, async () => {
     const c = cap();
-    const sockets = Array.from({ length: SOCKETS_PER_CREDENTIAL }, () => token('t1'));
-    for (const s of sockets) await c.open(s);
+    const sockets: CappedSocket[] = [];
+    for (let i = 0; i < SOCKETS_PER_CREDENTIAL; i++) sockets.push(await c.open(token('t1')));
     c.nextTurn();
-    expect(c.sockets.held(sockets[0]!)).toBe(SOCKETS_PER_CREDENTIAL);
+    expect(c.sockets.held(sockets[0]!.identity)).toBe(SOCKETS_PER_CREDENTIAL);
     const refused = await c.refusal(token('t1'));
     expect({ code: refused.code, status: refused.status, details: refused.details }).toEqual({
       code: 'RATE_LIMITED',
@@ -74,7 +76,7 @@ describe('places per credential', () => {
     expect(Object.keys(refused.headers!)).toHaveLength(9);
     c.sockets.closed(sockets[3]!);
     c.sockets.closed(sockets[3]!); // a second close gives nothing back twice
-    expect(c.sockets.held(sockets[0]!)).toBe(SOCKETS_PER_CREDENTIAL - 1);
+    expect(c.sockets.held(sockets[0]!.identity)).toBe(SOCKETS_PER_CREDENTIAL - 1);
     await c.open(token('t1'));
     expect((await c.refusal(token('t1'))).details).toEqual({ scope: 'sockets', limit: SOCKETS_PER_CREDENTIAL });
   });
@@ -105,16 +107,16 @@ describe('places per credential', () => {
 
   it('gives back the place of an upgrade that never opened (its client went away) at the next turn, and keeps those that opened', async () => {
     const c = cap();
-    const [abandoned, opened] = [token('t1'), token('t1')];
+    const abandoned = token('t1');
     await c.admit(abandoned);
-    await c.open(opened);
-    expect(c.sockets.held(opened)).toBe(2);
+    const opened = await c.open(token('t1'));
+    expect(c.sockets.held(opened.identity)).toBe(2);
     c.nextTurn();
-    expect(c.sockets.held(opened)).toBe(1);
-    c.sockets.closed(abandoned); // nothing more to give back
-    expect(c.sockets.held(opened)).toBe(1);
+    expect(c.sockets.held(opened.identity)).toBe(1);
+    c.sockets.closed({ identity: abandoned }); // nothing more to give back
+    expect(c.sockets.held(opened.identity)).toBe(1);
     c.sockets.closed(opened);
-    expect(c.sockets.held(opened)).toBe(0);
+    expect(c.sockets.held(opened.identity)).toBe(0);
   });
 });
 
@@ -139,9 +141,7 @@ describe('the request each upgrade draws', () => {
     const c = cap();
     const s = token('t1');
     for (let left = await c.requestsLeft(s); left > 0; left--) {
-      const spending = token('t1');
-      await c.open(spending);
-      c.sockets.closed(spending);
+      c.sockets.closed(await c.open(token('t1')));
     }
     expect(c.sockets.held(s)).toBe(0);
     const refused = await c.refusal(s);

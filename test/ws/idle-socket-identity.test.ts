@@ -55,17 +55,22 @@ describe('an idle socket’s identity', () => {
       limit: 2,
       later: () => undefined,
     });
-    const [a, b, c] = [ownIdentity(token), ownIdentity(token), ownIdentity(token)];
-    await cap.admit(a, '10.0.0.1', NOW);
+    // Each socket its own object; the copies of the identity count as one credential.
+    const [a, b, c] = [
+      { identity: ownIdentity(token) },
+      { identity: ownIdentity(token) },
+      { identity: ownIdentity(token) },
+    ];
+    await cap.admit(a.identity, '10.0.0.1', NOW);
     cap.opened(a);
-    await cap.admit(b, '10.0.0.1', NOW);
+    await cap.admit(b.identity, '10.0.0.1', NOW);
     cap.opened(b);
     expect(cap.held(token)).toBe(2);
-    await expect(cap.admit(c, '10.0.0.1', NOW)).rejects.toMatchObject({ code: 'RATE_LIMITED' });
+    await expect(cap.admit(c.identity, '10.0.0.1', NOW)).rejects.toMatchObject({ code: 'RATE_LIMITED' });
     cap.closed(a);
     cap.closed(a); // told twice, given back once
     expect(cap.held(token)).toBe(1);
-    await cap.admit(c, '10.0.0.1', NOW);
+    await cap.admit(c.identity, '10.0.0.1', NOW);
     cap.opened(c);
     expect(cap.held(token)).toBe(2);
   });

@@ -137,24 +137,24 @@ describe('a token’s sockets under the cap', () => {
     const nextTurn = () => turns.splice(0).forEach((check) => check());
     const [a, b, c] = [conn(1), conn(2), conn(3)];
     await cap.admit(token, '10.0.0.1', T0);
-    cap.opened(token, a);
+    cap.opened(a);
     await cap.admit(token, '10.0.0.1', T0); // abandoned: never opens
     await cap.admit(token, '10.0.0.1', T0);
-    cap.opened(token, b);
+    cap.opened(b);
     expect(cap.held(token)).toBe(3);
     await expect(cap.admit(token, '10.0.0.1', T0)).rejects.toMatchObject({ code: 'RATE_LIMITED' });
     nextTurn();
     expect(cap.held(token)).toBe(2);
-    cap.closed(token, a);
-    cap.closed(token, a); // told twice, given back once
-    cap.closed(token, c); // never opened: nothing to give back
+    cap.closed(a);
+    cap.closed(a); // told twice, given back once
+    cap.closed(c); // never opened: nothing to give back
     expect(cap.held(token)).toBe(1);
     await cap.admit(token, '10.0.0.1', T0);
     nextTurn(); // its check comes before it opens: the place is given back, and the socket holds none
-    cap.opened(token, c);
+    cap.opened(c);
     expect(cap.held(token)).toBe(1);
-    cap.closed(token, c);
-    cap.closed(token, b);
+    cap.closed(c);
+    cap.closed(b);
     expect(cap.held(token)).toBe(0);
   });
 });
