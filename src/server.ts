@@ -267,9 +267,9 @@ async function stopNode(n: {
 
 /**
  * Commits from the bus reach this node's boards and sockets. Another node's commit matters here to
- * a board when it is loaded (it is behind now) and to sockets: any socket, as a lease's holder
- * hears its end without watching the board. Each part hears the notices it declares (its `hears`;
- * src/server/notices.ts names them all).
+ * a board when it is loaded (it is behind now) and to the sockets watching the board; the rest are
+ * not read (a holder hears its lease's end as a notice). Each part hears the notices it declares
+ * (its `hears`; src/server/notices.ts names them all).
  */
 function hearBus(
   bus: Bus<Notice>,
@@ -282,7 +282,7 @@ function hearBus(
       registry.saw(boardId, events.at(-1)?.seq ?? 0);
       hub.deliver(boardId, events);
     },
-    (boardId) => registry.holds(boardId) || hub.size > 0,
+    (boardId) => registry.holds(boardId) || hub.watches(boardId),
   );
   for (const part of [...parts, hub]) bus.listen(part.hears);
 }

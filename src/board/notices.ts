@@ -1,5 +1,8 @@
 // What a board tells every node's sockets besides its committed events: shouts, heartbeats and
-// lease warnings are pushed as they happen and are not in the log.
+// lease warnings are pushed as they happen and are not in the log. A lease's end is in the log, and
+// is told to every node besides: its holder's sockets hear it wherever they are, and a node reads
+// a board's committed events only where the board is loaded or watched (src/server.ts, hearBus).
+import type { CommittedEvent } from '../../store/ports/store.js';
 
 /** A shout was posted: push it to the board's subscribers that may see it. */
 export type ShoutNotice = {
@@ -23,3 +26,16 @@ export type LeaseExpiringNotice = {
   holder: string;
   expiresAt: number;
 };
+
+/** Leases ended (expired or revoked) by one commit: tell their holders, whatever they watch. */
+export type LeaseEndedNotice = {
+  kind: 'lease.ended';
+  boardId: string;
+  /** The commit's lease.expired and lease.revoked events, as committed. */
+  events: CommittedEvent[];
+};
+
+/** The events of a batch that end a lease its holder is told of. */
+export function leaseEnds(events: readonly CommittedEvent[]): CommittedEvent[] {
+  return events.filter((e) => e.type === 'lease.expired' || e.type === 'lease.revoked');
+}

@@ -6,6 +6,12 @@ import type { CommittedEvent } from '../../store/ports/store.js';
 
 export type BusHandler = (boardId: string, events: CommittedEvent[]) => void;
 
+/** Counts of other nodes' committed batches a bus received: how much of the cluster's traffic this node reads. */
+export interface BatchesReceived {
+  readonly read: number;
+  readonly skipped: number;
+}
+
 /** What every notice is: a kind, and fields that survive JSON. */
 export interface NoticeShape {
   readonly kind: string;
@@ -35,6 +41,8 @@ export interface Bus<N extends NoticeShape = AnyNotice> {
   readonly health: 'local' | 'ok' | 'degraded';
   /** How many times this node's receiving connection was lost: what it heard across one of them may be incomplete. */
   readonly interruptions: number;
+  /** Other nodes' committed batches received so far: read (a handler was interested in the board) or skipped unread. */
+  readonly received: BatchesReceived;
   /** Called once per commit, after the events are in the log. */
   publish(boardId: string, events: CommittedEvent[]): void;
   /**
@@ -86,6 +94,8 @@ export class NoticeListeners<N extends NoticeShape> {
 export class MemoryBus<N extends NoticeShape = AnyNotice> implements Bus<N> {
   readonly health = 'local' as const;
   readonly interruptions = 0;
+  /** One node: no other node's batch comes. */
+  readonly received: BatchesReceived = { read: 0, skipped: 0 };
   private readonly handlers = new Set<BusHandler>();
   private readonly listeners = new NoticeListeners<N>();
 

@@ -8,6 +8,7 @@ import type { CommittedEvent } from '../../store/ports/store.js';
 import {
   NoticeListeners,
   type AnyNotice,
+  type BatchesReceived,
   type Bus,
   type BusHandler,
   type CatchUpNotice,
@@ -29,6 +30,7 @@ export class RedisBus<N extends NoticeShape = AnyNotice> implements Bus<N> {
   private readonly sub: Redis;
 
   private lost = 0;
+  private readonly batches = { read: 0, skipped: 0 };
   private reportedDown = false;
   private closing = false;
 
@@ -74,6 +76,10 @@ export class RedisBus<N extends NoticeShape = AnyNotice> implements Bus<N> {
 
   get interruptions(): number {
     return this.lost;
+  }
+
+  get received(): BatchesReceived {
+    return { ...this.batches };
   }
 
   get health(): 'ok' | 'degraded' {
@@ -150,7 +156,8 @@ export class RedisBus<N extends NoticeShape = AnyNotice> implements Bus<N> {
     if (message.startsWith(this.ownPrefix)) return; // delivered here when published
     const board = channel.slice(CHANNEL.length);
     const wanted = [...this.handlers].filter(([, interested]) => interested(board));
-    if (!wanted.length) return;
+    if (!wanted.length) return void this.batches.skipped++;
+    this.batches.read++;
     let parsed: { node?: string; boardId?: string; events?: CommittedEvent[] };
     try {
       parsed = JSON.parse(message);

@@ -4,6 +4,7 @@
 // a few map lookups and adds); everything else (actors, sockets, bus, store, mail) is read only
 // when scraped.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { BatchesReceived } from '../bus/bus.js';
 import type { MailStats } from '../mail/mailer.js';
 import { countSamples, histogramSamples, registerFamily, RouteStats } from './route-stats.js';
 
@@ -19,6 +20,8 @@ export interface MetricSources {
   /** Requests accepted and not yet answered. */
   inFlight(): number;
   bus(): 'local' | 'ok' | 'degraded';
+  /** Other nodes' committed batches this node's bus received, read and skipped. */
+  busBatches(): BatchesReceived;
   /** Whether the store answers a ping (bounded by a timeout). */
   storeUp(): Promise<boolean>;
   mail(): MailStats | undefined;
@@ -107,6 +110,19 @@ export class NodeMetrics {
         for (const state of BUS_STATES) this.set({ state }, state === now ? 1 : 0);
       },
     });
+    registerFamily(
+      this.registry,
+      'board_bus_batches_total',
+      'Other nodes’ committed batches this node received: read (a board loaded here, or watched by a socket here) or skipped unread.',
+      'counter',
+      () => {
+        const { read, skipped } = sources.busBatches();
+        return [
+          { metricName: 'board_bus_batches_total', labels: { fate: 'read' }, value: read },
+          { metricName: 'board_bus_batches_total', labels: { fate: 'skipped' }, value: skipped },
+        ];
+      },
+    );
     new Gauge({
       name: 'board_store_up',
       help: 'Whether the store answered a ping at this scrape (1) or not (0).',

@@ -6,6 +6,7 @@ import { BoardRegistry } from '../../actors/registry.js';
 import type { CommittedEvent, Store } from '../../store/ports/store.js';
 import type { ServerKeys } from '../auth/keys.js';
 import { BoardAccess } from '../board/board-access.js';
+import { leaseEnds } from '../board/notices.js';
 import { captureQuiet } from '../board/restore-points.js';
 import type { Bus } from '../bus/bus.js';
 import { BoardRouter } from '../cluster/board-router.js';
@@ -50,6 +51,8 @@ export function startBoards(parts: BoardsParts): Boards {
     onCommit: (boardId, events) => {
       parts.committed(boardId, events);
       bus.publish(boardId, events);
+      const ended = leaseEnds(events);
+      if (ended.length) bus.notify({ kind: 'lease.ended', boardId, events: ended });
     },
     onWarning: (boardId, w) => {
       parts.warned();

@@ -2,7 +2,7 @@
 // and /metrics. Both are made before the parts they count (the registry, the hub), since those
 // report commits to them; they read the parts through here once `count` names them.
 import type { NodeSources } from '../admin/utilization.js';
-import type { Bus } from '../bus/bus.js';
+import type { BatchesReceived, Bus } from '../bus/bus.js';
 
 export interface Counted {
   registry: { readonly size: number; readonly waiting: number; readonly leaseTimers: number };
@@ -13,7 +13,7 @@ export interface Counted {
 export class NodeGauges implements NodeSources {
   private counted: Counted | null = null;
 
-  constructor(private readonly carrier: Pick<Bus, 'health'>) {}
+  constructor(private readonly carrier: Pick<Bus, 'health' | 'received'>) {}
 
   /** Names the parts counted; until then every count is 0. */
   count(parts: Counted): void {
@@ -26,4 +26,5 @@ export class NodeGauges implements NodeSources {
   sockets = (): number => this.counted?.hub.size ?? 0;
   inFlight = (): number => this.counted?.inFlight() ?? 0;
   bus = (): 'local' | 'ok' | 'degraded' => this.carrier.health;
+  busBatches = (): BatchesReceived => this.carrier.received;
 }

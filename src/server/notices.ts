@@ -4,7 +4,7 @@ import type { MembershipNotice, RevokedNotice } from '../auth/access-notices.js'
 import type { RecordsChangedNotice } from '../auth/identity-cache.js';
 import type { AllowlistChangedNotice } from '../admin/allowlist.js';
 import type { NodeFiguresNotice } from '../admin/utilization.js';
-import type { LeaseExpiringNotice, PresenceNotice, ShoutNotice } from '../board/notices.js';
+import type { LeaseEndedNotice, LeaseExpiringNotice, PresenceNotice, ShoutNotice } from '../board/notices.js';
 import type { ResolutionNote } from '../errors/observed-resolution.js';
 
 export type Notice =
@@ -13,6 +13,7 @@ export type Notice =
   | ShoutNotice
   | PresenceNotice
   | LeaseExpiringNotice
+  | LeaseEndedNotice
   | RecordsChangedNotice
   | AllowlistChangedNotice
   | NodeFiguresNotice

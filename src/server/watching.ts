@@ -64,6 +64,7 @@ export function watchNode(parts: {
         sockets: gauges.sockets,
         inFlight: gauges.inFlight,
         bus: gauges.bus,
+        busBatches: gauges.busBatches,
         storeUp: storeAnswers,
         mail: () => mailer.stats?.(),
       })

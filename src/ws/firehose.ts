@@ -119,6 +119,11 @@ export class Firehose<Connection extends FirehoseSocket> {
     return this.watches.has(conn);
   }
 
+  /** Whether any socket is on the firehose (it hears every board). */
+  get open(): boolean {
+    return this.watches.size > 0;
+  }
+
   /** The sockets on the firehose. */
   sockets(): Connection[] {
     return [...this.watches.keys()];

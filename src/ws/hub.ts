@@ -12,7 +12,7 @@ import type { ProjectSelector } from '../auth/project-selection.js';
 import type { BoardFeed } from '../board/feed/feed.js';
 import { presenceView } from '../board/presence.js';
 import type { MembershipNotice, RevokedNotice } from '../auth/access-notices.js';
-import type { LeaseExpiringNotice, PresenceNotice, ShoutNotice } from '../board/notices.js';
+import type { LeaseEndedNotice, LeaseExpiringNotice, PresenceNotice, ShoutNotice } from '../board/notices.js';
 import type { CatchUpNotice } from '../bus/bus.js';
 import type { ResolutionObserver } from '../errors/observed-resolution.js';
 import { describeIssue } from '../errors/validation-issue.js';
@@ -58,7 +58,13 @@ export interface HubDeps {
 
 /** The notices the hub acts on. */
 export type SocketNotice =
-  ShoutNotice | PresenceNotice | LeaseExpiringNotice | MembershipNotice | RevokedNotice | CatchUpNotice;
+  | ShoutNotice
+  | PresenceNotice
+  | LeaseExpiringNotice
+  | LeaseEndedNotice
+  | MembershipNotice
+  | RevokedNotice
+  | CatchUpNotice;
 
 export class Hub {
   private readonly subscriptions: Subscriptions;
@@ -148,11 +154,12 @@ export class Hub {
     for (const conn of [...this.subscriptions.connections()]) conn.close(code, reason);
   }
 
-  /** What the hub does with each notice from any node: shouts, heartbeats and lease warnings go out to sockets, access changes close or unsubscribe them, and a catch-up after the bus was down brings every subscription up to the log. */
+  /** What the hub does with each notice from any node: shouts, heartbeats and lease warnings and ends go out to sockets, access changes close or unsubscribe them, and a catch-up after the bus was down brings every subscription up to the log. */
   readonly hears: { [K in SocketNotice['kind']]: (notice: Extract<SocketNotice, { kind: K }>) => void } = {
     shout: (notice) => fanOutShout(this.shouts, notice.boardId, notice.shout),
     presence: (notice) => this.heartbeat(notice),
     'lease.expiring': (notice) => this.leases.expiring(notice),
+    'lease.ended': (notice) => this.leases.ended(notice),
     membership: (notice) => this.changes.membership(notice),
     revoked: (notice) => this.changes.revoked(notice),
     'catch-up': () => void Promise.all([this.delivery.catchUpAll(), this.revalidate()]),
@@ -173,16 +180,23 @@ export class Hub {
     void this.names.learn([presence.principal]).then(send);
   }
 
-  /** A committed batch from the bus. */
+  /**
+   * Whether a socket here watches the board: subscribed to it, or on the firehose. A board nobody
+   * here watches needs none of its committed events (a holder hears its lease's end as a notice).
+   */
+  watches(boardId: string): boolean {
+    return this.subscriptions.watchersOf(boardId) !== undefined || this.firehose.open;
+  }
+
+  /** A committed batch from the bus: to the board's watchers here. */
   deliver(boardId: string, batch: CommittedEvent[]): void {
+    if (!this.watches(boardId)) return;
     const events = inSeqOrder(batch);
     // Names this node has not read yet are read now: frames built meanwhile carry ids, later ones names.
     void this.names.learn(events.map((e) => e.actor));
     this.firehose.deliver(boardId, events);
     this.streams.publish(boardId, events);
     this.delivery.live(boardId, events);
-    // A holder hears its own lease ending even when it watches nothing of the board's leases.
-    this.leases.ended(boardId, events);
   }
 
   /** Closes the sockets whose credential no longer stands, and ends the watches whose role changed unheard (access-changes.ts). */

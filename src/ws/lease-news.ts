@@ -1,7 +1,8 @@
 // A lease holder hears its own lease's warning (`lease.expiring`, seq null) and its end on each
 // socket it has open, whatever it watches; a socket whose subscription carries the end hears it once.
-import type { CommittedEvent } from '../../actors/board-actor.js';
-import type { LeaseExpiringNotice } from '../board/notices.js';
+// Both come as notices to every node (src/board/notices.ts), so a holder's socket hears them on a
+// node that reads nothing else of the board.
+import type { LeaseEndedNotice, LeaseExpiringNotice } from '../board/notices.js';
 import type { AccessChecks } from './access-checks.js';
 import { transmit } from './connection.js';
 import type { EventFrames } from './frames.js';
@@ -35,11 +36,10 @@ export class LeaseNews {
     for (const conn of this.deps.subscriptions.of(notice.holder) ?? []) transmit(conn, message);
   }
 
-  /** A batch's lease endings to their holders' sockets whose subscription to the board does not carry them. */
-  ended(boardId: string, events: CommittedEvent[]): void {
+  /** A commit's lease endings to their holders' sockets whose subscription to the board does not carry them. */
+  ended({ boardId, events }: LeaseEndedNotice): void {
     const { subscriptions, access, frames } = this.deps;
     for (const e of events) {
-      if (e.type !== 'lease.expired' && e.type !== 'lease.revoked') continue;
       const holder = (e.data as { lease?: { holder?: string } }).lease?.holder;
       for (const conn of (holder !== undefined && subscriptions.of(holder)) || []) {
         const sub = subscriptions.watchersOf(boardId)?.get(conn);
