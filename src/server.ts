@@ -122,7 +122,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   const origins = new Set<string>();
   const pipeline = makePipeline({ config, access, observer, logger, keys, watch, metrics, origins, clock });
   const { registry, peers } = boards;
-  const sockets = startSockets({ config, store, clock, logger, access, observer, watch, pipeline, registry });
+  const sockets = startSockets({ config, store, clock, logger, access, observer, watch, pipeline, registry, bus });
   const transport = openTransport({ config, routes, pipeline, metrics, drain, sockets: sockets.handlers, peers });
   sockets.publishThrough(transport);
   gauges.count({ registry: boards.registry, hub: sockets.hub, inFlight: () => drain.inFlight() });

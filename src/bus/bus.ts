@@ -46,10 +46,25 @@ export interface Bus<N extends NoticeShape = AnyNotice> {
   /** Called once per commit, after the events are in the log. */
   publish(boardId: string, events: CommittedEvent[]): void;
   /**
-   * Hears every commit: this node's own, and other nodes' where `interested` says so (those of
-   * no interest are not even read: a node with no socket and no actor for a board skips its events).
+   * Hears every commit: this node's own, and other nodes' to the boards it `hear`s, where
+   * `interested` says so (those of no interest are not even read).
    */
   subscribe(handler: BusHandler, interested?: (boardId: string) => boolean): () => void;
+  /**
+   * Receives other nodes' commits to the board from now on, for as long as a handler is interested
+   * in it (a board no handler wants is given up within a minute): resolves once they will be
+   * received, at once while cross-node delivery is down (the catch-up after it covers that) or on
+   * one node. A node receives no other board's commits.
+   */
+  hear(boardId: string): Promise<void>;
+  /**
+   * The term under which this node has been receiving the board's commits without a break: the
+   * same number for as long as it has, null while it is not (and then it asks for them). A board's
+   * home vouches for its copy under it (src/cluster/homes.ts, `homeCurrency`).
+   */
+  hearing(boardId: string): number | null;
+  /** Receives every board's commits while `on` (an operator's firehose is open on this node): resolves as `hear` does. */
+  hearAll(on: boolean): Promise<void>;
   /** Tells every node, this one included. */
   notify(notice: N): void;
   /** Hears every notice, of every kind. */
@@ -119,6 +134,15 @@ export class MemoryBus<N extends NoticeShape = AnyNotice> implements Bus<N> {
     this.handlers.add(handler);
     return () => this.handlers.delete(handler);
   }
+
+  /** One node: every commit is this node's own. */
+  async hear(): Promise<void> {}
+
+  hearing(): number {
+    return 0;
+  }
+
+  async hearAll(): Promise<void> {}
 
   async close(): Promise<void> {
     this.handlers.clear();

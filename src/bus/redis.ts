@@ -1,7 +1,9 @@
 // The bus across nodes: each commit is delivered to this node's sockets at once and published on
-// the board's Redis channel; every other node delivers what it receives. What is lost while Redis
-// is away is read back from the log: when the receiving connection is back (and subscribed again)
-// this node catches up, and when the publishing connection is back it tells the other nodes to.
+// the board's Redis channel; every other node that has asked for the board (`hear`: a board homed
+// or watched there) delivers what it receives, and no other node receives it. What is lost while
+// Redis is away is read back from the log: when the receiving connection is back (and subscribed
+// again) this node catches up, and when the publishing connection is back it tells the other
+// nodes to.
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { CommittedEvent } from '../../store/ports/store.js';
@@ -19,6 +21,16 @@ import {
 
 const CHANNEL = 'board:';
 const NOTICES = 'notices';
+/** How often the channels of boards no handler wants any more are given up. */
+const GIVE_UP_MS = 30_000;
+/** How long `hear` waits for Redis to confirm a board's channel before it lets its caller go on. */
+const HEAR_WAIT_MS = 2_000;
+
+/** A board's channel this node asked for: `term` once Redis confirmed it (null until then, and after a failed ask). */
+interface Channel {
+  term: number | null;
+  confirmed: Promise<void>;
+}
 
 export class RedisBus<N extends NoticeShape = AnyNotice> implements Bus<N> {
   private readonly node = randomUUID();
@@ -31,13 +43,21 @@ export class RedisBus<N extends NoticeShape = AnyNotice> implements Bus<N> {
 
   private lost = 0;
   private readonly batches = { read: 0, skipped: 0 };
+  /** The boards' channels this node receives. */
+  private readonly channels = new Map<string, Channel>();
+  private terms = 0;
+  /** Every board's channel (an operator's firehose): asked, and confirmed. While on, commits come by the pattern alone. */
+  private everyBoard: 'off' | 'asked' | 'on' = 'off';
+  private everyBoardConfirmed: Promise<void> = Promise.resolve();
+  private readonly givingUp: NodeJS.Timeout;
   private reportedDown = false;
   private closing = false;
 
-  /** `onHealth` hears once when cross-node delivery goes down and once when it is back. */
+  /** `onHealth` hears once when cross-node delivery goes down and once when it is back; `giveUpMs` is how often unwanted boards' channels are given up. */
   constructor(
     url: string,
     private readonly onHealth: (health: 'ok' | 'degraded', cause?: unknown) => void = () => undefined,
+    giveUpMs = GIVE_UP_MS,
   ) {
     const options = {
       maxRetriesPerRequest: 1,
@@ -48,9 +68,16 @@ export class RedisBus<N extends NoticeShape = AnyNotice> implements Bus<N> {
     this.sub = new Redis(url, { ...options, enableOfflineQueue: true });
     for (const client of [this.pub, this.sub]) client.on('error', (e) => this.failed(e));
     this.sub.on('close', () => void this.lost++);
-    this.sub.on('pmessage', (_pattern, channel, message) => this.receive(channel, message));
-    this.sub.on('message', (_channel, message) => this.receiveNotice(message));
+    // A board's commit comes by its channel, and while every board is heard by the pattern too: it
+    // is taken from one. (A batch may come by both in the moment the pattern is confirmed; every
+    // part downstream drops a seq it has had.)
+    this.sub.on('pmessage', (_pattern, channel, message) => this.everyBoard === 'on' && this.receive(channel, message));
+    this.sub.on('message', (channel, message) => {
+      if (channel === NOTICES) this.receiveNotice(message);
+      else if (this.everyBoard !== 'on') this.receive(channel, message);
+    });
     this.onReconnect(this.sub, () => {
+      this.askAgain();
       // ioredis subscribes again right after 'ready'; a ping answered after that means we hear again.
       setImmediate(
         () =>
@@ -65,8 +92,9 @@ export class RedisBus<N extends NoticeShape = AnyNotice> implements Bus<N> {
         .publish(NOTICES, JSON.stringify({ node: this.node, notice: { kind: 'catch-up' } }))
         .catch((e: unknown) => this.failed(e)),
     );
-    void this.sub.psubscribe(`${CHANNEL}*`).catch((e: unknown) => this.failed(e));
     void this.sub.subscribe(NOTICES).catch((e: unknown) => this.failed(e));
+    this.givingUp = setInterval(() => this.giveUpUnwanted(), giveUpMs);
+    this.givingUp.unref();
   }
 
   /** Connected to Redis for both publishing and receiving. */
@@ -98,6 +126,39 @@ export class RedisBus<N extends NoticeShape = AnyNotice> implements Bus<N> {
     return () => this.handlers.delete(handler);
   }
 
+  hear(boardId: string): Promise<void> {
+    const known = this.channels.get(boardId);
+    if (known) return known.confirmed;
+    const channel: Channel = { term: null, confirmed: Promise.resolve() };
+    this.channels.set(boardId, channel);
+    this.ask(boardId, channel);
+    // While Redis is away, at once: the catch-up when it is back covers what is missed meanwhile.
+    if (!this.healthy) return (channel.confirmed = Promise.resolve());
+    return (channel.confirmed = waitAtMost(channel.confirmed, HEAR_WAIT_MS));
+  }
+
+  hearing(boardId: string): number | null {
+    const channel = this.channels.get(boardId);
+    if (!channel) void this.hear(boardId);
+    return channel?.term ?? null;
+  }
+
+  hearAll(on: boolean): Promise<void> {
+    if (on === (this.everyBoard !== 'off')) return this.everyBoardConfirmed;
+    const pattern = `${CHANNEL}*`;
+    if (!on) {
+      this.everyBoard = 'off';
+      void this.sub.punsubscribe(pattern).catch((e: unknown) => this.failed(e));
+      return (this.everyBoardConfirmed = Promise.resolve());
+    }
+    this.everyBoard = 'asked';
+    const confirmed = this.sub.psubscribe(pattern).then(
+      () => void (this.everyBoard === 'asked' && (this.everyBoard = 'on')),
+      (e: unknown) => this.failed(e),
+    );
+    return (this.everyBoardConfirmed = this.healthy ? waitAtMost(confirmed, HEAR_WAIT_MS) : Promise.resolve());
+  }
+
   notify(notice: N): void {
     this.noticeLocally(notice);
     this.pub.publish(NOTICES, JSON.stringify({ node: this.node, notice })).catch((e: unknown) => this.failed(e));
@@ -123,6 +184,7 @@ export class RedisBus<N extends NoticeShape = AnyNotice> implements Bus<N> {
 
   async close(): Promise<void> {
     this.closing = true;
+    clearInterval(this.givingUp);
     this.handlers.clear();
     this.listeners.clear();
     this.pub.disconnect();
@@ -144,6 +206,29 @@ export class RedisBus<N extends NoticeShape = AnyNotice> implements Bus<N> {
         this.onHealth('ok');
       }
     });
+  }
+
+  /** Subscribes to the board's channel; its term is set once Redis confirms (in the order commands go, so after any give-up before). */
+  private ask(boardId: string, channel: Channel): void {
+    channel.confirmed = this.sub.subscribe(`${CHANNEL}${boardId}`).then(
+      () => void (this.channels.get(boardId) === channel && (channel.term = ++this.terms)),
+      (e: unknown) => this.failed(e), // asked again when the connection is back (askAgain)
+    );
+  }
+
+  /** After an outage: ioredis subscribes again to what Redis had confirmed; the channels asked for meanwhile are asked again. */
+  private askAgain(): void {
+    for (const [boardId, channel] of this.channels) if (channel.term === null) this.ask(boardId, channel);
+  }
+
+  /** Gives up the channels of boards no handler wants any more (no socket watches them, no actor holds them). */
+  private giveUpUnwanted(): void {
+    const wants = [...this.handlers.values()];
+    for (const boardId of this.channels.keys()) {
+      if (wants.some((interested) => interested(boardId))) continue;
+      this.channels.delete(boardId);
+      void this.sub.unsubscribe(`${CHANNEL}${boardId}`).catch((e: unknown) => this.failed(e));
+    }
   }
 
   private failed(cause: unknown): void {
@@ -171,4 +256,12 @@ export class RedisBus<N extends NoticeShape = AnyNotice> implements Bus<N> {
   private deliver(boardId: string, events: CommittedEvent[]): void {
     for (const handler of this.handlers.keys()) handler(boardId, events);
   }
+}
+
+/** `confirmed`, or after `ms` if it is not by then (a connection lost meanwhile: the catch-up after it covers the rest). */
+function waitAtMost(confirmed: Promise<void>, ms: number): Promise<void> {
+  let waited: NodeJS.Timeout | undefined;
+  return Promise.race([confirmed, new Promise<void>((resolve) => (waited = setTimeout(resolve, ms)))]).finally(() =>
+    clearTimeout(waited),
+  );
 }

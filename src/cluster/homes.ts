@@ -3,6 +3,7 @@
 // check does, so two nodes that both believe they are home cost retries, never a double grant.
 // What agents are told does: only the home decides, so while a node surely holds the lease
 // (`tenure`) its board cannot change without it, and it may answer from it without asking.
+import type { Bus } from '../bus/bus.js';
 
 /** A node as its peers reach it. */
 export interface NodeAddress {
@@ -36,12 +37,26 @@ export interface Homes {
 
 /**
  * A home's currency token for a board (actors/board-actor.ts `Currency`): the same while this node
- * stays the board's home (one tenure) and its bus stays connected (no interruption, so a peer's
- * commit would have been heard); null while either is not sure.
+ * stays the board's home (one tenure) and has been receiving the board's commits without a break
+ * (its channel confirmed, the bus connected since: a peer's commit would have been heard); null
+ * while any of that is not sure.
  */
 export function homeCurrency(
   tenure: number | null,
-  bus: { readonly health: 'local' | 'ok' | 'degraded'; readonly interruptions: number },
+  bus: Pick<Bus, 'health' | 'interruptions' | 'hearing'>,
+  boardId: string,
 ): string | null {
-  return tenure === null || bus.health === 'degraded' ? null : `${tenure}:${bus.interruptions}`;
+  if (tenure === null) return null;
+  const heard = heardCurrency(bus, boardId);
+  return heard === null ? null : `${tenure}:${heard}`;
+}
+
+/**
+ * The token of a node that shares its store without board homes (tests run nodes so): the same
+ * while it has been receiving the board's commits without a break, null otherwise.
+ */
+export function heardCurrency(bus: Pick<Bus, 'health' | 'interruptions' | 'hearing'>, boardId: string): string | null {
+  if (bus.health === 'degraded') return null;
+  const term = bus.hearing(boardId);
+  return term === null ? null : `${bus.interruptions}:${term}`;
 }

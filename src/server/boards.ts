@@ -12,7 +12,7 @@ import type { Bus } from '../bus/bus.js';
 import { BoardRouter } from '../cluster/board-router.js';
 import { forwardEndpoint } from '../cluster/forward-endpoint.js';
 import { Forwarder } from '../cluster/forwarder.js';
-import { homeCurrency, type Homes } from '../cluster/homes.js';
+import { heardCurrency, homeCurrency, type Homes } from '../cluster/homes.js';
 import { EnvelopeOpener } from '../cluster/signed-envelope.js';
 import type { Config } from '../config.js';
 import type { PeerEndpoint } from '../http/uws.js';
@@ -65,8 +65,12 @@ export function startBoards(parts: BoardsParts): Boards {
       ),
     // A lease's expiry goes through the router (made next), so a node that is no longer home forwards it.
     expire: (boardId): Promise<unknown> => router.ask(boardId, { kind: 'expire' }),
-    // Only a board's home decides: while it surely holds the lease and its bus stayed up, nothing changes its board unseen.
-    ...(homes && { currency: (boardId: string) => homeCurrency(homes.tenure(boardId), bus) }),
+    // Only a board's home decides: while it surely holds the lease and has heard the board's commits
+    // without a break, nothing changes its board unseen. Nodes sharing a store without homes
+    // (tests) vouch only while they have heard; one node alone on its store always.
+    ...(homes
+      ? { currency: (boardId: string) => homeCurrency(homes.tenure(boardId), bus, boardId) }
+      : bus.health !== 'local' && { currency: (boardId: string) => heardCurrency(bus, boardId) }),
   });
   const forwarder = homes ? new Forwarder(parts.keys.forward, config.nodeId, clock, config.bodyLimitBytes) : null;
   const router: BoardRouter = new BoardRouter({

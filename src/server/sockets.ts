@@ -10,6 +10,7 @@ import type { RequestOrigin } from '../audit-row.js';
 import { ownIdentity, type Identity } from '../auth/identity.js';
 import { ownStrings } from '../auth/own-strings.js';
 import { BoardFeed } from '../board/feed/feed.js';
+import type { Bus } from '../bus/bus.js';
 import type { Config } from '../config.js';
 import { AppError } from '../errors/app-error.js';
 import type { ResolutionObserver } from '../errors/observed-resolution.js';
@@ -21,6 +22,7 @@ import { Hub } from '../ws/hub.js';
 import { mayBeOperator, OperatorAccess } from '../ws/operator-access.js';
 import { SocketCap } from '../ws/socket-cap.js';
 import type { Access } from './access.js';
+import type { Notice } from './notices.js';
 
 /** How often sockets' credentials are checked again (expiry; revocations a node missed while the bus was down). */
 const REVALIDATE_SOCKETS_MS = 60_000;
@@ -35,6 +37,8 @@ export interface SocketsParts {
   watch: Watch;
   registry: BoardRegistry;
   pipeline: Pipeline;
+  /** What the hub asks of the bus: other nodes' commits to the boards its sockets watch. */
+  bus: Pick<Bus<Notice>, 'hear' | 'hearAll'>;
 }
 
 export interface Sockets {
@@ -46,7 +50,7 @@ export interface Sockets {
 }
 
 export function startSockets(parts: SocketsParts): Sockets {
-  const { config, store, clock, access } = parts;
+  const { config, store, clock, access, bus } = parts;
   /** The upgrade request behind each socket (by its own identity object), for the audit rows of operators' subscriptions. */
   const origins = new WeakMap<Identity, RequestOrigin>();
   let transport: Pick<HttpServer, 'publish'> | null = null;
@@ -58,6 +62,8 @@ export function startSockets(parts: SocketsParts): Sockets {
     clock,
     // No socket is open before the transport is, so nothing is published before it is named.
     publish: (topic, message) => transport?.publish(topic, message),
+    hear: (boardId) => bus.hear(boardId),
+    hearAll: (on) => bus.hearAll(on),
     feed: new BoardFeed({
       store,
       syncLog: (boardId) => parts.registry.get(boardId).syncLog(),

@@ -1,9 +1,10 @@
 // The operators' firehose (DOMAIN.md "Operators"): every board's events as this node hears them
-// from the bus (every node hears every board's), each tagged with its board, in seq order per
-// board, named when its name is known (with its owner's address, for operators only ever see it)
-// and its actor too, and sampled per socket: at most FIREHOSE.perSecond in any second, the rest
-// counted and reported in `firehose.dropped` messages. Nothing here ever reads the log: the firehose is a view,
-// not a record (a board's own subscription is the one that misses nothing).
+// from the bus (a node receives every board's while a firehose is open on it), each tagged with
+// its board, in seq order per board, named when its name is known (with its owner's address, for
+// operators only ever see it) and its actor too, and sampled per socket: at most
+// FIREHOSE.perSecond in any second, the rest counted and reported in `firehose.dropped` messages.
+// Nothing here ever reads the log: the firehose is a view, not a record (a board's own
+// subscription is the one that misses nothing).
 import type { CommittedEvent } from '../../actors/board-actor.js';
 import { eventBody } from './frames.js';
 import { FIREHOSE } from './protocol.js';
@@ -56,6 +57,8 @@ export interface FirehoseDeps<Connection extends FirehoseSocket> {
   clock: () => number;
   /** Sends one message the way the hub does (a message the transport cannot take closes the socket). */
   transmit(conn: Connection, message: string | Uint8Array): boolean;
+  /** Told when the firehose opens here (its first socket) and when it closes (its last): every board's commits are wanted meanwhile; resolves once they come. */
+  hearAll(on: boolean): Promise<void>;
   /** A board's name, for the frames (null: a board deleted meanwhile). Absent, frames carry ids only. */
   boardName?: (boardId: string) => Promise<string | null>;
   /** The address of a board's owner, read with its name (null: none). Absent, frames carry none. */
@@ -85,6 +88,8 @@ export class Firehose<Connection extends FirehoseSocket> {
     { name: string | null; ownerEmail: string | null; at: number; reading: boolean }
   >();
   private reporter: ReturnType<typeof setInterval> | null = null;
+  /** Resolves once every board's commits come here (or at once while the firehose is closed). */
+  hearing: Promise<void> = Promise.resolve();
 
   constructor(private readonly deps: FirehoseDeps<Connection>) {}
 
@@ -98,6 +103,7 @@ export class Firehose<Connection extends FirehoseSocket> {
       dropped: existing?.dropped ?? 0,
     };
     this.watches.set(conn, watch);
+    if (this.watches.size === 1 && !existing) this.hearing = this.deps.hearAll(true);
     if (!this.reporter) {
       this.reporter = setInterval(() => this.report(), FIREHOSE.reportMs);
       this.reporter.unref();
@@ -108,6 +114,7 @@ export class Firehose<Connection extends FirehoseSocket> {
   /** Ends a socket's firehose; false when it had none. */
   unwatch(conn: Connection): boolean {
     const had = this.watches.delete(conn);
+    if (had && this.watches.size === 0) this.hearing = this.deps.hearAll(false);
     if (this.watches.size === 0 && this.reporter) {
       clearInterval(this.reporter);
       this.reporter = null;

@@ -54,6 +54,10 @@ export interface HubDeps {
   operators?: OperatorAccess;
   /** One message to every socket joined to `topic`, after whatever each was sent before; a slow consumer among them is closed as a send would close it. */
   publish(topic: string, message: string | Uint8Array): void;
+  /** Receives other nodes' commits to a board from now on (the bus's `hear`): a subscription reads the log once it does. */
+  hear(boardId: string): Promise<void>;
+  /** Receives every board's commits while `on` (the bus's `hearAll`): while the firehose is open here. */
+  hearAll(on: boolean): Promise<void>;
 }
 
 /** The notices the hub acts on. */
@@ -96,6 +100,7 @@ export class Hub {
     this.firehose = new Firehose({
       clock,
       transmit,
+      hearAll: (on) => deps.hearAll(on),
       // Operators see people's addresses: one without a display name shows by it.
       actorName: (principal: string) => names.nameOf(principal, true),
       ...(operators && {
@@ -113,6 +118,7 @@ export class Hub {
     const delivery = (this.delivery = new Delivery({ feed, subscriptions, streams, frames }));
     this.leases = new LeaseNews({ subscriptions, access, frames, clock });
     this.subscribes = new Subscribe({
+      hear: (boardId) => deps.hear(boardId),
       feed,
       store,
       names,
@@ -254,6 +260,7 @@ export class Hub {
       if (!this.subscriptions.isOpen(conn)) return; // closed meanwhile
     }
     this.firehose.watch(conn, filter);
+    await this.firehose.hearing; // every board's commits come here before the socket is told it is on
     transmit(
       conn,
       JSON.stringify({

@@ -29,6 +29,8 @@ export interface Start {
 }
 
 export interface SubscribeDeps {
+  /** Receives other nodes' commits to the board from now on; resolves once it does (hub.ts). */
+  hear(boardId: string): Promise<void>;
   feed: Pick<BoardFeed, 'board' | 'snapshot' | 'startAfter' | 'shoutsAfter'>;
   store: Pick<Store, 'presence'>;
   names: Pick<Names, 'named'>;
@@ -79,6 +81,8 @@ export class Subscribe {
     // A membership change that landed after the last read but before the watch began.
     if (probe.stale)
       return drop(this.deps.subscriptions, conn, boardId, 'Your access to this board changed; subscribe again.');
+    // Other nodes' commits to the board are held from now on; the log is read after, so nothing falls between.
+    await this.deps.hear(boardId);
     // An earlier subscription's replay (since unsubscribed) ends at its next page; wait for it.
     await state.replays?.get(boardId);
     const replay = this.startFrom(conn, boardId, sub, project, start);

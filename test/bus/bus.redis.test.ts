@@ -21,6 +21,7 @@ async function caughtUp(from: RedisBus, to: RedisBus): Promise<void> {
   const mark = unique('mark');
   let heard = false;
   const off = to.subscribe((id) => void (id === mark && (heard = true)));
+  await to.hear(mark);
   from.publish(mark, batch(mark, 1));
   await until(() => heard, { what: 'a mark crossing Redis' });
   off();
@@ -36,6 +37,7 @@ describe.skipIf(!url)('redis bus', () => {
     const atTwo: CommittedEvent[][] = [];
     one.subscribe((id, events) => id === board && atOne.push(events));
     two.subscribe((id, events) => id === board && atTwo.push(events));
+    await Promise.all([one.hear(board), two.hear(board)]);
     one.publish(board, batch(board, 1));
     two.publish(board, batch(board, 3));
     await until(() => atOne.length >= 2 && atTwo.length >= 2);
@@ -60,6 +62,7 @@ describe.skipIf(!url)('redis bus', () => {
         return id === wanted;
       },
     );
+    await Promise.all([two.hear(wanted), two.hear(unwanted)]);
     one.publish(unwanted, batch(unwanted, 1));
     one.publish(wanted, batch(wanted, 5));
     two.publish(unwanted, batch(unwanted, 9)); // its own: delivered whatever the interest
@@ -70,6 +73,36 @@ describe.skipIf(!url)('redis bus', () => {
     await caughtUp(one, two);
     expect(heard).toEqual([`${unwanted}:9`, `${wanted}:5`]);
     expect(asked).toContain(unwanted); // it was asked, and said no: the batch was never handed over
+    await one.close();
+    await two.close();
+  });
+
+  it('receives no commit of a board it did not ask for, and gives a board up once no handler wants it', async () => {
+    const one = await ready(new RedisBus(url!));
+    const two = await ready(new RedisBus(url!, undefined, 50));
+    const [asked, unasked] = [unique('board'), unique('board')];
+    let wanted = true;
+    const heard: string[] = [];
+    const received: string[] = []; // the boards two was asked about: those it received a batch of
+    two.subscribe(
+      (id, events) => (id === asked || id === unasked) && heard.push(`${id}:${events[0]!.seq}`),
+      (id) => (received.push(id), id !== asked || wanted),
+    );
+    expect(two.hearing(asked)).toBeNull(); // not yet: asking for it now
+    await two.hear(asked);
+    const term = two.hearing(asked);
+    expect(term).not.toBeNull();
+    one.publish(unasked, batch(unasked, 1));
+    one.publish(asked, batch(asked, 2));
+    await caughtUp(one, two);
+    expect(heard).toEqual([`${asked}:2`]);
+    expect(received).toContain(asked);
+    expect(received).not.toContain(unasked); // its batch never reached two
+    wanted = false;
+    await until(() => two.hearing(asked) !== term, { what: 'the unwanted board given up, then asked for anew' });
+    wanted = true;
+    await two.hear(asked);
+    expect(two.hearing(asked)).toBeGreaterThan(term!); // a new term: a home reads the board again before it vouches
     await one.close();
     await two.close();
   });

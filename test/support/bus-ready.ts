@@ -1,5 +1,5 @@
-// Waits for a Redis bus to hear the other nodes: connected, and its subscription to the boards'
-// channels in place (it is sent when the bus is made, and answered some time after).
+// Waits for a Redis bus to hear the other nodes: connected, and hearing a board's channel it asks
+// for (a node asks for each board it holds or its sockets watch).
 import { Redis } from 'ioredis';
 import type { RedisBus } from '../../src/bus/redis.js';
 import { unique } from './temp.js';
@@ -11,6 +11,7 @@ export async function busHearsOthers(bus: RedisBus, redisUrl: string): Promise<v
   const probe = unique('probe');
   let heard = false;
   const off = bus.subscribe((id) => void (id === probe && (heard = true)));
+  await bus.hear(probe);
   const publisher = new Redis(redisUrl);
   try {
     // As another node publishes (a message no handler but this one is interested in).

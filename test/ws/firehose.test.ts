@@ -15,8 +15,10 @@ class Sink {
 
 function rig(boardName?: (boardId: string) => Promise<string | null>) {
   let now = 1_000_000;
+  const hearsAll: boolean[] = [];
   const firehose = new Firehose<Sink>({
     clock: () => now,
+    hearAll: async (on) => void hearsAll.push(on),
     ...(boardName && { boardName }),
     transmit(conn, message) {
       const m = JSON.parse(typeof message === 'string' ? message : Buffer.from(message).toString());
@@ -38,10 +40,26 @@ function rig(boardName?: (boardId: string) => Promise<string | null>) {
     firehose.deliver(boardId, events);
     return events;
   };
-  return { firehose, commit, advance: (ms: number) => void (now += ms), now: () => now };
+  return { firehose, commit, hearsAll, advance: (ms: number) => void (now += ms), now: () => now };
 }
 
 describe('the firehose', () => {
+  it('asks for every board’s commits when its first socket is on, and gives them up when its last is off', () => {
+    const { firehose, hearsAll } = rig();
+    const [one, two] = [new Sink(), new Sink()];
+    firehose.watch(one, {});
+    firehose.watch(one, { boards: ['b1'] }); // narrowed anew: still on
+    firehose.watch(two, {});
+    expect(hearsAll).toEqual([true]);
+    expect(firehose.unwatch(one)).toBe(true);
+    expect(firehose.unwatch(one)).toBe(false);
+    expect(hearsAll).toEqual([true]);
+    firehose.unwatch(two);
+    expect(hearsAll).toEqual([true, false]);
+    firehose.watch(two, {});
+    expect(hearsAll).toEqual([true, false, true]);
+  });
+
   it('names each board once its name is read, one read at a time, and reads it again a minute later', async () => {
     const reads: string[] = [];
     let name = 'Payments';

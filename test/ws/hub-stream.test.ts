@@ -61,6 +61,8 @@ function rig(boardId: string) {
     observer: { resolution: () => null } as unknown as ResolutionObserver,
     publicUrl: 'http://board.test',
     clock: () => Date.now(),
+    hear: async () => undefined, // one node: every commit is delivered here
+    hearAll: async () => undefined,
     publish(topic, message) {
       publishes++;
       for (const s of sockets) if (s.topics.has(topic)) s.hear(message, 'publish');
