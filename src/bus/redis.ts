@@ -20,15 +20,21 @@ import {
 } from './bus.js';
 
 const CHANNEL = 'board:';
+const EVERY_BOARD = `${CHANNEL}*`;
 const NOTICES = 'notices';
 /** How often the channels of boards no handler wants any more are given up. */
 const GIVE_UP_MS = 30_000;
 /** How long `hear` waits for Redis to confirm a board's channel before it lets its caller go on. */
 const HEAR_WAIT_MS = 2_000;
 
-/** A board's channel this node asked for: `term` once Redis confirmed it (null until then, and after a failed ask). */
+/**
+ * A board's channel this node asked for. `term` is set once Redis confirmed it on the connection
+ * it was asked on, and ends when that connection closes; `askedOn` is that connection (-1: to be
+ * asked on the next one).
+ */
 interface Channel {
   term: number | null;
+  askedOn: number;
   confirmed: Promise<void>;
 }
 
@@ -49,6 +55,10 @@ export class RedisBus<N extends NoticeShape = AnyNotice> implements Bus<N> {
   /** Every board's channel (an operator's firehose): asked, and confirmed. While on, commits come by the pattern alone. */
   private everyBoard: 'off' | 'asked' | 'on' = 'off';
   private everyBoardConfirmed: Promise<void> = Promise.resolve();
+  /** The pattern's latest ask (an older ask's confirmation does not turn it on) and the connection it was asked on. */
+  private patternAsks = 0;
+  private patternAskedOn = -1;
+  private noticesAskedOn = -1;
   private readonly givingUp: NodeJS.Timeout;
   private reportedDown = false;
   private closing = false;
@@ -65,9 +75,13 @@ export class RedisBus<N extends NoticeShape = AnyNotice> implements Bus<N> {
       retryStrategy: (times: number) => Math.min(times * 200, 2000),
     };
     this.pub = new Redis(url, options);
-    this.sub = new Redis(url, { ...options, enableOfflineQueue: true });
+    // What the receiving connection subscribes to is the bus's own state, asked again on each new
+    // connection (`askOnThisConnection`): ioredis's own re-subscribe forgets what it had sent on a
+    // connection lost again before Redis answered.
+    this.sub = new Redis(url, { ...options, enableOfflineQueue: true, autoResubscribe: false });
     for (const client of [this.pub, this.sub]) client.on('error', (e) => this.failed(e));
-    this.sub.on('close', () => void this.lost++);
+    this.sub.on('close', () => this.lostConnection());
+    this.sub.on('ready', () => this.askOnThisConnection());
     // A board's commit comes by its channel, and while every board is heard by the pattern too: it
     // is taken from one. (A batch may come by both in the moment the pattern is confirmed; every
     // part downstream drops a seq it has had.)
@@ -77,8 +91,7 @@ export class RedisBus<N extends NoticeShape = AnyNotice> implements Bus<N> {
       else if (this.everyBoard !== 'on') this.receive(channel, message);
     });
     this.onReconnect(this.sub, () => {
-      this.askAgain();
-      // ioredis subscribes again right after 'ready'; a ping answered after that means we hear again.
+      // Everything is asked again as the connection is ready; a ping answered after that means we hear again.
       setImmediate(
         () =>
           void this.sub.ping().then(
@@ -92,7 +105,7 @@ export class RedisBus<N extends NoticeShape = AnyNotice> implements Bus<N> {
         .publish(NOTICES, JSON.stringify({ node: this.node, notice: { kind: 'catch-up' } }))
         .catch((e: unknown) => this.failed(e)),
     );
-    void this.sub.subscribe(NOTICES).catch((e: unknown) => this.failed(e));
+    this.askOnThisConnection();
     this.givingUp = setInterval(() => this.giveUpUnwanted(), giveUpMs);
     this.givingUp.unref();
   }
@@ -128,13 +141,12 @@ export class RedisBus<N extends NoticeShape = AnyNotice> implements Bus<N> {
 
   hear(boardId: string): Promise<void> {
     const known = this.channels.get(boardId);
-    if (known) return known.confirmed;
-    const channel: Channel = { term: null, confirmed: Promise.resolve() };
+    // While Redis is away, at once: the catch-up when it is back covers what is missed meanwhile.
+    if (known) return this.healthy ? known.confirmed : Promise.resolve();
+    const channel: Channel = { term: null, askedOn: -1, confirmed: Promise.resolve() };
     this.channels.set(boardId, channel);
     this.ask(boardId, channel);
-    // While Redis is away, at once: the catch-up when it is back covers what is missed meanwhile.
-    if (!this.healthy) return (channel.confirmed = Promise.resolve());
-    return (channel.confirmed = waitAtMost(channel.confirmed, HEAR_WAIT_MS));
+    return channel.confirmed;
   }
 
   hearing(boardId: string): number | null {
@@ -144,19 +156,19 @@ export class RedisBus<N extends NoticeShape = AnyNotice> implements Bus<N> {
   }
 
   hearAll(on: boolean): Promise<void> {
-    if (on === (this.everyBoard !== 'off')) return this.everyBoardConfirmed;
-    const pattern = `${CHANNEL}*`;
     if (!on) {
-      this.everyBoard = 'off';
-      void this.sub.punsubscribe(pattern).catch((e: unknown) => this.failed(e));
-      return (this.everyBoardConfirmed = Promise.resolve());
+      if (this.everyBoard === 'off') return Promise.resolve();
+      this.everyBoard = 'off'; // board channels' messages count again at once
+      this.patternAsks++;
+      this.patternAskedOn = -1;
+      void this.sub.punsubscribe(EVERY_BOARD).catch((e: unknown) => this.failed(e));
+      return Promise.resolve();
     }
-    this.everyBoard = 'asked';
-    const confirmed = this.sub.psubscribe(pattern).then(
-      () => void (this.everyBoard === 'asked' && (this.everyBoard = 'on')),
-      (e: unknown) => this.failed(e),
-    );
-    return (this.everyBoardConfirmed = this.healthy ? waitAtMost(confirmed, HEAR_WAIT_MS) : Promise.resolve());
+    if (this.everyBoard === 'off') {
+      this.everyBoard = 'asked';
+      this.askPattern();
+    }
+    return this.healthy ? this.everyBoardConfirmed : Promise.resolve();
   }
 
   notify(notice: N): void {
@@ -208,17 +220,61 @@ export class RedisBus<N extends NoticeShape = AnyNotice> implements Bus<N> {
     });
   }
 
-  /** Subscribes to the board's channel; its term is set once Redis confirms (in the order commands go, so after any give-up before). */
+  /**
+   * Subscribes to the board's channel. Its term is set once Redis confirms, on the connection it
+   * was asked on and for the entry still asking (commands go in order, so after any give-up
+   * before); a refused ask is asked again on the next connection.
+   */
   private ask(boardId: string, channel: Channel): void {
-    channel.confirmed = this.sub.subscribe(`${CHANNEL}${boardId}`).then(
-      () => void (this.channels.get(boardId) === channel && (channel.term = ++this.terms)),
-      (e: unknown) => this.failed(e), // asked again when the connection is back (askAgain)
+    const on = (channel.askedOn = this.lost);
+    const confirmed = this.sub.subscribe(`${CHANNEL}${boardId}`).then(
+      () => {
+        if (this.channels.get(boardId) === channel && channel.askedOn === on && this.lost === on)
+          channel.term = ++this.terms;
+      },
+      (e: unknown) => {
+        if (channel.askedOn === on) channel.askedOn = -1;
+        this.failed(e);
+      },
     );
+    channel.confirmed = this.healthy ? waitAtMost(confirmed, HEAR_WAIT_MS) : Promise.resolve();
   }
 
-  /** After an outage: ioredis subscribes again to what Redis had confirmed; the channels asked for meanwhile are asked again. */
-  private askAgain(): void {
-    for (const [boardId, channel] of this.channels) if (channel.term === null) this.ask(boardId, channel);
+  /** Every board's channel: on once Redis confirms this ask, unless turned off or asked again meanwhile, or the connection was lost. */
+  private askPattern(): void {
+    const ask = ++this.patternAsks;
+    const on = (this.patternAskedOn = this.lost);
+    const confirmed = this.sub.psubscribe(EVERY_BOARD).then(
+      () => {
+        if (this.patternAsks === ask && this.lost === on && this.everyBoard === 'asked') this.everyBoard = 'on';
+      },
+      (e: unknown) => {
+        if (this.patternAsks === ask) this.patternAskedOn = -1;
+        this.failed(e);
+      },
+    );
+    this.everyBoardConfirmed = this.healthy ? waitAtMost(confirmed, HEAR_WAIT_MS) : Promise.resolve();
+  }
+
+  /** The receiving connection closed: what it heard ends there. Each channel's term ends, and the pattern waits to be confirmed again. */
+  private lostConnection(): void {
+    this.lost++;
+    for (const channel of this.channels.values()) channel.term = null;
+    if (this.everyBoard === 'on') this.everyBoard = 'asked';
+  }
+
+  /** Asks this connection for what it has not been asked: the notices, every board's channel wanted, and the pattern while on. */
+  private askOnThisConnection(): void {
+    const on = this.lost;
+    if (this.noticesAskedOn !== on) {
+      this.noticesAskedOn = on;
+      void this.sub.subscribe(NOTICES).catch((e: unknown) => {
+        if (this.noticesAskedOn === on) this.noticesAskedOn = -1;
+        this.failed(e);
+      });
+    }
+    for (const [boardId, channel] of this.channels) if (channel.askedOn !== on) this.ask(boardId, channel);
+    if (this.everyBoard !== 'off' && this.patternAskedOn !== on) this.askPattern();
   }
 
   /** Gives up the channels of boards no handler wants any more (no socket watches them, no actor holds them). */

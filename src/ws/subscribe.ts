@@ -83,6 +83,7 @@ export class Subscribe {
       return drop(this.deps.subscriptions, conn, boardId, 'Your access to this board changed; subscribe again.');
     // Other nodes' commits to the board are held from now on; the log is read after, so nothing falls between.
     await this.deps.hear(boardId);
+    if (!this.deps.subscriptions.current(conn, boardId, sub)) return; // closed, unsubscribed or replaced meanwhile
     // An earlier subscription's replay (since unsubscribed) ends at its next page; wait for it.
     await state.replays?.get(boardId);
     const replay = this.startFrom(conn, boardId, sub, project, start);

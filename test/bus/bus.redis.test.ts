@@ -1,3 +1,5 @@
+import net from 'node:net';
+import { Redis } from 'ioredis';
 import { describe, expect, inject, it } from 'vitest';
 import type { CommittedEvent } from '../../actors/board-actor.js';
 import type { AnyNotice as Notice } from '../../src/bus/bus.js';
@@ -106,6 +108,85 @@ describe.skipIf(!url)('redis bus', () => {
     await one.close();
     await two.close();
   });
+});
+
+/**
+ * A TCP proxy to Redis that can cut every connection, drop the next write that subscribes (as a
+ * connection lost before Redis read it would), and refuse connections for a while.
+ */
+async function flakyProxy(redisUrl: string) {
+  const target = new URL(redisUrl);
+  const sockets = new Set<net.Socket>();
+  let dropNextSubscribe = false;
+  let refusing = false;
+  const server = net.createServer((client) => {
+    sockets.add(client);
+    client.on('close', () => sockets.delete(client));
+    client.on('error', () => client.destroy());
+    if (refusing) return client.destroy();
+    const up = net.connect(Number(target.port), target.hostname);
+    sockets.add(up);
+    up.on('error', () => up.destroy());
+    up.on('close', () => (sockets.delete(up), client.destroy()));
+    client.on('close', () => up.destroy());
+    up.pipe(client);
+    client.on('data', (data) => {
+      if (dropNextSubscribe && /subscribe/i.test(data.toString())) {
+        dropNextSubscribe = false;
+        refusing = true; // lost before Redis read it, and Redis unreachable for a while after
+        setTimeout(() => (refusing = false), 1500);
+        for (const s of sockets) s.destroy();
+        return;
+      }
+      up.write(data);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `redis://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    /** Cuts every connection now, and the first re-subscribe after it. */
+    cutTwice(): void {
+      dropNextSubscribe = true;
+      for (const s of sockets) s.destroy();
+    },
+    close: () => (server.close(), sockets.forEach((s) => s.destroy())),
+  };
+}
+
+describe.skipIf(!url)('redis bus across lost connections', () => {
+  it('hears its boards again after a connection lost twice, the second time before Redis read the re-subscribe', async () => {
+    const proxy = await flakyProxy(url!);
+    const bus = new RedisBus(proxy.url);
+    const publisher = new Redis(url!);
+    const board = unique('board');
+    const heard: number[] = [];
+    bus.subscribe((id, events) => void (id === board && heard.push(events[0]!.seq)));
+    const send = (seq: number) =>
+      publisher.publish(
+        `board:${board}`,
+        JSON.stringify({ node: 'other', boardId: board, events: batch(board, seq, 1) }),
+      );
+    try {
+      await until(() => bus.healthy, { what: 'the bus connecting through the proxy' });
+      await bus.hear(board);
+      const first = bus.hearing(board);
+      expect(first).not.toBeNull();
+      await send(1);
+      await until(() => heard.includes(1), { what: 'the first batch' });
+      proxy.cutTwice();
+      await until(() => bus.hearing(board) === null, { what: 'the term ending with the connection' });
+      // Back: the board's channel asked again on the connection that stayed, and a new term once Redis confirmed it.
+      await until(() => bus.healthy && bus.hearing(board) !== null, { what: 'the board heard again', timeout: 20_000 });
+      expect(bus.hearing(board)).toBeGreaterThan(first!);
+      expect(await publisher.pubsub('NUMSUB', `board:${board}`)).toEqual([`board:${board}`, 1]);
+      await send(2);
+      await until(() => heard.includes(2), { what: 'a batch after the outages' });
+    } finally {
+      await bus.close();
+      publisher.disconnect();
+      proxy.close();
+    }
+  }, 60_000);
 });
 
 describe.skipIf(!url || !canRunRedis)('redis bus across outages', () => {
