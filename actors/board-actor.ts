@@ -219,6 +219,8 @@ export class BoardActor {
   private current: Committed | null = null;
   /** Another node committed after `current`: it is brought up to date before the next decision. */
   private behind = false;
+  /** The latest seq another node was heard to commit (`saw`), also while nothing was held: a first load older than it is behind. */
+  private heardThrough = 0;
   /** Settles once every outbox committed so far is copied to the log (copies run one after another). */
   private logged: Promise<void> = Promise.resolve();
   /** Commits whose outboxes wait for the copy under way: the next copy takes them all, in one insert. */
@@ -327,6 +329,7 @@ export class BoardActor {
 
   /** Another node committed up to `seq`: a held board older than that is reloaded before the next command. */
   saw(seq: number): void {
+    if (seq > this.heardThrough) this.heardThrough = seq;
     if (this.current && this.current.record.lastSeq < seq) this.behind = true;
   }
 
@@ -658,6 +661,8 @@ export class BoardActor {
       loaded = { ...loaded, record: { ...loaded.record, outbox: undefined } };
     // A commit that finished while this read was under way is newer: keep it.
     if (!this.current || this.current.record.version <= loaded.record.version) this.current = loaded;
+    // Another node's commit heard while the board was read, and later than what was read: read again before vouching.
+    if (this.current.record.lastSeq < this.heardThrough) this.behind = true;
     this.vouchedBy = token;
     return this.current;
   }

@@ -106,6 +106,26 @@ describe('answers that write nothing', () => {
     expect(versionReads).toBe(reads + 1); // vouched again under tenure-2
   });
 
+  it('reads again, under a standing token, a board it heard another node commit to while it first loaded it', async () => {
+    await new BoardActor('b', store, Date.now).ask(createItems([item('one')], 'user:a'));
+    const here = new BoardActor('b', store, Date.now, undefined, undefined, () => 'tenure-1');
+    const elsewhere = new BoardActor('b', store, Date.now);
+    const load = store.boards.load.bind(store.boards);
+    let first = true;
+    store.boards.load = async (id) => {
+      const stored = await load(id);
+      if (first) {
+        // Read; then another node commits and its batch is heard here before the load is done.
+        first = false;
+        await elsewhere.ask(claimAs('w7', 'W-1', 'L7'));
+        here.saw((await elsewhere.read()).record.lastSeq);
+      }
+      return stored;
+    };
+    expect((await here.read()).board.items.get('W-1')?.life.lease).toBeFalsy(); // as read, before the claim
+    expect((await here.read()).board.items.get('W-1')?.life.lease?.holder).toBe('agent:w7');
+  });
+
   it('asks the store’s version for a read while its own commit is on its way, even under a standing token', async () => {
     const here = new BoardActor('b', store, Date.now, undefined, undefined, () => 'tenure-1');
     await here.ask(createItems([item('one')], 'user:a'));
