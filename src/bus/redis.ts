@@ -227,17 +227,20 @@ export class RedisBus<N extends NoticeShape = AnyNotice> implements Bus<N> {
    */
   private ask(boardId: string, channel: Channel): void {
     const on = (channel.askedOn = this.lost);
+    let late = false;
     const confirmed = this.sub.subscribe(`${CHANNEL}${boardId}`).then(
       () => {
         if (this.channels.get(boardId) === channel && channel.askedOn === on && this.lost === on)
           channel.term = ++this.terms;
+        // Its caller went on without it: what was committed meanwhile is read back from the log.
+        if (late) this.noticeLocally({ kind: 'catch-up' });
       },
       (e: unknown) => {
         if (channel.askedOn === on) channel.askedOn = -1;
         this.failed(e);
       },
     );
-    channel.confirmed = this.healthy ? waitAtMost(confirmed, HEAR_WAIT_MS) : Promise.resolve();
+    channel.confirmed = this.healthy ? waitAtMost(confirmed, HEAR_WAIT_MS, () => (late = true)) : Promise.resolve();
   }
 
   /** Every board's channel: on once Redis confirms this ask, unless turned off or asked again meanwhile, or the connection was lost. */
@@ -314,10 +317,12 @@ export class RedisBus<N extends NoticeShape = AnyNotice> implements Bus<N> {
   }
 }
 
-/** `confirmed`, or after `ms` if it is not by then (a connection lost meanwhile: the catch-up after it covers the rest). */
-function waitAtMost(confirmed: Promise<void>, ms: number): Promise<void> {
+/**
+ * `confirmed`, or after `ms` if it is not by then (`onLate` is told): a connection lost meanwhile
+ * is caught up after it, and a confirmation that comes late asks for a catch-up itself.
+ */
+function waitAtMost(confirmed: Promise<void>, ms: number, onLate: () => void = () => undefined): Promise<void> {
   let waited: NodeJS.Timeout | undefined;
-  return Promise.race([confirmed, new Promise<void>((resolve) => (waited = setTimeout(resolve, ms)))]).finally(() =>
-    clearTimeout(waited),
-  );
+  const late = new Promise<void>((resolve) => (waited = setTimeout(() => (onLate(), resolve()), ms)));
+  return Promise.race([confirmed, late]).finally(() => clearTimeout(waited));
 }

@@ -112,12 +112,14 @@ describe.skipIf(!url)('redis bus', () => {
 
 /**
  * A TCP proxy to Redis that can cut every connection, drop the next write that subscribes (as a
- * connection lost before Redis read it would), and refuse connections for a while.
+ * connection lost before Redis read it would), refuse connections for a while, or hold the next
+ * write that subscribes, and what follows it, for a while (as a stalled Redis would).
  */
 async function flakyProxy(redisUrl: string) {
   const target = new URL(redisUrl);
   const sockets = new Set<net.Socket>();
   let dropNextSubscribe = false;
+  let holdNextSubscribe = 0;
   let refusing = false;
   const server = net.createServer((client) => {
     sockets.add(client);
@@ -130,7 +132,13 @@ async function flakyProxy(redisUrl: string) {
     up.on('close', () => (sockets.delete(up), client.destroy()));
     client.on('close', () => up.destroy());
     up.pipe(client);
+    let heldUntil = 0;
     client.on('data', (data) => {
+      if (holdNextSubscribe && /subscribe/i.test(data.toString())) {
+        heldUntil = Date.now() + holdNextSubscribe;
+        holdNextSubscribe = 0;
+      }
+      if (Date.now() < heldUntil) return void setTimeout(() => up.write(data), heldUntil - Date.now());
       if (dropNextSubscribe && /subscribe/i.test(data.toString())) {
         dropNextSubscribe = false;
         refusing = true; // lost before Redis read it, and Redis unreachable for a while after
@@ -144,6 +152,10 @@ async function flakyProxy(redisUrl: string) {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `redis://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    /** Holds the next subscribe (and what follows it on its connection) `ms` before Redis reads it. */
+    holdNextSubscribe(ms: number): void {
+      holdNextSubscribe = ms;
+    },
     /** Cuts every connection now, and the first re-subscribe after it. */
     cutTwice(): void {
       dropNextSubscribe = true;
@@ -187,6 +199,30 @@ describe.skipIf(!url)('redis bus across lost connections', () => {
       proxy.close();
     }
   }, 60_000);
+});
+
+describe.skipIf(!url)('redis bus with a stalled Redis', () => {
+  it('lets a subscribe go on after 2 s, and asks for a catch-up when the board’s channel is confirmed later', async () => {
+    const proxy = await flakyProxy(url!);
+    const bus = new RedisBus(proxy.url);
+    const catchUps: number[] = [];
+    bus.onNotice((n: Notice) => void (n.kind === 'catch-up' && catchUps.push(Date.now())));
+    const board = unique('board');
+    try {
+      await until(() => bus.healthy, { what: 'the bus connecting through the proxy' });
+      proxy.holdNextSubscribe(3000);
+      const asked = Date.now();
+      await bus.hear(board);
+      expect(Date.now() - asked).toBeLessThan(2900); // went on before Redis confirmed
+      expect(bus.hearing(board)).toBeNull();
+      expect(catchUps).toEqual([]);
+      await until(() => bus.hearing(board) !== null, { what: 'the late confirmation', timeout: 10_000 });
+      await until(() => catchUps.length === 1, { what: 'a catch-up after it' });
+    } finally {
+      await bus.close();
+      proxy.close();
+    }
+  }, 30_000);
 });
 
 describe.skipIf(!url || !canRunRedis)('redis bus across outages', () => {
