@@ -1,6 +1,6 @@
 // Two nodes on one embedded store and one Redis, as several nodes run in production: each its own
-// Redis bus (and, when asked, its own board homes), both ready (bus ok, and each hearing the other's
-// boards) before a test starts.
+// Redis bus (and, when asked, its own board homes), both ready (bus ok, and each receiving what is
+// published on a board's channel once it asks for the board) before a test starts.
 import { RedisBus } from '../../src/bus/redis.js';
 import { RedisHomes } from '../../src/cluster/redis-homes.js';
 import { openEmbeddedStore } from '../../store/embedded/index.js';
@@ -57,7 +57,7 @@ export async function twoNodesOnRedis(
       );
     }
     for (const node of started) await until(async () => (await new Client(node.url).get('/readyz')).body.bus === 'ok');
-    await Promise.all(buses.map((bus) => busHearsOthers(bus, redisUrl))); // so a commit on one reaches the other
+    await Promise.all(buses.map((bus) => busHearsOthers(bus, redisUrl))); // so a commit on one reaches the other when it asks
   } catch (e) {
     await stop();
     throw e;
