@@ -266,10 +266,11 @@ async function stopNode(n: {
 }
 
 /**
- * Commits from the bus reach this node's boards and sockets. Another node's commit matters here to
- * a board when it is loaded (it is behind now) and to the sockets watching the board; the rest are
- * not read (a holder hears its lease's end as a notice). Each part hears the notices it declares
- * (its `hears`; src/server/notices.ts names them all).
+ * Commits from the bus reach this node's boards and sockets. This node receives another node's
+ * commits only to the boards it asked for (those it is home to, and those its sockets watch: the
+ * bus's `hear`); one matters to a board when it is loaded (it is behind now) and to the sockets
+ * watching the board, and the rest are not read (a holder hears its lease's end as a notice).
+ * Each part hears the notices it declares (its `hears`; src/server/notices.ts names them all).
  */
 function hearBus(
   bus: Bus<Notice>,

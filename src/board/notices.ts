@@ -1,7 +1,7 @@
 // What a board tells every node's sockets besides its committed events: shouts, heartbeats and
 // lease warnings are pushed as they happen and are not in the log. A lease's end is in the log, and
-// is told to every node besides: its holder's sockets hear it wherever they are, and a node reads
-// a board's committed events only where the board is loaded or watched (src/server.ts, hearBus).
+// is told to every node besides: its holder's sockets hear it wherever they are, and a node receives
+// a board's committed events only where the board is homed or watched (src/bus/redis.ts, `hear`).
 import type { CommittedEvent } from '../../store/ports/store.js';
 
 /** A shout was posted: push it to the board's subscribers that may see it. */
