@@ -165,13 +165,30 @@ async function flakyProxy(redisUrl: string) {
   };
 }
 
-// A Redis of their own: on the shared one, other suites' nodes publish notices (a catch-up when
-// they reconnect) that these buses would hear.
+/**
+ * A bus connected through a flaky proxy to a Redis of its own: on the shared one, other suites'
+ * nodes publish notices (a catch-up when they reconnect) that the bus would hear.
+ */
+async function busThroughProxy() {
+  const redis = await ownRedis();
+  const proxy = await flakyProxy(redis.url);
+  const bus = new RedisBus(proxy.url);
+  await until(() => bus.healthy, { what: 'the bus connecting through the proxy' });
+  return {
+    redis,
+    proxy,
+    bus,
+    async stop() {
+      await bus.close();
+      proxy.close();
+      redis.kill();
+    },
+  };
+}
+
 describe.skipIf(!url || !canRunRedis)('redis bus across lost connections', () => {
   it('hears its boards again after a connection lost twice, the second time before Redis read the re-subscribe', async () => {
-    const redis = await ownRedis();
-    const proxy = await flakyProxy(redis.url);
-    const bus = new RedisBus(proxy.url);
+    const { redis, proxy, bus, stop } = await busThroughProxy();
     const publisher = new Redis(redis.url);
     const board = unique('board');
     const heard: number[] = [];
@@ -182,7 +199,6 @@ describe.skipIf(!url || !canRunRedis)('redis bus across lost connections', () =>
         JSON.stringify({ node: 'other', boardId: board, events: batch(board, seq, 1) }),
       );
     try {
-      await until(() => bus.healthy, { what: 'the bus connecting through the proxy' });
       await bus.hear(board);
       const first = bus.hearing(board);
       expect(first).not.toBeNull();
@@ -197,24 +213,19 @@ describe.skipIf(!url || !canRunRedis)('redis bus across lost connections', () =>
       await send(2);
       await until(() => heard.includes(2), { what: 'a batch after the outages' });
     } finally {
-      await bus.close();
       publisher.disconnect();
-      proxy.close();
-      redis.kill();
+      await stop();
     }
   }, 60_000);
 });
 
 describe.skipIf(!url || !canRunRedis)('redis bus with a stalled Redis', () => {
   it('lets a subscribe go on after 2 s, and asks for a catch-up when the board’s channel is confirmed later', async () => {
-    const redis = await ownRedis();
-    const proxy = await flakyProxy(redis.url);
-    const bus = new RedisBus(proxy.url);
+    const { proxy, bus, stop } = await busThroughProxy();
     const catchUps: number[] = [];
     bus.onNotice((n: Notice) => void (n.kind === 'catch-up' && catchUps.push(Date.now())));
     const board = unique('board');
     try {
-      await until(() => bus.healthy, { what: 'the bus connecting through the proxy' });
       proxy.holdNextSubscribe(3000);
       const asked = Date.now();
       await bus.hear(board);
@@ -224,9 +235,7 @@ describe.skipIf(!url || !canRunRedis)('redis bus with a stalled Redis', () => {
       await until(() => bus.hearing(board) !== null, { what: 'the late confirmation', timeout: 10_000 });
       await until(() => catchUps.length === 1, { what: 'a catch-up after it' });
     } finally {
-      await bus.close();
-      proxy.close();
-      redis.kill();
+      await stop();
     }
   }, 30_000);
 });
