@@ -59,17 +59,22 @@ export interface RawResponse {
   head?: ResponseHead;
 }
 
-/** Header lines written out once for many responses (RawResponse.head). */
+/**
+ * Header lines written out once for many responses (RawResponse.head): the first of them by name,
+ * its value and every line after it as bytes. A string would be flattened, measured and encoded
+ * by uWS on every response.
+ */
 export interface ResponseHead {
-  lines: string;
+  name: string;
+  value: Buffer;
   count: number;
 }
 
 /** `headers` as the transport writes the lines after the first (RawResponse.head). */
 function headOf(headers: readonly (readonly [string, string])[]): ResponseHead {
-  let lines = '';
-  for (const [name, value] of headers) lines += `\r\n${name}: ${value}`;
-  return { lines, count: headers.length };
+  let value = headers[0]?.[1] ?? '';
+  for (let i = 1; i < headers.length; i++) value += `\r\n${headers[i]![0]}: ${headers[i]![1]}`;
+  return { name: headers[0]?.[0] ?? '', value: Buffer.from(value), count: headers.length };
 }
 
 export interface PipelineDeps {
@@ -212,8 +217,8 @@ export class Pipeline {
       resolution: ObservedResolution;
       headers: RawResponse['headers'];
       head: ResponseHead;
-      before: string;
-      after: string;
+      before: Buffer;
+      after: Buffer;
     }
   >();
 
@@ -600,17 +605,19 @@ export class Pipeline {
         '',
       );
       const rest = made.headers.slice(1);
-      kept = { resolution, headers: rest, head: headOf(rest), before, after };
+      kept = { resolution, headers: rest, head: headOf(rest), before: Buffer.from(before), after: Buffer.from(after) };
       this.denials.set(denial, kept);
     }
     const headers: [string, string][] = [['x-request-id', requestId]];
     for (const header of kept.headers) headers.push(header);
-    return {
-      status: denial.status,
-      headers,
-      body: `${kept.before}${JSON.stringify(requestId)}${kept.after}`,
-      head: kept.head,
-    };
+    // The body as bytes: a string made of the three would be flattened, measured and encoded again by uWS.
+    const id = JSON.stringify(requestId);
+    const idBytes = Buffer.byteLength(id);
+    const body = Buffer.allocUnsafe(kept.before.length + idBytes + kept.after.length);
+    body.set(kept.before, 0);
+    body.write(id, kept.before.length);
+    body.set(kept.after, kept.before.length + idBytes);
+    return { status: denial.status, headers, body, head: kept.head };
   }
 
   private errorResponse(

@@ -5,22 +5,31 @@ import type { BodyStream } from '../route.js';
 import { statusLine, type RawResponse } from '../pipeline.js';
 
 /**
- * The status line (uWS writes 200 OK unless told otherwise) and the headers, the headers in one
- * call: uWS writes each as `name: value` and CRLF, so the lines after the first ride in the first
- * one's value. Each call copies its two strings out of V8 (flattened, measured, encoded); one call
- * a response instead of one a header was a microsecond less a request on the status bench (15
- * headers, 9 of them the rate headers). No value holds a CR or LF: each is made here or checked
- * where it comes from the client (the request id), as it had to be with a call each.
+ * The status line (uWS writes 200 OK unless told otherwise) and the headers, in as few calls as
+ * may be: uWS writes each as `name: value` and CRLF, so the lines after a header ride in its
+ * value. Each call copies its two strings out of V8 (flattened, measured, encoded); one call a
+ * response instead of one a header was a microsecond less a request on the status bench (15
+ * headers, 9 of them the rate headers). Lines written once for responses alike (RawResponse.head)
+ * go as the bytes they were written to, after the request id. No value holds a CR or LF: each is
+ * made here or checked where it comes from the client (the request id), as it had to be with a
+ * call each.
  */
 function writeHead(res: uWS.HttpResponse, response: RawResponse): void {
   if (response.status !== 200) res.writeStatus(statusLine(response.status));
   const headers = response.headers;
-  if (headers.length === 0) return;
-  // The lines written out once for responses alike (a refusal under a flood, the liveness probe).
   const head = response.head;
-  let lines = head ? headers[0]![1] + head.lines : headers[0]![1];
-  for (let i = head ? head.count + 1 : 1; i < headers.length; i++) lines += `\r\n${headers[i]![0]}: ${headers[i]![1]}`;
-  res.writeHeader(headers[0]![0], lines);
+  if (!head || head.count === 0) return writeLines(res, headers, 0);
+  res.writeHeader(headers[0]![0], headers[0]![1]);
+  res.writeHeader(head.name, head.value);
+  writeLines(res, headers, head.count + 1);
+}
+
+/** `headers` from `first` on, in one call. */
+function writeLines(res: uWS.HttpResponse, headers: RawResponse['headers'], first: number): void {
+  if (first >= headers.length) return;
+  let lines = headers[first]![1];
+  for (let i = first + 1; i < headers.length; i++) lines += `\r\n${headers[i]![0]}: ${headers[i]![1]}`;
+  res.writeHeader(headers[first]![0], lines);
 }
 
 /**
