@@ -500,7 +500,8 @@ async function durableRedis(): Promise<{ port: number; pid: number; stop(): Prom
 export async function bullmqThroughput({
   jobs = 5000,
   concurrency = 32,
-}: { jobs?: number; concurrency?: number } = {}): Promise<QueueFigure> {
+  warmUpJobs = 0,
+}: { jobs?: number; concurrency?: number; warmUpJobs?: number } = {}): Promise<QueueFigure> {
   const redis = await durableRedis();
   const { Queue, Worker } = await import('bullmq');
   const connection = { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null };
@@ -508,6 +509,7 @@ export async function bullmqThroughput({
   const queue = new Queue(name, { connection });
   const worker = new Worker(name, async (job) => job.data, { connection, concurrency, autorun: false });
   try {
+    if (warmUpJobs > 0) await warmUp(connection, `${name}-warm-up`, warmUpJobs, concurrency);
     await queue.waitUntilReady();
     await worker.waitUntilReady();
     const added = await timed(async (done) => {
@@ -528,6 +530,26 @@ export async function bullmqThroughput({
     await worker.close();
     await queue.close();
     await redis.stop();
+  }
+}
+
+/** `jobs` jobs added and completed on a queue of their own, untimed: the process's JIT compiles the first of them. */
+async function warmUp(
+  connection: { host: string; port: number; maxRetriesPerRequest: null },
+  name: string,
+  jobs: number,
+  concurrency: number,
+): Promise<void> {
+  const { Queue, Worker } = await import('bullmq');
+  const queue = new Queue(name, { connection });
+  const worker = new Worker(name, async (job) => job.data, { connection, concurrency, autorun: false });
+  try {
+    await queue.addBulk(Array.from({ length: jobs }, (_, i) => ({ name: 'job', data: { i } })));
+    await completeAll(worker, jobs, () => undefined);
+  } finally {
+    await worker.close();
+    await queue.obliterate({ force: true });
+    await queue.close();
   }
 }
 
