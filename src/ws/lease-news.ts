@@ -1,5 +1,6 @@
 // A lease holder hears its own lease's warning (`lease.expiring`, seq null) and its end on each
-// socket it has open, whatever it watches; a socket whose subscription carries the end hears it once.
+// socket it has open, whatever it watches; a socket whose subscription carries the end hears it
+// once, also when it unsubscribes between the batch and the notice.
 // Both come as notices to every node (src/board/notices.ts), so a holder's socket hears them on a
 // node that reads nothing else of the board.
 import type { LeaseEndedNotice, LeaseExpiringNotice } from '../board/notices.js';
@@ -10,7 +11,7 @@ import type { Subscriptions } from './subscriptions.js';
 import { carriesLeaseEnds } from './topics.js';
 
 export interface LeaseNewsDeps {
-  subscriptions: Pick<Subscriptions, 'of' | 'watchersOf'>;
+  subscriptions: Pick<Subscriptions, 'of' | 'watchersOf' | 'leaseEndsSentThrough'>;
   access: Pick<AccessChecks, 'carryingLeaseEnds'>;
   frames: EventFrames;
   clock: () => number;
@@ -44,6 +45,8 @@ export class LeaseNews {
       for (const conn of (holder !== undefined && subscriptions.of(holder)) || []) {
         const sub = subscriptions.watchersOf(boardId)?.get(conn);
         if (sub && carriesLeaseEnds(sub.topics)) continue;
+        // Its batch came before this notice, to a subscription the socket has ended since.
+        if (e.seq <= subscriptions.leaseEndsSentThrough(conn, boardId)) continue;
         // A subscribe under way that will carry it: a frame now would come again in its replay.
         const probe = sub ? undefined : access.carryingLeaseEnds(conn, boardId);
         if (probe) (probe.heldBack ??= []).push(frames.of(boardId, e));

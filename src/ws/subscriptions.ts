@@ -6,7 +6,10 @@ import type { Reader } from '../board/feed/look.js';
 import type { BudgetWindow } from './budget.js';
 import type { Connection } from './connection.js';
 import type { Topic } from './protocol.js';
-import { broadcastTopics } from './topics.js';
+import { broadcastTopics, carriesLeaseEnds } from './topics.js';
+
+/** How many boards a socket stopped watching are remembered for their lease ends (`leaseEndsSent`). */
+const LEASE_ENDS_KEPT = 8;
 
 /**
  * One socket's watch of one board. As a Reader, what the socket may see of the board, as REST
@@ -52,6 +55,12 @@ export class Subscriptions {
   private readonly principals = new Map<string, Connection[]>();
   /** The subscriptions of narrower views by board: their broadcast shouts are sent one by one. */
   private readonly narrow = new Map<string, Set<Connection>>();
+  /**
+   * Per socket, the boards whose subscription carried lease ends until the socket unsubscribed
+   * (the newest LEASE_ENDS_KEPT), with the last seq it had been sent. A lease's end also comes as
+   * a notice after its batch (lease-news.ts): one that batch brought was already sent.
+   */
+  private readonly leaseEndsSent = new WeakMap<Connection, Map<string, number>>();
 
   /** `leaveStream` takes a subscription off its board's stream (board-stream.ts) when it ends. */
   constructor(private readonly leaveStream: (conn: Connection, boardId: string, sub: Subscription) => void) {}
@@ -68,6 +77,7 @@ export class Subscriptions {
   close(conn: Connection): void {
     for (const boardId of this.subsOf(conn)?.keys() ?? []) this.unwatch(conn, boardId);
     this.sockets.delete(conn);
+    this.leaseEndsSent.delete(conn);
     const principal = conn.identity.principal;
     const same = this.principals.get(principal);
     if (same?.includes(conn)) {
@@ -141,12 +151,26 @@ export class Subscriptions {
     const sub = board?.get(conn);
     if (sub) {
       for (const topic of broadcastTopics(boardId, sub)) conn.leave(topic);
-      this.leaveStream(conn, boardId, sub);
+      this.leaveStream(conn, boardId, sub); // its lastSeq is now what the stream had sent it
       const narrow = this.narrow.get(boardId);
       if (narrow?.delete(conn) && narrow.size === 0) this.narrow.delete(boardId);
+      if (carriesLeaseEnds(sub.topics) && sub.lastSeq > 0) this.keepLeaseEndsSent(conn, boardId, sub.lastSeq);
     }
     if (board?.delete(conn) && board.size === 0) this.boards.delete(boardId);
     return this.subsOf(conn)?.delete(boardId) ?? false;
+  }
+
+  /** The last seq a subscription carrying lease ends had sent the socket before it unsubscribed from the board; 0 when none did (lately). */
+  leaseEndsSentThrough(conn: Connection, boardId: string): number {
+    return this.leaseEndsSent.get(conn)?.get(boardId) ?? 0;
+  }
+
+  private keepLeaseEndsSent(conn: Connection, boardId: string, seq: number): void {
+    let sent = this.leaseEndsSent.get(conn);
+    if (!sent) this.leaseEndsSent.set(conn, (sent = new Map()));
+    sent.delete(boardId); // set again as the newest
+    sent.set(boardId, seq);
+    if (sent.size > LEASE_ENDS_KEPT) sent.delete(sent.keys().next().value!);
   }
 
   /** A board's watchers and their subscriptions. */

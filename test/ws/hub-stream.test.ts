@@ -3,7 +3,8 @@
 // not by a send per socket), a lost bus message takes it back to the per-socket path, which fills
 // the hole from the log, and it joins the stream again once it has caught up. The sockets and the
 // engine's topics are simulated here (the e2e suites run them for real); what is checked is that
-// each socket gets every event once, in seq order, whichever path carried it.
+// each socket gets every event once, in seq order, whichever path carried it. A lease's end also
+// comes to its holder as a notice: a socket that unsubscribed after its batch does not get it twice.
 import { describe, expect, it } from 'vitest';
 import type { CommittedEvent } from '../../actors/board-actor.js';
 import type { Identity } from '../../src/auth/identity.js';
@@ -167,5 +168,35 @@ describe('the board stream', () => {
     hub.deliver(boardId, [event(9, 'lease.granted')]);
     expect(items.events().map((g) => g.seq)).toEqual([1, 2, 4, 5, 7, 8, 9]);
     expect(all.events().map((g) => g.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  });
+});
+
+describe('a lease holder’s end', () => {
+  it('comes once to a socket that unsubscribes between the batch that carried it and its notice, and a later end comes by the notice', async () => {
+    const boardId = unique('board');
+    await used.store.boards.insert({ _id: boardId, version: 1, lastSeq: 0 } as unknown as BoardRecord);
+    const { hub, open } = rig(boardId);
+    const holder = open();
+    const ended = (seq: number): CommittedEvent => ({
+      boardId,
+      seq,
+      type: 'lease.expired',
+      actor: 'system:lease-scheduler',
+      workId: `W-${seq}`,
+      at: 1_000 + seq,
+      data: { lease: { holder: holder.identity.principal } },
+    });
+    await hub.message(holder, JSON.stringify({ type: 'subscribe', boardId, topics: ['leases'], since: 0 }));
+    await until(() => holder.got.some((g) => g.type === 'subscribed'));
+    await used.store.events.insertMissing([{ _id: `${boardId}:1`, version: 1, ...ended(1) } as EventRecord]);
+    // The batch reaches the subscription; the socket unsubscribes before the notice of the same commit.
+    hub.deliver(boardId, [ended(1)]);
+    expect(holder.events().map((g) => g.seq)).toEqual([1]);
+    await hub.message(holder, JSON.stringify({ type: 'unsubscribe', boardId }));
+    hub.hears['lease.ended']({ kind: 'lease.ended', boardId, events: [ended(1)] });
+    expect(holder.events().map((g) => g.seq)).toEqual([1]);
+    // Unsubscribed, the holder hears its next lease's end as the notice brings it.
+    hub.hears['lease.ended']({ kind: 'lease.ended', boardId, events: [ended(2)] });
+    expect(holder.events().map((g) => g.seq)).toEqual([1, 2]);
   });
 });
