@@ -284,6 +284,8 @@ function hearBus(
       hub.deliver(boardId, events);
     },
     (boardId) => registry.holds(boardId) || hub.watches(boardId),
+    // A board's own channel is kept for its actor and its subscribers; a firehose hears by the pattern.
+    (boardId) => registry.holds(boardId) || hub.subscribedTo(boardId),
   );
   for (const part of [...parts, hub]) bus.listen(part.hears);
 }

@@ -5,6 +5,8 @@
 import type { CommittedEvent } from '../../store/ports/store.js';
 
 export type BusHandler = (boardId: string, events: CommittedEvent[]) => void;
+/** Whether something holds for a board (a bus handler's interest in it). */
+export type BoardPredicate = (boardId: string) => boolean;
 
 /** Counts of other nodes' committed batches a bus received: how much of the cluster's traffic this node reads. */
 export interface BatchesReceived {
@@ -47,9 +49,11 @@ export interface Bus<N extends NoticeShape = AnyNotice> {
   publish(boardId: string, events: CommittedEvent[]): void;
   /**
    * Hears every commit: this node's own, and other nodes' to the boards it `hear`s, where
-   * `interested` says so (those of no interest are not even read).
+   * `interested` says so (those of no interest are not even read). A board's channel is kept while
+   * a handler `keeps` it (by default, while it is interested): a handler interested in every board
+   * while an operator's firehose is open keeps only those it needs besides.
    */
-  subscribe(handler: BusHandler, interested?: (boardId: string) => boolean): () => void;
+  subscribe(handler: BusHandler, interested?: BoardPredicate, keeps?: BoardPredicate): () => void;
   /**
    * Receives other nodes' commits to the board from now on, for as long as a handler is interested
    * in it (a board no handler wants is given up within a minute): resolves once they will be

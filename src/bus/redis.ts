@@ -11,6 +11,7 @@ import {
   NoticeListeners,
   type AnyNotice,
   type BatchesReceived,
+  type BoardPredicate,
   type Bus,
   type BusHandler,
   type CatchUpNotice,
@@ -40,7 +41,8 @@ interface Channel {
 
 export class RedisBus<N extends NoticeShape = AnyNotice> implements Bus<N> {
   private readonly node = randomUUID();
-  private readonly handlers = new Map<BusHandler, (boardId: string) => boolean>();
+  /** Each handler, with whether it reads a board's commits and whether it needs the board's own channel for them. */
+  private readonly handlers = new Map<BusHandler, { interested: BoardPredicate; keeps: BoardPredicate }>();
   /** How each message this node publishes begins: what it hears back of its own is dropped unread. */
   private readonly ownPrefix = `{"node":${JSON.stringify(this.node)},`;
   private readonly listeners = new NoticeListeners<N>();
@@ -134,8 +136,12 @@ export class RedisBus<N extends NoticeShape = AnyNotice> implements Bus<N> {
       .catch((e: unknown) => this.failed(e));
   }
 
-  subscribe(handler: BusHandler, interested: (boardId: string) => boolean = () => true): () => void {
-    this.handlers.set(handler, interested);
+  subscribe(
+    handler: BusHandler,
+    interested: BoardPredicate = () => true,
+    keeps: BoardPredicate = interested,
+  ): () => void {
+    this.handlers.set(handler, { interested, keeps });
     return () => this.handlers.delete(handler);
   }
 
@@ -280,11 +286,14 @@ export class RedisBus<N extends NoticeShape = AnyNotice> implements Bus<N> {
     if (this.everyBoard !== 'off' && this.patternAskedOn !== on) this.askPattern();
   }
 
-  /** Gives up the channels of boards no handler wants any more (no socket watches them, no actor holds them). */
+  /**
+   * Gives up the channels of boards no handler keeps any more (no socket subscribes to them, no
+   * actor holds them); while the pattern is on, what a firehose wants of them comes by it.
+   */
   private giveUpUnwanted(): void {
     const wants = [...this.handlers.values()];
     for (const boardId of this.channels.keys()) {
-      if (wants.some((interested) => interested(boardId))) continue;
+      if (wants.some(({ keeps }) => keeps(boardId))) continue;
       this.channels.delete(boardId);
       void this.sub.unsubscribe(`${CHANNEL}${boardId}`).catch((e: unknown) => this.failed(e));
     }
@@ -299,7 +308,7 @@ export class RedisBus<N extends NoticeShape = AnyNotice> implements Bus<N> {
   private receive(channel: string, message: string): void {
     if (message.startsWith(this.ownPrefix)) return; // delivered here when published
     const board = channel.slice(CHANNEL.length);
-    const wanted = [...this.handlers].filter(([, interested]) => interested(board));
+    const wanted = [...this.handlers].filter(([, { interested }]) => interested(board));
     if (!wanted.length) return void this.batches.skipped++;
     this.batches.read++;
     let parsed: { node?: string; boardId?: string; events?: CommittedEvent[] };

@@ -191,7 +191,12 @@ export class Hub {
    * here watches needs none of its committed events (a holder hears its lease's end as a notice).
    */
   watches(boardId: string): boolean {
-    return this.subscriptions.watchersOf(boardId) !== undefined || this.firehose.open;
+    return this.subscribedTo(boardId) || this.firehose.open;
+  }
+
+  /** Whether a socket here subscribes to the board (the firehose aside). */
+  subscribedTo(boardId: string): boolean {
+    return this.subscriptions.watchersOf(boardId) !== undefined;
   }
 
   /** A committed batch from the bus: to the board's watchers here. */

@@ -108,6 +108,35 @@ describe.skipIf(!url)('redis bus', () => {
     await one.close();
     await two.close();
   });
+
+  it('gives a board’s channel up while the pattern is on once no handler keeps it, and still hears the board by the pattern', async () => {
+    const one = await ready(new RedisBus(url!));
+    const two = await ready(new RedisBus(url!, undefined, 50));
+    const redis = new Redis(url!);
+    const board = unique('board');
+    let kept = true;
+    const heard: number[] = [];
+    // As a node with a firehose open: interested in every board, keeping only the one it needs besides.
+    two.subscribe(
+      (id, events) => id === board && heard.push(events[0]!.seq),
+      () => true,
+      (id) => id === board && kept,
+    );
+    await two.hear(board);
+    await two.hearAll(true);
+    expect(await redis.pubsub('NUMSUB', `board:${board}`)).toEqual([`board:${board}`, 1]);
+    kept = false;
+    await until(() => two.hearing(board) === null, { what: 'the channel given up under the pattern' });
+    await until(async () => ((await redis.pubsub('NUMSUB', `board:${board}`)) as [string, number])[1] === 0, {
+      what: 'Redis told',
+    });
+    one.publish(board, batch(board, 3));
+    await caughtUp(one, two);
+    expect(heard).toEqual([3]); // by the pattern, once
+    redis.disconnect();
+    await one.close();
+    await two.close();
+  });
 });
 
 /**
