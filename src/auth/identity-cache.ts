@@ -147,7 +147,10 @@ export class IdentityCache {
   /** The notices it hears: a node wrote records it may hold, or notices may have been lost while the bus was away. */
   readonly hears = {
     'records.changed': (notice: RecordsChangedNotice) => this.changed(notice.collection, notice.ids),
-    'catch-up': () => this.clear(),
+    // A catch-up of one board (its channel confirmed late) lost no notice: the records stand.
+    'catch-up': (notice: { boardId?: string }) => {
+      if (notice.boardId === undefined) this.clear();
+    },
   };
 
   /** Everything goes (notices may have been missed). */

@@ -19,9 +19,14 @@ export interface NoticeShape {
   readonly kind: string;
 }
 
-/** The bus's own notice: cross-node messages may have been lost (the bus reconnected), so bring everything up to the log. */
+/**
+ * The bus's own notice: cross-node messages may have been lost (the bus reconnected), so bring
+ * everything up to the log; with `boardId`, only that board's commits may have been (its channel
+ * was confirmed after the subscribe that asked for it went on), the notices were not.
+ */
 export type CatchUpNotice = {
   kind: 'catch-up';
+  boardId?: string;
 };
 
 /**

@@ -239,7 +239,7 @@ export class RedisBus<N extends NoticeShape = AnyNotice> implements Bus<N> {
         if (this.channels.get(boardId) === channel && channel.askedOn === on && this.lost === on)
           channel.term = ++this.terms;
         // Its caller went on without it: what was committed meanwhile is read back from the log.
-        if (late) this.noticeLocally({ kind: 'catch-up' });
+        if (late) this.noticeLocally({ kind: 'catch-up', boardId });
       },
       (e: unknown) => {
         if (channel.askedOn === on) channel.askedOn = -1;

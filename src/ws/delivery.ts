@@ -17,7 +17,7 @@ export const REPLAY_BACKLOG = 256 * 1024;
 export interface DeliveryDeps {
   feed: Pick<BoardFeed, 'replay' | 'pagesAfter'>;
   subscriptions: Pick<Subscriptions, 'current' | 'watchersOf' | 'states'>;
-  streams: Pick<BoardStreams, 'join' | 'publish' | 'endAll'>;
+  streams: Pick<BoardStreams, 'join' | 'publish' | 'end' | 'endAll'>;
   frames: EventFrames;
 }
 
@@ -62,18 +62,30 @@ export class Delivery {
       for (const [boardId, sub] of subs ?? [])
         if (!sub.held) behind.set(boardId, Math.min(behind.get(boardId) ?? Infinity, sub.lastSeq));
     }
-    for (const [boardId, from] of behind) {
-      try {
-        for await (const page of this.deps.feed.pagesAfter(boardId, from)) {
-          // As a delivery: the stream's subscriptions (those that join it meanwhile included) have it published.
-          this.deps.streams.publish(boardId, page);
-          for (const [conn, sub] of this.deps.subscriptions.watchersOf(boardId) ?? [])
-            if (!sub.held && !sub.joined) this.push(conn, boardId, sub, page);
-        }
-      } catch {
-        for (const conn of [...(this.deps.subscriptions.watchersOf(boardId)?.keys() ?? [])])
-          conn.close(CLOSE.shutdown, 'the event log cannot be read');
+    for (const [boardId, from] of behind) await this.readUp(boardId, from);
+  }
+
+  /** Brings one board's live subscriptions up to the log (only its commits may have been missed). */
+  async catchUpBoard(boardId: string): Promise<void> {
+    this.deps.streams.end(boardId);
+    let from = Infinity;
+    for (const sub of this.deps.subscriptions.watchersOf(boardId)?.values() ?? [])
+      if (!sub.held) from = Math.min(from, sub.lastSeq);
+    if (from !== Infinity) await this.readUp(boardId, from);
+  }
+
+  /** The board's log after `from` to its live subscriptions, as a delivery; a log that cannot be read closes them. */
+  private async readUp(boardId: string, from: number): Promise<void> {
+    try {
+      for await (const page of this.deps.feed.pagesAfter(boardId, from)) {
+        // As a delivery: the stream's subscriptions (those that join it meanwhile included) have it published.
+        this.deps.streams.publish(boardId, page);
+        for (const [conn, sub] of this.deps.subscriptions.watchersOf(boardId) ?? [])
+          if (!sub.held && !sub.joined) this.push(conn, boardId, sub, page);
       }
+    } catch {
+      for (const conn of [...(this.deps.subscriptions.watchersOf(boardId)?.keys() ?? [])])
+        conn.close(CLOSE.shutdown, 'the event log cannot be read');
     }
   }
 

@@ -168,7 +168,10 @@ export class Hub {
     'lease.ended': (notice) => this.leases.ended(notice),
     membership: (notice) => this.changes.membership(notice),
     revoked: (notice) => this.changes.revoked(notice),
-    'catch-up': () => void Promise.all([this.delivery.catchUpAll(), this.revalidate()]),
+    'catch-up': (notice) =>
+      void (notice.boardId === undefined
+        ? Promise.all([this.delivery.catchUpAll(), this.revalidate()])
+        : this.delivery.catchUpBoard(notice.boardId)),
   };
 
   /**

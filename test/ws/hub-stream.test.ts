@@ -44,12 +44,18 @@ class FakeSocket implements Connection {
   events = () => this.got.filter((g) => g.type === 'event');
 }
 
-function rig(boardId: string) {
+function rig() {
   const sockets: FakeSocket[] = [];
   let publishes = 0;
   const hub = new Hub({
     selector: {
-      reachable: async () => ({ id: boardId, name: 'board', role: 'member', plan: 'free', owned: false }),
+      reachable: async (_identity: Identity, id: string) => ({
+        id,
+        name: 'board',
+        role: 'member',
+        plan: 'free',
+        owned: false,
+      }),
     } as unknown as ProjectSelector,
     store: used.store,
     feed: new BoardFeed({
@@ -110,7 +116,7 @@ describe('the board stream', () => {
     // Only the board's lastSeq is read (a subscription's start): the one when it subscribes.
     await used.store.boards.insert({ _id: boardId, version: 1, lastSeq: 3 } as unknown as BoardRecord);
     await log(1, 2, 3);
-    const { hub, open, publishes } = rig(boardId);
+    const { hub, open, publishes } = rig();
     const all = open();
     const items = open();
     await hub.message(all, JSON.stringify({ type: 'subscribe', boardId, topics: ['activity'], since: 0 }));
@@ -175,7 +181,7 @@ describe('a lease holder’s end', () => {
   it('comes once to a socket that unsubscribes between the batch that carried it and its notice, and a later end comes by the notice', async () => {
     const boardId = unique('board');
     await used.store.boards.insert({ _id: boardId, version: 1, lastSeq: 0 } as unknown as BoardRecord);
-    const { hub, open } = rig(boardId);
+    const { hub, open } = rig();
     const holder = open();
     const ended = (seq: number): CommittedEvent => ({
       boardId,
@@ -198,5 +204,41 @@ describe('a lease holder’s end', () => {
     // Unsubscribed, the holder hears its next lease's end as the notice brings it.
     hub.hears['lease.ended']({ kind: 'lease.ended', boardId, events: [ended(2)] });
     expect(holder.events().map((g) => g.seq)).toEqual([1, 2]);
+  });
+});
+
+describe('a catch-up of one board', () => {
+  it('reads that board’s log to its subscriptions and leaves the other boards’ as they are', async () => {
+    const [late, other] = [unique('board'), unique('board')];
+    const item = (boardId: string, seq: number): CommittedEvent => ({
+      boardId,
+      seq,
+      type: 'item.updated',
+      actor: 'agent:a',
+      workId: 'W-1',
+      at: 1_000 + seq,
+      data: {},
+    });
+    for (const boardId of [late, other]) {
+      await used.store.boards.insert({ _id: boardId, version: 1, lastSeq: 1 } as unknown as BoardRecord);
+      await used.store.events.insertMissing([{ _id: `${boardId}:1`, version: 1, ...item(boardId, 1) } as EventRecord]);
+    }
+    const { hub, open } = rig();
+    const [onLate, onOther] = [open(), open()];
+    await hub.message(onLate, JSON.stringify({ type: 'subscribe', boardId: late, topics: ['items'], since: 0 }));
+    await hub.message(onOther, JSON.stringify({ type: 'subscribe', boardId: other, topics: ['items'], since: 0 }));
+    await until(() => onLate.events().length === 1 && onOther.events().length === 1);
+    // Each board commits 2 and the bus brings neither (as while a channel was not yet confirmed).
+    for (const boardId of [late, other])
+      await used.store.events.insertMissing([{ _id: `${boardId}:2`, version: 1, ...item(boardId, 2) } as EventRecord]);
+    hub.hears['catch-up']({ kind: 'catch-up', boardId: late });
+    await until(() => onLate.events().length === 2, { what: 'the late board read up to its log' });
+    expect(onLate.events().map((g) => g.seq)).toEqual([1, 2]);
+    await new Promise((r) => setTimeout(r, 200)); // time for a read of the other board, were there one
+    expect(onOther.events().map((g) => g.seq)).toEqual([1]);
+    // The whole node's catch-up (the bus was away) reads every board.
+    hub.hears['catch-up']({ kind: 'catch-up' });
+    await until(() => onOther.events().length === 2, { what: 'every board read up to its log' });
+    expect(onLate.events().map((g) => g.seq)).toEqual([1, 2]);
   });
 });
