@@ -3,19 +3,28 @@
 // once, also when it unsubscribes between the batch and the notice.
 // Both come as notices to every node (src/board/notices.ts), so a holder's socket hears them on a
 // node that reads nothing else of the board.
+import type { CommittedEvent } from '../../actors/board-actor.js';
+import { eventFor } from '../board/feed/look.js';
 import type { LeaseEndedNotice, LeaseExpiringNotice } from '../board/notices.js';
 import type { AccessChecks } from './access-checks.js';
 import { transmit } from './connection.js';
 import type { EventFrames } from './frames.js';
-import type { Subscriptions } from './subscriptions.js';
+import type { Subscription, Subscriptions } from './subscriptions.js';
 import { carriesLeaseEnds } from './topics.js';
 
 export interface LeaseNewsDeps {
-  subscriptions: Pick<Subscriptions, 'of' | 'watchersOf' | 'leaseEndsSentThrough'>;
+  subscriptions: Pick<Subscriptions, 'of' | 'watchersOf' | 'endedSubscription'>;
   access: Pick<AccessChecks, 'carryingLeaseEnds'>;
   frames: EventFrames;
   clock: () => number;
 }
+
+/**
+ * Whether the subscription sends the socket this end itself: its topics carry lease ends, they did
+ * when the end came, and its view sees the item.
+ */
+const sends = (sub: Subscription, e: CommittedEvent): boolean =>
+  carriesLeaseEnds(sub.topics) && e.seq > (sub.leaseEndsAfter ?? 0) && eventFor(sub, e) !== null;
 
 export class LeaseNews {
   constructor(private readonly deps: LeaseNewsDeps) {}
@@ -44,9 +53,10 @@ export class LeaseNews {
       const holder = (e.data as { lease?: { holder?: string } }).lease?.holder;
       for (const conn of (holder !== undefined && subscriptions.of(holder)) || []) {
         const sub = subscriptions.watchersOf(boardId)?.get(conn);
-        if (sub && carriesLeaseEnds(sub.topics)) continue;
+        if (sub && sends(sub, e)) continue;
         // Its batch came before this notice, to a subscription the socket has ended since.
-        if (e.seq <= subscriptions.leaseEndsSentThrough(conn, boardId)) continue;
+        const ended = subscriptions.endedSubscription(conn, boardId);
+        if (ended && e.seq <= ended.lastSeq && sends(ended, e)) continue;
         // A subscribe under way that will carry it: a frame now would come again in its replay.
         const probe = sub ? undefined : access.carryingLeaseEnds(conn, boardId);
         if (probe) (probe.heldBack ??= []).push(frames.of(boardId, e));

@@ -19,7 +19,7 @@ import type { OperatorAccess } from './operator-access.js';
 import { SNAPSHOT, snapshotCost, SOCKET_BUDGET, type Topic } from './protocol.js';
 import type { SocketErrors } from './socket-errors.js';
 import type { SocketState, Subscription, Subscriptions } from './subscriptions.js';
-import { broadcastTopics, hearsShouts, streamTopics } from './topics.js';
+import { broadcastTopics, carriesLeaseEnds, hearsShouts, streamTopics } from './topics.js';
 
 /** Where a subscription starts: after `since`, or from a snapshot of the board; shouts after `shoutsAfter` first. */
 export interface Start {
@@ -105,7 +105,10 @@ export class Subscribe {
       ...(existing.joined ? streamTopics(boardId, existing.topics) : []),
     ];
     const before = joined();
+    const carried = carriesLeaseEnds(existing.topics);
     for (const topic of topics) existing.topics.add(topic);
+    if (!carried && carriesLeaseEnds(existing.topics))
+      existing.leaseEndsAfter = this.deps.streams.lastSeqOf(boardId, existing); // lease-news.ts
     const after = joined();
     for (const topic of before) if (!after.includes(topic)) conn.leave(topic);
     for (const topic of after) if (!before.includes(topic)) conn.join(topic);

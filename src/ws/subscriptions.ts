@@ -5,11 +5,11 @@ import type { CommittedEvent } from '../../actors/board-actor.js';
 import type { Reader } from '../board/feed/look.js';
 import type { BudgetWindow } from './budget.js';
 import type { Connection } from './connection.js';
-import type { Topic } from './protocol.js';
+import { SOCKET_BUDGET, type Topic } from './protocol.js';
 import { broadcastTopics, carriesLeaseEnds } from './topics.js';
 
-/** How many boards a socket stopped watching are remembered for their lease ends (`leaseEndsSent`). */
-const LEASE_ENDS_KEPT = 8;
+/** How many boards a socket stopped watching are remembered for their lease ends (`ended`): as many as it may watch. */
+const ENDED_KEPT = SOCKET_BUDGET.subscriptions;
 
 /**
  * One socket's watch of one board. As a Reader, what the socket may see of the board, as REST
@@ -22,6 +22,11 @@ export interface Subscription extends Reader {
   role: string;
   /** The last seq sent (or skipped by topic); -1 until the start point is known. While joined, the board stream's instead. */
   lastSeq: number;
+  /**
+   * Set when topics merged in later made it carry lease ends: the seq it had had then. An end at or
+   * before it went by as the subscription carried none.
+   */
+  leaseEndsAfter?: number;
   /** Live events held while the log is being read; null when live. */
   held: CommittedEvent[] | null;
   /** On the board's event stream (board-stream.ts), not sent one by one. */
@@ -56,11 +61,11 @@ export class Subscriptions {
   /** The subscriptions of narrower views by board: their broadcast shouts are sent one by one. */
   private readonly narrow = new Map<string, Set<Connection>>();
   /**
-   * Per socket, the boards whose subscription carried lease ends until the socket unsubscribed
-   * (the newest LEASE_ENDS_KEPT), with the last seq it had been sent. A lease's end also comes as
-   * a notice after its batch (lease-news.ts): one that batch brought was already sent.
+   * Per socket, its last subscription to each board it unsubscribed from that carried lease ends
+   * (the newest ENDED_KEPT), as it ended. A lease's end also comes as a notice after its batch
+   * (lease-news.ts): one that batch brought to the subscription was already sent.
    */
-  private readonly leaseEndsSent = new WeakMap<Connection, Map<string, number>>();
+  private readonly ended = new WeakMap<Connection, Map<string, Subscription>>();
 
   /** `leaveStream` takes a subscription off its board's stream (board-stream.ts) when it ends. */
   constructor(private readonly leaveStream: (conn: Connection, boardId: string, sub: Subscription) => void) {}
@@ -77,7 +82,7 @@ export class Subscriptions {
   close(conn: Connection): void {
     for (const boardId of this.subsOf(conn)?.keys() ?? []) this.unwatch(conn, boardId);
     this.sockets.delete(conn);
-    this.leaseEndsSent.delete(conn);
+    this.ended.delete(conn);
     const principal = conn.identity.principal;
     const same = this.principals.get(principal);
     if (same?.includes(conn)) {
@@ -154,23 +159,23 @@ export class Subscriptions {
       this.leaveStream(conn, boardId, sub); // its lastSeq is now what the stream had sent it
       const narrow = this.narrow.get(boardId);
       if (narrow?.delete(conn) && narrow.size === 0) this.narrow.delete(boardId);
-      if (carriesLeaseEnds(sub.topics) && sub.lastSeq > 0) this.keepLeaseEndsSent(conn, boardId, sub.lastSeq);
+      if (carriesLeaseEnds(sub.topics) && sub.lastSeq > 0) this.keepEnded(conn, boardId, sub);
     }
     if (board?.delete(conn) && board.size === 0) this.boards.delete(boardId);
     return this.subsOf(conn)?.delete(boardId) ?? false;
   }
 
-  /** The last seq a subscription carrying lease ends had sent the socket before it unsubscribed from the board; 0 when none did (lately). */
-  leaseEndsSentThrough(conn: Connection, boardId: string): number {
-    return this.leaseEndsSent.get(conn)?.get(boardId) ?? 0;
+  /** The socket's last subscription to the board that carried lease ends, as it was when the socket unsubscribed (lately). */
+  endedSubscription(conn: Connection, boardId: string): Subscription | undefined {
+    return this.ended.get(conn)?.get(boardId);
   }
 
-  private keepLeaseEndsSent(conn: Connection, boardId: string, seq: number): void {
-    let sent = this.leaseEndsSent.get(conn);
-    if (!sent) this.leaseEndsSent.set(conn, (sent = new Map()));
-    sent.delete(boardId); // set again as the newest
-    sent.set(boardId, seq);
-    if (sent.size > LEASE_ENDS_KEPT) sent.delete(sent.keys().next().value!);
+  private keepEnded(conn: Connection, boardId: string, sub: Subscription): void {
+    let ended = this.ended.get(conn);
+    if (!ended) this.ended.set(conn, (ended = new Map()));
+    ended.delete(boardId); // set again as the newest
+    ended.set(boardId, sub);
+    if (ended.size > ENDED_KEPT) ended.delete(ended.keys().next().value!);
   }
 
   /** A board's watchers and their subscriptions. */

@@ -12,7 +12,8 @@ import { BoardFeed } from '../../src/board/feed/feed.js';
 import type { ProjectSelector } from '../../src/auth/project-selection.js';
 import type { ResolutionObserver } from '../../src/errors/observed-resolution.js';
 import { Hub, type Connection } from '../../src/ws/hub.js';
-import type { BoardRecord, EventRecord } from '../../store/ports/store.js';
+import type { BoardRecord, EventRecord, TokenRecord } from '../../store/ports/store.js';
+import { workspaceToken } from '../support/identities.js';
 import { useStore } from '../support/stores.js';
 import { unique } from '../support/temp.js';
 import { until } from '../support/until.js';
@@ -75,13 +76,15 @@ function rig() {
       for (const s of sockets) if (s.topics.has(topic)) s.hear(message, 'publish');
     },
   });
-  const open = () => {
-    const s = new FakeSocket({
+  const open = (
+    identity: Identity = {
       kind: 'session',
       principal: `user:${unique('u')}`,
       accountId: unique('acct'),
       sessionId: unique('sess'),
-    });
+    },
+  ) => {
+    const s = new FakeSocket(identity);
     sockets.push(s);
     hub.open(s);
     return s;
@@ -178,32 +181,111 @@ describe('the board stream', () => {
 });
 
 describe('a lease holder’s end', () => {
-  it('comes once to a socket that unsubscribes between the batch that carried it and its notice, and a later end comes by the notice', async () => {
-    const boardId = unique('board');
+  /** A board, a holder's socket on it, and its lease ends (on `workId`, W-<seq> unless named) as committed. */
+  async function holderOn(identity?: Identity) {
+    const boardId = (identity?.kind === 'token' && identity.boardId) || unique('board');
     await used.store.boards.insert({ _id: boardId, version: 1, lastSeq: 0 } as unknown as BoardRecord);
     const { hub, open } = rig();
-    const holder = open();
-    const ended = (seq: number): CommittedEvent => ({
+    const holder = open(identity);
+    const ended = (seq: number, workId = `W-${seq}`): CommittedEvent => ({
       boardId,
       seq,
       type: 'lease.expired',
       actor: 'system:lease-scheduler',
-      workId: `W-${seq}`,
+      workId,
       at: 1_000 + seq,
       data: { lease: { holder: holder.identity.principal } },
     });
-    await hub.message(holder, JSON.stringify({ type: 'subscribe', boardId, topics: ['leases'], since: 0 }));
-    await until(() => holder.got.some((g) => g.type === 'subscribed'));
-    await used.store.events.insertMissing([{ _id: `${boardId}:1`, version: 1, ...ended(1) } as EventRecord]);
+    const committed = (e: CommittedEvent) =>
+      used.store.events.insertMissing([{ _id: `${boardId}:${e.seq}`, version: 1, ...e } as EventRecord]);
+    const subscribe = async (topics: string[], since?: number) => {
+      const before = holder.got.length;
+      await hub.message(holder, JSON.stringify({ type: 'subscribe', boardId, topics, since }));
+      await until(() => holder.got.slice(before).some((g) => g.type === 'subscribed'));
+    };
+    const unsubscribe = () => hub.message(holder, JSON.stringify({ type: 'unsubscribe', boardId }));
+    const notice = (e: CommittedEvent) => hub.hears['lease.ended']({ kind: 'lease.ended', boardId, events: [e] });
+    const seqs = () => holder.events().map((g) => g.seq);
+    return { hub, boardId, ended, committed, subscribe, unsubscribe, notice, seqs };
+  }
+
+  it('comes once to a socket that unsubscribes between the batch that carried it and its notice, and a later end comes by the notice', async () => {
+    const { hub, boardId, ended, committed, subscribe, unsubscribe, notice, seqs } = await holderOn();
+    await subscribe(['leases'], 0);
+    await committed(ended(1));
     // The batch reaches the subscription; the socket unsubscribes before the notice of the same commit.
     hub.deliver(boardId, [ended(1)]);
-    expect(holder.events().map((g) => g.seq)).toEqual([1]);
-    await hub.message(holder, JSON.stringify({ type: 'unsubscribe', boardId }));
-    hub.hears['lease.ended']({ kind: 'lease.ended', boardId, events: [ended(1)] });
-    expect(holder.events().map((g) => g.seq)).toEqual([1]);
+    expect(seqs()).toEqual([1]);
+    await unsubscribe();
+    notice(ended(1));
+    expect(seqs()).toEqual([1]);
     // Unsubscribed, the holder hears its next lease's end as the notice brings it.
-    hub.hears['lease.ended']({ kind: 'lease.ended', boardId, events: [ended(2)] });
-    expect(holder.events().map((g) => g.seq)).toEqual([1, 2]);
+    notice(ended(2));
+    expect(seqs()).toEqual([1, 2]);
+  });
+
+  it('comes by the notice when its subscription let it by for its topics, though leases were merged in after, subscribed or not', async () => {
+    const { hub, boardId, ended, committed, subscribe, unsubscribe, notice, seqs } = await holderOn();
+    await subscribe(['items'], 0);
+    await committed(ended(1));
+    hub.deliver(boardId, [ended(1)]); // not a topic it watches
+    await subscribe(['leases']); // merged: from here on it carries lease ends
+    notice(ended(1));
+    expect(seqs()).toEqual([1]);
+    await committed(ended(2));
+    hub.deliver(boardId, [ended(2)]);
+    notice(ended(2));
+    expect(seqs()).toEqual([1, 2]); // carried by the subscription, once
+    // Again, unsubscribing between the batch and the notice.
+    await unsubscribe();
+    await subscribe(['items'], 2);
+    await committed(ended(3));
+    hub.deliver(boardId, [ended(3)]);
+    await subscribe(['leases']);
+    await unsubscribe();
+    notice(ended(3));
+    expect(seqs()).toEqual([1, 2, 3]);
+  });
+
+  it('comes by the notice to a resource token’s socket whose view does not hold the item, subscribed or not', async () => {
+    const boardId = unique('board');
+    const identity = workspaceToken({
+      principal: `agent:${unique('a')}`,
+      tokenId: unique('tok'),
+      scope: 'resource',
+      boardId,
+      resources: ['W-1'],
+    });
+    await used.store.tokens.insert({
+      _id: identity.tokenId,
+      version: 1,
+      accountId: identity.accountId,
+      agentId: identity.agentId,
+      secretHash: unique('hash'),
+      prefix: identity.prefix,
+      name: 'narrow',
+      scope: 'resource',
+      boardId,
+      role: 'member',
+      resources: ['W-1'],
+      expiresAt: null,
+      lastUsedAt: null,
+      revoked: false,
+      createdAt: 0,
+    } as unknown as TokenRecord);
+    const { hub, ended, committed, subscribe, unsubscribe, notice, seqs } = await holderOn(identity);
+    // Its principal holds a lease on W-2 (by another of its tokens): the view cuts that end out.
+    await subscribe(['leases'], 0);
+    await committed(ended(1, 'W-2'));
+    hub.deliver(boardId, [ended(1, 'W-2')]);
+    expect(seqs()).toEqual([]);
+    notice(ended(1, 'W-2'));
+    expect(seqs()).toEqual([1]);
+    await committed(ended(2, 'W-2'));
+    hub.deliver(boardId, [ended(2, 'W-2')]);
+    await unsubscribe();
+    notice(ended(2, 'W-2'));
+    expect(seqs()).toEqual([1, 2]);
   });
 });
 
