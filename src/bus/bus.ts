@@ -60,8 +60,8 @@ export interface Bus<N extends NoticeShape = AnyNotice> {
    */
   subscribe(handler: BusHandler, interested?: BoardPredicate, keeps?: BoardPredicate): () => void;
   /**
-   * Receives other nodes' commits to the board from now on, for as long as a handler is interested
-   * in it (a board no handler wants is given up within a minute): resolves once they will be
+   * Receives other nodes' commits to the board from now on, for as long as a handler keeps it
+   * (a board no handler keeps is given up within a minute): resolves once they will be
    * received, at once while cross-node delivery is down (the catch-up after it covers that) or on
    * one node. A node receives no other board's commits.
    */

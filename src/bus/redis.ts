@@ -292,8 +292,10 @@ export class RedisBus<N extends NoticeShape = AnyNotice> implements Bus<N> {
    */
   private giveUpUnwanted(): void {
     const wants = [...this.handlers.values()];
+    // Until Redis has confirmed the pattern (a reconnect asks again), a channel still carries what a firehose wants.
+    const byPattern = this.everyBoard === 'on';
     for (const boardId of this.channels.keys()) {
-      if (wants.some(({ keeps }) => keeps(boardId))) continue;
+      if (wants.some(({ interested, keeps }) => (byPattern ? keeps : interested)(boardId))) continue;
       this.channels.delete(boardId);
       void this.sub.unsubscribe(`${CHANNEL}${boardId}`).catch((e: unknown) => this.failed(e));
     }
