@@ -24,6 +24,7 @@ import type { Config } from './config.js';
 import { ResolutionObserver } from './errors/observed-resolution.js';
 import { allowedOrigins } from './http/origins.js';
 import type { Route } from './http/route.js';
+import type { Pipeline } from './http/pipeline.js';
 import type { SweepResult } from './accounts/anonymous.js';
 import type { Swept } from './admin/deletion.js';
 import { logMailer, type Mailer } from './mail/mailer.js';
@@ -149,6 +150,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
         ...parts,
         drain,
         transport,
+        pipeline,
         boards,
         sockets,
         housekeeping,
@@ -237,6 +239,7 @@ async function stopNode(n: {
   logger: Logger;
   drain: Drain;
   transport: HttpServer;
+  pipeline: Pick<Pipeline, 'close'>;
   boards: Boards;
   sockets: Sockets;
   housekeeping: Housekeeping;
@@ -251,6 +254,7 @@ async function stopNode(n: {
   if (!drain.begin()) return;
   n.transport.stopListening();
   await drain.settled(config.shutdownGraceMs);
+  n.pipeline.close();
   await n.boards.close();
   n.sockets.stop();
   await n.housekeeping.stop();

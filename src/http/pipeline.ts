@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Logger } from 'pino';
 import { requestLogger, type RequestLine } from '../log.js';
+import { RefusalLog } from './refusal-log.js';
 import { SESSION_COOKIE, type Authenticator } from '../auth/authenticator.js';
 import { CSRF_HEADER, csrfTokenMatches, isCrossSite } from '../auth/csrf.js';
 import type { ProjectSelector, SelectedProject } from '../auth/project-selection.js';
@@ -199,6 +200,8 @@ export const IMPERSONATION_HEADER = 'x-impersonated-by';
 
 export class Pipeline {
   private readonly logRequest: (line: RequestLine) => void;
+  /** Which spent budgets' refusals get a request line of their own (src/http/refusal-log.ts). */
+  private readonly refusals: RefusalLog;
   /** Each fixed reply as a response, built once: all but its request id (the first header), which each answer puts first. */
   private readonly fixedResponses = new WeakMap<
     Route,
@@ -224,7 +227,13 @@ export class Pipeline {
 
   constructor(private readonly deps: PipelineDeps) {
     this.logRequest = requestLogger(deps.logger);
+    this.refusals = new RefusalLog(deps.logger, deps.clock);
     this.envelopes = new ErrorEnvelopes(deps.publicUrl);
+  }
+
+  /** Logs the refusals counted and not logged yet (the node is shutting down, its requests done). */
+  close(): void {
+    this.refusals.close();
   }
 
   /** The one origin rule, for writes here and for socket upgrades. */
@@ -405,12 +414,13 @@ export class Pipeline {
   private told(ctx: RequestContext, started: number, response: RawResponse): RawResponse {
     const ms = performance.now() - started;
     this.deps.record?.(ctx, response.status);
-    this.logRequest({
-      reqId: ctx.requestId,
-      route: ctx.operation,
-      status: response.status,
-      durationMs: Math.round(ms * 100) / 100,
-    });
+    if (response.status !== 429 || this.refusals.logs(ctx.identity?.principal ?? ctx.remoteAddress, ctx.operation))
+      this.logRequest({
+        reqId: ctx.requestId,
+        route: ctx.operation,
+        status: response.status,
+        durationMs: Math.round(ms * 100) / 100,
+      });
     this.deps.observe?.(ctx.operation, response.status, ms / 1000);
     return response;
   }

@@ -1,4 +1,5 @@
-// What the real process logs: one structured line per request (liveness probes aside), and never a credential.
+// What the real process logs: one structured line per request (liveness probes aside, and a flood of
+// refusals counted on one line), and never a credential.
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '../support/server.js';
 import { startMain, type NodeProcess } from '../support/process.js';
@@ -49,5 +50,33 @@ describe('logs', () => {
     expect(all).not.toContain(password);
     expect(all).not.toContain(bearer);
     expect(all).not.toContain(cookie);
+  });
+
+  it('give a flood of refusals one request line, then one line with their count, written at the latest on shutdown', async () => {
+    const dir = await tempDir();
+    cleanups.push(dir.remove);
+    const node: NodeProcess = await startMain({ DATA_DIR: dir.path, ADDRESS_RATE_PER_MINUTE: '2' });
+    cleanups.push(async () => {
+      node.child.kill('SIGKILL');
+      await node.exited;
+    });
+    const client = new Client(node.url);
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++)
+      statuses.push(
+        (await client.post('/api/auth/login', { email: 'nobody@example.com', password: 'not the password' })).status,
+      );
+    expect(statuses).toEqual([401, 401, 429, 429, 429, 429]);
+    node.child.kill('SIGTERM');
+    await node.exited;
+    const lines = node
+      .output()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.filter((l) => l.msg === 'request').map((l) => l.status)).toEqual([401, 401, 429]);
+    expect(lines.filter((l) => l.msg === 'requests refused')).toEqual([
+      expect.objectContaining({ refused: '127.0.0.1', route: 'POST /api/auth/login', status: 429, count: 3 }),
+    ]);
   });
 });

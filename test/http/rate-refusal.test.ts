@@ -293,7 +293,7 @@ describe('a request over its budget', () => {
     expect(refused.headers.map(([name]) => name)).toEqual(['x-request-id', 'cache-control', 'content-type']);
   });
 
-  it('is logged and counted each time: the operators’ ranking sees every refused request', async () => {
+  it('is counted each time, and logged once, then as one line with its count: the operators’ ranking sees every refused request', async () => {
     const { pipeline, recorded, usage, lines } = setUp();
     const read = boardRoute('get', 'read');
     const over = 250;
@@ -301,8 +301,15 @@ describe('a request over its budget', () => {
     now(pipeline, read, request('get', 'Bearer bad'), 'bad');
     await new Promise((r) => setImmediate(r)); // request lines go out at the end of the turn
     expect(recorded.filter((r) => r.status === 429)).toHaveLength(over);
-    expect(lines.filter((l) => l.msg === 'request' && l.status === 429)).toHaveLength(over);
-    expect(lines.filter((l) => l.msg === 'request')).toHaveLength(FREE.requestsPerMinute + over + 1);
+    // The first refusal has its request line; the rest are counted until the quiet period ends.
+    expect(lines.filter((l) => l.msg === 'request' && l.status === 429).map((l) => l.reqId)).toEqual([
+      `r-${FREE.requestsPerMinute}`,
+    ]);
+    expect(lines.filter((l) => l.msg === 'request')).toHaveLength(FREE.requestsPerMinute + 1 + 1);
+    pipeline.close();
+    expect(lines.filter((l) => l.msg === 'requests refused')).toEqual([
+      expect.objectContaining({ refused: agent.principal, route: 'GET /api/flooded', status: 429, count: over - 1 }),
+    ]);
 
     // What a flush writes, and the ranking read from it.
     const rows = new Map<string, UsageRecord>();
