@@ -6,7 +6,7 @@ import type { Store } from '../../store/ports/store.js';
 import { transmit, type Connection } from './connection.js';
 import type { OperatorAccess, OperatorView } from './operator-access.js';
 import type { Topic } from './protocol.js';
-import type { Subscriptions } from './subscriptions.js';
+import type { OwedEnd, Subscriptions } from './subscriptions.js';
 import { carriesLeaseEnds } from './topics.js';
 
 /** A subscribe between its membership read and its watch: a membership notice meanwhile makes it read again. */
@@ -16,8 +16,8 @@ export interface Probe {
   stale: boolean;
   /** The topics the subscribe under way asks for. */
   topics: ReadonlySet<Topic>;
-  /** The holder's lease endings held back meanwhile: the subscription will carry them; sent if it does not come about. */
-  heldBack?: (string | Uint8Array)[];
+  /** The holder's lease endings held back meanwhile: owed by the subscription if it comes about, sent now if not. */
+  heldBack?: OwedEnd[];
 }
 
 /** What a socket is on a board: a member (or token) with a role, an operator watching, or nothing (null). */
@@ -65,7 +65,7 @@ export class AccessChecks {
     boardId: string,
     topics: ReadonlySet<Topic>,
   ): Promise<{ project: Reach; probe: Probe }> {
-    let heldBack: (string | Uint8Array)[] | undefined;
+    let heldBack: OwedEnd[] | undefined;
     for (let reads = 1; ; reads++) {
       const probe: Probe = { conn, boardId, stale: false, topics, ...(heldBack && { heldBack }) };
       this.probes.add(probe);
@@ -82,11 +82,17 @@ export class AccessChecks {
     }
   }
 
-  /** Ends a subscribe's probe; the lease endings it held back go out now unless a subscription to the board came about (refused, or the socket closed). */
+  /**
+   * Ends a subscribe's probe; the lease endings it held back are owed by the subscription it made
+   * (it sends them, or they go out when it starts after them or ends), or go out now when none came
+   * about (refused, or the socket closed).
+   */
   endProbe(probe: Probe): void {
     this.probes.delete(probe);
-    if (probe.heldBack && !this.deps.subscriptions.watchersOf(probe.boardId)?.has(probe.conn))
-      for (const message of probe.heldBack) transmit(probe.conn, message);
+    if (!probe.heldBack) return;
+    const sub = this.deps.subscriptions.watchersOf(probe.boardId)?.get(probe.conn);
+    if (sub) (sub.owedEnds ??= []).push(...probe.heldBack);
+    else for (const owed of probe.heldBack) transmit(probe.conn, owed.frame);
   }
 
   /** The subscribe under way of `conn` to the board whose subscription will carry lease endings, if any. */

@@ -116,7 +116,7 @@ export class Hub {
     const stillValid = (identity: Identity) => deps.stillValid(identity);
     this.changes = new AccessChanges({ subscriptions, access, firehose, operators, stillValid });
     const delivery = (this.delivery = new Delivery({ feed, subscriptions, streams, frames }));
-    this.leases = new LeaseNews({ subscriptions, access, frames, clock });
+    this.leases = new LeaseNews({ subscriptions, streams: this.streams, access, frames, clock });
     this.subscribes = new Subscribe({
       hear: (boardId) => deps.hear(boardId),
       feed,

@@ -7,13 +7,15 @@ import type { CommittedEvent } from '../../actors/board-actor.js';
 import { eventFor } from '../board/feed/look.js';
 import type { LeaseEndedNotice, LeaseExpiringNotice } from '../board/notices.js';
 import type { AccessChecks } from './access-checks.js';
-import { transmit } from './connection.js';
+import { transmit, type Connection } from './connection.js';
 import type { EventFrames } from './frames.js';
-import type { Subscription, Subscriptions } from './subscriptions.js';
+import type { EndedSubscription, Subscription, Subscriptions } from './subscriptions.js';
+import type { BoardStreams } from './board-stream.js';
 import { carriesLeaseEnds } from './topics.js';
 
 export interface LeaseNewsDeps {
   subscriptions: Pick<Subscriptions, 'of' | 'watchersOf' | 'endedSubscription'>;
+  streams: Pick<BoardStreams, 'lastSeqOf'>;
   access: Pick<AccessChecks, 'carryingLeaseEnds'>;
   frames: EventFrames;
   clock: () => number;
@@ -23,7 +25,7 @@ export interface LeaseNewsDeps {
  * Whether the subscription sends the socket this end itself: its topics carry lease ends, they did
  * when the end came, and its view sees the item.
  */
-const sends = (sub: Subscription, e: CommittedEvent): boolean =>
+const sends = (sub: EndedSubscription, e: CommittedEvent): boolean =>
   carriesLeaseEnds(sub.topics) && e.seq > (sub.leaseEndsAfter ?? 0) && eventFor(sub, e) !== null;
 
 export class LeaseNews {
@@ -53,15 +55,38 @@ export class LeaseNews {
       const holder = (e.data as { lease?: { holder?: string } }).lease?.holder;
       for (const conn of (holder !== undefined && subscriptions.of(holder)) || []) {
         const sub = subscriptions.watchersOf(boardId)?.get(conn);
-        if (sub && sends(sub, e)) continue;
+        if (sub && sends(sub, e)) {
+          this.leaveTo(boardId, sub, e);
+          continue;
+        }
         // Its batch came before this notice, to a subscription the socket has ended since.
         const ended = subscriptions.endedSubscription(conn, boardId);
         if (ended && e.seq <= ended.lastSeq && sends(ended, e)) continue;
-        // A subscribe under way that will carry it: a frame now would come again in its replay.
+        // A subscribe under way that will carry it: the subscription it makes settles it (AccessChecks.endProbe).
         const probe = sub ? undefined : access.carryingLeaseEnds(conn, boardId);
-        if (probe) (probe.heldBack ??= []).push(frames.of(boardId, e));
+        if (probe) (probe.heldBack ??= []).push({ seq: e.seq, frame: frames.of(boardId, e) });
         else transmit(conn, frames.of(boardId, e));
       }
     }
   }
+
+  /** An end the subscription sends: nothing more if it has, else owed by it until it does (Subscription.owedEnds). */
+  private leaveTo(boardId: string, sub: Subscription, e: CommittedEvent): void {
+    const sent = sub.lastSeq < 0 ? -1 : this.deps.streams.lastSeqOf(boardId, sub);
+    if (e.seq <= sent) return;
+    const owed = (sub.owedEnds ?? []).filter((o) => o.seq > sent); // those sent since go
+    owed.push({ seq: e.seq, frame: this.deps.frames.of(boardId, e) });
+    sub.owedEnds = owed;
+  }
+}
+
+/**
+ * A subscription starting after `seq` (Subscribe.startFrom): ends at or before it are not its to
+ * send, and those the notice left to it go out now.
+ */
+export function startedAfter(conn: Connection, sub: Subscription, seq: number): void {
+  sub.leaseEndsAfter = Math.max(sub.leaseEndsAfter ?? 0, seq);
+  if (!sub.owedEnds) return;
+  for (const owed of sub.owedEnds) if (owed.seq <= seq) transmit(conn, owed.frame);
+  sub.owedEnds = sub.owedEnds.filter((o) => o.seq > seq);
 }

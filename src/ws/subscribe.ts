@@ -20,6 +20,7 @@ import { SNAPSHOT, snapshotCost, SOCKET_BUDGET, type Topic } from './protocol.js
 import type { SocketErrors } from './socket-errors.js';
 import type { SocketState, Subscription, Subscriptions } from './subscriptions.js';
 import { broadcastTopics, carriesLeaseEnds, hearsShouts, streamTopics } from './topics.js';
+import { startedAfter } from './lease-news.js';
 
 /** Where a subscription starts: after `since`, or from a snapshot of the board; shouts after `shoutsAfter` first. */
 export interface Start {
@@ -205,6 +206,7 @@ export class Subscribe {
     sub.lastSeq = at.seq;
     const subscribed = { type: 'subscribed', boardId, topics: [...sub.topics], seq: sub.lastSeq, role: project.role };
     transmit(conn, JSON.stringify(subscribed));
+    startedAfter(conn, sub, at.seq); // its holder's lease ends up to here are not its to send
     if (at.resync) {
       const reason = 'Events since that seq are no longer retained; reload GET /api/status.';
       transmit(conn, JSON.stringify({ type: 'resync', boardId, seq: at.head, reason }));

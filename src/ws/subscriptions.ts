@@ -4,7 +4,7 @@
 import type { CommittedEvent } from '../../actors/board-actor.js';
 import type { Reader } from '../board/feed/look.js';
 import type { BudgetWindow } from './budget.js';
-import type { Connection } from './connection.js';
+import { transmit, type Connection } from './connection.js';
 import { SOCKET_BUDGET, type Topic } from './protocol.js';
 import { broadcastTopics, carriesLeaseEnds } from './topics.js';
 
@@ -23,15 +23,30 @@ export interface Subscription extends Reader {
   /** The last seq sent (or skipped by topic); -1 until the start point is known. While joined, the board stream's instead. */
   lastSeq: number;
   /**
-   * Set when topics merged in later made it carry lease ends: the seq it had had then. An end at or
-   * before it went by as the subscription carried none.
+   * Lease ends at or before this seq are not this subscription's to send: it started after them,
+   * or carried none when they came (topics merged in later). Unset: none before its start.
    */
   leaseEndsAfter?: number;
+  /**
+   * Its holder's lease ends the notice left to this subscription, not sent by it yet
+   * (lease-news.ts): sent at its start if it starts after them, and when it ends if it never sent
+   * them.
+   */
+  owedEnds?: OwedEnd[];
   /** Live events held while the log is being read; null when live. */
   held: CommittedEvent[] | null;
   /** On the board's event stream (board-stream.ts), not sent one by one. */
   joined: boolean;
 }
+
+/** A lease end as its holder's socket is told of it. */
+export interface OwedEnd {
+  seq: number;
+  frame: string | Uint8Array;
+}
+
+/** What lease-news needs of a subscription that ended: what it carried and how far it went. */
+export type EndedSubscription = Reader & Pick<Subscription, 'topics' | 'lastSeq' | 'leaseEndsAfter'>;
 
 /** A socket's subscriptions and what it has spent of its budget. */
 export interface SocketState extends BudgetWindow {
@@ -65,7 +80,7 @@ export class Subscriptions {
    * (the newest ENDED_KEPT), as it ended. A lease's end also comes as a notice after its batch
    * (lease-news.ts): one that batch brought to the subscription was already sent.
    */
-  private readonly ended = new WeakMap<Connection, Map<string, Subscription>>();
+  private readonly ended = new WeakMap<Connection, Map<string, EndedSubscription>>();
 
   /** `leaveStream` takes a subscription off its board's stream (board-stream.ts) when it ends. */
   constructor(private readonly leaveStream: (conn: Connection, boardId: string, sub: Subscription) => void) {}
@@ -80,7 +95,7 @@ export class Subscriptions {
   }
 
   close(conn: Connection): void {
-    for (const boardId of this.subsOf(conn)?.keys() ?? []) this.unwatch(conn, boardId);
+    for (const boardId of this.subsOf(conn)?.keys() ?? []) this.end(conn, boardId, false);
     this.sockets.delete(conn);
     this.ended.delete(conn);
     const principal = conn.identity.principal;
@@ -152,6 +167,11 @@ export class Subscriptions {
 
   /** Ends a socket's subscription to a board; false when there was none. */
   unwatch(conn: Connection, boardId: string): boolean {
+    return this.end(conn, boardId, true);
+  }
+
+  /** Ends the subscription; the lease ends it owed go out now, unless the socket is closing (`open`). */
+  private end(conn: Connection, boardId: string, open: boolean): boolean {
     const board = this.boards.get(boardId);
     const sub = board?.get(conn);
     if (sub) {
@@ -159,6 +179,7 @@ export class Subscriptions {
       this.leaveStream(conn, boardId, sub); // its lastSeq is now what the stream had sent it
       const narrow = this.narrow.get(boardId);
       if (narrow?.delete(conn) && narrow.size === 0) this.narrow.delete(boardId);
+      if (open) for (const owed of sub.owedEnds ?? []) if (owed.seq > sub.lastSeq) transmit(conn, owed.frame);
       if (carriesLeaseEnds(sub.topics) && sub.lastSeq > 0) this.keepEnded(conn, boardId, sub);
     }
     if (board?.delete(conn) && board.size === 0) this.boards.delete(boardId);
@@ -166,7 +187,7 @@ export class Subscriptions {
   }
 
   /** The socket's last subscription to the board that carried lease ends, as it was when the socket unsubscribed (lately). */
-  endedSubscription(conn: Connection, boardId: string): Subscription | undefined {
+  endedSubscription(conn: Connection, boardId: string): EndedSubscription | undefined {
     return this.ended.get(conn)?.get(boardId);
   }
 
@@ -174,7 +195,8 @@ export class Subscriptions {
     let ended = this.ended.get(conn);
     if (!ended) this.ended.set(conn, (ended = new Map()));
     ended.delete(boardId); // set again as the newest
-    ended.set(boardId, sub);
+    const { view, whole, topics, lastSeq, leaseEndsAfter } = sub; // not what it held
+    ended.set(boardId, { view, whole, topics, lastSeq, leaseEndsAfter });
     if (ended.size > ENDED_KEPT) ended.delete(ended.keys().next().value!);
   }
 

@@ -35,8 +35,10 @@ class FakeSocket implements Connection {
     const m = JSON.parse(typeof message === 'string' ? message : Buffer.from(message).toString());
     this.got.push({ seq: m.type === 'event' ? m.seq : null, type: m.type, by });
   }
-  backlog = () => 0;
-  drained = () => Promise.resolve();
+  /** While set, the client reads nothing: the socket holds a backlog until it is resolved. */
+  stalled: Promise<void> | null = null;
+  backlog = () => (this.stalled ? Infinity : 0);
+  drained = () => this.stalled ?? Promise.resolve();
   join = (topic: string) => void this.topics.add(topic);
   leave = (topic: string) => void this.topics.delete(topic);
   close(): void {
@@ -45,7 +47,8 @@ class FakeSocket implements Connection {
   events = () => this.got.filter((g) => g.type === 'event');
 }
 
-function rig() {
+/** A hub on the store's log; `hear` is the bus's (one node: every commit is delivered here, at once). */
+function rig(hear: (boardId: string) => Promise<void> = async () => undefined) {
   const sockets: FakeSocket[] = [];
   let publishes = 0;
   const hub = new Hub({
@@ -69,7 +72,7 @@ function rig() {
     observer: { resolution: () => null } as unknown as ResolutionObserver,
     publicUrl: 'http://board.test',
     clock: () => Date.now(),
-    hear: async () => undefined, // one node: every commit is delivered here
+    hear,
     hearAll: async () => undefined,
     publish(topic, message) {
       publishes++;
@@ -182,10 +185,13 @@ describe('the board stream', () => {
 
 describe('a lease holder’s end', () => {
   /** A board, a holder's socket on it, and its lease ends (on `workId`, W-<seq> unless named) as committed. */
-  async function holderOn(identity?: Identity) {
+  async function holderOn(
+    identity?: Identity,
+    { lastSeq = 0, hear }: { lastSeq?: number; hear?: () => Promise<void> } = {},
+  ) {
     const boardId = (identity?.kind === 'token' && identity.boardId) || unique('board');
-    await used.store.boards.insert({ _id: boardId, version: 1, lastSeq: 0 } as unknown as BoardRecord);
-    const { hub, open } = rig();
+    await used.store.boards.insert({ _id: boardId, version: 1, lastSeq } as unknown as BoardRecord);
+    const { hub, open } = rig(hear);
     const holder = open(identity);
     const ended = (seq: number, workId = `W-${seq}`): CommittedEvent => ({
       boardId,
@@ -206,8 +212,63 @@ describe('a lease holder’s end', () => {
     const unsubscribe = () => hub.message(holder, JSON.stringify({ type: 'unsubscribe', boardId }));
     const notice = (e: CommittedEvent) => hub.hears['lease.ended']({ kind: 'lease.ended', boardId, events: [e] });
     const seqs = () => holder.events().map((g) => g.seq);
-    return { hub, boardId, ended, committed, subscribe, unsubscribe, notice, seqs };
+    return { hub, holder, boardId, ended, committed, subscribe, unsubscribe, notice, seqs };
   }
+
+  it('comes by the notice when the subscription under way starts after it, once', async () => {
+    let entered!: () => void;
+    let open!: () => void;
+    const hearing = new Promise<void>((r) => (entered = r));
+    const gate = new Promise<void>((r) => (open = r));
+    const hear = () => (entered(), gate);
+    // The board's head is 1 when the subscription starts: it starts after the end (no since).
+    const { hub, holder, boardId, ended, committed, seqs } = await holderOn(undefined, { lastSeq: 1, hear });
+    await committed(ended(1));
+    const subscribing = hub.message(holder, JSON.stringify({ type: 'subscribe', boardId, topics: ['leases'] }));
+    await hearing; // the subscription is made, its start not yet known
+    hub.deliver(boardId, [ended(1)]); // held for the subscription
+    hub.hears['lease.ended']({ kind: 'lease.ended', boardId, events: [ended(1)] });
+    expect(seqs()).toEqual([]);
+    open();
+    await subscribing;
+    await until(() => holder.got.some((g) => g.type === 'subscribed'));
+    expect(seqs()).toEqual([1]);
+  });
+
+  it('comes by the notice when the subscription that would send it ends before it did', async () => {
+    const { hub, holder, boardId, ended, committed, unsubscribe, notice, seqs } = await holderOn(undefined, {
+      lastSeq: 2,
+    });
+    await used.store.events.insertMissing([
+      {
+        _id: `${boardId}:1`,
+        version: 1,
+        boardId,
+        seq: 1,
+        type: 'item.updated',
+        actor: 'agent:a',
+        workId: 'W-9',
+        at: 1_001,
+        data: {},
+      } as unknown as EventRecord,
+    ]);
+    await committed(ended(2));
+    let drain!: () => void;
+    holder.stalled = new Promise((r) => (drain = r)); // the replay waits for the client to read
+    const subscribing = hub.message(
+      holder,
+      JSON.stringify({ type: 'subscribe', boardId, topics: ['leases'], since: 0 }),
+    );
+    await until(() => holder.got.some((g) => g.type === 'subscribed'));
+    notice(ended(2)); // the replay will send it: left to it
+    expect(seqs()).toEqual([]);
+    await unsubscribe(); // before it did
+    expect(seqs()).toEqual([2]);
+    holder.stalled = null;
+    drain();
+    await subscribing; // the replay stops: the subscription is gone
+    expect(seqs()).toEqual([2]);
+  });
 
   it('comes once to a socket that unsubscribes between the batch that carried it and its notice, and a later end comes by the notice', async () => {
     const { hub, boardId, ended, committed, subscribe, unsubscribe, notice, seqs } = await holderOn();
