@@ -7,8 +7,10 @@ import type { Logger } from '../log.js';
 
 /** How long after a caller's logged refusal on a route its next ones are only counted. */
 export const REFUSAL_QUIET_MS = 10_000;
-/** Callers and routes counted at once; past it a refusal is logged as any request (nothing is lost). */
+/** Callers and routes counted at once; past it the refusals of the others are counted together, on one line. */
 const COUNTED_MOST = 10_000;
+/** What the line counting the others' refusals names as refused. */
+export const OTHERS = 'others';
 
 interface Quiet {
   /** Who was refused (a principal, or an address for a request without a credential) and on which route. */
@@ -22,6 +24,8 @@ interface Quiet {
 
 export class RefusalLog {
   private readonly quiet = new Map<string, Quiet>();
+  /** The refusals of callers past COUNTED_MOST, counted together: a flood from many logs no more than one from few. */
+  private others: Quiet | null = null;
   private readonly timer: NodeJS.Timeout;
 
   constructor(
@@ -44,7 +48,10 @@ export class RefusalLog {
       quiet.count++;
       return false;
     }
-    if (this.quiet.size >= COUNTED_MOST) return true;
+    if (this.quiet.size >= COUNTED_MOST) {
+      (this.others ??= { who: OTHERS, route: null, count: 0, since: this.clock() }).count++;
+      return false;
+    }
     this.quiet.set(key, { who, route, count: 0, since: this.clock() });
     return true;
   }
@@ -52,8 +59,10 @@ export class RefusalLog {
   /** One line per caller and route refused since its logged refusal; those with none left start afresh. */
   flush(): void {
     const until = new Date(this.clock()).toISOString();
-    for (const [key, q] of this.quiet) {
-      this.quiet.delete(key);
+    const counted = [...this.quiet.values(), ...(this.others ? [this.others] : [])];
+    this.quiet.clear();
+    this.others = null;
+    for (const q of counted) {
       if (q.count === 0) continue;
       this.logger.info(
         { refused: q.who, route: q.route, status: 429, count: q.count, since: new Date(q.since).toISOString(), until },

@@ -45,12 +45,16 @@ describe('the refusal log', () => {
     expect(lines.map((l) => l.fields.count)).toEqual([2, 1]);
   });
 
-  it('logs every refusal as a request once it counts 10,000 callers and routes, losing none', () => {
-    const { log } = setUp();
+  it('counts the refusals of callers past 10,000 together, on one line', () => {
+    const { log, lines } = setUp();
     for (let i = 0; i < 10_000; i++) expect(log.logs(`agent:${i}`, 'GET /api/status')).toBe(true);
-    expect(log.logs('agent:new', 'GET /api/status')).toBe(true);
-    expect(log.logs('agent:new', 'GET /api/status')).toBe(true);
-    expect(log.logs('agent:0', 'GET /api/status')).toBe(false); // still counted
+    expect(log.logs('agent:new', 'GET /api/status')).toBe(false);
+    expect(log.logs('agent:newer', 'POST /api/claim')).toBe(false);
+    expect(log.logs('agent:0', 'GET /api/status')).toBe(false); // counted on its own line
     log.close();
+    expect(lines.map((l) => [l.fields.refused, l.fields.route, l.fields.count])).toEqual([
+      ['agent:0', 'GET /api/status', 1],
+      ['others', null, 2],
+    ]);
   });
 });
