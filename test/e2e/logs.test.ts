@@ -10,15 +10,32 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
+/** A node of its own on the embedded store, killed after the test if it still runs. */
+async function started(env: Record<string, string> = {}): Promise<NodeProcess> {
+  const dir = await tempDir();
+  cleanups.push(dir.remove);
+  const node = await startMain({ DATA_DIR: dir.path, ...env });
+  cleanups.push(async () => {
+    node.child.kill('SIGKILL');
+    await node.exited;
+  });
+  return node;
+}
+
+/** Stops the node as an orchestrator would (SIGTERM); the JSON lines it logged. */
+async function linesAtShutdown(node: NodeProcess): Promise<Record<string, unknown>[]> {
+  node.child.kill('SIGTERM');
+  await node.exited;
+  return node
+    .output()
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
 describe('logs', () => {
   it('record request id, route, status and duration, and no password, token or cookie', async () => {
-    const dir = await tempDir();
-    cleanups.push(dir.remove);
-    const node: NodeProcess = await startMain({ DATA_DIR: dir.path });
-    cleanups.push(async () => {
-      node.child.kill('SIGKILL');
-      await node.exited;
-    });
+    const node = await started();
     const password = `pw-${unique('secret')}-long`;
     const client = new Client(node.url);
     await client.post('/api/auth/signup', { email: `${unique('log')}@example.com`, password });
@@ -34,13 +51,7 @@ describe('logs', () => {
     expect(alive.headers.get('x-request-id')).toBe('liveness-probe-1');
     const cookie = client.cookies.get('board_session')!;
 
-    node.child.kill('SIGTERM');
-    await node.exited;
-    const lines = node
-      .output()
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = await linesAtShutdown(node);
     const probe = lines.find((l) => l.reqId === 'log-probe-1');
     expect(probe).toMatchObject({ route: 'GET /api/auth/me', status: 200, msg: 'request' });
     expect(typeof probe!.durationMs).toBe('number');
@@ -53,13 +64,7 @@ describe('logs', () => {
   });
 
   it('give a flood of refusals one request line, then one line with their count, written at the latest on shutdown', async () => {
-    const dir = await tempDir();
-    cleanups.push(dir.remove);
-    const node: NodeProcess = await startMain({ DATA_DIR: dir.path, ADDRESS_RATE_PER_MINUTE: '2' });
-    cleanups.push(async () => {
-      node.child.kill('SIGKILL');
-      await node.exited;
-    });
+    const node = await started({ ADDRESS_RATE_PER_MINUTE: '2' });
     const client = new Client(node.url);
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++)
@@ -67,13 +72,7 @@ describe('logs', () => {
         (await client.post('/api/auth/login', { email: 'nobody@example.com', password: 'not the password' })).status,
       );
     expect(statuses).toEqual([401, 401, 429, 429, 429, 429]);
-    node.child.kill('SIGTERM');
-    await node.exited;
-    const lines = node
-      .output()
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = await linesAtShutdown(node);
     expect(lines.filter((l) => l.msg === 'request').map((l) => l.status)).toEqual([401, 401, 429]);
     expect(lines.filter((l) => l.msg === 'requests refused')).toEqual([
       expect.objectContaining({ refused: '127.0.0.1', route: 'POST /api/auth/login', status: 429, count: 3 }),
