@@ -1,8 +1,8 @@
 // A lease holder hears its own lease's warning (`lease.expiring`, seq null) and its end on each
-// socket it has open, whatever it watches; a socket whose subscription carries the end hears it
-// once, also when it unsubscribes between the batch and the notice.
-// Both come as notices to every node (src/board/notices.ts), so a holder's socket hears them on a
-// node that reads nothing else of the board.
+// socket it has open, whatever it watches, exactly once. Both come as notices to every node
+// (src/board/notices.ts), so a holder's socket hears them on a node that reads nothing else of the
+// board. An end a socket's subscription carries is left to it, and owed by it until it sends it:
+// it goes out by the notice's frame if the subscription starts after it or ends before sending it.
 import type { CommittedEvent } from '../../actors/board-actor.js';
 import { eventFor } from '../board/feed/look.js';
 import type { LeaseEndedNotice, LeaseExpiringNotice } from '../board/notices.js';
