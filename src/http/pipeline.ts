@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Logger } from 'pino';
 import { requestLogger, type RequestLine } from '../log.js';
+import { addressKey } from '../ratelimit/address-key.js';
 import { RefusalLog } from './refusal-log.js';
 import { SESSION_COOKIE, type Authenticator } from '../auth/authenticator.js';
 import { CSRF_HEADER, csrfTokenMatches, isCrossSite } from '../auth/csrf.js';
@@ -414,7 +415,10 @@ export class Pipeline {
   private told(ctx: RequestContext, started: number, response: RawResponse): RawResponse {
     const ms = performance.now() - started;
     this.deps.record?.(ctx, response.status);
-    if (response.status !== 429 || this.refusals.logs(ctx.identity?.principal ?? ctx.remoteAddress, ctx.operation))
+    if (
+      response.status !== 429 ||
+      this.refusals.logs(ctx.identity?.principal ?? addressKey(ctx.remoteAddress), ctx.operation)
+    )
       this.logRequest({
         reqId: ctx.requestId,
         route: ctx.operation,

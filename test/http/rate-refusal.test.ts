@@ -36,14 +36,15 @@ const agent = workspaceToken({
 
 /** The one credential it knows (the same identity each time, as the credential cache gives it); any other Bearer is refused. */
 const authenticator = {
-  authenticate(_kind: string, headers: Record<string, string>): Identity | null {
+  authenticate(kind: string, headers: Record<string, string>): Identity | null {
+    if (kind === 'none') return null;
     if (headers['authorization'] === 'Bearer good') return agent;
     throw new AppError('INVALID_SERVICE_TOKEN');
   },
 } as unknown as Authenticator;
 
 /** A pipeline on the free plan's budgets; `clock` gives the time of every request (NOW unless a test moves it). */
-function setUp(clock: () => number = () => NOW) {
+function setUp(clock: () => number = () => NOW, addressRatePerMinute = 1000) {
   const observer = new ResolutionObserver(clock);
   const recorded: { status: number; principal: string | null }[] = [];
   const usage = new UsageRecorder({ usage: {} as never }, () => NOW);
@@ -76,7 +77,7 @@ function setUp(clock: () => number = () => NOW) {
     },
     csrfKey: Buffer.alloc(32),
     cookieSecure: false,
-    addressRatePerMinute: 1000,
+    addressRatePerMinute,
     boardRateScale: 1,
     clock,
   });
@@ -341,6 +342,39 @@ describe('a request over its budget', () => {
     expect(signals.refusals.principals).toEqual([{ key: agent.principal, count: over, detail: { '429': over } }]);
     expect(signals.refusals.addresses).toEqual([
       { key: '203.0.113.9', count: over + 1, detail: { '429': over, '401': 1 } },
+    ]);
+  });
+});
+
+describe('refusals without a credential in the log', () => {
+  it('count an IPv6 caller by its /64, as its budget does: addresses rotated within it log one request line', async () => {
+    const { pipeline, lines } = setUp(() => NOW, 1);
+    const route = defineRoute({
+      group: 'accounts',
+      method: 'post',
+      path: '/api/by-address',
+      summary: 'test',
+      auth: 'none',
+      rate: 'address',
+      bodyKind: 'none',
+      errors: [],
+      responses: { 200: { description: 'ok' } },
+      handler: () => ({ status: 200, body: { ok: true } }),
+    }) as Route;
+    const from = (host: number): RawRequest => ({
+      ...request('post'),
+      path: '/api/by-address',
+      headers: {},
+      remoteAddress: `2001:db8:1:2::${host}`,
+    });
+    const statuses: number[] = [];
+    for (const host of [1, 2, 3, 4]) statuses.push((await pipeline.run(route, from(host), `v6-${host}`)).status);
+    expect(statuses).toEqual([200, 429, 429, 429]);
+    await new Promise((r) => setImmediate(r)); // request lines go out at the end of the turn
+    expect(lines.filter((l) => l.msg === 'request').map((l) => l.reqId)).toEqual(['v6-1', 'v6-2']);
+    pipeline.close();
+    expect(lines.filter((l) => l.msg === 'requests refused')).toEqual([
+      expect.objectContaining({ refused: '2001:db8:1:2::/64', route: 'POST /api/by-address', count: 2 }),
     ]);
   });
 });
