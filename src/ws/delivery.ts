@@ -57,21 +57,26 @@ export class Delivery {
   /** Brings every live subscription up to the log: one read per board, from its furthest-behind socket. */
   async catchUpAll(): Promise<void> {
     this.deps.streams.endAll();
-    const behind = new Map<string, number>();
-    for (const { subs } of this.deps.subscriptions.states()) {
-      for (const [boardId, sub] of subs ?? [])
-        if (!sub.held) behind.set(boardId, Math.min(behind.get(boardId) ?? Infinity, sub.lastSeq));
-    }
-    for (const [boardId, from] of behind) await this.readUp(boardId, from);
+    const boards = new Set<string>();
+    for (const { subs } of this.deps.subscriptions.states())
+      for (const boardId of subs?.keys() ?? []) boards.add(boardId);
+    const behind = [...boards].map((boardId) => [boardId, this.furthestBehind(boardId)] as const);
+    for (const [boardId, from] of behind) if (from !== Infinity) await this.readUp(boardId, from);
   }
 
   /** Brings one board's live subscriptions up to the log (only its commits may have been missed). */
   async catchUpBoard(boardId: string): Promise<void> {
     this.deps.streams.end(boardId);
+    const from = this.furthestBehind(boardId);
+    if (from !== Infinity) await this.readUp(boardId, from);
+  }
+
+  /** The last seq the board's furthest-behind live subscription has had; Infinity when none is live (all still replay). */
+  private furthestBehind(boardId: string): number {
     let from = Infinity;
     for (const sub of this.deps.subscriptions.watchersOf(boardId)?.values() ?? [])
       if (!sub.held) from = Math.min(from, sub.lastSeq);
-    if (from !== Infinity) await this.readUp(boardId, from);
+    return from;
   }
 
   /** The board's log after `from` to its live subscriptions, as a delivery; a log that cannot be read closes them. */
