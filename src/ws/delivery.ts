@@ -1,7 +1,9 @@
 // A board's events to its subscriptions that are not on its stream, one send at a time: each event
 // once and in seq order. Events older than what was sent are dropped; a hole (a lost bus message) is
 // filled from the board's feed before anything after it goes out; a caught-up subscription of a
-// whole view then goes on the board's stream (board-stream.ts).
+// whole view then goes on the board's stream (board-stream.ts). A catch-up (the bus may have lost
+// some of a board's commits) reads the log to the live subscriptions, and has those still reading
+// it read it again when done.
 import type { CommittedEvent } from '../../actors/board-actor.js';
 import type { BoardFeed } from '../board/feed/feed.js';
 import { eventFor } from '../board/feed/look.js';
@@ -41,12 +43,16 @@ export class Delivery {
       this.send(conn, boardId, sub, e);
       return true;
     };
-    const end = await this.deps.feed.replay(
-      boardId,
-      sub.lastSeq,
-      (e) => (conn.backlog() > REPLAY_BACKLOG ? conn.drained().then(() => sendNow(e)) : sendNow(e)),
-      current,
-    );
+    let end;
+    do {
+      sub.readAgain = false;
+      end = await this.deps.feed.replay(
+        boardId,
+        sub.lastSeq,
+        (e) => (conn.backlog() > REPLAY_BACKLOG ? conn.drained().then(() => sendNow(e)) : sendNow(e)),
+        current,
+      );
+    } while (end === 'done' && sub.readAgain);
     if (end === 'stopped') return;
     if (end === 'incomplete') return conn.close(CLOSE.shutdown, 'the event log is incomplete; reconnect with since');
     const held = inSeqOrder(sub.held ?? []);
@@ -60,22 +66,27 @@ export class Delivery {
     const boards = new Set<string>();
     for (const { subs } of this.deps.subscriptions.states())
       for (const boardId of subs?.keys() ?? []) boards.add(boardId);
-    const behind = [...boards].map((boardId) => [boardId, this.furthestBehind(boardId)] as const);
+    const behind = [...boards].map((boardId) => [boardId, this.catchUpFrom(boardId)] as const);
     for (const [boardId, from] of behind) if (from !== Infinity) await this.readUp(boardId, from);
   }
 
   /** Brings one board's live subscriptions up to the log (only its commits may have been missed). */
   async catchUpBoard(boardId: string): Promise<void> {
     this.deps.streams.end(boardId);
-    const from = this.furthestBehind(boardId);
+    const from = this.catchUpFrom(boardId);
     if (from !== Infinity) await this.readUp(boardId, from);
   }
 
-  /** The last seq the board's furthest-behind live subscription has had; Infinity when none is live (all still replay). */
-  private furthestBehind(boardId: string): number {
+  /**
+   * Where a catch-up of the board reads its log from: the last seq its furthest-behind live
+   * subscription has had; Infinity when none is live. Those still reading the log (catchUp) are
+   * told to read it again once done, as what was missed may lie past their last page.
+   */
+  private catchUpFrom(boardId: string): number {
     let from = Infinity;
     for (const sub of this.deps.subscriptions.watchersOf(boardId)?.values() ?? [])
-      if (!sub.held) from = Math.min(from, sub.lastSeq);
+      if (sub.held) sub.readAgain = true;
+      else from = Math.min(from, sub.lastSeq);
     return from;
   }
 

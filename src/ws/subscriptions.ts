@@ -35,6 +35,11 @@ export interface Subscription extends Reader {
   owedEnds?: OwedEnd[];
   /** Live events held while the log is being read; null when live. */
   held: CommittedEvent[] | null;
+  /**
+   * A catch-up came while the log was being read: what it was for may have been committed after
+   * the replay's last page, so the log is read again before the subscription goes live.
+   */
+  readAgain?: boolean;
   /** On the board's event stream (board-stream.ts), not sent one by one. */
   joined: boolean;
 }

@@ -384,4 +384,48 @@ describe('a catch-up of one board', () => {
     await until(() => onOther.events().length === 2, { what: 'every board read up to its log' });
     expect(onLate.events().map((g) => g.seq)).toEqual([1, 2]);
   });
+
+  it.each([
+    ['of that board', { kind: 'catch-up', boardId: '' }],
+    ['of the whole node', { kind: 'catch-up' }],
+  ] as const)(
+    'has a subscription still sending its replay read the log again, for a commit past its last page (%s)',
+    async (_, notice) => {
+      const boardId = unique('board');
+      const item = (seq: number) =>
+        ({
+          _id: `${boardId}:${seq}`,
+          version: 1,
+          boardId,
+          seq,
+          type: 'item.updated',
+          actor: 'agent:a',
+          workId: 'W-1',
+          at: 1_000 + seq,
+          data: {},
+        }) as EventRecord;
+      await used.store.boards.insert({ _id: boardId, version: 1, lastSeq: 1 } as unknown as BoardRecord);
+      await used.store.events.insertMissing([item(1)]);
+      const { hub, open } = rig();
+      const watcher = open();
+      let drain!: () => void;
+      watcher.stalled = new Promise((r) => (drain = r)); // its replay has read the log and waits to send 1
+      const subscribing = hub.message(
+        watcher,
+        JSON.stringify({ type: 'subscribe', boardId, topics: ['items'], since: 0 }),
+      );
+      await until(() => watcher.got.some((g) => g.type === 'subscribed'));
+      // 2 is committed and the bus loses it; the catch-up finds the subscription still replaying.
+      await used.store.events.insertMissing([item(2)]);
+      hub.hears['catch-up']('boardId' in notice ? { ...notice, boardId } : notice);
+      await new Promise((r) => setTimeout(r, 100));
+      watcher.stalled = null;
+      drain();
+      await subscribing;
+      await until(() => watcher.events().length === 2, {
+        what: 'the commit the bus lost, with no later one to reveal it',
+      });
+      expect(watcher.events().map((g) => g.seq)).toEqual([1, 2]);
+    },
+  );
 });
