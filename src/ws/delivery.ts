@@ -53,7 +53,8 @@ export class Delivery {
         current,
       );
     } while (end === 'done' && sub.readAgain);
-    if (end === 'stopped') return;
+    // Ended while the log was read (unsubscribed, or an access change): what it held is not its to send.
+    if (end === 'stopped' || !current()) return;
     if (end === 'incomplete') return conn.close(CLOSE.shutdown, 'the event log is incomplete; reconnect with since');
     const held = inSeqOrder(sub.held ?? []);
     sub.held = null;

@@ -12,7 +12,7 @@ import { BoardFeed } from '../../src/board/feed/feed.js';
 import type { ProjectSelector } from '../../src/auth/project-selection.js';
 import type { ResolutionObserver } from '../../src/errors/observed-resolution.js';
 import { Hub, type Connection } from '../../src/ws/hub.js';
-import type { BoardRecord, EventRecord, TokenRecord } from '../../store/ports/store.js';
+import type { BoardRecord, EventRecord, Store, TokenRecord } from '../../store/ports/store.js';
 import { workspaceToken } from '../support/identities.js';
 import { useStore } from '../support/stores.js';
 import { unique } from '../support/temp.js';
@@ -38,7 +38,12 @@ class FakeSocket implements Connection {
   /** While set, the client reads nothing: the socket holds a backlog until it is resolved. */
   stalled: Promise<void> | null = null;
   backlog = () => (this.stalled ? Infinity : 0);
-  drained = () => this.stalled ?? Promise.resolve();
+  /** How often a sender waited for the client to read. */
+  waitedOn = 0;
+  drained = () => {
+    this.waitedOn++;
+    return this.stalled ?? Promise.resolve();
+  };
   join = (topic: string) => void this.topics.add(topic);
   leave = (topic: string) => void this.topics.delete(topic);
   close(): void {
@@ -48,7 +53,7 @@ class FakeSocket implements Connection {
 }
 
 /** A hub on the store's log; `hear` is the bus's (one node: every commit is delivered here, at once). */
-function rig(hear: (boardId: string) => Promise<void> = async () => undefined) {
+function rig(hear: (boardId: string) => Promise<void> = async () => undefined, store: Store = used.store) {
   const sockets: FakeSocket[] = [];
   let publishes = 0;
   const hub = new Hub({
@@ -61,9 +66,9 @@ function rig(hear: (boardId: string) => Promise<void> = async () => undefined) {
         owned: false,
       }),
     } as unknown as ProjectSelector,
-    store: used.store,
+    store,
     feed: new BoardFeed({
-      store: used.store,
+      store,
       readBoard: () => Promise.reject(new Error('no snapshots here')),
       syncLog: async () => undefined,
       clock: () => Date.now(),
@@ -384,7 +389,36 @@ describe('a catch-up of one board', () => {
     await until(() => onOther.events().length === 2, { what: 'every board read up to its log' });
     expect(onLate.events().map((g) => g.seq)).toEqual([1, 2]);
   });
+});
 
+/** The store with its log reads held while `hold` is on: a read under way returns what it found once released. */
+function heldReads(store: Store) {
+  let gate: Promise<void> | null = null;
+  let release = () => undefined as void;
+  let reads = 0;
+  const events = new Proxy(store.events, {
+    get(target, prop, receiver) {
+      if (prop !== 'find') return Reflect.get(target, prop, receiver);
+      return async (...args: Parameters<Store['events']['find']>) => {
+        reads++;
+        const found = await target.find(...args);
+        if (gate) await gate;
+        return found;
+      };
+    },
+  });
+  return {
+    store: { ...store, events } as Store,
+    reads: () => reads,
+    hold: () => void (gate = new Promise<void>((r) => (release = r))),
+    release: () => {
+      gate = null;
+      release();
+    },
+  };
+}
+
+describe('a catch-up', () => {
   it.each([
     ['of that board', { kind: 'catch-up', boardId: '' }],
     ['of the whole node', { kind: 'catch-up' }],
@@ -414,7 +448,7 @@ describe('a catch-up of one board', () => {
         watcher,
         JSON.stringify({ type: 'subscribe', boardId, topics: ['items'], since: 0 }),
       );
-      await until(() => watcher.got.some((g) => g.type === 'subscribed'));
+      await until(() => watcher.waitedOn > 0, { what: 'the replay waiting to send 1' });
       // 2 is committed and the bus loses it; the catch-up finds the subscription still replaying.
       await used.store.events.insertMissing([item(2)]);
       hub.hears['catch-up']('boardId' in notice ? { ...notice, boardId } : notice);
@@ -428,4 +462,34 @@ describe('a catch-up of one board', () => {
       expect(watcher.events().map((g) => g.seq)).toEqual([1, 2]);
     },
   );
+
+  it('leaves nothing to go out after its subscription ended while it read the log', async () => {
+    const boardId = unique('board');
+    const item = (seq: number): CommittedEvent => ({
+      boardId,
+      seq,
+      type: 'item.updated',
+      actor: 'agent:a',
+      workId: 'W-1',
+      at: 1_000 + seq,
+      data: {},
+    });
+    await used.store.boards.insert({ _id: boardId, version: 1, lastSeq: 1 } as unknown as BoardRecord);
+    await used.store.events.insertMissing([{ _id: `${boardId}:1`, version: 1, ...item(1) } as EventRecord]);
+    const reads = heldReads(used.store);
+    const { hub, open } = rig(undefined, reads.store);
+    const watcher = open();
+    reads.hold();
+    const subscribing = hub.message(
+      watcher,
+      JSON.stringify({ type: 'subscribe', boardId, topics: ['items'], since: 1 }),
+    );
+    await until(() => reads.reads() > 0, { what: 'the replay reading the log' });
+    hub.deliver(boardId, [item(2)]); // held while the log is read
+    await hub.message(watcher, JSON.stringify({ type: 'unsubscribe', boardId }));
+    reads.release();
+    await subscribing;
+    await new Promise((r) => setTimeout(r, 50));
+    expect(watcher.got.map((g) => g.type)).toEqual(['subscribed', 'unsubscribed']);
+  });
 });
