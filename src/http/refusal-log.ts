@@ -1,11 +1,12 @@
 // Spent budgets' refusals in the request log: the first of a caller's on a route is logged as any
-// request is, those that follow it within the quiet period are counted and logged as one line at
-// its end. A flood past its budget is tens of thousands of 429s a second: one line each filled the
-// disk and cost the node more than the refusals themselves, and said nothing the first did not.
+// request is, those that follow it are counted and logged as one line when the period ends (every
+// REFUSAL_QUIET_MS, for every caller at once: a count is at most that old when written). A flood
+// past its budget is tens of thousands of 429s a second: one line each filled the disk and cost the
+// node more than the refusals themselves, and said nothing the first did not.
 
 import type { Logger } from '../log.js';
 
-/** How long after a caller's logged refusal on a route its next ones are only counted. */
+/** How often the counts are written: a caller's refusals on a route after its logged one are counted until then. */
 export const REFUSAL_QUIET_MS = 10_000;
 /** Callers and routes counted at once; past it the refusals of the others are counted together, on one line. */
 const COUNTED_MOST = 10_000;
@@ -27,6 +28,8 @@ export class RefusalLog {
   /** The refusals of callers past COUNTED_MOST, counted together: a flood from many logs no more than one from few. */
   private others: Quiet | null = null;
   private readonly timer: NodeJS.Timeout;
+  /** Closed (the node shuts down): nothing would write a count, so every refusal is logged. */
+  private closed = false;
 
   constructor(
     private readonly logger: Pick<Logger, 'info'>,
@@ -42,6 +45,7 @@ export class RefusalLog {
    * quiet period in which the next are only counted.
    */
   logs(who: string, route: string | null): boolean {
+    if (this.closed) return true;
     const key = `${route ?? ''} ${who}`;
     const quiet = this.quiet.get(key);
     if (quiet) {
@@ -73,6 +77,7 @@ export class RefusalLog {
 
   /** Logs what is counted and stops the timer (the node is shutting down). */
   close(): void {
+    this.closed = true;
     clearInterval(this.timer);
     this.flush();
   }

@@ -43,6 +43,9 @@ describe('the refusal log', () => {
     expect(log.logs('agent:a', 'GET /api/status')).toBe(false);
     log.close();
     expect(lines.map((l) => l.fields.count)).toEqual([2, 1]);
+    // Closed, nothing would write a count: a refusal after (a request that outlived the shutdown's wait) has its line.
+    expect(log.logs('agent:a', 'GET /api/status')).toBe(true);
+    expect(log.logs('agent:a', 'GET /api/status')).toBe(true);
   });
 
   it('counts the refusals of callers past 10,000 together, on one line', () => {
