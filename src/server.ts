@@ -253,6 +253,8 @@ async function stopNode(n: {
   const { config, drain } = n;
   if (!drain.begin()) return;
   n.transport.stopListening();
+  // Peers take this node's boards now, not once the requests in flight here have finished.
+  await n.boards.giveUpHomes();
   await drain.settled(config.shutdownGraceMs);
   n.pipeline.close();
   await n.boards.close();

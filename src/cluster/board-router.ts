@@ -4,7 +4,9 @@
 // that within their deadline, then take the home here, or get 503 BOARD_BUSY with Retry-After.
 // Only a home decides, so a home's board cannot change without it (src/cluster/homes.ts): a node
 // that cannot learn the home (Redis unreachable, and no lease of its own still sure) decides
-// nothing and answers 503 BOARD_BUSY at once, and the agent retries, on any node.
+// nothing and answers 503 BOARD_BUSY at once, and the agent retries, on any node. A draining node
+// has given up its homes and takes none: its commands go to the boards' next homes, or answer 503
+// BOARD_BUSY for a board that has none yet.
 import { BoardBusyError } from '../../actors/board-actor.js';
 import type { BoardRegistry } from '../../actors/registry.js';
 import { toAppError, type CommandRoute } from '../board/board-access.js';
@@ -12,7 +14,7 @@ import { decisionOf, type BoardCommand } from '../board/commands.js';
 import type { PointPorts } from '../board/restore-points.js';
 import { isAppError } from '../errors/app-error.js';
 import { StoreUnavailableError } from '../../store/ports/store.js';
-import type { Homes } from './homes.js';
+import { HomesGivenUp, type Homes } from './homes.js';
 import type { Forwarder } from './forwarder.js';
 import { errorOf, refusalOf, type Answer } from './wire.js';
 
@@ -70,7 +72,7 @@ export class BoardRouter implements CommandRoute {
     try {
       return (await this.parts.cluster!.homes.homeOf(boardId)).self;
     } catch (e) {
-      this.parts.onHomesUnavailable?.(e);
+      this.homesUnknown(e);
       return false;
     }
   }
@@ -92,6 +94,11 @@ export class BoardRouter implements CommandRoute {
     }
   }
 
+  /** Redis could not say where a board's home is (reported); or this node drains and takes no home (as it should). */
+  private homesUnknown(e: unknown): void {
+    if (!(e instanceof HomesGivenUp)) this.parts.onHomesUnavailable?.(e);
+  }
+
   private async route(boardId: string, command: BoardCommand, deadline: number): Promise<unknown> {
     const { homes, forwarder } = this.parts.cluster!;
     for (let moves = 0; ;) {
@@ -99,7 +106,7 @@ export class BoardRouter implements CommandRoute {
       try {
         home = await homes.homeOf(boardId);
       } catch (e) {
-        this.parts.onHomesUnavailable?.(e);
+        this.homesUnknown(e);
         throw new BoardBusyError(boardId);
       }
       if (home.self) return this.decideHere(boardId, command);

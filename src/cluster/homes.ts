@@ -31,8 +31,22 @@ export interface Homes {
    * actors are (a passivated board's home is given up); `self` is how peers reach this node.
    */
   start(self: NodeAddress, active: (boardId: string) => boolean): void;
-  /** Gives every home up (a draining node), so peers take the boards at once rather than after the TTL. */
+  /**
+   * Gives every home up and takes none again (a node that begins to drain), so peers take the
+   * boards at once rather than after the TTL; `homeOf` then only learns other nodes' homes, and
+   * rejects with HomesGivenUp for a board that has none.
+   */
+  giveUpAll(): Promise<void>;
+  /** Gives every home up (when not done yet) and lets go of Redis. */
   close(): Promise<void>;
+}
+
+/** This node has given up its homes (it drains) and a board has no home elsewhere: it takes none. */
+export class HomesGivenUp extends Error {
+  constructor(boardId: string) {
+    super(`homes: given up (draining), and board ${boardId} has no home elsewhere`);
+    this.name = 'HomesGivenUp';
+  }
 }
 
 /**

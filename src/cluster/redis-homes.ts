@@ -1,9 +1,11 @@
 // Board homes as leases in Redis: `home:<board>` holds "<node> <url>" with a TTL. A node takes a
 // free lease when a command for the board reaches it, renews it while the board's actor is active
-// here, and gives it up when the actor passivates or the node drains. A dead home's boards move
-// once its lease runs out (the TTL), to whichever node a command reaches next.
+// here, and gives it up when the actor passivates or the node begins to drain (and takes none
+// after that). A dead home's boards move once its lease runs out (the TTL), to whichever node a
+// command reaches next. A take or renewal answered after a give-up sent behind it (one
+// connection: Redis carries them out in order) is not counted as held: the lease is gone.
 import { Redis } from 'ioredis';
-import { SELF, type Home, type Homes, type NodeAddress } from './homes.js';
+import { HomesGivenUp, SELF, type Home, type Homes, type NodeAddress } from './homes.js';
 
 /** How long a home lease lasts without renewal: a dead home's boards move after this. */
 export const HOME_LEASE_MS = 3000;
@@ -15,6 +17,10 @@ export const HOME_LEASE_MS = 3000;
 export const HOME_MARGIN_MS = 300;
 /** Where another node is home is trusted this long before Redis is asked again. */
 const REMOTE_KEPT_MS = 1000;
+/** Redis answers a lease command within this, or it is refused (so not counted as held). */
+const COMMAND_TIMEOUT_MS = 1000;
+/** A give-up is remembered this long: past it, no take or renewal sent before it can still be answered. */
+const GIVEN_UP_KEPT_MS = 5 * COMMAND_TIMEOUT_MS;
 
 const KEY = 'home:';
 
@@ -44,6 +50,12 @@ export class RedisHomes implements Homes {
   private readonly tenures = new Map<string, number>();
   private tenured = 0;
   private readonly remote = new Map<string, { home: Home; until: number }>();
+  /** Lease commands, numbered as sent (one connection: Redis carries them out in that order). */
+  private sent = 0;
+  /** Each board's last give-up: its command's number, and when. */
+  private readonly givenUp = new Map<string, { command: number; at: number }>();
+  /** Every home given up, none taken again: the node drains. */
+  private draining = false;
   private self: NodeAddress | null = null;
   private value = '';
   private renewer: NodeJS.Timeout | null = null;
@@ -61,7 +73,7 @@ export class RedisHomes implements Homes {
     this.redis = new Redis(url, {
       maxRetriesPerRequest: 1,
       enableOfflineQueue: false,
-      commandTimeout: 1000,
+      commandTimeout: COMMAND_TIMEOUT_MS,
     }) as Scripted;
     this.redis.on('error', () => undefined);
     this.redis.defineCommand('homeTake', { numberOfKeys: 1, lua: TAKE });
@@ -89,18 +101,42 @@ export class RedisHomes implements Homes {
     const known = this.remote.get(boardId);
     if (known && known.until > now) return known.home;
     if (!this.self) throw new Error('homes: not started');
+    if (this.draining) return this.elsewhere(boardId, await this.redis.get(KEY + boardId), now);
+    const take = ++this.sent;
     const holder = await this.redis.homeTake(KEY + boardId, this.value, this.leaseMs);
     if (holder === this.value) {
+      if (this.draining) {
+        void this.giveUp(boardId).catch(() => undefined); // taken as the node began to drain: let go at once
+        throw new HomesGivenUp(boardId);
+      }
+      // Given up behind the take (its actor passivated meanwhile): Redis holds no lease for it now.
+      if (this.givenUpAfter(boardId, take)) return this.homeOf(boardId);
       if (heldUntil === undefined) this.options.onChange?.(boardId, 'taken');
       this.hold(boardId, now, heldUntil);
       this.remote.delete(boardId);
       return SELF;
     }
     if (this.drop(boardId)) this.options.onChange?.(boardId, 'lost');
+    return this.elsewhere(boardId, holder, now);
+  }
+
+  /** The home another node holds (kept for a while), as Redis named it; none while this node drains. */
+  private elsewhere(boardId: string, holder: string | null, now: number): Home {
+    if (holder === null || holder === this.value) throw new HomesGivenUp(boardId);
     const space = holder.indexOf(' ');
     const home: Home = { self: false, node: holder.slice(0, space), url: holder.slice(space + 1) };
     this.remote.set(boardId, { home, until: now + REMOTE_KEPT_MS });
     return home;
+  }
+
+  /** Whether the board's lease was given up by a command sent after `command`. */
+  private givenUpAfter(boardId: string, command: number): boolean {
+    return (this.givenUp.get(boardId)?.command ?? 0) > command;
+  }
+
+  private giveUp(boardId: string): Promise<number> {
+    this.givenUp.set(boardId, { command: ++this.sent, at: this.clock() });
+    return this.redis.homeGiveUp(KEY + boardId, this.value);
   }
 
   /** The lease is ours from `sent` on (when the take or renewal went out); a lease that lapsed here before (`until`) starts a new tenure. */
@@ -118,12 +154,18 @@ export class RedisHomes implements Homes {
     this.remote.delete(boardId);
   }
 
-  async close(): Promise<void> {
+  async giveUpAll(): Promise<void> {
+    if (this.draining) return;
+    this.draining = true;
     if (this.renewer) clearInterval(this.renewer);
     const boards = [...this.held.keys()];
     this.held.clear();
     this.tenures.clear();
-    await Promise.allSettled(boards.map((b) => this.redis.homeGiveUp(KEY + b, this.value)));
+    await Promise.allSettled(boards.map((b) => this.giveUp(b)));
+  }
+
+  async close(): Promise<void> {
+    await this.giveUpAll();
     this.redis.disconnect();
   }
 
@@ -135,16 +177,20 @@ export class RedisHomes implements Homes {
         if (!this.active(boardId)) {
           this.drop(boardId);
           this.options.onChange?.(boardId, 'given up');
-          await this.redis.homeGiveUp(KEY + boardId, this.value);
+          await this.giveUp(boardId);
           return;
         }
         const until = this.held.get(boardId);
+        const renewal = ++this.sent;
         const renewed = await this.redis.homeRenew(KEY + boardId, this.value, this.leaseMs);
+        // Given up behind the renewal (the node began to drain, or its actor passivated): not ours now.
+        if (this.draining || this.givenUpAfter(boardId, renewal)) return;
         if (renewed) this.hold(boardId, started, until);
         else if (this.drop(boardId)) this.options.onChange?.(boardId, 'lost');
       }),
     );
     if (this.remote.size > 10_000)
       for (const [id, { until }] of this.remote) if (until <= started) this.remote.delete(id);
+    for (const [id, { at }] of this.givenUp) if (at <= started - GIVEN_UP_KEPT_MS) this.givenUp.delete(id);
   }
 }

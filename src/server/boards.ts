@@ -41,6 +41,8 @@ export interface Boards {
   access: BoardAccess;
   /** Where peers' forwarded commands arrive; absent on one node. */
   peers: PeerEndpoint | undefined;
+  /** The node begins to drain: its homes are given up, so peers take its boards while its requests finish. */
+  giveUpHomes(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -102,6 +104,9 @@ export function startBoards(parts: BoardsParts): Boards {
     router,
     access: new BoardAccess(registry, router),
     peers,
+    async giveUpHomes() {
+      await homes?.giveUpAll();
+    },
     async close() {
       await homes?.close();
       forwarder?.close();

@@ -1,8 +1,11 @@
 // A node counts itself a board's home only while its lease surely holds: it stops before the
 // lease could lapse in Redis (so before another node can take it), a retaken lease is a new
-// tenure, and without Redis it learns no home at all. Real Redis; the nodes' clocks are the test's.
+// tenure, and without Redis it learns no home at all. A take or renewal answered after a give-up
+// sent behind it is not held, and a node that gave its homes up (it drains) takes none again.
+// Real Redis; the nodes' clocks are the test's.
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { Redis } from 'ioredis';
+import { HomesGivenUp } from '../../src/cluster/homes.js';
 import { HOME_LEASE_MS, HOME_MARGIN_MS, RedisHomes } from '../../src/cluster/redis-homes.js';
 import { unique } from '../support/temp.js';
 import { until } from '../support/until.js';
@@ -15,9 +18,9 @@ describe.skipIf(!url)('board homes in Redis', () => {
     for (const homes of opened.splice(0)) await homes.close();
   });
   /** A node's homes, once its connection to Redis is up (commands are not queued before). */
-  const node = async (name: string, clock: () => number) => {
+  const node = async (name: string, clock: () => number, active: (boardId: string) => boolean = () => true) => {
     const homes = new RedisHomes(url!, { clock });
-    homes.start({ node: name, url: `http://${name}` }, () => true);
+    homes.start({ node: name, url: `http://${name}` }, active);
     opened.push(homes);
     await until(() =>
       homes.homeOf(unique('warm-up')).then(
@@ -71,5 +74,59 @@ describe.skipIf(!url)('board homes in Redis', () => {
     b.forget(board);
     expect(await b.homeOf(board)).toEqual({ self: true });
     expect(b.tenure(board)).not.toBeNull();
+  });
+
+  /** A renewal round now, as the node's timer runs it each third of a lease. */
+  const renewAll = (homes: RedisHomes) => (homes as unknown as { renewAll(): Promise<void> }).renewAll();
+  const keyOf = async (board: string) => {
+    const keys = new Redis(url!);
+    try {
+      return await keys.get(`home:${board}`);
+    } finally {
+      keys.disconnect();
+    }
+  };
+
+  it('does not hold a lease it took while its renewal round gave it up behind the take (the actor passivated)', async () => {
+    let now = Date.now();
+    let active = true;
+    const name = unique('a');
+    const a = await node(
+      name,
+      () => now,
+      () => active,
+    );
+    const board = unique('board');
+    await a.homeOf(board);
+    now += HOME_LEASE_MS - HOME_MARGIN_MS; // no longer sure here (renewals were slow), and the actor passivated
+    active = false;
+    const taking = a.homeOf(board); // a command for the board: its take goes out first
+    const renewing = renewAll(a); // then the round's give-up
+    expect(await taking).toEqual({ self: true });
+    await renewing;
+    // Held only as Redis holds it: the take was asked again after the give-up.
+    expect(a.tenure(board)).not.toBeNull();
+    expect(await keyOf(board)).toBe(`${name} http://${name}`);
+  });
+
+  it('gives its homes up and takes none after: a take and a renewal under way are let go, and other nodes’ homes are still found', async () => {
+    const a = await node(unique('a'), Date.now);
+    const renewed = unique('board');
+    const taken = unique('board');
+    const free = unique('board');
+    await a.homeOf(renewed);
+    const renewing = renewAll(a);
+    const taking = a.homeOf(taken);
+    await a.giveUpAll(); // the node begins to drain
+    await renewing;
+    await expect(taking).rejects.toBeInstanceOf(HomesGivenUp);
+    expect(a.tenure(renewed)).toBeNull();
+    expect(a.tenure(taken)).toBeNull();
+    await until(async () => (await keyOf(renewed)) === null && (await keyOf(taken)) === null);
+    await expect(a.homeOf(free)).rejects.toBeInstanceOf(HomesGivenUp);
+    expect(await keyOf(free)).toBeNull();
+    const b = await node(unique('b'), Date.now);
+    expect(await b.homeOf(renewed)).toEqual({ self: true });
+    expect(await a.homeOf(renewed)).toMatchObject({ self: false });
   });
 });
