@@ -100,6 +100,8 @@ class Channel {
   /** Writes what waits, in signed frames. */
   private flush(): void {
     if (!this.open || this.ended || this.queued.length === 0) return;
+    // The home began to close (its close frame came, the connection's end has not): ws would drop what is sent now.
+    if (this.ws.readyState !== WebSocket.OPEN) return this.end();
     const out = this.queued;
     this.queued = [];
     for (const { id } of out) {

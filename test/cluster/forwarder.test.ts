@@ -1,5 +1,7 @@
 // The entry node's side of the peer channel against a real uWS endpoint (a stub decides): what
 // each way a forward can end comes back as. (Over real nodes: test/e2e/board-homes.mongo.test.ts.)
+import { createHash } from 'node:crypto';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BoardRouter } from '../../src/cluster/board-router.js';
 import { forwardEndpoint } from '../../src/cluster/forward-endpoint.js';
@@ -125,5 +127,47 @@ describe('forwarding over the peer channel', () => {
       outcome: 'unreachable',
     });
     expect(decided.length).toBe(seen);
+  });
+});
+
+describe('a home that begins to close the channel', () => {
+  it('has the commands sent after its close frame answered `unreachable`, never written', async () => {
+    // A home speaking WebSocket by hand: it sends a close frame and keeps its side of TCP open, as
+    // one whose close handshake is under way (uWS ending a connection) does for a moment.
+    let home!: Socket;
+    const framesAfterClose: number[] = [];
+    let closing = false;
+    const server = createServer({ allowHalfOpen: true }, (s) => {
+      home = s;
+      let head = '';
+      s.on('data', (data: Buffer) => {
+        if (!head.includes('\r\n\r\n')) {
+          head += data.toString('latin1');
+          const k = /sec-websocket-key: (.*)\r\n/i.exec(head)?.[1]?.trim();
+          if (!head.includes('\r\n\r\n') || !k) return;
+          const accept = createHash('sha1').update(`${k}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64');
+          s.write(
+            `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`,
+          );
+          return;
+        }
+        if (closing) framesAfterClose.push(data[0]! & 0x0f); // each frame's opcode: 8 is the entry's close reply
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const at = { node: 'home', url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+    const forwarder = new Forwarder(key, 'entry', Date.now);
+    const first = forwarder.send(at, 'first', command, 200); // opens the channel; written, never answered
+    await until(() => home !== undefined);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    closing = true;
+    home.write(Buffer.from([0x88, 0x02, 0x03, 0xe8])); // close, 1000
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await forwarder.send(at, 'second', command, 500)).toEqual({ outcome: 'unreachable' });
+    expect(await first).toEqual({ outcome: 'unknown' });
+    expect(framesAfterClose.filter((opcode) => opcode !== 8)).toEqual([]);
+    forwarder.close();
+    home.destroy();
+    await new Promise((resolve) => server.close(resolve));
   });
 });
