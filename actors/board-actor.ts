@@ -446,7 +446,11 @@ export class BoardActor {
       }
       landed = await written.landed;
     } catch (error) {
-      // The store failed: nothing was committed for these callers.
+      // The store failed, and its callers are told so; but the write may have landed all the same
+      // (its answer lost after the store carried it out), so the board is read again before
+      // anything is answered from it.
+      this.behind = true;
+      this.vouchedBy = null;
       for (const p of batch) p.reject(error);
       if (ahead) this.mailbox.unshift(...ahead.batch);
       return null;

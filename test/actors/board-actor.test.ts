@@ -7,9 +7,9 @@ import { toAppError } from '../../src/board/board-access.js';
 import { claim, createItems, submit } from '../../machines/board-commands.js';
 import type { NewItem } from '../../machines/board-commands.js';
 import type { Decide } from '../../machines/board-decision.js';
-import type { Store } from '../../store/ports/store.js';
+import { StoreUnavailableError, type Store } from '../../store/ports/store.js';
 import { embeddedStore, type OpenedStore } from '../support/stores.js';
-import { failOnce } from '../support/fail-once.js';
+import { failOnce, loseAnswerOnce } from '../support/fail-once.js';
 import { quietFor, until } from '../support/until.js';
 
 const claimAs = (n: number) =>
@@ -47,6 +47,18 @@ describe('board actor', () => {
   afterEach(async () => {
     await store.close();
     await opened.drop();
+  });
+
+  it('reads the board again after a commit that failed, as it may have landed all the same', async () => {
+    const actor = new BoardActor('b', store, Date.now);
+    await actor.ask(createItems([item('one')], 'user:a'));
+    loseAnswerOnce(store.boards, 'commit'); // the write lands, its answer is lost
+    await expect(actor.ask(claimAs(1))).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect((await itemsOf('b')).get('W-1')?.state).toBe('claimed');
+    expect((await actor.read()).record.version).toBe((await store.boards.load('b'))!.record.version);
+    // The claim the agent was told failed holds in the store: its holder's submit is decided on it.
+    await expect(actor.ask(submit({ principal: 'agent:1', leaseId: 'L1', head: 'abcdef1' }))).resolves.toBeDefined();
+    expect((await itemsOf('b')).get('W-1')?.state).not.toBe('claimed');
   });
 
   it('decides what waits in the mailbox into one commit, answering each caller apart', async () => {

@@ -1,5 +1,6 @@
 // Fault injection on a real store: one call of a collection method fails as an unreachable store
-// would, and the calls after it go through.
+// would (before it reaches the store, or after the store carried it out: an answer lost), and the
+// calls after it go through.
 import { StoreUnavailableError } from '../../store/ports/store.js';
 
 /** The next call of `target[method]` throws StoreUnavailableError; later calls reach the original. */
@@ -8,5 +9,15 @@ export function failOnce<T extends object, K extends keyof T>(target: T, method:
   target[method] = (async () => {
     target[method] = original;
     throw new StoreUnavailableError(new Error('failed once, on purpose'));
+  }) as T[K];
+}
+
+/** The next call of `target[method]` reaches the store, then throws StoreUnavailableError as if its answer were lost. */
+export function loseAnswerOnce<T extends object, K extends keyof T>(target: T, method: K): void {
+  const original = target[method] as (...args: unknown[]) => Promise<unknown>;
+  target[method] = (async (...args: unknown[]) => {
+    target[method] = original as T[K];
+    await original.apply(target, args);
+    throw new StoreUnavailableError(new Error('carried out, its answer lost, on purpose'));
   }) as T[K];
 }
