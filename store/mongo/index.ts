@@ -15,7 +15,7 @@ import { CompoundKeys, driverIndexes, retiredIndexes } from './compound-unique.j
 import { MongoBoards } from './mongo-boards.js';
 import { MongoCollection } from './mongo-collection.js';
 import { MongoUsage } from './mongo-usage.js';
-import { guarded } from './lease-guard.js';
+import { guarded, writesGuarded } from './lease-guard.js';
 import { holdWriterLease, type WriterDoc, type WriterLease, type WriterOptions } from './writer-lease.js';
 
 export { LEASE_TERM_MS, StoreInUseError, type WriterOptions } from './writer-lease.js';
@@ -94,7 +94,7 @@ async function openCollections(
     for (const name of [...retired, ...retiredIndexes(indexes, keyed)])
       if (await hasIndex(driver, name)) await dropIndex(driver, name);
     for (const index of driverIndexes(indexes, keyed)) await createIndex(driver, index.keys, index.options);
-    return driver;
+    return lease ? writesGuarded(driver, lease) : driver;
   };
   // A board's item versions and the staged parts of large commits (mongo-boards.ts) sit beside its header.
   // The versions are read by `_id` range alone (`logRange`); the `boardId_v` index an earlier version

@@ -6,7 +6,7 @@ import { MongoClient, type Collection } from 'mongodb';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { holdWriterLease, StoreInUseError, type WriterDoc, type WriterLease } from '../../store/mongo/writer-lease.js';
 import { openMongoStore } from '../../store/mongo/index.js';
-import { StoreUnavailableError } from '../../store/ports/store.js';
+import { newBoardRecord, StoreUnavailableError, type StoredItem } from '../../store/ports/store.js';
 import { tcpProxy } from '../support/tcp-proxy.js';
 import { unique } from '../support/temp.js';
 import { quietFor, until } from '../support/until.js';
@@ -228,6 +228,46 @@ describe.skipIf(!uri)('the writers of a MongoDB store', () => {
       expect(toldBefore).toBe(0);
       await until(() => lost.length > 0, TERM);
       await expect(store.boards.load('b')).rejects.toBeInstanceOf(StoreUnavailableError);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('refuses a commit’s header write when the term ran out while the commit read the header', async () => {
+    const store = await openMongoStore({
+      uri: uri!,
+      db,
+      writer: { mode: 'sole', node: 'node-a', termMs: TERM, onLost() {} },
+    });
+    try {
+      await store.boards.insert(newBoardRecord('b'));
+      // This process's first commit to the board reads its header first (to catch up); the process
+      // is paused past its term right after that read, before the header update is sent.
+      const headers = (store.boards as unknown as { driver: { findOne: (...a: unknown[]) => Promise<unknown> } })
+        .driver;
+      const findOne = headers.findOne.bind(headers);
+      let paused = false;
+      headers.findOne = async (...args: unknown[]) => {
+        const found = await findOne(...args);
+        if (!paused) {
+          paused = true;
+          Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, TERM);
+        }
+        return found;
+      };
+      const item = { workId: 'W-1', title: 'one' } as unknown as StoredItem;
+      await expect(store.boards.commit('b', 1, { lastSeq: 1 }, { put: [item], removed: [] })).rejects.toBeInstanceOf(
+        StoreUnavailableError,
+      );
+      expect(paused).toBe(true);
+      expect(
+        (
+          await client
+            .db(db)
+            .collection('boards')
+            .findOne({ _id: 'b' } as object)
+        )?.version,
+      ).toBe(1);
     } finally {
       await store.close();
     }
