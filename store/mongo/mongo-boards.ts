@@ -277,7 +277,13 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
   override async delete(id: string, expectedVersion?: number): Promise<boolean> {
     const gone = await super.delete(id, expectedVersion);
     if (gone) {
-      // The header went first: the board is gone for every reader; its log and parts follow.
+      // The header went first: the board is gone for every reader; its log and parts follow, once
+      // this process's inserts to its log (and their clean-ups) are done, or they would come back.
+      const local = this.local.get(id);
+      if (local) {
+        this.insertWaiting(id);
+        await Promise.all([local.pending, local.cleanup]);
+      }
       this.local.delete(id);
       await this.run(() => this.log.deleteMany(logRange(id, -1, Number.MAX_SAFE_INTEGER)));
       await this.run(() => this.staging.deleteMany({ boardId: id }));

@@ -1,6 +1,7 @@
 // On MongoDB a board's item log is insert-only: a version superseded by a later commit is deleted
 // GC_GRACE_MS after this process found it superseded (a reader part-way through a read of the log
-// still finds it meanwhile), in batches, and never while the grace lasts.
+// still finds it meanwhile), in batches, and never while the grace lasts. A deleted board's
+// versions all go, those still waiting to be inserted when it was deleted included.
 import { MongoClient, type Document } from 'mongodb';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { openMongoStore } from '../../store/mongo/index.js';
@@ -79,5 +80,23 @@ describe.skipIf(!uri)('mongo adapter: superseded item versions', () => {
       'second',
       'second',
     ]);
+  });
+
+  it('leave nothing behind a board deleted right after a commit: its inserts waiting to go finish first', async () => {
+    const prefix = `${unique('gc')}_`;
+    const client = await MongoClient.connect(uri!);
+    const store = await openMongoStore({ uri: uri!, db: DB, prefix });
+    cleanups.push(async () => {
+      await store.close();
+      await dropPrefixed(client.db(DB), prefix);
+      await client.close();
+    });
+    const board = unique('board');
+    await store.boards.insert(newBoardRecord(board));
+    // Two versions: an insert waiting for its batch (a timer) when the board is deleted.
+    expect(await store.boards.commit(board, 1, {}, { put: [work(1, 'one'), work(2, 'two')], removed: [] })).toBe(true);
+    expect(await store.boards.delete(board)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 200)); // past the batch's timer, were it still waiting
+    expect(await client.db(DB).collection(`${prefix}boardItems`).countDocuments({ boardId: board })).toBe(0);
   });
 });
