@@ -663,7 +663,11 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
     while (due < local.garbage.length && local.garbage[due]!.at <= now - GC_GRACE_MS) due++;
     if (due < GC_BATCH) return;
     const ids = local.garbage.splice(0, due).map((g) => g.id);
-    await this.run(() => this.log.deleteMany({ _id: { $in: ids } } as Document));
+    // In deletes of INSERT_CHUNK ids: a board rewound a few times in a minute supersedes enough for one to pass 16 MB.
+    for (let i = 0; i < ids.length; i += INSERT_CHUNK) {
+      const chunk = ids.slice(i, i + INSERT_CHUNK);
+      await this.run(() => this.log.deleteMany({ _id: { $in: chunk } } as Document));
+    }
   }
 
   /** A board an earlier version kept whole in its header: its items go to the log at the header's version, then the header drops them. */
