@@ -14,7 +14,7 @@ import { AppError } from '../errors/app-error.js';
 import { DuplicateKeyError, modify, type BillingRecord, type Store } from '../../store/ports/store.js';
 import { crashPoint } from './crash-point.js';
 import { subscriptionState, type Prices, type ProviderEvent } from './provider.js';
-import { settlePlan, subscriptionChanges } from './settle.js';
+import { LIVE, settlePlan, subscriptionChanges } from './settle.js';
 
 export type AppliedOutcome = 'applied' | 'duplicate' | 'ignored';
 
@@ -45,7 +45,7 @@ export async function applyEvent(
           return null;
         }
         const changes = effectOf(event, current, prices);
-        if (!changes || (current.changedAt !== null && event.created < current.changedAt)) {
+        if (!changes || older(event, changes, current)) {
           outcome = 'ignored';
           return null;
         }
@@ -68,27 +68,78 @@ export async function applyEvent(
   return outcome;
 }
 
+/**
+ * How far along its life a subscription is at a status. The provider stamps events in whole
+ * seconds, and two changes of one subscription often share one (created `incomplete`, then
+ * updated `active`; updated, then deleted): of two in the same second, the later stage stands.
+ */
+const STAGE: Record<string, number> = {
+  incomplete: 0,
+  trialing: 1,
+  active: 1,
+  past_due: 2,
+  unpaid: 3,
+  paused: 3,
+  canceled: 4,
+  incomplete_expired: 4,
+};
+/**
+ * What a status is worth to its board: Pro, Pro for a while, or not. The record follows one
+ * subscription; an event about another replaces it only when that one is worth as much (a new
+ * subscription after a lapsed one), never with one worth less (the old one's end after a new one).
+ */
+const WORTH: Record<string, number> = { active: 3, trialing: 3, past_due: 2, incomplete: 1, unpaid: 1, paused: 1 };
+const worthOf = (status: string | null): number => (status === null ? 0 : (WORTH[status] ?? 0));
+
+/**
+ * Whether `event` comes before the record's last applied change of the same subscription: an
+ * earlier second, or, for a subscription's own change in the same second, an earlier stage. A
+ * change of another subscription is not ordered against this one's (worthOf decides it).
+ */
+function older(event: ProviderEvent, changes: Partial<BillingRecord>, record: BillingRecord): boolean {
+  if (record.changedAt === null) return false;
+  if (changes.subscriptionId !== undefined && changes.subscriptionId !== record.subscriptionId) return false;
+  if (event.created !== record.changedAt) return event.created < record.changedAt;
+  if (!event.type.startsWith('customer.subscription.') || changes.status === undefined) return false;
+  return (STAGE[changes.status ?? ''] ?? 0) < (STAGE[record.status ?? ''] ?? 0);
+}
+
+/** The subscription an invoice is for (where the provider's API versions put it), or null when it names none. */
+function invoiceSubscription(invoice: Record<string, unknown>): string | null {
+  if (typeof invoice.subscription === 'string') return invoice.subscription;
+  const details = (invoice.parent as { subscription_details?: { subscription?: unknown } } | null | undefined)
+    ?.subscription_details;
+  return typeof details?.subscription === 'string' ? details.subscription : null;
+}
+
 /** What an event changes on the record, or null when it changes nothing. */
 function effectOf(event: ProviderEvent, record: BillingRecord, prices: Prices | null): Partial<BillingRecord> | null {
   const o = event.object;
   if (event.type === 'checkout.session.completed') {
-    return typeof o.subscription === 'string' ? { subscriptionId: o.subscription } : null;
+    if (typeof o.subscription !== 'string') return null;
+    // A board with a live subscription starts no other checkout: one naming another is an old one's, late.
+    return LIVE.has(record.status ?? '') && o.subscription !== record.subscriptionId
+      ? null
+      : { subscriptionId: o.subscription };
   }
   if (event.type.startsWith('customer.subscription.')) {
     const sub = subscriptionState(o);
     if (!sub)
       throw new AppError('PROVIDER_EVENT_INVALID', 'The subscription in the event lacks its id, customer or status.');
-    return subscriptionChanges(
-      sub,
-      record,
-      event.type === 'customer.subscription.deleted' ? 'canceled' : sub.status,
-      event.created,
-      prices,
-    );
+    const status = event.type === 'customer.subscription.deleted' ? 'canceled' : sub.status;
+    // Another subscription than the record's: it takes the record's place only if worth as much to the board.
+    if (record.subscriptionId !== null && sub.id !== record.subscriptionId && worthOf(status) < worthOf(record.status))
+      return null;
+    return subscriptionChanges(sub, record, status, event.created, prices);
   }
-  if (event.type === 'invoice.payment_failed')
-    return record.status === 'past_due' ? null : { status: 'past_due', pastDueSince: event.created };
-  if (event.type === 'invoice.paid')
+  if (event.type === 'invoice.payment_failed' || event.type === 'invoice.paid') {
+    // An invoice of another subscription says nothing of the record's.
+    const of = invoiceSubscription(o);
+    if (of !== null && of !== record.subscriptionId) return null;
+    // Overdue only from a live subscription (a canceled one stays canceled), and paid only from overdue.
+    if (event.type === 'invoice.payment_failed')
+      return LIVE.has(record.status ?? '') ? { status: 'past_due', pastDueSince: event.created } : null;
     return record.status === 'past_due' ? { status: 'active', pastDueSince: null } : null;
+  }
   return null;
 }

@@ -40,9 +40,15 @@ function event(type: string, object: Record<string, unknown>, created = Math.flo
   };
 }
 
-function subscription(customer: string, status: string, price: string, projectId: string | null = null) {
+function subscription(
+  customer: string,
+  status: string,
+  price: string,
+  projectId: string | null = null,
+  id = `sub_${customer}`,
+) {
   return {
-    id: `sub_${customer}`,
+    id,
     object: 'subscription',
     customer,
     status,
@@ -194,6 +200,48 @@ describe('POST /api/billing/webhook', () => {
     const record = (await srv.store.billing.get(board.projectId))!;
     expect(record).toMatchObject({ status: 'active', interval: 'year', changedAt: now * 1000 });
     expect((await auditOf(board)).map((r) => r.outcome)).toContain('ignored');
+  });
+
+  it('orders two changes of a subscription in the same second by its life: created `incomplete` delivered after `active` changes nothing', async () => {
+    const board = await billedBoard();
+    const now = Math.floor(Date.now() / 1000);
+    const changed = async (type: string, status: string) =>
+      (await deliver(event(type, subscription(board.customer, status, PRICES.month), now))).status;
+    expect(await changed('customer.subscription.updated', 'active')).toBe(200);
+    expect(await changed('customer.subscription.created', 'incomplete')).toBe(200); // the provider's order, delivered late
+    expect(await srv.store.billing.get(board.projectId)).toMatchObject({ status: 'active' });
+    expect(await changed('customer.subscription.deleted', 'canceled')).toBe(200); // a later stage in the same second stands
+    expect(await changed('customer.subscription.updated', 'active')).toBe(200);
+    expect(await srv.store.billing.get(board.projectId)).toMatchObject({ status: 'canceled' });
+    expect((await board.owner.get(`/api/account/billing?projectId=${board.projectId}`)).body.plan).toBe('free');
+  });
+
+  it('keeps the new subscription when the old one’s end comes after it, and a canceled one is not revived by an invoice', async () => {
+    const board = await billedBoard();
+    const now = Math.floor(Date.now() / 1000);
+    const [old, fresh] = [`sub_old_${board.customer}`, `sub_new_${board.customer}`];
+    const changed = async (type: string, status: string, id: string, at: number) =>
+      (await deliver(event(type, subscription(board.customer, status, PRICES.month, board.projectId, id), at))).status;
+    expect(await changed('customer.subscription.updated', 'past_due', old, now - 100)).toBe(200);
+    // Overdue, the owner checks out again: a second subscription, active.
+    expect(await changed('customer.subscription.created', 'active', fresh, now - 50)).toBe(200);
+    // The provider's dunning ends the old one.
+    expect(await changed('customer.subscription.deleted', 'canceled', old, now)).toBe(200);
+    expect(await srv.store.billing.get(board.projectId)).toMatchObject({ subscriptionId: fresh, status: 'active' });
+    expect((await auditOf(board)).map((r) => r.outcome)).toContain('ignored');
+    // The new one ends; an invoice of the old one, or one naming no subscription, revives nothing.
+    expect(await changed('customer.subscription.deleted', 'canceled', fresh, now + 10)).toBe(200);
+    const invoice = (subscription: string | null) => ({
+      id: `in_${unique('i')}`,
+      object: 'invoice',
+      customer: board.customer,
+      subscription,
+    });
+    expect((await deliver(event('invoice.payment_failed', invoice(old), now + 20))).status).toBe(200);
+    expect((await deliver(event('invoice.payment_failed', invoice(null), now + 30))).status).toBe(200);
+    expect((await deliver(event('invoice.paid', invoice(null), now + 40))).status).toBe(200);
+    expect(await srv.store.billing.get(board.projectId)).toMatchObject({ subscriptionId: fresh, status: 'canceled' });
+    expect((await board.owner.get(`/api/account/billing?projectId=${board.projectId}`)).body.plan).toBe('free');
   });
 
   it('turns the board Free on deleted, with Free’s rate headers', async () => {
