@@ -5584,6 +5584,7 @@ export interface operations {
             /**
              * @description FREE_PROJECT_LIMIT: The plan’s project limit is reached.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -5594,7 +5595,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "FREE_PROJECT_LIMIT" | "CSRF_REJECTED";
+                            code?: "FREE_PROJECT_LIMIT" | "CSRF_REJECTED" | "IMPERSONATION_FORBIDDEN";
                         };
                     };
                 };
@@ -14900,6 +14901,7 @@ export interface operations {
             /**
              * @description FREE_PROJECT_LIMIT: The plan’s project limit is reached.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -14910,7 +14912,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "FREE_PROJECT_LIMIT" | "CSRF_REJECTED";
+                            code?: "FREE_PROJECT_LIMIT" | "CSRF_REJECTED" | "IMPERSONATION_FORBIDDEN";
                         };
                     };
                 };
@@ -15646,6 +15648,7 @@ export interface operations {
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -15656,7 +15659,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "ROLE_REQUIRED" | "PROJECT_SCOPE_DENIED" | "CSRF_REJECTED";
+                            code?: "ROLE_REQUIRED" | "PROJECT_SCOPE_DENIED" | "CSRF_REJECTED" | "IMPERSONATION_FORBIDDEN";
                         };
                     };
                 };
@@ -17109,6 +17112,7 @@ export interface operations {
              * @description INVITATION_EMAIL_MISMATCH: The invitation was sent to another email address than the signed-in account’s.
              *     EMAIL_NOT_VERIFIED: The signed-in account has not confirmed its email address, and this needs it confirmed: joining a board as the invited address takes proof that you read its mail.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -17119,7 +17123,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "INVITATION_EMAIL_MISMATCH" | "EMAIL_NOT_VERIFIED" | "CSRF_REJECTED";
+                            code?: "INVITATION_EMAIL_MISMATCH" | "EMAIL_NOT_VERIFIED" | "CSRF_REJECTED" | "IMPERSONATION_FORBIDDEN";
                         };
                     };
                 };
@@ -23811,6 +23815,7 @@ export interface operations {
             /**
              * @description FREE_PROJECT_LIMIT: The plan’s project limit is reached.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -23821,7 +23826,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "FREE_PROJECT_LIMIT" | "CSRF_REJECTED";
+                            code?: "FREE_PROJECT_LIMIT" | "CSRF_REJECTED" | "IMPERSONATION_FORBIDDEN";
                         };
                     };
                 };

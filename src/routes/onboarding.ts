@@ -177,6 +177,7 @@ export function onboardingRoutes(deps: OnboardingDeps): Route[] {
       method: 'post',
       path: `${base}/{projectId}/claim`,
       group,
+      refusedWhileImpersonating: true,
       summary: 'Take an anonymous board over with the nonce its agent handed you (signed-in person).',
       description:
         'Spends the nonce and makes you the board’s owner, within your board limit (403 FREE_PROJECT_LIMIT) and the 500 tokens an account holds, its agents’ tokens included (400 INVALID_INPUT; nothing moved). The board’s items, log and agent tokens stay as they are; the tokens now belong to your account. ' +
@@ -227,6 +228,7 @@ export function onboardingRoutes(deps: OnboardingDeps): Route[] {
       method: 'post',
       path: '/api/accounts/claim-anonymous',
       group,
+      refusedWhileImpersonating: true,
       summary: 'Take every board of an anonymous account over with its claim secret (signed-in person).',
       description:
         'Within your board limit (403 FREE_PROJECT_LIMIT, nothing moved) and the 500 tokens an account holds, the boards’ agents’ tokens included (400 INVALID_INPUT, nothing moved). The boards keep their items, log and agent tokens, which now belong to your account; the anonymous account ceases to exist. ' +

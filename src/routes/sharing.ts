@@ -225,6 +225,7 @@ export function sharingRoutes(deps: SharingDeps): Route[] {
       ...personal,
       method: 'post',
       path: '/api/boards/invitations/{invitationId}/accept',
+      refusedWhileImpersonating: true,
       summary:
         'Accept an invitation with its link’s token, signed in as the invited, confirmed address; the membership starts at once.',
       description:
@@ -284,6 +285,7 @@ export function sharingRoutes(deps: SharingDeps): Route[] {
       ...managed,
       method: 'post',
       path: `${ONE_INVITATION}/resend`,
+      refusedWhileImpersonating: true,
       summary: 'Mail a new link for a pending or expired invitation: the old link dies and the 7 days restart.',
       description:
         'Accepted or revoked invitations are closed (409 INVITATION_CLOSED). An invitation whose sender is no longer an admin of the board (the owner, for an admin invitation) is dead: 400 INVALID_LINK_TOKEN (send a new one). ' +

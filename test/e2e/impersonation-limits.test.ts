@@ -14,6 +14,7 @@ import { routeErrors } from '../../src/http/route-errors.js';
 import { operationOf } from '../../src/http/route.js';
 import { MemoryRateLimiter } from '../../src/ratelimit/memory.js';
 import { expectError } from '../support/expect-error.js';
+import { anonymousBoard } from '../support/onboarding.js';
 import { operatorEmail, operatorSession } from '../support/operators.js';
 import { Client, type Res } from '../support/server.js';
 import { embeddedStore, serveStore } from '../support/stores.js';
@@ -88,6 +89,16 @@ describe('impersonation limits', () => {
     const transferId = offered.body.transfer.transferId as string;
     const device = await new Client(srv().url).post('/api/auth/device/start', { clientName: 'laptop-agent' });
     expect(device.status, device.text).toBe(200);
+    // An anonymous board to take over (by its claim secret, or a nonce its agent minted), and an invitation to the person.
+    const anon = await anonymousBoard(srv().url);
+    const minted = await anon.agent.post(`/api/projects/${anon.projectId}/claim-nonce`);
+    expect(minted.status, minted.text).toBe(201);
+    const nonce = minted.body.nonce as string;
+    const host = await kit.person();
+    const hosted = (await host.client.get('/api/projects')).body.projects[0].projectId as string;
+    srv().advance(61_000);
+    expect((await kit.invite(host.client, hosted, person.email)).status).toBe(201);
+    const link = await kit.linkFor(person.email);
 
     const { as, operatorId } = await actingAs(person);
     const board = `/api/boards/${projectId}`;
@@ -115,6 +126,14 @@ describe('impersonation limits', () => {
         as.post(`${board}/invitations`, { email: `${unique('sneaky')}@example.com`, role: 'admin' }),
       'POST /api/boards/{projectId}/invitations/{invitationId}/revoke': () =>
         as.post(`${board}/invitations/${invitationId}/revoke`),
+      'POST /api/boards/{projectId}/invitations/{invitationId}/resend': () =>
+        as.post(`${board}/invitations/${invitationId}/resend`),
+      'POST /api/boards/invitations/{invitationId}/accept': () =>
+        as.post(`/api/boards/invitations/${link.invitationId}/accept`, { token: link.token }),
+      'POST /api/accounts/claim-anonymous': () =>
+        as.post('/api/accounts/claim-anonymous', { claimSecret: anon.claimSecret }),
+      'POST /api/projects/{projectId}/claim': () => as.post(`/api/projects/${anon.projectId}/claim`, { nonce }),
+      'POST /api/boards/{projectId}/claim': () => as.post(`/api/boards/${anon.projectId}/claim`, { nonce }),
       'POST /api/boards/{projectId}/members/{userId}/role': () =>
         as.post(`${board}/members/${member.accountId}/role`, { role: 'admin' }),
       'DELETE /api/boards/{projectId}/members/{userId}': () =>
@@ -147,9 +166,9 @@ describe('impersonation limits', () => {
         .get(person.accountId)
         .then((a) => [a?.email, a?.passwordHash, a?.deletedAt ?? null]),
       tokens: await store.tokens.find({ accountId: person.accountId }),
-      boards: await store.projects.find({ ownerId: { $in: [person.accountId, giver.accountId] } }),
-      members: await store.members.find({ projectId: { $in: [projectId, given] } }),
-      invitations: await store.invitations.find({ projectId }),
+      boards: await store.projects.find({ ownerId: { $in: [person.accountId, giver.accountId, anon.accountId] } }),
+      members: await store.members.find({ projectId: { $in: [projectId, given, hosted, anon.projectId] } }),
+      invitations: await store.invitations.find({ projectId: { $in: [projectId, hosted] } }),
       transfers: await store.transfers.find({ projectId: given }),
       enrollments: await store.enrollments.count({ projectId }),
       grants: (await store.deviceGrants.find({})).map((g) => g.status),
@@ -157,8 +176,8 @@ describe('impersonation limits', () => {
       audit: (await store.audit.find({ projectId: { $in: [projectId, given] } } as never)).length,
     });
     const before = await state();
-    expect(before.boards).toHaveLength(2);
-    expect(before.invitations.map((i) => i.status).sort()).toEqual(['accepted', 'pending']);
+    expect(before.boards).toHaveLength(3);
+    expect(before.invitations.map((i) => i.status).sort()).toEqual(['accepted', 'pending', 'pending']);
     expect(before.grants).toEqual(['pending']);
 
     for (const [operation, call] of Object.entries(REFUSED)) {
