@@ -295,11 +295,11 @@ export class AccountsAdmin {
 export async function revokeCredentials(
   store: Store,
   accountId: string,
-): Promise<{ sessions: number; tokens: number }> {
+): Promise<{ sessions: number; tokens: number; tokenIds: string[] }> {
   const sessions = await store.sessions.deleteMany({ accountId });
   const live = await store.tokens.select({ accountId, revoked: false }, ['_id'], { limit: TOKENS_READ });
-  let tokens = 0;
+  const tokenIds: string[] = [];
   for (const { _id } of live)
-    if (await modify(store.tokens, _id, (t) => (t.revoked ? null : { revoked: true }))) tokens++;
-  return { sessions, tokens };
+    if (await modify(store.tokens, _id, (t) => (t.revoked ? null : { revoked: true }))) tokenIds.push(_id);
+  return { sessions, tokens: tokenIds.length, tokenIds };
 }

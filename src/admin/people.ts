@@ -62,8 +62,9 @@ export class PeopleDesk {
   /** Revokes every session and token of the account; answers how many of each. */
   async revoke(ctx: Ctx, userId: string, reason: string): Promise<{ sessions: number; tokens: number }> {
     const account = await this.accounts.account(userId);
-    const revoked = await revokeCredentials(this.store, account._id);
-    this.revokeNotice({ kind: 'revoked', accountId: account._id });
+    const { tokenIds, ...revoked } = await revokeCredentials(this.store, account._id);
+    // Its tokens by id too: a token that came to it with a board it took over opened its sockets as another account's.
+    this.revokeNotice({ kind: 'revoked', accountId: account._id, tokenIds });
     await auditOperatorAction(this.store, ctx, {
       action: 'revoke',
       target: target(account._id),

@@ -8,6 +8,11 @@ export type RevokedNotice = {
   accountSessions?: string;
   tokenId?: string;
   accountId?: string;
+  /**
+   * The account's tokens, revoked with it: a socket is known by the account its token had when it
+   * opened, and a token moves with a board its account takes over.
+   */
+  tokenIds?: string[];
   boardId?: string;
 };
 

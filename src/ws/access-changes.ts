@@ -49,13 +49,17 @@ export class AccessChanges {
 
   /** Closes a revoked credential's sockets; a deleted board's watchers are unsubscribed. */
   revoked(notice: RevokedNotice): void {
+    const tokens = notice.tokenIds?.length ? new Set(notice.tokenIds) : null;
     for (const conn of [...this.deps.subscriptions.connections()]) {
       const id = conn.identity;
       const revoked =
         (id.kind === 'session' && (id.sessionId === notice.sessionId || id.accountId === notice.accountSessions)) ||
         (id.kind === 'token' &&
-          (id.tokenId === notice.tokenId || (notice.boardId !== undefined && id.boardId === notice.boardId))) ||
-        id.accountId === notice.accountId;
+          (id.tokenId === notice.tokenId ||
+            tokens?.has(id.tokenId) === true ||
+            (notice.boardId !== undefined && id.boardId === notice.boardId))) ||
+        id.accountId === notice.accountId ||
+        (notice.accountId !== undefined && this.deps.subscriptions.accountOf(conn) === notice.accountId);
       if (revoked) conn.close(CLOSE.revoked, 'the credential was revoked');
       else if (notice.boardId !== undefined)
         drop(this.deps.subscriptions, conn, notice.boardId, 'The board was deleted.');

@@ -265,6 +265,23 @@ export function peopleFlow(name: string, open: () => Promise<OpenedStore>): void
       expect((await login(srv(), user.email)).status).toBe(200);
     });
 
+    it('closes the socket of a token that came to the account with a board it took over after the socket opened', async () => {
+      const op = await opSession();
+      const anon = await new Client(srv().url).post('/api/accounts/anon-provision', {});
+      expect(anon.status, anon.text).toBe(201);
+      const socket = await openSocket(srv().url, { authorization: `Bearer ${anon.body.secret}` });
+      socket.send({ type: 'subscribe', boardId: anon.body.projectId, topics: ['activity'] });
+      expect((await socket.next((m) => m.type === 'subscribed' || m.type === 'error')).type).toBe('subscribed');
+      const user = await person(srv());
+      const claimed = await user.client.post('/api/accounts/claim-anonymous', { claimSecret: anon.body.claimSecret });
+      expect(claimed.status, claimed.text).toBe(200);
+
+      const res = await op.post(`/api/admin/users/${user.accountId}/revoke`, { reason: 'abuse from its agents' });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body).toEqual({ sessions: 1, tokens: 1 });
+      expect((await socket.closed).code).toBe(4001);
+    });
+
     it('lists an account’s tokens newest first, page by page, and revokes one with a reason', async () => {
       const op = await opSession();
       const user = await person(srv());
