@@ -46,8 +46,13 @@ export class Recovery {
     checkPassword(newPassword);
     const link = await this.consume(token, 'reset-password', now);
     const passwordHash = await this.passwords.hash(newPassword);
-    if (!(await modify(this.store.accounts, link.accountId, () => ({ passwordHash }))))
-      throw new AppError('INVALID_LINK_TOKEN');
+    const reset = await modify(this.store.accounts, link.accountId, (account) => {
+      // Mailed to an address the account has left since: whoever holds that mailbox is no longer its owner.
+      if (account.email !== link.email)
+        throw new AppError('INVALID_LINK_TOKEN', 'The link was sent to an address the account no longer uses.');
+      return { passwordHash };
+    });
+    if (!reset) throw new AppError('INVALID_LINK_TOKEN');
     await this.store.sessions.deleteMany({ accountId: link.accountId });
     return link.accountId;
   }

@@ -61,6 +61,26 @@ describe('forgot and reset password', () => {
     ).toBe(200);
   });
 
+  it('voids a reset link sent to an address the account has since left', async () => {
+    const user = await signedUp(srv.url);
+    await new Client(srv.url).post('/api/auth/forgot-password', { email: user.email });
+    const token = await resetLink(user.email);
+    const moved = await user.client.post('/api/account/email', {
+      currentPassword: user.password,
+      newEmail: `${unique('moved')}@example.com`,
+    });
+    expect(moved.status, moved.text).toBe(200);
+    expectError(
+      await new Client(srv.url).post('/api/auth/reset-password', { token, newPassword: 'brand new password 1' }),
+      400,
+      'INVALID_LINK_TOKEN',
+    );
+    const stored = await srv.store.accounts.get(user.accountId);
+    expect(
+      (await new Client(srv.url).post('/api/auth/login', { email: stored!.email, password: user.password })).status,
+    ).toBe(200);
+  });
+
   it('refuses an unknown token and an expired one', async () => {
     const user = await signedUp(srv.url);
     expectError(
