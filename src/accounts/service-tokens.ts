@@ -3,6 +3,7 @@
 // reissuing and revoking a token is audited, whoever does it (DOMAIN.md "Operators"): the row
 // follows the change, retried until written (src/board/committed-audit.ts), before the answer.
 import { randomUUID } from 'node:crypto';
+import { withAccountLock } from './account-lock.js';
 import { AppError } from '../errors/app-error.js';
 import { newSecret, sha256, TOKEN_PREFIX } from '../auth/authenticator.js';
 import { atLeast, type ProjectSelector } from '../auth/project-selection.js';
@@ -106,12 +107,6 @@ export class ServiceTokens {
     const acting = await this.actingToken(issuer);
     const { boardId, role, resources } = await this.bindingFor(issuer, input);
     const expiresAt = boundedExpiry(acting, input.expiresAt, now);
-    if ((await this.store.tokens.count({ accountId: issuer.accountId })) >= MAX_TOKENS_PER_ACCOUNT) {
-      throw new AppError(
-        'INVALID_INPUT',
-        `An account holds at most ${MAX_TOKENS_PER_ACCOUNT} tokens; revoke unused ones.`,
-      );
-    }
     const { secret, secretHash, prefix } = mintSecret();
     const record: TokenRecord = {
       _id: randomUUID(),
@@ -131,7 +126,16 @@ export class ServiceTokens {
       createdAt: now,
       issuedBy: acting?._id ?? null,
     };
-    await this.store.tokens.insert(record);
+    // Counted and added under the account's lock: concurrent issues (and takeovers, which bring tokens) cannot pass the cap together.
+    await withAccountLock(this.store, issuer.accountId, async () => {
+      if ((await this.store.tokens.count({ accountId: issuer.accountId })) >= MAX_TOKENS_PER_ACCOUNT) {
+        throw new AppError(
+          'INVALID_INPUT',
+          `An account holds at most ${MAX_TOKENS_PER_ACCOUNT} tokens; revoke unused ones.`,
+        );
+      }
+      await this.store.tokens.insert(record);
+    });
     await this.audited(issuer, 'token.issue', record, now, origin);
     return { token: publicToken(record), secret };
   }

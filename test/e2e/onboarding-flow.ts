@@ -22,6 +22,24 @@ export function onboardingFlow(name: string, open: () => Promise<OpenedStore>): 
 
     const anonymousBoard = (body?: unknown) => anonymousBoardAt(url(), body);
 
+    it('holds an account to 500 tokens when issues race: two of twelve get one', async () => {
+      const board = await newBoard(url());
+      const ownerId = (await served.srv.store.projects.get(board.projectId))!.ownerId;
+      await holdTokens(served.srv.store, ownerId, 498);
+      const issued = await Promise.all(
+        Array.from({ length: 12 }, (_, i) =>
+          board.owner.post('/api/accounts/tokens', {
+            name: `racer-${i}`,
+            scope: 'workspace',
+            projectId: board.projectId,
+          }),
+        ),
+      );
+      expect(statuses(issued)).toEqual([...Array(2).fill(201), ...Array(10).fill(400)]);
+      for (const res of issued.filter((r) => r.status === 400)) expectError(res, 400, 'INVALID_INPUT');
+      expect(await served.srv.store.tokens.count({ accountId: ownerId })).toBe(500);
+    });
+
     it('gives an agent with nothing but an enrollment code a token that claims work, until the code’s uses run out', async () => {
       const board = await newBoard(url());
       const minted = await board.owner.post(`/api/projects/${board.projectId}/agents/enroll`, {
