@@ -72,6 +72,11 @@ export class ProjectSelector {
     return found === CLOSED ? null : found;
   }
 
+  /** Whether the credential would reach the project but its board is closed (BOARD_CLOSED, as `select` refuses it). */
+  async closedTo(identity: Identity, projectId: string): Promise<boolean> {
+    return (await this.lookup(identity, projectId)) === CLOSED;
+  }
+
   /** The project as this credential may see it; CLOSED when it would, but the board is closed; null when it cannot reach it at all. */
   private lookup(identity: Identity, projectId: string): Maybe<Lookup> {
     if (identity.kind === 'token' && identity.scope !== 'account' && identity.boardId !== projectId) return null;
@@ -124,12 +129,12 @@ function owned(project: SelectedProject | null, mode: SelectionMode): SelectedPr
 }
 
 /** A found project, or BOARD_CLOSED for one the credential would reach but whose owner is deleted. */
+/** What BOARD_CLOSED says, wherever a closed board is refused (REST's selection, a socket's subscribe). */
+export const BOARD_CLOSED_MESSAGE =
+  'The board’s owner account was deleted, so the board is closed; it is kept 30 days for a restore, then purged.';
+
 function unlessClosed(found: SelectedProject | typeof CLOSED | null): SelectedProject | null {
-  if (found === CLOSED)
-    throw new AppError(
-      'BOARD_CLOSED',
-      'The board’s owner account was deleted, so the board is closed; it is kept 30 days for a restore, then purged.',
-    );
+  if (found === CLOSED) throw new AppError('BOARD_CLOSED', BOARD_CLOSED_MESSAGE);
   return found;
 }
 

@@ -1,6 +1,7 @@
 // Whether a socket may watch a board, read afresh each time it asks: a token is read again (its role
 // may have narrowed while the socket stayed open, a takeover moves it to another account), and a
 // subscribe whose read raced a membership change reads again, so none slips in under a lost role.
+import type { Identity } from '../auth/identity.js';
 import type { ProjectSelector, SelectedProject } from '../auth/project-selection.js';
 import type { Store } from '../../store/ports/store.js';
 import { transmit, type Connection } from './connection.js';
@@ -27,7 +28,7 @@ export type Reach = SelectedProject | OperatorView | null;
 const MEMBERSHIP_READS = 4;
 
 export interface AccessChecksDeps {
-  selector: Pick<ProjectSelector, 'reachable'>;
+  selector: Pick<ProjectSelector, 'reachable' | 'closedTo'>;
   tokens: Pick<Store['tokens'], 'get'>;
   /** Operators' sockets reach any board. */
   operators?: Pick<OperatorAccess, 'board'>;
@@ -41,18 +42,32 @@ export class AccessChecks {
 
   /** A token is read afresh: its role may have narrowed, and a board takeover moves it to the new owner's account. An operator's session reaches every board. */
   async reachable(conn: Connection, boardId: string): Promise<Reach> {
-    const identity = conn.identity;
+    const identity = await this.current(conn);
+    if (!identity) return null;
     if (identity.kind !== 'token')
       return (
         (await this.deps.selector.reachable(identity, boardId)) ??
         (await this.deps.operators?.board(identity, boardId)) ??
         null
       );
+    return this.deps.selector.reachable(identity, boardId);
+  }
+
+  /** Whether the socket would reach the board but it is closed (its owner's account deleted): refused BOARD_CLOSED, as REST refuses it. */
+  async closed(conn: Connection, boardId: string): Promise<boolean> {
+    const identity = await this.current(conn);
+    return identity !== null && this.deps.selector.closedTo(identity, boardId);
+  }
+
+  /** The socket's credential as it stands: a token read afresh (null once revoked), its account kept for the socket. */
+  private async current(conn: Connection): Promise<Identity | null> {
+    const identity = conn.identity;
+    if (identity.kind !== 'token') return identity;
     const token = await this.deps.tokens.get(identity.tokenId);
     if (!token || token.revoked || token.prefix !== identity.prefix) return null;
     const state = this.deps.subscriptions.state(conn);
     if (state) state.accountId = token.accountId;
-    return this.deps.selector.reachable({ ...identity, role: token.role, accountId: token.accountId }, boardId);
+    return { ...identity, role: token.role, accountId: token.accountId };
   }
 
   /**

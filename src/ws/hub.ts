@@ -39,7 +39,7 @@ import { rosterTopic } from './topics.js';
 export type { Connection } from './connection.js';
 
 export interface HubDeps {
-  selector: Pick<ProjectSelector, 'reachable'>;
+  selector: Pick<ProjectSelector, 'reachable' | 'closedTo'>;
   store: Pick<Store, 'shouts' | 'tokens' | 'presence' | 'accounts'>;
   /** The boards' read side: where a subscription starts, snapshots, the log replayed. */
   feed: BoardFeed;

@@ -9,6 +9,7 @@ import type { BoardRead } from '../board/visibility.js';
 import { drop } from './access-changes.js';
 import type { AccessChecks, Probe } from './access-checks.js';
 import type { Role } from '../auth/identity.js';
+import { BOARD_CLOSED_MESSAGE } from '../auth/project-selection.js';
 import type { BoardStreams } from './board-stream.js';
 import { rosterMessage, shoutMessage, snapshotMessages } from './board-view.js';
 import { SNAPSHOT_SPENT, type SocketBudgets } from './budget.js';
@@ -37,7 +38,7 @@ export interface SubscribeDeps {
   names: Pick<Names, 'named'>;
   subscriptions: Pick<Subscriptions, 'state' | 'isOpen' | 'watch' | 'unwatch' | 'current'>;
   streams: Pick<BoardStreams, 'lastSeqOf'>;
-  access: Pick<AccessChecks, 'membership' | 'endProbe'>;
+  access: Pick<AccessChecks, 'membership' | 'endProbe' | 'closed'>;
   delivery: Pick<Delivery, 'catchUp'>;
   budgets: Pick<SocketBudgets, 'charge'>;
   errors: Pick<SocketErrors, 'send'>;
@@ -52,6 +53,7 @@ interface Admitted {
   probe: Probe;
 }
 
+const UNREACHABLE = 'That board does not exist or this credential cannot reach it.';
 const ROSTER_DENIED =
   'This resource token does not cover the board’s roster (the status group); subscribe without presence.';
 const SNAPSHOT_DENIED = 'This resource token sees none of the board’s items; subscribe without snapshot.';
@@ -133,8 +135,9 @@ export class Subscribe {
     const { project, probe } = await this.deps.access.membership(conn, boardId, topics);
     try {
       if (!project) {
-        const message = 'That board does not exist or this credential cannot reach it.';
-        errors.send(conn, 'PROJECT_SCOPE_DENIED', message, { boardId });
+        if (await this.deps.access.closed(conn, boardId))
+          errors.send(conn, 'BOARD_CLOSED', BOARD_CLOSED_MESSAGE, { boardId });
+        else errors.send(conn, 'PROJECT_SCOPE_DENIED', UNREACHABLE, { boardId });
         return null;
       }
       // What the socket sees is decided as for REST reads: a snapshot as GET /api/items, the roster as GET /api/agents.

@@ -360,13 +360,13 @@ export function peopleFlow(name: string, open: () => Promise<OpenedStore>): void
       });
       expect(Date.parse(deleted.body.user.purgeAfter) - Date.parse(deleted.body.user.deletedAt)).toBe(30 * DAY);
       expect((await ownerSocket.closed).code).toBe(4001);
-      // The closed board's agents are cut off, and cannot watch it again until a restore.
+      // The closed board's agents are cut off, and cannot watch it again until a restore: refused as REST refuses them.
       expect((await agentSocket.closed).code).toBe(4001);
       const watching = await openSocket(srv().url, { authorization: `Bearer ${agent.secret}` });
       watching.send({ type: 'subscribe', boardId: owner.projectId, topics: ['activity'] });
       expect(await watching.next((m) => m.type === 'error' || m.type === 'subscribed')).toMatchObject({
         type: 'error',
-        error: { code: 'PROJECT_SCOPE_DENIED' },
+        error: { code: 'BOARD_CLOSED', status: 403 },
       });
       watching.ws.close();
 
