@@ -69,20 +69,14 @@ export async function applyEvent(
 }
 
 /**
- * How far along its life a subscription is at a status. The provider stamps events in whole
- * seconds, and two changes of one subscription often share one (created `incomplete`, then
- * updated `active`; updated, then deleted): of two in the same second, the later stage stands.
+ * How far along its life a subscription is at a status: not yet paid for, running (whatever its
+ * payments), ended. The provider stamps events in whole seconds, and two changes of one
+ * subscription often share one (created `incomplete`, then updated `active`; updated, then
+ * deleted): of two in the same second, one of an earlier stage does not undo a later one. Within
+ * a stage (past_due and active again after a retry, say) the one delivered last stands.
  */
-const STAGE: Record<string, number> = {
-  incomplete: 0,
-  trialing: 1,
-  active: 1,
-  past_due: 2,
-  unpaid: 3,
-  paused: 3,
-  canceled: 4,
-  incomplete_expired: 4,
-};
+const STAGE: Record<string, number> = { incomplete: 0, canceled: 2, incomplete_expired: 2 };
+const stageOf = (status: string | null | undefined): number => (status ? (STAGE[status] ?? 1) : 0);
 /**
  * What a status is worth to its board: Pro, Pro for a while, or not. The record follows one
  * subscription; an event about another replaces it only when that one is worth as much (a new
@@ -101,7 +95,7 @@ function older(event: ProviderEvent, changes: Partial<BillingRecord>, record: Bi
   if (changes.subscriptionId !== undefined && changes.subscriptionId !== record.subscriptionId) return false;
   if (event.created !== record.changedAt) return event.created < record.changedAt;
   if (!event.type.startsWith('customer.subscription.') || changes.status === undefined) return false;
-  return (STAGE[changes.status ?? ''] ?? 0) < (STAGE[record.status ?? ''] ?? 0);
+  return stageOf(changes.status) < stageOf(record.status);
 }
 
 /** The subscription an invoice is for (where the provider's API versions put it), or null when it names none. */
@@ -116,11 +110,12 @@ function invoiceSubscription(invoice: Record<string, unknown>): string | null {
 function effectOf(event: ProviderEvent, record: BillingRecord, prices: Prices | null): Partial<BillingRecord> | null {
   const o = event.object;
   if (event.type === 'checkout.session.completed') {
+    // Names the board's first subscription. Another one takes the record's place by its own
+    // events (worthOf): named here, it would carry the old one's status into their order.
     if (typeof o.subscription !== 'string') return null;
-    // A board with a live subscription starts no other checkout: one naming another is an old one's, late.
-    return LIVE.has(record.status ?? '') && o.subscription !== record.subscriptionId
-      ? null
-      : { subscriptionId: o.subscription };
+    return record.subscriptionId === null || record.subscriptionId === o.subscription
+      ? { subscriptionId: o.subscription }
+      : null;
   }
   if (event.type.startsWith('customer.subscription.')) {
     const sub = subscriptionState(o);

@@ -67,3 +67,127 @@ describe('applying a provider event', () => {
     expect((await used.store.billing.get(projectId))!.version).toBe(record.version);
   });
 });
+
+/** Events as the provider sends them for one customer (its id filled in by `run`). */
+const change = (type: string, id: string, status: string, created: number, cancelAtPeriodEnd = false) =>
+  ({
+    id: `evt_${unique('e')}`,
+    type: `customer.subscription.${type}`,
+    created,
+    object: {
+      id,
+      status,
+      cancel_at_period_end: cancelAtPeriodEnd,
+      items: { data: [{ price: { id: PRICES.monthly } }] },
+    },
+  }) as ProviderEvent;
+const checkout = (subscription: string, created: number) =>
+  ({
+    id: `evt_${unique('e')}`,
+    type: 'checkout.session.completed',
+    created,
+    object: { id: 'cs_1', subscription },
+  }) as ProviderEvent;
+const invoice = (type: 'paid' | 'payment_failed', subscription: string | null, created: number) =>
+  ({
+    id: `evt_${unique('e')}`,
+    type: `invoice.${type}`,
+    created,
+    object: { id: `in_${unique('i')}`, subscription },
+  }) as ProviderEvent;
+
+/** Applies `events` in the order given to a fresh board; its record and plan after. */
+async function run(events: ProviderEvent[]) {
+  const { projectId, customer } = await board();
+  for (const event of events) {
+    event.object.customer = customer;
+    await applyEvent(used.store, PRICES, event, projectId, Date.now());
+  }
+  const record = (await used.store.billing.get(projectId))!;
+  return {
+    subscriptionId: record.subscriptionId,
+    status: record.status,
+    plan: (await used.store.projects.get(projectId))!.plan,
+  };
+}
+
+describe('the provider’s sequences, delivered in any order (Stripe stamps events in whole seconds)', () => {
+  const T = 2_000_000_000;
+  const DAY = 86_400_000;
+  it('a first checkout ends active and Pro, its events in the provider’s order or reversed, all in one second', async () => {
+    const inOrder = () => [
+      checkout('s1', T),
+      change('created', 's1', 'incomplete', T),
+      invoice('paid', 's1', T),
+      change('updated', 's1', 'active', T),
+    ];
+    expect(await run(inOrder())).toEqual({ subscriptionId: 's1', status: 'active', plan: 'pro' });
+    expect(await run(inOrder().reverse())).toEqual({ subscriptionId: 's1', status: 'active', plan: 'pro' });
+  });
+
+  for (const ended of ['canceled', 'incomplete_expired', 'unpaid', 'past_due'])
+    it(`a new subscription after one ${ended} ends active, its checkout delivered first in the same second`, async () => {
+      const gone = ended === 'canceled' || ended === 'incomplete_expired';
+      expect(
+        await run([
+          change('created', 's1', 'active', T - 90 * DAY),
+          change(gone ? 'deleted' : 'updated', 's1', ended, T - 30 * DAY),
+          checkout('s2', T),
+          change('created', 's2', 'incomplete', T),
+          invoice('paid', 's2', T),
+          change('updated', 's2', 'active', T),
+        ]),
+      ).toEqual({ subscriptionId: 's2', status: 'active', plan: 'pro' });
+    });
+
+  it('overdue, a second checkout: its invoice and checkout delivered before its subscription', async () => {
+    expect(
+      await run([
+        change('created', 's1', 'active', T - 90 * DAY),
+        change('updated', 's1', 'past_due', T - DAY),
+        invoice('paid', 's2', T),
+        checkout('s2', T),
+        change('created', 's2', 'active', T),
+        change('deleted', 's1', 'canceled', T + DAY), // the old one's dunning ends it after
+      ]),
+    ).toEqual({ subscriptionId: 's2', status: 'active', plan: 'pro' });
+  });
+
+  it('a trial that turns active, a retry that pays, and a card updated in the second the payment failed', async () => {
+    expect(
+      await run([
+        checkout('s1', T),
+        change('created', 's1', 'trialing', T),
+        change('updated', 's1', 'active', T + 14 * DAY),
+        invoice('paid', 's1', T + 14 * DAY),
+      ]),
+    ).toMatchObject({ status: 'active', plan: 'pro' });
+    expect(
+      await run([
+        change('created', 's1', 'active', T),
+        change('updated', 's1', 'past_due', T + DAY),
+        invoice('payment_failed', 's1', T + DAY),
+        invoice('paid', 's1', T + 3 * DAY),
+        change('updated', 's1', 'active', T + 3 * DAY),
+      ]),
+    ).toMatchObject({ status: 'active', plan: 'pro' });
+    expect(
+      await run([
+        change('created', 's1', 'active', T),
+        invoice('payment_failed', 's1', T + DAY),
+        change('updated', 's1', 'active', T + DAY),
+      ]),
+    ).toMatchObject({ status: 'active', plan: 'pro' });
+  });
+
+  it('a cancel at the period’s end, then the end: Free', async () => {
+    expect(
+      await run([
+        change('created', 's1', 'active', T),
+        change('updated', 's1', 'active', T + DAY, true),
+        change('deleted', 's1', 'canceled', T + 30 * DAY, true),
+        change('updated', 's1', 'active', T + 30 * DAY, true), // delivered after, in the same second
+      ]),
+    ).toEqual({ subscriptionId: 's1', status: 'canceled', plan: 'free' });
+  });
+});
