@@ -1,9 +1,10 @@
 // A draining node gives its boards' homes up as it begins to drain, not once the requests in flight
 // there have finished: a command for its board through another node is decided there while the
 // drain still waits. (Before, the draining home kept renewing its leases and answered forwarded
-// commands `retry`, so they went round until their deadline and answered 503 BOARD_BUSY.) Two
-// nodes on one embedded store, homes and buses in a real Redis; the request that holds the drain
-// open is a POST whose body never ends.
+// commands `retry`, so they went round until their deadline and answered 503 BOARD_BUSY.) And a
+// request in flight on it as it began is still decided, there when nobody has taken the board.
+// Two nodes on one embedded store, homes and buses in a real Redis; the request that holds the
+// drain open is a POST whose body never ends (or ends after the drain began).
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Redis } from 'ioredis';
@@ -65,5 +66,34 @@ describe.skipIf(!url)('a draining home', () => {
       (i: { title: string }) => i.title,
     );
     expect(titles).toEqual(expect.arrayContaining(['on a', 'during the drain']));
+  });
+
+  it('decides a request that was in flight on it as the drain began, for a board nobody has taken yet', async () => {
+    const { b: home, nodeIds } = nodes; // a drained in the test before: b drains here
+    const board = await newBoard(home.url);
+    const agent = await board.agent('in-flight');
+    expect((await agent.post('/api/items', { title: 'on b' })).status).toBe(201);
+    expect(await keys.get(`home:${board.projectId}`)).toMatch(new RegExp(`^${nodeIds[1]} `));
+    // Its head and the start of its body before the drain, the rest after.
+    const body = JSON.stringify({ title: 'in flight' });
+    const held = connect(Number(new URL(home.url).port), '127.0.0.1');
+    await new Promise<void>((resolve) => held.once('connect', resolve));
+    let answer = '';
+    held.on('data', (data: Buffer) => (answer += data.toString()));
+    held.write(
+      `POST /api/items HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nConnection: close\r\n${Object.entries(
+        agent.defaults,
+      )
+        .map(([k, v]) => `${k}: ${v}\r\n`)
+        .join('')}Content-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+    );
+    await until(() => home.server.inFlight() > 0, { what: 'the request in flight on b' });
+    const stopping = home.stop();
+    await until(async () => (await keys.get(`home:${board.projectId}`)) === null, { what: 'b giving its home up' });
+    held.write(body.slice(5));
+    await until(() => answer.includes('\r\n\r\n'), { what: 'its answer' });
+    expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 201 Created');
+    await stopping;
+    held.destroy();
   });
 });
