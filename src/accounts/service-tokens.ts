@@ -104,9 +104,26 @@ export class ServiceTokens {
     now: number,
     origin: RequestOrigin | null,
   ): Promise<{ token: PublicToken; secret: string }> {
+    // Counted and added under the account's lock: concurrent issues (and takeovers, which bring tokens) cannot pass the cap together.
+    return withAccountLock(this.store, issuer.accountId, () => this.issueHolding(issuer, input, now, origin));
+  }
+
+  /** As `issue`, for a caller that holds the issuer's account lock (provisioning, which makes the board under it too). */
+  async issueHolding(
+    issuer: Identity,
+    input: IssueInput,
+    now: number,
+    origin: RequestOrigin | null,
+  ): Promise<{ token: PublicToken; secret: string }> {
     const acting = await this.actingToken(issuer);
     const { boardId, role, resources } = await this.bindingFor(issuer, input);
     const expiresAt = boundedExpiry(acting, input.expiresAt, now);
+    if ((await this.store.tokens.count({ accountId: issuer.accountId })) >= MAX_TOKENS_PER_ACCOUNT) {
+      throw new AppError(
+        'INVALID_INPUT',
+        `An account holds at most ${MAX_TOKENS_PER_ACCOUNT} tokens; revoke unused ones.`,
+      );
+    }
     const { secret, secretHash, prefix } = mintSecret();
     const record: TokenRecord = {
       _id: randomUUID(),
@@ -126,16 +143,7 @@ export class ServiceTokens {
       createdAt: now,
       issuedBy: acting?._id ?? null,
     };
-    // Counted and added under the account's lock: concurrent issues (and takeovers, which bring tokens) cannot pass the cap together.
-    await withAccountLock(this.store, issuer.accountId, async () => {
-      if ((await this.store.tokens.count({ accountId: issuer.accountId })) >= MAX_TOKENS_PER_ACCOUNT) {
-        throw new AppError(
-          'INVALID_INPUT',
-          `An account holds at most ${MAX_TOKENS_PER_ACCOUNT} tokens; revoke unused ones.`,
-        );
-      }
-      await this.store.tokens.insert(record);
-    });
+    await this.store.tokens.insert(record);
     await this.audited(issuer, 'token.issue', record, now, origin);
     return { token: publicToken(record), secret };
   }
