@@ -101,19 +101,11 @@ export async function createProject(
   now: number,
 ): Promise<ProjectRecord> {
   const checked = checkProjectName(name);
-  return withAccountLock(store, change.by.accountId, () => createProjectHolding(store, change, checked, now));
-}
-
-/** As `createProject`, for a caller that holds the account's lock (provisioning, which issues the board's tokens under it too). */
-export async function createProjectHolding(
-  store: Store,
-  change: BoardChange,
-  name: string,
-  now: number,
-): Promise<ProjectRecord> {
   const ownerId = change.by.accountId;
-  await ensureRoom(store, ownerId);
-  const project = await provisionProject(store, ownerId, checkProjectName(name), now);
+  const project = await withAccountLock(store, ownerId, async () => {
+    await ensureRoom(store, ownerId);
+    return provisionProject(store, ownerId, checked, now);
+  });
   await change.audit(
     auditRow({
       id: `${project._id}:board.create`,

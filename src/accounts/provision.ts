@@ -6,8 +6,7 @@ import type { ProjectSelector } from '../auth/project-selection.js';
 import type { Store } from '../../store/ports/store.js';
 import type { RequestOrigin } from '../audit-row.js';
 import type { CommittedAudit } from '../board/committed-audit.js';
-import { withAccountLock } from './account-lock.js';
-import { checkProjectName, createProjectHolding } from './projects.js';
+import { checkProjectName, createProject } from './projects.js';
 import { MAX_TOKENS_PER_ACCOUNT, ServiceTokens, type PublicToken } from './service-tokens.js';
 
 export const MAX_AGENTS_PER_PROVISION = 50;
@@ -20,8 +19,7 @@ export interface Provisioned {
 /**
  * Creates the board within the account's board limit, then issues one member token per agent
  * name, as the caller issuing them one by one would (a token caller's tokens expire with it).
- * The token room is checked first, and the account's lock is held throughout, so the board is not
- * left without its agents.
+ * The token room is checked first, so the board is not left without its agents.
  */
 export async function provisionBoard(
   ports: { store: Store; selector: ProjectSelector; audit: CommittedAudit },
@@ -32,23 +30,18 @@ export async function provisionBoard(
 ): Promise<Provisioned> {
   const { store, selector, audit } = ports;
   checkProjectName(input.projectName);
-  // The room, the board and its tokens under one hold of the account's lock: no issue elsewhere takes the room meanwhile.
-  return withAccountLock(store, identity.accountId, async () => {
-    const held = await store.tokens.count({ accountId: identity.accountId });
-    if (held + input.agents.length > MAX_TOKENS_PER_ACCOUNT) {
-      throw new AppError(
-        'INVALID_INPUT',
-        `An account holds at most ${MAX_TOKENS_PER_ACCOUNT} tokens; this would make ${held + input.agents.length}. Revoke unused ones first.`,
-        { field: 'body.agents' },
-      );
-    }
-    const project = await createProjectHolding(store, { by: identity, origin, audit }, input.projectName, now);
-    const tokens = new ServiceTokens(store, selector, audit);
-    const agents: Provisioned['agents'] = [];
-    for (const name of input.agents)
-      agents.push(
-        await tokens.issueHolding(identity, { name, scope: 'workspace', projectId: project._id }, now, origin),
-      );
-    return { projectId: project._id, agents };
-  });
+  const held = await store.tokens.count({ accountId: identity.accountId });
+  if (held + input.agents.length > MAX_TOKENS_PER_ACCOUNT) {
+    throw new AppError(
+      'INVALID_INPUT',
+      `An account holds at most ${MAX_TOKENS_PER_ACCOUNT} tokens; this would make ${held + input.agents.length}. Revoke unused ones first.`,
+      { field: 'body.agents' },
+    );
+  }
+  const project = await createProject(store, { by: identity, origin, audit }, input.projectName, now);
+  const tokens = new ServiceTokens(store, selector, audit);
+  const agents: Provisioned['agents'] = [];
+  for (const name of input.agents)
+    agents.push(await tokens.issue(identity, { name, scope: 'workspace', projectId: project._id }, now, origin));
+  return { projectId: project._id, agents };
 }

@@ -3,7 +3,6 @@
 // reissuing and revoking a token is audited, whoever does it (DOMAIN.md "Operators"): the row
 // follows the change, retried until written (src/board/committed-audit.ts), before the answer.
 import { randomUUID } from 'node:crypto';
-import { withAccountLock } from './account-lock.js';
 import { AppError } from '../errors/app-error.js';
 import { newSecret, sha256, TOKEN_PREFIX } from '../auth/authenticator.js';
 import { atLeast, type ProjectSelector } from '../auth/project-selection.js';
@@ -99,17 +98,6 @@ export class ServiceTokens {
    * A session manages every token of its account.
    */
   async issue(
-    issuer: Identity,
-    input: IssueInput,
-    now: number,
-    origin: RequestOrigin | null,
-  ): Promise<{ token: PublicToken; secret: string }> {
-    // Counted and added under the account's lock: concurrent issues (and takeovers, which bring tokens) cannot pass the cap together.
-    return withAccountLock(this.store, issuer.accountId, () => this.issueHolding(issuer, input, now, origin));
-  }
-
-  /** As `issue`, for a caller that holds the issuer's account lock (provisioning, which makes the board under it too). */
-  async issueHolding(
     issuer: Identity,
     input: IssueInput,
     now: number,
