@@ -5,8 +5,8 @@
 // Only a home decides, so a home's board cannot change without it (src/cluster/homes.ts): a node
 // that cannot learn the home (Redis unreachable, and no lease of its own still sure) decides
 // nothing and answers 503 BOARD_BUSY at once, and the agent retries, on any node. A draining node
-// has given up its homes and takes none: its requests still in flight go to the boards' next
-// homes, or are decided here, unvouched, for a board that has none yet.
+// has given up its homes: its requests still in flight go to the boards' next homes, or take a
+// board nobody holds (without renewing it) and are decided here; its lease timers take none.
 import { BoardBusyError } from '../../actors/board-actor.js';
 import type { BoardRegistry } from '../../actors/registry.js';
 import { toAppError, type CommandRoute } from '../board/board-access.js';
@@ -104,11 +104,9 @@ export class BoardRouter implements CommandRoute {
     for (let moves = 0; ;) {
       let home;
       try {
-        home = await homes.homeOf(boardId);
+        // A draining node still takes a free home for a request in flight; its own lease timers leave boards to their next homes.
+        home = await homes.homeOf(boardId, { takeWhileDraining: command.kind !== 'expire' });
       } catch (e) {
-        // Draining, with no home elsewhere: decided here, unvouched (the store's version check
-        // stands for the home, as for any node that is not sure of its lease).
-        if (e instanceof HomesGivenUp) return this.decideHere(boardId, command);
         this.homesUnknown(e);
         throw new BoardBusyError(boardId);
       }

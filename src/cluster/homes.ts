@@ -13,11 +13,19 @@ export interface NodeAddress {
 
 export type Home = { self: true } | ({ self: false } & NodeAddress);
 
+export interface HomeOptions {
+  /**
+   * For a request that was in flight as the node began to drain: a board nobody holds is taken
+   * (not renewed: it lapses within the lease), so it is decided here under a home as before.
+   */
+  takeWhileDraining?: boolean;
+}
+
 export const SELF: Home = { self: true };
 
 export interface Homes {
   /** The board's home: this node when it holds the home lease or has just taken a free one, else the holder. */
-  homeOf(boardId: string): Promise<Home>;
+  homeOf(boardId: string, options?: HomeOptions): Promise<Home>;
   /**
    * While this node surely holds the board's home lease (by its own clock, with a margin before
    * the lease could pass to another node): a number that changes each time it takes the lease
@@ -34,7 +42,8 @@ export interface Homes {
   /**
    * Gives every home up and takes none again (a node that begins to drain), so peers take the
    * boards at once rather than after the TTL; `homeOf` then only learns other nodes' homes, and
-   * rejects with HomesGivenUp for a board that has none.
+   * rejects with HomesGivenUp for a board that has none (unless `takeWhileDraining`). Gives up
+   * again what was taken since, when called again.
    */
   giveUpAll(): Promise<void>;
   /** Gives every home up (when not done yet) and lets go of Redis. */

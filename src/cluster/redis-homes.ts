@@ -5,7 +5,7 @@
 // command reaches next. A take or renewal answered after a give-up sent behind it (one
 // connection: Redis carries them out in order) is not counted as held: the lease is gone.
 import { Redis } from 'ioredis';
-import { HomesGivenUp, SELF, type Home, type Homes, type NodeAddress } from './homes.js';
+import { HomesGivenUp, SELF, type Home, type HomeOptions, type Homes, type NodeAddress } from './homes.js';
 
 /** How long a home lease lasts without renewal: a dead home's boards move after this. */
 export const HOME_LEASE_MS = 3000;
@@ -94,23 +94,24 @@ export class RedisHomes implements Homes {
     return until !== undefined && until > this.clock() ? (this.tenures.get(boardId) ?? null) : null;
   }
 
-  async homeOf(boardId: string): Promise<Home> {
+  async homeOf(boardId: string, options: HomeOptions = {}): Promise<Home> {
     const now = this.clock();
     const heldUntil = this.held.get(boardId);
     if (heldUntil !== undefined && heldUntil > now) return SELF;
     const known = this.remote.get(boardId);
     if (known && known.until > now) return known.home;
     if (!this.self) throw new Error('homes: not started');
-    if (this.draining) return this.elsewhere(boardId, await this.redis.get(KEY + boardId), now);
+    const takes = !this.draining || options.takeWhileDraining === true;
+    if (!takes) return this.elsewhere(boardId, await this.redis.get(KEY + boardId), now);
     const take = ++this.sent;
     const holder = await this.redis.homeTake(KEY + boardId, this.value, this.leaseMs);
     if (holder === this.value) {
-      if (this.draining) {
+      if (this.draining && options.takeWhileDraining !== true) {
         void this.giveUp(boardId).catch(() => undefined); // taken as the node began to drain: let go at once
         throw new HomesGivenUp(boardId);
       }
-      // Given up behind the take (its actor passivated meanwhile): Redis holds no lease for it now.
-      if (this.givenUpAfter(boardId, take)) return this.homeOf(boardId);
+      // Given up behind the take (its actor passivated, or the node began to drain): Redis holds no lease for it now.
+      if (this.givenUpAfter(boardId, take)) return this.homeOf(boardId, options);
       if (heldUntil === undefined) this.options.onChange?.(boardId, 'taken');
       this.hold(boardId, now, heldUntil);
       this.remote.delete(boardId);
@@ -155,7 +156,6 @@ export class RedisHomes implements Homes {
   }
 
   async giveUpAll(): Promise<void> {
-    if (this.draining) return;
     this.draining = true;
     if (this.renewer) clearInterval(this.renewer);
     const boards = [...this.held.keys()];

@@ -128,5 +128,13 @@ describe.skipIf(!url)('board homes in Redis', () => {
     const b = await node(unique('b'), Date.now);
     expect(await b.homeOf(renewed)).toEqual({ self: true });
     expect(await a.homeOf(renewed)).toMatchObject({ self: false });
+    // A request that was in flight as the drain began takes a free board (not another node's), and
+    // a second give-up lets it go.
+    expect(await a.homeOf(free, { takeWhileDraining: true })).toEqual({ self: true });
+    expect(a.tenure(free)).not.toBeNull();
+    expect(await a.homeOf(renewed, { takeWhileDraining: true })).toMatchObject({ self: false });
+    await a.giveUpAll();
+    expect(a.tenure(free)).toBeNull();
+    expect(await keyOf(free)).toBeNull();
   });
 });
