@@ -52,7 +52,8 @@ export async function applyEvent(
         outcome = 'applied';
         return {
           ...changes,
-          changedAt: event.created,
+          // A checkout names a subscription and says nothing of its state: the order of its changes stays theirs.
+          changedAt: event.type === 'checkout.session.completed' ? current.changedAt : event.created,
           appliedEventIds: [...(current.appliedEventIds ?? []), event.id].slice(-APPLIED_IDS_KEPT),
         };
       });
@@ -110,10 +111,10 @@ function invoiceSubscription(invoice: Record<string, unknown>): string | null {
 function effectOf(event: ProviderEvent, record: BillingRecord, prices: Prices | null): Partial<BillingRecord> | null {
   const o = event.object;
   if (event.type === 'checkout.session.completed') {
-    // Names the board's first subscription. Another one takes the record's place by its own
-    // events (worthOf): named here, it would carry the old one's status into their order.
+    // Names the board's subscription when it has none or its own has ended (so a re-read finds the
+    // new one). Beside one still worth something, the new one takes the place by its own events (worthOf).
     if (typeof o.subscription !== 'string') return null;
-    return record.subscriptionId === null || record.subscriptionId === o.subscription
+    return record.subscriptionId === null || record.subscriptionId === o.subscription || worthOf(record.status) === 0
       ? { subscriptionId: o.subscription }
       : null;
   }
@@ -128,9 +129,8 @@ function effectOf(event: ProviderEvent, record: BillingRecord, prices: Prices | 
     return subscriptionChanges(sub, record, status, event.created, prices);
   }
   if (event.type === 'invoice.payment_failed' || event.type === 'invoice.paid') {
-    // An invoice of another subscription says nothing of the record's.
-    const of = invoiceSubscription(o);
-    if (of !== null && of !== record.subscriptionId) return null;
+    // An invoice of another subscription, or of none (a one-off), says nothing of the record's.
+    if (record.subscriptionId === null || invoiceSubscription(o) !== record.subscriptionId) return null;
     // Overdue only from a live subscription (a canceled one stays canceled), and paid only from overdue.
     if (event.type === 'invoice.payment_failed')
       return LIVE.has(record.status ?? '') ? { status: 'past_due', pastDueSince: event.created } : null;

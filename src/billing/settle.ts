@@ -113,7 +113,9 @@ export async function settleFromProvider(
     if (current.changedAt !== null && current.changedAt > now) return { reconciledAt: now };
     return {
       ...subscriptionChanges(sub, current, sub.status, now, setup.prices),
-      changedAt: Math.max(current.changedAt ?? 0, now),
+      // In whole seconds, as the provider stamps its events: one stamped in this second, delivered
+      // after, is ordered against the answer by its stage, not taken as older.
+      changedAt: Math.max(current.changedAt ?? 0, Math.floor(now / 1000) * 1000),
       reconciledAt: now,
     };
   });

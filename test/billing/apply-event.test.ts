@@ -2,7 +2,8 @@
 // plan is settled from the record on every outcome, and the record keeps a bounded window of ids.
 import { describe, expect, it } from 'vitest';
 import { APPLIED_IDS_KEPT, applyEvent } from '../../src/billing/apply-event.js';
-import type { ProviderEvent } from '../../src/billing/provider.js';
+import type { BillingSetup, ProviderEvent } from '../../src/billing/provider.js';
+import { settleFromProvider } from '../../src/billing/settle.js';
 import { billingRecord } from '../support/billing.js';
 import { useStore } from '../support/stores.js';
 import { unique } from '../support/temp.js';
@@ -178,6 +179,69 @@ describe('the provider’s sequences, delivered in any order (Stripe stamps even
         change('updated', 's1', 'active', T + DAY),
       ]),
     ).toMatchObject({ status: 'active', plan: 'pro' });
+  });
+
+  it('a checkout stamped a second after its subscription’s events does not make them older', async () => {
+    const events = () => [
+      checkout('s1', T + 1000),
+      change('created', 's1', 'incomplete', T),
+      invoice('paid', 's1', T),
+      change('updated', 's1', 'active', T),
+    ];
+    expect(await run(events())).toEqual({ subscriptionId: 's1', status: 'active', plan: 'pro' });
+    const [first, ...rest] = events();
+    expect(await run([rest[0]!, first!, ...rest.slice(1)])).toEqual({
+      subscriptionId: 's1',
+      status: 'active',
+      plan: 'pro',
+    });
+  });
+
+  it('a checkout after a subscription ended names the new one, so a re-read finds it even when its events are lost', async () => {
+    expect(
+      await run([
+        change('created', 's1', 'active', T - 90 * DAY),
+        change('deleted', 's1', 'canceled', T - 30 * DAY),
+        checkout('s2', T),
+      ]),
+    ).toMatchObject({ subscriptionId: 's2' });
+  });
+
+  it('an invoice naming no subscription (a one-off) leaves an active board as it is', async () => {
+    expect(await run([change('created', 's1', 'active', T), invoice('payment_failed', null, T + DAY)])).toEqual({
+      subscriptionId: 's1',
+      status: 'active',
+      plan: 'pro',
+    });
+  });
+
+  it('a re-read from the provider a moment into a second does not make an event stamped in that second older', async () => {
+    const { projectId, customer } = await board();
+    const live = {
+      id: 's1',
+      customerId: customer,
+      status: 'active',
+      priceId: PRICES.monthly,
+      currentPeriodEnd: T + 30 * DAY,
+      cancelAtPeriodEnd: false,
+      projectId,
+    };
+    const setup = { provider: { getSubscription: async () => live }, prices: PRICES } as unknown as BillingSetup;
+    await applyEvent(
+      used.store,
+      PRICES,
+      {
+        ...change('created', 's1', 'active', T - DAY),
+        object: { ...change('created', 's1', 'active', T - DAY).object, customer },
+      },
+      projectId,
+      Date.now(),
+    );
+    await settleFromProvider(used.store, setup, projectId, T + 300); // read active, 300 ms into second T
+    const ended = change('deleted', 's1', 'canceled', T); // the cancel came at T + 0.7 s, stamped T
+    ended.object.customer = customer;
+    expect(await applyEvent(used.store, PRICES, ended, projectId, Date.now())).toBe('applied');
+    expect(await used.store.billing.get(projectId)).toMatchObject({ status: 'canceled' });
   });
 
   it('a cancel at the period’s end, then the end: Free', async () => {

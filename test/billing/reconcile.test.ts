@@ -173,7 +173,7 @@ describe('the reconcile pass', () => {
       status: 'active',
       interval: 'month',
       reconciledAt: now,
-      changedAt: now,
+      changedAt: Math.floor(now / 1000) * 1000, // in whole seconds, as the provider stamps its events
     });
     expect(await planOf(unsettled.projectId)).toBe('pro');
     expect(await planOf(failed.projectId)).toBe('pro');

@@ -95,6 +95,7 @@ describe.skipIf(!chromium || !stripeBase)('the operator console’s money, abuse
             id: `in_${unique('i').replace(/[^A-Za-z0-9]/g, '')}`,
             object: 'invoice',
             customer: fixtureCustomer,
+            subscription: subscriptionId,
           },
         },
       };

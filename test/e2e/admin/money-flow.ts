@@ -147,7 +147,12 @@ export function moneyFlow(name: string, open: () => Promise<OpenedStore>): void 
       await deliver(
         stripeEvent(
           'invoice.payment_failed',
-          { id: `in_${unique('i')}`, object: 'invoice', customer: await customer(late) },
+          {
+            id: `in_${unique('i')}`,
+            object: 'invoice',
+            customer: await customer(late),
+            subscription: `sub_${await customer(late)}`,
+          },
           Math.floor((now - 3 * DAY) / 1000),
         ),
       );
