@@ -44,7 +44,15 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const refused = (e: unknown): Promise<never> => Promise.reject(toAppError(e));
 
 export class BoardRouter implements CommandRoute {
+  /** Commands being decided on this node, by board (a draining node keeps a home while it has some). */
+  private readonly deciding = new Map<string, number>();
+
   constructor(private readonly parts: RouterParts) {}
+
+  /** Whether a command is being decided on this node for the board. */
+  isDeciding(boardId: string): boolean {
+    return this.deciding.has(boardId);
+  }
 
   /** Rejects with the registry error its caller answers (BoardAccess passes it on as it is). */
   ask(boardId: string, command: BoardCommand): Promise<unknown> {
@@ -85,13 +93,22 @@ export class BoardRouter implements CommandRoute {
    */
   private decideHere(boardId: string, command: BoardCommand, forwarded = false): Promise<unknown> {
     this.parts.onDecided?.(boardId, command.kind, forwarded);
+    this.deciding.set(boardId, (this.deciding.get(boardId) ?? 0) + 1);
+    let decided: Promise<unknown>;
     try {
       const decide = decisionOf(command, this.parts.points);
       const actor = this.parts.registry.get(boardId);
-      return decide instanceof Promise ? decide.then((d) => actor.ask(d)) : actor.ask(decide);
+      decided = decide instanceof Promise ? decide.then((d) => actor.ask(d)) : actor.ask(decide);
     } catch (e) {
-      return Promise.reject(e);
+      decided = Promise.reject(e);
     }
+    const done = () => {
+      const left = this.deciding.get(boardId)! - 1;
+      if (left > 0) this.deciding.set(boardId, left);
+      else this.deciding.delete(boardId);
+    };
+    decided.then(done, done);
+    return decided;
   }
 
   /** Redis could not say where a board's home is (reported); or this node drains and takes no home (as it should). */

@@ -40,13 +40,14 @@ export interface Homes {
    */
   start(self: NodeAddress, active: (boardId: string) => boolean): void;
   /**
-   * Gives every home up and takes none again (a node that begins to drain), so peers take the
-   * boards at once rather than after the TTL; `homeOf` then only learns other nodes' homes, and
-   * rejects with HomesGivenUp for a board that has none (unless `takeWhileDraining`). Gives up
-   * again what was taken since, when called again.
+   * The node begins to drain: every home is given up as soon as no command is being decided on
+   * it (`deciding`; at once for most, at a renewal round for the others, which are renewed
+   * meanwhile), so peers take the boards rather than after the TTL, and no board changes under a
+   * peer's home without it. `homeOf` then only learns other nodes' homes, and rejects with
+   * HomesGivenUp for a board that has none (unless `takeWhileDraining`).
    */
-  giveUpAll(): Promise<void>;
-  /** Gives every home up (when not done yet) and lets go of Redis. */
+  giveUpAll(deciding?: (boardId: string) => boolean): Promise<void>;
+  /** Gives every home still held up and lets go of Redis. */
   close(): Promise<void>;
 }
 

@@ -56,6 +56,8 @@ export class RedisHomes implements Homes {
   private readonly givenUp = new Map<string, { command: number; at: number }>();
   /** Every home given up, none taken again: the node drains. */
   private draining = false;
+  /** Closed: what a take answers after is let go at once. */
+  private closed = false;
   private self: NodeAddress | null = null;
   private value = '';
   private renewer: NodeJS.Timeout | null = null;
@@ -106,7 +108,7 @@ export class RedisHomes implements Homes {
     const take = ++this.sent;
     const holder = await this.redis.homeTake(KEY + boardId, this.value, this.leaseMs);
     if (holder === this.value) {
-      if (this.draining && options.takeWhileDraining !== true) {
+      if (this.closed || (this.draining && options.takeWhileDraining !== true)) {
         void this.giveUp(boardId).catch(() => undefined); // taken as the node began to drain: let go at once
         throw new HomesGivenUp(boardId);
       }
@@ -155,17 +157,20 @@ export class RedisHomes implements Homes {
     this.remote.delete(boardId);
   }
 
-  async giveUpAll(): Promise<void> {
+  async giveUpAll(deciding: (boardId: string) => boolean = () => false): Promise<void> {
     this.draining = true;
+    // From now on a home is kept only while commands are being decided on it, then given up (each renewal round).
+    this.active = deciding;
+    await this.renewAll();
+  }
+
+  async close(): Promise<void> {
+    this.draining = this.closed = true;
     if (this.renewer) clearInterval(this.renewer);
     const boards = [...this.held.keys()];
     this.held.clear();
     this.tenures.clear();
     await Promise.allSettled(boards.map((b) => this.giveUp(b)));
-  }
-
-  async close(): Promise<void> {
-    await this.giveUpAll();
     this.redis.disconnect();
   }
 
@@ -183,8 +188,8 @@ export class RedisHomes implements Homes {
         const until = this.held.get(boardId);
         const renewal = ++this.sent;
         const renewed = await this.redis.homeRenew(KEY + boardId, this.value, this.leaseMs);
-        // Given up behind the renewal (the node began to drain, or its actor passivated): not ours now.
-        if (this.draining || this.givenUpAfter(boardId, renewal)) return;
+        // Given up behind the renewal (its actor passivated, its last command decided while the node drains, or the node closed): not ours now.
+        if (this.givenUpAfter(boardId, renewal)) return;
         if (renewed) this.hold(boardId, started, until);
         else if (this.drop(boardId)) this.options.onChange?.(boardId, 'lost');
       }),

@@ -41,7 +41,7 @@ export interface Boards {
   access: BoardAccess;
   /** Where peers' forwarded commands arrive; absent on one node. */
   peers: PeerEndpoint | undefined;
-  /** The node begins to drain: its homes are given up, so peers take its boards while its requests finish. */
+  /** The node begins to drain: its homes are given up as their commands under way are decided, so peers take its boards while its requests finish. */
   giveUpHomes(): Promise<void>;
   close(): Promise<void>;
 }
@@ -105,7 +105,7 @@ export function startBoards(parts: BoardsParts): Boards {
     access: new BoardAccess(registry, router),
     peers,
     async giveUpHomes() {
-      await homes?.giveUpAll();
+      await homes?.giveUpAll((boardId) => router.isDeciding(boardId));
     },
     async close() {
       await homes?.close();

@@ -137,4 +137,34 @@ describe.skipIf(!url)('board homes in Redis', () => {
     expect(a.tenure(free)).toBeNull();
     expect(await keyOf(free)).toBeNull();
   });
+
+  it('keeps a home while a command is being decided on it as the drain begins, and gives it up once none is', async () => {
+    const a = await node(unique('a'), Date.now);
+    const [busy, idle] = [unique('board'), unique('board')];
+    await a.homeOf(busy);
+    await a.homeOf(idle);
+    let deciding = true;
+    await a.giveUpAll((boardId) => boardId === busy && deciding);
+    expect(a.tenure(idle)).toBeNull();
+    expect(await keyOf(idle)).toBeNull();
+    expect(a.tenure(busy)).not.toBeNull(); // its command is decided under its home, not beside a peer's
+    expect(await keyOf(busy)).not.toBeNull();
+    deciding = false;
+    await renewAll(a); // the next round
+    expect(a.tenure(busy)).toBeNull();
+    expect(await keyOf(busy)).toBeNull();
+  });
+
+  it('lets go of a board a take in flight answers after close', async () => {
+    const name = unique('a');
+    const a = await node(name, Date.now);
+    const [held, taken] = [unique('board'), unique('board')];
+    await a.giveUpAll();
+    expect(await a.homeOf(held, { takeWhileDraining: true })).toEqual({ self: true }); // close gives it up: a round trip
+    const taking = a.homeOf(taken, { takeWhileDraining: true }).catch((e: unknown) => e);
+    await a.close();
+    expect(await taking).toBeInstanceOf(HomesGivenUp); // answered while close gave the other up
+    expect(a.tenure(taken)).toBeNull();
+    await until(async () => (await keyOf(taken)) !== `${name} http://${name}`);
+  });
 });
