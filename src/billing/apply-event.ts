@@ -52,8 +52,14 @@ export async function applyEvent(
         outcome = 'applied';
         return {
           ...changes,
-          // A checkout names a subscription and says nothing of its state: the order of its changes stays theirs.
-          changedAt: event.type === 'checkout.session.completed' ? current.changedAt : event.created,
+          // A checkout says nothing of a subscription's state: the order stays its changes' (none yet
+          // for one it names anew, so the new one's changes are ordered among themselves).
+          changedAt:
+            event.type !== 'checkout.session.completed'
+              ? event.created
+              : changes.subscriptionId === current.subscriptionId
+                ? current.changedAt
+                : null,
           appliedEventIds: [...(current.appliedEventIds ?? []), event.id].slice(-APPLIED_IDS_KEPT),
         };
       });
@@ -123,9 +129,13 @@ function effectOf(event: ProviderEvent, record: BillingRecord, prices: Prices | 
     if (!sub)
       throw new AppError('PROVIDER_EVENT_INVALID', 'The subscription in the event lacks its id, customer or status.');
     const status = event.type === 'customer.subscription.deleted' ? 'canceled' : sub.status;
-    // Another subscription than the record's: it takes the record's place only if worth as much to the board.
-    if (record.subscriptionId !== null && sub.id !== record.subscriptionId && worthOf(status) < worthOf(record.status))
-      return null;
+    // Another subscription than the record's takes its place if worth more to the board, or as
+    // much and newer than the record's last change (not a late event of one replaced before).
+    if (record.subscriptionId !== null && sub.id !== record.subscriptionId) {
+      const [theirs, ours] = [worthOf(status), worthOf(record.status)];
+      if (theirs < ours || (theirs === ours && record.changedAt !== null && event.created <= record.changedAt))
+        return null;
+    }
     return subscriptionChanges(sub, record, status, event.created, prices);
   }
   if (event.type === 'invoice.payment_failed' || event.type === 'invoice.paid') {

@@ -207,6 +207,61 @@ describe('the provider’s sequences, delivered in any order (Stripe stamps even
     ).toMatchObject({ subscriptionId: 's2' });
   });
 
+  it('a new subscription’s changes are not older than the old one’s last, whichever came first', async () => {
+    // Overdue, a second checkout; the old one's end (a day later) delivered before the new one's events.
+    expect(
+      await run([
+        change('created', 's1', 'active', T - 90 * DAY),
+        change('updated', 's1', 'past_due', T - DAY),
+        change('deleted', 's1', 'canceled', T + DAY),
+        checkout('s2', T),
+        change('created', 's2', 'incomplete', T),
+        invoice('paid', 's2', T),
+        change('updated', 's2', 'active', T),
+      ]),
+    ).toEqual({ subscriptionId: 's2', status: 'active', plan: 'pro' });
+    // A late event of a subscription replaced after it ended does not take the record back.
+    expect(
+      await run([
+        change('created', 's1', 'active', T - 90 * DAY),
+        change('deleted', 's1', 'canceled', T - 30 * DAY),
+        checkout('s2', T),
+        change('created', 's2', 'active', T),
+        change('updated', 's1', 'active', T - 60 * DAY),
+        change('deleted', 's2', 'canceled', T + 30 * DAY),
+      ]),
+    ).toEqual({ subscriptionId: 's2', status: 'canceled', plan: 'free' });
+  });
+
+  it('a new subscription’s changes are not older than a re-read of the old one made before they came', async () => {
+    const { projectId, customer } = await board();
+    const dead = {
+      id: 's1',
+      customerId: customer,
+      status: 'canceled',
+      priceId: PRICES.monthly,
+      currentPeriodEnd: T - 30 * DAY,
+      cancelAtPeriodEnd: false,
+      projectId,
+    };
+    const setup = { provider: { getSubscription: async () => dead }, prices: PRICES } as unknown as BillingSetup;
+    const events = [change('created', 's1', 'active', T - 90 * DAY), change('deleted', 's1', 'canceled', T - 30 * DAY)];
+    for (const e of events) {
+      e.object.customer = customer;
+      await applyEvent(used.store, PRICES, e, projectId, Date.now());
+    }
+    await settleFromProvider(used.store, setup, projectId, T + 60_000); // a re-read a minute after s2 was checked out
+    for (const e of [
+      checkout('s2', T),
+      change('created', 's2', 'incomplete', T),
+      change('updated', 's2', 'active', T),
+    ]) {
+      e.object.customer = customer;
+      await applyEvent(used.store, PRICES, e, projectId, Date.now());
+    }
+    expect(await used.store.billing.get(projectId)).toMatchObject({ subscriptionId: 's2', status: 'active' });
+  });
+
   it('an invoice naming no subscription (a one-off) leaves an active board as it is', async () => {
     expect(await run([change('created', 's1', 'active', T), invoice('payment_failed', null, T + DAY)])).toEqual({
       subscriptionId: 's1',
