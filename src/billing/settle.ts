@@ -84,7 +84,8 @@ const SUBSCRIPTION_FIELDS = [
  * no event named it yet) and settles the record, then the board's plan, from the answer. `now`
  * is taken before the provider is asked: the answer is at least as new as every event created
  * before it, so changedAt moves to it and an older event delivered later does not overwrite it;
- * an event applied meanwhile with a later time is newer than the answer and is kept.
+ * an event applied meanwhile with a later time is newer than the answer and is kept, and so is a
+ * subscription named meanwhile (only the re-read's time is written then).
  * Throws BILLING_SUBSCRIPTION_REQUIRED (no record, or the provider holds no subscription for it)
  * or BILLING_CUSTOMER_CONFLICT (the subscription belongs to another customer or board), writing
  * nothing; provider failures come back as their codes, writing nothing.
@@ -110,6 +111,8 @@ export async function settleFromProvider(
   let base = before;
   const after = await modify(store.billing, projectId, (current) => {
     base = current;
+    // Another subscription named meanwhile (a checkout or its events while the provider answered): the answer is not its.
+    if (current.subscriptionId !== before.subscriptionId) return { reconciledAt: now };
     if (current.changedAt !== null && current.changedAt > now) return { reconciledAt: now };
     return {
       ...subscriptionChanges(sub, current, sub.status, now, setup.prices),

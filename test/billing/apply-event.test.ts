@@ -270,6 +270,48 @@ describe('the provider’s sequences, delivered in any order (Stripe stamps even
     });
   });
 
+  it('a re-read of the old subscription answered after a new one was named writes nothing of the old one', async () => {
+    const { projectId, customer } = await board();
+    for (const e of [
+      change('created', 's1', 'active', T - 90 * DAY),
+      change('deleted', 's1', 'canceled', T - 30 * DAY),
+    ]) {
+      e.object.customer = customer;
+      await applyEvent(used.store, PRICES, e, projectId, Date.now());
+    }
+    // While the provider answers the re-read of s1, the checkout of s2 and its events land.
+    const meanwhile = async () => {
+      for (const e of [
+        checkout('s2', T),
+        change('created', 's2', 'incomplete', T),
+        change('updated', 's2', 'active', T),
+      ]) {
+        e.object.customer = customer;
+        await applyEvent(used.store, PRICES, e, projectId, Date.now());
+      }
+    };
+    const ended = {
+      id: 's1',
+      customerId: customer,
+      status: 'canceled',
+      priceId: PRICES.monthly,
+      currentPeriodEnd: T - 30 * DAY,
+      cancelAtPeriodEnd: false,
+      projectId,
+    };
+    const setup = {
+      provider: { getSubscription: async () => (await meanwhile(), ended) },
+      prices: PRICES,
+    } as unknown as BillingSetup;
+    await settleFromProvider(used.store, setup, projectId, T + 5_000);
+    expect(await used.store.billing.get(projectId)).toMatchObject({
+      subscriptionId: 's2',
+      status: 'active',
+      reconciledAt: T + 5_000,
+    });
+    expect((await used.store.projects.get(projectId))!.plan).toBe('pro');
+  });
+
   it('a re-read from the provider a moment into a second does not make an event stamped in that second older', async () => {
     const { projectId, customer } = await board();
     const live = {
