@@ -86,8 +86,9 @@ const STAGE: Record<string, number> = { incomplete: 0, canceled: 2, incomplete_e
 const stageOf = (status: string | null | undefined): number => (status ? (STAGE[status] ?? 1) : 0);
 /**
  * What a status is worth to its board: Pro, Pro for a while, or not. The record follows one
- * subscription; an event about another replaces it only when that one is worth as much (a new
- * subscription after a lapsed one), never with one worth less (the old one's end after a new one).
+ * subscription; an event about another replaces it when that one is worth more (a new subscription
+ * after a lapsed one), or as much and newer, never with one worth less (the old one's end after a
+ * new one).
  */
 const WORTH: Record<string, number> = { active: 3, trialing: 3, past_due: 2, incomplete: 1, unpaid: 1, paused: 1 };
 const worthOf = (status: string | null): number => (status === null ? 0 : (WORTH[status] ?? 0));
