@@ -191,7 +191,8 @@ describe('impersonation limits', () => {
       (await new Client(srv().url).post('/api/auth/login', { email: person.email, password: PASSWORD })).status,
     ).toBe(200);
     expect(await store.projects.get(projectId)).not.toBeNull();
-    expect(await kit.pendingOf(projectId, before.invitations.find((i) => i.status === 'pending')!.email)).toBe(1);
+    const pending = before.invitations.find((i) => i.status === 'pending' && i.projectId === projectId)!;
+    expect(await kit.pendingOf(projectId, pending.email)).toBe(1);
 
     // The account itself does them: the marking is the impersonation's alone.
     const own = await person.client.request('DELETE', `/api/accounts/tokens/${tokenId}`);
