@@ -20,6 +20,18 @@ import { until } from '../support/until.js';
 
 const used = useStore();
 
+/** An item's update at `seq` on the board, as committed; `logged`, as the board's log holds it. */
+const itemUpdate = (boardId: string, seq: number): CommittedEvent => ({
+  boardId,
+  seq,
+  type: 'item.updated',
+  actor: 'agent:a',
+  workId: 'W-1',
+  at: 1_000 + seq,
+  data: {},
+});
+const logged = (e: CommittedEvent): EventRecord => ({ _id: `${e.boardId}:${e.seq}`, version: 1, ...e }) as EventRecord;
+
 /** A socket as the hub sees it: what it was sent, and by which path. */
 class FakeSocket implements Connection {
   static next = 1;
@@ -358,18 +370,9 @@ describe('a lease holder’s end', () => {
 describe('a catch-up of one board', () => {
   it('reads that board’s log to its subscriptions and leaves the other boards’ as they are', async () => {
     const [late, other] = [unique('board'), unique('board')];
-    const item = (boardId: string, seq: number): CommittedEvent => ({
-      boardId,
-      seq,
-      type: 'item.updated',
-      actor: 'agent:a',
-      workId: 'W-1',
-      at: 1_000 + seq,
-      data: {},
-    });
     for (const boardId of [late, other]) {
       await used.store.boards.insert({ _id: boardId, version: 1, lastSeq: 1 } as unknown as BoardRecord);
-      await used.store.events.insertMissing([{ _id: `${boardId}:1`, version: 1, ...item(boardId, 1) } as EventRecord]);
+      await used.store.events.insertMissing([logged(itemUpdate(boardId, 1))]);
     }
     const { hub, open } = rig();
     const [onLate, onOther] = [open(), open()];
@@ -377,8 +380,7 @@ describe('a catch-up of one board', () => {
     await hub.message(onOther, JSON.stringify({ type: 'subscribe', boardId: other, topics: ['items'], since: 0 }));
     await until(() => onLate.events().length === 1 && onOther.events().length === 1);
     // Each board commits 2 and the bus brings neither (as while a channel was not yet confirmed).
-    for (const boardId of [late, other])
-      await used.store.events.insertMissing([{ _id: `${boardId}:2`, version: 1, ...item(boardId, 2) } as EventRecord]);
+    for (const boardId of [late, other]) await used.store.events.insertMissing([logged(itemUpdate(boardId, 2))]);
     hub.hears['catch-up']({ kind: 'catch-up', boardId: late });
     await until(() => onLate.events().length === 2, { what: 'the late board read up to its log' });
     expect(onLate.events().map((g) => g.seq)).toEqual([1, 2]);
@@ -426,18 +428,7 @@ describe('a catch-up', () => {
     'has a subscription still sending its replay read the log again, for a commit past its last page (%s)',
     async (_, notice) => {
       const boardId = unique('board');
-      const item = (seq: number) =>
-        ({
-          _id: `${boardId}:${seq}`,
-          version: 1,
-          boardId,
-          seq,
-          type: 'item.updated',
-          actor: 'agent:a',
-          workId: 'W-1',
-          at: 1_000 + seq,
-          data: {},
-        }) as EventRecord;
+      const item = (seq: number) => logged(itemUpdate(boardId, seq));
       await used.store.boards.insert({ _id: boardId, version: 1, lastSeq: 1 } as unknown as BoardRecord);
       await used.store.events.insertMissing([item(1)]);
       const { hub, open } = rig();
@@ -465,17 +456,9 @@ describe('a catch-up', () => {
 
   it('leaves nothing to go out after its subscription ended while it read the log', async () => {
     const boardId = unique('board');
-    const item = (seq: number): CommittedEvent => ({
-      boardId,
-      seq,
-      type: 'item.updated',
-      actor: 'agent:a',
-      workId: 'W-1',
-      at: 1_000 + seq,
-      data: {},
-    });
+    const item = (seq: number) => itemUpdate(boardId, seq);
     await used.store.boards.insert({ _id: boardId, version: 1, lastSeq: 1 } as unknown as BoardRecord);
-    await used.store.events.insertMissing([{ _id: `${boardId}:1`, version: 1, ...item(1) } as EventRecord]);
+    await used.store.events.insertMissing([logged(item(1))]);
     const reads = heldReads(used.store);
     const { hub, open } = rig(undefined, reads.store);
     const watcher = open();
