@@ -97,18 +97,42 @@ const invoice = (type: 'paid' | 'payment_failed', subscription: string | null, c
     object: { id: `in_${unique('i')}`, subscription },
   }) as ProviderEvent;
 
+type Board = Awaited<ReturnType<typeof board>>;
+
+/** Applies `events` in the order given to the board, as its customer's; what came of each. */
+async function deliver(b: Board, events: ProviderEvent[]) {
+  const outcomes = [];
+  for (const event of events) {
+    event.object.customer = b.customer;
+    outcomes.push(await applyEvent(used.store, PRICES, event, b.projectId, Date.now()));
+  }
+  return outcomes;
+}
+
+/** A re-read of the board's subscription at `now`, the provider answering s1 at `status` (after `meanwhile`). */
+async function reRead(b: Board, status: string, periodEnd: number, now: number, meanwhile = async () => {}) {
+  const s1 = {
+    id: 's1',
+    customerId: b.customer,
+    status,
+    priceId: PRICES.monthly,
+    currentPeriodEnd: periodEnd,
+    cancelAtPeriodEnd: false,
+    projectId: b.projectId,
+  };
+  const provider = { getSubscription: async () => (await meanwhile(), s1) };
+  await settleFromProvider(used.store, { provider, prices: PRICES } as unknown as BillingSetup, b.projectId, now);
+}
+
 /** Applies `events` in the order given to a fresh board; its record and plan after. */
 async function run(events: ProviderEvent[]) {
-  const { projectId, customer } = await board();
-  for (const event of events) {
-    event.object.customer = customer;
-    await applyEvent(used.store, PRICES, event, projectId, Date.now());
-  }
-  const record = (await used.store.billing.get(projectId))!;
+  const b = await board();
+  await deliver(b, events);
+  const record = (await used.store.billing.get(b.projectId))!;
   return {
     subscriptionId: record.subscriptionId,
     status: record.status,
-    plan: (await used.store.projects.get(projectId))!.plan,
+    plan: (await used.store.projects.get(b.projectId))!.plan,
   };
 }
 
@@ -234,32 +258,18 @@ describe('the provider’s sequences, delivered in any order (Stripe stamps even
   });
 
   it('a new subscription’s changes are not older than a re-read of the old one made before they came', async () => {
-    const { projectId, customer } = await board();
-    const dead = {
-      id: 's1',
-      customerId: customer,
-      status: 'canceled',
-      priceId: PRICES.monthly,
-      currentPeriodEnd: T - 30 * DAY,
-      cancelAtPeriodEnd: false,
-      projectId,
-    };
-    const setup = { provider: { getSubscription: async () => dead }, prices: PRICES } as unknown as BillingSetup;
-    const events = [change('created', 's1', 'active', T - 90 * DAY), change('deleted', 's1', 'canceled', T - 30 * DAY)];
-    for (const e of events) {
-      e.object.customer = customer;
-      await applyEvent(used.store, PRICES, e, projectId, Date.now());
-    }
-    await settleFromProvider(used.store, setup, projectId, T + 60_000); // a re-read a minute after s2 was checked out
-    for (const e of [
+    const b = await board();
+    await deliver(b, [
+      change('created', 's1', 'active', T - 90 * DAY),
+      change('deleted', 's1', 'canceled', T - 30 * DAY),
+    ]);
+    await reRead(b, 'canceled', T - 30 * DAY, T + 60_000); // a minute after s2 was checked out
+    await deliver(b, [
       checkout('s2', T),
       change('created', 's2', 'incomplete', T),
       change('updated', 's2', 'active', T),
-    ]) {
-      e.object.customer = customer;
-      await applyEvent(used.store, PRICES, e, projectId, Date.now());
-    }
-    expect(await used.store.billing.get(projectId)).toMatchObject({ subscriptionId: 's2', status: 'active' });
+    ]);
+    expect(await used.store.billing.get(b.projectId)).toMatchObject({ subscriptionId: 's2', status: 'active' });
   });
 
   it('an invoice naming no subscription (a one-off) leaves an active board as it is', async () => {
@@ -271,74 +281,34 @@ describe('the provider’s sequences, delivered in any order (Stripe stamps even
   });
 
   it('a re-read of the old subscription answered after a new one was named writes nothing of the old one', async () => {
-    const { projectId, customer } = await board();
-    for (const e of [
+    const b = await board();
+    await deliver(b, [
       change('created', 's1', 'active', T - 90 * DAY),
       change('deleted', 's1', 'canceled', T - 30 * DAY),
-    ]) {
-      e.object.customer = customer;
-      await applyEvent(used.store, PRICES, e, projectId, Date.now());
-    }
+    ]);
     // While the provider answers the re-read of s1, the checkout of s2 and its events land.
-    const meanwhile = async () => {
-      for (const e of [
+    await reRead(b, 'canceled', T - 30 * DAY, T + 5_000, async () => {
+      await deliver(b, [
         checkout('s2', T),
         change('created', 's2', 'incomplete', T),
         change('updated', 's2', 'active', T),
-      ]) {
-        e.object.customer = customer;
-        await applyEvent(used.store, PRICES, e, projectId, Date.now());
-      }
-    };
-    const ended = {
-      id: 's1',
-      customerId: customer,
-      status: 'canceled',
-      priceId: PRICES.monthly,
-      currentPeriodEnd: T - 30 * DAY,
-      cancelAtPeriodEnd: false,
-      projectId,
-    };
-    const setup = {
-      provider: { getSubscription: async () => (await meanwhile(), ended) },
-      prices: PRICES,
-    } as unknown as BillingSetup;
-    await settleFromProvider(used.store, setup, projectId, T + 5_000);
-    expect(await used.store.billing.get(projectId)).toMatchObject({
+      ]);
+    });
+    expect(await used.store.billing.get(b.projectId)).toMatchObject({
       subscriptionId: 's2',
       status: 'active',
       reconciledAt: T + 5_000,
     });
-    expect((await used.store.projects.get(projectId))!.plan).toBe('pro');
+    expect((await used.store.projects.get(b.projectId))!.plan).toBe('pro');
   });
 
   it('a re-read from the provider a moment into a second does not make an event stamped in that second older', async () => {
-    const { projectId, customer } = await board();
-    const live = {
-      id: 's1',
-      customerId: customer,
-      status: 'active',
-      priceId: PRICES.monthly,
-      currentPeriodEnd: T + 30 * DAY,
-      cancelAtPeriodEnd: false,
-      projectId,
-    };
-    const setup = { provider: { getSubscription: async () => live }, prices: PRICES } as unknown as BillingSetup;
-    await applyEvent(
-      used.store,
-      PRICES,
-      {
-        ...change('created', 's1', 'active', T - DAY),
-        object: { ...change('created', 's1', 'active', T - DAY).object, customer },
-      },
-      projectId,
-      Date.now(),
-    );
-    await settleFromProvider(used.store, setup, projectId, T + 300); // read active, 300 ms into second T
-    const ended = change('deleted', 's1', 'canceled', T); // the cancel came at T + 0.7 s, stamped T
-    ended.object.customer = customer;
-    expect(await applyEvent(used.store, PRICES, ended, projectId, Date.now())).toBe('applied');
-    expect(await used.store.billing.get(projectId)).toMatchObject({ status: 'canceled' });
+    const b = await board();
+    await deliver(b, [change('created', 's1', 'active', T - DAY)]);
+    await reRead(b, 'active', T + 30 * DAY, T + 300); // read active, 300 ms into second T
+    // The cancel came at T + 0.7 s, stamped T.
+    expect(await deliver(b, [change('deleted', 's1', 'canceled', T)])).toEqual(['applied']);
+    expect(await used.store.billing.get(b.projectId)).toMatchObject({ status: 'canceled' });
   });
 
   it('a cancel at the period’s end, then the end: Free', async () => {
