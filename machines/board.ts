@@ -341,8 +341,24 @@ export function rankBounds(board: Board): { min: number; max: number } {
 /** Adds items (already given work ids) as pending or ready; the caller checked the graph. */
 export function addItems(draft: BoardDraft, fields: Record<string, ItemFields>, now: number): BoardItem[] {
   const created = Object.entries(fields).map(([workId, f]): BoardItem => {
+    // Every field named, in one order, readyAt among them: each item then has one shape with its
+    // fields in the object itself, which the spreads of later changes keep. A spread of `f` with
+    // ten fields added after it put those in a property array outside the object, mostly slack
+    // (160 B an item); and without readyAt here, adding it later made new shapes by the thousand
+    // (heap snapshots of 3,000 boards: 30 shapes a board, 5.4 KB, against 5).
     const item: BoardItem = {
-      ...f,
+      title: f.title,
+      description: f.description,
+      type: f.type,
+      priority: f.priority,
+      parentId: f.parentId,
+      dependsOn: f.dependsOn,
+      verify: f.verify,
+      maxAttempts: f.maxAttempts,
+      criteria: f.criteria,
+      doctrine: f.doctrine,
+      spec: f.spec,
+      labels: f.labels,
       workId,
       rank: null,
       state: 'pending',
@@ -351,6 +367,7 @@ export function addItems(draft: BoardDraft, fields: Record<string, ItemFields>, 
       endedLeases: [],
       createdAt: now,
       updatedAt: now,
+      readyAt: undefined,
       version: 1,
     };
     draft.put(item);

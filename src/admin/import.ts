@@ -103,7 +103,8 @@ const Item = z.strictObject({
   progress: z.strictObject({ note: Text(2000), by: Principal, at: Time }).nullable(),
   createdAt: Time,
   updatedAt: Time,
-  readyAt: Time.optional(),
+  // MongoDB keeps an item's undefined readyAt (never ready yet) as null: read either as unknown.
+  readyAt: Time.nullish().transform((at) => at ?? undefined),
   version: z.number().int().min(1).max(1e12),
 });
 

@@ -95,21 +95,18 @@ export class UsageRecorder {
   /**
    * The rows each credential's last plain request (counted, neither refused nor a signal) added to,
    * with what picked them: a row stays in `pending` (a failed write is merged back into the row
-   * there, never replaces it) until a flush swaps the map.
+   * there, never replaces it) until a flush swaps the map, which starts these maps anew (an entry
+   * kept past it would hold the whole swapped map, each credential's last rows with it).
    */
-  private readonly lastRows = new WeakMap<
-    Identity,
-    { pending: PendingRows; day: string; address: string; boardId: string | null; rows: Pending[] }
-  >();
+  private lastRows = new WeakMap<Identity, { day: string; address: string; boardId: string | null; rows: Pending[] }>();
   /**
    * As `lastRows`, for each credential's last refusal (401, 403, 429): its day rows and its two
    * ten-minute buckets, with the status and bucket that picked them. Under a flood of refusals each
    * adds to the same seven rows: found again through the identity, not through seven lookups.
    */
-  private readonly lastRefusals = new WeakMap<
+  private lastRefusals = new WeakMap<
     Identity,
     {
-      pending: PendingRows;
       day: string;
       bucket: string;
       status: number;
@@ -141,7 +138,6 @@ export class UsageRecorder {
       const last = this.lastRefusals.get(identity);
       if (
         last &&
-        last.pending === this.pending &&
         last.status === status &&
         last.day === day &&
         last.address === ctx.remoteAddress &&
@@ -160,13 +156,7 @@ export class UsageRecorder {
       // A credential's requests count on the same rows until a flush takes them or a subject
       // changes: found again through the identity, not through four maps each.
       const last = this.lastRows.get(identity);
-      if (
-        last &&
-        last.pending === this.pending &&
-        last.day === day &&
-        last.address === ctx.remoteAddress &&
-        last.boardId === boardId
-      ) {
+      if (last && last.day === day && last.address === ctx.remoteAddress && last.boardId === boardId) {
         for (const row of last.rows) row.counts.requests = (row.counts.requests ?? 0) + 1;
         return;
       }
@@ -185,7 +175,6 @@ export class UsageRecorder {
     if (plain) {
       if (!rows.includes(null))
         this.lastRows.set(identity, {
-          pending: this.pending,
           day,
           address: ctx.remoteAddress,
           boardId,
@@ -201,7 +190,6 @@ export class UsageRecorder {
         buckets.push(this.add(bucket, 'principal', identity.principal, [refusal]));
         if (!rows.includes(null) && !buckets.includes(null))
           this.lastRefusals.set(identity, {
-            pending: this.pending,
             day,
             bucket,
             status,
@@ -314,6 +302,8 @@ export class UsageRecorder {
         for (const row of byKey.values()) rows.push([usageId(row.day, row.scope, row.key), row]);
     this.pending = new Map();
     this.pendingCount = 0;
+    this.lastRows = new WeakMap();
+    this.lastRefusals = new WeakMap();
     // Subjects first: the add creating a subject's row of a day counts it active on the platform row, written last.
     const platform = rows.filter(([, r]) => r.scope === 'platform');
     const subjects = rows.filter(([, r]) => r.scope !== 'platform');

@@ -184,8 +184,10 @@ export function dataFlow(name: string, open: () => Promise<OpenedStore>): void {
       expect([...is.keys()].sort()).toEqual([...was.keys()].sort());
       for (const [workId, old] of was) {
         const now = is.get(workId)!;
-        const { life, state, endedLeases: _e, ...fields } = old;
+        // An item not ready yet has no readyAt: undefined, or null as MongoDB keeps undefined.
+        const { life, state, endedLeases: _e, readyAt, ...fields } = old;
         expect(now, workId).toMatchObject({ ...fields, state: state === 'claimed' ? 'ready' : state, endedLeases: [] });
+        expect(now.readyAt ?? null, workId).toBe(readyAt ?? null);
         expect(now.life, workId).toEqual({
           ...life,
           lease: null,
