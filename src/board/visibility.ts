@@ -106,7 +106,10 @@ export function eventAsSeen<E extends BoardEvent>(view: BoardView, event: E): E 
   if (event.type.startsWith('doctrine.')) return view.doctrine ? event : null;
   if (event.type.startsWith('spec.')) return view.spec ? event : null;
   if (view.items === null) return event;
-  const { items, order, ...rest } = event.data as { items?: { workId: string }[]; order?: string[] };
+  // Patches and an order are lists; a count under the same name (`board.imported`'s items) is no patch.
+  const { items: listed, order: ranked, ...rest } = event.data as { items?: unknown; order?: unknown };
+  const items = Array.isArray(listed) ? (listed as { workId: string }[]) : undefined;
+  const order = Array.isArray(ranked) ? (ranked as string[]) : undefined;
   if (items === undefined && order === undefined) return event;
   const own = items?.filter((patch) => view.items!.has(patch.workId)) ?? [];
   const ownOrder = order?.filter((workId) => view.items!.has(workId)) ?? [];

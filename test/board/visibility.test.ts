@@ -34,6 +34,7 @@ const events = {
     data: { order: ['W-2', 'W-1'], items: [patch('W-2'), patch('W-1')] },
   },
   reorderOther: { type: 'items.reordered', workId: null, data: { order: ['W-2'], items: [patch('W-2')] } },
+  imported: { type: 'board.imported', workId: null, data: { from: 'old', items: 2, events: 3 } },
   doctrine: { type: 'doctrine.proposed', workId: null, data: { entry: { slug: 'x' } } },
   spec: { type: 'spec.created', workId: null, data: { clause: { clauseId: 'S-1' } } },
 };
@@ -61,6 +62,7 @@ describe('what a principal sees of a board', () => {
     expect(eventAsSeen(view, events.mine)).toBe(events.mine);
     expect(eventAsSeen(view, events.other)).toBeNull();
     expect(eventAsSeen(view, events.paused)).toBe(events.paused);
+    expect(eventAsSeen(view, events.imported)).toBe(events.imported);
     expect(eventAsSeen(view, events.rewound)).toEqual({
       ...events.rewound,
       data: { restorePointId: 'rp_b_1', counts: { added: 0 }, items: [patch('W-1')] },

@@ -240,6 +240,20 @@ export function dataFlow(name: string, open: () => Promise<OpenedStore>): void {
       expect(added.body).toMatchObject({ workId: `W-${before.record.nextWorkSeq}`, state: 'pending' });
       const activity = await target.client.get(`/api/activity?projectId=${newId}&limit=3`);
       expect(activity.body.events[0].seq).toBeGreaterThan(before.record.lastSeq + 1);
+      // A token narrowed to one item reads the log too: the import's marker counts items, patches none.
+      const narrow = await target.client.post('/api/accounts/tokens', {
+        name: 'one item',
+        scope: 'resource',
+        projectId: newId,
+        resources: ['W-1'],
+      });
+      expect(narrow.status, narrow.text).toBe(201);
+      const asNarrow = new Client(served.srv.url, { authorization: `Bearer ${String(narrow.body.secret)}` });
+      const seen = await asNarrow.get('/api/activity?limit=200');
+      expect(seen.status, seen.text).toBe(200);
+      expect(seen.body.events.find((e: { type: string }) => e.type === 'board.imported')).toMatchObject({
+        data: { from: board.projectId, items: 5 },
+      });
 
       const [row] = await store().audit.find({ target: `board:${newId}` });
       expect(row).toMatchObject({
