@@ -4,6 +4,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { AppError } from '../errors/app-error.js';
 import { newSecret, sha256, SESSION_COOKIE } from '../auth/authenticator.js';
 import type { PasswordHasher } from '../auth/passwords.js';
+import type { RateLimiter, WindowSpec } from '../ratelimit/limiter.js';
 import type { SetCookie } from '../request-context.js';
 import {
   DuplicateKeyError,
@@ -46,6 +47,19 @@ export function publicAccount(a: AccountRecord) {
   };
 }
 
+/**
+ * Sign-ins an email address may have in 15 minutes, right or wrong, from any client address:
+ * the per-address budget alone let a guesser spread over many addresses (an IPv6 /64 each) try
+ * one account without end. Counted before the password is checked, for addresses with no account
+ * alike (a refusal says nothing of either), so concurrent guesses cannot pass it together.
+ */
+export const SIGN_INS_PER_QUARTER_HOUR = 20;
+const signInBudget = (email: string): WindowSpec => ({
+  key: `sign-in:${email.slice(0, 320)}`,
+  limit: SIGN_INS_PER_QUARTER_HOUR,
+  windowMs: 15 * 60_000,
+});
+
 /** Said only to whoever knows the password: a deleted account is kept 30 days for a restore. */
 function refuseDeleted(account: AccountRecord): void {
   if (account.deletedAt != null)
@@ -70,6 +84,8 @@ export class AccountService {
     private readonly passwords: PasswordHasher,
     /** The CSRF token of a session id (src/auth/csrf.ts). */
     private readonly csrfToken: (sessionId: string) => string,
+    /** Where sign-ins per email address are counted (the nodes' shared budgets). */
+    private readonly limiter: RateLimiter,
   ) {}
 
   /** Resolves the referral before anything is written; creates account, default project and session. */
@@ -111,7 +127,18 @@ export class AccountService {
   }
 
   async login(input: { email: string; password: string }, now: number): Promise<OpenedSession> {
-    const account = await this.store.accounts.findOne({ email: canonicalEmail(input.email) });
+    const email = canonicalEmail(input.email);
+    const budget = await this.limiter.consume(signInBudget(email), now);
+    if (!budget.allowed) {
+      const retryAfter = Math.max(1, budget.resetAt - Math.floor(now / 1000));
+      throw new AppError(
+        'RATE_LIMITED',
+        `${SIGN_INS_PER_QUARTER_HOUR} sign-ins for this email address within 15 minutes: retry in ${retryAfter} s, or reset the password.`,
+        { limit: budget.limit, resetAt: budget.resetAt },
+        { 'Retry-After': String(retryAfter) },
+      );
+    }
+    const account = await this.store.accounts.findOne({ email });
     const ok = await this.passwords.verify(input.password, account?.passwordHash ?? null);
     if (!account || !ok) throw new AppError('INVALID_CREDENTIALS');
     refuseDeleted(account);

@@ -40,11 +40,11 @@ const AccountProfileResponse = z.object({
 /** What the account routes use of the server's dependencies. */
 export type AccountDeps = Pick<
   RouteDeps,
-  'config' | 'store' | 'passwords' | 'mailer' | 'selector' | 'logger' | 'csrfToken' | 'revoke' | 'billing'
+  'config' | 'store' | 'passwords' | 'mailer' | 'selector' | 'logger' | 'csrfToken' | 'revoke' | 'billing' | 'limiter'
 >;
 
 export function accountRoutes(deps: AccountDeps): Route[] {
-  const accounts = new AccountService(deps.store, deps.passwords, deps.csrfToken);
+  const accounts = new AccountService(deps.store, deps.passwords, deps.csrfToken, deps.limiter);
   const recovery = new Recovery(deps.store, deps.mailer, deps.passwords, deps.config.publicUrl);
   const deletion = new AccountDeletion(deps.store, (accountId) => deps.billing.cancelLiveSubscriptions(accountId));
   const group = 'accounts';

@@ -1,6 +1,13 @@
 // Account and session operations: signup, login, logout, me, whoami.
 import { z } from 'zod';
-import { AccountService, clearSessionCookie, PASSWORD_MAX, PASSWORD_MIN, publicAccount } from '../accounts/service.js';
+import {
+  AccountService,
+  clearSessionCookie,
+  PASSWORD_MAX,
+  PASSWORD_MIN,
+  publicAccount,
+  SIGN_INS_PER_QUARTER_HOUR,
+} from '../accounts/service.js';
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
@@ -49,10 +56,13 @@ const WhoamiResponse = z.object({
 });
 
 /** What the auth routes use of the server's dependencies. */
-export type AuthDeps = Pick<RouteDeps, 'config' | 'store' | 'passwords' | 'mailer' | 'logger' | 'csrfToken' | 'revoke'>;
+export type AuthDeps = Pick<
+  RouteDeps,
+  'config' | 'store' | 'passwords' | 'mailer' | 'logger' | 'csrfToken' | 'revoke' | 'limiter'
+>;
 
 export function authRoutes(deps: AuthDeps): Route[] {
-  const accounts = new AccountService(deps.store, deps.passwords, deps.csrfToken);
+  const accounts = new AccountService(deps.store, deps.passwords, deps.csrfToken, deps.limiter);
   const recovery = new Recovery(deps.store, deps.mailer, deps.passwords, deps.config.publicUrl);
   const group = 'accounts';
 
@@ -92,7 +102,7 @@ export function authRoutes(deps: AuthDeps): Route[] {
       budgetsEmail: true,
       group,
       summary: 'Sign in; a fresh session cookie is set.',
-      description: 'The password comparison is timing-safe, also for unknown emails. Rate limited per socket address.',
+      description: `The password comparison is timing-safe, also for unknown emails. Rate limited per socket address, and to ${SIGN_INS_PER_QUARTER_HOUR} sign-ins per email address in 15 minutes from anywhere, right or wrong (429 RATE_LIMITED with Retry-After; a password reset still works meanwhile).`,
       auth: 'none',
       bodyKind: 'json',
       body: LoginBody,

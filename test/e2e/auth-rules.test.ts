@@ -4,6 +4,7 @@ import { openEmbeddedStore } from '../../store/embedded/index.js';
 import { StoreUnavailableError, type Store } from '../../store/ports/store.js';
 import { Client, signedUp, startTestServer, type TestServer } from '../support/server.js';
 import { expectError } from '../support/expect-error.js';
+import { SIGN_INS_PER_QUARTER_HOUR } from '../../src/accounts/service.js';
 import { tempDir, unique } from '../support/temp.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -53,6 +54,46 @@ describe('per-address rate limits', () => {
     expect(await srv.store.accounts.findOne({ email })).toBeNull();
     srv.advance(60_000);
     expect((await c.post('/api/auth/login', { email: user.email, password: user.password })).status).toBe(200);
+  });
+});
+
+describe('sign-ins per email address', () => {
+  it('count every sign-in of an address from anywhere, concurrent ones too, and refuse the rest with Retry-After', async () => {
+    const srv = await serve({ ADDRESS_RATE_PER_MINUTE: '1000', TRUSTED_PROXIES: '127.0.0.1' });
+    srv.holdBudgets(15 * 60_000);
+    const [victim, bystander] = [await signedUp(srv.url), await signedUp(srv.url)];
+    // Each guess from an address (a /64) of its own, all at once: the per-address budget never bites.
+    const from = (i: number) => ({ 'x-forwarded-for': `2001:db8:${i.toString(16)}::1` });
+    const guesses = await Promise.all(
+      Array.from({ length: SIGN_INS_PER_QUARTER_HOUR + 10 }, (_, i) =>
+        new Client(srv.url).post('/api/auth/login', { email: victim.email, password: `wrong guess ${i}` }, from(i)),
+      ),
+    );
+    expect(guesses.filter((g) => g.status === 401).length).toBe(SIGN_INS_PER_QUARTER_HOUR);
+    for (const refused of guesses.filter((g) => g.status !== 401)) expectError(refused, 429, 'RATE_LIMITED');
+    // The right password too, in any case, from a fresh address; another address's sign-ins go on.
+    const right = await new Client(srv.url).post(
+      '/api/auth/login',
+      { email: ` ${victim.email.toUpperCase()}`, password: victim.password },
+      from(999),
+    );
+    expectError(right, 429, 'RATE_LIMITED');
+    expect(Number(right.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    const other = await new Client(srv.url).post(
+      '/api/auth/login',
+      { email: bystander.email, password: bystander.password },
+      from(999),
+    );
+    expect(other.status, other.text).toBe(200);
+    // Signed-in sessions are not touched, and the next window signs in again.
+    expect((await victim.client.get('/api/auth/me')).status).toBe(200);
+    srv.advance(15 * 60_000);
+    const later = await new Client(srv.url).post(
+      '/api/auth/login',
+      { email: victim.email, password: victim.password },
+      from(998),
+    );
+    expect(later.status, later.text).toBe(200);
   });
 });
 

@@ -69,7 +69,12 @@ describe('logs', () => {
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++)
       statuses.push(
-        (await client.post('/api/auth/login', { email: 'nobody@example.com', password: 'not the password' })).status,
+        (
+          await client.post('/api/auth/login', {
+            email: `${unique('nobody')}@example.com`,
+            password: 'not the password',
+          })
+        ).status,
       );
     expect(statuses).toEqual([401, 401, 429, 429, 429, 429]);
     const lines = await linesAtShutdown(node);

@@ -6,6 +6,7 @@ import { newBoard } from '../support/board.js';
 import { scrape } from '../support/metrics.js';
 import { Client, startTestServer, type TestServer } from '../support/server.js';
 import { openSocket } from '../support/socket.js';
+import { unique } from '../support/temp.js';
 
 const TOKEN = 'metrics-token-for-the-test-0123456789';
 const servers: TestServer[] = [];
@@ -76,8 +77,12 @@ describe('GET /metrics', () => {
     const logins: number[] = [];
     for (let i = 0; i < 4; i++)
       logins.push(
-        (await stranger.post('/api/auth/login', { email: 'nobody@example.com', password: 'wrong password here' }))
-          .status,
+        (
+          await stranger.post('/api/auth/login', {
+            email: `${unique('nobody')}@example.com`,
+            password: 'wrong password here',
+          })
+        ).status,
       );
     expect(logins).toEqual([401, 401, 401, 429]);
     const refusedLogins = 1;

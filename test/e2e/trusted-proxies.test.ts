@@ -4,6 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client, startTestServer, type TestServer } from '../support/server.js';
 import { head, newBoard } from '../support/board.js';
+import { unique } from '../support/temp.js';
 
 const servers: TestServer[] = [];
 afterEach(async () => {
@@ -19,8 +20,13 @@ async function node(env: Record<string, string>, base?: (port: number) => string
 
 /** One login (wrong password: it spends the budget all the same) with these headers; its status. */
 async function login(client: Client, headers: Record<string, string> = {}): Promise<number> {
-  return (await client.post('/api/auth/login', { email: 'nobody@example.com', password: 'not the password' }, headers))
-    .status;
+  return (
+    await client.post(
+      '/api/auth/login',
+      { email: `${unique('nobody')}@example.com`, password: 'not the password' },
+      headers,
+    )
+  ).status;
 }
 
 describe('trusted proxies over HTTP', () => {

@@ -532,7 +532,7 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
           );
         return statuses;
       };
-      const logins = async (address: string, n: number, email = () => 'nobody@example.com') => {
+      const logins = async (address: string, n: number, email = () => `${unique('nobody')}@example.com`) => {
         const statuses: number[] = [];
         for (let i = 0; i < n; i++)
           statuses.push(

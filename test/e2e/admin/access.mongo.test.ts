@@ -35,7 +35,7 @@ describe.skipIf(!uri)('mongo', () => {
       await verifyEmail(a, opEmail); // an operator's address is confirmed
       const login = (address: string) =>
         new Client(b.url, { 'x-forwarded-for': address }).post('/api/auth/login', {
-          email: 'nobody@example.com',
+          email: `${unique('nobody')}@example.com`, // a sign-in budget of its own: the address's is probed
           password: 'not the password',
         });
 
