@@ -1300,7 +1300,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Set a new password with a reset link’s token; every session of the account is revoked. */
+        /**
+         * Set a new password with a reset link’s token; every session of the account is revoked.
+         * @description The link proves the mailbox: an address not confirmed yet is confirmed, and then every token, enrollment code and uncollected device approval issued under the account before is revoked too (its sockets close).
+         */
         post: operations["POST_api_auth_reset_password"];
         delete?: never;
         options?: never;

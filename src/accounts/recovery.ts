@@ -3,14 +3,22 @@
 import { AppError } from '../errors/app-error.js';
 import { newSecret, sha256 } from '../auth/authenticator.js';
 import type { Mailer } from '../mail/mailer.js';
+import type { RevokedNotice } from '../auth/access-notices.js';
 import { modify, type AccountRecord, type LinkTokenRecord, type Store } from '../../store/ports/store.js';
 import { canonicalEmail, checkPassword } from './service.js';
+import { revokeIssued } from './credentials.js';
 import type { PasswordHasher } from '../auth/passwords.js';
 
 export const RESET_TTL_MS = 60 * 60_000;
 export const VERIFY_TTL_MS = 48 * 60 * 60_000;
 
 type Purpose = LinkTokenRecord['purpose'];
+
+export interface Reset {
+  accountId: string;
+  /** What every node is to close: the account's sessions, or (an address the reset confirmed) all it issued. */
+  notice: RevokedNotice;
+}
 
 export class Recovery {
   constructor(
@@ -41,20 +49,34 @@ export class Recovery {
     });
   }
 
-  /** Sets the new password and revokes every session of the account, whose id it returns. */
-  async resetPassword(token: string, newPassword: string, now: number): Promise<string> {
+  /**
+   * Sets the new password and revokes every session of the account. The link proves the mailbox,
+   * so an address not confirmed yet is confirmed now, and then everything issued under the account
+   * before (revokeIssued: tokens, codes, device grants) is revoked too: whoever chose the old
+   * password never showed they hold that mailbox (someone may have signed up with another's address
+   * and made tokens before its owner took the account over). Answers the account and what the
+   * caller tells every node to close.
+   */
+  async resetPassword(token: string, newPassword: string, now: number): Promise<Reset> {
     checkPassword(newPassword);
     const link = await this.consume(token, 'reset-password', now);
     const passwordHash = await this.passwords.hash(newPassword);
+    let unproven = false;
     const reset = await modify(this.store.accounts, link.accountId, (account) => {
       // Mailed to an address the account has left since: whoever holds that mailbox is no longer its owner.
       if (account.email !== link.email)
         throw new AppError('INVALID_LINK_TOKEN', 'The link was sent to an address the account no longer uses.');
-      return { passwordHash };
+      unproven = !account.emailVerified;
+      return { passwordHash, emailVerified: true };
     });
     if (!reset) throw new AppError('INVALID_LINK_TOKEN');
-    await this.store.sessions.deleteMany({ accountId: link.accountId });
-    return link.accountId;
+    const { accountId } = link;
+    if (unproven) {
+      const { tokenIds } = await revokeIssued(this.store, accountId);
+      return { accountId, notice: { kind: 'revoked', accountId, tokenIds } };
+    }
+    await this.store.sessions.deleteMany({ accountId });
+    return { accountId, notice: { kind: 'revoked', accountSessions: accountId } };
   }
 
   async verifyEmail(token: string, now: number): Promise<AccountRecord> {

@@ -286,20 +286,3 @@ export class AccountsAdmin {
     };
   }
 }
-
-/**
- * Revokes every session (deleted: a session is nothing but its row) and every token (marked
- * revoked, so the record stays for the console) of the account. Answers how many of each.
- * The caller closes the sockets (a `revoked` notice for the account).
- */
-export async function revokeCredentials(
-  store: Store,
-  accountId: string,
-): Promise<{ sessions: number; tokens: number; tokenIds: string[] }> {
-  const sessions = await store.sessions.deleteMany({ accountId });
-  const live = await store.tokens.select({ accountId, revoked: false }, ['_id'], { limit: TOKENS_READ });
-  const tokenIds: string[] = [];
-  for (const { _id } of live)
-    if (await modify(store.tokens, _id, (t) => (t.revoked ? null : { revoked: true }))) tokenIds.push(_id);
-  return { sessions, tokens: tokenIds.length, tokenIds };
-}

@@ -4,11 +4,11 @@
 // and the boards it owns closed to their members (BOARD_CLOSED). The data is kept 30 days, in
 // which a restore undoes all of it but the revoked credentials; then the sweep purges it, as an
 // operator's purge does at once, with what account deletion always removed (purgeAccount).
+import { revokeCredentials } from '../accounts/credentials.js';
 import { purgeAccount } from '../accounts/service.js';
 import { AppError } from '../errors/app-error.js';
 import { DAY_MS } from '../plans.js';
 import { modify, type AccountRecord, type Store } from '../../store/ports/store.js';
-import { revokeCredentials } from './accounts.js';
 
 export const DELETION_RETENTION_MS = 30 * DAY_MS;
 /** Marks an account whose purge has begun: due to the sweep at once (a purge cut short is finished), past any restore. */

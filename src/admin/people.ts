@@ -4,14 +4,8 @@
 // and writes the one audit row per action (target `account:<id>` or `token:<id>`) before answering.
 import type { RevokedNotice } from '../auth/access-notices.js';
 import type { Store } from '../../store/ports/store.js';
-import {
-  AccountsAdmin,
-  revokeCredentials,
-  type AdminToken,
-  type Page,
-  type UserDetail,
-  type UserRow,
-} from './accounts.js';
+import { revokeCredentials } from '../accounts/credentials.js';
+import { AccountsAdmin, type AdminToken, type Page, type UserDetail, type UserRow } from './accounts.js';
 import { auditOperatorAction, type OperatorCtx } from './audit.js';
 import { AccountDeletion } from './deletion.js';
 

@@ -175,6 +175,8 @@ export function authRoutes(deps: AuthDeps): Route[] {
       path: '/api/auth/reset-password',
       group,
       summary: 'Set a new password with a reset link’s token; every session of the account is revoked.',
+      description:
+        'The link proves the mailbox: an address not confirmed yet is confirmed, and then every token, enrollment code and uncollected device approval issued under the account before is revoked too (its sockets close).',
       auth: 'none',
       bodyKind: 'json',
       body: ResetBody,
@@ -182,8 +184,8 @@ export function authRoutes(deps: AuthDeps): Route[] {
       errors: ['INVALID_PASSWORD', 'INVALID_LINK_TOKEN', 'EXPIRED_TOKEN'],
       responses: { 204: { description: 'The password is set; sign in with it.' } },
       async handler({ ctx, body }) {
-        const accountId = await recovery.resetPassword(body.token, body.newPassword, ctx.now);
-        deps.revoke({ kind: 'revoked', accountSessions: accountId });
+        const { notice } = await recovery.resetPassword(body.token, body.newPassword, ctx.now);
+        deps.revoke(notice);
         return { status: 204 };
       },
     }),

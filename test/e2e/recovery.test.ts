@@ -3,10 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CaptureMailer, Client, signedUp, startTestServer, type TestServer } from '../support/server.js';
 import { expectError } from '../support/expect-error.js';
 import { unique } from '../support/temp.js';
+import { verifyEmail } from '../support/verify-email.js';
 
 let srv: TestServer;
 beforeAll(async () => {
-  srv = await startTestServer();
+  // One socket address signs up and resets for everyone here.
+  srv = await startTestServer({ ADDRESS_RATE_PER_MINUTE: '1000' });
 });
 afterAll(async () => {
   await srv.stop();
@@ -142,5 +144,84 @@ describe('email verification', () => {
       400,
       'INVALID_LINK_TOKEN',
     );
+  });
+});
+
+describe('a reset that proves the address', () => {
+  /** Resets `email`'s password with a freshly mailed link. */
+  const reset = async (email: string, newPassword: string) => {
+    await new Client(srv.url).post('/api/auth/forgot-password', { email });
+    const res = await new Client(srv.url).post('/api/auth/reset-password', {
+      token: await resetLink(email),
+      newPassword,
+    });
+    expect(res.status, res.text).toBe(204);
+  };
+  const accountToken = async (client: Client) => {
+    const res = await client.post('/api/accounts/tokens', { name: unique('tok'), scope: 'account' });
+    expect(res.status, res.text).toBe(201);
+    return new Client(srv.url, { authorization: `Bearer ${res.body.secret}` });
+  };
+
+  it('revokes what was issued before under an unconfirmed address: a pre-hijack token dies', async () => {
+    // Someone signs up with the victim's address, never confirms it, and keeps a token, a code and an approval.
+    const email = `${unique('victim')}@example.com`;
+    const attacker = new Client(srv.url);
+    const signup = await attacker.post('/api/auth/signup', { email, password: 'attacker password 123' });
+    expect(signup.status, signup.text).toBe(201);
+    const backdoor = await accountToken(attacker);
+    const ownBoard = (await srv.store.accounts.get(signup.body.account.id))!.defaultProjectId!;
+    const code = await backdoor.post(`/api/projects/${ownBoard}/agents/enroll`, { uses: 5, ttlSeconds: 86_400 });
+    expect(code.status, code.text).toBe(201);
+    const device = await new Client(srv.url).post('/api/auth/device/start', { clientName: 'bot' });
+    const approved = await attacker.post('/api/auth/device/approve', {
+      userCode: device.body.userCode,
+      projectId: ownBoard,
+      approve: true,
+    });
+    expect(approved.status, approved.text).toBe(200);
+
+    // The victim finds the address taken, takes the account over by mail, and joins a colleague's board.
+    await reset(email, 'victim new password 1');
+    await verifyEmail(srv, email);
+    const victim = new Client(srv.url);
+    expect((await victim.post('/api/auth/login', { email, password: 'victim new password 1' })).status).toBe(200);
+    const colleague = await signedUp(srv.url);
+    const board = (await srv.store.accounts.get(colleague.accountId))!.defaultProjectId!;
+    const invited = await colleague.client.post(`/api/boards/${board}/invitations`, { email, role: 'admin' });
+    expect(invited.status, invited.text).toBe(201);
+    const mail = await srv.mail.next(email, /^Invitation to the board/);
+    const invitationId = /\/invitations\/([\w-]+)#token=/.exec(mail.text)![1]!;
+    const accepted = await victim.post(`/api/boards/invitations/${invitationId}/accept`, {
+      token: CaptureMailer.tokenOf(mail),
+    });
+    expect(accepted.status, accepted.text).toBe(200);
+
+    // Nothing the attacker made before the reset acts on the account any more.
+    expectError(await backdoor.get('/api/whoami'), 401, 'INVALID_SERVICE_TOKEN');
+    expect((await backdoor.post(`/api/boards/${board}/agents/enroll`, { uses: 1, ttlSeconds: 600 })).status).toBe(401);
+    expectError(await attacker.get('/api/auth/me'), 401, 'UNAUTHENTICATED');
+    expectError(
+      await new Client(srv.url).post('/api/projects/enroll', { code: code.body.code, name: 'late-agent' }),
+      400,
+      'INVALID_LINK_TOKEN',
+    );
+    expectError(
+      await new Client(srv.url).post('/api/auth/device/poll', { deviceCode: device.body.deviceCode }),
+      400,
+      'ACCESS_DENIED',
+    );
+    // The reset proved the mailbox: the address is confirmed.
+    expect((await srv.store.accounts.get(signup.body.account.id))!.emailVerified).toBe(true);
+  });
+
+  it('leaves the tokens of a confirmed account, and the confirmation link revokes nothing', async () => {
+    const user = await signedUp(srv.url);
+    const before = await accountToken(user.client);
+    await verifyEmail(srv, user.email);
+    expect((await before.get('/api/whoami')).status).toBe(200);
+    await reset(user.email, 'brand new password 2');
+    expect((await before.get('/api/whoami')).status).toBe(200);
+    expectError(await user.client.get('/api/auth/me'), 401, 'UNAUTHENTICATED');
   });
 });
