@@ -213,7 +213,7 @@ export class DeviceFlow {
 
   /**
    * Mints the token on behalf of the approver, as their session would: ServiceTokens checks their
-   * role on the board again now. A right lost since the approval turns the grant into a denial; a
+   * role on the board again now, and an approver whose account is deleted since is refused. A right lost since the approval turns the grant into a denial; a
    * failure to mint moves it back from delivered to approved (version-checked: only this poll
    * moved it), so the next poll delivers.
    */
@@ -222,6 +222,12 @@ export class DeviceFlow {
     now: number,
     origin: RequestOrigin,
   ): Promise<{ token: PublicToken; secret: string }> {
+    // A deletion denies what its account approved, but one may land between approval and this poll.
+    const account = await this.store.accounts.get(grant.approvedBy!);
+    if (!account || account.deletedAt != null) {
+      await this.store.deviceGrants.update(grant._id, grant.version, { status: 'denied' }).catch(() => null);
+      throw new AppError('ACCESS_DENIED', 'The person who approved this device has deleted their account.');
+    }
     // No session is involved at poll time: nothing below reads sessionId.
     const approver: SessionIdentity = {
       kind: 'session',

@@ -126,9 +126,15 @@ export class Enrollments {
     }
   }
 
-  /** The creator as it stands now: a person, or an account token still live. */
+  /** The creator as it stands now: a person whose account is not deleted, or an account token still live. */
   private async creatorOf(record: EnrollmentRecord, now: number): Promise<Identity> {
-    if (record.createdBy.startsWith('user:')) return actingAs(record.createdBy.slice('user:'.length));
+    if (record.createdBy.startsWith('user:')) {
+      const accountId = record.createdBy.slice('user:'.length);
+      const account = await this.store.accounts.get(accountId);
+      if (!account || account.deletedAt != null)
+        throw invalid('Whoever made this code has deleted their account; ask the board’s admin for a new code.');
+      return actingAs(accountId);
+    }
     const token = await this.store.tokens.get(record.createdBy.slice('token:'.length));
     if (!token || token.revoked || (token.expiresAt !== null && token.expiresAt <= now))
       throw invalid('The token that made this code was revoked or has expired; ask the board’s admin for a new code.');

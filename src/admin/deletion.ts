@@ -1,10 +1,11 @@
 // Account deletion for everyone (DOMAIN.md "Operators"): the owner's own DELETE /api/account and an
 // operator's delete do the same. At once: live subscriptions cancelled (first: when that fails,
-// nothing changes), the account marked deleted (sign-in refused), every session and token revoked,
-// and the boards it owns closed to their members (BOARD_CLOSED). The data is kept 30 days, in
-// which a restore undoes all of it but the revoked credentials; then the sweep purges it, as an
-// operator's purge does at once, with what account deletion always removed (purgeAccount).
-import { revokeCredentials } from '../accounts/credentials.js';
+// nothing changes), the account marked deleted (sign-in refused), every session and token revoked
+// with the enrollment codes it made and its device approvals not yet collected, and the boards it
+// owns closed to their members (BOARD_CLOSED). The data is kept 30 days, in which a restore undoes
+// all of it but the revoked credentials; then the sweep purges it, as an operator's purge does at
+// once, with what account deletion always removed (purgeAccount).
+import { revokeIssued } from '../accounts/credentials.js';
 import { purgeAccount } from '../accounts/service.js';
 import { AppError } from '../errors/app-error.js';
 import { DAY_MS } from '../plans.js';
@@ -53,7 +54,7 @@ export class AccountDeletion {
       a.deletedAt != null ? null : { deletedAt: now, deletedBy: by, purgeAfter: now + DELETION_RETENTION_MS },
     );
     if (!account) throw new AppError('NOT_FOUND', 'No account has that id.');
-    await revokeCredentials(this.store, accountId);
+    await revokeIssued(this.store, accountId);
     const boards = await this.markBoards(accountId, accountId);
     return { account, boards, already };
   }
