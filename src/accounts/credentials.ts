@@ -56,3 +56,11 @@ export async function revokeIssued(store: Store, accountId: string): Promise<Rev
   }
   return { ...revoked, enrollments, deviceGrants };
 }
+
+/**
+ * Deletes every password-reset link the account was mailed: a password set (by a link, or by its
+ * owner signed in) or an address moved leaves no older link that could set it again.
+ */
+export async function voidResetLinks(store: Store, accountId: string): Promise<void> {
+  await store.linkTokens.deleteMany({ accountId, purpose: 'reset-password' });
+}

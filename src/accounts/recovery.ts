@@ -6,7 +6,7 @@ import type { Mailer } from '../mail/mailer.js';
 import type { RevokedNotice } from '../auth/access-notices.js';
 import { modify, type AccountRecord, type LinkTokenRecord, type Store } from '../../store/ports/store.js';
 import { canonicalEmail, checkPassword } from './service.js';
-import { revokeIssued } from './credentials.js';
+import { revokeIssued, voidResetLinks } from './credentials.js';
 import type { PasswordHasher } from '../auth/passwords.js';
 
 export const RESET_TTL_MS = 60 * 60_000;
@@ -50,12 +50,12 @@ export class Recovery {
   }
 
   /**
-   * Sets the new password and revokes every session of the account. The link proves the mailbox,
-   * so an address not confirmed yet is confirmed now, and then everything issued under the account
-   * before (revokeIssued: tokens, codes, device grants) is revoked too: whoever chose the old
-   * password never showed they hold that mailbox (someone may have signed up with another's address
-   * and made tokens before its owner took the account over). Answers the account and what the
-   * caller tells every node to close.
+   * Sets the new password, voids the account's other reset links and revokes every session. The
+   * link proves the mailbox, so an address not confirmed yet is confirmed now, and then everything
+   * issued under the account before (revokeIssued: tokens, codes, device grants) is revoked too:
+   * whoever chose the old password never showed they hold that mailbox (someone may have signed up
+   * with another's address and made tokens before its owner took the account over). Answers the
+   * account and what the caller tells every node to close.
    */
   async resetPassword(token: string, newPassword: string, now: number): Promise<Reset> {
     checkPassword(newPassword);
@@ -71,6 +71,7 @@ export class Recovery {
     });
     if (!reset) throw new AppError('INVALID_LINK_TOKEN');
     const { accountId } = link;
+    await voidResetLinks(this.store, accountId);
     if (unproven) {
       const { tokenIds } = await revokeIssued(this.store, accountId);
       return { accountId, notice: { kind: 'revoked', accountId, tokenIds } };

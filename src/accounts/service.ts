@@ -14,6 +14,7 @@ import {
   type Store,
 } from '../../store/ports/store.js';
 import { deleteProject, provisionProject } from './projects.js';
+import { voidResetLinks } from './credentials.js';
 
 export const SESSION_TTL_SECONDS = 30 * 24 * 3600;
 export const PASSWORD_MIN = 12;
@@ -174,7 +175,10 @@ export class AccountService {
     }
   }
 
-  /** Re-authenticates, stores the new hash, revokes every session of the account, opens a fresh one. */
+  /**
+   * Re-authenticates, stores the new hash, voids every reset link, revokes every session of the
+   * account, opens a fresh one.
+   */
   async changePassword(
     accountId: string,
     input: { currentPassword: string; newPassword: string },
@@ -187,11 +191,15 @@ export class AccountService {
     });
     if (!updated)
       throw new AppError('INVALID_CURRENT_PASSWORD', 'The account changed meanwhile; re-authenticate and retry.');
+    await voidResetLinks(this.store, accountId);
     await this.store.sessions.deleteMany({ accountId });
     return { account: updated, ...(await this.openSession(accountId, now)) };
   }
 
-  /** Re-authenticates, moves the account to the new address (unverified), revokes every session, opens a fresh one. */
+  /**
+   * Re-authenticates, moves the account to the new address (unverified), voids every reset link,
+   * revokes every session, opens a fresh one.
+   */
   async changeEmail(
     accountId: string,
     input: { currentPassword: string; newEmail: string },
@@ -211,6 +219,7 @@ export class AccountService {
     }
     if (!updated)
       throw new AppError('INVALID_CURRENT_PASSWORD', 'The account changed meanwhile; re-authenticate and retry.');
+    await voidResetLinks(this.store, accountId);
     await this.store.sessions.deleteMany({ accountId });
     return { account: updated, ...(await this.openSession(accountId, now)) };
   }

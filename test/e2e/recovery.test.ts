@@ -1,5 +1,5 @@
 // Mailed single-use links over real HTTP: forgot/reset password and email verification.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CaptureMailer, Client, signedUp, startTestServer, type TestServer } from '../support/server.js';
 import { expectError } from '../support/expect-error.js';
 import { unique } from '../support/temp.js';
@@ -101,6 +101,50 @@ describe('forgot and reset password', () => {
       400,
       'EXPIRED_TOKEN',
     );
+  });
+});
+
+describe('unused reset links', () => {
+  /** Asks for a reset of `email` and waits for that mail's link (not an earlier one). */
+  const freshLink = async (email: string) => {
+    const before = srv.mail.sent.filter((m) => m.to === email && /Reset/.test(m.subject)).length;
+    await new Client(srv.url).post('/api/auth/forgot-password', { email });
+    await vi.waitFor(() =>
+      expect(srv.mail.sent.filter((m) => m.to === email && /Reset/.test(m.subject)).length).toBe(before + 1),
+    );
+    return resetLink(email);
+  };
+  const resetWith = (token: string, newPassword = 'someone else 4444') =>
+    new Client(srv.url).post('/api/auth/reset-password', { token, newPassword });
+  const liveLinks = (accountId: string) => srv.store.linkTokens.count({ accountId, purpose: 'reset-password' });
+
+  it('die when the password is reset with another one', async () => {
+    const user = await signedUp(srv.url);
+    const older = await freshLink(user.email);
+    const newer = await freshLink(user.email);
+    expect((await resetWith(newer, 'owner password 22')).status).toBe(204);
+    expectError(await resetWith(older), 400, 'INVALID_LINK_TOKEN');
+    expect(await liveLinks(user.accountId)).toBe(0);
+  });
+
+  it('die when the owner changes the password, or the address, signed in', async () => {
+    const user = await signedUp(srv.url);
+    const leaked = await freshLink(user.email);
+    const changed = await user.client.post('/api/auth/change-password', {
+      currentPassword: user.password,
+      newPassword: 'owner password 33',
+    });
+    expect(changed.status, changed.text).toBe(200);
+    expectError(await resetWith(leaked), 400, 'INVALID_LINK_TOKEN');
+
+    await freshLink(user.email);
+    expect(await liveLinks(user.accountId)).toBe(1);
+    const moved = await user.client.post('/api/account/email', {
+      currentPassword: 'owner password 33',
+      newEmail: `${unique('moved')}@example.com`,
+    });
+    expect(moved.status, moved.text).toBe(200);
+    expect(await liveLinks(user.accountId)).toBe(0);
   });
 });
 
