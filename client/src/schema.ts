@@ -1228,7 +1228,7 @@ export interface paths {
         put?: never;
         /**
          * Mail a single-use password-reset link (valid one hour) when the address has an account.
-         * @description Answers the same, 202, whether or not the address has an account. Rate limited per socket address.
+         * @description Answers the same, 202, whether or not the address has an account, and whether or not a mail goes out: an account is sent at most 3 reset links an hour, and only the newest one works. Rate limited per socket address.
          */
         post: operations["POST_api_auth_forgot_password"];
         delete?: never;
@@ -1359,7 +1359,7 @@ export interface paths {
         put?: never;
         /**
          * Mail the signed-in account a new confirmation link (an unconfirmed address cannot accept invitations).
-         * @description Nothing is sent when the address is confirmed already (`sent: false`). Draws on the per-address budget, as signup does.
+         * @description Nothing is sent (`sent: false`) when the address is confirmed already, or when the account was sent 3 confirmation links within the hour. Draws on the per-address budget, as signup does.
          */
         post: operations["POST_api_auth_verify_email_resend"];
         delete?: never;

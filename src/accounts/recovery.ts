@@ -8,11 +8,24 @@ import { modify, type AccountRecord, type LinkTokenRecord, type Store } from '..
 import { canonicalEmail, checkPassword } from './service.js';
 import { revokeIssued, voidResetLinks } from './credentials.js';
 import type { PasswordHasher } from '../auth/passwords.js';
+import type { RateLimiter, WindowSpec } from '../ratelimit/limiter.js';
 
 export const RESET_TTL_MS = 60 * 60_000;
 export const VERIFY_TTL_MS = 48 * 60 * 60_000;
+/**
+ * Mails of one kind (reset, verification) an account is sent in an hour: beyond, none goes out
+ * and nothing says so, so a stranger who knows an address can neither flood its mailbox nor
+ * learn from the answer whether it has an account.
+ */
+export const ACCOUNT_MAILS_PER_HOUR = 3;
 
 type Purpose = LinkTokenRecord['purpose'];
+
+const mailBudget = (account: AccountRecord, purpose: Purpose): WindowSpec => ({
+  key: `account-mail:${purpose}:${account._id}`,
+  limit: ACCOUNT_MAILS_PER_HOUR,
+  windowMs: 3_600_000,
+});
 
 export interface Reset {
   accountId: string;
@@ -26,13 +39,20 @@ export class Recovery {
     private readonly mailer: Mailer,
     private readonly passwords: PasswordHasher,
     private readonly publicUrl: string,
+    /** Counts each account's mails (ACCOUNT_MAILS_PER_HOUR), across nodes when it is Redis. */
+    private readonly limiter: RateLimiter,
   ) {}
 
-  /** Mails a reset link when the address has an account; says nothing either way. */
+  /**
+   * Mails a reset link when the address has an account and its budget of such mails allows;
+   * says nothing either way. The new link is the account's only live one: older ones are voided.
+   */
   async forgotPassword(email: string, now: number): Promise<void> {
     const account = await this.store.accounts.findOne({ email: canonicalEmail(email) });
     if (!account) return;
+    if (!(await this.limiter.consume(mailBudget(account, 'reset-password'), now)).allowed) return;
     const token = await this.issue(account, 'reset-password', now);
+    await this.keepNewestResetLink(account._id);
     await this.mailer.send({
       to: account.email,
       subject: 'Reset your board password',
@@ -40,13 +60,16 @@ export class Recovery {
     });
   }
 
-  async sendVerification(account: AccountRecord, now: number): Promise<void> {
+  /** Mails a confirmation link, within the account's budget of them; answers whether one went out. */
+  async sendVerification(account: AccountRecord, now: number): Promise<boolean> {
+    if (!(await this.limiter.consume(mailBudget(account, 'verify-email'), now)).allowed) return false;
     const token = await this.issue(account, 'verify-email', now);
     await this.mailer.send({
       to: account.email,
       subject: 'Verify your email',
       text: `Confirm this address within 48 hours: ${this.publicUrl}/verify-email#token=${token}`,
     });
+    return true;
   }
 
   /**
@@ -104,6 +127,15 @@ export class Recovery {
       expiresAt: now + ttl,
     });
     return token;
+  }
+
+  /** Voids every reset link of the account but the newest (by creation, then id: concurrent callers agree on it). */
+  private async keepNewestResetLink(accountId: string): Promise<void> {
+    const links = await this.store.linkTokens.select({ accountId, purpose: 'reset-password' }, ['createdAt']);
+    const newest = links.reduce((a, b) =>
+      b.createdAt > a.createdAt || (b.createdAt === a.createdAt && b._id > a._id) ? b : a,
+    );
+    for (const link of links) if (link._id !== newest._id) await this.store.linkTokens.delete(link._id);
   }
 
   private async consume(token: string, purpose: Purpose, now: number): Promise<LinkTokenRecord> {

@@ -63,7 +63,7 @@ export type AuthDeps = Pick<
 
 export function authRoutes(deps: AuthDeps): Route[] {
   const accounts = new AccountService(deps.store, deps.passwords, deps.csrfToken, deps.limiter);
-  const recovery = new Recovery(deps.store, deps.mailer, deps.passwords, deps.config.publicUrl);
+  const recovery = new Recovery(deps.store, deps.mailer, deps.passwords, deps.config.publicUrl, deps.limiter);
   const group = 'accounts';
 
   return [
@@ -155,7 +155,8 @@ export function authRoutes(deps: AuthDeps): Route[] {
       path: '/api/auth/forgot-password',
       group,
       summary: 'Mail a single-use password-reset link (valid one hour) when the address has an account.',
-      description: 'Answers the same, 202, whether or not the address has an account. Rate limited per socket address.',
+      description:
+        'Answers the same, 202, whether or not the address has an account, and whether or not a mail goes out: an account is sent at most 3 reset links an hour, and only the newest one works. Rate limited per socket address.',
       auth: 'none',
       bodyKind: 'json',
       body: ForgotBody,
@@ -210,7 +211,7 @@ export function authRoutes(deps: AuthDeps): Route[] {
       group,
       summary: 'Mail the signed-in account a new confirmation link (an unconfirmed address cannot accept invitations).',
       description:
-        'Nothing is sent when the address is confirmed already (`sent: false`). Draws on the per-address budget, as signup does.',
+        'Nothing is sent (`sent: false`) when the address is confirmed already, or when the account was sent 3 confirmation links within the hour. Draws on the per-address budget, as signup does.',
       auth: 'session',
       bodyKind: 'none',
       rate: 'address',
@@ -220,8 +221,7 @@ export function authRoutes(deps: AuthDeps): Route[] {
         const account = await deps.store.accounts.get(ctx.identity!.accountId);
         if (!account) throw new AppError('UNAUTHENTICATED');
         if (account.emailVerified) return { status: 200, body: { sent: false } };
-        await recovery.sendVerification(account, ctx.now);
-        return { status: 200, body: { sent: true } };
+        return { status: 200, body: { sent: await recovery.sendVerification(account, ctx.now) } };
       },
     }),
     defineRoute({

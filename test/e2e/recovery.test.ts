@@ -4,6 +4,7 @@ import { CaptureMailer, Client, signedUp, startTestServer, type TestServer } fro
 import { expectError } from '../support/expect-error.js';
 import { unique } from '../support/temp.js';
 import { verifyEmail } from '../support/verify-email.js';
+import { ACCOUNT_MAILS_PER_HOUR } from '../../src/accounts/recovery.js';
 
 let srv: TestServer;
 beforeAll(async () => {
@@ -145,6 +146,46 @@ describe('unused reset links', () => {
     });
     expect(moved.status, moved.text).toBe(200);
     expect(await liveLinks(user.accountId)).toBe(0);
+  });
+});
+
+describe('mail budgets per account', () => {
+  const resetMails = (email: string) => srv.mail.sent.filter((m) => m.to === email && /Reset/.test(m.subject));
+
+  it('sends an account at most 3 reset links an hour, answers every ask the same, and only the newest works', async () => {
+    srv.holdBudgets(3_600_000);
+    const user = await signedUp(srv.url);
+    const c = new Client(srv.url);
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, () => c.post('/api/auth/forgot-password', { email: user.email })),
+    );
+    const ghost = await c.post('/api/auth/forgot-password', { email: `${unique('ghost')}@example.com` });
+    expect(new Set([...answers, ghost].map((a) => `${a.status} ${a.text}`))).toEqual(new Set([`202 ${ghost.text}`]));
+    await vi.waitFor(() => expect(resetMails(user.email)).toHaveLength(ACCOUNT_MAILS_PER_HOUR));
+    // The asks not awaited by the route have all run once the store holds one link and no more mail comes.
+    await vi.waitFor(async () =>
+      expect(await srv.store.linkTokens.count({ accountId: user.accountId, purpose: 'reset-password' })).toBe(1),
+    );
+    const tokens = resetMails(user.email).map((m) => CaptureMailer.tokenOf(m));
+    const tried = await Promise.all(
+      tokens.map((token) =>
+        new Client(srv.url).post('/api/auth/reset-password', { token, newPassword: 'brand new password 5' }),
+      ),
+    );
+    expect(tried.map((r) => r.status).sort()).toEqual([204, 400, 400]);
+
+    srv.advance(3_600_000);
+    await c.post('/api/auth/forgot-password', { email: user.email });
+    await vi.waitFor(() => expect(resetMails(user.email)).toHaveLength(ACCOUNT_MAILS_PER_HOUR + 1));
+  });
+
+  it('resends a confirmation link at most 3 times an hour, counting the one signup sent', async () => {
+    srv.holdBudgets(3_600_000);
+    const user = await signedUp(srv.url);
+    const resent = [];
+    for (let i = 0; i < 4; i++) resent.push((await user.client.post('/api/auth/verify-email/resend')).body);
+    expect(resent).toEqual([{ sent: true }, { sent: true }, { sent: false }, { sent: false }]);
+    expect(srv.mail.sent.filter((m) => m.to === user.email && /Verify/.test(m.subject))).toHaveLength(3);
   });
 });
 

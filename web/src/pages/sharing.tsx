@@ -234,7 +234,7 @@ function ConfirmFirst({
         <p class="muted" role="status">
           {resend.done.sent
             ? `A new confirmation link is on its way to ${email}.`
-            : 'Your address is confirmed already: check again.'}
+            : 'No link went out: your address is confirmed already (check again), or three links went out this hour (use the newest, or ask again later).'}
         </p>
       ) : null}
       <ErrorNote error={resend.error} />
