@@ -254,16 +254,24 @@ export class DeviceFlow {
     }
   }
 
-  /** Runs a step that names a user code: refused while the account's misses are spent, a miss counted. */
+  /**
+   * Runs a step that names a user code: refused while the account's misses are spent. The miss is
+   * taken before the lookup and given back when the code is found (or the step fails otherwise), so
+   * concurrent guesses cannot all pass one check and be looked up past the budget.
+   */
   private async guessed<T>(person: SessionIdentity, now: number, step: () => Promise<T>): Promise<T> {
     const spec = missBudget(person.accountId);
-    const budget = await this.limiter.peek(spec, now);
-    if (budget.remaining <= 0) throw tooManyMisses(budget, now);
+    const drawn = await this.limiter.consume(spec, now);
+    if (!drawn.allowed) throw tooManyMisses(drawn, now);
+    let missed = false;
     try {
       return await step();
     } catch (e) {
-      if (isAppError(e) && e.code === 'DEVICE_CODE_NOT_FOUND') await this.limiter.consume(spec, now);
+      missed = isAppError(e) && e.code === 'DEVICE_CODE_NOT_FOUND';
       throw e;
+    } finally {
+      // A refund that fails leaves one miss too many counted: no reason to fail the step.
+      if (!missed) await this.limiter.refund(spec, now).catch(() => undefined);
     }
   }
 

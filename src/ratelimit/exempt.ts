@@ -8,6 +8,7 @@ export function withExemption(limiter: RateLimiter, exemption: Exemption): RateL
   return {
     consume: (spec, now) => limiter.consume(spec, now),
     peek: (spec, now) => limiter.peek(spec, now),
+    refund: (spec, now) => limiter.refund(spec, now),
     draw: (specs, consumed, now) => limiter.draw(specs, consumed, now),
     exempt: (address, email) => exemption.exempt(address, email),
   };

@@ -23,6 +23,10 @@ export class FallbackRateLimiter implements RateLimiter {
     return this.either((l) => l.peek(spec, now));
   }
 
+  refund(spec: WindowSpec, now: number): Promise<void> {
+    return this.either((l) => l.refund(spec, now));
+  }
+
   draw(specs: readonly WindowSpec[], consumed: number, now: number): Promise<Drawn[]> {
     return this.either((l) => l.draw(specs, consumed, now));
   }

@@ -22,6 +22,11 @@ export interface RateLimiter {
   /** Reports the budget without counting. */
   peek(spec: WindowSpec, now: number): Promise<Budget>;
   /**
+   * Gives back one use consumed at `now` (the same window): a use taken up front, so that
+   * concurrent callers cannot all pass a check, that turned out not to count. Never below zero.
+   */
+  refund(spec: WindowSpec, now: number): Promise<void>;
+  /**
    * Several budgets at once (one round trip where the counters are remote): the first `consumed`
    * are consumed in order until one is denied, and the rest (those after a denial included) only
    * reported, `allowed` then saying whether one more would be.

@@ -31,6 +31,11 @@ export class MemoryRateLimiter implements RateLimiter {
     return this.budget(spec, this.window(spec, this.clock?.() ?? now));
   }
 
+  async refund(spec: WindowSpec, now: number): Promise<void> {
+    const w = this.window(spec, this.clock?.() ?? now);
+    if (w.used > 0) w.used -= 1;
+  }
+
   /** Answered now: the counters are here. */
   draw(specs: readonly WindowSpec[], consumed: number, callerNow: number): Drawn[] {
     const now = this.clock?.() ?? callerNow;

@@ -34,8 +34,18 @@ end
 return out
 `;
 
-/** The client with DRAW defined on it: sent by its SHA1 (EVALSHA), its text only when Redis lacks it. */
-type Drawing = Redis & { drawBudgets(keys: number, ...keysThenArgs: (string | number)[]): Promise<number[]> };
+/** KEYS: one budget's window; gives back one use, never below zero (an expired window stays gone). */
+const REFUND = `
+local used = tonumber(redis.call('GET', KEYS[1]) or '0')
+if used > 0 then return redis.call('DECR', KEYS[1]) end
+return 0
+`;
+
+/** The client with DRAW and REFUND defined on it: sent by their SHA1 (EVALSHA), their text only when Redis lacks it. */
+type Drawing = Redis & {
+  drawBudgets(keys: number, ...keysThenArgs: (string | number)[]): Promise<number[]>;
+  refundBudget(keys: number, key: string): Promise<number>;
+};
 
 export class RedisRateLimiter implements RateLimiter {
   private readonly redis: Drawing;
@@ -49,6 +59,7 @@ export class RedisRateLimiter implements RateLimiter {
     // A request's draw is the node's commonest Redis call: by EVAL it sent DRAW's 500 bytes each
     // time and Redis hashed them each time; by its SHA1 it is 40.
     redis.defineCommand('drawBudgets', { lua: DRAW });
+    redis.defineCommand('refundBudget', { lua: REFUND });
     this.redis = redis as Drawing;
   }
 
@@ -67,6 +78,10 @@ export class RedisRateLimiter implements RateLimiter {
   async peek(spec: WindowSpec, now: number): Promise<Budget> {
     const { key, end } = this.window(spec, now);
     return budget(spec, Number((await this.redis.get(key)) ?? 0), end);
+  }
+
+  async refund(spec: WindowSpec, now: number): Promise<void> {
+    await this.redis.refundBudget(1, this.window(spec, now).key);
   }
 
   private window(spec: WindowSpec, callerNow: number): { key: string; end: number } {

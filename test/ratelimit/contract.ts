@@ -68,6 +68,21 @@ export function limiterContract(name: string, make: (clock?: WindowClock) => Rat
       });
     });
 
+    it('gives back a use in its window, never below zero', async () => {
+      const limiter = await make();
+      const spec = { key: unique('refund'), limit: 2, windowMs: 60_000 };
+      await limiter.refund(spec, t0); // nothing taken: nothing to give back
+      await limiter.consume(spec, t0);
+      await limiter.consume(spec, t0 + 1);
+      expect((await limiter.consume(spec, t0 + 2)).allowed).toBe(false);
+      await limiter.refund(spec, t0 + 3);
+      expect(await limiter.peek(spec, t0 + 4)).toMatchObject({ remaining: 1 });
+      await limiter.refund(spec, t0 + 5);
+      await limiter.refund(spec, t0 + 6);
+      expect(await limiter.peek(spec, t0 + 7)).toMatchObject({ remaining: 2 });
+      expect((await limiter.consume(spec, t0 + 8)).remaining).toBe(1);
+    });
+
     it('counts its windows at its own clock when given one, whatever time the callers say', async () => {
       let held = Date.now();
       const limiter = await make(() => held);
