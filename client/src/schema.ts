@@ -1340,7 +1340,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Confirm the account’s email address with a verification link’s token. */
+        /**
+         * Confirm the account’s email address with a verification link’s token, signed in as that account.
+         * @description The link proves the mailbox, the session the password: a session of another account is refused (400 INVALID_LINK_TOKEN) and leaves the link unspent.
+         */
         post: operations["POST_api_auth_verify_email"];
         delete?: never;
         options?: never;
@@ -13731,6 +13734,21 @@ export interface operations {
                     };
                 };
             };
+            /** @description UNAUTHENTICATED: No session cookie, or the session has expired or been revoked. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHENTICATED";
+                        };
+                    };
+                };
+            };
             /** @description CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token. */
             403: {
                 headers: {
@@ -13802,6 +13820,21 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description AUTH_UNAVAILABLE: The authentication store is unavailable, so authenticated surfaces fail closed. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "AUTH_UNAVAILABLE";
                         };
                     };
                 };

@@ -27,6 +27,12 @@ const mailBudget = (account: AccountRecord, purpose: Purpose): WindowSpec => ({
   windowMs: 3_600_000,
 });
 
+const signInAsOwner = () =>
+  new AppError(
+    'INVALID_LINK_TOKEN',
+    'This link confirms the address of another account: sign in as that account (with its password) and open the link again.',
+  );
+
 export interface Reset {
   accountId: string;
   /** What every node is to close: the account's sessions, or (an address the reset confirmed) all it issued. */
@@ -103,8 +109,18 @@ export class Recovery {
     return { accountId, notice: { kind: 'revoked', accountSessions: accountId } };
   }
 
-  async verifyEmail(token: string, now: number): Promise<AccountRecord> {
+  /**
+   * Confirms the address, in a session of the account the link was mailed for: the link proves the
+   * mailbox and the session the password. Either alone is not enough. A link that anyone could
+   * follow let someone who signed up with another's address (an operator's, say: OPERATOR_EMAILS
+   * makes a confirmed one an operator) have it confirmed by its owner clicking an unasked-for mail,
+   * and keep the password. A session of another account leaves the link unspent.
+   */
+  async verifyEmail(token: string, accountId: string, now: number): Promise<AccountRecord> {
+    const mailed = await this.store.linkTokens.get(sha256(token));
+    if (mailed && mailed.purpose === 'verify-email' && mailed.accountId !== accountId) throw signInAsOwner();
     const link = await this.consume(token, 'verify-email', now);
+    if (link.accountId !== accountId) throw signInAsOwner();
     const verified = await modify(this.store.accounts, link.accountId, (account) => {
       if (account.email !== link.email)
         throw new AppError('INVALID_LINK_TOKEN', 'The link was sent to an address the account no longer uses.');

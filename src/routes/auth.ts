@@ -194,15 +194,20 @@ export function authRoutes(deps: AuthDeps): Route[] {
       method: 'post',
       path: '/api/auth/verify-email',
       group,
-      summary: 'Confirm the account’s email address with a verification link’s token.',
-      auth: 'none',
+      summary: 'Confirm the account’s email address with a verification link’s token, signed in as that account.',
+      description:
+        'The link proves the mailbox, the session the password: a session of another account is refused (400 INVALID_LINK_TOKEN) and leaves the link unspent.',
+      auth: 'session',
       bodyKind: 'json',
       body: VerifyBody,
       rate: 'address',
       errors: ['INVALID_LINK_TOKEN', 'EXPIRED_TOKEN'],
       responses: { 200: { description: 'Verified.', schema: z.object({ account: PublicAccount }) } },
       async handler({ ctx, body }) {
-        return { status: 200, body: { account: publicAccount(await recovery.verifyEmail(body.token, ctx.now)) } };
+        return {
+          status: 200,
+          body: { account: publicAccount(await recovery.verifyEmail(body.token, ctx.identity!.accountId, ctx.now)) },
+        };
       },
     }),
     defineRoute({

@@ -6,7 +6,7 @@ import { describe, expect, inject, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { screenshot, signUpInPage, useBrowserTabs } from '../support/browser.js';
 import { operatorEmail } from '../support/operators.js';
-import { verifyEmail } from '../support/verify-email.js';
+import { signedInAs, verifyEmail } from '../support/verify-email.js';
 
 const chromium = inject('chromium');
 const LISTED = operatorEmail();
@@ -43,7 +43,7 @@ describe.skipIf(!chromium)('the operator console to an unconfirmed listed addres
     problems.length = 0;
 
     // The link mailed to the address is followed: the same browser, signed in as before, gets the console.
-    await verifyEmail(tabs.server, LISTED);
+    await verifyEmail(tabs.server, LISTED, await signedInAs(tabs.server.url, LISTED, 'correct horse battery staple'));
     const opened = await page.goto('/admin');
     expect(opened?.status()).toBe(200);
     await page.getByRole('link', { name: 'Audit' }).waitFor();

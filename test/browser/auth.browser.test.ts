@@ -113,6 +113,37 @@ describe.skipIf(!chromium)('signing up, out and in (Chromium)', () => {
     expect(tab.problems).toEqual([]);
   });
 
+  it('a confirmation link opened signed out asks to sign in, then confirms the address', async () => {
+    const email = `${unique('browser')}@example.com`;
+    const password = 'correct horse battery staple';
+    await fetch(`${server.url}/api/auth/signup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password }),
+    });
+    const link = /https?:\/\/\S+\/verify-email#token=\S+/.exec(
+      (await server.mail.next(email, /^Verify your email/)).text,
+    )![0];
+
+    await page.goto(new URL(link).pathname + new URL(link).hash);
+    await page.getByText('Sign in to the account this address belongs to, and the link confirms it.').waitFor();
+    expect(new URL(page.url()).hash).toBe(''); // the token left the address bar
+    await screenshot(page, 'verify-email-signed-out');
+    await page.getByRole('link', { name: 'Sign in to confirm' }).click();
+    await landOn(page, '/signin');
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await landOn(page, '/verify-email');
+    await page.getByText(`${email} is confirmed.`).waitFor();
+    await screenshot(page, 'verify-email-confirmed');
+    const me = await page.evaluate(
+      async () => (await (await fetch('/api/auth/me')).json()) as { user: { emailVerified: boolean } },
+    );
+    expect(me.user.emailVerified).toBe(true);
+    expect(tab.problems).toEqual([]);
+  });
+
   it('a person who signs up on the way is sent on to the page they asked for', async () => {
     await page.context().clearCookies();
     await page.goto('/account/tokens');

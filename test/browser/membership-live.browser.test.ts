@@ -21,7 +21,7 @@ describe.skipIf(!chromium)('a member’s open board page (Chromium)', () => {
 
   it('follows a lowered role and a removal without a reload', async () => {
     const [owner, member] = await Promise.all([signedUp(server.url), signedUp(server.url)]);
-    await verifyEmail(server, member.email); // accepting an invitation takes a confirmed address
+    await verifyEmail(server, member.email, member.client); // accepting an invitation takes a confirmed address
     const projectId = (await owner.client.get('/api/projects')).body.projects[0].projectId as string;
     // The member joins through an invitation, as a person would.
     expect(

@@ -85,7 +85,7 @@ describe.skipIf(!chromium)('sharing a board (Chromium)', () => {
     await guest.page.getByRole('button', { name: 'Mail me a new confirmation link' }).click();
     await guest.page.getByText(`A new confirmation link is on its way to ${invitee.email}.`).waitFor();
     expect(verifyMails()).toBe(before + 1);
-    await verifyEmail(server, invitee.email); // the newest link in the mail, opened elsewhere
+    await verifyEmail(server, invitee.email, invitee.client); // the newest link in the mail, opened elsewhere
     await guest.page.getByRole('button', { name: 'I confirmed my address: check again' }).click();
     await guest.page.getByRole('heading', { name: `Join “${BOARD}”` }).waitFor();
     await guest.page.getByText(`invites you to the board “${BOARD}” as member`).waitFor();
@@ -165,7 +165,7 @@ describe.skipIf(!chromium)('sharing a board (Chromium)', () => {
       201,
     );
     const mail = await server.mail.next(heir.email, /^Invitation/);
-    await verifyEmail(server, heir.email);
+    await verifyEmail(server, heir.email, heir.client);
     expect(
       (
         await heir.client.post(`/api/boards/invitations/${/\/invitations\/([\w-]+)#/.exec(mail.text)![1]}/accept`, {

@@ -32,7 +32,7 @@ describe('audit of who can act', () => {
   async function operatorConsole(): Promise<{ client: Client; accountId: string }> {
     if (!operator) {
       operator = await operatorSession(srv().url, OPERATOR);
-      await verifyEmail(srv(), OPERATOR);
+      await verifyEmail(srv(), OPERATOR, operator.client);
     }
     return operator;
   }

@@ -64,7 +64,7 @@ describe('header lines written once for many responses', () => {
     const person = await kit.person();
     const projectId = (await person.client.get('/api/projects')).body.projects[0].projectId as string;
     const op = await operatorSession(srv().url, OPERATOR);
-    await verifyEmail(srv(), OPERATOR);
+    await verifyEmail(srv(), OPERATOR, op.client);
     const started = await op.client.post(`/api/admin/users/${person.accountId}/impersonate`, {
       reason: 'support ticket 46',
     });

@@ -37,7 +37,7 @@ describe('impersonation limits', () => {
   async function operator(): Promise<{ client: Client; operatorId: string }> {
     if (operatorId === null) {
       const op = await operatorSession(srv().url, OPERATOR);
-      await verifyEmail(srv(), OPERATOR);
+      await verifyEmail(srv(), OPERATOR, op.client);
       operatorId = op.accountId;
       return { client: op.client, operatorId };
     }

@@ -21,6 +21,7 @@ import { Client, signedUp, TEST_SECRET } from '../support/server.js';
 import { scrape } from '../support/metrics.js';
 import { startSmtp, type TestSmtp } from '../support/smtp.js';
 import { tempDir, unique, type TempDir } from '../support/temp.js';
+import { signedInAs } from '../support/verify-email.js';
 
 const FROM = 'Board at test <board@mail.test>';
 const keys = deriveKeys(TEST_SECRET);
@@ -95,9 +96,7 @@ describe('mail over SMTP', () => {
     expect(confirm.from).toBe('board@mail.test');
     expect(confirm.raw).toMatch(/^From: Board at test <board@mail\.test>$/im);
     expect(confirm.body).toContain('http://board.test/verify-email#token=');
-    expect((await new Client(node.url).post('/api/auth/verify-email', { token: tokenIn(confirm.body) })).status).toBe(
-      200,
-    );
+    expect((await owner.client.post('/api/auth/verify-email', { token: tokenIn(confirm.body) })).status).toBe(200);
 
     // An invitation to the owner's board.
     const projectId = (await owner.client.get('/api/projects')).body.projects[0].projectId as string;
@@ -197,7 +196,7 @@ describe('mail over SMTP', () => {
     const dir = await tempDir();
     cleanups.push(dir.remove);
     const node = await mailNode(`smtp://127.0.0.1:${placeholder.port}`, dir);
-    const { email } = await signedUp(node.url);
+    const { email, password } = await signedUp(node.url);
     await expect
       .poll(() => logged(node, 'mail not sent; retrying').length, { timeout: 10_000 })
       .toBeGreaterThanOrEqual(1);
@@ -220,9 +219,8 @@ describe('mail over SMTP', () => {
     const mta = await smtp(placeholder.port);
     const again = await mailNode(mta.url, dir);
     const confirm = await mta.next(email, /^Verify your email/);
-    expect((await new Client(again.url).post('/api/auth/verify-email', { token: tokenIn(confirm.body) })).status).toBe(
-      200,
-    );
+    const signedIn = await signedInAs(again.url, email, password);
+    expect((await signedIn.post('/api/auth/verify-email', { token: tokenIn(confirm.body) })).status).toBe(200);
     expect(logged(again, 'mail taken over from the outbox: its holder stopped')).toEqual([
       expect.objectContaining({ to: email, attempts: expect.any(Number) }),
     ]);
@@ -242,7 +240,7 @@ describe('mail over SMTP', () => {
     };
     const first = await startMain(env);
     cleanups.push(async () => (first.child.exitCode === null && first.child.kill('SIGKILL'), first.exited));
-    const { email } = await signedUp(first.url);
+    const { email, password } = await signedUp(first.url);
     await expect.poll(() => first.output().includes('mail not sent; retrying'), { timeout: 15_000 }).toBe(true);
     first.child.kill('SIGKILL');
     await first.exited;
@@ -251,9 +249,8 @@ describe('mail over SMTP', () => {
     const second = await startMain(env);
     cleanups.push(async () => (second.child.exitCode === null && second.child.kill('SIGKILL'), second.exited));
     const confirm = await mta.next(email, /^Verify your email/, 30_000);
-    expect((await new Client(second.url).post('/api/auth/verify-email', { token: tokenIn(confirm.body) })).status).toBe(
-      200,
-    );
+    const signedIn = await signedInAs(second.url, email, password);
+    expect((await signedIn.post('/api/auth/verify-email', { token: tokenIn(confirm.body) })).status).toBe(200);
     expect(second.output()).toContain('mail taken over from the outbox: its holder stopped');
     expect(mta.received.filter((m) => m.to.includes(email))).toHaveLength(1);
   }, 90_000);

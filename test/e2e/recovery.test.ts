@@ -190,15 +190,20 @@ describe('mail budgets per account', () => {
 });
 
 describe('email verification', () => {
-  it('verifies with the link mailed at signup, once', async () => {
+  it('verifies with the link mailed at signup, once, in a session of that account only', async () => {
     const user = await signedUp(srv.url);
     const token = CaptureMailer.tokenOf(await srv.mail.next(user.email, /Verify/));
     expect((await user.client.get('/api/auth/me')).body.user.emailVerified).toBe(false);
-    const res = await new Client(srv.url).post('/api/auth/verify-email', { token });
+    // Signed out, or signed in as another account: refused, and the link stays good.
+    expectError(await new Client(srv.url).post('/api/auth/verify-email', { token }), 401, 'UNAUTHENTICATED');
+    const other = await signedUp(srv.url);
+    expectError(await other.client.post('/api/auth/verify-email', { token }), 400, 'INVALID_LINK_TOKEN');
+    expect((await other.client.get('/api/auth/me')).body.user.emailVerified).toBe(false);
+    const res = await user.client.post('/api/auth/verify-email', { token });
     expect(res.status).toBe(200);
     expect(res.body.account).toMatchObject({ email: user.email, emailVerified: true });
     expect((await user.client.get('/api/auth/me')).body.user.emailVerified).toBe(true);
-    expectError(await new Client(srv.url).post('/api/auth/verify-email', { token }), 400, 'INVALID_LINK_TOKEN');
+    expectError(await user.client.post('/api/auth/verify-email', { token }), 400, 'INVALID_LINK_TOKEN');
   });
 
   it('mails a new confirmation link on request, which confirms; none once confirmed, and none without a session', async () => {
@@ -208,9 +213,9 @@ describe('email verification', () => {
     expect([resent.status, resent.body]).toEqual([200, { sent: true }]);
     const second = await srv.mail.next(user.email, /Verify/);
     expect(second).not.toBe(first);
-    expect(
-      (await new Client(srv.url).post('/api/auth/verify-email', { token: CaptureMailer.tokenOf(second) })).status,
-    ).toBe(200);
+    expect((await user.client.post('/api/auth/verify-email', { token: CaptureMailer.tokenOf(second) })).status).toBe(
+      200,
+    );
     const count = srv.mail.sent.length;
     expect((await user.client.post('/api/auth/verify-email/resend')).body).toEqual({ sent: false });
     expect(srv.mail.sent.length).toBe(count);
@@ -224,11 +229,7 @@ describe('email verification', () => {
       currentPassword: user.password,
       newEmail: `${unique('moved')}@example.com`,
     });
-    expectError(
-      await new Client(srv.url).post('/api/auth/verify-email', { token: oldToken }),
-      400,
-      'INVALID_LINK_TOKEN',
-    );
+    expectError(await user.client.post('/api/auth/verify-email', { token: oldToken }), 400, 'INVALID_LINK_TOKEN');
   });
 });
 
@@ -268,9 +269,9 @@ describe('a reset that proves the address', () => {
 
     // The victim finds the address taken, takes the account over by mail, and joins a colleague's board.
     await reset(email, 'victim new password 1');
-    await verifyEmail(srv, email);
     const victim = new Client(srv.url);
     expect((await victim.post('/api/auth/login', { email, password: 'victim new password 1' })).status).toBe(200);
+    await verifyEmail(srv, email, victim);
     const colleague = await signedUp(srv.url);
     const board = (await srv.store.accounts.get(colleague.accountId))!.defaultProjectId!;
     const invited = await colleague.client.post(`/api/boards/${board}/invitations`, { email, role: 'admin' });
@@ -303,7 +304,7 @@ describe('a reset that proves the address', () => {
   it('leaves the tokens of a confirmed account, and the confirmation link revokes nothing', async () => {
     const user = await signedUp(srv.url);
     const before = await accountToken(user.client);
-    await verifyEmail(srv, user.email);
+    await verifyEmail(srv, user.email, user.client);
     expect((await before.get('/api/whoami')).status).toBe(200);
     await reset(user.email, 'brand new password 2');
     expect((await before.get('/api/whoami')).status).toBe(200);

@@ -135,7 +135,7 @@ export function invitationCases(kit: SharingKit): void {
     expectError(await accept(stranger.client, link), 403, 'INVITATION_EMAIL_MISMATCH');
 
     // Confirmed, the same link works.
-    await verifyEmail(srv(), holder.email);
+    await verifyEmail(srv(), holder.email, holder.client);
     expect((await holder.client.get(`/api/boards/invitations/${link.invitationId}`)).body).toMatchObject({
       status: 'pending',
       email: holder.email,
@@ -371,7 +371,7 @@ export function invitationCases(kit: SharingKit): void {
       ).toBe(200);
       other = new Client(url());
       expect((await other.post('/api/auth/signup', { email: invited, password: first.password })).status).toBe(201);
-      await verifyEmail(srv(), invited);
+      await verifyEmail(srv(), invited, other);
       const taken = await accept(other, link);
       expect(taken.status, taken.text).toBe(200);
     });

@@ -20,7 +20,7 @@ export function sharingKit(served: { srv: TestServer }) {
   /** Someone signed up who opened the confirmation link mailed to them. */
   const person = async (): Promise<Person> => {
     const signed = await signedUp(url());
-    await verifyEmail(srv(), signed.email);
+    await verifyEmail(srv(), signed.email, signed.client);
     return signed;
   };
   const invite = (by: Client, projectId: string, email: string, role = 'member') =>

@@ -24,7 +24,7 @@ describe.skipIf(!url)('sharing across two nodes with the Redis bus', () => {
   it('applies a role change and a removal made on one node to the member’s sockets and requests on the other', async () => {
     const board = await newBoard(a.url);
     const alice = await signedUp(a.url);
-    await verifyEmail(a, alice.email);
+    await verifyEmail(a, alice.email, alice.client);
     expect(
       (await board.owner.post(`/api/boards/${board.projectId}/invitations`, { email: alice.email, role: 'admin' }))
         .status,

@@ -1,7 +1,7 @@
 // Operators for tests: a server with OPERATOR_EMAILS, and an operator signed in as the console would be.
 import { Client, signedUp, type TestServer } from './server.js';
 import { unique } from './temp.js';
-import { verifyEmail } from './verify-email.js';
+import { signedInAs, verifyEmail } from './verify-email.js';
 
 export const operatorEmail = (): string => `${unique('operator')}@ops.example.com`;
 
@@ -22,7 +22,7 @@ export async function confirmedOperator(
   email: string,
 ): Promise<{ client: Client; accountId: string }> {
   const session = await operatorSession(srv.url, email);
-  await verifyEmail(srv, email);
+  await verifyEmail(srv, email, session.client);
   return session;
 }
 
@@ -35,12 +35,13 @@ export function confirmingSignIn<P>(
   srv: () => Pick<TestServer, 'url' | 'mail'>,
   email: string,
   signIn: (page: P) => Promise<void>,
+  password = 'correct horse battery staple',
 ): (page: P) => Promise<void> {
   let confirmed = false;
   return async (page) => {
     await signIn(page);
     if (confirmed) return;
-    await verifyEmail(srv(), email);
+    await verifyEmail(srv(), email, await signedInAs(srv().url, email, password));
     confirmed = true;
   };
 }

@@ -117,7 +117,11 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
       const client = browser();
       const signup = await client.post('/api/auth/signup', { email: opEmail, password: PASSWORD });
       if (signup.status === 201) {
-        await verifyEmail(served.srv, opEmail); // an operator's address is confirmed
+        // An operator's address is confirmed: the link followed signed in on another device (whose
+        // address, not this browser's, the sign-in and the link draw on).
+        const elsewhere = browser();
+        expect((await elsewhere.post('/api/auth/login', { email: opEmail, password: PASSWORD })).status).toBe(200);
+        await verifyEmail(served.srv, opEmail, elsewhere);
         return { client, accountId: signup.body.account.id, email: opEmail };
       }
       const login = await client.post('/api/auth/login', { email: opEmail, password: PASSWORD });
@@ -345,7 +349,7 @@ export function accessFlow(name: string, open: () => Promise<OpenedStore>): void
       // An operator acting as another operator's account does not get that operator's console.
       const op = await operator();
       const other = await signUp(otherOpEmail);
-      await verifyEmail(served.srv, otherOpEmail);
+      await verifyEmail(served.srv, otherOpEmail, other.client);
       expect((await other.client.get('/api/admin/codebase')).status).toBe(200);
       const started = await op.client.post(`/api/admin/users/${other.accountId}/impersonate`, {
         reason: 'their dashboard is odd',

@@ -20,7 +20,7 @@ const opEmail = operatorEmail();
 beforeAll(async () => {
   srv = await startTestServer({ OPERATOR_EMAILS: opEmail, ADDRESS_RATE_PER_MINUTE: '100000', BOARD_RATE_SCALE: '100' });
   operator = (await operatorSession(srv.url, opEmail)).client;
-  await verifyEmail(srv, opEmail);
+  await verifyEmail(srv, opEmail, operator);
 });
 afterAll(async () => {
   await srv.stop();

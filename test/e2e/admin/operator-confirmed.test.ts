@@ -8,7 +8,8 @@ import { MemoryBus } from '../../../src/bus/bus.js';
 import { CLOSE } from '../../../src/ws/protocol.js';
 import { newBoard } from '../../support/board.js';
 import { confirmedOperator, operatorEmail, operatorSession } from '../../support/operators.js';
-import { Client, signedUp, startTestServer, type Res, type TestServer } from '../../support/server.js';
+import { CaptureMailer, Client, signedUp, startTestServer, type Res, type TestServer } from '../../support/server.js';
+import { expectError } from '../../support/expect-error.js';
 import { openSocket, type TestSocket } from '../../support/socket.js';
 import { verifyEmail } from '../../support/verify-email.js';
 
@@ -62,7 +63,7 @@ async function firehose(socket: TestSocket): Promise<'subscribed' | 'refused'> {
 }
 
 describe('an operator is a listed address that is confirmed', () => {
-  it('refuses a stranger who signs up first with a listed address, over HTTP and the socket, until they follow the link', async () => {
+  it('refuses whoever signs up first with a listed address, over HTTP and the socket; its link confirms it only in that account’s session', async () => {
     const email = listed[0]!;
     const stranger = await operatorSession(srv.url, email);
     expect(await consoleOf(stranger.client)).toEqual({ api: 404, page: 404, refused: true });
@@ -72,8 +73,16 @@ describe('an operator is a listed address that is confirmed', () => {
       [],
     );
 
-    // The address's owner follows the link mailed to it: now it is theirs, and so is the console.
-    await verifyEmail(srv, email);
+    // The address's owner follows the link mailed to it, signed out or signed in to an account of
+    // their own: the stranger's account stays unconfirmed (no console), and the link unspent.
+    const token = CaptureMailer.tokenOf(await srv.mail.next(email, /^Verify your email/));
+    expectError(await new Client(srv.url).post('/api/auth/verify-email', { token }), 401, 'UNAUTHENTICATED');
+    const owner = await signedUp(srv.url);
+    expectError(await owner.client.post('/api/auth/verify-email', { token }), 400, 'INVALID_LINK_TOKEN');
+    expect(await consoleOf(stranger.client)).toEqual({ api: 404, page: 404, refused: true });
+    expect(await firehose(socket)).toBe('refused');
+    // Mailbox and password together (the link, in the account's own session) confirm it: the console opens.
+    expect((await stranger.client.post('/api/auth/verify-email', { token })).status).toBe(200);
     expect(await consoleOf(stranger.client)).toEqual({ api: 200, page: 200, refused: false });
     expect(await firehose(socket)).toBe('subscribed');
     socket.ws.close();
@@ -94,7 +103,7 @@ describe('an operator is a listed address that is confirmed', () => {
     const after = await openSocket(srv.url, cookieOf(op.client));
     expect(await firehose(after)).toBe('refused');
 
-    await verifyEmail(srv, to);
+    await verifyEmail(srv, to, op.client);
     expect(await consoleOf(op.client)).toEqual({ api: 200, page: 200, refused: false });
     expect(await firehose(after)).toBe('subscribed');
     after.ws.close();
@@ -151,7 +160,7 @@ describe('an operator is a listed address that is confirmed', () => {
     const again = await operatorSession(srv.url, gone);
     expect(again.accountId).not.toBe(first.accountId);
     expect(await consoleOf(again.client)).toEqual({ api: 404, page: 404, refused: true });
-    await verifyEmail(srv, gone);
+    await verifyEmail(srv, gone, again.client);
     expect(await consoleOf(again.client)).toEqual({ api: 200, page: 200, refused: false });
   });
 });

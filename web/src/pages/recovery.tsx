@@ -178,22 +178,41 @@ export function ResetPage() {
   );
 }
 
+/** A confirmation link opened signed out waits here (this tab only) while its person signs in. */
+const HELD_VERIFY_TOKEN = 'verify-email-token';
+
 export function VerifyPage() {
-  const [token] = useState(linkToken);
+  // The link proves the mailbox and the session the password: it is followed signed in as its account.
+  const [token] = useState(() => linkToken() ?? sessionStorage.getItem(HELD_VERIFY_TOKEN));
   const action = useAction(async () => {
     const res = await client.post('/api/auth/verify-email', { body: { token: token! } });
-    forgetLinkToken();
+    sessionStorage.removeItem(HELD_VERIFY_TOKEN);
     if (me.value && me.value.id === res.account.id) signedIn(res.account);
     return res.account;
   });
+  const signedOut = me.value === null;
   useEffect(() => {
-    if (token) void action.go();
-    // Once, on load: the token is single-use.
-  }, []);
+    if (!token) return;
+    forgetLinkToken();
+    if (signedOut) sessionStorage.setItem(HELD_VERIFY_TOKEN, token);
+    else if (me.value) void action.go();
+    // Once the session is known; the token is single-use.
+  }, [signedOut, me.value?.id]);
   if (!token && me.value?.emailVerified) return <Confirmed email={me.value.email} />;
   if (!token)
     return <MissingToken title="Verify your email" again={{ href: '/projects', label: 'Go to your boards' }} />;
   if (action.done) return <Confirmed email={action.done.email} />;
+  if (signedOut)
+    return (
+      <div class="narrow panel">
+        <h1>Verify your email</h1>
+        <p>Sign in to the account this address belongs to, and the link confirms it.</p>
+        <p class="muted">The link shows the mailbox is yours; signing in shows the account is.</p>
+        <p>
+          <a href="/signin?next=/verify-email">Sign in to confirm</a>
+        </p>
+      </div>
+    );
   return (
     <div class="narrow panel">
       <h1>Verify your email</h1>
