@@ -998,7 +998,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Revoke every session and token of the account; its sockets close on every node. */
+        /** Revoke every session and token of the account, and the enrollment codes and device approvals that would mint more; its sockets close on every node. */
         post: operations["POST_api_admin_users_userId_revoke"];
         delete?: never;
         options?: never;
@@ -11140,7 +11140,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description How many sessions and tokens were revoked. */
+            /** @description How many of each were revoked. */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -11148,6 +11148,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Device approvals it gave that no agent had collected, denied. */
+                        deviceGrants: number;
+                        /** @description Enrollment codes the account or its tokens made, deleted. */
+                        enrollments: number;
                         sessions: number;
                         tokens: number;
                     };

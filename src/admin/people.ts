@@ -4,7 +4,7 @@
 // and writes the one audit row per action (target `account:<id>` or `token:<id>`) before answering.
 import type { RevokedNotice } from '../auth/access-notices.js';
 import type { Store } from '../../store/ports/store.js';
-import { revokeCredentials } from '../accounts/credentials.js';
+import { revokeIssued, type RevokedIssued } from '../accounts/credentials.js';
 import { AccountsAdmin, type AdminToken, type Page, type UserDetail, type UserRow } from './accounts.js';
 import { auditOperatorAction, type OperatorCtx } from './audit.js';
 import { AccountDeletion } from './deletion.js';
@@ -53,10 +53,14 @@ export class PeopleDesk {
     return tokens;
   }
 
-  /** Revokes every session and token of the account; answers how many of each. */
-  async revoke(ctx: Ctx, userId: string, reason: string): Promise<{ sessions: number; tokens: number }> {
+  /**
+   * Revokes everything the account issued: sessions, tokens, and the one-time secrets that would
+   * mint tokens for it later (enrollment codes it or its tokens made, device approvals no agent
+   * collected yet). Answers how many of each.
+   */
+  async revoke(ctx: Ctx, userId: string, reason: string): Promise<Omit<RevokedIssued, 'tokenIds'>> {
     const account = await this.accounts.account(userId);
-    const { tokenIds, ...revoked } = await revokeCredentials(this.store, account._id);
+    const { tokenIds, ...revoked } = await revokeIssued(this.store, account._id);
     // Its tokens by id too: a token that came to it with a board it took over opened its sockets as another account's.
     this.revokeNotice({ kind: 'revoked', accountId: account._id, tokenIds });
     await auditOperatorAction(this.store, ctx, {

@@ -65,7 +65,12 @@ const UserDetail = z.object({
   ),
   audit: z.object({ about: z.array(AuditRow), by: z.array(AuditRow) }),
 });
-const Revoked = z.object({ sessions: z.number().int(), tokens: z.number().int() });
+const Revoked = z.object({
+  sessions: z.number().int(),
+  tokens: z.number().int(),
+  enrollments: z.number().int().describe('Enrollment codes the account or its tokens made, deleted.'),
+  deviceGrants: z.number().int().describe('Device approvals it gave that no agent had collected, denied.'),
+});
 const Closed = z.object({ user: UserRow, boards: z.array(z.string()) });
 
 const DAYS = DELETION_RETENTION_MS / 86_400_000;
@@ -122,11 +127,12 @@ export function adminPeopleRoutes(deps: AdminPeopleDeps): Route[] {
       ...adminBase,
       method: 'post',
       path: `${user}/revoke`,
-      summary: 'Revoke every session and token of the account; its sockets close on every node.',
+      summary:
+        'Revoke every session and token of the account, and the enrollment codes and device approvals that would mint more; its sockets close on every node.',
       bodyKind: 'json',
       body: ReasonBody,
       errors: [],
-      responses: { 200: { description: 'How many sessions and tokens were revoked.', schema: Revoked } },
+      responses: { 200: { description: 'How many of each were revoked.', schema: Revoked } },
       async handler({ ctx, body }) {
         return { status: 200, body: await people.revoke(ctx, ctx.params.userId!, body.reason) };
       },

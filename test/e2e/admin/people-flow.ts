@@ -234,6 +234,10 @@ export function peopleFlow(name: string, open: () => Promise<OpenedStore>): void
       expect((await second.post('/api/auth/login', { email: user.email, password: PASSWORD })).status).toBe(200);
       const issued = await token(user.client);
       const socket = await openSocket(srv().url, { authorization: `Bearer ${issued.secret}` });
+      // A code that would enroll agents as the account later: it goes with the rest.
+      const board = (await user.client.get('/api/projects')).body.projects[0].projectId as string;
+      const code = await user.client.post(`/api/projects/${board}/agents/enroll`, { uses: 5, ttlSeconds: 3600 });
+      expect(code.status, code.text).toBe(201);
 
       expectError(await op.post(`/api/admin/users/${user.accountId}/revoke`, {}), 400, 'INVALID_INPUT');
       expectError(await op.post(`/api/admin/users/${user.accountId}/revoke`, { reason: 'x' }), 400, 'INVALID_INPUT');
@@ -244,8 +248,13 @@ export function peopleFlow(name: string, open: () => Promise<OpenedStore>): void
         reason: 'credentials leaked in a public repo',
       });
       expect(res.status, res.text).toBe(200);
-      expect(res.body).toEqual({ sessions: 2, tokens: 1 });
+      expect(res.body).toEqual({ sessions: 2, tokens: 1, enrollments: 1, deviceGrants: 0 });
       expect((await socket.closed).code).toBe(4001);
+      expectError(
+        await new Client(srv().url).post('/api/projects/enroll', { code: code.body.code, name: 'late-agent' }),
+        400,
+        'INVALID_LINK_TOKEN',
+      );
       expectError(await user.client.get('/api/auth/me'), 401, 'UNAUTHENTICATED');
       expectError(await second.get('/api/auth/me'), 401, 'UNAUTHENTICATED');
       expectError(await issued.agent.get('/api/whoami'), 401, 'INVALID_SERVICE_TOKEN');
@@ -278,7 +287,7 @@ export function peopleFlow(name: string, open: () => Promise<OpenedStore>): void
 
       const res = await op.post(`/api/admin/users/${user.accountId}/revoke`, { reason: 'abuse from its agents' });
       expect(res.status, res.text).toBe(200);
-      expect(res.body).toEqual({ sessions: 1, tokens: 1 });
+      expect(res.body).toEqual({ sessions: 1, tokens: 1, enrollments: 0, deviceGrants: 0 });
       expect((await socket.closed).code).toBe(4001);
     });
 
