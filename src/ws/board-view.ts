@@ -26,9 +26,12 @@ const namedEventView = (e: EventRecord, actorName: string | undefined) =>
   actorName === undefined ? eventView(e) : { ...eventView(e), actorName };
 
 /**
- * The `snapshot` messages of a board's snapshot: its cards SNAPSHOT.pageSize at a time in work-id
- * order, the last page with the newest events (their actors named by `names`) and, when the
- * subscription takes shouts, the newest shouts.
+ * The `snapshot` messages of a board's snapshot: its cards in work-id order, then the newest events
+ * (their actors named by `names`) and, when the subscription takes shouts, the newest shouts. A
+ * page holds at most SNAPSHOT.pageSize cards and, past its first entry, SNAPSHOT.pageBytes: one
+ * message over the socket's backlog cap could never be sent (it would close the socket 4008 on
+ * every try), and cards, events and shouts within the documented limits can make one. So `recent`
+ * and `shouts` go on the last pages, as many to a page as fit; the client joins them in order.
  */
 export function* snapshotMessages(
   boardId: string,
@@ -38,27 +41,43 @@ export function* snapshotMessages(
   names: ReadonlyMap<string, string> = new Map(),
 ): Generator<string> {
   const { seq, total } = snapshot;
-  const parts = Math.max(1, Math.ceil(total / SNAPSHOT.pageSize));
-  let page: ReturnType<typeof publicCard>[] = [];
-  let part = 0;
-  const message = (last: boolean) => {
-    const tail = last
-      ? {
-          recent: snapshot.recent.map((e) => namedEventView(e, names.get(e.actor))),
-          ...(shouts ? { shouts: snapshot.shouts.map(shoutView) } : {}),
-        }
-      : {};
-    return JSON.stringify({ type: 'snapshot', boardId, seq, name, total, part: part++, last, items: page, ...tail });
+  const entries = function* (): Generator<[keyof Page, string]> {
+    for (const item of snapshot.items) yield ['items', JSON.stringify(publicCard(item))];
+    for (const e of snapshot.recent) yield ['recent', JSON.stringify(namedEventView(e, names.get(e.actor)))];
+    if (shouts) for (const shout of snapshot.shouts) yield ['shouts', JSON.stringify(shoutView(shout))];
   };
-  for (const item of snapshot.items) {
-    page.push(publicCard(item));
-    if (page.length === SNAPSHOT.pageSize && part < parts - 1) {
+  let part = 0;
+  let page = emptyPage();
+  let bytes = 0;
+  const message = (last: boolean) => {
+    const head = JSON.stringify({ type: 'snapshot', boardId, seq, name, total, part: part++, last });
+    // The last page names `recent` (and `shouts`, when taken) even when empty, as it always has.
+    const list = (key: keyof Page, always: boolean) =>
+      always || page[key].length > 0 ? `,"${key}":[${page[key].join(',')}]` : '';
+    return `${head.slice(0, -1)}${list('items', true)}${list('recent', last)}${list('shouts', last && shouts)}}`;
+  };
+  for (const [key, json] of entries()) {
+    const size = Buffer.byteLength(json) + 1;
+    const full = key === 'items' && page.items.length === SNAPSHOT.pageSize;
+    if (full || (bytes > 0 && bytes + size > SNAPSHOT.pageBytes)) {
       yield message(false);
-      page = [];
+      page = emptyPage();
+      bytes = 0;
     }
+    page[key].push(json);
+    bytes += size;
   }
   yield message(true);
 }
+
+/** One `snapshot` message's entries, each already JSON. */
+interface Page {
+  items: string[];
+  recent: string[];
+  shouts: string[];
+}
+
+const emptyPage = (): Page => ({ items: [], recent: [], shouts: [] });
 
 /** The `roster` message: every agent seen on the board, most recently first, each named as `named` tells the reader. */
 export async function rosterMessage(

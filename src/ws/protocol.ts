@@ -61,8 +61,12 @@ export const SLOW_CONSUMER_REASON = 'slow consumer: messages were dropped; recon
 /** What one socket may cost: messages per window, boards watched at once. */
 export const SOCKET_BUDGET = { messages: 100, windowMs: 10_000, subscriptions: 50 } as const;
 
-/** Items per `snapshot` message, and the newest events and shouts its last page carries. */
-export const SNAPSHOT = { pageSize: 500, recent: 50 } as const;
+/**
+ * Items per `snapshot` message at most, the newest events and shouts a snapshot carries, and the
+ * bytes a message holds past its first entry: well under the socket's 1 MiB backlog cap, which no
+ * single message may pass, with room for what waits before it (REPLAY_BACKLOG, delivery.ts).
+ */
+export const SNAPSHOT = { pageSize: 500, recent: 50, pageBytes: 256 * 1024 } as const;
 
 /**
  * What a snapshot draws on the socket's message budget: one message per 1,000 items (a page of
@@ -81,7 +85,7 @@ export const SOCKET_DESCRIPTION =
   '`{type: "shout", boardId, shout}` for shouts (direct ones only to sender, addressee and operators; reaching the addressee sets deliveredAt), ' +
   '`{type: "resync", boardId, seq}` when `since` is older than the retained log (reload GET /api/status, or subscribe again with `snapshot`), `{type: "unsubscribed", boardId, reason?}` (after unsubscribe, or when the board is deleted), `{type: "pong"}`, and `{type: "error", error}` with the REST error envelope (e.g. PROJECT_SCOPE_DENIED for a board the credential cannot reach, BOARD_CLOSED for one whose owner’s account was deleted, as REST answers). ' +
   'An event about an item carries `data.item`: that item as the commit left it, as a patch over GET /api/items/{workId} (workId, version and state always, every changed field besides; all fields for a new item); a reorder carries `data.items`, the patches of the items it ranked. Apply a patch over an item of a lower version. No lease id is ever in an event. ' +
-  `\`snapshot: true\` starts from the board as it stands instead of from \`since\`: after \`subscribed\` come \`{type: "snapshot", boardId, seq, name, total, part, last, items}\` messages (${SNAPSHOT.pageSize} items each, card fields: the item without description, criteria, doctrine, spec and progress), the last one also with \`recent\` (the newest ${SNAPSHOT.recent} events, newest first) and, for the shouts or activity topic, \`shouts\` (the newest ${SNAPSHOT.recent} the subscriber may see, newest first); then every event after \`seq\`. ` +
+  `\`snapshot: true\` starts from the board as it stands instead of from \`since\`: after \`subscribed\` come \`{type: "snapshot", boardId, seq, name, total, part, last, items}\` messages (up to ${SNAPSHOT.pageSize} items each, fewer when they are large: a message holds about ${SNAPSHOT.pageBytes / 1024} KiB; card fields: the item without description, criteria, doctrine, spec and progress), then \`recent\` (the newest ${SNAPSHOT.recent} events, newest first) and, for the shouts or activity topic, \`shouts\` (the newest ${SNAPSHOT.recent} the subscriber may see, newest first): these come on the last message, or, when they do not fit in one, spread over the last messages, in order (join each list over the pages; the last message always has them, perhaps empty); then every event after \`seq\`. ` +
   `What a socket receives is what REST reads show the same credential (one rule): ${RESOURCE_TOKEN_VIEW} A snapshot holds only the items the credential may read, and is refused (PROJECT_SCOPE_DENIED) to one that reads none, as GET /api/items is; \`presence\` is refused to a resource token without the status group, as GET /api/agents is. ` +
   '`shoutsAfter` (a shout id) sends the shouts posted after it before live ones, for a client resuming with `since`. ' +
   'The `presence` topic sends `{type: "roster", boardId, agents: [{principal, status, note, workId, lastSeenAt}], onlineWithinMs}` on every subscribe and `{type: "presence", boardId, agent}` for each heartbeat (POST /api/status/heartbeat); an agent is online when seen within onlineWithinMs. ' +

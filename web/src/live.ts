@@ -51,7 +51,8 @@ export class BoardFeed {
   private resubscribing: string | null = null;
   /** The next subscribe asks for a snapshot (first load, or a reload); events meanwhile are not applied. */
   private wantSnapshot: boolean;
-  private pages: Card[] = [];
+  /** The snapshot's pages so far: its cards, and its newest events and shouts (the last pages may share them out). */
+  private pages = emptyPages();
   private attempts = 0;
   private stopped = false;
   private timer: ReturnType<typeof setTimeout> | null = null;
@@ -113,7 +114,7 @@ export class BoardFeed {
       : this.lastSeq === null
         ? {}
         : { since: this.lastSeq, ...(shout ? { shoutsAfter: shout } : {}) };
-    this.pages = [];
+    this.pages = emptyPages();
     socket.send(JSON.stringify({ type: 'subscribe', boardId: this.boardId, topics, ...start }));
   }
 
@@ -156,10 +157,12 @@ export class BoardFeed {
   }
 
   private snapshotPage(m: Record<string, unknown>): void {
-    this.pages.push(...(m.items as Card[]));
+    this.pages.cards.push(...(m.items as Card[]));
+    this.pages.recent.push(...((m.recent as BoardEvent[] | undefined) ?? []));
+    this.pages.shouts.push(...((m.shouts as Shout[] | undefined) ?? []));
     if (!m.last) return;
-    const cards = this.pages;
-    this.pages = [];
+    const { cards, recent, shouts } = this.pages;
+    this.pages = emptyPages();
     this.wantSnapshot = false;
     this.lastSeq = m.seq as number;
     this.loads.value++;
@@ -167,8 +170,8 @@ export class BoardFeed {
       seq: m.seq as number,
       name: m.name as string,
       cards,
-      recent: (m.recent as BoardEvent[]) ?? [],
-      shouts: (m.shouts as Shout[]) ?? [],
+      recent,
+      shouts,
     });
     this.state.value = 'live';
   }
@@ -186,3 +189,5 @@ export class BoardFeed {
     this.on.event({ ...(m.event as Omit<BoardEvent, 'seq'>), seq });
   }
 }
+
+const emptyPages = (): Pick<Snapshot, 'cards' | 'recent' | 'shouts'> => ({ cards: [], recent: [], shouts: [] });
