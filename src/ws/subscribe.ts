@@ -192,7 +192,7 @@ export class Subscribe {
     project: { role: Role | 'operator'; name: string },
     start: Start,
   ): Promise<void> {
-    const { feed, subscriptions } = this.deps;
+    const { feed } = this.deps;
     const committed = start.snapshot ? await feed.board(boardId) : null;
     // A snapshot costs the socket what reading the items over REST would cost in requests, within limits (protocol.ts).
     if (committed && !this.deps.budgets.charge(conn, snapshotCost(committed.board.items.size), SNAPSHOT_SPENT)) return;
@@ -214,15 +214,40 @@ export class Subscribe {
       const reason = 'Events since that seq are no longer retained; reload GET /api/status.';
       transmit(conn, JSON.stringify({ type: 'resync', boardId, seq: at.head, reason }));
     }
-    for (const message of snapshot ? snapshotMessages(boardId, project.name, snapshot, shouts, names) : []) {
+    const pages = snapshot ? snapshotMessages(boardId, project.name, snapshot, shouts, names) : [];
+    if (!(await this.paced(conn, boardId, sub, pages))) return;
+    if (sub.topics.has('presence')) transmit(conn, await rosterMessage(this.deps.store, boardId, named));
+    if (shouts && start.shoutsAfter !== undefined && !snapshot) {
+      const missed = await feed.shoutsAfter(boardId, sub, start.shoutsAfter);
+      if (
+        !(await this.paced(
+          conn,
+          boardId,
+          sub,
+          missed.map((shout) => shoutMessage(boardId, shout)),
+        ))
+      )
+        return;
+    }
+    await this.deps.delivery.catchUp(conn, boardId, sub);
+  }
+
+  /**
+   * Sends `messages` at the pace the client reads, as a replay of the log goes: up to 500 missed
+   * shouts or a large board's pages sent in one turn would pass the socket's backlog cap and close
+   * a client that reads (4008). False once the subscription ended meanwhile.
+   */
+  private async paced(
+    conn: Connection,
+    boardId: string,
+    sub: Subscription,
+    messages: Iterable<string>,
+  ): Promise<boolean> {
+    for (const message of messages) {
       if (conn.backlog() > REPLAY_BACKLOG) await conn.drained();
-      if (!subscriptions.current(conn, boardId, sub)) return;
+      if (!this.deps.subscriptions.current(conn, boardId, sub)) return false;
       transmit(conn, message);
     }
-    if (sub.topics.has('presence')) transmit(conn, await rosterMessage(this.deps.store, boardId, named));
-    if (shouts && start.shoutsAfter !== undefined && !snapshot)
-      for (const shout of await feed.shoutsAfter(boardId, sub, start.shoutsAfter))
-        transmit(conn, shoutMessage(boardId, shout));
-    await this.deps.delivery.catchUp(conn, boardId, sub);
+    return true;
   }
 }

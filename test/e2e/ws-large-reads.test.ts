@@ -72,3 +72,22 @@ it('sends a snapshot whose newest events and shouts with its cards pass 1 MiB, i
   await stillOpen(socket);
   socket.ws.close();
 }, 90_000);
+
+it('sends the shouts a resuming client missed, 1.2 MB of them, without closing it', async () => {
+  const board = await newBoard(srv.url);
+  const agent = await board.agent('a');
+  const first = await agent.post('/api/shouts', { text: 'before' });
+  expect(first.status, first.text).toBe(201);
+  await shout(agent, 200);
+
+  const socket = await openSocket(srv.url, bearerOf(agent));
+  socket.send({ type: 'subscribe', boardId: board.projectId, topics: ['shouts'], shoutsAfter: first.body.id });
+  const texts = await beforeClose(socket, async () => {
+    const read: string[] = [];
+    while (read.length < 200) read.push((await socket.next((m) => m.type === 'shout', 20_000)).shout.text);
+    return read;
+  });
+  expect(new Set(texts).size).toBe(200);
+  await stillOpen(socket);
+  socket.ws.close();
+}, 90_000);
