@@ -20,7 +20,7 @@ import type { OperatorAccess } from './operator-access.js';
 import { SNAPSHOT, snapshotCost, SOCKET_BUDGET, type Topic } from './protocol.js';
 import type { SocketErrors } from './socket-errors.js';
 import type { SocketState, Subscription, Subscriptions } from './subscriptions.js';
-import { broadcastTopics, carriesLeaseEnds, hearsShouts, streamTopics } from './topics.js';
+import { broadcastTopics, carriesLeaseEnds, hearsShouts, readsOf, streamTopics } from './topics.js';
 import { startedAfter } from './lease-news.js';
 
 /** Where a subscription starts: after `since`, or from a snapshot of the board; shouts after `shoutsAfter` first. */
@@ -54,9 +54,13 @@ interface Admitted {
 }
 
 const UNREACHABLE = 'That board does not exist or this credential cannot reach it.';
-const ROSTER_DENIED =
-  'This resource token does not cover the board’s roster (the status group); subscribe without presence.';
-const SNAPSHOT_DENIED = 'This resource token sees none of the board’s items; subscribe without snapshot.';
+/** Why a read the subscribe amounts to (readsOf) is refused. */
+const DENIED: Record<BoardRead, string> = {
+  log: 'This resource token does not cover the board’s event log (as GET /api/activity); subscribe to shouts or presence alone.',
+  items: 'This resource token sees none of the board’s items; subscribe without snapshot.',
+  roster: 'This resource token does not cover the board’s roster (the status group); subscribe without presence.',
+  shouts: 'This resource token does not cover the board’s shouts.',
+};
 
 export class Subscribe {
   constructor(private readonly deps: SubscribeDeps) {}
@@ -101,8 +105,8 @@ export class Subscribe {
 
   /** Merges `topics` into the socket's subscription to the board: it joins and leaves the engine's topics that changes. */
   private merge(conn: Connection, boardId: string, existing: Subscription, topics: ReadonlySet<Topic>): void {
-    if (topics.has('presence') && refusedRead(existing.view, ['roster']))
-      return this.deps.errors.send(conn, 'PROJECT_SCOPE_DENIED', ROSTER_DENIED, { boardId });
+    const refused = refusedRead(existing.view, readsOf(topics, false));
+    if (refused) return this.deps.errors.send(conn, 'PROJECT_SCOPE_DENIED', DENIED[refused], { boardId });
     const joined = () => [
       ...broadcastTopics(boardId, existing),
       ...(existing.joined ? streamTopics(boardId, existing.topics) : []),
@@ -140,16 +144,10 @@ export class Subscribe {
         else errors.send(conn, 'PROJECT_SCOPE_DENIED', UNREACHABLE, { boardId });
         return null;
       }
-      // What the socket sees is decided as for REST reads: a snapshot as GET /api/items, the roster as GET /api/agents.
-      const reads: BoardRead[] = [
-        ...(start.snapshot ? ['items' as const] : []),
-        ...(topics.has('presence') ? ['roster' as const] : []),
-      ];
-      const reader = lookAt(conn.identity, project.role, reads);
+      // What the socket sees is decided as for REST reads: events as GET /api/activity, a snapshot as GET /api/items, the roster as GET /api/agents.
+      const reader = lookAt(conn.identity, project.role, readsOf(topics, start.snapshot));
       if (reader.refused) {
-        errors.send(conn, 'PROJECT_SCOPE_DENIED', reader.refused === 'items' ? SNAPSHOT_DENIED : ROSTER_DENIED, {
-          boardId,
-        });
+        errors.send(conn, 'PROJECT_SCOPE_DENIED', DENIED[reader.refused], { boardId });
         return null;
       }
       if (project.role === 'operator' && !(await this.audited(conn, state, boardId, topics))) return null;

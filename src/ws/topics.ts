@@ -1,11 +1,24 @@
 // The engine's topics of a board (one publish reaches every socket joined to one) and which topics
 // of the protocol carry what: what every watcher of a board hears alike goes out as a publish.
+import type { BoardRead } from '../board/visibility.js';
 import type { Topic } from './protocol.js';
 
 /** Whether a subscription with `topics` carries a lease's end (its holder then needs no frame of its own). */
 export const carriesLeaseEnds = (topics: ReadonlySet<Topic>): boolean => topics.has('leases') || topics.has('activity');
 /** Whether a subscription with `topics` hears the board's shouts. */
 export const hearsShouts = (topics: ReadonlySet<Topic>): boolean => topics.has('shouts') || topics.has('activity');
+
+/**
+ * The REST reads a subscribe amounts to, each refused as REST refuses it (src/board/feed/look.ts):
+ * the event log (GET /api/activity) for any topic that carries the log's events (all but shouts and
+ * presence, which carry shout messages and the roster), the items for a snapshot (GET /api/items),
+ * the roster for presence (GET /api/agents).
+ */
+export const readsOf = (topics: ReadonlySet<Topic>, snapshot: boolean): BoardRead[] => [
+  ...([...topics].some((t) => t !== 'shouts' && t !== 'presence') ? ['log' as const] : []),
+  ...(snapshot ? ['items' as const] : []),
+  ...(topics.has('presence') ? ['roster' as const] : []),
+];
 
 /** The engine's topics of a board: its broadcast shouts (not direct ones), its roster. */
 export const shoutsTopic = (boardId: string): string => `shouts/${boardId}`;

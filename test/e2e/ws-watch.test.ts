@@ -4,7 +4,7 @@
 // `presence` topic, missed shouts on resume, and the shout feed read newest first over REST.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { digest, head, newBoard } from '../support/board.js';
-import { startTestServer, type Client, type TestServer } from '../support/server.js';
+import { Client, startTestServer, type TestServer } from '../support/server.js';
 import { openSocket, type TestSocket } from '../support/socket.js';
 
 let srv: TestServer;
@@ -229,6 +229,42 @@ describe('watching a board over the socket', () => {
     wide.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity'], snapshot: true });
     expect([...(await readSnapshot(wide)).cards.keys()].sort()).toEqual(['W-1', 'W-2']);
     for (const socket of [narrow, blind, wide]) socket.ws.close();
+  });
+
+  it('refuses the event stream to a token whose REST read of the log is refused, and lets it watch the shouts', async () => {
+    const board = await newBoard(srv.url);
+    expect((await board.owner.post(onBoard(board.projectId, '/api/items'), { title: 'one' })).status).toBe(201);
+    const issued = await board.owner.post('/api/accounts/tokens', {
+      name: 'feedback only',
+      scope: 'resource',
+      projectId: board.projectId,
+      resources: ['feedback'],
+    });
+    expect(issued.status, issued.text).toBe(201);
+    const authorization = `Bearer ${issued.body.secret}`;
+    const rest = new Client(srv.url, { authorization });
+    expect((await rest.get('/api/activity')).body).toMatchObject({ error: { code: 'PROJECT_SCOPE_DENIED' } });
+    expect((await rest.get('/api/shouts')).status).toBe(200);
+
+    const socket = await openSocket(srv.url, { authorization });
+    const answer = () => socket.next((m) => m.type === 'subscribed' || m.type === 'error');
+    for (const topics of [['activity'], ['items'], ['leases'], ['doctrine'], ['shouts', 'items']]) {
+      socket.send({ type: 'subscribe', boardId: board.projectId, topics, since: 0 });
+      expect(await answer(), topics.join()).toMatchObject({ type: 'error', error: { code: 'PROJECT_SCOPE_DENIED' } });
+    }
+    socket.send({ type: 'subscribe', boardId: board.projectId, topics: ['shouts'], since: 0 });
+    expect(await answer()).toMatchObject({ type: 'subscribed', topics: ['shouts'] });
+    // Merging an event topic into it asks the same read.
+    socket.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity'] });
+    expect(await answer()).toMatchObject({ type: 'error', error: { code: 'PROJECT_SCOPE_DENIED' } });
+    const paused = await board.owner.request('PATCH', `/api/projects/${board.projectId}`, { json: { paused: true } });
+    expect(paused.status, paused.text).toBe(200);
+    expect((await board.owner.post(onBoard(board.projectId, '/api/shouts'), { text: 'heard' })).status).toBe(201);
+    expect(await socket.next((m) => m.type === 'shout' || m.type === 'event')).toMatchObject({
+      type: 'shout',
+      shout: { text: 'heard' },
+    });
+    socket.ws.close();
   });
 
   it('pushes the roster on subscribe and each heartbeat to presence watchers only', async () => {
