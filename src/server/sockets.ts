@@ -20,6 +20,7 @@ import { clientAddress } from '../http/trusted-proxies.js';
 import type { HttpServer, SocketHandlers } from '../http/uws.js';
 import { Hub } from '../ws/hub.js';
 import { mayBeOperator, OperatorAccess } from '../ws/operator-access.js';
+import { SLOW_CONSUMER } from '../ws/protocol.js';
 import { SocketCap } from '../ws/socket-cap.js';
 import type { Access } from './access.js';
 import type { Notice } from './notices.js';
@@ -98,7 +99,7 @@ function socketHandlers(parts: SocketsParts, hub: Hub, origins: WeakMap<Identity
   return {
     path: '/api/ws',
     maxPayloadLength: 64 * 1024,
-    maxBackpressure: 1024 * 1024,
+    maxBackpressure: SLOW_CONSUMER.bytes,
     idleTimeoutSeconds: 60,
     async authenticate(headers, requestId, peer) {
       if (pipeline.crossSite(headers))

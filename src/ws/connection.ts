@@ -9,7 +9,7 @@ export interface Connection {
   send(message: string | Uint8Array): boolean;
   /** Bytes waiting to go out. */
   backlog(): number;
-  /** Resolves once the backlog has gone out (or the connection closed). */
+  /** Resolves once the backlog has gone out (or the connection closed; one that stalls while waited on is closed, SLOW_CONSUMER). */
   drained(): Promise<void>;
   /** From now on the socket hears what is published to `topic` (HubDeps.publish), until it leaves it. */
   join(topic: string): void;

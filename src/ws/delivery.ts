@@ -10,10 +10,10 @@ import { eventFor } from '../board/feed/look.js';
 import type { BoardStreams } from './board-stream.js';
 import { transmit, type Connection } from './connection.js';
 import { inSeqOrder, type EventFrames } from './frames.js';
-import { CLOSE, topicOf } from './protocol.js';
+import { CLOSE, SLOW_CONSUMER, SLOW_CONSUMER_REASON, topicOf } from './protocol.js';
 import type { Subscription, Subscriptions } from './subscriptions.js';
 
-/** A replay waits for the client to read once this much is waiting to go out (well under the slow-consumer cap). */
+/** A replay waits for the client to read once this much is waiting to go out (well under SLOW_CONSUMER.bytes). */
 export const REPLAY_BACKLOG = 256 * 1024;
 
 export interface DeliveryDeps {
@@ -30,9 +30,28 @@ export class Delivery {
   live(boardId: string, events: CommittedEvent[]): void {
     for (const [conn, sub] of this.deps.subscriptions.watchersOf(boardId) ?? []) {
       if (sub.joined) continue;
-      if (sub.held) sub.held.push(...events);
+      if (sub.held) this.hold(conn, boardId, sub, events);
       else this.push(conn, boardId, sub, events);
     }
+  }
+
+  /**
+   * Holds live events while the subscription reads the log. Past what the replay has sent, they
+   * are what the socket is due at once when it ends: more than a backlog's worth (SLOW_CONSUMER)
+   * means the client stopped reading, so it is closed as a slow consumer, not held for without end.
+   */
+  private hold(conn: Connection, boardId: string, sub: Subscription, events: CommittedEvent[]): void {
+    const bytes = (held: CommittedEvent[]) =>
+      held.reduce((sum, e) => sum + this.deps.frames.of(boardId, e).byteLength, 0);
+    sub.held!.push(...events);
+    sub.heldBytes = (sub.heldBytes ?? 0) + bytes(events);
+    if (sub.heldBytes <= SLOW_CONSUMER.bytes) return;
+    sub.held = sub.held!.filter((e) => e.seq > sub.lastSeq); // the replay sent these meanwhile
+    sub.heldBytes = bytes(sub.held);
+    if (sub.heldBytes <= SLOW_CONSUMER.bytes) return;
+    sub.held = [];
+    sub.heldBytes = 0;
+    conn.close(CLOSE.slowConsumer, SLOW_CONSUMER_REASON);
   }
 
   /** Sends from the log everything after lastSeq, at the pace the client reads, then what was held meanwhile. */
@@ -58,6 +77,7 @@ export class Delivery {
     if (end === 'incomplete') return conn.close(CLOSE.shutdown, 'the event log is incomplete; reconnect with since');
     const held = inSeqOrder(sub.held ?? []);
     sub.held = null;
+    sub.heldBytes = 0;
     this.push(conn, boardId, sub, held);
   }
 
@@ -113,6 +133,7 @@ export class Delivery {
       if (e.seq <= sub.lastSeq) continue;
       if (e.seq > sub.lastSeq + 1) {
         sub.held = ordered.slice(i); // a hole: fill it from the log first
+        sub.heldBytes = 0; // (counted from the next events held)
         void this.catchUp(conn, boardId, sub).catch(() => conn.close(CLOSE.shutdown, 'the event log cannot be read'));
         return;
       }

@@ -57,6 +57,12 @@ export function topicOf(type: string): Topic {
 export const CLOSE = { slowConsumer: 4008, revoked: 4001, overBudget: 4029, shutdown: 1001, tooBig: 1009 } as const;
 /** The reason a slow consumer's socket is closed with (CLOSE.slowConsumer). */
 export const SLOW_CONSUMER_REASON = 'slow consumer: messages were dropped; reconnect with since';
+/**
+ * When a socket is a slow consumer (CLOSE.slowConsumer): more than `bytes` wait for it (its backlog,
+ * or the live events held for it while it replays the log, beyond what the replay sent), or a
+ * sender waiting for it to read (a replay, a snapshot's pages) saw it read nothing for `stalledMs`.
+ */
+export const SLOW_CONSUMER = { bytes: 1024 * 1024, stalledMs: 30_000 } as const;
 
 /** What one socket may cost: messages per window, boards watched at once. */
 export const SOCKET_BUDGET = { messages: 100, windowMs: 10_000, subscriptions: 50 } as const;
@@ -90,7 +96,7 @@ export const SOCKET_DESCRIPTION =
   '`shoutsAfter` (a shout id) sends the shouts posted after it before live ones, for a client resuming with `since`. ' +
   'The `presence` topic sends `{type: "roster", boardId, agents: [{principal, status, note, workId, lastSeenAt}], onlineWithinMs}` on every subscribe and `{type: "presence", boardId, agent}` for each heartbeat (POST /api/status/heartbeat); an agent is online when seen within onlineWithinMs. ' +
   'A lease holder gets `lease.expiring` (seq null) and `lease.expired` events for its own leases without subscribing. ' +
-  `Close codes: 4001 the credential was revoked (logout, token revoked or reissued, password or email change, the board or account deleted); 4008 slow consumer (more than 1 MiB was waiting; reconnect with \`since\`); 4029 over budget (more than ${SOCKET_BUDGET.messages} messages in ${SOCKET_BUDGET.windowMs / 1000} s); 1009 a message over 64 KiB; 1001 the node is shutting down (reconnect, to any node, with \`since\`). Idle sockets are pinged. One socket watches at most ${SOCKET_BUDGET.subscriptions} boards (an error SUBSCRIPTION_LIMIT beyond); a subscribe to a board the socket already watches merges its topics into that subscription (\`merged: true\`, no second replay). ` +
+  `Close codes: 4001 the credential was revoked (logout, token revoked or reissued, password or email change, the board or account deleted); 4008 slow consumer (more than ${SLOW_CONSUMER.bytes / 1024 / 1024} MiB was waiting, or a replay waited ${SLOW_CONSUMER.stalledMs / 1000} s for the client to read anything; reconnect with \`since\`); 4029 over budget (more than ${SOCKET_BUDGET.messages} messages in ${SOCKET_BUDGET.windowMs / 1000} s); 1009 a message over 64 KiB; 1001 the node is shutting down (reconnect, to any node, with \`since\`). Idle sockets are pinged. One socket watches at most ${SOCKET_BUDGET.subscriptions} boards (an error SUBSCRIPTION_LIMIT beyond); a subscribe to a board the socket already watches merges its topics into that subscription (\`merged: true\`, no second replay). ` +
   `A credential (a token, or an account’s sessions together) holds at most ${SOCKETS_PER_CREDENTIAL} open sockets on each node: the next upgrade is refused 429 RATE_LIMITED with the cap in details (\`scope: "sockets"\`, \`limit\`). Every upgrade draws one request from the credential’s request budget (refused 429 RATE_LIMITED with the rate headers once it is spent). ` +
   `Nothing read over an open socket draws on the REST request budget; the socket has its own message budget, on which a snapshot costs one message per 1,000 items (at most ${SOCKET_BUDGET.messages / 2}). ` +
   'Operators (a socket opened with the session of an account in OPERATOR_EMAILS, not impersonating) may subscribe to any board read-only, member or not (`role: "operator"`, every shout; each such subscription is audited as `admin.live.subscribe`), and to the firehose: ' +

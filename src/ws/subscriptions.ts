@@ -35,6 +35,8 @@ export interface Subscription extends Reader {
   owedEnds?: OwedEnd[];
   /** Live events held while the log is being read; null when live. */
   held: CommittedEvent[] | null;
+  /** About the bytes of `held`'s frames, counted as events are held (delivery.ts bounds them). */
+  heldBytes?: number;
   /**
    * A catch-up came while the log was being read: what it was for may have been committed after
    * the replay's last page, so the log is read again before the subscription goes live.

@@ -1,10 +1,14 @@
 // What a subscribe sends before going live, on a board whose content is large but within the
 // documented limits: each message fits under the socket's 1 MiB backlog cap and goes at the pace
-// the client reads, so a client that reads is never closed as a slow consumer (4008).
+// the client reads, so a client that reads is never closed as a slow consumer (4008); one that
+// stops reading during its replay is, once the live events held for it pass the cap.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { newBoard } from '../support/board.js';
+import { SLOW_CONSUMER_REASON } from '../../src/ws/protocol.js';
 import { startTestServer, type Client, type TestServer } from '../support/server.js';
 import { openSocket, type TestSocket } from '../support/socket.js';
+import { until } from '../support/until.js';
+import { closeFrame, stalledSocket } from '../../bench/raw-socket.js';
 
 let srv: TestServer;
 beforeAll(async () => {
@@ -91,3 +95,26 @@ it('sends the shouts a resuming client missed, 1.2 MB of them, without closing i
   await stillOpen(socket);
   socket.ws.close();
 }, 90_000);
+
+it('closes a socket that stops reading during its replay once the live events held for it pass the cap', async () => {
+  const board = await newBoard(srv.url);
+  const agent = await board.agent('a');
+  const batch = async (n: number) => {
+    const items = Array.from({ length: 500 }, (_, i) => ({ title: `item ${n}-${i}`, description: 'd'.repeat(3900) }));
+    expect((await agent.post('/api/items/batch', { items })).status).toBe(201);
+  };
+  for (let n = 0; n < 2; n++) await batch(n); // 2 MB of log: more than the socket takes in before it stalls
+  const open = async () => ((await fetch(`${srv.url}/readyz`).then((r) => r.json())) as { sockets: number }).sockets;
+  const before = await open();
+  const stalled = await stalledSocket(srv.url, bearerOf(agent), {
+    type: 'subscribe',
+    boardId: board.projectId,
+    topics: ['activity'],
+    since: 0,
+  });
+  await until(async () => (await open()) === before + 1);
+  // 2 MB of live events a batch, until the node lets the socket go (or 12 MB went by).
+  for (let n = 2; n < 8 && (await open()) > before; n++) await batch(n);
+  await until(async () => (await open()) === before, 10_000);
+  expect(await closeFrame(stalled)).toEqual({ code: 4008, reason: SLOW_CONSUMER_REASON });
+}, 120_000);

@@ -3,7 +3,7 @@
 import type uWS from 'uWebSockets.js';
 import type { Identity } from '../../auth/identity.js';
 import type { Connection } from '../../ws/hub.js';
-import { CLOSE, SLOW_CONSUMER_REASON } from '../../ws/protocol.js';
+import { CLOSE, SLOW_CONSUMER, SLOW_CONSUMER_REASON } from '../../ws/protocol.js';
 import type { BatchedSocket, PublishBatch, SocketOp } from './publish-batch.js';
 
 export interface SocketData {
@@ -58,6 +58,8 @@ export class SocketConnection implements Connection, BatchedSocket {
   private onTopics = false;
   /** Readers waiting for an empty backlog; made when the first one waits. */
   private waiting: (() => void)[] | null = null;
+  /** While readers wait: fires once the client has read nothing for SLOW_CONSUMER.stalledMs. */
+  private stall: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
     readonly id: number,
@@ -169,15 +171,25 @@ export class SocketConnection implements Connection, BatchedSocket {
     if (this.backlog() > this.cap) this.close(CLOSE.slowConsumer, SLOW_CONSUMER_REASON);
   }
 
+  /**
+   * Resolves once the backlog has gone out, or the socket closed: a client that reads nothing for
+   * SLOW_CONSUMER.stalledMs meanwhile is a slow consumer, so a sender never waits on it without end.
+   */
   drained(): Promise<void> {
-    return this.backlog() === 0
-      ? Promise.resolve()
-      : new Promise<void>((resolve) => (this.waiting ??= []).push(resolve));
+    if (this.backlog() === 0) return Promise.resolve();
+    this.stall ??= setTimeout(this.stalled, SLOW_CONSUMER.stalledMs);
+    return new Promise<void>((resolve) => (this.waiting ??= []).push(resolve));
   }
+
+  private readonly stalled = (): void => {
+    this.stall = null;
+    this.close(CLOSE.slowConsumer, SLOW_CONSUMER_REASON);
+  };
 
   /** uWS wrote some of what it held: learn how much it holds now, and wake the readers waiting for an empty backlog. */
   onDrain(): void {
     if (!this.closed) this.heldByUws = this.ws.getBufferedAmount();
+    this.stall?.refresh(); // the client read some: it is not stalled
     this.wakeIfEmpty();
   }
 
@@ -185,6 +197,8 @@ export class SocketConnection implements Connection, BatchedSocket {
     if (this.waiting === null || this.backlog() > 0) return;
     const ready = this.waiting;
     this.waiting = null;
+    if (this.stall !== null) clearTimeout(this.stall);
+    this.stall = null;
     for (const resolve of ready) resolve();
   }
 

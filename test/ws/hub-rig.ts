@@ -1,0 +1,96 @@
+// A hub on simulated sockets over a real store's log, for socket tests that need no transport: what
+// each socket was sent, how it was closed, a client that stops reading, and access reads the test
+// holds open, so a subscribe's order against what comes meanwhile is the test's to decide.
+import type { Identity } from '../../src/auth/identity.js';
+import type { ProjectSelector } from '../../src/auth/project-selection.js';
+import { BoardFeed } from '../../src/board/feed/feed.js';
+import type { ResolutionObserver } from '../../src/errors/observed-resolution.js';
+import { Hub, type Connection } from '../../src/ws/hub.js';
+import type { Store } from '../../store/ports/store.js';
+import { unique } from '../support/temp.js';
+
+/** A message as the socket was sent it. */
+export type Sent = { type: string; [field: string]: any }; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** A socket as the hub sees it: what it was sent, and the code it was closed with. */
+export class FakeSocket implements Connection {
+  static next = 1;
+  readonly id = FakeSocket.next++;
+  readonly topics = new Set<string>();
+  readonly got: Sent[] = [];
+  closedWith: number | null = null;
+  /** While set, the client reads nothing: a backlog past any replay's pace waits until it resolves. */
+  stalled: Promise<void> | null = null;
+  constructor(readonly identity: Identity) {}
+  send(message: string | Uint8Array): boolean {
+    this.got.push(JSON.parse(typeof message === 'string' ? message : Buffer.from(message).toString()));
+    return true;
+  }
+  backlog = () => (this.stalled ? Infinity : 0);
+  drained = () => this.stalled ?? Promise.resolve();
+  join = (topic: string) => void this.topics.add(topic);
+  leave = (topic: string) => void this.topics.delete(topic);
+  close(code: number): void {
+    this.closedWith ??= code;
+  }
+  /** The messages of `type` it was sent. */
+  sent = (type: string) => this.got.filter((m) => m.type === type);
+}
+
+/** Reads that wait while the test holds them: `waiting` counts those held now. */
+export class Gate {
+  private held: (() => void)[] | null = null;
+  get waiting(): number {
+    return this.held?.length ?? 0;
+  }
+  hold(): void {
+    this.held ??= [];
+  }
+  release(): void {
+    const held = this.held ?? [];
+    this.held = null;
+    for (const go of held) go();
+  }
+  pass(): Promise<void> {
+    return this.held === null ? Promise.resolve() : new Promise((go) => this.held!.push(go));
+  }
+}
+
+/** A hub on `store` where every board is reachable as a member, each reach read passing `reach` first. */
+export function hubRig(store: Store, reach = new Gate()) {
+  const hub = new Hub({
+    selector: {
+      reachable: async (_identity: Identity, id: string) => {
+        await reach.pass();
+        return { id, name: 'board', role: 'member', plan: 'free', owned: false };
+      },
+      closedTo: async () => false,
+    } as unknown as ProjectSelector,
+    store,
+    feed: new BoardFeed({
+      store,
+      readBoard: () => Promise.reject(new Error('no snapshots here')),
+      syncLog: async () => undefined,
+      clock: () => Date.now(),
+    }),
+    stillValid: async () => true,
+    observer: { resolution: () => null } as unknown as ResolutionObserver,
+    publicUrl: 'http://board.test',
+    clock: () => Date.now(),
+    hear: async () => undefined,
+    hearAll: async () => undefined,
+    publish() {},
+  });
+  const open = () => {
+    const identity: Identity = {
+      kind: 'session',
+      principal: `user:${unique('u')}`,
+      accountId: unique('acct'),
+      sessionId: unique('sess'),
+    };
+    const socket = new FakeSocket(identity);
+    hub.open(socket);
+    return socket;
+  };
+  return { hub, open, reach };
+}
