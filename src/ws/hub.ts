@@ -236,6 +236,7 @@ export class Hub {
     const msg = result.data;
     if (msg.type === 'ping') return void transmit(conn, JSON.stringify({ type: 'pong' }));
     if (msg.type === 'unsubscribe') {
+      this.subscribes.cancel(conn, msg.boardId);
       this.subscriptions.unwatch(conn, msg.boardId);
       return void transmit(conn, JSON.stringify({ type: 'unsubscribed', boardId: msg.boardId }));
     }

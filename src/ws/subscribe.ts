@@ -19,7 +19,7 @@ import type { Names } from './names.js';
 import type { OperatorAccess } from './operator-access.js';
 import { SNAPSHOT, snapshotCost, SOCKET_BUDGET, type Topic } from './protocol.js';
 import type { SocketErrors } from './socket-errors.js';
-import type { SocketState, Subscription, Subscriptions } from './subscriptions.js';
+import type { PendingSubscribe, SocketState, Subscription, Subscriptions } from './subscriptions.js';
 import { broadcastTopics, carriesLeaseEnds, hearsShouts, readsOf, streamTopics } from './topics.js';
 import { startedAfter } from './lease-news.js';
 
@@ -82,7 +82,14 @@ export class Subscribe {
         { boardId },
       );
     }
-    const admitted = await this.admit(conn, state, boardId, topics, start);
+    const pending: PendingSubscribe = { cancelled: false };
+    (state.pending ??= new Map()).set(boardId, pending);
+    let admitted: Admitted | null;
+    try {
+      admitted = await this.admit(conn, state, boardId, topics, start, pending);
+    } finally {
+      if (state.pending.get(boardId) === pending) state.pending.delete(boardId);
+    }
     if (!admitted) return;
     const { sub, project, probe } = admitted;
     // A membership change that landed after the last read but before the watch began.
@@ -101,6 +108,18 @@ export class Subscribe {
     } finally {
       if (replays.get(boardId) === replay) replays.delete(boardId);
     }
+  }
+
+  /**
+   * An unsubscribe: the subscribe to the board still being let in, if any, is cancelled (it will
+   * not watch, and tells nothing more: the unsubscribe is answered).
+   */
+  cancel(conn: Connection, boardId: string): void {
+    const state = this.deps.subscriptions.state(conn);
+    const pending = state?.pending?.get(boardId);
+    if (!pending) return;
+    pending.cancelled = true;
+    state!.pending!.delete(boardId);
   }
 
   /** Merges `topics` into the socket's subscription to the board: it joins and leaves the engine's topics that changes. */
@@ -125,8 +144,8 @@ export class Subscribe {
 
   /**
    * The socket's subscription to the board, watching from now on, once its role there as it stands
-   * and its view let it in; null when refused (the socket is told why), or when the socket closed or
-   * subscribed to the board meanwhile.
+   * and its view let it in; null when refused (the socket is told why), or when the socket closed,
+   * subscribed to the board or unsubscribed from it meanwhile.
    */
   private async admit(
     conn: Connection,
@@ -134,10 +153,13 @@ export class Subscribe {
     boardId: string,
     topics: Set<Topic>,
     start: Start,
+    pending: PendingSubscribe,
   ): Promise<Admitted | null> {
     const { errors, subscriptions } = this.deps;
     const { project, probe } = await this.deps.access.membership(conn, boardId, topics);
+    const gone = () => !subscriptions.isOpen(conn) || state.subs?.has(boardId) || pending.cancelled;
     try {
+      if (gone()) return null; // closed, subscribed or unsubscribed meanwhile: nothing to tell
       if (!project) {
         if (await this.deps.access.closed(conn, boardId))
           errors.send(conn, 'BOARD_CLOSED', BOARD_CLOSED_MESSAGE, { boardId });
@@ -150,8 +172,8 @@ export class Subscribe {
         errors.send(conn, 'PROJECT_SCOPE_DENIED', DENIED[reader.refused], { boardId });
         return null;
       }
-      if (project.role === 'operator' && !(await this.audited(conn, state, boardId, topics))) return null;
-      if (!subscriptions.isOpen(conn) || state.subs?.has(boardId)) return null; // closed, or subscribed meanwhile
+      if (project.role === 'operator' && !(await this.audited(conn, boardId, topics))) return null;
+      if (gone()) return null;
       const { view, whole } = reader;
       // Live events are held from now on, until the subscription has started.
       const sub: Subscription = { topics, role: project.role, view, whole, lastSeq: -1, held: [], joined: false };
@@ -163,8 +185,7 @@ export class Subscribe {
   }
 
   /** An operator's watch of a board writes its audit row before anything flows; false when it cannot (the socket is told) or need not be. */
-  private async audited(conn: Connection, state: SocketState, boardId: string, topics: Set<Topic>): Promise<boolean> {
-    if (!this.deps.subscriptions.isOpen(conn) || state.subs?.has(boardId)) return false; // closed, or subscribed meanwhile
+  private async audited(conn: Connection, boardId: string, topics: Set<Topic>): Promise<boolean> {
     const audit = {
       action: 'subscribe',
       target: `board:${boardId}`,

@@ -46,6 +46,11 @@ export interface Subscription extends Reader {
   joined: boolean;
 }
 
+/** A subscribe being let in: an unsubscribe meanwhile cancels it. */
+export interface PendingSubscribe {
+  cancelled: boolean;
+}
+
 /** A lease end as its holder's socket is told of it. */
 export interface OwedEnd {
   seq: number;
@@ -61,6 +66,8 @@ export interface SocketState extends BudgetWindow {
   subs: Map<string, Subscription> | null;
   /** The replay running per board (at most one per socket and board). */
   replays: Map<string, Promise<void>> | null;
+  /** The subscribe being let in per board, until it watches or is refused (subscribe.ts). */
+  pending: Map<string, PendingSubscribe> | null;
   /** The account the credential acts for now: a token moves with a board takeover. */
   accountId: string;
   /** When the socket opened. */
@@ -131,6 +138,7 @@ export class Subscriptions {
       windowStart: openedAt,
       used: 0,
       replays: null,
+      pending: null,
       accountId: conn.identity.accountId,
       openedAt,
     };

@@ -1,0 +1,46 @@
+// What a socket sends while its subscribe is still being let in (the credential's access read is
+// held open here, as a slow store would hold it): an unsubscribe cancels it.
+import { describe, expect, it } from 'vitest';
+import type { CommittedEvent } from '../../actors/board-actor.js';
+import type { BoardRecord } from '../../store/ports/store.js';
+import { useStore } from '../support/stores.js';
+import { unique } from '../support/temp.js';
+import { until } from '../support/until.js';
+import { hubRig, type FakeSocket } from './hub-rig.js';
+
+const used = useStore();
+
+async function newBoard(): Promise<string> {
+  const boardId = unique('board');
+  await used.store.boards.insert({ _id: boardId, version: 1, lastSeq: 0 } as unknown as BoardRecord);
+  return boardId;
+}
+
+const created = (boardId: string, seq: number): CommittedEvent => ({
+  boardId,
+  seq,
+  type: 'item.created',
+  actor: 'agent:a',
+  workId: `W-${seq}`,
+  at: 1_000 + seq,
+  data: {},
+});
+
+const types = (socket: FakeSocket) => socket.got.map((m) => m.type);
+
+describe('a subscribe still being let in', () => {
+  it('is cancelled by an unsubscribe: nothing follows `unsubscribed`', async () => {
+    const boardId = await newBoard();
+    const { hub, open, reach } = hubRig(used.store);
+    const socket = open();
+    reach.hold();
+    const subscribing = hub.message(socket, JSON.stringify({ type: 'subscribe', boardId, topics: ['activity'] }));
+    await until(() => reach.waiting === 1);
+    await hub.message(socket, JSON.stringify({ type: 'unsubscribe', boardId }));
+    reach.release();
+    await subscribing;
+    hub.deliver(boardId, [created(boardId, 1)]);
+    expect(types(socket)).toEqual(['unsubscribed']);
+    expect(hub.subscribedTo(boardId)).toBe(false);
+  });
+});
