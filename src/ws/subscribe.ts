@@ -67,11 +67,19 @@ export class Subscribe {
 
   /**
    * Starts watching a board: from `since` through the log, then live. A repeated subscribe to a
-   * board the socket already watches merges its topics into that subscription (no second replay).
+   * board the socket already watches merges its topics into that subscription (no second replay);
+   * one sent while the first is still being let in waits for it, then merges (or starts, if the
+   * first was refused).
    */
   async subscribe(conn: Connection, boardId: string, topics: Set<Topic>, start: Start): Promise<void> {
     const state = this.deps.subscriptions.state(conn);
     if (!state) return;
+    const earlier = state.pending?.get(boardId);
+    if (earlier) {
+      await earlier.done;
+      // An unsubscribe sent after both ended this one too.
+      return earlier.cancelled ? undefined : this.subscribe(conn, boardId, topics, start);
+    }
     const existing = state.subs?.get(boardId);
     if (existing) return this.merge(conn, boardId, existing, topics);
     if ((state.subs?.size ?? 0) >= SOCKET_BUDGET.subscriptions) {
@@ -82,13 +90,15 @@ export class Subscribe {
         { boardId },
       );
     }
-    const pending: PendingSubscribe = { cancelled: false };
+    let letIn!: () => void;
+    const pending: PendingSubscribe = { cancelled: false, done: new Promise((resolve) => (letIn = resolve)) };
     (state.pending ??= new Map()).set(boardId, pending);
     let admitted: Admitted | null;
     try {
       admitted = await this.admit(conn, state, boardId, topics, start, pending);
     } finally {
       if (state.pending.get(boardId) === pending) state.pending.delete(boardId);
+      letIn();
     }
     if (!admitted) return;
     const { sub, project, probe } = admitted;
@@ -112,7 +122,8 @@ export class Subscribe {
 
   /**
    * An unsubscribe: the subscribe to the board still being let in, if any, is cancelled (it will
-   * not watch, and tells nothing more: the unsubscribe is answered).
+   * not watch, and tells nothing more: the unsubscribe is answered), with the repeated ones waiting
+   * for it; it no longer holds the board, so a subscribe sent after the unsubscribe starts afresh.
    */
   cancel(conn: Connection, boardId: string): void {
     const state = this.deps.subscriptions.state(conn);

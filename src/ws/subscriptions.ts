@@ -46,9 +46,10 @@ export interface Subscription extends Reader {
   joined: boolean;
 }
 
-/** A subscribe being let in: an unsubscribe meanwhile cancels it. */
+/** A subscribe being let in: an unsubscribe meanwhile cancels it; a repeated one waits for it to be `done`. */
 export interface PendingSubscribe {
   cancelled: boolean;
+  done: Promise<void>;
 }
 
 /** A lease end as its holder's socket is told of it. */

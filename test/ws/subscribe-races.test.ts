@@ -1,7 +1,9 @@
 // What a socket sends while its subscribe is still being let in (the credential's access read is
-// held open here, as a slow store would hold it): an unsubscribe cancels it.
+// held open here, as a slow store would hold it): an unsubscribe cancels it, and a repeated
+// subscribe to the board waits for it and merges.
 import { describe, expect, it } from 'vitest';
 import type { CommittedEvent } from '../../actors/board-actor.js';
+import { shoutsTopic } from '../../src/ws/topics.js';
 import type { BoardRecord } from '../../store/ports/store.js';
 import { useStore } from '../support/stores.js';
 import { unique } from '../support/temp.js';
@@ -42,5 +44,38 @@ describe('a subscribe still being let in', () => {
     hub.deliver(boardId, [created(boardId, 1)]);
     expect(types(socket)).toEqual(['unsubscribed']);
     expect(hub.subscribedTo(boardId)).toBe(false);
+  });
+
+  it('is cancelled with the repeated subscribes sent before the unsubscribe, not those sent after it', async () => {
+    const boardId = await newBoard();
+    const { hub, open, reach } = hubRig(used.store);
+    const socket = open();
+    reach.hold();
+    const subscribe = (topics: string[]) => hub.message(socket, JSON.stringify({ type: 'subscribe', boardId, topics }));
+    const before = [subscribe(['items']), subscribe(['leases'])];
+    await until(() => reach.waiting === 1);
+    await hub.message(socket, JSON.stringify({ type: 'unsubscribe', boardId }));
+    const after = subscribe(['shouts']);
+    await until(() => reach.waiting === 2);
+    reach.release();
+    await Promise.all([...before, after]);
+    expect(types(socket)).toEqual(['unsubscribed', 'subscribed']);
+    expect(socket.sent('subscribed')[0]).toMatchObject({ boardId, topics: ['shouts'] });
+  });
+
+  it('is waited for by a repeated subscribe to the board, which is answered and merges its topics', async () => {
+    const boardId = await newBoard();
+    const { hub, open, reach } = hubRig(used.store);
+    const socket = open();
+    reach.hold();
+    const first = hub.message(socket, JSON.stringify({ type: 'subscribe', boardId, topics: ['items'] }));
+    await until(() => reach.waiting === 1);
+    const second = hub.message(socket, JSON.stringify({ type: 'subscribe', boardId, topics: ['shouts'] }));
+    reach.release();
+    await Promise.all([first, second]);
+    const answers = socket.sent('subscribed');
+    expect(answers).toHaveLength(2);
+    expect(answers.find((m) => m.merged)).toMatchObject({ boardId, topics: ['items', 'shouts'] });
+    expect(socket.topics.has(shoutsTopic(boardId))).toBe(true); // it hears the board's shouts
   });
 });
