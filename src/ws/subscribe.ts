@@ -69,7 +69,7 @@ export class Subscribe {
    * Starts watching a board: from `since` through the log, then live. A repeated subscribe to a
    * board the socket already watches merges its topics into that subscription (no second replay);
    * one sent while the first is still being let in waits for it, then merges (or starts, if the
-   * first was refused).
+   * first was refused). Subscribes being let in count towards the socket's boards.
    */
   async subscribe(conn: Connection, boardId: string, topics: Set<Topic>, start: Start): Promise<void> {
     const state = this.deps.subscriptions.state(conn);
@@ -82,7 +82,7 @@ export class Subscribe {
     }
     const existing = state.subs?.get(boardId);
     if (existing) return this.merge(conn, boardId, existing, topics);
-    if ((state.subs?.size ?? 0) >= SOCKET_BUDGET.subscriptions) {
+    if ((state.subs?.size ?? 0) + (state.pending?.size ?? 0) >= SOCKET_BUDGET.subscriptions) {
       return this.deps.errors.send(
         conn,
         'SUBSCRIPTION_LIMIT',

@@ -1,8 +1,9 @@
 // What a socket sends while its subscribe is still being let in (the credential's access read is
-// held open here, as a slow store would hold it): an unsubscribe cancels it, and a repeated
-// subscribe to the board waits for it and merges.
+// held open here, as a slow store would hold it): an unsubscribe cancels it, a repeated subscribe
+// to the board waits for it and merges, and subscribes under way count towards the socket's boards.
 import { describe, expect, it } from 'vitest';
 import type { CommittedEvent } from '../../actors/board-actor.js';
+import { SOCKET_BUDGET } from '../../src/ws/protocol.js';
 import { shoutsTopic } from '../../src/ws/topics.js';
 import type { BoardRecord } from '../../store/ports/store.js';
 import { useStore } from '../support/stores.js';
@@ -77,5 +78,20 @@ describe('a subscribe still being let in', () => {
     expect(answers).toHaveLength(2);
     expect(answers.find((m) => m.merged)).toMatchObject({ boardId, topics: ['items', 'shouts'] });
     expect(socket.topics.has(shoutsTopic(boardId))).toBe(true); // it hears the board's shouts
+  });
+
+  it('counts towards the boards one socket may watch, however fast they come', async () => {
+    const boards = await Promise.all(Array.from({ length: SOCKET_BUDGET.subscriptions + 10 }, newBoard));
+    const { hub, open, reach } = hubRig(used.store);
+    const socket = open();
+    reach.hold();
+    const subscribing = boards.map((boardId) =>
+      hub.message(socket, JSON.stringify({ type: 'subscribe', boardId, topics: ['items'] })),
+    );
+    await until(() => reach.waiting + socket.sent('error').length === boards.length); // each held or refused
+    reach.release();
+    await Promise.all(subscribing);
+    expect(socket.sent('subscribed')).toHaveLength(SOCKET_BUDGET.subscriptions);
+    expect(socket.sent('error').map((m) => m.error.code)).toEqual(Array(10).fill('SUBSCRIPTION_LIMIT'));
   });
 });
