@@ -68,7 +68,8 @@ export const seesItem = (view: BoardView, workId: string): boolean => view.items
 export const seesAnyItem = (view: BoardView): boolean => view.items === null || view.items.size > 0;
 
 /** What a read asks for: items, the event log, shouts, the roster. */
-export type BoardRead = 'items' | 'log' | 'shouts' | 'roster';
+/** What a read asks for: items, the event log, shouts, the roster, or the doctrine and spec (their entries and events). */
+export type BoardRead = 'items' | 'log' | 'shouts' | 'roster' | 'doctrine';
 
 /**
  * Whether the view may ask for `what` at all (about `workId` when given): a read of what it sees
@@ -76,6 +77,7 @@ export type BoardRead = 'items' | 'log' | 'shouts' | 'roster';
  */
 export function mayRead(view: BoardView, what: BoardRead, workId?: string): boolean {
   if (what === 'roster') return view.roster;
+  if (what === 'doctrine') return view.doctrine || view.spec;
   if (what === 'shouts') return workId === undefined || view.shoutItems === null || view.shoutItems.has(workId);
   return workId === undefined ? seesAnyItem(view) : seesItem(view, workId);
 }

@@ -60,6 +60,8 @@ const DENIED: Record<BoardRead, string> = {
   items: 'This resource token sees none of the board’s items; subscribe without snapshot.',
   roster: 'This resource token does not cover the board’s roster (the status group); subscribe without presence.',
   shouts: 'This resource token does not cover the board’s shouts.',
+  doctrine:
+    'This resource token covers neither the board’s doctrine nor its spec (the doctrine topic carries their events).',
 };
 
 export class Subscribe {

@@ -10,12 +10,14 @@ export const hearsShouts = (topics: ReadonlySet<Topic>): boolean => topics.has('
 
 /**
  * The REST reads a subscribe amounts to, each refused as REST refuses it (src/board/feed/look.ts):
- * the event log (GET /api/activity) for any topic that carries the log's events (all but shouts and
- * presence, which carry shout messages and the roster), the items for a snapshot (GET /api/items),
- * the roster for presence (GET /api/agents).
+ * the event log (GET /api/activity) for any topic that carries the log's events about items (all
+ * but shouts and presence, which carry shout messages and the roster, and doctrine), the doctrine
+ * and spec for the doctrine topic (their events alone: GET /api/doctrine, /api/spec), the items
+ * for a snapshot (GET /api/items), the roster for presence (GET /api/agents).
  */
 export const readsOf = (topics: ReadonlySet<Topic>, snapshot: boolean): BoardRead[] => [
-  ...([...topics].some((t) => t !== 'shouts' && t !== 'presence') ? ['log' as const] : []),
+  ...([...topics].some((t) => t !== 'shouts' && t !== 'presence' && t !== 'doctrine') ? ['log' as const] : []),
+  ...(topics.has('doctrine') ? ['doctrine' as const] : []),
   ...(snapshot ? ['items' as const] : []),
   ...(topics.has('presence') ? ['roster' as const] : []),
 ];

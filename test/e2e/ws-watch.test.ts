@@ -267,6 +267,32 @@ describe('watching a board over the socket', () => {
     socket.ws.close();
   });
 
+  it('lets a token of the doctrine or spec group watch the doctrine topic alone, and hear their events', async () => {
+    const board = await newBoard(srv.url);
+    for (const group of ['doctrine', 'spec']) {
+      const issued = await board.owner.post('/api/accounts/tokens', {
+        name: `${group} only`,
+        scope: 'resource',
+        projectId: board.projectId,
+        resources: [group],
+      });
+      expect(issued.status, issued.text).toBe(201);
+      const authorization = `Bearer ${issued.body.secret}`;
+      expect((await new Client(srv.url, { authorization }).get(`/api/${group}`)).status).toBe(200);
+      const socket = await openSocket(srv.url, { authorization });
+      const answer = () => socket.next((m) => m.type === 'subscribed' || m.type === 'error');
+      socket.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity'] });
+      expect(await answer(), group).toMatchObject({ type: 'error', error: { code: 'PROJECT_SCOPE_DENIED' } });
+      socket.send({ type: 'subscribe', boardId: board.projectId, topics: ['doctrine'] });
+      expect(await answer(), group).toMatchObject({ type: 'subscribed', topics: ['doctrine'] });
+      const made = await board.owner.post(onBoard(board.projectId, '/api/spec'), { title: group, text: 'Holds.' });
+      expect(made.status, made.text).toBe(201);
+      if (group === 'spec')
+        expect(await socket.next((m) => m.type === 'event')).toMatchObject({ event: { type: 'spec.created' } });
+      socket.ws.close();
+    }
+  });
+
   it('pushes the roster on subscribe and each heartbeat to presence watchers only', async () => {
     const board = await newBoard(srv.url);
     const [a, b] = [await board.agent('a'), await board.agent('b')];
