@@ -998,7 +998,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Revoke every session and token of the account, and the enrollment codes and device approvals that would mint more; its sockets close on every node. */
+        /** Revoke every session and token of the account, and what would act on its word later: enrollment codes, device approvals, invitations and transfers it offered; its sockets close on every node. */
         post: operations["POST_api_admin_users_userId_revoke"];
         delete?: never;
         options?: never;
@@ -11152,8 +11152,12 @@ export interface operations {
                         deviceGrants: number;
                         /** @description Enrollment codes the account or its tokens made, deleted. */
                         enrollments: number;
+                        /** @description Invitations it sent that nobody had accepted, revoked. */
+                        invitations: number;
                         sessions: number;
                         tokens: number;
+                        /** @description Board ownership it offered that nobody had taken, cancelled. */
+                        transfers: number;
                     };
                 };
             };

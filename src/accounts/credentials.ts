@@ -1,6 +1,6 @@
 // Revoking what an account issued: its sessions and tokens (the caller tells every node to close
-// their sockets), and the one-time secrets that would mint more on its behalf later: enrollment
-// codes it or its tokens made, device grants it approved that no agent has collected yet.
+// their sockets), and what would act on its word later: enrollment codes it or its tokens made,
+// device grants it approved that no agent has collected yet, invitations and transfers it offered.
 import { modify, type Store } from '../../store/ports/store.js';
 
 /** An account holds at most 500 tokens (revoked ones count), so one indexed read holds them all. */
@@ -18,6 +18,9 @@ export interface Revoked {
 export interface RevokedIssued extends Revoked {
   enrollments: number;
   deviceGrants: number;
+  /** Invitations it sent that nobody accepted yet (revoked), and ownership it offered (cancelled). */
+  invitations: number;
+  transfers: number;
 }
 
 /**
@@ -54,7 +57,34 @@ export async function revokeIssued(store: Store, accountId: string): Promise<Rev
     );
     if (grant?.status === 'denied') deviceGrants++;
   }
-  return { ...revoked, enrollments, deviceGrants };
+  return { ...revoked, enrollments, deviceGrants, ...(await withdrawOffers(store, accountId)) };
+}
+
+/**
+ * Revokes the pending invitations the account sent and cancels the ownership it offered, on every
+ * board it is a member of (where it could make them): each would let someone in later on its word.
+ */
+async function withdrawOffers(store: Store, accountId: string): Promise<{ invitations: number; transfers: number }> {
+  let [invitations, transfers] = [0, 0];
+  for (const { projectId } of await store.members.select({ accountId }, ['projectId'])) {
+    for (const { _id } of await store.invitations.select({ projectId, invitedBy: accountId, status: 'pending' }, [
+      '_id',
+    ])) {
+      const revoked = await modify(store.invitations, _id, (i) =>
+        i.status === 'pending' ? { status: 'revoked' as const } : null,
+      );
+      if (revoked?.status === 'revoked') invitations++;
+    }
+    for (const { _id } of await store.transfers.select({ projectId, fromAccountId: accountId, status: 'pending' }, [
+      '_id',
+    ])) {
+      const cancelled = await modify(store.transfers, _id, (t) =>
+        t.status === 'pending' ? { status: 'cancelled' as const } : null,
+      );
+      if (cancelled?.status === 'cancelled') transfers++;
+    }
+  }
+  return { invitations, transfers };
 }
 
 /**

@@ -70,6 +70,8 @@ const Revoked = z.object({
   tokens: z.number().int(),
   enrollments: z.number().int().describe('Enrollment codes the account or its tokens made, deleted.'),
   deviceGrants: z.number().int().describe('Device approvals it gave that no agent had collected, denied.'),
+  invitations: z.number().int().describe('Invitations it sent that nobody had accepted, revoked.'),
+  transfers: z.number().int().describe('Board ownership it offered that nobody had taken, cancelled.'),
 });
 const Closed = z.object({ user: UserRow, boards: z.array(z.string()) });
 
@@ -128,7 +130,7 @@ export function adminPeopleRoutes(deps: AdminPeopleDeps): Route[] {
       method: 'post',
       path: `${user}/revoke`,
       summary:
-        'Revoke every session and token of the account, and the enrollment codes and device approvals that would mint more; its sockets close on every node.',
+        'Revoke every session and token of the account, and what would act on its word later: enrollment codes, device approvals, invitations and transfers it offered; its sockets close on every node.',
       bodyKind: 'json',
       body: ReasonBody,
       errors: [],

@@ -266,6 +266,15 @@ describe('a reset that proves the address', () => {
       approve: true,
     });
     expect(approved.status, approved.text).toBe(200);
+    // And invites an account of theirs (confirmed) to be admin of the board the victim will inherit.
+    const accomplice = await signedUp(srv.url);
+    await verifyEmail(srv, accomplice.email, accomplice.client);
+    const invitedIn = await attacker.post(`/api/boards/${ownBoard}/invitations`, {
+      email: accomplice.email,
+      role: 'admin',
+    });
+    expect(invitedIn.status, invitedIn.text).toBe(201);
+    const inMail = await srv.mail.next(accomplice.email, /^Invitation to the board/);
 
     // The victim finds the address taken, takes the account over by mail, and joins a colleague's board.
     await reset(email, 'victim new password 1');
@@ -297,6 +306,12 @@ describe('a reset that proves the address', () => {
       400,
       'ACCESS_DENIED',
     );
+    const lateAccept = await accomplice.client.post(
+      `/api/boards/invitations/${/\/invitations\/([\w-]+)#token=/.exec(inMail.text)![1]!}/accept`,
+      { token: CaptureMailer.tokenOf(inMail) },
+    );
+    expectError(lateAccept, 400, 'INVALID_LINK_TOKEN'); // revoked with the rest
+    expect((await srv.store.members.find({ projectId: ownBoard })).map((m) => m.role)).toEqual(['owner']);
     // The reset proved the mailbox: the address is confirmed.
     expect((await srv.store.accounts.get(signup.body.account.id))!.emailVerified).toBe(true);
   });

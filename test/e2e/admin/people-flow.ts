@@ -248,7 +248,14 @@ export function peopleFlow(name: string, open: () => Promise<OpenedStore>): void
         reason: 'credentials leaked in a public repo',
       });
       expect(res.status, res.text).toBe(200);
-      expect(res.body).toEqual({ sessions: 2, tokens: 1, enrollments: 1, deviceGrants: 0 });
+      expect(res.body).toEqual({
+        sessions: 2,
+        tokens: 1,
+        enrollments: 1,
+        deviceGrants: 0,
+        invitations: 0,
+        transfers: 0,
+      });
       expect((await socket.closed).code).toBe(4001);
       expectError(
         await new Client(srv().url).post('/api/projects/enroll', { code: code.body.code, name: 'late-agent' }),
@@ -287,7 +294,14 @@ export function peopleFlow(name: string, open: () => Promise<OpenedStore>): void
 
       const res = await op.post(`/api/admin/users/${user.accountId}/revoke`, { reason: 'abuse from its agents' });
       expect(res.status, res.text).toBe(200);
-      expect(res.body).toEqual({ sessions: 1, tokens: 1, enrollments: 0, deviceGrants: 0 });
+      expect(res.body).toEqual({
+        sessions: 1,
+        tokens: 1,
+        enrollments: 0,
+        deviceGrants: 0,
+        invitations: 0,
+        transfers: 0,
+      });
       expect((await socket.closed).code).toBe(4001);
     });
 
