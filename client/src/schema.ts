@@ -1248,7 +1248,7 @@ export interface paths {
         put?: never;
         /**
          * Sign in; a fresh session cookie is set.
-         * @description The password comparison is timing-safe, also for unknown emails. Rate limited per socket address, and to 20 sign-ins per email address in 15 minutes from anywhere, right or wrong (429 RATE_LIMITED with Retry-After; a password reset still works meanwhile).
+         * @description The password comparison is timing-safe, also for unknown emails. Rate limited per socket address, and to 20 wrong passwords per email address in 15 minutes from anywhere (then 429 RATE_LIMITED with Retry-After, the right password too; a password reset starts the budget anew).
          */
         post: operations["POST_api_auth_login"];
         delete?: never;

@@ -49,14 +49,16 @@ export function publicAccount(a: AccountRecord) {
 }
 
 /**
- * Sign-ins an email address may have in 15 minutes, right or wrong, from any client address:
- * the per-address budget alone let a guesser spread over many addresses (an IPv6 /64 each) try
- * one account without end. Counted before the password is checked, for addresses with no account
- * alike (a refusal says nothing of either), so concurrent guesses cannot pass it together.
+ * Wrong passwords an email address may be given in 15 minutes, from any client address: the
+ * per-address budget alone let a guesser spread over many addresses (an IPv6 /64 each) try one
+ * account without end. Each sign-in takes one before the password is checked (so concurrent
+ * guesses cannot pass together) and a right one gives it back; an address with no account counts
+ * alike (a refusal says nothing of either). The budget is the current password's: a reset or a
+ * change of password starts a new one, so its owner is let in again at once.
  */
 export const SIGN_INS_PER_QUARTER_HOUR = 20;
-const signInBudget = (email: string): WindowSpec => ({
-  key: `sign-in:${email.slice(0, 320)}`,
+const signInBudget = (email: string, account: AccountRecord | null): WindowSpec => ({
+  key: `sign-in:${email.slice(0, 320)}:${account ? sha256(account.passwordHash).slice(0, 16) : '-'}`,
   limit: SIGN_INS_PER_QUARTER_HOUR,
   windowMs: 15 * 60_000,
 });
@@ -129,19 +131,21 @@ export class AccountService {
 
   async login(input: { email: string; password: string }, now: number): Promise<OpenedSession> {
     const email = canonicalEmail(input.email);
-    const budget = await this.limiter.consume(signInBudget(email), now);
+    const account = await this.store.accounts.findOne({ email });
+    const spec = signInBudget(email, account);
+    const budget = await this.limiter.consume(spec, now);
     if (!budget.allowed) {
       const retryAfter = Math.max(1, budget.resetAt - Math.floor(now / 1000));
       throw new AppError(
         'RATE_LIMITED',
-        `${SIGN_INS_PER_QUARTER_HOUR} sign-ins for this email address within 15 minutes: retry in ${retryAfter} s, or reset the password.`,
+        `${SIGN_INS_PER_QUARTER_HOUR} wrong passwords for this email address within 15 minutes: retry in ${retryAfter} s, or reset the password (which lets you in at once).`,
         { limit: budget.limit, resetAt: budget.resetAt },
         { 'Retry-After': String(retryAfter) },
       );
     }
-    const account = await this.store.accounts.findOne({ email });
     const ok = await this.passwords.verify(input.password, account?.passwordHash ?? null);
     if (!account || !ok) throw new AppError('INVALID_CREDENTIALS');
+    await this.limiter.refund(spec, now);
     refuseDeleted(account);
     const upgraded = await this.upgradeHash(account, input.password);
     const session = await this.openSession(account._id, now);

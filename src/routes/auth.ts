@@ -102,7 +102,7 @@ export function authRoutes(deps: AuthDeps): Route[] {
       budgetsEmail: true,
       group,
       summary: 'Sign in; a fresh session cookie is set.',
-      description: `The password comparison is timing-safe, also for unknown emails. Rate limited per socket address, and to ${SIGN_INS_PER_QUARTER_HOUR} sign-ins per email address in 15 minutes from anywhere, right or wrong (429 RATE_LIMITED with Retry-After; a password reset still works meanwhile).`,
+      description: `The password comparison is timing-safe, also for unknown emails. Rate limited per socket address, and to ${SIGN_INS_PER_QUARTER_HOUR} wrong passwords per email address in 15 minutes from anywhere (then 429 RATE_LIMITED with Retry-After, the right password too; a password reset starts the budget anew).`,
       auth: 'none',
       bodyKind: 'json',
       body: LoginBody,

@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { openEmbeddedStore } from '../../store/embedded/index.js';
 import { StoreUnavailableError, type Store } from '../../store/ports/store.js';
-import { Client, signedUp, startTestServer, type TestServer } from '../support/server.js';
+import { CaptureMailer, Client, signedUp, startTestServer, type TestServer } from '../support/server.js';
 import { expectError } from '../support/expect-error.js';
 import { SIGN_INS_PER_QUARTER_HOUR } from '../../src/accounts/service.js';
 import { tempDir, unique } from '../support/temp.js';
@@ -58,12 +58,21 @@ describe('per-address rate limits', () => {
 });
 
 describe('sign-ins per email address', () => {
-  it('count every sign-in of an address from anywhere, concurrent ones too, and refuse the rest with Retry-After', async () => {
+  it('count every wrong password for an address from anywhere, concurrent ones too, and refuse the rest with Retry-After', async () => {
     const srv = await serve({ ADDRESS_RATE_PER_MINUTE: '1000', TRUSTED_PROXIES: '127.0.0.1' });
     srv.holdBudgets(15 * 60_000);
     const [victim, bystander] = [await signedUp(srv.url), await signedUp(srv.url)];
     // Each guess from an address (a /64) of its own, all at once: the per-address budget never bites.
     const from = (i: number) => ({ 'x-forwarded-for': `2001:db8:${i.toString(16)}::1` });
+    // Right passwords cost nothing: more of them than the budget all sign in.
+    for (let i = 0; i < SIGN_INS_PER_QUARTER_HOUR + 5; i++) {
+      const signedIn = await new Client(srv.url).post(
+        '/api/auth/login',
+        { email: victim.email, password: victim.password },
+        from(500 + i),
+      );
+      expect(signedIn.status, signedIn.text).toBe(200);
+    }
     const guesses = await Promise.all(
       Array.from({ length: SIGN_INS_PER_QUARTER_HOUR + 10 }, (_, i) =>
         new Client(srv.url).post('/api/auth/login', { email: victim.email, password: `wrong guess ${i}` }, from(i)),
@@ -94,6 +103,23 @@ describe('sign-ins per email address', () => {
       from(998),
     );
     expect(later.status, later.text).toBe(200);
+  });
+
+  it('let the owner in at once after a reset, whatever the old password’s budget says', async () => {
+    const srv = await serve({ ADDRESS_RATE_PER_MINUTE: '1000' });
+    srv.holdBudgets(15 * 60_000);
+    const victim = await signedUp(srv.url);
+    const guess = (password: string) => new Client(srv.url).post('/api/auth/login', { email: victim.email, password });
+    for (let i = 0; i < SIGN_INS_PER_QUARTER_HOUR; i++) expect((await guess(`wrong guess ${i}`)).status).toBe(401);
+    expectError(await guess(victim.password), 429, 'RATE_LIMITED');
+    expect((await new Client(srv.url).post('/api/auth/forgot-password', { email: victim.email })).status).toBe(202);
+    const token = CaptureMailer.tokenOf(await srv.mail.next(victim.email, /^Reset your board password/));
+    const reset = await new Client(srv.url).post('/api/auth/reset-password', {
+      token,
+      newPassword: 'a brand new password 1',
+    });
+    expect(reset.status, reset.text).toBe(204);
+    expect((await guess('a brand new password 1')).status).toBe(200);
   });
 });
 
