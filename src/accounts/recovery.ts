@@ -21,8 +21,9 @@ export const ACCOUNT_MAILS_PER_HOUR = 3;
 
 type Purpose = LinkTokenRecord['purpose'];
 
+/** Per account and address: a new address (change-email) gets confirmation links of its own. */
 const mailBudget = (account: AccountRecord, purpose: Purpose): WindowSpec => ({
-  key: `account-mail:${purpose}:${account._id}`,
+  key: `account-mail:${purpose}:${account._id}:${account.email}`,
   limit: ACCOUNT_MAILS_PER_HOUR,
   windowMs: 3_600_000,
 });

@@ -186,6 +186,11 @@ describe('mail budgets per account', () => {
     for (let i = 0; i < 4; i++) resent.push((await user.client.post('/api/auth/verify-email/resend')).body);
     expect(resent).toEqual([{ sent: true }, { sent: true }, { sent: false }, { sent: false }]);
     expect(srv.mail.sent.filter((m) => m.to === user.email && /Verify/.test(m.subject))).toHaveLength(3);
+    // A new address has links of its own: the change mails it one, and it confirms.
+    const moved = `${unique('moved')}@example.com`;
+    const changed = await user.client.post('/api/account/email', { currentPassword: user.password, newEmail: moved });
+    expect(changed.status, changed.text).toBe(200);
+    await verifyEmail(srv, moved, user.client);
   });
 });
 
