@@ -41,14 +41,17 @@ export class Delivery {
    * means the client stopped reading, so it is closed as a slow consumer, not held for without end.
    */
   private hold(conn: Connection, boardId: string, sub: Subscription, events: CommittedEvent[]): void {
+    // What the socket would be sent of them: its topics' events as its view sees them (the whole
+    // frame's size for one it sees narrowed: an upper bound).
     const bytes = (held: CommittedEvent[]) =>
-      held.reduce((sum, e) => sum + this.deps.frames.of(boardId, e).byteLength, 0);
+      held.reduce((sum, e) => sum + (this.due(sub, e) ? this.deps.frames.of(boardId, e).byteLength : 0), 0);
     sub.held!.push(...events);
     sub.heldBytes = (sub.heldBytes ?? 0) + bytes(events);
-    if (sub.heldBytes <= SLOW_CONSUMER.bytes) return;
+    const within = () => sub.heldBytes! <= SLOW_CONSUMER.bytes && sub.held!.length <= SLOW_CONSUMER.heldEvents;
+    if (within()) return;
     sub.held = sub.held!.filter((e) => e.seq > sub.lastSeq); // the replay sent these meanwhile
     sub.heldBytes = bytes(sub.held);
-    if (sub.heldBytes <= SLOW_CONSUMER.bytes) return;
+    if (within()) return;
     sub.held = [];
     sub.heldBytes = 0;
     conn.close(CLOSE.slowConsumer, SLOW_CONSUMER_REASON);
@@ -144,8 +147,13 @@ export class Delivery {
 
   private send(conn: Connection, boardId: string, sub: Subscription, e: CommittedEvent): void {
     sub.lastSeq = e.seq;
-    if (!sub.topics.has('activity') && !sub.topics.has(topicOf(e.type))) return;
-    const seen = eventFor(sub, e);
+    const seen = this.due(sub, e);
     if (seen) transmit(conn, seen === e ? this.deps.frames.of(boardId, e) : this.deps.frames.fresh(boardId, seen));
+  }
+
+  /** The event as the subscription is sent it (its topics', as its view sees it), or null when it is sent nothing. */
+  private due(sub: Subscription, e: CommittedEvent): CommittedEvent | null {
+    if (!sub.topics.has('activity') && !sub.topics.has(topicOf(e.type))) return null;
+    return eventFor(sub, e);
   }
 }

@@ -50,3 +50,33 @@ it('closes a socket that stopped reading during its replay once the live events 
   for (let i = 0; i < batches; i++) deliver();
   expect(socket.closedWith).toBe(CLOSE.slowConsumer);
 });
+
+it('counts only what the socket would be sent: another topic’s events held for it close nothing', async () => {
+  const boardId = unique('board');
+  await used.store.boards.insert({ _id: boardId, version: 1, lastSeq: 10 } as unknown as BoardRecord);
+  const logged = Array.from({ length: 10 }, (_, i) => update(boardId, i + 1));
+  await used.store.events.insertMissing(
+    logged.map((e) => ({ _id: `${boardId}:${e.seq}`, version: 1, ...e }) as EventRecord),
+  );
+  const { hub, open } = hubRig(used.store);
+  const socket = open();
+  socket.stalled = new Promise(() => undefined); // paused mid-replay
+  void hub.message(socket, JSON.stringify({ type: 'subscribe', boardId, topics: ['leases'], since: 0 }));
+  await until(() => socket.sent('subscribed').length > 0);
+  // Twice the cap of item events, none of them on the leases topic.
+  const frame = eventFrame(boardId, update(boardId, 11)).byteLength;
+  let seq = 10;
+  const n = Math.ceil((2 * SLOW_CONSUMER.bytes) / frame);
+  hub.deliver(
+    boardId,
+    Array.from({ length: n }, () => update(boardId, ++seq)),
+  );
+  expect(n).toBeLessThan(SLOW_CONSUMER.heldEvents);
+  expect(socket.closedWith).toBeNull();
+  // Though not without end: each is kept until the replay ends, so past a count it is closed too.
+  hub.deliver(
+    boardId,
+    Array.from({ length: SLOW_CONSUMER.heldEvents }, () => update(boardId, ++seq)),
+  );
+  expect(socket.closedWith).toBe(CLOSE.slowConsumer);
+});
