@@ -95,12 +95,29 @@ export class Subscribe {
     let letIn!: () => void;
     const pending: PendingSubscribe = { cancelled: false, done: new Promise((resolve) => (letIn = resolve)) };
     (state.pending ??= new Map()).set(boardId, pending);
+    // Those waiting for it go on once it has told the socket `subscribed`, or ended without.
+    try {
+      await this.watch(conn, state, boardId, topics, start, pending, letIn);
+    } finally {
+      letIn();
+    }
+  }
+
+  /** Lets a subscribe in and, once in, starts it (`told` once it has sent `subscribed`). */
+  private async watch(
+    conn: Connection,
+    state: SocketState,
+    boardId: string,
+    topics: Set<Topic>,
+    start: Start,
+    pending: PendingSubscribe,
+    told: () => void,
+  ): Promise<void> {
     let admitted: Admitted | null;
     try {
       admitted = await this.admit(conn, state, boardId, topics, start, pending);
     } finally {
-      if (state.pending.get(boardId) === pending) state.pending.delete(boardId);
-      letIn();
+      if (state.pending!.get(boardId) === pending) state.pending!.delete(boardId);
     }
     if (!admitted) return;
     const { sub, project, probe } = admitted;
@@ -112,7 +129,7 @@ export class Subscribe {
     if (!this.deps.subscriptions.current(conn, boardId, sub)) return; // closed, unsubscribed or replaced meanwhile
     // An earlier subscription's replay (since unsubscribed) ends at its next page; wait for it.
     await state.replays?.get(boardId);
-    const replay = this.startFrom(conn, boardId, sub, project, start);
+    const replay = this.startFrom(conn, boardId, sub, project, start, told);
     const replays = (state.replays ??= new Map());
     replays.set(boardId, replay);
     try {
@@ -223,6 +240,7 @@ export class Subscribe {
     sub: Subscription,
     project: { role: Role | 'operator'; name: string },
     start: Start,
+    told: () => void,
   ): Promise<void> {
     const { feed } = this.deps;
     const committed = start.snapshot ? await feed.board(boardId) : null;
@@ -241,6 +259,7 @@ export class Subscribe {
     sub.lastSeq = at.seq;
     const subscribed = { type: 'subscribed', boardId, topics: [...sub.topics], seq: sub.lastSeq, role: project.role };
     transmit(conn, JSON.stringify(subscribed));
+    told();
     startedAfter(conn, sub, at.seq); // its holder's lease ends up to here are not its to send
     if (at.resync) {
       const reason = 'Events since that seq are no longer retained; reload GET /api/status.';
