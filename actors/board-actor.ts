@@ -210,6 +210,7 @@ function boardOf({ record, items }: LoadedBoard): Board {
     record.nextFencingToken,
     record.retiredLeases ?? [],
     record.paused ?? null,
+    record.removedVersion ?? 0,
   );
 }
 
@@ -596,6 +597,7 @@ export class BoardActor {
     };
     if (board.retired !== current.board.retired) set.retiredLeases = [...board.retired];
     if (board.paused !== current.board.paused) set.paused = board.paused;
+    if (board.removedVersion !== current.board.removedVersion) set.removedVersion = board.removedVersion;
     const writes: ItemWrites = { put: [], removed: [] };
     // A changed key names an item, a doctrine entry or a clause; one no longer on the board was removed (a rewind's items).
     for (const key of changed) {
@@ -652,6 +654,7 @@ export class BoardActor {
         nextFencingToken: record.nextFencingToken,
         retired: record.retiredLeases ?? [],
         paused: record.paused ?? null,
+        removedVersion: record.removedVersion ?? 0,
       });
       loaded = { record, board: settled(board), newest: newestIn(record.outbox) };
     } else {

@@ -47,6 +47,13 @@ export interface Board {
   readonly retired: readonly RetiredLease[];
   /** Who paused the board and when (machines/board-pause.ts), or null while it runs. Never touched by a rewind. */
   readonly paused: PauseState | null;
+  /**
+   * The highest version an item had when a rewind took it off the board (0 while none was taken).
+   * An item only gains versions while on the board, so every version an absent item ever had is at
+   * most this: a rewind bringing one back gives it a version above it (machines/restore-point.ts),
+   * and an item's version never repeats one a reader may have seen.
+   */
+  readonly removedVersion: number;
 }
 
 export interface PauseState {
@@ -113,6 +120,7 @@ export function boardFrom(
   nextFencingToken: number,
   retired: readonly RetiredLease[] = [],
   paused: PauseState | null = null,
+  removedVersion = 0,
 ): Board {
   const { items: list, doctrine, spec } = splitStored(stored);
   for (const item of list) leanLists(item);
@@ -141,6 +149,7 @@ export function boardFrom(
     changed: NOTHING_CHANGED,
     retired,
     paused,
+    removedVersion,
   };
 }
 
@@ -153,7 +162,10 @@ export function withStored(
   board: Board,
   entries: Iterable<StoredEntry>,
   removed: Iterable<string>,
-  stored: Pick<Board, 'nextWorkSeq' | 'nextFencingToken' | 'retired'> & { paused?: PauseState | null },
+  stored: Pick<Board, 'nextWorkSeq' | 'nextFencingToken' | 'retired'> & {
+    paused?: PauseState | null;
+    removedVersion?: number;
+  },
 ): Board {
   const draft = new BoardDraft(board);
   const { items, doctrine, spec } = splitStored(entries);
@@ -164,6 +176,7 @@ export function withStored(
   draft.retired = stored.retired;
   draft.nextWorkSeq = stored.nextWorkSeq;
   draft.nextFencingToken = stored.nextFencingToken;
+  draft.removedVersion = Math.max(draft.removedVersion, stored.removedVersion ?? 0);
   const paused = stored.paused;
   if (paused !== undefined && (paused?.by !== draft.paused?.by || paused?.at !== draft.paused?.at))
     draft.paused = paused;
@@ -184,6 +197,7 @@ export class BoardDraft implements Board {
   nextFencingToken: number;
   retired: readonly RetiredLease[];
   paused: PauseState | null;
+  removedVersion: number;
   private finished = false;
 
   constructor(readonly base: Board) {
@@ -195,6 +209,7 @@ export class BoardDraft implements Board {
     this.nextFencingToken = base.nextFencingToken;
     this.retired = base.retired;
     this.paused = base.paused;
+    this.removedVersion = base.removedVersion;
   }
 
   /** Stores `item` (new or replacing its earlier self) and moves it in every index. */
@@ -234,6 +249,7 @@ export class BoardDraft implements Board {
       workId,
     }));
     if (ended.length) this.retired = [...this.retired, ...ended].slice(-RETIRED_LEASES_KEPT);
+    this.removedVersion = Math.max(this.removedVersion, item.version);
     reindex(this.index, item, null);
     this.items.delete(workId);
     this.changed.add(workId);
@@ -245,7 +261,8 @@ export class BoardDraft implements Board {
     const same =
       this.nextWorkSeq === this.base.nextWorkSeq &&
       this.nextFencingToken === this.base.nextFencingToken &&
-      this.paused === this.base.paused;
+      this.paused === this.base.paused &&
+      this.removedVersion === this.base.removedVersion;
     if (!this.changed.size && same) return this.base;
     shareEmpty(this.index); // the draft is read-only now: its reads see the same (empty) trees
     return {
@@ -258,6 +275,7 @@ export class BoardDraft implements Board {
       changed: this.changed,
       retired: this.retired,
       paused: this.paused,
+      removedVersion: this.removedVersion,
     };
   }
 }

@@ -29,8 +29,8 @@ export type RestoreState = Exclude<ItemState, 'claimed' | 'verifying'>;
  * was bypassed), `blockedReason`, `createdAt`.
  * Left out: `lease` (no lease survives a rewind), `progress` (a note made under a lease),
  * `endedLeases` (lease bookkeeping: the current item's stay, so late holders still learn why),
- * `version`, `updatedAt` and `readyAt` (per-change bookkeeping: a restored item takes the next
- * version, `now`, and its ready time anew), and `life.verify` / `life.maxAttempts` (copies of
+ * `version`, `updatedAt` and `readyAt` (per-change bookkeeping: a restored item takes a version
+ * above any it had, `now`, and its ready time anew), and `life.verify` / `life.maxAttempts` (copies of
  * `verify` / `maxAttempts`).
  */
 export interface RestoreItem extends ItemFields {
@@ -267,8 +267,12 @@ export function checkSlice(current: RestoreGraph, slice: RestoreGraph): string |
   return graphProblem(after);
 }
 
-/** A board item from a point's item; `was` is the current item of that work id, if any. */
-function itemFrom(r: RestoreItem, was: BoardItem | undefined, now: number): BoardItem {
+/**
+ * A board item from a point's item; `was` is the current item of that work id, if any. Its version
+ * goes on from `was`, or, for an item the board no longer holds, from above every version a removed
+ * item had (`Board.removedVersion`): a reader's old version of it never matches again.
+ */
+function itemFrom(r: RestoreItem, was: BoardItem | undefined, removedVersion: number, now: number): BoardItem {
   const state = normal(r.state);
   const lease = was?.life.lease ?? null;
   const endedLeases = lease
@@ -308,7 +312,7 @@ function itemFrom(r: RestoreItem, was: BoardItem | undefined, now: number): Boar
     endedLeases,
     createdAt: r.createdAt,
     updatedAt: now,
-    version: (was?.version ?? 0) + 1,
+    version: (was?.version ?? removedVersion) + 1,
     ...(readyAt === undefined ? {} : { readyAt }),
   };
 }
@@ -394,7 +398,8 @@ export function rewind(
       }
       const item = incoming.get(workId);
       if (!item) draft.remove(workId, 'rewound');
-      else if (!was || lease || canonical(restoreItemOf(was)) !== canonical(item)) draft.put(itemFrom(item, was, now));
+      else if (!was || lease || canonical(restoreItemOf(was)) !== canonical(item))
+        draft.put(itemFrom(item, was, board.removedVersion, now));
     }
     settle(draft, now);
     // The log tells each kept item's lease ending and state move, as any other move does.

@@ -93,6 +93,8 @@ export interface BoardRecord extends Doc {
   retiredLeases?: { leaseId: string; workId: string; reason: string }[];
   /** Who paused the board and when (ms), or null (absent) while it runs (DOMAIN.md "Pausing a board"). */
   paused?: { by: string; at: number } | null;
+  /** The highest version an item had when a rewind removed it (machines/board.ts Board.removedVersion); absent: none was. */
+  removedVersion?: number;
 }
 
 export interface EventRecord extends Doc {

