@@ -80,7 +80,8 @@ const bucketMiddle = (bucket: number): number =>
 
 /**
  * The stats after `events` (one commit's, in order) on the board they produced. An item reaching
- * done counts the time since it last became ready (its `readyAt`), when known.
+ * done counts the time since it last became ready (its `readyAt`), when known; a rewind's moves
+ * (`data.rewound`) count as nothing done.
  */
 export function foldStats(stats: BoardStats | undefined, events: readonly StatEvent[], board: Board): BoardStats {
   const days = { ...(stats?.days ?? {}) };
@@ -115,7 +116,8 @@ export function foldStats(stats: BoardStats | undefined, events: readonly StatEv
       if (e.data.result === 'pass') d.blindPasses = (d.blindPasses ?? 0) + 1;
       else d.blindFails = (d.blindFails ?? 0) + 1;
     }
-    if (e.type === 'item.state' && e.data.to === 'done') {
+    // A rewind putting an item back as done (`data.rewound`) finished nothing.
+    if (e.type === 'item.state' && e.data.to === 'done' && e.data.rewound !== true) {
       const d = day(e.at);
       d.done++;
       const readyAt = e.workId ? board.items.get(e.workId)?.readyAt : undefined;

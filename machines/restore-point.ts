@@ -428,9 +428,13 @@ export function rewind(
       workId: null,
       data: { restorePointId: input.restorePointId, slice: input.slice ?? null, counts },
     };
+    // A state a rewind puts back is no work done: `rewound` marks its moves, so metrics skip them.
+    const moves = eventsOf(changes, input.actor).map((e) =>
+      e.type === 'item.state' ? { ...e, data: { ...e.data, rewound: true } } : e,
+    );
     return {
       board: next,
-      events: [...eventsOf(changes, input.actor), rewound],
+      events: [...moves, rewound],
       reply: { revokedLeases, after: canonicalJson(after) },
     };
   };

@@ -2,7 +2,7 @@
 // versions that never repeat, metrics that count no rewind as work done, an audit row for every
 // apply, and a preview that tells what the apply does.
 import { describe, expect, it } from 'vitest';
-import { newBoard, type TestBoard } from '../support/board.js';
+import { head, newBoard, type TestBoard } from '../support/board.js';
 import { makePro, webhookOnlyBilling } from '../support/billing.js';
 import { serveStore, type OpenedStore } from '../support/stores.js';
 
@@ -57,6 +57,33 @@ export function rewindHistoryFlow(name: string, open: () => Promise<OpenedStore>
       expect(stale.body.error.code).toBe('VERSION_MISMATCH');
       // The mark is in the board's header, so a node that loads the board next keeps to it.
       expect((await served.srv.store.boards.load(board.projectId))?.record.removedVersion).toBe(3);
+    });
+
+    it('counts an item finished once as one done in GET /api/metrics, however often a rewind puts it back', async () => {
+      const board = await proBoard();
+      const agent = await board.agent('builder');
+      expect((await agent.post('/api/items/batch', { items: [{ title: 'one' }] })).status).toBe(201);
+      const grant = await agent.post('/api/claim', { workId: 'W-1' });
+      expect((await agent.post('/api/submit', { leaseId: grant.body.leaseId, head: head(1) })).status).toBe(200);
+      const reopen = await board.owner.post(`/api/items/W-1/state?projectId=${board.projectId}`, { action: 'reopen' });
+      expect(reopen.status, reopen.text).toBe(200);
+      const listed = await listing(board);
+      let target = listed.points.find((p) => p.reason === 'reopen')!.restorePointId; // W-1 done
+      let fingerprint = listed.currentFingerprint;
+      for (let i = 0; i < 4; i++) {
+        const applied = await apply(board, target, fingerprint);
+        expect(applied.status, applied.text).toBe(200);
+        [target, fingerprint] = [applied.body.undoPointId, applied.body.fingerprint];
+      }
+      const log = await board.owner.get(`/api/activity?projectId=${board.projectId}&limit=200`);
+      const moves = (log.body.events as { type: string; data: Record<string, unknown> }[]).filter(
+        (e) => e.type === 'item.state' && e.data.rewound === true,
+      );
+      expect(moves).toHaveLength(4);
+      const metrics = await board.owner.get(`/api/metrics?projectId=${board.projectId}`);
+      expect(metrics.status, metrics.text).toBe(200);
+      const done = (metrics.body.throughputPerDay as { done: number }[]).reduce((n, d) => n + d.done, 0);
+      expect(done).toBe(1);
     });
   });
 }

@@ -98,6 +98,16 @@ describe('board metrics from running aggregates', () => {
       },
     },
     {
+      name: 'a rewind putting an item back as done finished nothing',
+      commits: [
+        [done('W-1', T0 + 1000)],
+        [ev('item.state', T0 + 2000, { actor: 'user:o', data: { from: 'ready', to: 'done', rewound: true } })],
+      ],
+      now: T0 + 2000,
+      since: T0 - DAY,
+      expect: { throughputPerDay: [{ day: '2026-11-01', done: 1 }] },
+    },
+    {
       name: 'retention cuts whole days',
       commits: [[done('W-1', T0)], [done('W-2', T0 + 3 * DAY)]],
       now: T0 + 3 * DAY,

@@ -16,7 +16,8 @@ import {
   type ItemPatch,
   type NewItem,
 } from '../../machines/board-commands.js';
-import type { Decide, Decision } from '../../machines/board-decision.js';
+import type { Decide, Decision, NewEvent } from '../../machines/board-decision.js';
+import { foldStats } from '../../machines/board-stats.js';
 import {
   canonicalJson,
   checkSlice,
@@ -217,6 +218,37 @@ describe('rewind and undo', () => {
   });
 });
 
+describe('the rewind in the metrics', () => {
+  it('marks the state moves a rewind and its undo make, so rewinding back and forth counts nothing done', () => {
+    const fleet = new Fleet();
+    fleet.create(item('one'));
+    let stats = foldStats(undefined, [], fleet.board);
+    const fold = (events: NewEvent[]) =>
+      (stats = foldStats(
+        stats,
+        events.map((e) => ({ ...e, at: fleet.now })),
+        fleet.board,
+      ));
+    fleet.claim('W-1', 'agent:a');
+    const leaseId = 'lease-1';
+    fold(fleet.do(submit({ principal: 'agent:a', leaseId, head: HEAD })).events);
+    const finished = graphOf(fleet.board);
+    fleet.do(itemEvent('W-1', 'user:o', (now) => ({ type: 'REOPEN', depsDone: true, now })));
+    const reopened = graphOf(fleet.board);
+    for (let i = 0; i < 3; i++) {
+      const back = fleet.do(rewind(finished, { actor: 'user:o', restorePointId: 'rp_b_4' }));
+      expect(back.events.find((e) => e.type === 'item.state')?.data).toEqual({
+        from: 'ready',
+        to: 'done',
+        rewound: true,
+      });
+      fold(back.events);
+      fold(fleet.do(rewind(reopened, { actor: 'user:o', restorePointId: 'rp_b_6' })).events);
+    }
+    expect(Object.values(stats.days).reduce((n, d) => n + d.done, 0)).toBe(1);
+  });
+});
+
 describe('diffGraphs', () => {
   it('lists added, removed and changed items with the changed fields, in work-id order', () => {
     const fleet = tree();
@@ -343,7 +375,7 @@ describe('the rewind decision', () => {
       type: 'item.state',
       actor: 'user:o',
       workId: 'W-2',
-      data: { from: 'claimed', to: 'ready' },
+      data: { from: 'claimed', to: 'ready', rewound: true },
     });
     expect(rewound).toEqual({
       type: 'board.rewound',

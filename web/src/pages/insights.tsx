@@ -62,7 +62,7 @@ export class Heard {
     this.tallies.set(day, t);
     if (e.type === 'lease.granted') t.grants++;
     else if (e.type === 'lease.expired') t.expiries++;
-    else if (e.type === 'item.state' && e.data.to === 'done') t.done++;
+    else if (e.type === 'item.state' && e.data.to === 'done' && e.data.rewound !== true) t.done++;
     else if (e.type === 'item.verified') {
       t.verdicts++;
       if ((e.data.verification as { verdict?: string } | undefined)?.verdict === 'pass') t.passes++;
