@@ -393,8 +393,10 @@ export class BoardActor {
         const decision = decide(board, now);
         if (decision.board !== board) for (const id of decision.board.changed) changed.add(id);
         board = decision.board;
+        const first = base.record.lastSeq + events.length + 1;
         for (const e of decision.events) events.push(this.numbered(e, base.record.lastSeq + events.length + 1, now));
-        outcomes.push({ ok: true, reply: decision.reply });
+        const seqs = decision.events.map((_, i) => first + i);
+        outcomes.push({ ok: true, reply: decision.numbered ? decision.numbered(seqs) : decision.reply });
       } catch (error) {
         outcomes.push({ ok: false, error });
       }

@@ -14,6 +14,11 @@ export interface PauseReply {
   changed: boolean;
   /** When this was decided (ms). */
   at: number;
+  /**
+   * The seq of the logged `board.paused` or `board.resumed` once the board's actor numbered it (its
+   * audit row is keyed by it: two changes decided at one `at` are two rows); null when nothing was logged.
+   */
+  seq: number | null;
 }
 
 const replyOf = (paused: PauseState | null, changed: boolean, at: number): PauseReply => ({
@@ -22,6 +27,7 @@ const replyOf = (paused: PauseState | null, changed: boolean, at: number): Pause
   pausedAt: paused?.at ?? null,
   changed,
   at,
+  seq: null,
 });
 
 /**
@@ -34,10 +40,12 @@ export function setPaused(paused: boolean, actor: string): Decide<PauseReply> {
     const draft = new BoardDraft(board);
     draft.paused = paused ? { by: actor, at: now } : null;
     const data = paused ? {} : { pausedBy: board.paused!.by, pausedAt: new Date(board.paused!.at).toISOString() };
+    const reply = replyOf(draft.paused, true, now);
     return {
       board: draft.finish(),
       events: [{ type: paused ? 'board.paused' : 'board.resumed', actor, workId: null, data }],
-      reply: replyOf(draft.paused, true, now),
+      reply,
+      numbered: ([seq]) => ({ ...reply, seq: seq ?? null }),
     };
   };
 }

@@ -28,7 +28,8 @@ export const pauseViewOf = (board: Board): PauseView => ({
 /**
  * Pauses or resumes the board the call names. Idempotent: a board already as asked answers as it
  * is and writes nothing; a change logs board.paused or board.resumed and is audited (board.pause,
- * board.resume), the row retried until written since the change stands.
+ * board.resume; one row per logged event, keyed by its seq), the row retried until written since
+ * the change stands.
  */
 export async function setBoardPaused(
   deps: { boards: BoardAccess; store: Pick<Store, 'audit'>; logger: Pick<Logger, 'error'> },
@@ -39,8 +40,9 @@ export async function setBoardPaused(
   const reply = await deps.boards.ask(call, { kind: 'pause', paused, actor: call.principal });
   if (reply.changed) {
     const action = paused ? 'board.pause' : 'board.resume';
+    // Keyed by the logged event: commands decided in one batch share `at`, never a seq.
     const row = auditRow({
-      id: `${call.boardId}:${action}:${reply.at}`,
+      id: `${call.boardId}:${action}:${reply.seq ?? reply.at}`,
       at: reply.at,
       actor: call.principal,
       action,

@@ -68,7 +68,8 @@ export async function rewindDecision(
   return (board, now) => {
     const decision = swap(board, now);
     return {
-      ...decision,
+      board: decision.board,
+      events: decision.events,
       reply: { revokedLeases: decision.reply.revokedLeases, fingerprint: fingerprintOf(decision.reply.after) },
     };
   };

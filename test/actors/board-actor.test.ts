@@ -88,6 +88,26 @@ describe('board actor', () => {
     expect(seqs).toEqual(seqs.map((_, i) => i + 1));
   });
 
+  it('hands a decision that names its events the seqs they were committed at, each caller of one commit its own', async () => {
+    const actor = new BoardActor('b', store, Date.now);
+    await actor.ask(createItems([item('one')], 'user:a'));
+    const logs =
+      (n: number): Decide<number[]> =>
+      (board) => ({
+        board,
+        events: Array.from({ length: n }, () => ({ type: 'test.noted', actor: 'user:a', workId: null, data: {} })),
+        reply: [],
+        numbered: (seqs) => [...seqs],
+      });
+    const before = commits;
+    const replies = await Promise.all([actor.ask(logs(2)), actor.ask(logs(1)), actor.ask(logs(3))]);
+    expect(commits - before).toBeLessThanOrEqual(2);
+    const lastSeq = (await store.boards.load('b'))!.record.lastSeq;
+    expect(replies.flat()).toEqual([lastSeq - 5, lastSeq - 4, lastSeq - 3, lastSeq - 2, lastSeq - 1, lastSeq]);
+    const logged = await store.events.find({ boardId: 'b', type: 'test.noted' });
+    expect(logged.map((e) => e.seq).sort((a, b) => a - b)).toEqual(replies.flat());
+  });
+
   it('holds each commit’s counts per state as its board’s index has them, unchanged by the commits after it', async () => {
     const actor = new BoardActor('b', store, Date.now);
     await actor.ask(createItems([item('one'), item('two')], 'user:a'));

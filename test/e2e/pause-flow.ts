@@ -175,6 +175,25 @@ export function pauseFlow(name: string, open: () => Promise<OpenedStore>): void 
       socket.ws.close();
     });
 
+    it('audits every pause and resume it logs, twelve of them sent at once', async () => {
+      const board = await newBoard(url());
+      const toggles = Array.from({ length: 12 }, (_, i) => i % 2 === 0);
+      const answers = await Promise.all(toggles.map((paused) => setPaused(board, paused)));
+      expect(answers.map((a) => a.status)).toEqual(toggles.map(() => 200));
+      const changes = ['board.paused', 'board.resumed'];
+      const log = await board.owner.get(`/api/activity?projectId=${board.projectId}&limit=200`);
+      const logged = (log.body.events as { type: string }[]).filter((e) => changes.includes(e.type));
+      expect(logged.length).toBeGreaterThan(1);
+      const audited = async () =>
+        (await store().audit.find({ projectId: board.projectId })).filter(
+          (r) => r.action === 'board.pause' || r.action === 'board.resume',
+        );
+      // Each row is written before its PATCH answers.
+      expect((await audited()).map((r) => r.action).sort()).toEqual(
+        logged.map((e) => (e.type === 'board.paused' ? 'board.pause' : 'board.resume')).sort(),
+      );
+    });
+
     it('lets admins pause and resume, and refuses members (ROLE_REQUIRED)', async () => {
       const board = await newBoard(url());
       const [admin, member] = [await kit.person(), await kit.person()];

@@ -171,7 +171,10 @@ describe('pausing a board', () => {
       pausedAt: T0 + 1000,
       changed: true,
       at: T0 + 1000,
+      seq: null,
     });
+    // Once the actor numbered its event, the reply names it (the audit row's key).
+    expect(pause.numbered?.([7])).toMatchObject({ changed: true, seq: 7 });
     expect(pause.events).toEqual([{ type: 'board.paused', actor: 'user:o', workId: null, data: {} }]);
     expect(pause.board).not.toBe(running);
     expect(pause.board.paused).toEqual({ by: 'user:o', at: T0 + 1000 });
@@ -183,11 +186,18 @@ describe('pausing a board', () => {
     expect(again).toEqual({
       board: pause.board,
       events: [],
-      reply: { paused: true, pausedBy: 'user:o', pausedAt: T0 + 1000, changed: false, at: T0 + 2000 },
+      reply: { paused: true, pausedBy: 'user:o', pausedAt: T0 + 1000, changed: false, at: T0 + 2000, seq: null },
     });
 
     const resume = setPaused(false, 'user:admin')(pause.board, T0 + 3000);
-    expect(resume.reply).toEqual({ paused: false, pausedBy: null, pausedAt: null, changed: true, at: T0 + 3000 });
+    expect(resume.reply).toEqual({
+      paused: false,
+      pausedBy: null,
+      pausedAt: null,
+      changed: true,
+      at: T0 + 3000,
+      seq: null,
+    });
     expect(resume.events).toEqual([
       {
         type: 'board.resumed',
