@@ -30,8 +30,7 @@ import {
 import type { Decide } from '../../machines/board-decision.js';
 import { setPaused, unlessPaused, type PauseReply } from '../../machines/board-pause.js';
 import type { ItemEvent } from '../../machines/item-types.js';
-import type { RevokedLease } from '../../machines/restore-point.js';
-import { rewindDecision, type RewindCommand } from './rewind-decision.js';
+import { rewindDecision, type RewindCommand, type RewindReply } from './rewind-decision.js';
 import type { PointPorts } from './restore-points.js';
 
 /** The most items one create command makes (POST /api/items/batch; DOMAIN.md "Items"): all or none. */
@@ -84,7 +83,7 @@ export interface Replies {
   doctrine: DoctrineReply;
   'create-clause': LinkedClause;
   'patch-clause': LinkedClause;
-  rewind: { revokedLeases: RevokedLease[]; fingerprint: string };
+  rewind: RewindReply;
   pause: PauseReply;
 }
 

@@ -18,6 +18,16 @@ export interface RewindCommand {
   undoPointId: string;
 }
 
+export interface RewindReply {
+  revokedLeases: RevokedLease[];
+  fingerprint: string;
+  /**
+   * The seq of the committed board.rewound (null until the board's actor numbered it): each applied
+   * rewind's own, where two applies that both land may share an undo point.
+   */
+  seq: number | null;
+}
+
 /** Restore points cannot be read or kept: 503 SNAPSHOT_UNAVAILABLE, nothing changed. */
 export async function readable<T>(read: () => Promise<T>): Promise<T> {
   try {
@@ -47,10 +57,7 @@ export async function intactGraph(store: PointPorts, point: RestorePointRecord):
   return graph;
 }
 
-export async function rewindDecision(
-  store: PointPorts,
-  command: RewindCommand,
-): Promise<Decide<{ revokedLeases: RevokedLease[]; fingerprint: string }>> {
+export async function rewindDecision(store: PointPorts, command: RewindCommand): Promise<Decide<RewindReply>> {
   const whole = await intactGraph(store, await pointOn(store, command.boardId, command.pointId));
   const undo = await readable(() => store.restorePoints.get(command.undoPointId));
   const expected = undo && (await readable(() => contentOf(store, undo)));
@@ -67,10 +74,17 @@ export async function rewindDecision(
   });
   return (board, now) => {
     const decision = swap(board, now);
+    const reply: RewindReply = {
+      revokedLeases: decision.reply.revokedLeases,
+      fingerprint: fingerprintOf(decision.reply.after),
+      seq: null,
+    };
+    // board.rewound is the decision's last event.
     return {
       board: decision.board,
       events: decision.events,
-      reply: { revokedLeases: decision.reply.revokedLeases, fingerprint: fingerprintOf(decision.reply.after) },
+      reply,
+      numbered: (seqs) => ({ ...reply, seq: seqs.at(-1) ?? null }),
     };
   };
 }

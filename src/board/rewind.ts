@@ -195,17 +195,21 @@ export class Rewind {
       fingerprint: swapped.fingerprint,
       revokedLeases: swapped.revokedLeases,
     };
-    await this.audit(call, applied, input.expectedFingerprint, point.reason === 'rewind', now, origin);
+    const undone = point.reason === 'rewind';
+    await this.audit(call, applied, swapped.seq, input.expectedFingerprint, undone, now, origin);
     return applied;
   }
 
   /**
-   * The audit row of an applied rewind, retried until written (its id fixed by the undo point): the
-   * swap is committed. `undo`: the point applied was an earlier rewind's undo point.
+   * The audit row of an applied rewind, retried until written: the swap is committed. Its id is the
+   * seq of the rewind's board.rewound, not its undo point: two identical applies racing may both
+   * land (the second finds the graph it expects, leases aside) and then share an undo point, yet
+   * each is a rewind applied. `undo`: the point applied was an earlier rewind's undo point.
    */
   private async audit(
     call: BoardCall,
     applied: RewindApplied,
+    seq: number | null,
     from: string,
     undo: boolean,
     now: number,
@@ -220,7 +224,7 @@ export class Rewind {
       undo,
     };
     const row = auditRow({
-      id: `${call.boardId}:rewind:${applied.undoPointId}`,
+      id: `${call.boardId}:rewind:${seq ?? applied.undoPointId}`,
       at: now,
       actor: call.principal,
       action: 'board.rewind',

@@ -85,5 +85,26 @@ export function rewindHistoryFlow(name: string, open: () => Promise<OpenedStore>
       const done = (metrics.body.throughputPerDay as { done: number }[]).reduce((n, d) => n + d.done, 0);
       expect(done).toBe(1);
     });
+
+    it('audits each of two identical rewinds sent at once that both land, once each', async () => {
+      const board = await proBoard();
+      const agent = await board.agent('builder');
+      expect((await agent.post('/api/items/batch', { items: [{ title: 'one' }] })).status).toBe(201);
+      expect((await agent.post('/api/items/batch', { items: [{ title: 'two' }] })).status).toBe(201);
+      const first = await listing(board);
+      const point = first.points[0]!.restorePointId; // before the second batch: W-1 only
+      const rewound = await apply(board, point, first.currentFingerprint);
+      expect(rewound.status, rewound.text).toBe(200);
+      // The board is the point again; a claim changes no fingerprint, so both applies may land.
+      expect((await agent.post('/api/claim', { workId: 'W-1' })).status).toBe(200);
+      const answers = await Promise.all([1, 2].map(() => apply(board, point, rewound.body.fingerprint)));
+      const landed = answers.filter((a) => a.status === 200).length;
+      expect(landed).toBeGreaterThan(0);
+
+      const log = await board.owner.get(`/api/activity?projectId=${board.projectId}&limit=200`);
+      const rewinds = (log.body.events as { type: string }[]).filter((e) => e.type === 'board.rewound');
+      const rows = await served.srv.store.audit.find({ projectId: board.projectId, action: 'board.rewind' });
+      expect({ rewinds: rewinds.length, rows: rows.length }).toEqual({ rewinds: 1 + landed, rows: 1 + landed });
+    });
   });
 }
