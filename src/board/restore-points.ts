@@ -75,13 +75,16 @@ export function pointOf(boardId: string, seq: number, graph: RestoreGraph, reaso
 
 /**
  * Stores `point` (a second one at the same seq is the same graph): its parts first, so a point
- * that can be listed can be read; then drops what retention and the 500 cap no longer keep.
+ * that can be listed can be read; then, unless `trim` is false, drops what retention and the 500
+ * cap no longer keep (a rewind's undo point trims after its swap: the point it applies may be the
+ * oldest kept).
  */
 export async function keepPoint(
   store: PointPorts,
   point: Point,
   plan: PlanName,
   now: number,
+  trim = true,
 ): Promise<RestorePointRecord> {
   const { record, content } = point;
   const parts: RestorePointPartRecord[] = [];
@@ -102,7 +105,7 @@ export async function keepPoint(
   } catch (e) {
     if (!(e instanceof DuplicateKeyError)) throw e;
   }
-  await trimPoints(store, record.boardId, plan, now);
+  if (trim) await trimPoints(store, record.boardId, plan, now);
   return record;
 }
 
@@ -141,7 +144,8 @@ export async function capturePoint(
   return keepPoint(store, pointOf(boardId, seq, graphOf(committed.board), reason, now), plan, now);
 }
 
-async function trimPoints(store: PointPorts, boardId: string, plan: PlanName, now: number): Promise<void> {
+/** Drops the board's points older than its plan keeps them, and those beyond its newest 500 (Free: 20). */
+export async function trimPoints(store: PointPorts, boardId: string, plan: PlanName, now: number): Promise<void> {
   await dropPoints(store, { boardId, capturedAt: { $lt: pointsSince(plan, now) } });
   const beyond = await store.restorePoints.select({ boardId }, ['seq'], {
     sort: [['seq', -1]],

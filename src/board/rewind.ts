@@ -17,7 +17,7 @@ import { PLANS, type PlanName } from '../plans.js';
 import type { RestorePointRecord, Store } from '../../store/ports/store.js';
 import { auditCommitted } from './committed-audit.js';
 import type { BoardAccess, BoardCall } from './board-access.js';
-import { currentFingerprint, keepPoint, listPoints, POINT_ID, pointOf } from './restore-points.js';
+import { currentFingerprint, keepPoint, listPoints, POINT_ID, pointOf, trimPoints } from './restore-points.js';
 import { intactGraph, pointOn, readable } from './rewind-decision.js';
 
 const MAX_POINT_ID = 181;
@@ -152,7 +152,8 @@ export class Rewind {
    * is still the one the caller saw (409 REWIND_VERSION_MISMATCH), a slice fits (422
    * REWIND_SLICE_SCOPE); nothing is written until then. The undo point is kept next, then the swap
    * is one version-checked commit that refuses a board whose graph moved meanwhile, so the undo
-   * point is exactly the graph it replaced. The audit row follows the commit, retried until written.
+   * point is exactly the graph it replaced. The audit row follows the commit, retried until written;
+   * the points beyond what the plan keeps are dropped last.
    */
   async apply(
     call: BoardCall,
@@ -178,7 +179,8 @@ export class Rewind {
     }
     const problem = part && checkSlice(current, part);
     if (problem) throw new AppError('REWIND_SLICE_SCOPE', problem, { restorePointId: input.restorePointId });
-    await readable(() => keepPoint(this.store, undo, plan, now));
+    // Kept untrimmed until the swap: trimming now could drop the point being applied (the oldest kept).
+    await readable(() => keepPoint(this.store, undo, plan, now, false));
     const swapped = await this.boards.ask(call, {
       kind: 'rewind',
       boardId: call.boardId,
@@ -197,6 +199,10 @@ export class Rewind {
     };
     const undone = point.reason === 'rewind';
     await this.audit(call, applied, swapped.seq, input.expectedFingerprint, undone, now, origin);
+    // The rewind stands: a trim that fails now is left to the next point kept and the retention sweep.
+    await trimPoints(this.store, call.boardId, plan, now).catch((err: unknown) =>
+      this.logger.error({ err, boardId: call.boardId }, 'rewind: applied, but its restore points were not trimmed'),
+    );
     return applied;
   }
 
