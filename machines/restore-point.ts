@@ -200,6 +200,16 @@ function replacedBy(current: Iterable<GraphNode>, slice: RestoreGraph, root: str
   return out;
 }
 
+/**
+ * What applying `slice` (rooted at `root`) would do to `current`: the diff against the items it
+ * replaces, its root's current subtree and every item it holds (wherever they are now), as the
+ * rewind decision replaces them; the rest of the board is not compared.
+ */
+export function diffSlice(current: RestoreGraph, slice: RestoreGraph, root: string): RestoreDiff {
+  const replaced = replacedBy(current.items, slice, root);
+  return diffGraphs({ items: current.items.filter((i) => replaced.has(i.workId)) }, slice);
+}
+
 /** The graph rules (DOMAIN.md "Items") over a whole graph: a message for the first broken one. */
 function graphProblem(nodes: ReadonlyMap<string, GraphNode>): string | null {
   const ancestors = (workId: string): string[] => {

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import {
   checkSlice,
   diffGraphs,
+  diffSlice,
   graphOf,
   sliceOf,
   type RestoreDiff,
@@ -140,11 +141,8 @@ export class Rewind {
     const point = await pointOn(this.store, call.boardId, pointId);
     const whole = await intactGraph(this.store, point);
     const current = graphOf(committed.board);
-    // A slice replaces the current subtree of its root; the rest of the board is not compared.
-    const [against, then] = slice
-      ? [sliceOf(current, slice) ?? { items: [] }, this.sliced(whole, slice)]
-      : [current, whole];
-    return { ...answer, preview: { restorePointId, fingerprint: point.fingerprint, ...diffGraphs(against, then) } };
+    const diff = slice ? diffSlice(current, this.sliced(whole, slice), slice) : diffGraphs(current, whole);
+    return { ...answer, preview: { restorePointId, fingerprint: point.fingerprint, ...diff } };
   }
 
   /**

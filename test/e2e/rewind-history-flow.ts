@@ -106,5 +106,25 @@ export function rewindHistoryFlow(name: string, open: () => Promise<OpenedStore>
       const rows = await served.srv.store.audit.find({ projectId: board.projectId, action: 'board.rewind' });
       expect({ rewinds: rewinds.length, rows: rows.length }).toEqual({ rewinds: 1 + landed, rows: 1 + landed });
     });
+
+    it('previews a slice as its apply then goes: an item moved out of the subtree is changed, not added', async () => {
+      const board = await proBoard();
+      const agent = await board.agent('builder');
+      const epics = [{ title: 'root', type: 'epic' }, { title: 'child', parentId: 'W-1' }, { title: 'elsewhere' }];
+      expect((await agent.post('/api/items/batch', { items: epics })).status).toBe(201);
+      expect((await agent.post('/api/items/batch', { items: [{ title: 'later' }] })).status).toBe(201);
+      const moved = await agent.request('PATCH', '/api/items/W-2', { json: { parentId: 'W-3' } });
+      expect(moved.status, moved.text).toBe(200);
+      const { currentFingerprint, points } = await listing(board);
+      const sliced = `${points[0]!.restorePointId}~W-1`; // before the second batch: W-2 under W-1
+
+      const { preview } = await listing(board, `&restorePointId=${sliced}`);
+      expect(preview).toMatchObject({ added: [], removed: [], changed: [{ workId: 'W-2', fields: ['parentId'] }] });
+      const applied = await apply(board, sliced, currentFingerprint);
+      expect(applied.status, applied.text).toBe(200);
+      expect((await agent.get('/api/items/W-2')).body.parentId).toBe('W-1');
+      const after = (await board.owner.get(`/api/items?projectId=${board.projectId}`)).body.items as unknown[];
+      expect(after).toHaveLength(4);
+    });
   });
 }

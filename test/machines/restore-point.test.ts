@@ -22,6 +22,7 @@ import {
   canonicalJson,
   checkSlice,
   diffGraphs,
+  diffSlice,
   graphOf,
   rewind,
   RewindError,
@@ -277,6 +278,30 @@ describe('diffGraphs', () => {
       removed: [],
       changed: [],
     });
+  });
+});
+
+describe('diffSlice', () => {
+  it('compares a slice with every item its apply replaces: one moved out of the subtree is changed, not added', () => {
+    const fleet = tree();
+    const point = graphOf(fleet.board);
+    fleet.patch('W-4', { parentId: 'W-5' }); // W-4 leaves W-1's subtree
+    fleet.patch('W-3', { title: 'renamed' });
+    const before = graphOf(fleet.board);
+    const slice = sliceOf(point, 'W-1')!;
+
+    const preview = diffSlice(before, slice, 'W-1');
+    expect(preview).toEqual({
+      added: [],
+      removed: [],
+      changed: [
+        { workId: 'W-3', fields: ['title'] },
+        { workId: 'W-4', fields: ['parentId'] },
+      ],
+    });
+    // What the apply then does to the board is what the preview said.
+    fleet.do(rewind(point, { actor: 'user:o', restorePointId: 'rp_b_1', slice: 'W-1' }));
+    expect(diffGraphs(before, graphOf(fleet.board))).toEqual(preview);
   });
 });
 
