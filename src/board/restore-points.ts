@@ -109,6 +109,21 @@ export async function keepPoint(
   return record;
 }
 
+/**
+ * Keeps a rewind's undo point, untrimmed until the swap (keepPoint). A point kept earlier at the
+ * same seq (before a move refused since, or a rewind that did not land) holds the same graph but
+ * not this rewind's reason and time: it would read as no undo and age out early. It is replaced,
+ * the record first so nothing lists a point whose parts are going.
+ */
+export async function keepUndoPoint(store: PointPorts, point: Point, plan: PlanName, now: number): Promise<void> {
+  const kept = await store.restorePoints.get(point.record._id);
+  if (kept && (kept.reason !== point.record.reason || kept.capturedAt < point.record.capturedAt)) {
+    await store.restorePoints.delete(kept._id);
+    await store.restorePointParts.deleteMany({ pointId: kept._id });
+  }
+  await keepPoint(store, point, plan, now, false);
+}
+
 /** The point's canonical JSON, or null when a part is missing. */
 export async function contentOf(store: PointPorts, point: RestorePointRecord): Promise<string | null> {
   if (point.parts === 0) return EMPTY_CONTENT;

@@ -18,7 +18,7 @@ import { PLANS, type PlanName } from '../plans.js';
 import type { RestorePointRecord, Store } from '../../store/ports/store.js';
 import { auditCommitted } from './committed-audit.js';
 import type { BoardAccess, BoardCall } from './board-access.js';
-import { currentFingerprint, keepPoint, listPoints, POINT_ID, pointOf, trimPoints } from './restore-points.js';
+import { currentFingerprint, keepUndoPoint, listPoints, POINT_ID, pointOf, trimPoints } from './restore-points.js';
 import { intactGraph, pointOn, readable } from './rewind-decision.js';
 
 const MAX_POINT_ID = 181;
@@ -178,7 +178,7 @@ export class Rewind {
     const problem = part && checkSlice(current, part);
     if (problem) throw new AppError('REWIND_SLICE_SCOPE', problem, { restorePointId: input.restorePointId });
     // Kept untrimmed until the swap: trimming now could drop the point being applied (the oldest kept).
-    await readable(() => keepPoint(this.store, undo, plan, now, false));
+    await readable(() => keepUndoPoint(this.store, undo, plan, now));
     const swapped = await this.boards.ask(call, {
       kind: 'rewind',
       boardId: call.boardId,

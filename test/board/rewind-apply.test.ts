@@ -1,7 +1,15 @@
 // A rewind applied through src/board/rewind.ts on a store, its swap decided as the board's actor
 // would on a board held in memory: which restore points the apply keeps, and which it trims.
 import { describe, expect, it } from 'vitest';
-import { capturePoint, currentFingerprint, pointIdOf, POINTS_KEPT } from '../../src/board/restore-points.js';
+import {
+  capturePoint,
+  currentFingerprint,
+  graphOfPoint,
+  pointIdOf,
+  POINTS_KEPT,
+} from '../../src/board/restore-points.js';
+import { purgeExpired } from '../../src/board/retention.js';
+import { DAY_MS as DAY } from '../../src/plans.js';
 import { Rewind } from '../../src/board/rewind.js';
 import { rewindDecision, type RewindCommand } from '../../src/board/rewind-decision.js';
 import type { BoardAccess, BoardCall } from '../../src/board/board-access.js';
@@ -68,5 +76,31 @@ describe('a rewind applied on a store', () => {
     );
     expect(seqs).toHaveLength(POINTS_KEPT); // the applied point, the oldest, made room for the undo point
     expect([seqs[0], seqs.at(-1)]).toEqual([2, 600]);
+  });
+  it('keeps its undo point as a point of this rewind, for the whole retention, where an older one shares its seq', async () => {
+    const boardId = unique('b');
+    await used.store.projects.insert({
+      _id: boardId,
+      version: 1,
+      name: boardId,
+      ownerId: 'acc',
+      plan: 'pro',
+      createdAt: NOW - 200 * DAY,
+      lastActivityAt: NOW,
+    });
+    // 179 days ago a move at seq 600 kept a point and was refused: nothing was committed since.
+    const board = committedAt(600, boardOf(3));
+    await capturePoint(used.store, boardId, committedAt(1), 'batch', 'pro', NOW - 179 * DAY);
+    await capturePoint(used.store, boardId, board, 'state', 'pro', NOW - 179 * DAY);
+    const { rewind, call } = rewinder(used.store, boardId, board);
+    const input = { restorePointId: pointIdOf(boardId, 1), expectedFingerprint: currentFingerprint(board) };
+    const { undoPointId } = await rewind.apply(call, input, 'pro', NOW, ORIGIN);
+    expect(undoPointId).toBe(pointIdOf(boardId, 600));
+    expect(await used.store.restorePoints.get(undoPointId)).toMatchObject({ reason: 'rewind', capturedAt: NOW });
+
+    await purgeExpired(used.store, NOW + 2 * DAY);
+    const undo = await used.store.restorePoints.get(undoPointId);
+    expect(undo).toMatchObject({ reason: 'rewind' });
+    expect(await graphOfPoint(used.store, undo!)).not.toBe('altered');
   });
 });
