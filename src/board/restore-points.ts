@@ -159,17 +159,18 @@ export async function capturePoint(
   return keepPoint(store, pointOf(boardId, seq, graphOf(committed.board), reason, now), plan, now);
 }
 
-/** Drops the board's points older than its plan keeps them, and those beyond its newest 500 (Free: 20). */
-export async function trimPoints(store: PointPorts, boardId: string, plan: PlanName, now: number): Promise<void> {
-  await dropPoints(store, { boardId, capturedAt: { $lt: pointsSince(plan, now) } });
+/** Drops the board's points older than its plan keeps them, and those beyond its newest 500 (Free: 20); says how many. */
+export async function trimPoints(store: PointPorts, boardId: string, plan: PlanName, now: number): Promise<number> {
+  let dropped = await dropPoints(store, { boardId, capturedAt: { $lt: pointsSince(plan, now) } });
   const beyond = await store.restorePoints.select({ boardId }, ['seq'], {
     sort: [['seq', -1]],
     skip: pointsKept(plan),
   });
   for (const old of beyond) {
-    await store.restorePoints.delete(old._id);
+    if (await store.restorePoints.delete(old._id)) dropped++;
     await store.restorePointParts.deleteMany({ pointId: old._id });
   }
+  return dropped;
 }
 
 /**

@@ -1,12 +1,12 @@
 // Retention: a board's events, shouts, presence, audit rows and restore points older than its
 // plan's history retention (restore points of a Free board, also one that dropped to Free, after
-// a day: src/board/restore-points.ts pointsSince), and expired sessions, link tokens and device-flow grants, are deleted through
+// a day and beyond its newest 20: src/board/restore-points.ts pointsSince, pointsKept), and expired sessions, link tokens and device-flow grants, are deleted through
 // index ranges (by board and seq or time, by expiry), so the work is proportional to what ages
 // out, never a collection scan.
 // Every node may run it; deleting what is already gone is harmless.
 import { DAY_MS, historySince, PLANS } from '../plans.js';
 import type { Store } from '../../store/ports/store.js';
-import { dropPoints, pointsSince } from './restore-points.js';
+import { dropPoints, pointsSince, trimPoints } from './restore-points.js';
 
 export const PURGE_EVERY_MS = 10 * 60_000;
 /** A device-flow grant is kept this long past its expiry, so a late poll still hears EXPIRED_TOKEN (src/accounts/device-flow.ts); then purged. */
@@ -64,7 +64,11 @@ export async function purgeExpired(store: RetentionPorts, now: number): Promise<
       purged.shouts += await store.shouts.deleteMany({ boardId, at: { $lt: cutoff } });
       purged.presence += await store.presence.deleteMany({ boardId, seenAt: { $lt: cutoff } });
       purged.audit += await store.audit.deleteMany({ projectId: boardId, at: { $lt: cutoff } });
-      purged.restorePoints += await dropPoints(store, { boardId, capturedAt: { $lt: pointsSince(plan, now) } });
+      // A board that dropped to Free also keeps only Free's newest 20 from then on (at most 20 index
+      // keys to skip); a Pro board's 500 are held at every point it keeps.
+      purged.restorePoints += PLANS[plan].rewind
+        ? await dropPoints(store, { boardId, capturedAt: { $lt: pointsSince(plan, now) } })
+        : await trimPoints(store, boardId, plan, now);
     }
     if (page.length < PROJECT_PAGE) break;
     after = page.at(-1)!._id;

@@ -1,13 +1,21 @@
 // Retention on a store: what ages out by plan or expiry is deleted, and nothing younger.
 import { describe, expect, it } from 'vitest';
 import { purgeExpired } from '../../src/board/retention.js';
-import { DAY_MS } from '../../src/plans.js';
+import { capturePoint } from '../../src/board/restore-points.js';
+import { DAY_MS, FREE_POINTS } from '../../src/plans.js';
+import { emptyBoard } from '../../machines/board.js';
+import type { Committed } from '../../actors/board-actor.js';
 import type { EventRecord } from '../../store/ports/store.js';
 import { useStore, type OpenedStore } from '../support/stores.js';
 import { unique } from '../support/temp.js';
 
 const NOW = Date.UTC(2026, 10, 22);
+const HOUR = 3_600_000;
 const daysAgo = (d: number) => NOW - d * DAY_MS;
+const committedAt = (lastSeq: number): Committed => ({
+  board: emptyBoard(),
+  record: { _id: 'b', version: lastSeq + 1, nextWorkSeq: 1, nextFencingToken: 1, lastSeq, nextDeadline: null },
+});
 
 export function retentionFlow(name: string, open: () => Promise<OpenedStore>): void {
   describe(`retention on ${name}`, () => {
@@ -234,6 +242,20 @@ export function retentionFlow(name: string, open: () => Promise<OpenedStore>): v
       // A second pass finds nothing more of these.
       await purgeExpired(used.store, NOW);
       expect(await seqs(free)).toEqual([5, 6, 7]);
+    });
+
+    it('leaves a board that dropped from Pro to Free its newest 20 restore points', async () => {
+      const boardId = await project('pro');
+      for (let seq = 1; seq <= 60; seq++)
+        await capturePoint(used.store, boardId, committedAt(seq), 'batch', 'pro', NOW - HOUR + seq * 1000);
+      expect(await used.store.restorePoints.count({ boardId })).toBe(60);
+      const pro = await used.store.projects.get(boardId);
+      await used.store.projects.update(boardId, pro!.version, { plan: 'free' });
+
+      const purged = await purgeExpired(used.store, NOW);
+      const seqs = await used.store.restorePoints.select({ boardId }, ['seq'], { sort: [['seq', 1]] });
+      expect(seqs.map((p) => p.seq)).toEqual(Array.from({ length: FREE_POINTS.kept }, (_, i) => 41 + i));
+      expect(purged.restorePoints).toBeGreaterThanOrEqual(40);
     });
 
     it('keeps the events copied to a log while it is purged: a new board’s first, and those after a quiet spell', async () => {
