@@ -177,14 +177,15 @@ export class SocketConnection implements Connection, BatchedSocket {
    */
   drained(): Promise<void> {
     if (this.backlog() === 0) return Promise.resolve();
-    this.stall ??= setTimeout(this.stalled, SLOW_CONSUMER.stalledMs);
+    // Its callback made only when a reader waits: an idle socket holds no closure for it.
+    this.stall ??= setTimeout(() => this.stalled(), SLOW_CONSUMER.stalledMs);
     return new Promise<void>((resolve) => (this.waiting ??= []).push(resolve));
   }
 
-  private readonly stalled = (): void => {
+  private stalled(): void {
     this.stall = null;
     this.close(CLOSE.slowConsumer, SLOW_CONSUMER_REASON);
-  };
+  }
 
   /** uWS wrote some of what it held: learn how much it holds now, and wake the readers waiting for an empty backlog. */
   onDrain(): void {
