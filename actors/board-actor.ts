@@ -395,8 +395,9 @@ export class BoardActor {
         board = decision.board;
         const first = base.record.lastSeq + events.length + 1;
         for (const e of decision.events) events.push(this.numbered(e, base.record.lastSeq + events.length + 1, now));
-        const seqs = decision.events.map((_, i) => first + i);
-        outcomes.push({ ok: true, reply: decision.numbered ? decision.numbered(seqs) : decision.reply });
+        // The seqs are listed only for a decision that asks for them (the claim and submit path asks none).
+        const reply = decision.numbered ? decision.numbered(decision.events.map((_, i) => first + i)) : decision.reply;
+        outcomes.push({ ok: true, reply });
       } catch (error) {
         outcomes.push({ ok: false, error });
       }
