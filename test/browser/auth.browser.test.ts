@@ -38,6 +38,17 @@ describe.skipIf(!chromium)('signing up, out and in (Chromium)', () => {
   });
 
   const path = () => new URL(page.url()).pathname;
+  /** An account signed up over HTTP, not in the page. */
+  const signedUpElsewhere = async () => {
+    const email = `${unique('browser')}@example.com`;
+    const password = 'correct horse battery staple';
+    await fetch(`${server.url}/api/auth/signup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password }),
+    });
+    return { email, password };
+  };
   const topbar = () => page.locator('header.topbar');
 
   it('signs up, lands on the projects page, signs out and back in', async () => {
@@ -95,13 +106,7 @@ describe.skipIf(!chromium)('signing up, out and in (Chromium)', () => {
   });
 
   it('a page that is not signed in is sent to sign in, and comes back after', async () => {
-    const email = `${unique('browser')}@example.com`;
-    const password = 'correct horse battery staple';
-    await fetch(`${server.url}/api/auth/signup`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email, password }),
-    });
+    const { email, password } = await signedUpElsewhere();
 
     await page.goto('/account/profile');
     await landOn(page, '/signin');
@@ -114,13 +119,7 @@ describe.skipIf(!chromium)('signing up, out and in (Chromium)', () => {
   });
 
   it('a confirmation link opened signed out asks to sign in, then confirms the address', async () => {
-    const email = `${unique('browser')}@example.com`;
-    const password = 'correct horse battery staple';
-    await fetch(`${server.url}/api/auth/signup`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email, password }),
-    });
+    const { email, password } = await signedUpElsewhere();
     const link = /https?:\/\/\S+\/verify-email#token=\S+/.exec(
       (await server.mail.next(email, /^Verify your email/)).text,
     )![0];

@@ -23,7 +23,8 @@ const update = (boardId: string, seq: number): CommittedEvent => ({
   data: { item: { workId: 'W-1', version: seq, state: 'ready', title: 'x'.repeat(200) } },
 });
 
-it('closes a socket that stopped reading during its replay once the live events held for it pass the cap', async () => {
+/** A board whose log holds ten events, and a socket on a hub of its own (hub-rig.ts). */
+async function boardWithTenLogged() {
   const boardId = unique('board');
   await used.store.boards.insert({ _id: boardId, version: 1, lastSeq: 10 } as unknown as BoardRecord);
   const logged = Array.from({ length: 10 }, (_, i) => update(boardId, i + 1));
@@ -31,7 +32,11 @@ it('closes a socket that stopped reading during its replay once the live events 
     logged.map((e) => ({ _id: `${boardId}:${e.seq}`, version: 1, ...e }) as EventRecord),
   );
   const { hub, open } = hubRig(used.store);
-  const socket = open();
+  return { boardId, hub, socket: open() };
+}
+
+it('closes a socket that stopped reading during its replay once the live events held for it pass the cap', async () => {
+  const { boardId, hub, socket } = await boardWithTenLogged();
   socket.stalled = new Promise(() => undefined); // the client never reads again
   void hub.message(socket, JSON.stringify({ type: 'subscribe', boardId, topics: ['activity'], since: 0 }));
   await until(() => socket.sent('subscribed').length > 0);
@@ -52,14 +57,7 @@ it('closes a socket that stopped reading during its replay once the live events 
 });
 
 it('counts only what the socket would be sent: another topic’s events held for it close nothing', async () => {
-  const boardId = unique('board');
-  await used.store.boards.insert({ _id: boardId, version: 1, lastSeq: 10 } as unknown as BoardRecord);
-  const logged = Array.from({ length: 10 }, (_, i) => update(boardId, i + 1));
-  await used.store.events.insertMissing(
-    logged.map((e) => ({ _id: `${boardId}:${e.seq}`, version: 1, ...e }) as EventRecord),
-  );
-  const { hub, open } = hubRig(used.store);
-  const socket = open();
+  const { boardId, hub, socket } = await boardWithTenLogged();
   socket.stalled = new Promise(() => undefined); // paused mid-replay
   void hub.message(socket, JSON.stringify({ type: 'subscribe', boardId, topics: ['leases'], since: 0 }));
   await until(() => socket.sent('subscribed').length > 0);
