@@ -1,6 +1,7 @@
 // A hub on simulated sockets over a real store's log, for socket tests that need no transport: what
-// each socket was sent, how it was closed, a client that stops reading, and access reads the test
-// holds open, so a subscribe's order against what comes meanwhile is the test's to decide.
+// each socket was sent and by which path (a send to it, or a publish to a topic it joined), how it
+// was closed, a client that stops reading, and access reads the test holds open, so a subscribe's
+// order against what comes meanwhile is the test's to decide.
 import type { Identity } from '../../src/auth/identity.js';
 import type { ProjectSelector } from '../../src/auth/project-selection.js';
 import { BoardFeed } from '../../src/board/feed/feed.js';
@@ -9,8 +10,8 @@ import { Hub, type Connection } from '../../src/ws/hub.js';
 import type { Store } from '../../store/ports/store.js';
 import { unique } from '../support/temp.js';
 
-/** A message as the socket was sent it. */
-export type Sent = { type: string; [field: string]: any }; // eslint-disable-line @typescript-eslint/no-explicit-any
+/** A message as the socket was sent it, and `via` the path that carried it. */
+export type Sent = { type: string; via: 'send' | 'publish'; [field: string]: any }; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** A socket as the hub sees it: what it was sent, and the code it was closed with. */
 export class FakeSocket implements Connection {
@@ -21,13 +22,22 @@ export class FakeSocket implements Connection {
   closedWith: number | null = null;
   /** While set, the client reads nothing: a backlog past any replay's pace waits until it resolves. */
   stalled: Promise<void> | null = null;
+  /** How often a sender waited for the client to read. */
+  waitedOn = 0;
   constructor(readonly identity: Identity) {}
   send(message: string | Uint8Array): boolean {
-    this.got.push(JSON.parse(typeof message === 'string' ? message : Buffer.from(message).toString()));
+    this.hear(message, 'send');
     return true;
   }
+  hear(message: string | Uint8Array, via: Sent['via']): void {
+    const m = JSON.parse(typeof message === 'string' ? message : Buffer.from(message).toString());
+    this.got.push({ ...m, via });
+  }
   backlog = () => (this.stalled ? Infinity : 0);
-  drained = () => this.stalled ?? Promise.resolve();
+  drained = () => {
+    this.waitedOn++;
+    return this.stalled ?? Promise.resolve();
+  };
   join = (topic: string) => void this.topics.add(topic);
   leave = (topic: string) => void this.topics.delete(topic);
   close(code: number): void {
@@ -35,6 +45,7 @@ export class FakeSocket implements Connection {
   }
   /** The messages of `type` it was sent. */
   sent = (type: string) => this.got.filter((m) => m.type === type);
+  events = () => this.sent('event');
 }
 
 /** Reads that wait while the test holds them: `waiting` counts those held now. */
@@ -56,8 +67,18 @@ export class Gate {
   }
 }
 
-/** A hub on `store` where every board is reachable as a member, each reach read passing `reach` first. */
-export function hubRig(store: Store, reach = new Gate()) {
+/**
+ * A hub on `store` where every board is reachable as a member, each reach read passing `reach` first;
+ * `hear` is the bus's (by default one node: every commit is delivered here, at once), and a publish
+ * reaches the rig's sockets that joined its topic.
+ */
+export function hubRig(
+  store: Store,
+  { hear = async () => undefined }: { hear?: (boardId: string) => Promise<void> } = {},
+) {
+  const reach = new Gate();
+  const sockets: FakeSocket[] = [];
+  let publishes = 0;
   const hub = new Hub({
     selector: {
       reachable: async (_identity: Identity, id: string) => {
@@ -77,20 +98,25 @@ export function hubRig(store: Store, reach = new Gate()) {
     observer: { resolution: () => null } as unknown as ResolutionObserver,
     publicUrl: 'http://board.test',
     clock: () => Date.now(),
-    hear: async () => undefined,
+    hear,
     hearAll: async () => undefined,
-    publish() {},
+    publish(topic, message) {
+      publishes++;
+      for (const s of sockets) if (s.topics.has(topic)) s.hear(message, 'publish');
+    },
   });
-  const open = () => {
-    const identity: Identity = {
+  const open = (
+    identity: Identity = {
       kind: 'session',
       principal: `user:${unique('u')}`,
       accountId: unique('acct'),
       sessionId: unique('sess'),
-    };
+    },
+  ) => {
     const socket = new FakeSocket(identity);
+    sockets.push(socket);
     hub.open(socket);
     return socket;
   };
-  return { hub, open, reach };
+  return { hub, open, reach, publishes: () => publishes };
 }

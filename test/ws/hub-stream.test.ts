@@ -8,15 +8,12 @@
 import { describe, expect, it } from 'vitest';
 import type { CommittedEvent } from '../../actors/board-actor.js';
 import type { Identity } from '../../src/auth/identity.js';
-import { BoardFeed } from '../../src/board/feed/feed.js';
-import type { ProjectSelector } from '../../src/auth/project-selection.js';
-import type { ResolutionObserver } from '../../src/errors/observed-resolution.js';
-import { Hub, type Connection } from '../../src/ws/hub.js';
 import type { BoardRecord, EventRecord, Store, TokenRecord } from '../../store/ports/store.js';
 import { workspaceToken } from '../support/identities.js';
 import { useStore } from '../support/stores.js';
 import { unique } from '../support/temp.js';
 import { until } from '../support/until.js';
+import { hubRig } from './hub-rig.js';
 
 const used = useStore();
 
@@ -32,85 +29,8 @@ const itemUpdate = (boardId: string, seq: number): CommittedEvent => ({
 });
 const logged = (e: CommittedEvent): EventRecord => ({ _id: `${e.boardId}:${e.seq}`, version: 1, ...e }) as EventRecord;
 
-/** A socket as the hub sees it: what it was sent, and by which path. */
-class FakeSocket implements Connection {
-  static next = 1;
-  readonly id = FakeSocket.next++;
-  readonly topics = new Set<string>();
-  readonly got: { seq: number | null; type: string; by: 'send' | 'publish' }[] = [];
-  constructor(readonly identity: Identity) {}
-  send(message: string | Uint8Array): boolean {
-    this.hear(message, 'send');
-    return true;
-  }
-  hear(message: string | Uint8Array, by: 'send' | 'publish'): void {
-    const m = JSON.parse(typeof message === 'string' ? message : Buffer.from(message).toString());
-    this.got.push({ seq: m.type === 'event' ? m.seq : null, type: m.type, by });
-  }
-  /** While set, the client reads nothing: the socket holds a backlog until it is resolved. */
-  stalled: Promise<void> | null = null;
-  backlog = () => (this.stalled ? Infinity : 0);
-  /** How often a sender waited for the client to read. */
-  waitedOn = 0;
-  drained = () => {
-    this.waitedOn++;
-    return this.stalled ?? Promise.resolve();
-  };
-  join = (topic: string) => void this.topics.add(topic);
-  leave = (topic: string) => void this.topics.delete(topic);
-  close(): void {
-    // nothing to close: no transport
-  }
-  events = () => this.got.filter((g) => g.type === 'event');
-}
-
-/** A hub on the store's log; `hear` is the bus's (one node: every commit is delivered here, at once). */
-function rig(hear: (boardId: string) => Promise<void> = async () => undefined, store: Store = used.store) {
-  const sockets: FakeSocket[] = [];
-  let publishes = 0;
-  const hub = new Hub({
-    selector: {
-      reachable: async (_identity: Identity, id: string) => ({
-        id,
-        name: 'board',
-        role: 'member',
-        plan: 'free',
-        owned: false,
-      }),
-    } as unknown as ProjectSelector,
-    store,
-    feed: new BoardFeed({
-      store,
-      readBoard: () => Promise.reject(new Error('no snapshots here')),
-      syncLog: async () => undefined,
-      clock: () => Date.now(),
-    }),
-    stillValid: async () => true,
-    observer: { resolution: () => null } as unknown as ResolutionObserver,
-    publicUrl: 'http://board.test',
-    clock: () => Date.now(),
-    hear,
-    hearAll: async () => undefined,
-    publish(topic, message) {
-      publishes++;
-      for (const s of sockets) if (s.topics.has(topic)) s.hear(message, 'publish');
-    },
-  });
-  const open = (
-    identity: Identity = {
-      kind: 'session',
-      principal: `user:${unique('u')}`,
-      accountId: unique('acct'),
-      sessionId: unique('sess'),
-    },
-  ) => {
-    const s = new FakeSocket(identity);
-    sockets.push(s);
-    hub.open(s);
-    return s;
-  };
-  return { hub, open, publishes: () => publishes };
-}
+/** The rig's hub on the store's log (or `store`'s); `hear` is the bus's. */
+const rig = (hear?: (boardId: string) => Promise<void>, store: Store = used.store) => hubRig(store, { hear });
 
 describe('the board stream', () => {
   it('carries a caught-up subscription by publish, hands it back to the log on a lost bus message, and takes it again once it has caught up: every event once, in order', async () => {
@@ -145,7 +65,7 @@ describe('the board stream', () => {
     await hub.message(all, JSON.stringify({ type: 'subscribe', boardId, topics: ['activity'], since: 0 }));
     await hub.message(items, JSON.stringify({ type: 'subscribe', boardId, topics: ['items'], since: 0 }));
     // Replayed from the log, one send each; then both are on the stream.
-    expect(all.events().map((g) => [g.seq, g.by])).toEqual([
+    expect(all.events().map((g) => [g.seq, g.via])).toEqual([
       [1, 'send'],
       [2, 'send'],
       [3, 'send'],
@@ -161,7 +81,7 @@ describe('the board stream', () => {
       all
         .events()
         .slice(3)
-        .map((g) => [g.seq, g.by]),
+        .map((g) => [g.seq, g.via]),
     ).toEqual([
       [4, 'publish'],
       [5, 'publish'],
@@ -175,7 +95,7 @@ describe('the board stream', () => {
       all
         .events()
         .slice(5)
-        .map((g) => [g.seq, g.by]),
+        .map((g) => [g.seq, g.via]),
     ).toEqual([
       [6, 'send'],
       [7, 'send'],
@@ -186,7 +106,7 @@ describe('the board stream', () => {
     hub.deliver(boardId, [event(5), event(8)]);
     await until(() => all.events().length === 8);
     expect(all.events().map((g) => g.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
-    expect(all.events().at(-1)!.by).toBe('publish');
+    expect(all.events().at(-1)!.via).toBe('publish');
     // The items watcher got the item events only (3 and 6 are lease events), each once.
     expect(items.events().map((g) => g.seq)).toEqual([1, 2, 4, 5, 7, 8]);
 
