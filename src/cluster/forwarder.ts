@@ -4,7 +4,9 @@
 // apart by whether the home can have decided it: one never written to an open channel may go
 // again; one whose answer was lost may have been committed, so the caller gets 503 BOARD_BUSY,
 // as for any lost response. No frame either way is larger than the largest command or answer
-// needs (src/cluster/wire.ts): a larger one closes the channel.
+// needs (src/cluster/wire.ts): a larger one closes the channel. A home gone without a word (a host
+// lost, a path cut) is found by its missing pongs: the channel ends, its commands are told as
+// above, and the next command opens a new one rather than waiting out its time on a dead one.
 import WebSocket from 'ws';
 import type { BoardCommand } from '../board/commands.js';
 import { BODY_LIMIT_BYTES } from '../config.js';
@@ -13,6 +15,9 @@ import type { NodeAddress } from './homes.js';
 import { largestEntryBytes, peerFrameBytes, type Answer } from './wire.js';
 
 export const PEER_PATH = '/internal/peer';
+
+/** How often an entry pings each home; a home that answered nothing since the last ping is gone. */
+export const PEER_HEARTBEAT_MS = 15_000;
 
 /** How large the frames of a node's channels can be, from its body limit (BODY_LIMIT_BYTES): one entry, and one frame. */
 export interface FrameBounds {
@@ -53,6 +58,9 @@ class Channel {
   /** Commands waiting for the end of this turn (or for the channel to open), encoded. */
   private queued: (Entry & { id: number })[] = [];
   private readonly waiting = new Map<number, Waiting>();
+  /** Something (a pong, an answer) came from the home since the last ping. */
+  private heard = true;
+  private heartbeat: NodeJS.Timeout | null = null;
 
   constructor(
     forwardKey: Buffer,
@@ -60,6 +68,7 @@ class Channel {
     to: NodeAddress,
     at: number,
     private readonly bounds: FrameBounds,
+    heartbeatMs: number,
     private readonly gone: (channel: Channel) => void,
   ) {
     const hello = sealHello(forwardKey, { from: self, to: to.node, at });
@@ -72,9 +81,14 @@ class Channel {
     });
     this.ws.on('open', () => {
       this.open = true;
+      this.heartbeat = setInterval(() => this.beat(), heartbeatMs).unref();
       this.flush();
     });
-    this.ws.on('message', (data) => this.answered(data.toString()));
+    this.ws.on('pong', () => (this.heard = true));
+    this.ws.on('message', (data) => {
+      this.heard = true;
+      this.answered(data.toString());
+    });
     this.ws.on('error', () => this.end()); // 'close' follows, but a failed handshake may not say so
     this.ws.on('close', () => this.end());
   }
@@ -95,6 +109,13 @@ class Channel {
   close(): void {
     this.ws.terminate();
     this.end();
+  }
+
+  /** Ends a channel whose home answered nothing since the last ping; else pings it again. */
+  private beat(): void {
+    if (!this.heard) return this.close();
+    this.heard = false;
+    this.ws.ping();
   }
 
   /** Writes what waits, in signed frames. */
@@ -147,6 +168,7 @@ class Channel {
   private end(): void {
     if (this.ended) return;
     this.ended = true;
+    if (this.heartbeat) clearInterval(this.heartbeat);
     this.queued = [];
     this.gone(this);
     for (const [id, w] of this.waiting) this.settle(id, unanswered(w));
@@ -159,12 +181,16 @@ export class Forwarder {
   private closed = false;
   private readonly bounds: FrameBounds;
 
-  /** `bodyLimitBytes`: the node's BODY_LIMIT_BYTES, which the peers share; it bounds the frames either way. */
+  /**
+   * `bodyLimitBytes`: the node's BODY_LIMIT_BYTES, which the peers share; it bounds the frames either
+   * way. `heartbeatMs`: how often each home is pinged (a test's shorter).
+   */
   constructor(
     private readonly key: Buffer,
     private readonly self: string,
     private readonly clock: () => number,
     bodyLimitBytes = BODY_LIMIT_BYTES,
+    private readonly heartbeatMs = PEER_HEARTBEAT_MS,
   ) {
     this.bounds = frameBounds(bodyLimitBytes);
   }
@@ -180,6 +206,7 @@ export class Forwarder {
         to,
         this.clock(),
         this.bounds,
+        this.heartbeatMs,
         (c) => this.channels.get(name) === c && this.channels.delete(name),
       );
       this.channels.set(name, made);

@@ -20,6 +20,8 @@ describe('forwarding over the peer channel', () => {
   let accepting = true;
   const decided: string[] = [];
   const frames: number[] = [];
+  /** Channels the home admitted. */
+  let admitted = 0;
   /** The 'slow' board's decision: held until the test lets it go, then answered. */
   let letSlowGo!: () => void;
   let slowAnswered = false;
@@ -42,6 +44,7 @@ describe('forwarding over the peer channel', () => {
       ...peers,
       admit: (headers: Record<string, string>, peer: string) => {
         const session = peers.admit(headers, peer);
+        if (session) admitted++;
         return (
           session && { ...session, message: (text: string, ok: boolean) => (frames.push(1), session.message(text, ok)) }
         );
@@ -108,6 +111,17 @@ describe('forwarding over the peer channel', () => {
     forwarder.close();
   });
 
+  it('keeps a channel whose home answers its pings', async () => {
+    const forwarder = new Forwarder(key, 'entry', Date.now, undefined, 20);
+    const home = { node: 'home', url };
+    expect(await forwarder.send(home, 'b0', command, 5000)).toMatchObject({ outcome: 'answered' });
+    const before = admitted;
+    await new Promise((resolve) => setTimeout(resolve, 200)); // ten heartbeats, nothing else sent
+    expect(await forwarder.send(home, 'b1', command, 5000)).toMatchObject({ outcome: 'answered' });
+    expect(admitted).toBe(before);
+    forwarder.close();
+  });
+
   it('answers `unreachable`, having written nothing, when no channel opens: nobody listening, a hello refused, a node already closed', async () => {
     const forwarder = new Forwarder(key, 'entry', Date.now);
     const seen = decided.length;
@@ -130,44 +144,75 @@ describe('forwarding over the peer channel', () => {
   });
 });
 
+/**
+ * A home speaking WebSocket by hand: it accepts the upgrade, then answers nothing (not even a ping);
+ * `heard` gets the first byte (opcode) of each frame that comes after the upgrade.
+ */
+async function handMadeHome(heard: (opcode: number) => void = () => undefined) {
+  const connections: Socket[] = [];
+  const server = createServer({ allowHalfOpen: true }, (s) => {
+    connections.push(s);
+    let head = '';
+    s.on('data', (data: Buffer) => {
+      if (!head.includes('\r\n\r\n')) {
+        head += data.toString('latin1');
+        const k = /sec-websocket-key: (.*)\r\n/i.exec(head)?.[1]?.trim();
+        if (!head.includes('\r\n\r\n') || !k) return;
+        const accept = createHash('sha1').update(`${k}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64');
+        s.write(
+          `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`,
+        );
+        return;
+      }
+      heard(data[0]! & 0x0f);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    at: { node: 'home', url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` },
+    connections,
+    async stop() {
+      for (const c of connections) c.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+describe('a home gone without a word', () => {
+  it('is found by its missing pongs: the channel ends, what was written is told `unknown` then, and the next command opens a new one', async () => {
+    const home = await handMadeHome();
+    const forwarder = new Forwarder(key, 'entry', Date.now, undefined, 50);
+    const sent = Date.now();
+    // Written, never answered: without the heartbeat it would wait out its 10 s.
+    expect(await forwarder.send(home.at, 'first', command, 10_000)).toEqual({ outcome: 'unknown' });
+    expect(Date.now() - sent).toBeLessThan(5_000);
+    expect(home.connections).toHaveLength(1);
+    expect(await forwarder.send(home.at, 'second', command, 300)).toEqual({ outcome: 'unknown' });
+    expect(home.connections).toHaveLength(2);
+    forwarder.close();
+    await home.stop();
+  });
+});
+
 describe('a home that begins to close the channel', () => {
   it('has the commands sent after its close frame answered `unreachable`, never written', async () => {
-    // A home speaking WebSocket by hand: it sends a close frame and keeps its side of TCP open, as
-    // one whose close handshake is under way (uWS ending a connection) does for a moment.
-    let home!: Socket;
+    // The hand-made home sends a close frame and keeps its side of TCP open, as one whose close
+    // handshake is under way (uWS ending a connection) does for a moment.
     const framesAfterClose: number[] = [];
     let closing = false;
-    const server = createServer({ allowHalfOpen: true }, (s) => {
-      home = s;
-      let head = '';
-      s.on('data', (data: Buffer) => {
-        if (!head.includes('\r\n\r\n')) {
-          head += data.toString('latin1');
-          const k = /sec-websocket-key: (.*)\r\n/i.exec(head)?.[1]?.trim();
-          if (!head.includes('\r\n\r\n') || !k) return;
-          const accept = createHash('sha1').update(`${k}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64');
-          s.write(
-            `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`,
-          );
-          return;
-        }
-        if (closing) framesAfterClose.push(data[0]! & 0x0f); // each frame's opcode: 8 is the entry's close reply
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const at = { node: 'home', url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+    const made = await handMadeHome((opcode) => closing && framesAfterClose.push(opcode)); // 8 is the entry's close reply
+    const { at } = made;
     const forwarder = new Forwarder(key, 'entry', Date.now);
     const first = forwarder.send(at, 'first', command, 200); // opens the channel; written, never answered
-    await until(() => home !== undefined);
+    await until(() => made.connections.length === 1);
     await new Promise((resolve) => setTimeout(resolve, 50));
     closing = true;
-    home.write(Buffer.from([0x88, 0x02, 0x03, 0xe8])); // close, 1000
+    made.connections[0]!.write(Buffer.from([0x88, 0x02, 0x03, 0xe8])); // close, 1000
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(await forwarder.send(at, 'second', command, 500)).toEqual({ outcome: 'unreachable' });
     expect(await first).toEqual({ outcome: 'unknown' });
     expect(framesAfterClose.filter((opcode) => opcode !== 8)).toEqual([]);
     forwarder.close();
-    home.destroy();
-    await new Promise((resolve) => server.close(resolve));
+    await made.stop();
   });
 });
