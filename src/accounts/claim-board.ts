@@ -11,7 +11,7 @@ import {
   type Store,
 } from '../../store/ports/store.js';
 import { purgeAccount } from './service.js';
-import { MAX_TOKENS_PER_ACCOUNT } from './service-tokens.js';
+import { MAX_TOKENS_PER_ACCOUNT, tokensHeld } from './service-tokens.js';
 
 /** How long a claim accepted keeps its anonymous account from the sweep, for the person to finish it; then the sweep finishes it. */
 export const CLAIM_GRACE_MS = 60 * 60_000;
@@ -36,11 +36,11 @@ export async function ensureRoom(
   accountId: string,
   fromId: string,
   boards: readonly string[],
+  now: number,
 ): Promise<void> {
-  const [owned, limit, held, moving] = await Promise.all([
+  const [owned, limit, moving] = await Promise.all([
     store.projects.count({ ownerId: accountId }),
     boardLimit(store, accountId),
-    store.tokens.count({ accountId }),
     boards.length ? store.tokens.count({ accountId: fromId, boardId: { $in: boards } }) : 0,
   ]);
   if (owned + boards.length > limit) {
@@ -50,6 +50,7 @@ export async function ensureRoom(
       { limit },
     );
   }
+  const held = await tokensHeld(store, accountId, moving, now);
   if (held + moving > MAX_TOKENS_PER_ACCOUNT) {
     throw new AppError(
       'INVALID_INPUT',

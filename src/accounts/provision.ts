@@ -7,7 +7,7 @@ import type { Store } from '../../store/ports/store.js';
 import type { RequestOrigin } from '../audit-row.js';
 import type { CommittedAudit } from '../board/committed-audit.js';
 import { checkProjectName, createProject } from './projects.js';
-import { MAX_TOKENS_PER_ACCOUNT, ServiceTokens, type PublicToken } from './service-tokens.js';
+import { MAX_TOKENS_PER_ACCOUNT, ServiceTokens, tokensHeld, type PublicToken } from './service-tokens.js';
 
 export const MAX_AGENTS_PER_PROVISION = 50;
 
@@ -30,7 +30,7 @@ export async function provisionBoard(
 ): Promise<Provisioned> {
   const { store, selector, audit } = ports;
   checkProjectName(input.projectName);
-  const held = await store.tokens.count({ accountId: identity.accountId });
+  const held = await tokensHeld(store, identity.accountId, input.agents.length, now);
   if (held + input.agents.length > MAX_TOKENS_PER_ACCOUNT) {
     throw new AppError(
       'INVALID_INPUT',

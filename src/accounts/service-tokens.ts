@@ -14,6 +14,24 @@ import type { CommittedAudit } from '../board/committed-audit.js';
 export const SHOWN_PREFIX_LENGTH = TOKEN_PREFIX.length + 8;
 export const MAX_TOKENS_PER_ACCOUNT = 500;
 
+/**
+ * How many tokens the account holds, `wanted` more to come. The cap bounds the records an account
+ * keeps, revoked and expired ones too; when they stand in its way they are let go (a revoked or
+ * expired token's record answers nothing a missing one does not), so "revoke unused ones" frees room.
+ */
+export async function tokensHeld(
+  store: Pick<Store, 'tokens'>,
+  accountId: string,
+  wanted: number,
+  now: number,
+): Promise<number> {
+  const held = await store.tokens.count({ accountId });
+  if (held + wanted <= MAX_TOKENS_PER_ACCOUNT) return held;
+  await store.tokens.deleteMany({ accountId, revoked: true });
+  await store.tokens.deleteMany({ accountId, expiresAt: { $lte: now } });
+  return store.tokens.count({ accountId });
+}
+
 export interface IssueInput {
   name: string;
   scope: TokenScope;
@@ -106,7 +124,7 @@ export class ServiceTokens {
     const acting = await this.actingToken(issuer);
     const { boardId, role, resources } = await this.bindingFor(issuer, input);
     const expiresAt = boundedExpiry(acting, input.expiresAt, now);
-    if ((await this.store.tokens.count({ accountId: issuer.accountId })) >= MAX_TOKENS_PER_ACCOUNT) {
+    if ((await tokensHeld(this.store, issuer.accountId, 1, now)) >= MAX_TOKENS_PER_ACCOUNT) {
       throw new AppError(
         'INVALID_INPUT',
         `An account holds at most ${MAX_TOKENS_PER_ACCOUNT} tokens; revoke unused ones.`,

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, signedUp, startTestServer, type TestServer } from '../support/server.js';
 import { expectError } from '../support/expect-error.js';
+import { holdTokens } from '../support/onboarding.js';
 import { unique } from '../support/temp.js';
 
 let srv: TestServer;
@@ -115,5 +116,30 @@ describe('a token acting on tokens', () => {
     // It may end itself.
     expect((await a.client.request('DELETE', `/api/accounts/tokens/${a.id}`)).status).toBe(204);
     expect((await a.client.get('/api/whoami')).status).toBe(401);
+  });
+});
+
+describe('the tokens an account holds', () => {
+  it('are at most 500; a revoked or expired one frees its room, and its record is let go then', async () => {
+    const { client: owner, accountId } = await signedUp(srv.url);
+    await holdTokens(srv.store, accountId, 498);
+    const revoked = await accountToken(owner, null);
+    const expiring = await accountToken(owner, null);
+    const refused = await owner.post('/api/accounts/tokens', { name: 'one too many', scope: 'account' });
+    expectError(refused, 400, 'INVALID_INPUT');
+    expect(refused.body.error.message).toMatch(/at most 500/);
+
+    expect((await owner.request('DELETE', `/api/accounts/tokens/${revoked.id}`)).status).toBe(204);
+    const afterRevoke = await owner.post('/api/accounts/tokens', { name: 'in its room', scope: 'account' });
+    expect(afterRevoke.status, afterRevoke.text).toBe(201);
+    expect(await srv.store.tokens.get(revoked.id)).toBeNull();
+    expect((await revoked.client.get('/api/whoami')).status).toBe(401);
+
+    const held = (await srv.store.tokens.get(expiring.id))!;
+    await srv.store.tokens.update(held._id, held.version, { expiresAt: Date.now() - 1000 });
+    const afterExpiry = await owner.post('/api/accounts/tokens', { name: 'in its room too', scope: 'account' });
+    expect(afterExpiry.status, afterExpiry.text).toBe(201);
+    expect(await srv.store.tokens.get(expiring.id)).toBeNull();
+    expect(await srv.store.tokens.count({ accountId })).toBe(500);
   });
 });

@@ -26,7 +26,7 @@ export async function anonymousBoard(base: string, body?: unknown): Promise<Anon
   return { agent: bearer(base, res.body.secret), ...(res.body as Omit<AnonymousBoard, 'agent'>) };
 }
 
-/** Gives an account `n` more (revoked) tokens, written straight to the store: the per-account cap counts them all. */
+/** Gives an account `n` more live tokens (their secrets unknown), written straight to the store. */
 export async function holdTokens(store: Store, accountId: string, n: number): Promise<void> {
   const at = Date.now();
   const filler = (i: number): TokenRecord => ({
@@ -43,7 +43,7 @@ export async function holdTokens(store: Store, accountId: string, n: number): Pr
     resources: null,
     expiresAt: null,
     lastUsedAt: null,
-    revoked: true,
+    revoked: false,
     createdAt: at,
   });
   for (let i = 0; i < n; i += 50)
