@@ -194,6 +194,9 @@ const logRecords = (outbox: readonly OutboxEvent[]): EventRecord[] =>
     version: 1,
   }));
 
+/** A command that changes nothing: asked only to have the board read again. */
+const unchanged: Decide<null> = (board) => ({ board, events: [], reply: null });
+
 /** Shared by every held board: no decision is under way on it. */
 const NOTHING_CHANGED: ReadonlySet<string> = new Set();
 
@@ -246,6 +249,12 @@ export class BoardActor {
   private listeners: readonly BoardListener[] = NO_LISTENERS;
   /** The currency token under which `current` was last found to be the store's latest (null: not since it last changed hands). */
   private vouchedBy: string | null = null;
+  /**
+   * A commit whose store call failed after it was on its way: it may have landed all the same. Its
+   * listeners are told of it once a read finds it landed (the next read, which its failure asks for
+   * at once), so the events its callers were told may not have happened reach the sockets.
+   */
+  private unsure: { commitId: string; events: CommittedEvent[]; board: Board } | null = null;
   lastUsed = 0;
 
   constructor(
@@ -432,7 +441,7 @@ export class BoardActor {
     }
     const started = decided.started ?? this.start(decided);
     let ahead: Decided | null = null;
-    let written: Written;
+    let written: Written | null = null;
     let landed: boolean;
     try {
       written = await started.written;
@@ -457,6 +466,10 @@ export class BoardActor {
       this.vouchedBy = null;
       for (const p of batch) p.reject(error);
       if (ahead) this.mailbox.unshift(...ahead.batch);
+      if (written && events.length) {
+        this.unsure = { commitId: written.record.commitId!, events, board };
+        this.ask(unchanged).catch(() => undefined); // reads the board again, now or at the next command
+      }
       return null;
     }
     if (!landed) {
@@ -484,11 +497,16 @@ export class BoardActor {
     answer(batch, decided.outcomes);
     // Copied in commit order, off the mailbox's path: the next batch's write can share a
     // commit with this copy. Listeners hear of a batch once it is in the log.
-    this.toCopy.push({ outbox: record.outbox, events, board });
+    this.queueTelling(record.outbox, events, board);
+    return ahead;
+  }
+
+  /** Queues a commit's outbox for the next copy to the log, and its events for the listeners after it. */
+  private queueTelling(outbox: BoardRecord['outbox'], events: CommittedEvent[], board: Board): void {
+    this.toCopy.push({ outbox, events, board });
     this.eventsToCopy += events.length;
     if (this.toCopy.length === 1) this.logged = this.logged.then(() => this.copyQueued());
     else if (this.eventsToCopy >= COPY_BATCH_EVENTS) this.copyNow?.();
-    return ahead;
   }
 
   /**
@@ -666,6 +684,11 @@ export class BoardActor {
       loaded = { record: stored.record, board: boardOf(stored), newest: newestIn(stored.record.outbox) };
     }
     await this.copyToLog(loaded.record.outbox);
+    const unsure = this.unsure;
+    this.unsure = null;
+    // The commit that failed landed, and nothing after it: its events are in the log, and told in commit order.
+    // (One a later commit stands on is told by the log: sockets fill the gap that commit's events show.)
+    if (unsure && loaded.record.commitId === unsure.commitId) this.queueTelling(undefined, unsure.events, unsure.board);
     // Every event of the outbox is in the log now: the held header need not keep them.
     if (loaded.record.outbox?.length && !this.notCopied(loaded.record.outbox).length)
       loaded = { ...loaded, record: { ...loaded.record, outbox: undefined } };

@@ -61,6 +61,37 @@ describe('board actor', () => {
     expect((await itemsOf('b')).get('W-1')?.state).not.toBe('claimed');
   });
 
+  for (const logsInCommit of [true, false])
+    it(`tells its listeners of a commit whose answer was lost once a read finds it landed, with no other command (${logsInCommit ? 'the log written in the commit' : 'the outbox copied after it'})`, async () => {
+      Object.defineProperty(store.boards, 'logsInCommit', { value: logsInCommit });
+      const actor = new BoardActor('b', store, Date.now);
+      const told: string[] = [];
+      actor.subscribe((events) => told.push(...events.map((e) => `${e.seq} ${e.type}`)));
+      await actor.ask(createItems([item('one')], 'user:a'));
+      await until(() => told.length > 0, { what: 'the item’s events told' });
+      const before = told.length;
+      loseAnswerOnce(store.boards, 'commit'); // the write lands, its answer is lost
+      await expect(actor.ask(claimAs(1))).rejects.toBeInstanceOf(StoreUnavailableError);
+      await until(() => told.length > before, { what: 'the landed claim’s events told' });
+      expect(told.slice(before).some((t) => t.endsWith(' lease.granted'))).toBe(true);
+      const logged = await store.events.select({ boardId: 'b' }, ['seq'], { sort: [['seq', 1]] });
+      expect(told.map((t) => Number(t.split(' ')[0]))).toEqual(logged.map((e) => e.seq));
+    });
+
+  it('tells nothing of a commit whose write did not land', async () => {
+    const actor = new BoardActor('b', store, Date.now);
+    const told: number[] = [];
+    actor.subscribe((events) => told.push(...events.map((e) => e.seq)));
+    await actor.ask(createItems([item('one')], 'user:a'));
+    await until(() => told.length > 0, { what: 'the item’s events told' });
+    const before = [...told];
+    failOnce(store.boards, 'commit');
+    await expect(actor.ask(claimAs(1))).rejects.toBeInstanceOf(StoreUnavailableError);
+    await quietFor(200);
+    expect(told).toEqual(before);
+    expect((await actor.read()).record.lastSeq).toBe(before.at(-1));
+  });
+
   it('decides what waits in the mailbox into one commit, answering each caller apart', async () => {
     const actor = new BoardActor('b', store, Date.now);
     await actor.ask(createItems([item('one'), item('two')], 'user:a'));
