@@ -10,7 +10,7 @@ import type { Identity, Role } from '../auth/identity.js';
 
 /** The rule for the OpenAPI document, where REST reads and the socket describe what they answer. */
 export const RESOURCE_TOKEN_VIEW =
-  'A resource token naming work ids sees those items, their events and patches, board-level events without other items’ data (a reorder’s order and patches cut to its items, a rewind’s patches likewise; doctrine and spec events only with the doctrine or spec group), shouts with no workId or about its items, and direct shouts to or from it; nothing of another item. Its groups open their part whole: items or history every item and event, shouts every shout, status the roster. Reads it may take nothing of answer 403 PROJECT_SCOPE_DENIED.';
+  'A resource token naming work ids sees those items, their events and patches, board-level events without other items’ data (a reorder’s order and patches cut to its items, a rewind of a slice whose root it does not cover without `slice` and with the point’s id alone; doctrine and spec events only with the doctrine or spec group), shouts with no workId or about its items, and direct shouts to or from it; nothing of another item. Its groups open their part whole: items or history every item and event, shouts every shout, status the roster. Reads it may take nothing of answer 403 PROJECT_SCOPE_DENIED.';
 
 /** What one principal may see of one board; made once per subscription or request. */
 export interface BoardView {
@@ -101,24 +101,38 @@ export interface BoardEvent {
 
 /**
  * The event as the view may see it: itself, a copy without what it may not see (a reorder's or
- * rewind's patches and order of other items), or null when nothing of it is the view's.
+ * rewind's patches and order of other items, the root of a rewound slice it does not see), or
+ * null when nothing of it is the view's.
  */
 export function eventAsSeen<E extends BoardEvent>(view: BoardView, event: E): E | null {
   if (event.workId !== null) return seesItem(view, event.workId) ? event : null;
   if (event.type.startsWith('doctrine.')) return view.doctrine ? event : null;
   if (event.type.startsWith('spec.')) return view.spec ? event : null;
   if (view.items === null) return event;
+  const seen = event.type === 'board.rewound' ? rewoundAsSeen(view, event) : event;
   // Patches and an order are lists; a count under the same name (`board.imported`'s items) is no patch.
-  const { items: listed, order: ranked, ...rest } = event.data as { items?: unknown; order?: unknown };
+  const { items: listed, order: ranked, ...rest } = seen.data as { items?: unknown; order?: unknown };
   const items = Array.isArray(listed) ? (listed as { workId: string }[]) : undefined;
   const order = Array.isArray(ranked) ? (ranked as string[]) : undefined;
-  if (items === undefined && order === undefined) return event;
+  if (items === undefined && order === undefined) return seen;
   const own = items?.filter((patch) => view.items!.has(patch.workId)) ?? [];
   const ownOrder = order?.filter((workId) => view.items!.has(workId)) ?? [];
   // A reorder is about the items it ranks: one that ranks none of the view's is none of its business.
   if (event.type === 'items.reordered' && own.length === 0 && ownOrder.length === 0) return null;
   return {
-    ...event,
+    ...seen,
     data: { ...rest, ...(items && own.length ? { items: own } : {}), ...(order && { order: ownOrder }) },
   };
+}
+
+/**
+ * A rewound slice names its root (`slice`, and `~W-<n>` after the point's id), an item like any
+ * other: a view that does not see it gets the rewind without the slice, the point's id alone.
+ * The counts are numbers, no item's data, as `board.imported`'s are.
+ */
+function rewoundAsSeen<E extends BoardEvent>(view: BoardView, event: E): E {
+  const { slice, restorePointId, ...rest } = event.data as { slice?: unknown; restorePointId?: unknown };
+  if (typeof slice !== 'string' || seesItem(view, slice)) return event;
+  const pointId = typeof restorePointId === 'string' ? restorePointId.split('~')[0] : restorePointId;
+  return { ...event, data: { restorePointId: pointId, ...rest } };
 }

@@ -34,6 +34,16 @@ const events = {
     data: { order: ['W-2', 'W-1'], items: [patch('W-2'), patch('W-1')] },
   },
   reorderOther: { type: 'items.reordered', workId: null, data: { order: ['W-2'], items: [patch('W-2')] } },
+  rewoundOther: {
+    type: 'board.rewound',
+    workId: null,
+    data: { restorePointId: 'rp_b_1~W-2', slice: 'W-2', counts: { added: 0, changed: 1 } },
+  },
+  rewoundMine: {
+    type: 'board.rewound',
+    workId: null,
+    data: { restorePointId: 'rp_b_1~W-1', slice: 'W-1', counts: { added: 0, changed: 1 } },
+  },
   imported: { type: 'board.imported', workId: null, data: { from: 'old', items: 2, events: 3 } },
   doctrine: { type: 'doctrine.proposed', workId: null, data: { entry: { slug: 'x' } } },
   spec: { type: 'spec.created', workId: null, data: { clause: { clauseId: 'S-1' } } },
@@ -72,6 +82,13 @@ describe('what a principal sees of a board', () => {
       data: { order: ['W-1'], items: [patch('W-1')] },
     });
     expect(eventAsSeen(view, events.reorderOther)).toBeNull();
+    // A slice's root is an item like any other: named only to a view that sees it.
+    expect(eventAsSeen(view, events.rewoundMine)).toBe(events.rewoundMine);
+    expect(eventAsSeen(view, events.rewoundOther)).toEqual({
+      ...events.rewoundOther,
+      data: { restorePointId: 'rp_b_1', counts: { added: 0, changed: 1 } },
+    });
+    expect(JSON.stringify(eventAsSeen(view, events.rewoundOther))).not.toContain('W-2');
     expect([eventAsSeen(view, events.doctrine), eventAsSeen(view, events.spec)]).toEqual([null, null]);
     expect([
       mayRead(view, 'items'),

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { head, newBoard, type TestBoard } from '../support/board.js';
 import { makePro, webhookOnlyBilling } from '../support/billing.js';
 import { expectError } from '../support/expect-error.js';
-import { signedUp } from '../support/server.js';
+import { Client, signedUp } from '../support/server.js';
 import { openSocket } from '../support/socket.js';
 import { serveStore, type OpenedStore } from '../support/stores.js';
 import { StoreUnavailableError } from '../../store/ports/store.js';
@@ -401,6 +401,29 @@ export function rewindFlow(name: string, open: () => Promise<OpenedStore>): void
         expectedFingerprint: currentFingerprint,
       });
       expect(sliced.status, sliced.text).toBe(200);
+      // A token covering W-3 alone hears of the rewind but not of the slice's root; one covering W-1 does.
+      const rewoundAs = async (resources: string[]) => {
+        const token = await board.owner.post('/api/accounts/tokens', {
+          name: `narrow ${resources.join(' ')}`,
+          scope: 'resource',
+          projectId: board.projectId,
+          resources,
+        });
+        expect(token.status, token.text).toBe(201);
+        const narrow = new Client(url(), { authorization: `Bearer ${token.body.secret}` });
+        const read = await narrow.get(`/api/activity?projectId=${board.projectId}`);
+        expect(read.status, read.text).toBe(200);
+        return (read.body.events as { type: string; data: Record<string, unknown> }[]).find(
+          (e) => e.type === 'board.rewound',
+        )!;
+      };
+      const outside = await rewoundAs(['W-3']);
+      expect(outside.data).toEqual({ restorePointId: point.restorePointId, counts: expect.any(Object) });
+      expect(JSON.stringify(outside)).not.toContain('W-1');
+      expect((await rewoundAs(['W-1'])).data).toMatchObject({
+        restorePointId: `${point.restorePointId}~W-1`,
+        slice: 'W-1',
+      });
       const after = await titles(board);
       expect(after).toMatchObject({
         'W-1': 'epic:ready',
