@@ -71,19 +71,36 @@ export function eventsOf(changes: ItemChange[], actor: string): NewEvent[] {
 function withPatches<R>(base: Board, decision: Decision<R>): Decision<R> {
   const next = decision.board;
   if (next === base || !decision.events.length) return decision;
-  const patches = new Map<string, ReturnType<typeof itemDelta>>();
-  for (const workId of next.changed) {
-    const after = next.items.get(workId);
-    if (after) patches.set(workId, itemDelta(base.items.get(workId), after));
-  }
   const named = new Set(decision.events.map((e) => e.workId));
-  const unnamed = [...patches.values()].filter((p) => !named.has(p.workId));
-  const events = decision.events.map((e): NewEvent => {
-    const patch = e.workId === null ? undefined : patches.get(e.workId);
-    if (patch) return { ...e, data: { ...e.data, item: patch } };
-    return e.workId === null && unnamed.length ? { ...e, data: { ...e.data, items: unnamed } } : e;
-  });
+  const unnamed: ReturnType<typeof itemDelta>[] = [];
+  for (const workId of next.changed) {
+    const after = named.has(workId) ? undefined : next.items.get(workId);
+    if (after) unnamed.push(itemDelta(base.items.get(workId), after));
+  }
+  const events = withItemPatches(base, next, decision.events).map((e) =>
+    e.workId === null && unnamed.length ? { ...e, data: { ...e.data, items: unnamed } } : e,
+  );
   return { ...decision, events };
+}
+
+/**
+ * Each event naming an item the commit changed carries `item`, that item's patch (an item the
+ * commit removed, a rewind's, has none). Alone, without withPatches' list on the events naming no
+ * item, for a rewind: it may change every item of a large board, and its watchers load the board again.
+ */
+export function withItemPatches(base: Board, next: Board, events: NewEvent[]): NewEvent[] {
+  if (next === base) return events;
+  const patches = new Map<string, ReturnType<typeof itemDelta> | null>();
+  return events.map((e): NewEvent => {
+    if (e.workId === null) return e;
+    let patch = patches.get(e.workId);
+    if (patch === undefined) {
+      const after = next.changed.has(e.workId) ? next.items.get(e.workId) : undefined;
+      patch = after ? itemDelta(base.items.get(e.workId), after) : null;
+      patches.set(e.workId, patch);
+    }
+    return patch ? { ...e, data: { ...e.data, item: patch } } : e;
+  });
 }
 
 /** A decision whose events carry their items' patches. */

@@ -9,7 +9,7 @@ import {
   type ItemChange,
   type ItemFields,
 } from './board.js';
-import { eventsOf } from './board-commands.js';
+import { eventsOf, withItemPatches } from './board-commands.js';
 import type { Decide } from './board-decision.js';
 import { seqOf } from './board-index.js';
 import { step } from './item-step.js';
@@ -442,9 +442,11 @@ export function rewind(
     const moves = eventsOf(changes, input.actor).map((e) =>
       e.type === 'item.state' ? { ...e, data: { ...e.data, rewound: true } } : e,
     );
+    // Each event about an item carries its patch, as every other decision's; a removed item's none.
+    const patched = withItemPatches(board, next, moves);
     return {
       board: next,
-      events: [...moves, rewound],
+      events: [...patched, rewound],
       reply: { revokedLeases, after: canonicalJson(after) },
     };
   };

@@ -343,6 +343,18 @@ export function rewindFlow(name: string, open: () => Promise<OpenedStore>): void
       expect((await store().boards.get(board.projectId))!.retiredLeases).toEqual([
         expect.objectContaining({ workId: 'W-3', reason: 'rewound' }),
       ]);
+      // The rewind's item events carry their items' patches, as every item event does; a removed item's none.
+      const about = (type: string, workId: string) =>
+        watcher.next((m) => m.type === 'event' && m.event.type === type && m.event.workId === workId);
+      const w2 = (await board.owner.get(`/api/items/W-2?projectId=${board.projectId}`)).body;
+      const waiting = { workId: 'W-2', state: 'pending', lease: null, version: w2.version }; // W-1 is not done again
+      expect((await about('lease.revoked', 'W-2')).event.data.item).toMatchObject(waiting);
+      expect((await about('item.state', 'W-2')).event.data).toMatchObject({
+        to: 'pending',
+        rewound: true,
+        item: waiting,
+      });
+      expect((await about('lease.revoked', 'W-3')).event.data.item).toBeUndefined();
       const pushed = await watcher.next((m) => m.type === 'event' && m.event.type === 'board.rewound');
       expect(pushed.event.data).toMatchObject({
         restorePointId: target.restorePointId,

@@ -238,7 +238,7 @@ describe('the rewind in the metrics', () => {
     const reopened = graphOf(fleet.board);
     for (let i = 0; i < 3; i++) {
       const back = fleet.do(rewind(finished, { actor: 'user:o', restorePointId: 'rp_b_4' }));
-      expect(back.events.find((e) => e.type === 'item.state')?.data).toEqual({
+      expect(back.events.find((e) => e.type === 'item.state')?.data).toMatchObject({
         from: 'ready',
         to: 'done',
         rewound: true,
@@ -390,18 +390,21 @@ describe('the rewind decision', () => {
     });
     const [revoked, moved, rewound, ...rest] = decision.events;
     expect(rest).toEqual([]);
+    // Both carry W-2's patch, as every decision's item events do: the lease gone, ready, a version on.
+    const patch = { workId: 'W-2', version: fleet.board.items.get('W-2')!.version, state: 'ready', lease: null };
     expect(revoked).toEqual({
       type: 'lease.revoked',
       actor: 'user:o',
       workId: 'W-2',
-      data: { lease: { ...(blocked.data.lease as object) }, reason: 'rewound' },
+      data: { lease: { ...(blocked.data.lease as object) }, reason: 'rewound', item: expect.objectContaining(patch) },
     });
     expect(moved).toEqual({
       type: 'item.state',
       actor: 'user:o',
       workId: 'W-2',
-      data: { from: 'claimed', to: 'ready', rewound: true },
+      data: { from: 'claimed', to: 'ready', rewound: true, item: expect.objectContaining(patch) },
     });
+    expect(moved!.data.item).toEqual(revoked!.data.item);
     expect(rewound).toEqual({
       type: 'board.rewound',
       actor: 'user:o',
@@ -445,6 +448,15 @@ describe('the rewind decision', () => {
       ['lease.revoked', 'W-7', undefined],
       ['board.rewound', null, undefined],
     ]);
+    // A kept item's events carry its patch; the removed W-7's none (GET answers 404 for it), nor does board.rewound.
+    const patches = decision.events.map((e) => e.data.item as { state: string; lease: null } | undefined);
+    expect(patches.map((p) => p && [p.state, p.lease])).toEqual([
+      ['ready', null],
+      ['ready', null],
+      undefined,
+      undefined,
+    ]);
+    expect(decision.events.at(-1)!.data.items).toBeUndefined();
     expect(decision.events.at(-1)!.data.counts).toEqual({ added: 0, removed: 2, changed: 1, revokedLeases: 2 });
     expect([...fleet.board.changed]).toEqual(expect.arrayContaining(['W-7', 'W-8']));
     expect([fleet.board.items.has('W-7'), fleet.board.items.has('W-8')]).toEqual([false, false]);
