@@ -303,13 +303,13 @@ export interface paths {
         };
         /**
          * The board’s restore points, newest first; with restorePointId, what applying it would change (writes nothing). Owner or admin, Pro.
-         * @description Points are captured before a batch, an override, a reopen, an operator’s state move and a rewind, kept per the plan’s history retention and at most the newest 500. A Free board keeps its newest 20 points of the last 24 hours all the same, so a board made Pro after a mishap can be restored: on a Free board this answers 409 BILLING_PRO_REQUIRED with those points in `error.details.points` (what Pro would restore). A paused board (PATCH /api/projects/{projectId} `paused`) stands still for preview and apply: pause, preview, apply, resume.
+         * @description Points are captured before a batch, an override, a reopen, an operator’s state move and a rewind, kept per the plan’s history retention and at most the newest 500. A Free board keeps its newest 20 points of the last 24 hours all the same, so a board made Pro after a mishap can be restored: on a Free board this answers 409 BILLING_PRO_REQUIRED with those points in `error.details.points` (what Pro would restore). A paused board (PATCH /api/projects/{projectId} `paused`) stands still for preview and apply: pause, preview, apply, resume. A member or viewer is refused 403 PROJECT_SCOPE_DENIED. A restorePointId that is malformed, or whose `~W-<n>` the point does not hold, is 400 INVALID_REWIND_POINT; a point whose stored content no longer hashes to its fingerprint cannot be previewed (503 SNAPSHOT_UNAVAILABLE; the apply refuses it 422 REWIND_SLICE_INTEGRITY).
          */
         get: operations["GET_api_account_rewind"];
         put?: never;
         /**
          * Swap the board’s work graph (or one subtree of it) for a restore point’s, undoably. Owner, Pro.
-         * @description Checked in this order: confirm, expectedFingerprint, restorePointId’s form, the point exists, its content still hashes to its fingerprint, the board’s fingerprint is still expectedFingerprint, a slice fits the current graph. Then an undo point is kept and the swap is one version-checked commit: leases on replaced items end (lease.revoked, reason rewound), claimed and verifying items without their lease return to ready and awaiting_verify, board.rewound goes to the board’s sockets, an audit row is appended. Work ids and fencing tokens never go backwards; no other board changes. A paused board takes a rewind (and nothing else that changes its graph), so pausing first lets preview and apply land while a fleet works.
+         * @description Anyone but the owner is refused 403 PROJECT_SCOPE_DENIED. The body is checked in this order: confirm, expectedFingerprint, restorePointId’s form, the point exists, its content still hashes to its fingerprint, the board’s fingerprint is still expectedFingerprint, a slice fits the current graph. Then an undo point is kept and the swap is one version-checked commit: leases on replaced items end (lease.revoked, reason rewound), claimed and verifying items without their lease return to ready and awaiting_verify, board.rewound goes to the board’s sockets, an audit row is appended. Work ids and fencing tokens never go backwards; no other board changes. A paused board takes a rewind (and nothing else that changes its graph), so pausing first lets preview and apply land while a fleet works.
          */
         post: operations["POST_api_account_rewind"];
         delete?: never;
@@ -4960,7 +4960,6 @@ export interface operations {
             };
             /**
              * @description INVALID_REWIND_POINT: The restore point id is not 1 to 181 characters.
-             *     INVALID_REWIND_SLICE: The restore point does not hold a usable board slice.
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_PROJECT_ID: The project selection is not a usable project id.
              */
@@ -4973,7 +4972,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "INVALID_REWIND_POINT" | "INVALID_REWIND_SLICE" | "INVALID_INPUT" | "INVALID_PROJECT_ID";
+                            code?: "INVALID_REWIND_POINT" | "INVALID_INPUT" | "INVALID_PROJECT_ID";
                         };
                     };
                 };
@@ -4994,8 +4993,7 @@ export interface operations {
                 };
             };
             /**
-             * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              */
             403: {
@@ -5007,7 +5005,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "ROLE_REQUIRED" | "PROJECT_SCOPE_DENIED" | "BOARD_CLOSED";
+                            code?: "PROJECT_SCOPE_DENIED" | "BOARD_CLOSED";
                         };
                     };
                 };
@@ -5041,21 +5039,6 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "BILLING_PRO_REQUIRED" | "PROJECT_REQUIRED";
-                        };
-                    };
-                };
-            };
-            /** @description REWIND_SLICE_INTEGRITY: The stored restore point does not match its fingerprint. */
-            422: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"] & {
-                        error?: {
-                            /** @enum {unknown} */
-                            code?: "REWIND_SLICE_INTEGRITY";
                         };
                     };
                 };
@@ -5190,8 +5173,7 @@ export interface operations {
                 };
             };
             /**
-             * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
@@ -5205,7 +5187,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "ROLE_REQUIRED" | "PROJECT_SCOPE_DENIED" | "BOARD_CLOSED" | "CSRF_REJECTED" | "IMPERSONATION_FORBIDDEN";
+                            code?: "PROJECT_SCOPE_DENIED" | "BOARD_CLOSED" | "CSRF_REJECTED" | "IMPERSONATION_FORBIDDEN";
                         };
                     };
                 };

@@ -12,9 +12,11 @@ import {
   type RestoreGraph,
   type RevokedLease,
 } from '../../machines/restore-point.js';
-import { AppError } from '../errors/app-error.js';
+import { AppError, isAppError } from '../errors/app-error.js';
 import { auditRow, type RequestOrigin } from '../audit-row.js';
+import { atLeast } from '../auth/project-selection.js';
 import { PLANS, type PlanName } from '../plans.js';
+import type { RequestContext } from '../request-context.js';
 import type { RestorePointRecord, Store } from '../../store/ports/store.js';
 import { auditCommitted } from './committed-audit.js';
 import type { BoardAccess, BoardCall } from './board-access.js';
@@ -86,6 +88,26 @@ export function requirePro(plan: PlanName): void {
   if (!PLANS[plan].rewind) throw new AppError('BILLING_PRO_REQUIRED', 'Rewind is a Pro feature; upgrade this board.');
 }
 
+/**
+ * The preview's refusals in the codes the contract lists for it (Part 4, GET /api/account/rewind):
+ * a slice the point cannot give is a restorePointId that names no point to preview (400
+ * INVALID_REWIND_POINT), and a point whose content no longer hashes to its fingerprint cannot be
+ * read (503 SNAPSHOT_UNAVAILABLE). The apply answers them as INVALID_REWIND_SLICE and 422.
+ */
+function asPreviewRefusal(e: unknown): never {
+  if (isAppError(e) && e.code === 'INVALID_REWIND_SLICE')
+    throw new AppError('INVALID_REWIND_POINT', e.message, e.details, undefined, e);
+  if (isAppError(e) && e.code === 'REWIND_SLICE_INTEGRITY')
+    throw new AppError(
+      'SNAPSHOT_UNAVAILABLE',
+      'The stored restore point no longer matches its fingerprint, so it cannot be previewed; choose another.',
+      e.details,
+      undefined,
+      e,
+    );
+  throw e;
+}
+
 type PointView = RewindPreview['points'][number];
 
 const pointView = (
@@ -104,6 +126,24 @@ export class Rewind {
     private readonly boards: BoardAccess,
     private readonly logger: Pick<Logger, 'error'>,
   ) {}
+
+  /**
+   * The selected board for a rewind operation: the owner's (the preview: admins' too). A role below
+   * is refused 403 PROJECT_SCOPE_DENIED, the code the contract lists for both operations (it has no
+   * ROLE_REQUIRED), as billing refuses a board the caller does not own.
+   */
+  enter(ctx: RequestContext, need: 'owner' | 'admin'): BoardCall {
+    const role = ctx.project!.role;
+    if (!atLeast(role, need))
+      throw new AppError(
+        'PROJECT_SCOPE_DENIED',
+        need === 'owner'
+          ? `Only the board’s owner applies a rewind; you are ${role}.`
+          : `Only the board’s owner and admins see its restore points; you are ${role}.`,
+        { role, needed: need },
+      );
+    return this.boards.enter(ctx, need, 'history');
+  }
 
   /** The slice of `graph` rooted at `slice` (400 INVALID_REWIND_SLICE when the point does not hold it). */
   private sliced(graph: RestoreGraph, slice: string): RestoreGraph {
@@ -137,12 +177,16 @@ export class Rewind {
       points: points.map(pointView),
     };
     if (restorePointId === undefined) return answer;
-    const { pointId, slice } = parsePointId(restorePointId);
-    const point = await pointOn(this.store, call.boardId, pointId);
-    const whole = await intactGraph(this.store, point);
-    const current = graphOf(committed.board);
-    const diff = slice ? diffSlice(current, this.sliced(whole, slice), slice) : diffGraphs(current, whole);
-    return { ...answer, preview: { restorePointId, fingerprint: point.fingerprint, ...diff } };
+    try {
+      const { pointId, slice } = parsePointId(restorePointId);
+      const point = await pointOn(this.store, call.boardId, pointId);
+      const whole = await intactGraph(this.store, point);
+      const current = graphOf(committed.board);
+      const diff = slice ? diffSlice(current, this.sliced(whole, slice), slice) : diffGraphs(current, whole);
+      return { ...answer, preview: { restorePointId, fingerprint: point.fingerprint, ...diff } };
+    } catch (e) {
+      return asPreviewRefusal(e);
+    }
   }
 
   /**

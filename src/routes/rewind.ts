@@ -88,24 +88,17 @@ export function rewindRoutes(deps: RewindDeps): Route[] {
       description:
         'Points are captured before a batch, an override, a reopen, an operator’s state move and a rewind, kept per the plan’s history retention and at most the newest 500. ' +
         'A Free board keeps its newest 20 points of the last 24 hours all the same, so a board made Pro after a mishap can be restored: on a Free board this answers 409 BILLING_PRO_REQUIRED with those points in `error.details.points` (what Pro would restore). ' +
-        'A paused board (PATCH /api/projects/{projectId} `paused`) stands still for preview and apply: pause, preview, apply, resume.',
+        'A paused board (PATCH /api/projects/{projectId} `paused`) stands still for preview and apply: pause, preview, apply, resume. ' +
+        'A member or viewer is refused 403 PROJECT_SCOPE_DENIED. A restorePointId that is malformed, or whose `~W-<n>` the point does not hold, is 400 INVALID_REWIND_POINT; a point whose stored content no longer hashes to its fingerprint cannot be previewed (503 SNAPSHOT_UNAVAILABLE; the apply refuses it 422 REWIND_SLICE_INTEGRITY).',
       auth: 'session',
       bodyKind: 'none',
       project: 'required',
       query: PreviewQuery,
       rate: 'none',
-      errors: [
-        'INVALID_REWIND_POINT',
-        'INVALID_REWIND_SLICE',
-        'REWIND_POINT_NOT_FOUND',
-        'REWIND_SLICE_INTEGRITY',
-        'BILLING_PRO_REQUIRED',
-        'ROLE_REQUIRED',
-        'SNAPSHOT_UNAVAILABLE',
-      ],
+      errors: ['INVALID_REWIND_POINT', 'REWIND_POINT_NOT_FOUND', 'BILLING_PRO_REQUIRED', 'SNAPSHOT_UNAVAILABLE'],
       responses: { 200: { description: 'Points and, when asked, the preview.', schema: RewindPreviewResponse } },
       async handler({ ctx, query }) {
-        const call = deps.boards.enter(ctx, 'admin', 'history');
+        const call = rewind.enter(ctx, 'admin');
         await rewind.requirePro(call, ctx.project!.plan);
         return { status: 200, body: await rewind.preview(call, query.restorePointId) };
       },
@@ -118,7 +111,7 @@ export function rewindRoutes(deps: RewindDeps): Route[] {
       refusedWhileImpersonating: true,
       summary: 'Swap the board’s work graph (or one subtree of it) for a restore point’s, undoably. Owner, Pro.',
       description:
-        'Checked in this order: confirm, expectedFingerprint, restorePointId’s form, the point exists, its content still hashes to its fingerprint, the board’s fingerprint is still expectedFingerprint, a slice fits the current graph. Then an undo point is kept and the swap is one version-checked commit: leases on replaced items end (lease.revoked, reason rewound), claimed and verifying items without their lease return to ready and awaiting_verify, board.rewound goes to the board’s sockets, an audit row is appended. Work ids and fencing tokens never go backwards; no other board changes. A paused board takes a rewind (and nothing else that changes its graph), so pausing first lets preview and apply land while a fleet works.',
+        'Anyone but the owner is refused 403 PROJECT_SCOPE_DENIED. The body is checked in this order: confirm, expectedFingerprint, restorePointId’s form, the point exists, its content still hashes to its fingerprint, the board’s fingerprint is still expectedFingerprint, a slice fits the current graph. Then an undo point is kept and the swap is one version-checked commit: leases on replaced items end (lease.revoked, reason rewound), claimed and verifying items without their lease return to ready and awaiting_verify, board.rewound goes to the board’s sockets, an audit row is appended. Work ids and fencing tokens never go backwards; no other board changes. A paused board takes a rewind (and nothing else that changes its graph), so pausing first lets preview and apply land while a fleet works.',
       auth: 'session',
       bodyKind: 'json',
       body: ApplyBody,
@@ -135,13 +128,12 @@ export function rewindRoutes(deps: RewindDeps): Route[] {
         'REWIND_VERSION_MISMATCH',
         'REWIND_SLICE_INTEGRITY',
         'REWIND_SLICE_SCOPE',
-        'ROLE_REQUIRED',
         'BOARD_BUSY',
         'SNAPSHOT_UNAVAILABLE',
       ],
       responses: { 200: { description: 'Rewound; the undo point and the leases ended.', schema: RewindApplyResponse } },
       async handler({ ctx, body }) {
-        const call = deps.boards.enter(ctx, 'owner', 'history');
+        const call = rewind.enter(ctx, 'owner');
         requirePro(ctx.project!.plan);
         return { status: 200, body: await rewind.apply(call, body, ctx.project!.plan, ctx.now, originOf(ctx)) };
       },

@@ -228,10 +228,11 @@ export function rewindFlow(name: string, open: () => Promise<OpenedStore>): void
         acceptedAt: Date.now(),
       });
       expect((await admin.client.get(`/api/account/rewind?projectId=${board.projectId}`)).status).toBe(200);
+      // The contract lists 403 PROJECT_SCOPE_DENIED for both operations, and no ROLE_REQUIRED.
       expectError(
         await admin.client.post(`/api/account/rewind?projectId=${board.projectId}`, good),
         403,
-        'ROLE_REQUIRED',
+        'PROJECT_SCOPE_DENIED',
       );
       const member = await signedUp(url());
       await store().members.insert({
@@ -242,7 +243,18 @@ export function rewindFlow(name: string, open: () => Promise<OpenedStore>): void
         role: 'member',
         acceptedAt: Date.now(),
       });
-      expectError(await member.client.get(`/api/account/rewind?projectId=${board.projectId}`), 403, 'ROLE_REQUIRED');
+      expectError(
+        await member.client.get(`/api/account/rewind?projectId=${board.projectId}`),
+        403,
+        'PROJECT_SCOPE_DENIED',
+      );
+      // The preview answers a slice it cannot give with the contract's code for its id: 400 INVALID_REWIND_POINT.
+      for (const slice of ['~X-1', '~W-99', '~W-2'])
+        expectError(
+          await board.owner.get(`/api/account/rewind?projectId=${board.projectId}&restorePointId=${id}${slice}`),
+          400,
+          'INVALID_REWIND_POINT',
+        );
       // A session write without its CSRF token.
       expectError(
         await board.owner.request('POST', `/api/account/rewind?projectId=${board.projectId}`, {
@@ -458,7 +470,7 @@ export function rewindFlow(name: string, open: () => Promise<OpenedStore>): void
       expect(Object.keys(await titles(board))).toEqual(['W-1', 'W-2', 'W-3', 'W-4', 'W-5', 'W-6']);
     });
 
-    it('refuses a point whose stored content was altered with 422 REWIND_SLICE_INTEGRITY', async () => {
+    it('refuses to apply a point whose stored content was altered (422 REWIND_SLICE_INTEGRITY) or preview it (503)', async () => {
       const board = await proBoard();
       const agent = await board.agent('builder');
       await agent.post('/api/items/batch', { items: [{ title: 'one' }] });
@@ -470,11 +482,10 @@ export function rewindFlow(name: string, open: () => Promise<OpenedStore>): void
         text: stored.text.replace('"one"', '"tampered"'),
       });
       const version = await versionOf(board);
-      expectError(
-        await board.owner.get(`/api/account/rewind?projectId=${board.projectId}&restorePointId=${id}`),
-        422,
-        'REWIND_SLICE_INTEGRITY',
-      );
+      // The contract's list for the preview has no 422: the altered point cannot be read.
+      const previewed = await board.owner.get(`/api/account/rewind?projectId=${board.projectId}&restorePointId=${id}`);
+      expectError(previewed, 503, 'SNAPSHOT_UNAVAILABLE');
+      expect(previewed.body.error.message).toContain('no longer matches its fingerprint');
       expectError(
         await apply(board, { restorePointId: id, confirm: CONFIRM, expectedFingerprint: currentFingerprint }),
         422,
