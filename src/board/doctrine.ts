@@ -19,8 +19,11 @@ export interface NewDoctrine {
   expectedDigest?: string;
 }
 
-/** A slug from a path: one that cannot name an entry is answered like a missing one. */
-export function slugParam(raw: string | undefined): string {
+/**
+ * A slug from a path: one that cannot name an entry is answered like a missing one, and at the same
+ * point (after the role and the token's groups are checked, as an entry's existence is).
+ */
+function slugParam(raw: string | undefined): string {
   if (!raw || !SLUG.test(raw))
     throw new AppError(
       'DOCTRINE_NOT_FOUND',
@@ -57,37 +60,38 @@ export class DoctrineDesk {
     });
   }
 
-  agree(ctx: RequestContext, slug: string): Promise<DoctrineReply> {
+  agree(ctx: RequestContext, slug: string | undefined): Promise<DoctrineReply> {
     return this.act(ctx, 'member', slug, { type: 'AGREE' });
   }
 
-  ratify(ctx: RequestContext, slug: string, expectedDigest: string | undefined): Promise<DoctrineReply> {
+  ratify(ctx: RequestContext, slug: string | undefined, expectedDigest: string | undefined): Promise<DoctrineReply> {
     return this.act(ctx, 'admin', slug, {
       type: 'RATIFY',
       ...(expectedDigest === undefined ? {} : { expectedDigest }),
     });
   }
 
-  reject(ctx: RequestContext, slug: string, reason: string | undefined): Promise<DoctrineReply> {
+  reject(ctx: RequestContext, slug: string | undefined, reason: string | undefined): Promise<DoctrineReply> {
     return this.act(ctx, 'admin', slug, { type: 'REJECT', ...(reason === undefined ? {} : { reason }) });
   }
 
-  level(ctx: RequestContext, slug: string, level: DoctrineLevel): Promise<DoctrineReply> {
+  level(ctx: RequestContext, slug: string | undefined, level: DoctrineLevel): Promise<DoctrineReply> {
     return this.act(ctx, 'admin', slug, { type: 'SET_LEVEL', level });
   }
 
-  blindTest(ctx: RequestContext, slug: string, answerDigest: string): Promise<DoctrineReply> {
+  blindTest(ctx: RequestContext, slug: string | undefined, answerDigest: string): Promise<DoctrineReply> {
     return this.act(ctx, 'member', slug, { type: 'BLIND_TEST', answerDigest });
   }
 
+  /** `slug` as the path gave it: checked once the caller may act at all. */
   private act(
     ctx: RequestContext,
     need: 'member' | 'admin',
-    slug: string,
+    slug: string | undefined,
     action: DoctrineAction,
   ): Promise<DoctrineReply> {
     const call = this.boards.enter(ctx, need, 'doctrine');
-    return this.boards.ask(call, { kind: 'doctrine', slug, action, actor: call.principal });
+    return this.boards.ask(call, { kind: 'doctrine', slug: slugParam(slug), action, actor: call.principal });
   }
 }
 

@@ -2,7 +2,7 @@
 // src/board/doctrine.ts holds the rules, the board's actor decides every change.
 import { z } from 'zod';
 import { DOCTRINE_LEVELS, DOCTRINE_STATUSES } from '../../machines/doctrine-machine.js';
-import { DoctrineDesk, SLUG, slugParam } from '../board/doctrine.js';
+import { DoctrineDesk, SLUG } from '../board/doctrine.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { ErrorCode } from '../errors/registry.js';
 import type { RouteDeps } from './deps.js';
@@ -115,7 +115,7 @@ export function doctrineRoutes(deps: DoctrineDeps): Route[] {
           schema: Reply.extend({ already: z.literal(true).optional() }),
         },
       },
-      handler: async ({ ctx }) => ({ status: 200, body: await desk.agree(ctx, slugParam(ctx.params.slug)) }),
+      handler: async ({ ctx }) => ({ status: 200, body: await desk.agree(ctx, ctx.params.slug) }),
     }),
     defineRoute<z.infer<typeof RatifyInput>, undefined>({
       ...base,
@@ -132,7 +132,7 @@ export function doctrineRoutes(deps: DoctrineDeps): Route[] {
       responses: { 200: { description: 'The entry, ratified.', schema: Reply } },
       handler: async ({ ctx, body }) => ({
         status: 200,
-        body: await desk.ratify(ctx, slugParam(ctx.params.slug), body?.expectedDigest),
+        body: await desk.ratify(ctx, ctx.params.slug, body?.expectedDigest),
       }),
     }),
     defineRoute<z.infer<typeof RejectInput>, undefined>({
@@ -150,7 +150,7 @@ export function doctrineRoutes(deps: DoctrineDeps): Route[] {
       responses: { 200: { description: 'The entry, rejected.', schema: Reply } },
       handler: async ({ ctx, body }) => ({
         status: 200,
-        body: await desk.reject(ctx, slugParam(ctx.params.slug), body?.reason),
+        body: await desk.reject(ctx, ctx.params.slug, body?.reason),
       }),
     }),
     defineRoute<z.infer<typeof LevelInput>, undefined>({
@@ -167,7 +167,7 @@ export function doctrineRoutes(deps: DoctrineDeps): Route[] {
       responses: { 200: { description: 'The entry at its level.', schema: Reply } },
       handler: async ({ ctx, body }) => ({
         status: 200,
-        body: await desk.level(ctx, slugParam(ctx.params.slug), body.level),
+        body: await desk.level(ctx, ctx.params.slug, body.level),
       }),
     }),
     defineRoute<z.infer<typeof BlindTestInput>, undefined>({
@@ -192,7 +192,7 @@ export function doctrineRoutes(deps: DoctrineDeps): Route[] {
       },
       handler: async ({ ctx, body }) => ({
         status: 200,
-        body: await desk.blindTest(ctx, slugParam(ctx.params.slug), body.answerDigest),
+        body: await desk.blindTest(ctx, ctx.params.slug, body.answerDigest),
       }),
     }),
   ];

@@ -328,6 +328,14 @@ export function doctrineFlow(name: string, open: () => Promise<OpenedStore>): vo
       expectError(await spec.post('/api/doctrine/tests-first/agree'), 403, 'PROJECT_SCOPE_DENIED');
       expectError(await items.get('/api/doctrine'), 403, 'PROJECT_SCOPE_DENIED');
       expectError(await items.post('/api/doctrine', { slug: 'x', title: 't', text: 'x' }), 403, 'PROJECT_SCOPE_DENIED');
+      // A slug no entry can have is a missing entry, refused at the same point: after the role and the groups.
+      const viewer = await board.agent('viewer', 'viewer');
+      for (const slug of ['missing', 'Not_A_Slug']) {
+        expectError(await items.post(`/api/doctrine/${slug}/agree`), 403, 'PROJECT_SCOPE_DENIED');
+        expectError(await viewer.post(`/api/doctrine/${slug}/agree`), 403, 'ROLE_REQUIRED');
+        expectError(await doctrine.post(`/api/doctrine/${slug}/ratify`), 403, 'ROLE_REQUIRED');
+        expectError(await admin.post(`/api/doctrine/${slug}/ratify`), 404, 'DOCTRINE_NOT_FOUND');
+      }
     });
 
     it('pushes doctrine and spec events to sockets in order with the items’ events', async () => {
