@@ -131,7 +131,7 @@ function BoardRewind({ projectId, name, owner }: { projectId: string; name: stri
     const root = id.split('~')[1];
     if (root !== undefined && !SLICE_ROOT.test(root))
       throw refuse(
-        'INVALID_REWIND_SLICE',
+        'INVALID_REWIND_POINT',
         `“${root}” is not a work id.`,
         'Type a work id such as W-12, or leave it empty for the whole board.',
       );
