@@ -16,8 +16,11 @@ export interface ClauseEdit {
   status?: SpecStatus;
 }
 
-/** A clause id from a path: one that cannot name a clause is answered like a missing one. */
-export function clauseParam(raw: string | undefined): string {
+/**
+ * A clause id from a path: one that cannot name a clause is answered like a missing one, and at the
+ * same point (after the role and the token's groups are checked, as a clause's existence is).
+ */
+function clauseParam(raw: string | undefined): string {
   if (!raw || !CLAUSE_ID.test(raw))
     throw new AppError('SPEC_CLAUSE_NOT_FOUND', 'Clause ids look like S-3.', { clauseId: raw ?? null });
   return raw;
@@ -33,11 +36,13 @@ export class SpecDesk {
     return { clauses: [...board.spec.values()].map((c) => linkedClause(board, c)) };
   }
 
-  async get(ctx: RequestContext, clauseId: string): Promise<LinkedClause> {
+  /** `clauseId` as the path gave it: checked once the caller may read at all. */
+  async get(ctx: RequestContext, clauseId: string | undefined): Promise<LinkedClause> {
     const call = this.boards.enter(ctx, 'viewer', 'spec');
+    const id = clauseParam(clauseId);
     const { board } = await call.actor.read();
     try {
-      return linkedClause(board, clauseOr404(board, clauseId));
+      return linkedClause(board, clauseOr404(board, id));
     } catch (e) {
       throw toAppError(e);
     }
@@ -48,8 +53,10 @@ export class SpecDesk {
     return this.boards.ask(call, { kind: 'create-clause', input, actor: call.principal });
   }
 
-  patch(ctx: RequestContext, clauseId: string, edit: ClauseEdit): Promise<LinkedClause> {
+  /** `clauseId` as the path gave it: checked once the caller may change the spec at all. */
+  patch(ctx: RequestContext, clauseId: string | undefined, edit: ClauseEdit): Promise<LinkedClause> {
     const call = this.boards.enter(ctx, 'admin', 'spec');
-    return this.boards.ask(call, { kind: 'patch-clause', input: { clauseId, ...edit }, actor: call.principal });
+    const input = { clauseId: clauseParam(clauseId), ...edit };
+    return this.boards.ask(call, { kind: 'patch-clause', input, actor: call.principal });
   }
 }

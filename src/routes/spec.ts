@@ -2,7 +2,7 @@
 // src/board/spec.ts holds the rules, the board's actor decides every change.
 import { z } from 'zod';
 import { SPEC_STATUSES } from '../../machines/board-entries.js';
-import { clauseParam, SpecDesk } from '../board/spec.js';
+import { SpecDesk } from '../board/spec.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
 
@@ -78,7 +78,7 @@ export function specRoutes(deps: SpecDeps): Route[] {
       rate: 'read',
       errors: ['SPEC_CLAUSE_NOT_FOUND', 'ROLE_REQUIRED'],
       responses: { 200: { description: 'The clause.', schema: ClauseView } },
-      handler: async ({ ctx }) => ({ status: 200, body: await desk.get(ctx, clauseParam(ctx.params.clauseId)) }),
+      handler: async ({ ctx }) => ({ status: 200, body: await desk.get(ctx, ctx.params.clauseId) }),
     }),
     defineRoute<z.infer<typeof PatchInput>, undefined>({
       ...base,
@@ -94,7 +94,7 @@ export function specRoutes(deps: SpecDeps): Route[] {
       responses: { 200: { description: 'The clause as edited.', schema: ClauseView } },
       handler: async ({ ctx, body }) => ({
         status: 200,
-        body: await desk.patch(ctx, clauseParam(ctx.params.clauseId), body),
+        body: await desk.patch(ctx, ctx.params.clauseId, body),
       }),
     }),
   ];

@@ -336,6 +336,18 @@ export function doctrineFlow(name: string, open: () => Promise<OpenedStore>): vo
         expectError(await doctrine.post(`/api/doctrine/${slug}/ratify`), 403, 'ROLE_REQUIRED');
         expectError(await admin.post(`/api/doctrine/${slug}/ratify`), 404, 'DOCTRINE_NOT_FOUND');
       }
+      // Likewise a clause id no clause can have.
+      for (const clause of ['S-9', 'clause-1']) {
+        expectError(await items.get(`/api/spec/${clause}`), 403, 'PROJECT_SCOPE_DENIED');
+        expectError(await doctrine.get(`/api/spec/${clause}`), 403, 'PROJECT_SCOPE_DENIED');
+        expectError(await patch(viewer, `/api/spec/${clause}`, { version: 1, title: 'x' }), 403, 'ROLE_REQUIRED');
+        expectError(await patch(spec, `/api/spec/${clause}`, { version: 1, title: 'x' }), 403, 'ROLE_REQUIRED');
+        expectError(
+          await patch(admin, `/api/spec/${clause}`, { version: 1, title: 'x' }),
+          404,
+          'SPEC_CLAUSE_NOT_FOUND',
+        );
+      }
     });
 
     it('pushes doctrine and spec events to sockets in order with the items’ events', async () => {
