@@ -74,7 +74,9 @@ export class Recovery {
     await this.mailer.send({
       to: account.email,
       subject: 'Verify your email',
-      text: `Confirm this address within 48 hours: ${this.publicUrl}/verify-email#token=${token}`,
+      text:
+        `Confirm this address within 48 hours: ${this.publicUrl}/verify-email#token=${token}\n` +
+        'If you did not sign up or ask for this, ignore this mail: the link does nothing unless it is opened signed in to the account.',
     });
     return true;
   }

@@ -227,6 +227,19 @@ describe('email verification', () => {
     expectError(await new Client(srv.url).post('/api/auth/verify-email/resend'), 401, 'UNAUTHENTICATED');
   });
 
+  it('tells whoever did not sign up to ignore the mail, at signup and on a change of address', async () => {
+    const user = await signedUp(srv.url);
+    const ignore =
+      'If you did not sign up or ask for this, ignore this mail: the link does nothing unless it is opened signed in to the account.';
+    const atSignup = await srv.mail.next(user.email, /^Verify your email/);
+    expect(atSignup.text).toContain('http://board.test/verify-email#token=');
+    expect(atSignup.text.split('\n').at(-1)).toBe(ignore);
+    const newEmail = `${unique('moved')}@example.com`;
+    const moved = await user.client.post('/api/account/email', { currentPassword: user.password, newEmail });
+    expect(moved.status, moved.text).toBe(200);
+    expect((await srv.mail.next(newEmail, /^Verify your email/)).text.split('\n').at(-1)).toBe(ignore);
+  });
+
   it('voids a link sent to an address the account has since left', async () => {
     const user = await signedUp(srv.url);
     const oldToken = CaptureMailer.tokenOf(await srv.mail.next(user.email, /Verify/));
