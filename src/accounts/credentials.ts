@@ -1,7 +1,7 @@
 // Revoking what an account issued: its sessions and tokens (the caller tells every node to close
 // their sockets), and what would act on its word later: enrollment codes it or its tokens made,
 // device grants it approved that no agent has collected yet, invitations and transfers it offered.
-import { modify, type Store } from '../../store/ports/store.js';
+import { modify, type DeviceGrantRecord, type Store } from '../../store/ports/store.js';
 
 /** An account holds at most 500 tokens (revoked ones count), so one indexed read holds them all. */
 const TOKENS_READ = 1000;
@@ -43,21 +43,39 @@ export async function revokeCredentials(store: Store, accountId: string): Promis
  * Everything issued under the account until now: sessions, tokens, the enrollment codes it (or
  * any of its tokens) made, and the device grants it approved that are not delivered yet (denied,
  * so the waiting agent hears ACCESS_DENIED).
+ *
+ * The grants are denied before the tokens are revoked, and again after: a poll minting a token
+ * meanwhile either finds its grant denied when it comes to deliver (and revokes what it minted,
+ * src/accounts/device-flow.ts) or delivered it before, so its token is among those revoked; and a
+ * request approving meanwhile, before its session was revoked, is caught by the second pass.
  */
 export async function revokeIssued(store: Store, accountId: string): Promise<RevokedIssued> {
+  let deviceGrants = await denyApprovals(store, accountId);
   const revoked = await revokeCredentials(store, accountId);
+  deviceGrants += await denyApprovals(store, accountId);
   const tokens = await store.tokens.select({ accountId }, ['_id'], { limit: TOKENS_READ });
   const makers = [`user:${accountId}`, ...tokens.map((t) => `token:${t._id}`)];
   const enrollments = await store.enrollments.deleteMany({ createdBy: { $in: makers } });
-  const approved = await store.deviceGrants.select({ approvedBy: accountId, status: 'approved' }, ['_id']);
-  let deviceGrants = 0;
-  for (const { _id } of approved) {
-    const grant = await modify(store.deviceGrants, _id, (g) =>
-      g.status === 'approved' ? { status: 'denied' as const } : null,
-    );
-    if (grant?.status === 'denied') deviceGrants++;
-  }
   return { ...revoked, enrollments, deviceGrants, ...(await withdrawOffers(store, accountId)) };
+}
+
+/** Denies the device grants the account approved that no poll has delivered: approved, or minting their token. Answers how many. */
+async function denyApprovals(store: Store, accountId: string): Promise<number> {
+  const undelivered = (g: DeviceGrantRecord) => g.status === 'approved' || g.status === 'minting';
+  const approved = await store.deviceGrants.select(
+    { approvedBy: accountId, status: { $in: ['approved', 'minting'] } },
+    ['_id'],
+  );
+  let denied = 0;
+  for (const { _id } of approved) {
+    let deniedHere = false;
+    const grant = await modify(store.deviceGrants, _id, (g) => {
+      deniedHere = undelivered(g);
+      return deniedHere ? { status: 'denied' as const } : null;
+    });
+    if (grant !== null && deniedHere) denied++;
+  }
+  return denied;
 }
 
 /**

@@ -2,7 +2,9 @@
 // administers a board approves or denies it by its user code, and the agent's poll receives one
 // workspace token for a new agent on that board. Codes are stored only as digests (device-codes.ts);
 // every move of a grant is a version-checked update, and the token is minted only by the poll that
-// moved the grant from approved to delivered, so it goes out once and its secret is never stored.
+// moved the grant from approved to minting, so it goes out once and its secret is never stored. It
+// goes out only once that poll moved the grant on to delivered: a revocation of all the approver
+// issued (credentials.ts) denies a minting grant too, and the poll then revokes what it minted.
 import { auditRow, type RequestOrigin } from '../audit-row.js';
 import { randomUUID } from 'node:crypto';
 import { AppError, isAppError } from '../errors/app-error.js';
@@ -180,12 +182,13 @@ export class DeviceFlow {
     const id = deviceCodeHash(deviceCode);
     for (let attempt = 0; attempt < POLL_ATTEMPTS; attempt++) {
       const grant = await this.store.deviceGrants.get(id);
-      if (!grant || grant.status === 'delivered') throw new AppError('INVALID_DEVICE_CODE');
+      if (!grant || grant.status === 'minting' || grant.status === 'delivered')
+        throw new AppError('INVALID_DEVICE_CODE');
       if (grant.status === 'denied') throw new AppError('ACCESS_DENIED');
       if (now >= grant.expiresAt)
         throw new AppError('EXPIRED_TOKEN', 'The device code has expired (10 minutes); start a new device flow.');
       if (grant.status === 'approved') {
-        const won = await this.store.deviceGrants.update(id, grant.version, { status: 'delivered', lastPolledAt: now });
+        const won = await this.store.deviceGrants.update(id, grant.version, { status: 'minting', lastPolledAt: now });
         if (won) return this.deliver(won, now, origin);
         continue; // another poll moved it first: read what it left
       }
@@ -214,8 +217,10 @@ export class DeviceFlow {
   /**
    * Mints the token on behalf of the approver, as their session would: ServiceTokens checks their
    * role on the board again now, and an approver whose account is deleted since is refused. A right lost since the approval turns the grant into a denial; a
-   * failure to mint moves it back from delivered to approved (version-checked: only this poll
-   * moved it), so the next poll delivers.
+   * failure to mint moves it back from minting to approved (version-checked: only this poll
+   * moved it), so the next poll delivers. The token goes out only when the grant is still this
+   * poll's to deliver (minting at the version the poll left it): a revocation that denied it
+   * meanwhile gets the token revoked instead.
    */
   private async deliver(
     grant: DeviceGrantRecord,
@@ -235,9 +240,10 @@ export class DeviceFlow {
       accountId: grant.approvedBy!,
       sessionId: 'device-approval',
     };
+    let issued: { token: PublicToken; secret: string };
     try {
       const expiresAt = this.tokenDays === null ? null : new Date(now + this.tokenDays * 86_400_000).toISOString();
-      return await this.tokens.issue(
+      issued = await this.tokens.issue(
         approver,
         { name: grant.clientName, scope: 'workspace', projectId: grant.approvedProjectId!, role: 'member', expiresAt },
         now,
@@ -252,6 +258,22 @@ export class DeviceFlow {
       await this.store.deviceGrants.update(grant._id, grant.version, { status: 'denied' }).catch(() => null);
       throw new AppError('ACCESS_DENIED', `The approver can no longer issue a token on that board: ${e.message}`);
     }
+    const delivered = await this.store.deviceGrants
+      .update(grant._id, grant.version, { status: 'delivered' })
+      .catch(async (e: unknown) => {
+        // Not known to be delivered: the secret stays here, and the grant goes back to approved (unless it moved on).
+        await this.tokens.withdraw(approver, issued.token.id, now, origin).catch(() => undefined);
+        await this.store.deviceGrants.update(grant._id, grant.version, { status: 'approved' }).catch(() => null);
+        throw e;
+      });
+    if (!delivered) {
+      await this.tokens.withdraw(approver, issued.token.id, now, origin);
+      throw new AppError(
+        'ACCESS_DENIED',
+        'The person who approved this device revoked everything they had issued before the token went out.',
+      );
+    }
+    return issued;
   }
 
   /**

@@ -3,7 +3,7 @@
 // reissuing and revoking a token is audited, whoever does it (DOMAIN.md "Operators"): the row
 // follows the change, retried until written (src/board/committed-audit.ts), before the answer.
 import { randomUUID } from 'node:crypto';
-import { AppError } from '../errors/app-error.js';
+import { AppError, isAppError } from '../errors/app-error.js';
 import { newSecret, sha256, TOKEN_PREFIX } from '../auth/authenticator.js';
 import { atLeast, type ProjectSelector } from '../auth/project-selection.js';
 import type { Identity, Role, TokenScope } from '../auth/identity.js';
@@ -205,6 +205,20 @@ export class ServiceTokens {
   async revoke(actor: Identity, tokenId: string, now: number, origin: RequestOrigin): Promise<void> {
     const record = await this.mutate(actor, tokenId, 'revoke', () => ({ revoked: true }));
     await this.audited(actor, 'token.revoke', record, now, origin);
+  }
+
+  /**
+   * Revokes a token just issued whose grant (a device approval, an enrollment code) was withdrawn
+   * before the token went out: its secret never left the process. Audited as any revocation; one
+   * revoked meanwhile (by the withdrawal's own sweep of the account's tokens) is left as it is.
+   */
+  async withdraw(issuer: Identity, tokenId: string, now: number, origin: RequestOrigin | null): Promise<void> {
+    try {
+      const record = await this.mutate(issuer, tokenId, 'revoke', () => ({ revoked: true }));
+      await this.audited(issuer, 'token.revoke', record, now, origin);
+    } catch (e) {
+      if (!isAppError(e) || e.code !== 'TOKEN_NOT_FOUND') throw e;
+    }
   }
 
   /** The row of a change to a token, by whoever made it (a token revoking itself included), on the token's board if it has one. */

@@ -303,7 +303,8 @@ export interface DeviceGrantRecord extends Doc {
   clientName: string;
   /** The board the agent asked for, if any; the approver picks the board in the end. */
   projectId: string | null;
-  status: 'pending' | 'approved' | 'denied' | 'delivered';
+  /** `minting`: a poll took the approved grant and is minting its token; `delivered` once it is minted. */
+  status: 'pending' | 'approved' | 'denied' | 'minting' | 'delivered';
   approvedBy: string | null;
   approvedProjectId: string | null;
   createdAt: number;

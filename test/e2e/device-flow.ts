@@ -5,11 +5,12 @@ import { createHmac } from 'node:crypto';
 import { deriveKeys } from '../../src/auth/keys.js';
 import { sha256 } from '../../src/auth/authenticator.js';
 import { DEVICE_MISSES_PER_HOUR } from '../../src/accounts/device-flow.js';
+import { revokeIssued, type RevokedIssued } from '../../src/accounts/credentials.js';
 import { DEVICE_GRANTS_KEPT_MS as PURGE_AFTER_MS, purgeExpired } from '../../src/board/retention.js';
 import { serveStore, type OpenedStore } from '../support/stores.js';
 import { newBoard } from '../support/board.js';
 import { expectError } from '../support/expect-error.js';
-import { failOnce } from '../support/fail-once.js';
+import { failOnce, interposeOnce } from '../support/fail-once.js';
 import { BUDGET_WINDOW_MS, Client, signedUp, TEST_SECRET, type Res } from '../support/server.js';
 import { unique } from '../support/temp.js';
 
@@ -194,6 +195,23 @@ export function deviceFlow(name: string, open: () => Promise<OpenedStore>): void
       expect(await served.srv.store.tokens.count({ name: grant.clientName })).toBe(1);
     });
 
+    it('sends no token out when the grant cannot be marked delivered: it is revoked, and the next poll delivers another', async () => {
+      const board = await newBoard(served.srv.url);
+      const grant = await start();
+      await approve(board.owner, grant.userCode, board.projectId);
+      interposeOnce(served.srv.store.tokens, 'insert', 'after', async () => {
+        failOnce(served.srv.store.deviceGrants, 'update');
+      });
+      expectError(await poll(grant.deviceCode), 503, 'AUTH_UNAVAILABLE');
+      expect(await served.srv.store.tokens.count({ name: grant.clientName, revoked: false })).toBe(0);
+      expect(await served.srv.store.deviceGrants.get(sha256(grant.deviceCode))).toMatchObject({ status: 'approved' });
+      const delivered = await poll(grant.deviceCode);
+      expect(delivered.status, delivered.text).toBe(200);
+      expect(
+        (await served.srv.store.tokens.find({ name: grant.clientName, revoked: false })).map((t) => t._id),
+      ).toEqual([delivered.body.token.id]);
+    });
+
     it('gives two concurrent polls of an approved code exactly one token', async () => {
       const board = await newBoard(served.srv.url);
       for (let round = 0; round < 5; round++) {
@@ -206,6 +224,27 @@ export function deviceFlow(name: string, open: () => Promise<OpenedStore>): void
         expect(await served.srv.store.tokens.count({ name: grant.clientName })).toBe(1);
       }
     });
+
+    // A poll moves the grant on, then mints: the approver's revocation (a reset that proves the
+    // address, an operator's revoke, a deletion) lands just before the token is stored, or just after.
+    it.each(['before', 'after'] as const)(
+      'lets no token out of a grant whose approver revokes all they issued while a poll mints it (%s the token is stored)',
+      async (when) => {
+        const board = await newBoard(served.srv.url);
+        const ownerId = (await served.srv.store.projects.get(board.projectId))!.ownerId;
+        const grant = await start();
+        expect((await approve(board.owner, grant.userCode, board.projectId)).status).toBe(200);
+        let revoked: RevokedIssued | undefined;
+        interposeOnce(served.srv.store.tokens, 'insert', when, async () => {
+          revoked = await revokeIssued(served.srv.store, ownerId);
+        });
+        expectError(await poll(grant.deviceCode), 400, 'ACCESS_DENIED');
+        expect(revoked).toMatchObject({ deviceGrants: 1 });
+        expect(await served.srv.store.tokens.count({ name: grant.clientName, revoked: false })).toBe(0);
+        expect(await served.srv.store.deviceGrants.get(sha256(grant.deviceCode))).toMatchObject({ status: 'denied' });
+        expectError(await poll(grant.deviceCode), 400, 'ACCESS_DENIED');
+      },
+    );
 
     it('lets only an admin or owner of a reachable board approve, and checks the approver’s role again at delivery', async () => {
       const board = await newBoard(served.srv.url);
