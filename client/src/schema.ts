@@ -1443,14 +1443,38 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * The board’s live enrollment codes, by id, newest first (admin or owner).
+         * @description Those that still admit agents: not spent, expired or revoked. Each by its `id`, never the code itself, with its role and the uses it has left.
+         */
+        get: operations["GET_api_boards_projectId_agents_enroll"];
         put?: never;
         /**
          * Mint an enrollment code: agents holding it get workspace tokens on this board (admin or owner).
-         * @description Sessions and account-scoped tokens. The code is in this response only (its sha256 is stored); it is good for `uses` agents until `ttlSeconds` pass (a token’s code no longer than the token). Each agent redeems it with POST /api/projects/enroll and gets a token issued as you would issue it, so a code dies with your role on the board (or with your token).
+         * @description Sessions and account-scoped tokens. The code is in this response only (its sha256 is stored, and is its `id`); it is good for `uses` agents until `ttlSeconds` pass (a token’s code no longer than the token), or until revoked. Each agent redeems it with POST /api/projects/enroll and gets a token issued as you would issue it, so a code dies with your role on the board (or with your token).
          */
         post: operations["POST_api_boards_projectId_agents_enroll"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/boards/{projectId}/agents/enroll/{codeId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke one enrollment code of the board before its uses or time run out (admin or owner).
+         * @description Whoever may mint the board’s codes may revoke any of them, by the `id` minting answered (or GET …/agents/enroll lists). From the answer on, the code enrolls nobody (400 INVALID_LINK_TOKEN), not even an agent whose redemption was under way: it gets no token. Agents enrolled before keep their tokens (revoke those with DELETE /api/accounts/tokens/{tokenId}). An unknown, spent, expired or already revoked code is 404 ENROLLMENT_CODE_NOT_FOUND.
+         */
+        delete: operations["DELETE_api_boards_projectId_agents_enroll_codeId"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2165,14 +2189,38 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * The board’s live enrollment codes, by id, newest first (admin or owner).
+         * @description Those that still admit agents: not spent, expired or revoked. Each by its `id`, never the code itself, with its role and the uses it has left.
+         */
+        get: operations["GET_api_projects_projectId_agents_enroll"];
         put?: never;
         /**
          * Mint an enrollment code: agents holding it get workspace tokens on this board (admin or owner).
-         * @description Sessions and account-scoped tokens. The code is in this response only (its sha256 is stored); it is good for `uses` agents until `ttlSeconds` pass (a token’s code no longer than the token). Each agent redeems it with POST /api/projects/enroll and gets a token issued as you would issue it, so a code dies with your role on the board (or with your token).
+         * @description Sessions and account-scoped tokens. The code is in this response only (its sha256 is stored, and is its `id`); it is good for `uses` agents until `ttlSeconds` pass (a token’s code no longer than the token), or until revoked. Each agent redeems it with POST /api/projects/enroll and gets a token issued as you would issue it, so a code dies with your role on the board (or with your token).
          */
         post: operations["POST_api_projects_projectId_agents_enroll"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/agents/enroll/{codeId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke one enrollment code of the board before its uses or time run out (admin or owner).
+         * @description Whoever may mint the board’s codes may revoke any of them, by the `id` minting answered (or GET …/agents/enroll lists). From the answer on, the code enrolls nobody (400 INVALID_LINK_TOKEN), not even an agent whose redemption was under way: it gets no token. Agents enrolled before keep their tokens (revoke those with DELETE /api/accounts/tokens/{tokenId}). An unknown, spent, expired or already revoked code is 404 ENROLLMENT_CODE_NOT_FOUND.
+         */
+        delete: operations["DELETE_api_projects_projectId_agents_enroll_codeId"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2774,7 +2822,7 @@ export interface components {
         ErrorEnvelope: {
             error: {
                 /** @enum {string} */
-                code: "INVALID_EMAIL" | "INVALID_INPUT" | "INVALID_JSON" | "INVALID_PASSWORD" | "REFERRAL_CODE_INVALID" | "INVALID_PROJECT_ID" | "INVALID_DISPLAY_NAME" | "INVALID_REWIND_POINT" | "INVALID_REWIND_SLICE" | "REWIND_CONFIRMATION_REQUIRED" | "REWIND_VERSION_REQUIRED" | "INVALID_BILLING_INTERVAL" | "INVALID_CURSOR" | "INVALID_PROJECT_NAME" | "PROVIDER_EVENT_ACCOUNT_MISMATCH" | "PROVIDER_EVENT_INVALID" | "PROVIDER_SIGNATURE_INVALID" | "ACCOUNT_DELETE_CONFIRM_MISMATCH" | "COMMIT_ID_FORBIDDEN" | "CONFLICTING_DEPENDENCIES" | "CROSS_PROJECT_FOLD" | "CROSS_PROJECT_PARENT" | "DOCTRINE_LINK_NOT_FOUND" | "EVIDENCE_EXISTS" | "EXPIRED_TOKEN" | "INVALID_LINK_TOKEN" | "FINDING_REQUIRED" | "AUTHORIZATION_PENDING" | "SLOW_DOWN" | "ACCESS_DENIED" | "INVALID_DEVICE_CODE" | "AUTH_REQUIRED" | "INVALID_SERVICE_TOKEN" | "UNAUTHENTICATED" | "INVALID_CREDENTIALS" | "INVALID_CURRENT_PASSWORD" | "CSRF_REJECTED" | "PROJECT_SCOPE_DENIED" | "BOARD_CLOSED" | "ACCOUNT_DELETED" | "FREE_PROJECT_LIMIT" | "VERIFY_NOT_INDEPENDENT" | "NOT_SUBMITTER" | "IMPERSONATION_FORBIDDEN" | "TOKEN_SCOPE_EXCEEDED" | "INVITATION_EMAIL_MISMATCH" | "EMAIL_NOT_VERIFIED" | "ROLE_REQUIRED" | "DOCTRINE_NOT_FOUND" | "SPEC_CLAUSE_NOT_FOUND" | "ITEM_NOT_FOUND" | "FEEDBACK_NOT_FOUND" | "TOKEN_NOT_FOUND" | "INVITATION_NOT_FOUND" | "MEMBER_NOT_FOUND" | "TRANSFER_NOT_FOUND" | "DEVICE_CODE_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REWIND_POINT_NOT_FOUND" | "ACCOUNT_NOT_RESTORABLE" | "EMAIL_TAKEN" | "PROJECT_REQUIRED" | "BILLING_PRO_REQUIRED" | "BILLING_CUSTOMER_CONFLICT" | "BILLING_CUSTOMER_REQUIRED" | "BILLING_INTERVAL_UNSUPPORTED" | "BILLING_SUBSCRIPTION_CONFLICT" | "BILLING_SUBSCRIPTION_REQUIRED" | "BILLING_PAID_INVOICE_REQUIRED" | "REWIND_VERSION_MISMATCH" | "BOARD_PAUSED" | "DOCTRINE_EXISTS" | "DOCTRINE_BLIND_TEST_UNSET" | "HEAD_MISMATCH" | "INVALID_TRANSITION" | "LEASE_NOT_HELD" | "LEASE_EXPIRED" | "NOTHING_READY" | "ITEM_NOT_READY" | "VERSION_MISMATCH" | "ALREADY_MEMBER" | "INVITATION_CLOSED" | "OWNER_IMMUTABLE" | "BOARD_NOT_ANONYMOUS" | "FEEDBACK_CLOSED" | "ALLOWLIST_LIMIT" | "BODY_TOO_LARGE" | "JSON_REQUIRED" | "REWIND_SLICE_INTEGRITY" | "REWIND_SLICE_SCOPE" | "RATE_LIMITED" | "SUBSCRIPTION_LIMIT" | "INVITATION_LIMIT" | "FEEDBACK_LIMIT" | "INTERNAL" | "PROVIDER_REQUEST_FAILED" | "PROVIDER_RESPONSE_INVALID" | "PROVIDER_UNAVAILABLE" | "AUTH_UNAVAILABLE" | "REFERRAL_UNAVAILABLE" | "BILLING_UNAVAILABLE" | "SNAPSHOT_UNAVAILABLE" | "ACCOUNT_BUSY" | "SHARING_BUSY" | "FEEDBACK_BUSY" | "BOARD_BUSY" | "SERVICE_UNAVAILABLE";
+                code: "INVALID_EMAIL" | "INVALID_INPUT" | "INVALID_JSON" | "INVALID_PASSWORD" | "REFERRAL_CODE_INVALID" | "INVALID_PROJECT_ID" | "INVALID_DISPLAY_NAME" | "INVALID_REWIND_POINT" | "INVALID_REWIND_SLICE" | "REWIND_CONFIRMATION_REQUIRED" | "REWIND_VERSION_REQUIRED" | "INVALID_BILLING_INTERVAL" | "INVALID_CURSOR" | "INVALID_PROJECT_NAME" | "PROVIDER_EVENT_ACCOUNT_MISMATCH" | "PROVIDER_EVENT_INVALID" | "PROVIDER_SIGNATURE_INVALID" | "ACCOUNT_DELETE_CONFIRM_MISMATCH" | "COMMIT_ID_FORBIDDEN" | "CONFLICTING_DEPENDENCIES" | "CROSS_PROJECT_FOLD" | "CROSS_PROJECT_PARENT" | "DOCTRINE_LINK_NOT_FOUND" | "EVIDENCE_EXISTS" | "EXPIRED_TOKEN" | "INVALID_LINK_TOKEN" | "FINDING_REQUIRED" | "AUTHORIZATION_PENDING" | "SLOW_DOWN" | "ACCESS_DENIED" | "INVALID_DEVICE_CODE" | "AUTH_REQUIRED" | "INVALID_SERVICE_TOKEN" | "UNAUTHENTICATED" | "INVALID_CREDENTIALS" | "INVALID_CURRENT_PASSWORD" | "CSRF_REJECTED" | "PROJECT_SCOPE_DENIED" | "BOARD_CLOSED" | "ACCOUNT_DELETED" | "FREE_PROJECT_LIMIT" | "VERIFY_NOT_INDEPENDENT" | "NOT_SUBMITTER" | "IMPERSONATION_FORBIDDEN" | "TOKEN_SCOPE_EXCEEDED" | "INVITATION_EMAIL_MISMATCH" | "EMAIL_NOT_VERIFIED" | "ROLE_REQUIRED" | "DOCTRINE_NOT_FOUND" | "SPEC_CLAUSE_NOT_FOUND" | "ITEM_NOT_FOUND" | "FEEDBACK_NOT_FOUND" | "TOKEN_NOT_FOUND" | "INVITATION_NOT_FOUND" | "MEMBER_NOT_FOUND" | "TRANSFER_NOT_FOUND" | "ENROLLMENT_CODE_NOT_FOUND" | "DEVICE_CODE_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REWIND_POINT_NOT_FOUND" | "ACCOUNT_NOT_RESTORABLE" | "EMAIL_TAKEN" | "PROJECT_REQUIRED" | "BILLING_PRO_REQUIRED" | "BILLING_CUSTOMER_CONFLICT" | "BILLING_CUSTOMER_REQUIRED" | "BILLING_INTERVAL_UNSUPPORTED" | "BILLING_SUBSCRIPTION_CONFLICT" | "BILLING_SUBSCRIPTION_REQUIRED" | "BILLING_PAID_INVOICE_REQUIRED" | "REWIND_VERSION_MISMATCH" | "BOARD_PAUSED" | "DOCTRINE_EXISTS" | "DOCTRINE_BLIND_TEST_UNSET" | "HEAD_MISMATCH" | "INVALID_TRANSITION" | "LEASE_NOT_HELD" | "LEASE_EXPIRED" | "NOTHING_READY" | "ITEM_NOT_READY" | "VERSION_MISMATCH" | "ALREADY_MEMBER" | "INVITATION_CLOSED" | "OWNER_IMMUTABLE" | "BOARD_NOT_ANONYMOUS" | "FEEDBACK_CLOSED" | "ALLOWLIST_LIMIT" | "BODY_TOO_LARGE" | "JSON_REQUIRED" | "REWIND_SLICE_INTEGRITY" | "REWIND_SLICE_SCOPE" | "RATE_LIMITED" | "SUBSCRIPTION_LIMIT" | "INVITATION_LIMIT" | "FEEDBACK_LIMIT" | "INTERNAL" | "PROVIDER_REQUEST_FAILED" | "PROVIDER_RESPONSE_INVALID" | "PROVIDER_UNAVAILABLE" | "AUTH_UNAVAILABLE" | "REFERRAL_UNAVAILABLE" | "BILLING_UNAVAILABLE" | "SNAPSHOT_UNAVAILABLE" | "ACCOUNT_BUSY" | "SHARING_BUSY" | "FEEDBACK_BUSY" | "BOARD_BUSY" | "SERVICE_UNAVAILABLE";
                 details?: Record<string, never>;
                 example: null;
                 fix: string;
@@ -11132,7 +11180,7 @@ export interface operations {
                     "application/json": {
                         /** @description Device approvals it gave that no agent had collected, denied. */
                         deviceGrants: number;
-                        /** @description Enrollment codes the account or its tokens made, deleted. */
+                        /** @description Enrollment codes the account or its tokens made, revoked. */
                         enrollments: number;
                         /** @description Invitations it sent that nobody had accepted, revoked. */
                         invitations: number;
@@ -14639,6 +14687,147 @@ export interface operations {
             };
         };
     };
+    GET_api_boards_projectId_agents_enroll: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Live codes. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Request-Limit": components["headers"]["X-RateLimit-Request-Limit"];
+                    "X-RateLimit-Request-Remaining": components["headers"]["X-RateLimit-Request-Remaining"];
+                    "X-RateLimit-Request-Reset": components["headers"]["X-RateLimit-Request-Reset"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Write-Limit": components["headers"]["X-RateLimit-Write-Limit"];
+                    "X-RateLimit-Write-Remaining": components["headers"]["X-RateLimit-Write-Remaining"];
+                    "X-RateLimit-Write-Reset": components["headers"]["X-RateLimit-Write-Reset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        codes: {
+                            createdAt: string;
+                            expiresAt: string;
+                            /** @description The code’s id (the sha256 it is stored under): it lists and revokes the code, and enrolls nobody. */
+                            id: string;
+                            /** @enum {string} */
+                            role: "member" | "viewer";
+                            usesLeft: number;
+                        }[];
+                    };
+                };
+            };
+            /**
+             * @description INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
+             */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_PROJECT_ID" | "EXPIRED_TOKEN";
+                        };
+                    };
+                };
+            };
+            /**
+             * @description INVALID_SERVICE_TOKEN: The Bearer token is unknown, malformed or revoked.
+             *     UNAUTHENTICATED: No session cookie, or the session has expired or been revoked.
+             */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_SERVICE_TOKEN" | "UNAUTHENTICATED";
+                        };
+                    };
+                };
+            };
+            /**
+             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     ROLE_REQUIRED: Your role on this board does not allow the operation.
+             */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "PROJECT_SCOPE_DENIED" | "ROLE_REQUIRED";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED: The rate budget for this window is spent. */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL: The service failed unexpectedly. Nothing about the failure is disclosed. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description AUTH_UNAVAILABLE: The authentication store is unavailable, so authenticated surfaces fail closed. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "AUTH_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
     POST_api_boards_projectId_agents_enroll: {
         parameters: {
             query?: never;
@@ -14684,6 +14873,8 @@ export interface operations {
                         /** @description Shown once: only its sha256 is kept. */
                         code: string;
                         expiresAt: string;
+                        /** @description The code’s id (the sha256 it is stored under): it lists and revokes the code, and enrolls nobody. */
+                        id: string;
                         projectId: string;
                         /** @enum {string} */
                         role: "member" | "viewer";
@@ -14775,6 +14966,153 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "JSON_REQUIRED";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED: The rate budget for this window is spent. */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL: The service failed unexpectedly. Nothing about the failure is disclosed. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description AUTH_UNAVAILABLE: The authentication store is unavailable, so authenticated surfaces fail closed. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "AUTH_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    DELETE_api_boards_projectId_agents_enroll_codeId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                codeId: string;
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Request-Limit": components["headers"]["X-RateLimit-Request-Limit"];
+                    "X-RateLimit-Request-Remaining": components["headers"]["X-RateLimit-Request-Remaining"];
+                    "X-RateLimit-Request-Reset": components["headers"]["X-RateLimit-Request-Reset"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Write-Limit": components["headers"]["X-RateLimit-Write-Limit"];
+                    "X-RateLimit-Write-Remaining": components["headers"]["X-RateLimit-Write-Remaining"];
+                    "X-RateLimit-Write-Reset": components["headers"]["X-RateLimit-Write-Reset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
+             */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_PROJECT_ID" | "EXPIRED_TOKEN";
+                        };
+                    };
+                };
+            };
+            /**
+             * @description INVALID_SERVICE_TOKEN: The Bearer token is unknown, malformed or revoked.
+             *     UNAUTHENTICATED: No session cookie, or the session has expired or been revoked.
+             */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_SERVICE_TOKEN" | "UNAUTHENTICATED";
+                        };
+                    };
+                };
+            };
+            /**
+             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     ROLE_REQUIRED: Your role on this board does not allow the operation.
+             *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
+             */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "PROJECT_SCOPE_DENIED" | "ROLE_REQUIRED" | "CSRF_REJECTED" | "IMPERSONATION_FORBIDDEN";
+                        };
+                    };
+                };
+            };
+            /** @description ENROLLMENT_CODE_NOT_FOUND: No live enrollment code of this board has that id: unknown, spent, expired or already revoked. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ENROLLMENT_CODE_NOT_FOUND";
                         };
                     };
                 };
@@ -23553,6 +23891,147 @@ export interface operations {
             };
         };
     };
+    GET_api_projects_projectId_agents_enroll: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Live codes. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Request-Limit": components["headers"]["X-RateLimit-Request-Limit"];
+                    "X-RateLimit-Request-Remaining": components["headers"]["X-RateLimit-Request-Remaining"];
+                    "X-RateLimit-Request-Reset": components["headers"]["X-RateLimit-Request-Reset"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Write-Limit": components["headers"]["X-RateLimit-Write-Limit"];
+                    "X-RateLimit-Write-Remaining": components["headers"]["X-RateLimit-Write-Remaining"];
+                    "X-RateLimit-Write-Reset": components["headers"]["X-RateLimit-Write-Reset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        codes: {
+                            createdAt: string;
+                            expiresAt: string;
+                            /** @description The code’s id (the sha256 it is stored under): it lists and revokes the code, and enrolls nobody. */
+                            id: string;
+                            /** @enum {string} */
+                            role: "member" | "viewer";
+                            usesLeft: number;
+                        }[];
+                    };
+                };
+            };
+            /**
+             * @description INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
+             */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_PROJECT_ID" | "EXPIRED_TOKEN";
+                        };
+                    };
+                };
+            };
+            /**
+             * @description INVALID_SERVICE_TOKEN: The Bearer token is unknown, malformed or revoked.
+             *     UNAUTHENTICATED: No session cookie, or the session has expired or been revoked.
+             */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_SERVICE_TOKEN" | "UNAUTHENTICATED";
+                        };
+                    };
+                };
+            };
+            /**
+             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     ROLE_REQUIRED: Your role on this board does not allow the operation.
+             */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "PROJECT_SCOPE_DENIED" | "ROLE_REQUIRED";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED: The rate budget for this window is spent. */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL: The service failed unexpectedly. Nothing about the failure is disclosed. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description AUTH_UNAVAILABLE: The authentication store is unavailable, so authenticated surfaces fail closed. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "AUTH_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
     POST_api_projects_projectId_agents_enroll: {
         parameters: {
             query?: never;
@@ -23598,6 +24077,8 @@ export interface operations {
                         /** @description Shown once: only its sha256 is kept. */
                         code: string;
                         expiresAt: string;
+                        /** @description The code’s id (the sha256 it is stored under): it lists and revokes the code, and enrolls nobody. */
+                        id: string;
                         projectId: string;
                         /** @enum {string} */
                         role: "member" | "viewer";
@@ -23689,6 +24170,153 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "JSON_REQUIRED";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED: The rate budget for this window is spent. */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL: The service failed unexpectedly. Nothing about the failure is disclosed. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description AUTH_UNAVAILABLE: The authentication store is unavailable, so authenticated surfaces fail closed. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "AUTH_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    DELETE_api_projects_projectId_agents_enroll_codeId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                codeId: string;
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Request-Limit": components["headers"]["X-RateLimit-Request-Limit"];
+                    "X-RateLimit-Request-Remaining": components["headers"]["X-RateLimit-Request-Remaining"];
+                    "X-RateLimit-Request-Reset": components["headers"]["X-RateLimit-Request-Reset"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Write-Limit": components["headers"]["X-RateLimit-Write-Limit"];
+                    "X-RateLimit-Write-Remaining": components["headers"]["X-RateLimit-Write-Remaining"];
+                    "X-RateLimit-Write-Reset": components["headers"]["X-RateLimit-Write-Reset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
+             */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_PROJECT_ID" | "EXPIRED_TOKEN";
+                        };
+                    };
+                };
+            };
+            /**
+             * @description INVALID_SERVICE_TOKEN: The Bearer token is unknown, malformed or revoked.
+             *     UNAUTHENTICATED: No session cookie, or the session has expired or been revoked.
+             */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_SERVICE_TOKEN" | "UNAUTHENTICATED";
+                        };
+                    };
+                };
+            };
+            /**
+             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     ROLE_REQUIRED: Your role on this board does not allow the operation.
+             *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
+             */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "PROJECT_SCOPE_DENIED" | "ROLE_REQUIRED" | "CSRF_REJECTED" | "IMPERSONATION_FORBIDDEN";
+                        };
+                    };
+                };
+            };
+            /** @description ENROLLMENT_CODE_NOT_FOUND: No live enrollment code of this board has that id: unknown, spent, expired or already revoked. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ENROLLMENT_CODE_NOT_FOUND";
                         };
                     };
                 };

@@ -2,6 +2,7 @@
 // their sockets), and what would act on its word later: enrollment codes it or its tokens made,
 // device grants it approved that no agent has collected yet, invitations and transfers it offered.
 import { modify, type DeviceGrantRecord, type Store } from '../../store/ports/store.js';
+import { revokeCodes } from './enrollment.js';
 
 /** An account holds at most 500 tokens (revoked ones count), so one indexed read holds them all. */
 const TOKENS_READ = 1000;
@@ -41,22 +42,36 @@ export async function revokeCredentials(store: Store, accountId: string): Promis
 
 /**
  * Everything issued under the account until now: sessions, tokens, the enrollment codes it (or
- * any of its tokens) made, and the device grants it approved that are not delivered yet (denied,
- * so the waiting agent hears ACCESS_DENIED).
+ * any of its tokens) made (revoked), and the device grants it approved that are not delivered
+ * yet (denied, so the waiting agent hears ACCESS_DENIED).
  *
- * The grants are denied before the tokens are revoked, and again after: a poll minting a token
- * meanwhile either finds its grant denied when it comes to deliver (and revokes what it minted,
- * src/accounts/device-flow.ts) or delivered it before, so its token is among those revoked; and a
- * request approving meanwhile, before its session was revoked, is caught by the second pass.
+ * Codes and grants are withdrawn before the tokens are revoked, and again after: a redemption or
+ * a poll minting a token meanwhile either finds its code or grant withdrawn when it comes to hand
+ * the token out (and revokes it: enrollment.ts, device-flow.ts) or handed it out before, so its
+ * token is among those revoked; a request making a code or approving meanwhile, before its
+ * credential was revoked, is caught by the second pass.
  */
 export async function revokeIssued(store: Store, accountId: string): Promise<RevokedIssued> {
-  let deviceGrants = await denyApprovals(store, accountId);
+  const before = await withdrawMinters(store, accountId);
   const revoked = await revokeCredentials(store, accountId);
-  deviceGrants += await denyApprovals(store, accountId);
+  const after = await withdrawMinters(store, accountId);
+  return {
+    ...revoked,
+    enrollments: before.enrollments + after.enrollments,
+    deviceGrants: before.deviceGrants + after.deviceGrants,
+    ...(await withdrawOffers(store, accountId)),
+  };
+}
+
+/** Revokes the enrollment codes the account or its tokens made and denies the grants it approved not delivered yet. */
+async function withdrawMinters(
+  store: Store,
+  accountId: string,
+): Promise<Pick<RevokedIssued, 'enrollments' | 'deviceGrants'>> {
   const tokens = await store.tokens.select({ accountId }, ['_id'], { limit: TOKENS_READ });
   const makers = [`user:${accountId}`, ...tokens.map((t) => `token:${t._id}`)];
-  const enrollments = await store.enrollments.deleteMany({ createdBy: { $in: makers } });
-  return { ...revoked, enrollments, deviceGrants, ...(await withdrawOffers(store, accountId)) };
+  const enrollments = await revokeCodes(store, { createdBy: { $in: makers } });
+  return { enrollments, deviceGrants: await denyApprovals(store, accountId) };
 }
 
 /** Denies the device grants the account approved that no poll has delivered: approved, or minting their token. Answers how many. */

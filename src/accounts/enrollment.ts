@@ -1,10 +1,11 @@
 // Enrollment codes (DOMAIN.md "Agent onboarding"): an admin mints a code good for a few agents;
 // an agent with nothing but the code gets a workspace token, issued as the code's creator would.
+// A code is known by its id (the sha256 it is stored under) and revoked by whoever may mint it.
 import { AppError, isAppError } from '../errors/app-error.js';
 import { newSecret, sha256, tokenIdentity } from '../auth/authenticator.js';
-import { atLeast, type ProjectSelector } from '../auth/project-selection.js';
+import { atLeast, type ProjectSelector, type SelectedProject } from '../auth/project-selection.js';
 import type { Identity } from '../auth/identity.js';
-import type { EnrollmentRecord, Store } from '../../store/ports/store.js';
+import { modify, type EnrollmentRecord, type Filter, type Store } from '../../store/ports/store.js';
 import { ServiceTokens, type PublicToken } from './service-tokens.js';
 import { actingAs } from './onboarding.js';
 import type { RequestOrigin } from '../audit-row.js';
@@ -16,18 +17,49 @@ export const MAX_CODES_PER_BOARD = 100;
 /** Version-checked attempts at taking a use; each loser re-reads, so this bounds a crowd of redeemers. */
 const TAKE_ATTEMPTS = 64;
 
+/**
+ * A revoked code keeps its record, with no use left (a spent one is deleted), until it expires: a
+ * redemption that took a use before the revocation finds it so before handing its token out.
+ */
+const REVOKED = { usesLeft: 0 } as const;
+const isRevoked = (record: EnrollmentRecord): boolean => record.usesLeft < 1;
+/** The codes that still admit agents: neither revoked nor expired. */
+const live = (now: number): Filter<EnrollmentRecord> => ({ expiresAt: { $gt: now }, usesLeft: { $gt: 0 } });
+
 /** What an enrolled agent may be: whoever holds a code is nobody in particular, so never an admin. */
 type EnrollRole = 'member' | 'viewer';
 /** The role a code's tokens get: its own, never above member (a code stored before the cap said admin). */
 const cappedRole = (role: EnrollmentRecord['role']): EnrollRole => (role === 'viewer' ? 'viewer' : 'member');
 
 export interface MintedCode {
+  /** The code's id: how it is listed and revoked. */
+  id: string;
   code: string;
   projectId: string;
   role: EnrollRole;
   uses: number;
   expiresAt: string;
 }
+
+/** A live code as its board's admins list it: never the code itself. */
+export interface CodeView {
+  id: string;
+  role: EnrollRole;
+  usesLeft: number;
+  createdAt: string;
+  expiresAt: string;
+}
+
+const codeView = (r: EnrollmentRecord): CodeView => ({
+  id: r._id,
+  role: cappedRole(r.role),
+  usesLeft: r.usesLeft,
+  createdAt: new Date(r.createdAt).toISOString(),
+  expiresAt: new Date(r.expiresAt).toISOString(),
+});
+
+const revokedCode = () =>
+  new AppError('INVALID_LINK_TOKEN', 'The enrollment code was revoked; ask the board’s admin for a new one.');
 
 const invalid = (why = 'The enrollment code is unknown, spent or expired; ask the board’s admin for a new one.') =>
   new AppError('INVALID_LINK_TOKEN', why);
@@ -50,18 +82,15 @@ export class Enrollments {
     input: { role?: EnrollmentRecord['role']; uses: number; ttlSeconds: number },
     now: number,
   ): Promise<MintedCode> {
-    const project = await this.selector.reachable(identity, projectId);
-    if (!project) throw new AppError('PROJECT_SCOPE_DENIED');
     const role = input.role ?? 'member';
     if (role === 'admin')
       throw new AppError('INVALID_INPUT', 'body.role: an enrollment code admits members or viewers only', {
         field: 'body.role',
       });
-    if (!atLeast(project.role, 'admin'))
-      throw new AppError('ROLE_REQUIRED', 'Enrolling agents needs the admin or owner role on the board.');
+    const project = await this.enroller(identity, projectId);
     if (!atLeast(project.role, role))
       throw new AppError('ROLE_REQUIRED', `You cannot enroll agents above your own role (${project.role}).`);
-    if ((await this.store.enrollments.count({ projectId, expiresAt: { $gt: now } })) >= MAX_CODES_PER_BOARD) {
+    if ((await this.store.enrollments.count({ projectId, ...live(now) })) >= MAX_CODES_PER_BOARD) {
       throw new AppError(
         'INVALID_INPUT',
         `A board holds at most ${MAX_CODES_PER_BOARD} live enrollment codes; let some expire first.`,
@@ -82,13 +111,51 @@ export class Enrollments {
       createdAt: now,
       expiresAt,
     });
-    return { code, projectId, role, uses: input.uses, expiresAt: new Date(expiresAt).toISOString() };
+    return { id: sha256(code), code, projectId, role, uses: input.uses, expiresAt: new Date(expiresAt).toISOString() };
+  }
+
+  /** The board's live codes, newest first, for whoever may mint them. */
+  async list(identity: Identity, projectId: string, now: number): Promise<CodeView[]> {
+    const project = await this.enroller(identity, projectId);
+    const codes = await this.store.enrollments.find(
+      { projectId: project.id, ...live(now) },
+      {
+        sort: [
+          ['createdAt', -1],
+          ['_id', 1],
+        ],
+        limit: MAX_CODES_PER_BOARD,
+      },
+    );
+    return codes.map(codeView);
+  }
+
+  /**
+   * Revokes one live code of the board, whoever made it, for whoever may mint its codes: it admits
+   * no agent from now on, not even one redeeming it meanwhile (see redeem). An unknown, spent,
+   * expired or already revoked code is ENROLLMENT_CODE_NOT_FOUND.
+   */
+  async revoke(identity: Identity, projectId: string, codeId: string, now: number): Promise<void> {
+    const project = await this.enroller(identity, projectId);
+    if (!(await revokeOne(this.store, codeId, (code) => code.projectId === project.id && code.expiresAt > now)))
+      throw new AppError('ENROLLMENT_CODE_NOT_FOUND');
+  }
+
+  /** Who may mint a board's codes, and so list and revoke them: an admin or owner who reaches it. */
+  private async enroller(identity: Identity, projectId: string): Promise<SelectedProject> {
+    const project = await this.selector.reachable(identity, projectId);
+    if (!project) throw new AppError('PROJECT_SCOPE_DENIED');
+    if (!atLeast(project.role, 'admin'))
+      throw new AppError('ROLE_REQUIRED', 'Enrolling agents needs the admin or owner role on the board.');
+    return project;
   }
 
   /**
    * Spends one use and issues a workspace token named `name` at the code's role. The use is a
    * version-checked decrement (the last one a version-checked delete), so of two redemptions of
-   * the last use exactly one gets a token.
+   * the last use exactly one gets a token. The token goes out only if the code was not revoked
+   * once it was stored (a revocation of the code, or of all its maker issued, that landed since
+   * the use was taken gets it revoked instead): none comes from a code after its revoke answered.
    */
   async redeem(
     code: string,
@@ -99,14 +166,16 @@ export class Enrollments {
     const id = sha256(code);
     const record = await this.store.enrollments.get(id);
     if (!record) throw invalid();
+    if (isRevoked(record)) throw revokedCode();
     if (record.expiresAt <= now) {
       await this.store.enrollments.delete(id, record.version);
       throw invalid('The enrollment code has expired; ask the board’s admin for a new one.');
     }
     const issuer = await this.creatorOf(record, now);
     await this.takeUse(id, now);
+    let issued: { token: PublicToken; secret: string };
     try {
-      return await this.tokens.issue(
+      issued = await this.tokens.issue(
         issuer,
         { name, scope: 'workspace', projectId: record.projectId, role: cappedRole(record.role) },
         now,
@@ -124,6 +193,16 @@ export class Enrollments {
         throw invalid('This code cannot admit more agents right now; ask the board’s admin.');
       throw e;
     }
+    // Gone is spent (by this use or later ones); revoked is kept until it expires, so it is seen here.
+    const after = await this.store.enrollments.get(id).catch(async (e: unknown) => {
+      await this.tokens.withdraw(issuer, issued.token.id, now, origin).catch(() => undefined);
+      throw e;
+    });
+    if (after && isRevoked(after)) {
+      await this.tokens.withdraw(issuer, issued.token.id, now, origin);
+      throw revokedCode();
+    }
+    return issued;
   }
 
   /** The creator as it stands now: a person whose account is not deleted, or an account token still live. */
@@ -144,8 +223,8 @@ export class Enrollments {
   private async takeUse(id: string, now: number): Promise<void> {
     for (let attempt = 0; attempt < TAKE_ATTEMPTS; attempt++) {
       const current = await this.store.enrollments.get(id);
-      if (!current || current.usesLeft < 1)
-        throw invalid('The enrollment code has no uses left; ask the board’s admin for a new one.');
+      if (current && isRevoked(current)) throw revokedCode();
+      if (!current) throw invalid('The enrollment code has no uses left; ask the board’s admin for a new one.');
       if (current.expiresAt <= now)
         throw invalid('The enrollment code has expired; ask the board’s admin for a new one.');
       const taken =
@@ -159,12 +238,32 @@ export class Enrollments {
     });
   }
 
-  /** A use taken for a token that was then refused goes back to the code. */
+  /** A use taken for a token that was then refused goes back to the code, unless it was revoked since. */
   private async giveBack(record: EnrollmentRecord): Promise<void> {
     for (let attempt = 0; attempt < TAKE_ATTEMPTS; attempt++) {
       const current = await this.store.enrollments.get(record._id);
       if (!current) return void (await this.store.enrollments.insert({ ...record, version: 1, usesLeft: 1 }));
+      if (isRevoked(current)) return;
       if (await this.store.enrollments.update(record._id, current.version, { usesLeft: current.usesLeft + 1 })) return;
     }
   }
+}
+
+/** Revokes the code `id` if it is not already and `which` holds of it: answers whether this call revoked it. */
+async function revokeOne(store: Store, id: string, which: (code: EnrollmentRecord) => boolean): Promise<boolean> {
+  let revokedHere = false;
+  const after = await modify(store.enrollments, id, (code) => {
+    revokedHere = !isRevoked(code) && which(code);
+    return revokedHere ? REVOKED : null;
+  });
+  // An attempt that lost to the last use's delete leaves the flag set and no code.
+  return after !== null && revokedHere;
+}
+
+/** Revokes the codes matching `filter` not revoked yet, as `Enrollments.revoke` does one. Answers how many. */
+export async function revokeCodes(store: Store, filter: Filter<EnrollmentRecord>): Promise<number> {
+  let revoked = 0;
+  for (const { _id } of await store.enrollments.select({ ...filter, usesLeft: { $gt: 0 } }, ['_id']))
+    if (await revokeOne(store, _id, () => true)) revoked++;
+  return revoked;
 }

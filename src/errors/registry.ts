@@ -316,6 +316,11 @@ export const ERRORS = {
     meaning: 'No open transfer with that id is addressed to you.',
     fix: 'Ask the owner to open the transfer again.',
   },
+  ENROLLMENT_CODE_NOT_FOUND: {
+    status: 404,
+    meaning: 'No live enrollment code of this board has that id: unknown, spent, expired or already revoked.',
+    fix: 'List the board’s live codes with GET /api/boards/{projectId}/agents/enroll and use an id from there.',
+  },
   DEVICE_CODE_NOT_FOUND: {
     status: 404,
     meaning: 'No pending device request has that user code.',

@@ -68,7 +68,7 @@ const UserDetail = z.object({
 const Revoked = z.object({
   sessions: z.number().int(),
   tokens: z.number().int(),
-  enrollments: z.number().int().describe('Enrollment codes the account or its tokens made, deleted.'),
+  enrollments: z.number().int().describe('Enrollment codes the account or its tokens made, revoked.'),
   deviceGrants: z.number().int().describe('Device approvals it gave that no agent had collected, denied.'),
   invitations: z.number().int().describe('Invitations it sent that nobody had accepted, revoked.'),
   transfers: z.number().int().describe('Board ownership it offered that nobody had taken, cancelled.'),

@@ -27,11 +27,22 @@ const EnrollBody = z.strictObject({
   uses: z.number().int().min(1).max(100).describe('How many agents may enroll with the code.'),
   ttlSeconds: z.number().int().min(60).max(86_400).describe('How long the code stays good.'),
 });
+const CodeId = z
+  .string()
+  .describe('The code’s id (the sha256 it is stored under): it lists and revokes the code, and enrolls nobody.');
 const EnrollCode = z.object({
+  id: CodeId,
   code: z.string().describe('Shown once: only its sha256 is kept.'),
   projectId: z.string(),
   role: Role,
   uses: z.number().int(),
+  expiresAt: z.string(),
+});
+const LiveCode = z.object({
+  id: CodeId,
+  role: Role,
+  usesLeft: z.number().int(),
+  createdAt: z.string(),
   expiresAt: z.string(),
 });
 const RedeemBody = z.strictObject({ code: Secret, name: AgentName.describe('The new agent’s token name.') });
@@ -111,22 +122,27 @@ export function onboardingRoutes(deps: OnboardingDeps): Route[] {
   const anonymous = new AnonymousBoards(store, selector, audit);
   const group = 'onboarding';
 
+  /** Who may mint a board's codes may list and revoke them (Enrollments checks the role). */
+  const enrolling = {
+    group,
+    auth: 'bearer-or-session',
+    accountScope: true,
+    rateHeaders: true,
+  } as const;
+
   const family = (base: '/api/projects' | '/api/boards'): Route[] => [
     defineRoute<z.infer<typeof EnrollBody>, undefined>({
+      ...enrolling,
       method: 'post',
       path: `${base}/{projectId}/agents/enroll`,
       refusedWhileImpersonating: true,
-      group,
       summary: 'Mint an enrollment code: agents holding it get workspace tokens on this board (admin or owner).',
       description:
-        'Sessions and account-scoped tokens. The code is in this response only (its sha256 is stored); it is good for `uses` agents until `ttlSeconds` pass (a token’s code no longer than the token). ' +
+        'Sessions and account-scoped tokens. The code is in this response only (its sha256 is stored, and is its `id`); it is good for `uses` agents until `ttlSeconds` pass (a token’s code no longer than the token), or until revoked. ' +
         'Each agent redeems it with POST /api/projects/enroll and gets a token issued as you would issue it, so a code dies with your role on the board (or with your token).',
-      auth: 'bearer-or-session',
-      accountScope: true,
       bodyKind: 'json',
       body: EnrollBody,
       rate: 'write',
-      rateHeaders: true,
       errors: ['INVALID_PROJECT_ID', 'PROJECT_SCOPE_DENIED', 'ROLE_REQUIRED'],
       responses: { 201: { description: 'Minted.', schema: EnrollCode } },
       async handler({ ctx, body }) {
@@ -134,6 +150,43 @@ export function onboardingRoutes(deps: OnboardingDeps): Route[] {
           status: 201,
           body: await enrollments.mint(ctx.identity!, checkedId(ctx.params.projectId!), body, ctx.now),
         };
+      },
+    }),
+    defineRoute({
+      ...enrolling,
+      method: 'get',
+      path: `${base}/{projectId}/agents/enroll`,
+      summary: 'The board’s live enrollment codes, by id, newest first (admin or owner).',
+      description:
+        'Those that still admit agents: not spent, expired or revoked. Each by its `id`, never the code itself, with its role and the uses it has left.',
+      bodyKind: 'none',
+      rate: 'read',
+      errors: ['INVALID_PROJECT_ID', 'PROJECT_SCOPE_DENIED', 'ROLE_REQUIRED'],
+      responses: { 200: { description: 'Live codes.', schema: z.object({ codes: z.array(LiveCode) }) } },
+      async handler({ ctx }) {
+        return {
+          status: 200,
+          body: { codes: await enrollments.list(ctx.identity!, checkedId(ctx.params.projectId!), ctx.now) },
+        };
+      },
+    }),
+    defineRoute({
+      ...enrolling,
+      method: 'delete',
+      path: `${base}/{projectId}/agents/enroll/{codeId}`,
+      refusedWhileImpersonating: true,
+      summary: 'Revoke one enrollment code of the board before its uses or time run out (admin or owner).',
+      description:
+        'Whoever may mint the board’s codes may revoke any of them, by the `id` minting answered (or GET …/agents/enroll lists). From the answer on, the code enrolls nobody (400 INVALID_LINK_TOKEN), not even an agent whose redemption was under way: it gets no token. ' +
+        'Agents enrolled before keep their tokens (revoke those with DELETE /api/accounts/tokens/{tokenId}). An unknown, spent, expired or already revoked code is 404 ENROLLMENT_CODE_NOT_FOUND.',
+      bodyKind: 'none',
+      rate: 'write',
+      errors: ['INVALID_PROJECT_ID', 'PROJECT_SCOPE_DENIED', 'ROLE_REQUIRED', 'ENROLLMENT_CODE_NOT_FOUND'],
+      responses: { 204: { description: 'Revoked.' } },
+      async handler({ ctx }) {
+        const projectId = checkedId(ctx.params.projectId!);
+        await enrollments.revoke(ctx.identity!, projectId, ctx.params.codeId!, ctx.now);
+        return { status: 204 };
       },
     }),
     defineRoute<z.infer<typeof RedeemBody>, undefined>({

@@ -87,6 +87,9 @@ describe('impersonation limits', () => {
     const offered = await giver.client.post(`/api/boards/${given}/transfers`, { toUserId: person.accountId });
     expect(offered.status, offered.text).toBe(201);
     const transferId = offered.body.transfer.transferId as string;
+    const code = await person.client.post(`/api/projects/${projectId}/agents/enroll`, { uses: 2, ttlSeconds: 600 });
+    expect(code.status, code.text).toBe(201);
+    const codeId = code.body.id as string;
     const device = await new Client(srv().url).post('/api/auth/device/start', { clientName: 'laptop-agent' });
     expect(device.status, device.text).toBe(200);
     // An anonymous board to take over (by its claim secret, or a nonce its agent minted), and an invitation to the person.
@@ -118,6 +121,10 @@ describe('impersonation limits', () => {
         as.post(`/api/projects/${projectId}/agents/enroll`, { uses: 1, ttlSeconds: 600 }),
       'POST /api/boards/{projectId}/agents/enroll': () =>
         as.post(`${board}/agents/enroll`, { uses: 1, ttlSeconds: 600 }),
+      'DELETE /api/projects/{projectId}/agents/enroll/{codeId}': () =>
+        as.request('DELETE', `/api/projects/${projectId}/agents/enroll/${codeId}`),
+      'DELETE /api/boards/{projectId}/agents/enroll/{codeId}': () =>
+        as.request('DELETE', `${board}/agents/enroll/${codeId}`),
       'POST /api/accounts/provision': () =>
         as.post('/api/accounts/provision', { projectName: 'side board', agents: ['a'] }),
       'POST /api/auth/device/approve': () =>
@@ -170,7 +177,7 @@ describe('impersonation limits', () => {
       members: await store.members.find({ projectId: { $in: [projectId, given, hosted, anon.projectId] } }),
       invitations: await store.invitations.find({ projectId: { $in: [projectId, hosted] } }),
       transfers: await store.transfers.find({ projectId: given }),
-      enrollments: await store.enrollments.count({ projectId }),
+      enrollments: (await store.enrollments.find({ projectId })).map((e) => e.usesLeft),
       grants: (await store.deviceGrants.find({})).map((g) => g.status),
       billing: await store.billing.get(projectId),
       audit: (await store.audit.find({ projectId: { $in: [projectId, given] } } as never)).length,

@@ -5,9 +5,11 @@ import { expectError } from '../support/expect-error.js';
 import { Client, signedUp, startTestServer, type TestServer } from '../support/server.js';
 import { onboardingFlow } from './onboarding-flow.js';
 import { claimRecoveryFlow } from './claim-recovery-flow.js';
+import { enrollmentRevokeFlow } from './enrollment-revoke-flow.js';
 
 onboardingFlow('embedded', embeddedStore);
 claimRecoveryFlow('embedded', embeddedStore);
+enrollmentRevokeFlow('embedded', embeddedStore);
 
 describe('the per-address budget of enrollment and anonymous provisioning', () => {
   let srv: TestServer;

@@ -70,6 +70,8 @@ const REFUSED_WHILE_IMPERSONATING = [
   'POST /api/auth/device/approve',
   'POST /api/projects/{projectId}/agents/enroll',
   'POST /api/boards/{projectId}/agents/enroll',
+  'DELETE /api/projects/{projectId}/agents/enroll/{codeId}',
+  'DELETE /api/boards/{projectId}/agents/enroll/{codeId}',
   'POST /api/accounts/provision',
   'POST /api/account/billing/checkout',
   'POST /api/account/billing/portal',
