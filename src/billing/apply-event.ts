@@ -64,7 +64,7 @@ export async function applyEvent(
         };
       });
   crashPoint('webhook:after-apply');
-  if (record) await settlePlan(store, record, now);
+  if (record) await settlePlan(store, projectId, now);
   crashPoint('webhook:after-settle');
   try {
     await store.billingEvents.insert({ _id: event.id, version: 1, projectId, type: event.type, at: now });

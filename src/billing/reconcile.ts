@@ -173,10 +173,9 @@ export class BillingReconciler {
       // person must look (a conflict, a refusal): marked, so later passes do not ask again until
       // something new happens. Anything else (the store failing) is tried again next pass.
       if (!MARKED.has(code)) return true;
-      const record = await this.store.billing.get(c.projectId);
-      if (record) {
+      if (await this.store.billing.get(c.projectId)) {
         await markReconciled(this.store, c.projectId, now);
-        await settlePlan(this.store, record, now);
+        await settlePlan(this.store, c.projectId, now);
       }
       return true;
     }

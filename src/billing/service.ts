@@ -320,13 +320,8 @@ export class BillingService {
     until: number,
     now: number,
   ): Promise<{ plan: 'free' | 'pro'; billingPlan: 'free' | 'pro' } | null> {
-    const record = await this.store.billing.get(projectId);
-    const project = await modify(this.store.projects, projectId, () => ({
-      compPlan: plan,
-      compUntil: until,
-      plan: boardPlan({ compPlan: plan, compUntil: until }, record, now),
-    }));
-    return project && { plan: project.plan, billingPlan: billingPlan(record, now) };
+    const settled = await settlePlan(this.store, projectId, now, () => ({ compPlan: plan, compUntil: until }));
+    return settled && { plan: settled.after, billingPlan: settled.billing };
   }
 
   /**
@@ -336,11 +331,8 @@ export class BillingService {
   async endComplimentary(now: number): Promise<string[]> {
     const ended = await this.store.projects.select({ compUntil: { $gte: 1, $lte: now } }, ['compUntil']);
     for (const { _id } of ended) {
-      const record = await this.store.billing.get(_id);
-      await modify(this.store.projects, _id, (project) =>
-        typeof project.compUntil === 'number' && project.compUntil <= now
-          ? { compPlan: null, compUntil: null, plan: billingPlan(record, now) }
-          : null,
+      await settlePlan(this.store, _id, now, (project) =>
+        typeof project.compUntil === 'number' && project.compUntil <= now ? { compPlan: null, compUntil: null } : null,
       );
     }
     return ended.map((p) => p._id);
@@ -381,7 +373,7 @@ export class BillingService {
     const lapsed = (await this.store.billing.find({ status: 'past_due' })).filter(
       (r) => billingPlan(r, now) === 'free',
     );
-    for (const record of lapsed) await settlePlan(this.store, record, now);
+    for (const record of lapsed) await settlePlan(this.store, record._id, now);
     return lapsed.length;
   }
 

@@ -3,8 +3,15 @@
 // through here, so a subscription read from the provider settles exactly as its event would.
 import { AppError } from '../errors/app-error.js';
 import type { PlanName } from '../plans.js';
-import { modify, type BillingRecord, type Store } from '../../store/ports/store.js';
-import { boardPlan } from './plan.js';
+import {
+  ContentionError,
+  MODIFY_ATTEMPTS,
+  modify,
+  type BillingRecord,
+  type ProjectRecord,
+  type Store,
+} from '../../store/ports/store.js';
+import { billingPlan, boardPlan } from './plan.js';
 import type { BillingSetup, Prices, SubscriptionState } from './provider.js';
 
 /** Statuses under which a subscription is live: a second one is refused, account deletion cancels them. */
@@ -35,23 +42,46 @@ export function subscriptionChanges(
   };
 }
 
+/** What settling a board's plan did: its plan before and after, and what its billing alone says. */
+export interface PlanSettled {
+  before: PlanName;
+  after: PlanName;
+  billing: PlanName;
+}
+
+/** A complimentary plan set or cleared with the settlement (null: the project's stays). */
+export type CompChange = (project: ProjectRecord) => Pick<ProjectRecord, 'compPlan' | 'compUntil'> | null;
+
 /**
  * Keeps the project's plan (read by selection, limits and retention) equal to what its billing
- * (and a complimentary plan in force) derives. Idempotent: it writes only when they differ.
- * Answers the plan before and after (null: no such project).
+ * (and a complimentary plan in force) derives, with `comp`'s change of that plan in the same write.
+ * Idempotent: it writes only when they differ. The plan follows the billing record as it is now,
+ * not a copy a caller holds: the record is read before each attempt, and read again after the
+ * project's write; if it moved meanwhile (another node applied an event and may have settled
+ * before this write landed), the plan is worked out again. So whichever settlement writes last
+ * wrote from the record's newest version. Answers null when there is no such project.
  */
 export async function settlePlan(
   store: Store,
-  record: Pick<BillingRecord, '_id' | 'status' | 'pastDueSince'>,
+  projectId: string,
   now: number,
-): Promise<{ before: PlanName; after: PlanName } | null> {
-  let before: PlanName | null = null;
-  const project = await modify(store.projects, record._id, (current) => {
-    before = current.plan;
-    const plan = boardPlan(current, record, now);
-    return current.plan === plan ? null : { plan };
-  });
-  return project && before ? { before, after: project.plan } : null;
+  comp?: CompChange,
+): Promise<PlanSettled | null> {
+  for (let attempt = 0; attempt < MODIFY_ATTEMPTS; attempt++) {
+    const record = await store.billing.get(projectId);
+    let before: PlanName | null = null;
+    const project = await modify(store.projects, projectId, (current) => {
+      before = current.plan;
+      const changes = comp?.(current) ?? null;
+      const plan = boardPlan({ ...current, ...changes }, record, now);
+      return current.plan === plan && !changes ? null : { ...changes, plan };
+    });
+    if (!project || !before) return null;
+    const again = await store.billing.get(projectId);
+    if ((again?.version ?? null) === (record?.version ?? null))
+      return { before, after: project.plan, billing: billingPlan(record, now) };
+  }
+  throw new ContentionError('billing', projectId);
 }
 
 /** What one settlement from the provider did. */
@@ -60,7 +90,7 @@ export interface Settled {
   after: BillingRecord;
   /** Whether this settlement changed the record's subscription fields (reconciledAt aside). */
   changed: boolean;
-  plan: { before: PlanName; after: PlanName } | null;
+  plan: PlanSettled | null;
 }
 
 /** Of a customer's subscriptions (newest first), the one of this board: a live one first. */
@@ -125,7 +155,7 @@ export async function settleFromProvider(
   if (!after)
     throw new AppError('BILLING_SUBSCRIPTION_REQUIRED', 'The billing record of this board was removed meanwhile.');
   const changed = SUBSCRIPTION_FIELDS.some((f) => base[f] !== after[f]);
-  return { before, after, changed, plan: await settlePlan(store, after, now) };
+  return { before, after, changed, plan: await settlePlan(store, projectId, now) };
 }
 
 /** Marks the record as settled from the provider at `now` without changing what it says (a refusal the pass will not repeat every time). */
