@@ -1425,7 +1425,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete a project and its board, memberships and board tokens (owner; audited: board.delete). */
+        /**
+         * Delete a project and its board, memberships and board tokens (owner; audited: board.delete).
+         * @description A live (or past_due) subscription of the board is cancelled at the payment provider first; when that fails, nothing is deleted (502).
+         */
         delete: operations["DELETE_api_boards_projectId"];
         options?: never;
         head?: never;
@@ -2171,7 +2174,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete a project and its board, memberships and board tokens (owner; audited: board.delete). */
+        /**
+         * Delete a project and its board, memberships and board tokens (owner; audited: board.delete).
+         * @description A live (or past_due) subscription of the board is cancelled at the payment provider first; when that fails, nothing is deleted (502).
+         */
         delete: operations["DELETE_api_projects_projectId"];
         options?: never;
         head?: never;
@@ -14485,6 +14491,25 @@ export interface operations {
                     };
                 };
             };
+            /**
+             * @description PROVIDER_UNAVAILABLE: The payment provider could not be reached.
+             *     PROVIDER_REQUEST_FAILED: The payment provider refused the request.
+             *     PROVIDER_RESPONSE_INVALID: The payment provider answered with something unusable.
+             */
+            502: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "PROVIDER_UNAVAILABLE" | "PROVIDER_REQUEST_FAILED" | "PROVIDER_RESPONSE_INVALID";
+                        };
+                    };
+                };
+            };
             /** @description AUTH_UNAVAILABLE: The authentication store is unavailable, so authenticated surfaces fail closed. */
             503: {
                 headers: {
@@ -23685,6 +23710,25 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /**
+             * @description PROVIDER_UNAVAILABLE: The payment provider could not be reached.
+             *     PROVIDER_REQUEST_FAILED: The payment provider refused the request.
+             *     PROVIDER_RESPONSE_INVALID: The payment provider answered with something unusable.
+             */
+            502: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "PROVIDER_UNAVAILABLE" | "PROVIDER_REQUEST_FAILED" | "PROVIDER_RESPONSE_INVALID";
                         };
                     };
                 };

@@ -8,6 +8,7 @@ import { intInRange } from '../int-in-range.js';
 import type { Identity, Role } from '../auth/identity.js';
 import { auditRow, type RequestOrigin } from '../audit-row.js';
 import type { CommittedAudit } from '../board/committed-audit.js';
+import type { BillingService } from '../billing/service.js';
 import { modify, newBoardRecord, type MemberRecord, type ProjectRecord, type Store } from '../../store/ports/store.js';
 import { withAccountLock } from './account-lock.js';
 import { roleOn } from '../auth/project-selection.js';
@@ -120,13 +121,19 @@ export async function createProject(
   return project;
 }
 
-/** Deletes a board its owner asked to delete (deleteProject), then audits it: the row outlives the board. */
+/**
+ * Deletes a board its owner asked to delete (deleteProject), then audits it: the row outlives the
+ * board. Its live subscription is cancelled at the provider first (once the board is gone nobody
+ * can reach it through the portal): a provider that cannot do it stops the deletion, nothing deleted.
+ */
 export async function deleteBoard(
   store: Store,
   change: BoardChange,
   project: { id: string; name: string },
   now: number,
+  billing: Pick<BillingService, 'cancelBoardSubscription'>,
 ): Promise<void> {
+  await billing.cancelBoardSubscription(project.id, now);
   await deleteProject(store, project.id);
   await change.audit(
     auditRow({

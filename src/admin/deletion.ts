@@ -41,7 +41,7 @@ export class AccountDeletion {
   constructor(
     private readonly store: Store,
     /** Cancels the account's live subscriptions at the provider (BillingService.cancelLiveSubscriptions); throws to refuse. */
-    private readonly cancelSubscriptions: (accountId: string) => Promise<void>,
+    private readonly cancelSubscriptions: (accountId: string, now: number) => Promise<void>,
   ) {}
 
   /** Deletes the account as its owner or an operator; safe to run again (a run cut short is finished). */
@@ -49,7 +49,7 @@ export class AccountDeletion {
     const found = await this.store.accounts.get(accountId);
     if (!found) throw new AppError('NOT_FOUND', 'No account has that id.');
     const already = found.deletedAt != null;
-    if (!already) await this.cancelSubscriptions(accountId);
+    if (!already) await this.cancelSubscriptions(accountId, now);
     const account = await modify(this.store.accounts, accountId, (a) =>
       a.deletedAt != null ? null : { deletedAt: now, deletedBy: by, purgeAfter: now + DELETION_RETENTION_MS },
     );
@@ -83,7 +83,7 @@ export class AccountDeletion {
     if (!found) throw new AppError('NOT_FOUND', 'No account has that id.');
     if (confirm !== found.email)
       throw new AppError('ACCOUNT_DELETE_CONFIRM_MISMATCH', 'confirm must be the account’s exact email.');
-    if (found.deletedAt == null) await this.cancelSubscriptions(accountId);
+    if (found.deletedAt == null) await this.cancelSubscriptions(accountId, now);
     const marked = await modify(this.store.accounts, accountId, (a) =>
       a.purgeAfter === PURGING
         ? null

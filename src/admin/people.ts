@@ -27,7 +27,7 @@ export class PeopleDesk {
   constructor(
     private readonly store: Store,
     /** Cancels the account's live subscriptions at the provider; throws to refuse a deletion. */
-    cancelSubscriptions: (accountId: string) => Promise<void>,
+    cancelSubscriptions: (accountId: string, now: number) => Promise<void>,
     /** Tells every node to close a revoked credential's sockets. */
     private readonly revokeNotice: Revoke,
   ) {

@@ -49,6 +49,9 @@ const HANDLED = new Set([
   'invoice.paid',
   'invoice.payment_failed',
 ]);
+/** Whether the record's subscription still charges: live, or past_due (its payment retried). */
+const charging = (r: BillingRecord): boolean =>
+  !!r.subscriptionId && !!r.status && (LIVE.has(r.status) || r.status === 'past_due');
 const UPGRADES = [
   { plan: 'pro', interval: 'month' },
   { plan: 'pro', interval: 'year' },
@@ -204,24 +207,59 @@ export class BillingService {
   }
 
   /**
-   * Before an account is deleted: the live subscriptions of the boards it owns end (a provider that
-   * cannot be reached stops the deletion). The boards are found by projects.ownerId, the one record
-   * of who owns a board; a billing record's accountId may still name a previous owner.
+   * Before an account is deleted: the live subscriptions it pays for end (a provider that cannot be
+   * reached stops the deletion). Its boards are found by projects.ownerId, the one record of who
+   * owns a board (a billing record's accountId may still name a previous owner); records that name
+   * it and whose board is gone (deleted before it, its subscription not ended) are its too.
    */
-  async cancelLiveSubscriptions(accountId: string): Promise<void> {
-    const owned = await this.store.projects.select({ ownerId: accountId }, ['plan']);
-    const records = await Promise.all(owned.map((p) => this.store.billing.get(p._id)));
-    const live = records.filter(
-      (r): r is BillingRecord => !!r?.subscriptionId && !!r.status && (LIVE.has(r.status) || r.status === 'past_due'),
+  async cancelLiveSubscriptions(accountId: string, now: number): Promise<void> {
+    const [owned, named] = await Promise.all([
+      this.store.projects.select({ ownerId: accountId }, ['plan']),
+      this.store.billing.find({ accountId }),
+    ]);
+    const ofBoards = await Promise.all(owned.map((p) => this.store.billing.get(p._id)));
+    const ownedIds = new Set(owned.map((p) => p._id));
+    const orphaned = await Promise.all(
+      named
+        .filter((r) => !ownedIds.has(r._id) && charging(r))
+        .map(async (r) => ((await this.store.projects.get(r._id)) ? null : r)),
     );
+    await this.cancel([...ofBoards, ...orphaned], now);
+  }
+
+  /** Before a board is deleted: its live subscription ends at the provider (one that cannot be reached stops the deletion). */
+  async cancelBoardSubscription(projectId: string, now: number): Promise<void> {
+    await this.cancel([await this.store.billing.get(projectId)], now);
+  }
+
+  /**
+   * Ends the charging subscriptions of `records` at the provider, each then written canceled on
+   * its record (the provider's event says the same later; one already older than this is ignored)
+   * and its board's plan settled. Nothing is cancelled when billing is not configured here.
+   */
+  private async cancel(records: (BillingRecord | null)[], now: number): Promise<void> {
+    const live = records.filter((r): r is BillingRecord => !!r && charging(r));
     if (live.length === 0) return;
     if (!this.setup)
       throw new AppError(
         'PROVIDER_UNAVAILABLE',
-        'This account has live subscriptions and the payment provider is not configured here to cancel them.',
+        'There are live subscriptions and the payment provider is not configured here to cancel them.',
       );
     const { provider } = this.setup;
-    for (const record of live) await provider.cancelSubscription(record.subscriptionId!);
+    for (const record of live) {
+      await provider.cancelSubscription(record.subscriptionId!);
+      await modify(this.store.billing, record._id, (current) =>
+        current.subscriptionId === record.subscriptionId && charging(current)
+          ? {
+              status: 'canceled',
+              pastDueSince: null,
+              cancelAtPeriodEnd: false,
+              changedAt: Math.max(current.changedAt ?? 0, Math.floor(now / 1000) * 1000),
+            }
+          : null,
+      );
+      await settlePlan(this.store, record._id, now);
+    }
   }
 
   /**

@@ -46,7 +46,9 @@ export type AccountDeps = Pick<
 export function accountRoutes(deps: AccountDeps): Route[] {
   const accounts = new AccountService(deps.store, deps.passwords, deps.csrfToken, deps.limiter);
   const recovery = new Recovery(deps.store, deps.mailer, deps.passwords, deps.config.publicUrl, deps.limiter);
-  const deletion = new AccountDeletion(deps.store, (accountId) => deps.billing.cancelLiveSubscriptions(accountId));
+  const deletion = new AccountDeletion(deps.store, (accountId, now) =>
+    deps.billing.cancelLiveSubscriptions(accountId, now),
+  );
   const group = 'accounts';
 
   async function profile(ctx: RequestContext) {

@@ -83,7 +83,7 @@ export type AdminPeopleDeps = Pick<RouteDeps, 'store' | 'revoke' | 'billing'>;
 export function adminPeopleRoutes(deps: AdminPeopleDeps): Route[] {
   const people = new PeopleDesk(
     deps.store,
-    (accountId) => deps.billing.cancelLiveSubscriptions(accountId),
+    (accountId, now) => deps.billing.cancelLiveSubscriptions(accountId, now),
     deps.revoke,
   );
   const user = '/api/admin/users/{userId}';

@@ -61,7 +61,7 @@ const ListResponse = z.object({
 });
 
 /** What the projects routes use of the server's dependencies. */
-export type ProjectDeps = Pick<RouteDeps, 'store' | 'selector' | 'boards' | 'logger' | 'revoke'>;
+export type ProjectDeps = Pick<RouteDeps, 'store' | 'selector' | 'boards' | 'logger' | 'revoke' | 'billing'>;
 
 export function projectRoutes(deps: ProjectDeps): Route[] {
   const { store } = deps;
@@ -164,15 +164,24 @@ export function projectRoutes(deps: ProjectDeps): Route[] {
       group: 'projects',
       refusedWhileImpersonating: true,
       summary: 'Delete a project and its board, memberships and board tokens (owner; audited: board.delete).',
+      description:
+        'A live (or past_due) subscription of the board is cancelled at the payment provider first; when that fails, nothing is deleted (502).',
       auth: 'bearer-or-session',
       accountScope: true,
       bodyKind: 'none',
       rate: 'write',
-      errors: ['INVALID_PROJECT_ID', 'PROJECT_SCOPE_DENIED', 'ROLE_REQUIRED'],
+      errors: [
+        'INVALID_PROJECT_ID',
+        'PROJECT_SCOPE_DENIED',
+        'ROLE_REQUIRED',
+        'PROVIDER_UNAVAILABLE',
+        'PROVIDER_REQUEST_FAILED',
+        'PROVIDER_RESPONSE_INVALID',
+      ],
       responses: { 204: { description: 'Deleted.' } },
       async handler({ ctx }) {
         const project = await boardFor(deps, ctx.identity!, ctx.params.projectId!, 'owner');
-        await deleteBoard(store, { by: ctx.identity!, origin: originOf(ctx), audit }, project, ctx.now);
+        await deleteBoard(store, { by: ctx.identity!, origin: originOf(ctx), audit }, project, ctx.now, deps.billing);
         deps.revoke({ kind: 'revoked', boardId: project.id });
         return { status: 204 };
       },

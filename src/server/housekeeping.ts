@@ -41,7 +41,7 @@ export interface Housekeeping {
 
 export function startHousekeeping(deps: HousekeepingDeps): Housekeeping {
   const { store, clock, logger, billing, reconciler } = deps;
-  const deletion = new AccountDeletion(store, (accountId) => billing.cancelLiveSubscriptions(accountId));
+  const deletion = new AccountDeletion(store, (accountId, now) => billing.cancelLiveSubscriptions(accountId, now));
 
   const sweepAnonymousNow = async (): Promise<SweepResult> => {
     const swept = await sweepAnonymous(store, clock());

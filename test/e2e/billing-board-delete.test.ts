@@ -1,0 +1,87 @@
+// A Pro board deleted by its owner: its subscription must not outlive every way to end it (once the
+// board is gone the portal answers 403). DOMAIN.md "Billing": "Account deletion cancels the
+// account's live subscriptions first; provider unreachable: 502 PROVIDER_UNAVAILABLE and nothing
+// deleted." Board deletion does the same for the board's subscription, and account deletion also
+// finds the records that boards deleted before it left behind.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deleteProject } from '../../src/accounts/projects.js';
+import { makePro, webhookOnlyBilling } from '../support/billing.js';
+import { expectError } from '../support/expect-error.js';
+import { signedUp, startTestServer, type TestServer } from '../support/server.js';
+
+const SECRET = 'whsec_board_delete';
+
+async function proBoard(srv: TestServer) {
+  const user = await signedUp(srv.url);
+  const projectId = (await user.client.get('/api/projects')).body.projects[0].projectId as string;
+  await makePro(srv.url, srv.store, { owner: user.client, projectId }, SECRET);
+  expect((await srv.store.projects.get(projectId))!.plan).toBe('pro');
+  const deleteAccount = () =>
+    user.client.request('DELETE', '/api/account', {
+      json: { confirmEmail: user.email, currentPassword: user.password },
+    });
+  return { ...user, projectId, deleteAccount };
+}
+
+describe('deleting a Pro board, the provider unreachable', () => {
+  let srv: TestServer;
+  beforeAll(async () => {
+    srv = await startTestServer(webhookOnlyBilling(SECRET));
+  });
+  afterAll(async () => {
+    await srv.stop();
+  });
+
+  it('answers 502 PROVIDER_UNAVAILABLE and deletes nothing: the subscription is still reachable', async () => {
+    const { client, accountId, projectId, deleteAccount } = await proBoard(srv);
+    expectError(await client.request('DELETE', `/api/projects/${projectId}`), 502, 'PROVIDER_UNAVAILABLE');
+    expect((await srv.store.projects.get(projectId))!.plan).toBe('pro');
+    expect(await srv.store.billing.get(projectId)).toMatchObject({ accountId, status: 'active' });
+    expectError(await deleteAccount(), 502, 'PROVIDER_UNAVAILABLE');
+  });
+
+  it('still cancels (or refuses to forget) the subscription of a board deleted before', async () => {
+    const { accountId, projectId, deleteAccount } = await proBoard(srv);
+    // A board deleted before board deletion cancelled anything: its record left, still billed.
+    await deleteProject(srv.store, projectId);
+    expect(await srv.store.billing.get(projectId)).toMatchObject({ accountId, status: 'active' });
+    const res = await deleteAccount();
+    expect(res.status, `account deletion answered ${res.status} with a live subscription left uncancelled`).toBe(502);
+    expect((await srv.store.accounts.get(accountId))?.deletedAt ?? null).toBeNull();
+  });
+});
+
+describe('deleting a Pro board, the provider answering', () => {
+  const requests: string[] = [];
+  const provider = createServer((req, res) => {
+    requests.push(`${req.method} ${req.url}`);
+    req.resume();
+    const id = decodeURIComponent((req.url ?? '').split('/').pop() ?? '');
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ id, object: 'subscription', status: 'canceled' }));
+  });
+  let srv: TestServer;
+  beforeAll(async () => {
+    await new Promise<void>((r) => provider.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(provider.address() as AddressInfo).port}`;
+    srv = await startTestServer({ ...webhookOnlyBilling(SECRET), STRIPE_API_BASE: base });
+  });
+  afterAll(async () => {
+    await srv.stop();
+    await new Promise((r) => provider.close(r));
+  });
+
+  it('cancels the subscription first, then deletes the board; the account deletion has nothing left to cancel', async () => {
+    const { client, projectId, deleteAccount } = await proBoard(srv);
+    const subscriptionId = (await srv.store.billing.get(projectId))!.subscriptionId!;
+    expect((await client.request('DELETE', `/api/projects/${projectId}`)).status).toBe(204);
+    expect(requests).toEqual([`DELETE /v1/subscriptions/${subscriptionId}`]);
+    expect(await srv.store.projects.get(projectId)).toBeNull();
+    expect(await srv.store.billing.get(projectId)).toMatchObject({ subscriptionId, status: 'canceled' });
+    expect((await deleteAccount()).status).toBe(204);
+    expect(requests).toHaveLength(1);
+  });
+});
