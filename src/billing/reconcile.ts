@@ -8,7 +8,7 @@ import { AppError } from '../errors/app-error.js';
 import { DAY_MS } from '../plans.js';
 import type { Store } from '../../store/ports/store.js';
 import type { BillingSetup } from './provider.js';
-import { LIVE, markReconciled, settleFromProvider, settlePlan } from './settle.js';
+import { ENDED, endedUnread, LIVE, markReconciled, settleFromProvider, settlePlan } from './settle.js';
 
 /** How far back deliveries are looked at: Stripe retries a delivery for three days. */
 const RECENT_DELIVERIES_MS = 3 * DAY_MS;
@@ -29,8 +29,8 @@ const MARKED = new Set([
 ]);
 
 /** Why a record is re-read, in the order a bounded pass takes them. */
-type Reason = 'event' | 'period' | 'payment';
-const PRIORITY: Record<Reason, number> = { event: 0, period: 1, payment: 2 };
+type Reason = 'event' | 'ended' | 'period' | 'payment';
+const PRIORITY: Record<Reason, number> = { event: 0, ended: 1, period: 2, payment: 3 };
 
 interface Candidate {
   projectId: string;
@@ -42,7 +42,7 @@ interface Candidate {
 export interface ReconcileCounts {
   /** Records whose state could be stale. */
   candidates: number;
-  /** Provider calls made (one per record re-read). */
+  /** Provider calls made (one per record re-read; two for one whose subscription ended, its customer's listed). */
   reread: number;
   /** Records the provider's answer changed. */
   changed: number;
@@ -116,14 +116,11 @@ export class BillingReconciler {
     if (!this.setup) return counts;
     const due = await this.candidates(now);
     counts.candidates = due.length;
-    let left = due.slice(0, this.settings.maxCalls);
-    counts.deferred = due.length - left.length;
-    while (left.length > 0 && !this.stopped) {
-      const [next, ...rest] = left as [Candidate, ...Candidate[]];
-      left = rest;
-      if (!(await this.settle(this.setup, next, now, counts))) break;
+    let taken = 0;
+    while (taken < due.length && counts.reread < this.settings.maxCalls && !this.stopped) {
+      if (!(await this.settle(this.setup, due[taken++]!, now, counts))) break;
     }
-    counts.deferred += left.length;
+    counts.deferred += due.length - taken;
     this.totals.passes++;
     for (const k of Object.keys(counts) as (keyof ReconcileCounts)[]) this.totals[k] += counts[k];
     const quiet = counts.candidates === 0;
@@ -136,6 +133,7 @@ export class BillingReconciler {
     counts.reread++;
     try {
       const settled = await settleFromProvider(this.store, setup, c.projectId, now);
+      counts.reread += settled.calls - 1;
       const planChanged = settled.plan !== null && settled.plan.before !== settled.plan.after;
       if (settled.changed) counts.changed++;
       if (planChanged) counts.planChanged++;
@@ -192,6 +190,13 @@ export class BillingReconciler {
       const record = await this.store.billing.get(projectId);
       const reconciledAt = record?.reconciledAt ?? 0;
       if (record && reconciledAt < seenAt) add({ projectId, reason: 'event', reconciledAt });
+    }
+    // Ended and not re-read since: another subscription of the customer's may still charge.
+    for (const status of ENDED) {
+      for (const r of await this.store.billing.select({ status }, ['changedAt', 'reconciledAt'])) {
+        if (endedUnread({ status, ...r }))
+          add({ projectId: r._id, reason: 'ended', reconciledAt: r.reconciledAt ?? 0 });
+      }
     }
     for (const status of LIVE) {
       for (const r of await this.store.billing.select({ status }, ['currentPeriodEnd', 'reconciledAt'])) {

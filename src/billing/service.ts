@@ -13,7 +13,7 @@ import { billingPlan, boardPlan } from './plan.js';
 import type { BillingProvider, BillingSetup, ProviderEvent, Refund } from './provider.js';
 import { applyEvent } from './apply-event.js';
 import { crashPoint } from './crash-point.js';
-import { intervalOf, LIVE, settleFromProvider, settlePlan, type Settled } from './settle.js';
+import { charges, endedUnread, intervalOf, LIVE, settleFromProvider, settlePlan, type Settled } from './settle.js';
 
 export type { BillingSetup, Prices } from './provider.js';
 
@@ -49,9 +49,8 @@ const HANDLED = new Set([
   'invoice.paid',
   'invoice.payment_failed',
 ]);
-/** Whether the record's subscription still charges: live, or past_due (its payment retried). */
-const charging = (r: BillingRecord): boolean =>
-  !!r.subscriptionId && !!r.status && (LIVE.has(r.status) || r.status === 'past_due');
+/** Whether the record's subscription still charges. */
+const charging = (r: BillingRecord): boolean => !!r.subscriptionId && charges(r.status);
 const UPGRADES = [
   { plan: 'pro', interval: 'month' },
   { plan: 'pro', interval: 'year' },
@@ -318,9 +317,30 @@ export class BillingService {
         if (target instanceof Error) throw target;
         outcome = await applyEvent(this.store, this.setup?.prices ?? null, event, target!._id, now);
       }
-      return { eventId: event.id, type: event.type, projectId, handled, outcome };
     } finally {
       await this.audit(event, projectId, outcome, origin, now, replay);
+    }
+    if (projectId && outcome !== 'ignored') await this.followCharging(event, projectId, now);
+    return { eventId: event.id, type: event.type, projectId, handled, outcome };
+  }
+
+  /**
+   * After an event that ended the subscription the record follows, another of the customer's may
+   * still charge (two checkouts completed before either was paid): the provider is asked, and the
+   * record follows a charging one if there is one (settleFromProvider). A provider that cannot
+   * answer leaves it to the reconcile pass, which re-reads an ended record not re-read since.
+   */
+  private async followCharging(event: ProviderEvent, projectId: string, now: number): Promise<void> {
+    if (!this.setup || !event.type.startsWith('customer.subscription.')) return;
+    const record = await this.store.billing.get(projectId);
+    if (!record || record.subscriptionId !== event.object.id || !endedUnread(record)) return;
+    try {
+      await settleFromProvider(this.store, this.setup, projectId, now);
+    } catch (e) {
+      this.logger.warn(
+        { err: e, projectId },
+        'billing: the customer’s other subscriptions could not be read after one ended; the reconcile pass tries again',
+      );
     }
   }
 

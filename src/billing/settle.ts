@@ -16,6 +16,15 @@ import type { BillingSetup, Prices, SubscriptionState } from './provider.js';
 
 /** Statuses under which a subscription is live: a second one is refused, account deletion cancels them. */
 export const LIVE = new Set(['active', 'trialing']);
+/** Statuses a subscription never leaves: the board's record then follows another one of its customer's, if any charges. */
+export const ENDED = new Set(['canceled', 'incomplete_expired']);
+
+/** Whether the record's subscription ended and the provider was not asked since (another of the customer's may charge). */
+export const endedUnread = (record: Pick<BillingRecord, 'status' | 'changedAt' | 'reconciledAt'>): boolean =>
+  !!record.status && ENDED.has(record.status) && (record.reconciledAt ?? 0) < (record.changedAt ?? 0);
+
+/** Whether a subscription at `status` still charges: live, or past_due (its payment being retried). */
+export const charges = (status: string | null): boolean => !!status && (LIVE.has(status) || status === 'past_due');
 
 export function intervalOf(prices: Prices | null, priceId: string | null): 'month' | 'year' | null {
   if (!prices || !priceId) return null;
@@ -91,12 +100,14 @@ export interface Settled {
   /** Whether this settlement changed the record's subscription fields (reconciledAt aside). */
   changed: boolean;
   plan: PlanSettled | null;
+  /** Provider calls it made: two when the subscription followed had ended and the customer's were listed. */
+  calls: number;
 }
 
 /** Of a customer's subscriptions (newest first), the one of this board: a live one first. */
 function pick(subs: SubscriptionState[], projectId: string): SubscriptionState | null {
   const ours = subs.filter((s) => s.projectId === null || s.projectId === projectId);
-  return ours.find((s) => LIVE.has(s.status) || s.status === 'past_due') ?? ours[0] ?? null;
+  return ours.find((s) => charges(s.status)) ?? ours[0] ?? null;
 }
 
 const SUBSCRIPTION_FIELDS = [
@@ -111,7 +122,9 @@ const SUBSCRIPTION_FIELDS = [
 
 /**
  * Re-reads the board's subscription from the provider (by its id, or among its customer's when
- * no event named it yet) and settles the record, then the board's plan, from the answer. `now`
+ * no event named it yet, or when the one it names has ended: two checkouts completed before
+ * either was paid leave two, and the record follows one; when that one ends the other may still
+ * be charging) and settles the record, then the board's plan, from the answer. `now`
  * is taken before the provider is asked: the answer is at least as new as every event created
  * before it, so changedAt moves to it and an older event delivered later does not overwrite it;
  * an event applied meanwhile with a later time is newer than the answer and is kept, and so is a
@@ -128,9 +141,13 @@ export async function settleFromProvider(
 ): Promise<Settled> {
   const before = await store.billing.get(projectId);
   if (!before) throw new AppError('BILLING_SUBSCRIPTION_REQUIRED', 'This board has no billing record to re-read.');
-  const sub = before.subscriptionId
-    ? await setup.provider.getSubscription(before.subscriptionId)
-    : pick(await setup.provider.customerSubscriptions(before.customerId), projectId);
+  let sub = before.subscriptionId ? await setup.provider.getSubscription(before.subscriptionId) : null;
+  let calls = before.subscriptionId ? 1 : 0;
+  if (!sub || ENDED.has(sub.status)) {
+    const found = pick(await setup.provider.customerSubscriptions(before.customerId), projectId);
+    calls++;
+    if (!sub || (found && charges(found.status))) sub = found;
+  }
   if (!sub) throw new AppError('BILLING_SUBSCRIPTION_REQUIRED', 'The provider holds no subscription for this board.');
   if (sub.customerId !== before.customerId || (sub.projectId !== null && sub.projectId !== projectId)) {
     throw new AppError(
@@ -155,7 +172,7 @@ export async function settleFromProvider(
   if (!after)
     throw new AppError('BILLING_SUBSCRIPTION_REQUIRED', 'The billing record of this board was removed meanwhile.');
   const changed = SUBSCRIPTION_FIELDS.some((f) => base[f] !== after[f]);
-  return { before, after, changed, plan: await settlePlan(store, projectId, now) };
+  return { before, after, changed, plan: await settlePlan(store, projectId, now), calls };
 }
 
 /** Marks the record as settled from the provider at `now` without changing what it says (a refusal the pass will not repeat every time). */

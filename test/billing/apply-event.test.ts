@@ -120,7 +120,8 @@ async function reRead(b: Board, status: string, periodEnd: number, now: number, 
     cancelAtPeriodEnd: false,
     projectId: b.projectId,
   };
-  const provider = { getSubscription: async () => (await meanwhile(), s1) };
+  // The customer's only subscription is s1 (a re-read of an ended one lists the customer's too).
+  const provider = { getSubscription: async () => (await meanwhile(), s1), customerSubscriptions: async () => [s1] };
   await settleFromProvider(used.store, { provider, prices: PRICES } as unknown as BillingSetup, b.projectId, now);
 }
 

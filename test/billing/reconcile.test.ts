@@ -156,12 +156,13 @@ describe('the reconcile pass', () => {
     put(canceled);
 
     const counts = await reconciler(provider).pass(now);
+    // The ended one's customer is listed too: another of its subscriptions could still charge.
     expect(provider.calls.sort()).toEqual(
-      [unsettled.customerId, 'sub_ended', 'sub_failed', 'sub_paid', 'sub_renewed'].sort(),
+      [unsettled.customerId, 'sub_ended', ended.customerId, 'sub_failed', 'sub_paid', 'sub_renewed'].sort(),
     );
     expect(counts).toEqual({
       candidates: 5,
-      reread: 5,
+      reread: 6,
       changed: 5,
       planChanged: 4,
       conflicts: 0,
