@@ -576,7 +576,7 @@ export interface paths {
         };
         /**
          * Per account and board: stored bytes (estimated), events, requests and socket-minutes over 30 days, priced at the COST_* unit costs, beside the plan's revenue.
-         * @description With accountId: that account and the boards it owns. With projectId: that board. With neither: the boards active on `day`, by board id, paged with cursor.
+         * @description With accountId: that account and the boards it owns. With projectId: that board. With neither: the boards active on `day`, by board id, paged with cursor. A board paying on a price the service does not name has revenue.monthlyUsd null (not guessed), as when the REVENUE_PRO_* price is unset.
          */
         get: operations["GET_api_admin_costmodel"];
         put?: never;
@@ -764,7 +764,7 @@ export interface paths {
         };
         /**
          * The platform: sign-ups, active accounts, boards and agents per day, requests and events, Pro boards, monthly revenue, churn.
-         * @description Per-day figures come from the usage counters (each node writes its own every 5 s); revenue is priced at REVENUE_PRO_MONTHLY_USD and REVENUE_PRO_YEARLY_USD (null when either is unset).
+         * @description Per-day figures come from the usage counters (each node writes its own every 5 s); revenue is priced at REVENUE_PRO_MONTHLY_USD and REVENUE_PRO_YEARLY_USD (null when either is unset). A subscription on a price that is neither STRIPE_PRICE_MONTHLY nor STRIPE_PRICE_YEARLY is counted apart (subscriptions.unknownPrice) and adds nothing to the revenue.
          */
         get: operations["GET_api_admin_metrics"];
         put?: never;

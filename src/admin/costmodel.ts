@@ -4,7 +4,7 @@
 // estimate from the board's header (items per state, last seq) and the oldest event kept (one
 // indexed read), never from reading the board.
 import type { Config } from '../config.js';
-import { billingPlan, complimentaryPlan } from '../billing/plan.js';
+import { billingPlan, complimentaryPlan, monthlyRevenue } from '../billing/plan.js';
 import { AppError } from '../errors/app-error.js';
 import type { ProjectRecord, Store, UsageRecord } from '../../store/ports/store.js';
 import { lastDays, sumCounts, usageId, type UsageScope } from './usage.js';
@@ -83,7 +83,10 @@ async function storedEstimate(
   return { items, events, bytes: items * EST_ITEM_BYTES + events * EST_EVENT_BYTES };
 }
 
-/** The plan's monthly revenue from the board's billing record (null when the price is not configured); a complimentary plan brings none. */
+/**
+ * The plan's monthly revenue from the board's billing record (monthlyRevenue: null when it cannot
+ * be told, a price the service does not name or one not configured); a complimentary plan brings none.
+ */
 async function revenueOf(
   store: Pick<Store, 'billing'>,
   costs: Config['costs'],
@@ -95,8 +98,7 @@ async function revenueOf(
   const complimentary = project !== null && complimentaryPlan(project, now) === 'pro';
   if (!record || billingPlan(record, now) !== 'pro')
     return { plan: complimentary ? ('pro' as const) : ('free' as const), complimentary, interval: null, monthlyUsd: 0 };
-  const monthly =
-    record.interval === 'year' ? (costs.proYearly === null ? null : costs.proYearly / 12) : costs.proMonthly;
+  const monthly = monthlyRevenue(record, costs, now);
   return {
     plan: 'pro' as const,
     complimentary,

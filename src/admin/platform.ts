@@ -1,9 +1,10 @@
 // GET /api/admin/metrics: the platform as a business. Per day, from the platform usage row (one
 // direct read per day): sign-ups, anonymous boards, accounts, boards and agents active, requests,
 // refusals, commits and events. From billing records through the status index: Pro boards,
-// subscriptions by interval, monthly revenue at the configured prices, and churn over 30 days.
+// subscriptions by interval (and those at a price the service does not name, apart), monthly
+// revenue at the configured prices (src/billing/plan.ts monthlyRevenue), and churn over 30 days.
 import type { Config } from '../config.js';
-import { billingPlan } from '../billing/plan.js';
+import { billingPlan, monthlyRevenue } from '../billing/plan.js';
 import { DAY_MS } from '../plans.js';
 import type { Store } from '../../store/ports/store.js';
 import { lastDays, PLATFORM_KEY, usageId } from './usage.js';
@@ -56,9 +57,13 @@ export async function platformMetrics(
   const paying = live.filter((r) => billingPlan(r, now) === 'pro');
   const monthly = paying.filter((r) => r.interval === 'month').length;
   const yearly = paying.filter((r) => r.interval === 'year').length;
+  // On a price the service does not name: counted apart, their revenue not guessed.
+  const unknownPrice = paying.filter((r) => r.interval === null).length;
   const { proMonthly, proYearly } = config.costs;
   const revenue =
-    proMonthly === null || proYearly === null ? null : round2(monthly * proMonthly + (yearly * proYearly) / 12);
+    proMonthly === null || proYearly === null
+      ? null
+      : round2(paying.reduce((sum, r) => sum + (monthlyRevenue(r, config.costs, now) ?? 0), 0));
   const canceled = await store.billing.count({ status: 'canceled', changedAt: { $gte: now - CHURN_WINDOW_MS } });
   // Complimentary Pro plans in force (the compUntil index), those not also paid for.
   const paid = new Set(paying.map((r) => r._id));
@@ -71,7 +76,13 @@ export async function platformMetrics(
       /** Boards Pro through a subscription or a complimentary plan. */
       proBoards: paying.length + complimentary,
       complimentary,
-      subscriptions: { month: monthly, year: yearly, pastDue: live.filter((r) => r.status === 'past_due').length },
+      subscriptions: {
+        month: monthly,
+        year: yearly,
+        /** Paying on a price that is neither REVENUE's monthly nor yearly one: in no interval, not in the revenue. */
+        unknownPrice,
+        pastDue: live.filter((r) => r.status === 'past_due').length,
+      },
       monthlyRevenueUsd: revenue,
       churn: {
         canceledLast30Days: canceled,

@@ -163,7 +163,7 @@ export function adminWatchRoutes(deps: AdminWatchDeps): Route[] {
       summary:
         'The platform: sign-ups, active accounts, boards and agents per day, requests and events, Pro boards, monthly revenue, churn.',
       description:
-        'Per-day figures come from the usage counters (each node writes its own every 5 s); revenue is priced at REVENUE_PRO_MONTHLY_USD and REVENUE_PRO_YEARLY_USD (null when either is unset).',
+        'Per-day figures come from the usage counters (each node writes its own every 5 s); revenue is priced at REVENUE_PRO_MONTHLY_USD and REVENUE_PRO_YEARLY_USD (null when either is unset). A subscription on a price that is neither STRIPE_PRICE_MONTHLY nor STRIPE_PRICE_YEARLY is counted apart (subscriptions.unknownPrice) and adds nothing to the revenue.',
       query: MetricsQuery,
       errors: [],
       responses: { 200: { description: 'Per day, newest first, and billing.', schema: Loose } },
@@ -177,7 +177,7 @@ export function adminWatchRoutes(deps: AdminWatchDeps): Route[] {
       path: '/api/admin/costmodel',
       summary: `Per account and board: stored bytes (estimated), events, requests and socket-minutes over ${WINDOW_DAYS} days, priced at the COST_* unit costs, beside the plan's revenue.`,
       description:
-        'With accountId: that account and the boards it owns. With projectId: that board. With neither: the boards active on `day`, by board id, paged with cursor.',
+        'With accountId: that account and the boards it owns. With projectId: that board. With neither: the boards active on `day`, by board id, paged with cursor. A board paying on a price the service does not name has revenue.monthlyUsd null (not guessed), as when the REVENUE_PRO_* price is unset.',
       query: CostQuery,
       errors: ['NOT_FOUND', 'INVALID_CURSOR'],
       responses: { 200: { description: 'Costs in US dollars.', schema: Loose } },

@@ -1,6 +1,6 @@
-// A project's plan from its billing record (DOMAIN.md "Billing"), as a table.
+// A project's plan from its billing record (DOMAIN.md "Billing"), and what it brings in a month, as tables.
 import { describe, expect, it } from 'vitest';
-import { billingPlan, PAST_DUE_GRACE_MS } from '../../src/billing/plan.js';
+import { billingPlan, monthlyRevenue, PAST_DUE_GRACE_MS } from '../../src/billing/plan.js';
 
 const NOW = Date.UTC(2026, 10, 22);
 
@@ -19,5 +19,20 @@ describe('billingPlan', () => {
     [{ status: 'unpaid', pastDueSince: null }, 'free'],
   ] as const)('%o is %s', (record, plan) => {
     expect(billingPlan(record, NOW)).toBe(plan);
+  });
+});
+
+describe('monthlyRevenue', () => {
+  const prices = { proMonthly: 12, proYearly: 120 };
+  const live = { status: 'active', pastDueSince: null };
+  it.each([
+    [null, prices, 0],
+    [{ status: 'canceled', pastDueSince: null, interval: 'month' }, prices, 0],
+    [{ ...live, interval: 'month' }, prices, 12],
+    [{ ...live, interval: 'year' }, prices, 10],
+    [{ ...live, interval: null }, prices, null], // a price the service does not name: not guessed
+    [{ ...live, interval: 'year' }, { proMonthly: 12, proYearly: null }, null],
+  ] as const)('%o at %o is %s', (record, at, usd) => {
+    expect(monthlyRevenue(record, at, NOW)).toBe(usd);
   });
 });

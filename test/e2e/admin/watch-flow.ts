@@ -223,7 +223,7 @@ export function watchFlow(name: string, open: () => Promise<OpenedStore>): void 
       const { billing } = await watch('/api/admin/metrics');
       // Pro: two monthly, one yearly, one past due within its grace (monthly).
       expect(billing.proBoards).toBe(4);
-      expect(billing.subscriptions).toEqual({ month: 3, year: 1, pastDue: 1 });
+      expect(billing.subscriptions).toEqual({ month: 3, year: 1, unknownPrice: 0, pastDue: 1 });
       expect(billing.monthlyRevenueUsd).toBe(3 * 12 + 120 / 12);
       expect(billing.churn).toEqual({ canceledLast30Days: 1, rate: 0.2 });
       expect(billing.complimentary).toBe(0);
