@@ -56,7 +56,15 @@ const UPGRADES = [
   { plan: 'pro', interval: 'year' },
 ] as const;
 
+/** After a failed interval refresh, how long reads of that subscription answer without asking the provider again. */
+export const REFRESH_RETRY_MS = 60_000;
+/** Failed refreshes remembered at most (the oldest forgotten first). */
+const REFRESH_FAILURES_KEPT = 1_000;
+
 export class BillingService {
+  /** When each subscription's interval refresh last failed (a provider away is not asked on every read). */
+  private readonly refreshFailed = new Map<string, number>();
+
   constructor(
     private readonly store: Store,
     private readonly setup: BillingSetup | null,
@@ -67,28 +75,52 @@ export class BillingService {
     return this.setup !== null;
   }
 
+  /** Whether the interval refresh of `subscriptionId` may ask the provider now (none failed in the last REFRESH_RETRY_MS). */
+  private mayRefresh(subscriptionId: string, now: number): boolean {
+    const failedAt = this.refreshFailed.get(subscriptionId);
+    if (failedAt !== undefined && now - failedAt < REFRESH_RETRY_MS) return false;
+    this.refreshFailed.delete(subscriptionId);
+    return true;
+  }
+
+  private refreshFailedAt(subscriptionId: string, now: number): void {
+    if (this.refreshFailed.size >= REFRESH_FAILURES_KEPT)
+      this.refreshFailed.delete(this.refreshFailed.keys().next().value!);
+    this.refreshFailed.set(subscriptionId, now);
+  }
+
   /** The setup, or 503 BILLING_UNAVAILABLE. */
   private configured(): BillingSetup {
     if (!this.setup) throw new AppError('BILLING_UNAVAILABLE');
     return this.setup;
   }
 
-  /** GET /api/account/billing: a missing interval is refreshed from the provider when it answers. */
+  /**
+   * GET /api/account/billing: a missing interval is refreshed from the provider when it answers.
+   * Only a price never learned is asked for: once the record holds the provider's price, its
+   * interval is worked out here (null for a price the service does not name, without asking again
+   * on every read); a refresh that failed is not tried again for REFRESH_RETRY_MS.
+   */
   async state(projectId: string, now: number): Promise<AccountBilling> {
     let record = await this.store.billing.get(projectId);
-    if (record?.subscriptionId && record.interval === null && this.setup) {
-      try {
-        const fresh = await this.setup.provider.getSubscription(record.subscriptionId);
-        record =
-          (await modify(this.store.billing, projectId, () => ({
-            priceId: fresh.priceId,
-            interval: intervalOf(this.setup!.prices, fresh.priceId),
-          }))) ?? record;
-      } catch (e) {
-        this.logger.warn(
-          { err: e, projectId },
-          'billing: the subscription interval could not be refreshed; answering without it',
-        );
+    const subscriptionId = record?.subscriptionId;
+    if (record && subscriptionId && record.interval === null && this.setup) {
+      if (record.priceId !== null) record = { ...record, interval: intervalOf(this.setup.prices, record.priceId) };
+      else if (this.mayRefresh(subscriptionId, now)) {
+        try {
+          const fresh = await this.setup.provider.getSubscription(subscriptionId);
+          record =
+            (await modify(this.store.billing, projectId, () => ({
+              priceId: fresh.priceId,
+              interval: intervalOf(this.setup!.prices, fresh.priceId),
+            }))) ?? record;
+        } catch (e) {
+          this.refreshFailedAt(subscriptionId, now);
+          this.logger.warn(
+            { err: e, projectId },
+            'billing: the subscription interval could not be refreshed; answering without it',
+          );
+        }
       }
     }
     const project = await this.store.projects.get(projectId);

@@ -284,6 +284,53 @@ describe('a provider that is down, or answers garbage', () => {
   });
 });
 
+describe('GET billing’s interval refresh', () => {
+  it('asks the provider once, not on every read: once for a price it does not name, once a minute when it fails', async () => {
+    const subscription = {
+      id: 'sub_legacy',
+      object: 'subscription',
+      customer: 'cus_legacy',
+      status: 'active',
+      items: { data: [{ price: { id: 'price_legacy_2024' } }] },
+    };
+    const refusal = {
+      error: { type: 'invalid_request_error', message: 'No such subscription', code: 'resource_missing' },
+    };
+    const provider = await fakeProvider((path) =>
+      path.includes('sub_legacy')
+        ? { status: 200, body: JSON.stringify(subscription) }
+        : { status: 400, body: JSON.stringify(refusal) },
+    );
+    const srv = await startTestServer(billingEnv(provider.url));
+    try {
+      const legacy = await owned(srv);
+      await srv.store.billing.insert(
+        record(legacy.projectId, legacy.accountId, { subscriptionId: 'sub_legacy', status: 'active' }),
+      );
+      for (let i = 0; i < 3; i++) {
+        const res = await legacy.owner.get(`/api/account/billing${legacy.q}`);
+        expect(res.body).toMatchObject({ plan: 'pro', subscription: { status: 'active', interval: null } });
+      }
+      expect(provider.requests).toEqual(['GET /v1/subscriptions/sub_legacy']);
+      expect(await srv.store.billing.get(legacy.projectId)).toMatchObject({
+        priceId: 'price_legacy_2024',
+        interval: null,
+      });
+
+      const refused = await owned(srv);
+      await srv.store.billing.insert(
+        record(refused.projectId, refused.accountId, { subscriptionId: 'sub_gone', status: 'active' }),
+      );
+      for (let i = 0; i < 3; i++)
+        expect((await refused.owner.get(`/api/account/billing${refused.q}`)).status).toBe(200);
+      expect(provider.requests.filter((r) => r.includes('sub_gone'))).toHaveLength(1);
+    } finally {
+      await srv.stop();
+      await provider.close();
+    }
+  });
+});
+
 describe.skipIf(!stripeBase)('account deletion with a subscription (stripe-mock)', () => {
   it('cancels the live subscription, then deletes (the account kept 30 days, closed)', async () => {
     const srv = await startTestServer(billingEnv(stripeBase!));
