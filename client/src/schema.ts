@@ -923,7 +923,7 @@ export interface paths {
         put?: never;
         /**
          * Act as the account for 30 minutes: an impersonation session of its own replaces the session cookie, the operator’s session waits for the end.
-         * @description Every response to the impersonation session carries X-Impersonated-By (the operator’s account id) and every audit row it causes `impersonatedBy`. What outlives the session or changes who can act or pay is refused meanwhile (403 IMPERSONATION_FORBIDDEN): password and email changes, account deletion, tokens (issue, reissue, change, revoke), enrollment codes and device approvals, invitations (create, revoke), role changes, member removal, transfers (offer, accept), deleting a board, billing and applying a rewind. The operator’s own session moves to the board_operator_session cookie, sent only under /api/admin/impersonation: the console answers 404 until POST /api/admin/impersonation/end.
+         * @description Every response to the impersonation session carries X-Impersonated-By (the operator’s account id) and every audit row it causes `impersonatedBy`. What outlives the session or changes who can act or pay is refused meanwhile (403 IMPERSONATION_FORBIDDEN): password and email changes, account deletion, tokens (issue, reissue, change, revoke), enrollment codes, device approvals and an anonymous board’s takeover links, invitations (create, revoke), role changes, member removal, transfers (offer, accept), deleting a board, billing and applying a rewind. The operator’s own session moves to the board_operator_session cookie, sent only under /api/admin/impersonation: the console answers 404 until POST /api/admin/impersonation/end.
          */
         post: operations["POST_api_admin_users_userId_impersonate"];
         delete?: never;
@@ -3502,7 +3502,7 @@ export interface operations {
             };
             /**
              * @description CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -3814,7 +3814,7 @@ export interface operations {
              * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -4014,7 +4014,7 @@ export interface operations {
              * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -4349,7 +4349,7 @@ export interface operations {
              * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -4558,7 +4558,7 @@ export interface operations {
             };
             /**
              * @description CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -5230,7 +5230,7 @@ export interface operations {
              * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -5626,7 +5626,7 @@ export interface operations {
             /**
              * @description FREE_PROJECT_LIMIT: The plan’s project limit is reached.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -5833,7 +5833,7 @@ export interface operations {
              * @description FREE_PROJECT_LIMIT: The plan’s project limit is reached.
              *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -6166,7 +6166,7 @@ export interface operations {
              *     ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     TOKEN_SCOPE_EXCEEDED: A token may not make or change a token that outlives or exceeds it, nor manage tokens it did not issue.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -6324,7 +6324,7 @@ export interface operations {
              * @description TOKEN_SCOPE_EXCEEDED: A token may not make or change a token that outlives or exceeds it, nor manage tokens it did not issue.
              *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -6495,7 +6495,7 @@ export interface operations {
              * @description TOKEN_SCOPE_EXCEEDED: A token may not make or change a token that outlives or exceeds it, nor manage tokens it did not issue.
              *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -6694,7 +6694,7 @@ export interface operations {
              * @description TOKEN_SCOPE_EXCEEDED: A token may not make or change a token that outlives or exceeds it, nor manage tokens it did not issue.
              *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -12245,7 +12245,7 @@ export interface operations {
             };
             /**
              * @description CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -12410,7 +12410,7 @@ export interface operations {
              * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -14445,7 +14445,7 @@ export interface operations {
              * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -14949,7 +14949,7 @@ export interface operations {
              * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -15290,7 +15290,7 @@ export interface operations {
             /**
              * @description FREE_PROJECT_LIMIT: The plan’s project limit is reached.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -15470,6 +15470,7 @@ export interface operations {
              * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -15480,7 +15481,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "PROJECT_SCOPE_DENIED" | "ROLE_REQUIRED" | "CSRF_REJECTED";
+                            code?: "PROJECT_SCOPE_DENIED" | "ROLE_REQUIRED" | "CSRF_REJECTED" | "IMPERSONATION_FORBIDDEN";
                         };
                     };
                 };
@@ -15828,7 +15829,7 @@ export interface operations {
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -16037,7 +16038,7 @@ export interface operations {
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -16260,7 +16261,7 @@ export interface operations {
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -16611,7 +16612,7 @@ export interface operations {
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -16799,7 +16800,7 @@ export interface operations {
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -17008,7 +17009,7 @@ export interface operations {
              * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -17501,7 +17502,7 @@ export interface operations {
              * @description INVITATION_EMAIL_MISMATCH: The invitation was sent to another email address than the signed-in account’s.
              *     EMAIL_NOT_VERIFIED: The signed-in account has not confirmed its email address, and this needs it confirmed: joining a board as the invited address takes proof that you read its mail.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -17709,7 +17710,7 @@ export interface operations {
             /**
              * @description FREE_PROJECT_LIMIT: The plan’s project limit is reached.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -23668,7 +23669,7 @@ export interface operations {
              * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -24172,7 +24173,7 @@ export interface operations {
              * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -24513,7 +24514,7 @@ export interface operations {
             /**
              * @description FREE_PROJECT_LIMIT: The plan’s project limit is reached.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
-             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -24693,6 +24694,7 @@ export interface operations {
              * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
              *     ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
+             *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
             403: {
                 headers: {
@@ -24703,7 +24705,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "PROJECT_SCOPE_DENIED" | "ROLE_REQUIRED" | "CSRF_REJECTED";
+                            code?: "PROJECT_SCOPE_DENIED" | "ROLE_REQUIRED" | "CSRF_REJECTED" | "IMPERSONATION_FORBIDDEN";
                         };
                     };
                 };

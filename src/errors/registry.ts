@@ -250,7 +250,7 @@ export const ERRORS = {
   IMPERSONATION_FORBIDDEN: {
     status: 403,
     meaning:
-      'An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes and device approvals; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.',
+      'An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.',
     fix: 'The account’s owner does it, signed in as themselves; the operator ends the impersonation (POST /api/admin/impersonation/end).',
     raisedBy: [REFUSED_WHILE_IMPERSONATING],
   },

@@ -104,7 +104,7 @@ export function adminAccessRoutes(deps: AdminAccessDeps): Route[] {
         'Act as the account for 30 minutes: an impersonation session of its own replaces the session cookie, the operator’s session waits for the end.',
       description:
         'Every response to the impersonation session carries X-Impersonated-By (the operator’s account id) and every audit row it causes `impersonatedBy`. ' +
-        'What outlives the session or changes who can act or pay is refused meanwhile (403 IMPERSONATION_FORBIDDEN): password and email changes, account deletion, tokens (issue, reissue, change, revoke), enrollment codes and device approvals, invitations (create, revoke), role changes, member removal, transfers (offer, accept), deleting a board, billing and applying a rewind. ' +
+        'What outlives the session or changes who can act or pay is refused meanwhile (403 IMPERSONATION_FORBIDDEN): password and email changes, account deletion, tokens (issue, reissue, change, revoke), enrollment codes, device approvals and an anonymous board’s takeover links, invitations (create, revoke), role changes, member removal, transfers (offer, accept), deleting a board, billing and applying a rewind. ' +
         `The operator’s own session moves to the ${OPERATOR_SESSION_COOKIE} cookie, sent only under ${IMPERSONATION_PATH}: the console answers 404 until POST ${IMPERSONATION_PATH}/end.`,
       bodyKind: 'json',
       body: ImpersonateBody,

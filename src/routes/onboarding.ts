@@ -211,6 +211,7 @@ export function onboardingRoutes(deps: OnboardingDeps): Route[] {
       method: 'post',
       path: `${base}/{projectId}/claim-nonce`,
       group,
+      refusedWhileImpersonating: true,
       summary: 'A single-use link (15 minutes) for a person to take this anonymous board over.',
       description:
         'Called by the board’s own agent token (or another credential of its owner). Only boards of an anonymous account (POST /api/accounts/anon-provision) can be handed over this way: others are 409 BOARD_NOT_ANONYMOUS. ' +

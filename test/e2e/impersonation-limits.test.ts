@@ -139,6 +139,8 @@ describe('impersonation limits', () => {
         as.post(`/api/boards/invitations/${link.invitationId}/accept`, { token: link.token }),
       'POST /api/accounts/claim-anonymous': () =>
         as.post('/api/accounts/claim-anonymous', { claimSecret: anon.claimSecret }),
+      'POST /api/projects/{projectId}/claim-nonce': () => as.post(`/api/projects/${projectId}/claim-nonce`),
+      'POST /api/boards/{projectId}/claim-nonce': () => as.post(`${board}/claim-nonce`),
       'POST /api/projects/{projectId}/claim': () => as.post(`/api/projects/${anon.projectId}/claim`, { nonce }),
       'POST /api/boards/{projectId}/claim': () => as.post(`/api/boards/${anon.projectId}/claim`, { nonce }),
       'POST /api/boards/{projectId}/members/{userId}/role': () =>

@@ -85,6 +85,8 @@ const REFUSED_WHILE_IMPERSONATING = [
   'POST /api/boards/{projectId}/invitations/{invitationId}/resend',
   'POST /api/boards/invitations/{invitationId}/accept',
   'POST /api/accounts/claim-anonymous',
+  'POST /api/projects/{projectId}/claim-nonce',
+  'POST /api/boards/{projectId}/claim-nonce',
   'POST /api/projects/{projectId}/claim',
   'POST /api/boards/{projectId}/claim',
   'POST /api/boards/{projectId}/members/{userId}/role',
