@@ -93,14 +93,7 @@ export class Authenticator {
       if (session && !session.revoked && session.expiresAt <= now) await this.lapsed(session, now);
       return session !== null && !session.revoked && session.expiresAt > now;
     }
-    const token = await this.store.tokens.get(identity.tokenId);
-    // A reissued token keeps its id but not its secret, whose prefix is in the identity.
-    return (
-      token !== null &&
-      !token.revoked &&
-      (token.expiresAt === null || token.expiresAt > now) &&
-      token.prefix === identity.prefix
-    );
+    return tokenStands(await this.store.tokens.get(identity.tokenId), identity, now);
   }
 
   private fromSession(cookie: string, now: number): Maybe<Identity | null> {
@@ -129,6 +122,16 @@ export class Authenticator {
     });
   }
 }
+
+/**
+ * Whether the token behind a token identity still stands at `now`: not revoked, not expired, and
+ * not reissued since (a reissued token keeps its id but not its secret, whose prefix is in the identity).
+ */
+export const tokenStands = (token: TokenRecord | null, identity: TokenIdentity, now: number): token is TokenRecord =>
+  token !== null &&
+  !token.revoked &&
+  (token.expiresAt === null || token.expiresAt > now) &&
+  token.prefix === identity.prefix;
 
 /**
  * Identities as made from a record, kept while the record is: the identity cache hands out the same

@@ -1,12 +1,14 @@
-// Whether a socket may watch a board, read afresh each time it asks: a token is read again (its role
-// may have narrowed while the socket stayed open, a takeover moves it to another account), and a
-// subscribe whose read raced a membership change reads again, so none slips in under a lost role.
+// Whether a socket may watch a board, read afresh each time it asks: its credential is read again
+// (a session or token that ended since the socket opened closes it, as revalidation would, rather
+// than waiting for it; a token's role may have narrowed, a takeover moves it to another account),
+// and a subscribe whose read raced a membership change reads again, so none slips in under a lost role.
+import { tokenStands } from '../auth/authenticator.js';
 import type { Identity } from '../auth/identity.js';
 import type { ProjectSelector, SelectedProject } from '../auth/project-selection.js';
 import type { Store } from '../../store/ports/store.js';
 import { transmit, type Connection } from './connection.js';
 import type { OperatorAccess, OperatorView } from './operator-access.js';
-import type { Topic } from './protocol.js';
+import { CLOSE, type Topic } from './protocol.js';
 import type { OwedEnd, Subscriptions } from './subscriptions.js';
 import { carriesLeaseEnds } from './topics.js';
 
@@ -30,6 +32,9 @@ const MEMBERSHIP_READS = 4;
 export interface AccessChecksDeps {
   selector: Pick<ProjectSelector, 'reachable' | 'closedTo'>;
   tokens: Pick<Store['tokens'], 'get'>;
+  /** Whether a session still stands (Authenticator.stillValid, as revalidation asks). */
+  stillValid(identity: Identity): Promise<boolean>;
+  clock: () => number;
   /** Operators' sockets reach any board. */
   operators?: Pick<OperatorAccess, 'board'>;
   subscriptions: Pick<Subscriptions, 'state' | 'watchersOf' | 'accountOf'>;
@@ -40,9 +45,13 @@ export class AccessChecks {
 
   constructor(private readonly deps: AccessChecksDeps) {}
 
-  /** A token is read afresh: its role may have narrowed, and a board takeover moves it to the new owner's account. An operator's session reaches every board. */
-  async reachable(conn: Connection, boardId: string): Promise<Reach> {
-    const identity = await this.current(conn);
+  /**
+   * A token is read afresh: its role may have narrowed, and a board takeover moves it to the new
+   * owner's account. An operator's session reaches every board. A session is read again only when
+   * `readSession` (a subscribe: revalidation, the other caller, has read it just before).
+   */
+  async reachable(conn: Connection, boardId: string, readSession = false): Promise<Reach> {
+    const identity = await this.current(conn, readSession);
     if (!identity) return null;
     if (identity.kind !== 'token')
       return (
@@ -55,16 +64,21 @@ export class AccessChecks {
 
   /** Whether the socket would reach the board but it is closed (its owner's account deleted): refused BOARD_CLOSED, as REST refuses it. */
   async closed(conn: Connection, boardId: string): Promise<boolean> {
-    const identity = await this.current(conn);
+    const identity = await this.current(conn, false);
     return identity !== null && this.deps.selector.closedTo(identity, boardId);
   }
 
-  /** The socket's credential as it stands: a token read afresh (null once revoked), its account kept for the socket. */
-  private async current(conn: Connection): Promise<Identity | null> {
+  /**
+   * The socket's credential as it stands: a token read afresh (its account kept for the socket), a
+   * session read again when `readSession`. One that no longer stands (revoked, reissued, expired)
+   * closes the socket, as revalidation would (AccessChanges.revalidate), and is null.
+   */
+  private async current(conn: Connection, readSession: boolean): Promise<Identity | null> {
     const identity = conn.identity;
-    if (identity.kind !== 'token') return identity;
+    if (identity.kind !== 'token')
+      return !readSession || (await this.deps.stillValid(identity)) ? identity : ended(conn);
     const token = await this.deps.tokens.get(identity.tokenId);
-    if (!token || token.revoked || token.prefix !== identity.prefix) return null;
+    if (!tokenStands(token, identity, this.deps.clock())) return ended(conn);
     const state = this.deps.subscriptions.state(conn);
     if (state) state.accountId = token.accountId;
     return { ...identity, role: token.role, accountId: token.accountId };
@@ -86,7 +100,7 @@ export class AccessChecks {
       this.probes.add(probe);
       let project: Reach;
       try {
-        project = await this.reachable(conn, boardId);
+        project = await this.reachable(conn, boardId, true);
       } catch (e) {
         this.endProbe(probe);
         throw e;
@@ -122,4 +136,10 @@ export class AccessChecks {
     for (const probe of this.probes)
       if (probe.boardId === boardId && this.deps.subscriptions.accountOf(probe.conn) === accountId) probe.stale = true;
   }
+}
+
+/** Closes the socket of a credential that no longer stands. */
+function ended(conn: Connection): null {
+  conn.close(CLOSE.revoked, 'the credential was revoked');
+  return null;
 }

@@ -112,8 +112,15 @@ export class Hub {
     this.budgets = new SocketBudgets({ clock, windowOf, onOverBudget: deps.onOverBudget });
     this.errors = new SocketErrors(deps);
     const { subscriptions, streams, frames, firehose, budgets, errors } = this;
-    const access = new AccessChecks({ selector: deps.selector, tokens: store.tokens, operators, subscriptions });
     const stillValid = (identity: Identity) => deps.stillValid(identity);
+    const access = new AccessChecks({
+      selector: deps.selector,
+      tokens: store.tokens,
+      stillValid,
+      clock,
+      operators,
+      subscriptions,
+    });
     this.changes = new AccessChanges({ subscriptions, access, firehose, operators, stillValid });
     const delivery = (this.delivery = new Delivery({ feed, subscriptions, streams, frames }));
     this.leases = new LeaseNews({ subscriptions, streams: this.streams, access, frames, clock });
