@@ -6,6 +6,10 @@
 // by the browser only under IMPERSONATION_PATH: the console is shut until the impersonation ends,
 // and the end route (reached through that cookie, src/admin/gate.ts) puts it back.
 //
+// It holds only while the operator does: their own session standing (not signed out, revoked or
+// expired) and they still an operator (src/auth/authenticator.ts, `operatorPresent`; a revoked
+// operator session's notice closes its sockets too, src/ws/access-changes.ts).
+//
 // It ends explicitly (POST /api/admin/impersonation/end: the session revoked, its sockets closed),
 // or by itself at 30 minutes, written down when noticed: the session presented again (a request or
 // a socket's revalidation, src/auth/authenticator.ts), or the end route called after it. Either end

@@ -38,6 +38,11 @@ export interface AuthenticatorHooks {
    * never failing the request (which is refused either way).
    */
   impersonationLapsed?(session: SessionRecord, now: number): Promise<void>;
+  /**
+   * Whether the account is an operator now (OperatorGate.isOperator): an impersonation session
+   * holds only while its operator still is one. Absent, the operator's own session alone decides.
+   */
+  isOperator?(accountId: string): Promise<boolean>;
 }
 
 /** Where a request's credential is looked up: the store, or a cache in front of it (src/auth/identity-cache.ts). */
@@ -91,7 +96,8 @@ export class Authenticator {
     if (identity.kind === 'session') {
       const session = await this.store.sessions.get(identity.sessionId);
       if (session && !session.revoked && session.expiresAt <= now) await this.lapsed(session, now);
-      return session !== null && !session.revoked && session.expiresAt > now;
+      if (session === null || session.revoked || session.expiresAt <= now) return false;
+      return !session.impersonation || this.operatorPresent(session.impersonation, this.store.sessions, now);
     }
     return tokenStands(await this.store.tokens.get(identity.tokenId), identity, now);
   }
@@ -100,7 +106,29 @@ export class Authenticator {
     return andThen(this.reads.sessions.get(sha256(cookie)), (session) => {
       if (!session || session.revoked) return null;
       if (session.expiresAt <= now) return this.lapsed(session, now).then(() => null);
-      return sessionIdentity(session);
+      if (!session.impersonation) return sessionIdentity(session);
+      return andThen(this.operatorPresent(session.impersonation, this.reads.sessions, now), (present) =>
+        present ? sessionIdentity(session) : null,
+      );
+    });
+  }
+
+  /**
+   * Whether the operator behind an impersonation session is still there: acting as an account needs
+   * the operator signed in (src/admin/impersonation.ts), so the session holds only while the
+   * operator's own session stands (not deleted by a sign-out or a revoke, not revoked, not expired)
+   * and the operator is still one. The operator's session is read through `sessions` each time (on
+   * requests the identity cache, whose entry of it goes on every node when it is written), never
+   * kept with the impersonation session's identity.
+   */
+  private operatorPresent(
+    imp: NonNullable<SessionRecord['impersonation']>,
+    sessions: ReadsById<SessionRecord>,
+    now: number,
+  ): Maybe<boolean> {
+    return andThen(sessions.get(imp.operatorSessionId), (own) => {
+      if (!own || own.revoked || own.expiresAt <= now || own.accountId !== imp.operatorId) return false;
+      return this.hooks.isOperator?.(imp.operatorId) ?? true;
     });
   }
 

@@ -41,16 +41,20 @@ export async function startAccess(parts: {
   });
   const authenticator = new Authenticator(
     store,
-    { impersonationLapsed: (session, now) => noticeLapsed(store, session, now) },
+    {
+      impersonationLapsed: (session, now) => noticeLapsed(store, session, now),
+      isOperator: (accountId): Promise<boolean> => operators.isOperator(accountId),
+    },
     identities,
   );
+  const operators = new OperatorGate(authenticator, store, config.operatorEmails);
   const allowlist = new Allowlist(store, logger, () => bus.notify({ kind: 'allowlist.changed' }));
   await allowlist.start();
   return {
     identities,
     authenticator,
     selector: new ProjectSelector(identities),
-    operators: new OperatorGate(authenticator, store, config.operatorEmails),
+    operators,
     allowlist,
     limiter: withExemption(parts.limiter, allowlist),
   };

@@ -47,13 +47,22 @@ export class AccessChanges {
     }
   }
 
-  /** Closes a revoked credential's sockets; a deleted board's watchers are unsubscribed. */
+  /**
+   * Closes a revoked credential's sockets, and those of the impersonation sessions it held up (an
+   * operator's own session revoked, or their account's sessions: Authenticator.operatorPresent); a
+   * deleted board's watchers are unsubscribed.
+   */
   revoked(notice: RevokedNotice): void {
     const tokens = notice.tokenIds?.length ? new Set(notice.tokenIds) : null;
     for (const conn of [...this.deps.subscriptions.connections()]) {
       const id = conn.identity;
+      const operator = id.kind === 'session' ? id.impersonation : undefined;
       const revoked =
         (id.kind === 'session' && (id.sessionId === notice.sessionId || id.accountId === notice.accountSessions)) ||
+        (operator !== undefined &&
+          (operator.operatorSessionId === notice.sessionId ||
+            operator.operatorId === notice.accountSessions ||
+            operator.operatorId === notice.accountId)) ||
         (id.kind === 'token' &&
           (id.tokenId === notice.tokenId ||
             tokens?.has(id.tokenId) === true ||
