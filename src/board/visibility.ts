@@ -6,11 +6,16 @@
 // (`items` or `history`: every item and the log; `shouts`; `doctrine`; `spec`; `status`: the
 // roster), and of the rest only the items it names: their events and patches, board-level events
 // that carry no other item's data, and shouts with no item or about one of its own.
+//
+// A lease is its holder's, whatever it sees of the item: a `claims` token may claim any item (the
+// grant names it), and is told of its lease's events (granted, renewed, released, expired, revoked)
+// as it was told of the grant, without the item's patch where it does not see the item. What it
+// sees of the item itself (its fields over REST, its patches, its other events) is its view's alone.
 import type { Identity, Role } from '../auth/identity.js';
 
 /** The rule for the OpenAPI document, where REST reads and the socket describe what they answer. */
 export const RESOURCE_TOKEN_VIEW =
-  'A resource token naming work ids sees those items, their events and patches, board-level events without other items’ data (a reorder’s order and patches cut to its items, a rewind of a slice whose root it does not cover without `slice` and with the point’s id alone; doctrine and spec events only with the doctrine or spec group), shouts with no workId or about its items, and direct shouts to or from it; nothing of another item. Its groups open their part whole: items or history every item and event, shouts every shout, status the roster. Reads it may take nothing of answer 403 PROJECT_SCOPE_DENIED.';
+  'A resource token naming work ids sees those items, their events and patches, board-level events without other items’ data (a reorder’s order and patches cut to its items, a rewind of a slice whose root it does not cover without `slice` and with the point’s id alone; doctrine and spec events only with the doctrine or spec group), shouts with no workId or about its items, and direct shouts to or from it; nothing of another item but its own leases’ events (lease.*, naming it the holder), without the item’s patch. Its groups open their part whole: items or history every item and event, shouts every shout, status the roster; claims lets it claim (renew, release, submit, verify) any item, not read it. Reads it may take nothing of answer 403 PROJECT_SCOPE_DENIED.';
 
 /** What one principal may see of one board; made once per subscription or request. */
 export interface BoardView {
@@ -92,6 +97,13 @@ export function seesShout(view: BoardView, shout: { from: string; to: string | n
   return shout.workId === null || view.shoutItems === null || view.shoutItems.has(shout.workId);
 }
 
+/**
+ * Whether the event is one of a lease's own (lease.granted, renewed, released, expired, revoked)
+ * and the view's principal holds that lease: a holder is told of its lease, whatever it sees of the item.
+ */
+const holdsLeaseOf = (view: BoardView, event: BoardEvent): boolean =>
+  event.type.startsWith('lease.') && (event.data.lease as { holder?: unknown } | undefined)?.holder === view.principal;
+
 /** An event as the log and sockets carry it. */
 export interface BoardEvent {
   type: string;
@@ -105,7 +117,12 @@ export interface BoardEvent {
  * null when nothing of it is the view's.
  */
 export function eventAsSeen<E extends BoardEvent>(view: BoardView, event: E): E | null {
-  if (event.workId !== null) return seesItem(view, event.workId) ? event : null;
+  if (event.workId !== null) {
+    if (seesItem(view, event.workId)) return event;
+    if (!holdsLeaseOf(view, event)) return null;
+    const { item: _patch, ...lease } = event.data; // its lease, not the item
+    return { ...event, data: lease };
+  }
   if (event.type.startsWith('doctrine.')) return view.doctrine ? event : null;
   if (event.type.startsWith('spec.')) return view.spec ? event : null;
   if (view.items === null) return event;

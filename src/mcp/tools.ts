@@ -2,6 +2,7 @@
 // board_status → claim_work → (work; renew_lease) → submit_work → another agent verify_work;
 // shout / read_shouts to coordinate; create_items to add work.
 import { z } from 'zod';
+import { refusalOf } from './results.js';
 import { defineTool, leaseRefShape, READ, WRITE, type ToolDef } from './tool-set.js';
 import type { BoardSession } from './session.js';
 
@@ -80,7 +81,7 @@ export function coreTools(session: BoardSession): ToolDef[] {
       description:
         'Take an item under an exclusive, time-boxed lease before touching it. Leave out workId to get the head of the priority chain (pull-next), or name one. ' +
         'purpose "verify" claims an item another agent submitted, to check it (then verify_work). ' +
-        `${keepAlive} Then do the work, commit, and submit_work the exact head. NOTHING_READY means there is no work for you now: read_shouts or board_status, and try later.`,
+        `${keepAlive} Then do the work, commit, and submit_work the exact head. The answer is the lease and the item (item null, and itemUnread saying why, when your token may claim the item but not read it: the lease is yours all the same). NOTHING_READY means there is no work for you now: read_shouts or board_status, and try later.`,
       input: {
         workId: workId.optional().describe('The item to claim; leave out for the next ready one.'),
         purpose: z.enum(['work', 'verify']).optional().describe('work (default) or verify.'),
@@ -98,8 +99,18 @@ export function coreTools(session: BoardSession): ToolDef[] {
           params: { query },
         });
         session.claimed(grant);
-        const item = await client.get('/api/items/{workId}', { params: { path: { workId: grant.workId }, query } });
-        return { lease: grant, item };
+        // The lease is granted: nothing after this refuses the tool. The item is read as this
+        // credential may see it (a `claims` token may claim an item it may not read).
+        const read = await client
+          .get('/api/items/{workId}', { params: { path: { workId: grant.workId }, query } })
+          .then(
+            (item) => ({ item }),
+            (error: unknown) => {
+              const { code, message } = refusalOf(error);
+              return { item: null, itemUnread: `${code}: ${message}` };
+            },
+          );
+        return { lease: grant, ...read };
       },
     }),
     defineTool({

@@ -117,6 +117,28 @@ describe('what a principal sees of a board', () => {
     ]);
   });
 
+  it('tells a holder of its own lease’s events on an item it does not see, without the item’s patch', () => {
+    const revoked = (holder: string) => ({
+      type: 'lease.revoked',
+      workId: 'W-2',
+      data: { lease: { holder, fencingToken: 3 }, reason: 'blocked', item: patch('W-2') },
+    });
+    for (const resources of [['claims'], ['claims', 'W-1']]) {
+      const view = boardViewOf(token('resource', resources), 'member');
+      expect(eventAsSeen(view, revoked('agent:r'))).toEqual({
+        type: 'lease.revoked',
+        workId: 'W-2',
+        data: { lease: { holder: 'agent:r', fencingToken: 3 }, reason: 'blocked' },
+      });
+      expect(eventAsSeen(view, revoked('agent:x'))).toBeNull(); // another's lease
+      expect(eventAsSeen(view, events.other)).toBeNull(); // the item's own events stay its view's
+      expect(mayRead(view, 'items', 'W-2')).toBe(false);
+    }
+    // A view that sees the item sees the whole event.
+    const items = boardViewOf(token('resource', ['items']), 'member');
+    expect(eventAsSeen(items, revoked('agent:r'))).toEqual(revoked('agent:r'));
+  });
+
   it('lets a token naming work ids hear shouts with no item or about its own, and direct ones to or from it whatever they are about', () => {
     const view = boardViewOf(token('resource', ['W-1']), 'member');
     const cases = [

@@ -245,7 +245,7 @@ describe('a lease holder’s end', () => {
     expect(seqs()).toEqual([1, 2, 3]);
   });
 
-  it('comes by the notice to a resource token’s socket whose view does not hold the item, subscribed or not', async () => {
+  it('comes once to a resource token’s socket whose view does not hold the item, without the item’s patch, subscribed or not', async () => {
     const boardId = unique('board');
     const identity = workspaceToken({
       principal: `agent:${unique('a')}`,
@@ -271,19 +271,27 @@ describe('a lease holder’s end', () => {
       revoked: false,
       createdAt: 0,
     } as unknown as TokenRecord);
-    const { hub, ended, committed, subscribe, unsubscribe, notice, seqs } = await holderOn(identity);
-    // Its principal holds a lease on W-2 (by another of its tokens): the view cuts that end out.
+    const { hub, holder, ended, committed, subscribe, unsubscribe, notice, seqs } = await holderOn(identity);
+    // Its principal holds a lease on W-2 (by another of its tokens): it hears its lease, not the item.
+    const patched = (seq: number): CommittedEvent => {
+      const e = ended(seq, 'W-2');
+      return { ...e, data: { ...e.data, item: { workId: 'W-2', version: seq + 1, state: 'ready' } } };
+    };
+    const lease = { lease: { holder: holder.identity.principal } };
     await subscribe(['leases'], 0);
-    await committed(ended(1, 'W-2'));
-    hub.deliver(boardId, [ended(1, 'W-2')]);
-    expect(seqs()).toEqual([]);
-    notice(ended(1, 'W-2'));
+    await committed(patched(1));
+    hub.deliver(boardId, [patched(1)]); // carried by the subscription, cut to its view
     expect(seqs()).toEqual([1]);
-    await committed(ended(2, 'W-2'));
-    hub.deliver(boardId, [ended(2, 'W-2')]);
+    notice(patched(1));
+    expect(seqs()).toEqual([1]);
+    await committed(patched(2));
+    hub.deliver(boardId, [patched(2)]);
     await unsubscribe();
-    notice(ended(2, 'W-2'));
+    notice(patched(2));
     expect(seqs()).toEqual([1, 2]);
+    expect(holder.events().map((g) => g.event.data)).toEqual([lease, lease]);
+    notice(patched(3)); // unsubscribed: by the notice
+    expect(seqs()).toEqual([1, 2, 3]);
   });
 });
 
