@@ -2,14 +2,16 @@
 // (a session or token that ended since the socket opened closes it, as revalidation would, rather
 // than waiting for it; a token's role may have narrowed, a takeover moves it to another account),
 // and a subscribe whose read raced a membership change reads again, so none slips in under a lost role.
+import type { CommittedEvent } from '../../actors/board-actor.js';
 import { tokenStands } from '../auth/authenticator.js';
 import type { Identity } from '../auth/identity.js';
 import type { ProjectSelector, SelectedProject } from '../auth/project-selection.js';
+import { lookAt, type Reader } from '../board/feed/look.js';
 import type { Store } from '../../store/ports/store.js';
-import { transmit, type Connection } from './connection.js';
+import type { Connection } from './connection.js';
 import type { OperatorAccess, OperatorView } from './operator-access.js';
 import { CLOSE, type Topic } from './protocol.js';
-import type { OwedEnd, Subscriptions } from './subscriptions.js';
+import type { Subscriptions } from './subscriptions.js';
 import { carriesLeaseEnds } from './topics.js';
 
 /** A subscribe between its membership read and its watch: a membership notice meanwhile makes it read again. */
@@ -19,8 +21,8 @@ export interface Probe {
   stale: boolean;
   /** The topics the subscribe under way asks for. */
   topics: ReadonlySet<Topic>;
-  /** The holder's lease endings held back meanwhile: owed by the subscription if it comes about, sent now if not. */
-  heldBack?: OwedEnd[];
+  /** The holder's lease endings held back meanwhile: told once the subscribe is let in or refused (AccessChecksDeps.heldBack). */
+  heldBack?: CommittedEvent[];
 }
 
 /** What a socket is on a board: a member (or token) with a role, an operator watching, or nothing (null). */
@@ -37,7 +39,12 @@ export interface AccessChecksDeps {
   clock: () => number;
   /** Operators' sockets reach any board. */
   operators?: Pick<OperatorAccess, 'board'>;
-  subscriptions: Pick<Subscriptions, 'state' | 'watchersOf' | 'accountOf'>;
+  subscriptions: Pick<Subscriptions, 'state' | 'accountOf'>;
+  /**
+   * Tells the socket the lease endings a subscribe held back, once it was let in (its subscription
+   * owes them) or refused (sent as the socket may see them, if it still reaches the board): LeaseNews.tell.
+   */
+  heldBack(conn: Connection, boardId: string, events: CommittedEvent[]): void;
 }
 
 export class AccessChecks {
@@ -60,6 +67,15 @@ export class AccessChecks {
         null
       );
     return this.deps.selector.reachable(identity, boardId);
+  }
+
+  /**
+   * What the socket may see of the board now, as a subscription's view is made (its reads aside:
+   * what is told to a holder unasked is no read); null when it no longer reaches the board.
+   */
+  async readerOn(conn: Connection, boardId: string): Promise<Reader | null> {
+    const reach = await this.reachable(conn, boardId);
+    return reach && lookAt(conn.identity, reach.role, []);
   }
 
   /** Whether the socket would reach the board but it is closed (its owner's account deleted): refused BOARD_CLOSED, as REST refuses it. */
@@ -94,7 +110,7 @@ export class AccessChecks {
     boardId: string,
     topics: ReadonlySet<Topic>,
   ): Promise<{ project: Reach; probe: Probe }> {
-    let heldBack: OwedEnd[] | undefined;
+    let heldBack: CommittedEvent[] | undefined;
     for (let reads = 1; ; reads++) {
       const probe: Probe = { conn, boardId, stale: false, topics, ...(heldBack && { heldBack }) };
       this.probes.add(probe);
@@ -112,16 +128,13 @@ export class AccessChecks {
   }
 
   /**
-   * Ends a subscribe's probe; the lease endings it held back are owed by the subscription it made
-   * (it sends them, or they go out when it starts after them or ends), or go out now when none came
-   * about (refused, or the socket closed).
+   * Ends a subscribe's probe; the lease endings it held back are told now: owed by the subscription
+   * it made (it sends them, or they go out when it starts after them or ends), or, when none came
+   * about, sent as the socket may see them if it still reaches the board.
    */
   endProbe(probe: Probe): void {
     this.probes.delete(probe);
-    if (!probe.heldBack) return;
-    const sub = this.deps.subscriptions.watchersOf(probe.boardId)?.get(probe.conn);
-    if (sub) (sub.owedEnds ??= []).push(...probe.heldBack);
-    else for (const owed of probe.heldBack) transmit(probe.conn, owed.frame);
+    if (probe.heldBack) this.deps.heldBack(probe.conn, probe.boardId, probe.heldBack);
   }
 
   /** The subscribe under way of `conn` to the board whose subscription will carry lease endings, if any. */

@@ -120,6 +120,7 @@ export class Hub {
       clock,
       operators,
       subscriptions,
+      heldBack: (conn, boardId, events) => this.leases.tell(conn, boardId, events),
     });
     this.changes = new AccessChanges({ subscriptions, access, firehose, operators, stillValid });
     const delivery = (this.delivery = new Delivery({ feed, subscriptions, streams, frames }));

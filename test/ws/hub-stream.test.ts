@@ -217,8 +217,9 @@ describe('a lease holder’s end', () => {
     await unsubscribe();
     notice(ended(1));
     expect(seqs()).toEqual([1]);
-    // Unsubscribed, the holder hears its next lease's end as the notice brings it.
+    // Unsubscribed, the holder hears its next lease's end as the notice brings it (once what it may see is read).
     notice(ended(2));
+    await until(() => seqs().length === 2);
     expect(seqs()).toEqual([1, 2]);
   });
 
@@ -242,6 +243,7 @@ describe('a lease holder’s end', () => {
     await subscribe(['leases']);
     await unsubscribe();
     notice(ended(3));
+    await until(() => seqs().length === 3);
     expect(seqs()).toEqual([1, 2, 3]);
   });
 
@@ -289,9 +291,10 @@ describe('a lease holder’s end', () => {
     await unsubscribe();
     notice(patched(2));
     expect(seqs()).toEqual([1, 2]);
-    expect(holder.events().map((g) => g.event.data)).toEqual([lease, lease]);
-    notice(patched(3)); // unsubscribed: by the notice
+    notice(patched(3)); // unsubscribed: by the notice, cut alike
+    await until(() => seqs().length === 3);
     expect(seqs()).toEqual([1, 2, 3]);
+    expect(holder.events().map((g) => g.event.data)).toEqual([lease, lease, lease]);
   });
 });
 
