@@ -65,7 +65,15 @@ const CASES: { name: string; state: ItemState; life: ItemLife; event: ItemEvent 
     name: 'verify pass (awaiting_verify -> done)',
     state: 'awaiting_verify',
     life: life('required', submitted),
-    event: { type: 'VERIFY', principal: 'agent:v', head: HEAD, verdict: 'pass', finding: null, now: T0 + 2000 },
+    event: {
+      type: 'VERIFY',
+      principal: 'agent:v',
+      head: HEAD,
+      verdict: 'pass',
+      finding: null,
+      depsDone: true,
+      now: T0 + 2000,
+    },
   },
   {
     name: 'submit refused (stale lease)',

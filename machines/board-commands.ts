@@ -10,6 +10,7 @@ import {
   rankBounds,
   workIdOf,
   type Board,
+  type BoardEvent,
   type BoardItem,
   type ItemChange,
   type ItemFields,
@@ -17,7 +18,7 @@ import {
 import type { Decide, Decision, NewEvent } from './board-decision.js';
 import { BoardError } from './board-error.js';
 import { missingDoctrine } from './doctrine-commands.js';
-import type { ItemEvent, Lease, RefusalCode } from './item-types.js';
+import type { Lease, RefusalCode } from './item-types.js';
 import { iso, itemDelta } from './item-view.js';
 
 /** A lease as its holder sees it (the lease id is the holder's capability: never in events). */
@@ -137,7 +138,7 @@ function itemOr404(board: Board, workId: string): BoardItem {
 }
 
 /** Applies one event to one item of the draft; refusals become BoardErrors (and change nothing). */
-function move(draft: BoardDraft, workId: string, event: ItemEvent, actor: string): NewEvent[] {
+function move(draft: BoardDraft, workId: string, event: BoardEvent, actor: string): NewEvent[] {
   const item = itemOr404(draft, workId);
   const r = applyEvent(draft, workId, event);
   if (!r.ok) {
@@ -153,7 +154,7 @@ function move(draft: BoardDraft, workId: string, event: ItemEvent, actor: string
 function moved<R>(
   board: Board,
   workId: string,
-  event: ItemEvent,
+  event: BoardEvent,
   actor: string,
   reply: (item: BoardItem) => R,
 ): Decision<R> {
@@ -241,7 +242,7 @@ export function claim(input: ClaimInput): Decide<LeaseGrant> {
     const held = target.life.lease;
     if (held && held.holder === input.principal && held.purpose === input.purpose && held.expiresAt > now)
       return { board, events: [], reply: grantOf(target.workId, held) };
-    const claim: ItemEvent = {
+    const claim: BoardEvent = {
       type: 'CLAIM',
       principal: input.principal,
       purpose: input.purpose,
@@ -280,7 +281,7 @@ export function leaseAction(input: {
         reply: { workId: ended.workId, action: input.action, lease: null, revoked: true, reason: ended.reason },
       };
     const item = leased(board, input.leaseId, input.principal, input.within);
-    const event: ItemEvent =
+    const event: BoardEvent =
       input.action === 'renew'
         ? { type: 'RENEW', leaseId: input.leaseId, ttlMs: input.ttlMs ?? item.life.lease!.ttlMs, now }
         : { type: 'RELEASE', leaseId: input.leaseId, now };
@@ -339,7 +340,7 @@ export function progress(input: {
 export function itemEvent(
   workId: string,
   actor: string,
-  event: (now: number) => ItemEvent,
+  event: (now: number) => BoardEvent,
 ): Decide<{ workId: string; state: string }> {
   return patched((board, now) => {
     return moved(board, workId, event(now), actor, (after) => ({ workId, state: after.state }));

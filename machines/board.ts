@@ -27,7 +27,7 @@ import {
   type StoredEntry,
 } from './board-entries.js';
 import { initialLife, step, type BoardEmitted, type StepResult } from './item-step.js';
-import type { ItemEvent, ItemState } from './item-types.js';
+import { DEPS_EVENTS, type ItemEvent, type ItemState } from './item-types.js';
 
 export type { BoardItem, ItemFields } from './board-item.js';
 
@@ -66,6 +66,10 @@ export interface RetiredLease {
   workId: string;
   reason: string;
 }
+
+type WithoutDeps<E> = E extends { depsDone: boolean } ? Omit<E, 'depsDone'> : E;
+/** An item event as a decision names it: the board works out whether the item's dependencies are done. */
+export type BoardEvent = WithoutDeps<ItemEvent>;
 
 /** One item's move, with what the machine emitted. */
 export interface ItemChange {
@@ -408,17 +412,19 @@ export function addItems(draft: BoardDraft, fields: Record<string, ItemFields>, 
 export function applyEvent(
   draft: BoardDraft,
   workId: string,
-  event: ItemEvent,
+  event: BoardEvent,
 ): { ok: true; changes: ItemChange[] } | { ok: false; result: Exclude<StepResult, { kind: 'moved' }> } {
   const item = draft.items.get(workId);
   if (!item) throw new Error(`no item ${workId}`);
-  // The board supplies what only it knows: the next fencing token, whether dependencies are done.
-  const resolved: ItemEvent =
+  // The board supplies what only it knows: the next fencing token, whether dependencies are done
+  // (for every event that may put the item back in line: a dependency may have left done, or been
+  // added, while it was claimed or awaiting its verdict).
+  const resolved =
     event.type === 'CLAIM'
       ? { ...event, fencingToken: draft.nextFencingToken }
-      : event.type === 'UNBLOCK' || event.type === 'REOPEN'
-        ? { ...event, depsDone: depsDone(draft, item) }
-        : event;
+      : DEPS_EVENTS.has(event.type)
+        ? ({ ...event, depsDone: depsDone(draft, item) } as ItemEvent)
+        : (event as ItemEvent);
   const result = step(item.state, item.life, resolved);
   if (result.kind !== 'moved') return { ok: false, result };
   const ended = result.emitted.flatMap((e) =>

@@ -2,7 +2,7 @@
 // stored item snapshots. Guards carry the rules; refusals are emitted as data with their code.
 // No I/O and no clock: time arrives on events (`now`).
 import { and, assign, emit, not, setup } from 'xstate';
-import { grantedLease, type ItemEmitted, type ItemEvent, type ItemLife } from './item-types.js';
+import { grantedLease, type DepsEvent, type ItemEmitted, type ItemEvent, type ItemLife } from './item-types.js';
 
 type Of<T extends ItemEvent['type']> = Extract<ItemEvent, { type: T }>;
 
@@ -26,7 +26,13 @@ const VERIFY = [
   { guard: 'evidenceExists', actions: 'refuseEvidence' },
   { guard: 'missingFinding', actions: 'refuseFinding' },
   { guard: 'passes', target: 'done', actions: ['recordVerification', 'emitVerified'] },
-  { target: 'ready', actions: ['recordVerification', 'countAttempt', 'emitVerified', 'becameReady'] },
+  {
+    guard: 'depsDone',
+    target: 'ready',
+    actions: ['recordVerification', 'countAttempt', 'emitVerified', 'becameReady'],
+  },
+  // A dependency left done while the item was worked on: it waits for it, as a new item would.
+  { target: 'pending', actions: ['recordVerification', 'countAttempt', 'emitVerified'] },
 ] as const;
 
 export const itemMachine = setup({
@@ -51,7 +57,7 @@ export const itemMachine = setup({
     },
     missingFinding: ({ event }) => (event as Of<'VERIFY'>).verdict === 'fail' && !(event as Of<'VERIFY'>).finding,
     passes: ({ event }) => (event as Of<'VERIFY'>).verdict === 'pass',
-    depsDone: ({ event }) => (event as Of<'UNBLOCK'> | Of<'REOPEN'>).depsDone,
+    depsDone: ({ event }) => (event as DepsEvent).depsDone,
   },
   actions: {
     grantLease: assign(({ context, event }) => {
@@ -184,7 +190,11 @@ export const itemMachine = setup({
         CLAIM: { actions: 'refuseNotReady' },
         RENEW: [...HELD, { actions: ['extendLease', 'emitRenewed'] }],
         PROGRESS: [...HELD, { actions: ['extendLease', 'emitRenewed'] }],
-        RELEASE: [...HELD, { target: 'ready', actions: ['emitReleased', 'becameReady'] }],
+        RELEASE: [
+          ...HELD,
+          { guard: 'depsDone', target: 'ready', actions: ['emitReleased', 'becameReady'] },
+          { target: 'pending', actions: ['emitReleased', 'clearLease'] },
+        ],
         SUBMIT: [
           ...HELD,
           { guard: 'verifyRequired', target: 'awaiting_verify', actions: ['recordSubmission', 'emitSubmitted'] },
@@ -192,9 +202,14 @@ export const itemMachine = setup({
         ],
         EXPIRE: [
           {
-            guard: and(['leaseExpired', 'attemptsLeft']),
+            guard: and(['leaseExpired', 'attemptsLeft', 'depsDone']),
             target: 'ready',
             actions: ['emitExpired', 'countAttempt', 'becameReady'],
+          },
+          {
+            guard: and(['leaseExpired', 'attemptsLeft']),
+            target: 'pending',
+            actions: ['emitExpired', 'countAttempt', 'clearLease'],
           },
           {
             guard: 'leaseExpired',

@@ -43,6 +43,7 @@ const evidenceExists: Guard<Of<'VERIFY'>> = (life, e) =>
   life.verifications.some((v) => v.by === e.principal && v.head === e.head);
 const missingFinding: Guard<Of<'VERIFY'>> = (_, e) => e.verdict === 'fail' && !e.finding;
 const passes: Guard<Of<'VERIFY'>> = (_, e) => e.verdict === 'pass';
+const depsDone: Guard<Of<'VERIFY'>> = (_, e) => e.depsDone;
 
 // The machine's action lists, one effect each, named after the transition.
 /** grantLease, emitGranted. */
@@ -82,11 +83,15 @@ const recordVerdict: Effect<Of<'VERIFY'>> = (life, e) => {
     emitted: [{ type: 'item.verified', verification }],
   };
 };
-/** recordVerification, countAttempt, emitVerified, becameReady (a fail). */
+/** recordVerification, countAttempt, emitVerified (a fail, its dependencies no longer all done). */
 const failVerdict: Effect<Of<'VERIFY'>> = (life, e) => {
   const recorded = recordVerdict(life, e);
-  const next = recorded.life;
-  return { life: { ...next, attempts: next.attempts + 1, lease: null, workHolders: [] }, emitted: recorded.emitted };
+  return { life: { ...recorded.life, attempts: recorded.life.attempts + 1 }, emitted: recorded.emitted };
+};
+/** recordVerification, countAttempt, emitVerified, becameReady (a fail). */
+const failVerdictReady: Effect<Of<'VERIFY'>> = (life, e) => {
+  const failed = failVerdict(life, e);
+  return { life: { ...failed.life, lease: null, workHolders: [] }, emitted: failed.emitted };
 };
 /** becameReady. */
 const becameReady: Effect<ItemEvent> = (life) => ({ life: { ...life, lease: null, workHolders: [] }, emitted: [] });
@@ -105,7 +110,8 @@ const VERDICT: Row<Of<'VERIFY'>>[] = [
   { when: evidenceExists, refuse: 'EVIDENCE_EXISTS' },
   { when: missingFinding, refuse: 'FINDING_REQUIRED' },
   { when: passes, to: 'done', effect: recordVerdict },
-  { to: 'ready', effect: failVerdict },
+  { when: depsDone, to: 'ready', effect: failVerdictReady },
+  { to: 'pending', effect: failVerdict },
 ];
 
 type Cells = { [T in HotType]?: Row<Of<T>>[] };

@@ -67,6 +67,11 @@ export const grantedLease = (e: Extract<ItemEvent, { type: 'CLAIM' }>): Lease =>
   ttlMs: e.ttlMs,
 });
 
+/**
+ * `depsDone` (on the events that can put an item back in line: release, expiry, a failed verdict,
+ * unblock, reopen) says whether every dependency is done, which only the board knows: the item
+ * goes to ready only then, else to pending (DOMAIN.md: only `done` satisfies a dependency).
+ */
 export type ItemEvent =
   | { type: 'DEPS_DONE' }
   | { type: 'DEP_REOPENED' }
@@ -81,11 +86,19 @@ export type ItemEvent =
     }
   | { type: 'RENEW'; leaseId: string; ttlMs: number; now: number }
   | { type: 'PROGRESS'; leaseId: string; now: number }
-  | { type: 'RELEASE'; leaseId: string; now: number }
-  | { type: 'EXPIRE'; now: number }
+  | { type: 'RELEASE'; leaseId: string; depsDone: boolean; now: number }
+  | { type: 'EXPIRE'; depsDone: boolean; now: number }
   | { type: 'SUBMIT'; leaseId: string; head: string; now: number }
   | { type: 'SUPERSEDE'; principal: string; head: string; now: number }
-  | { type: 'VERIFY'; principal: string; head: string; verdict: 'pass' | 'fail'; finding: string | null; now: number }
+  | {
+      type: 'VERIFY';
+      principal: string;
+      head: string;
+      verdict: 'pass' | 'fail';
+      finding: string | null;
+      depsDone: boolean;
+      now: number;
+    }
   | { type: 'BLOCK'; reason: string; now: number }
   | { type: 'UNBLOCK'; depsDone: boolean; now: number }
   | { type: 'CANCEL'; reason: string; now: number }
@@ -93,6 +106,16 @@ export type ItemEvent =
   | { type: 'OVERRIDE'; principal: string; reason: string; now: number };
 
 export type ItemEventType = ItemEvent['type'];
+
+/** The events that carry `depsDone`, filled in by the board (machines/board.ts applyEvent). */
+export type DepsEvent = Extract<ItemEvent, { depsDone: boolean }>;
+export const DEPS_EVENTS: ReadonlySet<ItemEventType> = new Set<DepsEvent['type']>([
+  'RELEASE',
+  'EXPIRE',
+  'VERIFY',
+  'UNBLOCK',
+  'REOPEN',
+]);
 
 /** Codes the machine refuses with; the registry gives each its status, meaning and fix. */
 export type RefusalCode =

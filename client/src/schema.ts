@@ -1986,7 +1986,7 @@ export interface paths {
         head?: never;
         /**
          * Edit an item’s fields (member); pass expectedVersion to refuse a stale edit.
-         * @description New dependencies follow the graph rules and move the item between pending and ready as they require. The verify gate changes only while the item is pending, ready or blocked. Every `doctrine` slug must name an entry on this board (GET /api/doctrine), whatever its status: a rejected entry stays and may be ratified again; a missing one is 400 DOCTRINE_LINK_NOT_FOUND, checked with the board’s own decision.
+         * @description New dependencies follow the graph rules and move the item between pending and ready as they require. A claimed item (or one awaiting its verdict) may gain a dependency that is not done: its holder keeps the lease and may submit, and when the lease ends without a submission (release, expiry) or a verdict fails, the item goes to pending until that dependency is done, never to ready. The verify gate changes only while the item is pending, ready or blocked. Every `doctrine` slug must name an entry on this board (GET /api/doctrine), whatever its status: a rejected entry stays and may be ratified again; a missing one is 400 DOCTRINE_LINK_NOT_FOUND, checked with the board’s own decision.
          */
         patch: operations["PATCH_api_items_workId"];
         trace?: never;
@@ -2111,7 +2111,7 @@ export interface paths {
         put?: never;
         /**
          * Renew or release a held lease.
-         * @description Renewals never pass 24 h from the grant. A stale or foreign lease id is LEASE_NOT_HELD, an expired one LEASE_EXPIRED; neither changes anything.
+         * @description Renewals never pass 24 h from the grant. A released work lease puts the item back to ready, or to pending while one of its dependencies is not done (reopened, or added by an edit while it was held); an expired one likewise. A stale or foreign lease id is LEASE_NOT_HELD, an expired one LEASE_EXPIRED; neither changes anything.
          */
         post: operations["POST_api_lease"];
         delete?: never;
@@ -2444,7 +2444,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Record an independent verdict on the exact current head: pass completes the item, fail (with a finding digest) sends it back to ready. */
+        /** Record an independent verdict on the exact current head: pass completes the item, fail (with a finding digest) sends it back to ready, or to pending while one of its dependencies is not done. */
         post: operations["POST_api_verify"];
         delete?: never;
         options?: never;

@@ -14,7 +14,7 @@ import {
   submit,
 } from '../../machines/board-commands.js';
 import type { ClaimInput, ItemPatch, LeaseGrant, LeaseReply, NewItem, Within } from '../../machines/board-commands.js';
-import type { BoardItem } from '../../machines/board.js';
+import type { BoardEvent, BoardItem } from '../../machines/board.js';
 import type { DoctrineView } from '../../machines/board-entries.js';
 import {
   createClause,
@@ -29,7 +29,6 @@ import {
 } from '../../machines/doctrine-commands.js';
 import type { Decide } from '../../machines/board-decision.js';
 import { setPaused, unlessPaused, type PauseReply } from '../../machines/board-pause.js';
-import type { ItemEvent } from '../../machines/item-types.js';
 import { rewindDecision, type RewindCommand, type RewindReply } from './rewind-decision.js';
 import type { PointPorts } from './restore-points.js';
 
@@ -40,7 +39,7 @@ export const DEPENDS_MAX = 100;
 
 type WithoutNow<E> = E extends unknown ? Omit<E, 'now'> : never;
 /** An item event as a route names it; the actor adds the time it decides at. */
-export type ItemEventInput = WithoutNow<ItemEvent>;
+export type ItemEventInput = WithoutNow<BoardEvent>;
 
 export type BoardCommand =
   | { kind: 'claim'; input: ClaimInput }
@@ -148,7 +147,7 @@ function decisionFor(command: Exclude<BoardCommand, RewindCommand>): Decide<unkn
       return progress(command.input);
     case 'event': {
       const { event } = command;
-      return itemEvent(command.workId, command.actor, (now) => ({ ...event, now }) as ItemEvent);
+      return itemEvent(command.workId, command.actor, (now) => ({ ...event, now }) as BoardEvent);
     }
     case 'create':
       return createItems(command.items, command.actor, command.once);

@@ -147,7 +147,7 @@ export function coreTools(session: BoardSession): ToolDef[] {
       tier: 'core',
       title: 'Verify work',
       description:
-        'The second key of the verify gate. After claim_work with purpose "verify", check the submitted head (the item’s submission.head) yourself, then record pass (the item is done) or fail with a finding digest (sha256:<64 hex> of your written finding; the item goes back to ready). ' +
+        'The second key of the verify gate. After claim_work with purpose "verify", check the submitted head (the item’s submission.head) yourself, then record pass (the item is done) or fail with a finding digest (sha256:<64 hex> of your written finding; the item goes back to ready, or to pending while one of its dependencies is not done). ' +
         'You cannot verify work you did or held (VERIFY_NOT_INDEPENDENT); the head must be the one submitted (HEAD_MISMATCH).',
       input: {
         workId,

@@ -104,7 +104,7 @@ export function coordinationRoutes(deps: CoordinationDeps): Route[] {
       sends: ['lease'],
       summary: 'Renew or release a held lease.',
       description:
-        'Renewals never pass 24 h from the grant. A stale or foreign lease id is LEASE_NOT_HELD, an expired one LEASE_EXPIRED; neither changes anything.',
+        'Renewals never pass 24 h from the grant. A released work lease puts the item back to ready, or to pending while one of its dependencies is not done (reopened, or added by an edit while it was held); an expired one likewise. A stale or foreign lease id is LEASE_NOT_HELD, an expired one LEASE_EXPIRED; neither changes anything.',
       body: LeaseInput,
       errors: ['LEASE_NOT_HELD', 'LEASE_EXPIRED', 'ROLE_REQUIRED', 'BOARD_BUSY'],
       responses: {
@@ -187,7 +187,7 @@ export function coordinationRoutes(deps: CoordinationDeps): Route[] {
       path: '/api/verify',
       sends: ['event'],
       summary:
-        'Record an independent verdict on the exact current head: pass completes the item, fail (with a finding digest) sends it back to ready.',
+        'Record an independent verdict on the exact current head: pass completes the item, fail (with a finding digest) sends it back to ready, or to pending while one of its dependencies is not done.',
       body: VerifyInput,
       errors: [
         'ITEM_NOT_FOUND',

@@ -214,7 +214,7 @@ export function itemRoutes(deps: ItemDeps): Route[] {
       path: '/api/items/{workId}',
       sends: ['patch'],
       summary: 'Edit an item’s fields (member); pass expectedVersion to refuse a stale edit.',
-      description: `New dependencies follow the graph rules and move the item between pending and ready as they require. The verify gate changes only while the item is pending, ready or blocked. ${LINKS}`,
+      description: `New dependencies follow the graph rules and move the item between pending and ready as they require. A claimed item (or one awaiting its verdict) may gain a dependency that is not done: its holder keeps the lease and may submit, and when the lease ends without a submission (release, expiry) or a verdict fails, the item goes to pending until that dependency is done, never to ready. The verify gate changes only while the item is pending, ready or blocked. ${LINKS}`,
       bodyKind: 'json',
       body: PatchInput,
       rate: 'write',
@@ -357,7 +357,7 @@ export function itemRoutes(deps: ItemDeps): Route[] {
             kind: 'event',
             workId,
             actor: call.principal,
-            event: { type, reason, depsDone: false } as ItemEventInput,
+            event: { type, reason } as ItemEventInput,
           }),
         };
       },

@@ -9,6 +9,7 @@ import {
   emptyBoard,
   pullNext,
   type Board,
+  type BoardEvent,
   type ItemChange,
   type ItemFields,
 } from '../../machines/board.js';
@@ -16,7 +17,6 @@ import { expectIndexesRebuilt } from './indexes.js';
 import { createItems, expireDue, patchItem, reorder } from '../../machines/board-commands.js';
 import type { Decide } from '../../machines/board-decision.js';
 import { BoardError } from '../../machines/board-error.js';
-import type { ItemEvent } from '../../machines/item-types.js';
 
 const AGENTS = ['agent:a', 'agent:b', 'agent:c', 'agent:d'];
 const HEADS = ['aaaaaaa', 'bbbbbbb', 'ccccccc'];
@@ -131,7 +131,7 @@ function run(board: Board, decide: Decide<unknown>, now: number): Board {
 }
 
 describe('board invariants under random fleets', () => {
-  it('one holder, rising fencing tokens, only done unlocks, no unverified done through the gate', () => {
+  it('one holder, rising fencing tokens, only done unlocks (nothing ready on an undone dependency), no unverified done through the gate', () => {
     fc.assert(
       fc.property(graphArb, fc.array(commandArb, { maxLength: 150 }), (graph, commands) => {
         let now = 1_000_000;
@@ -158,7 +158,7 @@ describe('board invariants under random fleets', () => {
 
         const leasesHeld = new Map<string, string>(); // agent|item -> leaseId the agent believes it holds
         let lastToken = 0;
-        const apply = (workId: string, event: ItemEvent) => {
+        const apply = (workId: string, event: BoardEvent) => {
           const before = board;
           const draft = new BoardDraft(board);
           const r = applyEvent(draft, workId, event);
@@ -174,7 +174,7 @@ describe('board invariants under random fleets', () => {
               lastToken = e.lease.fencingToken;
             }
           }
-          if (change.from === 'pending' && change.to === 'ready')
+          if (change.to === 'ready')
             expect(item.dependsOn.every((d) => board.items.get(d)!.state === 'done')).toBe(true);
           if (
             change.to === 'done' &&
@@ -193,6 +193,13 @@ describe('board invariants under random fleets', () => {
         };
 
         for (const c of commands) {
+          // Only done satisfies a dependency: nothing is ready (to be handed out) while one is not.
+          for (const item of board.items.values())
+            if (item.state === 'ready')
+              expect(
+                item.dependsOn.every((d) => board.items.get(d)!.state === 'done'),
+                item.workId,
+              ).toBe(true);
           if (c.op === 'tick') {
             now += c.ms;
             board = run(board, expireDue(), now);
@@ -242,7 +249,7 @@ describe('board invariants under random fleets', () => {
           if (c.op === 'operator') {
             const workId = ids[c.item % ids.length]!;
             const base = { now, reason: 'ops', depsDone: false, principal: 'user:op' };
-            apply(workId, { type: c.action, ...base } as ItemEvent);
+            apply(workId, { type: c.action, ...base } as BoardEvent);
             continue;
           }
           const agent = AGENTS[c.agent]!;
@@ -265,7 +272,7 @@ describe('board invariants under random fleets', () => {
               workId,
               c.action === 'RENEW'
                 ? { type: 'RENEW', leaseId, ttlMs: 60_000, now }
-                : ({ type: c.action, leaseId, now } as ItemEvent),
+                : ({ type: c.action, leaseId, now } as BoardEvent),
             );
           if (c.op === 'supersede') apply(workId, { type: 'SUPERSEDE', principal: agent, head: HEADS[c.head]!, now });
           if (c.op === 'verify')

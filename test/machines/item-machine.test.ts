@@ -70,18 +70,58 @@ const TABLE: Row[] = [
   },
   {
     from: 'claimed',
-    event: { type: 'RELEASE', leaseId: 'L-agent:w', now: T0 + 1000 },
+    event: { type: 'RELEASE', leaseId: 'L-agent:w', depsDone: true, now: T0 + 1000 },
     to: 'ready',
     emits: ['lease.released'],
   },
-  { from: 'claimed', event: { type: 'EXPIRE', now: T0 + 60_000 }, to: 'ready', emits: ['lease.expired'] },
+  {
+    from: 'claimed',
+    event: { type: 'EXPIRE', depsDone: true, now: T0 + 60_000 },
+    to: 'ready',
+    emits: ['lease.expired'],
+  },
   {
     from: 'claimed',
     over: { attempts: 2 },
-    event: { type: 'EXPIRE', now: T0 + 60_000 },
+    event: { type: 'EXPIRE', depsDone: true, now: T0 + 60_000 },
     to: 'blocked',
     emits: ['lease.expired'],
   },
+  // A dependency left done (reopened, or added by an edit) while the item was held: the item goes
+  // back to pending, not ready, so nobody is handed it before its dependencies are done.
+  {
+    from: 'claimed',
+    event: { type: 'RELEASE', leaseId: 'L-agent:w', depsDone: false, now: T0 + 1000 },
+    to: 'pending',
+    emits: ['lease.released'],
+  },
+  {
+    from: 'claimed',
+    event: { type: 'EXPIRE', depsDone: false, now: T0 + 60_000 },
+    to: 'pending',
+    emits: ['lease.expired'],
+  },
+  {
+    from: 'claimed',
+    over: { attempts: 2 },
+    event: { type: 'EXPIRE', depsDone: false, now: T0 + 60_000 },
+    to: 'blocked',
+    emits: ['lease.expired'],
+  },
+  ...(['awaiting_verify', 'verifying'] as const).map((from): Row => ({
+    from,
+    event: {
+      type: 'VERIFY',
+      principal: 'agent:v',
+      head: HEAD,
+      verdict: 'fail',
+      finding: `sha256:${'f'.repeat(64)}`,
+      depsDone: false,
+      now: T0,
+    },
+    to: 'pending',
+    emits: ['item.verified'],
+  })),
   {
     from: 'claimed',
     over: { verify: 'none' },
@@ -110,13 +150,29 @@ const TABLE: Row[] = [
   },
   {
     from: 'awaiting_verify',
-    event: { type: 'VERIFY', principal: 'agent:v', head: HEAD, verdict: 'pass', finding: null, now: T0 },
+    event: {
+      type: 'VERIFY',
+      principal: 'agent:v',
+      head: HEAD,
+      verdict: 'pass',
+      finding: null,
+      depsDone: true,
+      now: T0,
+    },
     to: 'done',
     emits: ['item.verified'],
   },
   {
     from: 'verifying',
-    event: { type: 'VERIFY', principal: 'agent:v', head: HEAD, verdict: 'pass', finding: null, now: T0 },
+    event: {
+      type: 'VERIFY',
+      principal: 'agent:v',
+      head: HEAD,
+      verdict: 'pass',
+      finding: null,
+      depsDone: true,
+      now: T0,
+    },
     to: 'done',
     emits: ['item.verified'],
   },
@@ -128,6 +184,7 @@ const TABLE: Row[] = [
       head: HEAD,
       verdict: 'fail',
       finding: `sha256:${'f'.repeat(64)}`,
+      depsDone: true,
       now: T0,
     },
     to: 'ready',
@@ -141,12 +198,18 @@ const TABLE: Row[] = [
       head: HEAD,
       verdict: 'fail',
       finding: `sha256:${'f'.repeat(64)}`,
+      depsDone: true,
       now: T0,
     },
     to: 'ready',
     emits: ['item.verified'],
   },
-  { from: 'verifying', event: { type: 'EXPIRE', now: T0 + 60_000 }, to: 'awaiting_verify', emits: ['lease.expired'] },
+  {
+    from: 'verifying',
+    event: { type: 'EXPIRE', depsDone: true, now: T0 + 60_000 },
+    to: 'awaiting_verify',
+    emits: ['lease.expired'],
+  },
   ...(['pending', 'ready', 'awaiting_verify'] as const).map((from): Row => ({
     from,
     event: { type: 'BLOCK', reason: 'ops', now: T0 },
@@ -213,7 +276,11 @@ const REFUSALS: Row[] = [
     event: { type: 'PROGRESS', leaseId: 'L-agent:w', now: T0 + 61_000 },
     to: { refused: 'LEASE_EXPIRED' },
   },
-  { from: 'claimed', event: { type: 'RELEASE', leaseId: 'L-other', now: T0 }, to: { refused: 'LEASE_NOT_HELD' } },
+  {
+    from: 'claimed',
+    event: { type: 'RELEASE', leaseId: 'L-other', depsDone: true, now: T0 },
+    to: { refused: 'LEASE_NOT_HELD' },
+  },
   { from: 'claimed', event: claim('agent:x'), to: { refused: 'ITEM_NOT_READY' } },
   { from: 'pending', event: claim('agent:x'), to: { refused: 'ITEM_NOT_READY' } },
   { from: 'ready', event: claim('agent:x', 'verify'), to: { refused: 'ITEM_NOT_READY' } },
@@ -233,23 +300,55 @@ const REFUSALS: Row[] = [
   },
   {
     from: 'awaiting_verify',
-    event: { type: 'VERIFY', principal: 'agent:w', head: HEAD, verdict: 'pass', finding: null, now: T0 },
+    event: {
+      type: 'VERIFY',
+      principal: 'agent:w',
+      head: HEAD,
+      verdict: 'pass',
+      finding: null,
+      depsDone: true,
+      now: T0,
+    },
     to: { refused: 'VERIFY_NOT_INDEPENDENT' },
   },
   {
     from: 'awaiting_verify',
-    event: { type: 'VERIFY', principal: 'agent:v', head: NEW_HEAD, verdict: 'pass', finding: null, now: T0 },
+    event: {
+      type: 'VERIFY',
+      principal: 'agent:v',
+      head: NEW_HEAD,
+      verdict: 'pass',
+      finding: null,
+      depsDone: true,
+      now: T0,
+    },
     to: { refused: 'HEAD_MISMATCH' },
   },
   {
     from: 'awaiting_verify',
-    event: { type: 'VERIFY', principal: 'agent:v', head: HEAD, verdict: 'fail', finding: null, now: T0 },
+    event: {
+      type: 'VERIFY',
+      principal: 'agent:v',
+      head: HEAD,
+      verdict: 'fail',
+      finding: null,
+      depsDone: true,
+      now: T0,
+    },
     to: { refused: 'FINDING_REQUIRED' },
   },
   {
     from: 'awaiting_verify',
     over: { verifications: [{ by: 'agent:v', head: HEAD, verdict: 'fail', finding: 'sha256:x', at: T0 }] },
-    event: { type: 'VERIFY', principal: 'agent:v', head: HEAD, verdict: 'pass', finding: null, now: T0 },
+    event: {
+      type: 'VERIFY',
+      principal: 'agent:v',
+      head: HEAD,
+      verdict: 'pass',
+      finding: null,
+      depsDone: true,
+      now: T0,
+    },
     to: { refused: 'EVIDENCE_EXISTS' },
   },
   {
@@ -262,8 +361,8 @@ const REFUSALS: Row[] = [
     event: { type: 'SUPERSEDE', principal: 'agent:w', head: HEAD, now: T0 },
     to: { refused: 'HEAD_MISMATCH' },
   },
-  { from: 'claimed', event: { type: 'EXPIRE', now: T0 + 59_999 }, to: 'unchanged' },
-  { from: 'verifying', event: { type: 'EXPIRE', now: T0 + 59_999 }, to: 'unchanged' },
+  { from: 'claimed', event: { type: 'EXPIRE', depsDone: true, now: T0 + 59_999 }, to: 'unchanged' },
+  { from: 'verifying', event: { type: 'EXPIRE', depsDone: true, now: T0 + 59_999 }, to: 'unchanged' },
 ];
 
 function run(row: Row) {
@@ -380,7 +479,7 @@ describe('item lifecycle: what each move leaves behind', () => {
   });
 
   it('expiry counts an attempt and clears the work holders once ready; a failed verification keeps its finding', () => {
-    const expired = step('claimed', item('claimed').life, { type: 'EXPIRE', now: T0 + 60_000 });
+    const expired = step('claimed', item('claimed').life, { type: 'EXPIRE', depsDone: true, now: T0 + 60_000 });
     if (expired.kind !== 'moved') throw new Error(expired.kind);
     expect(expired.life).toMatchObject({ attempts: 1, lease: null, workHolders: [] });
     const finding = `sha256:${'a'.repeat(64)}`;
@@ -390,6 +489,7 @@ describe('item lifecycle: what each move leaves behind', () => {
       head: HEAD,
       verdict: 'fail',
       finding,
+      depsDone: true,
       now: T0,
     });
     if (failed.kind !== 'moved') throw new Error(failed.kind);

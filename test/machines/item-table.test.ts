@@ -1,7 +1,7 @@
 // The table of hot transitions (machines/item-table.ts) held to the XState machine, the
 // specification: for every state, every event, and each variation of context and event the
 // guards read (lease held, stale or expired, same or other agent, head, verdict, finding, earlier
-// evidence), `step` answers exactly as XState's transition does, to the key order of the life.
+// evidence, dependencies done or not), `step` answers exactly as XState's transition does, to the key order of the life.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { acceptedEvents, initialLife, machineStep, step } from '../../machines/item-step.js';
@@ -72,7 +72,7 @@ function events(): ItemEvent[] {
     for (const now of at) {
       for (const ttlMs of [TTL, 3600_000]) out.push({ type: 'RENEW', leaseId, ttlMs, now });
       out.push({ type: 'PROGRESS', leaseId, now }, { type: 'SUBMIT', leaseId, head: H2, now });
-      out.push({ type: 'RELEASE', leaseId, now });
+      for (const depsDone of [true, false]) out.push({ type: 'RELEASE', leaseId, depsDone, now });
     }
   for (const principal of principals)
     for (const head of [H, H2])
@@ -82,11 +82,13 @@ function events(): ItemEvent[] {
         ['fail', ''],
         ['fail', DIGEST],
       ] as const)
-        out.push({ type: 'VERIFY', principal, head, verdict, finding, now: T0 + 2000 });
+        for (const depsDone of [true, false])
+          out.push({ type: 'VERIFY', principal, head, verdict, finding, depsDone, now: T0 + 2000 });
   for (const principal of [W, X])
     for (const head of [H, H2]) out.push({ type: 'SUPERSEDE', principal, head, now: T0 + 2000 });
   out.push({ type: 'DEPS_DONE' }, { type: 'DEP_REOPENED' });
-  for (const now of [T0 + TTL - 1, T0 + TTL]) out.push({ type: 'EXPIRE', now });
+  for (const now of [T0 + TTL - 1, T0 + TTL])
+    for (const depsDone of [true, false]) out.push({ type: 'EXPIRE', depsDone, now });
   for (const depsDone of [true, false])
     out.push({ type: 'UNBLOCK', depsDone, now: T0 }, { type: 'REOPEN', depsDone, now: T0 });
   out.push(
@@ -214,8 +216,14 @@ describe('the hot-transition table against the XState machine', () => {
         now: time,
       }),
       fc.record({
-        type: fc.constantFrom('PROGRESS' as const, 'RELEASE' as const),
+        type: fc.constant('PROGRESS' as const),
         leaseId: fc.constantFrom(`L-${W}`, `L-${V}`, 'L-stale'),
+        now: time,
+      }),
+      fc.record({
+        type: fc.constant('RELEASE' as const),
+        leaseId: fc.constantFrom(`L-${W}`, `L-${V}`, 'L-stale'),
+        depsDone: fc.boolean(),
         now: time,
       }),
       fc.record({
@@ -230,10 +238,11 @@ describe('the hot-transition table against the XState machine', () => {
         head,
         verdict: fc.constantFrom('pass' as const, 'fail' as const),
         finding: fc.constantFrom(null, '', DIGEST),
+        depsDone: fc.boolean(),
         now: time,
       }),
       fc.record({ type: fc.constant('SUPERSEDE' as const), principal, head, now: time }),
-      fc.record({ type: fc.constant('EXPIRE' as const), now: time }),
+      fc.record({ type: fc.constant('EXPIRE' as const), depsDone: fc.boolean(), now: time }),
       fc.constantFrom<ItemEvent>({ type: 'DEPS_DONE' }, { type: 'DEP_REOPENED' }),
     );
     fc.assert(
