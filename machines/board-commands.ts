@@ -439,13 +439,16 @@ export type ItemPatch = Partial<
 
 /**
  * Edits an item's fields at its expected version. New dependencies obey the graph rules and move
- * the item between pending and ready as they require; the verify gate changes only before work.
+ * the item between pending and ready as they require; the verify gate changes only before work,
+ * and only a caller that `mayLowerGate` (an admin: src/board/board-access.ts enterEdit) takes it
+ * from required to none, since that passes the item without its independent verifier.
  */
 export function patchItem(
   workId: string,
   changes: ItemPatch,
   expectedVersion: number | undefined,
   actor: string,
+  mayLowerGate = false,
 ): Decide<BoardItem> {
   return patched((board, now) => {
     const item = itemOr404(board, workId);
@@ -454,6 +457,12 @@ export function patchItem(
         workId,
         version: item.version,
       });
+    if (changes.verify === 'none' && item.verify === 'required' && !mayLowerGate)
+      throw new BoardError(
+        'ROLE_REQUIRED',
+        `Taking the verify gate off ${workId} needs the admin role on the board (an operator may pass it with POST /api/items/${workId}/override once submitted).`,
+        { workId, needed: 'admin', field: 'body.verify' },
+      );
     if (changes.doctrine !== undefined) checkDoctrine(board, changes.doctrine);
     if (
       changes.verify !== undefined &&

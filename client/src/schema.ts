@@ -1985,8 +1985,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Edit an item’s fields (member); pass expectedVersion to refuse a stale edit.
-         * @description New dependencies follow the graph rules and move the item between pending and ready as they require. A claimed item (or one awaiting its verdict) may gain a dependency that is not done: its holder keeps the lease and may submit, and when the lease ends without a submission (release, expiry) or a verdict fails, the item goes to pending until that dependency is done, never to ready. The verify gate changes only while the item is pending, ready or blocked. Every `doctrine` slug must name an entry on this board (GET /api/doctrine), whatever its status: a rejected entry stays and may be ratified again; a missing one is 400 DOCTRINE_LINK_NOT_FOUND, checked with the board’s own decision.
+         * Edit an item’s fields (member; lowering the verify gate: admin); pass expectedVersion to refuse a stale edit.
+         * @description New dependencies follow the graph rules and move the item between pending and ready as they require. A claimed item (or one awaiting its verdict) may gain a dependency that is not done: its holder keeps the lease and may submit, and when the lease ends without a submission (release, expiry) or a verdict fails, the item goes to pending until that dependency is done, never to ready. The verify gate changes only while the item is pending, ready or blocked, and only an admin takes it from required to none (403 ROLE_REQUIRED for a member: passing an item without its independent verifier is an admin’s move, like POST /api/items/{workId}/override); raising it to required is anyone’s. Every `doctrine` slug must name an entry on this board (GET /api/doctrine), whatever its status: a rejected entry stays and may be ratified again; a missing one is 400 DOCTRINE_LINK_NOT_FOUND, checked with the board’s own decision.
          */
         patch: operations["PATCH_api_items_workId"];
         trace?: never;

@@ -4,7 +4,7 @@ import { BoardBusyError, BoardMissingError, type BoardActor } from '../../actors
 import type { BoardRegistry } from '../../actors/registry.js';
 import { BoardError, type BoardErrorCode } from '../../machines/board-error.js';
 import { RewindError } from '../../machines/restore-point.js';
-import { requireRole } from '../auth/project-selection.js';
+import { atLeast, requireRole } from '../auth/project-selection.js';
 import type { Role } from '../auth/identity.js';
 import { AppError } from '../errors/app-error.js';
 import type { ErrorCode } from '../errors/registry.js';
@@ -46,6 +46,16 @@ export class BoardAccess {
   /** The selected board's actor, after the role and resource-token checks, for an operation on `workId` or on the group. */
   enter(ctx: RequestContext, need: Role, group: BoardGroup, workId?: string): BoardCall {
     return this.check(ctx, need, group, workId, false);
+  }
+
+  /**
+   * For an edit of `workId`'s fields (member), with whether the caller's role also lets it take the
+   * item's verify gate off (admin: passing an item without its independent verifier is an admin's
+   * move, DOMAIN.md). The board decides whether an edit does that, knowing the gate as it stands.
+   */
+  enterEdit(ctx: RequestContext, workId: string): { call: BoardCall; mayLowerGate: boolean } {
+    const call = this.check(ctx, 'member', 'items', workId, false);
+    return { call, mayLowerGate: atLeast(call.role, 'admin') };
   }
 
   /**

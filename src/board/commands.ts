@@ -52,7 +52,15 @@ export type BoardCommand =
   | { kind: 'event'; workId: string; actor: string; event: ItemEventInput }
   /** `once`: a label the items carry; when an item on the board has it already, that item is the reply and nothing is made. */
   | { kind: 'create'; items: NewItem[]; actor: string; once?: string }
-  | { kind: 'patch'; workId: string; changes: ItemPatch; expectedVersion?: number; actor: string }
+  /** `mayLowerGate`: the caller's role lets it take the verify gate off (BoardAccess.enterEdit); absent, it does not. */
+  | {
+      kind: 'patch';
+      workId: string;
+      changes: ItemPatch;
+      expectedVersion?: number;
+      actor: string;
+      mayLowerGate?: boolean;
+    }
   | { kind: 'comment'; workId: string; text: string; actor: string }
   | { kind: 'reorder'; workIds: string[]; actor: string }
   | { kind: 'expire' }
@@ -152,7 +160,13 @@ function decisionFor(command: Exclude<BoardCommand, RewindCommand>): Decide<unkn
     case 'create':
       return createItems(command.items, command.actor, command.once);
     case 'patch':
-      return patchItem(command.workId, command.changes, command.expectedVersion, command.actor);
+      return patchItem(
+        command.workId,
+        command.changes,
+        command.expectedVersion,
+        command.actor,
+        command.mayLowerGate === true,
+      );
     case 'comment':
       return comment(command.workId, command.text, command.actor);
     case 'reorder':

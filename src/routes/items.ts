@@ -213,8 +213,9 @@ export function itemRoutes(deps: ItemDeps): Route[] {
       method: 'patch',
       path: '/api/items/{workId}',
       sends: ['patch'],
-      summary: 'Edit an item’s fields (member); pass expectedVersion to refuse a stale edit.',
-      description: `New dependencies follow the graph rules and move the item between pending and ready as they require. A claimed item (or one awaiting its verdict) may gain a dependency that is not done: its holder keeps the lease and may submit, and when the lease ends without a submission (release, expiry) or a verdict fails, the item goes to pending until that dependency is done, never to ready. The verify gate changes only while the item is pending, ready or blocked. ${LINKS}`,
+      summary:
+        'Edit an item’s fields (member; lowering the verify gate: admin); pass expectedVersion to refuse a stale edit.',
+      description: `New dependencies follow the graph rules and move the item between pending and ready as they require. A claimed item (or one awaiting its verdict) may gain a dependency that is not done: its holder keeps the lease and may submit, and when the lease ends without a submission (release, expiry) or a verdict fails, the item goes to pending until that dependency is done, never to ready. The verify gate changes only while the item is pending, ready or blocked, and only an admin takes it from required to none (403 ROLE_REQUIRED for a member: passing an item without its independent verifier is an admin’s move, like POST /api/items/{workId}/override); raising it to required is anyone’s. ${LINKS}`,
       bodyKind: 'json',
       body: PatchInput,
       rate: 'write',
@@ -235,7 +236,7 @@ export function itemRoutes(deps: ItemDeps): Route[] {
         const workId = workIdParam(ctx.params.workId);
         const { head, expectedVersion, ...changes } = body;
         checkNoHead([{ head }]);
-        const call = boards.enter(ctx, 'member', 'items', workId);
+        const { call, mayLowerGate } = boards.enterEdit(ctx, workId);
         return {
           status: 200,
           body: itemView(
@@ -245,6 +246,7 @@ export function itemRoutes(deps: ItemDeps): Route[] {
               changes,
               ...(expectedVersion === undefined ? {} : { expectedVersion }),
               actor: call.principal,
+              mayLowerGate,
             }),
           ),
         };

@@ -88,6 +88,7 @@ const EVERY_BOARD_CODE: Record<BoardErrorCode, true> = {
   FINDING_REQUIRED: true,
   DOCTRINE_LINK_NOT_FOUND: true,
   PROJECT_SCOPE_DENIED: true,
+  ROLE_REQUIRED: true,
   VERIFY_NOT_INDEPENDENT: true,
   NOT_SUBMITTER: true,
   ITEM_NOT_FOUND: true,
