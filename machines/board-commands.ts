@@ -347,6 +347,34 @@ export function itemEvent(
   });
 }
 
+/** An override as it stands on the item: what the audit row of it records, keyed by `at`. */
+export interface OverrideReply {
+  workId: string;
+  state: string;
+  reason: string;
+  at: number;
+}
+
+/**
+ * An operator's pass of the verify gate. Repeated by the principal whose override the item holds
+ * (its answer lost, or its audit row not written), it changes nothing and answers as the first
+ * did, with the override as it stands: the caller writes the row the first may have missed.
+ */
+export function overrideItem(workId: string, principal: string, reason: string): Decide<OverrideReply> {
+  return patched((board, now) => {
+    const item = itemOr404(board, workId);
+    const stands = item.life.overridden;
+    if (item.state === 'done' && stands?.by === principal)
+      return { board, events: [], reply: { workId, state: item.state, reason: stands.reason, at: stands.at } };
+    return moved(board, workId, { type: 'OVERRIDE', principal, reason, now }, principal, (after) => ({
+      workId,
+      state: after.state,
+      reason: after.life.overridden!.reason,
+      at: after.life.overridden!.at,
+    }));
+  });
+}
+
 export interface NewItem extends ItemFields {
   /** A client reference that other items of the same batch may name in dependsOn or parentId. */
   ref?: string;

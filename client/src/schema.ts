@@ -2018,7 +2018,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Pass an item through the verify gate without verification (admin); audited, and the item says so. */
+        /**
+         * Pass an item through the verify gate without verification (admin); audited, and the item says so.
+         * @description The audit row is written once the override stands, again until the store takes it. Repeated by the principal whose override the item holds (say its answer was lost), it answers 200 as the first did, changes nothing, and writes the row if it is missing.
+         */
         post: operations["POST_api_items_workId_override"];
         delete?: never;
         options?: never;

@@ -8,12 +8,21 @@ import {
   expireDue,
   itemEvent,
   leaseAction,
+  overrideItem,
   patchItem,
   progress,
   reorder,
   submit,
 } from '../../machines/board-commands.js';
-import type { ClaimInput, ItemPatch, LeaseGrant, LeaseReply, NewItem, Within } from '../../machines/board-commands.js';
+import type {
+  ClaimInput,
+  ItemPatch,
+  LeaseGrant,
+  LeaseReply,
+  NewItem,
+  OverrideReply,
+  Within,
+} from '../../machines/board-commands.js';
 import type { BoardEvent, BoardItem } from '../../machines/board.js';
 import type { DoctrineView } from '../../machines/board-entries.js';
 import {
@@ -50,6 +59,8 @@ export type BoardCommand =
   | { kind: 'submit'; input: { principal: string; leaseId: string; head: string; within?: Within } }
   | { kind: 'progress'; input: { principal: string; workId: string; leaseId: string; note: string } }
   | { kind: 'event'; workId: string; actor: string; event: ItemEventInput }
+  /** An operator's pass of the verify gate, by `principal`; a repeat of its own answers as the first did. */
+  | { kind: 'override'; workId: string; principal: string; reason: string }
   /** `once`: a label the items carry; when an item on the board has it already, that item is the reply and nothing is made. */
   | { kind: 'create'; items: NewItem[]; actor: string; once?: string }
   /** `mayLowerGate`: the caller's role lets it take the verify gate off (BoardAccess.enterEdit); absent, it does not. */
@@ -81,6 +92,7 @@ export interface Replies {
   submit: { workId: string; state: string };
   progress: { workId: string; lease: LeaseGrant };
   event: { workId: string; state: string };
+  override: OverrideReply;
   create: BoardItem[];
   patch: BoardItem;
   comment: { workId: string };
@@ -102,6 +114,7 @@ const COMMAND_KINDS: ReadonlySet<string> = new Set<CommandKind>([
   'submit',
   'progress',
   'event',
+  'override',
   'create',
   'patch',
   'comment',
@@ -127,6 +140,7 @@ export const REFUSED_WHILE_PAUSED: ReadonlySet<CommandKind> = new Set<CommandKin
   'submit',
   'progress',
   'event',
+  'override',
   'create',
   'patch',
   'reorder',
@@ -157,6 +171,8 @@ function decisionFor(command: Exclude<BoardCommand, RewindCommand>): Decide<unkn
       const { event } = command;
       return itemEvent(command.workId, command.actor, (now) => ({ ...event, now }) as BoardEvent);
     }
+    case 'override':
+      return overrideItem(command.workId, command.principal, command.reason);
     case 'create':
       return createItems(command.items, command.actor, command.once);
     case 'patch':

@@ -9,6 +9,7 @@ import { doctrineLinksOf } from '../board/doctrine.js';
 import { AppError } from '../errors/app-error.js';
 import { auditRow, originOf } from '../audit-row.js';
 import { captureBefore } from '../board/restore-points.js';
+import { auditCommitted } from '../board/committed-audit.js';
 import { RESOURCE_TOKEN_VIEW } from '../board/visibility.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
@@ -101,7 +102,7 @@ function workIdParam(raw: string | undefined): string {
 }
 
 /** What the items routes use of the server's dependencies. */
-export type ItemDeps = Pick<RouteDeps, 'store' | 'boards'>;
+export type ItemDeps = Pick<RouteDeps, 'store' | 'boards' | 'logger'>;
 
 export function itemRoutes(deps: ItemDeps): Route[] {
   const { boards } = deps;
@@ -368,8 +369,10 @@ export function itemRoutes(deps: ItemDeps): Route[] {
       ...base,
       method: 'post',
       path: '/api/items/{workId}/override',
-      sends: ['event'],
+      sends: ['override'],
       summary: 'Pass an item through the verify gate without verification (admin); audited, and the item says so.',
+      description:
+        'The audit row is written once the override stands, again until the store takes it. Repeated by the principal whose override the item holds (say its answer was lost), it answers 200 as the first did, changes nothing, and writes the row if it is missing.',
       bodyKind: 'json',
       body: OverrideInput,
       rate: 'write',
@@ -384,22 +387,23 @@ export function itemRoutes(deps: ItemDeps): Route[] {
         const workId = workIdParam(ctx.params.workId);
         const call = boards.enter(ctx, 'admin', 'items', workId);
         await captureBefore(deps.store, call, ctx.project!.plan, 'override', ctx.now);
-        const result = await boards.ask(call, {
-          kind: 'event',
+        const { at, reason, ...result } = await boards.ask(call, {
+          kind: 'override',
           workId,
-          actor: call.principal,
-          event: { type: 'OVERRIDE', principal: call.principal, reason: body.reason },
+          principal: call.principal,
+          reason: body.reason,
         });
-        await deps.store.audit.insert(
-          auditRow({
-            at: ctx.now,
-            actor: call.principal,
-            action: 'item.override',
-            projectId: call.boardId,
-            origin: originOf(ctx),
-            data: { workId, reason: body.reason },
-          }),
-        );
+        // Keyed by the override (its time on the item): a repeat rewrites the same row, never a second.
+        const row = auditRow({
+          id: `${call.boardId}:item.override:${workId}:${at}`,
+          at,
+          actor: call.principal,
+          action: 'item.override',
+          projectId: call.boardId,
+          origin: originOf(ctx),
+          data: { workId, reason },
+        });
+        await auditCommitted(deps.store, row, deps.logger, 'item.override');
         return { status: 200, body: result };
       },
     }),

@@ -3,7 +3,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { head, newBoard } from '../support/board.js';
 import { expectError } from '../support/expect-error.js';
+import { failOnce, loseAnswerOnce } from '../support/fail-once.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { until } from '../support/until.js';
 
 let srv: TestServer;
 beforeAll(async () => {
@@ -47,5 +49,56 @@ describe('the two-key verify gate', () => {
     const lowered = await admin.request('PATCH', '/api/items/W-1', { json: { verify: 'none' } });
     expect(lowered.status, lowered.text).toBe(200);
     expect(lowered.body.verify).toBe('none');
+  });
+});
+
+describe('an operator override of the verify gate', () => {
+  /** A board whose W-1 (verify required) awaits its verdict, and the path of its override. */
+  async function awaiting() {
+    const board = await newBoard(srv.url);
+    const builder = await board.agent('builder');
+    await builder.post('/api/items', { title: 'Gate', verify: 'required' });
+    const g = await builder.post('/api/claim', { workId: 'W-1' });
+    await builder.post('/api/submit', { leaseId: g.body.leaseId, head: head(1) });
+    return { board, builder, path: `/api/items/W-1/override?projectId=${board.projectId}` };
+  }
+  const rowsOf = (projectId: string) => srv.store.audit.find({ projectId, action: 'item.override' });
+
+  it('is never left done without its audit row (the row could not be written at first)', async () => {
+    const { board, builder, path } = await awaiting();
+    failOnce(srv.store.audit, 'insert');
+    const first = await board.owner.post(path, { reason: 'ship it' });
+    expect((await builder.get('/api/items/W-1')).body.state).toBe('done');
+    // The override stands, so its row is written all the same (again, until the store takes it)...
+    expect(first.status, first.text).toBe(200);
+    await until(async () => (await rowsOf(board.projectId)).length > 0);
+    // ...and an operator who retries anyway is answered as the first was, with no second row.
+    const retried = await board.owner.post(path, { reason: 'ship it' });
+    expect(retried.status, retried.text).toBe(200);
+    expect(retried.body).toEqual({ workId: 'W-1', state: 'done' });
+    const rows = await rowsOf(board.projectId);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({
+      actor: expect.stringMatching(/^user:/),
+      data: { workId: 'W-1', reason: 'ship it' },
+    });
+  });
+
+  it('retried after its answer was lost writes the row the first never reached', async () => {
+    const { board, builder, path } = await awaiting();
+    loseAnswerOnce(srv.store.boards, 'commit');
+    const first = await board.owner.post(path, { reason: 'hotfix' });
+    expect(first.status, first.text).toBeGreaterThanOrEqual(500);
+    expect((await builder.get('/api/items/W-1')).body).toMatchObject({
+      state: 'done',
+      overridden: { reason: 'hotfix' },
+    });
+    const retried = await board.owner.post(path, { reason: 'hotfix' });
+    expect(retried.status, retried.text).toBe(200);
+    expect(retried.body).toEqual({ workId: 'W-1', state: 'done' });
+    expect(await rowsOf(board.projectId)).toHaveLength(1);
+    // Another admin's override of the done item is still refused: only the override's own repeat is answered.
+    const other = await board.agent('lead', 'admin');
+    expectError(await other.post('/api/items/W-1/override', { reason: 'again' }), 409, 'INVALID_TRANSITION');
   });
 });
