@@ -259,7 +259,7 @@ export interface LeaseReply {
   workId: string;
   action: 'renew' | 'release';
   lease: LeaseGrant | null;
-  /** The item was blocked, cancelled, superseded or overridden under the holder: stop work. */
+  /** The item was blocked, cancelled, superseded, overridden, verified by another or rewound under the holder: stop work. */
   revoked?: true;
   reason?: string;
 }

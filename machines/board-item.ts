@@ -23,7 +23,7 @@ export interface BoardItem extends ItemFields {
   state: ItemState;
   life: ItemLife;
   progress: { note: string; by: string; at: number } | null;
-  /** Recently ended leases, so a late holder learns why: expired, or revoked (blocked, cancelled, superseded, overridden). */
+  /** Recently ended leases, so a late holder learns why: expired, or revoked (blocked, cancelled, superseded, overridden, verified, rewound). */
   endedLeases: { leaseId: string; reason: string }[];
   createdAt: number;
   updatedAt: number;

@@ -11,6 +11,7 @@ const REVOKED_BY: Partial<Record<ItemEvent['type'], string>> = {
   CANCEL: 'cancelled',
   SUPERSEDE: 'superseded',
   OVERRIDE: 'overridden',
+  VERIFY: 'verified',
 };
 
 /** Every holder operation first refuses a stale or foreign lease id, then an expired lease. */
@@ -19,12 +20,16 @@ const HELD = [
   { guard: 'leaseExpired', actions: 'refuseExpired' },
 ] as const;
 
-/** A verdict, from awaiting_verify or verifying: the rules refuse first, then pass or fail. */
-const VERIFY = [
+/** A verdict, from awaiting_verify or verifying: the rules refuse first. */
+const VERDICT_RULES = [
   { guard: not('independent'), actions: 'refuseNotIndependent' },
   { guard: not('sameHead'), actions: 'refuseHead' },
   { guard: 'evidenceExists', actions: 'refuseEvidence' },
   { guard: 'missingFinding', actions: 'refuseFinding' },
+] as const;
+
+/** Then pass, or fail back to ready. */
+const VERDICTS = [
   { guard: 'passes', target: 'done', actions: ['recordVerification', 'emitVerified'] },
   {
     guard: 'depsDone',
@@ -33,6 +38,28 @@ const VERIFY = [
   },
   // A dependency left done while the item was worked on: it waits for it, as a new item would.
   { target: 'pending', actions: ['recordVerification', 'countAttempt', 'emitVerified'] },
+] as const;
+
+/**
+ * The same verdicts given while another holds the verify lease: the lease ends under its holder,
+ * who is told so (lease.revoked, reason verified) as for every other ending not its own.
+ */
+const VERDICTS_OVER_HOLDER = [
+  {
+    guard: and(['leaseOfOther', 'passes']),
+    target: 'done',
+    actions: ['emitRevoked', 'recordVerification', 'emitVerified'],
+  },
+  {
+    guard: and(['leaseOfOther', 'depsDone']),
+    target: 'ready',
+    actions: ['emitRevoked', 'recordVerification', 'countAttempt', 'emitVerified', 'becameReady'],
+  },
+  {
+    guard: 'leaseOfOther',
+    target: 'pending',
+    actions: ['emitRevoked', 'recordVerification', 'countAttempt', 'emitVerified'],
+  },
 ] as const;
 
 export const itemMachine = setup({
@@ -57,6 +84,8 @@ export const itemMachine = setup({
     },
     missingFinding: ({ event }) => (event as Of<'VERIFY'>).verdict === 'fail' && !(event as Of<'VERIFY'>).finding,
     passes: ({ event }) => (event as Of<'VERIFY'>).verdict === 'pass',
+    leaseOfOther: ({ context, event }) =>
+      context.lease !== null && context.lease.holder !== (event as Of<'VERIFY'>).principal,
     depsDone: ({ event }) => (event as DepsEvent).depsDone,
   },
   actions: {
@@ -233,7 +262,7 @@ export const itemMachine = setup({
           { guard: 'sameHead', actions: 'refuseHead' },
           { target: 'awaiting_verify', reenter: true, actions: ['emitSuperseded', 'supersede'] },
         ],
-        VERIFY: VERIFY,
+        VERIFY: [...VERDICT_RULES, ...VERDICTS],
         OVERRIDE: { target: 'done', actions: ['override', 'emitOverridden'] },
         BLOCK: { target: 'blocked', actions: 'block' },
         CANCEL: { target: 'cancelled' },
@@ -250,7 +279,7 @@ export const itemMachine = setup({
           { guard: 'sameHead', actions: 'refuseHead' },
           { target: 'awaiting_verify', actions: ['emitRevoked', 'emitSuperseded', 'supersede'] },
         ],
-        VERIFY: VERIFY,
+        VERIFY: [...VERDICT_RULES, ...VERDICTS_OVER_HOLDER, ...VERDICTS],
         OVERRIDE: { target: 'done', actions: ['emitRevoked', 'override', 'emitOverridden'] },
         BLOCK: { target: 'blocked', actions: ['emitRevoked', 'block'] },
         CANCEL: { target: 'cancelled', actions: ['emitRevoked', 'clearLease'] },

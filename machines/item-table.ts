@@ -44,6 +44,11 @@ const evidenceExists: Guard<Of<'VERIFY'>> = (life, e) =>
 const missingFinding: Guard<Of<'VERIFY'>> = (_, e) => e.verdict === 'fail' && !e.finding;
 const passes: Guard<Of<'VERIFY'>> = (_, e) => e.verdict === 'pass';
 const depsDone: Guard<Of<'VERIFY'>> = (_, e) => e.depsDone;
+const leaseOfOther: Guard<Of<'VERIFY'>> = (life, e) => life.lease !== null && life.lease.holder !== e.principal;
+const both =
+  <E>(a: Guard<E>, b: Guard<E>): Guard<E> =>
+  (life, e) =>
+    a(life, e) && b(life, e);
 
 // The machine's action lists, one effect each, named after the transition.
 /** grantLease, emitGranted. */
@@ -93,6 +98,16 @@ const failVerdictReady: Effect<Of<'VERIFY'>> = (life, e) => {
   const failed = failVerdict(life, e);
   return { life: { ...failed.life, lease: null, workHolders: [] }, emitted: failed.emitted };
 };
+/** emitRevoked (reason verified: the verify lease's holder is told it ended), then `effect`. */
+const overHolder =
+  (effect: Effect<Of<'VERIFY'>>): Effect<Of<'VERIFY'>> =>
+  (life, e) => {
+    const then = effect(life, e);
+    return {
+      life: then.life,
+      emitted: [{ type: 'lease.revoked', lease: life.lease!, reason: 'verified' }, ...then.emitted],
+    };
+  };
 /** becameReady. */
 const becameReady: Effect<ItemEvent> = (life) => ({ life: { ...life, lease: null, workHolders: [] }, emitted: [] });
 
@@ -103,15 +118,24 @@ const HELD = [
   { when: leaseExpired, refuse: 'LEASE_EXPIRED' },
 ] as const;
 const RENEWS: Row<Of<'RENEW'> | Of<'PROGRESS'>>[] = [...HELD, { effect: extend }];
-/** A verdict, from awaiting_verify or verifying: the rules refuse first, then pass or fail. */
-const VERDICT: Row<Of<'VERIFY'>>[] = [
+/** A verdict, from awaiting_verify or verifying: the rules refuse first. */
+const VERDICT_RULES: Row<Of<'VERIFY'>>[] = [
   { when: not(independent), refuse: 'VERIFY_NOT_INDEPENDENT' },
   { when: not(sameHead), refuse: 'HEAD_MISMATCH' },
   { when: evidenceExists, refuse: 'EVIDENCE_EXISTS' },
   { when: missingFinding, refuse: 'FINDING_REQUIRED' },
+];
+/** Then pass, or fail back to ready (pending while a dependency is not done). */
+const VERDICTS: Row<Of<'VERIFY'>>[] = [
   { when: passes, to: 'done', effect: recordVerdict },
   { when: depsDone, to: 'ready', effect: failVerdictReady },
   { to: 'pending', effect: failVerdict },
+];
+/** The same verdicts while another holds the verify lease: its holder is told the lease ended. */
+const VERDICTS_OVER_HOLDER: Row<Of<'VERIFY'>>[] = [
+  { when: both(leaseOfOther, passes), to: 'done', effect: overHolder(recordVerdict) },
+  { when: both(leaseOfOther, depsDone), to: 'ready', effect: overHolder(failVerdictReady) },
+  { when: leaseOfOther, to: 'pending', effect: overHolder(failVerdict) },
 ];
 
 type Cells = { [T in HotType]?: Row<Of<T>>[] };
@@ -132,9 +156,13 @@ export const ITEM_TABLE: Record<ItemState, Cells> = {
       { when: independent, to: 'verifying', effect: grant },
       { refuse: 'VERIFY_NOT_INDEPENDENT' },
     ],
-    VERIFY: VERDICT,
+    VERIFY: [...VERDICT_RULES, ...VERDICTS],
   },
-  verifying: { CLAIM: [...NOT_READY], RENEW: RENEWS, VERIFY: VERDICT },
+  verifying: {
+    CLAIM: [...NOT_READY],
+    RENEW: RENEWS,
+    VERIFY: [...VERDICT_RULES, ...VERDICTS_OVER_HOLDER, ...VERDICTS],
+  },
   done: { CLAIM: [...NOT_READY] },
   blocked: { CLAIM: [...NOT_READY] },
   cancelled: { CLAIM: [...NOT_READY] },

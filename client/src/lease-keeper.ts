@@ -13,7 +13,7 @@ export interface LeaseLoss {
   workId: string;
   /** The refusal's code (LEASE_EXPIRED, LEASE_NOT_HELD, ROLE_REQUIRED…), or null when the socket or a revoked renewal told. */
   code: string | null;
-  /** Why a revoked lease ended (blocked, cancelled, superseded, overridden, rewound), or the refusal's message. */
+  /** Why a revoked lease ended (blocked, cancelled, superseded, overridden, verified, rewound), or the refusal's message. */
   detail: string | null;
   /** What told: a renewal's answer, the socket, a submit or release's answer, or the keeper's own clock. */
   source: 'renewal' | 'socket' | 'submit' | 'release' | 'clock';

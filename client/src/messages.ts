@@ -61,7 +61,7 @@ export interface LeaseEnded {
   seq: number;
   at: string;
   lease: EventLease;
-  /** Why a revoked lease ended: blocked, cancelled, superseded, overridden, rewound; null for an expiry. */
+  /** Why a revoked lease ended: blocked, cancelled, superseded, overridden, verified (another verifier's verdict), rewound; null for an expiry. */
   reason: string | null;
 }
 

@@ -22918,7 +22918,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The renewed lease, or null after a release; `revoked: true` with the reason when the item was blocked, cancelled, superseded or overridden under the holder. */
+            /** @description The renewed lease, or null after a release; `revoked: true` with the reason when the item was blocked, cancelled, superseded, overridden or rewound under the holder, or (a verify lease) another verifier’s verdict ended it (`verified`). */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];

@@ -10,7 +10,7 @@ export type Notice =
       purpose: 'work' | 'verify' | null;
       /** Which lease of the item (a later lease on the same item is another one). */
       fencingToken: number | null;
-      /** expired, revoked (blocked, cancelled, superseded, overridden, rewound), not-held, refused, unreachable. */
+      /** expired, revoked (blocked, cancelled, superseded, overridden, verified, rewound), not-held, refused, unreachable. */
       reason: string;
       /** The refusal's code, or null when the board's log or socket told. */
       code: string | null;

@@ -110,7 +110,7 @@ export function coordinationRoutes(deps: CoordinationDeps): Route[] {
       responses: {
         200: {
           description:
-            'The renewed lease, or null after a release; `revoked: true` with the reason when the item was blocked, cancelled, superseded or overridden under the holder.',
+            'The renewed lease, or null after a release; `revoked: true` with the reason when the item was blocked, cancelled, superseded, overridden or rewound under the holder, or (a verify lease) another verifier’s verdict ended it (`verified`).',
           schema: z.object({
             workId: z.string(),
             action: z.enum(['renew', 'release']),

@@ -102,3 +102,33 @@ describe('an operator override of the verify gate', () => {
     expectError(await other.post('/api/items/W-1/override', { reason: 'again' }), 409, 'INVALID_TRANSITION');
   });
 });
+
+describe('a verify lease', () => {
+  it('is not taken from its holder silently by another verifier’s verdict', async () => {
+    const board = await newBoard(srv.url);
+    const builder = await board.agent('builder');
+    const v1 = await board.agent('v1');
+    const v2 = await board.agent('v2');
+    await builder.post('/api/items', { title: 'Gate', verify: 'required' });
+    const g = await builder.post('/api/claim', { workId: 'W-1' });
+    await builder.post('/api/submit', { leaseId: g.body.leaseId, head: head(1) });
+    const held = await v1.post('/api/claim', { workId: 'W-1', purpose: 'verify' });
+    expect(held.status, held.text).toBe(200);
+    expect(held.body.purpose).toBe('verify');
+    // While v1 holds the exclusive verify lease, v2 (holding nothing) passes the item.
+    const verdict = await v2.post('/api/verify', { workId: 'W-1', head: head(1), verdict: 'pass' });
+    expect(verdict.status, verdict.text).toBe(200);
+    expect(verdict.body.state).toBe('done');
+    // v1 is told its lease ended, on the board and at its next renew, as for every other ending.
+    const events = (await builder.get('/api/activity?limit=50')).body.events as {
+      type: string;
+      data: { reason?: string; lease?: { holder: string } };
+    }[];
+    expect(events.find((e) => e.type === 'lease.revoked')).toMatchObject({
+      data: { reason: 'verified', lease: { holder: v1.principal } },
+    });
+    const renew = await v1.post('/api/lease', { leaseId: held.body.leaseId, action: 'renew' });
+    expect(renew.status, renew.text).toBe(200);
+    expect(renew.body).toMatchObject({ workId: 'W-1', lease: null, revoked: true, reason: 'verified' });
+  });
+});

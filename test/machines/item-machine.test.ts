@@ -522,3 +522,35 @@ describe('item lifecycle: what each move leaves behind', () => {
     expect(r.life).toMatchObject({ submission: { head: NEW_HEAD, by: 'agent:w' }, lease: null });
   });
 });
+
+describe('item lifecycle: a verdict over another’s verify lease', () => {
+  const verdict = (principal: string, verdict: 'pass' | 'fail'): ItemEvent => ({
+    type: 'VERIFY',
+    principal,
+    head: HEAD,
+    verdict,
+    finding: verdict === 'fail' ? `sha256:${'b'.repeat(64)}` : null,
+    depsDone: true,
+    now: T0 + 5,
+  });
+
+  it.each([
+    ['pass', 'done'],
+    ['fail', 'ready'],
+  ] as const)('ends the holder’s lease as revoked, reason verified (%s -> %s)', (kind, to) => {
+    const r = step('verifying', item('verifying').life, verdict('agent:x', kind));
+    if (r.kind !== 'moved') throw new Error(r.kind);
+    expect(r.state).toBe(to);
+    expect(r.life.lease).toBeNull();
+    expect(r.emitted).toEqual([
+      { type: 'lease.revoked', lease: lease('agent:v', 'verify'), reason: 'verified' },
+      expect.objectContaining({ type: 'item.verified' }),
+    ]);
+  });
+
+  it('tells nobody when the holder gives the verdict itself', () => {
+    const r = step('verifying', item('verifying').life, verdict('agent:v', 'pass'));
+    if (r.kind !== 'moved') throw new Error(r.kind);
+    expect(r.emitted.map((e) => e.type)).toEqual(['item.verified']);
+  });
+});
