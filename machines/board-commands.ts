@@ -6,6 +6,7 @@ import {
   BoardDraft,
   checkGraph,
   heldBy,
+  HOLDER_ENDINGS,
   pullNext,
   rankBounds,
   workIdOf,
@@ -196,6 +197,10 @@ function leased(board: Board, leaseId: string, principal: string, within: Within
   const ended = item ? null : endedLease(board, leaseId);
   if (ended?.reason === 'expired')
     throw new BoardError('LEASE_EXPIRED', 'That lease has expired; stop work on the item.', { workId: ended.workId });
+  if (ended && HOLDER_ENDINGS.has(ended.reason))
+    throw new BoardError('LEASE_NOT_HELD', `That lease ended when its holder ${ended.reason} the item.`, {
+      workId: ended.workId,
+    });
   if (ended)
     throw new BoardError('LEASE_NOT_HELD', `That lease was revoked (${ended.reason}); stop work on the item.`, {
       workId: ended.workId,
@@ -274,7 +279,10 @@ export function leaseAction(input: {
   return patched((board, now) => {
     const ended = liveLease(board, input.leaseId) ? null : endedLease(board, input.leaseId);
     if (ended) keepWithin(input.within, ended.workId);
-    if (ended && ended.reason !== 'expired')
+    // A release repeated (its answer lost) is answered as the first was.
+    if (ended?.reason === 'released' && input.action === 'release')
+      return { board, events: [], reply: { workId: ended.workId, action: 'release', lease: null } };
+    if (ended && ended.reason !== 'expired' && !HOLDER_ENDINGS.has(ended.reason))
       return {
         board,
         events: [],
@@ -293,6 +301,22 @@ export function leaseAction(input: {
   });
 }
 
+/**
+ * The item a submit repeats (its answer lost: the commit landed), when its lease ended in a
+ * submission of the same head by the same principal; a different head is no repeat.
+ */
+function repeatedSubmit(
+  board: Board,
+  input: { principal: string; leaseId: string; head: string; within?: Within },
+): BoardItem | null {
+  const ended = liveLease(board, input.leaseId) ? null : endedLease(board, input.leaseId);
+  if (ended?.reason !== 'submitted') return null;
+  keepWithin(input.within, ended.workId);
+  const item = board.items.get(ended.workId);
+  const submission = item?.life.submission;
+  return item && submission?.by === input.principal && submission.head === input.head ? item : null;
+}
+
 export function submit(input: {
   principal: string;
   leaseId: string;
@@ -300,6 +324,8 @@ export function submit(input: {
   within?: Within;
 }): Decide<{ workId: string; state: string }> {
   return patched((board, now) => {
+    const repeated = repeatedSubmit(board, input);
+    if (repeated) return { board, events: [], reply: { workId: repeated.workId, state: repeated.state } };
     const item = leased(board, input.leaseId, input.principal, input.within);
     return moved(
       board,

@@ -23,7 +23,11 @@ export interface BoardItem extends ItemFields {
   state: ItemState;
   life: ItemLife;
   progress: { note: string; by: string; at: number } | null;
-  /** Recently ended leases, so a late holder learns why: expired, or revoked (blocked, cancelled, superseded, overridden, verified, rewound). */
+  /**
+   * Recently ended leases, so a late holder learns why: expired, revoked (blocked, cancelled,
+   * superseded, overridden, verified, rewound), or ended by the holder (submitted, released: the
+   * latest only, so a repeat of that call is answered as the first was).
+   */
   endedLeases: { leaseId: string; reason: string }[];
   createdAt: number;
   updatedAt: number;

@@ -85,6 +85,8 @@ export type GraphError = {
 };
 
 export const ENDED_LEASES_KEPT = 5;
+/** How a holder ends its own lease: a submission, or a release. Any other ending is a revocation (or an expiry). */
+export const HOLDER_ENDINGS: ReadonlySet<string> = new Set(['submitted', 'released']);
 /** Leases of removed items a board remembers. */
 export const RETIRED_LEASES_KEPT = 200;
 
@@ -432,9 +434,17 @@ export function applyEvent(
       ? [{ leaseId: e.lease.leaseId, reason: 'expired' }]
       : e.type === 'lease.revoked'
         ? [{ leaseId: e.lease.leaseId, reason: e.reason }]
-        : [],
+        : e.type === 'lease.released'
+          ? [{ leaseId: e.lease.leaseId, reason: 'released' }]
+          : e.type === 'item.submitted' && item.life.lease
+            ? [{ leaseId: item.life.lease.leaseId, reason: 'submitted' }]
+            : [],
   );
-  const endedLeases = ended.length ? [...item.endedLeases, ...ended].slice(-ENDED_LEASES_KEPT) : item.endedLeases;
+  // An ending by the holder itself is kept only for a repeat of the call that ended it (its answer
+  // lost): the next ending replaces it, so an item holds one at most.
+  const endedLeases = ended.length
+    ? [...item.endedLeases.filter((e) => !HOLDER_ENDINGS.has(e.reason)), ...ended].slice(-ENDED_LEASES_KEPT)
+    : item.endedLeases;
   const at = 'now' in event ? event.now : undefined;
   const readyAt = (state: ItemState, was: BoardItem) => (state === 'ready' && was.state !== 'ready' ? at : was.readyAt);
   draft.put({

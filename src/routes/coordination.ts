@@ -104,7 +104,7 @@ export function coordinationRoutes(deps: CoordinationDeps): Route[] {
       sends: ['lease'],
       summary: 'Renew or release a held lease.',
       description:
-        'Renewals never pass 24 h from the grant. A released work lease puts the item back to ready, or to pending while one of its dependencies is not done (reopened, or added by an edit while it was held); an expired one likewise. A stale or foreign lease id is LEASE_NOT_HELD, an expired one LEASE_EXPIRED; neither changes anything.',
+        'Renewals never pass 24 h from the grant. A released work lease puts the item back to ready, or to pending while one of its dependencies is not done (reopened, or added by an edit while it was held); an expired one likewise. A stale or foreign lease id is LEASE_NOT_HELD, an expired one LEASE_EXPIRED; neither changes anything. A release repeated after its answer was lost (a 5xx) is answered as the first was; a lease its holder released or submitted under renews nothing (LEASE_NOT_HELD, not revoked).',
       body: LeaseInput,
       errors: ['LEASE_NOT_HELD', 'LEASE_EXPIRED', 'ROLE_REQUIRED', 'BOARD_BUSY'],
       responses: {
@@ -144,7 +144,7 @@ export function coordinationRoutes(deps: CoordinationDeps): Route[] {
       sends: ['submit'],
       summary: 'Submit the exact head commit produced under the lease; the lease ends.',
       description:
-        'Items with verify none are done; verify required go to awaiting_verify for an independent verifier.',
+        'Items with verify none are done; verify required go to awaiting_verify for an independent verifier. A submit repeated after its answer was lost (a 5xx: the submission may have landed), by the same principal with the same lease and head, is answered with the item’s state as it now stands and changes nothing; another head under that lease is LEASE_NOT_HELD (supersede it instead).',
       body: SubmitInput,
       errors: ['LEASE_NOT_HELD', 'LEASE_EXPIRED', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_BUSY'],
       responses: { 200: { description: 'The item’s new state.', schema: StateReply } },
