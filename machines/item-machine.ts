@@ -2,7 +2,14 @@
 // stored item snapshots. Guards carry the rules; refusals are emitted as data with their code.
 // No I/O and no clock: time arrives on events (`now`).
 import { and, assign, emit, not, setup } from 'xstate';
-import { grantedLease, type DepsEvent, type ItemEmitted, type ItemEvent, type ItemLife } from './item-types.js';
+import {
+  grantedLease,
+  verificationOf,
+  type DepsEvent,
+  type ItemEmitted,
+  type ItemEvent,
+  type ItemLife,
+} from './item-types.js';
 
 type Of<T extends ItemEvent['type']> = Extract<ItemEvent, { type: T }>;
 
@@ -145,7 +152,7 @@ export const itemMachine = setup({
     ),
     recordVerification: assign(({ context, event }) => {
       const e = event as Of<'VERIFY'>;
-      const verification = { by: e.principal, head: e.head, verdict: e.verdict, finding: e.finding, at: e.now };
+      const verification = verificationOf(e);
       return {
         verifications: [...context.verifications, verification],
         lease: null,

@@ -5,6 +5,7 @@
 import type { BoardEmitted, StepResult } from './item-result.js';
 import {
   grantedLease,
+  verificationOf,
   type ItemEvent,
   type ItemEventType,
   type ItemLife,
@@ -77,7 +78,7 @@ const submit: Effect<Of<'SUBMIT'>> = (life, e) => {
 };
 /** recordVerification, emitVerified (a pass). */
 const recordVerdict: Effect<Of<'VERIFY'>> = (life, e) => {
-  const verification = { by: e.principal, head: e.head, verdict: e.verdict, finding: e.finding, at: e.now };
+  const verification = verificationOf(e);
   return {
     life: {
       ...life,

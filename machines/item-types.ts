@@ -36,6 +36,8 @@ export interface Verification {
   verdict: 'pass' | 'fail';
   finding: string | null;
   at: number;
+  /** Digests of the evidence the verifier kept, when it sent any (never the material itself). */
+  evidence?: string[];
 }
 
 /** The lifecycle part of an item: the machine's context. */
@@ -56,6 +58,16 @@ export interface ItemLife {
 export const HARD_LEASE_CAP_MS = 24 * 3600_000;
 
 /** The lease a CLAIM grants: the machine's `grantLease` and the table's `grant` both take it from here. */
+/** The verification a verdict records: the machine's `recordVerification` and the table's `recordVerdict` both take it from here. */
+export const verificationOf = (e: Extract<ItemEvent, { type: 'VERIFY' }>): Verification => ({
+  by: e.principal,
+  head: e.head,
+  verdict: e.verdict,
+  finding: e.finding,
+  at: e.now,
+  ...(e.evidence?.length ? { evidence: e.evidence } : {}),
+});
+
 export const grantedLease = (e: Extract<ItemEvent, { type: 'CLAIM' }>): Lease => ({
   leaseId: e.leaseId,
   holder: e.principal,
@@ -96,6 +108,8 @@ export type ItemEvent =
       head: string;
       verdict: 'pass' | 'fail';
       finding: string | null;
+      /** Digests of the verifier's evidence; kept on the verification when there are any. */
+      evidence?: string[];
       depsDone: boolean;
       now: number;
     }

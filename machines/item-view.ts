@@ -36,7 +36,14 @@ export interface PublicItem {
   maxAttempts: number;
   lease: { holder: string; purpose: 'work' | 'verify'; fencingToken: number; expiresAt: string } | null;
   submission: { head: string; by: string; at: string } | null;
-  verifications: { by: string; head: string; verdict: 'pass' | 'fail'; finding: string | null; at: string }[];
+  verifications: {
+    by: string;
+    head: string;
+    verdict: 'pass' | 'fail';
+    finding: string | null;
+    at: string;
+    evidence?: string[];
+  }[];
   finding: string | null;
   overridden: { by: string; reason: string; at: string } | null;
   blockedReason: string | null;

@@ -9117,6 +9117,7 @@ export interface operations {
                                 verifications: {
                                     at: number;
                                     by: string;
+                                    evidence?: string[];
                                     finding: string | null;
                                     head: string;
                                     /** @enum {string} */
@@ -20420,6 +20421,8 @@ export interface operations {
                             verifications: {
                                 at: string;
                                 by: string;
+                                /** @description The digests of the evidence the verifier sent with its verdict (absent when it sent none). */
+                                evidence?: string[];
                                 finding: string | null;
                                 head: string;
                                 /** @enum {string} */
@@ -20662,6 +20665,8 @@ export interface operations {
                         verifications: {
                             at: string;
                             by: string;
+                            /** @description The digests of the evidence the verifier sent with its verdict (absent when it sent none). */
+                            evidence?: string[];
                             finding: string | null;
                             head: string;
                             /** @enum {string} */
@@ -20917,6 +20922,8 @@ export interface operations {
                         verifications: {
                             at: string;
                             by: string;
+                            /** @description The digests of the evidence the verifier sent with its verdict (absent when it sent none). */
+                            evidence?: string[];
                             finding: string | null;
                             head: string;
                             /** @enum {string} */
@@ -21158,6 +21165,8 @@ export interface operations {
                         verifications: {
                             at: string;
                             by: string;
+                            /** @description The digests of the evidence the verifier sent with its verdict (absent when it sent none). */
+                            evidence?: string[];
                             finding: string | null;
                             head: string;
                             /** @enum {string} */
@@ -22511,6 +22520,8 @@ export interface operations {
                             verifications: {
                                 at: string;
                                 by: string;
+                                /** @description The digests of the evidence the verifier sent with its verdict (absent when it sent none). */
+                                evidence?: string[];
                                 finding: string | null;
                                 head: string;
                                 /** @enum {string} */
@@ -26934,6 +26945,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description Digests of the evidence you kept for this verdict (never the material): kept on the item’s verification and on its item.verified event. */
                     evidence?: string[];
                     finding?: string;
                     head: string;

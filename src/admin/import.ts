@@ -73,6 +73,7 @@ const Life = z.strictObject({
       verdict: z.enum(['pass', 'fail']),
       finding: Text(100).nullable(),
       at: Time,
+      evidence: ShortList(Text(100), 20).optional(),
     }),
     1000,
   ),

@@ -63,6 +63,10 @@ export const ItemView = z.object({
       verdict: z.enum(['pass', 'fail']),
       finding: z.string().nullable(),
       at: z.string(),
+      evidence: z
+        .array(z.string())
+        .optional()
+        .describe('The digests of the evidence the verifier sent with its verdict (absent when it sent none).'),
     }),
   ),
   finding: z.string().nullable(),

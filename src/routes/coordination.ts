@@ -34,7 +34,13 @@ const VerifyInput = z.strictObject({
   head: CommitId,
   verdict: z.enum(['pass', 'fail']),
   finding: Digest.optional(),
-  evidence: z.array(Digest).max(20).optional(),
+  evidence: z
+    .array(Digest)
+    .max(20)
+    .optional()
+    .describe(
+      'Digests of the evidence you kept for this verdict (never the material): kept on the item’s verification and on its item.verified event.',
+    ),
 });
 
 const StateReply = z.object({ workId: z.string(), state: z.string() });
@@ -214,6 +220,7 @@ export function coordinationRoutes(deps: CoordinationDeps): Route[] {
               head: body.head,
               verdict: body.verdict,
               finding: body.finding ?? null,
+              ...(body.evidence?.length ? { evidence: body.evidence } : {}),
             },
           }),
         };

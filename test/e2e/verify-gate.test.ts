@@ -1,7 +1,7 @@
 // The two-key verify gate over real HTTP: an item that requires an independent verifier is done
 // only by one, or by an admin's audited override; nobody lowers the gate on the way.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { head, newBoard } from '../support/board.js';
+import { digest, head, newBoard } from '../support/board.js';
 import { expectError } from '../support/expect-error.js';
 import { failOnce, loseAnswerOnce } from '../support/fail-once.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -130,5 +130,32 @@ describe('a verify lease', () => {
     const renew = await v1.post('/api/lease', { leaseId: held.body.leaseId, action: 'renew' });
     expect(renew.status, renew.text).toBe(200);
     expect(renew.body).toMatchObject({ workId: 'W-1', lease: null, revoked: true, reason: 'verified' });
+  });
+});
+
+describe('a verdict’s evidence', () => {
+  it('is kept on the verification and its event when POST /api/verify accepts it', async () => {
+    const board = await newBoard(srv.url);
+    const builder = await board.agent('builder');
+    const checker = await board.agent('checker');
+    await builder.post('/api/items', { title: 'Gate', verify: 'required' });
+    const g = await builder.post('/api/claim', { workId: 'W-1' });
+    await builder.post('/api/submit', { leaseId: g.body.leaseId, head: head(1) });
+    const evidence = [digest('e'), digest('d')];
+    const res = await checker.post('/api/verify', { workId: 'W-1', head: head(1), verdict: 'pass', evidence });
+    expect(res.status, res.text).toBe(200);
+    const item = (await builder.get('/api/items/W-1')).body;
+    expect(item.verifications).toEqual([expect.objectContaining({ by: checker.principal, verdict: 'pass', evidence })]);
+    const events = (await builder.get('/api/activity?limit=50')).body.events as {
+      type: string;
+      data: { verification?: { evidence?: string[] } };
+    }[];
+    expect(events.find((e) => e.type === 'item.verified')?.data.verification?.evidence).toEqual(evidence);
+    // Still digests only: anything else is refused.
+    expectError(
+      await checker.post('/api/verify', { workId: 'W-1', head: head(1), verdict: 'pass', evidence: ['the log'] }),
+      400,
+      'INVALID_INPUT',
+    );
   });
 });

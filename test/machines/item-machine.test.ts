@@ -500,6 +500,31 @@ describe('item lifecycle: what each move leaves behind', () => {
     });
   });
 
+  it('a verdict keeps the evidence digests it was sent, and names none it was not', () => {
+    const evidence = [`sha256:${'c'.repeat(64)}`, `sha256:${'d'.repeat(64)}`];
+    const verdict = (sent?: string[]): ItemEvent => ({
+      type: 'VERIFY',
+      principal: 'agent:v',
+      head: HEAD,
+      verdict: 'pass',
+      finding: null,
+      ...(sent && { evidence: sent }),
+      depsDone: true,
+      now: T0,
+    });
+    const kept = step('awaiting_verify', item('awaiting_verify').life, verdict(evidence));
+    if (kept.kind !== 'moved') throw new Error(kept.kind);
+    expect(kept.life.verifications).toEqual([
+      { by: 'agent:v', head: HEAD, verdict: 'pass', finding: null, at: T0, evidence },
+    ]);
+    expect(kept.emitted).toEqual([{ type: 'item.verified', verification: kept.life.verifications[0] }]);
+    for (const sent of [undefined, []]) {
+      const none = step('awaiting_verify', item('awaiting_verify').life, verdict(sent));
+      if (none.kind !== 'moved') throw new Error(none.kind);
+      expect(none.life.verifications[0]).not.toHaveProperty('evidence');
+    }
+  });
+
   it('an override marks the item as having bypassed the gate', () => {
     const r = step('awaiting_verify', item('awaiting_verify').life, {
       type: 'OVERRIDE',

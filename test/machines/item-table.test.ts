@@ -1,7 +1,7 @@
 // The table of hot transitions (machines/item-table.ts) held to the XState machine, the
 // specification: for every state, every event, and each variation of context and event the
 // guards read (lease held, stale or expired, same or other agent, head, verdict, finding, earlier
-// evidence, dependencies done or not), `step` answers exactly as XState's transition does, to the key order of the life.
+// evidence, evidence digests sent, dependencies done or not), `step` answers exactly as XState's transition does, to the key order of the life.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { acceptedEvents, initialLife, machineStep, step } from '../../machines/item-step.js';
@@ -84,6 +84,17 @@ function events(): ItemEvent[] {
       ] as const)
         for (const depsDone of [true, false])
           out.push({ type: 'VERIFY', principal, head, verdict, finding, depsDone, now: T0 + 2000 });
+  for (const evidence of [[], [DIGEST]])
+    out.push({
+      type: 'VERIFY',
+      principal: X,
+      head: H,
+      verdict: 'pass',
+      finding: null,
+      evidence,
+      depsDone: true,
+      now: T0,
+    });
   for (const principal of [W, X])
     for (const head of [H, H2]) out.push({ type: 'SUPERSEDE', principal, head, now: T0 + 2000 });
   out.push({ type: 'DEPS_DONE' }, { type: 'DEP_REOPENED' });
@@ -238,6 +249,7 @@ describe('the hot-transition table against the XState machine', () => {
         head,
         verdict: fc.constantFrom('pass' as const, 'fail' as const),
         finding: fc.constantFrom(null, '', DIGEST),
+        evidence: fc.constantFrom<string[] | undefined>(undefined, [], [DIGEST]),
         depsDone: fc.boolean(),
         now: time,
       }),

@@ -186,6 +186,7 @@ export function ItemPage({ projectId, workId }: { projectId: string; workId: str
                   <li key={v.at}>
                     <strong>{v.verdict}</strong> of <code>{v.head.slice(0, 12)}</code> by {who(v.by)} {ago(v.at)}
                     {v.finding ? <div class="at">{v.finding}</div> : null}
+                    {v.evidence?.length ? <div class="at">evidence: {v.evidence.join(', ')}</div> : null}
                   </li>
                 ))}
               </ul>
