@@ -10,7 +10,7 @@ import {
   type Currency,
 } from './board-actor.js';
 import { LeaseScheduler, type WarningListener } from './lease-scheduler.js';
-import { expireDue } from '../machines/board-commands.js';
+import { expireDue } from '../machines/lease-commands.js';
 import type { BoardRecord, Filter } from '../store/ports/store.js';
 
 export interface RegistryOptions {

@@ -1,28 +1,11 @@
 // The board's commands as data: what a route asks of a board, in a form that can cross to the
 // board's home node (src/cluster/) and be decided there. `decisionOf` turns one into the pure
-// decision of machines/board-commands.ts the home's actor runs; every reply is plain JSON.
-import {
-  claim,
-  comment,
-  createItems,
-  expireDue,
-  itemEvent,
-  leaseAction,
-  overrideItem,
-  patchItem,
-  progress,
-  reorder,
-  submit,
-} from '../../machines/board-commands.js';
-import type {
-  ClaimInput,
-  ItemPatch,
-  LeaseGrant,
-  LeaseReply,
-  NewItem,
-  OverrideReply,
-  Within,
-} from '../../machines/board-commands.js';
+// decision of machines/board-commands.ts (or lease-commands.ts) the home's actor runs; every reply
+// is plain JSON.
+import { comment, createItems, itemEvent, overrideItem, patchItem, reorder } from '../../machines/board-commands.js';
+import { claim, expireDue, leaseAction, progress, submit } from '../../machines/lease-commands.js';
+import type { ItemPatch, NewItem, OverrideReply } from '../../machines/board-commands.js';
+import type { ClaimInput, LeaseGrant, LeaseReply, Within } from '../../machines/lease-commands.js';
 import type { BoardEvent, BoardItem } from '../../machines/board.js';
 import type { DoctrineView } from '../../machines/board-entries.js';
 import {

@@ -5,7 +5,8 @@ import { newBoardRecord } from '../../store/ports/store.js';
 // Two actors on one store stand for two nodes; the second commits behind the first's back.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BoardActor } from '../../actors/board-actor.js';
-import { claim, createItems, leaseAction } from '../../machines/board-commands.js';
+import { createItems } from '../../machines/board-commands.js';
+import { claim, leaseAction } from '../../machines/lease-commands.js';
 import type { NewItem } from '../../machines/board-commands.js';
 import type { Store } from '../../store/ports/store.js';
 import { embeddedStore, type OpenedStore } from '../support/stores.js';

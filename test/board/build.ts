@@ -1,6 +1,7 @@
 // Boards for the board-module tests, built by the pure commands as an agent fleet would.
 import { emptyBoard, type Board, type ItemFields } from '../../machines/board.js';
-import { claim, createItems, submit } from '../../machines/board-commands.js';
+import { createItems } from '../../machines/board-commands.js';
+import { claim, submit } from '../../machines/lease-commands.js';
 import type { Decide } from '../../machines/board-decision.js';
 
 export const fields = (title: string, over: Partial<ItemFields> = {}): ItemFields => ({

@@ -14,7 +14,8 @@ import {
   type ItemFields,
 } from '../../machines/board.js';
 import { expectIndexesRebuilt } from './indexes.js';
-import { createItems, expireDue, patchItem, reorder } from '../../machines/board-commands.js';
+import { createItems, patchItem, reorder } from '../../machines/board-commands.js';
+import { expireDue } from '../../machines/lease-commands.js';
 import type { Decide } from '../../machines/board-decision.js';
 import { BoardError } from '../../machines/board-error.js';
 

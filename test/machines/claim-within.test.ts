@@ -1,7 +1,8 @@
 // Decisions for a principal limited to some work ids (a resource token naming items): pull-next
 // picks among them in chain order, and no lease outside them is renewed, released or submitted.
 import { describe, expect, it } from 'vitest';
-import { claim, leaseAction, reorder, submit } from '../../machines/board-commands.js';
+import { reorder } from '../../machines/board-commands.js';
+import { claim, leaseAction, submit } from '../../machines/lease-commands.js';
 import { BoardError } from '../../machines/board-error.js';
 import { boardWith } from '../board/build.js';
 

@@ -3,7 +3,8 @@
 // refused with BOARD_PAUSED, or decided as on a running board; a rewind lands and keeps the pause.
 import { describe, expect, it } from 'vitest';
 import { boardFrom, withStored, type Board } from '../../machines/board.js';
-import { claim, createItems, submit } from '../../machines/board-commands.js';
+import { createItems } from '../../machines/board-commands.js';
+import { claim, submit } from '../../machines/lease-commands.js';
 import { BoardError } from '../../machines/board-error.js';
 import { setPaused } from '../../machines/board-pause.js';
 import { graphOf, rewind } from '../../machines/restore-point.js';

@@ -3,7 +3,8 @@
 // lease back; anything else on that lease is still refused, and never as a revocation.
 import { describe, expect, it } from 'vitest';
 import { emptyBoard } from '../../machines/board.js';
-import { claim, createItems, leaseAction, submit } from '../../machines/board-commands.js';
+import { createItems } from '../../machines/board-commands.js';
+import { claim, leaseAction, submit } from '../../machines/lease-commands.js';
 import { BoardError } from '../../machines/board-error.js';
 import { boardWith, fields, run } from '../board/build.js';
 

@@ -5,17 +5,14 @@ import { describe, expect, it } from 'vitest';
 import { emptyBoard, type Board } from '../../machines/board.js';
 import { expectIndexesRebuilt } from './indexes.js';
 import {
-  claim,
   createItems,
   itemEvent,
-  leaseAction,
   patchItem,
-  progress,
   reorder,
-  submit,
   type ItemPatch,
   type NewItem,
 } from '../../machines/board-commands.js';
+import { claim, leaseAction, progress, submit } from '../../machines/lease-commands.js';
 import type { Decide, Decision, NewEvent } from '../../machines/board-decision.js';
 import { foldStats } from '../../machines/board-stats.js';
 import {

@@ -4,7 +4,8 @@
 // these check that boards worked on side by side never see each other's entries through a shared
 // tree, and that the indexes still match the items.
 import { describe, expect, it } from 'vitest';
-import { claim, createItems, leaseAction, submit } from '../../machines/board-commands.js';
+import { createItems } from '../../machines/board-commands.js';
+import { claim, leaseAction, submit } from '../../machines/lease-commands.js';
 import { emptyIndex } from '../../machines/board-index.js';
 import { boardFrom, emptyBoard, type Board } from '../../machines/board.js';
 import { boardWith, fields, run } from '../board/build.js';
