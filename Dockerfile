@@ -4,9 +4,12 @@
 # exactly the files they copy and starts what they built (test/deploy/image.test.ts).
 
 # Build: compile TypeScript and the browser board with every dependency.
+# npm ci installs a workspace's dependencies (the client's openapi-fetch, which the server and CLI
+# compile in) only when that workspace's package.json is there: each is copied before it.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY client/package.json ./client/
 RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build
@@ -15,6 +18,7 @@ RUN npm run build
 FROM node:20-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY client/package.json ./client/
 RUN npm ci --omit=dev --no-audit --no-fund
 
 FROM node:20-bookworm-slim

@@ -2,11 +2,14 @@
 // image): the Dockerfile's steps are replayed in a clean temporary directory, one folder per stage
 // standing for its file system, on exactly the files its COPY steps take from the build context
 // (the tree less .dockerignore). `npm run build` runs for real; `npm ci` is stood in for by the
-// installed node_modules, hard-linked, once it is checked to match package-lock.json exactly
-// (npm ci installs exactly the lockfile), with the dev packages removed for --omit=dev; system
-// steps (the /data owner) are skipped and named. Then the last stage's CMD starts with the image's
-// ENV, serves the board page and its assets, and passes the HEALTHCHECK. A step the replay does
-// not know fails the test rather than pass unchecked. README "Deploying" says what this leaves out.
+// installed node_modules, hard-linked, once it is checked to match package-lock.json exactly, then
+// cut to what npm ci installs from the files the stage copied: the lockfile's packages the root
+// package and each workspace whose package.json is there need (without devDependencies for
+// --omit=dev); system steps (the /data owner) are skipped and named. Then the last stage's CMD
+// starts with the image's ENV, serves the board page and its assets, and passes the HEALTHCHECK. A
+// step the replay does not know fails the test rather than pass unchecked. The `deps` stage is also
+// replayed with npm ci itself (from npm's cache), and every package the compiled server and CLI
+// import must be in it. docs/operating.md "Deploying" says what this leaves out.
 import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,6 +28,58 @@ interface LockEntry {
   optional?: boolean;
   devOptional?: boolean;
   link?: boolean;
+  resolved?: string;
+  workspaces?: string[];
+  dependencies?: Record<string, string>;
+  devDependencies?: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+  peerDependenciesMeta?: Record<string, { optional?: boolean }>;
+}
+
+/**
+ * The lockfile paths npm ci installs in `cwd`: the root package and each workspace whose
+ * package.json the stage has copied (npm leaves a workspace out, with what only it needs, when its
+ * folder is not there), and what they need, followed through the lockfile as Node resolves it
+ * (nearest node_modules first). devDependencies count only for the root and the workspaces, and not
+ * with --omit=dev; optional dependencies and optional peers count where the lockfile has them.
+ */
+function npmCiInstalls(cwd: string, packages: Record<string, LockEntry>, omitDev: boolean): Set<string> {
+  const installed = new Set<string>();
+  const parent = (path: string) => path.slice(0, Math.max(path.lastIndexOf('/node_modules/'), 0));
+  const resolve = (from: string, name: string): string | null => {
+    for (let dir = from; ; dir = parent(dir)) {
+      const path = `${dir ? `${dir}/` : ''}node_modules/${name}`;
+      if (packages[path]) return path;
+      if (!dir) return null;
+    }
+  };
+  const visit = (path: string, withDev: boolean): void => {
+    if (installed.has(path)) return;
+    installed.add(path);
+    const entry = packages[path]!;
+    if (entry.link) return visit(entry.resolved!, withDev);
+    const optionalPeer = (name: string) => entry.peerDependenciesMeta?.[name]?.optional === true;
+    const needs: [string, boolean][] = [
+      ...Object.keys(entry.dependencies ?? {}).map((n): [string, boolean] => [n, true]),
+      ...Object.keys(entry.optionalDependencies ?? {}).map((n): [string, boolean] => [n, false]),
+      ...Object.keys(entry.peerDependencies ?? {}).map((n): [string, boolean] => [n, !optionalPeer(n)]),
+      ...(withDev ? Object.keys(entry.devDependencies ?? {}).map((n): [string, boolean] => [n, true]) : []),
+    ];
+    for (const [name, required] of needs) {
+      const found = resolve(path, name);
+      if (found) visit(found, false);
+      else if (required) throw new Error(`npm ci: ${path || 'the root'} needs ${name}, not in package-lock.json`);
+    }
+  };
+  visit('', !omitDev);
+  for (const workspace of packages['']!.workspaces ?? []) {
+    if (!existsSync(join(cwd, workspace, 'package.json'))) continue;
+    visit(workspace, !omitDev);
+    for (const [path, entry] of Object.entries(packages))
+      if (entry.link && entry.resolved === workspace) installed.add(path);
+  }
+  return installed;
 }
 
 /** `npm ci` in `cwd` (a stage folder), from the installed tree once it matches the lockfile copied there. */
@@ -48,7 +103,11 @@ function installLikeNpmCi(cwd: string, omitDev: boolean): void {
     throw new Error(`node_modules does not match package-lock.json (run npm ci): ${mismatched.slice(0, 5).join('; ')}`);
   // The real folder, not a symlink to it (a worktree sharing the checkout's node_modules): the
   // pruning below deletes from the copy, and through a copied symlink it would delete the original.
-  const copy = spawnSync('cp', ['-al', `${realpathSync(join(ROOT, 'node_modules'))}/.`, join(cwd, 'node_modules')]);
+  // Tools' caches (.cache, written meanwhile by other runs' builds) are not npm ci's and are left out.
+  const installedDir = realpathSync(join(ROOT, 'node_modules'));
+  const entries = readdirSync(installedDir).filter((name) => name !== '.cache');
+  mkdirSync(join(cwd, 'node_modules'));
+  const copy = spawnSync('cp', ['-al', ...entries.map((name) => join(installedDir, name)), join(cwd, 'node_modules')]);
   if (copy.status !== 0) throw new Error(`cp -al node_modules: ${copy.stderr.toString()}`);
   // Packages installed by hand, not in the lockfile, would hide a missing dependency: npm ci has none.
   for (const name of readdirSync(join(cwd, 'node_modules'))) {
@@ -60,13 +119,18 @@ function installLikeNpmCi(cwd: string, omitDev: boolean): void {
     for (const n of names)
       if (!packages[`node_modules/${n}`]) rmSync(join(cwd, 'node_modules', n), { recursive: true, force: true });
   }
-  if (!omitDev) return;
-  const dev = Object.keys(packages).filter((p) => p && packages[p]!.dev);
-  for (const path of dev.sort((a, b) => b.length - a.length)) rmSync(join(cwd, path), { recursive: true, force: true });
+  // What npm ci would not install from the files this stage has: dev packages for --omit=dev, and
+  // what only a workspace needs whose package.json was not copied.
+  const installed = npmCiInstalls(cwd, packages, omitDev);
+  for (const path of Object.keys(packages)) {
+    if (path && path.startsWith('node_modules/') && !installed.has(path))
+      rmSync(join(cwd, path), { recursive: true, force: true });
+  }
 }
 
 /** What the replay does with each RUN: run it, stand in for it, or skip it saying why. */
-const RUNS: Record<string, { run: true } | { standIn: (cwd: string) => void } | { skip: string }> = {
+type Runs = Record<string, { run: true } | { standIn: (cwd: string) => void } | { skip: string }>;
+const RUNS: Runs = {
   'npm ci --no-audit --no-fund': { standIn: (cwd) => installLikeNpmCi(cwd, false) },
   'npm ci --omit=dev --no-audit --no-fund': { standIn: (cwd) => installLikeNpmCi(cwd, true) },
   'npm run build': { run: true },
@@ -85,7 +149,7 @@ interface Built {
   skipped: string[];
 }
 
-function replay(stages: Stage[], context: string[]): Built {
+function replay(stages: Stage[], context: string[], runs: Runs = RUNS): Built {
   const roots = stages.map((s, i) => join(work, `stage-${i}-${s.name ?? 'final'}`));
   const skipped: string[] = [];
   let built: Built | null = null;
@@ -132,7 +196,7 @@ function replay(stages: Stage[], context: string[]): Built {
           }
         }
       } else if (step.op === 'RUN') {
-        const how = RUNS[step.args];
+        const how = runs[step.args];
         if (!how)
           throw new Error(
             `RUN ${step.args}: the image replay does not know this step; teach test/deploy/image.test.ts what it does`,
@@ -210,4 +274,46 @@ describe('the container image (Dockerfile replayed)', () => {
       if (child.exitCode === null) child.kill('SIGKILL');
     }
   }, 300_000);
+
+  it('installs, in its deps stage run by npm ci itself, every package the compiled server and CLI import', () => {
+    const deps = parseDockerfile(readFileSync(join(ROOT, 'Dockerfile'), 'utf8')).find((s) => s.name === 'deps');
+    const npmCi = deps?.steps.find((s) => s.op === 'RUN' && s.args.startsWith('npm ci'))?.args;
+    expect(npmCi).toContain('--omit=dev');
+    // npm ci for real, from npm's cache; install scripts (native builds) are not what is checked.
+    const real = (cwd: string) => {
+      const ci = spawnSync('sh', ['-c', `${npmCi} --prefer-offline --ignore-scripts`], { cwd, encoding: 'utf8' });
+      if (ci.status !== 0) throw new Error(`${npmCi}:\n${ci.stdout}\n${ci.stderr}`);
+    };
+    const stage = replay([deps!], readContext(ROOT), { ...RUNS, [npmCi!]: { standIn: real } });
+    const modules = join(stage.root, stage.workdir, 'node_modules');
+    const missing = runtimeImports().filter((name) => !existsSync(join(modules, name, 'package.json')));
+    expect(missing).toEqual([]);
+  }, 300_000);
 });
+
+/** The packages the compiled sources (tsconfig.build.json's, and the client they import) load at run time. */
+function runtimeImports(): string[] {
+  const names = new Set<string>();
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) {
+        const text = readFileSync(path, 'utf8').replace(/^\s*(?:import|export)\s+type\b[^;]*;/gm, '');
+        // import … from 'x', import 'x', import('x'), createRequire(…)('x')
+        for (const m of text.matchAll(/(?:\bfrom\s+|^\s*import\s+|\bimport\(\s*|\)\(\s*)['"]([^'"\s]+)['"]/gm)) {
+          const spec = m[1]!;
+          if (spec.startsWith('.') || spec.startsWith('node:')) continue;
+          names.add(
+            spec
+              .split('/')
+              .slice(0, spec.startsWith('@') ? 2 : 1)
+              .join('/'),
+          );
+        }
+      }
+    }
+  };
+  for (const dir of ['src', 'machines', 'actors', 'store', 'client/src']) walk(join(ROOT, dir));
+  return [...names].sort();
+}
