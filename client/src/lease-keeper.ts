@@ -46,6 +46,9 @@ export interface LeaseKeeperEvents extends Record<string, unknown> {
 
 type Phase = 'keeping' | 'ending' | 'done' | 'lost';
 
+/** The longest a renewal waits for its answer (less when the lease has less left: half of it). */
+const RENEWAL_TIMEOUT_MS = 30_000;
+
 export class LeaseKeeper extends Emitter<LeaseKeeperEvents> {
   /** Resolves when the lease is lost; stays pending while it is kept, released or submitted. */
   readonly lost: Promise<LeaseLoss>;
@@ -137,6 +140,9 @@ export class LeaseKeeper extends Emitter<LeaseKeeperEvents> {
     if (this.phase !== 'keeping') return;
     this.clearTimer();
     const sentAt = Date.now();
+    // A renewal left unanswered (a board or proxy that holds the request) is given up well before
+    // the deadline, as a failure to try again: the loss is then told when the lease must be gone.
+    const wait = Math.max(0, Math.min(RENEWAL_TIMEOUT_MS, (this.deadline - sentAt) / 2));
     try {
       const reply = await this.options.client.post('/api/lease', {
         body: {
@@ -145,6 +151,7 @@ export class LeaseKeeper extends Emitter<LeaseKeeperEvents> {
           ...(this.options.ttlSeconds !== undefined && { ttlSeconds: this.options.ttlSeconds }),
         },
         ...this.project(),
+        signal: AbortSignal.timeout(wait),
       });
       if (this.phase !== 'keeping') return;
       if (reply.revoked || !reply.lease)
@@ -163,7 +170,7 @@ export class LeaseKeeper extends Emitter<LeaseKeeperEvents> {
       if (this.phase !== 'keeping') return;
       const loss = lossOf(error, 'renewal');
       if (loss) return this.lose(loss);
-      // No answer about the lease (the network, 429, a 5xx): again soon, until it must have run out.
+      // No answer about the lease (the network, no answer in time, 429, a 5xx): again soon, until it must have run out.
       const left = this.deadline - Date.now();
       if (left <= 0)
         return this.lose({
