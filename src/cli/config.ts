@@ -5,6 +5,7 @@ import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { UsageError } from './exit-codes.js';
+import { ANSWER_TIMEOUT_SECONDS } from './http-fetch.js';
 
 export interface StoredLease {
   url: string;
@@ -53,6 +54,7 @@ export interface GlobalOptions {
   token?: string;
   project?: string;
   json?: boolean;
+  timeout?: string;
 }
 
 export interface Connection {
@@ -60,6 +62,8 @@ export interface Connection {
   token: string | undefined;
   projectId: string | undefined;
   config: CliConfig;
+  /** How long each request waits for the board's whole answer. */
+  timeoutSeconds: number;
 }
 
 /** Flags first, then BOARD_URL / BOARD_TOKEN / BOARD_PROJECT, then what `login` stored. */
@@ -77,7 +81,17 @@ export async function connection(options: GlobalOptions, env: NodeJS.ProcessEnv 
       env.BOARD_PROJECT ??
       (sameBoard && !options.token && !env.BOARD_TOKEN ? config.projectId : undefined),
     config,
+    timeoutSeconds: answerTimeout(options, env),
   };
+}
+
+/** How long each request waits for the board's answer: --timeout, else BOARD_TIMEOUT_SECONDS, else 30 s. */
+export function answerTimeout(options: GlobalOptions, env: NodeJS.ProcessEnv = process.env): number {
+  const given = options.timeout ?? env.BOARD_TIMEOUT_SECONDS;
+  if (given === undefined) return ANSWER_TIMEOUT_SECONDS;
+  if (!/^\d+(\.\d+)?$/.test(given) || Number(given) <= 0)
+    throw new UsageError(`the time-out is a number of seconds above 0, not ${given}`);
+  return Number(given);
 }
 
 /**

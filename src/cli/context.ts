@@ -2,7 +2,7 @@
 // typed client for them.
 import type { Command } from 'commander';
 import { BoardClient } from '../mcp/client.js';
-import { httpFetch } from './http-fetch.js';
+import { fetchWithin } from './http-fetch.js';
 import { connection, noTokenMessage, type Connection, type GlobalOptions } from './config.js';
 import { AuthError } from './exit-codes.js';
 import { Output } from './output.js';
@@ -27,7 +27,7 @@ export async function cliOf(command: Command): Promise<Cli> {
   return {
     out: outputOf(command),
     conn,
-    client: new BoardClient({ baseUrl: conn.baseUrl, token: conn.token, fetch: httpFetch }),
+    client: new BoardClient({ baseUrl: conn.baseUrl, token: conn.token, fetch: fetchWithin(conn.timeoutSeconds) }),
     query: conn.projectId ? { projectId: conn.projectId } : {},
     token: conn.token,
   };

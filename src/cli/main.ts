@@ -20,6 +20,10 @@ export function program(): Command {
     .option('--token <token>', 'a service token (default: BOARD_TOKEN, else the one login stored)')
     .option('--project <projectId>', 'the board, for a token that reaches several (default: BOARD_PROJECT)')
     .option('--json', 'print the board’s answers as JSON (errors as JSON on stderr)')
+    .option(
+      '--timeout <seconds>',
+      'how long each request waits for the board’s answer before exit 6 (default: BOARD_TIMEOUT_SECONDS, else 30)',
+    )
     .showHelpAfterError()
     .exitOverride();
   for (const add of [

@@ -1,10 +1,13 @@
 // The command line's fetch over node:http answers as fetch does: status, headers (repeated ones
 // too) and body; no body for 204; a POST's body sent; a redirect followed with fetch's own rules; a
-// request nothing answers a TypeError "fetch failed"; an aborted one rejected with its reason.
+// request nothing answers a TypeError "fetch failed", and one whose answer does not come within the
+// time-out too; an aborted one rejected with its reason.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { httpFetch } from '../../src/cli/http-fetch.js';
+import { ANSWER_TIMEOUT_SECONDS, fetchWithin } from '../../src/cli/http-fetch.js';
+
+const httpFetch = fetchWithin(ANSWER_TIMEOUT_SECONDS);
 
 let server: Server;
 let base: string;
@@ -33,7 +36,7 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
-describe('httpFetch', () => {
+describe('the CLI’s fetch', () => {
   it('answers status, every header and the body, and sends a POST’s body and headers', async () => {
     const res = await httpFetch(
       new Request(`${base}/echo`, { method: 'POST', headers: { authorization: 'Bearer agb_x' }, body: '{"a":1}' }),
@@ -69,5 +72,16 @@ describe('httpFetch', () => {
     const pending = httpFetch(new Request(`${base}/slow`, { signal: controller.signal }));
     controller.abort();
     await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+  });
+
+  it('gives up on an answer that does not come within its time-out, as on one that never could', async () => {
+    const started = Date.now();
+    const late = await fetchWithin(0.3)(new Request(`${base}/slow`)).catch((e: unknown) => e);
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(late).toBeInstanceOf(TypeError);
+    expect(late).toMatchObject({
+      message: 'fetch failed',
+      cause: { message: 'no answer from the board within 0.3 s' },
+    });
   });
 });

@@ -4,10 +4,10 @@
 import { hostname } from 'node:os';
 import type { Command } from 'commander';
 import { BoardApiError, BoardClient } from '../../mcp/client.js';
-import { configPath, readConfig, writeConfig, type GlobalOptions } from '../config.js';
+import { answerTimeout, configPath, readConfig, writeConfig, type GlobalOptions } from '../config.js';
 import { UsageError } from '../exit-codes.js';
 import { outputOf } from '../context.js';
-import { httpFetch } from '../http-fetch.js';
+import { fetchWithin } from '../http-fetch.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -25,7 +25,7 @@ export function loginCommands(program: Command): void {
       const config = await readConfig(path);
       const baseUrl = (global.url ?? process.env.BOARD_URL ?? config.url)?.replace(/\/+$/, '');
       if (!baseUrl) throw new UsageError('which board? pass --url https://your.board (or set BOARD_URL)');
-      const board = new BoardClient({ baseUrl, fetch: httpFetch });
+      const board = new BoardClient({ baseUrl, fetch: fetchWithin(answerTimeout(global)) });
       const start = await board.post('/api/auth/device/start', {
         body: { clientName: options.name, ...(global.project && { projectId: global.project }) },
       });
