@@ -1,6 +1,7 @@
 // LeaseKeeper: keeps one held lease alive. It renews at a safe fraction of the lease's TTL (never
-// later than renewBy), at once on a lease.expiring warning, and tells its owner the moment the
-// lease is gone: a renewal refused, or the socket saying the lease expired or was revoked.
+// later than renewBy), at once on a lease.expiring warning or its socket's reconnecting, and tells
+// its owner the moment the lease is gone: a renewal refused, or the socket saying the lease expired
+// or was revoked.
 import type { BoardClient, Reply } from './board-client.js';
 import type { BoardSocket } from './board-socket.js';
 import { Emitter } from './emitter.js';
@@ -92,6 +93,9 @@ export class LeaseKeeper extends Emitter<LeaseKeeperEvents> {
           this.emit('expiring', e);
           void this.renewNow();
         }),
+        // What the socket said while it was away is not replayed to it unless it watched the board's
+        // leases: a renewal at once asks the board whether the lease is still held.
+        socket.on('open', ({ resumed }) => void (resumed && this.phase === 'keeping' && this.renewNow())),
       );
     }
   }
