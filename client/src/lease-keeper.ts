@@ -61,6 +61,7 @@ export class LeaseKeeper extends Emitter<LeaseKeeperEvents> {
   /** When the lease runs out by this side's clock, counted from when the granting request left. */
   private deadline = 0;
   private failures = 0;
+  private answered = true;
   private readonly unlisten: (() => void)[] = [];
 
   constructor(private readonly options: LeaseKeeperOptions) {
@@ -107,6 +108,15 @@ export class LeaseKeeper extends Emitter<LeaseKeeperEvents> {
 
   get keeping(): boolean {
     return this.phase === 'keeping';
+  }
+
+  /**
+   * Whether the board answered the latest renewal (true before any): false while one that got no
+   * answer about the lease (the network, no answer in time, 429, a 5xx) is being tried again. An
+   * answer may leave expiresAt as it was (a lease at its 24 h cap).
+   */
+  get lastRenewalAnswered(): boolean {
+    return this.answered;
   }
 
   /** Renews now (joins a renewal already on its way). */
@@ -168,12 +178,14 @@ export class LeaseKeeper extends Emitter<LeaseKeeperEvents> {
         });
       this.grant = reply.lease;
       this.failures = 0;
+      this.answered = true;
       this.schedule(sentAt);
       this.emit('renewed', reply.lease);
     } catch (error) {
       if (this.phase !== 'keeping') return;
       const loss = lossOf(error, 'renewal');
       if (loss) return this.lose(loss);
+      this.answered = false;
       // No answer about the lease (the network, no answer in time, 429, a 5xx): again soon, until it must have run out.
       const left = this.deadline - Date.now();
       if (left <= 0)

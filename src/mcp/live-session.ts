@@ -175,7 +175,6 @@ export class LiveSession implements BoardSession {
       return reply;
     }
     const keeper = this.keep(held);
-    const before = keeper.lease.expiresAt;
     await keeper.renewNow();
     if (!keeper.keeping) {
       const loss = await keeper.lost;
@@ -187,7 +186,7 @@ export class LiveSession implements BoardSession {
         )
       );
     }
-    if (keeper.lease.expiresAt === before)
+    if (!keeper.lastRenewalAnswered)
       throw new LocalError(
         'BOARD_UNREACHABLE',
         'The renewal got no answer; the lease is still renewed in the background until it would run out.',
