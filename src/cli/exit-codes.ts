@@ -10,7 +10,7 @@ export const EXIT = {
   usage: 2,
   /** No credential, or the board refused it (401, 403), or the device flow was denied or ran out. */
   auth: 3,
-  /** Not found or conflict (404, 409): no such item, nothing ready, a lease expired or held by another. */
+  /** Not found or conflict (404, 409): no such item, nothing ready, a lease expired or held by another; a renewal that says the lease was revoked. */
   conflict: 4,
   /** Rate limited (429): wait Retry-After seconds. */
   rateLimited: 5,

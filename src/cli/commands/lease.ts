@@ -6,7 +6,7 @@ import { Argument, type Command } from 'commander';
 import type { LeaseGrant } from '../../mcp/client.js';
 import { configPath, readConfig, writeConfig, type StoredLease } from '../config.js';
 import { cliOf, type Cli } from '../context.js';
-import { UsageError } from '../exit-codes.js';
+import { EXIT, UsageError } from '../exit-codes.js';
 import { until } from '../output.js';
 
 const seconds = (value: string): number => {
@@ -89,20 +89,20 @@ export function leaseCommands(program: Command): void {
     .option('--ttl <seconds>', 'new length from now', seconds)
     .action(async (workId: string, o: { lease?: string; ttl?: number }, command: Command) => {
       const cli = await cliOf(command);
+      const leaseId = leaseFor(cli, workId, o.lease);
       const reply = await cli.client.post('/api/lease', {
         params: { query: cli.query },
-        body: {
-          leaseId: leaseFor(cli, workId, o.lease),
-          action: 'renew',
-          ...(o.ttl !== undefined && { ttlSeconds: o.ttl }),
-        },
+        body: { leaseId, action: 'renew', ...(o.ttl !== undefined && { ttlSeconds: o.ttl }) },
       });
       if (reply.lease) await remember(cli, reply.lease);
+      else await forget(cli, leaseId);
       cli.out.result(reply, (r) =>
         r.lease
           ? `Renewed ${r.workId}: the lease ends ${until(r.lease.expiresAt)} (${r.lease.expiresAt}).`
           : `The lease on ${r.workId} was revoked (${r.reason ?? 'no reason given'}): stop work on it.`,
       );
+      // A revoked lease is as gone as an expired one: the conflict code, so `renew W-1 && …` stops.
+      if (!reply.lease) process.exitCode = EXIT.conflict;
     });
 
   program
