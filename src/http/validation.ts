@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import { AppError } from '../errors/app-error.js';
 import { describeIssue } from '../errors/validation-issue.js';
 
-export function parseWith<T>(schema: z.ZodType<T>, value: unknown, root: 'body' | 'query'): T {
+export function parseWith<T>(schema: z.ZodType<T>, value: unknown, root: 'body' | 'query' | 'arguments'): T {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const first = result.error.issues[0]!;

@@ -1,7 +1,15 @@
 // The MCP server over a board session, the same for both transports: the selected tools, each call
-// wrapped so pending notices come first in its result and a refusal is a tool error.
+// wrapped so pending notices come first in its result and a refusal is a tool error. Arguments are
+// checked against the tool's input here too, so that a mistake is refused in that same shape
+// (REFUSED INVALID_INPUT) rather than by the SDK as a bare JSON-RPC error.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { toJsonSchemaCompat } from '@modelcontextprotocol/sdk/server/zod-json-schema-compat.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { isAppError } from '../errors/app-error.js';
+import { ERRORS } from '../errors/registry.js';
+import { parseWith } from '../http/validation.js';
+import { BoardApiError } from './client.js';
 import { extraTools } from './extra-tools.js';
 import { noticeLevel, noticeText, type Notice } from './notices.js';
 import { toolError, toolResult } from './results.js';
@@ -38,7 +46,7 @@ export function createBoardMcpServer(session: BoardSession, selection: ToolSelec
       {
         title: tool.title,
         description: describeTool(tool, session),
-        inputSchema: tool.input,
+        inputSchema: lenientInput(tool, session),
         annotations: tool.annotations,
       },
       async (args, extra) => {
@@ -60,12 +68,59 @@ export async function runTool(session: BoardSession, tool: ToolDef, args: unknow
   let outcome: { value: unknown } | { error: unknown };
   try {
     before = await session.beforeCall();
-    outcome = { value: await tool.run(args as never) };
+    outcome = { value: await tool.run(argumentsOf(tool, args) as never) };
   } catch (error) {
     outcome = { error };
   }
   const notices = [...before, ...(await session.afterCall())];
   return 'error' in outcome ? toolError(notices, outcome.error) : toolResult(notices, outcome.value);
+}
+
+/** The arguments as the tool's input reads them; refused as the board refuses a body that fails its schema. */
+function argumentsOf(tool: ToolDef, args: unknown): unknown {
+  try {
+    return parseWith(z.object(tool.input), args ?? {}, 'arguments');
+  } catch (error) {
+    if (!isAppError(error)) throw error;
+    const { meaning, fix } = ERRORS[error.code];
+    throw new BoardApiError({
+      status: error.status,
+      code: error.code,
+      message: error.message,
+      meaning,
+      fix,
+      details: error.details ?? null,
+    });
+  }
+}
+
+/** The lenient inputs registered, by session kind and tool (a tool's input follows from those two). */
+const LENIENT = new Map<string, z.ZodObject>();
+
+/**
+ * The input registered with the SDK: every property takes anything, even left out (runTool checks
+ * the tool's own input), carrying its JSON Schema, and the object names the properties the tool
+ * requires, so the schema the SDK lists is the tool's own.
+ */
+function lenientInput(tool: ToolDef, session: BoardSession): z.ZodObject {
+  const keys = Object.keys(tool.input);
+  const key = `${session.keepsLeases ? 'live' : 'log'}:${tool.name}:${keys.join(',')}`;
+  const known = LENIENT.get(key);
+  if (known) return known;
+  // As the SDK lists a tool's input (McpServer's tools/list).
+  const json = toJsonSchemaCompat(z.object(tool.input), { strictUnions: true, pipeStrategy: 'input' }) as {
+    properties?: Record<string, Record<string, unknown>>;
+    required?: string[];
+    $defs?: unknown;
+    definitions?: unknown;
+  };
+  if (json.$defs || json.definitions)
+    throw new Error(`${tool.name}: an input with shared definitions cannot be listed`);
+  const lenient = z
+    .object(Object.fromEntries(keys.map((k) => [k, z.unknown().optional().meta(json.properties![k]!)])))
+    .meta(json.required ? { required: json.required } : {});
+  LENIENT.set(key, lenient);
+  return lenient;
 }
 
 interface LoggingNotification {

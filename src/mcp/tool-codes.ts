@@ -1,6 +1,7 @@
 // The codes a tool can refuse with, named in its description so that an agent meets no code it was
 // not told of: those its board operations declare (route-codes.ts, generated from the route table,
-// so the list follows the routes), and those its session answers by itself (results.ts).
+// so the list follows the routes), those its session answers by itself (results.ts), and
+// INVALID_INPUT for arguments that fail its input.
 import { ROUTE_CODES } from './route-codes.js';
 import type { BoardSession } from './session.js';
 import type { ToolDef } from './tool-set.js';
@@ -14,7 +15,10 @@ export interface ToolRefusals {
 
 const words = (text: string): string[] => text.split(' ').filter(Boolean);
 
-export function toolRefusals(tool: Pick<ToolDef, 'calls' | 'namesLease'>, session: BoardSession): ToolRefusals {
+export function toolRefusals(
+  tool: Pick<ToolDef, 'calls' | 'namesLease' | 'input'>,
+  session: BoardSession,
+): ToolRefusals {
   const own = new Set<string>();
   const common = new Set<string>();
   for (const operation of tool.calls) {
@@ -24,6 +28,7 @@ export function toolRefusals(tool: Pick<ToolDef, 'calls' | 'namesLease'>, sessio
   }
   if (tool.namesLease) for (const code of session.refusals.namingLease) own.add(code);
   for (const code of session.refusals.anyCall) common.add(code);
+  if (Object.keys(tool.input).length) common.add('INVALID_INPUT'); // arguments that fail its input (mcp-server.ts)
   for (const code of own) common.delete(code); // said once, as the tool's own
   return { own: [...own], common: [...common] };
 }

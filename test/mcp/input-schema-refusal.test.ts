@@ -1,0 +1,81 @@
+// A tool call whose arguments fail the tool's input schema. docs/agents.md: "Refusals are tool
+// errors (isError) whose text starts `REFUSED <CODE> (<status>)` … and whose
+// structuredContent.error carries code, status, message, meaning, fix…". The SDK once refused such a
+// call itself, before the tool's wrapper ran: "MCP error -32602: Input validation error: …", no
+// code, no structuredContent, so an agent (or its harness) that reads structuredContent.error found
+// nothing. The server now checks the arguments itself; the schemas it lists are the tools' own.
+import { toJsonSchemaCompat } from '@modelcontextprotocol/sdk/server/zod-json-schema-compat.js';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { z } from 'zod';
+import { BoardClient } from '../../src/mcp/client.js';
+import { LiveSession } from '../../src/mcp/live-session.js';
+import { LogSession, ToldMemory } from '../../src/mcp/log-session.js';
+import { allTools } from '../../src/mcp/mcp-server.js';
+import { newBoard } from '../support/board.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { closeAgents, httpAgent, stdioAgent, textOf } from './agents.js';
+
+let srv: TestServer;
+beforeAll(async () => {
+  srv = await startTestServer();
+});
+afterAll(async () => {
+  await srv.stop();
+});
+afterEach(closeAgents);
+
+it('refuses arguments that fail the input schema in the documented refusal shape, over /mcp and stdio', async () => {
+  const board = await newBoard(srv.url);
+  const token = (await board.agent('typo')).defaults.authorization!.slice('Bearer '.length);
+  for (const agent of [await httpAgent(srv.url, token), await stdioAgent(srv.url, token)]) {
+    const result = await agent.call('claim_work', { ttlSeconds: 'an hour' });
+    expect(result.isError).toBe(true);
+    expect(textOf(result, 0)).toMatch(/^REFUSED INVALID_INPUT \(400\): arguments\.ttlSeconds: /);
+    expect(result.structuredContent).toMatchObject({
+      notices: [],
+      error: {
+        code: 'INVALID_INPUT',
+        status: 400,
+        message: expect.stringMatching(/^arguments\.ttlSeconds: .*expected number/),
+        details: { field: 'arguments.ttlSeconds' },
+      },
+    });
+    // A missing required argument too; nothing reached the board.
+    const missing = await agent.call('create_items', {});
+    expect(missing.structuredContent).toMatchObject({ error: { code: 'INVALID_INPUT', status: 400 } });
+  }
+  expect((await board.owner.get(`/api/items?projectId=${board.projectId}`)).body.items).toEqual([]);
+});
+
+it('lists each tool’s input as its own JSON Schema, over /mcp and stdio', async () => {
+  const client = new BoardClient({ baseUrl: 'http://127.0.0.1:9' });
+  const log = new LogSession({
+    client,
+    noticeClient: client,
+    drew: () => false,
+    query: {},
+    principal: 'agent:listed',
+    now: Date.now(),
+    memory: new ToldMemory(),
+  });
+  const live = new LiveSession({ baseUrl: 'http://127.0.0.1:9', token: 'agb_listed', push: () => undefined });
+  // As the SDK lists a tool registered with its input.
+  const own = (session: LogSession | LiveSession) =>
+    Object.fromEntries(
+      allTools(session).map((t) => [
+        t.name,
+        toJsonSchemaCompat(z.object(t.input), { strictUnions: true, pipeStrategy: 'input' }),
+      ]),
+    );
+  const expected = { log: own(log), live: own(live) };
+  live.close();
+  const board = await newBoard(srv.url);
+  const token = (await board.agent('reader')).defaults.authorization!.slice('Bearer '.length);
+  for (const [kind, agent] of [
+    ['log', await httpAgent(srv.url, token, '?tools=all')],
+    ['live', await stdioAgent(srv.url, token, { BOARD_MCP_TOOLS: 'all' })],
+  ] as const) {
+    const { tools } = await agent.client.listTools();
+    expect(Object.fromEntries(tools.map((t) => [t.name, t.inputSchema]))).toEqual(expected[kind]);
+  }
+}, 30_000);
