@@ -117,7 +117,7 @@ export class AnonymousBoards {
           },
         )
       ).map((b) => b._id);
-      await ensureRoom(this.store, claimerId, record._id, boards, now);
+      await ensureRoom(this.store, claimerId, record._id, boards);
       const claim = await holdForClaim(this.store, record, { by: claimerId, boards, via: 'claim-secret', origin }, now);
       return finishClaim(this.store, record._id, claim, now);
     });

@@ -36,7 +36,6 @@ export async function ensureRoom(
   accountId: string,
   fromId: string,
   boards: readonly string[],
-  now: number,
 ): Promise<void> {
   const [owned, limit, moving] = await Promise.all([
     store.projects.count({ ownerId: accountId }),
@@ -50,7 +49,7 @@ export async function ensureRoom(
       { limit },
     );
   }
-  const held = await tokensHeld(store, accountId, moving, now);
+  const held = await tokensHeld(store, accountId, moving);
   if (held + moving > MAX_TOKENS_PER_ACCOUNT) {
     throw new AppError(
       'INVALID_INPUT',

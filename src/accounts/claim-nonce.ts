@@ -128,7 +128,7 @@ export class ClaimNonces {
       throw new AppError('INVALID_LINK_TOKEN', 'This claim link has expired (claim links last 15 minutes).');
     if (!claimable(anonymous, now) || project.ownerId !== anonymous._id)
       throw new AppError('INVALID_LINK_TOKEN', 'This board was taken over already, or is no longer claimable.');
-    await ensureRoom(this.store, claimerId, anonymous._id, [project._id], now);
+    await ensureRoom(this.store, claimerId, anonymous._id, [project._id]);
     return anonymous;
   }
 }

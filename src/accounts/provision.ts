@@ -30,7 +30,7 @@ export async function provisionBoard(
 ): Promise<Provisioned> {
   const { store, selector, audit } = ports;
   checkProjectName(input.projectName);
-  const held = await tokensHeld(store, identity.accountId, input.agents.length, now);
+  const held = await tokensHeld(store, identity.accountId, input.agents.length);
   if (held + input.agents.length > MAX_TOKENS_PER_ACCOUNT) {
     throw new AppError(
       'INVALID_INPUT',

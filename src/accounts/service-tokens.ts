@@ -16,19 +16,15 @@ export const MAX_TOKENS_PER_ACCOUNT = 500;
 
 /**
  * How many tokens the account holds, `wanted` more to come. The cap bounds the records an account
- * keeps, revoked and expired ones too; when they stand in its way they are let go (a revoked or
- * expired token's record answers nothing a missing one does not), so "revoke unused ones" frees room.
+ * keeps, revoked ones too; when it stands in the way their records are let go (a revoked token's
+ * record answers nothing a missing one does not: 401 INVALID_SERVICE_TOKEN), so "revoke unused ones"
+ * frees room. An expired token keeps its record and its room (it answers EXPIRED_TOKEN, and its
+ * owner may extend it) until it is revoked.
  */
-export async function tokensHeld(
-  store: Pick<Store, 'tokens'>,
-  accountId: string,
-  wanted: number,
-  now: number,
-): Promise<number> {
+export async function tokensHeld(store: Pick<Store, 'tokens'>, accountId: string, wanted: number): Promise<number> {
   const held = await store.tokens.count({ accountId });
   if (held + wanted <= MAX_TOKENS_PER_ACCOUNT) return held;
   await store.tokens.deleteMany({ accountId, revoked: true });
-  await store.tokens.deleteMany({ accountId, expiresAt: { $lte: now } });
   return store.tokens.count({ accountId });
 }
 
@@ -124,7 +120,7 @@ export class ServiceTokens {
     const acting = await this.actingToken(issuer);
     const { boardId, role, resources } = await this.bindingFor(issuer, input);
     const expiresAt = boundedExpiry(acting, input.expiresAt, now);
-    if ((await tokensHeld(this.store, issuer.accountId, 1, now)) >= MAX_TOKENS_PER_ACCOUNT) {
+    if ((await tokensHeld(this.store, issuer.accountId, 1)) >= MAX_TOKENS_PER_ACCOUNT) {
       throw new AppError(
         'INVALID_INPUT',
         `An account holds at most ${MAX_TOKENS_PER_ACCOUNT} tokens; revoke unused ones.`,

@@ -120,26 +120,30 @@ describe('a token acting on tokens', () => {
 });
 
 describe('the tokens an account holds', () => {
-  it('are at most 500; a revoked or expired one frees its room, and its record is let go then', async () => {
+  it('are at most 500; a revoked one frees its room, its record let go then; an expired one keeps both until revoked', async () => {
     const { client: owner, accountId } = await signedUp(srv.url);
     await holdTokens(srv.store, accountId, 498);
     const revoked = await accountToken(owner, null);
-    const expiring = await accountToken(owner, null);
-    const refused = await owner.post('/api/accounts/tokens', { name: 'one too many', scope: 'account' });
+    const expired = await accountToken(owner, null);
+    const issue = (name: string) => owner.post('/api/accounts/tokens', { name, scope: 'account' });
+    const refused = await issue('one too many');
     expectError(refused, 400, 'INVALID_INPUT');
     expect(refused.body.error.message).toMatch(/at most 500/);
 
     expect((await owner.request('DELETE', `/api/accounts/tokens/${revoked.id}`)).status).toBe(204);
-    const afterRevoke = await owner.post('/api/accounts/tokens', { name: 'in its room', scope: 'account' });
+    const afterRevoke = await issue('in its room');
     expect(afterRevoke.status, afterRevoke.text).toBe(201);
     expect(await srv.store.tokens.get(revoked.id)).toBeNull();
-    expect((await revoked.client.get('/api/whoami')).status).toBe(401);
+    expectError(await revoked.client.get('/api/whoami'), 401, 'INVALID_SERVICE_TOKEN');
 
-    const held = (await srv.store.tokens.get(expiring.id))!;
+    // Expired: it still says so (the contract's EXPIRED_TOKEN), and holds its room until revoked.
+    const held = (await srv.store.tokens.get(expired.id))!;
     await srv.store.tokens.update(held._id, held.version, { expiresAt: Date.now() - 1000 });
-    const afterExpiry = await owner.post('/api/accounts/tokens', { name: 'in its room too', scope: 'account' });
+    expectError(await issue('not yet'), 400, 'INVALID_INPUT');
+    expectError(await expired.client.get('/api/whoami'), 400, 'EXPIRED_TOKEN');
+    expect((await owner.request('DELETE', `/api/accounts/tokens/${expired.id}`)).status).toBe(204);
+    const afterExpiry = await issue('in its room too');
     expect(afterExpiry.status, afterExpiry.text).toBe(201);
-    expect(await srv.store.tokens.get(expiring.id)).toBeNull();
     expect(await srv.store.tokens.count({ accountId })).toBe(500);
   });
 });
