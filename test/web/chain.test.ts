@@ -37,9 +37,10 @@ describe('the chain in the page', () => {
     expect(placeInChain(chain, workId, target, after)).toEqual(expected);
   });
 
-  it('refuses a move whose reorder would name more work ids than a reorder takes', () => {
+  it('names the whole prefix through the move, even one longer than a reorder takes', () => {
     const long = Array.from({ length: REORDER_MAX + 2 }, (_, i) => item(`W-${i + 1}`, 2));
-    expect(placeInChain(long, `W-${REORDER_MAX + 2}`, 'W-1')).toBeNull();
-    expect(placeInChain(long, `W-${REORDER_MAX}`, 'W-1')).toHaveLength(REORDER_MAX);
+    const moved = placeInChain(long, `W-${REORDER_MAX + 2}`, `W-${REORDER_MAX + 1}`);
+    expect(moved).toHaveLength(REORDER_MAX + 2);
+    expect(moved!.slice(-2)).toEqual([`W-${REORDER_MAX + 2}`, `W-${REORDER_MAX + 1}`]);
   });
 });

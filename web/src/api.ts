@@ -3,6 +3,7 @@
 // registry's message and fix (never a raw envelope).
 import { signal } from '@preact/signals';
 import { BoardApiError, BoardClient, type ErrorCode } from '@agent-board/client';
+import { REORDER_MAX } from './chain.js';
 
 export { BoardApiError };
 
@@ -61,4 +62,20 @@ export function shown(error: unknown): { message: string; fix: string; code: str
     fix: 'Reload the page and retry.',
     code: 'INTERNAL',
   };
+}
+
+/**
+ * Ranks `workIds` at the head of the chain in this order. A reorder names at most REORDER_MAX ids
+ * and ranks them ahead of everything, so a longer list goes in parts from its end: each part lands
+ * ahead of the one sent before it. Resolves to the number of reorders sent.
+ */
+export async function sendReorder(projectId: string, workIds: readonly string[]): Promise<number> {
+  const parts: string[][] = [];
+  for (let end = workIds.length; end > 0; end -= REORDER_MAX) {
+    parts.push(workIds.slice(Math.max(0, end - REORDER_MAX), end));
+  }
+  for (const part of parts) {
+    await client.post('/api/items/reorder', { params: { query: { projectId } }, body: { workIds: part } });
+  }
+  return parts.length;
 }

@@ -15,7 +15,8 @@ export const chainOrder = (a: Chained, b: Chained): number =>
 /**
  * The reorder that puts `workId` just before (or after) `target` in the chain: the chain's prefix
  * through the farther of the item's old and new places, which POST /api/items/reorder ranks ahead
- * of everything else. Null when nothing would move, or when the prefix is longer than a reorder takes.
+ * of everything else (api.ts sendReorder sends one longer than a reorder takes in parts). Null when
+ * nothing would move.
  */
 export function placeInChain(
   chain: readonly Chained[],
@@ -30,8 +31,7 @@ export function placeInChain(
   const to = ids.indexOf(target) + (after ? 1 : 0);
   if (to === from) return null;
   ids.splice(to, 0, workId);
-  const prefix = ids.slice(0, Math.max(from, to) + 1);
-  return prefix.length > REORDER_MAX ? null : prefix;
+  return ids.slice(0, Math.max(from, to) + 1);
 }
 
 /** The reorder that moves `workId` one place up or down the chain (null when it cannot move that way). */

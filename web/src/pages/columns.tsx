@@ -4,7 +4,7 @@
 // also drag ready cards to reorder the chain.
 import { memo } from 'preact/compat';
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { client } from '../api.js';
+import { sendReorder } from '../api.js';
 import { moveInChain, placeInChain } from '../chain.js';
 import { STATES, type State } from '../board-model.js';
 import type { Card as CardData } from '../types.js';
@@ -80,7 +80,7 @@ export function Columns({
       setError(null);
       refocus.current = keep;
       try {
-        await client.post('/api/items/reorder', { params: { query: { projectId } }, body: { workIds } });
+        await sendReorder(projectId, workIds);
       } catch (e) {
         setError(e);
       }

@@ -4,7 +4,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { Reply } from '@agent-board/client';
-import { client } from '../api.js';
+import { client, sendReorder } from '../api.js';
 import type { State } from '../board-model.js';
 import { BoardFeed, type BoardEvent } from '../live.js';
 import { moveInChain } from '../chain.js';
@@ -304,14 +304,21 @@ function OperatorMoves({ projectId, item, done }: { projectId: string; item: Ite
   const reorder = useAction(async (how: 'top' | -1 | 1) => {
     let workIds = [item.workId];
     if (how !== 'top') {
-      const chain = await client.get('/api/items', {
-        params: { query: { projectId, state: item.state as State, limit: '500' } },
-      });
-      const moved = moveInChain(chain.items, item.workId, how);
+      // The whole column, page by page: a move worked out from part of the chain moves the wrong items.
+      const chain: Item[] = [];
+      let after: string | undefined;
+      do {
+        const page = await client.get('/api/items', {
+          params: { query: { projectId, state: item.state as State, limit: '1000', ...(after ? { after } : {}) } },
+        });
+        chain.push(...page.items);
+        after = page.next ?? undefined;
+      } while (after);
+      const moved = moveInChain(chain, item.workId, how);
       if (!moved) return how === -1 ? 'Already first in the chain.' : 'Already last in the chain.';
       workIds = moved;
     }
-    await client.post('/api/items/reorder', { params: { query: { projectId } }, body: { workIds } });
+    await sendReorder(projectId, workIds);
     done();
     return how === 'top'
       ? 'Moved to the head of the chain.'
