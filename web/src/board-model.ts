@@ -50,7 +50,14 @@ export interface Agent extends Partial<Presence> {
   principal: string;
   online: boolean;
   leases: string[];
+  /** When the board's events last showed it acting (a claim, a submit, a comment...), if they have. */
+  actedAt?: string;
+  /** The item its last heartbeat named, when it no longer holds that item's lease. */
+  wasOn?: string;
 }
+
+/** Principals that are agents (a person's own moves are not an agent's). */
+const isAgent = (principal: string) => principal.startsWith('agent:');
 
 export class BoardModel {
   readonly name = signal<string | null>(null);
@@ -58,6 +65,8 @@ export class BoardModel {
   readonly columns = signal<ReadonlyMap<State, readonly Card[]>>(new Map(STATES.map((s) => [s, []])));
   readonly loaded = signal(false);
   readonly presence = signal<ReadonlyMap<string, Presence>>(new Map());
+  /** When each agent was last seen acting in the board's events (no heartbeat needed), newest kept. */
+  readonly acted = signal<ReadonlyMap<string, string>>(new Map());
   readonly onlineWithinMs = signal(120_000);
   /** Newest first. */
   readonly shouts = signal<Shout[]>([]);
@@ -182,6 +191,13 @@ export class BoardModel {
       this.columns.value = next;
     }
     if (this.heardEvents.length) {
+      let acted: Map<string, string> | null = null;
+      for (const e of this.heardEvents) {
+        if (!isAgent(e.actor) || (this.acted.value.get(e.actor) ?? '') >= e.at) continue;
+        acted ??= new Map(this.acted.value);
+        if ((acted.get(e.actor) ?? '') < e.at) acted.set(e.actor, e.at);
+      }
+      if (acted) this.acted.value = acted;
       // Newest first, each seq once (a reload's recent events may repeat what was shown).
       const bySeq = new Map([...this.activity.value, ...this.heardEvents].map((e) => [e.seq, e]));
       this.activity.value = [...bySeq.values()].sort((a, b) => (b.seq ?? 0) - (a.seq ?? 0)).slice(0, ACTIVITY_KEPT);
@@ -239,21 +255,33 @@ export class BoardModel {
     this.schedule();
   }
 
-  /** The roster: everyone seen (most recently first), then lease holders never seen, with the items each holds. */
+  /**
+   * The roster: every agent seen, by heartbeat or acting in the board's events (most recently
+   * first; online when either is recent), then lease holders never seen, with the items each holds.
+   * A heartbeat's item is dropped once the agent no longer holds its lease (the heartbeat is older).
+   */
   agents(now: number): Agent[] {
     const leases = new Map<string, string[]>();
     for (const st of ['claimed', 'verifying'] as const) {
       for (const c of this.columns.value.get(st) ?? [])
         if (c.lease) leases.set(c.lease.holder, [...(leases.get(c.lease.holder) ?? []), c.workId]);
     }
-    const seen = [...this.presence.value.values()].sort((a, b) => b.lastSeenAt.localeCompare(a.lastSeenAt));
-    const agents: Agent[] = seen.map((p) => ({
-      ...p,
-      online: now - Date.parse(p.lastSeenAt) < this.onlineWithinMs.value,
-      leases: leases.get(p.principal) ?? [],
-    }));
+    const principals = new Set([...this.presence.value.keys(), ...this.acted.value.keys()]);
+    const latest = (a: Agent) => [a.lastSeenAt ?? '', a.actedAt ?? ''].sort()[1]!;
+    const agents: Agent[] = [...principals].map((principal) => {
+      const p = this.presence.value.get(principal);
+      const actedAt = this.acted.value.get(principal);
+      const held = leases.get(principal) ?? [];
+      const card = p?.workId ? this.cards.get(p.workId) : undefined;
+      const ended = card !== undefined && !held.includes(card.workId);
+      const agent: Agent = { ...p, principal, online: false, leases: held, ...(actedAt ? { actedAt } : {}) };
+      if (ended) Object.assign(agent, { workId: null, wasOn: card.workId });
+      agent.online = now - Date.parse(latest(agent)) < this.onlineWithinMs.value;
+      return agent;
+    });
+    agents.sort((a, b) => latest(b).localeCompare(latest(a)));
     for (const [principal, held] of leases)
-      if (!this.presence.value.has(principal)) agents.push({ principal, online: false, leases: held });
+      if (!principals.has(principal)) agents.push({ principal, online: false, leases: held });
     return agents;
   }
 }

@@ -193,15 +193,23 @@ function Roster({ agents }: { agents: Agent[] }) {
           {online} online
         </span>
       </h2>
-      {agents.length === 0 ? <p class="muted">No agent has shown up yet.</p> : null}
+      {agents.length === 0 ? (
+        <p class="muted">No agent has shown up yet: none has sent a heartbeat or acted on this board.</p>
+      ) : null}
       <ul class="feed">
         {agents.map((a) => (
           <li key={a.principal} data-principal={a.principal}>
-            <span class={`dot ${a.online ? 'on' : ''}`} aria-label={a.online ? 'online' : 'offline'} />
+            <span role="img" class={`dot ${a.online ? 'on' : ''}`} aria-label={a.online ? 'online' : 'offline'} />
             <strong title={a.principal}>{who(a.principal)}</strong>{' '}
-            <span class="muted">{[a.status, a.workId, a.note].filter(Boolean).join(' · ')}</span>
+            <span class="muted">
+              {[a.wasOn ? null : a.status, a.workId, a.note, a.wasOn ? `was on ${a.wasOn}` : null]
+                .filter(Boolean)
+                .join(' · ')}
+            </span>
             <div class="at">
-              {a.lastSeenAt ? `seen ${ago(a.lastSeenAt)}` : 'no heartbeat yet'}
+              {[a.actedAt ? `active ${ago(a.actedAt)}` : null, a.lastSeenAt ? `heartbeat ${ago(a.lastSeenAt)}` : null]
+                .filter(Boolean)
+                .join(' · ') || 'not seen yet'}
               {a.leases.length ? ` · holds ${a.leases.join(', ')}` : ''}
             </div>
           </li>
