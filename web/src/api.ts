@@ -46,9 +46,51 @@ export const client = new BoardClient({
 export const refused = (error: unknown, ...codes: ErrorCode[]): error is BoardApiError =>
   error instanceof BoardApiError && (codes.length === 0 || (codes as string[]).includes(error.code));
 
-/** What a failure shows: the registry's message, its fix and its code. */
+/**
+ * Refusals a person meets on the board and item pages, said for people: the registry's text is
+ * written for agents (principal ids, ISO times, API routes to read). The code stays beside it.
+ * (VERSION_MISMATCH is left to the pages that meet it: they name what changed, spec.tsx refusal.)
+ */
+const FOR_PEOPLE: Partial<Record<ErrorCode, { message: string; fix: string }>> = {
+  BOARD_PAUSED: {
+    message: 'This board is paused, so nothing was changed.',
+    fix: 'An owner or admin resumes it with Resume in the banner at the top of the board; then try again.',
+  },
+  CROSS_PROJECT_FOLD: {
+    message: 'A dependency names an item that is not on this board.',
+    fix: 'Depend only on this board’s items: a line number of the list, or a work id such as W-12 seen on the board.',
+  },
+  CONFLICTING_DEPENDENCIES: {
+    message: 'These dependencies would go round in a circle (or an item would wait for itself).',
+    fix: 'Remove the dependency that closes the circle.',
+  },
+  ROLE_REQUIRED: {
+    message: 'Your role on this board does not allow this.',
+    fix: 'Ask the board’s owner for a higher role.',
+  },
+  RATE_LIMITED: {
+    message: 'Too many changes in a short time.',
+    fix: 'Wait a minute and try again.',
+  },
+  ITEM_NOT_FOUND: {
+    message: 'That item is not on this board.',
+    fix: 'Check the work id against the board.',
+  },
+  INVALID_TRANSITION: {
+    message: 'The item’s state does not allow that move any more.',
+    fix: 'The page shows its current state: pick a move it offers.',
+  },
+  BOARD_BUSY: {
+    message: 'The board is busy with other changes.',
+    fix: 'Try again in a few seconds.',
+  },
+};
+
+/** What a failure shows: a sentence for people where there is one (else the registry's message), its fix and its code. */
 export function shown(error: unknown): { message: string; fix: string; code: string } {
   if (error instanceof BoardApiError) {
+    const forPeople = FOR_PEOPLE[error.code as ErrorCode];
+    if (forPeople) return { ...forPeople, code: error.code };
     const prefix = `${error.code}: `;
     return {
       message: error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message,

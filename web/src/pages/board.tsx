@@ -5,7 +5,7 @@
 // (board-model.ts); a section reads its own list once when it opens.
 import { lazy, Suspense } from 'preact/compat';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { client } from '../api.js';
+import { ApiError, client } from '../api.js';
 import { BoardModel, type Agent } from '../board-model.js';
 import type { BoardEvent, BoardFeed, Shout } from '../live.js';
 import { now } from '../session.js';
@@ -50,6 +50,7 @@ export function BoardPage({ projectId }: { projectId: string }) {
   // The graph is laid out again only when a column changed (not on every tick of the clock).
   const all = useMemo(() => model.all() as Item[], [columns]);
   const agents = model.agents(now.value);
+  const pause = usePause(model, projectId);
 
   return (
     <div class="board-page" data-seq={model.seq.value ?? ''} data-loads={feed.loads.value} data-gaps={feed.gaps.value}>
@@ -81,7 +82,7 @@ export function BoardPage({ projectId }: { projectId: string }) {
           {feed.ended.value} <a href="/projects">Your boards</a>
         </div>
       ) : null}
-      <PausedBanner model={model} projectId={projectId} operator={operator} />
+      <PausedBanner pause={pause} projectId={projectId} operator={operator} />
       {model.rewound.value ? (
         <RewoundNotice
           event={model.rewound.value}
@@ -106,7 +107,9 @@ export function BoardPage({ projectId }: { projectId: string }) {
               {view === 'feedback' ? <FeedbackSection projectId={projectId} role={role} /> : null}
             </Suspense>
           )}
-          {canWrite && (view === 'columns' || view === 'graph') ? <NewItems projectId={projectId} /> : null}
+          {canWrite && (view === 'columns' || view === 'graph') ? (
+            <NewItems projectId={projectId} pause={pause} operator={operator} />
+          ) : null}
         </div>
         <aside class="side board-side">
           <Roster agents={agents} />
@@ -326,7 +329,7 @@ function Activity({ events }: { events: BoardEvent[] }) {
 }
 
 /** One item, or many pasted one per line: `Title | after 1, 3, W-12` (line numbers or work ids). */
-function NewItems({ projectId }: { projectId: string }) {
+function NewItems({ projectId, pause, operator }: { projectId: string; pause: Pause | null; operator: boolean }) {
   const [title, setTitle] = useState('');
   const [priority, setPriority] = useState('2');
   const [bulk, setBulk] = useState('');
@@ -347,70 +350,102 @@ function NewItems({ projectId }: { projectId: string }) {
   return (
     <section class="panel" style={{ marginTop: '1rem' }} aria-label="New items">
       <h2>New items</h2>
-      <div class="row" style={{ alignItems: 'start' }}>
-        <div class="grow">
-          <Form
-            onSubmit={() => void one.go()}
-            pending={one.pending}
-            error={one.error}
-            submit="Create item"
-            success={one.done}
-          >
-            <Field label="Title" name="title" value={title} onInput={setTitle} required maxLength={200} />
-            <label class="field">
-              <span>Priority</span>
-              <select
-                name="priority"
-                value={priority}
-                onChange={(e) => setPriority((e.target as HTMLSelectElement).value)}
-              >
-                {[0, 1, 2, 3, 4].map((p) => (
-                  <option value={p} key={p}>
-                    P{p}
-                    {p === 0 ? ' (highest)' : ''}
-                  </option>
-                ))}
-              </select>
-            </label>
-          </Form>
+      {pause ? (
+        <p class="muted" data-paused-note>
+          New items wait while the board is paused ({who(pause.by)} paused it {ago(pause.at)}).{' '}
+          {operator
+            ? 'Resume it with Resume in the banner above to add items again.'
+            : 'An owner or admin of the board resumes it; then you can add items again.'}
+        </p>
+      ) : null}
+      <fieldset class="plain" disabled={pause !== null}>
+        <div class="row" style={{ alignItems: 'start' }}>
+          <div class="grow">
+            <Form
+              onSubmit={() => void one.go()}
+              pending={one.pending}
+              error={one.error}
+              submit="Create item"
+              success={one.done}
+            >
+              <Field label="Title" name="title" value={title} onInput={setTitle} required maxLength={200} />
+              <label class="field">
+                <span>Priority</span>
+                <select
+                  name="priority"
+                  value={priority}
+                  onChange={(e) => setPriority((e.target as HTMLSelectElement).value)}
+                >
+                  {[0, 1, 2, 3, 4].map((p) => (
+                    <option value={p} key={p}>
+                      P{p}
+                      {p === 0 ? ' (highest)' : ''}
+                    </option>
+                  ))}
+                </select>
+              </label>
+            </Form>
+          </div>
+          <div class="grow">
+            <Form
+              onSubmit={() => void many.go()}
+              pending={many.pending}
+              error={many.error}
+              submit="Create all"
+              success={many.done}
+            >
+              <label class="field">
+                <span>Paste a list</span>
+                <textarea
+                  name="bulk"
+                  value={bulk}
+                  placeholder={'Design the schema\nWrite the migration | after 1\nShip it | after 2, W-4'}
+                  onInput={(e) => setBulk((e.target as HTMLTextAreaElement).value)}
+                />
+                <small>One item per line; “| after 1, W-4” makes it depend on line 1 and on W-4.</small>
+              </label>
+            </Form>
+          </div>
         </div>
-        <div class="grow">
-          <Form
-            onSubmit={() => void many.go()}
-            pending={many.pending}
-            error={many.error}
-            submit="Create all"
-            success={many.done}
-          >
-            <label class="field">
-              <span>Paste a list</span>
-              <textarea
-                name="bulk"
-                value={bulk}
-                placeholder={'Design the schema\nWrite the migration | after 1\nShip it | after 2, W-4'}
-                onInput={(e) => setBulk((e.target as HTMLTextAreaElement).value)}
-              />
-              <small>One item per line; “| after 1, W-4” makes it depend on line 1 and on W-4.</small>
-            </label>
-          </Form>
-        </div>
-      </div>
+      </fieldset>
     </section>
   );
 }
 
-/** Lines into batch items: dependencies by line number become refs, work ids stay as they are. */
+/**
+ * Lines into batch items: dependencies by line number become refs, work ids stay as they are. A
+ * reference the list cannot mean (a line it does not have, the line itself, neither a number nor a
+ * work id) is refused here, in the list's own terms, before anything is sent.
+ */
 export function parseBulk(text: string): { title: string; ref: string; dependsOn: string[] }[] {
   const lines = text
     .split('\n')
     .map((l) => l.trim())
     .filter(Boolean);
+  const bad = (message: string) =>
+    new ApiError(
+      400,
+      'INVALID_INPUT',
+      message,
+      'After “| after”, name lines of this list by number or items by work id (W-12).',
+    );
   return lines.map((line, i) => {
     const [title, after = ''] = line.split(/\s*\|\s*after\s*/i);
     const deps = after
       .split(/[\s,]+/)
       .filter(Boolean)
-      .map((d) => (/^\d+$/.test(d) ? `line-${d}` : d));
+      .map((d) => {
+        const says = `Line ${i + 1} says “after ${d}”`;
+        if (/^\d+$/.test(d)) {
+          const n = Number(d);
+          if (n < 1 || n > lines.length)
+            throw bad(`${says}; the list has ${lines.length} line${lines.length === 1 ? '' : 's'}.`);
+          if (n === i + 1) throw bad(`${says}: an item cannot wait for itself.`);
+          return `line-${n}`;
+        }
+        if (!/^W-\d+$/i.test(d)) throw bad(`${says}: that is neither a line number nor a work id.`);
+        return d.toUpperCase();
+      });
     return { title: title!.trim(), ref: `line-${i + 1}`, dependsOn: deps };
   });
 }
@@ -421,15 +456,11 @@ interface Pause {
 }
 
 /**
- * A paused board says so while it is: who paused it, since when, what waits and what goes on; owners
- * and admins resume it here. Read from the status when the page loads (and again after a reload of
- * the board), then kept by the board.paused and board.resumed events.
+ * Whether the board is paused, by whom and since when: read from the status when the page loads
+ * (and again after a reload of the board), then kept by the board.paused and board.resumed events.
  */
-function PausedBanner({ model, projectId, operator }: { model: BoardModel; projectId: string; operator: boolean }) {
+function usePause(model: BoardModel, projectId: string): Pause | null {
   const [pause, setPause] = useState<Pause | null>(null);
-  const resume = useAction(() =>
-    client.patch('/api/projects/{projectId}', { params: { path: { projectId } }, body: { paused: false } }),
-  );
   useEffect(() => {
     let live = true;
     const read = () =>
@@ -445,12 +476,23 @@ function PausedBanner({ model, projectId, operator }: { model: BoardModel; proje
     });
     return () => ((live = false), stop());
   }, [model, projectId]);
+  return pause;
+}
+
+/**
+ * A paused board says so while it is: who paused it, since when, what waits and what goes on; owners
+ * and admins resume it here (New items is disabled meanwhile).
+ */
+function PausedBanner({ pause, projectId, operator }: { pause: Pause | null; projectId: string; operator: boolean }) {
+  const resume = useAction(() =>
+    client.patch('/api/projects/{projectId}', { params: { path: { projectId } }, body: { paused: false } }),
+  );
   if (!pause) return null;
   return (
     <div class="note warn paused-banner" role="status" data-paused>
       <span class="grow">
-        <strong>Paused</strong> by {who(pause.by)} {ago(pause.at)}: claims and changes to items wait (409 BOARD_PAUSED);
-        leases keep running, and renewals, releases, shouts and reads go on.
+        <strong>Paused</strong> by {who(pause.by)} {ago(pause.at)}: claims and changes to items wait; leases keep
+        running, and renewals, releases, shouts and reads go on.
       </span>
       {operator ? (
         <>
