@@ -45,7 +45,7 @@ export function ImpersonationBanner() {
     <div class="impersonating" role="status" aria-label="Impersonation">
       <span>
         Acting as <strong>{acting.email ?? acting.accountId}</strong> until{' '}
-        {new Date(acting.expiresAt).toLocaleTimeString()}: everything here is done in their name and audited.
+        {new Date(acting.expiresAt).toISOString().slice(11, 16)} UTC: everything here is done in their name and audited.
       </span>
       {error ? <span>{error}</span> : null}
       <button type="button" onClick={() => void end()}>

@@ -281,7 +281,7 @@ export function LiveSection() {
           <table class="list dense mono">
             <thead>
               <tr>
-                <th>time</th>
+                <th>time (UTC)</th>
                 <th>board</th>
                 <th class="num">seq</th>
                 <th>event</th>

@@ -138,9 +138,20 @@ const sized = (key: string, v: unknown): unknown => {
   return `${n.toFixed(u ? 1 : 0)} ${units[u]}`;
 };
 
-/** A time given as epoch milliseconds under a key such as `at` or `startedAt`, as an ISO time. */
+/** Whether `key` names a time (`at`, `startedAt`, `window.at`...). */
+const isTimeKey = (key: string) => /(^|\.)at$|At$/.test(key);
+
+/**
+ * A time as the console shows every time: UTC, "2026-11-30 00:24:12" (the column or the text around
+ * it says UTC). The console is shared by operators in many zones and compared with server logs.
+ */
+export const utc = (t: string | number): string => new Date(t).toISOString().slice(0, 19).replace('T', ' ');
+
+/** A time given under a key such as `at` or `startedAt` (epoch milliseconds or ISO), in UTC. */
 const timed = (key: string, v: unknown): unknown =>
-  typeof v === 'number' && v > 1e12 && /(^|\.)at$|At$/.test(key) ? new Date(v).toISOString() : v;
+  isTimeKey(key) && ((typeof v === 'number' && v > 1e12) || (typeof v === 'string' && /^\d{4}-\d\d-\d\dT/.test(v)))
+    ? `${utc(v)} UTC`
+    : v;
 
 /** Figures as a dense two-column list. */
 export function Facts({ value }: { value: unknown }) {
@@ -174,7 +185,7 @@ export function Rows({
         <thead>
           <tr>
             {keys.map((k) => (
-              <th key={k}>{words(k)}</th>
+              <th key={k}>{isTimeKey(k) ? `${words(k)} (UTC)` : words(k)}</th>
             ))}
           </tr>
         </thead>
@@ -183,7 +194,7 @@ export function Rows({
             <tr key={i}>
               {keys.map((k) => (
                 <td key={k} title={cell(timed(k, r[k]))}>
-                  {cell(timed(k, r[k]))}
+                  {cell(isTimeKey(k) && typeof r[k] === 'string' ? utc(r[k]) : timed(k, r[k]))}
                 </td>
               ))}
             </tr>
@@ -194,10 +205,8 @@ export function Rows({
   );
 }
 
-export const clock = (iso: string): string => {
-  const d = new Date(iso);
-  return `${d.toISOString().slice(11, 23)}`;
-};
+/** A time of day in UTC to the millisecond, for a column headed "(UTC)". */
+export const clock = (t: string | number): string => new Date(t).toISOString().slice(11, 23);
 
 /** A cursor-paged list's way back to the newest page and on to older ones. */
 export function Pager({

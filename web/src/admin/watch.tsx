@@ -5,7 +5,7 @@ import type { Reply } from '@agent-board/client';
 import { client } from '../api.js';
 import { Chart, type ChartSeries } from '../ui/chart.js';
 import { ago, ErrorNote } from '../ui/kit.js';
-import { cell, Facts, Guarded, Rows, useLoad, Pager, words } from './shared.js';
+import { cell, clock, Facts, Guarded, Rows, useLoad, Pager, words } from './shared.js';
 
 type Json = Record<string, unknown>;
 const rowsOf = (v: unknown): Json[] => (Array.isArray(v) ? (v as Json[]) : []);
@@ -103,7 +103,8 @@ const MIN_SPAN_S = 120;
 /** How long `ms` is, in the unit that reads best. */
 const span = (ms: number) => (ms < 90_000 ? `${Math.round(ms / 1000)} s` : `${Math.round(ms / 60_000)} min`);
 
-const hhmmss = (ms: number) => new Date(ms).toTimeString().slice(0, 8);
+/** A time of day in UTC, as every time in the console. */
+const hhmmss = (ms: number) => clock(ms).slice(0, 8);
 
 function NodeCharts({ node, everyMs }: { node: NodeHistory; everyMs: number }) {
   const { x, values } = useMemo(() => pointsOf(node.samples), [node.samples]);
@@ -124,7 +125,7 @@ function NodeCharts({ node, everyMs }: { node: NodeHistory; everyMs: number }) {
         {node.gaps.length
           ? ` · ${node.gaps.length} gap${node.gaps.length > 1 ? 's' : ''} no node could fill: ${node.gaps
               .map((g) => `${hhmmss(g.from)}–${hhmmss(g.to)}`)
-              .join(', ')}`
+              .join(', ')} UTC`
           : ''}
       </p>
       {held ? (
@@ -161,7 +162,7 @@ function SamplesTable({ samples: s }: { samples: Samples }) {
       <table class="list dense series-table">
         <thead>
           <tr>
-            <th>time</th>
+            <th>time (UTC)</th>
             {NODE_COLUMNS.map((c) => (
               <th key={c.key} class="num" data-column={c.key} style={{ '--series': `var(${c.color})` }}>
                 {c.label}

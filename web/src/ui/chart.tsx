@@ -62,7 +62,7 @@ const dayLabel = (s: number) => {
 };
 const timeLabel = (s: number) => {
   const d = new Date(s * 1000);
-  return `${pad2(d.getHours())}:${pad2(d.getMinutes())}`;
+  return `${pad2(d.getUTCHours())}:${pad2(d.getUTCMinutes())}`;
 };
 const DAY = 86_400;
 /** Ticks at whole days (UTC midnights) or whole minutes and hours, never between them. */
@@ -112,7 +112,7 @@ function optionsOf(p: ChartProps, width: number, latest: () => ChartProps): uPlo
     ],
     series: [
       {
-        label: p.xAs === 'times' ? 'time' : 'day',
+        label: p.xAs === 'times' ? 'time (UTC)' : 'day (UTC)',
         value: (_u, v, _si, i) => {
           const x = i === null ? latest().x.at(-1) : v;
           return x == null ? '—' : xLabel(x);
