@@ -15,6 +15,7 @@ import { InvitationPage, MembersPage } from './pages/sharing.js';
 import { ClaimBoardPage } from './pages/onboarding.js';
 import { DevicePage } from './pages/device.js';
 import { ImpersonationBanner } from './admin/banner.js';
+import { followHeadings } from './ui/heading.js';
 
 /** The operator console: its code is fetched only here (the server sends it to operators alone). */
 const Console = lazy(() => import('./admin/admin-console.js').then((m) => m.Console).catch(() => NotFound));
@@ -117,3 +118,4 @@ function App() {
 }
 
 render(<App />, document.getElementById('app')!);
+followHeadings(document.querySelector('main')!);
