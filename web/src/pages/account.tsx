@@ -312,7 +312,7 @@ function TokensSection() {
         ) : tokens.data.length === 0 ? (
           <p class="muted">No tokens yet. Issue one below for an agent.</p>
         ) : (
-          <div style={{ overflowX: 'auto' }}>
+          <div class="scroll-x">
             <table class="list">
               <thead>
                 <tr>

@@ -38,25 +38,27 @@ export function ProjectsPage() {
       </div>
       <InvitationReminder />
       <ErrorNote error={load.error} />
-      <table class="list">
-        <thead>
-          <tr>
-            <th>Board</th>
-            <th>Items</th>
-            <th>Awaiting verify</th>
-            <th>Blocked</th>
-            <th>Agents</th>
-            <th>Last activity</th>
-            <th>Role</th>
-            <th />
-          </tr>
-        </thead>
-        <tbody>
-          {page?.projects.map((p) => (
-            <ProjectRow key={p.projectId} project={p} changed={reload} />
-          ))}
-        </tbody>
-      </table>
+      <div class="scroll-x">
+        <table class="list">
+          <thead>
+            <tr>
+              <th>Board</th>
+              <th>Items</th>
+              <th>Awaiting verify</th>
+              <th>Blocked</th>
+              <th>Agents</th>
+              <th>Last activity</th>
+              <th>Role</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {page?.projects.map((p) => (
+              <ProjectRow key={p.projectId} project={p} changed={reload} />
+            ))}
+          </tbody>
+        </table>
+      </div>
       {page && page.projects.length === 0 ? <p class="muted">No boards yet: create one below.</p> : null}
       <div class="row" style={{ marginTop: '0.5rem' }}>
         <button type="button" disabled={cursors.length === 0} onClick={() => setCursors(cursors.slice(0, -1))}>
@@ -121,7 +123,7 @@ function ProjectRow({ project, changed }: { project: ProjectSummary; changed: ()
   });
   return (
     <tr>
-      <td>
+      <td class="name">
         {renaming ? (
           <form class="row" onSubmit={(e) => (e.preventDefault(), void rename.go())}>
             <input

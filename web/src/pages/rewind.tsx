@@ -430,7 +430,7 @@ function Points({
       </p>
     );
   return (
-    <div style={{ overflowX: 'auto' }}>
+    <div class="scroll-x">
       <table class="list" aria-label="Restore points">
         <thead>
           <tr>

@@ -283,21 +283,23 @@ export function MembersPage({ projectId }: { projectId: string }) {
             short id.
           </p>
         )}
-        <table class="list">
-          <thead>
-            <tr>
-              <th>Member</th>
-              <th>Role</th>
-              <th>Joined</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {l.members.map((m) => (
-              <MemberRow key={m.userId} projectId={projectId} listing={l} member={m} changed={listing.reload} />
-            ))}
-          </tbody>
-        </table>
+        <div class="scroll-x">
+          <table class="list">
+            <thead>
+              <tr>
+                <th>Member</th>
+                <th>Role</th>
+                <th>Joined</th>
+                <th />
+              </tr>
+            </thead>
+            <tbody>
+              {l.members.map((m) => (
+                <MemberRow key={m.userId} projectId={projectId} listing={l} member={m} changed={listing.reload} />
+              ))}
+            </tbody>
+          </table>
+        </div>
       </section>
       {operator ? (
         <Invitations projectId={projectId} myRole={l.role} />
@@ -411,7 +413,7 @@ function MemberRow({
   });
   return (
     <tr>
-      <td>
+      <td class="name">
         <strong>{who}</strong>
         {self ? <span class="muted"> (you)</span> : null}
         {member.displayName && member.email ? <div class="muted">{member.email}</div> : null}
@@ -536,28 +538,30 @@ function Invitations({ projectId, myRole }: { projectId: string; myRole: Role })
       <ErrorNote error={list.error} />
       {list.data && list.data.length === 0 ? <p class="muted">No invitations yet.</p> : null}
       {list.data && list.data.length > 0 ? (
-        <table class="list" style={{ marginTop: '0.75rem' }}>
-          <thead>
-            <tr>
-              <th>Email</th>
-              <th>Invited as</th>
-              <th>Status</th>
-              <th>Sent</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {list.data.map((i) => (
-              <InvitationRow
-                key={i.invitationId}
-                projectId={projectId}
-                invitation={i}
-                mayManage={i.role !== 'admin' || myRole === 'owner'}
-                changed={list.reload}
-              />
-            ))}
-          </tbody>
-        </table>
+        <div class="scroll-x">
+          <table class="list" style={{ marginTop: '0.75rem' }}>
+            <thead>
+              <tr>
+                <th>Email</th>
+                <th>Invited as</th>
+                <th>Status</th>
+                <th>Sent</th>
+                <th />
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.map((i) => (
+                <InvitationRow
+                  key={i.invitationId}
+                  projectId={projectId}
+                  invitation={i}
+                  mayManage={i.role !== 'admin' || myRole === 'owner'}
+                  changed={list.reload}
+                />
+              ))}
+            </tbody>
+          </table>
+        </div>
       ) : null}
     </section>
   );
