@@ -47,7 +47,7 @@ export function BoardPage({ projectId }: { projectId: string }) {
   const canWrite = role !== null && role !== 'viewer';
   const operator = role === 'admin' || role === 'owner';
   const columns = model.columns.value;
-  // The graph is laid out again only when a column changed (not on every tick of the clock).
+  // The cards for the graph, new when a column changed (it lays out again only when items or links did).
   const all = useMemo(() => model.all() as Item[], [columns]);
   const agents = model.agents(now.value);
   const pause = usePause(model, projectId);
