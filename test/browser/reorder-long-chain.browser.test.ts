@@ -61,4 +61,30 @@ describe.skipIf(!chromium)('moving an item in a long chain from its page (Chromi
     expect(deep).toEqual(expected);
     expect(t.problems).toEqual([]);
   });
+
+  it('moves a card 600th in the chain by Alt+↑ on the board', { timeout: 120_000 }, async () => {
+    const { owner, projectId } = await newBoard(tabs.server.url);
+    for (let i = 0; i < 600; i += 300) {
+      const items = Array.from({ length: 300 }, (_, j) => ({ title: `Step ${i + j + 1}` }));
+      expect((await owner.post(`/api/items/batch?projectId=${projectId}`, { items })).status).toBe(201);
+    }
+    const t = await tabs.tab();
+    const { page } = t;
+    await t.context.addCookies([...owner.cookies].map(([name, value]) => ({ name, value, url: tabs.server.url })));
+    await page.goto(`/boards/${projectId}`);
+    await page.locator('a.card[data-work-id="W-1"]').focus();
+    const focused = () => page.evaluate<string | null>(`document.activeElement?.getAttribute('data-work-id') ?? null`);
+    // End, then one more down: the column shows its next page; on to the chain's 600th card.
+    for (let i = 0; i < 60 && (await focused()) !== 'W-600'; i++) {
+      await page.keyboard.press('End');
+      await page.keyboard.press('ArrowDown');
+    }
+    expect(await focused()).toBe('W-600');
+    await page.keyboard.press('Alt+ArrowUp');
+    await expect
+      .poll(async () => (await chain(owner, projectId)).slice(597, 600), { timeout: 15_000 })
+      .toEqual(['W-598', 'W-600', 'W-599']);
+    expect((await chain(owner, projectId)).slice(0, 3)).toEqual(['W-1', 'W-2', 'W-3']);
+    expect(t.problems).toEqual([]);
+  });
 });
