@@ -258,7 +258,7 @@ export class BillingService {
     await this.cancel([...ofBoards, ...orphaned], now);
   }
 
-  /** Before a board is deleted: its live subscription ends at the provider (one that cannot be reached stops the deletion). */
+  /** Before a board is deleted: its live subscriptions end at the provider (one that cannot be reached stops the deletion). */
   async cancelBoardSubscription(projectId: string, now: number): Promise<void> {
     await this.cancel([await this.store.billing.get(projectId)], now);
   }
@@ -266,19 +266,30 @@ export class BillingService {
   /**
    * Ends the charging subscriptions of `records` at the provider, each then written canceled on
    * its record (the provider's event says the same later; one already older than this is ignored)
-   * and its board's plan settled. Nothing is cancelled when billing is not configured here.
+   * and its board's plan settled. A record follows one subscription, but two checkouts completed
+   * before either was paid leave two: so for a record that ever named one, the customer's are
+   * listed and every charging one of this board (or of none) is ended too. Nothing is cancelled
+   * when billing is not configured here (a charging record then refuses).
    */
   private async cancel(records: (BillingRecord | null)[], now: number): Promise<void> {
-    const live = records.filter((r): r is BillingRecord => !!r && charging(r));
-    if (live.length === 0) return;
-    if (!this.setup)
-      throw new AppError(
-        'PROVIDER_UNAVAILABLE',
-        'There are live subscriptions and the payment provider is not configured here to cancel them.',
-      );
+    const named = records.filter((r): r is BillingRecord => !!r?.subscriptionId);
+    if (!this.setup) {
+      if (named.some(charging))
+        throw new AppError(
+          'PROVIDER_UNAVAILABLE',
+          'There are live subscriptions and the payment provider is not configured here to cancel them.',
+        );
+      return;
+    }
     const { provider } = this.setup;
-    for (const record of live) {
-      await provider.cancelSubscription(record.subscriptionId!);
+    for (const record of named) {
+      const subs = await provider.customerSubscriptions(record.customerId);
+      const ids = subs
+        .filter((s) => (s.projectId === null || s.projectId === record._id) && charges(s.status))
+        .map((s) => s.id);
+      if (charging(record) && !ids.includes(record.subscriptionId!)) ids.push(record.subscriptionId!);
+      for (const id of ids) await provider.cancelSubscription(id);
+      if (!charging(record)) continue;
       await modify(this.store.billing, record._id, (current) =>
         current.subscriptionId === record.subscriptionId && charging(current)
           ? {

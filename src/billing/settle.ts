@@ -124,11 +124,12 @@ const SUBSCRIPTION_FIELDS = [
  * Re-reads the board's subscription from the provider (by its id, or among its customer's when
  * no event named it yet, or when the one it names has ended: two checkouts completed before
  * either was paid leave two, and the record follows one; when that one ends the other may still
- * be charging) and settles the record, then the board's plan, from the answer. `now`
- * is taken before the provider is asked: the answer is at least as new as every event created
- * before it, so changedAt moves to it and an older event delivered later does not overwrite it;
- * an event applied meanwhile with a later time is newer than the answer and is kept, and so is a
- * subscription named meanwhile (only the re-read's time is written then).
+ * be charging; not for a board that no longer exists) and settles the record, then the board's
+ * plan, from the answer. `now` is taken before the provider is asked: the answer is at least as
+ * new as every event created before it, so changedAt moves to it and an older event delivered
+ * later does not overwrite it; an event applied meanwhile with a later time is newer than the
+ * answer and is kept, and so is a subscription named meanwhile (only the re-read's time is
+ * written then).
  * Throws BILLING_SUBSCRIPTION_REQUIRED (no record, or the provider holds no subscription for it)
  * or BILLING_CUSTOMER_CONFLICT (the subscription belongs to another customer or board), writing
  * nothing; provider failures come back as their codes, writing nothing.
@@ -143,7 +144,8 @@ export async function settleFromProvider(
   if (!before) throw new AppError('BILLING_SUBSCRIPTION_REQUIRED', 'This board has no billing record to re-read.');
   let sub = before.subscriptionId ? await setup.provider.getSubscription(before.subscriptionId) : null;
   let calls = before.subscriptionId ? 1 : 0;
-  if (!sub || ENDED.has(sub.status)) {
+  // A board deleted meanwhile is followed onto no other subscription (its deletion ended them all).
+  if ((!sub || ENDED.has(sub.status)) && (await store.projects.get(projectId))) {
     const found = pick(await setup.provider.customerSubscriptions(before.customerId), projectId);
     calls++;
     if (!sub || (found && charges(found.status))) sub = found;

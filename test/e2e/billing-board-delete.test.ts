@@ -55,13 +55,25 @@ describe('deleting a Pro board, the provider unreachable', () => {
 
 describe('deleting a Pro board, the provider answering', () => {
   const requests: string[] = [];
+  /** What the provider lists as the customer's subscriptions. */
+  let listed: Record<string, unknown>[] = [];
   const provider = createServer((req, res) => {
     requests.push(`${req.method} ${req.url}`);
     req.resume();
     const id = decodeURIComponent((req.url ?? '').split('/').pop() ?? '');
-    res
-      .writeHead(200, { 'content-type': 'application/json' })
-      .end(JSON.stringify({ id, object: 'subscription', status: 'canceled' }));
+    const body =
+      req.method === 'GET' && (req.url ?? '').startsWith('/v1/subscriptions?')
+        ? { object: 'list', data: listed, has_more: false, url: '/v1/subscriptions' }
+        : { id, object: 'subscription', status: 'canceled' };
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  });
+  const subscription = (id: string, customer: string, projectId: string | null) => ({
+    id,
+    object: 'subscription',
+    customer,
+    status: 'active',
+    metadata: projectId ? { projectId } : {},
+    items: { object: 'list', data: [] },
   });
   let srv: TestServer;
   beforeAll(async () => {
@@ -76,12 +88,32 @@ describe('deleting a Pro board, the provider answering', () => {
 
   it('cancels the subscription first, then deletes the board; the account deletion has nothing left to cancel', async () => {
     const { client, projectId, deleteAccount } = await proBoard(srv);
-    const subscriptionId = (await srv.store.billing.get(projectId))!.subscriptionId!;
+    const { subscriptionId, customerId } = (await srv.store.billing.get(projectId))!;
+    listed = [subscription(subscriptionId!, customerId, projectId)];
     expect((await client.request('DELETE', `/api/projects/${projectId}`)).status).toBe(204);
-    expect(requests).toEqual([`DELETE /v1/subscriptions/${subscriptionId}`]);
+    expect(requests).toEqual([
+      `GET /v1/subscriptions?customer=${customerId}&status=all&limit=10`,
+      `DELETE /v1/subscriptions/${subscriptionId}`,
+    ]);
     expect(await srv.store.projects.get(projectId)).toBeNull();
     expect(await srv.store.billing.get(projectId)).toMatchObject({ subscriptionId, status: 'canceled' });
     expect((await deleteAccount()).status).toBe(204);
-    expect(requests).toHaveLength(1);
+    expect(requests).toHaveLength(2);
+  });
+
+  it('cancels every charging subscription of the board (two checkouts paid), none of another board', async () => {
+    const { client, projectId } = await proBoard(srv);
+    const { subscriptionId, customerId } = (await srv.store.billing.get(projectId))!;
+    listed = [
+      subscription('sub_second', customerId, projectId),
+      subscription(subscriptionId!, customerId, projectId),
+      subscription('sub_unnamed', customerId, null),
+      subscription('sub_other_board', customerId, 'another-board'),
+    ];
+    requests.length = 0;
+    expect((await client.request('DELETE', `/api/projects/${projectId}`)).status).toBe(204);
+    expect(requests.filter((r) => r.startsWith('DELETE')).sort()).toEqual(
+      ['sub_second', subscriptionId, 'sub_unnamed'].map((id) => `DELETE /v1/subscriptions/${id}`).sort(),
+    );
   });
 });

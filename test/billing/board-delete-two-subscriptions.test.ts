@@ -1,0 +1,112 @@
+// Review h67: deleting a board paid by two subscriptions (two checkouts completed before either was
+// paid, second-subscription.test.ts) cancels only the one its record follows: the other keeps
+// charging for a board that is gone, and the reconcile pass then follows it onto the deleted board.
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { applyEvent } from '../../src/billing/apply-event.js';
+import { BillingReconciler } from '../../src/billing/reconcile.js';
+import { BillingService } from '../../src/billing/service.js';
+import { deleteProject } from '../../src/accounts/projects.js';
+import type { BillingProvider, BillingSetup, ProviderEvent, SubscriptionState } from '../../src/billing/provider.js';
+import { billingRecord } from '../support/billing.js';
+import { useStore } from '../support/stores.js';
+import { unique } from '../support/temp.js';
+
+const used = useStore();
+const PRICES = { monthly: 'pm', yearly: 'py' };
+const T = 2_000_000_000;
+const DAY = 86_400_000;
+
+describe('deleting a board paid by two subscriptions', () => {
+  it('leaves none of them charging', async () => {
+    const projectId = unique('proj');
+    const customer = `cus_${unique('c')}`;
+    await used.store.projects.insert({
+      _id: projectId,
+      version: 1,
+      name: projectId,
+      ownerId: 'acc',
+      plan: 'free',
+      createdAt: 0,
+      lastActivityAt: 0,
+    });
+    await used.store.billing.insert(billingRecord(projectId, 'acc', { customerId: customer }));
+    const ev = (type: string, sub: string, status: string, created: number): ProviderEvent => ({
+      id: `evt_${unique('e')}`,
+      type,
+      created,
+      object: {
+        id: sub,
+        customer,
+        status,
+        metadata: { projectId },
+        items: { data: [{ price: { id: PRICES.monthly } }] },
+      },
+    });
+    await applyEvent(used.store, PRICES, ev('customer.subscription.created', 's1', 'active', T), projectId, T);
+    await applyEvent(used.store, PRICES, ev('customer.subscription.created', 's2', 'active', T + 60_000), projectId, T);
+    expect((await used.store.billing.get(projectId))!.subscriptionId).toBe('s2');
+
+    const subs: SubscriptionState[] = ['s2', 's1'].map((id) => ({
+      id,
+      customerId: customer,
+      status: 'active',
+      priceId: PRICES.monthly,
+      currentPeriodEnd: T + 30 * DAY,
+      cancelAtPeriodEnd: false,
+      projectId,
+    }));
+    const provider = {
+      getSubscription: async (id: string) => subs.find((s) => s.id === id)!,
+      customerSubscriptions: async () => subs,
+      cancelSubscription: async (id: string) => void (subs.find((s) => s.id === id)!.status = 'canceled'),
+    } as unknown as BillingProvider;
+    const setup = { provider, prices: PRICES } as BillingSetup;
+    const billing = new BillingService(used.store, setup, pino({ level: 'silent' }));
+
+    // What DELETE /api/boards/{projectId} does (deleteBoard): cancel, then delete.
+    await billing.cancelBoardSubscription(projectId, T + DAY);
+    await deleteProject(used.store, projectId);
+    await new BillingReconciler(used.store, setup, pino({ level: 'silent' }), {
+      intervalMs: 3_600_000,
+      maxCalls: 100,
+    }).pass(T + DAY + 60_000);
+
+    const record = await used.store.billing.get(projectId);
+    expect(
+      subs.filter((s) => s.status !== 'canceled').map((s) => s.id),
+      `record after the pass: ${record?.subscriptionId} ${record?.status}`,
+    ).toEqual([]);
+  });
+
+  it('the reconcile pass follows no subscription onto the deleted board', async () => {
+    // A board deleted while another of its subscriptions still charged (before deletion listed
+    // them): its record's one ended; the pass must not re-attach the record to the other.
+    const projectId = unique('proj');
+    const customer = `cus_${unique('c')}`;
+    await used.store.billing.insert(
+      billingRecord(projectId, 'acc', { customerId: customer, subscriptionId: 's2', status: 'canceled', changedAt: T }),
+    );
+    const subs: SubscriptionState[] = [
+      ['s2', 'canceled'],
+      ['s1', 'active'],
+    ].map(([id, status]) => ({
+      id: id!,
+      customerId: customer,
+      status: status!,
+      priceId: PRICES.monthly,
+      currentPeriodEnd: T + 30 * DAY,
+      cancelAtPeriodEnd: false,
+      projectId,
+    }));
+    const provider = {
+      getSubscription: async (id: string) => subs.find((s) => s.id === id)!,
+      customerSubscriptions: async () => subs,
+    } as unknown as BillingProvider;
+    await new BillingReconciler(used.store, { provider, prices: PRICES } as BillingSetup, pino({ level: 'silent' }), {
+      intervalMs: 3_600_000,
+      maxCalls: 100,
+    }).pass(T + 60_000);
+    expect(await used.store.billing.get(projectId)).toMatchObject({ subscriptionId: 's2', status: 'canceled' });
+  });
+});
