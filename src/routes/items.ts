@@ -7,7 +7,8 @@ import { ITEM_STATES } from '../../machines/item-types.js';
 import { DOCTRINE_LEVELS, DOCTRINE_STATUSES } from '../../machines/doctrine-machine.js';
 import { doctrineLinksOf } from '../board/doctrine.js';
 import { AppError } from '../errors/app-error.js';
-import { auditRow, originOf } from '../audit-row.js';
+import { originOf } from '../audit-row.js';
+import { overrideAuditRow } from '../board/override-audit.js';
 import { captureBefore } from '../board/restore-points.js';
 import { auditCommitted } from '../board/committed-audit.js';
 import { RESOURCE_TOKEN_VIEW } from '../board/visibility.js';
@@ -393,16 +394,9 @@ export function itemRoutes(deps: ItemDeps): Route[] {
           principal: call.principal,
           reason: body.reason,
         });
-        // Keyed by the override (its time on the item): a repeat rewrites the same row, never a second.
-        const row = auditRow({
-          id: `${call.boardId}:item.override:${workId}:${at}`,
-          at,
-          actor: call.principal,
-          action: 'item.override',
-          projectId: call.boardId,
-          origin: originOf(ctx),
-          data: { workId, reason },
-        });
+        // Keyed by the override (its time on the item): a repeat, or the home's write from the
+        // committed event (src/board/override-audit.ts), lands on the same row, never a second.
+        const row = overrideAuditRow(call.boardId, { workId, actor: call.principal, reason, at }, originOf(ctx));
         await auditCommitted(deps.store, row, deps.logger, 'item.override');
         return { status: 200, body: result };
       },
