@@ -42,21 +42,25 @@ export async function revokeCredentials(store: Store, accountId: string): Promis
 
 /**
  * Everything issued under the account until now: sessions, tokens, the enrollment codes it (or
- * any of its tokens) made (revoked), and the device grants it approved that are not delivered
- * yet (denied, so the waiting agent hears ACCESS_DENIED).
+ * any of its tokens) made (revoked, spent ones too), and the device grants it approved that are
+ * not delivered yet (denied, so the waiting agent hears ACCESS_DENIED).
  *
- * Codes and grants are withdrawn before the tokens are revoked, and again after: a redemption or
- * a poll minting a token meanwhile either finds its code or grant withdrawn when it comes to hand
- * the token out (and revokes it: enrollment.ts, device-flow.ts) or handed it out before, so its
- * token is among those revoked; a request making a code or approving meanwhile, before its
- * credential was revoked, is caught by the second pass.
+ * Codes and grants are withdrawn before the tokens are revoked, and again after; then the tokens
+ * once more. A redemption or a poll minting a token meanwhile either finds its code or grant
+ * withdrawn when it comes to hand the token out (and revokes it: enrollment.ts, device-flow.ts),
+ * or handed it out before the second withdrawal, so its token was stored before the last pass
+ * over tokens and is among those revoked; a request making a code or approving meanwhile, before
+ * its credential was revoked, is caught by the second withdrawal.
  */
 export async function revokeIssued(store: Store, accountId: string): Promise<RevokedIssued> {
   const before = await withdrawMinters(store, accountId);
   const revoked = await revokeCredentials(store, accountId);
   const after = await withdrawMinters(store, accountId);
+  const last = await revokeCredentials(store, accountId);
   return {
-    ...revoked,
+    sessions: revoked.sessions + last.sessions,
+    tokens: revoked.tokens + last.tokens,
+    tokenIds: [...revoked.tokenIds, ...last.tokenIds],
     enrollments: before.enrollments + after.enrollments,
     deviceGrants: before.deviceGrants + after.deviceGrants,
     ...(await withdrawOffers(store, accountId)),

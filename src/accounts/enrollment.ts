@@ -18,11 +18,14 @@ export const MAX_CODES_PER_BOARD = 100;
 const TAKE_ATTEMPTS = 64;
 
 /**
- * A revoked code keeps its record, with no use left (a spent one is deleted), until it expires: a
- * redemption that took a use before the revocation finds it so before handing its token out.
+ * A revoked code keeps its record, with no use left, until it expires: a redemption that took a
+ * use before the revocation finds it so before handing its token out. A spent one is kept too
+ * (marked spent, not revoked), so a revocation of all its maker issued still reaches the
+ * redemption of its last use.
  */
-const REVOKED = { usesLeft: 0 } as const;
-const isRevoked = (record: EnrollmentRecord): boolean => record.usesLeft < 1;
+const REVOKED = { usesLeft: 0, spent: false } as const;
+const SPENT = { usesLeft: 0, spent: true } as const;
+const isRevoked = (record: EnrollmentRecord): boolean => record.usesLeft < 1 && !record.spent;
 /** The codes that still admit agents: neither revoked nor expired. */
 const live = (now: number): Filter<EnrollmentRecord> => ({ expiresAt: { $gt: now }, usesLeft: { $gt: 0 } });
 
@@ -137,8 +140,8 @@ export class Enrollments {
    */
   async revoke(identity: Identity, projectId: string, codeId: string, now: number): Promise<void> {
     const project = await this.enroller(identity, projectId);
-    if (!(await revokeOne(this.store, codeId, (code) => code.projectId === project.id && code.expiresAt > now)))
-      throw new AppError('ENROLLMENT_CODE_NOT_FOUND');
+    const which = (code: EnrollmentRecord) => code.projectId === project.id && code.expiresAt > now && !code.spent;
+    if (!(await revokeOne(this.store, codeId, which))) throw new AppError('ENROLLMENT_CODE_NOT_FOUND');
   }
 
   /** Who may mint a board's codes, and so list and revoke them: an admin or owner who reaches it. */
@@ -165,7 +168,7 @@ export class Enrollments {
   ): Promise<{ token: PublicToken; secret: string }> {
     const id = sha256(code);
     const record = await this.store.enrollments.get(id);
-    if (!record) throw invalid();
+    if (!record || record.spent) throw invalid();
     if (isRevoked(record)) throw revokedCode();
     if (record.expiresAt <= now) {
       await this.store.enrollments.delete(id, record.version);
@@ -193,7 +196,7 @@ export class Enrollments {
         throw invalid('This code cannot admit more agents right now; ask the board’s admin.');
       throw e;
     }
-    // Gone is spent (by this use or later ones); revoked is kept until it expires, so it is seen here.
+    // Spent (by this use or later ones) and revoked are both kept until it expires, so a revocation is seen here.
     const after = await this.store.enrollments.get(id).catch(async (e: unknown) => {
       await this.tokens.withdraw(issuer, issued.token.id, now, origin).catch(() => undefined);
       throw e;
@@ -224,12 +227,13 @@ export class Enrollments {
     for (let attempt = 0; attempt < TAKE_ATTEMPTS; attempt++) {
       const current = await this.store.enrollments.get(id);
       if (current && isRevoked(current)) throw revokedCode();
-      if (!current) throw invalid('The enrollment code has no uses left; ask the board’s admin for a new one.');
+      if (!current || current.spent)
+        throw invalid('The enrollment code has no uses left; ask the board’s admin for a new one.');
       if (current.expiresAt <= now)
         throw invalid('The enrollment code has expired; ask the board’s admin for a new one.');
       const taken =
         current.usesLeft === 1
-          ? await this.store.enrollments.delete(id, current.version)
+          ? (await this.store.enrollments.update(id, current.version, SPENT)) !== null
           : (await this.store.enrollments.update(id, current.version, { usesLeft: current.usesLeft - 1 })) !== null;
       if (taken) return;
     }
@@ -238,13 +242,21 @@ export class Enrollments {
     });
   }
 
-  /** A use taken for a token that was then refused goes back to the code, unless it was revoked since. */
+  /**
+   * A use taken for a token that was then refused goes back to the code, unless it was revoked
+   * since (a spent code's record is kept, so a revocation after its last use is not undone here).
+   */
   private async giveBack(record: EnrollmentRecord): Promise<void> {
     for (let attempt = 0; attempt < TAKE_ATTEMPTS; attempt++) {
       const current = await this.store.enrollments.get(record._id);
-      if (!current) return void (await this.store.enrollments.insert({ ...record, version: 1, usesLeft: 1 }));
-      if (isRevoked(current)) return;
-      if (await this.store.enrollments.update(record._id, current.version, { usesLeft: current.usesLeft + 1 })) return;
+      if (!current || isRevoked(current)) return;
+      if (
+        await this.store.enrollments.update(record._id, current.version, {
+          usesLeft: current.usesLeft + 1,
+          spent: false,
+        })
+      )
+        return;
     }
   }
 }
@@ -256,14 +268,20 @@ async function revokeOne(store: Store, id: string, which: (code: EnrollmentRecor
     revokedHere = !isRevoked(code) && which(code);
     return revokedHere ? REVOKED : null;
   });
-  // An attempt that lost to the last use's delete leaves the flag set and no code.
+  // An attempt that lost to a delete (the code expired and swept, its board deleted) leaves the flag set and no code.
   return after !== null && revokedHere;
 }
 
-/** Revokes the codes matching `filter` not revoked yet, as `Enrollments.revoke` does one. Answers how many. */
+/**
+ * Revokes the codes matching `filter` not revoked yet, as `Enrollments.revoke` does one, spent ones
+ * too (a redemption of the last use may not have handed its token out yet). Answers how many.
+ */
 export async function revokeCodes(store: Store, filter: Filter<EnrollmentRecord>): Promise<number> {
   let revoked = 0;
-  for (const { _id } of await store.enrollments.select({ ...filter, usesLeft: { $gt: 0 } }, ['_id']))
-    if (await revokeOne(store, _id, () => true)) revoked++;
+  const [live, spent] = await Promise.all([
+    store.enrollments.select({ ...filter, usesLeft: { $gt: 0 } }, ['_id']),
+    store.enrollments.select({ ...filter, spent: true }, ['_id']),
+  ]);
+  for (const { _id } of [...live, ...spent]) if (await revokeOne(store, _id, () => true)) revoked++;
   return revoked;
 }

@@ -291,6 +291,11 @@ export interface EnrollmentRecord extends Doc {
   role: 'admin' | 'member' | 'viewer';
   /** Uses left; a redemption is a version-checked decrement, so the last use goes to one caller. */
   usesLeft: number;
+  /**
+   * Its last use was taken (no use left, and not revoked): kept until it expires, so a revocation
+   * of all its maker issued still finds it, and a redemption of that last use sees the revocation.
+   */
+  spent?: boolean;
   createdBy: string;
   createdAt: number;
   expiresAt: number;

@@ -63,7 +63,13 @@ export function onboardingFlow(name: string, open: () => Promise<OpenedStore>): 
         400,
         'INVALID_LINK_TOKEN',
       );
-      expect(await served.srv.store.enrollments.get(sha256(code))).toBeNull();
+      // Kept, spent, until it expires: a revocation of all its maker issued still finds it.
+      expect(await served.srv.store.enrollments.get(sha256(code))).toMatchObject({ usesLeft: 0, spent: true });
+      expectError(
+        await board.owner.request('DELETE', `/api/projects/${board.projectId}/agents/enroll/${sha256(code)}`),
+        404,
+        'ENROLLMENT_CODE_NOT_FOUND',
+      );
       expectError(
         await new Client(url()).post('/api/projects/enroll', { code: 'agb_enroll_never-minted', name: 'x' }),
         400,
