@@ -50,9 +50,12 @@ export async function revokeCredentials(store: Store, accountId: string): Promis
  * withdrawn when it comes to hand the token out (and revokes it: enrollment.ts, device-flow.ts),
  * or handed it out before the second withdrawal, so its token was stored before the last pass
  * over tokens and is among those revoked; a request making a code or approving meanwhile, before
- * its credential was revoked, is caught by the second withdrawal.
+ * its credential was revoked, is caught by the second withdrawal, or (landing after it) by the
+ * stamp `issuedRevokedAt` set first: a token minted through a code or approval made before it is
+ * withdrawn once stored (issuedSince).
  */
-export async function revokeIssued(store: Store, accountId: string): Promise<RevokedIssued> {
+export async function revokeIssued(store: Store, accountId: string, now: number): Promise<RevokedIssued> {
+  await modify(store.accounts, accountId, (a) => ({ issuedRevokedAt: Math.max(a.issuedRevokedAt ?? 0, now) }));
   const before = await withdrawMinters(store, accountId);
   const revoked = await revokeCredentials(store, accountId);
   const after = await withdrawMinters(store, accountId);
@@ -65,6 +68,16 @@ export async function revokeIssued(store: Store, accountId: string): Promise<Rev
     deviceGrants: before.deviceGrants + after.deviceGrants,
     ...(await withdrawOffers(store, accountId)),
   };
+}
+
+/**
+ * Whether a token minted through a code or device approval the account made at `madeAt` may stand:
+ * false when a revocation of all it issued began at or after it (read from the store, after the
+ * token was stored, so a revocation under way or done meanwhile is seen on any node).
+ */
+export async function issuedSince(store: Store, accountId: string, madeAt: number): Promise<boolean> {
+  const account = await store.accounts.get(accountId);
+  return (account?.issuedRevokedAt ?? -Infinity) < madeAt;
 }
 
 /** Revokes the enrollment codes the account or its tokens made and denies the grants it approved not delivered yet. */

@@ -20,6 +20,7 @@ import {
 } from '../../store/ports/store.js';
 import type { PublicToken, ServiceTokens } from './service-tokens.js';
 import { deviceCodeHash, newDeviceCode, newUserCode, normalUserCode, shownUserCode } from './device-codes.js';
+import { issuedSince } from './credentials.js';
 
 export const DEVICE_INTERVAL_S = 5;
 export const DEVICE_TTL_MS = 600_000;
@@ -157,7 +158,7 @@ export class DeviceFlow {
       const found = await this.pending(input.userCode, now);
       const made = await modify(this.store.deviceGrants, found._id, (grant) => {
         if (grant.status !== 'pending' || now >= grant.expiresAt) throw notFound();
-        return { status, approvedBy: person.accountId, approvedProjectId: project.id };
+        return { status, approvedBy: person.accountId, approvedProjectId: project.id, approvedAt: now };
       });
       if (!made) throw notFound();
       return made;
@@ -266,7 +267,10 @@ export class DeviceFlow {
         await this.store.deviceGrants.update(grant._id, grant.version, { status: 'approved' }).catch(() => null);
         throw e;
       });
-    if (!delivered) {
+    // A revocation of all the approver issued that began once the approval was made (its own pass
+    // may have missed an approval landing late) gets the token withdrawn too.
+    const approvedAt = grant.approvedAt ?? grant.createdAt;
+    if (!delivered || !(await issuedSince(this.store, grant.approvedBy!, approvedAt))) {
       await this.tokens.withdraw(approver, issued.token.id, now, origin);
       throw new AppError(
         'ACCESS_DENIED',

@@ -8,6 +8,7 @@ import type { Identity } from '../auth/identity.js';
 import { modify, type EnrollmentRecord, type Filter, type Store } from '../../store/ports/store.js';
 import { ServiceTokens, type PublicToken } from './service-tokens.js';
 import { actingAs } from './onboarding.js';
+import { issuedSince } from './credentials.js';
 import type { RequestOrigin } from '../audit-row.js';
 import type { CommittedAudit } from '../board/committed-audit.js';
 
@@ -201,7 +202,10 @@ export class Enrollments {
       await this.tokens.withdraw(issuer, issued.token.id, now, origin).catch(() => undefined);
       throw e;
     });
-    if (after && isRevoked(after)) {
+    // A revocation of all its maker issued that began once the code was made (its own pass may
+    // have missed a code inserted late) gets the token withdrawn too.
+    const stands = after && !isRevoked(after) && (await issuedSince(this.store, issuer.accountId, record.createdAt));
+    if (!stands) {
       await this.tokens.withdraw(issuer, issued.token.id, now, origin);
       throw revokedCode();
     }

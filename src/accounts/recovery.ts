@@ -105,7 +105,7 @@ export class Recovery {
     const { accountId } = link;
     await voidResetLinks(this.store, accountId);
     if (unproven) {
-      const { tokenIds } = await revokeIssued(this.store, accountId);
+      const { tokenIds } = await revokeIssued(this.store, accountId, now);
       return { accountId, notice: { kind: 'revoked', accountId, tokenIds } };
     }
     await this.store.sessions.deleteMany({ accountId });

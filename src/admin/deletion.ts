@@ -54,7 +54,7 @@ export class AccountDeletion {
       a.deletedAt != null ? null : { deletedAt: now, deletedBy: by, purgeAfter: now + DELETION_RETENTION_MS },
     );
     if (!account) throw new AppError('NOT_FOUND', 'No account has that id.');
-    await revokeIssued(this.store, accountId);
+    await revokeIssued(this.store, accountId, now);
     const boards = await this.markBoards(accountId, accountId);
     return { account, boards, already };
   }

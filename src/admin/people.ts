@@ -60,7 +60,7 @@ export class PeopleDesk {
    */
   async revoke(ctx: Ctx, userId: string, reason: string): Promise<Omit<RevokedIssued, 'tokenIds'>> {
     const account = await this.accounts.account(userId);
-    const { tokenIds, ...revoked } = await revokeIssued(this.store, account._id);
+    const { tokenIds, ...revoked } = await revokeIssued(this.store, account._id, ctx.now);
     // Its tokens by id too: a token that came to it with a board it took over opened its sockets as another account's.
     this.revokeNotice({ kind: 'revoked', accountId: account._id, tokenIds });
     await auditOperatorAction(this.store, ctx, {

@@ -16,6 +16,12 @@ export interface AccountRecord extends Doc {
   deletedBy?: 'owner' | 'operator' | null;
   /** When the purge sweep removes what the deleted account held; restore is possible until then. */
   purgeAfter?: number | null;
+  /**
+   * When a revocation of everything it issued last began (src/accounts/credentials.ts): a token
+   * minted through one of its codes or device approvals made before then is withdrawn when it is
+   * stored after, whatever became of the code or grant (read from the store, on every node).
+   */
+  issuedRevokedAt?: number | null;
 }
 
 export interface SessionRecord extends Doc {
@@ -312,6 +318,8 @@ export interface DeviceGrantRecord extends Doc {
   status: 'pending' | 'approved' | 'denied' | 'minting' | 'delivered';
   approvedBy: string | null;
   approvedProjectId: string | null;
+  /** When the approval was made (the approving request's time); absent on grants approved before it was kept. */
+  approvedAt?: number | null;
   createdAt: number;
   expiresAt: number;
   lastPolledAt: number | null;

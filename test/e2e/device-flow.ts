@@ -236,7 +236,7 @@ export function deviceFlow(name: string, open: () => Promise<OpenedStore>): void
         expect((await approve(board.owner, grant.userCode, board.projectId)).status).toBe(200);
         let revoked: RevokedIssued | undefined;
         interposeOnce(served.srv.store.tokens, 'insert', when, async () => {
-          revoked = await revokeIssued(served.srv.store, ownerId);
+          revoked = await revokeIssued(served.srv.store, ownerId, Date.now());
         });
         expectError(await poll(grant.deviceCode), 400, 'ACCESS_DENIED');
         expect(revoked).toMatchObject({ deviceGrants: 1 });

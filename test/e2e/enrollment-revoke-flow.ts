@@ -156,7 +156,7 @@ export function enrollmentRevokeFlow(name: string, open: () => Promise<OpenedSto
         const code = await mint(board.owner, board.projectId, { uses: 2 });
         let revoked: RevokedIssued | undefined;
         interposeOnce(served.srv.store.tokens, 'insert', when, async () => {
-          revoked = await revokeIssued(served.srv.store, ownerId);
+          revoked = await revokeIssued(served.srv.store, ownerId, Date.now());
         });
         const agent = unique('racer');
         expectError(await enroll(code.code, agent), 400, 'INVALID_LINK_TOKEN');

@@ -54,7 +54,7 @@ describe('revokeIssued racing an approval and its poll', () => {
       return selectGrants(...args);
     }) as typeof store.deviceGrants.select;
 
-    await revokeIssued(store, ownerId);
+    await revokeIssued(store, ownerId, Date.now());
     store.sessions.deleteMany = deleteSessions;
     store.deviceGrants.select = selectGrants;
 
@@ -76,7 +76,7 @@ describe('revokeIssued racing an approval and its poll', () => {
     });
     expect(minted.status, minted.text).toBe(201);
     // The whole revocation runs while the redemption (its use taken) stores its token.
-    interposeOnce(store.tokens, 'insert', 'before', () => revokeIssued(store, ownerId));
+    interposeOnce(store.tokens, 'insert', 'before', () => revokeIssued(store, ownerId, Date.now()));
     const name = unique('racer');
     const enrolled = await new Client(served.srv.url).post('/api/projects/enroll', { code: minted.body.code, name });
     expect(
@@ -97,7 +97,7 @@ describe('revokeIssued racing an approval and its poll', () => {
     const insert = store.tokens.insert.bind(store.tokens);
     store.tokens.insert = (async () => {
       store.tokens.insert = insert;
-      await revokeIssued(store, ownerId);
+      await revokeIssued(store, ownerId, Date.now());
       throw new StoreUnavailableError(new Error('failed once, on purpose'));
     }) as typeof store.tokens.insert;
     const failed = await new Client(served.srv.url).post('/api/projects/enroll', { code: minted.body.code, name: 'x' });
@@ -107,5 +107,44 @@ describe('revokeIssued racing an approval and its poll', () => {
       name: unique('after'),
     });
     expect(again.status, `a redemption after the revocation answered ${again.status}`).toBe(400);
+  });
+  it('lets no token out of an approval made before it and landing after it', async () => {
+    const store = served.srv.store;
+    const board = await newBoard(served.srv.url);
+    const ownerId = (await store.projects.get(board.projectId))!.ownerId;
+    const agent = new Client(served.srv.url);
+    const started = await agent.post('/api/auth/device/start', {
+      clientName: unique('agent'),
+      projectId: board.projectId,
+    });
+    const { deviceCode, userCode } = started.body as { deviceCode: string; userCode: string };
+    // The whole revocation runs after the approval was authorised and before its write lands.
+    interposeOnce(store.deviceGrants, 'update', 'before', () => revokeIssued(store, ownerId, Date.now()));
+    const approved = await board.owner.post('/api/auth/device/approve', {
+      userCode,
+      projectId: board.projectId,
+      approve: true,
+    });
+    expect(approved.status, approved.text).toBe(200);
+    const polled = await agent.post('/api/auth/device/poll', { deviceCode });
+    expect(await store.tokens.count({ accountId: ownerId, revoked: false }), `the poll answered ${polled.status}`).toBe(
+      0,
+    );
+    expect(polled.text).toContain('ACCESS_DENIED');
+  });
+
+  it('lets no token out of a code made before it and stored after it', async () => {
+    const store = served.srv.store;
+    const board = await newBoard(served.srv.url);
+    const ownerId = (await store.projects.get(board.projectId))!.ownerId;
+    interposeOnce(store.enrollments, 'insert', 'before', () => revokeIssued(store, ownerId, Date.now()));
+    const minted = await board.owner.post(`/api/projects/${board.projectId}/agents/enroll`, {
+      uses: 1,
+      ttlSeconds: 600,
+    });
+    expect(minted.status, minted.text).toBe(201);
+    const name = unique('late');
+    const enrolled = await new Client(served.srv.url).post('/api/projects/enroll', { code: minted.body.code, name });
+    expect(await store.tokens.count({ name, revoked: false }), `the redemption answered ${enrolled.status}`).toBe(0);
   });
 });
