@@ -52,7 +52,7 @@ export async function revokeCredentials(store: Store, accountId: string): Promis
  * over tokens and is among those revoked; a request making a code or approving meanwhile, before
  * its credential was revoked, is caught by the second withdrawal, or (landing after it) by the
  * stamp `issuedRevokedAt` set first: a token minted through a code or approval made before it is
- * withdrawn once stored (issuedSince).
+ * withdrawn once stored (issuedSince, src/accounts/issued-since.ts).
  */
 export async function revokeIssued(store: Store, accountId: string, now: number): Promise<RevokedIssued> {
   await modify(store.accounts, accountId, (a) => ({ issuedRevokedAt: Math.max(a.issuedRevokedAt ?? 0, now) }));
@@ -68,16 +68,6 @@ export async function revokeIssued(store: Store, accountId: string, now: number)
     deviceGrants: before.deviceGrants + after.deviceGrants,
     ...(await withdrawOffers(store, accountId)),
   };
-}
-
-/**
- * Whether a token minted through a code or device approval the account made at `madeAt` may stand:
- * false when a revocation of all it issued began at or after it (read from the store, after the
- * token was stored, so a revocation under way or done meanwhile is seen on any node).
- */
-export async function issuedSince(store: Store, accountId: string, madeAt: number): Promise<boolean> {
-  const account = await store.accounts.get(accountId);
-  return (account?.issuedRevokedAt ?? -Infinity) < madeAt;
 }
 
 /** Revokes the enrollment codes the account or its tokens made and denies the grants it approved not delivered yet. */

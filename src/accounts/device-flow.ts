@@ -20,7 +20,7 @@ import {
 } from '../../store/ports/store.js';
 import type { PublicToken, ServiceTokens } from './service-tokens.js';
 import { deviceCodeHash, newDeviceCode, newUserCode, normalUserCode, shownUserCode } from './device-codes.js';
-import { issuedSince } from './credentials.js';
+import { issuedSince } from './issued-since.js';
 
 export const DEVICE_INTERVAL_S = 5;
 export const DEVICE_TTL_MS = 600_000;

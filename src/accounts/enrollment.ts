@@ -8,7 +8,7 @@ import type { Identity } from '../auth/identity.js';
 import { modify, type EnrollmentRecord, type Filter, type Store } from '../../store/ports/store.js';
 import { ServiceTokens, type PublicToken } from './service-tokens.js';
 import { actingAs } from './onboarding.js';
-import { issuedSince } from './credentials.js';
+import { issuedSince } from './issued-since.js';
 import type { RequestOrigin } from '../audit-row.js';
 import type { CommittedAudit } from '../board/committed-audit.js';
 
