@@ -47,7 +47,7 @@ export interface LeaseKeeperEvents extends Record<string, unknown> {
 
 type Phase = 'keeping' | 'ending' | 'done' | 'lost';
 
-/** The longest a renewal waits for its answer (less when the lease has less left: half of it). */
+/** The longest a renewal waits for its answer (less when the lease has less left: until it must have run out). */
 const RENEWAL_TIMEOUT_MS = 30_000;
 
 export class LeaseKeeper extends Emitter<LeaseKeeperEvents> {
@@ -154,9 +154,10 @@ export class LeaseKeeper extends Emitter<LeaseKeeperEvents> {
     if (this.phase !== 'keeping') return;
     this.clearTimer();
     const sentAt = Date.now();
-    // A renewal left unanswered (a board or proxy that holds the request) is given up well before
-    // the deadline, as a failure to try again: the loss is then told when the lease must be gone.
-    const wait = Math.max(0, Math.min(RENEWAL_TIMEOUT_MS, (this.deadline - sentAt) / 2));
+    // A renewal left unanswered (a board or proxy that holds the request) is given up as a failure
+    // to try again, at the latest when the lease must have run out: the loss is told then. A slow
+    // answer (a busy board) within the lease's time still counts.
+    const wait = Math.max(0, Math.min(RENEWAL_TIMEOUT_MS, this.deadline - sentAt));
     try {
       const reply = await this.options.client.post('/api/lease', {
         body: {
