@@ -4,28 +4,14 @@ import { describe, expect, it } from 'vitest';
 import { APPLIED_IDS_KEPT, applyEvent } from '../../src/billing/apply-event.js';
 import type { BillingSetup, ProviderEvent } from '../../src/billing/provider.js';
 import { settleFromProvider } from '../../src/billing/settle.js';
-import { billingRecord } from '../support/billing.js';
+import { billedBoard } from '../support/billing.js';
 import { useStore } from '../support/stores.js';
 import { unique } from '../support/temp.js';
 
 const used = useStore();
 const PRICES = { monthly: 'pm', yearly: 'py' };
 
-async function board() {
-  const projectId = unique('proj');
-  const customer = `cus_${unique('c')}`;
-  await used.store.projects.insert({
-    _id: projectId,
-    version: 1,
-    name: projectId,
-    ownerId: 'acc',
-    plan: 'free',
-    createdAt: 0,
-    lastActivityAt: 0,
-  });
-  await used.store.billing.insert(billingRecord(projectId, 'acc', { customerId: customer }));
-  return { projectId, customer };
-}
+const board = () => billedBoard(used.store);
 
 const subscriptionEvent = (customer: string, status: string, created: number): ProviderEvent => ({
   id: `evt_${unique('e')}`,

@@ -7,8 +7,8 @@ import { applyEvent } from '../../src/billing/apply-event.js';
 import { BillingReconciler } from '../../src/billing/reconcile.js';
 import { BillingService } from '../../src/billing/service.js';
 import { deleteProject } from '../../src/accounts/projects.js';
-import type { BillingProvider, BillingSetup, ProviderEvent, SubscriptionState } from '../../src/billing/provider.js';
-import { billingRecord } from '../support/billing.js';
+import type { BillingProvider, BillingSetup, SubscriptionState } from '../../src/billing/provider.js';
+import { billedBoard, billingRecord, boardSubscriptionEvent } from '../support/billing.js';
 import { useStore } from '../support/stores.js';
 import { unique } from '../support/temp.js';
 
@@ -19,30 +19,10 @@ const DAY = 86_400_000;
 
 describe('deleting a board paid by two subscriptions', () => {
   it('leaves none of them charging', async () => {
-    const projectId = unique('proj');
-    const customer = `cus_${unique('c')}`;
-    await used.store.projects.insert({
-      _id: projectId,
-      version: 1,
-      name: projectId,
-      ownerId: 'acc',
-      plan: 'free',
-      createdAt: 0,
-      lastActivityAt: 0,
-    });
-    await used.store.billing.insert(billingRecord(projectId, 'acc', { customerId: customer }));
-    const ev = (type: string, sub: string, status: string, created: number): ProviderEvent => ({
-      id: `evt_${unique('e')}`,
-      type,
-      created,
-      object: {
-        id: sub,
-        customer,
-        status,
-        metadata: { projectId },
-        items: { data: [{ price: { id: PRICES.monthly } }] },
-      },
-    });
+    const b = await billedBoard(used.store);
+    const { projectId, customer } = b;
+    const ev = (type: string, sub: string, status: string, created: number) =>
+      boardSubscriptionEvent(b, type, sub, status, created, PRICES.monthly);
     await applyEvent(used.store, PRICES, ev('customer.subscription.created', 's1', 'active', T), projectId, T);
     await applyEvent(used.store, PRICES, ev('customer.subscription.created', 's2', 'active', T + 60_000), projectId, T);
     expect((await used.store.billing.get(projectId))!.subscriptionId).toBe('s2');

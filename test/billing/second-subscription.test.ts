@@ -11,7 +11,7 @@ import { BillingService } from '../../src/billing/service.js';
 import { AppError } from '../../src/errors/app-error.js';
 import { settleFromProvider } from '../../src/billing/settle.js';
 import type { BillingProvider, BillingSetup, ProviderEvent, SubscriptionState } from '../../src/billing/provider.js';
-import { billingRecord } from '../support/billing.js';
+import { billedBoard, boardSubscriptionEvent } from '../support/billing.js';
 import { useStore } from '../support/stores.js';
 import { unique } from '../support/temp.js';
 
@@ -22,30 +22,10 @@ const DAY = 86_400_000;
 
 describe('a board paid by two subscriptions', () => {
   it('stays Pro when the one its record follows is cancelled while the other is active', async () => {
-    const projectId = unique('proj');
-    const customer = `cus_${unique('c')}`;
-    await used.store.projects.insert({
-      _id: projectId,
-      version: 1,
-      name: projectId,
-      ownerId: 'acc',
-      plan: 'free',
-      createdAt: 0,
-      lastActivityAt: 0,
-    });
-    await used.store.billing.insert(billingRecord(projectId, 'acc', { customerId: customer }));
-    const ev = (type: string, sub: string, status: string, created: number): ProviderEvent => ({
-      id: `evt_${unique('e')}`,
-      type,
-      created,
-      object: {
-        id: sub,
-        customer,
-        status,
-        metadata: { projectId },
-        items: { data: [{ price: { id: PRICES.monthly } }] },
-      },
-    });
+    const b = await billedBoard(used.store);
+    const { projectId, customer } = b;
+    const ev = (type: string, sub: string, status: string, created: number) =>
+      boardSubscriptionEvent(b, type, sub, status, created, PRICES.monthly);
     const apply = (e: ProviderEvent) => applyEvent(used.store, PRICES, e, projectId, Date.now());
     // Both sessions paid, a minute apart; then the owner cancels the newer one (the duplicate) at once.
     await apply(ev('customer.subscription.created', 's1', 'active', T));
@@ -81,33 +61,9 @@ describe('a board paid by two subscriptions', () => {
 
 describe('the delivery that ends the subscription a board follows', () => {
   it('follows the customer’s other subscription still charging at once, and the reconcile pass does when the provider was away', async () => {
-    const board = async () => {
-      const projectId = unique('proj');
-      const customer = `cus_${unique('c')}`;
-      await used.store.projects.insert({
-        _id: projectId,
-        version: 1,
-        name: projectId,
-        ownerId: 'acc',
-        plan: 'free',
-        createdAt: 0,
-        lastActivityAt: 0,
-      });
-      await used.store.billing.insert(billingRecord(projectId, 'acc', { customerId: customer }));
-      return { projectId, customer };
-    };
-    const ev = (b: { projectId: string; customer: string }, type: string, sub: string, status: string, at: number) => ({
-      id: `evt_${unique('e')}`,
-      type,
-      created: at,
-      object: {
-        id: sub,
-        customer: b.customer,
-        status,
-        metadata: { projectId: b.projectId },
-        items: { data: [{ price: { id: PRICES.monthly } }] },
-      },
-    });
+    const board = () => billedBoard(used.store);
+    const ev = (b: { projectId: string; customer: string }, type: string, sub: string, status: string, at: number) =>
+      boardSubscriptionEvent(b, type, sub, status, at, PRICES.monthly);
     const calls: string[] = [];
     let down = false;
     const state = (b: { projectId: string; customer: string }, id: string, status: string): SubscriptionState => ({

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { applyEvent } from '../../src/billing/apply-event.js';
 import type { ProviderEvent } from '../../src/billing/provider.js';
 import type { Store } from '../../store/ports/store.js';
-import { billingRecord } from '../support/billing.js';
+import { billedBoard } from '../support/billing.js';
 import { useStore } from '../support/stores.js';
 import { unique } from '../support/temp.js';
 
@@ -14,21 +14,7 @@ const used = useStore();
 const PRICES = { monthly: 'pm', yearly: 'py' };
 const T = 2_000_000_000;
 
-async function board() {
-  const projectId = unique('proj');
-  const customer = `cus_${unique('c')}`;
-  await used.store.projects.insert({
-    _id: projectId,
-    version: 1,
-    name: projectId,
-    ownerId: 'acc',
-    plan: 'free',
-    createdAt: 0,
-    lastActivityAt: 0,
-  });
-  await used.store.billing.insert(billingRecord(projectId, 'acc', { customerId: customer }));
-  return { projectId, customer };
-}
+const board = () => billedBoard(used.store);
 
 const change = (type: string, customer: string, status: string, created: number): ProviderEvent => ({
   id: `evt_${unique('e')}`,

@@ -1,6 +1,7 @@
 // Billing fixtures for tests: a project's billing record as checkout leaves it, and a webhook
 // delivery signed with the Stripe SDK's test-header helper, as Stripe would send it.
 import Stripe from 'stripe';
+import type { ProviderEvent } from '../../src/billing/provider.js';
 import type { BillingRecord, Store } from '../../store/ports/store.js';
 import { Client, type Res } from './server.js';
 import { unique } from './temp.js';
@@ -23,6 +24,46 @@ export function billingRecord(projectId: string, accountId: string, over: Partia
     ...over,
   };
 }
+
+/** A Free board of account `acc` in `store`, with a billing record whose customer is attached (no subscription yet). */
+export async function billedBoard(
+  store: Pick<Store, 'projects' | 'billing'>,
+): Promise<{ projectId: string; customer: string }> {
+  const projectId = unique('proj');
+  const customer = `cus_${unique('c')}`;
+  await store.projects.insert({
+    _id: projectId,
+    version: 1,
+    name: projectId,
+    ownerId: 'acc',
+    plan: 'free',
+    createdAt: 0,
+    lastActivityAt: 0,
+  });
+  await store.billing.insert(billingRecord(projectId, 'acc', { customerId: customer }));
+  return { projectId, customer };
+}
+
+/** A delivery of `type` about the board's subscription `sub` in `status`, made at `created`, on `priceId`, naming the board. */
+export const boardSubscriptionEvent = (
+  board: { projectId: string; customer: string },
+  type: string,
+  sub: string,
+  status: string,
+  created: number,
+  priceId: string,
+): ProviderEvent => ({
+  id: `evt_${unique('e')}`,
+  type,
+  created,
+  object: {
+    id: sub,
+    customer: board.customer,
+    status,
+    metadata: { projectId: board.projectId },
+    items: { data: [{ price: { id: priceId } }] },
+  },
+});
 
 /** POSTs `body` to the webhook with a valid Stripe-Signature for `secret`. */
 export function deliverSigned(baseUrl: string, body: string, secret: string): Promise<Res> {
