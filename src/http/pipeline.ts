@@ -1,7 +1,6 @@
 // The request pipeline of ARCHITECTURE.md, independent of the transport: a RawRequest in,
 // a RawResponse out, every convention of the contract's Part 4 applied in one order.
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
 import type { Logger } from 'pino';
 import { requestLogger, type RequestLine } from '../log.js';
 import { addressKey } from '../ratelimit/address-key.js';
@@ -11,22 +10,16 @@ import { CSRF_HEADER, csrfTokenMatches, isCrossSite } from '../auth/csrf.js';
 import type { ProjectSelector, SelectedProject } from '../auth/project-selection.js';
 import { workspaceOf, type Identity, type SessionIdentity } from '../auth/identity.js';
 import { AppError, isAppError } from '../errors/app-error.js';
-import { ErrorEnvelopes } from '../errors/envelope.js';
-import type { ObservedResolution, ResolutionObserver } from '../errors/observed-resolution.js';
-import { ERRORS, type ErrorCode } from '../errors/registry.js';
+import type { ResolutionObserver } from '../errors/observed-resolution.js';
+import type { ErrorCode } from '../errors/registry.js';
 import { drawRateBudget, RateDenial, type RateOutcome } from '../ratelimit/budgets.js';
 import type { RateLimiter } from '../ratelimit/limiter.js';
-import { parseCookies, serializeCookie } from './cookies.js';
-import {
-  JSON_CONTENT_TYPE,
-  operationOf,
-  type BodyStream,
-  type Reply,
-  type RequestContext,
-  type Route,
-  type SetCookie,
-} from './route.js';
+import { parseCookies } from './cookies.js';
+import type { Reply, RequestContext, Route } from './route.js';
 import { parseWith } from './validation.js';
+import { bodyOf } from './json-body.js';
+import { paramsOf, shapeOf } from './route-shape.js';
+import { Responses, type RawResponse, type Refusal } from './responses.js';
 import { StoreUnavailableError } from '../../store/ports/store.js';
 import { andThen, orElse, run as runSteps, type Maybe } from '../../store/ports/maybe.js';
 
@@ -44,39 +37,6 @@ export interface RawRequest {
   params: string[];
   remoteAddress: string;
   body: Buffer;
-}
-
-export interface RawResponse {
-  status: number;
-  headers: [string, string][];
-  /** A stream is written chunk by chunk as its source yields (src/http/uws/respond.ts). */
-  body: string | Buffer | BodyStream;
-  /** Close the connection after writing (a body we refused to read). */
-  close?: boolean;
-  /**
-   * `headers` after the first, `count` of them, as the transport writes them (`\r\n${name}: ${value}`
-   * each): made once for responses alike but their first header (the request id). A header added
-   * after them (X-Impersonated-By) is written after.
-   */
-  head?: ResponseHead;
-}
-
-/**
- * Header lines written out once for many responses (RawResponse.head): the first of them by name,
- * its value and every line after it as bytes. A string would be flattened, measured and encoded
- * by uWS on every response.
- */
-export interface ResponseHead {
-  name: string;
-  value: Buffer;
-  count: number;
-}
-
-/** `headers` as the transport writes the lines after the first (RawResponse.head). */
-function headOf(headers: readonly (readonly [string, string])[]): ResponseHead {
-  let value = headers[0]?.[1] ?? '';
-  for (let i = 1; i < headers.length; i++) value += `\r\n${headers[i]![0]}: ${headers[i]![1]}`;
-  return { name: headers[0]?.[0] ?? '', value: Buffer.from(value), count: headers.length };
 }
 
 export interface PipelineDeps {
@@ -104,84 +64,6 @@ export interface PipelineDeps {
   clock: () => number;
 }
 
-const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
-const CHARSET = /;\s*charset\s*=\s*("?[^;\s]*"?)/i;
-const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
-/** A code point that is half of a surrogate pair on its own (a `\ud800` escape with no partner). */
-const LONE_SURROGATE = /\p{Cs}/u;
-/**
- * The most levels of objects and arrays a body may nest. JSON.parse takes any depth, but much of
- * what reads a value after it recurses (JSON.stringify, structuredClone, the MCP SDK's schemas, the
- * store's encoder): past some thousands of levels each overflows its stack. No body of ours comes
- * near this (an import's event data, the deepest, is at most IMPORT_DATA_DEPTH_MAX = 32 levels
- * inside 4 of its own).
- */
-export const JSON_DEPTH_MAX = 64;
-
-/**
- * A JSON body exactly as sent: invalid UTF-8 or a lone surrogate escape is refused, never
- * replaced by U+FFFD (two different invalid inputs must not become the same value); so is one
- * nested deeper than JSON_DEPTH_MAX.
- */
-export function parseJson(body: Buffer): unknown {
-  if (body.length === 0) throw new AppError('INVALID_JSON', 'The body is empty; send a JSON document.');
-  let text: string;
-  try {
-    text = UTF8.decode(body);
-  } catch {
-    throw new AppError('INVALID_JSON', 'The body is not valid UTF-8.');
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new AppError('INVALID_JSON', 'The body is not well-formed JSON.');
-  }
-  // Only a \u escape can make a lone surrogate out of valid UTF-8.
-  const problem = problemOf(value, text.includes('\\u'));
-  if (problem) throw new AppError('INVALID_JSON', problem);
-  return value;
-}
-
-const TOO_DEEP = `The body is nested deeper than ${JSON_DEPTH_MAX} levels of objects and arrays.`;
-const LONE = 'The body holds a lone surrogate (\\uD800-\\uDFFF without its pair).';
-
-/**
- * Why a parsed body is refused (too deep; a lone surrogate in a key or a string, looked for only
- * when `surrogates`), or null. A walk with a stack of its own, not recursion: any depth JSON.parse
- * took is safe to look at.
- */
-function problemOf(root: unknown, surrogates: boolean): string | null {
-  if (typeof root !== 'object' || root === null)
-    return surrogates && typeof root === 'string' && LONE_SURROGATE.test(root) ? LONE : null;
-  // Each container with its depth; a closure per value, or entries made per object, cost a request more than the walk itself.
-  const open: object[] = [root];
-  const depths: number[] = [1];
-  for (let value = open.pop(); value !== undefined; value = open.pop()) {
-    const depth = depths.pop()!;
-    if (depth > JSON_DEPTH_MAX) return TOO_DEEP;
-    if (Array.isArray(value)) {
-      for (let i = 0; i < value.length; i++) {
-        const child: unknown = value[i];
-        if (typeof child === 'object' && child !== null) {
-          open.push(child);
-          depths.push(depth + 1);
-        } else if (surrogates && typeof child === 'string' && LONE_SURROGATE.test(child)) return LONE;
-      }
-      continue;
-    }
-    for (const key in value) {
-      if (surrogates && LONE_SURROGATE.test(key)) return LONE;
-      const child = (value as Record<string, unknown>)[key];
-      if (typeof child === 'object' && child !== null) {
-        open.push(child);
-        depths.push(depth + 1);
-      } else if (surrogates && typeof child === 'string' && LONE_SURROGATE.test(child)) return LONE;
-    }
-  }
-  return null;
-}
-
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 /** What the rate stage left: the nine headers of a request it let through, or the denial of one it refused. */
@@ -193,9 +75,6 @@ interface Drawn {
 /** What the stages end with when the rate stage refused the request (`Drawn.denied` says how). */
 const DENIED: Reply = { status: 429 };
 
-/** What an error response is made of: an AppError, or a spent budget's denial. */
-type Refusal = Pick<AppError, 'code' | 'status' | 'message' | 'details' | 'headers'>;
-
 /** Names the operator on every response to a request made while impersonating. */
 export const IMPERSONATION_HEADER = 'x-impersonated-by';
 
@@ -203,33 +82,13 @@ export class Pipeline {
   private readonly logRequest: (line: RequestLine) => void;
   /** Which spent budgets' refusals get a request line of their own (src/http/refusal-log.ts). */
   private readonly refusals: RefusalLog;
-  /** Each fixed reply as a response, built once: all but its request id (the first header), which each answer puts first. */
-  private readonly fixedResponses = new WeakMap<
-    Route,
-    { status: number; rest: RawResponse['headers']; head: ResponseHead; body: RawResponse['body'] }
-  >();
-
-  /** The error envelopes, written as JSON with each code's record serialised once. */
-  private readonly envelopes: ErrorEnvelopes;
-  /**
-   * Each denial's response but its request id (the first header, and the id's place in the body),
-   * per resolution, the other headers also as written (RawResponse.head).
-   */
-  private readonly denials = new WeakMap<
-    RateDenial,
-    {
-      resolution: ObservedResolution;
-      headers: RawResponse['headers'];
-      head: ResponseHead;
-      before: Buffer;
-      after: Buffer;
-    }
-  >();
+  /** Every response and refusal as written (src/http/responses.ts). */
+  private readonly responses: Responses;
 
   constructor(private readonly deps: PipelineDeps) {
     this.logRequest = requestLogger(deps.logger);
     this.refusals = new RefusalLog(deps.logger, deps.clock);
-    this.envelopes = new ErrorEnvelopes(deps.publicUrl);
+    this.responses = new Responses(deps.publicUrl, deps.cookieSecure, deps.observer);
   }
 
   /** Logs the refusals counted and not logged yet (the node is shutting down, its requests done). */
@@ -250,20 +109,9 @@ export class Pipeline {
   /** The answer of a route with a fixed reply, counted in the metrics; no context, stage or request line. */
   answerFixed(route: Route & { fixed: Reply }, requestId: string): RawResponse {
     const started = this.deps.observe && performance.now();
-    let fixed = this.fixedResponses.get(route);
-    if (!fixed) {
-      const whole = this.toResponse(route.fixed, '');
-      const rest = whole.headers.slice(1);
-      this.fixedResponses.set(route, (fixed = { status: whole.status, rest, head: headOf(rest), body: whole.body }));
-    }
-    const response: RawResponse = {
-      status: fixed.status,
-      headers: [['x-request-id', requestId], ...fixed.rest],
-      body: fixed.body,
-      head: fixed.head,
-    };
+    const response = this.responses.fixed(route, requestId);
     if (started !== undefined)
-      this.deps.observe!(shapeOf(route).operation, fixed.status, (performance.now() - started) / 1000);
+      this.deps.observe!(shapeOf(route).operation, response.status, (performance.now() - started) / 1000);
     return response;
   }
 
@@ -309,7 +157,7 @@ export class Pipeline {
       // Operators' calls stay out of the public resolution aggregates (GET /api/errors names operations).
       if (ctx.identity && route.auth !== 'operator')
         this.deps.observer.succeeded(workspaceOf(ctx.identity), ctx.operation);
-      response = this.toResponse(reply, ctx.requestId, route.rateHeaders ? rate.headers : undefined);
+      response = this.responses.of(reply, ctx.requestId, route.rateHeaders ? rate.headers : undefined);
     } catch (e) {
       return this.refused(e, route, ctx, rate, started);
     }
@@ -458,7 +306,7 @@ export class Pipeline {
     // The operator gate comes first: to anyone else an operator route is an unknown path, whatever was sent.
     if (route.auth === 'operator')
       ctx.identity = (yield this.deps.operators.admit(raw.headers, ctx.cookies, ctx.now)) as Identity;
-    const body = this.parseBody(route, raw);
+    const body = bodyOf(route, raw);
     const params = raw.query ? Object.fromEntries(new URLSearchParams(raw.query)) : {};
     const requestedProject = route.project ? params.projectId : undefined;
     if (route.project) delete params.projectId;
@@ -533,22 +381,6 @@ export class Pipeline {
     }
   }
 
-  private parseBody(route: Route, raw: RawRequest): unknown {
-    if (route.bodyKind === 'none' || route.bodyKind === 'raw') return undefined;
-    const empty = raw.body.length === 0;
-    if (route.bodyKind === 'optional-json' && empty)
-      return route.body ? parseWith(route.body, undefined, 'body') : undefined;
-    const contentType = raw.headers['content-type'] ?? '';
-    if (!JSON_TYPE.test(contentType)) throw new AppError('JSON_REQUIRED');
-    const charset = CHARSET.exec(contentType)?.[1];
-    if (charset !== undefined && !/^"?utf-8"?$/i.test(charset))
-      throw new AppError(
-        'INVALID_JSON',
-        `The body must be UTF-8 JSON; charset=${charset.slice(0, 40)} is not accepted.`,
-      );
-    return route.body ? parseWith(route.body, parseJson(raw.body), 'body') : parseJson(raw.body);
-  }
-
   /**
    * An error reply for a request that never reached a route (404, 405, 413, draining, a socket
    * upgrade refused), in the envelope every refusal has: `details` and `headers` as an AppError's.
@@ -578,7 +410,7 @@ export class Pipeline {
     headers: Record<string, string> = {},
     request?: Record<string, string>,
   ): RawResponse | Promise<RawResponse> {
-    const response = this.errorResponse(new AppError(code, message, details, headers), requestId, {});
+    const response = this.responses.error(new AppError(code, message, details, headers), requestId, {});
     if (request?.['cookie'] === undefined) return response;
     return andThen(this.impersonatorOf(request, parseCookies(request['cookie']), this.deps.clock()), (operatorId) =>
       marked(response, operatorId),
@@ -597,95 +429,12 @@ export class Pipeline {
       this.deps.logger.error({ reqId: ctx.requestId, route: ctx.operation, err: e }, 'request failed');
     }
     if (ctx.identity) this.deps.observer.failed(workspaceOf(ctx.identity), error.code);
-    if (e instanceof RateDenial && !rateHeaders) return this.denialResponse(e, ctx.requestId);
+    if (e instanceof RateDenial && !rateHeaders) return this.responses.denial(e, ctx.requestId);
     // The error's own headers win over the rate headers (a denial's Retry-After, a 405's Allow).
     const headers = rateHeaders ? { ...rateHeaders, ...error.headers } : error.headers;
-    return this.errorResponse(error, ctx.requestId, ctx.cookies, headers);
-  }
-
-  /**
-   * A spent budget's refusal, as errorResponse makes it, but made once per denial and resolution:
-   * the rate stage gives the same RateDenial while the budgets it reports stay alike, so under a
-   * flood each refusal adds only its request id to a response written out before, its other
-   * header lines included (RawResponse.head).
-   */
-  private denialResponse(denial: RateDenial, requestId: string): RawResponse {
-    const resolution = this.deps.observer.resolution(denial.code);
-    let kept = this.denials.get(denial);
-    if (kept?.resolution !== resolution) {
-      const [before, after] = this.envelopes.around(denial.code, resolution, denial.message, denial.details);
-      const made = this.toResponse(
-        { status: denial.status, contentType: JSON_CONTENT_TYPE, body: '', headers: denial.headers },
-        '',
-      );
-      const rest = made.headers.slice(1);
-      kept = { resolution, headers: rest, head: headOf(rest), before: Buffer.from(before), after: Buffer.from(after) };
-      this.denials.set(denial, kept);
-    }
-    const headers: [string, string][] = [['x-request-id', requestId]];
-    for (const header of kept.headers) headers.push(header);
-    // The body as bytes: a string made of the three would be flattened, measured and encoded again by uWS.
-    const id = JSON.stringify(requestId);
-    const idBytes = Buffer.byteLength(id);
-    const body = Buffer.allocUnsafe(kept.before.length + idBytes + kept.after.length);
-    body.set(kept.before, 0);
-    body.write(id, kept.before.length);
-    body.set(kept.after, kept.before.length + idBytes);
-    return { status: denial.status, headers, body, head: kept.head };
-  }
-
-  private errorResponse(
-    error: Refusal,
-    requestId: string,
-    cookies: Record<string, string>,
-    headers = error.headers,
-  ): RawResponse {
-    const code = error.code;
-    const clear: SetCookie[] | undefined =
-      code === 'UNAUTHENTICATED' && cookies[SESSION_COOKIE] !== undefined
-        ? [{ name: SESSION_COOKIE, value: '', maxAge: 0 }]
-        : undefined;
-    return this.toResponse(
-      {
-        status: error.status,
-        contentType: JSON_CONTENT_TYPE,
-        body: this.envelopes.json(
-          code,
-          this.deps.observer.resolution(code),
-          code === 'INTERNAL' ? ERRORS.INTERNAL.meaning : error.message,
-          requestId,
-          error.details,
-        ),
-        headers,
-        ...(clear && { cookies: clear }),
-      },
-      requestId,
-    );
-  }
-
-  /** The reply as written: its own headers win over the rate headers of a route that sends them. */
-  private toResponse(reply: Reply, requestId: string, rateHeaders?: Record<string, string>): RawResponse {
-    const headers: [string, string][] = [['x-request-id', requestId]];
-    const own = reply.headers;
-    if (own?.['cache-control'] === undefined) headers.push(['cache-control', 'no-store']);
-    // for…in, not a spread or Object.entries: this runs for every response (V8 merges spreads slowly).
-    if (rateHeaders) for (const k in rateHeaders) if (own?.[k] === undefined) headers.push([k, rateHeaders[k]!]);
-    if (own) for (const k in own) headers.push([k, own[k]!]);
-    if (reply.cookies)
-      for (const c of reply.cookies) headers.push(['set-cookie', serializeCookie(c, this.deps.cookieSecure)]);
-    if (reply.body === undefined) return { status: reply.status, headers, body: '' };
-    if (reply.contentType) {
-      headers.push(['content-type', reply.contentType]);
-      return { status: reply.status, headers, body: reply.body as string | BodyStream };
-    }
-    headers.push(['content-type', JSON_CONTENT_TYPE]);
-    return { status: reply.status, headers, body: JSON.stringify(reply.body) };
+    return this.responses.error(error, ctx.requestId, ctx.cookies, headers);
   }
 }
-
-const statusLines = new Map<number, string>();
-export const statusLine = (status: number): string =>
-  statusLines.get(status) ?? statusLines.set(status, `${status} ${STATUS_CODES[status] ?? 'Unknown'}`).get(status)!;
 
 const isWrite = (route: Route): boolean => route.method !== 'get';
 
@@ -693,31 +442,4 @@ const isWrite = (route: Route): boolean => route.method !== 'get';
 function marked(response: RawResponse, operatorId: string | null): RawResponse {
   if (operatorId !== null) response.headers.push([IMPERSONATION_HEADER, operatorId]);
   return response;
-}
-
-/** What every request of a route needs from its definition, worked out once per route. */
-const shapes = new WeakMap<Route, { operation: string; params: string[] }>();
-function shapeOf(route: Route): { operation: string; params: string[] } {
-  let shape = shapes.get(route);
-  if (!shape) shapes.set(route, (shape = { operation: operationOf(route), params: paramNames(route.path) }));
-  return shape;
-}
-
-/** The path's parameters by name, decoded (a path without any gets a fresh empty record, not a map over nothing). */
-function paramsOf(names: readonly string[], values: readonly string[]): Record<string, string> {
-  const params: Record<string, string> = {};
-  for (let i = 0; i < names.length; i++) params[names[i]!] = decodeParam(values[i] ?? '');
-  return params;
-}
-
-export function paramNames(path: string): string[] {
-  return [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
-}
-
-function decodeParam(value: string): string {
-  try {
-    return decodeURIComponent(value);
-  } catch {
-    return value;
-  }
 }

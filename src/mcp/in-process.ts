@@ -3,7 +3,8 @@
 // selection, the caller's rate budget, the handler), with the caller's credential and address.
 // The /mcp tools thus behave exactly as the REST calls they stand for, with no loopback socket;
 // only the notices' reads, which the caller did not ask for, are run apart, drawing on nothing.
-import type { RawRequest, RawResponse } from '../http/pipeline.js';
+import type { RawRequest } from '../http/pipeline.js';
+import type { RawResponse } from '../http/responses.js';
 import { isBodyStream, operationOf, type Route } from '../http/route.js';
 
 export interface InProcessDeps {

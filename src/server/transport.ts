@@ -7,7 +7,8 @@ import type { Watch } from '../admin/watch.js';
 import type { Config } from '../config.js';
 import type { ResolutionObserver } from '../errors/observed-resolution.js';
 import type { ErrorCode } from '../errors/registry.js';
-import { Pipeline, type RawResponse } from '../http/pipeline.js';
+import { Pipeline } from '../http/pipeline.js';
+import type { RawResponse } from '../http/responses.js';
 import type { Route } from '../http/route.js';
 import { clientAddress } from '../http/trusted-proxies.js';
 import {

@@ -4,7 +4,7 @@
 // stays up. Without an escape the MCP SDK overflowed its own stack reading a deep message.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERRORS } from '../../src/errors/registry.js';
-import { JSON_DEPTH_MAX } from '../../src/http/pipeline.js';
+import { JSON_DEPTH_MAX } from '../../src/http/json-body.js';
 import { newBoard } from '../support/board.js';
 import { expectError } from '../support/expect-error.js';
 import { Client, startTestServer, type Res, type TestServer } from '../support/server.js';

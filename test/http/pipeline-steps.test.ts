@@ -8,7 +8,8 @@ import { Authenticator } from '../../src/auth/authenticator.js';
 import { ProjectSelector } from '../../src/auth/project-selection.js';
 import { ResolutionObserver } from '../../src/errors/observed-resolution.js';
 import { defineRoute, type Reply, type Route } from '../../src/http/route.js';
-import { Pipeline, type RawRequest, type RawResponse } from '../../src/http/pipeline.js';
+import { Pipeline, type RawRequest } from '../../src/http/pipeline.js';
+import type { RawResponse } from '../../src/http/responses.js';
 import { MemoryRateLimiter } from '../../src/ratelimit/memory.js';
 
 const NOW = Date.UTC(2026, 10, 27, 12);

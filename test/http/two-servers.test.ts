@@ -6,7 +6,7 @@ import WebSocket from 'ws';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createHttpServer, PUBLISH_WINDOW_MS, type HttpServer } from '../../src/http/uws.js';
 import { defineRoute } from '../../src/http/route.js';
-import type { RawResponse } from '../../src/http/pipeline.js';
+import type { RawResponse } from '../../src/http/responses.js';
 import type { Connection } from '../../src/ws/hub.js';
 import type { Identity } from '../../src/auth/identity.js';
 import { signedUp, startTestServer, type TestServer } from '../support/server.js';

@@ -2,7 +2,7 @@
 // end of a turn (HeldWrites), and the body read that copies uWS's chunks under a size cap.
 import type uWS from 'uWebSockets.js';
 import { isBodyStream } from '../route.js';
-import type { RawResponse } from '../pipeline.js';
+import type { RawResponse } from '../responses.js';
 import type { HttpHandlers } from './types.js';
 import { pour, writeWhole, type Client } from './respond.js';
 

@@ -2,7 +2,7 @@
 // body chunk by chunk, each after uWS has sent what it held (backpressure).
 import type uWS from 'uWebSockets.js';
 import type { BodyStream } from '../route.js';
-import { statusLine, type RawResponse } from '../pipeline.js';
+import { statusLine, type RawResponse } from '../responses.js';
 
 /**
  * The status line (uWS writes 200 OK unless told otherwise) and the headers, in as few calls as

@@ -2,7 +2,9 @@
 // must be (draining, too large), its body read under its route's cap, and answered once.
 import type uWS from 'uWebSockets.js';
 import { isBodyStream, type LargeBody, type Reply, type Route } from '../route.js';
-import { paramNames, type RawRequest, type RawResponse } from '../pipeline.js';
+import type { RawRequest } from '../pipeline.js';
+import { paramNames } from '../route-shape.js';
+import type { RawResponse } from '../responses.js';
 import { andThen } from '../../../store/ports/maybe.js';
 import type { HttpHandlers } from './types.js';
 import { closing, writeWhole } from './respond.js';

@@ -2,7 +2,7 @@
 // of its sockets with messages waiting for the end of the turn or a backlog to check after a publish.
 import type uWS from 'uWebSockets.js';
 import { CLOSE } from '../../ws/protocol.js';
-import { statusLine } from '../pipeline.js';
+import { statusLine } from '../responses.js';
 import type { HttpHandlers, SocketHandlers } from './types.js';
 import { writeWhole } from './respond.js';
 import type { PublishBatch, QueuedSockets } from './publish-batch.js';

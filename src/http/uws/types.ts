@@ -3,7 +3,8 @@
 import type { Route, Reply } from '../route.js';
 import type { Identity } from '../../auth/identity.js';
 import type { Connection } from '../../ws/hub.js';
-import type { RawRequest, RawResponse } from '../pipeline.js';
+import type { RawRequest } from '../pipeline.js';
+import type { RawResponse } from '../responses.js';
 
 export interface HttpHandlers {
   /** The route's pipeline run. */

@@ -5,7 +5,7 @@ import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpServer, type HttpServer } from '../../../src/http/uws.js';
 import { defineRoute, type BodyStream } from '../../../src/http/route.js';
-import type { RawResponse } from '../../../src/http/pipeline.js';
+import type { RawResponse } from '../../../src/http/responses.js';
 import { quietFor, until } from '../../support/until.js';
 
 const MB = 1024 * 1024;

@@ -5,7 +5,7 @@
 // ordinary request's body is a client's error too, never a 500.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IMPORT_DATA_DEPTH_MAX, IMPORT_EVENT_DATA_BYTES_MAX } from '../../../src/admin/import.js';
-import { JSON_DEPTH_MAX } from '../../../src/http/pipeline.js';
+import { JSON_DEPTH_MAX } from '../../../src/http/json-body.js';
 import { newBoard } from '../../support/board.js';
 import { expectError } from '../../support/expect-error.js';
 import { operatorEmail, operatorSession } from '../../support/operators.js';
