@@ -17,8 +17,7 @@
 // next commit replaces it, so the outbox of the last commit is readable as long as the port
 // promises. What was superseded is deleted by the node that commits the board.
 import { randomUUID } from 'node:crypto';
-import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import { Binary, BSON, type Collection as Driver, type Document } from 'mongodb';
+import type { Collection as Driver, Document } from 'mongodb';
 import {
   ContentionError,
   SCHEMA,
@@ -31,26 +30,28 @@ import {
   type ItemWrites,
   type LoadedBoard,
   type Selected,
-  type StoredItem,
   itemVersionId,
 } from '../ports/store.js';
 import { afterThisTurn } from '../ports/maybe.js';
-import { duplicateWrites } from './duplicate-key.js';
-import { firstBatchOnly, MongoCollection } from './mongo-collection.js';
+import {
+  carriedBy,
+  liveCount,
+  packedIfFits,
+  recordOf,
+  unpacked,
+  type HeaderDoc,
+  type Inline,
+  type Intent,
+  type Packed,
+  type ReadHeader,
+  type Staged,
+  type Written,
+} from './board-intent.js';
+import { LocalStates, type Batch, type Local } from './board-local.js';
+import { docsOf, ItemLog, type ItemDoc } from './item-log.js';
+import { MongoCollection } from './mongo-collection.js';
+import { StagedParts } from './staged-parts.js';
 
-/**
- * What a header carries inline at most: its items and events together, with what it carries. A
- * document store rewrites a document it updates, whole (WiredTiger and PostgreSQL alike), and
- * every commit updates the header; more is staged in parts of PART_ENTRIES. Staging costs more
- * than it saves up to these bounds: on FerretDB 2 (DURABLE=1), store CPU per commit for an intent
- * of 16 / 32 / 64 KB inline 1.7–2.0 / 2.9 / 2.9–3.2 ms, staged in two parts with a small header
- * update 3.8–4.7 ms at 32 and 64 KB (and its parts are deleted later). At 16 KB, group commits of
- * a 16-agent fleet (about 12 items and 19 events each) were nearly all staged. Those sizes were
- * of the intent as BSON; it is now packed (`Packed`), and INLINE_BYTES bounds it packed.
- */
-export const INLINE_ENTRIES = 128;
-export const INLINE_BYTES = 64 * 1024;
-const PART_ENTRIES = 500;
 /**
  * Item versions of consecutive commits are inserted together once they hold this many entries, or
  * APPLY_DELAY_MS after the first (carried meanwhile by each next commit's intent): one agent's
@@ -59,7 +60,6 @@ const PART_ENTRIES = 500;
  */
 const APPLY_BATCH_ENTRIES = 8;
 const APPLY_DELAY_MS = 20;
-const INSERT_CHUNK = 1000;
 /** A superseded item version is deleted this long after it was superseded, so a reader that is mid-way still finds it. */
 export const GC_GRACE_MS = 60_000;
 /** Likewise a replaced intent's staged parts: a reader takes the header, then the log, then the parts. */
@@ -71,170 +71,28 @@ const GC_BATCH = 500;
  */
 const PARTS_DROP_EVERY_MS = PARTS_GRACE_MS / 2;
 const READ_ATTEMPTS = 8;
-/**
- * Boards whose log state this process keeps, the most recently used. Forgetting one is safe: its
- * next commit reads the header and finishes the intent before it (finish); superseded versions it
- * had marked wait for the board's next whole load to be found again.
- */
-const LOCAL_KEPT = 2000;
-
-interface ItemDoc {
-  _id: string;
-  boardId: string;
-  workId: string;
-  v: number;
-  item: StoredItem | null;
-}
-
-type Outbox = NonNullable<BoardRecord['outbox']>;
-
-/** What one commit wrote: its items (whole, or removed) and its events, when it set any. */
-interface Written extends ItemWrites {
-  put: StoredItem[];
-  removed: string[];
-  events?: Outbox;
-}
-
-/** An earlier commit's item writes, carried by a later intent until they are known to be in the log. */
-interface Carried extends ItemWrites {
-  v: number;
-}
-
-/**
- * Inline (with what it carries), or staged: then `events` says whether the commit set an outbox
- * (its events are in the parts), and it carries nothing (a staged commit waits for the log first).
- */
-type Intent = Inline | Staged;
-type Inline = { v: number; carry?: Carried[] } & Written;
-type Staged = { v: number; stage: string; parts: number; events: boolean };
-
-/**
- * An inline intent as the header stores it: its version in the clear (readers compare it without
- * unpacking), the rest packed (BSON, deflated at level 1). A group commit's items and events
- * repeat field names and values: under 16 agents an intent of 38 KB (mean) packs into 3.5 KB, in
- * about 0.3 ms, and the header is rewritten whole on every commit. One header update with a 36.6 KB
- * intent cost FerretDB 2 (DURABLE=1) 2.7–2.9 ms of store CPU, packed 1.5–1.7 ms (300 updates each,
- * twice, alternated; the node's CPU per update within noise). Headers written before this kept it
- * unpacked; they still read.
- */
-interface Packed {
-  v: number;
-  packed: Binary;
-}
-
-interface HeaderDoc extends BoardRecord {
-  /** 2 for this layout; absent on a board whose items an earlier version kept inside the header. */
-  layout?: 2;
-  /** As stored: packed, or staged (or unpacked, written before packing); as read, unpacked (see `unpacked`). */
-  intent?: Intent | Packed | null;
-  items?: Record<string, StoredItem>;
-}
-
-/** A header as read, its intent unpacked. */
-type ReadHeader = HeaderDoc & { intent?: Intent | null };
-
-/** Commits whose item versions are inserted together, in one insert. */
-interface Batch {
-  versions: Map<number, ItemWrites>;
-  entries: number;
-  done: Promise<void>;
-  settle: (error?: unknown) => void;
-  /** Its insert at its deadline, unless it started before. */
-  timer: NodeJS.Timeout;
-  started: boolean;
-}
-
-/** What this process knows of one board's item log. */
-interface Local {
-  /**
-   * The header version whose writes this process knows: every version up to it is in the log or in
-   * `unapplied` (this process committed it, or read its header and put its intent into the log).
-   * -1 when not known (a log insert failed): the next commit reads the header first.
-   */
-  known: number;
-  /** This process's commits whose log inserts have not landed yet, by version: the next commit carries them. */
-  unapplied: Map<number, ItemWrites>;
-  /** This process's log inserts under way, which a commit over another's header, or a carry too large, awaits. */
-  pending: Promise<void>;
-  /** Commits whose item versions wait to be inserted together (see insertLater). */
-  batch: Batch | null;
-  /** Deleting what commits superseded (item versions, replaced parts): off the commit path, one at a time. */
-  cleanup: Promise<void>;
-  /** When this board's replaced parts were last deleted. */
-  partsDroppedAt: number;
-  /** Whether the intent the next commit replaces was staged (or parts of older ones may be left). */
-  staged: boolean;
-  /** Commits that replaced a staged intent, and when: the parts below `v` go once a reader mid-way is done with them. */
-  replaced: { v: number; at: number }[];
-  /** The version (and its id) each work id holds in the log, once a whole load told us (for deleting superseded ones). */
-  versions: Map<string, { v: number; id: string }> | null;
-  /** Superseded versions in the log and when they were found so, oldest first (they go GC_GRACE_MS later). */
-  garbage: { id: string; at: number }[];
-}
-
-const docsOf = (boardId: string, v: number, writes: ItemWrites): ItemDoc[] => [
-  ...writes.put.map((item) => ({ _id: itemVersionId(boardId, v, item.workId), boardId, workId: item.workId, v, item })),
-  ...writes.removed.map((workId) => ({ _id: itemVersionId(boardId, v, workId), boardId, workId, v, item: null })),
-];
-/**
- * A board's item versions above `after` up to `upTo`, as one `_id` range (`itemVersionId` sorts by
- * board, then version), so the log needs no index but its `_id`'s: a secondary index on DocumentDB
- * is a RUM index whose every insert is logged page by page, the costliest write of a commit. The
- * fields are checked too: the range may hold another board's versions (one whose id extends this
- * one's past a ':'), and, with `after` below 0, versions an earlier version of this adapter wrote
- * under `<board>:<work id>:<v>` (see load).
- */
-function logRange(boardId: string, after: number, upTo: number): Document {
-  const _id =
-    after < 0
-      ? { $gt: `${boardId}:`, $lt: `${boardId};` } // every id that starts with the board's, of either shape
-      : { $gte: itemVersionId(boardId, after + 1, ''), $lt: itemVersionId(boardId, upTo + 1, '') };
-  return { _id, boardId, v: { $gt: after, $lte: upTo } };
-}
-/** The entries a header says its board holds: `entries` (items, doctrine entries, spec clauses), else the items counted by state. */
-const liveCount = (header: BoardRecord): number | null =>
-  header.entries ?? (header.counts ? Object.values(header.counts).reduce((a, b) => a + b, 0) : null);
-const entriesOf = (writes: ItemWrites & { events?: Outbox }): number =>
-  writes.put.length + writes.removed.length + (writes.events?.length ?? 0);
-/** An intent (with what it carries) packed, when small enough to ride in the header; else null. */
-function packedIfFits(intent: Inline): Packed | null {
-  if (entriesOf(intent) + (intent.carry ?? []).reduce((n, c) => n + entriesOf(c), 0) > INLINE_ENTRIES) return null;
-  const packed = new Binary(deflateRawSync(BSON.serialize(intent as unknown as Document), { level: 1 }));
-  return packed.length() <= INLINE_BYTES ? { v: intent.v, packed } : null;
-}
-/** A header as read: its intent unpacked (in place). */
-function unpacked(header: HeaderDoc): ReadHeader {
-  const intent = header.intent;
-  if (intent && 'packed' in intent)
-    header.intent = BSON.deserialize(inflateRawSync(intent.packed.value())) as unknown as Inline;
-  return header as ReadHeader;
-}
-/** The earlier commits' writes an intent carries. */
-const carriedBy = (intent: Intent | null | undefined): Carried[] => (intent && 'carry' in intent && intent.carry) || [];
-
-/**
- * The port's record: the header without what the adapter keeps in it, the outbox being the events
- * of the last commit while no plain update moved the version past it (a header of the earlier
- * layout kept its own).
- */
-function recordOf(header: ReadHeader, written: Written | null): BoardRecord {
-  const { layout: _layout, intent: _intent, items: _items, ...record } = header;
-  if (written?.events && header.intent?.v === header.version) record.outbox = written.events;
-  return record;
-}
-
 export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCollection {
-  private readonly local = new Map<string, Local>();
+  private readonly local = new LocalStates();
+  /** The item versions, beside the headers. */
+  private readonly items: ItemLog;
+  /** Intents too large for the header, staged beside it. */
+  private readonly parts: StagedParts;
   /** Set by close: commits' clean-ups are skipped from then on. */
   private closing = false;
 
   constructor(
     headers: Driver<Document>,
-    private readonly log: Driver<Document>,
-    private readonly staging: Driver<Document>,
+    log: Driver<Document>,
+    staging: Driver<Document>,
     private readonly clock: () => number = Date.now,
   ) {
     super('boards', SCHEMA.boards, headers, ['layout', 'intent', 'items']);
+    this.items = new ItemLog(
+      log,
+      (op) => this.run(op),
+      (call) => this.track(call),
+    );
+    this.parts = new StagedParts(staging, (op) => this.run(op), clock);
   }
 
   override insert(doc: BoardRecord): Promise<void> {
@@ -285,8 +143,8 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
         await Promise.all([local.pending, local.cleanup]);
       }
       this.local.delete(id);
-      await this.run(() => this.log.deleteMany(logRange(id, -1, Number.MAX_SAFE_INTEGER)));
-      await this.run(() => this.staging.deleteMany({ boardId: id }));
+      await this.items.dropBoard(id);
+      await this.parts.dropBoard(id);
     }
     return gone;
   }
@@ -303,16 +161,14 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
       if (!header) return null;
       // The whole board, under ids of either shape: versions an earlier version of this adapter wrote
       // stay under `<board>:<work id>:<v>` until superseded (changesSince never needs them: see there).
-      const docs = (await this.run(() =>
-        firstBatchOnly(this.log, logRange(id, -1, header.version)),
-      )) as unknown as ItemDoc[];
+      const docs = await this.items.read(id, -1, header.version);
       const read = await this.settle(header, docs, 0);
       if (!read) continue;
       const items = [...read.latest.values()].flatMap((d) => (d.item ? [d.item] : []));
       const expected = liveCount(header);
       if (expected !== null && items.length !== expected) continue; // a version superseded meanwhile: read again
       await this.adopt(id, header, read.written);
-      const local = this.localOf(id);
+      const local = this.local.of(id);
       local.versions = new Map([...read.latest.values()].map((d) => [d.workId, { v: d.v, id: d._id }]));
       const now = this.clock();
       for (const doc of docs)
@@ -330,13 +186,11 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
         return { record: recordOf(header, await this.writtenAt(header)), items: [], removed: [] };
       // Only ids of this shape: `version` is one this process loaded or read since, and every version
       // after it was written by a node of this version (docs/operating.md: no node of an earlier one beside it).
-      const docs = (await this.run(() =>
-        firstBatchOnly(this.log, logRange(id, version, header.version)),
-      )) as unknown as ItemDoc[];
+      const docs = await this.items.read(id, version, header.version);
       const read = await this.settle(header, docs, version);
       if (!read) continue;
       await this.adopt(id, header, read.written);
-      const versions = this.localOf(id).versions;
+      const versions = this.local.of(id).versions;
       for (const d of read.latest.values()) versions?.set(d.workId, { v: d.v, id: d._id });
       const changed = [...read.latest.values()];
       return {
@@ -349,7 +203,7 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
   }
 
   async commit(id: string, expectedVersion: number, set: Changes<BoardRecord>, writes: ItemWrites): Promise<boolean> {
-    const local = this.localOf(id);
+    const local = this.local.of(id);
     if (local.known !== expectedVersion) await this.catchUpWith(id, expectedVersion);
     const v = expectedVersion + 1;
     const { outbox, ...header } = set;
@@ -373,7 +227,7 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
     if (!intent) {
       if (local.unapplied.size) await this.catchUpWith(id, expectedVersion, true);
       stage = randomUUID();
-      intent = { v, stage, parts: await this.stageParts(id, v, stage, written), events: written.events !== undefined };
+      intent = { v, stage, parts: await this.parts.stage(id, v, stage, written), events: written.events !== undefined };
     }
     const result = await this.run(() =>
       this.driver.updateOne({ _id: id, version: expectedVersion } as Document, {
@@ -384,7 +238,7 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
     );
     const landed = result.modifiedCount === 1;
     if (!landed) {
-      if (stage) await this.track(this.staging.deleteMany({ stage })).catch(() => undefined);
+      if (stage) await this.parts.dropStage(stage).catch(() => undefined);
       return false;
     }
     // Committed. The log inserts follow off the caller's path; the next commit carries them until
@@ -419,27 +273,8 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
 
   /** Waits for this process's log inserts and clean-ups of every board (tests, and a clean close). */
   async settled(): Promise<void> {
-    for (const id of this.local.keys()) this.insertWaiting(id);
-    await Promise.all([...this.local.values()].map((l) => Promise.all([l.pending, l.cleanup])));
-  }
-
-  private localOf(id: string): Local {
-    const local = this.local.get(id) ?? {
-      known: -1,
-      unapplied: new Map(),
-      pending: Promise.resolve(),
-      batch: null,
-      cleanup: Promise.resolve(),
-      partsDroppedAt: 0,
-      staged: false,
-      replaced: [],
-      versions: null,
-      garbage: [],
-    };
-    this.local.delete(id);
-    this.local.set(id, local); // the map's order is the order of use
-    if (this.local.size > LOCAL_KEPT) this.local.delete(this.local.keys().next().value!);
-    return local;
+    for (const id of this.local.ids()) this.insertWaiting(id);
+    await Promise.all([...this.local.all()].map((l) => Promise.all([l.pending, l.cleanup])));
   }
 
   /** The header, with a board of the earlier layout moved to this one first. */
@@ -488,18 +323,7 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
 
   /** An intent's writes: inline, or read from its parts (null when they are gone). */
   private async writtenOf(boardId: string, intent: Intent): Promise<Written | null> {
-    if (!('stage' in intent)) return intent;
-    const parts = (await this.run(() =>
-      firstBatchOnly(this.staging, { stage: intent.stage }),
-    )) as unknown as (Written & { boardId: string; n: number })[];
-    if (parts.length !== intent.parts || parts.some((p) => p.boardId !== boardId)) return null;
-    parts.sort((a, b) => a.n - b.n);
-    const events = parts.flatMap((p) => p.events ?? []);
-    return {
-      put: parts.flatMap((p) => p.put),
-      removed: parts.flatMap((p) => p.removed),
-      ...(intent.events ? { events } : {}),
-    };
+    return 'stage' in intent ? this.parts.read(boardId, intent) : intent;
   }
 
   /**
@@ -508,7 +332,7 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
    * is in the log.
    */
   private async adopt(id: string, header: ReadHeader, written: Written | null): Promise<void> {
-    const local = this.localOf(id);
+    const local = this.local.of(id);
     if (header.intent && 'stage' in header.intent) local.staged = true;
     if (local.known >= header.version) return;
     if (written && header.intent) {
@@ -525,7 +349,7 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
    * carried. With `drain`, this process's own inserts land first, so nothing is left to carry.
    */
   private async catchUpWith(id: string, version: number, drain = false): Promise<void> {
-    const local = this.localOf(id);
+    const local = this.local.of(id);
     this.insertWaiting(id);
     await local.pending;
     if (drain && local.known === version && !local.unapplied.size) return;
@@ -572,7 +396,7 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
     batch.started = true;
     clearTimeout(batch.timer);
     try {
-      await this.insertVersions([...batch.versions].flatMap(([v, writes]) => docsOf(id, v, writes)));
+      await this.items.insert([...batch.versions].flatMap(([v, writes]) => docsOf(id, v, writes)));
       for (const v of batch.versions.keys()) local.unapplied.delete(v);
       batch.settle();
     } catch (error) {
@@ -589,43 +413,7 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
 
   /** Inserts a commit's item versions; those already there are skipped. */
   private apply(id: string, v: number, writes: ItemWrites): Promise<void> {
-    return this.insertVersions(docsOf(id, v, writes));
-  }
-
-  /** Inserts item versions, INSERT_CHUNK an insert; those already there are skipped. */
-  private async insertVersions(docs: ItemDoc[]): Promise<void> {
-    for (let i = 0; i < docs.length; i += INSERT_CHUNK) {
-      try {
-        await this.track(
-          this.log.insertMany(docs.slice(i, i + INSERT_CHUNK) as unknown as Document[], { ordered: false }),
-        );
-      } catch (e) {
-        if (!duplicateWrites(e)) await this.run(() => Promise.reject(e));
-      }
-    }
-  }
-
-  private async stageParts(id: string, v: number, stage: string, written: Written): Promise<number> {
-    const parts: Omit<Written, never>[] = [];
-    const chunk = <T>(list: T[], size: number, make: (slice: T[]) => Written) => {
-      for (let i = 0; i < list.length; i += size) parts.push(make(list.slice(i, i + size)));
-    };
-    chunk(written.put, PART_ENTRIES, (put) => ({ put, removed: [] }));
-    chunk(written.removed, PART_ENTRIES * 10, (removed) => ({ put: [], removed }));
-    chunk(written.events ?? [], PART_ENTRIES, (events) => ({ put: [], removed: [], events }));
-    if (!parts.length) parts.push({ put: [], removed: [] });
-    const docs = parts.map((part, n) => ({
-      _id: `${stage}:${n}`,
-      boardId: id,
-      v,
-      stage,
-      n,
-      at: this.clock(),
-      ...part,
-    }));
-    // One round trip for a commit's parts (the driver splits a batch past the wire's limits).
-    await this.run(() => this.staging.insertMany(docs as Document[]));
-    return docs.length;
+    return this.items.insert(docsOf(id, v, writes));
   }
 
   /**
@@ -634,7 +422,7 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
    * reader of a board that commits staged intents back to back retrying until it gives up.
    */
   private async dropReplacedParts(id: string): Promise<void> {
-    const local = this.localOf(id);
+    const local = this.local.of(id);
     const now = this.clock();
     if (now - local.partsDroppedAt < PARTS_DROP_EVERY_MS) return;
     const due = now - PARTS_GRACE_MS;
@@ -643,12 +431,12 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
     local.partsDroppedAt = now;
     local.replaced = local.replaced.filter((r) => r.at > due);
     const below = Math.max(...replaced.map((r) => r.v));
-    await this.run(() => this.staging.deleteMany({ boardId: id, v: { $lt: below } }));
+    await this.parts.dropBelow(id, below);
   }
 
   /** Marks the versions commit `v` superseded, and deletes those superseded long enough ago. */
   private async collect(id: string, v: number, writes: ItemWrites): Promise<void> {
-    const local = this.localOf(id);
+    const local = this.local.of(id);
     const now = this.clock();
     if (local.versions) {
       for (const workId of [...writes.put.map((i) => i.workId), ...writes.removed]) {
@@ -663,18 +451,14 @@ export class MongoBoards extends MongoCollection<BoardRecord> implements BoardCo
     while (due < local.garbage.length && local.garbage[due]!.at <= now - GC_GRACE_MS) due++;
     if (due < GC_BATCH) return;
     const ids = local.garbage.splice(0, due).map((g) => g.id);
-    // In deletes of INSERT_CHUNK ids: a board rewound a few times in a minute supersedes enough for one to pass 16 MB.
-    for (let i = 0; i < ids.length; i += INSERT_CHUNK) {
-      const chunk = ids.slice(i, i + INSERT_CHUNK);
-      await this.run(() => this.log.deleteMany({ _id: { $in: chunk } } as Document));
-    }
+    await this.items.drop(ids);
   }
 
   /** A board an earlier version kept whole in its header: its items go to the log at the header's version, then the header drops them. */
   private async migrate(id: string): Promise<void> {
     const old = (await this.run(() => this.driver.findOne({ _id: id } as Document))) as HeaderDoc | null;
     if (!old || old.layout === 2) return;
-    await this.insertVersions(docsOf(id, old.version, { put: Object.values(old.items ?? {}), removed: [] }));
+    await this.items.insert(docsOf(id, old.version, { put: Object.values(old.items ?? {}), removed: [] }));
     await this.run(() =>
       this.driver.updateOne({ _id: id, version: old.version, layout: { $exists: false } } as Document, {
         $set: { layout: 2, intent: null },

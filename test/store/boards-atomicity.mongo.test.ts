@@ -103,12 +103,16 @@ describe.skipIf(!uri)('board commits on the MongoDB wire server, under faults', 
     });
     return boardId;
   };
+  /** The driver's collection of `store`'s item log (store/mongo/item-log.ts), to hold or count its inserts. */
+  const itemLogOf = (store: Store) =>
+    (store.boards as unknown as { items: { log: { insertMany: (docs: unknown[], o?: unknown) => Promise<unknown> } } })
+      .items.log;
   /**
    * From here `store`'s item inserts hang, as a committer's would that died after its commit
    * point, until the test ends (then they fail). Counts the inserts begun.
    */
   const holdInserts = (store: Store): { held: () => number } => {
-    const log = (store.boards as unknown as { log: { insertMany: (...a: unknown[]) => Promise<unknown> } }).log;
+    const log = itemLogOf(store);
     const insertMany = log.insertMany.bind(log);
     let release!: () => void;
     const released = new Promise<void>((r) => (release = r));
@@ -283,8 +287,7 @@ describe.skipIf(!uri)('board commits on the MongoDB wire server, under faults', 
     const store = await open();
     const boardId = await newBoard(store, 21);
     const boards = store.boards as typeof store.boards & { settled(): Promise<void> };
-    const log = (store.boards as unknown as { log: { insertMany: (docs: unknown[], o?: unknown) => Promise<unknown> } })
-      .log;
+    const log = itemLogOf(store);
     const insertMany = log.insertMany.bind(log);
     const inserts: number[] = [];
     log.insertMany = (docs, o) => (inserts.push(docs.length), insertMany(docs, o));
