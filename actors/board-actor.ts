@@ -16,18 +16,17 @@ import { boardFrom, entryCount, nextExpiry, storedEntry, withStored, type Board 
 import type { StoredEntry } from '../machines/board-entries.js';
 import { closedDays, foldStats, oldestDayKept, type BoardStats } from '../machines/board-stats.js';
 import { archiveDays } from './stats-archive.js';
+import { logged, logRecords, OutboxCopier } from './outbox-copier.js';
 import type { Decide, NewEvent } from '../machines/board-decision.js';
 import {
-  eventId,
   type BoardRecord,
   type CommitOptions,
   type CommittedEvent,
-  type EventRecord,
   type ItemWrites,
   type LoadedBoard,
   type Store,
 } from '../store/ports/store.js';
-import { afterThisTurn, andThen, type Maybe } from '../store/ports/maybe.js';
+import { andThen, type Maybe } from '../store/ports/maybe.js';
 
 export type { CommittedEvent };
 
@@ -74,14 +73,6 @@ export const BATCH_LIMIT = 128;
  * when the log still does not take them (the store is failing): the header never grows unbounded.
  */
 export const CARRIED_LIMIT = 4096;
-/**
- * On a store that copies outboxes to the log after the commit (MongoDB), a copy starts this long
- * after the first commit it takes, or once COPY_BATCH_EVENTS wait: each copy is a durable write
- * beside the next commit's, and one agent's claim then submit otherwise paid for one per commit.
- * Listeners hear of a commit once it is in the log: on such a store, up to this much later.
- */
-export const COPY_DELAY_MS = 20;
-const COPY_BATCH_EVENTS = 64;
 const COMMIT_ATTEMPTS = 16;
 
 export interface Committed {
@@ -135,8 +126,6 @@ interface Decided {
   started?: Started;
 }
 
-type OutboxEvent = NonNullable<BoardRecord['outbox']>[number];
-
 /** Whether a decided batch changed anything to write. */
 const changesAnything = (d: Decided): boolean => d.board !== d.base.board || d.events.length > 0;
 
@@ -167,32 +156,6 @@ function endsQuiet(before: Committed, now: number): boolean {
   const last = newestOf(before)?.at;
   return last !== undefined && now - last >= QUIET_MS;
 }
-
-/** A committed event as the header's outbox keeps it (written as literals: V8 copies a spread with more properties slowly). */
-const logged = (e: CommittedEvent): OutboxEvent => ({
-  _id: eventId(e.boardId, e.seq),
-  boardId: e.boardId,
-  seq: e.seq,
-  type: e.type,
-  actor: e.actor,
-  workId: e.workId,
-  at: e.at,
-  data: e.data,
-});
-
-/** Outbox events as the log stores them (an event is written once, at version 1). */
-const logRecords = (outbox: readonly OutboxEvent[]): EventRecord[] =>
-  outbox.map((e) => ({
-    _id: e._id,
-    boardId: e.boardId,
-    seq: e.seq,
-    type: e.type,
-    actor: e.actor,
-    workId: e.workId,
-    at: e.at,
-    data: e.data,
-    version: 1,
-  }));
 
 /** A command that changes nothing: asked only to have the board read again. */
 const unchanged: Decide<null> = (board) => ({ board, events: [], reply: null });
@@ -225,20 +188,8 @@ export class BoardActor {
   private behind = false;
   /** The latest seq another node was heard to commit (`saw`), also while nothing was held: a first load older than it is behind. */
   private heardThrough = 0;
-  /** Settles once every outbox committed so far is copied to the log (copies run one after another). */
-  private logged: Promise<void> = Promise.resolve();
-  /** Commits whose outboxes wait for the copy under way: the next copy takes them all, in one insert. */
-  private toCopy: { outbox: BoardRecord['outbox']; events: CommittedEvent[]; board: Board }[] = [];
-  /** Events of the commits in `toCopy`. */
-  private eventsToCopy = 0;
-  /** Starts the next copy before its delay is out (its queue is full). */
-  private copyNow: (() => void) | null = null;
-  /**
-   * Every event up to this seq is known to be in the log. A commit's outbox carries the earlier
-   * events not yet known to be there, so none is lost when the next commit replaces the header's
-   * outbox before the copy of the one before it landed (or when that copy failed, or the node died).
-   */
-  private copiedThrough = 0;
+  /** The committed outboxes on their way to the event log, and the listeners told after. */
+  private readonly outboxes: OutboxCopier;
   /**
    * This node's commits on their way to the store, oldest first, each with the version it writes:
    * a read that finds the store ahead of `current` waits for the one that wrote what it found
@@ -266,7 +217,13 @@ export class BoardActor {
     /** Told, once the commit is durable, of the board as it stood before a commit that ended a quiet spell (and of the board's id). */
     private readonly onQuiet: (before: Committed, boardId: string) => void = () => undefined,
     private readonly currency: Currency = SOLE_WRITER,
-  ) {}
+  ) {
+    this.outboxes = new OutboxCopier(
+      ports,
+      (events, board) => this.tell(events, board),
+      () => void (this.behind = true),
+    );
+  }
 
   /** Runs `decide` after every earlier command, commits it, and resolves with its reply. */
   ask<R>(decide: Decide<R>): Promise<R> {
@@ -329,7 +286,7 @@ export class BoardActor {
       boardId: this.boardId,
       seq: { $gte: outbox[0]!.seq, $lte: outbox.at(-1)!.seq },
     });
-    if (copied < outbox.length) await this.copyToLog(outbox);
+    if (copied < outbox.length) await this.outboxes.copy(outbox);
   }
 
   /** Whether the board is loaded here: only then does another node's commit make it stale. */
@@ -477,7 +434,8 @@ export class BoardActor {
       this.decideAgain(batch, ahead?.batch);
       return null;
     }
-    if (written.loggedThrough !== null) this.copiedThrough = Math.max(this.copiedThrough, written.loggedThrough);
+    if (written.loggedThrough !== null)
+      this.outboxes.copiedThrough = Math.max(this.outboxes.copiedThrough, written.loggedThrough);
     const record = written.record;
     this.current = { record, board: settled(board), newest: written.newest };
     if (ahead && !ahead.started && this.behind) {
@@ -497,39 +455,8 @@ export class BoardActor {
     answer(batch, decided.outcomes);
     // Copied in commit order, off the mailbox's path: the next batch's write can share a
     // commit with this copy. Listeners hear of a batch once it is in the log.
-    this.queueTelling(record.outbox, events, board);
+    this.outboxes.queue(record.outbox, events, board);
     return ahead;
-  }
-
-  /** Queues a commit's outbox for the next copy to the log, and its events for the listeners after it. */
-  private queueTelling(outbox: BoardRecord['outbox'], events: CommittedEvent[], board: Board): void {
-    this.toCopy.push({ outbox, events, board });
-    this.eventsToCopy += events.length;
-    if (this.toCopy.length === 1) this.logged = this.logged.then(() => this.copyQueued());
-    else if (this.eventsToCopy >= COPY_BATCH_EVENTS) this.copyNow?.();
-  }
-
-  /**
-   * Copies the outboxes of every commit queued since the last copy, in one insert, then tells the
-   * listeners of each in commit order. The commits that land while one copy is on its way wait for
-   * the next, together: on a store where each insert is a durable write of its own, a busy board
-   * spends one per copy, not one per commit.
-   */
-  private async copyQueued(): Promise<void> {
-    if (this.ports.boards.logsInCommit !== true && this.eventsToCopy < COPY_BATCH_EVENTS)
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, COPY_DELAY_MS);
-        this.copyNow = () => (clearTimeout(timer), resolve());
-      });
-    this.copyNow = null;
-    await afterThisTurn(); // the answers are written first: the copy's encoding is not on their path
-    const taken = this.toCopy;
-    this.toCopy = [];
-    this.eventsToCopy = 0;
-    const events = new Map<number, OutboxEvent>();
-    for (const { outbox } of taken) for (const e of outbox ?? []) events.set(e.seq, e);
-    await this.copyToLog([...events.values()].sort((a, b) => a.seq - b.seq));
-    for (const { events: told, board } of taken) this.tell(told, board);
   }
 
   /**
@@ -589,11 +516,11 @@ export class BoardActor {
     // then keeps only the newest (when the board last changed), and nothing waits to be copied.
     const logs = this.ports.boards.logsInCommit === true;
     // Standing on a commit still under way: its events go to the log with it, or nothing lands.
-    const copied = logs && options.after !== undefined ? current.record.lastSeq : this.copiedThrough;
-    let carried = this.notCopied(current.record.outbox, copied);
+    const copied = logs && options.after !== undefined ? current.record.lastSeq : this.outboxes.copiedThrough;
+    let carried = this.outboxes.notCopied(current.record.outbox, copied);
     if (carried.length > CARRIED_LIMIT) {
-      await this.logged;
-      carried = this.notCopied(current.record.outbox);
+      await this.outboxes.settled;
+      carried = this.outboxes.notCopied(current.record.outbox);
       if (carried.length > CARRIED_LIMIT) throw new BoardBusyError(this.boardId);
     }
     const outbox = [...carried, ...events.map(logged)];
@@ -644,11 +571,6 @@ export class BoardActor {
     };
   }
 
-  /** The outbox's events not yet known to be in the log (in seq order, as the outbox keeps them). */
-  private notCopied(outbox: BoardRecord['outbox'], copied = this.copiedThrough): NonNullable<BoardRecord['outbox']> {
-    return (outbox ?? []).filter((e) => e.seq > copied);
-  }
-
   /** Listeners run after the commit; one that throws is reported and never undoes the reply. */
   private tell(events: CommittedEvent[], board: Board): void {
     for (const listener of this.listeners) {
@@ -683,14 +605,15 @@ export class BoardActor {
       if (!stored) throw new BoardMissingError(this.boardId);
       loaded = { record: stored.record, board: boardOf(stored), newest: newestIn(stored.record.outbox) };
     }
-    await this.copyToLog(loaded.record.outbox);
+    await this.outboxes.copy(loaded.record.outbox);
     const unsure = this.unsure;
     this.unsure = null;
     // The commit that failed landed, and nothing after it: its events are in the log, and told in commit order.
     // (One a later commit stands on is told by the log: sockets fill the gap that commit's events show.)
-    if (unsure && loaded.record.commitId === unsure.commitId) this.queueTelling(undefined, unsure.events, unsure.board);
+    if (unsure && loaded.record.commitId === unsure.commitId)
+      this.outboxes.queue(undefined, unsure.events, unsure.board);
     // Every event of the outbox is in the log now: the held header need not keep them.
-    if (loaded.record.outbox?.length && !this.notCopied(loaded.record.outbox).length)
+    if (loaded.record.outbox?.length && !this.outboxes.notCopied(loaded.record.outbox).length)
       loaded = { ...loaded, record: { ...loaded.record, outbox: undefined } };
     // A commit that finished while this read was under way is newer: keep it.
     if (!this.current || this.current.record.version <= loaded.record.version) this.current = loaded;
@@ -698,21 +621,5 @@ export class BoardActor {
     if (this.current.record.lastSeq < this.heardThrough) this.behind = true;
     this.vouchedBy = token;
     return this.current;
-  }
-
-  /**
-   * Copies the committed outbox to the event log in seq order (a reader of the log never sees a
-   * later event without the earlier ones); what was copied before is skipped. On failure the next
-   * command reloads and retries.
-   */
-  private async copyToLog(outbox: BoardRecord['outbox']): Promise<void> {
-    const missing = this.notCopied(outbox);
-    if (!missing.length) return;
-    try {
-      await this.ports.events.insertMissing(logRecords(missing));
-      this.copiedThrough = Math.max(this.copiedThrough, missing.at(-1)!.seq);
-    } catch {
-      this.behind = true;
-    }
   }
 }

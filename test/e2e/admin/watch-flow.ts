@@ -131,7 +131,7 @@ export function watchFlow(name: string, open: () => Promise<OpenedStore>): void 
       await socket.closed;
       let after = before;
       // A commit counts once its listeners hear of it: on MongoDB, once its events are copied to the
-      // log (up to 20 ms after its answer, actors/board-actor.ts COPY_DELAY_MS).
+      // log (up to 20 ms after its answer, actors/outbox-copier.ts COPY_DELAY_MS).
       await until(async () => {
         after = (await watch(`/api/admin/costmodel?projectId=${board.projectId}`)).board;
         return (
