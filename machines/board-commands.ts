@@ -139,14 +139,50 @@ export function moved<R>(
   return { board: draft.finish(), events, reply: reply(draft.items.get(workId)!) };
 }
 
-/** Supersede, verify, and the operator moves: one event for one named item. */
+const sameList = (a: readonly string[] = [], b: readonly string[] = []) =>
+  a.length === b.length && a.every((v, i) => v === b[i]);
+
+/**
+ * Whether a verdict or a supersede repeats one that landed (its answer lost: a 5xx said retry).
+ * A verdict: the item's latest verification is this verifier's, of the same verdict, finding and
+ * evidence on the same head, and the submission it judged is still the item's (a verdict always
+ * moves the item on, so one awaiting its verdict again was submitted since). A supersede: the
+ * item's submission is this submitter's supersede to that head. Anything else (another verdict, a
+ * supersede naming the head a submit gave) goes to the machine, refused there as before.
+ */
+function repeats(item: BoardItem, event: BoardEvent): boolean {
+  const submission = item.life.submission;
+  if (event.type === 'SUPERSEDE')
+    return submission?.supersedes !== undefined && submission.by === event.principal && submission.head === event.head;
+  if (event.type !== 'VERIFY' || item.state === 'awaiting_verify' || item.state === 'verifying') return false;
+  const last = item.life.verifications.at(-1);
+  return (
+    last !== undefined &&
+    last.by === event.principal &&
+    last.head === event.head &&
+    last.verdict === event.verdict &&
+    last.finding === event.finding &&
+    sameList(last.evidence, event.evidence) &&
+    submission?.head === last.head &&
+    submission.at <= last.at
+  );
+}
+
+/**
+ * Supersede, verify, and the operator moves: one event for one named item. A verdict or a
+ * supersede repeated after its answer was lost changes nothing and answers the item's state as it
+ * now stands, as a repeated submit does (lease-commands.ts).
+ */
 export function itemEvent(
   workId: string,
   actor: string,
   event: (now: number) => BoardEvent,
 ): Decide<{ workId: string; state: string }> {
   return patched((board, now) => {
-    return moved(board, workId, event(now), actor, (after) => ({ workId, state: after.state }));
+    const next = event(now);
+    const item = itemOr404(board, workId);
+    if (repeats(item, next)) return { board, events: [], reply: { workId, state: item.state } };
+    return moved(board, workId, next, actor, (after) => ({ workId, state: after.state }));
   });
 }
 

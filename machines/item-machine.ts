@@ -139,7 +139,8 @@ export const itemMachine = setup({
     ),
     supersede: assign(({ context, event }) => {
       const e = event as Of<'SUPERSEDE'>;
-      return { submission: { head: e.head, by: context.submission!.by, at: e.now }, lease: null };
+      const was = context.submission!;
+      return { submission: { head: e.head, by: was.by, at: e.now, supersedes: was.head }, lease: null };
     }),
     emitSuperseded: emit(
       ({ context, event }) =>

@@ -28,6 +28,12 @@ export interface Submission {
   head: string;
   by: string;
   at: number;
+  /**
+   * The head a supersede replaced, when a supersede made this submission (absent after a submit):
+   * so a supersede repeated after its answer was lost is told from one naming a submitted head.
+   * Internal: the item's public view leaves it out.
+   */
+  supersedes?: string;
 }
 
 export interface Verification {

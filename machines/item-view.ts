@@ -80,7 +80,9 @@ export function publicItem(item: BoardItem): PublicItem {
           expiresAt: iso(life.lease.expiresAt),
         }
       : null,
-    submission: life.submission ? { ...life.submission, at: iso(life.submission.at) } : null,
+    submission: life.submission
+      ? { head: life.submission.head, by: life.submission.by, at: iso(life.submission.at) }
+      : null,
     verifications: life.verifications.map((v) => ({ ...v, at: iso(v.at) })),
     finding: life.finding,
     overridden: life.overridden ? { ...life.overridden, at: iso(life.overridden.at) } : null,

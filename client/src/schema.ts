@@ -2430,7 +2430,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Replace the submitted head with a newer one (the submitter only); any verify lease is voided. */
+        /**
+         * Replace the submitted head with a newer one (the submitter only); any verify lease is voided.
+         * @description A head the item already carries is HEAD_MISMATCH, except a supersede repeated after its answer was lost (a 5xx: it may have landed): the submitter naming the head its supersede gave is answered with the item’s state as it now stands, and nothing changes.
+         */
         post: operations["POST_api_supersede"];
         delete?: never;
         options?: never;
@@ -2447,7 +2450,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Record an independent verdict on the exact current head: pass completes the item, fail (with a finding digest) sends it back to ready, or to pending while one of its dependencies is not done. */
+        /**
+         * Record an independent verdict on the exact current head: pass completes the item, fail (with a finding digest) sends it back to ready, or to pending while one of its dependencies is not done.
+         * @description A verdict repeated after its answer was lost (a 5xx: it may have landed), by the same verifier with the same verdict, finding and evidence on the same head, is answered with the item’s state as it now stands and records nothing; a different verdict is refused as before.
+         */
         post: operations["POST_api_verify"];
         delete?: never;
         options?: never;
@@ -9113,6 +9119,7 @@ export interface operations {
                                     at: number;
                                     by: string;
                                     head: string;
+                                    supersedes?: string;
                                 } | null;
                                 verifications: {
                                     at: number;

@@ -65,7 +65,7 @@ const Life = z.strictObject({
   attempts: Count,
   maxAttempts: z.number().int().min(1).max(20),
   lease: Lease.nullable(),
-  submission: z.strictObject({ head: Text(64), by: Principal, at: Time }).nullable(),
+  submission: z.strictObject({ head: Text(64), by: Principal, at: Time, supersedes: Text(64).optional() }).nullable(),
   verifications: ShortList(
     z.strictObject({
       by: Principal,

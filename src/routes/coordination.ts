@@ -171,6 +171,8 @@ export function coordinationRoutes(deps: CoordinationDeps): Route[] {
       path: '/api/supersede',
       sends: ['event'],
       summary: 'Replace the submitted head with a newer one (the submitter only); any verify lease is voided.',
+      description:
+        'A head the item already carries is HEAD_MISMATCH, except a supersede repeated after its answer was lost (a 5xx: it may have landed): the submitter naming the head its supersede gave is answered with the item’s state as it now stands, and nothing changes.',
       body: SupersedeInput,
       errors: ['ITEM_NOT_FOUND', 'NOT_SUBMITTER', 'HEAD_MISMATCH', 'INVALID_TRANSITION', 'ROLE_REQUIRED', 'BOARD_BUSY'],
       responses: { 200: { description: 'Awaiting verification of the new head.', schema: StateReply } },
@@ -194,6 +196,8 @@ export function coordinationRoutes(deps: CoordinationDeps): Route[] {
       sends: ['event'],
       summary:
         'Record an independent verdict on the exact current head: pass completes the item, fail (with a finding digest) sends it back to ready, or to pending while one of its dependencies is not done.',
+      description:
+        'A verdict repeated after its answer was lost (a 5xx: it may have landed), by the same verifier with the same verdict, finding and evidence on the same head, is answered with the item’s state as it now stands and records nothing; a different verdict is refused as before.',
       body: VerifyInput,
       errors: [
         'ITEM_NOT_FOUND',

@@ -1,9 +1,9 @@
-// A holder's call repeated after its answer was lost (the commit landed; 503 said retry): a submit
-// or a release is answered as the first was and changes nothing, as a repeated claim gets its
-// lease back; anything else on that lease is still refused, and never as a revocation.
+// A call repeated after its answer was lost (the commit landed; 503 said retry): a submit, a
+// release, a verdict or a supersede is answered as the first was and changes nothing, as a
+// repeated claim gets its lease back; anything else is still refused, a lease never as revoked.
 import { describe, expect, it } from 'vitest';
 import { emptyBoard } from '../../machines/board.js';
-import { createItems } from '../../machines/board-commands.js';
+import { createItems, itemEvent } from '../../machines/board-commands.js';
 import { claim, leaseAction, submit } from '../../machines/lease-commands.js';
 import { BoardError } from '../../machines/board-error.js';
 import { boardWith, fields, run } from '../board/build.js';
@@ -105,5 +105,66 @@ describe('a release repeated', () => {
       ).board;
     }
     expect(board.items.get('W-1')!.endedLeases).toEqual([{ leaseId: 'again-7', reason: 'released' }]);
+  });
+});
+
+describe('a verdict or a supersede repeated', () => {
+  const OTHER = 'abcdef1';
+  // W-1 gated, submitted at HEAD by agent:a.
+  let gated = run(emptyBoard(), createItems([fields('gated', { verify: 'required' })], 'user:o'), NOW).board;
+  gated = run(
+    gated,
+    claim({ principal: 'agent:a', workId: 'W-1', purpose: 'work', ttlMs: 60_000, leaseId: 'l' }),
+    NOW,
+  ).board;
+  gated = run(gated, submit({ principal: 'agent:a', leaseId: 'l', head: HEAD }), NOW).board;
+  const verdict = (verdict: 'pass' | 'fail', finding: string | null = null, by = 'agent:v') =>
+    itemEvent('W-1', by, (now) => ({ type: 'VERIFY', principal: by, head: HEAD, verdict, finding, now }));
+  const supersede = (head: string, by = 'agent:a') =>
+    itemEvent('W-1', by, (now) => ({ type: 'SUPERSEDE', principal: by, head, now }));
+
+  it('a verdict by the same verifier, of the same verdict on the same head, changes nothing', () => {
+    for (const [first, state] of [
+      [verdict('pass'), 'done'],
+      [verdict('fail', 'sha256:f'), 'ready'],
+    ] as const) {
+      const judged = run(gated, first, NOW).board;
+      expect(first(judged, NOW + 1000)).toEqual({ board: judged, events: [], reply: { workId: 'W-1', state } });
+    }
+  });
+
+  it('another verdict, finding or verifier is no repeat: the machine refuses it as before', () => {
+    const passed = run(gated, verdict('pass'), NOW).board;
+    for (const again of [verdict('fail', 'sha256:f'), verdict('pass', null, 'agent:w')])
+      expect(refusal(() => again(passed, NOW))).toMatchObject({ code: 'INVALID_TRANSITION' });
+    const failed = run(gated, verdict('fail', 'sha256:f'), NOW).board;
+    expect(refusal(() => verdict('fail', 'sha256:g')(failed, NOW))).toMatchObject({ code: 'INVALID_TRANSITION' });
+  });
+
+  it('a verdict on the same head submitted again is no repeat (that evidence exists)', () => {
+    let again = run(gated, verdict('fail', 'sha256:f'), NOW).board;
+    again = run(
+      again,
+      claim({ principal: 'agent:a', workId: 'W-1', purpose: 'work', ttlMs: 60_000, leaseId: 'm' }),
+      NOW,
+    ).board;
+    again = run(again, submit({ principal: 'agent:a', leaseId: 'm', head: HEAD }), NOW).board;
+    expect(refusal(() => verdict('fail', 'sha256:f')(again, NOW))).toMatchObject({ code: 'EVIDENCE_EXISTS' });
+  });
+
+  it('a supersede by the submitter to the head it superseded to changes nothing', () => {
+    const superseded = run(gated, supersede(OTHER), NOW).board;
+    expect(superseded.items.get('W-1')!.life.submission).toMatchObject({ head: OTHER, supersedes: HEAD });
+    expect(supersede(OTHER)(superseded, NOW + 1000)).toEqual({
+      board: superseded,
+      events: [],
+      reply: { workId: 'W-1', state: 'awaiting_verify' },
+    });
+  });
+
+  it('a supersede naming the head a submit gave, or by another, is refused as before', () => {
+    expect(refusal(() => supersede(HEAD)(gated, NOW))).toMatchObject({ code: 'HEAD_MISMATCH' });
+    const superseded = run(gated, supersede(OTHER), NOW).board;
+    expect(refusal(() => supersede(OTHER, 'agent:b')(superseded, NOW))).toMatchObject({ code: 'NOT_SUBMITTER' });
   });
 });
