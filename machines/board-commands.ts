@@ -304,11 +304,19 @@ export type ItemPatch = Partial<
   >
 >;
 
+/** An edited item, and whether the edit took its verify gate off (required to none): that is audited, like an override. */
+export interface PatchReply {
+  item: BoardItem;
+  gateLowered: boolean;
+}
+
 /**
  * Edits an item's fields at its expected version. New dependencies obey the graph rules and move
  * the item between pending and ready as they require; the verify gate changes only before work,
  * and only a caller that `mayLowerGate` (an admin: src/board/board-access.ts enterEdit) takes it
- * from required to none, since that passes the item without its independent verifier.
+ * from required to none, since that passes the item without its independent verifier: its
+ * `item.updated` event then says `gateLowered`, so the board's home audits it whatever becomes
+ * of the answer (src/board/override-audit.ts).
  */
 export function patchItem(
   workId: string,
@@ -316,7 +324,7 @@ export function patchItem(
   expectedVersion: number | undefined,
   actor: string,
   mayLowerGate = false,
-): Decide<BoardItem> {
+): Decide<PatchReply> {
   return patched((board, now) => {
     const item = itemOr404(board, workId);
     if (expectedVersion !== undefined && expectedVersion !== item.version)
@@ -324,7 +332,8 @@ export function patchItem(
         workId,
         version: item.version,
       });
-    if (changes.verify === 'none' && item.verify === 'required' && !mayLowerGate)
+    const gateLowered = changes.verify === 'none' && item.verify === 'required';
+    if (gateLowered && !mayLowerGate)
       throw new BoardError(
         'ROLE_REQUIRED',
         `Taking the verify gate off ${workId} needs the admin role on the board (an operator may pass it with POST /api/items/${workId}/override once submitted).`,
@@ -351,7 +360,10 @@ export function patchItem(
     const life = changes.verify !== undefined ? { ...item.life, verify: changes.verify } : item.life;
     const draft = new BoardDraft(board);
     draft.put({ ...item, ...changes, dependsOn, parentId, life, updatedAt: now, version: item.version + 1 });
-    const events: NewEvent[] = [{ type: 'item.updated', actor, workId, data: { fields: Object.keys(changes) } }];
+    const fields = Object.keys(changes);
+    const events: NewEvent[] = [
+      { type: 'item.updated', actor, workId, data: gateLowered ? { fields, gateLowered } : { fields } },
+    ];
     const done = dependsOn.every((d) => draft.items.get(d)?.state === 'done');
     const relock =
       item.state === 'ready' && !done ? 'DEP_REOPENED' : item.state === 'pending' && done ? 'DEPS_DONE' : null;
@@ -361,7 +373,7 @@ export function patchItem(
       const moved = draft.items.get(workId)!;
       if (moved.state === 'ready' && item.state !== 'ready') draft.put({ ...moved, readyAt: now });
     }
-    return { board: draft.finish(), events, reply: draft.items.get(workId)! };
+    return { board: draft.finish(), events, reply: { item: draft.items.get(workId)!, gateLowered } };
   });
 }
 

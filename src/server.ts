@@ -13,7 +13,7 @@ import { userCodeDigest } from './accounts/device-codes.js';
 import { csrfTokenFor } from './auth/csrf.js';
 import type { ServerKeys } from './auth/keys.js';
 import type { PasswordHasher } from './auth/passwords.js';
-import { auditOverrides } from './board/override-audit.js';
+import { auditGateBypasses } from './board/override-audit.js';
 import { OnlineCounts } from './board/presence.js';
 import { BillingReconciler, type ReconcileCounts } from './billing/reconcile.js';
 import { registerReconcileMetrics } from './billing/reconcile-metrics.js';
@@ -97,13 +97,13 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
   const { watch, store, metrics, storeAnswers } = watchNode({ ...parts, clock, bus, gauges, mailer });
   const observer = new ResolutionObserver(clock, (note) => bus.notify(note));
   const access = await startAccess({ config, store, clock, logger, bus, limiter: parts.limiter });
-  const overridden = auditOverrides(store, logger);
+  const bypassed = auditGateBypasses(store, logger);
   const boards = startBoards({
     ...{ config, store, clock, logger, bus, keys, homes },
     committed: (boardId, events) => {
       metrics?.committed(events);
       watch.committed(boardId, events.length);
-      overridden(boardId, events);
+      bypassed(boardId, events);
     },
     warned: () => metrics?.leaseWarning(),
   });

@@ -4,7 +4,7 @@
 // is plain JSON.
 import { comment, createItems, itemEvent, overrideItem, patchItem, reorder } from '../../machines/board-commands.js';
 import { claim, expireDue, leaseAction, progress, submit } from '../../machines/lease-commands.js';
-import type { ItemPatch, NewItem, OverrideReply } from '../../machines/board-commands.js';
+import type { ItemPatch, NewItem, OverrideReply, PatchReply } from '../../machines/board-commands.js';
 import type { ClaimInput, LeaseGrant, LeaseReply, Within } from '../../machines/lease-commands.js';
 import type { BoardEvent, BoardItem } from '../../machines/board.js';
 import type { DoctrineView } from '../../machines/board-entries.js';
@@ -77,7 +77,7 @@ export interface Replies {
   event: { workId: string; state: string };
   override: OverrideReply;
   create: BoardItem[];
-  patch: BoardItem;
+  patch: PatchReply;
   comment: { workId: string };
   reorder: { order: string[] };
   expire: number;

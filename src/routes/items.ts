@@ -8,7 +8,7 @@ import { DOCTRINE_LEVELS, DOCTRINE_STATUSES } from '../../machines/doctrine-mach
 import { doctrineLinksOf } from '../board/doctrine.js';
 import { AppError } from '../errors/app-error.js';
 import { originOf } from '../audit-row.js';
-import { overrideAuditRow } from '../board/override-audit.js';
+import { gateLoweredAuditRow, overrideAuditRow } from '../board/override-audit.js';
 import { captureBefore } from '../board/restore-points.js';
 import { auditCommitted } from '../board/committed-audit.js';
 import { RESOURCE_TOKEN_VIEW } from '../board/visibility.js';
@@ -217,7 +217,7 @@ export function itemRoutes(deps: ItemDeps): Route[] {
       sends: ['patch'],
       summary:
         'Edit an item’s fields (member; lowering the verify gate: admin); pass expectedVersion to refuse a stale edit.',
-      description: `New dependencies follow the graph rules and move the item between pending and ready as they require. A claimed item (or one awaiting its verdict) may gain a dependency that is not done: its holder keeps the lease and may submit, and when the lease ends without a submission (release, expiry) or a verdict fails, the item goes to pending until that dependency is done, never to ready. The verify gate changes only while the item is pending, ready or blocked, and only an admin takes it from required to none (403 ROLE_REQUIRED for a member: passing an item without its independent verifier is an admin’s move, like POST /api/items/{workId}/override); raising it to required is anyone’s. ${LINKS}`,
+      description: `New dependencies follow the graph rules and move the item between pending and ready as they require. A claimed item (or one awaiting its verdict) may gain a dependency that is not done: its holder keeps the lease and may submit, and when the lease ends without a submission (release, expiry) or a verdict fails, the item goes to pending until that dependency is done, never to ready. The verify gate changes only while the item is pending, ready or blocked, and only an admin takes it from required to none (403 ROLE_REQUIRED for a member: passing an item without its independent verifier is an admin’s move, like POST /api/items/{workId}/override, and audited as it is, even when the answer is lost); raising it to required is anyone’s. ${LINKS}`,
       bodyKind: 'json',
       body: PatchInput,
       rate: 'write',
@@ -239,19 +239,26 @@ export function itemRoutes(deps: ItemDeps): Route[] {
         const { head, expectedVersion, ...changes } = body;
         checkNoHead([{ head }]);
         const { call, mayLowerGate } = boards.enterEdit(ctx, workId);
-        return {
-          status: 200,
-          body: itemView(
-            await boards.ask(call, {
-              kind: 'patch',
-              workId,
-              changes,
-              ...(expectedVersion === undefined ? {} : { expectedVersion }),
-              actor: call.principal,
-              mayLowerGate,
-            }),
-          ),
-        };
+        const { item, gateLowered } = await boards.ask(call, {
+          kind: 'patch',
+          workId,
+          changes,
+          ...(expectedVersion === undefined ? {} : { expectedVersion }),
+          actor: call.principal,
+          mayLowerGate,
+        });
+        if (gateLowered) {
+          // Keyed by the item's version: the home's write from the committed event
+          // (src/board/override-audit.ts) lands on the same row, never a second.
+          const lowered = { workId, actor: call.principal, version: item.version, at: item.updatedAt };
+          await auditCommitted(
+            deps.store,
+            gateLoweredAuditRow(call.boardId, lowered, originOf(ctx)),
+            deps.logger,
+            'item.gate.lower',
+          );
+        }
+        return { status: 200, body: itemView(item) };
       },
     }),
     defineRoute<z.infer<typeof CommentInput>, undefined>({

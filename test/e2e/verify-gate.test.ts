@@ -6,6 +6,7 @@ import { expectError } from '../support/expect-error.js';
 import { failOnce, loseAnswerOnce } from '../support/fail-once.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { until } from '../support/until.js';
+import { OVERRIDE_AUDIT_FALLBACK_MS } from '../../src/board/override-audit.js';
 
 let srv: TestServer;
 beforeAll(async () => {
@@ -49,6 +50,50 @@ describe('the two-key verify gate', () => {
     const lowered = await admin.request('PATCH', '/api/items/W-1', { json: { verify: 'none' } });
     expect(lowered.status, lowered.text).toBe(200);
     expect(lowered.body.verify).toBe('none');
+  });
+});
+
+describe('lowering the verify gate', () => {
+  const rowsOf = (projectId: string) => srv.store.audit.find({ projectId, action: 'item.gate.lower' });
+
+  it('is audited like an override: one row, with its request’s origin; a raise or another edit writes none', async () => {
+    const board = await newBoard(srv.url);
+    const member = await board.agent('member');
+    const admin = await board.agent('lead', 'admin');
+    await member.post('/api/items', { title: 'Gated', verify: 'required' });
+    await member.request('PATCH', '/api/items/W-1', { json: { priority: 1 } });
+    const lowered = await admin.request('PATCH', '/api/items/W-1', {
+      json: { verify: 'none' },
+      headers: { 'x-request-id': 'req-gate-lowered' },
+    });
+    expect(lowered.status, lowered.text).toBe(200);
+    await member.request('PATCH', '/api/items/W-1', { json: { verify: 'required' } });
+    await admin.request('PATCH', '/api/items/W-1', { json: { verify: 'required', title: 'Gated still' } });
+    // The home's own write from the committed event lands on the route's row, never a second.
+    await new Promise((r) => setTimeout(r, OVERRIDE_AUDIT_FALLBACK_MS + 500));
+    const rows = await rowsOf(board.projectId);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({
+      actor: admin.principal,
+      data: { workId: 'W-1', from: 'required', to: 'none', requestId: 'req-gate-lowered' },
+    });
+  });
+
+  it('is audited when its answer was lost, with no retry', async () => {
+    const board = await newBoard(srv.url);
+    const admin = await board.agent('lead', 'admin');
+    await admin.post('/api/items', { title: 'Gated', verify: 'required' });
+    loseAnswerOnce(srv.store.boards, 'commit');
+    const first = await admin.request('PATCH', '/api/items/W-1', { json: { verify: 'none' } });
+    expect(first.status, first.text).toBeGreaterThanOrEqual(500);
+    expect((await admin.get('/api/items/W-1')).body.verify).toBe('none'); // it landed
+    await until(async () => (await rowsOf(board.projectId)).length > 0, {
+      what: 'the lowering’s audit row',
+      timeout: 5000,
+    });
+    expect(await rowsOf(board.projectId)).toEqual([
+      expect.objectContaining({ actor: admin.principal, data: { workId: 'W-1', from: 'required', to: 'none' } }),
+    ]);
   });
 });
 

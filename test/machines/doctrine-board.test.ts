@@ -195,7 +195,8 @@ describe('item links to doctrine', () => {
     ).toEqual({ code: 'DOCTRINE_LINK_NOT_FOUND', details: { slug: 'missing' } });
     fleet.do(doctrineAction('tests-first', 'user:admin', { type: 'REJECT' }));
     expect(
-      fleet.do(patchItem('W-1', { doctrine: ['tests-first'], title: 'renamed' }, undefined, 'agent:a')).reply.title,
+      fleet.do(patchItem('W-1', { doctrine: ['tests-first'], title: 'renamed' }, undefined, 'agent:a')).reply.item
+        .title,
     ).toBe('renamed');
   });
 });
