@@ -1454,7 +1454,7 @@ export interface paths {
         put?: never;
         /**
          * Mint an enrollment code: agents holding it get workspace tokens on this board (admin or owner).
-         * @description Sessions and account-scoped tokens. The code is in this response only (its sha256 is stored, and is its `id`); it is good for `uses` agents until `ttlSeconds` pass (a token’s code no longer than the token), or until revoked. Each agent redeems it with POST /api/projects/enroll and gets a token issued as you would issue it, so a code dies with your role on the board (or with your token).
+         * @description Sessions and account-scoped tokens. The code is in this response only (its sha256 is stored, and is its `id`); it is good for `uses` agents until `ttlSeconds` pass (a token’s code no longer than the token), or until revoked. Each agent redeems it with POST /api/projects/enroll and gets a token issued as you would issue it, so a code dies with your role on the board (or with your token). Audited (enrollment.mint), by the code’s id, never the code.
          */
         post: operations["POST_api_boards_projectId_agents_enroll"];
         delete?: never;
@@ -1475,7 +1475,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke one enrollment code of the board before its uses or time run out (admin or owner).
-         * @description Whoever may mint the board’s codes may revoke any of them, by the `id` minting answered (or GET …/agents/enroll lists). From the answer on, the code enrolls nobody (400 INVALID_LINK_TOKEN), not even an agent whose redemption was under way: it gets no token. Agents enrolled before keep their tokens (revoke those with DELETE /api/accounts/tokens/{tokenId}). An unknown, spent, expired or already revoked code is 404 ENROLLMENT_CODE_NOT_FOUND.
+         * @description Whoever may mint the board’s codes may revoke any of them, by the `id` minting answered (or GET …/agents/enroll lists). From the answer on, the code enrolls nobody (400 INVALID_LINK_TOKEN), not even an agent whose redemption was under way: it gets no token. Agents enrolled before keep their tokens (revoke those with DELETE /api/accounts/tokens/{tokenId}). An unknown, spent, expired or already revoked code is 404 ENROLLMENT_CODE_NOT_FOUND. Audited (enrollment.revoke), by the code’s id.
          */
         delete: operations["DELETE_api_boards_projectId_agents_enroll_codeId"];
         options?: never;
@@ -2206,7 +2206,7 @@ export interface paths {
         put?: never;
         /**
          * Mint an enrollment code: agents holding it get workspace tokens on this board (admin or owner).
-         * @description Sessions and account-scoped tokens. The code is in this response only (its sha256 is stored, and is its `id`); it is good for `uses` agents until `ttlSeconds` pass (a token’s code no longer than the token), or until revoked. Each agent redeems it with POST /api/projects/enroll and gets a token issued as you would issue it, so a code dies with your role on the board (or with your token).
+         * @description Sessions and account-scoped tokens. The code is in this response only (its sha256 is stored, and is its `id`); it is good for `uses` agents until `ttlSeconds` pass (a token’s code no longer than the token), or until revoked. Each agent redeems it with POST /api/projects/enroll and gets a token issued as you would issue it, so a code dies with your role on the board (or with your token). Audited (enrollment.mint), by the code’s id, never the code.
          */
         post: operations["POST_api_projects_projectId_agents_enroll"];
         delete?: never;
@@ -2227,7 +2227,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke one enrollment code of the board before its uses or time run out (admin or owner).
-         * @description Whoever may mint the board’s codes may revoke any of them, by the `id` minting answered (or GET …/agents/enroll lists). From the answer on, the code enrolls nobody (400 INVALID_LINK_TOKEN), not even an agent whose redemption was under way: it gets no token. Agents enrolled before keep their tokens (revoke those with DELETE /api/accounts/tokens/{tokenId}). An unknown, spent, expired or already revoked code is 404 ENROLLMENT_CODE_NOT_FOUND.
+         * @description Whoever may mint the board’s codes may revoke any of them, by the `id` minting answered (or GET …/agents/enroll lists). From the answer on, the code enrolls nobody (400 INVALID_LINK_TOKEN), not even an agent whose redemption was under way: it gets no token. Agents enrolled before keep their tokens (revoke those with DELETE /api/accounts/tokens/{tokenId}). An unknown, spent, expired or already revoked code is 404 ENROLLMENT_CODE_NOT_FOUND. Audited (enrollment.revoke), by the code’s id.
          */
         delete: operations["DELETE_api_projects_projectId_agents_enroll_codeId"];
         options?: never;

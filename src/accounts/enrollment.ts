@@ -1,6 +1,7 @@
 // Enrollment codes (DOMAIN.md "Agent onboarding"): an admin mints a code good for a few agents;
 // an agent with nothing but the code gets a workspace token, issued as the code's creator would.
 // A code is known by its id (the sha256 it is stored under) and revoked by whoever may mint it.
+// Minting and revoking one are audited (who, which board, the code's id: never the code).
 import { AppError, isAppError } from '../errors/app-error.js';
 import { newSecret, sha256, tokenIdentity } from '../auth/authenticator.js';
 import { atLeast, type ProjectSelector, type SelectedProject } from '../auth/project-selection.js';
@@ -9,7 +10,7 @@ import { modify, type EnrollmentRecord, type Filter, type Store } from '../../st
 import { ServiceTokens, type PublicToken } from './service-tokens.js';
 import { actingAs } from './onboarding.js';
 import { issuedSince } from './issued-since.js';
-import type { RequestOrigin } from '../audit-row.js';
+import { auditRow, type RequestOrigin } from '../audit-row.js';
 import type { CommittedAudit } from '../board/committed-audit.js';
 
 export const ENROLL_CODE_PREFIX = 'agb_enroll_';
@@ -68,13 +69,31 @@ const revokedCode = () =>
 const invalid = (why = 'The enrollment code is unknown, spent or expired; ask the board’s admin for a new one.') =>
   new AppError('INVALID_LINK_TOKEN', why);
 
+/** The row of a code minted or revoked: keyed by the code and the change, so a retried write is one row. */
+function codeRow(
+  action: 'enrollment.mint' | 'enrollment.revoke',
+  change: { by: Identity; projectId: string; codeId: string; now: number; origin: RequestOrigin },
+  data: Record<string, unknown> = {},
+) {
+  return auditRow({
+    id: `${change.projectId}:${action}:${change.codeId}`,
+    at: change.now,
+    actor: change.by.principal,
+    action,
+    projectId: change.projectId,
+    origin: change.origin,
+    target: `enrollment:${change.codeId}`,
+    data: { codeId: change.codeId, ...data },
+  });
+}
+
 export class Enrollments {
   private readonly tokens: ServiceTokens;
 
   constructor(
     private readonly store: Store,
     private readonly selector: ProjectSelector,
-    audit: CommittedAudit,
+    private readonly audit: CommittedAudit,
   ) {
     this.tokens = new ServiceTokens(store, selector, audit);
   }
@@ -85,6 +104,7 @@ export class Enrollments {
     projectId: string,
     input: { role?: EnrollmentRecord['role']; uses: number; ttlSeconds: number },
     now: number,
+    origin: RequestOrigin,
   ): Promise<MintedCode> {
     const role = input.role ?? 'member';
     if (role === 'admin')
@@ -105,8 +125,9 @@ export class Enrollments {
     const expiresAt = Math.min(now + input.ttlSeconds * 1000, acting?.expiresAt ?? Infinity);
     const code = `${ENROLL_CODE_PREFIX}${newSecret(32)}`;
     const createdBy = identity.kind === 'token' ? `token:${identity.tokenId}` : `user:${identity.accountId}`;
+    const id = sha256(code);
     await this.store.enrollments.insert({
-      _id: sha256(code),
+      _id: id,
       version: 1,
       projectId,
       role,
@@ -115,7 +136,14 @@ export class Enrollments {
       createdAt: now,
       expiresAt,
     });
-    return { id: sha256(code), code, projectId, role, uses: input.uses, expiresAt: new Date(expiresAt).toISOString() };
+    await this.audit(
+      codeRow(
+        'enrollment.mint',
+        { by: identity, projectId, codeId: id, now, origin },
+        { role, uses: input.uses, expiresAt },
+      ),
+    );
+    return { id, code, projectId, role, uses: input.uses, expiresAt: new Date(expiresAt).toISOString() };
   }
 
   /** The board's live codes, newest first, for whoever may mint them. */
@@ -139,10 +167,17 @@ export class Enrollments {
    * no agent from now on, not even one redeeming it meanwhile (see redeem). An unknown, spent,
    * expired or already revoked code is ENROLLMENT_CODE_NOT_FOUND.
    */
-  async revoke(identity: Identity, projectId: string, codeId: string, now: number): Promise<void> {
+  async revoke(
+    identity: Identity,
+    projectId: string,
+    codeId: string,
+    now: number,
+    origin: RequestOrigin,
+  ): Promise<void> {
     const project = await this.enroller(identity, projectId);
     const which = (code: EnrollmentRecord) => code.projectId === project.id && code.expiresAt > now && !code.spent;
     if (!(await revokeOne(this.store, codeId, which))) throw new AppError('ENROLLMENT_CODE_NOT_FOUND');
+    await this.audit(codeRow('enrollment.revoke', { by: identity, projectId: project.id, codeId, now, origin }));
   }
 
   /** Who may mint a board's codes, and so list and revoke them: an admin or owner who reaches it. */

@@ -139,7 +139,8 @@ export function onboardingRoutes(deps: OnboardingDeps): Route[] {
       summary: 'Mint an enrollment code: agents holding it get workspace tokens on this board (admin or owner).',
       description:
         'Sessions and account-scoped tokens. The code is in this response only (its sha256 is stored, and is its `id`); it is good for `uses` agents until `ttlSeconds` pass (a token’s code no longer than the token), or until revoked. ' +
-        'Each agent redeems it with POST /api/projects/enroll and gets a token issued as you would issue it, so a code dies with your role on the board (or with your token).',
+        'Each agent redeems it with POST /api/projects/enroll and gets a token issued as you would issue it, so a code dies with your role on the board (or with your token). ' +
+        'Audited (enrollment.mint), by the code’s id, never the code.',
       bodyKind: 'json',
       body: EnrollBody,
       rate: 'write',
@@ -148,7 +149,7 @@ export function onboardingRoutes(deps: OnboardingDeps): Route[] {
       async handler({ ctx, body }) {
         return {
           status: 201,
-          body: await enrollments.mint(ctx.identity!, checkedId(ctx.params.projectId!), body, ctx.now),
+          body: await enrollments.mint(ctx.identity!, checkedId(ctx.params.projectId!), body, ctx.now, originOf(ctx)),
         };
       },
     }),
@@ -178,14 +179,14 @@ export function onboardingRoutes(deps: OnboardingDeps): Route[] {
       summary: 'Revoke one enrollment code of the board before its uses or time run out (admin or owner).',
       description:
         'Whoever may mint the board’s codes may revoke any of them, by the `id` minting answered (or GET …/agents/enroll lists). From the answer on, the code enrolls nobody (400 INVALID_LINK_TOKEN), not even an agent whose redemption was under way: it gets no token. ' +
-        'Agents enrolled before keep their tokens (revoke those with DELETE /api/accounts/tokens/{tokenId}). An unknown, spent, expired or already revoked code is 404 ENROLLMENT_CODE_NOT_FOUND.',
+        'Agents enrolled before keep their tokens (revoke those with DELETE /api/accounts/tokens/{tokenId}). An unknown, spent, expired or already revoked code is 404 ENROLLMENT_CODE_NOT_FOUND. Audited (enrollment.revoke), by the code’s id.',
       bodyKind: 'none',
       rate: 'write',
       errors: ['INVALID_PROJECT_ID', 'PROJECT_SCOPE_DENIED', 'ROLE_REQUIRED', 'ENROLLMENT_CODE_NOT_FOUND'],
       responses: { 204: { description: 'Revoked.' } },
       async handler({ ctx }) {
         const projectId = checkedId(ctx.params.projectId!);
-        await enrollments.revoke(ctx.identity!, projectId, ctx.params.codeId!, ctx.now);
+        await enrollments.revoke(ctx.identity!, projectId, ctx.params.codeId!, ctx.now, originOf(ctx));
         return { status: 204 };
       },
     }),

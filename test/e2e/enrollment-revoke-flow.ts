@@ -69,6 +69,39 @@ export function enrollmentRevokeFlow(name: string, open: () => Promise<OpenedSto
       expect((await board.owner.get(codes('/api/projects', board.projectId))).body.codes).toEqual([]);
     });
 
+    it('audits minting and revoking a code: who, which board, the code’s id, never the code', async () => {
+      const board = await newBoard(url());
+      const minted = await board.owner.post(
+        codes('/api/projects', board.projectId),
+        { uses: 2, ttlSeconds: 600 },
+        { 'x-request-id': 'req-enroll-mint' },
+      );
+      expect(minted.status, minted.text).toBe(201);
+      const { id, code } = minted.body as Minted;
+      const revoked = await board.owner.request('DELETE', `${codes('/api/projects', board.projectId)}/${id}`, {
+        headers: { 'x-request-id': 'req-enroll-revoke' },
+      });
+      expect(revoked.status, revoked.text).toBe(204);
+      const rows = await served.srv.store.audit.find({ projectId: board.projectId });
+      const of = (action: string) => rows.filter((r) => r.action === action);
+      expect(of('enrollment.mint')).toEqual([
+        expect.objectContaining({
+          actor: expect.stringMatching(/^user:/),
+          target: `enrollment:${id}`,
+          data: expect.objectContaining({ codeId: id, role: 'member', uses: 2, requestId: 'req-enroll-mint' }),
+        }),
+      ]);
+      expect(of('enrollment.revoke')).toEqual([
+        expect.objectContaining({
+          actor: of('enrollment.mint')[0]!.actor,
+          target: `enrollment:${id}`,
+          data: expect.objectContaining({ codeId: id, requestId: 'req-enroll-revoke' }),
+        }),
+      ]);
+      expect(JSON.stringify(rows)).not.toContain(code);
+      expect(JSON.stringify(rows)).not.toContain('agb_enroll_');
+    });
+
     it('lets whoever may mint the board’s codes revoke any of them, and nobody else', async () => {
       const board = await newBoard(url());
       const code = await mint(board.owner, board.projectId, { uses: 5 });
