@@ -67,6 +67,11 @@ export class OperatorGate {
    * may have changed a moment ago.
    */
   async isOperator(accountId: string): Promise<boolean> {
-    return isOperatorAccount(await this.store.accounts.get(accountId).catch(() => null), this.emails);
+    return this.confirmedOperator(accountId).catch(() => false);
+  }
+
+  /** As isOperator, but a store that cannot answer throws rather than saying no: what ends an impersonation must be sure. */
+  async confirmedOperator(accountId: string): Promise<boolean> {
+    return isOperatorAccount(await this.store.accounts.get(accountId), this.emails);
   }
 }

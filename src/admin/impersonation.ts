@@ -11,9 +11,12 @@
 // operator session's notice closes its sockets too, src/ws/access-changes.ts).
 //
 // It ends explicitly (POST /api/admin/impersonation/end: the session revoked, its sockets closed),
-// or by itself at 30 minutes, written down when noticed: the session presented again (a request or
-// a socket's revalidation, src/auth/authenticator.ts), or the end route called after it. Either end
-// writes the one `admin.impersonation.end` row of that session (a key of its own, so never twice).
+// by itself at 30 minutes, or with its operator (their own session gone, or they no longer an
+// operator); the last two are written down when noticed: the session presented again (a request or
+// a socket's credential checked again, src/auth/authenticator.ts; a socket closed by the notice
+// about its operator's session is checked so, src/ws/access-changes.ts), or the end route called
+// after it. Every end writes the one `admin.impersonation.end` row of that session (a key of its
+// own, so never twice, whichever node notices first).
 //
 // Whatever outlives the session or changes who can act or pay is refused while an operator acts
 // as the account (IMPERSONATION_FORBIDDEN, DOMAIN.md "Operators"): each such route says so
@@ -25,7 +28,7 @@ import {
   type SessionRecord,
   type Store,
 } from '../../store/ports/store.js';
-import { newSecret, OPERATOR_SESSION_COOKIE, SESSION_COOKIE, sha256 } from '../auth/authenticator.js';
+import { newSecret, OPERATOR_SESSION_COOKIE, operatorSignedIn, SESSION_COOKIE, sha256 } from '../auth/authenticator.js';
 import type { SessionIdentity } from '../auth/identity.js';
 import { auditRow } from '../audit-row.js';
 import type { RevokedNotice } from '../auth/access-notices.js';
@@ -51,8 +54,39 @@ export async function noticeLapsed(
   now: number,
   ctx?: Ctx,
 ): Promise<void> {
+  if (session.impersonation) await noticeEnded(store, session, now, { endedAt: session.expiresAt }, ctx);
+}
+
+/**
+ * The impersonation session's operator is gone, noticed now (Authenticator.operatorPresent said so,
+ * maybe through a cache): asked again of the store itself, their own session not signed in, or
+ * they no longer an operator (`isOperator`, which throws when the store cannot say: a failed read
+ * ends nothing), it ended. Its end row (automatic, with the cause), then the session marked revoked
+ * so it is not noticed again. Idempotent.
+ */
+export async function noticeOperatorGone(
+  store: Pick<Store, 'sessions' | 'audit'>,
+  session: SessionRecord,
+  now: number,
+  isOperator: (accountId: string) => Promise<boolean>,
+): Promise<void> {
   const imp = session.impersonation;
-  if (!imp) return;
+  if (!imp || session.revoked) return;
+  const signedIn = operatorSignedIn(imp, await store.sessions.get(imp.operatorSessionId), now);
+  if (signedIn && (await isOperator(imp.operatorId))) return;
+  const cause = signedIn ? 'operator-role-lost' : 'operator-session-ended';
+  await noticeEnded(store, session, now, { endedAt: now, cause });
+}
+
+/** An end not asked for (lapsed, or its operator gone): the session's one end row, then the session revoked. */
+async function noticeEnded(
+  store: Pick<Store, 'sessions' | 'audit'>,
+  session: SessionRecord,
+  now: number,
+  how: { endedAt: number; cause?: string },
+  ctx?: Ctx,
+): Promise<void> {
+  const imp = session.impersonation!;
   const row = auditRow({
     id: endRowId(session._id),
     at: now,
@@ -60,13 +94,7 @@ export async function noticeLapsed(
     action: 'admin.impersonation.end',
     projectId: null,
     origin: ctx ? { requestId: ctx.requestId, address: ctx.remoteAddress } : null,
-    data: {
-      automatic: true,
-      endedAt: session.expiresAt,
-      startedAt: session.createdAt,
-      reason: imp.reason,
-      operator: true,
-    },
+    data: { automatic: true, ...how, startedAt: session.createdAt, reason: imp.reason, operator: true },
   });
   await insertOnce(store, { ...row, target: `account:${session.accountId}` });
   await modify(store.sessions, session._id, (current) => (current.revoked ? null : { revoked: true }));

@@ -39,6 +39,12 @@ export interface AuthenticatorHooks {
    */
   impersonationLapsed?(session: SessionRecord, now: number): Promise<void>;
   /**
+   * An impersonation session was presented (a request, or a socket's credential checked again) and
+   * its operator is gone (operatorPresent): it ended then, and this is when it is noticed (the audit
+   * row; src/admin/impersonation.ts). Awaited, never failing the request (refused either way).
+   */
+  impersonationOrphaned?(session: SessionRecord, now: number): Promise<void>;
+  /**
    * Whether the account is an operator now (OperatorGate.isOperator): an impersonation session
    * holds only while its operator still is one. Absent, the operator's own session alone decides.
    */
@@ -97,7 +103,10 @@ export class Authenticator {
       const session = await this.store.sessions.get(identity.sessionId);
       if (session && !session.revoked && session.expiresAt <= now) await this.lapsed(session, now);
       if (session === null || session.revoked || session.expiresAt <= now) return false;
-      return !session.impersonation || this.operatorPresent(session.impersonation, this.store.sessions, now);
+      if (!session.impersonation || (await this.operatorPresent(session.impersonation, this.store.sessions, now)))
+        return true;
+      await this.orphaned(session, now);
+      return false;
     }
     return tokenStands(await this.store.tokens.get(identity.tokenId), identity, now);
   }
@@ -108,7 +117,7 @@ export class Authenticator {
       if (session.expiresAt <= now) return this.lapsed(session, now).then(() => null);
       if (!session.impersonation) return sessionIdentity(session);
       return andThen(this.operatorPresent(session.impersonation, this.reads.sessions, now), (present) =>
-        present ? sessionIdentity(session) : null,
+        present ? sessionIdentity(session) : this.orphaned(session, now).then(() => null),
       );
     });
   }
@@ -127,7 +136,7 @@ export class Authenticator {
     now: number,
   ): Maybe<boolean> {
     return andThen(sessions.get(imp.operatorSessionId), (own) => {
-      if (!own || own.revoked || own.expiresAt <= now || own.accountId !== imp.operatorId) return false;
+      if (!operatorSignedIn(imp, own, now)) return false;
       return this.hooks.isOperator?.(imp.operatorId) ?? true;
     });
   }
@@ -135,6 +144,10 @@ export class Authenticator {
   private async lapsed(session: SessionRecord, now: number): Promise<void> {
     if (session.impersonation && this.hooks.impersonationLapsed)
       await this.hooks.impersonationLapsed(session, now).catch(() => undefined);
+  }
+
+  private async orphaned(session: SessionRecord, now: number): Promise<void> {
+    if (this.hooks.impersonationOrphaned) await this.hooks.impersonationOrphaned(session, now).catch(() => undefined);
   }
 
   private fromToken(secret: string, now: number): Maybe<Identity> {
@@ -150,6 +163,13 @@ export class Authenticator {
     });
   }
 }
+
+/** Whether an impersonation's operator is signed in: their own session (`own`) there, not revoked, not expired. */
+export const operatorSignedIn = (
+  imp: NonNullable<SessionRecord['impersonation']>,
+  own: SessionRecord | null,
+  now: number,
+): boolean => own !== null && !own.revoked && own.expiresAt > now && own.accountId === imp.operatorId;
 
 /**
  * Whether the token behind a token identity still stands at `now`: not revoked, not expired, and

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { Store } from '../../store/ports/store.js';
 import { Allowlist } from '../admin/allowlist.js';
 import { OperatorGate } from '../admin/gate.js';
-import { noticeLapsed } from '../admin/impersonation.js';
+import { noticeLapsed, noticeOperatorGone } from '../admin/impersonation.js';
 import { Authenticator } from '../auth/authenticator.js';
 import { IdentityCache } from '../auth/identity-cache.js';
 import { ProjectSelector } from '../auth/project-selection.js';
@@ -43,6 +43,10 @@ export async function startAccess(parts: {
     store,
     {
       impersonationLapsed: (session, now) => noticeLapsed(store, session, now),
+      impersonationOrphaned: (session, now): Promise<void> =>
+        noticeOperatorGone(store, session, now, (accountId): Promise<boolean> =>
+          operators.confirmedOperator(accountId),
+        ),
       isOperator: (accountId): Promise<boolean> => operators.isOperator(accountId),
     },
     identities,

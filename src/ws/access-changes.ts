@@ -50,19 +50,25 @@ export class AccessChanges {
   /**
    * Closes a revoked credential's sockets, and those of the impersonation sessions it held up (an
    * operator's own session revoked, or their account's sessions: Authenticator.operatorPresent); a
-   * deleted board's watchers are unsubscribed.
+   * deleted board's watchers are unsubscribed. An impersonation's socket closed so has its
+   * credential checked once more, which writes the impersonation's end down if its operator is
+   * gone indeed (src/admin/impersonation.ts): nothing may present that session again.
    */
   revoked(notice: RevokedNotice): void {
     const tokens = notice.tokenIds?.length ? new Set(notice.tokenIds) : null;
+    const orphaned = new Map<string, Identity>();
     for (const conn of [...this.deps.subscriptions.connections()]) {
       const id = conn.identity;
       const operator = id.kind === 'session' ? id.impersonation : undefined;
+      const operatorGone =
+        operator !== undefined &&
+        (operator.operatorSessionId === notice.sessionId ||
+          operator.operatorId === notice.accountSessions ||
+          operator.operatorId === notice.accountId);
+      if (operatorGone && id.kind === 'session') orphaned.set(id.sessionId, id);
       const revoked =
         (id.kind === 'session' && (id.sessionId === notice.sessionId || id.accountId === notice.accountSessions)) ||
-        (operator !== undefined &&
-          (operator.operatorSessionId === notice.sessionId ||
-            operator.operatorId === notice.accountSessions ||
-            operator.operatorId === notice.accountId)) ||
+        operatorGone ||
         (id.kind === 'token' &&
           (id.tokenId === notice.tokenId ||
             tokens?.has(id.tokenId) === true ||
@@ -73,6 +79,7 @@ export class AccessChanges {
       else if (notice.boardId !== undefined)
         drop(this.deps.subscriptions, conn, notice.boardId, 'The board was deleted.');
     }
+    for (const identity of orphaned.values()) void this.deps.stillValid(identity).catch(() => undefined);
   }
 
   /**

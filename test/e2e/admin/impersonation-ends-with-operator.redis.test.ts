@@ -2,7 +2,7 @@
 // other node, which holds both sessions in its identity cache (src/auth/identity-cache.ts), refuses
 // the impersonation at once when the operator's session is signed out on one node (only the bus's
 // notice about the operator's session can tell it: the impersonation session's own record is
-// unchanged), and closes its socket there.
+// unchanged), and closes its socket there; the end is written down once, whichever node notices it.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { MAX_AGE_MS } from '../../../src/auth/identity-cache.js';
 import { confirmedOperator, operatorEmail, signedUp } from '../../support/operators.js';
@@ -46,5 +46,14 @@ describe.skipIf(!url)('an impersonation session across two nodes', () => {
     await until(async () => (await onB.get('/api/auth/me')).status === 401, TOLD_WITHIN_MS);
     expect(Date.now() - told).toBeLessThan(MAX_AGE_MS);
     expect(await socket.closed).toEqual({ code: 4001, reason: 'the credential was revoked' });
+    // Presented on both nodes again: still one end row.
+    expect((await new Client(nodes.a.url, { cookie }).get('/api/auth/me')).status).toBe(401);
+    expect((await onB.get('/api/auth/me')).status).toBe(401);
+    const rows = () =>
+      nodes.store.audit.find({ action: 'admin.impersonation.end', target: `account:${victim.accountId}` });
+    await until(async () => (await rows()).length > 0, TOLD_WITHIN_MS);
+    expect(await rows()).toEqual([
+      expect.objectContaining({ data: expect.objectContaining({ automatic: true, cause: 'operator-session-ended' }) }),
+    ]);
   });
 });

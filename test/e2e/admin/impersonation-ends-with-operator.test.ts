@@ -2,20 +2,23 @@
 // own session: acting as an account needs the operator signed in", src/admin/impersonation.ts):
 // revoking that operator's account (every session and token of it, DOMAIN.md "Operators"), or
 // signing the operator's own session out, ends the impersonation over REST and on its open socket;
-// and it holds only while its operator is still one.
+// and it holds only while its operator is still one. Such an end is written down once, as the
+// operator's own end is: one `admin.impersonation.end` row, by whatever notices it first.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { modify } from '../../../store/ports/store.js';
 import { confirmedOperator, operatorEmail, signedUp } from '../../support/operators.js';
 import { Client, startTestServer, type TestServer } from '../../support/server.js';
 import { openSocket, type TestSocket } from '../../support/socket.js';
+import { until } from '../../support/until.js';
 
 const ROGUE = operatorEmail();
 const GUARD = operatorEmail();
 const LEAVING = operatorEmail();
 const DEMOTED = operatorEmail();
+const UNWATCHED = operatorEmail();
 let srv: TestServer;
 beforeAll(async () => {
-  srv = await startTestServer({ OPERATOR_EMAILS: [ROGUE, GUARD, LEAVING, DEMOTED].join(',') });
+  srv = await startTestServer({ OPERATOR_EMAILS: [ROGUE, GUARD, LEAVING, DEMOTED, UNWATCHED].join(',') });
 });
 afterAll(async () => {
   await srv.stop();
@@ -33,7 +36,15 @@ async function impersonating(email: string) {
   expect((await operator.client.get('/api/auth/me')).body.user.id).toBe(victim.accountId);
   const impersonationCookie = `board_session=${operator.client.cookies.get('board_session')}`;
   const socket = await openSocket(srv.url, { cookie: impersonationCookie, origin: 'http://board.test' });
-  return { ...operator, started, socket };
+  return { ...operator, victim, started, socket };
+}
+
+/** The end rows of the impersonation of `accountId`, once one is written (and a moment for a second to show). */
+async function endRows(accountId: string) {
+  const rows = () => srv.store.audit.find({ action: 'admin.impersonation.end', target: `account:${accountId}` });
+  await until(async () => (await rows()).length > 0, { what: 'the impersonation’s end row', timeout: 5000 });
+  await new Promise((r) => setTimeout(r, 200));
+  return rows();
 }
 
 /** What the impersonation session is answered now, over REST and on its socket. */
@@ -57,6 +68,15 @@ it('ends an operator’s impersonation when the operator’s own account is revo
 
   // Acting as the account needs the operator signed in: with the operator's sessions gone, so is this one.
   expect(await answered(rogue.client, rogue.socket), 'the impersonation outlived the operator').toEqual(ENDED);
+  // Its end is written down once, presented again or not.
+  expect((await rogue.client.get('/api/auth/me')).status).toBe(401);
+  const rows = await endRows(rogue.victim.accountId);
+  expect(rows).toEqual([
+    expect.objectContaining({
+      actor: `user:${rogue.accountId}`,
+      data: expect.objectContaining({ automatic: true, cause: 'operator-session-ended', operator: true }),
+    }),
+  ]);
 });
 
 it('ends an operator’s impersonation when the operator’s own session signs out', async () => {
@@ -69,6 +89,23 @@ it('ends an operator’s impersonation when the operator’s own session signs o
   expect(await answered(leaving.client, leaving.socket), 'the impersonation outlived the operator’s session').toEqual(
     ENDED,
   );
+  expect(await endRows(leaving.victim.accountId)).toEqual([
+    expect.objectContaining({
+      data: expect.objectContaining({ automatic: true, cause: 'operator-session-ended', reason: 'support ticket 7' }),
+    }),
+  ]);
+});
+
+it('writes the end down when only the impersonation’s socket notices it (nothing presents the session again)', async () => {
+  const unwatched = await impersonating(UNWATCHED);
+  const own = new Client(srv.url);
+  own.cookies.set('board_session', unwatched.client.cookies.get('board_operator_session')!);
+  own.csrfToken = unwatched.started.body.operatorCsrfToken as string;
+  expect((await own.post('/api/auth/logout')).status).toBe(204);
+  expect(await unwatched.socket.closed).toEqual(ENDED.socket);
+  expect(await endRows(unwatched.victim.accountId)).toEqual([
+    expect.objectContaining({ data: expect.objectContaining({ automatic: true, cause: 'operator-session-ended' }) }),
+  ]);
 });
 
 it('holds an impersonation only while its operator is still one', async () => {
@@ -79,4 +116,7 @@ it('holds an impersonation only while its operator is still one', async () => {
   const me = await demoted.client.get('/api/auth/me');
   expect(me.status, 'an impersonation outlived its operator’s standing').toBe(401);
   demoted.socket.ws.close();
+  expect(await endRows(demoted.victim.accountId)).toEqual([
+    expect.objectContaining({ data: expect.objectContaining({ automatic: true, cause: 'operator-role-lost' }) }),
+  ]);
 });
