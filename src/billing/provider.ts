@@ -42,6 +42,12 @@ export function subscriptionState(object: Record<string, unknown>): Subscription
   };
 }
 
+/** A provider-hosted checkout session just opened. */
+export interface CheckoutSession {
+  sessionId: string;
+  url: string;
+}
+
 /** A refund the provider made of an invoice's payment. */
 export interface Refund {
   refundId: string;
@@ -62,7 +68,11 @@ export interface BillingProvider {
     projectId: string;
     successUrl: string;
     cancelUrl: string;
-  }): Promise<{ url: string }>;
+  }): Promise<CheckoutSession>;
+  /** A checkout session as the provider holds it now (`open`, `complete` or `expired`; its URL while open). */
+  getCheckoutSession(sessionId: string): Promise<{ status: string; url: string | null }>;
+  /** Expires an open checkout session: it can no longer be paid. */
+  expireCheckoutSession(sessionId: string): Promise<void>;
   createPortalSession(input: { customerId: string; returnUrl: string }): Promise<{ url: string }>;
   /** A subscription as the provider holds it now. */
   getSubscription(subscriptionId: string): Promise<SubscriptionState>;

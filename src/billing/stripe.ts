@@ -41,7 +41,14 @@ export function createStripeProvider(settings: StripeSettings): BillingProvider 
           cancel_url: cancelUrl,
         }),
       );
-      return { url: requireString(session.url) };
+      return { sessionId: requireString(session.id), url: requireString(session.url) };
+    },
+    async getCheckoutSession(sessionId) {
+      const session = await call(() => stripe.checkout.sessions.retrieve(sessionId));
+      return { status: requireString(session.status), url: session.url ?? null };
+    },
+    async expireCheckoutSession(sessionId) {
+      await call(() => stripe.checkout.sessions.expire(sessionId));
     },
     async getSubscription(subscriptionId) {
       const subscription = await call(() => stripe.subscriptions.retrieve(subscriptionId));

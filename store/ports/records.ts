@@ -221,6 +221,11 @@ export interface BillingRecord extends Doc {
   appliedEventIds?: string[];
   /** When the reconcile pass or an operator's re-read last settled this record from the provider. */
   reconciledAt?: number | null;
+  /**
+   * The board's latest checkout session and the price it was opened at: while the provider holds
+   * it open, another checkout answers it (or expires it first, for another price). Absent: none yet.
+   */
+  checkout?: { sessionId: string; priceId: string } | null;
 }
 
 /** A provider event whose effects were applied; `_id` is the provider's event id. */

@@ -34,6 +34,12 @@ describe.skipIf(!base)('stripe adapter (stripe-mock)', () => {
       cancelUrl: 'http://board.test/no',
     });
     expect(checkout.url).toMatch(/^https?:\/\//);
+    expect(checkout.sessionId).toMatch(/^cs_/);
+    expect(await provider.getCheckoutSession(checkout.sessionId)).toMatchObject({
+      status: expect.any(String),
+      url: expect.stringMatching(/^https?:\/\//),
+    });
+    await provider.expireCheckoutSession(checkout.sessionId);
     const portal = await provider.createPortalSession({ customerId, returnUrl: 'http://board.test/account' });
     expect(portal.url).toMatch(/^https?:\/\//);
   });

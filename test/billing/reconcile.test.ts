@@ -47,6 +47,8 @@ class Provider {
       },
       createCustomer: refuse,
       createCheckoutSession: refuse,
+      getCheckoutSession: refuse,
+      expireCheckoutSession: refuse,
       createPortalSession: refuse,
       changePrice: refuse,
       cancelSubscription: refuse,

@@ -1,0 +1,154 @@
+// One open checkout session per board: two opened before either was paid, and both paid, made two
+// subscriptions for one board. A second checkout while the board's session is open answers that
+// session (same interval), or expires it at the provider and opens another (other interval); two
+// nodes asked at once open one between them.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openEmbeddedStore } from '../../store/embedded/index.js';
+import type { Store } from '../../store/ports/store.js';
+import { billingRecord } from '../support/billing.js';
+import { newBoard } from '../support/board.js';
+import { Client, startTestServer, type TestServer } from '../support/server.js';
+import { tempDir } from '../support/temp.js';
+
+const PRICES = { month: 'price_pro_monthly', year: 'price_pro_yearly' };
+const billingEnv = (apiBase: string) => ({
+  STRIPE_SECRET_KEY: 'sk_test_123',
+  STRIPE_WEBHOOK_SECRET: 'whsec_x',
+  STRIPE_PRICE_MONTHLY: PRICES.month,
+  STRIPE_PRICE_YEARLY: PRICES.year,
+  STRIPE_API_BASE: apiBase,
+});
+
+interface Session {
+  id: string;
+  price: string;
+  status: 'open' | 'complete' | 'expired';
+  url: string;
+}
+
+/** A provider that keeps the checkout sessions it opens: retrieved and expired as Stripe does, opened after `openDelayMs`. */
+function sessionProvider() {
+  const sessions = new Map<string, Session>();
+  const state = { openDelayMs: 0, customers: 0 };
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      const path = (req.url ?? '').split('?')[0]!;
+      const send = (status: number, answer: unknown, delayMs = 0) =>
+        setTimeout(
+          () => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(answer)),
+          delayMs,
+        );
+      const refuse = (message: string) => send(400, { error: { type: 'invalid_request_error', message } });
+      if (req.method === 'POST' && path === '/v1/customers')
+        return send(200, { id: `cus_open_${++state.customers}`, object: 'customer' });
+      if (req.method === 'POST' && path === '/v1/checkout/sessions') {
+        const id = `cs_${sessions.size + 1}`;
+        const price = new URLSearchParams(body).get('line_items[0][price]') ?? '';
+        const session: Session = { id, price, status: 'open', url: `https://checkout.test/pay/${id}` };
+        sessions.set(id, session);
+        return send(200, { ...session, object: 'checkout.session' }, state.openDelayMs);
+      }
+      const [, id, action] = /^\/v1\/checkout\/sessions\/([^/]+)(\/expire)?$/.exec(path) ?? [];
+      const session = id ? sessions.get(id) : undefined;
+      if (!session) return refuse('No such checkout session');
+      if (action) {
+        if (session.status !== 'open') return refuse('Only open sessions can be expired');
+        session.status = 'expired';
+      }
+      return send(200, { ...session, object: 'checkout.session', url: session.status === 'open' ? session.url : null });
+    });
+  });
+  return {
+    sessions,
+    state,
+    open: () => [...sessions.values()].filter((s) => s.status === 'open'),
+    listen: async () => {
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    },
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
+describe('a board’s open checkout session', () => {
+  const provider = sessionProvider();
+  let srv: TestServer;
+  beforeAll(async () => {
+    srv = await startTestServer(billingEnv(await provider.listen()));
+  });
+  afterAll(async () => {
+    await srv.stop();
+    await provider.close();
+  });
+
+  it('is answered again at the same interval, expired for another, and replaced once no longer open', async () => {
+    const b = await newBoard(srv.url);
+    const checkout = (interval: string) =>
+      b.owner.post(`/api/account/billing/checkout?projectId=${b.projectId}`, { interval });
+    const first = await checkout('month');
+    expect(first.status, first.text).toBe(201);
+    const again = await checkout('month');
+    expect(again.status, again.text).toBe(201);
+    expect(again.body.url, 'a second checkout opened another session beside the open one').toBe(first.body.url);
+    expect(provider.sessions.size).toBe(1);
+
+    const yearly = await checkout('year');
+    expect(yearly.status, yearly.text).toBe(201);
+    expect(yearly.body.url).not.toBe(first.body.url);
+    expect(provider.open().map((s) => [s.url, s.price])).toEqual([[yearly.body.url, PRICES.year]]);
+
+    // The session lapsed at the provider (or was paid): the next checkout opens a new one.
+    provider.open()[0]!.status = 'expired';
+    const fresh = await checkout('year');
+    expect(fresh.status, fresh.text).toBe(201);
+    expect(fresh.body.url).not.toBe(yearly.body.url);
+    expect(provider.open().map((s) => s.url)).toEqual([fresh.body.url]);
+  });
+});
+
+describe('two nodes asked for a checkout of one board at once', () => {
+  const provider = sessionProvider();
+  let store: Store;
+  let remove: () => Promise<void>;
+  let a: TestServer;
+  let b: TestServer;
+  beforeAll(async () => {
+    const dir = await tempDir();
+    remove = dir.remove;
+    store = await openEmbeddedStore(dir.path);
+    const base = await provider.listen();
+    a = await startTestServer(billingEnv(base), store);
+    b = await startTestServer(billingEnv(base), store);
+  });
+  afterAll(async () => {
+    await a.stop();
+    await b.stop();
+    await store.close();
+    await remove();
+    await provider.close();
+  });
+
+  it('answer one session between them, the other one opened expired', async () => {
+    const board = await newBoard(a.url);
+    const accountId = (await board.owner.get('/api/auth/me')).body.user.id as string;
+    await store.billing.insert(billingRecord(board.projectId, accountId));
+    const onB = new Client(b.url);
+    onB.cookies = board.owner.cookies;
+    onB.csrfToken = board.owner.csrfToken;
+    // Both find no session recorded before either has opened one.
+    provider.state.openDelayMs = 200;
+    const path = `/api/account/billing/checkout?projectId=${board.projectId}`;
+    const answers = await Promise.all([board.owner, onB].map((c) => c.post(path, { interval: 'month' })));
+    expect(answers.map((r) => r.status)).toEqual([201, 201]);
+    expect(answers[1]!.body.url).toBe(answers[0]!.body.url);
+    expect(provider.open().map((s) => s.url)).toEqual([answers[0]!.body.url]);
+    expect((await store.billing.get(board.projectId))!.checkout).toEqual({
+      sessionId: provider.open()[0]!.id,
+      priceId: PRICES.month,
+    });
+  });
+});
