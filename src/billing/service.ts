@@ -56,6 +56,8 @@ const HANDLED = new Set([
   'invoice.paid',
   'invoice.payment_failed',
 ]);
+/** Deliveries that cannot start a charge: one about a deleted board has nothing to cancel. */
+const ENDING = new Set(['customer.subscription.deleted', 'invoice.payment_failed']);
 /** Whether the record's subscription still charges. */
 const charging = (r: BillingRecord): boolean => !!r.subscriptionId && charges(r.status);
 const UPGRADES = [
@@ -311,9 +313,10 @@ export class BillingService {
    * and its board's plan settled. A record follows one subscription, but two checkouts completed
    * before either was paid leave two: so for a record that ever named one, the customer's are
    * listed and every charging one of this board (or of none) is ended too. Nothing is cancelled
-   * when billing is not configured here (a charging record then refuses).
+   * when billing is not configured here (a charging record then refuses). Answers the
+   * subscriptions cancelled.
    */
-  private async cancel(records: (BillingRecord | null)[], now: number): Promise<void> {
+  private async cancel(records: (BillingRecord | null)[], now: number): Promise<string[]> {
     const named = records.filter((r): r is BillingRecord => !!r?.subscriptionId);
     if (!this.setup) {
       if (named.some(charging))
@@ -321,16 +324,22 @@ export class BillingService {
           'PROVIDER_UNAVAILABLE',
           'There are live subscriptions and the payment provider is not configured here to cancel them.',
         );
-      return;
+      return [];
     }
     const { provider } = this.setup;
+    const cancelled: string[] = [];
     for (const record of named) {
       const subs = await provider.customerSubscriptions(record.customerId);
       const ids = subs
         .filter((s) => (s.projectId === null || s.projectId === record._id) && charges(s.status))
         .map((s) => s.id);
-      if (charging(record) && !ids.includes(record.subscriptionId!)) ids.push(record.subscriptionId!);
-      for (const id of ids) await provider.cancelSubscription(id);
+      // One the provider did not list (beyond its page) is taken from the record; one it listed as
+      // ended is not cancelled again (the provider refuses that), its event not delivered yet.
+      if (charging(record) && !subs.some((s) => s.id === record.subscriptionId)) ids.push(record.subscriptionId!);
+      for (const id of ids) {
+        await provider.cancelSubscription(id);
+        cancelled.push(id);
+      }
       if (!charging(record)) continue;
       await modify(this.store.billing, record._id, (current) =>
         current.subscriptionId === record.subscriptionId && charging(current)
@@ -343,6 +352,31 @@ export class BillingService {
           : null,
       );
       await settlePlan(this.store, record._id, now);
+    }
+    return cancelled;
+  }
+
+  /**
+   * After a delivery about a board deleted meanwhile (a checkout paid after its board was deleted,
+   * or that subscription's own events): nothing reaches its subscriptions any more (the portal
+   * answers 403), so every one of the board's still charging is cancelled at the provider now,
+   * each with an audit row. The board is not recreated (its plan is settled only while it exists).
+   * A provider that cannot cancel fails the delivery, so it is delivered again and this tried again.
+   */
+  private async endOrphaned(projectId: string, origin: RequestOrigin, now: number): Promise<void> {
+    if (await this.store.projects.get(projectId)) return;
+    for (const subscriptionId of await this.cancel([await this.store.billing.get(projectId)], now)) {
+      await this.store.audit.insert(
+        auditRow({
+          at: now,
+          actor: 'system:billing',
+          action: 'billing.subscription.cancel',
+          projectId,
+          origin,
+          target: `subscription:${subscriptionId}`,
+          data: { subscriptionId, reason: 'board-deleted' },
+        }),
+      );
     }
   }
 
@@ -358,8 +392,15 @@ export class BillingService {
     now: number,
   ): Promise<{ received: true; handled: boolean }> {
     const event = this.configured().provider.verifyEvent(raw, signature);
-    const { handled } = await this.process(event, origin, now, false);
-    return { received: true, handled };
+    try {
+      const { handled } = await this.process(event, origin, now, false);
+      return { received: true, handled };
+    } catch (e) {
+      // The provider away while a deleted board's subscription is cancelled: the delivery failed
+      // (500, the provider delivers it again), never a provider error of the provider's own call.
+      if (e instanceof AppError && e.status === 502) throw new AppError('INTERNAL', undefined, undefined, undefined, e);
+      throw e;
+    }
   }
 
   /**
@@ -400,7 +441,9 @@ export class BillingService {
       if (!handled) outcome = 'ignored';
       else {
         if (target instanceof Error) throw target;
-        outcome = await applyEvent(this.store, this.setup?.prices ?? null, event, target!._id, now);
+        const applied = await applyEvent(this.store, this.setup?.prices ?? null, event, target!._id, now);
+        if (!ENDING.has(event.type)) await this.endOrphaned(target!._id, origin, now);
+        outcome = applied;
       }
     } finally {
       await this.audit(event, projectId, outcome, origin, now, replay);

@@ -186,7 +186,7 @@ export function billingRoutes(deps: BillingDeps): Route[] {
       group,
       summary: 'The payment provider’s events, verified by their signature over the raw body.',
       description:
-        'Stripe-Signature is checked with the SDK (300 s tolerance) before anything is written. Handled: checkout.session.completed, customer.subscription.created/updated/deleted, invoice.paid, invoice.payment_failed; other types are acknowledged with `handled: false`. Effects apply once per event id; an event older than the last applied change does not overwrite it; every valid delivery, duplicates included, writes a pending and a terminal audit row.',
+        'Stripe-Signature is checked with the SDK (300 s tolerance) before anything is written. Handled: checkout.session.completed, customer.subscription.created/updated/deleted, invoice.paid, invoice.payment_failed; other types are acknowledged with `handled: false`. Effects apply once per event id; an event older than the last applied change does not overwrite it; every valid delivery, duplicates included, writes a pending and a terminal audit row. A delivery naming a deleted board cancels that board’s charging subscriptions at the provider at once (audited as billing.subscription.cancel; the provider away: 500, so it is delivered again).',
       auth: 'none',
       bodyKind: 'raw',
       rate: 'none',

@@ -7,11 +7,31 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deleteProject } from '../../src/accounts/projects.js';
-import { makePro, webhookOnlyBilling } from '../support/billing.js';
+import { deliverSigned, makePro, webhookOnlyBilling } from '../support/billing.js';
+import { unique } from '../support/temp.js';
 import { expectError } from '../support/expect-error.js';
 import { signedUp, startTestServer, type TestServer } from '../support/server.js';
 
 const SECRET = 'whsec_board_delete';
+
+/** A signed customer.subscription.created body: `sub` of `customer`, active, naming `projectId`. */
+const createdEvent = (sub: string, customer: string, projectId: string) =>
+  JSON.stringify({
+    id: `evt_${unique('late')}`,
+    object: 'event',
+    type: 'customer.subscription.created',
+    created: Math.floor(Date.now() / 1000),
+    data: {
+      object: {
+        id: sub,
+        object: 'subscription',
+        customer,
+        status: 'active',
+        metadata: { projectId },
+        items: { data: [{ price: { id: 'price_m' } }] },
+      },
+    },
+  });
 
 async function proBoard(srv: TestServer) {
   const user = await signedUp(srv.url);
@@ -50,6 +70,15 @@ describe('deleting a Pro board, the provider unreachable', () => {
     const res = await deleteAccount();
     expect(res.status, `account deletion answered ${res.status} with a live subscription left uncancelled`).toBe(502);
     expect((await srv.store.accounts.get(accountId))?.deletedAt ?? null).toBeNull();
+  });
+
+  it('fails a delivery that names a deleted board while its subscription cannot be cancelled (500: delivered again)', async () => {
+    const { projectId } = await proBoard(srv);
+    const { customerId } = (await srv.store.billing.get(projectId))!;
+    await deleteProject(srv.store, projectId);
+    const res = await deliverSigned(srv.url, createdEvent('sub_paid_after', customerId, projectId), SECRET);
+    expectError(res, 500, 'INTERNAL');
+    expect(await srv.store.projects.get(projectId)).toBeNull();
   });
 });
 
@@ -115,5 +144,21 @@ describe('deleting a Pro board, the provider answering', () => {
     expect(requests.filter((r) => r.startsWith('DELETE')).sort()).toEqual(
       ['sub_second', subscriptionId, 'sub_unnamed'].map((id) => `DELETE /v1/subscriptions/${id}`).sort(),
     );
+  });
+
+  it('cancels at once a subscription whose delivery names the board after its deletion, audited, the board not back', async () => {
+    const { client, projectId } = await proBoard(srv);
+    const { subscriptionId, customerId } = (await srv.store.billing.get(projectId))!;
+    listed = [subscription(subscriptionId!, customerId, projectId)];
+    expect((await client.request('DELETE', `/api/projects/${projectId}`)).status).toBe(204);
+    // A checkout session left open was paid after the deletion.
+    listed = [subscription('sub_paid_after', customerId, projectId)];
+    requests.length = 0;
+    const res = await deliverSigned(srv.url, createdEvent('sub_paid_after', customerId, projectId), SECRET);
+    expect(res.status, res.text).toBe(200);
+    expect(requests.filter((r) => r.startsWith('DELETE'))).toEqual(['DELETE /v1/subscriptions/sub_paid_after']);
+    expect(await srv.store.projects.get(projectId)).toBeNull();
+    const rows = await srv.store.audit.find({ projectId, action: 'billing.subscription.cancel' });
+    expect(rows.map((r) => r.data.subscriptionId)).toEqual(['sub_paid_after']);
   });
 });

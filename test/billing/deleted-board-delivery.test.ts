@@ -1,0 +1,113 @@
+// A checkout completed after its board was deleted (the session was open when the owner deleted
+// the board, and paid after) made a subscription that charged every month for a board nobody can
+// reach (the portal answers 403). The delivery that names the deleted board cancels it at once and
+// audits it, without bringing the board back; a provider away fails the delivery, and its
+// redelivery cancels.
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { deleteProject } from '../../src/accounts/projects.js';
+import { BillingService } from '../../src/billing/service.js';
+import type { BillingProvider, BillingSetup, ProviderEvent, SubscriptionState } from '../../src/billing/provider.js';
+import { AppError } from '../../src/errors/app-error.js';
+import { billedBoard, boardSubscriptionEvent } from '../support/billing.js';
+import { useStore } from '../support/stores.js';
+import { unique } from '../support/temp.js';
+
+const used = useStore();
+const PRICES = { monthly: 'pm', yearly: 'py' };
+const T = 2_000_000_000;
+
+function provider(customer: string, projectId: string) {
+  const subs: SubscriptionState[] = [];
+  const state = { down: false };
+  const port = {
+    customerSubscriptions: async () => {
+      if (state.down) throw new AppError('PROVIDER_UNAVAILABLE');
+      return subs.filter((s) => s.customerId === customer);
+    },
+    cancelSubscription: async (id: string) => {
+      if (state.down) throw new AppError('PROVIDER_UNAVAILABLE');
+      subs.find((s) => s.id === id)!.status = 'canceled';
+    },
+  } as unknown as BillingProvider;
+  const paid = (id: string) =>
+    subs.push({
+      id,
+      customerId: customer,
+      status: 'active',
+      priceId: PRICES.monthly,
+      currentPeriodEnd: null,
+      cancelAtPeriodEnd: false,
+      projectId,
+    });
+  return { subs, state, paid, setup: { provider: port, prices: PRICES } as BillingSetup };
+}
+
+const checkoutCompleted = (
+  b: { projectId: string; customer: string },
+  sub: string,
+  created: number,
+): ProviderEvent => ({
+  id: `evt_${unique('e')}`,
+  type: 'checkout.session.completed',
+  created,
+  object: { id: `cs_${unique('s')}`, customer: b.customer, client_reference_id: b.projectId, subscription: sub },
+});
+
+describe('a delivery naming a deleted board', () => {
+  it('cancels the subscription a checkout paid after the deletion made, audits it, and does not recreate the board', async () => {
+    const b = await billedBoard(used.store);
+    const p = provider(b.customer, b.projectId);
+    const billing = new BillingService(used.store, p.setup, pino({ level: 'silent' }));
+    const origin = { requestId: unique('req'), address: '127.0.0.1' };
+    // The owner deletes the board (nothing charges yet), then pays the session still open.
+    await billing.cancelBoardSubscription(b.projectId, T);
+    await deleteProject(used.store, b.projectId);
+    p.paid('sub_late');
+    await billing.replay(checkoutCompleted(b, 'sub_late', T + 60_000), origin, T + 60_000);
+    await billing.replay(
+      boardSubscriptionEvent(b, 'customer.subscription.created', 'sub_late', 'active', T + 60_000, PRICES.monthly),
+      origin,
+      T + 60_000,
+    );
+
+    expect(p.subs.map((s) => [s.id, s.status])).toEqual([['sub_late', 'canceled']]);
+    expect(await used.store.projects.get(b.projectId)).toBeNull();
+    expect(await used.store.billing.get(b.projectId)).toMatchObject({ subscriptionId: 'sub_late', status: 'canceled' });
+    const rows = await used.store.audit.find({ projectId: b.projectId, action: 'billing.subscription.cancel' });
+    expect(rows.map((r) => r.data)).toEqual([
+      expect.objectContaining({ subscriptionId: 'sub_late', reason: 'board-deleted', requestId: origin.requestId }),
+    ]);
+  });
+
+  it('fails the delivery while the provider cannot cancel, and the redelivery cancels', async () => {
+    const b = await billedBoard(used.store);
+    const p = provider(b.customer, b.projectId);
+    const billing = new BillingService(used.store, p.setup, pino({ level: 'silent' }));
+    const origin = { requestId: unique('req'), address: '127.0.0.1' };
+    await deleteProject(used.store, b.projectId);
+    p.paid('sub_late');
+    const event = boardSubscriptionEvent(
+      b,
+      'customer.subscription.created',
+      'sub_late',
+      'active',
+      T + 60_000,
+      PRICES.monthly,
+    );
+    p.state.down = true;
+    await expect(billing.replay(event, origin, T + 60_000)).rejects.toMatchObject({ code: 'PROVIDER_UNAVAILABLE' });
+    const outcomes = async () =>
+      (await used.store.audit.find({ projectId: b.projectId, action: 'billing.webhook' }))
+        .map((r) => String(r.data.outcome))
+        .sort();
+    expect(await outcomes()).toEqual(['failed', 'pending']);
+    expect(p.subs[0]!.status).toBe('active');
+
+    p.state.down = false;
+    await billing.replay(event, origin, T + 120_000);
+    expect(p.subs[0]!.status).toBe('canceled');
+    expect(await outcomes()).toEqual(['duplicate', 'failed', 'pending', 'pending']);
+    expect(await used.store.projects.get(b.projectId)).toBeNull();
+  });
+});
