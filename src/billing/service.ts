@@ -3,22 +3,17 @@
 // events, and a pending and a terminal audit row for every valid delivery. The operators' money
 // actions (src/admin/money.ts) settle through the same paths: an event fetched again from the
 // provider, a subscription re-read (the reconcile pass's settlement), a refund, a complimentary
-// plan and its end. How an event is applied once, crash-safe: src/billing/apply-event.ts.
+// plan and its end. How an event is applied once, crash-safe: src/billing/apply-event.ts; how a
+// checkout is opened: src/billing/checkout.ts.
 import type { Logger } from 'pino';
 import { AppError } from '../errors/app-error.js';
 import { auditRow, type RequestOrigin } from '../audit-row.js';
 import type { PlanName } from '../plans.js';
-import {
-  ContentionError,
-  DuplicateKeyError,
-  MODIFY_ATTEMPTS,
-  modify,
-  type BillingRecord,
-  type Store,
-} from '../../store/ports/store.js';
+import { modify, type BillingRecord, type Store } from '../../store/ports/store.js';
 import { billingPlan, boardPlan } from './plan.js';
-import type { BillingProvider, BillingSetup, ProviderEvent, Refund } from './provider.js';
+import type { BillingSetup, ProviderEvent, Refund } from './provider.js';
 import { applyEvent } from './apply-event.js';
+import { openCheckout } from './checkout.js';
 import { crashPoint } from './crash-point.js';
 import { charges, endedUnread, intervalOf, LIVE, settleFromProvider, settlePlan, type Settled } from './settle.js';
 
@@ -69,19 +64,6 @@ const UPGRADES = [
 export const REFRESH_RETRY_MS = 60_000;
 /** Failed refreshes remembered at most (the oldest forgotten first). */
 const REFRESH_FAILURES_KEPT = 1_000;
-
-/**
- * Expires an open checkout session. One no longer open (another request expired it, or it was
- * paid or lapsed meanwhile) is refused by the provider: that refusal is no failure here.
- */
-async function expireSession(provider: BillingProvider, sessionId: string): Promise<void> {
-  try {
-    await provider.expireCheckoutSession(sessionId);
-  } catch (e) {
-    if (!(e instanceof AppError) || e.code !== 'PROVIDER_REQUEST_FAILED') throw e;
-    if ((await provider.getCheckoutSession(sessionId)).status === 'open') throw e;
-  }
-}
 
 export class BillingService {
   /** When each subscription's interval refresh last failed (a provider away is not asked on every read). */
@@ -162,87 +144,14 @@ export class BillingService {
     };
   }
 
-  /**
-   * POST /api/account/billing/checkout (after the budget): the customer is created and attached
-   * first when absent (a concurrent attach: 409 BILLING_CUSTOMER_CONFLICT, the first one stays),
-   * then a subscription checkout session for the project at `interval`. A board has one open
-   * session at a time (two paid would make two subscriptions): while the one it records is open at
-   * the provider, the same price answers its URL (a closed tab comes back to the same page) and
-   * another price expires it first. A session opened is recorded only over the one that was read
-   * (a version-checked write); one that lost to another request's (another node's) is expired,
-   * never answered, and the round starts again from the record.
-   */
-  async checkout(
+  /** POST /api/account/billing/checkout (after the budget): src/billing/checkout.ts. */
+  checkout(
     projectId: string,
     owner: { id: string; email: string },
     interval: 'month' | 'year',
     returnUrl: string,
   ): Promise<{ url: string }> {
-    const { provider, prices } = this.configured();
-    const priceId = interval === 'month' ? prices.monthly : prices.yearly;
-    for (let attempt = 0; attempt < MODIFY_ATTEMPTS; attempt++) {
-      let record = await this.store.billing.get(projectId);
-      if (record?.status && LIVE.has(record.status))
-        throw new AppError(
-          'BILLING_SUBSCRIPTION_CONFLICT',
-          'This board already has a live subscription; manage it in the portal.',
-        );
-      record ??= await this.attachCustomer(provider, projectId, owner);
-      const held = record.checkout ?? null;
-      if (held) {
-        const session = await provider.getCheckoutSession(held.sessionId);
-        if (session.status === 'open' && held.priceId === priceId && session.url) return { url: session.url };
-        if (session.status === 'open') await expireSession(provider, held.sessionId);
-      }
-      const opened = await provider.createCheckoutSession({
-        customerId: record.customerId,
-        priceId,
-        projectId,
-        successUrl: `${returnUrl}?checkout=success`,
-        cancelUrl: `${returnUrl}?checkout=cancelled`,
-      });
-      const kept = await modify(this.store.billing, projectId, (current) =>
-        (current.checkout?.sessionId ?? null) === (held?.sessionId ?? null)
-          ? { checkout: { sessionId: opened.sessionId, priceId } }
-          : null,
-      );
-      if (kept?.checkout?.sessionId === opened.sessionId) return { url: opened.url };
-      await expireSession(provider, opened.sessionId);
-    }
-    throw new ContentionError('billing', projectId);
-  }
-
-  private async attachCustomer(
-    provider: BillingProvider,
-    projectId: string,
-    owner: { id: string; email: string },
-  ): Promise<BillingRecord> {
-    const { customerId } = await provider.createCustomer({ email: owner.email, accountId: owner.id, projectId });
-    const record: BillingRecord = {
-      _id: projectId,
-      version: 1,
-      accountId: owner.id,
-      customerId,
-      subscriptionId: null,
-      status: null,
-      interval: null,
-      priceId: null,
-      currentPeriodEnd: null,
-      cancelAtPeriodEnd: false,
-      changedAt: null,
-      pastDueSince: null,
-    };
-    try {
-      await this.store.billing.insert(record);
-    } catch (e) {
-      if (e instanceof DuplicateKeyError)
-        throw new AppError(
-          'BILLING_CUSTOMER_CONFLICT',
-          'Another request attached a provider customer to this board meanwhile; retry.',
-        );
-      throw e;
-    }
-    return record;
+    return openCheckout(this.store, this.configured(), projectId, owner, interval, returnUrl);
   }
 
   /** POST /api/account/billing/portal (after the budget): only for a project with a provider customer. */

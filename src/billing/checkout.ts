@@ -1,0 +1,112 @@
+// Opening a board's checkout (DOMAIN.md "Billing", Checkout): its provider customer attached first
+// when absent, then one open checkout session a board at a time, answered again or replaced.
+import { AppError } from '../errors/app-error.js';
+import {
+  ContentionError,
+  DuplicateKeyError,
+  MODIFY_ATTEMPTS,
+  modify,
+  type BillingRecord,
+  type Store,
+} from '../../store/ports/store.js';
+import type { BillingProvider, BillingSetup } from './provider.js';
+import { LIVE } from './settle.js';
+
+/**
+ * POST /api/account/billing/checkout (after the budget): the customer is created and attached
+ * first when absent (a concurrent attach: 409 BILLING_CUSTOMER_CONFLICT, the first one stays),
+ * then a subscription checkout session for the project at `interval`. A board has one open
+ * session at a time (two paid would make two subscriptions): while the one it records is open at
+ * the provider, the same price answers its URL (a closed tab comes back to the same page) and
+ * another price expires it first. A session opened is recorded only over the one that was read
+ * (a version-checked write); one that lost to another request's (another node's) is expired,
+ * never answered, and the round starts again from the record.
+ */
+export async function openCheckout(
+  store: Pick<Store, 'billing'>,
+  setup: BillingSetup,
+  projectId: string,
+  owner: { id: string; email: string },
+  interval: 'month' | 'year',
+  returnUrl: string,
+): Promise<{ url: string }> {
+  const { provider, prices } = setup;
+  const priceId = interval === 'month' ? prices.monthly : prices.yearly;
+  for (let attempt = 0; attempt < MODIFY_ATTEMPTS; attempt++) {
+    let record = await store.billing.get(projectId);
+    if (record?.status && LIVE.has(record.status))
+      throw new AppError(
+        'BILLING_SUBSCRIPTION_CONFLICT',
+        'This board already has a live subscription; manage it in the portal.',
+      );
+    record ??= await attachCustomer(store, provider, projectId, owner);
+    const held = record.checkout ?? null;
+    if (held) {
+      const session = await provider.getCheckoutSession(held.sessionId);
+      if (session.status === 'open' && held.priceId === priceId && session.url) return { url: session.url };
+      if (session.status === 'open') await expireSession(provider, held.sessionId);
+    }
+    const opened = await provider.createCheckoutSession({
+      customerId: record.customerId,
+      priceId,
+      projectId,
+      successUrl: `${returnUrl}?checkout=success`,
+      cancelUrl: `${returnUrl}?checkout=cancelled`,
+    });
+    const kept = await modify(store.billing, projectId, (current) =>
+      (current.checkout?.sessionId ?? null) === (held?.sessionId ?? null)
+        ? { checkout: { sessionId: opened.sessionId, priceId } }
+        : null,
+    );
+    if (kept?.checkout?.sessionId === opened.sessionId) return { url: opened.url };
+    await expireSession(provider, opened.sessionId);
+  }
+  throw new ContentionError('billing', projectId);
+}
+
+async function attachCustomer(
+  store: Pick<Store, 'billing'>,
+  provider: BillingProvider,
+  projectId: string,
+  owner: { id: string; email: string },
+): Promise<BillingRecord> {
+  const { customerId } = await provider.createCustomer({ email: owner.email, accountId: owner.id, projectId });
+  const record: BillingRecord = {
+    _id: projectId,
+    version: 1,
+    accountId: owner.id,
+    customerId,
+    subscriptionId: null,
+    status: null,
+    interval: null,
+    priceId: null,
+    currentPeriodEnd: null,
+    cancelAtPeriodEnd: false,
+    changedAt: null,
+    pastDueSince: null,
+  };
+  try {
+    await store.billing.insert(record);
+  } catch (e) {
+    if (e instanceof DuplicateKeyError)
+      throw new AppError(
+        'BILLING_CUSTOMER_CONFLICT',
+        'Another request attached a provider customer to this board meanwhile; retry.',
+      );
+    throw e;
+  }
+  return record;
+}
+
+/**
+ * Expires an open checkout session. One no longer open (another request expired it, or it was
+ * paid or lapsed meanwhile) is refused by the provider: that refusal is no failure here.
+ */
+async function expireSession(provider: BillingProvider, sessionId: string): Promise<void> {
+  try {
+    await provider.expireCheckoutSession(sessionId);
+  } catch (e) {
+    if (!(e instanceof AppError) || e.code !== 'PROVIDER_REQUEST_FAILED') throw e;
+    if ((await provider.getCheckoutSession(sessionId)).status === 'open') throw e;
+  }
+}
