@@ -10,7 +10,7 @@ import {
   type Store,
 } from '../../store/ports/store.js';
 import type { BillingProvider, BillingSetup } from './provider.js';
-import { LIVE } from './settle.js';
+import { ENDED, LIVE } from './settle.js';
 
 /**
  * POST /api/account/billing/checkout (after the budget): the customer is created and attached
@@ -18,7 +18,8 @@ import { LIVE } from './settle.js';
  * then a subscription checkout session for the project at `interval`. A board has one open
  * session at a time (two paid would make two subscriptions): while the one it records is open at
  * the provider, the same price answers its URL (a closed tab comes back to the same page) and
- * another price expires it first. A session opened is recorded only over the one that was read
+ * another price expires it first; once it was paid, the subscription it made refuses another
+ * checkout until the record follows it (or it ended). A session opened is recorded only over the one that was read
  * (a version-checked write); one that lost to another request's (another node's) is expired,
  * never answered, and the round starts again from the record.
  */
@@ -45,6 +46,7 @@ export async function openCheckout(
       const session = await provider.getCheckoutSession(held.sessionId);
       if (session.status === 'open' && held.priceId === priceId && session.url) return { url: session.url };
       if (session.status === 'open') await expireSession(provider, held.sessionId);
+      if (session.status === 'complete') await refuseUnrecorded(provider, record, session.subscriptionId);
     }
     const opened = await provider.createCheckoutSession({
       customerId: record.customerId,
@@ -62,6 +64,24 @@ export async function openCheckout(
     await expireSession(provider, opened.sessionId);
   }
   throw new ContentionError('billing', projectId);
+}
+
+/**
+ * The board's last session was paid, and the subscription it made is not the record's yet (its
+ * deliveries still on their way, or lost): unless that subscription has ended at the provider, a
+ * new checkout would make a second one, so it is refused as a live subscription is.
+ */
+async function refuseUnrecorded(
+  provider: BillingProvider,
+  record: BillingRecord,
+  subscriptionId: string | null,
+): Promise<void> {
+  if (!subscriptionId || subscriptionId === record.subscriptionId) return;
+  if (ENDED.has((await provider.getSubscription(subscriptionId)).status)) return;
+  throw new AppError(
+    'BILLING_SUBSCRIPTION_CONFLICT',
+    'This board’s last checkout was paid and its subscription is being set up; manage it in the portal.',
+  );
 }
 
 async function attachCustomer(

@@ -69,8 +69,11 @@ export interface BillingProvider {
     successUrl: string;
     cancelUrl: string;
   }): Promise<CheckoutSession>;
-  /** A checkout session as the provider holds it now (`open`, `complete` or `expired`; its URL while open). */
-  getCheckoutSession(sessionId: string): Promise<{ status: string; url: string | null }>;
+  /**
+   * A checkout session as the provider holds it now: `open`, `complete` or `expired`, its URL while
+   * open, and the subscription it made once complete.
+   */
+  getCheckoutSession(sessionId: string): Promise<{ status: string; url: string | null; subscriptionId: string | null }>;
   /** Expires an open checkout session: it can no longer be paid. */
   expireCheckoutSession(sessionId: string): Promise<void>;
   createPortalSession(input: { customerId: string; returnUrl: string }): Promise<{ url: string }>;

@@ -45,7 +45,8 @@ export function createStripeProvider(settings: StripeSettings): BillingProvider 
     },
     async getCheckoutSession(sessionId) {
       const session = await call(() => stripe.checkout.sessions.retrieve(sessionId));
-      return { status: requireString(session.status), url: session.url ?? null };
+      const subscription = typeof session.subscription === 'string' ? session.subscription : session.subscription?.id;
+      return { status: requireString(session.status), url: session.url ?? null, subscriptionId: subscription ?? null };
     },
     async expireCheckoutSession(sessionId) {
       await call(() => stripe.checkout.sessions.expire(sessionId));

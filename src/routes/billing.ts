@@ -76,7 +76,7 @@ export function billingRoutes(deps: BillingDeps): Route[] {
       refusedWhileImpersonating: true,
       summary: 'A provider-hosted checkout URL for Pro at `interval` (owner only).',
       description:
-        'The provider customer is created and attached first when absent (another attached meanwhile: 409 BILLING_CUSTOMER_CONFLICT). A board with a live subscription gets 409 BILLING_SUBSCRIPTION_CONFLICT. A board has one open checkout session: while the last one is open at the provider, the same interval answers its URL again and another interval expires it first, then opens a new one. No idempotency key: any other accepted call may create a provider session.',
+        'The provider customer is created and attached first when absent (another attached meanwhile: 409 BILLING_CUSTOMER_CONFLICT). A board with a live subscription gets 409 BILLING_SUBSCRIPTION_CONFLICT. A board has one open checkout session: while the last one is open at the provider, the same interval answers its URL again and another interval expires it first, then opens a new one. Once that session was paid, checkout answers 409 BILLING_SUBSCRIPTION_CONFLICT until the board follows the subscription it made (or that subscription ended). No idempotency key: any other accepted call may create a provider session.',
       bodyKind: 'json',
       body: CheckoutBody,
       errors: [

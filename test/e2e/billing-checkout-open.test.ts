@@ -26,11 +26,14 @@ interface Session {
   price: string;
   status: 'open' | 'complete' | 'expired';
   url: string;
+  subscription?: string;
 }
 
 /** A provider that keeps the checkout sessions it opens: retrieved and expired as Stripe does, opened after `openDelayMs`. */
 function sessionProvider() {
   const sessions = new Map<string, Session>();
+  /** Subscriptions' statuses by id. */
+  const subscriptions = new Map<string, string>();
   const state = { openDelayMs: 0, customers: 0 };
   const server = createServer((req, res) => {
     let body = '';
@@ -52,6 +55,9 @@ function sessionProvider() {
         sessions.set(id, session);
         return send(200, { ...session, object: 'checkout.session' }, state.openDelayMs);
       }
+      const sub = /^\/v1\/subscriptions\/([^/]+)$/.exec(path)?.[1];
+      if (sub && subscriptions.has(sub))
+        return send(200, { id: sub, object: 'subscription', customer: 'cus_open_1', status: subscriptions.get(sub) });
       const [, id, action] = /^\/v1\/checkout\/sessions\/([^/]+)(\/expire)?$/.exec(path) ?? [];
       const session = id ? sessions.get(id) : undefined;
       if (!session) return refuse('No such checkout session');
@@ -64,6 +70,7 @@ function sessionProvider() {
   });
   return {
     sessions,
+    subscriptions,
     state,
     open: () => [...sessions.values()].filter((s) => s.status === 'open'),
     listen: async () => {
@@ -107,6 +114,29 @@ describe('a board’s open checkout session', () => {
     expect(fresh.status, fresh.text).toBe(201);
     expect(fresh.body.url).not.toBe(yearly.body.url);
     expect(provider.open().map((s) => s.url)).toEqual([fresh.body.url]);
+  });
+
+  it('once paid, refuses another until the subscription it made is the board’s or has ended', async () => {
+    const b = await newBoard(srv.url);
+    const checkout = (interval: string) =>
+      b.owner.post(`/api/account/billing/checkout?projectId=${b.projectId}`, { interval });
+    const first = await checkout('month');
+    expect(first.status, first.text).toBe(201);
+    // Paid; its deliveries not here yet (or lost).
+    const paid = provider.open().find((s) => s.url === first.body.url)!;
+    Object.assign(paid, { status: 'complete', subscription: `sub_${paid.id}` });
+    provider.subscriptions.set(`sub_${paid.id}`, 'active');
+    const sessions = provider.sessions.size;
+    const again = await checkout('year');
+    expect(again.status, `a paid checkout's board got another session: ${again.text}`).toBe(409);
+    expect(again.body.error.code).toBe('BILLING_SUBSCRIPTION_CONFLICT');
+    expect(provider.sessions.size).toBe(sessions);
+    // That subscription ended (its deliveries lost): a new checkout is the way back to Pro.
+    provider.subscriptions.set(`sub_${paid.id}`, 'incomplete_expired');
+    const after = await checkout('year');
+    expect(after.status, after.text).toBe(201);
+    expect(provider.open().map((s) => s.url)).toContain(after.body.url);
+    expect(provider.sessions.size).toBe(sessions + 1);
   });
 });
 
