@@ -4,7 +4,8 @@
 // actions (src/admin/money.ts) settle through the same paths: an event fetched again from the
 // provider, a subscription re-read (the reconcile pass's settlement), a refund, a complimentary
 // plan and its end. How an event is applied once, crash-safe: src/billing/apply-event.ts; how a
-// checkout is opened: src/billing/checkout.ts.
+// checkout is opened: src/billing/checkout.ts; how subscriptions nobody can reach end:
+// src/billing/cancel.ts.
 import type { Logger } from 'pino';
 import { AppError } from '../errors/app-error.js';
 import { auditRow, type RequestOrigin } from '../audit-row.js';
@@ -13,9 +14,10 @@ import { modify, type BillingRecord, type Store } from '../../store/ports/store.
 import { billingPlan, boardPlan } from './plan.js';
 import type { BillingSetup, ProviderEvent, Refund } from './provider.js';
 import { applyEvent } from './apply-event.js';
+import { accountRecords, cancelSubscriptions, endOrphaned } from './cancel.js';
 import { openCheckout } from './checkout.js';
 import { crashPoint } from './crash-point.js';
-import { charges, endedUnread, intervalOf, LIVE, settleFromProvider, settlePlan, type Settled } from './settle.js';
+import { endedUnread, intervalOf, LIVE, settleFromProvider, settlePlan, type Settled } from './settle.js';
 
 export type { BillingSetup, Prices } from './provider.js';
 
@@ -53,8 +55,6 @@ const HANDLED = new Set([
 ]);
 /** Deliveries that cannot start a charge: one about a deleted board has nothing to cancel. */
 const ENDING = new Set(['customer.subscription.deleted', 'invoice.payment_failed']);
-/** Whether the record's subscription still charges. */
-const charging = (r: BillingRecord): boolean => !!r.subscriptionId && charges(r.status);
 const UPGRADES = [
   { plan: 'pro', interval: 'month' },
   { plan: 'pro', interval: 'year' },
@@ -192,101 +192,15 @@ export class BillingService {
 
   /**
    * Before an account is deleted: the live subscriptions it pays for end (a provider that cannot be
-   * reached stops the deletion). Its boards are found by projects.ownerId, the one record of who
-   * owns a board (a billing record's accountId may still name a previous owner); records that name
-   * it and whose board is gone (deleted before it, its subscription not ended) are its too.
+   * reached stops the deletion), those of boards it deleted before included (src/billing/cancel.ts).
    */
   async cancelLiveSubscriptions(accountId: string, now: number): Promise<void> {
-    const [owned, named] = await Promise.all([
-      this.store.projects.select({ ownerId: accountId }, ['plan']),
-      this.store.billing.find({ accountId }),
-    ]);
-    const ofBoards = await Promise.all(owned.map((p) => this.store.billing.get(p._id)));
-    const ownedIds = new Set(owned.map((p) => p._id));
-    const orphaned = await Promise.all(
-      named
-        .filter((r) => !ownedIds.has(r._id) && charging(r))
-        .map(async (r) => ((await this.store.projects.get(r._id)) ? null : r)),
-    );
-    await this.cancel([...ofBoards, ...orphaned], now);
+    await cancelSubscriptions(this.store, this.setup, await accountRecords(this.store, accountId), now);
   }
 
   /** Before a board is deleted: its live subscriptions end at the provider (one that cannot be reached stops the deletion). */
   async cancelBoardSubscription(projectId: string, now: number): Promise<void> {
-    await this.cancel([await this.store.billing.get(projectId)], now);
-  }
-
-  /**
-   * Ends the charging subscriptions of `records` at the provider, each then written canceled on
-   * its record (the provider's event says the same later; one already older than this is ignored)
-   * and its board's plan settled. A record follows one subscription, but two checkouts completed
-   * before either was paid leave two: so for a record that ever named one, the customer's are
-   * listed and every charging one of this board (or of none) is ended too. Nothing is cancelled
-   * when billing is not configured here (a charging record then refuses). Answers the
-   * subscriptions cancelled.
-   */
-  private async cancel(records: (BillingRecord | null)[], now: number): Promise<string[]> {
-    const named = records.filter((r): r is BillingRecord => !!r?.subscriptionId);
-    if (!this.setup) {
-      if (named.some(charging))
-        throw new AppError(
-          'PROVIDER_UNAVAILABLE',
-          'There are live subscriptions and the payment provider is not configured here to cancel them.',
-        );
-      return [];
-    }
-    const { provider } = this.setup;
-    const cancelled: string[] = [];
-    for (const record of named) {
-      const subs = await provider.customerSubscriptions(record.customerId);
-      const ids = subs
-        .filter((s) => (s.projectId === null || s.projectId === record._id) && charges(s.status))
-        .map((s) => s.id);
-      // One the provider did not list (beyond its page) is taken from the record; one it listed as
-      // ended is not cancelled again (the provider refuses that), its event not delivered yet.
-      if (charging(record) && !subs.some((s) => s.id === record.subscriptionId)) ids.push(record.subscriptionId!);
-      for (const id of ids) {
-        await provider.cancelSubscription(id);
-        cancelled.push(id);
-      }
-      if (!charging(record)) continue;
-      await modify(this.store.billing, record._id, (current) =>
-        current.subscriptionId === record.subscriptionId && charging(current)
-          ? {
-              status: 'canceled',
-              pastDueSince: null,
-              cancelAtPeriodEnd: false,
-              changedAt: Math.max(current.changedAt ?? 0, Math.floor(now / 1000) * 1000),
-            }
-          : null,
-      );
-      await settlePlan(this.store, record._id, now);
-    }
-    return cancelled;
-  }
-
-  /**
-   * After a delivery about a board deleted meanwhile (a checkout paid after its board was deleted,
-   * or that subscription's own events): nothing reaches its subscriptions any more (the portal
-   * answers 403), so every one of the board's still charging is cancelled at the provider now,
-   * each with an audit row. The board is not recreated (its plan is settled only while it exists).
-   * A provider that cannot cancel fails the delivery, so it is delivered again and this tried again.
-   */
-  private async endOrphaned(projectId: string, origin: RequestOrigin, now: number): Promise<void> {
-    if (await this.store.projects.get(projectId)) return;
-    for (const subscriptionId of await this.cancel([await this.store.billing.get(projectId)], now)) {
-      await this.store.audit.insert(
-        auditRow({
-          at: now,
-          actor: 'system:billing',
-          action: 'billing.subscription.cancel',
-          projectId,
-          origin,
-          target: `subscription:${subscriptionId}`,
-          data: { subscriptionId, reason: 'board-deleted' },
-        }),
-      );
-    }
+    await cancelSubscriptions(this.store, this.setup, [await this.store.billing.get(projectId)], now);
   }
 
   /**
@@ -351,7 +265,7 @@ export class BillingService {
       else {
         if (target instanceof Error) throw target;
         const applied = await applyEvent(this.store, this.setup?.prices ?? null, event, target!._id, now);
-        if (!ENDING.has(event.type)) await this.endOrphaned(target!._id, origin, now);
+        if (!ENDING.has(event.type)) await endOrphaned(this.store, this.setup, target!._id, origin, now);
         outcome = applied;
       }
     } finally {
