@@ -24,6 +24,9 @@ export function Console() {
   const user = match('/admin/users/:userId');
   const payer = match('/admin/money/:userId');
   const section = user ? 'users' : payer ? 'money' : (match('/admin/:section')?.section ?? 'live');
+  // Each view has its h1, where focus lands after a navigation (ui/heading.ts); an account's own
+  // page and its billing are headed by the account's address instead.
+  const heading = user || payer ? null : (SECTIONS.find(([id]) => id === section)?.[1] ?? 'No such section');
   return (
     <div class="console">
       <nav class="tabs console-nav" aria-label="Console">
@@ -39,6 +42,7 @@ export function Console() {
           </a>
         ))}
       </nav>
+      {heading ? <h1 class="console-heading">{heading}</h1> : null}
       {user ? (
         <UserPage userId={user.userId!} />
       ) : section === 'live' ? (

@@ -31,7 +31,6 @@ export function FeedbackSection() {
   const page = useLoad(JSON.stringify(query), () => client.get('/api/admin/feedback', { params: { query } }));
   return (
     <section class="panel feedback">
-      <h2>Feedback</h2>
       <form class="row search" onSubmit={(e) => (e.preventDefault(), setCursor(null), setProjectId(board.trim()))}>
         <label class="field inline">
           <span>Status</span>
