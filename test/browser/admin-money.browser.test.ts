@@ -241,7 +241,10 @@ describe.skipIf(!chromium || !stripeBase)('the operator console’s money, abuse
     expect(abuse.refusals.addresses).toContainEqual({ key: loud, count: 7, detail: { '401': 7 } });
     const refused = abuse.refusals.principals.filter((p) => p.key.startsWith('agent:'));
     expect(refused).toEqual([{ key: expect.any(String), count: 3, detail: { '403': 3 } }]);
-    await ranked.locator('tr', { hasText: refused[0]!.key }).getByText('403 × 3').waitFor();
+    // The agent by its kind and short id, its whole principal on hover.
+    const agentRow = ranked.locator('tr', { has: page.locator(`[title="${refused[0]!.key}"]`) });
+    await agentRow.getByText('403 × 3').waitFor();
+    expect(await agentRow.locator('td').first().innerText()).toMatch(/^agent \S+$/);
 
     const domain = `${unique('partner')
       .replace(/[^a-z0-9]/gi, '')

@@ -107,7 +107,7 @@ describe.skipIf(!chromium)('the operator console (Chromium)', () => {
     await page.getByLabel('target').fill(`account:${person.accountId}`);
     await page.getByRole('button', { name: 'Filter' }).click();
     for (const action of ['admin.revoke', 'admin.impersonate', 'admin.impersonation.end'])
-      await page.getByRole('cell', { name: action, exact: true }).waitFor();
+      await page.locator('table.list').getByText(action, { exact: true }).waitFor(); // beside its words
     await screenshot(page, 'admin-audit');
     await page.getByRole('link', { name: 'Overview' }).click();
     await page.getByRole('heading', { name: 'Nodes' }).waitFor();

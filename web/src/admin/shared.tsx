@@ -4,6 +4,7 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 
 import { ErrorNote, useAction } from '../ui/kit.js';
+import { eventWords } from '../ui/event-words.js';
 
 /** Runs `load` when `key` (what it reads: a path and its query) changes, never while it is null; `reload()` asks again. */
 export function useLoad<T>(key: string | null, load: () => Promise<T>) {
@@ -167,15 +168,76 @@ export function Facts({ value }: { value: unknown }) {
   );
 }
 
-/** Rows of objects as a table, columns from their keys (nested values as JSON). */
+const KINDS: Record<string, string> = {
+  user: 'account',
+  account: 'account',
+  agent: 'agent',
+  token: 'token',
+  board: 'board',
+};
+
+/**
+ * `user:<id>`, `account:<id>`, `agent:<id>`, `provider`... as words: "account 0d7e695e" (linked to
+ * its page), "agent 1f2e3d4c", "payment provider"; the whole value on hover. An address or any
+ * other value is shown as it is.
+ */
+export function Principal({ value }: { value: string | null }) {
+  if (value === null) return <>—</>;
+  if (value === 'provider') return <span title={value}>payment provider</span>;
+  const [, kind = '', id = ''] = /^([a-z]+):(.+)$/.exec(value) ?? [];
+  const name = KINDS[kind];
+  if (!name) return <code>{value}</code>;
+  const short = /^[0-9a-f]{8}-[0-9a-f-]{27}$/i.test(id) ? id.slice(0, 8) : id;
+  return name === 'account' ? (
+    <a href={`/admin/users/${encodeURIComponent(id)}`} title={value}>
+      {name} {short}
+    </a>
+  ) : (
+    <span title={value}>
+      {name} {short}
+    </span>
+  );
+}
+
+/** An audit action or board event in words (ui/event-words.ts), its raw name beside it in small code. */
+export function Action({ name }: { name: string }) {
+  return (
+    <span title={name}>
+      {eventWords(name)} <code class="raw">{name}</code>
+    </span>
+  );
+}
+
+/** Who acted: an account an operator acted as (an impersonation session) names both. */
+function Actor({ row }: { row: Record<string, unknown> }) {
+  const actor = row.actor as string;
+  const data = row.data as Record<string, unknown>;
+  if (typeof data.impersonatedBy !== 'string') return <Principal value={actor} />;
+  return (
+    <>
+      operator <Principal value={`user:${data.impersonatedBy}`} /> as <Principal value={actor} />
+    </>
+  );
+}
+
+/** How the audit's tables show who acted, what they did and to what: in words, the raw values on hover. */
+export const auditCells = {
+  actor: (r: Record<string, unknown>) => <Actor row={r} />,
+  action: (r: Record<string, unknown>) => <Action name={r.action as string} />,
+  target: (r: Record<string, unknown>) => <Principal value={r.target as string | null} />,
+};
+
+/** Rows of objects as a table, columns from their keys (nested values as JSON); `show` draws a column's cells its own way. */
 export function Rows({
   rows,
   empty,
   columns,
+  show = {},
 }: {
   rows: readonly Record<string, unknown>[];
   empty: string;
   columns?: readonly string[];
+  show?: Readonly<Record<string, (row: Record<string, unknown>) => ComponentChildren>>;
 }) {
   if (!rows.length) return <p class="muted">{empty}</p>;
   const keys = columns ?? [...new Set(rows.flatMap((r) => Object.keys(r)))];
@@ -192,11 +254,15 @@ export function Rows({
         <tbody>
           {rows.map((r, i) => (
             <tr key={i}>
-              {keys.map((k) => (
-                <td key={k} title={cell(timed(k, r[k]))}>
-                  {cell(isTimeKey(k) && typeof r[k] === 'string' ? utc(r[k]) : timed(k, r[k]))}
-                </td>
-              ))}
+              {keys.map((k) =>
+                show[k] ? (
+                  <td key={k}>{show[k](r)}</td>
+                ) : (
+                  <td key={k} title={cell(timed(k, r[k]))}>
+                    {cell(isTimeKey(k) && typeof r[k] === 'string' ? utc(r[k]) : timed(k, r[k]))}
+                  </td>
+                ),
+              )}
             </tr>
           ))}
         </tbody>

@@ -5,7 +5,7 @@ import { useState } from 'preact/hooks';
 import { client } from '../api.js';
 import { navigate, queryParam } from '../router.js';
 import { ago, ErrorNote, Field, Form, useAction } from '../ui/kit.js';
-import { Guarded, Rows, useLoad } from './shared.js';
+import { auditCells, Guarded, Rows, useLoad } from './shared.js';
 
 export function UsersSection() {
   const initial = queryParam('q') ?? '';
@@ -271,6 +271,7 @@ export function UserPage({ userId }: { userId: string }) {
             rows={d.audit.about as unknown as Record<string, unknown>[]}
             empty="Nothing yet."
             columns={['at', 'actor', 'action', 'data']}
+            show={auditCells}
           />
         </section>
         <section class="panel">
@@ -279,6 +280,7 @@ export function UserPage({ userId }: { userId: string }) {
             rows={d.audit.by as unknown as Record<string, unknown>[]}
             empty="Nothing yet."
             columns={['at', 'action', 'target', 'projectId']}
+            show={auditCells}
           />
         </section>
       </div>

@@ -5,7 +5,7 @@ import type { Reply } from '@agent-board/client';
 import { client } from '../api.js';
 import { Chart, type ChartSeries } from '../ui/chart.js';
 import { ago, ErrorNote } from '../ui/kit.js';
-import { cell, clock, Facts, Guarded, Rows, useLoad, Pager, words } from './shared.js';
+import { auditCells, cell, clock, Facts, Guarded, Principal, Rows, useLoad, Pager, words } from './shared.js';
 
 type Json = Record<string, unknown>;
 const rowsOf = (v: unknown): Json[] => (Array.isArray(v) ? (v as Json[]) : []);
@@ -380,7 +380,7 @@ export function AbuseSection() {
                   {rows.map((r) => (
                     <tr key={r.key}>
                       <td>
-                        <Who value={r.key} />
+                        <Principal value={r.key} />
                       </td>
                       <td class="num">{r.count.toLocaleString('en')}</td>
                       {split ? (
@@ -469,16 +469,6 @@ export function AbuseSection() {
   );
 }
 
-/** A ranked key: an account's principal links to its page; addresses and agents as they are. */
-function Who({ value }: { value: string }) {
-  const user = /^user:(.+)$/.exec(value)?.[1];
-  return user ? <a href={`/admin/users/${encodeURIComponent(user)}`}>{value}</a> : <code>{value}</code>;
-}
-
-/** Who acted: an account an operator acted as (an impersonation session) names both. */
-const actorOf = (r: { actor: string; data: Record<string, unknown> }): string =>
-  typeof r.data.impersonatedBy === 'string' ? `operator user:${r.data.impersonatedBy} as account ${r.actor}` : r.actor;
-
 export function AuditSection() {
   const [form, setForm] = useState({ actor: '', target: '', action: '', projectId: '' });
   const [filter, setFilter] = useState<Partial<typeof form>>({});
@@ -495,7 +485,7 @@ export function AuditSection() {
       onInput={(e) => setForm({ ...form, [k]: (e.target as HTMLInputElement).value })}
     />
   );
-  const rows = (page.data?.rows ?? []).map((r) => ({ ...r, actor: actorOf(r), reason: r.data.reason ?? null }));
+  const rows = (page.data?.rows ?? []).map((r) => ({ ...r, reason: r.data.reason ?? null }));
   return (
     <section class="panel">
       <form
@@ -515,7 +505,12 @@ export function AuditSection() {
         </button>
       </form>
       <ErrorNote error={page.error} />
-      <Rows rows={rows} empty="No rows." columns={['at', 'actor', 'action', 'target', 'projectId', 'reason', 'data']} />
+      <Rows
+        rows={rows}
+        empty="No rows."
+        columns={['at', 'actor', 'action', 'target', 'projectId', 'reason', 'data']}
+        show={auditCells}
+      />
       <Pager cursor={cursor} next={page.data?.nextCursor ?? null} go={setCursor} />
     </section>
   );

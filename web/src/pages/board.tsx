@@ -316,10 +316,10 @@ function Activity({ events }: { events: BoardEvent[] }) {
       <ul class="feed">
         {events.map((e, i) => (
           <li key={e.seq ?? `x${i}`} data-seq={e.seq ?? ''}>
-            {describeEvent(e)}
+            <span title={e.type}>{describeEvent(e)}</span>
             <div class="at">
               <Who principal={e.actor} /> · {ago(e.at)}
-              {e.seq !== null ? ` · #${e.seq}` : ''}
+              {e.seq !== null ? ` · #${e.seq}` : ''} · <code class="raw">{e.type}</code>
             </div>
           </li>
         ))}

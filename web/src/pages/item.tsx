@@ -200,9 +200,9 @@ export function ItemPage({ projectId, workId }: { projectId: string; workId: str
               <ul class="feed">
                 {history.map((e) => (
                   <li key={e.seq}>
-                    {describeEvent(e)} <span class="muted">{who(e.actor)}</span>
+                    <span title={e.type}>{describeEvent(e)}</span> <span class="muted">{who(e.actor)}</span>
                     <div class="at">
-                      #{e.seq} · {ago(e.at)}
+                      #{e.seq} · {ago(e.at)} · <code class="raw">{e.type}</code>
                     </div>
                   </li>
                 ))}

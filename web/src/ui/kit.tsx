@@ -5,6 +5,7 @@ import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { shown } from '../api.js';
 import { agentNames, heardNames, me, now } from '../session.js';
 import type { BoardEvent } from '../types.js';
+import { eventWords } from './event-words.js';
 
 export function ErrorNote({ error }: { error: unknown }) {
   if (!error) return null;
@@ -197,7 +198,7 @@ export function Who({ principal }: { principal: string | null | undefined }) {
   );
 }
 
-/** One line for a board event: its type, item (or doctrine entry, or spec clause), and the move it made. */
+/** One line for a board event: its type in words (eventWords), item (or doctrine entry, or spec clause), and the move it made. */
 export function describeEvent(e: BoardEvent): string {
   const data = e.data as {
     from?: string;
@@ -210,7 +211,7 @@ export function describeEvent(e: BoardEvent): string {
   const move = data.from && data.to ? ` ${data.from.replace('_', ' ')} → ${data.to.replace('_', ' ')}` : '';
   const subject = e.workId ?? data.slug ?? data.clauseId;
   const more = data.result ? ` ${data.result}` : data.fields ? ` (${data.fields.join(', ')})` : '';
-  return `${e.type}${subject ? ` ${subject}` : ''}${move}${more}`;
+  return `${eventWords(e.type)}${subject ? ` ${subject}` : ''}${move}${more}`;
 }
 
 /** A choice among the person's boards, shown only when there is more than one. */
