@@ -1405,7 +1405,7 @@ export interface paths {
         get: operations["GET_api_boards"];
         put?: never;
         /**
-         * Create an isolated board, within the plan’s project limit.
+         * Create an isolated board, within the plan’s board limit.
          * @description Sessions and account-scoped tokens only. The limit is the account’s: Pro’s when it owns a Pro board, else Free’s. Audited (board.create).
          */
         post: operations["POST_api_boards"];
@@ -1426,14 +1426,14 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Delete a project and its board, memberships and board tokens (owner; audited: board.delete).
+         * Delete a board with its items, memberships and board tokens (owner; audited: board.delete).
          * @description A live (or past_due) subscription of the board is cancelled at the payment provider first; when that fails, nothing is deleted (502).
          */
         delete: operations["DELETE_api_boards_projectId"];
         options?: never;
         head?: never;
         /**
-         * Rename a project, or pause or resume its board (admin or owner).
+         * Rename a board, or pause or resume it (admin or owner).
          * @description `paused: true` pauses the board, `false` resumes it (DOMAIN.md "Pausing a board"; admin or owner). While it is paused, claims and every change to the work graph or an item’s state answer 409 BOARD_PAUSED: POST /api/claim, /api/submit, /api/supersede, /api/verify, /api/items, /api/items/batch, /api/items/reorder, /api/items/{workId}/state, /override and /progress, and PATCH /api/items/{workId}. Renew and release (POST /api/lease), heartbeats, shouts, comments, doctrine and spec (not part of the work graph a rewind swaps), and every read go on; leases keep their deadlines and expire as usual; a rewind is allowed (pause, preview, apply, resume). The pause is board state decided in the board’s own commit order on every node: a command decided after it commits is refused. Pausing a paused board (or resuming a running one) changes nothing and logs nothing; each change logs board.paused or board.resumed (pushed to sockets on the items and activity topics), is audited (board.pause, board.resume), and shows in GET /api/status.
          */
         patch: operations["PATCH_api_boards_projectId"];
@@ -2157,7 +2157,7 @@ export interface paths {
         get: operations["GET_api_projects"];
         put?: never;
         /**
-         * Create an isolated board, within the plan’s project limit.
+         * Create an isolated board, within the plan’s board limit.
          * @description Sessions and account-scoped tokens only. The limit is the account’s: Pro’s when it owns a Pro board, else Free’s. Audited (board.create).
          */
         post: operations["POST_api_projects"];
@@ -2178,14 +2178,14 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Delete a project and its board, memberships and board tokens (owner; audited: board.delete).
+         * Delete a board with its items, memberships and board tokens (owner; audited: board.delete).
          * @description A live (or past_due) subscription of the board is cancelled at the payment provider first; when that fails, nothing is deleted (502).
          */
         delete: operations["DELETE_api_projects_projectId"];
         options?: never;
         head?: never;
         /**
-         * Rename a project, or pause or resume its board (admin or owner).
+         * Rename a board, or pause or resume it (admin or owner).
          * @description `paused: true` pauses the board, `false` resumes it (DOMAIN.md "Pausing a board"; admin or owner). While it is paused, claims and every change to the work graph or an item’s state answer 409 BOARD_PAUSED: POST /api/claim, /api/submit, /api/supersede, /api/verify, /api/items, /api/items/batch, /api/items/reorder, /api/items/{workId}/state, /override and /progress, and PATCH /api/items/{workId}. Renew and release (POST /api/lease), heartbeats, shouts, comments, doctrine and spec (not part of the work graph a rewind swaps), and every read go on; leases keep their deadlines and expire as usual; a rewind is allowed (pause, preview, apply, resume). The pause is board state decided in the board’s own commit order on every node: a command decided after it commits is refused. Pausing a paused board (or resuming a running one) changes nothing and logs nothing; each change logs board.paused or board.resumed (pushed to sockets on the items and activity topics), is audited (board.pause, board.resume), and shows in GET /api/status.
          */
         patch: operations["PATCH_api_projects_projectId"];
@@ -3662,7 +3662,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_PROJECT_ID: The project selection is not a usable project id. */
+            /** @description INVALID_PROJECT_ID: The board selection is not a usable board id (projectId). */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3693,7 +3693,7 @@ export interface operations {
                 };
             };
             /**
-             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              */
             403: {
@@ -3710,7 +3710,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PROJECT_REQUIRED: No project was selected and the account has no starred default. */
+            /** @description PROJECT_REQUIRED: No board was selected and the account has no starred default. */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3786,7 +3786,7 @@ export interface operations {
                 };
             };
             /**
-             * @description INVALID_PROJECT_ID: The project selection is not a usable project id.
+             * @description INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              */
@@ -3820,7 +3820,7 @@ export interface operations {
                 };
             };
             /**
-             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
@@ -3840,9 +3840,9 @@ export interface operations {
                 };
             };
             /**
-             * @description PROJECT_REQUIRED: No project was selected and the account has no starred default.
-             *     BILLING_SUBSCRIPTION_REQUIRED: The project has no active subscription.
-             *     BILLING_PRO_REQUIRED: The operation needs the Pro plan on the selected project.
+             * @description PROJECT_REQUIRED: No board was selected and the account has no starred default.
+             *     BILLING_SUBSCRIPTION_REQUIRED: The board has no active subscription.
+             *     BILLING_PRO_REQUIRED: The operation needs the Pro plan on the selected board.
              *     BILLING_SUBSCRIPTION_CONFLICT: The subscription changed at the provider while we switched it.
              *     BILLING_INTERVAL_UNSUPPORTED: The subscription’s interval cannot be moved to yearly.
              */
@@ -3986,7 +3986,7 @@ export interface operations {
             };
             /**
              * @description INVALID_BILLING_INTERVAL: The billing interval is not `month` or `year`.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              */
@@ -4020,7 +4020,7 @@ export interface operations {
                 };
             };
             /**
-             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
@@ -4040,8 +4040,8 @@ export interface operations {
                 };
             };
             /**
-             * @description PROJECT_REQUIRED: No project was selected and the account has no starred default.
-             *     BILLING_CUSTOMER_CONFLICT: The project is already attached to a different provider customer.
+             * @description PROJECT_REQUIRED: No board was selected and the account has no starred default.
+             *     BILLING_CUSTOMER_CONFLICT: The board is already attached to a different provider customer.
              *     BILLING_SUBSCRIPTION_CONFLICT: The subscription changed at the provider while we switched it.
              */
             409: {
@@ -4188,7 +4188,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_PROJECT_ID: The project selection is not a usable project id. */
+            /** @description INVALID_PROJECT_ID: The board selection is not a usable board id (projectId). */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4219,7 +4219,7 @@ export interface operations {
                 };
             };
             /**
-             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              */
             403: {
@@ -4236,7 +4236,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PROJECT_REQUIRED: No project was selected and the account has no starred default. */
+            /** @description PROJECT_REQUIRED: No board was selected and the account has no starred default. */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4321,7 +4321,7 @@ export interface operations {
                 };
             };
             /**
-             * @description INVALID_PROJECT_ID: The project selection is not a usable project id.
+             * @description INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              */
@@ -4355,7 +4355,7 @@ export interface operations {
                 };
             };
             /**
-             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
@@ -4375,8 +4375,8 @@ export interface operations {
                 };
             };
             /**
-             * @description PROJECT_REQUIRED: No project was selected and the account has no starred default.
-             *     BILLING_CUSTOMER_REQUIRED: The project never started a subscription, so it has no provider customer.
+             * @description PROJECT_REQUIRED: No board was selected and the account has no starred default.
+             *     BILLING_CUSTOMER_REQUIRED: The board never started a subscription, so it has no provider customer.
              */
             409: {
                 headers: {
@@ -4710,7 +4710,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_PROJECT_ID: The project selection is not a usable project id. */
+            /** @description INVALID_PROJECT_ID: The board selection is not a usable board id (projectId). */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4741,7 +4741,7 @@ export interface operations {
                 };
             };
             /**
-             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              */
             403: {
@@ -4758,7 +4758,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PROJECT_REQUIRED: No project was selected and the account has no starred default. */
+            /** @description PROJECT_REQUIRED: No board was selected and the account has no starred default. */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4851,7 +4851,7 @@ export interface operations {
              * @description INVALID_DISPLAY_NAME: The display name is longer than 80 characters or not a string.
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -4883,7 +4883,7 @@ export interface operations {
                 };
             };
             /**
-             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              */
@@ -4901,7 +4901,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PROJECT_REQUIRED: No project was selected and the account has no starred default. */
+            /** @description PROJECT_REQUIRED: No board was selected and the account has no starred default. */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5024,7 +5024,7 @@ export interface operations {
             /**
              * @description INVALID_REWIND_POINT: The restore point id is not 1 to 181 characters.
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -5056,7 +5056,7 @@ export interface operations {
                 };
             };
             /**
-             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              */
             403: {
@@ -5089,8 +5089,8 @@ export interface operations {
                 };
             };
             /**
-             * @description BILLING_PRO_REQUIRED: The operation needs the Pro plan on the selected project.
-             *     PROJECT_REQUIRED: No project was selected and the account has no starred default.
+             * @description BILLING_PRO_REQUIRED: The operation needs the Pro plan on the selected board.
+             *     PROJECT_REQUIRED: No board was selected and the account has no starred default.
              */
             409: {
                 headers: {
@@ -5204,7 +5204,7 @@ export interface operations {
              *     REWIND_VERSION_REQUIRED: Rewind needs the current board fingerprint as optimistic-concurrency proof.
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -5236,7 +5236,7 @@ export interface operations {
                 };
             };
             /**
-             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
@@ -5271,9 +5271,9 @@ export interface operations {
                 };
             };
             /**
-             * @description BILLING_PRO_REQUIRED: The operation needs the Pro plan on the selected project.
+             * @description BILLING_PRO_REQUIRED: The operation needs the Pro plan on the selected board.
              *     REWIND_VERSION_MISMATCH: The board changed since the fingerprint was read.
-             *     PROJECT_REQUIRED: No project was selected and the account has no starred default.
+             *     PROJECT_REQUIRED: No board was selected and the account has no starred default.
              */
             409: {
                 headers: {
@@ -5400,7 +5400,7 @@ export interface operations {
                 "application/json": {
                     /** @description The agent’s token name (default "agent"). */
                     agentName?: string;
-                    /** @description A project name is 1 to 80 printable characters. Surrounding whitespace is trimmed; otherwise 400 INVALID_PROJECT_NAME. */
+                    /** @description A board name is 1 to 80 printable characters. Surrounding whitespace is trimmed; otherwise 400 INVALID_PROJECT_NAME. */
                     projectName?: string;
                 };
             };
@@ -5440,7 +5440,7 @@ export interface operations {
                 };
             };
             /**
-             * @description INVALID_PROJECT_NAME: The project name is empty, too long, or contains control characters.
+             * @description INVALID_PROJECT_NAME: The board name is empty, too long, or contains control characters.
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              */
@@ -5633,7 +5633,7 @@ export interface operations {
                 };
             };
             /**
-             * @description FREE_PROJECT_LIMIT: The plan’s project limit is reached.
+             * @description FREE_PROJECT_LIMIT: The plan’s board limit is reached.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
@@ -5743,7 +5743,7 @@ export interface operations {
                 "application/json": {
                     /** @description One workspace token (member) per name. */
                     agents: string[];
-                    /** @description A project name is 1 to 80 printable characters. Surrounding whitespace is trimmed; otherwise 400 INVALID_PROJECT_NAME. */
+                    /** @description A board name is 1 to 80 printable characters. Surrounding whitespace is trimmed; otherwise 400 INVALID_PROJECT_NAME. */
                     projectName: string;
                 };
             };
@@ -5801,7 +5801,7 @@ export interface operations {
                 };
             };
             /**
-             * @description INVALID_PROJECT_NAME: The project name is empty, too long, or contains control characters.
+             * @description INVALID_PROJECT_NAME: The board name is empty, too long, or contains control characters.
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
@@ -5839,8 +5839,8 @@ export interface operations {
                 };
             };
             /**
-             * @description FREE_PROJECT_LIMIT: The plan’s project limit is reached.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             * @description FREE_PROJECT_LIMIT: The plan’s board limit is reached.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
@@ -6014,7 +6014,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure. */
+            /** @description PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure. */
             403: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6171,7 +6171,7 @@ export interface operations {
                 };
             };
             /**
-             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     TOKEN_SCOPE_EXCEEDED: A token may not make or change a token that outlives or exceeds it, nor manage tokens it did not issue.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
@@ -6331,7 +6331,7 @@ export interface operations {
             };
             /**
              * @description TOKEN_SCOPE_EXCEEDED: A token may not make or change a token that outlives or exceeds it, nor manage tokens it did not issue.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
@@ -6502,7 +6502,7 @@ export interface operations {
             };
             /**
              * @description TOKEN_SCOPE_EXCEEDED: A token may not make or change a token that outlives or exceeds it, nor manage tokens it did not issue.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
@@ -6701,7 +6701,7 @@ export interface operations {
             };
             /**
              * @description TOKEN_SCOPE_EXCEEDED: A token may not make or change a token that outlives or exceeds it, nor manage tokens it did not issue.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
@@ -6860,7 +6860,7 @@ export interface operations {
              * @description INVALID_CURSOR: The cursor is not a usable string.
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -6897,7 +6897,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              */
             403: {
@@ -6914,7 +6914,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PROJECT_REQUIRED: No project was selected and the account has no starred default. */
+            /** @description PROJECT_REQUIRED: No board was selected and the account has no starred default. */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -9262,7 +9262,7 @@ export interface operations {
                 };
             };
             /**
-             * @description INVALID_PROJECT_NAME: The project name is empty, too long, or contains control characters.
+             * @description INVALID_PROJECT_NAME: The board name is empty, too long, or contains control characters.
              *     CONFLICTING_DEPENDENCIES: The dependencies form a cycle, a self-dependency, or a dependency on an own ancestor or descendant.
              *     CROSS_PROJECT_FOLD: A dependency names an item of another board.
              *     CROSS_PROJECT_PARENT: The parent is an item of another board.
@@ -9285,7 +9285,7 @@ export interface operations {
             };
             /**
              * @description ACCOUNT_DELETED: The account was deleted (by its owner or an operator): sign-in is refused. Its data is kept 30 days from the deletion, then purged.
-             *     FREE_PROJECT_LIMIT: The plan’s project limit is reached.
+             *     FREE_PROJECT_LIMIT: The plan’s board limit is reached.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              */
             403: {
@@ -10884,7 +10884,7 @@ export interface operations {
                 };
             };
             /**
-             * @description BILLING_SUBSCRIPTION_REQUIRED: The project has no active subscription.
+             * @description BILLING_SUBSCRIPTION_REQUIRED: The board has no active subscription.
              *     BILLING_PAID_INVOICE_REQUIRED: The board’s subscription has no paid invoice with a payment to refund.
              */
             409: {
@@ -11413,8 +11413,8 @@ export interface operations {
                 };
             };
             /**
-             * @description BILLING_SUBSCRIPTION_REQUIRED: The project has no active subscription.
-             *     BILLING_CUSTOMER_CONFLICT: The project is already attached to a different provider customer.
+             * @description BILLING_SUBSCRIPTION_REQUIRED: The board has no active subscription.
+             *     BILLING_CUSTOMER_CONFLICT: The board is already attached to a different provider customer.
              */
             409: {
                 headers: {
@@ -11876,7 +11876,7 @@ export interface operations {
             };
             /**
              * @description PROVIDER_EVENT_INVALID: The provider event is not one this service accepts, or is malformed.
-             *     PROVIDER_EVENT_ACCOUNT_MISMATCH: The provider event names a customer that belongs to another account or project.
+             *     PROVIDER_EVENT_ACCOUNT_MISMATCH: The provider event names a customer that belongs to another account or board.
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              */
@@ -12063,7 +12063,7 @@ export interface operations {
             };
             /**
              * @description EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -12100,7 +12100,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              */
             403: {
@@ -12117,7 +12117,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PROJECT_REQUIRED: No project was selected and the account has no starred default. */
+            /** @description PROJECT_REQUIRED: No board was selected and the account has no starred default. */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -12418,7 +12418,7 @@ export interface operations {
                 };
             };
             /**
-             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
@@ -14024,7 +14024,7 @@ export interface operations {
             /**
              * @description PROVIDER_SIGNATURE_INVALID: The provider signature header is missing, empty, or does not verify over the raw body.
              *     PROVIDER_EVENT_INVALID: The provider event is not one this service accepts, or is malformed.
-             *     PROVIDER_EVENT_ACCOUNT_MISMATCH: The provider event names a customer that belongs to another account or project.
+             *     PROVIDER_EVENT_ACCOUNT_MISMATCH: The provider event names a customer that belongs to another account or board.
              */
             400: {
                 headers: {
@@ -14101,7 +14101,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of project summaries. */
+            /** @description A page of board summaries. */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -14132,7 +14132,7 @@ export interface operations {
             /**
              * @description INVALID_CURSOR: The cursor is not a usable string.
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -14164,7 +14164,7 @@ export interface operations {
                 };
             };
             /**
-             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              */
             403: {
@@ -14223,13 +14223,13 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description A project name is 1 to 80 printable characters. Surrounding whitespace is trimmed; otherwise 400 INVALID_PROJECT_NAME. */
+                    /** @description A board name is 1 to 80 printable characters. Surrounding whitespace is trimmed; otherwise 400 INVALID_PROJECT_NAME. */
                     name: string;
                 };
             };
         };
         responses: {
-            /** @description The created project’s summary. */
+            /** @description The created board’s summary. */
             201: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -14261,7 +14261,7 @@ export interface operations {
                 };
             };
             /**
-             * @description INVALID_PROJECT_NAME: The project name is empty, too long, or contains control characters.
+             * @description INVALID_PROJECT_NAME: The board name is empty, too long, or contains control characters.
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
@@ -14299,8 +14299,8 @@ export interface operations {
                 };
             };
             /**
-             * @description FREE_PROJECT_LIMIT: The plan’s project limit is reached.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             * @description FREE_PROJECT_LIMIT: The plan’s board limit is reached.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              */
             403: {
@@ -14417,7 +14417,7 @@ export interface operations {
                 content?: never;
             };
             /**
-             * @description INVALID_PROJECT_ID: The project selection is not a usable project id.
+             * @description INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
              */
             400: {
@@ -14453,7 +14453,7 @@ export interface operations {
                 };
             };
             /**
-             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
@@ -14550,7 +14550,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description A project name is 1 to 80 printable characters. Surrounding whitespace is trimmed; otherwise 400 INVALID_PROJECT_NAME. */
+                    /** @description A board name is 1 to 80 printable characters. Surrounding whitespace is trimmed; otherwise 400 INVALID_PROJECT_NAME. */
                     name?: string;
                     /** @description true pauses the board, false resumes it (admin or owner; idempotent; audited). */
                     paused?: boolean;
@@ -14558,7 +14558,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The project’s summary; with the pause when `paused` was sent. */
+            /** @description The board’s summary; with the pause when `paused` was sent. */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -14586,8 +14586,8 @@ export interface operations {
                 };
             };
             /**
-             * @description INVALID_PROJECT_NAME: The project name is empty, too long, or contains control characters.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             * @description INVALID_PROJECT_NAME: The board name is empty, too long, or contains control characters.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
@@ -14625,7 +14625,7 @@ export interface operations {
                 };
             };
             /**
-             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              */
@@ -14764,7 +14764,7 @@ export interface operations {
                 };
             };
             /**
-             * @description INVALID_PROJECT_ID: The project selection is not a usable project id.
+             * @description INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
              */
             400: {
@@ -14800,7 +14800,7 @@ export interface operations {
                 };
             };
             /**
-             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     ROLE_REQUIRED: Your role on this board does not allow the operation.
              */
             403: {
@@ -14919,7 +14919,7 @@ export interface operations {
                 };
             };
             /**
-             * @description INVALID_PROJECT_ID: The project selection is not a usable project id.
+             * @description INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
@@ -14957,7 +14957,7 @@ export interface operations {
                 };
             };
             /**
-             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
@@ -15083,7 +15083,7 @@ export interface operations {
                 content?: never;
             };
             /**
-             * @description INVALID_PROJECT_ID: The project selection is not a usable project id.
+             * @description INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
              */
             400: {
@@ -15119,7 +15119,7 @@ export interface operations {
                 };
             };
             /**
-             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
@@ -15264,7 +15264,7 @@ export interface operations {
                 };
             };
             /**
-             * @description INVALID_PROJECT_ID: The project selection is not a usable project id.
+             * @description INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              *     INVALID_LINK_TOKEN: The emailed link (or single-use code) is unknown, already used, revoked, replaced by a newer one, or no longer matches the account.
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
@@ -15299,7 +15299,7 @@ export interface operations {
                 };
             };
             /**
-             * @description FREE_PROJECT_LIMIT: The plan’s project limit is reached.
+             * @description FREE_PROJECT_LIMIT: The plan’s board limit is reached.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
@@ -15439,7 +15439,7 @@ export interface operations {
                 };
             };
             /**
-             * @description INVALID_PROJECT_ID: The project selection is not a usable project id.
+             * @description INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
@@ -15478,7 +15478,7 @@ export interface operations {
                 };
             };
             /**
-             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
@@ -15637,7 +15637,7 @@ export interface operations {
                 };
             };
             /**
-             * @description INVALID_PROJECT_ID: The project selection is not a usable project id.
+             * @description INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
              */
             400: {
@@ -15674,7 +15674,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              */
             403: {
                 headers: {
@@ -15798,7 +15798,7 @@ export interface operations {
                 };
             };
             /**
-             * @description INVALID_PROJECT_ID: The project selection is not a usable project id.
+             * @description INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              *     INVALID_EMAIL: The email address is not a valid address.
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
@@ -15838,7 +15838,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
@@ -16007,7 +16007,7 @@ export interface operations {
                 };
             };
             /**
-             * @description INVALID_PROJECT_ID: The project selection is not a usable project id.
+             * @description INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              *     INVALID_LINK_TOKEN: The emailed link (or single-use code) is unknown, already used, revoked, replaced by a newer one, or no longer matches the account.
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
@@ -16047,7 +16047,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
@@ -16231,7 +16231,7 @@ export interface operations {
                 };
             };
             /**
-             * @description INVALID_PROJECT_ID: The project selection is not a usable project id.
+             * @description INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
@@ -16270,7 +16270,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
@@ -16457,7 +16457,7 @@ export interface operations {
                 };
             };
             /**
-             * @description INVALID_PROJECT_ID: The project selection is not a usable project id.
+             * @description INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
              */
             400: {
@@ -16492,7 +16492,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure. */
+            /** @description PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure. */
             403: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -16584,7 +16584,7 @@ export interface operations {
                 content?: never;
             };
             /**
-             * @description INVALID_PROJECT_ID: The project selection is not a usable project id.
+             * @description INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
              */
             400: {
@@ -16621,7 +16621,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
@@ -16770,7 +16770,7 @@ export interface operations {
                 };
             };
             /**
-             * @description INVALID_PROJECT_ID: The project selection is not a usable project id.
+             * @description INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
@@ -16809,7 +16809,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
@@ -16983,7 +16983,7 @@ export interface operations {
                 };
             };
             /**
-             * @description INVALID_PROJECT_ID: The project selection is not a usable project id.
+             * @description INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              */
@@ -17017,7 +17017,7 @@ export interface operations {
                 };
             };
             /**
-             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
@@ -17719,7 +17719,7 @@ export interface operations {
                 };
             };
             /**
-             * @description FREE_PROJECT_LIMIT: The plan’s project limit is reached.
+             * @description FREE_PROJECT_LIMIT: The plan’s board limit is reached.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
@@ -17892,7 +17892,7 @@ export interface operations {
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -17930,7 +17930,7 @@ export interface operations {
             /**
              * @description VERIFY_NOT_INDEPENDENT: The verifier is the submitter or held a work lease on the item since it last became ready.
              *     ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              */
@@ -17967,7 +17967,7 @@ export interface operations {
              * @description ITEM_NOT_READY: The named item is not claimable in its current state.
              *     NOTHING_READY: No item is ready for this principal to claim.
              *     BOARD_PAUSED: The board is paused by its owner or an admin: claims and changes to the work graph or an item’s state wait. Renew, release, heartbeats, shouts, comments and reads go on, and leases keep their deadlines. Nothing was written.
-             *     PROJECT_REQUIRED: No project was selected and the account has no starred default.
+             *     PROJECT_REQUIRED: No board was selected and the account has no starred default.
              */
             409: {
                 headers: {
@@ -18127,7 +18127,7 @@ export interface operations {
             };
             /**
              * @description EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -18164,7 +18164,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              */
             403: {
@@ -18181,7 +18181,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PROJECT_REQUIRED: No project was selected and the account has no starred default. */
+            /** @description PROJECT_REQUIRED: No board was selected and the account has no starred default. */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -18317,7 +18317,7 @@ export interface operations {
              * @description INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -18354,7 +18354,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              */
@@ -18374,7 +18374,7 @@ export interface operations {
             };
             /**
              * @description DOCTRINE_EXISTS: A doctrine entry with that slug is already on this board (of any status: entries are never deleted). Nothing was written.
-             *     PROJECT_REQUIRED: No project was selected and the account has no starred default.
+             *     PROJECT_REQUIRED: No board was selected and the account has no starred default.
              */
             409: {
                 headers: {
@@ -18544,7 +18544,7 @@ export interface operations {
              * @description INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -18581,7 +18581,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              */
@@ -18616,7 +18616,7 @@ export interface operations {
             };
             /**
              * @description INVALID_TRANSITION: The item’s (or the doctrine entry’s) lifecycle does not accept that event in its current state.
-             *     PROJECT_REQUIRED: No project was selected and the account has no starred default.
+             *     PROJECT_REQUIRED: No board was selected and the account has no starred default.
              */
             409: {
                 headers: {
@@ -18789,7 +18789,7 @@ export interface operations {
              * @description INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -18826,7 +18826,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              */
@@ -18862,7 +18862,7 @@ export interface operations {
             /**
              * @description INVALID_TRANSITION: The item’s (or the doctrine entry’s) lifecycle does not accept that event in its current state.
              *     DOCTRINE_BLIND_TEST_UNSET: The doctrine entry holds no expected answer digest, so a blind test has nothing to be checked against.
-             *     PROJECT_REQUIRED: No project was selected and the account has no starred default.
+             *     PROJECT_REQUIRED: No board was selected and the account has no starred default.
              */
             409: {
                 headers: {
@@ -19033,7 +19033,7 @@ export interface operations {
              * @description INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -19070,7 +19070,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              */
@@ -19105,7 +19105,7 @@ export interface operations {
             };
             /**
              * @description INVALID_TRANSITION: The item’s (or the doctrine entry’s) lifecycle does not accept that event in its current state.
-             *     PROJECT_REQUIRED: No project was selected and the account has no starred default.
+             *     PROJECT_REQUIRED: No board was selected and the account has no starred default.
              */
             409: {
                 headers: {
@@ -19276,7 +19276,7 @@ export interface operations {
              * @description INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -19313,7 +19313,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              */
@@ -19348,7 +19348,7 @@ export interface operations {
             };
             /**
              * @description INVALID_TRANSITION: The item’s (or the doctrine entry’s) lifecycle does not accept that event in its current state.
-             *     PROJECT_REQUIRED: No project was selected and the account has no starred default.
+             *     PROJECT_REQUIRED: No board was selected and the account has no starred default.
              */
             409: {
                 headers: {
@@ -19518,7 +19518,7 @@ export interface operations {
              * @description INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -19555,7 +19555,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              */
@@ -19590,7 +19590,7 @@ export interface operations {
             };
             /**
              * @description INVALID_TRANSITION: The item’s (or the doctrine entry’s) lifecycle does not accept that event in its current state.
-             *     PROJECT_REQUIRED: No project was selected and the account has no starred default.
+             *     PROJECT_REQUIRED: No board was selected and the account has no starred default.
              */
             409: {
                 headers: {
@@ -19800,7 +19800,7 @@ export interface operations {
              * @description INVALID_CURSOR: The cursor is not a usable string.
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -19837,7 +19837,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              */
             403: {
@@ -19854,7 +19854,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PROJECT_REQUIRED: No project was selected and the account has no starred default. */
+            /** @description PROJECT_REQUIRED: No board was selected and the account has no starred default. */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -19981,7 +19981,7 @@ export interface operations {
              * @description INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -20018,7 +20018,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              */
@@ -20051,7 +20051,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PROJECT_REQUIRED: No project was selected and the account has no starred default. */
+            /** @description PROJECT_REQUIRED: No board was selected and the account has no starred default. */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -20204,7 +20204,7 @@ export interface operations {
              * @description INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -20241,7 +20241,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              */
@@ -20259,7 +20259,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PROJECT_REQUIRED: No project was selected and the account has no starred default. */
+            /** @description PROJECT_REQUIRED: No board was selected and the account has no starred default. */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -20447,7 +20447,7 @@ export interface operations {
             /**
              * @description INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -20484,7 +20484,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              */
             403: {
@@ -20501,7 +20501,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PROJECT_REQUIRED: No project was selected and the account has no starred default. */
+            /** @description PROJECT_REQUIRED: No board was selected and the account has no starred default. */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -20695,7 +20695,7 @@ export interface operations {
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -20732,7 +20732,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              */
@@ -20752,7 +20752,7 @@ export interface operations {
             };
             /**
              * @description BOARD_PAUSED: The board is paused by its owner or an admin: claims and changes to the work graph or an item’s state wait. Renew, release, heartbeats, shouts, comments and reads go on, and leases keep their deadlines. Nothing was written.
-             *     PROJECT_REQUIRED: No project was selected and the account has no starred default.
+             *     PROJECT_REQUIRED: No board was selected and the account has no starred default.
              */
             409: {
                 headers: {
@@ -20945,7 +20945,7 @@ export interface operations {
             };
             /**
              * @description EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -20982,7 +20982,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              */
             403: {
@@ -21014,7 +21014,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PROJECT_REQUIRED: No project was selected and the account has no starred default. */
+            /** @description PROJECT_REQUIRED: No board was selected and the account has no starred default. */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -21195,7 +21195,7 @@ export interface operations {
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -21232,7 +21232,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              */
@@ -21269,7 +21269,7 @@ export interface operations {
              * @description VERSION_MISMATCH: The record changed since the version you sent.
              *     INVALID_TRANSITION: The item’s (or the doctrine entry’s) lifecycle does not accept that event in its current state.
              *     BOARD_PAUSED: The board is paused by its owner or an admin: claims and changes to the work graph or an item’s state wait. Renew, release, heartbeats, shouts, comments and reads go on, and leases keep their deadlines. Nothing was written.
-             *     PROJECT_REQUIRED: No project was selected and the account has no starred default.
+             *     PROJECT_REQUIRED: No board was selected and the account has no starred default.
              */
             409: {
                 headers: {
@@ -21407,7 +21407,7 @@ export interface operations {
             };
             /**
              * @description EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -21444,7 +21444,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              */
             403: {
@@ -21476,7 +21476,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PROJECT_REQUIRED: No project was selected and the account has no starred default. */
+            /** @description PROJECT_REQUIRED: No board was selected and the account has no starred default. */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -21586,7 +21586,7 @@ export interface operations {
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -21623,7 +21623,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              */
@@ -21656,7 +21656,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PROJECT_REQUIRED: No project was selected and the account has no starred default. */
+            /** @description PROJECT_REQUIRED: No board was selected and the account has no starred default. */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -21797,7 +21797,7 @@ export interface operations {
              * @description INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -21834,7 +21834,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              */
@@ -21870,7 +21870,7 @@ export interface operations {
             /**
              * @description INVALID_TRANSITION: The item’s (or the doctrine entry’s) lifecycle does not accept that event in its current state.
              *     BOARD_PAUSED: The board is paused by its owner or an admin: claims and changes to the work graph or an item’s state wait. Renew, release, heartbeats, shouts, comments and reads go on, and leases keep their deadlines. Nothing was written.
-             *     PROJECT_REQUIRED: No project was selected and the account has no starred default.
+             *     PROJECT_REQUIRED: No board was selected and the account has no starred default.
              */
             409: {
                 headers: {
@@ -22026,7 +22026,7 @@ export interface operations {
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -22063,7 +22063,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              */
@@ -22101,7 +22101,7 @@ export interface operations {
              *     LEASE_EXPIRED: The lease has expired.
              *     INVALID_TRANSITION: The item’s (or the doctrine entry’s) lifecycle does not accept that event in its current state.
              *     BOARD_PAUSED: The board is paused by its owner or an admin: claims and changes to the work graph or an item’s state wait. Renew, release, heartbeats, shouts, comments and reads go on, and leases keep their deadlines. Nothing was written.
-             *     PROJECT_REQUIRED: No project was selected and the account has no starred default.
+             *     PROJECT_REQUIRED: No board was selected and the account has no starred default.
              */
             409: {
                 headers: {
@@ -22245,7 +22245,7 @@ export interface operations {
              * @description INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -22282,7 +22282,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              */
@@ -22318,7 +22318,7 @@ export interface operations {
             /**
              * @description INVALID_TRANSITION: The item’s (or the doctrine entry’s) lifecycle does not accept that event in its current state.
              *     BOARD_PAUSED: The board is paused by its owner or an admin: claims and changes to the work graph or an item’s state wait. Renew, release, heartbeats, shouts, comments and reads go on, and leases keep their deadlines. Nothing was written.
-             *     PROJECT_REQUIRED: No project was selected and the account has no starred default.
+             *     PROJECT_REQUIRED: No board was selected and the account has no starred default.
              */
             409: {
                 headers: {
@@ -22551,7 +22551,7 @@ export interface operations {
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -22588,7 +22588,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              */
@@ -22608,7 +22608,7 @@ export interface operations {
             };
             /**
              * @description BOARD_PAUSED: The board is paused by its owner or an admin: claims and changes to the work graph or an item’s state wait. Renew, release, heartbeats, shouts, comments and reads go on, and leases keep their deadlines. Nothing was written.
-             *     PROJECT_REQUIRED: No project was selected and the account has no starred default.
+             *     PROJECT_REQUIRED: No board was selected and the account has no starred default.
              */
             409: {
                 headers: {
@@ -22747,7 +22747,7 @@ export interface operations {
              * @description INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -22784,7 +22784,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              */
@@ -22819,7 +22819,7 @@ export interface operations {
             };
             /**
              * @description BOARD_PAUSED: The board is paused by its owner or an admin: claims and changes to the work graph or an item’s state wait. Renew, release, heartbeats, shouts, comments and reads go on, and leases keep their deadlines. Nothing was written.
-             *     PROJECT_REQUIRED: No project was selected and the account has no starred default.
+             *     PROJECT_REQUIRED: No board was selected and the account has no starred default.
              */
             409: {
                 headers: {
@@ -22976,7 +22976,7 @@ export interface operations {
              * @description INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -23013,7 +23013,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              */
@@ -23034,7 +23034,7 @@ export interface operations {
             /**
              * @description LEASE_NOT_HELD: The lease id is stale or belongs to someone else.
              *     LEASE_EXPIRED: The lease has expired.
-             *     PROJECT_REQUIRED: No project was selected and the account has no starred default.
+             *     PROJECT_REQUIRED: No board was selected and the account has no starred default.
              */
             409: {
                 headers: {
@@ -23205,7 +23205,7 @@ export interface operations {
             };
             /**
              * @description EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -23242,7 +23242,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              */
             403: {
@@ -23259,7 +23259,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PROJECT_REQUIRED: No project was selected and the account has no starred default. */
+            /** @description PROJECT_REQUIRED: No board was selected and the account has no starred default. */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -23335,7 +23335,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of project summaries. */
+            /** @description A page of board summaries. */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -23366,7 +23366,7 @@ export interface operations {
             /**
              * @description INVALID_CURSOR: The cursor is not a usable string.
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -23398,7 +23398,7 @@ export interface operations {
                 };
             };
             /**
-             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              */
             403: {
@@ -23457,13 +23457,13 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description A project name is 1 to 80 printable characters. Surrounding whitespace is trimmed; otherwise 400 INVALID_PROJECT_NAME. */
+                    /** @description A board name is 1 to 80 printable characters. Surrounding whitespace is trimmed; otherwise 400 INVALID_PROJECT_NAME. */
                     name: string;
                 };
             };
         };
         responses: {
-            /** @description The created project’s summary. */
+            /** @description The created board’s summary. */
             201: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -23495,7 +23495,7 @@ export interface operations {
                 };
             };
             /**
-             * @description INVALID_PROJECT_NAME: The project name is empty, too long, or contains control characters.
+             * @description INVALID_PROJECT_NAME: The board name is empty, too long, or contains control characters.
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
@@ -23533,8 +23533,8 @@ export interface operations {
                 };
             };
             /**
-             * @description FREE_PROJECT_LIMIT: The plan’s project limit is reached.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             * @description FREE_PROJECT_LIMIT: The plan’s board limit is reached.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              */
             403: {
@@ -23651,7 +23651,7 @@ export interface operations {
                 content?: never;
             };
             /**
-             * @description INVALID_PROJECT_ID: The project selection is not a usable project id.
+             * @description INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
              */
             400: {
@@ -23687,7 +23687,7 @@ export interface operations {
                 };
             };
             /**
-             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
@@ -23784,7 +23784,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description A project name is 1 to 80 printable characters. Surrounding whitespace is trimmed; otherwise 400 INVALID_PROJECT_NAME. */
+                    /** @description A board name is 1 to 80 printable characters. Surrounding whitespace is trimmed; otherwise 400 INVALID_PROJECT_NAME. */
                     name?: string;
                     /** @description true pauses the board, false resumes it (admin or owner; idempotent; audited). */
                     paused?: boolean;
@@ -23792,7 +23792,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The project’s summary; with the pause when `paused` was sent. */
+            /** @description The board’s summary; with the pause when `paused` was sent. */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -23820,8 +23820,8 @@ export interface operations {
                 };
             };
             /**
-             * @description INVALID_PROJECT_NAME: The project name is empty, too long, or contains control characters.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             * @description INVALID_PROJECT_NAME: The board name is empty, too long, or contains control characters.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
@@ -23859,7 +23859,7 @@ export interface operations {
                 };
             };
             /**
-             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              */
@@ -23998,7 +23998,7 @@ export interface operations {
                 };
             };
             /**
-             * @description INVALID_PROJECT_ID: The project selection is not a usable project id.
+             * @description INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
              */
             400: {
@@ -24034,7 +24034,7 @@ export interface operations {
                 };
             };
             /**
-             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     ROLE_REQUIRED: Your role on this board does not allow the operation.
              */
             403: {
@@ -24153,7 +24153,7 @@ export interface operations {
                 };
             };
             /**
-             * @description INVALID_PROJECT_ID: The project selection is not a usable project id.
+             * @description INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
@@ -24191,7 +24191,7 @@ export interface operations {
                 };
             };
             /**
-             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
@@ -24317,7 +24317,7 @@ export interface operations {
                 content?: never;
             };
             /**
-             * @description INVALID_PROJECT_ID: The project selection is not a usable project id.
+             * @description INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
              */
             400: {
@@ -24353,7 +24353,7 @@ export interface operations {
                 };
             };
             /**
-             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
@@ -24498,7 +24498,7 @@ export interface operations {
                 };
             };
             /**
-             * @description INVALID_PROJECT_ID: The project selection is not a usable project id.
+             * @description INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              *     INVALID_LINK_TOKEN: The emailed link (or single-use code) is unknown, already used, revoked, replaced by a newer one, or no longer matches the account.
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
@@ -24533,7 +24533,7 @@ export interface operations {
                 };
             };
             /**
-             * @description FREE_PROJECT_LIMIT: The plan’s project limit is reached.
+             * @description FREE_PROJECT_LIMIT: The plan’s board limit is reached.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
              */
@@ -24673,7 +24673,7 @@ export interface operations {
                 };
             };
             /**
-             * @description INVALID_PROJECT_ID: The project selection is not a usable project id.
+             * @description INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
@@ -24712,7 +24712,7 @@ export interface operations {
                 };
             };
             /**
-             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             * @description PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     ROLE_REQUIRED: Your role on this board does not allow the operation.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              *     IMPERSONATION_FORBIDDEN: An operator is acting as this account (an impersonation session), and this action outlives the session or changes who can act or pay, so it is the account owner’s alone: its password, email or deletion; issuing, reissuing, changing or revoking tokens; enrollment codes, device approvals and an anonymous board’s takeover links; invitations, role changes, member removals and transfers; deleting a board; billing; applying a rewind.
@@ -25033,7 +25033,7 @@ export interface operations {
              * @description INVALID_CURSOR: The cursor is not a usable string.
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -25070,7 +25070,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              */
             403: {
@@ -25087,7 +25087,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PROJECT_REQUIRED: No project was selected and the account has no starred default. */
+            /** @description PROJECT_REQUIRED: No board was selected and the account has no starred default. */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -25206,7 +25206,7 @@ export interface operations {
              * @description INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -25243,7 +25243,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              */
@@ -25261,7 +25261,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PROJECT_REQUIRED: No project was selected and the account has no starred default. */
+            /** @description PROJECT_REQUIRED: No board was selected and the account has no starred default. */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -25403,7 +25403,7 @@ export interface operations {
             };
             /**
              * @description EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -25440,7 +25440,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              */
             403: {
@@ -25457,7 +25457,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PROJECT_REQUIRED: No project was selected and the account has no starred default. */
+            /** @description PROJECT_REQUIRED: No board was selected and the account has no starred default. */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -25576,7 +25576,7 @@ export interface operations {
              * @description INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -25613,7 +25613,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              */
@@ -25631,7 +25631,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PROJECT_REQUIRED: No project was selected and the account has no starred default. */
+            /** @description PROJECT_REQUIRED: No board was selected and the account has no starred default. */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -25776,7 +25776,7 @@ export interface operations {
             };
             /**
              * @description EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -25813,7 +25813,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              */
             403: {
@@ -25845,7 +25845,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PROJECT_REQUIRED: No project was selected and the account has no starred default. */
+            /** @description PROJECT_REQUIRED: No board was selected and the account has no starred default. */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -25970,7 +25970,7 @@ export interface operations {
              * @description INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -26007,7 +26007,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              */
@@ -26042,7 +26042,7 @@ export interface operations {
             };
             /**
              * @description VERSION_MISMATCH: The record changed since the version you sent.
-             *     PROJECT_REQUIRED: No project was selected and the account has no starred default.
+             *     PROJECT_REQUIRED: No board was selected and the account has no starred default.
              */
             409: {
                 headers: {
@@ -26208,7 +26208,7 @@ export interface operations {
             };
             /**
              * @description EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -26245,7 +26245,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              */
             403: {
@@ -26262,7 +26262,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PROJECT_REQUIRED: No project was selected and the account has no starred default. */
+            /** @description PROJECT_REQUIRED: No board was selected and the account has no starred default. */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -26375,7 +26375,7 @@ export interface operations {
              * @description INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -26412,7 +26412,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              */
@@ -26430,7 +26430,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description PROJECT_REQUIRED: No project was selected and the account has no starred default. */
+            /** @description PROJECT_REQUIRED: No board was selected and the account has no starred default. */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -26567,7 +26567,7 @@ export interface operations {
              * @description INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -26604,7 +26604,7 @@ export interface operations {
             };
             /**
              * @description ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              */
@@ -26627,7 +26627,7 @@ export interface operations {
              *     LEASE_EXPIRED: The lease has expired.
              *     INVALID_TRANSITION: The item’s (or the doctrine entry’s) lifecycle does not accept that event in its current state.
              *     BOARD_PAUSED: The board is paused by its owner or an admin: claims and changes to the work graph or an item’s state wait. Renew, release, heartbeats, shouts, comments and reads go on, and leases keep their deadlines. Nothing was written.
-             *     PROJECT_REQUIRED: No project was selected and the account has no starred default.
+             *     PROJECT_REQUIRED: No board was selected and the account has no starred default.
              */
             409: {
                 headers: {
@@ -26768,7 +26768,7 @@ export interface operations {
              * @description INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -26806,7 +26806,7 @@ export interface operations {
             /**
              * @description NOT_SUBMITTER: Only the agent that submitted the item may supersede its submission.
              *     ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              */
@@ -26843,7 +26843,7 @@ export interface operations {
              * @description HEAD_MISMATCH: The verdict names a head other than the current submission’s head.
              *     INVALID_TRANSITION: The item’s (or the doctrine entry’s) lifecycle does not accept that event in its current state.
              *     BOARD_PAUSED: The board is paused by its owner or an admin: claims and changes to the work graph or an item’s state wait. Renew, release, heartbeats, shouts, comments and reads go on, and leases keep their deadlines. Nothing was written.
-             *     PROJECT_REQUIRED: No project was selected and the account has no starred default.
+             *     PROJECT_REQUIRED: No board was selected and the account has no starred default.
              */
             409: {
                 headers: {
@@ -26991,7 +26991,7 @@ export interface operations {
              *     INVALID_INPUT: The body or query failed validation: a property is unknown, missing, or of the wrong type or size.
              *     INVALID_JSON: The body is not well-formed JSON.
              *     EXPIRED_TOKEN: The service token, single-use link token or device code has expired.
-             *     INVALID_PROJECT_ID: The project selection is not a usable project id.
+             *     INVALID_PROJECT_ID: The board selection is not a usable board id (projectId).
              */
             400: {
                 headers: {
@@ -27029,7 +27029,7 @@ export interface operations {
             /**
              * @description VERIFY_NOT_INDEPENDENT: The verifier is the submitter or held a work lease on the item since it last became ready.
              *     ROLE_REQUIRED: Your role on this board does not allow the operation.
-             *     PROJECT_SCOPE_DENIED: The credential cannot reach that project, or its scope cannot act on account structure.
+             *     PROJECT_SCOPE_DENIED: The credential cannot reach that board, or its scope cannot act on account structure.
              *     BOARD_CLOSED: The board’s owner account was deleted (by its owner or an operator), so the board is closed to its members and agents. Its data is kept 30 days from the deletion for a restore, then purged with the account.
              *     CSRF_REJECTED: A cookie-session write came from a foreign origin, or did not carry the session’s CSRF token.
              */
@@ -27066,7 +27066,7 @@ export interface operations {
              * @description HEAD_MISMATCH: The verdict names a head other than the current submission’s head.
              *     INVALID_TRANSITION: The item’s (or the doctrine entry’s) lifecycle does not accept that event in its current state.
              *     BOARD_PAUSED: The board is paused by its owner or an admin: claims and changes to the work graph or an item’s state wait. Renew, release, heartbeats, shouts, comments and reads go on, and leases keep their deadlines. Nothing was written.
-             *     PROJECT_REQUIRED: No project was selected and the account has no starred default.
+             *     PROJECT_REQUIRED: No board was selected and the account has no starred default.
              */
             409: {
                 headers: {

@@ -35,7 +35,7 @@ export function checkProjectName(name: string): string {
   const trimmed = name.trim();
   // eslint-disable-next-line no-control-regex
   if (!trimmed || [...trimmed].length > PROJECT_NAME_MAX || /[\u0000-\u001f\u007f]/.test(trimmed)) {
-    throw new AppError('INVALID_PROJECT_NAME', `A project name is 1 to ${PROJECT_NAME_MAX} printable characters.`);
+    throw new AppError('INVALID_PROJECT_NAME', `A board name is 1 to ${PROJECT_NAME_MAX} printable characters.`);
   }
   return trimmed;
 }

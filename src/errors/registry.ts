@@ -52,8 +52,8 @@ export const ERRORS = {
   },
   INVALID_PROJECT_ID: {
     status: 400,
-    meaning: 'The project selection is not a usable project id.',
-    fix: 'Pass the id of one of your projects as listed by GET /api/projects.',
+    meaning: 'The board selection is not a usable board id (projectId).',
+    fix: 'Pass the id of one of your boards as listed by GET /api/projects.',
   },
   INVALID_DISPLAY_NAME: {
     status: 400,
@@ -92,12 +92,12 @@ export const ERRORS = {
   },
   INVALID_PROJECT_NAME: {
     status: 400,
-    meaning: 'The project name is empty, too long, or contains control characters.',
+    meaning: 'The board name is empty, too long, or contains control characters.',
     fix: 'Send a name of 1 to 80 printable characters.',
   },
   PROVIDER_EVENT_ACCOUNT_MISMATCH: {
     status: 400,
-    meaning: 'The provider event names a customer that belongs to another account or project.',
+    meaning: 'The provider event names a customer that belongs to another account or board.',
     fix: 'Nothing to do as a client; the provider configuration needs checking.',
   },
   PROVIDER_EVENT_INVALID: {
@@ -216,8 +216,8 @@ export const ERRORS = {
   },
   PROJECT_SCOPE_DENIED: {
     status: 403,
-    meaning: 'The credential cannot reach that project, or its scope cannot act on account structure.',
-    fix: 'Select a project you own or accepted, or use an account-scoped credential.',
+    meaning: 'The credential cannot reach that board, or its scope cannot act on account structure.',
+    fix: 'Select a board you own or accepted, or use an account-scoped credential.',
   },
   BOARD_CLOSED: {
     status: 403,
@@ -234,8 +234,8 @@ export const ERRORS = {
   },
   FREE_PROJECT_LIMIT: {
     status: 403,
-    meaning: 'The plan’s project limit is reached.',
-    fix: 'Delete a project or upgrade to Pro.',
+    meaning: 'The plan’s board limit is reached.',
+    fix: 'Delete a board or upgrade to Pro.',
   },
   VERIFY_NOT_INDEPENDENT: {
     status: 403,
@@ -356,22 +356,22 @@ export const ERRORS = {
   },
   PROJECT_REQUIRED: {
     status: 409,
-    meaning: 'No project was selected and the account has no starred default.',
-    fix: 'Pass projectId, or star a default project in the profile.',
+    meaning: 'No board was selected and the account has no starred default.',
+    fix: 'Pass projectId, or star a default board in the profile.',
   },
   BILLING_PRO_REQUIRED: {
     status: 409,
-    meaning: 'The operation needs the Pro plan on the selected project.',
-    fix: 'Upgrade the project to Pro.',
+    meaning: 'The operation needs the Pro plan on the selected board.',
+    fix: 'Upgrade the board to Pro.',
   },
   BILLING_CUSTOMER_CONFLICT: {
     status: 409,
-    meaning: 'The project is already attached to a different provider customer.',
+    meaning: 'The board is already attached to a different provider customer.',
     fix: 'Contact the operator to reconcile the billing record.',
   },
   BILLING_CUSTOMER_REQUIRED: {
     status: 409,
-    meaning: 'The project never started a subscription, so it has no provider customer.',
+    meaning: 'The board never started a subscription, so it has no provider customer.',
     fix: 'Start a checkout first.',
   },
   BILLING_INTERVAL_UNSUPPORTED: {
@@ -386,7 +386,7 @@ export const ERRORS = {
   },
   BILLING_SUBSCRIPTION_REQUIRED: {
     status: 409,
-    meaning: 'The project has no active subscription.',
+    meaning: 'The board has no active subscription.',
     fix: 'Start a checkout first.',
   },
   BILLING_PAID_INVOICE_REQUIRED: {

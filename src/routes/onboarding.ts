@@ -75,7 +75,7 @@ export const ClaimResponse = z.object({
   board: BoardGlance.describe('The board as it was before the claim.'),
   project: ProjectSummary.nullable().describe('The board as you now list it; null for a preview.'),
 });
-const NAME_RULE = `A project name is 1 to ${PROJECT_NAME_MAX} printable characters.`;
+const NAME_RULE = `A board name is 1 to ${PROJECT_NAME_MAX} printable characters.`;
 const ProjectName = nonEmptyString('INVALID_PROJECT_NAME', NAME_RULE).meta({
   maxLength: PROJECT_NAME_MAX,
   description: `${NAME_RULE} Surrounding whitespace is trimmed; otherwise 400 INVALID_PROJECT_NAME.`,

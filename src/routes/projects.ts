@@ -26,7 +26,7 @@ const ListQuery = z.object({
     'cursor must be at least 1 character; omit it for the first page.',
   ).optional(),
 });
-const NAME_RULE = `A project name is 1 to ${PROJECT_NAME_MAX} printable characters.`;
+const NAME_RULE = `A board name is 1 to ${PROJECT_NAME_MAX} printable characters.`;
 // Code points, as the JSON Schema counts them and checkProjectName does (past surrounding whitespace, which is trimmed).
 const NameBody = z.strictObject({
   name: nonEmptyString('INVALID_PROJECT_NAME', NAME_RULE).meta({
@@ -92,7 +92,7 @@ export function projectRoutes(deps: ProjectDeps): Route[] {
       project: 'optional',
       rate: 'none',
       errors: ['INVALID_CURSOR'],
-      responses: { 200: { description: 'A page of project summaries.', schema: ListResponse } },
+      responses: { 200: { description: 'A page of board summaries.', schema: ListResponse } },
       async handler({ ctx, query }) {
         const account = await store.accounts.get(ctx.identity!.accountId);
         if (!account) throw new AppError('UNAUTHENTICATED');
@@ -106,7 +106,7 @@ export function projectRoutes(deps: ProjectDeps): Route[] {
       method: 'post',
       path: base,
       group: 'projects',
-      summary: 'Create an isolated board, within the plan’s project limit.',
+      summary: 'Create an isolated board, within the plan’s board limit.',
       description:
         'Sessions and account-scoped tokens only. The limit is the account’s: Pro’s when it owns a Pro board, else Free’s. Audited (board.create).',
       auth: 'bearer-or-session',
@@ -116,7 +116,7 @@ export function projectRoutes(deps: ProjectDeps): Route[] {
       rate: 'write',
       rateHeaders: true,
       errors: ['INVALID_PROJECT_NAME', 'FREE_PROJECT_LIMIT', 'ACCOUNT_BUSY'],
-      responses: { 201: { description: 'The created project’s summary.', schema: ProjectSummary } },
+      responses: { 201: { description: 'The created board’s summary.', schema: ProjectSummary } },
       async handler({ ctx, body }) {
         const project = await createProject(
           store,
@@ -132,7 +132,7 @@ export function projectRoutes(deps: ProjectDeps): Route[] {
       path: `${base}/{projectId}`,
       sends: ['pause'],
       group: 'projects',
-      summary: 'Rename a project, or pause or resume its board (admin or owner).',
+      summary: 'Rename a board, or pause or resume it (admin or owner).',
       description: PAUSING,
       auth: 'bearer-or-session',
       accountScope: true,
@@ -141,7 +141,7 @@ export function projectRoutes(deps: ProjectDeps): Route[] {
       rate: 'write',
       errors: ['INVALID_PROJECT_NAME', 'INVALID_PROJECT_ID', 'PROJECT_SCOPE_DENIED', 'ROLE_REQUIRED', 'BOARD_BUSY'],
       responses: {
-        200: { description: 'The project’s summary; with the pause when `paused` was sent.', schema: PatchReply },
+        200: { description: 'The board’s summary; with the pause when `paused` was sent.', schema: PatchReply },
       },
       async handler({ ctx, body }) {
         const project = await boardFor(deps, ctx.identity!, ctx.params.projectId!, 'admin');
@@ -163,7 +163,7 @@ export function projectRoutes(deps: ProjectDeps): Route[] {
       path: `${base}/{projectId}`,
       group: 'projects',
       refusedWhileImpersonating: true,
-      summary: 'Delete a project and its board, memberships and board tokens (owner; audited: board.delete).',
+      summary: 'Delete a board with its items, memberships and board tokens (owner; audited: board.delete).',
       description:
         'A live (or past_due) subscription of the board is cancelled at the payment provider first; when that fails, nothing is deleted (502).',
       auth: 'bearer-or-session',

@@ -115,6 +115,16 @@ describe('error registry', () => {
     expect(operations.ACCOUNT_DELETE_CONFIRM_MISMATCH).toContain('DELETE /api/account');
   });
 
+  it('calls a board a board, as the pages and docs do ("Delete a board or upgrade to Pro")', () => {
+    // `projectId` and the /api/projects paths keep their names; the words a person reads do not say "project".
+    const project = /\bprojects?\b/i;
+    for (const code of ERROR_CODES) {
+      expect(ERRORS[code].meaning.replace(/\/api\/projects\b/g, ''), code).not.toMatch(project);
+      expect(ERRORS[code].fix.replace(/\/api\/projects\b/g, ''), code).not.toMatch(project);
+    }
+    expect(ERRORS.FREE_PROJECT_LIMIT.fix).toBe('Delete a board or upgrade to Pro.');
+  });
+
   it('is what GET /api/errors serves as each code’s raisedBy', async () => {
     const served = (await (await fetch(`${srv.url}/api/errors`)).json()) as {
       errors: { code: ErrorCode; raisedBy: string[] }[];

@@ -173,7 +173,7 @@ function ProfileSection({ account }: { account: Account }) {
           hint={`Up to ${NAME_MAX} characters; leave empty to clear it.`}
         />
         <SelectField
-          label="Default project"
+          label="Default board"
           name="defaultProjectId"
           value={defaultProjectId}
           onChange={setDefaultProjectId}
