@@ -26,6 +26,9 @@ const MOVES: {
   { action: 'reopen', label: 'Reopen', done: 'Reopened', when: (s) => s === 'done' || s === 'cancelled' },
 ];
 
+/** The states whose order is the chain agents claim from: a move to its head means something only there. */
+const IN_CHAIN: readonly string[] = ['pending', 'ready'];
+
 export function ItemPage({ projectId, workId }: { projectId: string; workId: string }) {
   const [item, setItem] = useState<ItemDetail | null>(null);
   const [clauses, setClauses] = useState<ReadonlyMap<string, ClauseEvent>>(new Map());
@@ -358,12 +361,14 @@ function OperatorMoves({ projectId, item, done }: { projectId: string; item: Ite
             disabled={!reason || override.pending}
           />
         ) : null}
-        <ConfirmButton
-          label="Move to top"
-          question={`Put ${item.workId} at the head of the chain?`}
-          onConfirm={() => void reorder.go('top')}
-          disabled={reorder.pending}
-        />
+        {IN_CHAIN.includes(item.state) ? (
+          <ConfirmButton
+            label="Move to top"
+            question={`Put ${item.workId} at the head of the chain?`}
+            onConfirm={() => void reorder.go('top')}
+            disabled={reorder.pending}
+          />
+        ) : null}
         {item.state === 'ready' ? (
           <>
             <ConfirmButton
