@@ -107,7 +107,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     },
     warned: () => metrics?.leaseWarning(),
   });
-  const billing = new BillingService(store, parts.billing ?? null, logger);
+  const billing = new BillingService(store, parts.billing ?? null, logger, config.costs);
   const reconciler = new BillingReconciler(store, parts.billing ?? null, logger, config.billingReconcile);
   if (metrics) registerReconcileMetrics(metrics.registry, reconciler);
   const housekeeping = startHousekeeping({

@@ -3650,6 +3650,8 @@ export interface operations {
                         subscription: {
                             cancelAtPeriodEnd: boolean;
                             currentPeriodEnd: string | null;
+                            /** @description A past_due subscription: when its 7-day grace ends and the board turns Free unless the payment goes through first (ISO time). Null for any other status. */
+                            graceEndsAt: string | null;
                             interval: ("month" | "year") | null;
                             status: string;
                         } | null;
@@ -3658,6 +3660,8 @@ export interface operations {
                             interval: "month" | "year";
                             /** @constant */
                             plan: "pro";
+                            /** @description What Pro costs at this interval, in US dollars; null when the deployment does not say. */
+                            priceUsd: number | null;
                         }[];
                     };
                 };

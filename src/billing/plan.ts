@@ -11,9 +11,16 @@ export const PAST_DUE_GRACE_MS = 7 * DAY_MS;
 export function billingPlan(record: Pick<BillingRecord, 'status' | 'pastDueSince'> | null, now: number): PlanName {
   if (!record?.status) return 'free';
   if (record.status === 'active' || record.status === 'trialing') return 'pro';
-  if (record.status === 'past_due')
-    return record.pastDueSince !== null && now - record.pastDueSince <= PAST_DUE_GRACE_MS ? 'pro' : 'free';
-  return 'free';
+  const graceEnds = graceEndsAt(record);
+  return graceEnds !== null && now <= graceEnds ? 'pro' : 'free';
+}
+
+/**
+ * When a past_due subscription's grace ends: billing's plan is Free after this instant unless a
+ * payment goes through first. Null for any other status (or a past_due record with no start).
+ */
+export function graceEndsAt(record: Pick<BillingRecord, 'status' | 'pastDueSince'> | null): number | null {
+  return record?.status === 'past_due' && record.pastDueSince !== null ? record.pastDueSince + PAST_DUE_GRACE_MS : null;
 }
 
 /** The configured Pro prices in US dollars (REVENUE_PRO_*_USD); null when unset. */

@@ -11,7 +11,7 @@ import { AppError } from '../errors/app-error.js';
 import { auditRow, type RequestOrigin } from '../audit-row.js';
 import type { PlanName } from '../plans.js';
 import { modify, type BillingRecord, type Store } from '../../store/ports/store.js';
-import { billingPlan, boardPlan } from './plan.js';
+import { billingPlan, boardPlan, graceEndsAt, type ProPrices } from './plan.js';
 import type { BillingSetup, ProviderEvent, Refund } from './provider.js';
 import { applyEvent } from './apply-event.js';
 import { accountRecords, cancelSubscriptions, endOrphaned } from './cancel.js';
@@ -29,9 +29,12 @@ export interface AccountBilling {
     interval: 'month' | 'year' | null;
     currentPeriodEnd: string | null;
     cancelAtPeriodEnd: boolean;
+    /** past_due: when its grace ends and billing's plan turns Free (plan.ts graceEndsAt); null otherwise. */
+    graceEndsAt: string | null;
   } | null;
   providerAvailable: boolean;
-  upgradeOptions: { plan: 'pro'; interval: 'month' | 'year' }[];
+  /** Each upgrade with what it charges in US dollars (REVENUE_PRO_*_USD), null when not configured. */
+  upgradeOptions: { plan: 'pro'; interval: 'month' | 'year'; priceUsd: number | null }[];
 }
 
 export type WebhookOutcome = 'applied' | 'duplicate' | 'ignored' | 'failed';
@@ -60,6 +63,8 @@ const UPGRADES = [
   { plan: 'pro', interval: 'year' },
 ] as const;
 
+const iso = (t: number | null): string | null => (t === null ? null : new Date(t).toISOString());
+
 /** After a failed interval refresh, how long reads of that subscription answer without asking the provider again. */
 export const REFRESH_RETRY_MS = 60_000;
 /** Failed refreshes remembered at most (the oldest forgotten first). */
@@ -73,6 +78,8 @@ export class BillingService {
     private readonly store: Store,
     private readonly setup: BillingSetup | null,
     private readonly logger: Pick<Logger, 'warn'>,
+    /** What the Pro prices charge (config.costs), shown with the upgrades. */
+    private readonly prices: ProPrices = { proMonthly: null, proYearly: null },
   ) {}
 
   get available(): boolean {
@@ -135,12 +142,16 @@ export class BillingService {
         ? {
             status: record.status,
             interval: record.interval,
-            currentPeriodEnd: record.currentPeriodEnd === null ? null : new Date(record.currentPeriodEnd).toISOString(),
+            currentPeriodEnd: iso(record.currentPeriodEnd),
             cancelAtPeriodEnd: record.cancelAtPeriodEnd,
+            graceEndsAt: iso(graceEndsAt(record)),
           }
         : null,
       providerAvailable: this.available,
-      upgradeOptions: [...UPGRADES],
+      upgradeOptions: UPGRADES.map((u) => ({
+        ...u,
+        priceUsd: u.interval === 'month' ? this.prices.proMonthly : this.prices.proYearly,
+      })),
     };
   }
 

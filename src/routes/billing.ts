@@ -16,10 +16,25 @@ export const AccountBillingResponse = z.object({
       interval: Interval.nullable(),
       currentPeriodEnd: z.string().nullable(),
       cancelAtPeriodEnd: z.boolean(),
+      graceEndsAt: z
+        .string()
+        .nullable()
+        .describe(
+          'A past_due subscription: when its 7-day grace ends and the board turns Free unless the payment goes through first (ISO time). Null for any other status.',
+        ),
     })
     .nullable(),
   providerAvailable: z.boolean(),
-  upgradeOptions: z.array(z.object({ plan: z.literal('pro'), interval: Interval })),
+  upgradeOptions: z.array(
+    z.object({
+      plan: z.literal('pro'),
+      interval: Interval,
+      priceUsd: z
+        .number()
+        .nullable()
+        .describe('What Pro costs at this interval, in US dollars; null when the deployment does not say.'),
+    }),
+  ),
 });
 /** `interval` is required (INVALID_INPUT when absent); any value but month or year is INVALID_BILLING_INTERVAL, refused before the budget is drawn. */
 const CheckoutBody = z.strictObject({

@@ -1,4 +1,5 @@
-// A board past_due beyond its 7-day grace turns Free at the next sweep, with no provider event.
+// A board past_due beyond its 7-day grace turns Free at the next sweep, with no provider event;
+// the billing read names the moment it will.
 import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { BillingService } from '../../src/billing/service.js';
@@ -37,5 +38,31 @@ describe('the past_due sweep', () => {
     expect((await store.projects.get(lapsed))!.plan).toBe('free');
     expect((await store.projects.get(inGrace))!.plan).toBe('pro');
     expect((await store.projects.get(active))!.plan).toBe('pro');
+  });
+
+  it('answers, for a past_due board, when its grace ends and it turns Free; null for any other', async () => {
+    const { store } = used;
+    const since = NOW - 2 * 86_400_000;
+    const board = async (status: string, pastDueSince: number | null) => {
+      const id = unique('proj');
+      await store.projects.insert({
+        _id: id,
+        version: 1,
+        name: id,
+        ownerId: 'acc',
+        plan: 'pro',
+        createdAt: NOW,
+        lastActivityAt: NOW,
+      });
+      await store.billing.insert(
+        billingRecord(id, 'acc', { subscriptionId: 'sub', status, interval: 'month', priceId: 'p', pastDueSince }),
+      );
+      return id;
+    };
+    const billing = new BillingService(store, null, pino({ level: 'silent' }));
+    const overdue = await billing.state(await board('past_due', since), NOW);
+    expect(overdue.plan).toBe('pro');
+    expect(overdue.subscription?.graceEndsAt).toBe(new Date(since + PAST_DUE_GRACE_MS).toISOString());
+    expect((await billing.state(await board('active', null), NOW)).subscription?.graceEndsAt).toBeNull();
   });
 });

@@ -1,12 +1,13 @@
 // The account's Billing section in Chromium against stripe-mock: Free with both upgrades, the
 // checkout button going to the provider's hosted page, and Pro (after a signed webhook) with the
-// switch to yearly.
+// switch to yearly; the board it is for named, what Pro costs, and when a past-due board turns Free.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { launchChromium, openPage, screenshot, startBrowserServer, signUpInPage } from '../support/browser.js';
 import { Client, type TestServer } from '../support/server.js';
 import { unique } from '../support/temp.js';
-import { deliverSigned } from '../support/billing.js';
+import { billingRecord, deliverSigned } from '../support/billing.js';
+import { PAST_DUE_GRACE_MS } from '../../src/billing/plan.js';
 
 const chromium = inject('chromium');
 const stripeBase = inject('stripeBase');
@@ -25,6 +26,8 @@ describe.skipIf(!chromium || !stripeBase)('the Billing section (Chromium, stripe
         STRIPE_PRICE_MONTHLY: PRICES.month,
         STRIPE_PRICE_YEARLY: PRICES.year,
         STRIPE_API_BASE: stripeBase!,
+        REVENUE_PRO_MONTHLY_USD: '12',
+        REVENUE_PRO_YEARLY_USD: '120',
       }),
     ]);
   });
@@ -88,6 +91,45 @@ describe.skipIf(!chromium || !stripeBase)('the Billing section (Chromium, stripe
     await section.getByRole('button', { name: 'Switch to yearly' }).waitFor();
     await section.locator('li', { hasText: 'customer.subscription.created' }).first().waitFor();
     await screenshot(page, 'account-billing');
+    expect(tab.problems).toEqual([]);
+    await tab.close();
+  });
+
+  it('names the board, shows what Pro costs, and when a past-due board turns Free', async () => {
+    const tab = await openPage(browser, server);
+    const { page } = tab;
+    const email = `${unique('billing-due')}@example.com`;
+    await signUpInPage(page, email);
+    const owner = new Client(server.url);
+    await owner.post('/api/auth/login', { email, password: 'correct horse battery staple' });
+    const accountId = (await owner.get('/api/auth/me')).body.user.id as string;
+    const projectId = (await owner.get('/api/projects')).body.projects[0].projectId as string;
+    expect(
+      (await owner.request('PATCH', `/api/projects/${projectId}`, { json: { name: 'Payments rewrite' } })).status,
+    ).toBe(200);
+    const since = Date.now() - 2 * 86_400_000;
+    await server.store.billing.insert(
+      billingRecord(projectId, accountId, {
+        subscriptionId: 'sub_due',
+        status: 'past_due',
+        interval: 'month',
+        priceId: PRICES.month,
+        pastDueSince: since,
+      }),
+    );
+    const freeAt = new Date(since + PAST_DUE_GRACE_MS).toISOString();
+
+    await page.goto('/account/billing');
+    const section = page.locator('section[aria-labelledby="billing"]');
+    const fact = (name: string) => section.locator('dl.facts .row', { has: page.locator('dt', { hasText: name }) });
+    await fact('Board').getByRole('link', { name: 'Payments rewrite' }).waitFor();
+    expect(await fact('Plan').locator('dd').innerText()).toBe('Pro');
+    expect(await fact('Pro costs').locator('dd').innerText()).toBe('$12 a month, or $120 a year');
+    expect(await fact('Turns Free on').locator('time').getAttribute('datetime')).toBe(freeAt);
+    const note = section.getByRole('status').filter({ hasText: 'The last payment failed' });
+    expect(await note.innerText()).toContain('“Payments rewrite” stays Pro until');
+    expect(await note.locator('time').getAttribute('datetime')).toBe(freeAt);
+    await screenshot(page, 'account-billing-past-due');
     expect(tab.problems).toEqual([]);
     await tab.close();
   });

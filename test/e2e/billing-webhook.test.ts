@@ -21,6 +21,9 @@ beforeAll(async () => {
     STRIPE_PRICE_YEARLY: PRICES.year,
     // The webhook needs no provider call; GET billing's interval refresh does (a closed port when stripe-mock is absent).
     STRIPE_API_BASE: stripeBase ?? 'http://127.0.0.1:1',
+    // What the two prices charge: the billing read shows them with the upgrades.
+    REVENUE_PRO_MONTHLY_USD: '12',
+    REVENUE_PRO_YEARLY_USD: '120',
   });
 });
 afterAll(async () => {
@@ -86,7 +89,7 @@ const auditOf = async (board: TestBoard) =>
   }[];
 
 describe('billing state', () => {
-  it('is Free with no subscription and offers Pro monthly and yearly; another member is refused', async () => {
+  it('is Free with no subscription and offers Pro monthly and yearly at their prices; another member is refused', async () => {
     const board = await newBoard(srv.url);
     const res = await board.owner.get(`/api/account/billing?projectId=${board.projectId}`);
     expect(res.status).toBe(200);
@@ -96,8 +99,8 @@ describe('billing state', () => {
       subscription: null,
       providerAvailable: true,
       upgradeOptions: [
-        { plan: 'pro', interval: 'month' },
-        { plan: 'pro', interval: 'year' },
+        { plan: 'pro', interval: 'month', priceUsd: 12 },
+        { plan: 'pro', interval: 'year', priceUsd: 120 },
       ],
     });
     const member = await newBoard(srv.url);

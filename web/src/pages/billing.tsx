@@ -1,6 +1,7 @@
-// The account's Billing section: per board you own, its plan and subscription, upgrade to Pro
-// monthly or yearly (the provider's hosted checkout), manage it in the provider's portal, switch
-// a monthly subscription to yearly, and the provider deliveries recorded for the board.
+// The account's Billing section: per board you own (named), its plan and subscription, what Pro
+// costs, when a past-due board turns Free, upgrade to Pro monthly or yearly (the provider's hosted
+// checkout), manage it in the provider's portal, switch a monthly subscription to yearly, and the
+// provider deliveries recorded for the board.
 import { useEffect, useState } from 'preact/hooks';
 import { client } from '../api.js';
 import { queryParam } from '../router.js';
@@ -33,12 +34,31 @@ export function BillingSection() {
       <ErrorNote error={projects.error} />
       {projects.data && mine.length === 0 ? <p class="muted">You own no board: billing is the owner’s.</p> : null}
       <BoardPicker name="billing-board" boards={mine} value={projectId} onChange={setProjectId} />
-      {projectId ? <BoardBilling projectId={projectId} key={projectId} /> : null}
+      {projectId ? (
+        <BoardBilling
+          projectId={projectId}
+          name={mine.find((p) => p.projectId === projectId)?.name ?? null}
+          key={projectId}
+        />
+      ) : null}
     </section>
   );
 }
 
-function BoardBilling({ projectId }: { projectId: string }) {
+/** US dollars as a price reads: "$12", "$9.50". */
+const usd = (n: number): string =>
+  n.toLocaleString('en-US', {
+    style: 'currency',
+    currency: 'USD',
+    minimumFractionDigits: Number.isInteger(n) ? 0 : 2,
+  });
+
+/** A moment to the minute, in the reader's zone, its exact time kept in the element. */
+const When = ({ iso }: { iso: string }) => (
+  <time dateTime={iso}>{new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })}</time>
+);
+
+function BoardBilling({ projectId, name }: { projectId: string; name: string | null }) {
   const params = { query: { projectId } };
   const state = useLoad(() => client.get('/api/account/billing', { params }));
   const deliveries = useLoad(() => client.get('/api/account/billing/events', { params }).then((r) => r.events));
@@ -57,9 +77,16 @@ function BoardBilling({ projectId }: { projectId: string }) {
   if (!b) return <ErrorNote error={state.error} />;
   const sub = b.subscription;
   const live = sub !== null && ['active', 'trialing', 'past_due'].includes(sub.status);
+  const priced = b.upgradeOptions.filter((o) => o.priceUsd !== null);
   return (
     <>
       <dl class="facts">
+        <div class="row">
+          <dt class="muted">Board</dt>
+          <dd>
+            <a href={`/boards/${projectId}`}>{name ?? projectId}</a>
+          </dd>
+        </div>
         <div class="row">
           <dt class="muted">Plan</dt>
           <dd>
@@ -74,6 +101,22 @@ function BoardBilling({ projectId }: { projectId: string }) {
               : 'none'}
           </dd>
         </div>
+        {sub?.graceEndsAt ? (
+          <div class="row">
+            <dt class="muted">Turns Free on</dt>
+            <dd>
+              <When iso={sub.graceEndsAt} />
+            </dd>
+          </div>
+        ) : null}
+        {priced.length ? (
+          <div class="row">
+            <dt class="muted">Pro costs</dt>
+            <dd>
+              {priced.map((o) => `${usd(o.priceUsd!)} a ${o.interval === 'year' ? 'year' : 'month'}`).join(', or ')}
+            </dd>
+          </div>
+        ) : null}
         {sub?.currentPeriodEnd ? (
           <div class="row">
             <dt class="muted">{sub.cancelAtPeriodEnd ? 'Ends on' : 'Renews on'}</dt>
@@ -81,6 +124,15 @@ function BoardBilling({ projectId }: { projectId: string }) {
           </div>
         ) : null}
       </dl>
+      {sub?.graceEndsAt ? (
+        <div class="note warn" role="status">
+          <span>
+            The last payment failed and the provider is retrying it. {name ? `“${name}”` : 'This board'} stays Pro until{' '}
+            <When iso={sub.graceEndsAt} />, then turns Free unless a payment goes through: update the card in the
+            portal.
+          </span>
+        </div>
+      ) : null}
       {!b.providerAvailable ? (
         <p class="muted">Billing is not configured on this deployment; every board works on the Free plan.</p>
       ) : null}
@@ -100,6 +152,7 @@ function BoardBilling({ projectId }: { projectId: string }) {
                   }
                 >
                   Upgrade to Pro, {o.interval === 'year' ? 'yearly' : 'monthly'}
+                  {o.priceUsd !== null ? ` (${usd(o.priceUsd)})` : ''}
                 </button>
               ))
             : null}
