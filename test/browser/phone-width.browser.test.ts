@@ -1,6 +1,6 @@
 // At a phone's width (390 px), with names that have no spaces (a board, an agent's token, an
 // item's title, a shout), no page is wider than the screen: tables scroll in their own box and
-// long names break anywhere.
+// long names break anywhere. The board's columns stack there, none hidden off to the side.
 import { describe, expect, inject, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { screenshot, useBrowserTabs } from '../support/browser.js';
@@ -52,6 +52,49 @@ describe.skipIf(!chromium)('pages at a phone’s width with long names (Chromium
     expect(await check(`/boards/${projectId}`, 'Short one', 'phone-width-board')).toBe(WIDTH);
     expect(await check(`/boards/${projectId}/items/W-1`, 'History', 'phone-width-item')).toBe(WIDTH);
     expect(await check(`/boards/${projectId}/insights`, 'Reconciliation', 'phone-width-insights')).toBe(WIDTH);
+    expect(t.problems).toEqual([]);
+  });
+
+  it('stacks the board’s columns at 390 px: each in full view, none scrolled off to the side', async () => {
+    const board = await newBoard(tabs.server.url);
+    const { owner, projectId } = board;
+    const agent = await board.agent('builder');
+    const made = await agent.post('/api/items/batch', {
+      items: [
+        { ref: 'a', title: 'Schema' },
+        { ref: 'b', title: 'Migration', dependsOn: ['a'] },
+        { ref: 'c', title: 'Docs' },
+      ],
+    });
+    expect(made.status, made.text).toBe(201);
+    expect((await agent.post('/api/claim', { workId: 'W-1' })).status).toBe(200);
+
+    const t = await tabs.tab();
+    const { page } = t;
+    await t.context.addCookies([...owner.cookies].map(([k, value]) => ({ name: k, value, url: tabs.server.url })));
+    await page.setViewportSize({ width: WIDTH, height: 844 });
+    await page.goto(`/boards/${projectId}`);
+    await page.locator('section.column[data-state="claimed"]').getByText('Schema').waitFor();
+    const boxes = (await page.evaluate(`(() => {
+      const strip = document.querySelector('.columns');
+      return {
+        sideways: strip.scrollWidth - strip.clientWidth,
+        columns: [...strip.querySelectorAll('section.column')].map((c) => {
+          const r = c.getBoundingClientRect();
+          return { state: c.dataset.state, left: Math.round(r.left), right: Math.round(r.right), top: Math.round(r.top) };
+        }),
+      };
+    })()`)) as { sideways: number; columns: { state: string; left: number; right: number; top: number }[] };
+    expect(boxes.sideways).toBe(0);
+    expect(boxes.columns).toHaveLength(8);
+    for (const c of boxes.columns) {
+      expect(c.left, c.state).toBeGreaterThanOrEqual(0);
+      expect(c.right, c.state).toBeLessThanOrEqual(WIDTH);
+    }
+    const tops = boxes.columns.map((c) => c.top);
+    expect(tops).toEqual([...tops].sort((a, b) => a - b)); // one under another, in the board's order
+    expect(new Set(tops).size).toBe(8);
+    await screenshot(page, 'phone-width-board-columns');
     expect(t.problems).toEqual([]);
   });
 });
