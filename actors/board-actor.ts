@@ -12,7 +12,8 @@
 // it is answered from the held board only while this node knows no other could have committed
 // since that board was checked (Currency); otherwise the store's version is read first.
 import { randomUUID } from 'node:crypto';
-import { boardFrom, entryCount, nextExpiry, storedEntry, withStored, type Board } from '../machines/board.js';
+import { boardFrom, entryCount, storedEntry, withStored, type Board } from '../machines/board.js';
+import { nextExpiry } from '../machines/board-queries.js';
 import type { StoredEntry } from '../machines/board-entries.js';
 import { closedDays, foldStats, oldestDayKept, type BoardStats } from '../machines/board-stats.js';
 import { archiveDays } from './stats-archive.js';

@@ -2,7 +2,8 @@
 // the next warning (20% of a lease's time left) or the next expiry. When it fires, every warning
 // due is told to listeners and every lease due expires in one command, decided where the board's
 // commands are (its home), committed once with the version check, with no read of the whole board.
-import { nextExpiry, type Board } from '../machines/board.js';
+import type { Board } from '../machines/board.js';
+import { nextExpiry } from '../machines/board-queries.js';
 import type { BoardActor } from './board-actor.js';
 
 export type WarningListener = (boardId: string, warning: { workId: string; holder: string; expiresAt: number }) => void;

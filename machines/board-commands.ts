@@ -5,8 +5,6 @@ import {
   addItems,
   applyEvent,
   BoardDraft,
-  checkGraph,
-  rankBounds,
   workIdOf,
   type Board,
   type BoardEvent,
@@ -14,6 +12,8 @@ import {
   type ItemChange,
   type ItemFields,
 } from './board.js';
+import { checkGraph } from './board-graph.js';
+import { rankBounds } from './board-queries.js';
 import type { Decide, Decision, NewEvent } from './board-decision.js';
 import { BoardError } from './board-error.js';
 import { missingDoctrine } from './doctrine-commands.js';

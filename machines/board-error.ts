@@ -1,7 +1,7 @@
 // A refusal from the board's pure decisions: a code, a message, and details for the caller. The
 // codes form one union so src/board/board-access.ts can check at compile time that each of them
 // is in the error registry (machines/ cannot import it).
-import type { GraphError } from './board.js';
+import type { GraphError } from './board-graph.js';
 import type { DoctrineRefusalCode } from './doctrine-machine.js';
 import type { RefusalCode } from './item-types.js';
 

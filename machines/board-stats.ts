@@ -3,7 +3,8 @@
 // of ready-to-done times, doctrine blind tests passed and failed, the items per state at the day's
 // end and the most agents active at once; and when each agent last acted. Kept with the board,
 // bounded by days and active agents, not by the board's size. Pure: time arrives with the events.
-import { countsByState, type Board } from './board.js';
+import type { Board } from './board.js';
+import { countsByState } from './board-queries.js';
 
 export const STATS_DAYS_KEPT = 180;
 export const ACTIVE_WINDOW_MS = 3600_000;

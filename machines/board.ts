@@ -1,20 +1,10 @@
 // The board's work graph as pure functions: creating items under the graph rules, applying one
 // lifecycle event with its automatic cascade (dependents unlocked or re-locked in the same
-// change), and the priority chain. No I/O, no clock: `now` arrives with each call.
+// change). No I/O, no clock: `now` arrives with each call. The graph's rules are in
+// machines/board-graph.ts, the board's reads (the priority chain among them) in machines/board-queries.ts.
 // A board is never changed in place: decisions change a BoardDraft (copy-on-write trees) and
 // finish it into the next board, so every operation costs what it changes, not the board's size.
-import {
-  BTree,
-  chainKey,
-  cloneIndex,
-  compareChainKeys,
-  indexOf,
-  reindex,
-  seqOf,
-  shareEmpty,
-  type BoardIndex,
-  type Tree,
-} from './board-index.js';
+import { BTree, cloneIndex, indexOf, reindex, seqOf, shareEmpty, type BoardIndex, type Tree } from './board-index.js';
 import type { BoardItem, ItemFields } from './board-item.js';
 import {
   compareClauseIds,
@@ -78,11 +68,6 @@ export interface ItemChange {
   to: ItemState;
   emitted: BoardEmitted[];
 }
-
-export type GraphError = {
-  code: 'CONFLICTING_DEPENDENCIES' | 'CROSS_PROJECT_FOLD' | 'CROSS_PROJECT_PARENT';
-  message: string;
-};
 
 export const ENDED_LEASES_KEPT = 5;
 /** How a holder ends its own lease: a submission, or a release. Any other ending is a revocation (or an expiry). */
@@ -307,61 +292,6 @@ export function dependentsOf(board: Board, workId: string): string[] {
   return out;
 }
 
-type GraphNode = Pick<BoardItem, 'dependsOn' | 'parentId'>;
-
-/** Ancestors through parentId, nearest first. */
-function ancestors(node: (id: string) => GraphNode | undefined, workId: string): string[] {
-  const out: string[] = [];
-  for (let at = node(workId)?.parentId ?? null; at && !out.includes(at); at = node(at)?.parentId ?? null) out.push(at);
-  return out;
-}
-
-/** Checks dependencies and parents of `candidates` against the board plus the candidates themselves. */
-export function checkGraph(board: Board, candidates: Record<string, GraphNode>, without?: string): GraphError | null {
-  const node = (id: string): GraphNode | undefined =>
-    id === without && !(id in candidates) ? undefined : (candidates[id] ?? board.items.get(id));
-  for (const [workId, item] of Object.entries(candidates)) {
-    if (item.parentId !== null && !node(item.parentId))
-      return { code: 'CROSS_PROJECT_PARENT', message: `${workId}: parent ${item.parentId} is not on this board.` };
-    for (const dep of item.dependsOn) {
-      if (!node(dep))
-        return { code: 'CROSS_PROJECT_FOLD', message: `${workId}: dependency ${dep} is not on this board.` };
-      if (dep === workId) return { code: 'CONFLICTING_DEPENDENCIES', message: `${workId} depends on itself.` };
-      if (ancestors(node, workId).includes(dep) || ancestors(node, dep).includes(workId)) {
-        return {
-          code: 'CONFLICTING_DEPENDENCIES',
-          message: `${workId} cannot depend on its own ancestor or descendant ${dep}.`,
-        };
-      }
-    }
-    if (ancestors(node, workId).includes(workId))
-      return { code: 'CONFLICTING_DEPENDENCIES', message: `${workId}'s parents form a cycle.` };
-  }
-  // A cycle anywhere among the dependencies reachable from the candidates (depth-first, colouring).
-  const colour = new Map<string, 1 | 2>();
-  const visit = (id: string): string | null => {
-    if (colour.get(id) === 2) return null;
-    if (colour.get(id) === 1) return id;
-    colour.set(id, 1);
-    for (const dep of node(id)?.dependsOn ?? []) {
-      const cycle = visit(dep);
-      if (cycle) return cycle;
-    }
-    colour.set(id, 2);
-    return null;
-  };
-  for (const id of Object.keys(candidates)) {
-    const cycle = visit(id);
-    if (cycle) return { code: 'CONFLICTING_DEPENDENCIES', message: `The dependencies of ${cycle} form a cycle.` };
-  }
-  return null;
-}
-
-/** The lowest and highest rank of the ranked items (0 and 0 when none is ranked). */
-export function rankBounds(board: Board): { min: number; max: number } {
-  return { min: board.index.ranks.minKey()?.[0] ?? 0, max: board.index.ranks.maxKey()?.[0] ?? 0 };
-}
-
 /** Adds items (already given work ids) as pending or ready; the caller checked the graph. */
 export function addItems(draft: BoardDraft, fields: Record<string, ItemFields>, now: number): BoardItem[] {
   const created = Object.entries(fields).map(([workId, f]): BoardItem => {
@@ -477,101 +407,4 @@ export function applyEvent(
   if (result.state === 'done' && item.state !== 'done') cascade('DEPS_DONE', 'pending', (d) => depsDone(draft, d));
   if (item.state === 'done' && result.state !== 'done') cascade('DEP_REOPENED', 'ready', () => true);
   return { ok: true, changes };
-}
-
-/** Ready (or awaiting-verify) items in pull order: rank, then priority, then creation. */
-export function* chain(board: Board, state: 'ready' | 'awaiting_verify' = 'ready'): Generator<BoardItem> {
-  for (const workId of (state === 'ready' ? board.index.ready : board.index.awaiting).values())
-    yield board.items.get(workId)!;
-}
-
-/** The first `limit` items of the chain. */
-export function priorityChain(
-  board: Board,
-  state: 'ready' | 'awaiting_verify' = 'ready',
-  limit = Infinity,
-): BoardItem[] {
-  const out: BoardItem[] = [];
-  for (const item of chain(board, state)) {
-    if (out.length >= limit) break;
-    out.push(item);
-  }
-  return out;
-}
-
-/** The first item of the priority chain this principal may take for `purpose` (among `within` only, for a resource token naming items), or null. */
-export function pullNext(
-  board: Board,
-  principal: string,
-  purpose: 'work' | 'verify',
-  within: readonly string[] | null = null,
-): BoardItem | null {
-  const state = purpose === 'work' ? 'ready' : 'awaiting_verify';
-  // A verifier takes only items it neither submitted nor worked on since they last became ready.
-  const takes = (item: BoardItem) =>
-    purpose === 'work' || (item.life.submission?.by !== principal && !item.life.workHolders.includes(principal));
-  if (within) {
-    // A resource token's few items: order them by their chain keys rather than walk the chain.
-    const candidates = within
-      .map((id) => board.items.get(id))
-      .filter((i): i is BoardItem => i?.state === state && takes(i));
-    return candidates.sort((a, b) => compareChainKeys(chainKey(a), chainKey(b)))[0] ?? null;
-  }
-  for (const item of chain(board, state)) if (takes(item)) return item;
-  return null;
-}
-
-/**
- * Up to `limit` items after the work id `after` (in the items' key order), only those in `state`
- * and among `within` when given, and the cursor of the next page (null on the last).
- */
-export function listItems(
-  board: Board,
-  options: { state?: ItemState; after?: string; limit: number; within?: ReadonlySet<string> | null },
-): { items: BoardItem[]; next: string | null } {
-  const items: BoardItem[] = [];
-  let last: string | undefined;
-  for (const [workId, item] of board.items.entries(options.after)) {
-    if (workId === options.after) continue;
-    last = workId;
-    if (options.state !== undefined && item.state !== options.state) continue;
-    if (options.within && !options.within.has(workId)) continue;
-    items.push(item);
-    if (items.length === options.limit) break;
-  }
-  const more = last !== undefined && board.items.nextHigherKey(last) !== undefined;
-  return { items, next: items.length === options.limit && more ? last! : null };
-}
-
-/** How many items are in each state (every state present, zero or not). */
-export function countsByState(board: Board): Record<ItemState, number> {
-  return { ...board.index.counts };
-}
-
-/** Items holding a live lease of `principal`. */
-export function heldBy(board: Board, principal: string): BoardItem[] {
-  const out: BoardItem[] = [];
-  board.index.holders.forRange(
-    [principal, ''],
-    [principal, '\uffff'],
-    true,
-    (k) => void out.push(board.items.get(k[1])!),
-  );
-  return out;
-}
-
-/** Every live lease, soonest expiry first. */
-export function liveLeases(board: Board): BoardItem[] {
-  return board.index.expiries.valuesArray().map((workId) => board.items.get(workId)!);
-}
-
-/** The nearest lease expiry on the board. */
-export const nextExpiry = (board: Board): number | null => board.index.expiries.minKey()?.[0] ?? null;
-
-/** Dependents whose dependency was cancelled: reported as stalled until an operator re-points them. */
-export function stalled(board: Board): string[] {
-  const out = new Set<string>();
-  for (const cancelled of board.index.cancelled.keys())
-    for (const id of dependentsOf(board, cancelled)) if (board.items.get(id)!.state === 'pending') out.add(id);
-  return [...out].sort((a, b) => seqOf(a) - seqOf(b));
 }

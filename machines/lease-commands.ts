@@ -1,7 +1,8 @@
 // The lease decisions of the board: claim (named or pull-next), renew and release, submit, progress,
 // and expiry. A lease id is its holder's capability: a stale or foreign one changes nothing, and
 // one that ended is told apart (expired, revoked with its reason, or ended by its holder).
-import { BoardDraft, heldBy, HOLDER_ENDINGS, pullNext, type Board, type BoardEvent, type BoardItem } from './board.js';
+import { BoardDraft, HOLDER_ENDINGS, type Board, type BoardEvent, type BoardItem } from './board.js';
+import { heldBy, pullNext } from './board-queries.js';
 import { itemOr404, move, moved, patched } from './board-commands.js';
 import type { Decide } from './board-decision.js';
 import { BoardError } from './board-error.js';

@@ -6,7 +6,9 @@
 // and no live lease (a lease's id is its holder's capability and never leaves the old board, so an
 // item held then is as its lease would leave it: claimed counts as ready, verifying as awaiting_verify).
 import { z } from 'zod';
-import { boardFrom, checkGraph, entryCount, nextExpiry, type BoardItem } from '../../machines/board.js';
+import { boardFrom, entryCount, type BoardItem } from '../../machines/board.js';
+import { checkGraph } from '../../machines/board-graph.js';
+import { nextExpiry } from '../../machines/board-queries.js';
 import {
   clauseKey,
   doctrineKey,

@@ -1,6 +1,7 @@
 // The board's metrics as one pure function of the board, its running stats, its plan and the time:
 // counts by state now, the aggregates over the plan's history retention, and the same days one by one.
-import { countsByState, type Board } from '../../machines/board.js';
+import type { Board } from '../../machines/board.js';
+import { countsByState } from '../../machines/board-queries.js';
 import {
   dayOf,
   metricsOf,

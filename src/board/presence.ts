@@ -1,6 +1,7 @@
 // Presence on a board: a heartbeat records an agent's status, note and item; an agent is online
 // when seen within ONLINE_WITHIN_MS; the roster joins what was seen with the leases agents hold.
-import { liveLeases, type Board } from '../../machines/board.js';
+import type { Board } from '../../machines/board.js';
+import { liveLeases } from '../../machines/board-queries.js';
 import type { PresenceRecord, Store } from '../../store/ports/store.js';
 import type { Maybe } from '../../store/ports/maybe.js';
 import type { PresenceNotice } from './notices.js';

@@ -1,7 +1,8 @@
 // The board at a glance (GET /api/status): a pure snapshot of the committed board, with the two
 // facts that live outside it read by the caller: how many agents are online, and when the board
 // last changed.
-import { chain, countsByState, liveLeases, priorityChain, stalled, type Board } from '../../machines/board.js';
+import type { Board } from '../../machines/board.js';
+import { chain, countsByState, liveLeases, priorityChain, stalled } from '../../machines/board-queries.js';
 import { retiredSpecLinks } from '../../machines/doctrine-commands.js';
 import type { BoardRecord, Store } from '../../store/ports/store.js';
 import { pauseViewOf } from './pause.js';

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { NewItem } from '../../machines/board-commands.js';
 import { BATCH_MAX, type ItemEventInput } from '../board/commands.js';
-import { listItems } from '../../machines/board.js';
+import { listItems } from '../../machines/board-queries.js';
 import { ITEM_STATES } from '../../machines/item-types.js';
 import { DOCTRINE_LEVELS, DOCTRINE_STATUSES } from '../../machines/doctrine-machine.js';
 import { doctrineLinksOf } from '../board/doctrine.js';

@@ -1,6 +1,7 @@
 // Metrics as running aggregates: folded from commits' events, read as a table of cases.
 import { describe, expect, it } from 'vitest';
-import { BoardDraft, countsByState, emptyBoard } from '../../machines/board.js';
+import { BoardDraft, emptyBoard } from '../../machines/board.js';
+import { countsByState } from '../../machines/board-queries.js';
 import type { BoardItem } from '../../machines/board-item.js';
 import {
   closedDays,

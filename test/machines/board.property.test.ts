@@ -7,12 +7,12 @@ import {
   applyEvent,
   BoardDraft,
   emptyBoard,
-  pullNext,
   type Board,
   type BoardEvent,
   type ItemChange,
   type ItemFields,
 } from '../../machines/board.js';
+import { pullNext } from '../../machines/board-queries.js';
 import { expectIndexesRebuilt } from './indexes.js';
 import { createItems, patchItem, reorder } from '../../machines/board-commands.js';
 import { expireDue } from '../../machines/lease-commands.js';
