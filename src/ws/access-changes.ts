@@ -83,22 +83,50 @@ export class AccessChanges {
   }
 
   /**
+   * Accounts were written (ids null: any of them): an operator's standing is read from the account
+   * (OperatorGate.isOperator), so one who is no longer an operator loses at once, on every node
+   * (the write's `records.changed` notice), the impersonation sockets their standing held up
+   * (Authenticator.operatorPresent, asked through stillValid), and on their own sockets the boards
+   * they watched as operator and the firehose.
+   */
+  async accountsChanged(ids: readonly string[] | null): Promise<void> {
+    const changed = (accountId: string) => ids === null || ids.includes(accountId);
+    const held = [...this.deps.subscriptions.connections()].filter((conn) => {
+      const id = conn.identity;
+      if (id.kind !== 'session') return false;
+      return id.impersonation ? changed(id.impersonation.operatorId) : changed(id.accountId);
+    });
+    await this.closeEnded(held, true);
+    await this.recheckFirehose([...this.deps.firehose.sockets()].filter((conn) => changed(conn.identity.accountId)));
+  }
+
+  /**
    * Closes the sockets whose credential no longer stands: one that expired, or a revocation this
    * node did not hear of (the bus was down). One store read per credential.
    */
   async revalidate(): Promise<void> {
+    await this.closeEnded([...this.deps.subscriptions.connections()], true);
+    await this.recheckFirehose([...this.deps.firehose.sockets()]);
+  }
+
+  /** Closes those of `conns` whose credential no longer stands (one store read per credential); with `roles`, rechecks the rest's roles. */
+  private async closeEnded(conns: readonly Connection[], roles: boolean): Promise<void> {
     const byCredential = new Map<string, Connection[]>();
-    for (const conn of this.deps.subscriptions.connections()) {
+    for (const conn of conns) {
       const id = conn.identity;
       const key = id.kind === 'session' ? `s:${id.sessionId}` : `t:${id.tokenId}:${id.prefix}`;
       (byCredential.get(key) ?? byCredential.set(key, []).get(key)!).push(conn);
     }
-    for (const conns of byCredential.values()) {
-      const valid = await this.deps.stillValid(conns[0]!.identity).catch(() => true); // a store hiccup closes nothing
-      if (!valid) for (const conn of conns) conn.close(CLOSE.revoked, 'the credential was revoked');
-      else await this.recheckRoles(conns);
+    for (const same of byCredential.values()) {
+      const valid = await this.deps.stillValid(same[0]!.identity).catch(() => true); // a store hiccup closes nothing
+      if (!valid) for (const conn of same) conn.close(CLOSE.revoked, 'the credential was revoked');
+      else if (roles) await this.recheckRoles(same);
     }
-    for (const conn of this.deps.firehose.sockets()) {
+  }
+
+  /** Ends the firehose of those of `conns` no longer an operator's. */
+  private async recheckFirehose(conns: readonly Connection[]): Promise<void> {
+    for (const conn of conns) {
       const still = await this.deps.operators?.admits(conn.identity).catch(() => true); // a store hiccup ends nothing
       if (!still && this.deps.firehose.unwatch(conn))
         transmit(

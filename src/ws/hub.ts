@@ -12,6 +12,7 @@ import type { ProjectSelector } from '../auth/project-selection.js';
 import type { BoardFeed } from '../board/feed/feed.js';
 import { presenceView } from '../board/presence.js';
 import type { MembershipNotice, RevokedNotice } from '../auth/access-notices.js';
+import type { RecordsChangedNotice } from '../auth/identity-cache.js';
 import type { LeaseEndedNotice, LeaseExpiringNotice, PresenceNotice, ShoutNotice } from '../board/notices.js';
 import type { CatchUpNotice } from '../bus/bus.js';
 import type { ResolutionObserver } from '../errors/observed-resolution.js';
@@ -68,6 +69,7 @@ export type SocketNotice =
   | LeaseEndedNotice
   | MembershipNotice
   | RevokedNotice
+  | RecordsChangedNotice
   | CatchUpNotice;
 
 export class Hub {
@@ -176,6 +178,9 @@ export class Hub {
     'lease.ended': (notice) => this.leases.ended(notice),
     membership: (notice) => this.changes.membership(notice),
     revoked: (notice) => this.changes.revoked(notice),
+    // An operator's standing is their account's: one written may no longer be an operator.
+    'records.changed': (notice) =>
+      void (notice.collection === 'accounts' ? this.changes.accountsChanged(notice.ids) : undefined),
     'catch-up': (notice) =>
       void (notice.boardId === undefined
         ? Promise.all([this.delivery.catchUpAll(), this.revalidate()])

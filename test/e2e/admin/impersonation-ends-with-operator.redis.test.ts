@@ -2,8 +2,11 @@
 // other node, which holds both sessions in its identity cache (src/auth/identity-cache.ts), refuses
 // the impersonation at once when the operator's session is signed out on one node (only the bus's
 // notice about the operator's session can tell it: the impersonation session's own record is
-// unchanged), and closes its socket there; the end is written down once, whichever node notices it.
+// unchanged), and closes its socket there; and closes it there at once when the operator stops
+// being one on the other node (their account's write told through the bus, not the minute's recheck).
+// The end is written down once, whichever node notices it.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { modify } from '../../../store/ports/store.js';
 import { MAX_AGE_MS } from '../../../src/auth/identity-cache.js';
 import { confirmedOperator, operatorEmail, signedUp } from '../../support/operators.js';
 import { twoNodesOnRedis, type RedisNodes } from '../../support/redis-nodes.js';
@@ -15,11 +18,12 @@ const url = inject('redisUrl');
 /** Well under an entry's own age: a change seen within it was told, not aged out. */
 const TOLD_WITHIN_MS = Math.min(3000, MAX_AGE_MS / 3);
 const OPERATOR = operatorEmail();
+const DEMOTED = operatorEmail();
 
 describe.skipIf(!url)('an impersonation session across two nodes', () => {
   let nodes: RedisNodes;
   beforeAll(async () => {
-    nodes = await twoNodesOnRedis(url!, { env: { OPERATOR_EMAILS: OPERATOR } });
+    nodes = await twoNodesOnRedis(url!, { env: { OPERATOR_EMAILS: [OPERATOR, DEMOTED].join(',') } });
   }, 60_000);
   afterAll(async () => {
     await nodes?.stop();
@@ -55,5 +59,28 @@ describe.skipIf(!url)('an impersonation session across two nodes', () => {
     expect(await rows()).toEqual([
       expect.objectContaining({ data: expect.objectContaining({ automatic: true, cause: 'operator-session-ended' }) }),
     ]);
+  });
+
+  it('closes its socket on the other node at once when the operator is no longer one', async () => {
+    const operator = await confirmedOperator(nodes.a, DEMOTED);
+    const victim = await signedUp(nodes.a.url);
+    const started = await operator.client.post(`/api/admin/users/${victim.accountId}/impersonate`, {
+      reason: 'support ticket 9',
+    });
+    expect(started.status, started.text).toBe(201);
+    const cookie = `board_session=${operator.client.cookies.get('board_session')}`;
+    const socket = await openSocket(nodes.b.url, { cookie, origin: 'http://board.test' });
+
+    // On node a, the operator's address no longer confirmed: no operator now.
+    await modify(nodes.a.store.accounts, operator.accountId, () => ({ emailVerified: false }));
+
+    const closed = await Promise.race([
+      socket.closed,
+      new Promise((r) => setTimeout(() => r('still open'), TOLD_WITHIN_MS)),
+    ]);
+    expect(closed, 'the socket on b outlived its operator’s standing').toEqual({
+      code: 4001,
+      reason: 'the credential was revoked',
+    });
   });
 });

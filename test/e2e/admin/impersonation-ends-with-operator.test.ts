@@ -115,7 +115,8 @@ it('holds an impersonation only while its operator is still one', async () => {
 
   const me = await demoted.client.get('/api/auth/me');
   expect(me.status, 'an impersonation outlived its operator’s standing').toBe(401);
-  demoted.socket.ws.close();
+  // Its socket closes at once too, not at the next minute's recheck (answered waits 2 s).
+  expect(await answered(demoted.client, demoted.socket), 'the socket outlived its operator’s standing').toEqual(ENDED);
   expect(await endRows(demoted.victim.accountId)).toEqual([
     expect.objectContaining({ data: expect.objectContaining({ automatic: true, cause: 'operator-role-lost' }) }),
   ]);

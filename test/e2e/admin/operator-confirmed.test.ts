@@ -14,7 +14,7 @@ import { openSocket, type TestSocket } from '../../support/socket.js';
 import { verifyEmail } from '../../support/verify-email.js';
 
 const PASSWORD = 'operator password 123'; // operatorSession's
-const listed = Array.from({ length: 10 }, operatorEmail);
+const listed = Array.from({ length: 11 }, operatorEmail);
 const bus = new MemoryBus();
 let srv: TestServer;
 
@@ -140,6 +140,28 @@ describe('an operator is a listed address that is confirmed', () => {
     await socket.next((m) => m.type === 'pong');
     await expect(socket.next((m) => m.type === 'firehose' || m.type === 'event', 300)).rejects.toThrow(
       /no matching message/,
+    );
+    socket.ws.close();
+  });
+
+  it('ends a socket’s firehose and foreign board at once when its address is no longer confirmed', async () => {
+    const op = await confirmedOperator(srv, listed[10]!);
+    const board = await newBoard(srv.url);
+    const socket = await openSocket(srv.url, cookieOf(op.client));
+    expect(await firehose(socket)).toBe('subscribed');
+    socket.send({ type: 'subscribe', boardId: board.projectId, topics: ['activity'] });
+    expect(await socket.next((m) => m.type === 'subscribed' || m.type === 'error')).toMatchObject({ role: 'operator' });
+
+    // The account's write is told to every node's sockets: no re-check (a minute away) needed.
+    const account = (await srv.store.accounts.get(op.accountId))!;
+    expect(await srv.store.accounts.update(account._id, account.version, { emailVerified: false })).not.toBe(null);
+    const ended: Record<string, unknown>[] = [];
+    while (ended.length < 2) ended.push(await socket.next((m) => m.type === 'unsubscribed', 2000));
+    expect(ended).toEqual(
+      expect.arrayContaining([
+        { type: 'unsubscribed', topics: ['firehose'], reason: 'This account is no longer an operator.' },
+        expect.objectContaining({ type: 'unsubscribed', boardId: board.projectId }),
+      ]),
     );
     socket.ws.close();
   });
