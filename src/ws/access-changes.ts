@@ -29,7 +29,8 @@ export function drop(
   if (subscriptions.unwatch(conn, boardId)) transmit(conn, JSON.stringify({ type: 'unsubscribed', boardId, reason }));
 }
 
-const roleChanged = (role: string | null): string =>
+/** Why a subscription ended when the socket's role on the board changed (null: no longer a member). */
+export const roleChanged = (role: string | null): string =>
   role === null
     ? 'You are no longer a member of this board.'
     : `Your role on this board is now ${role}; subscribe again.`;

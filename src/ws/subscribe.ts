@@ -6,7 +6,7 @@ import type { Store } from '../../store/ports/store.js';
 import type { BoardFeed, StartPoint } from '../board/feed/feed.js';
 import { lookAt, refusedRead, seesAddresses } from '../board/feed/look.js';
 import type { BoardRead } from '../board/visibility.js';
-import { drop } from './access-changes.js';
+import { drop, roleChanged } from './access-changes.js';
 import type { AccessChecks, Probe } from './access-checks.js';
 import type { Role } from '../auth/identity.js';
 import { BOARD_CLOSED_MESSAGE } from '../auth/project-selection.js';
@@ -38,7 +38,7 @@ export interface SubscribeDeps {
   names: Pick<Names, 'named'>;
   subscriptions: Pick<Subscriptions, 'state' | 'isOpen' | 'watch' | 'unwatch' | 'current'>;
   streams: Pick<BoardStreams, 'lastSeqOf'>;
-  access: Pick<AccessChecks, 'membership' | 'endProbe' | 'closed'>;
+  access: Pick<AccessChecks, 'membership' | 'endProbe' | 'closed' | 'reachable'>;
   delivery: Pick<Delivery, 'catchUp'>;
   budgets: Pick<SocketBudgets, 'charge'>;
   errors: Pick<SocketErrors, 'send'>;
@@ -152,8 +152,22 @@ export class Subscribe {
     state!.pending!.delete(boardId);
   }
 
-  /** Merges `topics` into the socket's subscription to the board: it joins and leaves the engine's topics that changes. */
-  private merge(conn: Connection, boardId: string, existing: Subscription, topics: ReadonlySet<Topic>): void {
+  /**
+   * Merges `topics` into the socket's subscription to the board: it joins and leaves the engine's
+   * topics that changes. The credential and the role are read again first, as a first subscribe
+   * reads them: one that ended since closes the socket (AccessChecks.current), and a role lost or
+   * changed unheard ends the subscription as revalidation would, rather than widening it.
+   */
+  private async merge(
+    conn: Connection,
+    boardId: string,
+    existing: Subscription,
+    topics: ReadonlySet<Topic>,
+  ): Promise<void> {
+    const reach = await this.deps.access.reachable(conn, boardId, true);
+    if (!this.deps.subscriptions.current(conn, boardId, existing)) return; // closed, unsubscribed or replaced meanwhile
+    if (reach?.role !== existing.role)
+      return drop(this.deps.subscriptions, conn, boardId, roleChanged(reach?.role ?? null));
     const refused = refusedRead(existing.view, readsOf(topics, false));
     if (refused) return this.deps.errors.send(conn, 'PROJECT_SCOPE_DENIED', DENIED[refused], { boardId });
     const joined = () => [
