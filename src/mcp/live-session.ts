@@ -32,6 +32,8 @@ export interface LiveSessionOptions {
   token: string;
   /** The board, for a credential that reaches several (an account token); a workspace token's own by default. */
   projectId?: string;
+  /** The fetch the board's calls go through (the CLI's gives up after its time-out); the platform's by default. */
+  fetch?: (request: Request) => Promise<Response>;
   /** Silence after which leases are no longer renewed; by default each lease's own length. */
   idleMs?: number;
   /** Tells the client of a notice as it happens (an MCP logging message). */
@@ -68,7 +70,11 @@ export class LiveSession implements BoardSession {
   private closed = false;
 
   constructor(private readonly options: LiveSessionOptions) {
-    this.client = new BoardClient({ baseUrl: options.baseUrl, token: options.token });
+    this.client = new BoardClient({
+      baseUrl: options.baseUrl,
+      token: options.token,
+      ...(options.fetch && { fetch: options.fetch }),
+    });
     this.query = options.projectId ? { projectId: options.projectId } : {};
     this.plain = new PlainLeases(this.client, this.query);
   }

@@ -15,6 +15,11 @@ export interface StdioOptions {
   tools?: string | undefined;
   /** Silence after which held leases are no longer renewed. */
   idleMs?: number | undefined;
+  /**
+   * The fetch every call to the board goes through: the CLI's, which gives up on an answer that has
+   * not come within its time-out (a silent board is then BOARD_UNREACHABLE, not a tool call hung).
+   */
+  fetch: (request: Request) => Promise<Response>;
 }
 
 /** A tool selection that names no tool we have: the caller's mistake, said before anything is served. */
@@ -29,6 +34,7 @@ export async function serveStdio(options: StdioOptions): Promise<{ tools: number
   const session = new LiveSession({
     baseUrl: options.baseUrl,
     token: options.token,
+    fetch: options.fetch,
     ...(options.projectId && { projectId: options.projectId }),
     ...(options.idleMs !== undefined && { idleMs: options.idleMs }),
     push: (notice) => void server?.sendLoggingMessage(loggingNotification(notice).params).catch(() => undefined),

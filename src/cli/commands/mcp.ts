@@ -1,11 +1,13 @@
 // agent-board mcp: the MCP server over stdio for one agent, configured by BOARD_URL and BOARD_TOKEN
 // (or what `login` stored), BOARD_PROJECT for an account token, BOARD_MCP_TOOLS (core, all, or
 // names) and BOARD_MCP_IDLE_SECONDS (silence after which held leases are no longer renewed; each
-// lease's own length by default). The server (src/mcp/stdio.ts) and the MCP SDK load only here, so
-// the other commands start without them.
+// lease's own length by default); each call to the board waits for its answer as the CLI's do
+// (--timeout, BOARD_TIMEOUT_SECONDS, 30 s). The server (src/mcp/stdio.ts) and the MCP SDK load
+// only here, so the other commands start without them.
 import type { Command } from 'commander';
 import { connection, noTokenMessage, type GlobalOptions } from '../config.js';
 import { AuthError, UsageError } from '../exit-codes.js';
+import { fetchWithin } from '../http-fetch.js';
 
 export function mcpCommand(program: Command): void {
   program
@@ -33,6 +35,8 @@ export function mcpCommand(program: Command): void {
           projectId: conn.projectId,
           tools: o.tools ?? process.env.BOARD_MCP_TOOLS,
           idleMs: idle === undefined ? undefined : Number(idle) * 1000,
+          // No answer within the time-out is the tools' BOARD_UNREACHABLE, not a call left hanging.
+          fetch: fetchWithin(conn.timeoutSeconds),
         });
         process.stderr.write(`agent-board mcp: ${tools} tools for ${conn.baseUrl}\n`);
         await closed;
