@@ -2,6 +2,7 @@
 // token covers the operation, and the one mapping from actor outcomes to registry errors.
 import { BoardBusyError, BoardMissingError, type BoardActor } from '../../actors/board-actor.js';
 import type { BoardRegistry } from '../../actors/registry.js';
+import { heldBy } from '../../machines/board-queries.js';
 import { BoardError, type BoardErrorCode } from '../../machines/board-error.js';
 import { RewindError } from '../../machines/restore-point.js';
 import { atLeast, requireRole } from '../auth/project-selection.js';
@@ -11,7 +12,7 @@ import type { ErrorCode } from '../errors/registry.js';
 import type { RequestContext } from '../request-context.js';
 import type { BoardCommand, ReplyOf } from './commands.js';
 import type { BoardRead, BoardView } from './visibility.js';
-import { lookAt } from './feed/look.js';
+import { lookHolding } from './feed/look.js';
 
 /** Where a board's commands are decided: this node's actor, or the board's home node (src/cluster/). */
 export interface CommandRoute {
@@ -69,19 +70,23 @@ export class BoardAccess {
 
   /**
    * The selected board for a read of its `what` (about `workId` when given), with what the caller
-   * may see of it, as the board's feed decides for sockets too (src/board/feed/look.ts). A read
-   * the view takes nothing of is refused; the rest is answered as the view sees it.
+   * may see of it (the leases it holds included), as the board's feed decides for sockets too
+   * (src/board/feed/look.ts). A read the view takes nothing of is refused; the rest is answered as
+   * the view sees it.
    */
-  look(ctx: RequestContext, what: BoardRead, workId?: string): BoardCall & { view: BoardView } {
+  async look(ctx: RequestContext, what: BoardRead, workId?: string): Promise<BoardCall & { view: BoardView }> {
     const project = ctx.project!;
     const identity = ctx.identity!;
-    const { view, refused } = lookAt(identity, project.role, [what], workId);
+    const call = this.callOn(project.id, identity.principal, project.role, null);
+    // The items whose lease it holds are its to read while it holds them: the board says which.
+    const held = async () => heldBy((await call.actor.read()).board, identity.principal).map((item) => item.workId);
+    const { view, refused } = await lookHolding(identity, project.role, [what], held, workId);
     if (refused)
       throw new AppError(
         'PROJECT_SCOPE_DENIED',
         `This resource token covers ${(identity.kind === 'token' && identity.resources?.join(', ')) || 'nothing'}; not ${workId ?? `the board's ${what}`}.`,
       );
-    return Object.assign(this.callOn(project.id, identity.principal, project.role, null), { view });
+    return Object.assign(call, { view });
   }
 
   /** A board named in the path rather than selected (PATCH /api/projects/{projectId}), after the caller's role on it was checked. */

@@ -9,13 +9,16 @@
 //
 // A lease is its holder's, whatever it sees of the item: a `claims` token may claim any item (the
 // grant names it), and is told of its lease's events (granted, renewed, released, expired, revoked)
-// as it was told of the grant, without the item's patch where it does not see the item. What it
-// sees of the item itself (its fields over REST, its patches, its other events) is its view's alone.
+// as it was told of the grant, without the item's patch where it does not see the item otherwise.
+// And the item it holds is its to read while it holds it (an agent reads what it works on: title,
+// description, spec): its view takes in the items whose lease it holds (`held`), as the board
+// holds them when the view is made (machines/board.ts heldBy), and a subscription's follows its
+// holder's leases as the events pass (followLease).
 import type { Identity, Role } from '../auth/identity.js';
 
 /** The rule for the OpenAPI document, where REST reads and the socket describe what they answer. */
 export const RESOURCE_TOKEN_VIEW =
-  'A resource token naming work ids sees those items, their events and patches, board-level events without other items’ data (a reorder’s order and patches cut to its items, a rewind of a slice whose root it does not cover without `slice` and with the point’s id alone; doctrine and spec events only with the doctrine or spec group), shouts with no workId or about its items, and direct shouts to or from it; nothing of another item but its own leases’ events (lease.*, naming it the holder), without the item’s patch. Its groups open their part whole: items or history every item and event, shouts every shout, status the roster; claims lets it claim (renew, release, submit, verify) any item, not read it. Reads it may take nothing of answer 403 PROJECT_SCOPE_DENIED.';
+  'A resource token naming work ids sees those items, their events and patches, board-level events without other items’ data (a reorder’s order and patches cut to its items, a rewind of a slice whose root it does not cover without `slice` and with the point’s id alone; doctrine and spec events only with the doctrine or spec group), shouts with no workId or about its items, and direct shouts to or from it; nothing of another item but its own leases’ events (lease.*, naming it the holder), without the item’s patch. Its groups open their part whole: items or history every item and event, shouts every shout, status the roster; claims lets it claim (renew, release, submit, verify) any item, and read an item (its fields, events and patches) while it holds the item’s lease. Reads it may take nothing of answer 403 PROJECT_SCOPE_DENIED.';
 
 /** What one principal may see of one board; made once per subscription or request. */
 export interface BoardView {
@@ -31,12 +34,17 @@ export interface BoardView {
   spec: boolean;
   /** The roster (who is seen on the board, what they hold). */
   roster: boolean;
+  /** The items whose lease the principal holds, seen whole while held (beside `items`; a subscription's follows its lease events). */
+  held: Set<string>;
 }
 
 const WORK_ID = /^W-\d+$/;
 
-/** The view of `identity` acting with `role` on a board (`operator`: a platform operator watching it). */
-export function boardViewOf(identity: Identity, role: Role | 'operator'): BoardView {
+/**
+ * The view of `identity` acting with `role` on a board (`operator`: a platform operator watching
+ * it), holding the leases on the items of `held`.
+ */
+export function boardViewOf(identity: Identity, role: Role | 'operator', held: Iterable<string> = []): BoardView {
   const allDirect = role === 'admin' || role === 'owner' || role === 'operator';
   const resources = identity.kind === 'token' && identity.scope === 'resource' ? (identity.resources ?? []) : null;
   if (resources === null)
@@ -48,6 +56,7 @@ export function boardViewOf(identity: Identity, role: Role | 'operator'): BoardV
       doctrine: true,
       spec: true,
       roster: true,
+      held: new Set(),
     };
   const named = new Set(resources);
   const own = new Set(resources.filter((r) => WORK_ID.test(r)));
@@ -60,17 +69,42 @@ export function boardViewOf(identity: Identity, role: Role | 'operator'): BoardV
     doctrine: named.has('doctrine'),
     spec: named.has('spec'),
     roster: named.has('status'),
+    held: new Set(items === null ? [] : held),
   };
+}
+
+/**
+ * A subscription's view follows its holder's leases as the board's events pass, in seq order: a
+ * lease granted (or renewed) opens the item to it, and its end (released, expired, revoked, or the
+ * holder's submission or verdict) closes it after that event. Call it before the event is seen and
+ * again after (`after`): the ending event itself is still the holder's to see.
+ */
+export function followLease(view: BoardView, event: BoardEvent, after: boolean): void {
+  if (view.items === null || event.workId === null) return;
+  const lease = event.data.lease as { holder?: unknown } | undefined;
+  const mine = lease?.holder === view.principal;
+  if (!after) {
+    if (mine && (event.type === 'lease.granted' || event.type === 'lease.renewed')) view.held.add(event.workId);
+    return;
+  }
+  const ended =
+    (mine && (event.type === 'lease.released' || event.type === 'lease.expired' || event.type === 'lease.revoked')) ||
+    ((event.type === 'item.submitted' || event.type === 'item.superseded') && event.data.by === view.principal) ||
+    (event.type === 'item.verified' &&
+      (event.data.verification as { by?: unknown } | undefined)?.by === view.principal);
+  if (ended) view.held.delete(event.workId);
 }
 
 /** Whether the view takes in the whole board (every item, every event, every broadcast shout). */
 export const seesWholeBoard = (view: BoardView): boolean =>
   view.items === null && view.shoutItems === null && view.doctrine && view.spec;
 
-export const seesItem = (view: BoardView, workId: string): boolean => view.items === null || view.items.has(workId);
+export const seesItem = (view: BoardView, workId: string): boolean =>
+  view.items === null || view.items.has(workId) || view.held.has(workId);
 
 /** Whether the view sees anything of the board's items at all (else reading them is refused, not answered empty). */
-export const seesAnyItem = (view: BoardView): boolean => view.items === null || view.items.size > 0;
+export const seesAnyItem = (view: BoardView): boolean =>
+  view.items === null || view.items.size > 0 || view.held.size > 0;
 
 /** What a read asks for: items, the event log, shouts, the roster. */
 /** What a read asks for: items, the event log, shouts, the roster, or the doctrine and spec (their entries and events). */
@@ -132,8 +166,8 @@ export function eventAsSeen<E extends BoardEvent>(view: BoardView, event: E): E 
   const items = Array.isArray(listed) ? (listed as { workId: string }[]) : undefined;
   const order = Array.isArray(ranked) ? (ranked as string[]) : undefined;
   if (items === undefined && order === undefined) return seen;
-  const own = items?.filter((patch) => view.items!.has(patch.workId)) ?? [];
-  const ownOrder = order?.filter((workId) => view.items!.has(workId)) ?? [];
+  const own = items?.filter((patch) => seesItem(view, patch.workId)) ?? [];
+  const ownOrder = order?.filter((workId) => seesItem(view, workId)) ?? [];
   // A reorder is about the items it ranks: one that ranks none of the view's is none of its business.
   if (event.type === 'items.reordered' && own.length === 0 && ownOrder.length === 0) return null;
   return {

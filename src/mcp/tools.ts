@@ -81,7 +81,7 @@ export function coreTools(session: BoardSession): ToolDef[] {
       description:
         'Take an item under an exclusive, time-boxed lease before touching it. Leave out workId to get the head of the priority chain (pull-next), or name one. ' +
         'purpose "verify" claims an item another agent submitted, to check it (then verify_work). ' +
-        `${keepAlive} Then do the work, commit, and submit_work the exact head. The answer is the lease and the item (item null, and itemUnread saying why, when your token may claim the item but not read it: the lease is yours all the same). NOTHING_READY means there is no work for you now: read_shouts or board_status, and try later.`,
+        `${keepAlive} Then do the work, commit, and submit_work the exact head. The answer is the lease and the item, yours to read while you hold it (item null, and itemUnread saying why, when it could not be read: the lease is yours all the same). NOTHING_READY means there is no work for you now: read_shouts or board_status, and try later.`,
       input: {
         workId: workId.optional().describe('The item to claim; leave out for the next ready one.'),
         purpose: z.enum(['work', 'verify']).optional().describe('work (default) or verify.'),
@@ -100,7 +100,7 @@ export function coreTools(session: BoardSession): ToolDef[] {
         });
         session.claimed(grant);
         // The lease is granted: nothing after this refuses the tool. The item is read as this
-        // credential may see it (a `claims` token may claim an item it may not read).
+        // credential may see it: a holder reads the item it holds (src/board/visibility.ts).
         const read = await client
           .get('/api/items/{workId}', { params: { path: { workId: grant.workId }, query } })
           .then(

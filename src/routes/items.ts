@@ -180,7 +180,7 @@ export function itemRoutes(deps: ItemDeps): Route[] {
       responses: { 200: { description: 'The item.', schema: ItemDetail } },
       async handler({ ctx }) {
         const workId = workIdParam(ctx.params.workId);
-        const call = boards.look(ctx, 'items', workId);
+        const call = await boards.look(ctx, 'items', workId);
         const { board } = await call.actor.read();
         const item = board.items.get(workId);
         if (!item) throw new AppError('ITEM_NOT_FOUND', `No item ${workId} on this board.`, { workId });
@@ -199,7 +199,7 @@ export function itemRoutes(deps: ItemDeps): Route[] {
       errors: ['ROLE_REQUIRED'],
       responses: { 200: { description: 'A page of items.', schema: ListResponse } },
       async handler({ ctx, query }) {
-        const call = boards.look(ctx, 'items');
+        const call = await boards.look(ctx, 'items');
         const limit = Math.min(LIST_MAX, Math.max(1, Number(query.limit ?? LIST_DEFAULT)));
         const page = listItems((await call.actor.read()).board, {
           state: query.state,
@@ -293,7 +293,7 @@ export function itemRoutes(deps: ItemDeps): Route[] {
       responses: { 200: { description: 'Comments.', schema: z.object({ comments: z.array(Comment) }) } },
       async handler({ ctx }) {
         const workId = workIdParam(ctx.params.workId);
-        const call = boards.look(ctx, 'items', workId);
+        const call = await boards.look(ctx, 'items', workId);
         if (!(await call.actor.read()).board.items.has(workId))
           throw new AppError('ITEM_NOT_FOUND', `No item ${workId} on this board.`, { workId });
         await call.actor.syncLog();

@@ -121,7 +121,7 @@ export function shoutRoutes(deps: ShoutDeps): Route[] {
         200: { description: 'Shouts.', schema: z.object({ shouts: z.array(Shout), next: z.string().nullable() }) },
       },
       async handler({ ctx, query }) {
-        const call = boards.look(ctx, 'shouts', query.workId);
+        const call = await boards.look(ctx, 'shouts', query.workId);
         for (const cursor of [query.since, query.before])
           if (cursor !== undefined && !cursor.startsWith(`${call.boardId}:`))
             throw new AppError('INVALID_CURSOR', 'since and before must be shout ids from this board.');

@@ -205,7 +205,7 @@ export function statusRoutes(deps: StatusDeps): Route[] {
         },
       },
       async handler({ ctx, query }) {
-        const call = boards.look(ctx, 'log');
+        const call = await boards.look(ctx, 'log');
         const limit = intInRange(query.limit, 1, ACTIVITY_MAX, ACTIVITY_DEFAULT);
         if (query.before === '0') throw new AppError('INVALID_CURSOR', 'before must be a seq of at least 1.');
         await call.actor.syncLog();
@@ -233,7 +233,7 @@ export function statusRoutes(deps: StatusDeps): Route[] {
         },
       },
       async handler({ ctx, body }) {
-        const call = boards.look(ctx, 'log', body.workId);
+        const call = await boards.look(ctx, 'log', body.workId);
         const oldest = historySince(ctx.project!.plan, ctx.now);
         const from = Math.max(oldest, body.from ? Date.parse(body.from) : oldest);
         const to = body.to ? Date.parse(body.to) : ctx.now;
@@ -286,7 +286,7 @@ export function statusRoutes(deps: StatusDeps): Route[] {
         200: { description: 'Agents, most recently seen first.', schema: z.object({ agents: z.array(Agent) }) },
       },
       async handler({ ctx }) {
-        const call = boards.look(ctx, 'roster');
+        const call = await boards.look(ctx, 'roster');
         const [{ board }, seen] = await Promise.all([call.actor.read(), seenOn(store, call.boardId)]);
         return { status: 200, body: { agents: rosterOf(seen, board, ctx.now) } };
       },

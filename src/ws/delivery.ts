@@ -7,6 +7,7 @@
 import type { CommittedEvent } from '../../actors/board-actor.js';
 import type { BoardFeed } from '../board/feed/feed.js';
 import { eventFor } from '../board/feed/look.js';
+import { followLease } from '../board/visibility.js';
 import type { BoardStreams } from './board-stream.js';
 import { transmit, type Connection } from './connection.js';
 import { inSeqOrder, type EventFrames } from './frames.js';
@@ -147,7 +148,10 @@ export class Delivery {
 
   private send(conn: Connection, boardId: string, sub: Subscription, e: CommittedEvent): void {
     sub.lastSeq = e.seq;
+    // Every event passes here in seq order: the view follows its holder's leases (visibility.ts).
+    followLease(sub.view, e, false);
     const seen = this.due(sub, e);
+    followLease(sub.view, e, true);
     if (seen) transmit(conn, seen === e ? this.deps.frames.of(boardId, e) : this.deps.frames.fresh(boardId, seen));
   }
 

@@ -2,9 +2,10 @@
 // operator watches, then started from the log (`since`) or from a snapshot of the board and brought
 // live. A repeated subscribe to a board the socket watches merges its topics into that subscription.
 // The snapshot's events and the roster name their agents and people as the reader may see them.
+import { heldBy } from '../../machines/board-queries.js';
 import type { Store } from '../../store/ports/store.js';
 import type { BoardFeed, StartPoint } from '../board/feed/feed.js';
-import { lookAt, refusedRead, seesAddresses } from '../board/feed/look.js';
+import { lookHolding, refusedRead, seesAddresses } from '../board/feed/look.js';
 import type { BoardRead } from '../board/visibility.js';
 import { drop, roleChanged } from './access-changes.js';
 import type { AccessChecks, Probe } from './access-checks.js';
@@ -211,7 +212,11 @@ export class Subscribe {
         return null;
       }
       // What the socket sees is decided as for REST reads: events as GET /api/activity, a snapshot as GET /api/items, the roster as GET /api/agents.
-      const reader = lookAt(conn.identity, project.role, readsOf(topics, start.snapshot));
+      // The items whose lease it holds are its to read while it holds them (the subscription then follows its leases: delivery.ts).
+      const held = async () =>
+        heldBy((await this.deps.feed.board(boardId)).board, conn.identity.principal).map((item) => item.workId);
+      const reader = await lookHolding(conn.identity, project.role, readsOf(topics, start.snapshot), held);
+      if (gone()) return null;
       if (reader.refused) {
         errors.send(conn, 'PROJECT_SCOPE_DENIED', DENIED[reader.refused], { boardId });
         return null;

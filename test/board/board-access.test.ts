@@ -26,9 +26,9 @@ describe('BoardAccess', () => {
     expect(activated).toEqual([]);
   });
 
-  it('activates the actor when the call reads the board here', () => {
+  it('activates the actor when the call reads the board here', async () => {
     const { access, ctx, activated } = rig();
-    const call = access.look(ctx, 'items');
+    const call = await access.look(ctx, 'items');
     expect(activated).toEqual([]);
     expect((call.actor as unknown as { boardId: string }).boardId).toBe('b1');
     expect(activated).toEqual(['b1']);

@@ -33,6 +33,7 @@ const member = (principal: string, allDirect = false): BoardView => ({
   doctrine: true,
   spec: true,
   roster: true,
+  held: new Set(),
 });
 
 const texts = async (boardId: string) =>

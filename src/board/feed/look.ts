@@ -17,16 +17,18 @@ export const refusedRead = (view: BoardView, reads: readonly BoardRead[], workId
 
 /**
  * The reader `identity` is when acting with `role` on a board (`operator`: a platform operator
- * watching it), and the first of `reads` it may not ask for: such a read is refused, not answered
- * empty. What it may ask for is answered as the view sees it (eventFor, hearsShout, the log reads).
+ * watching it), holding the leases on the items of `held`, and the first of `reads` it may not ask
+ * for: such a read is refused, not answered empty. What it may ask for is answered as the view
+ * sees it (eventFor, hearsShout, the log reads).
  */
 export function lookAt(
   identity: Identity,
   role: Role | 'operator',
   reads: readonly BoardRead[],
   workId?: string,
+  held?: Iterable<string>,
 ): Reader & { refused: BoardRead | undefined } {
-  const view = boardViewOf(identity, role);
+  const view = boardViewOf(identity, role, held);
   return { view, whole: seesWholeBoard(view), refused: refusedRead(view, reads, workId) };
 }
 
@@ -46,3 +48,20 @@ export const hearsShout = (
  * each other by name. Agents are named by their token's name for every reader of the board.
  */
 export const seesAddresses = (role: Role | 'operator'): boolean => role === 'operator' || atLeast(role, 'admin');
+
+/**
+ * lookAt, with the leases the reader holds: a view of some items only (a resource token naming work
+ * ids) reading items or the log takes in the items whose lease it holds, so `held` (read from the
+ * board only then) is asked for them; any other is made without reading anything.
+ */
+export async function lookHolding(
+  identity: Identity,
+  role: Role | 'operator',
+  reads: readonly BoardRead[],
+  held: () => Promise<Iterable<string>>,
+  workId?: string,
+): Promise<Reader & { refused: BoardRead | undefined }> {
+  const reader = lookAt(identity, role, reads, workId);
+  if (reader.view.items === null || !reads.some((what) => what === 'items' || what === 'log')) return reader;
+  return lookAt(identity, role, reads, workId, await held());
+}
