@@ -6,6 +6,7 @@ import { chain, countsByState, liveLeases, priorityChain, stalled } from '../../
 import { retiredSpecLinks } from '../../machines/doctrine-commands.js';
 import type { BoardRecord, Store } from '../../store/ports/store.js';
 import { pauseViewOf } from './pause.js';
+import { statusAsSeen, type BoardView } from './visibility.js';
 import type { Maybe } from '../../store/ports/maybe.js';
 import { newestOf, type Newest } from '../../actors/board-actor.js';
 
@@ -59,6 +60,15 @@ function versionView(board: Board, record: StatusInput['record']) {
     stalled: stalled(board),
     retiredSpecLinks: retiredSpecLinks(board),
   };
+}
+
+/**
+ * GET /api/status's body as `view` may see it (visibility.ts statusAsSeen): the whole board's,
+ * kept per record (statusJson), or one cut to a resource token's items, made for the request.
+ */
+export function statusJsonFor(view: BoardView, input: StatusInput): Buffer {
+  if (view.items === null) return statusJson(input);
+  return Buffer.from(JSON.stringify(statusAsSeen(view, statusOf(input))));
 }
 
 /** A record's body as last sent, with the parts it was built from. */

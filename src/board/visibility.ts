@@ -18,7 +18,7 @@ import type { Identity, Role } from '../auth/identity.js';
 
 /** The rule for the OpenAPI document, where REST reads and the socket describe what they answer. */
 export const RESOURCE_TOKEN_VIEW =
-  'A resource token naming work ids sees those items, their events and patches, board-level events without other items’ data (a reorder’s order and patches cut to its items, a rewind of a slice whose root it does not cover without `slice` and with the point’s id alone; doctrine and spec events only with the doctrine or spec group), shouts with no workId or about its items, and direct shouts to or from it; nothing of another item but its own leases’ events (lease.*, naming it the holder), without the item’s patch. Its groups open their part whole: items or history every item and event, shouts every shout, status the roster; claims lets it claim (renew, release, submit, verify) any item, and read an item (its fields, events and patches) while it holds the item’s lease. Reads it may take nothing of answer 403 PROJECT_SCOPE_DENIED.';
+  'A resource token naming work ids sees those items, their events and patches, board-level events without other items’ data (a reorder’s order and patches cut to its items, a rewind of a slice whose root it does not cover without `slice` and with the point’s id alone; doctrine and spec events only with the doctrine or spec group), shouts with no workId or about its items, and direct shouts to or from it; nothing of another item but its own leases’ events (lease.*, naming it the holder), without the item’s patch. Its groups open their part whole: items or history every item and event, shouts every shout, status the roster (and GET /api/status, its item lists cut to the items it sees and its own leases); claims lets it claim (renew, release, submit, verify) any item, and read an item (its fields, events and patches) while it holds the item’s lease. Reads it may take nothing of answer 403 PROJECT_SCOPE_DENIED.';
 
 /** What one principal may see of one board; made once per subscription or request. */
 export interface BoardView {
@@ -70,6 +70,33 @@ export function boardViewOf(identity: Identity, role: Role | 'operator', held: I
     spec: named.has('spec'),
     roster: named.has('status'),
     held: new Set(items === null ? [] : held),
+  };
+}
+
+/** The item lists of the board's status snapshot (GET /api/status), as statusOf makes them. */
+export interface StatusLists {
+  chainHead: { workId: string }[];
+  leases: { workId: string; holder: string }[];
+  awaitingVerification: string[];
+  stalled: string[];
+  retiredSpecLinks: { workId: string }[];
+}
+
+/**
+ * The status snapshot as the view may see it: its lists cut to the items it sees (their titles,
+ * states, holders are none of its business otherwise), its own leases kept (a lease is its
+ * holder's). Counts by state are numbers, no item's data, and stay.
+ */
+export function statusAsSeen<S extends StatusLists>(view: BoardView, status: S): S {
+  if (view.items === null) return status;
+  const sees = (workId: string) => seesItem(view, workId);
+  return {
+    ...status,
+    chainHead: status.chainHead.filter((i) => sees(i.workId)),
+    leases: status.leases.filter((l) => sees(l.workId) || l.holder === view.principal),
+    awaitingVerification: status.awaitingVerification.filter(sees),
+    stalled: status.stalled.filter(sees),
+    retiredSpecLinks: status.retiredSpecLinks.filter((l) => sees(l.workId)),
   };
 }
 

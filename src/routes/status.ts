@@ -3,7 +3,8 @@ import { z } from 'zod';
 import type { BoardStats } from '../../machines/board-stats.js';
 import { boardMetrics, statsSince } from '../board/metrics.js';
 import { ONLINE_WITHIN_MS, recordHeartbeat, rosterOf, seenOn } from '../board/presence.js';
-import { lastActivityOf, statusJson } from '../board/status.js';
+import { lastActivityOf, statusJsonFor } from '../board/status.js';
+import { lookAt } from '../board/feed/look.js';
 import { eventView } from '../ws/board-view.js';
 import { readLog } from '../board/log-reads.js';
 import { RESOURCE_TOKEN_VIEW } from '../board/visibility.js';
@@ -168,17 +169,19 @@ export function statusRoutes(deps: StatusDeps): Route[] {
       path: '/api/status',
       summary:
         'The board at a glance: whether it is paused, counts by state, the head of the priority chain, active leases, items awaiting verification, stalled items, items linking retired spec clauses, agents online, last activity.',
-      description: `Stalled items depend on a cancelled item and wait for an operator to re-point them. agentsOnline counts the agents that sent a heartbeat within ${ONLINE_WITHIN_MS / 1000} s; lastActivityAt is when the board last accepted a change (its newest event), null before the first.`,
+      description: `Stalled items depend on a cancelled item and wait for an operator to re-point them. agentsOnline counts the agents that sent a heartbeat within ${ONLINE_WITHIN_MS / 1000} s; lastActivityAt is when the board last accepted a change (its newest event), null before the first. A resource token (of the status group) is shown the chain head, leases, items awaiting verification, stalled items and retired spec links of the items it sees, and its own leases; the counts whole.`,
       errors: ['ROLE_REQUIRED'],
       responses: { 200: { description: 'The snapshot.', schema: Status } },
       // Answered now when the board, the count and the last activity are all held (a fleet polling a board this node serves).
       handler({ ctx }) {
         const call = boards.enter(ctx, 'viewer', 'status');
+        // A resource token is answered what it may see of the items (visibility.ts statusAsSeen).
+        const { view } = lookAt(ctx.identity!, call.role, []);
         return andThen(both(call.actor.read(), deps.online.count(call.boardId, ctx.now)), ([committed, online]) =>
           andThen(lastActivityOf(store, call.boardId, committed), (lastActivityAt) => ({
             status: 200,
             contentType: JSON_CONTENT_TYPE,
-            body: statusJson({
+            body: statusJsonFor(view, {
               projectId: call.boardId,
               name: ctx.project!.name,
               board: committed.board,
