@@ -12,7 +12,7 @@
 // as it was told of the grant, without the item's patch where it does not see the item otherwise.
 // And the item it holds is its to read while it holds it (an agent reads what it works on: title,
 // description, spec): its view takes in the items whose lease it holds (`held`), as the board
-// holds them when the view is made (machines/board.ts heldBy), and a subscription's follows its
+// holds them when the view is made (machines/board-queries.ts heldBy), and a subscription's follows its
 // holder's leases as the events pass (followLease).
 import type { Identity, Role } from '../auth/identity.js';
 
@@ -41,6 +41,12 @@ export interface BoardView {
 const WORK_ID = /^W-\d+$/;
 
 /**
+ * The `held` of every view that sees every item: shared, and never changed (followLease changes only
+ * a view of some items). A Set per view would cost each idle socket about 100 bytes.
+ */
+const NONE_HELD: Set<string> = new Set();
+
+/**
  * The view of `identity` acting with `role` on a board (`operator`: a platform operator watching
  * it), holding the leases on the items of `held`.
  */
@@ -56,7 +62,7 @@ export function boardViewOf(identity: Identity, role: Role | 'operator', held: I
       doctrine: true,
       spec: true,
       roster: true,
-      held: new Set(),
+      held: NONE_HELD,
     };
   const named = new Set(resources);
   const own = new Set(resources.filter((r) => WORK_ID.test(r)));
@@ -69,7 +75,7 @@ export function boardViewOf(identity: Identity, role: Role | 'operator', held: I
     doctrine: named.has('doctrine'),
     spec: named.has('spec'),
     roster: named.has('status'),
-    held: new Set(items === null ? [] : held),
+    held: items === null ? NONE_HELD : new Set(held),
   };
 }
 
