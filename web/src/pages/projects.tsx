@@ -6,7 +6,7 @@ import { client } from '../api.js';
 import { me, signedIn } from '../session.js';
 import type { ProjectSummary } from '../types.js';
 import { ago, ConfirmButton, ErrorNote, Field, Form, useAction } from '../ui/kit.js';
-import { pendingInvitation } from './sharing.js';
+import { pendingInvitation } from './invitation.js';
 
 type Page = Reply<'/api/projects', 'get'>;
 
