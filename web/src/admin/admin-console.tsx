@@ -3,7 +3,9 @@
 // anyone else: src/routes/web.ts).
 import './admin.css';
 import { match, path } from '../router.js';
-import { AbuseSection, AuditSection, OverviewSection } from './watch.js';
+import { AbuseSection } from './abuse.js';
+import { AuditSection } from './audit.js';
+import { OverviewSection } from './watch.js';
 import { FeedbackSection } from './feedback.js';
 import { MoneySection } from './money.js';
 import { LiveSection } from './live.js';
