@@ -14,6 +14,8 @@ import { withAccountLock } from './account-lock.js';
 import { roleOn } from '../auth/project-selection.js';
 
 export const PROJECT_NAME_MAX = 80;
+/** The rule a board's name keeps, as every refusal and the API's description say it. */
+export const PROJECT_NAME_RULE = `A board name is 1 to ${PROJECT_NAME_MAX} printable characters.`;
 export const LIST_DEFAULT = 50;
 export const LIST_MAX = 200;
 
@@ -35,7 +37,7 @@ export function checkProjectName(name: string): string {
   const trimmed = name.trim();
   // eslint-disable-next-line no-control-regex
   if (!trimmed || [...trimmed].length > PROJECT_NAME_MAX || /[\u0000-\u001f\u007f]/.test(trimmed)) {
-    throw new AppError('INVALID_PROJECT_NAME', `A board name is 1 to ${PROJECT_NAME_MAX} printable characters.`);
+    throw new AppError('INVALID_PROJECT_NAME', PROJECT_NAME_RULE);
   }
   return trimmed;
 }

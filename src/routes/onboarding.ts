@@ -6,13 +6,12 @@ import { AnonymousBoards } from '../accounts/anonymous.js';
 import { ClaimNonces } from '../accounts/claim-nonce.js';
 import { Enrollments } from '../accounts/enrollment.js';
 import { summaryOf } from '../accounts/onboarding.js';
-import { PROJECT_NAME_MAX } from '../accounts/projects.js';
 import { MAX_AGENTS_PER_PROVISION, provisionBoard } from '../accounts/provision.js';
 import { PROJECT_ID } from '../auth/project-selection.js';
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
-import { AgentName, nonEmptyString, ProjectSummary } from './schemas.js';
+import { AgentName, ProjectName, ProjectSummary } from './schemas.js';
 import { committedAudit } from '../board/committed-audit.js';
 import { PublicToken } from './tokens.js';
 
@@ -74,11 +73,6 @@ export const ClaimResponse = z.object({
   claimed: z.boolean().describe('false for a preview.'),
   board: BoardGlance.describe('The board as it was before the claim.'),
   project: ProjectSummary.nullable().describe('The board as you now list it; null for a preview.'),
-});
-const NAME_RULE = `A board name is 1 to ${PROJECT_NAME_MAX} printable characters.`;
-const ProjectName = nonEmptyString('INVALID_PROJECT_NAME', NAME_RULE).meta({
-  maxLength: PROJECT_NAME_MAX,
-  description: `${NAME_RULE} Surrounding whitespace is trimmed; otherwise 400 INVALID_PROJECT_NAME.`,
 });
 const AnonBody = z
   .strictObject({

@@ -1,14 +1,6 @@
 // Projects (boards) of the account, under both /api/projects and the parallel /api/boards.
 import { z } from 'zod';
-import {
-  createProject,
-  deleteBoard,
-  listProjects,
-  pageSize,
-  PROJECT_NAME_MAX,
-  renameProject,
-  summarize,
-} from '../accounts/projects.js';
+import { createProject, deleteBoard, listProjects, pageSize, renameProject, summarize } from '../accounts/projects.js';
 import { boardFor } from '../accounts/sharing.js';
 import type { Identity } from '../auth/identity.js';
 import { originOf } from '../audit-row.js';
@@ -17,7 +9,7 @@ import { committedAudit } from '../board/committed-audit.js';
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
-import { nonEmptyString, ProjectSummary } from './schemas.js';
+import { nonEmptyString, ProjectName, ProjectSummary } from './schemas.js';
 
 const ListQuery = z.object({
   limit: z.string().optional(),
@@ -26,13 +18,8 @@ const ListQuery = z.object({
     'cursor must be at least 1 character; omit it for the first page.',
   ).optional(),
 });
-const NAME_RULE = `A board name is 1 to ${PROJECT_NAME_MAX} printable characters.`;
-// Code points, as the JSON Schema counts them and checkProjectName does (past surrounding whitespace, which is trimmed).
 const NameBody = z.strictObject({
-  name: nonEmptyString('INVALID_PROJECT_NAME', NAME_RULE).meta({
-    maxLength: PROJECT_NAME_MAX,
-    description: `${NAME_RULE} Surrounding whitespace is trimmed; otherwise 400 INVALID_PROJECT_NAME.`,
-  }),
+  name: ProjectName,
 });
 // DOMAIN.md "Pausing a board": the same PATCH pauses and resumes the board (`paused`).
 const PatchBody = z

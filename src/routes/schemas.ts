@@ -1,5 +1,6 @@
 // Response shapes shared by several route modules (documented in OpenAPI from these schemas).
 import { z } from 'zod';
+import { PROJECT_NAME_MAX, PROJECT_NAME_RULE } from '../accounts/projects.js';
 import { publicAccount } from '../accounts/service.js';
 import type { Reply, SetCookie } from '../http/route.js';
 import { AppError } from '../errors/app-error.js';
@@ -27,6 +28,16 @@ export const nonEmptyString = (code: ErrorCode, message: string) =>
       if (ctx.value === '') throw new AppError(code, message);
     })
     .meta({ minLength: 1 });
+
+/**
+ * A board's name as a body names it: the rule (src/accounts/projects.ts) for the schema and its
+ * refusal. Code points, as the JSON Schema counts them and checkProjectName does (past surrounding
+ * whitespace, which is trimmed).
+ */
+export const ProjectName = nonEmptyString('INVALID_PROJECT_NAME', PROJECT_NAME_RULE).meta({
+  maxLength: PROJECT_NAME_MAX,
+  description: `${PROJECT_NAME_RULE} Surrounding whitespace is trimmed; otherwise 400 INVALID_PROJECT_NAME.`,
+});
 
 /** Printable: no control, zero-width or bidi-override characters, so a person reads what was sent. */
 const PRINTABLE = /^[^\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]+$/; // eslint-disable-line no-control-regex
