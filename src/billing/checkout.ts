@@ -9,7 +9,7 @@ import {
   type BillingRecord,
   type Store,
 } from '../../store/ports/store.js';
-import type { BillingProvider, BillingSetup } from './provider.js';
+import type { BillingProvider, BillingSetup, CheckoutSessionState } from './provider.js';
 import { ENDED, LIVE } from './settle.js';
 
 /**
@@ -45,8 +45,9 @@ export async function openCheckout(
     if (held) {
       const session = await provider.getCheckoutSession(held.sessionId);
       if (session.status === 'open' && held.priceId === priceId && session.url) return { url: session.url };
-      if (session.status === 'open') await expireSession(provider, held.sessionId);
-      if (session.status === 'complete') await refuseUnrecorded(provider, record, session.subscriptionId);
+      // Paid as it was being expired: the provider refused, and it is as paid as one read so.
+      const closed = session.status === 'open' ? await expireSession(provider, held.sessionId) : session;
+      if (closed?.status === 'complete') await refuseUnrecorded(provider, record, closed.subscriptionId);
     }
     const opened = await provider.createCheckoutSession({
       customerId: record.customerId,
@@ -120,13 +121,18 @@ async function attachCustomer(
 
 /**
  * Expires an open checkout session. One no longer open (another request expired it, or it was
- * paid or lapsed meanwhile) is refused by the provider: that refusal is no failure here.
+ * paid or lapsed meanwhile) is refused by the provider: that refusal is no failure here, and the
+ * session is answered as the provider then holds it (paid: `complete`, with its subscription).
+ * Answers null when this expired it.
  */
-async function expireSession(provider: BillingProvider, sessionId: string): Promise<void> {
+async function expireSession(provider: BillingProvider, sessionId: string): Promise<CheckoutSessionState | null> {
   try {
     await provider.expireCheckoutSession(sessionId);
+    return null;
   } catch (e) {
     if (!(e instanceof AppError) || e.code !== 'PROVIDER_REQUEST_FAILED') throw e;
-    if ((await provider.getCheckoutSession(sessionId)).status === 'open') throw e;
+    const session = await provider.getCheckoutSession(sessionId);
+    if (session.status === 'open') throw e;
+    return session;
   }
 }

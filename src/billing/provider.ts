@@ -48,6 +48,15 @@ export interface CheckoutSession {
   url: string;
 }
 
+/** A checkout session as the provider holds it: `open`, `complete` or `expired`. */
+export interface CheckoutSessionState {
+  status: string;
+  /** While open. */
+  url: string | null;
+  /** The subscription it made, once complete. */
+  subscriptionId: string | null;
+}
+
 /** A refund the provider made of an invoice's payment. */
 export interface Refund {
   refundId: string;
@@ -73,7 +82,7 @@ export interface BillingProvider {
    * A checkout session as the provider holds it now: `open`, `complete` or `expired`, its URL while
    * open, and the subscription it made once complete.
    */
-  getCheckoutSession(sessionId: string): Promise<{ status: string; url: string | null; subscriptionId: string | null }>;
+  getCheckoutSession(sessionId: string): Promise<CheckoutSessionState>;
   /** Expires an open checkout session: it can no longer be paid. */
   expireCheckoutSession(sessionId: string): Promise<void>;
   createPortalSession(input: { customerId: string; returnUrl: string }): Promise<{ url: string }>;

@@ -29,12 +29,16 @@ interface Session {
   subscription?: string;
 }
 
-/** A provider that keeps the checkout sessions it opens: retrieved and expired as Stripe does, opened after `openDelayMs`. */
+/**
+ * A provider that keeps the checkout sessions it opens: retrieved and expired as Stripe does, opened
+ * after `openDelayMs`; `beforeExpire` runs as an expire arrives (the customer paying at that moment).
+ */
 function sessionProvider() {
   const sessions = new Map<string, Session>();
   /** Subscriptions' statuses by id. */
   const subscriptions = new Map<string, string>();
   const state = { openDelayMs: 0, customers: 0 };
+  const hooks: { beforeExpire?: (s: Session) => void } = {};
   const server = createServer((req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
@@ -62,6 +66,7 @@ function sessionProvider() {
       const session = id ? sessions.get(id) : undefined;
       if (!session) return refuse('No such checkout session');
       if (action) {
+        hooks.beforeExpire?.(session);
         if (session.status !== 'open') return refuse('Only open sessions can be expired');
         session.status = 'expired';
       }
@@ -72,6 +77,7 @@ function sessionProvider() {
     sessions,
     subscriptions,
     state,
+    hooks,
     open: () => [...sessions.values()].filter((s) => s.status === 'open'),
     listen: async () => {
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -137,6 +143,25 @@ describe('a board’s open checkout session', () => {
     expect(after.status, after.text).toBe(201);
     expect(provider.open().map((s) => s.url)).toContain(after.body.url);
     expect(provider.sessions.size).toBe(sessions + 1);
+  });
+
+  it('paid just as a checkout at the other interval expires it, refuses the new session', async () => {
+    const b = await newBoard(srv.url);
+    const checkout = (interval: string) =>
+      b.owner.post(`/api/account/billing/checkout?projectId=${b.projectId}`, { interval });
+    const first = await checkout('month');
+    expect(first.status, first.text).toBe(201);
+    // The owner pays the monthly session in its tab just as the yearly checkout expires it.
+    provider.hooks.beforeExpire = (s) => {
+      if (s.status !== 'open') return;
+      Object.assign(s, { status: 'complete', subscription: `sub_${s.id}` });
+      provider.subscriptions.set(`sub_${s.id}`, 'active');
+    };
+    const sessions = provider.sessions.size;
+    const yearly = await checkout('year').finally(() => (provider.hooks.beforeExpire = undefined));
+    expect(yearly.status, `a second session was opened beside the paid one: ${yearly.text}`).toBe(409);
+    expect(yearly.body.error.code).toBe('BILLING_SUBSCRIPTION_CONFLICT');
+    expect(provider.sessions.size).toBe(sessions);
   });
 });
 
