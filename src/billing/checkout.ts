@@ -18,10 +18,11 @@ import { ENDED, LIVE } from './settle.js';
  * then a subscription checkout session for the project at `interval`. A board has one open
  * session at a time (two paid would make two subscriptions): while the one it records is open at
  * the provider, the same price answers its URL (a closed tab comes back to the same page) and
- * another price expires it first; once it was paid, the subscription it made refuses another
- * checkout until the record follows it (or it ended). A session opened is recorded only over the one that was read
- * (a version-checked write); one that lost to another request's (another node's) is expired,
- * never answered, and the round starts again from the record.
+ * another price expires it first (paid as it was expired: as paid); once it was paid, the
+ * subscription it made refuses another checkout until it ended, whatever the record holds of it
+ * yet. A session opened is recorded only over the one that was read (a version-checked write); one
+ * that lost to another request's (another node's) is expired, never answered, and the round starts
+ * again from the record.
  */
 export async function openCheckout(
   store: Pick<Store, 'billing'>,
@@ -47,7 +48,7 @@ export async function openCheckout(
       if (session.status === 'open' && held.priceId === priceId && session.url) return { url: session.url };
       // Paid as it was being expired: the provider refused, and it is as paid as one read so.
       const closed = session.status === 'open' ? await expireSession(provider, held.sessionId) : session;
-      if (closed?.status === 'complete') await refuseUnrecorded(provider, record, closed.subscriptionId);
+      if (closed?.status === 'complete') await refusePaid(provider, closed.subscriptionId);
     }
     const opened = await provider.createCheckoutSession({
       customerId: record.customerId,
@@ -68,16 +69,13 @@ export async function openCheckout(
 }
 
 /**
- * The board's last session was paid, and the subscription it made is not the record's yet (its
- * deliveries still on their way, or lost): unless that subscription has ended at the provider, a
- * new checkout would make a second one, so it is refused as a live subscription is.
+ * The board's last session was paid, and the record does not hold the subscription it made as live
+ * (its deliveries still on their way, or lost; or the record names it but as it was created,
+ * `incomplete`, before the delivery that it is active): unless that subscription has ended at the
+ * provider, a new checkout would make a second one, so it is refused as a live subscription is.
  */
-async function refuseUnrecorded(
-  provider: BillingProvider,
-  record: BillingRecord,
-  subscriptionId: string | null,
-): Promise<void> {
-  if (!subscriptionId || subscriptionId === record.subscriptionId) return;
+async function refusePaid(provider: BillingProvider, subscriptionId: string | null): Promise<void> {
+  if (!subscriptionId) return;
   if (ENDED.has((await provider.getSubscription(subscriptionId)).status)) return;
   throw new AppError(
     'BILLING_SUBSCRIPTION_CONFLICT',

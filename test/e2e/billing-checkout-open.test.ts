@@ -6,7 +6,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openEmbeddedStore } from '../../store/embedded/index.js';
-import type { Store } from '../../store/ports/store.js';
+import { modify, type Store } from '../../store/ports/store.js';
 import { billingRecord } from '../support/billing.js';
 import { newBoard } from '../support/board.js';
 import { Client, startTestServer, type TestServer } from '../support/server.js';
@@ -122,7 +122,7 @@ describe('a board’s open checkout session', () => {
     expect(provider.open().map((s) => s.url)).toEqual([fresh.body.url]);
   });
 
-  it('once paid, refuses another until the subscription it made is the board’s or has ended', async () => {
+  it('once paid, refuses another until the subscription it made has ended', async () => {
     const b = await newBoard(srv.url);
     const checkout = (interval: string) =>
       b.owner.post(`/api/account/billing/checkout?projectId=${b.projectId}`, { interval });
@@ -161,6 +161,24 @@ describe('a board’s open checkout session', () => {
     const yearly = await checkout('year').finally(() => (provider.hooks.beforeExpire = undefined));
     expect(yearly.status, `a second session was opened beside the paid one: ${yearly.text}`).toBe(409);
     expect(yearly.body.error.code).toBe('BILLING_SUBSCRIPTION_CONFLICT');
+    expect(provider.sessions.size).toBe(sessions);
+  });
+  it('paid, its subscription recorded but not yet as live (incomplete), refuses another', async () => {
+    const b = await newBoard(srv.url);
+    const checkout = (interval: string) =>
+      b.owner.post(`/api/account/billing/checkout?projectId=${b.projectId}`, { interval });
+    const first = await checkout('month');
+    expect(first.status, first.text).toBe(201);
+    // Paid: Stripe's customer.subscription.created (status incomplete, sent before the first invoice
+    // is paid) has arrived; its customer.subscription.updated (active) is still on its way.
+    const paid = provider.open().find((s) => s.url === first.body.url)!;
+    Object.assign(paid, { status: 'complete', subscription: `sub_${paid.id}` });
+    provider.subscriptions.set(`sub_${paid.id}`, 'active');
+    await modify(srv.store.billing, b.projectId, () => ({ subscriptionId: `sub_${paid.id}`, status: 'incomplete' }));
+    const sessions = provider.sessions.size;
+    const again = await checkout('year');
+    expect(again.status, `a paid checkout's board got another session: ${again.text}`).toBe(409);
+    expect(again.body.error.code).toBe('BILLING_SUBSCRIPTION_CONFLICT');
     expect(provider.sessions.size).toBe(sessions);
   });
 });
