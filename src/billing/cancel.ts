@@ -4,6 +4,7 @@
 import { AppError } from '../errors/app-error.js';
 import { auditRow, type RequestOrigin } from '../audit-row.js';
 import { modify, type BillingRecord, type Store } from '../../store/ports/store.js';
+import { expireSession } from './checkout.js';
 import type { BillingSetup } from './provider.js';
 import { charges, settlePlan } from './settle.js';
 
@@ -35,7 +36,8 @@ export async function accountRecords(
 }
 
 /**
- * Ends the charging subscriptions of `records` at the provider, each then written canceled on
+ * Expires the checkout session each of `records` holds (one still open could be paid after), then
+ * ends the charging subscriptions of `records` at the provider, each then written canceled on
  * its record (the provider's event says the same later; one already older than this is ignored)
  * and its board's plan settled. A record follows one subscription, but two checkouts completed
  * before either was paid leave two: so for a record that ever named one, the customer's are
@@ -59,6 +61,16 @@ export async function cancelSubscriptions(
     return [];
   }
   const { provider } = setup;
+  // A session still open could be paid once the board is gone: expired first, so that one paid
+  // just before is among the customer's subscriptions listed below.
+  for (const record of records) {
+    const held = record?.checkout;
+    if (!held) continue;
+    await expireSession(provider, held.sessionId);
+    await modify(store.billing, record._id, (current) =>
+      current.checkout?.sessionId === held.sessionId ? { checkout: null } : null,
+    );
+  }
   const cancelled: string[] = [];
   for (const record of named) {
     const subs = await provider.customerSubscriptions(record.customerId);

@@ -123,7 +123,10 @@ async function attachCustomer(
  * session is answered as the provider then holds it (paid: `complete`, with its subscription).
  * Answers null when this expired it.
  */
-async function expireSession(provider: BillingProvider, sessionId: string): Promise<CheckoutSessionState | null> {
+export async function expireSession(
+  provider: BillingProvider,
+  sessionId: string,
+): Promise<CheckoutSessionState | null> {
   try {
     await provider.expireCheckoutSession(sessionId);
     return null;

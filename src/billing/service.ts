@@ -202,14 +202,18 @@ export class BillingService {
   }
 
   /**
-   * Before an account is deleted: the live subscriptions it pays for end (a provider that cannot be
-   * reached stops the deletion), those of boards it deleted before included (src/billing/cancel.ts).
+   * Before an account is deleted: its boards' open checkout sessions are expired and the live
+   * subscriptions it pays for end (a provider that cannot be reached stops the deletion), those of
+   * boards it deleted before included (src/billing/cancel.ts).
    */
   async cancelLiveSubscriptions(accountId: string, now: number): Promise<void> {
     await cancelSubscriptions(this.store, this.setup, await accountRecords(this.store, accountId), now);
   }
 
-  /** Before a board is deleted: its live subscriptions end at the provider (one that cannot be reached stops the deletion). */
+  /**
+   * Before a board is deleted: its open checkout session is expired and its live subscriptions end at
+   * the provider (one that cannot be reached stops the deletion).
+   */
   async cancelBoardSubscription(projectId: string, now: number): Promise<void> {
     await cancelSubscriptions(this.store, this.setup, [await this.store.billing.get(projectId)], now);
   }

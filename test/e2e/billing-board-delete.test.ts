@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deleteProject } from '../../src/accounts/projects.js';
-import { deliverSigned, makePro, webhookOnlyBilling } from '../support/billing.js';
+import { billingRecord, deliverSigned, makePro, webhookOnlyBilling } from '../support/billing.js';
 import { unique } from '../support/temp.js';
 import { expectError } from '../support/expect-error.js';
 import { signedUp, startTestServer, type TestServer } from '../support/server.js';
@@ -60,6 +60,22 @@ describe('deleting a Pro board, the provider unreachable', () => {
     expect((await srv.store.projects.get(projectId))!.plan).toBe('pro');
     expect(await srv.store.billing.get(projectId)).toMatchObject({ accountId, status: 'active' });
     expectError(await deleteAccount(), 502, 'PROVIDER_UNAVAILABLE');
+  });
+
+  it('answers 502 PROVIDER_UNAVAILABLE and deletes nothing while its open checkout cannot be expired', async () => {
+    const user = await signedUp(srv.url);
+    const projectId = (await user.client.get('/api/projects')).body.projects[0].projectId as string;
+    // A Free board whose checkout is open at the provider: no subscription yet, but payable.
+    await srv.store.billing.insert(
+      billingRecord(projectId, user.accountId, { checkout: { sessionId: 'cs_open', priceId: 'price_m' } }),
+    );
+    expectError(await user.client.request('DELETE', `/api/projects/${projectId}`), 502, 'PROVIDER_UNAVAILABLE');
+    expect(await srv.store.projects.get(projectId)).not.toBeNull();
+    const gone = await user.client.request('DELETE', '/api/account', {
+      json: { confirmEmail: user.email, currentPassword: user.password },
+    });
+    expectError(gone, 502, 'PROVIDER_UNAVAILABLE');
+    expect((await srv.store.accounts.get(user.accountId))?.deletedAt ?? null).toBeNull();
   });
 
   it('still cancels (or refuses to forget) the subscription of a board deleted before', async () => {

@@ -9,7 +9,7 @@ import { openEmbeddedStore } from '../../store/embedded/index.js';
 import { modify, type Store } from '../../store/ports/store.js';
 import { billingRecord } from '../support/billing.js';
 import { newBoard } from '../support/board.js';
-import { Client, startTestServer, type TestServer } from '../support/server.js';
+import { Client, signedUp, startTestServer, type TestServer } from '../support/server.js';
 import { tempDir } from '../support/temp.js';
 
 const PRICES = { month: 'price_pro_monthly', year: 'price_pro_yearly' };
@@ -180,6 +180,29 @@ describe('a board’s open checkout session', () => {
     expect(again.status, `a paid checkout's board got another session: ${again.text}`).toBe(409);
     expect(again.body.error.code).toBe('BILLING_SUBSCRIPTION_CONFLICT');
     expect(provider.sessions.size).toBe(sessions);
+  });
+  it('is expired when its board is deleted, and when its account is', async () => {
+    const user = await signedUp(srv.url);
+    const boards = [(await user.client.get('/api/projects')).body.projects[0].projectId as string];
+    const made = await user.client.post('/api/projects', { name: 'second' });
+    expect(made.status, made.text).toBe(201);
+    boards.push(made.body.projectId);
+    const urls: string[] = [];
+    for (const projectId of boards) {
+      const res = await user.client.post(`/api/account/billing/checkout?projectId=${projectId}`, { interval: 'month' });
+      expect(res.status, res.text).toBe(201);
+      urls.push(res.body.url);
+    }
+    const [onBoard, onAccount] = urls.map((url) => [...provider.sessions.values()].find((s) => s.url === url)!);
+    expect((await user.client.request('DELETE', `/api/projects/${boards[0]}`)).status).toBe(204);
+    // The board is gone; its session, left open, could still be paid in the owner's tab.
+    expect(onBoard!.status, 'the deleted board’s checkout is still payable').toBe('expired');
+    expect(onAccount!.status).toBe('open');
+    const gone = await user.client.request('DELETE', '/api/account', {
+      json: { confirmEmail: user.email, currentPassword: user.password },
+    });
+    expect(gone.status, gone.text).toBe(204);
+    expect(onAccount!.status, 'the deleted account’s checkout is still payable').toBe('expired');
   });
 });
 
