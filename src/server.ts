@@ -13,6 +13,7 @@ import { userCodeDigest } from './accounts/device-codes.js';
 import { csrfTokenFor } from './auth/csrf.js';
 import type { ServerKeys } from './auth/keys.js';
 import type { PasswordHasher } from './auth/passwords.js';
+import { committedAudit } from './board/committed-audit.js';
 import { auditGateBypasses } from './board/override-audit.js';
 import { OnlineCounts } from './board/presence.js';
 import { BillingReconciler, type ReconcileCounts } from './billing/reconcile.js';
@@ -107,7 +108,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     },
     warned: () => metrics?.leaseWarning(),
   });
-  const billing = new BillingService(store, parts.billing ?? null, logger, config.costs);
+  const billing = new BillingService(store, parts.billing ?? null, logger, committedAudit(store, logger), config.costs);
   const reconciler = new BillingReconciler(store, parts.billing ?? null, logger, config.billingReconcile);
   if (metrics) registerReconcileMetrics(metrics.registry, reconciler);
   const housekeeping = startHousekeeping({

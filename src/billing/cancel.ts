@@ -3,7 +3,7 @@
 // paid after the deletion). Once the board is gone the portal answers 403, so nothing else would.
 import { AppError } from '../errors/app-error.js';
 import { auditRow, type RequestOrigin } from '../audit-row.js';
-import { modify, type BillingRecord, type Store } from '../../store/ports/store.js';
+import { modify, type AuditRecord, type BillingRecord, type Store } from '../../store/ports/store.js';
 import { expireSession } from './checkout.js';
 import type { BillingSetup } from './provider.js';
 import { charges, settlePlan } from './settle.js';
@@ -42,15 +42,16 @@ export async function accountRecords(
  * and its board's plan settled. A record follows one subscription, but two checkouts completed
  * before either was paid leave two: so for a record that ever named one, the customer's are
  * listed and every charging one of this board (or of none) is ended too. Nothing is cancelled
- * when billing is not configured here (a charging record then refuses). Answers the
- * subscriptions cancelled.
+ * when billing is not configured here (a charging record then refuses). `cancelled` runs right
+ * after each cancellation, before the next is asked (one that fails after it leaves it done).
  */
 export async function cancelSubscriptions(
   store: Store,
   setup: BillingSetup | null,
   records: (BillingRecord | null)[],
   now: number,
-): Promise<string[]> {
+  cancelled: (subscriptionId: string) => Promise<void> = async () => {},
+): Promise<void> {
   const named = records.filter((r): r is BillingRecord => !!r?.subscriptionId);
   if (!setup) {
     if (named.some(charging))
@@ -58,7 +59,7 @@ export async function cancelSubscriptions(
         'PROVIDER_UNAVAILABLE',
         'There are live subscriptions and the payment provider is not configured here to cancel them.',
       );
-    return [];
+    return;
   }
   const { provider } = setup;
   // A session still open could be paid once the board is gone: expired first, so that one paid
@@ -71,7 +72,6 @@ export async function cancelSubscriptions(
       current.checkout?.sessionId === held.sessionId ? { checkout: null } : null,
     );
   }
-  const cancelled: string[] = [];
   for (const record of named) {
     const subs = await provider.customerSubscriptions(record.customerId);
     const ids = subs
@@ -82,7 +82,7 @@ export async function cancelSubscriptions(
     if (charging(record) && !subs.some((s) => s.id === record.subscriptionId)) ids.push(record.subscriptionId!);
     for (const id of ids) {
       await provider.cancelSubscription(id);
-      cancelled.push(id);
+      await cancelled(id);
     }
     if (!charging(record)) continue;
     await modify(store.billing, record._id, (current) =>
@@ -97,15 +97,15 @@ export async function cancelSubscriptions(
     );
     await settlePlan(store, record._id, now);
   }
-  return cancelled;
 }
 
 /**
  * After a delivery about a board deleted meanwhile (a checkout paid after its board was deleted,
  * or that subscription's own events): every one of the board's subscriptions still charging is
- * cancelled at the provider now, each with an audit row. The board is not recreated (its plan is
- * settled only while it exists). A provider that cannot cancel fails the delivery, so it is
- * delivered again and this tried again.
+ * cancelled at the provider now, each with an audit row written as soon as it is (a failure on the
+ * next one leaves it audited; its id is the subscription's, so a redelivery or another node
+ * writes one row). The board is not recreated (its plan is settled only while it exists). A
+ * provider that cannot cancel fails the delivery, so it is delivered again and this tried again.
  */
 export async function endOrphaned(
   store: Store,
@@ -113,11 +113,13 @@ export async function endOrphaned(
   projectId: string,
   origin: RequestOrigin,
   now: number,
+  audit: (row: AuditRecord) => Promise<void>,
 ): Promise<void> {
   if (await store.projects.get(projectId)) return;
-  for (const subscriptionId of await cancelSubscriptions(store, setup, [await store.billing.get(projectId)], now)) {
-    await store.audit.insert(
+  await cancelSubscriptions(store, setup, [await store.billing.get(projectId)], now, (subscriptionId) =>
+    audit(
       auditRow({
+        id: `${projectId}:billing.subscription.cancel:${subscriptionId}`,
         at: now,
         actor: 'system:billing',
         action: 'billing.subscription.cancel',
@@ -126,6 +128,6 @@ export async function endOrphaned(
         target: `subscription:${subscriptionId}`,
         data: { subscriptionId, reason: 'board-deleted' },
       }),
-    );
-  }
+    ),
+  );
 }

@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import { AppError } from '../errors/app-error.js';
 import { auditRow, type RequestOrigin } from '../audit-row.js';
 import type { PlanName } from '../plans.js';
-import { modify, type BillingRecord, type Store } from '../../store/ports/store.js';
+import { modify, type AuditRecord, type BillingRecord, type Store } from '../../store/ports/store.js';
 import { billingPlan, boardPlan, graceEndsAt, type ProPrices } from './plan.js';
 import type { BillingSetup, ProviderEvent, Refund } from './provider.js';
 import { applyEvent } from './apply-event.js';
@@ -78,6 +78,11 @@ export class BillingService {
     private readonly store: Store,
     private readonly setup: BillingSetup | null,
     private readonly logger: Pick<Logger, 'warn'>,
+    /**
+     * Where the rows of changes already made at the provider go: written whatever it takes, once
+     * per row id (the node's committedAudit, src/board/committed-audit.ts).
+     */
+    private readonly committed: (row: AuditRecord) => Promise<void>,
     /** What the Pro prices charge (config.costs), shown with the upgrades. */
     private readonly prices: ProPrices = { proMonthly: null, proYearly: null },
   ) {}
@@ -280,7 +285,8 @@ export class BillingService {
       else {
         if (target instanceof Error) throw target;
         const applied = await applyEvent(this.store, this.setup?.prices ?? null, event, target!._id, now);
-        if (!ENDING.has(event.type)) await endOrphaned(this.store, this.setup, target!._id, origin, now);
+        if (!ENDING.has(event.type))
+          await endOrphaned(this.store, this.setup, target!._id, origin, now, this.committed);
         outcome = applied;
       }
     } finally {

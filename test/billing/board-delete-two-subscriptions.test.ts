@@ -5,12 +5,15 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { applyEvent } from '../../src/billing/apply-event.js';
 import { BillingReconciler } from '../../src/billing/reconcile.js';
+import { committedAudit } from '../../src/board/committed-audit.js';
 import { BillingService } from '../../src/billing/service.js';
 import { deleteProject } from '../../src/accounts/projects.js';
 import type { BillingProvider, BillingSetup, SubscriptionState } from '../../src/billing/provider.js';
 import { billedBoard, billingRecord, boardSubscriptionEvent } from '../support/billing.js';
 import { useStore } from '../support/stores.js';
 import { unique } from '../support/temp.js';
+
+const silent = pino({ level: 'silent' });
 
 const used = useStore();
 const PRICES = { monthly: 'pm', yearly: 'py' };
@@ -42,7 +45,7 @@ describe('deleting a board paid by two subscriptions', () => {
       cancelSubscription: async (id: string) => void (subs.find((s) => s.id === id)!.status = 'canceled'),
     } as unknown as BillingProvider;
     const setup = { provider, prices: PRICES } as BillingSetup;
-    const billing = new BillingService(used.store, setup, pino({ level: 'silent' }));
+    const billing = new BillingService(used.store, setup, silent, committedAudit(used.store, silent));
 
     // What DELETE /api/boards/{projectId} does (deleteBoard): cancel, then delete.
     await billing.cancelBoardSubscription(projectId, T + DAY);

@@ -6,12 +6,15 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { deleteProject } from '../../src/accounts/projects.js';
+import { committedAudit } from '../../src/board/committed-audit.js';
 import { BillingService } from '../../src/billing/service.js';
 import type { BillingProvider, BillingSetup, ProviderEvent, SubscriptionState } from '../../src/billing/provider.js';
 import { AppError } from '../../src/errors/app-error.js';
 import { billedBoard, boardSubscriptionEvent } from '../support/billing.js';
 import { useStore } from '../support/stores.js';
 import { unique } from '../support/temp.js';
+
+const silent = pino({ level: 'silent' });
 
 const used = useStore();
 const PRICES = { monthly: 'pm', yearly: 'py' };
@@ -20,13 +23,15 @@ const T = 2_000_000_000;
 function provider(customer: string, projectId: string) {
   const subs: SubscriptionState[] = [];
   const state = { down: false };
+  /** Subscription ids whose next cancel fails (the provider away for that call). */
+  const failOnce = new Set<string>();
   const port = {
     customerSubscriptions: async () => {
       if (state.down) throw new AppError('PROVIDER_UNAVAILABLE');
       return subs.filter((s) => s.customerId === customer);
     },
     cancelSubscription: async (id: string) => {
-      if (state.down) throw new AppError('PROVIDER_UNAVAILABLE');
+      if (state.down || failOnce.delete(id)) throw new AppError('PROVIDER_UNAVAILABLE');
       subs.find((s) => s.id === id)!.status = 'canceled';
     },
   } as unknown as BillingProvider;
@@ -40,7 +45,7 @@ function provider(customer: string, projectId: string) {
       cancelAtPeriodEnd: false,
       projectId,
     });
-  return { subs, state, paid, setup: { provider: port, prices: PRICES } as BillingSetup };
+  return { subs, state, failOnce, paid, setup: { provider: port, prices: PRICES } as BillingSetup };
 }
 
 const checkoutCompleted = (
@@ -58,7 +63,7 @@ describe('a delivery naming a deleted board', () => {
   it('cancels the subscription a checkout paid after the deletion made, audits it, and does not recreate the board', async () => {
     const b = await billedBoard(used.store);
     const p = provider(b.customer, b.projectId);
-    const billing = new BillingService(used.store, p.setup, pino({ level: 'silent' }));
+    const billing = new BillingService(used.store, p.setup, silent, committedAudit(used.store, silent));
     const origin = { requestId: unique('req'), address: '127.0.0.1' };
     // The owner deletes the board (nothing charges yet), then pays the session still open.
     await billing.cancelBoardSubscription(b.projectId, T);
@@ -83,7 +88,7 @@ describe('a delivery naming a deleted board', () => {
   it('fails the delivery while the provider cannot cancel, and the redelivery cancels', async () => {
     const b = await billedBoard(used.store);
     const p = provider(b.customer, b.projectId);
-    const billing = new BillingService(used.store, p.setup, pino({ level: 'silent' }));
+    const billing = new BillingService(used.store, p.setup, silent, committedAudit(used.store, silent));
     const origin = { requestId: unique('req'), address: '127.0.0.1' };
     await deleteProject(used.store, b.projectId);
     p.paid('sub_late');
@@ -109,5 +114,34 @@ describe('a delivery naming a deleted board', () => {
     expect(p.subs[0]!.status).toBe('canceled');
     expect(await outcomes()).toEqual(['duplicate', 'failed', 'pending', 'pending']);
     expect(await used.store.projects.get(b.projectId)).toBeNull();
+  });
+
+  it('audits each subscription it cancelled when a later cancel fails, the first try’s too, once', async () => {
+    const b = await billedBoard(used.store);
+    const p = provider(b.customer, b.projectId);
+    const billing = new BillingService(used.store, p.setup, silent, committedAudit(used.store, silent));
+    const origin = { requestId: unique('req'), address: '127.0.0.1' };
+    await deleteProject(used.store, b.projectId);
+    // Two checkouts paid after the deletion: two subscriptions charge for the deleted board.
+    p.paid('sub_a');
+    p.paid('sub_b');
+    const event = boardSubscriptionEvent(b, 'customer.subscription.created', 'sub_a', 'active', T, PRICES.monthly);
+    p.failOnce.add('sub_b');
+    await expect(billing.replay(event, origin, T)).rejects.toMatchObject({ code: 'PROVIDER_UNAVAILABLE' });
+    expect(p.subs.map((s) => [s.id, s.status])).toEqual([
+      ['sub_a', 'canceled'],
+      ['sub_b', 'active'],
+    ]);
+    await billing.replay(event, origin, T + 60_000); // the redelivery
+    expect(p.subs.map((s) => s.status)).toEqual(['canceled', 'canceled']);
+    const cancelRows = async () =>
+      (await used.store.audit.find({ projectId: b.projectId, action: 'billing.subscription.cancel' }))
+        .map((r) => r.data.subscriptionId)
+        .sort();
+    expect(await cancelRows(), 'a cancellation at the provider with no audit row').toEqual(['sub_a', 'sub_b']);
+    // Another delivery (or node) while the provider still lists both as charging: one row each still.
+    for (const s of p.subs) s.status = 'active';
+    await billing.replay({ ...event, id: `evt_${unique('e')}` }, origin, T + 120_000);
+    expect(await cancelRows()).toEqual(['sub_a', 'sub_b']);
   });
 });

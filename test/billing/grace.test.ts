@@ -2,11 +2,14 @@
 // the billing read names the moment it will.
 import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
+import { committedAudit } from '../../src/board/committed-audit.js';
 import { BillingService } from '../../src/billing/service.js';
 import { PAST_DUE_GRACE_MS } from '../../src/billing/plan.js';
 import { useStore } from '../support/stores.js';
 import { unique } from '../support/temp.js';
 import { billingRecord } from '../support/billing.js';
+
+const silent = pino({ level: 'silent' });
 
 const used = useStore();
 const NOW = Date.UTC(2026, 10, 22);
@@ -33,7 +36,7 @@ describe('the past_due sweep', () => {
     const lapsed = await board('past_due', NOW - PAST_DUE_GRACE_MS - 1);
     const inGrace = await board('past_due', NOW - 1000);
     const active = await board('active', null);
-    const billing = new BillingService(store, null, pino({ level: 'silent' }));
+    const billing = new BillingService(store, null, silent, committedAudit(store, silent));
     expect(await billing.settleLapsedGrace(NOW)).toBe(1);
     expect((await store.projects.get(lapsed))!.plan).toBe('free');
     expect((await store.projects.get(inGrace))!.plan).toBe('pro');
@@ -59,7 +62,7 @@ describe('the past_due sweep', () => {
       );
       return id;
     };
-    const billing = new BillingService(store, null, pino({ level: 'silent' }));
+    const billing = new BillingService(store, null, silent, committedAudit(store, silent));
     const overdue = await billing.state(await board('past_due', since), NOW);
     expect(overdue.plan).toBe('pro');
     expect(overdue.subscription?.graceEndsAt).toBe(new Date(since + PAST_DUE_GRACE_MS).toISOString());

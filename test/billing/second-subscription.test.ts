@@ -7,6 +7,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { applyEvent } from '../../src/billing/apply-event.js';
 import { BillingReconciler } from '../../src/billing/reconcile.js';
+import { committedAudit } from '../../src/board/committed-audit.js';
 import { BillingService } from '../../src/billing/service.js';
 import { AppError } from '../../src/errors/app-error.js';
 import { settleFromProvider } from '../../src/billing/settle.js';
@@ -14,6 +15,8 @@ import type { BillingProvider, BillingSetup, ProviderEvent, SubscriptionState } 
 import { billedBoard, boardSubscriptionEvent } from '../support/billing.js';
 import { useStore } from '../support/stores.js';
 import { unique } from '../support/temp.js';
+
+const silent = pino({ level: 'silent' });
 
 const used = useStore();
 const PRICES = { monthly: 'pm', yearly: 'py' };
@@ -91,7 +94,7 @@ describe('the delivery that ends the subscription a board follows', () => {
       },
     } as unknown as BillingProvider;
     const setup = { provider, prices: PRICES } as BillingSetup;
-    const billing = new BillingService(used.store, setup, pino({ level: 'silent' }));
+    const billing = new BillingService(used.store, setup, silent, committedAudit(used.store, silent));
     const origin = { requestId: unique('req'), address: '127.0.0.1' };
     const twoThenCancel = async (b: { projectId: string; customer: string }) => {
       boards.set(b.projectId, b);

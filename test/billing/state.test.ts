@@ -3,6 +3,7 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import { committedAudit } from '../../src/board/committed-audit.js';
 import { BillingService } from '../../src/billing/service.js';
 import { createStripeProvider } from '../../src/billing/stripe.js';
 import { useStore } from '../support/stores.js';
@@ -23,7 +24,12 @@ describe('the billing state', () => {
       webhookSecret: 'whsec_x',
       apiBase: 'http://127.0.0.1:1',
     });
-    const billing = new BillingService(used.store, { provider, prices: { monthly: 'pm', yearly: 'py' } }, logger);
+    const billing = new BillingService(
+      used.store,
+      { provider, prices: { monthly: 'pm', yearly: 'py' } },
+      logger,
+      committedAudit(used.store, logger),
+    );
     const projectId = unique('proj');
     await used.store.billing.insert(billingRecord(projectId, 'acc', { subscriptionId: 'sub_1', status: 'active' }));
     const state = await billing.state(projectId, Date.now());
