@@ -48,7 +48,11 @@ const WORDS: Record<string, string> = {
   'transfer.offer': 'Board offered to another account',
   'transfer.accept': 'Board transfer accepted',
   'item.override': 'Item overridden by hand',
+  'item.gate.lower': 'Verify gate taken off an item',
+  'enrollment.mint': 'Enrollment code made',
+  'enrollment.revoke': 'Enrollment code revoked',
   'billing.webhook': 'Payment provider event',
+  'billing.subscription.cancel': 'Subscription of a deleted board cancelled',
   'feedback.promote': 'Feedback made an item',
   'feedback.resolve': 'Feedback resolved',
   'feedback.dismiss': 'Feedback dismissed',
@@ -76,6 +80,9 @@ const WORDS: Record<string, string> = {
   'device.approved': 'Agent sign-in approved',
   'device.denied': 'Agent sign-in denied',
 };
+
+/** Whether `name` has its own words (a name with none reads as its parts). */
+export const hasWords = (name: string): boolean => Object.hasOwn(WORDS, name);
 
 /** `lease.revoked` → "Lease revoked"; a name with no entry, its parts as words ("foo.bar_baz" → "Foo bar baz"). */
 export function eventWords(name: string): string {
