@@ -3660,7 +3660,7 @@ export interface operations {
                             interval: "month" | "year";
                             /** @constant */
                             plan: "pro";
-                            /** @description What Pro costs at this interval, in US dollars; null when the deployment does not say. */
+                            /** @description What Pro costs at this interval, in US dollars: the payment provider’s price, else the deployment’s configured figure; null when neither says. */
                             priceUsd: number | null;
                         }[];
                     };

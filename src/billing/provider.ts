@@ -86,6 +86,8 @@ export interface BillingProvider {
   /** Expires an open checkout session: it can no longer be paid. */
   expireCheckoutSession(sessionId: string): Promise<void>;
   createPortalSession(input: { customerId: string; returnUrl: string }): Promise<{ url: string }>;
+  /** What a price charges: `unitAmount` in the smallest unit of `currency`, null when it is no plain amount (tiered, metered). */
+  getPrice(priceId: string): Promise<{ unitAmount: number | null; currency: string }>;
   /** A subscription as the provider holds it now. */
   getSubscription(subscriptionId: string): Promise<SubscriptionState>;
   /** The customer's subscriptions as the provider holds them now, newest first (a few; ended ones included). */

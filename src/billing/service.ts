@@ -33,7 +33,7 @@ export interface AccountBilling {
     graceEndsAt: string | null;
   } | null;
   providerAvailable: boolean;
-  /** Each upgrade with what it charges in US dollars (REVENUE_PRO_*_USD), null when not configured. */
+  /** Each upgrade with what it charges in US dollars (the provider's price, else REVENUE_PRO_*_USD), null when neither says. */
   upgradeOptions: { plan: 'pro'; interval: 'month' | 'year'; priceUsd: number | null }[];
 }
 
@@ -65,14 +65,19 @@ const UPGRADES = [
 
 const iso = (t: number | null): string | null => (t === null ? null : new Date(t).toISOString());
 
-/** After a failed interval refresh, how long reads of that subscription answer without asking the provider again. */
+/**
+ * After a failed interval refresh (or price read), how long reads of that subscription (price)
+ * answer without asking the provider again.
+ */
 export const REFRESH_RETRY_MS = 60_000;
 /** Failed refreshes remembered at most (the oldest forgotten first). */
 const REFRESH_FAILURES_KEPT = 1_000;
 
 export class BillingService {
-  /** When each subscription's interval refresh last failed (a provider away is not asked on every read). */
+  /** When each subscription's interval refresh (each price's read) last failed (a provider away is not asked on every read). */
   private readonly refreshFailed = new Map<string, number>();
+  /** What each of our two prices charges in US dollars as the provider answered, by price id: asked once a node. */
+  private readonly providerPrices = new Map<string, Promise<number | null>>();
 
   constructor(
     private readonly store: Store,
@@ -83,7 +88,7 @@ export class BillingService {
      * per row id (the node's committedAudit, src/board/committed-audit.ts).
      */
     private readonly committed: (row: AuditRecord) => Promise<void>,
-    /** What the Pro prices charge (config.costs), shown with the upgrades. */
+    /** What the Pro prices charge (config.costs), shown with the upgrades when the provider does not say. */
     private readonly prices: ProPrices = { proMonthly: null, proYearly: null },
   ) {}
 
@@ -105,6 +110,36 @@ export class BillingService {
     this.refreshFailed.set(subscriptionId, now);
   }
 
+  /**
+   * What `priceId` charges in US dollars as the provider says: asked once and kept (a price's amount
+   * never changes at the provider), null when it is not a plain amount in dollars. A read that failed
+   * answers null, and the price is not asked again for REFRESH_RETRY_MS.
+   */
+  private async providerPriceUsd(
+    provider: BillingSetup['provider'],
+    priceId: string,
+    now: number,
+  ): Promise<number | null> {
+    let asked = this.providerPrices.get(priceId);
+    if (!asked) {
+      if (!this.mayRefresh(priceId, now)) return null;
+      asked = provider
+        .getPrice(priceId)
+        .then((p) => (p.currency === 'usd' && p.unitAmount !== null ? p.unitAmount / 100 : null));
+      this.providerPrices.set(priceId, asked);
+    }
+    try {
+      return await asked;
+    } catch (e) {
+      if (this.providerPrices.get(priceId) === asked) {
+        this.providerPrices.delete(priceId);
+        this.refreshFailedAt(priceId, now);
+        this.logger.warn({ err: e, priceId }, 'billing: the price could not be read; showing the configured one');
+      }
+      return null;
+    }
+  }
+
   /** The setup, or 503 BILLING_UNAVAILABLE. */
   private configured(): BillingSetup {
     if (!this.setup) throw new AppError('BILLING_UNAVAILABLE');
@@ -115,7 +150,9 @@ export class BillingService {
    * GET /api/account/billing: a missing interval is refreshed from the provider when it answers.
    * Only a price never learned is asked for: once the record holds the provider's price, its
    * interval is worked out here (null for a price the service does not name, without asking again
-   * on every read); a refresh that failed is not tried again for REFRESH_RETRY_MS.
+   * on every read); a refresh that failed is not tried again for REFRESH_RETRY_MS. The upgrades show
+   * what the provider's prices charge (checkout charges those), read once a node
+   * (providerPriceUsd); the configured REVENUE_PRO_*_USD while it does not say.
    */
   async state(projectId: string, now: number): Promise<AccountBilling> {
     let record = await this.store.billing.get(projectId);
@@ -140,6 +177,13 @@ export class BillingService {
       }
     }
     const project = await this.store.projects.get(projectId);
+    const [monthly, yearly] = this.setup
+      ? await Promise.all(
+          [this.setup.prices.monthly, this.setup.prices.yearly].map((id) =>
+            this.providerPriceUsd(this.setup!.provider, id, now),
+          ),
+        )
+      : [null, null];
     return {
       projectId,
       plan: boardPlan(project ?? {}, record, now),
@@ -155,7 +199,7 @@ export class BillingService {
       providerAvailable: this.available,
       upgradeOptions: UPGRADES.map((u) => ({
         ...u,
-        priceUsd: u.interval === 'month' ? this.prices.proMonthly : this.prices.proYearly,
+        priceUsd: u.interval === 'month' ? (monthly ?? this.prices.proMonthly) : (yearly ?? this.prices.proYearly),
       })),
     };
   }

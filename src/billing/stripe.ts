@@ -51,6 +51,10 @@ export function createStripeProvider(settings: StripeSettings): BillingProvider 
     async expireCheckoutSession(sessionId) {
       await call(() => stripe.checkout.sessions.expire(sessionId));
     },
+    async getPrice(priceId) {
+      const price = await call(() => stripe.prices.retrieve(priceId));
+      return { unitAmount: price.unit_amount ?? null, currency: requireString(price.currency) };
+    },
     async getSubscription(subscriptionId) {
       const subscription = await call(() => stripe.subscriptions.retrieve(subscriptionId));
       const state = subscriptionState(subscription as unknown as Record<string, unknown>);

@@ -32,7 +32,9 @@ export const AccountBillingResponse = z.object({
       priceUsd: z
         .number()
         .nullable()
-        .describe('What Pro costs at this interval, in US dollars; null when the deployment does not say.'),
+        .describe(
+          'What Pro costs at this interval, in US dollars: the payment provider’s price, else the deployment’s configured figure; null when neither says.',
+        ),
     }),
   ),
 });

@@ -60,6 +60,10 @@ describe.skipIf(!base)('stripe adapter (stripe-mock)', () => {
     });
   });
 
+  it('reads what a price charges, in the smallest unit of its currency', async () => {
+    expect(await provider.getPrice('price_pro_monthly')).toEqual({ unitAmount: 2000, currency: 'usd' });
+  });
+
   it('maps an unreachable provider to PROVIDER_UNAVAILABLE', async () => {
     const down = createStripeProvider({ ...settings, apiBase: 'http://127.0.0.1:1' });
     expect(await codeOf(down.createCustomer({ email: 'x@example.com', accountId: 'a', projectId: 'p' }))).toBe(

@@ -48,6 +48,7 @@ class Provider {
       createCustomer: refuse,
       createCheckoutSession: refuse,
       getCheckoutSession: refuse,
+      getPrice: refuse,
       expireCheckoutSession: refuse,
       createPortalSession: refuse,
       changePrice: refuse,

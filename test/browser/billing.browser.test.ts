@@ -124,7 +124,8 @@ describe.skipIf(!chromium || !stripeBase)('the Billing section (Chromium, stripe
     const fact = (name: string) => section.locator('dl.facts .row', { has: page.locator('dt', { hasText: name }) });
     await fact('Board').getByRole('link', { name: 'Payments rewrite' }).waitFor();
     expect(await fact('Plan').locator('dd').innerText()).toBe('Pro');
-    expect(await fact('Pro costs').locator('dd').innerText()).toBe('$12 a month, or $120 a year');
+    // What the provider's prices charge (stripe-mock's: 20 USD each), not the configured figures.
+    expect(await fact('Pro costs').locator('dd').innerText()).toBe('$20 a month, or $20 a year');
     expect(await fact('Turns Free on').locator('time').getAttribute('datetime')).toBe(freeAt);
     const note = section.getByRole('status').filter({ hasText: 'The last payment failed' });
     expect(await note.innerText()).toContain('“Payments rewrite” stays Pro until');

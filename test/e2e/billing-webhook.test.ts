@@ -99,8 +99,9 @@ describe('billing state', () => {
       subscription: null,
       providerAvailable: true,
       upgradeOptions: [
-        { plan: 'pro', interval: 'month', priceUsd: 12 },
-        { plan: 'pro', interval: 'year', priceUsd: 120 },
+        // What the provider's prices charge when it answers (stripe-mock: 20 USD each), else the configured ones.
+        { plan: 'pro', interval: 'month', priceUsd: stripeBase ? 20 : 12 },
+        { plan: 'pro', interval: 'year', priceUsd: stripeBase ? 20 : 120 },
       ],
     });
     const member = await newBoard(srv.url);

@@ -311,7 +311,9 @@ describe('GET billing’s interval refresh', () => {
         const res = await legacy.owner.get(`/api/account/billing${legacy.q}`);
         expect(res.body).toMatchObject({ plan: 'pro', subscription: { status: 'active', interval: null } });
       }
-      expect(provider.requests).toEqual(['GET /v1/subscriptions/sub_legacy']);
+      expect(provider.requests.filter((r) => r.includes('/v1/subscriptions/'))).toEqual([
+        'GET /v1/subscriptions/sub_legacy',
+      ]);
       expect(await srv.store.billing.get(legacy.projectId)).toMatchObject({
         priceId: 'price_legacy_2024',
         interval: null,
@@ -326,6 +328,44 @@ describe('GET billing’s interval refresh', () => {
       expect(provider.requests.filter((r) => r.includes('sub_gone'))).toHaveLength(1);
     } finally {
       await srv.stop();
+      await provider.close();
+    }
+  });
+});
+
+describe('GET billing’s upgrade prices', () => {
+  it('show what the provider’s prices charge, asked once; the configured ones while it does not say', async () => {
+    const price = (id: string, amount: number, currency = 'usd') =>
+      JSON.stringify({ id, object: 'price', currency, unit_amount: amount });
+    const answers = new Map([
+      [PRICES.month, { status: 200, body: price(PRICES.month, 1500) }],
+      [PRICES.year, { status: 200, body: price(PRICES.year, 15000) }],
+    ]);
+    const provider = await fakeProvider(
+      (path) =>
+        answers.get(path.split('/').pop()!) ?? { status: 400, body: JSON.stringify({ error: { type: 'api_error' } }) },
+    );
+    const configured = { REVENUE_PRO_MONTHLY_USD: '12', REVENUE_PRO_YEARLY_USD: '120' };
+    const prices = (res: { body: { upgradeOptions: { priceUsd: number | null }[] } }) =>
+      res.body.upgradeOptions.map((o) => o.priceUsd);
+    const srv = await startTestServer({ ...billingEnv(provider.url), ...configured });
+    try {
+      const b = await owned(srv);
+      for (let i = 0; i < 3; i++) expect(prices(await b.owner.get(`/api/account/billing${b.q}`))).toEqual([15, 150]);
+      expect(provider.requests.sort()).toEqual([`GET /v1/prices/${PRICES.month}`, `GET /v1/prices/${PRICES.year}`]);
+    } finally {
+      await srv.stop();
+    }
+    // The provider refuses (or is away): the configured prices, the provider asked again a minute later at the earliest.
+    answers.clear();
+    provider.requests.length = 0;
+    const away = await startTestServer({ ...billingEnv(provider.url), ...configured });
+    try {
+      const b = await owned(away);
+      for (let i = 0; i < 3; i++) expect(prices(await b.owner.get(`/api/account/billing${b.q}`))).toEqual([12, 120]);
+      expect(provider.requests).toHaveLength(2);
+    } finally {
+      await away.stop();
       await provider.close();
     }
   });
