@@ -117,6 +117,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
       for (const accountId of swept.accounts) bus.notify({ kind: 'revoked', accountId });
       for (const boardId of swept.boards) bus.notify({ kind: 'revoked', boardId });
     },
+    revoke: (notice) => bus.notify(notice),
     purged: (purged, error) => watch.purged(purged, error),
   });
   const online = new OnlineCounts(store);

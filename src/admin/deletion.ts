@@ -4,9 +4,11 @@
 // with the enrollment codes it made and its device approvals not yet collected, and the boards it
 // owns closed to their members (BOARD_CLOSED). The data is kept 30 days, in which a restore undoes
 // all of it but the revoked credentials; then the sweep purges it, as an operator's purge does at
-// once, with what account deletion always removed (purgeAccount).
+// once, with what account deletion always removed (purgeAccount). Each answers the notices that
+// close what it ended on every node (closing): the callers send them, and decide nothing.
 import { revokeIssued } from '../accounts/credentials.js';
 import { purgeAccount } from '../accounts/service.js';
+import type { RevokedNotice } from '../auth/access-notices.js';
 import { AppError } from '../errors/app-error.js';
 import { DAY_MS } from '../plans.js';
 import { modify, type AccountRecord, type Store } from '../../store/ports/store.js';
@@ -23,6 +25,8 @@ export interface Deleted {
   boards: string[];
   /** Deleted before: this call only made sure of the rest (credentials revoked, boards closed). */
   already: boolean;
+  /** What to tell every node (closing). */
+  notices: RevokedNotice[];
 }
 
 export interface Swept {
@@ -30,11 +34,27 @@ export interface Swept {
   accounts: string[];
   /** The boards deleted with them. */
   boards: string[];
+  /** What to tell every node (closing). */
+  notices: RevokedNotice[];
 }
 
 export interface Purged {
   /** The boards deleted with the account. */
   boards: string[];
+  /** What to tell every node (closing). */
+  notices: RevokedNotice[];
+}
+
+/**
+ * What a deletion closes, on every node: the account's sockets, its tokens' by id (a socket is
+ * known by the account its token had when it opened, and a token moves with a board its account
+ * takes over), and every socket on the boards it owned.
+ */
+export function closing(accountId: string, tokenIds: string[], boards: readonly string[]): RevokedNotice[] {
+  return [
+    { kind: 'revoked', accountId, tokenIds },
+    ...boards.map((boardId): RevokedNotice => ({ kind: 'revoked', boardId })),
+  ];
 }
 
 export class AccountDeletion {
@@ -54,9 +74,9 @@ export class AccountDeletion {
       a.deletedAt != null ? null : { deletedAt: now, deletedBy: by, purgeAfter: now + DELETION_RETENTION_MS },
     );
     if (!account) throw new AppError('NOT_FOUND', 'No account has that id.');
-    await revokeIssued(this.store, accountId, now);
+    const { tokenIds } = await revokeIssued(this.store, accountId, now);
     const boards = await this.markBoards(accountId, accountId);
-    return { account, boards, already };
+    return { account, boards, already, notices: closing(accountId, tokenIds, boards) };
   }
 
   /** Undoes a deletion within its 30 days: sign-in allowed, boards open. Revoked credentials stay revoked. */
@@ -90,12 +110,12 @@ export class AccountDeletion {
         : { deletedAt: a.deletedAt ?? now, deletedBy: a.deletedBy ?? 'operator', purgeAfter: PURGING },
     );
     if (!marked) throw new AppError('NOT_FOUND', 'No account has that id.');
-    return { boards: await purgeAccount(this.store, accountId) };
+    return this.purgeNow(accountId);
   }
 
   /** Purges every deleted account whose 30 days are over (and finishes purges cut short). */
   async sweep(now: number): Promise<Swept> {
-    const result: Swept = { accounts: [], boards: [] };
+    const result: Swept = { accounts: [], boards: [], notices: [] };
     for (let round = 0; round < SWEEP_ROUNDS; round++) {
       const due = await this.store.accounts.find(
         { purgeAfter: { $gte: PURGING, $lte: now } },
@@ -115,13 +135,22 @@ export class AccountDeletion {
             ? account
             : await this.store.accounts.update(account._id, account.version, { purgeAfter: PURGING });
         if (!held) continue;
-        result.boards.push(...(await purgeAccount(this.store, account._id)));
+        const purged = await this.purgeNow(account._id);
+        result.boards.push(...purged.boards);
+        result.notices.push(...purged.notices);
         result.accounts.push(account._id);
         progressed = true;
       }
       if (due.length < SWEEP_BATCH || !progressed) break;
     }
     return result;
+  }
+
+  /** Purges the account, its tokens read first: a token revoked earlier may still hold a socket a notice missed. */
+  private async purgeNow(accountId: string): Promise<Purged> {
+    const tokenIds = (await this.store.tokens.select({ accountId }, ['_id'])).map((t) => t._id);
+    const boards = await purgeAccount(this.store, accountId);
+    return { boards, notices: closing(accountId, tokenIds, boards) };
   }
 
   /** Marks (or, with null, clears the mark of) every board the account owns; answers their ids. */

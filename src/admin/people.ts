@@ -89,7 +89,7 @@ export class PeopleDesk {
   async delete(ctx: Ctx, userId: string, reason: string): Promise<Closed> {
     const account = await this.accounts.account(userId);
     const deleted = await this.deletion.delete(account._id, 'operator', ctx.now);
-    this.closeAll(account._id, deleted.boards);
+    for (const notice of deleted.notices) this.revokeNotice(notice);
     await auditOperatorAction(this.store, ctx, {
       action: 'delete',
       target: target(account._id),
@@ -116,7 +116,7 @@ export class PeopleDesk {
   async purge(ctx: Ctx, userId: string, confirm: string, reason: string): Promise<string[]> {
     const account = await this.accounts.account(userId);
     const purged = await this.deletion.purge(account._id, confirm, ctx.now);
-    this.closeAll(account._id, purged.boards);
+    for (const notice of purged.notices) this.revokeNotice(notice);
     await auditOperatorAction(this.store, ctx, {
       action: 'purge',
       target: target(account._id),
@@ -124,11 +124,5 @@ export class PeopleDesk {
       data: { boards: purged.boards },
     });
     return purged.boards;
-  }
-
-  /** The account's sockets and every socket on its boards close, on every node. */
-  private closeAll(accountId: string, boards: string[]): void {
-    this.revokeNotice({ kind: 'revoked', accountId });
-    for (const boardId of boards) this.revokeNotice({ kind: 'revoked', boardId });
   }
 }

@@ -182,8 +182,7 @@ export function accountRoutes(deps: AccountDeps): Route[] {
           data: { purgeAfter: deleted.account.purgeAfter, boards: deleted.boards },
         });
         await deps.store.audit.insert({ ...row, target: `account:${accountId}` });
-        deps.revoke({ kind: 'revoked', accountId });
-        for (const boardId of deleted.boards) deps.revoke({ kind: 'revoked', boardId });
+        for (const notice of deleted.notices) deps.revoke(notice);
         return { status: 204, cookies: [clearSessionCookie] };
       },
     }),

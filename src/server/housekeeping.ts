@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Store } from '../../store/ports/store.js';
 import { sweepAnonymous, type SweepResult } from '../accounts/anonymous.js';
 import { AccountDeletion, type Swept } from '../admin/deletion.js';
+import type { RevokedNotice } from '../auth/access-notices.js';
 import type { BillingReconciler, ReconcileCounts } from '../billing/reconcile.js';
 import type { BillingService } from '../billing/service.js';
 import { schedulePurges, type Purged } from '../board/retention.js';
@@ -24,8 +25,10 @@ export interface HousekeepingDeps {
   logger: Logger;
   billing: BillingService;
   reconciler: BillingReconciler;
-  /** Told what a sweep deleted, so every node closes those accounts' and boards' sockets. */
+  /** Told what the anonymous sweep deleted, so every node closes those accounts' and boards' sockets. */
   deleted: (swept: { accounts: readonly string[]; boards: readonly string[] }) => void;
+  /** Tells every node what the purge of deleted accounts closes (AccountDeletion's notices). */
+  revoke: (notice: RevokedNotice) => void;
   /** Told of each retention round, for the operators' figures. */
   purged: (purged: Purged | null, error?: unknown) => void;
 }
@@ -55,7 +58,7 @@ export function startHousekeeping(deps: HousekeepingDeps): Housekeeping {
   };
   const sweepDeletedNow = async (): Promise<Swept> => {
     const swept = await deletion.sweep(clock());
-    deps.deleted(swept);
+    for (const notice of swept.notices) deps.revoke(notice);
     if (swept.accounts.length)
       logger.info(
         { accounts: swept.accounts.length, boards: swept.boards.length },

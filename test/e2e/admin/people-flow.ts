@@ -533,7 +533,7 @@ export function peopleFlow(name: string, open: () => Promise<OpenedStore>): void
       ).toBe(200);
 
       srv().advance(29 * DAY);
-      expect(await srv().server.sweepDeleted()).toEqual({ accounts: [], boards: [] });
+      expect(await srv().server.sweepDeleted()).toEqual({ accounts: [], boards: [], notices: [] });
       srv().advance(DAY + 60_000);
       // The operator's session outlived its 30 days too: sign in again.
       const again = new Client(srv().url);
@@ -558,7 +558,7 @@ export function peopleFlow(name: string, open: () => Promise<OpenedStore>): void
       expect(
         (await new Client(srv().url).post('/api/auth/signup', { email: own.email, password: PASSWORD })).status,
       ).toBe(201);
-      expect(await srv().server.sweepDeleted()).toEqual({ accounts: [], boards: [] });
+      expect(await srv().server.sweepDeleted()).toEqual({ accounts: [], boards: [], notices: [] });
     });
   });
 }
