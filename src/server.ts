@@ -80,6 +80,8 @@ export interface RunningServer {
   sweepAnonymous(): Promise<SweepResult>;
   /** Runs the purge of deleted accounts past their 30 days now, at the server's clock (it also runs every hour). */
   sweepDeleted(): Promise<Swept>;
+  /** Runs the sweep of imports cut short now, at the server's clock (it also runs every hour); answers the boards removed. */
+  sweepImports(): Promise<string[]>;
   /** Runs the billing sweep now, at the server's clock (it also runs every minute): lapsed past_due grace, ended complimentary plans. */
   sweepBilling(): Promise<{ lapsed: number; complimentaryEnded: string[] }>;
   /** Runs the billing reconcile pass now, at the server's clock (it also runs at start and every BILLING_RECONCILE_INTERVAL_SECONDS). */
@@ -148,6 +150,7 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     inFlight: () => drain.inFlight(),
     sweepAnonymous: housekeeping.sweepAnonymous,
     sweepDeleted: housekeeping.sweepDeleted,
+    sweepImports: housekeeping.sweepImports,
     sweepBilling: housekeeping.sweepBilling,
     reconcileBilling: housekeeping.reconcileBilling,
     shutdown: () =>

@@ -42,11 +42,16 @@ export function checkProjectName(name: string): string {
   return trimmed;
 }
 
+/**
+ * A new board of `ownerId`. `importing`: made by an import, the board stays no one's (no member
+ * row, the mark set) until the import's commit hands it over (openImported).
+ */
 export async function provisionProject(
   store: Store,
   ownerId: string,
   name: string,
   now: number,
+  importing = false,
 ): Promise<ProjectRecord> {
   const project: ProjectRecord = {
     _id: randomUUID(),
@@ -56,18 +61,29 @@ export async function provisionProject(
     plan: 'free',
     createdAt: now,
     lastActivityAt: now,
+    ...(importing && { importing: now }),
   };
   await store.projects.insert(project);
+  if (!importing) await insertOwner(store, project._id, ownerId, now);
+  await store.boards.insert(newBoardRecord(project._id));
+  return project;
+}
+
+/** Hands an imported board to its owner once its header is committed: its member row, then the mark cleared. */
+export async function openImported(store: Store, projectId: string, ownerId: string, now: number): Promise<void> {
+  await insertOwner(store, projectId, ownerId, now);
+  await modify(store.projects, projectId, (p) => (p.importing == null ? null : { importing: null }));
+}
+
+async function insertOwner(store: Store, projectId: string, ownerId: string, now: number): Promise<void> {
   await store.members.insert({
-    _id: `${project._id}:${ownerId}`,
+    _id: `${projectId}:${ownerId}`,
     version: 1,
-    projectId: project._id,
+    projectId,
     accountId: ownerId,
     role: 'owner',
     acceptedAt: now,
   });
-  await store.boards.insert(newBoardRecord(project._id));
-  return project;
 }
 
 /**

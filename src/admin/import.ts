@@ -5,6 +5,9 @@
 // event), and none of the old credentials: no tokens, invitations or members besides the new owner,
 // and no live lease (a lease's id is its holder's capability and never leaves the old board, so an
 // item held then is as its lease would leave it: claimed counts as ready, verifying as awaiting_verify).
+// Until its header is committed the new board is no one's (ProjectRecord.importing): an import cut
+// short (a node that dies, a clean-up that fails) leaves nothing anyone sees, and sweepImports
+// removes it with whatever events it wrote.
 import { z } from 'zod';
 import { boardFrom, entryCount, type BoardItem } from '../../machines/board.js';
 import { checkGraph } from '../../machines/board-graph.js';
@@ -20,7 +23,7 @@ import { DOCTRINE_LEVELS, DOCTRINE_STATUSES } from '../../machines/doctrine-mach
 import type { BoardStats } from '../../machines/board-stats.js';
 import { seqOf } from '../../machines/board-index.js';
 import { ITEM_STATES } from '../../machines/item-types.js';
-import { checkProjectName, deleteProject, ensureRoom, provisionProject } from '../accounts/projects.js';
+import { checkProjectName, deleteProject, ensureRoom, openImported, provisionProject } from '../accounts/projects.js';
 import { withAccountLock } from '../accounts/account-lock.js';
 import { AppError } from '../errors/app-error.js';
 import { Digest, WorkId } from '../board/schemas.js';
@@ -43,6 +46,8 @@ export const IMPORT_LINES_MAX = 400_000;
 export const IMPORT_DATA_DEPTH_MAX = 32;
 export const IMPORT_EVENT_DATA_BYTES_MAX = 1024 * 1024;
 const EVENTS_PER_WRITE = 1000;
+/** An import still unfinished this long after it began was cut short: its board is swept. */
+export const IMPORT_STALE_MS = 3_600_000;
 
 const Id = z.string().min(1).max(100);
 const Principal = z.string().min(1).max(200);
@@ -372,7 +377,7 @@ export async function importBoard(
   const built = boardFrom([...items, ...entries], nextWorkSeq, header.nextFencingToken);
   const project = await withAccountLock(store, input.userId, async () => {
     await ensureRoom(store, input.userId);
-    return provisionProject(store, input.userId, name, now);
+    return provisionProject(store, input.userId, name, now, true);
   });
   const boardId = project._id;
   try {
@@ -414,9 +419,17 @@ export async function importBoard(
         'retry-after': '1',
       });
     await store.events.insertMissing([{ ...marker, version: 1 }]);
+    await openImported(store, boardId, input.userId, now);
   } catch (e) {
     await deleteProject(store, boardId);
     throw e;
   }
   return { projectId: boardId, name, from: board.boardId, items: items.length, events: events.length, skipped };
+}
+
+/** Deletes the boards of imports cut short (their mark older than IMPORT_STALE_MS); answers their ids. */
+export async function sweepImports(store: Store, now: number): Promise<string[]> {
+  const stale = await store.projects.select({ importing: { $gte: 0, $lte: now - IMPORT_STALE_MS } }, ['_id']);
+  for (const { _id } of stale) await deleteProject(store, _id);
+  return stale.map((p) => p._id);
 }

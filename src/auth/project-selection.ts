@@ -96,7 +96,8 @@ export class ProjectSelector {
   }
 
   private found(identity: Identity, project: ProjectRecord | null, member: MemberRecord | null): Lookup {
-    const held = project ? roleOn(project, identity.accountId, member) : null;
+    // A board an import is still making is no one's yet (src/admin/import.ts).
+    const held = project && project.importing == null ? roleOn(project, identity.accountId, member) : null;
     if (!project || !held) return null;
     if (closed(project)) return CLOSED;
     const role =

@@ -1,10 +1,12 @@
 // The node's chores on timers: billing's sweep and reconcile passes, the sweep of anonymous
-// accounts left unclaimed, the purge of deleted accounts, and retention. Every node runs them (each
-// is harmless twice); a failure is logged and the chore runs again on its next round.
+// accounts left unclaimed, the purge of deleted accounts, the boards of imports cut short, and
+// retention. Every node runs them (each is harmless twice); a failure is logged and the chore runs
+// again on its next round.
 import type { Logger } from 'pino';
 import type { Store } from '../../store/ports/store.js';
 import { sweepAnonymous, type SweepResult } from '../accounts/anonymous.js';
 import { AccountDeletion, type Swept } from '../admin/deletion.js';
+import { sweepImports } from '../admin/import.js';
 import type { RevokedNotice } from '../auth/access-notices.js';
 import type { BillingReconciler, ReconcileCounts } from '../billing/reconcile.js';
 import type { BillingService } from '../billing/service.js';
@@ -18,6 +20,9 @@ const ANONYMOUS_SWEEP_MS = 3_600_000;
 
 /** How often deleted accounts past their 30 days are purged. */
 const DELETED_SWEEP_MS = 3_600_000;
+
+/** How often the boards of imports cut short are removed. */
+const IMPORTS_SWEEP_MS = 3_600_000;
 
 export interface HousekeepingDeps {
   store: Store;
@@ -37,6 +42,7 @@ export interface HousekeepingDeps {
 export interface Housekeeping {
   sweepAnonymous(): Promise<SweepResult>;
   sweepDeleted(): Promise<Swept>;
+  sweepImports(): Promise<string[]>;
   sweepBilling(): Promise<{ lapsed: number; complimentaryEnded: string[] }>;
   reconcileBilling(): Promise<ReconcileCounts>;
   stop(): Promise<void>;
@@ -67,6 +73,12 @@ export function startHousekeeping(deps: HousekeepingDeps): Housekeeping {
     return swept;
   };
 
+  const sweepImportsNow = async (): Promise<string[]> => {
+    const swept = await sweepImports(store, clock());
+    if (swept.length) logger.info({ boards: swept.length }, 'data: removed the boards of imports cut short');
+    return swept;
+  };
+
   const timers = [
     every(BILLING_SWEEP_MS, () => billing.sweep(clock()), logger, {
       what: 'billing: the sweep (past_due grace, complimentary plans) failed',
@@ -78,6 +90,10 @@ export function startHousekeeping(deps: HousekeepingDeps): Housekeeping {
     }),
     every(DELETED_SWEEP_MS, sweepDeletedNow, logger, {
       what: 'accounts: the purge of deleted accounts failed',
+      next: 'retried next hour',
+    }),
+    every(IMPORTS_SWEEP_MS, sweepImportsNow, logger, {
+      what: 'data: the sweep of imports cut short failed',
       next: 'retried next hour',
     }),
   ];
@@ -92,6 +108,7 @@ export function startHousekeeping(deps: HousekeepingDeps): Housekeeping {
   return {
     sweepAnonymous: sweepAnonymousNow,
     sweepDeleted: sweepDeletedNow,
+    sweepImports: sweepImportsNow,
     sweepBilling: () => billing.sweep(clock()),
     reconcileBilling: () => reconciler.pass(clock()),
     async stop() {

@@ -63,6 +63,12 @@ export interface ProjectRecord extends Doc {
   compUntil?: number | null;
   /** The owner's account id while that account is deleted (src/admin/deletion.ts): while it still names the owner, the board is closed (BOARD_CLOSED). */
   deletedOwner?: string | null;
+  /**
+   * When an operator's import began making this board (src/admin/import.ts): until the import's
+   * commit clears it the board is no one's (not listed, not selectable, no member row), and one
+   * left stale by an import cut short is swept (sweepImports).
+   */
+  importing?: number | null;
 }
 
 export interface MemberRecord extends Doc {

@@ -96,7 +96,7 @@ export const SCHEMA: Record<CollectionName, readonly IndexSpec[]> = {
   accounts: [idx(['email'], true), idx(['referralCode'], true), idx(['purgeAfter'])],
   sessions: [idx(['accountId']), idx(['expiresAt'])],
   tokens: [idx(['secretHash'], true), idx(['accountId']), idx(['agentId']), idx(['boardId'])],
-  projects: [idx(['ownerId']), idx(['compUntil'])],
+  projects: [idx(['ownerId']), idx(['compUntil']), idx(['importing'])],
   members: [idx(['accountId', 'acceptedAt']), idx(['projectId'])],
   boards: [idx(['nextDeadline'])],
   events: [{ ...idx(['boardId', 'seq'], true), idKey: true }],
