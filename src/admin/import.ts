@@ -26,7 +26,8 @@ import { ITEM_STATES } from '../../machines/item-types.js';
 import { checkProjectName, deleteProject, ensureRoom, openImported, provisionProject } from '../accounts/projects.js';
 import { withAccountLock } from '../accounts/account-lock.js';
 import { AppError } from '../errors/app-error.js';
-import { Digest, WorkId } from '../board/schemas.js';
+import { SLUG } from '../board/doctrine.js';
+import { CommitId, Digest, IssuedWorkId } from '../board/schemas.js';
 import { eventId, type EventRecord, type Store } from '../../store/ports/store.js';
 import { EXPORT_FORMAT } from './export.js';
 
@@ -72,39 +73,39 @@ const Life = z.strictObject({
   attempts: Count,
   maxAttempts: z.number().int().min(1).max(20),
   lease: Lease.nullable(),
-  submission: z.strictObject({ head: Text(64), by: Principal, at: Time, supersedes: Text(64).optional() }).nullable(),
+  submission: z.strictObject({ head: CommitId, by: Principal, at: Time, supersedes: CommitId.optional() }).nullable(),
   verifications: ShortList(
     z.strictObject({
       by: Principal,
-      head: Text(64),
+      head: CommitId,
       verdict: z.enum(['pass', 'fail']),
-      finding: Text(100).nullable(),
+      finding: Digest.nullable(),
       at: Time,
-      evidence: ShortList(Text(100), 20).optional(),
+      evidence: ShortList(Digest, 20).optional(),
     }),
     1000,
   ),
   workHolders: ShortList(Principal, 1000),
-  finding: Text(100).nullable(),
+  finding: Digest.nullable(),
   overridden: z.strictObject({ by: Principal, reason: Text(500), at: Time }).nullable(),
   blockedReason: Text(500).nullable(),
 });
 
 /** An item as an export holds it (src/admin/export.ts: no lease id, no ended leases). */
 const Item = z.strictObject({
-  workId: WorkId,
+  workId: IssuedWorkId,
   title: z.string().min(1).max(200),
   description: Text(4000),
   type: z.enum(['task', 'bug', 'chore', 'epic']),
   priority: z.number().int().min(0).max(4),
   rank: z.number().min(-1e15).max(1e15).nullable(),
-  parentId: WorkId.nullable(),
-  dependsOn: ShortList(WorkId, 100),
+  parentId: IssuedWorkId.nullable(),
+  dependsOn: ShortList(IssuedWorkId, 100),
   verify: z.enum(['none', 'required']),
   maxAttempts: z.number().int().min(1).max(20),
   criteria: ShortList(Digest, 50),
   doctrine: ShortList(Text(64), 20),
-  spec: ShortList(Text(64), 20),
+  spec: ShortList(z.string().min(1).max(64), 20),
   labels: ShortList(Text(40), 20),
   state: z.enum(ITEM_STATES),
   life: Life,
@@ -116,7 +117,7 @@ const Item = z.strictObject({
   version: z.number().int().min(1).max(1e12),
 });
 
-const Slug = z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/);
+const Slug = z.string().regex(SLUG);
 const ClauseId = z.string().regex(/^S-[1-9]\d{0,8}$/);
 
 /** A doctrine entry as an export holds it (src/admin/export.ts: no expected digest). */
@@ -163,7 +164,7 @@ const Event = z.strictObject({
   seq: z.number().int().min(1).max(1e12),
   type: z.string().regex(/^[a-z][\w.-]{0,63}$/),
   actor: Principal,
-  workId: WorkId.nullable(),
+  workId: IssuedWorkId.nullable(),
   at: Time,
   data: z.record(z.string().max(200), z.unknown()),
 });
@@ -315,8 +316,17 @@ function readExport(lines: ImportInput['lines']) {
   if (items.length > IMPORT_ITEMS_MAX) throw invalid(`An import takes ${IMPORT_ITEMS_MAX} items at most.`);
   if (events.length > IMPORT_EVENTS_MAX) throw invalid(`An import takes ${IMPORT_EVENTS_MAX} events at most.`);
   if (new Set(items.map((i) => i.workId)).size !== items.length) throw invalid('Two items have one work id.');
-  if (new Set(doctrine.map((e) => e.slug)).size !== doctrine.length)
-    throw invalid('Two doctrine entries have one slug.');
+  const slugs = new Set(doctrine.map((e) => e.slug));
+  if (slugs.size !== doctrine.length) throw invalid('Two doctrine entries have one slug.');
+  // As an item's doctrine links are made (DOCTRINE_LINK_NOT_FOUND): each names an entry of the board.
+  for (const item of items) {
+    const missing = item.doctrine.find((slug) => !slugs.has(slug));
+    if (missing !== undefined)
+      throw invalid(`Item ${item.workId} links doctrine entry "${missing}", which the export does not hold.`, {
+        workId: item.workId,
+        slug: missing,
+      });
+  }
   // Clause ids are assigned S-1, S-2, … and never deleted: the next one is S-<count + 1>.
   const clauseIds = spec.map((c) => c.clauseId).sort((a, b) => Number(a.slice(2)) - Number(b.slice(2)));
   if (clauseIds.some((id, i) => id !== `S-${i + 1}`)) throw invalid('Spec clauses must be S-1 to S-<n>, each once.');

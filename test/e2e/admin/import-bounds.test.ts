@@ -2,7 +2,8 @@
 // data nested past IMPORT_DATA_DEPTH_MAX levels or larger than IMPORT_EVENT_DATA_BYTES_MAX is
 // 400 INVALID_INPUT naming its line, before anything is made (it answered 500 once the store
 // choked on it); a body nested past JSON_DEPTH_MAX is 400 INVALID_JSON before that. Deep JSON in an
-// ordinary request's body is a client's error too, never a 500.
+// ordinary request's body is a client's error too, never a 500. An item's fields are refused where
+// the API would never have accepted them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IMPORT_DATA_DEPTH_MAX, IMPORT_EVENT_DATA_BYTES_MAX } from '../../../src/admin/import.js';
 import { JSON_DEPTH_MAX } from '../../../src/http/json-body.js';
@@ -122,5 +123,71 @@ describe('the import’s bounds on what a line carries', () => {
     expect(description).toContain(
       `nests at most ${IMPORT_DATA_DEPTH_MAX} levels of objects and arrays and is at most ${IMPORT_EVENT_DATA_BYTES_MAX / 1024 / 1024} MiB as JSON`,
     );
+  });
+});
+
+describe('the import’s items, as the API would have taken them', () => {
+  const editItem = (lines: Line[], workId: string, edit: (r: Record<string, unknown>) => Record<string, unknown>) =>
+    lines.map((l) => (l.kind === 'item' && l.record!.workId === workId ? { ...l, record: edit(l.record!) } : l));
+  const life = (r: Record<string, unknown>) => r.life as Record<string, unknown>;
+  const submitted = (r: Record<string, unknown>, head: string, verification?: Record<string, unknown>) => ({
+    ...r,
+    state: 'awaiting_verify',
+    verify: 'required',
+    life: {
+      ...life(r),
+      verify: 'required',
+      submission: { head, by: 'agent:x', at: 1 },
+      ...(verification && { verifications: [verification] }),
+    },
+  });
+  const verdict = (evidence: string[]) => ({
+    by: 'agent:y',
+    head: 'abcdef1',
+    verdict: 'fail',
+    finding: null,
+    at: 2,
+    evidence,
+  });
+
+  it('refuses a head that is no commit id, evidence that is no digest, a doctrine link to nothing, W-01 beside W-1', async () => {
+    const { lines } = await exported();
+    const cases: [string, Line[]][] = [
+      [
+        'a submission head that is not a commit id',
+        editItem(lines, 'W-1', (r) => submitted(r, 'see the diff: rm -rf build && patch -p1')),
+      ],
+      [
+        'evidence that is not a digest',
+        editItem(lines, 'W-1', (r) => submitted(r, 'abcdef1', verdict(['https://example.com/log.txt']))),
+      ],
+      ['a doctrine link to no entry', editItem(lines, 'W-1', (r) => ({ ...r, doctrine: ['no-such-entry'] }))],
+      [
+        'a second item with the same sequence number (W-01 beside W-1)',
+        [
+          ...lines
+            .slice(0, -1)
+            .flatMap((l) =>
+              l.kind === 'item' && l.record!.workId === 'W-1'
+                ? [l, { ...l, record: { ...l.record, workId: 'W-01' } }]
+                : [l],
+            ),
+          { kind: 'end', lines: lines.length + 1 },
+        ],
+      ],
+    ];
+    const answered: Record<string, string> = {};
+    for (const [what, edited] of cases) {
+      const target = await signedUp(srv.url);
+      const res = await operator.post('/api/admin/import', { userId: target.accountId, lines: edited });
+      const made = (await boardsOf(target.client)).length - 1;
+      answered[what] = `${res.status} ${res.body?.error?.code ?? ''}, ${made} board made`;
+    }
+    expect(answered).toEqual(Object.fromEntries(cases.map(([what]) => [what, '400 INVALID_INPUT, 0 board made'])));
+    // The same fields as the API takes them are imported.
+    const fine = editItem(lines, 'W-1', (r) => submitted(r, 'abcdef1', verdict([`sha256:${'a'.repeat(64)}`])));
+    const target = await signedUp(srv.url);
+    const res = await operator.post('/api/admin/import', { userId: target.accountId, lines: fine });
+    expect(res.status, res.text).toBe(201);
   });
 });
