@@ -616,7 +616,7 @@ export interface paths {
         };
         /**
          * Everything an account (userId) or a board (projectId) holds, as newline-delimited JSON, streamed as it is read.
-         * @description The first line (kind `export`) names the scope and lists what is left out; then one line per record: `account`, `token`, `membership`, `billing`, `audit` of an account, then per board `board` (project and header), `item`, `member`, `invitation`, `token`, `transfer`, `event`, `shout`, `restorePoint` (metadata), `billing`, `billingEvent`, `audit`; the last line (kind `end`) counts every line, so a cut export tells. Never exported: account.passwordHash, token.secretHash, invitation.tokenHash, item.life.lease.leaseId, item.endedLeases, doctrine.life.expectedDigest, and the collections sessions, linkTokens, enrollments, claimNonces, deviceGrants, anonymousAccounts, mailOutbox, restorePointParts, presence, sharingMails. Audited as admin.export.
+         * @description The first line (kind `export`) names the scope and lists what is left out; then one line per record: `account`, `token`, `membership`, `billing`, `audit` of an account, then per board `board` (project and header), `item`, `doctrine`, `spec`, `member`, `invitation`, `token`, `transfer`, `event`, `shout`, `feedback`, `restorePoint` (metadata), `billing`, `billingEvent`, `audit`; the last line (kind `end`) counts every line, so a cut export tells. Never exported: account.passwordHash, token.secretHash, invitation.tokenHash, item.life.lease.leaseId, item.endedLeases, doctrine.life.expectedDigest, and the collections sessions, linkTokens, enrollments, claimNonces, deviceGrants, anonymousAccounts, mailOutbox, restorePointParts, presence, sharingMails, feedbackLedgers. Audited as admin.export.
          */
         get: operations["GET_api_admin_export"];
         put?: never;
@@ -9229,7 +9229,7 @@ export interface operations {
                     } | {
                         boardId?: string;
                         /** @enum {string} */
-                        kind: "account" | "membership" | "member" | "invitation" | "token" | "transfer" | "shout" | "restorePoint" | "billing" | "billingEvent" | "audit";
+                        kind: "account" | "membership" | "member" | "invitation" | "token" | "transfer" | "shout" | "feedback" | "restorePoint" | "billing" | "billingEvent" | "audit";
                         record: {
                             [key: string]: unknown;
                         };

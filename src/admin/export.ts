@@ -42,6 +42,7 @@ export const LEFT_OUT = {
     restorePointParts: 'the graphs of restore points (their metadata is exported)',
     presence: 'who is online now (not history)',
     sharingMails: 'hashed addresses of the hourly mail budget',
+    feedbackLedgers: 'the board’s open feedback, counted for its limits (the feedback entries are exported)',
   },
 } as const;
 
@@ -159,7 +160,7 @@ interface Skip {
 
 const NO_SKIP: Skip = { token: () => false, audit: () => false };
 
-/** Everything one board holds: its project and header, items, doctrine entries, spec clauses, members, invitations, tokens, transfers, log, shouts, restore points, billing, audit. */
+/** Everything one board holds: its project and header, items, doctrine entries, spec clauses, members, invitations, tokens, transfers, log, shouts, feedback, restore points, billing, audit. */
 async function* boardLines(store: Store, projectId: string, skip: Skip): AsyncGenerator<ExportLine[]> {
   const [project, loaded] = await Promise.all([store.projects.get(projectId), store.boards.load(projectId)]);
   if (!project || !loaded) return;
@@ -201,6 +202,7 @@ async function* boardLines(store: Store, projectId: string, skip: Skip): AsyncGe
   yield* linesOf(pages(store.transfers, { projectId }, '_id'), of('transfer'));
   yield* eventLines(store, projectId, record);
   yield* linesOf(pages(store.shouts, { boardId: projectId }, 'at'), of('shout'));
+  yield* linesOf(pages(store.feedback, { boardId: projectId }, '_id'), of('feedback'));
   yield* linesOf(pages(store.restorePoints, { boardId: projectId }, 'seq'), of('restorePoint'));
   const billing = await store.billing.get(projectId);
   if (billing) yield [of('billing')(billing)];

@@ -206,6 +206,7 @@ const OTHER_KINDS = [
   'token',
   'transfer',
   'shout',
+  'feedback',
   'restorePoint',
   'billing',
   'billingEvent',

@@ -57,7 +57,7 @@ export function adminDataRoutes(deps: AdminDataDeps): Route[] {
       summary:
         'Everything an account (userId) or a board (projectId) holds, as newline-delimited JSON, streamed as it is read.',
       description:
-        'The first line (kind `export`) names the scope and lists what is left out; then one line per record: `account`, `token`, `membership`, `billing`, `audit` of an account, then per board `board` (project and header), `item`, `member`, `invitation`, `token`, `transfer`, `event`, `shout`, `restorePoint` (metadata), `billing`, `billingEvent`, `audit`; the last line (kind `end`) counts every line, so a cut export tells. ' +
+        'The first line (kind `export`) names the scope and lists what is left out; then one line per record: `account`, `token`, `membership`, `billing`, `audit` of an account, then per board `board` (project and header), `item`, `doctrine`, `spec`, `member`, `invitation`, `token`, `transfer`, `event`, `shout`, `feedback`, `restorePoint` (metadata), `billing`, `billingEvent`, `audit`; the last line (kind `end`) counts every line, so a cut export tells. ' +
         `Never exported: ${Object.entries(LEFT_OUT.fields)
           .map(([kind, fields]) => `${kind}.${fields.join(`, ${kind}.`)}`)
           .join(', ')}, and the collections ${Object.keys(LEFT_OUT.collections).join(', ')}. Audited as admin.export.`,

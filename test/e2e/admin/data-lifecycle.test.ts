@@ -1,15 +1,61 @@
 // The data's lifecycle over real HTTP and sockets (DOMAIN.md "Operators", docs/operators.md): what
-// an account's deletion closes at once, and what a board's deletion leaves behind.
+// an export holds and an import makes of it, and what an account's deletion closes at once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client, signedUp, startTestServer, type TestServer } from '../../support/server.js';
+import { newBoard } from '../../support/board.js';
+import { operatorEmail, operatorSession } from '../../support/operators.js';
+import { Client, signedUp, startTestServer, type Res, type TestServer } from '../../support/server.js';
 import { openSocket } from '../../support/socket.js';
+import { verifyEmail } from '../../support/verify-email.js';
+
+type Line = { kind: string; boardId?: string; record?: Record<string, unknown>; [k: string]: unknown };
 
 let srv: TestServer;
+let operator: Client;
+const opEmail = operatorEmail();
 beforeAll(async () => {
-  srv = await startTestServer({ ADDRESS_RATE_PER_MINUTE: '100000', BOARD_RATE_SCALE: '100' });
+  srv = await startTestServer({ OPERATOR_EMAILS: opEmail, ADDRESS_RATE_PER_MINUTE: '100000', BOARD_RATE_SCALE: '100' });
+  operator = (await operatorSession(srv.url, opEmail)).client;
+  await verifyEmail(srv, opEmail, operator);
 });
 afterAll(async () => {
   await srv.stop();
+});
+
+const linesOf = (res: Res): Line[] =>
+  res.text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Line);
+
+async function exportOf(projectId: string): Promise<Line[]> {
+  const res = await operator.get(`/api/admin/export?projectId=${projectId}`);
+  expect(res.status, res.text).toBe(200);
+  return linesOf(res);
+}
+
+describe('the export', () => {
+  it('holds the board’s feedback entries, and imports with them counted as read past', async () => {
+    const board = await newBoard(srv.url);
+    const agent = await board.agent('reporter');
+    const posted = await agent.post('/api/feedback', { text: 'the spec clause S-1 is ambiguous', kind: 'problem' });
+    expect(posted.status, posted.text).toBe(201);
+    const lines = await exportOf(board.projectId);
+    const feedback = lines.filter((l) => l.kind === 'feedback');
+    expect(feedback).toEqual([
+      {
+        kind: 'feedback',
+        boardId: board.projectId,
+        record: expect.objectContaining({ text: 'the spec clause S-1 is ambiguous', kind: 'problem', status: 'open' }),
+      },
+    ]);
+    // The ledger that counts the open entries is what is left out, and says so.
+    const leftOut = lines[0]!.leftOut as { collections: Record<string, string> };
+    expect(Object.keys(leftOut.collections)).toContain('feedbackLedgers');
+    const target = await signedUp(srv.url);
+    const imported = await operator.post('/api/admin/import', { userId: target.accountId, lines });
+    expect(imported.status, imported.text).toBe(201);
+    expect(imported.body.skipped).toMatchObject({ feedback: 1 });
+  });
 });
 
 describe('account deletion', () => {
