@@ -43,7 +43,7 @@ export function checkProjectName(name: string): string {
 }
 
 /**
- * A new board of `ownerId`. `importing`: made by an import, the board stays no one's (no member
+ * A new board of `ownerId`. `importKey`: made by that import, the board stays no one's (no member
  * row, the mark set) until the import's commit hands it over (openImported).
  */
 export async function provisionProject(
@@ -51,8 +51,9 @@ export async function provisionProject(
   ownerId: string,
   name: string,
   now: number,
-  importing = false,
+  importKey?: string,
 ): Promise<ProjectRecord> {
+  const importing = importKey !== undefined;
   const project: ProjectRecord = {
     _id: randomUUID(),
     version: 1,
@@ -61,7 +62,7 @@ export async function provisionProject(
     plan: 'free',
     createdAt: now,
     lastActivityAt: now,
-    ...(importing && { importing: now }),
+    ...(importing && { importing: now, importKey }),
   };
   await store.projects.insert(project);
   if (!importing) await insertOwner(store, project._id, ownerId, now);

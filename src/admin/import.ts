@@ -7,7 +7,8 @@
 // item held then is as its lease would leave it: claimed counts as ready, verifying as awaiting_verify).
 // Until its header is committed the new board is no one's (ProjectRecord.importing): an import cut
 // short (a node that dies, a clean-up that fails) leaves nothing anyone sees, and sweepImports
-// removes it with whatever events it wrote.
+// removes it with whatever events it wrote. A retry of an import (its answer lost) answers the board
+// the first one made (importKey).
 import { z } from 'zod';
 import { boardFrom, entryCount, type BoardItem } from '../../machines/board.js';
 import { checkGraph } from '../../machines/board-graph.js';
@@ -28,7 +29,7 @@ import { withAccountLock } from '../accounts/account-lock.js';
 import { AppError } from '../errors/app-error.js';
 import { SLUG } from '../board/doctrine.js';
 import { CommitId, Digest, IssuedWorkId } from '../board/schemas.js';
-import { eventId, type EventRecord, type Store } from '../../store/ports/store.js';
+import { eventId, type EventRecord, type ProjectRecord, type Store } from '../../store/ports/store.js';
 import { EXPORT_FORMAT } from './export.js';
 
 /** What one import may carry at most: the body (64 MiB) and its lines. */
@@ -213,15 +214,17 @@ const OTHER_KINDS = [
   'audit',
 ] as const;
 
+const ExportLine = z.strictObject({
+  kind: z.literal('export'),
+  format: z.literal(EXPORT_FORMAT),
+  scope: z.enum(['account', 'board']),
+  id: Id,
+  exportedAt: z.string().max(40),
+  leftOut: z.unknown(),
+});
+
 const Line = z.discriminatedUnion('kind', [
-  z.strictObject({
-    kind: z.literal('export'),
-    format: z.literal(EXPORT_FORMAT),
-    scope: z.enum(['account', 'board']),
-    id: Id,
-    exportedAt: z.string().max(40),
-    leftOut: z.unknown(),
-  }),
+  ExportLine,
   BoardLine,
   z.strictObject({ kind: z.literal('item'), boardId: Id, record: Item }),
   z.strictObject({ kind: z.literal('event'), boardId: Id, record: Event }),
@@ -281,6 +284,7 @@ function readExport(lines: ImportInput['lines']) {
   const [first, last] = [lines[0]!, lines.at(-1)!];
   if (first.kind !== 'export')
     throw invalid('The first line must be the export’s own (kind "export").', { field: 'body.lines.0' });
+  const source = first as z.infer<typeof ExportLine>;
   if (last.kind !== 'end' || !('lines' in last) || last.lines !== lines.length)
     throw invalid('The export is not whole: its last line (kind "end") must count every line given.', {
       field: `body.lines.${lines.length - 1}`,
@@ -338,8 +342,12 @@ function readExport(lines: ImportInput['lines']) {
     if (events[i]!.seq > header.lastSeq)
       throw invalid(`Event ${events[i]!.seq} comes after the board's last seq (${header.lastSeq}).`);
   }
-  return { board, items, events, doctrine, spec, skipped };
+  return { source, board, items, events, doctrine, spec, skipped };
 }
+
+/** One import of one export into one account: what a retry of it repeats. */
+const importKey = (userId: string, source: { id: string; exportedAt: string }, lastSeq: number): string =>
+  JSON.stringify([userId, source.id, source.exportedAt, lastSeq]);
 
 /** A board item from an exported one, as its lease would leave it: no lease survives the move. */
 function itemFrom(e: ExportedItem): BoardItem {
@@ -363,7 +371,9 @@ function checkItems(items: BoardItem[]): void {
 /**
  * Imports the export `input.lines` into `input.userId` as a new board. The account's board limit
  * holds (403 FREE_PROJECT_LIMIT), checked with the new board made under the account's lock; the
- * rest is written after, and a failure on the way deletes the new board again.
+ * rest is written after, and a failure on the way deletes the new board again. The same export
+ * imported into the account again (a retry whose first answer was lost) answers the board the
+ * first import made, or, when that one never committed, makes it again in its place.
  */
 export async function importBoard(
   store: Store,
@@ -371,7 +381,7 @@ export async function importBoard(
   operator: string,
   now: number,
 ): Promise<ImportedBoard> {
-  const { board, items: exported, events, doctrine, spec, skipped } = readExport(input.lines);
+  const { source, board, items: exported, events, doctrine, spec, skipped } = readExport(input.lines);
   const name = checkProjectName(input.name ?? board.record.project.name);
   const items = exported.map(itemFrom).sort((a, b) => seqOf(a.workId) - seqOf(b.workId));
   checkItems(items);
@@ -386,11 +396,21 @@ export async function importBoard(
     ...spec.map((c): SpecClause => c),
   ];
   const built = boardFrom([...items, ...entries], nextWorkSeq, header.nextFencingToken);
-  const project = await withAccountLock(store, input.userId, async () => {
+  const key = importKey(input.userId, source, header.lastSeq);
+  const answer = (project: Pick<ProjectRecord, '_id' | 'name'>): ImportedBoard => {
+    const counts = { items: items.length, events: events.length, skipped };
+    return { projectId: project._id, name: project.name, from: board.boardId, ...counts };
+  };
+  const made = await withAccountLock(store, input.userId, async () => {
+    const [before] = await store.projects.find({ ownerId: input.userId, importKey: key }, { limit: 1 });
+    if (before && before.importing == null) return { project: before, repeated: true };
+    // One not committed was cut short (or is racing this one, whose board then wins): this one makes it again.
+    if (before) await deleteProject(store, before._id);
     await ensureRoom(store, input.userId);
-    return provisionProject(store, input.userId, name, now, true);
+    return { project: await provisionProject(store, input.userId, name, now, key), repeated: false };
   });
-  const boardId = project._id;
+  if (made.repeated) return answer(made.project);
+  const boardId = made.project._id;
   try {
     for (let i = 0; i < events.length; i += EVENTS_PER_WRITE) {
       const chunk = events.slice(i, i + EVENTS_PER_WRITE);
@@ -435,7 +455,7 @@ export async function importBoard(
     await deleteProject(store, boardId);
     throw e;
   }
-  return { projectId: boardId, name, from: board.boardId, items: items.length, events: events.length, skipped };
+  return answer(made.project);
 }
 
 /** Deletes the boards of imports cut short (their mark older than IMPORT_STALE_MS); answers their ids. */

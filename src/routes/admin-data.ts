@@ -93,6 +93,7 @@ export function adminDataRoutes(deps: AdminDataDeps): Route[] {
         'The body is `{userId, name?, lines}`, `lines` being the export’s lines as JSON values (`jq -s \'{userId: "…", lines: .}\' export.ndjson`), whole: the `export` line first, one `board`, the `end` line last counting them all. ' +
         'Only the board, its items and its events are taken; the rest is read past (counted in `skipped`). Work ids stay; every event keeps its seq and time and is marked `imported`, and a `board.imported` event follows them. ' +
         'No lease survives (a claimed item is ready again, a verifying one awaits verification), and no token, invitation or member but the account as owner. ' +
+        'The same export imported into the same account again (a retry whose answer was lost) answers the board the first import made, or makes it in place of one that never committed. ' +
         `The account’s plan limits its boards (FREE_PROJECT_LIMIT). At most ${IMPORT_BODY_LIMIT / 1024 / 1024} MiB, ${IMPORT_LINES_MAX} lines, ${IMPORT_ITEMS_MAX} items and ${IMPORT_EVENTS_MAX} events; an event’s \`data\` nests at most ${IMPORT_DATA_DEPTH_MAX} levels of objects and arrays and is at most ${IMPORT_EVENT_DATA_BYTES_MAX / 1024 / 1024} MiB as JSON (400 INVALID_INPUT naming its line otherwise). Audited as admin.import.`,
       bodyKind: 'json',
       body: ImportInput,

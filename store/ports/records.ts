@@ -69,6 +69,8 @@ export interface ProjectRecord extends Doc {
    * left stale by an import cut short is swept (sweepImports).
    */
   importing?: number | null;
+  /** The import that made it (src/admin/import.ts importKey): a retry of that import answers this board. */
+  importKey?: string | null;
 }
 
 export interface MemberRecord extends Doc {

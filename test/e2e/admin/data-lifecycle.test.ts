@@ -2,6 +2,7 @@
 // an export holds and an import makes of it, and what an account's deletion closes at once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newBoard } from '../../support/board.js';
+import { failOnce } from '../../support/fail-once.js';
 import { operatorEmail, operatorSession } from '../../support/operators.js';
 import { Client, signedUp, startTestServer, type Res, type TestServer } from '../../support/server.js';
 import { openSocket } from '../../support/socket.js';
@@ -33,6 +34,10 @@ async function exportOf(projectId: string): Promise<Line[]> {
   return linesOf(res);
 }
 
+async function boardsOf(client: Client): Promise<string[]> {
+  return ((await client.get('/api/projects')).body.projects as { projectId: string }[]).map((p) => p.projectId);
+}
+
 describe('the export', () => {
   it('holds the board’s feedback entries, and imports with them counted as read past', async () => {
     const board = await newBoard(srv.url);
@@ -55,6 +60,50 @@ describe('the export', () => {
     const imported = await operator.post('/api/admin/import', { userId: target.accountId, lines });
     expect(imported.status, imported.text).toBe(201);
     expect(imported.body.skipped).toMatchObject({ feedback: 1 });
+  });
+});
+
+describe('the import', () => {
+  async function smallExport(): Promise<Line[]> {
+    const board = await newBoard(srv.url);
+    const agent = await board.agent('maker');
+    expect((await agent.post('/api/items', { title: 'one' })).status).toBe(201);
+    expect((await agent.post('/api/items', { title: 'two' })).status).toBe(201);
+    return exportOf(board.projectId);
+  }
+
+  it('retried with the same export (its answer lost) answers the board the first made, not a second', async () => {
+    const lines = await smallExport();
+    const target = await signedUp(srv.url);
+    const first = await operator.post('/api/admin/import', { userId: target.accountId, lines });
+    expect(first.status, first.text).toBe(201);
+    const again = await operator.post('/api/admin/import', { userId: target.accountId, lines });
+    expect(again.status, again.text).toBe(201);
+    const boards = await boardsOf(target.client);
+    expect(boards.length, `boards after a retried import: ${boards.join(', ')}`).toBe(2); // its own + one import
+    expect(again.body).toEqual(first.body);
+    // The same export into another account is that account's own import.
+    const other = await signedUp(srv.url);
+    const theirs = await operator.post('/api/admin/import', { userId: other.accountId, lines });
+    expect(theirs.status, theirs.text).toBe(201);
+    expect(theirs.body.projectId).not.toBe(first.body.projectId);
+  });
+
+  it('retried after one cut short before its commit, makes the board in its place', async () => {
+    const lines = await smallExport();
+    const target = await signedUp(srv.url);
+    failOnce(srv.store.boards, 'commit');
+    failOnce(srv.store.tokens, 'deleteMany'); // its clean-up fails too
+    expect((await operator.post('/api/admin/import', { userId: target.accountId, lines })).status).toBe(503);
+    const [cut] = await srv.store.projects.find({ ownerId: target.accountId, importing: { $gte: 0 } });
+    expect(cut).toBeDefined();
+    const again = await operator.post('/api/admin/import', { userId: target.accountId, lines });
+    expect(again.status, again.text).toBe(201);
+    expect(await srv.store.projects.get(cut!._id)).toBeNull();
+    expect(await boardsOf(target.client)).toHaveLength(2);
+    expect((await target.client.get(`/api/status?projectId=${again.body.projectId}`)).body.counts).toMatchObject({
+      ready: 2,
+    });
   });
 });
 
