@@ -19,6 +19,7 @@ import {
 import { below, boardFor, iso, RECORD_ID, sharingRow, type SharingPorts } from './sharing.js';
 import type { RequestOrigin } from '../audit-row.js';
 import { revokeInvitationsOf } from './invitations.js';
+import { unstar } from './projects.js';
 import { lastTransfer, takingOver, unfinished } from './transfers.js';
 
 /** Members one listing shows (invitations stop well before: MAX_MEMBERS). */
@@ -190,7 +191,7 @@ export class Members {
       if (t.toAccountId === userId)
         await modify(store.transfers, t._id, (c) => (c.status === 'pending' ? { status: 'cancelled' as const } : null));
     }
-    await modify(store.accounts, userId, (a) => (a.defaultProjectId === board.id ? { defaultProjectId: null } : null));
+    await unstar(store, userId, board.id);
     // One membership (who, since when) is removed once.
     const row = {
       action: 'member.remove' as const,

@@ -174,7 +174,14 @@ export async function renameProject(store: Store, projectId: string, name: strin
   return renamed;
 }
 
-/** Removes the board and everything bound to it: memberships, invitations, transfers, enrollment codes, claim nonces, restore points, its tokens, its events, its archived stats. */
+/** Clears the account's default board when it is `projectId`: it must be a board the account can reach. */
+export async function unstar(store: Store, accountId: string, projectId: string): Promise<void> {
+  await modify(store.accounts, accountId, (a) =>
+    a.defaultProjectId === projectId ? { defaultProjectId: null } : null,
+  );
+}
+
+/** Removes the board and everything bound to it (no member keeps it as its default board): memberships, invitations, transfers, enrollment codes, claim nonces, restore points, its tokens, its events, its archived stats. */
 export async function deleteProject(store: Store, projectId: string): Promise<void> {
   await store.tokens.deleteMany({ boardId: projectId });
   await store.invitations.deleteMany({ projectId });
@@ -184,6 +191,9 @@ export async function deleteProject(store: Store, projectId: string): Promise<vo
   await store.restorePoints.deleteMany({ boardId: projectId });
   await store.restorePointParts.deleteMany({ boardId: projectId });
   await store.sharingMails.deleteMany({ projectId });
+  // Before the rows that name them go: no member's profile keeps the board as its default.
+  for (const { accountId } of await store.members.select({ projectId }, ['accountId']))
+    await unstar(store, accountId, projectId);
   await store.members.deleteMany({ projectId });
   await store.events.deleteMany({ boardId: projectId });
   await store.boardStatsDays.deleteMany({ boardId: projectId });

@@ -309,6 +309,28 @@ describe('PATCH and DELETE /api/projects/{projectId}', () => {
     );
     expectError(await owner.client.request('DELETE', `/api/projects/${id}`), 403, 'PROJECT_SCOPE_DENIED');
   });
+
+  it('leaves no member starring the deleted board (defaultProjectId must be a board the session can reach)', async () => {
+    const owner = await signedUp(srv.url);
+    const made = await owner.client.post('/api/projects', { name: 'shared board' });
+    expect(made.status, made.text).toBe(201);
+    const shared = made.body.projectId as string;
+    const member = await signedUp(srv.url);
+    await share(shared, member.accountId);
+    for (const who of [owner, member]) {
+      const starred = await who.client.request('PATCH', `/api/account/profile?projectId=${shared}`, {
+        json: { defaultProjectId: shared },
+      });
+      expect(starred.status, starred.text).toBe(200);
+    }
+    expect((await owner.client.request('DELETE', `/api/boards/${shared}`)).status).toBe(204);
+    for (const who of [owner, member]) {
+      const own = (await who.client.get('/api/projects')).body.projects[0].projectId as string;
+      const profile = await who.client.get(`/api/account/profile?projectId=${own}`);
+      expect(profile.status, profile.text).toBe(200);
+      expect(profile.body.defaultProjectId, 'the profile still names the deleted board as default').toBeNull();
+    }
+  });
 });
 
 describe('/api/boards', () => {
