@@ -108,7 +108,8 @@ describe('the import', () => {
 });
 
 describe('account deletion', () => {
-  it('closes at once the socket of a token that came to the account with a board it took over (and then handed on)', async () => {
+  /** A board taken over from an anonymous account, its token's socket watching it, then handed on to a member. */
+  async function handedOn() {
     const anon = await new Client(srv.url).post('/api/accounts/anon-provision', {});
     expect(anon.status, anon.text).toBe(201);
     const projectId = anon.body.projectId as string;
@@ -119,7 +120,7 @@ describe('account deletion', () => {
     const user = await signedUp(srv.url);
     const claimed = await user.client.post('/api/accounts/claim-anonymous', { claimSecret: anon.body.claimSecret });
     expect(claimed.status, claimed.text).toBe(200);
-    // The person hands the board on to a member (and stays on as admin), then deletes their account.
+    // The person hands the board on to a member (and stays on as admin).
     const heir = await signedUp(srv.url);
     await srv.store.members.insert({
       _id: `${projectId}:${heir.accountId}`,
@@ -133,16 +134,11 @@ describe('account deletion', () => {
     expect(offered.status, offered.text).toBe(201);
     const accepted = await heir.client.post(`/api/boards/transfers/${offered.body.transfer.transferId}/accept`);
     expect(accepted.status, accepted.text).toBe(200);
+    return { projectId, socket, user, heir };
+  }
 
-    const deleted = await user.client.request('DELETE', '/api/account', {
-      json: { confirmEmail: user.email, currentPassword: user.password },
-    });
-    expect(deleted.status, deleted.text).toBe(204);
-    // The token is revoked in the store ...
-    const tokens = await srv.store.tokens.find({ accountId: user.accountId });
-    expect(tokens.length).toBeGreaterThan(0);
-    expect(tokens.every((t) => t.revoked)).toBe(true);
-    // ... yet its socket still hears the board: the new owner's next item reaches it.
+  /** Whether the socket still hears the board (the heir's next item) and how it closed, within 5 s. */
+  async function afterwards({ projectId, socket, heir }: Awaited<ReturnType<typeof handedOn>>) {
     const made = await heir.client.post(`/api/items?projectId=${projectId}`, { title: 'after the deletion' });
     expect(made.status, made.text).toBe(201);
     const heard = await socket
@@ -151,11 +147,35 @@ describe('account deletion', () => {
         () => 'heard the new item',
         () => 'heard nothing',
       );
-    // The operator's revoke closes such a socket at once (people-flow.ts); the deletion should too.
+    // The operator's revoke closes such a socket at once (people-flow.ts); a deletion does too.
     const closed = await Promise.race([
       socket.closed.then((c) => c.code),
       new Promise<string>((resolve) => setTimeout(() => resolve('still open after 5 s'), 5000)),
     ]);
-    expect({ heard, closed }).toEqual({ heard: 'heard nothing', closed: 4001 });
+    return { heard, closed };
+  }
+
+  it('closes at once the socket of a token that came to the account with a board it took over (and then handed on)', async () => {
+    const setting = await handedOn();
+    const { user } = setting;
+    const deleted = await user.client.request('DELETE', '/api/account', {
+      json: { confirmEmail: user.email, currentPassword: user.password },
+    });
+    expect(deleted.status, deleted.text).toBe(204);
+    const tokens = await srv.store.tokens.find({ accountId: user.accountId });
+    expect(tokens.length).toBeGreaterThan(0);
+    expect(tokens.every((t) => t.revoked)).toBe(true);
+    expect(await afterwards(setting)).toEqual({ heard: 'heard nothing', closed: 4001 });
+  });
+
+  it('closes it as well when an operator purges the account at once', async () => {
+    const setting = await handedOn();
+    const { user } = setting;
+    const purged = await operator.post(`/api/admin/users/${user.accountId}/purge`, {
+      reason: 'erasure request',
+      confirm: user.email,
+    });
+    expect(purged.status, purged.text).toBe(200);
+    expect(await afterwards(setting)).toEqual({ heard: 'heard nothing', closed: 4001 });
   });
 });
