@@ -53,11 +53,11 @@ export function pullNext(
 
 /**
  * Up to `limit` items after the work id `after` (in the items' key order), only those in `state`
- * and among `within` when given, and the cursor of the next page (null on the last).
+ * and of those `within` takes when given, and the cursor of the next page (null on the last).
  */
 export function listItems(
   board: Board,
-  options: { state?: ItemState; after?: string; limit: number; within?: ReadonlySet<string> | null },
+  options: { state?: ItemState; after?: string; limit: number; within?: ((workId: string) => boolean) | null },
 ): { items: BoardItem[]; next: string | null } {
   const items: BoardItem[] = [];
   let last: string | undefined;
@@ -65,7 +65,7 @@ export function listItems(
     if (workId === options.after) continue;
     last = workId;
     if (options.state !== undefined && item.state !== options.state) continue;
-    if (options.within && !options.within.has(workId)) continue;
+    if (options.within && !options.within(workId)) continue;
     items.push(item);
     if (items.length === options.limit) break;
   }

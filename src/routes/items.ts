@@ -11,7 +11,7 @@ import { originOf } from '../audit-row.js';
 import { gateLoweredAuditRow, overrideAuditRow } from '../board/override-audit.js';
 import { captureBefore } from '../board/restore-points.js';
 import { auditCommitted } from '../board/committed-audit.js';
-import { RESOURCE_TOKEN_VIEW } from '../board/visibility.js';
+import { RESOURCE_TOKEN_VIEW, seesItem } from '../board/visibility.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
 import { WORK_ID } from '../board/schemas.js';
@@ -200,12 +200,14 @@ export function itemRoutes(deps: ItemDeps): Route[] {
       responses: { 200: { description: 'A page of items.', schema: ListResponse } },
       async handler({ ctx, query }) {
         const call = await boards.look(ctx, 'items');
+        const { view } = call;
         const limit = Math.min(LIST_MAX, Math.max(1, Number(query.limit ?? LIST_DEFAULT)));
         const page = listItems((await call.actor.read()).board, {
           state: query.state,
           after: query.after,
           limit,
-          within: call.view.items,
+          // The one rule: a holder lists the items it holds beside those it names.
+          within: view.items === null ? null : (workId) => seesItem(view, workId),
         });
         return { status: 200, body: { items: page.items.map(itemView), next: page.next } };
       },
