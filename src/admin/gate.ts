@@ -54,8 +54,12 @@ export class OperatorGate {
           () => this.authenticator.authenticate('session', headers, { [SESSION_COOKIE]: cookie }, now),
           null,
         );
-        if (identity?.kind === 'session' && !identity.impersonation && (await this.isOperator(identity.accountId)))
-          return identity;
+        // A store that cannot say now shuts the gate as a stranger finds it.
+        const operator =
+          identity?.kind === 'session' &&
+          !identity.impersonation &&
+          (await orElse(() => this.isOperator(identity.accountId), false));
+        if (operator) return identity;
       }
     }
     throw new AppError('NOT_FOUND');
@@ -64,14 +68,11 @@ export class OperatorGate {
   /**
    * Whether the account is an operator now (isOperatorAccount). The list is read at start; the
    * account is read from the store on every call, never a cache: its address or its confirmation
-   * may have changed a moment ago.
+   * may have changed a moment ago. A store that cannot answer throws rather than saying no: what
+   * ends an operator's socket or an impersonation must be sure (a store hiccup ends nothing), and
+   * the gate (admit) fails closed on it itself.
    */
   async isOperator(accountId: string): Promise<boolean> {
-    return this.confirmedOperator(accountId).catch(() => false);
-  }
-
-  /** As isOperator, but a store that cannot answer throws rather than saying no: what ends an impersonation must be sure. */
-  async confirmedOperator(accountId: string): Promise<boolean> {
     return isOperatorAccount(await this.store.accounts.get(accountId), this.emails);
   }
 }

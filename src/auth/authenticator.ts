@@ -45,8 +45,9 @@ export interface AuthenticatorHooks {
    */
   impersonationOrphaned?(session: SessionRecord, now: number): Promise<void>;
   /**
-   * Whether the account is an operator now (OperatorGate.isOperator): an impersonation session
-   * holds only while its operator still is one. Absent, the operator's own session alone decides.
+   * Whether the account is an operator now (OperatorGate.isOperator, which rejects when the store
+   * cannot say): an impersonation session holds only while its operator still is one. Absent, the
+   * operator's own session alone decides.
    */
   isOperator?(accountId: string): Promise<boolean>;
 }

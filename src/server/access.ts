@@ -44,9 +44,7 @@ export async function startAccess(parts: {
     {
       impersonationLapsed: (session, now) => noticeLapsed(store, session, now),
       impersonationOrphaned: (session, now): Promise<void> =>
-        noticeOperatorGone(store, session, now, (accountId): Promise<boolean> =>
-          operators.confirmedOperator(accountId),
-        ),
+        noticeOperatorGone(store, session, now, (accountId): Promise<boolean> => operators.isOperator(accountId)),
       isOperator: (accountId): Promise<boolean> => operators.isOperator(accountId),
     },
     identities,

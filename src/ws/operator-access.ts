@@ -26,7 +26,7 @@ export interface OperatorAccessDeps {
   store: Pick<Store, 'projects' | 'accounts'>;
   /** Appends an operator action's audit row (src/admin/audit.ts auditOperatorAction, given by the composition root); rejects when it was not written. */
   audit(ctx: OperatorAuditCtx, action: OperatorAuditAction): Promise<unknown>;
-  /** Whether the account is an operator now: OperatorGate.isOperator, the one rule (src/admin/gate.ts), read afresh each time. */
+  /** Whether the account is an operator now: OperatorGate.isOperator, the one rule (src/admin/gate.ts), read afresh each time; rejects when the store cannot say. */
   isOperator(accountId: string): Promise<boolean>;
   /** The upgrade request that opened the socket of this credential, for its audit rows. */
   originOf(identity: Identity): RequestOrigin | undefined;
