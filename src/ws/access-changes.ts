@@ -35,6 +35,9 @@ export const roleChanged = (role: string | null): string =>
     ? 'You are no longer a member of this board.'
     : `Your role on this board is now ${role}; subscribe again.`;
 
+/** Why an operator's firehose or watch of a board they are no member of ended. */
+export const NO_LONGER_OPERATOR = 'This account is no longer an operator.';
+
 export class AccessChanges {
   constructor(private readonly deps: AccessChangesDeps) {}
 
@@ -125,8 +128,12 @@ export class AccessChanges {
     }
   }
 
-  /** Ends the firehose of those of `conns` no longer an operator's. */
-  private async recheckFirehose(conns: readonly Connection[]): Promise<void> {
+  /**
+   * Ends the firehose of those of `conns` no longer an operator's: those watching it when an
+   * account change is heard, and one just put on it (Hub), which a change heard while its
+   * subscribe was audited passed by.
+   */
+  async recheckFirehose(conns: readonly Connection[]): Promise<void> {
     for (const conn of conns) {
       const still = await this.deps.operators?.admits(conn.identity).catch(() => true); // a store hiccup ends nothing
       if (!still && this.deps.firehose.unwatch(conn))
@@ -135,7 +142,7 @@ export class AccessChanges {
           JSON.stringify({
             type: 'unsubscribed',
             topics: ['firehose'],
-            reason: 'This account is no longer an operator.',
+            reason: NO_LONGER_OPERATOR,
           }),
         );
     }

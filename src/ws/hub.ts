@@ -282,6 +282,8 @@ export class Hub {
       if (!this.subscriptions.isOpen(conn)) return; // closed meanwhile
     }
     this.firehose.watch(conn, filter);
+    await this.changes.recheckFirehose([conn]); // demoted while let in: it is told `unsubscribed`
+    if (!this.firehose.watching(conn)) return;
     await this.firehose.hearing; // every board's commits come here before the socket is told it is on
     transmit(
       conn,

@@ -7,7 +7,7 @@ import type { Store } from '../../store/ports/store.js';
 import type { BoardFeed, StartPoint } from '../board/feed/feed.js';
 import { lookHolding, refusedRead, seesAddresses } from '../board/feed/look.js';
 import type { BoardRead } from '../board/visibility.js';
-import { drop, roleChanged } from './access-changes.js';
+import { drop, NO_LONGER_OPERATOR, roleChanged } from './access-changes.js';
 import type { AccessChecks, Probe } from './access-checks.js';
 import type { Role } from '../auth/identity.js';
 import { BOARD_CLOSED_MESSAGE } from '../auth/project-selection.js';
@@ -44,7 +44,7 @@ export interface SubscribeDeps {
   budgets: Pick<SocketBudgets, 'charge'>;
   errors: Pick<SocketErrors, 'send'>;
   /** Present when operators' sockets may watch any board. */
-  operators?: Pick<OperatorAccess, 'audit'>;
+  operators?: Pick<OperatorAccess, 'audit' | 'admits'>;
 }
 
 /** A subscription let in: watching (its live events held) until it has started. */
@@ -276,6 +276,11 @@ export class Subscribe {
       ? { seq: snapshot.seq, head: snapshot.seq, resync: false }
       : await feed.startAfter(boardId, start.since);
     sub.lastSeq = at.seq;
+    // Started: from here an account change heard rechecks it as any subscription (AccessChanges); one
+    // heard while it was let in passed it by, so an operator's standing is asked again now.
+    if (project.role === 'operator' && !(await this.deps.operators!.admits(conn.identity).catch(() => true)))
+      return drop(this.deps.subscriptions, conn, boardId, NO_LONGER_OPERATOR);
+    if (!this.deps.subscriptions.current(conn, boardId, sub)) return;
     const subscribed = { type: 'subscribed', boardId, topics: [...sub.topics], seq: sub.lastSeq, role: project.role };
     transmit(conn, JSON.stringify(subscribed));
     told();
