@@ -18,7 +18,7 @@ import type { Identity, Role } from '../auth/identity.js';
 
 /** The rule for the OpenAPI document, where REST reads and the socket describe what they answer. */
 export const RESOURCE_TOKEN_VIEW =
-  'A resource token naming work ids sees those items, their events and patches, board-level events without other items’ data (a reorder’s order and patches cut to its items, a rewind of a slice whose root it does not cover without `slice` and with the point’s id alone; doctrine and spec events only with the doctrine or spec group), shouts with no workId or about its items, and direct shouts to or from it; nothing of another item but its own leases’ events (lease.*, naming it the holder), without the item’s patch. Its groups open their part whole: items or history every item and event, shouts every shout, status the roster (and GET /api/status, its item lists cut to the items it sees and its own leases); claims lets it claim (renew, release, submit, verify) any item, and read an item (its fields, events and patches) while it holds the item’s lease. Reads it may take nothing of answer 403 PROJECT_SCOPE_DENIED.';
+  'A resource token naming work ids sees those items, their events and patches, board-level events without other items’ data (a reorder’s order and patches cut to its items, a rewind of a slice whose root it does not cover without `slice` and with the point’s id alone; doctrine and spec events only with the doctrine or spec group), shouts with no workId or about its items, and direct shouts to or from it; nothing of another item but its own leases’ events (lease.*, naming it the holder), without the item’s patch. Its groups open their part whole: items or history every item and event, shouts every shout, status the roster and GET /api/status (their item lists, the items agents hold and work on cut to the items it sees and its own leases); claims lets it claim (renew, release, submit, verify) any item, and read an item (its fields, events and patches) while it holds the item’s lease. Reads it may take nothing of answer 403 PROJECT_SCOPE_DENIED.';
 
 /** What one principal may see of one board; made once per subscription or request. */
 export interface BoardView {
@@ -104,6 +104,39 @@ export function statusAsSeen<S extends StatusLists>(view: BoardView, status: S):
     stalled: status.stalled.filter(sees),
     retiredSpecLinks: status.retiredSpecLinks.filter((l) => sees(l.workId)),
   };
+}
+
+/** One agent as the roster (GET /api/agents, the socket's roster and heartbeats) shows it. */
+interface AgentSeen {
+  principal: string;
+  /** The item it says it works on (its heartbeat's). */
+  workId: string | null;
+  /** The items whose lease it holds (GET /api/agents only). */
+  leases?: string[];
+}
+
+/**
+ * An agent as the view may see it: the item it works on and those it holds cut to the items the
+ * view sees, as statusAsSeen cuts the leases (an item's holder is that item's data); the view's
+ * own entry kept whole (a lease is its holder's).
+ */
+export function agentAsSeen<A extends AgentSeen>(view: BoardView, agent: A): A {
+  if (view.items === null || agent.principal === view.principal) return agent;
+  const sees = (workId: string) => seesItem(view, workId);
+  return {
+    ...agent,
+    workId: agent.workId !== null && sees(agent.workId) ? agent.workId : null,
+    ...(agent.leases && { leases: agent.leases.filter(sees) }),
+  };
+}
+
+/**
+ * The roster as the view may see it (agentAsSeen each); a holder never seen is on it only for its
+ * leases, so one left none of them is left out.
+ */
+export function rosterAsSeen<A extends AgentSeen & { lastSeenAt: string | null }>(view: BoardView, roster: A[]): A[] {
+  if (view.items === null) return roster;
+  return roster.map((agent) => agentAsSeen(view, agent)).filter((a) => a.lastSeenAt !== null || a.leases?.length);
 }
 
 /**

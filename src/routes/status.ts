@@ -7,7 +7,7 @@ import { lastActivityOf, statusJsonFor } from '../board/status.js';
 import { lookAt } from '../board/feed/look.js';
 import { eventView } from '../ws/board-view.js';
 import { readLog } from '../board/log-reads.js';
-import { RESOURCE_TOKEN_VIEW } from '../board/visibility.js';
+import { RESOURCE_TOKEN_VIEW, rosterAsSeen } from '../board/visibility.js';
 import { AppError } from '../errors/app-error.js';
 import { defineRoute, JSON_CONTENT_TYPE, type Route } from '../http/route.js';
 import { intInRange } from '../int-in-range.js';
@@ -291,7 +291,7 @@ export function statusRoutes(deps: StatusDeps): Route[] {
       async handler({ ctx }) {
         const call = await boards.look(ctx, 'roster');
         const [{ board }, seen] = await Promise.all([call.actor.read(), seenOn(store, call.boardId)]);
-        return { status: 200, body: { agents: rosterOf(seen, board, ctx.now) } };
+        return { status: 200, body: { agents: rosterAsSeen(call.view, rosterOf(seen, board, ctx.now)) } };
       },
     }),
     defineRoute({

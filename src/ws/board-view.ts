@@ -7,6 +7,7 @@
 import { publicCard } from '../../machines/item-view.js';
 import { ONLINE_WITHIN_MS, presenceView, seenOn, type PresenceView } from '../board/presence.js';
 import { shoutView } from '../board/shouts.js';
+import { agentAsSeen, type BoardView } from '../board/visibility.js';
 import type { Snapshot } from '../board/feed/snapshot.js';
 import type { EventRecord, ShoutRecord, Store } from '../../store/ports/store.js';
 import { SNAPSHOT } from './protocol.js';
@@ -79,15 +80,16 @@ interface Page {
 
 const emptyPage = (): Page => ({ items: [], recent: [], shouts: [] });
 
-/** The `roster` message: every agent seen on the board, most recently first, each named as `named` tells the reader. */
+/** The `roster` message: every agent seen on the board, most recently first, as `view` sees it (agentAsSeen), each named as `named` tells the reader. */
 export async function rosterMessage(
   store: Pick<Store, 'presence'>,
   boardId: string,
+  view: BoardView,
   named: (principals: string[]) => Promise<ReadonlyMap<string, string>>,
 ): Promise<string> {
   const seen = await seenOn(store, boardId);
   const names = await named(seen.map((p) => p.principal));
-  const agents = seen.map((p) => withName(presenceView(p), names.get(p.principal)));
+  const agents = seen.map((p) => withName(agentAsSeen(view, presenceView(p)), names.get(p.principal)));
   return JSON.stringify({ type: 'roster', boardId, agents, onlineWithinMs: ONLINE_WITHIN_MS });
 }
 

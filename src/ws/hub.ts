@@ -11,6 +11,7 @@ import type { Identity } from '../auth/identity.js';
 import type { ProjectSelector } from '../auth/project-selection.js';
 import type { BoardFeed } from '../board/feed/feed.js';
 import { presenceView } from '../board/presence.js';
+import { agentAsSeen } from '../board/visibility.js';
 import type { MembershipNotice, RevokedNotice } from '../auth/access-notices.js';
 import type { RecordsChangedNotice } from '../auth/identity-cache.js';
 import type { LeaseEndedNotice, LeaseExpiringNotice, PresenceNotice, ShoutNotice } from '../board/notices.js';
@@ -196,7 +197,14 @@ export class Hub {
     const { boardId, presence } = notice;
     const send = () => {
       const name = this.names.nameOf(presence.principal);
-      this.deps.publish(rosterTopic(boardId), presenceMessage(boardId, presenceView(presence), name));
+      const agent = presenceView(presence);
+      this.deps.publish(rosterTopic(boardId), presenceMessage(boardId, agent, name)); // the whole views'
+      // A narrower view is told the item the agent works on only if it sees it (agentAsSeen).
+      const watchers = this.subscriptions.watchersOf(boardId);
+      for (const conn of this.subscriptions.narrowOf(boardId) ?? []) {
+        const sub = watchers?.get(conn);
+        if (sub?.topics.has('presence')) transmit(conn, presenceMessage(boardId, agentAsSeen(sub.view, agent), name));
+      }
     };
     if (this.names.has(presence.principal)) return send();
     void this.names.learn([presence.principal]).then(send);

@@ -291,7 +291,7 @@ export class Subscribe {
     }
     const pages = snapshot ? snapshotMessages(boardId, project.name, snapshot, shouts, names) : [];
     if (!(await this.paced(conn, boardId, sub, pages))) return;
-    if (sub.topics.has('presence')) transmit(conn, await rosterMessage(this.deps.store, boardId, named));
+    if (sub.topics.has('presence')) transmit(conn, await rosterMessage(this.deps.store, boardId, sub.view, named));
     if (shouts && start.shoutsAfter !== undefined && !snapshot) {
       const missed = await feed.shoutsAfter(boardId, sub, start.shoutsAfter);
       if (

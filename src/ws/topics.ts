@@ -28,13 +28,13 @@ export const rosterTopic = (boardId: string): string => `presence/${boardId}`;
 
 /**
  * What goes alike to every watcher of a board with a topic is published once, to a topic of the
- * engine's: the board's shouts to all, and its roster, from the subscribe on; its events once the
+ * engine's: the board's shouts and heartbeats to its whole views, from the subscribe on; its events once the
  * subscription has caught up (streamTopics). Direct shouts, a holder's own lease news and what a
- * narrower view sees (a resource token's) are sent socket by socket.
+ * narrower view sees (a resource token's: shouts, heartbeats) are sent socket by socket.
  */
 export const broadcastTopics = (boardId: string, sub: { topics: ReadonlySet<Topic>; whole: boolean }): string[] => [
   ...(sub.whole && hearsShouts(sub.topics) ? [shoutsTopic(boardId)] : []),
-  ...(sub.topics.has('presence') ? [rosterTopic(boardId)] : []),
+  ...(sub.whole && sub.topics.has('presence') ? [rosterTopic(boardId)] : []),
 ];
 
 /** Each board event is published to its topic's and to activity's: a subscription joins activity's alone, or each of its event topics' (presence is no event topic). */
