@@ -12,8 +12,10 @@
 // as it was told of the grant, without the item's patch where it does not see the item otherwise.
 // And the item it holds is its to read while it holds it (an agent reads what it works on: title,
 // description, spec): its view takes in the items whose lease it holds (`held`), as the board
-// holds them when the view is made (machines/board-queries.ts heldBy), and a subscription's follows its
-// holder's leases as the events pass (followLease).
+// holds them when the view is made (machines/board-queries.ts heldBy). A subscription's are those
+// of the board it starts at (heldAt): the events up to there, a replay's included, are judged by
+// them as REST judges the log by the leases held now, and only the live events after move them
+// (followLease): a grant replayed reopens nothing.
 import type { Identity, Role } from '../auth/identity.js';
 
 /** The rule for the OpenAPI document, where REST reads and the socket describe what they answer. */
@@ -140,8 +142,18 @@ export function rosterAsSeen<A extends AgentSeen & { lastSeenAt: string | null }
 }
 
 /**
- * A subscription's view follows its holder's leases as the board's events pass, in seq order: a
- * lease granted (or renewed) opens the item to it, and its end (released, expired, revoked, or the
+ * The view holds the leases on the items of `held` now (a view of some items only: one of every
+ * item takes them in anyway), in place of those it held: a subscription's, as of its start.
+ */
+export function heldAt(view: BoardView, held: Iterable<string>): void {
+  if (view.items === null) return;
+  view.held.clear();
+  for (const workId of held) view.held.add(workId);
+}
+
+/**
+ * A subscription's view follows its holder's leases as the board's events after its start (heldAt)
+ * pass, in seq order: a lease granted (or renewed) opens the item to it, and its end (released, expired, revoked, or the
  * holder's submission or verdict) closes it after that event. Call it before the event is seen and
  * again after (`after`): the ending event itself is still the holder's to see.
  */

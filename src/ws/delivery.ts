@@ -148,10 +148,11 @@ export class Delivery {
 
   private send(conn: Connection, boardId: string, sub: Subscription, e: CommittedEvent): void {
     sub.lastSeq = e.seq;
-    // Every event passes here in seq order: the view follows its holder's leases (visibility.ts).
-    followLease(sub.view, e, false);
+    // Every event passes here in seq order: past its start, the view follows its holder's leases (visibility.ts).
+    const follows = e.seq > (sub.followsAfter ?? -1);
+    if (follows) followLease(sub.view, e, false);
     const seen = this.due(sub, e);
-    followLease(sub.view, e, true);
+    if (follows) followLease(sub.view, e, true);
     if (seen) transmit(conn, seen === e ? this.deps.frames.of(boardId, e) : this.deps.frames.fresh(boardId, seen));
   }
 

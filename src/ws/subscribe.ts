@@ -3,10 +3,11 @@
 // live. A repeated subscribe to a board the socket watches merges its topics into that subscription.
 // The snapshot's events and the roster name their agents and people as the reader may see them.
 import { heldBy } from '../../machines/board-queries.js';
+import type { Committed } from '../../actors/board-actor.js';
 import type { Store } from '../../store/ports/store.js';
 import type { BoardFeed, StartPoint } from '../board/feed/feed.js';
-import { lookHolding, refusedRead, seesAddresses } from '../board/feed/look.js';
-import type { BoardRead } from '../board/visibility.js';
+import { lookHolding, readsHeld, refusedRead, seesAddresses } from '../board/feed/look.js';
+import { heldAt, type BoardRead } from '../board/visibility.js';
 import { drop, NO_LONGER_OPERATOR, roleChanged } from './access-changes.js';
 import type { AccessChecks, Probe } from './access-checks.js';
 import type { Role } from '../auth/identity.js';
@@ -23,6 +24,10 @@ import type { SocketErrors } from './socket-errors.js';
 import type { PendingSubscribe, SocketState, Subscription, Subscriptions } from './subscriptions.js';
 import { broadcastTopics, carriesLeaseEnds, hearsShouts, readsOf, streamTopics } from './topics.js';
 import { startedAfter } from './lease-news.js';
+
+/** The items whose lease `principal` holds on the committed board. */
+const heldIn = (committed: Committed, principal: string): string[] =>
+  heldBy(committed.board, principal).map((item) => item.workId);
 
 /** Where a subscription starts: after `since`, or from a snapshot of the board; shouts after `shoutsAfter` first. */
 export interface Start {
@@ -212,9 +217,9 @@ export class Subscribe {
         return null;
       }
       // What the socket sees is decided as for REST reads: events as GET /api/activity, a snapshot as GET /api/items, the roster as GET /api/agents.
-      // The items whose lease it holds are its to read while it holds them (the subscription then follows its leases: delivery.ts).
-      const held = async () =>
-        heldBy((await this.deps.feed.board(boardId)).board, conn.identity.principal).map((item) => item.workId);
+      // The items whose lease it holds are its to read while it holds them: read here to let it in,
+      // and again as of its start (startFrom), which the subscription then follows (delivery.ts).
+      const held = async () => heldIn(await this.deps.feed.board(boardId), conn.identity.principal);
       const reader = await lookHolding(conn.identity, project.role, readsOf(topics, start.snapshot), held);
       if (gone()) return null;
       if (reader.refused) {
@@ -262,9 +267,16 @@ export class Subscribe {
     told: () => void,
   ): Promise<void> {
     const { feed } = this.deps;
+    const { principal } = conn.identity;
     const committed = start.snapshot ? await feed.board(boardId) : null;
     // A snapshot costs the socket what reading the items over REST would cost in requests, within limits (protocol.ts).
     if (committed && !this.deps.budgets.charge(conn, snapshotCost(committed.board.items.size), SNAPSHOT_SPENT)) return;
+    // Its view holds the leases of the board it starts at (visibility.ts heldAt): the snapshot's, or
+    // the one read for it, whose seq is its head (startAfter).
+    const holding = readsHeld(sub.view, readsOf(sub.topics, start.snapshot))
+      ? (committed ?? (await feed.board(boardId)))
+      : null;
+    if (holding) heldAt(sub.view, heldIn(holding, principal));
     const shouts = hearsShouts(sub.topics);
     const snapshot = committed
       ? await feed.snapshot(boardId, committed, sub, { recent: SNAPSHOT.recent, shouts })
@@ -274,7 +286,8 @@ export class Subscribe {
     const names = snapshot ? await named(snapshot.recent.map((e) => e.actor)) : undefined;
     const at: StartPoint = snapshot
       ? { seq: snapshot.seq, head: snapshot.seq, resync: false }
-      : await feed.startAfter(boardId, start.since);
+      : await feed.startAfter(boardId, start.since, holding ?? undefined);
+    sub.followsAfter = at.head;
     sub.lastSeq = at.seq;
     // Started: from here an account change heard rechecks it as any subscription (AccessChanges); one
     // heard while it was let in passed it by, so an operator's standing is asked again now.

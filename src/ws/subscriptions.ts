@@ -33,6 +33,11 @@ export interface Subscription extends Reader {
    * them.
    */
   owedEnds?: OwedEnd[];
+  /**
+   * The seq of the board whose leases its view holds (visibility.ts heldAt): the events up to it,
+   * a replay's, leave `held` as it is; those after move it (followLease). Unset: every event does.
+   */
+  followsAfter?: number;
   /** Live events held while the log is being read; null when live. */
   held: CommittedEvent[] | null;
   /** About the bytes of `held`'s frames, counted as events are held (delivery.ts bounds them). */

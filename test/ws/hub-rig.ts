@@ -92,8 +92,12 @@ export function hubRig(
     store,
     feed: new BoardFeed({
       store,
-      // No snapshots here; a board holding no lease for the leases a narrow view asks after.
-      readBoard: async () => ({ board: emptyBoard() }) as Committed,
+      // No snapshots here; a board holding no lease for the leases a narrow view asks after, at the
+      // stored board's seq (a subscription holding leases starts there: BoardFeed.startAfter).
+      readBoard: async (boardId) => {
+        const [record] = await store.boards.select({ _id: boardId }, ['lastSeq']);
+        return { board: emptyBoard(), record: { lastSeq: record?.lastSeq ?? 0 } } as Committed;
+      },
       syncLog: async () => undefined,
       clock: () => Date.now(),
     }),

@@ -63,11 +63,13 @@ export class BoardFeed {
   /**
    * Where a subscription after `since` starts: there; at the board's head when it names no seq or
    * one past the head; at the head with `resync` when the log no longer holds what followed it.
+   * The head is the committed seq, or that of `at` (from board(): what the subscription's view was
+   * made of starts it, as a snapshot's board does).
    */
-  async startAfter(boardId: string, since: number | undefined): Promise<StartPoint> {
+  async startAfter(boardId: string, since: number | undefined, at?: Committed): Promise<StartPoint> {
     await this.deps.syncLog(boardId);
     const { boards, events } = this.deps.store;
-    const head = (await boards.select({ _id: boardId }, ['lastSeq']))[0]?.lastSeq ?? 0;
+    const head = at ? at.record.lastSeq : ((await boards.select({ _id: boardId }, ['lastSeq']))[0]?.lastSeq ?? 0);
     const [first] = await events.select({ boardId }, ['seq'], { sort: [['seq', 1]], limit: 1 });
     const oldest = first?.seq ?? head + 1;
     if (since === undefined || since > head) return { seq: head, head, resync: false };

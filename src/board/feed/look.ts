@@ -50,9 +50,15 @@ export const hearsShout = (
 export const seesAddresses = (role: Role | 'operator'): boolean => role === 'operator' || atLeast(role, 'admin');
 
 /**
- * lookAt, with the leases the reader holds: a view of some items only (a resource token naming work
- * ids) reading items or the log takes in the items whose lease it holds, so `held` (read from the
- * board only then) is asked for them; any other is made without reading anything.
+ * Whether `reads` by the view take in the items whose lease its principal holds: a view of some
+ * items only (a resource token naming work ids) reading items or the log does.
+ */
+export const readsHeld = (view: BoardView, reads: readonly BoardRead[]): boolean =>
+  view.items !== null && reads.some((what) => what === 'items' || what === 'log');
+
+/**
+ * lookAt, with the leases the reader holds: `held` (read from the board only then) is asked for
+ * when its reads take them in (readsHeld); any other is made without reading anything.
  */
 export async function lookHolding(
   identity: Identity,
@@ -62,6 +68,6 @@ export async function lookHolding(
   workId?: string,
 ): Promise<Reader & { refused: BoardRead | undefined }> {
   const reader = lookAt(identity, role, reads, workId);
-  if (reader.view.items === null || !reads.some((what) => what === 'items' || what === 'log')) return reader;
+  if (!readsHeld(reader.view, reads)) return reader;
   return lookAt(identity, role, reads, workId, await held());
 }
