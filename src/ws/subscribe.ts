@@ -162,7 +162,8 @@ export class Subscribe {
    * Merges `topics` into the socket's subscription to the board: it joins and leaves the engine's
    * topics that changes. The credential and the role are read again first, as a first subscribe
    * reads them: one that ended since closes the socket (AccessChecks.current), and a role lost or
-   * changed unheard ends the subscription as revalidation would, rather than widening it.
+   * changed unheard ends the subscription as revalidation would, rather than widening it; the
+   * leases its holder holds as a first subscribe reads them, when its reads come to take them in.
    */
   private async merge(
     conn: Connection,
@@ -174,7 +175,15 @@ export class Subscribe {
     if (!this.deps.subscriptions.current(conn, boardId, existing)) return; // closed, unsubscribed or replaced meanwhile
     if (reach?.role !== existing.role)
       return drop(this.deps.subscriptions, conn, boardId, roleChanged(reach?.role ?? null));
-    const refused = refusedRead(existing.view, readsOf(topics, false));
+    // Widened to read what takes in the items it holds (readsHeld), which its topics did not: they are
+    // read now from the board, as a first subscribe reads them, and followed from there.
+    const reads = readsOf(topics, false);
+    if (readsHeld(existing.view, reads) && !readsHeld(existing.view, readsOf(existing.topics, false))) {
+      const committed = await this.deps.feed.board(boardId);
+      if (!this.deps.subscriptions.current(conn, boardId, existing)) return;
+      heldAt(existing.view, heldIn(committed, conn.identity.principal));
+    }
+    const refused = refusedRead(existing.view, reads);
     if (refused) return this.deps.errors.send(conn, 'PROJECT_SCOPE_DENIED', DENIED[refused], { boardId });
     const joined = () => [
       ...broadcastTopics(boardId, existing),
