@@ -1,6 +1,6 @@
 // Mailed links and the way to ask for one: forgot password, reset password, verify email. The
 // mailer puts the single-use token in the URL hash (`#token=…`), so it never reaches a server log.
-import { useEffect, useState } from 'preact/hooks';
+import { useLayoutEffect, useState } from 'preact/hooks';
 import { ApiError, client, csrfToken } from '../api.js';
 import { me, signedIn } from '../session.js';
 import { ErrorNote, Field, Form, useAction } from '../ui/kit.js';
@@ -191,7 +191,8 @@ export function VerifyPage() {
     return res.account;
   });
   const signedOut = me.value === null;
-  useEffect(() => {
+  // Before the page is painted: a person (or a screenshot) never sees the spent token in the address bar.
+  useLayoutEffect(() => {
     if (!token) return;
     forgetLinkToken();
     if (signedOut) sessionStorage.setItem(HELD_VERIFY_TOKEN, token);
