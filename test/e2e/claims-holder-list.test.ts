@@ -1,10 +1,10 @@
-// Review h70: a `claims` token reads the item it holds while it holds it (2fafada): GET
-// /api/items/W-1 answers it, and a socket's snapshot ("as GET /api/items") holds W-1. But GET
-// /api/items itself lists with `within: call.view.items` (the named work ids alone, not `held`):
-// the holder is let in (seesAnyItem counts held) and answered an empty page.
+// A `claims` token reads the item it holds while it holds it: GET /api/items/W-1 answers it, a
+// socket's snapshot ("as GET /api/items") holds W-1, and GET /api/items lists it, filtered by the
+// one rule (seesItem). The list once used the named work ids alone, answering the holder it let in
+// an empty page.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { newBoard } from '../support/board.js';
-import { Client, startTestServer, type TestServer } from '../support/server.js';
+import { startTestServer, type TestServer } from '../support/server.js';
 
 let srv: TestServer;
 beforeAll(async () => {
@@ -18,14 +18,7 @@ it('lists to a claims token the item it holds, as GET /api/items/{workId} and th
   const board = await newBoard(srv.url);
   const planner = await board.agent('planner');
   await planner.post('/api/items/batch', { items: [{ title: 'one' }, { title: 'two' }] });
-  const issued = await board.owner.post('/api/accounts/tokens', {
-    name: 'claimer',
-    scope: 'resource',
-    projectId: board.projectId,
-    resources: ['claims'],
-  });
-  expect(issued.status, issued.text).toBe(201);
-  const claimer = new Client(srv.url, { authorization: `Bearer ${issued.body.secret}` });
+  const claimer = await board.resourceAgent('claimer', ['claims']);
   expect((await claimer.post('/api/claim', { workId: 'W-1' })).status).toBe(200);
 
   const one = await claimer.get('/api/items/W-1');

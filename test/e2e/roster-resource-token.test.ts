@@ -1,11 +1,10 @@
-// Review h70: e2d910f cut GET /api/status's leases to a resource token's items and own leases
-// (DOMAIN.md: "Nothing of another item (title, state, holder, patch) reaches it"), but the same
-// `status` group still reads GET /api/agents, whose roster lists every agent's leases by work id:
-// the holders of the items the status read now hides. The socket's roster and heartbeats (the
-// `presence` topic) name the item each agent works on, which the token does not see either.
+// A resource token's roster (GET /api/agents, the socket's roster and heartbeats) names other
+// agents' items only where the token sees them, as its status read does (DOMAIN.md: "Nothing of
+// another item (title, state, holder, patch) reaches it"); its own entry stays whole. The roster
+// once listed every agent's leases by work id, the holders of the items the status read hides.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { newBoard } from '../support/board.js';
-import { Client, startTestServer, type TestServer } from '../support/server.js';
+import { startTestServer, type TestServer } from '../support/server.js';
 import { openSocket } from '../support/socket.js';
 
 let srv: TestServer;
@@ -20,14 +19,7 @@ it('shows a status-group resource token no holder of another item on the roster 
   const board = await newBoard(srv.url);
   const planner = await board.agent('planner');
   await planner.post('/api/items/batch', { items: [{ title: 'one' }, { title: 'two' }] });
-  const issued = await board.owner.post('/api/accounts/tokens', {
-    name: 'narrow',
-    scope: 'resource',
-    projectId: board.projectId,
-    resources: ['status', 'W-1'],
-  });
-  expect(issued.status, issued.text).toBe(201);
-  const narrow = new Client(srv.url, { authorization: `Bearer ${issued.body.secret}` });
+  const narrow = await board.resourceAgent('narrow', ['status', 'W-1']);
   expect((await planner.post('/api/claim', { workId: 'W-2' })).status).toBe(200);
 
   const status = await narrow.get('/api/status');
@@ -44,14 +36,8 @@ it('tells a status-group resource token’s socket no item of another agent it d
   const board = await newBoard(srv.url);
   const planner = await board.agent('planner');
   await planner.post('/api/items/batch', { items: [{ title: 'one' }, { title: 'two' }] });
-  const issued = await board.owner.post('/api/accounts/tokens', {
-    name: 'narrow',
-    scope: 'resource',
-    projectId: board.projectId,
-    resources: ['status', 'W-1'],
-  });
-  expect(issued.status, issued.text).toBe(201);
-  const bearer = { authorization: `Bearer ${issued.body.secret}` };
+  const narrow = await board.resourceAgent('narrow', ['status', 'W-1']);
+  const bearer = narrow.defaults;
   const beat = (workId: string) => planner.post('/api/status/heartbeat', { status: 'working', note: 'on it', workId });
   expect((await beat('W-2')).status).toBe(200);
 

@@ -3,7 +3,7 @@
 // item's events from the grant to the lease's end, and nothing of the items it does not hold.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { newBoard } from '../support/board.js';
-import { Client, startTestServer, type TestServer } from '../support/server.js';
+import { startTestServer, type TestServer } from '../support/server.js';
 import { openSocket } from '../support/socket.js';
 
 let srv: TestServer;
@@ -18,15 +18,8 @@ it('sends a claims token the events of the item it holds while it holds it', asy
   const board = await newBoard(srv.url);
   const planner = await board.agent('planner');
   await planner.post('/api/items/batch', { items: [{ title: 'one' }, { title: 'two' }, { title: 'three' }] });
-  const issued = await board.owner.post('/api/accounts/tokens', {
-    name: 'claimer',
-    scope: 'resource',
-    projectId: board.projectId,
-    resources: ['claims'],
-  });
-  expect(issued.status, issued.text).toBe(201);
-  const bearer = { authorization: `Bearer ${issued.body.secret}` };
-  const claimer = new Client(srv.url, bearer);
+  const claimer = await board.resourceAgent('claimer', ['claims']);
+  const bearer = claimer.defaults;
   const claimed = await claimer.post('/api/claim', { workId: 'W-1' });
   expect(claimed.status, claimed.text).toBe(200);
 

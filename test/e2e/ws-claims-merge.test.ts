@@ -1,10 +1,10 @@
-// Review h70: whether a `claims` holder may read the board's log on a socket is decided twice: a
-// first subscribe reads its held leases from the board (lookHolding), a repeated one (merge) asks
+// Whether a `claims` holder may read the board's log on a socket is decided once: a repeated
+// subscribe (merge) reads the held leases from the board as a first subscribe does. It once asked
 // the existing subscription's view, whose `held` was never read when its first topics read no items
-// or log (shouts): the same socket, holding the same lease, is refused what a first subscribe is let in to.
+// or log (shouts), refusing the same socket, holding the same lease, what a first subscribe let in.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { newBoard } from '../support/board.js';
-import { Client, startTestServer, type TestServer } from '../support/server.js';
+import { startTestServer, type TestServer } from '../support/server.js';
 import { openSocket } from '../support/socket.js';
 
 let srv: TestServer;
@@ -19,15 +19,8 @@ it('lets a holder widen its subscription to the log as a first subscribe would',
   const board = await newBoard(srv.url);
   const planner = await board.agent('planner');
   await planner.post('/api/items/batch', { items: [{ title: 'one' }] });
-  const issued = await board.owner.post('/api/accounts/tokens', {
-    name: 'claimer',
-    scope: 'resource',
-    projectId: board.projectId,
-    resources: ['claims'],
-  });
-  expect(issued.status, issued.text).toBe(201);
-  const bearer = { authorization: `Bearer ${issued.body.secret}` };
-  const claimer = new Client(srv.url, bearer);
+  const claimer = await board.resourceAgent('claimer', ['claims']);
+  const bearer = claimer.defaults;
   expect((await claimer.post('/api/claim', { workId: 'W-1' })).status).toBe(200);
 
   // A first subscribe to the log is let in (it holds W-1).

@@ -1,11 +1,11 @@
-// Review h70: a `claims` token reads an item only while it holds the lease (visibility.ts,
-// RESOURCE_TOKEN_VIEW "read an item ... while it holds the item's lease"). After the lease ended,
-// REST's log (GET /api/activity) shows nothing of the item but the token's own lease events; a
-// socket subscribe with `since` replays the old grant, and followLease opens the item again for
-// the replayed span: the socket is sent the item's events that REST refuses.
+// A `claims` token reads an item only while it holds the lease (visibility.ts, RESOURCE_TOKEN_VIEW).
+// After the lease ended, REST's log (GET /api/activity) shows nothing of the item but the token's
+// own lease events, and so does a socket subscribe with `since`: a replay is judged by the leases
+// held at the subscription's start. It once replayed the old grant through followLease, which
+// opened the item again for the replayed span.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { newBoard } from '../support/board.js';
-import { Client, startTestServer, type TestServer } from '../support/server.js';
+import { startTestServer, type TestServer } from '../support/server.js';
 import { openSocket } from '../support/socket.js';
 
 let srv: TestServer;
@@ -20,15 +20,8 @@ it('sends a claims token, after its lease ended, no events of the item that REST
   const board = await newBoard(srv.url);
   const planner = await board.agent('planner');
   await planner.post('/api/items/batch', { items: [{ title: 'one' }, { title: 'two' }, { title: 'three' }] });
-  const issued = await board.owner.post('/api/accounts/tokens', {
-    name: 'claimer',
-    scope: 'resource',
-    projectId: board.projectId,
-    resources: ['claims'],
-  });
-  expect(issued.status, issued.text).toBe(201);
-  const bearer = { authorization: `Bearer ${issued.body.secret}` };
-  const claimer = new Client(srv.url, bearer);
+  const claimer = await board.resourceAgent('claimer', ['claims']);
+  const bearer = claimer.defaults;
 
   // It held W-1 for a while; a comment about W-1 was written then; it released W-1.
   const first = await claimer.post('/api/claim', { workId: 'W-1' });

@@ -1,8 +1,8 @@
-// Review h70: a subscription's `held` (the items whose lease its `claims` token holds) is read from
-// the board in admit (lookHolding), but the subscription starts later (after hear, at the head or
-// at a snapshot read again). A lease ending in between (both start points are tried) has its event at or before the start seq:
-// it never passes Delivery.send, followLease never closes the item, and the token is sent the
-// item's events for as long as the subscription lasts, though it no longer holds the lease.
+// A subscription's `held` (the items whose lease its `claims` token holds) is the holder's leases
+// as of the subscription's start, read from the board state the start point comes from (the head,
+// or a snapshot read again). It was once read when the subscribe was let in: a lease ending in
+// between had its event at or before the start seq, never passed followLease, and the token was
+// sent the item's events for as long as the subscription lasted. Both start points are tried.
 import { describe, expect, it } from 'vitest';
 import type { Committed, CommittedEvent } from '../../actors/board-actor.js';
 import { claim, leaseAction } from '../../machines/lease-commands.js';

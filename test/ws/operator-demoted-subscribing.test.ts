@@ -1,8 +1,7 @@
-// Review h70: d9030ea ends, on the account's `records.changed`, the boards an operator watched as
-// operator. A subscribe as operator still being let in (its audit row being written) is not yet a
-// subscription, so accountsChanged passes it by; it then watches the foreign board as operator
-// though the operator was demoted before it was let in, until the minute's revalidation.
-// The firehose subscribe has the same shape (its audit row written before it watches).
+// An operator demoted while their subscribe as operator is being let in (its audit row being
+// written) is asked again once it watches: accountsChanged (the account's `records.changed`) saw no
+// subscription yet and passed it by, so it once watched the foreign board as operator until the
+// minute's revalidation. The firehose subscribe has the same shape (its audit row written first).
 import { describe, expect, it } from 'vitest';
 import type { Committed } from '../../actors/board-actor.js';
 import { emptyBoard } from '../../machines/board.js';

@@ -1,8 +1,8 @@
-// Review h70: AccessChanges.accountsChanged (d9030ea, on every `records.changed` of accounts) and
-// revalidate end an operator's firehose when OperatorAccess.admits says no, and mean "a store hiccup
-// ends nothing" (`.catch(() => true)`). But admits asks OperatorGate.isOperator, wired as in
-// src/server/sockets.ts, which answers a failed account read `false` rather than throwing: a store
-// that cannot answer at the moment of an operator's own account write ends their firehose.
+// A store hiccup ends no operator socket: AccessChanges (an account's `records.changed`, and the
+// minute's revalidation) keeps an operator's firehose when the operator check cannot be answered
+// (`.catch(() => true)`). The check once answered a failed account read "not an operator" (it was
+// the REST gate's fail-closed form), so a store that could not answer at the moment of an
+// operator's own account write ended their firehose; OperatorGate.isOperator now throws instead.
 import { describe, expect, it } from 'vitest';
 import { OperatorGate } from '../../src/admin/gate.js';
 import type { Authenticator } from '../../src/auth/authenticator.js';
