@@ -1,29 +1,16 @@
-// Review h67: acd1b0e's "a commit whose answer was lost is told once found landed", run on the
-// MongoDB wire server (its test ran on the embedded store only).
+// A commit whose answer was lost (the store failed after carrying it out) is told to the board's
+// listeners once a read finds it landed, on the MongoDB wire server as on the embedded store.
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { BoardActor } from '../../actors/board-actor.js';
-import { createItems, type NewItem } from '../../machines/board-commands.js';
+import { createItems } from '../../machines/board-commands.js';
 import { claim } from '../../machines/lease-commands.js';
 import { newBoardRecord, StoreUnavailableError, type Store } from '../../store/ports/store.js';
 import { mongoStore, type OpenedStore } from '../support/stores.js';
 import { loseAnswerOnce } from '../support/fail-once.js';
 import { until } from '../support/until.js';
+import { fields } from '../board/build.js';
 
 const uri = inject('mongoUri');
-const item = (title: string): NewItem => ({
-  title,
-  description: '',
-  type: 'task',
-  priority: 2,
-  parentId: null,
-  dependsOn: [],
-  verify: 'none',
-  maxAttempts: 3,
-  criteria: [],
-  doctrine: [],
-  spec: [],
-  labels: [],
-});
 
 describe.skipIf(!uri)('board actor on the MongoDB wire server', () => {
   let opened: OpenedStore;
@@ -42,7 +29,7 @@ describe.skipIf(!uri)('board actor on the MongoDB wire server', () => {
     const actor = new BoardActor('b', store, Date.now);
     const told: string[] = [];
     actor.subscribe((events) => told.push(...events.map((e) => `${e.seq} ${e.type}`)));
-    await actor.ask(createItems([item('one')], 'user:a'));
+    await actor.ask(createItems([fields('one')], 'user:a'));
     await until(() => told.length > 0, { what: 'the item’s events told' });
     const before = told.length;
     loseAnswerOnce(store.boards, 'commit');

@@ -14,25 +14,27 @@ const silent = pino({ level: 'silent' });
 const used = useStore();
 const NOW = Date.UTC(2026, 10, 22);
 
+/** A Pro board whose billing record has `status`, past due since `pastDueSince`. */
+async function board(status: string, pastDueSince: number | null): Promise<string> {
+  const id = unique('proj');
+  await used.store.projects.insert({
+    _id: id,
+    version: 1,
+    name: id,
+    ownerId: 'acc',
+    plan: 'pro',
+    createdAt: NOW,
+    lastActivityAt: NOW,
+  });
+  await used.store.billing.insert(
+    billingRecord(id, 'acc', { subscriptionId: 'sub', status, interval: 'month', priceId: 'p', pastDueSince }),
+  );
+  return id;
+}
+
 describe('the past_due sweep', () => {
   it('turns Free the boards whose grace ran out, and only those', async () => {
     const { store } = used;
-    const board = async (status: string, pastDueSince: number | null) => {
-      const id = unique('proj');
-      await store.projects.insert({
-        _id: id,
-        version: 1,
-        name: id,
-        ownerId: 'acc',
-        plan: 'pro',
-        createdAt: NOW,
-        lastActivityAt: NOW,
-      });
-      await store.billing.insert(
-        billingRecord(id, 'acc', { subscriptionId: 'sub', status, interval: 'month', priceId: 'p', pastDueSince }),
-      );
-      return id;
-    };
     const lapsed = await board('past_due', NOW - PAST_DUE_GRACE_MS - 1);
     const inGrace = await board('past_due', NOW - 1000);
     const active = await board('active', null);
@@ -46,22 +48,6 @@ describe('the past_due sweep', () => {
   it('answers, for a past_due board, when its grace ends and it turns Free; null for any other', async () => {
     const { store } = used;
     const since = NOW - 2 * 86_400_000;
-    const board = async (status: string, pastDueSince: number | null) => {
-      const id = unique('proj');
-      await store.projects.insert({
-        _id: id,
-        version: 1,
-        name: id,
-        ownerId: 'acc',
-        plan: 'pro',
-        createdAt: NOW,
-        lastActivityAt: NOW,
-      });
-      await store.billing.insert(
-        billingRecord(id, 'acc', { subscriptionId: 'sub', status, interval: 'month', priceId: 'p', pastDueSince }),
-      );
-      return id;
-    };
     const billing = new BillingService(store, null, silent, committedAudit(store, silent));
     const overdue = await billing.state(await board('past_due', since), NOW);
     expect(overdue.plan).toBe('pro');

@@ -79,6 +79,13 @@ function sessionProvider() {
     state,
     hooks,
     open: () => [...sessions.values()].filter((s) => s.status === 'open'),
+    /** The session paid: complete, its subscription (active) made; the subscription's id. */
+    pay: (session: Session): string => {
+      const subscription = `sub_${session.id}`;
+      Object.assign(session, { status: 'complete', subscription });
+      subscriptions.set(subscription, 'active');
+      return subscription;
+    },
     listen: async () => {
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
       return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -97,11 +104,13 @@ describe('a board’s open checkout session', () => {
     await srv.stop();
     await provider.close();
   });
+  /** A checkout of `b` by its owner, at an interval. */
+  const checkoutOn = (b: { owner: Client; projectId: string }) => (interval: string) =>
+    b.owner.post(`/api/account/billing/checkout?projectId=${b.projectId}`, { interval });
 
   it('is answered again at the same interval, expired for another, and replaced once no longer open', async () => {
     const b = await newBoard(srv.url);
-    const checkout = (interval: string) =>
-      b.owner.post(`/api/account/billing/checkout?projectId=${b.projectId}`, { interval });
+    const checkout = checkoutOn(b);
     const first = await checkout('month');
     expect(first.status, first.text).toBe(201);
     const again = await checkout('month');
@@ -124,21 +133,19 @@ describe('a board’s open checkout session', () => {
 
   it('once paid, refuses another until the subscription it made has ended', async () => {
     const b = await newBoard(srv.url);
-    const checkout = (interval: string) =>
-      b.owner.post(`/api/account/billing/checkout?projectId=${b.projectId}`, { interval });
+    const checkout = checkoutOn(b);
     const first = await checkout('month');
     expect(first.status, first.text).toBe(201);
     // Paid; its deliveries not here yet (or lost).
     const paid = provider.open().find((s) => s.url === first.body.url)!;
-    Object.assign(paid, { status: 'complete', subscription: `sub_${paid.id}` });
-    provider.subscriptions.set(`sub_${paid.id}`, 'active');
+    const subscription = provider.pay(paid);
     const sessions = provider.sessions.size;
     const again = await checkout('year');
     expect(again.status, `a paid checkout's board got another session: ${again.text}`).toBe(409);
     expect(again.body.error.code).toBe('BILLING_SUBSCRIPTION_CONFLICT');
     expect(provider.sessions.size).toBe(sessions);
     // That subscription ended (its deliveries lost): a new checkout is the way back to Pro.
-    provider.subscriptions.set(`sub_${paid.id}`, 'incomplete_expired');
+    provider.subscriptions.set(subscription, 'incomplete_expired');
     const after = await checkout('year');
     expect(after.status, after.text).toBe(201);
     expect(provider.open().map((s) => s.url)).toContain(after.body.url);
@@ -147,15 +154,12 @@ describe('a board’s open checkout session', () => {
 
   it('paid just as a checkout at the other interval expires it, refuses the new session', async () => {
     const b = await newBoard(srv.url);
-    const checkout = (interval: string) =>
-      b.owner.post(`/api/account/billing/checkout?projectId=${b.projectId}`, { interval });
+    const checkout = checkoutOn(b);
     const first = await checkout('month');
     expect(first.status, first.text).toBe(201);
     // The owner pays the monthly session in its tab just as the yearly checkout expires it.
     provider.hooks.beforeExpire = (s) => {
-      if (s.status !== 'open') return;
-      Object.assign(s, { status: 'complete', subscription: `sub_${s.id}` });
-      provider.subscriptions.set(`sub_${s.id}`, 'active');
+      if (s.status === 'open') provider.pay(s);
     };
     const sessions = provider.sessions.size;
     const yearly = await checkout('year').finally(() => (provider.hooks.beforeExpire = undefined));
@@ -165,16 +169,14 @@ describe('a board’s open checkout session', () => {
   });
   it('paid, its subscription recorded but not yet as live (incomplete), refuses another', async () => {
     const b = await newBoard(srv.url);
-    const checkout = (interval: string) =>
-      b.owner.post(`/api/account/billing/checkout?projectId=${b.projectId}`, { interval });
+    const checkout = checkoutOn(b);
     const first = await checkout('month');
     expect(first.status, first.text).toBe(201);
     // Paid: Stripe's customer.subscription.created (status incomplete, sent before the first invoice
     // is paid) has arrived; its customer.subscription.updated (active) is still on its way.
     const paid = provider.open().find((s) => s.url === first.body.url)!;
-    Object.assign(paid, { status: 'complete', subscription: `sub_${paid.id}` });
-    provider.subscriptions.set(`sub_${paid.id}`, 'active');
-    await modify(srv.store.billing, b.projectId, () => ({ subscriptionId: `sub_${paid.id}`, status: 'incomplete' }));
+    const subscription = provider.pay(paid);
+    await modify(srv.store.billing, b.projectId, () => ({ subscriptionId: subscription, status: 'incomplete' }));
     const sessions = provider.sessions.size;
     const again = await checkout('year');
     expect(again.status, `a paid checkout's board got another session: ${again.text}`).toBe(409);
