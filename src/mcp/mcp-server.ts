@@ -1,7 +1,8 @@
 // The MCP server over a board session, the same for both transports: the selected tools, each call
 // wrapped so pending notices come first in its result and a refusal is a tool error. Arguments are
 // checked against the tool's input here too, so that a mistake is refused in that same shape
-// (REFUSED INVALID_INPUT) rather than by the SDK as a bare JSON-RPC error.
+// (REFUSED INVALID_INPUT) rather than by the SDK as a bare JSON-RPC error, and an argument the tool
+// does not take is refused there too rather than dropped by the SDK.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { toJsonSchemaCompat } from '@modelcontextprotocol/sdk/server/zod-json-schema-compat.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -15,7 +16,7 @@ import { noticeLevel, noticeText, type Notice } from './notices.js';
 import { toolError, toolResult } from './results.js';
 import type { BoardSession } from './session.js';
 import { describeTool } from './tool-codes.js';
-import { selectTools, type ToolDef, type ToolSelection } from './tool-set.js';
+import { inputOf, selectTools, type ToolDef, type ToolSelection } from './tool-set.js';
 import { coreTools } from './tools.js';
 import { SERVER_NAME, SERVER_VERSION } from './server-identity.js';
 
@@ -79,7 +80,7 @@ export async function runTool(session: BoardSession, tool: ToolDef, args: unknow
 /** The arguments as the tool's input reads them; refused as the board refuses a body that fails its schema. */
 function argumentsOf(tool: ToolDef, args: unknown): unknown {
   try {
-    return parseWith(z.object(tool.input), args ?? {}, 'arguments');
+    return parseWith(inputOf(tool), args ?? {}, 'arguments');
   } catch (error) {
     if (!isAppError(error)) throw error;
     const { meaning, fix } = ERRORS[error.code];
@@ -98,9 +99,10 @@ function argumentsOf(tool: ToolDef, args: unknown): unknown {
 const LENIENT = new Map<string, z.ZodObject>();
 
 /**
- * The input registered with the SDK: every property takes anything, even left out (runTool checks
- * the tool's own input), carrying its JSON Schema, and the object names the properties the tool
- * requires, so the schema the SDK lists is the tool's own.
+ * The input registered with the SDK: every property takes anything, even left out, and so does any
+ * other key (the SDK would strip it unseen: runTool checks the tool's own input, which refuses it),
+ * each property carrying its JSON Schema, and the object naming the properties the tool requires
+ * and no others allowed, so the schema the SDK lists is the tool's own.
  */
 function lenientInput(tool: ToolDef, session: BoardSession): z.ZodObject {
   const keys = Object.keys(tool.input);
@@ -108,17 +110,18 @@ function lenientInput(tool: ToolDef, session: BoardSession): z.ZodObject {
   const known = LENIENT.get(key);
   if (known) return known;
   // As the SDK lists a tool's input (McpServer's tools/list).
-  const json = toJsonSchemaCompat(z.object(tool.input), { strictUnions: true, pipeStrategy: 'input' }) as {
+  const json = toJsonSchemaCompat(inputOf(tool), { strictUnions: true, pipeStrategy: 'input' }) as {
     properties?: Record<string, Record<string, unknown>>;
     required?: string[];
+    additionalProperties?: unknown;
     $defs?: unknown;
     definitions?: unknown;
   };
   if (json.$defs || json.definitions)
     throw new Error(`${tool.name}: an input with shared definitions cannot be listed`);
   const lenient = z
-    .object(Object.fromEntries(keys.map((k) => [k, z.unknown().optional().meta(json.properties![k]!)])))
-    .meta(json.required ? { required: json.required } : {});
+    .looseObject(Object.fromEntries(keys.map((k) => [k, z.unknown().optional().meta(json.properties![k]!)])))
+    .meta({ ...(json.required && { required: json.required }), additionalProperties: json.additionalProperties });
   LENIENT.set(key, lenient);
   return lenient;
 }

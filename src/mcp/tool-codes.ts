@@ -1,7 +1,7 @@
 // The codes a tool can refuse with, named in its description so that an agent meets no code it was
 // not told of: those its board operations declare (route-codes.ts, generated from the route table,
 // so the list follows the routes), those its session answers by itself (results.ts), and
-// INVALID_INPUT for arguments that fail its input.
+// INVALID_INPUT for arguments that fail its input (one that takes none refuses any argument).
 import { ROUTE_CODES } from './route-codes.js';
 import type { BoardSession } from './session.js';
 import type { ToolDef } from './tool-set.js';
@@ -15,10 +15,7 @@ export interface ToolRefusals {
 
 const words = (text: string): string[] => text.split(' ').filter(Boolean);
 
-export function toolRefusals(
-  tool: Pick<ToolDef, 'calls' | 'namesLease' | 'input'>,
-  session: BoardSession,
-): ToolRefusals {
+export function toolRefusals(tool: Pick<ToolDef, 'calls' | 'namesLease'>, session: BoardSession): ToolRefusals {
   const own = new Set<string>();
   const common = new Set<string>();
   for (const operation of tool.calls) {
@@ -28,7 +25,7 @@ export function toolRefusals(
   }
   if (tool.namesLease) for (const code of session.refusals.namingLease) own.add(code);
   for (const code of session.refusals.anyCall) common.add(code);
-  if (Object.keys(tool.input).length) common.add('INVALID_INPUT'); // arguments that fail its input (mcp-server.ts)
+  common.add('INVALID_INPUT'); // arguments that fail its input, or that it does not take (mcp-server.ts)
   for (const code of own) common.delete(code); // said once, as the tool's own
   return { own: [...own], common: [...common] };
 }

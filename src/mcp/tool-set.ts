@@ -25,6 +25,12 @@ export interface ToolDef<S extends z.ZodRawShape = z.ZodRawShape> {
   run(args: z.infer<z.ZodObject<S>>): Promise<unknown>;
 }
 
+/**
+ * The tool's input as it is checked and listed: its properties and no other, as the board refuses a
+ * body with unknown properties (a key misspelt is refused, not dropped).
+ */
+export const inputOf = (tool: Pick<ToolDef, 'input'>): z.ZodObject => z.strictObject(tool.input);
+
 /** Keeps `run`'s argument typed by the tool's own input shape. */
 export const defineTool = <S extends z.ZodRawShape>(tool: ToolDef<S>): ToolDef => tool as unknown as ToolDef;
 

@@ -20,7 +20,7 @@ const ttlSeconds = z
     'Lease length in seconds (the board’s minimum to 86400; default 900). Choose it to cover your longest quiet stretch.',
   );
 
-const ItemSpec = z.object({
+const ItemSpec = z.strictObject({
   title: z.string().describe('What to do, in one line (1 to 200 characters).'),
   description: z
     .string()
