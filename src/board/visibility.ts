@@ -20,7 +20,7 @@ import type { Identity, Role } from '../auth/identity.js';
 
 /** The rule for the OpenAPI document, where REST reads and the socket describe what they answer. */
 export const RESOURCE_TOKEN_VIEW =
-  'A resource token naming work ids sees those items, their events and patches, board-level events without other items’ data (a reorder’s order and patches cut to its items, a rewind of a slice whose root it does not cover without `slice` and with the point’s id alone; doctrine and spec events only with the doctrine or spec group), shouts with no workId or about its items, and direct shouts to or from it; nothing of another item but its own leases’ events (lease.*, naming it the holder), without the item’s patch. Its groups open their part whole: items or history every item and event, shouts every shout, status the roster and GET /api/status (their item lists, the items agents hold and work on cut to the items it sees and its own leases); claims lets it claim (renew, release, submit, verify) any item, and read an item (its fields, events and patches) while it holds the item’s lease. Reads it may take nothing of answer 403 PROJECT_SCOPE_DENIED.';
+  'A resource token naming work ids sees those items, their events and patches, board-level events without other items’ data (a reorder’s order and patches cut to its items, a rewind of a slice whose root it does not cover without `slice` and with the point’s id alone; doctrine and spec events only with the doctrine or spec group), shouts with no workId or about its items, and direct shouts to or from it; nothing of another item but its own leases’ events (lease.*, naming it the holder), without the item’s patch. Its groups open their part whole: items or history every item and event, shouts every shout, status the roster and GET /api/status (their item lists, the items agents hold and work on cut to the items it sees and its own leases, and another agent’s note emptied unless it sees every item that agent works on and holds); claims lets it claim (renew, release, submit, verify) any item, and read an item (its fields, events and patches) while it holds the item’s lease. Reads it may take nothing of answer 403 PROJECT_SCOPE_DENIED.';
 
 /** What one principal may see of one board; made once per subscription or request. */
 export interface BoardView {
@@ -113,22 +113,34 @@ interface AgentSeen {
   principal: string;
   /** The item it says it works on (its heartbeat's). */
   workId: string | null;
-  /** The items whose lease it holds (GET /api/agents only). */
+  /** What it says of its work, in its own words (its heartbeat's); null for a holder never seen. */
+  note: string | null;
+  /** The items whose lease it holds (GET /api/agents only: the socket's reader passes them apart). */
   leases?: string[];
 }
 
 /**
- * An agent as the view may see it: the item it works on and those it holds cut to the items the
- * view sees, as statusAsSeen cuts the leases (an item's holder is that item's data); the view's
- * own entry kept whole (a lease is its holder's).
+ * An agent as the view may see it: the item it works on and those it holds (`holds`: its `leases`
+ * where it lists them; null when they could not be read) cut to the items the view sees, as
+ * statusAsSeen cuts the leases (an item's holder is that item's data); the view's own entry kept
+ * whole (a lease is its holder's). Its note is free text about its work, which cannot be cut to
+ * items: it is kept only where nothing of that work is cut (the item it works on and each it holds
+ * seen, or none), else emptied, as a heartbeat that says nothing leaves it.
  */
-export function agentAsSeen<A extends AgentSeen>(view: BoardView, agent: A): A {
+export function agentAsSeen<A extends AgentSeen>(
+  view: BoardView,
+  agent: A,
+  holds: readonly string[] | null = agent.leases ?? [],
+): A {
   if (view.items === null || agent.principal === view.principal) return agent;
   const sees = (workId: string) => seesItem(view, workId);
+  const worksOn = agent.workId !== null && sees(agent.workId) ? agent.workId : null;
+  const allSeen = worksOn === agent.workId && holds !== null && holds.every(sees);
   return {
     ...agent,
-    workId: agent.workId !== null && sees(agent.workId) ? agent.workId : null,
+    workId: worksOn,
     ...(agent.leases && { leases: agent.leases.filter(sees) }),
+    ...(!allSeen && agent.note ? { note: '' } : {}),
   };
 }
 

@@ -80,16 +80,22 @@ interface Page {
 
 const emptyPage = (): Page => ({ items: [], recent: [], shouts: [] });
 
-/** The `roster` message: every agent seen on the board, most recently first, as `view` sees it (agentAsSeen), each named as `named` tells the reader. */
+/**
+ * The `roster` message: every agent seen on the board, most recently first, as `view` sees it
+ * (agentAsSeen, by the items each holds: `holds`), each named as `named` tells the reader.
+ */
 export async function rosterMessage(
   store: Pick<Store, 'presence'>,
   boardId: string,
   view: BoardView,
   named: (principals: string[]) => Promise<ReadonlyMap<string, string>>,
+  holds: (principal: string) => readonly string[],
 ): Promise<string> {
   const seen = await seenOn(store, boardId);
   const names = await named(seen.map((p) => p.principal));
-  const agents = seen.map((p) => withName(agentAsSeen(view, presenceView(p)), names.get(p.principal)));
+  const agents = seen.map((p) =>
+    withName(agentAsSeen(view, presenceView(p), holds(p.principal)), names.get(p.principal)),
+  );
   return JSON.stringify({ type: 'roster', boardId, agents, onlineWithinMs: ONLINE_WITHIN_MS });
 }
 

@@ -18,6 +18,7 @@ import type { LeaseEndedNotice, LeaseExpiringNotice, PresenceNotice, ShoutNotice
 import type { CatchUpNotice } from '../bus/bus.js';
 import type { ResolutionObserver } from '../errors/observed-resolution.js';
 import { describeIssue } from '../errors/validation-issue.js';
+import { andThen, orElse } from '../../store/ports/maybe.js';
 import type { Store } from '../../store/ports/store.js';
 import { AccessChanges } from './access-changes.js';
 import { AccessChecks } from './access-checks.js';
@@ -34,7 +35,7 @@ import type { OperatorAccess } from './operator-access.js';
 import { ClientMessage, FIREHOSE, FirehoseMessage } from './protocol.js';
 import { fanOutShout, type ShoutFanoutDeps } from './shout-fanout.js';
 import { SocketErrors } from './socket-errors.js';
-import { Subscribe } from './subscribe.js';
+import { heldIn, Subscribe } from './subscribe.js';
 import { Subscriptions } from './subscriptions.js';
 import { rosterTopic } from './topics.js';
 
@@ -199,12 +200,22 @@ export class Hub {
       const name = this.names.nameOf(presence.principal);
       const agent = presenceView(presence);
       this.deps.publish(rosterTopic(boardId), presenceMessage(boardId, agent, name)); // the whole views'
-      // A narrower view is told the item the agent works on only if it sees it (agentAsSeen).
+      // A narrower view is told the item the agent works on only if it sees it, and its note only if
+      // it sees every item the agent holds too (agentAsSeen): those the board holds now, read once
+      // for them all (null when it cannot be read: the note is then cut).
       const watchers = this.subscriptions.watchersOf(boardId);
-      for (const conn of this.subscriptions.narrowOf(boardId) ?? []) {
+      const narrow = [...(this.subscriptions.narrowOf(boardId) ?? [])].flatMap((conn) => {
         const sub = watchers?.get(conn);
-        if (sub?.topics.has('presence')) transmit(conn, presenceMessage(boardId, agentAsSeen(sub.view, agent), name));
-      }
+        return sub?.topics.has('presence') ? [{ conn, sub }] : [];
+      });
+      if (!narrow.length) return;
+      const tell = (holds: readonly string[] | null) => {
+        for (const { conn, sub } of narrow)
+          if (this.subscriptions.current(conn, boardId, sub))
+            transmit(conn, presenceMessage(boardId, agentAsSeen(sub.view, agent, holds), name));
+      };
+      const held = () => andThen(this.deps.feed.board(boardId), (board) => heldIn(board, presence.principal));
+      void andThen(narrow.some(({ sub }) => sub.view.items !== null) ? orElse(held, null) : null, tell);
     };
     if (this.names.has(presence.principal)) return send();
     void this.names.learn([presence.principal]).then(send);

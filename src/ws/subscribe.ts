@@ -26,7 +26,7 @@ import { broadcastTopics, carriesLeaseEnds, hearsShouts, readsOf, streamTopics }
 import { startedAfter } from './lease-news.js';
 
 /** The items whose lease `principal` holds on the committed board. */
-const heldIn = (committed: Committed, principal: string): string[] =>
+export const heldIn = (committed: Committed, principal: string): string[] =>
   heldBy(committed.board, principal).map((item) => item.workId);
 
 /** Where a subscription starts: after `since`, or from a snapshot of the board; shouts after `shoutsAfter` first. */
@@ -313,7 +313,12 @@ export class Subscribe {
     }
     const pages = snapshot ? snapshotMessages(boardId, project.name, snapshot, shouts, names) : [];
     if (!(await this.paced(conn, boardId, sub, pages))) return;
-    if (sub.topics.has('presence')) transmit(conn, await rosterMessage(this.deps.store, boardId, sub.view, named));
+    if (sub.topics.has('presence')) {
+      // A narrower view is told an agent's note by the items that agent holds (agentAsSeen): the board's.
+      const board = sub.view.items === null ? null : (holding ?? (await feed.board(boardId)));
+      const holds = (agent: string) => (board ? heldIn(board, agent) : []);
+      transmit(conn, await rosterMessage(this.deps.store, boardId, sub.view, named, holds));
+    }
     if (shouts && start.shoutsAfter !== undefined && !snapshot) {
       const missed = await feed.shoutsAfter(boardId, sub, start.shoutsAfter);
       if (
