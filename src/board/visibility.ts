@@ -5,22 +5,22 @@
 // and platform operators see. A resource token sees the parts its operation groups name whole
 // (`items` or `history`: every item and the log; `shouts`; `doctrine`; `spec`; `status`: the
 // roster), and of the rest only the items it names: their events and patches, board-level events
-// that carry no other item's data, and shouts with no item or about one of its own.
+// that carry no other item's data, and shouts with no item or about one it sees (seesItem).
 //
 // A lease is its holder's, whatever it sees of the item: a `claims` token may claim any item (the
 // grant names it), and is told of its lease's events (granted, renewed, released, expired, revoked)
 // as it was told of the grant, without the item's patch where it does not see the item otherwise.
 // And the item it holds is its to read while it holds it (an agent reads what it works on: title,
-// description, spec): its view takes in the items whose lease it holds (`held`), as the board
-// holds them when the view is made (machines/board-queries.ts heldBy). A subscription's are those
-// of the board it starts at (heldAt): the events up to there, a replay's included, are judged by
-// them as REST judges the log by the leases held now, and only the live events after move them
-// (followLease): a grant replayed reopens nothing.
+// description, spec, and hears the shouts about it): its view takes in the items whose lease it
+// holds (`held`), as the board holds them when the view is made (machines/board-queries.ts heldBy).
+// A subscription's are those of the board it starts at (heldAt): the events up to there, a replay's
+// included, are judged by them as REST judges the log by the leases held now, and only the live
+// events after move them (followLease): a grant replayed reopens nothing.
 import type { Identity, Role } from '../auth/identity.js';
 
 /** The rule for the OpenAPI document, where REST reads and the socket describe what they answer. */
 export const RESOURCE_TOKEN_VIEW =
-  'A resource token naming work ids sees those items, their events and patches, board-level events without other items’ data (a reorder’s order and patches cut to its items, a rewind of a slice whose root it does not cover without `slice` and with the point’s id alone; doctrine and spec events only with the doctrine or spec group), shouts with no workId or about its items, and direct shouts to or from it; nothing of another item but its own leases’ events (lease.*, naming it the holder), without the item’s patch. Its groups open their part whole: items or history every item and event, shouts every shout, status the roster and GET /api/status (their item lists, the items agents hold and work on cut to the items it sees and its own leases, and another agent’s note emptied unless it sees every item that agent works on and holds); claims lets it claim (renew, release, submit, verify) any item, and read an item (its fields, events and patches) while it holds the item’s lease. Reads it may take nothing of answer 403 PROJECT_SCOPE_DENIED.';
+  'A resource token naming work ids sees those items, their events and patches, board-level events without other items’ data (a reorder’s order and patches cut to its items, a rewind of a slice whose root it does not cover without `slice` and with the point’s id alone; doctrine and spec events only with the doctrine or spec group), shouts with no workId or about its items, and direct shouts to or from it; nothing of another item but its own leases’ events (lease.*, naming it the holder), without the item’s patch. Its groups open their part whole: items or history every item and event, shouts every shout, status the roster and GET /api/status (their item lists, the items agents hold and work on cut to the items it sees and its own leases, and another agent’s note emptied unless it sees every item that agent works on and holds); claims lets it claim (renew, release, submit, verify) any item, and read an item (its fields, events, patches and the shouts about it) while it holds the item’s lease. Reads it may take nothing of answer 403 PROJECT_SCOPE_DENIED.';
 
 /** What one principal may see of one board; made once per subscription or request. */
 export interface BoardView {
@@ -29,8 +29,8 @@ export interface BoardView {
   allDirect: boolean;
   /** The items whose data it may see; null for every item. */
   items: ReadonlySet<string> | null;
-  /** The items whose shouts it hears; null for every item's. */
-  shoutItems: ReadonlySet<string> | null;
+  /** It hears the shouts about every item (else about those it sees: hearsItem). */
+  shouts: boolean;
   /** Doctrine entries' and spec clauses' events. */
   doctrine: boolean;
   spec: boolean;
@@ -60,7 +60,7 @@ export function boardViewOf(identity: Identity, role: Role | 'operator', held: I
       principal: identity.principal,
       allDirect,
       items: null,
-      shoutItems: null,
+      shouts: true,
       doctrine: true,
       spec: true,
       roster: true,
@@ -73,7 +73,7 @@ export function boardViewOf(identity: Identity, role: Role | 'operator', held: I
     principal: identity.principal,
     allDirect,
     items,
-    shoutItems: named.has('shouts') ? null : items,
+    shouts: items === null || named.has('shouts'),
     doctrine: named.has('doctrine'),
     spec: named.has('spec'),
     roster: named.has('status'),
@@ -187,10 +187,13 @@ export function followLease(view: BoardView, event: BoardEvent, after: boolean):
 
 /** Whether the view takes in the whole board (every item, every event, every broadcast shout). */
 export const seesWholeBoard = (view: BoardView): boolean =>
-  view.items === null && view.shoutItems === null && view.doctrine && view.spec;
+  view.items === null && view.shouts && view.doctrine && view.spec;
 
 export const seesItem = (view: BoardView, workId: string): boolean =>
   view.items === null || view.items.has(workId) || view.held.has(workId);
+
+/** Whether the view hears the shouts about an item: every item's, or those of the items it sees (its holder's included). */
+export const hearsItem = (view: BoardView, workId: string): boolean => view.shouts || seesItem(view, workId);
 
 /** Whether the view sees anything of the board's items at all (else reading them is refused, not answered empty). */
 export const seesAnyItem = (view: BoardView): boolean =>
@@ -207,7 +210,7 @@ export type BoardRead = 'items' | 'log' | 'shouts' | 'roster' | 'doctrine';
 export function mayRead(view: BoardView, what: BoardRead, workId?: string): boolean {
   if (what === 'roster') return view.roster;
   if (what === 'doctrine') return view.doctrine || view.spec;
-  if (what === 'shouts') return workId === undefined || view.shoutItems === null || view.shoutItems.has(workId);
+  if (what === 'shouts') return workId === undefined || hearsItem(view, workId);
   return workId === undefined ? seesAnyItem(view) : seesItem(view, workId);
 }
 
@@ -218,7 +221,7 @@ export function mayRead(view: BoardView, what: BoardRead, workId?: string): bool
 export function seesShout(view: BoardView, shout: { from: string; to: string | null; workId: string | null }): boolean {
   if (shout.to !== null && (shout.to === view.principal || shout.from === view.principal)) return true;
   if (shout.to !== null && !view.allDirect) return false;
-  return shout.workId === null || view.shoutItems === null || view.shoutItems.has(shout.workId);
+  return shout.workId === null || hearsItem(view, shout.workId);
 }
 
 /**

@@ -13,13 +13,15 @@ export const hearsShouts = (topics: ReadonlySet<Topic>): boolean => topics.has('
  * the event log (GET /api/activity) for any topic that carries the log's events about items (all
  * but shouts and presence, which carry shout messages and the roster, and doctrine), the doctrine
  * and spec for the doctrine topic (their events alone: GET /api/doctrine, /api/spec), the items
- * for a snapshot (GET /api/items), the roster for presence (GET /api/agents).
+ * for a snapshot (GET /api/items), the roster for presence (GET /api/agents), the shouts for a
+ * topic that carries them (GET /api/shouts).
  */
 export const readsOf = (topics: ReadonlySet<Topic>, snapshot: boolean): BoardRead[] => [
   ...([...topics].some((t) => t !== 'shouts' && t !== 'presence' && t !== 'doctrine') ? ['log' as const] : []),
   ...(topics.has('doctrine') ? ['doctrine' as const] : []),
   ...(snapshot ? ['items' as const] : []),
   ...(topics.has('presence') ? ['roster' as const] : []),
+  ...(hearsShouts(topics) ? ['shouts' as const] : []),
 ];
 
 /** The engine's topics of a board: its broadcast shouts (not direct ones), its roster. */

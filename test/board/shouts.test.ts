@@ -29,7 +29,7 @@ const member = (principal: string, allDirect = false): BoardView => ({
   principal,
   allDirect,
   items: null,
-  shoutItems: null,
+  shouts: true,
   doctrine: true,
   spec: true,
   roster: true,

@@ -51,10 +51,10 @@ export const seesAddresses = (role: Role | 'operator'): boolean => role === 'ope
 
 /**
  * Whether `reads` by the view take in the items whose lease its principal holds: a view of some
- * items only (a resource token naming work ids) reading items or the log does.
+ * items only (a resource token naming work ids) reading items, the log or shouts does.
  */
 export const readsHeld = (view: BoardView, reads: readonly BoardRead[]): boolean =>
-  view.items !== null && reads.some((what) => what === 'items' || what === 'log');
+  view.items !== null && reads.some((what) => what === 'items' || what === 'log' || what === 'shouts');
 
 /**
  * lookAt, with the leases the reader holds: `held` (read from the board only then) is asked for
