@@ -1,7 +1,8 @@
 // Events and audit actions in words a person reads, their raw names kept at hand: the board's
-// Activity ("Overridden by hand W-1", `item.overridden` beside it) and the console's Audit and
-// Abuse views ("Operator: credentials revoked", "account 0d7e695e" for `user:<id>`; Abuse's
-// ranked principals are checked in admin-money.browser.test.ts).
+// Activity ("Overridden by hand W-1", `item.overridden` beside it), the console's Live feed
+// ("Claimed", `lease.granted` beside it) and its Audit and Abuse views ("Operator: credentials
+// revoked", "account 0d7e695e" for `user:<id>`; Abuse's ranked principals are checked in
+// admin-money.browser.test.ts).
 import { describe, expect, inject, it } from 'vitest';
 import { screenshot, signerIn, useBrowserTabs } from '../support/browser.js';
 import { head, newBoard } from '../support/board.js';
@@ -48,6 +49,42 @@ describe.skipIf(!chromium)('events and audit actions in words (Chromium)', () =>
     expect(lines.length).toBeGreaterThan(3);
     for (const text of lines) expect(text).not.toMatch(/^[a-z]+\.[a-z_]+/);
     await screenshot(page, 'event-words-activity');
+    expect(problems).toEqual([]);
+  });
+
+  it('shows the console’s Live events in words, each raw event name beside', async () => {
+    const { page, problems } = await tabs.tab();
+    await asOperator(page);
+    await page.goto('/admin/live');
+    await page.locator('section.live[data-state="live"]').waitFor();
+    const { owner, projectId, agent } = await newBoard(tabs.server.url);
+    const builder = await agent('builder');
+    expect((await owner.post(`/api/items?projectId=${projectId}`, { title: 'Watched' })).status).toBe(201);
+    expect((await builder.post('/api/claim', { workId: 'W-1' })).status).toBe(200);
+    const events = (await owner.get(`/api/activity?projectId=${projectId}`)).body.events as {
+      seq: number;
+      type: string;
+    }[];
+    const firehose = page.getByRole('log', { name: 'Firehose' });
+    for (const [raw, words] of [
+      ['item.created', 'Created'],
+      ['lease.granted', 'Claimed'],
+    ]) {
+      const seq = events.find((e) => e.type === raw)!.seq;
+      const row = firehose.locator(`tbody tr[data-board="${projectId}"][data-seq="${seq}"]`);
+      await row.waitFor();
+      const cell = row.locator('td').nth(3); // time, board, seq, event
+      expect(await cell.innerText()).toBe(`${words} ${raw}`);
+      expect(await cell.locator('span[title]').getAttribute('title')).toBe(raw);
+      expect(await cell.locator('code.raw').innerText()).toBe(raw);
+    }
+    // No event cell leads with a raw name.
+    const cells = await firehose.locator('tbody tr td:nth-child(4)').allInnerTexts();
+    expect(cells.length).toBeGreaterThanOrEqual(2);
+    for (const text of cells) expect(text).not.toMatch(/^[a-z]+\.[a-z_]+/);
+    await screenshot(page, 'event-words-live');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await screenshot(page, 'event-words-live-phone');
     expect(problems).toEqual([]);
   });
 

@@ -1,11 +1,12 @@
 // Live: the firehose (docs/operators.md#live-view): every board's events as they commit, newest
 // on top, narrowed by board, by an account's boards, or by event type (prefixes end with a dot).
 // Paused, the feed keeps listening and holds what arrives; resuming shows it. Boards show by name
-// with their owner's address (many are called "My board"), agents by their tokens' names; ids on hover.
+// with their owner's address (many are called "My board"), agents by their tokens' names, events in
+// words with their raw names beside (what the type filter takes); ids on hover.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { client } from '../api.js';
 import { ErrorNote } from '../ui/kit.js';
-import { clock } from './shared.js';
+import { Action, clock } from './shared.js';
 
 interface Frame {
   boardId: string;
@@ -309,8 +310,8 @@ export function LiveSection() {
                       {board?.ownerEmail ? <span class="muted owner"> {board.ownerEmail}</span> : null}
                     </td>
                     <td class="num">{r.seq}</td>
-                    <td>
-                      <span class={`etype k-${kind(r.event.type)}`}>{r.event.type}</span>
+                    <td class="event">
+                      <Action name={r.event.type} class={`etype k-${kind(r.event.type)}`} />
                     </td>
                     <td>{r.event.workId ?? ''}</td>
                     <td class="actor" title={r.event.actor}>

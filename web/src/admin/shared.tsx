@@ -200,9 +200,9 @@ export function Principal({ value }: { value: string | null }) {
 }
 
 /** An audit action or board event in words (ui/event-words.ts), its raw name beside it in small code. */
-export function Action({ name }: { name: string }) {
+export function Action({ name, class: className }: { name: string; class?: string }) {
   return (
-    <span title={name}>
+    <span class={className} title={name}>
       {eventWords(name)} <code class="raw">{name}</code>
     </span>
   );
