@@ -6999,6 +6999,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Every account the page names (`user:<id>`, `account:<id>`, `impersonatedBy`), keyed by account id. */
+                        accounts: {
+                            [key: string]: {
+                                /** @description Deleted by its owner or an operator (restorable within 30 days), or purged. */
+                                deleted: boolean;
+                                /** @description The account’s address; null once the account is purged. */
+                                email: string | null;
+                            };
+                        };
                         anonymousBoardBursts: {
                             count: number;
                             detail: {
@@ -7566,6 +7575,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Every account the page names (`user:<id>`, `account:<id>`, `impersonatedBy`), keyed by account id. */
+                        accounts: {
+                            [key: string]: {
+                                /** @description Deleted by its owner or an operator (restorable within 30 days), or purged. */
+                                deleted: boolean;
+                                /** @description The account’s address; null once the account is purged. */
+                                email: string | null;
+                            };
+                        };
                         nextCursor: string | null;
                         rows: {
                             action: string;

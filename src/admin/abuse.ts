@@ -2,8 +2,9 @@
 // principals ranked by refusals (401, 403, 429), addresses by sign-ups and anonymous boards made,
 // principals by shouts posted and sockets closed for spending their message budget. Read from the
 // ten-minute usage buckets (src/admin/usage.ts), which only such signals create: six small index
-// ranges, each capped.
+// ranges, each capped. The accounts among the principals come with their addresses.
 import type { Store, UsageRecord } from '../../store/ports/store.js';
+import { accountIdOf, namedAccounts } from './named-accounts.js';
 import { BUCKET_MS, bucketOf } from './usage.js';
 
 /** Buckets read: the one under way and the five before it (50 to 60 minutes). */
@@ -32,7 +33,7 @@ function rank(rows: readonly UsageRecord[], counters: readonly string[], limit: 
 
 const REFUSALS = ['r401', 'r403', 'r429'] as const;
 
-export async function abuseSignals(store: Pick<Store, 'usage'>, now: number, limit: number) {
+export async function abuseSignals(store: Pick<Store, 'usage' | 'accounts'>, now: number, limit: number) {
   const buckets = Array.from({ length: BUCKETS }, (_, i) => bucketOf(now - i * BUCKET_MS));
   let partial = false;
   const read = async (scope: 'address' | 'principal') => {
@@ -47,12 +48,7 @@ export async function abuseSignals(store: Pick<Store, 'usage'>, now: number, lim
     ...r,
     detail: Object.fromEntries(Object.entries(r.detail).map(([k, v]) => [/^r\d{3}$/.test(k) ? k.slice(1) : k, v])),
   });
-  return {
-    window: {
-      from: new Date(Math.floor(now / BUCKET_MS) * BUCKET_MS - (BUCKETS - 1) * BUCKET_MS).toISOString(),
-      to: new Date(now).toISOString(),
-    },
-    partial,
+  const ranked = {
     refusals: {
       addresses: rank(addresses, REFUSALS, limit).map(rename),
       principals: rank(principals, REFUSALS, limit).map(rename),
@@ -61,5 +57,18 @@ export async function abuseSignals(store: Pick<Store, 'usage'>, now: number, lim
     anonymousBoardBursts: rank(addresses, ['anonBoards'], limit),
     shoutFloods: rank(principals, ['shouts'], limit),
     socketBudgetClosures: rank(principals, ['socketClosures'], limit),
+  };
+  const named = [ranked.refusals.principals, ranked.shoutFloods, ranked.socketBudgetClosures].flat();
+  return {
+    window: {
+      from: new Date(Math.floor(now / BUCKET_MS) * BUCKET_MS - (BUCKETS - 1) * BUCKET_MS).toISOString(),
+      to: new Date(now).toISOString(),
+    },
+    partial,
+    ...ranked,
+    accounts: await namedAccounts(
+      store,
+      named.map((r) => accountIdOf(r.key)),
+    ),
   };
 }

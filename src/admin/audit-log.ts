@@ -3,9 +3,10 @@
 // the others are checked on the rows read, at most MAX_SCAN rows per page, so a rare action never
 // makes one request read the whole log: such a page may come back short, with a cursor to go on.
 // A row made through an impersonation session names the operator (`impersonatedBy`) beside the
-// account that acted (`actor`).
+// account that acted (`actor`). The page names the accounts its rows mention by their address.
 import { AppError } from '../errors/app-error.js';
 import type { AuditRecord, Filter, Store } from '../../store/ports/store.js';
+import { accountIdOf, namedAccounts } from './named-accounts.js';
 
 const MAX_SCAN = 2_000;
 const CHUNK = 200;
@@ -42,7 +43,7 @@ function decodeCursor(cursor: string): Position {
 /** Whether the row is after `p` in newest-first order (older, or as old with a smaller id). */
 const after = (row: AuditRecord, p: Position) => row.at < p.at || (row.at === p.at && row._id < p.id);
 
-export async function auditPage(store: Pick<Store, 'audit'>, q: AuditQuery) {
+export async function auditPage(store: Pick<Store, 'audit' | 'accounts'>, q: AuditQuery) {
   const position = q.cursor === undefined ? null : decodeCursor(q.cursor);
   // The condition read through an index; the rest are matched on what it reads.
   const indexed: Filter<AuditRecord> =
@@ -97,7 +98,12 @@ export async function auditPage(store: Pick<Store, 'audit'>, q: AuditQuery) {
     if (read.length) upper = read.at(-1)!.at;
   }
   // A page that ends exactly where the log does still offers its cursor when the last read was full: the next page is then empty.
-  return { rows: rows.map(auditView), nextCursor: more && last ? encodeCursor(last) : null, scanned };
+  const views = rows.map(auditView);
+  const accounts = await namedAccounts(
+    store,
+    views.flatMap((r) => [accountIdOf(r.actor), accountIdOf(r.target), r.impersonatedBy]),
+  );
+  return { rows: views, nextCursor: more && last ? encodeCursor(last) : null, scanned, accounts };
 }
 
 /** A row as operators read it: the operator behind an impersonated actor lifted out of the request's origin, kept in `data`. */

@@ -32,3 +32,14 @@ export const AuditRow = z.object({
   projectId: z.string().nullable(),
   data: z.record(z.string(), z.unknown()),
 });
+
+/** The accounts a page names (src/admin/named-accounts.ts), by id: operators know them by their address. */
+export const NamedAccounts = z
+  .record(
+    z.string(),
+    z.object({
+      email: z.string().nullable().describe('The account’s address; null once the account is purged.'),
+      deleted: z.boolean().describe('Deleted by its owner or an operator (restorable within 30 days), or purged.'),
+    }),
+  )
+  .describe('Every account the page names (`user:<id>`, `account:<id>`, `impersonatedBy`), keyed by account id.');

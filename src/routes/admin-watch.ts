@@ -11,7 +11,7 @@ import { columnsOf, gapsIn, SampleColumns } from '../admin/node-history.js';
 import { FIGURES_EVERY_MS, HISTORY_MS, NodeFigures } from '../admin/utilization.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { RouteDeps } from './deps.js';
-import { adminBase, AuditRow } from './admin-shared.js';
+import { adminBase, AuditRow, NamedAccounts } from './admin-shared.js';
 
 const CodebaseResponse = z.object({
   name: z.string(),
@@ -254,7 +254,12 @@ export function adminWatchRoutes(deps: AdminWatchDeps): Route[] {
       responses: {
         200: {
           description: 'A page of rows.',
-          schema: z.object({ rows: z.array(AuditRow), nextCursor: z.string().nullable(), scanned: z.number() }),
+          schema: z.object({
+            rows: z.array(AuditRow),
+            nextCursor: z.string().nullable(),
+            scanned: z.number(),
+            accounts: NamedAccounts,
+          }),
         },
       },
       async handler({ query }) {
@@ -285,6 +290,7 @@ export function adminWatchRoutes(deps: AdminWatchDeps): Route[] {
             anonymousBoardBursts: Ranked,
             shoutFloods: Ranked,
             socketBudgetClosures: Ranked,
+            accounts: NamedAccounts,
           }),
         },
       },

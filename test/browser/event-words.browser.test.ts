@@ -1,13 +1,16 @@
 // Events and audit actions in words a person reads, their raw names kept at hand: the board's
 // Activity ("Overridden by hand W-1", `item.overridden` beside it), the console's Live feed
 // ("Claimed", `lease.granted` beside it) and its Audit and Abuse views ("Operator: credentials
-// revoked", "account 0d7e695e" for `user:<id>`; Abuse's ranked principals are checked in
-// admin-money.browser.test.ts).
+// revoked"; an account by its email, `user:<id>` on hover, one purged since as "account 0d7e695e
+// (deleted)"; Abuse's agents and addresses are checked in admin-money.browser.test.ts).
+import { randomUUID } from 'node:crypto';
 import { describe, expect, inject, it } from 'vitest';
+import { bucketOf, usageId } from '../../src/admin/usage.js';
 import { screenshot, signerIn, useBrowserTabs } from '../support/browser.js';
 import { head, newBoard } from '../support/board.js';
 import { confirmingSignIn, operatorEmail } from '../support/operators.js';
 import { signedUp } from '../support/server.js';
+import { unique } from '../support/temp.js';
 
 const chromium = inject('chromium');
 const OPERATOR = operatorEmail();
@@ -88,30 +91,73 @@ describe.skipIf(!chromium)('events and audit actions in words (Chromium)', () =>
     expect(problems).toEqual([]);
   });
 
-  it('shows the console’s Audit rows in words, the raw values on hover', async () => {
+  it('shows the console’s Audit and Abuse rows in words, accounts by email, the raw values on hover', async () => {
     const person = await signedUp(tabs.server.url);
     const { page, problems } = await tabs.tab();
     await asOperator(page);
-    const accountId = (await (await page.request.get(`/api/admin/users?q=${encodeURIComponent(person.email)}`)).json())
-      .users[0].id as string;
+    const accountId = person.accountId;
     await page.goto(`/admin/users/${accountId}`);
     await page.getByRole('button', { name: 'Revoke sessions and tokens' }).click();
     await page.getByLabel('Reason (kept in the audit log)').fill('abuse report #12');
     await page.getByRole('button', { name: 'Yes, revoke sessions and tokens' }).click();
     await page.getByRole('status').filter({ hasText: 'Revoked' }).waitFor();
+    // An account purged since, named by a row and by a ranked principal: its id and "deleted".
+    const gone = randomUUID();
+    await tabs.server.store.audit.insert({
+      _id: unique('audit'),
+      version: 1,
+      at: Date.now(),
+      actor: `user:${gone}`,
+      action: 'admin.contact',
+      projectId: null,
+      target: `account:${accountId}`,
+      data: {},
+    });
 
     await page.goto('/admin/audit');
     await page.getByLabel('target').fill(`account:${accountId}`);
     await page.getByRole('button', { name: 'Filter' }).click();
-    const row = page.locator('table.list tbody tr', { has: page.locator('code.raw', { hasText: 'admin.revoke' }) });
-    await row.waitFor();
-    const cells = row.locator('td');
-    expect(await cells.nth(1).innerText()).toMatch(/^account [0-9a-f]{8}$/);
-    expect(await cells.nth(1).locator('a').getAttribute('title')).toMatch(/^user:[0-9a-f-]{36}$/);
-    expect(await cells.nth(2).innerText()).toBe('Operator: credentials revoked admin.revoke');
-    expect(await cells.nth(3).innerText()).toBe(`account ${accountId.slice(0, 8)}`);
-    expect(await cells.nth(3).locator('a').getAttribute('title')).toBe(`account:${accountId}`);
+    const row = (raw: string) =>
+      page.locator('table.list tbody tr', { has: page.locator('code.raw', { hasText: raw }) }).locator('td');
+    await row('admin.revoke').first().waitFor();
+    const revoked = row('admin.revoke');
+    expect(await revoked.nth(1).innerText()).toBe(OPERATOR);
+    expect(await revoked.nth(1).locator('a').getAttribute('title')).toMatch(/^user:[0-9a-f-]{36}$/);
+    expect(await revoked.nth(2).innerText()).toBe('Operator: credentials revoked admin.revoke');
+    expect(await revoked.nth(3).innerText()).toBe(person.email);
+    expect(await revoked.nth(3).locator('a').getAttribute('title')).toBe(`account:${accountId}`);
+    const contacted = row('admin.contact');
+    expect(await contacted.nth(1).innerText()).toBe(`account ${gone.slice(0, 8)} (deleted)`);
+    expect(await contacted.nth(1).locator('[title]').first().getAttribute('title')).toBe(`user:${gone}`);
+    expect(await contacted.nth(1).locator('a').count()).toBe(0); // no page left to open
+    expect(await contacted.nth(3).innerText()).toBe(person.email);
     await screenshot(page, 'event-words-audit');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await screenshot(page, 'event-words-audit-phone');
+    await page.setViewportSize({ width: 1280, height: 800 });
+
+    // Abuse: the principals ranked, an account by its email.
+    const bucket = bucketOf(Date.now());
+    for (const [key, counts] of [
+      [`user:${accountId}`, { r403: 9_001 }],
+      [`user:${gone}`, { shouts: 9_002 }],
+    ] as const)
+      await tabs.server.store.usage.add(
+        usageId(bucket, 'principal', key),
+        { day: bucket, scope: 'principal', key },
+        counts,
+      );
+    await page.goto('/admin/abuse');
+    const ranked = page.locator('section.panel', { hasText: 'Last hour, ranked' });
+    const refused = ranked.locator('tr', { has: page.locator(`[title="user:${accountId}"]`) }).locator('td');
+    await refused.first().waitFor();
+    expect(await refused.first().innerText()).toBe(person.email);
+    expect(await refused.nth(2).innerText()).toBe('403 × 9,001');
+    const flood = ranked.locator('tr', { has: page.locator(`[title="user:${gone}"]`) }).locator('td');
+    expect(await flood.first().innerText()).toBe(`account ${gone.slice(0, 8)} (deleted)`);
+    await screenshot(page, 'event-words-abuse');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await screenshot(page, 'event-words-abuse-phone');
     expect(problems).toEqual([]);
   });
 });

@@ -1,7 +1,9 @@
 // The operators' watching routes over real HTTP, run on each store adapter: every figure follows
 // from what the test did. Refusals from one address rank it first in abuse; requests and commits
 // on a board show in the cost model and the platform metrics once counted; the audit filters return
-// exactly the matching rows, newest first, paging with a cursor; durability sees a failed commit.
+// exactly the matching rows, newest first, paging with a cursor; both name the accounts they
+// mention by address, in one read per page; durability sees a failed commit.
+import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { serveStore, type OpenedStore } from '../../support/stores.js';
@@ -16,7 +18,7 @@ import { until } from '../../support/until.js';
 import { modify } from '../../../store/ports/store.js';
 import { pino } from 'pino';
 import { Watch } from '../../../src/admin/watch.js';
-import { dayOf } from '../../../src/admin/usage.js';
+import { bucketOf, dayOf, usageId } from '../../../src/admin/usage.js';
 import type { AuditRecord, BillingRecord } from '../../../store/ports/store.js';
 
 const DAY = 86_400_000;
@@ -323,6 +325,97 @@ export function watchFlow(name: string, open: () => Promise<OpenedStore>): void 
       expectError(await (await operator()).get('/api/admin/audit?cursor=not-a-cursor'), 400, 'INVALID_CURSOR');
       expectError(await (await operator()).get('/api/admin/audit?from=yesterday'), 400, 'INVALID_INPUT');
       expectError(await (await operator()).get('/api/admin/audit?action=a%20b'), 400, 'INVALID_INPUT');
+    });
+
+    /** What `during` answered, and how many reads of accounts named any of `ids` meanwhile. */
+    async function accountReads<T>(ids: string[], during: () => Promise<T>): Promise<[T, number]> {
+      const accounts = served.srv.store.accounts as unknown as Record<string, (...args: unknown[]) => unknown>;
+      const methods = ['get', 'findOne', 'find', 'select'];
+      const originals = methods.map((m) => accounts[m]!);
+      let reads = 0;
+      for (const [i, m] of methods.entries())
+        accounts[m] = (...args: unknown[]) => {
+          if (ids.some((id) => JSON.stringify(args).includes(id))) reads++;
+          return originals[i]!.apply(accounts, args);
+        };
+      try {
+        return [await during(), reads];
+      } finally {
+        for (const [i, m] of methods.entries()) accounts[m] = originals[i]!;
+      }
+    }
+
+    it('names every account an audit page or the abuse report mentions by its address, in one read per page', async () => {
+      const [alice, bob, carol] = [
+        await signedUp(served.srv.url),
+        await signedUp(served.srv.url),
+        await signedUp(served.srv.url),
+      ];
+      const gone = randomUUID(); // an account purged since: no record holds it
+      const deleted = await (await operator()).post(`/api/admin/users/${carol.accountId}/delete`, { reason: 'spam' });
+      expect(deleted.status, deleted.text).toBe(200);
+      const ids = [alice.accountId, bob.accountId, carol.accountId, gone];
+      const accounts = {
+        [alice.accountId]: { email: alice.email, deleted: false },
+        [bob.accountId]: { email: bob.email, deleted: false },
+        [carol.accountId]: { email: carol.email, deleted: true },
+        [gone]: { email: null, deleted: true },
+      };
+
+      // Audit: actors, targets and the operator behind an impersonated actor, over rows of one board.
+      const projectId = unique('named');
+      const at = Date.now() - 60_000;
+      const row = (i: number, actor: string, target: string | null, data: Record<string, unknown> = {}) =>
+        ({
+          _id: unique('audit'),
+          version: 1,
+          at: at + i,
+          actor,
+          action: 'admin.contact',
+          projectId,
+          target,
+          data,
+        }) satisfies AuditRecord;
+      for (const r of [
+        row(0, `user:${alice.accountId}`, `account:${bob.accountId}`),
+        row(1, `user:${bob.accountId}`, `account:${gone}`, { impersonatedBy: alice.accountId }),
+        row(2, `user:${gone}`, `account:${carol.accountId}`),
+        row(3, `user:${alice.accountId}`, `account:${bob.accountId}`),
+        row(4, 'agent:not-an-account', 'board:not-an-account'),
+      ])
+        await served.srv.store.audit.insert(r);
+      const [page, auditReads] = await accountReads(ids, () => watch(`/api/admin/audit?projectId=${projectId}`));
+      expect(page.rows).toHaveLength(5);
+      expect(page.accounts).toEqual(accounts);
+      expect(auditReads).toBe(1);
+
+      // Abuse: the principals that are accounts, ranked first by counts no other case reaches.
+      const bucket = bucketOf(Date.now());
+      for (const [key, counts] of [
+        [`user:${alice.accountId}`, { r403: 9_001 }],
+        [`user:${carol.accountId}`, { shouts: 9_002 }],
+        [`user:${gone}`, { socketClosures: 9_003 }],
+      ] as const)
+        await served.srv.store.usage.add(
+          usageId(bucket, 'principal', key),
+          { day: bucket, scope: 'principal', key },
+          counts,
+        );
+      const [abuse, abuseReads] = await accountReads(ids, () => watch('/api/admin/abuse?limit=100'));
+      expect(abuse.refusals.principals[0]).toEqual({
+        key: `user:${alice.accountId}`,
+        count: 9_001,
+        detail: { '403': 9_001 },
+      });
+      expect(abuse.shoutFloods[0].key).toBe(`user:${carol.accountId}`);
+      expect(abuse.socketBudgetClosures[0].key).toBe(`user:${gone}`);
+      expect(abuse.accounts).toMatchObject({
+        [alice.accountId]: accounts[alice.accountId],
+        [carol.accountId]: accounts[carol.accountId],
+        [gone]: accounts[gone],
+      });
+      expect(abuse.accounts).not.toHaveProperty(bob.accountId);
+      expect(abuseReads).toBe(1);
     });
 
     it('reports the store, its commits (a failed one included), disk or replication, mail and the bus', async () => {

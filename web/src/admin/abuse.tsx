@@ -53,7 +53,7 @@ export function AbuseSection() {
                   {rows.map((r) => (
                     <tr key={r.key}>
                       <td>
-                        <Principal value={r.key} />
+                        <Principal value={r.key} accounts={a?.accounts} />
                       </td>
                       <td class="num">{r.count.toLocaleString('en')}</td>
                       {split ? (

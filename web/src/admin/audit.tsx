@@ -1,4 +1,5 @@
-// Audit: the operators' audit log, filtered by actor, target, action and board, a page at a time.
+// Audit: the operators' audit log, filtered by actor, target, action and board, a page at a time;
+// the accounts it names by their addresses.
 import { useState } from 'preact/hooks';
 import { client } from '../api.js';
 import { ErrorNote } from '../ui/kit.js';
@@ -44,7 +45,7 @@ export function AuditSection() {
         rows={rows}
         empty="No rows."
         columns={['at', 'actor', 'action', 'target', 'projectId', 'reason', 'data']}
-        show={auditCells}
+        show={auditCells(page.data?.accounts)}
       />
       <Pager cursor={cursor} next={page.data?.nextCursor ?? null} go={setCursor} />
     </section>

@@ -176,26 +176,42 @@ const KINDS: Record<string, string> = {
   board: 'board',
 };
 
+/** The accounts a page names (the audit's and abuse's `accounts`), by id: their addresses, and whether deleted. */
+export type Accounts = Readonly<Record<string, { email: string | null; deleted: boolean }>>;
+
 /**
- * `user:<id>`, `account:<id>`, `agent:<id>`, `provider`... as words: "account 0d7e695e" (linked to
- * its page), "agent 1f2e3d4c", "payment provider"; the whole value on hover. An address or any
- * other value is shown as it is.
+ * `user:<id>`, `account:<id>`, `agent:<id>`, `provider`... as words: an account by its address
+ * from `accounts` (linked to its page; "deleted" beside one deleted since, its short id once
+ * purged), else "account 0d7e695e"; "agent 1f2e3d4c", "payment provider"; the whole value on
+ * hover. An address or any other value is shown as it is.
  */
-export function Principal({ value }: { value: string | null }) {
+export function Principal({ value, accounts }: { value: string | null; accounts?: Accounts | undefined }) {
   if (value === null) return <>—</>;
   if (value === 'provider') return <span title={value}>payment provider</span>;
   const [, kind = '', id = ''] = /^([a-z]+):(.+)$/.exec(value) ?? [];
   const name = KINDS[kind];
   if (!name) return <code>{value}</code>;
   const short = /^[0-9a-f]{8}-[0-9a-f-]{27}$/i.test(id) ? id.slice(0, 8) : id;
-  return name === 'account' ? (
-    <a href={`/admin/users/${encodeURIComponent(id)}`} title={value}>
-      {name} {short}
-    </a>
-  ) : (
+  if (name !== 'account')
+    return (
+      <span title={value}>
+        {name} {short}
+      </span>
+    );
+  const known = accounts && Object.hasOwn(accounts, id) ? accounts[id] : undefined;
+  const deleted = known?.deleted ? <span class="muted"> (deleted)</span> : null;
+  return known && known.email === null ? (
     <span title={value}>
       {name} {short}
+      {deleted}
     </span>
+  ) : (
+    <>
+      <a href={`/admin/users/${encodeURIComponent(id)}`} title={value}>
+        {known?.email ?? `${name} ${short}`}
+      </a>
+      {deleted}
+    </>
   );
 }
 
@@ -209,23 +225,27 @@ export function Action({ name, class: className }: { name: string; class?: strin
 }
 
 /** Who acted: an account an operator acted as (an impersonation session) names both. */
-function Actor({ row }: { row: Record<string, unknown> }) {
+function Actor({ row, accounts }: { row: Record<string, unknown>; accounts: Accounts | undefined }) {
   const actor = row.actor as string;
   const data = row.data as Record<string, unknown>;
-  if (typeof data.impersonatedBy !== 'string') return <Principal value={actor} />;
+  if (typeof data.impersonatedBy !== 'string') return <Principal value={actor} accounts={accounts} />;
   return (
     <>
-      operator <Principal value={`user:${data.impersonatedBy}`} /> as <Principal value={actor} />
+      operator <Principal value={`user:${data.impersonatedBy}`} accounts={accounts} /> as{' '}
+      <Principal value={actor} accounts={accounts} />
     </>
   );
 }
 
-/** How the audit's tables show who acted, what they did and to what: in words, the raw values on hover. */
-export const auditCells = {
-  actor: (r: Record<string, unknown>) => <Actor row={r} />,
+/**
+ * How the audit's tables show who acted, what they did and to what: in words, accounts by their
+ * addresses when the page names them (`accounts`), the raw values on hover.
+ */
+export const auditCells = (accounts?: Accounts) => ({
+  actor: (r: Record<string, unknown>) => <Actor row={r} accounts={accounts} />,
   action: (r: Record<string, unknown>) => <Action name={r.action as string} />,
-  target: (r: Record<string, unknown>) => <Principal value={r.target as string | null} />,
-};
+  target: (r: Record<string, unknown>) => <Principal value={r.target as string | null} accounts={accounts} />,
+});
 
 /** Rows of objects as a table, columns from their keys (nested values as JSON); `show` draws a column's cells its own way. */
 export function Rows({

@@ -271,7 +271,7 @@ export function UserPage({ userId }: { userId: string }) {
             rows={d.audit.about as unknown as Record<string, unknown>[]}
             empty="Nothing yet."
             columns={['at', 'actor', 'action', 'data']}
-            show={auditCells}
+            show={auditCells()}
           />
         </section>
         <section class="panel">
@@ -280,7 +280,7 @@ export function UserPage({ userId }: { userId: string }) {
             rows={d.audit.by as unknown as Record<string, unknown>[]}
             empty="Nothing yet."
             columns={['at', 'action', 'target', 'projectId']}
-            show={auditCells}
+            show={auditCells()}
           />
         </section>
       </div>
