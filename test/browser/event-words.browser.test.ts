@@ -157,6 +157,11 @@ describe.skipIf(!chromium)('events and audit actions in words (Chromium)', () =>
     expect(await flood.first().innerText()).toBe(`account ${gone.slice(0, 8)} (deleted)`);
     await screenshot(page, 'event-words-abuse');
     await page.setViewportSize({ width: 390, height: 844 });
+    // At a phone's width the panels fit the page, and the ranked tables, an email among their rows, their panel.
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBe(390);
+    const spill = `[...document.querySelectorAll('.abuse table.ranked')].map((t) =>
+      Math.round(t.getBoundingClientRect().right - t.closest('.panel').getBoundingClientRect().right))`;
+    for (const px of (await page.evaluate(spill)) as number[]) expect(px).toBeLessThan(0);
     await screenshot(page, 'event-words-abuse-phone');
     expect(problems).toEqual([]);
   });
