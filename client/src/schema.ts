@@ -10067,6 +10067,15 @@ export interface operations {
                                 projectId: string | null;
                                 target: string | null;
                             }[];
+                            /** @description Every account the page names (`user:<id>`, `account:<id>`, `impersonatedBy`), keyed by account id. */
+                            accounts: {
+                                [key: string]: {
+                                    /** @description Deleted by its owner or an operator (restorable within 30 days), or purged. */
+                                    deleted: boolean;
+                                    /** @description The account’s address; null once the account is purged. */
+                                    email: string | null;
+                                };
+                            };
                             by: {
                                 action: string;
                                 /** @description Who acted: `user:<id>` (an account, or an operator acting on its own), `agent:<id>`, `provider`. */

@@ -5,7 +5,8 @@ import { publicToken, type PublicToken } from '../accounts/service-tokens.js';
 import { closed, roleOn } from '../auth/project-selection.js';
 import { AppError } from '../errors/app-error.js';
 import { modify, type AccountRecord, type Store, type TokenRecord } from '../../store/ports/store.js';
-import { auditView } from './audit-log.js';
+import { accountsIn, auditView } from './audit-log.js';
+import { namedAccounts, type NamedAccount } from './named-accounts.js';
 
 /** Account ids are UUIDs (signup, anonymous boards); anything else names no account. */
 const ACCOUNT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -58,8 +59,8 @@ export interface UserDetail {
     cancelAtPeriodEnd: boolean;
     pastDueSince: string | null;
   }[];
-  /** Newest first: rows about the account (operator actions on it) and rows it wrote itself. */
-  audit: { about: AuditView[]; by: AuditView[] };
+  /** Newest first: rows about the account (operator actions on it) and rows it wrote itself; the accounts they name. */
+  audit: { about: AuditView[]; by: AuditView[]; accounts: Record<string, NamedAccount> };
 }
 
 export type AuditView = ReturnType<typeof auditView>;
@@ -214,6 +215,7 @@ export class AccountsAdmin {
         },
       ];
     });
+    const audit = { about: about.map(auditView), by: by.map(auditView) };
     return {
       user: await this.row(account),
       boards,
@@ -226,7 +228,7 @@ export class AccountsAdmin {
         cancelAtPeriodEnd: b.cancelAtPeriodEnd,
         pastDueSince: iso(b.pastDueSince),
       })),
-      audit: { about: about.map(auditView), by: by.map(auditView) },
+      audit: { ...audit, accounts: await namedAccounts(this.store, [...audit.about, ...audit.by].flatMap(accountsIn)) },
     };
   }
 

@@ -99,12 +99,16 @@ export async function auditPage(store: Pick<Store, 'audit' | 'accounts'>, q: Aud
   }
   // A page that ends exactly where the log does still offers its cursor when the last read was full: the next page is then empty.
   const views = rows.map(auditView);
-  const accounts = await namedAccounts(
-    store,
-    views.flatMap((r) => [accountIdOf(r.actor), accountIdOf(r.target), r.impersonatedBy]),
-  );
+  const accounts = await namedAccounts(store, views.flatMap(accountsIn));
   return { rows: views, nextCursor: more && last ? encodeCursor(last) : null, scanned, accounts };
 }
+
+/** The accounts a row names: its actor, its target, the operator behind an impersonated actor. */
+export const accountsIn = (row: ReturnType<typeof auditView>): (string | null)[] => [
+  accountIdOf(row.actor),
+  accountIdOf(row.target),
+  row.impersonatedBy,
+];
 
 /** A row as operators read it: the operator behind an impersonated actor lifted out of the request's origin, kept in `data`. */
 export function auditView(row: AuditRecord) {

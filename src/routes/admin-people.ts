@@ -7,7 +7,7 @@ import { PeopleDesk } from '../admin/people.js';
 import { defineRoute, type Route } from '../http/route.js';
 import { PublicToken } from './tokens.js';
 import type { RouteDeps } from './deps.js';
-import { adminBase, AuditRow, PageQuery, Reason } from './admin-shared.js';
+import { adminBase, AuditRow, NamedAccounts, PageQuery, Reason } from './admin-shared.js';
 
 const UsersQuery = PageQuery.extend({
   q: z.string().trim().min(1).max(254).optional().describe('An email prefix (case-insensitive) or an account id.'),
@@ -63,7 +63,7 @@ const UserDetail = z.object({
       pastDueSince: z.string().nullable(),
     }),
   ),
-  audit: z.object({ about: z.array(AuditRow), by: z.array(AuditRow) }),
+  audit: z.object({ about: z.array(AuditRow), by: z.array(AuditRow), accounts: NamedAccounts }),
 });
 const Revoked = z.object({
   sessions: z.number().int(),

@@ -136,6 +136,18 @@ describe.skipIf(!chromium)('events and audit actions in words (Chromium)', () =>
     await screenshot(page, 'event-words-audit-phone');
     await page.setViewportSize({ width: 1280, height: 800 });
 
+    // The account's own page: the rows about it name the operator and the purged account as the Audit does.
+    await page.goto(`/admin/users/${accountId}`);
+    const about = page.locator('section.panel', {
+      has: page.getByRole('heading', { name: 'Audit: about this account' }),
+    });
+    const aboutRow = (raw: string) =>
+      about.locator('tbody tr', { has: page.locator('code.raw', { hasText: raw }) }).locator('td');
+    await aboutRow('admin.revoke').first().waitFor();
+    expect(await aboutRow('admin.revoke').nth(1).innerText()).toBe(OPERATOR);
+    expect(await aboutRow('admin.contact').nth(1).innerText()).toBe(`account ${gone.slice(0, 8)} (deleted)`);
+    await screenshot(page, 'event-words-user-audit');
+
     // Abuse: the principals ranked, an account by its email.
     const bucket = bucketOf(Date.now());
     for (const [key, counts] of [

@@ -217,10 +217,15 @@ export function peopleFlow(name: string, open: () => Promise<OpenedStore>): void
           target: `account:${owner.accountId}`,
         }),
       ]);
-      // The next read shows that row among the rows about the account.
-      expect((await op.get(`/api/admin/users/${owner.accountId}`)).body.audit.about[0]).toMatchObject({
+      // The next read shows that row among the rows about the account, the operator by address.
+      const again = (await op.get(`/api/admin/users/${owner.accountId}`)).body.audit;
+      expect(again.about[0]).toMatchObject({
         id: view[0]!._id,
         action: 'admin.user.view',
+      });
+      expect(again.accounts).toMatchObject({
+        [operatorId]: { email, deleted: false },
+        [owner.accountId]: { email: owner.email, deleted: false },
       });
 
       expectError(await op.get('/api/admin/users/00000000-0000-4000-8000-000000000000'), 404, 'NOT_FOUND');

@@ -264,26 +264,25 @@ export function UserPage({ userId }: { userId: string }) {
           <p class="muted">No tokens.</p>
         )}
       </section>
-      <div class="grid2">
-        <section class="panel">
-          <h2>Audit: about this account</h2>
-          <Rows
-            rows={d.audit.about as unknown as Record<string, unknown>[]}
-            empty="Nothing yet."
-            columns={['at', 'actor', 'action', 'data']}
-            show={auditCells()}
-          />
-        </section>
-        <section class="panel">
-          <h2>Audit: by this account</h2>
-          <Rows
-            rows={d.audit.by as unknown as Record<string, unknown>[]}
-            empty="Nothing yet."
-            columns={['at', 'action', 'target', 'projectId']}
-            show={auditCells()}
-          />
-        </section>
-      </div>
+      {/* One above the other: each row names accounts by email, too wide for half the page. */}
+      <section class="panel">
+        <h2>Audit: about this account</h2>
+        <Rows
+          rows={d.audit.about as unknown as Record<string, unknown>[]}
+          empty="Nothing yet."
+          columns={['at', 'actor', 'action', 'data']}
+          show={auditCells(d.audit.accounts)}
+        />
+      </section>
+      <section class="panel">
+        <h2>Audit: by this account</h2>
+        <Rows
+          rows={d.audit.by as unknown as Record<string, unknown>[]}
+          empty="Nothing yet."
+          columns={['at', 'action', 'target', 'projectId']}
+          show={auditCells(d.audit.accounts)}
+        />
+      </section>
     </section>
   );
 }
