@@ -20,9 +20,9 @@ import { ENDED, LIVE } from './settle.js';
  * the provider, the same price answers its URL (a closed tab comes back to the same page) and
  * another price expires it first (paid as it was expired: as paid); once it was paid, the
  * subscription it made refuses another checkout until it ended, whatever the record holds of it
- * yet. A session opened is recorded only over the one that was read (a version-checked write); one
- * that lost to another request's (another node's) is expired, never answered, and the round starts
- * again from the record.
+ * yet; one the provider no longer knows is as expired. A session opened is recorded only over the
+ * one that was read (a version-checked write); one that lost to another request's (another node's)
+ * is expired, never answered, and the round starts again from the record.
  */
 export async function openCheckout(
   store: Pick<Store, 'billing'>,
@@ -44,7 +44,7 @@ export async function openCheckout(
     record ??= await attachCustomer(store, provider, projectId, owner);
     const held = record.checkout ?? null;
     if (held) {
-      const session = await provider.getCheckoutSession(held.sessionId);
+      const session = await sessionState(provider, held.sessionId);
       if (session.status === 'open' && held.priceId === priceId && session.url) return { url: session.url };
       // Paid as it was being expired: the provider refused, and it is as paid as one read so.
       const closed = session.status === 'open' ? await expireSession(provider, held.sessionId) : session;
@@ -117,11 +117,29 @@ async function attachCustomer(
   return record;
 }
 
+/** A session the provider does not know (its keys changed, or it was never theirs): nobody can pay it. */
+const UNKNOWN_SESSION: CheckoutSessionState = { status: 'expired', url: null, subscriptionId: null };
+
+/** Whether the provider refused because it holds no such object (Stripe's 404 resource_missing). */
+const unknownToProvider = (e: unknown): boolean =>
+  e instanceof AppError && e.code === 'PROVIDER_REQUEST_FAILED' && e.details?.providerCode === 'resource_missing';
+
+/** A checkout session as the provider holds it; one it does not know is answered as expired. */
+async function sessionState(provider: BillingProvider, sessionId: string): Promise<CheckoutSessionState> {
+  try {
+    return await provider.getCheckoutSession(sessionId);
+  } catch (e) {
+    if (unknownToProvider(e)) return UNKNOWN_SESSION;
+    throw e;
+  }
+}
+
 /**
  * Expires an open checkout session. One no longer open (another request expired it, or it was
  * paid or lapsed meanwhile) is refused by the provider: that refusal is no failure here, and the
  * session is answered as the provider then holds it (paid: `complete`, with its subscription).
- * Answers null when this expired it.
+ * One the provider does not know is answered as expired: it cannot be paid. Answers null when
+ * this expired it.
  */
 export async function expireSession(
   provider: BillingProvider,
@@ -132,7 +150,7 @@ export async function expireSession(
     return null;
   } catch (e) {
     if (!(e instanceof AppError) || e.code !== 'PROVIDER_REQUEST_FAILED') throw e;
-    const session = await provider.getCheckoutSession(sessionId);
+    const session = await sessionState(provider, sessionId);
     if (session.status === 'open') throw e;
     return session;
   }

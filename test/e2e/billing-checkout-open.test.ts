@@ -30,14 +30,16 @@ interface Session {
 }
 
 /**
- * A provider that keeps the checkout sessions it opens: retrieved and expired as Stripe does, opened
- * after `openDelayMs`; `beforeExpire` runs as an expire arrives (the customer paying at that moment).
+ * A provider that keeps the checkout sessions it opens: retrieved and expired as Stripe does (one it
+ * does not hold: 404 resource_missing), opened after `openDelayMs`; `beforeExpire` runs as an
+ * expire arrives (the customer paying at that moment). `forbidden`: its sessions refused to a key
+ * without the permission (403), as Stripe refuses a restricted key.
  */
 function sessionProvider() {
   const sessions = new Map<string, Session>();
   /** Subscriptions' statuses by id. */
   const subscriptions = new Map<string, string>();
-  const state = { openDelayMs: 0, customers: 0 };
+  const state = { openDelayMs: 0, customers: 0, forbidden: false };
   const hooks: { beforeExpire?: (s: Session) => void } = {};
   const server = createServer((req, res) => {
     let body = '';
@@ -63,8 +65,20 @@ function sessionProvider() {
       if (sub && subscriptions.has(sub))
         return send(200, { id: sub, object: 'subscription', customer: 'cus_open_1', status: subscriptions.get(sub) });
       const [, id, action] = /^\/v1\/checkout\/sessions\/([^/]+)(\/expire)?$/.exec(path) ?? [];
+      if (id && state.forbidden)
+        return send(403, {
+          error: { type: 'invalid_request_error', message: 'The key lacks rak_checkout_session_write.' },
+        });
       const session = id ? sessions.get(id) : undefined;
-      if (!session) return refuse('No such checkout session');
+      if (!session)
+        return send(404, {
+          error: {
+            type: 'invalid_request_error',
+            code: 'resource_missing',
+            param: 'session',
+            message: `No such checkout.session: '${id}'`,
+          },
+        });
       if (action) {
         hooks.beforeExpire?.(session);
         if (session.status !== 'open') return refuse('Only open sessions can be expired');
@@ -205,6 +219,44 @@ describe('a board’s open checkout session', () => {
     });
     expect(gone.status, gone.text).toBe(204);
     expect(onAccount!.status, 'the deleted account’s checkout is still payable').toBe('expired');
+  });
+
+  it('is forgotten once the provider no longer knows it (its keys changed): checkout and deletions go on', async () => {
+    const user = await signedUp(srv.url);
+    const [first] = (await user.client.get('/api/projects')).body.projects as { projectId: string }[];
+    const made = await user.client.post('/api/projects', { name: 'second' });
+    expect(made.status, made.text).toBe(201);
+    const boards = [first!.projectId, made.body.projectId as string];
+    // Sessions opened under the keys used before: Stripe answers 404 resource_missing for them now.
+    const unknown = { sessionId: 'cs_of_the_old_keys', priceId: PRICES.month };
+    for (const projectId of boards)
+      await srv.store.billing.insert(billingRecord(projectId, user.accountId, { checkout: unknown }));
+    const checkout = await user.client.post(`/api/account/billing/checkout?projectId=${boards[0]}`, {
+      interval: 'month',
+    });
+    expect(checkout.status, checkout.text).toBe(201);
+    expect(provider.open().map((s) => s.url)).toContain(checkout.body.url);
+
+    // Any other refusal still stops the deletion, nothing deleted.
+    provider.state.forbidden = true;
+    const refused = await user.client.request('DELETE', `/api/projects/${boards[1]}`);
+    provider.state.forbidden = false;
+    expect(refused.status, refused.text).toBe(502);
+    expect(refused.body.error.code).toBe('PROVIDER_REQUEST_FAILED');
+    expect(await srv.store.projects.get(boards[1]!)).not.toBeNull();
+    expect((await srv.store.billing.get(boards[1]!))!.checkout).toEqual(unknown);
+
+    const deleted = await user.client.request('DELETE', `/api/projects/${boards[1]}`);
+    expect(deleted.status, deleted.text).toBe(204);
+    expect(await srv.store.projects.get(boards[1]!)).toBeNull();
+    expect((await srv.store.billing.get(boards[1]!))!.checkout).toBeNull();
+
+    await modify(srv.store.billing, boards[0]!, () => ({ checkout: unknown }));
+    const gone = await user.client.request('DELETE', '/api/account', {
+      json: { confirmEmail: user.email, currentPassword: user.password },
+    });
+    expect(gone.status, gone.text).toBe(204);
+    expect((await srv.store.accounts.get(user.accountId))!.deletedAt).not.toBeNull();
   });
 });
 
