@@ -111,7 +111,13 @@ export async function startServer(parts: ServerParts): Promise<RunningServer> {
     warned: () => metrics?.leaseWarning(),
   });
   const billing = new BillingService(store, parts.billing ?? null, logger, committedAudit(store, logger), config.costs);
-  const reconciler = new BillingReconciler(store, parts.billing ?? null, logger, config.billingReconcile);
+  const reconciler = new BillingReconciler(
+    store,
+    parts.billing ?? null,
+    logger,
+    config.billingReconcile,
+    committedAudit(store, logger),
+  );
   if (metrics) registerReconcileMetrics(metrics.registry, reconciler);
   const housekeeping = startHousekeeping({
     ...{ store, clock, logger, billing, reconciler },

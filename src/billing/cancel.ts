@@ -40,10 +40,12 @@ export async function accountRecords(
  * ends the charging subscriptions of `records` at the provider, each then written canceled on
  * its record (the provider's event says the same later; one already older than this is ignored)
  * and its board's plan settled. A record follows one subscription, but two checkouts completed
- * before either was paid leave two: so for a record that ever named one, the customer's are
- * listed and every charging one of this board (or of none) is ended too. Nothing is cancelled
- * when billing is not configured here (a charging record then refuses). `cancelled` runs right
- * after each cancellation, before the next is asked (one that fails after it leaves it done).
+ * before either was paid leave two: so for a record that ever named one (with `unnamed`, for every
+ * record: a board gone, whose checkout paid after may have made one no delivery named), the
+ * customer's are listed and every charging one of this board (or of none) is ended too. Nothing
+ * is cancelled when billing is not configured here (a charging record then refuses). `cancelled`
+ * runs right after each cancellation, before the next is asked (one that fails after it leaves it
+ * done).
  */
 export async function cancelSubscriptions(
   store: Store,
@@ -51,10 +53,11 @@ export async function cancelSubscriptions(
   records: (BillingRecord | null)[],
   now: number,
   cancelled: (subscriptionId: string) => Promise<void> = async () => {},
+  unnamed = false,
 ): Promise<void> {
-  const named = records.filter((r): r is BillingRecord => !!r?.subscriptionId);
+  const listed = records.filter((r): r is BillingRecord => !!r && (unnamed || !!r.subscriptionId));
   if (!setup) {
-    if (named.some(charging))
+    if (listed.some(charging))
       throw new AppError(
         'PROVIDER_UNAVAILABLE',
         'There are live subscriptions and the payment provider is not configured here to cancel them.',
@@ -72,7 +75,7 @@ export async function cancelSubscriptions(
       current.checkout?.sessionId === held.sessionId ? { checkout: null } : null,
     );
   }
-  for (const record of named) {
+  for (const record of listed) {
     const subs = await provider.customerSubscriptions(record.customerId);
     const ids = subs
       .filter((s) => (s.projectId === null || s.projectId === record._id) && charges(s.status))
@@ -101,23 +104,27 @@ export async function cancelSubscriptions(
 
 /**
  * After a delivery about a board deleted meanwhile (a checkout paid after its board was deleted,
- * or that subscription's own events): every one of the board's subscriptions still charging is
- * cancelled at the provider now, each with an audit row written as soon as it is (a failure on the
- * next one leaves it audited; its id is the subscription's, so a redelivery or another node
- * writes one row). The board is not recreated (its plan is settled only while it exists). A
- * provider that cannot cancel fails the delivery, so it is delivered again and this tried again.
+ * or that subscription's own events), or when the reconcile pass finds the board gone (such a
+ * checkout whose deliveries never came): every one of the board's subscriptions still charging is
+ * cancelled at the provider now, its customer's listed whatever the record names, each with an
+ * audit row written as soon as it is (a failure on the next one leaves it audited; its id is the
+ * subscription's, so a redelivery, the pass or another node writes one row). The board is not
+ * recreated (its plan is settled only while it exists). A provider that cannot cancel fails the
+ * delivery, so it is delivered again and this tried again. Answers the subscriptions cancelled.
  */
 export async function endOrphaned(
   store: Store,
   setup: BillingSetup | null,
   projectId: string,
-  origin: RequestOrigin,
+  origin: RequestOrigin | null,
   now: number,
   audit: (row: AuditRecord) => Promise<void>,
-): Promise<void> {
-  if (await store.projects.get(projectId)) return;
-  await cancelSubscriptions(store, setup, [await store.billing.get(projectId)], now, (subscriptionId) =>
-    audit(
+): Promise<string[]> {
+  if (await store.projects.get(projectId)) return [];
+  const ended: string[] = [];
+  const cancelled = async (subscriptionId: string) => {
+    ended.push(subscriptionId);
+    await audit(
       auditRow({
         id: `${projectId}:billing.subscription.cancel:${subscriptionId}`,
         at: now,
@@ -128,6 +135,8 @@ export async function endOrphaned(
         target: `subscription:${subscriptionId}`,
         data: { subscriptionId, reason: 'board-deleted' },
       }),
-    ),
-  );
+    );
+  };
+  await cancelSubscriptions(store, setup, [await store.billing.get(projectId)], now, cancelled, true);
+  return ended;
 }

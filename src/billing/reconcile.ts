@@ -1,12 +1,14 @@
 // The reconcile pass: billing records whose state could be stale are re-read from the provider
 // and settled from its answer (src/billing/settle.ts, as the operators' re-read is), so a lost or
-// half-applied webhook never leaves a board on another plan than its subscription. It runs at
+// half-applied webhook never leaves a board on another plan than its subscription, nor a deleted
+// board a subscription that charges for it (src/billing/cancel.ts endOrphaned). It runs at
 // start and every BILLING_RECONCILE_INTERVAL_SECONDS, with at most BILLING_RECONCILE_MAX_CALLS
 // provider calls a pass; what it did is logged and counted (src/billing/reconcile-metrics.ts).
 import type { Logger } from 'pino';
 import { AppError } from '../errors/app-error.js';
 import { DAY_MS } from '../plans.js';
-import type { Store } from '../../store/ports/store.js';
+import { modify, type AuditRecord, type Store } from '../../store/ports/store.js';
+import { endOrphaned } from './cancel.js';
 import type { BillingSetup } from './provider.js';
 import { ENDED, endedUnread, LIVE, markReconciled, settleFromProvider, settlePlan } from './settle.js';
 
@@ -16,6 +18,10 @@ const RECENT_DELIVERIES_MS = 3 * DAY_MS;
 const DELIVERY_ROWS_READ = 10_000;
 /** A period ending within this is re-read once before it ends, and once more after. */
 const PERIOD_ENDING_MS = DAY_MS;
+/** A checkout session can be paid until it expires, at most a day after it was opened (Stripe's bound). */
+const CHECKOUT_PAYABLE_MS = DAY_MS;
+/** Boards whose existence is asked in one read. */
+const BOARDS_READ = 500;
 /** Statuses waiting on a payment: whatever the provider settled since, an event may have been lost. */
 const PAYMENT_PENDING = ['past_due', 'unpaid', 'incomplete'] as const;
 /** The terminal outcomes that settled a delivery (a `failed` one did not). */
@@ -28,9 +34,12 @@ const MARKED = new Set([
   'PROVIDER_RESPONSE_INVALID',
 ]);
 
-/** Why a record is re-read, in the order a bounded pass takes them. */
-type Reason = 'event' | 'ended' | 'period' | 'payment';
-const PRIORITY: Record<Reason, number> = { event: 0, ended: 1, period: 2, payment: 3 };
+/**
+ * Why a record is re-read, in the order a bounded pass takes them. A board gone comes last: every
+ * board deleted before this pass existed is found gone at once, and must not hold up the others.
+ */
+type Reason = 'event' | 'ended' | 'period' | 'payment' | 'gone';
+const PRIORITY: Record<Reason, number> = { event: 0, ended: 1, period: 2, payment: 3, gone: 4 };
 
 interface Candidate {
   projectId: string;
@@ -84,6 +93,8 @@ export class BillingReconciler {
     private readonly setup: BillingSetup | null,
     private readonly logger: Pick<Logger, 'info' | 'warn' | 'debug'>,
     private readonly settings: ReconcileSettings,
+    /** Where the rows of subscriptions it cancelled for a deleted board go (the node's committedAudit). */
+    private readonly committed: (row: AuditRecord) => Promise<void>,
   ) {}
 
   /** Runs a pass now and then every interval (nothing without billing configured, or with an interval of 0). */
@@ -132,6 +143,10 @@ export class BillingReconciler {
   private async settle(setup: BillingSetup, c: Candidate, now: number, counts: ReconcileCounts): Promise<boolean> {
     counts.reread++;
     try {
+      if (c.reason === 'gone') {
+        await this.endGone(setup, c.projectId, now, counts);
+        return true;
+      }
       const settled = await settleFromProvider(this.store, setup, c.projectId, now);
       counts.reread += settled.calls - 1;
       const planChanged = settled.plan !== null && settled.plan.before !== settled.plan.after;
@@ -171,12 +186,37 @@ export class BillingReconciler {
       // person must look (a conflict, a refusal): marked, so later passes do not ask again until
       // something new happens. Anything else (the store failing) is tried again next pass.
       if (!MARKED.has(code)) return true;
-      if (await this.store.billing.get(c.projectId)) {
+      if (c.reason === 'gone') await this.listedGone(c.projectId, now);
+      else if (await this.store.billing.get(c.projectId)) {
         await markReconciled(this.store, c.projectId, now);
         await settlePlan(this.store, c.projectId, now);
       }
       return true;
     }
+  }
+
+  /**
+   * A deleted board's customer listed: every subscription still charging for the board is cancelled
+   * with its audit row (endOrphaned, as a delivery naming the deleted board does), then the listing
+   * is noted on the record.
+   */
+  private async endGone(setup: BillingSetup, projectId: string, now: number, counts: ReconcileCounts): Promise<void> {
+    const cancelled = await endOrphaned(this.store, setup, projectId, null, now, this.committed);
+    counts.reread += cancelled.length;
+    if (cancelled.length > 0) {
+      counts.changed++;
+      this.logger.info(
+        { projectId, subscriptions: cancelled },
+        'billing: reconcile cancelled subscriptions charging for a deleted board',
+      );
+    }
+    await this.listedGone(projectId, now);
+  }
+
+  private async listedGone(projectId: string, now: number): Promise<void> {
+    await modify(this.store.billing, projectId, (r) => ({
+      boardGone: { since: r.boardGone?.since ?? now, listedAt: now },
+    }));
   }
 
   /** The records whose state could be stale, the most urgent and least recently re-read first. */
@@ -212,7 +252,30 @@ export class BillingReconciler {
           add({ projectId: r._id, reason: 'payment', reconciledAt: r.reconciledAt ?? 0 });
       }
     }
+    // A board gone has its customer listed first (what charges for it ends); its record's own
+    // re-read, if due, waits for the next pass.
+    for (const c of await this.gone(now)) due.set(c.projectId, c);
     return [...due.values()].sort((a, b) => PRIORITY[a.reason] - PRIORITY[b.reason] || a.reconciledAt - b.reconciledAt);
+  }
+
+  /**
+   * Records whose board is gone, due a listing of their customer's subscriptions: a checkout paid
+   * after the deletion (a session opened as the board was deleted, or paid as it was expired)
+   * whose deliveries never came made a subscription nothing else would end. Listed when a pass
+   * first finds the board gone, and once more when no session opened before can still be paid;
+   * never after. Boards are asked for only while not known gone.
+   */
+  private async gone(now: number): Promise<Candidate[]> {
+    const records = await this.store.billing.select({}, ['boardGone']);
+    const unknown = records.filter((r) => !r.boardGone).map((r) => r._id);
+    const standing = new Set<string>();
+    for (let i = 0; i < unknown.length; i += BOARDS_READ) {
+      const ids = unknown.slice(i, i + BOARDS_READ);
+      for (const p of await this.store.projects.select({ _id: { $in: ids } }, ['plan'])) standing.add(p._id);
+    }
+    return records
+      .filter((r) => (r.boardGone ? goneDue(r.boardGone, now) : !standing.has(r._id)))
+      .map((r) => ({ projectId: r._id, reason: 'gone' as const, reconciledAt: r.boardGone?.listedAt ?? 0 }));
   }
 
   /**
@@ -242,6 +305,12 @@ export class BillingReconciler {
       if (t.open > 0) boards.set(t.projectId, Math.max(boards.get(t.projectId) ?? 0, t.seenAt));
     return boards;
   }
+}
+
+/** Whether a deleted board's customer is due its last listing: every session opened before it was found gone has expired. */
+function goneDue(gone: { since: number; listedAt: number }, now: number): boolean {
+  const payable = gone.since + CHECKOUT_PAYABLE_MS;
+  return gone.listedAt < payable && now >= payable;
 }
 
 /**

@@ -234,6 +234,11 @@ export interface BillingRecord extends Doc {
    * it open, another checkout answers it (or expires it first, for another price). Absent: none yet.
    */
   checkout?: { sessionId: string; priceId: string } | null;
+  /**
+   * Once the reconcile pass found the board gone: since when, and when it last listed the
+   * customer's subscriptions to cancel any still charging for it (src/billing/reconcile.ts).
+   */
+  boardGone?: { since: number; listedAt: number } | null;
 }
 
 /** A provider event whose effects were applied; `_id` is the provider's event id. */

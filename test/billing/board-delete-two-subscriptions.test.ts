@@ -50,10 +50,13 @@ describe('deleting a board paid by two subscriptions', () => {
     // What DELETE /api/boards/{projectId} does (deleteBoard): cancel, then delete.
     await billing.cancelBoardSubscription(projectId, T + DAY);
     await deleteProject(used.store, projectId);
-    await new BillingReconciler(used.store, setup, pino({ level: 'silent' }), {
-      intervalMs: 3_600_000,
-      maxCalls: 100,
-    }).pass(T + DAY + 60_000);
+    await new BillingReconciler(
+      used.store,
+      setup,
+      silent,
+      { intervalMs: 3_600_000, maxCalls: 100 },
+      committedAudit(used.store, silent),
+    ).pass(T + DAY + 60_000);
 
     const record = await used.store.billing.get(projectId);
     expect(
@@ -85,11 +88,20 @@ describe('deleting a board paid by two subscriptions', () => {
     const provider = {
       getSubscription: async (id: string) => subs.find((s) => s.id === id)!,
       customerSubscriptions: async () => subs,
+      cancelSubscription: async (id: string) => void (subs.find((s) => s.id === id)!.status = 'canceled'),
     } as unknown as BillingProvider;
-    await new BillingReconciler(used.store, { provider, prices: PRICES } as BillingSetup, pino({ level: 'silent' }), {
-      intervalMs: 3_600_000,
-      maxCalls: 100,
-    }).pass(T + 60_000);
+    await new BillingReconciler(
+      used.store,
+      { provider, prices: PRICES } as BillingSetup,
+      silent,
+      { intervalMs: 3_600_000, maxCalls: 100 },
+      committedAudit(used.store, silent),
+    ).pass(T + 60_000);
     expect(await used.store.billing.get(projectId)).toMatchObject({ subscriptionId: 's2', status: 'canceled' });
+    // The other one is cancelled instead: nothing charges for a board that is gone.
+    expect(subs.map((s) => [s.id, s.status])).toEqual([
+      ['s2', 'canceled'],
+      ['s1', 'canceled'],
+    ]);
   });
 });

@@ -2,11 +2,13 @@
 // the board, and paid after) made a subscription that charged every month for a board nobody can
 // reach (the portal answers 403). The delivery that names the deleted board cancels it at once and
 // audits it, without bringing the board back; a provider away fails the delivery, and its
-// redelivery cancels.
+// redelivery cancels. When no delivery ever comes, the reconcile pass finds the board gone and
+// does the same.
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { deleteProject } from '../../src/accounts/projects.js';
 import { committedAudit } from '../../src/board/committed-audit.js';
+import { BillingReconciler } from '../../src/billing/reconcile.js';
 import { BillingService } from '../../src/billing/service.js';
 import type { BillingProvider, BillingSetup, ProviderEvent, SubscriptionState } from '../../src/billing/provider.js';
 import { AppError } from '../../src/errors/app-error.js';
@@ -19,16 +21,20 @@ const silent = pino({ level: 'silent' });
 const used = useStore();
 const PRICES = { monthly: 'pm', yearly: 'py' };
 const T = 2_000_000_000;
+const HOUR = 3_600_000;
 
 function provider(customer: string, projectId: string) {
   const subs: SubscriptionState[] = [];
   const state = { down: false };
   /** Subscription ids whose next cancel fails (the provider away for that call). */
   const failOnce = new Set<string>();
+  /** How many times the customer's subscriptions were listed. */
+  const listed = { times: 0 };
   const port = {
-    customerSubscriptions: async () => {
+    customerSubscriptions: async (customerId: string) => {
+      if (customerId === customer) listed.times++;
       if (state.down) throw new AppError('PROVIDER_UNAVAILABLE');
-      return subs.filter((s) => s.customerId === customer);
+      return subs.filter((s) => s.customerId === customerId);
     },
     cancelSubscription: async (id: string) => {
       if (state.down || failOnce.delete(id)) throw new AppError('PROVIDER_UNAVAILABLE');
@@ -45,7 +51,7 @@ function provider(customer: string, projectId: string) {
       cancelAtPeriodEnd: false,
       projectId,
     });
-  return { subs, state, failOnce, paid, setup: { provider: port, prices: PRICES } as BillingSetup };
+  return { subs, state, failOnce, listed, paid, setup: { provider: port, prices: PRICES } as BillingSetup };
 }
 
 const checkoutCompleted = (
@@ -143,5 +149,46 @@ describe('a delivery naming a deleted board', () => {
     for (const s of p.subs) s.status = 'active';
     await billing.replay({ ...event, id: `evt_${unique('e')}` }, origin, T + 120_000);
     expect(await cancelRows()).toEqual(['sub_a', 'sub_b']);
+  });
+
+  it('never delivered (Stripe gave up): the reconcile pass cancels it, audited alike, then a day later once more', async () => {
+    const b = await billedBoard(used.store);
+    const p = provider(b.customer, b.projectId);
+    const billing = new BillingService(used.store, p.setup, silent, committedAudit(used.store, silent));
+    const pass = (at: number) =>
+      new BillingReconciler(
+        used.store,
+        p.setup,
+        silent,
+        { intervalMs: HOUR, maxCalls: 100 },
+        committedAudit(used.store, silent),
+      ).pass(at);
+    // A Free board deleted by its owner; a session opened as it was deleted is paid after, and none
+    // of its deliveries ever arrives: the record names no subscription.
+    await billing.cancelBoardSubscription(b.projectId, T);
+    await deleteProject(used.store, b.projectId);
+    p.paid('sub_never_told');
+    await pass(T + HOUR);
+    expect(p.subs.map((s) => [s.id, s.status])).toEqual([['sub_never_told', 'canceled']]);
+    const cancelRows = async () =>
+      (await used.store.audit.find({ projectId: b.projectId, action: 'billing.subscription.cancel' })).map(
+        (r) => r.data,
+      );
+    expect(await cancelRows()).toEqual([
+      expect.objectContaining({ subscriptionId: 'sub_never_told', reason: 'board-deleted' }),
+    ]);
+    expect(await used.store.projects.get(b.projectId)).toBeNull();
+
+    // Another session, paid later that day: the next passes leave it until no session can be paid
+    // any more, then cancel it; after that the customer is not asked again.
+    p.paid('sub_paid_later');
+    const listings = p.listed.times;
+    await pass(T + 2 * HOUR);
+    expect(p.listed.times).toBe(listings);
+    await pass(T + HOUR + 86_400_000);
+    expect(p.subs.map((s) => s.status)).toEqual(['canceled', 'canceled']);
+    expect((await cancelRows()).map((d) => d.subscriptionId).sort()).toEqual(['sub_never_told', 'sub_paid_later']);
+    await pass(T + 3 * 86_400_000);
+    expect(p.listed.times).toBe(listings + 1);
   });
 });

@@ -1,6 +1,7 @@
 // The reconcile pass in a running node against stripe-mock (the Stripe SDK at STRIPE_API_BASE):
 // it runs at start, settles a stale board from Stripe's answer, counts what it did on /metrics,
-// and does not run at all with BILLING_RECONCILE_INTERVAL_SECONDS=0.
+// cancels what still charges for a deleted board, and does not run at all with
+// BILLING_RECONCILE_INTERVAL_SECONDS=0.
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { openEmbeddedStore } from '../../store/embedded/index.js';
 import type { Store } from '../../store/ports/store.js';
@@ -88,6 +89,24 @@ describe.skipIf(!stripeBase)('the reconcile pass in a running node', () => {
     expect(
       (await scrape(srv.server.metricsPort!)).value('board_billing_reconcile_records_total', { outcome: 'reread' }),
     ).toBe(2);
+  });
+
+  it('cancels at Stripe, with its audit row, what still charges for a board deleted since', async () => {
+    const dir = await tempDir();
+    cleanups.push(dir.remove);
+    const store = await openEmbeddedStore(dir.path);
+    const projectId = unique('proj');
+    // A deleted board's record (kept) whose checkout was paid after, its deliveries never come:
+    // Stripe lists its customer's subscription as active (stripe-mock's fixture, of no board).
+    await store.billing.insert(billingRecord(projectId, 'acc', { customerId: 'cus_of_a_deleted_board' }));
+    await serve(store);
+    const cancelled = async () =>
+      (await store.audit.find({ projectId, action: 'billing.subscription.cancel' })).map((r) => r.data);
+    await expect
+      .poll(cancelled, { timeout: 15_000 })
+      .toEqual([expect.objectContaining({ subscriptionId: expect.stringMatching(/^sub_/), reason: 'board-deleted' })]);
+    expect((await store.billing.get(projectId))!.boardGone).toMatchObject({ listedAt: expect.any(Number) });
+    expect(await store.projects.get(projectId)).toBeNull();
   });
 
   it('does not run with an interval of 0', async () => {

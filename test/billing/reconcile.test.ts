@@ -7,6 +7,7 @@ import { auditRow } from '../../src/audit-row.js';
 import { loadConfig } from '../../src/config.js';
 import { AppError } from '../../src/errors/app-error.js';
 import { BillingReconciler } from '../../src/billing/reconcile.js';
+import { committedAudit } from '../../src/board/committed-audit.js';
 import type { BillingProvider, SubscriptionState } from '../../src/billing/provider.js';
 import type { BillingRecord } from '../../store/ports/store.js';
 import { billingRecord } from '../support/billing.js';
@@ -61,10 +62,13 @@ class Provider {
 }
 
 function reconciler(provider: Provider, maxCalls = 100) {
-  return new BillingReconciler(used.store, { provider: provider.asPort(), prices: PRICES }, silent, {
-    intervalMs: HOUR,
-    maxCalls,
-  });
+  return new BillingReconciler(
+    used.store,
+    { provider: provider.asPort(), prices: PRICES },
+    silent,
+    { intervalMs: HOUR, maxCalls },
+    committedAudit(used.store, silent),
+  );
 }
 
 /** A board with its billing record; `sub` puts its subscription at the provider. */

@@ -50,10 +50,13 @@ describe('a board paid by two subscriptions', () => {
     } as unknown as BillingProvider;
     const setup = { provider, prices: PRICES } as BillingSetup;
     // The reconcile pass, and an operator's re-read, with the provider saying s1 is active.
-    await new BillingReconciler(used.store, setup, pino({ level: 'silent' }), {
-      intervalMs: 3_600_000,
-      maxCalls: 100,
-    }).pass(T + 2 * DAY);
+    await new BillingReconciler(
+      used.store,
+      setup,
+      silent,
+      { intervalMs: 3_600_000, maxCalls: 100 },
+      committedAudit(used.store, silent),
+    ).pass(T + 2 * DAY);
     await settleFromProvider(used.store, setup, projectId, T + 2 * DAY);
 
     expect(subs.find((s) => s.id === 's1')!.status).toBe('active'); // still charged every month
@@ -118,10 +121,13 @@ describe('the delivery that ends the subscription a board follows', () => {
     expect((await used.store.projects.get(b.projectId))!.plan).toBe('free');
     down = false;
     calls.length = 0;
-    const counts = await new BillingReconciler(used.store, setup, pino({ level: 'silent' }), {
-      intervalMs: 3_600_000,
-      maxCalls: 100,
-    }).pass(T + DAY + 60_000);
+    const counts = await new BillingReconciler(
+      used.store,
+      setup,
+      silent,
+      { intervalMs: 3_600_000, maxCalls: 100 },
+      committedAudit(used.store, silent),
+    ).pass(T + DAY + 60_000);
     expect(calls).toContain(b.customer);
     expect(counts).toMatchObject({ planChanged: 1 });
     expect(await used.store.billing.get(b.projectId)).toMatchObject({ subscriptionId: t1, status: 'active' });
