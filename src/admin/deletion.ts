@@ -110,7 +110,7 @@ export class AccountDeletion {
         : { deletedAt: a.deletedAt ?? now, deletedBy: a.deletedBy ?? 'operator', purgeAfter: PURGING },
     );
     if (!marked) throw new AppError('NOT_FOUND', 'No account has that id.');
-    return this.purgeNow(accountId);
+    return this.purgeNow(accountId, now);
   }
 
   /** Purges every deleted account whose 30 days are over (and finishes purges cut short). */
@@ -135,7 +135,7 @@ export class AccountDeletion {
             ? account
             : await this.store.accounts.update(account._id, account.version, { purgeAfter: PURGING });
         if (!held) continue;
-        const purged = await this.purgeNow(account._id);
+        const purged = await this.purgeNow(account._id, now);
         result.boards.push(...purged.boards);
         result.notices.push(...purged.notices);
         result.accounts.push(account._id);
@@ -146,8 +146,14 @@ export class AccountDeletion {
     return result;
   }
 
-  /** Purges the account, its tokens read first: a token revoked earlier may still hold a socket a notice missed. */
-  private async purgeNow(accountId: string): Promise<Purged> {
+  /**
+   * Purges the account, its tokens read first: a token revoked earlier may still hold a socket a
+   * notice missed. What it issued is revoked first, as its deletion revokes it: an account purged
+   * while live was never deleted, and the purge keeps the tokens of a board it handed on while it
+   * still holds the owner's membership there (purgeAccount), which must not act on after it.
+   */
+  private async purgeNow(accountId: string, now: number): Promise<Purged> {
+    await revokeIssued(this.store, accountId, now);
     const tokenIds = (await this.store.tokens.select({ accountId }, ['_id'])).map((t) => t._id);
     const boards = await purgeAccount(this.store, accountId);
     return { boards, notices: closing(accountId, tokenIds, boards) };

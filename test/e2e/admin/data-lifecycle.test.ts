@@ -1,7 +1,9 @@
 // The data's lifecycle over real HTTP and sockets (DOMAIN.md "Operators", docs/operators.md): what
 // an export holds and an import makes of it, and what an account's deletion closes at once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { modify } from '../../../store/ports/store.js';
 import { newBoard } from '../../support/board.js';
+import { expectError } from '../../support/expect-error.js';
 import { failOnce } from '../../support/fail-once.js';
 import { operatorEmail, operatorSession } from '../../support/operators.js';
 import { Client, signedUp, startTestServer, type Res, type TestServer } from '../../support/server.js';
@@ -134,7 +136,8 @@ describe('account deletion', () => {
     expect(offered.status, offered.text).toBe(201);
     const accepted = await heir.client.post(`/api/boards/transfers/${offered.body.transfer.transferId}/accept`);
     expect(accepted.status, accepted.text).toBe(200);
-    return { projectId, socket, user, heir };
+    const agent = new Client(srv.url, { authorization: `Bearer ${anon.body.secret}` });
+    return { projectId, socket, agent, user, heir };
   }
 
   /** Whether the socket still hears the board (the heir's next item) and how it closed, within 5 s. */
@@ -177,5 +180,40 @@ describe('account deletion', () => {
     });
     expect(purged.status, purged.text).toBe(200);
     expect(await afterwards(setting)).toEqual({ heard: 'heard nothing', closed: 4001 });
+  });
+
+  it('revokes, when an operator purges it while live, the tokens the purge keeps: they answer 401', async () => {
+    const { projectId, agent, user } = await handedOn();
+    // A transfer cut short before the previous owner stepped down: the account still holds the
+    // owner's membership of the board it handed on, so the purge keeps that board's tokens.
+    await modify(srv.store.members, `${projectId}:${user.accountId}`, () => ({ role: 'owner' as const }));
+    const purged = await operator.post(`/api/admin/users/${user.accountId}/purge`, {
+      reason: 'erasure request',
+      confirm: user.email,
+    });
+    expect(purged.status, purged.text).toBe(200);
+    expectError(await agent.get(`/api/items?projectId=${projectId}`), 401, 'INVALID_SERVICE_TOKEN');
+  });
+
+  it('revokes the agents’ tokens of an anonymous account purged while its claim is cut short', async () => {
+    const anon = await new Client(srv.url).post('/api/accounts/anon-provision', {});
+    expect(anon.status, anon.text).toBe(201);
+    const { projectId, accountId } = anon.body as { projectId: string; accountId: string };
+    const agent = new Client(srv.url, { authorization: `Bearer ${anon.body.secret}` });
+    const user = await signedUp(srv.url);
+    // The claim is cut short before the board's tokens moved: they are still the anonymous account's.
+    failOnce(srv.store.tokens, 'update');
+    const cut = await user.client.post('/api/accounts/claim-anonymous', { claimSecret: anon.body.claimSecret });
+    expect(cut.status, cut.text).toBe(503);
+    expect((await srv.store.tokens.find({ boardId: projectId })).map((t) => t.accountId)).toEqual([accountId]);
+    const purged = await operator.post(`/api/admin/users/${accountId}/purge`, {
+      reason: 'erasure request',
+      confirm: (await srv.store.accounts.get(accountId))!.email,
+    });
+    expect(purged.status, purged.text).toBe(200);
+    // The person finishes the claim: the kept token moves to them, and must not act for them.
+    const finished = await user.client.post('/api/accounts/claim-anonymous', { claimSecret: anon.body.claimSecret });
+    expect(finished.status, finished.text).toBe(200);
+    expectError(await agent.get(`/api/items?projectId=${projectId}`), 401, 'INVALID_SERVICE_TOKEN');
   });
 });
