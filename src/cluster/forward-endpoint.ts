@@ -2,10 +2,12 @@
 // table and the OpenAPI document. A hello that does not open (signature, addressee, stamp, reuse)
 // is answered exactly as an unknown path; a frame that does not open (signature, number) closes
 // the channel with nothing of it decided. Each command is decided as it would be on its entry
-// node; the answers of one turn go back in one frame. While the node drains, commands are
-// answered `retry` undecided, so their entry node sends them to the board's next home. A frame
-// larger than the largest command needs (src/cluster/wire.ts) closes the channel as a frame that
-// does not open does; an answer larger than an entry may be goes back as `tooLarge`.
+// node; the answers settled together (a group commit's) go back in one frame as their microtasks
+// drain (src/cluster/forwarder.ts says why not at the end of the loop's turn). While the node
+// drains, commands are answered `retry` undecided, so their entry node sends them to the board's
+// next home. A frame larger than the largest command needs (src/cluster/wire.ts) closes the
+// channel as a frame that does not open does; an answer larger than an entry may be goes back as
+// `tooLarge`.
 import { isBoardCommand, type BoardCommand } from '../board/commands.js';
 import { BODY_LIMIT_BYTES } from '../config.js';
 import type { PeerEndpoint, PeerLink } from '../http/uws.js';
@@ -56,7 +58,7 @@ export function forwardEndpoint(
       const answer = (id: number, a: Answer) => {
         const entry = entryOf([id, a]);
         if (answers.push(entry.bytes > bounds.entry ? entryOf([id, { tooLarge: true }]) : entry) === 1)
-          setImmediate(flush);
+          queueMicrotask(flush);
       };
       return {
         opened(l) {

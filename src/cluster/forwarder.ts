@@ -1,12 +1,16 @@
 // The entry node's side of forwarding: one WebSocket channel per peer, opened with a signed hello,
-// carrying many board commands at once. Commands sent during one turn of the event loop go out
-// in one signed frame, and the home answers in frames of its own. What came of a command is told
-// apart by whether the home can have decided it: one never written to an open channel may go
-// again; one whose answer was lost may have been committed, so the caller gets 503 BOARD_BUSY,
-// as for any lost response. No frame either way is larger than the largest command or answer
-// needs (src/cluster/wire.ts): a larger one closes the channel. A home gone without a word (a host
-// lost, a path cut) is found by its missing pongs: the channel ends, its commands are told as
-// above, and the next command opens a new one rather than waiting out its time on a dead one.
+// carrying many board commands at once. Commands sent in one task (a request's handler, a timer)
+// go out in one signed frame as its microtasks drain, and the home answers in frames of its own.
+// Not at the end of the loop's turn: a frame held that long waited behind every other callback of
+// the turn on both nodes, and the home's group commits shrank as its agents spent longer in
+// transit (bench/board-homes.ts, two boards on two nodes: 0.40 commits a cycle, not 0.31). What
+// came of a command is told apart by whether the home can have decided it: one never written to
+// an open channel may go again; one whose answer was lost may have been committed, so the caller
+// gets 503 BOARD_BUSY, as for any lost response. No frame either way is larger than the largest
+// command or answer needs (src/cluster/wire.ts): a larger one closes the channel. A home gone
+// without a word (a host lost, a path cut) is found by its missing pongs: the channel ends, its
+// commands are told as above, and the next command opens a new one rather than waiting out its
+// time on a dead one.
 import WebSocket from 'ws';
 import type { BoardCommand } from '../board/commands.js';
 import { BODY_LIMIT_BYTES } from '../config.js';
@@ -55,7 +59,7 @@ class Channel {
   private open = false;
   private ended = false;
   private nextId = 1;
-  /** Commands waiting for the end of this turn (or for the channel to open), encoded. */
+  /** Commands waiting for the end of this task (or for the channel to open), encoded. */
   private queued: (Entry & { id: number })[] = [];
   private readonly waiting = new Map<number, Waiting>();
   /** Something (a pong, an answer) came from the home since the last ping. */
@@ -102,7 +106,7 @@ class Channel {
     return new Promise((resolve) => {
       const timer = setTimeout(() => this.timedOut(id), Math.max(1, timeoutMs));
       this.waiting.set(id, { resolve, timer, sent: false });
-      if (this.queued.push({ id, ...entry }) === 1 && this.open) setImmediate(() => this.flush());
+      if (this.queued.push({ id, ...entry }) === 1 && this.open) queueMicrotask(() => this.flush());
     });
   }
 

@@ -71,10 +71,10 @@ describe('forwarding over the peer channel', () => {
   });
   afterAll(() => server.stopListening());
 
-  it('sends a turn’s commands in one frame and hands each its answer: a reply or a refusal', async () => {
+  it('sends a task’s commands in one frame and hands each its answer: a reply or a refusal', async () => {
     const forwarder = new Forwarder(key, 'entry', Date.now);
     const home = { node: 'home', url };
-    // Open the channel first, so the next three go out in one turn.
+    // Open the channel first, so the next three go out together.
     expect(await forwarder.send(home, 'b0', command, 5000)).toEqual({
       outcome: 'answered',
       answer: { reply: { board: 'b0' } },
