@@ -83,7 +83,7 @@ export function packFrames(entries: readonly Entry[], limit: number): string[] {
 }
 
 /**
- * One end of a channel: what it sends, a turn's entries packed into frames signed and numbered in
+ * One end of a channel: what it sends, a task's entries packed into frames signed and numbered in
  * its direction; what it receives, each frame in turn, opened and read as a JSON list. `entryLimit`:
  * the channel's bound on one entry, and so on a list's entries together (src/cluster/wire.ts).
  */
