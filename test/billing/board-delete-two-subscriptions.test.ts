@@ -4,12 +4,11 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { applyEvent } from '../../src/billing/apply-event.js';
-import { BillingReconciler } from '../../src/billing/reconcile.js';
 import { committedAudit } from '../../src/board/committed-audit.js';
 import { BillingService } from '../../src/billing/service.js';
 import { deleteProject } from '../../src/accounts/projects.js';
 import type { BillingProvider, BillingSetup, SubscriptionState } from '../../src/billing/provider.js';
-import { billedBoard, billingRecord, boardSubscriptionEvent } from '../support/billing.js';
+import { billedBoard, billingRecord, boardSubscriptionEvent, reconcilerOn } from '../support/billing.js';
 import { useStore } from '../support/stores.js';
 import { unique } from '../support/temp.js';
 
@@ -50,13 +49,7 @@ describe('deleting a board paid by two subscriptions', () => {
     // What DELETE /api/boards/{projectId} does (deleteBoard): cancel, then delete.
     await billing.cancelBoardSubscription(projectId, T + DAY);
     await deleteProject(used.store, projectId);
-    await new BillingReconciler(
-      used.store,
-      setup,
-      silent,
-      { intervalMs: 3_600_000, maxCalls: 100 },
-      committedAudit(used.store, silent),
-    ).pass(T + DAY + 60_000);
+    await reconcilerOn(used.store, setup).pass(T + DAY + 60_000);
 
     const record = await used.store.billing.get(projectId);
     expect(
@@ -90,13 +83,7 @@ describe('deleting a board paid by two subscriptions', () => {
       customerSubscriptions: async () => subs,
       cancelSubscription: async (id: string) => void (subs.find((s) => s.id === id)!.status = 'canceled'),
     } as unknown as BillingProvider;
-    await new BillingReconciler(
-      used.store,
-      { provider, prices: PRICES } as BillingSetup,
-      silent,
-      { intervalMs: 3_600_000, maxCalls: 100 },
-      committedAudit(used.store, silent),
-    ).pass(T + 60_000);
+    await reconcilerOn(used.store, { provider, prices: PRICES } as BillingSetup).pass(T + 60_000);
     expect(await used.store.billing.get(projectId)).toMatchObject({ subscriptionId: 's2', status: 'canceled' });
     // The other one is cancelled instead: nothing charges for a board that is gone.
     expect(subs.map((s) => [s.id, s.status])).toEqual([

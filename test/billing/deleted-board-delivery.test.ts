@@ -8,11 +8,10 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { deleteProject } from '../../src/accounts/projects.js';
 import { committedAudit } from '../../src/board/committed-audit.js';
-import { BillingReconciler } from '../../src/billing/reconcile.js';
 import { BillingService } from '../../src/billing/service.js';
 import type { BillingProvider, BillingSetup, ProviderEvent, SubscriptionState } from '../../src/billing/provider.js';
 import { AppError } from '../../src/errors/app-error.js';
-import { billedBoard, boardSubscriptionEvent } from '../support/billing.js';
+import { billedBoard, boardSubscriptionEvent, reconcilerOn } from '../support/billing.js';
 import { useStore } from '../support/stores.js';
 import { unique } from '../support/temp.js';
 
@@ -155,14 +154,7 @@ describe('a delivery naming a deleted board', () => {
     const b = await billedBoard(used.store);
     const p = provider(b.customer, b.projectId);
     const billing = new BillingService(used.store, p.setup, silent, committedAudit(used.store, silent));
-    const pass = (at: number) =>
-      new BillingReconciler(
-        used.store,
-        p.setup,
-        silent,
-        { intervalMs: HOUR, maxCalls: 100 },
-        committedAudit(used.store, silent),
-      ).pass(at);
+    const pass = (at: number) => reconcilerOn(used.store, p.setup, { intervalMs: HOUR, maxCalls: 100 }).pass(at);
     // A Free board deleted by its owner; a session opened as it was deleted is paid after, and none
     // of its deliveries ever arrives: the record names no subscription.
     await billing.cancelBoardSubscription(b.projectId, T);

@@ -1,16 +1,13 @@
 // The reconcile pass against a provider held in this test (the BillingProvider port): which
 // records it re-reads, how it settles them from the provider's answer, its bound on provider
 // calls, and what it does when the provider refuses or cannot be reached.
-import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { auditRow } from '../../src/audit-row.js';
 import { loadConfig } from '../../src/config.js';
 import { AppError } from '../../src/errors/app-error.js';
-import { BillingReconciler } from '../../src/billing/reconcile.js';
-import { committedAudit } from '../../src/board/committed-audit.js';
 import type { BillingProvider, SubscriptionState } from '../../src/billing/provider.js';
 import type { BillingRecord } from '../../store/ports/store.js';
-import { billingRecord } from '../support/billing.js';
+import { billingRecord, reconcilerOn } from '../support/billing.js';
 import { useStore } from '../support/stores.js';
 import { unique } from '../support/temp.js';
 
@@ -18,7 +15,6 @@ const used = useStore();
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
 const PRICES = { monthly: 'pm', yearly: 'py' };
-const silent = pino({ level: 'silent' });
 
 /** The provider's side: subscriptions by id, the calls made, and whether it answers at all. */
 class Provider {
@@ -62,13 +58,7 @@ class Provider {
 }
 
 function reconciler(provider: Provider, maxCalls = 100) {
-  return new BillingReconciler(
-    used.store,
-    { provider: provider.asPort(), prices: PRICES },
-    silent,
-    { intervalMs: HOUR, maxCalls },
-    committedAudit(used.store, silent),
-  );
+  return reconcilerOn(used.store, { provider: provider.asPort(), prices: PRICES }, { intervalMs: HOUR, maxCalls });
 }
 
 /** A board with its billing record; `sub` puts its subscription at the provider. */

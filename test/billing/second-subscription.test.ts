@@ -6,13 +6,12 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { applyEvent } from '../../src/billing/apply-event.js';
-import { BillingReconciler } from '../../src/billing/reconcile.js';
 import { committedAudit } from '../../src/board/committed-audit.js';
 import { BillingService } from '../../src/billing/service.js';
 import { AppError } from '../../src/errors/app-error.js';
 import { settleFromProvider } from '../../src/billing/settle.js';
 import type { BillingProvider, BillingSetup, ProviderEvent, SubscriptionState } from '../../src/billing/provider.js';
-import { billedBoard, boardSubscriptionEvent } from '../support/billing.js';
+import { billedBoard, boardSubscriptionEvent, reconcilerOn } from '../support/billing.js';
 import { useStore } from '../support/stores.js';
 import { unique } from '../support/temp.js';
 
@@ -50,13 +49,7 @@ describe('a board paid by two subscriptions', () => {
     } as unknown as BillingProvider;
     const setup = { provider, prices: PRICES } as BillingSetup;
     // The reconcile pass, and an operator's re-read, with the provider saying s1 is active.
-    await new BillingReconciler(
-      used.store,
-      setup,
-      silent,
-      { intervalMs: 3_600_000, maxCalls: 100 },
-      committedAudit(used.store, silent),
-    ).pass(T + 2 * DAY);
+    await reconcilerOn(used.store, setup).pass(T + 2 * DAY);
     await settleFromProvider(used.store, setup, projectId, T + 2 * DAY);
 
     expect(subs.find((s) => s.id === 's1')!.status).toBe('active'); // still charged every month
@@ -121,13 +114,7 @@ describe('the delivery that ends the subscription a board follows', () => {
     expect((await used.store.projects.get(b.projectId))!.plan).toBe('free');
     down = false;
     calls.length = 0;
-    const counts = await new BillingReconciler(
-      used.store,
-      setup,
-      silent,
-      { intervalMs: 3_600_000, maxCalls: 100 },
-      committedAudit(used.store, silent),
-    ).pass(T + DAY + 60_000);
+    const counts = await reconcilerOn(used.store, setup).pass(T + DAY + 60_000);
     expect(calls).toContain(b.customer);
     expect(counts).toMatchObject({ planChanged: 1 });
     expect(await used.store.billing.get(b.projectId)).toMatchObject({ subscriptionId: t1, status: 'active' });

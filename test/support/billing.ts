@@ -1,6 +1,10 @@
 // Billing fixtures for tests: a project's billing record as checkout leaves it, and a webhook
 // delivery signed with the Stripe SDK's test-header helper, as Stripe would send it.
+import { pino } from 'pino';
 import Stripe from 'stripe';
+import { committedAudit } from '../../src/board/committed-audit.js';
+import { BillingReconciler } from '../../src/billing/reconcile.js';
+import type { BillingSetup } from '../../src/billing/service.js';
 import type { ProviderEvent } from '../../src/billing/provider.js';
 import type { BillingRecord, Store } from '../../store/ports/store.js';
 import { Client, type Res } from './server.js';
@@ -119,3 +123,12 @@ export async function makePro(
   const res = await deliverSigned(baseUrl, body, secret);
   if (res.status !== 200) throw new Error(`webhook: ${res.status} ${res.text}`);
 }
+
+const quiet = pino({ level: 'silent' });
+
+/** The reconcile pass over `store`, as the node makes it (its audit rows written as the node's are), with nothing logged. */
+export const reconcilerOn = (
+  store: Store,
+  setup: BillingSetup | null,
+  options: { intervalMs: number; maxCalls: number } = { intervalMs: 3_600_000, maxCalls: 100 },
+): BillingReconciler => new BillingReconciler(store, setup, quiet, options, committedAudit(store, quiet));
